@@ -1,0 +1,36 @@
+# aiperf: build, test, demo, bench. CGO is required by mattn/go-sqlite3.
+export CGO_ENABLED := 1
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+BIN     := bin
+
+.PHONY: all build test vet demo bench bench-go clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/aiperf ./cmd/aiperf
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/aiperf-mock-server ./cmd/aiperf-mock-server
+
+# The README's test command: vet, then every test with the race detector.
+test: vet
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+vet:
+	$(GO) vet ./...
+
+# A sweep against the built-in mock server, ending in a comparison table.
+demo: build
+	./scripts/demo.sh
+
+# The client's ceiling against the --fast mock, beside a hand-written baseline.
+bench: build
+	$(GO) run ./internal/cmd/clientbench -mock $(BIN)/aiperf-mock-server
+
+# Go micro-benchmarks of the hot paths (SSE reader, client, tokenizer, metrics, store).
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/sse ./internal/openai ./internal/metrics ./internal/dataset ./store
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the server and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"--nope"}, "--nope"},
+		{"not a number", []string{"--ttft", "soon"}, "--ttft"},
+		{"error rate range", []string{"--error-rate", "150"}, "--error-rate"},
+		{"fault knob pair", []string{"--admin-fail-count", "2"}, "--admin-fail-status"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr lockedBuffer
+			assert.Equal(t, exitUsage, run(context.Background(), tc.args, &stdout, &stderr))
+			assert.Contains(t, stderr.String(), tc.want)
+			assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one clear line")
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var stdout, stderr lockedBuffer
+	assert.Equal(t, exitOK, run(context.Background(), []string{"--help"}, &stdout, &stderr))
+	for _, flag := range []string{"--host", "--port", "--ttft", "--itl", "--fast", "--access-logs", "--api-key",
+		"--error-rate", "--random-seed", "--admin-fail-status", "--admin-fail-count", "--admin-latency-ms",
+		"--reset-success-false", "--model"} {
+		assert.Contains(t, stdout.String(), flag)
+	}
+}
+
+func TestServeAndShutdown(t *testing.T) {
+	var stdout, stderr lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--port", "0", "--fast", "--access-logs"}, &stdout, &stderr)
+	}()
+	listening := regexp.MustCompile(`^aiperf-mock-server listening on http://(127\.0\.0\.1:\d+)\n`)
+	var base string
+	require.Eventually(t, func() bool {
+		m := listening.FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond)
+
+	// The o200k tokenizer counts the prompt: "hello world" is 2 tokens
+	// (the approximation would say 3).
+	resp, err := http.Post(base+"/v1/completions", "application/json",
+		strings.NewReader(`{"prompt":"hello world","max_tokens":3}`))
+	require.NoError(t, err)
+	var reply struct {
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&reply))
+	resp.Body.Close()
+	assert.Equal(t, 2, reply.Usage.PromptTokens)
+	assert.Equal(t, 3, reply.Usage.CompletionTokens)
+	require.Eventually(t, func() bool {
+		return strings.Contains(stderr.String(), "POST /v1/completions 200 ")
+	}, 5*time.Second, 10*time.Millisecond, "access log line")
+
+	// A second server on the same port fails with one clear line.
+	port := base[strings.LastIndex(base, ":")+1:]
+	var stderr2 lockedBuffer
+	assert.Equal(t, exitFailure, run(context.Background(), []string{"--port", port}, &stdout, &stderr2))
+	assert.Contains(t, stderr2.String(), "address already in use")
+	assert.Equal(t, 1, strings.Count(stderr2.String(), "\n"))
+
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop after cancel")
+	}
+	_, err = net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	assert.Error(t, err, "the port is released")
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aiperf-go/aiperf/internal/compare"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// CompareCmd is `aiperf compare`: stored runs side by side, a sweep's cells,
+// or two sweeps cell by cell, with run-to-run noise taken into account.
+type CompareCmd struct {
+	Refs            []string `arg:"" optional:"" name:"ref" help:"Runs to compare, the first being the baseline: a run id, a --name label (its trials), a sweep with a single cell, or SWEEP/CELL-LABEL."`
+	Sweep           []string `name:"sweep" sep:"none" placeholder:"NAME|ID" help:"Show a sweep's cells (once), or compare two sweeps cell by cell (twice; the first is the baseline). A name means its latest sweep."`
+	Metric          []string `name:"metric" placeholder:"TAG.STAT" help:"Statistics to compare (default time_to_first_token.avg,time_to_first_token.p99,inter_token_latency.avg,request_latency.p99,output_token_throughput.avg,request_throughput.avg,error_request_count.avg)."`
+	Format          string   `name:"format" enum:"table,markdown,csv,json" default:"table" help:"Output: table, markdown, csv or json."`
+	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the intervals and of the Welch t-test verdicts, in (0, 1)."`
+}
+
+// Validate checks the combination of arguments before anything is read.
+func (c *CompareCmd) Validate() error {
+	switch {
+	case len(c.Refs) > 0 && len(c.Sweep) > 0:
+		return errors.New("give runs to compare or --sweep, not both")
+	case len(c.Refs) == 0 && len(c.Sweep) == 0:
+		return errors.New("nothing to compare: give run ids or names, or --sweep NAME (see aiperf runs list)")
+	case len(c.Sweep) > 2:
+		return fmt.Errorf("--sweep takes one sweep (its cells) or two (compared cell by cell), got %d", len(c.Sweep))
+	}
+	if _, err := c.options(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *CompareCmd) options() (compare.Options, error) {
+	keys, err := compare.ParseKeys(c.Metric)
+	if err != nil {
+		return compare.Options{}, fmt.Errorf("--metric: %w", err)
+	}
+	opt := compare.Options{Keys: keys, ConfidenceLevel: c.ConfidenceLevel}
+	if err := opt.Validate(); err != nil {
+		return compare.Options{}, fmt.Errorf("--confidence-level: %w", err)
+	}
+	return opt, nil
+}
+
+// Run renders the comparison.
+func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
+	opt, err := c.options()
+	if err != nil {
+		return usageErr(err)
+	}
+	db, err := openStoreForReading(g.Store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var rep compare.Report
+	switch len(c.Sweep) {
+	case 1:
+		s, err := db.SweepRuns(ctx, c.Sweep[0], opt.StatKeys())
+		if err != nil {
+			return notFoundHint(err)
+		}
+		rep = compare.Sweep(s, opt)
+	case 2:
+		var sides [2]*store.SweepRuns
+		for i, ref := range c.Sweep {
+			if sides[i], err = db.SweepRuns(ctx, ref, opt.StatKeys()); err != nil {
+				return notFoundHint(err)
+			}
+		}
+		rep = compare.SweepDiff(sides[0], sides[1], opt)
+	default:
+		groups := make([]*store.Group, len(c.Refs))
+		for i, ref := range c.Refs {
+			if groups[i], err = db.RunsByRef(ctx, ref, opt.StatKeys()); err != nil {
+				return notFoundHint(err)
+			}
+		}
+		rep = compare.Groups(groups, opt)
+	}
+	return compare.Render(g.Stdout, rep, c.Format)
+}
+
+// printSweepTable prints the sweep view of a stored sweep (id or name) with
+// the default metrics: what `aiperf sweep` shows when it finishes.
+func printSweepTable(ctx context.Context, g *Globals, db *store.DB, sweepRef string, confidence float64) error {
+	opt := compare.Options{ConfidenceLevel: confidence}
+	s, err := db.SweepRuns(ctx, sweepRef, opt.StatKeys())
+	if err != nil {
+		return err
+	}
+	return compare.Render(g.Stdout, compare.Sweep(s, opt), compare.FormatTable)
+}

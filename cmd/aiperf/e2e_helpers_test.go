@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// beMain makes the test binary act as the aiperf binary. The sweep runner
+// re-executes os.Executable() for every trial; in tests that is this binary,
+// and the variable (inherited by the children) routes them to run().
+const beMain = "AIPERF_TEST_BE_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(beMain) == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// mockServer is an in-process aiperf-mock-server on a random loopback port.
+type mockServer struct {
+	*httptest.Server
+	srv *mock.Server
+}
+
+var countTokens = sync.OnceValue(func() func(string) int {
+	tok, err := tokenizer.Load(tokenizer.Default)
+	if err != nil {
+		panic(err)
+	}
+	return tok.Count
+})
+
+func startMock(t *testing.T, cfg mock.Config) *mockServer {
+	t.Helper()
+	cfg.CountTokens = countTokens()
+	srv, err := mock.New(cfg)
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &mockServer{Server: ts, srv: srv}
+}
+
+func (m *mockServer) control() mock.Control { return m.srv.Control() }
+
+// kinds lists the control log's event kinds in arrival order.
+func (m *mockServer) kinds() []string {
+	var out []string
+	for _, e := range m.control().Events {
+		out = append(out, string(e.Kind))
+	}
+	return out
+}
+
+// result of one in-process aiperf invocation.
+type invocation struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the CLI in-process in dir (a fresh temp dir when empty) with
+// the store inside it.
+func cli(t *testing.T, dir string, args ...string) invocation {
+	t.Helper()
+	return cliCtx(context.Background(), t, dir, args...)
+}
+
+func cliCtx(ctx context.Context, t *testing.T, dir string, args ...string) invocation {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), &stdout, &stderr)
+	return invocation{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// quick are flags for a fast, small profile against url.
+func quick(url string, extra ...string) []string {
+	return append([]string{"profile", "-m", "mock-model", "-u", url, "--streaming", "--ui", "none",
+		"--isl", "16", "--osl", "4", "--num-dataset-entries", "4"}, extra...)
+}
+
+// readJSON decodes a JSON file into a generic map.
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+// metricAvg returns the avg of a metric block of an AIPerf JSON export.
+func metricAvg(t *testing.T, export map[string]any, tag string) float64 {
+	t.Helper()
+	block, ok := export[tag].(map[string]any)
+	require.True(t, ok, "export has no %s block", tag)
+	return block["avg"].(float64)
+}
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.Count(string(b), "\n")
+}
+
+// failingAdmin answers every admin call with a fixed status (for origins the
+// mock's count-limited fault knob does not cover).
+func failingAdmin(t *testing.T, status int) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}

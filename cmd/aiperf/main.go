@@ -1,0 +1,131 @@
+// Command aiperf benchmarks OpenAI-compatible LLM inference servers: one cell
+// with `profile`, declared sweeps with `plan` and `sweep`, and the stored run
+// history with `runs` and `compare`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Globals are the options and streams every command receives.
+type Globals struct {
+	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store (env AIPERF_STORE)." placeholder:"PATH"`
+	Stdout io.Writer `kong:"-"`
+	Stderr io.Writer `kong:"-"`
+}
+
+// CLI is the command tree.
+type CLI struct {
+	Globals
+
+	Profile    ProfileCmd    `cmd:"" help:"Benchmark one cell against an OpenAI-compatible server."`
+	Plan       PlanCmd       `cmd:"" help:"Print every trial a .star sweep script declares; sends nothing."`
+	Sweep      SweepCmd      `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
+	Runs       RunsCmd       `cmd:"" help:"List, show, export and delete stored runs."`
+	Compare    CompareCmd    `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
+	MockServer MockServerCmd `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
+	Version    VersionCmd    `cmd:"" help:"Print the version."`
+}
+
+// VersionCmd prints the version.
+type VersionCmd struct{}
+
+// Run prints the version.
+func (VersionCmd) Run(g *Globals) error {
+	fmt.Fprintln(g.Stdout, "aiperf", version)
+	return nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run parses args, runs the command and maps its error to an exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var cli CLI
+	exited := -1
+	parser, err := kong.New(&cli,
+		kong.Name("aiperf"),
+		kong.Description("Benchmark OpenAI-compatible LLM inference servers (a Go re-implementation of NVIDIA AIPerf)."),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exited = code }),
+		kong.BindTo(ctx, (*context.Context)(nil)),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf: internal error: %v\n", err)
+		return ExitFailure
+	}
+	kctx, err := parser.Parse(args)
+	if exited >= 0 { // --help or --version
+		return exited
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
+		return ExitUsage
+	}
+	cli.Globals.Stdout, cli.Globals.Stderr = stdout, stderr
+	err = kctx.Run(&cli.Globals)
+	if exited >= 0 {
+		return exited
+	}
+	return printError(stderr, err)
+}
+
+// exitError carries an exit code through a command's error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks a problem with the user's input: exit 2, nothing was sent.
+func usageErr(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// withCode attaches an exit code to err.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// printError prints err (one problem per line) and returns its exit code.
+func printError(stderr io.Writer, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitFailure
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case errors.Is(err, context.Canceled):
+		code = ExitInterrupted
+	}
+	if fes := plan.FieldErrors(err); len(fes) > 0 {
+		fmt.Fprintf(stderr, "aiperf: error: invalid configuration (nothing was sent):\n")
+		for _, fe := range fes {
+			fmt.Fprintf(stderr, "  %s\n", fe.Error())
+		}
+		return code
+	}
+	msg := strings.TrimSpace(err.Error())
+	fmt.Fprintf(stderr, "aiperf: error: %s\n", msg)
+	return code
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
+)
+
+// PlanCmd is `aiperf plan`: expand a script and print every trial.
+type PlanCmd struct {
+	ScriptArgs `embed:""`
+	Format     string `name:"format" enum:"table,json" default:"table" help:"Output: table or json."`
+}
+
+// Run prints the plan. It never sends a request.
+func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
+	sweeps, err := c.load(ctx)
+	if err != nil {
+		return err
+	}
+	if c.Format == "json" {
+		enc := json.NewEncoder(g.Stdout)
+		enc.SetIndent("", "  ")
+		type trialOut struct {
+			plan.Trial
+			Key string `json:"key"`
+			Dir string `json:"dir"`
+		}
+		var trials []trialOut
+		for _, sw := range sweeps {
+			for _, t := range sw.TrialList() {
+				t.Cell.Profile = t.Cell.Profile.Redacted()
+				trials = append(trials, trialOut{Trial: t, Key: t.Key(), Dir: t.Dir()})
+			}
+		}
+		return enc.Encode(map[string]any{"sweeps": redactedSweeps(sweeps), "trials": trials})
+	}
+	total := 0
+	for _, sw := range sweeps {
+		fmt.Fprintf(g.Stdout, "sweep %q (%s): %d cells × %d trials\n", sw.Name, sw.Source, len(sw.Cells), max(1, sw.Trials))
+		rows := [][]string{}
+		for _, t := range sw.TrialList() {
+			p := t.Cell.Profile
+			rows = append(rows, []string{fmt.Sprint(total + 1), t.Cell.Label, t.Cell.ID, fmt.Sprint(t.Number),
+				describeLoad(p), fmt.Sprint(p.RandomSeed), hooksOf(p)})
+			total++
+		}
+		report.Table(g.Stdout, []string{"#", "cell", "id", "trial", "load", "seed", "hooks"}, rows, "rllrlrl")
+	}
+	fmt.Fprintf(g.Stdout, "%d trials in total; nothing was sent.\n", total)
+	return nil
+}
+
+func redactedSweeps(sweeps []plan.Sweep) []plan.Sweep {
+	out := make([]plan.Sweep, len(sweeps))
+	for i, sw := range sweeps {
+		cells := make([]plan.Cell, len(sw.Cells))
+		for j, c := range sw.Cells {
+			c.Profile = c.Profile.Redacted()
+			cells[j] = c
+		}
+		sw.Cells = cells
+		out[i] = sw
+	}
+	return out
+}
+
+// describeLoad renders a cell's phases in one line.
+func describeLoad(p plan.Profile) string {
+	var parts []string
+	for _, ph := range p.PhaseList() {
+		parts = append(parts, ph.String())
+	}
+	s := strings.Join(parts, " → ")
+	s += fmt.Sprintf("; isl %d", p.SyntheticInputTokensMean)
+	if p.OutputTokensMean != nil {
+		s += fmt.Sprintf(", osl %d", *p.OutputTokensMean)
+	}
+	return s
+}
+
+func hooksOf(p plan.Profile) string {
+	var hs []string
+	if h := p.ResetHook(); h.Enabled {
+		hs = append(hs, "reset "+h.Path)
+	}
+	if h := p.ProfilerHook(); h.Enabled {
+		hs = append(hs, "profiler "+h.StartPath+"|"+h.StopPath)
+	}
+	if len(hs) == 0 {
+		return "-"
+	}
+	return strings.Join(hs, ", ")
+}

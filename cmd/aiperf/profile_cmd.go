@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/aiperf-go/aiperf/internal/bench"
+	"github.com/aiperf-go/aiperf/internal/config"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/runner"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// ProfileCmd is `aiperf profile`: one benchmark cell (or N trials of it).
+type ProfileCmd struct {
+	Profile plan.Profile `embed:""`
+
+	Config                    string  `short:"f" name:"config" type:"existingfile" group:"Run" help:"AIPerf-shaped YAML benchmark file; explicit flags override it." placeholder:"FILE"`
+	ArtifactDir               string  `name:"artifact-dir" group:"Run" help:"Where exports go (default artifacts/<model>-openai-<endpoint>-<stimulus>)." placeholder:"DIR"`
+	Name                      string  `name:"name" group:"Run" help:"Label for this run (or group of trials) in the store, for aiperf compare."`
+	UI                        string  `name:"ui" enum:"none,simple" default:"simple" group:"Run" help:"Progress display: simple or none."`
+	Verbose                   bool    `short:"v" group:"Run" help:"Log control-hook calls and warnings as they happen."`
+	NumProfileRuns            int     `name:"num-profile-runs" default:"1" group:"Run" help:"Run the cell this many times, each as its own subprocess with its own KV reset, and aggregate (1-10)."`
+	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" help:"Pause between trials of --num-profile-runs."`
+	ConfidenceLevel           float64 `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
+	NoStore                   bool    `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
+
+	// Set by the sweep runner for its children.
+	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
+	ResultFile string `name:"result-file" hidden:"" help:"Write the full result as JSON here (sweep runner)."`
+}
+
+// Run executes the profile command.
+func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) error {
+	spec, err := c.spec(kctx)
+	if err != nil {
+		return usageErr(err)
+	}
+	if err := spec.Profile.Check(); err != nil {
+		return usageErr(err)
+	}
+	if c.NumProfileRuns < 1 || c.NumProfileRuns > 10 {
+		return usageErr(&plan.FieldError{Field: "num_profile_runs", Msg: fmt.Sprintf("must be between 1 and 10, got %d", c.NumProfileRuns)})
+	}
+	if c.ConfidenceLevel <= 0 || c.ConfidenceLevel >= 1 {
+		return usageErr(&plan.FieldError{Field: "confidence_level", Msg: fmt.Sprintf("must be between 0 and 1, got %g", c.ConfidenceLevel)})
+	}
+	if c.ProfileRunCooldownSeconds < 0 {
+		return usageErr(&plan.FieldError{Field: "profile_run_cooldown_seconds", Msg: fmt.Sprintf("must be 0 or more, got %g", c.ProfileRunCooldownSeconds)})
+	}
+	dir := c.ArtifactDir
+	if dir == "" {
+		dir = defaultArtifactDir(spec.Profile)
+	}
+	if c.NumProfileRuns > 1 {
+		return c.multiRun(ctx, g, spec, dir)
+	}
+	return c.single(ctx, g, spec, dir)
+}
+
+// spec builds the trial to run: the runner's spec file, or YAML overlaid
+// with the flags given explicitly on the command line, or just the flags.
+func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
+	if c.SpecFile != "" {
+		return runner.ReadSpec(c.SpecFile)
+	}
+	spec := runner.Spec{Profile: c.Profile, Name: c.Name}
+	if c.Config == "" {
+		return spec, nil
+	}
+	file, err := config.Load(c.Config)
+	if err != nil {
+		return spec, err
+	}
+	spec.Profile = file.Profile
+	spec.Profile.Overlay(&c.Profile, explicitFlags(kctx))
+	if c.ArtifactDir == "" {
+		c.ArtifactDir = file.ArtifactDir
+	}
+	return spec, nil
+}
+
+// explicitFlags lists the Profile options (snake_case) given on the command line.
+func explicitFlags(kctx *kong.Context) []string {
+	var out []string
+	for _, p := range kctx.Path {
+		if p.Flag != nil {
+			out = append(out, strings.ReplaceAll(p.Flag.Name, "-", "_"))
+		}
+	}
+	return out
+}
+
+func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
+	opts := bench.Options{
+		Profile:    spec.Profile,
+		Info:       spec.Info,
+		Name:       spec.Name,
+		CLICommand: redactedCommand(os.Args),
+		Version:    version,
+	}
+	if c.UI != "none" {
+		opts.Progress = g.Stderr
+	}
+	if c.Verbose || c.UI != "none" {
+		opts.Log = g.Stderr
+	}
+	run, runErr := bench.Run(ctx, opts)
+	if run == nil {
+		return runErr
+	}
+	var paths []string
+	if len(run.Records) > 0 {
+		var err error
+		if paths, err = report.WriteAll(dir, run); err != nil {
+			return errors.Join(runErr, fmt.Errorf("write exports: %w", err))
+		}
+	}
+	if c.ResultFile != "" { // sweep child: the parent stores the result
+		if err := writeResult(c.ResultFile, run); err != nil {
+			return errors.Join(runErr, err)
+		}
+	} else if !c.NoStore {
+		if err := saveRun(ctx, g.Store, run, dir); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if len(run.Records) > 0 {
+		report.Console(g.Stdout, run)
+		for _, p := range paths {
+			fmt.Fprintf(g.Stdout, "Export: %s\n", p)
+		}
+	}
+	return runErr
+}
+
+func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
+	name := c.Name
+	if name == "" {
+		name = "profile"
+	}
+	sweep := plan.Sweep{
+		Name:            name,
+		Trials:          c.NumProfileRuns,
+		CooldownSeconds: c.ProfileRunCooldownSeconds,
+		Cells: []plan.Cell{{
+			ID:      plan.CellID(name, nil),
+			Label:   "base",
+			Profile: spec.Profile,
+		}},
+	}
+	return runSweep(ctx, g, sweep, sweepOptions{
+		artifactDir: dir,
+		confidence:  c.ConfidenceLevel,
+		ui:          c.UI,
+		trialDir: func(t plan.Trial) string {
+			return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", t.Number))
+		},
+		cellDir: func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
+		script:  "(aiperf profile --num-profile-runs)",
+	})
+}
+
+func saveRun(ctx context.Context, path string, run *result.Run, dir string) error {
+	db, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.SaveRun(context.WithoutCancel(ctx), run, dir); err != nil {
+		return fmt.Errorf("save run to %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeResult(path string, run *result.Run) error {
+	b, err := json.Marshal(run)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write result file: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>.
+func defaultArtifactDir(p plan.Profile) string {
+	model := strings.NewReplacer("/", "_", ":", "_").Replace(p.Model[0])
+	stim := "concurrency1"
+	if p.RequestRate != nil {
+		stim = fmt.Sprintf("request_rate%g", *p.RequestRate)
+	} else if p.Concurrency != nil {
+		stim = fmt.Sprintf("concurrency%d", *p.Concurrency)
+	}
+	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
+}
+
+// redactedCommand is the command line with secret values replaced: the API
+// key, secret header values and URL credentials.
+func redactedCommand(args []string) string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		flag, val, inline := strings.Cut(a, "=")
+		if flag != "--api-key" && flag != "-H" && flag != "--header" {
+			out[i] = plan.RedactURL(a)
+			continue
+		}
+		at := i
+		if !inline {
+			if i+1 == len(out) {
+				continue
+			}
+			at, val = i+1, out[i+1]
+		}
+		if k, _, _ := strings.Cut(val, ":"); flag == "--api-key" {
+			val = plan.Redacted
+		} else if plan.IsSecretHeader(k) {
+			val = k + ":" + plan.Redacted
+		}
+		if inline {
+			out[i] = flag + "=" + val
+		} else {
+			out[at] = val
+		}
+	}
+	return "aiperf " + strings.Join(out, " ")
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+func TestProfileEndToEnd(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 40, ITL: 4})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "--model", "mock-model", "--url", m.URL, "--endpoint-type", "chat", "--streaming",
+		"--concurrency", "8", "--request-count", "40", "--warmup-request-count", "8",
+		"--synthetic-input-tokens-mean", "64", "--output-tokens-mean", "16", "--artifact-dir", "artifacts/run1", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+
+	for _, row := range []string{"Time to First Token", "Time to Second Token", "Inter Token Latency", "Request Latency",
+		"Output Token Throughput Per User", "Input Sequence Length", "Output Sequence Length", "Output Token Throughput",
+		"Request Throughput", "Request Count", "Error Request Count"} {
+		assert.Contains(t, inv.stdout, row)
+	}
+	art := filepath.Join(dir, "artifacts/run1")
+	export := readJSON(t, filepath.Join(art, "profile_export_aiperf.json"))
+	assert.Equal(t, 40.0, metricAvg(t, export, "request_count"))
+	assert.Equal(t, 16.0, metricAvg(t, export, "output_sequence_length"), "OSL equals the requested max tokens")
+	assert.Equal(t, 64.0, metricAvg(t, export, "input_sequence_length"))
+	assert.GreaterOrEqual(t, metricAvg(t, export, "time_to_first_token"), 40.0, "TTFT can only be later than the mock's 40 ms")
+	assert.GreaterOrEqual(t, metricAvg(t, export, "inter_token_latency"), 3.5)
+	warm := export["warmup_metrics"].(map[string]any)
+	assert.Equal(t, 8.0, warm["request_count"].(map[string]any)["avg"], "warmup is reported apart")
+	assert.Equal(t, 40, countLines(t, filepath.Join(art, "profile_export.jsonl")), "one line per profiling request")
+	_, err := os.Stat(filepath.Join(art, "profile_export_aiperf.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, 48, m.control().InferenceRequests)
+
+	// Every profile run lands in the store.
+	list := cli(t, dir, "runs", "list")
+	require.Equal(t, ExitOK, list.code, list.stderr)
+	assert.Contains(t, list.stdout, "mock-model")
+	assert.Contains(t, list.stdout, "complete")
+}
+
+func TestProfileNonStreamingPublishesNoTTFT(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	args := []string{"profile", "-m", "mock-model", "-u", m.URL, "--endpoint-type", "completions", "--ui", "none",
+		"--isl", "16", "--osl", "4", "--request-count", "6", "--artifact-dir", "out", "--no-store"}
+	inv := cli(t, dir, args...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	assert.NotContains(t, export, "time_to_first_token")
+	assert.NotContains(t, export, "inter_token_latency")
+	assert.Equal(t, 4.0, metricAvg(t, export, "output_sequence_length"))
+	_, err := os.Stat(filepath.Join(dir, "aiperf.db"))
+	assert.True(t, os.IsNotExist(err), "--no-store writes no database")
+}
+
+func TestProfileRejectsBadFlagsBeforeTraffic(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"warmup zero", []string{"--warmup-request-count", "0"}, "--warmup-request-count must be greater than 0"},
+		{"warmup duration zero", []string{"--warmup-duration", "0"}, "--warmup-duration must be greater than 0"},
+		{"concurrency", []string{"--concurrency", "0"}, "--concurrency must be at least 1"},
+		{"rate", []string{"--request-rate", "0"}, "--request-rate must be greater than 0"},
+		{"rate mode", []string{"--request-rate", "5", "--request-rate-mode", "bursty"}, "--request-rate-mode"},
+		{"negative number needs =", []string{"--request-count", "-3"}, "--request-count"},
+		{"request count", []string{"--request-count=-3"}, "--request-count must be at least 1"},
+		{"duration", []string{"--benchmark-duration=-1"}, "--benchmark-duration must be greater than 0"},
+		{"grace without duration", []string{"--benchmark-grace-period", "5"}, "--benchmark-grace-period needs --benchmark-duration"},
+		{"endpoint type", []string{"--endpoint-type", "embeddings"}, "--endpoint-type"},
+		{"endpoint path", []string{"--endpoint", "v1/x"}, "--endpoint must be a path"},
+		{"isl", []string{"--isl", "0"}, "--synthetic-input-tokens-mean must be at least 1"},
+		{"osl", []string{"--osl", "0"}, "--output-tokens-mean must be at least 1"},
+		{"osl stddev alone", []string{"--osl-stddev", "2", "--osl", "4"}, ""},
+		{"entries", []string{"--num-dataset-entries", "0"}, "--num-dataset-entries must be at least 1"},
+		{"header", []string{"-H", "Broken"}, "--header must be Key:Value"},
+		{"extra inputs", []string{"--extra-inputs", "nocolon"}, "--extra-inputs must be key:value"},
+		{"timeout", []string{"--request-timeout-seconds", "0"}, "--request-timeout-seconds must be greater than 0"},
+		{"not a number", []string{"--concurrency", "many"}, "--concurrency"},
+		{"unknown flag", []string{"--concurency", "2"}, "unknown flag --concurency"},
+		{"num profile runs", []string{"--num-profile-runs", "11"}, "--num-profile-runs must be between 1 and 10"},
+		{"confidence", []string{"--confidence-level", "1.5"}, "--confidence-level must be between 0 and 1"},
+		{"reset path", []string{"--reset-kv-cache-path", "flush"}, "--reset-kv-cache-path must be a relative path starting with '/'"},
+		{"reset path url", []string{"--reset-kv-cache-path", "http://h/flush"}, "--reset-kv-cache-path must be a relative path"},
+		{"profiler path", []string{"--server-profiler-start-path", "start"}, "--server-profiler-start-path must be a relative path"},
+		{"hook timeout", []string{"--reset-kv-cache-timeout-seconds", "0"}, "--reset-kv-cache-timeout-seconds must be greater than 0"},
+		{"profiler timeout", []string{"--server-profiler-timeout-seconds=-1"}, "--server-profiler-timeout-seconds must be greater than 0"},
+		{"trtllm", []string{"--server", "trtllm", "--reset-kv-cache"}, "--reset-kv-cache cannot be used with --server trtllm"},
+		{"server", []string{"--server", "tgi"}, "--server"},
+		{"url scheme", []string{"-u", "ftp://x:1"}, "--url must use http or https"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := cli(t, "", quick(m.URL, tc.args...)...)
+			if tc.want == "" {
+				assert.Equal(t, ExitOK, inv.code, inv.stderr)
+				return
+			}
+			assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+			assert.Contains(t, inv.stderr, tc.want)
+		})
+	}
+	assert.Equal(t, 10, m.control().InferenceRequests, "only the one valid case sent traffic (the default 10 requests)")
+}
+
+func TestProfileAllRequestsFailedExitsOne(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true, ErrorRate: 100})
+	inv := cli(t, "", quick(m.URL, "--request-count", "5")...)
+	assert.Equal(t, ExitFailure, inv.code)
+	assert.Contains(t, inv.stderr, "every profiling request failed: 5 of 5")
+	assert.Contains(t, inv.stderr, "HTTPError 500")
+	assert.Contains(t, inv.stdout, "Error Request Count", "the table is still printed")
+}
+
+func TestProfileUnreachableServerIsOneLine(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	url := m.URL
+	m.Close()
+	inv := cli(t, "", quick(url, "--request-count", "5")...)
+	assert.Equal(t, ExitFailure, inv.code)
+	lines := strings.Split(strings.TrimSpace(inv.stderr), "\n")
+	require.Len(t, lines, 1, inv.stderr)
+	assert.Contains(t, lines[0], "is unreachable")
+	assert.Contains(t, lines[0], "connection refused")
+}
+
+func TestProfileSecretsNeverStoredOrExported(t *testing.T) {
+	const secret = "sk-e2e-very-secret"
+	m := startMock(t, mock.Config{Fast: true, APIKey: secret})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--api-key", secret, "-H", "X-Api-Key:"+secret, "--request-count", "3",
+		"--reset-kv-cache", "--artifact-dir", "out", "-v")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.NotContains(t, inv.stdout+inv.stderr, secret)
+	for _, f := range []string{"out/profile_export_aiperf.json", "out/profile_export_aiperf.csv", "out/profile_export.jsonl", "aiperf.db"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), secret, f)
+	}
+	show := cli(t, dir, "runs", "show", "1")
+	require.Equal(t, ExitOK, show.code, show.stderr)
+	assert.NotContains(t, show.stdout, secret)
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// RunsCmd is `aiperf runs`: the stored run history.
+type RunsCmd struct {
+	List   RunsListCmd   `cmd:"" help:"List stored runs, newest first."`
+	Show   RunsShowCmd   `cmd:"" help:"Show a stored run: summary, config (secrets removed), control-hook calls, errors and audit."`
+	Export RunsExportCmd `cmd:"" help:"Write a stored run back out as AIPerf's profile_export_aiperf.json or .csv."`
+	Delete RunsDeleteCmd `cmd:"" help:"Delete stored runs with their records and statistics."`
+}
+
+// RunsListCmd is `aiperf runs list`.
+type RunsListCmd struct {
+	Limit  int    `name:"limit" default:"50" help:"Show at most this many runs (0: all)."`
+	Sweep  string `name:"sweep" placeholder:"NAME|ID" help:"Only the runs of this sweep (a name means its latest sweep)."`
+	Name   string `name:"name" help:"Only the runs with this --name label."`
+	Format string `name:"format" enum:"table,json" default:"table" help:"Output: table or json."`
+}
+
+// headlineStats are the statistics `runs list` shows.
+var headlineStats = []string{
+	"request_throughput.avg", "time_to_first_token.avg", "time_to_first_token.p99",
+	"request_latency.p99", "error_request_count.avg",
+}
+
+// Run lists the runs.
+func (c *RunsListCmd) Run(ctx context.Context, g *Globals) error {
+	db, err := openStoreForReading(g.Store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	runs, err := db.ListRuns(ctx, store.RunFilter{Limit: c.Limit, Sweep: c.Sweep, Name: c.Name, Stats: headlineStats})
+	if err != nil {
+		return notFoundHint(err)
+	}
+	if c.Format == "json" {
+		return encodeIndented(g.Stdout, nonNilRows(runs))
+	}
+	if len(runs) == 0 {
+		fmt.Fprintf(g.Stdout, "no runs in %s\n", g.Store)
+		return nil
+	}
+	rows := make([][]string, 0, len(runs))
+	for i := range runs {
+		r := &runs[i]
+		stat := func(key string) string {
+			metric, s, _ := strings.Cut(key, ".")
+			if v, ok := r.Stat(metric, s); ok {
+				return strconv.FormatFloat(v, 'f', 2, 64)
+			}
+			return "-"
+		}
+		rows = append(rows, []string{
+			strconv.FormatInt(r.ID, 10), r.StartedAt.Local().Format("2006-01-02 15:04:05"), runPlacement(r),
+			orDash(r.Name), r.Model, r.URL, runLoad(r), r.Status,
+			stat(headlineStats[0]), stat(headlineStats[1]), stat(headlineStats[2]), stat(headlineStats[3]), stat(headlineStats[4]),
+		})
+	}
+	report.Table(g.Stdout, []string{"id", "started", "sweep/cell/trial", "name", "model", "url", "load", "status",
+		"req/s", "ttft avg (ms)", "ttft p99 (ms)", "latency p99 (ms)", "errors"}, rows, "rllllllllrrrrr")
+	return nil
+}
+
+// runPlacement is where a run sits: sweep/cell#trial, or "-" when standalone.
+func runPlacement(r *store.RunRow) string {
+	switch {
+	case r.CellLabel != "":
+		return fmt.Sprintf("%s/%s#%d", r.Sweep, r.CellLabel, r.Trial)
+	case r.Sweep != "":
+		return r.Sweep
+	}
+	return "-"
+}
+
+// runLoad describes the load a run applied.
+func runLoad(r *store.RunRow) string {
+	if r.Mode == "rate" && r.RequestRate != nil {
+		s := "rate " + strconv.FormatFloat(*r.RequestRate, 'g', -1, 64) + "/s"
+		if r.Concurrency != nil {
+			s += fmt.Sprintf(" (cap %d)", *r.Concurrency)
+		}
+		return s
+	}
+	if r.Concurrency != nil {
+		return fmt.Sprintf("concurrency %d", *r.Concurrency)
+	}
+	return r.Mode
+}
+
+// RunsShowCmd is `aiperf runs show`.
+type RunsShowCmd struct {
+	ID     int64  `arg:"" name:"run-id" help:"Run id (see aiperf runs list)."`
+	Format string `name:"format" enum:"text,json" default:"text" help:"Output: text or json (the stored run, without records)."`
+}
+
+// Run shows the run.
+func (c *RunsShowCmd) Run(ctx context.Context, g *Globals) error {
+	db, err := openStoreForReading(g.Store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	run, err := db.GetRun(ctx, c.ID, false)
+	if err != nil {
+		return notFoundHint(err)
+	}
+	run.Config = run.Config.Redacted()
+	if c.Format == "json" {
+		return encodeIndented(g.Stdout, run)
+	}
+	rows, err := db.ListRuns(ctx, store.RunFilter{IDs: []int64{c.ID}})
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 { // deleted in between
+		return notFoundHint(fmt.Errorf("run %d %w", c.ID, store.ErrNotFound))
+	}
+	printRunHeader(g.Stdout, &rows[0], run)
+	fmt.Fprintln(g.Stdout)
+	report.Console(g.Stdout, run)
+	fmt.Fprintln(g.Stdout)
+	fmt.Fprintln(g.Stdout, "Config (secrets removed):")
+	return encodeIndented(g.Stdout, run.Config)
+}
+
+// printRunHeader prints the identity block of `runs show`.
+func printRunHeader(w io.Writer, r *store.RunRow, run *result.Run) {
+	fmt.Fprintf(w, "Run %d: %s\n", r.ID, r.Status)
+	line := func(label, value string) {
+		if value != "" {
+			fmt.Fprintf(w, "  %-13s %s\n", label+":", value)
+		}
+	}
+	line("name", r.Name)
+	line("benchmark id", r.BenchmarkID)
+	if r.Sweep != "" {
+		line("sweep", fmt.Sprintf("%s (id %d)", r.Sweep, r.SweepID))
+	}
+	if r.CellLabel != "" {
+		line("cell", fmt.Sprintf("%s (%s), trial %d", r.CellLabel, r.CellID, r.Trial))
+	}
+	line("started", r.StartedAt.Local().Format("2006-01-02 15:04:05 MST"))
+	line("duration", r.EndedAt.Sub(r.StartedAt).Round(1e6).String())
+	line("model", r.Model)
+	line("url", r.URL)
+	line("endpoint", fmt.Sprintf("%s, streaming %t", r.EndpointType, r.Streaming))
+	line("load", runLoad(r))
+	line("error", r.Error)
+	line("command", run.CLICommand)
+	line("tool", strings.TrimSpace(run.ToolVersion+" on "+run.Host))
+	line("artifacts", r.ArtifactDir)
+	line("records", strconv.Itoa(r.RecordCount)+" stored")
+}
+
+// RunsExportCmd is `aiperf runs export`.
+type RunsExportCmd struct {
+	ID     int64  `arg:"" name:"run-id" help:"Run id (see aiperf runs list)."`
+	Format string `name:"format" enum:"json,csv" default:"json" help:"json (profile_export_aiperf.json) or csv (profile_export_aiperf.csv)."`
+	Output string `name:"output" short:"o" placeholder:"DIR" help:"Write the file into DIR (created if needed) instead of to stdout."`
+}
+
+// Run exports the run.
+func (c *RunsExportCmd) Run(ctx context.Context, g *Globals) error {
+	db, err := openStoreForReading(g.Store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	run, err := db.GetRun(ctx, c.ID, false)
+	if err != nil {
+		return notFoundHint(err)
+	}
+	run.Config = run.Config.Redacted()
+	write, name := report.WriteJSON, report.JSONFile
+	if c.Format == "csv" {
+		write, name = report.WriteCSV, report.CSVFile
+	}
+	if c.Output == "" {
+		return write(g.Stdout, run)
+	}
+	if err := os.MkdirAll(c.Output, 0o755); err != nil {
+		return fmt.Errorf("export run %d: %w", c.ID, err)
+	}
+	path := filepath.Join(c.Output, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("export run %d: %w", c.ID, err)
+	}
+	if err := errors.Join(write(f, run), f.Close()); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("export run %d to %s: %w", c.ID, path, err)
+	}
+	fmt.Fprintf(g.Stdout, "Export: %s\n", path)
+	return nil
+}
+
+// RunsDeleteCmd is `aiperf runs delete`.
+type RunsDeleteCmd struct {
+	IDs []int64 `arg:"" name:"run-id" help:"Ids of the runs to delete (all or none: an unknown id deletes nothing)."`
+}
+
+// Run deletes the runs.
+func (c *RunsDeleteCmd) Run(ctx context.Context, g *Globals) error {
+	db, err := openStoreForReading(g.Store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.DeleteRuns(ctx, c.IDs...); err != nil {
+		return notFoundHint(err)
+	}
+	for _, id := range c.IDs {
+		fmt.Fprintf(g.Stdout, "deleted run %d\n", id)
+	}
+	return nil
+}
+
+// openStoreForReading opens an existing store; unlike store.Open it does
+// not create an empty database where none was recorded.
+func openStoreForReading(path string) (*store.DB, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, usageErr(fmt.Errorf("no run store at %s: runs are recorded by aiperf profile and aiperf sweep "+
+			"(--store or AIPERF_STORE picks another file)", path))
+	}
+	return store.Open(path)
+}
+
+// notFoundHint turns a not-found error into a usage error pointing at
+// `aiperf runs list`.
+func notFoundHint(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return usageErr(fmt.Errorf("%w (see aiperf runs list)", err))
+	}
+	return err
+}
+
+// encodeIndented writes v as indented JSON, leaving <, > and & readable.
+func encodeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	return nil
+}
+
+func nonNilRows(rows []store.RunRow) []store.RunRow {
+	if rows == nil {
+		return []store.RunRow{}
+	}
+	return rows
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+const testAPIKey = "sk-cmd-secret-0042"
+
+// storedRun is a streaming run whose requests see the given TTFT.
+func storedRun(name string, ttftMs float64) *result.Run {
+	cfg := plan.NewProfile()
+	cfg.Model, cfg.URL, cfg.Streaming = []string{"mock-model"}, []string{"http://127.0.0.1:8000"}, true
+	cfg.Concurrency = plan.Ptr(2)
+	cfg.APIKey = testAPIKey // SaveRun redacts it
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var records []metrics.Record
+	for i := range 8 {
+		sent := int64(i) * 50e6
+		first := sent + int64(ttftMs*1e6) + int64(i)*10e3
+		records = append(records, metrics.Record{Index: i, Phase: plan.KindProfiling, PhaseKind: plan.KindProfiling,
+			Streaming: true, ScheduledNs: sent, SentNs: sent, EndNs: first + 40e6, WallStartNs: start.UnixNano(),
+			ResponseNs: []int64{first, first + 20e6, first + 40e6}, InputTokens: 100, OutputTokens: 3, Status: 200})
+	}
+	return &result.Run{
+		BenchmarkID: name + "-bench", ToolVersion: "test", Host: "host", Config: cfg, Name: name,
+		CLICommand: "aiperf profile --api-key " + testAPIKey,
+		StartTime:  start, EndTime: start.Add(time.Second), Status: result.StatusComplete,
+		Profiling:    metrics.Summarize(records, true),
+		ErrorSummary: []metrics.ErrorCount{},
+		ControlHooks: []hooks.Call{{Hook: "reset_kv_cache", Origin: "http://127.0.0.1:8000", Path: "/reset_prefix_cache", Status: 200, Attempts: 1, OK: true}},
+		Audit:        result.Audit{Mode: "concurrency", AchievedRate: 20},
+		Records:      records,
+	}
+}
+
+// seededStore writes three runs named fast (TTFT ≈ 20 ms) and three named
+// slow (≈ 60 ms), ids 1–6.
+func seededStore(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db, err := store.Open(path)
+	require.NoError(t, err)
+	defer db.Close()
+	for _, g := range []struct {
+		name string
+		ttft float64
+	}{{"fast", 20}, {"slow", 60}} {
+		for i := range 3 {
+			_, err := db.SaveRun(context.Background(), storedRun(g.name, g.ttft+float64(i)*0.3), "art/"+g.name)
+			require.NoError(t, err)
+		}
+	}
+	return path
+}
+
+// aiperf runs the CLI in-process.
+func aiperf(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunsCommands(t *testing.T) {
+	t.Parallel()
+	path := seededStore(t)
+
+	t.Run("list", func(t *testing.T) {
+		code, out, errOut := aiperf(t, "--store", path, "runs", "list", "--limit", "4")
+		require.Equal(t, ExitOK, code, errOut)
+		assert.Contains(t, out, "ttft p99 (ms)")
+		assert.Contains(t, out, "concurrency 2")
+		code, out, _ = aiperf(t, "--store", path, "runs", "list", "--name", "fast", "--format", "json")
+		require.Equal(t, ExitOK, code)
+		var rows []store.RunRow
+		require.NoError(t, json.Unmarshal([]byte(out), &rows))
+		require.Len(t, rows, 3)
+		assert.Equal(t, int64(3), rows[0].ID, "newest first")
+		assert.InDelta(t, 20.6, rows[0].Stats["time_to_first_token.avg"], 0.1)
+	})
+	t.Run("show", func(t *testing.T) {
+		code, out, errOut := aiperf(t, "--store", path, "runs", "show", "4")
+		require.Equal(t, ExitOK, code, errOut)
+		for _, want := range []string{"Run 4: complete", "name:         slow", "Time to First Token (ms)",
+			"/reset_prefix_cache", `"api_key": "<redacted>"`, "--api-key <redacted>"} {
+			assert.Contains(t, out, want)
+		}
+		assert.NotContains(t, out, testAPIKey)
+	})
+	t.Run("export", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		code, out, errOut := aiperf(t, "--store", path, "runs", "export", "2", "-o", dir)
+		require.Equal(t, ExitOK, code, errOut)
+		assert.Contains(t, out, filepath.Join(dir, "profile_export_aiperf.json"))
+		b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+		require.NoError(t, err)
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(b, &doc))
+		assert.Equal(t, "fast-bench", doc["benchmark_id"])
+		assert.Contains(t, doc, "time_to_first_token")
+		assert.NotContains(t, string(b), testAPIKey)
+
+		code, out, _ = aiperf(t, "--store", path, "runs", "export", "2", "--format", "csv")
+		require.Equal(t, ExitOK, code)
+		assert.Contains(t, out, "Time to First Token (ms)")
+	})
+	t.Run("unknown run", func(t *testing.T) {
+		code, _, errOut := aiperf(t, "--store", path, "runs", "show", "99")
+		assert.Equal(t, ExitUsage, code)
+		assert.Contains(t, errOut, "run 99 not found (see aiperf runs list)")
+	})
+	t.Run("no store", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "none.db")
+		code, _, errOut := aiperf(t, "--store", missing, "runs", "list")
+		assert.Equal(t, ExitUsage, code)
+		assert.Contains(t, errOut, "no run store at "+missing)
+		assert.NoFileExists(t, missing, "reading never creates a store")
+	})
+}
+
+func TestRunsDelete(t *testing.T) {
+	t.Parallel()
+	path := seededStore(t)
+	code, _, errOut := aiperf(t, "--store", path, "runs", "delete", "1", "77")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, "run 77 not found")
+	code, out, errOut := aiperf(t, "--store", path, "runs", "delete", "1", "2")
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "deleted run 1\ndeleted run 2\n", out)
+	code, out, _ = aiperf(t, "--store", path, "runs", "list", "--format", "json")
+	require.Equal(t, ExitOK, code)
+	var rows []store.RunRow
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	assert.Len(t, rows, 4)
+}
+
+func TestCompareCommand(t *testing.T) {
+	t.Parallel()
+	path := seededStore(t)
+
+	t.Run("groups by name", func(t *testing.T) {
+		code, out, errOut := aiperf(t, "--store", path, "compare", "fast", "slow", "--format", "json",
+			"--metric", "time_to_first_token.avg,request_throughput.avg")
+		require.Equal(t, ExitOK, code, errOut)
+		var rep struct {
+			Metrics []struct {
+				Metric string
+				Versus []struct {
+					DeltaPct    float64 `json:"delta_pct"`
+					Significant bool
+					Verdict     string
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Len(t, rep.Metrics, 2)
+		ttft := rep.Metrics[0].Versus[0]
+		assert.Equal(t, "worse", ttft.Verdict)
+		assert.True(t, ttft.Significant)
+		assert.InDelta(t, 196, ttft.DeltaPct, 5)
+	})
+	t.Run("single runs are unreplicated", func(t *testing.T) {
+		code, out, errOut := aiperf(t, "--store", path, "compare", "1", "4")
+		require.Equal(t, ExitOK, code, errOut)
+		assert.Contains(t, out, "run 1 (n=1)")
+		assert.Contains(t, out, "unreplicated")
+	})
+	t.Run("errors", func(t *testing.T) {
+		tests := []struct {
+			args []string
+			want string
+		}{
+			{[]string{"compare", "999"}, `run, run name or sweep "999" not found (see aiperf runs list)`},
+			{[]string{"compare", "--sweep", "nope"}, `sweep "nope" not found (see aiperf runs list)`},
+			{[]string{"compare"}, "nothing to compare"},
+			{[]string{"compare", "fast", "--sweep", "x"}, "not both"},
+			{[]string{"compare", "--sweep", "a", "--sweep", "b", "--sweep", "c"}, "got 3"},
+			{[]string{"compare", "fast", "--metric", "ttft.p42"}, `unknown statistic "p42"`},
+			{[]string{"compare", "fast", "--confidence-level", "1"}, "between 0 and 1"},
+		}
+		for _, tc := range tests {
+			code, _, errOut := aiperf(t, append([]string{"--store", path}, tc.args...)...)
+			assert.Equal(t, ExitUsage, code, tc.args)
+			assert.Contains(t, errOut, tc.want, tc.args)
+		}
+	})
+}
+
+func TestPrintSweepTable(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db, err := store.Open(path)
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	id, err := db.BeginSweep(ctx, store.SweepMeta{Name: "scan", Trials: 2})
+	require.NoError(t, err)
+	for c, ttft := range []float64{20, 40} {
+		params := []plan.Param{{Name: "concurrency", Value: float64(c + 1)}}
+		cell := plan.Cell{ID: plan.CellID("scan", params), Label: plan.CellLabel(params), Index: c, Params: params}
+		for n := 1; n <= 2; n++ {
+			r := storedRun("", ttft+float64(n))
+			r.Info = result.TrialInfo{Sweep: "scan", SweepID: id, CellID: cell.ID, CellLabel: cell.Label, Params: params, Trial: n}
+			_, err := db.SaveRun(ctx, r, "")
+			require.NoError(t, err)
+		}
+	}
+	var out bytes.Buffer
+	require.NoError(t, printSweepTable(ctx, &Globals{Stdout: &out}, db, strconv.FormatInt(id, 10), 0.95))
+	assert.Contains(t, out.String(), `Sweep "scan" (id 1, running)`)
+	assert.Contains(t, out.String(), "concurrency")
+	assert.Contains(t, out.String(), "yes", "a Pareto-optimal cell is marked")
+
+	code, viaCLI, errOut := aiperf(t, "--store", path, "compare", "--sweep", "scan")
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, out.String(), viaCLI)
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/runner"
+	"github.com/aiperf-go/aiperf/starlark"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// ScriptArgs are the flags shared by `plan` and `sweep`.
+type ScriptArgs struct {
+	Script string            `arg:"" type:"existingfile" help:"Starlark sweep script (.star)."`
+	Set    map[string]string `name:"set" placeholder:"KEY=VALUE" help:"Script variable, read with vars.get(KEY) (repeatable)."`
+	Only   []string          `name:"only" placeholder:"NAME" help:"Run only the sweep(s) with this name (repeatable)."`
+}
+
+// load runs the script and keeps the selected sweeps.
+func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
+	sweeps, err := starlark.Load(ctx, a.Script, starlark.Options{Vars: a.Set})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		return nil, usageErr(err)
+	}
+	if len(a.Only) == 0 {
+		if len(sweeps) == 0 {
+			return nil, usageErr(fmt.Errorf("%s declares no sweep: call sweep(name = ..., base = profile(...))", a.Script))
+		}
+		return sweeps, nil
+	}
+	var out []plan.Sweep
+	for _, name := range a.Only {
+		found := false
+		for _, s := range sweeps {
+			if s.Name == name {
+				out = append(out, s)
+				found = true
+			}
+		}
+		if !found {
+			var names []string
+			for _, s := range sweeps {
+				names = append(names, s.Name)
+			}
+			return nil, usageErr(fmt.Errorf("--only %q: %s declares no such sweep (it has %q)", name, a.Script, names))
+		}
+	}
+	return out, nil
+}
+
+// SweepCmd is `aiperf sweep`.
+type SweepCmd struct {
+	ScriptArgs      `embed:""`
+	ArtifactDir     string  `name:"artifact-dir" default:"artifacts" help:"Root of the trial directories: <dir>/<sweep>/<cell>/trial_NNNN." placeholder:"DIR"`
+	Resume          bool    `name:"resume" help:"Continue the latest run of the same sweep from the same script, skipping trials stored as complete."`
+	ConfidenceLevel float64 `name:"confidence-level" default:"0.95" help:"Confidence level of per-cell intervals and compare verdicts."`
+	UI              string  `name:"ui" enum:"none,simple" default:"simple" help:"Progress display: simple or none."`
+}
+
+// Run executes every selected sweep of the script.
+func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
+	if c.ConfidenceLevel <= 0 || c.ConfidenceLevel >= 1 {
+		return usageErr(&plan.FieldError{Field: "confidence_level", Msg: fmt.Sprintf("must be between 0 and 1, got %g", c.ConfidenceLevel)})
+	}
+	sweeps, err := c.load(ctx)
+	if err != nil {
+		return err
+	}
+	src, err := os.ReadFile(c.Script)
+	if err != nil {
+		return fmt.Errorf("read script: %w", err)
+	}
+	sum := sha256.Sum256(src)
+	var errs []error
+	for _, sw := range sweeps {
+		err := runSweep(ctx, g, sw, sweepOptions{
+			artifactDir: c.ArtifactDir,
+			confidence:  c.ConfidenceLevel,
+			ui:          c.UI,
+			resume:      c.Resume,
+			script:      c.Script,
+			scriptSHA:   hex.EncodeToString(sum[:]),
+			vars:        c.Set,
+		})
+		if err != nil {
+			errs = append(errs, err)
+			if errors.Is(err, context.Canceled) {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type sweepOptions struct {
+	artifactDir string
+	confidence  float64
+	ui          string
+	resume      bool
+	script      string
+	scriptSHA   string
+	vars        map[string]string
+	name        string                  // --name of every trial (profile --num-profile-runs)
+	trialDir    func(plan.Trial) string // default <artifactDir>/<sweep>/<cell>/trial_NNNN
+	cellDir     func(plan.Cell) string  // default <artifactDir>/<sweep>/<cell>
+}
+
+// runSweep records the sweep, runs its trials as subprocesses, and prints the
+// sweep's comparison table. Exit code 3 when some trials failed, 130 when
+// interrupted.
+func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) error {
+	db, err := store.Open(g.Store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if o.trialDir == nil {
+		o.trialDir = func(t plan.Trial) string { return filepath.Join(o.artifactDir, t.Dir()) }
+	}
+	if o.cellDir == nil {
+		o.cellDir = func(c plan.Cell) string {
+			return filepath.Join(o.artifactDir, filepath.Dir(plan.Trial{Sweep: sw.Name, Cell: c}.Dir()))
+		}
+	}
+	var id int64
+	resumed := false
+	if o.resume {
+		if id, resumed, err = db.FindResumableSweep(ctx, sw.Name, o.scriptSHA); err != nil {
+			return err
+		}
+	}
+	if resumed {
+		err = db.ReopenSweep(ctx, id)
+	} else {
+		id, err = db.BeginSweep(ctx, store.SweepMeta{Name: sw.Name, ScriptPath: o.script, ScriptSHA256: o.scriptSHA,
+			Vars: o.vars, Trials: sw.Trials, Cells: sw.Cells})
+	}
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
+	}
+	opts := runner.Options{
+		Launcher:   runner.Process{Binary: self},
+		Store:      db,
+		SweepID:    id,
+		TrialDir:   o.trialDir,
+		CellDir:    o.cellDir,
+		Name:       o.name,
+		Resume:     resumed,
+		Confidence: o.confidence,
+	}
+	if o.ui != "none" {
+		opts.Progress = g.Stderr
+		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %d cells × %d trials, artifacts under %s, store %s\n",
+			sw.Name, id, len(sw.Cells), max(1, sw.Trials), o.artifactDir, g.Store)
+	}
+	out, runErr := runner.Run(ctx, sw, opts)
+	status := result.StatusComplete
+	switch {
+	case out.Interrupted:
+		status = result.StatusInterrupted
+	case out.Failed > 0:
+		status = result.StatusFailed
+	}
+	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if out.Completed+out.Skipped > 0 {
+		fmt.Fprintln(g.Stdout)
+		if err := printSweepTable(ctx, g, db, fmt.Sprint(id), o.confidence); err != nil {
+			fmt.Fprintf(g.Stderr, "warning: render sweep table: %v\n", err)
+		}
+	}
+	for _, f := range out.Failures {
+		fmt.Fprintf(g.Stderr, "failed: %s\n", f)
+	}
+	if errors.Is(runErr, runner.ErrTrialsFailed) {
+		return withCode(ExitSomeFailed, runErr)
+	}
+	return runErr
+}

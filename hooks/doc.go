@@ -1,0 +1,14 @@
+// Package hooks sends the control-plane POSTs that surround a benchmark cell:
+// a KV/prefix-cache reset before any load, and server-profiler start/stop
+// calls around profiling phases (AIPerf's endpoint.reset_kv_cache and
+// endpoint.server_profiler).
+//
+// A Client owns its own HTTP transport, separate from the benchmark pool and
+// blind to HTTP(S)_PROXY. Every POST has an empty body; any 2xx answer is a
+// success. Reset retries transport errors and 409/423/429/503 with a doubling
+// backoff inside a time budget, and the first origin that fails aborts it.
+// Profiler start is all-or-nothing (a partial start is undone in reverse
+// order); profiler stop tries every origin and reports failures together.
+// Every POST is recorded as a Call for the exports; header values are never
+// recorded, logged or put into errors.
+package hooks

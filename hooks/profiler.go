@@ -1,0 +1,144 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// Profiler starts and stops the server profilers of one run. Owners are
+// profiling phases: the first owner to start POSTs the start route to every
+// origin, later owners only join, and the last owner to stop POSTs the stop
+// route, so seamless back-to-back profiling phases share one trace. It is
+// safe for concurrent use; calls are serialised, POSTs included.
+type Profiler struct {
+	c       *Client
+	origins []string
+	hook    plan.ProfilerHook
+
+	mu     sync.Mutex
+	owners []string // active owners, in the order they started
+	calls  []Call
+}
+
+// Profiler returns the profiler owner set for origins. With a disabled hook
+// every method does nothing.
+func (c *Client) Profiler(origins []string, h plan.ProfilerHook) *Profiler {
+	return &Profiler{c: c, origins: slices.Clone(origins), hook: h}
+}
+
+// Start registers owner. When no other owner is active it POSTs the start
+// route to every origin in order; if one fails, the origins already started
+// are stopped in reverse order (best effort, their errors only recorded) and
+// the first error is returned, also when ctx is cancelled midway. Starting an
+// owner that is already active does nothing.
+func (p *Profiler) Start(ctx context.Context, owner string) error {
+	if !p.hook.Enabled {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if slices.Contains(p.owners, owner) {
+		return nil
+	}
+	if len(p.owners) == 0 {
+		for i, origin := range p.origins {
+			if err := p.post(ctx, HookProfilerStart, owner, origin); err != nil {
+				started := slices.Clone(p.origins[:i])
+				slices.Reverse(started)
+				_ = p.stop(ctx, owner, started)
+				return fmt.Errorf("server profiler start: %w", err)
+			}
+		}
+	}
+	p.owners = append(p.owners, owner)
+	return nil
+}
+
+// Stop unregisters owner; when it was the last active owner it POSTs the stop
+// route to every origin. Every origin is tried even if some fail, and even
+// when ctx is already cancelled (each POST still gets the hook timeout). The
+// failures come back as one error, meant to be reported as a warning. Stopping
+// an owner that is not active does nothing.
+func (p *Profiler) Stop(ctx context.Context, owner string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := slices.Index(p.owners, owner)
+	if i < 0 {
+		return nil
+	}
+	p.owners = slices.Delete(p.owners, i, i+1)
+	if len(p.owners) > 0 {
+		return nil
+	}
+	return p.stop(ctx, owner, p.origins)
+}
+
+// StopAll is the shutdown path (after Ctrl-C or a failed phase): if any owner
+// is active, all are dropped and the profilers are stopped as in Stop.
+func (p *Profiler) StopAll(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.owners) == 0 {
+		return nil
+	}
+	phase := strings.Join(p.owners, ",")
+	p.owners = nil
+	return p.stop(ctx, phase, p.origins)
+}
+
+// stop POSTs the stop route to each origin, ignoring ctx cancellation, and
+// aggregates the failures.
+func (p *Profiler) stop(ctx context.Context, phase string, origins []string) error {
+	ctx = context.WithoutCancel(ctx)
+	var errs []error
+	for _, origin := range origins {
+		if err := p.post(ctx, HookProfilerStop, phase, origin); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &StopError{Errs: errs}
+}
+
+// post makes one profiler call and records it; p.mu is held.
+func (p *Profiler) post(ctx context.Context, hook, phase, origin string) error {
+	path := p.hook.StartPath
+	if hook == HookProfilerStop {
+		path = p.hook.StopPath
+	}
+	call, err := p.c.post(ctx, target{hook: hook, phase: phase, origin: origin, path: path, timeout: p.hook.Timeout})
+	p.calls = append(p.calls, call)
+	return err
+}
+
+// Calls returns every profiler call made so far (starts, stops and
+// rollbacks), in order, for the exports.
+func (p *Profiler) Calls() []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.calls)
+}
+
+// StopError is the aggregated failure of a profiler stop: one error per
+// origin that failed.
+type StopError struct {
+	Errs []error
+}
+
+func (e *StopError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("server profiler stop failed for %d origin(s): %s", len(e.Errs), strings.Join(msgs, "; "))
+}
+
+// Unwrap returns the per-origin errors.
+func (e *StopError) Unwrap() []error { return e.Errs }

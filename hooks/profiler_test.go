@@ -1,0 +1,224 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+var profilerHook = plan.ProfilerHook{Enabled: true, StartPath: "/start_profile", StopPath: "/stop_profile", Timeout: 5 * time.Second}
+
+// failOn answers code for requests to path and 200 otherwise.
+func failOn(path string, code int) func(int, http.ResponseWriter, *http.Request) {
+	return func(_ int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			w.WriteHeader(code)
+		}
+	}
+}
+
+func TestProfilerStartStop(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	a := rec.serve(t, "a", ok)
+	b := rec.serve(t, "b", ok)
+	c := newTestClient(authHeaders(), newFakeClock())
+	p := c.Profiler([]string{a.URL, b.URL}, profilerHook)
+
+	require.NoError(t, p.Start(context.Background(), "profiling"))
+	assert.Equal(t, []string{"a /start_profile", "b /start_profile"}, rec.trail())
+	require.NoError(t, p.Stop(context.Background(), "profiling"))
+	assert.Equal(t, []string{"a /start_profile", "b /start_profile", "a /stop_profile", "b /stop_profile"}, rec.trail())
+	for _, h := range rec.all() {
+		assert.Equal(t, http.MethodPost, h.Method)
+		assert.Zero(t, h.BodyLen)
+		assert.Empty(t, h.Header.Get("Content-Type"))
+		assert.Equal(t, "Bearer "+secret, h.Header.Get("Authorization"))
+	}
+	for _, call := range p.Calls() {
+		assert.Equal(t, "profiling", call.Phase)
+		assert.True(t, call.OK)
+		assert.Equal(t, 1, call.Attempts)
+	}
+	require.NoError(t, p.StopAll(context.Background()), "nothing left to stop")
+	assert.Len(t, rec.all(), 4)
+}
+
+func TestProfilerStartFailureStopsStartedOriginsInReverse(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	a := rec.serve(t, "a", ok)
+	b := rec.serve(t, "b", failOn("/stop_profile", 500)) // its rollback failure is only recorded
+	cc := rec.serve(t, "c", statuses(500))
+	d := rec.serve(t, "d", ok)
+	c := newTestClient(nil, newFakeClock())
+	p := c.Profiler([]string{a.URL, b.URL, cc.URL, d.URL}, profilerHook)
+
+	err := p.Start(context.Background(), "profiling")
+	require.Error(t, err)
+	assert.Equal(t, "server profiler start: POST "+cc.URL+"/start_profile: status 500 Internal Server Error", err.Error())
+	assert.Equal(t, []string{
+		"a /start_profile", "b /start_profile", "c /start_profile",
+		"b /stop_profile", "a /stop_profile",
+	}, rec.trail())
+	calls := p.Calls()
+	require.Len(t, calls, 5)
+	assert.Equal(t, HookProfilerStop, calls[3].Hook)
+	assert.False(t, calls[3].OK)
+	assert.True(t, calls[4].OK)
+
+	// The failed owner is not active: nothing more to stop.
+	require.NoError(t, p.StopAll(context.Background()))
+	require.NoError(t, p.Stop(context.Background(), "profiling"))
+	assert.Len(t, rec.all(), 5)
+}
+
+func TestProfilerStartCancelledMidwayStillRollsBack(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rec recorder
+	a := rec.serve(t, "a", ok)
+	b := rec.serve(t, "b", func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/start_profile" {
+			cancel() // Ctrl-C while b is starting
+			hang(n, w, r)
+		}
+	})
+	c := newTestClient(nil, newFakeClock())
+	p := c.Profiler([]string{a.URL, b.URL}, profilerHook)
+
+	err := p.Start(ctx, "profiling")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, []string{"a /start_profile", "b /start_profile", "a /stop_profile"}, rec.trail())
+}
+
+func TestProfilerStopTriesEveryOriginAndAggregates(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	a := rec.serve(t, "a", failOn("/stop_profile", 500))
+	b := rec.serve(t, "b", ok)
+	cc := rec.serve(t, "c", failOn("/stop_profile", 503))
+	c := newTestClient(nil, newFakeClock())
+	p := c.Profiler([]string{a.URL, b.URL, cc.URL}, profilerHook)
+
+	require.NoError(t, p.Start(context.Background(), "profiling"))
+	err := p.Stop(context.Background(), "profiling")
+	require.Error(t, err)
+	assert.Equal(t, fmt.Sprintf("server profiler stop failed for 2 origin(s): "+
+		"POST %s/stop_profile: status 500 Internal Server Error; POST %s/stop_profile: status 503 Service Unavailable",
+		a.URL, cc.URL), err.Error())
+	var se *StopError
+	require.True(t, errors.As(err, &se))
+	assert.Len(t, se.Errs, 2)
+	assert.Equal(t, []string{
+		"a /start_profile", "b /start_profile", "c /start_profile",
+		"a /stop_profile", "b /stop_profile", "c /stop_profile",
+	}, rec.trail())
+	assert.Equal(t, 1, p.Calls()[5].Attempts, "profiler calls are never retried")
+}
+
+func TestProfilerReferenceCounting(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	srv := rec.serve(t, "a", ok)
+	c := newTestClient(nil, newFakeClock())
+	p := c.Profiler([]string{srv.URL}, profilerHook)
+	ctx := context.Background()
+
+	require.NoError(t, p.Start(ctx, "profiling-1"))
+	require.NoError(t, p.Start(ctx, "profiling-2")) // seamless: joins the running trace
+	require.NoError(t, p.Start(ctx, "profiling-2")) // already active: no-op
+	assert.Equal(t, []string{"a /start_profile"}, rec.trail())
+	require.NoError(t, p.Stop(ctx, "profiling-1"))
+	require.NoError(t, p.Stop(ctx, "unknown"))
+	assert.Equal(t, []string{"a /start_profile"}, rec.trail())
+	require.NoError(t, p.Stop(ctx, "profiling-2"))
+	assert.Equal(t, []string{"a /start_profile", "a /stop_profile"}, rec.trail())
+
+	calls := p.Calls()
+	require.Len(t, calls, 2)
+	assert.Equal(t, "profiling-1", calls[0].Phase)
+	assert.Equal(t, "profiling-2", calls[1].Phase)
+
+	// A later, separate profiling phase starts a new trace.
+	require.NoError(t, p.Start(ctx, "profiling-3"))
+	require.NoError(t, p.Stop(ctx, "profiling-3"))
+	assert.Len(t, rec.all(), 4)
+}
+
+func TestProfilerConcurrentOwners(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	srv := rec.serve(t, "a", ok)
+	c := New(nil)
+	p := c.Profiler([]string{srv.URL}, profilerHook)
+
+	const owners = 8
+	var started, wg sync.WaitGroup
+	started.Add(owners)
+	for i := range owners {
+		wg.Go(func() {
+			owner := fmt.Sprintf("phase-%d", i)
+			assert.NoError(t, p.Start(context.Background(), owner))
+			started.Done()
+			started.Wait() // every owner is active before any stops
+			assert.NoError(t, p.Stop(context.Background(), owner))
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, []string{"a /start_profile", "a /stop_profile"}, rec.trail())
+}
+
+func TestProfilerStopWithCancelledContext(t *testing.T) {
+	t.Parallel()
+	for _, stopAll := range []bool{false, true} {
+		t.Run(fmt.Sprintf("StopAll=%v", stopAll), func(t *testing.T) {
+			t.Parallel()
+			var rec recorder
+			srv := rec.serve(t, "a", ok)
+			c := New(nil)
+			p := c.Profiler([]string{srv.URL}, profilerHook)
+			ctx, cancel := context.WithCancel(context.Background())
+
+			require.NoError(t, p.Start(ctx, "profiling"))
+			cancel() // Ctrl-C after the start
+			if stopAll {
+				require.NoError(t, p.StopAll(ctx))
+			} else {
+				require.NoError(t, p.Stop(ctx, "profiling"))
+			}
+			assert.Equal(t, []string{"a /start_profile", "a /stop_profile"}, rec.trail())
+			assert.True(t, p.Calls()[1].OK)
+		})
+	}
+}
+
+func TestProfilerStopAllNamesEveryActiveOwner(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	srv := rec.serve(t, "a", ok)
+	c := newTestClient(nil, newFakeClock())
+	p := c.Profiler([]string{srv.URL}, profilerHook)
+	ctx := context.Background()
+
+	require.NoError(t, p.Start(ctx, "p1"))
+	require.NoError(t, p.Start(ctx, "p2"))
+	require.NoError(t, p.StopAll(ctx))
+	require.NoError(t, p.Stop(ctx, "p1"))
+	require.NoError(t, p.StopAll(ctx))
+	calls := p.Calls()
+	require.Len(t, calls, 2)
+	assert.Equal(t, "p1,p2", calls[1].Phase)
+	assert.Equal(t, []string{"a /start_profile", "a /stop_profile"}, rec.trail())
+}

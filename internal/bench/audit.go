@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// Client-bound thresholds. They are deliberately loose: a flag means the
+// client, not the server, shaped the numbers.
+const (
+	shortfallLimit = 0.95                  // achieved/scheduled rate below this is a shortfall
+	lagLimit       = 10 * time.Millisecond // p99 send lag (rate mode, cap not involved)
+	stallLimit     = 20 * time.Millisecond // p99 wake-up lateness of an idle goroutine
+)
+
+// audit is the client's verdict on itself over the profiling phases.
+func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration) result.Audit {
+	a := result.Audit{Mode: "concurrency", PrecisePacing: p.PrecisePacing}
+	var firstSched, lastSched int64 = -1, 0
+	for _, r := range reports {
+		if r.Phase.Kind != plan.KindProfiling || r.Sent == 0 {
+			continue
+		}
+		if r.Phase.Rate > 0 {
+			a.Mode = "rate"
+			a.TargetRate = r.Phase.Rate
+		}
+		a.CapDelayed += r.CapDelayed
+		if firstSched < 0 || r.FirstSchedNs < firstSched {
+			firstSched = r.FirstSchedNs
+		}
+		lastSched = max(lastSched, r.LastSchedNs)
+	}
+	if len(prof) == 0 {
+		return a
+	}
+	lags := make([]float64, 0, len(prof))
+	firstSent, lastSent := prof[0].SentNs, prof[0].SentNs
+	for _, r := range prof {
+		if r.SentNs == 0 && r.Error != nil {
+			continue // never reached the wire
+		}
+		lags = append(lags, float64(r.SentNs-r.ScheduledNs)/1e6)
+		firstSent, lastSent = min(firstSent, r.SentNs), max(lastSent, r.SentNs)
+		if r.Retried {
+			a.Retried++
+		}
+	}
+	if len(lags) > 0 {
+		s := metrics.Compute(lags)
+		a.SendLagMs = &s
+	}
+	n := float64(len(lags))
+	if n >= 2 && lastSent > firstSent {
+		a.AchievedRate = (n - 1) / (float64(lastSent-firstSent) / 1e9)
+	}
+
+	if a.Mode == "rate" && n >= 2 && lastSched > firstSched {
+		scheduled := (n - 1) / (float64(lastSched-firstSched) / 1e9)
+		if a.CapDelayed == 0 && a.AchievedRate < shortfallLimit*scheduled {
+			a.ClientBound = true
+			a.Warnings = append(a.Warnings, fmt.Sprintf(
+				"achieved %.1f req/s, %.0f%% below the schedule's %.1f req/s: the client fell behind",
+				a.AchievedRate, 100*(1-a.AchievedRate/scheduled), scheduled))
+		}
+		if a.CapDelayed == 0 && a.SendLagMs != nil && a.SendLagMs.P99 > float64(lagLimit)/1e6 {
+			a.ClientBound = true
+			a.Warnings = append(a.Warnings, fmt.Sprintf(
+				"send lag p99 %.2f ms exceeds %v: sends left later than scheduled (try --precise-pacing or a lighter client host)",
+				a.SendLagMs.P99, lagLimit))
+		}
+		if a.CapDelayed > 0 {
+			a.Warnings = append(a.Warnings, fmt.Sprintf(
+				"%d of %d sends waited for a free in-flight slot (--concurrency cap): the server did not keep up with %.1f req/s at this cap; latency counts from the actual send",
+				a.CapDelayed, len(prof), a.TargetRate))
+		}
+	}
+	if stallP99 > stallLimit {
+		a.ClientBound = true
+		a.Warnings = append(a.Warnings, fmt.Sprintf(
+			"the client process stalled: timer wake-up lateness p99 %.1f ms, max %.1f ms (CPU-starved or GC-bound); latencies include client delay",
+			float64(stallP99)/1e6, float64(stallMax)/1e6))
+	}
+	return a
+}

@@ -1,0 +1,373 @@
+// Package bench runs one benchmark cell end to end: it prepares the
+// tokenizer and prompts, resets the server's KV cache once, drives the phases
+// (bracketing profiling phases with the server profiler), reduces the records
+// and returns a result.Run. It writes nothing to disk; the caller exports and
+// stores the result.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// Options configure one run.
+type Options struct {
+	Profile    plan.Profile // validated by the caller
+	Info       result.TrialInfo
+	Name       string
+	CLICommand string // already redacted
+	Version    string
+	// Progress receives live progress lines (nil: none).
+	Progress io.Writer
+	// Log receives warnings and hook activity (nil: discarded).
+	Log io.Writer
+}
+
+// ErrAllFailed marks a run in which every profiling request failed.
+var ErrAllFailed = errors.New("every profiling request failed")
+
+// Run executes the cell. It returns the result together with an error when the
+// run failed (reset or profiler-start failure, unreachable server, every
+// request failed) or was interrupted (ctx cancelled: the error wraps
+// context.Canceled); the result is non-nil whenever anything was attempted, so
+// callers can record the failure.
+func Run(ctx context.Context, o Options) (*result.Run, error) {
+	p := o.Profile
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	host, _ := os.Hostname()
+	clock := load.NewClock()
+	run := &result.Run{
+		BenchmarkID:  newID(),
+		ToolVersion:  o.Version,
+		Host:         host,
+		Config:       p.Redacted(),
+		CLICommand:   o.CLICommand,
+		Name:         o.Name,
+		Info:         o.Info,
+		StartTime:    clock.Start(),
+		Status:       result.StatusFailed,
+		ControlHooks: []hooks.Call{},
+		ErrorSummary: []metrics.ErrorCount{},
+		Records:      []metrics.Record{},
+	}
+	fail := func(err error) (*result.Run, error) {
+		run.EndTime = time.Now()
+		run.Error = err.Error()
+		if errors.Is(err, context.Canceled) {
+			run.Status = result.StatusInterrupted
+			run.WasCancelled = true
+		}
+		return run, err
+	}
+
+	tok, err := tokenizer.Load(p.Tokenizer)
+	if err != nil {
+		return fail(fmt.Errorf("load tokenizer: %w", err))
+	}
+	entries, err := dataset.Synthetic(tok, datasetOptions(p))
+	if err != nil {
+		return fail(fmt.Errorf("generate synthetic prompts: %w", err))
+	}
+	if err := preflight(ctx, p.Origins()); err != nil {
+		return fail(err)
+	}
+
+	control := hooks.New(controlHeaders(p))
+	if h := p.ResetHook(); h.Enabled {
+		calls, err := control.Reset(ctx, p.Origins(), h)
+		run.ControlHooks = append(run.ControlHooks, calls...)
+		logCalls(logw, calls)
+		if err != nil {
+			return fail(fmt.Errorf("reset kv cache (no load was sent): %w", err))
+		}
+	}
+
+	phases := p.PhaseList()
+	client := openai.New(openai.Options{
+		MaxConns: maxInFlight(phases),
+		Timeout:  time.Duration(p.RequestTimeoutSeconds * float64(time.Second)),
+		Headers:  requestHeaders(p, o.Version),
+		Now:      clock.Now,
+	})
+	defer client.Close()
+
+	var mu sync.Mutex
+	records := make([]metrics.Record, 0, expectedRequests(phases))
+	engine := &load.Engine{
+		Clock:    clock,
+		Send:     newSender(p, tok, client, entries, clock),
+		Precise:  p.PrecisePacing,
+		Seed:     p.RandomSeed,
+		OnRecord: func(r metrics.Record) { mu.Lock(); records = append(records, r); mu.Unlock() },
+	}
+	var profiler *hooks.Profiler
+	var stopWarnings []string
+	if h := p.ProfilerHook(); h.Enabled {
+		profiler = control.Profiler(p.Origins(), h)
+		engine.Hooks.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
+			if ph.Kind != plan.KindProfiling {
+				return nil
+			}
+			return profiler.Start(ctx, ph.Name)
+		}
+		engine.Hooks.Drained = func(ph plan.Phase) {
+			if ph.Kind != plan.KindProfiling {
+				return
+			}
+			if err := profiler.Stop(context.Background(), ph.Name); err != nil {
+				mu.Lock()
+				stopWarnings = append(stopWarnings, err.Error())
+				mu.Unlock()
+			}
+		}
+	}
+
+	stopProgress := startProgress(o.Progress, engine, clock)
+	stall := load.StartStallMonitor(10 * time.Millisecond)
+	reports, runErr := engine.Run(ctx, phases)
+	stallP99, stallMax := stall.Stop()
+	stopProgress()
+	if profiler != nil {
+		if err := profiler.StopAll(context.Background()); err != nil {
+			stopWarnings = append(stopWarnings, err.Error())
+		}
+		run.ControlHooks = append(run.ControlHooks, profiler.Calls()...)
+		logCalls(logw, profiler.Calls())
+	}
+	for _, w := range stopWarnings {
+		fmt.Fprintf(logw, "warning: %s\n", w)
+	}
+
+	run.EndTime = time.Now()
+	for i := range records {
+		records[i].WallStartNs = clock.Wall(records[i].SentNs)
+	}
+	run.Records = records
+	var prof, warm []metrics.Record
+	for _, r := range records {
+		if r.PhaseKind == plan.KindProfiling {
+			prof = append(prof, r)
+		} else {
+			warm = append(warm, r)
+		}
+	}
+	run.Profiling = metrics.Summarize(prof, p.Streaming)
+	if len(warm) > 0 {
+		s := metrics.Summarize(warm, p.Streaming)
+		run.Warmup = &s
+	}
+	run.ErrorSummary = metrics.Errors(prof)
+	run.Audit = audit(p, reports, prof, stallP99, stallMax)
+	run.Audit.Warnings = append(run.Audit.Warnings, stopWarnings...)
+
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			return fail(fmt.Errorf("interrupted: %w", runErr))
+		}
+		return fail(runErr)
+	}
+	if ok := countOK(prof); ok == 0 && len(prof) > 0 {
+		top := ""
+		if len(run.ErrorSummary) > 0 {
+			e := run.ErrorSummary[0].Error
+			top = fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, e.Message)
+		}
+		return fail(fmt.Errorf("%w: %d of %d%s", ErrAllFailed, len(prof), len(prof), top))
+	}
+	run.Status = result.StatusComplete
+	return run, nil
+}
+
+func countOK(rs []metrics.Record) int {
+	n := 0
+	for i := range rs {
+		if rs[i].OK() {
+			n++
+		}
+	}
+	return n
+}
+
+func datasetOptions(p plan.Profile) dataset.Options {
+	o := dataset.Options{
+		ISLMean:   p.SyntheticInputTokensMean,
+		ISLStddev: p.SyntheticInputTokensStddev,
+		OSLStddev: p.OutputTokensStddev,
+		Entries:   p.NumDatasetEntries,
+		Seed:      p.RandomSeed,
+	}
+	if p.OutputTokensMean != nil {
+		o.OSLMean = *p.OutputTokensMean
+	}
+	return o
+}
+
+// newSender builds the per-request function: pick a prompt (shuffled,
+// seeded), a URL and a model (round-robin), send, count output tokens.
+func newSender(p plan.Profile, tok tokenizer.Tokenizer, client *openai.Client, entries []dataset.Entry, clock load.Clock) load.Sender {
+	urls := p.RequestURLs()
+	sampler := dataset.NewSampler(len(entries), p.RandomSeed)
+	extra := map[string]any{}
+	for _, e := range p.ExtraInputs {
+		m, _ := plan.ParseExtraInput(e) // validated already
+		for k, v := range m {
+			extra[k] = v
+		}
+	}
+	idPrefix := newID()[:8]
+	return func(ctx context.Context, c load.Credit) metrics.Record {
+		e := entries[sampler.Next()]
+		u := c.Index % len(urls)
+		req := openai.Request{
+			URL:          urls[u],
+			EndpointType: p.EndpointType,
+			Model:        p.Model[c.Index%len(p.Model)],
+			Prompt:       e.Prompt,
+			MaxTokens:    e.MaxTokens,
+			Streaming:    p.Streaming,
+			Extra:        extra,
+			RequestID:    fmt.Sprintf("%s-%06d", idPrefix, c.Index),
+		}
+		resp := client.Do(ctx, req)
+		rec := metrics.Record{
+			Index:                 c.Index,
+			Phase:                 c.Phase.Name,
+			PhaseKind:             c.Phase.Kind,
+			RequestID:             req.RequestID,
+			URL:                   u,
+			Model:                 req.Model,
+			Streaming:             p.Streaming,
+			ScheduledNs:           c.ScheduledNs,
+			SentNs:                resp.SentNs,
+			EndNs:                 resp.EndNs,
+			InputTokens:           e.InputTokens,
+			RequestedOutputTokens: e.MaxTokens,
+			Usage:                 resp.Usage,
+			Status:                resp.Status,
+			Error:                 resp.Err,
+			Retried:               resp.Retried,
+		}
+		if len(resp.Chunks) > 0 {
+			rec.ResponseNs = make([]int64, len(resp.Chunks))
+			var text, reasoning strings.Builder
+			for i, ch := range resp.Chunks {
+				rec.ResponseNs[i] = ch.At
+				if rec.FirstOutputNs == 0 && ch.Text != "" {
+					rec.FirstOutputNs = ch.At
+				}
+				text.WriteString(ch.Text)
+				reasoning.WriteString(ch.Reasoning)
+			}
+			rec.OutputTokens = tok.Count(text.String())
+			if reasoning.Len() > 0 {
+				rec.ReasoningTokens = tok.Count(reasoning.String())
+			}
+		}
+		return rec
+	}
+}
+
+// preflight dials every origin once so an unreachable server is one clear
+// line, not a stack of per-request timeouts.
+func preflight(ctx context.Context, origins []string) error {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	for _, o := range origins {
+		u, err := url.Parse(o)
+		if err != nil {
+			return fmt.Errorf("parse server url %q: %w", o, err)
+		}
+		port := u.Port()
+		if port == "" {
+			port = "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+		}
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+		if err != nil {
+			return fmt.Errorf("server %s is unreachable: %w", o, err)
+		}
+		conn.Close()
+	}
+	return nil
+}
+
+// requestHeaders are the inference headers: user headers, auth, user agent.
+func requestHeaders(p plan.Profile, version string) http.Header {
+	h := controlHeaders(p)
+	h.Set("User-Agent", "aiperf/"+version)
+	return h
+}
+
+// controlHeaders are --header values plus Authorization: Bearer <api key>,
+// as control hooks send them (the same as readiness probes in AIPerf).
+func controlHeaders(p plan.Profile) http.Header {
+	h := http.Header{}
+	for _, kv := range p.Header {
+		k, v, _ := strings.Cut(kv, ":")
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if p.APIKey != "" {
+		h.Set("Authorization", "Bearer "+p.APIKey)
+	}
+	return h
+}
+
+func maxInFlight(phases []plan.Phase) int {
+	n := 1
+	for _, ph := range phases {
+		c := ph.Concurrency
+		if c == 0 { // uncapped rate: size the idle pool for ~2 s of requests
+			c = int(ph.Rate * 2)
+		}
+		n = max(n, c)
+	}
+	return min(n, 65536)
+}
+
+func expectedRequests(phases []plan.Phase) int {
+	n := 0
+	for _, ph := range phases {
+		n += ph.Requests
+	}
+	return min(n, 1<<20)
+}
+
+func logCalls(w io.Writer, calls []hooks.Call) {
+	for _, c := range calls {
+		status := "ok"
+		if !c.OK {
+			status = "FAILED: " + c.Error
+		} else if c.Warning != "" {
+			status = "ok (warning: " + c.Warning + ")"
+		}
+		fmt.Fprintf(w, "control: %s POST %s%s -> %d after %d attempt(s), %.1f ms: %s\n",
+			c.Hook, c.Origin, c.Path, c.Status, c.Attempts, c.DurationMs, status)
+	}
+}
+
+func newID() string {
+	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
+}

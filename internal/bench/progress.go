@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/load"
+)
+
+// startProgress prints the engine's counters to w until the returned stop
+// function is called: a self-overwriting line on a terminal, a plain line
+// every 5 s otherwise (CI logs stay readable).
+func startProgress(w io.Writer, e *load.Engine, clock load.Clock) (stop func()) {
+	if w == nil {
+		return func() {}
+	}
+	tty := isTerminal(w)
+	every := 5 * time.Second
+	if tty {
+		every = 250 * time.Millisecond
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				if tty {
+					fmt.Fprintf(w, "\r%s\n", line(e, clock))
+				}
+				return
+			case <-t.C:
+				if tty {
+					fmt.Fprintf(w, "\r%s", line(e, clock))
+				} else {
+					fmt.Fprintln(w, line(e, clock))
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func line(e *load.Engine, clock load.Clock) string {
+	pr := e.Progress()
+	ph := pr.Phase.Load()
+	if ph == nil {
+		return "starting..."
+	}
+	elapsed := float64(clock.Now()-pr.PhaseNs.Load()) / 1e9
+	done := pr.Done.Load()
+	total := "?"
+	if ph.Requests > 0 {
+		total = fmt.Sprint(ph.Requests)
+	} else if ph.Duration > 0 {
+		total = fmt.Sprintf("%.0fs", ph.Duration)
+	}
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(done) / elapsed
+	}
+	return fmt.Sprintf("[%s] %d/%s done, %d in flight, %.1f req/s, %d errors, %.1fs elapsed   ",
+		ph.Name, done, total, pr.Sent.Load()-done, rate, pr.Errors.Load(), elapsed)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

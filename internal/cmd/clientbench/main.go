@@ -1,0 +1,210 @@
+// Command clientbench measures the aiperf client's ceiling (`make bench`).
+//
+// It starts aiperf-mock-server --fast as a separate process and, in one run,
+// measures: requests/s and SSE chunks/s of the full aiperf client path
+// (bench.Run: scheduler, OpenAI client, SSE parsing, token counting, records)
+// at concurrency 1, 64 and 512, each beside a minimal hand-written Go HTTP/SSE
+// loop (the baseline); then the achieved rate and send lag at constant 1,000
+// and 5,000 req/s with default and precise pacing. Figures are ratios against
+// a baseline measured in the same run, so a noisy machine affects both.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/bench"
+	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+const osl = 64
+
+func main() {
+	mockBin := flag.String("mock", "bin/aiperf-mock-server", "aiperf-mock-server binary")
+	dur := flag.Duration("duration", 5*time.Second, "length of each measurement")
+	flag.Parse()
+	if err := run(*mockBin, *dur); err != nil {
+		fmt.Fprintln(os.Stderr, "clientbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(mockBin string, dur time.Duration) error {
+	url, stop, err := startMock(mockBin)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Printf("client ceiling against %s --fast at %s (%d output tokens = %d SSE chunks per request), %s per measurement\n\n",
+		mockBin, url, osl, osl, dur)
+
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "concurrency\tbaseline req/s\taiperf req/s\tratio\tbaseline chunks/s\taiperf chunks/s\tratio\t")
+	for _, c := range []int{1, 64, 512} {
+		bReq, bChunks, err := baseline(url, c, dur)
+		if err != nil {
+			return fmt.Errorf("baseline at concurrency %d: %w", c, err)
+		}
+		aReq, aChunks, err := aiperfConcurrency(url, c, dur)
+		if err != nil {
+			return fmt.Errorf("aiperf at concurrency %d: %w", c, err)
+		}
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f×\t%.0f\t%.0f\t%.2f×\t\n", c, bReq, aReq, aReq/bReq, bChunks, aChunks, aChunks/bChunks)
+	}
+	tw.Flush()
+
+	fmt.Println()
+	tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target req/s\tpacing\tachieved req/s\tdeviation\tsend lag p50 ms\tp99 ms\tmax ms\tclient-bound\t")
+	for _, rate := range []float64{1000, 5000} {
+		for _, precise := range []bool{false, true} {
+			r, err := aiperfRate(url, rate, precise, dur)
+			if err != nil {
+				return fmt.Errorf("aiperf at %g req/s: %w", rate, err)
+			}
+			pacing := "default"
+			if precise {
+				pacing = "precise"
+			}
+			lag := r.Audit.SendLagMs
+			fmt.Fprintf(tw, "%.0f\t%s\t%.1f\t%+.2f%%\t%.3f\t%.3f\t%.3f\t%v\t\n", rate, pacing, r.Audit.AchievedRate,
+				100*(r.Audit.AchievedRate-rate)/rate, lag.P50, lag.P99, lag.Max, r.Audit.ClientBound)
+		}
+	}
+	tw.Flush()
+	return nil
+}
+
+// startMock runs the mock server on a free port and returns its URL.
+func startMock(bin string) (string, func(), error) {
+	cmd := exec.Command(bin, "--fast", "--port", "0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start mock server %s (run make build first): %w", bin, err)
+	}
+	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
+	sc := bufio.NewScanner(stderr)
+	re := regexp.MustCompile(`http://[0-9.:]+`)
+	for sc.Scan() {
+		if u := re.FindString(sc.Text()); u != "" {
+			go io.Copy(io.Discard, stderr)
+			return u, stop, nil
+		}
+	}
+	stop()
+	return "", nil, fmt.Errorf("mock server exited before listening")
+}
+
+func profile(url string) plan.Profile {
+	p := plan.NewProfile()
+	p.Model = []string{"mock-model"}
+	p.URL = []string{url}
+	p.Streaming = true
+	p.SyntheticInputTokensMean = 32
+	p.OutputTokensMean = plan.Ptr(osl)
+	return p
+}
+
+func aiperfConcurrency(url string, c int, dur time.Duration) (reqs, chunks float64, err error) {
+	p := profile(url)
+	p.Concurrency = plan.Ptr(c)
+	p.BenchmarkDuration = plan.Ptr(dur.Seconds())
+	p.BenchmarkGracePeriod = plan.Ptr(5.0)
+	r, err := bench.Run(context.Background(), bench.Options{Profile: p, Version: "bench"})
+	if err != nil {
+		return 0, 0, err
+	}
+	m, _ := r.Profiling.Get("request_throughput")
+	d, _ := r.Profiling.Get("benchmark_duration")
+	n := 0
+	for _, rec := range r.Records {
+		if rec.OK() && rec.PhaseKind == plan.KindProfiling {
+			n += len(rec.ResponseNs)
+		}
+	}
+	return m.Value, float64(n) / d.Value, nil
+}
+
+func aiperfRate(url string, rate float64, precise bool, dur time.Duration) (*result.Run, error) {
+	p := profile(url)
+	p.RequestRate = plan.Ptr(rate)
+	p.RequestRateMode = plan.RateConstant
+	p.RequestCount = plan.Ptr(int(rate * dur.Seconds()))
+	p.PrecisePacing = precise
+	return bench.Run(context.Background(), bench.Options{Profile: p, Version: "bench"})
+}
+
+// baseline is the minimal hand-written loop: c goroutines, one tuned
+// transport, POST, read SSE lines until [DONE], count content chunks.
+func baseline(url string, c int, dur time.Duration) (reqs, chunks float64, err error) {
+	tr := &http.Transport{MaxIdleConns: c, MaxIdleConnsPerHost: c, DisableCompression: true,
+		ForceAttemptHTTP2: false, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	body, err := openai.Body(openai.Request{EndpointType: plan.EndpointChat, Model: "mock-model",
+		Prompt: strings.Repeat("hello ", 32), MaxTokens: osl, Streaming: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	var nReq, nChunks atomic.Int64
+	var firstErr atomic.Value
+	end := time.Now().Add(dur)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			br := bufio.NewReaderSize(nil, 16<<10)
+			for time.Now().Before(end) {
+				req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				br.Reset(resp.Body)
+				n := int64(0)
+				for {
+					line, err := br.ReadSlice('\n')
+					if bytes.HasPrefix(line, []byte("data: [DONE]")) || err != nil {
+						break
+					}
+					if bytes.Contains(line, []byte(`"content":"`)) && !bytes.Contains(line, []byte(`"content":""`)) {
+						n++
+					}
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				nReq.Add(1)
+				nChunks.Add(n)
+			}
+		}()
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		return 0, 0, e.(error)
+	}
+	secs := time.Since(start).Seconds()
+	return float64(nReq.Load()) / secs, float64(nChunks.Load()) / secs, nil
+}

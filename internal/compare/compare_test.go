@@ -1,0 +1,411 @@
+package compare_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/compare"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var testNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func openStore(tb testing.TB, path string) *store.DB {
+	tb.Helper()
+	db, err := store.Open(path)
+	require.NoError(tb, err)
+	db.Now = func() time.Time { return testNow }
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// trial is one synthetic run's headline values.
+type trial struct {
+	ttft   float64 // time_to_first_token avg (ms); p99 = ttft + 10
+	rps    float64 // request_throughput
+	status string  // complete when empty
+}
+
+// setup shapes a synthetic run's configuration and placement.
+type setup struct {
+	name    string
+	model   string
+	osl     int
+	sweepID int64
+	cell    *plan.Cell
+}
+
+func stats(avg, p99 float64) *metrics.Stats {
+	return &metrics.Stats{Avg: avg, Min: avg * 0.8, Max: p99 * 1.1, P50: avg, P90: (avg + p99) / 2, P99: p99, Std: avg / 10, Count: 100, Sum: avg * 100}
+}
+
+func makeRun(s setup, number int, tr trial) *result.Run {
+	cfg := plan.NewProfile()
+	cfg.Model = []string{s.model}
+	if s.model == "" {
+		cfg.Model = []string{"mock-model"}
+	}
+	cfg.Streaming = true
+	cfg.Concurrency = plan.Ptr(8)
+	cfg.OutputTokensMean = plan.Ptr(max(s.osl, 64))
+	status := tr.status
+	if status == "" {
+		status = result.StatusComplete
+	}
+	r := &result.Run{
+		Name: s.name, Config: cfg, Status: status, StartTime: testNow, EndTime: testNow.Add(time.Minute),
+		Profiling: metrics.Summary{Metrics: []metrics.Metric{
+			{Tag: metrics.TagTTFT, Header: "Time to First Token", Unit: "ms", Stats: stats(tr.ttft, tr.ttft+10)},
+			{Tag: metrics.TagITL, Header: "Inter Token Latency", Unit: "ms", Stats: stats(4, 6)},
+			{Tag: metrics.TagRequestLatency, Header: "Request Latency", Unit: "ms", Stats: stats(tr.ttft+250, tr.ttft+300)},
+			{Tag: metrics.TagOutputTokenThroughput, Header: "Output Token Throughput", Unit: "tokens/sec", Value: tr.rps * 64},
+			{Tag: metrics.TagRequestThroughput, Header: "Request Throughput", Unit: "requests/sec", Value: tr.rps},
+			{Tag: metrics.TagErrorRequestCount, Header: "Error Request Count", Unit: "requests", Value: 0},
+		}},
+	}
+	if s.cell != nil {
+		r.Info = result.TrialInfo{SweepID: s.sweepID, CellID: s.cell.ID, CellLabel: s.cell.Label, Params: s.cell.Params, Trial: number}
+	}
+	return r
+}
+
+// saveGroup stores standalone runs named s.name, one per trial.
+func saveGroup(t *testing.T, db *store.DB, s setup, trials ...trial) {
+	t.Helper()
+	for i, tr := range trials {
+		_, err := db.SaveRun(context.Background(), makeRun(s, i+1, tr), "")
+		require.NoError(t, err)
+	}
+}
+
+func groups(t *testing.T, db *store.DB, opt compare.Options, refs ...string) *compare.GroupsReport {
+	t.Helper()
+	var gs []*store.Group
+	for _, ref := range refs {
+		g, err := db.RunsByRef(context.Background(), ref, opt.StatKeys())
+		require.NoError(t, err)
+		gs = append(gs, g)
+	}
+	return compare.Groups(gs, opt)
+}
+
+func metric(t *testing.T, r *compare.GroupsReport, key string) compare.GroupsMetric {
+	t.Helper()
+	for _, m := range r.Metrics {
+		if m.Metric == key {
+			return m
+		}
+	}
+	t.Fatalf("no metric %s", key)
+	return compare.GroupsMetric{}
+}
+
+func ttfts(values ...float64) []trial {
+	out := make([]trial, len(values))
+	for i, v := range values {
+		out[i] = trial{ttft: v, rps: 30}
+	}
+	return out
+}
+
+func TestGroupsVerdicts(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 11))
+	noisy := func(mean float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = mean + rng.NormFloat64()*0.3
+		}
+		return out
+	}
+	db := openStore(t, ":memory:")
+	saveGroup(t, db, setup{name: "ttft20"}, ttfts(noisy(20, 3)...)...)
+	saveGroup(t, db, setup{name: "ttft60"}, ttfts(noisy(60, 3)...)...)
+	saveGroup(t, db, setup{name: "same-a"}, ttfts(noisy(40, 3)...)...)
+	saveGroup(t, db, setup{name: "same-b"}, ttfts(noisy(40, 3)...)...)
+	saveGroup(t, db, setup{name: "single-a"}, ttfts(20)...)
+	saveGroup(t, db, setup{name: "single-b"}, ttfts(60)...)
+	opt := compare.Options{}
+
+	t.Run("ttft 20 vs 60: +200%, significant and worse", func(t *testing.T) {
+		rep := groups(t, db, opt, "ttft20", "ttft60")
+		m := metric(t, rep, "time_to_first_token.avg")
+		assert.Equal(t, compare.LowerIsBetter, m.Better)
+		assert.Equal(t, 3, m.Values[0].N)
+		assert.InDelta(t, 20, float64(m.Values[0].Mean), 1)
+		v := m.Versus[0]
+		assert.InDelta(t, 200, float64(v.DeltaPct), 10)
+		assert.True(t, v.Significant)
+		assert.Equal(t, compare.Worse, v.Verdict)
+		assert.Less(t, float64(v.P), 0.001)
+		thr := metric(t, rep, "request_throughput.avg")
+		assert.Equal(t, compare.NoDifference, thr.Versus[0].Verdict, "identical throughput")
+		assert.Equal(t, compare.HigherIsBetter, thr.Better)
+
+		back := groups(t, db, opt, "ttft60", "ttft20")
+		assert.Equal(t, compare.Better, metric(t, back, "time_to_first_token.avg").Versus[0].Verdict)
+	})
+	t.Run("same distribution: no significant difference", func(t *testing.T) {
+		rep := groups(t, db, opt, "same-a", "same-b")
+		for _, key := range []string{"time_to_first_token.avg", "time_to_first_token.p99", "request_latency.p99"} {
+			v := metric(t, rep, key).Versus[0]
+			assert.False(t, v.Significant, key)
+			assert.Equal(t, compare.NoDifference, v.Verdict, key)
+		}
+	})
+	t.Run("one trial per side is unreplicated", func(t *testing.T) {
+		rep := groups(t, db, opt, "single-a", "single-b")
+		v := metric(t, rep, "time_to_first_token.avg").Versus[0]
+		assert.Equal(t, compare.Unreplicated, v.Verdict)
+		assert.False(t, v.Significant)
+		assert.InDelta(t, 200, float64(v.DeltaPct), 1e-9)
+		mixed := groups(t, db, opt, "ttft20", "single-b")
+		assert.Equal(t, compare.Unreplicated, metric(t, mixed, "time_to_first_token.avg").Versus[0].Verdict)
+	})
+	t.Run("stricter confidence needs stronger evidence", func(t *testing.T) {
+		rep := groups(t, db, compare.Options{ConfidenceLevel: 0.9999999999}, "ttft20", "ttft60")
+		assert.Equal(t, compare.NoDifference, metric(t, rep, "time_to_first_token.avg").Versus[0].Verdict)
+	})
+}
+
+func TestGroupsNotes(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	saveGroup(t, db, setup{name: "base"}, ttfts(20, 21)...)
+	saveGroup(t, db, setup{name: "other", model: "big-model", osl: 128},
+		trial{ttft: 30, rps: 30}, trial{ttft: 31, rps: 30}, trial{ttft: 99, rps: 1, status: result.StatusFailed})
+	opt := compare.Options{Keys: []compare.Key{{Metric: "time_to_first_token", Stat: "avg"}, {Metric: "no_such_metric", Stat: "avg"}}}
+	rep := groups(t, db, opt, "base", "other")
+	assert.Equal(t, []string{"model: base = mock-model, other = big-model", "osl: base = 64, other = 128"}, rep.ConfigDifferences)
+	require.Len(t, rep.Groups, 2)
+	assert.Equal(t, 2, rep.Groups[1].Trials, "the failed run is left out")
+	assert.Len(t, rep.Groups[1].Excluded, 1)
+	assert.InDelta(t, 30.5, float64(rep.Metrics[0].Values[1].Mean), 1e-9)
+	assert.Equal(t, compare.NoData, rep.Metrics[1].Versus[0].Verdict)
+	assert.Contains(t, rep.Notes, "no_such_metric.avg: no compared run has this statistic")
+}
+
+// saveSweep stores a sweep over concurrency with the given trials per cell.
+func saveSweep(t *testing.T, db *store.DB, name string, cells map[int][]trial, order ...int) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := db.BeginSweep(ctx, store.SweepMeta{Name: name, Trials: 3})
+	require.NoError(t, err)
+	for i, c := range order {
+		params := []plan.Param{{Name: "concurrency", Value: float64(c)}, {Name: "isl", Value: float64(128)}}
+		if i%2 == 1 {
+			params[0], params[1] = params[1], params[0] // declaration order must not matter for matching
+		}
+		cell := plan.Cell{ID: plan.CellID(name, params), Label: plan.CellLabel(params), Index: i, Params: params}
+		for n, tr := range cells[c] {
+			_, err := db.SaveRun(ctx, makeRun(setup{sweepID: id, cell: &cell}, n+1, tr), "")
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, db.FinishSweep(ctx, id, result.StatusComplete))
+}
+
+var scanCells = map[int][]trial{
+	1:  {{ttft: 20, rps: 10}, {ttft: 21, rps: 10.5}, {ttft: 19, rps: 9.5}},
+	4:  {{ttft: 25, rps: 35}, {ttft: 26, rps: 36}, {ttft: 24, rps: 34}},
+	8:  {{ttft: 60, rps: 30}, {ttft: 61, rps: 31}, {ttft: 90, rps: 1, status: result.StatusFailed}}, // dominated by 4
+	16: {{ttft: 80, rps: 60}, {ttft: 82, rps: 62}, {ttft: 78, rps: 58}},
+}
+
+func TestSweepReport(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	saveSweep(t, db, "scan", scanCells, 1, 4, 8, 16)
+	opt := compare.Options{}
+	s, err := db.SweepRuns(context.Background(), "scan", opt.StatKeys())
+	require.NoError(t, err)
+	rep := compare.Sweep(s, opt)
+	assert.Equal(t, []string{"concurrency", "isl"}, rep.Parameters)
+	require.Len(t, rep.Cells, 4)
+	pareto := map[string]bool{}
+	for _, c := range rep.Cells {
+		pareto[c.Label] = c.ParetoOptimal
+	}
+	assert.Equal(t, map[string]bool{
+		"concurrency_1__isl_128": true, "isl_128__concurrency_4": true,
+		"concurrency_8__isl_128": false, "isl_128__concurrency_16": true,
+	}, pareto)
+	assert.Equal(t, compare.ParetoAxes{Throughput: "request_throughput.avg", Latency: "time_to_first_token.p99"}, rep.Pareto)
+	assert.Equal(t, 2, rep.Cells[2].Trials)
+	assert.Equal(t, 3, rep.Cells[2].Runs)
+	best := map[string]string{}
+	for _, b := range rep.Best {
+		best[b.Metric] = b.Cell
+	}
+	assert.Equal(t, "concurrency_1__isl_128", best["time_to_first_token.avg"])
+	assert.Equal(t, "isl_128__concurrency_16", best["request_throughput.avg"])
+	assert.NotContains(t, best, "inter_token_latency.avg", "every cell has the same value: no best")
+	assert.NotContains(t, best, "error_request_count.avg")
+	e := rep.Cells[1].Values[0] // concurrency 4, ttft avg 25 ± t(0.975, 2)·1/√3
+	assert.InDelta(t, 25, float64(e.Mean), 1e-9)
+	assert.InDelta(t, 25-4.302652729911275/1.7320508075688772, float64(e.CILow), 1e-9)
+}
+
+func TestSweepDiff(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	saveSweep(t, db, "before", scanCells, 1, 4, 8)
+	after := map[int][]trial{
+		1:  scanCells[1],
+		4:  {{ttft: 12, rps: 35}, {ttft: 13, rps: 36}, {ttft: 12.5, rps: 34}},
+		16: scanCells[16],
+	}
+	saveSweep(t, db, "after", after, 4, 1, 16) // other order, other param order per cell
+	opt := compare.Options{}
+	a, err := db.SweepRuns(context.Background(), "before", opt.StatKeys())
+	require.NoError(t, err)
+	b, err := db.SweepRuns(context.Background(), "after", opt.StatKeys())
+	require.NoError(t, err)
+	rep := compare.SweepDiff(a, b, opt)
+	require.Len(t, rep.Cells, 2)
+	assert.Equal(t, "concurrency_1__isl_128", rep.Cells[0].Label)
+	assert.Equal(t, compare.NoDifference, rep.Cells[0].Metrics[0].Versus.Verdict)
+	c4 := rep.Cells[1].Metrics[0]
+	assert.Equal(t, "time_to_first_token.avg", c4.Metric)
+	assert.Equal(t, compare.Better, c4.Versus.Verdict)
+	assert.InDelta(t, -50, float64(c4.Versus.DeltaPct), 1)
+	assert.Equal(t, []string{"concurrency_8__isl_128"}, rep.OnlyA)
+	assert.Equal(t, []string{"concurrency_16__isl_128"}, rep.OnlyB)
+	assert.Empty(t, rep.ConfigDifferences)
+}
+
+func TestParseKeys(t *testing.T) {
+	t.Parallel()
+	keys, err := compare.ParseKeys([]string{"time_to_first_token.p99,request_throughput.avg", " time_to_first_token.p99 "})
+	require.NoError(t, err)
+	assert.Equal(t, []compare.Key{{Metric: "time_to_first_token", Stat: "p99"}, {Metric: "request_throughput", Stat: "avg"}}, keys)
+	_, err = compare.ParseKeys([]string{"ttft"})
+	require.ErrorContains(t, err, `metric "ttft": want metric.stat`)
+	_, err = compare.ParseKeys([]string{"ttft.p42"})
+	require.ErrorContains(t, err, `unknown statistic "p42"`)
+}
+
+func TestDirectionOf(t *testing.T) {
+	t.Parallel()
+	tests := map[string]compare.Direction{
+		"time_to_first_token.p99":              compare.LowerIsBetter,
+		"inter_token_latency.avg":              compare.LowerIsBetter,
+		"request_latency.std":                  compare.LowerIsBetter,
+		"error_request_count.avg":              compare.LowerIsBetter,
+		"request_throughput.avg":               compare.HigherIsBetter,
+		"output_token_throughput_per_user.p50": compare.HigherIsBetter,
+		"output_sequence_length.avg":           compare.Neutral,
+		"time_to_first_token.count":            compare.Neutral,
+	}
+	for spec, want := range tests {
+		keys, err := compare.ParseKeys([]string{spec})
+		require.NoError(t, err)
+		assert.Equal(t, want, compare.DirectionOf(keys[0]), spec)
+	}
+}
+
+// TestRenderGolden renders every report kind in every format against
+// testdata/*.golden (go test -update rewrites them).
+func TestRenderGolden(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	saveGroup(t, db, setup{name: "ttft20"}, ttfts(20.1, 19.8, 20.3)...)
+	saveGroup(t, db, setup{name: "ttft60", osl: 128}, ttfts(59.7, 60.4, 60.1)...)
+	saveGroup(t, db, setup{name: "single"}, ttfts(20)...)
+	saveSweep(t, db, "before", scanCells, 1, 4, 8)
+	saveSweep(t, db, "after", map[int][]trial{1: scanCells[16], 4: scanCells[4]}, 1, 4)
+	opt := compare.Options{}
+	ctx := context.Background()
+	sweep := func(ref string) *store.SweepRuns {
+		s, err := db.SweepRuns(ctx, ref, opt.StatKeys())
+		require.NoError(t, err)
+		return s
+	}
+	reports := map[string]compare.Report{
+		"groups":    groups(t, db, opt, "ttft20", "ttft60", "single"),
+		"sweep":     compare.Sweep(sweep("before"), opt),
+		"sweepdiff": compare.SweepDiff(sweep("before"), sweep("after"), opt),
+	}
+	for name, rep := range reports {
+		for _, format := range []string{"table", "markdown", "csv", "json"} {
+			t.Run(name+"."+format, func(t *testing.T) {
+				var buf bytes.Buffer
+				require.NoError(t, compare.Render(&buf, rep, format))
+				golden := filepath.Join("testdata", name+"."+format+".golden")
+				if *update {
+					require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
+				}
+				want, err := os.ReadFile(golden)
+				require.NoError(t, err)
+				assert.Equal(t, string(want), buf.String())
+			})
+		}
+	}
+	t.Run("unknown format", func(t *testing.T) {
+		err := compare.Render(&bytes.Buffer{}, reports["groups"], "xml")
+		require.ErrorContains(t, err, `unknown format "xml"`)
+	})
+}
+
+// BenchmarkCompareSweep1000 times `aiperf compare --sweep` over a stored
+// sweep of 1,000 cells × 1 trial with a full summary per run: the store
+// query, the computation and the table rendering.
+func BenchmarkCompareSweep1000(b *testing.B) {
+	db := openStore(b, filepath.Join(b.TempDir(), "aiperf.db"))
+	ctx := context.Background()
+	const cells = 1000
+	id, err := db.BeginSweep(ctx, store.SweepMeta{Name: "big", Trials: 1})
+	require.NoError(b, err)
+	tags := []string{metrics.TagTTFT, metrics.TagTTST, metrics.TagTTFO, metrics.TagRequestLatency, metrics.TagITL,
+		metrics.TagICL, metrics.TagPerUserThroughput, metrics.TagOSL, metrics.TagISL, metrics.TagOutputTokenCount, metrics.TagSendLag}
+	scalars := []string{metrics.TagOutputTokenThroughput, metrics.TagTotalTokenThroughput, metrics.TagRequestThroughput,
+		metrics.TagRequestCount, metrics.TagErrorRequestCount, metrics.TagTotalISL, metrics.TagTotalOSL, metrics.TagBenchmarkDuration}
+	for i := range cells {
+		params := []plan.Param{{Name: "concurrency", Value: float64(1 + i%50)}, {Name: "isl", Value: float64(128 * (1 + i/50))}}
+		cell := plan.Cell{ID: plan.CellID("big", params), Label: plan.CellLabel(params), Index: i, Params: params}
+		r := makeRun(setup{sweepID: id, cell: &cell}, 1, trial{})
+		r.Profiling.Metrics = nil
+		for j, tag := range tags {
+			r.Profiling.Metrics = append(r.Profiling.Metrics, metrics.Metric{Tag: tag, Unit: "ms", Stats: stats(float64(10+i+j), float64(20+i+j))})
+		}
+		for j, tag := range scalars {
+			r.Profiling.Metrics = append(r.Profiling.Metrics, metrics.Metric{Tag: tag, Unit: "x", Value: float64(1000 - i + j)})
+		}
+		for k := range 10 {
+			r.Records = append(r.Records, metrics.Record{Index: k, Phase: "profiling", PhaseKind: plan.KindProfiling,
+				SentNs: int64(k) * 1e6, EndNs: int64(k)*1e6 + 5e8, ResponseNs: []int64{int64(k)*1e6 + 2e7, int64(k)*1e6 + 4e8}})
+		}
+		_, err := db.SaveRun(ctx, r, "")
+		require.NoError(b, err)
+	}
+	opt := compare.Options{}
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := db.SweepRuns(ctx, "big", opt.StatKeys())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep := compare.Sweep(s, opt)
+		if len(rep.Cells) != cells {
+			b.Fatal(fmt.Sprintf("%d cells", len(rep.Cells)))
+		}
+		if err := compare.Render(&bytes.Buffer{}, rep, compare.FormatTable); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,10 @@
+// Package compare computes and renders what `aiperf compare` shows, from runs
+// loaded out of the store: groups of runs side by side with deltas against
+// the first (the baseline) and a Welch t-test verdict per metric, a sweep as
+// a row per cell with confidence intervals, Pareto-optimal cells and the best
+// cell per metric, and two sweeps matched cell by cell.
+//
+// The functions here are pure (store rows in, a report out); the command
+// fetches the rows. Reports render as a table (olekukonko/tablewriter),
+// markdown, CSV or JSON.
+package compare

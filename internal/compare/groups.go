@@ -1,0 +1,138 @@
+package compare
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// GroupsReport compares groups of runs side by side, each against the first
+// (the baseline).
+type GroupsReport struct {
+	ConfidenceLevel   float64        `json:"confidence_level"`
+	Groups            []GroupInfo    `json:"groups"`
+	Metrics           []GroupsMetric `json:"metrics"`
+	ConfigDifferences []string       `json:"config_differences,omitempty"`
+	Notes             []string       `json:"notes,omitempty"`
+}
+
+// GroupInfo says what a compared group holds.
+type GroupInfo struct {
+	Ref      string  `json:"ref"`
+	Label    string  `json:"label"`
+	Desc     string  `json:"desc"`
+	RunIDs   []int64 `json:"run_ids"`
+	Trials   int     `json:"trials"`             // complete runs, those compared
+	Excluded []int64 `json:"excluded,omitempty"` // failed or interrupted runs, left out
+}
+
+// GroupsMetric is one statistic across the groups.
+type GroupsMetric struct {
+	Metric string     `json:"metric"` // metric.stat
+	Unit   string     `json:"unit"`
+	Better Direction  `json:"better"`
+	Values []Estimate `json:"values"` // one per group
+	// Versus compares each group after the first with the baseline.
+	Versus []Versus `json:"versus"`
+}
+
+// Groups compares groups of runs (from store.RunsByRef) on opt's
+// statistics; the first group is the baseline.
+func Groups(groups []*store.Group, opt Options) *GroupsReport {
+	opt = opt.withDefaults()
+	rep := &GroupsReport{ConfidenceLevel: opt.ConfidenceLevel}
+	names := make([]string, len(groups))
+	sides := make([][]store.RunRow, len(groups))
+	for i, g := range groups {
+		info := GroupInfo{Ref: g.Ref, Label: groupLabel(g), Desc: g.Desc}
+		for _, r := range g.Runs {
+			info.RunIDs = append(info.RunIDs, r.ID)
+			if r.Status == result.StatusComplete {
+				info.Trials++
+			} else {
+				info.Excluded = append(info.Excluded, r.ID)
+			}
+		}
+		if len(info.Excluded) > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %d run(s) not complete, left out: %v", info.Label, len(info.Excluded), info.Excluded))
+		}
+		rep.Groups = append(rep.Groups, info)
+		names[i], sides[i] = info.Label, g.Runs
+	}
+	for _, k := range opt.Keys {
+		m := GroupsMetric{Metric: k.String(), Unit: unitOf(k, sides...), Better: DirectionOf(k)}
+		found := false
+		for i := range groups {
+			e := estimateOf(sides[i], k, opt.ConfidenceLevel)
+			found = found || e.N > 0
+			m.Values = append(m.Values, e)
+			if i > 0 {
+				m.Versus = append(m.Versus, judge(m.Values[0], e, m.Better, opt.ConfidenceLevel))
+			}
+		}
+		if !found {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: no compared run has this statistic", k))
+		}
+		rep.Metrics = append(rep.Metrics, m)
+	}
+	if len(groups) > 1 {
+		rep.ConfigDifferences = configDifferences(names, sides)
+	}
+	return rep
+}
+
+// groupLabel names a group in headers: "run 12" for a run id, else the ref.
+func groupLabel(g *store.Group) string {
+	if _, err := strconv.ParseInt(g.Ref, 10, 64); err == nil {
+		return "run " + g.Ref
+	}
+	return g.Ref
+}
+
+// unitOf is the unit the runs report for k's metric.
+func unitOf(k Key, sides ...[]store.RunRow) string {
+	for _, runs := range sides {
+		for i := range runs {
+			if u := runs[i].Units[k.Metric]; u != "" {
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// Table lays the report out: a row per statistic; per group its value,
+// and for every group after the baseline the delta and the verdict.
+func (r *GroupsReport) Table() Table {
+	t := Table{
+		Title:  fmt.Sprintf("Compared against %s (baseline), %g%% confidence", r.Groups[0].Label, r.ConfidenceLevel*100),
+		Header: []string{"metric", "unit", "better"},
+		Align:  "lll",
+	}
+	for i, g := range r.Groups {
+		t.Header = append(t.Header, fmt.Sprintf("%s (n=%d)", g.Label, g.Trials))
+		t.Align += "r"
+		if i > 0 {
+			t.Header = append(t.Header, g.Label+" Δ", g.Label+" verdict")
+			t.Align += "rl"
+		}
+	}
+	for _, m := range r.Metrics {
+		row := []string{m.Metric, m.Unit, m.Better.String()}
+		for i, e := range m.Values {
+			row = append(row, e.format())
+			if i > 0 {
+				v := m.Versus[i-1]
+				row = append(row, formatDelta(v.DeltaPct), v.format())
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Notes = append(t.Notes, "± is the half width of the confidence interval of the mean over trials; "+
+		"verdicts come from Welch's t-test and need ≥ 2 trials per side.")
+	t.Notes = append(t.Notes, configNotes(r.ConfigDifferences)...)
+	t.Notes = append(t.Notes, r.Notes...)
+	return t
+}

@@ -1,0 +1,150 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+)
+
+// Key names one run-level statistic: a metric tag and a stat, written
+// "time_to_first_token.p99". A derived metric's single value answers "avg".
+type Key struct {
+	Metric string
+	Stat   string
+}
+
+// String is the key as written: "metric.stat".
+func (k Key) String() string { return k.Metric + "." + k.Stat }
+
+// statNames are the statistic names a Key may use.
+var statNames = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum", "value"}
+
+// ParseKeys parses --metric values ("tag.stat", several per value separated
+// by commas allowed).
+func ParseKeys(specs []string) ([]Key, error) {
+	var out []Key
+	for _, spec := range specs {
+		for _, s := range strings.Split(spec, ",") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			i := strings.LastIndex(s, ".")
+			if i <= 0 {
+				return nil, fmt.Errorf("metric %q: want metric.stat, e.g. time_to_first_token.p99", s)
+			}
+			k := Key{Metric: s[:i], Stat: s[i+1:]}
+			if !slices.Contains(statNames, k.Stat) {
+				return nil, fmt.Errorf("metric %q: unknown statistic %q (want one of %s)", s, k.Stat, strings.Join(statNames, ", "))
+			}
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out, nil
+}
+
+// DefaultKeys are the headline statistics compared when --metric is not given.
+var DefaultKeys = []Key{
+	{metrics.TagTTFT, "avg"},
+	{metrics.TagTTFT, "p99"},
+	{metrics.TagITL, "avg"},
+	{metrics.TagRequestLatency, "p99"},
+	{metrics.TagOutputTokenThroughput, "avg"},
+	{metrics.TagRequestThroughput, "avg"},
+	{metrics.TagErrorRequestCount, "avg"},
+}
+
+// Pareto axes of the sweep view, as AIPerf's best_configurations: maximum
+// request throughput against minimum TTFT p99, or request latency p99 when
+// the runs have no TTFT (non-streaming).
+var (
+	paretoThroughput  = Key{metrics.TagRequestThroughput, "avg"}
+	paretoLatency     = Key{metrics.TagTTFT, "p99"}
+	paretoLatencyElse = Key{metrics.TagRequestLatency, "p99"}
+)
+
+// Direction says which way a statistic is better.
+type Direction int
+
+// Directions.
+const (
+	Neutral Direction = iota
+	LowerIsBetter
+	HigherIsBetter
+)
+
+// String is the direction as the tables show it.
+func (d Direction) String() string {
+	switch d {
+	case LowerIsBetter:
+		return "lower"
+	case HigherIsBetter:
+		return "higher"
+	}
+	return ""
+}
+
+// MarshalText makes a Direction render as "lower", "higher" or "" in JSON.
+func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// DirectionOf tells whether lower or higher values of k are better:
+// throughputs and request counts higher, latencies, durations and errors
+// lower. Counts and sums of a distribution, token lengths and anything
+// unknown are neutral.
+func DirectionOf(k Key) Direction {
+	m := k.Metric
+	switch {
+	case k.Stat == "count" || k.Stat == "sum":
+		return Neutral
+	case strings.Contains(m, "error"):
+		return LowerIsBetter
+	case strings.Contains(m, "throughput"), strings.Contains(m, "goodput"),
+		m == metrics.TagRequestCount, m == "good_request_count", m == "good_request_fraction":
+		return HigherIsBetter
+	case strings.Contains(m, "latency"), strings.HasPrefix(m, "time_to_"), strings.Contains(m, "duration"),
+		m == metrics.TagSendLag:
+		return LowerIsBetter
+	}
+	return Neutral
+}
+
+// Options are the knobs of every comparison.
+type Options struct {
+	Keys            []Key   // statistics to show; DefaultKeys when empty
+	ConfidenceLevel float64 // for intervals and tests; 0.95 when 0
+}
+
+func (o Options) withDefaults() Options {
+	if len(o.Keys) == 0 {
+		o.Keys = DefaultKeys
+	}
+	if o.ConfidenceLevel == 0 {
+		o.ConfidenceLevel = 0.95
+	}
+	return o
+}
+
+// Validate checks the confidence level.
+func (o Options) Validate() error {
+	if c := o.ConfidenceLevel; c != 0 && !(c > 0 && c < 1) {
+		return fmt.Errorf("confidence level must be between 0 and 1 (exclusive), got %g", c)
+	}
+	return nil
+}
+
+// StatKeys lists the "metric.stat" keys to load from the store for these
+// options: the shown statistics and the Pareto axes.
+func (o Options) StatKeys() []string {
+	o = o.withDefaults()
+	var out []string
+	for _, k := range append(slices.Clone(o.Keys), paretoThroughput, paretoLatency, paretoLatencyElse) {
+		if s := k.String(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// YAML core-schema tags, as yaml.Node.ShortTag reports them.
+const (
+	tagNull  = "!!null"
+	tagBool  = "!!bool"
+	tagInt   = "!!int"
+	tagFloat = "!!float"
+	tagStr   = "!!str"
+)
+
+// decoder walks the YAML tree, filling f and collecting every error.
+type decoder struct {
+	file      string
+	lookupEnv func(string) (string, bool)
+	fromEnv   map[*yaml.Node]bool // scalars whose value came (partly) from the environment
+	setAt     map[string]int      // option name → line that set it
+	errs      []error
+	f         File
+}
+
+// field is one key a mapping accepts: its snake_case name and aliases, and
+// what to do with its value.
+type field struct {
+	names []string
+	apply func(path string, v *yaml.Node)
+}
+
+func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// mark records that the file set option, refusing a second setting (e.g.
+// random_seed both at the top level and under benchmark).
+func (d *decoder) mark(option string, n *yaml.Node, path string) {
+	if line, dup := d.setAt[option]; dup {
+		d.errorf(n, path, "sets %s again (already set at line %d)", option, line)
+		return
+	}
+	d.setAt[option] = n.Line
+	d.f.Set = append(d.f.Set, option)
+}
+
+// fields applies a mapping's keys to the matching fields, reporting unknown
+// and repeated keys. Keys may be spelled in camelCase.
+func (d *decoder) fields(n *yaml.Node, path string, fs []field) {
+	seen := map[int]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k, path, "keys must be plain names, got %s", d.describe(k))
+			continue
+		}
+		at := join(path, k.Value)
+		idx := slices.IndexFunc(fs, func(f field) bool { return slices.Contains(f.names, snake(k.Value)) })
+		if idx < 0 {
+			d.errorf(k, pathOr(path), "unknown key %q%s", k.Value, suggest(snake(k.Value), fs))
+			continue
+		}
+		if first, dup := seen[idx]; dup {
+			d.errorf(k, at, "repeats key %q of line %d", first.Value, first.Line)
+			continue
+		}
+		seen[idx] = k
+		fs[idx].apply(at, v)
+	}
+}
+
+// mapping reports whether n is a mapping, recording an error if not.
+func (d *decoder) mapping(n *yaml.Node, path string) bool {
+	if n.Kind == yaml.MappingNode {
+		return true
+	}
+	d.errorf(n, pathOr(path), "expected an object, got %s", d.describe(n))
+	return false
+}
+
+// opt is the field handler of a plan.Profile option: it reads the value as
+// the option's type, checks it against allowed (when given) and sets it.
+func (d *decoder) opt(name string, allowed ...string) func(string, *yaml.Node) {
+	o, ok := plan.LookupOption(name)
+	if !ok {
+		panic("config: unknown plan option " + name)
+	}
+	return func(path string, n *yaml.Node) {
+		var v any
+		var ok bool
+		switch t := o.Kind; {
+		case t.Kind() == reflect.Slice:
+			v, ok = d.strings(path, n)
+		case t == reflect.TypeFor[bool]():
+			v, ok = d.bool(path, n)
+		case t == reflect.TypeFor[string]():
+			v, ok = d.enum(path, n, allowed...)
+		case t == reflect.TypeFor[float64]() || t == reflect.TypeFor[*float64]():
+			v, ok = d.float(path, n)
+		default: // int, *int, int64
+			v, ok = d.int(path, n)
+		}
+		if !ok {
+			return
+		}
+		if err := o.Set(&d.f.Profile, v); err != nil {
+			d.errorf(n, path, "%v", err)
+			return
+		}
+		d.mark(name, n, path)
+	}
+}
+
+// into is the field handler that reads a value with read and stores it in dst.
+func into[T any](read func(string, *yaml.Node) (T, bool), dst *T) func(string, *yaml.Node) {
+	return func(path string, n *yaml.Node) {
+		if v, ok := read(path, n); ok {
+			*dst = v
+		}
+	}
+}
+
+// str reads a string. A value substituted from the environment is text
+// whatever it looks like.
+func (d *decoder) str(path string, n *yaml.Node) (string, bool) {
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == tagStr || d.fromEnv[n]) {
+		return n.Value, true
+	}
+	d.errorf(n, path, "expected string, got %s", d.describe(n))
+	return "", false
+}
+
+// enum reads a string that must be one of allowed (any string when empty).
+func (d *decoder) enum(path string, n *yaml.Node, allowed ...string) (string, bool) {
+	s, ok := d.str(path, n)
+	if ok && len(allowed) > 0 && !slices.Contains(allowed, s) {
+		d.errorf(n, path, "expected %s, got %q", strings.Join(allowed, " | "), s)
+		return "", false
+	}
+	return s, ok
+}
+
+func (d *decoder) int(path string, n *yaml.Node) (int, bool) {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != tagInt || n.Decode(&v) != nil {
+		d.errorf(n, path, "expected int, got %s", d.describe(n))
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) float(path string, n *yaml.Node) (float64, bool) {
+	var v float64
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != tagInt && n.ShortTag() != tagFloat) || n.Decode(&v) != nil {
+		d.errorf(n, path, "expected number, got %s", d.describe(n))
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) bool(path string, n *yaml.Node) (bool, bool) {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != tagBool || n.Decode(&v) != nil {
+		d.errorf(n, path, "expected false | true, got %s", d.describe(n))
+		return false, false
+	}
+	return v, true
+}
+
+// strings reads a string or a list of strings.
+func (d *decoder) strings(path string, n *yaml.Node) ([]string, bool) {
+	if n.Kind != yaml.SequenceNode {
+		s, ok := d.str(path, n)
+		return []string{s}, ok
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, item := range n.Content {
+		s, ok := d.str(fmt.Sprintf("%s[%d]", path, i), deref(item))
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// describe names a value's type for "expected X, got Y" messages. Values from
+// the environment are not shown: they may be secrets.
+func (d *decoder) describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "object"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	name := strings.TrimPrefix(n.ShortTag(), "!!")
+	if name == "str" {
+		name = "string"
+	}
+	switch {
+	case name == "null":
+		return "null"
+	case d.fromEnv[n]:
+		return name + " from the environment"
+	case name == "string":
+		return fmt.Sprintf("string %q", n.Value)
+	}
+	return name + " " + n.Value
+}
+
+// envRef matches ${VAR} and ${VAR:default}, as AIPerf does.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}`)
+
+// substitute replaces environment references in every scalar value (not in
+// keys). A plain (unquoted) scalar is then re-typed, so `timeout: ${T:600}`
+// is a number, while a quoted one stays a string.
+func (d *decoder) substitute(n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for i, c := range n.Content {
+			at := path
+			if n.Kind == yaml.SequenceNode {
+				at = fmt.Sprintf("%s[%d]", path, i)
+			}
+			d.substitute(c, at)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			d.substitute(n.Content[i+1], join(path, n.Content[i].Value))
+		}
+	case yaml.ScalarNode:
+		if !strings.Contains(n.Value, "${") {
+			return
+		}
+		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+			m := envRef.FindStringSubmatch(ref)
+			if v, ok := d.lookupEnv(m[1]); ok {
+				return v
+			}
+			if strings.Contains(ref, ":") {
+				return m[2]
+			}
+			d.errorf(n, pathOr(path), "environment variable %s is not set (write ${%s:default} for a default)", m[1], m[1])
+			return ref
+		})
+		d.fromEnv[n] = true
+		if n.Style == 0 {
+			n.Tag = "" // re-resolve: ShortTag and Decode type plain scalars from their text
+		}
+	}
+}
+
+// deref follows YAML aliases (*name) to the anchored node.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// pathOr names the top level for errors about the document itself.
+func pathOr(path string) string {
+	if path == "" {
+		return "(top level)"
+	}
+	return path
+}
+
+// snake turns camelCase into snake_case ("apiKey" → "api_key").
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 && s[i-1] != '_' {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// suggest proposes the closest accepted key to a misspelt one, or lists the
+// accepted keys.
+func suggest(key string, fs []field) string {
+	best, bestDist := "", 3
+	for _, f := range fs {
+		for _, name := range f.names {
+			if dist := editDistance(key, name); dist < bestDist {
+				best, bestDist = name, dist
+			}
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.names[0]
+	}
+	return " (expected one of: " + strings.Join(names, ", ") + ")"
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,172 @@
+package dataset
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// corpus is the text prompts are cut from: Isaac Newton's Opticks, Book I
+// Part I, public domain (provenance in corpus/README.md).
+//
+//go:embed corpus/opticks.txt
+var corpus string
+
+// Options describe a synthetic dataset.
+type Options struct {
+	// ISLMean is the mean prompt length in tokens (at least 1) and
+	// ISLStddev its standard deviation.
+	ISLMean   int
+	ISLStddev float64
+	// OSLMean is the mean max_tokens and OSLStddev its standard deviation;
+	// OSLMean 0 means no max_tokens (Entry.MaxTokens is 0).
+	OSLMean   int
+	OSLStddev float64
+	// Entries is the number of distinct prompts (--num-dataset-entries).
+	Entries int
+	// Seed makes the dataset reproducible (--random-seed).
+	Seed int64
+}
+
+// Entry is one synthetic request.
+type Entry struct {
+	// Prompt is the prompt text.
+	Prompt string
+	// InputTokens is the number of tokens of Prompt under the tokenizer,
+	// verified by encoding it.
+	InputTokens int
+	// MaxTokens is the drawn output length, or 0 for none.
+	MaxTokens int
+}
+
+// Random streams, one per purpose, so that the drawn lengths depend on the
+// seed alone and not on the tokenizer.
+const (
+	streamLengths = iota + 1
+	streamWindows
+	streamSampler
+)
+
+// Prompt search limits: re-encodings of one corpus window, and windows drawn.
+const (
+	maxAdjustments = 10
+	maxWindows     = 100
+)
+
+// Synthetic returns o.Entries prompts. Lengths are drawn from normal
+// distributions, rounded and clamped to at least 1 token. Each prompt is a
+// window of the corpus's tokens (wrapping around) decoded to text; the text is
+// re-encoded and the window shortened or lengthened until the text has
+// exactly the drawn length under tok, or another window is drawn. The same
+// seed and tokenizer give the same entries.
+func Synthetic(tok tokenizer.Tokenizer, o Options) ([]Entry, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	ids := corpusTokens(tok)
+	lengths := rand.New(rand.NewPCG(uint64(o.Seed), streamLengths))
+	windows := rand.New(rand.NewPCG(uint64(o.Seed), streamWindows))
+	entries := make([]Entry, o.Entries)
+	for i := range entries {
+		isl := drawLength(lengths, o.ISLMean, o.ISLStddev)
+		osl := 0
+		if o.OSLMean > 0 {
+			osl = drawLength(lengths, o.OSLMean, o.OSLStddev)
+		}
+		prompt, err := exactPrompt(tok, ids, isl, windows)
+		if err != nil {
+			return nil, fmt.Errorf("synthetic prompt %d: %w", i, err)
+		}
+		entries[i] = Entry{Prompt: prompt, InputTokens: isl, MaxTokens: osl}
+	}
+	return entries, nil
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.ISLMean < 1 {
+		errs = append(errs, fmt.Errorf("input tokens mean must be at least 1, got %d", o.ISLMean))
+	}
+	if o.OSLMean < 0 {
+		errs = append(errs, fmt.Errorf("output tokens mean must not be negative, got %d", o.OSLMean))
+	}
+	if o.ISLStddev < 0 || math.IsNaN(o.ISLStddev) || math.IsInf(o.ISLStddev, 0) {
+		errs = append(errs, fmt.Errorf("input tokens stddev must be a finite number ≥ 0, got %v", o.ISLStddev))
+	}
+	if o.OSLStddev < 0 || math.IsNaN(o.OSLStddev) || math.IsInf(o.OSLStddev, 0) {
+		errs = append(errs, fmt.Errorf("output tokens stddev must be a finite number ≥ 0, got %v", o.OSLStddev))
+	}
+	if o.Entries < 1 {
+		errs = append(errs, fmt.Errorf("number of dataset entries must be at least 1, got %d", o.Entries))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("synthetic dataset: %w", err)
+	}
+	return nil
+}
+
+// drawLength draws round(normal(mean, stddev)), at least 1.
+func drawLength(r *rand.Rand, mean int, stddev float64) int {
+	if stddev == 0 {
+		return mean
+	}
+	return max(1, int(math.Round(float64(mean)+stddev*r.NormFloat64())))
+}
+
+var (
+	corpusMu    sync.Mutex
+	corpusCache = map[string][]int{} // tokenizer name → corpus token ids
+)
+
+// corpusTokens returns the corpus encoded by tok, encoding it once per
+// tokenizer name.
+func corpusTokens(tok tokenizer.Tokenizer) []int {
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	ids, ok := corpusCache[tok.Name()]
+	if !ok {
+		ids = tok.Encode(corpus)
+		corpusCache[tok.Name()] = ids
+	}
+	return ids
+}
+
+// exactPrompt returns corpus text that encodes to exactly n tokens under tok.
+// Decoding n tokens and re-encoding the text need not give n tokens back
+// (tokens merge or split at the window's edges), so the window is resized by
+// the difference and re-checked, and after maxAdjustments another window is
+// drawn. Windows whose text would cut a UTF-8 character are also redrawn.
+func exactPrompt(tok tokenizer.Tokenizer, ids []int, n int, r *rand.Rand) (string, error) {
+	for range maxWindows {
+		start, size := r.IntN(len(ids)), n
+		for range maxAdjustments {
+			text := tok.Decode(window(ids, start, size))
+			if !utf8.ValidString(text) {
+				break
+			}
+			got := tok.Count(text)
+			if got == n {
+				return text, nil
+			}
+			if size += n - got; size < 1 {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("no text of exactly %d tokens under tokenizer %s found in %d windows of the corpus", n, tok.Name(), maxWindows)
+}
+
+// window returns the n ids starting at start, wrapping around the end.
+func window(ids []int, start, n int) []int {
+	w := make([]int, n)
+	for i := range w {
+		w[i] = ids[(start+i)%len(ids)]
+	}
+	return w
+}

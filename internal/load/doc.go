@@ -1,0 +1,10 @@
+// Package load drives requests through phases on one monotonic clock.
+//
+// A Schedule is the pure rate model (absolute send offsets, constant or
+// seeded Poisson); the Engine runs phases in order: concurrency mode keeps N
+// requests in flight and sends the next the instant one ends, rate mode is
+// open-loop with absolute send times from one start, gated by an optional
+// in-flight cap. Every request gets a Credit with its scheduled time; what the
+// Sender returns is the record. Lateness is recorded, never hidden: late sends
+// fire at once and keep their original scheduled time.
+package load

@@ -1,0 +1,311 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// spinWindow is how long before a send precise pacing stops sleeping and
+// spins: Go's timers on these VMs fire up to ~1.3 ms late (p99), so 2 ms.
+const spinWindow = 2 * time.Millisecond
+
+// Credit is the permission to send one request.
+type Credit struct {
+	Index       int         // issue order within the run, from 0
+	Phase       *plan.Phase // the phase that issued it
+	ScheduledNs int64       // when the schedule wanted it sent (clock ns)
+}
+
+// Sender performs one request and returns its record; it reports failures in
+// the record, never by panicking. It must stamp SentNs itself, right before
+// the request is written.
+type Sender func(ctx context.Context, c Credit) metrics.Record
+
+// Hooks are the phase callbacks: the place where profiler control lives.
+type Hooks struct {
+	// BeforeSend runs right before a phase sends its first request. An error
+	// aborts the run before that phase sends anything.
+	BeforeSend func(ctx context.Context, ph plan.Phase) error
+	// Drained runs once every request of a phase has returned (or was
+	// cancelled at the end of its grace period).
+	Drained func(ph plan.Phase)
+}
+
+// Engine runs phases. Its fields are set before Run and not changed after.
+type Engine struct {
+	Clock    Clock
+	Send     Sender
+	Hooks    Hooks
+	Precise  bool  // spin the last stretch before each scheduled send
+	Seed     int64 // seeds Poisson arrivals (phase i uses Seed+i)
+	OnRecord func(metrics.Record)
+
+	index    atomic.Int64
+	progress Progress
+}
+
+// PhaseReport is what the engine knows about a phase once it drained.
+type PhaseReport struct {
+	Phase                     plan.Phase
+	Sent                      int   // credits issued
+	Cancelled                 int   // requests cut at the end of the grace period (or by Ctrl-C)
+	CapDelayed                int   // rate mode: sends that waited for a free in-flight slot
+	StartNs                   int64 // when the phase began sending
+	StopNs                    int64 // when it stopped issuing
+	DrainedNs                 int64 // when its last request returned
+	FirstSchedNs, LastSchedNs int64
+}
+
+// Progress counts requests of the current phase, for the progress display.
+type Progress struct {
+	Phase     atomic.Pointer[plan.Phase]
+	Sent      atomic.Int64
+	Done      atomic.Int64
+	Errors    atomic.Int64
+	PhaseNs   atomic.Int64 // clock stamp when the phase started
+	Cancelled atomic.Int64
+}
+
+// Progress exposes live counters; safe to read while Run is going.
+func (e *Engine) Progress() *Progress { return &e.progress }
+
+// Run executes the phases in order. A seamless phase starts as soon as the
+// previous one stops issuing; otherwise the previous phase drains first. On
+// ctx cancellation it stops issuing, cancels in-flight requests, waits for
+// every phase to drain (so Drained hooks run) and returns ctx.Err().
+func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, error) {
+	reports := make([]PhaseReport, len(phases))
+	var prevDrained <-chan struct{}
+	var all []<-chan struct{}
+	waitAll := func() {
+		for _, d := range all {
+			<-d
+		}
+	}
+	for i := range phases {
+		ph := &phases[i]
+		if prevDrained != nil && !ph.Seamless {
+			select {
+			case <-prevDrained:
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if e.Hooks.BeforeSend != nil {
+			if err := e.Hooks.BeforeSend(ctx, *ph); err != nil {
+				waitAll()
+				return reports, err
+			}
+		}
+		drained := e.runPhase(ctx, ph, &reports[i], int64(i))
+		all = append(all, drained)
+		prevDrained = drained
+	}
+	waitAll()
+	return reports, ctx.Err()
+}
+
+// runPhase issues the phase's requests and returns once it stops issuing; the
+// returned channel closes when the phase has drained.
+func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n int64) <-chan struct{} {
+	phaseCtx, cancel := context.WithCancel(ctx)
+	r.Phase = *ph
+	r.StartNs = e.Clock.Now()
+	e.progress.Phase.Store(ph)
+	e.progress.PhaseNs.Store(r.StartNs)
+	e.progress.Sent.Store(0)
+	e.progress.Done.Store(0)
+	e.progress.Errors.Store(0)
+
+	var inflight sync.WaitGroup
+	var cancelled atomic.Int64
+	emit := func(rec metrics.Record) {
+		if rec.Error != nil && phaseCtx.Err() != nil {
+			rec.Cancelled = true
+			cancelled.Add(1)
+			e.progress.Cancelled.Add(1)
+		} else if rec.Error != nil {
+			e.progress.Errors.Add(1)
+		}
+		e.progress.Done.Add(1)
+		if e.OnRecord != nil {
+			e.OnRecord(rec)
+		}
+	}
+	credit := func(sched int64) Credit {
+		if r.Sent == 0 {
+			r.FirstSchedNs = sched
+		}
+		r.LastSchedNs = sched
+		r.Sent++
+		e.progress.Sent.Add(1)
+		return Credit{Index: int(e.index.Add(1) - 1), Phase: ph, ScheduledNs: sched}
+	}
+
+	if ph.Rate > 0 {
+		e.issueRate(ctx, phaseCtx, ph, r, n, &inflight, credit, emit)
+	} else {
+		e.issueConcurrency(ctx, phaseCtx, ph, &inflight, credit, emit)
+	}
+	r.StopNs = e.Clock.Now()
+
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		defer cancel()
+		done := make(chan struct{})
+		go func() { inflight.Wait(); close(done) }()
+		if ph.Duration > 0 && ph.GracePeriod >= 0 {
+			grace := time.NewTimer(time.Duration(ph.GracePeriod * float64(time.Second)))
+			select {
+			case <-done:
+			case <-grace.C:
+				cancel()
+				<-done
+			}
+			grace.Stop()
+		} else {
+			<-done
+		}
+		r.DrainedNs = e.Clock.Now()
+		r.Cancelled = int(cancelled.Load())
+		if e.Hooks.Drained != nil {
+			e.Hooks.Drained(*ph)
+		}
+	}()
+	return drained
+}
+
+// issueConcurrency keeps ph.Concurrency requests in flight: each slot sends
+// its next request the instant the previous one returns.
+func (e *Engine) issueConcurrency(ctx, phaseCtx context.Context, ph *plan.Phase, inflight *sync.WaitGroup,
+	credit func(int64) Credit, emit func(metrics.Record)) {
+	var mu sync.Mutex // guards credit(), which updates the report
+	var claimed int
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	if ph.Duration > 0 {
+		t := time.AfterFunc(time.Duration(ph.Duration*float64(time.Second)), halt)
+		defer t.Stop()
+	}
+	claim := func() (Credit, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-stop:
+			return Credit{}, false
+		case <-ctx.Done():
+			halt()
+			return Credit{}, false
+		default:
+		}
+		if ph.Requests > 0 && claimed >= ph.Requests {
+			halt()
+			return Credit{}, false
+		}
+		claimed++
+		if ph.Requests > 0 && claimed == ph.Requests {
+			halt()
+		}
+		return credit(e.Clock.Now()), true
+	}
+	inflight.Add(ph.Concurrency)
+	for w := 0; w < ph.Concurrency; w++ {
+		go func() {
+			defer inflight.Done()
+			for {
+				c, ok := claim()
+				if !ok {
+					return
+				}
+				emit(e.Send(phaseCtx, c))
+			}
+		}()
+	}
+	select {
+	case <-stop:
+	case <-ctx.Done():
+		halt()
+	}
+}
+
+// issueRate sends on an absolute open-loop schedule from one start. A late
+// send fires at once and keeps its scheduled time (the lag is recorded); with
+// a cap, a send waits for a free slot and is counted as cap-delayed.
+func (e *Engine) issueRate(ctx, phaseCtx context.Context, ph *plan.Phase, r *PhaseReport, n int64,
+	inflight *sync.WaitGroup, credit func(int64) Credit, emit func(metrics.Record)) {
+	sched := NewSchedule(ph.Rate, ph.RateMode, e.Seed+n)
+	var slots chan struct{}
+	if ph.Concurrency > 0 {
+		slots = make(chan struct{}, ph.Concurrency)
+	}
+	start := r.StartNs
+	end := start + int64(ph.Duration*float64(time.Second))
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for sent := 0; ph.Requests == 0 || sent < ph.Requests; sent++ {
+		target := start + sched.Next()
+		if ph.Duration > 0 && target >= end {
+			return
+		}
+		if !e.waitUntil(ctx, timer, target) {
+			return
+		}
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			default:
+				r.CapDelayed++
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+		c := credit(target)
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			rec := e.Send(phaseCtx, c)
+			if slots != nil {
+				<-slots
+			}
+			emit(rec)
+		}()
+	}
+}
+
+// waitUntil blocks until the clock reaches target (returns at once when it
+// already has). Precise pacing sleeps until spinWindow before target, then
+// spins. It returns false if ctx ended first.
+func (e *Engine) waitUntil(ctx context.Context, timer *time.Timer, target int64) bool {
+	d := time.Duration(target - e.Clock.Now())
+	if e.Precise {
+		d -= spinWindow
+	}
+	if d > 0 {
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if e.Precise {
+		for i := 0; e.Clock.Now() < target; i++ {
+			if i&1023 == 0 && ctx.Err() != nil {
+				return false
+			}
+		}
+	}
+	return ctx.Err() == nil
+}

@@ -1,0 +1,274 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+func TestScheduleConstantIsAbsolute(t *testing.T) {
+	s := NewSchedule(3, plan.RateConstant, 1)
+	var got []int64
+	for i := 0; i < 7; i++ {
+		got = append(got, s.Next())
+	}
+	// 1/3 s gaps computed from i, so no rounding drift: the 6th send is at exactly 2 s.
+	assert.Equal(t, []int64{0, 333333333, 666666667, 1000000000, 1333333333, 1666666667, 2000000000}, got)
+}
+
+func TestSchedulePoissonSeededAndRateMatches(t *testing.T) {
+	a, b, c := NewSchedule(100, plan.RatePoisson, 7), NewSchedule(100, plan.RatePoisson, 7), NewSchedule(100, plan.RatePoisson, 8)
+	var last int64
+	same, differ := true, false
+	const n = 20000
+	for i := 0; i < n; i++ {
+		x, y, z := a.Next(), b.Next(), c.Next()
+		require.GreaterOrEqual(t, x, last, "offsets never go backwards")
+		last = x
+		same = same && x == y
+		differ = differ || x != z
+	}
+	assert.True(t, same, "same seed, same arrivals")
+	assert.True(t, differ, "other seed, other arrivals")
+	rate := float64(n-1) / (float64(last) / 1e9)
+	assert.InDelta(t, 100, rate, 3, "mean rate of %d exponential gaps", n)
+}
+
+// fakeServer is a Sender whose requests block until released, so tests can
+// observe in-flight counts without sleeping.
+type fakeServer struct {
+	clock    Clock
+	inflight atomic.Int64
+	maxSeen  atomic.Int64
+	release  chan struct{} // nil: answer at once
+	mu       sync.Mutex
+	events   []string
+}
+
+func (f *fakeServer) log(s string) {
+	f.mu.Lock()
+	f.events = append(f.events, s)
+	f.mu.Unlock()
+}
+
+func (f *fakeServer) send(ctx context.Context, c Credit) metrics.Record {
+	n := f.inflight.Add(1)
+	for {
+		m := f.maxSeen.Load()
+		if n <= m || f.maxSeen.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	defer f.inflight.Add(-1)
+	rec := metrics.Record{Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs, SentNs: f.clock.Now()}
+	f.log("send " + c.Phase.Name)
+	if f.release != nil {
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			rec.Error = &metrics.Error{Type: "Cancelled", Message: ctx.Err().Error()}
+		}
+	}
+	rec.EndNs = f.clock.Now()
+	return rec
+}
+
+type collector struct {
+	mu   sync.Mutex
+	recs []metrics.Record
+}
+
+func (c *collector) add(r metrics.Record) {
+	c.mu.Lock()
+	c.recs = append(c.recs, r)
+	c.mu.Unlock()
+}
+
+func newEngine(f *fakeServer, c *collector) *Engine {
+	return &Engine{Clock: f.clock, Send: f.send, OnRecord: c.add}
+}
+
+func TestConcurrencyModeKeepsNInFlight(t *testing.T) {
+	f := &fakeServer{clock: NewClock(), release: make(chan struct{})}
+	c := &collector{}
+	e := newEngine(f, c)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := e.Run(context.Background(), []plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 4, Requests: 20}})
+		assert.NoError(t, err)
+	}()
+	// Let every request through one at a time: each release frees one slot,
+	// which must immediately be refilled until the count runs out.
+	for i := 0; i < 20; i++ {
+		require.Eventually(t, func() bool { return f.inflight.Load() == int64(min(4, 20-i)) }, 5*time.Second, time.Millisecond)
+		f.release <- struct{}{}
+	}
+	<-done
+	assert.Len(t, c.recs, 20)
+	assert.EqualValues(t, 4, f.maxSeen.Load())
+	idx := map[int]bool{}
+	for _, r := range c.recs {
+		idx[r.Index] = true
+		assert.Equal(t, r.ScheduledNs <= r.SentNs, true)
+	}
+	assert.Len(t, idx, 20, "credit indexes are unique")
+}
+
+func TestRateModeCapDelaysAndCounts(t *testing.T) {
+	f := &fakeServer{clock: NewClock(), release: make(chan struct{})}
+	c := &collector{}
+	e := newEngine(f, c)
+	var reports []PhaseReport
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		reports, err = e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 2000, RateMode: plan.RateConstant, Concurrency: 2, Requests: 6}})
+		assert.NoError(t, err)
+	}()
+	require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, 5*time.Second, time.Millisecond)
+	for i := 0; i < 6; i++ {
+		f.release <- struct{}{}
+	}
+	<-done
+	require.Len(t, c.recs, 6)
+	assert.EqualValues(t, 2, f.maxSeen.Load(), "the cap bounds in-flight requests")
+	assert.Equal(t, 6, reports[0].Sent)
+	assert.GreaterOrEqual(t, reports[0].CapDelayed, 1, "sends that found no free slot are counted")
+	for _, r := range c.recs {
+		// scheduled times stay on the absolute grid (i/2000 s) even when the cap delayed the send.
+		assert.Zero(t, (r.ScheduledNs-reports[0].StartNs)%500000, "scheduled on the grid: %d", r.ScheduledNs)
+	}
+}
+
+func TestPhasesHooksOrderAndWarmupSeparation(t *testing.T) {
+	f := &fakeServer{clock: NewClock()}
+	c := &collector{}
+	e := newEngine(f, c)
+	e.Hooks = Hooks{
+		BeforeSend: func(_ context.Context, ph plan.Phase) error { f.log("before " + ph.Name); return nil },
+		Drained:    func(ph plan.Phase) { f.log("drained " + ph.Name) },
+	}
+	phases := []plan.Phase{
+		{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 2, Requests: 3},
+		{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 2, Requests: 5},
+	}
+	reports, err := e.Run(context.Background(), phases)
+	require.NoError(t, err)
+	require.Len(t, reports, 2)
+	assert.Equal(t, 3, reports[0].Sent)
+	assert.Equal(t, 5, reports[1].Sent)
+	want := []string{"before warmup", "send warmup", "send warmup", "send warmup", "drained warmup", "before profiling"}
+	assert.Equal(t, want, f.events[:6], "a non-seamless phase waits for the previous one to drain")
+	assert.Equal(t, "drained profiling", f.events[len(f.events)-1])
+	kinds := map[string]int{}
+	for _, r := range c.recs {
+		kinds[r.PhaseKind]++
+	}
+	assert.Equal(t, map[string]int{plan.KindWarmup: 3, plan.KindProfiling: 5}, kinds)
+}
+
+func TestSeamlessPhaseStartsBeforePreviousDrains(t *testing.T) {
+	f := &fakeServer{clock: NewClock(), release: make(chan struct{})}
+	c := &collector{}
+	e := newEngine(f, c)
+	started := make(chan string, 4)
+	e.Hooks.BeforeSend = func(_ context.Context, ph plan.Phase) error { started <- ph.Name; return nil }
+	phases := []plan.Phase{
+		{Name: "a", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1},
+		{Name: "b", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1, Seamless: true},
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := e.Run(context.Background(), phases)
+		assert.NoError(t, err)
+	}()
+	assert.Equal(t, "a", <-started)
+	assert.Equal(t, "b", <-started, "b starts while a's request is still in flight")
+	require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, 5*time.Second, time.Millisecond)
+	f.release <- struct{}{}
+	f.release <- struct{}{}
+	<-done
+	assert.Len(t, c.recs, 2)
+}
+
+func TestBeforeSendErrorAbortsPhase(t *testing.T) {
+	f := &fakeServer{clock: NewClock()}
+	c := &collector{}
+	e := newEngine(f, c)
+	e.Hooks.BeforeSend = func(_ context.Context, ph plan.Phase) error {
+		if ph.Kind == plan.KindProfiling {
+			return assert.AnError
+		}
+		return nil
+	}
+	_, err := e.Run(context.Background(), []plan.Phase{
+		{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 1, Requests: 2},
+		{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 1, Requests: 2},
+	})
+	require.ErrorIs(t, err, assert.AnError)
+	for _, r := range c.recs {
+		assert.Equal(t, plan.KindWarmup, r.PhaseKind, "no profiling request was sent")
+	}
+}
+
+func TestGracePeriodCancelsStragglers(t *testing.T) {
+	f := &fakeServer{clock: NewClock(), release: make(chan struct{})} // never released
+	c := &collector{}
+	e := newEngine(f, c)
+	drained := make(chan struct{})
+	e.Hooks.Drained = func(plan.Phase) { close(drained) }
+	reports, err := e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Concurrency: 3, Duration: 0.05, GracePeriod: 0}})
+	require.NoError(t, err)
+	<-drained
+	sent := reports[0].Sent
+	assert.True(t, sent >= 1 && sent <= 3, "each slot sends at most once, then the duration ends: %d", sent)
+	assert.Equal(t, sent, reports[0].Cancelled)
+	assert.Len(t, c.recs, sent)
+	for _, r := range c.recs {
+		assert.True(t, r.Cancelled)
+	}
+}
+
+func TestCancelStopsIssuingAndStillDrains(t *testing.T) {
+	f := &fakeServer{clock: NewClock(), release: make(chan struct{})}
+	c := &collector{}
+	e := newEngine(f, c)
+	var drainedCalls atomic.Int32
+	e.Hooks.Drained = func(plan.Phase) { drainedCalls.Add(1) }
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, 5*time.Second, time.Millisecond)
+		cancel()
+	}()
+	_, err := e.Run(ctx, []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 1000, RateMode: plan.RateConstant, Concurrency: 2, Requests: 100}})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.EqualValues(t, 1, drainedCalls.Load(), "the drained hook runs even after Ctrl-C (profiler stop)")
+	assert.Len(t, c.recs, 2)
+	for _, r := range c.recs {
+		assert.True(t, r.Cancelled)
+	}
+}
+
+func TestPrecisePacingKeepsSchedule(t *testing.T) {
+	f := &fakeServer{clock: NewClock()}
+	c := &collector{}
+	e := newEngine(f, c)
+	e.Precise = true
+	_, err := e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 500, RateMode: plan.RatePoisson, Requests: 50}})
+	require.NoError(t, err)
+	require.Len(t, c.recs, 50)
+	for _, r := range c.recs {
+		assert.GreaterOrEqual(t, r.SentNs, r.ScheduledNs, "never sent early")
+	}
+}

@@ -1,0 +1,59 @@
+package metrics
+
+// Record is one request as measured: a flat, serialisable row (vegeta's
+// Result). Times are nanosecond offsets from the run's single monotonic start;
+// WallStartNs anchors SentNs to wall-clock time for exports.
+type Record struct {
+	Index     int    `json:"index"`      // issue order within the run, from 0
+	Phase     string `json:"phase"`      // phase name, e.g. "warmup", "profiling"
+	PhaseKind string `json:"phase_kind"` // plan.KindWarmup or plan.KindProfiling
+	RequestID string `json:"request_id"` // X-Request-ID sent
+	URL       int    `json:"url"`        // index of the --url used
+	Model     string `json:"model"`
+	Streaming bool   `json:"streaming"`
+
+	ScheduledNs int64 `json:"scheduled_ns"` // when the schedule wanted it sent
+	SentNs      int64 `json:"sent_ns"`      // taken just before the request is written
+	EndNs       int64 `json:"end_ns"`       // last byte read, or the failure
+	WallStartNs int64 `json:"wall_start_ns"`
+
+	// ResponseNs holds the arrival stamp of every response that carried
+	// generated text (content or reasoning), in order; a non-streaming
+	// response has one. Stamps are taken when the SSE event is read, before
+	// JSON decoding.
+	ResponseNs []int64 `json:"response_ns,omitempty"`
+	// FirstOutputNs is the first response with non-reasoning content (0: none).
+	FirstOutputNs int64 `json:"first_output_ns,omitempty"`
+
+	InputTokens           int    `json:"input_tokens"`               // client tokenizer count of the prompt (ISL)
+	OutputTokens          int    `json:"output_tokens"`              // client count of non-reasoning output text
+	ReasoningTokens       int    `json:"reasoning_tokens,omitempty"` // client count of reasoning text
+	RequestedOutputTokens int    `json:"requested_output_tokens,omitempty"`
+	Usage                 *Usage `json:"usage,omitempty"` // server-reported usage, when present
+
+	Status    int    `json:"status,omitempty"`    // HTTP status; 0 when no response arrived
+	Error     *Error `json:"error,omitempty"`     // nil on success
+	Retried   bool   `json:"retried,omitempty"`   // failed on a reused connection before any byte; retried once on a fresh one
+	Cancelled bool   `json:"cancelled,omitempty"` // still in flight at the end of the grace period (excluded from metrics)
+}
+
+// Usage is the server's token accounting (OpenAI `usage`).
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"` // completion_tokens_details.reasoning_tokens
+	CachedTokens     int `json:"cached_tokens,omitempty"`    // prompt_tokens_details.cached_tokens
+}
+
+// Error describes a failed request. Code is the HTTP status when the server
+// answered, else 0; Type is a short class ("HTTPError", "StreamError",
+// "IncompleteStream", "Timeout", "ConnectionError", "Cancelled", ...).
+type Error struct {
+	Code    int    `json:"code"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// OK reports whether the request succeeded and counts toward metrics.
+func (r *Record) OK() bool { return r.Error == nil && !r.Cancelled }

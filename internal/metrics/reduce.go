@@ -1,0 +1,365 @@
+package metrics
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// AIPerf metric tags.
+const (
+	TagTTFT                   = "time_to_first_token"
+	TagTTST                   = "time_to_second_token"
+	TagTTFO                   = "time_to_first_output_token"
+	TagRequestLatency         = "request_latency"
+	TagITL                    = "inter_token_latency"
+	TagICL                    = "inter_chunk_latency"
+	TagPerUserThroughput      = "output_token_throughput_per_user"
+	TagOSL                    = "output_sequence_length"
+	TagISL                    = "input_sequence_length"
+	TagOutputTokenCount       = "output_token_count"
+	TagReasoningTokenCount    = "reasoning_token_count"
+	TagUsagePromptTokens      = "usage_prompt_tokens"
+	TagUsageCompletionTokens  = "usage_completion_tokens"
+	TagUsagePromptDiffPct     = "usage_prompt_tokens_diff_pct"
+	TagUsageCompletionDiffPct = "usage_completion_tokens_diff_pct"
+	TagSendLag                = "send_lag" // ours: sent − scheduled
+	TagErrorISL               = "error_isl"
+
+	TagOutputTokenThroughput = "output_token_throughput"
+	TagTotalTokenThroughput  = "total_token_throughput"
+	TagRequestThroughput     = "request_throughput"
+	TagRequestCount          = "request_count"
+	TagErrorRequestCount     = "error_request_count"
+	TagTotalISL              = "total_isl"
+	TagTotalOSL              = "total_osl"
+	TagTotalErrorISL         = "total_error_isl"
+	TagBenchmarkDuration     = "benchmark_duration"
+)
+
+// Units as AIPerf displays them.
+const (
+	UnitMs           = "ms"
+	UnitSec          = "sec"
+	UnitTokens       = "tokens"
+	UnitPercent      = "%"
+	UnitRequests     = "requests"
+	UnitTokensPerSec = "tokens/sec"
+	UnitPerUser      = "tokens/sec/user"
+	UnitRequestsSec  = "requests/sec"
+)
+
+// def names one metric for display.
+type def struct{ tag, header, unit string }
+
+// Record metrics, in AIPerf display order; the index is the metric's id.
+const (
+	idTTFT = iota
+	idTTST
+	idTTFO
+	idLatency
+	idITL
+	idICL
+	idPerUser
+	idOSL
+	idISL
+	idOutputTokens
+	idReasoningTokens
+	idUsagePrompt
+	idUsageCompletion
+	idUsagePromptDiff
+	idUsageCompletionDiff
+	idSendLag
+	idErrorISL
+	numRecordMetrics
+)
+
+var recordDefs = [numRecordMetrics]def{
+	idTTFT:                {TagTTFT, "Time to First Token", UnitMs},
+	idTTST:                {TagTTST, "Time to Second Token", UnitMs},
+	idTTFO:                {TagTTFO, "Time to First Output Token", UnitMs},
+	idLatency:             {TagRequestLatency, "Request Latency", UnitMs},
+	idITL:                 {TagITL, "Inter Token Latency", UnitMs},
+	idICL:                 {TagICL, "Inter Chunk Latency", UnitMs},
+	idPerUser:             {TagPerUserThroughput, "Output Token Throughput Per User", UnitPerUser},
+	idOSL:                 {TagOSL, "Output Sequence Length", UnitTokens},
+	idISL:                 {TagISL, "Input Sequence Length", UnitTokens},
+	idOutputTokens:        {TagOutputTokenCount, "Output Token Count", UnitTokens},
+	idReasoningTokens:     {TagReasoningTokenCount, "Reasoning Token Count", UnitTokens},
+	idUsagePrompt:         {TagUsagePromptTokens, "Usage Prompt Tokens", UnitTokens},
+	idUsageCompletion:     {TagUsageCompletionTokens, "Usage Completion Tokens", UnitTokens},
+	idUsagePromptDiff:     {TagUsagePromptDiffPct, "Usage Prompt Diff", UnitPercent},
+	idUsageCompletionDiff: {TagUsageCompletionDiffPct, "Usage Completion Diff", UnitPercent},
+	idSendLag:             {TagSendLag, "Send Lag", UnitMs},
+	idErrorISL:            {TagErrorISL, "Error Input Sequence Length", UnitTokens},
+}
+
+// Derived and aggregate metrics, in display order.
+var (
+	defOutputThroughput = def{TagOutputTokenThroughput, "Output Token Throughput", UnitTokensPerSec}
+	defTotalThroughput  = def{TagTotalTokenThroughput, "Total Token Throughput", UnitTokensPerSec}
+	defRequestRate      = def{TagRequestThroughput, "Request Throughput", UnitRequestsSec}
+	defRequestCount     = def{TagRequestCount, "Request Count", UnitRequests}
+	defErrorCount       = def{TagErrorRequestCount, "Error Request Count", UnitRequests}
+	defTotalISL         = def{TagTotalISL, "Total Input Sequence Length", UnitTokens}
+	defTotalOSL         = def{TagTotalOSL, "Total Output Sequence Length", UnitTokens}
+	defTotalErrorISL    = def{TagTotalErrorISL, "Total Error Input Sequence Length", UnitTokens}
+	defDuration         = def{TagBenchmarkDuration, "Benchmark Duration", UnitSec}
+)
+
+// Value is one metric of one request, as the per-request export shows it.
+type Value struct {
+	Tag  string
+	Unit string
+	V    float64   // the value, unless the metric is list-valued
+	List []float64 // every value of a list-valued metric (inter_chunk_latency)
+}
+
+// RecordMetrics returns the metrics of one request, in display order, holding
+// only those that apply: streaming-only metrics need streaming and a
+// response, usage metrics need server usage. A request that did not succeed
+// (failed or cancelled) has only error_isl.
+func RecordMetrics(r Record, streaming bool) []Value {
+	var out []Value
+	visit(&r, streaming, func(id int, v float64) {
+		d := recordDefs[id]
+		if id == idICL {
+			if n := len(out); n > 0 && out[n-1].Tag == d.tag {
+				out[n-1].List = append(out[n-1].List, v)
+				return
+			}
+			out = append(out, Value{Tag: d.tag, Unit: d.unit, List: []float64{v}})
+			return
+		}
+		out = append(out, Value{Tag: d.tag, Unit: d.unit, V: v})
+	})
+	return out
+}
+
+// OutputSequenceLength is the request's OSL: the server's completion token
+// count when it reported usage, else the client's count of output plus
+// reasoning tokens.
+func OutputSequenceLength(r *Record) int {
+	if r.Usage != nil {
+		return r.Usage.CompletionTokens
+	}
+	return r.OutputTokens + r.ReasoningTokens
+}
+
+// LatencyNs is the request latency in ns: from send to the last response that
+// carried generated text, or to the end of the request when none did.
+func LatencyNs(r *Record) int64 {
+	if n := len(r.ResponseNs); n > 0 {
+		return r.ResponseNs[n-1] - r.SentNs
+	}
+	return r.EndNs - r.SentNs
+}
+
+// visit emits every record metric of r, in id order, through emit.
+func visit(r *Record, streaming bool, emit func(id int, v float64)) {
+	if !r.OK() {
+		emit(idErrorISL, float64(r.InputTokens))
+		return
+	}
+	resp := r.ResponseNs
+	latency := LatencyNs(r)
+	osl := OutputSequenceLength(r)
+	streamed := streaming && len(resp) > 0
+	var ttft int64
+	if streamed {
+		ttft = resp[0] - r.SentNs
+		emit(idTTFT, ms(ttft))
+		if len(resp) >= 2 {
+			emit(idTTST, ms(resp[1]-resp[0]))
+		}
+		if r.FirstOutputNs != 0 {
+			emit(idTTFO, ms(r.FirstOutputNs-r.SentNs))
+		}
+	}
+	emit(idLatency, ms(latency))
+	var itlNs float64
+	hasITL := streamed && osl >= 2
+	if hasITL {
+		itlNs = float64(latency-ttft) / float64(osl-1)
+		emit(idITL, itlNs/1e6)
+	}
+	if streamed {
+		for i := 1; i < len(resp); i++ {
+			emit(idICL, ms(resp[i]-resp[i-1]))
+		}
+	}
+	if hasITL && itlNs > 0 {
+		emit(idPerUser, 1e9/itlNs)
+	}
+	emit(idOSL, float64(osl))
+	emit(idISL, float64(r.InputTokens))
+	emit(idOutputTokens, float64(r.OutputTokens))
+	if r.ReasoningTokens > 0 {
+		emit(idReasoningTokens, float64(r.ReasoningTokens))
+	}
+	if u := r.Usage; u != nil {
+		emit(idUsagePrompt, float64(u.PromptTokens))
+		emit(idUsageCompletion, float64(u.CompletionTokens))
+		if r.InputTokens > 0 {
+			emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
+		}
+		if client := r.OutputTokens + r.ReasoningTokens; client > 0 {
+			emit(idUsageCompletionDiff, diffPct(u.CompletionTokens, client))
+		}
+	}
+	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+}
+
+// ms converts a nanosecond interval to milliseconds.
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// diffPct is |server − client| / client × 100.
+func diffPct(server, client int) float64 {
+	d := server - client
+	if d < 0 {
+		d = -d
+	}
+	return float64(d) / float64(client) * 100
+}
+
+// Summarize reduces a phase's records to its summary: every record metric
+// that has at least one value (with Stats), then the derived and aggregate
+// metrics (with Value), in AIPerf display order. Successful records feed the
+// metrics, failed ones the error counts; cancelled records are left out.
+// Non-streaming runs have no TTFT, TTST, TTFO, ITL, ICL or per-user
+// throughput.
+func Summarize(records []Record, streaming bool) Summary {
+	var (
+		vals               [numRecordMetrics][]float64
+		ok, failed         int
+		totalISL, totalOSL float64
+		totalErrISL        float64
+		okSpan, failSpan   span
+	)
+	for i := range records {
+		if records[i].OK() {
+			ok++
+		}
+	}
+	emit := func(id int, v float64) {
+		if vals[id] == nil {
+			vals[id] = make([]float64, 0, ok)
+		}
+		vals[id] = append(vals[id], v)
+	}
+	for i := range records {
+		r := &records[i]
+		if r.Cancelled {
+			continue
+		}
+		visit(r, streaming, emit)
+		if r.Error != nil {
+			failed++
+			totalErrISL += float64(r.InputTokens)
+			if r.EndNs != 0 {
+				failSpan.cover(r.SentNs, r.EndNs)
+			}
+			continue
+		}
+		totalISL += float64(r.InputTokens)
+		totalOSL += float64(OutputSequenceLength(r))
+		okSpan.cover(r.SentNs, r.SentNs+LatencyNs(r))
+	}
+	// The benchmark runs from the first send to the last response of the
+	// successful requests, or of the failed ones when none succeeded.
+	window := okSpan
+	if !window.set {
+		window = failSpan
+	}
+
+	var s Summary
+	stats := computeAll(&vals)
+	for id, st := range stats {
+		if st != nil {
+			d := recordDefs[id]
+			s.Metrics = append(s.Metrics, Metric{Tag: d.tag, Header: d.header, Unit: d.unit, Stats: st})
+		}
+	}
+	scalar := func(d def, v float64) {
+		s.Metrics = append(s.Metrics, Metric{Tag: d.tag, Header: d.header, Unit: d.unit, Value: v})
+	}
+	duration := float64(window.to-window.from) / 1e9
+	if window.set && duration > 0 {
+		if ok > 0 {
+			scalar(defOutputThroughput, totalOSL/duration)
+			scalar(defTotalThroughput, (totalISL+totalOSL)/duration)
+		}
+		scalar(defRequestRate, float64(ok)/duration)
+	}
+	scalar(defRequestCount, float64(ok))
+	scalar(defErrorCount, float64(failed))
+	if ok > 0 {
+		scalar(defTotalISL, totalISL)
+		scalar(defTotalOSL, totalOSL)
+	}
+	if failed > 0 {
+		scalar(defTotalErrorISL, totalErrISL)
+	}
+	if window.set {
+		scalar(defDuration, duration)
+	}
+	return s
+}
+
+// span is a time interval in ns, grown to cover others.
+type span struct {
+	from, to int64
+	set      bool
+}
+
+// cover grows s to include [from, to].
+func (s *span) cover(from, to int64) {
+	if !s.set {
+		*s = span{from: from, to: to, set: true}
+		return
+	}
+	s.from, s.to = min(s.from, from), max(s.to, to)
+}
+
+// computeAll sorts and reduces every non-empty value list, in parallel: the
+// sorts dominate the cost of Summarize on large runs.
+func computeAll(vals *[numRecordMetrics][]float64) [numRecordMetrics]*Stats {
+	var (
+		out [numRecordMetrics]*Stats
+		wg  sync.WaitGroup
+	)
+	for id, v := range vals {
+		if len(v) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			slices.Sort(v) // v is Summarize's own buffer
+			st := computeSorted(v)
+			out[id] = &st
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// Errors counts identical failures (same code, type and message), most
+// frequent first; ties keep first-seen order. Cancelled requests are not
+// errors.
+func Errors(records []Record) []ErrorCount {
+	var out []ErrorCount
+	index := map[Error]int{}
+	for i := range records {
+		r := &records[i]
+		if r.Cancelled || r.Error == nil {
+			continue
+		}
+		if j, seen := index[*r.Error]; seen {
+			out[j].Count++
+			continue
+		}
+		index[*r.Error] = len(out)
+		out = append(out, ErrorCount{Error: *r.Error, Count: 1})
+	}
+	slices.SortStableFunc(out, func(a, b ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
+	return out
+}

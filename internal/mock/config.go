@@ -1,0 +1,79 @@
+package mock
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Config is the mock server's flag set. It carries kong tags so both CLIs
+// (`aiperf-mock-server` and `aiperf mock-server`) embed it unchanged.
+type Config struct {
+	Host string `name:"host" default:"127.0.0.1" help:"Address to listen on."`
+	Port int    `name:"port" short:"p" default:"8000" help:"Port to listen on (0 picks a free port)."`
+
+	TTFT float64 `name:"ttft" default:"20" placeholder:"MS" help:"Time to first token in milliseconds (default ${default})."`
+	ITL  float64 `name:"itl" default:"5" placeholder:"MS" help:"Inter-token latency in milliseconds (default ${default})."`
+	Fast bool    `name:"fast" help:"No token latency at all (sets --ttft and --itl to 0)."`
+
+	Model      string  `name:"model" default:"mock-model" help:"Model id listed by /v1/models (requests for any model are accepted)."`
+	APIKey     string  `name:"api-key" help:"Require 'Authorization: Bearer <key>' on inference routes."`
+	ErrorRate  float64 `name:"error-rate" default:"0" placeholder:"PERCENT" help:"Share of inference requests, 0-100, answered with HTTP 500 (default ${default})."`
+	RandomSeed int64   `name:"random-seed" default:"0" help:"Seed for injected errors and unbounded output lengths."`
+	AccessLogs bool    `name:"access-logs" help:"Log one line per request (method, path, status, duration) to stderr, admin calls included."`
+
+	AdminFailStatus   int     `name:"admin-fail-status" placeholder:"CODE" help:"HTTP status the first --admin-fail-count admin calls answer."`
+	AdminFailCount    int     `name:"admin-fail-count" placeholder:"N" help:"Number of admin calls (reset, flush, start, stop; one shared count) that answer --admin-fail-status."`
+	AdminLatencyMS    float64 `name:"admin-latency-ms" placeholder:"MS" help:"Delay before answering each admin call, in milliseconds."`
+	ResetSuccessFalse bool    `name:"reset-success-false" help:"Answer /reset_prefix_cache with 200 {\"success\": false}, as vLLM does when blocks are busy."`
+
+	// CountTokens counts a prompt's tokens for usage.prompt_tokens; nil
+	// approximates one token per four bytes. Results are cached per prompt.
+	CountTokens func(string) int `kong:"-"`
+	// AccessLog receives the --access-logs lines; nil means os.Stderr.
+	AccessLog io.Writer `kong:"-"`
+}
+
+// Defaults for the zero Config (kong applies the same ones from the tags).
+const (
+	defaultModel = "mock-model"
+	defaultHost  = "127.0.0.1"
+)
+
+// Validate checks every flag and returns the first problem, naming the flag.
+// New calls it; kong calls it after parsing when Config is the root grammar.
+func (c *Config) Validate() error {
+	switch {
+	case c.Port < 0 || c.Port > 65535:
+		return fmt.Errorf("--port must be between 0 and 65535, got %d", c.Port)
+	case c.TTFT < 0:
+		return fmt.Errorf("--ttft must be >= 0 ms, got %g", c.TTFT)
+	case c.ITL < 0:
+		return fmt.Errorf("--itl must be >= 0 ms, got %g", c.ITL)
+	case c.ErrorRate < 0 || c.ErrorRate > 100:
+		return fmt.Errorf("--error-rate must be a percentage between 0 and 100, got %g", c.ErrorRate)
+	case c.AdminFailCount < 0:
+		return fmt.Errorf("--admin-fail-count must be >= 0, got %d", c.AdminFailCount)
+	case c.AdminFailCount > 0 && c.AdminFailStatus == 0:
+		return fmt.Errorf("--admin-fail-count needs --admin-fail-status")
+	case c.AdminFailStatus != 0 && (c.AdminFailStatus < 200 || c.AdminFailStatus > 599):
+		return fmt.Errorf("--admin-fail-status must be an HTTP status between 200 and 599, got %d", c.AdminFailStatus)
+	case c.AdminFailStatus != 0 && c.AdminFailCount == 0:
+		return fmt.Errorf("--admin-fail-status needs --admin-fail-count >= 1")
+	case c.AdminLatencyMS < 0:
+		return fmt.Errorf("--admin-latency-ms must be >= 0, got %g", c.AdminLatencyMS)
+	}
+	return nil
+}
+
+// latencies returns the token latencies in effect (zero under --fast).
+func (c *Config) latencies() (ttft, itl time.Duration) {
+	if c.Fast {
+		return 0, 0
+	}
+	return msDuration(c.TTFT), msDuration(c.ITL)
+}
+
+func msDuration(ms float64) time.Duration {
+	return time.Duration(ms * float64(time.Millisecond))
+}

@@ -1,0 +1,227 @@
+package mock
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// EventKind names an entry of the control event log.
+type EventKind string
+
+// The kinds of control events.
+const (
+	EventReset        EventKind = "reset"         // POST /reset_prefix_cache or /flush_cache
+	EventStartProfile EventKind = "start_profile" // POST /start_profile
+	EventStopProfile  EventKind = "stop_profile"  // POST /stop_profile
+	EventRequestStart EventKind = "request_start" // an inference request arrived
+	EventRequestEnd   EventKind = "request_end"   // an inference request's reply is complete
+)
+
+// maxEvents caps the event log (about 100 MB); later events are counted as
+// dropped.
+const maxEvents = 1_000_000
+
+// Event is one entry of the control log. HeaderNames holds the sorted
+// canonical names of the request's headers, never their values. Status is
+// the answer's HTTP status: absent on request_start, 499 on request_end when
+// the client went away before the reply was complete.
+type Event struct {
+	Kind        EventKind `json:"kind"`
+	Path        string    `json:"path"`
+	TNs         int64     `json:"t_ns"` // monotonic nanoseconds since the server started
+	HeaderNames []string  `json:"header_names"`
+	Status      int       `json:"status,omitempty"`
+}
+
+// Control is the state served at GET /mock/control: admin-call counters
+// (successful calls only), the number of inference requests received, and
+// the events in arrival order.
+type Control struct {
+	ResetCount        int     `json:"reset_count"`
+	ProfilerStarts    int     `json:"profiler_starts"`
+	ProfilerStops     int     `json:"profiler_stops"`
+	InferenceRequests int     `json:"inference_requests"`
+	DroppedEvents     int     `json:"dropped_events"`
+	Events            []Event `json:"events"`
+}
+
+// controlLog is the mutex-guarded control state.
+type controlLog struct {
+	mu         sync.Mutex
+	state      Control
+	adminCalls int // admin calls seen by the fault knob since start or clear
+	maxEvents  int
+}
+
+// Control returns a copy of the control state.
+func (s *Server) Control() Control {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	c := s.ctl.state
+	c.Events = slices.Clone(c.Events)
+	if c.Events == nil {
+		c.Events = []Event{}
+	}
+	return c
+}
+
+// record appends e, stamped now, to the event log.
+func (s *Server) record(e Event) {
+	e.TNs = time.Since(s.start).Nanoseconds()
+	s.ctl.mu.Lock()
+	s.appendLocked(e)
+	s.ctl.mu.Unlock()
+}
+
+func (s *Server) appendLocked(e Event) {
+	if len(s.ctl.state.Events) >= s.ctl.maxEvents {
+		s.ctl.state.DroppedEvents++
+		return
+	}
+	s.ctl.state.Events = append(s.ctl.state.Events, e)
+}
+
+// controlState answers GET /mock/control.
+func (s *Server) controlState(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Control())
+}
+
+// clearControl answers POST /mock/control/clear: it empties the events and
+// counters and re-arms the admin fault knob, returning the mock to its
+// just-started state.
+func (s *Server) clearControl(w http.ResponseWriter, _ *http.Request) {
+	s.ctl.mu.Lock()
+	s.ctl.state = Control{}
+	s.ctl.adminCalls = 0
+	s.ctl.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// adminRoute describes one admin (control-hook) route.
+type adminRoute struct {
+	kind  EventKind
+	check func(*http.Request) error // validates parameters (nil: none)
+	reply func(http.ResponseWriter) // the success answer
+}
+
+// adminRoutes maps each admin path to its behaviour, after vLLM
+// (/reset_prefix_cache, JSON success) and SGLang (/flush_cache with
+// ?timeout=, plain-text answers). Both reset paths share one counter.
+func (s *Server) adminRoutes() map[string]adminRoute {
+	return map[string]adminRoute{
+		"/reset_prefix_cache": {kind: EventReset, reply: func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusOK, map[string]bool{"success": !s.cfg.ResetSuccessFalse})
+		}},
+		"/flush_cache":   {kind: EventReset, check: checkFlushTimeout, reply: textReply("Cache flushed.")},
+		"/start_profile": {kind: EventStartProfile, reply: textReply("Start profiling.")},
+		"/stop_profile":  {kind: EventStopProfile, reply: textReply("Stop profiling. This will take some time.")},
+	}
+}
+
+func textReply(body string) func(http.ResponseWriter) {
+	return func(w http.ResponseWriter) { writeText(w, body) }
+}
+
+// checkFlushTimeout validates SGLang's optional ?timeout=<seconds>.
+func checkFlushTimeout(r *http.Request) error {
+	raw := r.URL.Query().Get("timeout")
+	if raw == "" {
+		return nil
+	}
+	t, err := strconv.ParseFloat(raw, 64)
+	if err != nil || t < 0 || math.IsInf(t, 0) || math.IsNaN(t) {
+		return fmt.Errorf("timeout must be a number of seconds >= 0, got %q", raw)
+	}
+	return nil
+}
+
+// admin serves one admin route. Every call is an event; only calls that
+// answer normally increment the counters. Order of checks: method (405),
+// parameters (400), then the fault knob (the first --admin-fail-count
+// calls that get this far answer --admin-fail-status), then
+// --admin-latency-ms, then the answer. Admin routes never require the API
+// key and never count as inference.
+func (s *Server) admin(route adminRoute) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ev := Event{Kind: route.kind, Path: r.URL.Path, HeaderNames: headerNames(r.Header)}
+		if r.Method != http.MethodPost {
+			ev.Status = http.StatusMethodNotAllowed
+			s.record(ev)
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, ev.Status, "method_not_allowed", r.Method+" is not allowed, use POST")
+			return
+		}
+		if route.check != nil {
+			if err := route.check(r); err != nil {
+				ev.Status = http.StatusBadRequest
+				s.record(ev)
+				writeError(w, ev.Status, "invalid_request_error", err.Error())
+				return
+			}
+		}
+		fault := s.admitAdmin(&ev)
+		if s.adminDelay > 0 && !sleep(r.Context(), s.adminDelay) {
+			return
+		}
+		if fault {
+			writeError(w, ev.Status, "mock_admin_fault", "injected by --admin-fail-status")
+			return
+		}
+		route.reply(w)
+	}
+}
+
+// admitAdmin applies the fault knob to an admin call, records its event and,
+// otherwise, bumps its counter. It sets ev's status and time and reports
+// whether the call is a fault.
+func (s *Server) admitAdmin(ev *Event) (fault bool) {
+	ev.TNs = time.Since(s.start).Nanoseconds()
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	fault = s.ctl.adminCalls < s.cfg.AdminFailCount
+	s.ctl.adminCalls++
+	ev.Status = http.StatusOK
+	if fault {
+		ev.Status = s.cfg.AdminFailStatus
+	}
+	s.appendLocked(*ev)
+	if !fault {
+		switch ev.Kind {
+		case EventReset:
+			s.ctl.state.ResetCount++
+		case EventStartProfile:
+			s.ctl.state.ProfilerStarts++
+		case EventStopProfile:
+			s.ctl.state.ProfilerStops++
+		}
+	}
+	return fault
+}
+
+// headerNames returns the sorted canonical names of h (never values).
+func headerNames(h http.Header) []string {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, http.CanonicalHeaderKey(name))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// sleep waits d or until ctx ends; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,470 @@
+package mock
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// statusClientGone is recorded in request_end when the client went away
+// before the reply was complete (nginx's convention).
+const statusClientGone = 499
+
+// maxRequestBytes bounds an inference request body.
+const maxRequestBytes = 64 << 20
+
+// endpoint describes one inference route's wire shapes.
+type endpoint struct {
+	chat        bool
+	idPrefix    string
+	object      string // non-streaming reply object
+	chunkObject string // streaming chunk object
+}
+
+var (
+	chatEndpoint        = endpoint{chat: true, idPrefix: "chatcmpl-", object: "chat.completion", chunkObject: "chat.completion.chunk"}
+	completionsEndpoint = endpoint{idPrefix: "cmpl-", object: "text_completion", chunkObject: "text_completion"}
+)
+
+// completionRequest is the part of an OpenAI chat or completions request the
+// mock reads.
+type completionRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+type chatMessage struct {
+	Content json.RawMessage `json:"content"`
+}
+
+// usage is OpenAI's token accounting.
+type usage struct {
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	TotalTokens      int           `json:"total_tokens"`
+	Details          *usageDetails `json:"completion_tokens_details,omitempty"`
+}
+
+type usageDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// generation is what one request produces.
+type generation struct {
+	ep        endpoint
+	id        string
+	created   int64
+	model     string
+	tokens    int // output tokens, one per chunk
+	reasoning int // the first `reasoning` tokens are reasoning_content (chat only)
+	finish    string
+	usage     usage
+}
+
+// text returns output tokens [from, to) concatenated.
+func (g *generation) text(from, to int) string {
+	var b strings.Builder
+	for k := from; k < to; k++ {
+		b.WriteString(word(k))
+	}
+	return b.String()
+}
+
+// exchange tracks one inference request for the event log.
+type exchange struct {
+	s       *Server
+	path    string
+	headers []string
+	status  int
+	ended   bool
+}
+
+// beginRequest counts an inference request and records its request_start.
+func (s *Server) beginRequest(r *http.Request) *exchange {
+	x := &exchange{s: s, path: r.URL.Path, headers: headerNames(r.Header)}
+	ev := Event{Kind: EventRequestStart, Path: x.path, HeaderNames: x.headers, TNs: time.Since(s.start).Nanoseconds()}
+	s.ctl.mu.Lock()
+	s.ctl.state.InferenceRequests++
+	s.appendLocked(ev)
+	s.ctl.mu.Unlock()
+	return x
+}
+
+// end records request_end once. Handlers call it just before writing their
+// final bytes, so anything a client does after reading the whole reply is
+// logged after it.
+func (x *exchange) end() {
+	if x.ended {
+		return
+	}
+	x.ended = true
+	x.s.record(Event{Kind: EventRequestEnd, Path: x.path, HeaderNames: x.headers, Status: x.status})
+}
+
+// fail ends the exchange with an OpenAI-shaped error reply.
+func (x *exchange) fail(w http.ResponseWriter, status int, typ, msg string) {
+	x.status = status
+	x.end()
+	writeError(w, status, typ, msg)
+}
+
+// inference serves one inference route.
+func (s *Server) inference(ep endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := pacer{start: time.Now(), ttft: s.ttft, itl: s.itl}
+		x := s.beginRequest(r)
+		defer x.end()
+		if !s.authorized(r) {
+			x.fail(w, http.StatusUnauthorized, "invalid_request_error", "missing or invalid API key (send Authorization: Bearer <key>)")
+			return
+		}
+		var req completionRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&req); err != nil {
+			x.fail(w, http.StatusBadRequest, "invalid_request_error", "decode request body: "+err.Error())
+			return
+		}
+		g, err := s.plan(ep, &req)
+		if err != nil {
+			x.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+		if s.injectError() {
+			x.fail(w, http.StatusInternalServerError, "InternalServerError", "injected by --error-rate")
+			return
+		}
+		x.status = http.StatusOK
+		if req.Stream {
+			includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+			s.stream(r.Context(), w, x, g, &p, includeUsage)
+		} else {
+			s.respond(r.Context(), w, x, g, &p)
+		}
+	}
+}
+
+// authorized reports whether r carries the --api-key (always true without one).
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.APIKey == "" {
+		return true
+	}
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.APIKey)) == 1
+}
+
+// injectError draws whether this request fails under --error-rate.
+func (s *Server) injectError() bool {
+	if s.cfg.ErrorRate <= 0 {
+		return false
+	}
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64()*100 < s.cfg.ErrorRate
+}
+
+// drawLength draws an output length between 0.8× and 1.2× the prompt's
+// token count (at least 1), as AIPerf's mock does without max_tokens.
+func (s *Server) drawLength(promptTokens int) int {
+	s.rngMu.Lock()
+	f := 0.8 + 0.4*s.rng.Float64()
+	s.rngMu.Unlock()
+	return max(1, int(math.Round(f*float64(promptTokens))))
+}
+
+// plan decides what a request produces. max_completion_tokens wins over
+// max_tokens when both are set (vLLM's rule).
+func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) {
+	limit := req.MaxCompletionTokens
+	if limit == nil {
+		limit = req.MaxTokens
+	}
+	if limit != nil && *limit < 1 {
+		return nil, fmt.Errorf("max_tokens must be at least 1, got %d", *limit)
+	}
+	prompt, err := s.promptTokens(ep, req)
+	if err != nil {
+		return nil, err
+	}
+	g := &generation{ep: ep, model: req.Model, created: time.Now().Unix(), finish: "stop"}
+	if g.model == "" {
+		g.model = s.cfg.Model
+	}
+	g.id = ep.idPrefix + strconv.FormatUint(s.nextID.Add(1), 16)
+	if limit != nil {
+		g.tokens, g.finish = *limit, "length"
+	} else {
+		g.tokens = s.drawLength(prompt)
+	}
+	if ep.chat && isReasoningModel(g.model) {
+		g.reasoning = g.tokens / 4
+	}
+	g.usage = usage{PromptTokens: prompt, CompletionTokens: g.tokens, TotalTokens: prompt + g.tokens}
+	if g.reasoning > 0 {
+		g.usage.Details = &usageDetails{ReasoningTokens: g.reasoning}
+	}
+	return g, nil
+}
+
+// isReasoningModel reports whether model answers with reasoning_content
+// (names containing "qwen" or "gpt-oss", as in AIPerf's mock).
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	return strings.Contains(m, "qwen") || strings.Contains(m, "gpt-oss")
+}
+
+// promptTokens counts the request's prompt: the sum over chat message
+// contents, or over the completions prompt (text or token ids).
+func (s *Server) promptTokens(ep endpoint, req *completionRequest) (int, error) {
+	if !ep.chat {
+		if len(req.Prompt) == 0 {
+			return 0, errors.New("prompt is required")
+		}
+		n, err := s.countRaw(req.Prompt)
+		if err != nil {
+			return 0, fmt.Errorf("prompt: %w", err)
+		}
+		return n, nil
+	}
+	if len(req.Messages) == 0 {
+		return 0, errors.New("messages is required")
+	}
+	total := 0
+	for i, m := range req.Messages {
+		n, err := s.countRaw(m.Content)
+		if err != nil {
+			return 0, fmt.Errorf("messages[%d].content: %w", i, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// countRaw counts the tokens of a JSON prompt or content value: a string,
+// an array of strings, an array of content parts ({"text": ...}), an array
+// of token ids, or an array of such arrays; null counts zero.
+func (s *Server) countRaw(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return s.tokens.Count(text), nil
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		n := 0
+		for _, p := range parts {
+			n += s.tokens.Count(p.Text)
+		}
+		return n, nil
+	}
+	var texts []string
+	if json.Unmarshal(raw, &texts) == nil {
+		n := 0
+		for _, t := range texts {
+			n += s.tokens.Count(t)
+		}
+		return n, nil
+	}
+	var ids []int
+	if json.Unmarshal(raw, &ids) == nil {
+		return len(ids), nil
+	}
+	var batches [][]int
+	if json.Unmarshal(raw, &batches) == nil {
+		n := 0
+		for _, b := range batches {
+			n += len(b)
+		}
+		return n, nil
+	}
+	return 0, errors.New("expected a string, an array of strings or content parts, or token ids")
+}
+
+// respond writes a non-streaming reply once all tokens are due.
+func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, p *pacer) {
+	if !p.wait(ctx, g.tokens) {
+		x.status = statusClientGone
+		return
+	}
+	type message struct {
+		Role             string `json:"role"`
+		Content          string `json:"content"`
+		ReasoningContent string `json:"reasoning_content,omitempty"`
+	}
+	type choice struct {
+		Index        int      `json:"index"`
+		Message      *message `json:"message,omitempty"`
+		Text         *string  `json:"text,omitempty"`
+		Logprobs     any      `json:"logprobs"`
+		FinishReason string   `json:"finish_reason"`
+	}
+	c := choice{FinishReason: g.finish}
+	if g.ep.chat {
+		c.Message = &message{Role: "assistant", Content: g.text(g.reasoning, g.tokens), ReasoningContent: g.text(0, g.reasoning)}
+	} else {
+		text := g.text(0, g.tokens)
+		c.Text = &text
+	}
+	x.end()
+	writeJSON(w, http.StatusOK, struct {
+		ID      string   `json:"id"`
+		Object  string   `json:"object"`
+		Created int64    `json:"created"`
+		Model   string   `json:"model"`
+		Choices []choice `json:"choices"`
+		Usage   usage    `json:"usage"`
+	}{g.id, g.ep.object, g.created, g.model, []choice{c}, g.usage})
+}
+
+// stream writes an SSE reply: for chat a role-only chunk at once, then one
+// chunk per token at its due time, the usage chunk when asked for, and
+// [DONE]; each chunk but [DONE] is flushed on its own.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, p *pacer, includeUsage bool) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	c := chunkers.Get().(*chunker)
+	defer chunkers.Put(c)
+	c.start(g)
+	send := func(chunk []byte) bool {
+		_, err := w.Write(chunk)
+		if err == nil {
+			err = rc.Flush()
+		}
+		if err != nil {
+			x.status = statusClientGone
+		}
+		return err == nil
+	}
+	if g.ep.chat && !send(c.role()) {
+		return
+	}
+	for k := range g.tokens {
+		if !p.wait(ctx, k) {
+			x.status = statusClientGone
+			return
+		}
+		if !send(c.token(g, k)) {
+			return
+		}
+	}
+	if includeUsage && !send(c.usage(g)) {
+		return
+	}
+	x.end()
+	// [DONE] is left for net/http to flush with the end of the response
+	// after the handler returns, so no client can see the end of a stream
+	// before its request_end event and access-log line exist.
+	_, _ = w.Write(doneFrame)
+}
+
+var doneFrame = []byte("data: [DONE]\n\n")
+
+// chunker builds SSE chunks by appending to reused buffers: a per-request
+// prefix (`data: {"id":…,"choices":[`) plus the chunk's tail.
+type chunker struct {
+	prefix []byte
+	buf    []byte
+}
+
+var chunkers = sync.Pool{New: func() any {
+	return &chunker{prefix: make([]byte, 0, 256), buf: make([]byte, 0, 512)}
+}}
+
+// start builds the prefix shared by all of g's chunks.
+func (c *chunker) start(g *generation) {
+	model, _ := json.Marshal(g.model) // a string always encodes
+	b := append(c.prefix[:0], `data: {"id":"`...)
+	b = append(b, g.id...)
+	b = append(b, `","object":"`...)
+	b = append(b, g.ep.chunkObject...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, g.created, 10)
+	b = append(b, `,"model":`...)
+	b = append(b, model...)
+	b = append(b, `,"choices":[`...)
+	c.prefix = b
+}
+
+// role is vLLM's first chat chunk: the assistant role and no text.
+func (c *chunker) role() []byte {
+	c.buf = append(append(c.buf[:0], c.prefix...),
+		`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+	return c.buf
+}
+
+// token is the chunk carrying output token k.
+func (c *chunker) token(g *generation, k int) []byte {
+	b := append(c.buf[:0], c.prefix...)
+	switch {
+	case !g.ep.chat:
+		b = append(b, `{"index":0,"text":"`...)
+	case k < g.reasoning:
+		b = append(b, `{"index":0,"delta":{"reasoning_content":"`...)
+	default:
+		b = append(b, `{"index":0,"delta":{"content":"`...)
+	}
+	b = append(b, word(k)...)
+	if g.ep.chat {
+		b = append(b, `"},"logprobs":null,"finish_reason":`...)
+	} else {
+		b = append(b, `","logprobs":null,"finish_reason":`...)
+	}
+	if k == g.tokens-1 {
+		b = append(append(append(b, '"'), g.finish...), '"')
+	} else {
+		b = append(b, "null"...)
+	}
+	c.buf = append(b, "}]}\n\n"...)
+	return c.buf
+}
+
+// usage is the final chunk: no choices, the request's usage.
+func (c *chunker) usage(g *generation) []byte {
+	u, _ := json.Marshal(g.usage) // plain ints always encode
+	b := append(c.buf[:0], c.prefix...)
+	b = append(b, `],"usage":`...)
+	b = append(b, u...)
+	c.buf = append(b, "}\n\n"...)
+	return c.buf
+}
+
+// pacer schedules output tokens against absolute targets from the
+// request's arrival, so timer lateness never accumulates: token k is due at
+// start + ttft + k×itl, and a non-streaming reply with n tokens at
+// start + ttft + n×itl.
+type pacer struct {
+	start     time.Time
+	ttft, itl time.Duration
+}
+
+// wait blocks until token k is due; it reports false if ctx ends first.
+func (p *pacer) wait(ctx context.Context, k int) bool {
+	if p.ttft == 0 && p.itl == 0 {
+		return true
+	}
+	d := time.Until(p.start.Add(p.ttft + time.Duration(k)*p.itl))
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	return sleep(ctx, d)
+}

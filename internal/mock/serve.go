@@ -1,0 +1,37 @@
+package mock
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// ErrInvalidConfig marks a Config that New rejected (exit code 2 in the CLIs).
+var ErrInvalidConfig = fmt.Errorf("invalid mock server flags")
+
+// Serve is what both CLIs run: count prompt tokens with the default
+// tokenizer (o200k_base, offline), validate cfg, announce the address on
+// logw ("aiperf-mock-server listening on http://ADDR"), send access logs
+// there too unless cfg says otherwise, and serve until ctx is
+// cancelled.
+func Serve(ctx context.Context, cfg Config, logw io.Writer) error {
+	if cfg.CountTokens == nil {
+		tok, err := tokenizer.Load(tokenizer.Default)
+		if err != nil {
+			return fmt.Errorf("load tokenizer: %w", err)
+		}
+		cfg.CountTokens = tok.Count
+	}
+	if cfg.AccessLog == nil {
+		cfg.AccessLog = logw
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return srv.ListenAndServe(ctx, func(addr string) {
+		fmt.Fprintf(logw, "aiperf-mock-server listening on http://%s\n", addr)
+	})
+}

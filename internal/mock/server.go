@@ -1,0 +1,207 @@
+package mock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// shutdownGrace is how long in-flight requests may finish after the serving
+// context is cancelled before connections are closed.
+const shutdownGrace = 5 * time.Second
+
+// Server is the mock inference server. It is safe for concurrent use.
+type Server struct {
+	cfg        Config
+	ttft, itl  time.Duration
+	adminDelay time.Duration
+	start      time.Time // monotonic origin of event times
+	tokens     *tokenCounter
+	handler    http.Handler
+	nextID     atomic.Uint64
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	ctl controlLog
+}
+
+// New validates cfg and builds a server; errors name the offending flag. The
+// zero Config is valid: 127.0.0.1 on a random port, no latency, model
+// "mock-model", no auth, no faults.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Model == "" {
+		cfg.Model = defaultModel
+	}
+	if cfg.Host == "" {
+		cfg.Host = defaultHost
+	}
+	s := &Server{
+		cfg:        cfg,
+		adminDelay: msDuration(cfg.AdminLatencyMS),
+		start:      time.Now(),
+		tokens:     newTokenCounter(cfg.CountTokens),
+		rng:        rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x6d6f636b)),
+	}
+	s.ttft, s.itl = cfg.latencies()
+	s.ctl.maxEvents = maxEvents
+	s.handler = s.routes()
+	if cfg.AccessLogs {
+		out := cfg.AccessLog
+		if out == nil {
+			out = os.Stderr
+		}
+		s.handler = logRequests(log.New(out, "", log.LstdFlags|log.Lmicroseconds), s.handler)
+	}
+	return s, nil
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.inference(chatEndpoint))
+	mux.HandleFunc("POST /v1/completions", s.inference(completionsEndpoint))
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	for path, route := range s.adminRoutes() {
+		mux.HandleFunc(path, s.admin(route))
+	}
+	mux.HandleFunc("GET /mock/control", s.controlState)
+	mux.HandleFunc("POST /mock/control/clear", s.clearControl)
+	return mux
+}
+
+// Handler returns the server's HTTP handler (access logging included when
+// --access-logs is set).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// ListenAndServe listens on --host:--port, calls ready (if not nil) with the
+// bound address once connections are accepted, and serves until ctx is
+// cancelled; it then lets in-flight requests finish for a few seconds and
+// returns nil.
+func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) error {
+	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port))
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("start mock server: %w", err)
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve mock server: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve mock server: %w", err)
+	}
+	return nil
+}
+
+// models answers GET /v1/models in OpenAI's list shape.
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", []model{{ID: s.cfg.Model, Object: "model", Created: s.start.Unix(), OwnedBy: "aiperf-mock"}}})
+}
+
+// writeJSON answers status with v as a JSON body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
+}
+
+// writeError answers status with an OpenAI-shaped error body.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	type apiError struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    int    `json:"code"`
+	}
+	writeJSON(w, status, struct {
+		Error apiError `json:"error"`
+	}{apiError{Message: msg, Type: typ, Code: status}})
+}
+
+// writeText answers 200 with a plain-text body.
+func writeText(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, body)
+}
+
+// logRequests writes one access-log line per request: method, path, status
+// and duration.
+func logRequests(logger *log.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		began := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		logger.Printf("%s %s %d %s", r.Method, r.URL.Path, sw.status, time.Since(began).Round(time.Microsecond))
+	})
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap exposes the underlying writer to http.ResponseController, through
+// which the streaming handlers flush.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

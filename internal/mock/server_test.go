@@ -1,0 +1,122 @@
+package mock
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewValidates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"port", Config{Port: 70000}, "--port"},
+		{"negative port", Config{Port: -1}, "--port"},
+		{"ttft", Config{TTFT: -1}, "--ttft"},
+		{"itl", Config{ITL: -0.5}, "--itl"},
+		{"error rate high", Config{ErrorRate: 101}, "--error-rate"},
+		{"error rate low", Config{ErrorRate: -1}, "--error-rate"},
+		{"fail count negative", Config{AdminFailCount: -1}, "--admin-fail-count"},
+		{"fail count without status", Config{AdminFailCount: 2}, "--admin-fail-status"},
+		{"fail status without count", Config{AdminFailStatus: 503}, "--admin-fail-count"},
+		{"fail status out of range", Config{AdminFailStatus: 99, AdminFailCount: 1}, "--admin-fail-status"},
+		{"admin latency", Config{AdminLatencyMS: -3}, "--admin-latency-ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err := New(Config{})
+	assert.NoError(t, err, "the zero Config is valid")
+}
+
+func TestListenAndServe(t *testing.T) {
+	s, err := New(Config{Port: 0, Fast: true})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- s.ListenAndServe(ctx, func(addr string) { addrs <- addr }) }()
+	addr := <-addrs
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", host)
+	assert.NotEqual(t, "0", port)
+
+	resp, err := http.Get("http://" + addr + "/health")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// The port is taken while s serves: a second server fails clearly.
+	n, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	other, err := New(Config{Port: n})
+	require.NoError(t, err)
+	err = other.ListenAndServe(context.Background(), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "address already in use")
+
+	cancel()
+	select {
+	case err := <-served:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenAndServe did not return after cancel")
+	}
+}
+
+func TestShutdownLetsStreamsFinish(t *testing.T) {
+	s, err := New(Config{TTFT: 1, ITL: 20})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- s.ListenAndServe(ctx, func(addr string) { addrs <- addr }) }()
+	addr := <-addrs
+	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"stream":true}`))
+	require.NoError(t, err)
+	cancel()
+	chunks := readSSE(t, resp.Body)
+	resp.Body.Close()
+	assert.Len(t, chunks, 11, "an in-flight stream completes during shutdown")
+	require.NoError(t, <-served)
+}
+
+// BenchmarkFastStream measures streaming requests per second through the
+// --fast handler over loopback (64 tokens per request, include_usage).
+func BenchmarkFastStream(b *testing.B) {
+	_, base := start(b, Config{Fast: true})
+	body := `{"model":"m","messages":[{"role":"user","content":"hello"}],"max_tokens":64,"stream":true,"stream_options":{"include_usage":true}}`
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(b.N)/secs, "req/s")
+	b.ReportMetric(float64(b.N)*(1+64+1)/secs, "chunks/s")
+}

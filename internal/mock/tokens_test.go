@@ -1,0 +1,45 @@
+package mock
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pkoukk/tiktoken-go"
+	loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWordsAreSingleO200kTokens(t *testing.T) {
+	tiktoken.SetBpeLoader(loader.NewOfflineLoader())
+	enc, err := tiktoken.GetEncoding("o200k_base")
+	require.NoError(t, err)
+	for _, w := range words {
+		assert.Len(t, enc.EncodeOrdinary(w), 1, "%q", w)
+	}
+	for _, n := range []int{1, 2, 17, len(words), 3*len(words) + 5} {
+		var b strings.Builder
+		for k := range n {
+			b.WriteString(word(k))
+		}
+		assert.Len(t, enc.EncodeOrdinary(b.String()), n, "%d pieces", n)
+	}
+}
+
+func TestTokenCounterCache(t *testing.T) {
+	calls := 0
+	c := newTokenCounter(func(s string) int { calls++; return len(s) })
+	assert.Equal(t, 3, c.Count("abc"))
+	assert.Equal(t, 3, c.Count("abc"))
+	assert.Equal(t, 1, calls)
+	for i := range maxCachedPrompts + 10 {
+		c.Count(strconv.Itoa(i))
+	}
+	assert.LessOrEqual(t, len(c.cache), maxCachedPrompts, "bounded")
+
+	approx := newTokenCounter(nil)
+	assert.Equal(t, 0, approx.Count(""))
+	assert.Equal(t, 1, approx.Count("abc"))
+	assert.Equal(t, 2, approx.Count("abcde"))
+}

@@ -1,0 +1,148 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchTokens is the number of content chunks per streamed response.
+const benchTokens = 64
+
+// newFastSSEServer streams benchTokens vLLM-shaped chunks, a usage chunk and
+// [DONE], flushing each one, with no delay.
+func newFastSSEServer(b *testing.B) *httptest.Server {
+	var body [][]byte
+	for i := range benchTokens {
+		body = append(body, fmt.Appendf(nil, "data: {\"id\":\"chatcmpl-0123456789\",\"object\":\"chat.completion.chunk\","+
+			"\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok%d\"},"+
+			"\"logprobs\":null,\"finish_reason\":null}]}\n\n", i))
+	}
+	body = append(body, []byte(usage), []byte(done))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for _, p := range body {
+			_, _ = w.Write(p)
+			f.Flush()
+		}
+	}))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// runParallel runs one request per iteration from conc goroutines and
+// reports requests/s and chunks/s.
+func runParallel(b *testing.B, conc int, do func() int) {
+	var chunks atomic.Int64
+	b.SetParallelism(max(1, conc/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			chunks.Add(int64(do()))
+		}
+	})
+	sec := time.Since(start).Seconds()
+	b.ReportMetric(float64(b.N)/sec, "req/s")
+	b.ReportMetric(float64(chunks.Load())/sec, "chunks/s")
+}
+
+// BenchmarkClientStream measures Client.Do against an in-process fast SSE
+// server.
+func BenchmarkClientStream(b *testing.B) {
+	for _, conc := range []int{1, 64} {
+		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
+			srv := newFastSSEServer(b)
+			c := New(Options{MaxConns: conc})
+			defer c.Close()
+			req := chatReq(srv.URL+"/v1/chat/completions", true)
+			req.MaxTokens = benchTokens
+			b.ReportAllocs()
+			runParallel(b, conc, func() int {
+				res := c.Do(context.Background(), req)
+				if res.Err != nil || len(res.Chunks) != benchTokens {
+					b.Errorf("bad response: %+v (%d chunks)", res.Err, len(res.Chunks))
+				}
+				return len(res.Chunks)
+			})
+		})
+	}
+}
+
+// BenchmarkBaselineStream is the floor Client.Do is compared with: a
+// hand-written loop that posts the same body and counts "data:" lines
+// without decoding them.
+func BenchmarkBaselineStream(b *testing.B) {
+	for _, conc := range []int{1, 64} {
+		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
+			srv := newFastSSEServer(b)
+			hc := &http.Client{Transport: newTransport(conc, true)}
+			defer hc.CloseIdleConnections()
+			req := chatReq(srv.URL+"/v1/chat/completions", true)
+			body, _ := Body(req)
+			b.ReportAllocs()
+			runParallel(b, conc, func() int {
+				hr, _ := http.NewRequest(http.MethodPost, req.URL, bytes.NewReader(body))
+				hr.Header.Set("Content-Type", "application/json")
+				resp, err := hc.Do(hr)
+				if err != nil {
+					b.Error(err)
+					return 0
+				}
+				br := bufio.NewReaderSize(resp.Body, 16<<10)
+				n := 0
+				for {
+					line, err := br.ReadSlice('\n')
+					if err != nil || bytes.HasPrefix(line, []byte("data: [DONE]")) {
+						break
+					}
+					if bytes.HasPrefix(line, []byte("data:")) {
+						n++
+					}
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return n - 1 // the usage chunk carries no text
+			})
+		})
+	}
+}
+
+// BenchmarkDecodeChunk measures the per-chunk JSON work of the read loop.
+func BenchmarkDecodeChunk(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-0123456789","object":"chat.completion.chunk","created":1700000000,"model":"mock-model",` +
+		`"choices":[{"index":0,"delta":{"content":" tok1"},"logprobs":null,"finish_reason":null}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var w wireChunk
+		if err := decodeChunk(data, &w); err != nil {
+			b.Fatal(err)
+		}
+		if text, _ := w.output(); text != " tok1" {
+			b.Fatal(text)
+		}
+	}
+}
+
+// BenchmarkBody measures building a streaming chat body with a ~2 KiB prompt.
+func BenchmarkBody(b *testing.B) {
+	req := chatReq("http://x/v1/chat/completions", true)
+	req.Prompt = strings.Repeat("lorem ipsum dolor ", 120)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Body(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var decodeSeeds = []string{
+	strings.TrimPrefix(strings.TrimSpace(role), "data: "),
+	strings.TrimPrefix(strings.TrimSpace(tokA), "data: "),
+	strings.TrimPrefix(strings.TrimSpace(fin), "data: "),
+	strings.TrimPrefix(strings.TrimSpace(usage), "data: "),
+	`{"choices":[{"text":"x","index":0,"finish_reason":"length"}],"usage":{"completion_tokens":2,"prompt_tokens":9,"total_tokens":11}}`,
+	`{"choices":[{"delta":{"reasoning_content":"think","content":null}}]}`,
+	`{"choices":[{"delta":{"reasoning":"r\u00e9\ud83d\ude00\ud800x"}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{\"a\":"}},{"function":{"arguments":"1}"}}]}}]}`,
+	`{"choices":[{"message":{"role":"assistant","content":"hello\n\"world\"\/\t"}}],"usage":null}`,
+	`{"error":{"message":"boom","code":500}}`,
+	`{"error":"overloaded","choices":null}`,
+	`{"CHOICES":[{"Delta":{"Content":"folded"}}],"cho\u0069ces":[{"delta":{"content":"esc"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}],"x":[1,{"y":"}"},"\\\"]"],"n":-1.5e+3,"t":true,"f":false}`,
+	"{\"choices\":[{\"text\":\"bad \xff utf8\"}]}",
+	` { "choices" : [ { "delta" : { "content" : "sp" } } ] } `,
+	`{"choices":[],"choices":[{"delta":{"content":"dup"}}]}`,
+}
+
+func TestDecodeChunk(t *testing.T) {
+	for _, in := range decodeSeeds {
+		t.Run(in, func(t *testing.T) { compareDecoders(t, []byte(in)) })
+	}
+	for _, bad := range []string{`{"choices":[{"delta":{"con`, `{"choices":"odd"}`, `{"choices":[{"delta":{"content":7}}]}`, `{}x`, `{"a":}`, `{"a" 1}`, `[]`} {
+		var w wireChunk
+		assert.Error(t, decodeChunk([]byte(bad), &w), bad)
+	}
+}
+
+// compareDecoders checks decodeChunk against encoding/json on data.
+func compareDecoders(t *testing.T, data []byte) {
+	t.Helper()
+	var got wireChunk
+	gotErr := decodeChunk(data, &got)
+	var want wireChunk
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(data, &want) != nil {
+		return // invalid for encoding/json: the scanner may accept or refuse it, but must not panic
+	}
+	require.NoError(t, gotErr, "encoding/json accepts %q", data)
+	gotText, gotReasoning := got.output()
+	wantText, wantReasoning := want.output()
+	require.Equal(t, wantText, gotText, "text of %q", data)
+	require.Equal(t, wantReasoning, gotReasoning, "reasoning of %q", data)
+	require.Equal(t, want.usage(), got.usage(), "usage of %q", data)
+	require.Equal(t, want.failure(200), got.failure(200), "error of %q", data)
+	require.Equal(t, len(want.Choices) == 0, len(got.Choices) == 0, "choices of %q", data)
+
+	// A reused, reset target decodes the same.
+	got.reset()
+	require.NoError(t, decodeChunk(data, &got))
+	gotText, _ = got.output()
+	require.Equal(t, wantText, gotText)
+}
+
+func FuzzDecodeChunk(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { compareDecoders(t, data) })
+}

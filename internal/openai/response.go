@@ -1,0 +1,222 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+)
+
+// Error types set in metrics.Error.Type.
+const (
+	// ErrTypeHTTP is a non-2xx response; Code is its status.
+	ErrTypeHTTP = "HTTPError"
+	// ErrTypeStream is an error object inside a 200 response: an SSE error
+	// frame ({"error":…} or "event: error") or a JSON error body.
+	ErrTypeStream = "StreamError"
+	// ErrTypeIncompleteStream is a stream that ended or broke before [DONE].
+	ErrTypeIncompleteStream = "IncompleteStream"
+	// ErrTypeIncompleteResponse is a non-streaming body that broke while read.
+	ErrTypeIncompleteResponse = "IncompleteResponse"
+	// ErrTypeConnection is a failure to connect, send or receive headers.
+	ErrTypeConnection = "ConnectionError"
+	// ErrTypeTimeout is a request that hit the per-request timeout.
+	ErrTypeTimeout = "Timeout"
+	// ErrTypeCancelled is a request whose context the caller cancelled.
+	ErrTypeCancelled = "Cancelled"
+	// ErrTypeRequest is a request that could not be built (bad URL, body).
+	ErrTypeRequest = "RequestError"
+)
+
+// maxMessage bounds error messages taken from response bodies.
+const maxMessage = 200
+
+// Chunk is one response that carried generated text.
+type Chunk struct {
+	At        int64  // sse.Event.At of the chunk's event, or when a non-streaming body was fully read
+	Text      string // content, including tool-call argument text
+	Reasoning string // reasoning_content or reasoning
+}
+
+// Response is the measured outcome of one request.
+type Response struct {
+	Status int     // HTTP status; 0 when no response arrived
+	Chunks []Chunk // only responses with non-empty text or reasoning
+	// Usage is the last non-null usage object seen: a separate choices:[]
+	// chunk (OpenAI, vLLM) or the last choice chunk (llama-server).
+	Usage *metrics.Usage
+	// SentNs is taken immediately before the request is handed to the
+	// transport (of the retry, when Retried); EndNs when the response ended
+	// ([DONE] read, body read) or failed.
+	SentNs, EndNs int64
+	Err           *metrics.Error // nil on success
+	// Retried reports that the first attempt failed on a reused connection
+	// before any response byte and the request was sent again on a fresh one.
+	Retried bool
+}
+
+// wireChunk is the union of the response shapes we read: chat chunks and
+// completions, completions chunks and completions, usage-only chunks and
+// error frames. Unknown fields are skipped by the decoder.
+type wireChunk struct {
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Text    string      `json:"text"`    // completions
+	Delta   wireMessage `json:"delta"`   // chat chunk
+	Message wireMessage `json:"message"` // chat completion
+}
+
+type wireMessage struct {
+	Content          string     `json:"content"`
+	ReasoningContent string     `json:"reasoning_content"` // SGLang, TRT-LLM, older vLLM
+	Reasoning        string     `json:"reasoning"`         // vLLM since #27752
+	ToolCalls        []toolCall `json:"tool_calls"`
+}
+
+type toolCall struct {
+	Function struct {
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// reset empties w for the next decode, keeping its choices slot.
+func (w *wireChunk) reset() {
+	clear(w.Choices[:cap(w.Choices)])
+	*w = wireChunk{Choices: w.Choices[:0], Error: w.Error[:0]}
+}
+
+// output returns the generated text of the first choice.
+func (w *wireChunk) output() (text, reasoning string) {
+	if len(w.Choices) == 0 {
+		return "", ""
+	}
+	c := &w.Choices[0]
+	m := &c.Delta
+	if m.Content == "" && m.ReasoningContent == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
+		m = &c.Message
+	}
+	text = c.Text + m.Content
+	for _, tc := range m.ToolCalls {
+		text += tc.Function.Arguments
+	}
+	reasoning = m.ReasoningContent
+	if reasoning == "" {
+		reasoning = m.Reasoning
+	}
+	return text, reasoning
+}
+
+// usage converts the wire usage, nil when absent.
+func (w *wireChunk) usage() *metrics.Usage {
+	u := w.Usage
+	if u == nil {
+		return nil
+	}
+	out := &metrics.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	return out
+}
+
+// failure returns the error carried by the chunk, nil if it carries none.
+// status is the HTTP status, used when the error has no numeric code.
+func (w *wireChunk) failure(status int) *metrics.Error {
+	if len(w.Error) == 0 || isNull(w.Error) {
+		return nil
+	}
+	return &metrics.Error{Code: errorCode(w.Error, status), Type: ErrTypeStream, Message: errorText(w.Error)}
+}
+
+// errorCode is error.code when it is a number, else status.
+func errorCode(raw json.RawMessage, status int) int {
+	var e struct {
+		Code json.RawMessage `json:"code"`
+	}
+	if raw[0] == '{' && json.Unmarshal(raw, &e) == nil {
+		if n, err := strconv.Atoi(string(e.Code)); err == nil {
+			return n
+		}
+	}
+	return status
+}
+
+// errorText turns an error value into a message: a string as is, an object's
+// "message" (or "msg"), any other JSON as its text.
+func errorText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || isNull(raw) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return truncate(s)
+	}
+	var obj struct {
+		Message json.RawMessage `json:"message"`
+		Msg     json.RawMessage `json:"msg"`
+	}
+	if raw[0] == '{' && json.Unmarshal(raw, &obj) == nil {
+		for _, m := range []json.RawMessage{obj.Message, obj.Msg} {
+			if len(m) > 0 && !isNull(m) {
+				return errorText(m)
+			}
+		}
+	}
+	return truncate(string(raw))
+}
+
+// bodyMessage extracts a message from a non-2xx body: {"error":{"message"}},
+// {"error":"…"}, {"message":…} or {"detail":…}; else the trimmed text.
+func bodyMessage(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' && json.Unmarshal(t, &v) == nil {
+		for _, m := range []json.RawMessage{v.Error, v.Message, v.Detail} {
+			if msg := errorText(m); msg != "" {
+				return msg
+			}
+		}
+	}
+	return truncate(string(body))
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// truncate trims s and cuts it to maxMessage bytes on a rune boundary.
+func truncate(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

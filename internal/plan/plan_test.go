@@ -1,0 +1,242 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func valid() Profile {
+	p := NewProfile()
+	p.Model = []string{"m"}
+	p.URL = []string{"http://127.0.0.1:8000"}
+	return p
+}
+
+func TestNewProfileAppliesDefaultTags(t *testing.T) {
+	p := NewProfile()
+	assert.Equal(t, "chat", p.EndpointType)
+	assert.Equal(t, "poisson", p.RequestRateMode)
+	assert.Equal(t, 550, p.SyntheticInputTokensMean)
+	assert.Equal(t, 100, p.NumDatasetEntries)
+	assert.Equal(t, 21600.0, p.RequestTimeoutSeconds)
+	assert.Equal(t, []string{"http://localhost:8000"}, p.URL)
+	assert.Nil(t, p.Concurrency, "optional values stay unset")
+	assert.Nil(t, p.WarmupRequestCount)
+}
+
+func TestValidateAcceptsDefaults(t *testing.T) {
+	p := valid()
+	require.NoError(t, p.Check())
+}
+
+func TestValidateNamesEveryBadField(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Profile)
+		want string
+	}{
+		{"no model", func(p *Profile) { p.Model = nil }, "--model is required"},
+		{"empty model", func(p *Profile) { p.Model = []string{" "} }, "--model must not be empty"},
+		{"no url", func(p *Profile) { p.URL = nil }, "--url is required"},
+		{"bad scheme", func(p *Profile) { p.URL = []string{"ftp://h:1"} }, `--url must use http or https, got "ftp"`},
+		{"no host", func(p *Profile) { p.URL = []string{"http://"} }, "--url has no host"},
+		{"endpoint type", func(p *Profile) { p.EndpointType = "embeddings" }, `--endpoint-type must be one of chat, completions, got "embeddings"`},
+		{"endpoint path", func(p *Profile) { p.Endpoint = "v1/chat" }, `--endpoint must be a path starting with '/'`},
+		{"header", func(p *Profile) { p.Header = []string{"NoColon"} }, `--header must be Key:Value, got "NoColon"`},
+		{"secret header hidden", func(p *Profile) { p.Header = []string{"Authorization Bearer x"} }, `--header must be Key:Value`},
+		{"extra inputs", func(p *Profile) { p.ExtraInputs = []string{"novalue"} }, "--extra-inputs must be key:value or a JSON object"},
+		{"extra inputs json", func(p *Profile) { p.ExtraInputs = []string{"{bad"} }, "--extra-inputs is not a valid JSON object"},
+		{"timeout", func(p *Profile) { p.RequestTimeoutSeconds = 0 }, "--request-timeout-seconds must be greater than 0, got 0"},
+		{"concurrency", func(p *Profile) { p.Concurrency = Ptr(0) }, "--concurrency must be at least 1, got 0"},
+		{"rate", func(p *Profile) { p.RequestRate = Ptr(-1.0) }, "--request-rate must be greater than 0, got -1"},
+		{"rate mode", func(p *Profile) { p.RequestRateMode = "gamma" }, `--request-rate-mode must be one of constant, poisson, got "gamma"`},
+		{"request count", func(p *Profile) { p.RequestCount = Ptr(0) }, "--request-count must be at least 1, got 0"},
+		{"duration", func(p *Profile) { p.BenchmarkDuration = Ptr(0.0) }, "--benchmark-duration must be greater than 0, got 0"},
+		{"grace negative", func(p *Profile) { p.BenchmarkDuration = Ptr(1.0); p.BenchmarkGracePeriod = Ptr(-1.0) }, "--benchmark-grace-period must be 0 or more, got -1"},
+		{"grace without duration", func(p *Profile) { p.BenchmarkGracePeriod = Ptr(5.0) }, "--benchmark-grace-period needs --benchmark-duration"},
+		{"warmup count zero", func(p *Profile) { p.WarmupRequestCount = Ptr(0) }, "--warmup-request-count must be greater than 0, got 0 (omit it for no warmup)"},
+		{"warmup duration zero", func(p *Profile) { p.WarmupDuration = Ptr(0.0) }, "--warmup-duration must be greater than 0, got 0 (omit it for no warmup)"},
+		{"isl", func(p *Profile) { p.SyntheticInputTokensMean = 0 }, "--synthetic-input-tokens-mean must be at least 1, got 0"},
+		{"isl stddev", func(p *Profile) { p.SyntheticInputTokensStddev = -1 }, "--synthetic-input-tokens-stddev must be 0 or more, got -1"},
+		{"osl", func(p *Profile) { p.OutputTokensMean = Ptr(0) }, "--output-tokens-mean must be at least 1, got 0"},
+		{"osl stddev", func(p *Profile) { p.OutputTokensStddev = 3 }, "--output-tokens-stddev needs --output-tokens-mean"},
+		{"entries", func(p *Profile) { p.NumDatasetEntries = 0 }, "--num-dataset-entries must be at least 1, got 0"},
+		{"reset path relative", func(p *Profile) { p.ResetKVCachePath = "flush_cache" }, `--reset-kv-cache-path must be a relative path starting with '/', got "flush_cache"`},
+		{"reset path absolute url", func(p *Profile) { p.ResetKVCachePath = "/x?u=http://evil" }, `--reset-kv-cache-path must be a relative path starting with '/'`},
+		{"start path", func(p *Profile) { p.ServerProfilerStartPath = "http://h/start" }, `--server-profiler-start-path must be a relative path`},
+		{"stop path", func(p *Profile) { p.ServerProfilerStopPath = "stop" }, `--server-profiler-stop-path must be a relative path`},
+		{"reset timeout", func(p *Profile) { p.ResetKVCacheTimeoutSeconds = Ptr(0.0) }, "--reset-kv-cache-timeout-seconds must be greater than 0, got 0"},
+		{"profiler timeout", func(p *Profile) { p.ServerProfilerTimeoutSeconds = Ptr(-2.0) }, "--server-profiler-timeout-seconds must be greater than 0, got -2"},
+		{"max retry", func(p *Profile) { p.ResetKVCacheMaxRetrySeconds = Ptr(-1.0) }, "--reset-kv-cache-max-retry-seconds must be 0 or more, got -1"},
+		{"server", func(p *Profile) { p.Server = "tgi" }, `--server must be one of vllm, sglang, trtllm, got "tgi"`},
+		{"trtllm reset", func(p *Profile) { p.Server = "trtllm"; p.ResetKVCache = true }, "--reset-kv-cache cannot be used with --server trtllm: trtllm-serve has no KV-cache reset route"},
+		{"trtllm profiler", func(p *Profile) { p.Server = "trtllm"; p.ServerProfilerStartPath = "/start" }, "--server-profiler cannot be used with --server trtllm"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := valid()
+			tc.edit(&p)
+			err := p.Check()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "Bearer x", "secret header values never appear")
+			require.NotEmpty(t, FieldErrors(err))
+		})
+	}
+}
+
+func TestValidateReportsAllProblemsAtOnce(t *testing.T) {
+	p := valid()
+	p.Model = nil
+	p.Concurrency = Ptr(0)
+	p.WarmupRequestCount = Ptr(0)
+	fes := FieldErrors(p.Check())
+	var fields []string
+	for _, fe := range fes {
+		fields = append(fields, fe.Field)
+	}
+	assert.ElementsMatch(t, []string{"model", "concurrency", "warmup_request_count"}, fields)
+}
+
+func TestValidatePhases(t *testing.T) {
+	p := valid()
+	p.Phases = []Phase{
+		{Name: "w", Kind: KindWarmup, Concurrency: 2, Requests: 4, Seamless: true},
+		{Name: "w", Kind: "measure", Rate: 5, RateMode: "gamma", Requests: 0},
+	}
+	err := p.Check()
+	require.Error(t, err)
+	for _, want := range []string{
+		"phases[0].seamless is not allowed on the first phase",
+		`phases[1].name "w" is used twice`,
+		`phases[1].kind must be warmup or profiling, got "measure"`,
+		`phases[1].type must be constant or poisson for a rate phase, got "gamma"`,
+		"phases[1].requests or duration is required",
+		"phases need at least one profiling phase",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+func TestHooksResolve(t *testing.T) {
+	p := valid()
+	assert.False(t, p.ResetHook().Enabled)
+	assert.False(t, p.ProfilerHook().Enabled)
+
+	p.ResetKVCache = true
+	assert.Equal(t, ResetHook{Enabled: true, Path: "/reset_prefix_cache", Timeout: 30 * time.Second, MaxRetry: time.Minute}, p.ResetHook())
+
+	p = valid()
+	p.ResetKVCacheTimeoutSeconds = Ptr(5.0)
+	assert.True(t, p.ResetHook().Enabled, "a timeout enables the hook")
+	p = valid()
+	p.ServerProfilerStopPath = "/stop"
+	h := p.ProfilerHook()
+	assert.True(t, h.Enabled, "a path enables the hook")
+	assert.Equal(t, "/start_profile", h.StartPath)
+	assert.Equal(t, "/stop", h.StopPath)
+
+	p = valid()
+	p.Server = "sglang"
+	p.ResetKVCache = true
+	assert.Equal(t, "/flush_cache", p.ResetHook().Path, "the server preset picks the route")
+	p.ResetKVCachePath = "/flush_cache?timeout=30"
+	assert.Equal(t, "/flush_cache?timeout=30", p.ResetHook().Path, "an explicit path beats the preset")
+	require.NoError(t, p.Check(), "query strings are allowed")
+}
+
+func TestOriginsDedupeInOrder(t *testing.T) {
+	p := valid()
+	p.URL = []string{"http://a:8000/v1", "a:8000", "http://b:9000", "http://a:8000?x=1", "https://a", "https://a:443/x"}
+	assert.Equal(t, []string{"http://a:8000", "http://b:9000", "https://a"}, p.Origins())
+	assert.Equal(t, "http://b:9000/v1/chat/completions", p.RequestURLs()[2])
+	p.EndpointType = EndpointCompletions
+	assert.Equal(t, "http://a:8000/v1/completions", p.RequestURLs()[1])
+	p.Endpoint = "/custom"
+	assert.Equal(t, "http://b:9000/custom", p.RequestURLs()[2])
+}
+
+func TestPhaseList(t *testing.T) {
+	p := valid()
+	assert.Equal(t, []Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 1, Requests: 10}}, p.PhaseList(),
+		"AIPerf's default: concurrency 1, max(10, 2×concurrency) requests")
+
+	p.Concurrency = Ptr(8)
+	p.WarmupRequestCount = Ptr(5)
+	assert.Equal(t, []Phase{
+		{Name: "warmup", Kind: KindWarmup, Concurrency: 8, Requests: 5, GracePeriod: -1},
+		{Name: "profiling", Kind: KindProfiling, Concurrency: 8, Requests: 16},
+	}, p.PhaseList())
+
+	p = valid()
+	p.RequestRate = Ptr(20.0)
+	p.BenchmarkDuration = Ptr(60.0)
+	assert.Equal(t, []Phase{{Name: "profiling", Kind: KindProfiling, Rate: 20, RateMode: RatePoisson, Duration: 60, GracePeriod: 30}}, p.PhaseList())
+}
+
+func TestRedacted(t *testing.T) {
+	p := valid()
+	p.APIKey = "sk-secret"
+	p.Header = []string{"Authorization: Bearer sk-secret", "X-Api-Key:sk-secret", "X-Trace:keep"}
+	p.URL = []string{"http://user:sk-secret@h:1"}
+	r := p.Redacted()
+	for _, s := range append(append([]string{r.APIKey}, r.Header...), r.URL...) {
+		assert.NotContains(t, s, "sk-secret")
+	}
+	assert.Equal(t, "X-Trace:keep", r.Header[2])
+	assert.Equal(t, "http://<redacted>@h:1", r.URL[0])
+	assert.Equal(t, "sk-secret", p.APIKey, "the original is untouched")
+}
+
+func TestOptionSetAndOverlay(t *testing.T) {
+	p := NewProfile()
+	o, ok := LookupOption("isl")
+	require.True(t, ok, "aliases resolve")
+	assert.Equal(t, "synthetic_input_tokens_mean", o.Name)
+	require.NoError(t, o.Set(&p, 64))
+	assert.Equal(t, 64, p.SyntheticInputTokensMean)
+
+	o, _ = LookupOption("concurrency")
+	err := o.Set(&p, "8")
+	require.Error(t, err)
+	assert.Equal(t, `want int, got string "8"`, err.Error())
+	require.NoError(t, o.Set(&p, 8.0))
+	assert.Equal(t, 8, *p.Concurrency)
+	assert.Error(t, o.Set(&p, 8.5))
+
+	o, _ = LookupOption("url")
+	require.NoError(t, o.Set(&p, "http://x:1"))
+	assert.Equal(t, []string{"http://x:1"}, p.URL)
+
+	yaml := valid()
+	yaml.ResetKVCachePath = "/flush_cache"
+	cli := NewProfile()
+	cli.ResetKVCache = true
+	cli.SyntheticInputTokensMean = 7
+	yaml.Overlay(&cli, []string{"reset_kv_cache"})
+	assert.True(t, yaml.ResetKVCache)
+	assert.Equal(t, "/flush_cache", yaml.ResetKVCachePath, "a bare flag keeps the YAML path")
+	assert.Equal(t, 550, yaml.SyntheticInputTokensMean, "only named options are overlaid")
+}
+
+func TestCellIDAndLabel(t *testing.T) {
+	a := []Param{{"concurrency", 4}, {"synthetic_input_tokens_mean", 128}}
+	b := []Param{{"synthetic_input_tokens_mean", 128}, {"concurrency", 4}}
+	assert.Equal(t, CellID("s", a), CellID("s", b), "order of parameters does not matter")
+	assert.NotEqual(t, CellID("s", a), CellID("t", a))
+	assert.Len(t, CellID("s", a), 12)
+	assert.Equal(t, "concurrency_4__synthetic_input_tokens_mean_128", CellLabel(a))
+	assert.Equal(t, "model_a-b__x_none", CellLabel([]Param{{"model", "a/b"}, {"x", nil}}))
+	tr := Trial{Sweep: "my sweep", Cell: Cell{ID: "abc", Label: "c_1"}, Number: 2}
+	assert.Equal(t, "abc/0002", tr.Key())
+	assert.Equal(t, "my-sweep/c_1/trial_0002", tr.Dir())
+	sw := Sweep{Name: "s", Trials: 2, Cells: []Cell{{ID: "1"}, {ID: "2"}}}
+	trials := sw.TrialList()
+	require.Len(t, trials, 4)
+	assert.Equal(t, []int{1, 2, 1, 2}, []int{trials[0].Number, trials[1].Number, trials[2].Number, trials[3].Number})
+	assert.True(t, strings.HasPrefix(trials[2].Cell.ID, "2"))
+}

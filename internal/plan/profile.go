@@ -1,0 +1,209 @@
+package plan
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// Endpoint types.
+const (
+	EndpointChat        = "chat"
+	EndpointCompletions = "completions"
+)
+
+// Request-rate modes.
+const (
+	RateConstant = "constant"
+	RatePoisson  = "poisson"
+)
+
+// Phase kinds.
+const (
+	KindWarmup    = "warmup"
+	KindProfiling = "profiling"
+)
+
+// Default control-hook settings (AIPerf §10).
+const (
+	DefaultResetPath            = "/reset_prefix_cache"
+	DefaultProfilerStartPath    = "/start_profile"
+	DefaultProfilerStopPath     = "/stop_profile"
+	DefaultHookTimeoutSeconds   = 30.0
+	DefaultResetMaxRetrySeconds = 60.0
+)
+
+// Profile is one benchmark cell. Pointer fields are optional values whose zero
+// is meaningful or invalid (so an explicit 0 can be told from "not given").
+//
+// Field order is the order of `aiperf profile --help`.
+type Profile struct {
+	// Endpoint.
+	Model                 []string `json:"model,omitempty" short:"m" sep:"none" group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (repeat for several; round-robin per request)."`
+	URL                   []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request)."`
+	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,completions" group:"Endpoint" help:"API shape: chat (/v1/chat/completions) or completions (/v1/completions)."`
+	Endpoint              string   `json:"endpoint,omitempty" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url."`
+	Streaming             bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
+	Header                []string `json:"header,omitempty" short:"H" sep:"none" group:"Endpoint" placeholder:"K:V" help:"Extra HTTP header on every request, as Key:Value (repeatable)."`
+	APIKey                string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
+	ExtraInputs           []string `json:"extra_inputs,omitempty" name:"extra-inputs" sep:"none" group:"Endpoint" placeholder:"K:V|JSON" help:"Extra request-body field as key:value, or a JSON object (repeatable)."`
+	RequestTimeoutSeconds float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" help:"Per-request timeout covering connect, send and receive."`
+
+	// Load.
+	Concurrency          *int     `json:"concurrency,omitempty" group:"Load" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
+	RequestRate          *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" help:"Open-loop target rate in requests/s."`
+	RequestRateMode      string   `json:"request_rate_mode" name:"request-rate-mode" default:"poisson" enum:"constant,poisson" group:"Load" help:"Arrival pattern for --request-rate: constant or poisson (seeded)."`
+	RequestCount         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" help:"Profiling requests to send (default max(10, 2×concurrency) when no duration is set)."`
+	BenchmarkDuration    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" help:"Seconds to send profiling requests for."`
+	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30)."`
+	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" group:"Load" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
+	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
+	PrecisePacing        bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
+	Phases               []Phase  `json:"phases,omitempty" kong:"-"`
+
+	// Dataset.
+	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean" name:"synthetic-input-tokens-mean" aliases:"isl" default:"550" group:"Dataset" help:"Mean prompt length in tokens."`
+	SyntheticInputTokensStddev float64 `json:"synthetic_input_tokens_stddev,omitempty" name:"synthetic-input-tokens-stddev" aliases:"isl-stddev" group:"Dataset" help:"Standard deviation of the prompt length."`
+	OutputTokensMean           *int    `json:"output_tokens_mean,omitempty" name:"output-tokens-mean" aliases:"osl" group:"Dataset" help:"Mean max_tokens per request (omit to let the server decide)."`
+	OutputTokensStddev         float64 `json:"output_tokens_stddev,omitempty" name:"output-tokens-stddev" aliases:"osl-stddev" group:"Dataset" help:"Standard deviation of max_tokens."`
+	RandomSeed                 int64   `json:"random_seed" name:"random-seed" default:"0" group:"Dataset" help:"Seed for prompts, lengths and Poisson arrivals."`
+	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" default:"100" group:"Dataset" help:"Distinct synthetic prompts, reused in shuffled order."`
+	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
+
+	// Control hooks.
+	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
+	ResetKVCachePath             string   `json:"reset_kv_cache_path,omitempty" name:"reset-kv-cache-path" group:"Control hooks" placeholder:"PATH" help:"Reset route (default /reset_prefix_cache; implies --reset-kv-cache)."`
+	ResetKVCacheTimeoutSeconds   *float64 `json:"reset_kv_cache_timeout_seconds,omitempty" name:"reset-kv-cache-timeout-seconds" group:"Control hooks" help:"Timeout per reset attempt (default 30; implies --reset-kv-cache)."`
+	ResetKVCacheMaxRetrySeconds  *float64 `json:"reset_kv_cache_max_retry_seconds,omitempty" name:"reset-kv-cache-max-retry-seconds" group:"Control hooks" help:"Retry budget for transport errors and 409/423/429/503 (default 60; 0 = one attempt; implies --reset-kv-cache)."`
+	ServerProfiler               bool     `json:"server_profiler,omitempty" name:"server-profiler" group:"Control hooks" help:"POST start/stop profile routes around each profiling phase (never warmup)."`
+	ServerProfilerStartPath      string   `json:"server_profiler_start_path,omitempty" name:"server-profiler-start-path" group:"Control hooks" placeholder:"PATH" help:"Profiler start route (default /start_profile; implies --server-profiler)."`
+	ServerProfilerStopPath       string   `json:"server_profiler_stop_path,omitempty" name:"server-profiler-stop-path" group:"Control hooks" placeholder:"PATH" help:"Profiler stop route (default /stop_profile; implies --server-profiler)."`
+	ServerProfilerTimeoutSeconds *float64 `json:"server_profiler_timeout_seconds,omitempty" name:"server-profiler-timeout-seconds" group:"Control hooks" help:"Timeout per profiler call (default 30; implies --server-profiler)."`
+	Server                       string   `json:"server,omitempty" enum:",vllm,sglang,trtllm" default:"" group:"Control hooks" help:"Apply a server's control-hook routes: vllm, sglang or trtllm."`
+}
+
+// Phase is one load phase. The CLI flags describe at most a warmup and a
+// profiling phase; YAML may list several.
+type Phase struct {
+	Name        string  `json:"name"`
+	Kind        string  `json:"kind"`                   // KindWarmup or KindProfiling
+	Concurrency int     `json:"concurrency,omitempty"`  // slots (concurrency mode) or in-flight cap (rate mode); 0 = no cap
+	Rate        float64 `json:"rate,omitempty"`         // requests/s; 0 = concurrency mode
+	RateMode    string  `json:"rate_mode,omitempty"`    // RateConstant or RatePoisson
+	Requests    int     `json:"requests,omitempty"`     // stop after this many sends; 0 = no count limit
+	Duration    float64 `json:"duration,omitempty"`     // stop sending after this many seconds; 0 = no time limit
+	GracePeriod float64 `json:"grace_period,omitempty"` // seconds to wait for in-flight requests after Duration; <0 = forever
+	Seamless    bool    `json:"seamless,omitempty"`     // start as soon as the previous phase stops sending
+}
+
+// NewProfile returns a Profile holding every default of its `default` tags,
+// exactly what `aiperf profile` starts from when no flag is given.
+func NewProfile() Profile {
+	var p Profile
+	v := reflect.ValueOf(&p).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		def, ok := t.Field(i).Tag.Lookup("default")
+		if !ok || def == "" {
+			continue
+		}
+		if err := setFromString(v.Field(i), def); err != nil {
+			panic(fmt.Sprintf("plan: bad default tag on %s: %v", t.Field(i).Name, err))
+		}
+	}
+	return p
+}
+
+// FlagName is the command-line flag (without dashes) of the field whose JSON
+// name is jsonName: snake_case becomes kebab-case.
+func FlagName(jsonName string) string { return strings.ReplaceAll(jsonName, "_", "-") }
+
+// Option describes one Profile field for the Starlark and YAML loaders.
+type Option struct {
+	Name  string // JSON (snake_case) name
+	Field int    // index in Profile
+	Kind  reflect.Type
+}
+
+// Options lists every settable Profile option by its snake_case name.
+func Options() []Option { return options() }
+
+var options = sync.OnceValue(func() []Option {
+	t := reflect.TypeOf(Profile{})
+	out := make([]Option, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		name := jsonName(t.Field(i))
+		if name == "" || name == "phases" {
+			continue
+		}
+		out = append(out, Option{Name: name, Field: i, Kind: t.Field(i).Type})
+	}
+	return out
+})
+
+// LookupOption finds an option by its snake_case name or by the snake_case
+// form of one of its flag aliases (isl, osl, num_requests, ...).
+func LookupOption(name string) (Option, bool) {
+	o, ok := optionIndex()[name]
+	return o, ok
+}
+
+var optionIndex = sync.OnceValue(func() map[string]Option {
+	t := reflect.TypeOf(Profile{})
+	out := map[string]Option{}
+	for _, o := range Options() {
+		out[o.Name] = o
+		for a := range strings.SplitSeq(t.Field(o.Field).Tag.Get("aliases"), ",") {
+			if a != "" {
+				out[strings.ReplaceAll(a, "-", "_")] = o
+			}
+		}
+	}
+	return out
+})
+
+// Set assigns value to the option, converting between compatible Go types:
+// int to float, a single string to a list, a value to a pointer. It returns a
+// message naming the expected type when value does not fit.
+func (o Option) Set(p *Profile, value any) error {
+	f := reflect.ValueOf(p).Elem().Field(o.Field)
+	return assign(f, value)
+}
+
+// Get returns the option's current value (pointers dereferenced, nil if unset).
+func (o Option) Get(p *Profile) any {
+	f := reflect.ValueOf(p).Elem().Field(o.Field)
+	if f.Kind() == reflect.Pointer {
+		if f.IsNil() {
+			return nil
+		}
+		f = f.Elem()
+	}
+	return f.Interface()
+}
+
+// TypeName names the option's type for error messages: "int", "float",
+// "string", "bool" or "list of strings".
+func (o Option) TypeName() string { return typeName(o.Kind) }
+
+// Overlay copies the named options (snake_case) from src into p. It implements
+// "explicit CLI flags override YAML".
+func (p *Profile) Overlay(src *Profile, names []string) {
+	dst := reflect.ValueOf(p).Elem()
+	from := reflect.ValueOf(src).Elem()
+	for _, n := range names {
+		if o, ok := LookupOption(n); ok {
+			dst.Field(o.Field).Set(from.Field(o.Field))
+		}
+	}
+}
+
+func jsonName(f reflect.StructField) string {
+	tag := f.Tag.Get("json")
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}

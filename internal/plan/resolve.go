@@ -1,0 +1,258 @@
+package plan
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultGracePeriod is --benchmark-grace-period when not given.
+const DefaultGracePeriod = 30.0
+
+// ResetHook is the resolved --reset-kv-cache configuration.
+type ResetHook struct {
+	Enabled  bool
+	Path     string
+	Timeout  time.Duration // per attempt
+	MaxRetry time.Duration // total retry budget; 0 = one attempt
+}
+
+// ProfilerHook is the resolved --server-profiler configuration.
+type ProfilerHook struct {
+	Enabled   bool
+	StartPath string
+	StopPath  string
+	Timeout   time.Duration // per call
+}
+
+// ServerRoutes are the control-hook routes of one inference server
+// (shared/seeds/control-hooks-by-server.txt).
+type ServerRoutes struct {
+	ResetPath, StartPath, StopPath string
+	// Refusal, when set, explains why hooks cannot be enabled for this server.
+	Refusal string
+}
+
+// Servers maps --server values to their routes.
+var Servers = map[string]ServerRoutes{
+	"vllm":   {ResetPath: "/reset_prefix_cache", StartPath: "/start_profile", StopPath: "/stop_profile"},
+	"sglang": {ResetPath: "/flush_cache", StartPath: "/start_profile", StopPath: "/stop_profile"},
+	"trtllm": {Refusal: "trtllm-serve has no KV-cache reset route (block reuse is fixed at startup by " +
+		"kv_cache_config.enable_block_reuse; disable it or restart the server between cells) and registers " +
+		"/start_profile and /stop_profile only on builds with TensorRT-LLM PR #13872; drop --server trtllm " +
+		"and pass explicit paths if your deployment has custom admin routes"},
+}
+
+// ResetHook resolves the reset hook: any path, timeout or retry setting
+// enables it; an explicit path beats the --server preset, which beats the default.
+func (p *Profile) ResetHook() ResetHook {
+	h := ResetHook{
+		Enabled: p.ResetKVCache || p.ResetKVCachePath != "" || p.ResetKVCacheTimeoutSeconds != nil ||
+			p.ResetKVCacheMaxRetrySeconds != nil,
+		Path:     firstNonEmpty(p.ResetKVCachePath, Servers[p.Server].ResetPath, DefaultResetPath),
+		Timeout:  seconds(deref(p.ResetKVCacheTimeoutSeconds, DefaultHookTimeoutSeconds)),
+		MaxRetry: seconds(deref(p.ResetKVCacheMaxRetrySeconds, DefaultResetMaxRetrySeconds)),
+	}
+	return h
+}
+
+// ProfilerHook resolves the profiler hook the same way as ResetHook.
+func (p *Profile) ProfilerHook() ProfilerHook {
+	return ProfilerHook{
+		Enabled: p.ServerProfiler || p.ServerProfilerStartPath != "" || p.ServerProfilerStopPath != "" ||
+			p.ServerProfilerTimeoutSeconds != nil,
+		StartPath: firstNonEmpty(p.ServerProfilerStartPath, Servers[p.Server].StartPath, DefaultProfilerStartPath),
+		StopPath:  firstNonEmpty(p.ServerProfilerStopPath, Servers[p.Server].StopPath, DefaultProfilerStopPath),
+		Timeout:   seconds(deref(p.ServerProfilerTimeoutSeconds, DefaultHookTimeoutSeconds)),
+	}
+}
+
+// EndpointPath is the request path appended to every URL.
+func (p *Profile) EndpointPath() string {
+	if p.Endpoint != "" {
+		return p.Endpoint
+	}
+	if p.EndpointType == EndpointCompletions {
+		return "/v1/completions"
+	}
+	return "/v1/chat/completions"
+}
+
+// RequestURLs are the full inference URLs, one per --url, in order.
+func (p *Profile) RequestURLs() []string {
+	out := make([]string, 0, len(p.URL))
+	for _, u := range p.URL {
+		out = append(out, strings.TrimRight(normalizeURL(u), "/")+p.EndpointPath())
+	}
+	return out
+}
+
+// Origins are the unique scheme://host:port of every --url, in first-seen
+// order: the targets of control hooks.
+func (p *Profile) Origins() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, raw := range p.URL {
+		u, err := url.Parse(normalizeURL(raw))
+		if err != nil || u.Host == "" {
+			continue
+		}
+		key := u.Scheme + "://" + u.Hostname() + ":" + portOf(u)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, u.Scheme+"://"+u.Host)
+		}
+	}
+	return out
+}
+
+// PhaseList returns the phases to run: the YAML list when given, else a
+// warmup phase (when --warmup-* is set) followed by one profiling phase.
+func (p *Profile) PhaseList() []Phase {
+	if len(p.Phases) > 0 {
+		return p.Phases
+	}
+	prof := Phase{Name: KindProfiling, Kind: KindProfiling}
+	if p.RequestRate != nil {
+		prof.Rate = *p.RequestRate
+		prof.RateMode = p.RequestRateMode
+		prof.Concurrency = deref(p.Concurrency, 0)
+	} else {
+		prof.Concurrency = deref(p.Concurrency, 1)
+	}
+	if p.BenchmarkDuration != nil {
+		prof.Duration = *p.BenchmarkDuration
+		prof.GracePeriod = deref(p.BenchmarkGracePeriod, DefaultGracePeriod)
+	}
+	switch {
+	case p.RequestCount != nil:
+		prof.Requests = *p.RequestCount
+	case p.BenchmarkDuration == nil:
+		prof.Requests = max(10, 2*prof.Concurrency)
+	}
+	if p.WarmupRequestCount == nil && p.WarmupDuration == nil {
+		return []Phase{prof}
+	}
+	warm := prof
+	warm.Name, warm.Kind = KindWarmup, KindWarmup
+	warm.Requests = deref(p.WarmupRequestCount, 0)
+	warm.Duration = deref(p.WarmupDuration, 0)
+	warm.GracePeriod = -1
+	return []Phase{warm, prof}
+}
+
+// Redacted returns a copy safe to log, export or store: the API key, secret
+// header values and URL credentials are replaced.
+func (p Profile) Redacted() Profile {
+	if p.APIKey != "" {
+		p.APIKey = Redacted
+	}
+	if len(p.Header) > 0 {
+		hs := make([]string, len(p.Header))
+		for i, h := range p.Header {
+			k, _, _ := strings.Cut(h, ":")
+			if IsSecretHeader(k) {
+				h = k + ":" + Redacted
+			}
+			hs[i] = h
+		}
+		p.Header = hs
+	}
+	if len(p.URL) > 0 {
+		us := make([]string, len(p.URL))
+		for i, raw := range p.URL {
+			us[i] = RedactURL(raw)
+		}
+		p.URL = us
+	}
+	return p
+}
+
+// Redacted replaces secrets in exports, logs and the store.
+const Redacted = "<redacted>"
+
+// IsSecretHeader reports whether a header's value must never be shown.
+func IsSecretHeader(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, s := range []string{"authorization", "api-key", "apikey", "token", "secret", "cookie", "password"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactURL replaces the userinfo (user and password) of a URL.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return strings.Replace(raw, u.User.String()+"@", Redacted+"@", 1)
+}
+
+// portOf is the URL's port, or its scheme's default.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// normalizeURL adds http:// when the scheme is missing, as AIPerf does.
+func normalizeURL(raw string) string {
+	if !strings.Contains(raw, "://") {
+		return "http://" + raw
+	}
+	return raw
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Ptr returns a pointer to v; handy for optional Profile fields.
+func Ptr[T any](v T) *T { return &v }
+
+// String renders a phase for logs and plans.
+func (ph Phase) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s(%s", ph.Name, ph.Kind)
+	if ph.Rate > 0 {
+		fmt.Fprintf(&b, ", %s %g req/s", ph.RateMode, ph.Rate)
+		if ph.Concurrency > 0 {
+			fmt.Fprintf(&b, ", cap %d", ph.Concurrency)
+		}
+	} else {
+		fmt.Fprintf(&b, ", concurrency %d", ph.Concurrency)
+	}
+	if ph.Requests > 0 {
+		fmt.Fprintf(&b, ", %d requests", ph.Requests)
+	}
+	if ph.Duration > 0 {
+		fmt.Fprintf(&b, ", %gs", ph.Duration)
+	}
+	if ph.Seamless {
+		b.WriteString(", seamless")
+	}
+	b.WriteString(")")
+	return b.String()
+}

@@ -1,0 +1,126 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Sweep is a declared set of benchmark cells, each run Trials times.
+type Sweep struct {
+	Name            string  `json:"name"`
+	Cells           []Cell  `json:"cells"`
+	Trials          int     `json:"trials"`
+	CooldownSeconds float64 `json:"cooldown_seconds,omitempty"`
+	// Source is where the sweep was declared (file:line), for messages.
+	Source string `json:"source,omitempty"`
+}
+
+// Param is one swept parameter of a cell: a Profile option name and its value.
+type Param struct {
+	Name  string `json:"name"`
+	Value any    `json:"value"`
+}
+
+// Cell is one point of a sweep: the base profile with its parameters applied.
+type Cell struct {
+	ID      string  `json:"id"`    // stable: hash of sweep name + sorted parameters
+	Label   string  `json:"label"` // directory-safe, e.g. concurrency_4__synthetic_input_tokens_mean_128
+	Index   int     `json:"index"` // position in the sweep, from 0
+	Params  []Param `json:"params"`
+	Profile Profile `json:"profile"`
+}
+
+// Trial is one run of a cell. Number counts from 1.
+type Trial struct {
+	Sweep  string `json:"sweep"`
+	Cell   Cell   `json:"cell"`
+	Number int    `json:"trial"`
+}
+
+// Key identifies a trial across invocations (for --resume).
+func (t Trial) Key() string { return fmt.Sprintf("%s/%04d", t.Cell.ID, t.Number) }
+
+// Dir is the trial's directory under the sweep's artifact root.
+func (t Trial) Dir() string {
+	return fmt.Sprintf("%s/%s/trial_%04d", safeName(t.Sweep), t.Cell.Label, t.Number)
+}
+
+// TrialList expands the sweep into trials, trial-major within each cell
+// (every trial of cell 0, then cell 1, ...).
+func (s Sweep) TrialList() []Trial {
+	var out []Trial
+	for _, c := range s.Cells {
+		for n := 1; n <= max(1, s.Trials); n++ {
+			out = append(out, Trial{Sweep: s.Name, Cell: c, Number: n})
+		}
+	}
+	return out
+}
+
+// CellID hashes the sweep name and the parameters, sorted by name, into a
+// short stable identifier.
+func CellID(sweep string, params []Param) string {
+	sorted := append([]Param(nil), params...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	h := sha256.New()
+	h.Write([]byte(sweep))
+	for _, p := range sorted {
+		v, _ := json.Marshal(p.Value)
+		fmt.Fprintf(h, "\x00%s=%s", p.Name, v)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// CellLabel joins name_value pairs with "__", in declaration order, as AIPerf
+// names sweep cell directories. A scenario's name replaces the label.
+func CellLabel(params []Param) string {
+	if len(params) == 0 {
+		return "base"
+	}
+	parts := make([]string, 0, len(params))
+	for _, p := range params {
+		parts = append(parts, p.Name+"_"+formatValue(p.Value))
+	}
+	return safeName(strings.Join(parts, "__"))
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "none"
+	case string:
+		return x
+	case float64:
+		return fmt.Sprintf("%g", x)
+	case []string:
+		return strings.Join(x, "+")
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = formatValue(e)
+		}
+		return strings.Join(parts, "+")
+	}
+	return fmt.Sprint(v)
+}
+
+// safeName keeps letters, digits and ._- so a name is a single path segment.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "unnamed"
+	}
+	return b.String()
+}

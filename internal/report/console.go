@@ -1,0 +1,234 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// Title heads the console metrics table.
+const Title = "aiperf | LLM Metrics"
+
+// consoleRows are the metrics of the console table, in order: record metrics
+// first (shown with their statistics), then scalars (value under avg).
+var consoleRows = []string{
+	metrics.TagTTFT,
+	metrics.TagTTST,
+	metrics.TagITL,
+	metrics.TagRequestLatency,
+	metrics.TagPerUserThroughput,
+	metrics.TagISL,
+	metrics.TagOSL,
+	metrics.TagOutputTokenThroughput,
+	metrics.TagRequestThroughput,
+	metrics.TagRequestCount,
+	metrics.TagErrorRequestCount,
+}
+
+// maxMessage caps an error message in the console error summary.
+const maxMessage = 160
+
+// Console writes the human summary of run to w: the metrics table, then the
+// error summary, control-hook calls, client self-audit and benchmark
+// duration, each only when there is something to say.
+func Console(w io.Writer, run *result.Run) {
+	p := &printer{w: w}
+	p.line(Title)
+	p.table([]string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}, metricRows(run.Profiling), "lrrrrrrr")
+	p.errors(run)
+	p.hooks(run)
+	p.audit(run)
+	if run.Warmup != nil {
+		if m, ok := run.Warmup.Get(metrics.TagRequestCount); ok {
+			p.line("Warmup: %s requests, excluded from these metrics", strconv.FormatFloat(m.Value, 'f', -1, 64))
+		}
+	}
+	if m, ok := run.Profiling.Get(metrics.TagBenchmarkDuration); ok {
+		p.line("Benchmark Duration: %s sec", number(m.Value))
+	}
+	if run.WasCancelled {
+		p.line("Run interrupted: the metrics cover the requests that finished before it stopped.")
+	}
+	if run.Status == result.StatusFailed && run.Error != "" {
+		p.line("Run failed: %s", run.Error)
+	}
+}
+
+// metricRows renders the console metrics of s that exist.
+func metricRows(s metrics.Summary) [][]string {
+	var rows [][]string
+	for _, tag := range consoleRows {
+		m, ok := s.Get(tag)
+		if !ok {
+			continue
+		}
+		name := m.Header + " (" + m.Unit + ")"
+		if st := m.Stats; st != nil {
+			rows = append(rows, []string{name, number(st.Avg), number(st.Min), number(st.Max),
+				number(st.P99), number(st.P90), number(st.P50), number(st.Std)})
+			continue
+		}
+		rows = append(rows, []string{name, number(m.Value), "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"})
+	}
+	return rows
+}
+
+// printer writes console sections separated by blank lines.
+type printer struct{ w io.Writer }
+
+func (p *printer) line(format string, args ...any) {
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// section starts a new block of output after a blank line.
+func (p *printer) section(title string) {
+	fmt.Fprintln(p.w)
+	if title != "" {
+		p.line(title)
+	}
+}
+
+func (p *printer) table(header []string, rows [][]string, aligns string) {
+	Table(p.w, header, rows, aligns)
+}
+
+// Table renders a box table (olekukonko/tablewriter, headers verbatim);
+// aligns holds one letter per column, 'l' for left-aligned text, anything
+// else for right-aligned values.
+func Table(w io.Writer, header []string, rows [][]string, aligns string) {
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+		if i < len(aligns) && aligns[i] == 'l' {
+			align[i] = tw.AlignLeft
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+	t.Header(header)
+	for _, r := range rows {
+		_ = t.Append(r) // rows of strings never fail to convert
+	}
+	_ = t.Render() // write errors on a console are not actionable
+}
+
+// errors prints the error summary.
+func (p *printer) errors(run *result.Run) {
+	if len(run.ErrorSummary) == 0 {
+		return
+	}
+	failed := 0
+	for _, e := range run.ErrorSummary {
+		failed += e.Count
+	}
+	total := failed
+	if m, ok := run.Profiling.Get(metrics.TagRequestCount); ok {
+		total += int(m.Value)
+	}
+	p.section(fmt.Sprintf("Errors: %d of %d requests failed", failed, total))
+	for _, e := range run.ErrorSummary {
+		kind := e.Error.Type
+		if e.Error.Code != 0 {
+			kind += " " + strconv.Itoa(e.Error.Code)
+		}
+		msg := e.Error.Message
+		if len(msg) > maxMessage {
+			msg = msg[:maxMessage] + "…"
+		}
+		p.line("  %d × %s: %s", e.Count, kind, msg)
+	}
+}
+
+// hooks prints every control-plane call.
+func (p *printer) hooks(run *result.Run) {
+	if len(run.ControlHooks) == 0 {
+		return
+	}
+	p.section("Control hooks")
+	rows := make([][]string, 0, len(run.ControlHooks))
+	for _, c := range run.ControlHooks {
+		status := "-"
+		if c.Status != 0 {
+			status = strconv.Itoa(c.Status)
+		}
+		note := "ok"
+		switch {
+		case c.Error != "":
+			note = "error: " + c.Error
+		case c.Warning != "":
+			note = "warning: " + c.Warning
+		case !c.OK:
+			note = "failed"
+		}
+		rows = append(rows, []string{c.Hook, c.Origin, c.Path, status, strconv.Itoa(c.Attempts),
+			number(c.DurationMs), note})
+	}
+	p.table([]string{"Hook", "Origin", "Path", "Status", "Attempts", "Duration (ms)", "Result"}, rows, "lllrrrl")
+}
+
+// audit prints the client's self-audit.
+func (p *printer) audit(run *result.Run) {
+	a := run.Audit
+	if a.Mode == "" {
+		return
+	}
+	p.section("")
+	load := fmt.Sprintf("Client: %s mode, achieved %s req/s", a.Mode, number(a.AchievedRate))
+	if a.TargetRate > 0 {
+		load = fmt.Sprintf("Client: %s mode, target %s req/s, achieved %s req/s (%s%%)", a.Mode,
+			number(a.TargetRate), number(a.AchievedRate), number(100*a.AchievedRate/a.TargetRate))
+	}
+	if a.PrecisePacing {
+		load += ", precise pacing"
+	}
+	p.line("%s", load)
+	if a.SendLagMs != nil {
+		p.line("Send lag: p50 %s ms, p99 %s ms, max %s ms", number(a.SendLagMs.P50), number(a.SendLagMs.P99),
+			number(a.SendLagMs.Max))
+	}
+	if a.CapDelayed > 0 {
+		p.line("Sends delayed by the in-flight cap: %d", a.CapDelayed)
+	}
+	if a.Retried > 0 {
+		p.line("Requests retried on a fresh connection: %d", a.Retried)
+	}
+	for _, w := range a.Warnings {
+		p.line("Warning: %s", w)
+	}
+	if a.ClientBound {
+		p.line("CLIENT-BOUND: the client, not the server, limited this run; the load delivered fell short of the load asked for.")
+	}
+}
+
+// number formats v with two decimals and thousands separators.
+func number(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return sign + b.String() + "." + frac
+}

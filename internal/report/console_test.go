@@ -1,0 +1,69 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+func TestConsoleGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(*testing.T) *result.Run
+	}{
+		{"console_streaming.golden", fixtureRun},
+		{"console_minimal.golden", func(*testing.T) *result.Run { return minimalRun() }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			Console(&buf, tc.run(t))
+			golden(t, tc.name, buf.Bytes())
+		})
+	}
+}
+
+func TestConsoleContent(t *testing.T) {
+	var buf bytes.Buffer
+	Console(&buf, fixtureRun(t))
+	out := buf.String()
+	for _, want := range []string{
+		Title,
+		"│ Metric ", " p99 ", " p90 ", " p50 ", // headers not auto-formatted
+		"Time to First Token (ms)", "Time to Second Token (ms)", "Inter Token Latency (ms)",
+		"Request Latency (ms)", "Output Token Throughput Per User (tokens/sec/user)",
+		"Input Sequence Length (tokens)", "Output Sequence Length (tokens)",
+		"Output Token Throughput (tokens/sec)", "Request Throughput (requests/sec)",
+		"Request Count (requests)", "Error Request Count (requests)", "N/A",
+		"Errors: 3 of 7 requests failed", "2 × HTTPError 500: Internal Server Error",
+		"reset_kv_cache", "/reset_prefix_cache", "warning: 2xx with", "error: timeout after 30s",
+		"target 100.00 req/s, achieved 98.50 req/s", "Send lag: p50 0.25 ms", "CLIENT-BOUND",
+		"Warmup: 2 requests", "Benchmark Duration:",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "P 99")
+}
+
+func TestConsoleNonStreamingOmitsStreamingRows(t *testing.T) {
+	var buf bytes.Buffer
+	Console(&buf, minimalRun())
+	out := buf.String()
+	assert.Contains(t, out, "Request Latency (ms)")
+	for _, absent := range []string{"Time to First Token", "Inter Token Latency", "Per User", "Errors:", "Control hooks", "CLIENT-BOUND"} {
+		assert.NotContains(t, out, absent)
+	}
+}
+
+func TestNumber(t *testing.T) {
+	tests := map[float64]string{
+		0: "0.00", 1.005: "1.00", 12.345: "12.35", 999.999: "1,000.00", 1234567.891: "1,234,567.89",
+		-4321.5: "-4,321.50", 100: "100.00",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, number(in), "%v", in)
+	}
+}

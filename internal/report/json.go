@@ -1,0 +1,191 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// SchemaVersion is the profile_export_aiperf.json schema we write (AIPerf's).
+const SchemaVersion = "1.5"
+
+// WriteJSON writes profile_export_aiperf.json in AIPerf's shape: provenance
+// (schema_version, aiperf_version, benchmark_id, start_time, end_time,
+// was_cancelled, run_info), one top-level block per profiling metric tag,
+// warmup_metrics when a warmup ran, error_summary, and input_config.
+//
+// Our extensions, which AIPerf readers ignore: control_hooks (every
+// control-plane call, hooks.Call) and client_audit (result.Audit).
+func WriteJSON(w io.Writer, run *result.Run) error {
+	doc := object{
+		{"schema_version", SchemaVersion},
+		{"aiperf_version", run.ToolVersion},
+		{"benchmark_id", run.BenchmarkID},
+		{"start_time", timestamp(run.StartTime)},
+		{"end_time", timestamp(run.EndTime)},
+		{"was_cancelled", run.WasCancelled},
+		{"run_info", runInfo(run)},
+	}
+	doc = append(doc, metricBlocks(run.Profiling)...)
+	if run.Warmup != nil {
+		doc = append(doc, field{"warmup_metrics", metricBlocks(*run.Warmup)})
+	}
+	doc = append(doc,
+		field{"error_summary", nonNil(run.ErrorSummary)},
+		field{"runtime_submission_invalid_reasons", []string{}},
+		field{"control_hooks", nonNil(run.ControlHooks)},
+		field{"client_audit", run.Audit},
+		// AIPerf nests input_config by section (endpoint, loadgen, input, ...);
+		// ours is the flat profile with our option names, secrets redacted by
+		// the caller (plan.Profile.Redacted).
+		field{"input_config", run.Config},
+	)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("write json export: %w", err)
+	}
+	return nil
+}
+
+// recordBlock is a record metric's stats block: unit, avg, min, max,
+// p1…p99, std, count, sum.
+type recordBlock struct {
+	Unit string `json:"unit"`
+	metrics.Stats
+}
+
+// scalarBlock is a derived or aggregate metric's block: unit and avg only.
+type scalarBlock struct {
+	Unit string  `json:"unit"`
+	Avg  float64 `json:"avg"`
+}
+
+// metricBlocks returns one field per metric of s, keyed by tag.
+func metricBlocks(s metrics.Summary) object {
+	out := make(object, 0, len(s.Metrics))
+	for _, m := range s.Metrics {
+		if m.Stats != nil {
+			out = append(out, field{m.Tag, recordBlock{Unit: m.Unit, Stats: *m.Stats}})
+			continue
+		}
+		out = append(out, field{m.Tag, scalarBlock{Unit: m.Unit, Avg: m.Value}})
+	}
+	return out
+}
+
+// runInfo is AIPerf's run_info block (schema 1.3).
+func runInfo(run *result.Run) object {
+	info := run.Info
+	var sweepID any // null outside a sweep, as in AIPerf
+	if info.SweepID != 0 {
+		sweepID = strconv.FormatInt(info.SweepID, 10)
+	}
+	label := run.Name
+	if label == "" {
+		label = fmt.Sprintf("run_%04d", info.Trial+1)
+	}
+	variation := info.CellLabel
+	if variation == "" {
+		variation = "base"
+	}
+	values := make(object, 0, len(info.Params))
+	for _, p := range info.Params {
+		values = append(values, field{p.Name, p.Value})
+	}
+	var cli any
+	if run.CLICommand != "" {
+		cli = run.CLICommand
+	}
+	return object{
+		{"benchmark_id", run.BenchmarkID},
+		{"sweep_id", sweepID},
+		{"random_seed", run.Config.RandomSeed},
+		{"trial", info.Trial},
+		{"run_label", label},
+		{"variation_label", variation},
+		{"variation_values", values},
+		{"cli_command", cli},
+	}
+}
+
+// timestamp is t in ISO 8601 (UTC, microseconds), or null when unset.
+func timestamp(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// nonNil turns a nil slice into an empty one so it encodes as [] not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Ordered JSON objects.
+
+// field is one key of an ordered JSON object.
+type field struct {
+	key   string
+	value any
+}
+
+// object is a JSON object that keeps its keys in the order given
+// (encoding/json sorts map keys).
+type object []field
+
+// MarshalJSON encodes the fields in order.
+func (o object) MarshalJSON() ([]byte, error) {
+	l := newLine()
+	l.raw("{")
+	for i, f := range o {
+		if i > 0 {
+			l.raw(",")
+		}
+		l.value(f.key)
+		l.raw(":")
+		l.value(f.value)
+	}
+	l.raw("}")
+	return l.buf.Bytes(), l.err
+}
+
+// line assembles JSON from raw text and encoded values. The JSONL export
+// builds its lines with it rather than through a json.Marshaler, which
+// encoding/json would re-validate at twice the cost. The first encoding error
+// sticks.
+type line struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+	err error
+}
+
+func newLine() *line {
+	l := &line{}
+	l.enc = json.NewEncoder(&l.buf)
+	l.enc.SetEscapeHTML(false)
+	return l
+}
+
+func (l *line) reset()       { l.buf.Reset(); l.err = nil }
+func (l *line) raw(s string) { l.buf.WriteString(s) }
+
+// value appends v's JSON encoding.
+func (l *line) value(v any) {
+	if l.err != nil {
+		return
+	}
+	if l.err = l.enc.Encode(v); l.err == nil {
+		l.buf.Truncate(l.buf.Len() - 1) // Encode's newline
+	}
+}

@@ -1,0 +1,129 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// cancelledError stands in for a cancelled request that carries no error of
+// its own; the code and type are AIPerf's.
+var cancelledError = metrics.Error{Code: 499, Type: "RequestCancellationError",
+	Message: "request still in flight when the run stopped"}
+
+// jsonlMetadata is AIPerf's per-request metadata plus our extensions
+// (phase, scheduled_ns, send_lag_ns, http_status, retried).
+type jsonlMetadata struct {
+	SessionNum         int    `json:"session_num"`
+	XRequestID         string `json:"x_request_id"`
+	XCorrelationID     string `json:"x_correlation_id"`
+	ConversationID     string `json:"conversation_id"`
+	TurnIndex          int    `json:"turn_index"`
+	RequestStartNs     int64  `json:"request_start_ns"`
+	RequestAckNs       *int64 `json:"request_ack_ns"`
+	RequestEndNs       int64  `json:"request_end_ns"`
+	WorkerID           string `json:"worker_id"`
+	RecordProcessorID  string `json:"record_processor_id"`
+	BenchmarkPhase     string `json:"benchmark_phase"`
+	WasCancelled       bool   `json:"was_cancelled"`
+	CancellationTimeNs *int64 `json:"cancellation_time_ns"`
+
+	Phase       string `json:"phase"`        // phase name (several profiling phases may run)
+	ScheduledNs int64  `json:"scheduled_ns"` // wall-clock ns the schedule wanted the send
+	SendLagNs   int64  `json:"send_lag_ns"`  // sent − scheduled
+	HTTPStatus  int    `json:"http_status,omitempty"`
+	Retried     bool   `json:"retried,omitempty"`
+}
+
+// WriteJSONL writes profile_export.jsonl: one line per profiling request
+// (warmup excluded), failed and cancelled ones included with their error.
+// Each line holds AIPerf's metadata, the request's metrics in display units
+// ({"tag": {"value": v, "unit": u}}, in display order) and the error (null on
+// success). Wall-clock fields derive from the record's WallStartNs, the wall
+// time of its send.
+func WriteJSONL(w io.Writer, run *result.Run) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	l := newLine()
+	streaming := run.Config.Streaming
+	for i := range run.Records {
+		r := &run.Records[i]
+		if r.PhaseKind != plan.KindProfiling {
+			continue
+		}
+		md, errDetails := recordMetadata(r, streaming)
+		l.reset()
+		l.raw(`{"metadata":`)
+		l.value(md)
+		l.raw(`,"metrics":{`)
+		// Metric tags and units are plain ASCII identifiers: no escaping needed.
+		for j, v := range metrics.RecordMetrics(*r, streaming) {
+			if j > 0 {
+				l.raw(",")
+			}
+			l.raw(`"`)
+			l.raw(v.Tag)
+			l.raw(`":{"value":`)
+			if v.List != nil {
+				l.value(v.List)
+			} else {
+				l.value(v.V)
+			}
+			l.raw(`,"unit":"`)
+			l.raw(v.Unit)
+			l.raw(`"}`)
+		}
+		l.raw(`},"error":`)
+		l.value(errDetails)
+		l.raw("}\n")
+		if l.err != nil {
+			return fmt.Errorf("write jsonl export: request %d: %w", r.Index, l.err)
+		}
+		if _, err := bw.Write(l.buf.Bytes()); err != nil {
+			return fmt.Errorf("write jsonl export: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write jsonl export: %w", err)
+	}
+	return nil
+}
+
+// recordMetadata returns the JSONL metadata of one request and its error
+// details (nil on success).
+func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.Error) {
+	wall := func(ns int64) int64 { return r.WallStartNs + ns - r.SentNs }
+	md := jsonlMetadata{
+		SessionNum:        r.Index,
+		XRequestID:        r.RequestID,
+		XCorrelationID:    r.RequestID,
+		TurnIndex:         0,
+		RequestStartNs:    r.WallStartNs,
+		RequestEndNs:      wall(r.EndNs),
+		WorkerID:          "worker_0", // one process; there are no AIPerf workers
+		RecordProcessorID: "record_processor_0",
+		BenchmarkPhase:    plan.KindProfiling,
+		WasCancelled:      r.Cancelled,
+		Phase:             r.Phase,
+		ScheduledNs:       wall(r.ScheduledNs),
+		SendLagNs:         r.SentNs - r.ScheduledNs,
+		HTTPStatus:        r.Status,
+		Retried:           r.Retried,
+	}
+	if streaming && len(r.ResponseNs) > 0 {
+		ack := wall(r.ResponseNs[0])
+		md.RequestAckNs = &ack
+	}
+	errDetails := r.Error
+	if r.Cancelled {
+		end := md.RequestEndNs
+		md.CancellationTimeNs = &end
+		if errDetails == nil {
+			errDetails = &cancelledError
+		}
+	}
+	return md, errDetails
+}

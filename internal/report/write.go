@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// Export file names, as AIPerf writes them.
+const (
+	JSONFile  = "profile_export_aiperf.json"
+	CSVFile   = "profile_export_aiperf.csv"
+	JSONLFile = "profile_export.jsonl"
+)
+
+// WriteAll writes the JSON, CSV and JSONL exports of run into dir (created
+// if needed) and returns their paths in that order. Each file appears under
+// its final name only once complete.
+func WriteAll(dir string, run *result.Run) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create artifact dir: %w", err)
+	}
+	exports := []struct {
+		name  string
+		write func(io.Writer, *result.Run) error
+	}{
+		{JSONFile, WriteJSON},
+		{CSVFile, WriteCSV},
+		{JSONLFile, WriteJSONL},
+	}
+	paths := make([]string, 0, len(exports))
+	for _, e := range exports {
+		path := filepath.Join(dir, e.name)
+		if err := writeFile(path, func(w io.Writer) error { return e.write(w, run) }); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// writeFile writes path through a ".partial" sibling renamed into place, so a
+// failed write never leaves a truncated export under the final name.
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	tmp := path + ".partial"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Base(path), err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

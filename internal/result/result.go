@@ -1,0 +1,68 @@
+// Package result defines Run, the complete outcome of one benchmark cell run:
+// redacted configuration, per-request records, summaries, control-hook calls
+// and the client's self-audit. bench produces it, report renders and exports
+// it, store saves it, and a sweep child hands it to its parent as JSON.
+package result
+
+import (
+	"time"
+
+	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// Run statuses.
+const (
+	StatusComplete    = "complete"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+)
+
+// Run is one benchmark cell run (a standalone profile or one sweep trial).
+type Run struct {
+	BenchmarkID string       `json:"benchmark_id"`
+	ToolVersion string       `json:"tool_version"`
+	Host        string       `json:"host"`
+	Config      plan.Profile `json:"config"` // secrets redacted
+	CLICommand  string       `json:"cli_command,omitempty"`
+	Name        string       `json:"name,omitempty"` // --name, for compare
+	Info        TrialInfo    `json:"run_info"`
+
+	StartTime    time.Time `json:"start_time"`
+	EndTime      time.Time `json:"end_time"`
+	Status       string    `json:"status"`
+	Error        string    `json:"error,omitempty"`
+	WasCancelled bool      `json:"was_cancelled"`
+
+	Profiling    metrics.Summary      `json:"profiling"`
+	Warmup       *metrics.Summary     `json:"warmup,omitempty"`
+	ErrorSummary []metrics.ErrorCount `json:"error_summary"`
+	ControlHooks []hooks.Call         `json:"control_hooks"`
+	Audit        Audit                `json:"audit"`
+	Records      []metrics.Record     `json:"records"`
+}
+
+// TrialInfo places a run inside a sweep; empty for a standalone profile.
+type TrialInfo struct {
+	Sweep     string       `json:"sweep,omitempty"`
+	SweepID   int64        `json:"sweep_id,omitempty"`
+	CellID    string       `json:"cell_id,omitempty"`
+	CellLabel string       `json:"cell_label,omitempty"`
+	Params    []plan.Param `json:"params,omitempty"`
+	Trial     int          `json:"trial,omitempty"`
+}
+
+// Audit is the client's report on itself: did it deliver the load it was
+// asked for, or was the client (not the server) the bottleneck?
+type Audit struct {
+	Mode          string         `json:"mode"`                  // "concurrency" or "rate"
+	TargetRate    float64        `json:"target_rate,omitempty"` // requests/s asked for (rate mode)
+	AchievedRate  float64        `json:"achieved_rate"`         // profiling sends / sending window
+	SendLagMs     *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
+	CapDelayed    int            `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
+	Retried       int            `json:"retried,omitempty"`     // reused-connection retries
+	PrecisePacing bool           `json:"precise_pacing,omitempty"`
+	ClientBound   bool           `json:"client_bound"` // the client could not keep up
+	Warnings      []string       `json:"warnings,omitempty"`
+}

@@ -1,0 +1,207 @@
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// bufferSize is the read buffer of a Reader; longer lines are accumulated.
+const bufferSize = 16 << 10
+
+// maxKeep bounds the line and data buffers a Reader keeps across Reset, so
+// that one huge event does not pin memory in a pooled Reader.
+const maxKeep = 64 << 10
+
+// Event is one dispatched server-sent event.
+type Event struct {
+	// Name is the value of the event's "event:" line, empty if it had none.
+	Name string
+	// Data is the event's "data:" values joined with "\n". It is owned by
+	// the Reader and valid only until the next call to Next or Reset.
+	Data []byte
+	// At is the clock reading taken right after the read that completed the
+	// event's first line returned, before any further parsing.
+	At int64
+}
+
+// Reader splits a byte stream into events. It is not safe for concurrent use.
+// A Reader can be reused with Reset, for example from a sync.Pool.
+type Reader struct {
+	src  stampReader
+	br   *bufio.Reader
+	long []byte // a line longer than the read buffer, accumulated
+	rest []byte // lines left in the current segment after a lone CR
+	more bool   // rest holds at least one (possibly empty) line
+
+	data    []byte // the event being built; returned as Event.Data
+	name    string
+	last    string // last event name seen, reused to avoid allocating
+	at      int64
+	started bool // a field line of the current event was read
+	hasData bool // a data line of the current event was read
+	err     error
+}
+
+// stampReader reads from r and remembers the clock reading taken right after
+// the last read that returned bytes.
+type stampReader struct {
+	r   io.Reader
+	now func() int64
+	at  int64
+}
+
+func (s *stampReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.at = s.now()
+	}
+	return n, err
+}
+
+// NewReader returns a Reader over r. now is the clock used to stamp events;
+// it is called once after every read from r that returns bytes.
+func NewReader(r io.Reader, now func() int64) *Reader {
+	rd := &Reader{}
+	rd.br = bufio.NewReaderSize(&rd.src, bufferSize)
+	rd.Reset(r, now)
+	return rd
+}
+
+// Reset discards all state and makes the Reader read from r with clock now.
+func (r *Reader) Reset(src io.Reader, now func() int64) {
+	r.src = stampReader{r: src, now: now}
+	r.br.Reset(&r.src)
+	if cap(r.long) > maxKeep {
+		r.long = nil
+	}
+	if cap(r.data) > maxKeep {
+		r.data = nil
+	}
+	r.rest, r.more, r.err = nil, false, nil
+	r.clear()
+}
+
+func (r *Reader) clear() {
+	r.data = r.data[:0]
+	r.name, r.at, r.started, r.hasData = "", 0, false, false
+}
+
+// Next returns the next event. An event is dispatched at a blank line when it
+// has a data or event line; a pending event at the end of the stream is
+// dispatched too. Next returns io.EOF after the last event, or the read error
+// that stopped the stream. Comment, "id:" and "retry:" lines are ignored, and
+// trailing spaces and tabs are trimmed from every line.
+func (r *Reader) Next() (Event, error) {
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	r.clear()
+	for {
+		line, err := r.line()
+		if err != nil {
+			if err == io.EOF {
+				r.err = io.EOF
+				if r.hasData || r.name != "" {
+					return r.event(), nil
+				}
+			} else {
+				r.err = fmt.Errorf("read sse stream: %w", err)
+			}
+			return Event{}, r.err
+		}
+		if len(line) == 0 {
+			if r.hasData || r.name != "" {
+				return r.event(), nil
+			}
+			r.clear()
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		r.field(line)
+	}
+}
+
+func (r *Reader) event() Event {
+	return Event{Name: r.name, Data: r.data, At: r.at}
+}
+
+// field applies one "name: value" line to the event being built.
+func (r *Reader) field(line []byte) {
+	if !r.started {
+		r.at, r.started = r.src.at, true
+	}
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		if r.hasData {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, value...)
+		r.hasData = true
+	case "event":
+		if string(value) != r.last {
+			r.last = string(value)
+		}
+		r.name = r.last
+	}
+}
+
+// line returns the next line without its terminator (LF, CRLF or CR) and
+// without trailing spaces or tabs.
+func (r *Reader) line() ([]byte, error) {
+	var s []byte
+	if r.more {
+		s, r.more = r.rest, false
+	} else {
+		seg, err := r.segment()
+		if err != nil {
+			return nil, err
+		}
+		s = seg
+		if n := len(s); n > 0 && s[n-1] == '\n' {
+			s = s[:n-1]
+		}
+		if n := len(s); n > 0 && s[n-1] == '\r' {
+			s = s[:n-1]
+		}
+	}
+	if i := bytes.IndexByte(s, '\r'); i >= 0 {
+		s, r.rest, r.more = s[:i], s[i+1:], true
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s, nil
+}
+
+// segment reads up to and including the next LF, or the unterminated tail of
+// the stream. The result is valid until the next read.
+func (r *Reader) segment() ([]byte, error) {
+	seg, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		r.long = append(r.long[:0], seg...)
+		for err == bufio.ErrBufferFull {
+			seg, err = r.br.ReadSlice('\n')
+			r.long = append(r.long, seg...)
+		}
+		seg = r.long
+	}
+	switch {
+	case err == nil:
+		return seg, nil
+	case err == io.EOF && len(seg) > 0:
+		return seg, nil // last line without terminator; io.EOF comes next call
+	default:
+		return nil, err // a partial line before a read error is dropped
+	}
+}

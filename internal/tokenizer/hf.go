@@ -1,0 +1,288 @@
+package tokenizer
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/dlclark/regexp2"
+	"github.com/pkoukk/tiktoken-go"
+	"golang.org/x/text/unicode/norm"
+)
+
+// gpt2Pattern is the split pattern of a ByteLevel pre-tokenizer with
+// use_regex set (GPT-2's).
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+// hfFile is the part of a Hugging Face tokenizer.json this package reads.
+type hfFile struct {
+	AddedTokens []struct {
+		ID      int    `json:"id"`
+		Content string `json:"content"`
+	} `json:"added_tokens"`
+	Normalizer   *hfNormalizer   `json:"normalizer"`
+	PreTokenizer *hfPreTokenizer `json:"pre_tokenizer"`
+	Model        struct {
+		Type                    string          `json:"type"`
+		Vocab                   json.RawMessage `json:"vocab"`
+		Merges                  json.RawMessage `json:"merges"`
+		ByteFallback            bool            `json:"byte_fallback"`
+		ContinuingSubwordPrefix string          `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         string          `json:"end_of_word_suffix"`
+	} `json:"model"`
+}
+
+type hfNormalizer struct {
+	Type        string         `json:"type"`
+	Normalizers []hfNormalizer `json:"normalizers"`
+}
+
+type hfPreTokenizer struct {
+	Type          string           `json:"type"`
+	Pretokenizers []hfPreTokenizer `json:"pretokenizers"`
+	Pattern       struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	} `json:"pattern"`
+	Behavior       string `json:"behavior"`
+	Invert         bool   `json:"invert"`
+	AddPrefixSpace bool   `json:"add_prefix_space"`
+	UseRegex       *bool  `json:"use_regex"`
+}
+
+// loadPath loads a tokenizer.json file, or DIR/tokenizer.json for a directory.
+func loadPath(path string) (Tokenizer, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "tokenizer.json")
+	}
+	return loadFile(path, "")
+}
+
+// loadFile reads and adapts one tokenizer.json (gunzipping a .gz file). The
+// tokenizer is named name, or the file's absolute path when name is empty.
+func loadFile(path, name string) (Tokenizer, error) {
+	data, err := readMaybeGzip(path)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	if name == "" {
+		if name, err = filepath.Abs(path); err != nil {
+			return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
+		}
+	}
+	tok, err := parseHF(data, name)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
+	}
+	return tok, nil
+}
+
+func readMaybeGzip(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.HasSuffix(path, ".gz") {
+		return data, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("gunzip %s: %w", path, err)
+	}
+	defer zr.Close()
+	if data, err = io.ReadAll(zr); err != nil {
+		return nil, fmt.Errorf("gunzip %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// parseHF builds a tokenizer from the contents of a tokenizer.json. Only
+// byte-level BPE is supported: each vocabulary entry maps back to raw bytes
+// and its id serves as its merge rank, which is how tiktoken-converted
+// vocabularies (GPT-2, Llama 3, Qwen) are ordered. The merges list is
+// therefore not read, whatever its format.
+func parseHF(data []byte, name string) (*bpe, error) {
+	var f hfFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
+	}
+	m := f.Model
+	if m.Type == "" && len(m.Merges) > 0 {
+		m.Type = "BPE" // tokenizer.json files from before model types were tagged
+	}
+	switch {
+	case m.Type != "BPE":
+		return nil, fmt.Errorf("%w: model type %q (only byte-level BPE models are supported)", ErrUnsupported, m.Type)
+	case m.ByteFallback:
+		return nil, fmt.Errorf("%w: SentencePiece-style BPE with byte_fallback (only byte-level BPE models are supported)", ErrUnsupported)
+	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
+		return nil, fmt.Errorf("%w: BPE with a continuing_subword_prefix or end_of_word_suffix", ErrUnsupported)
+	}
+	pattern, err := splitPattern(f.PreTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	forms, err := normForms(f.Normalizer)
+	if err != nil {
+		return nil, err
+	}
+	var vocab map[string]int
+	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
+		return nil, fmt.Errorf("parse model vocab: %w", err)
+	}
+	ranks, err := byteLevelRanks(vocab)
+	if err != nil {
+		return nil, err
+	}
+
+	specials := make(map[string]int, len(f.AddedTokens))
+	quoted := make([]string, 0, len(f.AddedTokens))
+	for _, t := range f.AddedTokens {
+		if t.Content == "" {
+			continue
+		}
+		specials[t.Content] = t.ID
+		quoted = append(quoted, regexp.QuoteMeta(t.Content))
+	}
+	// Go's regexp takes the first alternative that matches, so longest first
+	// gives Hugging Face's leftmost-longest matching of added tokens.
+	slices.SortFunc(quoted, func(a, b string) int { return len(b) - len(a) })
+
+	core, err := tiktoken.NewCoreBPE(ranks, specials, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("build byte-pair encoder: %w", err)
+	}
+	tok := &bpe{name: name, tk: tiktoken.NewTiktoken(core, nil, nil), forms: forms}
+	if len(quoted) > 0 {
+		tok.added = regexp.MustCompile(strings.Join(quoted, "|"))
+		tok.addedIDs = specials
+	}
+	return tok, nil
+}
+
+// splitPattern returns the tiktoken-style pattern equivalent to a byte-level
+// pre-tokenizer: a bare ByteLevel (GPT-2's pattern), or a Sequence of one
+// Split and a ByteLevel without its own regex (Llama 3, Qwen).
+func splitPattern(p *hfPreTokenizer) (string, error) {
+	if p == nil {
+		return "", fmt.Errorf("%w: no pre-tokenizer (only byte-level BPE models are supported)", ErrUnsupported)
+	}
+	steps := []hfPreTokenizer{*p}
+	if p.Type == "Sequence" {
+		steps = p.Pretokenizers
+	}
+	var patterns []string
+	byteLevel := false
+	for _, s := range steps {
+		switch s.Type {
+		case "ByteLevel":
+			if s.AddPrefixSpace {
+				return "", fmt.Errorf("%w: ByteLevel pre-tokenizer with add_prefix_space", ErrUnsupported)
+			}
+			byteLevel = true
+			if s.UseRegex == nil || *s.UseRegex {
+				patterns = append(patterns, gpt2Pattern)
+			}
+		case "Split":
+			if s.Behavior != "Isolated" || s.Invert {
+				return "", fmt.Errorf("%w: Split pre-tokenizer with behavior %q and invert %v (only Isolated is supported)", ErrUnsupported, s.Behavior, s.Invert)
+			}
+			switch {
+			case s.Pattern.Regex != nil:
+				patterns = append(patterns, *s.Pattern.Regex)
+			case s.Pattern.String != nil:
+				patterns = append(patterns, regexp2.Escape(*s.Pattern.String))
+			default:
+				return "", fmt.Errorf("%w: Split pre-tokenizer without a pattern", ErrUnsupported)
+			}
+		default:
+			return "", fmt.Errorf("%w: pre-tokenizer type %q (only ByteLevel and Split are supported)", ErrUnsupported, s.Type)
+		}
+	}
+	if !byteLevel {
+		return "", fmt.Errorf("%w: no ByteLevel pre-tokenizer (only byte-level BPE models are supported)", ErrUnsupported)
+	}
+	if len(patterns) != 1 {
+		return "", fmt.Errorf("%w: %d regex splitting stages (exactly one is supported)", ErrUnsupported, len(patterns))
+	}
+	// tiktoken keeps only the matches of its pattern, whereas an Isolated
+	// split also keeps the text between matches: the second alternative
+	// turns such gaps into pieces of their own.
+	pat := patterns[0]
+	return fmt.Sprintf(`(?:%s)|(?:(?!(?:%s))[\s\S])+`, pat, pat), nil
+}
+
+// normForms returns the Unicode normalizations a normalizer applies, in order.
+func normForms(n *hfNormalizer) ([]norm.Form, error) {
+	if n == nil {
+		return nil, nil
+	}
+	switch n.Type {
+	case "NFC":
+		return []norm.Form{norm.NFC}, nil
+	case "NFD":
+		return []norm.Form{norm.NFD}, nil
+	case "NFKC":
+		return []norm.Form{norm.NFKC}, nil
+	case "NFKD":
+		return []norm.Form{norm.NFKD}, nil
+	case "Sequence":
+		var forms []norm.Form
+		for i := range n.Normalizers {
+			f, err := normForms(&n.Normalizers[i])
+			if err != nil {
+				return nil, err
+			}
+			forms = append(forms, f...)
+		}
+		return forms, nil
+	}
+	return nil, fmt.Errorf("%w: normalizer type %q (only NFC, NFD, NFKC and NFKD are supported)", ErrUnsupported, n.Type)
+}
+
+// byteLevelRanks maps a byte-level vocabulary (every byte spelt as a
+// printable rune, GPT-2's bytes_to_unicode) to raw bytes → rank.
+func byteLevelRanks(vocab map[string]int) (map[string]int, error) {
+	ranks := make(map[string]int, len(vocab))
+	var buf []byte
+	for tok, id := range vocab {
+		buf = buf[:0]
+		for _, r := range tok {
+			if r >= rune(len(byteOfRune)) || byteOfRune[r] < 0 {
+				return nil, fmt.Errorf("%w: vocabulary entry %q is not byte-level encoded", ErrUnsupported, tok)
+			}
+			buf = append(buf, byte(byteOfRune[r]))
+		}
+		ranks[string(buf)] = id
+	}
+	for b := range 256 {
+		if _, ok := ranks[string([]byte{byte(b)})]; !ok {
+			return nil, fmt.Errorf("%w: vocabulary lacks byte 0x%02x (not a byte-level BPE)", ErrUnsupported, b)
+		}
+	}
+	return ranks, nil
+}
+
+// byteOfRune inverts GPT-2's bytes_to_unicode: printable Latin-1 bytes stand
+// for themselves and the other 68 bytes, in order, for runes 256–323. Other
+// runes map to -1.
+var byteOfRune = func() [324]int16 {
+	var t [324]int16
+	for i := range t {
+		t[i] = -1
+	}
+	n := 0
+	for b := range 256 {
+		if ('!' <= b && b <= '~') || ('¡' <= b && b <= '¬') || ('®' <= b && b <= 'ÿ') {
+			t[b] = int16(b)
+		} else {
+			t[256+n] = int16(b)
+			n++
+		}
+	}
+	return t
+}()

@@ -1,0 +1,76 @@
+package tokenizer
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// hubCacheRoot returns the Hugging Face hub cache directory the way
+// huggingface_hub resolves it: $HF_HUB_CACHE, else $HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.
+func hubCacheRoot() string {
+	if dir := os.Getenv("HF_HUB_CACHE"); dir != "" {
+		return dir
+	}
+	if dir := os.Getenv("HF_HOME"); dir != "" {
+		return filepath.Join(dir, "hub")
+	}
+	if dir := os.Getenv("XDG_CACHE_HOME"); dir != "" {
+		return filepath.Join(dir, "huggingface", "hub")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "~"
+	}
+	return filepath.Join(home, ".cache", "huggingface", "hub")
+}
+
+// findInHubCache returns the path of model id's tokenizer.json in the local
+// Hugging Face cache: the snapshot refs/main names or, without refs/main, the
+// only snapshot present. It never downloads; its error lists every path it
+// searched and how to fix the problem.
+func findInHubCache(id string) (string, error) {
+	repo := filepath.Join(hubCacheRoot(), "models--"+strings.ReplaceAll(id, "/", "--"))
+	snapshots := filepath.Join(repo, "snapshots")
+	ref := filepath.Join(repo, "refs", "main")
+	var searched []string
+	if sha, err := os.ReadFile(ref); err == nil {
+		path := filepath.Join(snapshots, strings.TrimSpace(string(sha)), "tokenizer.json")
+		if isFile(path) {
+			return path, nil
+		}
+		searched = append(searched, ref+": names snapshot "+strings.TrimSpace(string(sha)), path+": missing")
+	} else {
+		searched = append(searched, ref+": missing")
+		entries, err := os.ReadDir(snapshots)
+		var dirs []string
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, e.Name())
+			}
+		}
+		switch {
+		case err != nil:
+			searched = append(searched, snapshots+": missing")
+		case len(dirs) == 1:
+			path := filepath.Join(snapshots, dirs[0], "tokenizer.json")
+			if isFile(path) {
+				return path, nil
+			}
+			searched = append(searched, path+": missing")
+		default:
+			searched = append(searched, fmt.Sprintf("%s: %d snapshots, cannot choose one without refs/main", snapshots, len(dirs)))
+		}
+	}
+	return "", fmt.Errorf("load tokenizer %s: not found in the local Hugging Face cache (nothing is ever downloaded); searched:\n  %s\n"+
+		"fix: pass the path of a tokenizer.json file (or of a directory holding one), "+
+		"or populate the cache with `huggingface-cli download %s tokenizer.json`",
+		id, strings.Join(searched, "\n  "), id)
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}

@@ -1,0 +1,156 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/pkoukk/tiktoken-go"
+	loader "github.com/pkoukk/tiktoken-go-loader"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Tokenizer turns text into token ids and back. Implementations are safe for
+// concurrent use by many goroutines.
+type Tokenizer interface {
+	// Name identifies the vocabulary: a built-in encoding name, a Hugging
+	// Face model id, or the absolute path of a tokenizer.json file.
+	Name() string
+	// Encode returns the token ids of text without adding any special
+	// tokens (no BOS/EOS).
+	Encode(text string) []int
+	// Decode returns the text of ids; unknown ids decode to nothing.
+	Decode(ids []int) string
+	// Count returns len(Encode(text)).
+	Count(text string) int
+}
+
+// Default is the built-in encoding used when no tokenizer is named; AIPerf's
+// "builtin" tokenizer is the same encoding.
+const Default = "o200k_base"
+
+// builtinNames lists the encodings Load accepts by name, besides "" and
+// "builtin", which mean Default.
+var builtinNames = []string{"o200k_base", "cl100k_base"}
+
+var (
+	offlineOnce sync.Once
+	builtinMu   sync.Mutex
+	builtins    = map[string]Tokenizer{}
+)
+
+// Load resolves spec into a Tokenizer. spec is one of:
+//   - "", "builtin" or a built-in encoding name ("o200k_base", "cl100k_base");
+//   - the path of a tokenizer.json file (gzip-compressed if it ends in .gz);
+//   - a directory holding tokenizer.json;
+//   - a Hugging Face model id ("org/name"), looked up only in the local
+//     Hugging Face cache.
+//
+// Built-in encodings are built once per process and shared.
+func Load(spec string) (Tokenizer, error) {
+	if spec == "" || spec == "builtin" {
+		spec = Default
+	}
+	for _, name := range builtinNames {
+		if spec == name {
+			return loadBuiltin(name)
+		}
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return loadPath(spec)
+	}
+	if looksLikeModelID(spec) {
+		path, err := findInHubCache(spec)
+		if err != nil {
+			return nil, err
+		}
+		return loadFile(path, spec)
+	}
+	if strings.ContainsAny(spec, `/\`) || strings.HasSuffix(spec, ".json") || strings.HasSuffix(spec, ".gz") {
+		return nil, fmt.Errorf("load tokenizer: %s does not exist", spec)
+	}
+	return nil, fmt.Errorf("load tokenizer: unknown tokenizer %q: not a built-in (%s), an existing tokenizer.json file or directory, or a Hugging Face model id (org/name)",
+		spec, strings.Join(builtinNames, ", "))
+}
+
+// looksLikeModelID reports whether spec has the shape of a Hugging Face model
+// id, "org/name", rather than of a file path.
+func looksLikeModelID(spec string) bool {
+	org, name, ok := strings.Cut(spec, "/")
+	return ok && org != "" && name != "" && !strings.Contains(name, "/") &&
+		!strings.HasPrefix(org, ".") && !strings.HasPrefix(org, "~") &&
+		!strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, ".gz")
+}
+
+// loadBuiltin returns the shared tokenizer of a tiktoken encoding, building it
+// from the embedded ranks on first use.
+func loadBuiltin(name string) (Tokenizer, error) {
+	// The offline loader reads the embedded *.tiktoken files; pkoukk's default
+	// loader would download them. Install it before any encoding is built.
+	offlineOnce.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	if tok, ok := builtins[name]; ok {
+		return tok, nil
+	}
+	tk, err := tiktoken.GetEncoding(name)
+	if err != nil {
+		return nil, fmt.Errorf("load built-in tokenizer %s: %w", name, err)
+	}
+	tok := &bpe{name: name, tk: tk}
+	builtins[name] = tok
+	return tok, nil
+}
+
+// bpe is a byte-pair-encoding tokenizer on tiktoken's engine: a built-in
+// tiktoken encoding, or a Hugging Face tokenizer.json turned into one.
+type bpe struct {
+	name string
+	tk   *tiktoken.Tiktoken
+	// added matches the text of added tokens (Hugging Face only), longest
+	// first; addedIDs maps that text to its id. Both are nil when there
+	// are none.
+	added    *regexp.Regexp
+	addedIDs map[string]int
+	// forms are the Unicode normalizations applied, in order, to the text
+	// between added tokens.
+	forms []norm.Form
+}
+
+func (b *bpe) Name() string { return b.name }
+
+func (b *bpe) Encode(text string) []int {
+	if b.added == nil {
+		return b.encodeOrdinary(text)
+	}
+	var ids []int
+	last := 0
+	for _, m := range b.added.FindAllStringIndex(text, -1) {
+		ids = append(ids, b.encodeOrdinary(text[last:m[0]])...)
+		ids = append(ids, b.addedIDs[text[m[0]:m[1]]])
+		last = m[1]
+	}
+	return append(ids, b.encodeOrdinary(text[last:])...)
+}
+
+// encodeOrdinary encodes text that holds no added token.
+func (b *bpe) encodeOrdinary(text string) []int {
+	if text == "" {
+		return nil
+	}
+	for _, f := range b.forms {
+		text = f.String(text)
+	}
+	return b.tk.EncodeOrdinary(text)
+}
+
+func (b *bpe) Decode(ids []int) string { return b.tk.Decode(ids) }
+
+func (b *bpe) Count(text string) int { return len(b.Encode(text)) }
+
+// ErrUnsupported is wrapped by the error Load returns for a tokenizer.json
+// whose model or pipeline this package cannot run.
+var ErrUnsupported = errors.New("unsupported tokenizer")

@@ -1,0 +1,60 @@
+// Package starlark loads a sweep script (a .star file) into plain Go: Load runs
+// the script once and returns the []plan.Sweep it declared. No go.starlark.net
+// type crosses this package's API.
+//
+// Builtins declare, Go decides: profile() and sweep() only record what the
+// script asks for; after the script has run, Load expands every sweep into
+// cells (matrix, zip or scenarios), applies skip, assigns per-cell seeds and
+// validates every cell, reporting all problems at once.
+//
+// # The script environment
+//
+// A script sees only these names besides the Starlark built-ins (len, range,
+// fail, ...): there is no clock, no randomness and no file or network access,
+// so a plan is a pure function of the script and its vars.
+//
+//	profile(**options) -> profile
+//	    Every `aiperf profile` option under its flag name in snake_case
+//	    (concurrency, synthetic_input_tokens_mean, reset_kv_cache, ...); the
+//	    short aliases isl, osl, isl_stddev, osl_stddev and num_requests work
+//	    too. Unset options keep their `aiperf profile` defaults. None unsets
+//	    an optional value.
+//	p.replace(**options) -> profile
+//	    A copy of p with some options changed (profiles are immutable).
+//	p.<option>
+//	    The option's value: int, float, string, bool, list of strings, or
+//	    None when unset.
+//	sweep(name, base, matrix = None, zip = None, scenarios = None,
+//	      trials = 1, cooldown_seconds = 0, skip = None, same_seed = False)
+//	    Declares a sweep over base (a profile). At most one of:
+//	      matrix    = {"option": [values], ...}  Cartesian product; the first
+//	                  key is the outermost loop (itertools.product order).
+//	      zip       = {"option": [values], ...}  element-wise; equal lengths.
+//	      scenarios = [{"name": "label", "option": value, ...}, ...]
+//	    Without any of them the sweep has one cell, the base ("base").
+//	    skip = lambda cell: ... drops the cells for which it returns a true
+//	    value; cell.<option> and cell["option"] are the cell's swept values,
+//	    cell.label its label and cell.profile its full profile.
+//	    Each cell's random_seed is the base seed plus the cell's position in
+//	    the expansion (before skip), unless the cell sets random_seed itself
+//	    or same_seed = True.
+//	vars
+//	    A frozen dict of the --set key=value pairs; values are strings
+//	    (vars.get("requests", 100) gives a default; int() converts).
+//	load("lib/common.star", "name")
+//	    Loads a module relative to the calling file; each module runs once.
+//	struct(**fields), json.encode/decode, math.*
+//	    From go.starlark.net's standard modules.
+//
+// Cell labels join option_value pairs with "__" (concurrency_4__
+// synthetic_input_tokens_mean_128); a scenario's name is its label. Cell ids
+// hash the sweep name and the sorted parameters, so they stay stable across
+// runs for --resume.
+//
+// # Errors
+//
+// Every problem in the script is an *Error carrying its file:line:col; a
+// failure below top level also carries a backtrace. Validation problems of
+// the expanded cells are all reported together (errors.Join of *Error), each
+// at its sweep() call.
+package starlark

@@ -1,0 +1,239 @@
+package starlark
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"go.starlark.net/starlark"
+)
+
+// point is one cell of a declaration before skip: its parameters and, for a
+// scenario, its name.
+type point struct {
+	params []plan.Param
+	label  string // "" = plan.CellLabel(params)
+}
+
+// points expands the declaration: matrix in itertools.product order (first
+// key outermost), zip element-wise, scenarios in order, or the base alone.
+func (d *declaration) points() []point {
+	switch d.mode {
+	case "matrix":
+		total := 1
+		for _, a := range d.axes {
+			total *= len(a.values)
+		}
+		out := make([]point, total)
+		for k := range out {
+			params := make([]plan.Param, len(d.axes))
+			rest := k
+			for j := len(d.axes) - 1; j >= 0; j-- {
+				n := len(d.axes[j].values)
+				params[j] = plan.Param{Name: d.axes[j].name, Value: d.axes[j].values[rest%n]}
+				rest /= n
+			}
+			out[k].params = params
+		}
+		return out
+	case "zip":
+		out := make([]point, len(d.axes[0].values))
+		for k := range out {
+			for _, a := range d.axes {
+				out[k].params = append(out[k].params, plan.Param{Name: a.name, Value: a.values[k]})
+			}
+		}
+		return out
+	case "scenarios":
+		out := make([]point, len(d.scenarios))
+		for k, s := range d.scenarios {
+			out[k] = point{params: s.params, label: s.name}
+		}
+		return out
+	}
+	return []point{{}}
+}
+
+// expand turns a declaration into a plan.Sweep: it applies the parameters,
+// seeds and skip, then validates every cell. It reports every problem it
+// finds rather than stopping at the first.
+func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
+	sw := plan.Sweep{
+		Name:            d.name,
+		Trials:          d.trials,
+		CooldownSeconds: d.cooldown,
+		Source:          fmt.Sprintf("%s:%d", d.pos.Filename(), d.pos.Line),
+	}
+	at := func(format string, a ...any) error {
+		return &Error{Pos: d.pos.String(), Msg: fmt.Sprintf("sweep %q", d.name) + fmt.Sprintf(format, a...)}
+	}
+	byID := map[string]string{}
+	byLabel := map[string]bool{}
+	for k, pt := range d.points() {
+		p := d.base
+		for _, prm := range pt.params {
+			o, _ := lookupOption(prm.Name)
+			if err := o.Set(&p, prm.Value); err != nil { // checked by sweep(); cannot happen
+				return sw, []error{at(": %s: %v", prm.Name, err)}
+			}
+		}
+		if !d.sameSeed && !slices.ContainsFunc(pt.params, func(p plan.Param) bool { return p.Name == "random_seed" }) {
+			p.RandomSeed = d.base.RandomSeed + int64(k)
+		}
+		label := pt.label
+		if label == "" {
+			label = plan.CellLabel(pt.params)
+		}
+		if d.skip != nil {
+			drop, err := callSkip(l.thread, d.skip, &cellValue{params: pt.params, label: label, profile: p})
+			if err != nil {
+				err = l.scriptError(err)
+				var se *Error
+				if errors.As(err, &se) {
+					se.Msg = fmt.Sprintf("sweep %q: skip(cell %s): %s", d.name, label, se.Msg)
+				}
+				return sw, []error{err}
+			}
+			if drop {
+				continue
+			}
+		}
+		id := plan.CellID(d.name, pt.params)
+		switch {
+		case byID[id] == label:
+			return sw, []error{at(": cell %s appears twice", label)}
+		case byID[id] != "":
+			return sw, []error{at(": cells %s and %s have the same parameters", byID[id], label)}
+		case byLabel[label]:
+			return sw, []error{at(": two different cells are labelled %s", label)}
+		}
+		byID[id], byLabel[label] = label, true
+		sw.Cells = append(sw.Cells, plan.Cell{ID: id, Label: label, Index: len(sw.Cells), Params: pt.params, Profile: p})
+	}
+	if len(sw.Cells) == 0 {
+		return sw, []error{at(": skip dropped every cell")}
+	}
+	return sw, d.validate(sw.Cells, at)
+}
+
+// validate runs Profile.Check on every cell. A problem every cell shares
+// (a missing model, say) is reported once for the sweep.
+func (d *declaration) validate(cells []plan.Cell, at func(string, ...any) error) []error {
+	perCell := make([][]string, len(cells))
+	count := map[string]int{}
+	for i := range cells {
+		for _, fe := range plan.FieldErrors(cells[i].Profile.Check()) {
+			perCell[i] = append(perCell[i], fe.Error())
+			count[fe.Error()]++
+		}
+	}
+	var errs []error
+	reported := map[string]bool{}
+	for i, msgs := range perCell {
+		for _, m := range msgs {
+			switch {
+			case len(cells) > 1 && count[m] == len(cells):
+				if !reported[m] {
+					reported[m] = true
+					errs = append(errs, at(" (every cell): %s", m))
+				}
+			default:
+				errs = append(errs, at(" cell %s: %s", cells[i].Label, m))
+			}
+		}
+	}
+	return errs
+}
+
+// callSkip calls the sweep's skip function on one cell.
+func callSkip(thread *starlark.Thread, fn starlark.Callable, cell *cellValue) (bool, error) {
+	v, err := starlark.Call(thread, fn, starlark.Tuple{cell}, nil)
+	if err != nil {
+		return false, err
+	}
+	return bool(v.Truth()), nil
+}
+
+// cellValue is what skip receives: the cell's swept parameters as
+// attributes and keys, plus label and profile.
+type cellValue struct {
+	params  []plan.Param
+	label   string
+	profile plan.Profile
+}
+
+var (
+	_ starlark.HasAttrs = (*cellValue)(nil)
+	_ starlark.Mapping  = (*cellValue)(nil)
+)
+
+// String renders the parameters, e.g. cell(concurrency = 4).
+func (c *cellValue) String() string {
+	s := "cell("
+	for i, p := range c.params {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.Name + " = " + toStarlark(p.Value).String()
+	}
+	return s + ")"
+}
+
+// Type is "cell".
+func (c *cellValue) Type() string { return "cell" }
+
+// Freeze does nothing: a cell is immutable.
+func (c *cellValue) Freeze() {}
+
+// Truth is always true.
+func (c *cellValue) Truth() starlark.Bool { return starlark.True }
+
+// Hash fails: cells are not dict keys.
+func (c *cellValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: cell") }
+
+// Attr returns a parameter, the label or the cell's full profile.
+func (c *cellValue) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "label":
+		return starlark.String(c.label), nil
+	case "profile":
+		return &profileValue{p: c.profile}, nil
+	}
+	if v, ok := c.param(name); ok {
+		return v, nil
+	}
+	return nil, nil
+}
+
+// AttrNames lists the parameters, label and profile.
+func (c *cellValue) AttrNames() []string {
+	names := []string{"label", "profile"}
+	for _, p := range c.params {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// Get implements cell["option"] and "option" in cell.
+func (c *cellValue) Get(k starlark.Value) (starlark.Value, bool, error) {
+	name, ok := starlark.AsString(k)
+	if !ok {
+		return nil, false, fmt.Errorf("cell keys are option names, got %s", k.Type())
+	}
+	v, found := c.param(name)
+	return v, found, nil
+}
+
+// param looks a parameter up by option name or alias.
+func (c *cellValue) param(name string) (starlark.Value, bool) {
+	if o, err := lookupOption(name); err == nil {
+		name = o.Name
+	}
+	for _, p := range c.params {
+		if p.Name == name {
+			return toStarlark(p.Value), true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,37 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkSaveRun stores a run of 1,000 records (with its statistics,
+// control-hook calls and error summary) per iteration, in a WAL file.
+func BenchmarkSaveRun(b *testing.B) {
+	db := openAt(b, filepath.Join(b.TempDir(), "aiperf.db"))
+	r := newRun(runOpts{name: "bench", records: 1000})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.SaveRun(ctx, r, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGetRunWithRecords reads back a 1,000-record run.
+func BenchmarkGetRunWithRecords(b *testing.B) {
+	db := openAt(b, filepath.Join(b.TempDir(), "aiperf.db"))
+	ctx := context.Background()
+	id, err := db.SaveRun(ctx, newRun(runOpts{name: "bench", records: 1000}), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.GetRun(ctx, id, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

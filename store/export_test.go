@@ -1,0 +1,17 @@
+package store
+
+import "context"
+
+// CountForTest runs a count(*) query.
+func CountForTest(ctx context.Context, db *DB, query string, args ...any) (int, error) {
+	var n int
+	err := db.db.QueryRowContext(ctx, query, args...).Scan(&n)
+	return n, err
+}
+
+// PragmaForTest reads a pragma's value as text.
+func PragmaForTest(ctx context.Context, db *DB, name string) (string, error) {
+	var v string
+	err := db.db.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v)
+	return v, err
+}

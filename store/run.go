@@ -1,0 +1,574 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// Phases of run_stats rows.
+const (
+	PhaseProfiling = plan.KindProfiling
+	PhaseWarmup    = plan.KindWarmup
+	PhaseAudit     = "audit" // the client's send_lag
+)
+
+// StatValue is the stat name of a derived or aggregate metric's single
+// value (request_throughput, error_request_count, ...).
+const StatValue = "value"
+
+// SaveRun stores a run and everything it carries (statistics, records,
+// control-hook calls, error summary, audit) in one immediate transaction: the
+// run is either fully stored or not at all. A sweep trial (Info.SweepID set)
+// also registers its cell; storing a trial again (same sweep, cell and
+// trial number, e.g. a failed trial rerun by --resume) replaces the earlier
+// row. The configuration is redacted again before it is written, and its
+// secrets are scrubbed from the command line, errors and hook messages, so
+// no secret reaches the file even if the caller forgot.
+func (db *DB) SaveRun(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
+	var id int64
+	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		var err error
+		id, err = saveRun(ctx, tx, r, artifactDir)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("save run %s: %w", describeRun(r), err)
+	}
+	return id, nil
+}
+
+func describeRun(r *result.Run) string {
+	if r.Info.CellID != "" {
+		return fmt.Sprintf("%s/%s trial %d", r.Info.Sweep, r.Info.CellLabel, r.Info.Trial)
+	}
+	if r.BenchmarkID != "" {
+		return r.BenchmarkID
+	}
+	return fmt.Sprintf("%q", r.Name)
+}
+
+func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string) (int64, error) {
+	switch r.Status {
+	case result.StatusComplete, result.StatusFailed, result.StatusInterrupted:
+	default:
+		return 0, fmt.Errorf("invalid status %q", r.Status)
+	}
+	r = scrubbed(r)
+	cfg := r.Config.Redacted()
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return 0, fmt.Errorf("encode config: %w", err)
+	}
+	warnings, err := json.Marshal(nonNil(r.Audit.Warnings))
+	if err != nil {
+		return 0, fmt.Errorf("encode warnings: %w", err)
+	}
+
+	var sweepID, trial sql.NullInt64
+	var cellID, trialKey sql.NullString
+	switch {
+	case r.Info.SweepID != 0:
+		sweepID = sql.NullInt64{Int64: r.Info.SweepID, Valid: true}
+		if r.Info.CellID == "" {
+			break
+		}
+		label := r.Info.CellLabel
+		if label == "" {
+			label = plan.CellLabel(r.Info.Params)
+		}
+		if err := upsertCell(ctx, tx, r.Info.SweepID, r.Info.CellID, label, -1, r.Info.Params); err != nil {
+			return 0, fmt.Errorf("register cell %s: %w", label, err)
+		}
+		cellID = sql.NullString{String: r.Info.CellID, Valid: true}
+		trial = sql.NullInt64{Int64: int64(r.Info.Trial), Valid: true}
+		key := plan.Trial{Cell: plan.Cell{ID: r.Info.CellID}, Number: r.Info.Trial}.Key()
+		trialKey = sql.NullString{String: key, Valid: true}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE sweep_id = ? AND trial_key = ?`, sweepID, trialKey); err != nil {
+			return 0, fmt.Errorf("replace earlier attempt of trial %s: %w", key, err)
+		}
+	case r.Info.CellID != "":
+		return 0, fmt.Errorf("run has cell %q but no sweep id", r.Info.CellID)
+	}
+
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO runs (sweep_id, cell_id, trial, trial_key, name, benchmark_id, status, error, was_cancelled,
+			model, url, endpoint_type, streaming, mode, concurrency, request_rate, isl, osl, seed,
+			config, cli_command, tool_version, host, started_at, ended_at, artifact_dir, record_count,
+			target_rate, achieved_rate, cap_delayed, retried, precise_pacing, client_bound, warnings)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sweepID, cellID, trial, trialKey, r.Name, r.BenchmarkID, r.Status, r.Error, r.WasCancelled,
+		strings.Join(cfg.Model, ","), strings.Join(cfg.URL, ","), cfg.EndpointType, cfg.Streaming, runMode(r),
+		cfg.Concurrency, cfg.RequestRate, cfg.SyntheticInputTokensMean, cfg.OutputTokensMean, cfg.RandomSeed,
+		string(cfgJSON), r.CLICommand, r.ToolVersion, r.Host, formatTime(r.StartTime), formatTime(r.EndTime),
+		artifactDir, len(r.Records),
+		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
+		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings))
+	if err != nil {
+		return 0, fmt.Errorf("insert run: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	if err := insertStats(ctx, tx, id, r); err != nil {
+		return 0, fmt.Errorf("insert statistics: %w", err)
+	}
+	if err := insertErrors(ctx, tx, id, r.ErrorSummary); err != nil {
+		return 0, fmt.Errorf("insert error summary: %w", err)
+	}
+	if err := insertCalls(ctx, tx, id, r.ControlHooks); err != nil {
+		return 0, fmt.Errorf("insert control-hook calls: %w", err)
+	}
+	if err := insertRecords(ctx, tx, id, r.Records); err != nil {
+		return 0, fmt.Errorf("insert records: %w", err)
+	}
+	return id, nil
+}
+
+// scrubbed returns r with every secret of its configuration (API key,
+// secret header values, URL passwords) replaced in the free-text fields that
+// could echo one: the command line, errors and control-hook messages. It
+// copies only what it changes; a run whose config is already redacted has
+// nothing left to scrub.
+func scrubbed(r *result.Run) *result.Run {
+	secrets := secretValues(&r.Config)
+	if len(secrets) == 0 {
+		return r
+	}
+	scrub := func(s string) string {
+		for _, v := range secrets {
+			s = strings.ReplaceAll(s, v, plan.Redacted)
+		}
+		return s
+	}
+	c := *r
+	c.CLICommand, c.Error = scrub(c.CLICommand), scrub(c.Error)
+	c.ErrorSummary = slices.Clone(c.ErrorSummary)
+	for i := range c.ErrorSummary {
+		c.ErrorSummary[i].Error.Message = scrub(c.ErrorSummary[i].Error.Message)
+	}
+	c.ControlHooks = slices.Clone(c.ControlHooks)
+	for i := range c.ControlHooks {
+		c.ControlHooks[i].Error, c.ControlHooks[i].Warning = scrub(c.ControlHooks[i].Error), scrub(c.ControlHooks[i].Warning)
+	}
+	c.Audit.Warnings = slices.Clone(c.Audit.Warnings)
+	for i := range c.Audit.Warnings {
+		c.Audit.Warnings[i] = scrub(c.Audit.Warnings[i])
+	}
+	return &c
+}
+
+// secretValues lists the secret strings of a configuration that is not yet
+// redacted: the API key, secret header values (also without a "Bearer "
+// prefix) and URL passwords. Values shorter than 4 characters are skipped so
+// scrubbing cannot shred ordinary text.
+func secretValues(p *plan.Profile) []string {
+	var out []string
+	add := func(vs ...string) {
+		for _, v := range vs {
+			if v = strings.TrimSpace(v); len(v) >= 4 && v != plan.Redacted {
+				out = append(out, v)
+			}
+		}
+	}
+	add(p.APIKey)
+	for _, h := range p.Header {
+		if k, v, ok := strings.Cut(h, ":"); ok && plan.IsSecretHeader(k) {
+			add(v, strings.TrimPrefix(strings.TrimSpace(v), "Bearer "))
+		}
+	}
+	for _, raw := range p.URL {
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				add(pw)
+			}
+		}
+	}
+	// Longest first, so a secret that contains another is replaced whole.
+	slices.SortFunc(out, func(a, b string) int {
+		if d := len(b) - len(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(out)
+}
+
+// runMode is the audit's load mode, or the configuration's when the run
+// failed before the audit was filled in.
+func runMode(r *result.Run) string {
+	switch {
+	case r.Audit.Mode != "":
+		return r.Audit.Mode
+	case r.Config.RequestRate != nil:
+		return "rate"
+	}
+	return "concurrency"
+}
+
+func insertStats(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run) error {
+	stmt, err := tx.PrepareContext(ctx, `
+		INSERT INTO run_stats (run_id, phase, metric, stat, value, unit, header, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	put := func(phase string, ord int, m metrics.Metric) error {
+		for stat, v := range statMap(m) {
+			if _, err := stmt.ExecContext(ctx, runID, phase, m.Tag, stat, v, m.Unit, m.Header, ord); err != nil {
+				return fmt.Errorf("%s %s.%s: %w", phase, m.Tag, stat, err)
+			}
+		}
+		return nil
+	}
+	summaries := []struct {
+		phase string
+		s     *metrics.Summary
+	}{{PhaseProfiling, &r.Profiling}, {PhaseWarmup, r.Warmup}}
+	for _, ps := range summaries {
+		if ps.s == nil {
+			continue
+		}
+		for i, m := range ps.s.Metrics {
+			if err := put(ps.phase, i, m); err != nil {
+				return err
+			}
+		}
+	}
+	if r.Audit.SendLagMs != nil {
+		return put(PhaseAudit, 0, metrics.Metric{Tag: metrics.TagSendLag, Header: "Send Lag", Unit: metrics.UnitMs, Stats: r.Audit.SendLagMs})
+	}
+	return nil
+}
+
+// statMap flattens a metric into stat name → value: the Stats fields under
+// their JSON (AIPerf) names, or the single StatValue of a scalar metric.
+func statMap(m metrics.Metric) map[string]float64 {
+	if m.Stats == nil {
+		return map[string]float64{StatValue: m.Value}
+	}
+	b, _ := json.Marshal(m.Stats) // plain numbers: cannot fail
+	var out map[string]float64
+	json.Unmarshal(b, &out)
+	return out
+}
+
+// statsFromMap is the inverse of statMap for a record metric.
+func statsFromMap(m map[string]float64) (*metrics.Stats, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var st metrics.Stats
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+func insertErrors(ctx context.Context, tx *sql.Tx, runID int64, errs []metrics.ErrorCount) error {
+	for i, e := range errs {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO run_errors (run_id, seq, code, type, message, count) VALUES (?, ?, ?, ?, ?, ?)`,
+			runID, i, e.Error.Code, e.Error.Type, e.Error.Message, e.Count); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func insertCalls(ctx context.Context, tx *sql.Tx, runID int64, calls []hooks.Call) error {
+	for i, c := range calls {
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO control_calls (run_id, seq, hook, phase, origin, path, status, attempts, duration_ms, ok, error, warning, started_at_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, i, c.Hook, c.Phase, c.Origin, c.Path, c.Status, c.Attempts, c.DurationMs, c.OK, c.Error, c.Warning, c.StartedAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metrics.Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `
+		INSERT INTO records (run_id, idx, phase, phase_kind, url_idx, scheduled_ns, sent_ns, ttft_ns, latency_ns, end_ns,
+			wall_start_ns, isl, osl, reasoning_tokens, status, error_type, retried, cancelled)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := range records {
+		rec := &records[i]
+		var ttft, latency sql.NullInt64
+		if n := len(rec.ResponseNs); n > 0 {
+			ttft = sql.NullInt64{Int64: rec.ResponseNs[0] - rec.SentNs, Valid: true}
+			latency = sql.NullInt64{Int64: rec.ResponseNs[n-1] - rec.SentNs, Valid: true}
+		}
+		var errType sql.NullString
+		if rec.Error != nil {
+			errType = sql.NullString{String: rec.Error.Type, Valid: true}
+		}
+		if _, err := stmt.ExecContext(ctx, runID, rec.Index, rec.Phase, rec.PhaseKind, rec.URL,
+			rec.ScheduledNs, rec.SentNs, ttft, latency, rec.EndNs, rec.WallStartNs,
+			rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens, rec.Status, errType, rec.Retried, rec.Cancelled); err != nil {
+			return fmt.Errorf("record %d: %w", rec.Index, err)
+		}
+	}
+	return nil
+}
+
+// DeleteRuns deletes the given runs with everything they own, in one
+// transaction: if any id is unknown nothing is deleted.
+func (db *DB) DeleteRuns(ctx context.Context, ids ...int64) error {
+	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		for _, id := range ids {
+			res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return fmt.Errorf("run %d %w", id, ErrNotFound)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap(err, "delete runs")
+	}
+	return nil
+}
+
+// GetRun reconstructs a stored run: configuration, summaries, error summary,
+// control-hook calls and audit, plus its records when withRecords is set.
+// Records come back compact: no request id, model, usage or error message,
+// and ResponseNs holds only the first and last response stamps.
+func (db *DB) GetRun(ctx context.Context, id int64, withRecords bool) (*result.Run, error) {
+	var r *result.Run
+	err := db.inSnapshot(ctx, func(q querier) error {
+		var err error
+		if r, err = getRun(ctx, q, id); err != nil {
+			return err
+		}
+		if err := loadRunStats(ctx, q, id, r); err != nil {
+			return fmt.Errorf("statistics: %w", err)
+		}
+		if err := loadErrors(ctx, q, id, r); err != nil {
+			return fmt.Errorf("error summary: %w", err)
+		}
+		if err := loadCalls(ctx, q, id, r); err != nil {
+			return fmt.Errorf("control-hook calls: %w", err)
+		}
+		if withRecords {
+			if err := loadRecords(ctx, q, id, r); err != nil {
+				return fmt.Errorf("records: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "get run %d", id)
+	}
+	return r, nil
+}
+
+func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
+	var (
+		r                                result.Run
+		sweepID                          sql.NullInt64
+		sweepName, cellID, cellLabel     sql.NullString
+		params                           sql.NullString
+		trial                            sql.NullInt64
+		mode, cfgJSON, start, end, warns string
+		targetRate                       sql.NullFloat64
+	)
+	err := q.QueryRowContext(ctx, `
+		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
+			r.was_cancelled, r.mode, r.config, r.cli_command, r.tool_version, r.host, r.started_at, r.ended_at,
+			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings
+		FROM runs r
+		LEFT JOIN sweeps s ON s.id = r.sweep_id
+		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
+		WHERE r.id = ?`, id).Scan(
+		&sweepID, &sweepName, &cellID, &cellLabel, &params, &trial, &r.Name, &r.BenchmarkID, &r.Status, &r.Error,
+		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
+		&targetRate, &r.Audit.AchievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
+		&r.Audit.ClientBound, &warns)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(cfgJSON), &r.Config); err != nil {
+		return nil, fmt.Errorf("decode config: %w", err)
+	}
+	if err := json.Unmarshal([]byte(warns), &r.Audit.Warnings); err != nil {
+		return nil, fmt.Errorf("decode warnings: %w", err)
+	}
+	if len(r.Audit.Warnings) == 0 {
+		r.Audit.Warnings = nil
+	}
+	r.Info = result.TrialInfo{Sweep: sweepName.String, SweepID: sweepID.Int64, CellID: cellID.String,
+		CellLabel: cellLabel.String, Trial: int(trial.Int64)}
+	if params.Valid {
+		if err := json.Unmarshal([]byte(params.String), &r.Info.Params); err != nil {
+			return nil, fmt.Errorf("decode cell params: %w", err)
+		}
+	}
+	r.Audit.Mode, r.Audit.TargetRate = mode, targetRate.Float64
+	r.StartTime, r.EndTime = parseTime(start), parseTime(end)
+	return &r, nil
+}
+
+// loadRunStats rebuilds the profiling and warmup summaries (in display
+// order) and the audit's send lag from run_stats.
+func loadRunStats(ctx context.Context, q querier, id int64, r *result.Run) error {
+	rows, err := q.QueryContext(ctx, `
+		SELECT phase, metric, stat, value, unit, header FROM run_stats WHERE run_id = ? ORDER BY phase, ord, metric`, id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	type key struct{ phase, metric string }
+	var (
+		order  []key
+		metric = map[key]*metrics.Metric{}
+		values = map[key]map[string]float64{}
+	)
+	for rows.Next() {
+		var (
+			k                  key
+			stat, unit, header string
+			v                  float64
+		)
+		if err := rows.Scan(&k.phase, &k.metric, &stat, &v, &unit, &header); err != nil {
+			return err
+		}
+		if metric[k] == nil {
+			order = append(order, k)
+			metric[k] = &metrics.Metric{Tag: k.metric, Header: header, Unit: unit}
+			values[k] = map[string]float64{}
+		}
+		values[k][stat] = v
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range order {
+		m := metric[k]
+		if v, ok := values[k][StatValue]; ok && len(values[k]) == 1 {
+			m.Value = v
+		} else if m.Stats, err = statsFromMap(values[k]); err != nil {
+			return fmt.Errorf("%s %s: %w", k.phase, k.metric, err)
+		}
+		switch k.phase {
+		case PhaseProfiling:
+			r.Profiling.Metrics = append(r.Profiling.Metrics, *m)
+		case PhaseWarmup:
+			if r.Warmup == nil {
+				r.Warmup = &metrics.Summary{}
+			}
+			r.Warmup.Metrics = append(r.Warmup.Metrics, *m)
+		case PhaseAudit:
+			r.Audit.SendLagMs = m.Stats
+		}
+	}
+	return nil
+}
+
+func loadErrors(ctx context.Context, q querier, id int64, r *result.Run) error {
+	rows, err := q.QueryContext(ctx, `SELECT code, type, message, count FROM run_errors WHERE run_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	r.ErrorSummary = []metrics.ErrorCount{}
+	for rows.Next() {
+		var e metrics.ErrorCount
+		if err := rows.Scan(&e.Error.Code, &e.Error.Type, &e.Error.Message, &e.Count); err != nil {
+			return err
+		}
+		r.ErrorSummary = append(r.ErrorSummary, e)
+	}
+	return rows.Err()
+}
+
+func loadCalls(ctx context.Context, q querier, id int64, r *result.Run) error {
+	rows, err := q.QueryContext(ctx, `
+		SELECT hook, phase, origin, path, status, attempts, duration_ms, ok, error, warning, started_at_ns
+		FROM control_calls WHERE run_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	r.ControlHooks = []hooks.Call{}
+	for rows.Next() {
+		var c hooks.Call
+		if err := rows.Scan(&c.Hook, &c.Phase, &c.Origin, &c.Path, &c.Status, &c.Attempts, &c.DurationMs, &c.OK,
+			&c.Error, &c.Warning, &c.StartedAt); err != nil {
+			return err
+		}
+		r.ControlHooks = append(r.ControlHooks, c)
+	}
+	return rows.Err()
+}
+
+func loadRecords(ctx context.Context, q querier, id int64, r *result.Run) error {
+	rows, err := q.QueryContext(ctx, `
+		SELECT idx, phase, phase_kind, url_idx, scheduled_ns, sent_ns, ttft_ns, latency_ns, end_ns, wall_start_ns,
+			isl, osl, reasoning_tokens, status, error_type, retried, cancelled
+		FROM records WHERE run_id = ? ORDER BY idx`, id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			rec           metrics.Record
+			ttft, latency sql.NullInt64
+			errType       sql.NullString
+		)
+		if err := rows.Scan(&rec.Index, &rec.Phase, &rec.PhaseKind, &rec.URL, &rec.ScheduledNs, &rec.SentNs,
+			&ttft, &latency, &rec.EndNs, &rec.WallStartNs, &rec.InputTokens, &rec.OutputTokens,
+			&rec.ReasoningTokens, &rec.Status, &errType, &rec.Retried, &rec.Cancelled); err != nil {
+			return err
+		}
+		if ttft.Valid {
+			rec.ResponseNs = append(rec.ResponseNs, rec.SentNs+ttft.Int64)
+			if latency.Int64 != ttft.Int64 {
+				rec.ResponseNs = append(rec.ResponseNs, rec.SentNs+latency.Int64)
+			}
+		}
+		if errType.Valid {
+			rec.Error = &metrics.Error{Code: rec.Status, Type: errType.String}
+		}
+		rec.Streaming = r.Config.Streaming
+		r.Records = append(r.Records, rec)
+	}
+	return rows.Err()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nullIfZero(v float64) sql.NullFloat64 { return sql.NullFloat64{Float64: v, Valid: v != 0} }

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// SweepRunning is the status of a sweep still in progress; a finished sweep
+// has one of the run statuses result.StatusComplete, StatusFailed or
+// StatusInterrupted.
+const SweepRunning = "running"
+
+// SweepMeta describes a sweep when it starts.
+type SweepMeta struct {
+	Name         string
+	ScriptPath   string
+	ScriptSHA256 string
+	Vars         map[string]string // --set values
+	Trials       int               // planned trials per cell
+	// Cells, when given, registers every planned cell up front (in Index
+	// order); SaveRun also registers a cell the first time one of its trials
+	// is stored.
+	Cells []plan.Cell
+}
+
+// Sweep is a stored sweep.
+type Sweep struct {
+	ID           int64             `json:"id"`
+	Name         string            `json:"name"`
+	ScriptPath   string            `json:"script_path,omitempty"`
+	ScriptSHA256 string            `json:"script_sha256,omitempty"`
+	Vars         map[string]string `json:"vars,omitempty"`
+	Trials       int               `json:"trials"`
+	StartedAt    time.Time         `json:"started_at"`
+	EndedAt      time.Time         `json:"ended_at,omitzero"`
+	Status       string            `json:"status"`
+}
+
+// BeginSweep records a new sweep with status running and returns its id.
+func (db *DB) BeginSweep(ctx context.Context, m SweepMeta) (int64, error) {
+	if m.Name == "" {
+		return 0, errors.New("begin sweep: name is required")
+	}
+	vars, err := json.Marshal(m.Vars) // encoding/json sorts map keys: one canonical text
+	if err != nil {
+		return 0, fmt.Errorf("begin sweep %q: encode vars: %w", m.Name, err)
+	}
+	if m.Vars == nil {
+		vars = []byte("{}")
+	}
+	var id int64
+	err = db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
+		res, err := tx.ExecContext(ctx, `
+			INSERT INTO sweeps (name, script_path, script_sha256, vars, trials, started_at, status)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			m.Name, m.ScriptPath, m.ScriptSHA256, string(vars), max(1, m.Trials), formatTime(now), SweepRunning)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for _, c := range m.Cells {
+			if err := upsertCell(ctx, tx, id, c.ID, c.Label, c.Index, c.Params); err != nil {
+				return fmt.Errorf("cell %s: %w", c.Label, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("begin sweep %q: %w", m.Name, err)
+	}
+	return id, nil
+}
+
+// FindResumableSweep returns the latest sweep with the given name that was
+// started from a script with the given SHA-256, whatever its status: the
+// sweep `--resume` continues. ok is false when there is none.
+func (db *DB) FindResumableSweep(ctx context.Context, name, scriptSHA string) (id int64, ok bool, err error) {
+	err = db.db.QueryRowContext(ctx,
+		`SELECT id FROM sweeps WHERE name = ? AND script_sha256 = ? ORDER BY id DESC LIMIT 1`,
+		name, scriptSHA).Scan(&id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("find resumable sweep %q: %w", name, err)
+	}
+	return id, true, nil
+}
+
+// ReopenSweep marks a sweep running again (for --resume).
+func (db *DB) ReopenSweep(ctx context.Context, id int64) error {
+	return db.setSweepStatus(ctx, id, SweepRunning)
+}
+
+// FinishSweep records a sweep's final status (result.StatusComplete,
+// StatusFailed or StatusInterrupted) and its end time.
+func (db *DB) FinishSweep(ctx context.Context, id int64, status string) error {
+	switch status {
+	case result.StatusComplete, result.StatusFailed, result.StatusInterrupted:
+		return db.setSweepStatus(ctx, id, status)
+	}
+	return fmt.Errorf("finish sweep %d: invalid status %q", id, status)
+}
+
+func (db *DB) setSweepStatus(ctx context.Context, id int64, status string) error {
+	err := db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
+		ended := sql.NullString{String: formatTime(now), Valid: status != SweepRunning}
+		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET status = ?, ended_at = ? WHERE id = ?`, status, ended, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("sweep %d %w", id, ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap(err, "mark sweep %d %s", id, status)
+	}
+	return nil
+}
+
+// CompletedTrialKeys returns the trial keys (plan.Trial.Key) of the sweep's
+// trials stored with status complete: those `--resume` skips.
+func (db *DB) CompletedTrialKeys(ctx context.Context, sweepID int64) (map[string]bool, error) {
+	rows, err := db.db.QueryContext(ctx,
+		`SELECT trial_key FROM runs WHERE sweep_id = ? AND trial_key IS NOT NULL AND status = ?`,
+		sweepID, result.StatusComplete)
+	if err != nil {
+		return nil, fmt.Errorf("list completed trials of sweep %d: %w", sweepID, err)
+	}
+	defer rows.Close()
+	keys := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("list completed trials of sweep %d: %w", sweepID, err)
+		}
+		keys[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list completed trials of sweep %d: %w", sweepID, err)
+	}
+	return keys, nil
+}
+
+// upsertCell registers a cell of a sweep; idx < 0 appends it after the
+// sweep's last known cell. An existing cell is left as it is.
+func upsertCell(ctx context.Context, q querier, sweepID int64, id, label string, idx int, params []plan.Param) error {
+	if params == nil {
+		params = []plan.Param{}
+	}
+	pj, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("encode params: %w", err)
+	}
+	_, err = q.ExecContext(ctx, `
+		INSERT INTO cells (sweep_id, id, label, idx, params)
+		VALUES (?1, ?2, ?3, CASE WHEN ?4 >= 0 THEN ?4 ELSE (SELECT coalesce(max(idx) + 1, 0) FROM cells WHERE sweep_id = ?1) END, ?5)
+		ON CONFLICT (sweep_id, id) DO NOTHING`,
+		sweepID, id, label, idx, string(pj))
+	return err
+}
+
+// findSweep resolves a sweep reference: a numeric id, or a name (the latest
+// sweep with that name).
+func findSweep(ctx context.Context, q querier, ref string) (Sweep, error) {
+	query := `SELECT id, name, script_path, script_sha256, vars, trials, started_at, ended_at, status FROM sweeps `
+	var row *sql.Row
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		row = q.QueryRowContext(ctx, query+`WHERE id = ? OR name = ? ORDER BY id = ? DESC, id DESC LIMIT 1`, id, ref, id)
+	} else {
+		row = q.QueryRowContext(ctx, query+`WHERE name = ? ORDER BY id DESC LIMIT 1`, ref)
+	}
+	var (
+		s     Sweep
+		vars  string
+		start string
+		end   sql.NullString
+	)
+	err := row.Scan(&s.ID, &s.Name, &s.ScriptPath, &s.ScriptSHA256, &vars, &s.Trials, &start, &end, &s.Status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Sweep{}, fmt.Errorf("sweep %q %w", ref, ErrNotFound)
+	}
+	if err != nil {
+		return Sweep{}, err
+	}
+	if err := json.Unmarshal([]byte(vars), &s.Vars); err != nil {
+		return Sweep{}, fmt.Errorf("decode vars of sweep %d: %w", s.ID, err)
+	}
+	s.StartedAt, s.EndedAt = parseTime(start), nullTime(end)
+	return s, nil
+}
