@@ -84,6 +84,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 				results[t.Cell.ID] = append(results[t.Cell.ID], r)
 			}
 			o.progress("[%d/%d] %s %s trial %d: already stored, skipped\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
+			o.aggregate(sw, trials, i, results[t.Cell.ID])
 			continue
 		}
 		if ran > 0 && sw.CooldownSeconds > 0 {
@@ -128,11 +129,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		if o.OnTrial != nil {
 			o.OnTrial(t, run, err)
 		}
-		if last := i+1 == len(trials) || trials[i+1].Cell.ID != t.Cell.ID; last && o.CellDir != nil {
-			if err := WriteAggregate(o.CellDir(t.Cell), t.Cell, results[t.Cell.ID], sw.Trials, o.Confidence); err != nil {
-				o.progress("warning: write aggregate for %s: %v\n", t.Cell.Label, err)
-			}
-		}
+		o.aggregate(sw, trials, i, results[t.Cell.ID])
 	}
 	switch {
 	case out.Interrupted || ctx.Err() != nil:
@@ -143,6 +140,18 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		return out, fmt.Errorf("%w: %d of %d trials of sweep %q failed", ErrTrialsFailed, out.Failed, out.Total, sw.Name)
 	}
 	return out, nil
+}
+
+// aggregate writes the cell's aggregate over runs when trials[i] is the
+// cell's last trial, whether it ran now or was stored by an earlier run.
+func (o Options) aggregate(sw plan.Sweep, trials []plan.Trial, i int, runs []*result.Run) {
+	t := trials[i]
+	if o.CellDir == nil || (i+1 < len(trials) && trials[i+1].Cell.ID == t.Cell.ID) {
+		return
+	}
+	if err := WriteAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence); err != nil {
+		o.progress("warning: write aggregate for %s: %v\n", t.Cell.Label, err)
+	}
 }
 
 func (o Options) progress(format string, args ...any) {

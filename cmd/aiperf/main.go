@@ -23,7 +23,7 @@ var version = "0.1.0-dev"
 
 // Globals are the options and streams every command receives.
 type Globals struct {
-	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store (env AIPERF_STORE)." placeholder:"PATH"`
+	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
 	Stdout io.Writer `kong:"-"`
 	Stderr io.Writer `kong:"-"`
 }

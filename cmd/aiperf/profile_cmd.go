@@ -31,7 +31,7 @@ type ProfileCmd struct {
 	UI                        string  `name:"ui" enum:"none,simple" default:"simple" group:"Run" help:"Progress display: simple or none."`
 	Verbose                   bool    `short:"v" group:"Run" help:"Log control-hook calls and warnings as they happen."`
 	NumProfileRuns            int     `name:"num-profile-runs" default:"1" group:"Run" help:"Run the cell this many times, each as its own subprocess with its own KV reset, and aggregate (1-10)."`
-	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" help:"Pause between trials of --num-profile-runs."`
+	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
 	ConfidenceLevel           float64 `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
 	NoStore                   bool    `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
 

@@ -115,9 +115,10 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 
 	var mu sync.Mutex
 	records := make([]metrics.Record, 0, expectedRequests(phases))
+	counts := newOutputCounts(tok)
 	engine := &load.Engine{
 		Clock:    clock,
-		Send:     newSender(p, tok, client, entries, clock),
+		Send:     newSender(p, counts, client, entries),
 		Precise:  p.PrecisePacing,
 		Seed:     p.RandomSeed,
 		OnRecord: func(r metrics.Record) { mu.Lock(); records = append(records, r); mu.Unlock() },
@@ -135,6 +136,13 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		engine.Hooks.Drained = func(ph plan.Phase) {
 			if ph.Kind != plan.KindProfiling {
 				return
+			}
+			// A seamless profiling successor shares the trace. This phase may
+			// drain before the successor reaches BeforeSend, so the successor
+			// joins now (no POST while this owner is active) and the profiler
+			// is not stopped and started again between the two.
+			if next, ok := seamlessSuccessor(phases, ph.Name); ok {
+				_ = profiler.Start(context.Background(), next.Name)
 			}
 			if err := profiler.Stop(context.Background(), ph.Name); err != nil {
 				mu.Lock()
@@ -161,6 +169,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	}
 
 	run.EndTime = time.Now()
+	counts.fill(records)
 	for i := range records {
 		records[i].WallStartNs = clock.Wall(records[i].SentNs)
 	}
@@ -225,8 +234,9 @@ func datasetOptions(p plan.Profile) dataset.Options {
 }
 
 // newSender builds the per-request function: pick a prompt (shuffled,
-// seeded), a URL and a model (round-robin), send, count output tokens.
-func newSender(p plan.Profile, tok tokenizer.Tokenizer, client *openai.Client, entries []dataset.Entry, clock load.Clock) load.Sender {
+// seeded), a URL and a model (round-robin), send, keep the output text for
+// counting after the run.
+func newSender(p plan.Profile, counts *outputCounts, client *openai.Client, entries []dataset.Entry) load.Sender {
 	urls := p.RequestURLs()
 	sampler := dataset.NewSampler(len(entries), p.RandomSeed)
 	extra := map[string]any{}
@@ -280,10 +290,7 @@ func newSender(p plan.Profile, tok tokenizer.Tokenizer, client *openai.Client, e
 				text.WriteString(ch.Text)
 				reasoning.WriteString(ch.Reasoning)
 			}
-			rec.OutputTokens = tok.Count(text.String())
-			if reasoning.Len() > 0 {
-				rec.ReasoningTokens = tok.Count(reasoning.String())
-			}
+			counts.add(&rec, text.String(), reasoning.String())
 		}
 		return rec
 	}
@@ -333,6 +340,18 @@ func controlHeaders(p plan.Profile) http.Header {
 		h.Set("Authorization", "Bearer "+p.APIKey)
 	}
 	return h
+}
+
+// seamlessSuccessor returns the phase after the one named name when it is a
+// seamless profiling phase.
+func seamlessSuccessor(phases []plan.Phase, name string) (plan.Phase, bool) {
+	for i := 0; i+1 < len(phases); i++ {
+		if phases[i].Name == name {
+			next := phases[i+1]
+			return next, next.Seamless && next.Kind == plan.KindProfiling
+		}
+	}
+	return plan.Phase{}, false
 }
 
 func maxInFlight(phases []plan.Phase) int {

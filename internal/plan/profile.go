@@ -41,46 +41,46 @@ const (
 type Profile struct {
 	// Endpoint.
 	Model                 []string `json:"model,omitempty" short:"m" sep:"none" group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (repeat for several; round-robin per request)."`
-	URL                   []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request)."`
-	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,completions" group:"Endpoint" help:"API shape: chat (/v1/chat/completions) or completions (/v1/completions)."`
+	URL                   []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request) (default ${default})."`
+	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,completions" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat (/v1/chat/completions) or completions (/v1/completions) (default ${default})."`
 	Endpoint              string   `json:"endpoint,omitempty" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url."`
 	Streaming             bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
 	Header                []string `json:"header,omitempty" short:"H" sep:"none" group:"Endpoint" placeholder:"K:V" help:"Extra HTTP header on every request, as Key:Value (repeatable)."`
-	APIKey                string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
+	APIKey                string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" placeholder:"KEY" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
 	ExtraInputs           []string `json:"extra_inputs,omitempty" name:"extra-inputs" sep:"none" group:"Endpoint" placeholder:"K:V|JSON" help:"Extra request-body field as key:value, or a JSON object (repeatable)."`
-	RequestTimeoutSeconds float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" help:"Per-request timeout covering connect, send and receive."`
+	RequestTimeoutSeconds float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" placeholder:"SECONDS" help:"Per-request timeout covering connect, send and receive (default ${default})."`
 
 	// Load.
-	Concurrency          *int     `json:"concurrency,omitempty" group:"Load" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
-	RequestRate          *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" help:"Open-loop target rate in requests/s."`
-	RequestRateMode      string   `json:"request_rate_mode" name:"request-rate-mode" default:"poisson" enum:"constant,poisson" group:"Load" help:"Arrival pattern for --request-rate: constant or poisson (seeded)."`
-	RequestCount         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" help:"Profiling requests to send (default max(10, 2×concurrency) when no duration is set)."`
-	BenchmarkDuration    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" help:"Seconds to send profiling requests for."`
-	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30)."`
-	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" group:"Load" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
-	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
+	Concurrency          *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
+	RequestRate          *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
+	RequestRateMode      string   `json:"request_rate_mode" name:"request-rate-mode" default:"poisson" enum:"constant,poisson" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate: constant or poisson (seeded) (default ${default})."`
+	RequestCount         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
+	BenchmarkDuration    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
+	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30)."`
+	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
+	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" placeholder:"SECONDS" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
 	PrecisePacing        bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
 	Phases               []Phase  `json:"phases,omitempty" kong:"-"`
 
 	// Dataset.
-	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean" name:"synthetic-input-tokens-mean" aliases:"isl" default:"550" group:"Dataset" help:"Mean prompt length in tokens."`
-	SyntheticInputTokensStddev float64 `json:"synthetic_input_tokens_stddev,omitempty" name:"synthetic-input-tokens-stddev" aliases:"isl-stddev" group:"Dataset" help:"Standard deviation of the prompt length."`
-	OutputTokensMean           *int    `json:"output_tokens_mean,omitempty" name:"output-tokens-mean" aliases:"osl" group:"Dataset" help:"Mean max_tokens per request (omit to let the server decide)."`
-	OutputTokensStddev         float64 `json:"output_tokens_stddev,omitempty" name:"output-tokens-stddev" aliases:"osl-stddev" group:"Dataset" help:"Standard deviation of max_tokens."`
-	RandomSeed                 int64   `json:"random_seed" name:"random-seed" default:"0" group:"Dataset" help:"Seed for prompts, lengths and Poisson arrivals."`
-	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" default:"100" group:"Dataset" help:"Distinct synthetic prompts, reused in shuffled order."`
+	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean" name:"synthetic-input-tokens-mean" aliases:"isl" default:"550" group:"Dataset" placeholder:"TOKENS" help:"Mean prompt length in tokens (alias --isl) (default ${default})."`
+	SyntheticInputTokensStddev float64 `json:"synthetic_input_tokens_stddev,omitempty" name:"synthetic-input-tokens-stddev" aliases:"isl-stddev" group:"Dataset" placeholder:"TOKENS" help:"Standard deviation of the prompt length (alias --isl-stddev)."`
+	OutputTokensMean           *int    `json:"output_tokens_mean,omitempty" name:"output-tokens-mean" aliases:"osl" group:"Dataset" placeholder:"TOKENS" help:"Mean max_tokens per request (alias --osl; omit to let the server decide)."`
+	OutputTokensStddev         float64 `json:"output_tokens_stddev,omitempty" name:"output-tokens-stddev" aliases:"osl-stddev" group:"Dataset" placeholder:"TOKENS" help:"Standard deviation of max_tokens (alias --osl-stddev)."`
+	RandomSeed                 int64   `json:"random_seed" name:"random-seed" default:"0" group:"Dataset" placeholder:"SEED" help:"Seed for prompts, lengths and Poisson arrivals (default ${default})."`
+	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" default:"100" group:"Dataset" placeholder:"N" help:"Distinct synthetic prompts, reused in shuffled order (default ${default})."`
 	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
 
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
 	ResetKVCachePath             string   `json:"reset_kv_cache_path,omitempty" name:"reset-kv-cache-path" group:"Control hooks" placeholder:"PATH" help:"Reset route (default /reset_prefix_cache; implies --reset-kv-cache)."`
-	ResetKVCacheTimeoutSeconds   *float64 `json:"reset_kv_cache_timeout_seconds,omitempty" name:"reset-kv-cache-timeout-seconds" group:"Control hooks" help:"Timeout per reset attempt (default 30; implies --reset-kv-cache)."`
-	ResetKVCacheMaxRetrySeconds  *float64 `json:"reset_kv_cache_max_retry_seconds,omitempty" name:"reset-kv-cache-max-retry-seconds" group:"Control hooks" help:"Retry budget for transport errors and 409/423/429/503 (default 60; 0 = one attempt; implies --reset-kv-cache)."`
+	ResetKVCacheTimeoutSeconds   *float64 `json:"reset_kv_cache_timeout_seconds,omitempty" name:"reset-kv-cache-timeout-seconds" group:"Control hooks" placeholder:"SECONDS" help:"Timeout per reset attempt (default 30; implies --reset-kv-cache)."`
+	ResetKVCacheMaxRetrySeconds  *float64 `json:"reset_kv_cache_max_retry_seconds,omitempty" name:"reset-kv-cache-max-retry-seconds" group:"Control hooks" placeholder:"SECONDS" help:"Retry budget for transport errors and 409/423/429/503 (default 60; 0 = one attempt; implies --reset-kv-cache)."`
 	ServerProfiler               bool     `json:"server_profiler,omitempty" name:"server-profiler" group:"Control hooks" help:"POST start/stop profile routes around each profiling phase (never warmup)."`
 	ServerProfilerStartPath      string   `json:"server_profiler_start_path,omitempty" name:"server-profiler-start-path" group:"Control hooks" placeholder:"PATH" help:"Profiler start route (default /start_profile; implies --server-profiler)."`
 	ServerProfilerStopPath       string   `json:"server_profiler_stop_path,omitempty" name:"server-profiler-stop-path" group:"Control hooks" placeholder:"PATH" help:"Profiler stop route (default /stop_profile; implies --server-profiler)."`
-	ServerProfilerTimeoutSeconds *float64 `json:"server_profiler_timeout_seconds,omitempty" name:"server-profiler-timeout-seconds" group:"Control hooks" help:"Timeout per profiler call (default 30; implies --server-profiler)."`
-	Server                       string   `json:"server,omitempty" enum:",vllm,sglang,trtllm" default:"" group:"Control hooks" help:"Apply a server's control-hook routes: vllm, sglang or trtllm."`
+	ServerProfilerTimeoutSeconds *float64 `json:"server_profiler_timeout_seconds,omitempty" name:"server-profiler-timeout-seconds" group:"Control hooks" placeholder:"SECONDS" help:"Timeout per profiler call (default 30; implies --server-profiler)."`
+	Server                       string   `json:"server,omitempty" enum:",vllm,sglang,trtllm" default:"" group:"Control hooks" placeholder:"NAME" help:"Apply a server's control-hook routes: vllm, sglang or trtllm."`
 }
 
 // Phase is one load phase. The CLI flags describe at most a warmup and a

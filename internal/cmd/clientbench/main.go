@@ -21,6 +21,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,16 +35,54 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
-const osl = 64
+// osl is the output length of the ceiling runs; the pacing runs use a short
+// rateOSL so that they measure the scheduler, not the two cores' chunk
+// throughput (5,000 req/s × 64 chunks would saturate client and mock alike).
+const (
+	osl     = 64
+	rateOSL = 2
+)
 
 func main() {
 	mockBin := flag.String("mock", "bin/aiperf-mock-server", "aiperf-mock-server binary")
 	dur := flag.Duration("duration", 5*time.Second, "length of each measurement")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Func("concurrency", "comma-separated concurrency levels (default 1,64,512)", func(v string) error { return parseList(v, &levels) })
+	flag.Func("rates", "comma-separated request rates (default 1000,5000)", func(v string) error { return parseList(v, &rates) })
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	if err := run(*mockBin, *dur); err != nil {
 		fmt.Fprintln(os.Stderr, "clientbench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+}
+
+var (
+	levels = []int{1, 64, 512}
+	rates  = []float64{1000, 5000}
+)
+
+// parseList parses "a,b,c" into a list of ints or floats.
+func parseList[T int | float64](v string, out *[]T) error {
+	*out = nil
+	for f := range strings.SplitSeq(v, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return err
+		}
+		*out = append(*out, T(x))
+	}
+	return nil
 }
 
 func run(mockBin string, dur time.Duration) error {
@@ -56,7 +96,7 @@ func run(mockBin string, dur time.Duration) error {
 
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\tbaseline req/s\taiperf req/s\tratio\tbaseline chunks/s\taiperf chunks/s\tratio\t")
-	for _, c := range []int{1, 64, 512} {
+	for _, c := range levels {
 		bReq, bChunks, err := baseline(url, c, dur)
 		if err != nil {
 			return fmt.Errorf("baseline at concurrency %d: %w", c, err)
@@ -69,10 +109,10 @@ func run(mockBin string, dur time.Duration) error {
 	}
 	tw.Flush()
 
-	fmt.Println()
+	fmt.Printf("\npacing: constant rate for %s, %d output tokens per request\n", dur, rateOSL)
 	tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target req/s\tpacing\tachieved req/s\tdeviation\tsend lag p50 ms\tp99 ms\tmax ms\tclient-bound\t")
-	for _, rate := range []float64{1000, 5000} {
+	for _, rate := range rates {
 		for _, precise := range []bool{false, true} {
 			r, err := aiperfRate(url, rate, precise, dur)
 			if err != nil {
@@ -114,18 +154,19 @@ func startMock(bin string) (string, func(), error) {
 	return "", nil, fmt.Errorf("mock server exited before listening")
 }
 
-func profile(url string) plan.Profile {
+func profile(url string, osl int) plan.Profile {
 	p := plan.NewProfile()
 	p.Model = []string{"mock-model"}
 	p.URL = []string{url}
 	p.Streaming = true
 	p.SyntheticInputTokensMean = 32
 	p.OutputTokensMean = plan.Ptr(osl)
+	p.NumDatasetEntries = 16
 	return p
 }
 
 func aiperfConcurrency(url string, c int, dur time.Duration) (reqs, chunks float64, err error) {
-	p := profile(url)
+	p := profile(url, osl)
 	p.Concurrency = plan.Ptr(c)
 	p.BenchmarkDuration = plan.Ptr(dur.Seconds())
 	p.BenchmarkGracePeriod = plan.Ptr(5.0)
@@ -145,7 +186,7 @@ func aiperfConcurrency(url string, c int, dur time.Duration) (reqs, chunks float
 }
 
 func aiperfRate(url string, rate float64, precise bool, dur time.Duration) (*result.Run, error) {
-	p := profile(url)
+	p := profile(url, rateOSL)
 	p.RequestRate = plan.Ptr(rate)
 	p.RequestRateMode = plan.RateConstant
 	p.RequestCount = plan.Ptr(int(rate * dur.Seconds()))

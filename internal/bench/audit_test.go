@@ -1,0 +1,70 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// rateRun builds n records of a rate phase scheduled every gap, each sent
+// lag late and the last one sent late by tail extra.
+func rateRun(n int, gap, lag, tail time.Duration, capDelayed int) ([]load.PhaseReport, []metrics.Record) {
+	ph := plan.Phase{Name: "p", Kind: plan.KindProfiling, Rate: float64(time.Second / gap), RateMode: plan.RateConstant}
+	var recs []metrics.Record
+	for i := range n {
+		s := int64(i) * int64(gap)
+		sent := s + int64(lag)
+		if i == n-1 {
+			sent += int64(tail)
+		}
+		recs = append(recs, metrics.Record{Index: i, PhaseKind: plan.KindProfiling, ScheduledNs: s, SentNs: sent})
+	}
+	r := load.PhaseReport{Phase: ph, Sent: n, CapDelayed: capDelayed, FirstSchedNs: 0, LastSchedNs: int64(n-1) * int64(gap)}
+	return []load.PhaseReport{r}, recs
+}
+
+func TestAuditOnSchedule(t *testing.T) {
+	reports, recs := rateRun(100, 10*time.Millisecond, 100*time.Microsecond, 0, 0)
+	a := audit(plan.Profile{}, reports, recs, time.Millisecond, 2*time.Millisecond)
+	assert.Equal(t, "rate", a.Mode)
+	assert.Equal(t, 100.0, a.TargetRate)
+	assert.InDelta(t, 100, a.AchievedRate, 0.01)
+	assert.InDelta(t, 0.1, a.SendLagMs.P99, 1e-9)
+	assert.False(t, a.ClientBound)
+	assert.Empty(t, a.Warnings)
+}
+
+func TestAuditShortfallAndLagAreClientBound(t *testing.T) {
+	reports, recs := rateRun(100, 10*time.Millisecond, 0, 200*time.Millisecond, 0)
+	a := audit(plan.Profile{}, reports, recs, 0, 0)
+	assert.True(t, a.ClientBound)
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "the client fell behind")
+
+	reports, recs = rateRun(100, 10*time.Millisecond, 15*time.Millisecond, 0, 0)
+	a = audit(plan.Profile{}, reports, recs, 0, 0)
+	assert.True(t, a.ClientBound)
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "send lag p99 15.00 ms")
+}
+
+func TestAuditCapIsNotClientBound(t *testing.T) {
+	reports, recs := rateRun(100, 10*time.Millisecond, 15*time.Millisecond, 200*time.Millisecond, 40)
+	a := audit(plan.Profile{}, reports, recs, 0, 0)
+	assert.False(t, a.ClientBound)
+	assert.Equal(t, 40, a.CapDelayed)
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "40 of 100 sends waited for a free in-flight slot")
+}
+
+func TestAuditStalledProcessIsClientBound(t *testing.T) {
+	recs := []metrics.Record{{PhaseKind: plan.KindProfiling, SentNs: 1}, {PhaseKind: plan.KindProfiling, SentNs: 2e9}}
+	reports := []load.PhaseReport{{Phase: plan.Phase{Kind: plan.KindProfiling, Concurrency: 2}, Sent: 2}}
+	a := audit(plan.Profile{}, reports, recs, 35*time.Millisecond, 80*time.Millisecond)
+	assert.Equal(t, "concurrency", a.Mode)
+	assert.True(t, a.ClientBound)
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "timer wake-up lateness p99 35.0 ms, max 80.0 ms")
+}

@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+func startMock(t *testing.T, cfg mock.Config) (*mock.Server, string) {
+	t.Helper()
+	tok, err := tokenizer.Load(tokenizer.Default)
+	require.NoError(t, err)
+	cfg.CountTokens = tok.Count
+	srv, err := mock.New(cfg)
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return srv, ts.URL
+}
+
+func profile(url string) plan.Profile {
+	p := plan.NewProfile()
+	p.Model = []string{"mock-model"}
+	p.URL = []string{url}
+	p.Streaming = true
+	p.SyntheticInputTokensMean = 24
+	p.OutputTokensMean = plan.Ptr(5)
+	p.NumDatasetEntries = 4
+	p.Concurrency = plan.Ptr(3)
+	p.RequestCount = plan.Ptr(12)
+	return p
+}
+
+func TestRunSeparatesWarmupAndCountsTokens(t *testing.T) {
+	srv, url := startMock(t, mock.Config{Fast: true})
+	p := profile(url)
+	p.WarmupRequestCount = plan.Ptr(4)
+	run, err := Run(context.Background(), Options{Profile: p, Version: "test"})
+	require.NoError(t, err)
+	assert.Equal(t, result.StatusComplete, run.Status)
+	require.Len(t, run.Records, 16)
+	kinds := map[string]int{}
+	for _, r := range run.Records {
+		kinds[r.PhaseKind]++
+		assert.True(t, r.OK(), "%+v", r.Error)
+		assert.Equal(t, 5, r.OutputTokens, "client count, filled after the run")
+		require.NotNil(t, r.Usage)
+		assert.Equal(t, 5, r.Usage.CompletionTokens)
+		assert.Equal(t, 24, r.InputTokens)
+		assert.Equal(t, r.Usage.PromptTokens, r.InputTokens, "mock and client count the prompt alike")
+		assert.NotZero(t, r.WallStartNs)
+		assert.LessOrEqual(t, r.ScheduledNs, r.SentNs)
+	}
+	assert.Equal(t, map[string]int{plan.KindWarmup: 4, plan.KindProfiling: 12}, kinds)
+	count, _ := run.Profiling.Get("request_count")
+	assert.Equal(t, 12.0, count.Value)
+	require.NotNil(t, run.Warmup)
+	wcount, _ := run.Warmup.Get("request_count")
+	assert.Equal(t, 4.0, wcount.Value)
+	assert.Equal(t, "concurrency", run.Audit.Mode)
+	assert.NotNil(t, run.Audit.SendLagMs)
+	assert.Equal(t, 16, srv.Control().InferenceRequests)
+	assert.Empty(t, run.ControlHooks, "no hook was asked for")
+}
+
+func TestRunResetFailureSendsNothing(t *testing.T) {
+	srv, url := startMock(t, mock.Config{Fast: true, AdminFailStatus: 404, AdminFailCount: 1})
+	p := profile(url)
+	p.ResetKVCache = true
+	run, err := Run(context.Background(), Options{Profile: p})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "reset kv cache (no load was sent)")
+	assert.Equal(t, result.StatusFailed, run.Status)
+	assert.Empty(t, run.Records)
+	require.Len(t, run.ControlHooks, 1)
+	assert.Equal(t, 404, run.ControlHooks[0].Status)
+	assert.Zero(t, srv.Control().InferenceRequests)
+}
+
+func TestRunProfilerStartFailureSendsNoProfilingRequest(t *testing.T) {
+	// Admin calls in order: start_profile is the first one, and it fails.
+	srv, url := startMock(t, mock.Config{Fast: true, AdminFailStatus: 500, AdminFailCount: 1})
+	p := profile(url)
+	p.ServerProfiler = true
+	p.WarmupRequestCount = plan.Ptr(2)
+	run, err := Run(context.Background(), Options{Profile: p})
+	require.Error(t, err)
+	for _, r := range run.Records {
+		assert.Equal(t, plan.KindWarmup, r.PhaseKind, "warmup ran, profiling never started")
+	}
+	assert.Equal(t, 2, srv.Control().InferenceRequests)
+}
+
+func TestRunEveryRequestFailed(t *testing.T) {
+	_, url := startMock(t, mock.Config{Fast: true, ErrorRate: 100})
+	run, err := Run(context.Background(), Options{Profile: profile(url)})
+	require.ErrorIs(t, err, ErrAllFailed)
+	assert.Equal(t, result.StatusFailed, run.Status)
+	require.Len(t, run.ErrorSummary, 1)
+	assert.Equal(t, metrics.Error{Code: 500, Type: "HTTPError", Message: run.ErrorSummary[0].Error.Message}, run.ErrorSummary[0].Error)
+	assert.Equal(t, 12, run.ErrorSummary[0].Count)
+}
+
+func TestRunInterrupted(t *testing.T) {
+	srv, url := startMock(t, mock.Config{TTFT: 5, ITL: 5})
+	p := profile(url)
+	p.RequestCount = plan.Ptr(10000)
+	p.ServerProfiler = true
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for srv.Control().InferenceRequests < 6 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	run, err := Run(ctx, Options{Profile: p})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, result.StatusInterrupted, run.Status)
+	assert.True(t, run.WasCancelled)
+	c := srv.Control()
+	assert.Equal(t, 1, c.ProfilerStarts)
+	assert.Equal(t, 1, c.ProfilerStops, "Ctrl-C after a start still stops the profiler")
+	for _, r := range run.Records {
+		if r.Error != nil {
+			assert.True(t, r.Cancelled, "in-flight requests are cut, not counted as errors")
+		}
+	}
+}
+
+func TestRunRateCapIsReportedNotClientBound(t *testing.T) {
+	_, url := startMock(t, mock.Config{TTFT: 20, ITL: 1})
+	p := profile(url)
+	p.Concurrency = plan.Ptr(1)
+	p.RequestRate = plan.Ptr(500.0)
+	p.RequestRateMode = plan.RateConstant
+	p.RequestCount = plan.Ptr(10)
+	run, err := Run(context.Background(), Options{Profile: p})
+	require.NoError(t, err)
+	assert.Equal(t, "rate", run.Audit.Mode)
+	assert.Equal(t, 500.0, run.Audit.TargetRate)
+	assert.GreaterOrEqual(t, run.Audit.CapDelayed, 8, "each ~25 ms request blocks the next sends at 2 ms gaps")
+	assert.Contains(t, strings.Join(run.Audit.Warnings, "\n"), "waited for a free in-flight slot")
+	assert.False(t, run.Audit.ClientBound, "a full cap is the server's limit, not the client's")
+}
+
+func TestRedactedConfigAndHeaders(t *testing.T) {
+	srv, url := startMock(t, mock.Config{Fast: true, APIKey: "sk-bench"})
+	p := profile(url)
+	p.APIKey = "sk-bench"
+	p.Header = []string{"X-Team: a"}
+	p.ResetKVCache = true
+	run, err := Run(context.Background(), Options{Profile: p})
+	require.NoError(t, err, "the API key reaches the inference routes")
+	assert.Equal(t, plan.Redacted, run.Config.APIKey)
+	ev := srv.Control().Events[0]
+	assert.Equal(t, mock.EventReset, ev.Kind)
+	assert.Contains(t, ev.HeaderNames, "Authorization", "hooks carry the credential")
+	assert.Contains(t, ev.HeaderNames, "X-Team")
+}
