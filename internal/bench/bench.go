@@ -137,13 +137,8 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 			if ph.Kind != plan.KindProfiling {
 				return
 			}
-			// A seamless profiling successor shares the trace. This phase may
-			// drain before the successor reaches BeforeSend, so the successor
-			// joins now (no POST while this owner is active) and the profiler
-			// is not stopped and started again between the two.
-			if next, ok := seamlessSuccessor(phases, ph.Name); ok {
-				_ = profiler.Start(context.Background(), next.Name)
-			}
+			// The engine runs a seamless successor's BeforeSend first, so
+			// back-to-back profiling phases share one start/stop.
 			if err := profiler.Stop(context.Background(), ph.Name); err != nil {
 				mu.Lock()
 				stopWarnings = append(stopWarnings, err.Error())
@@ -340,18 +335,6 @@ func controlHeaders(p plan.Profile) http.Header {
 		h.Set("Authorization", "Bearer "+p.APIKey)
 	}
 	return h
-}
-
-// seamlessSuccessor returns the phase after the one named name when it is a
-// seamless profiling phase.
-func seamlessSuccessor(phases []plan.Phase, name string) (plan.Phase, bool) {
-	for i := 0; i+1 < len(phases); i++ {
-		if phases[i].Name == name {
-			next := phases[i+1]
-			return next, next.Seamless && next.Kind == plan.KindProfiling
-		}
-	}
-	return plan.Phase{}, false
 }
 
 func maxInFlight(phases []plan.Phase) int {

@@ -75,14 +75,23 @@ type Progress struct {
 func (e *Engine) Progress() *Progress { return &e.progress }
 
 // Run executes the phases in order. A seamless phase starts as soon as the
-// previous one stops issuing; otherwise the previous phase drains first. On
-// ctx cancellation it stops issuing, cancels in-flight requests, waits for
-// every phase to drain (so Drained hooks run) and returns ctx.Err().
+// previous one stops issuing; otherwise the previous phase drains first. The
+// hooks are ordered so that reference counting works: a seamless phase's
+// BeforeSend returns before its predecessor's Drained runs. On ctx
+// cancellation it stops issuing, cancels in-flight requests, waits for every
+// phase to drain (so Drained hooks run) and returns ctx.Err().
 func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, error) {
 	reports := make([]PhaseReport, len(phases))
 	var prevDrained <-chan struct{}
 	var all []<-chan struct{}
-	waitAll := func() {
+	// handoff is open while a seamless successor has yet to start; the
+	// current phase's Drained hook waits for it to close.
+	var handoff chan struct{}
+	finish := func() {
+		if handoff != nil {
+			close(handoff)
+			handoff = nil
+		}
 		for _, d := range all {
 			<-d
 		}
@@ -100,21 +109,32 @@ func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, e
 		}
 		if e.Hooks.BeforeSend != nil {
 			if err := e.Hooks.BeforeSend(ctx, *ph); err != nil {
-				waitAll()
+				finish()
 				return reports, err
 			}
 		}
-		drained := e.runPhase(ctx, ph, &reports[i], int64(i))
+		if handoff != nil { // the seamless successor has started
+			close(handoff)
+			handoff = nil
+		}
+		h := make(chan struct{})
+		if i+1 < len(phases) && phases[i+1].Seamless {
+			handoff = h
+		} else {
+			close(h)
+		}
+		drained := e.runPhase(ctx, ph, &reports[i], int64(i), h)
 		all = append(all, drained)
 		prevDrained = drained
 	}
-	waitAll()
+	finish()
 	return reports, ctx.Err()
 }
 
 // runPhase issues the phase's requests and returns once it stops issuing; the
-// returned channel closes when the phase has drained.
-func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n int64) <-chan struct{} {
+// returned channel closes when the phase has drained and its Drained hook,
+// which first waits for handoff, has run.
+func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n int64, handoff <-chan struct{}) <-chan struct{} {
 	phaseCtx, cancel := context.WithCancel(ctx)
 	r.Phase = *ph
 	r.StartNs = e.Clock.Now()
@@ -176,6 +196,7 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 		}
 		r.DrainedNs = e.Clock.Now()
 		r.Cancelled = int(cancelled.Load())
+		<-handoff
 		if e.Hooks.Drained != nil {
 			e.Hooks.Drained(*ph)
 		}

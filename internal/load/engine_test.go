@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -271,4 +272,47 @@ func TestPrecisePacingKeepsSchedule(t *testing.T) {
 	for _, r := range c.recs {
 		assert.GreaterOrEqual(t, r.SentNs, r.ScheduledNs, "never sent early")
 	}
+}
+
+// A seamless phase's BeforeSend must run before its predecessor's Drained,
+// even when the predecessor drains first: reference-counted hooks (the
+// server profiler) rely on it to share one start/stop.
+func TestSeamlessHandoffOrdersHooks(t *testing.T) {
+	f := &fakeServer{clock: NewClock()}
+	c := &collector{}
+	e := newEngine(f, c)
+	release := make(chan struct{})
+	e.Hooks = Hooks{
+		BeforeSend: func(_ context.Context, ph plan.Phase) error {
+			if ph.Name == "b" {
+				// a's only request has returned by now; hold b's start
+				// until the test has seen that a did not report drained.
+				<-release
+			}
+			f.log("before " + ph.Name)
+			return nil
+		},
+		Drained: func(ph plan.Phase) { f.log("drained " + ph.Name) },
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := e.Run(context.Background(), []plan.Phase{
+			{Name: "a", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1},
+			{Name: "b", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1, Seamless: true},
+		})
+		assert.NoError(t, err)
+	}()
+	require.Eventually(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.recs) == 1
+	}, 5*time.Second, time.Millisecond)
+	f.mu.Lock()
+	assert.NotContains(t, f.events, "drained a", "a waits for b to start")
+	f.mu.Unlock()
+	close(release)
+	<-done
+	assert.Less(t, slices.Index(f.events, "before b"), slices.Index(f.events, "drained a"), "%v", f.events)
+	assert.Equal(t, "drained b", f.events[len(f.events)-1])
 }

@@ -158,6 +158,13 @@ func TestOriginsDedupeInOrder(t *testing.T) {
 	assert.Equal(t, "http://a:8000/v1/completions", p.RequestURLs()[1])
 	p.Endpoint = "/custom"
 	assert.Equal(t, "http://b:9000/custom", p.RequestURLs()[2])
+
+	p = valid()
+	p.URL = []string{"http://h:1/v1", "http://h:1/v1/", "http://h:1/v1/chat/completions", "http://h:1/proxy", "http://h:1/proxy/v1"}
+	assert.Equal(t, []string{
+		"http://h:1/v1/chat/completions", "http://h:1/v1/chat/completions", "http://h:1/v1/chat/completions",
+		"http://h:1/proxy/v1/chat/completions", "http://h:1/proxy/v1/chat/completions",
+	}, p.RequestURLs(), "segments the URL already has are not repeated")
 }
 
 func TestPhaseList(t *testing.T) {

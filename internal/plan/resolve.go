@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -79,13 +80,39 @@ func (p *Profile) EndpointPath() string {
 	return "/v1/chat/completions"
 }
 
-// RequestURLs are the full inference URLs, one per --url, in order.
+// RequestURLs are the full inference URLs, one per --url, in order. The
+// endpoint path is appended without repeating segments the URL already ends
+// with, as AIPerf does: http://h:8000/v1 gives http://h:8000/v1/chat/completions.
 func (p *Profile) RequestURLs() []string {
 	out := make([]string, 0, len(p.URL))
-	for _, u := range p.URL {
-		out = append(out, strings.TrimRight(normalizeURL(u), "/")+p.EndpointPath())
+	for _, raw := range p.URL {
+		u, err := url.Parse(normalizeURL(raw))
+		if err != nil {
+			out = append(out, raw) // Check reports it
+			continue
+		}
+		u.Path = joinDeduped(u.Path, p.EndpointPath())
+		u.RawPath = ""
+		out = append(out, u.String())
 	}
 	return out
+}
+
+// joinDeduped appends path to base, dropping the longest run of base's last
+// segments that path starts with.
+func joinDeduped(base, path string) string {
+	b := strings.Split(strings.Trim(base, "/"), "/")
+	q := strings.Split(strings.Trim(path, "/"), "/")
+	if b[0] == "" {
+		b = nil
+	}
+	for k := min(len(b), len(q)); k > 0; k-- {
+		if slices.Equal(b[len(b)-k:], q[:k]) {
+			b = b[:len(b)-k]
+			break
+		}
+	}
+	return "/" + strings.Join(append(b, q...), "/")
 }
 
 // Origins are the unique scheme://host:port of every --url, in first-seen
