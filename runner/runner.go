@@ -192,7 +192,7 @@ func failedRun(spec Spec, err error) *result.Run {
 	host, _ := os.Hostname()
 	now := time.Now()
 	return &result.Run{
-		Config: spec.Profile.Redacted(), Info: spec.Info, Host: host,
+		Config: spec.Profile.Redacted(), Info: spec.Info, Name: spec.Name, Host: host,
 		StartTime: now, EndTime: now, Status: result.StatusFailed, Error: err.Error(),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -49,7 +50,7 @@ func (db *DB) BeginSweep(ctx context.Context, m SweepMeta) (int64, error) {
 	if m.Name == "" {
 		return 0, errors.New("begin sweep: name is required")
 	}
-	vars, err := json.Marshal(m.Vars) // encoding/json sorts map keys: one canonical text
+	vars, err := json.Marshal(scrubVars(m.Vars, m.Cells)) // encoding/json sorts map keys: one canonical text
 	if err != nil {
 		return 0, fmt.Errorf("begin sweep %q: encode vars: %w", m.Name, err)
 	}
@@ -79,6 +80,26 @@ func (db *DB) BeginSweep(ctx context.Context, m SweepMeta) (int64, error) {
 		return 0, fmt.Errorf("begin sweep %q: %w", m.Name, err)
 	}
 	return id, nil
+}
+
+// scrubVars replaces the secrets of the cells' configurations (an API key
+// given as --set key=...) in the --set values, so the store never holds one.
+func scrubVars(vars map[string]string, cells []plan.Cell) map[string]string {
+	var secrets []string
+	for i := range cells {
+		secrets = append(secrets, secretValues(&cells[i].Profile)...)
+	}
+	if len(secrets) == 0 {
+		return vars
+	}
+	out := make(map[string]string, len(vars))
+	for k, v := range vars {
+		for _, s := range secrets {
+			v = strings.ReplaceAll(v, s, plan.Redacted)
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // FindResumableSweep returns the latest sweep with the given name that was

@@ -163,6 +163,7 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		artifactDir: dir,
 		confidence:  c.ConfidenceLevel,
 		ui:          c.UI,
+		name:        c.Name,
 		trialDir: func(t plan.Trial) string {
 			return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", t.Number))
 		},
