@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -155,7 +156,9 @@ func (r *SweepReport) Table() Table {
 	if len(params) == 0 {
 		t.Header, t.Align = append(t.Header, "cell"), "l"
 	}
-	t.Header = append(t.Header, params...)
+	for _, name := range params {
+		t.Header = append(t.Header, paramHeader(name))
+	}
 	t.Align += strings.Repeat("r", len(params))
 	t.Header = append(t.Header, "trials")
 	for _, m := range r.Metrics {
@@ -202,11 +205,51 @@ func (r *SweepReport) isBest(metric int, label string) bool {
 	return false
 }
 
+// metricHeader is a metric's column title in the sweep view, which has a
+// column per metric and would not fit a terminal with full keys:
+// "TTFT p99 (ms)", "req/s". JSON output keeps the full keys.
 func metricHeader(m MetricInfo) string {
-	if m.Unit == "" {
-		return m.Metric
+	tag, stat, _ := strings.Cut(m.Metric, ".")
+	name, ok := shortNames[tag]
+	if !ok {
+		name = tag
 	}
-	return m.Metric + " (" + m.Unit + ")"
+	if _, scalar := scalarNames[tag]; scalar && (stat == "avg" || stat == "value") {
+		return name
+	}
+	if m.Unit == "" {
+		return name + " " + stat
+	}
+	return name + " " + stat + " (" + m.Unit + ")"
+}
+
+// paramHeader titles a parameter column with the option's short alias
+// (isl, osl) when it has one.
+func paramHeader(name string) string {
+	if short, ok := map[string]string{
+		"synthetic_input_tokens_mean": "isl", "synthetic_input_tokens_stddev": "isl_stddev",
+		"output_tokens_mean": "osl", "output_tokens_stddev": "osl_stddev",
+	}[name]; ok {
+		return short
+	}
+	return name
+}
+
+// shortNames abbreviate metric tags in column titles.
+var shortNames = map[string]string{
+	metrics.TagTTFT: "TTFT", metrics.TagTTST: "TTST", metrics.TagTTFO: "TTFO", metrics.TagITL: "ITL",
+	metrics.TagICL: "ICL", metrics.TagRequestLatency: "latency", metrics.TagPerUserThroughput: "tok/s/user",
+	metrics.TagISL: "ISL", metrics.TagOSL: "OSL", metrics.TagSendLag: "send lag",
+	metrics.TagOutputTokenThroughput: "output tok/s", metrics.TagTotalTokenThroughput: "total tok/s",
+	metrics.TagRequestThroughput: "req/s", metrics.TagRequestCount: "requests", metrics.TagErrorRequestCount: "errors",
+	metrics.TagBenchmarkDuration: "duration (s)",
+}
+
+// scalarNames are the metrics whose single value needs no statistic or unit
+// in its title.
+var scalarNames = map[string]struct{}{
+	metrics.TagOutputTokenThroughput: {}, metrics.TagTotalTokenThroughput: {}, metrics.TagRequestThroughput: {},
+	metrics.TagRequestCount: {}, metrics.TagErrorRequestCount: {}, metrics.TagBenchmarkDuration: {},
 }
 
 // paramValue renders the named parameter of a cell ("" when absent).
