@@ -25,7 +25,7 @@ const beMain = "AIPERF_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		main() // exactly the binary's entry point, signal handling included
 	}
 	os.Exit(m.Run())
 }

@@ -63,6 +63,9 @@ func (c *RunsListCmd) Run(ctx context.Context, g *Globals) error {
 		stat := func(key string) string {
 			metric, s, _ := strings.Cut(key, ".")
 			if v, ok := r.Stat(metric, s); ok {
+				if strings.HasSuffix(metric, "_count") {
+					return strconv.FormatFloat(v, 'f', 0, 64)
+				}
 				return strconv.FormatFloat(v, 'f', 2, 64)
 			}
 			return "-"
