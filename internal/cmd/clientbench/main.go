@@ -45,6 +45,7 @@ const (
 
 func main() {
 	mockBin := flag.String("mock", "bin/aiperf-mock-server", "aiperf-mock-server binary")
+	serverURL := flag.String("url", "", "measure against this already running server instead of starting the mock (e.g. one pinned with taskset)")
 	dur := flag.Duration("duration", 5*time.Second, "length of each measurement")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Func("concurrency", "comma-separated concurrency levels (default 1,64,512)", func(v string) error { return parseList(v, &levels) })
@@ -57,7 +58,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	if err := run(*mockBin, *dur); err != nil {
+	if err := run(*mockBin, *serverURL, *dur); err != nil {
 		fmt.Fprintln(os.Stderr, "clientbench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
@@ -85,12 +86,15 @@ func parseList[T int | float64](v string, out *[]T) error {
 	return nil
 }
 
-func run(mockBin string, dur time.Duration) error {
-	url, stop, err := startMock(mockBin)
-	if err != nil {
-		return err
+func run(mockBin, url string, dur time.Duration) error {
+	if url == "" {
+		var stop func()
+		var err error
+		if url, stop, err = startMock(mockBin); err != nil {
+			return err
+		}
+		defer stop()
 	}
-	defer stop()
 	fmt.Printf("client ceiling against %s --fast at %s (%d output tokens = %d SSE chunks per request), %s per measurement\n\n",
 		mockBin, url, osl, osl, dur)
 
