@@ -116,8 +116,6 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	call.OK = err == nil
 	if err != nil {
 		call.Error = err.Error()
-	}
-	if err != nil {
 		attempts := ""
 		if call.Attempts > 1 {
 			attempts = fmt.Sprintf(" (after %d attempts)", call.Attempts)

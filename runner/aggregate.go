@@ -79,8 +79,8 @@ func Aggregates(cell plan.Cell, runs []*result.Run, trials int, confidence float
 	return agg
 }
 
-// WriteAggregate writes the cell's aggregate into dir.
-func WriteAggregate(dir string, cell plan.Cell, runs []*result.Run, trials int, confidence float64) error {
+// writeAggregate writes the cell's aggregate into dir.
+func writeAggregate(dir string, cell plan.Cell, runs []*result.Run, trials int, confidence float64) error {
 	b, err := json.MarshalIndent(Aggregates(cell, runs, trials, confidence), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode aggregate: %w", err)

@@ -60,8 +60,22 @@ type Process struct {
 	Binary string   // the aiperf executable (os.Executable() in production)
 	Args   []string // extra arguments placed before "profile" (global flags)
 	// Grace is how long an interrupted child gets to stop its profiler and
-	// write its result before it is killed.
+	// write its result before it is killed; 0 means a minute, or longer when
+	// stopping every origin's profiler may take longer.
 	Grace time.Duration
+}
+
+// grace is p.Grace, or the default for spec: a minute, stretched to cover
+// one profiler stop per origin at its full timeout.
+func (p Process) grace(spec Spec) time.Duration {
+	if p.Grace > 0 {
+		return p.Grace
+	}
+	g := time.Minute
+	if h := spec.Profile.ProfilerHook(); h.Enabled {
+		g = max(g, time.Duration(len(spec.Profile.Origins()))*h.Timeout+10*time.Second)
+	}
+	return g
 }
 
 // Launch runs one trial in dir and returns the child's result. The child gets
@@ -93,10 +107,7 @@ func (p Process) Launch(ctx context.Context, spec Spec, dir string) (*result.Run
 	cmd := exec.CommandContext(ctx, p.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = p.Grace
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = time.Minute
-	}
+	cmd.WaitDelay = p.grace(spec)
 	runErr := cmd.Run()
 	run, readErr := ReadResult(resultPath)
 	if readErr != nil {

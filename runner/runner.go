@@ -42,9 +42,10 @@ type Options struct {
 	Name       string  // --name label given to every trial's run (optional)
 	Resume     bool    // skip trials the store holds as complete
 	Confidence float64 // for the per-cell aggregate
-	// Progress receives one line per trial and the running ETA (nil: none).
+	// Progress receives a line when each trial starts and one when it ends,
+	// with its headline metrics and the ETA (nil: none).
 	Progress io.Writer
-	// OnTrial is called after every trial that ran (for live tables).
+	// OnTrial, when set, is called after every trial that ran.
 	OnTrial func(t plan.Trial, run *result.Run, err error)
 }
 
@@ -75,6 +76,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	}
 	var ran int
 	var spent time.Duration
+	cooldown := time.Duration(sw.CooldownSeconds * float64(time.Second))
 	results := map[string][]*result.Run{} // cell id → trial results (this run and resumed ones)
 	for i, t := range trials {
 		dir := o.TrialDir(t)
@@ -87,8 +89,8 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			o.aggregate(sw, trials, i, results[t.Cell.ID])
 			continue
 		}
-		if ran > 0 && sw.CooldownSeconds > 0 {
-			if !sleep(ctx, time.Duration(sw.CooldownSeconds*float64(time.Second))) {
+		if ran > 0 && cooldown > 0 {
+			if !sleep(ctx, cooldown) {
 				break
 			}
 		}
@@ -97,6 +99,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			Sweep: sw.Name, SweepID: o.SweepID, CellID: t.Cell.ID, CellLabel: t.Cell.Label,
 			Params: t.Cell.Params, Trial: t.Number,
 		}}
+		o.progress("[%d/%d] %s %s trial %d: running\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
 		run, err := o.Launcher.Launch(ctx, spec, dir)
 		if ctx.Err() != nil || (run != nil && run.Status == result.StatusInterrupted) {
 			out.Interrupted = true
@@ -119,11 +122,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			out.Failed++
 			out.Failures = append(out.Failures, fmt.Sprintf("%s trial %d: %s", t.Cell.Label, t.Number, run.Error))
 		}
-		left := len(trials) - i - 1
-		eta := time.Duration(0)
-		if ran > 0 {
-			eta = spent / time.Duration(ran) * time.Duration(left)
-		}
+		eta := (spent/time.Duration(ran) + cooldown) * time.Duration(len(trials)-i-1)
 		o.progress("[%d/%d] %s %s trial %d: %s (ETA %s)\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number,
 			headline(run), eta.Round(time.Second))
 		if o.OnTrial != nil {
@@ -149,7 +148,7 @@ func (o Options) aggregate(sw plan.Sweep, trials []plan.Trial, i int, runs []*re
 	if o.CellDir == nil || (i+1 < len(trials) && trials[i+1].Cell.ID == t.Cell.ID) {
 		return
 	}
-	if err := WriteAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence); err != nil {
+	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence); err != nil {
 		o.progress("warning: write aggregate for %s: %v\n", t.Cell.Label, err)
 	}
 }

@@ -197,7 +197,8 @@ func TestRunsEveryTrialInOrder(t *testing.T) {
 		assert.Equal(t, filepath.Join(root, tr.Dir()), s.dirs[i], "the store learns the trial's artifact dir")
 		assert.Equal(t, filepath.Join(root, tr.Dir()), l.calls[i].dir)
 	}
-	assert.Contains(t, progress.String(), "[6/6] scan concurrency_16 trial 2: complete")
+	assert.Contains(t, progress.String(), "[6/6] scan concurrency_16 trial 2: running\n[6/6] scan concurrency_16 trial 2: complete",
+		"the trial running now is shown, then its result")
 	for _, c := range sw.Cells {
 		_, err := os.Stat(filepath.Join(root, "scan", c.Label, runner.AggregateFile))
 		assert.NoError(t, err, "cell %s has its aggregate", c.Label)

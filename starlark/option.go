@@ -2,8 +2,6 @@ package starlark
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"go.starlark.net/starlark"
@@ -61,62 +59,13 @@ func setOption(p *plan.Profile, name string, v starlark.Value) (plan.Option, err
 	return o, nil
 }
 
-// suggest lists the option names closest to a misspelt one, as
-// ` (did you mean "a" or "b"?)`, or returns "".
+// suggest lists the option names closest to a misspelt one (see plan.Suggest).
 func suggest(name string) string {
-	type cand struct {
-		name string
-		dist int
-	}
-	var cands []cand
-	limit := 1 + len(name)/4
-	consider := func(n string) {
-		d := editDistance(name, n)
-		if d <= limit || (len(name) >= 4 && strings.Contains(n, name)) {
-			cands = append(cands, cand{n, d})
-		}
-	}
+	names := make([]string, 0, len(plan.Options()))
 	for _, o := range plan.Options() {
-		consider(o.Name)
+		names = append(names, o.Name)
 	}
-	if len(cands) == 0 {
-		return ""
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].dist != cands[j].dist {
-			return cands[i].dist < cands[j].dist
-		}
-		return cands[i].name < cands[j].name
-	})
-	var quoted []string
-	for i := 0; i < len(cands) && i < 3; i++ {
-		quoted = append(quoted, fmt.Sprintf("%q", cands[i].name))
-	}
-	if len(quoted) == 1 {
-		return " (did you mean " + quoted[0] + "?)"
-	}
-	return " (did you mean " + strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1] + "?)"
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return plan.Suggest(name, names)
 }
 
 // toGo converts a Starlark option value to the loose Go form Option.Set

@@ -59,7 +59,7 @@ func (r *RunRow) Stat(metric, stat string) (float64, bool) {
 		return v, true
 	}
 	if stat == "avg" {
-		v, ok := r.Stats[metric+"."+StatValue]
+		v, ok := r.Stats[metric+"."+statValue]
 		return v, ok
 	}
 	return 0, false
@@ -139,7 +139,8 @@ type Group struct {
 //  4. SWEEP/CELL, where CELL is a cell label or id of the latest sweep named
 //     SWEEP: that cell's trials.
 //
-// Anything else is an error wrapping ErrNotFound.
+// A sweep with several cells is an error wrapping ErrAmbiguous; anything
+// else is an error wrapping ErrNotFound.
 func (db *DB) RunsByRef(ctx context.Context, ref string, stats []string) (*Group, error) {
 	g := &Group{Ref: ref}
 	err := db.inSnapshot(ctx, func(q querier) error {
@@ -213,8 +214,8 @@ func resolveRef(ctx context.Context, q querier, g *Group) error {
 	case len(cells) == 0:
 		return fmt.Errorf("runs of sweep %q (id %d) %w", s.Name, s.ID, ErrNotFound)
 	default:
-		return fmt.Errorf("sweep %q (id %d) has %d cells: compare them with --sweep %s, or pick one as %s/<cell label>",
-			s.Name, s.ID, len(cells), s.Name, s.Name)
+		return fmt.Errorf("%q is %w: sweep %q (id %d) has %d cells; compare them with --sweep %s, or pick one as %s/<cell label>, e.g. %s/%s",
+			ref, ErrAmbiguous, s.Name, s.ID, len(cells), ref, ref, ref, cells[0].Label)
 	}
 	g.Desc = fmt.Sprintf("sweep %q (id %d) cell %s", s.Name, s.ID, cell.Label)
 	g.Runs, err = queryRuns(ctx, q, runSelect+" WHERE r.sweep_id = ? AND r.cell_id = ? ORDER BY r.trial, r.id", s.ID, cell.ID)
@@ -359,13 +360,13 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		runs[i].Stats, runs[i].Units = map[string]float64{}, map[string]string{}
 	}
 	wanted := map[string]bool{}
-	metricSet, statSet := map[string]bool{}, map[string]bool{StatValue: true}
+	metricSet, statSet := map[string]bool{}, map[string]bool{statValue: true}
 	for _, k := range keys {
 		m, s, ok := strings.Cut(k, ".")
 		if !ok {
 			return fmt.Errorf("statistic key %q is not metric.stat", k)
 		}
-		wanted[k], wanted[m+"."+StatValue] = true, true
+		wanted[k], wanted[m+"."+statValue] = true, true
 		metricSet[m], statSet[s] = true, true
 	}
 	idJSON, _ := json.Marshal(ids)
@@ -375,7 +376,7 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		SELECT run_id, metric, stat, value, unit FROM run_stats
 		WHERE run_id IN (SELECT value FROM json_each(?1)) AND phase = ?2
 			AND metric IN (SELECT value FROM json_each(?3)) AND stat IN (SELECT value FROM json_each(?4))`,
-		string(idJSON), PhaseProfiling, string(metricJSON), string(statJSON))
+		string(idJSON), phaseProfiling, string(metricJSON), string(statJSON))
 	if err != nil {
 		return fmt.Errorf("load statistics: %w", err)
 	}

@@ -19,14 +19,14 @@ import (
 
 // Phases of run_stats rows.
 const (
-	PhaseProfiling = plan.KindProfiling
-	PhaseWarmup    = plan.KindWarmup
-	PhaseAudit     = "audit" // the client's send_lag
+	phaseProfiling = plan.KindProfiling
+	phaseWarmup    = plan.KindWarmup
+	phaseAudit     = "audit" // the client's send_lag
 )
 
-// StatValue is the stat name of a derived or aggregate metric's single
+// statValue is the stat name of a derived or aggregate metric's single
 // value (request_throughput, error_request_count, ...).
-const StatValue = "value"
+const statValue = "value"
 
 // SaveRun stores a run and everything it carries (statistics, records,
 // control-hook calls, error summary, audit) in one immediate transaction: the
@@ -236,7 +236,7 @@ func insertStats(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run) er
 	summaries := []struct {
 		phase string
 		s     *metrics.Summary
-	}{{PhaseProfiling, &r.Profiling}, {PhaseWarmup, r.Warmup}}
+	}{{phaseProfiling, &r.Profiling}, {phaseWarmup, r.Warmup}}
 	for _, ps := range summaries {
 		if ps.s == nil {
 			continue
@@ -248,16 +248,16 @@ func insertStats(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run) er
 		}
 	}
 	if r.Audit.SendLagMs != nil {
-		return put(PhaseAudit, 0, metrics.Metric{Tag: metrics.TagSendLag, Header: "Send Lag", Unit: metrics.UnitMs, Stats: r.Audit.SendLagMs})
+		return put(phaseAudit, 0, metrics.Metric{Tag: metrics.TagSendLag, Header: "Send Lag", Unit: metrics.UnitMs, Stats: r.Audit.SendLagMs})
 	}
 	return nil
 }
 
 // statMap flattens a metric into stat name → value: the Stats fields under
-// their JSON (AIPerf) names, or the single StatValue of a scalar metric.
+// their JSON (AIPerf) names, or the single statValue of a scalar metric.
 func statMap(m metrics.Metric) map[string]float64 {
 	if m.Stats == nil {
-		return map[string]float64{StatValue: m.Value}
+		return map[string]float64{statValue: m.Value}
 	}
 	b, _ := json.Marshal(m.Stats) // plain numbers: cannot fail
 	var out map[string]float64
@@ -472,20 +472,20 @@ func loadRunStats(ctx context.Context, q querier, id int64, r *result.Run) error
 	}
 	for _, k := range order {
 		m := metric[k]
-		if v, ok := values[k][StatValue]; ok && len(values[k]) == 1 {
+		if v, ok := values[k][statValue]; ok && len(values[k]) == 1 {
 			m.Value = v
 		} else if m.Stats, err = statsFromMap(values[k]); err != nil {
 			return fmt.Errorf("%s %s: %w", k.phase, k.metric, err)
 		}
 		switch k.phase {
-		case PhaseProfiling:
+		case phaseProfiling:
 			r.Profiling.Metrics = append(r.Profiling.Metrics, *m)
-		case PhaseWarmup:
+		case phaseWarmup:
 			if r.Warmup == nil {
 				r.Warmup = &metrics.Summary{}
 			}
 			r.Warmup.Metrics = append(r.Warmup.Metrics, *m)
-		case PhaseAudit:
+		case phaseAudit:
 			r.Audit.SendLagMs = m.Stats
 		}
 	}

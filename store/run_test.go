@@ -320,16 +320,19 @@ func TestRunsByRef(t *testing.T) {
 			assert.Equal(t, 50.0, g.Runs[0].Stats["request_throughput.value"])
 		})
 	}
-	errs := []struct{ ref, want string }{
-		{"scan", `find runs "scan": sweep "scan" (id 2) has 2 cells: compare them with --sweep scan, or pick one as scan/<cell label>`},
-		{"nothing", `run, run name or sweep "nothing" not found`},
-		{"9999", `run, run name or sweep "9999" not found`},
-		{"scan/concurrency_99", `cell "concurrency_99" of sweep "scan" (id 2) not found`},
+	errs := []struct {
+		ref, want string
+		is        error
+	}{
+		{"scan", `"scan" is ambiguous: sweep "scan" (id 2) has 2 cells; compare them with --sweep scan, or pick one as scan/<cell label>, e.g. scan/concurrency_1`, store.ErrAmbiguous},
+		{"nothing", `run, run name or sweep "nothing" not found`, store.ErrNotFound},
+		{"9999", `run, run name or sweep "9999" not found`, store.ErrNotFound},
+		{"scan/concurrency_99", `cell "concurrency_99" of sweep "scan" (id 2) not found`, store.ErrNotFound},
 	}
 	for _, tc := range errs {
 		t.Run("error "+tc.ref, func(t *testing.T) {
 			_, err := db.RunsByRef(ctx, tc.ref, nil)
-			require.Error(t, err)
+			require.ErrorIs(t, err, tc.is)
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}

@@ -24,6 +24,11 @@ var migrationFS embed.FS
 // not in the store; test for it with errors.Is.
 var ErrNotFound = errors.New("not found")
 
+// ErrAmbiguous is wrapped by the error about a reference that names several
+// things where one was expected, such as a sweep with several cells given
+// as one group of runs; test for it with errors.Is.
+var ErrAmbiguous = errors.New("ambiguous")
+
 // dsnOptions are the connection settings measured in deps.md §2: WAL with
 // synchronous=NORMAL, a 30 s busy timeout and BEGIN IMMEDIATE transactions,
 // which together let several processes write one file without "database is
@@ -79,9 +84,6 @@ func (db *DB) Close() error {
 	}
 	return nil
 }
-
-// Path is the file the store was opened on.
-func (db *DB) Path() string { return db.path }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok"
 // for a sound database).
@@ -161,10 +163,11 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error
 	return tx.Commit()
 }
 
-// wrap adds what was being done to an unexpected error; a not-found error
-// already names what is missing and is returned as it is.
+// wrap adds what was being done to an unexpected error; a not-found or
+// ambiguous error already names the reference at fault and is returned as
+// it is.
 func wrap(err error, format string, args ...any) error {
-	if err == nil || errors.Is(err, ErrNotFound) {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrAmbiguous) {
 		return err
 	}
 	return fmt.Errorf(format+": %w", append(args, err)...)

@@ -14,10 +14,10 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
-// SweepRunning is the status of a sweep still in progress; a finished sweep
+// sweepRunning is the status of a sweep still in progress; a finished sweep
 // has one of the run statuses result.StatusComplete, StatusFailed or
 // StatusInterrupted.
-const SweepRunning = "running"
+const sweepRunning = "running"
 
 // SweepMeta describes a sweep when it starts.
 type SweepMeta struct {
@@ -62,7 +62,7 @@ func (db *DB) BeginSweep(ctx context.Context, m SweepMeta) (int64, error) {
 		res, err := tx.ExecContext(ctx, `
 			INSERT INTO sweeps (name, script_path, script_sha256, vars, trials, started_at, status)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			m.Name, m.ScriptPath, m.ScriptSHA256, string(vars), max(1, m.Trials), formatTime(now), SweepRunning)
+			m.Name, m.ScriptPath, m.ScriptSHA256, string(vars), max(1, m.Trials), formatTime(now), sweepRunning)
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (db *DB) FindResumableSweep(ctx context.Context, name, scriptSHA string) (i
 
 // ReopenSweep marks a sweep running again (for --resume).
 func (db *DB) ReopenSweep(ctx context.Context, id int64) error {
-	return db.setSweepStatus(ctx, id, SweepRunning)
+	return db.setSweepStatus(ctx, id, sweepRunning)
 }
 
 // FinishSweep records a sweep's final status (result.StatusComplete,
@@ -135,7 +135,7 @@ func (db *DB) FinishSweep(ctx context.Context, id int64, status string) error {
 
 func (db *DB) setSweepStatus(ctx context.Context, id int64, status string) error {
 	err := db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
-		ended := sql.NullString{String: formatTime(now), Valid: status != SweepRunning}
+		ended := sql.NullString{String: formatTime(now), Valid: status != sweepRunning}
 		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET status = ?, ended_at = ? WHERE id = ?`, status, ended, id)
 		if err != nil {
 			return err

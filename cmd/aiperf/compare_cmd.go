@@ -53,7 +53,7 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	db, err := openStoreForReading(g.Store)
+	db, err := openExistingStore(g.Store)
 	if err != nil {
 		return err
 	}
@@ -63,14 +63,14 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 	case 1:
 		s, err := db.SweepRuns(ctx, c.Sweep[0], opt.StatKeys())
 		if err != nil {
-			return notFoundHint(err)
+			return refErr(err)
 		}
 		rep = compare.Sweep(s, opt)
 	case 2:
 		var sides [2]*store.SweepRuns
 		for i, ref := range c.Sweep {
 			if sides[i], err = db.SweepRuns(ctx, ref, opt.StatKeys()); err != nil {
-				return notFoundHint(err)
+				return refErr(err)
 			}
 		}
 		rep = compare.SweepDiff(sides[0], sides[1], opt)
@@ -78,7 +78,7 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 		groups := make([]*store.Group, len(c.Refs))
 		for i, ref := range c.Refs {
 			if groups[i], err = db.RunsByRef(ctx, ref, opt.StatKeys()); err != nil {
-				return notFoundHint(err)
+				return refErr(err)
 			}
 		}
 		rep = compare.Groups(groups, opt)

@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitFailure
 	}
 	kctx, err := parser.Parse(args)
-	if exited >= 0 { // --help or --version
+	if exited >= 0 { // --help
 		return exited
 	}
 	if err != nil {
@@ -83,11 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	cli.Globals.Stdout, cli.Globals.Stderr = stdout, stderr
-	err = kctx.Run(&cli.Globals)
-	if exited >= 0 {
-		return exited
-	}
-	return printError(stderr, err)
+	return printError(stderr, kctx.Run(&cli.Globals))
 }
 
 // exitError carries an exit code through a command's error.

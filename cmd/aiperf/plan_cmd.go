@@ -41,7 +41,7 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	total := 0
 	for _, sw := range sweeps {
-		fmt.Fprintf(g.Stdout, "sweep %q (%s): %d cells × %d trials\n", sw.Name, sw.Source, len(sw.Cells), max(1, sw.Trials))
+		fmt.Fprintf(g.Stdout, "sweep %q (%s): %s × %s\n", sw.Name, sw.Source, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"))
 		rows := [][]string{}
 		for _, t := range sw.TrialList() {
 			p := t.Cell.Profile
@@ -51,8 +51,16 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 		}
 		report.Table(g.Stdout, []string{"#", "cell", "id", "trial", "load", "seed", "hooks"}, rows, "rllrlrl")
 	}
-	fmt.Fprintf(g.Stdout, "%d trials in total; nothing was sent.\n", total)
+	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent.\n", plural(total, "trial"))
 	return nil
+}
+
+// plural is "1 trial", "2 trials", ...
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func redactedSweeps(sweeps []plan.Sweep) []plan.Sweep {

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -83,7 +83,9 @@ func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 		return spec, err
 	}
 	spec.Profile = file.Profile
-	spec.Profile.Overlay(&c.Profile, explicitFlags(kctx))
+	if err := spec.Profile.Overlay(&c.Profile, explicitFlags(kctx)); err != nil {
+		return spec, err
+	}
 	if c.ArtifactDir == "" {
 		c.ArtifactDir = file.ArtifactDir
 	}
@@ -106,7 +108,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		Profile:    spec.Profile,
 		Info:       spec.Info,
 		Name:       spec.Name,
-		CLICommand: redactedCommand(os.Args),
+		CLICommand: redactedCommand(os.Args[1:], spec.Profile),
 		Version:    version,
 	}
 	if c.UI != "none" {
@@ -193,7 +195,10 @@ func writeResult(path string, run *result.Run) error {
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return fmt.Errorf("write result file: %w", err)
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write result file: %w", err)
+	}
+	return nil
 }
 
 // defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>.
@@ -208,33 +213,31 @@ func defaultArtifactDir(p plan.Profile) string {
 	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
 }
 
-// redactedCommand is the command line with secret values replaced: the API
-// key, secret header values and URL credentials.
-func redactedCommand(args []string) string {
-	out := slices.Clone(args)
-	for i, a := range out {
-		flag, val, inline := strings.Cut(a, "=")
-		if flag != "--api-key" && flag != "-H" && flag != "--header" {
-			out[i] = plan.RedactURL(a)
-			continue
+// redactedCommand is "aiperf " + args with every secret of p replaced: the
+// API key, secret header values and URL credentials. Matching the values
+// rather than the flags catches every spelling (--api-key=K, -HName:V,
+// -vH Name:V, --url=http://user:pw@host, ...).
+func redactedCommand(args []string, p plan.Profile) string {
+	var secrets []string
+	if p.APIKey != "" {
+		secrets = append(secrets, p.APIKey)
+	}
+	for _, h := range p.Header {
+		if k, v, _ := strings.Cut(h, ":"); plan.IsSecretHeader(k) && strings.TrimSpace(v) != "" {
+			secrets = append(secrets, strings.TrimSpace(v))
 		}
-		at := i
-		if !inline {
-			if i+1 == len(out) {
-				continue
-			}
-			at, val = i+1, out[i+1]
+	}
+	for _, raw := range p.URL {
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			secrets = append(secrets, u.User.String())
 		}
-		if k, _, _ := strings.Cut(val, ":"); flag == "--api-key" {
-			val = plan.Redacted
-		} else if plan.IsSecretHeader(k) {
-			val = k + ":" + plan.Redacted
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		for _, s := range secrets {
+			a = strings.ReplaceAll(a, s, plan.Redacted)
 		}
-		if inline {
-			out[i] = flag + "=" + val
-		} else {
-			out[at] = val
-		}
+		out[i] = a
 	}
 	return "aiperf " + strings.Join(out, " ")
 }

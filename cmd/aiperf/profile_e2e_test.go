@@ -151,3 +151,33 @@ func TestProfileSecretsNeverStoredOrExported(t *testing.T) {
 	require.Equal(t, ExitOK, show.code, show.stderr)
 	assert.NotContains(t, show.stdout, secret)
 }
+
+// TestProfileFlagsOverlayYAML: explicit flags, aliases included, override the
+// config file; load flags go to its only profiling phase, and are refused
+// where they would be ambiguous.
+func TestProfileFlagsOverlayYAML(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	phases := "  phases:\n    - {name: warmup, kind: warmup, concurrency: 1, requests: 2}\n    - {name: profiling, concurrency: 1, requests: 4}"
+
+	t.Run("applied", func(t *testing.T) {
+		dir := t.TempDir()
+		writeBenchYAML(t, dir, hookBenchYAML(m.URL, "", phases))
+		inv := cli(t, dir, "profile", "-f", "bench.yaml", "--ui", "none", "--no-store",
+			"--isl", "24", "--osl=3", "--num-requests", "6", "--concurrency", "2")
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+		assert.Equal(t, 6.0, metricAvg(t, export, "request_count"), "--num-requests reaches the YAML profiling phase")
+		assert.Equal(t, 24.0, metricAvg(t, export, "input_sequence_length"), "--isl overrides prompts.isl")
+		assert.Equal(t, 3.0, metricAvg(t, export, "output_sequence_length"), "--osl overrides prompts.osl")
+		warm := export["warmup_metrics"].(map[string]any)
+		assert.Equal(t, 2.0, warm["request_count"].(map[string]any)["avg"], "the YAML warmup phase is kept")
+	})
+	t.Run("refused", func(t *testing.T) {
+		dir := t.TempDir()
+		writeBenchYAML(t, dir, hookBenchYAML(m.URL, "", phases))
+		inv := cli(t, dir, "profile", "-f", "bench.yaml", "--ui", "none", "--no-store", "--warmup-request-count", "5")
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, "--warmup-request-count cannot change the phases the config file lists")
+	})
+	assert.Equal(t, 8, m.control().InferenceRequests, "the refused run sent nothing")
+}

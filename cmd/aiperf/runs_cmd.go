@@ -41,14 +41,14 @@ var headlineStats = []string{
 
 // Run lists the runs.
 func (c *RunsListCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreForReading(g.Store)
+	db, err := openExistingStore(g.Store)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	runs, err := db.ListRuns(ctx, store.RunFilter{Limit: c.Limit, Sweep: c.Sweep, Name: c.Name, Stats: headlineStats})
 	if err != nil {
-		return notFoundHint(err)
+		return refErr(err)
 	}
 	if c.Format == "json" {
 		return encodeIndented(g.Stdout, nonNilRows(runs))
@@ -115,32 +115,40 @@ type RunsShowCmd struct {
 
 // Run shows the run.
 func (c *RunsShowCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreForReading(g.Store)
+	return withStoredRun(ctx, g, c.ID, func(db *store.DB, run *result.Run) error {
+		if c.Format == "json" {
+			return encodeIndented(g.Stdout, run)
+		}
+		rows, err := db.ListRuns(ctx, store.RunFilter{IDs: []int64{c.ID}})
+		if err != nil {
+			return err
+		}
+		if len(rows) != 1 { // deleted in between
+			return refErr(fmt.Errorf("run %d %w", c.ID, store.ErrNotFound))
+		}
+		printRunHeader(g.Stdout, &rows[0], run)
+		fmt.Fprintln(g.Stdout)
+		report.Console(g.Stdout, run)
+		fmt.Fprintln(g.Stdout)
+		fmt.Fprintln(g.Stdout, "Config (secrets removed):")
+		return encodeIndented(g.Stdout, run.Config)
+	})
+}
+
+// withStoredRun opens the store and calls fn with run id (without its
+// records), its configuration redacted once more before it is shown.
+func withStoredRun(ctx context.Context, g *Globals, id int64, fn func(db *store.DB, run *result.Run) error) error {
+	db, err := openExistingStore(g.Store)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	run, err := db.GetRun(ctx, c.ID, false)
+	run, err := db.GetRun(ctx, id, false)
 	if err != nil {
-		return notFoundHint(err)
+		return refErr(err)
 	}
 	run.Config = run.Config.Redacted()
-	if c.Format == "json" {
-		return encodeIndented(g.Stdout, run)
-	}
-	rows, err := db.ListRuns(ctx, store.RunFilter{IDs: []int64{c.ID}})
-	if err != nil {
-		return err
-	}
-	if len(rows) != 1 { // deleted in between
-		return notFoundHint(fmt.Errorf("run %d %w", c.ID, store.ErrNotFound))
-	}
-	printRunHeader(g.Stdout, &rows[0], run)
-	fmt.Fprintln(g.Stdout)
-	report.Console(g.Stdout, run)
-	fmt.Fprintln(g.Stdout)
-	fmt.Fprintln(g.Stdout, "Config (secrets removed):")
-	return encodeIndented(g.Stdout, run.Config)
+	return fn(db, run)
 }
 
 // printRunHeader prints the identity block of `runs show`.
@@ -181,37 +189,29 @@ type RunsExportCmd struct {
 
 // Run exports the run.
 func (c *RunsExportCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreForReading(g.Store)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	run, err := db.GetRun(ctx, c.ID, false)
-	if err != nil {
-		return notFoundHint(err)
-	}
-	run.Config = run.Config.Redacted()
-	write, name := report.WriteJSON, report.JSONFile
-	if c.Format == "csv" {
-		write, name = report.WriteCSV, report.CSVFile
-	}
-	if c.Output == "" {
-		return write(g.Stdout, run)
-	}
-	if err := os.MkdirAll(c.Output, 0o755); err != nil {
-		return fmt.Errorf("export run %d: %w", c.ID, err)
-	}
-	path := filepath.Join(c.Output, name)
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("export run %d: %w", c.ID, err)
-	}
-	if err := errors.Join(write(f, run), f.Close()); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("export run %d to %s: %w", c.ID, path, err)
-	}
-	fmt.Fprintf(g.Stdout, "Export: %s\n", path)
-	return nil
+	return withStoredRun(ctx, g, c.ID, func(_ *store.DB, run *result.Run) error {
+		write, name := report.WriteJSON, report.JSONFile
+		if c.Format == "csv" {
+			write, name = report.WriteCSV, report.CSVFile
+		}
+		if c.Output == "" {
+			return write(g.Stdout, run)
+		}
+		if err := os.MkdirAll(c.Output, 0o755); err != nil {
+			return fmt.Errorf("export run %d: %w", c.ID, err)
+		}
+		path := filepath.Join(c.Output, name)
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("export run %d: %w", c.ID, err)
+		}
+		if err := errors.Join(write(f, run), f.Close()); err != nil {
+			os.Remove(path)
+			return fmt.Errorf("export run %d to %s: %w", c.ID, path, err)
+		}
+		fmt.Fprintf(g.Stdout, "Export: %s\n", path)
+		return nil
+	})
 }
 
 // RunsDeleteCmd is `aiperf runs delete`.
@@ -221,13 +221,13 @@ type RunsDeleteCmd struct {
 
 // Run deletes the runs.
 func (c *RunsDeleteCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreForReading(g.Store)
+	db, err := openExistingStore(g.Store)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if err := db.DeleteRuns(ctx, c.IDs...); err != nil {
-		return notFoundHint(err)
+		return refErr(err)
 	}
 	for _, id := range c.IDs {
 		fmt.Fprintf(g.Stdout, "deleted run %d\n", id)
@@ -235,9 +235,9 @@ func (c *RunsDeleteCmd) Run(ctx context.Context, g *Globals) error {
 	return nil
 }
 
-// openStoreForReading opens an existing store; unlike store.Open it does
+// openExistingStore opens an existing store; unlike store.Open it does
 // not create an empty database where none was recorded.
-func openStoreForReading(path string) (*store.DB, error) {
+func openExistingStore(path string) (*store.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, usageErr(fmt.Errorf("no run store at %s: runs are recorded by aiperf profile and aiperf sweep "+
 			"(--store or AIPERF_STORE picks another file)", path))
@@ -245,11 +245,15 @@ func openStoreForReading(path string) (*store.DB, error) {
 	return store.Open(path)
 }
 
-// notFoundHint turns a not-found error into a usage error pointing at
-// `aiperf runs list`.
-func notFoundHint(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+// refErr turns an error about a reference the user gave (a run, name or
+// sweep that is not stored, or a sweep that is ambiguous as one group) into
+// a usage error; a not-found error also points at `aiperf runs list`.
+func refErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return usageErr(fmt.Errorf("%w (see aiperf runs list)", err))
+	case errors.Is(err, store.ErrAmbiguous):
+		return usageErr(err) // the message says how to disambiguate
 	}
 	return err
 }

@@ -230,4 +230,13 @@ func TestPrintSweepTable(t *testing.T) {
 	code, viaCLI, errOut := aiperf(t, "--store", path, "compare", "--sweep", "scan")
 	require.Equal(t, ExitOK, code, errOut)
 	assert.Equal(t, out.String(), viaCLI)
+
+	// A sweep of several cells is no single group: a usage error that says
+	// what to write instead.
+	code, _, errOut = aiperf(t, "--store", path, "compare", "scan", "scan/concurrency_2")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, `"scan" is ambiguous`)
+	assert.Contains(t, errOut, "--sweep scan, or pick one as scan/<cell label>, e.g. scan/concurrency_1")
+	code, _, errOut = aiperf(t, "--store", path, "compare", "scan/concurrency_1", "scan/concurrency_2")
+	assert.Equal(t, ExitOK, code, errOut)
 }

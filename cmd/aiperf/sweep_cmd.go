@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -23,7 +25,7 @@ type ScriptArgs struct {
 	Only   []string          `name:"only" placeholder:"NAME" help:"Run only the sweep(s) with this name (repeatable)."`
 }
 
-// load runs the script and keeps the selected sweeps.
+// load runs the script and keeps the sweeps --only selects, in script order.
 func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 	sweeps, err := starlark.Load(ctx, a.Script, starlark.Options{Vars: a.Set})
 	if err != nil {
@@ -32,30 +34,23 @@ func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 		}
 		return nil, usageErr(err)
 	}
+	if len(sweeps) == 0 {
+		return nil, usageErr(fmt.Errorf("%s declares no sweep: call sweep(name = ..., base = profile(...))", a.Script))
+	}
 	if len(a.Only) == 0 {
-		if len(sweeps) == 0 {
-			return nil, usageErr(fmt.Errorf("%s declares no sweep: call sweep(name = ..., base = profile(...))", a.Script))
-		}
 		return sweeps, nil
 	}
-	var out []plan.Sweep
+	names := make([]string, len(sweeps))
+	for i, s := range sweeps {
+		names[i] = s.Name
+	}
 	for _, name := range a.Only {
-		found := false
-		for _, s := range sweeps {
-			if s.Name == name {
-				out = append(out, s)
-				found = true
-			}
-		}
-		if !found {
-			var names []string
-			for _, s := range sweeps {
-				names = append(names, s.Name)
-			}
-			return nil, usageErr(fmt.Errorf("--only %q: %s declares no such sweep (it has %q)", name, a.Script, names))
+		if !slices.Contains(names, name) {
+			return nil, usageErr(fmt.Errorf("--only %s: %s declares no sweep of that name; its sweeps are %s",
+				name, a.Script, strings.Join(names, ", ")))
 		}
 	}
-	return out, nil
+	return slices.DeleteFunc(sweeps, func(s plan.Sweep) bool { return !slices.Contains(a.Only, s.Name) }), nil
 }
 
 // SweepCmd is `aiperf sweep`.
@@ -164,8 +159,8 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	}
 	if o.ui != "none" {
 		opts.Progress = g.Stderr
-		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %d cells × %d trials, artifacts under %s, store %s\n",
-			sw.Name, id, len(sw.Cells), max(1, sw.Trials), o.artifactDir, g.Store)
+		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %s × %s, artifacts under %s, store %s\n",
+			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
 	}
 	out, runErr := runner.Run(ctx, sw, opts)
 	status := result.StatusComplete

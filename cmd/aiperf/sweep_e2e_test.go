@@ -648,3 +648,41 @@ func lineWith(t *testing.T, s, sub string) string {
 	t.Fatalf("no line with %q in\n%s", sub, s)
 	return ""
 }
+
+// TestSweepOnly: with several sweeps in one file, --only picks some, in
+// script order and each once; an unknown name lists the file's sweeps.
+func TestSweepOnly(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	script := writeFile(t, dir, "multi.star", smallBase+`
+reset = base.replace(reset_kv_cache = True)
+sweep(name = "a", base = reset, matrix = {"concurrency": [1, 2]})
+sweep(name = "b", base = reset, zip = {"concurrency": [1, 2, 3], "request_count": [2, 3, 4]})
+sweep(name = "c", base = reset)
+`)
+	set := []string{"--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t)}
+
+	pj := cli(t, dir, append([]string{"plan", script, "--format", "json", "--only", "c", "--only", "a", "--only", "c"}, set...)...)
+	require.Equal(t, ExitOK, pj.code, pj.stderr)
+	var p planned
+	require.NoError(t, json.Unmarshal([]byte(pj.stdout), &p))
+	require.Len(t, p.Sweeps, 2)
+	assert.Equal(t, "a", p.Sweeps[0].Name, "script order")
+	assert.Equal(t, "c", p.Sweeps[1].Name)
+	assert.Len(t, p.Trials, 3)
+
+	bad := cli(t, dir, append([]string{"sweep", script, "--only", "d"}, set...)...)
+	assert.Equal(t, ExitUsage, bad.code, bad.stderr)
+	assert.Contains(t, bad.stderr, "--only d: "+script+" declares no sweep of that name; its sweeps are a, b, c")
+
+	sw := cli(t, dir, append([]string{"sweep", script, "--only", "b", "--ui", "none"}, set...)...)
+	require.Equal(t, ExitOK, sw.code, "stdout:\n%s\nstderr:\n%s", sw.stdout, sw.stderr)
+	assert.Contains(t, sw.stdout, `Sweep "b"`)
+	assert.NotContains(t, sw.stdout, `Sweep "a"`)
+	ctl := m.control()
+	assert.Equal(t, 3, ctl.ResetCount, "only sweep b's three trials ran")
+	assert.Equal(t, 2+3+4, ctl.InferenceRequests)
+	assert.DirExists(t, filepath.Join(dir, "artifacts", "b"))
+	assert.NoDirExists(t, filepath.Join(dir, "artifacts", "a"))
+}

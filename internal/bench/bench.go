@@ -192,26 +192,20 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		}
 		return fail(runErr)
 	}
-	if ok := countOK(prof); ok == 0 && len(prof) > 0 {
-		top := ""
+	if ok, _ := run.Profiling.Get(metrics.TagRequestCount); ok.Value == 0 && len(prof) > 0 {
+		failed, _ := run.Profiling.Get(metrics.TagErrorRequestCount)
+		detail := fmt.Sprintf("%d of %d", int(failed.Value), len(prof))
+		if cut := len(prof) - int(failed.Value); cut > 0 {
+			detail += fmt.Sprintf(", %d still in flight at the end of the grace period", cut)
+		}
 		if len(run.ErrorSummary) > 0 {
 			e := run.ErrorSummary[0].Error
-			top = fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, e.Message)
+			detail += fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, e.Message)
 		}
-		return fail(fmt.Errorf("%w: %d of %d%s", ErrAllFailed, len(prof), len(prof), top))
+		return fail(fmt.Errorf("%w: %s", ErrAllFailed, detail))
 	}
 	run.Status = result.StatusComplete
 	return run, nil
-}
-
-func countOK(rs []metrics.Record) int {
-	n := 0
-	for i := range rs {
-		if rs[i].OK() {
-			n++
-		}
-	}
-	return n
 }
 
 func datasetOptions(p plan.Profile) dataset.Options {

@@ -50,11 +50,11 @@ func startProgress(w io.Writer, e *load.Engine, clock load.Clock) (stop func()) 
 
 func line(e *load.Engine, clock load.Clock) string {
 	pr := e.Progress()
-	ph := pr.Phase.Load()
-	if ph == nil {
+	if pr == nil {
 		return "starting..."
 	}
-	elapsed := float64(clock.Now()-pr.PhaseNs.Load()) / 1e9
+	ph := pr.Phase
+	elapsed := float64(clock.Now()-pr.StartNs) / 1e9
 	done := pr.Done.Load()
 	total := "?"
 	if ph.Requests > 0 {

@@ -20,10 +20,6 @@ type File struct {
 	Profile plan.Profile
 	// ArtifactDir is benchmark.artifacts.dir as written ("" when absent).
 	ArtifactDir string
-	// Set lists, in file order, the snake_case plan.Profile option names the
-	// file set (as accepted by plan.LookupOption), plus "phases" when the file
-	// has a phase list.
-	Set []string
 }
 
 // Error is one problem in a config file.

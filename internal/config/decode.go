@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -51,7 +52,6 @@ func (d *decoder) mark(option string, n *yaml.Node, path string) {
 		return
 	}
 	d.setAt[option] = n.Line
-	d.f.Set = append(d.f.Set, option)
 }
 
 // fields applies a mapping's keys to the matching fields, reporting unknown
@@ -298,44 +298,16 @@ func snake(s string) string {
 	return b.String()
 }
 
-// suggest proposes the closest accepted key to a misspelt one, or lists the
-// accepted keys.
+// suggest proposes the accepted keys closest to a misspelt one (the main
+// names first, then their aliases), or lists the accepted keys.
 func suggest(key string, fs []field) string {
-	best, bestDist := "", 3
+	var names, aliases []string
 	for _, f := range fs {
-		for _, name := range f.names {
-			if dist := editDistance(key, name); dist < bestDist {
-				best, bestDist = name, dist
-			}
-		}
+		names = append(names, f.names[0])
+		aliases = append(aliases, f.names[1:]...)
 	}
-	if best != "" {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	names := make([]string, len(fs))
-	for i, f := range fs {
-		names[i] = f.names[0]
+	if s := cmp.Or(plan.Suggest(key, names), plan.Suggest(key, aliases)); s != "" {
+		return s
 	}
 	return " (expected one of: " + strings.Join(names, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -6,5 +6,8 @@
 // open-loop with absolute send times from one start, gated by an optional
 // in-flight cap. Every request gets a Credit with its scheduled time; what the
 // Sender returns is the record. Lateness is recorded, never hidden: late sends
-// fire at once and keep their original scheduled time.
+// fire at once and keep their original scheduled time. A phase with a duration
+// issues nothing after start + duration (a backlog held up by the cap is
+// dropped, not flushed), and cancels what is still in flight at start +
+// duration + grace period.
 package load

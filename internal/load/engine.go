@@ -46,8 +46,8 @@ type Engine struct {
 	Seed     int64 // seeds Poisson arrivals (phase i uses Seed+i)
 	OnRecord func(metrics.Record)
 
-	index    atomic.Int64
-	progress Progress
+	index   atomic.Int64
+	current atomic.Pointer[Progress]
 }
 
 // PhaseReport is what the engine knows about a phase once it drained.
@@ -57,23 +57,22 @@ type PhaseReport struct {
 	Cancelled                 int   // requests cut at the end of the grace period (or by Ctrl-C)
 	CapDelayed                int   // rate mode: sends that waited for a free in-flight slot
 	StartNs                   int64 // when the phase began sending
-	StopNs                    int64 // when it stopped issuing
-	DrainedNs                 int64 // when its last request returned
 	FirstSchedNs, LastSchedNs int64
 }
 
-// Progress counts requests of the current phase, for the progress display.
+// Progress counts the requests of one phase, for the progress display.
 type Progress struct {
-	Phase     atomic.Pointer[plan.Phase]
-	Sent      atomic.Int64
-	Done      atomic.Int64
-	Errors    atomic.Int64
-	PhaseNs   atomic.Int64 // clock stamp when the phase started
-	Cancelled atomic.Int64
+	Phase   *plan.Phase
+	StartNs int64 // clock stamp when the phase started
+	Sent    atomic.Int64
+	Done    atomic.Int64
+	Errors  atomic.Int64
 }
 
-// Progress exposes live counters; safe to read while Run is going.
-func (e *Engine) Progress() *Progress { return &e.progress }
+// Progress returns the live counters of the phase issuing most recently (nil
+// before the first one starts); safe to call while Run is going. A seamless
+// predecessor's late completions count toward its own phase, not this one.
+func (e *Engine) Progress() *Progress { return e.current.Load() }
 
 // Run executes the phases in order. A seamless phase starts as soon as the
 // previous one stops issuing; otherwise the previous phase drains first. The
@@ -132,18 +131,24 @@ func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, e
 	return reports, ctx.Err()
 }
 
-// runPhase issues the phase's requests and returns once it stops issuing; the
-// returned channel closes when the phase has drained and its Drained hook,
-// which first waits for handoff, has run.
+// runPhase issues the phase's requests and returns once it stops issuing: its
+// count is sent, its duration is over or ctx ended. The returned channel
+// closes when the phase has drained and its Drained hook, which first waits
+// for handoff, has run. A phase with a duration and a grace period cancels
+// the requests still in flight at start + duration + grace.
 func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n int64, handoff <-chan struct{}) <-chan struct{} {
 	phaseCtx, cancel := context.WithCancel(ctx)
 	r.Phase = *ph
 	r.StartNs = e.Clock.Now()
-	e.progress.Phase.Store(ph)
-	e.progress.PhaseNs.Store(r.StartNs)
-	e.progress.Sent.Store(0)
-	e.progress.Done.Store(0)
-	e.progress.Errors.Store(0)
+	// issueCtx ends when the phase must stop issuing: at the end of its
+	// duration, measured on the phase's clock, or when ctx ends.
+	issueCtx, stopIssuing := ctx, context.CancelFunc(func() {})
+	if ph.Duration > 0 {
+		issueCtx, stopIssuing = context.WithDeadline(ctx, e.Clock.Start().Add(time.Duration(r.StartNs)+seconds(ph.Duration)))
+	}
+	defer stopIssuing()
+	progress := &Progress{Phase: ph, StartNs: r.StartNs}
+	e.current.Store(progress)
 
 	var inflight sync.WaitGroup
 	var cancelled atomic.Int64
@@ -151,11 +156,10 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 		if rec.Error != nil && phaseCtx.Err() != nil {
 			rec.Cancelled = true
 			cancelled.Add(1)
-			e.progress.Cancelled.Add(1)
 		} else if rec.Error != nil {
-			e.progress.Errors.Add(1)
+			progress.Errors.Add(1)
 		}
-		e.progress.Done.Add(1)
+		progress.Done.Add(1)
 		if e.OnRecord != nil {
 			e.OnRecord(rec)
 		}
@@ -166,16 +170,15 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 		}
 		r.LastSchedNs = sched
 		r.Sent++
-		e.progress.Sent.Add(1)
+		progress.Sent.Add(1)
 		return Credit{Index: int(e.index.Add(1) - 1), Phase: ph, ScheduledNs: sched}
 	}
 
 	if ph.Rate > 0 {
-		e.issueRate(ctx, phaseCtx, ph, r, n, &inflight, credit, emit)
+		e.issueRate(issueCtx, phaseCtx, ph, r, n, &inflight, credit, emit)
 	} else {
-		e.issueConcurrency(ctx, phaseCtx, ph, &inflight, credit, emit)
+		e.issueConcurrency(issueCtx, phaseCtx, ph, &inflight, credit, emit)
 	}
-	r.StopNs = e.Clock.Now()
 
 	drained := make(chan struct{})
 	go func() {
@@ -184,7 +187,8 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 		done := make(chan struct{})
 		go func() { inflight.Wait(); close(done) }()
 		if ph.Duration > 0 && ph.GracePeriod >= 0 {
-			grace := time.NewTimer(time.Duration(ph.GracePeriod * float64(time.Second)))
+			cutoff := r.StartNs + int64(seconds(ph.Duration)+seconds(ph.GracePeriod))
+			grace := time.NewTimer(time.Duration(cutoff - e.Clock.Now()))
 			select {
 			case <-done:
 			case <-grace.C:
@@ -195,7 +199,6 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 		} else {
 			<-done
 		}
-		r.DrainedNs = e.Clock.Now()
 		r.Cancelled = int(cancelled.Load())
 		<-handoff
 		if e.Hooks.Drained != nil {
@@ -206,36 +209,22 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 }
 
 // issueConcurrency keeps ph.Concurrency requests in flight: each slot sends
-// its next request the instant the previous one returns.
+// its next request the instant the previous one returns. It returns when the
+// count is claimed or ctx (the phase's issuing context) ends.
 func (e *Engine) issueConcurrency(ctx, phaseCtx context.Context, ph *plan.Phase, inflight *sync.WaitGroup,
 	credit func(int64) Credit, emit func(metrics.Record)) {
-	var mu sync.Mutex // guards credit(), which updates the report
+	var mu sync.Mutex // guards claimed and credit(), which updates the report
 	var claimed int
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	halt := func() { stopOnce.Do(func() { close(stop) }) }
-	if ph.Duration > 0 {
-		t := time.AfterFunc(time.Duration(ph.Duration*float64(time.Second)), halt)
-		defer t.Stop()
-	}
+	allClaimed := make(chan struct{})
 	claim := func() (Credit, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		select {
-		case <-stop:
-			return Credit{}, false
-		case <-ctx.Done():
-			halt()
-			return Credit{}, false
-		default:
-		}
-		if ph.Requests > 0 && claimed >= ph.Requests {
-			halt()
+		if ctx.Err() != nil || (ph.Requests > 0 && claimed == ph.Requests) {
 			return Credit{}, false
 		}
 		claimed++
-		if ph.Requests > 0 && claimed == ph.Requests {
-			halt()
+		if claimed == ph.Requests {
+			close(allClaimed)
 		}
 		return credit(e.Clock.Now()), true
 	}
@@ -253,15 +242,16 @@ func (e *Engine) issueConcurrency(ctx, phaseCtx context.Context, ph *plan.Phase,
 		}()
 	}
 	select {
-	case <-stop:
+	case <-allClaimed:
 	case <-ctx.Done():
-		halt()
 	}
 }
 
 // issueRate sends on an absolute open-loop schedule from one start. A late
 // send fires at once and keeps its scheduled time (the lag is recorded); with
-// a cap, a send waits for a free slot and is counted as cap-delayed.
+// a cap, a send waits for a free slot and is counted as cap-delayed. It
+// returns when the count is sent or ctx (the phase's issuing context) ends;
+// once the next send falls past the duration it waits for that end.
 func (e *Engine) issueRate(ctx, phaseCtx context.Context, ph *plan.Phase, r *PhaseReport, n int64,
 	inflight *sync.WaitGroup, credit func(int64) Credit, emit func(metrics.Record)) {
 	sched := NewSchedule(ph.Rate, ph.RateMode, e.Seed+n)
@@ -270,12 +260,13 @@ func (e *Engine) issueRate(ctx, phaseCtx context.Context, ph *plan.Phase, r *Pha
 		slots = make(chan struct{}, ph.Concurrency)
 	}
 	start := r.StartNs
-	end := start + int64(ph.Duration*float64(time.Second))
+	end := start + int64(seconds(ph.Duration))
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for sent := 0; ph.Requests == 0 || sent < ph.Requests; sent++ {
 		target := start + sched.Next()
 		if ph.Duration > 0 && target >= end {
+			<-ctx.Done()
 			return
 		}
 		if !e.waitUntil(ctx, timer, target) {
@@ -337,3 +328,6 @@ func (e *Engine) waitUntil(ctx context.Context, timer *time.Timer, target int64)
 	}
 	return ctx.Err() == nil
 }
+
+// seconds converts a phase's seconds to a duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

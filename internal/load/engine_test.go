@@ -316,3 +316,37 @@ func TestSeamlessHandoffOrdersHooks(t *testing.T) {
 	assert.Less(t, slices.Index(f.events, "before b"), slices.Index(f.events, "drained a"), "%v", f.events)
 	assert.Contains(t, f.events, "drained b")
 }
+
+// With a cap that stays full, the schedule's backlog must not be sent after
+// the duration ends: issuing stops at the end, then the grace period runs.
+func TestRateCapStopsIssuingAtDurationEnd(t *testing.T) {
+	f := &fakeServer{clock: NewClock(), release: make(chan struct{})} // never released
+	c := &collector{}
+	e := newEngine(f, c)
+	reports, err := e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling,
+		Rate: 1000, RateMode: plan.RateConstant, Concurrency: 1, Duration: 0.05, GracePeriod: 0}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, reports[0].Sent, "only the first send found a free slot before the end")
+	assert.Equal(t, 1, reports[0].Cancelled, "the grace period cut it")
+	assert.LessOrEqual(t, reports[0].CapDelayed, 1)
+	assert.Len(t, c.recs, 1)
+}
+
+// A duration-bound rate phase stops issuing when its duration ends, not at
+// its last scheduled send: a seamless successor starts no earlier.
+func TestRatePhaseLastsItsDuration(t *testing.T) {
+	f := &fakeServer{clock: NewClock()}
+	c := &collector{}
+	e := newEngine(f, c)
+	reports, err := e.Run(context.Background(), []plan.Phase{
+		{Name: "a", Kind: plan.KindProfiling, Rate: 10, RateMode: plan.RateConstant, Duration: 0.15, GracePeriod: -1},
+		{Name: "b", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1, Seamless: true},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, reports[0].Sent, "sends at 0 and 100 ms; the next (200 ms) is past the end")
+	for _, r := range c.recs {
+		if r.Phase == "b" {
+			assert.GreaterOrEqual(t, r.SentNs, reports[0].StartNs+150*int64(time.Millisecond), "b starts once a's 150 ms are over")
+		}
+	}
+}

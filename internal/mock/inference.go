@@ -333,9 +333,10 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange
 	}{g.id, g.ep.object, g.created, g.model, []choice{c}, g.usage})
 }
 
-// stream writes an SSE reply: for chat a role-only chunk at once, then one
-// chunk per token at its due time, the usage chunk when asked for, and
-// [DONE]; each chunk but [DONE] is flushed on its own.
+// stream writes an SSE reply the way vLLM does: the headers at once; when
+// the first token is due, for chat a role-only chunk and then the token;
+// each later token at its due time; the usage chunk when asked for; and
+// [DONE]. Each chunk but [DONE] is flushed on its own.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, p *pacer, includeUsage bool) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -355,12 +356,15 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 		}
 		return err == nil
 	}
-	if g.ep.chat && !send(c.role()) {
+	if !send(nil) { // flushes the headers now
 		return
 	}
 	for k := range g.tokens {
 		if !p.wait(ctx, k) {
 			x.status = statusClientGone
+			return
+		}
+		if k == 0 && g.ep.chat && !send(c.role()) {
 			return
 		}
 		if !send(c.token(g, k)) {

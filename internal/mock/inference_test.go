@@ -1,9 +1,11 @@
 package mock
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -351,22 +353,34 @@ func TestModelsAndHealth(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
-func TestTTFTLowerBound(t *testing.T) {
-	_, base := start(t, Config{TTFT: 40, ITL: 1})
-	began := time.Now()
-	resp := post(t, base+"/v1/chat/completions", chatBody("m", 3, true, false))
-	// Read events until the first one with content.
-	buf := make([]byte, 4096)
-	var seen strings.Builder
-	for {
-		n, err := resp.Body.Read(buf)
-		seen.Write(buf[:n])
-		if strings.Contains(seen.String(), `"content":" `) {
-			break
-		}
+func TestStreamTiming(t *testing.T) {
+	t.Run("headers at once", func(t *testing.T) {
+		_, base := start(t, Config{TTFT: float64(time.Hour / time.Millisecond)})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		body, _ := json.Marshal(chatBody("m", 3, true, false))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(body))
 		require.NoError(t, err)
-	}
-	assert.GreaterOrEqual(t, time.Since(began), 40*time.Millisecond)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, "the headers do not wait for the first token")
+		assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+		cancel()
+		resp.Body.Close()
+	})
+	t.Run("nothing before the first token is due", func(t *testing.T) {
+		_, base := start(t, Config{TTFT: 40, ITL: 1})
+		began := time.Now()
+		resp := post(t, base+"/v1/chat/completions", chatBody("m", 3, true, false))
+		// The role chunk comes with the first token, as in vLLM, so even
+		// the first body byte is at least --ttft late.
+		first := make([]byte, 1)
+		_, err := io.ReadFull(resp.Body, first)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, time.Since(began), 40*time.Millisecond)
+		chunks := readSSE(t, io.MultiReader(bytes.NewReader(first), resp.Body))
+		require.Len(t, chunks, 1+3)
+		assert.Equal(t, "assistant", *chunks[0].Choices[0].Delta.Role)
+	})
 }
 
 func TestConcurrentFastLoad(t *testing.T) {
@@ -417,7 +431,7 @@ func TestClientGoneMidStream(t *testing.T) {
 	s, base := start(t, Config{TTFT: 1, ITL: 50})
 	ctx, cancel := context.WithCancel(context.Background())
 	body, _ := json.Marshal(chatBody("m", 100, true, false))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(string(body)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(body))
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // ErrInvalidConfig marks a Config that New rejected (exit code 2 in the CLIs).
-var ErrInvalidConfig = fmt.Errorf("invalid mock server flags")
+var ErrInvalidConfig = errors.New("invalid mock server flags")
 
 // Serve is what both CLIs run: count prompt tokens with the default
 // tokenizer (o200k_base, offline), validate cfg, announce the address on

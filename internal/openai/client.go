@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -58,13 +58,16 @@ type Options struct {
 // Client sends requests over one tuned HTTP/1.1 transport. It is safe for
 // concurrent use; make one per run.
 type Client struct {
-	keep    *http.Client // pooled connections
-	fresh   *http.Client // a new connection per request, for the retry
-	headers http.Header
+	keep  *http.Client // pooled connections
+	fresh *http.Client // a new connection per request, for the retry
+	// Options.Headers plus Content-Type, and for streaming requests Accept;
+	// shared by all requests and never modified.
+	headers, streamHeaders http.Header
+
 	timeout time.Duration
 	now     func() int64
-	secret  string
-	host    string
+	secret  string // the bearer token, redacted from error messages
+	host    string // a --header Host:… override
 }
 
 // New returns a Client.
@@ -80,15 +83,19 @@ func New(o Options) *Client {
 	if headers == nil {
 		headers = http.Header{}
 	}
+	headers.Set("Content-Type", "application/json")
+	streaming := headers.Clone()
+	streaming.Set("Accept", "text/event-stream")
 	secret, _ := strings.CutPrefix(headers.Get("Authorization"), "Bearer ")
 	return &Client{
-		keep:    &http.Client{Transport: newTransport(o.MaxConns, true)},
-		fresh:   &http.Client{Transport: newTransport(o.MaxConns, false)},
-		headers: headers,
-		timeout: o.Timeout,
-		now:     o.Now,
-		secret:  strings.TrimSpace(secret),
-		host:    headers.Get("Host"),
+		keep:          &http.Client{Transport: newTransport(o.MaxConns, true)},
+		fresh:         &http.Client{Transport: newTransport(o.MaxConns, false)},
+		headers:       headers,
+		streamHeaders: streaming,
+		timeout:       o.Timeout,
+		now:           o.Now,
+		secret:        strings.TrimSpace(secret),
+		host:          headers.Get("Host"),
 	}
 }
 
@@ -216,16 +223,18 @@ func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, 
 	return resp, t, err
 }
 
-// header returns the headers of one request: the client's, then
-// Content-Type, Accept and X-Request-ID, which override user values.
+// header returns the headers of one request: the client's, which override
+// user values of Content-Type and (streaming) Accept, plus X-Request-ID. The
+// values are shared with c.headers: nothing downstream modifies them.
 func (c *Client) header(req Request) http.Header {
-	h := c.headers.Clone()
-	h.Set("Content-Type", "application/json")
+	base := c.headers
 	if req.Streaming {
-		h.Set("Accept", "text/event-stream")
+		base = c.streamHeaders
 	}
+	h := make(http.Header, len(base)+1)
+	maps.Copy(h, base)
 	if req.RequestID != "" {
-		h.Set("X-Request-ID", req.RequestID)
+		h["X-Request-Id"] = []string{req.RequestID}
 	}
 	return h
 }
@@ -395,12 +404,14 @@ func (c *Client) redact(s string) string {
 // isJSON reports a JSON (not SSE) response, sent by servers that ignore
 // "stream": true.
 func isJSON(h http.Header) bool {
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && mt == "application/json"
+	mt, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }
 
 // drain reads a bounded remainder so the connection can be reused, then
-// closes the body.
+// closes the body. Its wait is bounded by the request's context: a server
+// that holds the body open after [DONE] keeps the request (not its result)
+// until the timeout.
 func drain(body io.ReadCloser) {
 	_, _ = io.CopyN(io.Discard, body, maxDrain)
 	_ = body.Close()

@@ -3,10 +3,12 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -314,6 +316,50 @@ func TestKeepAliveReuse(t *testing.T) {
 	assert.EqualValues(t, 1, srv.conns.Load(), "sequential requests share one connection")
 }
 
+func TestIdlePoolHoldsConcurrency(t *testing.T) {
+	// Every round sends conc requests that the server answers only once all
+	// of them arrived, so each round has conc requests in flight at once.
+	// Rounds after the first must reuse the first round's connections:
+	// none may have been dropped for want of idle slots (Go's default
+	// keeps 2 per host).
+	const conc, rounds = 8, 4
+	var mu sync.Mutex
+	var waiting []chan struct{}
+	ok := chunked(200, "text/event-stream", tokA, done)
+	srv := newRawServer(t, func(s *rawServer, conn net.Conn, _ int, _ *http.Request, _ []byte) bool {
+		release := make(chan struct{})
+		mu.Lock()
+		if waiting = append(waiting, release); len(waiting) == conc {
+			for _, w := range waiting {
+				close(w)
+			}
+			waiting = nil
+		}
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-s.done:
+			return false
+		}
+		io.WriteString(conn, ok)
+		return true
+	})
+	c := newTestClient(t, Options{MaxConns: conc})
+	for range rounds {
+		var wg sync.WaitGroup
+		for range conc {
+			wg.Go(func() {
+				res := c.Do(context.Background(), chatReq(srv.url("/"), true))
+				assert.Nil(t, res.Err)
+				assert.False(t, res.Retried)
+			})
+		}
+		wg.Wait()
+	}
+	assert.EqualValues(t, conc*rounds, srv.requests.Load())
+	assert.EqualValues(t, conc, srv.conns.Load(), "one connection per in-flight request, all reused")
+}
+
 func TestDeadReusedConnectionIsRetried(t *testing.T) {
 	// Serves the first request of every connection, then reads the next one
 	// and closes without a byte: what llama-server does to a pooled
@@ -394,31 +440,56 @@ func TestServerClosingAfterEveryStream(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
+	// stall writes raw, then holds the connection open until cleanup.
+	stall := func(raw string) rawHandler {
+		return func(s *rawServer, conn net.Conn, _ int, _ *http.Request, _ []byte) bool {
+			io.WriteString(conn, raw)
+			<-s.done
+			return false
+		}
+	}
+	const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	timedOut := func(code int) *metrics.Error {
+		return &metrics.Error{Code: code, Type: ErrTypeTimeout, Message: "request timed out after 100ms"}
+	}
 	tests := []struct {
-		name   string
-		handle rawHandler
-		status int
-		chunks int
+		name      string
+		streaming bool
+		raw       string
+		want      *metrics.Error // Message compared with Contains
+		chunks    int
 	}{
-		{"before headers", func(s *rawServer, _ net.Conn, _ int, _ *http.Request, _ []byte) bool {
-			<-s.done
-			return false
-		}, 0, 0},
-		{"mid-stream", func(s *rawServer, conn net.Conn, _ int, _ *http.Request, _ []byte) bool {
-			io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"+tokA)
-			<-s.done
-			return false
-		}, 200, 1},
+		{"before headers", true, "", timedOut(0), 0},
+		{"mid-stream", true, sseHead + "\r\n" + tokA, timedOut(200), 1},
+		{"mid-body", false, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"choi",
+			timedOut(200), 0},
+		{"error body", true, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n{\"error\":\"overloaded",
+			&metrics.Error{Code: 503, Type: ErrTypeHTTP, Message: `{"error":"overloaded`}, 0},
+		// The response is complete at [DONE]; a body that never ends after
+		// it costs at most the timeout and is not an error.
+		{"after [DONE]", true, sseHead + "Transfer-Encoding: chunked\r\n\r\n" +
+			fmt.Sprintf("%x\r\n%s\r\n", len(tokA+done), tokA+done), nil, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newRawServer(t, tc.handle)
+			srv := newRawServer(t, stall(tc.raw))
 			c := newTestClient(t, Options{Timeout: 100 * time.Millisecond})
-			res := c.Do(context.Background(), chatReq(srv.url("/"), true))
-			require.NotNil(t, res.Err)
-			assert.Equal(t, ErrTypeTimeout, res.Err.Type)
-			assert.Equal(t, tc.status, res.Err.Code)
-			assert.Contains(t, res.Err.Message, "100ms")
+			got := make(chan Response, 1)
+			go func() { got <- c.Do(context.Background(), chatReq(srv.url("/"), tc.streaming)) }()
+			var res Response
+			select {
+			case res = <-got:
+			case <-time.After(time.Minute): // liveness only, far above the timeout
+				t.Fatal("Do outlived its request timeout")
+			}
+			if tc.want == nil {
+				require.Nil(t, res.Err)
+			} else {
+				require.NotNil(t, res.Err)
+				assert.Equal(t, tc.want.Type, res.Err.Type)
+				assert.Equal(t, tc.want.Code, res.Err.Code)
+				assert.Contains(t, res.Err.Message, tc.want.Message)
+			}
 			assert.Len(t, res.Chunks, tc.chunks)
 			assert.False(t, res.Retried)
 		})

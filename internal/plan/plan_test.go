@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,8 +47,10 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"no host", func(p *Profile) { p.URL = []string{"http://"} }, "--url has no host"},
 		{"endpoint type", func(p *Profile) { p.EndpointType = "embeddings" }, `--endpoint-type must be one of chat, completions, got "embeddings"`},
 		{"endpoint path", func(p *Profile) { p.Endpoint = "v1/chat" }, `--endpoint must be a path starting with '/'`},
-		{"header", func(p *Profile) { p.Header = []string{"NoColon"} }, `--header must be Key:Value, got "NoColon"`},
+		{"header", func(p *Profile) { p.Header = []string{"NoColon"} }, `--header must be Key:Value with Key an HTTP header name and no control characters, got "NoColon"`},
 		{"secret header hidden", func(p *Profile) { p.Header = []string{"Authorization Bearer x"} }, `--header must be Key:Value`},
+		{"header name not a token", func(p *Profile) { p.Header = []string{"=Authorization:x"} }, `--header must be Key:Value with Key an HTTP header name and no control characters, got "=Authorization <redacted>"`},
+		{"header value with a newline", func(p *Profile) { p.Header = []string{"X-Trace:a\nb"} }, `--header must be Key:Value`},
 		{"extra inputs", func(p *Profile) { p.ExtraInputs = []string{"novalue"} }, "--extra-inputs must be key:value or a JSON object"},
 		{"extra inputs json", func(p *Profile) { p.ExtraInputs = []string{"{bad"} }, "--extra-inputs is not a valid JSON object"},
 		{"timeout", func(p *Profile) { p.RequestTimeoutSeconds = 0 }, "--request-timeout-seconds must be greater than 0, got 0"},
@@ -224,10 +227,97 @@ func TestOptionSetAndOverlay(t *testing.T) {
 	cli := NewProfile()
 	cli.ResetKVCache = true
 	cli.SyntheticInputTokensMean = 7
-	yaml.Overlay(&cli, []string{"reset_kv_cache"})
+	require.NoError(t, yaml.Overlay(&cli, []string{"reset_kv_cache"}))
 	assert.True(t, yaml.ResetKVCache)
 	assert.Equal(t, "/flush_cache", yaml.ResetKVCachePath, "a bare flag keeps the YAML path")
 	assert.Equal(t, 550, yaml.SyntheticInputTokensMean, "only named options are overlaid")
+}
+
+func TestOverlayLoadFlagsOnAPhaseList(t *testing.T) {
+	warmup := Phase{Name: "warmup", Kind: KindWarmup, Concurrency: 2, Requests: 4, GracePeriod: -1}
+	profiling := Phase{Name: "profiling", Kind: KindProfiling, Concurrency: 2, Requests: 10}
+	cli := NewProfile()
+	cli.Concurrency = Ptr(8)
+	cli.RequestRate = Ptr(20.0)
+	cli.RequestCount = Ptr(50)
+	cli.BenchmarkDuration = Ptr(5.0)
+	cli.BenchmarkGracePeriod = Ptr(1.0)
+	cli.WarmupRequestCount = Ptr(3)
+	cli.RequestRateMode = RateConstant
+
+	tests := []struct {
+		name   string
+		phases []Phase
+		flags  []string
+		want   []Phase
+		errs   []string
+	}{
+		{name: "concurrency and count go to the profiling phase", phases: []Phase{warmup, profiling},
+			flags: []string{"concurrency", "request_count", "synthetic_input_tokens_mean"},
+			want:  []Phase{warmup, {Name: "profiling", Kind: KindProfiling, Concurrency: 8, Requests: 50}}},
+		{name: "a rate keeps the concurrency as a cap and takes the default mode", phases: []Phase{profiling},
+			flags: []string{"request_rate"},
+			want:  []Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 2, Rate: 20, RateMode: RatePoisson, Requests: 10}}},
+		{name: "explicit mode", phases: []Phase{profiling}, flags: []string{"request_rate_mode", "request_rate"},
+			want: []Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 2, Rate: 20, RateMode: RateConstant, Requests: 10}}},
+		{name: "a duration brings the default grace period", phases: []Phase{profiling}, flags: []string{"benchmark_duration"},
+			want: []Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 2, Requests: 10, Duration: 5, GracePeriod: DefaultGracePeriod}}},
+		{name: "or the one given", phases: []Phase{profiling}, flags: []string{"benchmark_grace_period", "benchmark_duration"},
+			want: []Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 2, Requests: 10, Duration: 5, GracePeriod: 1}}},
+		{name: "warmup flags are refused", phases: []Phase{warmup, profiling}, flags: []string{"warmup_request_count"},
+			errs: []string{"--warmup-request-count cannot change the phases the config file lists: edit its warmup phase instead"}},
+		{name: "several profiling phases are ambiguous", phases: []Phase{profiling, {Name: "p2", Kind: KindProfiling, Concurrency: 1, Requests: 1}},
+			flags: []string{"concurrency", "model", "request_count"},
+			errs: []string{
+				"--concurrency cannot be applied: the config file lists 2 profiling phases; set it on a phase in the file",
+				"--request-count cannot be applied: the config file lists 2 profiling phases; set it on a phase in the file",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := valid()
+			p.Phases = tt.phases
+			before := slices.Clone(tt.phases)
+			err := p.Overlay(&cli, tt.flags)
+			assert.Equal(t, before, tt.phases, "the caller's phase list is not modified")
+			if tt.errs != nil {
+				var got []string
+				for _, fe := range FieldErrors(err) {
+					got = append(got, fe.Error())
+				}
+				assert.Equal(t, tt.errs, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, p.Phases)
+			require.NoError(t, p.Check())
+		})
+	}
+	t.Run("without a phase list the flags only set options", func(t *testing.T) {
+		p := valid()
+		require.NoError(t, p.Overlay(&cli, []string{"concurrency", "warmup_request_count"}))
+		assert.Equal(t, 8, *p.Concurrency)
+		assert.Equal(t, 3, *p.WarmupRequestCount)
+		assert.Nil(t, p.Phases)
+	})
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"concurrency", "output_tokens_mean", "output_tokens_stddev", "url", "urls", "model"}
+	tests := []struct{ name, want string }{
+		{"concurency", ` (did you mean "concurrency"?)`},
+		{"output_tokens", ` (did you mean "output_tokens_mean" or "output_tokens_stddev"?)`},
+		{"urll", ` (did you mean "url" or "urls"?)`},
+		{"modle", ` (did you mean "model"?)`},
+		{"flux_capacitor", ""},
+		{"x", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Suggest(tt.name, names))
+		})
+	}
+	assert.Equal(t, ` (did you mean "a", "b" or "c"?)`, Suggest("z", []string{"c", "b", "a", "d", "a"}), "at most three, sorted, each once")
 }
 
 func TestCellIDAndLabel(t *testing.T) {
@@ -246,4 +336,11 @@ func TestCellIDAndLabel(t *testing.T) {
 	require.Len(t, trials, 4)
 	assert.Equal(t, []int{1, 2, 1, 2}, []int{trials[0].Number, trials[1].Number, trials[2].Number, trials[3].Number})
 	assert.True(t, strings.HasPrefix(trials[2].Cell.ID, "2"))
+}
+
+func TestPhaseString(t *testing.T) {
+	assert.Equal(t, "warmup(concurrency 4, 40 requests)",
+		Phase{Name: "warmup", Kind: KindWarmup, Concurrency: 4, Requests: 40}.String())
+	assert.Equal(t, "steady(profiling, poisson 20 req/s, cap 16, 90s, seamless)",
+		Phase{Name: "steady", Kind: KindProfiling, Rate: 20, RateMode: RatePoisson, Concurrency: 16, Duration: 90, Seamless: true}.String())
 }

@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -115,9 +118,9 @@ func NewProfile() Profile {
 	return p
 }
 
-// FlagName is the command-line flag (without dashes) of the field whose JSON
+// flagName is the command-line flag (without dashes) of the field whose JSON
 // name is jsonName: snake_case becomes kebab-case.
-func FlagName(jsonName string) string { return strings.ReplaceAll(jsonName, "_", "-") }
+func flagName(jsonName string) string { return strings.ReplaceAll(jsonName, "_", "-") }
 
 // Option describes one Profile field for the Starlark and YAML loaders.
 type Option struct {
@@ -187,9 +190,14 @@ func (o Option) Get(p *Profile) any {
 // "string", "bool" or "list of strings".
 func (o Option) TypeName() string { return typeName(o.Kind) }
 
-// Overlay copies the named options (snake_case) from src into p. It implements
-// "explicit CLI flags override YAML".
-func (p *Profile) Overlay(src *Profile, names []string) {
+// Overlay copies the named options (snake_case) from src into p: explicit
+// CLI flags override YAML. When p lists its phases (from YAML), an explicit
+// load flag (concurrency, request_rate, request_rate_mode, request_count,
+// benchmark_duration, benchmark_grace_period) also goes to the list's only
+// profiling phase, as in AIPerf. It is refused, with a *FieldError, when the
+// list has several profiling phases; the warmup flags never rewrite a phase
+// list and are refused too.
+func (p *Profile) Overlay(src *Profile, names []string) error {
 	dst := reflect.ValueOf(p).Elem()
 	from := reflect.ValueOf(src).Elem()
 	for _, n := range names {
@@ -197,6 +205,65 @@ func (p *Profile) Overlay(src *Profile, names []string) {
 			dst.Field(o.Field).Set(from.Field(o.Field))
 		}
 	}
+	if len(p.Phases) == 0 {
+		return nil
+	}
+	return p.overlayPhases(names)
+}
+
+// overlayPhases applies the explicit load flags among names to the only
+// profiling phase of p.Phases (see Overlay).
+func (p *Profile) overlayPhases(names []string) error {
+	phases := slices.Clone(p.Phases)
+	var prof *Phase
+	profiling := 0
+	for i := range phases {
+		if phases[i].Kind == KindProfiling {
+			profiling++
+			prof = &phases[i]
+		}
+	}
+	var errs []error
+	for _, n := range names {
+		o, ok := LookupOption(n)
+		if !ok {
+			continue
+		}
+		switch o.Name {
+		case "warmup_request_count", "warmup_duration":
+			errs = append(errs, &FieldError{Field: o.Name,
+				Msg: "cannot change the phases the config file lists: edit its warmup phase instead"})
+			continue
+		case "concurrency", "request_rate", "request_rate_mode", "request_count", "benchmark_duration", "benchmark_grace_period":
+		default:
+			continue
+		}
+		if profiling != 1 {
+			errs = append(errs, &FieldError{Field: o.Name, Msg: fmt.Sprintf(
+				"cannot be applied: the config file lists %d profiling phases; set it on a phase in the file", profiling)})
+			continue
+		}
+		switch o.Name {
+		case "concurrency":
+			prof.Concurrency = deref(p.Concurrency, 0)
+		case "request_rate":
+			prof.Rate = deref(p.RequestRate, 0)
+			prof.RateMode = cmp.Or(prof.RateMode, p.RequestRateMode)
+		case "request_rate_mode":
+			prof.RateMode = p.RequestRateMode
+		case "request_count":
+			prof.Requests = deref(p.RequestCount, 0)
+		case "benchmark_duration":
+			if prof.Duration == 0 && !slices.Contains(names, "benchmark_grace_period") {
+				prof.GracePeriod = DefaultGracePeriod // as the YAML loader does for a phase with a duration
+			}
+			prof.Duration = deref(p.BenchmarkDuration, 0)
+		case "benchmark_grace_period":
+			prof.GracePeriod = deref(p.BenchmarkGracePeriod, 0)
+		}
+	}
+	p.Phases = phases
+	return errors.Join(errs...)
 }
 
 func jsonName(f reflect.StructField) string {

@@ -27,16 +27,16 @@ type ProfilerHook struct {
 	Timeout   time.Duration // per call
 }
 
-// ServerRoutes are the control-hook routes of one inference server
+// serverRoutes are the control-hook routes of one inference server
 // (shared/seeds/control-hooks-by-server.txt).
-type ServerRoutes struct {
+type serverRoutes struct {
 	ResetPath, StartPath, StopPath string
 	// Refusal, when set, explains why hooks cannot be enabled for this server.
 	Refusal string
 }
 
-// Servers maps --server values to their routes.
-var Servers = map[string]ServerRoutes{
+// servers maps --server values to their routes.
+var servers = map[string]serverRoutes{
 	"vllm":   {ResetPath: "/reset_prefix_cache", StartPath: "/start_profile", StopPath: "/stop_profile"},
 	"sglang": {ResetPath: "/flush_cache", StartPath: "/start_profile", StopPath: "/stop_profile"},
 	"trtllm": {Refusal: "trtllm-serve has no KV-cache reset route (block reuse is fixed at startup by " +
@@ -51,7 +51,7 @@ func (p *Profile) ResetHook() ResetHook {
 	h := ResetHook{
 		Enabled: p.ResetKVCache || p.ResetKVCachePath != "" || p.ResetKVCacheTimeoutSeconds != nil ||
 			p.ResetKVCacheMaxRetrySeconds != nil,
-		Path:     firstNonEmpty(p.ResetKVCachePath, Servers[p.Server].ResetPath, DefaultResetPath),
+		Path:     firstNonEmpty(p.ResetKVCachePath, servers[p.Server].ResetPath, DefaultResetPath),
 		Timeout:  seconds(deref(p.ResetKVCacheTimeoutSeconds, DefaultHookTimeoutSeconds)),
 		MaxRetry: seconds(deref(p.ResetKVCacheMaxRetrySeconds, DefaultResetMaxRetrySeconds)),
 	}
@@ -63,14 +63,14 @@ func (p *Profile) ProfilerHook() ProfilerHook {
 	return ProfilerHook{
 		Enabled: p.ServerProfiler || p.ServerProfilerStartPath != "" || p.ServerProfilerStopPath != "" ||
 			p.ServerProfilerTimeoutSeconds != nil,
-		StartPath: firstNonEmpty(p.ServerProfilerStartPath, Servers[p.Server].StartPath, DefaultProfilerStartPath),
-		StopPath:  firstNonEmpty(p.ServerProfilerStopPath, Servers[p.Server].StopPath, DefaultProfilerStopPath),
+		StartPath: firstNonEmpty(p.ServerProfilerStartPath, servers[p.Server].StartPath, DefaultProfilerStartPath),
+		StopPath:  firstNonEmpty(p.ServerProfilerStopPath, servers[p.Server].StopPath, DefaultProfilerStopPath),
 		Timeout:   seconds(deref(p.ServerProfilerTimeoutSeconds, DefaultHookTimeoutSeconds)),
 	}
 }
 
-// EndpointPath is the request path appended to every URL.
-func (p *Profile) EndpointPath() string {
+// endpointPath is the request path appended to every URL.
+func (p *Profile) endpointPath() string {
 	if p.Endpoint != "" {
 		return p.Endpoint
 	}
@@ -91,7 +91,7 @@ func (p *Profile) RequestURLs() []string {
 			out = append(out, raw) // Check reports it
 			continue
 		}
-		u.Path = joinDeduped(u.Path, p.EndpointPath())
+		u.Path = joinDeduped(u.Path, p.endpointPath())
 		u.RawPath = ""
 		out = append(out, u.String())
 	}
@@ -259,27 +259,29 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // Ptr returns a pointer to v; handy for optional Profile fields.
 func Ptr[T any](v T) *T { return &v }
 
-// String renders a phase for logs and plans.
+// String renders a phase for plans, e.g. "profiling(poisson 20 req/s, cap
+// 16, 90s)"; the kind is shown when the name does not say it.
 func (ph Phase) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s(%s", ph.Name, ph.Kind)
+	var parts []string
+	if ph.Name != ph.Kind {
+		parts = append(parts, ph.Kind)
+	}
 	if ph.Rate > 0 {
-		fmt.Fprintf(&b, ", %s %g req/s", ph.RateMode, ph.Rate)
+		parts = append(parts, fmt.Sprintf("%s %g req/s", ph.RateMode, ph.Rate))
 		if ph.Concurrency > 0 {
-			fmt.Fprintf(&b, ", cap %d", ph.Concurrency)
+			parts = append(parts, fmt.Sprintf("cap %d", ph.Concurrency))
 		}
 	} else {
-		fmt.Fprintf(&b, ", concurrency %d", ph.Concurrency)
+		parts = append(parts, fmt.Sprintf("concurrency %d", ph.Concurrency))
 	}
 	if ph.Requests > 0 {
-		fmt.Fprintf(&b, ", %d requests", ph.Requests)
+		parts = append(parts, fmt.Sprintf("%d requests", ph.Requests))
 	}
 	if ph.Duration > 0 {
-		fmt.Fprintf(&b, ", %gs", ph.Duration)
+		parts = append(parts, fmt.Sprintf("%gs", ph.Duration))
 	}
 	if ph.Seamless {
-		b.WriteString(", seamless")
+		parts = append(parts, "seamless")
 	}
-	b.WriteString(")")
-	return b.String()
+	return ph.Name + "(" + strings.Join(parts, ", ") + ")"
 }

@@ -19,7 +19,7 @@ func (e *FieldError) Error() string {
 	if strings.ContainsAny(e.Field, ".[") {
 		return e.Field + " " + e.Msg
 	}
-	return "--" + FlagName(e.Field) + " " + e.Msg
+	return "--" + flagName(e.Field) + " " + e.Msg
 }
 
 // FieldErrors unpacks every FieldError joined into err.
@@ -66,9 +66,9 @@ func (p *Profile) Check() error {
 			fmt.Sprintf("must be a path starting with '/', got %q", p.Endpoint))
 	}
 	for _, h := range p.Header {
-		k, _, ok := strings.Cut(h, ":")
-		v.check(ok && strings.TrimSpace(k) != "" && !strings.ContainsAny(k, " \t"), "header",
-			fmt.Sprintf("must be Key:Value, got %q", redactHeaderArg(h)))
+		k, val, ok := strings.Cut(h, ":")
+		v.check(ok && isHeaderName(k) && !strings.ContainsFunc(val, isControl), "header",
+			fmt.Sprintf("must be Key:Value with Key an HTTP header name and no control characters, got %q", redactHeaderArg(h)))
 	}
 	for _, e := range p.ExtraInputs {
 		if _, err := ParseExtraInput(e); err != nil {
@@ -117,7 +117,7 @@ func (v *validator) hooks(p *Profile) {
 	if p.ResetKVCacheMaxRetrySeconds != nil && *p.ResetKVCacheMaxRetrySeconds < 0 {
 		v.add("reset_kv_cache_max_retry_seconds", fmt.Sprintf("must be 0 or more, got %g", *p.ResetKVCacheMaxRetrySeconds))
 	}
-	if r := Servers[p.Server].Refusal; r != "" {
+	if r := servers[p.Server].Refusal; r != "" {
 		if p.ResetHook().Enabled {
 			v.add("reset_kv_cache", "cannot be used with --server "+p.Server+": "+r)
 		}
@@ -241,6 +241,22 @@ func ParseExtraInput(s string) (map[string]any, error) {
 	}
 	return map[string]any{strings.TrimSpace(k): decoded}, nil
 }
+
+// isHeaderName reports whether s is an HTTP header name (an RFC 9110 token).
+func isHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// isControl reports the characters a header value may not hold.
+func isControl(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
 
 // redactHeaderArg shows a malformed --header value without its secret: the
 // name is what precedes the first ':' or blank.

@@ -4,7 +4,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -14,7 +16,8 @@ import (
 // record metrics under `Metric,avg,min,max,p1,…,p99,std`, a blank line, then
 // derived and aggregate metrics under `Metric,Value`. Names carry the unit
 // ("Time to First Token (ms)"), values two decimals, lines end in CRLF as
-// Python's csv module writes them. Rows follow the summary's display order.
+// Python's csv module writes them. Rows in each section are sorted by metric
+// tag, as AIPerf sorts them.
 func WriteCSV(w io.Writer, run *result.Run) error {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
@@ -26,6 +29,9 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 			scalars = append(scalars, m)
 		}
 	}
+	byTag := func(a, b metrics.Metric) int { return strings.Compare(a.Tag, b.Tag) }
+	slices.SortFunc(records, byTag)
+	slices.SortFunc(scalars, byTag)
 	if len(records) > 0 {
 		_ = cw.Write([]string{"Metric", "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})
 		for _, m := range records {

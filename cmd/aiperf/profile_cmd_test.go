@@ -1,0 +1,72 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/alecthomas/kong"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// TestExplicitFlagsResolveAliases: whatever spelling the user typed (alias,
+// short flag, --flag=value), explicitFlags names the option, so the flag
+// overrides the YAML value.
+func TestExplicitFlagsResolveAliases(t *testing.T) {
+	var cli CLI
+	parser, err := kong.New(&cli, kong.Exit(func(int) { t.Fatal("kong exited") }))
+	require.NoError(t, err)
+	kctx, err := parser.Parse([]string{"profile", "--isl", "32", "--osl=8", "-m", "m", "-u", "http://a:1", "-u", "http://b:1",
+		"--num-requests", "5", "-HX-Trace:1", "--isl-stddev", "2", "--ui", "none", "--reset-kv-cache"})
+	require.NoError(t, err)
+
+	got := explicitFlags(kctx)
+	for _, name := range []string{"synthetic_input_tokens_mean", "output_tokens_mean", "model", "url", "request_count",
+		"header", "synthetic_input_tokens_stddev", "reset_kv_cache"} {
+		assert.Contains(t, got, name)
+		_, ok := plan.LookupOption(name)
+		assert.True(t, ok, "%s is a profile option", name)
+	}
+	assert.NotContains(t, got, "concurrency", "flags not given are not listed")
+
+	yaml := plan.NewProfile()
+	yaml.SyntheticInputTokensMean = 1024
+	yaml.Concurrency = plan.Ptr(3)
+	require.NoError(t, yaml.Overlay(&cli.Profile.Profile, got))
+	assert.Equal(t, 32, yaml.SyntheticInputTokensMean, "--isl overrides the YAML value")
+	assert.Equal(t, 8, *yaml.OutputTokensMean)
+	assert.Equal(t, 5, *yaml.RequestCount, "--num-requests overrides the YAML value")
+	assert.Equal(t, []string{"http://a:1", "http://b:1"}, yaml.URL)
+	assert.Equal(t, 3, *yaml.Concurrency, "a flag not given keeps the YAML value")
+}
+
+func TestRedactedCommand(t *testing.T) {
+	p := plan.NewProfile()
+	p.APIKey = "sk-key"
+	p.Header = []string{"Authorization: Bearer tok-1", "X-Trace:keep-me"}
+	p.URL = []string{"http://user:pw@h:1"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"separate values", []string{"profile", "--api-key", "sk-key", "-H", "Authorization: Bearer tok-1", "-H", "X-Trace:keep-me"},
+			"aiperf profile --api-key <redacted> -H Authorization: <redacted> -H X-Trace:keep-me"},
+		{"inline values", []string{"profile", "--api-key=sk-key", "--header=Authorization: Bearer tok-1"},
+			"aiperf profile --api-key=<redacted> --header=Authorization: <redacted>"},
+		{"attached short flag", []string{"profile", "-HAuthorization: Bearer tok-1", "-vH", "Authorization: Bearer tok-1"},
+			"aiperf profile -HAuthorization: <redacted> -vH Authorization: <redacted>"},
+		{"URL credentials", []string{"profile", "-u", "http://user:pw@h:1", "--url=http://user:pw@h:1", "-uhttp://user:pw@h:1"},
+			"aiperf profile -u http://<redacted>@h:1 --url=http://<redacted>@h:1 -uhttp://<redacted>@h:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := redactedCommand(tt.args, p)
+			assert.Equal(t, tt.want, got)
+			for _, secret := range []string{"sk-key", "tok-1", "pw@"} {
+				assert.NotContains(t, got, secret)
+			}
+		})
+	}
+}

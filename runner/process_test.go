@@ -1,0 +1,154 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/runner"
+)
+
+// childMode makes the test binary play a trial child (see TestMain): the
+// Process launcher runs os.Args[0], which is this binary.
+const childMode = "RUNNER_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childMode); mode != "" {
+		os.Exit(fakeChild(mode, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeChild behaves like `aiperf profile --spec-file S --artifact-dir D
+// --result-file R ...` in one of these modes:
+//
+//	ok      writes a complete result and exits 0
+//	crash   prints a panic line and exits 2 without a result
+//	stop    on SIGINT, writes an interrupted result and exits 130
+//	hang    ignores SIGINT and never exits
+//
+// Every mode first writes "started" into the artifact dir.
+func fakeChild(mode string, args []string) int {
+	arg := func(name string) string {
+		i := slices.Index(args, name)
+		if i < 0 || i+1 == len(args) {
+			panic("fake child: missing " + name)
+		}
+		return args[i+1]
+	}
+	spec, err := runner.ReadSpec(arg("--spec-file"))
+	if err != nil {
+		panic(err)
+	}
+	writeRun := func(status string) {
+		b, _ := json.Marshal(&result.Run{Config: spec.Profile.Redacted(), Info: spec.Info, Status: status})
+		if err := os.WriteFile(arg("--result-file"), b, 0o644); err != nil {
+			panic(err)
+		}
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	if err := os.WriteFile(filepath.Join(arg("--artifact-dir"), "started"), nil, 0o644); err != nil {
+		panic(err)
+	}
+	switch mode {
+	case "ok":
+		writeRun(result.StatusComplete)
+		return 0
+	case "crash":
+		fmt.Fprintln(os.Stderr, "starting\npanic: boom")
+		return 2
+	case "stop":
+		<-sigs
+		writeRun(result.StatusInterrupted)
+		return 130
+	case "hang":
+		for range sigs { // swallow every SIGINT
+		}
+	}
+	return 1
+}
+
+// launchChild runs one trial through runner.Process with the child in mode.
+// cancelOnStart cancels the trial's context once the child is running.
+func launchChild(t *testing.T, mode string, cancelOnStart bool) (*result.Run, error, string) {
+	t.Helper()
+	t.Setenv(childMode, mode)
+	t.Setenv("GORACE", "atexit_sleep_ms=0") // a -race child would pause 1 s at exit
+	dir := filepath.Join(t.TempDir(), "trial_0001")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if cancelOnStart {
+		go func() {
+			for ctx.Err() == nil {
+				if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+					cancel()
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	p := plan.NewProfile()
+	p.APIKey = "sk-process-secret"
+	spec := runner.Spec{Profile: p, Info: result.TrialInfo{Sweep: "s", CellID: "c", Trial: 1}}
+	type ret struct {
+		run *result.Run
+		err error
+	}
+	done := make(chan ret, 1)
+	go func() {
+		run, err := runner.Process{Binary: os.Args[0], Grace: 200 * time.Millisecond}.Launch(ctx, spec, dir)
+		done <- ret{run, err}
+	}()
+	select {
+	case r := <-done:
+		return r.run, r.err, dir
+	case <-time.After(30 * time.Second): // a bound against a hung test (well under the 1 min default grace), not a timing assertion
+		t.Fatal("Launch did not return: the child was not killed after its grace period")
+		return nil, nil, dir
+	}
+}
+
+func TestProcessLaunch(t *testing.T) {
+	t.Run("complete", func(t *testing.T) {
+		run, err, dir := launchChild(t, "ok", false)
+		require.NoError(t, err)
+		require.NotNil(t, run)
+		assert.Equal(t, result.StatusComplete, run.Status)
+		assert.Equal(t, 1, run.Info.Trial)
+		assert.NoFileExists(t, filepath.Join(dir, runner.SpecFile), "the spec, which holds secrets, is removed")
+	})
+	t.Run("crash without a result", func(t *testing.T) {
+		run, err, dir := launchChild(t, "crash", false)
+		assert.Nil(t, run)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "exit status 2")
+		assert.Contains(t, err.Error(), ": panic: boom", "the last line of the child's log explains the crash")
+		assert.NoFileExists(t, filepath.Join(dir, runner.SpecFile))
+	})
+	t.Run("interrupted child stops cleanly", func(t *testing.T) {
+		run, err, _ := launchChild(t, "stop", true)
+		require.NoError(t, err, "the child's own result is returned")
+		require.NotNil(t, run)
+		assert.Equal(t, result.StatusInterrupted, run.Status)
+	})
+	t.Run("a child that ignores SIGINT is killed after the grace period", func(t *testing.T) {
+		run, err, dir := launchChild(t, "hang", true)
+		assert.Nil(t, run)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "killed")
+		assert.NoFileExists(t, filepath.Join(dir, runner.SpecFile))
+	})
+}
