@@ -73,6 +73,10 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 	for k, pt := range d.points() {
 		p := d.base
 		for _, prm := range pt.params {
+			if prm.Secret() {
+				return sw, []error{at(": %s cannot be swept: its value is a secret and would be written into cell "+
+					"labels, artifact paths and the store; set it on the base profile (one sweep per credential)", prm.Name)}
+			}
 			o, _ := lookupOption(prm.Name)
 			if err := o.Set(&p, prm.Value); err != nil { // checked by sweep(); cannot happen
 				return sw, []error{at(": %s: %v", prm.Name, err)}

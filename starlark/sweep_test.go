@@ -249,3 +249,20 @@ sweep(name = "fine", base = base)
 	}, got)
 	assert.Equal(t, strings.Join(got, "\n"), err.Error())
 }
+
+func TestSecretsCannotBeSwept(t *testing.T) {
+	for name, decl := range map[string]string{
+		"api_key": `matrix = {"api_key": ["sk-a", "sk-b"]}`,
+		"header":  `zip = {"header": [["Authorization: Bearer sk-a"], ["Authorization: Bearer sk-b"]]}`,
+		"url":     `scenarios = [{"name": "a", "url": "http://u:sk-a@h:1"}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadFiles(t, map[string]string{"sweeps.star": `sweep(name = "s", base = profile(model = "m"), ` + decl + `)`}, starlark.Options{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), name+" cannot be swept: its value is a secret")
+			assert.NotContains(t, err.Error(), "sk-a")
+		})
+	}
+	sweeps := loadScript(t, `sweep(name = "s", base = profile(model = "m"), zip = {"header": [["X-Tenant: a"], ["X-Tenant: b"]]})`, starlark.Options{})
+	assert.Len(t, sweeps[0].Cells, 2, "a plain header may be swept")
+}

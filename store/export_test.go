@@ -15,3 +15,9 @@ func PragmaForTest(ctx context.Context, db *DB, name string) (string, error) {
 	err := db.db.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v)
 	return v, err
 }
+
+// MigrationCount is the number of embedded migration files.
+func MigrationCount() int {
+	files, _ := migrationFS.ReadDir("migration")
+	return len(files)
+}

@@ -166,7 +166,7 @@ func TestSweepLifecycle(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	cells := []plan.Cell{testCell("scan", 1, 0), testCell("scan", 4, 1), testCell("scan", 16, 2)}
-	meta := store.SweepMeta{Name: "scan", ScriptPath: "examples/scan.star", ScriptSHA256: "abc123",
+	meta := store.SweepMeta{Name: "scan", ScriptPath: "examples/scan.star", PlanSHA256: "abc123",
 		Vars: map[string]string{"url": "http://127.0.0.1:8000"}, Trials: 2, Cells: cells}
 	sweepID, err := db.BeginSweep(ctx, meta)
 	require.NoError(t, err)
@@ -235,7 +235,7 @@ func TestSweepLifecycle(t *testing.T) {
 		assert.Equal(t, sweepID, byID.Sweep.ID)
 	})
 	t.Run("a second sweep of the same name keeps its own cells", func(t *testing.T) {
-		second, err := db.BeginSweep(ctx, store.SweepMeta{Name: "scan", ScriptSHA256: "abc123"})
+		second, err := db.BeginSweep(ctx, store.SweepMeta{Name: "scan", PlanSHA256: "abc123"})
 		require.NoError(t, err)
 		_, err = db.SaveRun(ctx, newRun(runOpts{records: 3, sweepID: second, cell: &cells[0], trial: 1}), "")
 		require.NoError(t, err, "same cell id and trial key, different sweep")

@@ -159,7 +159,7 @@ func TestOpen(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, want, got, pragma)
 		}
-		assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM migrations`))
+		assert.Equal(t, store.MigrationCount(), count(t, db, `SELECT count(*) FROM migrations`))
 	})
 	t.Run("reopening applies nothing twice", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "aiperf.db")
@@ -168,7 +168,7 @@ func TestOpen(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 		again := openAt(t, path)
-		assert.Equal(t, 1, count(t, again, `SELECT count(*) FROM migrations`))
+		assert.Equal(t, store.MigrationCount(), count(t, again, `SELECT count(*) FROM migrations`))
 		assert.Equal(t, 1, count(t, again, `SELECT count(*) FROM runs`))
 	})
 	t.Run("rejects a path with a query", func(t *testing.T) {

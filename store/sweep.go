@@ -21,11 +21,11 @@ const sweepRunning = "running"
 
 // SweepMeta describes a sweep when it starts.
 type SweepMeta struct {
-	Name         string
-	ScriptPath   string
-	ScriptSHA256 string
-	Vars         map[string]string // --set values
-	Trials       int               // planned trials per cell
+	Name       string
+	ScriptPath string
+	PlanSHA256 string
+	Vars       map[string]string // --set values
+	Trials     int               // planned trials per cell
 	// Cells, when given, registers every planned cell up front (in Index
 	// order); SaveRun also registers a cell the first time one of its trials
 	// is stored.
@@ -34,15 +34,15 @@ type SweepMeta struct {
 
 // Sweep is a stored sweep.
 type Sweep struct {
-	ID           int64             `json:"id"`
-	Name         string            `json:"name"`
-	ScriptPath   string            `json:"script_path,omitempty"`
-	ScriptSHA256 string            `json:"script_sha256,omitempty"`
-	Vars         map[string]string `json:"vars,omitempty"`
-	Trials       int               `json:"trials"`
-	StartedAt    time.Time         `json:"started_at"`
-	EndedAt      time.Time         `json:"ended_at,omitzero"`
-	Status       string            `json:"status"`
+	ID         int64             `json:"id"`
+	Name       string            `json:"name"`
+	ScriptPath string            `json:"script_path,omitempty"`
+	PlanSHA256 string            `json:"plan_sha256,omitempty"`
+	Vars       map[string]string `json:"vars,omitempty"`
+	Trials     int               `json:"trials"`
+	StartedAt  time.Time         `json:"started_at"`
+	EndedAt    time.Time         `json:"ended_at,omitzero"`
+	Status     string            `json:"status"`
 }
 
 // BeginSweep records a new sweep with status running and returns its id.
@@ -60,9 +60,9 @@ func (db *DB) BeginSweep(ctx context.Context, m SweepMeta) (int64, error) {
 	var id int64
 	err = db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
 		res, err := tx.ExecContext(ctx, `
-			INSERT INTO sweeps (name, script_path, script_sha256, vars, trials, started_at, status)
+			INSERT INTO sweeps (name, script_path, plan_sha256, vars, trials, started_at, status)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			m.Name, m.ScriptPath, m.ScriptSHA256, string(vars), max(1, m.Trials), formatTime(now), sweepRunning)
+			m.Name, m.ScriptPath, m.PlanSHA256, string(vars), max(1, m.Trials), formatTime(now), sweepRunning)
 		if err != nil {
 			return err
 		}
@@ -105,10 +105,10 @@ func scrubVars(vars map[string]string, cells []plan.Cell) map[string]string {
 // FindResumableSweep returns the latest sweep with the given name that was
 // started from a script with the given SHA-256, whatever its status: the
 // sweep `--resume` continues. ok is false when there is none.
-func (db *DB) FindResumableSweep(ctx context.Context, name, scriptSHA string) (id int64, ok bool, err error) {
+func (db *DB) FindResumableSweep(ctx context.Context, name, planSHA string) (id int64, ok bool, err error) {
 	err = db.db.QueryRowContext(ctx,
-		`SELECT id FROM sweeps WHERE name = ? AND script_sha256 = ? ORDER BY id DESC LIMIT 1`,
-		name, scriptSHA).Scan(&id)
+		`SELECT id FROM sweeps WHERE name = ? AND plan_sha256 = ? ORDER BY id DESC LIMIT 1`,
+		name, planSHA).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, false, nil
@@ -196,7 +196,7 @@ func upsertCell(ctx context.Context, q querier, sweepID int64, id, label string,
 // findSweep resolves a sweep reference: a numeric id, or a name (the latest
 // sweep with that name).
 func findSweep(ctx context.Context, q querier, ref string) (Sweep, error) {
-	query := `SELECT id, name, script_path, script_sha256, vars, trials, started_at, ended_at, status FROM sweeps `
+	query := `SELECT id, name, script_path, plan_sha256, vars, trials, started_at, ended_at, status FROM sweeps `
 	var row *sql.Row
 	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		row = q.QueryRowContext(ctx, query+`WHERE id = ? OR name = ? ORDER BY id = ? DESC, id DESC LIMIT 1`, id, ref, id)
@@ -209,7 +209,7 @@ func findSweep(ctx context.Context, q querier, ref string) (Sweep, error) {
 		start string
 		end   sql.NullString
 	)
-	err := row.Scan(&s.ID, &s.Name, &s.ScriptPath, &s.ScriptSHA256, &vars, &s.Trials, &start, &end, &s.Status)
+	err := row.Scan(&s.ID, &s.Name, &s.ScriptPath, &s.PlanSHA256, &vars, &s.Trials, &start, &end, &s.Status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Sweep{}, fmt.Errorf("sweep %q %w", ref, ErrNotFound)
 	}

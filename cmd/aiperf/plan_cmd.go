@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,8 +22,6 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 	if c.Format == "json" {
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
 		type trialOut struct {
 			plan.Trial
 			Key string `json:"key"`
@@ -37,7 +34,7 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 				trials = append(trials, trialOut{Trial: t, Key: t.Key(), Dir: t.Dir()})
 			}
 		}
-		return enc.Encode(map[string]any{"sweeps": redactedSweeps(sweeps), "trials": trials})
+		return report.JSON(g.Stdout, map[string]any{"sweeps": redactedSweeps(sweeps), "trials": trials})
 	}
 	total := 0
 	for _, sw := range sweeps {

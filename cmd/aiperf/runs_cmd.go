@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -260,10 +259,7 @@ func refErr(err error) error {
 
 // encodeIndented writes v as indented JSON, leaving <, > and & readable.
 func encodeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := report.JSON(w, v); err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
 	return nil

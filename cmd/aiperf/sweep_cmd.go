@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -57,7 +55,7 @@ func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 type SweepCmd struct {
 	ScriptArgs      `embed:""`
 	ArtifactDir     string  `name:"artifact-dir" default:"artifacts" help:"Root of the trial directories: <dir>/<sweep>/<cell>/trial_NNNN." placeholder:"DIR"`
-	Resume          bool    `name:"resume" help:"Continue the latest run of the same sweep from the same script, skipping trials stored as complete."`
+	Resume          bool    `name:"resume" help:"Continue the latest run of the same sweep with the same cells (same script, vars and modules), skipping trials stored as complete."`
 	ConfidenceLevel float64 `name:"confidence-level" default:"0.95" help:"Confidence level of per-cell intervals and compare verdicts."`
 	UI              string  `name:"ui" enum:"none,simple" default:"simple" help:"Progress display: simple or none."`
 }
@@ -71,11 +69,6 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	src, err := os.ReadFile(c.Script)
-	if err != nil {
-		return fmt.Errorf("read script: %w", err)
-	}
-	sum := sha256.Sum256(src)
 	var errs []error
 	for _, sw := range sweeps {
 		err := runSweep(ctx, g, sw, sweepOptions{
@@ -84,7 +77,6 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			ui:          c.UI,
 			resume:      c.Resume,
 			script:      c.Script,
-			scriptSHA:   hex.EncodeToString(sum[:]),
 			vars:        c.Set,
 		})
 		if err != nil {
@@ -103,7 +95,6 @@ type sweepOptions struct {
 	ui          string
 	resume      bool
 	script      string
-	scriptSHA   string
 	vars        map[string]string
 	name        string                  // --name of every trial (profile --num-profile-runs)
 	trialDir    func(plan.Trial) string // default <artifactDir>/<sweep>/<cell>/trial_NNNN
@@ -130,14 +121,14 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	var id int64
 	resumed := false
 	if o.resume {
-		if id, resumed, err = db.FindResumableSweep(ctx, sw.Name, o.scriptSHA); err != nil {
+		if id, resumed, err = db.FindResumableSweep(ctx, sw.Name, sw.Digest()); err != nil {
 			return err
 		}
 	}
 	if resumed {
 		err = db.ReopenSweep(ctx, id)
 	} else {
-		id, err = db.BeginSweep(ctx, store.SweepMeta{Name: sw.Name, ScriptPath: o.script, ScriptSHA256: o.scriptSHA,
+		id, err = db.BeginSweep(ctx, store.SweepMeta{Name: sw.Name, ScriptPath: o.script, PlanSHA256: sw.Digest(),
 			Vars: o.vars, Trials: sw.Trials, Cells: sw.Cells})
 	}
 	if err != nil {

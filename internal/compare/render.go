@@ -2,7 +2,6 @@ package compare
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -44,10 +43,7 @@ type Report interface {
 func Render(w io.Writer, r Report, format string) error {
 	switch format {
 	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
+		if err := report.JSON(w, r); err != nil {
 			return fmt.Errorf("render json: %w", err)
 		}
 		return nil

@@ -100,10 +100,10 @@ func New(o Options) *Client {
 }
 
 // newTransport is HTTP/1.1 only, uncompressed, with an idle pool of maxConns
-// per host and no cap on active connections.
+// per host and no cap on active connections. It ignores HTTP(S)_PROXY, as
+// AIPerf's client does: a proxy would add its own latency to every metric.
 func newTransport(maxConns int, keepAlive bool) *http.Transport {
 	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
 			Timeout:   30 * time.Second,
 			KeepAlive: 30 * time.Second,

@@ -344,3 +344,25 @@ func TestPhaseString(t *testing.T) {
 	assert.Equal(t, "steady(profiling, poisson 20 req/s, cap 16, 90s, seamless)",
 		Phase{Name: "steady", Kind: KindProfiling, Rate: 20, RateMode: RatePoisson, Concurrency: 16, Duration: 90, Seamless: true}.String())
 }
+
+func TestSweepDigest(t *testing.T) {
+	cell := func(isl int) Cell {
+		p := valid()
+		p.SyntheticInputTokensMean = isl
+		params := []Param{{"synthetic_input_tokens_mean", isl}}
+		return Cell{ID: CellID("s", params), Params: params, Profile: p}
+	}
+	a := Sweep{Name: "s", Trials: 2, Cells: []Cell{cell(128), cell(512)}}
+	b := a
+	b.Trials, b.CooldownSeconds = 5, 3
+	assert.Equal(t, a.Digest(), b.Digest(), "more trials or a cooldown is the same plan")
+	c := Sweep{Name: "s", Cells: []Cell{cell(128), cell(512)}}
+	c.Cells[1].Profile.URL = []string{"http://other:1"}
+	assert.NotEqual(t, a.Digest(), c.Digest(), "a different --set url is a different plan")
+	d := Sweep{Name: "s", Cells: []Cell{cell(128), cell(512)}}
+	d.Cells[0].Profile.APIKey = "sk-1"
+	e := d
+	e.Cells = []Cell{cell(128), cell(512)}
+	e.Cells[0].Profile.APIKey = "sk-2"
+	assert.Equal(t, d.Digest(), e.Digest(), "secrets are not part of the digest")
+}

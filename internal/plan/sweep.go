@@ -124,3 +124,54 @@ func safeName(s string) string {
 	}
 	return b.String()
 }
+
+// Secret reports whether the parameter's value carries a secret (an API key,
+// a secret header value, URL credentials). Such a value must not be swept: it
+// would be written into cell labels, artifact paths and the store.
+func (p Param) Secret() bool {
+	var values []string
+	switch v := p.Value.(type) {
+	case string:
+		values = []string{v}
+	case []string:
+		values = v
+	case []any:
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				values = append(values, s)
+			}
+		}
+	}
+	for _, v := range values {
+		switch p.Name {
+		case "api_key":
+			return v != ""
+		case "header":
+			k, _, _ := strings.Cut(v, ":")
+			if IsSecretHeader(k) {
+				return true
+			}
+		case "url":
+			if RedactURL(v) != v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Digest identifies what a sweep runs: a SHA-256 over its name and every
+// cell's id, parameters and redacted profile. Trials and cooldown are left
+// out, so raising trials and resuming runs only the new trials; a different
+// --set value or an edited loaded module gives a different digest.
+func (s Sweep) Digest() string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode(s.Name) // writes to a hash never fail
+	for _, c := range s.Cells {
+		_ = enc.Encode(c.ID)
+		_ = enc.Encode(c.Params)
+		_ = enc.Encode(c.Profile.Redacted())
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

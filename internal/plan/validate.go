@@ -146,7 +146,7 @@ func (v *validator) phases(phases []Phase) {
 		if ph.Kind == KindProfiling {
 			profiling++
 		}
-		v.check(ph.Concurrency >= 0, at("concurrency"), fmt.Sprintf("must be at least 1, got %d", ph.Concurrency))
+		v.check(ph.Concurrency >= 0, at("concurrency"), fmt.Sprintf("must not be negative, got %d", ph.Concurrency))
 		v.check(ph.Rate > 0 || ph.Concurrency >= 1, at("concurrency"), "or rate is required")
 		v.check(ph.Rate >= 0, at("rate"), fmt.Sprintf("must be greater than 0, got %g", ph.Rate))
 		if ph.Rate > 0 {

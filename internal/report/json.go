@@ -46,10 +46,7 @@ func WriteJSON(w io.Writer, run *result.Run) error {
 		// the caller (plan.Profile.Redacted).
 		field{"input_config", run.Config},
 	)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := JSON(w, doc); err != nil {
 		return fmt.Errorf("write json export: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -71,4 +72,13 @@ func writeFile(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("rename %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// JSON writes v as indented JSON without HTML escaping: the shape of every
+// JSON document aiperf prints or exports.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
