@@ -106,15 +106,16 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 		INSERT INTO runs (sweep_id, cell_id, trial, trial_key, name, benchmark_id, status, error, was_cancelled,
 			model, url, endpoint_type, streaming, mode, concurrency, request_rate, isl, osl, seed,
 			config, cli_command, tool_version, host, started_at, ended_at, artifact_dir, record_count,
-			target_rate, achieved_rate, cap_delayed, retried, precise_pacing, client_bound, warnings)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			target_rate, achieved_rate, cap_delayed, retried, precise_pacing, client_bound, warnings,
+			kv_reset, kv_reset_detail)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sweepID, cellID, trial, trialKey, r.Name, r.BenchmarkID, r.Status, r.Error, r.WasCancelled,
 		strings.Join(cfg.Model, ","), strings.Join(cfg.URL, ","), cfg.EndpointType, cfg.Streaming, runMode(r),
 		cfg.Concurrency, cfg.RequestRate, cfg.SyntheticInputTokensMean, cfg.OutputTokensMean, cfg.RandomSeed,
 		string(cfgJSON), r.CLICommand, r.ToolVersion, r.Host, formatTime(r.StartTime), formatTime(r.EndTime),
 		artifactDir, len(r.Records),
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
-		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings))
+		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail)
 	if err != nil {
 		return 0, fmt.Errorf("insert run: %w", err)
 	}
@@ -400,7 +401,8 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 	err := q.QueryRowContext(ctx, `
 		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 			r.was_cancelled, r.mode, r.config, r.cli_command, r.tool_version, r.host, r.started_at, r.ended_at,
-			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings
+			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings,
+			r.kv_reset, r.kv_reset_detail
 		FROM runs r
 		LEFT JOIN sweeps s ON s.id = r.sweep_id
 		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -408,7 +410,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		&sweepID, &sweepName, &cellID, &cellLabel, &params, &trial, &r.Name, &r.BenchmarkID, &r.Status, &r.Error,
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
 		&targetRate, &r.Audit.AchievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
-		&r.Audit.ClientBound, &warns)
+		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/result"
 )
 
 // End-to-end tests of the control hooks (issue 3): the real CLI in-process
@@ -834,4 +835,46 @@ func (r *hitRecorder) hits() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.seen...)
+}
+
+// The reset is verified from the server's cached-token accounting: a run
+// repeated with the same seed sends the same prompts, so a reset that does
+// not clear the cache shows as hits on the prompts' first requests.
+func TestKVResetIsVerifiedNotTrusted(t *testing.T) {
+	audit := func(t *testing.T, dir string) map[string]any {
+		return readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))["client_audit"].(map[string]any)
+	}
+	twice := func(t *testing.T, cfg mock.Config) (first, second invocation, dir string) {
+		m := startMock(t, cfg)
+		dir = t.TempDir()
+		args := quick(m.URL, "--reset-kv-cache", "--request-count", "8", "--warmup-request-count", "2", "--artifact-dir", "out")
+		first = cli(t, dir, args...)
+		require.Equal(t, ExitOK, first.code, first.stderr)
+		second = cli(t, dir, args...)
+		require.Equal(t, ExitOK, second.code, second.stderr)
+		return first, second, dir
+	}
+
+	t.Run("a working reset is verified", func(t *testing.T) {
+		_, second, dir := twice(t, mock.Config{Fast: true})
+		a := audit(t, dir)
+		assert.Equal(t, result.ResetVerified, a["kv_reset"])
+		assert.Contains(t, a["kv_reset_detail"], "4 prompts sent for the first time after the reset, none served from the prefix cache")
+		assert.Contains(t, second.stdout, "KV cache reset verified")
+	})
+	t.Run("a reset that answers 200 but keeps the cache is caught", func(t *testing.T) {
+		first, second, dir := twice(t, mock.Config{Fast: true, ResetNoop: true})
+		assert.NotContains(t, first.stdout, "not cleared", "the first run's cache was cold anyway")
+		a := audit(t, dir)
+		assert.Equal(t, result.ResetNotCleared, a["kv_reset"])
+		assert.Contains(t, second.stdout, "Warning: kv cache reset: 4 of 4 prompts were served from the prefix cache")
+		show := cli(t, dir, "runs", "show", "2", "--format", "json")
+		require.Equal(t, ExitOK, show.code, show.stderr)
+		assert.Contains(t, show.stdout, `"kv_reset": "not cleared"`, "the verdict is stored")
+	})
+	t.Run("a server that reports no cached tokens is unverifiable", func(t *testing.T) {
+		_, second, dir := twice(t, mock.Config{Fast: true, NoCacheReport: true})
+		assert.Equal(t, result.ResetUnverifiable, audit(t, dir)["kv_reset"])
+		assert.Contains(t, second.stdout, "KV cache reset unverifiable")
+	})
 }

@@ -184,6 +184,12 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	}
 	run.ErrorSummary = metrics.Errors(prof)
 	run.Audit = audit(p, reports, prof, stallP99, stallMax)
+	if p.ResetHook().Enabled {
+		run.Audit.KVReset, run.Audit.KVResetDetail = checkReset(records)
+		if run.Audit.KVReset == result.ResetNotCleared {
+			run.Audit.Warnings = append(run.Audit.Warnings, "kv cache reset: "+run.Audit.KVResetDetail)
+		}
+	}
 	run.Audit.Warnings = append(run.Audit.Warnings, stopWarnings...)
 
 	if runErr != nil {
@@ -237,7 +243,8 @@ func newSender(p plan.Profile, counts *outputCounts, client *openai.Client, entr
 	}
 	idPrefix := newID()[:8]
 	return func(ctx context.Context, c load.Credit) metrics.Record {
-		e := entries[sampler.Next()]
+		prompt := sampler.Next()
+		e := entries[prompt]
 		u := c.Index % len(urls)
 		req := openai.Request{
 			URL:          urls[u],
@@ -254,6 +261,7 @@ func newSender(p plan.Profile, counts *outputCounts, client *openai.Client, entr
 			Index:                 c.Index,
 			Phase:                 c.Phase.Name,
 			PhaseKind:             c.Phase.Kind,
+			Prompt:                prompt,
 			RequestID:             req.RequestID,
 			URL:                   u,
 			Model:                 req.Model,

@@ -153,7 +153,9 @@ func improves(v, than float64, d Direction) bool {
 func (r *SweepReport) Table() Table {
 	t := Table{Title: fmt.Sprintf("Sweep %q (id %d, %s), %g%% confidence", r.Sweep.Name, r.Sweep.ID, r.Sweep.Status, r.ConfidenceLevel*100)}
 	params := r.Parameters
-	if len(params) == 0 {
+	// Scenario cells are named by the script: show the names too.
+	named := len(params) == 0 || slices.ContainsFunc(r.Cells, func(c SweepCell) bool { return c.Label != plan.CellLabel(c.Params) })
+	if named {
 		t.Header, t.Align = append(t.Header, "cell"), "l"
 	}
 	for _, name := range params {
@@ -168,7 +170,7 @@ func (r *SweepReport) Table() Table {
 	t.Align += strings.Repeat("r", len(r.Metrics)+1) + "l"
 	for _, c := range r.Cells {
 		var row []string
-		if len(params) == 0 {
+		if named {
 			row = append(row, c.Label)
 		}
 		for _, name := range params {
@@ -259,6 +261,8 @@ func paramValue(params []plan.Param, name string) string {
 			continue
 		}
 		switch v := p.Value.(type) {
+		case nil:
+			return "-" // unset, e.g. no warmup
 		case float64:
 			return strconv.FormatFloat(v, 'g', -1, 64)
 		case string:

@@ -9,6 +9,7 @@ type Record struct {
 	PhaseKind string `json:"phase_kind"` // plan.KindWarmup or plan.KindProfiling
 	RequestID string `json:"request_id"` // X-Request-ID sent
 	URL       int    `json:"url"`        // index of the --url used
+	Prompt    int    `json:"prompt"`     // index of the dataset entry sent
 	Model     string `json:"model"`
 	Streaming bool   `json:"streaming"`
 
@@ -39,11 +40,11 @@ type Record struct {
 
 // Usage is the server's token accounting (OpenAI `usage`).
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-	ReasoningTokens  int `json:"reasoning_tokens,omitempty"` // completion_tokens_details.reasoning_tokens
-	CachedTokens     int `json:"cached_tokens,omitempty"`    // prompt_tokens_details.cached_tokens
+	PromptTokens     int  `json:"prompt_tokens"`
+	CompletionTokens int  `json:"completion_tokens"`
+	TotalTokens      int  `json:"total_tokens"`
+	ReasoningTokens  int  `json:"reasoning_tokens,omitempty"` // completion_tokens_details.reasoning_tokens
+	CachedTokens     *int `json:"cached_tokens,omitempty"`    // prompt_tokens_details.cached_tokens; nil when not reported
 }
 
 // Error describes a failed request. Code is the HTTP status when the server

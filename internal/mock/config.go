@@ -12,9 +12,10 @@ type Config struct {
 	Host string `name:"host" default:"127.0.0.1" help:"Address to listen on."`
 	Port int    `name:"port" short:"p" default:"8000" help:"Port to listen on (0 picks a free port)."`
 
-	TTFT float64 `name:"ttft" default:"20" placeholder:"MS" help:"Time to first token in milliseconds (default ${default})."`
-	ITL  float64 `name:"itl" default:"5" placeholder:"MS" help:"Inter-token latency in milliseconds (default ${default})."`
-	Fast bool    `name:"fast" help:"No token latency at all (sets --ttft and --itl to 0)."`
+	TTFT    float64 `name:"ttft" default:"20" placeholder:"MS" help:"Time to first token in milliseconds (default ${default})."`
+	ITL     float64 `name:"itl" default:"5" placeholder:"MS" help:"Inter-token latency in milliseconds (default ${default})."`
+	Prefill float64 `name:"prefill-us-per-token" default:"0" placeholder:"US" help:"Extra time to first token per uncached prompt token (prompt_tokens - cached_tokens), in microseconds (default ${default})."`
+	Fast    bool    `name:"fast" help:"No token latency at all (sets --ttft, --itl and --prefill-us-per-token to 0)."`
 
 	Model      string  `name:"model" default:"mock-model" help:"Model id listed by /v1/models (requests for any model are accepted)."`
 	APIKey     string  `name:"api-key" help:"Require 'Authorization: Bearer <key>' on inference routes."`
@@ -25,7 +26,9 @@ type Config struct {
 	AdminFailStatus   int     `name:"admin-fail-status" placeholder:"CODE" help:"HTTP status the first --admin-fail-count admin calls answer."`
 	AdminFailCount    int     `name:"admin-fail-count" placeholder:"N" help:"Number of admin calls (reset, flush, start, stop; one shared count) that answer --admin-fail-status."`
 	AdminLatencyMS    float64 `name:"admin-latency-ms" placeholder:"MS" help:"Delay before answering each admin call, in milliseconds."`
-	ResetSuccessFalse bool    `name:"reset-success-false" help:"Answer /reset_prefix_cache with 200 {\"success\": false}, as vLLM does when blocks are busy."`
+	ResetSuccessFalse bool    `name:"reset-success-false" help:"Answer /reset_prefix_cache with 200 {\"success\": false} and keep the prefix cache, as vLLM does when blocks are busy."`
+	ResetNoop         bool    `name:"reset-noop" help:"Answer /reset_prefix_cache and /flush_cache as usual but keep the prefix cache (a reset that reports success without resetting, vllm#57727)."`
+	NoCacheReport     bool    `name:"no-cache-report" help:"Leave usage.prompt_tokens_details.cached_tokens out of replies, like vLLM without --enable-prompt-tokens-details."`
 
 	// CountTokens counts a prompt's tokens for usage.prompt_tokens; nil
 	// approximates one token per four bytes. Results are cached per prompt.
@@ -50,6 +53,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--ttft must be >= 0 ms, got %g", c.TTFT)
 	case c.ITL < 0:
 		return fmt.Errorf("--itl must be >= 0 ms, got %g", c.ITL)
+	case c.Prefill < 0:
+		return fmt.Errorf("--prefill-us-per-token must be >= 0, got %g", c.Prefill)
 	case c.ErrorRate < 0 || c.ErrorRate > 100:
 		return fmt.Errorf("--error-rate must be a percentage between 0 and 100, got %g", c.ErrorRate)
 	case c.AdminFailCount < 0:
@@ -66,12 +71,14 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// latencies returns the token latencies in effect (zero under --fast).
-func (c *Config) latencies() (ttft, itl time.Duration) {
+// latencies returns the token latencies in effect (zero under --fast):
+// time to first token, inter-token latency and prefill time per uncached
+// prompt token.
+func (c *Config) latencies() (ttft, itl, prefill time.Duration) {
 	if c.Fast {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return msDuration(c.TTFT), msDuration(c.ITL)
+	return msDuration(c.TTFT), msDuration(c.ITL), time.Duration(c.Prefill * float64(time.Microsecond))
 }
 
 func msDuration(ms float64) time.Duration {

@@ -40,13 +40,18 @@ type Event struct {
 }
 
 // Control is the state served at GET /mock/control: admin-call counters
-// (successful calls only), the number of inference requests received, and
-// the events in arrival order.
+// (successful calls only), the number of inference requests received, the
+// prefix cache's counters, and the events in arrival order. CacheHits counts
+// the requests served with cached_tokens > 0; CacheEntries is the number of
+// prompts the prefix cache holds now (only reset routes empty it, not
+// POST /mock/control/clear).
 type Control struct {
 	ResetCount        int     `json:"reset_count"`
 	ProfilerStarts    int     `json:"profiler_starts"`
 	ProfilerStops     int     `json:"profiler_stops"`
 	InferenceRequests int     `json:"inference_requests"`
+	CacheHits         int     `json:"cache_hits"`
+	CacheEntries      int     `json:"cache_entries"`
 	DroppedEvents     int     `json:"dropped_events"`
 	Events            []Event `json:"events"`
 }
@@ -64,6 +69,7 @@ func (s *Server) Control() Control {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
 	c := s.ctl.state
+	c.CacheHits, c.CacheEntries = s.cache.counters()
 	c.Events = slices.Clone(c.Events)
 	if c.Events == nil {
 		c.Events = []Event{}
@@ -93,12 +99,13 @@ func (s *Server) controlState(w http.ResponseWriter, _ *http.Request) {
 }
 
 // clearControl answers POST /mock/control/clear: it empties the events and
-// counters and re-arms the admin fault knob, returning the mock to its
-// just-started state.
+// counters and re-arms the admin fault knob. The prefix cache is server
+// state and stays; only its hit counter is zeroed.
 func (s *Server) clearControl(w http.ResponseWriter, _ *http.Request) {
 	s.ctl.mu.Lock()
 	s.ctl.state = Control{}
 	s.ctl.adminCalls = 0
+	s.cache.clearHits()
 	s.ctl.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -112,15 +119,30 @@ type adminRoute struct {
 
 // adminRoutes maps each admin path to its behaviour, after vLLM
 // (/reset_prefix_cache, JSON success) and SGLang (/flush_cache with
-// ?timeout=, plain-text answers). Both reset paths share one counter.
+// ?timeout=, plain-text answers). Both reset paths share one counter and
+// empty the prefix cache just before answering, unless --reset-noop, or
+// --reset-success-false on /reset_prefix_cache.
 func (s *Server) adminRoutes() map[string]adminRoute {
 	return map[string]adminRoute{
 		"/reset_prefix_cache": {kind: EventReset, reply: func(w http.ResponseWriter) {
+			if !s.cfg.ResetSuccessFalse {
+				s.resetCache()
+			}
 			writeJSON(w, http.StatusOK, map[string]bool{"success": !s.cfg.ResetSuccessFalse})
 		}},
-		"/flush_cache":   {kind: EventReset, check: checkFlushTimeout, reply: textReply("Cache flushed.")},
+		"/flush_cache": {kind: EventReset, check: checkFlushTimeout, reply: func(w http.ResponseWriter) {
+			s.resetCache()
+			writeText(w, "Cache flushed.")
+		}},
 		"/start_profile": {kind: EventStartProfile, reply: textReply("Start profiling.")},
 		"/stop_profile":  {kind: EventStopProfile, reply: textReply("Stop profiling. This will take some time.")},
+	}
+}
+
+// resetCache empties the prefix cache, unless --reset-noop.
+func (s *Server) resetCache() {
+	if !s.cfg.ResetNoop {
+		s.cache.reset()
 	}
 }
 

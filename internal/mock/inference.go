@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"net/http"
 	"strconv"
@@ -52,12 +53,18 @@ type chatMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// usage is OpenAI's token accounting.
+// usage is OpenAI's token accounting. PromptDetails is absent under
+// --no-cache-report, like vLLM without --enable-prompt-tokens-details.
 type usage struct {
-	PromptTokens     int           `json:"prompt_tokens"`
-	CompletionTokens int           `json:"completion_tokens"`
-	TotalTokens      int           `json:"total_tokens"`
-	Details          *usageDetails `json:"completion_tokens_details,omitempty"`
+	PromptTokens     int            `json:"prompt_tokens"`
+	CompletionTokens int            `json:"completion_tokens"`
+	TotalTokens      int            `json:"total_tokens"`
+	PromptDetails    *promptDetails `json:"prompt_tokens_details,omitempty"`
+	Details          *usageDetails  `json:"completion_tokens_details,omitempty"`
+}
+
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type usageDetails struct {
@@ -73,6 +80,7 @@ type generation struct {
 	tokens    int // output tokens, one per chunk
 	reasoning int // the first `reasoning` tokens are reasoning_content (chat only)
 	finish    string
+	promptKey uint64 // prefix-cache key: a hash of the prompt text
 	usage     usage
 }
 
@@ -147,6 +155,7 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 			x.fail(w, http.StatusInternalServerError, "InternalServerError", "injected by --error-rate")
 			return
 		}
+		p.ttft += s.prefill(g)
 		x.status = http.StatusOK
 		if req.Stream {
 			includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
@@ -185,6 +194,18 @@ func (s *Server) drawLength(promptTokens int) int {
 	return max(1, int(math.Round(f*float64(promptTokens))))
 }
 
+// prefill consults the prefix cache for g's prompt, reports the cached
+// tokens in g's usage (unless --no-cache-report) and returns the prefill
+// time of the uncached tokens (--prefill-us-per-token).
+func (s *Server) prefill(g *generation) time.Duration {
+	prompt := g.usage.PromptTokens
+	cached := s.cache.serve(g.promptKey, prompt)
+	if !s.cfg.NoCacheReport {
+		g.usage.PromptDetails = &promptDetails{CachedTokens: cached}
+	}
+	return time.Duration(prompt-cached) * s.prefillPerToken
+}
+
 // plan decides what a request produces. max_completion_tokens wins over
 // max_tokens when both are set (vLLM's rule).
 func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) {
@@ -195,11 +216,13 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 	if limit != nil && *limit < 1 {
 		return nil, fmt.Errorf("max_tokens must be at least 1, got %d", *limit)
 	}
-	prompt, err := s.promptTokens(ep, req)
+	var h maphash.Hash
+	h.SetSeed(s.cache.seed)
+	prompt, err := s.promptTokens(ep, req, &h)
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{ep: ep, model: req.Model, created: time.Now().Unix(), finish: "stop"}
+	g := &generation{ep: ep, model: req.Model, created: time.Now().Unix(), finish: "stop", promptKey: h.Sum64()}
 	if g.model == "" {
 		g.model = s.cfg.Model
 	}
@@ -227,13 +250,14 @@ func isReasoningModel(model string) bool {
 }
 
 // promptTokens counts the request's prompt: the sum over chat message
-// contents, or over the completions prompt (text or token ids).
-func (s *Server) promptTokens(ep endpoint, req *completionRequest) (int, error) {
+// contents, or over the completions prompt (text or token ids). It writes
+// the prompt's text (chat: the message contents in order) to h.
+func (s *Server) promptTokens(ep endpoint, req *completionRequest, h *maphash.Hash) (int, error) {
 	if !ep.chat {
 		if len(req.Prompt) == 0 {
 			return 0, errors.New("prompt is required")
 		}
-		n, err := s.countRaw(req.Prompt)
+		n, err := s.countRaw(req.Prompt, h)
 		if err != nil {
 			return 0, fmt.Errorf("prompt: %w", err)
 		}
@@ -244,7 +268,7 @@ func (s *Server) promptTokens(ep endpoint, req *completionRequest) (int, error) 
 	}
 	total := 0
 	for i, m := range req.Messages {
-		n, err := s.countRaw(m.Content)
+		n, err := s.countRaw(m.Content, h)
 		if err != nil {
 			return 0, fmt.Errorf("messages[%d].content: %w", i, err)
 		}
@@ -255,14 +279,21 @@ func (s *Server) promptTokens(ep endpoint, req *completionRequest) (int, error) 
 
 // countRaw counts the tokens of a JSON prompt or content value: a string,
 // an array of strings, an array of content parts ({"text": ...}), an array
-// of token ids, or an array of such arrays; null counts zero.
-func (s *Server) countRaw(raw json.RawMessage) (int, error) {
+// of token ids, or an array of such arrays; null counts zero. It writes the
+// value's text to h, each piece followed by a NUL so that pieces cannot run
+// together (token ids as their JSON).
+func (s *Server) countRaw(raw json.RawMessage, h *maphash.Hash) (int, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, nil
 	}
+	count := func(text string) int {
+		_, _ = h.WriteString(text)
+		_ = h.WriteByte(0)
+		return s.tokens.Count(text)
+	}
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
-		return s.tokens.Count(text), nil
+		return count(text), nil
 	}
 	var parts []struct {
 		Text string `json:"text"`
@@ -270,7 +301,7 @@ func (s *Server) countRaw(raw json.RawMessage) (int, error) {
 	if json.Unmarshal(raw, &parts) == nil {
 		n := 0
 		for _, p := range parts {
-			n += s.tokens.Count(p.Text)
+			n += count(p.Text)
 		}
 		return n, nil
 	}
@@ -278,16 +309,18 @@ func (s *Server) countRaw(raw json.RawMessage) (int, error) {
 	if json.Unmarshal(raw, &texts) == nil {
 		n := 0
 		for _, t := range texts {
-			n += s.tokens.Count(t)
+			n += count(t)
 		}
 		return n, nil
 	}
 	var ids []int
 	if json.Unmarshal(raw, &ids) == nil {
+		_, _ = h.Write(raw)
 		return len(ids), nil
 	}
 	var batches [][]int
 	if json.Unmarshal(raw, &batches) == nil {
+		_, _ = h.Write(raw)
 		n := 0
 		for _, b := range batches {
 			n += len(b)
@@ -455,7 +488,7 @@ func (c *chunker) usage(g *generation) []byte {
 // pacer schedules output tokens against absolute targets from the
 // request's arrival, so timer lateness never accumulates: token k is due at
 // start + ttft + k×itl, and a non-streaming reply with n tokens at
-// start + ttft + n×itl.
+// start + ttft + n×itl. The handler adds the request's prefill time to ttft.
 type pacer struct {
 	start     time.Time
 	ttft, itl time.Duration

@@ -24,13 +24,15 @@ const shutdownGrace = 5 * time.Second
 
 // Server is the mock inference server. It is safe for concurrent use.
 type Server struct {
-	cfg        Config
-	ttft, itl  time.Duration
-	adminDelay time.Duration
-	start      time.Time // monotonic origin of event times
-	tokens     *tokenCounter
-	handler    http.Handler
-	nextID     atomic.Uint64
+	cfg             Config
+	ttft, itl       time.Duration
+	adminDelay      time.Duration
+	prefillPerToken time.Duration // per uncached prompt token
+	start           time.Time     // monotonic origin of event times
+	tokens          *tokenCounter
+	cache           *prefixCache
+	handler         http.Handler
+	nextID          atomic.Uint64
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -56,9 +58,10 @@ func New(cfg Config) (*Server, error) {
 		adminDelay: msDuration(cfg.AdminLatencyMS),
 		start:      time.Now(),
 		tokens:     newTokenCounter(cfg.CountTokens),
+		cache:      newPrefixCache(),
 		rng:        rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x6d6f636b)),
 	}
-	s.ttft, s.itl = cfg.latencies()
+	s.ttft, s.itl, s.prefillPerToken = cfg.latencies()
 	s.ctl.maxEvents = maxEvents
 	s.handler = s.routes()
 	if cfg.AccessLogs {

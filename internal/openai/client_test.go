@@ -62,7 +62,7 @@ const (
 )
 
 func TestStreamQuirks(t *testing.T) {
-	fullUsage := &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7, CachedTokens: 3, ReasoningTokens: 1}
+	fullUsage := &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7, CachedTokens: ptr(3), ReasoningTokens: 1}
 	tests := []struct {
 		name       string
 		completion bool
@@ -608,3 +608,5 @@ func TestBody(t *testing.T) {
 	_, err := Body(Request{EndpointType: "rankings"})
 	require.ErrorContains(t, err, `unknown endpoint type "rankings"`)
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -176,6 +176,9 @@ func (p *printer) hooks(run *result.Run) {
 			number(c.DurationMs), note})
 	}
 	p.table([]string{"Hook", "Origin", "Path", "Status", "Attempts", "Duration (ms)", "Result"}, rows, "lllrrrl")
+	if a := run.Audit; a.KVReset != "" && a.KVReset != result.ResetNotCleared { // not cleared is a warning below
+		p.line("KV cache reset %s: %s", a.KVReset, a.KVResetDetail)
+	}
 }
 
 // audit prints the client's self-audit.

@@ -19,6 +19,13 @@ const (
 	StatusInterrupted = "interrupted"
 )
 
+// Outcomes of the KV-cache reset check (Audit.KVReset).
+const (
+	ResetVerified     = "verified"     // no prompt was served from the prefix cache on its first request
+	ResetNotCleared   = "not cleared"  // some were: the reset did not clear the cache
+	ResetUnverifiable = "unverifiable" // the server reports no cached-token counts
+)
+
 // Run is one benchmark cell run (a standalone profile or one sweep trial).
 type Run struct {
 	BenchmarkID string       `json:"benchmark_id"`
@@ -63,6 +70,8 @@ type Audit struct {
 	CapDelayed    int            `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
 	Retried       int            `json:"retried,omitempty"`     // reused-connection retries
 	PrecisePacing bool           `json:"precise_pacing,omitempty"`
-	ClientBound   bool           `json:"client_bound"` // the client could not keep up
+	ClientBound   bool           `json:"client_bound"`              // the client could not keep up
+	KVReset       string         `json:"kv_reset,omitempty"`        // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
+	KVResetDetail string         `json:"kv_reset_detail,omitempty"` // what the check saw
 	Warnings      []string       `json:"warnings,omitempty"`
 }

@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// checkReset verifies a KV-cache reset from the server's own accounting
+// instead of trusting its 2xx: after the reset, the first request of every
+// prompt cannot be served from the prefix cache, so a server reporting
+// prompt_tokens_details.cached_tokens for at least half of such a prompt did
+// not clear it (vLLM reports success while busy blocks or an offload tier
+// stay warm; a stale cache from an identically seeded earlier cell is the
+// classic symptom). Warmup requests count: they are the first after the reset.
+func checkReset(records []metrics.Record) (verdict, detail string) {
+	byIssue := slices.Clone(records)
+	slices.SortFunc(byIssue, func(a, b metrics.Record) int { return a.Index - b.Index })
+	seen := map[int]bool{}
+	checked, hits := 0, 0
+	for i := range byIssue {
+		r := &byIssue[i]
+		first := !seen[r.Prompt]
+		seen[r.Prompt] = true
+		if !first || !r.OK() || r.Usage == nil || r.Usage.CachedTokens == nil {
+			continue
+		}
+		checked++
+		prompt := r.Usage.PromptTokens
+		if prompt == 0 {
+			prompt = r.InputTokens
+		}
+		if prompt > 0 && 2*(*r.Usage.CachedTokens) >= prompt {
+			hits++
+		}
+	}
+	switch {
+	case checked == 0:
+		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens " +
+			"(vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report), so the reset could not be checked"
+	case hits > 0:
+		return result.ResetNotCleared, fmt.Sprintf("%d of %d prompts were served from the prefix cache on their first "+
+			"request after the reset: the cache was not cleared (vLLM: requests still running or an offload tier; "+
+			"SGLang: server not idle, try /flush_cache?timeout=30)", hits, checked)
+	}
+	return result.ResetVerified, fmt.Sprintf("%d prompts sent for the first time after the reset, none served from the prefix cache", checked)
+}

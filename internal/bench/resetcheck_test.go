@@ -1,0 +1,44 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// req is a successful record of prompt p with the server's cached-token
+// count (nil: not reported).
+func req(index, p int, cached *int) metrics.Record {
+	return metrics.Record{Index: index, Prompt: p, InputTokens: 100,
+		Usage: &metrics.Usage{PromptTokens: 100, CachedTokens: cached}}
+}
+
+func n(v int) *int { return &v }
+
+func TestCheckResetVerified(t *testing.T) {
+	// Prompts 0 and 1 are new after the reset; their repeats hit the cache,
+	// as they should. Records arrive out of issue order.
+	recs := []metrics.Record{req(2, 0, n(100)), req(0, 0, n(0)), req(1, 1, n(16)), req(3, 1, n(100))}
+	verdict, detail := checkReset(recs)
+	assert.Equal(t, result.ResetVerified, verdict)
+	assert.Contains(t, detail, "2 prompts sent for the first time after the reset, none served from the prefix cache")
+}
+
+func TestCheckResetNotCleared(t *testing.T) {
+	recs := []metrics.Record{req(0, 0, n(0)), req(1, 1, n(96)), req(2, 2, n(100))}
+	verdict, detail := checkReset(recs)
+	assert.Equal(t, result.ResetNotCleared, verdict)
+	assert.Contains(t, detail, "2 of 3 prompts were served from the prefix cache on their first request after the reset")
+}
+
+func TestCheckResetUnverifiable(t *testing.T) {
+	failed := req(0, 0, n(100))
+	failed.Error = &metrics.Error{Type: "HTTPError", Code: 500}
+	recs := []metrics.Record{failed, req(1, 1, nil), {Index: 2, Prompt: 2}}
+	verdict, detail := checkReset(recs)
+	assert.Equal(t, result.ResetUnverifiable, verdict, "failed requests, no usage and no cached_tokens prove nothing")
+	assert.Contains(t, detail, "--enable-prompt-tokens-details")
+}

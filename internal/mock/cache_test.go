@@ -1,0 +1,301 @@
+package mock
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countWords counts whitespace-separated words, so test prompts have known
+// token counts.
+func countWords(s string) int { return len(strings.Fields(s)) }
+
+// cacheReply is one request's usage as seen on the wire.
+type cacheReply struct {
+	promptTokens int
+	cached       *int   // nil when prompt_tokens_details or cached_tokens is absent
+	raw          string // the whole body (every SSE event when streaming)
+}
+
+// ask sends prompt to path (chat or completions), streaming with
+// include_usage or not, and returns the reply's usage.
+func ask(t *testing.T, base, path string, stream bool, prompt string) cacheReply {
+	t.Helper()
+	body := map[string]any{"model": "m", "max_tokens": 2, "stream": stream}
+	if strings.Contains(path, "chat") {
+		body["messages"] = []map[string]any{{"role": "user", "content": prompt}}
+	} else {
+		body["prompt"] = prompt
+	}
+	if stream {
+		body["stream_options"] = map[string]any{"include_usage": true}
+	}
+	resp := post(t, base+path, body)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	raw := readAll(t, resp)
+	var final wireChunk
+	if stream {
+		chunks := readSSE(t, strings.NewReader(raw))
+		require.NotEmpty(t, chunks)
+		final = chunks[len(chunks)-1]
+	} else {
+		require.NoError(t, json.Unmarshal([]byte(raw), &final))
+	}
+	require.NotNil(t, final.Usage, "usage in %s", raw)
+	r := cacheReply{promptTokens: final.Usage.PromptTokens, raw: raw}
+	if final.Usage.PromptDetails != nil {
+		r.cached = final.Usage.PromptDetails.CachedTokens
+	}
+	return r
+}
+
+// cachedTokens returns the reply's cached_tokens, failing t when absent.
+func (r cacheReply) cachedTokens(t *testing.T) int {
+	t.Helper()
+	require.NotNil(t, r.cached, "usage.prompt_tokens_details.cached_tokens missing in %s", r.raw)
+	return *r.cached
+}
+
+func TestPrefixCacheHits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		path   string
+		stream bool
+	}{
+		{"chat stream", "/v1/chat/completions", true},
+		{"chat non-stream", "/v1/chat/completions", false},
+		{"completions stream", "/v1/completions", true},
+		{"completions non-stream", "/v1/completions", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, base := start(t, Config{Fast: true, CountTokens: countWords})
+			const prompt = "the quick brown fox jumps"
+			first := ask(t, base, tc.path, tc.stream, prompt)
+			assert.Equal(t, 5, first.promptTokens)
+			assert.Zero(t, first.cachedTokens(t), "a new prompt is a miss")
+			assert.Contains(t, first.raw, `"prompt_tokens_details":{"cached_tokens":0}`)
+
+			second := ask(t, base, tc.path, tc.stream, prompt)
+			assert.Equal(t, 5, second.cachedTokens(t), "a repeated prompt is served from cache")
+
+			other := ask(t, base, tc.path, tc.stream, prompt+" over")
+			assert.Zero(t, other.cachedTokens(t), "a different prompt is a miss")
+		})
+	}
+}
+
+func TestPrefixCacheKeysWholePrompt(t *testing.T) {
+	_, base := start(t, Config{Fast: true, CountTokens: countWords})
+	send := func(contents ...string) int {
+		msgs := make([]map[string]any, len(contents))
+		for i, c := range contents {
+			msgs[i] = map[string]any{"role": "user", "content": c}
+		}
+		resp := post(t, base+"/v1/chat/completions", map[string]any{"messages": msgs, "max_tokens": 1})
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var c wireChunk
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+		require.NotNil(t, c.Usage.PromptDetails)
+		return *c.Usage.PromptDetails.CachedTokens
+	}
+	assert.Zero(t, send("a b", "c"))
+	assert.Zero(t, send("a", "b c"), "message boundaries are part of the key")
+	assert.Zero(t, send("a b"), "a prefix of a cached prompt is not a whole-prompt hit")
+	assert.Equal(t, 3, send("a b", "c"))
+}
+
+func TestPrefixCacheResets(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		route  string
+		status int
+		clears bool
+	}{
+		{"reset_prefix_cache clears", Config{}, "/reset_prefix_cache", http.StatusOK, true},
+		{"flush_cache clears", Config{}, "/flush_cache?timeout=5", http.StatusOK, true},
+		{"failed reset keeps", Config{AdminFailStatus: 503, AdminFailCount: 1}, "/reset_prefix_cache", 503, false},
+		{"failed flush keeps", Config{AdminFailStatus: 400, AdminFailCount: 1}, "/flush_cache", 400, false},
+		{"rejected flush keeps", Config{}, "/flush_cache?timeout=abc", http.StatusBadRequest, false},
+		{"reset-noop reset keeps", Config{ResetNoop: true}, "/reset_prefix_cache", http.StatusOK, false},
+		{"reset-noop flush keeps", Config{ResetNoop: true}, "/flush_cache", http.StatusOK, false},
+		{"success false keeps", Config{ResetSuccessFalse: true}, "/reset_prefix_cache", http.StatusOK, false},
+		{"success false flush clears", Config{ResetSuccessFalse: true}, "/flush_cache", http.StatusOK, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Fast, tc.cfg.CountTokens = true, countWords
+			s, base := start(t, tc.cfg)
+			const prompt = "one two three four"
+			ask(t, base, "/v1/completions", false, prompt)
+			require.Equal(t, 4, ask(t, base, "/v1/completions", false, prompt).cachedTokens(t))
+
+			resp := post(t, base+tc.route, nil)
+			assert.Equal(t, tc.status, resp.StatusCode)
+			readAll(t, resp)
+
+			want, entries := 4, 1
+			if tc.clears {
+				want, entries = 0, 0
+			}
+			assert.Equal(t, entries, s.Control().CacheEntries)
+			assert.Equal(t, want, ask(t, base, "/v1/completions", true, prompt).cachedTokens(t))
+		})
+	}
+
+	t.Run("only a successful reset clears", func(t *testing.T) {
+		_, base := start(t, Config{Fast: true, CountTokens: countWords, AdminFailStatus: 503, AdminFailCount: 1})
+		ask(t, base, "/v1/chat/completions", false, "x y")
+		require.Equal(t, 503, post(t, base+"/reset_prefix_cache", nil).StatusCode)
+		require.Equal(t, 2, ask(t, base, "/v1/chat/completions", false, "x y").cachedTokens(t))
+		require.Equal(t, http.StatusOK, post(t, base+"/reset_prefix_cache", nil).StatusCode)
+		assert.Zero(t, ask(t, base, "/v1/chat/completions", false, "x y").cachedTokens(t), "the retry clears")
+	})
+}
+
+func TestNoCacheReport(t *testing.T) {
+	_, base := start(t, Config{Fast: true, NoCacheReport: true, CountTokens: countWords})
+	for _, path := range []string{"/v1/chat/completions", "/v1/completions"} {
+		for _, stream := range []bool{true, false} {
+			for range 2 { // a miss, then a hit
+				r := ask(t, base, path, stream, "hello world")
+				assert.Equal(t, 2, r.promptTokens)
+				assert.NotContains(t, r.raw, "prompt_tokens_details")
+				assert.NotContains(t, r.raw, "cached_tokens")
+			}
+		}
+	}
+}
+
+func TestCacheCounters(t *testing.T) {
+	_, base := start(t, Config{Fast: true, CountTokens: countWords})
+	ask(t, base, "/v1/completions", false, "a b c")
+	ask(t, base, "/v1/completions", false, "a b c")
+	ask(t, base, "/v1/completions", true, "a b c")
+	ask(t, base, "/v1/chat/completions", true, "d e")
+	ask(t, base, "/v1/completions", false, "") // a repeated empty prompt caches nothing: not a hit
+	ask(t, base, "/v1/completions", false, "")
+
+	c, raw := getControl(t, base)
+	assert.Equal(t, 2, c.CacheHits)
+	assert.Equal(t, 3, c.CacheEntries)
+	assert.Contains(t, raw, `"cache_hits":2`)
+	assert.Contains(t, raw, `"cache_entries":3`)
+
+	require.Equal(t, http.StatusNoContent, post(t, base+"/mock/control/clear", nil).StatusCode)
+	c, _ = getControl(t, base)
+	assert.Zero(t, c.CacheHits, "clear zeroes the hit counter")
+	assert.Equal(t, 3, c.CacheEntries, "clear keeps the cache")
+	assert.Equal(t, 2, ask(t, base, "/v1/chat/completions", false, "d e").cachedTokens(t))
+	c, _ = getControl(t, base)
+	assert.Equal(t, 1, c.CacheHits)
+
+	require.Equal(t, http.StatusOK, post(t, base+"/flush_cache", nil).StatusCode)
+	c, _ = getControl(t, base)
+	assert.Equal(t, 1, c.CacheHits, "a reset keeps the hit counter")
+	assert.Zero(t, c.CacheEntries)
+}
+
+func TestCacheSkipsFailedRequests(t *testing.T) {
+	s, base := start(t, Config{Fast: true, ErrorRate: 100})
+	for range 3 {
+		resp := post(t, base+"/v1/completions", map[string]any{"prompt": "p", "max_tokens": 1})
+		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	}
+	resp := post(t, base+"/v1/completions", map[string]any{"max_tokens": 1})
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Zero(t, s.Control().CacheEntries, "only served requests reach the cache")
+}
+
+func TestCacheConcurrent(t *testing.T) {
+	s, base := start(t, Config{Fast: true, CountTokens: countWords})
+	const n = 32
+	cached := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			resp, err := http.Post(base+"/v1/completions", "application/json",
+				strings.NewReader(`{"prompt":"same prompt here","max_tokens":1}`))
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer resp.Body.Close()
+			var c wireChunk
+			if assert.NoError(t, json.NewDecoder(resp.Body).Decode(&c)) && assert.NotNil(t, c.Usage.PromptDetails) {
+				cached[i] = *c.Usage.PromptDetails.CachedTokens
+			}
+		})
+	}
+	wg.Wait()
+	misses := 0
+	for _, c := range cached {
+		if c == 0 {
+			misses++
+		} else {
+			assert.Equal(t, 3, c)
+		}
+	}
+	assert.Equal(t, 1, misses, "exactly one request prefills")
+	c := s.Control()
+	assert.Equal(t, n-1, c.CacheHits)
+	assert.Equal(t, 1, c.CacheEntries)
+}
+
+func TestPrefixCacheBound(t *testing.T) {
+	c := newPrefixCache()
+	c.maxEntries = 3
+	for key := range uint64(3) {
+		assert.Zero(t, c.serve(key, 10))
+	}
+	assert.Equal(t, 10, c.serve(0, 10))
+	assert.Zero(t, c.serve(99, 10), "a full cache is emptied, then takes the new prompt")
+	hits, entries := c.counters()
+	assert.Equal(t, 1, hits)
+	assert.Equal(t, 1, entries)
+	assert.Zero(t, c.serve(0, 10), "evicted")
+}
+
+func TestPrefillTime(t *testing.T) {
+	t.Run("per uncached token", func(t *testing.T) {
+		s, err := New(Config{TTFT: 1, Prefill: 100})
+		require.NoError(t, err)
+		g := &generation{promptKey: 7, usage: usage{PromptTokens: 1000}}
+		assert.Equal(t, 100*time.Millisecond, s.prefill(g), "cold: every prompt token")
+		assert.Equal(t, 0, g.usage.PromptDetails.CachedTokens)
+		g = &generation{promptKey: 7, usage: usage{PromptTokens: 1000}}
+		assert.Zero(t, s.prefill(g), "warm: nothing left to prefill")
+		assert.Equal(t, 1000, g.usage.PromptDetails.CachedTokens)
+	})
+	t.Run("fast has none", func(t *testing.T) {
+		cfg := Config{Fast: true, TTFT: 20, ITL: 5, Prefill: 100}
+		ttft, itl, prefill := cfg.latencies()
+		assert.Zero(t, ttft+itl+prefill)
+		cfg.Fast = false
+		_, _, prefill = cfg.latencies()
+		assert.Equal(t, 100*time.Microsecond, prefill)
+	})
+	t.Run("uncached prompt over http", func(t *testing.T) {
+		// Lower bound only: 1,000 uncached tokens at 100 µs take at least
+		// 100 ms to the first token.
+		_, base := start(t, Config{ITL: 0, TTFT: 0, Prefill: 100, CountTokens: countWords})
+		body := map[string]any{"prompt": strings.Repeat("w ", 1000), "max_tokens": 3, "stream": true}
+		began := time.Now()
+		resp := post(t, base+"/v1/completions", body)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(line, "data: {"), line)
+		assert.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond)
+	})
+}
+
+func TestPrefillValidation(t *testing.T) {
+	_, err := New(Config{Prefill: -1})
+	require.ErrorContains(t, err, "--prefill-us-per-token")
+}
