@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -242,19 +243,30 @@ func newSender(p plan.Profile, counts *outputCounts, client *openai.Client, entr
 		}
 	}
 	idPrefix := newID()[:8]
+	// Bodies depend only on the prompt and the model: encode each once, off
+	// the path between a request's scheduled time and its send on repeats.
+	bodies := make([]atomic.Pointer[[]byte], len(entries)*len(p.Model))
 	return func(ctx context.Context, c load.Credit) metrics.Record {
 		prompt := sampler.Next()
 		e := entries[prompt]
 		u := c.Index % len(urls)
+		model := c.Index % len(p.Model)
 		req := openai.Request{
 			URL:          urls[u],
 			EndpointType: p.EndpointType,
-			Model:        p.Model[c.Index%len(p.Model)],
+			Model:        p.Model[model],
 			Prompt:       e.Prompt,
 			MaxTokens:    e.MaxTokens,
 			Streaming:    p.Streaming,
 			Extra:        extra,
 			RequestID:    fmt.Sprintf("%s-%06d", idPrefix, c.Index),
+		}
+		slot := &bodies[prompt*len(p.Model)+model]
+		if b := slot.Load(); b != nil {
+			req.Body = *b
+		} else if b, err := openai.Body(req); err == nil { // an error is reported by Do
+			req.Body = b
+			slot.Store(&b)
 		}
 		resp := client.Do(ctx, req)
 		rec := metrics.Record{

@@ -133,9 +133,12 @@ var readers = sync.Pool{New: func() any { return sse.NewReader(nil, nil) }}
 // Do sends req and reads the whole response. It never fails: failures are
 // described by Response.Err.
 func (c *Client) Do(ctx context.Context, req Request) Response {
-	body, err := Body(req)
-	if err != nil {
-		return c.failed(err.Error())
+	body := req.Body
+	if body == nil {
+		var err error
+		if body, err = Body(req); err != nil {
+			return c.failed(err.Error())
+		}
 	}
 	rctx := ctx
 	if c.timeout > 0 {

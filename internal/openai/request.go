@@ -19,6 +19,10 @@ type Request struct {
 	Streaming    bool           // ask for SSE with stream_options.include_usage
 	Extra        map[string]any // merged into the body last (--extra-inputs); its keys win
 	RequestID    string         // sent as X-Request-ID when not empty
+	// Body, when set, is the request's JSON body as Body(req) builds it:
+	// bodies depend only on the prompt, model and options, so a caller that
+	// sends the same prompts again can build each once and reuse it.
+	Body []byte
 }
 
 type chatMessage struct {

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,8 @@ const (
 func main() {
 	mockBin := flag.String("mock", "bin/aiperf-mock-server", "aiperf-mock-server binary")
 	serverURL := flag.String("url", "", "measure against this already running server instead of starting the mock (e.g. one pinned with taskset)")
-	dur := flag.Duration("duration", 5*time.Second, "length of each measurement")
+	dur := flag.Duration("duration", 3*time.Second, "length of each measurement")
+	flag.IntVar(&rounds, "rounds", rounds, "alternating rounds per concurrency level (medians are reported)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Func("concurrency", "comma-separated concurrency levels (default 1,64,512)", func(v string) error { return parseList(v, &levels) })
 	flag.Func("rates", "comma-separated request rates (default 1000,5000)", func(v string) error { return parseList(v, &rates) })
@@ -65,7 +67,15 @@ func main() {
 	}
 }
 
+// median of a few measurements.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 var (
+	rounds = 3
 	levels = []int{1, 64, 512}
 	rates  = []float64{1000, 5000}
 )
@@ -95,21 +105,33 @@ func run(mockBin, url string, dur time.Duration) error {
 		}
 		defer stop()
 	}
-	fmt.Printf("client ceiling against %s --fast at %s (%d output tokens = %d SSE chunks per request), %s per measurement\n\n",
-		mockBin, url, osl, osl, dur)
+	fmt.Printf("client ceiling against %s --fast at %s (%d output tokens = %d SSE chunks per request),\n"+
+		"median of %d alternating rounds of %s per client\n\n", mockBin, url, osl, osl, rounds, dur)
 
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\tbaseline req/s\taiperf req/s\tratio\tbaseline chunks/s\taiperf chunks/s\tratio\t")
 	for _, c := range levels {
-		bReq, bChunks, err := baseline(url, c, dur)
-		if err != nil {
-			return fmt.Errorf("baseline at concurrency %d: %w", c, err)
+		// Alternate the two clients over several rounds and keep medians:
+		// on two shared cores a single pair of measurements is mostly noise.
+		var bReq, bChunks, aReq, aChunks []float64
+		for r := range rounds {
+			for i := range 2 {
+				var req, chunks float64
+				var err error
+				if (r+i)%2 == 0 {
+					req, chunks, err = baseline(url, c, dur)
+					bReq, bChunks = append(bReq, req), append(bChunks, chunks)
+				} else {
+					req, chunks, err = aiperfConcurrency(url, c, dur)
+					aReq, aChunks = append(aReq, req), append(aChunks, chunks)
+				}
+				if err != nil {
+					return fmt.Errorf("concurrency %d: %w", c, err)
+				}
+			}
 		}
-		aReq, aChunks, err := aiperfConcurrency(url, c, dur)
-		if err != nil {
-			return fmt.Errorf("aiperf at concurrency %d: %w", c, err)
-		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f×\t%.0f\t%.0f\t%.2f×\t\n", c, bReq, aReq, aReq/bReq, bChunks, aChunks, aChunks/bChunks)
+		b, a, bc, ac := median(bReq), median(aReq), median(bChunks), median(aChunks)
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f×\t%.0f\t%.0f\t%.2f×\t\n", c, b, a, a/b, bc, ac, ac/bc)
 	}
 	tw.Flush()
 
