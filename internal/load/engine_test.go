@@ -133,7 +133,8 @@ func TestRateModeCapDelaysAndCounts(t *testing.T) {
 	go func() {
 		defer close(done)
 		var err error
-		reports, err = e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 2000, RateMode: plan.RateConstant, Concurrency: 2, Requests: 6}})
+		// 1e6 req/s: every send is due at once, so the third finds both slots busy.
+		reports, err = e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 1e6, RateMode: plan.RateConstant, Concurrency: 2, Requests: 6}})
 		assert.NoError(t, err)
 	}()
 	require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, 5*time.Second, time.Millisecond)
@@ -146,8 +147,8 @@ func TestRateModeCapDelaysAndCounts(t *testing.T) {
 	assert.Equal(t, 6, reports[0].Sent)
 	assert.GreaterOrEqual(t, reports[0].CapDelayed, 1, "sends that found no free slot are counted")
 	for _, r := range c.recs {
-		// scheduled times stay on the absolute grid (i/2000 s) even when the cap delayed the send.
-		assert.Zero(t, (r.ScheduledNs-reports[0].StartNs)%500000, "scheduled on the grid: %d", r.ScheduledNs)
+		// scheduled times stay on the absolute grid (i µs) even when the cap delayed the send.
+		assert.Zero(t, (r.ScheduledNs-reports[0].StartNs)%1000, "scheduled on the grid: %d", r.ScheduledNs)
 	}
 }
 
