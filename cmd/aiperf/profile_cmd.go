@@ -127,6 +127,8 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		if paths, err = report.WriteAll(dir, run); err != nil {
 			return errors.Join(runErr, fmt.Errorf("write exports: %w", err))
 		}
+	} else {
+		dir = "" // nothing was written there: the store must not point at it
 	}
 	if c.ResultFile != "" { // sweep child: the parent stores the result
 		if err := writeResult(c.ResultFile, run); err != nil {

@@ -126,13 +126,23 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	}
 	var profiler *hooks.Profiler
 	var stopWarnings []string
+	logged := 0 // profiler calls already logged
+	logNewCalls := func() {
+		calls := profiler.Calls()
+		logCalls(logw, calls[logged:])
+		logged = len(calls)
+	}
 	if h := p.ProfilerHook(); h.Enabled {
 		profiler = control.Profiler(p.Origins(), h)
 		engine.Hooks.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
 			if ph.Kind != plan.KindProfiling {
 				return nil
 			}
-			return profiler.Start(ctx, ph.Name)
+			err := profiler.Start(ctx, ph.Name)
+			mu.Lock()
+			logNewCalls()
+			mu.Unlock()
+			return err
 		}
 		engine.Hooks.Drained = func(ph plan.Phase) {
 			if ph.Kind != plan.KindProfiling {
@@ -140,10 +150,12 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 			}
 			// The engine runs a seamless successor's BeforeSend first, so
 			// back-to-back profiling phases share one start/stop.
-			if err := profiler.Stop(context.Background(), ph.Name); err != nil {
-				mu.Lock()
+			err := profiler.Stop(context.Background(), ph.Name)
+			mu.Lock()
+			defer mu.Unlock()
+			logNewCalls()
+			if err != nil {
 				stopWarnings = append(stopWarnings, err.Error())
-				mu.Unlock()
 			}
 		}
 	}
@@ -158,7 +170,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 			stopWarnings = append(stopWarnings, err.Error())
 		}
 		run.ControlHooks = append(run.ControlHooks, profiler.Calls()...)
-		logCalls(logw, profiler.Calls())
+		logNewCalls()
 	}
 	for _, w := range stopWarnings {
 		fmt.Fprintf(logw, "warning: %s\n", w)
@@ -199,7 +211,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		}
 		return fail(runErr)
 	}
-	if ok, _ := run.Profiling.Get(metrics.TagRequestCount); ok.Value == 0 && len(prof) > 0 {
+	if succeeded, _ := run.Profiling.Get(metrics.TagRequestCount); succeeded.Value == 0 && len(prof) > 0 {
 		failed, _ := run.Profiling.Get(metrics.TagErrorRequestCount)
 		detail := fmt.Sprintf("%d of %d", int(failed.Value), len(prof))
 		if cut := len(prof) - int(failed.Value); cut > 0 {
