@@ -2,7 +2,9 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
@@ -103,6 +105,9 @@ func unitOf(k Key, sides ...[]store.RunRow) string {
 	return ""
 }
 
+// maxColumnLabel is the longest group label used as a column title.
+const maxColumnLabel = 20
+
 // Table lays the report out: a row per statistic; per group its value,
 // and for every group after the baseline the delta and the verdict.
 func (r *GroupsReport) Table() Table {
@@ -111,13 +116,28 @@ func (r *GroupsReport) Table() Table {
 		Header: []string{"metric", "unit", "better"},
 		Align:  "lll",
 	}
+	// Long references (SWEEP/CELL-LABEL) would make every column wide: name
+	// the groups A, B, ... and give the legend under the table.
+	names := make([]string, len(r.Groups))
+	var legend []string
+	long := slices.ContainsFunc(r.Groups, func(g GroupInfo) bool { return len(g.Label) > maxColumnLabel })
 	for i, g := range r.Groups {
-		t.Header = append(t.Header, fmt.Sprintf("%s (n=%d)", g.Label, g.Trials))
+		names[i] = g.Label
+		if long {
+			names[i] = string(rune('A' + i%26))
+			legend = append(legend, names[i]+" = "+g.Label)
+		}
+	}
+	for i, g := range r.Groups {
+		t.Header = append(t.Header, fmt.Sprintf("%s (n=%d)", names[i], g.Trials))
 		t.Align += "r"
 		if i > 0 {
-			t.Header = append(t.Header, g.Label+" Δ", g.Label+" verdict")
+			t.Header = append(t.Header, names[i]+" Δ", names[i]+" verdict")
 			t.Align += "rl"
 		}
+	}
+	if len(legend) > 0 {
+		t.Notes = append(t.Notes, strings.Join(legend, "; "))
 	}
 	for _, m := range r.Metrics {
 		row := []string{m.Metric, m.Unit, m.Better.String()}
