@@ -22,13 +22,20 @@ const (
 func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration) result.Audit {
 	a := result.Audit{Mode: "concurrency", PrecisePacing: p.PrecisePacing}
 	var firstSched, lastSched int64 = -1, 0
+	rates := map[float64]bool{}
 	for _, r := range reports {
 		if r.Phase.Kind != plan.KindProfiling || r.Sent == 0 {
 			continue
 		}
 		if r.Phase.Rate > 0 {
 			a.Mode = "rate"
+			rates[r.Phase.Rate] = true
+			// One target only when every rate phase asks for the same
+			// rate; phases at several rates are judged by their schedule.
 			a.TargetRate = r.Phase.Rate
+			if len(rates) > 1 {
+				a.TargetRate = 0
+			}
 		}
 		a.CapDelayed += r.CapDelayed
 		if firstSched < 0 || r.FirstSchedNs < firstSched {

@@ -68,3 +68,11 @@ func TestAuditStalledProcessIsClientBound(t *testing.T) {
 	assert.True(t, a.ClientBound)
 	assert.Contains(t, strings.Join(a.Warnings, "\n"), "timer wake-up lateness p99 35.0 ms, max 80.0 ms")
 }
+
+func TestAuditSeveralRatesHaveNoSingleTarget(t *testing.T) {
+	r1, recs1 := rateRun(50, 10*time.Millisecond, 0, 0, 0)
+	r2, _ := rateRun(50, 50*time.Millisecond, 0, 0, 0)
+	a := audit(plan.Profile{}, append(r1, r2...), recs1, 0, 0)
+	assert.Equal(t, "rate", a.Mode)
+	assert.Zero(t, a.TargetRate, "20 and 100 req/s phases have no one target")
+}
