@@ -107,6 +107,7 @@ func (p Process) Launch(ctx context.Context, spec Spec, dir string) (*result.Run
 	cmd := exec.CommandContext(ctx, p.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.SysProcAttr = orphanSignal()
 	cmd.WaitDelay = p.grace(spec)
 	runErr := cmd.Run()
 	run, readErr := ReadResult(resultPath)

@@ -23,9 +23,19 @@ import (
 // Process launcher runs os.Args[0], which is this binary.
 const childMode = "RUNNER_TEST_CHILD"
 
+// parentMode makes the test binary play a sweep parent that launches one
+// "stop" child into the directory named by the variable and waits forever.
+const parentMode = "RUNNER_TEST_PARENT"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childMode); mode != "" {
 		os.Exit(fakeChild(mode, os.Args[1:]))
+	}
+	if dir := os.Getenv(parentMode); dir != "" {
+		os.Setenv(childMode, "stop")
+		os.Unsetenv(parentMode)
+		_, _ = runner.Process{Binary: os.Args[0]}.Launch(context.Background(), runner.Spec{Profile: plan.NewProfile()}, dir)
+		select {} // the test kills us
 	}
 	os.Exit(m.Run())
 }
