@@ -30,8 +30,10 @@ echo "demo: mock server at $URL (log: $LOG)"
 "$BIN/aiperf" --store "$STORE" plan examples/demo.star --set url="$URL"
 "$BIN/aiperf" --store "$STORE" sweep examples/demo.star --set url="$URL" --artifact-dir "$WORK"
 echo
-echo "demo: verified KV resets seen by the mock server:"
+echo "demo: KV-cache resets the mock server received (one per trial subprocess):"
 curl -s "$URL/mock/control" | grep -o '"reset_count":[0-9]*' || true
+echo "demo: each trial's own check of its reset (from the server's cached-token counts):"
+grep -h "KV cache reset" "$WORK"/demo/*/trial_*/aiperf.log | sed 's/:.*//' | sort | uniq -c
 echo
 echo "demo: is concurrency 4 slower per request than concurrency 1 beyond run-to-run noise?"
 echo "  aiperf --store $STORE compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128"
