@@ -45,8 +45,6 @@ type Options struct {
 	// Progress receives a line when each trial starts and one when it ends,
 	// with its headline metrics and the ETA (nil: none).
 	Progress io.Writer
-	// OnTrial, when set, is called after every trial that ran.
-	OnTrial func(t plan.Trial, run *result.Run, err error)
 }
 
 // Outcome summarises a sweep run.
@@ -125,9 +123,6 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		eta := (spent/time.Duration(ran) + cooldown) * time.Duration(len(trials)-i-1)
 		o.progress("[%d/%d] %s %s trial %d: %s (ETA %s)\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number,
 			headline(run), eta.Round(time.Second))
-		if o.OnTrial != nil {
-			o.OnTrial(t, run, err)
-		}
 		o.aggregate(sw, trials, i, results[t.Cell.ID])
 	}
 	switch {

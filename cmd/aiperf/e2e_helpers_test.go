@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -120,13 +120,35 @@ func countLines(t *testing.T, path string) int {
 	return strings.Count(string(b), "\n")
 }
 
-// failingAdmin answers every admin call with a fixed status (for origins the
-// mock's count-limited fault knob does not cover).
-func failingAdmin(t *testing.T, status int) *httptest.Server {
+// count is how many times x occurs in xs.
+func count(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
+// lineContaining returns the one line of out that contains every one of subs.
+func lineContaining(t *testing.T, out string, subs ...string) string {
 	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
+	var found []string
+	for line := range strings.SplitSeq(out, "\n") {
+		if !slices.ContainsFunc(subs, func(s string) bool { return !strings.Contains(line, s) }) {
+			found = append(found, line)
+		}
+	}
+	require.Len(t, found, 1, "lines containing %q in:\n%s", subs, out)
+	return found[0]
+}
+
+// writeFile writes a file under dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
 }

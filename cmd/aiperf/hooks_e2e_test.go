@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -282,8 +281,8 @@ func TestHookProfilerStartFailure(t *testing.T) {
 			hits := b.hits()
 			require.NotEmpty(t, hits)
 			assert.Equal(t, "POST /start_profile", hits[len(hits)-1])
-			assert.Equal(t, 1, nHits(hits, "POST /start_profile"))
-			assert.Zero(t, nHits(hits, "POST /stop_profile"), "B never started, so it is not stopped")
+			assert.Equal(t, 1, count(hits, "POST /start_profile"))
+			assert.Zero(t, count(hits, "POST /stop_profile"), "B never started, so it is not stopped")
 
 			if !warmup {
 				assert.Zero(t, a.control().InferenceRequests)
@@ -293,7 +292,7 @@ func TestHookProfilerStartFailure(t *testing.T) {
 			} else {
 				// Warmup traffic went round-robin to both origins before the start.
 				assert.Equal(t, 2, a.control().InferenceRequests)
-				assert.Equal(t, 2, nHits(hits, "POST /v1/chat/completions"))
+				assert.Equal(t, 2, count(hits, "POST /v1/chat/completions"))
 				assert.Equal(t, 2, nEvents(ev[:start], mock.EventRequestEnd))
 				calls := exportedHookCalls(t, filepath.Join(dir, "out"))
 				require.Len(t, calls, 3)
@@ -563,7 +562,7 @@ func TestYAMLControlHooks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := startMock(t, mock.Config{Fast: true})
 			dir := t.TempDir()
-			writeBenchYAML(t, dir, hookBenchYAML(m.URL, tc.endpoint, "  phases: {name: profiling, concurrency: 2, requests: 4}"))
+			writeFile(t, dir, "bench.yaml", hookBenchYAML(m.URL, tc.endpoint, "  phases: {name: profiling, concurrency: 2, requests: 4}"))
 			inv := cli(t, dir, append([]string{"profile", "-f", "bench.yaml", "--ui", "none", "--no-store"}, tc.args...)...)
 			require.Equal(t, ExitOK, inv.code, inv.stderr)
 
@@ -634,7 +633,7 @@ func TestYAMLControlHookErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeBenchYAML(t, dir, hookBenchYAML(m.URL, tc.endpoint, phases))
+			writeFile(t, dir, "bench.yaml", hookBenchYAML(m.URL, tc.endpoint, phases))
 			inv := cli(t, dir, "profile", "--config", "bench.yaml", "--ui", "none")
 			assert.Equal(t, ExitUsage, inv.code, inv.stderr)
 			for _, w := range tc.want {
@@ -644,7 +643,7 @@ func TestYAMLControlHookErrors(t *testing.T) {
 	}
 	t.Run("first phase seamless", func(t *testing.T) {
 		dir := t.TempDir()
-		writeBenchYAML(t, dir, hookBenchYAML(m.URL, "\n    server_profiler: true", `  phases:
+		writeFile(t, dir, "bench.yaml", hookBenchYAML(m.URL, "\n    server_profiler: true", `  phases:
     - {name: p1, kind: profiling, seamless: true, concurrency: 1, requests: 2}
     - {name: p2, kind: profiling, seamless: true, concurrency: 1, requests: 2}`))
 		inv := cli(t, dir, "profile", "--config", "bench.yaml", "--ui", "none")
@@ -660,7 +659,7 @@ func TestYAMLControlHookErrors(t *testing.T) {
 func TestYAMLSeamlessPhasesShareOneProfile(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
-	writeBenchYAML(t, dir, hookBenchYAML(m.URL, "\n    server_profiler: true\n    reset_kv_cache: true", `  phases:
+	writeFile(t, dir, "bench.yaml", hookBenchYAML(m.URL, "\n    server_profiler: true\n    reset_kv_cache: true", `  phases:
     - {name: warmup, kind: warmup, concurrency: 2, requests: 4}
     - {name: p1, kind: profiling, concurrency: 2, requests: 6}
     - {name: p2, kind: profiling, seamless: true, concurrency: 2, requests: 6}`))
@@ -713,16 +712,6 @@ func firstEvent(ev []mock.Event, kind mock.EventKind) int {
 	return -1
 }
 
-func nHits(ss []string, s string) int {
-	n := 0
-	for _, x := range ss {
-		if x == s {
-			n++
-		}
-	}
-	return n
-}
-
 // exportedHookCalls reads control_hooks from the JSON export in dir.
 func exportedHookCalls(t *testing.T, dir string) []hooks.Call {
 	t.Helper()
@@ -760,19 +749,6 @@ func readStoredRun(t *testing.T, dir string, id int) storedHookRun {
 	return run
 }
 
-// lineContaining returns the one line of out that contains every one of subs.
-func lineContaining(t *testing.T, out string, subs ...string) string {
-	t.Helper()
-	var found []string
-	for line := range strings.SplitSeq(out, "\n") {
-		if !slices.ContainsFunc(subs, func(s string) bool { return !strings.Contains(line, s) }) {
-			found = append(found, line)
-		}
-	}
-	require.Len(t, found, 1, "lines containing %q in:\n%s", subs, out)
-	return found[0]
-}
-
 func lastLineOf(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
@@ -791,11 +767,6 @@ benchmark:
 ` + phases + `
   artifacts: {dir: out}
 `
-}
-
-func writeBenchYAML(t *testing.T, dir, body string) {
-	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "bench.yaml"), []byte(body), 0o644))
 }
 
 // startWrappedMock is startMock with wrap around the mock's handler, for

@@ -161,7 +161,7 @@ func TestProfileFlagsOverlayYAML(t *testing.T) {
 
 	t.Run("applied", func(t *testing.T) {
 		dir := t.TempDir()
-		writeBenchYAML(t, dir, hookBenchYAML(m.URL, "", phases))
+		writeFile(t, dir, "bench.yaml", hookBenchYAML(m.URL, "", phases))
 		inv := cli(t, dir, "profile", "-f", "bench.yaml", "--ui", "none", "--no-store",
 			"--isl", "24", "--osl=3", "--num-requests", "6", "--concurrency", "2")
 		require.Equal(t, ExitOK, inv.code, inv.stderr)
@@ -174,7 +174,7 @@ func TestProfileFlagsOverlayYAML(t *testing.T) {
 	})
 	t.Run("refused", func(t *testing.T) {
 		dir := t.TempDir()
-		writeBenchYAML(t, dir, hookBenchYAML(m.URL, "", phases))
+		writeFile(t, dir, "bench.yaml", hookBenchYAML(m.URL, "", phases))
 		inv := cli(t, dir, "profile", "-f", "bench.yaml", "--ui", "none", "--no-store", "--warmup-request-count", "5")
 		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
 		assert.Contains(t, inv.stderr, "--warmup-request-count cannot change the phases the config file lists")

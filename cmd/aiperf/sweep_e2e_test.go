@@ -71,15 +71,6 @@ func tinyTokenizer(t *testing.T) string {
 	return p
 }
 
-// writeFile writes a file under dir and returns its path.
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	return path
-}
-
 // openStore opens the store a cli() call in dir wrote.
 func openStore(t *testing.T, dir string) *store.DB {
 	t.Helper()
@@ -269,17 +260,6 @@ func assertNoSecretInStore(t *testing.T, dir, secret string) {
 		require.NoError(t, err)
 		assert.False(t, bytes.Contains(b, []byte(secret)), "%s holds the secret", f)
 	}
-}
-
-// count is how many times x occurs in xs.
-func count(xs []string, x string) int {
-	n := 0
-	for _, v := range xs {
-		if v == x {
-			n++
-		}
-	}
-	return n
 }
 
 // smallBase is a profile() call for quick trials against vars["url"].
@@ -584,7 +564,7 @@ func TestCompareSeesTheSlowerServer(t *testing.T) {
 
 	table := cli(t, dir, "compare", "fast", "slow")
 	require.Equal(t, ExitOK, table.code, table.stderr)
-	row := lineWith(t, table.stdout, "time_to_first_token.avg")
+	row := lineContaining(t, table.stdout, "time_to_first_token.avg")
 	assert.Contains(t, row, "worse")
 	assert.Regexp(t, `\+(1[5-9]\d|2[0-4]\d)\.\d%`, row)
 
@@ -637,18 +617,6 @@ sweep(name = "after", base = base(vars["slow"]), trials = 3, matrix = {"concurre
 	require.NotNil(t, ttft.Versus.DeltaPct)
 	assert.Greater(t, *ttft.Versus.DeltaPct, 100.0)
 	assert.Equal(t, "worse", ttft.Versus.Verdict)
-}
-
-// lineWith returns the first line of s containing sub.
-func lineWith(t *testing.T, s, sub string) string {
-	t.Helper()
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			return l
-		}
-	}
-	t.Fatalf("no line with %q in\n%s", sub, s)
-	return ""
 }
 
 // TestSweepOnly: with several sweeps in one file, --only picks some, in

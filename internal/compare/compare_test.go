@@ -200,6 +200,20 @@ func TestGroupsNotes(t *testing.T) {
 	assert.Contains(t, rep.Notes, "no_such_metric.avg: no compared run has this statistic")
 }
 
+func TestGroupsTableNamesLongReferences(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	long := "a-rather-long-group-label-x"
+	saveGroup(t, db, setup{name: "base"}, ttfts(20, 21)...)
+	saveGroup(t, db, setup{name: long}, ttfts(30, 31)...)
+	short := groups(t, db, compare.Options{}, "base", "base").Table()
+	assert.Contains(t, short.Header, "base (n=2)", "short references title their columns")
+
+	tb := groups(t, db, compare.Options{}, "base", long).Table()
+	assert.Equal(t, []string{"A (n=2)", "B (n=2)", "B Δ", "B verdict"}, tb.Header[3:])
+	assert.Contains(t, tb.Notes, "A = base; B = "+long)
+}
+
 // saveSweep stores a sweep over concurrency with the given trials per cell.
 func saveSweep(t *testing.T, db *store.DB, name string, cells map[int][]trial, order ...int) {
 	t.Helper()
@@ -259,6 +273,31 @@ func TestSweepReport(t *testing.T) {
 	e := rep.Cells[1].Values[0] // concurrency 4, ttft avg 25 ± t(0.975, 2)·1/√3
 	assert.InDelta(t, 25, float64(e.Mean), 1e-9)
 	assert.InDelta(t, 25-4.302652729911275/1.7320508075688772, float64(e.CILow), 1e-9)
+}
+
+func TestSweepTableNamesScenarioCells(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	saveSweep(t, db, "scan", scanCells, 1, 4)
+	s, err := db.SweepRuns(context.Background(), "scan", compare.Options{}.StatKeys())
+	require.NoError(t, err)
+	tb := compare.Sweep(s, compare.Options{}).Table()
+	assert.Equal(t, []string{"concurrency", "isl", "trials"}, tb.Header[:3], "matrix cells are named by their parameters")
+
+	ctx := context.Background()
+	id, err := db.BeginSweep(ctx, store.SweepMeta{Name: "cache", Trials: 1})
+	require.NoError(t, err)
+	for i, name := range []string{"cold", "warm"} {
+		params := []plan.Param{{Name: "warmup_request_count", Value: []any{nil, float64(20)}[i]}}
+		cell := plan.Cell{ID: plan.CellID("cache", params), Label: name, Index: i, Params: params}
+		_, err := db.SaveRun(ctx, makeRun(setup{sweepID: id, cell: &cell}, 1, trial{ttft: 20, rps: 10}), "")
+		require.NoError(t, err)
+	}
+	s, err = db.SweepRuns(ctx, "cache", compare.Options{}.StatKeys())
+	require.NoError(t, err)
+	tb = compare.Sweep(s, compare.Options{}).Table()
+	assert.Equal(t, []string{"cell", "warmup_request_count", "trials"}, tb.Header[:3], "scenario cells keep their names")
+	assert.Equal(t, []string{"cold", "-", "1"}, tb.Rows[0][:3], "an unset value shows as -")
 }
 
 func TestSweepDiff(t *testing.T) {
