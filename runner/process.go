@@ -15,6 +15,10 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
+// ChildEnv is set (to "1") in the environment of every trial child: a trial
+// child leaves the second Ctrl-C to its parent, which forwards the first.
+const ChildEnv = "AIPERF_SWEEP_CHILD"
+
 // Files a trial directory holds besides the profile exports.
 const (
 	SpecFile   = "trial_spec.json" // what the child ran (secrets included: mode 0600, removed after the trial)
@@ -106,6 +110,7 @@ func (p Process) Launch(ctx context.Context, spec Spec, dir string) (*result.Run
 		"--artifact-dir", dir, "--result-file", resultPath, "--ui", "none", "--no-store", "-v")
 	cmd := exec.CommandContext(ctx, p.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), ChildEnv+"=1")
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.SysProcAttr = orphanSignal()
 	cmd.WaitDelay = p.grace(spec)

@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -51,10 +52,45 @@ func (VersionCmd) Run(g *Globals) error {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(os.Getenv(runner.ChildEnv) == "")
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// interruptContext returns a context cancelled by the first SIGINT or
+// SIGTERM: the run stops cleanly (in-flight requests cut, profiler stopped,
+// results written). With exitOnSecond, a second signal exits at once with
+// ExitInterrupted. A sweep's trial child gets each Ctrl-C twice (from the
+// terminal and forwarded by its parent), so it never exits early: its
+// parent does, and kills it if it outlives the parent's grace period.
+func interruptContext(exitOnSecond bool) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(fmt.Errorf("%w by %v", context.Canceled, s))
+		case <-done:
+			return
+		}
+		if !exitOnSecond {
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintln(os.Stderr, "aiperf: interrupted again: exiting now (results of the run in progress are lost)")
+			os.Exit(ExitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // run parses args, runs the command and maps its error to an exit code.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/openai"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
@@ -48,13 +49,16 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 	}
 	lags := make([]float64, len(prof))
 	firstSent, lastSent := prof[0].SentNs, prof[0].SentNs
-	for i, r := range prof {
+	for i := range prof {
+		r := &prof[i]
 		lags[i] = float64(r.SentNs-r.ScheduledNs) / 1e6
 		firstSent, lastSent = min(firstSent, r.SentNs), max(lastSent, r.SentNs)
 		if r.Retried {
 			a.Retried++
 		}
+		tally(&a, r, p.Streaming)
 	}
+	a.Warnings = append(a.Warnings, tallyWarnings(&a)...)
 	s := metrics.Compute(lags)
 	a.SendLagMs = &s
 	n := float64(len(prof))
@@ -84,6 +88,9 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 				a.CapDelayed, len(prof), a.TargetRate))
 		}
 	}
+	if a.ClientErrors > 0 {
+		a.ClientBound = true
+	}
 	if stallP99 > stallLimit {
 		a.ClientBound = true
 		a.Warnings = append(a.Warnings, fmt.Sprintf(
@@ -91,4 +98,49 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 			float64(stallP99)/1e6, float64(stallMax)/1e6))
 	}
 	return a
+}
+
+// tally counts what one profiling request says about the client and the
+// server's replies.
+func tally(a *result.Audit, r *metrics.Record, streaming bool) {
+	a.Malformed += r.MalformedChunks
+	switch {
+	case r.Cancelled:
+		a.Cut++
+	case r.Error != nil:
+		if r.Error.Type == openai.ErrTypeClient {
+			a.ClientErrors++
+		}
+	default:
+		if r.Usage != nil && !r.Usage.Trusted() {
+			a.UsageUntrusted++
+		}
+		if n := len(r.ResponseNs); streaming && n > 0 && r.ResponseNs[0] == r.ResponseNs[n-1] &&
+			metrics.OutputSequenceLength(r) >= 2 {
+			a.Bursts++
+		}
+	}
+}
+
+// tallyWarnings words the counts of tally.
+func tallyWarnings(a *result.Audit) []string {
+	var out []string
+	if a.ClientErrors > 0 {
+		out = append(out, fmt.Sprintf("%d requests failed for the client host's own limits (ClientError in the error summary): "+
+			"the client, not the server, failed them", a.ClientErrors))
+	}
+	if a.Bursts > 0 {
+		out = append(out, fmt.Sprintf("%d streamed requests delivered all their tokens in one read (inter-token latency 0, "+
+			"per-user throughput unbounded): the server or a proxy buffered the stream, so their ITL and per-user throughput "+
+			"are not token timings", a.Bursts))
+	}
+	if a.Malformed > 0 {
+		out = append(out, fmt.Sprintf("%d stream lines were not response chunks and were skipped (malformed_chunks in "+
+			"profile_export.jsonl)", a.Malformed))
+	}
+	if a.UsageUntrusted > 0 {
+		out = append(out, fmt.Sprintf("%d requests reported implausible token usage (usage_untrusted in "+
+			"profile_export.jsonl): the client's token counts were used for them", a.UsageUntrusted))
+	}
+	return out
 }

@@ -43,8 +43,9 @@ type Options struct {
 	Log io.Writer
 }
 
-// ErrAllFailed marks a run in which every profiling request failed.
-var ErrAllFailed = errors.New("every profiling request failed")
+// ErrAllFailed marks a run in which no profiling request succeeded: every
+// one failed, or was cut at the end of the grace period.
+var ErrAllFailed = errors.New("no profiling request succeeded")
 
 // Run executes the cell. It returns the result together with an error when the
 // run failed (reset or profiler-start failure, unreachable server, every
@@ -85,7 +86,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 
 	tok, err := tokenizer.Load(p.Tokenizer)
 	if err != nil {
-		return fail(fmt.Errorf("load tokenizer: %w", err))
+		return fail(&InputError{fmt.Errorf("load tokenizer (nothing was sent): %w", err)})
 	}
 	entries, err := dataset.Synthetic(tok, datasetOptions(p))
 	if err != nil {
@@ -107,10 +108,11 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 
 	phases := p.PhaseList()
 	client := openai.New(openai.Options{
-		MaxConns: maxInFlight(phases),
-		Timeout:  time.Duration(p.RequestTimeoutSeconds * float64(time.Second)),
-		Headers:  requestHeaders(p, o.Version),
-		Now:      clock.Now,
+		MaxEventBytes: p.MaxEventBytes,
+		MaxConns:      maxInFlight(phases),
+		Timeout:       time.Duration(p.RequestTimeoutSeconds * float64(time.Second)),
+		Headers:       requestHeaders(p, o.Version),
+		Now:           clock.Now,
 	})
 	defer client.Close()
 
@@ -177,9 +179,10 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	}
 
 	run.EndTime = time.Now()
-	counts.fill(records)
+	uncounted := counts.fill(ctx, records)
 	for i := range records {
 		records[i].WallStartNs = clock.Wall(records[i].SentNs)
+		metrics.CheckUsage(&records[i])
 	}
 	run.Records = records
 	var prof, warm []metrics.Record
@@ -204,28 +207,81 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		}
 	}
 	run.Audit.Warnings = append(run.Audit.Warnings, stopWarnings...)
+	if uncounted > 0 {
+		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
+			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))
+	}
 
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) {
-			return fail(fmt.Errorf("interrupted: %w", runErr))
-		}
+	switch {
+	case errors.Is(runErr, context.Canceled) || ctx.Err() != nil: // a Ctrl-C, during the load or after it
+		return fail(fmt.Errorf("interrupted (%s): %w", interruptedWhen(prof), context.Cause(ctx)))
+	case runErr != nil:
 		return fail(runErr)
 	}
-	if succeeded, _ := run.Profiling.Get(metrics.TagRequestCount); succeeded.Value == 0 && len(prof) > 0 {
-		failed, _ := run.Profiling.Get(metrics.TagErrorRequestCount)
-		detail := fmt.Sprintf("%d of %d", int(failed.Value), len(prof))
-		if cut := len(prof) - int(failed.Value); cut > 0 {
-			detail += fmt.Sprintf(", %d still in flight at the end of the grace period", cut)
-		}
-		if len(run.ErrorSummary) > 0 {
-			e := run.ErrorSummary[0].Error
-			detail += fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, e.Message)
-		}
-		return fail(fmt.Errorf("%w: %s", ErrAllFailed, detail))
+	if err := allFailed(run, prof); err != nil {
+		return fail(err)
 	}
 	run.Status = result.StatusComplete
 	return run, nil
 }
+
+// interruptedWhen says how far the profiling load had got when the run was
+// interrupted.
+func interruptedWhen(prof []metrics.Record) string {
+	cut := 0
+	for i := range prof {
+		if prof[i].Cancelled {
+			cut++
+		}
+	}
+	if cut == 0 {
+		return fmt.Sprintf("after the load: all %d profiling requests had returned", len(prof))
+	}
+	return fmt.Sprintf("%d of %d profiling requests had returned, %d were cut", len(prof)-cut, len(prof), cut)
+}
+
+// allFailed returns an error that is ErrAllFailed, saying what happened to
+// the requests, when no profiling request succeeded.
+func allFailed(run *result.Run, prof []metrics.Record) error {
+	succeeded, _ := run.Profiling.Get(metrics.TagRequestCount)
+	if succeeded.Value > 0 || len(prof) == 0 {
+		return nil
+	}
+	failed, _ := run.Profiling.Get(metrics.TagErrorRequestCount)
+	nFailed, cut := int(failed.Value), len(prof)-int(failed.Value)
+	var msg string
+	switch {
+	case cut == 0:
+		msg = fmt.Sprintf("every profiling request failed: %d of %d", nFailed, len(prof))
+	case nFailed == 0:
+		msg = fmt.Sprintf("no profiling request completed: all %d were still in flight at the end of the grace period (cut, excluded)", cut)
+	default:
+		msg = fmt.Sprintf("no profiling request succeeded: %d of %d failed, %d were still in flight at the end of the grace period (cut, excluded)",
+			nFailed, len(prof), cut)
+	}
+	if len(run.ErrorSummary) > 0 {
+		e := run.ErrorSummary[0].Error
+		msg += fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, e.Message)
+	}
+	return noSuccess(msg)
+}
+
+// noSuccess is the error of a run without a successful profiling request.
+type noSuccess string
+
+func (e noSuccess) Error() string { return string(e) }
+
+// Is makes a noSuccess match ErrAllFailed.
+func (e noSuccess) Is(target error) bool { return target == ErrAllFailed }
+
+// InputError is a failure of the user's input found before any traffic (a
+// tokenizer that does not load): a usage error, not a runtime one.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *InputError) Unwrap() error { return e.Err }
 
 func datasetOptions(p plan.Profile) dataset.Options {
 	o := dataset.Options{
@@ -299,6 +355,7 @@ func newSender(p plan.Profile, counts *outputCounts, client *openai.Client, entr
 			Status:                resp.Status,
 			Error:                 resp.Err,
 			Retried:               resp.Retried,
+			MalformedChunks:       resp.MalformedChunks,
 		}
 		if len(resp.Chunks) > 0 {
 			rec.ResponseNs = make([]int64, len(resp.Chunks))

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -52,21 +54,27 @@ func (c *outputCounts) count(rec *metrics.Record, o outputText) {
 }
 
 // fill counts every pending text into its record, on all cores, and
-// releases the text.
-func (c *outputCounts) fill(records []metrics.Record) {
+// releases the text. It stops early when ctx is cancelled and returns how
+// many responses were left uncounted.
+func (c *outputCounts) fill(ctx context.Context, records []metrics.Record) (uncounted int) {
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
+	var skipped atomic.Int64
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := w; i < len(records); i += workers {
-				if o, ok := c.pending[records[i].Index]; ok {
+				o, ok := c.pending[records[i].Index]
+				switch {
+				case !ok:
+				case ctx.Err() != nil:
+					skipped.Add(1)
+				default:
 					c.count(&records[i], o)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	c.pending, c.bytes = nil, 0
+	return int(skipped.Load())
 }

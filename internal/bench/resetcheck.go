@@ -24,7 +24,7 @@ func checkReset(records []metrics.Record) (verdict, detail string) {
 		r := &byIssue[i]
 		first := !seen[r.Prompt]
 		seen[r.Prompt] = true
-		if !first || !r.OK() || r.Usage == nil || r.Usage.CachedTokens == nil {
+		if !first || !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
 			continue
 		}
 		checked++

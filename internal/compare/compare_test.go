@@ -45,6 +45,7 @@ type trial struct {
 type setup struct {
 	name    string
 	model   string
+	url     string
 	osl     int
 	sweepID int64
 	cell    *plan.Cell
@@ -59,6 +60,9 @@ func makeRun(s setup, number int, tr trial) *result.Run {
 	cfg.Model = []string{s.model}
 	if s.model == "" {
 		cfg.Model = []string{"mock-model"}
+	}
+	if s.url != "" {
+		cfg.URL = []string{s.url}
 	}
 	cfg.Streaming = true
 	cfg.Concurrency = plan.Ptr(8)
@@ -198,6 +202,11 @@ func TestGroupsNotes(t *testing.T) {
 	assert.InDelta(t, 30.5, float64(rep.Metrics[0].Values[1].Mean), 1e-9)
 	assert.Equal(t, compare.NoData, rep.Metrics[1].Versus[0].Verdict)
 	assert.Contains(t, rep.Notes, "no_such_metric.avg: no compared run has this statistic")
+
+	saveGroup(t, db, setup{name: "gpu2", url: "http://gpu2:8000"}, ttfts(20, 21)...)
+	rep = groups(t, db, opt, "base", "gpu2")
+	assert.Equal(t, []string{"url: base = http://localhost:8000, gpu2 = http://gpu2:8000"}, rep.ConfigDifferences,
+		"two servers compared: the table says so")
 }
 
 func TestGroupsTableNamesLongReferences(t *testing.T) {

@@ -15,6 +15,7 @@ var configFields = []struct {
 	get  func(r *store.RunRow) string
 }{
 	{"model", func(r *store.RunRow) string { return r.Model }},
+	{"url", func(r *store.RunRow) string { return r.URL }}, // redacted when stored
 	{"endpoint_type", func(r *store.RunRow) string { return r.EndpointType }},
 	{"streaming", func(r *store.RunRow) string { return strconv.FormatBool(r.Streaming) }},
 	{"mode", func(r *store.RunRow) string { return r.Mode }},

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -50,4 +51,21 @@ func BenchmarkCompute100k(b *testing.B) {
 	for b.Loop() {
 		Compute(v)
 	}
+}
+
+// BenchmarkErrors groups a run's worth of connection resets, each from its
+// own local port.
+func BenchmarkErrors(b *testing.B) {
+	recs := make([]Record, 10_000)
+	for i := range recs {
+		recs[i].Error = &Error{Type: "IncompleteStream",
+			Message: fmt.Sprintf("read tcp 127.0.0.1:%d->127.0.0.1:8000: read: connection reset by peer", 30000+i)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Errors(recs)) != 1 {
+			b.Fatal("not grouped")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/error")
 }

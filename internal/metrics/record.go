@@ -36,6 +36,10 @@ type Record struct {
 	Error     *Error `json:"error,omitempty"`     // nil on success
 	Retried   bool   `json:"retried,omitempty"`   // failed on a reused connection before any byte; retried once on a fresh one
 	Cancelled bool   `json:"cancelled,omitempty"` // still in flight at the end of the grace period (excluded from metrics)
+	// MalformedChunks counts the stream's data lines that were not a
+	// response chunk (unparseable, or JSON of another shape); they were
+	// skipped.
+	MalformedChunks int `json:"malformed_chunks,omitempty"`
 }
 
 // Usage is the server's token accounting (OpenAI `usage`).
@@ -45,7 +49,15 @@ type Usage struct {
 	TotalTokens      int  `json:"total_tokens"`
 	ReasoningTokens  int  `json:"reasoning_tokens,omitempty"` // completion_tokens_details.reasoning_tokens
 	CachedTokens     *int `json:"cached_tokens,omitempty"`    // prompt_tokens_details.cached_tokens; nil when not reported
+	// Untrusted says why the server's counts are not used (a count that is
+	// missing, null, negative or not an integer, or implausible beside the
+	// client's count); the client's counts stand in for them. Empty when
+	// the usage is trusted.
+	Untrusted string `json:"untrusted,omitempty"`
 }
+
+// Trusted reports whether the server's counts can be used.
+func (u *Usage) Trusted() bool { return u != nil && u.Untrusted == "" }
 
 // Error describes a failed request. Code is the HTTP status when the server
 // answered, else 0; Type is a short class ("HTTPError", "StreamError",

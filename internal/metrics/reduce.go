@@ -35,6 +35,8 @@ const (
 	TagTotalOSL              = "total_osl"
 	TagTotalErrorISL         = "total_error_isl"
 	TagBenchmarkDuration     = "benchmark_duration"
+	TagUsageDiscrepancyCount = "usage_discrepancy_count"
+	TagMalformedChunkCount   = "malformed_chunk_count" // ours: stream lines that were not a response chunk
 )
 
 // Units as AIPerf displays them.
@@ -47,6 +49,7 @@ const (
 	UnitTokensPerSec = "tokens/sec"
 	UnitPerUser      = "tokens/sec/user"
 	UnitRequestsSec  = "requests/sec"
+	UnitChunks       = "chunks"
 )
 
 // def names one metric for display.
@@ -105,6 +108,8 @@ var (
 	defTotalOSL         = def{TagTotalOSL, "Total Output Sequence Length", UnitTokens}
 	defTotalErrorISL    = def{TagTotalErrorISL, "Total Error Input Sequence Length", UnitTokens}
 	defDuration         = def{TagBenchmarkDuration, "Benchmark Duration", UnitSec}
+	defUsageDiscrepancy = def{TagUsageDiscrepancyCount, "Usage Discrepancy Count", UnitRequests}
+	defMalformedChunks  = def{TagMalformedChunkCount, "Malformed Chunk Count", UnitChunks}
 )
 
 // Value is one metric of one request, as the per-request export shows it.
@@ -137,10 +142,10 @@ func RecordMetrics(r Record, streaming bool) []Value {
 }
 
 // OutputSequenceLength is the request's OSL: the server's completion token
-// count when it reported usage, else the client's count of output plus
-// reasoning tokens.
+// count when it reported usage that can be trusted, else the client's count
+// of output plus reasoning tokens.
 func OutputSequenceLength(r *Record) int {
-	if r.Usage != nil {
+	if r.Usage.Trusted() {
 		return r.Usage.CompletionTokens
 	}
 	return r.OutputTokens + r.ReasoningTokens
@@ -197,7 +202,7 @@ func visit(r *Record, streaming bool, emit func(id int, v float64)) {
 	if r.ReasoningTokens > 0 {
 		emit(idReasoningTokens, float64(r.ReasoningTokens))
 	}
-	if u := r.Usage; u != nil {
+	if u := r.Usage; u.Trusted() {
 		emit(idUsagePrompt, float64(u.PromptTokens))
 		emit(idUsageCompletion, float64(u.CompletionTokens))
 		if r.InputTokens > 0 {
@@ -235,6 +240,9 @@ func Summarize(records []Record, streaming bool) Summary {
 		totalISL, totalOSL float64
 		totalErrISL        float64
 		okSpan, failSpan   span
+		withUsage          bool // a successful request reported usage
+		discrepancies      int
+		malformed          int
 	)
 	for i := range records {
 		if records[i].OK() {
@@ -253,6 +261,7 @@ func Summarize(records []Record, streaming bool) Summary {
 			continue
 		}
 		visit(r, streaming, emit)
+		malformed += r.MalformedChunks
 		if r.Error != nil {
 			failed++
 			totalErrISL += float64(r.InputTokens)
@@ -263,6 +272,12 @@ func Summarize(records []Record, streaming bool) Summary {
 		}
 		totalISL += float64(r.InputTokens)
 		totalOSL += float64(OutputSequenceLength(r))
+		if r.Usage != nil {
+			withUsage = true
+			if usageDiscrepancy(r) {
+				discrepancies++
+			}
+		}
 		okSpan.cover(r.SentNs, r.SentNs+LatencyNs(r))
 	}
 	// The benchmark runs from the first send to the last response of the
@@ -303,6 +318,12 @@ func Summarize(records []Record, streaming bool) Summary {
 	if window.set {
 		scalar(defDuration, duration)
 	}
+	if withUsage {
+		scalar(defUsageDiscrepancy, float64(discrepancies))
+	}
+	if malformed > 0 {
+		scalar(defMalformedChunks, float64(malformed))
+	}
 	return s
 }
 
@@ -342,23 +363,37 @@ func computeAll(vals *[numRecordMetrics][]float64) [numRecordMetrics]*Stats {
 	return out
 }
 
-// Errors counts identical failures (same code, type and message), most
-// frequent first; ties keep first-seen order. Cancelled requests are not
-// errors.
+// Errors groups failures by code, type and message with its volatile parts
+// (addresses, ports, ids, numbers) normalised, most frequent first; ties keep
+// first-seen order. A group whose messages were all identical shows that
+// message, else the normalised form. Cancelled requests are not errors.
 func Errors(records []Record) []ErrorCount {
-	var out []ErrorCount
-	index := map[Error]int{}
+	type group struct {
+		count  int
+		shown  Error // the first error, or its normalised form once messages differ
+		varied bool
+	}
+	var groups []*group
+	index := map[Error]*group{}
 	for i := range records {
 		r := &records[i]
 		if r.Cancelled || r.Error == nil {
 			continue
 		}
-		if j, seen := index[*r.Error]; seen {
-			out[j].Count++
-			continue
+		key := Error{Code: r.Error.Code, Type: r.Error.Type, Message: NormalizeMessage(r.Error.Message)}
+		g, seen := index[key]
+		if !seen {
+			g = &group{shown: *r.Error}
+			index[key] = g
+			groups = append(groups, g)
+		} else if !g.varied && g.shown.Message != r.Error.Message {
+			g.varied, g.shown = true, key
 		}
-		index[*r.Error] = len(out)
-		out = append(out, ErrorCount{Error: *r.Error, Count: 1})
+		g.count++
+	}
+	out := make([]ErrorCount, len(groups))
+	for i, g := range groups {
+		out[i] = ErrorCount{Error: g.shown, Count: g.count}
 	}
 	slices.SortStableFunc(out, func(a, b ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
 	return out

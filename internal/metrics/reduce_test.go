@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -312,4 +313,44 @@ func TestErrors(t *testing.T) {
 		{Error: Error{Code: 500, Type: "HTTPError", Message: "other"}, Count: 1},
 	}, Errors(recs))
 	assert.Empty(t, Errors(nil))
+}
+
+func TestErrorsGroupVolatileMessages(t *testing.T) {
+	var recs []Record
+	// 6,563 connection resets from as many local ports: a handful of groups.
+	for i := range 6563 {
+		recs = append(recs, Record{Error: &Error{Type: "IncompleteStream",
+			Message: fmt.Sprintf("read tcp 127.0.0.1:%d->10.0.0.%d:8000: read: connection reset by peer", 30000+i, i%3)}})
+	}
+	for i := range 5 {
+		recs = append(recs, Record{Error: &Error{Code: 400, Type: "HTTPError",
+			Message: fmt.Sprintf("This model's maximum context length is 4096 tokens. However, you requested %d tokens (request id chatcmpl-%08x)", 4100+i, i*7919)}})
+	}
+	same := Error{Code: 503, Type: "HTTPError", Message: "upstream connect error on port 8000"}
+	recs = append(recs, Record{Error: &same}, Record{Error: &same},
+		Record{Error: &Error{Type: "ConnectionError", Message: "connect to [::1]:8000: connection refused"}},
+		Record{Error: &Error{Type: "ConnectionError", Message: "connect to [::1]:8001: connection refused"}},
+		Record{Error: &Error{Type: "Timeout", Message: "request timed out after 1m0s"}})
+	got := Errors(recs)
+	assert.Equal(t, []ErrorCount{
+		{Error: Error{Type: "IncompleteStream", Message: "read tcp <addr>-><addr>: read: connection reset by peer"}, Count: 6563},
+		{Error: Error{Code: 400, Type: "HTTPError", Message: "This model's maximum context length is N tokens. However, you requested N tokens (request id <id>)"}, Count: 5},
+		{Error: same, Count: 2},
+		{Error: Error{Type: "ConnectionError", Message: "connect to <addr>: connection refused"}, Count: 2},
+		{Error: Error{Type: "Timeout", Message: "request timed out after 1m0s"}, Count: 1},
+	}, got, "identical messages are shown verbatim, varied ones normalised")
+}
+
+func TestNormalizeMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"dial tcp 192.168.1.20:8000: connect: connection refused":      "dial tcp <addr>: connect: connection refused",
+		"Get \"http://gpu-node-3:30000/health\": EOF":                  "Get \"http://gpu-node-N:<port>/health\": EOF",
+		"request 5b0e7c2a-1f0e-4d5a-9c3b-1a2b3c4d5e6f failed":          "request <id> failed",
+		"stream ended before data: [DONE]":                             "stream ended before data: [DONE]",
+		"write tcp [2001:db8::1]:443->[2001:db8::2]:51234: EPIPE":      "write tcp <addr>-><addr>: EPIPE",
+		"KV cache is full: 98.5% used, 1024 blocks":                    "KV cache is full: N% used, N blocks",
+		"the client ran out of file descriptors (too many open files)": "the client ran out of file descriptors (too many open files)",
+	} {
+		assert.Equal(t, want, NormalizeMessage(in), in)
+	}
 }

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,11 +26,6 @@ const (
 	ioBufferSize = 32 << 10
 	// maxErrorBody bounds how much of a non-2xx body is read for its message.
 	maxErrorBody = 64 << 10
-	// maxBody bounds a non-streaming response body.
-	maxBody = 64 << 20
-	// maxDrain bounds what is read after a response is decided, to reuse the
-	// connection; a longer remainder closes it instead.
-	maxDrain = 256 << 10
 	// maxChunkHint caps the Chunks capacity reserved from MaxTokens.
 	maxChunkHint = 4096
 )
@@ -53,6 +45,10 @@ type Options struct {
 	// Now is the run's monotonic clock in ns since its start (default: since
 	// New).
 	Now func() int64
+	// MaxEventBytes bounds one SSE line or event, and a non-streaming body;
+	// a response beyond it fails with ErrTypeTooLarge (0:
+	// sse.DefaultMaxEvent).
+	MaxEventBytes int
 }
 
 // Client sends requests over one tuned HTTP/1.1 transport. It is safe for
@@ -65,6 +61,7 @@ type Client struct {
 	headers, streamHeaders http.Header
 
 	timeout time.Duration
+	maxResp int // Options.MaxEventBytes
 	now     func() int64
 	secret  string // the bearer token, redacted from error messages
 	host    string // a --header Host:… override
@@ -74,6 +71,9 @@ type Client struct {
 func New(o Options) *Client {
 	if o.MaxConns <= 0 {
 		o.MaxConns = defaultMaxConns
+	}
+	if o.MaxEventBytes <= 0 {
+		o.MaxEventBytes = sse.DefaultMaxEvent
 	}
 	if o.Now == nil {
 		start := time.Now()
@@ -93,6 +93,7 @@ func New(o Options) *Client {
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
+		maxResp:       o.MaxEventBytes,
 		now:           o.Now,
 		secret:        strings.TrimSpace(secret),
 		host:          headers.Get("Host"),
@@ -132,6 +133,14 @@ var readers = sync.Pool{New: func() any { return sse.NewReader(nil, nil) }}
 
 // Do sends req and reads the whole response. It never fails: failures are
 // described by Response.Err.
+//
+// Only a real API response is a success: a 2xx whose body is not an
+// OpenAI-shaped response (an HTML page, {}, a stream of unparseable lines or
+// of only [DONE]) fails with ErrTypeInvalidResponse. A gzip or deflate body
+// is decoded. Do returns as soon as the response is complete ([DONE] read):
+// what the server still sends after it is drained in the background, and a
+// server that holds the body open costs that connection, not the request
+// timeout.
 func (c *Client) Do(ctx context.Context, req Request) Response {
 	body := req.Body
 	if body == nil {
@@ -140,37 +149,52 @@ func (c *Client) Do(ctx context.Context, req Request) Response {
 			return c.failed(err.Error())
 		}
 	}
-	rctx := ctx
+	rctx, cancel := context.WithCancel(ctx)
+	var deadline *time.Timer
 	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
+		deadline = time.AfterFunc(c.timeout, cancel) // contextError tells it from the caller's cancel
+	}
+	done := func() {
+		if deadline != nil {
+			deadline.Stop()
+		}
+		cancel()
 	}
 	hr, err := http.NewRequestWithContext(rctx, http.MethodPost, req.URL, bytes.NewReader(body))
 	if err != nil {
+		done()
 		return c.failed(fmt.Sprintf("build request: %v", err))
 	}
 	if hr.URL.Scheme != "http" && hr.URL.Scheme != "https" {
+		done()
 		return c.failed(fmt.Sprintf("build request: unsupported URL scheme %q (want http or https)", hr.URL.Scheme))
 	}
 	hr.Header = c.header(req)
 	hr.Host = c.host // a --header Host:… override; empty means the URL's host
 	resp, res := c.send(ctx, rctx, hr)
 	if resp == nil {
+		done()
 		return res
 	}
-	defer drain(resp.Body)
 	res.Status = resp.StatusCode
+	rest := &tracked{r: resp.Body}
+	defer func() { release(resp.Body, rest, done) }()
+	in, err := decodeBody(resp.Header, rest)
+	if err != nil {
+		res.EndNs = c.now()
+		res.Err = c.invalid(res.Status, resp.Header, err.Error())
+		return res
+	}
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		c.readHTTPError(resp.Body, &res)
+		c.readHTTPError(in, &res)
 	case req.Streaming && !isJSON(resp.Header):
 		if req.MaxTokens > 0 {
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
 		}
-		c.readStream(ctx, rctx, resp.Body, &res)
+		c.readStream(ctx, rctx, in, resp.Header, &res)
 	default:
-		c.readWhole(ctx, rctx, resp.Body, &res)
+		c.readWhole(ctx, rctx, in, resp.Header, &res)
 	}
 	return res
 }
@@ -242,180 +266,10 @@ func (c *Client) header(req Request) http.Header {
 	return h
 }
 
-// readStream reads SSE events until [DONE], an error frame or the end.
-func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, res *Response) {
-	rd := readers.Get().(*sse.Reader)
-	rd.Reset(body, c.now)
-	defer func() {
-		rd.Reset(nil, nil)
-		readers.Put(rd)
-	}()
-	var w wireChunk // reused: one decode target per stream
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			res.EndNs = c.now()
-			if errors.Is(err, io.EOF) {
-				res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream,
-					Message: "stream ended before data: [DONE]"}
-				return
-			}
-			res.Err = c.readError(ctx, rctx, res.Status, ErrTypeIncompleteStream, err)
-			return
-		}
-		data := bytes.TrimSpace(ev.Data)
-		if ev.Name == "error" {
-			res.EndNs = ev.At
-			res.Err = c.streamError(data, res.Status)
-			return
-		}
-		if string(data) == "[DONE]" {
-			res.EndNs = ev.At
-			return
-		}
-		if len(data) == 0 || data[0] != '{' {
-			continue // keep-alive or unknown payload
-		}
-		w.reset()
-		if decodeChunk(data, &w) != nil {
-			continue // not an object we understand
-		}
-		if e := w.failure(res.Status); e != nil {
-			res.EndNs = ev.At
-			e.Message = c.redact(e.Message)
-			res.Err = e
-			return
-		}
-		if u := w.usage(); u != nil {
-			res.Usage = u
-		}
-		if text, reasoning := w.output(); text != "" || reasoning != "" {
-			res.Chunks = append(res.Chunks, Chunk{At: ev.At, Text: text, Reasoning: reasoning})
-		}
-	}
-}
-
-// streamError describes an "event: error" frame.
-func (c *Client) streamError(data []byte, status int) *metrics.Error {
-	var w wireChunk
-	if len(data) > 0 && data[0] == '{' && decodeChunk(data, &w) == nil {
-		if e := w.failure(status); e != nil {
-			e.Message = c.redact(e.Message)
-			return e
-		}
-	}
-	return &metrics.Error{Code: status, Type: ErrTypeStream, Message: c.redact(bodyMessage(data))}
-}
-
-// readWhole reads a non-streaming response.
-func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, res *Response) {
-	b, err := io.ReadAll(io.LimitReader(body, maxBody))
-	at := c.now()
-	res.EndNs = at
-	if err != nil {
-		res.Err = c.readError(ctx, rctx, res.Status, ErrTypeIncompleteResponse, err)
-		return
-	}
-	var w wireChunk
-	if decodeChunk(b, &w) != nil {
-		return // not an object we understand: no output
-	}
-	if e := w.failure(res.Status); e != nil {
-		e.Message = c.redact(e.Message)
-		res.Err = e
-		return
-	}
-	res.Usage = w.usage()
-	if text, reasoning := w.output(); text != "" || reasoning != "" {
-		res.Chunks = []Chunk{{At: at, Text: text, Reasoning: reasoning}}
-	}
-}
-
-// readHTTPError describes a non-2xx response by the message in its body.
-func (c *Client) readHTTPError(body io.Reader, res *Response) {
-	b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody)) // a partial body still names the error
-	res.EndNs = c.now()
-	msg := bodyMessage(b)
-	if msg == "" {
-		msg = http.StatusText(res.Status)
-	}
-	res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeHTTP, Message: c.redact(msg)}
-}
-
-// readError classifies an error while reading a body: the caller's
-// cancellation, the per-request timeout, or typ (the connection broke).
-func (c *Client) readError(ctx, rctx context.Context, status int, typ string, err error) *metrics.Error {
-	if e := c.contextError(ctx, rctx); e != nil {
-		e.Code = status
-		return e
-	}
-	return &metrics.Error{Code: status, Type: typ, Message: c.redact(err.Error())}
-}
-
-// contextError reports a cancelled or timed-out request, nil otherwise.
-func (c *Client) contextError(ctx, rctx context.Context) *metrics.Error {
-	switch {
-	case ctx.Err() != nil:
-		return &metrics.Error{Type: ErrTypeCancelled, Message: "request cancelled: " + context.Cause(ctx).Error()}
-	case rctx.Err() != nil:
-		return &metrics.Error{Type: ErrTypeTimeout, Message: fmt.Sprintf("request timed out after %s", c.timeout)}
-	}
-	return nil
-}
-
-// transportError classifies a failure before the response headers arrived.
-func (c *Client) transportError(ctx, rctx context.Context, err error) *metrics.Error {
-	if e := c.contextError(ctx, rctx); e != nil {
-		return e
-	}
-	return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(connMessage(err))}
-}
-
-// connMessage words a transport error without the request URL, naming the
-// address for dial failures: "connect to 127.0.0.1:9: connection refused".
-func connMessage(err error) string {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		inner := op.Err
-		var sys *os.SyscallError
-		if errors.As(inner, &sys) {
-			inner = sys.Err
-		}
-		if op.Addr != nil {
-			return fmt.Sprintf("connect to %s: %v", op.Addr, inner)
-		}
-		return fmt.Sprintf("connect: %v", inner)
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "server closed the connection before responding"
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error() // without the URL
-	}
-	return err.Error()
-}
-
 // redact hides the bearer token in text that came from the server.
 func (c *Client) redact(s string) string {
 	if len(c.secret) < 4 {
 		return s
 	}
 	return strings.ReplaceAll(s, c.secret, "***")
-}
-
-// isJSON reports a JSON (not SSE) response, sent by servers that ignore
-// "stream": true.
-func isJSON(h http.Header) bool {
-	mt, _, _ := strings.Cut(h.Get("Content-Type"), ";")
-	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
-}
-
-// drain reads a bounded remainder so the connection can be reused, then
-// closes the body. Its wait is bounded by the request's context: a server
-// that holds the body open after [DONE] keeps the request (not its result)
-// until the timeout.
-func drain(body io.ReadCloser) {
-	_, _ = io.CopyN(io.Discard, body, maxDrain)
-	_ = body.Close()
 }

@@ -255,26 +255,39 @@ func isScalarByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'E'
 }
 
-// choices reads the choices array; only the first element is kept, reusing
-// slots the way encoding/json reuses a slice's backing array.
+// choices reads the choices array. Only the choice with index 0 (or no
+// index) is kept, in slot 0, reusing it the way encoding/json reuses a
+// slice's backing array; the other choices are decoded and dropped.
 func (s *scanner) choices(w *wireChunk) error {
 	if s.null() {
-		w.Choices = nil
+		w.Choices, w.hasChoices = nil, false
 		return nil
 	}
-	n, err := s.array(func(i int) error {
-		if i > 0 {
+	if cap(w.Choices) == 0 {
+		w.Choices = make([]wireChoice, 0, 1)
+	}
+	slot := w.Choices[:1]
+	found := false
+	_, err := s.array(func(int) error {
+		if found {
 			_, err := s.skip()
 			return err
 		}
-		if cap(w.Choices) == 0 {
-			w.Choices = make([]wireChoice, 1)
+		slot[0] = wireChoice{}
+		if err := s.choice(&slot[0]); err != nil {
+			return err
 		}
-		w.Choices = w.Choices[:1]
-		return s.choice(&w.Choices[0])
+		found = slot[0].Index == 0
+		return nil
 	})
-	w.Choices = w.Choices[:min(n, len(w.Choices))]
-	return err
+	if err != nil {
+		return err
+	}
+	w.Choices, w.hasChoices = w.Choices[:0], true
+	if found {
+		w.Choices = slot
+	}
+	return nil
 }
 
 func (s *scanner) choice(c *wireChoice) error {
@@ -283,6 +296,12 @@ func (s *scanner) choice(c *wireChoice) error {
 	}
 	return s.object(func(key []byte) error {
 		switch {
+		case keyIs(key, "index"):
+			raw, err := s.skip()
+			if err == nil {
+				err = c.Index.UnmarshalJSON(raw)
+			}
+			return err
 		case keyIs(key, "text"):
 			return s.text(&c.Text)
 		case keyIs(key, "delta"):
@@ -359,10 +378,13 @@ func (s *scanner) usage(w *wireChunk) error {
 	if err != nil {
 		return err
 	}
-	if w.Usage == nil {
-		w.Usage = new(wireUsage)
+	w.Usage = new(wireUsage)
+	if json.Unmarshal(raw, w.Usage) != nil {
+		// Counts of the wrong shape are described, not a reason to drop
+		// the chunk: the response is still measured.
+		*w.Usage = wireUsage{malformed: true}
 	}
-	return json.Unmarshal(raw, w.Usage)
+	return nil
 }
 
 // keyIs matches a key the way encoding/json matches a field name: exactly,

@@ -27,6 +27,12 @@ var decodeSeeds = []string{
 	"{\"choices\":[{\"text\":\"bad \xff utf8\"}]}",
 	` { "choices" : [ { "delta" : { "content" : "sp" } } ] } `,
 	`{"choices":[],"choices":[{"delta":{"content":"dup"}}]}`,
+	`{"choices":[{"index":1,"delta":{"content":"second"}},{"index":0,"delta":{"content":"first"}}]}`,
+	`{"choices":[{"index":1,"delta":{"content":"only the second"}}]}`,
+	`{"choices":[{"index":"0","delta":{"content":"odd index"}}],"choices":null}`,
+	`{"choices":[],"usage":{"prompt_tokens":-1,"completion_tokens":null,"total_tokens":1.5}}`,
+	`{"choices":[],"usage":{"prompt_tokens":"3","completion_tokens":true,"prompt_tokens_details":{"cached_tokens":9}}}`,
+	`{"choices":[],"usage":{"prompt_tokens":1e300,"completion_tokens":2.0,"completion_tokens_details":{"reasoning_tokens":-2}}}`,
 }
 
 func TestDecodeChunk(t *testing.T) {
@@ -55,7 +61,8 @@ func compareDecoders(t *testing.T, data []byte) {
 	require.Equal(t, wantReasoning, gotReasoning, "reasoning of %q", data)
 	require.Equal(t, want.usage(), got.usage(), "usage of %q", data)
 	require.Equal(t, want.failure(200), got.failure(200), "error of %q", data)
-	require.Equal(t, len(want.Choices) == 0, len(got.Choices) == 0, "choices of %q", data)
+	require.Equal(t, want.first() == nil, got.first() == nil, "choice 0 of %q", data)
+	require.Equal(t, want.Choices != nil, got.hasChoices, "choices array of %q", data)
 
 	// A reused, reset target decodes the same.
 	got.reset()

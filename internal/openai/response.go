@@ -29,6 +29,17 @@ const (
 	ErrTypeCancelled = "Cancelled"
 	// ErrTypeRequest is a request that could not be built (bad URL, body).
 	ErrTypeRequest = "RequestError"
+	// ErrTypeInvalidResponse is a 2xx whose body is not an API response:
+	// an HTML page, a JSON object without choices, a stream without a
+	// single response chunk, a body that cannot be decoded.
+	ErrTypeInvalidResponse = "InvalidResponse"
+	// ErrTypeTooLarge is a response line, event or body beyond the
+	// client's size limit.
+	ErrTypeTooLarge = "ResponseTooLarge"
+	// ErrTypeClient is the client host out of a resource (file
+	// descriptors, local ports, memory): the client's failure, not the
+	// server's.
+	ErrTypeClient = "ClientError"
 )
 
 // maxMessage bounds error messages taken from response bodies.
@@ -53,6 +64,9 @@ type Response struct {
 	// ([DONE] read, body read) or failed.
 	SentNs, EndNs int64
 	Err           *metrics.Error // nil on success
+	// MalformedChunks counts the stream's data lines that were not response
+	// chunks (unparseable, or JSON of another shape); they were skipped.
+	MalformedChunks int
 	// Retried reports that the first attempt failed on a reused connection
 	// before any response byte and the request was sent again on a fresh one.
 	Retried bool
@@ -65,12 +79,30 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+
+	// hasChoices is set by decodeChunk when "choices" held an array.
+	hasChoices bool
 }
 
 type wireChoice struct {
+	Index   choiceIndex `json:"index"`   // which of n choices; absent means 0
 	Text    string      `json:"text"`    // completions
 	Delta   wireMessage `json:"delta"`   // chat chunk
 	Message wireMessage `json:"message"` // chat completion
+}
+
+// choiceIndex is a choice's "index". Anything but an integer (null, a
+// string) reads as 0, so a sloppy server's only choice is still measured.
+type choiceIndex int
+
+// UnmarshalJSON implements json.Unmarshaler; it never fails.
+func (c *choiceIndex) UnmarshalJSON(b []byte) error {
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		n = 0
+	}
+	*c = choiceIndex(n)
+	return nil
 }
 
 type wireMessage struct {
@@ -86,30 +118,36 @@ type toolCall struct {
 	} `json:"function"`
 }
 
-type wireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens *int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
 // reset empties w for the next decode, keeping its choices slot.
 func (w *wireChunk) reset() {
 	clear(w.Choices[:cap(w.Choices)])
 	*w = wireChunk{Choices: w.Choices[:0], Error: w.Error[:0]}
 }
 
-// output returns the generated text of the first choice.
+// shaped reports whether the chunk has the shape of an OpenAI response or
+// stream chunk: a choices array (possibly empty), a usage object or an error.
+func (w *wireChunk) shaped() bool {
+	return w.hasChoices || w.Usage != nil || (len(w.Error) > 0 && !isNull(w.Error))
+}
+
+// first returns the choice with index 0, nil if there is none. Only that
+// choice is measured: the text of other choices (n > 1) is never merged
+// into it.
+func (w *wireChunk) first() *wireChoice {
+	for i := range w.Choices {
+		if w.Choices[i].Index == 0 {
+			return &w.Choices[i]
+		}
+	}
+	return nil
+}
+
+// output returns the generated text of choice 0.
 func (w *wireChunk) output() (text, reasoning string) {
-	if len(w.Choices) == 0 {
+	c := w.first()
+	if c == nil {
 		return "", ""
 	}
-	c := &w.Choices[0]
 	m := &c.Delta
 	if m.Content == "" && m.ReasoningContent == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
 		m = &c.Message
@@ -123,22 +161,6 @@ func (w *wireChunk) output() (text, reasoning string) {
 		reasoning = m.Reasoning
 	}
 	return text, reasoning
-}
-
-// usage converts the wire usage, nil when absent.
-func (w *wireChunk) usage() *metrics.Usage {
-	u := w.Usage
-	if u == nil {
-		return nil
-	}
-	out := &metrics.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-	if u.PromptTokensDetails != nil {
-		out.CachedTokens = u.PromptTokensDetails.CachedTokens
-	}
-	if u.CompletionTokensDetails != nil {
-		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
-	}
-	return out
 }
 
 // failure returns the error carried by the chunk, nil if it carries none.

@@ -52,6 +52,7 @@ type Profile struct {
 	APIKey                string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" placeholder:"KEY" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
 	ExtraInputs           []string `json:"extra_inputs,omitempty" name:"extra-inputs" sep:"none" group:"Endpoint" placeholder:"K:V|JSON" help:"Extra request-body field as key:value, or a JSON object (repeatable)."`
 	RequestTimeoutSeconds float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" placeholder:"SECONDS" help:"Per-request timeout covering connect, send and receive (default ${default})."`
+	MaxEventBytes         int      `json:"max_event_bytes,omitempty" name:"max-event-bytes" group:"Endpoint" placeholder:"BYTES" help:"Largest SSE line or event, and non-streaming body, accepted; a larger response fails (default 16 MiB)."`
 
 	// Load.
 	Concurrency          *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`

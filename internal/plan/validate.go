@@ -76,6 +76,8 @@ func (p *Profile) Check() error {
 		}
 	}
 	v.check(p.RequestTimeoutSeconds > 0, "request_timeout_seconds", fmt.Sprintf("must be greater than 0, got %g", p.RequestTimeoutSeconds))
+	v.check(p.MaxEventBytes == 0 || p.MaxEventBytes >= minEventBytes, "max_event_bytes",
+		fmt.Sprintf("must be at least %d (omit it for 16 MiB), got %d", minEventBytes, p.MaxEventBytes))
 
 	v.minInt("concurrency", p.Concurrency, 1)
 	v.positive("request_rate", p.RequestRate)
@@ -160,6 +162,10 @@ func (v *validator) phases(phases []Phase) {
 	}
 	v.check(profiling > 0, "phases", "need at least one profiling phase")
 }
+
+// minEventBytes is the smallest --max-event-bytes: below it, real chunks
+// (a few hundred bytes each) would fail.
+const minEventBytes = 4096
 
 type validator struct{ errs []error }
 

@@ -188,15 +188,19 @@ func (p *printer) audit(run *result.Run) {
 		return
 	}
 	p.section("")
-	load := fmt.Sprintf("Client: %s mode, achieved %s req/s", a.Mode, number(a.AchievedRate))
+	load := fmt.Sprintf("Client: %s mode, send rate %s req/s", a.Mode, number(a.AchievedRate))
 	if a.TargetRate > 0 {
-		load = fmt.Sprintf("Client: %s mode, target %s req/s, achieved %s req/s (%s%%)", a.Mode,
+		load = fmt.Sprintf("Client: %s mode, target %s req/s, send rate %s req/s (%s%% of target)", a.Mode,
 			number(a.TargetRate), number(a.AchievedRate), number(100*a.AchievedRate/a.TargetRate))
 	}
 	if a.PrecisePacing {
 		load += ", precise pacing"
 	}
 	p.line("%s", load)
+	p.line("  (send rate: requests started per second, first to last send; Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	if a.Cut > 0 {
+		p.line("Cut: %d requests still in flight at the end of the grace period were cancelled and excluded from the metrics", a.Cut)
+	}
 	if a.SendLagMs != nil {
 		p.line("Send lag: p50 %s ms, p99 %s ms, max %s ms", number(a.SendLagMs.P50), number(a.SendLagMs.P99),
 			number(a.SendLagMs.Max))

@@ -40,7 +40,7 @@ func TestConsoleContent(t *testing.T) {
 		"Request Count (requests)", "Error Request Count (requests)", "N/A",
 		"Errors: 3 of 7 requests failed", "2 × HTTPError 500: Internal Server Error",
 		"reset_kv_cache", "/reset_prefix_cache", "warning: 2xx with", "error: timeout after 30s",
-		"target 100.00 req/s, achieved 98.50 req/s", "Send lag: p50 0.25 ms", "CLIENT-BOUND",
+		"target 100.00 req/s, send rate 98.50 req/s", "Send lag: p50 0.25 ms", "CLIENT-BOUND",
 		"Warmup: 2 requests", "Benchmark Duration:",
 	} {
 		assert.Contains(t, out, want)

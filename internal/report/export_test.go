@@ -48,7 +48,7 @@ func TestWriteJSON(t *testing.T) {
 		"usage_prompt_tokens", "usage_completion_tokens", "usage_prompt_tokens_diff_pct",
 		"usage_completion_tokens_diff_pct", "send_lag", "error_isl",
 		"output_token_throughput", "total_token_throughput", "request_throughput", "request_count",
-		"error_request_count", "total_isl", "total_osl", "total_error_isl", "benchmark_duration",
+		"error_request_count", "total_isl", "total_osl", "total_error_isl", "benchmark_duration", "usage_discrepancy_count",
 		"warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
 		"client_audit", "input_config",
 	}, topLevelKeys(t, buf.Bytes()))
@@ -185,6 +185,9 @@ func TestWriteJSONL(t *testing.T) {
 	assert.Equal(t, "profiling", md["benchmark_phase"])
 	assert.Equal(t, false, md["was_cancelled"])
 	assert.Nil(t, md["cancellation_time_ns"])
+	assert.Equal(t, false, md["retried"], "retried is always present")
+	assert.Equal(t, 0.0, md["malformed_chunks"], "malformed_chunks is always present")
+	assert.NotContains(t, md, "usage_untrusted", "only when the usage was refused")
 	for _, k := range []string{"worker_id", "record_processor_id", "request_start_ns", "request_end_ns"} {
 		assert.Contains(t, md, k)
 	}

@@ -16,7 +16,8 @@ var cancelledError = metrics.Error{Code: 499, Type: "RequestCancellationError",
 	Message: "request still in flight when the run stopped"}
 
 // jsonlMetadata is AIPerf's per-request metadata plus our extensions
-// (phase, scheduled_ns, send_lag_ns, http_status, retried).
+// (phase, scheduled_ns, send_lag_ns, http_status, retried, malformed_chunks,
+// usage_untrusted).
 type jsonlMetadata struct {
 	SessionNum         int    `json:"session_num"`
 	XRequestID         string `json:"x_request_id"`
@@ -32,11 +33,13 @@ type jsonlMetadata struct {
 	WasCancelled       bool   `json:"was_cancelled"`
 	CancellationTimeNs *int64 `json:"cancellation_time_ns"`
 
-	Phase       string `json:"phase"`        // phase name (several profiling phases may run)
-	ScheduledNs int64  `json:"scheduled_ns"` // wall-clock ns the schedule wanted the send
-	SendLagNs   int64  `json:"send_lag_ns"`  // sent − scheduled
-	HTTPStatus  int    `json:"http_status,omitempty"`
-	Retried     bool   `json:"retried,omitempty"`
+	Phase           string `json:"phase"`        // phase name (several profiling phases may run)
+	ScheduledNs     int64  `json:"scheduled_ns"` // wall-clock ns the schedule wanted the send
+	SendLagNs       int64  `json:"send_lag_ns"`  // sent − scheduled
+	HTTPStatus      int    `json:"http_status,omitempty"`
+	Retried         bool   `json:"retried"`
+	MalformedChunks int    `json:"malformed_chunks"`          // stream lines that were not response chunks, skipped
+	UsageUntrusted  string `json:"usage_untrusted,omitempty"` // why the server's usage was not used
 }
 
 // WriteJSONL writes profile_export.jsonl: one line per profiling request
@@ -112,6 +115,10 @@ func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.
 		SendLagNs:         r.SentNs - r.ScheduledNs,
 		HTTPStatus:        r.Status,
 		Retried:           r.Retried,
+		MalformedChunks:   r.MalformedChunks,
+	}
+	if r.Usage != nil {
+		md.UsageUntrusted = r.Usage.Untrusted
 	}
 	if streaming && len(r.ResponseNs) > 0 {
 		ack := wall(r.ResponseNs[0])

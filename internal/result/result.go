@@ -63,15 +63,24 @@ type TrialInfo struct {
 // Audit is the client's report on itself: did it deliver the load it was
 // asked for, or was the client (not the server) the bottleneck?
 type Audit struct {
-	Mode          string         `json:"mode"`                  // "concurrency" or "rate"
-	TargetRate    float64        `json:"target_rate,omitempty"` // requests/s asked for (rate mode)
-	AchievedRate  float64        `json:"achieved_rate"`         // profiling sends / sending window
-	SendLagMs     *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
-	CapDelayed    int            `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
-	Retried       int            `json:"retried,omitempty"`     // reused-connection retries
-	PrecisePacing bool           `json:"precise_pacing,omitempty"`
-	ClientBound   bool           `json:"client_bound"`              // the client could not keep up
-	KVReset       string         `json:"kv_reset,omitempty"`        // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
-	KVResetDetail string         `json:"kv_reset_detail,omitempty"` // what the check saw
-	Warnings      []string       `json:"warnings,omitempty"`
+	Mode       string  `json:"mode"`                  // "concurrency" or "rate"
+	TargetRate float64 `json:"target_rate,omitempty"` // requests/s asked for (rate mode)
+	// AchievedRate is the send rate: profiling requests started per second
+	// between the first and the last send. It is not request_throughput,
+	// which counts successful requests per second of benchmark duration
+	// (first send to last response).
+	AchievedRate   float64        `json:"achieved_rate"`
+	SendLagMs      *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
+	CapDelayed     int            `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
+	Retried        int            `json:"retried,omitempty"`     // reused-connection retries
+	PrecisePacing  bool           `json:"precise_pacing,omitempty"`
+	Cut            int            `json:"cut,omitempty"`              // requests still in flight at the end of the grace period: cancelled, excluded
+	ClientErrors   int            `json:"client_errors,omitempty"`    // requests failed for the client host's own limits (file descriptors, ports)
+	Bursts         int            `json:"bursts,omitempty"`           // streamed requests whose tokens all arrived in one read (ITL 0)
+	Malformed      int            `json:"malformed_chunks,omitempty"` // stream lines that were not response chunks, skipped
+	UsageUntrusted int            `json:"usage_untrusted,omitempty"`  // requests whose server usage was implausible: client counts used
+	ClientBound    bool           `json:"client_bound"`               // the client could not keep up
+	KVReset        string         `json:"kv_reset,omitempty"`         // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
+	KVResetDetail  string         `json:"kv_reset_detail,omitempty"`  // what the check saw
+	Warnings       []string       `json:"warnings,omitempty"`
 }

@@ -3,6 +3,7 @@ package sse
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -13,6 +14,15 @@ const bufferSize = 16 << 10
 // maxKeep bounds the line and data buffers a Reader keeps across Reset, so
 // that one huge event does not pin memory in a pooled Reader.
 const maxKeep = 64 << 10
+
+// DefaultMaxEvent is the largest line or event a Reader accepts when no
+// other limit is set: far above any real inference chunk, far below what a
+// hostile stream could make the reader buffer.
+const DefaultMaxEvent = 16 << 20
+
+// ErrTooLarge is returned (wrapped) by Next when one line or one event's
+// data exceeds the Reader's limit; the stream cannot be read further.
+var ErrTooLarge = errors.New("sse event too large")
 
 // Event is one dispatched server-sent event.
 type Event struct {
@@ -42,6 +52,7 @@ type Reader struct {
 	started bool // a field line of the current event was read
 	hasData bool // a data line of the current event was read
 	err     error
+	max     int // largest line or event data accepted, in bytes
 }
 
 // stampReader reads from r and remembers the clock reading taken right after
@@ -69,8 +80,21 @@ func NewReader(r io.Reader, now func() int64) *Reader {
 	return rd
 }
 
+// SetMax sets the largest line, and the largest data of one event, that Next
+// accepts (n <= 0: DefaultMaxEvent). Beyond it Next fails with ErrTooLarge,
+// having buffered at most about n bytes. The limit survives Reset.
+func (r *Reader) SetMax(n int) {
+	if n <= 0 {
+		n = DefaultMaxEvent
+	}
+	r.max = n
+}
+
 // Reset discards all state and makes the Reader read from r with clock now.
 func (r *Reader) Reset(src io.Reader, now func() int64) {
+	if r.max == 0 {
+		r.max = DefaultMaxEvent
+	}
 	r.src = stampReader{r: src, now: now}
 	r.br.Reset(&r.src)
 	if cap(r.long) > maxKeep {
@@ -122,6 +146,10 @@ func (r *Reader) Next() (Event, error) {
 			continue
 		}
 		r.field(line)
+		if len(r.data) > r.max {
+			r.err = fmt.Errorf("%w: event data exceeds %d bytes", ErrTooLarge, r.max)
+			return Event{}, r.err
+		}
 	}
 }
 
@@ -191,6 +219,9 @@ func (r *Reader) segment() ([]byte, error) {
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], seg...)
 		for err == bufio.ErrBufferFull {
+			if len(r.long) > r.max {
+				return nil, fmt.Errorf("%w: a line exceeds %d bytes", ErrTooLarge, r.max)
+			}
 			seg, err = r.br.ReadSlice('\n')
 			r.long = append(r.long, seg...)
 		}

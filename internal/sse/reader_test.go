@@ -255,3 +255,52 @@ func BenchmarkReader(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*(chunks+1)/b.Elapsed().Seconds(), "chunks/s")
 }
+
+// endless is a stream of one byte repeated for ever, counting what was read.
+type endless struct {
+	b    byte
+	read int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e.b
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+func TestReaderLineOverLimit(t *testing.T) {
+	// A line without end: the reader gives up after about the limit
+	// instead of buffering the whole stream.
+	src := &endless{b: 'x'}
+	r := NewReader(io.MultiReader(strings.NewReader("data: "), src), counter())
+	_, err := r.Next()
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.LessOrEqual(t, src.read, DefaultMaxEvent+2*bufferSize, "read no more than the limit")
+	_, again := r.Next()
+	assert.ErrorIs(t, again, ErrTooLarge, "the error sticks")
+}
+
+func TestReaderEventOverLimit(t *testing.T) {
+	for name, in := range map[string]string{
+		"one long line":    "data: " + strings.Repeat("a", 100) + "\n\n",
+		"many data lines":  strings.Repeat("data: 0123456789\n", 20) + "\n",
+		"long line at eof": "data: " + strings.Repeat("a", bufferSize*3),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := NewReader(strings.NewReader("data: ok\n\n"+in+"data: [DONE]\n\n"), counter())
+			r.SetMax(64)
+			e, err := r.Next()
+			require.NoError(t, err)
+			assert.Equal(t, "ok", string(e.Data), "events within the limit are read")
+			_, err = r.Next()
+			require.ErrorIs(t, err, ErrTooLarge)
+		})
+	}
+	r := NewReader(strings.NewReader("data: "+longLine+"\n\n"), counter())
+	r.SetMax(len(longLine))
+	e, err := r.Next()
+	require.NoError(t, err, "an event exactly at the limit is accepted")
+	assert.Len(t, e.Data, len(longLine))
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// TestNginxPageIsNotASuccess: a server answering every request with an HTML
+// page (a proxy's default site, a login portal) is a failed run, never a
+// benchmark of nothing.
+func TestNginxPageIsNotASuccess(t *testing.T) {
+	const page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body>It works</body></html>\n"
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, page)
+	}))
+	t.Cleanup(srv.Close)
+	for _, streaming := range []bool{true, false} {
+		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"profile", "-m", "m", "-u", srv.URL, "--ui", "none", "--request-count", "5", "--artifact-dir", "out"}
+			if streaming {
+				args = append(args, "--streaming")
+			}
+			inv := cli(t, dir, args...)
+			assert.Equal(t, ExitFailure, inv.code)
+			assert.Contains(t, inv.stderr, "every profiling request failed: 5 of 5")
+			assert.Contains(t, inv.stdout, "Errors: 5 of 5 requests failed")
+			assert.Contains(t, inv.stdout, "5 × InvalidResponse 200: not an OpenAI response (text/html)")
+			jsonl, err := os.ReadFile(filepath.Join(dir, "out", "profile_export.jsonl"))
+			require.NoError(t, err)
+			assert.Equal(t, 5, strings.Count(string(jsonl), `"type":"InvalidResponse"`))
+			export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+			assert.Equal(t, 0.0, metricAvg(t, export, "request_count"))
+			assert.Equal(t, 5.0, metricAvg(t, export, "error_request_count"))
+		})
+	}
+}
+
+// aiperfProcess starts this test binary as the aiperf binary.
+func aiperfProcess(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), beMain+"=1"), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, &stdout, &stderr
+}
+
+// exitCode waits for cmd, failing the test if it outlives limit (a liveness
+// bound, far above what the behaviour needs).
+func exitCode(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		t.Fatalf("aiperf still running after %v", limit)
+		return -1
+	}
+}
+
+// TestSecondInterruptExitsAtOnce: the first Ctrl-C starts a clean stop,
+// which here hangs on a profiler stop that never answers; the second one
+// exits at once.
+func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	stopping := make(chan struct{}, 1)
+	m := startMock(t, mock.Config{TTFT: 2000, ITL: 1})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stop_profile" {
+			stopping <- struct{}{}
+			<-r.Context().Done() // never answers
+			return
+		}
+		m.srv.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	cmd, _, stderr := aiperfProcess(t, dir, nil, quick(srv.URL, "--request-count", "4", "--server-profiler",
+		"--server-profiler-timeout-seconds", "3600")...)
+	require.Eventually(t, func() bool { return m.control().InferenceRequests > 0 }, time.Minute, 10*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	<-stopping // the clean stop is under way, blocked on the profiler
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	assert.Equal(t, ExitInterrupted, exitCode(t, cmd, time.Minute), stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted again: exiting now")
+}
+
+// TestInterruptAfterTheLoadExits130: a Ctrl-C that arrives once every
+// request has returned still marks the run interrupted (exit 130), and the
+// table and exports of the finished load are still produced.
+func TestInterruptAfterTheLoadExits130(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	var pid atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stop_profile" { // the phase has drained: the load is over
+			_ = syscall.Kill(int(pid.Load()), syscall.SIGINT)
+			time.Sleep(100 * time.Millisecond) // spacing only: the signal lands before the run ends
+		}
+		m.srv.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	cmd, stdout, stderr := aiperfProcess(t, dir, nil, quick(srv.URL, "--request-count", "6", "--server-profiler",
+		"--artifact-dir", "out")...)
+	pid.Store(int64(cmd.Process.Pid))
+	assert.Equal(t, ExitInterrupted, exitCode(t, cmd, time.Minute), stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted (after the load: all 6 profiling requests had returned)")
+	assert.Contains(t, stdout.String(), "Request Count")
+	assert.Equal(t, 6, countLines(t, filepath.Join(dir, "out", "profile_export.jsonl")), "the exports are written")
+	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	assert.Equal(t, true, export["was_cancelled"])
+	assert.Equal(t, 6.0, metricAvg(t, export, "request_count"))
+}
+
+// TestClientOutOfFileDescriptors: requests the client could not open a
+// socket for are the client's failure (ClientError) and make the run
+// CLIENT-BOUND, not a server error rate.
+func TestClientOutOfFileDescriptors(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("needs sh for ulimit")
+	}
+	m := startMock(t, mock.Config{TTFT: 200, ITL: 1})
+	dir := t.TempDir()
+	args := quick(m.URL, "--concurrency", "64", "--request-count", "64", "--artifact-dir", "out", "--no-store")
+	script := `ulimit -n 40 && exec "$0" "$@"`
+	cmd := exec.Command("sh", append([]string{"-c", script, os.Args[0]}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), beMain+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	require.NoError(t, cmd.Start())
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		t.Fatal("run did not finish")
+	}
+	out := stdout.String()
+	require.Contains(t, out, "ClientError", "stderr: %s", stderr.String())
+	assert.Contains(t, out, "out of file descriptors")
+	assert.Contains(t, out, "CLIENT-BOUND")
+	assert.NotContains(t, out, "ConnectionError", "no fd failure is counted against the server")
+}

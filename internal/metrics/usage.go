@@ -1,0 +1,71 @@
+package metrics
+
+import "fmt"
+
+// Plausibility bounds of server usage against the client's own counts. They
+// are loose on purpose: chat templates add prompt tokens, tokenizers differ,
+// so only a count no honest server could report is refused.
+const (
+	usageRatio = 100 // a count more than 100× the other side's (plus usageSlack) is absurd
+	usageSlack = 100
+	// A server never generates more than the max_tokens it was sent; a
+	// count beyond it by more than 10% + maxTokensSlack is not a count.
+	maxTokensSlack = 8
+)
+
+// CheckUsage marks the record's server usage untrusted when its counts are
+// implausible beside the client's: more completion tokens than were
+// requested, or a prompt or completion count wildly off the client's
+// count. Call it once the client counts (InputTokens, OutputTokens,
+// ReasoningTokens) are final; usage already untrusted is left as it is.
+func CheckUsage(r *Record) {
+	u := r.Usage
+	if !u.Trusted() || !r.OK() {
+		return
+	}
+	// Reasoning the server did not stream (OpenAI's hidden reasoning) is in
+	// completion_tokens but not in the client's count.
+	visible := u.CompletionTokens
+	if r.ReasoningTokens == 0 {
+		visible -= u.ReasoningTokens
+	}
+	client := r.OutputTokens + r.ReasoningTokens
+	switch req := r.RequestedOutputTokens; {
+	case req > 0 && u.CompletionTokens > req+req/10+maxTokensSlack:
+		u.Untrusted = fmt.Sprintf("completion_tokens %d exceeds the %d max tokens requested", u.CompletionTokens, req)
+	case u.ReasoningTokens > u.CompletionTokens:
+		u.Untrusted = fmt.Sprintf("reasoning_tokens %d exceeds completion_tokens %d", u.ReasoningTokens, u.CompletionTokens)
+	case absurd(visible, client):
+		u.Untrusted = fmt.Sprintf("completion_tokens %d is implausible beside the %d tokens the client counted", u.CompletionTokens, client)
+	case absurd(u.PromptTokens, r.InputTokens):
+		u.Untrusted = fmt.Sprintf("prompt_tokens %d is implausible beside the %d tokens the client sent", u.PromptTokens, r.InputTokens)
+	}
+}
+
+// absurd reports a server count more than usageRatio times off the client's.
+func absurd(server, client int) bool {
+	return server > usageRatio*client+usageSlack || client > usageRatio*server+usageSlack
+}
+
+// usageDiffLimit is AIPerf's USAGE_PCT_DIFF_THRESHOLD: a request whose server
+// and client counts differ by more than this many percent is a usage
+// discrepancy.
+const usageDiffLimit = 10.0
+
+// usageDiscrepancy reports whether r counts toward usage_discrepancy_count:
+// its usage is untrusted, or a prompt or completion count differs from the
+// client's by more than usageDiffLimit percent (AIPerf's definition).
+func usageDiscrepancy(r *Record) bool {
+	u := r.Usage
+	if u == nil {
+		return false
+	}
+	if u.Untrusted != "" {
+		return true
+	}
+	if r.InputTokens > 0 && diffPct(u.PromptTokens, r.InputTokens) > usageDiffLimit {
+		return true
+	}
+	client := r.OutputTokens + r.ReasoningTokens
+	return client > 0 && diffPct(u.CompletionTokens, client) > usageDiffLimit
+}

@@ -1,0 +1,80 @@
+package metrics
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckUsage(t *testing.T) {
+	rec := func(in, out, maxTokens int, u Usage) Record {
+		return Record{InputTokens: in, OutputTokens: out, RequestedOutputTokens: maxTokens, Usage: &u}
+	}
+	tests := []struct {
+		name      string
+		r         Record
+		untrusted string
+	}{
+		{"honest", rec(550, 64, 64, Usage{PromptTokens: 562, CompletionTokens: 64}), ""},
+		{"tokenizers differ a little", rec(550, 60, 64, Usage{PromptTokens: 540, CompletionTokens: 64}), ""},
+		{"tiny prompt, big chat template", rec(1, 5, 0, Usage{PromptTokens: 90, CompletionTokens: 5}), ""},
+		{"hidden reasoning (OpenAI o-series)", rec(100, 20, 0, Usage{PromptTokens: 100, CompletionTokens: 9000, ReasoningTokens: 8980}), ""},
+		{"more than max_tokens", rec(550, 64, 64, Usage{PromptTokens: 550, CompletionTokens: 5000}), "completion_tokens 5000 exceeds the 64 max tokens requested"},
+		{"max_tokens slack", rec(550, 64, 64, Usage{PromptTokens: 550, CompletionTokens: 64 + 6 + 8}), ""},
+		{"100x the client count", rec(550, 10, 0, Usage{PromptTokens: 550, CompletionTokens: 1_000_000}), "completion_tokens 1000000 is implausible beside the 10 tokens the client counted"},
+		{"reasoning beyond completion", rec(550, 10, 0, Usage{PromptTokens: 550, CompletionTokens: 10, ReasoningTokens: 50}), "reasoning_tokens 50 exceeds completion_tokens 10"},
+		{"prompt wildly short", rec(50_000, 10, 0, Usage{PromptTokens: 3, CompletionTokens: 10}), "prompt_tokens 3 is implausible beside the 50000 tokens the client sent"},
+		{"already untrusted stays", rec(550, 10, 0, Usage{Untrusted: "completion_tokens is null"}), "completion_tokens is null"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r
+			CheckUsage(&r)
+			assert.Equal(t, tc.untrusted, r.Usage.Untrusted)
+		})
+	}
+	failed := Record{Error: &Error{Type: "HTTPError"}, Usage: &Usage{CompletionTokens: 1 << 30}}
+	CheckUsage(&failed)
+	assert.Empty(t, failed.Usage.Untrusted, "a failed request's usage is not examined")
+	none := Record{}
+	CheckUsage(&none)
+	assert.Nil(t, none.Usage)
+}
+
+func TestUntrustedUsageFallsBackToClientCounts(t *testing.T) {
+	ok := func(out int, u *Usage) Record {
+		return Record{SentNs: 0, EndNs: 10 * msNs, ResponseNs: []int64{5 * msNs, 10 * msNs}, InputTokens: 100, OutputTokens: out, Usage: u}
+	}
+	recs := []Record{
+		ok(10, &Usage{PromptTokens: 100, CompletionTokens: 10}),                                                  // trusted, no discrepancy
+		ok(10, &Usage{PromptTokens: 100, CompletionTokens: -5, Untrusted: "completion_tokens is negative (-5)"}), // refused
+		ok(20, &Usage{PromptTokens: 130, CompletionTokens: 20}),                                                  // prompt 30% off: AIPerf's discrepancy
+		ok(30, nil),
+	}
+	s := Summarize(recs, true)
+	osl, _ := s.Get(TagOSL)
+	require.NotNil(t, osl.Stats)
+	assert.Equal(t, 10.0, osl.Stats.Min, "the refused -5 is not an OSL: the client's 10 stands in")
+	assert.Equal(t, 70.0, osl.Stats.Sum)
+	prompt, _ := s.Get(TagUsagePromptTokens)
+	assert.Equal(t, 2, prompt.Stats.Count, "refused usage feeds no usage metric")
+	d, ok2 := s.Get(TagUsageDiscrepancyCount)
+	require.True(t, ok2)
+	assert.Equal(t, 2.0, d.Value, "the refused usage and the 30% prompt difference")
+	_, has := Summarize([]Record{ok(5, nil)}, true).Get(TagUsageDiscrepancyCount)
+	assert.False(t, has, "no usage reported, no usage discrepancy count")
+}
+
+func TestMalformedChunksSummed(t *testing.T) {
+	recs := []Record{
+		{EndNs: 5, ResponseNs: []int64{5}, MalformedChunks: 2},
+		{EndNs: 5, Error: &Error{Type: "InvalidResponse"}, MalformedChunks: 3},
+		{EndNs: 5, ResponseNs: []int64{5}},
+	}
+	m, ok := Summarize(recs, true).Get(TagMalformedChunkCount)
+	require.True(t, ok)
+	assert.Equal(t, 5.0, m.Value)
+	_, ok = Summarize(recs[2:], true).Get(TagMalformedChunkCount)
+	assert.False(t, ok)
+}

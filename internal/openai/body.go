@@ -1,0 +1,129 @@
+package openai
+
+import (
+	"bufio"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+const (
+	// releaseWait is how long a finished request waits for the rest of its
+	// body (a chunked terminator, a trailing newline) before returning: the
+	// remainder of a well-behaved server is already there, so the
+	// connection goes back to the pool before the next request needs it.
+	releaseWait = time.Millisecond
+	// drainFor bounds the background wait for that remainder; a server
+	// still holding the body open then loses the connection.
+	drainFor = 2 * time.Second
+	// maxDrain bounds what is read after a response is decided, to reuse
+	// the connection; a longer remainder closes it instead.
+	maxDrain = 256 << 10
+)
+
+// tracked reads a response body and remembers whether it reached its end
+// and whether reading it failed.
+type tracked struct {
+	r   io.Reader
+	eof bool
+	err error // the last read error other than io.EOF
+}
+
+func (t *tracked) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	switch {
+	case err == io.EOF:
+		t.eof = true
+	case err != nil:
+		t.err = err
+	}
+	return n, err
+}
+
+// decoded reads a compressed body; a decoding failure while the raw body
+// read fine is errEncoding (the server sent a broken body), not a broken
+// connection.
+type decoded struct {
+	r   io.Reader
+	raw *tracked
+	enc string
+}
+
+func (d *decoded) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil && err != io.EOF && d.raw.err == nil {
+		err = fmt.Errorf("%w %s: the body does not decode (%v)", errEncoding, d.enc, err)
+	}
+	return n, err
+}
+
+// release hands the connection of a finished request back: at once when the
+// body was read to its end, else after draining what is left in the
+// background, waiting releaseWait for it at most. done (cancelling the
+// request's context, which closes a connection not yet drained) runs last.
+func release(body io.ReadCloser, rest *tracked, done func()) {
+	if rest.eof {
+		_ = body.Close()
+		done()
+		return
+	}
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		stop := time.AfterFunc(drainFor, done) // a body held open is abandoned
+		_, _ = io.CopyN(io.Discard, rest, maxDrain)
+		stop.Stop()
+		_ = body.Close()
+		done()
+	}()
+	t := time.NewTimer(releaseWait)
+	select {
+	case <-drained:
+	case <-t.C:
+	}
+	t.Stop()
+}
+
+// errEncoding wraps the failures of decodeBody.
+var errEncoding = errors.New("Content-Encoding")
+
+// decodeBody returns the body to parse: r itself, or its gzip or deflate
+// decoding when the server compressed it (a proxy may compress even when
+// the request did not ask for it).
+func decodeBody(h http.Header, r *tracked) (io.Reader, error) {
+	enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding")))
+	switch enc {
+	case "", "identity":
+		return r, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: the body is not gzip (%v)", errEncoding, enc, err)
+		}
+		return &decoded{r: zr, raw: r, enc: enc}, nil
+	case "deflate":
+		// RFC 9110's deflate is zlib-wrapped; some servers send raw deflate.
+		br := bufio.NewReader(r)
+		if head, err := br.Peek(2); err == nil && isZlibHeader(head) {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, fmt.Errorf("%w %s: the body is not zlib (%v)", errEncoding, enc, err)
+			}
+			return &decoded{r: zr, raw: r, enc: enc}, nil
+		}
+		return &decoded{r: flate.NewReader(br), raw: r, enc: enc}, nil
+	}
+	return nil, fmt.Errorf("%w %q: not supported (aiperf decodes gzip and deflate)", errEncoding, enc)
+}
+
+// isZlibHeader reports whether b starts a zlib stream (RFC 1950): method 8
+// and a header checksum divisible by 31.
+func isZlibHeader(b []byte) bool {
+	return b[0]&0x0f == 8 && (uint16(b[0])<<8|uint16(b[1]))%31 == 0
+}

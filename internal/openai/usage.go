@@ -1,0 +1,117 @@
+package openai
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+)
+
+// wireUsage is the usage object. Its counts are read leniently (usageCount
+// never fails), so that a server reporting nonsense still has its response
+// measured, with the nonsense described instead of trusted.
+type wireUsage struct {
+	PromptTokens        usageCount `json:"prompt_tokens"`
+	CompletionTokens    usageCount `json:"completion_tokens"`
+	TotalTokens         usageCount `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens usageCount `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens usageCount `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+
+	malformed bool // the usage value was not an object of this shape
+}
+
+// usageCount is one token count of a usage object.
+type usageCount struct {
+	N   int    // the count, when valid
+	Set bool   // a value was present (valid or not)
+	Bad string // why the value is not a count ("null", "negative (-3)", ...); "" when valid or absent
+}
+
+// maxCount bounds a plausible token count: 2^40 is far beyond any context
+// window, and keeps N exact in a float64.
+const maxCount = 1 << 40
+
+// UnmarshalJSON implements json.Unmarshaler; it never fails. b is a valid
+// JSON value.
+func (c *usageCount) UnmarshalJSON(b []byte) error {
+	*c = usageCount{Set: true}
+	s := string(bytes.TrimSpace(b))
+	if s == "null" {
+		c.Bad = "null"
+		return nil
+	}
+	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+		c.Bad = "not a number (" + shortValue(s) + ")"
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil || math.Abs(f) >= maxCount:
+		c.Bad = "out of range (" + shortValue(s) + ")"
+	case f != math.Trunc(f):
+		c.Bad = "not an integer (" + shortValue(s) + ")"
+	case f < 0:
+		c.Bad = "negative (" + shortValue(s) + ")"
+	default:
+		c.N = int(f)
+	}
+	return nil
+}
+
+// shortValue cuts a JSON value to a few characters for a message.
+func shortValue(s string) string {
+	const max = 24
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+// usage converts the wire usage, nil when absent. Counts that are not
+// non-negative integers are described in Usage.Untrusted (prompt and
+// completion counts are required); a bad cached or reasoning count, or more
+// cached tokens than prompt tokens, is dropped on its own, as if not
+// reported.
+func (w *wireChunk) usage() *metrics.Usage {
+	u := w.Usage
+	if u == nil {
+		return nil
+	}
+	if u.malformed {
+		return &metrics.Usage{Untrusted: "usage is not an object of token counts"}
+	}
+	out := &metrics.Usage{PromptTokens: u.PromptTokens.N, CompletionTokens: u.CompletionTokens.N, TotalTokens: u.TotalTokens.N}
+	var problems []string
+	for _, f := range []struct {
+		name     string
+		c        usageCount
+		required bool
+	}{
+		{"prompt_tokens", u.PromptTokens, true},
+		{"completion_tokens", u.CompletionTokens, true},
+		{"total_tokens", u.TotalTokens, false},
+	} {
+		switch {
+		case f.c.Bad != "":
+			problems = append(problems, f.name+" is "+f.c.Bad)
+		case f.required && !f.c.Set:
+			problems = append(problems, f.name+" is missing")
+		}
+	}
+	out.Untrusted = strings.Join(problems, "; ")
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens.Set && d.CachedTokens.Bad == "" &&
+		d.CachedTokens.N <= out.PromptTokens {
+		n := d.CachedTokens.N
+		out.CachedTokens = &n
+	}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens.Bad == "" {
+		out.ReasoningTokens = d.ReasoningTokens.N
+	}
+	return out
+}

@@ -1,0 +1,267 @@
+package openai
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+)
+
+const nginxPage = "<!DOCTYPE html>\n<html>\n<head><title>Welcome to nginx!</title></head>\n<body><h1>Welcome to nginx!</h1></body>\n</html>\n"
+
+// TestOnlyAPIResponsesSucceed: a 200 is a success only when its body is an
+// OpenAI response; everything else fails with a typed error naming what
+// arrived.
+func TestOnlyAPIResponsesSucceed(t *testing.T) {
+	tests := []struct {
+		name      string
+		streaming bool
+		raw       string
+		want      string // in the message
+	}{
+		{"html page", false, fixed(200, "text/html", nginxPage), `(text/html): the body is not a JSON object: "<!DOCTYPE html> <html>`},
+		{"html page to a streaming request", true, fixed(200, "text/html; charset=utf-8", nginxPage), "(text/html): the stream ended before any response chunk (no data: line held one)"},
+		{"empty object", false, fixed(200, "application/json", `{}`), "(application/json): the JSON body has no choices: \"{}\""},
+		{"empty object to a streaming request", true, fixed(200, "application/json", `{}`), "the JSON body has no choices"},
+		{"empty choices", false, fixed(200, "application/json", `{"choices":[]}`), "no choice with index 0"},
+		{"usage only", false, fixed(200, "application/json", `{"usage":{"prompt_tokens":1,"completion_tokens":1}}`), "no choices"},
+		{"array", false, fixed(200, "application/json", `[{"choices":[]}]`), "not a JSON object"},
+		{"truncated json", false, fixed(200, "application/json", `{"choices":[{"message":`), "not a JSON object"},
+		{"empty body", false, fixed(200, "application/json", ``), "(application/json): the body is empty"},
+		{"no content type", false, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", "(no Content-Type): the body is not a JSON object: \"ok\""},
+		{"stream of unparseable lines", true, chunked(200, "text/event-stream", "data: <b>oops</b>\n\n", "data: {\"not\":\"a chunk\"}\n\n", "data: [DONE]\n\n"),
+			`(text/event-stream): data: [DONE] arrived before any response chunk: 2 data line(s) were not one (first: "<b>oops</b>")`},
+		{"stream of only [DONE]", true, chunked(200, "text/event-stream", done), "data: [DONE] arrived before any response chunk (no data: line held one)"},
+		{"stream of unparseable lines without [DONE]", true, chunked(200, "text/event-stream", "data: nope\n\n"), "the stream ended before any response chunk: 1 data line(s)"},
+		{"plain text stream", true, chunked(200, "text/plain", "Hello\nworld\n"), "(text/plain): the stream ended before any response chunk"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRawServer(t, respond(tc.raw))
+			res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), tc.streaming))
+			require.NotNil(t, res.Err, "a %s is not a success", tc.name)
+			assert.Equal(t, ErrTypeInvalidResponse, res.Err.Type)
+			assert.Equal(t, 200, res.Err.Code)
+			assert.Contains(t, res.Err.Message, tc.want)
+			assert.Empty(t, res.Chunks)
+		})
+	}
+}
+
+func TestMalformedLinesCountedInAValidStream(t *testing.T) {
+	srv := newRawServer(t, respond(chunked(200, "text/event-stream",
+		role, `data: {"object":"ping"}`+"\n\n", tokA, "data: not json\n\n", `data: {"choices":"odd"}`+"\n\n", tokB, ": comment\n\n", "data:\n\n", done)))
+	res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), true))
+	require.Nil(t, res.Err)
+	texts, _ := outputs(res.Chunks)
+	assert.Equal(t, []string{"A", "B"}, texts)
+	assert.Equal(t, 3, res.MalformedChunks, "unparseable and foreign lines are counted; comments and empty keep-alives are not")
+}
+
+func TestOnlyChoiceZeroIsMeasured(t *testing.T) {
+	choice := func(i int, text string) string {
+		return fmt.Sprintf(`data: {"choices":[{"index":%d,"delta":{"content":%q}}]}`+"\n\n", i, text)
+	}
+	srv := newRawServer(t, respond(chunked(200, "text/event-stream",
+		choice(0, "a"), choice(1, "X"), choice(1, "Y"), choice(0, "b"), choice(1, "Z"), done)))
+	res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), true))
+	require.Nil(t, res.Err)
+	texts, _ := outputs(res.Chunks)
+	assert.Equal(t, []string{"a", "b"}, texts, "choice 1 is neither merged into choice 0 nor timed as its tokens")
+	assert.Zero(t, res.MalformedChunks)
+}
+
+func compress(t *testing.T, enc string, s string) string {
+	var b bytes.Buffer
+	var w io.WriteCloser
+	switch enc {
+	case "gzip":
+		w = gzip.NewWriter(&b)
+	case "zlib":
+		w = zlib.NewWriter(&b)
+	case "raw deflate":
+		fw, err := flate.NewWriter(&b, flate.DefaultCompression)
+		require.NoError(t, err)
+		w = fw
+	}
+	_, err := io.WriteString(w, s)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return b.String()
+}
+
+func TestCompressedBodiesAreDecoded(t *testing.T) {
+	whole := `{"choices":[{"message":{"content":"zipped"}}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}`
+	stream := tokA + tokB + usage + done
+	for _, enc := range []struct{ name, header string }{{"gzip", "gzip"}, {"zlib", "deflate"}, {"raw deflate", "deflate"}} {
+		t.Run(enc.name, func(t *testing.T) {
+			for _, streaming := range []bool{false, true} {
+				ct, body, want := "application/json", compress(t, enc.name, whole), []string{"zipped"}
+				if streaming {
+					ct, body, want = "text/event-stream", compress(t, enc.name, stream), []string{"A", "B"}
+				}
+				srv := newRawServer(t, respond(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n%s",
+					ct, enc.header, len(body), body)))
+				c := newTestClient(t, Options{})
+				for range 2 {
+					res := c.Do(context.Background(), chatReq(srv.url("/"), streaming))
+					require.Nil(t, res.Err, "streaming=%v", streaming)
+					texts, _ := outputs(res.Chunks)
+					assert.Equal(t, want, texts)
+					require.NotNil(t, res.Usage)
+				}
+				assert.EqualValues(t, 1, srv.conns.Load(), "a decoded body still returns its connection")
+			}
+		})
+	}
+	t.Run("compressed error body", func(t *testing.T) {
+		body := compress(t, "gzip", `{"error":{"message":"model overloaded"}}`)
+		srv := newRawServer(t, respond(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(body), body)))
+		res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), true))
+		require.NotNil(t, res.Err)
+		assert.Equal(t, metrics.Error{Code: 503, Type: ErrTypeHTTP, Message: "model overloaded"}, *res.Err)
+	})
+	for name, raw := range map[string]string{
+		"brotli":             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: br\r\nContent-Length: 4\r\n\r\n\x0b\x01\x80\x03",
+		"gzip header lies":   fixed(200, "application/json", `{"choices":[]}`)[:len("HTTP/1.1 200 OK\r\n")] + "Content-Encoding: gzip\r\n" + fixed(200, "application/json", `{"choices":[]}`)[len("HTTP/1.1 200 OK\r\n"):],
+		"zlib header broken": "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: deflate\r\nContent-Length: 2\r\n\r\n\x78\x01",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newRawServer(t, respond(raw))
+			res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), false))
+			require.NotNil(t, res.Err)
+			assert.Equal(t, ErrTypeInvalidResponse, res.Err.Type)
+			assert.Contains(t, res.Err.Message, "Content-Encoding")
+		})
+	}
+}
+
+func TestResponsesOverTheSizeLimitFail(t *testing.T) {
+	long := `data: {"choices":[{"delta":{"content":"` + strings.Repeat("x", 300) + `"}}]}` + "\n\n"
+	tests := []struct {
+		name      string
+		streaming bool
+		raw       string
+	}{
+		{"sse line", true, chunked(200, "text/event-stream", tokA, long, done)},
+		{"sse event of many lines", true, chunked(200, "text/event-stream", tokA, strings.Repeat("data: 0123456789abcdef\n", 40)+"\n", done)},
+		{"json body", false, fixed(200, "application/json", `{"choices":[{"message":{"content":"`+strings.Repeat("y", 300)+`"}}]}`)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRawServer(t, respond(tc.raw))
+			res := newTestClient(t, Options{MaxEventBytes: 256}).Do(context.Background(), chatReq(srv.url("/"), tc.streaming))
+			require.NotNil(t, res.Err)
+			assert.Equal(t, metrics.Error{Code: 200, Type: ErrTypeTooLarge,
+				Message: res.Err.Message}, *res.Err)
+			assert.Contains(t, res.Err.Message, "exceeds 256 bytes")
+		})
+	}
+}
+
+// TestDoneReturnsTheSlot: a server that keeps the body open after [DONE]
+// costs one connection, not the request timeout.
+func TestDoneReturnsTheSlot(t *testing.T) {
+	closed := make(chan struct{}, 4)
+	srv := newRawServer(t, func(s *rawServer, conn net.Conn, _ int, _ *http.Request, _ []byte) bool {
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		fmt.Fprintf(conn, "%x\r\n%s\r\n", len(tokA+done), tokA+done)
+		// Never send the terminating chunk: wait for the client to hang up.
+		_, err := conn.Read(make([]byte, 1))
+		if err != nil {
+			closed <- struct{}{}
+		}
+		return false
+	})
+	c := newTestClient(t, Options{Timeout: time.Hour})
+	for i := range 2 {
+		got := make(chan Response, 1)
+		go func() { got <- c.Do(context.Background(), chatReq(srv.url("/"), true)) }()
+		select {
+		case res := <-got:
+			require.Nil(t, res.Err)
+			require.Len(t, res.Chunks, 1)
+		case <-time.After(time.Minute): // liveness only: the request timeout is an hour
+			t.Fatalf("request %d: Do waited for the body to end after [DONE]", i)
+		}
+	}
+	assert.EqualValues(t, 2, srv.conns.Load(), "the held connection is not reused")
+	for range 2 {
+		select {
+		case <-closed:
+		case <-time.After(time.Minute): // liveness only
+			t.Fatal("the client never closed a connection held open after [DONE]")
+		}
+	}
+}
+
+func TestClientResourceErrors(t *testing.T) {
+	// What net/http returns when socket() or connect() fails.
+	dialErr := func(errno syscall.Errno) error {
+		return &url.Error{Op: "Post", URL: "http://127.0.0.1:8000/v1/chat/completions",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", errno)}}
+	}
+	for errno, want := range map[syscall.Errno]string{
+		syscall.EMFILE:        "out of file descriptors",
+		syscall.ENFILE:        "out of file descriptors",
+		syscall.EADDRNOTAVAIL: "out of local ports",
+	} {
+		e := clientError(dialErr(errno))
+		require.NotNil(t, e, errno.Error())
+		assert.Equal(t, ErrTypeClient, e.Type)
+		assert.Contains(t, e.Message, want)
+	}
+	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ETIMEDOUT} {
+		assert.Nil(t, clientError(dialErr(errno)), "%v is not the client's failure", errno)
+	}
+}
+
+func TestUsageCountsAreReadLeniently(t *testing.T) {
+	tests := []struct {
+		usage     string
+		untrusted string // "" when trusted
+		cached    *int
+	}{
+		{`{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":3}}`, "", ptr(3)},
+		{`{"prompt_tokens":5.0,"completion_tokens":2}`, "", nil},
+		{`{"prompt_tokens":-5,"completion_tokens":2}`, "prompt_tokens is negative (-5)", nil},
+		{`{"prompt_tokens":5,"completion_tokens":null}`, "completion_tokens is null", nil},
+		{`{"prompt_tokens":5,"completion_tokens":2.5}`, "completion_tokens is not an integer (2.5)", nil},
+		{`{"prompt_tokens":"5","completion_tokens":2}`, `prompt_tokens is not a number ("5")`, nil},
+		{`{"prompt_tokens":5}`, "completion_tokens is missing", nil},
+		{`{"prompt_tokens":5,"completion_tokens":1e300}`, "completion_tokens is out of range (1e300)", nil},
+		{`{"prompt_tokens":5,"completion_tokens":2,"total_tokens":-1}`, "total_tokens is negative (-1)", nil},
+		{`{"prompt_tokens":5,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":9}}`, "", nil},
+		{`{"prompt_tokens":5,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":-1}}`, "", nil},
+		{`"lots"`, "usage is not an object of token counts", nil},
+		{`{"prompt_tokens_details":[],"prompt_tokens":1,"completion_tokens":1}`, "usage is not an object of token counts", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.usage, func(t *testing.T) {
+			srv := newRawServer(t, respond(chunked(200, "text/event-stream", tokA,
+				`data: {"choices":[],"usage":`+tc.usage+"}\n\n", done)))
+			res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), true))
+			require.Nil(t, res.Err, "bad counts do not fail the request")
+			assert.Zero(t, res.MalformedChunks, "nor make its chunk unreadable")
+			require.NotNil(t, res.Usage)
+			assert.Equal(t, tc.untrusted, res.Usage.Untrusted)
+			assert.Equal(t, tc.cached, res.Usage.CachedTokens)
+		})
+	}
+}
