@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin
 
-.PHONY: all build test vet demo bench bench-go clean
+.PHONY: all build test vet lint demo bench bench-go fuzz clean
 
 all: build
 
@@ -19,6 +19,15 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+# What CI checks besides the tests: formatting, vet and a tidy go.mod.
+lint: vet
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) mod tidy -diff
+
+# Every fuzz target for FUZZTIME (default 10s) each; `make test` runs their seed corpora.
+fuzz:
+	./scripts/fuzz.sh
 
 # A sweep against the built-in mock server, ending in a comparison table.
 demo: build
