@@ -76,3 +76,35 @@ func TestAuditSeveralRatesHaveNoSingleTarget(t *testing.T) {
 	assert.Equal(t, "rate", a.Mode)
 	assert.Zero(t, a.TargetRate, "20 and 100 req/s phases have no one target")
 }
+
+func TestAuditTalliesWhatTheRequestsSay(t *testing.T) {
+	reports, recs := rateRun(6, 10*time.Millisecond, 0, 0, 0)
+	// 0: a normal stream; 1: every token in one read; 2: cut at the end of
+	// the grace period; 3: the client out of file descriptors; 4: absurd
+	// usage; 5: two unparseable lines in an otherwise valid stream.
+	for i := range recs {
+		recs[i].ResponseNs = []int64{recs[i].SentNs + 40, recs[i].SentNs + 44, recs[i].SentNs + 48}
+		recs[i].OutputTokens = 3
+	}
+	recs[1].ResponseNs = []int64{recs[1].SentNs + 40, recs[1].SentNs + 40, recs[1].SentNs + 40}
+	recs[2].Cancelled = true
+	recs[3].Error = &metrics.Error{Type: "ClientError", Message: "the client ran out of file descriptors"}
+	recs[4].Usage = &metrics.Usage{CompletionTokens: -1, Untrusted: "completion_tokens is negative (-1)"}
+	recs[5].MalformedChunks = 2
+	a := audit(plan.Profile{Streaming: true}, reports, recs, 0, 0)
+	assert.Equal(t, 1, a.Bursts)
+	assert.Equal(t, 1, a.Cut)
+	assert.Equal(t, 1, a.ClientErrors)
+	assert.Equal(t, 1, a.UsageUntrusted)
+	assert.Equal(t, 2, a.Malformed)
+	assert.True(t, a.ClientBound, "requests the client could not send make the run client-bound")
+	warnings := strings.Join(a.Warnings, "\n")
+	for _, w := range []string{"1 streamed requests delivered all their tokens in one read", "1 requests failed for the client host's own limits",
+		"2 stream lines were not response chunks", "1 requests reported implausible token usage"} {
+		assert.Contains(t, warnings, w)
+	}
+
+	quiet := audit(plan.Profile{Streaming: true}, reports, recs[:1], 0, 0)
+	assert.Zero(t, quiet.Bursts+quiet.Cut+quiet.ClientErrors+quiet.UsageUntrusted+quiet.Malformed)
+	assert.False(t, quiet.ClientBound)
+}

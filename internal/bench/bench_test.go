@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,4 +193,47 @@ func TestRedactedConfigAndHeaders(t *testing.T) {
 	assert.Equal(t, mock.EventReset, ev.Kind)
 	assert.Contains(t, ev.HeaderNames, "Authorization", "hooks carry the credential")
 	assert.Contains(t, ev.HeaderNames, "X-Team")
+}
+
+// TestAbsurdUsageIsNotTrusted: a server claiming a million completion
+// tokens for a 5-token reply (or a negative count) does not set the OSL or
+// the throughput; the client's count does, and the run says so.
+func TestAbsurdUsageIsNotTrusted(t *testing.T) {
+	usages := []string{
+		`{"prompt_tokens":24,"completion_tokens":1000000,"total_tokens":1000024}`,
+		`{"prompt_tokens":24,"completion_tokens":-5,"total_tokens":19}`,
+		`{"prompt_tokens":24,"completion_tokens":5,"total_tokens":29}`,
+	}
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, tok := range []string{" one", " two", " three", " four", " five"} {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", tok)
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":%s}\n\ndata: [DONE]\n\n", usages[int(n.Add(1)-1)%len(usages)])
+	}))
+	t.Cleanup(srv.Close)
+	p := profile(srv.URL)
+	p.Concurrency = plan.Ptr(1)
+	p.RequestCount = plan.Ptr(9)
+	run, err := Run(context.Background(), Options{Profile: p})
+	require.NoError(t, err)
+	osl, _ := run.Profiling.Get(metrics.TagOSL)
+	require.NotNil(t, osl.Stats)
+	assert.Equal(t, 5.0, osl.Stats.Max, "no request is a million tokens long")
+	assert.Equal(t, 5.0, osl.Stats.Min, "nor negative")
+	total, _ := run.Profiling.Get(metrics.TagTotalOSL)
+	assert.Equal(t, 45.0, total.Value)
+	disc, ok := run.Profiling.Get(metrics.TagUsageDiscrepancyCount)
+	require.True(t, ok)
+	assert.Equal(t, 6.0, disc.Value)
+	assert.Equal(t, 6, run.Audit.UsageUntrusted)
+	assert.Contains(t, strings.Join(run.Audit.Warnings, "\n"), "6 requests reported implausible token usage")
+	untrusted := 0
+	for _, r := range run.Records {
+		if r.Usage != nil && r.Usage.Untrusted != "" {
+			untrusted++
+		}
+	}
+	assert.Equal(t, 6, untrusted, "flagged per request")
 }
