@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,13 +224,13 @@ func redactedCommand(args []string, p plan.Profile) string {
 			secrets = append(secrets, strings.TrimSpace(v))
 		}
 	}
-	for _, raw := range p.URL {
-		if u, err := url.Parse(raw); err == nil && u.User != nil {
-			secrets = append(secrets, u.User.String())
-		}
-	}
 	out := make([]string, len(args))
 	for i, a := range args {
+		for _, raw := range p.URL { // the URL as written: its userinfo may be escaped (p%61ss)
+			if red := plan.RedactURL(raw); red != raw {
+				a = strings.ReplaceAll(a, raw, red)
+			}
+		}
 		for _, s := range secrets {
 			a = strings.ReplaceAll(a, s, plan.Redacted)
 		}
