@@ -147,7 +147,7 @@ func TestCheckPhaseBounds(t *testing.T) {
 		want  string
 	}{
 		{"rate", func(ph *Phase) { ph.Rate = 1e10 }, "phases[1].rate", "phases[1].rate must be at most 1e+09 requests/s"},
-		{"negative rate", func(ph *Phase) { ph.Rate = -1 }, "phases[1].rate", "phases[1].rate must be greater than 0, got -1"},
+		{"negative rate", func(ph *Phase) { ph.Rate, ph.RateMode = -1, "" }, "phases[1].rate", "phases[1].rate must be greater than 0, got -1"},
 		{"duration", func(ph *Phase) { ph.Duration = 1e11 }, "phases[1].duration", "phases[1].duration must be at most 31536000 seconds"},
 		{"grace", func(ph *Phase) { ph.GracePeriod = 1e11 }, "phases[1].grace_period", "phases[1].grace_period must be at most"},
 		{"concurrency", func(ph *Phase) { ph.Concurrency = 1 << 30 }, "phases[1].concurrency", "phases[1].concurrency must be at most 1048576"},

@@ -169,6 +169,8 @@ func (v *validator) phases(phases []Phase) {
 		v.check(ph.Rate != 0 || ph.Concurrency != 0, at("concurrency"), "or rate is required")
 		if ph.Rate != 0 {
 			v.rate(at("rate"), &ph.Rate)
+		}
+		if ph.Rate > 0 {
 			v.check(ph.RateMode == RateConstant || ph.RateMode == RatePoisson, at("type"),
 				fmt.Sprintf("must be constant or poisson for a rate phase, got %q", ph.RateMode))
 		}
