@@ -1,6 +1,7 @@
 package starlark
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -85,11 +86,12 @@ func sweepBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		return nil, fail("trials must be at least 1, got %d", trials)
 	}
 	cool, ok := starlark.AsFloat(cooldown)
-	switch {
-	case !ok:
+	if !ok {
 		return nil, fail("cooldown_seconds: want float, got %s", cooldown.Type())
-	case cool < 0:
-		return nil, fail("cooldown_seconds must be 0 or more, got %g", cool)
+	}
+	var bad *plan.FieldError
+	if errors.As(plan.CheckSeconds("cooldown_seconds", cool, true), &bad) {
+		return nil, fail("cooldown_seconds %s", bad.Msg)
 	}
 
 	d := &declaration{name: name, pos: pos, base: pv.p, trials: trials, cooldown: cool, skip: skip, sameSeed: sameSeed}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aiperf-go/aiperf/internal/compare"
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -38,13 +39,12 @@ func (c *CompareCmd) Validate() error {
 func (c *CompareCmd) options() (compare.Options, error) {
 	keys, err := compare.ParseKeys(c.Metric)
 	if err != nil {
-		return compare.Options{}, fmt.Errorf("--metric: %w", err)
+		return compare.Options{}, fmt.Errorf("--metric %w", err)
 	}
-	opt := compare.Options{Keys: keys, ConfidenceLevel: c.ConfidenceLevel}
-	if err := opt.Validate(); err != nil {
-		return compare.Options{}, fmt.Errorf("--confidence-level: %w", err)
+	if err := plan.CheckConfidence("confidence_level", c.ConfidenceLevel); err != nil {
+		return compare.Options{}, err
 	}
-	return opt, nil
+	return compare.Options{Keys: keys, ConfidenceLevel: c.ConfidenceLevel}, nil
 }
 
 // Run renders the comparison.

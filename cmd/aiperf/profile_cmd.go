@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,17 +45,13 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := spec.Profile.Check(); err != nil {
-		return usageErr(err)
-	}
+	var runs error
 	if c.NumProfileRuns < 1 || c.NumProfileRuns > 10 {
-		return usageErr(&plan.FieldError{Field: "num_profile_runs", Msg: fmt.Sprintf("must be between 1 and 10, got %d", c.NumProfileRuns)})
+		runs = &plan.FieldError{Field: "num_profile_runs", Msg: fmt.Sprintf("must be between 1 and 10, got %d", c.NumProfileRuns)}
 	}
-	if c.ConfidenceLevel <= 0 || c.ConfidenceLevel >= 1 {
-		return usageErr(&plan.FieldError{Field: "confidence_level", Msg: fmt.Sprintf("must be between 0 and 1, got %g", c.ConfidenceLevel)})
-	}
-	if c.ProfileRunCooldownSeconds < 0 {
-		return usageErr(&plan.FieldError{Field: "profile_run_cooldown_seconds", Msg: fmt.Sprintf("must be 0 or more, got %g", c.ProfileRunCooldownSeconds)})
+	if err := errors.Join(spec.Profile.Check(), runs, plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
+		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true)); err != nil {
+		return usageErr(err)
 	}
 	dir := c.ArtifactDir
 	if dir == "" {
@@ -229,13 +224,13 @@ func redactedCommand(args []string, p plan.Profile) string {
 			secrets = append(secrets, strings.TrimSpace(v))
 		}
 	}
-	for _, raw := range p.URL {
-		if u, err := url.Parse(raw); err == nil && u.User != nil {
-			secrets = append(secrets, u.User.String())
-		}
-	}
 	out := make([]string, len(args))
 	for i, a := range args {
+		for _, raw := range p.URL { // the URL as written: its userinfo may be escaped (p%61ss)
+			if red := plan.RedactURL(raw); red != raw {
+				a = strings.ReplaceAll(a, raw, red)
+			}
+		}
 		for _, s := range secrets {
 			a = strings.ReplaceAll(a, s, plan.Redacted)
 		}

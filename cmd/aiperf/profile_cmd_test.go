@@ -45,7 +45,7 @@ func TestRedactedCommand(t *testing.T) {
 	p := plan.NewProfile()
 	p.APIKey = "sk-key"
 	p.Header = []string{"Authorization: Bearer tok-1", "X-Trace:keep-me"}
-	p.URL = []string{"http://user:pw@h:1"}
+	p.URL = []string{"http://user:pw@h:1", "http://u2:hunt%65r2@h:2"}
 	tests := []struct {
 		name string
 		args []string
@@ -59,12 +59,13 @@ func TestRedactedCommand(t *testing.T) {
 			"aiperf profile -HAuthorization: <redacted> -vH Authorization: <redacted>"},
 		{"URL credentials", []string{"profile", "-u", "http://user:pw@h:1", "--url=http://user:pw@h:1", "-uhttp://user:pw@h:1"},
 			"aiperf profile -u http://<redacted>@h:1 --url=http://<redacted>@h:1 -uhttp://<redacted>@h:1"},
+		{"escaped URL password", []string{"profile", "-u", "http://u2:hunt%65r2@h:2"}, "aiperf profile -u http://<redacted>@h:2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := redactedCommand(tt.args, p)
 			assert.Equal(t, tt.want, got)
-			for _, secret := range []string{"sk-key", "tok-1", "pw@"} {
+			for _, secret := range []string{"sk-key", "tok-1", "pw@", "hunt"} {
 				assert.NotContains(t, got, secret)
 			}
 		})

@@ -62,8 +62,8 @@ type SweepCmd struct {
 
 // Run executes every selected sweep of the script.
 func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
-	if c.ConfidenceLevel <= 0 || c.ConfidenceLevel >= 1 {
-		return usageErr(&plan.FieldError{Field: "confidence_level", Msg: fmt.Sprintf("must be between 0 and 1, got %g", c.ConfidenceLevel)})
+	if err := plan.CheckConfidence("confidence_level", c.ConfidenceLevel); err != nil {
+		return usageErr(err)
 	}
 	sweeps, err := c.load(ctx)
 	if err != nil {

@@ -343,7 +343,7 @@ func TestParseKeys(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []compare.Key{{Metric: "time_to_first_token", Stat: "p99"}, {Metric: "request_throughput", Stat: "avg"}}, keys)
 	_, err = compare.ParseKeys([]string{"ttft"})
-	require.ErrorContains(t, err, `metric "ttft": want metric.stat`)
+	require.ErrorContains(t, err, `ttft: want metric.stat`)
 	_, err = compare.ParseKeys([]string{"ttft.p42"})
 	require.ErrorContains(t, err, `unknown statistic "p42"`)
 }

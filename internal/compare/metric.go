@@ -1,11 +1,13 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
 // Key names one run-level statistic: a metric tag and a stat, written
@@ -18,11 +20,17 @@ type Key struct {
 // String is the key as written: "metric.stat".
 func (k Key) String() string { return k.Metric + "." + k.Stat }
 
-// statNames are the statistic names a Key may use.
-var statNames = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum", "value"}
+// statNames are the statistics of a record metric's distribution;
+// statValue is the single statistic of a derived or aggregate metric, which
+// "avg" also answers.
+var (
+	statNames = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum"}
+	statValue = "value"
+)
 
 // ParseKeys parses --metric values ("tag.stat", several per value separated
-// by commas allowed).
+// by commas allowed). An unknown metric or statistic is refused with the
+// list of the known ones.
 func ParseKeys(specs []string) ([]Key, error) {
 	var out []Key
 	for _, spec := range specs {
@@ -31,13 +39,9 @@ func ParseKeys(specs []string) ([]Key, error) {
 			if s == "" {
 				continue
 			}
-			i := strings.LastIndex(s, ".")
-			if i <= 0 {
-				return nil, fmt.Errorf("metric %q: want metric.stat, e.g. time_to_first_token.p99", s)
-			}
-			k := Key{Metric: s[:i], Stat: s[i+1:]}
-			if !slices.Contains(statNames, k.Stat) {
-				return nil, fmt.Errorf("metric %q: unknown statistic %q (want one of %s)", s, k.Stat, strings.Join(statNames, ", "))
+			k, err := parseKey(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s, err)
 			}
 			if !slices.Contains(out, k) {
 				out = append(out, k)
@@ -45,6 +49,35 @@ func ParseKeys(specs []string) ([]Key, error) {
 		}
 	}
 	return out, nil
+}
+
+// parseKey parses one "tag.stat", checking the tag against the metrics a
+// run has and the statistic against what the metric offers.
+func parseKey(s string) (Key, error) {
+	i := strings.LastIndex(s, ".")
+	if i <= 0 {
+		return Key{}, errors.New("want metric.stat, e.g. time_to_first_token.p99")
+	}
+	k := Key{Metric: s[:i], Stat: s[i+1:]}
+	records, scalars := metrics.RecordTags(), metrics.ScalarTags()
+	switch {
+	case !slices.Contains(statNames, k.Stat) && k.Stat != statValue:
+		return k, fmt.Errorf("unknown statistic %q (want one of %s, or %s for a single-valued metric)",
+			k.Stat, strings.Join(statNames, ", "), statValue)
+	case slices.Contains(records, k.Metric):
+		if k.Stat == statValue {
+			return k, fmt.Errorf("%s is a distribution: use one of %s", k.Metric, strings.Join(statNames, ", "))
+		}
+	case slices.Contains(scalars, k.Metric):
+		if k.Stat != "avg" && k.Stat != statValue {
+			return k, fmt.Errorf("%s has a single value: use %s.avg", k.Metric, k.Metric)
+		}
+	default:
+		return k, fmt.Errorf("unknown metric %q%s; the metrics are %s (statistics %s) and %s (a single value: avg)",
+			k.Metric, plan.Suggest(k.Metric, append(records, scalars...)), strings.Join(records, ", "),
+			strings.Join(statNames, ", "), strings.Join(scalars, ", "))
+	}
+	return k, nil
 }
 
 // DefaultKeys are the headline statistics compared when --metric is not given.

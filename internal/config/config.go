@@ -8,6 +8,8 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -55,13 +57,13 @@ func Parse(name string, data []byte) (*File, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: name, Line: 1, Msg: "the file is empty"}
 		}
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		line := next.Line
 		if err != nil {
-			return nil, syntaxError(name, err)
+			return nil, syntaxError(name, data, err)
 		}
 		return nil, &Error{File: name, Line: line, Msg: "only one YAML document is allowed"}
 	}
@@ -80,11 +82,30 @@ func Parse(name string, data []byte) (*File, error) {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// syntaxError turns "yaml: line N: msg" into an *Error at line N.
-func syntaxError(name string, err error) error {
+// syntaxError turns "yaml: line N: msg" into an *Error at line N. yaml.v3
+// leaves the line out when the problem is on the first line, and for bad
+// bytes (invalid UTF-8, control characters), which are found here instead.
+func syntaxError(name string, data []byte, err error) error {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &Error{File: name, Line: line, Msg: "invalid YAML: " + m[2]}
 	}
-	return fmt.Errorf("%s: invalid YAML: %w", name, err)
+	return &Error{File: name, Line: badByteLine(data), Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+}
+
+// badByteLine is the line of the first byte YAML does not allow in a
+// UTF-8 text (1 when there is none).
+func badByteLine(data []byte) int {
+	line := 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		switch {
+		case r == utf8.RuneError && size <= 1, r < ' ' && r != '\t' && r != '\n' && r != '\r', r == 0x7f:
+			return line
+		case r == '\n':
+			line++
+		}
+		data = data[size:]
+	}
+	return 1
 }

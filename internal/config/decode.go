@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -163,6 +164,10 @@ func (d *decoder) float(path string, n *yaml.Node) (float64, bool) {
 	var v float64
 	if n.Kind != yaml.ScalarNode || (n.ShortTag() != tagInt && n.ShortTag() != tagFloat) || n.Decode(&v) != nil {
 		d.errorf(n, path, "expected number, got %s", d.describe(n))
+		return 0, false
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		d.errorf(n, path, "expected a finite number, got %s", d.describe(n))
 		return 0, false
 	}
 	return v, true

@@ -112,6 +112,30 @@ var (
 	defMalformedChunks  = def{TagMalformedChunkCount, "Malformed Chunk Count", UnitChunks}
 )
 
+// scalarDefs are the derived and aggregate metrics, in display order.
+var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
+	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration}
+
+// RecordTags lists the tags of the record metrics, in display order: each
+// summarises to a distribution (Stats).
+func RecordTags() []string {
+	out := make([]string, len(recordDefs))
+	for i, d := range recordDefs {
+		out[i] = d.tag
+	}
+	return out
+}
+
+// ScalarTags lists the tags of the derived and aggregate metrics, in display
+// order: each summarises to a single Value.
+func ScalarTags() []string {
+	out := make([]string, len(scalarDefs))
+	for i, d := range scalarDefs {
+		out[i] = d.tag
+	}
+	return out
+}
+
 // Value is one metric of one request, as the per-request export shows it.
 type Value struct {
 	Tag  string

@@ -3,6 +3,7 @@ package mock
 import (
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -46,6 +47,14 @@ const (
 // Validate checks every flag and returns the first problem, naming the flag.
 // New calls it; kong calls it after parsing when Config is the root grammar.
 func (c *Config) Validate() error {
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{{"ttft", c.TTFT}, {"itl", c.ITL}, {"prefill-us-per-token", c.Prefill}, {"error-rate", c.ErrorRate}, {"admin-latency-ms", c.AdminLatencyMS}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("--%s must be a finite number, got %g", f.flag, f.v)
+		}
+	}
 	switch {
 	case c.Port < 0 || c.Port > 65535:
 		return fmt.Errorf("--port must be between 0 and 65535, got %d", c.Port)

@@ -3,6 +3,7 @@ package mock
 import (
 	"context"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -31,6 +32,11 @@ func TestNewValidates(t *testing.T) {
 		{"fail status without count", Config{AdminFailStatus: 503}, "--admin-fail-count"},
 		{"fail status out of range", Config{AdminFailStatus: 99, AdminFailCount: 1}, "--admin-fail-status"},
 		{"admin latency", Config{AdminLatencyMS: -3}, "--admin-latency-ms"},
+		{"ttft NaN", Config{TTFT: math.NaN()}, "--ttft must be a finite number, got NaN"},
+		{"itl Inf", Config{ITL: math.Inf(1)}, "--itl must be a finite number, got +Inf"},
+		{"prefill NaN", Config{Prefill: math.NaN()}, "--prefill-us-per-token must be a finite number"},
+		{"error rate NaN", Config{ErrorRate: math.NaN()}, "--error-rate must be a finite number"},
+		{"admin latency Inf", Config{AdminLatencyMS: math.Inf(1)}, "--admin-latency-ms must be a finite number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.cfg)

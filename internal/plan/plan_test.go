@@ -49,7 +49,7 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"endpoint path", func(p *Profile) { p.Endpoint = "v1/chat" }, `--endpoint must be a path starting with '/'`},
 		{"header", func(p *Profile) { p.Header = []string{"NoColon"} }, `--header must be Key:Value with Key an HTTP header name and no control characters, got "NoColon"`},
 		{"secret header hidden", func(p *Profile) { p.Header = []string{"Authorization Bearer x"} }, `--header must be Key:Value`},
-		{"header name not a token", func(p *Profile) { p.Header = []string{"=Authorization:x"} }, `--header must be Key:Value with Key an HTTP header name and no control characters, got "=Authorization <redacted>"`},
+		{"header name not a token", func(p *Profile) { p.Header = []string{"=Authorization:x"} }, `--header must be Key:Value with Key an HTTP header name and no control characters, got "<redacted>"`},
 		{"header value with a newline", func(p *Profile) { p.Header = []string{"X-Trace:a\nb"} }, `--header must be Key:Value`},
 		{"extra inputs", func(p *Profile) { p.ExtraInputs = []string{"novalue"} }, "--extra-inputs must be key:value or a JSON object"},
 		{"extra inputs json", func(p *Profile) { p.ExtraInputs = []string{"{bad"} }, "--extra-inputs is not a valid JSON object"},

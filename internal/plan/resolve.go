@@ -210,13 +210,30 @@ func IsSecretHeader(name string) bool {
 	return false
 }
 
-// RedactURL replaces the userinfo (user and password) of a URL.
+// RedactURL replaces the userinfo (user and password) of a URL. It works on
+// the text as written, so that no escaping of the password (p%61ss for
+// pass) and no later parse error (a bad port) can let it through: the
+// userinfo is what precedes the last '@' of the authority, which runs from
+// the "://" after the scheme (or from the start of a URL without a scheme,
+// which normalizeURL reads as http), slashes skipped, to the first '/', '?'
+// or '#'.
 func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 && !strings.ContainsAny(raw[:i], "/?#@") {
+		start = i + len("://")
+	}
+	for start < len(raw) && raw[start] == '/' { // "//user:pw@host" too
+		start++
+	}
+	authority := raw[start:]
+	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+		authority = authority[:end]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
 		return raw
 	}
-	return strings.Replace(raw, u.User.String()+"@", Redacted+"@", 1)
+	return raw[:start] + Redacted + raw[start+at:]
 }
 
 // portOf is the URL's port, or its scheme's default.

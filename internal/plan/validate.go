@@ -52,9 +52,10 @@ func FieldErrors(err error) []*FieldError {
 // before a YAML file or a trial spec has been merged in.)
 func (p *Profile) Check() error {
 	v := &validator{}
-	v.check(len(p.Model) > 0 && p.Model[0] != "", "model", "is required: name the served model, e.g. --model my-model")
+	v.allFinite(p)
+	v.check(len(p.Model) > 0, "model", "is required: name the served model, e.g. --model my-model")
 	for _, m := range p.Model {
-		v.check(strings.TrimSpace(m) != "", "model", "must not be empty")
+		v.check(strings.TrimSpace(m) != "", "model", "must not be empty: name the served model, e.g. --model my-model")
 	}
 	v.check(len(p.URL) > 0, "url", "is required, e.g. --url http://127.0.0.1:8000")
 	for _, raw := range p.URL {
@@ -66,42 +67,42 @@ func (p *Profile) Check() error {
 			fmt.Sprintf("must be a path starting with '/', got %q", p.Endpoint))
 	}
 	for _, h := range p.Header {
-		k, val, ok := strings.Cut(h, ":")
-		v.check(ok && isHeaderName(k) && !strings.ContainsFunc(val, isControl), "header",
-			fmt.Sprintf("must be Key:Value with Key an HTTP header name and no control characters, got %q", redactHeaderArg(h)))
+		if err := CheckHeader(h); err != nil {
+			v.add("header", err.Error())
+		}
 	}
 	for _, e := range p.ExtraInputs {
 		if _, err := ParseExtraInput(e); err != nil {
 			v.add("extra_inputs", err.Error())
 		}
 	}
-	v.check(p.RequestTimeoutSeconds > 0, "request_timeout_seconds", fmt.Sprintf("must be greater than 0, got %g", p.RequestTimeoutSeconds))
-	v.check(p.MaxEventBytes == 0 || p.MaxEventBytes >= minEventBytes, "max_event_bytes",
-		fmt.Sprintf("must be at least %d (omit it for 16 MiB), got %d", minEventBytes, p.MaxEventBytes))
+	v.seconds("request_timeout_seconds", &p.RequestTimeoutSeconds, false)
+	v.check(p.MaxEventBytes == 0 || p.MaxEventBytes >= minEventBytes && p.MaxEventBytes <= maxEventBytes, "max_event_bytes",
+		fmt.Sprintf("must be between %d and %d (omit it for 16 MiB), got %d", minEventBytes, maxEventBytes, p.MaxEventBytes))
 
-	v.minInt("concurrency", p.Concurrency, 1)
-	v.positive("request_rate", p.RequestRate)
+	v.intRange("concurrency", p.Concurrency, 1, MaxConcurrency)
+	v.rate("request_rate", p.RequestRate)
 	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson)
-	v.minInt("request_count", p.RequestCount, 1)
-	v.positive("benchmark_duration", p.BenchmarkDuration)
+	v.intRange("request_count", p.RequestCount, 1, MaxRequests)
+	v.seconds("benchmark_duration", p.BenchmarkDuration, false)
 	if p.BenchmarkGracePeriod != nil {
-		v.check(*p.BenchmarkGracePeriod >= 0, "benchmark_grace_period", fmt.Sprintf("must be 0 or more, got %g", *p.BenchmarkGracePeriod))
+		v.seconds("benchmark_grace_period", p.BenchmarkGracePeriod, true)
 		v.check(p.BenchmarkDuration != nil || len(p.Phases) > 0, "benchmark_grace_period", "needs --benchmark-duration")
 	}
-	if p.WarmupRequestCount != nil && *p.WarmupRequestCount <= 0 {
-		v.add("warmup_request_count", fmt.Sprintf("must be greater than 0, got %d (omit it for no warmup)", *p.WarmupRequestCount))
+	switch w := p.WarmupRequestCount; {
+	case w != nil && *w <= 0:
+		v.add("warmup_request_count", fmt.Sprintf("must be greater than 0, got %d (omit it for no warmup)", *w))
+	default:
+		v.intRange("warmup_request_count", w, 1, MaxRequests)
 	}
-	if p.WarmupDuration != nil && *p.WarmupDuration <= 0 {
-		v.add("warmup_duration", fmt.Sprintf("must be greater than 0, got %g (omit it for no warmup)", *p.WarmupDuration))
+	switch w := p.WarmupDuration; {
+	case w != nil && *w <= 0 && !v.nonFinite["warmup_duration"]:
+		v.add("warmup_duration", fmt.Sprintf("must be greater than 0, got %g (omit it for no warmup)", *w))
+	default:
+		v.seconds("warmup_duration", w, false)
 	}
 
-	v.check(p.SyntheticInputTokensMean >= 1, "synthetic_input_tokens_mean", fmt.Sprintf("must be at least 1, got %d", p.SyntheticInputTokensMean))
-	v.check(p.SyntheticInputTokensStddev >= 0, "synthetic_input_tokens_stddev", fmt.Sprintf("must be 0 or more, got %g", p.SyntheticInputTokensStddev))
-	v.minInt("output_tokens_mean", p.OutputTokensMean, 1)
-	v.check(p.OutputTokensStddev >= 0, "output_tokens_stddev", fmt.Sprintf("must be 0 or more, got %g", p.OutputTokensStddev))
-	v.check(p.OutputTokensStddev == 0 || p.OutputTokensMean != nil, "output_tokens_stddev", "needs --output-tokens-mean")
-	v.check(p.NumDatasetEntries >= 1, "num_dataset_entries", fmt.Sprintf("must be at least 1, got %d", p.NumDatasetEntries))
-
+	v.dataset(p)
 	v.hooks(p)
 	if len(p.Phases) > 0 {
 		v.phases(p.Phases)
@@ -109,16 +110,30 @@ func (p *Profile) Check() error {
 	return errors.Join(v.errs...)
 }
 
+// dataset checks the synthetic prompt options.
+func (v *validator) dataset(p *Profile) {
+	v.intRange("synthetic_input_tokens_mean", &p.SyntheticInputTokensMean, 1, MaxTokens)
+	v.tokens("synthetic_input_tokens_stddev", p.SyntheticInputTokensStddev)
+	v.intRange("output_tokens_mean", p.OutputTokensMean, 1, MaxTokens)
+	v.tokens("output_tokens_stddev", p.OutputTokensStddev)
+	v.check(p.OutputTokensStddev == 0 || p.OutputTokensMean != nil || v.nonFinite["output_tokens_stddev"],
+		"output_tokens_stddev", "needs --output-tokens-mean")
+	v.intRange("num_dataset_entries", &p.NumDatasetEntries, 1, MaxDatasetEntries)
+	if n, isl := p.NumDatasetEntries, p.SyntheticInputTokensMean; n >= 1 && n <= MaxDatasetEntries &&
+		isl >= 1 && isl <= MaxTokens && n*isl > MaxDatasetTokens {
+		v.add("num_dataset_entries", fmt.Sprintf("× --synthetic-input-tokens-mean is %d prompt tokens, more than the %d "+
+			"(about 4 GB of text) generated before the first request: lower either", n*isl, MaxDatasetTokens))
+	}
+}
+
 func (v *validator) hooks(p *Profile) {
 	v.oneOf("server", p.Server, "", "vllm", "sglang", "trtllm")
 	v.hookPath("reset_kv_cache_path", p.ResetKVCachePath)
 	v.hookPath("server_profiler_start_path", p.ServerProfilerStartPath)
 	v.hookPath("server_profiler_stop_path", p.ServerProfilerStopPath)
-	v.positive("reset_kv_cache_timeout_seconds", p.ResetKVCacheTimeoutSeconds)
-	v.positive("server_profiler_timeout_seconds", p.ServerProfilerTimeoutSeconds)
-	if p.ResetKVCacheMaxRetrySeconds != nil && *p.ResetKVCacheMaxRetrySeconds < 0 {
-		v.add("reset_kv_cache_max_retry_seconds", fmt.Sprintf("must be 0 or more, got %g", *p.ResetKVCacheMaxRetrySeconds))
-	}
+	v.seconds("reset_kv_cache_timeout_seconds", p.ResetKVCacheTimeoutSeconds, false)
+	v.seconds("server_profiler_timeout_seconds", p.ServerProfilerTimeoutSeconds, false)
+	v.seconds("reset_kv_cache_max_retry_seconds", p.ResetKVCacheMaxRetrySeconds, true)
 	if r := servers[p.Server].Refusal; r != "" {
 		if p.ResetHook().Enabled {
 			v.add("reset_kv_cache", "cannot be used with --server "+p.Server+": "+r)
@@ -139,35 +154,55 @@ func (v *validator) phases(phases []Phase) {
 	profiling := 0
 	names := map[string]bool{}
 	for i, ph := range phases {
-		at := func(f string) string { return fmt.Sprintf("phases[%d].%s", i, f) }
+		at := func(f string) string { return phaseField(i, f) }
 		v.check(ph.Name != "", at("name"), "is required")
-		v.check(!names[ph.Name], at("name"), fmt.Sprintf("%q is used twice", ph.Name))
+		v.check(ph.Name == "" || !names[ph.Name], at("name"), fmt.Sprintf("%q is used twice", ph.Name))
 		names[ph.Name] = true
 		v.check(ph.Kind == KindWarmup || ph.Kind == KindProfiling, at("kind"),
 			fmt.Sprintf("must be warmup or profiling, got %q", ph.Kind))
 		if ph.Kind == KindProfiling {
 			profiling++
 		}
-		v.check(ph.Concurrency >= 0, at("concurrency"), fmt.Sprintf("must not be negative, got %d", ph.Concurrency))
-		v.check(ph.Rate > 0 || ph.Concurrency >= 1, at("concurrency"), "or rate is required")
-		v.check(ph.Rate >= 0, at("rate"), fmt.Sprintf("must be greater than 0, got %g", ph.Rate))
+		if ph.Concurrency < 0 {
+			v.add(at("concurrency"), fmt.Sprintf("must not be negative, got %d", ph.Concurrency))
+		} else {
+			v.intRange(at("concurrency"), &ph.Concurrency, 0, MaxConcurrency)
+		}
+		v.check(ph.Rate != 0 || ph.Concurrency != 0, at("concurrency"), "or rate is required")
+		if ph.Rate != 0 {
+			v.rate(at("rate"), &ph.Rate)
+		}
 		if ph.Rate > 0 {
 			v.check(ph.RateMode == RateConstant || ph.RateMode == RatePoisson, at("type"),
 				fmt.Sprintf("must be constant or poisson for a rate phase, got %q", ph.RateMode))
 		}
-		v.check(ph.Requests > 0 || ph.Duration > 0, at("requests"), "or duration is required")
-		v.check(ph.Requests >= 0, at("requests"), fmt.Sprintf("must be greater than 0, got %d", ph.Requests))
-		v.check(ph.Duration >= 0, at("duration"), fmt.Sprintf("must be greater than 0, got %g", ph.Duration))
+		v.check(ph.Requests != 0 || ph.Duration != 0, at("requests"), "or duration is required")
+		if ph.Requests != 0 {
+			v.intRange(at("requests"), &ph.Requests, 1, MaxRequests)
+		}
+		if ph.Duration != 0 {
+			v.seconds(at("duration"), &ph.Duration, false)
+		}
+		if ph.GracePeriod >= 0 { // < 0: wait for every request
+			v.seconds(at("grace_period"), &ph.GracePeriod, true)
+		}
 		v.check(!(i == 0 && ph.Seamless), at("seamless"), "is not allowed on the first phase")
 	}
 	v.check(profiling > 0, "phases", "need at least one profiling phase")
 }
 
-// minEventBytes is the smallest --max-event-bytes: below it, real chunks
-// (a few hundred bytes each) would fail.
-const minEventBytes = 4096
+// Bounds of --max-event-bytes: below the minimum real chunks (a few hundred
+// bytes each) would fail; above the maximum one hostile reply could take
+// gigabytes per request in flight.
+const (
+	minEventBytes = 4096
+	maxEventBytes = 1 << 30
+)
 
-type validator struct{ errs []error }
+type validator struct {
+	errs      []error
+	nonFinite map[string]bool // fields refused as NaN or ±Inf: their range checks are skipped
+}
 
 func (v *validator) add(field, msg string) {
 	v.errs = append(v.errs, &FieldError{Field: field, Msg: msg})
@@ -192,18 +227,6 @@ func (v *validator) oneOf(field, got string, allowed ...string) {
 		}
 	}
 	v.add(field, fmt.Sprintf("must be one of %s, got %q", strings.Join(shown, ", "), got))
-}
-
-func (v *validator) minInt(field string, p *int, lo int) {
-	if p != nil && *p < lo {
-		v.add(field, fmt.Sprintf("must be at least %d, got %d", lo, *p))
-	}
-}
-
-func (v *validator) positive(field string, p *float64) {
-	if p != nil && !(*p > 0) {
-		v.add(field, fmt.Sprintf("must be greater than 0, got %g", *p))
-	}
 }
 
 func (v *validator) hookPath(field, path string) {
@@ -264,15 +287,32 @@ func isHeaderName(s string) bool {
 // isControl reports the characters a header value may not hold.
 func isControl(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
 
-// redactHeaderArg shows a malformed --header value without its secret: the
-// name is what precedes the first ':' or blank.
+// CheckHeader checks one --header value: Key:Value with Key an HTTP header
+// name (an RFC 9110 token) and no control characters in Value. The error
+// never shows the value of a header whose name looks secret.
+func CheckHeader(h string) error {
+	k, val, ok := strings.Cut(h, ":")
+	if ok && isHeaderName(k) && !strings.ContainsFunc(val, isControl) {
+		return nil
+	}
+	return fmt.Errorf("must be Key:Value with Key an HTTP header name and no control characters, got %q", redactHeaderArg(h))
+}
+
+// redactHeaderArg shows a malformed --header value without its secret: when
+// what precedes the first ':' (all of it without one) names a secret header,
+// only its leading header-name characters are shown.
 func redactHeaderArg(h string) string {
-	name, _, _ := strings.Cut(strings.TrimSpace(h), ":")
-	if i := strings.IndexAny(name, " \t"); i >= 0 {
-		name = name[:i]
+	name, _, _ := strings.Cut(h, ":")
+	if !IsSecretHeader(name) {
+		return h
 	}
-	if IsSecretHeader(name) {
-		return name + " " + Redacted
+	name = strings.TrimLeft(name, " \t")
+	end := 0
+	for end < len(name) && isHeaderName(name[end:end+1]) {
+		end++
 	}
-	return h
+	if end == 0 {
+		return Redacted
+	}
+	return name[:end] + " " + Redacted
 }

@@ -75,7 +75,8 @@ func assign(f reflect.Value, value any) error {
 		case int64:
 			f.SetInt(n)
 		case float64:
-			if n != math.Trunc(n) || math.IsInf(n, 0) {
+			// -2^63 ≤ n < 2^63: int64(n) is undefined outside (NaN fails n == Trunc(n)).
+			if n != math.Trunc(n) || n < math.MinInt64 || n >= -math.MinInt64 {
 				return bad()
 			}
 			f.SetInt(int64(n))
