@@ -72,8 +72,16 @@ func (p *Profile) Check() error {
 		}
 	}
 	for _, e := range p.ExtraInputs {
-		if _, err := ParseExtraInput(e); err != nil {
+		m, err := ParseExtraInput(e)
+		if err != nil {
 			v.add("extra_inputs", err.Error())
+			continue
+		}
+		for _, key := range []string{"n", "best_of"} {
+			if n, ok := m[key]; ok && n != float64(1) && n != nil {
+				v.add("extra_inputs", fmt.Sprintf("%s:%v asks for several choices per request: aiperf times choice 0 only, "+
+					"and the server's usage would count every choice; remove it (send more requests instead)", key, n))
+			}
 		}
 	}
 	v.seconds("request_timeout_seconds", &p.RequestTimeoutSeconds, false)
