@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/sse"
 )
 
@@ -66,8 +67,8 @@ type Client struct {
 
 	timeout time.Duration
 	now     func() int64
-	secret  string // the bearer token, redacted from error messages
-	host    string // a --header Host:… override
+	secrets *plan.Redactor // the secret header values, redacted from error messages
+	host    string         // a --header Host:… override
 }
 
 // New returns a Client.
@@ -86,7 +87,6 @@ func New(o Options) *Client {
 	headers.Set("Content-Type", "application/json")
 	streaming := headers.Clone()
 	streaming.Set("Accept", "text/event-stream")
-	secret, _ := strings.CutPrefix(headers.Get("Authorization"), "Bearer ")
 	return &Client{
 		keep:          &http.Client{Transport: newTransport(o.MaxConns, true)},
 		fresh:         &http.Client{Transport: newTransport(o.MaxConns, false)},
@@ -94,7 +94,7 @@ func New(o Options) *Client {
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
 		now:           o.Now,
-		secret:        strings.TrimSpace(secret),
+		secrets:       plan.NewRedactor(plan.HeaderSecrets(headers)...),
 		host:          headers.Get("Host"),
 	}
 }
@@ -396,13 +396,9 @@ func connMessage(err error) string {
 	return err.Error()
 }
 
-// redact hides the bearer token in text that came from the server.
-func (c *Client) redact(s string) string {
-	if len(c.secret) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, c.secret, "***")
-}
+// redact hides the secret header values (the bearer token, an X-Api-Key,
+// a cookie, ...) in text that came from the server.
+func (c *Client) redact(s string) string { return c.secrets.Redact(s) }
 
 // isJSON reports a JSON (not SSE) response, sent by servers that ignore
 // "stream": true.

@@ -169,56 +169,6 @@ func (p *Profile) PhaseList() []Phase {
 	return []Phase{warm, prof}
 }
 
-// Redacted returns a copy safe to log, export or store: the API key, secret
-// header values and URL credentials are replaced.
-func (p Profile) Redacted() Profile {
-	if p.APIKey != "" {
-		p.APIKey = Redacted
-	}
-	if len(p.Header) > 0 {
-		hs := make([]string, len(p.Header))
-		for i, h := range p.Header {
-			k, _, _ := strings.Cut(h, ":")
-			if IsSecretHeader(k) {
-				h = k + ":" + Redacted
-			}
-			hs[i] = h
-		}
-		p.Header = hs
-	}
-	if len(p.URL) > 0 {
-		us := make([]string, len(p.URL))
-		for i, raw := range p.URL {
-			us[i] = RedactURL(raw)
-		}
-		p.URL = us
-	}
-	return p
-}
-
-// Redacted replaces secrets in exports, logs and the store.
-const Redacted = "<redacted>"
-
-// IsSecretHeader reports whether a header's value must never be shown.
-func IsSecretHeader(name string) bool {
-	n := strings.ToLower(strings.TrimSpace(name))
-	for _, s := range []string{"authorization", "api-key", "apikey", "token", "secret", "cookie", "password"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// RedactURL replaces the userinfo (user and password) of a URL.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	return strings.Replace(raw, u.User.String()+"@", Redacted+"@", 1)
-}
-
 // portOf is the URL's port, or its scheme's default.
 func portOf(u *url.URL) string {
 	if p := u.Port(); p != "" {
