@@ -289,33 +289,40 @@ func (r *Redactor) cutPrefix(s string) string {
 
 func (r *Redactor) replace(s string) string {
 	for _, v := range r.long {
-		if strings.Contains(s, v) {
+		if !strings.Contains(s, v) {
+			continue
+		}
+		if utf8.ValidString(v) { // then every match is on rune boundaries
 			s = strings.ReplaceAll(s, v, Redacted)
+		} else {
+			s = replaceMatches(s, v, false)
 		}
 	}
 	for _, v := range r.short {
-		s = replaceStandalone(s, v)
+		s = replaceMatches(s, v, true)
 	}
 	return s
 }
 
 func (r *Redactor) found(s string) bool {
 	for _, v := range r.long {
-		if strings.Contains(s, v) {
+		if strings.Contains(s, v) && replaceMatches(s, v, false) != s {
 			return true
 		}
 	}
 	for _, v := range r.short {
-		if replaceStandalone(s, v) != s {
+		if replaceMatches(s, v, true) != s {
 			return true
 		}
 	}
 	return false
 }
 
-// replaceStandalone replaces each occurrence of w in s that is neither
-// preceded nor followed by a letter or digit.
-func replaceStandalone(s, w string) string {
+// replaceMatches replaces each occurrence of w in s that starts and ends on
+// a rune boundary (a secret of invalid UTF-8 could otherwise match inside a
+// character) and, when standalone, is neither preceded nor followed by a
+// letter or digit.
+func replaceMatches(s, w string, standalone bool) string {
 	var b strings.Builder
 	rest := s
 	for {
@@ -323,19 +330,24 @@ func replaceStandalone(s, w string) string {
 		if i < 0 {
 			break
 		}
-		before, _ := utf8.DecodeLastRuneInString(rest[:i])
-		if i == 0 && b.Len() > 0 {
-			before, _ = utf8.DecodeLastRuneInString(b.String())
+		j := i + len(w)
+		match := utf8.RuneStart(rest[i]) && (j == len(rest) || utf8.RuneStart(rest[j]))
+		if match && standalone {
+			before, _ := utf8.DecodeLastRuneInString(rest[:i])
+			if i == 0 && b.Len() > 0 {
+				before, _ = utf8.DecodeLastRuneInString(b.String())
+			}
+			after, _ := utf8.DecodeRuneInString(rest[j:])
+			match = !isWordRune(before) && !isWordRune(after)
 		}
-		after, _ := utf8.DecodeRuneInString(rest[i+len(w):])
 		b.WriteString(rest[:i])
-		if isWordRune(before) || isWordRune(after) {
+		if !match {
 			b.WriteString(w[:1])
 			rest = rest[i+1:]
 			continue
 		}
 		b.WriteString(Redacted)
-		rest = rest[i+len(w):]
+		rest = rest[j:]
 	}
 	if b.Len() == 0 {
 		return s
