@@ -57,7 +57,7 @@ func fakeChild(mode string, args []string) int {
 		}
 		return args[i+1]
 	}
-	spec, err := runner.ReadSpec(arg("--spec-file"))
+	spec, err := runner.TakeSpec(arg("--spec-file"))
 	if err != nil {
 		panic(err)
 	}
