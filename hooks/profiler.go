@@ -48,10 +48,9 @@ func (p *Profiler) WithMark(path string) *Profiler {
 // Start registers owner. When no other owner is active it POSTs the start
 // route to every origin in order; if one fails, every origin that may have
 // received the start is stopped in reverse order (best effort, their errors
-// only recorded) and the first error is returned. Only a refusal proves an
-// origin did not start: a 4xx answer, or no connection at all; a 5xx or a
-// call that got no answer (a timeout, a dropped connection) may have started
-// it. A start POST in flight when ctx is cancelled is not cut short: it gets
+// only recorded) and the first error is returned. An origin that answered
+// with an error did not start; one whose call got no answer (a timeout, a
+// dropped connection) may have, and is stopped too. A start POST in flight when ctx is cancelled is not cut short: it gets
 // its answer (within the hook timeout), so the stop sent next cannot reach
 // the server before it; then no further origin is started, every origin
 // started is stopped, and the error wraps ctx's. Starting an owner that is
@@ -98,17 +97,18 @@ func (p *Profiler) Start(ctx context.Context, owner string) error {
 }
 
 // mayHaveStarted reports whether a start call may have started the
-// profiler: anything but a refusal (a 4xx answer, or a connection that was
-// never opened).
+// profiler: it succeeded, or it was sent and got no answer (a timeout, a
+// dropped connection). An answer, even an error, is the server's word that
+// it did not start; a connection that was never opened carried nothing.
 func mayHaveStarted(call Call, err error) bool {
 	if err == nil {
 		return true
 	}
-	if call.Status >= 400 && call.Status <= 499 {
+	if call.Status != 0 {
 		return false
 	}
 	var op *net.OpError
-	return call.Status != 0 || !errors.As(err, &op) || op.Op != "dial"
+	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // Stop unregisters owner; when it was the last active owner it POSTs the stop

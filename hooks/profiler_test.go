@@ -83,10 +83,10 @@ func TestProfilerStartFailureStopsStartedOriginsInReverse(t *testing.T) {
 	assert.Len(t, rec.all(), 5)
 }
 
-// TestProfilerStartFailureStopsWhatMayHaveStarted: only a refusal (a 4xx, or
-// no connection at all) proves a start did not take effect. A 5xx (a
-// gateway timing out in front of a server that did start, say) or a call
-// that got no answer may have started the profiler: it is stopped too.
+// TestProfilerStartFailureStopsWhatMayHaveStarted: an error answer says the
+// start did not take effect, and a connection never opened carried nothing;
+// but a start that was sent and got no answer may have started the
+// profiler: it is stopped too.
 func TestProfilerStartFailureStopsWhatMayHaveStarted(t *testing.T) {
 	t.Parallel()
 	quick := profilerHook
@@ -97,12 +97,18 @@ func TestProfilerStartFailureStopsWhatMayHaveStarted(t *testing.T) {
 		stopped  bool
 		errMatch string
 	}{
-		{"5xx", statuses(504), true, "status 504 Gateway Timeout"},
+		{"5xx", statuses(500), false, "status 500 Internal Server Error"},
 		{"no answer", func(n int, w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/start_profile" {
 				hang(n, w, r)
 			}
 		}, true, "no answer within 200ms"},
+		{"connection dropped", func(_ int, w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/start_profile" {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				_ = conn.Close()
+			}
+		}, true, "EOF"},
 		{"4xx", statuses(400), false, "status 400 Bad Request"},
 	}
 	for _, tt := range tests {
