@@ -21,27 +21,29 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-// killScript has a cell "long" whose trial runs until it is killed and a
-// quick cell "short" after it, both resetting the cache and profiling.
-const killScript = `
-base = profile(
-    model = "mock-model",
-    url = vars["url"],
-    api_key = vars["key"],
-    tokenizer = vars["tok"],
-    streaming = True,
-    synthetic_input_tokens_mean = 16,
-    output_tokens_mean = 2,
-    num_dataset_entries = 4,
-    reset_kv_cache = True,
-    server_profiler = True,
-)
-sweep(name = vars["name"], base = base, scenarios = [
-    {"name": "short", "request_count": 2},
-    {"name": "long", "request_count": 100000},
-    {"name": "after", "request_count": 3},
-])
+// killScript has a cell "long" whose trial runs until it is killed between
+// two quick cells, all resetting the cache and profiling.
+const killScript = smallBase + `
+sweep(name = vars["name"],
+      base = base.replace(api_key = vars["key"], reset_kv_cache = True, server_profiler = True),
+      scenarios = [
+          {"name": "short", "request_count": 2},
+          {"name": "long", "request_count": 100000},
+          {"name": "after", "request_count": 3},
+      ])
 `
+
+// startKillSweep starts a mock requiring secret and writes killScript in a
+// fresh directory; it returns the mock, the directory and the sweep's args.
+func startKillSweep(t *testing.T, name, secret string) (*mockServer, string, []string) {
+	t.Helper()
+	subprocesses(t)
+	m := startMock(t, mock.Config{TTFT: 20, APIKey: secret})
+	dir := t.TempDir()
+	script := writeFile(t, dir, name+".star", killScript)
+	return m, dir, []string{"sweep", script, "--set", "url=" + m.URL, "--set", "key=" + secret,
+		"--set", "tok=" + tinyTokenizer(t), "--set", "name=" + name}
+}
 
 // filesNamed lists the files called name under dir.
 func filesNamed(t *testing.T, dir, name string) []string {
@@ -61,13 +63,8 @@ func filesNamed(t *testing.T, dir, name string) []string {
 // key, is still gone: the child removed it when it read it. A spec left by
 // an earlier run is removed by the next run of the sweep.
 func TestSweepParentKilledLeavesNoSpec(t *testing.T) {
-	subprocesses(t)
 	const secret = "sk-killed-parent-secret-0042"
-	m := startMock(t, mock.Config{TTFT: 20, APIKey: secret})
-	dir := t.TempDir()
-	script := writeFile(t, dir, "kill.star", killScript)
-	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "key=" + secret,
-		"--set", "tok=" + tinyTokenizer(t), "--set", "name=killed"}
+	m, dir, args := startKillSweep(t, "killed", secret)
 
 	parent := exec.Command(os.Args[0], append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
 	parent.Dir = dir
@@ -114,11 +111,8 @@ func TestSweepParentKilledLeavesNoSpec(t *testing.T) {
 // it left and sends the stop on its behalf before the next trial starts, and
 // the trial's stored run says so.
 func TestSweepDeadTrialProfilerStoppedByRunner(t *testing.T) {
-	subprocesses(t)
 	const secret = "sk-dead-child-secret-0043"
-	m := startMock(t, mock.Config{TTFT: 20, APIKey: secret})
-	dir := t.TempDir()
-	script := writeFile(t, dir, "dead.star", killScript)
+	m, dir, args := startKillSweep(t, "dead", secret)
 	mark := filepath.Join(dir, "artifacts", "dead", "long", "trial_0001", runner.ProfilerMarkFile)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -137,8 +131,7 @@ func TestSweepDeadTrialProfilerStoppedByRunner(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	inv := cliCtx(ctx, t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "key="+secret,
-		"--set", "tok="+tinyTokenizer(t), "--set", "name=dead")
+	inv := cliCtx(ctx, t, dir, args...)
 	cancel() // the sweep is over: stop looking for the mark
 	require.NotZero(t, <-killed, "the long trial's child was killed; stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	require.Equal(t, ExitSomeFailed, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)

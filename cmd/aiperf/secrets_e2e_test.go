@@ -274,21 +274,9 @@ func TestSweepSecretsNeverLeak(t *testing.T) {
 	hb, err := json.Marshal(hdrs)
 	require.NoError(t, err)
 	// The script holds the headers: it lives outside the checked tree.
-	script := writeFile(t, t.TempDir(), "leak.star", `
-base = profile(
-    model = "mock-model",
-    url = vars["url"],
-    header = `+string(hb)+`,
-    tokenizer = vars["tok"],
-    streaming = True,
-    request_count = 16,
-    synthetic_input_tokens_mean = 16,
-    output_tokens_mean = 2,
-    num_dataset_entries = 4,
-    reset_kv_cache = True,
-    server_profiler = True,
-)
-sweep(name = "leak", base = base, scenarios = [
+	script := writeFile(t, t.TempDir(), "leak.star", smallBase+`
+leaky = base.replace(header = `+string(hb)+`, request_count = 16, reset_kv_cache = True, server_profiler = True)
+sweep(name = "leak", base = leaky, scenarios = [
     {"name": "stop-fails"},
     {"name": "reset-fails", "reset_kv_cache_path": "/flush_cache"},
 ])
