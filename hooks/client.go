@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,17 +31,19 @@ const (
 type Client struct {
 	http    *http.Client
 	headers http.Header
+	redact  *plan.Redactor // the secrets among headers, never recorded
 
 	// now and sleep are the clock; tests replace them to skip real backoff.
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
 }
 
-// New returns a Client that sends headers (the user's --header values plus
-// the Authorization credential, built by the caller) with every POST. Its
+// New returns a Client that sends headers (see Headers) with every POST. Its
 // transport is its own: it shares no connections with the benchmark pool,
 // ignores HTTP(S)_PROXY, does not follow redirects and opens a fresh
-// connection per POST, since control calls are minutes apart.
+// connection per POST, since control calls are minutes apart. The values of
+// secret headers (plan.HeaderSecrets) never reach a Call or an error, even
+// when a server echoes them back.
 func New(headers http.Header) *Client {
 	return &Client{
 		http: &http.Client{
@@ -52,9 +53,25 @@ func New(headers http.Header) *Client {
 			},
 		},
 		headers: headers.Clone(),
+		redact:  plan.NewRedactor(plan.HeaderSecrets(headers)...),
 		now:     time.Now,
 		sleep:   sleepContext,
 	}
+}
+
+// Headers are the headers control calls send for p: its --header values
+// plus Authorization: Bearer <api key>, as AIPerf sends them (the same as its
+// readiness probes).
+func Headers(p plan.Profile) http.Header {
+	h := http.Header{}
+	for _, kv := range p.Header {
+		k, v, _ := strings.Cut(kv, ":")
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if p.APIKey != "" {
+		h.Set("Authorization", "Bearer "+p.APIKey)
+	}
+	return h
 }
 
 // Reset POSTs h.Path to every origin, one after the other, and returns the
@@ -115,19 +132,22 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	call.DurationMs = float64(c.now().Sub(start)) / float64(time.Millisecond)
 	call.OK = err == nil
 	if err != nil {
-		call.Error = err.Error()
+		// A transport error can quote what the server sent (a broken
+		// status line echoing the request, say).
+		call.Error = c.redact.Redact(err.Error())
 		attempts := ""
 		if call.Attempts > 1 {
 			attempts = fmt.Sprintf(" (after %d attempts)", call.Attempts)
 		}
-		return call, fmt.Errorf("POST %s%s: %w%s", call.Origin, t.path, err, attempts)
+		return call, c.redact.Error(fmt.Errorf("POST %s%s: %w%s", call.Origin, t.path, err, attempts))
 	}
 	return call, nil
 }
 
 // attempt makes one POST with an empty body. It returns the status (0 when
 // no answer arrived) and, for a 2xx, a warning when the body is a JSON object
-// with "success": false. Answer bodies never reach the error.
+// with "success": false (see readReply). A non-2xx error ends with a short,
+// redacted excerpt of the answer.
 func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Duration) (int, string, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -152,10 +172,14 @@ func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Durati
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyRead))
+	warning, detail := readReply(resp.StatusCode, body, c.redact)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, "", fmt.Errorf("status %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		if detail != "" {
+			detail = ": " + detail
+		}
+		return resp.StatusCode, "", fmt.Errorf("status %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), detail)
 	}
-	return resp.StatusCode, successFalse(resp.StatusCode, body), nil
+	return resp.StatusCode, warning, nil
 }
 
 // retryable reports whether a failed reset attempt may be repeated: no
@@ -166,19 +190,6 @@ func retryable(status int) bool {
 		return true
 	}
 	return false
-}
-
-// successFalse returns a warning when a 2xx body is a JSON object whose
-// "success" is false (vLLM's reset while requests still hold KV blocks).
-func successFalse(status int, body []byte) string {
-	var v struct {
-		Success *bool `json:"success"`
-	}
-	if json.Unmarshal(body, &v) != nil || v.Success == nil || *v.Success {
-		return ""
-	}
-	return fmt.Sprintf(`server answered %d with {"success": false}: it reports the call had no effect `+
-		`(vLLM refuses a cache reset while requests still hold KV blocks)`, status)
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {

@@ -7,8 +7,12 @@
 // blind to HTTP(S)_PROXY. Every POST has an empty body; any 2xx answer is a
 // success. Reset retries transport errors and 409/423/429/503 with a doubling
 // backoff inside a time budget, and the first origin that fails aborts it.
-// Profiler start is all-or-nothing (a partial start is undone in reverse
-// order); profiler stop tries every origin and reports failures together.
-// Every POST is recorded as a Call for the exports; header values are never
-// recorded, logged or put into errors.
+// Profiler start is all-or-nothing (a partial start, or one interrupted, is
+// undone in reverse order on every origin that may have started); profiler
+// stop tries every origin and reports failures together. A profiler can leave
+// a Mark on disk while it may be running, so that a process outliving a dead
+// one stops it (Client.StopMarked). Every POST is recorded as a Call for the
+// exports; a failure's error quotes a short excerpt of the reply, and the
+// values of secret headers are never recorded, logged or put into errors,
+// even when a server echoes them back.
 package hooks

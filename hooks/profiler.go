@@ -2,7 +2,10 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +23,8 @@ type Profiler struct {
 	origins []string
 	hook    plan.ProfilerHook
 
+	mark string // evidence file while a start may be in effect ("": none)
+
 	mu     sync.Mutex
 	owners []string // active owners, in the order they started
 	calls  []Call
@@ -31,11 +36,25 @@ func (c *Client) Profiler(origins []string, h plan.ProfilerHook) *Profiler {
 	return &Profiler{c: c, origins: slices.Clone(origins), hook: h}
 }
 
+// WithMark makes p leave evidence in the file at path (see Mark) from just
+// before its first start POST until its stop was sent, so that a process
+// outliving this one can stop the profiler should this one die in between
+// (Client.StopMarked). Call it before any Start; "" means no file.
+func (p *Profiler) WithMark(path string) *Profiler {
+	p.mark = path
+	return p
+}
+
 // Start registers owner. When no other owner is active it POSTs the start
-// route to every origin in order; if one fails, the origins already started
-// are stopped in reverse order (best effort, their errors only recorded) and
-// the first error is returned, also when ctx is cancelled midway. Starting an
-// owner that is already active does nothing.
+// route to every origin in order; if one fails, every origin that may have
+// received the start is stopped in reverse order (best effort, their errors
+// only recorded) and the first error is returned. An origin that answered
+// with an error did not start; one whose call got no answer (a timeout, a
+// dropped connection) may have, and is stopped too. A start POST in flight when ctx is cancelled is not cut short: it gets
+// its answer (within the hook timeout), so the stop sent next cannot reach
+// the server before it; then no further origin is started, every origin
+// started is stopped, and the error wraps ctx's. Starting an owner that is
+// already active does nothing.
 func (p *Profiler) Start(ctx context.Context, owner string) error {
 	if !p.hook.Enabled {
 		return nil
@@ -46,9 +65,27 @@ func (p *Profiler) Start(ctx context.Context, owner string) error {
 		return nil
 	}
 	if len(p.owners) == 0 {
-		for i, origin := range p.origins {
-			if err := p.post(ctx, HookProfilerStart, owner, origin); err != nil {
-				started := slices.Clone(p.origins[:i])
+		if err := p.writeMark(owner); err != nil {
+			return fmt.Errorf("server profiler start: %w", err)
+		}
+		var started []string // origins that may have received the start
+		for _, origin := range p.origins {
+			var err error
+			if ctx.Err() == nil {
+				var call Call
+				call, err = p.post(context.WithoutCancel(ctx), HookProfilerStart, owner, origin)
+				if mayHaveStarted(call, err) {
+					started = append(started, origin)
+				}
+			}
+			if ctx.Err() != nil {
+				interrupted := fmt.Errorf("interrupted: %w", context.Cause(ctx))
+				if err != nil {
+					interrupted = fmt.Errorf("%w; %w", interrupted, err)
+				}
+				err = interrupted
+			}
+			if err != nil {
 				slices.Reverse(started)
 				_ = p.stop(ctx, owner, started)
 				return fmt.Errorf("server profiler start: %w", err)
@@ -57,6 +94,21 @@ func (p *Profiler) Start(ctx context.Context, owner string) error {
 	}
 	p.owners = append(p.owners, owner)
 	return nil
+}
+
+// mayHaveStarted reports whether a start call may have started the
+// profiler: it succeeded, or it was sent and got no answer (a timeout, a
+// dropped connection). An answer, even an error, is the server's word that
+// it did not start; a connection that was never opened carried nothing.
+func mayHaveStarted(call Call, err error) bool {
+	if err == nil {
+		return true
+	}
+	if call.Status != 0 {
+		return false
+	}
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
 }
 
 // Stop unregisters owner; when it was the last active owner it POSTs the stop
@@ -91,14 +143,19 @@ func (p *Profiler) StopAll(ctx context.Context) error {
 	return p.stop(ctx, phase, p.origins)
 }
 
-// stop POSTs the stop route to each origin, ignoring ctx cancellation, and
-// aggregates the failures.
+// stop POSTs the stop route to each origin, ignoring ctx cancellation,
+// removes the mark, and aggregates the failures.
 func (p *Profiler) stop(ctx context.Context, phase string, origins []string) error {
 	ctx = context.WithoutCancel(ctx)
 	var errs []error
 	for _, origin := range origins {
-		if err := p.post(ctx, HookProfilerStop, phase, origin); err != nil {
+		if _, err := p.post(ctx, HookProfilerStop, phase, origin); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if p.mark != "" {
+		if err := os.Remove(p.mark); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove profiler mark: %w", err))
 		}
 	}
 	if len(errs) == 0 {
@@ -107,15 +164,28 @@ func (p *Profiler) stop(ctx context.Context, phase string, origins []string) err
 	return &StopError{Errs: errs}
 }
 
+// writeMark writes the mark file, if any, before a start; p.mu is held.
+func (p *Profiler) writeMark(phase string) error {
+	if p.mark == "" {
+		return nil
+	}
+	m := Mark{PID: os.Getpid(), Phase: phase, Origins: p.origins, StopPath: p.hook.StopPath,
+		TimeoutSeconds: p.hook.Timeout.Seconds()}
+	if err := m.write(p.mark); err != nil {
+		return fmt.Errorf("write profiler mark: %w", err)
+	}
+	return nil
+}
+
 // post makes one profiler call and records it; p.mu is held.
-func (p *Profiler) post(ctx context.Context, hook, phase, origin string) error {
+func (p *Profiler) post(ctx context.Context, hook, phase, origin string) (Call, error) {
 	path := p.hook.StartPath
 	if hook == HookProfilerStop {
 		path = p.hook.StopPath
 	}
 	call, err := p.c.post(ctx, target{hook: hook, phase: phase, origin: origin, path: path, timeout: p.hook.Timeout})
 	p.calls = append(p.calls, call)
-	return err
+	return call, err
 }
 
 // Calls returns every profiler call made so far (starts, stops and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,17 +59,17 @@ func TestProfilerStartFailureStopsStartedOriginsInReverse(t *testing.T) {
 	var rec recorder
 	a := rec.serve(t, "a", ok)
 	b := rec.serve(t, "b", failOn("/stop_profile", 500)) // its rollback failure is only recorded
-	cc := rec.serve(t, "c", statuses(500))
+	cc := rec.serve(t, "c", statuses(404))
 	d := rec.serve(t, "d", ok)
 	c := newTestClient(nil, newFakeClock())
 	p := c.Profiler([]string{a.URL, b.URL, cc.URL, d.URL}, profilerHook)
 
 	err := p.Start(context.Background(), "profiling")
 	require.Error(t, err)
-	assert.Equal(t, "server profiler start: POST "+cc.URL+"/start_profile: status 500 Internal Server Error", err.Error())
+	assert.Equal(t, "server profiler start: POST "+cc.URL+"/start_profile: status 404 Not Found", err.Error())
 	assert.Equal(t, []string{
 		"a /start_profile", "b /start_profile", "c /start_profile",
-		"b /stop_profile", "a /stop_profile",
+		"b /stop_profile", "a /stop_profile", // c refused the start: nothing to stop there
 	}, rec.trail())
 	calls := p.Calls()
 	require.Len(t, calls, 5)
@@ -82,25 +83,127 @@ func TestProfilerStartFailureStopsStartedOriginsInReverse(t *testing.T) {
 	assert.Len(t, rec.all(), 5)
 }
 
+// TestProfilerStartFailureStopsWhatMayHaveStarted: an error answer says the
+// start did not take effect, and a connection never opened carried nothing;
+// but a start that was sent and got no answer may have started the
+// profiler: it is stopped too.
+func TestProfilerStartFailureStopsWhatMayHaveStarted(t *testing.T) {
+	t.Parallel()
+	quick := profilerHook
+	quick.Timeout = 200 * time.Millisecond
+	tests := []struct {
+		name     string
+		answer   func(int, http.ResponseWriter, *http.Request)
+		stopped  bool
+		errMatch string
+	}{
+		{"5xx", statuses(500), false, "status 500 Internal Server Error"},
+		{"no answer", func(n int, w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/start_profile" {
+				hang(n, w, r)
+			}
+		}, true, "no answer within 200ms"},
+		{"connection dropped", func(_ int, w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/start_profile" {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				_ = conn.Close()
+			}
+		}, true, "EOF"},
+		{"4xx", statuses(400), false, "status 400 Bad Request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var rec recorder
+			a := rec.serve(t, "a", ok)
+			b := rec.serve(t, "b", tt.answer)
+			p := New(nil).Profiler([]string{a.URL, b.URL}, quick)
+			err := p.Start(context.Background(), "profiling")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.errMatch)
+			want := []string{"a /start_profile", "b /start_profile", "a /stop_profile"}
+			if tt.stopped {
+				want = []string{"a /start_profile", "b /start_profile", "b /stop_profile", "a /stop_profile"}
+			}
+			assert.Equal(t, want, rec.trail())
+		})
+	}
+	t.Run("connection refused", func(t *testing.T) {
+		t.Parallel()
+		var rec recorder
+		a := rec.serve(t, "a", ok)
+		dead := closedOrigin(t)
+		p := New(nil).Profiler([]string{a.URL, dead}, quick)
+		require.Error(t, p.Start(context.Background(), "profiling"))
+		assert.Equal(t, []string{"a /start_profile", "a /stop_profile"}, rec.trail())
+		calls := p.Calls()
+		require.Len(t, calls, 3, "no stop is sent where no start could arrive")
+		assert.Equal(t, HookProfilerStop, calls[2].Hook)
+		assert.Equal(t, a.URL, calls[2].Origin)
+	})
+}
+
+// TestProfilerStartCancelledMidwayStillRollsBack: Ctrl-C while b's start is
+// in flight. b may start its profiler, so it is stopped as well as a, and
+// its stop is sent only once its start has answered: sent earlier, it could
+// reach the server first and leave the profiler running.
 func TestProfilerStartCancelledMidwayStillRollsBack(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var rec recorder
+	var startAnswered, abandoned, stopOvertook atomic.Bool
 	a := rec.serve(t, "a", ok)
-	b := rec.serve(t, "b", func(n int, w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/start_profile" {
+	b := rec.serve(t, "b", func(_ int, _ http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/start_profile":
 			cancel() // Ctrl-C while b is starting
-			hang(n, w, r)
+			select {
+			case <-r.Context().Done(): // the client gave up on the start
+				abandoned.Store(true)
+			case <-time.After(50 * time.Millisecond): // the server is slow to start its profiler
+			}
+			startAnswered.Store(true)
+		case "/stop_profile":
+			stopOvertook.Store(!startAnswered.Load())
 		}
 	})
 	c := newTestClient(nil, newFakeClock())
-	p := c.Profiler([]string{a.URL, b.URL}, profilerHook)
+	p := c.Profiler([]string{a.URL, b.URL, closedOrigin(t)}, profilerHook)
 
 	err := p.Start(ctx, "profiling")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, []string{"a /start_profile", "b /start_profile", "a /stop_profile"}, rec.trail())
+	assert.Equal(t, "server profiler start: interrupted: context canceled", err.Error())
+	assert.Equal(t, []string{"a /start_profile", "b /start_profile", "b /stop_profile", "a /stop_profile"}, rec.trail(),
+		"every origin that may have started is stopped, and none is started after the interrupt")
+	assert.False(t, abandoned.Load(), "the start in flight got its answer")
+	assert.False(t, stopOvertook.Load(), "b's stop was sent after its start answered")
+}
+
+// TestProfilerStartTimedOutAfterInterrupt: the start in flight at Ctrl-C
+// never answers; it is stopped anyway once its timeout passes, and the error
+// says both.
+func TestProfilerStartTimedOutAfterInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var rec recorder
+	a := rec.serve(t, "a", func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/start_profile" {
+			cancel()
+			hang(n, w, r)
+		}
+	})
+	quick := profilerHook
+	quick.Timeout = 100 * time.Millisecond
+	p := New(nil).Profiler([]string{a.URL}, quick)
+	err := p.Start(ctx, "profiling")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "interrupted: context canceled; POST "+a.URL+"/start_profile: no answer within 100ms")
+	assert.Equal(t, []string{"a /start_profile", "a /stop_profile"}, rec.trail())
 }
 
 func TestProfilerStopTriesEveryOriginAndAggregates(t *testing.T) {

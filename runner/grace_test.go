@@ -10,7 +10,8 @@ import (
 )
 
 // TestGraceCoversEveryProfilerStop: an interrupted child is not killed while
-// it may still be stopping its server profilers, one origin after another.
+// it may still be waiting for the answer of a profiler start in flight and
+// then stopping its server profilers, one origin after another.
 func TestGraceCoversEveryProfilerStop(t *testing.T) {
 	spec := func(profiler bool, timeout float64, urls ...string) Spec {
 		p := plan.NewProfile()
@@ -27,9 +28,10 @@ func TestGraceCoversEveryProfilerStop(t *testing.T) {
 		grace time.Duration
 	}{
 		{"default", Process{}, spec(false, 30, "http://a:1", "http://b:1", "http://c:1"), time.Minute},
-		{"one origin fits the default", Process{}, spec(true, 30, "http://a:1"), time.Minute},
-		{"three origins", Process{}, spec(true, 30, "http://a:1", "http://b:1", "http://c:1"), 100 * time.Second},
-		{"one origin, two URLs", Process{}, spec(true, 55, "http://a:1/v1", "http://a:1"), 65 * time.Second},
+		{"one origin fits the default", Process{}, spec(true, 20, "http://a:1"), time.Minute},
+		{"one origin at the default timeout", Process{}, spec(true, 30, "http://a:1"), 70 * time.Second},
+		{"three origins", Process{}, spec(true, 30, "http://a:1", "http://b:1", "http://c:1"), 130 * time.Second},
+		{"one origin, two URLs", Process{}, spec(true, 55, "http://a:1/v1", "http://a:1"), 120 * time.Second},
 		{"explicit", Process{Grace: time.Second}, spec(true, 30, "http://a:1", "http://b:1"), time.Second},
 	}
 	for _, tt := range tests {

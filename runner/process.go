@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
@@ -21,29 +23,51 @@ const ChildEnv = "AIPERF_SWEEP_CHILD"
 
 // Files a trial directory holds besides the profile exports.
 const (
-	SpecFile   = "trial_spec.json" // what the child ran (secrets included: mode 0600, removed after the trial)
-	ResultFile = "result.json"     // the child's full result (redacted), read by the parent
-	LogFile    = "aiperf.log"      // the child's stdout and stderr
+	// SpecFile is what the child runs, secrets included: mode 0600, removed
+	// by the child as soon as it has read it (TakeSpec), by the parent when
+	// the child is gone, and by the next run of the sweep should both have
+	// been killed in between.
+	SpecFile   = "trial_spec.json"
+	ResultFile = "result.json" // the child's full result (redacted), read by the parent
+	LogFile    = "aiperf.log"  // the child's stdout and stderr (redacted)
+	// ProfilerMarkFile is the child's hooks.Mark while its server profiler
+	// may be running: left behind by a child that died, it makes the parent
+	// send the stop on its behalf.
+	ProfilerMarkFile = "profiler_running.json"
 )
 
 // Spec is everything a child `aiperf profile` needs to run one trial.
 type Spec struct {
-	Profile plan.Profile     `json:"profile"`
-	Info    result.TrialInfo `json:"info"`
-	Name    string           `json:"name,omitempty"`
+	Profile      plan.Profile     `json:"profile"`
+	Info         result.TrialInfo `json:"info"`
+	Name         string           `json:"name,omitempty"`
+	ProfilerMark string           `json:"profiler_mark,omitempty"` // where the child's profiler leaves its mark
 }
 
-// ReadSpec reads a trial spec written by the parent.
-func ReadSpec(path string) (Spec, error) {
+// TakeSpec reads a trial spec written by the parent and removes the file:
+// it holds the trial's secrets, and the child keeps them in memory.
+func TakeSpec(path string) (Spec, error) {
 	var s Spec
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return s, fmt.Errorf("read trial spec: %w", err)
 	}
+	if err := os.Remove(path); err != nil {
+		return s, fmt.Errorf("remove trial spec: %w", err)
+	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("decode trial spec %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// removeStaleSpecs removes the spec files that a killed run left in the
+// trial directories of trials: a parent killed outright (SIGKILL) cannot
+// remove the spec of a child that never read it.
+func removeStaleSpecs(trials []plan.Trial, trialDir func(plan.Trial) string) {
+	for _, t := range trials {
+		_ = os.Remove(filepath.Join(trialDir(t), SpecFile)) // usually there is none
+	}
 }
 
 // ReadResult reads a child's result file.
@@ -69,15 +93,16 @@ type Process struct {
 	Grace time.Duration
 }
 
-// grace is p.Grace, or the default for spec: a minute, stretched to cover
-// one profiler stop per origin at its full timeout.
+// grace is p.Grace, or the default for spec: a minute, stretched to cover a
+// profiler start in flight (which the child lets finish) plus one profiler
+// stop per origin, each at its full timeout.
 func (p Process) grace(spec Spec) time.Duration {
 	if p.Grace > 0 {
 		return p.Grace
 	}
 	g := time.Minute
 	if h := spec.Profile.ProfilerHook(); h.Enabled {
-		g = max(g, time.Duration(len(spec.Profile.Origins()))*h.Timeout+10*time.Second)
+		g = max(g, time.Duration(len(spec.Profile.Origins())+1)*h.Timeout+10*time.Second)
 	}
 	return g
 }
@@ -85,12 +110,21 @@ func (p Process) grace(spec Spec) time.Duration {
 // Launch runs one trial in dir and returns the child's result. The child gets
 // SIGINT when ctx is cancelled (and on Ctrl-C directly, as a member of the
 // foreground process group).
+//
+// A child that dies (killed, crashed) while its server profiler may be
+// running leaves its profiler mark behind: Launch then sends the stop on its
+// behalf and returns a failed run recording those calls. Whatever the child
+// left, the secrets of spec are redacted from its log, its result and the
+// error.
 func (p Process) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create trial dir: %w", err)
 	}
 	specPath := filepath.Join(dir, SpecFile)
 	resultPath := filepath.Join(dir, ResultFile)
+	logPath := filepath.Join(dir, LogFile)
+	spec.ProfilerMark = filepath.Join(dir, ProfilerMarkFile)
+	os.Remove(spec.ProfilerMark) // a previous run's: this trial starts afresh
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("encode trial spec: %w", err)
@@ -98,9 +132,9 @@ func (p Process) Launch(ctx context.Context, spec Spec, dir string) (*result.Run
 	if err := os.WriteFile(specPath, b, 0o600); err != nil {
 		return nil, fmt.Errorf("write trial spec: %w", err)
 	}
-	defer os.Remove(specPath)
+	defer os.Remove(specPath) // the child removes it first, unless it never got that far
 	os.Remove(resultPath)
-	logf, err := os.Create(filepath.Join(dir, LogFile))
+	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("create trial log: %w", err)
 	}
@@ -115,14 +149,59 @@ func (p Process) Launch(ctx context.Context, spec Spec, dir string) (*result.Run
 	cmd.SysProcAttr = orphanSignal()
 	cmd.WaitDelay = p.grace(spec)
 	runErr := cmd.Run()
-	run, readErr := ReadResult(resultPath)
-	if readErr != nil {
+
+	redact := spec.Profile.Redactor()
+	redactFile(logPath, redact) // a crash dump is written past the child's own redaction
+	stops, stopErr := stopOrphanedProfiler(ctx, spec)
+	run, launchErr := ReadResult(resultPath)
+	if launchErr != nil {
 		if runErr == nil {
 			runErr = errors.New("exited without writing a result")
 		}
-		return nil, fmt.Errorf("trial process: %w%s", runErr, lastLine(filepath.Join(dir, LogFile)))
+		launchErr = redact.Error(fmt.Errorf("trial process: %w%s", runErr, lastLine(logPath)))
+		if len(stops) == 0 {
+			return nil, launchErr
+		}
+		run = failedRun(spec, launchErr) // to record the stops
 	}
-	return run, nil
+	run = run.Redacted(redact)
+	if len(stops) > 0 {
+		run.ControlHooks = append(slices.Clone(run.ControlHooks), stops...)
+		msg := "server profiler " + orphanNote
+		if stopErr != nil {
+			msg = redact.Redact(stopErr.Error()) + " (" + orphanNote + ")"
+		}
+		run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), msg)
+	}
+	return run, launchErr
+}
+
+// orphanNote is the warning on every profiler stop the runner sends on behalf
+// of a trial process that died.
+const orphanNote = "stopped by the sweep runner after the trial process died"
+
+// stopOrphanedProfiler sends the profiler stop of a child that died with its
+// profiler possibly running (its mark is still there), with the trial's
+// headers, to the trial's origins only. Stopping is not cut short by ctx:
+// an interrupted sweep must not leave a profiler running either.
+func stopOrphanedProfiler(ctx context.Context, spec Spec) ([]hooks.Call, error) {
+	if _, err := os.Stat(spec.ProfilerMark); err != nil {
+		return nil, nil
+	}
+	c := hooks.New(hooks.Headers(spec.Profile))
+	return c.StopMarked(context.WithoutCancel(ctx), spec.ProfilerMark, spec.Profile.Origins(),
+		spec.Profile.ProfilerHook(), orphanNote)
+}
+
+// redactFile rewrites path with rd's secrets redacted, if it holds any.
+func redactFile(path string, rd *plan.Redactor) {
+	b, err := os.ReadFile(path)
+	if err != nil || rd.Empty() {
+		return
+	}
+	if red := rd.Redact(string(b)); red != string(b) {
+		_ = os.WriteFile(path, []byte(red), 0o644)
+	}
 }
 
 // lastLine returns ": <last line of the log>" to explain a crashed child.

@@ -3,17 +3,23 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
@@ -47,8 +53,11 @@ func TestMain(m *testing.M) {
 //	crash   prints a panic line and exits 2 without a result
 //	stop    on SIGINT, writes an interrupted result and exits 130
 //	hang    ignores SIGINT and never exits
+//	dies    leaves a profiler mark, prints a panic line quoting the API
+//	        key and exits 2 without a result (as if killed mid-profile)
 //
-// Every mode first writes "started" into the artifact dir.
+// Every mode first checks that its spec file is gone once read, then writes
+// "started" into the artifact dir.
 func fakeChild(mode string, args []string) int {
 	arg := func(name string) string {
 		i := slices.Index(args, name)
@@ -57,9 +66,12 @@ func fakeChild(mode string, args []string) int {
 		}
 		return args[i+1]
 	}
-	spec, err := runner.ReadSpec(arg("--spec-file"))
+	spec, err := runner.TakeSpec(arg("--spec-file"))
 	if err != nil {
 		panic(err)
+	}
+	if _, err := os.Stat(arg("--spec-file")); !errors.Is(err, os.ErrNotExist) {
+		panic("fake child: the spec outlived its reading")
 	}
 	writeRun := func(status string) {
 		b, _ := json.Marshal(&result.Run{Config: spec.Profile.Redacted(), Info: spec.Info, Status: status})
@@ -86,6 +98,15 @@ func fakeChild(mode string, args []string) int {
 	case "hang":
 		for range sigs { // swallow every SIGINT
 		}
+	case "dies":
+		h := spec.Profile.ProfilerHook()
+		b, _ := json.Marshal(hooks.Mark{PID: os.Getpid(), Phase: "profiling", Origins: spec.Profile.Origins(),
+			StopPath: h.StopPath, TimeoutSeconds: h.Timeout.Seconds()})
+		if err := os.WriteFile(spec.ProfilerMark, b, 0o644); err != nil {
+			panic(err)
+		}
+		fmt.Fprintln(os.Stderr, "panic: request with key "+spec.Profile.APIKey+" failed")
+		return 2
 	}
 	return 1
 }
@@ -161,4 +182,51 @@ func TestProcessLaunch(t *testing.T) {
 		assert.Contains(t, err.Error(), "killed")
 		assert.NoFileExists(t, filepath.Join(dir, runner.SpecFile))
 	})
+}
+
+// TestProcessStopsADeadChildsProfiler: a child that dies after starting its
+// server profiler leaves its mark; the parent sends the stop on its behalf,
+// with the trial's credentials, and returns a failed run that records it.
+// What the dying child printed is redacted in its log and in the error.
+func TestProcessStopsADeadChildsProfiler(t *testing.T) {
+	t.Setenv(childMode, "dies")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r.URL.Path+" "+r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	const secret = "sk-process-secret"
+	p := plan.NewProfile()
+	p.APIKey = secret
+	p.URL = []string{srv.URL}
+	p.ServerProfiler = true
+	dir := filepath.Join(t.TempDir(), "trial_0001")
+	spec := runner.Spec{Profile: p, Info: result.TrialInfo{Sweep: "s", CellID: "c", Trial: 1}}
+
+	run, err := runner.Process{Binary: os.Args[0]}.Launch(context.Background(), spec, dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "exit status 2: panic: request with key <redacted> failed")
+	require.NotNil(t, run, "a failed run records the stop")
+	assert.Equal(t, result.StatusFailed, run.Status)
+	assert.Equal(t, err.Error(), run.Error)
+	require.Len(t, run.ControlHooks, 1)
+	call := run.ControlHooks[0]
+	assert.Equal(t, hooks.HookProfilerStop, call.Hook)
+	assert.True(t, call.OK)
+	assert.Equal(t, "stopped by the sweep runner after the trial process died", call.Warning)
+	assert.Contains(t, run.Audit.Warnings, "server profiler stopped by the sweep runner after the trial process died")
+	assert.Equal(t, []string{"/stop_profile Bearer " + secret}, got, "the stop carries the trial's credentials")
+	assert.NoFileExists(t, filepath.Join(dir, runner.ProfilerMarkFile))
+	assert.NoFileExists(t, filepath.Join(dir, runner.SpecFile))
+
+	log, rerr := os.ReadFile(filepath.Join(dir, runner.LogFile))
+	require.NoError(t, rerr)
+	assert.Contains(t, string(log), "panic: request with key <redacted> failed")
+	assert.False(t, strings.Contains(string(log), secret))
+	b, _ := json.Marshal(run)
+	assert.NotContains(t, string(b), secret)
 }

@@ -65,6 +65,7 @@ var ErrTrialsFailed = errors.New("some trials failed")
 func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	trials := sw.TrialList()
 	out := Outcome{Total: len(trials)}
+	removeStaleSpecs(trials, o.TrialDir)
 	done := map[string]bool{}
 	if o.Resume {
 		var err error

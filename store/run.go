@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -65,8 +63,10 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 	default:
 		return 0, fmt.Errorf("invalid status %q", r.Status)
 	}
-	r = scrubbed(r)
-	cfg := r.Config.Redacted()
+	// The configuration's own secrets, replaced in every text that could
+	// echo one (a run from bench is already clean: its config is redacted).
+	r = r.Redacted(r.Config.Redactor())
+	cfg := r.Config
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return 0, fmt.Errorf("encode config: %w", err)
@@ -136,75 +136,6 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 		return 0, fmt.Errorf("insert records: %w", err)
 	}
 	return id, nil
-}
-
-// scrubbed returns r with every secret of its configuration (API key,
-// secret header values, URL passwords) replaced in the free-text fields that
-// could echo one: the command line, errors and control-hook messages. It
-// copies only what it changes; a run whose config is already redacted has
-// nothing left to scrub.
-func scrubbed(r *result.Run) *result.Run {
-	secrets := secretValues(&r.Config)
-	if len(secrets) == 0 {
-		return r
-	}
-	scrub := func(s string) string {
-		for _, v := range secrets {
-			s = strings.ReplaceAll(s, v, plan.Redacted)
-		}
-		return s
-	}
-	c := *r
-	c.CLICommand, c.Error = scrub(c.CLICommand), scrub(c.Error)
-	c.ErrorSummary = slices.Clone(c.ErrorSummary)
-	for i := range c.ErrorSummary {
-		c.ErrorSummary[i].Error.Message = scrub(c.ErrorSummary[i].Error.Message)
-	}
-	c.ControlHooks = slices.Clone(c.ControlHooks)
-	for i := range c.ControlHooks {
-		c.ControlHooks[i].Error, c.ControlHooks[i].Warning = scrub(c.ControlHooks[i].Error), scrub(c.ControlHooks[i].Warning)
-	}
-	c.Audit.Warnings = slices.Clone(c.Audit.Warnings)
-	for i := range c.Audit.Warnings {
-		c.Audit.Warnings[i] = scrub(c.Audit.Warnings[i])
-	}
-	return &c
-}
-
-// secretValues lists the secret strings of a configuration that is not yet
-// redacted: the API key, secret header values (also without a "Bearer "
-// prefix) and URL passwords. Values shorter than 4 characters are skipped so
-// scrubbing cannot shred ordinary text.
-func secretValues(p *plan.Profile) []string {
-	var out []string
-	add := func(vs ...string) {
-		for _, v := range vs {
-			if v = strings.TrimSpace(v); len(v) >= 4 && v != plan.Redacted {
-				out = append(out, v)
-			}
-		}
-	}
-	add(p.APIKey)
-	for _, h := range p.Header {
-		if k, v, ok := strings.Cut(h, ":"); ok && plan.IsSecretHeader(k) {
-			add(v, strings.TrimPrefix(strings.TrimSpace(v), "Bearer "))
-		}
-	}
-	for _, raw := range p.URL {
-		if u, err := url.Parse(raw); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok {
-				add(pw)
-			}
-		}
-	}
-	// Longest first, so a secret that contains another is replaced whole.
-	slices.SortFunc(out, func(a, b string) int {
-		if d := len(b) - len(a); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	return slices.Compact(out)
 }
 
 // runMode is the audit's load mode, or the configuration's when the run

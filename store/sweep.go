@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -87,17 +86,15 @@ func (db *DB) BeginSweep(ctx context.Context, m SweepMeta) (int64, error) {
 func scrubVars(vars map[string]string, cells []plan.Cell) map[string]string {
 	var secrets []string
 	for i := range cells {
-		secrets = append(secrets, secretValues(&cells[i].Profile)...)
+		secrets = append(secrets, cells[i].Profile.Secrets()...)
 	}
-	if len(secrets) == 0 {
+	rd := plan.NewRedactor(secrets...)
+	if rd.Empty() {
 		return vars
 	}
 	out := make(map[string]string, len(vars))
 	for k, v := range vars {
-		for _, s := range secrets {
-			v = strings.ReplaceAll(v, s, plan.Redacted)
-		}
-		out[k] = v
+		out[k] = rd.Redact(v)
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 // with the flags given explicitly on the command line, or just the flags.
 func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 	if c.SpecFile != "" {
-		return runner.ReadSpec(c.SpecFile)
+		return runner.TakeSpec(c.SpecFile)
 	}
 	spec := runner.Spec{Profile: c.Profile, Name: c.Name}
 	if c.Config == "" {
@@ -99,23 +99,29 @@ func explicitFlags(kctx *kong.Context) []string {
 }
 
 func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
+	// Every secret of the profile is redacted from whatever a server or an
+	// error echoes before it is printed, exported or stored.
+	redact := spec.Profile.Redactor()
 	opts := bench.Options{
-		Profile:    spec.Profile,
-		Info:       spec.Info,
-		Name:       spec.Name,
-		CLICommand: redactedCommand(os.Args[1:], spec.Profile),
-		Version:    version,
+		Profile:      spec.Profile,
+		Info:         spec.Info,
+		Name:         spec.Name,
+		CLICommand:   redactedCommand(os.Args[1:], spec.Profile.URL, redact),
+		Version:      version,
+		ProfilerMark: spec.ProfilerMark,
 	}
 	if c.UI != "none" {
-		opts.Progress = g.Stderr
+		opts.Progress = redact.Writer(g.Stderr)
 	}
 	if c.Verbose || c.UI != "none" {
-		opts.Log = g.Stderr
+		opts.Log = redact.Writer(g.Stderr)
 	}
 	run, runErr := bench.Run(ctx, opts)
+	runErr = redact.Error(runErr)
 	if run == nil {
 		return runErr
 	}
+	run = run.Redacted(redact)
 	var paths []string
 	if len(run.Records) > 0 {
 		var err error
@@ -210,31 +216,20 @@ func defaultArtifactDir(p plan.Profile) string {
 	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
 }
 
-// redactedCommand is "aiperf " + args with every secret of p replaced: the
-// API key, secret header values and URL credentials. Matching the values
-// rather than the flags catches every spelling (--api-key=K, -HName:V,
-// -vH Name:V, --url=http://user:pw@host, ...).
-func redactedCommand(args []string, p plan.Profile) string {
-	var secrets []string
-	if p.APIKey != "" {
-		secrets = append(secrets, p.APIKey)
-	}
-	for _, h := range p.Header {
-		if k, v, _ := strings.Cut(h, ":"); plan.IsSecretHeader(k) && strings.TrimSpace(v) != "" {
-			secrets = append(secrets, strings.TrimSpace(v))
-		}
-	}
+// redactedCommand is "aiperf " + args with every secret redacted: the API
+// key, secret header values and URL credentials. Matching the values rather
+// than the flags catches every spelling (--api-key=K, -HName:V, -vH Name:V,
+// --url=http://user:pw@host, ...); a URL's userinfo is also replaced as
+// written, so no escaping of the password (p%61ss for pass) lets it through.
+func redactedCommand(args []string, urls []string, redact *plan.Redactor) string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		for _, raw := range p.URL { // the URL as written: its userinfo may be escaped (p%61ss)
+		for _, raw := range urls {
 			if red := plan.RedactURL(raw); red != raw {
 				a = strings.ReplaceAll(a, raw, red)
 			}
 		}
-		for _, s := range secrets {
-			a = strings.ReplaceAll(a, s, plan.Redacted)
-		}
-		out[i] = a
+		out[i] = redact.Redact(a)
 	}
 	return "aiperf " + strings.Join(out, " ")
 }

@@ -63,7 +63,7 @@ func TestRedactedCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := redactedCommand(tt.args, p)
+			got := redactedCommand(tt.args, p.URL, p.Redactor())
 			assert.Equal(t, tt.want, got)
 			for _, secret := range []string{"sk-key", "tok-1", "pw@", "hunt"} {
 				assert.NotContains(t, got, secret)

@@ -41,6 +41,9 @@ type Options struct {
 	Progress io.Writer
 	// Log receives warnings and hook activity (nil: discarded).
 	Log io.Writer
+	// ProfilerMark is where the profiler leaves its hooks.Mark while it may
+	// be running (a sweep child's trial dir); "" for none.
+	ProfilerMark string
 }
 
 // ErrAllFailed marks a run in which no profiling request succeeded: every
@@ -135,7 +138,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		logged = len(calls)
 	}
 	if h := p.ProfilerHook(); h.Enabled {
-		profiler = control.Profiler(p.Origins(), h)
+		profiler = control.Profiler(p.Origins(), h).WithMark(o.ProfilerMark)
 		engine.Hooks.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
 			if ph.Kind != plan.KindProfiling {
 				return nil
@@ -406,19 +409,8 @@ func requestHeaders(p plan.Profile, version string) http.Header {
 	return h
 }
 
-// controlHeaders are --header values plus Authorization: Bearer <api key>,
-// as control hooks send them (the same as readiness probes in AIPerf).
-func controlHeaders(p plan.Profile) http.Header {
-	h := http.Header{}
-	for _, kv := range p.Header {
-		k, v, _ := strings.Cut(kv, ":")
-		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	if p.APIKey != "" {
-		h.Set("Authorization", "Bearer "+p.APIKey)
-	}
-	return h
-}
+// controlHeaders are the headers control hooks send.
+func controlHeaders(p plan.Profile) http.Header { return hooks.Headers(p) }
 
 func maxInFlight(phases []plan.Phase) int {
 	n := 1

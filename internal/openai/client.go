@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/sse"
 )
 
@@ -40,7 +40,7 @@ type Options struct {
 	// whole response (0: none).
 	Timeout time.Duration
 	// Headers are sent with every request: --header values, Authorization
-	// and User-Agent. The bearer token is redacted from error messages.
+	// and User-Agent. Every secret header value is redacted from error messages.
 	Headers http.Header
 	// Now is the run's monotonic clock in ns since its start (default: since
 	// New).
@@ -63,8 +63,8 @@ type Client struct {
 	timeout time.Duration
 	maxResp int // Options.MaxEventBytes
 	now     func() int64
-	secret  string // the bearer token, redacted from error messages
-	host    string // a --header Host:… override
+	secrets *plan.Redactor // the secret header values, redacted from error messages
+	host    string         // a --header Host:… override
 }
 
 // New returns a Client.
@@ -86,7 +86,6 @@ func New(o Options) *Client {
 	headers.Set("Content-Type", "application/json")
 	streaming := headers.Clone()
 	streaming.Set("Accept", "text/event-stream")
-	secret, _ := strings.CutPrefix(headers.Get("Authorization"), "Bearer ")
 	return &Client{
 		keep:          &http.Client{Transport: newTransport(o.MaxConns, true)},
 		fresh:         &http.Client{Transport: newTransport(o.MaxConns, false)},
@@ -95,7 +94,7 @@ func New(o Options) *Client {
 		timeout:       o.Timeout,
 		maxResp:       o.MaxEventBytes,
 		now:           o.Now,
-		secret:        strings.TrimSpace(secret),
+		secrets:       plan.NewRedactor(plan.HeaderSecrets(headers)...),
 		host:          headers.Get("Host"),
 	}
 }
@@ -266,10 +265,6 @@ func (c *Client) header(req Request) http.Header {
 	return h
 }
 
-// redact hides the bearer token in text that came from the server.
-func (c *Client) redact(s string) string {
-	if len(c.secret) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, c.secret, "***")
-}
+// redact hides the secret header values (the bearer token, an X-Api-Key,
+// a cookie, ...) in text that came from the server.
+func (c *Client) redact(s string) string { return c.secrets.Redact(s) }

@@ -301,7 +301,7 @@ func TestSecretRedacted(t *testing.T) {
 	res := c.Do(context.Background(), chatReq(srv.url("/"), false))
 	require.NotNil(t, res.Err)
 	assert.NotContains(t, res.Err.Message, key)
-	assert.Contains(t, res.Err.Message, "Incorrect API key provided: ***")
+	assert.Contains(t, res.Err.Message, "Incorrect API key provided: "+plan.Redacted)
 }
 
 func TestKeepAliveReuse(t *testing.T) {

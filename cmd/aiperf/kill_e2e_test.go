@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/runner"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// killScript has a cell "long" whose trial runs until it is killed between
+// two quick cells, all resetting the cache and profiling.
+const killScript = smallBase + `
+sweep(name = vars["name"],
+      base = base.replace(api_key = vars["key"], reset_kv_cache = True, server_profiler = True),
+      scenarios = [
+          {"name": "short", "request_count": 2},
+          {"name": "long", "request_count": 100000},
+          {"name": "after", "request_count": 3},
+      ])
+`
+
+// startKillSweep starts a mock requiring secret and writes killScript in a
+// fresh directory; it returns the mock, the directory and the sweep's args.
+func startKillSweep(t *testing.T, name, secret string) (*mockServer, string, []string) {
+	t.Helper()
+	subprocesses(t)
+	m := startMock(t, mock.Config{TTFT: 20, APIKey: secret})
+	dir := t.TempDir()
+	script := writeFile(t, dir, name+".star", killScript)
+	return m, dir, []string{"sweep", script, "--set", "url=" + m.URL, "--set", "key=" + secret,
+		"--set", "tok=" + tinyTokenizer(t), "--set", "name=" + name}
+}
+
+// filesNamed lists the files called name under dir.
+func filesNamed(t *testing.T, dir, name string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == name {
+			out = append(out, path)
+		}
+		return err
+	}))
+	return out
+}
+
+// TestSweepParentKilledLeavesNoSpec: a sweep parent killed outright (SIGKILL)
+// mid-trial cannot clean up after itself; the trial spec, which holds the API
+// key, is still gone: the child removed it when it read it. A spec left by
+// an earlier run is removed by the next run of the sweep.
+func TestSweepParentKilledLeavesNoSpec(t *testing.T) {
+	const secret = "sk-killed-parent-secret-0042"
+	m, dir, args := startKillSweep(t, "killed", secret)
+
+	parent := exec.Command(os.Args[0], append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
+	parent.Dir = dir
+	require.NoError(t, parent.Start())
+	defer parent.Process.Kill()
+	require.Eventually(t, func() bool {
+		c := m.control()
+		return c.ProfilerStarts == 2 && c.InferenceRequests > 4
+	}, time.Minute, 5*time.Millisecond, "the second trial is under load")
+	require.NoError(t, parent.Process.Kill())
+	_ = parent.Wait()
+
+	// The orphaned child is interrupted (it stops its profiler), writes its
+	// result and exits.
+	longDir := filepath.Join(dir, "artifacts", "killed", "long", "trial_0001")
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(longDir, runner.ResultFile))
+		return err == nil && m.control().ProfilerStops == 2
+	}, time.Minute, 5*time.Millisecond, "the orphaned child finished")
+	assert.Empty(t, filesNamed(t, dir, runner.SpecFile), "no trial spec outlives a killed parent")
+	assertNoSecretInStore(t, dir, secret)
+
+	// A spec left behind (by a parent killed between writing it and its
+	// child reading it) is removed by the next run, even in a trial that
+	// does not run again: resume, and interrupt once the long trial runs.
+	shortDir := filepath.Join(dir, "artifacts", "killed", "short", "trial_0001")
+	writeFile(t, shortDir, runner.SpecFile, `{"profile":{"api_key":"`+secret+`"}}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil && m.control().ProfilerStarts < 3 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		cancel()
+	}()
+	again := cliCtx(ctx, t, dir, append(args, "--resume")...)
+	require.Equal(t, ExitInterrupted, again.code, "stdout:\n%s\nstderr:\n%s", again.stdout, again.stderr)
+	assert.Contains(t, again.stderr, "short trial 1: already stored, skipped")
+	assert.Empty(t, filesNamed(t, dir, runner.SpecFile), "the stale spec is gone")
+}
+
+// TestSweepDeadTrialProfilerStoppedByRunner: a trial child killed (SIGKILL)
+// after its profiler started cannot stop it; the sweep runner sees the mark
+// it left and sends the stop on its behalf before the next trial starts, and
+// the trial's stored run says so.
+func TestSweepDeadTrialProfilerStoppedByRunner(t *testing.T) {
+	const secret = "sk-dead-child-secret-0043"
+	m, dir, args := startKillSweep(t, "dead", secret)
+	mark := filepath.Join(dir, "artifacts", "dead", "long", "trial_0001", runner.ProfilerMarkFile)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	killed := make(chan int, 1)
+	go func() {
+		defer close(killed)
+		for ctx.Err() == nil {
+			if m.control().ProfilerStarts == 2 {
+				if mk, err := hooks.ReadMark(mark); err == nil {
+					_ = syscall.Kill(mk.PID, syscall.SIGKILL) // the trial child dies with its profiler running
+					killed <- mk.PID
+					return
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	inv := cliCtx(ctx, t, dir, args...)
+	cancel() // the sweep is over: stop looking for the mark
+	require.NotZero(t, <-killed, "the long trial's child was killed; stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	require.Equal(t, ExitSomeFailed, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Contains(t, inv.stderr, "long trial 1: trial process: signal: killed")
+	assert.NotContains(t, inv.stdout+inv.stderr, secret)
+	assert.NoFileExists(t, mark, "the mark is gone once the stop was sent")
+
+	c := m.control()
+	assert.Equal(t, 3, c.ProfilerStarts)
+	assert.Equal(t, 3, c.ProfilerStops, "every start got its stop")
+	segs := trialSegments(m.kinds())
+	require.Len(t, segs, 3)
+	assert.Equal(t, string(mock.EventStopProfile), lastNonRequest(segs[1]),
+		"the dead trial's profiler is stopped before the next trial resets the cache")
+	assert.Equal(t, []string{"reset", "start_profile"}, segs[2][:2])
+
+	db := openStore(t, dir)
+	runs, err := db.ListRuns(context.Background(), store.RunFilter{Sweep: "dead"})
+	require.NoError(t, err)
+	require.Len(t, runs, 3)
+	var dead store.RunRow
+	for _, r := range runs {
+		if r.CellLabel == "long" {
+			dead = r
+		} else {
+			assert.Equal(t, result.StatusComplete, r.Status, r.CellLabel)
+		}
+	}
+	assert.Equal(t, result.StatusFailed, dead.Status)
+	stored := readStoredRun(t, dir, int(dead.ID))
+	require.Len(t, stored.ControlHooks, 1, "the stop the runner sent is recorded on the dead trial")
+	call := stored.ControlHooks[0]
+	assert.Equal(t, hooks.HookProfilerStop, call.Hook)
+	assert.True(t, call.OK)
+	assert.Equal(t, m.URL, call.Origin)
+	assert.Equal(t, "stopped by the sweep runner after the trial process died", call.Warning)
+	assertNoSecretInStore(t, dir, secret)
+}
+
+// lastNonRequest is the last event kind of a trial's segment that is not a
+// request's start or end (a killed child's requests may end after it died).
+func lastNonRequest(seg []string) string {
+	for i := len(seg) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(seg[i], "request_") {
+			return seg[i]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,83 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// echoHeaders renders the request's secret headers as "Name: value" lines
+// (only those, so that the echo fits in a recorded message).
+func echoHeaders(req *http.Request) string {
+	var lines []string
+	for k, vs := range req.Header {
+		if !plan.IsSecretHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			lines = append(lines, k+": "+v)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestEveryEchoedSecretHeaderIsRedacted: a server that echoes the request's
+// headers back (in an error body, in an SSE error frame, or in a status line
+// so broken that the echo lands in the transport error) never gets a secret
+// header's value into a recorded message: not just the bearer token.
+func TestEveryEchoedSecretHeaderIsRedacted(t *testing.T) {
+	secrets := []string{"sk-bearer-secret-1", "xak-secret-2", "ck-secret-3", "tok-secret-4"}
+	headers := http.Header{
+		"Authorization":  {"Bearer " + secrets[0]},
+		"X-Api-Key":      {secrets[1]},
+		"Cookie":         {"session=" + secrets[2] + "; lang=en"},
+		"X-Custom-Token": {secrets[3]},
+	}
+	jsonString := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	replies := map[string]func(req *http.Request) string{
+		"non-2xx body": func(req *http.Request) string {
+			return fixed(401, "application/json", `{"error":{"message":`+jsonString("bad credentials:\n"+echoHeaders(req))+`}}`)
+		},
+		"non-2xx text body": func(req *http.Request) string {
+			return fixed(403, "text/plain", echoHeaders(req))
+		},
+		"SSE error frame in a 200 stream": func(req *http.Request) string {
+			return chunked(200, "text/event-stream", "data: "+`{"error":{"message":`+jsonString(echoHeaders(req))+`,"code":400}}`+"\n\n")
+		},
+		"SSE event: error frame": func(req *http.Request) string {
+			return chunked(200, "text/event-stream", "event: error\ndata: "+strings.ReplaceAll(echoHeaders(req), "\n", " | ")+"\n\n")
+		},
+		"transport error": func(req *http.Request) string {
+			// No space in the status line: Go quotes the whole line in its error.
+			return strings.NewReplacer(" ", "_", "\n", ";").Replace(echoHeaders(req)) + "\r\n\r\n"
+		},
+	}
+	for name, reply := range replies {
+		t.Run(name, func(t *testing.T) {
+			srv := newRawServer(t, func(_ *rawServer, conn net.Conn, _ int, req *http.Request, _ []byte) bool {
+				io.WriteString(conn, reply(req))
+				return false
+			})
+			c := newTestClient(t, Options{Headers: headers})
+			res := c.Do(context.Background(), chatReq(srv.url("/"), true))
+			require.NotNil(t, res.Err)
+			msg := res.Err.Message
+			assert.Contains(t, msg, "X-Api-Key", "the echo is recorded: %s", msg)
+			for _, s := range secrets {
+				assert.NotContains(t, msg, s, fmt.Sprintf("message: %s", msg))
+			}
+		})
+	}
+}

@@ -1,0 +1,406 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Redacted replaces secrets in exports, logs and the store.
+const Redacted = "<redacted>"
+
+// secretNameParts make a header secret when its lower-cased name contains
+// one: Authorization, Proxy-Authorization, Cookie, X-Api-Key, api-key,
+// Ocp-Apim-Subscription-Key, X-Auth-Token, CF-Access-Client-Secret, ...
+var secretNameParts = []string{"auth", "key", "token", "secret", "cookie", "password", "passwd", "credential"}
+
+// minEmbeddedSecret is the length (in characters) from which a secret is
+// replaced wherever it occurs. A shorter one is replaced only where it stands
+// alone (not inside a longer run of letters and digits), so that a two-letter
+// key cannot shred every word that contains it.
+const minEmbeddedSecret = 4
+
+// IsSecretHeader reports whether a header's value must never be shown: its
+// name contains auth, key, token, secret, cookie, password, passwd or
+// credential, in any case. To keep a header's value out of every record,
+// give it such a name.
+func IsSecretHeader(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, s := range secretNameParts {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redacted returns a copy safe to log, export or store: the API key, secret
+// header values and URL credentials are replaced.
+func (p Profile) Redacted() Profile {
+	if p.APIKey != "" {
+		p.APIKey = Redacted
+	}
+	if len(p.Header) > 0 {
+		hs := make([]string, len(p.Header))
+		for i, h := range p.Header {
+			k, _, _ := strings.Cut(h, ":")
+			if IsSecretHeader(k) {
+				h = k + ":" + Redacted
+			}
+			hs[i] = h
+		}
+		p.Header = hs
+	}
+	if len(p.URL) > 0 {
+		us := make([]string, len(p.URL))
+		for i, raw := range p.URL {
+			us[i] = RedactURL(raw)
+		}
+		p.URL = us
+	}
+	return p
+}
+
+// RedactURL replaces the userinfo (user and password) of a URL, also when the
+// URL does not parse (a bad port, say) or has no scheme.
+func RedactURL(raw string) string {
+	start, end, ok := userinfoSpan(raw)
+	if !ok {
+		return raw
+	}
+	return raw[:start] + Redacted + raw[end:]
+}
+
+// userinfoSpan locates the userinfo of a URL, as url.Parse does (up to the
+// authority's last '@') but without requiring the rest to be valid.
+func userinfoSpan(raw string) (start, end int, ok bool) {
+	if i := strings.Index(raw, "://"); i >= 0 && !strings.ContainsAny(raw[:i], "/?#@") {
+		start = i + len("://")
+	}
+	for start < len(raw) && raw[start] == '/' { // "//user:pw@host" too
+		start++
+	}
+	auth := raw[start:]
+	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+		auth = auth[:j]
+	}
+	at := strings.LastIndex(auth, "@")
+	if at < 0 {
+		return 0, 0, false
+	}
+	return start, start + at, true
+}
+
+// Secrets lists the secrets of p, as configured: the API key, the values of
+// secret headers (see IsSecretHeader) with the credential after an
+// authorization scheme ("Bearer sk-…"), a Basic credential decoded, and each
+// cookie's value, and the userinfo of every URL (user, password, and the
+// Basic credential an HTTP client builds from them). A redacted profile has
+// none.
+func (p Profile) Secrets() []string {
+	var out []string
+	if p.APIKey != Redacted {
+		out = append(out, p.APIKey)
+	}
+	for _, h := range p.Header {
+		if k, v, ok := strings.Cut(h, ":"); ok && IsSecretHeader(k) {
+			out = append(out, headerSecrets(k, v)...)
+		}
+	}
+	for _, raw := range p.URL {
+		out = append(out, urlSecrets(raw)...)
+	}
+	return out
+}
+
+// Redactor returns the redactor of p's secrets.
+func (p Profile) Redactor() *Redactor { return NewRedactor(p.Secrets()...) }
+
+// HeaderSecrets lists the secrets among headers about to be sent, derived as
+// Profile.Secrets derives them from --header values.
+func HeaderSecrets(h map[string][]string) []string {
+	var out []string
+	for k, vs := range h {
+		if IsSecretHeader(k) {
+			for _, v := range vs {
+				out = append(out, headerSecrets(k, v)...)
+			}
+		}
+	}
+	return out
+}
+
+// headerSecrets is the value of a secret header and the parts of it a server
+// may echo on their own.
+func headerSecrets(name, value string) []string {
+	v := strings.TrimSpace(value)
+	out := []string{v}
+	if scheme, cred, ok := strings.Cut(v, " "); ok {
+		cred = strings.TrimSpace(cred)
+		out = append(out, cred)
+		if strings.EqualFold(scheme, "Basic") {
+			if b, err := base64.StdEncoding.DecodeString(cred); err == nil && utf8.Valid(b) {
+				user, pass, _ := strings.Cut(string(b), ":")
+				out = append(out, string(b), user, pass)
+			}
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(name), "Cookie") {
+		for c := range strings.SplitSeq(v, ";") {
+			// A cookie's value alone is a secret only when it is not short:
+			// the whole header already is one, and "lang=en" must not
+			// turn every "en" into a redaction.
+			if _, cv, ok := strings.Cut(c, "="); ok && utf8.RuneCountInString(strings.TrimSpace(cv)) >= minEmbeddedSecret {
+				out = append(out, strings.TrimSpace(cv))
+			}
+		}
+	}
+	return out
+}
+
+// urlSecrets is the userinfo of a URL as written, its user and password, and
+// the Basic credential Go's HTTP client sends for them.
+func urlSecrets(raw string) []string {
+	start, end, ok := userinfoSpan(raw)
+	if !ok {
+		return nil
+	}
+	info := raw[start:end]
+	if info == Redacted {
+		return nil
+	}
+	user, pass, _ := strings.Cut(info, ":")
+	out := []string{info, user, pass}
+	du, err1 := url.PathUnescape(user)
+	dp, err2 := url.PathUnescape(pass)
+	if err1 == nil && err2 == nil {
+		out = append(out, du, dp, base64.StdEncoding.EncodeToString([]byte(du+":"+dp)))
+	}
+	return out
+}
+
+// Redactor replaces secrets in text: server replies, error messages, logs.
+// A nil Redactor changes nothing. It is safe for concurrent use.
+type Redactor struct {
+	long  []string // replaced wherever they occur, longest first
+	short []string // replaced where they stand alone, longest first
+}
+
+// NewRedactor returns a Redactor for secrets (see Profile.Secrets). Each
+// secret is trimmed and also matched in the forms a server may echo it:
+// JSON-escaped (with and without HTML escaping) and URL-escaped. Secrets of
+// fewer than 4 characters are replaced only where they stand alone. Empty
+// secrets, and the few that the marker itself contains (which no marker
+// could hide), are ignored.
+func NewRedactor(secrets ...string) *Redactor {
+	seen := map[string]bool{}
+	r := &Redactor{}
+	for _, s := range secrets {
+		s = strings.TrimSpace(s)
+		if s == "" || strings.Contains(Redacted, s) {
+			continue
+		}
+		for _, v := range variants(s) {
+			if seen[v] {
+				continue
+			}
+			seen[v] = true
+			if utf8.RuneCountInString(v) >= minEmbeddedSecret {
+				r.long = append(r.long, v)
+			} else {
+				r.short = append(r.short, v)
+			}
+		}
+	}
+	longestFirst := func(a, b string) int {
+		if d := len(b) - len(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	}
+	slices.SortFunc(r.long, longestFirst)
+	slices.SortFunc(r.short, longestFirst)
+	return r
+}
+
+// variants are the forms of s a server may echo.
+func variants(s string) []string {
+	out := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+	for _, html := range []bool{false, true} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(s) == nil {
+			q := strings.TrimSpace(b.String())
+			out = append(out, q[1:len(q)-1])
+		}
+	}
+	return out
+}
+
+// Empty reports whether r has nothing to redact.
+func (r *Redactor) Empty() bool { return r == nil || len(r.long)+len(r.short) == 0 }
+
+// ellipsis marks text cut short; a secret cut there leaves a prefix behind.
+const ellipsis = "…"
+
+// Redact returns s with every secret replaced by Redacted. Replacing is
+// repeated while it changes something, since a replacement can complete a
+// secret with the text around it; should one still remain, the whole text
+// is replaced. Text cut short with a trailing "…" also loses a trailing cut
+// secret (its first 4 or more characters).
+func (r *Redactor) Redact(s string) string {
+	if r.Empty() || s == "" {
+		return s
+	}
+	s = r.cutPrefix(s)
+	for range 4 {
+		out := r.replace(s)
+		if out == s {
+			return s
+		}
+		s = out
+	}
+	if r.found(s) {
+		return Redacted
+	}
+	return s
+}
+
+// cutPrefix replaces the start of a long secret that ends s right before a
+// trailing ellipsis: what is left of a secret by truncation.
+func (r *Redactor) cutPrefix(s string) string {
+	body, ok := strings.CutSuffix(strings.TrimRightFunc(s, unicode.IsSpace), ellipsis)
+	if !ok {
+		return s
+	}
+	for _, v := range r.long { // longest first
+		for k := len(v) - 1; k >= minEmbeddedSecret; k-- {
+			if utf8.RuneStart(v[k]) && strings.HasSuffix(body, v[:k]) {
+				return body[:len(body)-k] + Redacted + ellipsis
+			}
+		}
+	}
+	return s
+}
+
+func (r *Redactor) replace(s string) string {
+	for _, v := range r.long {
+		if !strings.Contains(s, v) {
+			continue
+		}
+		if utf8.ValidString(v) { // then every match is on rune boundaries
+			s = strings.ReplaceAll(s, v, Redacted)
+		} else {
+			s = replaceMatches(s, v, false)
+		}
+	}
+	for _, v := range r.short {
+		s = replaceMatches(s, v, true)
+	}
+	return s
+}
+
+func (r *Redactor) found(s string) bool {
+	for _, v := range r.long {
+		if strings.Contains(s, v) && replaceMatches(s, v, false) != s {
+			return true
+		}
+	}
+	for _, v := range r.short {
+		if replaceMatches(s, v, true) != s {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceMatches replaces each occurrence of w in s that starts and ends on
+// a rune boundary (a secret of invalid UTF-8 could otherwise match inside a
+// character) and, when standalone, is neither preceded nor followed by a
+// letter or digit.
+func replaceMatches(s, w string, standalone bool) string {
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			break
+		}
+		j := i + len(w)
+		match := utf8.RuneStart(rest[i]) && (j == len(rest) || utf8.RuneStart(rest[j]))
+		if match && standalone {
+			before, _ := utf8.DecodeLastRuneInString(rest[:i])
+			if i == 0 && b.Len() > 0 {
+				before, _ = utf8.DecodeLastRuneInString(b.String())
+			}
+			after, _ := utf8.DecodeRuneInString(rest[j:])
+			match = !isWordRune(before) && !isWordRune(after)
+		}
+		b.WriteString(rest[:i])
+		if !match {
+			b.WriteString(w[:1])
+			rest = rest[i+1:]
+			continue
+		}
+		b.WriteString(Redacted)
+		rest = rest[j:]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// Error returns err with its message redacted; errors.Is and errors.As still
+// see the original chain.
+func (r *Redactor) Error(err error) error {
+	if err == nil || r.Empty() {
+		return err
+	}
+	msg := err.Error()
+	if red := r.Redact(msg); red != msg {
+		return &redactedError{msg: red, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// Writer returns a writer that redacts each Write before passing it to w.
+// A secret split across two writes is not seen: write whole lines.
+func (r *Redactor) Writer(w io.Writer) io.Writer {
+	if r.Empty() {
+		return w
+	}
+	return redactWriter{r: r, w: w}
+}
+
+type redactWriter struct {
+	r *Redactor
+	w io.Writer
+}
+
+func (rw redactWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(rw.w, rw.r.Redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

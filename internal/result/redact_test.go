@@ -1,0 +1,42 @@
+package result
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+func TestRunRedacted(t *testing.T) {
+	const secret = "sk-run-secret"
+	echo := "server said " + secret
+	p := plan.NewProfile()
+	p.APIKey = secret
+	run := &Run{
+		Config:       p,
+		CLICommand:   "aiperf profile --api-key " + secret,
+		Error:        echo,
+		ErrorSummary: []metrics.ErrorCount{{Error: metrics.Error{Message: echo}, Count: 1}},
+		ControlHooks: []hooks.Call{{Error: echo, Warning: echo}, {Error: "fine"}},
+		Audit:        Audit{Warnings: []string{echo}, KVResetDetail: echo},
+		Records:      []metrics.Record{{Error: &metrics.Error{Message: echo}}, {}},
+	}
+	red := run.Redacted(p.Redactor())
+	b, err := json.Marshal(red)
+	assert.NoError(t, err)
+	assert.NotContains(t, string(b), secret)
+	assert.Equal(t, "server said "+plan.Redacted, red.Records[0].Error.Message)
+	assert.Equal(t, "fine", red.ControlHooks[1].Error)
+
+	// The original is untouched: records share nothing that was changed.
+	assert.Equal(t, echo, run.Records[0].Error.Message)
+	assert.Equal(t, echo, run.ControlHooks[0].Error)
+	assert.Equal(t, secret, run.Config.APIKey)
+
+	clean := &Run{Records: []metrics.Record{{}}}
+	assert.Same(t, &clean.Records[0], &clean.Redacted(p.Redactor()).Records[0], "nothing to redact: nothing copied")
+}
