@@ -15,8 +15,12 @@ import (
 	"github.com/aiperf-go/aiperf/internal/sse"
 )
 
-// snippetLen bounds how much of an unexpected body an error message quotes.
-const snippetLen = 64
+// snippetLen bounds how much of an unexpected body an error message quotes;
+// secretWindow is how far past it secrets are looked for before the cut.
+const (
+	snippetLen   = 64
+	secretWindow = 4096
+)
 
 // readStream reads SSE events until [DONE], an error frame or the end. A
 // stream without a single response chunk is an invalid response; data lines
@@ -72,7 +76,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		w.reset()
 		if data[0] != '{' || decodeChunk(data, &w) != nil || !w.shaped() {
 			if res.MalformedChunks++; bad == "" {
-				bad = snippet(data)
+				bad = c.snippet(data)
 			}
 			continue
 		}
@@ -134,7 +138,7 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 		if len(bytes.TrimSpace(b)) == 0 {
 			res.Err = c.invalid(res.Status, h, "the body is empty")
 		} else {
-			res.Err = c.invalid(res.Status, h, "the body is not a JSON object: "+snippet(b))
+			res.Err = c.invalid(res.Status, h, "the body is not a JSON object: "+c.snippet(b))
 		}
 		return
 	}
@@ -145,10 +149,10 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 	}
 	switch {
 	case !w.hasChoices:
-		res.Err = c.invalid(res.Status, h, "the JSON body has no choices: "+snippet(b))
+		res.Err = c.invalid(res.Status, h, "the JSON body has no choices: "+c.snippet(b))
 		return
 	case w.first() == nil:
-		res.Err = c.invalid(res.Status, h, "the JSON body has no choice with index 0: "+snippet(b))
+		res.Err = c.invalid(res.Status, h, "the JSON body has no choice with index 0: "+c.snippet(b))
 		return
 	}
 	res.Usage = w.usage()
@@ -188,10 +192,12 @@ func (c *Client) tooLarge(status int, what string) *metrics.Error {
 		Message: fmt.Sprintf("%s exceeds %d bytes (--max-event-bytes)", what, c.maxResp)}
 }
 
-// snippet quotes the start of an unexpected payload: control characters
-// replaced, at most snippetLen bytes.
-func snippet(b []byte) string {
+// snippet quotes the start of an unexpected payload: secrets redacted
+// before it is cut (so no cut secret leaves its start behind), control
+// characters replaced, at most snippetLen bytes.
+func (c *Client) snippet(b []byte) string {
 	b = bytes.TrimSpace(b)
+	b = []byte(c.redact(string(b[:min(len(b), snippetLen+secretWindow)])))
 	cut := len(b) > snippetLen
 	if cut {
 		b = b[:snippetLen]

@@ -81,3 +81,34 @@ func TestEveryEchoedSecretHeaderIsRedacted(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotedBodiesAreRedactedBeforeTheCut: an invalid response is quoted in
+// its error, cut to a few dozen bytes; a secret straddling the cut leaves
+// no prefix behind, and one echoed in a 200 that is not an API response is
+// redacted too.
+func TestQuotedBodiesAreRedactedBeforeTheCut(t *testing.T) {
+	const secret = "sk-straddling-the-cut-0123456789"
+	for name, body := range map[string]string{
+		"html 200 with the secret at the cut":     strings.Repeat("x", snippetLen-10) + secret + "</html>",
+		"html 200 echoing the secret up front":    "<html>Authorization: Bearer " + secret + "</html>",
+		"stream lines echoing the secret":         "",
+		"json 200 without choices echoing secret": `{"auth":"` + secret + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw := fixed(200, "text/html", body)
+			streaming := false
+			switch {
+			case body == "":
+				raw, streaming = chunked(200, "text/event-stream", "data: Bearer "+secret+"\n\n", done), true
+			case strings.HasPrefix(body, "{"):
+				raw = fixed(200, "application/json", body)
+			}
+			srv := newRawServer(t, respond(raw))
+			c := newTestClient(t, Options{Headers: http.Header{"Authorization": {"Bearer " + secret}}})
+			res := c.Do(context.Background(), chatReq(srv.url("/"), streaming))
+			require.NotNil(t, res.Err)
+			assert.Equal(t, ErrTypeInvalidResponse, res.Err.Type)
+			assert.NotContains(t, res.Err.Message, secret[:len("sk-straddl")], "not even its start: %s", res.Err.Message)
+		})
+	}
+}
