@@ -66,14 +66,18 @@ func labels(s plan.Sweep) []string {
 	return out
 }
 
+// writeFile writes src to dir/rel, making the directories on the way.
+func writeFile(t *testing.T, dir, rel, src string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+}
+
 func TestLoadRelativeToCallingFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(dir, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
-	}
+	write := func(rel, src string) { writeFile(t, dir, rel, src) }
 	// A decoy: resolving "../shared.star" against the main file's directory
 	// (or the working directory) instead of lib/ would pick this one up.
 	write("shared.star", `MODEL = "wrong"`)

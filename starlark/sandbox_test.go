@@ -25,11 +25,7 @@ const secret = "hunter2"
 func tree(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(dir, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
-	}
+	write := func(rel, src string) { writeFile(t, dir, rel, src) }
 	link := func(target, rel string) { require.NoError(t, os.Symlink(target, filepath.Join(dir, rel))) }
 	write("secret.txt", secret+"\n")
 	write("outside.star", "x = 1\n"+secret+"\n")
