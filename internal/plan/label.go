@@ -68,16 +68,20 @@ type rendering struct{ text, raw string }
 
 // render renders v, remembering the values a sweep repeats in memo.
 func render(v any, memo map[any]rendering) rendering {
-	switch v.(type) {
-	case nil, bool, int, int64, float64, string: // comparable: a map key
-		if r, ok := memo[v]; ok {
-			return r
-		}
-		r := rendering{valueText(v), canonical(v)}
-		memo[v] = r
+	key := v
+	switch x := v.(type) {
+	case float64:
+		key = math.Float64bits(x) // as keys, -0 would equal 0 and NaN nothing
+	case nil, bool, int, int64, string: // comparable: a map key as it is
+	default:
+		return rendering{valueText(v), canonical(v)}
+	}
+	if r, ok := memo[key]; ok {
 		return r
 	}
-	return rendering{valueText(v), canonical(v)}
+	r := rendering{valueText(v), canonical(v)}
+	memo[key] = r
+	return r
 }
 
 // DirName makes name a single directory name: characters other than

@@ -56,6 +56,11 @@ func TestCellLabelsAreFaithful(t *testing.T) {
 			cells: column("request_rate", math.Inf(1), math.Inf(-1), math.NaN(), 0.0),
 			want:  []string{"request_rate_inf", "request_rate_-inf", "request_rate_nan", "request_rate_0"},
 		},
+		{
+			name:  "signed zero",
+			cells: column("request_rate", math.Copysign(0, -1), 0.0),
+			want:  []string{"request_rate_-0", "request_rate_0"},
+		},
 		{name: "differ only after sanitising", cells: column("model", "a/b", "a-b", "a b", "a:b")},
 		{name: "differ only in case", cells: column("model", "Llama", "llama", "LLAMA")},
 		{name: "none and the string none", cells: column("output_tokens_mean", nil, "none")},
