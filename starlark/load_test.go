@@ -332,47 +332,6 @@ func TestErrors(t *testing.T) {
 				"load() reads only inside the script's directory tree; name another directory with --lib-path DIR",
 		},
 		{
-			name: "plan too large",
-			files: map[string]string{"sweeps.star": base + "sweep(name = \"big\", base = base, trials = 3,\n" +
-				"      matrix = {\"concurrency\": list(range(1, 1001)), \"isl\": list(range(1, 1001))})\n"},
-			pos: "sweeps.star:2:6",
-			msg: "sweep: the plan is too large: matrix concurrency (1000) × isl (1000) = 1000000 cells × 3 trials " +
-				"= 3000000 trials, over the limit of 100000; sweep fewer values or trials, or raise the limit with --max-trials N",
-		},
-		{
-			name:  "a range too long to check value by value",
-			files: map[string]string{"sweeps.star": base + "sweep(name = \"r\", base = base, matrix = {\"concurrency\": range(1, 1000000001)})\n"},
-			pos:   "sweeps.star:2:6",
-			msg: "sweep: the plan is too large: matrix concurrency (1000000000) = 1000000000 cells × 1 trial = 1000000000 trials, " +
-				"over the limit of 100000; sweep fewer values or trials, or raise the limit with --max-trials N",
-		},
-		{
-			name:  "too many trials",
-			files: map[string]string{"sweeps.star": base + "sweep(name = \"long\", base = base, trials = 1000000000)\n"},
-			pos:   "sweeps.star:2:6",
-			msg: "sweep: the plan is too large: 1 cell × 1000000000 trials = 1000000000 trials, over the limit of 100000; " +
-				"sweep fewer values or trials, or raise the limit with --max-trials N",
-		},
-		{
-			name: "matrix product beyond 64 bits",
-			files: map[string]string{"sweeps.star": base + "v = list(range(1, 1001))\n" +
-				"sweep(name = \"huge\", base = base, matrix = {\"concurrency\": v, \"isl\": v, \"osl\": v, \"request_count\": v, " +
-				"\"random_seed\": v, \"request_rate\": v, \"num_dataset_entries\": v})\n"},
-			pos: "sweeps.star:3:6",
-			msg: "sweep: the plan is too large: matrix concurrency (1000) × isl (1000) × osl (1000) × " +
-				"request_count (1000) × random_seed (1000) × request_rate (1000) × num_dataset_entries (1000) = " +
-				"1000000000000000000000 cells × 1 trial = 1000000000000000000000 trials, over the limit of 100000; " +
-				"sweep fewer values or trials, or raise the limit with --max-trials N",
-		},
-		{
-			name: "plan too large across sweeps",
-			files: map[string]string{"sweeps.star": base + "sweep(name = \"a\", base = base, scenarios = [{\"name\": \"x\"}], trials = 60000)\n" +
-				"sweep(name = \"b\", base = base, zip = {\"concurrency\": [1, 2]}, trials = 20001)\n"},
-			pos: "sweeps.star:3:6",
-			msg: "sweep: the plan is too large: this sweep's 40002 trials (zip of 2 cells × 20001 trials) bring the script's total " +
-				"to 100002, over the limit of 100000; sweep fewer values or trials, or raise the limit with --max-trials N",
-		},
-		{
 			name:     "step limit",
 			files:    map[string]string{"sweeps.star": "def spin():\n    n = 0\n    for i in range(1000000):\n        n += i\n    return n\nspin()\n"},
 			maxSteps: 1000,
