@@ -43,13 +43,22 @@
 //	    (vars.get("requests", 100) gives a default; int() converts).
 //	load("lib/common.star", "name")
 //	    Loads a module relative to the calling file; each module runs once.
+//	    Only .star files inside the top-level script's directory tree, or
+//	    the tree of an Options.LibPaths directory, load, where they are
+//	    after symlinks are resolved; any other file is refused unread.
 //	struct(**fields), json.encode/decode, math.*
 //	    From go.starlark.net's standard modules.
 //
 // Cell labels join option_value pairs with "__" (concurrency_4__
-// synthetic_input_tokens_mean_128); a scenario's name is its label. Cell ids
-// hash the sweep name and the sorted parameters, so they stay stable across
-// runs for --resume.
+// synthetic_input_tokens_mean_128); a scenario's name is its label. Values
+// that would read alike as a directory name get a short hash appended, and
+// labels over 255 bytes are shortened (see plan.CellLabels). Cell ids hash
+// the sweep name and the sorted parameters, so they stay stable across runs
+// for --resume.
+//
+// A plan is bounded: a sweep() whose cells (counted before skip from the
+// lengths of its lists) times its trials would take the script over
+// Options.MaxTrials fails before anything is expanded.
 //
 // # Errors
 //

@@ -3,7 +3,9 @@ package starlark
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"go.starlark.net/starlark"
@@ -13,7 +15,7 @@ import (
 // scenario, its name.
 type point struct {
 	params []plan.Param
-	label  string // "" = plan.CellLabel(params)
+	label  string
 }
 
 // points expands the declaration: matrix in itertools.product order (first
@@ -48,11 +50,84 @@ func (d *declaration) points() []point {
 	case "scenarios":
 		out := make([]point, len(d.scenarios))
 		for k, s := range d.scenarios {
-			out[k] = point{params: s.params, label: s.name}
+			out[k] = point{params: s.params, label: plan.DirName(s.name)}
 		}
 		return out
 	}
-	return []point{{}}
+	return []point{{label: "base"}}
+}
+
+// labelled expands the declaration and labels every point, skipped or not,
+// so a cell's label does not depend on skip.
+func (d *declaration) labelled() []point {
+	pts := d.points()
+	if d.mode == "matrix" || d.mode == "zip" {
+		params := make([][]plan.Param, len(pts))
+		for k := range pts {
+			params[k] = pts[k].params
+		}
+		for k, l := range plan.CellLabels(params) {
+			pts[k].label = l
+		}
+	}
+	return pts
+}
+
+// size counts the cells that sweep()'s matrix, zip or scenarios declare,
+// before skip, and says how they multiply. It looks only at the lengths of
+// the lists, so a runaway matrix is refused before a single value is
+// checked or expanded.
+func size(matrix, zip *starlark.Dict, scenarios *starlark.List) (*big.Int, string) {
+	length := func(v starlark.Value) int {
+		if seq, ok := v.(starlark.Sequence); ok {
+			return seq.Len()
+		}
+		return 1 // not a list: parseAxes says so
+	}
+	name := func(k starlark.Value) string {
+		if s, ok := starlark.AsString(k); ok {
+			return s
+		}
+		return k.String()
+	}
+	switch {
+	case matrix != nil:
+		n := big.NewInt(1)
+		var parts []string
+		for _, kv := range matrix.Items() {
+			n.Mul(n, big.NewInt(int64(length(kv[1]))))
+			parts = append(parts, fmt.Sprintf("%s (%d)", name(kv[0]), length(kv[1])))
+		}
+		return n, fmt.Sprintf("matrix %s = %s cells", strings.Join(parts, " × "), n)
+	case zip != nil && zip.Len() > 0:
+		n := length(zip.Items()[0][1]) // unequal lengths: parseAxes says so
+		return big.NewInt(int64(n)), fmt.Sprintf("zip of %d cells", n)
+	case scenarios != nil:
+		return big.NewInt(int64(scenarios.Len())), fmt.Sprintf("%d scenarios", scenarios.Len())
+	}
+	return big.NewInt(1), "1 cell"
+}
+
+// admit counts a sweep's trials against the plan's limit before its cells
+// are expanded, so a runaway matrix or trials value fails fast.
+func (st *declared) admit(cells *big.Int, how string, trials int) error {
+	n := new(big.Int).Mul(cells, big.NewInt(int64(trials)))
+	total := new(big.Int).Add(n, big.NewInt(int64(st.trials)))
+	limit := big.NewInt(int64(st.maxTrials))
+	const fix = "sweep fewer values or trials, or raise the limit with --max-trials N"
+	per := "1 trial"
+	if trials != 1 {
+		per = fmt.Sprintf("%d trials", trials)
+	}
+	switch {
+	case n.Cmp(limit) > 0:
+		return fmt.Errorf("the plan is too large: %s × %s = %s trials, over the limit of %d; %s", how, per, n, st.maxTrials, fix)
+	case total.Cmp(limit) > 0:
+		return fmt.Errorf("the plan is too large: this sweep's %s trials (%s × %s) bring the script's total to %s, over the limit of %d; %s",
+			n, how, per, total, st.maxTrials, fix)
+	}
+	st.trials = int(total.Int64())
+	return nil
 }
 
 // expand turns a declaration into a plan.Sweep: it applies the parameters,
@@ -69,8 +144,8 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 		return &Error{Pos: d.pos.String(), Msg: fmt.Sprintf("sweep %q", d.name) + fmt.Sprintf(format, a...)}
 	}
 	byID := map[string]string{}
-	byLabel := map[string]bool{}
-	for k, pt := range d.points() {
+	byLabel := map[string]string{} // folded label → label: one directory on case-insensitive file systems
+	for k, pt := range d.labelled() {
 		p := d.base
 		for _, prm := range pt.params {
 			if prm.Secret() {
@@ -86,9 +161,6 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 			p.RandomSeed = d.base.RandomSeed + int64(k)
 		}
 		label := pt.label
-		if label == "" {
-			label = plan.CellLabel(pt.params)
-		}
 		if d.skip != nil {
 			drop, err := callSkip(l.thread, d.skip, &cellValue{params: pt.params, label: label, profile: p})
 			if err != nil {
@@ -109,10 +181,13 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 			return sw, []error{at(": cell %s appears twice", label)}
 		case byID[id] != "":
 			return sw, []error{at(": cells %s and %s have the same parameters", byID[id], label)}
-		case byLabel[label]:
+		case byLabel[strings.ToLower(label)] == label:
 			return sw, []error{at(": two different cells are labelled %s", label)}
+		case byLabel[strings.ToLower(label)] != "":
+			return sw, []error{at(": cells %s and %s differ only in letter case: they would share a directory "+
+				"on a case-insensitive file system; rename one", byLabel[strings.ToLower(label)], label)}
 		}
-		byID[id], byLabel[label] = label, true
+		byID[id], byLabel[strings.ToLower(label)] = label, label
 		sw.Cells = append(sw.Cells, plan.Cell{ID: id, Label: label, Index: len(sw.Cells), Params: pt.params, Profile: p})
 	}
 	if len(sw.Cells) == 0 {

@@ -23,6 +23,9 @@ import (
 // Declaring a thousand cells takes well under a million steps.
 const DefaultMaxSteps = 10_000_000
 
+// DefaultMaxTrials bounds a plan's size when Options.MaxTrials is 0.
+const DefaultMaxTrials = 100_000
+
 // Options configure Load.
 type Options struct {
 	// Vars are the --set key=value pairs, visible to the script as vars.
@@ -30,7 +33,17 @@ type Options struct {
 	// MaxSteps bounds the Starlark execution steps of the whole load (loaded
 	// modules and skip calls included); 0 means DefaultMaxSteps.
 	MaxSteps uint64
-	// ReadFile reads the script and the modules it loads; nil means os.ReadFile.
+	// MaxTrials bounds the plan: the cells of every sweep, counted before
+	// skip, times its trials, summed over the script. A sweep() call that
+	// goes over it fails before its cells are expanded. 0 means
+	// DefaultMaxTrials.
+	MaxTrials int
+	// LibPaths are directories whose trees load() may read modules from,
+	// besides the top-level script's own directory tree.
+	LibPaths []string
+	// ReadFile reads the script and the modules it loads; nil means
+	// os.ReadFile. Paths are then checked lexically: an in-memory file
+	// system has no symlinks to resolve.
 	ReadFile func(path string) ([]byte, error)
 	// Print receives the script's print() output; nil writes it to os.Stderr.
 	Print func(msg string)
@@ -43,20 +56,33 @@ var fileOptions = syntax.FileOptions{Set: true, TopLevelControl: true}
 // Load runs the script at path and returns the sweeps it declared, in
 // declaration order, each expanded into validated cells.
 //
+// load() reads only .star files inside the directory tree of the script
+// (path) or of a lib path, symlinks resolved: see Options.LibPaths.
+//
 // Problems in the script are *Error values (several are joined with
-// errors.Join); a failure to read the script itself is an ordinary error.
-// When ctx is cancelled, the script stops and Load returns ctx's error.
+// errors.Join); a failure to read the script itself, a script not named
+// *.star or an unusable lib path is an ordinary error. When ctx is
+// cancelled, the script stops and Load returns ctx's error.
 func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	l := newLoader(o)
+	path = filepath.Clean(path)
+	sb, err := newSandbox(path, o.LibPaths, o.ReadFile == nil)
+	if err != nil {
+		return nil, err
+	}
+	target, err := sb.script(path)
+	if err != nil {
+		return nil, err
+	}
+	l := newLoader(o, sb)
 	stop := context.AfterFunc(ctx, func() { l.thread.Cancel(context.Cause(ctx).Error()) })
 	defer stop()
 
 	var sweeps []plan.Sweep
 	var errs []error
-	if _, err := l.exec(filepath.Clean(path)); err != nil {
+	if _, err := l.exec(path, target); err != nil {
 		errs = append(errs, err)
 	} else {
 		l.state.closed = true
@@ -91,8 +117,9 @@ type loader struct {
 	state       *declared
 	predeclared starlark.StringDict
 	readFile    func(string) ([]byte, error)
-	cache       map[string]*module // nil entry: being loaded
-	loading     []string           // the load chain, for cycle messages
+	sandbox     *sandbox
+	cache       map[string]*module // by the path read; nil entry: being loaded
+	loading     []loading          // the load chain, for cycle messages
 	maxSteps    uint64
 	overSteps   bool
 }
@@ -102,10 +129,18 @@ type module struct {
 	err     error
 }
 
-func newLoader(o Options) *loader {
+// loading is a file being run: the path read and the name positions use.
+type loading struct{ target, display string }
+
+func newLoader(o Options, sb *sandbox) *loader {
+	maxTrials := o.MaxTrials
+	if maxTrials <= 0 {
+		maxTrials = DefaultMaxTrials
+	}
 	l := &loader{
-		state:    &declared{byName: map[string]*declaration{}},
+		state:    &declared{byName: map[string]*declaration{}, maxTrials: maxTrials},
 		readFile: o.ReadFile,
+		sandbox:  sb,
 		cache:    map[string]*module{},
 		maxSteps: cmp.Or(o.MaxSteps, DefaultMaxSteps),
 	}
@@ -138,36 +173,41 @@ func newLoader(o Options) *loader {
 	return l
 }
 
-// load implements load(): module paths are relative to the calling file.
+// load implements load(): module paths are relative to the calling file,
+// and the sandbox decides whether the module may be read.
 func (l *loader) load(thread *starlark.Thread, module string) (starlark.StringDict, error) {
-	path := module
-	if !filepath.IsAbs(path) {
-		from := thread.CallFrame(0).Pos.Filename()
-		path = filepath.Join(filepath.Dir(from), module)
+	display, target, err := l.sandbox.module(thread.CallFrame(0).Pos.Filename(), module)
+	if err != nil {
+		return nil, err
 	}
-	return l.exec(filepath.Clean(path))
+	return l.exec(display, target)
 }
 
-// exec runs the file at path once and caches its globals (or its error).
-func (l *loader) exec(path string) (starlark.StringDict, error) {
-	if m, ok := l.cache[path]; ok {
+// exec runs the file at target once and caches its globals (or its
+// error); positions name it display.
+func (l *loader) exec(display, target string) (starlark.StringDict, error) {
+	if m, ok := l.cache[target]; ok {
 		if m == nil {
-			chain := append(slices.Clone(l.loading[slices.Index(l.loading, path):]), path)
+			var chain []string
+			for _, f := range l.loading[slices.IndexFunc(l.loading, func(f loading) bool { return f.target == target }):] {
+				chain = append(chain, f.display)
+			}
+			chain = append(chain, display)
 			return nil, fmt.Errorf("cycle in load graph: %s", strings.Join(chain, " -> "))
 		}
 		return m.globals, m.err
 	}
-	l.cache[path] = nil
-	l.loading = append(l.loading, path)
+	l.cache[target] = nil
+	l.loading = append(l.loading, loading{target, display})
 	var globals starlark.StringDict
-	src, err := l.readFile(path)
+	src, err := l.readFile(target)
 	if err != nil {
-		err = fmt.Errorf("read %s: %w", path, err)
+		err = fmt.Errorf("read %s: %w", display, err)
 	} else {
-		globals, err = starlark.ExecFileOptions(&fileOptions, l.thread, path, src, l.predeclared)
+		globals, err = starlark.ExecFileOptions(&fileOptions, l.thread, display, src, l.predeclared)
 	}
 	l.loading = l.loading[:len(l.loading)-1]
-	l.cache[path] = &module{globals, err}
+	l.cache[target] = &module{globals, err}
 	return globals, err
 }
 

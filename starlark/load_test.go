@@ -66,14 +66,18 @@ func labels(s plan.Sweep) []string {
 	return out
 }
 
+// writeFile writes src to dir/rel, making the directories on the way.
+func writeFile(t *testing.T, dir, rel, src string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+}
+
 func TestLoadRelativeToCallingFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(dir, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
-	}
+	write := func(rel, src string) { writeFile(t, dir, rel, src) }
 	// A decoy: resolving "../shared.star" against the main file's directory
 	// (or the working directory) instead of lib/ would pick this one up.
 	write("shared.star", `MODEL = "wrong"`)
@@ -306,6 +310,26 @@ func TestErrors(t *testing.T) {
 			name:  "load of a missing file",
 			files: map[string]string{"sweeps.star": "\nload(\"lib/nope.star\", \"x\")\n"},
 			pos:   "sweeps.star:2:1", msg: "cannot load lib/nope.star: read lib/nope.star: open lib/nope.star: file does not exist",
+		},
+		{
+			name:  "load of a file that is not a .star script",
+			files: map[string]string{"sweeps.star": "\nload(\"secret.txt\", \"x\")\n", "secret.txt": "hunter2\n"},
+			pos:   "sweeps.star:2:1", msg: "cannot load secret.txt: not a .star file: load() reads only Starlark modules",
+		},
+		{
+			name:  "load out of the script's directory",
+			files: map[string]string{"sweeps.star": "load(\"lib/a.star\", \"x\")\n", "lib/a.star": "load(\"../../up.star\", \"x\")\n", "../up.star": "x = 1\n"},
+			pos:   "lib/a.star:1:1",
+			msg: "cannot load ../../up.star: '..' leads to ../up.star, outside . (the script's directory); " +
+				"load() reads only inside the script's directory tree; name another directory with --lib-path DIR",
+			backtrace: []string{"sweeps.star:1:1: in <toplevel>", "lib/a.star:1:1: in <toplevel>"},
+		},
+		{
+			name:  "load of an absolute path",
+			files: map[string]string{"sweeps.star": "load(\"/etc/lib.star\", \"x\")\n", "/etc/lib.star": "x = 1\n"},
+			pos:   "sweeps.star:1:1",
+			msg: "cannot load /etc/lib.star: absolute path outside . (the script's directory); " +
+				"load() reads only inside the script's directory tree; name another directory with --lib-path DIR",
 		},
 		{
 			name:     "step limit",

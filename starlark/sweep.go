@@ -18,6 +18,9 @@ type declared struct {
 	sweeps []*declaration
 	byName map[string]*declaration
 	closed bool // the script has run; skip functions may not declare sweeps
+	// maxTrials bounds the trials of all sweeps, counted as they are
+	// declared; trials is the count so far.
+	maxTrials, trials int
 }
 
 // declaration is one sweep() call, checked but not yet expanded.
@@ -101,10 +104,15 @@ func sweepBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 			given++
 		}
 	}
+	if given > 1 {
+		return nil, fail("give at most one of matrix, zip and scenarios")
+	}
+	cells, how := size(matrix, zip, scenarios)
+	if err := st.admit(cells, how, trials); err != nil {
+		return nil, fail("%w", err)
+	}
 	var err error
 	switch {
-	case given > 1:
-		err = fmt.Errorf("give at most one of matrix, zip and scenarios")
 	case matrix != nil:
 		d.mode = "matrix"
 		d.axes, err = d.parseAxes("matrix", matrix)

@@ -42,13 +42,12 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 		rows := [][]string{}
 		for _, t := range sw.TrialList() {
 			p := t.Cell.Profile
-			rows = append(rows, []string{fmt.Sprint(total + 1), t.Cell.Label, t.Cell.ID, fmt.Sprint(t.Number),
-				describeLoad(p), fmt.Sprint(p.RandomSeed), hooksOf(p)})
+			rows = append(rows, []string{fmt.Sprint(total + 1), t.Dir(), t.Cell.ID, describeLoad(p), fmt.Sprint(p.RandomSeed), hooksOf(p)})
 			total++
 		}
-		report.Table(g.Stdout, []string{"#", "cell", "id", "trial", "load", "seed", "hooks"}, rows, "rllrlrl")
+		report.Table(g.Stdout, []string{"#", "directory", "id", "load", "seed", "hooks"}, rows, "rlllrl")
 	}
-	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent.\n", plural(total, "trial"))
+	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent. Directories are under aiperf sweep's --artifact-dir.\n", plural(total, "trial"))
 	return nil
 }
 

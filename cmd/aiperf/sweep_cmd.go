@@ -21,11 +21,18 @@ type ScriptArgs struct {
 	Script string            `arg:"" type:"existingfile" help:"Starlark sweep script (.star)."`
 	Set    map[string]string `name:"set" placeholder:"KEY=VALUE" help:"Script variable, read with vars.get(KEY) (repeatable)."`
 	Only   []string          `name:"only" placeholder:"NAME" help:"Run only the sweep(s) with this name (repeatable)."`
+
+	// The sandbox and the size limit of the plan (see starlark.Options).
+	LibPaths  []string `name:"lib-path" type:"existingdir" sep:"none" placeholder:"DIR" help:"Let load() also read modules under DIR (repeatable); by default only the script's own directory tree."`
+	MaxTrials int      `name:"max-trials" default:"100000" placeholder:"N" help:"Refuse a plan of more trials (cells × trials, summed over the script's sweeps)."`
 }
 
 // load runs the script and keeps the sweeps --only selects, in script order.
 func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
-	sweeps, err := starlark.Load(ctx, a.Script, starlark.Options{Vars: a.Set})
+	if a.MaxTrials < 1 {
+		return nil, usageErr(fmt.Errorf("--max-trials must be at least 1, got %d", a.MaxTrials))
+	}
+	sweeps, err := starlark.Load(ctx, a.Script, starlark.Options{Vars: a.Set, LibPaths: a.LibPaths, MaxTrials: a.MaxTrials})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, err

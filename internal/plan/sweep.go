@@ -44,9 +44,11 @@ type Trial struct {
 // Key identifies a trial across invocations (for --resume).
 func (t Trial) Key() string { return fmt.Sprintf("%s/%04d", t.Cell.ID, t.Number) }
 
-// Dir is the trial's directory under the sweep's artifact root.
+// Dir is the trial's directory under the sweep's artifact root:
+// <sweep>/<cell label>/trial_NNNN, each part a single directory name (see
+// DirName).
 func (t Trial) Dir() string {
-	return fmt.Sprintf("%s/%s/trial_%04d", safeName(t.Sweep), t.Cell.Label, t.Number)
+	return fmt.Sprintf("%s/%s/trial_%04d", DirName(t.Sweep), DirName(t.Cell.Label), t.Number)
 }
 
 // TrialList expands the sweep into trials, trial-major within each cell
@@ -69,60 +71,9 @@ func CellID(sweep string, params []Param) string {
 	h := sha256.New()
 	h.Write([]byte(sweep))
 	for _, p := range sorted {
-		v, _ := json.Marshal(p.Value)
-		fmt.Fprintf(h, "\x00%s=%s", p.Name, v)
+		fmt.Fprintf(h, "\x00%s=%s", p.Name, canonical(p.Value))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
-}
-
-// CellLabel joins name_value pairs with "__", in declaration order, as AIPerf
-// names sweep cell directories. A scenario's name replaces the label.
-func CellLabel(params []Param) string {
-	if len(params) == 0 {
-		return "base"
-	}
-	parts := make([]string, 0, len(params))
-	for _, p := range params {
-		parts = append(parts, p.Name+"_"+formatValue(p.Value))
-	}
-	return safeName(strings.Join(parts, "__"))
-}
-
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "none"
-	case string:
-		return x
-	case float64:
-		return fmt.Sprintf("%g", x)
-	case []string:
-		return strings.Join(x, "+")
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = formatValue(e)
-		}
-		return strings.Join(parts, "+")
-	}
-	return fmt.Sprint(v)
-}
-
-// safeName keeps letters, digits and ._- so a name is a single path segment.
-func safeName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	if b.Len() == 0 {
-		return "unnamed"
-	}
-	return b.String()
 }
 
 // Secret reports whether the parameter's value carries a secret (an API key,
