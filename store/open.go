@@ -361,11 +361,6 @@ func (db *DB) unusable(err error) error {
 		problem, remedy = "is damaged", "restore it from a backup, or move it aside to start a new store"
 	case sqlite3.ErrReadonly:
 		problem, remedy = "is read-only", "make the file writable"
-		if se.ExtendedCode == readonlyDirectory {
-			dir, base := filepath.Dir(db.path), filepath.Base(db.path)
-			problem = "cannot be written: its directory " + dir + " is read-only"
-			remedy = fmt.Sprintf("make the directory writable (SQLite keeps %s-wal and %s-shm beside the store)", base, base)
-		}
 	case sqlite3.ErrCantOpen, sqlite3.ErrPerm, sqlite3.ErrAuth:
 		problem = "cannot be opened"
 	case sqlite3.ErrIoErr:
@@ -373,9 +368,38 @@ func (db *DB) unusable(err error) error {
 	default:
 		return fmt.Errorf("open store %q: %w", db.path, err)
 	}
-	reason := fmt.Sprintf("%s (%v)", problem, se)
+	var cause error = se
+	if se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen {
+		// SQLite cannot create the -wal or -shm file: it says so only when
+		// the directory's mode refuses (SQLITE_READONLY_DIRECTORY), not on
+		// a read-only mount or an immutable directory.
+		dir, base := filepath.Dir(db.path), filepath.Base(db.path)
+		if dirErr := probeDir(dir); dirErr != nil || se.ExtendedCode == readonlyDirectory {
+			problem = "cannot be written: its directory " + dir + " is read-only"
+			remedy = fmt.Sprintf("make the directory writable (SQLite keeps %s-wal and %s-shm beside the store)", base, base)
+			if dirErr != nil {
+				cause = dirErr
+			}
+		}
+	}
+	reason := fmt.Sprintf("%s (%v)", problem, cause)
 	if remedy != "" {
 		reason += ": " + remedy
 	}
 	return &UnusableError{Path: db.path, Reason: reason, Err: err}
+}
+
+// probeDir creates and removes a file in dir, to tell a directory SQLite
+// cannot create its -wal and -shm files in.
+func probeDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".aiperf-probe-")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

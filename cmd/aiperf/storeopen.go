@@ -11,7 +11,7 @@ import (
 
 // What to do about a store that cannot be used, by command.
 const (
-	otherStore        = "--store PATH (or AIPERF_STORE) picks another file"
+	otherStore        = "--store PATH or AIPERF_STORE picks another file"
 	otherStoreOrNone  = "nothing was sent; " + otherStore + ", --no-store records nothing"
 	otherStoreNothing = "nothing was sent; " + otherStore
 )
@@ -58,7 +58,7 @@ func storeExists(path string) error {
 func storeErr(err error, instead string) error {
 	var ue *store.UnusableError
 	if errors.As(err, &ue) {
-		return usageErr(fmt.Errorf("%w (%s)", err, instead))
+		return usageErr(fmt.Errorf("%w; %s", err, instead))
 	}
 	return err
 }
