@@ -362,3 +362,31 @@ func newAiperfCmd(t *testing.T, dir string, args ...string) *aiperfCmd {
 	})
 	return &aiperfCmd{Cmd: cmd, out: out}
 }
+
+// TestKilledSweepIsResumed: a sweep killed outright (SIGKILL: no chance to
+// release its claim) does not block `--resume`, which takes the claim over,
+// says so, and runs the trials that were not stored.
+func TestKilledSweepIsResumed(t *testing.T) {
+	subprocesses(t)
+	ts, srv, g := startGatedMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	script := writeFile(t, dir, "lock.star", lockScript)
+	args := []string{"sweep", script, "--set", "url=" + ts.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+
+	first := newAiperfCmd(t, dir, args...)
+	require.NoError(t, first.Start())
+	<-g.arrived
+	require.NoError(t, first.Process.Kill())
+	_ = first.Wait() // reaped: its pid is free
+	close(g.release)
+
+	resumed := cli(t, dir, append(args, "--resume")...)
+	require.Equal(t, ExitOK, resumed.code, resumed.stderr)
+	assert.Contains(t, resumed.stderr, fmt.Sprintf(`note: sweep "locked" was claimed by pid %d on this host since `, first.Process.Pid))
+	assert.Contains(t, resumed.stderr, "which is no longer running: taking it over")
+	db := openStore(t, dir)
+	runs, err := db.ListRuns(context.Background(), store.RunFilter{Sweep: "locked"})
+	require.NoError(t, err)
+	assert.Len(t, runs, 2, "both trials stored once")
+	assert.GreaterOrEqual(t, srv.Control().InferenceRequests, 8)
+}
