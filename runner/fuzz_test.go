@@ -23,14 +23,8 @@ import (
 func FuzzReadSpec(f *testing.F) {
 	path := filepath.Join(f.TempDir(), runner.SpecFile)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		spec, err := runner.ReadSpec(path)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "decode trial spec "+path+": ") {
-				t.Fatalf("unclear error: %v", err)
-			}
+		spec, err := runner.ReadSpec(writeFuzz(t, path, data))
+		if cleanError(t, err, "decode trial spec "+path+": ") {
 			return
 		}
 		if _, err := json.Marshal(spec); err != nil {
@@ -70,14 +64,8 @@ func FuzzReadResult(f *testing.F) {
 	f.Cleanup(func() { db.Close() })
 	sw := testSweep(1, 0, 2)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		run, err := runner.ReadResult(path)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "decode trial result "+path+": ") {
-				t.Fatalf("unclear error: %v", err)
-			}
+		run, err := runner.ReadResult(writeFuzz(t, path, data))
+		if cleanError(t, err, "decode trial result "+path+": ") {
 			return
 		}
 		ctx := context.Background()
@@ -107,4 +95,21 @@ func FuzzReadResult(f *testing.F) {
 			}
 		}
 	})
+}
+
+// writeFuzz writes a fuzz input to path and returns path.
+func writeFuzz(t *testing.T, path string, data []byte) string {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// cleanError reports whether there was an error, failing t when its message
+// does not start with prefix (which names the file).
+func cleanError(t *testing.T, err error, prefix string) bool {
+	if err != nil && !strings.HasPrefix(err.Error(), prefix) {
+		t.Fatalf("unclear error: %v", err)
+	}
+	return err != nil
 }

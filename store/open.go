@@ -196,20 +196,8 @@ func checkFile(path string, create bool) error {
 // new, empty file). Its first read is what finds a file that is not an
 // SQLite database, or one whose header or schema is damaged.
 func (db *DB) appliedMigrations(ctx context.Context) ([]string, error) {
-	var tables []string
-	rows, err := db.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	tables, err := db.names(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		tables = append(tables, name)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(tables, "migrations") {
@@ -220,26 +208,32 @@ func (db *DB) appliedMigrations(ctx context.Context) ([]string, error) {
 		}
 		return nil, nil
 	}
-	var names []string
-	rows, err = db.db.QueryContext(ctx, `SELECT name FROM migrations ORDER BY name`)
+	names, err := db.names(ctx, `SELECT name FROM migrations ORDER BY name`)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		names = append(names, name)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(names, firstMigration) {
 		return nil, &UnusableError{Path: db.path, Reason: "is an SQLite database but not an aiperf run store (its migrations table is not aiperf's)"}
 	}
 	return names, nil
+}
+
+// names runs a query of one text column and returns its values.
+func (db *DB) names(ctx context.Context, query string) ([]string, error) {
+	rows, err := db.db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
 }
 
 // pending returns the embedded migrations not in applied, and an

@@ -42,7 +42,6 @@ func unusable(t *testing.T, err error, path, want string) {
 
 func TestOpenRefusesUnusableStores(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	cases := []struct {
 		name  string
 		setup func(t *testing.T) string // returns the store path
@@ -71,22 +70,11 @@ func TestOpenRefusesUnusableStores(t *testing.T) {
 			return path
 		}, "is not an SQLite database"},
 		{"another application's database", func(t *testing.T) string {
-			path := filepath.Join(t.TempDir(), "app.db")
-			db, err := store.Open(path)
-			require.NoError(t, err)
-			require.NoError(t, store.ExecForTest(ctx, db, "CREATE TABLE contacts (name TEXT)"))
-			require.NoError(t, store.ExecForTest(ctx, db, "DROP TABLE migrations"))
-			require.NoError(t, db.Close())
-			return path
+			return execOn(t, filepath.Join(t.TempDir(), "app.db"), "CREATE TABLE contacts (name TEXT)", "DROP TABLE migrations")
 		}, "is an SQLite database but not an aiperf run store (it has tables "},
 		{"newer schema", func(t *testing.T) string {
-			path := storeWithRuns(t, 1)
-			db, err := store.Open(path)
-			require.NoError(t, err)
-			require.NoError(t, store.ExecForTest(ctx, db,
-				`INSERT INTO migrations (name, applied_at) VALUES ('migration/0099_future.sql', '2030-01-01')`))
-			require.NoError(t, db.Close())
-			return path
+			return execOn(t, storeWithRuns(t, 1),
+				`INSERT INTO migrations (name, applied_at) VALUES ('migration/0099_future.sql', '2030-01-01')`)
 		}, fmt.Sprintf("was written by a newer aiperf (schema 99 > %d): upgrade aiperf", store.SchemaVersion())},
 	}
 	for _, tc := range cases {
@@ -121,31 +109,49 @@ func snapshot(t *testing.T, path string) string {
 	return string(b)
 }
 
+// olderStore is a store file as the previous aiperf (schema 3) left it.
+func olderStore(t *testing.T) string {
+	t.Helper()
+	return execOn(t, storeWithRuns(t, 1),
+		`DROP TABLE sweep_locks`, `DELETE FROM migrations WHERE name = 'migration/0004_sweep_locks.sql'`)
+}
+
+// execOn opens (creating) the store at path, runs statements on it, closes
+// it and returns path.
+func execOn(t *testing.T, path string, stmts ...string) string {
+	t.Helper()
+	db, err := store.Open(path)
+	require.NoError(t, err)
+	for _, s := range stmts {
+		require.NoError(t, store.ExecForTest(context.Background(), db, s), s)
+	}
+	require.NoError(t, db.Close())
+	return path
+}
+
+// readRuns opens path read-only and returns its runs.
+func readRuns(t *testing.T, path string) (*store.DB, []store.RunRow) {
+	t.Helper()
+	db, err := store.OpenReadOnly(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	runs, err := db.ListRuns(context.Background(), store.RunFilter{})
+	require.NoError(t, err)
+	return db, runs
+}
+
 func TestOpenReadOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t.Run("reads and never writes", func(t *testing.T) {
-		path := storeWithRuns(t, 2)
-		db, err := store.OpenReadOnly(path)
-		require.NoError(t, err)
-		defer db.Close()
-		runs, err := db.ListRuns(ctx, store.RunFilter{})
-		require.NoError(t, err)
+		db, runs := readRuns(t, storeWithRuns(t, 2))
 		assert.Len(t, runs, 2)
-		_, err = db.SaveRun(ctx, newRun(runOpts{name: "x", records: 1}), "")
+		_, err := db.SaveRun(ctx, newRun(runOpts{name: "x", records: 1}), "")
 		require.ErrorContains(t, err, "readonly")
 	})
 	t.Run("upgrades an older store", func(t *testing.T) {
-		path := storeWithRuns(t, 1)
-		db, err := store.Open(path)
-		require.NoError(t, err)
-		require.NoError(t, store.ExecForTest(ctx, db, `DROP TABLE sweep_locks`))
-		require.NoError(t, store.ExecForTest(ctx, db, `DELETE FROM migrations WHERE name = 'migration/0004_sweep_locks.sql'`))
-		require.NoError(t, db.Close())
-
-		db, err = store.OpenReadOnly(path)
-		require.NoError(t, err)
-		defer db.Close()
+		db, runs := readRuns(t, olderStore(t))
+		assert.Len(t, runs, 1)
 		assert.Equal(t, store.MigrationCount(), count(t, db, `SELECT count(*) FROM migrations`))
 		assert.Equal(t, 0, count(t, db, `SELECT count(*) FROM sweep_locks`))
 	})
@@ -164,11 +170,7 @@ func TestReadOnlyStore(t *testing.T) {
 		require.NoError(t, os.Chmod(path, 0o444))
 		_, err := store.Open(path)
 		unusable(t, err, path, "is read-only (attempt to write a readonly database): make the file writable")
-		db, err := store.OpenReadOnly(path)
-		require.NoError(t, err)
-		defer db.Close()
-		runs, err := db.ListRuns(ctx, store.RunFilter{})
-		require.NoError(t, err)
+		_, runs := readRuns(t, path)
 		assert.Len(t, runs, 2)
 	})
 	t.Run("directory", func(t *testing.T) {
@@ -178,25 +180,16 @@ func TestReadOnlyStore(t *testing.T) {
 		t.Cleanup(func() { os.Chmod(dir, 0o755) })
 		_, err := store.Open(path)
 		unusable(t, err, path, "cannot be written: its directory "+dir+" is read-only")
-		db, err := store.OpenReadOnly(path)
-		require.NoError(t, err)
-		defer db.Close()
-		runs, err := db.ListRuns(ctx, store.RunFilter{})
-		require.NoError(t, err)
+		db, runs := readRuns(t, path)
 		assert.Len(t, runs, 2)
 		run, err := db.GetRun(ctx, runs[0].ID, true)
 		require.NoError(t, err)
 		assert.Len(t, run.Records, 200)
 	})
 	t.Run("older store cannot be upgraded", func(t *testing.T) {
-		path := storeWithRuns(t, 1)
-		db, err := store.Open(path)
-		require.NoError(t, err)
-		require.NoError(t, store.ExecForTest(ctx, db, `DROP TABLE sweep_locks`))
-		require.NoError(t, store.ExecForTest(ctx, db, `DELETE FROM migrations WHERE name = 'migration/0004_sweep_locks.sql'`))
-		require.NoError(t, db.Close())
+		path := olderStore(t)
 		require.NoError(t, os.Chmod(path, 0o444))
-		_, err = store.OpenReadOnly(path)
+		_, err := store.OpenReadOnly(path)
 		unusable(t, err, path, fmt.Sprintf("has schema 3 and this aiperf needs schema %d, but it cannot be upgraded: is read-only", store.SchemaVersion()))
 	})
 }

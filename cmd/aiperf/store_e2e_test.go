@@ -267,6 +267,25 @@ base = profile(model = "mock-model", url = vars["url"], tokenizer = vars["tok"],
 sweep(name = "locked", base = base, trials = 2)
 `
 
+// lockSweep writes lockScript into dir and returns the command line that
+// runs it against url.
+func lockSweep(t *testing.T, dir, url string) []string {
+	t.Helper()
+	script := writeFile(t, dir, "lock.star", lockScript)
+	return []string{"sweep", script, "--set", "url=" + url, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+}
+
+// heldSweep starts `aiperf args...` in another process, as a user's second
+// terminal would, and returns once its first trial's first request is
+// held at g.
+func heldSweep(t *testing.T, dir string, g *gate, args ...string) *aiperfCmd {
+	t.Helper()
+	cmd := newAiperfCmd(t, dir, args...)
+	require.NoError(t, cmd.Start())
+	<-g.arrived
+	return cmd
+}
+
 // TestConcurrentResumeIsRefused: while one process runs a sweep, a second
 // `--resume` of it (or another plan of it writing the same directory)
 // refuses at once, exit 2, naming the owner, and sends nothing; the first
@@ -275,13 +294,9 @@ func TestConcurrentResumeIsRefused(t *testing.T) {
 	subprocesses(t)
 	ts, srv, g := startGatedMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
-	script := writeFile(t, dir, "lock.star", lockScript)
-	args := []string{"sweep", script, "--set", "url=" + ts.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
-
+	args := lockSweep(t, dir, ts.URL)
 	// The first sweep is another process, as a user's second terminal is.
-	first := newAiperfCmd(t, dir, append(args, "--resume")...)
-	require.NoError(t, first.Start())
-	<-g.arrived // its first trial is loading the server, held at the gate
+	first := heldSweep(t, dir, g, append(args, "--resume")...)
 
 	second := cli(t, dir, append(args, "--resume")...)
 	assert.Equal(t, ExitUsage, second.code, second.stderr)
@@ -312,8 +327,7 @@ func TestNewSweepKeepsEarlierTrials(t *testing.T) {
 	subprocesses(t)
 	m := startMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
-	script := writeFile(t, dir, "lock.star", lockScript)
-	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+	args := lockSweep(t, dir, m.URL)
 	require.Equal(t, ExitOK, cli(t, dir, args...).code)
 	resultFile := filepath.Join(dir, "artifacts", "locked", "base", "trial_0001", "result.json")
 	before, err := os.ReadFile(resultFile)
@@ -370,12 +384,8 @@ func TestKilledSweepIsResumed(t *testing.T) {
 	subprocesses(t)
 	ts, srv, g := startGatedMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
-	script := writeFile(t, dir, "lock.star", lockScript)
-	args := []string{"sweep", script, "--set", "url=" + ts.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
-
-	first := newAiperfCmd(t, dir, args...)
-	require.NoError(t, first.Start())
-	<-g.arrived
+	args := lockSweep(t, dir, ts.URL)
+	first := heldSweep(t, dir, g, args...)
 	require.NoError(t, first.Process.Kill())
 	_ = first.Wait() // reaped: its pid is free
 	close(g.release)
