@@ -96,10 +96,11 @@ func (db *DB) prepare(ctx context.Context) error {
 	if err != nil {
 		return db.unusable(err)
 	}
-	if _, err := db.pending(applied); err != nil {
+	pending, err := db.pending(applied)
+	if err != nil {
 		return err
 	}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, pending); err != nil {
 		return db.unusable(err)
 	}
 	if err := db.probeWrite(ctx); err != nil {
@@ -279,11 +280,12 @@ func schemaVersion(names []string) int {
 	return v
 }
 
-// migrate applies every embedded migration not yet recorded in the
-// migrations table, in name order, each in its own immediate transaction (so
-// two processes opening a new file at once apply each migration once).
-func (db *DB) migrate(ctx context.Context) error {
-	for _, name := range embedded() {
+// migrate applies the pending migrations in name order, each in its own
+// immediate transaction that skips it if the migrations table records it
+// by then (so two processes opening a new file at once apply each
+// migration once).
+func (db *DB) migrate(ctx context.Context, pending []string) error {
+	for _, name := range pending {
 		if err := db.applyMigration(ctx, name); err != nil {
 			return fmt.Errorf("migration %s: %w", name, err)
 		}
