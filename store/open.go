@@ -130,11 +130,11 @@ func OpenReadOnly(path string) (*DB, error) {
 		return nil, err
 	}
 	pending, err := db.pending(applied)
-	if err != nil || len(pending) == 0 {
-		if err != nil {
-			db.db.Close()
-			return nil, err
-		}
+	if err != nil {
+		db.db.Close()
+		return nil, err
+	}
+	if len(pending) == 0 {
 		return db, nil
 	}
 	db.db.Close()
