@@ -80,7 +80,11 @@ func ReadResult(path string) (*result.Run, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("decode trial result %s: %w", path, err)
 	}
-	return &r, nil
+	switch r.Status {
+	case result.StatusComplete, result.StatusFailed, result.StatusInterrupted:
+		return &r, nil
+	}
+	return nil, fmt.Errorf("decode trial result %s: invalid status %q", path, r.Status)
 }
 
 // Process launches each trial as `<Binary> profile --spec-file ...`.

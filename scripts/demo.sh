@@ -9,6 +9,9 @@ WORK=${DEMO_DIR:-artifacts/demo}
 mkdir -p "$WORK"
 STORE="$WORK/aiperf.db"
 LOG="$WORK/mock-server.log"
+# Each demo starts afresh: aiperf refuses to run a new sweep over the trial
+# directories of an earlier one, so the previous demo's sweep and store go.
+rm -rf "$WORK/demo" "$STORE" "$STORE-wal" "$STORE-shm"
 
 "$BIN/aiperf-mock-server" --port 0 --ttft 20 --itl 2 >"$LOG" 2>&1 &
 MOCK=$!

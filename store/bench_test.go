@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/aiperf-go/aiperf/store"
 )
 
 // BenchmarkSaveRun stores a run of 1,000 records (with its statistics,
@@ -33,5 +35,26 @@ func BenchmarkGetRunWithRecords(b *testing.B) {
 		if _, err := db.GetRun(ctx, id, true); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkOpen opens and closes an existing store of 200 runs of 1,000
+// records: what every aiperf command pays before it starts.
+func BenchmarkOpen(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "aiperf.db")
+	db := openAt(b, path)
+	r := newRun(runOpts{name: "bench", records: 1000})
+	for range 200 {
+		if _, err := db.SaveRun(context.Background(), r, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db.Close()
+	for b.Loop() {
+		db, err := store.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
 	}
 }

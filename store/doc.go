@@ -11,5 +11,13 @@
 // mid-write. The database runs in WAL mode with synchronous=NORMAL, foreign
 // keys on and a 30 s busy timeout, so several processes may write to one file.
 //
-// The schema is documented in migration/0001_init.sql.
+// Open refuses, with an *UnusableError, a file it could not record a run
+// in (a directory, a file that is not an aiperf store, a damaged or
+// read-only one, one written by a newer aiperf) before anything is read or
+// written; OpenReadOnly serves the commands that only read, on read-only
+// files and directories too. LockSweep claims a running sweep and its
+// artifact directory, so two processes never run one sweep at once.
+//
+// The schema is documented in migration/0001_init.sql and the later
+// migrations.
 package store

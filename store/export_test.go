@@ -21,3 +21,13 @@ func MigrationCount() int {
 	files, _ := migrationFS.ReadDir("migration")
 	return len(files)
 }
+
+// ExecForTest runs a statement, to set up states the API never produces.
+func ExecForTest(ctx context.Context, db *DB, query string, args ...any) error {
+	_, err := db.db.ExecContext(ctx, query, args...)
+	return err
+}
+
+// SchemaVersion is the schema version of this binary: the number of its
+// latest migration.
+func SchemaVersion() int { return schemaVersion(embedded()) }

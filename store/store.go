@@ -4,21 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
-
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
-
-//go:embed migration/*.sql
-var migrationFS embed.FS
 
 // ErrNotFound is wrapped by every error about a run, sweep or name that is
 // not in the store; test for it with errors.Is.
@@ -28,12 +18,6 @@ var ErrNotFound = errors.New("not found")
 // things where one was expected, such as a sweep with several cells given
 // as one group of runs; test for it with errors.Is.
 var ErrAmbiguous = errors.New("ambiguous")
-
-// dsnOptions are the connection settings measured in deps.md §2: WAL with
-// synchronous=NORMAL, a 30 s busy timeout and BEGIN IMMEDIATE transactions,
-// which together let several processes write one file without "database is
-// locked" errors.
-const dsnOptions = "_journal_mode=WAL&_busy_timeout=30000&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=on"
 
 // timeFormat stores times as fixed-width UTC text, which sorts correctly.
 const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
@@ -45,36 +29,6 @@ type DB struct {
 
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
-}
-
-// Open opens (creating if needed) the store at path, creating its parent
-// directories, and applies pending migrations. The path ":memory:" opens a
-// private in-memory database.
-func Open(path string) (*DB, error) {
-	if strings.Contains(path, "?") {
-		return nil, fmt.Errorf("open store %q: path must not contain '?'", path)
-	}
-	if path != ":memory:" {
-		if dir := filepath.Dir(path); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("open store %q: %w", path, err)
-			}
-		}
-	}
-	sqlDB, err := sql.Open("sqlite3", path+"?"+dsnOptions)
-	if err != nil {
-		return nil, fmt.Errorf("open store %q: %w", path, err)
-	}
-	if path == ":memory:" {
-		// Every connection to :memory: is a different database.
-		sqlDB.SetMaxOpenConns(1)
-	}
-	db := &DB{db: sqlDB, path: path, Now: time.Now}
-	if err := db.migrate(context.Background()); err != nil {
-		sqlDB.Close()
-		return nil, fmt.Errorf("open store %q: %w", path, err)
-	}
-	return db, nil
 }
 
 // Close closes the database.
@@ -105,48 +59,6 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("check store integrity: %w", err)
 	}
 	return strings.Join(lines, "\n"), nil
-}
-
-// migrate applies every embedded migration not yet recorded in the
-// migrations table, in name order, each in its own immediate transaction (so
-// two processes opening a new file at once apply each migration once).
-func (db *DB) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrationFS, "migration/*.sql")
-	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := db.applyMigration(ctx, name); err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func (db *DB) applyMigration(ctx context.Context, name string) error {
-	return db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
-		if _, err := tx.ExecContext(ctx,
-			`CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
-			return err
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migrations WHERE name = ?`, name).Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		body, err := fs.ReadFile(migrationFS, name)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`, name, formatTime(now))
-		return err
-	})
 }
 
 // inTx runs fn in one immediate transaction stamped with a single now,

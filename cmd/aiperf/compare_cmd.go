@@ -53,7 +53,7 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	db, err := openExistingStore(g.Store)
+	db, err := openStoreToRead(g.Store)
 	if err != nil {
 		return err
 	}

@@ -170,3 +170,22 @@ func TestClientOutOfFileDescriptors(t *testing.T) {
 	assert.Contains(t, out, "CLIENT-BOUND")
 	assert.NotContains(t, out, "ConnectionError", "no fd failure is counted against the server")
 }
+
+// TestBadTokenizerIsAUsageError: a --tokenizer that is not a tokenizer is
+// the user's input at fault, found before any traffic: exit 2, the file's
+// content never echoed, nothing sent or stored.
+func TestBadTokenizerIsAUsageError(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	secretish := writeFile(t, dir, "passwd", "root:x:0:0:root:/root:/bin/bash\nhunter2:x:1000:1000::/home/h:/bin/sh\n")
+	for _, tok := range []string{secretish, "/etc/passwd", writeFile(t, dir, "binary.json", "\x00\x01\x02hunter2")} {
+		inv := cli(t, dir, quick(m.URL, "--request-count", "2", "--tokenizer", tok)...)
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, "load tokenizer (nothing was sent)")
+		assert.NotContains(t, inv.stderr+inv.stdout, "hunter2")
+		assert.NotContains(t, inv.stderr+inv.stdout, "root:x")
+	}
+	assert.Zero(t, m.control().InferenceRequests)
+	list := cli(t, dir, "runs", "list")
+	assert.NotContains(t, list.stdout, "mock-model", "nothing was stored")
+}

@@ -98,10 +98,22 @@ func explicitFlags(kctx *kong.Context) []string {
 	return out
 }
 
+// single runs one cell in this process. The store is opened before
+// anything is sent, so a store that cannot record the run is refused up
+// front; once traffic was sent the table is printed and the exports written
+// whatever fails afterwards.
 func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
 	// Every secret of the profile is redacted from whatever a server or an
 	// error echoes before it is printed, exported or stored.
 	redact := spec.Profile.Redactor()
+	var db *store.DB
+	if c.ResultFile == "" && !c.NoStore { // a sweep child's parent stores the result
+		var err error
+		if db, err = openStoreToWrite(g.Store, otherStoreOrNone); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
 	opts := bench.Options{
 		Profile:      spec.Profile,
 		Info:         spec.Info,
@@ -118,26 +130,35 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	}
 	run, runErr := bench.Run(ctx, opts)
 	runErr = redact.Error(runErr)
-	if run == nil {
+	var input *bench.InputError
+	if run == nil || errors.As(runErr, &input) { // a bad input found before any traffic: nothing to export or store
+		if input != nil {
+			return usageErr(runErr)
+		}
 		return runErr
 	}
 	run = run.Redacted(redact)
+	errs := []error{runErr}
 	var paths []string
 	if len(run.Records) > 0 {
 		var err error
-		if paths, err = report.WriteAll(dir, run); err != nil {
-			return errors.Join(runErr, fmt.Errorf("write exports: %w", err))
+		if paths, dir, err = writeExports(dir, run); err != nil {
+			errs = append(errs, err)
 		}
 	} else {
 		dir = "" // nothing was written there: the store must not point at it
 	}
-	if c.ResultFile != "" { // sweep child: the parent stores the result
+	if c.ResultFile != "" {
 		if err := writeResult(c.ResultFile, run); err != nil {
-			return errors.Join(runErr, err)
+			errs = append(errs, err)
 		}
-	} else if !c.NoStore {
-		if err := saveRun(ctx, g.Store, run, dir); err != nil {
-			return errors.Join(runErr, err)
+	} else if db != nil {
+		if _, err := db.SaveRun(context.WithoutCancel(ctx), run, dir); err != nil {
+			where := "no exports were written"
+			if len(paths) > 0 {
+				where = "its exports are in " + dir
+			}
+			errs = append(errs, fmt.Errorf("save run to store %s: %w; the run is not stored, %s", g.Store, err, where))
 		}
 	}
 	if len(run.Records) > 0 {
@@ -146,7 +167,26 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			fmt.Fprintf(g.Stdout, "Export: %s\n", p)
 		}
 	}
-	return runErr
+	return errors.Join(errs...)
+}
+
+// writeExports writes the run's exports into dir, or, when that fails, into
+// a new temporary directory, so a run that sent traffic always leaves them
+// somewhere; it returns their paths and directory.
+func writeExports(dir string, run *result.Run) ([]string, string, error) {
+	paths, err := report.WriteAll(dir, run)
+	if err == nil {
+		return paths, dir, nil
+	}
+	err = fmt.Errorf("write exports to %s: %w", dir, err)
+	tmp, tmpErr := os.MkdirTemp("", "aiperf-run-")
+	if tmpErr == nil {
+		var p []string
+		if p, tmpErr = report.WriteAll(tmp, run); tmpErr == nil {
+			return p, tmp, fmt.Errorf("%w; wrote them to %s instead", err, tmp)
+		}
+	}
+	return nil, "", fmt.Errorf("%w; nor to a temporary directory: %w", err, tmpErr)
 }
 
 func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
@@ -172,21 +212,10 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		trialDir: func(t plan.Trial) string {
 			return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", t.Number))
 		},
-		cellDir: func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
-		script:  "(aiperf profile --num-profile-runs)",
+		cellDir:   func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
+		script:    "(aiperf profile --num-profile-runs)",
+		overwrite: true,
 	})
-}
-
-func saveRun(ctx context.Context, path string, run *result.Run, dir string) error {
-	db, err := store.Open(path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := db.SaveRun(context.WithoutCancel(ctx), run, dir); err != nil {
-		return fmt.Errorf("save run to %s: %w", path, err)
-	}
-	return nil
 }
 
 func writeResult(path string, run *result.Run) error {

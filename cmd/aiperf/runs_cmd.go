@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,7 +39,7 @@ var headlineStats = []string{
 
 // Run lists the runs.
 func (c *RunsListCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openExistingStore(g.Store)
+	db, err := openStoreToRead(g.Store)
 	if err != nil {
 		return err
 	}
@@ -137,7 +136,7 @@ func (c *RunsShowCmd) Run(ctx context.Context, g *Globals) error {
 // withStoredRun opens the store and calls fn with run id (without its
 // records), its configuration redacted once more before it is shown.
 func withStoredRun(ctx context.Context, g *Globals, id int64, fn func(db *store.DB, run *result.Run) error) error {
-	db, err := openExistingStore(g.Store)
+	db, err := openStoreToRead(g.Store)
 	if err != nil {
 		return err
 	}
@@ -232,16 +231,6 @@ func (c *RunsDeleteCmd) Run(ctx context.Context, g *Globals) error {
 		fmt.Fprintf(g.Stdout, "deleted run %d\n", id)
 	}
 	return nil
-}
-
-// openExistingStore opens an existing store; unlike store.Open it does
-// not create an empty database where none was recorded.
-func openExistingStore(path string) (*store.DB, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, usageErr(fmt.Errorf("no run store at %s: runs are recorded by aiperf profile and aiperf sweep "+
-			"(--store or AIPERF_STORE picks another file)", path))
-	}
-	return store.Open(path)
 }
 
 // refErr turns an error about a reference the user gave (a run, name or

@@ -106,13 +106,19 @@ type sweepOptions struct {
 	name        string                  // --name of every trial (profile --num-profile-runs)
 	trialDir    func(plan.Trial) string // default <artifactDir>/<sweep>/<cell>/trial_NNNN
 	cellDir     func(plan.Cell) string  // default <artifactDir>/<sweep>/<cell>
+	// overwrite lets a new sweep write over trial directories that hold
+	// files (profile --num-profile-runs, which overwrites its artifact
+	// directory as a single profile does).
+	overwrite bool
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
 // sweep's comparison table. Exit code 3 when some trials failed, 130 when
-// interrupted.
+// interrupted; 2, before anything is sent, when the store cannot be used,
+// another process runs the sweep or writes its directory, or a new sweep
+// would overwrite an earlier one's trials.
 func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) error {
-	db, err := store.Open(g.Store)
+	db, err := openStoreToWrite(g.Store, otherStoreNothing)
 	if err != nil {
 		return err
 	}
@@ -125,10 +131,24 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 			return filepath.Join(o.artifactDir, filepath.Dir(plan.Trial{Sweep: sw.Name, Cell: c}.Dir()))
 		}
 	}
+	lock, err := claimSweep(ctx, g, db, sw, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := lock.Release(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(g.Stderr, "warning: %v\n", err)
+		}
+	}()
 	var id int64
 	resumed := false
 	if o.resume {
 		if id, resumed, err = db.FindResumableSweep(ctx, sw.Name, sw.Digest()); err != nil {
+			return err
+		}
+	}
+	if !resumed && !o.overwrite {
+		if err := refuseEarlierTrials(g, sw, o); err != nil {
 			return err
 		}
 	}
@@ -184,4 +204,54 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return withCode(ExitSomeFailed, runErr)
 	}
 	return runErr
+}
+
+// claimSweep locks the sweep and its artifact directory in the store for
+// this process, so that a second `--resume` of it (or any sweep writing the
+// same directory) refuses instead of running trials twice.
+func claimSweep(ctx context.Context, g *Globals, db *store.DB, sw plan.Sweep, o sweepOptions) (*store.SweepLock, error) {
+	root := o.artifactDir
+	if trials := sw.TrialList(); len(trials) > 0 {
+		root = filepath.Dir(filepath.Dir(o.trialDir(trials[0]))) // <artifact-dir>/<sweep>
+	}
+	lock, err := db.LockSweep(ctx, store.SweepClaim{Name: sw.Name, PlanSHA256: sw.Digest(), ArtifactDir: root})
+	var le *store.LockedError
+	if errors.As(err, &le) {
+		return nil, usageErr(fmt.Errorf("%w (nothing was sent)", err))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, owner := range lock.TookOver {
+		fmt.Fprintf(g.Stderr, "note: %s was claimed by pid %d on this host since %s, which is no longer running: taking it over\n",
+			owner.What, owner.PID, owner.Since.Local().Format("2006-01-02 15:04:05"))
+	}
+	return lock, nil
+}
+
+// refuseEarlierTrials refuses to start a new sweep whose trial directories
+// already hold files: the trials of an earlier sweep, which it would
+// overwrite.
+func refuseEarlierTrials(g *Globals, sw plan.Sweep, o sweepOptions) error {
+	var found []string
+	for _, t := range sw.TrialList() {
+		if entries, err := os.ReadDir(o.trialDir(t)); err == nil && len(entries) > 0 {
+			found = append(found, o.trialDir(t))
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	what := found[0]
+	if len(found) > 1 {
+		what += fmt.Sprintf(" (and %d more)", len(found)-1)
+	}
+	if o.resume {
+		return usageErr(fmt.Errorf("sweep %q: %s holds a trial of an earlier sweep, and --resume found no sweep %q with these cells "+
+			"in %s to continue (the script, a loaded module or a --set value changed); nothing was sent: "+
+			"--artifact-dir DIR writes elsewhere, or remove the directory", sw.Name, what, sw.Name, g.Store))
+	}
+	return usageErr(fmt.Errorf("sweep %q: %s holds a trial of an earlier sweep, which a new sweep would overwrite; nothing was sent: "+
+		"--resume continues that sweep (same script and --set values), --artifact-dir DIR writes elsewhere, or remove the directory",
+		sw.Name, what))
 }

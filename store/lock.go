@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SweepClaim names what a sweep is about to use: the sweep itself (its name
+// and plan digest, as --resume finds it) and the directory its trials are
+// written under.
+type SweepClaim struct {
+	Name        string
+	PlanSHA256  string
+	ArtifactDir string
+}
+
+// LockOwner is the process holding a claim.
+type LockOwner struct {
+	What  string // `sweep "scan"`, or `artifact directory /abs/dir`
+	PID   int
+	Host  string
+	Since time.Time
+}
+
+// LockedError is what LockSweep returns when a claim is held by a process
+// that is still running, or that runs on another host, where that cannot
+// be checked.
+type LockedError struct {
+	Store string // the store's path
+	Owner LockOwner
+	token string
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%s is in use by another aiperf (pid %d on host %s, since %s): wait for it to end; "+
+		"if that process is gone (one on another host cannot be checked), remove its claim with: sqlite3 %s \"DELETE FROM sweep_locks WHERE token = '%s'\"",
+		e.Owner.What, e.Owner.PID, e.Owner.Host, e.Owner.Since.Local().Format("2006-01-02 15:04:05 MST"), e.Store, e.token)
+}
+
+// SweepLock is a claim held by this process; Release gives it up.
+type SweepLock struct {
+	db    *DB
+	token string
+	// TookOver lists the claims taken from owners on this host that are no
+	// longer running: processes killed before they could release them.
+	TookOver []LockOwner
+}
+
+// LockSweep claims c for this process in one immediate transaction, so of
+// two processes racing for a sweep or a directory exactly one wins. A claim
+// held by a live process (or by one on another host) is a *LockedError; one
+// whose owner on this host has exited is taken over and listed in TookOver.
+func (db *DB) LockSweep(ctx context.Context, c SweepClaim) (*SweepLock, error) {
+	dir, err := filepath.Abs(c.ArtifactDir)
+	if err != nil {
+		return nil, fmt.Errorf("lock sweep %q: %w", c.Name, err)
+	}
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	keys := []struct{ key, what string }{
+		{"sweep " + c.Name + " " + c.PlanSHA256, fmt.Sprintf("sweep %q", c.Name)},
+		{"artifacts " + dir, "artifact directory " + dir},
+	}
+	lock := &SweepLock{db: db, token: rand.Text()}
+	err = db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
+		lock.TookOver = nil
+		for _, k := range keys {
+			var (
+				o            LockOwner
+				since, token string
+			)
+			err := tx.QueryRowContext(ctx, `SELECT what, pid, host, started_at, token FROM sweep_locks WHERE key = ?`, k.key).
+				Scan(&o.What, &o.PID, &o.Host, &since, &token)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return err
+			default:
+				o.Since = parseTime(since)
+				if o.Host != host || processAlive(o.PID) {
+					return &LockedError{Store: db.path, Owner: o, token: token}
+				}
+				lock.TookOver = append(lock.TookOver, o)
+			}
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO sweep_locks (key, what, pid, host, started_at, token) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (key) DO UPDATE SET what = excluded.what, pid = excluded.pid, host = excluded.host,
+					started_at = excluded.started_at, token = excluded.token`,
+				k.key, k.what, pid, host, formatTime(now), lock.token); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var le *LockedError
+	if errors.As(err, &le) {
+		return nil, le
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock sweep %q: %w", c.Name, err)
+	}
+	return lock, nil
+}
+
+// Release gives up the claims of l (those another process took over in the
+// meantime stay with it).
+func (l *SweepLock) Release(ctx context.Context) error {
+	err := l.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM sweep_locks WHERE token = ?`, l.token)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("release sweep lock: %w", err)
+	}
+	return nil
+}

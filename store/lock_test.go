@@ -1,0 +1,135 @@
+package store_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// deadPID is the id of a process that has exited (and been reaped).
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
+func TestLockSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	claim := store.SweepClaim{Name: "scan", PlanSHA256: "abc", ArtifactDir: "artifacts/scan"}
+	absDir, err := filepath.Abs(claim.ArtifactDir)
+	require.NoError(t, err)
+
+	t.Run("a held sweep is refused, naming its owner, until released", func(t *testing.T) {
+		db := MustOpenDB(t)
+		lock, err := db.LockSweep(ctx, claim)
+		require.NoError(t, err)
+		assert.Empty(t, lock.TookOver)
+
+		_, err = db.LockSweep(ctx, claim)
+		var le *store.LockedError
+		require.ErrorAs(t, err, &le)
+		assert.Equal(t, os.Getpid(), le.Owner.PID)
+		assert.Equal(t, host, le.Owner.Host)
+		assert.Equal(t, testNow, le.Owner.Since)
+		assert.ErrorContains(t, err, `sweep "scan" is in use by another aiperf (pid `)
+		assert.ErrorContains(t, err, "wait for it to end")
+		assert.ErrorContains(t, err, `DELETE FROM sweep_locks WHERE token = '`)
+
+		require.NoError(t, lock.Release(ctx))
+		again, err := db.LockSweep(ctx, claim)
+		require.NoError(t, err)
+		require.NoError(t, again.Release(ctx))
+		assert.Equal(t, 0, count(t, db, `SELECT count(*) FROM sweep_locks`))
+	})
+	t.Run("the artifact directory is claimed too", func(t *testing.T) {
+		db := MustOpenDB(t)
+		lock, err := db.LockSweep(ctx, claim)
+		require.NoError(t, err)
+		defer lock.Release(ctx)
+		other := claim
+		other.PlanSHA256 = "def" // the same sweep with other --set values
+		_, err = db.LockSweep(ctx, other)
+		require.ErrorContains(t, err, "artifact directory "+absDir+" is in use by another aiperf")
+		other.ArtifactDir = "elsewhere/scan"
+		second, err := db.LockSweep(ctx, other)
+		require.NoError(t, err, "another directory, another plan: no conflict")
+		require.NoError(t, second.Release(ctx))
+		assert.Equal(t, 2, count(t, db, `SELECT count(*) FROM sweep_locks`), "the first claim is untouched")
+	})
+	t.Run("a claim whose owner on this host is gone is taken over", func(t *testing.T) {
+		db := MustOpenDB(t)
+		stale, err := db.LockSweep(ctx, claim)
+		require.NoError(t, err)
+		dead := deadPID(t)
+		require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET pid = ?`, dead))
+
+		lock, err := db.LockSweep(ctx, claim)
+		require.NoError(t, err)
+		require.Len(t, lock.TookOver, 2)
+		assert.Equal(t, `sweep "scan"`, lock.TookOver[0].What)
+		assert.Equal(t, "artifact directory "+absDir, lock.TookOver[1].What)
+		assert.Equal(t, dead, lock.TookOver[0].PID)
+
+		require.NoError(t, stale.Release(ctx), "the old owner's release")
+		assert.Equal(t, 2, count(t, db, `SELECT count(*) FROM sweep_locks WHERE pid = ?`, os.Getpid()),
+			"does not remove the claims taken over")
+		require.NoError(t, lock.Release(ctx))
+	})
+	t.Run("a claim held on another host is never taken over", func(t *testing.T) {
+		db := MustOpenDB(t)
+		_, err := db.LockSweep(ctx, claim)
+		require.NoError(t, err)
+		require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET pid = ?, host = 'elsewhere'`, deadPID(t)))
+		_, err = db.LockSweep(ctx, claim)
+		var le *store.LockedError
+		require.ErrorAs(t, err, &le)
+		assert.Equal(t, "elsewhere", le.Owner.Host)
+	})
+}
+
+// TestLockSweepRace: of several connections claiming one sweep at once,
+// exactly one wins.
+func TestLockSweepRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	const n = 8
+	dbs := make([]*store.DB, n)
+	for i := range dbs {
+		dbs[i] = openAt(t, path)
+	}
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		won, lost int
+	)
+	for _, db := range dbs {
+		wg.Go(func() {
+			_, err := db.LockSweep(ctx, store.SweepClaim{Name: "race", PlanSHA256: "x", ArtifactDir: "artifacts/race"})
+			var le *store.LockedError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won++
+			case assert.ErrorAs(t, err, &le):
+				lost++
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1, won)
+	assert.Equal(t, n-1, lost)
+}

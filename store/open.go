@@ -1,0 +1,401 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+//go:embed migration/*.sql
+var migrationFS embed.FS
+
+// firstMigration is the migration every aiperf store has applied.
+const firstMigration = "migration/0001_init.sql"
+
+// dsnOptions are the connection settings measured in deps.md §2: WAL with
+// synchronous=NORMAL, a 30 s busy timeout and BEGIN IMMEDIATE transactions,
+// which together let several processes write one file without "database is
+// locked" errors.
+const dsnOptions = "_journal_mode=WAL&_busy_timeout=30000&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=on"
+
+// readonlyDirectory is SQLITE_READONLY_DIRECTORY: the database cannot be
+// written because SQLite cannot create its journal files beside it.
+var readonlyDirectory = sqlite3.ErrReadonly.Extend(6)
+
+// readOnlyOptions open an existing file for reading only (a file: URI).
+const readOnlyOptions = "mode=ro&_busy_timeout=30000&_foreign_keys=on"
+
+// UnusableError is what Open and OpenReadOnly return for a store they
+// refuse before reading or writing any run: a directory, a file that is not
+// an aiperf store, a damaged database, a read-only one where writing is
+// needed, or one written by a newer aiperf. Its message names the path, the
+// problem and, where there is one, the remedy.
+type UnusableError struct {
+	Path   string
+	Reason string // e.g. "is not an SQLite database (file is not a database)"
+	Err    error  // the underlying error, if any
+}
+
+func (e *UnusableError) Error() string { return "store " + e.Path + " " + e.Reason }
+
+// Unwrap returns the underlying error.
+func (e *UnusableError) Unwrap() error { return e.Err }
+
+// Open opens the store at path for reading and writing, creating the file
+// and its parent directories if needed and applying pending migrations. It
+// then makes one write it rolls back, so a store that could not record a
+// run is refused now, not after a benchmark: every such refusal is an
+// *UnusableError. The path ":memory:" opens a private in-memory database.
+//
+// Open reads the database header and schema but not every page: damage deep
+// inside a large file is found by IntegrityCheck, which reads them all.
+func Open(path string) (*DB, error) {
+	if strings.Contains(path, "?") {
+		return nil, fmt.Errorf("open store %q: path must not contain '?'", path)
+	}
+	if path != ":memory:" {
+		if err := checkFile(path, true); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("open store %q: %w", path, err)
+		}
+	}
+	sqlDB, err := sql.Open("sqlite3", path+"?"+dsnOptions)
+	if err != nil {
+		return nil, fmt.Errorf("open store %q: %w", path, err)
+	}
+	if path == ":memory:" {
+		// Every connection to :memory: is a different database.
+		sqlDB.SetMaxOpenConns(1)
+	}
+	db := &DB{db: sqlDB, path: path, Now: time.Now}
+	if err := db.prepare(context.Background()); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// prepare checks that db holds an aiperf store this binary understands,
+// applies pending migrations and proves that it can write.
+func (db *DB) prepare(ctx context.Context) error {
+	applied, err := db.appliedMigrations(ctx)
+	if err != nil {
+		return db.unusable(err)
+	}
+	pending, err := db.pending(applied)
+	if err != nil {
+		return err
+	}
+	if err := db.migrate(ctx, pending); err != nil {
+		return db.unusable(err)
+	}
+	if err := db.probeWrite(ctx); err != nil {
+		return db.unusable(err)
+	}
+	return nil
+}
+
+// OpenReadOnly opens an existing store for reading: `aiperf runs list`,
+// `show`, `export` and `compare` work on a store the user may not write, in
+// a directory SQLite cannot create its -shm and -wal files in. A store
+// with pending migrations is opened with Open instead, to apply them; when
+// it cannot be written that is an *UnusableError.
+func OpenReadOnly(path string) (*DB, error) {
+	if err := checkFile(path, false); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	db, applied, err := openReadOnly(ctx, path, false)
+	if se := (sqlite3.Error{}); errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen) {
+		// A WAL database needs its -shm file; in a read-only directory
+		// SQLite cannot create it. Nobody can write there either, so the
+		// file may be read as immutable.
+		db, applied, err = openReadOnly(ctx, path, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pending, err := db.pending(applied)
+	if err != nil {
+		db.db.Close()
+		return nil, err
+	}
+	if len(pending) == 0 {
+		return db, nil
+	}
+	db.db.Close()
+	rw, err := Open(path)
+	var ue *UnusableError
+	if errors.As(err, &ue) {
+		return nil, &UnusableError{Path: path, Err: err, Reason: fmt.Sprintf(
+			"has schema %d and this aiperf needs schema %d, but it cannot be upgraded: %s",
+			schemaVersion(applied), schemaVersion(embedded()), ue.Reason)}
+	}
+	return rw, err
+}
+
+// openReadOnly opens path read-only (immutable: without its WAL) and reads
+// its applied migrations.
+func openReadOnly(ctx context.Context, path string, immutable bool) (*DB, []string, error) {
+	opts := readOnlyOptions
+	if immutable {
+		opts += "&immutable=1"
+	}
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + opts
+	sqlDB, err := sql.Open("sqlite3", uri)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store %q: %w", path, err)
+	}
+	db := &DB{db: sqlDB, path: path, Now: time.Now}
+	applied, err := db.appliedMigrations(ctx)
+	if err != nil {
+		sqlDB.Close()
+		return nil, nil, db.unusable(err)
+	}
+	return db, applied, nil
+}
+
+// checkFile refuses a path that exists but is not a regular file, and a
+// missing one unless it may be created.
+func checkFile(path string, create bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil && create:
+		return nil // created, or refused with the reason, by the next steps
+	case errors.Is(err, fs.ErrNotExist):
+		return &UnusableError{Path: path, Reason: "does not exist", Err: err}
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return &UnusableError{Path: path, Reason: fmt.Sprintf("cannot be opened (%v)", pe.Err), Err: err}
+		}
+		return &UnusableError{Path: path, Reason: fmt.Sprintf("cannot be opened (%v)", err), Err: err}
+	case fi.IsDir():
+		return &UnusableError{Path: path, Reason: fmt.Sprintf(
+			"is a directory, not a database file: give a file path such as %s", filepath.Join(path, "aiperf.db"))}
+	case !fi.Mode().IsRegular():
+		return &UnusableError{Path: path, Reason: "is not a regular file"}
+	}
+	return nil
+}
+
+// appliedMigrations lists the migrations recorded in the store (none in a
+// new, empty file). Its first read is what finds a file that is not an
+// SQLite database, or one whose header or schema is damaged.
+func (db *DB) appliedMigrations(ctx context.Context) ([]string, error) {
+	tables, err := db.names(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(tables, "migrations") {
+		if len(tables) > 0 {
+			return nil, &UnusableError{Path: db.path, Reason: fmt.Sprintf(
+				"is an SQLite database but not an aiperf run store (it has tables %s and no migrations table)",
+				strings.Join(tables, ", "))}
+		}
+		return nil, nil
+	}
+	names, err := db.names(ctx, `SELECT name FROM migrations ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(names, firstMigration) {
+		return nil, &UnusableError{Path: db.path, Reason: "is an SQLite database but not an aiperf run store (its migrations table is not aiperf's)"}
+	}
+	return names, nil
+}
+
+// names runs a query of one text column and returns its values.
+func (db *DB) names(ctx context.Context, query string) ([]string, error) {
+	rows, err := db.db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
+}
+
+// pending returns the embedded migrations not in applied, and an
+// *UnusableError when applied holds migrations this binary does not know:
+// the store was written by a newer aiperf.
+func (db *DB) pending(applied []string) ([]string, error) {
+	known := embedded()
+	var unknown []string
+	for _, name := range applied {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, path.Base(name))
+		}
+	}
+	if len(unknown) > 0 {
+		have, want := schemaVersion(applied), schemaVersion(known)
+		reason := fmt.Sprintf("was written by a newer aiperf (schema %d > %d): upgrade aiperf", have, want)
+		if have <= want {
+			reason = fmt.Sprintf("was written by a different aiperf build (migrations %s are unknown to this one): use that build",
+				strings.Join(unknown, ", "))
+		}
+		return nil, &UnusableError{Path: db.path, Reason: reason}
+	}
+	return slices.DeleteFunc(known, func(n string) bool { return slices.Contains(applied, n) }), nil
+}
+
+// embedded lists the embedded migrations in the order they apply.
+func embedded() []string {
+	names, _ := fs.Glob(migrationFS, "migration/*.sql")
+	slices.Sort(names)
+	return names
+}
+
+// schemaVersion is the number of the latest migration in names ("0003" of
+// migration/0003_kv_reset_check.sql), 0 for none.
+func schemaVersion(names []string) int {
+	v := 0
+	for _, name := range names {
+		num, _, _ := strings.Cut(path.Base(name), "_")
+		if n, err := strconv.Atoi(num); err == nil {
+			v = max(v, n)
+		}
+	}
+	return v
+}
+
+// migrate applies the pending migrations in name order, each in its own
+// immediate transaction that skips it if the migrations table records it
+// by then (so two processes opening a new file at once apply each
+// migration once).
+func (db *DB) migrate(ctx context.Context, pending []string) error {
+	for _, name := range pending {
+		if err := db.applyMigration(ctx, name); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) applyMigration(ctx context.Context, name string) error {
+	return db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
+		if _, err := tx.ExecContext(ctx,
+			`CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migrations WHERE name = ?`, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		body, err := fs.ReadFile(migrationFS, name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`, name, formatTime(now))
+		return err
+	})
+}
+
+// errProbed rolls back the write probe.
+var errProbed = errors.New("write probe")
+
+// probeWrite writes one row and rolls it back. In WAL mode SQLite opens a
+// read-only file without complaint and even begins a write transaction on
+// it; only the first page written fails.
+func (db *DB) probeWrite(ctx context.Context) error {
+	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES ('write probe', '')`); err != nil {
+			return err
+		}
+		return errProbed
+	})
+	if errors.Is(err, errProbed) {
+		return nil
+	}
+	return err
+}
+
+// unusable turns an SQLite error about the file itself into an
+// *UnusableError that says what to do; other errors are wrapped with the
+// path.
+func (db *DB) unusable(err error) error {
+	var ue *UnusableError
+	if errors.As(err, &ue) {
+		return err
+	}
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return fmt.Errorf("open store %q: %w", db.path, err)
+	}
+	var problem, remedy string
+	switch se.Code {
+	case sqlite3.ErrNotADB:
+		problem = "is not an SQLite database"
+	case sqlite3.ErrCorrupt:
+		problem, remedy = "is damaged", "restore it from a backup, or move it aside to start a new store"
+	case sqlite3.ErrReadonly:
+		problem, remedy = "is read-only", "make the file writable"
+	case sqlite3.ErrCantOpen, sqlite3.ErrPerm, sqlite3.ErrAuth:
+		problem = "cannot be opened"
+	case sqlite3.ErrIoErr:
+		problem = "cannot be read"
+	default:
+		return fmt.Errorf("open store %q: %w", db.path, err)
+	}
+	var cause error = se
+	if se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen {
+		// SQLite cannot create the -wal or -shm file: it says so only when
+		// the directory's mode refuses (SQLITE_READONLY_DIRECTORY), not on
+		// a read-only mount or an immutable directory.
+		dir, base := filepath.Dir(db.path), filepath.Base(db.path)
+		if dirErr := probeDir(dir); dirErr != nil || se.ExtendedCode == readonlyDirectory {
+			problem = "cannot be written: its directory " + dir + " is read-only"
+			remedy = fmt.Sprintf("make the directory writable (SQLite keeps %s-wal and %s-shm beside the store)", base, base)
+			if dirErr != nil {
+				cause = dirErr
+			}
+		}
+	}
+	reason := fmt.Sprintf("%s (%v)", problem, cause)
+	if remedy != "" {
+		reason += ": " + remedy
+	}
+	return &UnusableError{Path: db.path, Reason: reason, Err: err}
+}
+
+// probeDir creates and removes a file in dir, to tell a directory SQLite
+// cannot create its -wal and -shm files in.
+func probeDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".aiperf-probe-")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
