@@ -398,6 +398,7 @@ sweep(name = "resumable", base = base.replace(reset_kv_cache = True, server_prof
 }
 
 func TestScriptErrorsExitTwoAndSendNothing(t *testing.T) {
+	subprocesses(t) // should a sweep wrongly start a trial, the child is aiperf, not this test binary again
 	m := startMock(t, mock.Config{Fast: true})
 	cases := []struct {
 		name  string
