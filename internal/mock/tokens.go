@@ -38,7 +38,7 @@ type tokenSource struct {
 	count  func(string) int
 	seed   maphash.Seed
 
-	mu     sync.Mutex
+	mu         sync.Mutex
 	encodedIDs map[uint64][]uint32 // under encode
 	counts     map[uint64]int      // under count alone
 	held       int                 // ids held in encodedIDs
