@@ -57,7 +57,8 @@ const (
 )
 
 // Validate checks every flag and returns the first problem, naming the flag.
-// New calls it; kong calls it after parsing when Config is the root grammar.
+// New calls it after giving a zero --block-size its default; Serve and
+// kong (when Config is the root grammar) call it on the flags as given.
 func (c *Config) Validate() error {
 	switch {
 	case c.Port < 0 || c.Port > 65535:
@@ -80,15 +81,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--admin-fail-status needs --admin-fail-count >= 1")
 	case c.AdminLatencyMS < 0:
 		return fmt.Errorf("--admin-latency-ms must be >= 0, got %g", c.AdminLatencyMS)
-	case c.BlockSize < 0 || c.BlockSize > maxBlockSize:
+	case c.BlockSize < 1 || c.BlockSize > maxBlockSize:
 		return fmt.Errorf("--block-size must be between 1 and %d tokens, got %d", maxBlockSize, c.BlockSize)
 	case c.KVCacheTokens < 0:
 		return fmt.Errorf("--kv-cache-tokens must be >= 0 (0: the largest allowed), got %d", c.KVCacheTokens)
-	case c.KVCacheTokens > 0 && c.KVCacheTokens < c.blockSize():
-		return fmt.Errorf("--kv-cache-tokens must hold at least one block of --block-size %d tokens, got %d", c.blockSize(), c.KVCacheTokens)
-	case c.KVCacheTokens > maxCacheBlocks*c.blockSize():
+	case c.KVCacheTokens > 0 && c.KVCacheTokens < c.BlockSize:
+		return fmt.Errorf("--kv-cache-tokens must hold at least one block of --block-size %d tokens, got %d", c.BlockSize, c.KVCacheTokens)
+	case c.KVCacheTokens > maxCacheBlocks*c.BlockSize:
 		return fmt.Errorf("--kv-cache-tokens must be at most %d (%d blocks of --block-size %d), got %d",
-			maxCacheBlocks*c.blockSize(), maxCacheBlocks, c.blockSize(), c.KVCacheTokens)
+			maxCacheBlocks*c.BlockSize, maxCacheBlocks, c.BlockSize, c.KVCacheTokens)
 	case c.MaxNumSeqs < 0:
 		return fmt.Errorf("--max-num-seqs must be >= 0 (0: no limit), got %d", c.MaxNumSeqs)
 	case c.GPUMetrics && (c.GPUs < 1 || c.GPUs > maxGPUs):
@@ -104,20 +105,12 @@ const (
 	maxGPUs          = 64
 )
 
-// blockSize returns --block-size, 16 for the zero Config.
-func (c *Config) blockSize() int {
-	if c.BlockSize == 0 {
-		return defaultBlockSize
-	}
-	return c.BlockSize
-}
-
 // cacheBlocks returns the prefix cache's capacity in blocks.
 func (c *Config) cacheBlocks() int {
 	if c.KVCacheTokens == 0 {
 		return maxCacheBlocks
 	}
-	return c.KVCacheTokens / c.blockSize()
+	return c.KVCacheTokens / c.BlockSize
 }
 
 // latencies returns the token latencies in effect (zero under --fast):

@@ -18,6 +18,9 @@ var ErrInvalidConfig = errors.New("invalid mock server flags")
 // http://ADDR"), send access logs there too unless cfg says otherwise, and
 // serve until ctx is cancelled.
 func Serve(ctx context.Context, cfg Config, logw io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
 	if cfg.CountTokens == nil && cfg.EncodeTokens == nil {
 		tok, err := tokenizer.Load(tokenizer.Default)
 		if err != nil {

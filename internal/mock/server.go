@@ -51,8 +51,11 @@ type Server struct {
 
 // New validates cfg and builds a server; errors name the offending flag. The
 // zero Config is valid: 127.0.0.1 on a random port, no latency, model
-// "mock-model", no auth, no faults.
+// "mock-model", no auth, no faults, blocks of 16 tokens.
 func New(cfg Config) (*Server, error) {
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = defaultBlockSize
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -67,12 +70,12 @@ func New(cfg Config) (*Server, error) {
 		adminDelay: msDuration(cfg.AdminLatencyMS),
 		start:      time.Now(),
 		tokens:     newTokenSource(cfg.EncodeTokens, cfg.CountTokens),
-		blockSize:  cfg.blockSize(),
+		blockSize:  cfg.BlockSize,
 		blockSeed:  maphash.MakeSeed(),
 		cache:      newPrefixCache(cfg.cacheBlocks()),
 		sched:      &scheduler{limit: cfg.MaxNumSeqs},
 		metrics:    newEngineMetrics(),
-		kvCapacity: int64(cfg.cacheBlocks() * cfg.blockSize()),
+		kvCapacity: int64(cfg.cacheBlocks() * cfg.BlockSize),
 		hostname:   hostname(),
 		rng:        rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x6d6f636b)),
 	}
