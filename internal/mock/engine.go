@@ -11,6 +11,8 @@ import (
 type flight struct {
 	s        *Server
 	g        *generation
+	pacer    pacer     // when its tokens are due (prefill included)
+	complete bool      // set by the handler once the whole reply is out
 	arrival  time.Time // the request arrived
 	admitted time.Time // it got a generation slot (--max-num-seqs)
 	first    time.Time // its first token went out; zero before
@@ -22,18 +24,21 @@ type flight struct {
 
 // admit waits for a generation slot (arrival order under --max-num-seqs),
 // then looks the prompt up in the prefix cache, reserves its KV-cache
-// blocks and returns the flight and the prefill time of its uncached
-// tokens. It reports false, holding nothing, if ctx ends first.
-func (s *Server) admit(ctx context.Context, g *generation, arrival time.Time) (*flight, time.Duration, bool) {
+// blocks and returns the flight, its tokens paced from now with the
+// prefill time of the uncached tokens added to the first. If ctx ends
+// first it returns nil, holding nothing, and marks x as a client gone.
+func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival time.Time) *flight {
 	if !s.sched.acquire(ctx) {
-		return nil, 0, false
+		x.status = statusClientGone
+		return nil
 	}
 	f := &flight{s: s, g: g, arrival: arrival, admitted: time.Now()}
 	s.metrics.queue.observe(f.admitted.Sub(arrival).Seconds(), 1)
 	bs := int64(s.blockSize)
 	f.held = (int64(g.usage.PromptTokens+g.tokens) + bs - 1) / bs * bs
 	s.kvHeld.Add(f.held)
-	return f, s.prefill(g), true
+	f.pacer = pacer{start: f.admitted, ttft: s.ttft + s.prefill(g), itl: s.itl}
+	return f
 }
 
 // prefill consults the prefix cache for g's prompt, reports the cached
@@ -75,13 +80,13 @@ func (f *flight) tokens(now time.Time, n int) {
 // and has its blocks cached (prompt and reply, so the next turn of a
 // conversation finds both); a reply cut short counts as an abort. It
 // releases the KV cache and the generation slot.
-func (f *flight) finish(complete bool) {
+func (f *flight) finish() {
 	s, m := f.s, f.s.metrics
 	m.e2e.observe(time.Since(f.arrival).Seconds(), 1)
 	m.itl.add(&f.itl)
 	m.generationTokens.Add(uint64(f.sent))
 	reason := "abort"
-	if complete {
+	if f.complete {
 		reason = f.g.finish
 		s.cacheReply(f.g)
 	}

@@ -240,25 +240,22 @@ func isReasoningModel(model string) bool {
 // respond writes a non-streaming reply once all tokens are due, after a
 // generation slot.
 func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, arrival time.Time) {
-	f, prefill, ok := s.admit(ctx, g, arrival)
-	if !ok {
-		x.status = statusClientGone
+	f := s.admit(ctx, x, g, arrival)
+	if f == nil {
 		return
 	}
-	complete := false
-	defer func() { f.finish(complete) }()
-	p := pacer{start: f.admitted, ttft: s.ttft + prefill, itl: s.itl}
-	if !p.wait(ctx, 0) {
+	defer f.finish()
+	if !f.pacer.wait(ctx, 0) {
 		x.status = statusClientGone
 		return
 	}
 	f.tokens(time.Now(), 1)
-	if !p.wait(ctx, g.tokens) {
+	if !f.pacer.wait(ctx, g.tokens) {
 		x.status = statusClientGone
 		return
 	}
 	f.tokens(time.Now(), g.tokens-1)
-	complete = true
+	f.complete = true
 	type message struct {
 		Role             string `json:"role"`
 		Content          string `json:"content"`
@@ -316,16 +313,13 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 	if !send(nil) { // flushes the headers now
 		return
 	}
-	f, prefill, ok := s.admit(ctx, g, arrival)
-	if !ok {
-		x.status = statusClientGone
+	f := s.admit(ctx, x, g, arrival)
+	if f == nil {
 		return
 	}
-	complete := false
-	defer func() { f.finish(complete) }()
-	p := pacer{start: f.admitted, ttft: s.ttft + prefill, itl: s.itl}
+	defer f.finish()
 	for k := range g.tokens {
-		if !p.wait(ctx, k) {
+		if !f.pacer.wait(ctx, k) {
 			x.status = statusClientGone
 			return
 		}
@@ -340,7 +334,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 	if includeUsage && !send(c.usage(g)) {
 		return
 	}
-	complete = true
+	f.complete = true
 	x.end()
 	// [DONE] is left for net/http to flush with the end of the response
 	// after the handler returns, so no client can see the end of a stream
@@ -422,7 +416,7 @@ func (c *chunker) usage(g *generation) []byte {
 // pacer schedules output tokens against absolute targets from the moment
 // the request got its generation slot, so timer lateness never
 // accumulates: token k is due at start + ttft + k×itl, and a non-streaming
-// reply with n tokens at start + ttft + n×itl. The handler adds the
+// reply with n tokens at start + ttft + n×itl. Server.admit adds the
 // request's prefill time to ttft.
 type pacer struct {
 	start     time.Time

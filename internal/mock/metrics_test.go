@@ -177,16 +177,7 @@ func TestMaxNumSeqsQueues(t *testing.T) {
 		f := scrape(t, base+"/metrics")
 		return single(t, f, "vllm:num_requests_running"), single(t, f, "vllm:num_requests_waiting"), single(t, f, "vllm:kv_cache_usage_perc")
 	}
-	// a streams for up to 10 s until the test cancels it.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	body, _ := json.Marshal(chatBody("m", 1000, true, false))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(string(body)))
-	require.NoError(t, err)
-	a, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	_, err = bufio.NewReader(a.Body).ReadString('\n') // a's first chunk: it runs
-	require.NoError(t, err)
+	cancel := runningStream(t, base) // a
 
 	type outcome struct {
 		name  string
@@ -232,7 +223,6 @@ func TestMaxNumSeqsQueues(t *testing.T) {
 
 	cut := time.Now()
 	cancel() // a goes away: b, then c, get the slot
-	a.Body.Close()
 	for range 2 {
 		o := <-done
 		require.False(t, o.first.IsZero(), o.name)
@@ -313,15 +303,7 @@ func TestGPUMetrics(t *testing.T) {
 	}
 	assert.Equal(t, []float64{0, 0}, idle["DCGM_FI_DEV_GPU_UTIL"])
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	body, _ := json.Marshal(chatBody("m", 1000, true, false))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(string(body)))
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	_, err = bufio.NewReader(resp.Body).ReadString('\n')
-	require.NoError(t, err)
+	cancel := runningStream(t, base)
 	busy := read()
 	assert.Equal(t, []float64{50, 50}, busy["DCGM_FI_DEV_GPU_UTIL"], "1 running of --max-num-seqs 2")
 	for _, name := range []string{"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP"} {
@@ -329,8 +311,28 @@ func TestGPUMetrics(t *testing.T) {
 	}
 	assert.Equal(t, idle["DCGM_FI_DEV_FB_USED"], busy["DCGM_FI_DEV_FB_USED"], "memory is preallocated")
 	cancel()
-	resp.Body.Close()
 	require.Eventually(t, func() bool { return read()["DCGM_FI_DEV_GPU_UTIL"][0] == 0 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// runningStream starts a chat stream of 1,000 tokens (10 s at --itl 10),
+// returns once its first chunk is read (it is running), and returns a
+// function that makes the client go away.
+func runningStream(t *testing.T, base string) (cancel func()) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	body, _ := json.Marshal(chatBody("m", 1000, true, false))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(string(body)))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, err = bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	cancel = func() {
+		stop()
+		resp.Body.Close()
+	}
+	t.Cleanup(cancel)
+	return cancel
 }
 
 func sortedKeys(m map[string]string) []string {
