@@ -57,8 +57,7 @@ const (
 )
 
 // Validate checks every flag and returns the first problem, naming the flag.
-// New calls it after giving a zero --block-size its default; Serve and
-// kong (when Config is the root grammar) call it on the flags as given.
+// New calls it; kong calls it after parsing when Config is the root grammar.
 func (c *Config) Validate() error {
 	switch {
 	case c.Port < 0 || c.Port > 65535:
@@ -98,7 +97,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Bounds of the cache and GPU flags.
+// Bounds of the cache and GPU flags. A zero --block-size is invalid, but
+// New gives the zero Config's the default first (Serve validates the flags
+// as given).
 const (
 	defaultBlockSize = 16
 	maxBlockSize     = 4096

@@ -31,14 +31,6 @@ func TestNewValidates(t *testing.T) {
 		{"fail status without count", Config{AdminFailStatus: 503}, "--admin-fail-count"},
 		{"fail status out of range", Config{AdminFailStatus: 99, AdminFailCount: 1}, "--admin-fail-status"},
 		{"admin latency", Config{AdminLatencyMS: -3}, "--admin-latency-ms"},
-		{"block size negative", Config{BlockSize: -1}, "--block-size"},
-		{"block size huge", Config{BlockSize: maxBlockSize + 1}, "--block-size"},
-		{"kv cache negative", Config{KVCacheTokens: -1}, "--kv-cache-tokens"},
-		{"kv cache under a block", Config{BlockSize: 16, KVCacheTokens: 15}, "at least one block of --block-size 16"},
-		{"kv cache too large", Config{BlockSize: 1, KVCacheTokens: maxCacheBlocks + 1}, "--kv-cache-tokens must be at most 2097152"},
-		{"max num seqs", Config{MaxNumSeqs: -2}, "--max-num-seqs"},
-		{"no gpus", Config{GPUMetrics: true}, "--gpus"},
-		{"too many gpus", Config{GPUMetrics: true, GPUs: maxGPUs + 1}, "--gpus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.cfg)
