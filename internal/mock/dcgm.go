@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -41,7 +42,8 @@ func (s *Server) gpuLoad() float64 {
 }
 
 // serveDCGM answers GET /dcgm/metrics like dcgm-exporter's default
-// counters, one series per synthetic GPU with its labels.
+// counters, one series per synthetic GPU with its labels, integers
+// without a decimal point.
 func (s *Server) serveDCGM(w http.ResponseWriter, _ *http.Request) {
 	load := s.gpuLoad()
 	lerp := func(lo, hi float64) float64 { return lo + (hi-lo)*load }
@@ -49,7 +51,7 @@ func (s *Server) serveDCGM(w http.ResponseWriter, _ *http.Request) {
 	metric := func(name, help string, v float64) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
 		for i := range s.cfg.GPUs {
-			fmt.Fprintf(&b, "%s{%s} %s\n", name, s.gpuLabels(i), pyFloat(v))
+			fmt.Fprintf(&b, "%s{%s} %s\n", name, s.gpuLabels(i), strconv.FormatFloat(v, 'f', -1, 64))
 		}
 	}
 	metric("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", math.Round(lerp(gpuIdleMHz, gpuMaxMHz)))
@@ -65,8 +67,8 @@ func (s *Server) serveDCGM(w http.ResponseWriter, _ *http.Request) {
 // gpuLabels returns GPU i's labels as dcgm-exporter writes them; the UUID
 // is fixed per index, so series are stable across restarts.
 func (s *Server) gpuLabels(i int) string {
-	u := mix64(uint64(i) + 0x6d6f636b)
-	uuid := fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", u>>32, u>>16&0xffff, u&0xffff, i, u&0xffffffffffff)
+	u, v := mix64(uint64(i)+0x6d6f636b), mix64(uint64(i)+0x67707573)
+	uuid := fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", u>>32, u>>16&0xffff, u&0xffff, v>>48, v&0xffffffffffff)
 	return fmt.Sprintf(`gpu="%d",UUID="%s",pci_bus_id="00000000:%02X:00.0",device="nvidia%d",modelName="%s",Hostname="%s",DCGM_FI_DRIVER_VERSION="%s"`,
 		i, uuid, 0x18+i, i, gpuModel, labelValue(s.hostname), gpuDriver)
 }
