@@ -15,7 +15,6 @@ type flight struct {
 	complete bool      // set by the handler once the whole reply is out
 	arrival  time.Time // the request arrived
 	admitted time.Time // it got a generation slot (--max-num-seqs)
-	first    time.Time // its first token went out; zero before
 	last     time.Time // its latest token went out
 	sent     int       // tokens sent
 	held     int64     // KV-cache tokens held while it runs
@@ -64,7 +63,6 @@ func (f *flight) tokens(now time.Time, n int) {
 		return
 	}
 	if f.sent == 0 {
-		f.first = now
 		f.s.metrics.ttft.observe(now.Sub(f.arrival).Seconds(), 1)
 		f.s.metrics.promptTokens.Add(uint64(f.g.usage.PromptTokens))
 		f.sent, f.last, n = 1, now, n-1
