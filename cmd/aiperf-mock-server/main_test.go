@@ -44,6 +44,10 @@ func TestBadFlags(t *testing.T) {
 		{"not a number", []string{"--ttft", "soon"}, "--ttft"},
 		{"error rate range", []string{"--error-rate", "150"}, "--error-rate"},
 		{"fault knob pair", []string{"--admin-fail-count", "2"}, "--admin-fail-status"},
+		{"block size", []string{"--block-size", "0"}, "--block-size"},
+		{"kv cache below a block", []string{"--kv-cache-tokens", "8"}, "--kv-cache-tokens"},
+		{"negative max-num-seqs", []string{"--max-num-seqs", "-1"}, "--max-num-seqs"},
+		{"gpus", []string{"--gpu-metrics", "--gpus", "0"}, "--gpus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr lockedBuffer
@@ -59,7 +63,7 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, exitOK, run(context.Background(), []string{"--help"}, &stdout, &stderr))
 	for _, flag := range []string{"--host", "--port", "--ttft", "--itl", "--fast", "--access-logs", "--api-key",
 		"--error-rate", "--random-seed", "--admin-fail-status", "--admin-fail-count", "--admin-latency-ms",
-		"--reset-success-false", "--model"} {
+		"--reset-success-false", "--model", "--block-size", "--kv-cache-tokens", "--max-num-seqs", "--gpu-metrics", "--gpus"} {
 		assert.Contains(t, stdout.String(), flag)
 	}
 }

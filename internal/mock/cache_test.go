@@ -3,6 +3,7 @@ package mock
 import (
 	"bufio"
 	"encoding/json"
+	"hash/fnv"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +17,18 @@ import (
 // countWords counts whitespace-separated words, so test prompts have known
 // token counts.
 func countWords(s string) int { return len(strings.Fields(s)) }
+
+// wordIDs is a tokenizer with one token per whitespace-separated word (its
+// id a hash of the word), so prompts sharing leading words share tokens.
+func wordIDs(s string) []int {
+	var ids []int
+	for _, w := range strings.Fields(s) {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		ids = append(ids, int(h.Sum32()>>1))
+	}
+	return ids
+}
 
 // cacheReply is one request's usage as seen on the wire.
 type cacheReply struct {
@@ -75,7 +88,7 @@ func TestPrefixCacheHits(t *testing.T) {
 		{"completions non-stream", "/v1/completions", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, base := start(t, Config{Fast: true, CountTokens: countWords})
+			_, base := start(t, Config{Fast: true, BlockSize: 2, EncodeTokens: wordIDs})
 			const prompt = "the quick brown fox jumps"
 			first := ask(t, base, tc.path, tc.stream, prompt)
 			assert.Equal(t, 5, first.promptTokens)
@@ -83,32 +96,38 @@ func TestPrefixCacheHits(t *testing.T) {
 			assert.Contains(t, first.raw, `"prompt_tokens_details":{"cached_tokens":0}`)
 
 			second := ask(t, base, tc.path, tc.stream, prompt)
-			assert.Equal(t, 5, second.cachedTokens(t), "a repeated prompt is served from cache")
+			assert.Equal(t, 4, second.cachedTokens(t), "a repeated prompt is served from cache in whole blocks")
 
-			other := ask(t, base, tc.path, tc.stream, prompt+" over")
-			assert.Zero(t, other.cachedTokens(t), "a different prompt is a miss")
+			longer := ask(t, base, tc.path, tc.stream, prompt+" over the dog")
+			assert.Equal(t, 4, longer.cachedTokens(t), "a longer prompt hits on the blocks it shares")
+
+			other := ask(t, base, tc.path, tc.stream, "a quick brown fox jumps")
+			assert.Zero(t, other.cachedTokens(t), "a prompt that differs in its first block is a miss")
 		})
 	}
 }
 
-func TestPrefixCacheKeysWholePrompt(t *testing.T) {
-	_, base := start(t, Config{Fast: true, CountTokens: countWords})
-	send := func(contents ...string) int {
-		msgs := make([]map[string]any, len(contents))
-		for i, c := range contents {
-			msgs[i] = map[string]any{"role": "user", "content": c}
+func TestPrefixCacheMessageBoundaries(t *testing.T) {
+	_, base := start(t, Config{Fast: true, BlockSize: 1, EncodeTokens: wordIDs})
+	send := func(msgs ...string) int { // role, content, role, content...
+		var body []map[string]any
+		for i := 0; i+1 < len(msgs); i += 2 {
+			body = append(body, map[string]any{"role": msgs[i], "content": msgs[i+1]})
 		}
-		resp := post(t, base+"/v1/chat/completions", map[string]any{"messages": msgs, "max_tokens": 1})
+		resp := post(t, base+"/v1/chat/completions", map[string]any{"messages": body, "max_tokens": 1})
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		var c wireChunk
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
 		require.NotNil(t, c.Usage.PromptDetails)
 		return *c.Usage.PromptDetails.CachedTokens
 	}
-	assert.Zero(t, send("a b", "c"))
-	assert.Zero(t, send("a", "b c"), "message boundaries are part of the key")
-	assert.Zero(t, send("a b"), "a prefix of a cached prompt is not a whole-prompt hit")
-	assert.Equal(t, 3, send("a b", "c"))
+	assert.Zero(t, send("user", "a b", "user", "c"))
+	assert.Equal(t, 1, send("user", "a", "user", "b c"), "message boundaries are part of the sequence")
+	assert.Equal(t, 2, send("user", "a b", "assistant", "c"), "so are roles")
+	assert.Equal(t, 2, send("user", "a b"), "a prefix of a cached prompt is a hit")
+	assert.Equal(t, 3, send("user", "a b", "user", "c"))
+	assert.Zero(t, send("system", "a b", "user", "c"))
+	assert.Equal(t, 2, send("user", "a b", "user", "", "user", "c"), "an empty message is part of the sequence too")
 }
 
 func TestPrefixCacheResets(t *testing.T) {
@@ -130,7 +149,7 @@ func TestPrefixCacheResets(t *testing.T) {
 		{"success false flush clears", Config{ResetSuccessFalse: true}, "/flush_cache", http.StatusOK, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.Fast, tc.cfg.CountTokens = true, countWords
+			tc.cfg.Fast, tc.cfg.CountTokens, tc.cfg.BlockSize = true, countWords, 1
 			s, base := start(t, tc.cfg)
 			const prompt = "one two three four"
 			ask(t, base, "/v1/completions", false, prompt)
@@ -140,7 +159,7 @@ func TestPrefixCacheResets(t *testing.T) {
 			assert.Equal(t, tc.status, resp.StatusCode)
 			readAll(t, resp)
 
-			want, entries := 4, 1
+			want, entries := 4, 4 // blocks of one token
 			if tc.clears {
 				want, entries = 0, 0
 			}
@@ -150,7 +169,7 @@ func TestPrefixCacheResets(t *testing.T) {
 	}
 
 	t.Run("only a successful reset clears", func(t *testing.T) {
-		_, base := start(t, Config{Fast: true, CountTokens: countWords, AdminFailStatus: 503, AdminFailCount: 1})
+		_, base := start(t, Config{Fast: true, BlockSize: 1, CountTokens: countWords, AdminFailStatus: 503, AdminFailCount: 1})
 		ask(t, base, "/v1/chat/completions", false, "x y")
 		require.Equal(t, 503, post(t, base+"/reset_prefix_cache", nil).StatusCode)
 		require.Equal(t, 2, ask(t, base, "/v1/chat/completions", false, "x y").cachedTokens(t))
@@ -174,7 +193,7 @@ func TestNoCacheReport(t *testing.T) {
 }
 
 func TestCacheCounters(t *testing.T) {
-	_, base := start(t, Config{Fast: true, CountTokens: countWords})
+	_, base := start(t, Config{Fast: true, BlockSize: 1, CountTokens: countWords})
 	ask(t, base, "/v1/completions", false, "a b c")
 	ask(t, base, "/v1/completions", false, "a b c")
 	ask(t, base, "/v1/completions", true, "a b c")
@@ -184,14 +203,14 @@ func TestCacheCounters(t *testing.T) {
 
 	c, raw := getControl(t, base)
 	assert.Equal(t, 2, c.CacheHits)
-	assert.Equal(t, 3, c.CacheEntries)
+	assert.Equal(t, 5, c.CacheEntries, "blocks")
 	assert.Contains(t, raw, `"cache_hits":2`)
-	assert.Contains(t, raw, `"cache_entries":3`)
+	assert.Contains(t, raw, `"cache_entries":5`)
 
 	require.Equal(t, http.StatusNoContent, post(t, base+"/mock/control/clear", nil).StatusCode)
 	c, _ = getControl(t, base)
 	assert.Zero(t, c.CacheHits, "clear zeroes the hit counter")
-	assert.Equal(t, 3, c.CacheEntries, "clear keeps the cache")
+	assert.Equal(t, 5, c.CacheEntries, "clear keeps the cache")
 	assert.Equal(t, 2, ask(t, base, "/v1/chat/completions", false, "d e").cachedTokens(t))
 	c, _ = getControl(t, base)
 	assert.Equal(t, 1, c.CacheHits)
@@ -214,7 +233,7 @@ func TestCacheSkipsFailedRequests(t *testing.T) {
 }
 
 func TestCacheConcurrent(t *testing.T) {
-	s, base := start(t, Config{Fast: true, CountTokens: countWords})
+	s, base := start(t, Config{Fast: true, BlockSize: 1, CountTokens: countWords})
 	const n = 32
 	cached := make([]int, n)
 	var wg sync.WaitGroup
@@ -244,33 +263,24 @@ func TestCacheConcurrent(t *testing.T) {
 	assert.Equal(t, 1, misses, "exactly one request prefills")
 	c := s.Control()
 	assert.Equal(t, n-1, c.CacheHits)
-	assert.Equal(t, 1, c.CacheEntries)
-}
-
-func TestPrefixCacheBound(t *testing.T) {
-	c := newPrefixCache()
-	c.maxEntries = 3
-	for key := range uint64(3) {
-		assert.Zero(t, c.serve(key, 10))
-	}
-	assert.Equal(t, 10, c.serve(0, 10))
-	assert.Zero(t, c.serve(99, 10), "a full cache is emptied, then takes the new prompt")
-	hits, entries := c.counters()
-	assert.Equal(t, 1, hits)
-	assert.Equal(t, 1, entries)
-	assert.Zero(t, c.serve(0, 10), "evicted")
+	assert.Equal(t, 3, c.CacheEntries)
 }
 
 func TestPrefillTime(t *testing.T) {
 	t.Run("per uncached token", func(t *testing.T) {
 		s, err := New(Config{TTFT: 1, Prefill: 100})
 		require.NoError(t, err)
-		g := &generation{promptKey: 7, usage: usage{PromptTokens: 1000}}
+		gen := func() *generation { // 1,000 tokens: 62 blocks of 16 and 8 more
+			g := &generation{blocks: newBlockHasher(s.blockSeed, s.blockSize, 1000), usage: usage{PromptTokens: 1000}}
+			g.blocks.add(segment{ids: make([]uint32, 1000)})
+			return g
+		}
+		g := gen()
 		assert.Equal(t, 100*time.Millisecond, s.prefill(g), "cold: every prompt token")
 		assert.Equal(t, 0, g.usage.PromptDetails.CachedTokens)
-		g = &generation{promptKey: 7, usage: usage{PromptTokens: 1000}}
-		assert.Zero(t, s.prefill(g), "warm: nothing left to prefill")
-		assert.Equal(t, 1000, g.usage.PromptDetails.CachedTokens)
+		g = gen()
+		assert.Equal(t, 800*time.Microsecond, s.prefill(g), "warm: only the partial block is left to prefill")
+		assert.Equal(t, 992, g.usage.PromptDetails.CachedTokens)
 	})
 	t.Run("fast has none", func(t *testing.T) {
 		cfg := Config{Fast: true, TTFT: 20, ITL: 5, Prefill: 100}

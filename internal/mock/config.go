@@ -31,9 +31,22 @@ type Config struct {
 	ResetNoop         bool    `name:"reset-noop" help:"Answer /reset_prefix_cache and /flush_cache as usual but keep the prefix cache (a reset that reports success without resetting, vllm#57727)."`
 	NoCacheReport     bool    `name:"no-cache-report" help:"Leave usage.prompt_tokens_details.cached_tokens out of replies, like vLLM without --enable-prompt-tokens-details."`
 
-	// CountTokens counts a prompt's tokens for usage.prompt_tokens; nil
-	// approximates one token per four bytes. Results are cached per prompt.
+	BlockSize     int  `name:"block-size" default:"16" placeholder:"TOKENS" help:"Prefix-cache block size in tokens: prompts are cached and matched in whole blocks (default ${default}, as vLLM)."`
+	KVCacheTokens int  `name:"kv-cache-tokens" default:"0" placeholder:"TOKENS" help:"KV-cache capacity in tokens; cached blocks beyond it are evicted least recently used first (default 0: the largest the mock allows, 2,097,152 blocks)."`
+	MaxNumSeqs    int  `name:"max-num-seqs" default:"0" placeholder:"N" help:"At most N requests generate at once; later ones wait in a FIFO queue and their time to first token includes the wait (default 0: no limit)."`
+	GPUMetrics    bool `name:"gpu-metrics" help:"Serve DCGM-exporter-like metrics of synthetic GPUs, loaded by the running requests, at GET /dcgm/metrics."`
+	GPUs          int  `name:"gpus" default:"1" placeholder:"N" help:"Number of synthetic GPUs under --gpu-metrics (default ${default})."`
+
+	// CountTokens counts a prompt's tokens for usage.prompt_tokens when
+	// EncodeTokens is nil; nil approximates one token per four bytes.
+	// Results are cached per prompt.
 	CountTokens func(string) int `kong:"-"`
+	// EncodeTokens turns prompt text into token ids for usage.prompt_tokens
+	// and the prefix cache's block hashes (both CLIs use o200k_base). Without
+	// it, token ids are synthetic: whole 4-byte chunks of the text, or
+	// ids derived from each text as a whole under CountTokens (so only whole
+	// identical messages share blocks), and replies are not cached.
+	EncodeTokens func(string) []int `kong:"-"`
 	// AccessLog receives the --access-logs lines; nil means os.Stderr.
 	AccessLog io.Writer `kong:"-"`
 }
@@ -76,8 +89,38 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--admin-fail-status needs --admin-fail-count >= 1")
 	case c.AdminLatencyMS < 0:
 		return fmt.Errorf("--admin-latency-ms must be >= 0, got %g", c.AdminLatencyMS)
+	case c.BlockSize < 1 || c.BlockSize > maxBlockSize:
+		return fmt.Errorf("--block-size must be between 1 and %d tokens, got %d", maxBlockSize, c.BlockSize)
+	case c.KVCacheTokens < 0:
+		return fmt.Errorf("--kv-cache-tokens must be >= 0 (0: the largest allowed), got %d", c.KVCacheTokens)
+	case c.KVCacheTokens > 0 && c.KVCacheTokens < c.BlockSize:
+		return fmt.Errorf("--kv-cache-tokens must hold at least one block of --block-size %d tokens, got %d", c.BlockSize, c.KVCacheTokens)
+	case c.KVCacheTokens > maxCacheBlocks*c.BlockSize:
+		return fmt.Errorf("--kv-cache-tokens must be at most %d (%d blocks of --block-size %d), got %d",
+			maxCacheBlocks*c.BlockSize, maxCacheBlocks, c.BlockSize, c.KVCacheTokens)
+	case c.MaxNumSeqs < 0:
+		return fmt.Errorf("--max-num-seqs must be >= 0 (0: no limit), got %d", c.MaxNumSeqs)
+	case c.GPUMetrics && (c.GPUs < 1 || c.GPUs > maxGPUs):
+		return fmt.Errorf("--gpus must be between 1 and %d with --gpu-metrics, got %d", maxGPUs, c.GPUs)
 	}
 	return nil
+}
+
+// Bounds of the cache and GPU flags. A zero --block-size is invalid, but
+// New gives the zero Config's the default first (Serve validates the flags
+// as given).
+const (
+	defaultBlockSize = 16
+	maxBlockSize     = 4096
+	maxGPUs          = 64
+)
+
+// cacheBlocks returns the prefix cache's capacity in blocks.
+func (c *Config) cacheBlocks() int {
+	if c.KVCacheTokens == 0 {
+		return maxCacheBlocks
+	}
+	return c.KVCacheTokens / c.BlockSize
 }
 
 // latencies returns the token latencies in effect (zero under --fast):

@@ -43,7 +43,7 @@ type Event struct {
 // (successful calls only), the number of inference requests received, the
 // prefix cache's counters, and the events in arrival order. CacheHits counts
 // the requests served with cached_tokens > 0; CacheEntries is the number of
-// prompts the prefix cache holds now (only reset routes empty it, not
+// blocks the prefix cache holds now (only reset routes empty it, not
 // POST /mock/control/clear).
 type Control struct {
 	ResetCount        int     `json:"reset_count"`

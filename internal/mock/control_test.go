@@ -126,7 +126,7 @@ func TestResetSuccessFalse(t *testing.T) {
 
 func TestControlOrderingAndClear(t *testing.T) {
 	const key = "sk-do-not-leak-42"
-	_, base := start(t, Config{Fast: true, APIKey: key})
+	_, base := start(t, Config{Fast: true, APIKey: key, BlockSize: 4})
 	auth := []string{"Authorization", "Bearer " + key, "X-Custom", "v"}
 
 	require.Equal(t, http.StatusOK, post(t, base+"/reset_prefix_cache", nil, auth...).StatusCode)
@@ -167,7 +167,7 @@ func TestControlOrderingAndClear(t *testing.T) {
 	resp = post(t, base+"/mock/control/clear", nil)
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 	c, raw = getControl(t, base)
-	assert.Equal(t, Control{CacheEntries: 2, Events: []Event{}}, c, "the prefix cache is server state and survives a clear")
+	assert.Equal(t, Control{CacheEntries: 2, Events: []Event{}}, c, "the prefix cache (the chat prompt's 2 blocks) is server state and survives a clear")
 	assert.Contains(t, raw, `"events":[]`)
 
 	resp, err := http.Get(base + "/mock/control/clear")

@@ -5,24 +5,44 @@
 // It serves /v1/chat/completions and /v1/completions, streaming (SSE, one
 // token per chunk, like vLLM) and not, with a configurable time to first
 // token and inter-token latency scheduled against absolute targets from the
-// request's arrival, so timer lateness does not accumulate. Every emitted
+// moment the request starts generating, so timer lateness does not
+// accumulate. Every emitted
 // piece is a common English word with a leading space that is exactly one
 // token under o200k_base, so the client's tokenizer count of the output equals
-// the number of chunks. With max_tokens (or max_completion_tokens) the output
+// the number of chunks; token k is always the same word, so a reply is a
+// function of its length alone. With max_tokens (or max_completion_tokens) the output
 // has exactly that many tokens; without it, a seeded count between 0.8× and
 // 1.2× the prompt's token count. Models whose name contains "qwen" or
 // "gpt-oss" answer the first quarter of their chat tokens as
 // reasoning_content.
 //
-// It models the server's prefix cache at whole-prompt grain: a prompt (chat:
-// the message contents; completions: the prompt) served before since the
-// last reset is a hit, and usage reports it as
-// prompt_tokens_details.cached_tokens (all its prompt tokens, else 0), as
-// vLLM and SGLang do when asked to (--no-cache-report leaves the field
-// out). Only a 64-bit hash of each prompt is kept, in a bounded set that
-// is emptied when full. With --prefill-us-per-token the time to first
-// token grows with the uncached prompt tokens, so cold and warm runs
-// differ.
+// It models a server's prefix (KV) cache the way vLLM does: a request's
+// token ids (chat: every message's content in order, each message marked
+// with its role without adding tokens, as a chat template delimits them;
+// completions: the prompt, text or token ids) are cut into blocks of
+// --block-size tokens named by chained hashes, and the longest prefix of
+// blocks already cached is the hit, reported as
+// usage.prompt_tokens_details.cached_tokens (whole blocks only; a partial
+// trailing block is never cached; --no-cache-report leaves the field out).
+// When a reply is complete its blocks are cached with the prompt's, so the
+// next turn of a conversation, which resends the reply as the assistant
+// message, hits on both. The cache holds --kv-cache-tokens (in blocks;
+// least recently used evicted first, a prompt's head outliving its tail)
+// and keeps only 64-bit block hashes, never text. Token ids come from
+// Config.EncodeTokens (o200k_base in both CLIs); without it they are
+// synthetic and replies are not cached. With --prefill-us-per-token the
+// time to first token grows with the uncached prompt tokens, so cold and
+// warm runs differ. With --max-num-seqs at most that many requests generate
+// at once and the others wait in arrival order, their time to first token
+// including the wait.
+//
+// GET /metrics serves vLLM's Prometheus metrics (running and waiting
+// requests, KV-cache usage, prefix-cache queries and hits in tokens, prompt
+// and generation token counters, finished requests by reason, and time to
+// first token, inter-token latency, end-to-end and queue time histograms
+// with vLLM's bucket edges) from what the mock actually did; with
+// --gpu-metrics, GET /dcgm/metrics serves dcgm-exporter's default GPU
+// gauges for --gpus synthetic GPUs loaded by the running requests.
 //
 // It also serves the control-hook admin routes of real servers
 // (POST /reset_prefix_cache, /flush_cache, /start_profile, /stop_profile),

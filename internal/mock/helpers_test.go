@@ -77,18 +77,24 @@ type wireChunk struct {
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-		TotalTokens      int `json:"total_tokens"`
-		PromptDetails    *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		Details *struct {
-			ReasoningTokens int `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
+	Usage *wireUsage `json:"usage"`
 }
+
+// wireUsage is a reply's usage as a client sees it.
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	PromptDetails    *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	Details *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// jsonUnmarshal decodes a JSON text.
+func jsonUnmarshal(raw string, v any) error { return json.Unmarshal([]byte(raw), v) }
 
 // readSSE parses a strict SSE body (see parseSSE) and fails t on error.
 func readSSE(t testing.TB, body io.Reader) []wireChunk {

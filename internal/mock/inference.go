@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"net/http"
 	"strconv"
@@ -50,6 +48,7 @@ type completionRequest struct {
 }
 
 type chatMessage struct {
+	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 }
 
@@ -80,7 +79,7 @@ type generation struct {
 	tokens    int // output tokens, one per chunk
 	reasoning int // the first `reasoning` tokens are reasoning_content (chat only)
 	finish    string
-	promptKey uint64 // prefix-cache key: a hash of the prompt text
+	blocks    *blockHasher // the prompt's block hashes, then the reply's
 	usage     usage
 }
 
@@ -134,7 +133,7 @@ func (x *exchange) fail(w http.ResponseWriter, status int, typ, msg string) {
 // inference serves one inference route.
 func (s *Server) inference(ep endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		p := pacer{start: time.Now(), ttft: s.ttft, itl: s.itl}
+		arrival := time.Now()
 		x := s.beginRequest(r)
 		defer x.end()
 		if !s.authorized(r) {
@@ -155,13 +154,12 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 			x.fail(w, http.StatusInternalServerError, "InternalServerError", "injected by --error-rate")
 			return
 		}
-		p.ttft += s.prefill(g)
 		x.status = http.StatusOK
 		if req.Stream {
 			includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-			s.stream(r.Context(), w, x, g, &p, includeUsage)
+			s.stream(r.Context(), w, x, g, arrival, includeUsage)
 		} else {
-			s.respond(r.Context(), w, x, g, &p)
+			s.respond(r.Context(), w, x, g, arrival)
 		}
 	}
 }
@@ -194,18 +192,6 @@ func (s *Server) drawLength(promptTokens int) int {
 	return max(1, int(math.Round(f*float64(promptTokens))))
 }
 
-// prefill consults the prefix cache for g's prompt, reports the cached
-// tokens in g's usage (unless --no-cache-report) and returns the prefill
-// time of the uncached tokens (--prefill-us-per-token).
-func (s *Server) prefill(g *generation) time.Duration {
-	prompt := g.usage.PromptTokens
-	cached := s.cache.serve(g.promptKey, prompt)
-	if !s.cfg.NoCacheReport {
-		g.usage.PromptDetails = &promptDetails{CachedTokens: cached}
-	}
-	return time.Duration(prompt-cached) * s.prefillPerToken
-}
-
 // plan decides what a request produces. max_completion_tokens wins over
 // max_tokens when both are set (vLLM's rule).
 func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) {
@@ -216,13 +202,15 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 	if limit != nil && *limit < 1 {
 		return nil, fmt.Errorf("max_tokens must be at least 1, got %d", *limit)
 	}
-	var h maphash.Hash
-	h.SetSeed(s.cache.seed)
-	prompt, err := s.promptTokens(ep, req, &h)
+	segs, prompt, err := s.promptSegments(ep, req)
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{ep: ep, model: req.Model, created: time.Now().Unix(), finish: "stop", promptKey: h.Sum64()}
+	g := &generation{ep: ep, model: req.Model, created: time.Now().Unix(), finish: "stop",
+		blocks: newBlockHasher(s.blockSeed, s.blockSize, prompt)}
+	for _, sg := range segs {
+		g.blocks.add(sg)
+	}
 	if g.model == "" {
 		g.model = s.cfg.Model
 	}
@@ -249,93 +237,25 @@ func isReasoningModel(model string) bool {
 	return strings.Contains(m, "qwen") || strings.Contains(m, "gpt-oss")
 }
 
-// promptTokens counts the request's prompt: the sum over chat message
-// contents, or over the completions prompt (text or token ids). It writes
-// the prompt's text (chat: the message contents in order) to h.
-func (s *Server) promptTokens(ep endpoint, req *completionRequest, h *maphash.Hash) (int, error) {
-	if !ep.chat {
-		if len(req.Prompt) == 0 {
-			return 0, errors.New("prompt is required")
-		}
-		n, err := s.countRaw(req.Prompt, h)
-		if err != nil {
-			return 0, fmt.Errorf("prompt: %w", err)
-		}
-		return n, nil
+// respond writes a non-streaming reply once all tokens are due, after a
+// generation slot.
+func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, arrival time.Time) {
+	f := s.admit(ctx, x, g, arrival)
+	if f == nil {
+		return
 	}
-	if len(req.Messages) == 0 {
-		return 0, errors.New("messages is required")
-	}
-	total := 0
-	for i, m := range req.Messages {
-		n, err := s.countRaw(m.Content, h)
-		if err != nil {
-			return 0, fmt.Errorf("messages[%d].content: %w", i, err)
-		}
-		total += n
-	}
-	return total, nil
-}
-
-// countRaw counts the tokens of a JSON prompt or content value: a string,
-// an array of strings, an array of content parts ({"text": ...}), an array
-// of token ids, or an array of such arrays; null counts zero. It writes the
-// value's text to h, each piece followed by a NUL so that pieces cannot run
-// together (token ids as their JSON).
-func (s *Server) countRaw(raw json.RawMessage, h *maphash.Hash) (int, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, nil
-	}
-	count := func(text string) int {
-		_, _ = h.WriteString(text)
-		_ = h.WriteByte(0)
-		return s.tokens.Count(text)
-	}
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		return count(text), nil
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) == nil {
-		n := 0
-		for _, p := range parts {
-			n += count(p.Text)
-		}
-		return n, nil
-	}
-	var texts []string
-	if json.Unmarshal(raw, &texts) == nil {
-		n := 0
-		for _, t := range texts {
-			n += count(t)
-		}
-		return n, nil
-	}
-	var ids []int
-	if json.Unmarshal(raw, &ids) == nil {
-		_, _ = h.Write(raw)
-		return len(ids), nil
-	}
-	var batches [][]int
-	if json.Unmarshal(raw, &batches) == nil {
-		_, _ = h.Write(raw)
-		n := 0
-		for _, b := range batches {
-			n += len(b)
-		}
-		return n, nil
-	}
-	return 0, errors.New("expected a string, an array of strings or content parts, or token ids")
-}
-
-// respond writes a non-streaming reply once all tokens are due.
-func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, p *pacer) {
-	if !p.wait(ctx, g.tokens) {
+	defer f.finish()
+	if !f.pacer.wait(ctx, 0) {
 		x.status = statusClientGone
 		return
 	}
+	f.tokens(time.Now(), 1)
+	if !f.pacer.wait(ctx, g.tokens) {
+		x.status = statusClientGone
+		return
+	}
+	f.tokens(time.Now(), g.tokens-1)
+	f.complete = true
 	type message struct {
 		Role             string `json:"role"`
 		Content          string `json:"content"`
@@ -366,11 +286,12 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange
 	}{g.id, g.ep.object, g.created, g.model, []choice{c}, g.usage})
 }
 
-// stream writes an SSE reply the way vLLM does: the headers at once; when
-// the first token is due, for chat a role-only chunk and then the token;
-// each later token at its due time; the usage chunk when asked for; and
-// [DONE]. Each chunk but [DONE] is flushed on its own.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, p *pacer, includeUsage bool) {
+// stream writes an SSE reply the way vLLM does: the headers at once; once
+// the request has a generation slot and its first token is due, for chat a
+// role-only chunk and then the token; each later token at its due time; the
+// usage chunk when asked for; and [DONE]. Each chunk but [DONE] is flushed
+// on its own.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, arrival time.Time, includeUsage bool) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -392,8 +313,13 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 	if !send(nil) { // flushes the headers now
 		return
 	}
+	f := s.admit(ctx, x, g, arrival)
+	if f == nil {
+		return
+	}
+	defer f.finish()
 	for k := range g.tokens {
-		if !p.wait(ctx, k) {
+		if !f.pacer.wait(ctx, k) {
 			x.status = statusClientGone
 			return
 		}
@@ -403,10 +329,12 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 		if !send(c.token(g, k)) {
 			return
 		}
+		f.tokens(time.Now(), 1)
 	}
 	if includeUsage && !send(c.usage(g)) {
 		return
 	}
+	f.complete = true
 	x.end()
 	// [DONE] is left for net/http to flush with the end of the response
 	// after the handler returns, so no client can see the end of a stream
@@ -485,10 +413,11 @@ func (c *chunker) usage(g *generation) []byte {
 	return c.buf
 }
 
-// pacer schedules output tokens against absolute targets from the
-// request's arrival, so timer lateness never accumulates: token k is due at
-// start + ttft + k×itl, and a non-streaming reply with n tokens at
-// start + ttft + n×itl. The handler adds the request's prefill time to ttft.
+// pacer schedules output tokens against absolute targets from the moment
+// the request got its generation slot, so timer lateness never
+// accumulates: token k is due at start + ttft + k×itl, and a non-streaming
+// reply with n tokens at start + ttft + n×itl. Server.admit adds the
+// request's prefill time to ttft.
 type pacer struct {
 	start     time.Time
 	ttft, itl time.Duration

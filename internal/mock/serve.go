@@ -12,18 +12,21 @@ import (
 // ErrInvalidConfig marks a Config that New rejected (exit code 2 in the CLIs).
 var ErrInvalidConfig = errors.New("invalid mock server flags")
 
-// Serve is what both CLIs run: count prompt tokens with the default
-// tokenizer (o200k_base, offline), validate cfg, announce the address on
-// logw ("aiperf-mock-server listening on http://ADDR"), send access logs
-// there too unless cfg says otherwise, and serve until ctx is
-// cancelled.
+// Serve is what both CLIs run: tokenize prompts with the default
+// tokenizer (o200k_base, offline) unless cfg has its own, validate cfg,
+// announce the address on logw ("aiperf-mock-server listening on
+// http://ADDR"), send access logs there too unless cfg says otherwise, and
+// serve until ctx is cancelled.
 func Serve(ctx context.Context, cfg Config, logw io.Writer) error {
-	if cfg.CountTokens == nil {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if cfg.CountTokens == nil && cfg.EncodeTokens == nil {
 		tok, err := tokenizer.Load(tokenizer.Default)
 		if err != nil {
 			return fmt.Errorf("load tokenizer: %w", err)
 		}
-		cfg.CountTokens = tok.Count
+		cfg.EncodeTokens = tok.Encode
 	}
 	if cfg.AccessLog == nil {
 		cfg.AccessLog = logw

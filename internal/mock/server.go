@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -29,8 +30,16 @@ type Server struct {
 	adminDelay      time.Duration
 	prefillPerToken time.Duration // per uncached prompt token
 	start           time.Time     // monotonic origin of event times
-	tokens          *tokenCounter
+	tokens          *tokenSource
+	wordIDs         [][]uint32 // each output word's token ids; nil without EncodeTokens
+	blockSize       int
+	blockSeed       maphash.Seed
 	cache           *prefixCache
+	sched           *scheduler
+	metrics         *engineMetrics
+	kvHeld          atomic.Int64 // KV-cache tokens held by running requests
+	kvCapacity      int64        // KV-cache tokens
+	hostname        string
 	handler         http.Handler
 	nextID          atomic.Uint64
 
@@ -42,8 +51,11 @@ type Server struct {
 
 // New validates cfg and builds a server; errors name the offending flag. The
 // zero Config is valid: 127.0.0.1 on a random port, no latency, model
-// "mock-model", no auth, no faults.
+// "mock-model", no auth, no faults, blocks of 16 tokens.
 func New(cfg Config) (*Server, error) {
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = defaultBlockSize
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -57,9 +69,21 @@ func New(cfg Config) (*Server, error) {
 		cfg:        cfg,
 		adminDelay: msDuration(cfg.AdminLatencyMS),
 		start:      time.Now(),
-		tokens:     newTokenCounter(cfg.CountTokens),
-		cache:      newPrefixCache(),
+		tokens:     newTokenSource(cfg.EncodeTokens, cfg.CountTokens),
+		blockSize:  cfg.BlockSize,
+		blockSeed:  maphash.MakeSeed(),
+		cache:      newPrefixCache(cfg.cacheBlocks()),
+		sched:      &scheduler{limit: cfg.MaxNumSeqs},
+		metrics:    newEngineMetrics(),
+		kvCapacity: int64(cfg.cacheBlocks() * cfg.BlockSize),
+		hostname:   hostname(),
 		rng:        rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x6d6f636b)),
+	}
+	if s.tokens.real() {
+		s.wordIDs = make([][]uint32, len(words))
+		for i, w := range words {
+			s.wordIDs[i] = s.tokens.ids(w)
+		}
 	}
 	s.ttft, s.itl, s.prefillPerToken = cfg.latencies()
 	s.ctl.maxEvents = maxEvents
@@ -82,6 +106,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	for path, route := range s.adminRoutes() {
 		mux.HandleFunc(path, s.admin(route))
+	}
+	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	if s.cfg.GPUMetrics {
+		mux.HandleFunc("GET /dcgm/metrics", s.serveDCGM)
 	}
 	mux.HandleFunc("GET /mock/control", s.controlState)
 	mux.HandleFunc("POST /mock/control/clear", s.clearControl)

@@ -22,43 +22,123 @@ var words = [...]string{
 // word returns output token k.
 func word(k int) string { return words[k%len(words)] }
 
-// maxCachedPrompts bounds the prompt-count cache; when full it is emptied.
-const maxCachedPrompts = 1 << 16
+// Bounds of the per-text token cache; when either is reached it is emptied.
+const (
+	maxCachedPrompts = 1 << 16
+	maxCachedIDs     = 1 << 23 // 32 MB of uint32 ids
+)
 
-// tokenCounter counts prompt tokens, caching results per prompt because
-// benchmark prompts repeat and real tokenizers are costly. Keys are 64-bit
-// hashes so the cache never retains prompt text.
-type tokenCounter struct {
-	count func(string) int
-	seed  maphash.Seed
-	mu    sync.Mutex
-	cache map[uint64]int
+// tokenSource turns prompt text into token ids: the EncodeTokens ids, or
+// synthetic ones without it (see ids). Tokenizers are costly and
+// benchmark prompts repeat, so results are cached per text, keyed by a
+// 64-bit hash so the cache never retains text; the ids it returns are
+// shared and must not be modified.
+type tokenSource struct {
+	encode func(string) []int
+	count  func(string) int
+	seed   maphash.Seed
+
+	mu         sync.Mutex
+	encodedIDs map[uint64][]uint32 // under encode
+	counts     map[uint64]int      // under count alone
+	held       int                 // ids held in encodedIDs
 }
 
-func newTokenCounter(count func(string) int) *tokenCounter {
-	return &tokenCounter{count: count, seed: maphash.MakeSeed(), cache: make(map[uint64]int)}
+func newTokenSource(encode func(string) []int, count func(string) int) *tokenSource {
+	return &tokenSource{encode: encode, count: count, seed: maphash.MakeSeed(),
+		encodedIDs: make(map[uint64][]uint32), counts: make(map[uint64]int)}
 }
+
+// real reports whether ids are a real tokenizer's (EncodeTokens).
+func (c *tokenSource) real() bool { return c.encode != nil }
 
 // Count returns the token count of s.
-func (c *tokenCounter) Count(s string) int {
-	if c.count == nil {
-		return approxTokens(s)
+func (c *tokenSource) Count(s string) int {
+	switch {
+	case c.encode != nil:
+		return len(c.ids(s))
+	case c.count != nil:
+		return c.countOnly(s)
 	}
+	return approxTokens(s)
+}
+
+// ids returns the token ids of s. Under EncodeTokens they are the
+// tokenizer's. Under CountTokens alone they are Count(s) ids derived
+// from a hash of the whole text, so texts share blocks only when equal.
+// Without either there is one id per 4-byte chunk of s (the
+// approximation's count), so texts with a common byte prefix share ids.
+func (c *tokenSource) ids(s string) []uint32 {
+	switch {
+	case c.encode != nil:
+		return c.encoded(s)
+	case c.count != nil:
+		n := c.countOnly(s)
+		base := maphash.String(c.seed, s)
+		out := make([]uint32, n)
+		for i := range out {
+			out[i] = uint32(mix64(base + uint64(i)))
+		}
+		return out
+	}
+	out := make([]uint32, approxTokens(s))
+	for i := range out {
+		out[i] = uint32(maphash.String(c.seed, s[4*i:min(len(s), 4*i+4)]))
+	}
+	return out
+}
+
+func (c *tokenSource) encoded(s string) []uint32 {
 	key := maphash.String(c.seed, s)
 	c.mu.Lock()
-	n, ok := c.cache[key]
+	ids, ok := c.encodedIDs[key]
+	c.mu.Unlock()
+	if ok {
+		return ids
+	}
+	raw := c.encode(s)
+	ids = make([]uint32, len(raw))
+	for i, id := range raw {
+		ids[i] = uint32(id)
+	}
+	c.mu.Lock()
+	if len(c.encodedIDs) >= maxCachedPrompts || c.held+len(ids) > maxCachedIDs {
+		clear(c.encodedIDs)
+		c.held = 0
+	}
+	if len(ids) <= maxCachedIDs {
+		c.encodedIDs[key] = ids
+		c.held += len(ids)
+	}
+	c.mu.Unlock()
+	return ids
+}
+
+func (c *tokenSource) countOnly(s string) int {
+	key := maphash.String(c.seed, s)
+	c.mu.Lock()
+	n, ok := c.counts[key]
 	c.mu.Unlock()
 	if ok {
 		return n
 	}
 	n = c.count(s)
 	c.mu.Lock()
-	if len(c.cache) >= maxCachedPrompts {
-		clear(c.cache)
+	if len(c.counts) >= maxCachedPrompts {
+		clear(c.counts)
 	}
-	c.cache[key] = n
+	c.counts[key] = n
 	c.mu.Unlock()
 	return n
+}
+
+// mix64 is splitmix64's finaliser: a cheap bijective scramble.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // approxTokens is the no-tokenizer estimate: about four bytes per token.

@@ -1,0 +1,123 @@
+package mock
+
+import (
+	"context"
+	"time"
+)
+
+// flight is one admitted request's life on the mock's engine: its times,
+// which feed the latency histograms, and its hold on the KV cache. Only its
+// handler's goroutine uses it.
+type flight struct {
+	s        *Server
+	g        *generation
+	pacer    pacer     // when its tokens are due (prefill included)
+	complete bool      // set by the handler once the whole reply is out
+	arrival  time.Time // the request arrived
+	admitted time.Time // it got a generation slot (--max-num-seqs)
+	last     time.Time // its latest token went out
+	sent     int       // tokens sent
+	held     int64     // KV-cache tokens held while it runs
+	itl      itlCounts
+}
+
+// admit waits for a generation slot (arrival order under --max-num-seqs),
+// then looks the prompt up in the prefix cache, reserves its KV-cache
+// blocks and returns the flight, its tokens paced from now with the
+// prefill time of the uncached tokens added to the first. If ctx ends
+// first it returns nil, holding nothing, and marks x as a client gone.
+func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival time.Time) *flight {
+	if !s.sched.acquire(ctx) {
+		x.status = statusClientGone
+		return nil
+	}
+	f := &flight{s: s, g: g, arrival: arrival, admitted: time.Now()}
+	s.metrics.queue.observe(f.admitted.Sub(arrival).Seconds(), 1)
+	bs := int64(s.blockSize)
+	f.held = (int64(g.usage.PromptTokens+g.tokens) + bs - 1) / bs * bs
+	s.kvHeld.Add(f.held)
+	f.pacer = pacer{start: f.admitted, ttft: s.ttft + s.prefill(g), itl: s.itl}
+	return f
+}
+
+// prefill consults the prefix cache for g's prompt, reports the cached
+// tokens in g's usage (unless --no-cache-report) and returns the prefill
+// time of the uncached tokens (--prefill-us-per-token).
+func (s *Server) prefill(g *generation) time.Duration {
+	prompt := g.usage.PromptTokens
+	cached := s.cache.serve(g.blocks.hashes) * s.blockSize
+	s.metrics.cacheQueries.Add(uint64(prompt))
+	s.metrics.cacheHits.Add(uint64(cached))
+	if !s.cfg.NoCacheReport {
+		g.usage.PromptDetails = &promptDetails{CachedTokens: cached}
+	}
+	return time.Duration(prompt-cached) * s.prefillPerToken
+}
+
+// tokens records that n tokens went out at now: the first one sets the time
+// to first token (from arrival, so queueing counts, as in vLLM) and counts
+// the prompt as processed; later ones are inter-token gaps, n at a time
+// spread evenly (a non-streaming reply).
+func (f *flight) tokens(now time.Time, n int) {
+	if n <= 0 {
+		return
+	}
+	if f.sent == 0 {
+		f.s.metrics.ttft.observe(now.Sub(f.arrival).Seconds(), 1)
+		f.s.metrics.promptTokens.Add(uint64(f.g.usage.PromptTokens))
+		f.sent, f.last, n = 1, now, n-1
+	}
+	if n > 0 {
+		f.itl.observe(now.Sub(f.last).Seconds()/float64(n), uint64(n))
+		f.sent += n
+		f.last = now
+	}
+}
+
+// finish ends the flight: a complete reply counts under its finish reason
+// and has its blocks cached (prompt and reply, so the next turn of a
+// conversation finds both); a reply cut short counts as an abort. It
+// releases the KV cache and the generation slot.
+func (f *flight) finish() {
+	s, m := f.s, f.s.metrics
+	m.e2e.observe(time.Since(f.arrival).Seconds(), 1)
+	m.itl.add(&f.itl)
+	m.generationTokens.Add(uint64(f.sent))
+	reason := "abort"
+	if f.complete {
+		reason = f.g.finish
+		s.cacheReply(f.g)
+	}
+	m.finish(reason)
+	s.kvHeld.Add(-f.held)
+	s.sched.release()
+}
+
+// cacheReply caches g's prompt and reply blocks. Only the ids of a real
+// tokenizer can match the next turn's re-tokenized reply; without one,
+// nothing is added.
+func (s *Server) cacheReply(g *generation) {
+	if s.wordIDs == nil {
+		return
+	}
+	tag := uint64(0)
+	if g.ep.chat {
+		tag = assistantTag
+	}
+	for k := range g.tokens {
+		g.blocks.add(segment{ids: s.wordIDs[k%len(words)], tag: tag})
+		tag = 0
+	}
+	s.cache.store(g.blocks.hashes)
+}
+
+// assistantTag marks a chat reply's first token, as the assistant message
+// that carries it in the next turn is marked.
+var assistantTag = roleTag("assistant")
+
+// kvUsage is vllm:kv_cache_usage_perc: the share of the KV cache's blocks
+// held by running requests (their prompt and output tokens). Cached blocks
+// no running request holds are free to evict and do not count, as in vLLM.
+func (s *Server) kvUsage() float64 {
+	return min(1, float64(s.kvHeld.Load())/float64(s.kvCapacity))
+}
