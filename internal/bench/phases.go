@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// phasesOutcome is what the run phases stage hands to reduce.
+type phasesOutcome struct {
+	reports            []load.PhaseReport
+	err                error // the engine's: a profiler start failure or ctx's
+	stallP99, stallMax time.Duration
+	warnings           []string // profiler stop failures
+}
+
+// runPhases drives the phases with one client, bracketing each profiling
+// phase with the server profiler (never warmup), and collects the records.
+func (c *cell) runPhases(ctx context.Context) phasesOutcome {
+	phases := c.p.PhaseList()
+	client := openai.New(openai.Options{
+		MaxEventBytes: c.p.MaxEventBytes,
+		MaxConns:      maxInFlight(phases),
+		Timeout:       time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
+		Headers:       requestHeaders(c.p, c.o.Version),
+		Now:           c.clock.Now,
+	})
+	defer client.Close()
+
+	c.records = make([]metrics.Record, 0, expectedRequests(phases))
+	engine := &load.Engine{
+		Clock:   c.clock,
+		Send:    newSender(c.p, c.counts, client, c.entries),
+		Precise: c.p.PrecisePacing,
+		Seed:    c.p.RandomSeed,
+		OnRecord: func(r metrics.Record) {
+			c.mu.Lock()
+			c.records = append(c.records, r)
+			c.mu.Unlock()
+		},
+	}
+	prof := c.bracket(engine)
+
+	var out phasesOutcome
+	stopProgress := startProgress(c.o.Progress, engine, c.clock)
+	stall := load.StartStallMonitor(10 * time.Millisecond)
+	out.reports, out.err = engine.Run(ctx, phases)
+	out.stallP99, out.stallMax = stall.Stop()
+	stopProgress()
+	out.warnings = prof.finish()
+	for _, w := range out.warnings {
+		fmt.Fprintf(c.log, "warning: %s\n", w)
+	}
+	return out
+}
+
+// bracketing is the server profiler around the profiling phases.
+type bracketing struct {
+	c        *cell
+	profiler *hooks.Profiler // nil when the hook is off
+
+	mu       sync.Mutex
+	logged   int // profiler calls already logged
+	warnings []string
+}
+
+// bracket sets the engine's hooks so that the profiler starts right before
+// each profiling phase sends and stops once it drained.
+func (c *cell) bracket(engine *load.Engine) *bracketing {
+	b := &bracketing{c: c}
+	h := c.p.ProfilerHook()
+	if !h.Enabled {
+		return b
+	}
+	b.profiler = c.control.Profiler(c.p.Origins(), h).WithMark(c.o.ProfilerMark)
+	engine.Hooks.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
+		if ph.Kind != plan.KindProfiling {
+			return nil
+		}
+		err := b.profiler.Start(ctx, ph.Name)
+		b.logNew()
+		return err
+	}
+	engine.Hooks.Drained = func(ph plan.Phase) {
+		if ph.Kind != plan.KindProfiling {
+			return
+		}
+		// The engine runs a seamless successor's BeforeSend first, so
+		// back-to-back profiling phases share one start/stop.
+		b.warn(b.profiler.Stop(context.Background(), ph.Name))
+		b.logNew()
+	}
+	return b
+}
+
+// finish stops a profiler still running (Ctrl-C, a failed phase), records
+// every profiler call on the run and returns the stop failures.
+func (b *bracketing) finish() []string {
+	if b.profiler == nil {
+		return nil
+	}
+	b.warn(b.profiler.StopAll(context.Background()))
+	b.c.run.ControlHooks = append(b.c.run.ControlHooks, b.profiler.Calls()...)
+	b.logNew()
+	return b.warnings
+}
+
+func (b *bracketing) warn(err error) {
+	if err != nil {
+		b.mu.Lock()
+		b.warnings = append(b.warnings, err.Error())
+		b.mu.Unlock()
+	}
+}
+
+// logNew logs the profiler calls made since the last time.
+func (b *bracketing) logNew() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	calls := b.profiler.Calls()
+	logCalls(b.c.log, calls[b.logged:])
+	b.logged = len(calls)
+}
+
+func maxInFlight(phases []plan.Phase) int {
+	n := 1
+	for _, ph := range phases {
+		c := ph.Concurrency
+		if c == 0 { // uncapped rate: size the idle pool for ~2 s of requests
+			c = int(ph.Rate * 2)
+		}
+		n = max(n, c)
+	}
+	return min(n, 65536)
+}
+
+func expectedRequests(phases []plan.Phase) int {
+	n := 0
+	for _, ph := range phases {
+		n += ph.Requests
+	}
+	return min(n, 1<<20)
+}

@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// reduce turns the records into the run's result: client token counts,
+// usage checks, summaries per phase kind, the error summary, the client's
+// audit and the reset check.
+func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
+	run, records := c.run, c.records
+	run.EndTime = time.Now()
+	uncounted := c.counts.fill(ctx, records)
+	for i := range records {
+		records[i].WallStartNs = c.clock.Wall(records[i].SentNs)
+		metrics.CheckUsage(&records[i])
+	}
+	run.Records = records
+	prof, warm := byKind(records)
+	run.Profiling = metrics.Summarize(prof, c.p.Streaming)
+	if len(warm) > 0 {
+		s := metrics.Summarize(warm, c.p.Streaming)
+		run.Warmup = &s
+	}
+	run.ErrorSummary = metrics.Errors(prof)
+	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
+	if c.p.ResetHook().Enabled {
+		run.Audit.KVReset, run.Audit.KVResetDetail = checkReset(records)
+		if run.Audit.KVReset == result.ResetNotCleared {
+			run.Audit.Warnings = append(run.Audit.Warnings, "kv cache reset: "+run.Audit.KVResetDetail)
+		}
+	}
+	run.Audit.Warnings = append(run.Audit.Warnings, out.warnings...)
+	if uncounted > 0 {
+		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
+			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))
+	}
+}
+
+// byKind splits records into profiling and warmup ones.
+func byKind(records []metrics.Record) (prof, warm []metrics.Record) {
+	for _, r := range records {
+		if r.PhaseKind == plan.KindProfiling {
+			prof = append(prof, r)
+		} else {
+			warm = append(warm, r)
+		}
+	}
+	return prof, warm
+}
+
+// finish sets the run's final status from how the phases ended.
+func (c *cell) finish(ctx context.Context, runErr error) (*result.Run, error) {
+	prof, _ := byKind(c.run.Records)
+	switch {
+	case errors.Is(runErr, context.Canceled) || ctx.Err() != nil: // a Ctrl-C, during the load or after it
+		return c.fail(fmt.Errorf("interrupted (%s): %w", interruptedWhen(prof), context.Cause(ctx)))
+	case runErr != nil:
+		return c.fail(runErr)
+	}
+	if err := allFailed(c.run, prof); err != nil {
+		return c.fail(err)
+	}
+	c.run.Status = result.StatusComplete
+	return c.run, nil
+}
+
+// interruptedWhen says how far the profiling load had got when the run was
+// interrupted.
+func interruptedWhen(prof []metrics.Record) string {
+	cut := 0
+	for i := range prof {
+		if prof[i].Cancelled {
+			cut++
+		}
+	}
+	if cut == 0 {
+		return fmt.Sprintf("after the load: all %d profiling requests had returned", len(prof))
+	}
+	return fmt.Sprintf("%d of %d profiling requests had returned, %d were cut", len(prof)-cut, len(prof), cut)
+}
+
+// allFailed returns an error that is ErrAllFailed, saying what happened to
+// the requests, when no profiling request succeeded.
+func allFailed(run *result.Run, prof []metrics.Record) error {
+	succeeded, _ := run.Profiling.Get(metrics.TagRequestCount)
+	if succeeded.Value > 0 || len(prof) == 0 {
+		return nil
+	}
+	failed, _ := run.Profiling.Get(metrics.TagErrorRequestCount)
+	nFailed, cut := int(failed.Value), len(prof)-int(failed.Value)
+	var msg string
+	switch {
+	case cut == 0:
+		msg = fmt.Sprintf("every profiling request failed: %d of %d", nFailed, len(prof))
+	case nFailed == 0:
+		msg = fmt.Sprintf("no profiling request completed: all %d were still in flight at the end of the grace period (cut, excluded)", cut)
+	default:
+		msg = fmt.Sprintf("no profiling request succeeded: %d of %d failed, %d were still in flight at the end of the grace period (cut, excluded)",
+			nFailed, len(prof), cut)
+	}
+	if len(run.ErrorSummary) > 0 {
+		e := run.ErrorSummary[0].Error
+		msg += fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, e.Message)
+	}
+	return noSuccess(msg)
+}
+
+// noSuccess is the error of a run without a successful profiling request.
+type noSuccess string
+
+func (e noSuccess) Error() string { return string(e) }
+
+// Is makes a noSuccess match ErrAllFailed.
+func (e noSuccess) Is(target error) bool { return target == ErrAllFailed }
