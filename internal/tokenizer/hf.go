@@ -13,13 +13,8 @@ import (
 	"strings"
 
 	"github.com/dlclark/regexp2"
-	"github.com/pkoukk/tiktoken-go"
 	"golang.org/x/text/unicode/norm"
 )
-
-// gpt2Pattern is the split pattern of a ByteLevel pre-tokenizer with
-// use_regex set (GPT-2's).
-const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
 // hfFile is the part of a Hugging Face tokenizer.json this package reads.
 type hfFile struct {
@@ -152,11 +147,15 @@ func parseHF(data []byte, name string) (*bpe, error) {
 	// gives Hugging Face's leftmost-longest matching of added tokens.
 	slices.SortFunc(quoted, func(a, b string) int { return len(b) - len(a) })
 
-	core, err := tiktoken.NewCoreBPE(ranks, specials, pattern)
+	split, err := newSplitter(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("build byte-pair encoder: %w", err)
+		return nil, err
 	}
-	tok := &bpe{name: name, tk: tiktoken.NewTiktoken(core, nil, nil), forms: forms}
+	enc, err := newEngine(ranks, specials, split)
+	if err != nil {
+		return nil, fmt.Errorf("model vocab: %w", err)
+	}
+	tok := &bpe{name: name, enc: enc, forms: forms}
 	if len(quoted) > 0 {
 		tok.added = regexp.MustCompile(strings.Join(quoted, "|"))
 		tok.addedIDs = specials
@@ -164,8 +163,8 @@ func parseHF(data []byte, name string) (*bpe, error) {
 	return tok, nil
 }
 
-// splitPattern returns the tiktoken-style pattern equivalent to a byte-level
-// pre-tokenizer: a bare ByteLevel (GPT-2's pattern), or a Sequence of one
+// splitPattern returns the pattern of the Isolated split equivalent to a
+// byte-level pre-tokenizer: a bare ByteLevel (GPT-2's pattern), or a Sequence of one
 // Split and a ByteLevel without its own regex (Llama 3, Qwen).
 func splitPattern(p *hfPreTokenizer) (string, error) {
 	if p == nil {
@@ -209,11 +208,7 @@ func splitPattern(p *hfPreTokenizer) (string, error) {
 	if len(patterns) != 1 {
 		return "", fmt.Errorf("%w: %d regex splitting stages (exactly one is supported)", ErrUnsupported, len(patterns))
 	}
-	// tiktoken keeps only the matches of its pattern, whereas an Isolated
-	// split also keeps the text between matches: the second alternative
-	// turns such gaps into pieces of their own.
-	pat := patterns[0]
-	return fmt.Sprintf(`(?:%s)|(?:(?!(?:%s))[\s\S])+`, pat, pat), nil
+	return patterns[0], nil
 }
 
 // normForms returns the Unicode normalizations a normalizer applies, in order.
@@ -246,8 +241,8 @@ func normForms(n *hfNormalizer) ([]norm.Form, error) {
 
 // byteLevelRanks maps a byte-level vocabulary (every byte spelt as a
 // printable rune, GPT-2's bytes_to_unicode) to raw bytes → rank.
-func byteLevelRanks(vocab map[string]int) (map[string]int, error) {
-	ranks := make(map[string]int, len(vocab))
+func byteLevelRanks(vocab map[string]int) (map[string]int32, error) {
+	ranks := make(map[string]int32, len(vocab))
 	var buf []byte
 	for tok, id := range vocab {
 		buf = buf[:0]
@@ -257,7 +252,10 @@ func byteLevelRanks(vocab map[string]int) (map[string]int, error) {
 			}
 			buf = append(buf, byte(byteOfRune[r]))
 		}
-		ranks[string(buf)] = id
+		if id < 0 || id >= noRank {
+			return nil, fmt.Errorf("vocabulary id %d out of range [0, %d)", id, noRank)
+		}
+		ranks[string(buf)] = int32(id)
 	}
 	for b := range 256 {
 		if _, ok := ranks[string([]byte{byte(b)})]; !ok {

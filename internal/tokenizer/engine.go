@@ -1,0 +1,69 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// engine is a tiktoken-style byte-pair encoder: a splitter cuts the text
+// into pieces and each piece that is not itself a token is merged from its
+// bytes. It gives the ids of tiktoken's CoreBPE.encode_ordinary, in time
+// O(n log n) in the length of the text.
+type engine struct {
+	ranks   map[string]int32 // token bytes → rank, which is also its id
+	decoder map[int]string   // id → bytes, of tokens then of specials
+	split   splitter
+	maxLen  int // of a token, in bytes
+}
+
+// newEngine builds an encoder from distinct ranks in [0, noRank) and the
+// special tokens that Decode also knows.
+func newEngine(ranks map[string]int32, specials map[string]int, split splitter) (*engine, error) {
+	e := &engine{
+		ranks:   ranks,
+		decoder: make(map[int]string, len(ranks)+len(specials)),
+		split:   split,
+	}
+	for tok, id := range ranks {
+		if id < 0 || id >= noRank {
+			return nil, fmt.Errorf("token id %d out of range [0, %d)", id, noRank)
+		}
+		if _, dup := e.decoder[int(id)]; dup {
+			return nil, fmt.Errorf("two vocabulary entries have id %d", id)
+		}
+		e.decoder[int(id)] = tok
+		e.maxLen = max(e.maxLen, len(tok))
+	}
+	for tok, id := range specials {
+		if _, ok := e.decoder[id]; !ok {
+			e.decoder[id] = tok
+		}
+	}
+	return e, nil
+}
+
+// encode returns the ids of text. Invalid UTF-8 is first read as tiktoken-go
+// reads it, each bad byte as U+FFFD.
+func (e *engine) encode(text string) []int {
+	if !utf8.ValidString(text) {
+		text = string([]rune(text))
+	}
+	ids := make([]int, 0, len(text)/4+1)
+	e.split.split(text, func(piece string) {
+		if id, ok := e.ranks[piece]; ok {
+			ids = append(ids, int(id))
+			return
+		}
+		ids = e.merge(piece, ids)
+	})
+	return ids
+}
+
+func (e *engine) decode(ids []int) string {
+	var sb strings.Builder
+	for _, id := range ids {
+		sb.WriteString(e.decoder[id])
+	}
+	return sb.String()
+}
