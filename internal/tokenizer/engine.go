@@ -15,15 +15,24 @@ type engine struct {
 	decoder map[int]string   // id → bytes, of tokens then of specials
 	split   splitter
 	maxLen  int // of a token, in bytes
+	// byteIDs and pairRanks are the ranks of the tokens of one and two
+	// bytes, by their bytes: merging starts with those, and a table beats
+	// the map.
+	byteIDs   [256]int32
+	pairRanks []int32 // noRank if the two bytes are no token
 }
 
 // newEngine builds an encoder from distinct ranks in [0, noRank) and the
 // special tokens that Decode also knows.
 func newEngine(ranks map[string]int32, specials map[string]int, split splitter) (*engine, error) {
 	e := &engine{
-		ranks:   ranks,
-		decoder: make(map[int]string, len(ranks)+len(specials)),
-		split:   split,
+		ranks:     ranks,
+		decoder:   make(map[int]string, len(ranks)+len(specials)),
+		split:     split,
+		pairRanks: make([]int32, 1<<16),
+	}
+	for i := range e.pairRanks {
+		e.pairRanks[i] = noRank
 	}
 	for tok, id := range ranks {
 		if id < 0 || id >= noRank {
@@ -34,6 +43,12 @@ func newEngine(ranks map[string]int32, specials map[string]int, split splitter) 
 		}
 		e.decoder[int(id)] = tok
 		e.maxLen = max(e.maxLen, len(tok))
+		switch len(tok) {
+		case 1:
+			e.byteIDs[tok[0]] = id
+		case 2:
+			e.pairRanks[int(tok[0])<<8|int(tok[1])] = id
+		}
 	}
 	for tok, id := range specials {
 		if _, ok := e.decoder[id]; !ok {

@@ -30,7 +30,10 @@ func (e *engine) merge(piece string, ids []int) []int {
 
 // rank returns the rank of s, or noRank if s is not a token.
 func (e *engine) rank(s string) int32 {
-	if len(s) > e.maxLen {
+	switch {
+	case len(s) == 2:
+		return e.pairRanks[int(s[0])<<8|int(s[1])]
+	case len(s) > e.maxLen:
 		return noRank
 	}
 	if r, ok := e.ranks[s]; ok {
@@ -45,12 +48,14 @@ func (e *engine) mergeSmall(piece string, ids []int) []int {
 	type part struct {
 		start int
 		rank  int32 // of merging this part with the next one
+		id    int32 // of this part
 	}
 	var buf [smallPiece + 1]part
 	parts := buf[:len(piece)+1]
-	for i := range parts {
-		parts[i] = part{i, noRank}
+	for i := range len(piece) {
+		parts[i] = part{i, noRank, e.byteIDs[piece[i]]}
 	}
+	parts[len(piece)] = part{len(piece), noRank, 0}
 	// pairRank ranks parts i and i+1+skip taken as one (tiktoken's get_rank).
 	pairRank := func(i, skip int) int32 {
 		if i+skip+2 >= len(parts) {
@@ -73,14 +78,15 @@ func (e *engine) mergeSmall(piece string, ids []int) []int {
 		}
 		// Rank the pairs the merged part will form, then drop the part it
 		// absorbs.
+		parts[best].id = parts[best].rank
 		parts[best].rank = pairRank(best, 1)
 		if best > 0 {
 			parts[best-1].rank = pairRank(best-1, 1)
 		}
 		parts = append(parts[:best+1], parts[best+2:]...)
 	}
-	for i := range len(parts) - 1 {
-		ids = append(ids, int(e.ranks[piece[parts[i].start:parts[i+1].start]]))
+	for _, p := range parts[:len(parts)-1] {
+		ids = append(ids, int(p.id))
 	}
 	return ids
 }
@@ -89,23 +95,16 @@ func (e *engine) mergeSmall(piece string, ids []int) []int {
 // on any piece shorter than 2 GiB.
 type index interface{ int32 | int }
 
-// mergeHeap gives mergeSmall's result in O(n log n). The parts form a linked
-// list. Pairs are ordered by rank, then offset: those of single bytes are
-// sorted once, those formed by merges go into a min-heap, and each step
-// merges the least of the two heads. An entry whose rank is no longer its
-// part's is stale and skipped: a part's pair only ever grows and ranks are
-// distinct, so a part never gets an old rank back.
+// mergeHeap gives mergeSmall's result in O(n log n): the parts form a
+// linked list and a pairQueue yields their pairs in merge order.
 func mergeHeap[I index](e *engine, piece string, ids []int) []int {
 	n := I(len(piece))
 	// Parts are named by their start offset. next[i] is where part i ends
 	// (n for the last part), prev[i] where the part before it starts (-1
-	// for the first), rank[i] the rank of merging it with the next part
-	// (noRank for dead parts too).
+	// for the first), id[i] its token.
 	next := make([]I, n)
 	prev := make([]I, n)
-	rank := make([]int32, n)
-	var first []pair[I] // the pairs of single bytes, sorted
-	var h pairHeap[I]   // the pairs formed later
+	id := make([]int32, n)
 	pairRank := func(i I) int32 {
 		j := next[i]
 		if j == n {
@@ -114,50 +113,34 @@ func mergeHeap[I index](e *engine, piece string, ids []int) []int {
 		return e.rank(piece[i:next[j]])
 	}
 	for i := I(0); i < n; i++ {
-		next[i], prev[i] = i+1, i-1
+		next[i], prev[i], id[i] = i+1, i-1, e.byteIDs[piece[i]]
 	}
-	for i := I(0); i < n; i++ {
-		if rank[i] = pairRank(i); rank[i] != noRank {
-			first = append(first, pair[I]{rank[i], i})
-		}
-	}
-	// Sorting is adaptive: a run of one byte is sorted already.
-	slices.SortFunc(first, func(a, b pair[I]) int {
-		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.start, b.start))
-	})
-	for len(first) > 0 || len(h) > 0 {
-		var p pair[I]
-		if len(h) == 0 || len(first) > 0 && first[0].less(h[0]) {
-			p, first = first[0], first[1:]
-		} else {
-			p = h.pop()
+	q := newPairQueue(n, pairRank)
+	for {
+		p, ok := q.pop()
+		if !ok {
+			break
 		}
 		i := p.start
-		if rank[i] != p.rank {
-			continue
-		}
 		j := next[i]
-		next[i] = next[j]
+		next[i], id[i] = next[j], p.rank
 		if next[j] != n {
 			prev[next[j]] = i
 		}
-		rank[j] = noRank
-		if rank[i] = pairRank(i); rank[i] != noRank {
-			h.push(pair[I]{rank[i], i})
-		}
+		q.set(j, noRank)
+		q.set(i, pairRank(i))
 		if l := prev[i]; l >= 0 {
-			if rank[l] = pairRank(l); rank[l] != noRank {
-				h.push(pair[I]{rank[l], l})
-			}
+			q.set(l, pairRank(l))
 		}
 	}
 	for i := I(0); i < n; i = next[i] {
-		ids = append(ids, int(e.ranks[piece[i:next[i]]]))
+		ids = append(ids, int(id[i]))
 	}
 	return ids
 }
 
-// pair is a heap entry: the rank of merging the part at start with the next.
+// pair is a queue entry: the rank of merging the part at start with the
+// next part.
 type pair[I index] struct {
 	rank  int32
 	start I
@@ -165,6 +148,133 @@ type pair[I index] struct {
 
 func (p pair[I]) less(q pair[I]) bool {
 	return p.rank < q.rank || p.rank == q.rank && p.start < q.start
+}
+
+// sortPairs sorts pairs by rank, then offset: as packed integers, which sort
+// much faster than through a comparison function, unless offsets exceed 32
+// bits.
+func sortPairs[I index](ps []pair[I]) {
+	keys := make([]uint64, len(ps))
+	for k, p := range ps {
+		if uint64(p.start) > math.MaxUint32 {
+			slices.SortFunc(ps, func(a, b pair[I]) int {
+				return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.start, b.start))
+			})
+			return
+		}
+		keys[k] = uint64(p.rank)<<32 | uint64(p.start)
+	}
+	slices.Sort(keys)
+	for k, key := range keys {
+		ps[k] = pair[I]{int32(key >> 32), I(uint32(key))}
+	}
+}
+
+// pairQueue holds the pair of every part that merges with the next one and
+// pops them in merge order: by rank, then offset.
+//
+// A part whose pair changes is only marked dirty; dirty pairs are queued
+// when one of them may be the least. Most are queued in bulk, sorted, which
+// costs far less than a heap: a merge mostly forms pairs of higher rank, so
+// in a long run of one byte a whole level of merges goes by first. Queued
+// entries live in a sorted run and a heap; one whose rank is no longer its
+// part's is stale and skipped. That test is exact because a part's pair
+// only grows and ranks are distinct, so a part never gets an old rank back.
+type pairQueue[I index] struct {
+	rank    []int32 // of each part's pair: noRank if it does not merge or the part is gone
+	run     []pair[I]
+	heap    pairHeap[I]
+	dirty   []I
+	isDirty []bool
+	low     pair[I] // at most the least dirty pair
+}
+
+// newPairQueue queues the pairs of the n single bytes of a piece.
+func newPairQueue[I index](n I, pairRank func(I) int32) *pairQueue[I] {
+	q := &pairQueue[I]{rank: make([]int32, n), isDirty: make([]bool, n), low: pair[I]{rank: noRank}}
+	for i := I(0); i < n; i++ {
+		if q.rank[i] = pairRank(i); q.rank[i] != noRank {
+			q.run = append(q.run, pair[I]{q.rank[i], i})
+		}
+	}
+	sortPairs(q.run)
+	return q
+}
+
+// set gives part i's pair rank r.
+func (q *pairQueue[I]) set(i I, r int32) {
+	q.rank[i] = r
+	if r == noRank {
+		return
+	}
+	if !q.isDirty[i] {
+		q.isDirty[i] = true
+		q.dirty = append(q.dirty, i)
+	}
+	if p := (pair[I]{r, i}); p.less(q.low) {
+		q.low = p
+	}
+}
+
+// pop removes and returns the least pair, or returns false if none is left.
+func (q *pairQueue[I]) pop() (pair[I], bool) {
+	for {
+		var p pair[I]
+		fromRun := len(q.run) > 0 && (len(q.heap) == 0 || q.run[0].less(q.heap[0]))
+		switch {
+		case fromRun:
+			p = q.run[0]
+		case len(q.heap) > 0:
+			p = q.heap[0]
+		default:
+			p = pair[I]{rank: noRank}
+		}
+		if len(q.dirty) > 0 && q.low.less(p) {
+			q.flush()
+			continue
+		}
+		switch {
+		case p.rank == noRank:
+			return p, false
+		case fromRun:
+			q.run = q.run[1:]
+		default:
+			q.heap.pop()
+		}
+		if q.rank[p.start] == p.rank {
+			return p, true
+		}
+	}
+}
+
+// flush queues the dirty pairs: merged into the run if they are many, else
+// pushed onto the heap. Merging costs the run's length, so it waits until
+// the batch is at least half as long, which keeps the total O(n log n).
+func (q *pairQueue[I]) flush() {
+	batch := make([]pair[I], 0, len(q.dirty))
+	for _, i := range q.dirty {
+		q.isDirty[i] = false
+		if r := q.rank[i]; r != noRank {
+			batch = append(batch, pair[I]{r, i})
+		}
+	}
+	q.dirty, q.low = q.dirty[:0], pair[I]{rank: noRank}
+	if len(batch) < 32 || len(batch) < len(q.run)/2 {
+		for _, p := range batch {
+			q.heap.push(p)
+		}
+		return
+	}
+	sortPairs(batch)
+	run := make([]pair[I], 0, len(q.run)+len(batch))
+	for len(q.run) > 0 && len(batch) > 0 {
+		if batch[0].less(q.run[0]) {
+			run, batch = append(run, batch[0]), batch[1:]
+		} else {
+			run, q.run = append(run, q.run[0]), q.run[1:]
+		}
+	}
+	q.run = append(append(run, q.run...), batch...)
 }
 
 // pairHeap is a 4-ary min-heap of pairs: half the depth of a binary heap,
