@@ -1,16 +1,19 @@
 package tokenizer
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
@@ -79,18 +82,42 @@ func loadFile(path, name string) (Tokenizer, error) {
 	return tok, nil
 }
 
+// maxFileSize bounds a tokenizer.json, gunzipped or not; the largest
+// published ones are under 100 MB.
+var maxFileSize int64 = 256 << 20
+
+// readMaybeGzip reads a regular file of at most maxFileSize bytes,
+// gunzipping it if its name ends in .gz.
 func readMaybeGzip(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil || !strings.HasSuffix(path, ".gz") {
-		return data, err
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("gunzip %s: %w", path, err)
+		return nil, err
 	}
-	defer zr.Close()
-	if data, err = io.ReadAll(zr); err != nil {
-		return nil, fmt.Errorf("gunzip %s: %w", path, err)
+	defer f.Close()
+	tooLarge := fmt.Errorf("read %s: larger than %d MiB, too large for a tokenizer.json", path, maxFileSize>>20)
+	switch fi, err := f.Stat(); {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("read %s: not a regular file", path)
+	case fi.Size() > maxFileSize:
+		return nil, tooLarge
+	}
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("gunzip %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	case int64(len(data)) > maxFileSize:
+		return nil, tooLarge
 	}
 	return data, nil
 }
@@ -103,15 +130,18 @@ func readMaybeGzip(path string) ([]byte, error) {
 func parseHF(data []byte, name string) (*bpe, error) {
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
+		return nil, fmt.Errorf("not a tokenizer.json: %w", jsonError(err))
 	}
 	m := f.Model
+	if m.Type == "" && len(m.Vocab) == 0 && len(m.Merges) == 0 {
+		return nil, errors.New(`not a tokenizer.json: no "model" object`)
+	}
 	if m.Type == "" && len(m.Merges) > 0 {
 		m.Type = "BPE" // tokenizer.json files from before model types were tagged
 	}
 	switch {
 	case m.Type != "BPE":
-		return nil, fmt.Errorf("%w: model type %q (only byte-level BPE models are supported)", ErrUnsupported, m.Type)
+		return nil, fmt.Errorf("%w: model type %s (only byte-level BPE models are supported)", ErrUnsupported, brief(m.Type))
 	case m.ByteFallback:
 		return nil, fmt.Errorf("%w: SentencePiece-style BPE with byte_fallback (only byte-level BPE models are supported)", ErrUnsupported)
 	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
@@ -126,8 +156,11 @@ func parseHF(data []byte, name string) (*bpe, error) {
 		return nil, err
 	}
 	var vocab map[string]int
+	if len(m.Vocab) == 0 {
+		return nil, errors.New("model has no vocab")
+	}
 	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-		return nil, fmt.Errorf("parse model vocab: %w", err)
+		return nil, fmt.Errorf("model vocab: %w", jsonError(err))
 	}
 	ranks, err := byteLevelRanks(vocab)
 	if err != nil {
@@ -188,7 +221,7 @@ func splitPattern(p *hfPreTokenizer) (string, error) {
 			}
 		case "Split":
 			if s.Behavior != "Isolated" || s.Invert {
-				return "", fmt.Errorf("%w: Split pre-tokenizer with behavior %q and invert %v (only Isolated is supported)", ErrUnsupported, s.Behavior, s.Invert)
+				return "", fmt.Errorf("%w: Split pre-tokenizer with behavior %s and invert %v (only Isolated is supported)", ErrUnsupported, brief(s.Behavior), s.Invert)
 			}
 			switch {
 			case s.Pattern.Regex != nil:
@@ -199,7 +232,7 @@ func splitPattern(p *hfPreTokenizer) (string, error) {
 				return "", fmt.Errorf("%w: Split pre-tokenizer without a pattern", ErrUnsupported)
 			}
 		default:
-			return "", fmt.Errorf("%w: pre-tokenizer type %q (only ByteLevel and Split are supported)", ErrUnsupported, s.Type)
+			return "", fmt.Errorf("%w: pre-tokenizer type %s (only ByteLevel and Split are supported)", ErrUnsupported, brief(s.Type))
 		}
 	}
 	if !byteLevel {
@@ -236,7 +269,7 @@ func normForms(n *hfNormalizer) ([]norm.Form, error) {
 		}
 		return forms, nil
 	}
-	return nil, fmt.Errorf("%w: normalizer type %q (only NFC, NFD, NFKC and NFKD are supported)", ErrUnsupported, n.Type)
+	return nil, fmt.Errorf("%w: normalizer type %s (only NFC, NFD, NFKC and NFKD are supported)", ErrUnsupported, brief(n.Type))
 }
 
 // byteLevelRanks maps a byte-level vocabulary (every byte spelt as a
@@ -248,7 +281,7 @@ func byteLevelRanks(vocab map[string]int) (map[string]int32, error) {
 		buf = buf[:0]
 		for _, r := range tok {
 			if r >= rune(len(byteOfRune)) || byteOfRune[r] < 0 {
-				return nil, fmt.Errorf("%w: vocabulary entry %q is not byte-level encoded", ErrUnsupported, tok)
+				return nil, fmt.Errorf("%w: vocabulary entry %s is not byte-level encoded", ErrUnsupported, brief(tok))
 			}
 			buf = append(buf, byte(byteOfRune[r]))
 		}
@@ -284,3 +317,54 @@ var byteOfRune = func() [324]int16 {
 	}
 	return t
 }()
+
+// brief quotes a string from a tokenizer file for an error message, cut to
+// 40 runes: a hostile file must not flood the terminal.
+func brief(s string) string {
+	if cut := clip(s, 40); cut != s {
+		return strconv.Quote(strings.TrimSuffix(cut, "…")) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// clip cuts s to n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// jsonError describes an error of encoding/json without quoting the input.
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("invalid JSON at byte %d", syntax.Offset)
+	case errors.As(err, &typ):
+		where := "the top-level value"
+		if typ.Field != "" {
+			where = "field " + typ.Field
+		}
+		got, _, _ := strings.Cut(typ.Value, " ")
+		return fmt.Errorf("%s is a JSON %s, want %s", where, got, jsonKind(typ.Type))
+	}
+	return err
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	}
+	return t.String()
+}

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
@@ -84,6 +85,11 @@ func newSplitter(pattern string) (splitter, error) {
 	if s, ok := scanners[pattern]; ok {
 		return s, nil
 	}
+	// Compiling the pattern alone first rejects one that would only be
+	// valid wrapped, such as `a)|(b`.
+	if _, err := compileRegexp2(pattern); err != nil {
+		return nil, err
+	}
 	re, err := compileRegexp2(wrapGaps(pattern))
 	if err != nil {
 		return nil, err
@@ -98,15 +104,17 @@ func wrapGaps(pattern string) string {
 }
 
 // compileRegexp2 compiles a pattern from a tokenizer file. regexp2 panics on
-// some malformed patterns instead of returning an error.
+// some malformed patterns instead of returning an error, and its errors
+// quote the whole pattern.
 func compileRegexp2(pattern string) (re *regexp2.Regexp, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			re, err = nil, fmt.Errorf("compile split pattern: %v", r)
+			re, err = nil, fmt.Errorf("split pattern %s: %s", brief(pattern), clip(fmt.Sprint(r), 80))
 		}
 	}()
 	if re, err = regexp2.Compile(pattern, regexp2.None); err != nil {
-		return nil, fmt.Errorf("compile split pattern: %w", err)
+		msg, _, _ := strings.Cut(err.Error(), " in `")
+		return nil, fmt.Errorf("split pattern %s: %s", brief(pattern), clip(strings.TrimPrefix(msg, "error parsing regexp: "), 80))
 	}
 	return re, nil
 }
