@@ -18,7 +18,7 @@ func TestCountLongRuns(t *testing.T) {
 	// o200k_base has a token of eight a's and merges a run into those.
 	assert.Equal(t, 2<<20/8, o200k.Count(strings.Repeat("a", 2<<20)))
 
-	const size = 256 << 10
+	const size = 128 << 10
 	cjk := []rune("中文字的一是不了人我在有他这")
 	var sb strings.Builder
 	for i := 0; sb.Len() < size; i++ {

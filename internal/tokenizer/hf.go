@@ -89,13 +89,9 @@ var maxFileSize int64 = 256 << 20
 // readMaybeGzip reads a regular file of at most maxFileSize bytes,
 // gunzipping it if its name ends in .gz.
 func readMaybeGzip(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+	// Stat before opening: opening a FIFO would wait for a writer.
 	tooLarge := fmt.Errorf("read %s: larger than %d MiB, too large for a tokenizer.json", path, maxFileSize>>20)
-	switch fi, err := f.Stat(); {
+	switch fi, err := os.Stat(path); {
 	case err != nil:
 		return nil, err
 	case !fi.Mode().IsRegular():
@@ -103,6 +99,11 @@ func readMaybeGzip(path string) ([]byte, error) {
 	case fi.Size() > maxFileSize:
 		return nil, tooLarge
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".gz") {
 		zr, err := gzip.NewReader(f)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,6 +56,9 @@ func TestLoadRejectsNonTokenizerFiles(t *testing.T) {
 	require.NoError(t, f.Truncate(maxFileSize+1)) // sparse: nothing is written
 	require.NoError(t, f.Close())
 
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+
 	cases := []struct {
 		name, path, want string
 	}{
@@ -75,6 +79,7 @@ func TestLoadRejectsNonTokenizerFiles(t *testing.T) {
 		{"pattern valid only wrapped", write("wrap.json", withSplit(`a)|(?:b`)), "split pattern"},
 		{"too large", big, "larger than 256 MiB"},
 		{"device", "/dev/zero", "not a regular file"},
+		{"FIFO", fifo, "not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

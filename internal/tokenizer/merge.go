@@ -150,17 +150,17 @@ func (p pair[I]) less(q pair[I]) bool {
 	return p.rank < q.rank || p.rank == q.rank && p.start < q.start
 }
 
-// sortPairs sorts pairs by rank, then offset: as packed integers, which sort
-// much faster than through a comparison function, unless offsets exceed 32
-// bits.
-func sortPairs[I index](ps []pair[I]) {
-	keys := make([]uint64, len(ps))
+// sortPairs sorts pairs by rank, then offset: as packed integers in keys (a
+// scratch buffer, returned for reuse), which sort much faster than through a
+// comparison function, unless offsets exceed 32 bits.
+func sortPairs[I index](ps []pair[I], keys []uint64) []uint64 {
+	keys = slices.Grow(keys[:0], len(ps))[:len(ps)]
 	for k, p := range ps {
 		if uint64(p.start) > math.MaxUint32 {
 			slices.SortFunc(ps, func(a, b pair[I]) int {
 				return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.start, b.start))
 			})
-			return
+			return keys
 		}
 		keys[k] = uint64(p.rank)<<32 | uint64(p.start)
 	}
@@ -168,6 +168,7 @@ func sortPairs[I index](ps []pair[I]) {
 	for k, key := range keys {
 		ps[k] = pair[I]{int32(key >> 32), I(uint32(key))}
 	}
+	return keys
 }
 
 // pairQueue holds the pair of every part that merges with the next one and
@@ -187,17 +188,26 @@ type pairQueue[I index] struct {
 	dirty   []I
 	isDirty []bool
 	low     pair[I] // at most the least dirty pair
+	// Scratch buffers of flush, kept for reuse.
+	batch, spare []pair[I]
+	keys         []uint64
 }
 
 // newPairQueue queues the pairs of the n single bytes of a piece.
 func newPairQueue[I index](n I, pairRank func(I) int32) *pairQueue[I] {
-	q := &pairQueue[I]{rank: make([]int32, n), isDirty: make([]bool, n), low: pair[I]{rank: noRank}}
+	q := &pairQueue[I]{
+		rank:    make([]int32, n),
+		isDirty: make([]bool, n),
+		low:     pair[I]{rank: noRank},
+		run:     make([]pair[I], 0, n),
+		dirty:   make([]I, 0, n/2),
+	}
 	for i := I(0); i < n; i++ {
 		if q.rank[i] = pairRank(i); q.rank[i] != noRank {
 			q.run = append(q.run, pair[I]{q.rank[i], i})
 		}
 	}
-	sortPairs(q.run)
+	q.keys = sortPairs(q.run, nil)
 	return q
 }
 
@@ -251,41 +261,40 @@ func (q *pairQueue[I]) pop() (pair[I], bool) {
 // pushed onto the heap. Merging costs the run's length, so it waits until
 // the batch is at least half as long, which keeps the total O(n log n).
 func (q *pairQueue[I]) flush() {
-	batch := make([]pair[I], 0, len(q.dirty))
+	batch := q.batch[:0]
+	if cap(batch) < len(q.dirty) {
+		batch = make([]pair[I], 0, len(q.dirty))
+	}
 	for _, i := range q.dirty {
 		q.isDirty[i] = false
 		if r := q.rank[i]; r != noRank {
 			batch = append(batch, pair[I]{r, i})
 		}
 	}
-	q.dirty, q.low = q.dirty[:0], pair[I]{rank: noRank}
+	q.dirty, q.low, q.batch = q.dirty[:0], pair[I]{rank: noRank}, batch
 	if len(batch) < 32 || len(batch) < len(q.run)/2 {
 		for _, p := range batch {
 			q.heap.push(p)
 		}
 		return
 	}
-	sortPairs(batch)
-	run := make([]pair[I], 0, len(q.run)+len(batch))
-	for len(q.run) > 0 && len(batch) > 0 {
-		if batch[0].less(q.run[0]) {
+	q.keys = sortPairs(batch, q.keys)
+	// Merge run and batch into spare, which then swaps with the run.
+	old, run := q.run, q.spare[:0]
+	for len(old) > 0 && len(batch) > 0 {
+		if batch[0].less(old[0]) {
 			run, batch = append(run, batch[0]), batch[1:]
 		} else {
-			run, q.run = append(run, q.run[0]), q.run[1:]
+			run, old = append(run, old[0]), old[1:]
 		}
 	}
-	q.run = append(append(run, q.run...), batch...)
+	run = append(append(run, old...), batch...)
+	q.spare, q.run = q.run[:0:cap(q.run)], run
 }
 
 // pairHeap is a 4-ary min-heap of pairs: half the depth of a binary heap,
 // and a node's children share a cache line.
 type pairHeap[I index] []pair[I]
-
-func (h pairHeap[I]) init() {
-	for i := (len(h) - 2) / 4; i >= 0; i-- {
-		h.down(i)
-	}
-}
 
 func (h *pairHeap[I]) push(p pair[I]) {
 	*h = append(*h, p)

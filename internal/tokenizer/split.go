@@ -48,6 +48,9 @@ type scanner func(text string) int
 func (s scanner) split(text string, yield func(string)) {
 	for text != "" {
 		n := s(text)
+		if n <= 0 { // cannot happen; a panic beats a hang
+			panic("tokenizer: split pattern scanner made no progress")
+		}
 		yield(text[:n])
 		text = text[n:]
 	}
@@ -60,7 +63,7 @@ type regexSplitter struct{ re *regexp2.Regexp }
 
 func (r regexSplitter) split(text string, yield func(string)) {
 	runes, off := 0, 0 // off is the byte offset of rune index runes
-	at := func(idx int) int {
+	offset := func(idx int) int {
 		for ; runes < idx; runes++ {
 			_, n := utf8.DecodeRuneInString(text[off:])
 			off += n
@@ -69,8 +72,8 @@ func (r regexSplitter) split(text string, yield func(string)) {
 	}
 	m, _ := r.re.FindStringMatch(text)
 	for m != nil {
-		start := at(m.Index)
-		if end := at(m.Index + m.Length); end > start {
+		start := offset(m.Index)
+		if end := offset(m.Index + m.Length); end > start {
 			yield(text[start:end])
 		}
 		m, _ = r.re.FindNextMatch(m)
