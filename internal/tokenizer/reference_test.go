@@ -12,6 +12,7 @@ import (
 	"github.com/dlclark/regexp2"
 	"github.com/pkoukk/tiktoken-go"
 	loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -235,5 +236,14 @@ func TestMergesAgree(t *testing.T) {
 			require.Equal(t, small, mergeHeap[int32](p.enc, piece, nil), "%s: %q", p.name, piece)
 			require.Equal(t, small, mergeHeap[int](p.enc, piece, nil), "%s: %q", p.name, piece)
 		}
+	}
+}
+
+// TestKnownPatternsAreScanned checks that the test tokenizers whose split
+// pattern is a known one get its scanner, not regexp2.
+func TestKnownPatternsAreScanned(t *testing.T) {
+	for _, p := range refPairs(t) {
+		_, scanned := p.enc.split.(scanner)
+		assert.Equal(t, p.name != tinySplitPath, scanned, p.name)
 	}
 }

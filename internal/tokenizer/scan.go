@@ -170,26 +170,29 @@ func spaces(s string, withNewline bool) int {
 	return e // \s+
 }
 
-// o200kPiece scans one piece of o200kPattern.
-func o200kPiece(s string) int {
+// o200kPiece scans one piece of o200kPattern, or of tekkenPattern when
+// tekken is set (no contractions, single digits).
+func o200kPiece(s string, tekken bool) int {
 	c0, n0 := at(s, 0)
 	if c0&classLead != 0 {
-		if e := o200kLower(s, n0); e > 0 {
+		if e := o200kLower(s, n0, !tekken); e > 0 {
 			return e
 		}
 	}
-	if e := o200kLower(s, 0); e > 0 {
+	if e := o200kLower(s, 0, !tekken); e > 0 {
 		return e
 	}
 	if c0&classLead != 0 {
-		if e := o200kUpper(s, n0); e > 0 {
+		if e := o200kUpper(s, n0, !tekken); e > 0 {
 			return e
 		}
 	}
-	if e := o200kUpper(s, 0); e > 0 {
+	if e := o200kUpper(s, 0, !tekken); e > 0 {
 		return e
 	}
 	switch {
+	case c0&classN != 0 && tekken:
+		return runMax(s, 0, classN, 1)
 	case c0&classN != 0:
 		return runMax(s, 0, classN, 3)
 	case c0&classSpace == 0 || s[0] == ' ':
@@ -201,9 +204,9 @@ func o200kPiece(s string) int {
 }
 
 // o200kLower matches `U*L+C?` from s[q:], where U and L are the upper and
-// lower classes and C the contractions, returning its end or 0. U* backtracks
-// to the last position from which L+ can start.
-func o200kLower(s string, q int) int {
+// lower classes and C the contractions (if withC), returning its end or 0.
+// U* backtracks to the last position from which L+ can start.
+func o200kLower(s string, q int, withC bool) int {
 	k := -1
 	i := q
 	for {
@@ -219,18 +222,24 @@ func o200kLower(s string, q int) int {
 	if k < 0 {
 		return 0
 	}
-	e := run(s, k, classLower)
-	return e + contraction(s[e:], true)
+	return suffix(s, run(s, k, classLower), withC)
 }
 
 // o200kUpper matches `U+L*C?` from s[q:], returning its end or 0.
-func o200kUpper(s string, q int) int {
+func o200kUpper(s string, q int, withC bool) int {
 	u := run(s, q, classUpper)
 	if u == q {
 		return 0
 	}
-	e := run(s, u, classLower)
-	return e + contraction(s[e:], true)
+	return suffix(s, run(s, u, classLower), withC)
+}
+
+// suffix extends a word ending at e by a following contraction, if withC.
+func suffix(s string, e int, withC bool) int {
+	if withC {
+		e += contraction(s[e:], true)
+	}
+	return e
 }
 
 // cl100kPiece scans one piece of cl100kPattern, or of qwen2Pattern when

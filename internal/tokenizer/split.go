@@ -17,6 +17,11 @@ const (
 	o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// tekkenPattern is Mistral's Tekken (Mistral NeMo and later): o200k's
+	// without contractions, with single digits.
+	tekkenPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` +
+		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*` +
+		`|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// cl100kPattern is cl100k_base's (and Llama 3's).
 	cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// qwen2Pattern is Qwen 2, 2.5 and 3's: cl100k's with single digits.
@@ -28,7 +33,8 @@ const (
 
 // scanners maps each hand-scanned pattern to its scanner.
 var scanners = map[string]scanner{
-	o200kPattern:  o200kPiece,
+	o200kPattern:  func(s string) int { return o200kPiece(s, false) },
+	tekkenPattern: func(s string) int { return o200kPiece(s, true) },
 	cl100kPattern: func(s string) int { return cl100kPiece(s, 3) },
 	qwen2Pattern:  func(s string) int { return cl100kPiece(s, 1) },
 	gpt2Pattern:   gpt2Piece,
