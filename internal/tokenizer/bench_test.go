@@ -32,7 +32,7 @@ func benchTexts(tb testing.TB, size int) map[string]string {
 	}
 }
 
-// BenchmarkCount counts 1 MB texts with the engine, and 64 KB ones with the
+// BenchmarkCount counts 1 MB texts with the engine, and 32 KB ones with the
 // engine and the reference (tiktoken-go's CoreBPE, quadratic on long pieces,
 // which does not finish on a megabyte of one character), for the ratio.
 //
@@ -50,7 +50,7 @@ func BenchmarkCount(b *testing.B) {
 		if p.name == qwen3Path {
 			old = func(text string) int { return len(p.ref(norm.NFC.String(text))) }
 		}
-		for _, size := range []int{64 << 10, 1 << 20} {
+		for _, size := range []int{32 << 10, 1 << 20} {
 			texts := benchTexts(b, size)
 			for _, kind := range []string{"single-char", "cjk", "prose"} {
 				text := texts[kind]

@@ -2,7 +2,9 @@ package tokenizer
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -20,6 +22,14 @@ type engine struct {
 	// the map.
 	byteIDs   [256]int32
 	pairRanks []int32 // noRank if the two bytes are no token
+	// known is a Bloom filter of the tokens of three bytes or more, with
+	// one hash: most strings a merge looks up are no token, and the
+	// filter, small enough for the cache, rules most of them out without
+	// the map's cache misses.
+	known     []uint64
+	knownSeed maphash.Seed
+	// quads is built on the first long piece, for mergeLong.
+	quads func() quadSet
 }
 
 // newEngine builds an encoder from distinct ranks in [0, noRank) and the
@@ -30,6 +40,8 @@ func newEngine(ranks map[string]int32, specials map[string]int, split splitter) 
 		decoder:   make(map[int]string, len(ranks)+len(specials)),
 		split:     split,
 		pairRanks: make([]int32, 1<<16),
+		known:     make([]uint64, 1<<knownBits/64),
+		knownSeed: maphash.MakeSeed(),
 	}
 	for i := range e.pairRanks {
 		e.pairRanks[i] = noRank
@@ -48,14 +60,24 @@ func newEngine(ranks map[string]int32, specials map[string]int, split splitter) 
 			e.byteIDs[tok[0]] = id
 		case 2:
 			e.pairRanks[int(tok[0])<<8|int(tok[1])] = id
+		default:
+			h := e.knownHash(tok)
+			e.known[h/64] |= 1 << (h % 64)
 		}
 	}
+	e.quads = sync.OnceValue(func() quadSet { return newQuadSet(ranks) })
 	for tok, id := range specials {
 		if _, ok := e.decoder[id]; !ok {
 			e.decoder[id] = tok
 		}
 	}
 	return e, nil
+}
+
+const knownBits = 21
+
+func (e *engine) knownHash(s string) uint64 {
+	return maphash.String(e.knownSeed, s) >> (64 - knownBits)
 }
 
 // encode returns the ids of text. Invalid UTF-8 is first read as tiktoken-go

@@ -62,3 +62,25 @@ func TestEncodeInvalidUTF8(t *testing.T) {
 		})
 	}
 }
+
+// TestUncrossableNeverInsideAToken checks that no boundary inside an
+// occurrence of a token counts as one no merge can cross, for a sample of
+// every vocabulary's tokens with bytes on either side.
+func TestUncrossableNeverInsideAToken(t *testing.T) {
+	for _, p := range refPairs(t) {
+		n := 0
+		for tok := range p.enc.ranks {
+			if n++; n%7 != 0 || len(tok) < 2 {
+				continue
+			}
+			for _, s := range []string{tok, "ab" + tok + "cd", "\xe4\xb8" + tok + "\xad"} {
+				start := strings.Index(s, tok)
+				for c := start + 1; c < start+len(tok); c++ {
+					if p.enc.uncrossable(s, c) {
+						t.Fatalf("%s: %q: boundary %d inside token %q deemed uncrossable", p.name, s, c, tok)
+					}
+				}
+			}
+		}
+	}
+}

@@ -13,11 +13,19 @@ const noRank = math.MaxInt32
 // through mergeHeap.
 const smallPiece = 64
 
-// merge appends the tokens of a piece that is not itself a token. Both
-// algorithms are tiktoken's byte-pair merge: start from single bytes and
-// repeatedly merge the adjacent pair whose concatenation has the lowest
-// rank, the leftmost of equal ones, until no pair is a token.
+// merge appends the tokens of a piece that is not itself a token: tiktoken's
+// byte-pair merge, which starts from single bytes and repeatedly merges the
+// adjacent pair whose concatenation has the lowest rank, the leftmost of
+// equal ones, until no pair is a token.
 func (e *engine) merge(piece string, ids []int) []int {
+	if len(piece) >= 2*chunk+cutSearch {
+		return e.mergeLong(piece, ids)
+	}
+	return e.mergeWhole(piece, ids)
+}
+
+// mergeWhole merges a piece in one go, by either algorithm.
+func (e *engine) mergeWhole(piece string, ids []int) []int {
 	switch {
 	case len(piece) <= smallPiece:
 		return e.mergeSmall(piece, ids)
@@ -34,6 +42,9 @@ func (e *engine) rank(s string) int32 {
 	case len(s) == 2:
 		return e.pairRanks[int(s[0])<<8|int(s[1])]
 	case len(s) > e.maxLen:
+		return noRank
+	}
+	if h := e.knownHash(s); e.known[h/64]&(1<<(h%64)) == 0 {
 		return noRank
 	}
 	if r, ok := e.ranks[s]; ok {
