@@ -43,6 +43,9 @@ func BenchmarkCount(b *testing.B) {
 			continue
 		}
 		tok, err := Load(p.name)
+		if p.name == qwen3Path {
+			tok, err = loadQwen3()
+		}
 		require.NoError(b, err)
 		// The reference path of Count: normalize, then encode (the texts
 		// hold no added tokens).
