@@ -1,52 +1,103 @@
 package tokenizer
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/pkoukk/tiktoken-go"
+	loader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/text/unicode/norm"
 )
 
-// benchText is about 64 KiB of the gold fixtures (prose, code, unicode,
-// whitespace, numbers) repeated.
-func benchText(b *testing.B) string {
-	var sb strings.Builder
-	fs := readGold(b, "testdata/qwen3.gold.json")
-	for sb.Len() < 64<<10 {
-		for _, f := range fs {
-			sb.WriteString(f.Text)
-			sb.WriteString("\n\n")
+// benchTexts are the texts BenchmarkCount counts, each cut to size bytes:
+// one character repeated (a hostile reply), Chinese without spaces (one
+// piece as long as the text) and English prose (the dataset corpus).
+func benchTexts(tb testing.TB, size int) map[string]string {
+	corpus, err := os.ReadFile("../dataset/corpus/opticks.txt")
+	require.NoError(tb, err)
+	rng := rand.New(rand.NewPCG(7, 8))
+	var cjk strings.Builder
+	for cjk.Len() < size {
+		cjk.WriteRune(rune(0x4e00 + rng.IntN(0x9fa5-0x4e00)))
+	}
+	prose := strings.Repeat(string(corpus), size/len(corpus)+1)
+	return map[string]string{
+		"single-char": strings.Repeat("a", size),
+		"cjk":         cjk.String(),
+		"prose":       strings.ToValidUTF8(prose[:size], ""),
+	}
+}
+
+// BenchmarkCount counts 1 MB texts with the engine, and 32 KB ones with the
+// engine and the reference (tiktoken-go's CoreBPE, quadratic on long pieces,
+// which does not finish on a megabyte of one character), for the ratio.
+//
+//	go test -run '^$' -bench Count -benchtime 3x ./internal/tokenizer
+func BenchmarkCount(b *testing.B) {
+	for _, p := range refPairs(b) {
+		if p.name != Default && p.name != qwen3Path {
+			continue
+		}
+		tok, err := Load(p.name)
+		if p.name == qwen3Path {
+			tok, err = loadQwen3()
+		}
+		require.NoError(b, err)
+		// The reference path of Count: normalize, then encode (the texts
+		// hold no added tokens).
+		old := func(text string) int { return len(p.ref(text)) }
+		if p.name == qwen3Path {
+			old = func(text string) int { return len(p.ref(norm.NFC.String(text))) }
+		}
+		for _, size := range []int{32 << 10, 1 << 20} {
+			texts := benchTexts(b, size)
+			for _, kind := range []string{"single-char", "cjk", "prose"} {
+				text := texts[kind]
+				name := fmt.Sprintf("%s/%s/%dKB", strings.TrimSuffix(p.name[strings.LastIndex(p.name, "/")+1:], ".tokenizer.json.gz"), kind, size>>10)
+				b.Run(name+"/new", func(b *testing.B) { benchCount(b, text, tok.Count) })
+				if size < 1<<20 || kind == "prose" {
+					b.Run(name+"/old", func(b *testing.B) { benchCount(b, text, old) })
+				}
+			}
 		}
 	}
-	return sb.String()
 }
 
-func benchEncode(b *testing.B, tok Tokenizer) {
-	text := benchText(b)
-	n := tok.Count(text)
+func benchCount(b *testing.B, text string, count func(string) int) {
+	n := count(text)
 	b.SetBytes(int64(len(text)))
-	b.ResetTimer()
 	for b.Loop() {
-		tok.Encode(text)
+		count(text)
 	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+	b.ReportMetric(float64(n), "tokens")
 }
 
-func BenchmarkEncodeO200k(b *testing.B) {
-	tok, err := Load("o200k_base")
-	require.NoError(b, err)
-	benchEncode(b, tok)
-}
-
-func BenchmarkEncodeQwen3(b *testing.B) {
-	benchEncode(b, qwen3(b))
-}
-
-// BenchmarkLoadQwen3 measures reading, gunzipping and adapting the 11 MB
-// Qwen3 tokenizer.json.
-func BenchmarkLoadQwen3(b *testing.B) {
-	for b.Loop() {
-		_, err := Load(qwen3Path)
-		require.NoError(b, err)
-	}
+// BenchmarkLoad builds the default built-in encoding from its embedded rank
+// file, with the engine and with the reference, and the Qwen3 tokenizer from
+// its 11 MB tokenizer.json.
+func BenchmarkLoad(b *testing.B) {
+	b.Run("o200k_base/new", func(b *testing.B) {
+		for b.Loop() {
+			_, err := newBuiltin(Default)
+			require.NoError(b, err)
+		}
+	})
+	b.Run("o200k_base/old", func(b *testing.B) {
+		for b.Loop() {
+			ranks, err := loader.NewOfflineLoader().LoadTiktokenBpe("o200k_base.tiktoken")
+			require.NoError(b, err)
+			_, err = tiktoken.NewCoreBPE(ranks, builtinEncodings[Default].specials, o200kPattern)
+			require.NoError(b, err)
+		}
+	})
+	b.Run("qwen3", func(b *testing.B) {
+		for b.Loop() {
+			_, err := Load(qwen3Path)
+			require.NoError(b, err)
+		}
+	})
 }

@@ -7,8 +7,15 @@
 // a directory holding one, or a Hugging Face model id looked up only in the
 // local Hugging Face cache. Nothing is ever downloaded.
 //
-// tokenizer.json files are read by a small adapter onto tiktoken's byte-pair
-// engine. It supports byte-level BPE models (GPT-2, Llama 3, Qwen 2/2.5/3,
+// Encoding is tiktoken's byte-pair encoding, on this package's own engine:
+// the text is split into pieces (by hand-written scanners for the known split
+// patterns, by regexp2 for others) and each piece is merged from its bytes,
+// lowest rank first, in time O(n log n) in its length, so that no reply,
+// however long and repetitive, makes counting hang. It gives exactly the ids
+// of tiktoken-go, which the tests keep as the reference.
+//
+// tokenizer.json files are read by a small adapter onto that engine. It
+// supports byte-level BPE models (GPT-2, Llama 3, Qwen 2/2.5/3,
 // GPT-OSS and the like) and rejects other model types with an error that names
 // the type and the file. Encoding follows Hugging Face's
 // add_special_tokens=False: no BOS/EOS is added, while added tokens such as

@@ -1,25 +1,23 @@
 package tokenizer
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
-	"github.com/pkoukk/tiktoken-go"
 	"golang.org/x/text/unicode/norm"
 )
-
-// gpt2Pattern is the split pattern of a ByteLevel pre-tokenizer with
-// use_regex set (GPT-2's).
-const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
 // hfFile is the part of a Hugging Face tokenizer.json this package reads.
 type hfFile struct {
@@ -84,18 +82,43 @@ func loadFile(path, name string) (Tokenizer, error) {
 	return tok, nil
 }
 
+// maxFileSize bounds a tokenizer.json, gunzipped or not; the largest
+// published ones are under 100 MB.
+var maxFileSize int64 = 256 << 20
+
+// readMaybeGzip reads a regular file of at most maxFileSize bytes,
+// gunzipping it if its name ends in .gz.
 func readMaybeGzip(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil || !strings.HasSuffix(path, ".gz") {
-		return data, err
+	// Stat before opening: opening a FIFO would wait for a writer.
+	tooLarge := fmt.Errorf("read %s: larger than %d MiB, too large for a tokenizer.json", path, maxFileSize>>20)
+	switch fi, err := os.Stat(path); {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("read %s: not a regular file", path)
+	case fi.Size() > maxFileSize:
+		return nil, tooLarge
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("gunzip %s: %w", path, err)
+		return nil, err
 	}
-	defer zr.Close()
-	if data, err = io.ReadAll(zr); err != nil {
-		return nil, fmt.Errorf("gunzip %s: %w", path, err)
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("gunzip %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	case int64(len(data)) > maxFileSize:
+		return nil, tooLarge
 	}
 	return data, nil
 }
@@ -108,15 +131,18 @@ func readMaybeGzip(path string) ([]byte, error) {
 func parseHF(data []byte, name string) (*bpe, error) {
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("parse tokenizer.json: %w", err)
+		return nil, fmt.Errorf("not a tokenizer.json: %w", jsonError(err))
 	}
 	m := f.Model
+	if m.Type == "" && len(m.Vocab) == 0 && len(m.Merges) == 0 {
+		return nil, errors.New(`not a tokenizer.json: no "model" object`)
+	}
 	if m.Type == "" && len(m.Merges) > 0 {
 		m.Type = "BPE" // tokenizer.json files from before model types were tagged
 	}
 	switch {
 	case m.Type != "BPE":
-		return nil, fmt.Errorf("%w: model type %q (only byte-level BPE models are supported)", ErrUnsupported, m.Type)
+		return nil, fmt.Errorf("%w: model type %s (only byte-level BPE models are supported)", ErrUnsupported, brief(m.Type))
 	case m.ByteFallback:
 		return nil, fmt.Errorf("%w: SentencePiece-style BPE with byte_fallback (only byte-level BPE models are supported)", ErrUnsupported)
 	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
@@ -131,8 +157,11 @@ func parseHF(data []byte, name string) (*bpe, error) {
 		return nil, err
 	}
 	var vocab map[string]int
+	if len(m.Vocab) == 0 {
+		return nil, errors.New("model has no vocab")
+	}
 	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-		return nil, fmt.Errorf("parse model vocab: %w", err)
+		return nil, fmt.Errorf("model vocab: %w", jsonError(err))
 	}
 	ranks, err := byteLevelRanks(vocab)
 	if err != nil {
@@ -152,11 +181,15 @@ func parseHF(data []byte, name string) (*bpe, error) {
 	// gives Hugging Face's leftmost-longest matching of added tokens.
 	slices.SortFunc(quoted, func(a, b string) int { return len(b) - len(a) })
 
-	core, err := tiktoken.NewCoreBPE(ranks, specials, pattern)
+	split, err := newSplitter(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("build byte-pair encoder: %w", err)
+		return nil, err
 	}
-	tok := &bpe{name: name, tk: tiktoken.NewTiktoken(core, nil, nil), forms: forms}
+	enc, err := newEngine(ranks, specials, split)
+	if err != nil {
+		return nil, fmt.Errorf("model vocab: %w", err)
+	}
+	tok := &bpe{name: name, enc: enc, forms: forms}
 	if len(quoted) > 0 {
 		tok.added = regexp.MustCompile(strings.Join(quoted, "|"))
 		tok.addedIDs = specials
@@ -164,8 +197,8 @@ func parseHF(data []byte, name string) (*bpe, error) {
 	return tok, nil
 }
 
-// splitPattern returns the tiktoken-style pattern equivalent to a byte-level
-// pre-tokenizer: a bare ByteLevel (GPT-2's pattern), or a Sequence of one
+// splitPattern returns the pattern of the Isolated split equivalent to a
+// byte-level pre-tokenizer: a bare ByteLevel (GPT-2's pattern), or a Sequence of one
 // Split and a ByteLevel without its own regex (Llama 3, Qwen).
 func splitPattern(p *hfPreTokenizer) (string, error) {
 	if p == nil {
@@ -189,7 +222,7 @@ func splitPattern(p *hfPreTokenizer) (string, error) {
 			}
 		case "Split":
 			if s.Behavior != "Isolated" || s.Invert {
-				return "", fmt.Errorf("%w: Split pre-tokenizer with behavior %q and invert %v (only Isolated is supported)", ErrUnsupported, s.Behavior, s.Invert)
+				return "", fmt.Errorf("%w: Split pre-tokenizer with behavior %s and invert %v (only Isolated is supported)", ErrUnsupported, brief(s.Behavior), s.Invert)
 			}
 			switch {
 			case s.Pattern.Regex != nil:
@@ -200,7 +233,7 @@ func splitPattern(p *hfPreTokenizer) (string, error) {
 				return "", fmt.Errorf("%w: Split pre-tokenizer without a pattern", ErrUnsupported)
 			}
 		default:
-			return "", fmt.Errorf("%w: pre-tokenizer type %q (only ByteLevel and Split are supported)", ErrUnsupported, s.Type)
+			return "", fmt.Errorf("%w: pre-tokenizer type %s (only ByteLevel and Split are supported)", ErrUnsupported, brief(s.Type))
 		}
 	}
 	if !byteLevel {
@@ -209,11 +242,7 @@ func splitPattern(p *hfPreTokenizer) (string, error) {
 	if len(patterns) != 1 {
 		return "", fmt.Errorf("%w: %d regex splitting stages (exactly one is supported)", ErrUnsupported, len(patterns))
 	}
-	// tiktoken keeps only the matches of its pattern, whereas an Isolated
-	// split also keeps the text between matches: the second alternative
-	// turns such gaps into pieces of their own.
-	pat := patterns[0]
-	return fmt.Sprintf(`(?:%s)|(?:(?!(?:%s))[\s\S])+`, pat, pat), nil
+	return patterns[0], nil
 }
 
 // normForms returns the Unicode normalizations a normalizer applies, in order.
@@ -241,23 +270,26 @@ func normForms(n *hfNormalizer) ([]norm.Form, error) {
 		}
 		return forms, nil
 	}
-	return nil, fmt.Errorf("%w: normalizer type %q (only NFC, NFD, NFKC and NFKD are supported)", ErrUnsupported, n.Type)
+	return nil, fmt.Errorf("%w: normalizer type %s (only NFC, NFD, NFKC and NFKD are supported)", ErrUnsupported, brief(n.Type))
 }
 
 // byteLevelRanks maps a byte-level vocabulary (every byte spelt as a
 // printable rune, GPT-2's bytes_to_unicode) to raw bytes → rank.
-func byteLevelRanks(vocab map[string]int) (map[string]int, error) {
-	ranks := make(map[string]int, len(vocab))
+func byteLevelRanks(vocab map[string]int) (map[string]int32, error) {
+	ranks := make(map[string]int32, len(vocab))
 	var buf []byte
 	for tok, id := range vocab {
 		buf = buf[:0]
 		for _, r := range tok {
 			if r >= rune(len(byteOfRune)) || byteOfRune[r] < 0 {
-				return nil, fmt.Errorf("%w: vocabulary entry %q is not byte-level encoded", ErrUnsupported, tok)
+				return nil, fmt.Errorf("%w: vocabulary entry %s is not byte-level encoded", ErrUnsupported, brief(tok))
 			}
 			buf = append(buf, byte(byteOfRune[r]))
 		}
-		ranks[string(buf)] = id
+		if id < 0 || id >= noRank {
+			return nil, fmt.Errorf("vocabulary id %d out of range [0, %d)", id, noRank)
+		}
+		ranks[string(buf)] = int32(id)
 	}
 	for b := range 256 {
 		if _, ok := ranks[string([]byte{byte(b)})]; !ok {
@@ -286,3 +318,54 @@ var byteOfRune = func() [324]int16 {
 	}
 	return t
 }()
+
+// brief quotes a string from a tokenizer file for an error message, cut to
+// 40 runes: a hostile file must not flood the terminal.
+func brief(s string) string {
+	if cut := clip(s, 40); cut != s {
+		return strconv.Quote(strings.TrimSuffix(cut, "…")) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// clip cuts s to n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// jsonError describes an error of encoding/json without quoting the input.
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("invalid JSON at byte %d", syntax.Offset)
+	case errors.As(err, &typ):
+		where := "the top-level value"
+		if typ.Field != "" {
+			where = "field " + typ.Field
+		}
+		got, _, _ := strings.Cut(typ.Value, " ")
+		return fmt.Errorf("%s is a JSON %s, want %s", where, got, jsonKind(typ.Type))
+	}
+	return err
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	}
+	return t.String()
+}

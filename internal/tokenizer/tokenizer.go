@@ -1,15 +1,17 @@
 package tokenizer
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/pkoukk/tiktoken-go"
-	loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -37,9 +39,8 @@ const Default = "o200k_base"
 var builtinNames = []string{"o200k_base", "cl100k_base"}
 
 var (
-	offlineOnce sync.Once
-	builtinMu   sync.Mutex
-	builtins    = map[string]Tokenizer{}
+	builtinMu sync.Mutex
+	builtins  = map[string]Tokenizer{}
 )
 
 // Load resolves spec into a Tokenizer. spec is one of:
@@ -85,31 +86,79 @@ func looksLikeModelID(spec string) bool {
 		!strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, ".gz")
 }
 
+// builtin describes an embedded tiktoken encoding.
+type builtin struct {
+	file     string // in tiktoken-go-loader's assets
+	pattern  string
+	specials map[string]int // decoded, never matched
+}
+
+var builtinEncodings = map[string]builtin{
+	"o200k_base": {"o200k_base.tiktoken", o200kPattern,
+		map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}},
+	"cl100k_base": {"cl100k_base.tiktoken", cl100kPattern, map[string]int{
+		"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+		"<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}},
+}
+
 // loadBuiltin returns the shared tokenizer of a tiktoken encoding, building it
 // from the embedded ranks on first use.
 func loadBuiltin(name string) (Tokenizer, error) {
-	// The offline loader reads the embedded *.tiktoken files; pkoukk's default
-	// loader would download them. Install it before any encoding is built.
-	offlineOnce.Do(func() { tiktoken.SetBpeLoader(loader.NewOfflineLoader()) })
 	builtinMu.Lock()
 	defer builtinMu.Unlock()
 	if tok, ok := builtins[name]; ok {
 		return tok, nil
 	}
-	tk, err := tiktoken.GetEncoding(name)
+	tok, err := newBuiltin(name)
 	if err != nil {
 		return nil, fmt.Errorf("load built-in tokenizer %s: %w", name, err)
 	}
-	tok := &bpe{name: name, tk: tk}
 	builtins[name] = tok
 	return tok, nil
 }
 
-// bpe is a byte-pair-encoding tokenizer on tiktoken's engine: a built-in
-// tiktoken encoding, or a Hugging Face tokenizer.json turned into one.
+// newBuiltin builds the tokenizer of a built-in encoding.
+func newBuiltin(name string) (*bpe, error) {
+	enc := builtinEncodings[name]
+	data, err := assets.Assets.ReadFile(enc.file)
+	if err != nil {
+		return nil, err
+	}
+	ranks, err := parseTiktoken(data)
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEngine(ranks, enc.specials, scanners[enc.pattern])
+	if err != nil {
+		return nil, err
+	}
+	return &bpe{name: name, enc: e}, nil
+}
+
+// parseTiktoken reads a .tiktoken rank file: lines of base64 token bytes, a
+// space and the rank.
+func parseTiktoken(data []byte) (map[string]int32, error) {
+	ranks := make(map[string]int32, bytes.Count(data, []byte{'\n'}))
+	for n, line := range strings.Split(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		tok, rank, ok := strings.Cut(line, " ")
+		b, err := base64.StdEncoding.DecodeString(tok)
+		id, err2 := strconv.ParseInt(rank, 10, 32)
+		if !ok || err != nil || err2 != nil {
+			return nil, fmt.Errorf("rank file line %d is not \"<base64> <rank>\"", n+1)
+		}
+		ranks[string(b)] = int32(id)
+	}
+	return ranks, nil
+}
+
+// bpe is a byte-pair-encoding tokenizer: a built-in tiktoken encoding, or a
+// Hugging Face tokenizer.json turned into one.
 type bpe struct {
 	name string
-	tk   *tiktoken.Tiktoken
+	enc  *engine
 	// added matches the text of added tokens (Hugging Face only), longest
 	// first; addedIDs maps that text to its id. Both are nil when there
 	// are none.
@@ -144,10 +193,10 @@ func (b *bpe) encodeOrdinary(text string) []int {
 	for _, f := range b.forms {
 		text = f.String(text)
 	}
-	return b.tk.EncodeOrdinary(text)
+	return b.enc.encode(text)
 }
 
-func (b *bpe) Decode(ids []int) string { return b.tk.Decode(ids) }
+func (b *bpe) Decode(ids []int) string { return b.enc.decode(ids) }
 
 func (b *bpe) Count(text string) int { return len(b.Encode(text)) }
 
