@@ -181,11 +181,33 @@ func TestBadTokenizerIsAUsageError(t *testing.T) {
 	for _, tok := range []string{secretish, "/etc/passwd", writeFile(t, dir, "binary.json", "\x00\x01\x02hunter2")} {
 		inv := cli(t, dir, quick(m.URL, "--request-count", "2", "--tokenizer", tok)...)
 		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
-		assert.Contains(t, inv.stderr, "load tokenizer (nothing was sent)")
+		assert.Contains(t, inv.stderr, "load tokenizer")
+		assert.Contains(t, inv.stderr, "(nothing was sent)")
 		assert.NotContains(t, inv.stderr+inv.stdout, "hunter2")
 		assert.NotContains(t, inv.stderr+inv.stdout, "root:x")
 	}
 	assert.Zero(t, m.control().InferenceRequests)
 	list := cli(t, dir, "runs", "list")
 	assert.NotContains(t, list.stdout, "mock-model", "nothing was stored")
+}
+
+// TestHugeSingleCharacterReplyIsCounted: a reply of two megabytes of one
+// character (one BPE piece) is counted in about the time it takes to read,
+// not never.
+func TestHugeSingleCharacterReplyIsCounted(t *testing.T) {
+	const size = 2 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", strings.Repeat("a", size))
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "m", "-u", srv.URL, "--streaming", "--ui", "none", "--request-count", "2",
+		"--isl", "8", "--artifact-dir", "out", "--no-store")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	want := countTokens()(strings.Repeat("a", size))
+	assert.Equal(t, float64(want), metricAvg(t, export, "output_sequence_length"), "the client's count of the reply")
+	assert.Greater(t, want, size/16, "a long run of one character is many tokens")
 }

@@ -52,7 +52,7 @@ var ErrAllFailed = errors.New("no profiling request succeeded")
 // callers can record the failure.
 func Run(ctx context.Context, o Options) (*result.Run, error) {
 	c := newCell(o)
-	if err := c.prepare(); err != nil {
+	if err := c.prepare(ctx); err != nil {
 		return c.fail(err)
 	}
 	if err := preflight(ctx, c.p.Origins()); err != nil {
@@ -124,13 +124,13 @@ func (c *cell) fail(err error) (*result.Run, error) {
 
 // prepare loads the tokenizer and builds the prompts: the user's input,
 // checked before any traffic.
-func (c *cell) prepare() error {
+func (c *cell) prepare(ctx context.Context) error {
 	tok, err := tokenizer.Load(c.p.Tokenizer)
 	if err != nil {
-		return &InputError{fmt.Errorf("load tokenizer (nothing was sent): %w", err)}
+		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
 	c.tok, c.counts = tok, newOutputCounts(tok)
-	if c.entries, err = dataset.Synthetic(tok, datasetOptions(c.p)); err != nil {
+	if c.entries, err = dataset.Synthetic(ctx, tok, datasetOptions(c.p)); err != nil {
 		return fmt.Errorf("generate synthetic prompts: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -16,7 +17,7 @@ func BenchmarkSynthetic(b *testing.B) {
 		for _, isl := range []int{550, 4096} {
 			b.Run(fmt.Sprintf("%s/isl=%d", name, isl), func(b *testing.B) {
 				for b.Loop() {
-					_, err := Synthetic(tok, Options{ISLMean: isl, Entries: entries, Seed: 1})
+					_, err := Synthetic(context.Background(), tok, Options{ISLMean: isl, Entries: entries, Seed: 1})
 					require.NoError(b, err)
 				}
 				b.ReportMetric(float64(entries*b.N)/b.Elapsed().Seconds(), "prompts/s")

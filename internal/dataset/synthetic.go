@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -64,8 +65,9 @@ const (
 // window of the corpus's tokens (wrapping around) decoded to text; the text is
 // re-encoded and the window shortened or lengthened until the text has
 // exactly the drawn length under tok, or another window is drawn. The same
-// seed and tokenizer give the same entries.
-func Synthetic(tok tokenizer.Tokenizer, o Options) ([]Entry, error) {
+// seed and tokenizer give the same entries. It stops with ctx's error when
+// ctx ends.
+func Synthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) ([]Entry, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -74,6 +76,9 @@ func Synthetic(tok tokenizer.Tokenizer, o Options) ([]Entry, error) {
 	windows := rand.New(rand.NewPCG(uint64(o.Seed), streamWindows))
 	entries := make([]Entry, o.Entries)
 	for i := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("synthetic prompts: stopped after %d of %d: %w", i, o.Entries, err)
+		}
 		isl := drawLength(lengths, o.ISLMean, o.ISLStddev)
 		osl := 0
 		if o.OSLMean > 0 {

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -63,7 +64,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 				if isl > 1024 {
 					n = 8 // slow under -race
 				}
-				entries, err := Synthetic(tok, Options{ISLMean: isl, Entries: n, Seed: int64(isl)})
+				entries, err := Synthetic(context.Background(), tok, Options{ISLMean: isl, Entries: n, Seed: int64(isl)})
 				require.NoError(t, err)
 				require.Len(t, entries, n)
 				for _, e := range entries {
@@ -75,7 +76,7 @@ func TestSyntheticExactLengths(t *testing.T) {
 			})
 		}
 		t.Run(name+"/stddev", func(t *testing.T) {
-			entries, err := Synthetic(tok, Options{ISLMean: 300, ISLStddev: 150, Entries: 60, Seed: 7})
+			entries, err := Synthetic(context.Background(), tok, Options{ISLMean: 300, ISLStddev: 150, Entries: 60, Seed: 7})
 			require.NoError(t, err)
 			seen := map[int]bool{}
 			for _, e := range entries {
@@ -91,20 +92,20 @@ func TestSyntheticExactLengths(t *testing.T) {
 func TestSyntheticDeterministic(t *testing.T) {
 	toks := tokenizers(t)
 	o := Options{ISLMean: 64, ISLStddev: 20, OSLMean: 100, OSLStddev: 30, Entries: 25, Seed: 42}
-	a, err := Synthetic(toks["qwen3"], o)
+	a, err := Synthetic(context.Background(), toks["qwen3"], o)
 	require.NoError(t, err)
-	b, err := Synthetic(toks["qwen3"], o)
+	b, err := Synthetic(context.Background(), toks["qwen3"], o)
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "same seed, same entries")
 
 	o.Seed = 43
-	c, err := Synthetic(toks["qwen3"], o)
+	c, err := Synthetic(context.Background(), toks["qwen3"], o)
 	require.NoError(t, err)
 	assert.NotEqual(t, prompts(a), prompts(c), "another seed, other prompts")
 	assert.NotEqual(t, lengths(a), lengths(c), "another seed, other lengths")
 
 	o.Seed = 42
-	d, err := Synthetic(toks["o200k_base"], o)
+	d, err := Synthetic(context.Background(), toks["o200k_base"], o)
 	require.NoError(t, err)
 	assert.Equal(t, lengths(a), lengths(d), "the drawn lengths depend on the seed alone")
 	assert.NotEqual(t, prompts(a), prompts(d))
@@ -129,7 +130,7 @@ func lengths(es []Entry) [][2]int {
 func TestSyntheticMaxTokens(t *testing.T) {
 	tok := tokenizers(t)["o200k_base"]
 	t.Run("normal", func(t *testing.T) {
-		entries, err := Synthetic(tok, Options{ISLMean: 1, OSLMean: 200, OSLStddev: 40, Entries: 4000, Seed: 1})
+		entries, err := Synthetic(context.Background(), tok, Options{ISLMean: 1, OSLMean: 200, OSLStddev: 40, Entries: 4000, Seed: 1})
 		require.NoError(t, err)
 		var sum, sumSq float64
 		for _, e := range entries {
@@ -142,7 +143,7 @@ func TestSyntheticMaxTokens(t *testing.T) {
 		assert.InDelta(t, 40, std, 4)
 	})
 	t.Run("clamped to 1", func(t *testing.T) {
-		entries, err := Synthetic(tok, Options{ISLMean: 1, OSLMean: 2, OSLStddev: 50, Entries: 500, Seed: 1})
+		entries, err := Synthetic(context.Background(), tok, Options{ISLMean: 1, OSLMean: 2, OSLStddev: 50, Entries: 500, Seed: 1})
 		require.NoError(t, err)
 		ones := 0
 		for _, e := range entries {
@@ -154,7 +155,7 @@ func TestSyntheticMaxTokens(t *testing.T) {
 		assert.Greater(t, ones, 150, "about half the draws fall below 1")
 	})
 	t.Run("no stddev", func(t *testing.T) {
-		entries, err := Synthetic(tok, Options{ISLMean: 5, OSLMean: 77, Entries: 50, Seed: 1})
+		entries, err := Synthetic(context.Background(), tok, Options{ISLMean: 5, OSLMean: 77, Entries: 50, Seed: 1})
 		require.NoError(t, err)
 		for _, e := range entries {
 			assert.Equal(t, 77, e.MaxTokens)
@@ -162,7 +163,7 @@ func TestSyntheticMaxTokens(t *testing.T) {
 		}
 	})
 	t.Run("no max tokens", func(t *testing.T) {
-		entries, err := Synthetic(tok, Options{ISLMean: 5, OSLStddev: 10, Entries: 50, Seed: 1})
+		entries, err := Synthetic(context.Background(), tok, Options{ISLMean: 5, OSLStddev: 10, Entries: 50, Seed: 1})
 		require.NoError(t, err)
 		for _, e := range entries {
 			assert.Zero(t, e.MaxTokens)
@@ -188,7 +189,7 @@ func TestSyntheticInvalidOptions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := valid
 			c.edit(&o)
-			_, err := Synthetic(tok, o)
+			_, err := Synthetic(context.Background(), tok, o)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
@@ -218,13 +219,13 @@ func (innumerate) Count(text string) int { return 0 }
 func TestSyntheticAdjustsWindows(t *testing.T) {
 	base := tokenizers(t)["o200k_base"]
 	tok := lossy{base}
-	entries, err := Synthetic(tok, Options{ISLMean: 50, Entries: 100, Seed: 3})
+	entries, err := Synthetic(context.Background(), tok, Options{ISLMean: 50, Entries: 100, Seed: 3})
 	require.NoError(t, err)
 	for _, e := range entries {
 		assert.Equal(t, 50, base.Count(e.Prompt))
 	}
 
-	_, err = Synthetic(innumerate{base}, Options{ISLMean: 5, Entries: 1})
+	_, err = Synthetic(context.Background(), innumerate{base}, Options{ISLMean: 5, Entries: 1})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no text of exactly 5 tokens under tokenizer innumerate found in 100 windows")
 }
