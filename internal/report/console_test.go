@@ -67,3 +67,15 @@ func TestNumber(t *testing.T) {
 		assert.Equal(t, want, number(in), "%v", in)
 	}
 }
+
+func TestConsoleReportsCutRequestsAndNamesTheSendRate(t *testing.T) {
+	run := minimalRun()
+	run.Audit.Cut = 4
+	var buf bytes.Buffer
+	Console(&buf, run)
+	out := buf.String()
+	assert.Contains(t, out, "Cut: 4 requests still in flight at the end of the grace period were cancelled and excluded from the metrics")
+	assert.Contains(t, out, "send rate 1.32 req/s")
+	assert.Contains(t, out, "Request Throughput: successful requests per second of benchmark duration")
+	assert.NotContains(t, out, "achieved", "the send rate is not called achieved throughput")
+}
