@@ -1,0 +1,105 @@
+package dataset
+
+import (
+	"encoding/json"
+)
+
+// Context modes: how the requests of a conversation carry its history
+// (AIPerf's conversation context modes).
+const (
+	// DeltasWithoutResponses accumulates the history: request k carries every
+	// earlier turn's message interleaved with the server's live replies,
+	// then turn k. AIPerf's default (synthetic, multi_turn, ShareGPT,
+	// mooncake rows synthesised from input_length or text_input).
+	DeltasWithoutResponses = "deltas_without_responses"
+	// MessageArrayWithResponses sends each turn self-contained: its own
+	// Messages (or Payload, or Text) only; the live reply is discarded
+	// (mooncake messages/payload rows, single_turn rows sharing a
+	// session_id).
+	MessageArrayWithResponses = "message_array_with_responses"
+)
+
+// Conversation is one conversation of a dataset: the template a session
+// replays. A single-turn request is a conversation of one turn.
+type Conversation struct {
+	// ID is the dataset's session_id, or a generated one; exported as
+	// conversation_id and in inputs.json.
+	ID string
+	// System is a system message sent first on every request of the
+	// conversation ("" for none): --shared-system-prompt-length, or a
+	// leading system turn of a multi_turn file.
+	System string
+	// Context is a user message sent right after System on every request
+	// ("" for none): --user-context-prompt-length.
+	Context string
+	// Turns are the conversation's requests, in order (at least one).
+	Turns []Turn
+	// Mode is DeltasWithoutResponses or MessageArrayWithResponses.
+	Mode string
+}
+
+// Turn is one request of a conversation. Exactly one of Text, Messages and
+// Payload carries its input.
+type Turn struct {
+	// Text is the user message of this turn (synthetic, from a file, or
+	// synthesised from hash ids).
+	Text string
+	// Role is the message role of Text ("" means user).
+	Role string
+	// InputTokens is the client tokenizer's count of Text (of the whole
+	// turn's text input for Messages; 0 for Payload when unknown).
+	InputTokens int
+	// MaxTokens is the output length asked for (output_length or --osl); 0
+	// sends no max-tokens field.
+	MaxTokens int
+	// Messages is an OpenAI messages array sent as it is (mooncake
+	// messages rows).
+	Messages json.RawMessage
+	// Payload is a whole request body sent as it is (mooncake payload rows).
+	Payload json.RawMessage
+	// Tools is the turn's tools array, sent as "tools" (mooncake).
+	Tools json.RawMessage
+	// Extra is shallow-merged into the request body over --extra-inputs.
+	Extra map[string]any
+	// TimestampMs is when the turn is sent, in ms from the schedule's zero
+	// (fixed schedule), when HasTimestamp.
+	TimestampMs  float64
+	HasTimestamp bool
+	// DelayMs is the wait after the previous turn's reply before this turn
+	// is sent (turns after the first).
+	DelayMs float64
+}
+
+// Dataset is the conversations of a run. Conversations may be materialised
+// lazily: a trace file is indexed when it is opened and read back row by
+// row as it is replayed, so a large trace costs memory for what is in
+// flight, the index and the prompts' shared blocks, not the whole file.
+// A Dataset is safe for concurrent use.
+type Dataset interface {
+	// Len is the number of conversations.
+	Len() int
+	// Conversation materialises conversation i (0 ≤ i < Len()).
+	Conversation(i int) (Conversation, error)
+	// Schedule lists, for a dataset whose first turns carry timestamps,
+	// every conversation's first-turn time in ascending order (ms from the
+	// schedule's zero, offsets and auto-offset applied); nil otherwise.
+	Schedule() []Timed
+	// Sampling is the sampling strategy AIPerf uses for this kind of data
+	// when --dataset-sampling-strategy is not given.
+	Sampling() string
+	// Close releases the dataset's files.
+	Close() error
+}
+
+// Timed is one entry of a fixed schedule: conversation Conv starts at AtMs.
+type Timed struct {
+	Conv int
+	AtMs float64
+}
+
+// Sampling strategies (--dataset-sampling-strategy).
+const (
+	SamplingSequential = "sequential"
+	SamplingRandom     = "random"
+	SamplingShuffle    = "shuffle"
+)
