@@ -37,7 +37,7 @@ func (c *cell) runPhases(ctx context.Context) phasesOutcome {
 	c.records = make([]metrics.Record, 0, expectedRequests(phases))
 	engine := &load.Engine{
 		Clock:   c.clock,
-		Send:    newSender(c.p, c.counts, client, c.entries),
+		Source:  load.SingleTurn(newSender(c.p, c.counts, client, c.entries)),
 		Precise: c.p.PrecisePacing,
 		Seed:    c.p.RandomSeed,
 		OnRecord: func(r metrics.Record) {

@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,12 +19,9 @@ type Credit struct {
 	Index       int         // issue order within the run, from 0
 	Phase       *plan.Phase // the phase that issued it
 	ScheduledNs int64       // when the schedule wanted it sent (clock ns)
+	Session     int         // the session's number within the run, from 0
+	Turn        int         // the turn within its session, from 0
 }
-
-// Sender performs one request and returns its record; it reports failures in
-// the record, never by panicking. It must stamp SentNs itself, right before
-// the request is written.
-type Sender func(ctx context.Context, c Credit) metrics.Record
 
 // Hooks are the phase callbacks: the place where profiler control lives.
 type Hooks struct {
@@ -39,23 +35,27 @@ type Hooks struct {
 
 // Engine runs phases. Its fields are set before Run and not changed after.
 type Engine struct {
-	Clock    Clock
-	Send     Sender
+	Clock  Clock
+	Source Source // the sessions to replay (SingleTurn for independent requests)
+	// Fixed is the schedule of phases with Fixed set (nil: none).
+	Fixed    FixedStarts
 	Hooks    Hooks
 	Precise  bool  // spin the last stretch before each scheduled send
 	Seed     int64 // seeds Poisson arrivals (phase i uses Seed+i)
 	OnRecord func(metrics.Record)
 
-	index   atomic.Int64
-	current atomic.Pointer[Progress]
+	index    atomic.Int64
+	sessions atomic.Int64
+	current  atomic.Pointer[Progress]
 }
 
 // PhaseReport is what the engine knows about a phase once it drained.
 type PhaseReport struct {
 	Phase                     plan.Phase
 	Sent                      int   // credits issued
+	Sessions                  int   // sessions started
 	Cancelled                 int   // requests cut at the end of the grace period (or by Ctrl-C)
-	CapDelayed                int   // rate mode: sends that waited for a free in-flight slot
+	CapDelayed                int   // rate and fixed modes: sends that waited for a free in-flight slot
 	StartNs                   int64 // when the phase began sending
 	FirstSchedNs, LastSchedNs int64
 }
@@ -132,10 +132,11 @@ func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, e
 }
 
 // runPhase issues the phase's requests and returns once it stops issuing: its
-// count is sent, its duration is over or ctx ended. The returned channel
-// closes when the phase has drained and its Drained hook, which first waits
-// for handoff, has run. A phase with a duration and a grace period cancels
-// the requests still in flight at start + duration + grace.
+// count is sent, its sessions are done, its duration is over or ctx ended.
+// The returned channel closes when the phase has drained and its Drained
+// hook, which first waits for handoff, has run. A phase with a duration and
+// a grace period cancels the requests still in flight at start + duration +
+// grace.
 func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n int64, handoff <-chan struct{}) <-chan struct{} {
 	phaseCtx, cancel := context.WithCancel(ctx)
 	r.Phase = *ph
@@ -150,42 +151,23 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 	progress := &Progress{Phase: ph, StartNs: r.StartNs}
 	e.current.Store(progress)
 
-	var inflight sync.WaitGroup
-	var cancelled atomic.Int64
-	emit := func(rec metrics.Record) {
-		if rec.Error != nil && phaseCtx.Err() != nil {
-			rec.Cancelled = true
-			cancelled.Add(1)
-		} else if rec.Error != nil {
-			progress.Errors.Add(1)
-		}
-		progress.Done.Add(1)
-		if e.OnRecord != nil {
-			e.OnRecord(rec)
-		}
+	p := &phaseRun{e: e, ph: ph, r: r, n: n, issueCtx: issueCtx, phaseCtx: phaseCtx, progress: progress, full: make(chan struct{})}
+	switch {
+	case ph.Fixed:
+		p.issueFixed()
+	case ph.Rate > 0:
+		p.issueRate()
+	default:
+		p.issueConcurrency()
 	}
-	credit := func(sched int64) Credit {
-		if r.Sent == 0 {
-			r.FirstSchedNs = sched
-		}
-		r.LastSchedNs = sched
-		r.Sent++
-		progress.Sent.Add(1)
-		return Credit{Index: int(e.index.Add(1) - 1), Phase: ph, ScheduledNs: sched}
-	}
-
-	if ph.Rate > 0 {
-		e.issueRate(issueCtx, phaseCtx, ph, r, n, &inflight, credit, emit)
-	} else {
-		e.issueConcurrency(issueCtx, phaseCtx, ph, &inflight, credit, emit)
-	}
+	p.close()
 
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		defer cancel()
 		done := make(chan struct{})
-		go func() { inflight.Wait(); close(done) }()
+		go func() { p.inflight.Wait(); close(done) }()
 		if ph.Duration > 0 && ph.GracePeriod >= 0 {
 			cutoff := r.StartNs + int64(seconds(ph.Duration)+seconds(ph.GracePeriod))
 			grace := time.NewTimer(time.Duration(cutoff - e.Clock.Now()))
@@ -199,107 +181,13 @@ func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n
 		} else {
 			<-done
 		}
-		r.Cancelled = int(cancelled.Load())
+		r.Cancelled = int(p.cancelled.Load())
 		<-handoff
 		if e.Hooks.Drained != nil {
 			e.Hooks.Drained(*ph)
 		}
 	}()
 	return drained
-}
-
-// issueConcurrency keeps ph.Concurrency requests in flight: each slot sends
-// its next request the instant the previous one returns. It returns when the
-// count is claimed or ctx (the phase's issuing context) ends.
-func (e *Engine) issueConcurrency(ctx, phaseCtx context.Context, ph *plan.Phase, inflight *sync.WaitGroup,
-	credit func(int64) Credit, emit func(metrics.Record)) {
-	var mu sync.Mutex // guards claimed and credit(), which updates the report
-	var claimed int
-	allClaimed := make(chan struct{})
-	claim := func() (Credit, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ctx.Err() != nil || (ph.Requests > 0 && claimed == ph.Requests) {
-			return Credit{}, false
-		}
-		claimed++
-		if claimed == ph.Requests {
-			close(allClaimed)
-		}
-		return credit(e.Clock.Now()), true
-	}
-	inflight.Add(ph.Concurrency)
-	for w := 0; w < ph.Concurrency; w++ {
-		go func() {
-			defer inflight.Done()
-			for {
-				c, ok := claim()
-				if !ok {
-					return
-				}
-				emit(e.Send(phaseCtx, c))
-			}
-		}()
-	}
-	select {
-	case <-allClaimed:
-	case <-ctx.Done():
-	}
-}
-
-// issueRate sends on an absolute open-loop schedule from one start. A late
-// send fires at once and keeps its scheduled time (the lag is recorded); with
-// a cap, a send waits for a free slot and is counted as cap-delayed. It
-// returns when the count is sent or ctx (the phase's issuing context) ends;
-// once the next send falls past the duration it waits for that end.
-func (e *Engine) issueRate(ctx, phaseCtx context.Context, ph *plan.Phase, r *PhaseReport, n int64,
-	inflight *sync.WaitGroup, credit func(int64) Credit, emit func(metrics.Record)) {
-	sched := NewSchedule(ph.Rate, ph.RateMode, e.Seed+n)
-	var slots chan struct{}
-	if ph.Concurrency > 0 {
-		slots = make(chan struct{}, ph.Concurrency)
-	}
-	start := r.StartNs
-	end := start + int64(seconds(ph.Duration))
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for sent := 0; ph.Requests == 0 || sent < ph.Requests; sent++ {
-		target := start + sched.Next()
-		if ph.Duration > 0 && target >= end {
-			<-ctx.Done()
-			return
-		}
-		if !e.waitUntil(ctx, timer, target) {
-			return
-		}
-		if slots != nil {
-			select {
-			case slots <- struct{}{}:
-			default:
-				r.CapDelayed++
-				select {
-				case slots <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-		c := credit(target)
-		inflight.Add(1)
-		go func() {
-			defer inflight.Done()
-			rec := e.Send(phaseCtx, c)
-			if slots != nil {
-				<-slots
-			}
-			emit(rec)
-		}()
-		if e.Precise {
-			// The new goroutine waits in this P's run queue; yield so it
-			// starts now instead of when another P steals it (~150 µs).
-			runtime.Gosched()
-		}
-	}
 }
 
 // waitUntil blocks until the clock reaches target (returns at once when it

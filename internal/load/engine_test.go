@@ -94,7 +94,7 @@ func (c *collector) add(r metrics.Record) {
 }
 
 func newEngine(f *fakeServer, c *collector) *Engine {
-	return &Engine{Clock: f.clock, Send: f.send, OnRecord: c.add}
+	return &Engine{Clock: f.clock, Source: SingleTurn(f.send), OnRecord: c.add}
 }
 
 func TestConcurrencyModeKeepsNInFlight(t *testing.T) {

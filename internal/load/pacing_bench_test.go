@@ -23,9 +23,9 @@ func BenchmarkPacing(b *testing.B) {
 				var lags []float64
 				clock := NewClock()
 				e := &Engine{Clock: clock, Precise: precise,
-					Send: func(_ context.Context, c Credit) metrics.Record {
+					Source: SingleTurn(func(_ context.Context, c Credit) metrics.Record {
 						return metrics.Record{ScheduledNs: c.ScheduledNs, SentNs: clock.Now()}
-					},
+					}),
 					OnRecord: func(r metrics.Record) {
 						mu.Lock()
 						lags = append(lags, float64(r.SentNs-r.ScheduledNs)/1e3)

@@ -99,6 +99,13 @@ type Phase struct {
 	Duration    float64 `json:"duration,omitempty"`     // stop sending after this many seconds; 0 = no time limit
 	GracePeriod float64 `json:"grace_period,omitempty"` // seconds to wait for in-flight requests after Duration; <0 = forever
 	Seamless    bool    `json:"seamless,omitempty"`     // start as soon as the previous phase stops sending
+	// Sessions stops the phase from starting new sessions (conversations)
+	// after this many; started sessions finish every turn. 0 = no limit.
+	Sessions int `json:"sessions,omitempty"`
+	// Fixed replays the dataset's fixed schedule: every conversation's
+	// first turn at its timestamp (divided by Speedup when > 0).
+	Fixed   bool    `json:"fixed_schedule,omitempty"`
+	Speedup float64 `json:"speedup,omitempty"`
 }
 
 // NewProfile returns a Profile holding every default of its `default` tags,

@@ -1,0 +1,289 @@
+package load
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// phaseRun is one phase being issued: its budgets (requests, sessions), its
+// in-flight requests and its counters.
+type phaseRun struct {
+	e        *Engine
+	ph       *plan.Phase
+	r        *PhaseReport
+	n        int64
+	issueCtx context.Context // ends when the phase must stop issuing
+	phaseCtx context.Context // ends when in-flight requests are cut
+	progress *Progress
+
+	inflight  sync.WaitGroup // requests claimed and not yet returned
+	cancelled atomic.Int64
+
+	mu       sync.Mutex // guards the budgets and the report's counters
+	requests int
+	sessions int
+	full     chan struct{} // closed when the request count is reached
+	closed   bool          // the issuer returned: no claim succeeds any more
+}
+
+// close ends issuing for good: after it returns no claim succeeds, so the
+// in-flight count can be waited for.
+func (p *phaseRun) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+}
+
+// claim issues the credit of turn turn of session sid, scheduled at sched,
+// unless the phase stopped issuing or its request count is reached.
+func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.issueCtx.Err() != nil || p.ph.Requests > 0 && p.requests == p.ph.Requests {
+		return Credit{}, false
+	}
+	// Counted in flight from the claim, before the phase can be seen to
+	// stop issuing: every Add comes before the drain's Wait.
+	p.inflight.Add(1)
+	if p.requests++; p.requests == p.ph.Requests {
+		close(p.full)
+	}
+	r := p.r
+	if r.Sent == 0 {
+		r.FirstSchedNs = sched
+	}
+	r.LastSchedNs = sched
+	r.Sent++
+	p.progress.Sent.Add(1)
+	return Credit{Index: int(p.e.index.Add(1) - 1), Phase: p.ph, ScheduledNs: sched, Session: sid, Turn: turn}, true
+}
+
+// startSession takes a session from the phase's budget and returns its
+// number, or false when the phase may start no more sessions.
+func (p *phaseRun) startSession() (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.issueCtx.Err() != nil || p.ph.Requests > 0 && p.requests == p.ph.Requests ||
+		p.ph.Sessions > 0 && p.sessions == p.ph.Sessions {
+		return 0, false
+	}
+	p.sessions++
+	p.r.Sessions++
+	return int(p.e.sessions.Add(1) - 1), true
+}
+
+// emit hands a finished request's record on, marking a request cut by the
+// phase's end as cancelled.
+func (p *phaseRun) emit(rec metrics.Record) {
+	if rec.Error != nil && p.phaseCtx.Err() != nil {
+		rec.Cancelled = true
+		p.cancelled.Add(1)
+	} else if rec.Error != nil {
+		p.progress.Errors.Add(1)
+	}
+	p.progress.Done.Add(1)
+	if p.e.OnRecord != nil {
+		p.e.OnRecord(rec)
+	}
+}
+
+// send sends turn turn of s under credit c (claimed, so counted in flight).
+func (p *phaseRun) send(s Session, turn int, c Credit) metrics.Record {
+	defer p.inflight.Done()
+	rec := s.Send(p.phaseCtx, turn, c)
+	p.emit(rec)
+	return rec
+}
+
+// due is when turn i ≥ 1 of s may be sent, turn i-1 having ended at endNs:
+// its delay after that end, or its absolute time on the phase's schedule.
+func (p *phaseRun) due(s Session, i int, endNs int64) int64 {
+	delay, at, abs := s.Due(i)
+	if abs {
+		return p.r.StartNs + p.scaled(at)
+	}
+	return endNs + int64(delay)
+}
+
+// scaled divides a schedule offset by the phase's replay speed-up.
+func (p *phaseRun) scaled(at int64) int64 {
+	if p.ph.Speedup > 0 {
+		return int64(float64(at) / p.ph.Speedup)
+	}
+	return at
+}
+
+// continueSession sends the turns of s after the first, each once it is
+// due, until the session ends or the phase stops issuing.
+func (p *phaseRun) continueSession(s Session, sid int, last metrics.Record, timer *time.Timer) {
+	for i := 1; i < s.Turns(); i++ {
+		sched := p.due(s, i, max(last.EndNs, last.SentNs))
+		if !p.e.waitUntil(p.issueCtx, timer, sched) {
+			return
+		}
+		c, ok := p.claim(sched, sid, i)
+		if !ok {
+			return
+		}
+		last = p.send(s, i, c)
+	}
+}
+
+// issueConcurrency keeps ph.Concurrency sessions going: each slot starts its
+// next session the instant the previous one ends, and sends each turn the
+// instant it is due. With one-turn sessions that is ph.Concurrency requests
+// in flight. It returns when no slot may start another session or send
+// another turn.
+func (p *phaseRun) issueConcurrency() {
+	var slots sync.WaitGroup
+	for range p.ph.Concurrency {
+		slots.Go(func() {
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
+			for {
+				sid, ok := p.startSession()
+				if !ok {
+					return
+				}
+				s := p.e.Source.Next()
+				c, ok := p.claim(p.e.Clock.Now(), sid, 0)
+				if !ok {
+					return
+				}
+				p.continueSession(s, sid, p.send(s, 0, c), timer)
+			}
+		})
+	}
+	stopped := make(chan struct{})
+	go func() { slots.Wait(); close(stopped) }()
+	select {
+	case <-p.full:
+	case <-p.issueCtx.Done():
+	case <-stopped:
+	}
+}
+
+// issueRate sends on an absolute open-loop schedule from one start: at each
+// scheduled time a session's next turn that is due goes first, else a new
+// session starts. A late send fires at once and keeps its scheduled time
+// (the lag is recorded). With a cap, at most ph.Concurrency sessions run at
+// once: a new session waits for a free slot and is counted as cap-delayed.
+// It returns when the count is sent, the sessions are done, or the phase's
+// issuing context ends; once the next send falls past the duration it waits
+// for that end.
+func (p *phaseRun) issueRate() {
+	sched := NewSchedule(p.ph.Rate, p.ph.RateMode, p.e.Seed+p.n)
+	q := newTurnQueue(p.ph.Concurrency)
+	start := p.r.StartNs
+	end := start + int64(seconds(p.ph.Duration))
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		target := start + sched.Next()
+		if p.ph.Duration > 0 && target >= end {
+			<-p.issueCtx.Done()
+			return
+		}
+		if !p.e.waitUntil(p.issueCtx, timer, target) {
+			return
+		}
+		w, ok := q.pick(p, target)
+		if !ok {
+			return
+		}
+		c, ok := p.claim(w.sched, w.sid, w.turn)
+		if !ok {
+			q.end()
+			return
+		}
+		go func() {
+			rec := p.send(w.s, w.turn, c)
+			if next := w.turn + 1; next < w.s.Turns() {
+				q.later(turnWork{s: w.s, sid: w.sid, turn: next}, p.due(w.s, next, max(rec.EndNs, rec.SentNs)), p.e.Clock)
+				return
+			}
+			q.end()
+		}()
+		if p.e.Precise {
+			// The new goroutine waits in this P's run queue; yield so it
+			// starts now instead of when another P steals it (~150 µs).
+			runtime.Gosched()
+		}
+	}
+}
+
+// issueFixed replays the engine's fixed schedule: each conversation's first
+// turn at its time from the phase start (divided by the speed-up), later
+// turns at their own time or their delay after the previous reply. With a
+// cap, at most ph.Concurrency sessions run at once (cap-delayed sends are
+// counted). It returns when every scheduled session has sent its last turn,
+// the count is sent, or the phase's issuing context ends.
+func (p *phaseRun) issueFixed() {
+	var slots chan struct{}
+	if p.ph.Concurrency > 0 {
+		slots = make(chan struct{}, p.ph.Concurrency)
+	}
+	var sessions sync.WaitGroup
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	if p.e.Fixed != nil {
+		for conv, at := range p.e.Fixed {
+			target := p.r.StartNs + p.scaled(at)
+			if !p.e.waitUntil(p.issueCtx, timer, target) || !p.takeSlot(slots) {
+				break
+			}
+			sid, ok := p.startSession()
+			if !ok {
+				releaseSlot(slots)
+				break
+			}
+			c, ok := p.claim(target, sid, 0)
+			if !ok {
+				releaseSlot(slots)
+				break
+			}
+			s := p.e.Source.Fixed(conv)
+			sessions.Go(func() {
+				defer releaseSlot(slots)
+				t := time.NewTimer(time.Hour)
+				defer t.Stop()
+				p.continueSession(s, sid, p.send(s, 0, c), t)
+			})
+		}
+	}
+	sessions.Wait()
+}
+
+// takeSlot takes one of the cap's slots (nil: no cap), counting a send
+// that had to wait for one; false when the phase stopped issuing first.
+func (p *phaseRun) takeSlot(slots chan struct{}) bool {
+	if slots == nil {
+		return true
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	p.mu.Lock()
+	p.r.CapDelayed++
+	p.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-p.issueCtx.Done():
+		return false
+	}
+}
+
+func releaseSlot(slots chan struct{}) {
+	if slots != nil {
+		<-slots
+	}
+}

@@ -1,0 +1,108 @@
+package load
+
+import (
+	"sync"
+	"time"
+)
+
+// turnWork is a turn to send: turn turn of session s (number sid), due at
+// dueNs.
+type turnWork struct {
+	s     Session
+	sid   int
+	turn  int
+	dueNs int64
+	sched int64 // the schedule time it is sent for
+}
+
+// turnQueue is rate mode's bookkeeping of sessions: the later turns of
+// running sessions once they are due, and how many sessions run against
+// the cap.
+type turnQueue struct {
+	mu     sync.Mutex
+	due    []turnWork    // turns due, in the order they became due
+	active int           // sessions started and not ended
+	cap    int           // most sessions at once (0: no cap)
+	notify chan struct{} // a turn became due or a session ended
+}
+
+func newTurnQueue(cap int) *turnQueue {
+	return &turnQueue{cap: cap, notify: make(chan struct{}, 1)}
+}
+
+// pick chooses what to send at schedule time target: the oldest due turn,
+// else the first turn of a new session. When neither is possible it waits
+// for a turn to become due, a cap slot to free up (counting a cap-delayed
+// send) or every session to end; false when there is nothing left to send
+// or the phase stopped issuing.
+func (q *turnQueue) pick(p *phaseRun, target int64) (turnWork, bool) {
+	delayed := false
+	for {
+		q.mu.Lock()
+		if len(q.due) > 0 {
+			w := q.due[0]
+			q.due = q.due[1:]
+			q.mu.Unlock()
+			w.sched = max(target, w.dueNs)
+			return w, true
+		}
+		capFull := q.cap > 0 && q.active >= q.cap
+		if !capFull {
+			if sid, ok := p.startSession(); ok {
+				q.active++
+				q.mu.Unlock()
+				// A send the cap delayed keeps its time on the grid: its
+				// lag shows the wait, which the audit puts on the cap.
+				return turnWork{s: p.e.Source.Next(), sid: sid, sched: target}, true
+			}
+			if q.active == 0 { // no session may start and none is running
+				q.mu.Unlock()
+				return turnWork{}, false
+			}
+		}
+		q.mu.Unlock()
+		if capFull && !delayed {
+			delayed = true
+			p.mu.Lock()
+			p.r.CapDelayed++
+			p.mu.Unlock()
+		}
+		select {
+		case <-q.notify:
+		case <-p.issueCtx.Done():
+			return turnWork{}, false
+		}
+	}
+}
+
+// later queues w once the clock reaches dueNs.
+func (q *turnQueue) later(w turnWork, dueNs int64, clock Clock) {
+	w.dueNs = dueNs
+	if d := time.Duration(dueNs - clock.Now()); d > 0 {
+		time.AfterFunc(d, func() { q.push(w) })
+		return
+	}
+	q.push(w)
+}
+
+func (q *turnQueue) push(w turnWork) {
+	q.mu.Lock()
+	q.due = append(q.due, w)
+	q.mu.Unlock()
+	q.signal()
+}
+
+// end records that a session ended.
+func (q *turnQueue) end() {
+	q.mu.Lock()
+	q.active--
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *turnQueue) signal() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
