@@ -75,6 +75,33 @@ type Profile struct {
 	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" default:"100" group:"Dataset" placeholder:"N" help:"Distinct synthetic prompts, reused in shuffled order (default ${default})."`
 	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
 
+	// Input files and traces.
+	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
+	PublicDataset            string   `json:"public_dataset,omitempty" name:"public-dataset" enum:",sharegpt" default:"" group:"Input" placeholder:"NAME" help:"Read --input-file as a public dataset: sharegpt (a local ShareGPT JSON file; nothing is downloaded)."`
+	DatasetSamplingStrategy  string   `json:"dataset_sampling_strategy,omitempty" name:"dataset-sampling-strategy" enum:",sequential,random,shuffle" default:"" group:"Input" placeholder:"STRATEGY" help:"Order conversations are drawn in: sequential, random or shuffle (default: AIPerf's for the data: shuffle for synthetic and random_pool, sequential for files)."`
+	FixedSchedule            bool     `json:"fixed_schedule,omitempty" name:"fixed-schedule" group:"Input" help:"Send each conversation's first turn at its timestamp (automatic for a trace whose records carry timestamps)."`
+	NoFixedSchedule          bool     `json:"no_fixed_schedule,omitempty" name:"no-fixed-schedule" group:"Input" help:"Ignore a trace's timestamps and use --concurrency or --request-rate."`
+	FixedScheduleAutoOffset  bool     `json:"fixed_schedule_auto_offset,omitempty" name:"fixed-schedule-auto-offset" group:"Input" help:"Shift the schedule so its first timestamp is sent at once."`
+	FixedScheduleStartOffset *int     `json:"fixed_schedule_start_offset,omitempty" name:"fixed-schedule-start-offset" group:"Input" placeholder:"MS" help:"Replay only records at or after this timestamp (ms); it becomes the schedule's zero."`
+	FixedScheduleEndOffset   *int     `json:"fixed_schedule_end_offset,omitempty" name:"fixed-schedule-end-offset" group:"Input" placeholder:"MS" help:"Replay only records at or before this timestamp (ms)."`
+	ReplaySpeedup            *float64 `json:"replay_speedup,omitempty" name:"replay-speedup" group:"Input" placeholder:"X" help:"Replay a fixed schedule X times faster (timestamps divided by X)."`
+
+	// Conversations (multi-turn sessions).
+	ConversationNum             *int     `json:"conversation_num,omitempty" name:"conversation-num" aliases:"num-conversations,num-sessions" group:"Conversation input" placeholder:"N" help:"Sessions to run: no new session starts after N, started ones finish (aliases --num-conversations, --num-sessions)."`
+	ConversationTurnMean        int      `json:"conversation_turn_mean,omitempty" name:"conversation-turn-mean" aliases:"session-turns-mean" group:"Conversation input" placeholder:"N" help:"Mean turns per synthetic conversation (default 1: single-turn)."`
+	ConversationTurnStddev      int      `json:"conversation_turn_stddev,omitempty" name:"conversation-turn-stddev" aliases:"session-turns-stddev" group:"Conversation input" placeholder:"N" help:"Standard deviation of the turns per synthetic conversation."`
+	ConversationTurnDelayMean   float64  `json:"conversation_turn_delay_mean,omitempty" name:"conversation-turn-delay-mean" aliases:"session-turn-delay-mean" group:"Conversation input" placeholder:"MS" help:"Mean think time before each later turn, after the previous reply (ms)."`
+	ConversationTurnDelayStddev float64  `json:"conversation_turn_delay_stddev,omitempty" name:"conversation-turn-delay-stddev" aliases:"session-turn-delay-stddev" group:"Conversation input" placeholder:"MS" help:"Standard deviation of the think time (ms)."`
+	ConversationTurnDelayRatio  *float64 `json:"conversation_turn_delay_ratio,omitempty" name:"conversation-turn-delay-ratio" aliases:"session-delay-ratio" group:"Conversation input" placeholder:"X" help:"Scale every think time by X (default 1)."`
+
+	// Prefix prompts.
+	PromptInputTokensBlockSize int  `json:"prompt_input_tokens_block_size,omitempty" name:"prompt-input-tokens-block-size" aliases:"synthetic-input-tokens-block-size,isl-block-size" group:"Prefix prompt" placeholder:"TOKENS" help:"Tokens per trace hash id block (default 512)."`
+	PromptPrefixPoolSize       int  `json:"prompt_prefix_pool_size,omitempty" name:"prompt-prefix-pool-size" aliases:"prefix-prompt-pool-size,num-prefix-prompts" group:"Prefix prompt" placeholder:"N" help:"Distinct prefixes, one drawn for each conversation's first turn."`
+	PromptPrefixLength         int  `json:"prompt_prefix_length,omitempty" name:"prompt-prefix-length" aliases:"prefix-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"Tokens of each prefix."`
+	SharedSystemPromptLength   *int `json:"shared_system_prompt_length,omitempty" name:"shared-system-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"One system prompt of this many tokens, sent first in every request of every session."`
+	UserContextPromptLength    *int `json:"user_context_prompt_length,omitempty" name:"user-context-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"A user context of this many tokens per conversation, sent after the system prompt in each of its requests."`
+
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
 	ResetKVCachePath             string   `json:"reset_kv_cache_path,omitempty" name:"reset-kv-cache-path" group:"Control hooks" placeholder:"PATH" help:"Reset route (default /reset_prefix_cache; implies --reset-kv-cache)."`

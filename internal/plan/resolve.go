@@ -152,10 +152,14 @@ func (p *Profile) PhaseList() []Phase {
 		prof.Duration = *p.BenchmarkDuration
 		prof.GracePeriod = deref(p.BenchmarkGracePeriod, DefaultGracePeriod)
 	}
+	prof.Sessions = deref(p.ConversationNum, 0)
+	if p.FixedSchedule {
+		prof.Fixed, prof.Rate, prof.RateMode, prof.Speedup = true, 0, "", deref(p.ReplaySpeedup, 0)
+	}
 	switch {
 	case p.RequestCount != nil:
 		prof.Requests = *p.RequestCount
-	case p.BenchmarkDuration == nil:
+	case p.BenchmarkDuration == nil && prof.Sessions == 0 && !prof.Fixed:
 		prof.Requests = max(10, 2*prof.Concurrency)
 	}
 	if p.WarmupRequestCount == nil && p.WarmupDuration == nil {
@@ -163,6 +167,10 @@ func (p *Profile) PhaseList() []Phase {
 	}
 	warm := prof
 	warm.Name, warm.Kind = KindWarmup, KindWarmup
+	warm.Fixed, warm.Speedup, warm.Sessions = false, 0, 0 // warmup never replays the schedule
+	if prof.Fixed && warm.Concurrency == 0 {
+		warm.Concurrency = 1
+	}
 	warm.Requests = deref(p.WarmupRequestCount, 0)
 	warm.Duration = deref(p.WarmupDuration, 0)
 	warm.GracePeriod = -1

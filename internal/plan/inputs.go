@@ -1,0 +1,125 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Bounds of the conversation options.
+const (
+	// MaxTurns bounds the turns of a synthetic conversation: its history is
+	// re-sent with every turn.
+	MaxTurns = 1 << 10
+	// MaxDelayMs bounds a think time: one day, in ms.
+	MaxDelayMs = 24 * 60 * 60 * 1000.0
+	// DefaultBlockSize is --prompt-input-tokens-block-size when not given
+	// (AIPerf's, and the Mooncake trace's).
+	DefaultBlockSize = 512
+)
+
+// Multi reports whether the profile's synthetic conversations have more
+// than one turn.
+func (p *Profile) Multi() bool {
+	return p.InputFile == "" && (p.ConversationTurnMean > 1 || p.ConversationTurnStddev > 0)
+}
+
+// inputs checks the input-file, fixed-schedule, conversation and prefix
+// options and their combinations, with AIPerf's rules.
+func (v *validator) inputs(p *Profile) {
+	file := p.InputFile != ""
+	v.check(file || p.CustomDatasetType == "", "custom_dataset_type", "needs --input-file (the file to read)")
+	v.check(file || p.PublicDataset == "", "public_dataset", "needs --input-file (the local file of the public dataset; nothing is downloaded)")
+	v.check(p.PublicDataset == "" || p.CustomDatasetType == "", "public_dataset", "cannot be used with --custom-dataset-type: pick one")
+	v.check(!p.FixedSchedule || file, "fixed_schedule", "needs --input-file (a trace with timestamps)")
+	v.check(!(p.FixedSchedule && p.NoFixedSchedule), "no_fixed_schedule", "cannot be used with --fixed-schedule")
+	fixedOnly := []struct {
+		name string
+		set  bool
+	}{
+		{"fixed_schedule_auto_offset", p.FixedScheduleAutoOffset},
+		{"fixed_schedule_start_offset", p.FixedScheduleStartOffset != nil},
+		{"fixed_schedule_end_offset", p.FixedScheduleEndOffset != nil},
+		{"replay_speedup", p.ReplaySpeedup != nil},
+	}
+	for _, f := range fixedOnly {
+		v.check(!f.set || v.nonFinite[f.name] || file && !p.NoFixedSchedule, f.name,
+			"applies to a fixed schedule: needs --input-file with a trace (and no --no-fixed-schedule)")
+	}
+	v.intRange("fixed_schedule_start_offset", p.FixedScheduleStartOffset, 0, 1<<53)
+	v.intRange("fixed_schedule_end_offset", p.FixedScheduleEndOffset, 0, 1<<53)
+	if s, e := p.FixedScheduleStartOffset, p.FixedScheduleEndOffset; s != nil && e != nil && *s > *e {
+		v.add("fixed_schedule_start_offset", fmt.Sprintf("must be at most --fixed-schedule-end-offset (%d), got %d", *e, *s))
+	}
+	v.check(!(p.FixedScheduleAutoOffset && p.FixedScheduleStartOffset != nil), "fixed_schedule_auto_offset",
+		"cannot be used with --fixed-schedule-start-offset (the start offset is the schedule's zero)")
+	if x := p.ReplaySpeedup; x != nil && !v.nonFinite["replay_speedup"] {
+		v.check(*x > 0 && *x <= 1e6, "replay_speedup", fmt.Sprintf("must be greater than 0 and at most 1e6, got %g", *x))
+	}
+	if p.FixedSchedule {
+		v.check(p.DatasetSamplingStrategy == "", "dataset_sampling_strategy",
+			"cannot be used with --fixed-schedule (the schedule replays every conversation once, in time order)")
+		v.check(p.RequestRate == nil, "request_rate", "cannot be used with --fixed-schedule (the trace's timestamps set the send times)")
+	}
+
+	v.intRange("conversation_num", p.ConversationNum, 1, MaxRequests)
+	v.check(p.ConversationNum == nil || p.RequestCount == nil, "conversation_num",
+		"cannot be used with --request-count: stop on sessions or on requests, not both")
+	if n, c := p.ConversationNum, p.Concurrency; n != nil && c != nil && *c > *n && *n >= 1 {
+		v.add("concurrency", fmt.Sprintf("(%d) cannot be greater than --conversation-num (%d): lower --concurrency or raise --conversation-num", *c, *n))
+	}
+	v.check(p.ConversationTurnMean >= 0 && p.ConversationTurnMean <= MaxTurns, "conversation_turn_mean",
+		fmt.Sprintf("must be between 1 and %d, got %d", MaxTurns, p.ConversationTurnMean))
+	v.check(p.ConversationTurnStddev >= 0 && p.ConversationTurnStddev <= MaxTurns, "conversation_turn_stddev",
+		fmt.Sprintf("must be between 0 and %d, got %d", MaxTurns, p.ConversationTurnStddev))
+	for _, d := range []struct {
+		name string
+		x    float64
+	}{{"conversation_turn_delay_mean", p.ConversationTurnDelayMean}, {"conversation_turn_delay_stddev", p.ConversationTurnDelayStddev}} {
+		v.check(v.nonFinite[d.name] || d.x >= 0 && d.x <= MaxDelayMs, d.name,
+			fmt.Sprintf("must be between 0 and %.0f ms (a day), got %g", MaxDelayMs, d.x))
+	}
+	if r := p.ConversationTurnDelayRatio; r != nil && !v.nonFinite["conversation_turn_delay_ratio"] {
+		v.check(*r >= 0 && *r <= 1e6, "conversation_turn_delay_ratio", fmt.Sprintf("must be between 0 and 1e6, got %g", *r))
+	}
+	if p.Multi() {
+		v.check(p.EndpointType == EndpointChat, "conversation_turn_mean",
+			"needs --endpoint-type chat: a multi-turn session re-sends its history as chat messages")
+	}
+
+	v.check(p.PromptInputTokensBlockSize >= 0 && p.PromptInputTokensBlockSize <= MaxTokens, "prompt_input_tokens_block_size",
+		fmt.Sprintf("must be between 1 and %d, got %d", MaxTokens, p.PromptInputTokensBlockSize))
+	v.check(p.PromptPrefixPoolSize >= 0 && p.PromptPrefixPoolSize <= MaxDatasetEntries, "prompt_prefix_pool_size",
+		fmt.Sprintf("must be between 0 and %d, got %d", MaxDatasetEntries, p.PromptPrefixPoolSize))
+	v.check(p.PromptPrefixLength >= 0 && p.PromptPrefixLength <= MaxTokens, "prompt_prefix_length",
+		fmt.Sprintf("must be between 0 and %d, got %d", MaxTokens, p.PromptPrefixLength))
+	v.check((p.PromptPrefixPoolSize > 0) == (p.PromptPrefixLength > 0), "prompt_prefix_pool_size",
+		"and --prompt-prefix-length go together: a pool of prefixes of that length")
+	v.intRange("shared_system_prompt_length", p.SharedSystemPromptLength, 1, MaxTokens)
+	v.intRange("user_context_prompt_length", p.UserContextPromptLength, 1, MaxTokens)
+	if (p.SharedSystemPromptLength != nil || p.UserContextPromptLength != nil) && (p.PromptPrefixPoolSize > 0 || p.PromptPrefixLength > 0) {
+		v.add("shared_system_prompt_length", "and --user-context-prompt-length cannot be used with --prompt-prefix-length/--prompt-prefix-pool-size: "+
+			"they are two ways to share a prefix, pick one")
+	}
+	if file {
+		var synthOnly []string
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{
+			{"conversation_turn_mean", p.ConversationTurnMean > 1},
+			{"conversation_turn_stddev", p.ConversationTurnStddev > 0},
+			{"conversation_turn_delay_mean", p.ConversationTurnDelayMean > 0},
+			{"prompt_prefix_pool_size", p.PromptPrefixPoolSize > 0},
+			{"shared_system_prompt_length", p.SharedSystemPromptLength != nil},
+			{"user_context_prompt_length", p.UserContextPromptLength != nil},
+		} {
+			if f.set {
+				synthOnly = append(synthOnly, "--"+flagName(f.name))
+			}
+		}
+		if len(synthOnly) > 0 {
+			v.add("input_file", fmt.Sprintf("cannot be used with %s: they shape synthetic conversations; the file defines its own",
+				strings.Join(synthOnly, ", ")))
+		}
+	}
+}
