@@ -250,17 +250,22 @@ func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, 
 }
 
 // header returns the headers of one request: the client's, which override
-// user values of Content-Type and (streaming) Accept, plus X-Request-ID. The
+// user values of Content-Type and (streaming) Accept, plus X-Request-ID and,
+// for a session, X-Correlation-ID and X-Session-Affinity. The
 // values are shared with c.headers: nothing downstream modifies them.
 func (c *Client) header(req Request) http.Header {
 	base := c.headers
 	if req.Streaming {
 		base = c.streamHeaders
 	}
-	h := make(http.Header, len(base)+1)
+	h := make(http.Header, len(base)+3)
 	maps.Copy(h, base)
 	if req.RequestID != "" {
 		h["X-Request-Id"] = []string{req.RequestID}
+	}
+	if req.SessionID != "" {
+		h["X-Correlation-Id"] = []string{req.SessionID}
+		h["X-Session-Affinity"] = []string{req.SessionID}
 	}
 	return h
 }

@@ -555,6 +555,7 @@ func TestRequestHeadersAndBody(t *testing.T) {
 	}})
 	req := chatReq(srv.url("/v1/chat/completions"), true)
 	req.RequestID = "req-7"
+	req.SessionID = "sess-3"
 	res := c.Do(context.Background(), req)
 	require.Nil(t, res.Err)
 	require.NotNil(t, got)
@@ -564,6 +565,8 @@ func TestRequestHeadersAndBody(t *testing.T) {
 	assert.Equal(t, "application/json", got.Header.Get("Content-Type"))
 	assert.Equal(t, "text/event-stream", got.Header.Get("Accept"))
 	assert.Equal(t, "req-7", got.Header.Get("X-Request-ID"))
+	assert.Equal(t, "sess-3", got.Header.Get("X-Correlation-ID"))
+	assert.Equal(t, "sess-3", got.Header.Get("X-Session-Affinity"))
 	assert.Equal(t, "Bearer k", got.Header.Get("Authorization"))
 	assert.Equal(t, "aiperf/test", got.Header.Get("User-Agent"))
 	assert.Equal(t, "1", got.Header.Get("X-Custom"))
@@ -605,7 +608,25 @@ func TestBody(t *testing.T) {
 			assert.True(t, json.Valid(b))
 		})
 	}
-	_, err := Body(Request{EndpointType: "rankings"})
+	hist := Request{EndpointType: plan.EndpointChat, Model: "m", MaxTokens: 4,
+		Messages: []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}, {Role: "user", Content: "again"}},
+		Tools:    json.RawMessage(`[{"type":"function","function":{"name":"f"}}]`),
+		Extra:    map[string]any{"temperature": 0, "top_p": 0.5}, TurnExtra: map[string]any{"temperature": 1}}
+	b, err := Body(hist)
+	require.NoError(t, err)
+	assert.Equal(t, `{"max_completion_tokens":4,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},`+
+		`{"role":"assistant","content":"hello"},{"role":"user","content":"again"}],"model":"m","stream":false,"temperature":1,`+
+		`"tools":[{"type":"function","function":{"name":"f"}}],"top_p":0.5}`, string(b), "history, tools, the turn's extra over --extra-inputs")
+	raw := Request{EndpointType: plan.EndpointChat, Model: "m", RawMessages: json.RawMessage(`[{"role":"user","content":"verbatim"}]`)}
+	b, err = Body(raw)
+	require.NoError(t, err)
+	assert.Equal(t, `{"messages":[{"role":"user","content":"verbatim"}],"model":"m","stream":false}`, string(b))
+	payload := json.RawMessage(`{"model":"x","messages":[],"custom":true}`)
+	b, err = Body(Request{EndpointType: plan.EndpointChat, Payload: payload, Model: "ignored"})
+	require.NoError(t, err)
+	assert.Equal(t, string(payload), string(b), "a payload is sent as it is")
+
+	_, err = Body(Request{EndpointType: "rankings"})
 	require.ErrorContains(t, err, `unknown endpoint type "rankings"`)
 }
 

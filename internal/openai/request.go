@@ -11,38 +11,63 @@ import (
 
 // Request is one inference request to send.
 type Request struct {
-	URL          string         // full URL including the path
-	EndpointType string         // plan.EndpointChat or plan.EndpointCompletions
-	Model        string         // "model" field
-	Prompt       string         // the user message (chat) or the bare prompt (completions)
-	MaxTokens    int            // 0: no max-tokens field is sent
-	Streaming    bool           // ask for SSE with stream_options.include_usage
-	Extra        map[string]any // merged into the body last (--extra-inputs); its keys win
-	RequestID    string         // sent as X-Request-ID when not empty
+	URL          string // full URL including the path
+	EndpointType string // plan.EndpointChat or plan.EndpointCompletions
+	Model        string // "model" field
+	Prompt       string // the user message (chat) or the bare prompt (completions)
+	// Messages, when set, is the chat conversation sent instead of Prompt
+	// (a session's history and its current turn).
+	Messages []Message
+	// RawMessages, when set, is a chat messages array sent as it is.
+	RawMessages json.RawMessage
+	// Payload, when set, is the whole request body, sent as it is.
+	Payload   json.RawMessage
+	Tools     json.RawMessage // sent as "tools" when set
+	MaxTokens int             // 0: no max-tokens field is sent
+	Streaming bool            // ask for SSE with stream_options.include_usage
+	Extra     map[string]any  // merged into the body (--extra-inputs); its keys win
+	TurnExtra map[string]any  // merged after Extra (a dataset turn's extra): its keys win over both
+	RequestID string          // sent as X-Request-ID when not empty
+	// SessionID, when set, is sent as X-Correlation-ID and
+	// X-Session-Affinity: every request of a session carries it.
+	SessionID string
 	// Body, when set, is the request's JSON body as Body(req) builds it:
 	// bodies depend only on the prompt, model and options, so a caller that
 	// sends the same prompts again can build each once and reuse it.
 	Body []byte
 }
 
-type chatMessage struct {
+// Message is one chat message.
+type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
 }
 
 // Body returns the JSON request body, as AIPerf builds it: chat sends
-// "messages" with one user message and "max_completion_tokens", completions
-// sends "prompt" as a bare string and "max_tokens"; streaming adds
-// "stream_options":{"include_usage":true}; Extra is merged last (shallow).
-// Keys are sorted and HTML characters are not escaped.
+// "messages" (one user message, or Messages, or RawMessages) and
+// "max_completion_tokens", completions sends "prompt" as a bare string and
+// "max_tokens"; Tools is sent as "tools"; streaming adds
+// "stream_options":{"include_usage":true}; Extra, then TurnExtra, are merged
+// last (shallow). A Payload is the body as it is. Keys are sorted and HTML
+// characters are not escaped.
 func Body(req Request) ([]byte, error) {
-	m := make(map[string]any, 5+len(req.Extra))
+	if len(req.Payload) > 0 {
+		return req.Payload, nil
+	}
+	m := make(map[string]any, 6+len(req.Extra)+len(req.TurnExtra))
 	m["model"] = req.Model
 	m["stream"] = req.Streaming
 	maxKey := "max_completion_tokens"
 	switch req.EndpointType {
 	case plan.EndpointChat:
-		m["messages"] = []chatMessage{{Role: "user", Content: req.Prompt}}
+		switch {
+		case len(req.RawMessages) > 0:
+			m["messages"] = req.RawMessages
+		case req.Messages != nil:
+			m["messages"] = req.Messages
+		default:
+			m["messages"] = []Message{{Role: "user", Content: req.Prompt}}
+		}
 	case plan.EndpointCompletions:
 		m["prompt"] = req.Prompt
 		maxKey = "max_tokens"
@@ -53,10 +78,14 @@ func Body(req Request) ([]byte, error) {
 	if req.MaxTokens > 0 {
 		m[maxKey] = req.MaxTokens
 	}
+	if len(req.Tools) > 0 {
+		m["tools"] = req.Tools
+	}
 	if req.Streaming {
 		m["stream_options"] = map[string]bool{"include_usage": true}
 	}
 	maps.Copy(m, req.Extra)
+	maps.Copy(m, req.TurnExtra)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
