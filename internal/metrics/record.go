@@ -9,9 +9,22 @@ type Record struct {
 	PhaseKind string `json:"phase_kind"` // plan.KindWarmup or plan.KindProfiling
 	RequestID string `json:"request_id"` // X-Request-ID sent
 	URL       int    `json:"url"`        // index of the --url used
-	Prompt    int    `json:"prompt"`     // index of the dataset entry sent
+	Prompt    int    `json:"prompt"`     // index of the dataset conversation sent
 	Model     string `json:"model"`
 	Streaming bool   `json:"streaming"`
+
+	// Session numbers the session (one replay of a conversation) within
+	// the run, from 0; Turn is the request's turn within it, from 0.
+	Session int `json:"session"`
+	Turn    int `json:"turn,omitempty"`
+	// Conversation is the dataset's id of the conversation (session_id);
+	// CorrelationID the session's X-Correlation-ID.
+	Conversation  string `json:"conversation,omitempty"`
+	CorrelationID string `json:"correlation_id,omitempty"`
+	// History reports that the request re-sent its session's history:
+	// InputTokens then still lacks the replies' tokens until they are
+	// counted (see AddHistoryTokens).
+	History bool `json:"history,omitempty"`
 
 	ScheduledNs int64 `json:"scheduled_ns"` // when the schedule wanted it sent
 	SentNs      int64 `json:"sent_ns"`      // taken just before the request is written
@@ -70,3 +83,34 @@ type Error struct {
 
 // OK reports whether the request succeeded and counts toward metrics.
 func (r *Record) OK() bool { return r.Error == nil && !r.Cancelled }
+
+// AddHistoryTokens completes the input length of requests that re-sent
+// their session's history: it adds the client counts of the session's
+// earlier replies (their content, or their reasoning when the content was
+// empty: what the session re-sent), which are known only once every
+// response is counted. Records may be in any order.
+func AddHistoryTokens(records []Record) {
+	type turnReply struct{ turn, tokens int }
+	replies := map[int][]turnReply{} // session → its successful replies
+	for i := range records {
+		r := &records[i]
+		if r.OK() {
+			n := r.OutputTokens
+			if n == 0 {
+				n = r.ReasoningTokens
+			}
+			replies[r.Session] = append(replies[r.Session], turnReply{r.Turn, n})
+		}
+	}
+	for i := range records {
+		r := &records[i]
+		if !r.History {
+			continue
+		}
+		for _, rep := range replies[r.Session] {
+			if rep.turn < r.Turn {
+				r.InputTokens += rep.tokens
+			}
+		}
+	}
+}

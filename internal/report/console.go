@@ -43,6 +43,7 @@ func Console(w io.Writer, run *result.Run) {
 	p := &printer{w: w}
 	p.line(Title)
 	p.table([]string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}, metricRows(run.Profiling), "lrrrrrrr")
+	p.turns(run)
 	p.errors(run)
 	p.hooks(run)
 	p.audit(run)

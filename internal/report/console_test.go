@@ -79,3 +79,20 @@ func TestConsoleReportsCutRequestsAndNamesTheSendRate(t *testing.T) {
 	assert.Contains(t, out, "Request Throughput: successful requests per second of benchmark duration")
 	assert.NotContains(t, out, "achieved", "the send rate is not called achieved throughput")
 }
+
+func TestConsoleShowsTTFTByTurnForSessions(t *testing.T) {
+	run := fixtureRun(t)
+	var buf bytes.Buffer
+	Console(&buf, run)
+	assert.NotContains(t, buf.String(), "by turn", "single-turn runs have no per-turn table")
+
+	for i := range run.Records {
+		run.Records[i].Turn = run.Records[i].Index % 2
+	}
+	buf.Reset()
+	Console(&buf, run)
+	out := buf.String()
+	assert.Contains(t, out, "Time to First Token by turn (ms)")
+	assert.Regexp(t, `│ 0 +│ +2 │`, out, "two successful first turns")
+	assert.Regexp(t, `│ 1 +│ +2 │`, out)
+}

@@ -179,8 +179,8 @@ func TestWriteJSONL(t *testing.T) {
 	md := ok.Metadata
 	assert.Equal(t, 2.0, md["session_num"])
 	assert.Equal(t, "req-c", md["x_request_id"])
-	assert.Equal(t, "req-c", md["x_correlation_id"])
-	assert.Equal(t, "", md["conversation_id"])
+	assert.Equal(t, "sess-c", md["x_correlation_id"], "the session's id, shared by its turns")
+	assert.Equal(t, "conv-2", md["conversation_id"], "the dataset's conversation")
 	assert.Equal(t, 0.0, md["turn_index"])
 	assert.Equal(t, "profiling", md["benchmark_phase"])
 	assert.Equal(t, false, md["was_cancelled"])

@@ -37,6 +37,7 @@ func streamed(index int, sentMs int64, isl int, chunkMs ...int64) metrics.Record
 	return metrics.Record{
 		Index: index, Phase: plan.KindProfiling, PhaseKind: plan.KindProfiling,
 		RequestID: "req-" + string(rune('a'+index)), Model: "mock-model", Streaming: true,
+		Session: index, CorrelationID: "sess-" + string(rune('a'+index)), Conversation: "conv-" + string(rune('0'+index%3)),
 		ScheduledNs: sent - msNs/4, SentNs: sent, EndNs: resp[len(resp)-1] + msNs/2,
 		WallStartNs: wallNs + sent, ResponseNs: resp, FirstOutputNs: resp[0],
 		InputTokens: isl, OutputTokens: len(chunkMs), RequestedOutputTokens: len(chunkMs),

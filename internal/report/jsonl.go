@@ -100,10 +100,11 @@ func WriteJSONL(w io.Writer, run *result.Run) error {
 func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.Error) {
 	wall := func(ns int64) int64 { return r.WallStartNs + ns - r.SentNs }
 	md := jsonlMetadata{
-		SessionNum:        r.Index,
+		SessionNum:        r.Session,
 		XRequestID:        r.RequestID,
-		XCorrelationID:    r.RequestID,
-		TurnIndex:         0,
+		XCorrelationID:    r.CorrelationID,
+		ConversationID:    r.Conversation,
+		TurnIndex:         r.Turn,
 		RequestStartNs:    r.WallStartNs,
 		RequestEndNs:      wall(r.EndNs),
 		WorkerID:          "worker_0", // one process; there are no AIPerf workers

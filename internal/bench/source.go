@@ -1,0 +1,254 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// ErrTypeDataset is the error type of a request whose conversation could
+// not be read back from the dataset (a trace file that changed under the
+// run).
+const ErrTypeDataset = "DatasetError"
+
+// maxCachedBodies bounds the request bodies kept for reuse: a small
+// dataset's single-turn conversations are encoded once each, a large
+// trace's (sent once each) never.
+const maxCachedBodies = 1 << 16
+
+// source replays the dataset's conversations as the engine's sessions.
+type source struct {
+	p       plan.Profile
+	now     func() int64 // the run's clock
+	ds      dataset.Dataset
+	sampler interface{ Next() int }
+	client  *openai.Client
+	counts  *outputCounts
+	urls    []string
+	extra   map[string]any
+	prefix  string // of request and session ids: unique per run
+	// bodies caches the encoded body of single-turn conversations, by
+	// conversation × model, when the dataset is small enough.
+	bodies []atomic.Pointer[[]byte]
+	// tokens counts the shared system and context messages (history
+	// requests), once per text.
+	system func(string) int
+}
+
+func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *openai.Client,
+	counts *outputCounts, count func(string) int) *source {
+	s := &source{p: p, now: now, ds: ds, sampler: sampler, client: client, counts: counts, urls: p.RequestURLs(),
+		extra: map[string]any{}, prefix: newID()[:8], system: memoCount(count)}
+	for _, e := range p.ExtraInputs {
+		m, _ := plan.ParseExtraInput(e) // validated already
+		for k, v := range m {
+			s.extra[k] = v
+		}
+	}
+	if n := ds.Len() * len(p.Model); n <= maxCachedBodies {
+		s.bodies = make([]atomic.Pointer[[]byte], n)
+	}
+	return s
+}
+
+// memoCount counts a text once: the shared system prompt is in every
+// request of a run.
+func memoCount(count func(string) int) func(string) int {
+	var last atomic.Pointer[struct {
+		text string
+		n    int
+	}]
+	return func(text string) int {
+		if m := last.Load(); m != nil && m.text == text {
+			return m.n
+		}
+		n := count(text)
+		last.Store(&struct {
+			text string
+			n    int
+		}{text, n})
+		return n
+	}
+}
+
+func (s *source) Next() load.Session          { return &session{src: s, conv: s.sampler.Next()} }
+func (s *source) Fixed(conv int) load.Session { return &session{src: s, conv: conv} }
+
+// session is one replay of a conversation: its history so far, and the URL
+// and model every turn of it uses (chosen at its first turn, as AIPerf
+// does).
+type session struct {
+	src     *source
+	conv    int
+	c       dataset.Conversation
+	err     error // the conversation could not be read
+	id      string
+	url     int
+	model   int
+	history []openai.Message
+	// sent is the client count of the history's user turns and system
+	// prompts; the replies' counts are added once they are counted.
+	sent int
+}
+
+// Turns is the conversation's number of turns; the engine asks for it (and
+// for Due) only after the first turn was sent, so a trace's conversation is
+// read in the request's goroutine, off the schedule's path.
+func (s *session) Turns() int { return max(1, len(s.c.Turns)) }
+
+func (s *session) Due(i int) (time.Duration, int64, bool) {
+	t := &s.c.Turns[i]
+	if t.HasTimestamp {
+		return 0, int64(t.TimestampMs * 1e6), true
+	}
+	return time.Duration(t.DelayMs * float64(time.Millisecond)), 0, false
+}
+
+// Send sends turn i of the conversation.
+func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record {
+	src := s.src
+	if i == 0 {
+		s.c, s.err = src.ds.Conversation(s.conv)
+		s.id = fmt.Sprintf("%s-s%06d", src.prefix, c.Session)
+		s.url, s.model = c.Index%len(src.urls), c.Index%len(src.p.Model)
+	}
+	rec := metrics.Record{
+		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
+		Prompt: s.conv, URL: s.url, Model: src.p.Model[s.model], Streaming: src.p.Streaming,
+		Session: c.Session, Turn: i, Conversation: s.c.ID, CorrelationID: s.id,
+		RequestID: fmt.Sprintf("%s-%06d", src.prefix, c.Index),
+	}
+	if s.err != nil {
+		now := src.now()
+		rec.SentNs, rec.EndNs = now, now
+		rec.Error = &metrics.Error{Type: ErrTypeDataset, Message: fmt.Sprintf("read conversation %d: %v", s.conv, s.err)}
+		return rec
+	}
+	turn := &s.c.Turns[i]
+	req := s.request(turn, rec.RequestID)
+	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
+	resp := src.client.Do(ctx, req.Request)
+	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
+	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
+	rec.Retried, rec.MalformedChunks = resp.Retried, resp.MalformedChunks
+	text, reasoning := fillChunks(&rec, resp.Chunks)
+	src.counts.add(&rec, text, reasoning)
+	if req.history {
+		s.remember(turn, text, reasoning, resp.Err == nil)
+	}
+	return rec
+}
+
+// request is a turn's request and what the record needs of it.
+type request struct {
+	openai.Request
+	isl     int  // the client's count of what was sent, replies excepted
+	history bool // the request re-sends the session's history
+}
+
+// request builds the request of turn t: the conversation so far when the
+// conversation accumulates it, else the turn on its own.
+func (s *session) request(t *dataset.Turn, id string) request {
+	src := s.src
+	r := request{Request: openai.Request{
+		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
+		MaxTokens: t.MaxTokens, Streaming: src.p.Streaming, Extra: src.extra, TurnExtra: t.Extra,
+		Tools: t.Tools, RequestID: id, SessionID: s.id,
+	}}
+	switch {
+	case len(t.Payload) > 0:
+		r.Payload, r.isl = t.Payload, t.InputTokens
+	case len(t.Messages) > 0:
+		r.RawMessages, r.isl = t.Messages, t.InputTokens
+	case s.c.Mode == dataset.DeltasWithoutResponses && (len(s.c.Turns) > 1 || s.c.System != "" || s.c.Context != ""):
+		if s.history == nil {
+			s.history, s.sent = s.opening()
+		}
+		role := t.Role
+		if role == "" {
+			role = "user"
+		}
+		s.history = append(s.history, openai.Message{Role: role, Content: t.Text})
+		s.sent += t.InputTokens
+		r.Messages, r.isl, r.history = s.history, s.sent, true
+	default:
+		r.Prompt, r.isl = t.Text, t.InputTokens
+		r.Body = src.cachedBody(s.conv, s.model, r.Request)
+	}
+	return r
+}
+
+// opening is the messages every request of the conversation starts with
+// (its system prompt and user context) and their client count.
+func (s *session) opening() ([]openai.Message, int) {
+	var msgs []openai.Message
+	n := 0
+	if s.c.System != "" {
+		msgs = append(msgs, openai.Message{Role: "system", Content: s.c.System})
+		n += s.src.system(s.c.System)
+	}
+	if s.c.Context != "" {
+		msgs = append(msgs, openai.Message{Role: "user", Content: s.c.Context})
+		n += s.src.counts.tok.Count(s.c.Context)
+	}
+	return msgs, n
+}
+
+// remember appends the server's live reply to the history (AIPerf's
+// default context mode); a failed turn leaves none, so the next request
+// has two user messages in a row, as in AIPerf.
+func (s *session) remember(t *dataset.Turn, text, reasoning string, ok bool) {
+	if !ok {
+		return
+	}
+	reply := text
+	if strings.TrimSpace(reply) == "" {
+		reply = reasoning
+	}
+	s.history = append(s.history, openai.Message{Role: "assistant", Content: reply})
+}
+
+// cachedBody returns the encoded body of a single-turn conversation's
+// request, encoding it once when the dataset is small enough to keep them.
+func (s *source) cachedBody(conv, model int, req openai.Request) []byte {
+	if s.bodies == nil || len(req.TurnExtra) > 0 {
+		return nil
+	}
+	slot := &s.bodies[conv*len(s.p.Model)+model]
+	if b := slot.Load(); b != nil {
+		return *b
+	}
+	b, err := openai.Body(req)
+	if err != nil {
+		return nil // Do reports it
+	}
+	slot.Store(&b)
+	return b
+}
+
+// fillChunks stamps the record with its response times and returns the
+// output text and reasoning, for counting.
+func fillChunks(rec *metrics.Record, chunks []openai.Chunk) (text, reasoning string) {
+	if len(chunks) == 0 {
+		return "", ""
+	}
+	rec.ResponseNs = make([]int64, len(chunks))
+	var tb, rb strings.Builder
+	for i, ch := range chunks {
+		rec.ResponseNs[i] = ch.At
+		if rec.FirstOutputNs == 0 && ch.Text != "" {
+			rec.FirstOutputNs = ch.At
+		}
+		tb.WriteString(ch.Text)
+		rb.WriteString(ch.Reasoning)
+	}
+	return tb.String(), rb.String()
+}
