@@ -24,6 +24,8 @@ var documented = map[string][]struct {
 	"vllm.star":         {{"vllm", 4, 2}},
 	"sglang.star":       {{"sglang", 3, 2}},
 	"demo.star":         {{"demo", 6, 2}},
+	"trace_replay.star": {{"trace-replay", 2, 3}},
+	"multi_turn.star":   {{"multi-turn", 2, 1}},
 }
 
 func TestExamples(t *testing.T) {
@@ -123,6 +125,28 @@ func TestExampleDetails(t *testing.T) {
 		assert.Equal(t, cold.Profile.RandomSeed, warm.Profile.RandomSeed)
 		assert.Len(t, cold.Profile.PhaseList(), 1, "nothing runs between the reset and profiling")
 		assert.Len(t, warm.Profile.PhaseList(), 2)
+	})
+	t.Run("trace replay: the example's own trace, cold and warm, on a fixed schedule", func(t *testing.T) {
+		s := load(t, "trace_replay.star", nil)
+		cold, warm := s.Cells[0], s.Cells[1]
+		abs, err := filepath.Abs("data/chat_trace.jsonl")
+		require.NoError(t, err)
+		assert.Equal(t, abs, cold.Profile.InputFile, "relative to the script")
+		assert.FileExists(t, cold.Profile.InputFile)
+		assert.Len(t, cold.Profile.PhaseList(), 1)
+		phases := warm.Profile.PhaseList()
+		require.Len(t, phases, 2)
+		assert.False(t, phases[0].Fixed)
+		assert.Equal(t, 48, phases[0].Requests, "the warmup sends the whole trace once")
+		assert.True(t, phases[1].Fixed)
+	})
+	t.Run("multi turn: sessions of five turns behind a shared system prompt", func(t *testing.T) {
+		s := load(t, "multi_turn.star", nil)
+		for _, c := range s.Cells {
+			assert.Equal(t, 20, c.Profile.PhaseList()[0].Sessions)
+			assert.True(t, c.Profile.Multi())
+			assert.Equal(t, plan.Ptr(1000), c.Profile.SharedSystemPromptLength)
+		}
 	})
 	for file, server := range map[string]string{"vllm.star": "vllm", "sglang.star": "sglang"} {
 		t.Run(file+" preset", func(t *testing.T) {

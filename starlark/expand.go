@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -155,6 +156,13 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 			o, _ := lookupOption(prm.Name)
 			if err := o.Set(&p, prm.Value); err != nil { // checked by sweep(); cannot happen
 				return sw, []error{at(": %s: %v", prm.Name, err)}
+			}
+		}
+		if p.InputFile != "" && !filepath.IsAbs(p.InputFile) {
+			// A script names its data relative to itself, as load() does;
+			// the trial runs wherever the sweep was started.
+			if dir, err := filepath.Abs(filepath.Dir(d.pos.Filename())); err == nil {
+				p.InputFile = filepath.Join(dir, p.InputFile)
 			}
 		}
 		if !d.sameSeed && !slices.ContainsFunc(pt.params, func(p plan.Param) bool { return p.Name == "random_seed" }) {

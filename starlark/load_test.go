@@ -488,3 +488,20 @@ func TestUndefinedNamesAllReported(t *testing.T) {
 	assert.Equal(t, "sweeps.star:2:5", errs[1].Pos)
 	assert.Equal(t, "undefined: w", errs[1].Msg)
 }
+
+func TestInputFileIsRelativeToTheScript(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "sub", "replay.star")
+	require.NoError(t, os.MkdirAll(filepath.Dir(script), 0o755))
+	require.NoError(t, os.WriteFile(script, []byte(`
+base = profile(model = "m", url = "http://127.0.0.1:8000", input_file = "data/trace.jsonl")
+sweep(name = "r", base = base, scenarios = [{"name": "rel"}, {"name": "abs", "input_file": "/srv/trace.jsonl"}])
+`), 0o644))
+	sweeps, err := starlark.Load(context.Background(), script, starlark.Options{})
+	require.NoError(t, err)
+	require.Len(t, sweeps[0].Cells, 2)
+	assert.Equal(t, filepath.Join(dir, "sub", "data", "trace.jsonl"), sweeps[0].Cells[0].Profile.InputFile,
+		"a relative input_file is the script's, wherever the sweep runs")
+	assert.Equal(t, "/srv/trace.jsonl", sweeps[0].Cells[1].Profile.InputFile)
+}

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/openai"
+)
+
+// InputsFile is the name of the export of the payloads a run sends, as
+// AIPerf names it.
+const InputsFile = "inputs.json"
+
+// writeInputs writes inputs.json in AIPerf's shape: {"data": [{"session_id",
+// "payloads": [...]}]}, one entry per dataset conversation, each payload a
+// turn's body on its own (its system prompt and user context, no history
+// and no replies), joinable with profile_export.jsonl on conversation_id
+// and turn_index. It streams conversation by conversation and writes to a
+// temporary file renamed into place, so a large trace never sits in memory
+// and no half-written file is left.
+func writeInputs(ctx context.Context, path string, s *source) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", InputsFile, err)
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", InputsFile, err)
+	}
+	err = s.encodeInputs(ctx, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", InputsFile, err)
+	}
+	return nil
+}
+
+// encodeInputs writes the inputs.json document to w.
+func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString(`{"data": [`)
+	for i := range s.ds.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := s.ds.Conversation(i)
+		if err != nil {
+			return fmt.Errorf("conversation %d: %w", i, err)
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		id, _ := json.Marshal(c.ID)
+		fmt.Fprintf(bw, "\n  {\"session_id\": %s, \"payloads\": [", id)
+		for t := range c.Turns {
+			body, err := openai.Body(s.alone(i, &c, t))
+			if err != nil {
+				return fmt.Errorf("conversation %s turn %d: %w", c.ID, t, err)
+			}
+			if t > 0 {
+				bw.WriteString(", ")
+			}
+			bw.Write(body)
+		}
+		bw.WriteString("]}")
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
+
+// alone is turn t of conversation conv (c) as a request on its own, as
+// AIPerf's inputs.json shows it: its system prompt and user context, then
+// the turn, with the first --model.
+func (s *source) alone(conv int, c *dataset.Conversation, t int) openai.Request {
+	sess := &session{src: s, conv: conv, c: *c} // a fresh session holds no history
+	return sess.request(&c.Turns[t], "").Request
+}
