@@ -28,6 +28,9 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 		if r.Phase.Kind != plan.KindProfiling || r.Sent == 0 {
 			continue
 		}
+		if r.Phase.Fixed {
+			a.Mode = "fixed"
+		}
 		if r.Phase.Rate > 0 {
 			a.Mode = "rate"
 			rates[r.Phase.Rate] = true
@@ -66,7 +69,7 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 		a.AchievedRate = (n - 1) / (float64(lastSent-firstSent) / 1e9)
 	}
 
-	if a.Mode == "rate" && n >= 2 && lastSched > firstSched {
+	if (a.Mode == "rate" || a.Mode == "fixed") && n >= 2 && lastSched > firstSched {
 		scheduled := (n - 1) / (float64(lastSched-firstSched) / 1e9)
 		if a.CapDelayed == 0 && a.AchievedRate < shortfallLimit*scheduled {
 			a.ClientBound = true
