@@ -1,0 +1,189 @@
+package dataset
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// minWords is the smallest block vocabulary accepted: with fewer words,
+// blocks of different hash ids could share runs of tokens.
+const minWords = 256
+
+// words is a tokenizer's block vocabulary: the corpus's lower-case ASCII
+// words w such that " "+w encodes to exactly one token, each stored with
+// its leading space. A text made of such words has one token per word,
+// and each word is a pre-tokenization piece of its own (a space followed
+// by letters starts a piece under every byte-level BPE split pattern), so
+// byte-pair merges never cross from one word to the next: the text of a
+// sequence of words encodes to exactly the sequence of their tokens,
+// whatever precedes or follows it.
+type words struct {
+	list []string
+	// maxLen is the longest word's length in bytes.
+	maxLen int
+}
+
+var (
+	wordsMu    sync.Mutex
+	wordsCache = map[string]*words{} // tokenizer name → block vocabulary
+)
+
+// blockWords returns tok's block vocabulary, building it once per tokenizer
+// name. The build checks the property the prompts rely on by encoding every
+// word after every other word of a sample text and comparing with the
+// words' own tokens; words that merge with a neighbour are dropped.
+func blockWords(tok tokenizer.Tokenizer) (*words, error) {
+	wordsMu.Lock()
+	defer wordsMu.Unlock()
+	if w, ok := wordsCache[tok.Name()]; ok {
+		return w, nil
+	}
+	seen := map[string]bool{}
+	var list []string
+	var ids []int
+	for _, w := range strings.FieldsFunc(corpus, func(r rune) bool { return r < 'a' || r > 'z' }) {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		if t := tok.Encode(" " + w); len(t) == 1 {
+			list = append(list, " "+w)
+			ids = append(ids, t[0])
+		}
+	}
+	list, ids = checkWords(tok, list, ids)
+	if len(list) < minWords {
+		return nil, fmt.Errorf("tokenizer %s: only %d corpus words encode to one token each after a space (need %d): prompts cannot be built from hash ids",
+			tok.Name(), len(list), minWords)
+	}
+	w := &words{list: list}
+	for _, s := range list {
+		w.maxLen = max(w.maxLen, len(s))
+	}
+	wordsCache[tok.Name()] = w
+	return w, nil
+}
+
+// checkWords encodes the words in two orders (so each follows two
+// different words) and drops, until none is left, any word whose token is
+// not found where it should be.
+func checkWords(tok tokenizer.Tokenizer, list []string, ids []int) ([]string, []int) {
+	for range 20 {
+		order := make([]int, 0, 2*len(list))
+		for i := range list {
+			order = append(order, i)
+		}
+		for i := range list {
+			order = append(order, (i*7919+13)%len(list))
+		}
+		var text strings.Builder
+		for _, i := range order {
+			text.WriteString(list[i])
+		}
+		got := tok.Encode(text.String())
+		bad := -1
+		for k, i := range order {
+			if k >= len(got) || got[k] != ids[i] {
+				bad = i
+				break
+			}
+		}
+		if bad < 0 && len(got) == len(order) {
+			return list, ids
+		}
+		if bad < 0 {
+			bad = order[len(order)-1]
+		}
+		list, ids = slices.Delete(list, bad, bad+1), slices.Delete(ids, bad, bad+1)
+	}
+	return nil, nil
+}
+
+// Random streams of the word picks.
+const (
+	pickBlock uint64 = iota + 0x9e3779b97f4a7c15
+	pickFresh
+)
+
+// mix is SplitMix64's finaliser: a bijective, well-mixing hash of x.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// pick is the index of the word at position pos of the block (or fresh
+// text) identified by key, for a vocabulary of n words.
+func pick(key, pos uint64, n int) int {
+	hi, _ := bits.Mul64(mix(key+pos*0x9e3779b97f4a7c15), uint64(n))
+	return int(hi)
+}
+
+// blockKey identifies the words of one hash id's block for one seed.
+func blockKey(seed int64, id int64) uint64 {
+	return mix(mix(uint64(seed)^pickBlock) ^ uint64(id))
+}
+
+// freshKey identifies the words of the text of one row that no other row
+// shares (rows without hash ids, and the tail after a trace row's blocks).
+func freshKey(seed int64, row uint64) uint64 {
+	return mix(mix(uint64(seed)^pickFresh) ^ row)
+}
+
+// hashPrompt returns the prompt of a trace row: inputLength tokens made of
+// the blocks of hashIDs, blockSize words each, the last block cut so that
+// the total is inputLength; words past the blocks (input_length longer than
+// the blocks cover) and the whole prompt of a row without hash ids are
+// fresh words keyed by row. Every block is a function of (seed, hash id)
+// alone, so it is identical wherever its id appears and across runs with
+// the same seed, and a cut block is the first words of the full one. The
+// caller has checked the lengths with checkHashIDs.
+func (w *words) hashPrompt(seed int64, hashIDs []int64, inputLength, blockSize int, row uint64) string {
+	var b strings.Builder
+	b.Grow(inputLength * w.maxLen)
+	n := len(w.list)
+	done := 0
+	for _, id := range hashIDs {
+		key, k := blockKey(seed, id), min(blockSize, inputLength-done)
+		for pos := range k {
+			b.WriteString(w.list[pick(key, uint64(pos), n)])
+		}
+		done += k
+	}
+	key := freshKey(seed, row)
+	for pos := 0; done < inputLength; pos, done = pos+1, done+1 {
+		b.WriteString(w.list[pick(key, uint64(pos), n)])
+	}
+	return b.String()
+}
+
+// checkHashIDs checks that hash ids fit an input length as AIPerf does:
+// every block but the last is full and the last holds 1 to blockSize
+// tokens, or all blocks are full and the rest of the prompt is fresh text.
+func checkHashIDs(inputLength int64, hashIDs []int64, blockSize int) string {
+	m, b := int64(len(hashIDs)), int64(blockSize)
+	if m == 0 || m*b <= inputLength {
+		return ""
+	}
+	last := inputLength - (m-1)*b
+	if last > 0 && last <= b {
+		return ""
+	}
+	return fmt.Sprintf("input length: %d, hash ids: %s, block size: %d are not compatible: the final hash block size: %d must be greater than 0 and less than or equal to %d (%d hash ids need an input_length of at least %d)",
+		inputLength, briefIDs(hashIDs), blockSize, last, blockSize, m, (m-1)*b+1)
+}
+
+// briefIDs prints at most 8 hash ids.
+func briefIDs(ids []int64) string {
+	if len(ids) <= 8 {
+		return fmt.Sprint(ids)
+	}
+	return fmt.Sprintf("%v … (%d ids)", ids[:8], len(ids))
+}
