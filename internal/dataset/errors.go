@@ -48,11 +48,13 @@ func (e *LineError) Error() string {
 // maxProblems caps the problems listed for one file; the rest are counted.
 const maxProblems = 50
 
-// problem is a LineError before it is placed in a file.
+// problem is a LineError before it is placed in a file. at is 1 + the
+// byte offset of a JSON error in the text decoded (0: none).
 type problem struct {
 	Col   int
 	Field string
 	Msg   string
+	at    int
 }
 
 func problemf(field, format string, args ...any) problem {

@@ -60,7 +60,8 @@ type mooncakeRecord struct {
 // returned as a problem at its column, quoting only a short excerpt.
 func decodeLine(line []byte, v any) []problem {
 	if trimmed := bytes.TrimLeft(line, " \t\r\n"); jsonKindOf(trimmed) != "an object" {
-		return []problem{{Col: column(line, len(line)-len(trimmed)), Msg: "expected a JSON object, got " + jsonKindOf(trimmed)}}
+		off := len(line) - len(trimmed)
+		return []problem{{Col: column(line, off), at: off + 1, Msg: "expected a JSON object, got " + jsonKindOf(trimmed)}}
 	}
 	err := json.Unmarshal(line, v)
 	if err == nil {
@@ -70,14 +71,51 @@ func decodeLine(line []byte, v any) []problem {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntax):
-		off := int(syntax.Offset)
-		return []problem{{Col: column(line, off), Msg: fmt.Sprintf("invalid JSON near %s: %s", excerpt(line, off), syntax.Error())}}
+		off := int(syntax.Offset) - 1 // the offending byte
+		return []problem{{Col: column(line, off), at: off + 1, Msg: fmt.Sprintf("invalid JSON near %s: %s", excerpt(line, off), syntax.Error())}}
 	case errors.As(err, &typ):
-		got, _, _ := strings.Cut(typ.Value, " ")
-		off := int(typ.Offset)
-		return []problem{{Col: column(line, off), Field: typ.Field, Msg: fmt.Sprintf("expected %s, got %s", goKind(typ.Type.Kind().String()), jsonWord(got))}}
+		got := typ.Value
+		if len(got) > 30 {
+			got, _, _ = strings.Cut(got, " ")
+		}
+		off := valueStart(line, int(typ.Offset))
+		return []problem{{Col: column(line, off), at: off + 1, Field: typ.Field,
+			Msg: fmt.Sprintf("expected %s, got %s", goKind(typ.Type.Kind().String()), jsonWord(got))}}
 	}
 	return []problem{{Msg: "invalid JSON: " + err.Error()}}
+}
+
+// valueStart finds where the JSON value that a type error reports starts:
+// encoding/json gives the offset just after a literal, or just after the
+// bracket that opens an object or list.
+func valueStart(line []byte, off int) int {
+	off = min(off, len(line))
+	if off <= 0 {
+		return 0
+	}
+	switch c := line[off-1]; {
+	case c == '{' || c == '[':
+		return off - 1
+	case c == '"':
+		for i := off - 2; i >= 0; i-- {
+			if line[i] != '"' {
+				continue
+			}
+			escapes := 0
+			for k := i - 1; k >= 0 && line[k] == '\\'; k-- {
+				escapes++
+			}
+			if escapes%2 == 0 {
+				return i
+			}
+		}
+		return 0
+	}
+	i := off
+	for i > 0 && bytes.IndexByte([]byte("0123456789.eE+-truefalsn"), line[i-1]) >= 0 {
+		i--
+	}
+	return i
 }
 
 // goKind describes a Go kind as the JSON value it decodes.
@@ -97,10 +135,14 @@ func goKind(kind string) string {
 	return kind
 }
 
-// jsonWord names a JSON value kind as encoding/json reports it.
+// jsonWord names a JSON value as encoding/json reports it ("string",
+// "number 0.5").
 func jsonWord(v string) string {
-	switch v {
-	case "object", "array", "string", "number", "bool":
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "array":
+		return "a list"
+	case "object", "string", "number", "bool":
 		return "a JSON " + v
 	}
 	return v
@@ -207,6 +249,7 @@ func (t *turnRecord) check(field string, pool bool) []problem {
 	}
 	texts, tp := t.texts(field)
 	ps = append(ps, tp...)
+	media := false
 	for _, m := range []struct {
 		name string
 		raw  json.RawMessage
@@ -214,9 +257,10 @@ func (t *turnRecord) check(field string, pool bool) []problem {
 		{"audios", t.Audios}, {"video", t.Video}, {"videos", t.Videos}} {
 		if truthy(m.raw) {
 			ps = append(ps, problemf(field+m.name, "media inputs are not supported: this tool sends text only"))
+			media = true
 		}
 	}
-	if len(texts) == 0 && len(tp) == 0 {
+	if len(texts) == 0 && len(tp) == 0 && !media {
 		ps = append(ps, problemf(strings.TrimSuffix(field, "."), `at least one modality must be provided: expected a non-empty "text" or "texts"`))
 	}
 	if !pool {

@@ -137,7 +137,7 @@ func (d *shareGPTDataset) index(ctx context.Context, tok tokenizer.Tokenizer) (e
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return entries, append(bad, offProblem{dec.InputOffset(), syntaxProblem(err)}), more, nil
+			return entries, append(bad, syntaxProblem(dec, err)), more, nil
 		}
 		entries++
 		end := dec.InputOffset()
@@ -145,7 +145,7 @@ func (d *shareGPTDataset) index(ctx context.Context, tok tokenizer.Tokenizer) (e
 		var e shareGPTEntry
 		if ps := decodeLine(raw, &e); ps != nil {
 			if len(bad) < maxProblems {
-				bad = append(bad, offProblem{begin, problem{Field: ps[0].Field, Msg: ps[0].Msg}})
+				bad = append(bad, offProblem{begin + int64(max(ps[0].at-1, 0)), problem{Field: ps[0].Field, Msg: ps[0].Msg}})
 			} else {
 				more++
 			}
@@ -154,7 +154,7 @@ func (d *shareGPTDataset) index(ctx context.Context, tok tokenizer.Tokenizer) (e
 		d.keep(tok, &e, begin, len(raw))
 	}
 	if _, err := dec.Token(); err != nil {
-		return entries, append(bad, offProblem{dec.InputOffset(), syntaxProblem(err)}), more, nil
+		return entries, append(bad, syntaxProblem(dec, err)), more, nil
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		bad = append(bad, offProblem{dec.InputOffset(), problemf("", "unexpected data after the top-level array")})
@@ -182,15 +182,16 @@ func (d *shareGPTDataset) keep(tok tokenizer.Tokenizer, e *shareGPTEntry, begin 
 	d.start = append(d.start, uint32(len(d.counts)/2))
 }
 
-func syntaxProblem(err error) problem {
+// syntaxProblem places a decoder's syntax error at the offending byte.
+func syntaxProblem(dec *json.Decoder, err error) offProblem {
 	var syntax *json.SyntaxError
-	if errors.As(err, &syntax) {
-		return problemf("", "invalid JSON: %s", syntax.Error())
+	switch {
+	case errors.As(err, &syntax):
+		return offProblem{syntax.Offset - 1, problemf("", "invalid JSON: %s", syntax.Error())}
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return offProblem{dec.InputOffset(), problemf("", "the file ends inside the top-level array")}
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return problemf("", "the file ends inside the top-level array")
-	}
-	return problemf("", "invalid JSON: %v", err)
+	return offProblem{dec.InputOffset(), problemf("", "invalid JSON: %v", err)}
 }
 
 // placeProblems turns problems at byte offsets into LineErrors, reading
