@@ -2,7 +2,7 @@ package dataset
 
 import (
 	"fmt"
-	"math/bits"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -22,11 +22,16 @@ const minWords = 256
 // byte-pair merges never cross from one word to the next: the text of a
 // sequence of words encodes to exactly the sequence of their tokens,
 // whatever precedes or follows it.
+//
+// Each word is kept in a 16-byte slot so that a prompt is written with one
+// fixed-size copy per word.
 type words struct {
-	list []string
-	// maxLen is the longest word's length in bytes.
-	maxLen int
+	slot [][wordSlot]byte
+	size []uint8
 }
+
+// wordSlot is the longest word kept, with its space, in bytes.
+const wordSlot = 16
 
 var (
 	wordsMu    sync.Mutex
@@ -47,7 +52,7 @@ func blockWords(tok tokenizer.Tokenizer) (*words, error) {
 	var list []string
 	var ids []int
 	for _, w := range strings.FieldsFunc(corpus, func(r rune) bool { return r < 'a' || r > 'z' }) {
-		if seen[w] {
+		if seen[w] || len(w) >= wordSlot {
 			continue
 		}
 		seen[w] = true
@@ -61,9 +66,10 @@ func blockWords(tok tokenizer.Tokenizer) (*words, error) {
 		return nil, fmt.Errorf("tokenizer %s: only %d corpus words encode to one token each after a space (need %d): prompts cannot be built from hash ids",
 			tok.Name(), len(list), minWords)
 	}
-	w := &words{list: list}
-	for _, s := range list {
-		w.maxLen = max(w.maxLen, len(s))
+	w := &words{slot: make([][wordSlot]byte, len(list)), size: make([]uint8, len(list))}
+	for i, s := range list {
+		copy(w.slot[i][:], s)
+		w.size[i] = uint8(len(s))
 	}
 	wordsCache[tok.Name()] = w
 	return w, nil
@@ -119,11 +125,12 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// pick is the index of the word at position pos of the block (or fresh
-// text) identified by key, for a vocabulary of n words.
-func pick(key, pos uint64, n int) int {
-	hi, _ := bits.Mul64(mix(key+pos*0x9e3779b97f4a7c15), uint64(n))
-	return int(hi)
+// pick2 returns the indices of the words at positions 2·pair and 2·pair+1
+// of the block (or fresh text) identified by key, for a vocabulary of n
+// words: SplitMix64's output at step pair, one half per word.
+func pick2(key, pair uint64, n int) (int, int) {
+	h := mix(key + pair*0x9e3779b97f4a7c15)
+	return int((h & math.MaxUint32) * uint64(n) >> 32), int((h >> 32) * uint64(n) >> 32)
 }
 
 // blockKey identifies the words of one hash id's block for one seed.
@@ -146,23 +153,48 @@ func freshKey(seed int64, row uint64) uint64 {
 // the same seed, and a cut block is the first words of the full one. The
 // caller has checked the lengths with checkHashIDs.
 func (w *words) hashPrompt(seed int64, hashIDs []int64, inputLength, blockSize int, row uint64) string {
-	var b strings.Builder
-	b.Grow(inputLength * w.maxLen)
-	n := len(w.list)
-	done := 0
+	bufp := scratch.Get().(*[]byte)
+	buf := *bufp
+	if need := (inputLength + 1) * wordSlot; cap(buf) < need {
+		buf = make([]byte, need)
+	}
+	buf = buf[:cap(buf)]
+	n, done := 0, 0
 	for _, id := range hashIDs {
-		key, k := blockKey(seed, id), min(blockSize, inputLength-done)
-		for pos := range k {
-			b.WriteString(w.list[pick(key, uint64(pos), n)])
-		}
+		k := min(blockSize, inputLength-done)
+		n = w.write(buf, n, blockKey(seed, id), k)
 		done += k
 	}
-	key := freshKey(seed, row)
-	for pos := 0; done < inputLength; pos, done = pos+1, done+1 {
-		b.WriteString(w.list[pick(key, uint64(pos), n)])
+	n = w.write(buf, n, freshKey(seed, row), inputLength-done)
+	prompt := string(buf[:n])
+	if cap(buf) <= maxScratch {
+		*bufp = buf
+		scratch.Put(bufp)
 	}
-	return b.String()
+	return prompt
 }
+
+// write writes the first k words keyed by key into buf at n, one slot
+// copy per word (buf has a slot to spare), and returns the new end.
+func (w *words) write(buf []byte, n int, key uint64, k int) int {
+	count := len(w.slot)
+	for pos := 0; pos < k; pos += 2 {
+		i, j := pick2(key, uint64(pos/2), count)
+		*(*[wordSlot]byte)(buf[n:]) = w.slot[i]
+		n += int(w.size[i])
+		if pos+1 < k {
+			*(*[wordSlot]byte)(buf[n:]) = w.slot[j]
+			n += int(w.size[j])
+		}
+	}
+	return n
+}
+
+// scratch holds the buffers prompts are written in; buffers larger than
+// maxScratch are not kept.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxScratch = 4 << 20
 
 // checkHashIDs checks that hash ids fit an input length as AIPerf does:
 // every block but the last is full and the last holds 1 to blockSize

@@ -107,10 +107,10 @@ func excerpt(line []byte, off int) string {
 	const half = 12
 	off = max(0, min(off, len(line)))
 	start, end := max(0, off-half), min(len(line), off+half)
-	for start > 0 && !utf8.RuneStart(line[start]) {
+	for k := 0; k < utf8.UTFMax-1 && start > 0 && !utf8.RuneStart(line[start]); k++ {
 		start--
 	}
-	for end < len(line) && !utf8.RuneStart(line[end]) {
+	for k := 0; k < utf8.UTFMax-1 && end < len(line) && !utf8.RuneStart(line[end]); k++ {
 		end++
 	}
 	s := strconv.Quote(string(line[start:end]))

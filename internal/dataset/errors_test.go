@@ -75,7 +75,7 @@ func TestMooncakeProblems(t *testing.T) {
 		15: "a single_turn record in a mooncake_trace file: one file holds one record type",
 		16: "a multi_turn record in a mooncake_trace file",
 		17: "payload: 'payload' must be a non-empty object",
-		18: "input_length: expected an integer greater than 0, got 0",
+		18: "input_length: expected an integer from 1 to 16777216, got 0",
 		20: `timestamp: timestamp 50 goes backwards: session "s" (first row at line 19) was at 100 on line 19`,
 		22: `session_id: session "m" (first row at line 21): mixed Mooncake sessions with both raw`,
 		23: "message_mode: message_mode 'delta' is only supported with 'messages'",

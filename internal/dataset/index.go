@@ -48,15 +48,17 @@ type fileDataset struct {
 	closed atomic.Bool
 
 	// Rows grouped by conversation: conversation c is rows
-	// start[c]..start[c+1]-1, in file order.
+	// start[c]..start[c+1]-1, in file order; start is nil when every
+	// conversation is one row (row c).
 	off   []int64
 	n     []uint32
 	start []uint32
 	// Per conversation: first line and start time (NaN: none).
-	line     []uint32
-	ts       []float64
-	schedule []Timed
-	turns    int
+	line []uint32
+	ts   []float64
+	// timed: every conversation has a start time.
+	timed bool
+	turns int
 }
 
 // sessionState is what indexing remembers of a session while it reads.
@@ -75,7 +77,6 @@ type sessionState struct {
 // indexer builds a fileDataset's index.
 type indexer struct {
 	d        *fileDataset
-	check    func([]byte) (rowInfo, []problem)
 	ps       problems
 	seed     [2]maphash.Seed
 	sessions map[[2]uint64]*sessionState
@@ -133,9 +134,9 @@ func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, of
 // indexFile reads d.path, checking every line with check, and builds d's
 // index. It reports every problem found, up to maxProblems.
 func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo, []problem)) error {
-	ix := &indexer{d: d, check: check, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+	ix := &indexer{d: d, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		sessions: map[[2]uint64]*sessionState{}}
-	if err := scanLines(ctx, d.f, ix.add); err != nil {
+	if err := checkLines(ctx, d.f, check, ix.add); err != nil {
 		return fmt.Errorf("%s: %w", d.path, err)
 	}
 	if err := ix.ps.err(); err != nil {
@@ -163,20 +164,14 @@ func offsetWindow(o Options) string {
 	return fmt.Sprintf("[%s, %s] ms", lo, hi)
 }
 
-// add indexes one line.
-func (ix *indexer) add(line []byte, no int, off int64) bool {
-	ix.index(line, no, off)
-	return true
-}
-
-func (ix *indexer) index(line []byte, no int, off int64) {
+// add indexes one checked line.
+func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []problem) {
 	ix.lines++
 	d := ix.d
 	if no > math.MaxUint32 || len(d.ts) >= math.MaxInt32 {
 		ix.ps.add(no, problemf("", "the file has too many lines"))
 		return
 	}
-	info, ps := ix.check(line)
 	if ps != nil {
 		ix.ps.addAll(no, ps)
 		return
@@ -266,15 +261,18 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 func (ix *indexer) group() {
 	d := ix.d
 	n := len(d.ts)
+	// exact-size copies: what append grew beyond the rows is freed
+	d.off, d.n, d.line, d.ts = slices.Clone(d.off), slices.Clone(d.n), slices.Clone(d.line), slices.Clone(d.ts)
+	if len(ix.conv) == n { // one row per conversation, already in order
+		ix.conv = nil
+		return
+	}
 	d.start = make([]uint32, n+1)
 	for _, c := range ix.conv {
 		d.start[c+1]++
 	}
 	for c := range n {
 		d.start[c+1] += d.start[c]
-	}
-	if len(ix.conv) == n { // one row per conversation, already in order
-		return
 	}
 	next := slices.Clone(d.start[:n])
 	off, size := make([]int64, len(d.off)), make([]uint32, len(d.n))
@@ -313,14 +311,7 @@ func (ix *indexer) schedule() error {
 	case d.o.StartOffsetMs != nil:
 		d.zero = *d.o.StartOffsetMs
 	}
-	if missing > 0 {
-		return nil
-	}
-	d.schedule = make([]Timed, len(d.ts))
-	for c, ts := range d.ts {
-		d.schedule[c] = Timed{Conv: c, AtMs: ts - d.zero}
-	}
-	slices.SortStableFunc(d.schedule, func(a, b Timed) int { return cmpFloat(a.AtMs, b.AtMs) })
+	d.timed = missing == 0
 	return nil
 }
 
@@ -351,7 +342,10 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	if d.closed.Load() {
 		return Conversation{}, fmt.Errorf("%s: conversation %d: dataset closed", d.path, i)
 	}
-	lo, hi := d.start[i], d.start[i+1]
+	lo, hi := uint32(i), uint32(i+1)
+	if d.start != nil {
+		lo, hi = d.start[i], d.start[i+1]
+	}
 	total := 0
 	for r := lo; r < hi; r++ {
 		total += int(d.n[r])
@@ -391,7 +385,18 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	return b.Conversation, nil
 }
 
-func (d *fileDataset) Schedule() []Timed { return slices.Clone(d.schedule) }
+// Schedule builds the schedule (sorting the start times) on each call.
+func (d *fileDataset) Schedule() []Timed {
+	if !d.timed {
+		return nil
+	}
+	s := make([]Timed, len(d.ts))
+	for c, ts := range d.ts {
+		s[c] = Timed{Conv: c, AtMs: ts - d.zero}
+	}
+	slices.SortStableFunc(s, func(a, b Timed) int { return cmpFloat(a.AtMs, b.AtMs) })
+	return s
+}
 
 func (d *fileDataset) Sampling() string {
 	if d.o.Sampling != "" {
@@ -411,5 +416,5 @@ func (d *fileDataset) turnCount() int { return d.turns }
 
 // indexBytes is the memory the index holds, in bytes.
 func (d *fileDataset) indexBytes() int {
-	return cap(d.off)*8 + cap(d.n)*4 + cap(d.start)*4 + cap(d.line)*4 + cap(d.ts)*8 + cap(d.schedule)*16
+	return cap(d.off)*8 + cap(d.n)*4 + cap(d.start)*4 + cap(d.line)*4 + cap(d.ts)*8
 }

@@ -16,6 +16,10 @@ const (
 	modePayload                   // payload
 )
 
+// maxInputLength bounds a synthesised prompt, so that a stray number cannot
+// make the tool write gigabytes of text.
+const maxInputLength = 1 << 24
+
 // contextModes are the context_mode values a mooncake row may declare.
 var contextModes = []string{DeltasWithoutResponses, MessageArrayWithResponses}
 
@@ -44,8 +48,8 @@ func checkMooncake(line []byte, blockSize int) (rowInfo, []problem) {
 		ps = append(ps, problemf("hash_ids", "'hash_ids' is only allowed when 'input_length' is provided, not when 'text_input', 'messages', or 'payload' are provided"))
 	}
 	if r.InputLength != nil {
-		if *r.InputLength < 1 {
-			ps = append(ps, problemf("input_length", "expected an integer greater than 0, got %d", *r.InputLength))
+		if *r.InputLength < 1 || *r.InputLength > maxInputLength {
+			ps = append(ps, problemf("input_length", "expected an integer from 1 to %d, got %d", maxInputLength, *r.InputLength))
 		} else if r.HashIDs != nil && blockSize > 0 {
 			if msg := checkHashIDs(*r.InputLength, *r.HashIDs, blockSize); msg != "" {
 				ps = append(ps, problemf("hash_ids", "%s", msg))

@@ -108,13 +108,12 @@ func indexPool(ctx context.Context, path string, check func([]byte) (rowInfo, []
 	}
 	p := &pool{path: path, f: f}
 	ps := problems{path: path}
-	err = scanLines(ctx, f, func(line []byte, no int, off int64) bool {
-		if _, lps := check(line); lps != nil {
+	err = checkLines(ctx, f, check, func(line []byte, no int, off int64, _ rowInfo, lps []problem) {
+		if lps != nil {
 			ps.addAll(no, lps)
 		} else {
 			p.off, p.n = append(p.off, off), append(p.n, uint32(len(line)))
 		}
-		return true
 	})
 	switch {
 	case err != nil:
