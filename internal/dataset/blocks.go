@@ -3,6 +3,7 @@ package dataset
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -110,39 +111,13 @@ func checkWords(tok tokenizer.Tokenizer, list []string, ids []int) ([]string, []
 	return nil, nil
 }
 
-// Random streams of the word picks.
+// Random streams of the word picks: a block's words are drawn from a PCG
+// seeded with (seed ^ pickBlock, hash id), a row's fresh words from one
+// seeded with (seed ^ pickFresh, row).
 const (
-	pickBlock uint64 = iota + 0x9e3779b97f4a7c15
-	pickFresh
+	pickBlock uint64 = 0x626c6f636b // "block"
+	pickFresh uint64 = 0x6672657368 // "fresh"
 )
-
-// mix is SplitMix64's finaliser: a bijective, well-mixing hash of x.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-// pick2 returns the indices of the words at positions 2·pair and 2·pair+1
-// of the block (or fresh text) identified by key, for a vocabulary of n
-// words: SplitMix64's output at step pair, one half per word.
-func pick2(key, pair uint64, n int) (int, int) {
-	h := mix(key + pair*0x9e3779b97f4a7c15)
-	return int((h & math.MaxUint32) * uint64(n) >> 32), int((h >> 32) * uint64(n) >> 32)
-}
-
-// blockKey identifies the words of one hash id's block for one seed.
-func blockKey(seed int64, id int64) uint64 {
-	return mix(mix(uint64(seed)^pickBlock) ^ uint64(id))
-}
-
-// freshKey identifies the words of the text of one row that no other row
-// shares (rows without hash ids, and the tail after a trace row's blocks).
-func freshKey(seed int64, row uint64) uint64 {
-	return mix(mix(uint64(seed)^pickFresh) ^ row)
-}
 
 // hashPrompt returns the prompt of a trace row: inputLength tokens made of
 // the blocks of hashIDs, blockSize words each, the last block cut so that
@@ -162,10 +137,10 @@ func (w *words) hashPrompt(seed int64, hashIDs []int64, inputLength, blockSize i
 	n, done := 0, 0
 	for _, id := range hashIDs {
 		k := min(blockSize, inputLength-done)
-		n = w.write(buf, n, blockKey(seed, id), k)
+		n = w.write(buf, n, rand.NewPCG(uint64(seed)^pickBlock, uint64(id)), k)
 		done += k
 	}
-	n = w.write(buf, n, freshKey(seed, row), inputLength-done)
+	n = w.write(buf, n, rand.NewPCG(uint64(seed)^pickFresh, row), inputLength-done)
 	prompt := string(buf[:n])
 	if cap(buf) <= maxScratch {
 		*bufp = buf
@@ -174,15 +149,18 @@ func (w *words) hashPrompt(seed int64, hashIDs []int64, inputLength, blockSize i
 	return prompt
 }
 
-// write writes the first k words keyed by key into buf at n, one slot
-// copy per word (buf has a slot to spare), and returns the new end.
-func (w *words) write(buf []byte, n int, key uint64, k int) int {
-	count := len(w.slot)
+// write writes the first k words drawn from src into buf at n, one slot
+// copy per word (buf has a slot to spare), and returns the new end. Each
+// draw picks two words, one per 32-bit half.
+func (w *words) write(buf []byte, n int, src *rand.PCG, k int) int {
+	count := uint64(len(w.slot))
 	for pos := 0; pos < k; pos += 2 {
-		i, j := pick2(key, uint64(pos/2), count)
+		h := src.Uint64()
+		i := (h & math.MaxUint32) * count >> 32
 		*(*[wordSlot]byte)(buf[n:]) = w.slot[i]
 		n += int(w.size[i])
 		if pos+1 < k {
+			j := (h >> 32) * count >> 32
 			*(*[wordSlot]byte)(buf[n:]) = w.slot[j]
 			n += int(w.size[j])
 		}

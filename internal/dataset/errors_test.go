@@ -179,6 +179,10 @@ func TestFileProblems(t *testing.T) {
 			"no conversations with valid first-turn timestamps found"},
 		{"delta with offsets", Options{InputFile: "testdata/files/mooncake_sessions.jsonl", FixedSchedule: true, EndOffsetMs: ptr(5000.0)},
 			"mooncake_sessions.jsonl:6: message_mode: delta rows cannot be replayed with fixed schedule start/end offsets"},
+		{"fixed schedule of a pool", Options{InputFile: "testdata/files/random_pool.jsonl", FixedSchedule: true},
+			"random_pool dataset: a fixed schedule needs timestamps, and random_pool rows have none"},
+		{"fixed schedule of sharegpt", Options{InputFile: "testdata/files/sharegpt.json", PublicDataset: PublicShareGPT, FixedSchedule: true},
+			"sharegpt dataset: a fixed schedule needs timestamps"},
 		{"block size", Options{InputFile: head200, BlockSize: 1024},
 			"mooncake_conversation_head200.jsonl:1: hash_ids: input length: 6758, hash ids: [0 1 2 3 4 5 6 7] … (14 ids), block size: 1024 are not compatible: the final hash block size: -6554 must be greater than 0 and less than or equal to 1024 (14 hash ids need an input_length of at least 13313)"},
 	}
@@ -212,6 +216,7 @@ func TestOptionProblems(t *testing.T) {
 		{Options{InputFile: head200, StartOffsetMs: ptr(10.0), EndOffsetMs: ptr(5.0)}, "must be less than or equal to the --fixed-schedule-end-offset"},
 		{Options{TurnDelayRatio: ptr(-1.0)}, "conversation turn delay ratio must be a finite number ≥ 0"},
 		{Options{BlockSize: -1}, "block size must be at least 1"},
+		{Options{InputFile: head200, OSLStddev: -2}, "output tokens mean must not be negative and its stddev must be a finite number ≥ 0"},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {

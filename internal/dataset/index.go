@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
@@ -38,14 +37,14 @@ type rowInfo struct {
 // conversation its rows' span, first line and start time. A conversation
 // is read back from the file when it is asked for.
 type fileDataset struct {
-	kind   string
-	path   string
-	f      *os.File
-	o      Options
-	tok    tokenizer.Tokenizer
-	words  *words // mooncake_trace only
-	zero   float64
-	closed atomic.Bool
+	kind  string
+	path  string
+	f     *os.File
+	o     Options
+	tok   tokenizer.Tokenizer
+	words *words // mooncake_trace only
+	zero  float64
+	files
 
 	// Rows grouped by conversation: conversation c is rows
 	// start[c]..start[c+1]-1, in file order; start is nil when every
@@ -336,11 +335,8 @@ func (d *fileDataset) Len() int { return len(d.ts) }
 // Conversation reads conversation i's rows back from the file and builds
 // its turns. It is safe for concurrent use.
 func (d *fileDataset) Conversation(i int) (Conversation, error) {
-	if i < 0 || i >= len(d.ts) {
-		return Conversation{}, fmt.Errorf("%s: conversation %d out of range [0, %d)", d.path, i, len(d.ts))
-	}
-	if d.closed.Load() {
-		return Conversation{}, fmt.Errorf("%s: conversation %d: dataset closed", d.path, i)
+	if err := d.readable(d.path, i, len(d.ts)); err != nil {
+		return Conversation{}, err
 	}
 	lo, hi := uint32(i), uint32(i+1)
 	if d.start != nil {
@@ -398,19 +394,7 @@ func (d *fileDataset) Schedule() []Timed {
 	return s
 }
 
-func (d *fileDataset) Sampling() string {
-	if d.o.Sampling != "" {
-		return d.o.Sampling
-	}
-	return SamplingSequential
-}
-
-func (d *fileDataset) Close() error {
-	if d.closed.Swap(true) {
-		return nil
-	}
-	return d.f.Close()
-}
+func (d *fileDataset) Sampling() string { return samplingOr(d.o, SamplingSequential) }
 
 func (d *fileDataset) turnCount() int { return d.turns }
 

@@ -100,7 +100,7 @@ func TestMultiTurnFile(t *testing.T) {
 
 func TestMooncakeFile(t *testing.T) {
 	tok := o200k(t)
-	d, convs := open(t, Options{InputFile: "testdata/files/mooncake_sessions.jsonl", AutoOffset: true, Seed: 3})
+	d, convs := open(t, Options{InputFile: "testdata/files/mooncake_sessions.jsonl", AutoOffset: true, Seed: 3, OSLMean: 77})
 	assert.Equal(t, 8, Turns(d))
 	require.Len(t, convs, 6)
 	a := convs[0]
@@ -110,7 +110,7 @@ func TestMooncakeFile(t *testing.T) {
 	assert.Equal(t, 1100, tok.Count(a.Turns[1].Text))
 	assert.True(t, strings.HasPrefix(a.Turns[1].Text, a.Turns[0].Text), "blocks 1 and 2 are shared, and a cut block is the start of the full one")
 	assert.Equal(t, 10, a.Turns[0].MaxTokens)
-	assert.Equal(t, 0, a.Turns[1].MaxTokens, "no output_length and no --osl")
+	assert.Equal(t, 77, a.Turns[1].MaxTokens, "no output_length: --osl")
 	assert.Equal(t, 500.0, a.Turns[0].TimestampMs, "auto-offset: the first timestamp is 0")
 	assert.Equal(t, 300.0, a.Turns[1].DelayMs)
 	assert.Equal(t, DeltasWithoutResponses, a.Mode)
@@ -127,6 +127,7 @@ func TestMooncakeFile(t *testing.T) {
 
 	p := convs[3]
 	assert.Equal(t, MessageArrayWithResponses, p.Mode)
+	assert.Zero(t, p.Turns[0].MaxTokens, "a payload is sent as it is: no --osl draw")
 	assert.JSONEq(t, `{"messages": [{"role": "user", "content": "raw body"}], "max_tokens": 7}`, string(p.Turns[0].Payload))
 	assert.Equal(t, tok.Count("raw body"), p.Turns[0].InputTokens)
 

@@ -181,6 +181,9 @@ func (d *fileDataset) mooncakeTurn(c *convBuilder, line []byte, row uint64) erro
 		c.ID = *r.SessionID
 	}
 	t := Turn{MaxTokens: outputTokens(d.o, r.OutputLength, row)}
+	if isSet(r.Payload) && r.OutputLength == nil {
+		t.MaxTokens = 0 // the body is sent as it is
+	}
 	d.setTiming(&t, r.Timestamp, r.Delay)
 	switch {
 	case r.InputLength != nil:

@@ -35,6 +35,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return nil, fmt.Errorf("input file: %w", err)
 	}
 	if o.PublicDataset == PublicShareGPT {
+		if o.FixedSchedule {
+			return nil, errors.New("sharegpt dataset: a fixed schedule needs timestamps, and ShareGPT entries have none")
+		}
 		if st.IsDir() {
 			return nil, fmt.Errorf("sharegpt dataset: %s is a directory: give the ShareGPT JSON file", o.InputFile)
 		}
@@ -72,7 +75,7 @@ func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind str
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", kind, err)
 	}
-	d.f = f
+	d.f, d.list = f, []*os.File{f}
 	if err := indexFile(ctx, d, withTypeHint(kind, check)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s dataset: %w", kind, err)

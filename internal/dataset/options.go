@@ -166,6 +166,9 @@ func (o Options) validateOpen() error {
 	if o.Sampling != "" && o.FixedSchedule {
 		bad("dataset sampling strategy is not compatible with fixed schedule mode: remove the --dataset-sampling-strategy option")
 	}
+	if o.OSLMean < 0 || !finiteNonNegative(o.OSLStddev) {
+		bad("output tokens mean must not be negative and its stddev must be a finite number ≥ 0, got %d and %v", o.OSLMean, o.OSLStddev)
+	}
 	if o.BlockSize < 0 {
 		bad("prompt input tokens block size must be at least 1, got %d", o.BlockSize)
 	}

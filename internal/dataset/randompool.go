@@ -3,12 +3,12 @@ package dataset
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
@@ -34,7 +34,7 @@ type poolDataset struct {
 	name    string
 	pools   []*pool
 	samples [][]int32 // per pool, the row of each conversation
-	closed  atomic.Bool
+	files
 }
 
 // checkPoolRow validates a random_pool line (AIPerf's RandomPool: the text
@@ -53,6 +53,9 @@ func checkPoolRow(line []byte) (rowInfo, []problem) {
 // openRandomPool indexes the pool files of o.InputFile (a file, or a
 // directory when dir) and draws the conversations.
 func openRandomPool(ctx context.Context, tok tokenizer.Tokenizer, o Options, dir bool) (Dataset, error) {
+	if o.FixedSchedule {
+		return nil, errors.New("random_pool dataset: a fixed schedule needs timestamps, and random_pool rows have none")
+	}
 	d := &poolDataset{o: o, tok: tok, name: filepath.Base(o.InputFile)}
 	paths := []string{o.InputFile}
 	if dir {
@@ -75,7 +78,7 @@ func openRandomPool(ctx context.Context, tok tokenizer.Tokenizer, o Options, dir
 	for _, path := range paths {
 		p, err := indexPool(ctx, path, check)
 		if p != nil {
-			d.pools = append(d.pools, p)
+			d.pools, d.list = append(d.pools, p), append(d.list, p.f)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -143,11 +146,8 @@ func (d *poolDataset) Len() int { return len(d.samples[0]) }
 // Conversation reads back conversation i's draw from every pool and merges
 // their texts, in pool order, into one turn (joined by newlines).
 func (d *poolDataset) Conversation(i int) (Conversation, error) {
-	if i < 0 || i >= d.Len() {
-		return Conversation{}, fmt.Errorf("conversation %d out of range [0, %d)", i, d.Len())
-	}
-	if d.closed.Load() {
-		return Conversation{}, fmt.Errorf("%s: conversation %d: dataset closed", d.o.InputFile, i)
+	if err := d.readable(d.o.InputFile, i, d.Len()); err != nil {
+		return Conversation{}, err
 	}
 	var texts []string
 	for k, p := range d.pools {
@@ -170,21 +170,6 @@ func (d *poolDataset) Conversation(i int) (Conversation, error) {
 
 func (d *poolDataset) Schedule() []Timed { return nil }
 
-func (d *poolDataset) Sampling() string {
-	if d.o.Sampling != "" {
-		return d.o.Sampling
-	}
-	return SamplingShuffle
-}
-
-func (d *poolDataset) Close() error {
-	if d.closed.Swap(true) {
-		return nil
-	}
-	for _, p := range d.pools {
-		p.f.Close()
-	}
-	return nil
-}
+func (d *poolDataset) Sampling() string { return samplingOr(d.o, SamplingShuffle) }
 
 func (d *poolDataset) turnCount() int { return d.Len() }

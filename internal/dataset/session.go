@@ -66,10 +66,7 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 		}
 		prefixes = append(prefixes, p)
 	}
-	d := &memDataset{convs: make([]Conversation, o.Entries), sampling: o.Sampling}
-	if d.sampling == "" {
-		d.sampling = SamplingShuffle
-	}
+	d := &memDataset{convs: make([]Conversation, o.Entries), sampling: samplingOr(o, SamplingShuffle)}
 	for i := range d.convs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("synthetic conversations: stopped after %d of %d: %w", i, o.Entries, err)

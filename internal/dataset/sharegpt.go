@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -86,7 +85,7 @@ type shareGPTDataset struct {
 	n      []uint32
 	start  []uint32 // entry i's counts are counts[2*start[i] : 2*start[i+1]]
 	counts []uint16 // per pair: prompt tokens, completion tokens
-	closed atomic.Bool
+	files
 }
 
 // openShareGPT reads a ShareGPT JSON file (never downloaded): each entry
@@ -98,7 +97,7 @@ func openShareGPT(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Data
 	if err != nil {
 		return nil, fmt.Errorf("sharegpt dataset: %w", err)
 	}
-	d := &shareGPTDataset{o: o, path: o.InputFile, f: f, start: []uint32{0}}
+	d := &shareGPTDataset{o: o, path: o.InputFile, f: f, start: []uint32{0}, files: files{list: []*os.File{f}}}
 	entries, bad, more, err := d.index(ctx, tok)
 	if err == nil && len(bad) > 0 {
 		err = d.placeProblems(bad, more)
@@ -224,11 +223,8 @@ func (d *shareGPTDataset) Len() int { return len(d.off) }
 
 // Conversation reads entry i back and returns its pairs' prompts as turns.
 func (d *shareGPTDataset) Conversation(i int) (Conversation, error) {
-	if i < 0 || i >= len(d.off) {
-		return Conversation{}, fmt.Errorf("conversation %d out of range [0, %d)", i, len(d.off))
-	}
-	if d.closed.Load() {
-		return Conversation{}, fmt.Errorf("%s: conversation %d: dataset closed", d.path, i)
+	if err := d.readable(d.path, i, len(d.off)); err != nil {
+		return Conversation{}, err
 	}
 	raw := make([]byte, d.n[i])
 	if _, err := d.f.ReadAt(raw, d.off[i]); err != nil {
@@ -250,18 +246,6 @@ func (d *shareGPTDataset) Conversation(i int) (Conversation, error) {
 
 func (d *shareGPTDataset) Schedule() []Timed { return nil }
 
-func (d *shareGPTDataset) Sampling() string {
-	if d.o.Sampling != "" {
-		return d.o.Sampling
-	}
-	return SamplingSequential
-}
-
-func (d *shareGPTDataset) Close() error {
-	if d.closed.Swap(true) {
-		return nil
-	}
-	return d.f.Close()
-}
+func (d *shareGPTDataset) Sampling() string { return samplingOr(d.o, SamplingSequential) }
 
 func (d *shareGPTDataset) turnCount() int { return len(d.counts) / 2 }

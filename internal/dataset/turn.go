@@ -3,8 +3,49 @@ package dataset
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"sync/atomic"
 )
+
+// files are the open files a dataset reads its conversations back from.
+type files struct {
+	list   []*os.File
+	closed atomic.Bool
+}
+
+// Close closes the files; later calls do nothing.
+func (fs *files) Close() error {
+	if fs.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, f := range fs.list {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// readable checks that conversation i of n can be read back.
+func (fs *files) readable(name string, i, n int) error {
+	if i < 0 || i >= n {
+		return fmt.Errorf("%s: conversation %d out of range [0, %d)", name, i, n)
+	}
+	if fs.closed.Load() {
+		return fmt.Errorf("%s: conversation %d: dataset closed", name, i)
+	}
+	return nil
+}
+
+// samplingOr is the sampling strategy o asks for, else dflt.
+func samplingOr(o Options, dflt string) string {
+	if o.Sampling != "" {
+		return o.Sampling
+	}
+	return dflt
+}
 
 // streamOSL keys the output lengths drawn for file rows.
 const streamOSL uint64 = 0x6f736c // "osl"
@@ -19,7 +60,7 @@ func outputTokens(o Options, outputLength *int64, row uint64) int {
 	if o.OSLMean <= 0 {
 		return 0
 	}
-	r := rand.New(rand.NewPCG(uint64(o.Seed), mix(row^streamOSL)))
+	r := rand.New(rand.NewPCG(uint64(o.Seed)^streamOSL, row))
 	return drawLength(r, o.OSLMean, o.OSLStddev)
 }
 
