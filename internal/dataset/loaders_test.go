@@ -202,6 +202,10 @@ func TestDetect(t *testing.T) {
 	got, err := Detect("testdata/files/random_pool_dir/queries.jsonl", TypeRandomPool)
 	require.NoError(t, err)
 	assert.Equal(t, TypeRandomPool, got.Type, "a given type is kept")
+	_, err = Detect("testdata/files/random_pool_dir", TypeMooncakeTrace)
+	assert.ErrorContains(t, err, "only random_pool reads a directory")
+	_, err = Detect("testdata/files/nope.jsonl", "")
+	assert.ErrorContains(t, err, "is not a valid file or directory")
 }
 
 func TestSamplingOverride(t *testing.T) {

@@ -130,6 +130,9 @@ func Detect(path, customType string) (Detected, error) {
 		return Detected{}, fmt.Errorf("input file: %q is not a valid file or directory", path)
 	}
 	if st.IsDir() {
+		if customType != "" && customType != TypeRandomPool {
+			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool reads a directory (one pool per file)", customType, path)
+		}
 		return Detected{Type: TypeRandomPool}, nil
 	}
 	line, no, err := firstLine(path)

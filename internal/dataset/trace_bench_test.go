@@ -144,3 +144,34 @@ func BenchmarkIndex(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrompt8k writes one 8,192-token prompt two ways: the synthetic
+// path's corpus window decoded and verified by re-encoding (the baseline),
+// and 16 hash-id blocks of one-token words (exact by construction).
+func BenchmarkPrompt8k(b *testing.B) {
+	const isl = 8192
+	tok := o200k(b)
+	ids := corpusTokens(tok)
+	w, err := blockWords(tok)
+	require.NoError(b, err)
+	b.Run("corpus-window", func(b *testing.B) {
+		r := rand.New(rand.NewPCG(1, 2))
+		for b.Loop() {
+			if _, err := exactPrompt(tok, ids, isl, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("hash-blocks", func(b *testing.B) {
+		hashIDs := make([]int64, isl/512)
+		for i := range hashIDs {
+			hashIDs[i] = int64(i)
+		}
+		row := uint64(0)
+		for b.Loop() {
+			row++
+			hashIDs[len(hashIDs)-1] = int64(row) // a fresh last block each time
+			_ = w.hashPrompt(1, hashIDs, isl, 512, row)
+		}
+	})
+}
