@@ -212,3 +212,16 @@ func TestSamplingOverride(t *testing.T) {
 	d, _ := open(t, Options{InputFile: "testdata/files/single_turn.jsonl", Sampling: SamplingRandom})
 	assert.Equal(t, SamplingRandom, d.Sampling())
 }
+
+func TestMultiTurnSystemLineThenTurns(t *testing.T) {
+	path := writeFile(t, "hoist.jsonl",
+		`{"session_id": "x", "turns": [{"role": "system", "text": "Be brief."}]}`,
+		`{"session_id": "y", "turns": [{"text": "other", "timestamp": 1}]}`,
+		`{"session_id": "x", "turns": [{"text": "hi", "timestamp": 3}, {"text": "bye", "timestamp": 4}]}`)
+	d, convs := open(t, Options{InputFile: path, FixedSchedule: true})
+	require.Len(t, convs, 2)
+	assert.Equal(t, "Be brief.", convs[0].System, "the system line is hoisted once the session has more turns")
+	assert.Equal(t, []string{"hi", "bye"}, texts(convs[0]))
+	assert.Equal(t, 3, Turns(d))
+	assert.Equal(t, []Timed{{1, 1}, {0, 3}}, d.Schedule(), "x starts at its first sent turn's timestamp")
+}

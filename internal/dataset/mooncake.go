@@ -98,7 +98,7 @@ func checkMooncake(line []byte, blockSize int) (rowInfo, []problem) {
 		return rowInfo{}, ps
 	}
 	info := rowInfo{session: r.SessionID, turns: 1, ts: timeOrNaN(r.Timestamp)}
-	info.first, info.last = info.ts, info.ts
+	info.ts0, info.first, info.last = info.ts, info.ts, info.ts
 	switch {
 	case isSet(r.Payload):
 		info.mode = modePayload

@@ -18,7 +18,7 @@ func checkSingleTurn(line []byte) (rowInfo, []problem) {
 		return rowInfo{}, ps
 	}
 	ts := timeOrNaN(r.Timestamp)
-	return rowInfo{session: r.SessionID, turns: 1, ts: ts, first: ts, last: ts}, nil
+	return rowInfo{session: r.SessionID, turns: 1, ts: ts, ts0: ts, first: ts, last: ts}, nil
 }
 
 // checkMultiTurn validates a multi_turn line (AIPerf's MultiTurn): a
@@ -53,7 +53,7 @@ func checkMultiTurn(line []byte) (rowInfo, []problem) {
 	if len(ps) > 0 {
 		return rowInfo{}, ps
 	}
-	info.lead = r.Turns[0].hoistable()
+	info.lead, info.ts0 = r.Turns[0].hoistable(), timeOrNaN(r.Turns[0].Timestamp)
 	switch {
 	case !info.lead:
 		info.ts = timeOrNaN(r.Turns[0].Timestamp)
