@@ -64,3 +64,56 @@ func TestSamplerConcurrent(t *testing.T) {
 		require.Equal(t, passes, c, "entry %d", i)
 	}
 }
+
+func TestSamplerStrategies(t *testing.T) {
+	seq, err := NewStrategySampler(SamplingSequential, 4, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1, 2, 3, 0, 1, 2, 3, 0}, draw(seq, 9), "in order, wrapping")
+
+	r, err := NewStrategySampler(SamplingRandom, 5, 3)
+	require.NoError(t, err)
+	got := draw(r, 500)
+	counts := make([]int, 5)
+	repeats := 0
+	for i, v := range got {
+		counts[v]++
+		if i > 0 && got[i-1] == v {
+			repeats++
+		}
+	}
+	for i, c := range counts {
+		assert.InDelta(t, 100, c, 35, "entry %d is drawn uniformly", i)
+	}
+	assert.Positive(t, repeats, "with replacement")
+	r2, _ := NewStrategySampler(SamplingRandom, 5, 3)
+	assert.Equal(t, got, draw(r2, 500), "same seed, same draws")
+
+	sh, err := NewStrategySampler(SamplingShuffle, 17, 9)
+	require.NoError(t, err)
+	assert.Equal(t, draw(NewSampler(17, 9), 50), draw(sh, 50), "NewSampler is the shuffle strategy")
+
+	_, err = NewStrategySampler("weighted", 3, 1)
+	assert.ErrorContains(t, err, `unknown dataset sampling strategy "weighted"`)
+	_, err = NewStrategySampler(SamplingSequential, 0, 1)
+	assert.ErrorContains(t, err, "at least one entry")
+}
+
+func TestSamplerSequentialConcurrent(t *testing.T) {
+	s, err := NewStrategySampler(SamplingSequential, 7, 1)
+	require.NoError(t, err)
+	counts := make([]int, 7)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 7 {
+		wg.Go(func() {
+			for range 70 {
+				i := s.Next()
+				mu.Lock()
+				counts[i]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, []int{70, 70, 70, 70, 70, 70, 70}, counts)
+}

@@ -3,7 +3,6 @@ package dataset
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,22 +17,6 @@ import (
 //
 //go:embed corpus/opticks.txt
 var corpus string
-
-// Options describe a synthetic dataset.
-type Options struct {
-	// ISLMean is the mean prompt length in tokens (at least 1) and
-	// ISLStddev its standard deviation.
-	ISLMean   int
-	ISLStddev float64
-	// OSLMean is the mean max_tokens and OSLStddev its standard deviation;
-	// OSLMean 0 means no max_tokens (Entry.MaxTokens is 0).
-	OSLMean   int
-	OSLStddev float64
-	// Entries is the number of distinct prompts (--num-dataset-entries).
-	Entries int
-	// Seed makes the dataset reproducible (--random-seed).
-	Seed int64
-}
 
 // Entry is one synthetic request.
 type Entry struct {
@@ -91,29 +74,6 @@ func Synthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) ([]Entry
 		entries[i] = Entry{Prompt: prompt, InputTokens: isl, MaxTokens: osl}
 	}
 	return entries, nil
-}
-
-func (o Options) validate() error {
-	var errs []error
-	if o.ISLMean < 1 {
-		errs = append(errs, fmt.Errorf("input tokens mean must be at least 1, got %d", o.ISLMean))
-	}
-	if o.OSLMean < 0 {
-		errs = append(errs, fmt.Errorf("output tokens mean must not be negative, got %d", o.OSLMean))
-	}
-	if o.ISLStddev < 0 || math.IsNaN(o.ISLStddev) || math.IsInf(o.ISLStddev, 0) {
-		errs = append(errs, fmt.Errorf("input tokens stddev must be a finite number ≥ 0, got %v", o.ISLStddev))
-	}
-	if o.OSLStddev < 0 || math.IsNaN(o.OSLStddev) || math.IsInf(o.OSLStddev, 0) {
-		errs = append(errs, fmt.Errorf("output tokens stddev must be a finite number ≥ 0, got %v", o.OSLStddev))
-	}
-	if o.Entries < 1 {
-		errs = append(errs, fmt.Errorf("number of dataset entries must be at least 1, got %d", o.Entries))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("synthetic dataset: %w", err)
-	}
-	return nil
 }
 
 // drawLength draws round(normal(mean, stddev)), at least 1.

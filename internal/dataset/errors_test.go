@@ -1,0 +1,231 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lineErrors returns every LineError in err's tree, in order.
+func lineErrors(err error) []*LineError {
+	var out []*LineError
+	var walk func(error)
+	walk = func(err error) {
+		if le, ok := err.(*LineError); ok {
+			out = append(out, le)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			if e := u.Unwrap(); e != nil {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return out
+}
+
+// wantProblems opens path and checks that it fails with exactly one
+// problem on each given line, whose text contains the given string.
+func wantProblems(t *testing.T, o Options, want map[int]string) {
+	t.Helper()
+	_, err := Open(context.Background(), o200k(t), o)
+	require.Error(t, err)
+	got := map[int]string{}
+	for _, le := range lineErrors(err) {
+		assert.Equal(t, o.InputFile, le.Path)
+		assert.NotContains(t, got, le.Line, "one problem per line: %v", le)
+		got[le.Line] = le.Error()
+	}
+	for line, msg := range want {
+		assert.Contains(t, got[line], fmt.Sprintf("%s:%d", o.InputFile, line))
+		assert.Contains(t, got[line], msg, "line %d", line)
+	}
+	assert.Len(t, got, len(want), "problems: %s", err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%d problems:\n", len(want)))
+}
+
+func TestMooncakeProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/mooncake.jsonl"}, map[int]string{
+		2:  "mooncake.jsonl:2:18: input_length: expected an integer, got a JSON string",
+		3:  "hash_ids: input length: 500, hash ids: [1 2], block size: 512 are not compatible: the final hash block size: -12 must be greater than 0",
+		4:  "are mutually exclusive",
+		5:  "exactly one of 'input_length', 'text_input', 'messages', or 'payload' must be provided",
+		6:  "hash_ids: 'hash_ids' is only allowed when 'input_length' is provided",
+		7:  "tools: 'tools' is only allowed when 'messages' is provided",
+		8:  "messages: 'messages' must be a non-empty list",
+		9:  "messages[0]: each message must have a 'role' key",
+		10: "timestamp: expected a number of milliseconds ≥ 0, got -5",
+		11: "output_length: expected an integer greater than 0, got 0",
+		12: "extra: expected an object, got a list",
+		13: `mooncake.jsonl:13:21: invalid JSON near …"length\": 10,, }": invalid character ',' looking for beginning of object key string`,
+		14: "mooncake.jsonl:14:1: expected a JSON object, got a list",
+		15: "a single_turn record in a mooncake_trace file: one file holds one record type",
+		16: "a multi_turn record in a mooncake_trace file",
+		17: "payload: 'payload' must be a non-empty object",
+		18: "input_length: expected an integer from 1 to 16777216, got 0",
+		20: `timestamp: timestamp 50 goes backwards: session "s" (first row at line 19) was at 100 on line 19`,
+		22: `session_id: session "m" (first row at line 21): mixed Mooncake sessions with both raw`,
+		23: "message_mode: message_mode 'delta' is only supported with 'messages'",
+		24: "session_id: expected a string, got a JSON number",
+		25: "hash_ids: expected an integer, got a JSON string",
+		26: `context_mode: payload rows need context_mode "message_array_with_responses", got "deltas_without_responses"`,
+	})
+}
+
+func TestTextProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/single_turn.jsonl"}, map[int]string{
+		2:  "text: text and texts cannot be set together",
+		3:  "at least one modality must be provided",
+		4:  "timestamp: timestamp and delay cannot be set together",
+		5:  "image: media inputs are not supported: this tool sends text only",
+		6:  "texts: expected a list of strings or of",
+		7:  "output_length: expected an integer greater than 0, got -1",
+		9:  `timestamp 5 goes backwards: session "s" (first row at line 8) was at 10 on line 8`,
+		10: "a multi_turn record in a single_turn file",
+		11: "text: expected a string, got a JSON number",
+	})
+	wantProblems(t, Options{InputFile: "testdata/files/bad/multi_turn.jsonl", CustomType: TypeMultiTurn}, map[int]string{
+		1: "turns: at least one turn must be provided",
+		2: "turns[1].timestamp: timestamp 5 goes backwards: turns[0] is at 10",
+		3: "turns[1].texts: expected a list of strings",
+		4: "turns: at least one turn must be provided",
+		5: "turns[0].image: media inputs are not supported",
+		6: `turns[0].type: expected "single_turn" for a turn, got "mooncake_trace"`,
+	})
+	wantProblems(t, Options{InputFile: "testdata/files/bad/random_pool.jsonl"}, map[int]string{
+		2: "at least one modality must be provided",
+		3: "a single_turn record in a random_pool file",
+	})
+}
+
+func TestShareGPTProblems(t *testing.T) {
+	path := "testdata/files/bad/sharegpt.json"
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, PublicDataset: PublicShareGPT})
+	require.Error(t, err)
+	les := lineErrors(err)
+	require.Len(t, les, 3, "%v", err)
+	assert.Equal(t, path+":3:21: conversations: expected a list, got a JSON string", les[0].Error())
+	assert.Equal(t, path+":4:49: conversations.value: expected a string, got a JSON number", les[1].Error())
+	assert.Equal(t, 5, les[2].Line)
+	assert.Contains(t, les[2].Msg, "invalid JSON")
+
+	dir := t.TempDir()
+	notArray := filepath.Join(dir, "obj.json")
+	require.NoError(t, os.WriteFile(notArray, []byte(`{"conversations": []}`), 0o644))
+	_, err = Open(context.Background(), o200k(t), Options{InputFile: notArray, PublicDataset: PublicShareGPT})
+	require.ErrorContains(t, err, "obj.json:1:1: expected a JSON array of {\"conversations\"")
+}
+
+func TestProblemsCapped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "many.jsonl")
+	long := `{"input_length": 5, "x": "` + strings.Repeat("y", 100_000)
+	lines := []string{long}
+	for i := range 119 {
+		lines = append(lines, fmt.Sprintf(`{"input_length": %d.5}`, i))
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeMooncakeTrace})
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Len(t, lineErrors(err), maxProblems)
+	assert.Contains(t, msg, "120 problems:\n")
+	assert.True(t, strings.HasSuffix(msg, "\nand 70 more problems"), msg)
+	assert.Less(t, len(msg), 200*maxProblems, "no long line is echoed")
+	first := lineErrors(err)[0]
+	assert.Equal(t, 1, first.Line)
+	assert.Less(t, len(first.Msg), 200, first.Msg)
+	assert.Equal(t, path+":2:18: input_length: expected an integer, got a JSON number 0.5", lineErrors(err)[1].Error())
+}
+
+func TestFileProblems(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		return path
+	}
+	tok := o200k(t)
+	cases := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"empty", Options{InputFile: write("empty.jsonl", "\n  \n\t\n")}, "empty.jsonl: no records: the file is empty or holds only blank lines"},
+		{"empty typed", Options{InputFile: write("empty2.jsonl", ""), CustomType: TypeMooncakeTrace}, "empty2.jsonl: no records"},
+		{"missing", Options{InputFile: filepath.Join(dir, "nope.jsonl")}, "is not a valid file or directory"},
+		{"unknown format", Options{InputFile: write("foo.jsonl", `{"foo": 1}`)},
+			"foo.jsonl:1: no loader can handle the data format: specify --custom-dataset-type explicitly"},
+		{"ambiguous", Options{InputFile: write("amb.jsonl", "\n"+`{"text": "x", "input_length": 5}`)},
+			"amb.jsonl:2: multiple loaders can handle the data format: single_turn and mooncake_trace"},
+		{"typed but invalid", Options{InputFile: write("typed.jsonl", `{"type": "mooncake_trace"}`)},
+			"typed.jsonl:1: exactly one of 'input_length', 'text_input', 'messages', or 'payload' must be provided (the record's type is mooncake_trace)"},
+		{"bad json first", Options{InputFile: write("syntax.jsonl", `{"text": }`)}, `syntax.jsonl:1:10: invalid JSON near "{\"text\": }": invalid character '}' looking for beginning of value`},
+		{"window empty", Options{InputFile: head200, FixedSchedule: true, StartOffsetMs: ptr(1e9)},
+			"no records left: all 200 rows have timestamps outside the fixed schedule window [1e+09, +∞] ms"},
+		{"fixed schedule without timestamps", Options{InputFile: write("nots.jsonl", `{"input_length": 5}`), FixedSchedule: true},
+			"no conversations with valid first-turn timestamps found"},
+		{"delta with offsets", Options{InputFile: "testdata/files/mooncake_sessions.jsonl", FixedSchedule: true, EndOffsetMs: ptr(5000.0)},
+			"mooncake_sessions.jsonl:6: message_mode: delta rows cannot be replayed with fixed schedule start/end offsets"},
+		{"fixed schedule of a pool", Options{InputFile: "testdata/files/random_pool.jsonl", FixedSchedule: true},
+			"random_pool dataset: a fixed schedule needs timestamps, and random_pool rows have none"},
+		{"fixed schedule of sharegpt", Options{InputFile: "testdata/files/sharegpt.json", PublicDataset: PublicShareGPT, FixedSchedule: true},
+			"sharegpt dataset: a fixed schedule needs timestamps"},
+		{"block size", Options{InputFile: head200, BlockSize: 1024},
+			"mooncake_conversation_head200.jsonl:1: hash_ids: input length: 6758, hash ids: [0 1 2 3 4 5 6 7] … (14 ids), block size: 1024 are not compatible: the final hash block size: -6554 must be greater than 0 and less than or equal to 1024 (14 hash ids need an input_length of at least 13313)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(context.Background(), tok, c.o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestOptionProblems(t *testing.T) {
+	tok := o200k(t)
+	cases := []struct {
+		o    Options
+		want string
+	}{
+		{Options{CustomType: "csv"}, `unknown custom dataset type "csv"`},
+		{Options{PublicDataset: PublicShareGPT}, "--public-dataset sharegpt reads a local copy given with --input-file (it is never downloaded)"},
+		{Options{InputFile: "x", PublicDataset: PublicShareGPT, CustomType: TypeSingleTurn}, "the --public-dataset and --custom-dataset-type options cannot be set together"},
+		{Options{CustomType: TypeMooncakeTrace}, "custom dataset type requires --input-file to be provided"},
+		{Options{FixedSchedule: true}, "fixed schedule requires a file to be provided"},
+		{Options{InputFile: head200, FixedSchedule: true, Sampling: SamplingRandom}, "dataset sampling strategy is not compatible with fixed schedule mode"},
+		{Options{Sampling: "roundrobin"}, `unknown dataset sampling strategy "roundrobin"`},
+		{Options{PrefixLength: 10}, "needs --prompt-prefix-pool-size of at least 1"},
+		{Options{PrefixLength: 10, PrefixPoolSize: 2, SharedSystemLength: 5}, "these are mutually exclusive prompt configuration modes"},
+		{Options{InputFile: head200, StartOffsetMs: ptr(1.0), AutoOffset: true}, "the --fixed-schedule-start-offset and --fixed-schedule-auto-offset options cannot be used together"},
+		{Options{InputFile: head200, StartOffsetMs: ptr(10.0), EndOffsetMs: ptr(5.0)}, "must be less than or equal to the --fixed-schedule-end-offset"},
+		{Options{TurnDelayRatio: ptr(-1.0)}, "conversation turn delay ratio must be a finite number ≥ 0"},
+		{Options{BlockSize: -1}, "block size must be at least 1"},
+		{Options{InputFile: head200, OSLStddev: -2}, "output tokens mean must not be negative and its stddev must be a finite number ≥ 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			c.o.ISLMean = max(c.o.ISLMean, 10)
+			_, err := Open(context.Background(), tok, c.o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "dataset options: "), err.Error())
+			assert.False(t, errors.As(err, new(*LineError)))
+		})
+	}
+}

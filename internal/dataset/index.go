@@ -1,0 +1,404 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// rowInfo is what checking a line tells the index about it.
+type rowInfo struct {
+	session *string
+	turns   int
+	// ts is when the conversation starts if this row starts it; ts0 is its
+	// first turn's timestamp; first and last are the earliest and latest
+	// timestamps of its turns in order. NaN means none.
+	ts, ts0, first, last float64
+	// lead: the first turn is a system turn a multi_turn conversation
+	// hoists into its system message.
+	lead bool
+	// mode is a mooncake row's input mode and context its context_mode.
+	mode    uint8
+	context string
+}
+
+// fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)
+// indexed in one pass: per row it keeps the byte offset and length, per
+// conversation its rows' span, first line and start time. A conversation
+// is read back from the file when it is asked for.
+type fileDataset struct {
+	kind  string
+	path  string
+	f     *os.File
+	o     Options
+	tok   tokenizer.Tokenizer
+	words *words // mooncake_trace only
+	zero  float64
+	files
+
+	// Rows grouped by conversation: conversation c is rows
+	// start[c]..start[c+1]-1, in file order; start is nil when every
+	// conversation is one row (row c).
+	off   []int64
+	n     []uint32
+	start []uint32
+	// Per conversation: first line and start time (NaN: none).
+	line []uint32
+	ts   []float64
+	// timed: every conversation has a start time.
+	timed bool
+	turns int
+}
+
+// sessionState is what indexing remembers of a session while it reads.
+type sessionState struct {
+	conv     int32
+	line     uint32
+	last     float64 // latest timestamp so far (NaN: none)
+	lastLine uint32
+	modes    uint8
+	context  string
+	noCtx    bool // some row has no context_mode
+	pending  bool // the start time comes from the session's next row
+	reported bool
+}
+
+// indexer builds a fileDataset's index.
+type indexer struct {
+	d        *fileDataset
+	ps       problems
+	seed     [2]maphash.Seed
+	sessions map[[2]uint64]*sessionState
+	conv     []int32 // per row, in file order
+	lines    int
+	skipped  int
+}
+
+// maxLine is the longest line read, in bytes.
+const maxLine = 256 << 20
+
+var bom = []byte("\xef\xbb\xbf")
+
+// scanLines calls fn with every non-blank line of r (without its line
+// ending), its 1-based number and its byte offset, until fn returns false.
+// fn must not keep line.
+func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, off int64) bool) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte
+	var off int64
+	for no := 1; ; no++ {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+				if len(long) > maxLine {
+					return fmt.Errorf("line %d is longer than %d MiB", no, maxLine>>20)
+				}
+			}
+			line = long
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("read line %d: %w", no, err)
+		}
+		size, start := len(line), int64(0)
+		line = bytes.TrimRight(line, "\r\n")
+		if no == 1 && bytes.HasPrefix(line, bom) {
+			line, start = line[len(bom):], int64(len(bom))
+		}
+		if len(bytes.TrimSpace(line)) > 0 && !fn(line, no, off+start) {
+			return nil
+		}
+		off += int64(size)
+		if err == io.EOF {
+			return nil
+		}
+		if no%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("stopped at line %d: %w", no, ctx.Err())
+		}
+	}
+}
+
+// indexFile reads d.path, checking every line with check, and builds d's
+// index. It reports every problem found, up to maxProblems.
+func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo, []problem)) error {
+	ix := &indexer{d: d, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		sessions: map[[2]uint64]*sessionState{}}
+	if err := checkLines(ctx, d.f, check, ix.add); err != nil {
+		return fmt.Errorf("%s: %w", d.path, err)
+	}
+	if err := ix.ps.err(); err != nil {
+		return err
+	}
+	switch {
+	case ix.lines == 0:
+		return &LineError{Path: d.path, Msg: "no records: the file is empty or holds only blank lines"}
+	case len(d.off) == 0:
+		return &LineError{Path: d.path, Msg: fmt.Sprintf("no records left: all %d rows have timestamps outside the fixed schedule window %s", ix.skipped, offsetWindow(d.o))}
+	}
+	ix.sessions = nil
+	ix.group()
+	return ix.schedule()
+}
+
+func offsetWindow(o Options) string {
+	lo, hi := "-∞", "+∞"
+	if o.StartOffsetMs != nil {
+		lo = fmt.Sprint(*o.StartOffsetMs)
+	}
+	if o.EndOffsetMs != nil {
+		hi = fmt.Sprint(*o.EndOffsetMs)
+	}
+	return fmt.Sprintf("[%s, %s] ms", lo, hi)
+}
+
+// add indexes one checked line.
+func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []problem) {
+	ix.lines++
+	d := ix.d
+	if no > math.MaxUint32 || len(d.ts) >= math.MaxInt32 {
+		ix.ps.add(no, problemf("", "the file has too many lines"))
+		return
+	}
+	if ps != nil {
+		ix.ps.addAll(no, ps)
+		return
+	}
+	if info.mode == modeDelta && (d.o.StartOffsetMs != nil || d.o.EndOffsetMs != nil) {
+		ix.ps.add(no, problemf("message_mode", "delta rows cannot be replayed with fixed schedule start/end offsets: dropping rows would break the conversation's history"))
+		return
+	}
+	if outside(d.o, info.first) {
+		ix.skipped++
+		return
+	}
+	var conv int32
+	if info.session == nil {
+		conv = ix.newConv(no, info)
+	} else {
+		var ok bool
+		if conv, ok = ix.joinSession(no, info); !ok {
+			return
+		}
+	}
+	d.turns += info.turns
+	d.off = append(d.off, off)
+	d.n = append(d.n, uint32(len(line)))
+	ix.conv = append(ix.conv, conv)
+}
+
+// outside reports whether timestamp ts falls outside the offsets' window.
+func outside(o Options, ts float64) bool {
+	return !math.IsNaN(ts) && (o.StartOffsetMs != nil && ts < *o.StartOffsetMs || o.EndOffsetMs != nil && ts > *o.EndOffsetMs)
+}
+
+func (ix *indexer) newConv(no int, info rowInfo) int32 {
+	d := ix.d
+	d.line = append(d.line, uint32(no))
+	d.ts = append(d.ts, info.ts)
+	if info.lead && info.turns > 1 {
+		d.turns-- // hoisted into the system message
+	}
+	return int32(len(d.ts) - 1)
+}
+
+// joinSession adds a row with a session_id to its conversation, checking
+// that the session's timestamps do not go backwards and, for traces, that
+// its rows agree on their input and context modes. It reports false for a
+// row with a problem.
+func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
+	id := *info.session
+	key := [2]uint64{maphash.String(ix.seed[0], id), maphash.String(ix.seed[1], id)}
+	st := ix.sessions[key]
+	if st == nil {
+		st = &sessionState{conv: ix.newConv(no, info), line: uint32(no), last: math.NaN(), context: info.context,
+			pending: info.lead && info.turns == 1}
+		ix.sessions[key] = st
+	} else if st.pending {
+		ix.d.ts[st.conv], st.pending = info.ts0, false
+		ix.d.turns--
+	}
+	where := fmt.Sprintf("session %s (first row at line %d)", brief(id), st.line)
+	if !math.IsNaN(info.first) && info.first < st.last {
+		ix.ps.add(no, problemf("timestamp", "timestamp %v goes backwards: %s was at %v on line %d", info.first, where, st.last, st.lastLine))
+		return 0, false
+	}
+	if !math.IsNaN(info.last) {
+		st.last, st.lastLine = info.last, uint32(no)
+	}
+	st.modes |= info.mode
+	if info.context == "" {
+		st.noCtx = true
+	}
+	msg := checkSessionModes(st.modes)
+	if msg == "" && (info.context != st.context || st.noCtx && st.context != "") {
+		msg = "context_mode must be identical and present on every row of a session"
+	}
+	if msg != "" {
+		if !st.reported {
+			ix.ps.add(no, problemf("session_id", "%s: %s", where, msg))
+		}
+		st.reported = true
+		return 0, false
+	}
+	return st.conv, true
+}
+
+// group orders the rows by conversation (a counting sort on ix.conv),
+// keeping file order within each.
+func (ix *indexer) group() {
+	d := ix.d
+	n := len(d.ts)
+	// exact-size copies: what append grew beyond the rows is freed
+	d.off, d.n, d.line, d.ts = slices.Clone(d.off), slices.Clone(d.n), slices.Clone(d.line), slices.Clone(d.ts)
+	if len(ix.conv) == n { // one row per conversation, already in order
+		ix.conv = nil
+		return
+	}
+	d.start = make([]uint32, n+1)
+	for _, c := range ix.conv {
+		d.start[c+1]++
+	}
+	for c := range n {
+		d.start[c+1] += d.start[c]
+	}
+	next := slices.Clone(d.start[:n])
+	off, size := make([]int64, len(d.off)), make([]uint32, len(d.n))
+	for i, c := range ix.conv {
+		j := next[c]
+		next[c]++
+		off[j], size[j] = d.off[i], d.n[i]
+	}
+	d.off, d.n, ix.conv = off, size, nil
+}
+
+// schedule sets the schedule's zero and, when every conversation starts at
+// a timestamp, the schedule. A fixed schedule needs every start time.
+func (ix *indexer) schedule() error {
+	d := ix.d
+	missing, low := 0, math.Inf(1)
+	for c, ts := range d.ts {
+		if math.IsNaN(ts) {
+			missing++
+			if d.o.FixedSchedule {
+				ix.ps.add(int(d.line[c]), problemf("timestamp", "the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn"))
+			}
+			continue
+		}
+		low = min(low, ts)
+	}
+	if d.o.FixedSchedule && missing == len(d.ts) {
+		return &LineError{Path: d.path, Msg: "no conversations with valid first-turn timestamps found: a fixed schedule needs a timestamp on every conversation's first turn"}
+	}
+	if err := ix.ps.err(); err != nil {
+		return err
+	}
+	switch {
+	case d.o.AutoOffset && missing < len(d.ts):
+		d.zero = low
+	case d.o.StartOffsetMs != nil:
+		d.zero = *d.o.StartOffsetMs
+	}
+	d.timed = missing == 0
+	return nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// convBuilder is a conversation being read back.
+type convBuilder struct {
+	Conversation
+	lead bool // multi_turn: the first turn may be hoisted
+}
+
+func (d *fileDataset) Len() int { return len(d.ts) }
+
+// Conversation reads conversation i's rows back from the file and builds
+// its turns. It is safe for concurrent use.
+func (d *fileDataset) Conversation(i int) (Conversation, error) {
+	if err := d.readable(d.path, i, len(d.ts)); err != nil {
+		return Conversation{}, err
+	}
+	lo, hi := uint32(i), uint32(i+1)
+	if d.start != nil {
+		lo, hi = d.start[i], d.start[i+1]
+	}
+	total := 0
+	for r := lo; r < hi; r++ {
+		total += int(d.n[r])
+	}
+	buf := make([]byte, total)
+	b := convBuilder{Conversation: Conversation{Mode: DeltasWithoutResponses}}
+	for r := lo; r < hi; r++ {
+		line := buf[:d.n[r]]
+		buf = buf[d.n[r]:]
+		if _, err := d.f.ReadAt(line, d.off[r]); err != nil {
+			return Conversation{}, fmt.Errorf("re-read %s at byte %d: %w", d.path, d.off[r], err)
+		}
+		var err error
+		switch d.kind {
+		case TypeSingleTurn:
+			err = d.singleTurn(&b, line, uint64(d.off[r]))
+		case TypeMultiTurn:
+			err = d.multiTurn(&b, line, uint64(d.off[r]))
+		default:
+			err = d.mooncakeTurn(&b, line, uint64(d.off[r]))
+		}
+		if err != nil {
+			return Conversation{}, fmt.Errorf("re-read %s at byte %d (was the file changed since it was opened?): %w", d.path, d.off[r], err)
+		}
+	}
+	switch d.kind {
+	case TypeSingleTurn:
+		if hi-lo > 1 {
+			b.Mode = MessageArrayWithResponses
+		}
+	case TypeMultiTurn:
+		b.hoistSystem()
+	}
+	if b.ID == "" {
+		b.ID = fmt.Sprintf("%s:%d", filepath.Base(d.path), d.line[i])
+	}
+	return b.Conversation, nil
+}
+
+// Schedule builds the schedule (sorting the start times) on each call.
+func (d *fileDataset) Schedule() []Timed {
+	if !d.timed {
+		return nil
+	}
+	s := make([]Timed, len(d.ts))
+	for c, ts := range d.ts {
+		s[c] = Timed{Conv: c, AtMs: ts - d.zero}
+	}
+	slices.SortStableFunc(s, func(a, b Timed) int { return cmpFloat(a.AtMs, b.AtMs) })
+	return s
+}
+
+func (d *fileDataset) Sampling() string { return samplingOr(d.o, SamplingSequential) }
+
+func (d *fileDataset) turnCount() int { return d.turns }
+
+// indexBytes is the memory the index holds, in bytes.
+func (d *fileDataset) indexBytes() int {
+	return cap(d.off)*8 + cap(d.n)*4 + cap(d.start)*4 + cap(d.line)*4 + cap(d.ts)*8
+}

@@ -1,0 +1,227 @@
+package dataset
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+func o200k(t testing.TB) tokenizer.Tokenizer {
+	t.Helper()
+	tok, err := tokenizer.Load("o200k_base")
+	require.NoError(t, err)
+	return tok
+}
+
+// open opens o with o200k_base and reads every conversation back.
+func open(t *testing.T, o Options) (Dataset, []Conversation) {
+	t.Helper()
+	d, err := Open(context.Background(), o200k(t), o)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	convs := make([]Conversation, d.Len())
+	for i := range convs {
+		convs[i], err = d.Conversation(i)
+		require.NoError(t, err)
+	}
+	return d, convs
+}
+
+func texts(c Conversation) []string {
+	var out []string
+	for _, t := range c.Turns {
+		out = append(out, t.Text)
+	}
+	return out
+}
+
+func TestSingleTurnFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/single_turn.jsonl", OSLMean: 99})
+	assert.Equal(t, SamplingSequential, d.Sampling())
+	assert.Nil(t, d.Schedule(), "not every conversation starts at a timestamp")
+	assert.Equal(t, 5, Turns(d))
+	require.Len(t, convs, 4)
+
+	assert.Equal(t, "single_turn.jsonl:1", convs[0].ID)
+	assert.Equal(t, []string{"What is deep learning?"}, texts(convs[0]))
+	assert.Equal(t, tok.Count("What is deep learning?"), convs[0].Turns[0].InputTokens)
+	assert.Equal(t, 99, convs[0].Turns[0].MaxTokens, "--osl when the row has no output_length")
+	assert.Equal(t, DeltasWithoutResponses, convs[0].Mode)
+
+	assert.Equal(t, []string{"Who are you?\nHello world"}, texts(convs[1]), "texts are joined")
+	assert.Equal(t, 20, convs[1].Turns[0].MaxTokens, "output_length wins over --osl")
+
+	s1 := convs[2]
+	assert.Equal(t, "s1", s1.ID)
+	assert.Equal(t, MessageArrayWithResponses, s1.Mode, "rows sharing a session_id are self-contained")
+	assert.Equal(t, []string{"first", "x one\nx two"}, texts(s1))
+	assert.Equal(t, "user", s1.Turns[1].Role)
+	assert.True(t, s1.Turns[1].HasTimestamp)
+	assert.Equal(t, 2000.0, s1.Turns[1].TimestampMs)
+	assert.Equal(t, map[string]any{"temperature": json.Number("0.5"), "seed": json.Number("12345678901234567890")}, s1.Turns[1].Extra,
+		"extra keeps its numbers as written")
+	body, err := json.Marshal(s1.Turns[1].Extra)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"temperature": 0.5, "seed": 12345678901234567890}`, string(body))
+
+	assert.Equal(t, "single_turn.jsonl:6", convs[3].ID, "blank lines count")
+	assert.Equal(t, 500.0, convs[3].Turns[0].DelayMs)
+}
+
+func TestMultiTurnFile(t *testing.T) {
+	d, convs := open(t, Options{InputFile: "testdata/files/multi_turn.jsonl"})
+	require.Len(t, convs, 3)
+	assert.Equal(t, 5, Turns(d), "the hoisted system turn is not a request")
+	c := convs[0]
+	assert.Equal(t, "chat-1", c.ID)
+	assert.Equal(t, "You are terse.", c.System, "a leading system turn is hoisted")
+	assert.Equal(t, []string{"Hi", "More", "And more"}, texts(c), "lines repeating a session_id are concatenated")
+	assert.Equal(t, DeltasWithoutResponses, c.Mode)
+	assert.Equal(t, 2000.0, c.Turns[1].DelayMs)
+	assert.Equal(t, 50, c.Turns[1].MaxTokens)
+	assert.Equal(t, 5000.0, c.Turns[2].TimestampMs)
+	assert.Equal(t, []string{"Alone"}, texts(convs[1]))
+	assert.Equal(t, "", convs[2].System, "a lone system turn stays a turn")
+	assert.Equal(t, []string{"Only system"}, texts(convs[2]))
+	assert.Equal(t, "system", convs[2].Turns[0].Role)
+	assert.Nil(t, d.Schedule())
+
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/multi_turn.jsonl", FixedSchedule: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "multi_turn.jsonl:4: timestamp: the first turn of this conversation has no timestamp")
+}
+
+func TestMooncakeFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/mooncake_sessions.jsonl", AutoOffset: true, Seed: 3, OSLMean: 77})
+	assert.Equal(t, 8, Turns(d))
+	require.Len(t, convs, 6)
+	a := convs[0]
+	assert.Equal(t, "a", a.ID)
+	require.Len(t, a.Turns, 2)
+	assert.Equal(t, 600, tok.Count(a.Turns[0].Text))
+	assert.Equal(t, 1100, tok.Count(a.Turns[1].Text))
+	assert.True(t, strings.HasPrefix(a.Turns[1].Text, a.Turns[0].Text), "blocks 1 and 2 are shared, and a cut block is the start of the full one")
+	assert.Equal(t, 10, a.Turns[0].MaxTokens)
+	assert.Equal(t, 77, a.Turns[1].MaxTokens, "no output_length: --osl")
+	assert.Equal(t, 500.0, a.Turns[0].TimestampMs, "auto-offset: the first timestamp is 0")
+	assert.Equal(t, 300.0, a.Turns[1].DelayMs)
+	assert.Equal(t, DeltasWithoutResponses, a.Mode)
+
+	assert.Equal(t, []string{"hello there"}, texts(convs[1]))
+	assert.Equal(t, tok.Count("hello there"), convs[1].Turns[0].InputTokens)
+
+	m := convs[2]
+	assert.Equal(t, "mooncake_sessions.jsonl:4", m.ID)
+	assert.Equal(t, MessageArrayWithResponses, m.Mode)
+	assert.JSONEq(t, `[{"role": "user", "content": "hi there"}]`, string(m.Turns[0].Messages))
+	assert.JSONEq(t, `[{"type": "function", "function": {"name": "f"}}]`, string(m.Turns[0].Tools))
+	assert.Equal(t, tok.Count("hi there"), m.Turns[0].InputTokens)
+
+	p := convs[3]
+	assert.Equal(t, MessageArrayWithResponses, p.Mode)
+	assert.Zero(t, p.Turns[0].MaxTokens, "a payload is sent as it is: no --osl draw")
+	assert.JSONEq(t, `{"messages": [{"role": "user", "content": "raw body"}], "max_tokens": 7}`, string(p.Turns[0].Payload))
+	assert.Equal(t, tok.Count("raw body"), p.Turns[0].InputTokens)
+
+	delta := convs[4]
+	assert.Equal(t, DeltasWithoutResponses, delta.Mode, "delta messages accumulate with the live replies")
+	assert.Equal(t, tok.Count("two"), delta.Turns[1].InputTokens, "text parts are counted")
+
+	assert.Equal(t, map[string]any{"nvext": map[string]any{"ignore_eos": true}}, convs[5].Turns[0].Extra)
+
+	assert.Equal(t, []Timed{{1, 0}, {0, 500}, {2, 1500}, {3, 2500}, {4, 3500}, {5, 5500}}, d.Schedule())
+}
+
+func TestRandomPoolFile(t *testing.T) {
+	d, convs := open(t, Options{InputFile: "testdata/files/random_pool.jsonl", Entries: 30, Seed: 5})
+	assert.Equal(t, SamplingShuffle, d.Sampling())
+	assert.Equal(t, 30, Turns(d))
+	seen := map[string]int{}
+	for _, c := range convs {
+		require.Len(t, c.Turns, 1)
+		seen[c.Turns[0].Text]++
+	}
+	assert.Len(t, seen, 3, "30 draws with replacement from 3 rows use every row")
+	assert.Contains(t, seen, "pool three a\npool three b")
+	assert.Equal(t, "random_pool.jsonl#7", convs[7].ID)
+
+	_, again := open(t, Options{InputFile: "testdata/files/random_pool.jsonl", Entries: 30, Seed: 5})
+	assert.Equal(t, convs, again, "same seed, same draws")
+}
+
+func TestRandomPoolDirectory(t *testing.T) {
+	d, convs := open(t, Options{InputFile: "testdata/files/random_pool_dir", Conversations: 12, Seed: 2})
+	require.Equal(t, 12, d.Len(), "--conversation-num sizes the pool when entries are unset")
+	for _, c := range convs {
+		passage, query, ok := strings.Cut(c.Turns[0].Text, "\n")
+		require.True(t, ok, "one text from each pool: %q", c.Turns[0].Text)
+		assert.Contains(t, []string{"I am a cat.", "I am a dog."}, passage, "pools in file name order")
+		assert.Contains(t, []string{"Who are you?", "What is the meaning of life?", "Why?"}, query)
+	}
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/random_pool_dir", CustomType: TypeSingleTurn})
+	require.ErrorContains(t, err, "only random_pool reads a directory")
+}
+
+func TestShareGPTFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/sharegpt.json", PublicDataset: PublicShareGPT})
+	assert.Equal(t, SamplingSequential, d.Sampling())
+	require.Len(t, convs, 3, "the too-short and one-message entries are dropped")
+	assert.Equal(t, []string{"Tell me about the refraction of light through a prism, please.", "And what happens when it leaves the prism again?"}, texts(convs[0]))
+	assert.Equal(t, tok.Count("It bends once more, so the colours spread further apart into a spectrum."), convs[0].Turns[1].MaxTokens,
+		"max tokens is the recorded completion's length")
+	assert.Equal(t, tok.Count("And what happens when it leaves the prism again?"), convs[0].Turns[1].InputTokens)
+	assert.Equal(t, DeltasWithoutResponses, convs[0].Mode)
+	assert.Equal(t, []string{"Summarise the experiment with two prisms in a sentence."}, texts(convs[1]), "without roles: the first two values")
+	assert.Equal(t, []string{"Why is the sky blue during the day and red at dusk?"}, texts(convs[2]), "a leading gpt message is skipped")
+	assert.Equal(t, 4, Turns(d))
+}
+
+func TestDetect(t *testing.T) {
+	cases := map[string]Detected{
+		"testdata/files/single_turn.jsonl":       {TypeSingleTurn, false},
+		"testdata/files/multi_turn.jsonl":        {TypeMultiTurn, false},
+		"testdata/files/mooncake_sessions.jsonl": {TypeMooncakeTrace, true},
+		"testdata/files/random_pool.jsonl":       {TypeRandomPool, false},
+		"testdata/files/random_pool_dir":         {TypeRandomPool, false},
+		head200:                                  {TypeMooncakeTrace, true},
+	}
+	for path, want := range cases {
+		got, err := Detect(path, "")
+		require.NoError(t, err, path)
+		assert.Equal(t, want, got, path)
+	}
+	got, err := Detect("testdata/files/random_pool_dir/queries.jsonl", TypeRandomPool)
+	require.NoError(t, err)
+	assert.Equal(t, TypeRandomPool, got.Type, "a given type is kept")
+	_, err = Detect("testdata/files/random_pool_dir", TypeMooncakeTrace)
+	assert.ErrorContains(t, err, "only random_pool reads a directory")
+	_, err = Detect("testdata/files/nope.jsonl", "")
+	assert.ErrorContains(t, err, "is not a valid file or directory")
+}
+
+func TestSamplingOverride(t *testing.T) {
+	d, _ := open(t, Options{InputFile: "testdata/files/single_turn.jsonl", Sampling: SamplingRandom})
+	assert.Equal(t, SamplingRandom, d.Sampling())
+}
+
+func TestMultiTurnSystemLineThenTurns(t *testing.T) {
+	path := writeFile(t, "hoist.jsonl",
+		`{"session_id": "x", "turns": [{"role": "system", "text": "Be brief."}]}`,
+		`{"session_id": "y", "turns": [{"text": "other", "timestamp": 1}]}`,
+		`{"session_id": "x", "turns": [{"text": "hi", "timestamp": 3}, {"text": "bye", "timestamp": 4}]}`)
+	d, convs := open(t, Options{InputFile: path, FixedSchedule: true})
+	require.Len(t, convs, 2)
+	assert.Equal(t, "Be brief.", convs[0].System, "the system line is hoisted once the session has more turns")
+	assert.Equal(t, []string{"hi", "bye"}, texts(convs[0]))
+	assert.Equal(t, 3, Turns(d))
+	assert.Equal(t, []Timed{{1, 1}, {0, 3}}, d.Schedule(), "x starts at its first sent turn's timestamp")
+}

@@ -1,0 +1,247 @@
+package dataset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// Open returns the dataset o describes: the conversations of o.InputFile
+// read as o.CustomType (detected from the first record when "") or as
+// o.PublicDataset, or synthetic conversations when there is no file. A
+// file is checked whole before Open returns: every malformed record is
+// reported as a *LineError (up to 50, joined with errors.Join), so nothing
+// is sent from a file with a problem. Every error Open returns is about
+// the options or the input, except ctx's.
+func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
+	if err := o.validateOpen(); err != nil {
+		return nil, fmt.Errorf("dataset options: %w", err)
+	}
+	if o.InputFile == "" {
+		return openSynthetic(ctx, tok, o)
+	}
+	st, err := os.Stat(o.InputFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("input file: %q is not a valid file or directory", o.InputFile)
+		}
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	if o.PublicDataset == PublicShareGPT {
+		if o.FixedSchedule {
+			return nil, errors.New("sharegpt dataset: a fixed schedule needs timestamps, and ShareGPT entries have none")
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("sharegpt dataset: %s is a directory: give the ShareGPT JSON file", o.InputFile)
+		}
+		return openShareGPT(ctx, tok, o)
+	}
+	kind := o.CustomType
+	if st.IsDir() {
+		if kind != "" && kind != TypeRandomPool {
+			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool reads a directory (one pool per file)", kind, o.InputFile)
+		}
+		return openRandomPool(ctx, tok, o, true)
+	}
+	if kind == "" {
+		if kind, err = detectFile(o.InputFile); err != nil {
+			return nil, err
+		}
+	}
+	if kind == TypeRandomPool {
+		return openRandomPool(ctx, tok, o, false)
+	}
+	return openJSONL(ctx, tok, o, kind)
+}
+
+// openJSONL indexes a single_turn, multi_turn or mooncake_trace file.
+func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind string) (Dataset, error) {
+	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok}
+	check := checkerFor(kind, o.blockSize())
+	if kind == TypeMooncakeTrace {
+		var err error
+		if d.words, err = blockWords(tok); err != nil {
+			return nil, fmt.Errorf("%s dataset: %w", kind, err)
+		}
+	}
+	f, err := os.Open(o.InputFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s dataset: %w", kind, err)
+	}
+	d.f, d.list = f, []*os.File{f}
+	if err := indexFile(ctx, d, withTypeHint(kind, check)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s dataset: %w", kind, err)
+	}
+	return d, nil
+}
+
+// checkerFor returns the line check of a record type.
+func checkerFor(kind string, blockSize int) func([]byte) (rowInfo, []problem) {
+	switch kind {
+	case TypeSingleTurn:
+		return checkSingleTurn
+	case TypeMultiTurn:
+		return checkMultiTurn
+	case TypeRandomPool:
+		return checkPoolRow
+	}
+	return func(line []byte) (rowInfo, []problem) { return checkMooncake(line, blockSize) }
+}
+
+// withTypeHint wraps a line check: a line that fails it but is a valid
+// record of another type is reported as such (one file holds one type).
+func withTypeHint(kind string, check func([]byte) (rowInfo, []problem)) func([]byte) (rowInfo, []problem) {
+	return func(line []byte) (rowInfo, []problem) {
+		info, ps := check(line)
+		if ps == nil {
+			return info, nil
+		}
+		if other, err := detectLine(line); err == nil && other != kind {
+			return rowInfo{}, []problem{problemf("", "a %s record in a %s file: one file holds one record type", other, kind)}
+		}
+		return info, ps
+	}
+}
+
+// Detected is what Detect finds in an input file's first record.
+type Detected struct {
+	// Type is the record type: the given one, or the one detected.
+	Type string
+	// Timestamped reports that the first record carries a timestamp (its
+	// first turn's, for multi_turn): the condition on which AIPerf
+	// promotes a trace to a fixed schedule.
+	Timestamped bool
+}
+
+// Detect reads the first record of path (a directory is a random_pool) and
+// returns its type, detected as AIPerf does when customType is "", and
+// whether it carries a timestamp.
+func Detect(path, customType string) (Detected, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return Detected{}, fmt.Errorf("input file: %q is not a valid file or directory", path)
+	}
+	if st.IsDir() {
+		if customType != "" && customType != TypeRandomPool {
+			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool reads a directory (one pool per file)", customType, path)
+		}
+		return Detected{Type: TypeRandomPool}, nil
+	}
+	line, no, err := firstLine(path)
+	if err != nil {
+		return Detected{}, err
+	}
+	kind := customType
+	if kind == "" {
+		if kind, err = detectLine(line); err != nil {
+			return Detected{}, placed(path, no, err)
+		}
+	}
+	var probe struct {
+		Timestamp *float64 `json:"timestamp"`
+		Turns     []struct {
+			Timestamp *float64 `json:"timestamp"`
+		} `json:"turns"`
+	}
+	_ = json.Unmarshal(line, &probe)
+	ts := probe.Timestamp != nil
+	if kind == TypeMultiTurn {
+		ts = len(probe.Turns) > 0 && probe.Turns[0].Timestamp != nil
+	}
+	return Detected{Type: kind, Timestamped: ts}, nil
+}
+
+// detectFile detects the record type of a file from its first record.
+func detectFile(path string) (string, error) {
+	line, no, err := firstLine(path)
+	if err != nil {
+		return "", err
+	}
+	kind, err := detectLine(line)
+	if err != nil {
+		return "", placed(path, no, err)
+	}
+	return kind, nil
+}
+
+// placed places a detection error at line no of path.
+func placed(path string, no int, err error) error {
+	var le *LineError
+	if errors.As(err, &le) {
+		le.Path, le.Line = path, no
+		return fmt.Errorf("detect the record type (or give --custom-dataset-type): %w", le)
+	}
+	return err
+}
+
+// firstLine returns the first non-blank line of path and its number.
+func firstLine(path string) ([]byte, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("input file: %w", err)
+	}
+	defer f.Close()
+	var first []byte
+	var firstNo int
+	err = scanLines(context.Background(), f, func(line []byte, no int, off int64) bool {
+		first, firstNo = append([]byte{}, line...), no
+		return false
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("input file %s: %w", path, err)
+	}
+	if first == nil {
+		return nil, 0, &LineError{Path: path, Msg: "no records: the file is empty or holds only blank lines"}
+	}
+	return first, firstNo, nil
+}
+
+// detectLine picks the record type of a first record as AIPerf does: its
+// "type" if that names a known type (the record must then be valid), else
+// the one type whose schema accepts it (random_pool needs its "type").
+func detectLine(line []byte) (string, error) {
+	var typed struct {
+		Type *string `json:"type"`
+	}
+	if ps := decodeLine(line, &typed); ps != nil {
+		return "", &LineError{Col: ps[0].Col, Field: ps[0].Field, Msg: ps[0].Msg}
+	}
+	if typed.Type != nil && slices.Contains(CustomTypes, *typed.Type) {
+		kind := *typed.Type
+		if _, ps := checkerFor(kind, 0)(line); ps != nil {
+			return "", &LineError{Field: ps[0].Field, Msg: fmt.Sprintf("%s (the record's type is %s)", ps[0].Msg, kind)}
+		}
+		return kind, nil
+	}
+	var fits []string
+	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace} {
+		if _, ps := checkerFor(kind, 0)(line); ps == nil {
+			fits = append(fits, kind)
+		}
+	}
+	switch len(fits) {
+	case 0:
+		return "", &LineError{Msg: "no loader can handle the data format: specify --custom-dataset-type explicitly"}
+	case 1:
+		return fits[0], nil
+	}
+	return "", &LineError{Msg: fmt.Sprintf("multiple loaders can handle the data format: %s: specify --custom-dataset-type explicitly", strings.Join(fits, " and "))}
+}
+
+// Turns is the number of turns (requests) in one pass over d: after
+// offsets are applied and system turns hoisted. It is 0 for a Dataset that
+// Open did not return.
+func Turns(d Dataset) int {
+	if t, ok := d.(interface{ turnCount() int }); ok {
+		return t.turnCount()
+	}
+	return 0
+}
