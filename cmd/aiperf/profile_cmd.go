@@ -121,6 +121,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		CLICommand:   redactedCommand(os.Args[1:], spec.Profile.URL, redact),
 		Version:      version,
 		ProfilerMark: spec.ProfilerMark,
+		InputsFile:   filepath.Join(dir, bench.InputsFile),
 	}
 	if c.UI != "none" {
 		opts.Progress = redact.Writer(g.Stderr)

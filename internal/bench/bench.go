@@ -39,6 +39,9 @@ type Options struct {
 	// ProfilerMark is where the profiler leaves its hooks.Mark while it may
 	// be running (a sweep child's trial dir); "" for none.
 	ProfilerMark string
+	// InputsFile, when set, is where the payloads of the dataset are
+	// written once the load sent anything (AIPerf's inputs.json).
+	InputsFile string
 }
 
 // ErrAllFailed marks a run in which no profiling request succeeded: every
@@ -61,6 +64,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if err := c.reset(ctx); err != nil {
 		return c.fail(err)
 	}
+	defer c.ds.Close()
 	out := c.runPhases(ctx)
 	c.reduce(ctx, out)
 	return c.finish(ctx, out.err)
@@ -75,8 +79,9 @@ type cell struct {
 	run     *result.Run
 	control *hooks.Client
 
-	tok     tokenizer.Tokenizer
-	entries []dataset.Entry
+	tok    tokenizer.Tokenizer
+	ds     dataset.Dataset
+	phases []plan.Phase // the profile's, with a trace promoted to its fixed schedule
 
 	mu      sync.Mutex // guards records (appended by the engine's goroutines)
 	records []metrics.Record
@@ -122,18 +127,53 @@ func (c *cell) fail(err error) (*result.Run, error) {
 	return c.run, err
 }
 
-// prepare loads the tokenizer and builds the prompts: the user's input,
-// checked before any traffic.
+// prepare loads the tokenizer and opens the dataset (an input file, checked
+// whole, or synthetic conversations): the user's input, checked before any
+// traffic. A trace whose records carry timestamps is replayed on its fixed
+// schedule, as AIPerf does, unless --no-fixed-schedule or a request rate
+// says otherwise.
 func (c *cell) prepare(ctx context.Context) error {
 	tok, err := tokenizer.Load(c.p.Tokenizer)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
 	c.tok, c.counts = tok, newOutputCounts(tok)
-	if c.entries, err = dataset.Synthetic(ctx, tok, datasetOptions(c.p)); err != nil {
-		return fmt.Errorf("generate synthetic prompts: %w", err)
+	o := datasetOptions(c.p)
+	if c.p.InputFile != "" && c.p.PublicDataset == "" && !c.p.FixedSchedule && !c.p.NoFixedSchedule && c.p.RequestRate == nil {
+		det, err := dataset.Detect(c.p.InputFile, c.p.CustomDatasetType)
+		if err != nil {
+			return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+		}
+		if det.Type == dataset.TypeMooncakeTrace && det.Timestamped {
+			o.FixedSchedule = true
+			fmt.Fprintf(c.log, "%s: its records carry timestamps: replaying them on a fixed schedule (--no-fixed-schedule to use --concurrency instead)\n", c.p.InputFile)
+		}
+	}
+	if c.ds, err = dataset.Open(ctx, tok, o); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("open the dataset: %w", err)
+		}
+		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+	}
+	c.phases = c.p.PhaseList()
+	if o.FixedSchedule {
+		for i := range c.phases {
+			if ph := &c.phases[i]; ph.Kind == plan.KindProfiling {
+				ph.Fixed, ph.Rate, ph.RateMode, ph.Speedup = true, 0, "", deref(c.p.ReplaySpeedup)
+				if c.p.RequestCount == nil && c.p.BenchmarkDuration == nil {
+					ph.Requests = 0 // every record of the schedule
+				}
+			}
+		}
 	}
 	return nil
+}
+
+func deref(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return *x
 }
 
 // reset resets the KV cache of every origin once, before any load.
@@ -160,18 +200,61 @@ func (e *InputError) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error.
 func (e *InputError) Unwrap() error { return e.Err }
 
+// datasetOptions maps the profile's options to the dataset's.
 func datasetOptions(p plan.Profile) dataset.Options {
 	o := dataset.Options{
-		ISLMean:   p.SyntheticInputTokensMean,
-		ISLStddev: p.SyntheticInputTokensStddev,
-		OSLStddev: p.OutputTokensStddev,
-		Entries:   p.NumDatasetEntries,
-		Seed:      p.RandomSeed,
+		ISLMean:            p.SyntheticInputTokensMean,
+		ISLStddev:          p.SyntheticInputTokensStddev,
+		OSLStddev:          p.OutputTokensStddev,
+		Entries:            p.NumDatasetEntries,
+		Seed:               p.RandomSeed,
+		InputFile:          p.InputFile,
+		CustomType:         p.CustomDatasetType,
+		PublicDataset:      p.PublicDataset,
+		BlockSize:          p.PromptInputTokensBlockSize,
+		TurnMean:           p.ConversationTurnMean,
+		TurnStddev:         float64(p.ConversationTurnStddev),
+		TurnDelayMeanMs:    p.ConversationTurnDelayMean,
+		TurnDelayStddevMs:  p.ConversationTurnDelayStddev,
+		TurnDelayRatio:     p.ConversationTurnDelayRatio,
+		PrefixPoolSize:     p.PromptPrefixPoolSize,
+		PrefixLength:       p.PromptPrefixLength,
+		FixedSchedule:      p.FixedSchedule,
+		AutoOffset:         p.FixedScheduleAutoOffset,
+		StartOffsetMs:      msOffset(p.FixedScheduleStartOffset),
+		EndOffsetMs:        msOffset(p.FixedScheduleEndOffset),
+		Sampling:           p.DatasetSamplingStrategy,
+		SharedSystemLength: derefInt(p.SharedSystemPromptLength),
+		UserContextLength:  derefInt(p.UserContextPromptLength),
 	}
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean
 	}
+	if p.ConversationNum != nil {
+		o.Conversations = *p.ConversationNum
+		if p.NumDatasetEntries == plan.DefaultDatasetEntries {
+			// As AIPerf: without --num-dataset-entries, the sessions are
+			// that many distinct conversations. (An explicit 100 cannot be
+			// told from the default.)
+			o.Entries = 0
+		}
+	}
 	return o
+}
+
+func msOffset(ms *int) *float64 {
+	if ms == nil {
+		return nil
+	}
+	x := float64(*ms)
+	return &x
+}
+
+func derefInt(x *int) int {
+	if x == nil {
+		return 0
+	}
+	return *x
 }
 
 func logCalls(w io.Writer, calls []hooks.Call) {

@@ -24,7 +24,7 @@ type phasesOutcome struct {
 // runPhases drives the phases with one client, bracketing each profiling
 // phase with the server profiler (never warmup), and collects the records.
 func (c *cell) runPhases(ctx context.Context) phasesOutcome {
-	phases := c.p.PhaseList()
+	phases := c.phases
 	client := openai.New(openai.Options{
 		MaxEventBytes: c.p.MaxEventBytes,
 		MaxConns:      maxInFlight(phases),
@@ -34,10 +34,17 @@ func (c *cell) runPhases(ctx context.Context) phasesOutcome {
 	})
 	defer client.Close()
 
+	var out phasesOutcome
+	src, err := c.source(client)
+	if err != nil {
+		out.err = err
+		return out
+	}
 	c.records = make([]metrics.Record, 0, expectedRequests(phases))
 	engine := &load.Engine{
 		Clock:   c.clock,
-		Source:  load.SingleTurn(newSender(c.p, c.counts, client, c.entries)),
+		Source:  src,
+		Fixed:   fixedStarts(c.ds.Schedule()),
 		Precise: c.p.PrecisePacing,
 		Seed:    c.p.RandomSeed,
 		OnRecord: func(r metrics.Record) {
@@ -48,13 +55,17 @@ func (c *cell) runPhases(ctx context.Context) phasesOutcome {
 	}
 	prof := c.bracket(engine)
 
-	var out phasesOutcome
 	stopProgress := startProgress(c.o.Progress, engine, c.clock)
 	stall := load.StartStallMonitor(10 * time.Millisecond)
 	out.reports, out.err = engine.Run(ctx, phases)
 	out.stallP99, out.stallMax = stall.Stop()
 	stopProgress()
 	out.warnings = prof.finish()
+	if c.o.InputsFile != "" && len(c.records) > 0 {
+		if err := writeInputs(ctx, c.o.InputsFile, src); err != nil {
+			out.warnings = append(out.warnings, err.Error()) // as AIPerf: the run goes on without it
+		}
+	}
 	for _, w := range out.warnings {
 		fmt.Fprintf(c.log, "warning: %s\n", w)
 	}

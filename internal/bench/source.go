@@ -252,3 +252,27 @@ func fillChunks(rec *metrics.Record, chunks []openai.Chunk) (text, reasoning str
 	}
 	return tb.String(), rb.String()
 }
+
+// source builds the engine's sessions over the dataset, drawn in the data's
+// sampling order (or --dataset-sampling-strategy's).
+func (c *cell) source(client *openai.Client) (*source, error) {
+	sampler, err := dataset.NewStrategySampler(c.ds.Sampling(), c.ds.Len(), c.p.RandomSeed)
+	if err != nil {
+		return nil, err
+	}
+	return newSource(c.p, c.clock.Now, c.ds, sampler, client, c.counts, c.tok.Count), nil
+}
+
+// fixedStarts is the engine's view of a fixed schedule (nil for none).
+func fixedStarts(sched []dataset.Timed) load.FixedStarts {
+	if sched == nil {
+		return nil
+	}
+	return func(yield func(int, int64) bool) {
+		for _, t := range sched {
+			if !yield(t.Conv, int64(t.AtMs*1e6)) {
+				return
+			}
+		}
+	}
+}

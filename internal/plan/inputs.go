@@ -15,6 +15,8 @@ const (
 	// DefaultBlockSize is --prompt-input-tokens-block-size when not given
 	// (AIPerf's, and the Mooncake trace's).
 	DefaultBlockSize = 512
+	// DefaultDatasetEntries is --num-dataset-entries' default (its kong tag).
+	DefaultDatasetEntries = 100
 )
 
 // Multi reports whether the profile's synthetic conversations have more
