@@ -36,17 +36,21 @@ type mockServer struct {
 	srv *mock.Server
 }
 
-var countTokens = sync.OnceValue(func() func(string) int {
+var defaultTokenizer = sync.OnceValue(func() tokenizer.Tokenizer {
 	tok, err := tokenizer.Load(tokenizer.Default)
 	if err != nil {
 		panic(err)
 	}
-	return tok.Count
+	return tok
 })
 
+func countTokens() func(string) int { return defaultTokenizer().Count }
+
+// startMock starts an in-process mock that tokenizes like the binary does
+// (o200k_base), so its prefix cache sees the prompts' real token blocks.
 func startMock(t *testing.T, cfg mock.Config) *mockServer {
 	t.Helper()
-	cfg.CountTokens = countTokens()
+	cfg.CountTokens, cfg.EncodeTokens = countTokens(), defaultTokenizer().Encode
 	srv, err := mock.New(cfg)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())

@@ -159,7 +159,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	if o.FixedSchedule {
 		for i := range c.phases {
 			if ph := &c.phases[i]; ph.Kind == plan.KindProfiling {
-				ph.Fixed, ph.Rate, ph.RateMode, ph.Speedup = true, 0, "", deref(c.p.ReplaySpeedup)
+				c.p.FixSchedule(ph)
 				if c.p.RequestCount == nil && c.p.BenchmarkDuration == nil {
 					ph.Requests = 0 // every record of the schedule
 				}
@@ -167,13 +167,6 @@ func (c *cell) prepare(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func deref(x *float64) float64 {
-	if x == nil {
-		return 0
-	}
-	return *x
 }
 
 // reset resets the KV cache of every origin once, before any load.

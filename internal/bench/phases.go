@@ -40,6 +40,7 @@ func (c *cell) runPhases(ctx context.Context) phasesOutcome {
 		out.err = err
 		return out
 	}
+	defer src.Stop()
 	c.records = make([]metrics.Record, 0, expectedRequests(phases))
 	engine := &load.Engine{
 		Clock:   c.clock,

@@ -32,7 +32,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.ErrorSummary = metrics.Errors(prof)
 	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
 	if c.p.ResetHook().Enabled {
-		run.Audit.KVReset, run.Audit.KVResetDetail = checkReset(records)
+		run.Audit.KVReset, run.Audit.KVResetDetail = checkReset(records, c.independentPrompts())
 		if run.Audit.KVReset == result.ResetNotCleared {
 			run.Audit.Warnings = append(run.Audit.Warnings, "kv cache reset: "+run.Audit.KVResetDetail)
 		}
@@ -42,6 +42,15 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
 			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))
 	}
+}
+
+// independentPrompts reports whether the run's prompts share no prefix by
+// construction: synthetic single-turn prompts with no shared system prompt,
+// user context or prefix pool.
+func (c *cell) independentPrompts() bool {
+	p := &c.p
+	return p.InputFile == "" && !p.Multi() && p.SharedSystemPromptLength == nil && p.UserContextPromptLength == nil &&
+		p.PromptPrefixPoolSize == 0
 }
 
 // byKind splits records into profiling and warmup ones.

@@ -38,9 +38,43 @@ type source struct {
 	// bodies caches the encoded body of single-turn conversations, by
 	// conversation × model, when the dataset is small enough.
 	bodies []atomic.Pointer[[]byte]
-	// tokens counts the shared system and context messages (history
-	// requests), once per text.
+	// system counts the shared system prompt, once.
 	system func(string) int
+	// ahead holds sessions the prefetcher prepared, for a file dataset.
+	ahead chan *session
+	stop  chan struct{}
+}
+
+// prefetchAhead is how many sessions of a file dataset are prepared before
+// they are needed.
+const prefetchAhead = 64
+
+// prefetch starts preparing the sampler's next conversations ahead of the
+// engine: reading a trace's conversation and building its prompt are off
+// the path between a request's schedule and its send. Stop ends it.
+func (s *source) prefetch() {
+	s.ahead, s.stop = make(chan *session, prefetchAhead), make(chan struct{})
+	go func() {
+		for {
+			sess := &session{src: s, conv: s.sampler.Next()}
+			sess.prepare()
+			select {
+			case s.ahead <- sess:
+			case <-s.stop:
+				return
+			}
+		}
+	}()
+}
+
+// prefetched is the next prepared session.
+func (s *source) prefetched() *session { return <-s.ahead }
+
+// Stop ends the prefetcher, if any.
+func (s *source) Stop() {
+	if s.stop != nil {
+		close(s.stop)
+	}
 }
 
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *openai.Client,
@@ -96,7 +130,9 @@ type session struct {
 	history []openai.Message
 	// sent is the client count of the history's user turns and system
 	// prompts; the replies' counts are added once they are counted.
-	sent int
+	sent   int
+	loaded bool     // prepare read the conversation
+	first  *request // the first request, built by prepare
 }
 
 // Turns is the conversation's number of turns; the engine asks for it (and
@@ -112,11 +148,29 @@ func (s *session) Due(i int) (time.Duration, int64, bool) {
 	return time.Duration(t.DelayMs * float64(time.Millisecond)), 0, false
 }
 
+// prepare reads the conversation and, with a single model, builds and
+// encodes its first request: the costly part of a trace's session (a
+// prompt of many thousand tokens), done before its send time.
+func (s *session) prepare() {
+	s.c, s.err = s.src.ds.Conversation(s.conv)
+	s.loaded = true
+	if s.err != nil || len(s.src.p.Model) > 1 {
+		return
+	}
+	r := s.request(&s.c.Turns[0], "")
+	if r.Body == nil && r.Payload == nil {
+		r.Body, _ = openai.Body(r.Request) // an error is reported by Do
+	}
+	s.first = &r
+}
+
 // Send sends turn i of the conversation.
 func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record {
 	src := s.src
 	if i == 0 {
-		s.c, s.err = src.ds.Conversation(s.conv)
+		if !s.loaded {
+			s.c, s.err = src.ds.Conversation(s.conv)
+		}
 		s.id = fmt.Sprintf("%s-s%06d", src.prefix, c.Session)
 		s.url, s.model = c.Index%len(src.urls), c.Index%len(src.p.Model)
 	}
@@ -133,7 +187,13 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		return rec
 	}
 	turn := &s.c.Turns[i]
-	req := s.request(turn, rec.RequestID)
+	var req request
+	if i == 0 && s.first != nil {
+		req = *s.first
+		req.URL, req.RequestID, req.SessionID = src.urls[s.url], rec.RequestID, s.id
+	} else {
+		req = s.request(turn, rec.RequestID)
+	}
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
 	resp := src.client.Do(ctx, req.Request)
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
@@ -260,7 +320,11 @@ func (c *cell) source(client *openai.Client) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSource(c.p, c.clock.Now, c.ds, sampler, client, c.counts, c.tok.Count), nil
+	src := newSource(c.p, c.clock.Now, c.ds, sampler, client, c.counts, c.tok.Count)
+	if c.p.InputFile != "" {
+		src.prefetch()
+	}
+	return src, nil
 }
 
 // fixedStarts is the engine's view of a fixed schedule (nil for none).

@@ -218,13 +218,39 @@ func (p *phaseRun) issueRate() {
 	}
 }
 
+// fixedLookahead is how many sessions of a fixed schedule are prepared
+// (their conversation read, their first request built) ahead of their time,
+// so that a burst of sends at one timestamp leaves on time.
+const fixedLookahead = 256
+
 // issueFixed replays the engine's fixed schedule: each conversation's first
 // turn at its time from the phase start (divided by the speed-up), later
-// turns at their own time or their delay after the previous reply. With a
-// cap, at most ph.Concurrency sessions run at once (cap-delayed sends are
-// counted). It returns when every scheduled session has sent its last turn,
-// the count is sent, or the phase's issuing context ends.
+// turns at their own time or their delay after the previous reply. Sessions
+// are made (Source.Fixed) ahead of their time by a prefetching goroutine.
+// With a cap, at most ph.Concurrency sessions run at once (cap-delayed sends
+// are counted). It returns when every scheduled session has sent its last
+// turn, the count is sent, or the phase's issuing context ends.
 func (p *phaseRun) issueFixed() {
+	type start struct {
+		s  Session
+		at int64
+	}
+	ahead := make(chan start, fixedLookahead)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(ahead)
+		if p.e.Fixed == nil {
+			return
+		}
+		for conv, at := range p.e.Fixed {
+			select {
+			case ahead <- start{s: p.e.Source.Fixed(conv), at: at}:
+			case <-stop:
+				return
+			}
+		}
+	}()
 	var slots chan struct{}
 	if p.ph.Concurrency > 0 {
 		slots = make(chan struct{}, p.ph.Concurrency)
@@ -232,30 +258,27 @@ func (p *phaseRun) issueFixed() {
 	var sessions sync.WaitGroup
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	if p.e.Fixed != nil {
-		for conv, at := range p.e.Fixed {
-			target := p.r.StartNs + p.scaled(at)
-			if !p.e.waitUntil(p.issueCtx, timer, target) || !p.takeSlot(slots) {
-				break
-			}
-			sid, ok := p.startSession()
-			if !ok {
-				releaseSlot(slots)
-				break
-			}
-			c, ok := p.claim(target, sid, 0)
-			if !ok {
-				releaseSlot(slots)
-				break
-			}
-			s := p.e.Source.Fixed(conv)
-			sessions.Go(func() {
-				defer releaseSlot(slots)
-				t := time.NewTimer(time.Hour)
-				defer t.Stop()
-				p.continueSession(s, sid, p.send(s, 0, c), t)
-			})
+	for st := range ahead {
+		target := p.r.StartNs + p.scaled(st.at)
+		if !p.e.waitUntil(p.issueCtx, timer, target) || !p.takeSlot(slots) {
+			break
 		}
+		sid, ok := p.startSession()
+		if !ok {
+			releaseSlot(slots)
+			break
+		}
+		c, ok := p.claim(target, sid, 0)
+		if !ok {
+			releaseSlot(slots)
+			break
+		}
+		sessions.Go(func() {
+			defer releaseSlot(slots)
+			t := time.NewTimer(time.Hour)
+			defer t.Stop()
+			p.continueSession(st.s, sid, p.send(st.s, 0, c), t)
+		})
 	}
 	sessions.Wait()
 }

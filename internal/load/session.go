@@ -30,6 +30,8 @@ type Source interface {
 	// sampler decides which).
 	Next() Session
 	// Fixed starts the session of conversation conv, for a fixed schedule.
+	// It is called ahead of the session's time, from a goroutine of its
+	// own: the place for a session to prepare its first request.
 	Fixed(conv int) Session
 }
 

@@ -154,7 +154,7 @@ func (p *Profile) PhaseList() []Phase {
 	}
 	prof.Sessions = deref(p.ConversationNum, 0)
 	if p.FixedSchedule {
-		prof.Fixed, prof.Rate, prof.RateMode, prof.Speedup = true, 0, "", deref(p.ReplaySpeedup, 0)
+		p.FixSchedule(&prof)
 	}
 	switch {
 	case p.RequestCount != nil:
@@ -175,6 +175,13 @@ func (p *Profile) PhaseList() []Phase {
 	warm.Duration = deref(p.WarmupDuration, 0)
 	warm.GracePeriod = -1
 	return []Phase{warm, prof}
+}
+
+// FixSchedule makes ph replay the dataset's fixed schedule: no rate, the
+// --replay-speedup, and an in-flight cap only when --concurrency is given.
+func (p *Profile) FixSchedule(ph *Phase) {
+	ph.Fixed, ph.Rate, ph.RateMode, ph.Speedup = true, 0, "", deref(p.ReplaySpeedup, 0)
+	ph.Concurrency = deref(p.Concurrency, 0)
 }
 
 // portOf is the URL's port, or its scheme's default.
