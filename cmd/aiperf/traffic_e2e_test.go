@@ -314,3 +314,25 @@ func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 	assert.True(t, v.Significant)
 	assert.Equal(t, "better", v.Verdict)
 }
+
+// TestMalformedInputFileSendsNothing: every problem of an input file is
+// reported with its line before any traffic, exit 2.
+func TestMalformedInputFileSendsNothing(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "trace.jsonl", `{"timestamp": 0, "input_length": 600, "hash_ids": [1, 2]}
+{"timestamp": 10, "input_length": "many"}
+{"timestamp": 20, "input_length": 100, "hash_ids": [3, 4, 5]}
+not json at all
+`)
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none",
+		"--input-file", bad, "--custom-dataset-type", "mooncake_trace", "--reset-kv-cache")
+	assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+	for _, line := range []string{"trace.jsonl:2:35: input_length: expected an integer", "trace.jsonl:3: hash_ids:",
+		"trace.jsonl:4:1: expected a JSON object, got something that is not JSON"} {
+		assert.Contains(t, inv.stderr, line, "every bad line is named")
+	}
+	assert.Contains(t, inv.stderr, "nothing was sent")
+	assert.Zero(t, m.control().InferenceRequests)
+	assert.Zero(t, m.control().ResetCount, "refused before the reset too")
+}

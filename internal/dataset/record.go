@@ -161,9 +161,9 @@ func jsonKindOf(b []byte) string {
 		return "a list"
 	case c == '"':
 		return "a string"
-	case c == 't' || c == 'f':
+	case bytes.HasPrefix(b, []byte("true")) || bytes.HasPrefix(b, []byte("false")):
 		return "true or false"
-	case c == 'n':
+	case bytes.HasPrefix(b, []byte("null")):
 		return "null"
 	case c == '-' || (c >= '0' && c <= '9'):
 		return "a number"
