@@ -295,11 +295,11 @@ func TestSyntheticSessions(t *testing.T) {
 // the cold cell's, beyond run-to-run noise.
 func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 	subprocesses(t)
-	m := startMock(t, mock.Config{TTFT: 2, ITL: 1, Prefill: 40})
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 1, Prefill: 200}) // a cold block costs ~100 ms: far above -race noise
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "trace_replay.star"))
 	require.NoError(t, err)
 	dir := t.TempDir()
-	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "speedup=4", "--ui", "none")
+	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "speedup=2", "--ui", "none")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 
 	cmp := cli(t, dir, "compare", "trace-replay/cold", "trace-replay/warm", "--format", "json")
