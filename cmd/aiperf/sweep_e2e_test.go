@@ -520,6 +520,21 @@ type (
 	}
 )
 
+// compareGroups runs `compare --format json` on refs in dir and decodes it:
+// one group per ref, each with trials trials.
+func compareGroups(t *testing.T, dir string, trials int, refs ...string) groupsJSON {
+	t.Helper()
+	inv := cli(t, dir, append(append([]string{"compare"}, refs...), "--format", "json")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	var rep groupsJSON
+	require.NoError(t, json.Unmarshal([]byte(inv.stdout), &rep), inv.stdout)
+	require.Len(t, rep.Groups, len(refs))
+	for _, g := range rep.Groups {
+		assert.Equal(t, trials, g.Trials, g.Ref)
+	}
+	return rep
+}
+
 func (g groupsJSON) versus(t *testing.T, metric string) versusJSON {
 	t.Helper()
 	for _, m := range g.Metrics {
@@ -549,13 +564,7 @@ func TestCompareSeesTheSlowerServer(t *testing.T) {
 	group("slow", slow.URL)
 	group("fast2", fast.URL)
 
-	inv := cli(t, dir, "compare", "fast", "slow", "--format", "json")
-	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	var rep groupsJSON
-	require.NoError(t, json.Unmarshal([]byte(inv.stdout), &rep), inv.stdout)
-	require.Len(t, rep.Groups, 2)
-	assert.Equal(t, 3, rep.Groups[0].Trials)
-	assert.Equal(t, 3, rep.Groups[1].Trials)
+	rep := compareGroups(t, dir, 3, "fast", "slow")
 	v := rep.versus(t, "time_to_first_token.avg")
 	require.NotNil(t, v.DeltaPct)
 	assert.Greater(t, *v.DeltaPct, 150.0, "TTFT 60 ms against 20 ms is about +200%")

@@ -302,13 +302,7 @@ func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "speedup=2", "--ui", "none")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 
-	cmp := cli(t, dir, "compare", "trace-replay/cold", "trace-replay/warm", "--format", "json")
-	require.Equal(t, ExitOK, cmp.code, cmp.stderr)
-	var rep groupsJSON
-	require.NoError(t, json.Unmarshal([]byte(cmp.stdout), &rep), cmp.stdout)
-	require.Len(t, rep.Groups, 2)
-	assert.Equal(t, 3, rep.Groups[0].Trials)
-	v := rep.versus(t, "time_to_first_token.avg")
+	v := compareGroups(t, dir, 3, "trace-replay/cold", "trace-replay/warm").versus(t, "time_to_first_token.avg")
 	require.NotNil(t, v.DeltaPct)
 	assert.Less(t, *v.DeltaPct, 0.0, "warm TTFT is lower")
 	assert.True(t, v.Significant)
