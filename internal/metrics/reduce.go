@@ -114,7 +114,7 @@ var (
 
 // scalarDefs are the derived and aggregate metrics, in display order.
 var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
-	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration}
+	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defMalformedChunks}
 
 // RecordTags lists the tags of the record metrics, in display order: each
 // summarises to a distribution (Stats).
