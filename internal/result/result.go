@@ -10,6 +10,7 @@ import (
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // Run statuses.
@@ -47,6 +48,9 @@ type Run struct {
 	ErrorSummary []metrics.ErrorCount `json:"error_summary"`
 	ControlHooks []hooks.Call         `json:"control_hooks"`
 	Audit        Audit                `json:"audit"`
+	// Server is the server's own metrics and GPU telemetry, scraped during
+	// the run and reduced per phase (nil when collection was off).
+	Server *servermetrics.Result `json:"server_metrics,omitempty"`
 	Records      []metrics.Record     `json:"records"`
 }
 
