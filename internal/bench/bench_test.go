@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -236,4 +239,28 @@ func TestAbsurdUsageIsNotTrusted(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 6, untrusted, "flagged per request")
+}
+
+// TestFileConversationsAreSentInTheirOrder: a file's conversations are
+// drawn sequentially (AIPerf's default for files), each once per pass,
+// whatever prepares them ahead of time.
+func TestFileConversationsAreSentInTheirOrder(t *testing.T) {
+	_, url := startMock(t, mock.Config{Fast: true})
+	var file strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&file, `{"text": "prompt number %d", "output_length": 2}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "prompts.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(file.String()), 0o644))
+	p := profile(url)
+	p.InputFile, p.CustomDatasetType = path, "single_turn"
+	p.Concurrency, p.RequestCount = plan.Ptr(1), plan.Ptr(15)
+	run, err := Run(context.Background(), Options{Profile: p})
+	require.NoError(t, err)
+	require.Len(t, run.Records, 15)
+	slices.SortFunc(run.Records, func(a, b metrics.Record) int { return a.Index - b.Index })
+	for i, r := range run.Records {
+		assert.Equal(t, i%10, r.Prompt, "request %d sends conversation %d", i, i%10)
+		assert.Equal(t, 2, r.RequestedOutputTokens, "the record's output_length")
+	}
 }

@@ -113,8 +113,23 @@ func memoCount(count func(string) int) func(string) int {
 	}
 }
 
-func (s *source) Next() load.Session          { return &session{src: s, conv: s.sampler.Next()} }
-func (s *source) Fixed(conv int) load.Session { return &session{src: s, conv: conv} }
+// Next starts a session of the sampler's next conversation: prepared ahead
+// by the prefetcher when the dataset is read from a file, else on its
+// first send.
+func (s *source) Next() load.Session {
+	if s.ahead != nil {
+		return s.prefetched()
+	}
+	return &session{src: s, conv: s.sampler.Next()}
+}
+
+// Fixed starts the session of conversation conv, prepared at once: the
+// engine calls it ahead of the session's time.
+func (s *source) Fixed(conv int) load.Session {
+	sess := &session{src: s, conv: conv}
+	sess.prepare()
+	return sess
+}
 
 // session is one replay of a conversation: its history so far, and the URL
 // and model every turn of it uses (chosen at its first turn, as AIPerf
