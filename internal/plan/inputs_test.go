@@ -78,3 +78,29 @@ func TestPhaseListForSessionsAndSchedules(t *testing.T) {
 	assert.Equal(t, 4.0, phases[1].Speedup)
 	assert.Zero(t, phases[1].Requests, "the schedule's entries are the count")
 }
+
+func TestScrapeTargets(t *testing.T) {
+	p := valid()
+	p.URL = []string{"http://gpu1:8000/v1", "gpu1:8000", "http://gpu2:9000"}
+	p.ServerMetrics = []string{"gpu1:10001", "http://router:8080/custom"}
+	p.GPUTelemetry = []string{"gpu1:9400"}
+	server, gpu := p.ScrapeTargets()
+	assert.Equal(t, []string{"http://gpu1:8000/metrics", "http://gpu2:9000/metrics", "http://gpu1:10001/metrics",
+		"http://router:8080/custom"}, server, "each origin once, /metrics unless a path is given")
+	assert.Equal(t, []string{"http://gpu1:9400/metrics"}, gpu)
+
+	p.ServerMetrics, p.NoServerMetrics, p.GPUTelemetry = nil, true, nil
+	server, gpu = p.ScrapeTargets()
+	assert.Empty(t, server)
+	assert.Empty(t, gpu)
+
+	bad := valid()
+	bad.ServerMetrics, bad.NoServerMetrics = []string{"ftp://x"}, true
+	bad.ServerMetricsInterval = Ptr(0.0)
+	err := bad.Check()
+	require.Error(t, err)
+	for _, want := range []string{`--server-metrics must use http or https, got "ftp"`, "--no-server-metrics cannot be used with --server-metrics",
+		"--server-metrics-interval must be between 0.01 and 3600 seconds, got 0"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}

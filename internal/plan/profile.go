@@ -102,6 +102,14 @@ type Profile struct {
 	SharedSystemPromptLength   *int `json:"shared_system_prompt_length,omitempty" name:"shared-system-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"One system prompt of this many tokens, sent first in every request of every session."`
 	UserContextPromptLength    *int `json:"user_context_prompt_length,omitempty" name:"user-context-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"A user context of this many tokens per conversation, sent after the system prompt in each of its requests."`
 
+	// Server metrics and GPU telemetry.
+	ServerMetrics         []string `json:"server_metrics,omitempty" name:"server-metrics" sep:"none" group:"Server metrics" placeholder:"URL" help:"Also scrape this Prometheus endpoint (every --url origin's /metrics is scraped by default; repeatable)."`
+	NoServerMetrics       bool     `json:"no_server_metrics,omitempty" name:"no-server-metrics" group:"Server metrics" help:"Do not scrape the server's /metrics."`
+	ServerMetricsFormats  []string `json:"server_metrics_formats,omitempty" name:"server-metrics-formats" enum:"json,csv,jsonl" sep:"," group:"Server metrics" placeholder:"FORMAT" help:"Server metrics exports: json, csv, jsonl (the time series) (default json,csv)."`
+	ServerMetricsInterval *float64 `json:"server_metrics_interval,omitempty" name:"server-metrics-interval" group:"Server metrics" placeholder:"SECONDS" help:"Seconds between scrapes (default 0.333)."`
+	GPUTelemetry          []string `json:"gpu_telemetry,omitempty" name:"gpu-telemetry" sep:"none" group:"Server metrics" placeholder:"URL" help:"Scrape this DCGM exporter for GPU telemetry (repeatable)."`
+	NoGPUTelemetry        bool     `json:"no_gpu_telemetry,omitempty" name:"no-gpu-telemetry" group:"Server metrics" help:"Do not collect GPU telemetry."`
+
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
 	ResetKVCachePath             string   `json:"reset_kv_cache_path,omitempty" name:"reset-kv-cache-path" group:"Control hooks" placeholder:"PATH" help:"Reset route (default /reset_prefix_cache; implies --reset-kv-cache)."`

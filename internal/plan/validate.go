@@ -112,6 +112,7 @@ func (p *Profile) Check() error {
 
 	v.dataset(p)
 	v.inputs(p)
+	v.scrape(p)
 	v.hooks(p)
 	if len(p.Phases) > 0 {
 		v.phases(p.Phases)

@@ -1,0 +1,71 @@
+package plan
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+)
+
+// DefaultScrapeInterval is --server-metrics-interval when not given, in
+// seconds: AIPerf's 333 ms.
+const DefaultScrapeInterval = 0.333
+
+// ScrapeTargets are the Prometheus endpoints to scrape: the /metrics of
+// every --url origin and every --server-metrics URL (unless
+// --no-server-metrics), and every --gpu-telemetry URL (unless
+// --no-gpu-telemetry). A URL without a path gets /metrics; duplicates are
+// dropped.
+func (p *Profile) ScrapeTargets() (server, gpu []string) {
+	if !p.NoServerMetrics {
+		for _, o := range p.Origins() {
+			server = appendTarget(server, o)
+		}
+		for _, raw := range p.ServerMetrics {
+			server = appendTarget(server, raw)
+		}
+	}
+	if !p.NoGPUTelemetry {
+		for _, raw := range p.GPUTelemetry {
+			gpu = appendTarget(gpu, raw)
+		}
+	}
+	return server, gpu
+}
+
+// appendTarget appends raw as a metrics URL unless list holds it.
+func appendTarget(list []string, raw string) []string {
+	u, err := url.Parse(normalizeURL(raw))
+	if err != nil {
+		return list
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	if s := u.String(); !slices.Contains(list, s) {
+		list = append(list, s)
+	}
+	return list
+}
+
+// scrape checks the server-metrics and GPU-telemetry options.
+func (v *validator) scrape(p *Profile) {
+	for _, f := range []struct {
+		name string
+		urls []string
+	}{{"server_metrics", p.ServerMetrics}, {"gpu_telemetry", p.GPUTelemetry}} {
+		for _, raw := range f.urls {
+			u, err := url.Parse(normalizeURL(raw))
+			switch {
+			case err != nil || u.Host == "":
+				v.add(f.name, fmt.Sprintf("is not a URL: %q", RedactURL(raw)))
+			case u.Scheme != "http" && u.Scheme != "https":
+				v.add(f.name, fmt.Sprintf("must use http or https, got %q", u.Scheme))
+			}
+		}
+	}
+	v.check(!(p.NoServerMetrics && len(p.ServerMetrics) > 0), "no_server_metrics", "cannot be used with --server-metrics")
+	v.check(!(p.NoGPUTelemetry && len(p.GPUTelemetry) > 0), "no_gpu_telemetry", "cannot be used with --gpu-telemetry")
+	if x := p.ServerMetricsInterval; x != nil && !v.nonFinite["server_metrics_interval"] {
+		v.check(*x >= 0.01 && *x <= 3600, "server_metrics_interval", fmt.Sprintf("must be between 0.01 and 3600 seconds, got %g", *x))
+	}
+}
