@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // RunRow is one run as listed and compared: where it sits, what it ran, how
@@ -49,6 +50,10 @@ type RunRow struct {
 	Stats map[string]float64 `json:"stats,omitempty"`
 	// Units maps a metric tag to its unit.
 	Units map[string]string `json:"units,omitempty"`
+	// Server holds the profiling-phase series, with every statistic, of the
+	// server and GPU metric families that were asked for ("server.FAMILY.STAT"
+	// or "gpu.FAMILY.STAT" keys), by family and then in result order.
+	Server []servermetrics.Series `json:"server,omitempty"`
 }
 
 // Stat returns the run's value of metric.stat. A derived or aggregate metric
@@ -71,7 +76,9 @@ type RunFilter struct {
 	Sweep string // sweep id, or name (its latest sweep)
 	Name  string // --name label
 	Limit int    // newest first; 0 = all
-	// Stats lists the "metric.stat" keys to load into RunRow.Stats.
+	// Stats lists the "metric.stat" keys to load into RunRow.Stats, and
+	// the "server.FAMILY.STAT" and "gpu.FAMILY.STAT" keys whose families to
+	// load into RunRow.Server.
 	Stats []string
 }
 
@@ -348,8 +355,13 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 
 // loadStats fills Stats and Units of runs with the profiling-phase values of
 // the requested "metric.stat" keys (and the "value" of the same metrics, so
-// RunRow.Stat can answer avg for scalars), in one query.
+// RunRow.Stat can answer avg for scalars), in one query, and Server with the
+// series of the requested server and GPU metric families, in another.
 func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) error {
+	keys, families := splitServerKeys(keys)
+	if err := loadServerSeries(ctx, q, runs, families); err != nil {
+		return err
+	}
 	if len(runs) == 0 || len(keys) == 0 {
 		return nil
 	}
