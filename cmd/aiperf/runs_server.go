@@ -44,7 +44,7 @@ func printServerMetrics(w io.Writer, run *result.Run) {
 	for _, s := range sm.Series {
 		families[s.Source+" "+s.Metric] = true
 	}
-	fmt.Fprintf(w, "%d series of %d families stored, every phase (all of them: aiperf runs show --format json)\n",
+	fmt.Fprintf(w, "%d series of %d families stored, every phase (all of them: --format json)\n",
 		len(sm.Series), len(families))
 	for _, warning := range sm.Warnings {
 		fmt.Fprintln(w, "warning:", warning)

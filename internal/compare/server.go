@@ -240,6 +240,9 @@ func serverValueFrom(series []servermetrics.Series, k Key) (float64, string, boo
 	}
 	for _, f := range a.from {
 		if v, ok := f.value(series, source, k.Stat); ok {
+			if f.per != "" {
+				return v, f.metric + " / " + f.per, true
+			}
 			return v, f.metric, true
 		}
 	}
@@ -449,7 +452,7 @@ func clientMinusServerTTFT(runs []store.RunRow, confidence float64) Estimate {
 // Headline is one line of a run's server account in `aiperf runs show`.
 type Headline struct {
 	Key    string  `json:"key"`    // e.g. server.ttft.p50
-	Family string  `json:"family"` // the family it was read from
+	Family string  `json:"family"` // the family it was read from ("hits / queries" for a hit rate)
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit"`
 }
