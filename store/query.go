@@ -365,10 +365,8 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 	if len(runs) == 0 || len(keys) == 0 {
 		return nil
 	}
-	index := make(map[int64]*RunRow, len(runs))
-	ids := make([]int64, len(runs))
+	index, idJSON := indexRuns(runs)
 	for i := range runs {
-		index[runs[i].ID], ids[i] = &runs[i], runs[i].ID
 		runs[i].Stats, runs[i].Units = map[string]float64{}, map[string]string{}
 	}
 	wanted := map[string]bool{}
@@ -381,14 +379,13 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		wanted[k], wanted[m+"."+statValue] = true, true
 		metricSet[m], statSet[s] = true, true
 	}
-	idJSON, _ := json.Marshal(ids)
 	metricJSON, _ := json.Marshal(setKeys(metricSet))
 	statJSON, _ := json.Marshal(setKeys(statSet))
 	rows, err := q.QueryContext(ctx, `
 		SELECT run_id, metric, stat, value, unit FROM run_stats
 		WHERE run_id IN (SELECT value FROM json_each(?1)) AND phase = ?2
 			AND metric IN (SELECT value FROM json_each(?3)) AND stat IN (SELECT value FROM json_each(?4))`,
-		string(idJSON), phaseProfiling, string(metricJSON), string(statJSON))
+		idJSON, phaseProfiling, string(metricJSON), string(statJSON))
 	if err != nil {
 		return fmt.Errorf("load statistics: %w", err)
 	}
@@ -408,6 +405,18 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		}
 	}
 	return rows.Err()
+}
+
+// indexRuns maps run ids to runs, and lists the ids as a JSON array (for
+// json_each).
+func indexRuns(runs []RunRow) (map[int64]*RunRow, string) {
+	index := make(map[int64]*RunRow, len(runs))
+	ids := make([]int64, len(runs))
+	for i := range runs {
+		index[runs[i].ID], ids[i] = &runs[i], runs[i].ID
+	}
+	idJSON, _ := json.Marshal(ids) // numbers: cannot fail
+	return index, string(idJSON)
 }
 
 func setKeys(m map[string]bool) []string {

@@ -307,23 +307,18 @@ func loadServerSeries(ctx context.Context, q querier, runs []RunRow, families ma
 	if len(runs) == 0 || len(families) == 0 {
 		return nil
 	}
-	index := make(map[int64]*RunRow, len(runs))
-	ids := make([]int64, len(runs))
-	for i := range runs {
-		index[runs[i].ID], ids[i] = &runs[i], runs[i].ID
-	}
+	index, idJSON := indexRuns(runs)
 	names := map[string]bool{}
 	for _, fs := range families {
 		for f := range fs {
 			names[f] = true
 		}
 	}
-	idJSON, _ := json.Marshal(ids)
 	nameJSON, _ := json.Marshal(setKeys(names))
 	series, err := querySeries(ctx, q, `
 		WHERE s.run_id IN (SELECT value FROM json_each(?1)) AND s.phase_kind = ?2
 			AND s.metric IN (SELECT value FROM json_each(?3))
-		ORDER BY s.run_id, s.metric, s.seq`, string(idJSON), phaseProfiling, string(nameJSON)) // as server_series_metric
+		ORDER BY s.run_id, s.metric, s.seq`, idJSON, phaseProfiling, string(nameJSON)) // as server_series_metric
 	if err != nil {
 		return fmt.Errorf("load server metrics: %w", err)
 	}

@@ -62,6 +62,16 @@ func saveServerGroup(t *testing.T, db *store.DB, s setup, trials []trial, server
 	}
 }
 
+// saveColdWarm stores two runs named cold, whose prompts hardly hit the
+// prefix cache, and two named warm, whose prompts mostly do.
+func saveColdWarm(t *testing.T, db *store.DB) {
+	t.Helper()
+	saveServerGroup(t, db, setup{name: "cold"}, ttfts(20, 22), []vllm{
+		{kv: 0.2, running: 4, hits: 0, queries: 5000, ttftS: 0.0160}, {kv: 0.21, running: 4.2, hits: 16, queries: 5000, ttftS: 0.0175}})
+	saveServerGroup(t, db, setup{name: "warm"}, ttfts(12, 13), []vllm{
+		{kv: 0.2, running: 4, hits: 4500, queries: 5000, ttftS: 0.0090}, {kv: 0.2, running: 4.1, hits: 4600, queries: 5000, ttftS: 0.0098}})
+}
+
 func keys(t *testing.T, specs ...string) []compare.Key {
 	t.Helper()
 	ks, err := compare.ParseKeys(specs)
@@ -251,10 +261,7 @@ func TestCheckServerKeys(t *testing.T) {
 func TestDefaultViewServerRows(t *testing.T) {
 	t.Parallel()
 	db := openStore(t, ":memory:")
-	saveServerGroup(t, db, setup{name: "cold"}, ttfts(20, 22), []vllm{
-		{kv: 0.2, running: 4, hits: 0, queries: 5000, ttftS: 0.0160}, {kv: 0.21, running: 4.2, hits: 16, queries: 5000, ttftS: 0.0175}})
-	saveServerGroup(t, db, setup{name: "warm"}, ttfts(12, 13), []vllm{
-		{kv: 0.2, running: 4, hits: 4500, queries: 5000, ttftS: 0.0090}, {kv: 0.2, running: 4.1, hits: 4600, queries: 5000, ttftS: 0.0098}})
+	saveColdWarm(t, db)
 	saveGroup(t, db, setup{name: "plain"}, ttfts(20, 21)...)
 
 	rep := groups(t, db, compare.Options{}, "cold", "warm")
@@ -342,10 +349,7 @@ func TestSweepPrefixCacheColumn(t *testing.T) {
 func TestRenderServerGolden(t *testing.T) {
 	t.Parallel()
 	db := openStore(t, ":memory:")
-	saveServerGroup(t, db, setup{name: "cold"}, ttfts(20, 22), []vllm{
-		{kv: 0.2, running: 4, hits: 0, queries: 5000, ttftS: 0.0160}, {kv: 0.21, running: 4.2, hits: 16, queries: 5000, ttftS: 0.0175}})
-	saveServerGroup(t, db, setup{name: "warm"}, ttfts(12, 13), []vllm{
-		{kv: 0.2, running: 4, hits: 4500, queries: 5000, ttftS: 0.0090}, {kv: 0.2, running: 4.1, hits: 4600, queries: 5000, ttftS: 0.0098}})
+	saveColdWarm(t, db)
 	saveCacheSweep(t, db)
 	opt := compare.Options{}
 	s, err := db.SweepRuns(context.Background(), "cache", opt.StatKeys())
