@@ -165,6 +165,10 @@ func TestServerAggregation(t *testing.T) {
 		{"a family in ms stays in ms", sglang, "server.ttft.p50", 20, false},
 		{"a single histogram series: its own quantile", sglang, "server.sglang:time_to_first_token_seconds.p50", 20, false},
 		{"no family of the alias", sglang, "server.running.avg", 0, true},
+		{"histogram avg without sums: mean of the averages", []servermetrics.Series{
+			{Source: "server", Metric: "h", Type: "histogram", Stats: map[string]float64{"count": 1, "avg": 2}},
+			{Source: "server", Metric: "h", Type: "histogram", Stats: map[string]float64{"count": 3, "avg": 4}},
+		}, "server.h.avg", 3, false},
 		{"GPUs: mean utilisation", gpus, "gpu.utilization.avg", 70, false},
 		{"a GPU family is not a server family", gpus, "server.DCGM_FI_DEV_GPU_UTIL.avg", 0, true},
 	}
