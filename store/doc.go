@@ -1,8 +1,9 @@
 // Package store keeps the history of benchmark runs in a SQLite database
 // (mattn/go-sqlite3): sweeps, their cells, every run with its redacted
 // configuration, run-level statistics, compact per-request records,
-// control-hook calls and the client's self-audit. It also answers the
-// queries behind `aiperf runs` and `aiperf compare`.
+// control-hook calls, the client's self-audit and the server metrics and GPU
+// telemetry scraped during the run. It also answers the queries behind
+// `aiperf runs` and `aiperf compare`.
 //
 // The layout follows benbjohnson/wtf's sqlite package: Open applies the
 // embedded migrations in migration/*.sql in order, each in its own

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // RunRow is one run as listed and compared: where it sits, what it ran, how
@@ -49,6 +50,10 @@ type RunRow struct {
 	Stats map[string]float64 `json:"stats,omitempty"`
 	// Units maps a metric tag to its unit.
 	Units map[string]string `json:"units,omitempty"`
+	// Server holds the profiling-phase series, with every statistic, of the
+	// server and GPU metric families that were asked for ("server.FAMILY.STAT"
+	// or "gpu.FAMILY.STAT" keys), by family and then in result order.
+	Server []servermetrics.Series `json:"server,omitempty"`
 }
 
 // Stat returns the run's value of metric.stat. A derived or aggregate metric
@@ -71,7 +76,9 @@ type RunFilter struct {
 	Sweep string // sweep id, or name (its latest sweep)
 	Name  string // --name label
 	Limit int    // newest first; 0 = all
-	// Stats lists the "metric.stat" keys to load into RunRow.Stats.
+	// Stats lists the "metric.stat" keys to load into RunRow.Stats, and
+	// the "server.FAMILY.STAT" and "gpu.FAMILY.STAT" keys whose families to
+	// load into RunRow.Server.
 	Stats []string
 }
 
@@ -348,15 +355,18 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 
 // loadStats fills Stats and Units of runs with the profiling-phase values of
 // the requested "metric.stat" keys (and the "value" of the same metrics, so
-// RunRow.Stat can answer avg for scalars), in one query.
+// RunRow.Stat can answer avg for scalars), in one query, and Server with the
+// series of the requested server and GPU metric families, in another.
 func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) error {
+	keys, families := splitServerKeys(keys)
+	if err := loadServerSeries(ctx, q, runs, families); err != nil {
+		return err
+	}
 	if len(runs) == 0 || len(keys) == 0 {
 		return nil
 	}
-	index := make(map[int64]*RunRow, len(runs))
-	ids := make([]int64, len(runs))
+	index, idJSON := indexRuns(runs)
 	for i := range runs {
-		index[runs[i].ID], ids[i] = &runs[i], runs[i].ID
 		runs[i].Stats, runs[i].Units = map[string]float64{}, map[string]string{}
 	}
 	wanted := map[string]bool{}
@@ -369,14 +379,13 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		wanted[k], wanted[m+"."+statValue] = true, true
 		metricSet[m], statSet[s] = true, true
 	}
-	idJSON, _ := json.Marshal(ids)
 	metricJSON, _ := json.Marshal(setKeys(metricSet))
 	statJSON, _ := json.Marshal(setKeys(statSet))
 	rows, err := q.QueryContext(ctx, `
 		SELECT run_id, metric, stat, value, unit FROM run_stats
 		WHERE run_id IN (SELECT value FROM json_each(?1)) AND phase = ?2
 			AND metric IN (SELECT value FROM json_each(?3)) AND stat IN (SELECT value FROM json_each(?4))`,
-		string(idJSON), phaseProfiling, string(metricJSON), string(statJSON))
+		idJSON, phaseProfiling, string(metricJSON), string(statJSON))
 	if err != nil {
 		return fmt.Errorf("load statistics: %w", err)
 	}
@@ -396,6 +405,18 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		}
 	}
 	return rows.Err()
+}
+
+// indexRuns maps run ids to runs, and lists the ids as a JSON array (for
+// json_each).
+func indexRuns(runs []RunRow) (map[int64]*RunRow, string) {
+	index := make(map[int64]*RunRow, len(runs))
+	ids := make([]int64, len(runs))
+	for i := range runs {
+		index[runs[i].ID], ids[i] = &runs[i], runs[i].ID
+	}
+	idJSON, _ := json.Marshal(ids) // numbers: cannot fail
+	return index, string(idJSON)
 }
 
 func setKeys(m map[string]bool) []string {

@@ -27,13 +27,14 @@ const (
 const statValue = "value"
 
 // SaveRun stores a run and everything it carries (statistics, records,
-// control-hook calls, error summary, audit) in one immediate transaction: the
-// run is either fully stored or not at all. A sweep trial (Info.SweepID set)
-// also registers its cell; storing a trial again (same sweep, cell and
-// trial number, e.g. a failed trial rerun by --resume) replaces the earlier
-// row. The configuration is redacted again before it is written, and its
-// secrets are scrubbed from the command line, errors and hook messages, so
-// no secret reaches the file even if the caller forgot.
+// control-hook calls, error summary, audit, server metrics) in one immediate
+// transaction: the run is either fully stored or not at all. A sweep trial
+// (Info.SweepID set) also registers its cell; storing a trial again (same
+// sweep, cell and trial number, e.g. a failed trial rerun by --resume)
+// replaces the earlier row. The configuration is redacted again before it is
+// written, and its secrets are scrubbed from the command line, errors, hook
+// messages and scraped endpoints, so no secret reaches the file even if the
+// caller forgot.
 func (db *DB) SaveRun(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
 	var id int64
 	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
@@ -65,7 +66,8 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 	}
 	// The configuration's own secrets, replaced in every text that could
 	// echo one (a run from bench is already clean: its config is redacted).
-	r = r.Redacted(r.Config.Redactor())
+	rd := r.Config.Redactor()
+	r = r.Redacted(rd)
 	cfg := r.Config
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
@@ -134,6 +136,9 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 	}
 	if err := insertRecords(ctx, tx, id, r.Records); err != nil {
 		return 0, fmt.Errorf("insert records: %w", err)
+	}
+	if err := insertServer(ctx, tx, id, r, rd); err != nil {
+		return 0, fmt.Errorf("insert server metrics: %w", err)
 	}
 	return id, nil
 }
@@ -287,7 +292,8 @@ func (db *DB) DeleteRuns(ctx context.Context, ids ...int64) error {
 }
 
 // GetRun reconstructs a stored run: configuration, summaries, error summary,
-// control-hook calls and audit, plus its records when withRecords is set.
+// control-hook calls, audit and server metrics, plus its records when
+// withRecords is set.
 // Records come back compact: no request id, model, usage or error message,
 // and ResponseNs holds only the first and last response stamps.
 func (db *DB) GetRun(ctx context.Context, id int64, withRecords bool) (*result.Run, error) {
@@ -305,6 +311,9 @@ func (db *DB) GetRun(ctx context.Context, id int64, withRecords bool) (*result.R
 		}
 		if err := loadCalls(ctx, q, id, r); err != nil {
 			return fmt.Errorf("control-hook calls: %w", err)
+		}
+		if err := loadServer(ctx, q, id, r); err != nil {
+			return fmt.Errorf("server metrics: %w", err)
 		}
 		if withRecords {
 			if err := loadRecords(ctx, q, id, r); err != nil {

@@ -15,7 +15,7 @@ import (
 type CompareCmd struct {
 	Refs            []string `arg:"" optional:"" name:"ref" help:"Runs to compare, the first being the baseline: a run id, a --name label (its trials), a sweep with a single cell, or SWEEP/CELL-LABEL."`
 	Sweep           []string `name:"sweep" sep:"none" placeholder:"NAME|ID" help:"Show a sweep's cells (once), or compare two sweeps cell by cell (twice; the first is the baseline). A name means its latest sweep."`
-	Metric          []string `name:"metric" placeholder:"TAG.STAT" help:"Statistics to compare (default time_to_first_token.avg,time_to_first_token.p99,inter_token_latency.avg,request_latency.p99,output_token_throughput.avg,request_throughput.avg,error_request_count.avg)."`
+	Metric          []string `name:"metric" placeholder:"TAG.STAT" help:"Statistics to compare (default time_to_first_token.avg,time_to_first_token.p99,inter_token_latency.avg,request_latency.p99,output_token_throughput.avg,request_throughput.avg,error_request_count.avg, plus a few server rows when the runs scraped server metrics). Server metrics: server.FAMILY.STAT (server.vllm:kv_cache_usage_perc.max), gpu.FAMILY.STAT, or an alias (server.ttft.p50, server.prefix_cache_hit_rate, server.kv_cache_usage.max, ...)."`
 	Format          string   `name:"format" enum:"table,markdown,csv,json" default:"table" help:"Output: table, markdown, csv or json."`
 	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the intervals and of the Welch t-test verdicts, in (0, 1)."`
 }
@@ -58,13 +58,17 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 	defer db.Close()
-	var rep compare.Report
+	var (
+		rep compare.Report
+		all []store.RunRow // every loaded run, for the server-metric check
+	)
 	switch len(c.Sweep) {
 	case 1:
 		s, err := db.SweepRuns(ctx, c.Sweep[0], opt.StatKeys())
 		if err != nil {
 			return refErr(err)
 		}
+		all = sweepRuns(s)
 		rep = compare.Sweep(s, opt)
 	case 2:
 		var sides [2]*store.SweepRuns
@@ -72,6 +76,7 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 			if sides[i], err = db.SweepRuns(ctx, ref, opt.StatKeys()); err != nil {
 				return refErr(err)
 			}
+			all = append(all, sweepRuns(sides[i])...)
 		}
 		rep = compare.SweepDiff(sides[0], sides[1], opt)
 	default:
@@ -80,10 +85,29 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 			if groups[i], err = db.RunsByRef(ctx, ref, opt.StatKeys()); err != nil {
 				return refErr(err)
 			}
+			all = append(all, groups[i].Runs...)
 		}
 		rep = compare.Groups(groups, opt)
 	}
+	err = compare.CheckServerKeys(opt.Keys, all, func() ([]store.ServerMetric, error) {
+		ids := make([]int64, len(all))
+		for i := range all {
+			ids[i] = all[i].ID
+		}
+		return db.ServerMetrics(ctx, ids)
+	})
+	if err != nil {
+		return usageErr(fmt.Errorf("--metric %w", err))
+	}
 	return compare.Render(g.Stdout, rep, c.Format)
+}
+
+func sweepRuns(s *store.SweepRuns) []store.RunRow {
+	var out []store.RunRow
+	for _, c := range s.Cells {
+		out = append(out, c.Runs...)
+	}
+	return out
 }
 
 // printSweepTable prints the sweep view of a stored sweep (id or name) with

@@ -18,7 +18,7 @@ import (
 // RunsCmd is `aiperf runs`: the stored run history.
 type RunsCmd struct {
 	List   RunsListCmd   `cmd:"" help:"List stored runs, newest first."`
-	Show   RunsShowCmd   `cmd:"" help:"Show a stored run: summary, config (secrets removed), control-hook calls, errors and audit."`
+	Show   RunsShowCmd   `cmd:"" help:"Show a stored run: summary, config (secrets removed), control-hook calls, errors, audit and scraped server metrics."`
 	Export RunsExportCmd `cmd:"" help:"Write a stored run back out as AIPerf's profile_export_aiperf.json or .csv."`
 	Delete RunsDeleteCmd `cmd:"" help:"Delete stored runs with their records and statistics."`
 }
@@ -127,6 +127,7 @@ func (c *RunsShowCmd) Run(ctx context.Context, g *Globals) error {
 		printRunHeader(g.Stdout, &rows[0], run)
 		fmt.Fprintln(g.Stdout)
 		report.Console(g.Stdout, run)
+		printServerMetrics(g.Stdout, run)
 		fmt.Fprintln(g.Stdout)
 		fmt.Fprintln(g.Stdout, "Config (secrets removed):")
 		return encodeIndented(g.Stdout, run.Config)

@@ -367,6 +367,18 @@ func TestDirectionOf(t *testing.T) {
 	}
 }
 
+// golden compares got with testdata/NAME.golden (go test -update rewrites it).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
 // TestRenderGolden renders every report kind in every format against
 // testdata/*.golden (go test -update rewrites them).
 func TestRenderGolden(t *testing.T) {
@@ -394,13 +406,7 @@ func TestRenderGolden(t *testing.T) {
 			t.Run(name+"."+format, func(t *testing.T) {
 				var buf bytes.Buffer
 				require.NoError(t, compare.Render(&buf, rep, format))
-				golden := filepath.Join("testdata", name+"."+format+".golden")
-				if *update {
-					require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
-				}
-				want, err := os.ReadFile(golden)
-				require.NoError(t, err)
-				assert.Equal(t, string(want), buf.String())
+				golden(t, name+"."+format, buf.Bytes())
 			})
 		}
 	}

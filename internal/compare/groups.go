@@ -18,6 +18,11 @@ type GroupsReport struct {
 	Metrics           []GroupsMetric `json:"metrics"`
 	ConfigDifferences []string       `json:"config_differences,omitempty"`
 	Notes             []string       `json:"notes,omitempty"`
+	// ClientMinusServerTTFT is, per group, the client's TTFT p50 minus the
+	// server's (from its histogram) in ms, over the complete runs that have
+	// both: what the network and the client add. Empty when no group has
+	// both.
+	ClientMinusServerTTFT []Estimate `json:"client_minus_server_ttft_p50_ms,omitempty"`
 }
 
 // GroupInfo says what a compared group holds.
@@ -63,7 +68,7 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 		rep.Groups = append(rep.Groups, info)
 		names[i], sides[i] = info.Label, g.Runs
 	}
-	for _, k := range opt.Keys {
+	for _, k := range opt.withServerRows(DefaultServerKeys, sides...) {
 		m := GroupsMetric{Metric: k.String(), Unit: unitOf(k, sides...), Better: DirectionOf(k)}
 		found := false
 		for i := range groups {
@@ -82,6 +87,13 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 	if len(groups) > 1 {
 		rep.ConfigDifferences = configDifferences(names, sides)
 	}
+	gaps := make([]Estimate, len(sides))
+	for i, runs := range sides {
+		gaps[i] = clientMinusServerTTFT(runs, opt.ConfidenceLevel)
+	}
+	if slices.ContainsFunc(gaps, func(e Estimate) bool { return e.N > 0 }) {
+		rep.ClientMinusServerTTFT = gaps
+	}
 	return rep
 }
 
@@ -95,6 +107,9 @@ func groupLabel(g *store.Group) string {
 
 // unitOf is the unit the runs report for k's metric.
 func unitOf(k Key, sides ...[]store.RunRow) string {
+	if isServerKey(k) {
+		return serverUnit(k, sides...)
+	}
 	for _, runs := range sides {
 		for i := range runs {
 			if u := runs[i].Units[k.Metric]; u != "" {
@@ -149,6 +164,17 @@ func (r *GroupsReport) Table() Table {
 			}
 		}
 		t.Rows = append(t.Rows, row)
+	}
+	if len(r.ClientMinusServerTTFT) > 0 {
+		parts := make([]string, len(r.ClientMinusServerTTFT))
+		for i, e := range r.ClientMinusServerTTFT {
+			if parts[i] = e.format(); e.N > 0 {
+				parts[i] += " ms"
+			}
+			parts[i] += " (" + names[i] + ")"
+		}
+		t.Notes = append(t.Notes, "client TTFT − server TTFT p50: "+strings.Join(parts, ", ")+
+			" — what the network and the client add")
 	}
 	t.Notes = append(t.Notes, "± is the half width of the confidence interval of the mean over trials; "+
 		"verdicts come from Welch's t-test and need ≥ 2 trials per side.")

@@ -57,11 +57,20 @@ func estimateOf(runs []store.RunRow, k Key, confidence float64) Estimate {
 		if runs[i].Status != result.StatusComplete {
 			continue
 		}
-		if v, ok := runs[i].Stat(k.Metric, k.Stat); ok {
+		if v, ok := valueOf(&runs[i], k); ok {
 			values = append(values, v)
 		}
 	}
 	return newEstimate(values, confidence)
+}
+
+// valueOf is a run's value of k: a statistic of the run, or of the server
+// metrics it scraped.
+func valueOf(r *store.RunRow, k Key) (float64, bool) {
+	if isServerKey(k) {
+		return serverValue(r.Server, k)
+	}
+	return r.Stat(k.Metric, k.Stat)
 }
 
 func completeRuns(runs []store.RunRow) int {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/store"
 )
 
 // Key names one run-level statistic: a metric tag and a stat, written
@@ -28,9 +29,11 @@ var (
 	statValue = "value"
 )
 
-// ParseKeys parses --metric values ("tag.stat", several per value separated
-// by commas allowed). An unknown metric or statistic is refused with the
-// list of the known ones.
+// ParseKeys parses --metric values ("tag.stat", "server.FAMILY.STAT",
+// "gpu.FAMILY.STAT" or a server alias; several per value separated by commas
+// allowed). An unknown metric or statistic is refused with the list of the
+// known ones; a server family is checked against the compared runs once they
+// are loaded (CheckServerKeys).
 func ParseKeys(specs []string) ([]Key, error) {
 	var out []Key
 	for _, spec := range specs {
@@ -54,6 +57,9 @@ func ParseKeys(specs []string) ([]Key, error) {
 // parseKey parses one "tag.stat", checking the tag against the metrics a
 // run has and the statistic against what the metric offers.
 func parseKey(s string) (Key, error) {
+	if _, _, ok := serverSource(s); ok {
+		return parseServerKey(s)
+	}
 	i := strings.LastIndex(s, ".")
 	if i <= 0 {
 		return Key{}, errors.New("want metric.stat, e.g. time_to_first_token.p99")
@@ -73,9 +79,10 @@ func parseKey(s string) (Key, error) {
 			return k, fmt.Errorf("%s has a single value: use %s.avg", k.Metric, k.Metric)
 		}
 	default:
-		return k, fmt.Errorf("unknown metric %q%s; the metrics are %s (statistics %s) and %s (a single value: avg)",
+		return k, fmt.Errorf("unknown metric %q%s; the metrics are %s (statistics %s) and %s (a single value: avg); "+
+			"the server's as server.FAMILY.STAT or an alias (%s), GPU telemetry as gpu.FAMILY.STAT",
 			k.Metric, plan.Suggest(k.Metric, append(records, scalars...)), strings.Join(records, ", "),
-			strings.Join(statNames, ", "), strings.Join(scalars, ", "))
+			strings.Join(statNames, ", "), strings.Join(scalars, ", "), aliasList("server"))
 	}
 	return k, nil
 }
@@ -127,8 +134,12 @@ func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), ni
 // DirectionOf tells whether lower or higher values of k are better:
 // throughputs and request counts higher, latencies, durations and errors
 // lower. Counts and sums of a distribution, token lengths and anything
-// unknown are neutral.
+// unknown are neutral. A server key has its alias's direction, or lower
+// for the latencies of a family named like one.
 func DirectionOf(k Key) Direction {
+	if isServerKey(k) {
+		return serverDirection(k)
+	}
 	m := k.Metric
 	switch {
 	case k.Stat == "count" || k.Stat == "sum":
@@ -147,13 +158,17 @@ func DirectionOf(k Key) Direction {
 
 // Options are the knobs of every comparison.
 type Options struct {
-	Keys            []Key   // statistics to show; DefaultKeys when empty
+	// Keys are the statistics to show; when empty, DefaultKeys, and the
+	// server rows of DefaultServerKeys that every compared group has.
+	Keys            []Key
 	ConfidenceLevel float64 // for intervals and tests; 0.95 when 0
+
+	defaulted bool // Keys were empty: the default view
 }
 
 func (o Options) withDefaults() Options {
 	if len(o.Keys) == 0 {
-		o.Keys = DefaultKeys
+		o.Keys, o.defaulted = DefaultKeys, true
 	}
 	if o.ConfidenceLevel == 0 {
 		o.ConfidenceLevel = 0.95
@@ -170,14 +185,35 @@ func (o Options) Validate() error {
 }
 
 // StatKeys lists the "metric.stat" keys to load from the store for these
-// options: the shown statistics and the Pareto axes.
+// options: the shown statistics, the Pareto axes, the default server rows
+// and the client-minus-server TTFT line's, a server key as the families it
+// may read.
 func (o Options) StatKeys() []string {
 	o = o.withDefaults()
+	keys := append(slices.Clone(o.Keys), paretoThroughput, paretoLatency, paretoLatencyElse, clientTTFTp50, serverTTFTp50)
+	if o.defaulted {
+		keys = append(keys, DefaultServerKeys...)
+	}
 	var out []string
-	for _, k := range append(slices.Clone(o.Keys), paretoThroughput, paretoLatency, paretoLatencyElse) {
-		if s := k.String(); !slices.Contains(out, s) {
-			out = append(out, s)
+	for _, k := range keys {
+		wanted := []string{k.String()}
+		if isServerKey(k) {
+			wanted = storeKeys(k)
+		}
+		for _, s := range wanted {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
 	}
 	return out
+}
+
+// withServerRows is keys plus, in the default view, the server rows that
+// every side has (when every side has server metrics).
+func (o Options) withServerRows(candidates []Key, sides ...[]store.RunRow) []Key {
+	if !o.defaulted {
+		return o.Keys
+	}
+	return append(slices.Clone(o.Keys), serverRows(candidates, o.ConfidenceLevel, sides...)...)
 }

@@ -70,12 +70,19 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 			}
 		}
 	}
-	for _, k := range opt.Keys {
+	// The default view adds the prefix-cache hit rate when cells have it.
+	keys := opt.Keys
+	if opt.defaulted && slices.ContainsFunc(s.Cells, func(c store.Cell) bool {
+		return estimateOf(c.Runs, prefixHitRate, opt.ConfidenceLevel).N > 0
+	}) {
+		keys = append(slices.Clone(keys), prefixHitRate)
+	}
+	for _, k := range keys {
 		rep.Metrics = append(rep.Metrics, MetricInfo{Metric: k.String(), Unit: unitOf(k, all), Better: DirectionOf(k)})
 	}
 	for _, c := range s.Cells {
 		row := SweepCell{ID: c.ID, Label: c.Label, Index: c.Index, Params: c.Params, Runs: len(c.Runs), Trials: completeRuns(c.Runs)}
-		for _, k := range opt.Keys {
+		for _, k := range keys {
 			row.Values = append(row.Values, estimateOf(c.Runs, k, opt.ConfidenceLevel))
 		}
 		rep.Cells = append(rep.Cells, row)
@@ -211,8 +218,12 @@ func (r *SweepReport) isBest(metric int, label string) bool {
 // column per metric and would not fit a terminal with full keys:
 // "TTFT p99 (ms)", "req/s". JSON output keeps the full keys.
 func metricHeader(m MetricInfo) string {
-	tag, stat, _ := strings.Cut(m.Metric, ".")
+	i := strings.LastIndex(m.Metric, ".")
+	tag, stat := m.Metric[:i], m.Metric[i+1:]
 	name, ok := shortNames[tag]
+	if a := aliasOf(Key{tag, stat}); a != nil {
+		name, ok = a.short, true
+	}
 	if !ok {
 		name = tag
 	}
@@ -252,6 +263,7 @@ var shortNames = map[string]string{
 var scalarNames = map[string]struct{}{
 	metrics.TagOutputTokenThroughput: {}, metrics.TagTotalTokenThroughput: {}, metrics.TagRequestThroughput: {},
 	metrics.TagRequestCount: {}, metrics.TagErrorRequestCount: {}, metrics.TagBenchmarkDuration: {},
+	prefixHitRate.Metric: {},
 }
 
 // paramValue renders the named parameter of a cell ("" when absent).
@@ -310,7 +322,14 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 		inB[paramKey(b.Cells[i].Params)] = &b.Cells[i]
 	}
 	matched := map[string]bool{}
-	var sideA, sideB []store.RunRow
+	var sideA, sideB, allA, allB []store.RunRow
+	for _, c := range a.Cells {
+		allA = append(allA, c.Runs...)
+	}
+	for _, c := range b.Cells {
+		allB = append(allB, c.Runs...)
+	}
+	keys := opt.withServerRows(DefaultServerKeys, allA, allB)
 	for _, ca := range a.Cells {
 		key := paramKey(ca.Params)
 		cb := inB[key]
@@ -321,7 +340,7 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 		matched[key] = true
 		sideA, sideB = append(sideA, ca.Runs...), append(sideB, cb.Runs...)
 		d := CellDiff{Label: ca.Label, Params: ca.Params}
-		for _, k := range opt.Keys {
+		for _, k := range keys {
 			m := CellDiffMetric{
 				MetricInfo: MetricInfo{Metric: k.String(), Unit: unitOf(k, ca.Runs, cb.Runs), Better: DirectionOf(k)},
 				A:          estimateOf(ca.Runs, k, opt.ConfidenceLevel),
