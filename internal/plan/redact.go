@@ -57,14 +57,22 @@ func (p Profile) Redacted() Profile {
 		}
 		p.Header = hs
 	}
-	if len(p.URL) > 0 {
-		us := make([]string, len(p.URL))
-		for i, raw := range p.URL {
-			us[i] = RedactURL(raw)
-		}
-		p.URL = us
-	}
+	p.URL = redactURLs(p.URL)
+	p.ServerMetrics = redactURLs(p.ServerMetrics)
+	p.GPUTelemetry = redactURLs(p.GPUTelemetry)
 	return p
+}
+
+// redactURLs is a copy of urls with each one's userinfo replaced.
+func redactURLs(urls []string) []string {
+	if len(urls) == 0 {
+		return urls
+	}
+	out := make([]string, len(urls))
+	for i, raw := range urls {
+		out[i] = RedactURL(raw)
+	}
+	return out
 }
 
 // RedactURL replaces the userinfo (user and password) of a URL, also when the
@@ -113,7 +121,7 @@ func (p Profile) Secrets() []string {
 			out = append(out, headerSecrets(k, v)...)
 		}
 	}
-	for _, raw := range p.URL {
+	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry) {
 		out = append(out, urlSecrets(raw)...)
 	}
 	return out

@@ -51,11 +51,16 @@ func TestProfileSecrets(t *testing.T) {
 		"X-Custom-Token:tok-4",
 	}
 	p.URL = []string{"http://user:pw%40-5@h:1", "http://h:2"}
+	p.ServerMetrics = []string{"http://scrape:sm-pass-6@h:3/metrics"}
+	p.GPUTelemetry = []string{"dcgm:gpu-pass-7@h:9400"}
 	got := p.Secrets()
 	for _, want := range []string{"sk-key-1", "px-pass-2", "proxy:px-pass-2", "ck-value-3", "session=ck-value-3; lang=en",
-		"tok-4", "pw%40-5", "pw@-5", "user:pw%40-5", base64.StdEncoding.EncodeToString([]byte("user:pw@-5"))} {
+		"tok-4", "pw%40-5", "pw@-5", "user:pw%40-5", base64.StdEncoding.EncodeToString([]byte("user:pw@-5")), "sm-pass-6", "gpu-pass-7"} {
 		assert.Contains(t, got, want)
 	}
+	red := p.Redacted()
+	assert.Equal(t, []string{"http://<redacted>@h:3/metrics"}, red.ServerMetrics, "scrape URLs are stored redacted")
+	assert.Equal(t, []string{"<redacted>@h:9400"}, red.GPUTelemetry)
 	assert.NotContains(t, got, "not-secret")
 	assert.NotContains(t, got, "en", "a short cookie value alone is not a secret")
 	assert.Empty(t, NewRedactor(p.Redacted().Secrets()...).long, "a redacted profile has no secrets left")

@@ -50,8 +50,8 @@ type Run struct {
 	Audit        Audit                `json:"audit"`
 	// Server is the server's own metrics and GPU telemetry, scraped during
 	// the run and reduced per phase (nil when collection was off).
-	Server *servermetrics.Result `json:"server_metrics,omitempty"`
-	Records      []metrics.Record     `json:"records"`
+	Server  *servermetrics.Result `json:"server_metrics,omitempty"`
+	Records []metrics.Record      `json:"records"`
 }
 
 // TrialInfo places a run inside a sweep; empty for a standalone profile.
