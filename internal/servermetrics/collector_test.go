@@ -1,7 +1,11 @@
 package servermetrics
 
 import (
+	"bufio"
 	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/stats"
 )
 
 // Counter deltas cover exactly the phase: what the mock counted for the
@@ -71,4 +76,52 @@ func countIn(r Result, ep int, p Phase) int {
 		}
 	}
 	return n
+}
+
+// The server's TTFT p50, estimated from the scraped histogram over the
+// phase, is within one bucket of the client's TTFT p50 at concurrency 1.
+func TestServerTTFTFromTheHistogramMatchesTheClient(t *testing.T) {
+	base := startMock(t, mock.Config{TTFT: 150, ITL: 2})
+	c := collect(t, Options{Endpoints: []Target{server(base)}, Interval: 50 * time.Millisecond})
+	streamTTFT(t, base) // warmup: outside the phase
+	c.Mark("profiling", true)
+	var client []float64
+	for range 7 {
+		client = append(client, streamTTFT(t, base))
+	}
+	c.Mark("profiling", false)
+	r := c.Stop()
+
+	h := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
+	require.Equal(t, 7.0, h.Stats["count"], "the warmup request is not in the phase")
+	slices.Sort(client)
+	bounds := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0}
+	bucket := func(v float64) int { i, _ := slices.BinarySearch(bounds, v); return i }
+	p50 := h.Stats["p50_estimate"]
+	assert.InDelta(t, bucket(client[3]), bucket(p50), 1, "client p50 %.4fs, server p50 %.4fs", client[3], p50)
+	assert.LessOrEqual(t, h.Stats["avg"], stats.Mean(client), "the server starts later and writes before the client reads")
+}
+
+// streamTTFT sends one streaming chat request and returns the seconds
+// until the first content chunk was read.
+func streamTTFT(t testing.TB, base string) float64 {
+	t.Helper()
+	began := time.Now()
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"model":"m","max_tokens":3,"stream":true,"messages":[{"role":"user","content":"hello there"}]}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	var ttft float64
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if ttft == 0 && strings.Contains(line, `"content":"`) && !strings.Contains(line, `"content":""`) {
+			ttft = time.Since(began).Seconds()
+		}
+	}
+	require.Positive(t, ttft)
+	return ttft
 }
