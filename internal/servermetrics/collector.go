@@ -303,7 +303,7 @@ func (c *Collector) Stop() Result {
 	if c.done != nil {
 		return *c.done
 	}
-	r := &Result{StartNs: c.start, EndNs: end, timeline: &timeline{}}
+	r := &Result{StartNs: c.start, EndNs: end, timeline: &timeline{marks: c.marks}}
 	for _, ep := range c.eps {
 		ep.client.CloseIdleConnections()
 		ep.mu.Lock()

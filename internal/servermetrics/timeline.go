@@ -28,6 +28,7 @@ const (
 // collector was given the endpoints.
 type timeline struct {
 	endpoints []*endpointBuf
+	marks     []mark
 }
 
 // family is a metric family as its endpoint last declared it.
