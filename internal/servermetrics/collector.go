@@ -103,6 +103,7 @@ type endpoint struct {
 	latencySum int64
 	updates    int
 	lastHash   uint64
+	slowNote   string // why its scrapes are costly, once said
 }
 
 // Start checks o, scrapes every endpoint once (the baseline, bounded by
@@ -227,16 +228,19 @@ func (c *Collector) scrape(ctx context.Context, ep *endpoint, pinned bool) int64
 	}
 	defer func() { <-ep.sem }()
 	t0 := c.now()
-	fams, body, err := fetch(ctx, ep.client, ep.URL, c.o.Headers)
+	f, err := fetch(ctx, ep.client, ep.URL, c.o.Headers)
 	if err != nil {
 		c.fail(ep, err)
 		return -1
 	}
-	h := maphash.Bytes(c.seed, body)
+	if f.parse > max(c.o.Interval/4, slowParse) {
+		c.slow(ep, f)
+	}
+	h := maphash.Bytes(c.seed, f.body)
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	t := c.now()
-	ep.buf.add(fams, t, t-t0, pinned)
+	ep.buf.add(f.fams, t, t-t0, pinned)
 	if ep.scrapes == 0 {
 		ep.firstNs = t
 	}
@@ -266,6 +270,30 @@ func (c *Collector) fail(ep *endpoint, err error) {
 	first := ep.firstErr == ""
 	if first {
 		ep.firstErr = msg
+	}
+	ep.mu.Unlock()
+	if first && c.o.Warn != nil {
+		c.o.Warn(warning(ep, msg, 0, 0))
+	}
+}
+
+// slowParse is the least parsing time slow warns about (a variable for the
+// tests).
+var slowParse = 20 * time.Millisecond
+
+// slow warns, once per endpoint, that parsing its body takes more than a
+// quarter of the interval (and slowParse): the scrapes then cost the
+// client real CPU.
+func (c *Collector) slow(ep *endpoint, f fetched) {
+	msg := fmt.Sprintf("parsing its %d KiB body took %d ms, more than a quarter of the %d ms interval",
+		len(f.body)>>10, f.parse.Milliseconds(), c.o.Interval.Milliseconds())
+	if f.om {
+		msg += " (OpenMetrics: expfmt's parser is slow; have the server answer text/plain)"
+	}
+	ep.mu.Lock()
+	first := ep.slowNote == ""
+	if first {
+		ep.slowNote = msg
 	}
 	ep.mu.Unlock()
 	if first && c.o.Warn != nil {
@@ -311,6 +339,9 @@ func (c *Collector) Stop() Result {
 		r.Endpoints = append(r.Endpoints, ep.summary(c.o.Interval))
 		if ep.failures > 0 {
 			r.Warnings = append(r.Warnings, warning(ep, ep.firstErr, ep.failures, ep.failures+ep.scrapes))
+		}
+		if ep.slowNote != "" {
+			r.Warnings = append(r.Warnings, warning(ep, ep.slowNote, 0, 0))
 		}
 		ep.mu.Unlock()
 	}

@@ -148,3 +148,23 @@ func TestStartRefusesBadTargets(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 	}
 }
+
+// A body that takes more than a quarter of the interval to parse is warned
+// about once, naming OpenMetrics when it was (here the interval and the
+// floor are so short that any parse is slow).
+func TestSlowParseWarnsOnce(t *testing.T) {
+	defer func(d time.Duration) { slowParse = d }(slowParse)
+	slowParse = 0
+	e := newExporter(t, "# TYPE g gauge\ng{a=\"x\"} 1\n# EOF\n")
+	e.contentType = "application/openmetrics-text; version=1.0.0"
+	var warnings atomic.Int32
+	c := collect(t, Options{Endpoints: []Target{{URL: e.url, Source: SourceServer}}, Interval: 40 * time.Microsecond,
+		Warn: func(string) { warnings.Add(1) }})
+	c.Mark("profiling", true)
+	c.Mark("profiling", false)
+	r := c.Stop()
+	require.Len(t, r.Warnings, 1)
+	assert.Contains(t, r.Warnings[0], "more than a quarter of the 0 ms interval (OpenMetrics: expfmt's parser is slow")
+	assert.EqualValues(t, 1, warnings.Load())
+	assert.Zero(t, r.Endpoints[0].Failures, "slow is not failed")
+}

@@ -175,7 +175,27 @@ func reduceSeries(s *seriesBuf, sp span, slice time.Duration) (Series, bool) {
 			rateStats(out.Stats, out.Timeslices)
 		}
 	}
+	finiteOnly(&out.Stats, &out.Buckets)
+	for i := range out.Timeslices {
+		finiteOnly(&out.Timeslices[i].Stats, &out.Timeslices[i].Buckets)
+	}
 	return out, ok
+}
+
+// finiteOnly drops the stats that overflowed (samples are finite, sums of
+// them may not be), and the buckets if one did: JSON has no Inf or NaN.
+func finiteOnly(st *map[string]float64, bs *[]Bucket) {
+	for k, v := range *st {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			delete(*st, k)
+		}
+	}
+	for _, b := range *bs {
+		if math.IsNaN(b.Count) || math.IsInf(b.Count, 0) {
+			*bs = nil
+			return
+		}
+	}
 }
 
 // gaugeStats are avg, min, max, std (n−1) and percentiles of the samples

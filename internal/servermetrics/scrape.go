@@ -17,10 +17,13 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// accept asks for the classic text format first: expfmt's OpenMetrics
-// parser rejects families a Python client writes only in OpenMetrics (info,
-// stateset), and the text parser is the faster of the two.
-const accept = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+// accept asks for the classic text format only. expfmt's OpenMetrics
+// parser (a generic ABNF parser) is hundreds of times slower than its text
+// parser — 20 ms for a 1.5 KB vLLM-like body, 50 ms for one line with a
+// 200-byte label, against 60 µs — and it rejects families Python clients
+// write only in OpenMetrics (info, stateset). prometheus_client and
+// client_golang answer OpenMetrics only when asked for it.
+const accept = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
 // maxBody bounds a scrape's body.
 const maxBody = 32 << 20
@@ -40,12 +43,20 @@ func newClient(timeout time.Duration) *http.Client {
 	}}
 }
 
+// fetched is a scrape's outcome.
+type fetched struct {
+	fams  []*dto.MetricFamily
+	body  []byte
+	parse time.Duration // how long parsing took
+	om    bool          // the body was OpenMetrics
+}
+
 // fetch GETs a metrics endpoint and parses its body. The error never
 // carries the URL (the caller names the endpoint, redacted).
-func fetch(ctx context.Context, client *http.Client, rawURL string, header http.Header) ([]*dto.MetricFamily, []byte, error) {
+func fetch(ctx context.Context, client *http.Client, rawURL string, header http.Header) (fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("build request: %w", unwrapURL(err))
+		return fetched{}, fmt.Errorf("build request: %w", unwrapURL(err))
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
@@ -54,26 +65,29 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, header http.
 	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, nil, errTimeout
+			return fetched{}, errTimeout
 		}
-		return nil, nil, unwrapURL(err)
+		return fetched{}, unwrapURL(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return nil, nil, fmt.Errorf("HTTP %s", resp.Status)
+		return fetched{}, fmt.Errorf("HTTP %s", resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, nil, errTimeout
+		return fetched{}, errTimeout
 	case err != nil:
-		return nil, nil, fmt.Errorf("read body: %w", unwrapURL(err))
+		return fetched{}, fmt.Errorf("read body: %w", unwrapURL(err))
 	case len(body) > maxBody:
-		return nil, nil, fmt.Errorf("body larger than %d MiB", maxBody>>20)
+		return fetched{}, fmt.Errorf("body larger than %d MiB", maxBody>>20)
 	}
-	fams, err := parse(body, resp.Header)
-	return fams, body, err
+	t0 := time.Now()
+	f := fetched{body: body, om: expfmt.ResponseFormat(resp.Header).FormatType() == expfmt.TypeOpenMetrics}
+	f.fams, err = parse(body, resp.Header)
+	f.parse = time.Since(t0)
+	return f, err
 }
 
 // errTimeout is a scrape that ran out of time.

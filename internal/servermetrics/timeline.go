@@ -19,10 +19,13 @@ import (
 // 1,000 values a scrape) keeps 4,096 scrapes (23 minutes at 333 ms) at full
 // resolution; a 10,000-series exporter keeps 419.
 const (
-	valueBudget = 4 << 20 // float64 values per endpoint: 32 MiB
 	minRetained = 64
 	maxRetained = 4096
 )
+
+// valueBudget is the float64 values an endpoint retains: 32 MiB (a
+// variable for the tests).
+var valueBudget = 4 << 20
 
 // timeline is every endpoint's retained samples, in the order the
 // collector was given the endpoints.
@@ -237,32 +240,44 @@ func nans(n int) []float64 {
 }
 
 // setHistogram stores a histogram sample in slot i. The bucket layout is
-// fixed by the first sample; a sample with other buckets is ignored.
+// fixed by the first sample; a sample with other buckets, or with a value
+// that is not finite, is ignored (AIPerf drops those too).
 func (s *seriesBuf) setHistogram(i int, h *dto.Histogram) {
 	bs := h.GetBucket()
 	bounds := make([]float64, 0, len(bs)+1)
+	values := make([]float64, 0, len(bs)+1)
 	for _, bk := range bs {
 		bounds = append(bounds, bk.GetUpperBound())
-	}
-	if len(bounds) == 0 || !math.IsInf(bounds[len(bounds)-1], 1) {
-		bounds = append(bounds, math.Inf(1)) // +Inf is implied: the count
-	}
-	if !s.layout(bounds, i) {
-		return
-	}
-	cells := s.cells[i*s.stride() : (i+1)*s.stride()]
-	for j, bk := range bs {
-		cells[j] = float64(bk.GetCumulativeCount())
+		v := float64(bk.GetCumulativeCount())
 		if bk.CumulativeCountFloat != nil {
-			cells[j] = bk.GetCumulativeCountFloat()
+			v = bk.GetCumulativeCountFloat()
 		}
+		values = append(values, v)
 	}
 	count := float64(h.GetSampleCount())
 	if h.SampleCountFloat != nil {
 		count = h.GetSampleCountFloat()
 	}
-	cells[len(cells)-1] = count
-	s.count[i], s.sum[i] = count, h.GetSampleSum()
+	if len(bounds) == 0 || !math.IsInf(bounds[len(bounds)-1], 1) {
+		bounds = append(bounds, math.Inf(1)) // +Inf is implied: the count
+		values = append(values, count)
+	}
+	sum := h.GetSampleSum()
+	if !allFinite(values) || !allFinite([]float64{count, sum}) || slices.ContainsFunc(bounds, math.IsNaN) || !s.layout(bounds, i) {
+		return
+	}
+	copy(s.cells[i*s.stride():(i+1)*s.stride()], values)
+	s.count[i], s.sum[i] = count, sum
+}
+
+// allFinite reports whether no value is NaN or infinite.
+func allFinite(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // setSummary stores a summary sample in slot i.
@@ -275,11 +290,15 @@ func (s *seriesBuf) setSummary(i int, sm *dto.Summary) {
 	if !s.layout(bounds, i) {
 		return
 	}
+	count, sum := float64(sm.GetSampleCount()), sm.GetSampleSum()
+	if !allFinite([]float64{count, sum}) {
+		return
+	}
 	cells := s.cells[i*s.stride() : (i+1)*s.stride()]
 	for j, q := range qs {
-		cells[j] = q.GetValue()
+		cells[j] = finite(q.GetValue()) // an empty summary's quantiles are NaN: absent
 	}
-	s.count[i], s.sum[i] = float64(sm.GetSampleCount()), sm.GetSampleSum()
+	s.count[i], s.sum[i] = count, sum
 }
 
 // layout fixes s's bounds on its first sample (slot i, every earlier slot
