@@ -1,10 +1,3 @@
-// Package servermetrics collects the inference server's own account of a
-// run: it scrapes Prometheus endpoints (the server's /metrics, a DCGM
-// exporter's GPU telemetry) while the load runs, with one scrape right
-// before and right after each profiling phase, and reduces every series
-// per phase: gauges to statistics over time, counters to their delta and
-// rate, histograms to the delta of their count and sum and quantiles
-// estimated from the bucket deltas.
 package servermetrics
 
 import "time"
@@ -24,6 +17,11 @@ const (
 	TypeUnknown   = "unknown"
 )
 
+// PhaseSpan names the series that cover the whole profiling span when a run
+// marked several profiling phases, or when it marked none (then the span is
+// the whole collection).
+const PhaseSpan = "profiling_span"
+
 // Result is what the scrapes of one run say, reduced.
 type Result struct {
 	// Endpoints lists every scraped endpoint and how its scrapes went.
@@ -34,17 +32,49 @@ type Result struct {
 	// Warnings are the problems worth a line on the console: an endpoint
 	// that 404s, times out or returns what is not Prometheus text.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Phases are the marked windows, in the order they began.
+	Phases []Phase `json:"phases,omitempty"`
+	// Span is the phase whose series describe the whole profiling span:
+	// the only profiling phase's name, or PhaseSpan.
+	Span string `json:"span,omitempty"`
+	// StartNs and EndNs bound the collection, on the run's clock.
+	StartNs int64 `json:"start_ns"`
+	EndNs   int64 `json:"end_ns"`
+
+	// timeline keeps the retained samples for the time-series exports and
+	// the reset evidence; only the collecting process has it (it is not
+	// serialised).
+	timeline *timeline
+}
+
+// Phase is one marked window on the run's clock.
+type Phase struct {
+	Name    string `json:"name"`
+	BeginNs int64  `json:"begin_ns"`
+	EndNs   int64  `json:"end_ns"`
 }
 
 // Endpoint is one scraped URL.
 type Endpoint struct {
 	URL      string        `json:"url"` // redacted
 	Source   string        `json:"source"`
-	Scrapes  int           `json:"scrapes"`
-	Failures int           `json:"failures"`
+	Scrapes  int           `json:"scrapes"`  // successful scrapes
+	Failures int           `json:"failures"` // failed scrapes
 	Interval time.Duration `json:"interval_ns"`
 	// LastError is the last failure, when there was one.
 	LastError string `json:"last_error,omitempty"`
+
+	// FirstNs and LastNs are the first and last successful scrapes, on the
+	// run's clock; AvgLatencyMs is the mean time a scrape took.
+	FirstNs      int64   `json:"first_ns,omitempty"`
+	LastNs       int64   `json:"last_ns,omitempty"`
+	AvgLatencyMs float64 `json:"avg_latency_ms,omitempty"`
+	// Updates counts the scrapes whose body differed from the previous one.
+	Updates int `json:"updates,omitempty"`
+	// Retained is the number of scrapes kept in memory after thinning
+	// (see the package documentation).
+	Retained int `json:"retained,omitempty"`
 }
 
 // Series is one series reduced over one phase.
@@ -55,13 +85,49 @@ type Series struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 	Type     string            `json:"type"`
 	Phase    string            `json:"phase"` // the phase the statistics cover
-	// Stats are the reduced values: for a gauge avg, min, max, std, p50,
-	// p90, p99 (over its samples in the phase); for a counter delta and
-	// rate (per second); for a histogram count, sum, avg, p50, p90, p95,
-	// p99 (from the deltas of its buckets).
+	// Stats are the reduced values, keyed as AIPerf's server-metrics export
+	// keys them:
+	//   - gauge, unknown: avg, min, max, std (n−1), p1 … p99 (p1, p5, p10,
+	//     p25, p50, p75, p90, p95, p99) over its samples in the phase;
+	//   - counter: total (the increase, counter resets handled) and rate
+	//     (total per second), plus rate_avg, rate_min, rate_max, rate_std
+	//     over the complete time slices when slicing is on;
+	//   - histogram: count, sum, avg, count_rate, sum_rate and p1_estimate …
+	//     p99_estimate (from the deltas of its buckets), or only count
+	//     (0) when it observed nothing;
+	//   - summary: count, sum (deltas) and the last scrape's quantiles,
+	//     keyed q0.5, q0.99, ….
 	Stats map[string]float64 `json:"stats"`
 	// Unit and Friendly name the series for people when its family is
-	// known (vLLM, SGLang, TensorRT-LLM, Dynamo, llama.cpp, DCGM).
+	// known (vLLM, SGLang, TensorRT-LLM, Dynamo, llama.cpp, DCGM); Unit is
+	// inferred from the name's suffix for the others, as AIPerf does.
 	Unit     string `json:"unit,omitempty"`
 	Friendly string `json:"friendly,omitempty"`
+	// Description is the family's HELP text.
+	Description string `json:"description,omitempty"`
+	// Buckets are a histogram's bucket deltas over the phase: for each
+	// upper bound, the observations at or below it (cumulative, as in
+	// Prometheus), the last bound "+Inf".
+	Buckets []Bucket `json:"buckets,omitempty"`
+	// Timeslices are the statistics per time slice (--slice-duration).
+	Timeslices []Timeslice `json:"timeslices,omitempty"`
+}
+
+// Bucket is a histogram bucket's delta count.
+type Bucket struct {
+	LE    string  `json:"le"` // upper bound as Prometheus writes it, e.g. "0.25", "+Inf"
+	Count float64 `json:"count"`
+}
+
+// Timeslice is a series reduced over one fixed-length slice of its phase:
+// avg, min, max for a gauge; total and rate for a counter; count, sum, avg
+// and bucket deltas for a histogram.
+type Timeslice struct {
+	StartNs int64 `json:"start_ns"` // on the run's clock
+	EndNs   int64 `json:"end_ns"`
+	// Partial marks the last slice when the phase does not end on a slice
+	// boundary.
+	Partial bool               `json:"partial,omitempty"`
+	Stats   map[string]float64 `json:"stats"`
+	Buckets []Bucket           `json:"buckets,omitempty"`
 }

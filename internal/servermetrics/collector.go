@@ -1,0 +1,367 @@
+package servermetrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// Defaults of Options.
+const (
+	DefaultInterval    = 333 * time.Millisecond // AIPerf's scrape interval
+	DefaultTimeout     = 2 * time.Second        // a periodic scrape
+	DefaultMarkTimeout = time.Second            // Start's and Mark's scrapes, waiting included
+)
+
+// PhaseReset is the phase to mark (begin only) right after a KV-cache reset,
+// so that ResetEvidence can read the prefix-cache counters from there.
+const PhaseReset = "reset"
+
+// Target is one endpoint to scrape.
+type Target struct {
+	URL    string // the full metrics URL, e.g. http://gpu1:8000/metrics
+	Source string // SourceServer or SourceGPU
+}
+
+// Options configure a Collector.
+type Options struct {
+	Endpoints []Target
+	// Interval between periodic scrapes (DefaultInterval when 0).
+	Interval time.Duration
+	// Timeout bounds a periodic scrape (DefaultTimeout when 0).
+	Timeout time.Duration
+	// MarkTimeout bounds Start's baseline scrape and each Mark, waiting for
+	// an endpoint's periodic scrape in flight included (DefaultMarkTimeout
+	// when 0), so that a mark never holds the load up for longer.
+	MarkTimeout time.Duration
+	// Headers go with every scrape (the server's auth); they are never
+	// logged or exported.
+	Headers http.Header
+	// Now is the run's monotonic clock in nanoseconds; nil starts one.
+	Now func() int64
+	// SliceDuration adds per-slice statistics to every series (AIPerf's
+	// --slice-duration); 0 means none.
+	SliceDuration time.Duration
+	// Warmup names the phases that are not part of the profiling span
+	// besides "warmup".
+	Warmup []string
+	// Warn, when set, hears each endpoint's first failure as it happens.
+	Warn func(msg string)
+}
+
+// Collector scrapes Prometheus endpoints while a run lasts: one goroutine
+// per endpoint on the interval, each with its own HTTP client, and a
+// synchronous scrape of every endpoint at each Mark. Its methods are safe
+// for concurrent use.
+type Collector struct {
+	o      Options
+	now    func() int64
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	eps    []*endpoint
+	seed   maphash.Seed
+	start  int64
+
+	mu     sync.Mutex
+	phases []Phase // EndNs < 0 while open
+	marks  []mark
+	done   *Result
+}
+
+// mark is a phase boundary's scrape on one endpoint.
+type mark struct {
+	phase int // index in phases
+	begin bool
+	ep    int   // index in eps
+	t     int64 // the scrape's time
+}
+
+// endpoint is one target's state. sem serialises its scrapes, so samples
+// are in the order the server produced them; mu guards the rest.
+type endpoint struct {
+	Target
+	display string
+	client  *http.Client
+	sem     chan struct{}
+
+	mu         sync.Mutex
+	buf        *endpointBuf
+	scrapes    int
+	failures   int
+	firstErr   string
+	lastErr    string
+	firstNs    int64
+	lastNs     int64
+	latencySum int64
+	updates    int
+	lastHash   uint64
+	slowNote   string // why its scrapes are costly, once said
+}
+
+// Start checks o, scrapes every endpoint once (the baseline, bounded by
+// MarkTimeout) and starts the periodic scrapes, which run until Stop or
+// until ctx ends. An endpoint that fails is warned about and kept.
+func Start(ctx context.Context, o Options) (*Collector, error) {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MarkTimeout <= 0 {
+		o.MarkTimeout = DefaultMarkTimeout
+	}
+	c := &Collector{o: o, now: o.Now, seed: maphash.MakeSeed()}
+	if c.now == nil {
+		t0 := time.Now()
+		c.now = func() int64 { return int64(time.Since(t0)) }
+	}
+	for _, t := range o.Endpoints {
+		u, err := url.Parse(t.URL)
+		switch {
+		case err != nil || u.Host == "":
+			return nil, fmt.Errorf("server metrics: %q is not a URL", plan.RedactURL(t.URL))
+		case u.Scheme != "http" && u.Scheme != "https":
+			return nil, fmt.Errorf("server metrics: %s must use http or https", plan.RedactURL(t.URL))
+		case t.Source != SourceServer && t.Source != SourceGPU:
+			return nil, fmt.Errorf("server metrics: %s has source %q, want %q or %q",
+				plan.RedactURL(t.URL), t.Source, SourceServer, SourceGPU)
+		}
+		c.eps = append(c.eps, &endpoint{Target: t, display: plan.RedactURL(t.URL), client: newClient(o.Timeout),
+			sem: make(chan struct{}, 1), buf: newEndpointBuf()})
+	}
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.start = c.now()
+	c.scrapeAll(true)
+	for _, ep := range c.eps {
+		c.wg.Add(1)
+		go c.loop(ep)
+	}
+	return c, nil
+}
+
+// loop scrapes ep on the interval until the collector stops.
+func (c *Collector) loop(ep *endpoint) {
+	defer c.wg.Done()
+	tick := time.NewTicker(c.o.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.o.Timeout)
+		c.scrape(ctx, ep, false)
+		cancel()
+	}
+}
+
+// Mark scrapes every endpoint at once, tagged as the beginning or the end
+// of phase, and waits for them (at most MarkTimeout): counter deltas then
+// cover exactly the phase. Call it right before a phase's first request and
+// right after its last response. It does nothing after Stop, and an end
+// without a begin marks nothing.
+func (c *Collector) Mark(phase string, begin bool) {
+	c.mu.Lock()
+	pi := -1
+	switch {
+	case c.done != nil:
+	case begin:
+		pi = len(c.phases)
+		c.phases = append(c.phases, Phase{Name: phase, BeginNs: c.now(), EndNs: -1})
+	default:
+		for i := len(c.phases) - 1; i >= 0 && pi < 0; i-- {
+			if c.phases[i].Name == phase && c.phases[i].EndNs < 0 {
+				pi = i
+			}
+		}
+	}
+	c.mu.Unlock()
+	if pi < 0 {
+		return
+	}
+	times := c.scrapeAll(true)
+	end := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, t := range times {
+		if t >= 0 {
+			c.marks = append(c.marks, mark{phase: pi, begin: begin, ep: i, t: t})
+		}
+	}
+	if !begin {
+		c.phases[pi].EndNs = end
+	}
+}
+
+// scrapeAll scrapes every endpoint concurrently within MarkTimeout and
+// returns each scrape's time (−1 where it failed).
+func (c *Collector) scrapeAll(pinned bool) []int64 {
+	ctx, cancel := context.WithTimeout(c.ctx, c.o.MarkTimeout)
+	defer cancel()
+	times := make([]int64, len(c.eps))
+	var wg sync.WaitGroup
+	for i, ep := range c.eps {
+		wg.Go(func() { times[i] = c.scrape(ctx, ep, pinned) })
+	}
+	wg.Wait()
+	return times
+}
+
+// scrape fetches ep once and stores the sample; it returns the sample's
+// time, or −1 when the scrape failed or the collector stopped.
+func (c *Collector) scrape(ctx context.Context, ep *endpoint, pinned bool) int64 {
+	select {
+	case ep.sem <- struct{}{}:
+	case <-ctx.Done():
+		c.fail(ep, errTimeout)
+		return -1
+	}
+	defer func() { <-ep.sem }()
+	t0 := c.now()
+	f, err := fetch(ctx, ep.client, ep.URL, c.o.Headers)
+	if err != nil {
+		c.fail(ep, err)
+		return -1
+	}
+	if f.parse > max(c.o.Interval/4, slowParse) {
+		c.slow(ep, f)
+	}
+	h := maphash.Bytes(c.seed, f.body)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	t := c.now()
+	ep.buf.add(f.fams, t, t-t0, pinned)
+	if ep.scrapes == 0 {
+		ep.firstNs = t
+	}
+	ep.scrapes++
+	ep.lastNs = t
+	ep.latencySum += t - t0
+	if ep.scrapes == 1 || h != ep.lastHash {
+		ep.updates++
+	}
+	ep.lastHash = h
+	return t
+}
+
+// fail records a failed scrape; the first failure of an endpoint is warned
+// about. A scrape cut short by Stop is not a failure.
+func (c *Collector) fail(ep *endpoint, err error) {
+	if c.ctx.Err() != nil {
+		return
+	}
+	msg := err.Error()
+	if errors.Is(err, errTimeout) {
+		msg = "timed out"
+	}
+	ep.mu.Lock()
+	ep.failures++
+	ep.lastErr = msg
+	first := ep.firstErr == ""
+	if first {
+		ep.firstErr = msg
+	}
+	ep.mu.Unlock()
+	if first && c.o.Warn != nil {
+		c.o.Warn(warning(ep, msg, 0, 0))
+	}
+}
+
+// slowParse is the least parsing time slow warns about (a variable for the
+// tests).
+var slowParse = 20 * time.Millisecond
+
+// slow warns, once per endpoint, that parsing its body takes more than a
+// quarter of the interval (and slowParse): the scrapes then cost the
+// client real CPU.
+func (c *Collector) slow(ep *endpoint, f fetched) {
+	msg := fmt.Sprintf("parsing its %d KiB body took %d ms, more than a quarter of the %d ms interval",
+		len(f.body)>>10, f.parse.Milliseconds(), c.o.Interval.Milliseconds())
+	if f.om {
+		msg += " (OpenMetrics: expfmt's parser is slow; have the server answer text/plain)"
+	}
+	ep.mu.Lock()
+	first := ep.slowNote == ""
+	if first {
+		ep.slowNote = msg
+	}
+	ep.mu.Unlock()
+	if first && c.o.Warn != nil {
+		c.o.Warn(warning(ep, msg, 0, 0))
+	}
+}
+
+// warning is the line that says an endpoint failed.
+func warning(ep *endpoint, first string, failures, total int) string {
+	what := "server metrics"
+	if ep.Source == SourceGPU {
+		what = "GPU telemetry"
+	}
+	msg := fmt.Sprintf("%s: scrape %s: %s", what, ep.display, first)
+	if total > 0 {
+		msg += fmt.Sprintf(" (%d of %d scrapes failed)", failures, total)
+	}
+	return msg + "; collection goes on"
+}
+
+// Stop ends the scrapes and reduces them (a phase still open ends now). It
+// may be called more than once; later calls return the same Result.
+func (c *Collector) Stop() Result {
+	c.mu.Lock()
+	if c.done != nil {
+		defer c.mu.Unlock()
+		return *c.done
+	}
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	end := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return *c.done
+	}
+	r := &Result{StartNs: c.start, EndNs: end, timeline: &timeline{marks: c.marks}}
+	for _, ep := range c.eps {
+		ep.client.CloseIdleConnections()
+		ep.mu.Lock()
+		r.timeline.endpoints = append(r.timeline.endpoints, ep.buf)
+		r.Endpoints = append(r.Endpoints, ep.summary(c.o.Interval))
+		if ep.failures > 0 {
+			r.Warnings = append(r.Warnings, warning(ep, ep.firstErr, ep.failures, ep.failures+ep.scrapes))
+		}
+		if ep.slowNote != "" {
+			r.Warnings = append(r.Warnings, warning(ep, ep.slowNote, 0, 0))
+		}
+		ep.mu.Unlock()
+	}
+	for _, p := range c.phases {
+		if p.EndNs < 0 {
+			p.EndNs = end
+		}
+		r.Phases = append(r.Phases, p)
+	}
+	reduce(r, c.marks, c.o)
+	c.done = r
+	return *r
+}
+
+// summary is the endpoint's Endpoint record.
+func (ep *endpoint) summary(interval time.Duration) Endpoint {
+	e := Endpoint{URL: ep.display, Source: ep.Source, Scrapes: ep.scrapes, Failures: ep.failures, Interval: interval,
+		LastError: ep.lastErr, FirstNs: ep.firstNs, LastNs: ep.lastNs, Updates: ep.updates, Retained: len(ep.buf.times)}
+	if ep.scrapes > 0 {
+		e.AvgLatencyMs = float64(ep.latencySum) / float64(ep.scrapes) / 1e6
+	}
+	return e
+}

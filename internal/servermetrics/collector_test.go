@@ -1,0 +1,127 @@
+package servermetrics
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/stats"
+)
+
+// Counter deltas cover exactly the phase: what the mock counted for the
+// requests sent between the marks, not the warmup before nor the request
+// after; periodic scrapes in between change nothing.
+func TestPhaseDeltasAreWhatTheMockDid(t *testing.T) {
+	base := startMock(t, mock.Config{Fast: true})
+	c := collect(t, Options{Endpoints: []Target{server(base)}, Interval: 5 * time.Millisecond})
+	chat(t, base, "warm up one", 7)
+	c.Mark("warmup", true)
+	chat(t, base, "warm up two", 5)
+	c.Mark("warmup", false)
+
+	c.Mark("profiling", true)
+	var prompt, generated int
+	for i := range 4 {
+		u := chat(t, base, fmt.Sprintf("profiling request %d %s", i, words(i*10, 20+i)), 3+i)
+		prompt += u.PromptTokens
+		generated += u.CompletionTokens
+		time.Sleep(6 * time.Millisecond) // let periodic scrapes land inside
+	}
+	c.Mark("profiling", false)
+	chat(t, base, "after the phase", 9)
+	r := c.Stop()
+
+	require.Empty(t, r.Warnings)
+	assert.Equal(t, "profiling", r.Span)
+	require.Len(t, r.Phases, 2)
+	assert.Greater(t, r.Endpoints[0].Scrapes, 5, "periodic scrapes ran")
+
+	total := func(metric, phase string, labels ...string) float64 {
+		return find(t, r, metric, phase, labels...).Stats["total"]
+	}
+	assert.Equal(t, float64(prompt), total("vllm:prompt_tokens_total", "profiling"))
+	assert.Equal(t, float64(generated), total("vllm:generation_tokens_total", "profiling"))
+	assert.Equal(t, float64(prompt), total("vllm:prefix_cache_queries_total", "profiling"))
+	assert.Equal(t, 4.0, total("vllm:request_success_total", "profiling", "finished_reason=length"))
+	ttft := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
+	assert.Equal(t, 4.0, ttft.Stats["count"])
+	assert.Equal(t, "+Inf", ttft.Buckets[len(ttft.Buckets)-1].LE)
+	assert.Equal(t, 4.0, ttft.Buckets[len(ttft.Buckets)-1].Count)
+	assert.Equal(t, 1.0, find(t, r, "vllm:e2e_request_latency_seconds", "warmup").Stats["count"], "one warmup request inside its marks")
+
+	s := find(t, r, "vllm:prompt_tokens_total", "profiling")
+	assert.Equal(t, "Prompt tokens", s.Friendly)
+	assert.Equal(t, "tokens", s.Unit)
+	assert.Equal(t, "Number of prefill tokens processed.", s.Description)
+	assert.Greater(t, s.Stats["rate"], 0.0)
+	g := find(t, r, "vllm:num_requests_running", "profiling")
+	assert.LessOrEqual(t, g.Stats["max"], 1.0, "one request at a time")
+	assert.Equal(t, float64(countIn(r, 0, r.Phases[1])), g.Stats["count"], "a sample per scrape inside the phase")
+}
+
+// countIn counts endpoint ep's retained scrapes inside phase p.
+func countIn(r Result, ep int, p Phase) int {
+	n := 0
+	for _, t := range r.timeline.endpoints[ep].times {
+		if t >= p.BeginNs && t <= p.EndNs {
+			n++
+		}
+	}
+	return n
+}
+
+// The server's TTFT p50, estimated from the scraped histogram over the
+// phase, is within one bucket of the client's TTFT p50 at concurrency 1.
+func TestServerTTFTFromTheHistogramMatchesTheClient(t *testing.T) {
+	base := startMock(t, mock.Config{TTFT: 150, ITL: 2})
+	c := collect(t, Options{Endpoints: []Target{server(base)}, Interval: 50 * time.Millisecond})
+	streamTTFT(t, base) // warmup: outside the phase
+	c.Mark("profiling", true)
+	var client []float64
+	for range 7 {
+		client = append(client, streamTTFT(t, base))
+	}
+	c.Mark("profiling", false)
+	r := c.Stop()
+
+	h := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
+	require.Equal(t, 7.0, h.Stats["count"], "the warmup request is not in the phase")
+	slices.Sort(client)
+	bounds := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0}
+	bucket := func(v float64) int { i, _ := slices.BinarySearch(bounds, v); return i }
+	p50 := h.Stats["p50_estimate"]
+	assert.InDelta(t, bucket(client[3]), bucket(p50), 1, "client p50 %.4fs, server p50 %.4fs", client[3], p50)
+	assert.LessOrEqual(t, h.Stats["avg"], stats.Mean(client), "the server starts later and writes before the client reads")
+}
+
+// streamTTFT sends one streaming chat request and returns the seconds
+// until the first content chunk was read.
+func streamTTFT(t testing.TB, base string) float64 {
+	t.Helper()
+	began := time.Now()
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"model":"m","max_tokens":3,"stream":true,"messages":[{"role":"user","content":"hello there"}]}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	var ttft float64
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if ttft == 0 && strings.Contains(line, `"content":"`) && !strings.Contains(line, `"content":""`) {
+			ttft = time.Since(began).Seconds()
+		}
+	}
+	require.Positive(t, ttft)
+	return ttft
+}

@@ -1,0 +1,170 @@
+package servermetrics
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// exporter is a programmable metrics endpoint: it serves body with
+// contentType, and records the requests' headers.
+type exporter struct {
+	mu          sync.Mutex
+	body        string
+	contentType string
+	headers     []http.Header
+	url         string
+}
+
+func newExporter(t testing.TB, body string) *exporter {
+	e := &exporter{body: body, contentType: "text/plain; version=0.0.4; charset=utf-8"}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.headers = append(e.headers, r.Header.Clone())
+		w.Header().Set("Content-Type", e.contentType)
+		_, _ = w.Write([]byte(e.body))
+	}))
+	t.Cleanup(ts.Close)
+	e.url = ts.URL + "/metrics"
+	return e
+}
+
+func (e *exporter) set(body string) {
+	e.mu.Lock()
+	e.body = body
+	e.mu.Unlock()
+}
+
+// A broken endpoint — 404, garbage, JSON, too slow — gives one warning
+// (and one Warn call) however often it fails; its scrapes go on, and so do
+// the healthy endpoint's, whose phase deltas stay exact.
+func TestBrokenEndpointsWarnOnceAndCollectionGoesOn(t *testing.T) {
+	base := startMock(t, mock.Config{Fast: true})
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notFound.Close)
+	garbage := newExporter(t, "hello world\n{{{ not metrics\n")
+	jsonBody := newExporter(t, `[{"iter": 1}]`)
+	jsonBody.contentType = "application/json"
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+
+	var warned sync.Map
+	var warnings atomic.Int32
+	c := collect(t, Options{
+		Endpoints: []Target{server(base), {URL: notFound.URL + "/metrics", Source: SourceServer}, {URL: garbage.url, Source: SourceServer},
+			{URL: jsonBody.url, Source: SourceServer}, {URL: slow.URL + "/metrics", Source: SourceGPU}},
+		Interval: 5 * time.Millisecond, Timeout: 30 * time.Millisecond, MarkTimeout: 100 * time.Millisecond,
+		Warn: func(msg string) { warnings.Add(1); warned.Store(msg, true) },
+	})
+	c.Mark("profiling", true)
+	var prompt int
+	for i := range 3 {
+		prompt += chat(t, base, words(i, 30), 4).PromptTokens
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Mark("profiling", false)
+	r := c.Stop()
+
+	assert.Equal(t, float64(prompt), find(t, r, "vllm:prompt_tokens_total", "profiling").Stats["total"])
+	require.Len(t, r.Endpoints, 5)
+	assert.Zero(t, r.Endpoints[0].Failures)
+	for i, want := range []string{"HTTP 404 Not Found", "not Prometheus text", "answered application/json", "timed out"} {
+		e := r.Endpoints[i+1]
+		assert.Zero(t, e.Scrapes, e.URL)
+		assert.Greater(t, e.Failures, 2, "%s: scraped again and again", e.URL)
+		assert.Contains(t, e.LastError, want)
+	}
+	require.Len(t, r.Warnings, 4, "one per broken endpoint: %q", r.Warnings)
+	assert.EqualValues(t, 4, warnings.Load(), "Warn heard each endpoint once")
+	for i, w := range r.Warnings {
+		assert.Contains(t, w, r.Endpoints[i+1].URL)
+		assert.Contains(t, w, "collection goes on")
+	}
+	assert.True(t, strings.HasPrefix(r.Warnings[3], "GPU telemetry: scrape "), r.Warnings[3])
+	assert.Contains(t, r.Warnings[0], "server metrics: scrape "+notFound.URL+"/metrics: HTTP 404 Not Found (")
+}
+
+// The server's credentials go with every scrape and nowhere else: not in
+// the result, its warnings or its JSON; a password in the URL is redacted.
+func TestCredentialsStayOutOfTheResult(t *testing.T) {
+	var seen atomic.Value
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.Header.Get("Authorization"))
+		if r.URL.Path != "/metrics" || r.Header.Get("Authorization") != "Bearer sk-secret-token" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte("# TYPE up gauge\nup 1\n"))
+	}))
+	t.Cleanup(ts.Close)
+	withPassword := strings.Replace(ts.URL, "http://", "http://admin:hunter2@", 1) + "/metrics"
+	c := collect(t, Options{Endpoints: []Target{{URL: withPassword, Source: SourceServer}, {URL: withPassword + "/missing", Source: SourceServer}},
+		Headers: http.Header{"Authorization": {"Bearer sk-secret-token"}}})
+	c.Mark("profiling", true)
+	c.Mark("profiling", false)
+	r := c.Stop()
+	assert.Equal(t, "Bearer sk-secret-token", seen.Load())
+	assert.Equal(t, 1.0, find(t, r, "up", "profiling").Stats["max"])
+	raw, err := json.Marshal(r)
+	require.NoError(t, err)
+	require.Len(t, r.Warnings, 1)
+	for _, secret := range []string{"sk-secret-token", "hunter2", "admin:"} {
+		assert.NotContains(t, string(raw), secret)
+		assert.NotContains(t, r.Warnings[0], secret)
+	}
+	assert.Contains(t, r.Endpoints[0].URL, "http://<redacted>@127.0.0.1")
+}
+
+// Bad targets are refused before anything is scraped.
+func TestStartRefusesBadTargets(t *testing.T) {
+	for _, tc := range []struct {
+		target Target
+		want   string
+	}{
+		{Target{URL: "ftp://h/metrics", Source: SourceServer}, "server metrics: ftp://h/metrics must use http or https"},
+		{Target{URL: "http://u:pw@/metrics", Source: SourceServer}, `server metrics: "http://<redacted>@/metrics" is not a URL`},
+		{Target{URL: "http://h/metrics", Source: "disk"}, `has source "disk", want "server" or "gpu"`},
+	} {
+		_, err := Start(t.Context(), Options{Endpoints: []Target{tc.target}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+}
+
+// A body that takes more than a quarter of the interval to parse is warned
+// about once, naming OpenMetrics when it was (here the interval and the
+// floor are so short that any parse is slow).
+func TestSlowParseWarnsOnce(t *testing.T) {
+	defer func(d time.Duration) { slowParse = d }(slowParse)
+	slowParse = 0
+	e := newExporter(t, "# TYPE g gauge\ng{a=\"x\"} 1\n# EOF\n")
+	e.contentType = "application/openmetrics-text; version=1.0.0"
+	var warnings atomic.Int32
+	c := collect(t, Options{Endpoints: []Target{{URL: e.url, Source: SourceServer}}, Interval: 40 * time.Microsecond,
+		Warn: func(string) { warnings.Add(1) }})
+	c.Mark("profiling", true)
+	c.Mark("profiling", false)
+	r := c.Stop()
+	require.Len(t, r.Warnings, 1)
+	assert.Contains(t, r.Warnings[0], "more than a quarter of the 0 ms interval (OpenMetrics: expfmt's parser is slow")
+	assert.EqualValues(t, 1, warnings.Load())
+	assert.Zero(t, r.Endpoints[0].Failures, "slow is not failed")
+}
