@@ -782,7 +782,8 @@ func startWrappedMock(t *testing.T, cfg mock.Config, wrap func(http.Handler) htt
 }
 
 // hitRecorder is an origin that answers every request with one status and
-// remembers "METHOD /path" of each, in order.
+// remembers "METHOD /path" of each, in order: the load and the control
+// calls, not the scrapes of its /metrics (they are neither).
 type hitRecorder struct {
 	*httptest.Server
 	mu   sync.Mutex
@@ -793,6 +794,10 @@ func recordingOrigin(t *testing.T, status int) *hitRecorder {
 	t.Helper()
 	rec := &hitRecorder{}
 	rec.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/metrics" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
 		rec.mu.Lock()
 		rec.seen = append(rec.seen, r.Method+" "+r.URL.Path)
 		rec.mu.Unlock()

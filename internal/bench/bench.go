@@ -1,9 +1,10 @@
 // Package bench runs one benchmark cell end to end, as a short list of
-// stages: prepare (tokenizer, prompts), preflight and reset (the server is
-// reachable; its KV cache is reset once, before any load), run phases (the
-// load, profiling phases bracketed by the server profiler) and reduce
-// (token counts, summaries, the client's audit, the reset check). It writes
-// nothing to disk; the caller exports and stores the result.
+// stages: prepare (tokenizer, dataset), preflight, collect (the server's
+// metrics and GPU telemetry scraped from here on), reset (the KV cache, once,
+// before any load), run phases (the load, every phase marked for the
+// scrapes, profiling phases bracketed by the server profiler) and reduce
+// (token counts, summaries, the client's audit, the reset checks). It writes
+// nothing to disk but inputs.json; the caller exports and stores the result.
 package bench
 
 import (
@@ -22,6 +23,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -58,14 +60,23 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if err := c.prepare(ctx); err != nil {
 		return c.fail(err)
 	}
+	defer c.ds.Close()
 	if err := preflight(ctx, c.p.Origins()); err != nil {
 		return c.fail(err)
 	}
-	if err := c.reset(ctx); err != nil {
+	col, err := c.collect(ctx)
+	if err != nil {
 		return c.fail(err)
 	}
-	defer c.ds.Close()
-	out := c.runPhases(ctx)
+	if err := c.reset(ctx); err != nil {
+		c.collected(col)
+		return c.fail(err)
+	}
+	if col != nil && c.p.ResetHook().Enabled {
+		col.Mark(servermetrics.PhaseReset, true)
+	}
+	out := c.runPhases(ctx, col)
+	c.collected(col)
 	c.reduce(ctx, out)
 	return c.finish(ctx, out.err)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/openai"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // phasesOutcome is what the run phases stage hands to reduce.
@@ -23,7 +24,7 @@ type phasesOutcome struct {
 
 // runPhases drives the phases with one client, bracketing each profiling
 // phase with the server profiler (never warmup), and collects the records.
-func (c *cell) runPhases(ctx context.Context) phasesOutcome {
+func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phasesOutcome {
 	phases := c.phases
 	client := openai.New(openai.Options{
 		MaxEventBytes: c.p.MaxEventBytes,
@@ -54,7 +55,7 @@ func (c *cell) runPhases(ctx context.Context) phasesOutcome {
 			c.mu.Unlock()
 		},
 	}
-	prof := c.bracket(engine)
+	prof := c.bracket(engine, col)
 
 	stopProgress := startProgress(c.o.Progress, engine, c.clock)
 	stall := load.StartStallMonitor(10 * time.Millisecond)
@@ -73,41 +74,53 @@ func (c *cell) runPhases(ctx context.Context) phasesOutcome {
 	return out
 }
 
-// bracketing is the server profiler around the profiling phases.
+// bracketing is what surrounds each phase: the scrapes that mark its
+// window (every phase) and the server profiler (profiling phases only).
 type bracketing struct {
 	c        *cell
 	profiler *hooks.Profiler // nil when the hook is off
+	col      *servermetrics.Collector
 
 	mu       sync.Mutex
 	logged   int // profiler calls already logged
 	warnings []string
 }
 
-// bracket sets the engine's hooks so that the profiler starts right before
-// each profiling phase sends and stops once it drained.
-func (c *cell) bracket(engine *load.Engine) *bracketing {
-	b := &bracketing{c: c}
-	h := c.p.ProfilerHook()
-	if !h.Enabled {
+// bracket sets the engine's hooks: right before a phase sends, the
+// profiler starts (profiling phases) and then the collector marks the
+// phase's begin; once it drained, the collector marks its end and then the
+// profiler stops.
+func (c *cell) bracket(engine *load.Engine, col *servermetrics.Collector) *bracketing {
+	b := &bracketing{c: c, col: col}
+	if h := c.p.ProfilerHook(); h.Enabled {
+		b.profiler = c.control.Profiler(c.p.Origins(), h).WithMark(c.o.ProfilerMark)
+	}
+	if b.profiler == nil && col == nil {
 		return b
 	}
-	b.profiler = c.control.Profiler(c.p.Origins(), h).WithMark(c.o.ProfilerMark)
 	engine.Hooks.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
-		if ph.Kind != plan.KindProfiling {
-			return nil
+		if b.profiler != nil && ph.Kind == plan.KindProfiling {
+			err := b.profiler.Start(ctx, ph.Name)
+			b.logNew()
+			if err != nil {
+				return err
+			}
 		}
-		err := b.profiler.Start(ctx, ph.Name)
-		b.logNew()
-		return err
+		if col != nil {
+			col.Mark(ph.Name, true)
+		}
+		return nil
 	}
 	engine.Hooks.Drained = func(ph plan.Phase) {
-		if ph.Kind != plan.KindProfiling {
-			return
+		if col != nil {
+			col.Mark(ph.Name, false)
 		}
-		// The engine runs a seamless successor's BeforeSend first, so
-		// back-to-back profiling phases share one start/stop.
-		b.warn(b.profiler.Stop(context.Background(), ph.Name))
-		b.logNew()
+		if b.profiler != nil && ph.Kind == plan.KindProfiling {
+			// The engine runs a seamless successor's BeforeSend first, so
+			// back-to-back profiling phases share one start/stop.
+			b.warn(b.profiler.Stop(context.Background(), ph.Name))
+			b.logNew()
+		}
 	}
 	return b
 }

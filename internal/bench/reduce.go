@@ -37,6 +37,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 			run.Audit.Warnings = append(run.Audit.Warnings, "kv cache reset: "+run.Audit.KVResetDetail)
 		}
 	}
+	c.serverEvidence()
 	run.Audit.Warnings = append(run.Audit.Warnings, out.warnings...)
 	if uncounted > 0 {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(

@@ -105,14 +105,14 @@ func aggregate(sel []*servermetrics.Series, stat string) (float64, bool) {
 			if n <= 0 && (stat == "avg" || strings.HasPrefix(stat, "p")) {
 				continue // no observations in the phase: no average or quantile
 			}
-			if v, ok := s.Stats[stat]; ok {
+			if v, ok := statOf(s, stat); ok {
 				total, ok := s.Stats["sum"]
 				sumsOK = sumsOK && ok
 				vals, counts, sums = append(vals, v), append(counts, n), append(sums, total)
 			}
 			continue
 		}
-		if v, ok := s.Stats[stat]; ok {
+		if v, ok := statOf(s, stat); ok {
 			vals = append(vals, v)
 		}
 	}
@@ -227,7 +227,7 @@ func CheckServerKeys(keys []Key, runs []store.RunRow, known func() ([]store.Serv
 		if len(sel) == 0 {
 			return unknownFamily(k, source, name, known)
 		}
-		if !slices.ContainsFunc(sel, func(s *servermetrics.Series) bool { _, ok := s.Stats[k.Stat]; return ok }) {
+		if !slices.ContainsFunc(sel, func(s *servermetrics.Series) bool { _, ok := statOf(s, k.Stat); return ok }) {
 			var offered []string
 			for _, s := range sel {
 				for st := range s.Stats {
@@ -261,4 +261,22 @@ func unknownFamily(k Key, source, name string, known func() ([]store.ServerMetri
 	}
 	return fmt.Errorf("%s: unknown %s metric %q%s: the compared runs have %s; the aliases are %s",
 		k, source, name, plan.Suggest(name, candidates), have, aliasList(source))
+}
+
+// statOf is a series' statistic as a key names it: the collector names a
+// counter's increase "total" (AIPerf's export name, "delta" here) and a
+// histogram's quantiles "p50_estimate" (AIPerf's; "p50" here).
+func statOf(s *servermetrics.Series, stat string) (float64, bool) {
+	if v, ok := s.Stats[stat]; ok {
+		return v, true
+	}
+	switch {
+	case stat == "delta":
+		v, ok := s.Stats["total"]
+		return v, ok
+	case strings.HasPrefix(stat, "p"):
+		v, ok := s.Stats[stat+"_estimate"]
+		return v, ok
+	}
+	return 0, false
 }

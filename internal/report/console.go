@@ -44,6 +44,7 @@ func Console(w io.Writer, run *result.Run) {
 	p.line(Title)
 	p.table([]string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}, metricRows(run.Profiling), "lrrrrrrr")
 	p.turns(run)
+	p.server(run)
 	p.errors(run)
 	p.hooks(run)
 	p.audit(run)

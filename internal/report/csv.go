@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // WriteCSV writes profile_export_aiperf.csv in AIPerf's two-section layout:
@@ -55,6 +56,12 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 	cw.Flush()
 	if err := cw.Error(); err != nil {
 		return fmt.Errorf("write csv export: %w", err)
+	}
+	if hasSource(run, servermetrics.SourceGPU) { // AIPerf appends the GPU telemetry section
+		if _, err := io.WriteString(w, "\r\n"); err != nil {
+			return fmt.Errorf("write csv export: %w", err)
+		}
+		return servermetrics.WriteGPUCSV(w, run.Server, "")
 	}
 	return nil
 }

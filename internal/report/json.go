@@ -36,6 +36,13 @@ func WriteJSON(w io.Writer, run *result.Run) error {
 	if run.Warmup != nil {
 		doc = append(doc, field{"warmup_metrics", metricBlocks(*run.Warmup)})
 	}
+	telemetry, err := telemetryData(run)
+	if err != nil {
+		return fmt.Errorf("write json export: %w", err)
+	}
+	if telemetry != nil {
+		doc = append(doc, field{"telemetry_data", telemetry})
+	}
 	doc = append(doc,
 		field{"error_summary", nonNil(run.ErrorSummary)},
 		field{"runtime_submission_invalid_reasons", []string{}},

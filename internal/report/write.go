@@ -19,7 +19,8 @@ const (
 )
 
 // WriteAll writes the JSON, CSV and JSONL exports of run into dir (created
-// if needed) and returns their paths in that order. Each file appears under
+// if needed), then the server-metrics exports when the run scraped any, and
+// returns their paths in that order. Each file appears under
 // its final name only once complete.
 func WriteAll(dir string, run *result.Run) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -41,7 +42,8 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 		}
 		paths = append(paths, path)
 	}
-	return paths, nil
+	more, err := serverExports(dir, run)
+	return append(paths, more...), err
 }
 
 // writeFile writes path through a ".partial" sibling renamed into place, so a

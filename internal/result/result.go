@@ -86,5 +86,9 @@ type Audit struct {
 	ClientBound    bool           `json:"client_bound"`               // the client could not keep up
 	KVReset        string         `json:"kv_reset,omitempty"`         // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
 	KVResetDetail  string         `json:"kv_reset_detail,omitempty"`  // what the check saw
-	Warnings       []string       `json:"warnings,omitempty"`
+	// ServerResetEvidence is what the server's own prefix-cache counters
+	// said after the reset, per endpoint ("cold: ...", "warm: ..."); empty
+	// when it exposes none.
+	ServerResetEvidence []string `json:"server_reset_evidence,omitempty"`
+	Warnings            []string `json:"warnings,omitempty"`
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// vllmTTFTBuckets are vLLM's time_to_first_token_seconds bucket edges.
+var vllmTTFTBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
+
+// bucketOf is the index of the bucket holding seconds.
+func bucketOf(seconds float64) int {
+	for i, le := range vllmTTFTBuckets {
+		if seconds <= le {
+			return i
+		}
+	}
+	return len(vllmTTFTBuckets)
+}
+
+// serverExport is what these tests read of server_metrics_export.json.
+type serverExport struct {
+	Metrics map[string]struct {
+		Type   string `json:"type"`
+		Series []struct {
+			Stats map[string]float64 `json:"stats"`
+		} `json:"series"`
+	} `json:"metrics"`
+}
+
+// TestServerMetricsBesideTheClient: the server's own account of a run at
+// concurrency 1, scraped from the mock: its TTFT histogram agrees with the
+// client's TTFT within one bucket, its prompt-token counter over the
+// profiling phase equals the prompt tokens it reported for the profiling
+// requests (warmup excluded), GPU telemetry is collected, and compare says
+// what the network and the client add to TTFT.
+func TestServerMetricsBesideTheClient(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 25, ITL: 2, GPUMetrics: true, GPUs: 2})
+	dir := t.TempDir()
+	run := func(name string) {
+		inv := cli(t, dir, quick(m.URL, "--concurrency", "1", "--request-count", "20", "--warmup-request-count", "5",
+			"--gpu-telemetry", m.URL+"/dcgm/metrics", "--name", name, "--artifact-dir", name)...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		assert.Contains(t, inv.stdout, "Server (scraped during the profiling phases)")
+		assert.Contains(t, inv.stdout, "Server TTFT")
+		assert.Contains(t, inv.stdout, "GPU (scraped during the profiling phases)")
+		assert.Contains(t, inv.stdout, "gpu 1", "both GPUs")
+	}
+	run("a")
+	run("b")
+
+	b, err := os.ReadFile(filepath.Join(dir, "a", "server_metrics_export.json"))
+	require.NoError(t, err)
+	var exp serverExport
+	require.NoError(t, json.Unmarshal(b, &exp))
+	prompt := exp.Metrics["vllm:prompt_tokens"]
+	require.Len(t, prompt.Series, 1)
+	client := readJSON(t, filepath.Join(dir, "a", "profile_export_aiperf.json"))
+	usage := client["usage_prompt_tokens"].(map[string]any)
+	assert.Equal(t, usage["sum"], prompt.Series[0].Stats["total"],
+		"the server's prompt tokens over the profiling phase are the profiling requests' usage, warmup excluded")
+
+	ttft := exp.Metrics["vllm:time_to_first_token_seconds"]
+	require.Len(t, ttft.Series, 1)
+	serverP50 := ttft.Series[0].Stats["p50_estimate"]
+	clientP50 := client["time_to_first_token"].(map[string]any)["p50"].(float64) / 1000
+	assert.InDelta(t, bucketOf(clientP50), bucketOf(serverP50), 1,
+		"server TTFT p50 %.4f s within one bucket of the client's %.4f s", serverP50, clientP50)
+	assert.Contains(t, client, "telemetry_data", "GPU telemetry in the profile export, as AIPerf")
+
+	cmp := cli(t, dir, "compare", "a", "b")
+	require.Equal(t, ExitOK, cmp.code, cmp.stderr)
+	assert.Contains(t, cmp.stdout, "client TTFT − server TTFT p50")
+	assert.Contains(t, cmp.stdout, "server.ttft.p50")
+}
+
+// TestScrapeFailuresDoNotStopTheRun: an endpoint that answers garbage or
+// nothing gives one warning, and the run goes on.
+func TestScrapeFailuresDoNotStopTheRun(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--request-count", "4", "--server-metrics", m.URL+"/v1/models",
+		"--server-metrics", "http://127.0.0.1:9/metrics", "--no-store")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "Server TTFT", "the good endpoint is reported")
+	assert.Contains(t, inv.stderr+inv.stdout, "127.0.0.1:9/metrics")
+	assert.Contains(t, inv.stderr+inv.stdout, "/v1/models")
+
+	off := cli(t, dir, quick(m.URL, "--request-count", "4", "--no-server-metrics", "--no-store")...)
+	require.Equal(t, ExitOK, off.code, off.stderr)
+	assert.NotContains(t, off.stdout, "Server (scraped")
+}
+
+// TestColdAndWarmCellsShowTheirHitRates: examples/prefix_cache.star's cold
+// cell finds nothing in the server's prefix cache, its warm cell almost
+// everything, and compare --sweep shows it from the server's counters.
+func TestColdAndWarmCellsShowTheirHitRates(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "prefix_cache.star"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "prompts=12", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	sw := cli(t, dir, "compare", "--sweep", "prefix-cache", "--format", "json")
+	require.Equal(t, ExitOK, sw.code, sw.stderr)
+	var rep struct {
+		Metrics []struct {
+			Metric string `json:"metric"`
+		} `json:"metrics"`
+		Cells []struct {
+			Label  string `json:"label"`
+			Values []struct {
+				Mean *float64 `json:"mean"`
+			} `json:"values"`
+		} `json:"cells"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(sw.stdout), &rep), sw.stdout)
+	col := slices.IndexFunc(rep.Metrics, func(m struct {
+		Metric string `json:"metric"`
+	}) bool {
+		return m.Metric == "server.prefix_cache_hit_rate.avg"
+	})
+	require.GreaterOrEqual(t, col, 0, "the sweep view has the server's hit rate: %s", sw.stdout)
+	rates := map[string]float64{}
+	for _, c := range rep.Cells {
+		if v := c.Values[col].Mean; v != nil {
+			rates[c.Label] = *v
+		}
+	}
+	require.Contains(t, rates, "cold", sw.stdout)
+	require.Contains(t, rates, "warm")
+	assert.Less(t, rates["cold"], 5.0, "cold: the reset left nothing to hit")
+	assert.Greater(t, rates["warm"], 80.0, "warm: the warmup cached every prompt")
+	table := cli(t, dir, "compare", "--sweep", "prefix-cache")
+	assert.Contains(t, table.stdout, "prefix cache hit %")
+}

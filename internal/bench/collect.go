@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
+)
+
+// collect starts scraping the server's metrics and GPU telemetry (the
+// collect stage): a baseline scrape now, before the reset, then on the
+// interval until the run's phases end. Nil when nothing is to be scraped.
+func (c *cell) collect(ctx context.Context) (*servermetrics.Collector, error) {
+	server, gpu := c.p.ScrapeTargets()
+	if len(server)+len(gpu) == 0 {
+		return nil, nil
+	}
+	var targets []servermetrics.Target
+	for _, u := range server {
+		targets = append(targets, servermetrics.Target{URL: u, Source: servermetrics.SourceServer})
+	}
+	for _, u := range gpu {
+		targets = append(targets, servermetrics.Target{URL: u, Source: servermetrics.SourceGPU})
+	}
+	interval := plan.DefaultScrapeInterval
+	if c.p.ServerMetricsInterval != nil {
+		interval = *c.p.ServerMetricsInterval
+	}
+	var warmups []string
+	for _, ph := range c.phases {
+		if ph.Kind == plan.KindWarmup {
+			warmups = append(warmups, ph.Name)
+		}
+	}
+	col, err := servermetrics.Start(ctx, servermetrics.Options{
+		Endpoints: targets,
+		Interval:  time.Duration(interval * float64(time.Second)),
+		Headers:   controlHeaders(c.p),
+		Now:       c.clock.Now,
+		Warmup:    warmups,
+		Warn:      func(msg string) { fmt.Fprintf(c.log, "warning: %s\n", msg) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start server metrics collection: %w", err)
+	}
+	return col, nil
+}
+
+// collected stops the collector and keeps its result on the run.
+func (c *cell) collected(col *servermetrics.Collector) {
+	if col != nil {
+		res := col.Stop()
+		c.run.Server = &res
+	}
+}
+
+// serverEvidence adds to the audit what the server's own prefix-cache
+// counters say of the reset: a warm cache right after it is a warning.
+func (c *cell) serverEvidence() {
+	if c.run.Server == nil || !c.p.ResetHook().Enabled {
+		return
+	}
+	a := &c.run.Audit
+	for _, ev := range servermetrics.ResetEvidence(c.run.Server, c.run.Server.Span) {
+		if ev.Verdict == servermetrics.EvidenceNone {
+			continue
+		}
+		a.ServerResetEvidence = append(a.ServerResetEvidence, ev.Verdict+": "+ev.Detail)
+		if ev.Verdict == servermetrics.EvidenceWarm {
+			a.Warnings = append(a.Warnings, "kv cache reset (server counters): "+ev.Detail)
+		}
+	}
+}
