@@ -52,7 +52,9 @@ type Options struct {
 	// Warmup names the phases that are not part of the profiling span
 	// besides "warmup".
 	Warmup []string
-	// Warn, when set, hears each endpoint's first failure as it happens.
+	// Warn, when set, hears each endpoint's first failure (and a first slow
+	// parse) as it happens, from the scraping goroutines: it must be safe
+	// for concurrent use. Result.Warnings has them all at Stop.
 	Warn func(msg string)
 }
 
