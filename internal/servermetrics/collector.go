@@ -52,7 +52,9 @@ type Options struct {
 	// Warmup names the phases that are not part of the profiling span
 	// besides "warmup".
 	Warmup []string
-	// Warn, when set, hears each endpoint's first failure as it happens.
+	// Warn, when set, hears each endpoint's first failure (and a first slow
+	// parse) as it happens, from the scraping goroutines: it must be safe
+	// for concurrent use. Result.Warnings has them all at Stop.
 	Warn func(msg string)
 }
 
@@ -70,10 +72,12 @@ type Collector struct {
 	seed   maphash.Seed
 	start  int64
 
-	mu     sync.Mutex
-	phases []Phase // EndNs < 0 while open
-	marks  []mark
-	done   *Result
+	mu       sync.Mutex
+	phases   []Phase // EndNs < 0 while open
+	marks    []mark
+	stopping bool // Stop began: no more marks
+	stop     sync.Once
+	done     Result
 }
 
 // mark is a phase boundary's scrape on one endpoint.
@@ -174,7 +178,7 @@ func (c *Collector) Mark(phase string, begin bool) {
 	c.mu.Lock()
 	pi := -1
 	switch {
-	case c.done != nil:
+	case c.stopping:
 	case begin:
 		pi = len(c.phases)
 		c.phases = append(c.phases, Phase{Name: phase, BeginNs: c.now(), EndNs: -1})
@@ -184,6 +188,10 @@ func (c *Collector) Mark(phase string, begin bool) {
 				pi = i
 			}
 		}
+	}
+	if pi >= 0 {
+		c.wg.Add(1) // Stop waits for the mark's scrapes
+		defer c.wg.Done()
 	}
 	c.mu.Unlock()
 	if pi < 0 {
@@ -201,6 +209,13 @@ func (c *Collector) Mark(phase string, begin bool) {
 	if !begin {
 		c.phases[pi].EndNs = end
 	}
+}
+
+// stopped reports whether Stop began.
+func (c *Collector) stopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopping
 }
 
 // scrapeAll scrapes every endpoint concurrently within MarkTimeout and
@@ -317,43 +332,35 @@ func warning(ep *endpoint, first string, failures, total int) string {
 // Stop ends the scrapes and reduces them (a phase still open ends now). It
 // may be called more than once; later calls return the same Result.
 func (c *Collector) Stop() Result {
-	c.mu.Lock()
-	if c.done != nil {
-		defer c.mu.Unlock()
-		return *c.done
-	}
-	c.mu.Unlock()
-	c.cancel()
-	c.wg.Wait()
-	end := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done != nil {
-		return *c.done
-	}
-	r := &Result{StartNs: c.start, EndNs: end, timeline: &timeline{marks: c.marks}}
-	for _, ep := range c.eps {
-		ep.client.CloseIdleConnections()
-		ep.mu.Lock()
-		r.timeline.endpoints = append(r.timeline.endpoints, ep.buf)
-		r.Endpoints = append(r.Endpoints, ep.summary(c.o.Interval))
-		if ep.failures > 0 {
-			r.Warnings = append(r.Warnings, warning(ep, ep.firstErr, ep.failures, ep.failures+ep.scrapes))
+	c.stop.Do(func() {
+		c.mu.Lock()
+		c.stopping = true
+		c.mu.Unlock()
+		c.cancel()
+		c.wg.Wait() // the periodic scrapes and any mark in progress
+		end := c.now()
+		r := &Result{StartNs: c.start, EndNs: end, timeline: &timeline{marks: c.marks}}
+		for _, ep := range c.eps {
+			ep.client.CloseIdleConnections()
+			r.timeline.endpoints = append(r.timeline.endpoints, ep.buf)
+			r.Endpoints = append(r.Endpoints, ep.summary(c.o.Interval))
+			if ep.failures > 0 {
+				r.Warnings = append(r.Warnings, warning(ep, ep.firstErr, ep.failures, ep.failures+ep.scrapes))
+			}
+			if ep.slowNote != "" {
+				r.Warnings = append(r.Warnings, warning(ep, ep.slowNote, 0, 0))
+			}
 		}
-		if ep.slowNote != "" {
-			r.Warnings = append(r.Warnings, warning(ep, ep.slowNote, 0, 0))
+		for _, p := range c.phases {
+			if p.EndNs < 0 {
+				p.EndNs = end
+			}
+			r.Phases = append(r.Phases, p)
 		}
-		ep.mu.Unlock()
-	}
-	for _, p := range c.phases {
-		if p.EndNs < 0 {
-			p.EndNs = end
-		}
-		r.Phases = append(r.Phases, p)
-	}
-	reduce(r, c.marks, c.o)
-	c.done = r
-	return *r
+		reduce(r, c.marks, c.o)
+		c.done = *r
+	})
+	return c.done
 }
 
 // summary is the endpoint's Endpoint record.

@@ -125,3 +125,37 @@ func streamTTFT(t testing.TB, base string) float64 {
 	require.Positive(t, ttft)
 	return ttft
 }
+
+// Stop while marks and periodic scrapes are in flight: it waits for them,
+// later marks do nothing, and every call returns the same result.
+func TestStopDuringMarks(t *testing.T) {
+	base := startMock(t, mock.Config{Fast: true})
+	c := collect(t, Options{Endpoints: []Target{server(base)}, Interval: time.Millisecond})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			c.Mark(fmt.Sprint("p", i), true)
+			c.Mark(fmt.Sprint("p", i), false)
+			select {
+			case <-t.Context().Done():
+				return
+			default:
+			}
+			if i > 3 && c.stopped() {
+				return
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	r := c.Stop()
+	<-done
+	c.Mark("late", true)
+	again := c.Stop()
+	assert.Equal(t, len(r.Phases), len(again.Phases))
+	assert.Equal(t, r.Series, again.Series)
+	for _, p := range r.Phases {
+		assert.NotEqual(t, "late", p.Name)
+		assert.GreaterOrEqual(t, p.EndNs, p.BeginNs)
+	}
+}

@@ -22,18 +22,25 @@
 //
 // Bodies are parsed with the Prometheus project's expfmt: OpenMetrics 1.0
 // when the Content-Type says so (falling back to the text parser, as
-// AIPerf does), else the text format 0.0.4. Counters keep the _total of
-// their samples in both formats; the _created samples of OpenMetrics and
-// Python clients are dropped, gauge histograms are ignored.
+// AIPerf does), else the text format 0.0.4. Scrapes ask for the text
+// format only: expfmt's OpenMetrics parser is hundreds of times slower. A
+// body whose parsing takes more than a quarter of the interval (and 20 ms)
+// is warned about once. Counters keep the _total of their samples in both
+// formats; the _created samples of OpenMetrics and Python clients are
+// dropped, gauge histograms are ignored, and a histogram sample with a
+// value that is not finite is dropped whole (as AIPerf does).
 //
 // # Memory
 //
 // A series keeps one float64 per retained scrape (a histogram: count, sum
-// and one per bucket). An endpoint retains at most valueBudget values,
-// between minRetained and maxRetained scrapes; at the cap every other
-// scrape is dropped except the marks' and the latest, so a long run keeps
-// its shape at half the resolution each time. A 50-family vLLM endpoint
-// keeps 4,096 scrapes (23 minutes at 333 ms) before thinning.
+// and one per bucket), aligned with its endpoint's scrapes (NaN where it
+// was absent). An endpoint retains at most 4 Mi values (32 MiB), and
+// between 64 and 4,096 scrapes; at the cap every other scrape is dropped
+// except the marks' and the latest, so a long run keeps its shape at half
+// the resolution each time, and its counters' totals exactly. A vLLM
+// endpoint (about 50 families, 1,000 values a scrape) keeps 4,096 scrapes,
+// 23 minutes at 333 ms, before thinning; an exporter of 10,000 gauges
+// keeps 419.
 //
 // # Reduction
 //
@@ -61,7 +68,15 @@
 // # Exports
 //
 // WriteJSON, WriteCSV and WriteJSONL write AIPerf's server_metrics_export
-// files; WriteGPUJSON, WriteGPUCSV and WriteGPUJSONL its GPU telemetry.
-// Headline picks the console's Server and GPU rows, ResetEvidence reads
-// the prefix-cache counters after a KV-cache reset.
+// files; WriteGPUJSON, WriteGPUCSV and WriteGPUJSONL its GPU telemetry
+// (the telemetry_data object and the CSV section of its profile export,
+// and gpu_telemetry_export.jsonl). They key counters without _total, as
+// AIPerf's Python parser does; Series.Metric keeps it. The time-series
+// exports need the retained samples, which only the collecting process
+// has (ErrNoSamples otherwise).
+//
+// Headline picks the console's Server and GPU rows from the known families
+// (knownFamilies: vLLM, SGLang, TensorRT-LLM, Dynamo, llama.cpp, DCGM);
+// ResetEvidence reads the prefix-cache counters from the PhaseReset mark,
+// made right after a KV-cache reset.
 package servermetrics

@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -132,4 +133,67 @@ func TestResetEvidence(t *testing.T) {
 	t.Run("without samples", func(t *testing.T) {
 		assert.Nil(t, ResetEvidence(&Result{}, "profiling"))
 	})
+}
+
+// llama.cpp (as llama-server --metrics writes it, server-task.cpp) and
+// SGLang: their counters' deltas per phase, their headline rows, and the
+// hit rate from their cached-token counters — llama.cpp's prompt counter
+// leaves the cached tokens out.
+func TestOtherServers(t *testing.T) {
+	llama := func(prompt, cached, predicted, processing int) string {
+		var b strings.Builder
+		for _, m := range []struct {
+			name, typ string
+			v         int
+		}{{"prompt_tokens_total", "counter", prompt}, {"prompt_tokens_cached_total", "counter", cached},
+			{"prompt_seconds_total", "counter", prompt / 100}, {"tokens_predicted_total", "counter", predicted},
+			{"tokens_predicted_seconds_total", "counter", predicted / 20}, {"n_decode_total", "counter", predicted},
+			{"n_tokens_max", "counter", 900}, {"prompt_tokens_seconds", "gauge", 512}, {"predicted_tokens_seconds", "gauge", 48},
+			{"requests_processing", "gauge", processing}, {"requests_deferred", "gauge", 0}, {"n_busy_slots_per_decode", "gauge", 1}} {
+			fmt.Fprintf(&b, "# HELP llamacpp:%s A llama.cpp metric.\n# TYPE llamacpp:%s %s\nllamacpp:%s %d\n", m.name, m.name, m.typ, m.name, m.v)
+		}
+		return b.String()
+	}
+	sglang := func(prompt, cached, gen int) string {
+		l := `model_name="qwen",engine_type="unified",tp_rank="0",pp_rank="0"`
+		return fmt.Sprintf("# TYPE sglang:prompt_tokens_total counter\nsglang:prompt_tokens_total{%s} %d\n"+
+			"# TYPE sglang:cached_tokens_total counter\nsglang:cached_tokens_total{%s,cache_source=\"device\"} %d\n"+
+			"# TYPE sglang:generation_tokens_total counter\nsglang:generation_tokens_total{%s} %d\n"+
+			"# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{%s} 2\n# TYPE sglang:cache_hit_rate gauge\nsglang:cache_hit_rate{%s} 0.4\n",
+			l, prompt, l, cached, l, gen, l, l)
+	}
+	le, se := newExporter(t, llama(100, 0, 50, 0)), newExporter(t, sglang(1000, 0, 10))
+	c := collect(t, Options{Endpoints: []Target{{URL: le.url, Source: SourceServer}, {URL: se.url, Source: SourceServer}}})
+	c.Mark("warmup", true)
+	le.set(llama(300, 0, 150, 1))
+	c.Mark("warmup", false)
+	c.Mark("profiling", true)
+	le.set(llama(900, 300, 450, 2)) // +600 prompt (uncached) +300 cached +300 predicted
+	se.set(sglang(3000, 1500, 410)) // +2000 prompt of which +1500 cached, +400 generated
+	c.Mark("profiling", false)
+	r := c.Stop()
+	require.Empty(t, r.Warnings)
+
+	assert.Equal(t, 600.0, find(t, r, "llamacpp:prompt_tokens_total", "profiling").Stats["total"])
+	assert.Equal(t, 300.0, find(t, r, "llamacpp:tokens_predicted_total", "profiling").Stats["total"])
+	assert.Equal(t, 200.0, find(t, r, "llamacpp:prompt_tokens_total", "warmup").Stats["total"])
+	assert.Equal(t, 100.0, find(t, r, "llamacpp:tokens_predicted_total", "warmup").Stats["total"])
+
+	rows := map[string]Row{}
+	for _, row := range Headline(&r) {
+		rows[row.Endpoint+" "+row.Name+" "+row.Stat] = row
+	}
+	get := func(ep *exporter, name string) Row {
+		t.Helper()
+		key := ep.url + " " + name
+		row, ok := rows[key]
+		require.True(t, ok, "no row %q in %v", key, rows)
+		return row
+	}
+	assert.Equal(t, 100*300/900.0, get(le, "Prefix-cache hit rate ratio").Value, "cached over prompt + cached")
+	assert.Equal(t, "llamacpp:prompt_tokens_cached_total / llamacpp:prompt_tokens_total", get(le, "Prefix-cache hit rate ratio").Metric)
+	assert.Equal(t, 2.0, get(le, "Running requests max").Value)
+	assert.Equal(t, "llamacpp:tokens_predicted_total", get(le, "Generation throughput rate").Metric)
+	assert.Equal(t, 75.0, get(se, "Prefix-cache hit rate ratio").Value, "cached over prompt tokens")
+	assert.Equal(t, "sglang:generation_tokens_total", get(se, "Generation throughput rate").Metric)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,14 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/mock"
 )
+
+// TestMain turns the slow-parse warning off: under -race on a loaded
+// machine any parse may take 20 ms, and most tests assert no warning.
+// TestSlowParseWarnsOnce turns it back on.
+func TestMain(m *testing.M) {
+	slowParse = time.Hour
+	os.Exit(m.Run())
+}
 
 // startMock serves a mock built from cfg on a random loopback port.
 func startMock(t testing.TB, cfg mock.Config) string {

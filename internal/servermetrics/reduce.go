@@ -267,9 +267,10 @@ func counterStats(vals []float64, sp span, from, to int) (map[string]float64, bo
 	return st, true
 }
 
-// histDelta is a histogram's or summary's count, sum and (for a histogram)
-// bucket deltas from scrape from to scrape to, resets handled.
-func histDelta(s *seriesBuf, from, to int, cellsToo bool) (count, sum float64, cells []float64, seen bool) {
+// histDelta is a histogram's or summary's count, sum and cell deltas (a
+// histogram's buckets; meaningless for a summary's quantiles) from scrape from to scrape to, resets handled; a series
+// absent at from starts from 0.
+func histDelta(s *seriesBuf, from, to int) (count, sum float64, cells []float64, seen bool) {
 	k := s.stride()
 	cells = make([]float64, k)
 	var prevCount, prevSum float64
@@ -279,19 +280,12 @@ func histDelta(s *seriesBuf, from, to int, cellsToo bool) (count, sum float64, c
 			continue
 		}
 		cur := s.cells[i*k : (i+1)*k]
-		if i > from && seen {
-			reset := s.count[i] < prevCount
+		if i > from {
+			reset := s.count[i] < prevCount // prev* are 0 until the first sample
 			count += pick(reset, s.count[i], s.count[i]-prevCount)
 			sum += pick(reset, s.sum[i], s.sum[i]-prevSum)
 			for j := range cells {
-				if cellsToo {
-					cells[j] += pick(reset, cur[j], cur[j]-prev[j])
-				}
-			}
-		} else if i > from { // absent at from: it starts from 0
-			count, sum = s.count[i], s.sum[i]
-			if cellsToo {
-				copy(cells, cur)
+				cells[j] += pick(reset, cur[j], cur[j]-prev[j])
 			}
 		}
 		prevCount, prevSum, seen = s.count[i], s.sum[i], true
@@ -310,7 +304,7 @@ func pick(c bool, a, b float64) float64 {
 // histogramStats are a histogram's deltas and estimated percentiles from
 // scrape from to scrape to.
 func histogramStats(s *seriesBuf, sp span, from, to int) (map[string]float64, []Bucket, bool) {
-	count, sum, cells, seen := histDelta(s, from, to, true)
+	count, sum, cells, seen := histDelta(s, from, to)
 	if !seen {
 		return nil, nil, false
 	}
@@ -337,7 +331,7 @@ func histogramStats(s *seriesBuf, sp span, from, to int) (map[string]float64, []
 // summaryStats are a summary's count and sum deltas and its last quantiles
 // in the window (they cover the server's lifetime, not the window).
 func summaryStats(s *seriesBuf, sp span) (map[string]float64, bool) {
-	count, sum, _, seen := histDelta(s, sp.ref, sp.hi, false)
+	count, sum, _, seen := histDelta(s, sp.ref, sp.hi)
 	if !seen {
 		return nil, false
 	}

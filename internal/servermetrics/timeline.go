@@ -186,7 +186,7 @@ func finite(v float64) float64 {
 // from every earlier scrape) when new.
 func (b *endpointBuf) seriesFor(fam *family, labels []*dto.LabelPair) *seriesBuf {
 	if !slices.IsSortedFunc(labels, byName) {
-		labels = slices.SortedFunc(slices.Values(labels), byName)
+		slices.SortFunc(labels, byName) // the parsed sample is ours
 	}
 	k := append(b.key[:0], fam.name...)
 	for _, l := range labels {

@@ -32,7 +32,7 @@ func timeslices(s *seriesBuf, sp span, size int64) []Timeslice {
 			total, _ := increase(s.vals, from, to)
 			c.Stats = map[string]float64{"total": total, "rate": total / (float64(c.EndNs-c.StartNs) / 1e9)}
 		case TypeHistogram:
-			count, sum, cells, _ := histDelta(s, from, to, true)
+			count, sum, cells, _ := histDelta(s, from, to)
 			c.Stats = map[string]float64{"count": count, "sum": sum, "avg": 0}
 			if count > 0 {
 				c.Stats["avg"] = sum / count

@@ -1,0 +1,122 @@
+package servermetrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// The scraping overhead, per scrape: fetching over loopback HTTP, parsing
+// with expfmt and storing the sample. The CPU share at the default interval
+// is the time of one scrape over 333 ms of one core.
+//
+//	go test -run '^$' -bench Scrape -benchmem ./internal/servermetrics/
+
+// mockBody is the mock's /metrics after some traffic, so that its
+// histograms have observations in many buckets.
+func mockBody(b *testing.B) string {
+	base := startMock(b, mock.Config{TTFT: 1, ITL: 0.2, BlockSize: 4})
+	for i := range 12 {
+		chat(b, base, words(i, 40), 8)
+	}
+	resp, err := http.Get(base + "/metrics")
+	require.NoError(b, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(b, err)
+	return string(body)
+}
+
+// wideBody is a synthetic exposition of 10,000 series: 60 gauge and 40
+// counter families of 100 label sets each, and 20 histograms of 20 buckets.
+func wideBody() string {
+	var sb strings.Builder
+	for f := range 100 {
+		typ, name := "gauge", fmt.Sprintf("engine:metric_%d", f)
+		if f >= 60 {
+			typ, name = "counter", name+"_total"
+		}
+		fmt.Fprintf(&sb, "# HELP %s A metric.\n# TYPE %s %s\n", name, name, typ)
+		for l := range 100 {
+			fmt.Fprintf(&sb, "%s{model_name=\"meta-llama/Llama-3.1-8B-Instruct\",engine=\"%d\",rank=\"%d\"} %d\n", name, l%8, l, f*l)
+		}
+	}
+	for h := range 20 {
+		name := fmt.Sprintf("engine:latency_%d_seconds", h)
+		fmt.Fprintf(&sb, "# HELP %s A histogram.\n# TYPE %s histogram\n", name, name)
+		for k := range 19 {
+			fmt.Fprintf(&sb, "%s_bucket{model_name=\"m\",le=\"%g\"} %d\n", name, 0.001*float64(int(1)<<k), 10*k)
+		}
+		fmt.Fprintf(&sb, "%s_bucket{model_name=\"m\",le=\"+Inf\"} 190\n%s_sum{model_name=\"m\"} 12.5\n%s_count{model_name=\"m\"} 190\n", name, name, name)
+	}
+	return sb.String()
+}
+
+// serve serves body as the text format.
+func serve(b *testing.B, body string) string {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = io.WriteString(w, body)
+	}))
+	b.Cleanup(ts.Close)
+	return ts.URL + "/metrics"
+}
+
+// benchScrape scrapes url b.N times into one endpoint's storage.
+func benchScrape(b *testing.B, url string) {
+	client := newClient(DefaultTimeout)
+	buf := newEndpointBuf()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		f, err := fetch(ctx, client, url, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.add(f.fams, int64(i), 0, false)
+	}
+	b.StopTimer()
+	perScrape := b.Elapsed() / time.Duration(b.N)
+	b.ReportMetric(float64(perScrape.Microseconds()), "µs/scrape")
+	b.ReportMetric(100*float64(perScrape)/float64(DefaultInterval), "%cpu@333ms")
+}
+
+// benchParse parses and stores body b.N times, without HTTP.
+func benchParse(b *testing.B, body string) {
+	h := http.Header{"Content-Type": {"text/plain; version=0.0.4"}}
+	buf := newEndpointBuf()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		fams, err := parse([]byte(body), h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.add(fams, int64(i), 0, false)
+	}
+}
+
+func BenchmarkScrapeMock(b *testing.B) { benchScrape(b, serve(b, mockBody(b))) }
+func BenchmarkScrape10k(b *testing.B)  { benchScrape(b, serve(b, wideBody())) }
+func BenchmarkParseMock(b *testing.B)  { benchParse(b, mockBody(b)) }
+func BenchmarkParse10k(b *testing.B)   { benchParse(b, wideBody()) }
+
+// BenchmarkScrapeLiveMock scrapes the mock itself: its rendering included.
+func BenchmarkScrapeLiveMock(b *testing.B) {
+	base := startMock(b, mock.Config{Fast: true})
+	for i := range 12 {
+		chat(b, base, words(i, 40), 8)
+	}
+	benchScrape(b, base+"/metrics")
+}
