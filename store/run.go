@@ -109,15 +109,16 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 			model, url, endpoint_type, streaming, mode, concurrency, request_rate, isl, osl, seed,
 			config, cli_command, tool_version, host, started_at, ended_at, artifact_dir, record_count,
 			target_rate, achieved_rate, cap_delayed, retried, precise_pacing, client_bound, warnings,
-			kv_reset, kv_reset_detail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			kv_reset, kv_reset_detail, kv_reset_evidence)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sweepID, cellID, trial, trialKey, r.Name, r.BenchmarkID, r.Status, r.Error, r.WasCancelled,
 		strings.Join(cfg.Model, ","), strings.Join(cfg.URL, ","), cfg.EndpointType, cfg.Streaming, runMode(r),
 		cfg.Concurrency, cfg.RequestRate, cfg.SyntheticInputTokensMean, cfg.OutputTokensMean, cfg.RandomSeed,
 		string(cfgJSON), r.CLICommand, r.ToolVersion, r.Host, formatTime(r.StartTime), formatTime(r.EndTime),
 		artifactDir, len(r.Records),
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
-		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail)
+		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail,
+		strings.Join(r.Audit.KVResetEvidence, ","))
 	if err != nil {
 		return 0, fmt.Errorf("insert run: %w", err)
 	}
@@ -336,13 +337,14 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		params                           sql.NullString
 		trial                            sql.NullInt64
 		mode, cfgJSON, start, end, warns string
+		evidence                         string
 		targetRate                       sql.NullFloat64
 	)
 	err := q.QueryRowContext(ctx, `
 		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 			r.was_cancelled, r.mode, r.config, r.cli_command, r.tool_version, r.host, r.started_at, r.ended_at,
 			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings,
-			r.kv_reset, r.kv_reset_detail
+			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence
 		FROM runs r
 		LEFT JOIN sweeps s ON s.id = r.sweep_id
 		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -350,7 +352,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		&sweepID, &sweepName, &cellID, &cellLabel, &params, &trial, &r.Name, &r.BenchmarkID, &r.Status, &r.Error,
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
 		&targetRate, &r.Audit.AchievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
-		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail)
+		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
 	}
@@ -374,6 +376,9 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		}
 	}
 	r.Audit.Mode, r.Audit.TargetRate = mode, targetRate.Float64
+	if evidence != "" {
+		r.Audit.KVResetEvidence = strings.Split(evidence, ",")
+	}
 	r.StartTime, r.EndTime = parseTime(start), parseTime(end)
 	return &r, nil
 }

@@ -820,10 +820,11 @@ func TestKVResetIsVerifiedNotTrusted(t *testing.T) {
 	audit := func(t *testing.T, dir string) map[string]any {
 		return readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))["client_audit"].(map[string]any)
 	}
-	twice := func(t *testing.T, cfg mock.Config) (first, second invocation, dir string) {
+	twice := func(t *testing.T, cfg mock.Config, extra ...string) (first, second invocation, dir string) {
 		m := startMock(t, cfg)
 		dir = t.TempDir()
-		args := quick(m.URL, "--reset-kv-cache", "--request-count", "8", "--warmup-request-count", "2", "--artifact-dir", "out")
+		args := quick(m.URL, append([]string{"--reset-kv-cache", "--request-count", "8", "--warmup-request-count", "2",
+			"--artifact-dir", "out"}, extra...)...)
 		first = cli(t, dir, args...)
 		require.Equal(t, ExitOK, first.code, first.stderr)
 		second = cli(t, dir, args...)
@@ -836,7 +837,8 @@ func TestKVResetIsVerifiedNotTrusted(t *testing.T) {
 		a := audit(t, dir)
 		assert.Equal(t, result.ResetVerified, a["kv_reset"])
 		assert.Contains(t, a["kv_reset_detail"], "4 prompts sent for the first time after the reset, none served from the prefix cache")
-		assert.Contains(t, second.stdout, "KV cache reset verified")
+		assert.Contains(t, a["kv_reset_evidence"], result.EvidenceCachedTokens)
+		assert.Contains(t, second.stdout, "KV cache reset verified (by cached_tokens")
 	})
 	t.Run("a reset that answers 200 but keeps the cache is caught", func(t *testing.T) {
 		first, second, dir := twice(t, mock.Config{Fast: true, ResetNoop: true})
@@ -849,8 +851,33 @@ func TestKVResetIsVerifiedNotTrusted(t *testing.T) {
 		assert.Contains(t, show.stdout, `"kv_reset": "not cleared"`, "the verdict is stored")
 	})
 	t.Run("a server that reports no cached tokens is unverifiable", func(t *testing.T) {
-		_, second, dir := twice(t, mock.Config{Fast: true, NoCacheReport: true})
-		assert.Equal(t, result.ResetUnverifiable, audit(t, dir)["kv_reset"])
+		_, second, dir := twice(t, mock.Config{Fast: true, NoCacheReport: true}, "--no-server-metrics")
+		a := audit(t, dir)
+		assert.Equal(t, result.ResetUnverifiable, a["kv_reset"])
+		assert.NotContains(t, a, "kv_reset_evidence")
 		assert.Contains(t, second.stdout, "KV cache reset unverifiable")
+	})
+	// Ten distinct prompts for ten requests: every request of the first
+	// scrape interval after the reset is a prompt's first, so the server's
+	// prefix-cache counters are evidence whatever the interval holds.
+	distinct := []string{"--num-dataset-entries", "10"}
+	t.Run("the server's counters verify what its usage cannot", func(t *testing.T) {
+		_, second, dir := twice(t, mock.Config{Fast: true, NoCacheReport: true}, distinct...)
+		a := audit(t, dir)
+		assert.Equal(t, result.ResetVerified, a["kv_reset"], a["kv_reset_detail"])
+		assert.Equal(t, []any{result.EvidenceServerCounters}, a["kv_reset_evidence"])
+		assert.Contains(t, a["kv_reset_detail"], "the server's prefix-cache counters: 0 of ")
+		assert.Contains(t, second.stdout, "KV cache reset verified (by server_counters)")
+	})
+	t.Run("the server's counters catch a reset that kept the cache", func(t *testing.T) {
+		_, second, dir := twice(t, mock.Config{Fast: true, NoCacheReport: true, ResetNoop: true}, distinct...)
+		a := audit(t, dir)
+		assert.Equal(t, result.ResetNotCleared, a["kv_reset"], a["kv_reset_detail"])
+		assert.Equal(t, []any{result.EvidenceServerCounters}, a["kv_reset_evidence"])
+		assert.Contains(t, second.stdout, "Warning: kv cache reset: the server's prefix-cache counters:")
+		assert.Contains(t, a["server_reset_evidence"].([]any)[0], "warm: ")
+		show := cli(t, dir, "runs", "show", "2", "--format", "json")
+		require.Equal(t, ExitOK, show.code, show.stderr)
+		assert.Contains(t, show.stdout, `"kv_reset_evidence": [`, "the evidence is stored")
 	})
 }

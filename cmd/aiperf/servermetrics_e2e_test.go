@@ -99,6 +99,42 @@ func TestScrapeFailuresDoNotStopTheRun(t *testing.T) {
 	assert.NotContains(t, off.stdout, "Server (scraped")
 }
 
+// TestSlicedServerMetrics: --slice-duration adds AIPerf's time slices to the
+// server-metrics JSON export, and jsonl writes the scraped time series.
+func TestSlicedServerMetrics(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--concurrency", "2", "--benchmark-duration", "2", "--slice-duration", "0.5",
+		"--server-metrics-formats", "json,jsonl", "--no-store", "--artifact-dir", "a")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	var exp struct {
+		Metrics map[string]struct {
+			Series []struct {
+				Timeslices []map[string]any `json:"timeslices"`
+			} `json:"series"`
+		} `json:"metrics"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "a", "server_metrics_export.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &exp))
+	gen := exp.Metrics["vllm:generation_tokens"]
+	require.Len(t, gen.Series, 1)
+	ts := gen.Series[0].Timeslices
+	require.GreaterOrEqual(t, len(ts), 3, "a 2 s phase in 0.5 s slices")
+	total := 0.0
+	for _, s := range ts {
+		assert.Contains(t, s, "start_ns")
+		total += s["total"].(float64)
+	}
+	assert.Positive(t, total, "the slices count the generated tokens")
+	assert.FileExists(t, filepath.Join(dir, "a", "server_metrics_export.jsonl"))
+	assert.NoFileExists(t, filepath.Join(dir, "a", "server_metrics_export.csv"), "csv was not asked for")
+
+	bad := cli(t, dir, quick(m.URL, "--slice-duration", "0.1", "--no-store")...)
+	assert.Equal(t, ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, "--slice-duration must be at least the scrape interval")
+}
+
 // TestColdAndWarmCellsShowTheirHitRates: examples/prefix_cache.star's cold
 // cell finds nothing in the server's prefix cache, its warm cell almost
 // everything, and compare --sweep shows it from the server's counters.

@@ -34,13 +34,18 @@ func (c *cell) collect(ctx context.Context) (*servermetrics.Collector, error) {
 			warmups = append(warmups, ph.Name)
 		}
 	}
+	var slice time.Duration
+	if c.p.SliceDuration != nil {
+		slice = time.Duration(*c.p.SliceDuration * float64(time.Second))
+	}
 	col, err := servermetrics.Start(ctx, servermetrics.Options{
-		Endpoints: targets,
-		Interval:  time.Duration(interval * float64(time.Second)),
-		Headers:   controlHeaders(c.p),
-		Now:       c.clock.Now,
-		Warmup:    warmups,
-		Warn:      func(msg string) { fmt.Fprintf(c.log, "warning: %s\n", msg) },
+		Endpoints:     targets,
+		SliceDuration: slice,
+		Interval:      time.Duration(interval * float64(time.Second)),
+		Headers:       controlHeaders(c.p),
+		Now:           c.clock.Now,
+		Warmup:        warmups,
+		Warn:          func(msg string) { fmt.Fprintf(c.log, "warning: %s\n", msg) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start server metrics collection: %w", err)
@@ -53,23 +58,5 @@ func (c *cell) collected(col *servermetrics.Collector) {
 	if col != nil {
 		res := col.Stop()
 		c.run.Server = &res
-	}
-}
-
-// serverEvidence adds to the audit what the server's own prefix-cache
-// counters say of the reset: a warm cache right after it is a warning.
-func (c *cell) serverEvidence() {
-	if c.run.Server == nil || !c.p.ResetHook().Enabled {
-		return
-	}
-	a := &c.run.Audit
-	for _, ev := range servermetrics.ResetEvidence(c.run.Server, c.run.Server.Span) {
-		if ev.Verdict == servermetrics.EvidenceNone {
-			continue
-		}
-		a.ServerResetEvidence = append(a.ServerResetEvidence, ev.Verdict+": "+ev.Detail)
-		if ev.Verdict == servermetrics.EvidenceWarm {
-			a.Warnings = append(a.Warnings, "kv cache reset (server counters): "+ev.Detail)
-		}
 	}
 }

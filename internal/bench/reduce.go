@@ -32,12 +32,8 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.ErrorSummary = metrics.Errors(prof)
 	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
 	if c.p.ResetHook().Enabled {
-		run.Audit.KVReset, run.Audit.KVResetDetail = checkReset(records, c.independentPrompts())
-		if run.Audit.KVReset == result.ResetNotCleared {
-			run.Audit.Warnings = append(run.Audit.Warnings, "kv cache reset: "+run.Audit.KVResetDetail)
-		}
+		c.verifyReset(records)
 	}
-	c.serverEvidence()
 	run.Audit.Warnings = append(run.Audit.Warnings, out.warnings...)
 	if uncounted > 0 {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // checkReset verifies a KV-cache reset from the server's own accounting
@@ -62,3 +63,76 @@ func checkReset(records []metrics.Record, independent bool) (verdict, detail str
 
 // notCleared says what commonly keeps a cache warm through a reset.
 const notCleared = "(vLLM: requests still running or an offload tier; SGLang: server not idle, try /flush_cache?timeout=30)"
+
+// verifyReset joins the two kinds of evidence about the KV-cache reset: the
+// server's cached-token usage of the first requests (checkReset) and its
+// scraped prefix-cache counters (servermetrics.ResetEvidence). Either one
+// showing a warm cache means not cleared; either one showing a cold cache,
+// without the other contradicting it, means verified. The audit records
+// which evidence the verdict rests on.
+func (c *cell) verifyReset(records []metrics.Record) {
+	a := &c.run.Audit
+	independent := c.independentPrompts()
+	a.KVReset, a.KVResetDetail = checkReset(records, independent)
+	if a.KVReset != result.ResetUnverifiable {
+		a.KVResetEvidence = append(a.KVResetEvidence, result.EvidenceCachedTokens)
+	}
+	for _, ev := range c.serverResetEvidence(records, independent) {
+		a.ServerResetEvidence = append(a.ServerResetEvidence, ev.Verdict+": "+ev.Detail)
+		switch ev.Verdict {
+		case servermetrics.EvidenceWarm:
+			if a.KVReset != result.ResetNotCleared {
+				a.KVReset, a.KVResetDetail = result.ResetNotCleared, "the server's prefix-cache counters: "+ev.Detail+
+					": the cache was not cleared "+notCleared
+			}
+		case servermetrics.EvidenceCold:
+			if a.KVReset == result.ResetUnverifiable {
+				a.KVReset, a.KVResetDetail = result.ResetVerified, "the server's prefix-cache counters: "+ev.Detail
+			}
+		default:
+			continue
+		}
+		if !slices.Contains(a.KVResetEvidence, result.EvidenceServerCounters) {
+			a.KVResetEvidence = append(a.KVResetEvidence, result.EvidenceServerCounters)
+		}
+	}
+	if a.KVReset == result.ResetNotCleared {
+		a.Warnings = append(a.Warnings, "kv cache reset: "+a.KVResetDetail)
+	}
+}
+
+// serverResetEvidence is what each server endpoint's prefix-cache counters
+// say about the reset. Hits in the first scrape interval after it prove a
+// warm cache only when every request sent in that interval was the first
+// of an independent prompt: a repeated prompt or a shared prefix hits
+// legitimately, so such a warm verdict becomes mixed (no evidence).
+func (c *cell) serverResetEvidence(records []metrics.Record, independent bool) []servermetrics.Evidence {
+	if c.run.Server == nil {
+		return nil
+	}
+	evs := servermetrics.ResetEvidence(c.run.Server, c.run.Server.Span)
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Verdict == servermetrics.EvidenceWarm && !(independent && firstSendsOnly(records, ev.ToNs)) {
+			ev.Verdict = servermetrics.EvidenceMixed
+			ev.Detail += " (the requests of that interval repeat prompts or share prefixes, so their hits prove nothing)"
+		}
+	}
+	return evs
+}
+
+// firstSendsOnly reports whether every request sent up to t (on the run's
+// clock) sent a prompt no earlier request had.
+func firstSendsOnly(records []metrics.Record, t int64) bool {
+	seen := map[int]bool{}
+	for _, r := range records {
+		if r.SentNs == 0 || r.SentNs > t {
+			continue
+		}
+		if seen[r.Prompt] {
+			return false
+		}
+		seen[r.Prompt] = true
+	}
+	return true
+}

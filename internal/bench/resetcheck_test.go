@@ -56,3 +56,10 @@ func TestCheckResetWithSharedPrefixesLooksAtTheFirstRequest(t *testing.T) {
 	assert.Equal(t, result.ResetNotCleared, verdict)
 	assert.Contains(t, detail, "the first request after the reset was served from the prefix cache")
 }
+
+func TestFirstSendsOnly(t *testing.T) {
+	sent := func(p int, at int64) metrics.Record { return metrics.Record{Prompt: p, SentNs: at} }
+	recs := []metrics.Record{sent(0, 10), sent(1, 20), sent(0, 30), {Prompt: 1}}
+	assert.True(t, firstSendsOnly(recs, 25), "prompts 0 and 1, each once, by t=25")
+	assert.False(t, firstSendsOnly(recs, 30), "prompt 0 again at t=30: its hits are legitimate")
+}

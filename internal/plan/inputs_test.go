@@ -97,10 +97,11 @@ func TestScrapeTargets(t *testing.T) {
 	bad := valid()
 	bad.ServerMetrics, bad.NoServerMetrics = []string{"ftp://x"}, true
 	bad.ServerMetricsInterval = Ptr(0.0)
+	bad.SliceDuration = Ptr(0.1)
 	err := bad.Check()
 	require.Error(t, err)
 	for _, want := range []string{`--server-metrics must use http or https, got "ftp"`, "--no-server-metrics cannot be used with --server-metrics",
-		"--server-metrics-interval must be between 0.01 and 3600 seconds, got 0"} {
+		"--server-metrics-interval must be between 0.01 and 3600 seconds, got 0", "--slice-duration must be at least the scrape interval (0.333 s), got 0.1"} {
 		assert.Contains(t, err.Error(), want)
 	}
 }

@@ -65,7 +65,19 @@ func (v *validator) scrape(p *Profile) {
 	}
 	v.check(!(p.NoServerMetrics && len(p.ServerMetrics) > 0), "no_server_metrics", "cannot be used with --server-metrics")
 	v.check(!(p.NoGPUTelemetry && len(p.GPUTelemetry) > 0), "no_gpu_telemetry", "cannot be used with --gpu-telemetry")
+	interval := DefaultScrapeInterval
 	if x := p.ServerMetricsInterval; x != nil && !v.nonFinite["server_metrics_interval"] {
-		v.check(*x >= 0.01 && *x <= 3600, "server_metrics_interval", fmt.Sprintf("must be between 0.01 and 3600 seconds, got %g", *x))
+		ok := *x >= 0.01 && *x <= 3600
+		v.check(ok, "server_metrics_interval", fmt.Sprintf("must be between 0.01 and 3600 seconds, got %g", *x))
+		if ok {
+			interval = *x
+		}
+	}
+	v.seconds("slice_duration", p.SliceDuration, false)
+	if x := p.SliceDuration; x != nil && !v.nonFinite["slice_duration"] && *x > 0 {
+		// A slice shorter than the scrape interval holds no scrape, and the
+		// number of slices must stay bounded by the number of scrapes.
+		v.check(*x >= interval, "slice_duration",
+			fmt.Sprintf("must be at least the scrape interval (%g s), got %g", interval, *x))
 	}
 }

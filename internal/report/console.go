@@ -179,7 +179,11 @@ func (p *printer) hooks(run *result.Run) {
 	}
 	p.table([]string{"Hook", "Origin", "Path", "Status", "Attempts", "Duration (ms)", "Result"}, rows, "lllrrrl")
 	if a := run.Audit; a.KVReset != "" && a.KVReset != result.ResetNotCleared { // not cleared is a warning below
-		p.line("KV cache reset %s: %s", a.KVReset, a.KVResetDetail)
+		by := ""
+		if len(a.KVResetEvidence) > 0 {
+			by = " (by " + strings.Join(a.KVResetEvidence, ", ") + ")"
+		}
+		p.line("KV cache reset %s%s: %s", a.KVReset, by, a.KVResetDetail)
 	}
 }
 

@@ -24,7 +24,13 @@ const (
 const (
 	ResetVerified     = "verified"     // no prompt was served from the prefix cache on its first request
 	ResetNotCleared   = "not cleared"  // some were: the reset did not clear the cache
-	ResetUnverifiable = "unverifiable" // the server reports no cached-token counts
+	ResetUnverifiable = "unverifiable" // neither the server's usage nor its counters could tell
+)
+
+// Evidence the KV-cache reset check used (Audit.KVResetEvidence).
+const (
+	EvidenceCachedTokens   = "cached_tokens"   // usage.prompt_tokens_details.cached_tokens of the first requests
+	EvidenceServerCounters = "server_counters" // the scraped prefix-cache hit and query counters
 )
 
 // Run is one benchmark cell run (a standalone profile or one sweep trial).
@@ -86,6 +92,9 @@ type Audit struct {
 	ClientBound    bool           `json:"client_bound"`               // the client could not keep up
 	KVReset        string         `json:"kv_reset,omitempty"`         // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
 	KVResetDetail  string         `json:"kv_reset_detail,omitempty"`  // what the check saw
+	// KVResetEvidence is what the verdict rests on: EvidenceCachedTokens,
+	// EvidenceServerCounters, both, or none (unverifiable).
+	KVResetEvidence []string `json:"kv_reset_evidence,omitempty"`
 	// ServerResetEvidence is what the server's own prefix-cache counters
 	// said after the reset, per endpoint ("cold: ...", "warm: ..."); empty
 	// when it exposes none.

@@ -95,7 +95,7 @@ func (h *headline) server() []Row {
 		for _, p := range []struct {
 			q    float64
 			stat string
-		}{{0.5, "p50"}, {0.99, "p99"}} {
+		}{{0.5, "p50 est."}, {0.99, "p99 est."}} { // interpolated inside a bucket: its width is the resolution
 			if v, ok := bucketQuantile(p.q, bounds, counts); ok {
 				h.add(Row{Name: knownByName[name].friendly, Stat: p.stat, Value: v * 1000, Unit: "ms", Metric: name})
 			}

@@ -1,12 +1,14 @@
 // Command clientbench measures the aiperf client's ceiling (`make bench`).
 //
-// It starts aiperf-mock-server --fast as a separate process and, in one run,
-// measures: requests/s and SSE chunks/s of the full aiperf client path
-// (bench.Run: scheduler, OpenAI client, SSE parsing, token counting, records)
-// at concurrency 1, 64 and 512, each beside a minimal hand-written Go HTTP/SSE
+// It starts aiperf-mock-server (--fast unless -mock-flags says otherwise) as
+// a separate process and, in one run, measures: requests/s and SSE chunks/s
+// of the full aiperf client path (bench.Run: scheduler, OpenAI client, SSE
+// parsing, token counting, records) at concurrency 1, 64 and 512, each beside a minimal hand-written Go HTTP/SSE
 // loop (the baseline); then the achieved rate and send lag at constant 1,000
-// and 5,000 req/s with default and precise pacing. Figures are ratios against
-// a baseline measured in the same run, so a noisy machine affects both.
+// and 5,000 req/s with default and precise pacing; then the cost of scraping
+// the server's metrics (the default): the same load with and without it.
+// Figures are ratios against a baseline measured in the same run, so a noisy
+// machine affects both.
 package main
 
 import (
@@ -52,6 +54,9 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Func("concurrency", "comma-separated concurrency levels (default 1,64,512)", func(v string) error { return parseList(v, &levels) })
 	flag.Func("rates", "comma-separated request rates (default 1000,5000)", func(v string) error { return parseList(v, &rates) })
+	flag.StringVar(&mockFlags, "mock-flags", mockFlags, "flags of the mock server (e.g. \"--ttft 20 --itl 2\" for a server whose latency, not its CPU, bounds the load)")
+	flag.Func("scrape", "comma-separated concurrency levels of the scraping comparison (default 1,64; empty: none)",
+		func(v string) error { return parseList(v, &scrapeLevels) })
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -75,9 +80,11 @@ func median(xs []float64) float64 {
 }
 
 var (
-	rounds = 3
-	levels = []int{1, 64, 512}
-	rates  = []float64{1000, 5000}
+	rounds       = 3
+	levels       = []int{1, 64, 512}
+	rates        = []float64{1000, 5000}
+	scrapeLevels = []int{1, 64}
+	mockFlags    = "--fast"
 )
 
 // parseList parses "a,b,c" into a list of ints or floats.
@@ -105,8 +112,8 @@ func run(mockBin, url string, dur time.Duration) error {
 		}
 		defer stop()
 	}
-	fmt.Printf("client ceiling against %s --fast at %s (%d output tokens = %d SSE chunks per request),\n"+
-		"median of %d alternating rounds of %s per client\n\n", mockBin, url, osl, osl, rounds, dur)
+	fmt.Printf("client ceiling against %s %s at %s (%d output tokens = %d SSE chunks per request),\n"+
+		"median of %d alternating rounds of %s per client\n\n", mockBin, mockFlags, url, osl, osl, rounds, dur)
 
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\tbaseline req/s\taiperf req/s\tratio\tbaseline chunks/s\taiperf chunks/s\tratio\t")
@@ -154,12 +161,63 @@ func run(mockBin, url string, dur time.Duration) error {
 		}
 	}
 	tw.Flush()
+	return scrapeCost(url, dur)
+}
+
+// scrapeCost runs the same load with and without scraping the server's
+// metrics (every 333 ms, the default), in adjacent pairs whose order
+// alternates, and prints the medians of request throughput and TTFT p50 and
+// the median of the per-pair ratios (a pair shares the machine's state, so
+// its ratio is less noisy than the ratio of two medians).
+func scrapeCost(url string, dur time.Duration) error {
+	if len(scrapeLevels) == 0 {
+		return nil
+	}
+	fmt.Printf("\nserver-metrics scraping (default interval) against no scraping, %d alternating pairs of %s runs\n", rounds, dur)
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "concurrency\treq/s off\treq/s on\tratio p25/p50/p75\tTTFT p50 ms off\tTTFT p50 ms on\tratio p25/p50/p75\t")
+	for _, c := range scrapeLevels {
+		var reqs, ttfts [2][]float64 // [0]: off, [1]: on
+		var reqRatio, ttftRatio []float64
+		for r := range rounds {
+			for i := range 2 {
+				on := (r+i)%2 == 1
+				p := profile(url, osl)
+				p.Concurrency, p.BenchmarkDuration, p.BenchmarkGracePeriod = plan.Ptr(c), plan.Ptr(dur.Seconds()), plan.Ptr(5.0)
+				p.NoServerMetrics = !on
+				run, err := bench.Run(context.Background(), bench.Options{Profile: p, Version: "bench"})
+				if err != nil {
+					return fmt.Errorf("scraping comparison at concurrency %d: %w", c, err)
+				}
+				k := 0
+				if on {
+					k = 1
+				}
+				thr, _ := run.Profiling.Get("request_throughput")
+				ttft, _ := run.Profiling.Get("time_to_first_token")
+				reqs[k], ttfts[k] = append(reqs[k], thr.Value), append(ttfts[k], ttft.Stats.P50)
+			}
+			reqRatio = append(reqRatio, reqs[1][r]/reqs[0][r])
+			ttftRatio = append(ttftRatio, ttfts[1][r]/ttfts[0][r])
+		}
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%s\t%.3f\t%.3f\t%s\t\n", c, median(reqs[0]), median(reqs[1]), quartiles(reqRatio),
+			median(ttfts[0]), median(ttfts[1]), quartiles(ttftRatio))
+	}
+	tw.Flush()
 	return nil
+}
+
+// quartiles formats the 25th, 50th and 75th percentiles of ratios.
+func quartiles(xs []float64) string {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[int(q*float64(len(s)-1)+0.5)] }
+	return fmt.Sprintf("%.3f/%.3f/%.3f×", at(0.25), at(0.5), at(0.75))
 }
 
 // startMock runs the mock server on a free port and returns its URL.
 func startMock(bin string) (string, func(), error) {
-	cmd := exec.Command(bin, "--fast", "--port", "0")
+	cmd := exec.Command(bin, append(strings.Fields(mockFlags), "--port", "0")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
