@@ -43,9 +43,9 @@ func serverResult(n int) *servermetrics.Result {
 	for _, phase := range []string{plan.KindWarmup, plan.KindProfiling} {
 		add("server", vllmURL, "vllm:num_requests_running", servermetrics.TypeGauge, phase, model, gauge(3.5))
 		add("server", vllmURL, "vllm:kv_cache_usage_perc", servermetrics.TypeGauge, phase, model, gauge(0.25))
-		add("server", vllmURL, "vllm:prompt_tokens_total", servermetrics.TypeCounter, phase, model, map[string]float64{"delta": 5500, "rate": 183.3})
+		add("server", vllmURL, "vllm:prompt_tokens_total", servermetrics.TypeCounter, phase, model, map[string]float64{"total": 5500, "rate": 183.3})
 		add("server", vllmURL, "vllm:time_to_first_token_seconds", servermetrics.TypeHistogram, phase, model,
-			map[string]float64{"count": 10, "sum": 0.21, "avg": 0.021, "p50": 0.02, "p90": 0.03, "p95": 0.035, "p99": 0.04})
+			map[string]float64{"count": 10, "sum": 0.21, "avg": 0.021, "p50_estimate": 0.02, "p90_estimate": 0.03, "p95_estimate": 0.035, "p99_estimate": 0.04})
 		add("gpu", "http://127.0.0.1:9400/metrics", "DCGM_FI_DEV_GPU_UTIL", servermetrics.TypeGauge, phase,
 			map[string]string{"gpu": "0", "UUID": "GPU-1"}, gauge(71))
 	}

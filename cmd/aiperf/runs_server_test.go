@@ -34,10 +34,10 @@ func scrapedRun(name string, ttftMs, serverTTFTMs, hits float64) *result.Run {
 		Series: []servermetrics.Series{
 			series("vllm:num_requests_running", "gauge", map[string]float64{"avg": 1.5, "max": 2}),
 			series("vllm:kv_cache_usage_perc", "gauge", map[string]float64{"avg": 0.1, "max": 0.125}),
-			series("vllm:prefix_cache_hits_total", "counter", map[string]float64{"delta": hits, "rate": hits}),
-			series("vllm:prefix_cache_queries_total", "counter", map[string]float64{"delta": 1000, "rate": 1000}),
+			series("vllm:prefix_cache_hits_total", "counter", map[string]float64{"total": hits, "rate": hits}),
+			series("vllm:prefix_cache_queries_total", "counter", map[string]float64{"total": 1000, "rate": 1000}),
 			series("vllm:time_to_first_token_seconds", "histogram", map[string]float64{"count": 8, "sum": 8 * serverTTFTMs / 1000,
-				"avg": serverTTFTMs / 1000, "p50": serverTTFTMs / 1000, "p99": serverTTFTMs / 500}),
+				"avg": serverTTFTMs / 1000, "p50_estimate": serverTTFTMs / 1000, "p99_estimate": serverTTFTMs / 500}),
 		},
 	}
 	return r

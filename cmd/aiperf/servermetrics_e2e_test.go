@@ -79,6 +79,8 @@ func TestServerMetricsBesideTheClient(t *testing.T) {
 	cmp := cli(t, dir, "compare", "a", "b")
 	require.Equal(t, ExitOK, cmp.code, cmp.stderr)
 	assert.Contains(t, cmp.stdout, "client TTFT − server TTFT p50")
+	assert.Contains(t, cmp.stdout, "the server's p50 is interpolated inside its histogram bucket, 20.00–40.00 ms (a)",
+		"the gap's resolution: the mock's 25 ms TTFT falls in vLLM's (20 ms, 40 ms] bucket")
 	assert.Contains(t, cmp.stdout, "server.ttft.p50")
 }
 

@@ -23,6 +23,11 @@ type GroupsReport struct {
 	// both: what the network and the client add. Empty when no group has
 	// both.
 	ClientMinusServerTTFT []Estimate `json:"client_minus_server_ttft_p50_ms,omitempty"`
+	// ServerTTFTBucket is, per group, the bucket of the server's TTFT
+	// histogram its p50 was interpolated in (the widest over the runs): a
+	// gap smaller than its width is below the histogram's resolution. Zero
+	// bounds for a group whose runs did not store it; empty when none did.
+	ServerTTFTBucket []Bucket `json:"server_ttft_p50_bucket,omitempty"`
 }
 
 // GroupInfo says what a compared group holds.
@@ -87,12 +92,15 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 	if len(groups) > 1 {
 		rep.ConfigDifferences = configDifferences(names, sides)
 	}
-	gaps := make([]Estimate, len(sides))
+	gaps, buckets := make([]Estimate, len(sides)), make([]Bucket, len(sides))
 	for i, runs := range sides {
-		gaps[i] = clientMinusServerTTFT(runs, opt.ConfidenceLevel)
+		gaps[i], buckets[i] = clientMinusServerTTFT(runs, opt.ConfidenceLevel)
 	}
 	if slices.ContainsFunc(gaps, func(e Estimate) bool { return e.N > 0 }) {
 		rep.ClientMinusServerTTFT = gaps
+	}
+	if slices.ContainsFunc(buckets, func(b Bucket) bool { return b != Bucket{} }) {
+		rep.ServerTTFTBucket = buckets
 	}
 	return rep
 }
@@ -173,8 +181,18 @@ func (r *GroupsReport) Table() Table {
 			}
 			parts[i] += " (" + names[i] + ")"
 		}
-		t.Notes = append(t.Notes, "client TTFT − server TTFT p50: "+strings.Join(parts, ", ")+
-			" — what the network and the client add")
+		note := "client TTFT − server TTFT p50: " + strings.Join(parts, ", ") + " — what the network and the client add"
+		var widths []string
+		for i, b := range r.ServerTTFTBucket {
+			if b != (Bucket{}) {
+				widths = append(widths, fmt.Sprintf("%s–%s ms (%s)", formatFloat(b.LowMs), formatFloat(b.HighMs), names[i]))
+			}
+		}
+		if len(widths) > 0 {
+			note += "; the server's p50 is interpolated inside its histogram bucket, " + strings.Join(widths, ", ") +
+				", so a gap smaller than the bucket's width is not resolved"
+		}
+		t.Notes = append(t.Notes, note)
 	}
 	t.Notes = append(t.Notes, "± is the half width of the confidence interval of the mean over trials; "+
 		"verdicts come from Welch's t-test and need ≥ 2 trials per side.")

@@ -172,9 +172,14 @@ func serverRows(candidates []Key, confidence float64, sides ...[]store.RunRow) [
 }
 
 // clientMinusServerTTFT is a group's client TTFT p50 minus the server's,
-// over its complete runs that have both.
-func clientMinusServerTTFT(runs []store.RunRow, confidence float64) Estimate {
-	var diffs []float64
+// over its complete runs that have both, and the widest bucket (in ms) the
+// server's p50 was interpolated in over those runs: the gap's resolution
+// (zero bounds when no run stored it).
+func clientMinusServerTTFT(runs []store.RunRow, confidence float64) (Estimate, Bucket) {
+	var (
+		diffs  []float64
+		bucket Bucket
+	)
 	for i := range runs {
 		r := &runs[i]
 		if r.Status != result.StatusComplete {
@@ -182,11 +187,23 @@ func clientMinusServerTTFT(runs []store.RunRow, confidence float64) Estimate {
 		}
 		client, ok := r.Stat(clientTTFTp50.Metric, clientTTFTp50.Stat)
 		server, ok2 := serverValue(r.Server, serverTTFTp50)
-		if ok && ok2 {
-			diffs = append(diffs, client-server)
+		if !ok || !ok2 {
+			continue
+		}
+		diffs = append(diffs, client-server)
+		lo, ok := serverValue(r.Server, Key{serverTTFTp50.Metric, servermetrics.StatP50BucketLower})
+		hi, ok2 := serverValue(r.Server, Key{serverTTFTp50.Metric, servermetrics.StatP50BucketUpper})
+		if ok && ok2 && (bucket == Bucket{} || hi-lo > bucket.HighMs-bucket.LowMs) {
+			bucket = Bucket{LowMs: lo, HighMs: hi}
 		}
 	}
-	return newEstimate(diffs, confidence)
+	return newEstimate(diffs, confidence), bucket
+}
+
+// Bucket is the histogram bucket a server quantile was interpolated in.
+type Bucket struct {
+	LowMs  float64 `json:"low_ms"`
+	HighMs float64 `json:"high_ms"`
 }
 
 // Headline is one line of a run's server account in `aiperf runs show`.
@@ -231,7 +248,7 @@ func CheckServerKeys(keys []Key, runs []store.RunRow, known func() ([]store.Serv
 			var offered []string
 			for _, s := range sel {
 				for st := range s.Stats {
-					if !slices.Contains(offered, st) {
+					if st = keyStat(st); !slices.Contains(offered, st) {
 						offered = append(offered, st)
 					}
 				}
@@ -261,6 +278,14 @@ func unknownFamily(k Key, source, name string, known func() ([]store.ServerMetri
 	}
 	return fmt.Errorf("%s: unknown %s metric %q%s: the compared runs have %s; the aliases are %s",
 		k, source, name, plan.Suggest(name, candidates), have, aliasList(source))
+}
+
+// keyStat is the name a key gives a series' statistic: statOf's inverse.
+func keyStat(stat string) string {
+	if stat == "total" {
+		return "delta"
+	}
+	return strings.TrimSuffix(stat, "_estimate")
 }
 
 // statOf is a series' statistic as a key names it: the collector names a

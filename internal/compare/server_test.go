@@ -43,8 +43,8 @@ func withServer(r *result.Run, v vllm) *result.Run {
 		}
 		series("vllm:kv_cache_usage_perc", servermetrics.TypeGauge, map[string]float64{"avg": f * v.kv / 2, "min": 0, "max": f * v.kv, "p50": f * v.kv / 2})
 		series("vllm:num_requests_running", servermetrics.TypeGauge, map[string]float64{"avg": f * v.running, "max": f * v.running * 2})
-		series("vllm:prefix_cache_hits_total", servermetrics.TypeCounter, map[string]float64{"delta": f * v.hits, "rate": f * v.hits / 60})
-		series("vllm:prefix_cache_queries_total", servermetrics.TypeCounter, map[string]float64{"delta": v.queries, "rate": v.queries / 60})
+		series("vllm:prefix_cache_hits_total", servermetrics.TypeCounter, map[string]float64{"total": f * v.hits, "rate": f * v.hits / 60})
+		series("vllm:prefix_cache_queries_total", servermetrics.TypeCounter, map[string]float64{"total": v.queries, "rate": v.queries / 60})
 		series("vllm:time_to_first_token_seconds", servermetrics.TypeHistogram,
 			map[string]float64{"count": 100, "sum": 100 * f * v.ttftS, "avg": f * v.ttftS, "p50": f * v.ttftS, "p99": 2 * f * v.ttftS})
 	}
@@ -121,7 +121,7 @@ func TestServerAggregation(t *testing.T) {
 	}
 	counter := func(metric string, delta float64) servermetrics.Series {
 		return servermetrics.Series{Source: "server", Endpoint: "a", Metric: metric, Type: "counter", Phase: "profiling",
-			Stats: map[string]float64{"delta": delta, "rate": delta / 10}}
+			Stats: map[string]float64{"total": delta, "rate": delta / 10}}
 	}
 	twoEndpoints := []servermetrics.Series{
 		gauge("a", 2, 5, 4), gauge("b", 4, 9, 6),

@@ -17,6 +17,14 @@ const (
 	TypeUnknown   = "unknown"
 )
 
+// Statistics of a histogram beyond AIPerf's: the bounds of the bucket that
+// holds its median, the resolution of p50_estimate. A +Inf upper bound is
+// dropped with every non-finite statistic.
+const (
+	StatP50BucketLower = "p50_bucket_lower"
+	StatP50BucketUpper = "p50_bucket_upper"
+)
+
 // PhaseSpan names the series that cover the whole profiling span when a run
 // marked several profiling phases, or when it marked none (then the span is
 // the whole collection).

@@ -18,9 +18,21 @@ import (
 // per-scrape means; plain interpolation is what the issue asks for and what
 // a Prometheus user reads on a dashboard.
 func bucketQuantile(q float64, bounds, counts []float64) (float64, bool) {
+	lo, hi, frac, ok := quantileBucket(q, bounds, counts)
+	if !ok || frac == 0 {
+		return lo, ok
+	}
+	return lo + (hi-lo)*frac, true
+}
+
+// quantileBucket is the bucket bucketQuantile interpolates in: its lower
+// and upper bounds (hi is +Inf for the +Inf bucket, and lo = hi for a
+// non-positive first bound) and how far into it the rank falls (0..1).
+// Its width is the estimate's resolution.
+func quantileBucket(q float64, bounds, counts []float64) (lo, hi, frac float64, ok bool) {
 	n := len(bounds)
 	if n < 2 || len(counts) != n || !math.IsInf(bounds[n-1], 1) || q < 0 || q > 1 {
-		return 0, false
+		return 0, 0, 0, false
 	}
 	cum := make([]float64, n)
 	for i, c := range counts {
@@ -31,15 +43,15 @@ func bucketQuantile(q float64, bounds, counts []float64) (float64, bool) {
 	}
 	total := cum[n-1]
 	if !(total > 0) {
-		return 0, false
+		return 0, 0, 0, false
 	}
 	rank := q * total
 	b := sort.Search(n-1, func(i int) bool { return cum[i] >= rank })
 	if b == n-1 {
-		return bounds[n-2], true
+		return bounds[n-2], math.Inf(1), 0, true
 	}
 	if b == 0 && bounds[0] <= 0 {
-		return bounds[0], true
+		return bounds[0], bounds[0], 0, true
 	}
 	start, end, count := 0.0, bounds[b], cum[b]
 	if b > 0 {
@@ -48,7 +60,7 @@ func bucketQuantile(q float64, bounds, counts []float64) (float64, bool) {
 		rank -= cum[b-1]
 	}
 	if count == 0 { // q = 0 on empty low buckets
-		return start, true
+		return start, end, 0, true
 	}
-	return start + (end-start)*(rank/count), true
+	return start, end, rank / count, true
 }

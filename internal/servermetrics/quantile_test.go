@@ -52,3 +52,15 @@ func TestBucketQuantile(t *testing.T) {
 		assert.False(t, ok, "%v", bad)
 	}
 }
+
+// The bucket of an estimate is its resolution: stored beside the median.
+func TestQuantileBucket(t *testing.T) {
+	inf := math.Inf(1)
+	bounds := []float64{0.1, 0.2, 0.5, inf}
+	lo, hi, frac, ok := quantileBucket(0.5, bounds, []float64{10, 30, 40, 40})
+	assert.True(t, ok)
+	assert.Equal(t, []float64{0.1, 0.2, 0.5}, []float64{lo, hi, frac}, "rank 20: halfway into (0.1, 0.2]")
+	lo, hi, _, _ = quantileBucket(0.5, bounds, []float64{0, 0, 1, 10})
+	assert.Equal(t, 0.5, lo)
+	assert.True(t, math.IsInf(hi, 1), "the +Inf bucket has no resolution")
+}

@@ -325,6 +325,11 @@ func histogramStats(s *seriesBuf, sp span, from, to int) (map[string]float64, []
 			st[p.name+"_estimate"] = v
 		}
 	}
+	// The bucket of the median: the resolution of every comparison with it
+	// (kept in the store; the exports list AIPerf's statistics only).
+	if lo, hi, _, ok := quantileBucket(0.5, s.bounds, cells); ok {
+		st[StatP50BucketLower], st[StatP50BucketUpper] = lo, hi
+	}
 	return st, buckets, true
 }
 

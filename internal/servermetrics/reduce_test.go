@@ -57,6 +57,7 @@ func TestCounterAndHistogramResets(t *testing.T) {
 	assert.Equal(t, []Bucket{{"0.1", 4}, {"0.2", 8}, {"0.5", 9}, {"+Inf", 11}}, h.Buckets)
 	// p50: rank 5.5 in (0.1, 0.2] holding 4 of the 8 ≤ 0.2 → 0.1 + 0.1·1.5/4.
 	assert.InDelta(t, 0.1375, h.Stats["p50_estimate"], 1e-12)
+	assert.Equal(t, []float64{0.1, 0.2}, []float64{h.Stats[StatP50BucketLower], h.Stats[StatP50BucketUpper]}, "its resolution")
 	assert.Equal(t, 0.5, h.Stats["p99_estimate"], "rank in +Inf: the highest finite bound")
 
 	g := find(t, r, "depth", "profiling") // samples 1, 3, 5, 7
