@@ -63,11 +63,11 @@ func quadHash(s string) uint32 {
 	return (v * 0x9e3779b1) >> (32 - quadBits)
 }
 
-func newQuadSet(ranks map[string]int32) quadSet {
+func newQuadSet(ranks *vocab) quadSet {
 	q := make(quadSet, 1<<quadBits/64)
-	for tok := range ranks {
+	for tok := range ranks.all() {
 		for w := 0; w+4 <= len(tok); w++ {
-			h := quadHash(tok[w : w+4])
+			h := quadHash(string(tok[w : w+4]))
 			q[h/64] |= 1 << (h % 64)
 		}
 	}

@@ -12,7 +12,10 @@
 // patterns, by regexp2 for others) and each piece is merged from its bytes,
 // lowest rank first, in time O(n log n) in its length, so that no reply,
 // however long and repetitive, makes counting hang. It gives exactly the ids
-// of tiktoken-go, which the tests keep as the reference.
+// of tiktoken-go, which the tests keep as the reference. The vocabulary is
+// kept in compact form (one arena of token bytes, an open-addressing table
+// and a Bloom filter; vocab.go), so a process has o200k_base ready in
+// ~25 ms instead of the ~200 ms a Go map of its 200,000 strings took.
 //
 // tokenizer.json files are read by a small adapter onto that engine. It
 // supports byte-level BPE models (GPT-2, Llama 3, Qwen 2/2.5/3,

@@ -275,7 +275,7 @@ func normForms(n *hfNormalizer) ([]norm.Form, error) {
 
 // byteLevelRanks maps a byte-level vocabulary (every byte spelt as a
 // printable rune, GPT-2's bytes_to_unicode) to raw bytes → rank.
-func byteLevelRanks(vocab map[string]int) (map[string]int32, error) {
+func byteLevelRanks(vocab map[string]int) (*vocab, error) {
 	ranks := make(map[string]int32, len(vocab))
 	var buf []byte
 	for tok, id := range vocab {
@@ -296,7 +296,7 @@ func byteLevelRanks(vocab map[string]int) (map[string]int32, error) {
 			return nil, fmt.Errorf("%w: vocabulary lacks byte 0x%02x (not a byte-level BPE)", ErrUnsupported, b)
 		}
 	}
-	return ranks, nil
+	return vocabOf(ranks)
 }
 
 // byteOfRune inverts GPT-2's bytes_to_unicode: printable Latin-1 bytes stand

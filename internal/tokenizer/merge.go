@@ -44,10 +44,7 @@ func (e *engine) rank(s string) int32 {
 	case len(s) > e.maxLen:
 		return noRank
 	}
-	if h := e.knownHash(s); e.known[h/64]&(1<<(h%64)) == 0 {
-		return noRank
-	}
-	if r, ok := e.ranks[s]; ok {
+	if r, ok := e.ranks.lookup(s); ok {
 		return r
 	}
 	return noRank

@@ -91,9 +91,9 @@ func hfRefPair(path string) (refPair, error) {
 		return refPair{}, err
 	}
 	enc := tok.(*bpe).enc
-	ranks := make(map[string]int, len(enc.ranks))
-	for k, v := range enc.ranks {
-		ranks[k] = int(v)
+	ranks := make(map[string]int, enc.ranks.len())
+	for k, v := range enc.ranks.all() {
+		ranks[string(k)] = int(v)
 	}
 	core, err := tiktoken.NewCoreBPE(ranks, nil, wrapGaps(pattern))
 	if err != nil {

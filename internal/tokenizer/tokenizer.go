@@ -1,13 +1,10 @@
 package tokenizer
 
 import (
-	"bytes"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -133,25 +130,6 @@ func newBuiltin(name string) (*bpe, error) {
 		return nil, err
 	}
 	return &bpe{name: name, enc: e}, nil
-}
-
-// parseTiktoken reads a .tiktoken rank file: lines of base64 token bytes, a
-// space and the rank.
-func parseTiktoken(data []byte) (map[string]int32, error) {
-	ranks := make(map[string]int32, bytes.Count(data, []byte{'\n'}))
-	for n, line := range strings.Split(string(data), "\n") {
-		if line == "" {
-			continue
-		}
-		tok, rank, ok := strings.Cut(line, " ")
-		b, err := base64.StdEncoding.DecodeString(tok)
-		id, err2 := strconv.ParseInt(rank, 10, 32)
-		if !ok || err != nil || err2 != nil {
-			return nil, fmt.Errorf("rank file line %d is not \"<base64> <rank>\"", n+1)
-		}
-		ranks[string(b)] = int32(id)
-	}
-	return ranks, nil
 }
 
 // bpe is a byte-pair-encoding tokenizer: a built-in tiktoken encoding, or a
