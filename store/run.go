@@ -186,7 +186,14 @@ func insertStats(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run) er
 		}
 	}
 	if r.Audit.SendLagMs != nil {
-		return put(phaseAudit, 0, metrics.Metric{Tag: metrics.TagSendLag, Header: "Send Lag", Unit: metrics.UnitMs, Stats: r.Audit.SendLagMs})
+		if err := put(phaseAudit, 0, metrics.Metric{Tag: metrics.TagSendLag, Header: "Send Lag", Unit: metrics.UnitMs, Stats: r.Audit.SendLagMs}); err != nil {
+			return err
+		}
+	}
+	for i, m := range healthMetrics(r.Audit.Health) {
+		if err := put(phaseAudit, i+1, m); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -433,7 +440,11 @@ func loadRunStats(ctx context.Context, q querier, id int64, r *result.Run) error
 			}
 			r.Warmup.Metrics = append(r.Warmup.Metrics, *m)
 		case phaseAudit:
-			r.Audit.SendLagMs = m.Stats
+			if m.Tag == metrics.TagSendLag {
+				r.Audit.SendLagMs = m.Stats
+			} else {
+				loadHealth(&r.Audit, m.Tag, m.Value)
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/selfcheck"
 )
 
 // rateRun builds n records of a rate phase scheduled every gap, each sent
@@ -107,4 +110,62 @@ func TestAuditTalliesWhatTheRequestsSay(t *testing.T) {
 	quiet := audit(plan.Profile{Streaming: true}, reports, recs[:1], 0, 0)
 	assert.Zero(t, quiet.Bursts+quiet.Cut+quiet.ClientErrors+quiet.UsageUntrusted+quiet.Malformed)
 	assert.False(t, quiet.ClientBound)
+}
+
+// The client's scheduling delay flags a run when it is a visible share of
+// the smaller of the typical TTFT and ITL (at least 2 ms), as does a client
+// that used nearly all its cores; the figures land on the audit.
+func TestJudgeHealth(t *testing.T) {
+	sum := metrics.Summary{Metrics: []metrics.Metric{
+		{Tag: metrics.TagTTFT, Header: "Time to First Token", Stats: &metrics.Stats{P50: 20}},
+		{Tag: metrics.TagITL, Header: "Inter Token Latency", Stats: &metrics.Stats{P50: 4}},
+		{Tag: metrics.TagRequestLatency, Header: "Request Latency", Stats: &metrics.Stats{P50: 300}},
+	}}
+	host := 97.0
+	healthy := selfcheck.Report{SchedP50: 0.01, SchedP99: 0.4, SchedMax: 3, ProcessCPU: 30, Cores: 2, HostCPU: host}
+	var a result.Audit
+	judgeHealth(&a, healthy, sum, true)
+	assert.False(t, a.ClientBound, "0.4 ms p99 is under 2 ms")
+	assert.Equal(t, &result.Health{SchedLatencyP50Ms: 0.01, SchedLatencyP99Ms: 0.4, SchedLatencyMaxMs: 3, ProcessCPUPct: 30,
+		Cores: 2, HostCPUPct: &host}, a.Health)
+
+	starved := healthy
+	starved.SchedP99 = 15
+	a = result.Audit{}
+	judgeHealth(&a, starved, sum, true)
+	assert.True(t, a.ClientBound)
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "waited up to 15.0 ms (p99) to run (375% of the Inter Token Latency p50, 4.00 ms)")
+
+	a = result.Audit{}
+	judgeHealth(&a, starved, sum, false)
+	assert.False(t, a.ClientBound, "non-streaming: 15 ms is 5% of the 300 ms request latency")
+
+	busy := healthy
+	busy.ProcessCPU = 95
+	a = result.Audit{}
+	judgeHealth(&a, busy, sum, true)
+	assert.True(t, a.ClientBound)
+	assert.Contains(t, a.Warnings, "the client used 95% of its 2 cores: it was CPU-bound")
+
+	a = result.Audit{}
+	judgeHealth(&a, selfcheck.Report{SchedP99: math.NaN()}, sum, true)
+	assert.Nil(t, a.Health, "nothing measured, nothing judged")
+}
+
+// In concurrency mode the send lag is the client's own time from a freed
+// slot to the next send: past 10 ms at p99 the client fell behind.
+func TestAuditConcurrencyLag(t *testing.T) {
+	ph := plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 8}
+	var recs []metrics.Record
+	for i := range 100 {
+		lag := int64(50 * time.Microsecond)
+		if i >= 95 {
+			lag = int64(30 * time.Millisecond)
+		}
+		recs = append(recs, metrics.Record{Index: i, PhaseKind: plan.KindProfiling, ScheduledNs: int64(i) * 1e6, SentNs: int64(i)*1e6 + lag})
+	}
+	a := audit(plan.Profile{}, []load.PhaseReport{{Phase: ph, Sent: 100}}, recs, 0, 0)
+	assert.Equal(t, "concurrency", a.Mode)
+	assert.True(t, a.ClientBound)
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "requests left that long after their slot freed")
 }

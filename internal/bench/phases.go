@@ -11,6 +11,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/openai"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/selfcheck"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
@@ -19,7 +20,9 @@ type phasesOutcome struct {
 	reports            []load.PhaseReport
 	err                error // the engine's: a profiler start failure or ctx's
 	stallP99, stallMax time.Duration
-	warnings           []string // profiler stop failures
+	health             selfcheck.Report // over the profiling phases
+	measured           bool             // health was measured
+	warnings           []string         // profiler stop failures
 }
 
 // runPhases drives the phases with one client, bracketing each profiling
@@ -62,6 +65,7 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 	out.reports, out.err = engine.Run(ctx, phases)
 	out.stallP99, out.stallMax = stall.Stop()
 	stopProgress()
+	out.health, out.measured = prof.health()
 	out.warnings = prof.finish()
 	if c.o.InputsFile != "" && len(c.records) > 0 {
 		if err := writeInputs(ctx, c.o.InputsFile, src); err != nil {
@@ -84,19 +88,21 @@ type bracketing struct {
 	mu       sync.Mutex
 	logged   int // profiler calls already logged
 	warnings []string
+	// begun holds the self-check snapshot of each profiling phase under
+	// way; window accumulates the finished ones.
+	begun  map[string]selfcheck.Snapshot
+	window selfcheck.Window
+	phases int // profiling phases measured
 }
 
 // bracket sets the engine's hooks: right before a phase sends, the
 // profiler starts (profiling phases) and then the collector marks the
 // phase's begin; once it drained, the collector marks its end and then the
-// profiler stops.
+// profiler stops. The client's self-check spans every profiling phase.
 func (c *cell) bracket(engine *load.Engine, col *servermetrics.Collector) *bracketing {
-	b := &bracketing{c: c, col: col}
+	b := &bracketing{c: c, col: col, begun: map[string]selfcheck.Snapshot{}}
 	if h := c.p.ProfilerHook(); h.Enabled {
 		b.profiler = c.control.Profiler(c.p.Origins(), h).WithMark(c.o.ProfilerMark)
-	}
-	if b.profiler == nil && col == nil {
-		return b
 	}
 	engine.Hooks.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
 		if b.profiler != nil && ph.Kind == plan.KindProfiling {
@@ -109,9 +115,24 @@ func (c *cell) bracket(engine *load.Engine, col *servermetrics.Collector) *brack
 		if col != nil {
 			col.Mark(ph.Name, true)
 		}
+		if ph.Kind == plan.KindProfiling {
+			b.mu.Lock()
+			b.begun[ph.Name] = selfcheck.Take()
+			b.mu.Unlock()
+		}
 		return nil
 	}
 	engine.Hooks.Drained = func(ph plan.Phase) {
+		if ph.Kind == plan.KindProfiling {
+			end := selfcheck.Take()
+			b.mu.Lock()
+			if begin, ok := b.begun[ph.Name]; ok {
+				b.window.Add(begin, end)
+				b.phases++
+				delete(b.begun, ph.Name)
+			}
+			b.mu.Unlock()
+		}
 		if col != nil {
 			col.Mark(ph.Name, false)
 		}
@@ -123,6 +144,14 @@ func (c *cell) bracket(engine *load.Engine, col *servermetrics.Collector) *brack
 		}
 	}
 	return b
+}
+
+// health is the self-check over the profiling phases that drained, and
+// whether there was any.
+func (b *bracketing) health() (selfcheck.Report, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.window.Report(), b.phases > 0
 }
 
 // finish stops a profiler still running (Ctrl-C, a failed phase), records

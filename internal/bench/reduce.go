@@ -31,6 +31,9 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	}
 	run.ErrorSummary = metrics.Errors(prof)
 	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
+	if out.measured {
+		judgeHealth(&run.Audit, out.health, run.Profiling, c.p.Streaming)
+	}
 	if c.p.ResetHook().Enabled {
 		c.verifyReset(records)
 	}

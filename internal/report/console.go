@@ -211,6 +211,14 @@ func (p *printer) audit(run *result.Run) {
 		p.line("Send lag: p50 %s ms, p99 %s ms, max %s ms", number(a.SendLagMs.P50), number(a.SendLagMs.P99),
 			number(a.SendLagMs.Max))
 	}
+	if h := a.Health; h != nil {
+		host := ""
+		if h.HostCPUPct != nil {
+			host = fmt.Sprintf(", host CPU %s%% busy", number(*h.HostCPUPct))
+		}
+		p.line("Client health: goroutines waited to run p50 %s ms, p99 %s ms, max %s ms; client CPU %s%% of %d cores%s",
+			number(h.SchedLatencyP50Ms), number(h.SchedLatencyP99Ms), number(h.SchedLatencyMaxMs), number(h.ProcessCPUPct), h.Cores, host)
+	}
 	if a.CapDelayed > 0 {
 		p.line("Sends delayed by the in-flight cap: %d", a.CapDelayed)
 	}
@@ -221,7 +229,7 @@ func (p *printer) audit(run *result.Run) {
 		p.line("Warning: %s", w)
 	}
 	if a.ClientBound {
-		p.line("CLIENT-BOUND: the client, not the server, limited this run; the load delivered fell short of the load asked for.")
+		p.line("CLIENT-BOUND: the client, not the server, shaped this run's numbers (see the warnings above).")
 	}
 }
 

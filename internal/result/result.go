@@ -70,6 +70,18 @@ type TrialInfo struct {
 	Trial     int          `json:"trial,omitempty"`
 }
 
+// Health is what the client measured of itself over the profiling phases
+// (package selfcheck): how long its goroutines waited to run, which delays
+// every timestamp, and how busy it and its host were.
+type Health struct {
+	SchedLatencyP50Ms float64  `json:"sched_latency_p50_ms"`
+	SchedLatencyP99Ms float64  `json:"sched_latency_p99_ms"`
+	SchedLatencyMaxMs float64  `json:"sched_latency_max_ms"`
+	ProcessCPUPct     float64  `json:"process_cpu_pct"` // of Cores
+	Cores             int      `json:"cores"`           // GOMAXPROCS
+	HostCPUPct        *float64 `json:"host_cpu_pct,omitempty"`
+}
+
 // Audit is the client's report on itself: did it deliver the load it was
 // asked for, or was the client (not the server) the bottleneck?
 type Audit struct {
@@ -81,6 +93,9 @@ type Audit struct {
 	// (first send to last response).
 	AchievedRate   float64        `json:"achieved_rate"`
 	SendLagMs      *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
+	// Health is the client process's own account of the profiling phases;
+	// nil when it was not measured.
+	Health *Health `json:"client_health,omitempty"`
 	CapDelayed     int            `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
 	Retried        int            `json:"retried,omitempty"`     // reused-connection retries
 	PrecisePacing  bool           `json:"precise_pacing,omitempty"`
