@@ -91,22 +91,22 @@ type Audit struct {
 	// between the first and the last send. It is not request_throughput,
 	// which counts successful requests per second of benchmark duration
 	// (first send to last response).
-	AchievedRate   float64        `json:"achieved_rate"`
-	SendLagMs      *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
+	AchievedRate float64        `json:"achieved_rate"`
+	SendLagMs    *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
 	// Health is the client process's own account of the profiling phases;
 	// nil when it was not measured.
-	Health *Health `json:"client_health,omitempty"`
-	CapDelayed     int            `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
-	Retried        int            `json:"retried,omitempty"`     // reused-connection retries
-	PrecisePacing  bool           `json:"precise_pacing,omitempty"`
-	Cut            int            `json:"cut,omitempty"`              // requests still in flight at the end of the grace period: cancelled, excluded
-	ClientErrors   int            `json:"client_errors,omitempty"`    // requests failed for the client host's own limits (file descriptors, ports)
-	Bursts         int            `json:"bursts,omitempty"`           // streamed requests whose tokens all arrived in one read (ITL 0)
-	Malformed      int            `json:"malformed_chunks,omitempty"` // stream lines that were not response chunks, skipped
-	UsageUntrusted int            `json:"usage_untrusted,omitempty"`  // requests whose server usage was implausible: client counts used
-	ClientBound    bool           `json:"client_bound"`               // the client could not keep up
-	KVReset        string         `json:"kv_reset,omitempty"`         // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
-	KVResetDetail  string         `json:"kv_reset_detail,omitempty"`  // what the check saw
+	Health         *Health `json:"client_health,omitempty"`
+	CapDelayed     int     `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
+	Retried        int     `json:"retried,omitempty"`     // reused-connection retries
+	PrecisePacing  bool    `json:"precise_pacing,omitempty"`
+	Cut            int     `json:"cut,omitempty"`              // requests still in flight at the end of the grace period: cancelled, excluded
+	ClientErrors   int     `json:"client_errors,omitempty"`    // requests failed for the client host's own limits (file descriptors, ports)
+	Bursts         int     `json:"bursts,omitempty"`           // streamed requests whose tokens all arrived in one read (ITL 0)
+	Malformed      int     `json:"malformed_chunks,omitempty"` // stream lines that were not response chunks, skipped
+	UsageUntrusted int     `json:"usage_untrusted,omitempty"`  // requests whose server usage was implausible: client counts used
+	ClientBound    bool    `json:"client_bound"`               // the client could not keep up
+	KVReset        string  `json:"kv_reset,omitempty"`         // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
+	KVResetDetail  string  `json:"kv_reset_detail,omitempty"`  // what the check saw
 	// KVResetEvidence is what the verdict rests on: EvidenceCachedTokens,
 	// EvidenceServerCounters, both, or none (unverifiable).
 	KVResetEvidence []string `json:"kv_reset_evidence,omitempty"`
