@@ -18,6 +18,7 @@ type CompareCmd struct {
 	Metric          []string `name:"metric" placeholder:"TAG.STAT" help:"Statistics to compare (default time_to_first_token.avg,time_to_first_token.p99,inter_token_latency.avg,request_latency.p99,output_token_throughput.avg,request_throughput.avg,error_request_count.avg, plus a few server rows when the runs scraped server metrics). Server metrics: server.FAMILY.STAT (server.vllm:kv_cache_usage_perc.max), gpu.FAMILY.STAT, or an alias (server.ttft.p50, server.prefix_cache_hit_rate, server.kv_cache_usage.max, ...)."`
 	Format          string   `name:"format" enum:"table,markdown,csv,json" default:"table" help:"Output: table, markdown, csv or json."`
 	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the intervals and of the Welch t-test verdicts, in (0, 1)."`
+	Threshold       *float64 `name:"threshold" placeholder:"PCT" help:"Practical-effect threshold in % of the baseline mean, for every metric: better/worse need a significant change beyond it, equivalent means within ±PCT by two one-sided tests (TOST). 0 gives plain Welch verdicts. Default per metric: 0 for error counts and server.preemptions, 5 for other server.*/gpu.* keys, 2 otherwise."`
 }
 
 // Validate checks the combination of arguments before anything is read.
@@ -44,7 +45,11 @@ func (c *CompareCmd) options() (compare.Options, error) {
 	if err := plan.CheckConfidence("confidence_level", c.ConfidenceLevel); err != nil {
 		return compare.Options{}, err
 	}
-	return compare.Options{Keys: keys, ConfidenceLevel: c.ConfidenceLevel}, nil
+	opt := compare.Options{Keys: keys, ConfidenceLevel: c.ConfidenceLevel, Threshold: c.Threshold}
+	if err := opt.Validate(); err != nil {
+		return compare.Options{}, err
+	}
+	return opt, nil
 }
 
 // Run renders the comparison.

@@ -175,6 +175,35 @@ func TestCompareCommand(t *testing.T) {
 		assert.True(t, ttft.Significant)
 		assert.InDelta(t, 196, ttft.DeltaPct, 5)
 	})
+	t.Run("--threshold", func(t *testing.T) {
+		// fast and slow: TTFT ≈ 20.3 and 60.3 ms over three trials, +196%.
+		verdict := func(args ...string) map[string]any {
+			t.Helper()
+			code, out, errOut := aiperf(t, append([]string{"--store", path, "compare", "fast", "slow", "--format", "json",
+				"--metric", "time_to_first_token.avg"}, args...)...)
+			require.Equal(t, ExitOK, code, errOut)
+			var rep struct {
+				Metrics []struct{ Versus []map[string]any }
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &rep))
+			return rep.Metrics[0].Versus[0]
+		}
+		def := verdict()
+		assert.Equal(t, "worse", def["verdict"])
+		assert.Equal(t, 2.0, def["threshold_pct"], "a latency's default")
+		assert.Greater(t, def["tost_p_value"], 0.99)
+		wide := verdict("--threshold", "300")
+		assert.Equal(t, "equivalent", wide["verdict"], "+196% is within ±300%")
+		assert.Equal(t, 300.0, wide["threshold_pct"])
+		plain := verdict("--threshold", "0")
+		assert.Equal(t, "worse", plain["verdict"])
+		assert.Nil(t, plain["tost_p_value"], "threshold 0: the plain test, no TOST")
+
+		code, out, errOut := aiperf(t, "--store", path, "compare", "fast", "slow", "--threshold", "300")
+		require.Equal(t, ExitOK, code, errOut)
+		assert.Regexp(t, `time_to_first_token\.avg .*\+19\d\.\d% │ equivalent ±300% \(p[<=]0\.\d{3}\)`, out)
+		assert.Contains(t, out, "threshold: ±300% of the baseline mean")
+	})
 	t.Run("single runs are unreplicated", func(t *testing.T) {
 		code, out, errOut := aiperf(t, "--store", path, "compare", "1", "4")
 		require.Equal(t, ExitOK, code, errOut)
@@ -193,6 +222,11 @@ func TestCompareCommand(t *testing.T) {
 			{[]string{"compare", "--sweep", "a", "--sweep", "b", "--sweep", "c"}, "got 3"},
 			{[]string{"compare", "fast", "--metric", "ttft.p42"}, `unknown statistic "p42"`},
 			{[]string{"compare", "fast", "--confidence-level", "1"}, "between 0 and 1"},
+			{[]string{"compare", "fast", "slow", "--threshold=-1"}, "--threshold must be 0 or more (a % of the baseline mean), got -1"},
+			{[]string{"compare", "fast", "slow", "--threshold", "nan"}, "--threshold must be a finite number, got NaN"},
+			{[]string{"compare", "fast", "slow", "--threshold", "inf"}, "--threshold must be a finite number, got +Inf"},
+			{[]string{"compare", "--sweep", "a", "--threshold=-inf"}, "--threshold must be a finite number, got -Inf"},
+			{[]string{"compare", "fast", "slow", "--threshold", "2%"}, "--threshold: expected a float"},
 		}
 		for _, tc := range tests {
 			code, _, errOut := aiperf(t, append([]string{"--store", path}, tc.args...)...)

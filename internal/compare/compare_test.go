@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -119,6 +120,8 @@ func metric(t *testing.T, r *compare.GroupsReport, key string) compare.GroupsMet
 	return compare.GroupsMetric{}
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func ttfts(values ...float64) []trial {
 	out := make([]trial, len(values))
 	for i, v := range values {
@@ -157,19 +160,29 @@ func TestGroupsVerdicts(t *testing.T) {
 		assert.True(t, v.Significant)
 		assert.Equal(t, compare.Worse, v.Verdict)
 		assert.Less(t, float64(v.P), 0.001)
+		assert.InDelta(t, 2, float64(v.ThresholdPct), 0, "a latency's default threshold")
+		assert.Greater(t, float64(v.TOSTP), 0.99, "+200% is nowhere near equivalent within ±2%")
 		thr := metric(t, rep, "request_throughput.avg")
-		assert.Equal(t, compare.NoDifference, thr.Versus[0].Verdict, "identical throughput")
+		assert.Equal(t, compare.Equivalent, thr.Versus[0].Verdict, "identical throughput")
 		assert.Equal(t, compare.HigherIsBetter, thr.Better)
+		plain := groups(t, db, compare.Options{Threshold: ptr(0.0)}, "ttft20", "ttft60")
+		assert.Equal(t, compare.NoDifference, metric(t, plain, "request_throughput.avg").Versus[0].Verdict,
+			"threshold 0: the plain test")
 
 		back := groups(t, db, opt, "ttft60", "ttft20")
 		assert.Equal(t, compare.Better, metric(t, back, "time_to_first_token.avg").Versus[0].Verdict)
 	})
-	t.Run("same distribution: no significant difference", func(t *testing.T) {
+	t.Run("same distribution: equivalent, or no significant difference at threshold 0", func(t *testing.T) {
 		rep := groups(t, db, opt, "same-a", "same-b")
+		plain := groups(t, db, compare.Options{Threshold: ptr(0.0)}, "same-a", "same-b")
 		for _, key := range []string{"time_to_first_token.avg", "time_to_first_token.p99", "request_latency.p99"} {
 			v := metric(t, rep, key).Versus[0]
 			assert.False(t, v.Significant, key)
-			assert.Equal(t, compare.NoDifference, v.Verdict, key)
+			assert.Equal(t, compare.Equivalent, v.Verdict, key)
+			assert.Less(t, float64(v.TOSTP), 0.05, key)
+			p := metric(t, plain, key).Versus[0]
+			assert.Equal(t, compare.NoDifference, p.Verdict, key)
+			assert.True(t, math.IsNaN(float64(p.TOSTP)), "threshold 0: no TOST")
 		}
 	})
 	t.Run("one trial per side is unreplicated", func(t *testing.T) {
@@ -183,6 +196,8 @@ func TestGroupsVerdicts(t *testing.T) {
 	})
 	t.Run("stricter confidence needs stronger evidence", func(t *testing.T) {
 		rep := groups(t, db, compare.Options{ConfidenceLevel: 0.9999999999}, "ttft20", "ttft60")
+		assert.Equal(t, compare.Inconclusive, metric(t, rep, "time_to_first_token.avg").Versus[0].Verdict)
+		rep = groups(t, db, compare.Options{ConfidenceLevel: 0.9999999999, Threshold: ptr(0.0)}, "ttft20", "ttft60")
 		assert.Equal(t, compare.NoDifference, metric(t, rep, "time_to_first_token.avg").Versus[0].Verdict)
 	})
 }
@@ -327,7 +342,8 @@ func TestSweepDiff(t *testing.T) {
 	rep := compare.SweepDiff(a, b, opt)
 	require.Len(t, rep.Cells, 2)
 	assert.Equal(t, "concurrency_1__isl_128", rep.Cells[0].Label)
-	assert.Equal(t, compare.NoDifference, rep.Cells[0].Metrics[0].Versus.Verdict)
+	assert.Equal(t, compare.Inconclusive, rep.Cells[0].Metrics[0].Versus.Verdict, "same trials, too few to show equivalence")
+	assert.Equal(t, compare.NoDifference, compare.SweepDiff(a, b, compare.Options{Threshold: ptr(0.0)}).Cells[0].Metrics[0].Versus.Verdict)
 	c4 := rep.Cells[1].Metrics[0]
 	assert.Equal(t, "time_to_first_token.avg", c4.Metric)
 	assert.Equal(t, compare.Better, c4.Versus.Verdict)

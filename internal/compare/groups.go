@@ -81,7 +81,7 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 			found = found || e.N > 0
 			m.Values = append(m.Values, e)
 			if i > 0 {
-				m.Versus = append(m.Versus, judge(m.Values[0], e, m.Better, opt.ConfidenceLevel))
+				m.Versus = append(m.Versus, judge(m.Values[0], e, m.Better, opt.ConfidenceLevel, opt.thresholdOf(k)))
 			}
 		}
 		if !found {
@@ -195,7 +195,15 @@ func (r *GroupsReport) Table() Table {
 		t.Notes = append(t.Notes, note)
 	}
 	t.Notes = append(t.Notes, "± is the half width of the confidence interval of the mean over trials; "+
-		"verdicts come from Welch's t-test and need ≥ 2 trials per side.")
+		"verdicts need ≥ 2 trials per side.")
+	var keys []string
+	var pcts []float64
+	for _, m := range r.Metrics {
+		if len(m.Versus) > 0 {
+			keys, pcts = append(keys, m.Metric), append(pcts, float64(m.Versus[0].ThresholdPct))
+		}
+	}
+	t.Notes = append(t.Notes, verdictNotes(keys, pcts)...)
 	t.Notes = append(t.Notes, configNotes(r.ConfigDifferences)...)
 	t.Notes = append(t.Notes, r.Notes...)
 	return t

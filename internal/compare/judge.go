@@ -10,15 +10,17 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-// Verdicts of a comparison against the baseline.
+// Verdicts of a comparison against the baseline (see judge).
 const (
-	Better       = "better"
+	Better       = "better" // significant, and beyond the threshold
 	Worse        = "worse"
-	Higher       = "higher" // significant, on a metric with no better direction
+	Higher       = "higher" // Better or Worse, on a metric with no better direction
 	Lower        = "lower"
-	NoDifference = "no significant difference"
-	Unreplicated = "unreplicated" // a side has a single trial: no test possible
-	NoData       = "n/a"          // a side has no value
+	Equivalent   = "equivalent"                // within ±threshold by two one-sided tests (TOST)
+	Inconclusive = "inconclusive"              // neither beyond the threshold nor shown within it
+	NoDifference = "no significant difference" // threshold 0: not significant
+	Unreplicated = "unreplicated"              // a side has a single trial: no test possible
+	NoData       = "n/a"                       // a side has no value
 )
 
 // Num is a float64 that marshals NaN and ±Inf as JSON null.
@@ -96,18 +98,37 @@ func (e Estimate) format() string {
 
 // Versus is one statistic of a group against the baseline's.
 type Versus struct {
-	DeltaPct    Num    `json:"delta_pct"` // (this − baseline) / |baseline| × 100
-	P           Num    `json:"p_value"`   // Welch's two-sided p; null when not tested
+	DeltaPct Num `json:"delta_pct"` // (this − baseline) / |baseline| × 100
+	P        Num `json:"p_value"`   // Welch's two-sided p; null when not tested
+	// Significant is Welch's test rejecting equal means: a change inside
+	// the threshold can be significant and still equivalent.
 	Significant bool   `json:"significant"`
 	Verdict     string `json:"verdict"`
+	// ThresholdPct is the practical-effect threshold, in % of the baseline
+	// mean; TOSTP the p-value of the two one-sided tests against ±it, null
+	// when not tested (threshold 0, baseline mean 0, fewer than 2 trials).
+	ThresholdPct Num `json:"threshold_pct"`
+	TOSTP        Num `json:"tost_p_value"`
 }
 
 // judge compares other against base for a statistic whose better direction
-// is dir: a Welch t-test at the confidence level when both sides have at
-// least two trials.
-func judge(base, other Estimate, dir Direction, confidence float64) Versus {
+// is dir, when both sides have at least two trials, at α = 1 − confidence
+// with a practical-effect threshold of thresholdPct % of the baseline mean
+// (the margin δ):
+//
+//   - better or worse (higher or lower without a direction): Welch's t-test
+//     is significant and the difference of the means exceeds δ;
+//   - equivalent: the two one-sided Welch tests (TOST) against −δ and +δ
+//     are both significant, the difference lies within ±δ;
+//   - inconclusive: neither, e.g. too noisy, or a significant change of
+//     less than δ whose interval reaches past δ.
+//
+// A threshold of 0, or a baseline mean of 0 (no relative margin), gives
+// the plain test: better or worse when significant, else no significant
+// difference.
+func judge(base, other Estimate, dir Direction, confidence, thresholdPct float64) Versus {
 	a, b := base.agg, other.agg
-	v := Versus{DeltaPct: Num(deltaPct(a.Mean, b.Mean)), P: Num(math.NaN())}
+	v := Versus{DeltaPct: Num(deltaPct(a.Mean, b.Mean)), P: Num(math.NaN()), ThresholdPct: Num(thresholdPct), TOSTP: Num(math.NaN())}
 	switch {
 	case a.N == 0 || b.N == 0:
 		v.Verdict = NoData
@@ -116,13 +137,25 @@ func judge(base, other Estimate, dir Direction, confidence float64) Versus {
 		v.Verdict = Unreplicated
 		return v
 	}
+	alpha := 1 - confidence
 	w := stats.Welch(a, b)
-	v.P = Num(w.P)
-	if !(w.P < 1-confidence) {
+	v.P, v.Significant = Num(w.P), w.P < alpha
+	margin := thresholdPct / 100 * math.Abs(a.Mean)
+	if margin > 0 {
+		tost := stats.TOST(a, b, margin)
+		v.TOSTP = Num(tost.P)
+		switch {
+		case tost.P < alpha:
+			v.Verdict = Equivalent
+			return v
+		case !v.Significant || math.Abs(b.Mean-a.Mean) <= margin:
+			v.Verdict = Inconclusive
+			return v
+		}
+	} else if !v.Significant {
 		v.Verdict = NoDifference
 		return v
 	}
-	v.Significant = true
 	up := b.Mean > a.Mean
 	switch {
 	case dir == Neutral && up:
@@ -137,6 +170,19 @@ func judge(base, other Estimate, dir Direction, confidence float64) Versus {
 	return v
 }
 
+// verdictNotes explain the verdicts under a table of judged statistics
+// (metric.stat and its threshold, in order): what each verdict means, and
+// the thresholds. None when nothing was judged.
+func verdictNotes(metrics []string, pcts []float64) []string {
+	if len(metrics) == 0 {
+		return nil
+	}
+	return []string{"better/worse: Welch's t-test significant and |Δ| beyond the threshold; " +
+		"equivalent ±T%: two one-sided tests (TOST) put the difference within ±T% (their p shown); " +
+		"inconclusive: neither; threshold 0: the plain test (better/worse or no significant difference).",
+		thresholdNote(metrics, pcts)}
+}
+
 func deltaPct(base, other float64) float64 {
 	if base == 0 {
 		if other == 0 {
@@ -147,16 +193,21 @@ func deltaPct(base, other float64) float64 {
 	return (other - base) / math.Abs(base) * 100
 }
 
-// format renders the verdict with its p-value.
+// format renders the verdict with the p-value it rests on: Welch's, or for
+// equivalent and inconclusive the TOST's, after the threshold ("equivalent
+// ±2% (p=0.004)").
 func (v Versus) format() string {
-	p := float64(v.P)
-	if math.IsNaN(p) {
-		return v.Verdict
+	verdict, p := v.Verdict, float64(v.P)
+	if v.Verdict == Equivalent || v.Verdict == Inconclusive {
+		verdict, p = v.Verdict+" ±"+formatPct(float64(v.ThresholdPct)), float64(v.TOSTP)
 	}
-	if p < 0.001 {
-		return v.Verdict + " (p<0.001)"
+	switch {
+	case math.IsNaN(p):
+		return verdict
+	case p < 0.001:
+		return verdict + " (p<0.001)"
 	}
-	return fmt.Sprintf("%s (p=%.3f)", v.Verdict, p)
+	return fmt.Sprintf("%s (p=%.3f)", verdict, p)
 }
 
 func formatDelta(d Num) string {

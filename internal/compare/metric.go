@@ -162,6 +162,10 @@ type Options struct {
 	// server rows of DefaultServerKeys that every compared group has.
 	Keys            []Key
 	ConfidenceLevel float64 // for intervals and tests; 0.95 when 0
+	// Threshold is the practical-effect threshold in % of the baseline
+	// mean for every statistic (0: plain Welch verdicts); nil takes each
+	// statistic's DefaultThreshold.
+	Threshold *float64
 
 	defaulted bool // Keys were empty: the default view
 }
@@ -176,10 +180,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Validate checks the confidence level.
+// Validate checks the confidence level and the threshold.
 func (o Options) Validate() error {
 	if c := o.ConfidenceLevel; c != 0 && !(c > 0 && c < 1) {
 		return fmt.Errorf("confidence level must be between 0 and 1 (exclusive), got %g", c)
+	}
+	if o.Threshold != nil {
+		return checkThreshold(*o.Threshold)
 	}
 	return nil
 }

@@ -106,7 +106,8 @@ func TestServerKeyVerdicts(t *testing.T) {
 	assert.Equal(t, "ms", ttft.Unit)
 	assert.Equal(t, compare.LowerIsBetter, ttft.Better)
 	assert.InDelta(t, 15, float64(ttft.Values[0].Mean), 1e-9, "seconds become ms")
-	assert.Equal(t, compare.NoDifference, ttft.Versus[0].Verdict)
+	assert.Equal(t, compare.Inconclusive, ttft.Versus[0].Verdict, "same mean, but three noisy trials cannot show it within ±5%")
+	assert.InDelta(t, 5, float64(ttft.Versus[0].ThresholdPct), 0, "a server key's default threshold")
 }
 
 func TestServerAggregation(t *testing.T) {

@@ -346,7 +346,7 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 				A:          estimateOf(ca.Runs, k, opt.ConfidenceLevel),
 				B:          estimateOf(cb.Runs, k, opt.ConfidenceLevel),
 			}
-			m.Versus = judge(m.A, m.B, m.Better, opt.ConfidenceLevel)
+			m.Versus = judge(m.A, m.B, m.Better, opt.ConfidenceLevel, opt.thresholdOf(k))
 			d.Metrics = append(d.Metrics, m)
 		}
 		rep.Cells = append(rep.Cells, d)
@@ -395,7 +395,15 @@ func (r *SweepDiffReport) Table() Table {
 			})
 		}
 	}
+	var keys []string
+	var pcts []float64
+	for _, c := range r.Cells {
+		for _, m := range c.Metrics {
+			keys, pcts = append(keys, m.Metric), append(pcts, float64(m.Versus.ThresholdPct))
+		}
+	}
 	t.Notes = append(t.Notes, "cells are matched by their parameters; ± is the confidence half width over complete trials")
+	t.Notes = append(t.Notes, verdictNotes(keys, pcts)...)
 	if len(r.OnlyA) > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("only in %s: %s", na, strings.Join(r.OnlyA, ", ")))
 	}

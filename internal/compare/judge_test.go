@@ -1,0 +1,224 @@
+package compare_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/compare"
+	istats "github.com/aiperf-go/aiperf/internal/stats"
+)
+
+// offsets is a fixed noise pattern: mean 0, sample standard deviation
+// √(5.18/9) ≈ 0.759.
+var offsets = []float64{-0.9, 0.4, 1.3, -0.2, 0.7, -1.1, 0.1, 0.6, -0.5, -0.4}
+
+// sample is ten trials of mean + scale × offsets, the pattern reversed when
+// flip is set (so two groups do not share their noise).
+func sample(mean, scale float64, flip bool) []float64 {
+	out := make([]float64, len(offsets))
+	for i, o := range offsets {
+		if flip {
+			o = offsets[len(offsets)-1-i]
+		}
+		out[i] = mean + scale*o
+	}
+	return out
+}
+
+func TestJudgeVerdicts(t *testing.T) {
+	t.Parallel()
+	base := sample(100, 0.1, false)
+	tests := []struct {
+		name        string
+		base, other []float64
+		dir         compare.Direction
+		threshold   float64
+		want        string
+		significant bool
+		cell        string // the table cell, when checked
+	}{
+		{name: "+0.9% with tiny noise is equivalent within 2%, though significant",
+			base: base, other: sample(100.9, 0.1, true), dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Equivalent, significant: true, cell: "equivalent ±2% (p<0.001)"},
+		{name: "the same at threshold 0 is the plain test: worse",
+			base: base, other: sample(100.9, 0.1, true), dir: compare.LowerIsBetter, threshold: 0,
+			want: compare.Worse, significant: true, cell: "worse (p<0.001)"},
+		{name: "+10% is worse for a latency",
+			base: base, other: sample(110, 0.1, true), dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Worse, significant: true},
+		{name: "+10% is better for a throughput",
+			base: base, other: sample(110, 0.1, true), dir: compare.HigherIsBetter, threshold: 2,
+			want: compare.Better, significant: true},
+		{name: "+10% is higher without a direction",
+			base: base, other: sample(110, 0.1, true), dir: compare.Neutral, threshold: 2,
+			want: compare.Higher, significant: true},
+		{name: "−10% is lower without a direction",
+			base: base, other: sample(90, 0.1, true), dir: compare.Neutral, threshold: 2,
+			want: compare.Lower, significant: true},
+		{name: "+3% with moderate noise is worse: significant and beyond the threshold",
+			base: sample(100, 1.5, false), other: sample(103, 1.5, true), dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Worse, significant: true},
+		{name: "+0.9% in large noise is inconclusive",
+			base: sample(100, 5, false), other: sample(100.9, 5, true), dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Inconclusive},
+		{name: "+1.5%, significant, but its interval reaches past 2%: inconclusive, not worse",
+			base: sample(100, 1.5, false), other: sample(101.5, 1.5, true), dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Inconclusive, significant: true},
+		{name: "identical samples are equivalent",
+			base: base, other: base, dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Equivalent, cell: "equivalent ±2% (p<0.001)"},
+		{name: "identical samples at threshold 0: no significant difference",
+			base: base, other: base, dir: compare.LowerIsBetter, threshold: 0,
+			want: compare.NoDifference, cell: "no significant difference (p=1.000)"},
+		{name: "identical without a direction are equivalent too",
+			base: base, other: base, dir: compare.Neutral, threshold: 2, want: compare.Equivalent},
+		{name: "a zero baseline has no relative margin: the plain test",
+			base: []float64{0, 0, 0}, other: []float64{2, 2, 3, 2}, dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Worse, significant: true},
+		{name: "one trial is unreplicated whatever the threshold",
+			base: []float64{100}, other: sample(110, 0.1, true), dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Unreplicated, cell: compare.Unreplicated},
+		{name: "no value is n/a",
+			base: nil, other: base, dir: compare.LowerIsBetter, threshold: 2, want: compare.NoData},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, cell := compare.JudgeForTest(tc.base, tc.other, tc.dir, 0.95, tc.threshold)
+			assert.Equal(t, tc.want, v.Verdict)
+			assert.Equal(t, tc.significant, v.Significant, "Welch's test alone")
+			assert.InDelta(t, tc.threshold, float64(v.ThresholdPct), 0)
+			tested := tc.threshold > 0 && len(tc.base) > 1 && len(tc.other) > 1 && istats.Mean(tc.base) != 0
+			assert.Equal(t, tested, !math.IsNaN(float64(v.TOSTP)), "a TOST p-value exactly when tested")
+			if tc.cell != "" {
+				assert.Equal(t, tc.cell, cell)
+			}
+		})
+	}
+}
+
+// TestJudgeTOSTByHand: the issue's example, +0.9% that Welch's test calls
+// significant at p ≈ 0.04, is equivalent within ±2% by TOST p-values
+// derived here from the trials with the t distribution alone.
+func TestJudgeTOSTByHand(t *testing.T) {
+	t.Parallel()
+	a, b := sample(100, 1.2, false), sample(100.9, 1.2, true)
+	meanVar := func(xs []float64) (float64, float64) {
+		m := 0.0
+		for _, x := range xs {
+			m += x
+		}
+		m /= float64(len(xs))
+		ss := 0.0
+		for _, x := range xs {
+			ss += (x - m) * (x - m)
+		}
+		return m, ss / float64(len(xs)-1)
+	}
+	ma, sa := meanVar(a)
+	mb, sb := meanVar(b)
+	va, vb := sa/10, sb/10
+	se := math.Sqrt(va + vb)
+	df := (va + vb) * (va + vb) / (va*va/9 + vb*vb/9) // 18: equal variances and sizes
+	require.InDelta(t, 18, df, 1e-9)
+	delta := 0.02 * ma
+	welchP := 2 * istats.TCDF(-math.Abs(mb-ma)/se, df)
+	pLower := 1 - istats.TCDF((mb-ma+delta)/se, df) // H0: b − a ≤ −δ
+	pUpper := istats.TCDF((mb-ma-delta)/se, df)     // H0: b − a ≥ +δ
+	wantTOST := math.Max(pLower, pUpper)
+
+	v, cell := compare.JudgeForTest(a, b, compare.LowerIsBetter, 0.95, 2)
+	assert.InDelta(t, 0.9, float64(v.DeltaPct), 1e-9)
+	assert.InDelta(t, welchP, float64(v.P), 1e-12)
+	assert.Greater(t, welchP, 0.01)
+	assert.Less(t, welchP, 0.05, "significant: the plain test would say worse")
+	assert.InDelta(t, wantTOST, float64(v.TOSTP), 1e-12)
+	assert.Less(t, wantTOST, 0.05)
+	assert.True(t, v.Significant)
+	assert.Equal(t, compare.Equivalent, v.Verdict)
+	assert.Regexp(t, `^equivalent ±2% \(p=0\.00\d\)$`, cell)
+
+	plain, cell := compare.JudgeForTest(a, b, compare.LowerIsBetter, 0.95, 0)
+	assert.Equal(t, compare.Worse, plain.Verdict)
+	assert.InDelta(t, welchP, float64(plain.P), 1e-12)
+	assert.Regexp(t, `^worse \(p=0\.0[1-4]\d\)$`, cell)
+
+	// A margin the 90% interval of the difference does not fit in.
+	narrow, _ := compare.JudgeForTest(a, b, compare.LowerIsBetter, 0.95, 1)
+	assert.Equal(t, compare.Inconclusive, narrow.Verdict, "+0.9% ± noise is not shown within ±1%")
+}
+
+func TestDefaultThresholds(t *testing.T) {
+	t.Parallel()
+	want := map[string]float64{
+		"time_to_first_token.avg":         2,
+		"time_to_first_token.p99":         2,
+		"inter_token_latency.avg":         2,
+		"request_latency.p99":             2,
+		"output_token_throughput.avg":     2,
+		"request_throughput.avg":          2,
+		"output_sequence_length.avg":      2,
+		"error_request_count.avg":         0,
+		"server.preemptions.delta":        0,
+		"server.ttft.p50":                 5,
+		"server.kv_cache_usage.max":       5,
+		"server.vllm:num_requests.max":    5,
+		"gpu.utilization.avg":             5,
+		"gpu.DCGM_FI_DEV_POWER_USAGE.avg": 5,
+	}
+	for spec, pct := range want {
+		k := keys(t, spec)[0]
+		assert.InDelta(t, pct, compare.DefaultThreshold(k), 0, spec)
+	}
+	assert.Equal(t, "other client statistics: latencies, throughputs, token lengths, counts",
+		compare.DefaultThresholds[len(compare.DefaultThresholds)-1].What, "the last row takes every other key")
+}
+
+// TestGroupsThreshold: ten trials per group, +0.9% TTFT with tiny noise,
+// through the store: equivalent by default, worse with --threshold 0.5, and
+// the threshold and TOST p-value in the JSON.
+func TestGroupsThreshold(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	saveGroup(t, db, setup{name: "base"}, ttfts(sample(100, 0.1, false)...)...)
+	saveGroup(t, db, setup{name: "shifted"}, ttfts(sample(100.9, 0.1, true)...)...)
+	key := "time_to_first_token.avg"
+
+	rep := groups(t, db, compare.Options{}, "base", "shifted")
+	v := metric(t, rep, key).Versus[0]
+	assert.True(t, v.Significant)
+	assert.Equal(t, compare.Equivalent, v.Verdict)
+	tb := rep.Table()
+	row := tb.Rows[slices.IndexFunc(tb.Rows, func(r []string) bool { return r[0] == key })]
+	assert.Equal(t, "equivalent ±2% (p<0.001)", row[len(row)-1])
+	assert.Contains(t, tb.Notes, "threshold: ±2% of the baseline mean; 0 for error_request_count.avg")
+
+	strict := groups(t, db, compare.Options{Threshold: ptr(0.5)}, "base", "shifted")
+	assert.Equal(t, compare.Worse, metric(t, strict, key).Versus[0].Verdict, "0.9% is beyond ±0.5%")
+	errs := metric(t, strict, "error_request_count.avg").Versus[0]
+	assert.InDelta(t, 0.5, float64(errs.ThresholdPct), 0, "--threshold applies to every statistic")
+	assert.Equal(t, compare.NoDifference, errs.Verdict, "0 errors on both sides: no relative margin, the plain test")
+	assert.Contains(t, strict.Table().Notes, "threshold: ±0.5% of the baseline mean")
+
+	var buf bytes.Buffer
+	require.NoError(t, compare.Render(&buf, rep, compare.FormatJSON))
+	type metricJSON struct {
+		Metric string
+		Versus []map[string]any
+	}
+	var out struct{ Metrics []metricJSON }
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &out))
+	i := slices.IndexFunc(out.Metrics, func(m metricJSON) bool { return m.Metric == key })
+	require.GreaterOrEqual(t, i, 0)
+	js := out.Metrics[i].Versus[0]
+	assert.Equal(t, "equivalent", js["verdict"])
+	assert.Equal(t, 2.0, js["threshold_pct"])
+	require.IsType(t, 0.0, js["tost_p_value"])
+	assert.Less(t, js["tost_p_value"].(float64), 0.001)
+	assert.Equal(t, true, js["significant"], "the existing fields stay")
+}
