@@ -204,6 +204,9 @@ func TestGroupsThreshold(t *testing.T) {
 	assert.InDelta(t, 0.5, float64(errs.ThresholdPct), 0, "--threshold applies to every statistic")
 	assert.Equal(t, compare.NoDifference, errs.Verdict, "0 errors on both sides: no relative margin, the plain test")
 	assert.Contains(t, strict.Table().Notes, "threshold: ±0.5% of the baseline mean")
+	plain := groups(t, db, compare.Options{Threshold: ptr(0.0)}, "base", "shifted")
+	assert.Equal(t, compare.Worse, metric(t, plain, key).Versus[0].Verdict, "Welch alone: significant is worse")
+	assert.Contains(t, plain.Table().Notes, "threshold: 0 (Welch alone)")
 
 	var buf bytes.Buffer
 	require.NoError(t, compare.Render(&buf, rep, compare.FormatJSON))

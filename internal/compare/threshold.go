@@ -107,13 +107,13 @@ func thresholdNote(metrics []string, pcts []float64) string {
 		return "±" + formatPct(p)
 	}
 	note := "threshold: " + word(common) + " of the baseline mean"
+	if common == 0 {
+		note = "threshold: 0 (Welch alone)"
+	}
 	for _, p := range values {
 		if p != common {
 			note += "; " + word(p) + " for " + strings.Join(byPct[p], ", ")
 		}
-	}
-	if common == 0 && len(values) == 1 {
-		note += " (plain Welch verdicts)"
 	}
 	return note
 }
