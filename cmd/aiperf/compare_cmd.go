@@ -17,7 +17,7 @@ type CompareCmd struct {
 	Sweep           []string `name:"sweep" sep:"none" placeholder:"NAME|ID" help:"Show a sweep's cells (once), or compare two sweeps cell by cell (twice; the first is the baseline). A name means its latest sweep."`
 	Metric          []string `name:"metric" placeholder:"TAG.STAT" help:"Statistics to compare (default time_to_first_token.avg,time_to_first_token.p99,inter_token_latency.avg,request_latency.p99,output_token_throughput.avg,request_throughput.avg,error_request_count.avg, plus a few server rows when the runs scraped server metrics). Server metrics: server.FAMILY.STAT (server.vllm:kv_cache_usage_perc.max), gpu.FAMILY.STAT, or an alias (server.ttft.p50, server.prefix_cache_hit_rate, server.kv_cache_usage.max, ...)."`
 	Format          string   `name:"format" enum:"table,markdown,csv,json" default:"table" help:"Output: table, markdown, csv or json."`
-	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the intervals and of the Welch t-test verdicts, in (0, 1)."`
+	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the intervals and of the verdicts' tests (Welch, TOST at α = 1 − level), in (0, 1)."`
 	Threshold       *float64 `name:"threshold" placeholder:"PCT" help:"Practical-effect threshold in % of the baseline mean, for every metric: better/worse need a significant change beyond it, equivalent means within ±PCT by two one-sided tests (TOST). 0 gives plain Welch verdicts. Default per metric: 0 for error counts and server.preemptions, 5 for other server.*/gpu.* keys, 2 otherwise."`
 }
 
