@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +41,7 @@ type trial struct {
 	ttft   float64 // time_to_first_token avg (ms); p99 = ttft + 10
 	rps    float64 // request_throughput
 	status string  // complete when empty
+	bound  bool    // CLIENT-BOUND
 }
 
 // setup shapes a synthetic run's configuration and placement.
@@ -74,6 +76,7 @@ func makeRun(s setup, number int, tr trial) *result.Run {
 	}
 	r := &result.Run{
 		Name: s.name, Config: cfg, Status: status, StartTime: testNow, EndTime: testNow.Add(time.Minute),
+		Audit: result.Audit{Mode: "concurrency", ClientBound: tr.bound},
 		Profiling: metrics.Summary{Metrics: []metrics.Metric{
 			{Tag: metrics.TagTTFT, Header: "Time to First Token", Unit: "ms", Stats: stats(tr.ttft, tr.ttft+10)},
 			{Tag: metrics.TagITL, Header: "Inter Token Latency", Unit: "ms", Stats: stats(4, 6)},
@@ -222,6 +225,12 @@ func TestGroupsNotes(t *testing.T) {
 	rep = groups(t, db, opt, "base", "gpu2")
 	assert.Equal(t, []string{"url: base = http://localhost:8000, gpu2 = http://gpu2:8000"}, rep.ConfigDifferences,
 		"two servers compared: the table says so")
+
+	saveGroup(t, db, setup{name: "starved"}, trial{ttft: 40, rps: 30, bound: true}, trial{ttft: 41, rps: 30})
+	rep = groups(t, db, opt, "base", "starved")
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "warning: starved: 1 of 2 runs were CLIENT-BOUND [",
+		"a side the client shaped is called out")
+	assert.NotContains(t, strings.Join(rep.Notes, "\n"), "base: ")
 }
 
 func TestGroupsTableNamesLongReferences(t *testing.T) {

@@ -70,6 +70,9 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 		if len(info.Excluded) > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %d run(s) not complete, left out: %v", info.Label, len(info.Excluded), info.Excluded))
 		}
+		if note := clientBoundNote(info.Label, g.Runs); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 		rep.Groups = append(rep.Groups, info)
 		names[i], sides[i] = info.Label, g.Runs
 	}
@@ -207,4 +210,25 @@ func (r *GroupsReport) Table() Table {
 	t.Notes = append(t.Notes, configNotes(r.ConfigDifferences)...)
 	t.Notes = append(t.Notes, r.Notes...)
 	return t
+}
+
+// clientBoundNote warns that some of a side's complete runs were
+// CLIENT-BOUND: their numbers are partly the client's, so a difference
+// may be the client's too.
+func clientBoundNote(label string, runs []store.RunRow) string {
+	var ids []int64
+	complete := 0
+	for _, r := range runs {
+		if r.Status == result.StatusComplete {
+			complete++
+			if r.ClientBound {
+				ids = append(ids, r.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s: %d of %d runs were CLIENT-BOUND %v (the client, not the server, shaped their numbers: "+
+		"see `aiperf runs show`); differences may be the client's", label, len(ids), complete, ids)
 }

@@ -23,6 +23,7 @@ type SweepReport struct {
 	Cells           []SweepCell  `json:"cells"`
 	Pareto          ParetoAxes   `json:"pareto"`
 	Best            []BestCell   `json:"best"`
+	Notes           []string     `json:"notes,omitempty"`
 }
 
 // MetricInfo describes a compared statistic.
@@ -86,6 +87,9 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 			row.Values = append(row.Values, estimateOf(c.Runs, k, opt.ConfidenceLevel))
 		}
 		rep.Cells = append(rep.Cells, row)
+		if note := clientBoundNote(c.Label, c.Runs); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 	}
 	rep.markPareto(s, opt.ConfidenceLevel)
 	rep.findBest()
@@ -202,6 +206,7 @@ func (r *SweepReport) Table() Table {
 		"values: mean ± confidence half width over complete trials; trials: complete/planned when some are missing or failed",
 		"*: best cell for the metric; pareto: not beaten on both " + r.Pareto.Throughput + " (higher) and " + r.Pareto.Latency + " (lower)",
 	}
+	t.Notes = append(t.Notes, r.Notes...)
 	return t
 }
 
@@ -296,6 +301,7 @@ type SweepDiffReport struct {
 	OnlyA             []string    `json:"only_in_a,omitempty"` // cell labels
 	OnlyB             []string    `json:"only_in_b,omitempty"`
 	ConfigDifferences []string    `json:"config_differences,omitempty"`
+	Notes             []string    `json:"notes,omitempty"`
 }
 
 // CellDiff is one matched cell.
@@ -358,6 +364,14 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 	}
 	na, nb := sideNames(a.Sweep, b.Sweep)
 	rep.ConfigDifferences = configDifferences([]string{na, nb}, [][]store.RunRow{sideA, sideB})
+	for _, side := range []struct {
+		name string
+		runs []store.RunRow
+	}{{na, allA}, {nb, allB}} {
+		if note := clientBoundNote(side.name, side.runs); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+	}
 	return rep
 }
 
@@ -411,5 +425,6 @@ func (r *SweepDiffReport) Table() Table {
 		t.Notes = append(t.Notes, fmt.Sprintf("only in %s: %s", nb, strings.Join(r.OnlyB, ", ")))
 	}
 	t.Notes = append(t.Notes, configNotes(r.ConfigDifferences)...)
+	t.Notes = append(t.Notes, r.Notes...)
 	return t
 }
