@@ -82,11 +82,30 @@ func Open(path string) (*DB, error) {
 		sqlDB.SetMaxOpenConns(1)
 	}
 	db := &DB{db: sqlDB, path: path, Now: time.Now}
-	if err := db.prepare(context.Background()); err != nil {
+	// Two processes creating one store at once: the one that comes second
+	// may find it locked where SQLite does not wait (switching a new file
+	// to WAL, upgrading a read to a write); it tries again.
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		err = db.prepare(context.Background())
+		if err == nil || !busy(err) || time.Since(start) > busyTimeout {
+			break
+		}
+	}
+	if err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// busyTimeout is how long opening waits out another process's lock, as
+// _busy_timeout does for statements.
+const busyTimeout = 30 * time.Second
+
+// busy reports whether err is SQLite's "database is locked".
+func busy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }
 
 // prepare checks that db holds an aiperf store this binary understands,
