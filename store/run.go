@@ -261,9 +261,9 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 	for i := range records {
 		rec := &records[i]
 		var ttft, latency sql.NullInt64
-		if n := len(rec.ResponseNs); n > 0 {
-			ttft = sql.NullInt64{Int64: rec.ResponseNs[0] - rec.SentNs, Valid: true}
-			latency = sql.NullInt64{Int64: rec.ResponseNs[n-1] - rec.SentNs, Valid: true}
+		if rec.ResponseNs.Len() > 0 {
+			ttft = sql.NullInt64{Int64: rec.ResponseNs.First() - rec.SentNs, Valid: true}
+			latency = sql.NullInt64{Int64: rec.ResponseNs.Last() - rec.SentNs, Valid: true}
 		}
 		var errType sql.NullString
 		if rec.Error != nil {
@@ -508,9 +508,9 @@ func loadRecords(ctx context.Context, q querier, id int64, r *result.Run) error 
 			return err
 		}
 		if ttft.Valid {
-			rec.ResponseNs = append(rec.ResponseNs, rec.SentNs+ttft.Int64)
+			rec.ResponseNs = metrics.StampsOf(rec.SentNs + ttft.Int64)
 			if latency.Int64 != ttft.Int64 {
-				rec.ResponseNs = append(rec.ResponseNs, rec.SentNs+latency.Int64)
+				rec.ResponseNs = metrics.StampsOf(rec.SentNs+ttft.Int64, rec.SentNs+latency.Int64)
 			}
 		}
 		if errType.Valid {

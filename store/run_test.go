@@ -37,10 +37,10 @@ func TestSaveRunRoundTrip(t *testing.T) {
 		require.Len(t, got.Records, 5)
 		want := in.Records[0]
 		want.RequestID, want.Model = "", ""
-		want.ResponseNs = []int64{want.ResponseNs[0], want.ResponseNs[2]} // first and last only
+		want.ResponseNs = metrics.StampsOf(want.ResponseNs.First(), want.ResponseNs.Last()) // first and last only
 		assert.Equal(t, want, got.Records[0])
 		failed := got.Records[4]
-		assert.Nil(t, failed.ResponseNs)
+		assert.Zero(t, failed.ResponseNs.Len())
 		assert.Equal(t, &metrics.Error{Code: 500, Type: "HTTPError"}, failed.Error)
 		assert.False(t, failed.OK())
 	})

@@ -121,10 +121,10 @@ func newRun(o runOpts) *result.Run {
 		sent := int64(i) * 1e6
 		rec := metrics.Record{Index: i, Phase: "profiling", PhaseKind: plan.KindProfiling, RequestID: fmt.Sprint(i),
 			Model: "mock-model", Streaming: true, ScheduledNs: sent - 1000, SentNs: sent, EndNs: sent + 300e6,
-			WallStartNs: start.UnixNano(), ResponseNs: []int64{sent + 20e6, sent + 100e6, sent + 290e6},
+			WallStartNs: start.UnixNano(), ResponseNs: metrics.StampsOf(sent+20e6, sent+100e6, sent+290e6),
 			InputTokens: 550, OutputTokens: 64, Status: 200}
 		if i == o.records-1 {
-			rec.ResponseNs, rec.Status = nil, 500
+			rec.ResponseNs, rec.Status = metrics.Stamps{}, 500
 			rec.Error = &metrics.Error{Code: 500, Type: "HTTPError", Message: "internal error"}
 		}
 		r.Records = append(r.Records, rec)

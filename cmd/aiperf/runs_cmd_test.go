@@ -35,7 +35,7 @@ func storedRun(name string, ttftMs float64) *result.Run {
 		first := sent + int64(ttftMs*1e6) + int64(i)*10e3
 		records = append(records, metrics.Record{Index: i, Phase: plan.KindProfiling, PhaseKind: plan.KindProfiling,
 			Streaming: true, ScheduledNs: sent, SentNs: sent, EndNs: first + 40e6, WallStartNs: start.UnixNano(),
-			ResponseNs: []int64{first, first + 20e6, first + 40e6}, InputTokens: 100, OutputTokens: 3, Status: 200})
+			ResponseNs: metrics.StampsOf(first, first+20e6, first+40e6), InputTokens: 100, OutputTokens: 3, Status: 200})
 	}
 	return &result.Run{
 		BenchmarkID: name + "-bench", ToolVersion: "test", Host: "host", Config: cfg, Name: name,

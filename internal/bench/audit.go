@@ -137,7 +137,7 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 		if r.Usage != nil && !r.Usage.Trusted() {
 			a.UsageUntrusted++
 		}
-		if n := len(r.ResponseNs); streaming && n > 0 && r.ResponseNs[0] == r.ResponseNs[n-1] &&
+		if streaming && r.ResponseNs.Len() > 0 && r.ResponseNs.First() == r.ResponseNs.Last() &&
 			metrics.OutputSequenceLength(r) >= 2 {
 			a.Bursts++
 		}

@@ -86,10 +86,10 @@ func TestAuditTalliesWhatTheRequestsSay(t *testing.T) {
 	// the grace period; 3: the client out of file descriptors; 4: absurd
 	// usage; 5: two unparseable lines in an otherwise valid stream.
 	for i := range recs {
-		recs[i].ResponseNs = []int64{recs[i].SentNs + 40, recs[i].SentNs + 44, recs[i].SentNs + 48}
+		recs[i].ResponseNs = metrics.StampsOf(recs[i].SentNs+40, recs[i].SentNs+44, recs[i].SentNs+48)
 		recs[i].OutputTokens = 3
 	}
-	recs[1].ResponseNs = []int64{recs[1].SentNs + 40, recs[1].SentNs + 40, recs[1].SentNs + 40}
+	recs[1].ResponseNs = metrics.StampsOf(recs[1].SentNs+40, recs[1].SentNs+40, recs[1].SentNs+40)
 	recs[2].Cancelled = true
 	recs[3].Error = &metrics.Error{Type: "ClientError", Message: "the client ran out of file descriptors"}
 	recs[4].Usage = &metrics.Usage{CompletionTokens: -1, Untrusted: "completion_tokens is negative (-1)"}

@@ -315,10 +315,9 @@ func fillChunks(rec *metrics.Record, chunks []openai.Chunk) (text, reasoning str
 	if len(chunks) == 0 {
 		return "", ""
 	}
-	rec.ResponseNs = make([]int64, len(chunks))
+	rec.ResponseNs = metrics.StampsFrom(len(chunks), func(i int) int64 { return chunks[i].At })
 	var tb, rb strings.Builder
-	for i, ch := range chunks {
-		rec.ResponseNs[i] = ch.At
+	for _, ch := range chunks {
 		if rec.FirstOutputNs == 0 && ch.Text != "" {
 			rec.FirstOutputNs = ch.At
 		}

@@ -467,7 +467,7 @@ func BenchmarkCompareSweep1000(b *testing.B) {
 		}
 		for k := range 10 {
 			r.Records = append(r.Records, metrics.Record{Index: k, Phase: "profiling", PhaseKind: plan.KindProfiling,
-				SentNs: int64(k) * 1e6, EndNs: int64(k)*1e6 + 5e8, ResponseNs: []int64{int64(k)*1e6 + 2e7, int64(k)*1e6 + 4e8}})
+				SentNs: int64(k) * 1e6, EndNs: int64(k)*1e6 + 5e8, ResponseNs: metrics.StampsOf(int64(k)*1e6+2e7, int64(k)*1e6+4e8)})
 		}
 		_, err := db.SaveRun(ctx, r, "")
 		require.NoError(b, err)

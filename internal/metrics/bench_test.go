@@ -21,7 +21,7 @@ func benchRecords(n, chunks int) []Record {
 			t += 4*msNs + rng.Int64N(msNs)
 		}
 		recs[i] = Record{
-			ScheduledNs: sent, SentNs: sent + rng.Int64N(msNs), ResponseNs: r, EndNs: t,
+			ScheduledNs: sent, SentNs: sent + rng.Int64N(msNs), ResponseNs: StampsOf(r...), EndNs: t,
 			InputTokens: 256 + rng.IntN(64), OutputTokens: chunks,
 			Usage: &Usage{PromptTokens: 256, CompletionTokens: chunks},
 		}

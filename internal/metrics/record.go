@@ -35,7 +35,7 @@ type Record struct {
 	// generated text (content or reasoning), in order; a non-streaming
 	// response has one. Stamps are taken when the SSE event is read, before
 	// JSON decoding.
-	ResponseNs []int64 `json:"response_ns,omitempty"`
+	ResponseNs Stamps `json:"response_ns,omitzero"`
 	// FirstOutputNs is the first response with non-reasoning content (0: none).
 	FirstOutputNs int64 `json:"first_output_ns,omitempty"`
 

@@ -178,8 +178,8 @@ func OutputSequenceLength(r *Record) int {
 // LatencyNs is the request latency in ns: from send to the last response that
 // carried generated text, or to the end of the request when none did.
 func LatencyNs(r *Record) int64 {
-	if n := len(r.ResponseNs); n > 0 {
-		return r.ResponseNs[n-1] - r.SentNs
+	if r.ResponseNs.Len() > 0 {
+		return r.ResponseNs.Last() - r.SentNs
 	}
 	return r.EndNs - r.SentNs
 }
@@ -193,13 +193,13 @@ func visit(r *Record, streaming bool, emit func(id int, v float64)) {
 	resp := r.ResponseNs
 	latency := LatencyNs(r)
 	osl := OutputSequenceLength(r)
-	streamed := streaming && len(resp) > 0
+	streamed := streaming && resp.Len() > 0
 	var ttft int64
 	if streamed {
-		ttft = resp[0] - r.SentNs
+		ttft = resp.First() - r.SentNs
 		emit(idTTFT, ms(ttft))
-		if len(resp) >= 2 {
-			emit(idTTST, ms(resp[1]-resp[0]))
+		if second, ok := resp.Second(); ok {
+			emit(idTTST, ms(second-resp.First()))
 		}
 		if r.FirstOutputNs != 0 {
 			emit(idTTFO, ms(r.FirstOutputNs-r.SentNs))
@@ -213,8 +213,12 @@ func visit(r *Record, streaming bool, emit func(id int, v float64)) {
 		emit(idITL, itlNs/1e6)
 	}
 	if streamed {
-		for i := 1; i < len(resp); i++ {
-			emit(idICL, ms(resp[i]-resp[i-1]))
+		prev, first := int64(0), true
+		for t := range resp.All() {
+			if !first {
+				emit(idICL, ms(t-prev))
+			}
+			prev, first = t, false
 		}
 	}
 	if hasITL && itlNs > 0 {

@@ -16,7 +16,7 @@ func reasoningStream() Record {
 	return Record{
 		ScheduledNs:     msNs / 2,
 		SentNs:          1 * msNs,
-		ResponseNs:      []int64{41 * msNs, 45 * msNs, 49 * msNs, 53 * msNs},
+		ResponseNs:      StampsOf(41*msNs, 45*msNs, 49*msNs, 53*msNs),
 		FirstOutputNs:   45 * msNs,
 		EndNs:           54 * msNs,
 		InputTokens:     100,
@@ -84,7 +84,7 @@ func TestRecordMetricsUsage(t *testing.T) {
 
 func TestRecordMetricsNotStreaming(t *testing.T) {
 	r := reasoningStream()
-	r.ResponseNs = []int64{53 * msNs}
+	r.ResponseNs = StampsOf(53 * msNs)
 	r.FirstOutputNs = 53 * msNs
 	got, lists, _ := values(RecordMetrics(r, false))
 	assert.Equal(t, map[string]float64{
@@ -102,7 +102,7 @@ func TestRecordMetricsApplicability(t *testing.T) {
 	}{
 		{
 			name:   "one chunk: no TTST, ICL; ITL from OSL",
-			edit:   func(r *Record) { r.ResponseNs = r.ResponseNs[:1]; r.FirstOutputNs = 0 },
+			edit:   func(r *Record) { r.ResponseNs = StampsOf(r.ResponseNs.First()); r.FirstOutputNs = 0 },
 			absent: []string{TagTTST, TagICL, TagTTFO, TagPerUserThroughput},
 			check:  map[string]float64{TagTTFT: 40, TagRequestLatency: 40, TagITL: 0},
 		},
@@ -114,7 +114,7 @@ func TestRecordMetricsApplicability(t *testing.T) {
 		},
 		{
 			name:   "no content at all: latency runs to the end",
-			edit:   func(r *Record) { r.ResponseNs, r.FirstOutputNs, r.OutputTokens, r.ReasoningTokens = nil, 0, 0, 0 },
+			edit:   func(r *Record) { r.ResponseNs, r.FirstOutputNs, r.OutputTokens, r.ReasoningTokens = Stamps{}, 0, 0, 0 },
 			absent: []string{TagTTFT, TagTTST, TagTTFO, TagITL, TagICL, TagPerUserThroughput},
 			check:  map[string]float64{TagRequestLatency: 53, TagOSL: 0},
 		},
@@ -158,12 +158,12 @@ func TestRecordMetricsFailedAndCancelled(t *testing.T) {
 // summaryRecords: three successes, one failure and one cancelled request.
 func summaryRecords() []Record {
 	return []Record{
-		{SentNs: 0, ResponseNs: []int64{10 * msNs, 12 * msNs, 14 * msNs}, EndNs: 15 * msNs, InputTokens: 10, OutputTokens: 3},
-		{SentNs: 5 * msNs, ResponseNs: []int64{25 * msNs, 30 * msNs}, EndNs: 31 * msNs, InputTokens: 20, OutputTokens: 2},
-		{SentNs: 10 * msNs, ResponseNs: []int64{40 * msNs}, EndNs: 41 * msNs, InputTokens: 30, OutputTokens: 1},
+		{SentNs: 0, ResponseNs: StampsOf(10*msNs, 12*msNs, 14*msNs), EndNs: 15 * msNs, InputTokens: 10, OutputTokens: 3},
+		{SentNs: 5 * msNs, ResponseNs: StampsOf(25*msNs, 30*msNs), EndNs: 31 * msNs, InputTokens: 20, OutputTokens: 2},
+		{SentNs: 10 * msNs, ResponseNs: StampsOf(40 * msNs), EndNs: 41 * msNs, InputTokens: 30, OutputTokens: 1},
 		{SentNs: 12 * msNs, EndNs: 100 * msNs, InputTokens: 40, Status: 500,
 			Error: &Error{Code: 500, Type: "HTTPError", Message: "Internal Server Error"}},
-		{SentNs: 1 * msNs, ResponseNs: []int64{500 * msNs, 900 * msNs}, EndNs: 900 * msNs, InputTokens: 1000,
+		{SentNs: 1 * msNs, ResponseNs: StampsOf(500*msNs, 900*msNs), EndNs: 900 * msNs, InputTokens: 1000,
 			OutputTokens: 50, Cancelled: true},
 	}
 }

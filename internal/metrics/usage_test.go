@@ -44,7 +44,7 @@ func TestCheckUsage(t *testing.T) {
 
 func TestUntrustedUsageFallsBackToClientCounts(t *testing.T) {
 	ok := func(out int, u *Usage) Record {
-		return Record{SentNs: 0, EndNs: 10 * msNs, ResponseNs: []int64{5 * msNs, 10 * msNs}, InputTokens: 100, OutputTokens: out, Usage: u}
+		return Record{SentNs: 0, EndNs: 10 * msNs, ResponseNs: StampsOf(5*msNs, 10*msNs), InputTokens: 100, OutputTokens: out, Usage: u}
 	}
 	recs := []Record{
 		ok(10, &Usage{PromptTokens: 100, CompletionTokens: 10}),                                                  // trusted, no discrepancy
@@ -68,9 +68,9 @@ func TestUntrustedUsageFallsBackToClientCounts(t *testing.T) {
 
 func TestMalformedChunksSummed(t *testing.T) {
 	recs := []Record{
-		{EndNs: 5, ResponseNs: []int64{5}, MalformedChunks: 2},
+		{EndNs: 5, ResponseNs: StampsOf(5), MalformedChunks: 2},
 		{EndNs: 5, Error: &Error{Type: "InvalidResponse"}, MalformedChunks: 3},
-		{EndNs: 5, ResponseNs: []int64{5}},
+		{EndNs: 5, ResponseNs: StampsOf(5)},
 	}
 	m, ok := Summarize(recs, true).Get(TagMalformedChunkCount)
 	require.True(t, ok)

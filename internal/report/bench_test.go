@@ -19,7 +19,7 @@ func BenchmarkWriteJSONL100k(b *testing.B) {
 			chunks[j] = int64(i)*msNs + int64(40+4*j)*msNs
 		}
 		run.Records[i] = streamed(i, int64(i), 256, chunks...)
-		run.Records[i].ResponseNs = chunks
+		run.Records[i].ResponseNs = metrics.StampsOf(chunks...)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -39,7 +39,7 @@ func streamed(index int, sentMs int64, isl int, chunkMs ...int64) metrics.Record
 		RequestID: "req-" + string(rune('a'+index)), Model: "mock-model", Streaming: true,
 		Session: index, CorrelationID: "sess-" + string(rune('a'+index)), Conversation: "conv-" + string(rune('0'+index%3)),
 		ScheduledNs: sent - msNs/4, SentNs: sent, EndNs: resp[len(resp)-1] + msNs/2,
-		WallStartNs: wallNs + sent, ResponseNs: resp, FirstOutputNs: resp[0],
+		WallStartNs: wallNs + sent, ResponseNs: metrics.StampsOf(resp...), FirstOutputNs: resp[0],
 		InputTokens: isl, OutputTokens: len(chunkMs), RequestedOutputTokens: len(chunkMs),
 		Usage:  &metrics.Usage{PromptTokens: isl + 1, CompletionTokens: len(chunkMs), TotalTokens: isl + 1 + len(chunkMs)},
 		Status: 200,
@@ -63,7 +63,7 @@ func fixtureRun(t *testing.T) *result.Run {
 	okD.Retried = true
 	fail := func(index int, sentMs, endMs int64, e metrics.Error) metrics.Record {
 		r := streamed(index, sentMs, 255, endMs)
-		r.ResponseNs, r.FirstOutputNs, r.OutputTokens, r.Usage = nil, 0, 0, nil
+		r.ResponseNs, r.FirstOutputNs, r.OutputTokens, r.Usage = metrics.Stamps{}, 0, 0, nil
 		r.Status, r.Error = e.Code, &e
 		return r
 	}
@@ -130,9 +130,9 @@ func fixtureRun(t *testing.T) *result.Run {
 func minimalRun() *result.Run {
 	recs := []metrics.Record{
 		{Index: 0, Phase: plan.KindProfiling, PhaseKind: plan.KindProfiling, RequestID: "r0", SentNs: 0,
-			ResponseNs: []int64{250 * msNs}, EndNs: 250 * msNs, WallStartNs: wallNs, InputTokens: 1000, OutputTokens: 128},
+			ResponseNs: metrics.StampsOf(250 * msNs), EndNs: 250 * msNs, WallStartNs: wallNs, InputTokens: 1000, OutputTokens: 128},
 		{Index: 1, Phase: plan.KindProfiling, PhaseKind: plan.KindProfiling, RequestID: "r1", SentNs: 10 * msNs,
-			ResponseNs: []int64{1510 * msNs}, EndNs: 1510 * msNs, WallStartNs: wallNs + 10*msNs, InputTokens: 1000, OutputTokens: 130},
+			ResponseNs: metrics.StampsOf(1510 * msNs), EndNs: 1510 * msNs, WallStartNs: wallNs + 10*msNs, InputTokens: 1000, OutputTokens: 130},
 	}
 	cfg := plan.NewProfile()
 	return &result.Run{

@@ -121,8 +121,8 @@ func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.
 	if r.Usage != nil {
 		md.UsageUntrusted = r.Usage.Untrusted
 	}
-	if streaming && len(r.ResponseNs) > 0 {
-		ack := wall(r.ResponseNs[0])
+	if streaming && r.ResponseNs.Len() > 0 {
+		ack := wall(r.ResponseNs.First())
 		md.RequestAckNs = &ack
 	}
 	errDetails := r.Error

@@ -24,12 +24,12 @@ func (p *printer) turns(run *result.Run) {
 	multi := false
 	for i := range run.Records {
 		r := &run.Records[i]
-		if r.PhaseKind != plan.KindProfiling || !r.OK() || len(r.ResponseNs) == 0 {
+		if r.PhaseKind != plan.KindProfiling || !r.OK() || r.ResponseNs.Len() == 0 {
 			continue
 		}
 		multi = multi || r.Turn > 0
 		t := min(r.Turn, maxTurnRows-1)
-		byTurn[t] = append(byTurn[t], float64(r.ResponseNs[0]-r.SentNs)/1e6)
+		byTurn[t] = append(byTurn[t], float64(r.ResponseNs.First()-r.SentNs)/1e6)
 	}
 	if !multi {
 		return

@@ -217,7 +217,7 @@ func aiperfConcurrency(url string, c int, dur time.Duration) (reqs, chunks float
 	n := 0
 	for _, rec := range r.Records {
 		if rec.OK() && rec.PhaseKind == plan.KindProfiling {
-			n += len(rec.ResponseNs)
+			n += rec.ResponseNs.Len()
 		}
 	}
 	return m.Value, float64(n) / d.Value, nil
