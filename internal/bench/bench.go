@@ -61,6 +61,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		return c.fail(err)
 	}
 	defer c.ds.Close()
+	defer c.counts.close()
 	if err := preflight(ctx, c.p.Origins()); err != nil {
 		return c.fail(err)
 	}
@@ -148,7 +149,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	c.tok, c.counts = tok, newOutputCounts(tok)
+	c.tok = tok
 	o := datasetOptions(c.p)
 	if c.p.InputFile != "" && c.p.PublicDataset == "" && !c.p.FixedSchedule && !c.p.NoFixedSchedule && c.p.RequestRate == nil {
 		det, err := dataset.Detect(c.p.InputFile, c.p.CustomDatasetType)
@@ -177,6 +178,7 @@ func (c *cell) prepare(ctx context.Context) error {
 			}
 		}
 	}
+	c.counts = newOutputCounts(tok) // the last: its counter runs until Run closes it
 	return nil
 }
 

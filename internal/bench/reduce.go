@@ -53,16 +53,22 @@ func (c *cell) independentPrompts() bool {
 		p.PromptPrefixPoolSize == 0
 }
 
-// byKind splits records into profiling and warmup ones.
+// byKind orders records profiling first, then warmup, each kind in its
+// own order, and returns the two parts. It works in place: only the warmup
+// records are copied aside, so a million profiling records are not copied.
 func byKind(records []metrics.Record) (prof, warm []metrics.Record) {
-	for _, r := range records {
-		if r.PhaseKind == plan.KindProfiling {
-			prof = append(prof, r)
+	var aside []metrics.Record
+	j := 0
+	for i := range records {
+		if records[i].PhaseKind == plan.KindProfiling {
+			records[j] = records[i]
+			j++
 		} else {
-			warm = append(warm, r)
+			aside = append(aside, records[i])
 		}
 	}
-	return prof, warm
+	copy(records[j:], aside)
+	return records[:j], records[j:]
 }
 
 // finish sets the run's final status from how the phases ended.

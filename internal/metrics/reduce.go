@@ -213,13 +213,7 @@ func visit(r *Record, streaming bool, emit func(id int, v float64)) {
 		emit(idITL, itlNs/1e6)
 	}
 	if streamed {
-		prev, first := int64(0), true
-		for t := range resp.All() {
-			if !first {
-				emit(idICL, ms(t-prev))
-			}
-			prev, first = t, false
-		}
+		eachGap(resp, func(v float64) { emit(idICL, v) })
 	}
 	if hasITL && itlNs > 0 {
 		emit(idPerUser, 1e9/itlNs)
@@ -241,6 +235,18 @@ func visit(r *Record, streaming bool, emit func(id int, v float64)) {
 		}
 	}
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+}
+
+// eachGap yields the gaps between consecutive stamps, in ms: the
+// inter-chunk latencies.
+func eachGap(resp Stamps, yield func(float64)) {
+	prev, first := int64(0), true
+	for t := range resp.All() {
+		if !first {
+			yield(ms(t - prev))
+		}
+		prev, first = t, false
+	}
 }
 
 // ms converts a nanosecond interval to milliseconds.
@@ -277,7 +283,12 @@ func Summarize(records []Record, streaming bool) Summary {
 			ok++
 		}
 	}
+	hasICL := false
 	emit := func(id int, v float64) {
+		if id == idICL { // too many to hold: computed in two passes below
+			hasICL = true
+			return
+		}
 		if vals[id] == nil {
 			vals[id] = make([]float64, 0, ok)
 		}
@@ -317,6 +328,16 @@ func Summarize(records []Record, streaming bool) Summary {
 
 	var s Summary
 	stats := computeAll(&vals)
+	if hasICL {
+		st := computeStream(func(yield func(float64)) {
+			for i := range records {
+				if r := &records[i]; r.OK() && r.ResponseNs.Len() > 0 {
+					eachGap(r.ResponseNs, yield)
+				}
+			}
+		})
+		stats[idICL] = &st
+	}
 	for id, st := range stats {
 		if st != nil {
 			d := recordDefs[id]

@@ -53,17 +53,21 @@ func computeSorted(sorted []float64) Stats {
 // percentile is numpy.percentile(sorted, p) with the default "linear" method,
 // computed in the same floating-point order as numpy so results match it.
 func percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
+	return percentileOf(len(sorted), p, func(i int) float64 { return sorted[i] })
+}
+
+// percentileOf is percentile over n sorted values read by their rank.
+func percentileOf(n int, p float64, at func(rank int) float64) float64 {
 	q := p / 100
 	idx := float64(n-1) * q // numpy's virtual index for the linear method
 	if idx >= float64(n-1) {
-		return sorted[n-1]
+		return at(n - 1)
 	}
 	if idx <= 0 {
-		return sorted[0]
+		return at(0)
 	}
 	lo := math.Floor(idx)
-	a, b := sorted[int(lo)], sorted[int(lo)+1]
+	a, b := at(int(lo)), at(int(lo)+1)
 	t := idx - lo
 	// numpy's _lerp: interpolate from the nearer end for accuracy.
 	diff := b - a

@@ -51,6 +51,7 @@ type jsonlMetadata struct {
 func WriteJSONL(w io.Writer, run *result.Run) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	l := newLine()
+	var b []byte
 	streaming := run.Config.Streaming
 	for i := range run.Records {
 		r := &run.Records[i]
@@ -58,34 +59,46 @@ func WriteJSONL(w io.Writer, run *result.Run) error {
 			continue
 		}
 		md, errDetails := recordMetadata(r, streaming)
-		l.reset()
-		l.raw(`{"metadata":`)
-		l.value(md)
-		l.raw(`,"metrics":{`)
+		b = append(b[:0], `{"metadata":`...)
+		b = appendMetadata(b, &md)
+		b = append(b, `,"metrics":{`...)
 		// Metric tags and units are plain ASCII identifiers: no escaping needed.
 		for j, v := range metrics.RecordMetrics(*r, streaming) {
 			if j > 0 {
-				l.raw(",")
+				b = append(b, ',')
 			}
-			l.raw(`"`)
-			l.raw(v.Tag)
-			l.raw(`":{"value":`)
+			b = append(b, '"')
+			b = append(b, v.Tag...)
+			b = append(b, `":{"value":`...)
 			if v.List != nil {
-				l.value(v.List)
+				b = append(b, '[')
+				for k, x := range v.List {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					b = appendFloat(b, x)
+				}
+				b = append(b, ']')
 			} else {
-				l.value(v.V)
+				b = appendFloat(b, v.V)
 			}
-			l.raw(`,"unit":"`)
-			l.raw(v.Unit)
-			l.raw(`"}`)
+			b = append(b, `,"unit":"`...)
+			b = append(b, v.Unit...)
+			b = append(b, `"}`...)
 		}
-		l.raw(`},"error":`)
-		l.value(errDetails)
-		l.raw("}\n")
-		if l.err != nil {
-			return fmt.Errorf("write jsonl export: request %d: %w", r.Index, l.err)
+		b = append(b, `},"error":`...)
+		if errDetails == nil {
+			b = append(b, "null"...)
+		} else {
+			l.reset()
+			l.value(errDetails)
+			if l.err != nil {
+				return fmt.Errorf("write jsonl export: request %d: %w", r.Index, l.err)
+			}
+			b = append(b, l.buf.Bytes()...)
 		}
-		if _, err := bw.Write(l.buf.Bytes()); err != nil {
+		b = append(b, "}\n"...)
+		if _, err := bw.Write(b); err != nil {
 			return fmt.Errorf("write jsonl export: %w", err)
 		}
 	}
