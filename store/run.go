@@ -250,14 +250,9 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 	if len(records) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `
-		INSERT INTO records (run_id, idx, phase, phase_kind, url_idx, scheduled_ns, sent_ns, ttft_ns, latency_ns, end_ns,
-			wall_start_ns, isl, osl, reasoning_tokens, status, error_type, retried, cancelled)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+	rows := newBatch(tx, `INSERT INTO records (run_id, idx, phase, phase_kind, url_idx, scheduled_ns, sent_ns, ttft_ns,
+		latency_ns, end_ns, wall_start_ns, isl, osl, reasoning_tokens, status, error_type, retried, cancelled) VALUES `, 18)
+	defer rows.close()
 	for i := range records {
 		rec := &records[i]
 		var ttft, latency sql.NullInt64
@@ -269,13 +264,13 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 		if rec.Error != nil {
 			errType = sql.NullString{String: rec.Error.Type, Valid: true}
 		}
-		if _, err := stmt.ExecContext(ctx, runID, rec.Index, rec.Phase, rec.PhaseKind, rec.URL,
+		if err := rows.add(ctx, runID, rec.Index, rec.Phase, rec.PhaseKind, rec.URL,
 			rec.ScheduledNs, rec.SentNs, ttft, latency, rec.EndNs, rec.WallStartNs,
 			rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens, rec.Status, errType, rec.Retried, rec.Cancelled); err != nil {
 			return fmt.Errorf("record %d: %w", rec.Index, err)
 		}
 	}
-	return nil
+	return rows.flush(ctx)
 }
 
 // DeleteRuns deletes the given runs with everything they own, in one
