@@ -5,8 +5,14 @@
 // It serves /v1/chat/completions and /v1/completions, streaming (SSE, one
 // token per chunk, like vLLM) and not, with a configurable time to first
 // token and inter-token latency scheduled against absolute targets from the
-// moment the request starts generating, so timer lateness does not
-// accumulate. Every emitted
+// request's arrival (token k at arrival + TTFT + k×ITL; from the moment it
+// got a generation slot if it waited for one), so lateness does not
+// accumulate. The process's timing thread releases tokens when due: a
+// min-heap of deadlines served by one goroutine locked to an OS thread with
+// a timer slack of 1 ns, sleeping in futex waits with absolute deadlines
+// and spinning the last microseconds within a CPU budget (Go's own timers
+// fire up to a millisecond late on Linux). Under --fast it is never
+// started. Every emitted
 // piece is a common English word with a leading space that is exactly one
 // token under o200k_base, so the client's tokenizer count of the output equals
 // the number of chunks; token k is always the same word, so a reply is a

@@ -23,11 +23,13 @@ type flight struct {
 
 // admit waits for a generation slot (arrival order under --max-num-seqs),
 // then looks the prompt up in the prefix cache, reserves its KV-cache
-// blocks and returns the flight, its tokens paced from now with the
-// prefill time of the uncached tokens added to the first. If ctx ends
-// first it returns nil, holding nothing, and marks x as a client gone.
+// blocks and returns the flight, its tokens paced from its arrival (from
+// now if it had to wait for the slot) with the prefill time of the
+// uncached tokens added to the first. If ctx ends first it returns nil,
+// holding nothing, and marks x as a client gone.
 func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival time.Time) *flight {
-	if !s.sched.acquire(ctx) {
+	ok, waited := s.sched.acquire(ctx)
+	if !ok {
 		x.status = statusClientGone
 		return nil
 	}
@@ -36,7 +38,11 @@ func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival 
 	bs := int64(s.blockSize)
 	f.held = (int64(g.usage.PromptTokens+g.tokens) + bs - 1) / bs * bs
 	s.kvHeld.Add(f.held)
-	f.pacer = pacer{start: f.admitted, ttft: s.ttft + s.prefill(g), itl: s.itl}
+	origin := arrival
+	if waited {
+		origin = f.admitted
+	}
+	f.pacer = pacer{start: origin, ttft: s.ttft + s.prefill(g), itl: s.itl}
 	return f
 }
 

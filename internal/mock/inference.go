@@ -412,25 +412,3 @@ func (c *chunker) usage(g *generation) []byte {
 	c.buf = append(b, "}\n\n"...)
 	return c.buf
 }
-
-// pacer schedules output tokens against absolute targets from the moment
-// the request got its generation slot, so timer lateness never
-// accumulates: token k is due at start + ttft + k×itl, and a non-streaming
-// reply with n tokens at start + ttft + n×itl. Server.admit adds the
-// request's prefill time to ttft.
-type pacer struct {
-	start     time.Time
-	ttft, itl time.Duration
-}
-
-// wait blocks until token k is due; it reports false if ctx ends first.
-func (p *pacer) wait(ctx context.Context, k int) bool {
-	if p.ttft == 0 && p.itl == 0 {
-		return true
-	}
-	d := time.Until(p.start.Add(p.ttft + time.Duration(k)*p.itl))
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	return sleep(ctx, d)
-}

@@ -254,10 +254,12 @@ func TestMaxNumSeqsQueues(t *testing.T) {
 
 func TestSchedulerCancelWhileWaiting(t *testing.T) {
 	q := &scheduler{limit: 1}
-	require.True(t, q.acquire(context.Background()))
+	ok, waited := q.acquire(context.Background())
+	require.True(t, ok)
+	assert.False(t, waited, "a free slot is taken at once")
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan bool)
-	go func() { got <- q.acquire(ctx) }()
+	go func() { ok, _ := q.acquire(ctx); got <- ok }()
 	require.Eventually(t, func() bool { _, w := q.counts(); return w == 1 }, 5*time.Second, time.Millisecond)
 	cancel()
 	assert.False(t, <-got)
@@ -267,7 +269,9 @@ func TestSchedulerCancelWhileWaiting(t *testing.T) {
 	q.release()
 	running, _ = q.counts()
 	assert.Zero(t, running)
-	assert.True(t, q.acquire(context.Background()), "the slot is free again")
+	ok, waited = q.acquire(context.Background())
+	assert.True(t, ok, "the slot is free again")
+	assert.False(t, waited)
 }
 
 func TestGPUMetrics(t *testing.T) {

@@ -25,31 +25,32 @@ type waiter struct {
 }
 
 // acquire takes a generation slot, waiting its turn when all are busy. It
-// reports false, holding nothing, if ctx ends first.
-func (q *scheduler) acquire(ctx context.Context) bool {
+// reports false, holding nothing, if ctx ends first, and whether it had to
+// wait.
+func (q *scheduler) acquire(ctx context.Context) (ok, waited bool) {
 	q.mu.Lock()
 	if q.limit == 0 || q.running < q.limit && len(q.queue) == 0 {
 		q.running++
 		q.mu.Unlock()
-		return true
+		return true, false
 	}
 	w := &waiter{ready: make(chan struct{})}
 	q.queue = append(q.queue, w)
 	q.mu.Unlock()
 	select {
 	case <-w.ready:
-		return true
+		return true, true
 	case <-ctx.Done():
 	}
 	q.mu.Lock()
 	if w.admitted { // the slot came as ctx ended: pass it on
 		q.mu.Unlock()
 		q.release()
-		return false
+		return false, true
 	}
 	q.queue = slices.DeleteFunc(q.queue, func(o *waiter) bool { return o == w })
 	q.mu.Unlock()
-	return false
+	return false, true
 }
 
 // release gives a slot back, to the longest waiting request if any.

@@ -86,6 +86,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.ttft, s.itl, s.prefillPerToken = cfg.latencies()
+	if s.paced() {
+		sharedClock() // started now rather than on the first request
+	}
 	s.ctl.maxEvents = maxEvents
 	s.handler = s.routes()
 	if cfg.AccessLogs {
