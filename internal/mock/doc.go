@@ -58,4 +58,14 @@
 // in an ordered event log readable at GET /mock/control, with counters
 // (cache hits and entries included), so tests can verify hook ordering and
 // that a reset really cleared the cache.
+//
+// The mock times itself: GET /mock/timing reports, for the streaming
+// replies since the server started or since POST /mock/timing/clear, each
+// reply's first token chunk flush after its arrival, the gaps between
+// consecutive token chunk flushes (its inter-token latency as written),
+// and each token chunk's lateness against its schedule at the flush and at
+// its release to the handler, as count, sum, mean, min, max and estimated
+// p50/p90/p99 in microseconds, with the configured latencies. The
+// histograms behind them have fixed log-spaced buckets (100 per decade from
+// 1 µs to 10 s) updated with atomics.
 package mock

@@ -323,13 +323,14 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 			x.status = statusClientGone
 			return
 		}
+		released := time.Now()
 		if k == 0 && g.ep.chat && !send(c.role()) {
 			return
 		}
 		if !send(c.token(g, k)) {
 			return
 		}
-		f.tokens(time.Now(), 1)
+		f.flushed(released, time.Now(), k)
 	}
 	if includeUsage && !send(c.usage(g)) {
 		return

@@ -37,6 +37,7 @@ type Server struct {
 	cache           *prefixCache
 	sched           *scheduler
 	metrics         *engineMetrics
+	timing          atomic.Pointer[timingStats]
 	kvHeld          atomic.Int64 // KV-cache tokens held by running requests
 	kvCapacity      int64        // KV-cache tokens
 	hostname        string
@@ -86,6 +87,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.ttft, s.itl, s.prefillPerToken = cfg.latencies()
+	s.clearTiming()
 	if s.paced() {
 		sharedClock() // started now rather than on the first request
 	}
@@ -116,6 +118,8 @@ func (s *Server) routes() http.Handler {
 	}
 	mux.HandleFunc("GET /mock/control", s.controlState)
 	mux.HandleFunc("POST /mock/control/clear", s.clearControl)
+	mux.HandleFunc("GET /mock/timing", s.timingState)
+	mux.HandleFunc("POST /mock/timing/clear", s.clearTimingRoute)
 	return mux
 }
 

@@ -1,0 +1,106 @@
+package mock
+
+import (
+	"net/http"
+	"time"
+)
+
+// timingStats is how well the mock kept its own schedule on streaming
+// replies since it started or was last cleared, in three lock-free
+// histograms updated as each token chunk is flushed.
+type timingStats struct {
+	since    time.Time
+	first    logHist // request arrival to the flush of its first token chunk
+	gap      logHist // between the flushes of consecutive token chunks of a reply
+	lateness logHist // a token chunk's flush minus the time it was due
+	release  logHist // the handler resuming to write a token chunk minus the time it was due
+}
+
+// Timing is what GET /mock/timing serves: the configured latencies, how
+// the mock paces tokens, and how its streaming replies actually went out
+// since it started or since POST /mock/timing/clear. Times are read just
+// after each token chunk is flushed to the connection, so they include
+// the write but not the network or the client.
+type Timing struct {
+	TTFTMS            float64 `json:"ttft_ms"`
+	ITLMS             float64 `json:"itl_ms"`
+	PrefillUSPerToken float64 `json:"prefill_us_per_token"`
+	// Clock is how tokens are paced: "thread" (the process's timing
+	// thread, timer slack 1 ns), "thread (timer slack not set: …)",
+	// "go-timer" (off Linux) or "none" (--fast, or every latency 0).
+	Clock string `json:"clock"`
+	// WindowS is the seconds the statistics cover.
+	WindowS float64 `json:"window_s"`
+	// FirstChunk is each reply's first token chunk flush, from the
+	// request's arrival: its time to first token as written.
+	FirstChunk histStats `json:"first_chunk"`
+	// Gap is the time between consecutive token chunk flushes of a reply:
+	// its inter-token latency as written.
+	Gap histStats `json:"gap"`
+	// Lateness is each token chunk's flush minus the time it was due
+	// (never negative, as no chunk goes out early; under --fast every
+	// token is due on arrival).
+	Lateness histStats `json:"lateness"`
+	// Release is the part of Lateness before the write: when the handler
+	// resumed to write the chunk, minus the time it was due (the clock's
+	// lateness plus the Go scheduler's). Lateness minus Release is the
+	// time the write and flush took.
+	Release histStats `json:"release"`
+}
+
+// Timing returns the timing statistics.
+func (s *Server) Timing() Timing {
+	st := s.timing.Load()
+	first, gap, late, rel := st.first.snapshot(), st.gap.snapshot(), st.lateness.snapshot(), st.release.snapshot()
+	t := Timing{
+		TTFTMS:            durationMS(s.ttft),
+		ITLMS:             durationMS(s.itl),
+		PrefillUSPerToken: float64(s.prefillPerToken) / float64(time.Microsecond),
+		Clock:             "none",
+		WindowS:           time.Since(st.since).Seconds(),
+		FirstChunk:        first.stats(),
+		Gap:               gap.stats(),
+		Lateness:          late.stats(),
+		Release:           rel.stats(),
+	}
+	if s.paced() {
+		t.Clock = sharedClock().mode
+	}
+	return t
+}
+
+func durationMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// clearTiming starts the timing statistics afresh. Flushes in flight as it
+// happens may land in the old statistics and be lost.
+func (s *Server) clearTiming() {
+	s.timing.Store(&timingStats{since: time.Now()})
+}
+
+// timingState answers GET /mock/timing.
+func (s *Server) timingState(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Timing())
+}
+
+// clearTimingRoute answers POST /mock/timing/clear.
+func (s *Server) clearTimingRoute(w http.ResponseWriter, _ *http.Request) {
+	s.clearTiming()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// flushed records that token k of f's streaming reply, released at
+// released, was flushed at now: its lateness against the schedule at both
+// times, and the time since arrival (the first) or since the previous
+// token's flush (the others); then counts the token.
+func (f *flight) flushed(released, now time.Time, k int) {
+	st := f.s.timing.Load()
+	due := f.pacer.due(k)
+	st.release.observe(int64(released.Sub(due)))
+	st.lateness.observe(int64(now.Sub(due)))
+	if f.sent == 0 {
+		st.first.observe(int64(now.Sub(f.arrival)))
+	} else {
+		st.gap.observe(int64(now.Sub(f.last)))
+	}
+	f.tokens(now, 1)
+}
