@@ -11,10 +11,11 @@ import (
 // exactly: each(yield) must yield the same values every time it is called.
 // It reads them twice. The first pass counts them into 2^20 buckets by
 // the leading bits of their order-preserving bit pattern (256 per
-// octave); the second keeps only the values of the buckets that hold the
-// ranks the percentiles need, and sorts those. Memory is the bucket counts
-// plus those buckets' values, not the values; the order statistics, and so
-// the percentiles, are those of the sorted values.
+// octave); the second counts, in only the buckets that hold the ranks the
+// percentiles need, how often each distinct value occurs. Memory is the
+// bucket counts plus those buckets' distinct values, not the values; the
+// order statistics, and so the percentiles, are those of the sorted
+// values.
 func computeStream(each func(yield func(float64))) Stats {
 	counts := make([]uint32, 1<<streamBits)
 	var (
@@ -55,24 +56,45 @@ func computeStream(each func(yield func(float64))) Stats {
 	}
 	mean := sum / float64(n)
 	var sq float64
-	kept := make([][]float64, len(first))
+	// Each kept bucket's distinct values and how often each occurs: values
+	// that pile up (a server that sends chunks in bursts, a coarse clock)
+	// cost one entry, not one per occurrence.
+	kept := make([]map[float64]int, len(first))
+	for i := range kept {
+		kept[i] = map[float64]int{}
+	}
 	each(func(v float64) {
 		d := v - mean
 		sq += d * d
 		if i := slot[streamBucket(v)]; i > 0 {
-			kept[i-1] = append(kept[i-1], v)
+			kept[i-1][v]++
 		}
 	})
+	type run struct {
+		v     float64
+		until int // rank past the last occurrence of v
+	}
+	runs := make([][]run, len(kept))
+	for i, m := range kept {
+		seen := first[i]
+		for _, v := range slices.Sorted(maps.Keys(m)) {
+			seen += m[v]
+			runs[i] = append(runs[i], run{v, seen})
+		}
+	}
 	order := func(rank int) float64 {
 		for i, f := range first {
-			if rank >= f && rank < f+len(kept[i]) {
-				return kept[i][rank-f]
+			if rs := runs[i]; rank >= f && len(rs) > 0 && rank < rs[len(rs)-1].until {
+				j, _ := slices.BinarySearchFunc(rs, rank, func(r run, rank int) int {
+					if r.until <= rank {
+						return -1
+					}
+					return 1
+				})
+				return rs[j].v
 			}
 		}
 		return math.NaN() // cannot happen: every needed rank's bucket was kept
-	}
-	for _, vs := range kept {
-		slices.Sort(vs)
 	}
 	at := func(p float64) float64 { return percentileOf(n, p, order) }
 	return Stats{
