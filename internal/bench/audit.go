@@ -189,16 +189,13 @@ func judgeHealth(a *result.Audit, h selfcheck.Report, sum metrics.Summary, strea
 			typical, what = m.Stats.P50, m.Header
 		}
 	}
-	limit := float64(schedFloor) / 1e6
+	limit, of := float64(schedFloor)/1e6, ""
 	if what != "" {
 		limit = max(limit, schedShare*typical)
+		of = fmt.Sprintf(" (the %s p50 is %.3f ms)", what, typical)
 	}
 	if h.SchedP99 > limit {
 		a.ClientBound = true
-		of := ""
-		if what != "" {
-			of = fmt.Sprintf(" (%.0f%% of the %s p50, %.2f ms)", 100*h.SchedP99/typical, what, typical)
-		}
 		a.Warnings = append(a.Warnings, fmt.Sprintf(
 			"the client's goroutines waited up to %.1f ms (p99) to run%s: its timestamps carry that delay; "+
 				"the client process or its host was short of CPU", h.SchedP99, of))

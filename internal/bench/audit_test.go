@@ -134,7 +134,13 @@ func TestJudgeHealth(t *testing.T) {
 	a = result.Audit{}
 	judgeHealth(&a, starved, sum, true)
 	assert.True(t, a.ClientBound)
-	assert.Contains(t, strings.Join(a.Warnings, "\n"), "waited up to 15.0 ms (p99) to run (375% of the Inter Token Latency p50, 4.00 ms)")
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "waited up to 15.0 ms (p99) to run (the Inter Token Latency p50 is 4.000 ms)")
+
+	tiny := metrics.Summary{Metrics: []metrics.Metric{{Tag: metrics.TagITL, Header: "Inter Token Latency", Stats: &metrics.Stats{P50: 0.004}}}}
+	a = result.Audit{}
+	judgeHealth(&a, starved, tiny, true)
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "waited up to 15.0 ms (p99) to run (the Inter Token Latency p50 is 0.004 ms)",
+		"an ITL of 4 µs: the 2 ms floor decides")
 
 	a = result.Audit{}
 	judgeHealth(&a, starved, sum, false)
