@@ -57,6 +57,8 @@ func main() {
 	flag.StringVar(&mockFlags, "mock-flags", mockFlags, "flags of the mock server (e.g. \"--ttft 20 --itl 2\" for a server whose latency, not its CPU, bounds the load)")
 	flag.StringVar(&aiperfBin, "aiperf", aiperfBin, "aiperf binary (trial start-up)")
 	flag.IntVar(&startups, "startup", startups, "trials of the start-up measurement (0: none)")
+	flag.Func("truth", "comma-separated concurrency levels of the client's added error against the mock's own timing (default 1,16,64,256,512; empty: none)",
+		func(v string) error { return parseList(v, &truthLevels) })
 	flag.Func("scrape", "comma-separated concurrency levels of the scraping comparison (default 1,64; empty: none)",
 		func(v string) error { return parseList(v, &scrapeLevels) })
 	flag.Parse()
@@ -166,12 +168,18 @@ func run(mockBin, url string, dur time.Duration) error {
 	if err := scrapeCost(url, dur); err != nil {
 		return err
 	}
-	return startup(url)
+	if err := startup(url); err != nil {
+		return err
+	}
+	return addedError(mockBin, dur)
 }
 
 // startMock runs the mock server on a free port and returns its URL.
-func startMock(bin string) (string, func(), error) {
-	cmd := exec.Command(bin, append(strings.Fields(mockFlags), "--port", "0")...)
+func startMock(bin string) (string, func(), error) { return startMockWith(bin, mockFlags) }
+
+// startMockWith starts the mock with flags on a free port.
+func startMockWith(bin, flags string) (string, func(), error) {
+	cmd := exec.Command(bin, append(strings.Fields(flags), "--port", "0")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
