@@ -140,6 +140,9 @@ type jsonlLine struct {
 		SessionNum     int    `json:"session_num"`
 		XCorrelationID string `json:"x_correlation_id"`
 	} `json:"metadata"`
+	Metrics map[string]struct {
+		Value any `json:"value"`
+	} `json:"metrics"`
 	Error any `json:"error"`
 }
 
@@ -286,6 +289,8 @@ func TestSyntheticSessions(t *testing.T) {
 	for _, l := range lines {
 		turnsOf[l.Metadata.XCorrelationID] = append(turnsOf[l.Metadata.XCorrelationID], l.Metadata.TurnIndex)
 		assert.NotEmpty(t, l.Metadata.ConversationID)
+		assert.Equal(t, l.Metrics["usage_prompt_tokens"].Value, l.Metrics["input_sequence_length"].Value,
+			"turn %d: the client's ISL counts the re-sent history, replies included, as the server does", l.Metadata.TurnIndex)
 	}
 	assert.Len(t, turnsOf, 20, "x_correlation_id names the session in the export")
 }

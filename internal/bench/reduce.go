@@ -18,6 +18,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run, records := c.run, c.records
 	run.EndTime = time.Now()
 	uncounted := c.counts.fill(ctx, records)
+	metrics.AddHistoryTokens(records) // the replies a turn re-sent, now counted
 	for i := range records {
 		records[i].WallStartNs = c.clock.Wall(records[i].SentNs)
 		metrics.CheckUsage(&records[i])
