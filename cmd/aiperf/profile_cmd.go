@@ -122,6 +122,8 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		Version:      version,
 		ProfilerMark: spec.ProfilerMark,
 		InputsFile:   filepath.Join(dir, bench.InputsFile),
+		JSONLFile:    filepath.Join(dir, report.JSONLFile),
+		Redact:       redact.Redact,
 	}
 	if c.UI != "none" {
 		opts.Progress = redact.Writer(g.Stderr)

@@ -14,7 +14,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -44,6 +43,11 @@ type Options struct {
 	// InputsFile, when set, is where the payloads of the dataset are
 	// written once the load sent anything (AIPerf's inputs.json).
 	InputsFile string
+	// JSONLFile, when set, is the profile_export.jsonl the run writes while
+	// it goes, to JSONLFile + ".partial" (result.Run.StreamedJSONL), each
+	// line's error message through Redact (nil: as is).
+	JSONLFile string
+	Redact    func(string) string
 }
 
 // ErrAllFailed marks a run in which no profiling request succeeded: every
@@ -61,7 +65,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 		return c.fail(err)
 	}
 	defer c.ds.Close()
-	defer c.counts.close()
+	defer c.fin.close()
 	if err := preflight(ctx, c.p.Origins()); err != nil {
 		return c.fail(err)
 	}
@@ -95,9 +99,8 @@ type cell struct {
 	ds     dataset.Dataset
 	phases []plan.Phase // the profile's, with a trace promoted to its fixed schedule
 
-	mu      sync.Mutex // guards records (appended by the engine's goroutines)
-	records []metrics.Record
-	counts  *outputCounts
+	records []metrics.Record // finished, once the load is over
+	fin     *finisher
 }
 
 func newCell(o Options) *cell {
@@ -178,7 +181,12 @@ func (c *cell) prepare(ctx context.Context) error {
 			}
 		}
 	}
-	c.counts = newOutputCounts(tok) // the last: its counter runs until Run closes it
+	var sink *jsonlSink
+	if c.o.JSONLFile != "" {
+		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
+	}
+	// The last: its goroutine runs until Run closes it.
+	c.fin = newFinisher(tok, c.clock, c.p.Streaming, sink, expectedRequests(c.phases))
 	return nil
 }
 

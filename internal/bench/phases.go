@@ -8,7 +8,6 @@ import (
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/load"
-	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/openai"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/selfcheck"
@@ -45,18 +44,13 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 		return out
 	}
 	defer src.Stop()
-	c.records = make([]metrics.Record, 0, expectedRequests(phases))
 	engine := &load.Engine{
-		Clock:   c.clock,
-		Source:  src,
-		Fixed:   fixedStarts(c.ds.Schedule()),
-		Precise: c.p.PrecisePacing,
-		Seed:    c.p.RandomSeed,
-		OnRecord: func(r metrics.Record) {
-			c.mu.Lock()
-			c.records = append(c.records, r)
-			c.mu.Unlock()
-		},
+		Clock:    c.clock,
+		Source:   src,
+		Fixed:    fixedStarts(c.ds.Schedule()),
+		Precise:  c.p.PrecisePacing,
+		Seed:     c.p.RandomSeed,
+		OnRecord: c.fin.push,
 	}
 	prof := c.bracket(engine, col)
 
@@ -67,7 +61,7 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 	stopProgress()
 	out.health, out.measured = prof.health()
 	out.warnings = prof.finish()
-	if c.o.InputsFile != "" && len(c.records) > 0 {
+	if c.o.InputsFile != "" && c.fin.fresh.Load() > 0 {
 		if err := writeInputs(ctx, c.o.InputsFile, src); err != nil {
 			out.warnings = append(out.warnings, err.Error()) // as AIPerf: the run goes on without it
 		}

@@ -15,15 +15,13 @@ import (
 // usage checks, summaries per phase kind, the error summary, the client's
 // audit and the reset check.
 func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
-	run, records := c.run, c.records
+	run := c.run
 	run.EndTime = time.Now()
-	uncounted := c.counts.fill(ctx, records)
-	metrics.AddHistoryTokens(records) // the replies a turn re-sent, now counted
-	for i := range records {
-		records[i].WallStartNs = c.clock.Wall(records[i].SentNs)
-		metrics.CheckUsage(&records[i])
+	records, uncounted, jsonl, err := c.fin.wait(ctx)
+	if err != nil { // the exports report the directory's trouble themselves
+		fmt.Fprintf(c.log, "warning: %s\n", err)
 	}
-	run.Records = records
+	c.records, run.Records, run.StreamedJSONL = records, records, jsonl
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming)
 	if len(warm) > 0 {

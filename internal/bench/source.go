@@ -31,7 +31,7 @@ type source struct {
 	ds      dataset.Dataset
 	sampler interface{ Next() int }
 	client  *openai.Client
-	counts  *outputCounts
+	fin     *finisher
 	urls    []string
 	extra   map[string]any
 	prefix  string // of request and session ids: unique per run
@@ -78,8 +78,8 @@ func (s *source) Stop() {
 }
 
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *openai.Client,
-	counts *outputCounts, count func(string) int) *source {
-	s := &source{p: p, now: now, ds: ds, sampler: sampler, client: client, counts: counts, urls: p.RequestURLs(),
+	fin *finisher, count func(string) int) *source {
+	s := &source{p: p, now: now, ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
 		extra: map[string]any{}, prefix: newID()[:8], system: memoCount(count)}
 	for _, e := range p.ExtraInputs {
 		m, _ := plan.ParseExtraInput(e) // validated already
@@ -215,7 +215,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks = resp.Retried, resp.MalformedChunks
 	text, reasoning := fillChunks(&rec, resp.Chunks)
-	src.counts.add(&rec, text, reasoning)
+	src.fin.text(rec.Index, text, reasoning)
 	if req.history {
 		s.remember(turn, text, reasoning, resp.Err == nil)
 	}
@@ -272,7 +272,7 @@ func (s *session) opening() ([]openai.Message, int) {
 	}
 	if s.c.Context != "" {
 		msgs = append(msgs, openai.Message{Role: "user", Content: s.c.Context})
-		n += s.src.counts.tok.Count(s.c.Context)
+		n += s.src.fin.tok.Count(s.c.Context)
 	}
 	return msgs, n
 }
@@ -334,7 +334,7 @@ func (c *cell) source(client *openai.Client) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := newSource(c.p, c.clock.Now, c.ds, sampler, client, c.counts, c.tok.Count)
+	src := newSource(c.p, c.clock.Now, c.ds, sampler, client, c.fin, c.tok.Count)
 	if c.p.InputFile != "" {
 		src.prefetch()
 	}

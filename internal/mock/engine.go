@@ -16,6 +16,7 @@ type flight struct {
 	arrival  time.Time // the request arrived
 	admitted time.Time // it got a generation slot (--max-num-seqs)
 	last     time.Time // its latest token went out
+	flush    time.Time // its latest token chunk's flush returned (streaming)
 	sent     int       // tokens sent
 	held     int64     // KV-cache tokens held while it runs
 	itl      itlCounts

@@ -91,7 +91,10 @@ func (s *Server) clearTimingRoute(w http.ResponseWriter, _ *http.Request) {
 // flushed records that token k of f's streaming reply, released at
 // released, was flushed at now: its lateness against the schedule at both
 // times, and the time since arrival (the first) or since the previous
-// token's flush (the others); then counts the token.
+// token's flush (the others); then counts the token as gone out when it
+// was released, before its write: the client may read it before the flush
+// returns, and the server's own TTFT (vLLM's histogram) must not exceed
+// what any client could see.
 func (f *flight) flushed(released, now time.Time, k int) {
 	st := f.s.timing.Load()
 	due := f.pacer.due(k)
@@ -100,7 +103,8 @@ func (f *flight) flushed(released, now time.Time, k int) {
 	if f.sent == 0 {
 		st.first.observe(int64(now.Sub(f.arrival)))
 	} else {
-		st.gap.observe(int64(now.Sub(f.last)))
+		st.gap.observe(int64(now.Sub(f.flush)))
 	}
-	f.tokens(now, 1)
+	f.flush = now
+	f.tokens(released, 1)
 }

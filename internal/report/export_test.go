@@ -15,6 +15,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
 )
 
 // topLevelKeys returns the keys of a JSON object in document order.
@@ -320,4 +321,40 @@ func TestWriteAllFailsOnUnwritableDir(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	_, err := WriteAll(filepath.Join(file, "run"), fixtureRun(t))
 	require.ErrorContains(t, err, "create artifact dir")
+}
+
+// A JSONL export the run wrote while it went is renamed into place, not
+// written again; one streamed elsewhere (the exports fell back to another
+// directory) is written from the records and the partial file removed.
+func TestWriteAllTakesTheStreamedJSONL(t *testing.T) {
+	run := fixtureRun(t)
+	dir := t.TempDir()
+	partial := filepath.Join(dir, JSONLFile) + ".partial"
+	require.NoError(t, os.WriteFile(partial, []byte("streamed\n"), 0o644))
+	run.StreamedJSONL = partial
+	_, err := WriteAll(dir, run)
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, JSONLFile))
+	require.NoError(t, err)
+	assert.Equal(t, "streamed\n", string(b))
+	assert.NoFileExists(t, partial)
+
+	require.NoError(t, os.WriteFile(partial, []byte("streamed\n"), 0o644))
+	other := t.TempDir()
+	_, err = WriteAll(other, run)
+	require.NoError(t, err)
+	written, err := os.ReadFile(filepath.Join(other, JSONLFile))
+	require.NoError(t, err)
+	assert.Len(t, readJSONL(t, written), len(run.Records)-countWarmup(run), "written from the records")
+	assert.NoFileExists(t, partial)
+}
+
+func countWarmup(run *result.Run) int {
+	n := 0
+	for _, r := range run.Records {
+		if r.PhaseKind != "profiling" {
+			n++
+		}
+	}
+	return n
 }

@@ -50,54 +50,18 @@ type jsonlMetadata struct {
 // time of its send.
 func WriteJSONL(w io.Writer, run *result.Run) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	l := newLine()
-	var b []byte
-	streaming := run.Config.Streaming
+	var (
+		b   []byte
+		err error
+	)
 	for i := range run.Records {
 		r := &run.Records[i]
 		if r.PhaseKind != plan.KindProfiling {
 			continue
 		}
-		md, errDetails := recordMetadata(r, streaming)
-		b = append(b[:0], `{"metadata":`...)
-		b = appendMetadata(b, &md)
-		b = append(b, `,"metrics":{`...)
-		// Metric tags and units are plain ASCII identifiers: no escaping needed.
-		for j, v := range metrics.RecordMetrics(*r, streaming) {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '"')
-			b = append(b, v.Tag...)
-			b = append(b, `":{"value":`...)
-			if v.List != nil {
-				b = append(b, '[')
-				for k, x := range v.List {
-					if k > 0 {
-						b = append(b, ',')
-					}
-					b = appendFloat(b, x)
-				}
-				b = append(b, ']')
-			} else {
-				b = appendFloat(b, v.V)
-			}
-			b = append(b, `,"unit":"`...)
-			b = append(b, v.Unit...)
-			b = append(b, `"}`...)
+		if b, err = AppendJSONL(b[:0], r, run.Config.Streaming); err != nil {
+			return fmt.Errorf("write jsonl export: %w", err)
 		}
-		b = append(b, `},"error":`...)
-		if errDetails == nil {
-			b = append(b, "null"...)
-		} else {
-			l.reset()
-			l.value(errDetails)
-			if l.err != nil {
-				return fmt.Errorf("write jsonl export: request %d: %w", r.Index, l.err)
-			}
-			b = append(b, l.buf.Bytes()...)
-		}
-		b = append(b, "}\n"...)
 		if _, err := bw.Write(b); err != nil {
 			return fmt.Errorf("write jsonl export: %w", err)
 		}
@@ -106,6 +70,52 @@ func WriteJSONL(w io.Writer, run *result.Run) error {
 		return fmt.Errorf("write jsonl export: %w", err)
 	}
 	return nil
+}
+
+// AppendJSONL appends the profile_export.jsonl line of a profiling request,
+// newline included: the same bytes whether the line is written while the
+// run goes or after it.
+func AppendJSONL(b []byte, r *metrics.Record, streaming bool) ([]byte, error) {
+	md, errDetails := recordMetadata(r, streaming)
+	b = append(b, `{"metadata":`...)
+	b = appendMetadata(b, &md)
+	b = append(b, `,"metrics":{`...)
+	// Metric tags and units are plain ASCII identifiers: no escaping needed.
+	for j, v := range metrics.RecordMetrics(*r, streaming) {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, v.Tag...)
+		b = append(b, `":{"value":`...)
+		if v.List != nil {
+			b = append(b, '[')
+			for k, x := range v.List {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = appendFloat(b, x)
+			}
+			b = append(b, ']')
+		} else {
+			b = appendFloat(b, v.V)
+		}
+		b = append(b, `,"unit":"`...)
+		b = append(b, v.Unit...)
+		b = append(b, `"}`...)
+	}
+	b = append(b, `},"error":`...)
+	if errDetails == nil {
+		b = append(b, "null"...)
+	} else {
+		l := newLine()
+		l.value(errDetails)
+		if l.err != nil {
+			return b, fmt.Errorf("request %d: %w", r.Index, l.err)
+		}
+		b = append(b, l.buf.Bytes()...)
+	}
+	return append(b, "}\n"...), nil
 }
 
 // recordMetadata returns the JSONL metadata of one request and its error

@@ -35,8 +35,20 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 		{JSONLFile, WriteJSONL},
 	}
 	paths := make([]string, 0, len(exports))
+	streamed := run.StreamedJSONL
+	if streamed != "" {
+		defer os.Remove(streamed) // a no-op once renamed into place
+	}
 	for _, e := range exports {
 		path := filepath.Join(dir, e.name)
+		if e.name == JSONLFile && streamed == path+".partial" {
+			// Written while the run went: complete, it only needs its name.
+			if err := os.Rename(streamed, path); err != nil {
+				return paths, fmt.Errorf("write %s: %w", e.name, err)
+			}
+			paths = append(paths, path)
+			continue
+		}
 		if err := writeFile(path, func(w io.Writer) error { return e.write(w, run) }); err != nil {
 			return paths, err
 		}

@@ -58,6 +58,9 @@ type Run struct {
 	// the run and reduced per phase (nil when collection was off).
 	Server  *servermetrics.Result `json:"server_metrics,omitempty"`
 	Records []metrics.Record      `json:"records"`
+	// StreamedJSONL is the partial file the run wrote profile_export.jsonl
+	// to while it went ("" for none); the exports rename it into place.
+	StreamedJSONL string `json:"-"`
 }
 
 // TrialInfo places a run inside a sweep; empty for a standalone profile.

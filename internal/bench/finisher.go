@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// finisher completes each record while the load runs, on one goroutine,
+// in the order the requests ended, off the path of any request: it counts
+// the response's tokens with the client's tokenizer, adds the replies a
+// turn re-sent to its input length (the earlier turns of a session ended,
+// and were finished, before it was sent), stamps the wall-clock send,
+// checks the server's usage and, when asked, writes the request's line of
+// profile_export.jsonl. The requests' text is held only until it is
+// counted, and little is left to do when the load ends.
+type finisher struct {
+	tok       tokenizer.Tokenizer
+	clock     load.Clock
+	streaming bool
+	jsonl     *jsonlSink // nil: the export is written after the run
+
+	mu     sync.Mutex
+	queue  []metrics.Record   // ended, not finished yet
+	texts  map[int]outputText // by Record.Index, until counted
+	wake   chan struct{}      // cap 1: the queue grew or closed
+	closed bool               // no record is pushed after it
+	stop   atomic.Bool        // interrupted: finish without counting
+	done   chan struct{}      // the goroutine has finished everything
+	fresh  atomic.Int64       // records pushed
+	missed atomic.Int64       // responses left uncounted
+	state  finisherState      // the goroutine's own
+	once   sync.Once
+}
+
+type outputText struct{ text, reasoning string }
+
+// finisherState is what only the finishing goroutine touches.
+type finisherState struct {
+	records []metrics.Record
+	replies map[int][]turnReply // session → its successful replies so far
+}
+
+type turnReply struct{ turn, tokens int }
+
+func newFinisher(tok tokenizer.Tokenizer, clock load.Clock, streaming bool, jsonl *jsonlSink, expected int) *finisher {
+	f := &finisher{tok: tok, clock: clock, streaming: streaming, jsonl: jsonl, texts: map[int]outputText{},
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		state: finisherState{records: make([]metrics.Record, 0, expected), replies: map[int][]turnReply{}}}
+	go f.run()
+	return f
+}
+
+// text keeps a response's text until its record is finished; the request
+// calls it before its record is pushed.
+func (f *finisher) text(index int, text, reasoning string) {
+	if text == "" && reasoning == "" {
+		return
+	}
+	f.mu.Lock()
+	f.texts[index] = outputText{text, reasoning}
+	f.mu.Unlock()
+}
+
+// push queues an ended request's record. It never blocks.
+func (f *finisher) push(r metrics.Record) {
+	f.mu.Lock()
+	f.queue = append(f.queue, r)
+	f.mu.Unlock()
+	f.fresh.Add(1)
+	f.signal()
+}
+
+func (f *finisher) signal() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close says no record comes after; Run calls it on every way out.
+func (f *finisher) close() {
+	f.once.Do(func() {
+		f.mu.Lock()
+		f.closed = true
+		f.mu.Unlock()
+		f.signal()
+	})
+}
+
+// wait closes the queue, waits for every record to be finished (without
+// counting the rest once ctx ends) and returns the records in the order
+// their requests ended, how many responses were left uncounted, and the
+// streamed JSONL export's partial file ("" when it was not streamed).
+func (f *finisher) wait(ctx context.Context) (records []metrics.Record, uncounted int, jsonl string, err error) {
+	f.close()
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		f.stop.Store(true)
+		<-f.done
+	}
+	if f.jsonl != nil {
+		jsonl, err = f.jsonl.finish()
+	}
+	return f.state.records, int(f.missed.Load()), jsonl, err
+}
+
+func (f *finisher) run() {
+	defer close(f.done)
+	var batch []metrics.Record
+	for {
+		f.mu.Lock()
+		batch, f.queue = f.queue, batch[:0]
+		closed := f.closed
+		f.mu.Unlock()
+		for i := range batch {
+			f.finish(batch[i])
+		}
+		clear(batch)
+		if closed && len(batch) == 0 {
+			return
+		}
+		if len(batch) == 0 {
+			<-f.wake
+		}
+	}
+}
+
+// finish completes one record and keeps it.
+func (f *finisher) finish(r metrics.Record) {
+	f.mu.Lock()
+	o, ok := f.texts[r.Index]
+	delete(f.texts, r.Index)
+	f.mu.Unlock()
+	switch {
+	case !ok:
+	case f.stop.Load():
+		f.missed.Add(1)
+	default:
+		r.OutputTokens = f.tok.Count(o.text)
+		if o.reasoning != "" {
+			r.ReasoningTokens = f.tok.Count(o.reasoning)
+		}
+	}
+	st := &f.state
+	if r.History {
+		for _, rep := range st.replies[r.Session] {
+			if rep.turn < r.Turn {
+				r.InputTokens += rep.tokens
+			}
+		}
+	}
+	if r.OK() && r.History {
+		n := r.OutputTokens
+		if n == 0 {
+			n = r.ReasoningTokens
+		}
+		st.replies[r.Session] = append(st.replies[r.Session], turnReply{r.Turn, n})
+	}
+	r.WallStartNs = f.clock.Wall(r.SentNs)
+	metrics.CheckUsage(&r)
+	if f.jsonl != nil && r.PhaseKind == plan.KindProfiling {
+		f.jsonl.write(&r, f.streaming)
+	}
+	st.records = append(st.records, r)
+}
+
+// jsonlSink writes profile_export.jsonl while the run goes, to a partial
+// file that the exports rename into place; the first write error stops it
+// (the export is then written after the run, as without a sink).
+type jsonlSink struct {
+	path   string // of the partial file
+	redact func(string) string
+	f      *os.File
+	w      *bufio.Writer
+	line   []byte
+	err    error
+}
+
+func newJSONLSink(final string, redact func(string) string) *jsonlSink {
+	return &jsonlSink{path: final + ".partial", redact: redact}
+}
+
+func (s *jsonlSink) write(r *metrics.Record, streaming bool) {
+	if s.err != nil {
+		return
+	}
+	if s.f == nil {
+		if s.err = os.MkdirAll(filepath.Dir(s.path), 0o755); s.err != nil {
+			return
+		}
+		if s.f, s.err = os.Create(s.path); s.err != nil {
+			return
+		}
+		s.w = bufio.NewWriterSize(s.f, 1<<20)
+	}
+	if r.Error != nil && s.redact != nil {
+		e := *r.Error // the record keeps its own; the redacted run gets the store's
+		e.Message = s.redact(e.Message)
+		rr := *r
+		rr.Error = &e
+		r = &rr
+	}
+	if s.line, s.err = report.AppendJSONL(s.line[:0], r, streaming); s.err == nil {
+		_, s.err = s.w.Write(s.line)
+	}
+}
+
+// finish flushes and closes the partial file and returns its path, or ""
+// and removes it when a write failed or nothing was written.
+func (s *jsonlSink) finish() (string, error) {
+	if s.f != nil {
+		if s.err == nil {
+			s.err = s.w.Flush()
+		}
+		if err := s.f.Close(); s.err == nil {
+			s.err = err
+		}
+	}
+	if s.err != nil {
+		os.Remove(s.path)
+		return "", fmt.Errorf("stream the jsonl export (it is written after the run instead): %w", s.err)
+	}
+	if s.f == nil {
+		return "", nil // no profiling request
+	}
+	return s.path, nil
+}
