@@ -2,9 +2,11 @@
 // stages: prepare (tokenizer, dataset), preflight, collect (the server's
 // metrics and GPU telemetry scraped from here on), reset (the KV cache, once,
 // before any load), run phases (the load, every phase marked for the
-// scrapes, profiling phases bracketed by the server profiler) and reduce
-// (token counts, summaries, the client's audit, the reset checks). It writes
-// nothing to disk but inputs.json; the caller exports and stores the result.
+// scrapes, profiling phases bracketed by the server profiler, each record
+// finished as its request ends: finisher.go) and reduce (summaries, the
+// client's audit, the reset checks). It writes inputs.json and, when asked,
+// profile_export.jsonl while the run goes; the caller writes the other
+// exports and stores the result.
 package bench
 
 import (

@@ -11,9 +11,8 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
-// reduce turns the records into the run's result: client token counts,
-// usage checks, summaries per phase kind, the error summary, the client's
-// audit and the reset check.
+// reduce turns the finished records into the run's result: summaries per
+// phase kind, the error summary, the client's audit and the reset check.
 func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run := c.run
 	run.EndTime = time.Now()

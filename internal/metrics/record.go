@@ -21,9 +21,9 @@ type Record struct {
 	// CorrelationID the session's X-Correlation-ID.
 	Conversation  string `json:"conversation,omitempty"`
 	CorrelationID string `json:"correlation_id,omitempty"`
-	// History reports that the request re-sent its session's history:
-	// InputTokens then still lacks the replies' tokens until they are
-	// counted (see AddHistoryTokens).
+	// History reports that the request re-sent its session's history: its
+	// InputTokens gain the replies' tokens once they are counted (the
+	// bench's finisher adds them).
 	History bool `json:"history,omitempty"`
 
 	ScheduledNs int64 `json:"scheduled_ns"` // when the schedule wanted it sent
@@ -83,34 +83,3 @@ type Error struct {
 
 // OK reports whether the request succeeded and counts toward metrics.
 func (r *Record) OK() bool { return r.Error == nil && !r.Cancelled }
-
-// AddHistoryTokens completes the input length of requests that re-sent
-// their session's history: it adds the client counts of the session's
-// earlier replies (their content, or their reasoning when the content was
-// empty: what the session re-sent), which are known only once every
-// response is counted. Records may be in any order.
-func AddHistoryTokens(records []Record) {
-	type turnReply struct{ turn, tokens int }
-	replies := map[int][]turnReply{} // session → its successful replies
-	for i := range records {
-		r := &records[i]
-		if r.OK() {
-			n := r.OutputTokens
-			if n == 0 {
-				n = r.ReasoningTokens
-			}
-			replies[r.Session] = append(replies[r.Session], turnReply{r.Turn, n})
-		}
-	}
-	for i := range records {
-		r := &records[i]
-		if !r.History {
-			continue
-		}
-		for _, rep := range replies[r.Session] {
-			if rep.turn < r.Turn {
-				r.InputTokens += rep.tokens
-			}
-		}
-	}
-}
