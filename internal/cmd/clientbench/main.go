@@ -57,6 +57,8 @@ func main() {
 	flag.StringVar(&mockFlags, "mock-flags", mockFlags, "flags of the mock server (e.g. \"--ttft 20 --itl 2\" for a server whose latency, not its CPU, bounds the load)")
 	flag.StringVar(&aiperfBin, "aiperf", aiperfBin, "aiperf binary (trial start-up)")
 	flag.IntVar(&startups, "startup", startups, "trials of the start-up measurement (0: none)")
+	flag.Func("memory", "comma-separated request counts of the memory and post-run measurement (default 20000,200000; empty: none)",
+		func(v string) error { return parseList(v, &memoryRuns) })
 	flag.Func("truth", "comma-separated concurrency levels of the client's added error against the mock's own timing (default 1,16,64,256,512; empty: none)",
 		func(v string) error { return parseList(v, &truthLevels) })
 	flag.Func("scrape", "comma-separated concurrency levels of the scraping comparison (default 1,64; empty: none)",
@@ -169,6 +171,9 @@ func run(mockBin, url string, dur time.Duration) error {
 		return err
 	}
 	if err := startup(url); err != nil {
+		return err
+	}
+	if err := memory(url); err != nil {
 		return err
 	}
 	return addedError(mockBin, dur)
