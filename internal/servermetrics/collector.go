@@ -201,13 +201,21 @@ func (c *Collector) Mark(phase string, begin bool) {
 	end := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	last := int64(-1)
 	for i, t := range times {
 		if t >= 0 {
 			c.marks = append(c.marks, mark{phase: pi, begin: begin, ep: i, t: t})
+			last = max(last, t)
 		}
 	}
 	if !begin {
-		c.phases[pi].EndNs = end
+		// The phase ends with its end marks' scrapes: a periodic scrape that
+		// lands after them (before this goroutine reads the clock again) is
+		// after the phase.
+		if last < 0 {
+			last = end
+		}
+		c.phases[pi].EndNs = last
 	}
 }
 
