@@ -37,7 +37,7 @@ type finisher struct {
 	closed bool               // no record is pushed after it
 	stop   atomic.Bool        // interrupted: finish without counting
 	done   chan struct{}      // the goroutine has finished everything
-	fresh  atomic.Int64       // records pushed
+	pushed atomic.Int64       // records pushed
 	missed atomic.Int64       // responses left uncounted
 	state  finisherState      // the goroutine's own
 	once   sync.Once
@@ -77,7 +77,7 @@ func (f *finisher) push(r metrics.Record) {
 	f.mu.Lock()
 	f.queue = append(f.queue, r)
 	f.mu.Unlock()
-	f.fresh.Add(1)
+	f.pushed.Add(1)
 	f.signal()
 }
 

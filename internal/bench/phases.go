@@ -61,7 +61,7 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 	stopProgress()
 	out.health, out.measured = prof.health()
 	out.warnings = prof.finish()
-	if c.o.InputsFile != "" && c.fin.fresh.Load() > 0 {
+	if c.o.InputsFile != "" && c.fin.pushed.Load() > 0 {
 		if err := writeInputs(ctx, c.o.InputsFile, src); err != nil {
 			out.warnings = append(out.warnings, err.Error()) // as AIPerf: the run goes on without it
 		}
