@@ -41,6 +41,17 @@ func BenchmarkSummarize1M(b *testing.B) {
 	}
 }
 
+// BenchmarkSummarize100kStreams is 100k requests of 64 chunks: 6.3M
+// inter-chunk latencies.
+func BenchmarkSummarize100kStreams(b *testing.B) {
+	recs := benchRecords(100_000, 64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Summarize(recs, true)
+	}
+}
+
 func BenchmarkCompute100k(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	v := make([]float64, 100_000)

@@ -150,7 +150,7 @@ type Value struct {
 // (failed or cancelled) has only error_isl.
 func RecordMetrics(r Record, streaming bool) []Value {
 	var out []Value
-	visit(&r, streaming, func(id int, v float64) {
+	visit(&r, streaming, true, func(id int, v float64) {
 		d := recordDefs[id]
 		if id == idICL {
 			if n := len(out); n > 0 && out[n-1].Tag == d.tag {
@@ -184,8 +184,9 @@ func LatencyNs(r *Record) int64 {
 	return r.EndNs - r.SentNs
 }
 
-// visit emits every record metric of r, in id order, through emit.
-func visit(r *Record, streaming bool, emit func(id int, v float64)) {
+// visit emits every record metric of r, in id order, through emit; the
+// inter-chunk latencies only with gaps.
+func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 	if !r.OK() {
 		emit(idErrorISL, float64(r.InputTokens))
 		return
@@ -212,7 +213,7 @@ func visit(r *Record, streaming bool, emit func(id int, v float64)) {
 		itlNs = float64(latency-ttft) / float64(osl-1)
 		emit(idITL, itlNs/1e6)
 	}
-	if streamed {
+	if streamed && gaps {
 		eachGap(resp, func(v float64) { emit(idICL, v) })
 	}
 	if hasITL && itlNs > 0 {
@@ -240,13 +241,7 @@ func visit(r *Record, streaming bool, emit func(id int, v float64)) {
 // eachGap yields the gaps between consecutive stamps, in ms: the
 // inter-chunk latencies.
 func eachGap(resp Stamps, yield func(float64)) {
-	prev, first := int64(0), true
-	for t := range resp.All() {
-		if !first {
-			yield(ms(t - prev))
-		}
-		prev, first = t, false
-	}
+	resp.Gaps(func(ns int64) { yield(ms(ns)) })
 }
 
 // ms converts a nanosecond interval to milliseconds.
@@ -285,10 +280,6 @@ func Summarize(records []Record, streaming bool) Summary {
 	}
 	hasICL := false
 	emit := func(id int, v float64) {
-		if id == idICL { // too many to hold: computed in two passes below
-			hasICL = true
-			return
-		}
 		if vals[id] == nil {
 			vals[id] = make([]float64, 0, ok)
 		}
@@ -299,7 +290,8 @@ func Summarize(records []Record, streaming bool) Summary {
 		if r.Cancelled {
 			continue
 		}
-		visit(r, streaming, emit)
+		visit(r, streaming, false, emit) // the gaps are read in two passes below
+		hasICL = hasICL || streaming && r.OK() && r.ResponseNs.Len() >= 2
 		malformed += r.MalformedChunks
 		if r.Error != nil {
 			failed++

@@ -94,6 +94,26 @@ func (s Stamps) All() iter.Seq[int64] {
 	}
 }
 
+// Gaps calls f with each gap between consecutive stamps, in order: a
+// plain loop, for the hot paths that read every gap of every record.
+func (s Stamps) Gaps(f func(ns int64)) {
+	switch s.n {
+	case 0, 1:
+		return
+	case 2:
+		f(s.last - s.first)
+		return
+	}
+	for b := s.gaps; len(b) > 0; {
+		g, k := binary.Varint(b)
+		if k <= 0 {
+			return // cannot happen: StampsFrom wrote them
+		}
+		b = b[k:]
+		f(g)
+	}
+}
+
 // Second is the second stamp; ok is false with fewer than two.
 func (s Stamps) Second() (t int64, ok bool) {
 	switch {

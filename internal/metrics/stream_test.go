@@ -26,6 +26,19 @@ func TestComputeStream(t *testing.T) {
 		sets["same"][i] = 0.004
 	}
 	for name, vs := range sets {
+		for _, limit := range []int{sliceCap, 3} { // values one by one, then distinct values counted
+			saved := sliceCap
+			sliceCap = limit
+			checkStream(t, name, vs)
+			sliceCap = saved
+		}
+	}
+	assert.Equal(t, Stats{}, computeStream(func(func(float64)) {}))
+}
+
+func checkStream(t *testing.T, name string, vs []float64) {
+	t.Helper()
+	{
 		want := Compute(vs)
 		got := computeStream(func(yield func(float64)) {
 			for _, v := range vs {
@@ -42,5 +55,4 @@ func TestComputeStream(t *testing.T) {
 		assert.InDelta(t, want.Avg, got.Avg, 1e-12, name)
 		assert.InDelta(t, want.Std, got.Std, 1e-12, name)
 	}
-	assert.Equal(t, Stats{}, computeStream(func(func(float64)) {}))
 }
