@@ -101,8 +101,7 @@ type cell struct {
 	ds     dataset.Dataset
 	phases []plan.Phase // the profile's, with a trace promoted to its fixed schedule
 
-	records []metrics.Record // finished, once the load is over
-	fin     *finisher
+	fin *finisher
 }
 
 func newCell(o Options) *cell {

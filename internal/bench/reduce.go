@@ -20,7 +20,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	if err != nil { // the exports report the directory's trouble themselves
 		fmt.Fprintf(c.log, "warning: %s\n", err)
 	}
-	c.records, run.Records, run.StreamedJSONL = records, records, jsonl
+	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming)
 	if len(warm) > 0 {

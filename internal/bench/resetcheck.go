@@ -23,18 +23,22 @@ import (
 // later prompt may hit legitimately: then only the very first request sent
 // after the reset is checked.
 func checkReset(records []metrics.Record, independent bool) (verdict, detail string) {
-	byIssue := slices.Clone(records)
-	slices.SortFunc(byIssue, func(a, b metrics.Record) int { return a.Index - b.Index })
-	if !independent && len(byIssue) > 0 {
-		byIssue = byIssue[:1]
+	// Each prompt's first request (the lowest issue index), or only the
+	// very first request: positions in records, which are not copied.
+	first := map[int]int{}
+	for i := range records {
+		key := records[i].Prompt
+		if !independent {
+			key = 0
+		}
+		if j, ok := first[key]; !ok || records[i].Index < records[j].Index {
+			first[key] = i
+		}
 	}
-	seen := map[int]bool{}
 	checked, hits := 0, 0
-	for i := range byIssue {
-		r := &byIssue[i]
-		first := !seen[r.Prompt]
-		seen[r.Prompt] = true
-		if !first || !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
+	for _, i := range first {
+		r := &records[i]
+		if !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
 			continue
 		}
 		checked++
@@ -77,7 +81,15 @@ func (c *cell) verifyReset(records []metrics.Record) {
 	if a.KVReset != result.ResetUnverifiable {
 		a.KVResetEvidence = append(a.KVResetEvidence, result.EvidenceCachedTokens)
 	}
-	for _, ev := range c.serverResetEvidence(records, independent) {
+	var evs []servermetrics.Evidence
+	if c.run.Server != nil {
+		// Hits in the first scrape interval after the reset prove a warm
+		// cache only when every request of that interval was the first
+		// of an independent prompt.
+		evs = servermetrics.ResetEvidence(c.run.Server, c.run.Server.Span,
+			func(until int64) bool { return independent && firstSendsOnly(records, until) })
+	}
+	for _, ev := range evs {
 		a.ServerResetEvidence = append(a.ServerResetEvidence, ev.Verdict+": "+ev.Detail)
 		switch ev.Verdict {
 		case servermetrics.EvidenceWarm:
@@ -99,26 +111,6 @@ func (c *cell) verifyReset(records []metrics.Record) {
 	if a.KVReset == result.ResetNotCleared {
 		a.Warnings = append(a.Warnings, "kv cache reset: "+a.KVResetDetail)
 	}
-}
-
-// serverResetEvidence is what each server endpoint's prefix-cache counters
-// say about the reset. Hits in the first scrape interval after it prove a
-// warm cache only when every request sent in that interval was the first
-// of an independent prompt: a repeated prompt or a shared prefix hits
-// legitimately, so such a warm verdict becomes mixed (no evidence).
-func (c *cell) serverResetEvidence(records []metrics.Record, independent bool) []servermetrics.Evidence {
-	if c.run.Server == nil {
-		return nil
-	}
-	evs := servermetrics.ResetEvidence(c.run.Server, c.run.Server.Span)
-	for i := range evs {
-		ev := &evs[i]
-		if ev.Verdict == servermetrics.EvidenceWarm && !(independent && firstSendsOnly(records, ev.ToNs)) {
-			ev.Verdict = servermetrics.EvidenceMixed
-			ev.Detail += " (the requests of that interval repeat prompts or share prefixes, so their hits prove nothing)"
-		}
-	}
-	return evs
 }
 
 // firstSendsOnly reports whether every request sent up to t (on the run's

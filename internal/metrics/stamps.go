@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"iter"
 )
 
 // Stamps are a response's arrival times (clock ns, non-decreasing) in
@@ -62,38 +61,6 @@ func (s Stamps) First() int64 { return s.first }
 // Last is the last stamp (0 when there is none).
 func (s Stamps) Last() int64 { return s.last }
 
-// All yields every stamp in order.
-func (s Stamps) All() iter.Seq[int64] {
-	return func(yield func(int64) bool) {
-		switch s.n {
-		case 0:
-			return
-		case 1:
-			yield(s.first)
-			return
-		case 2:
-			if yield(s.first) {
-				yield(s.last)
-			}
-			return
-		}
-		t, b := s.first, s.gaps
-		if !yield(t) {
-			return
-		}
-		for len(b) > 0 {
-			g, k := binary.Varint(b)
-			if k <= 0 {
-				return // cannot happen: StampsFrom wrote them
-			}
-			b, t = b[k:], t+g
-			if !yield(t) {
-				return
-			}
-		}
-	}
-}
-
 // Gaps calls f with each gap between consecutive stamps, in order: a
 // plain loop, for the hot paths that read every gap of every record.
 func (s Stamps) Gaps(f func(ns int64)) {
@@ -131,10 +98,9 @@ func (s Stamps) Slice() []int64 {
 	if s.n == 0 {
 		return nil
 	}
-	out := make([]int64, 0, s.n)
-	for t := range s.All() {
-		out = append(out, t)
-	}
+	out := make([]int64, 1, s.n)
+	out[0] = s.first
+	s.Gaps(func(g int64) { out = append(out, out[len(out)-1]+g) })
 	return out
 }
 

@@ -35,7 +35,8 @@ func TestWindow(t *testing.T) {
 	assert.LessOrEqual(t, r.SchedP50, r.SchedP99)
 	assert.LessOrEqual(t, r.SchedP99, r.SchedMax)
 	if _, total := hostTicks(); total > 0 {
-		assert.InDelta(t, 50, r.HostCPU, 50.001)
+		assert.Positive(t, r.HostCPU, "the spinning goroutines kept the host busy")
+		assert.LessOrEqual(t, r.HostCPU, 100.0)
 	}
 }
 

@@ -53,7 +53,7 @@ func FuzzScrape(f *testing.F) {
 					t.Fatalf("a reduced result does not marshal: %v", err)
 				}
 				Headline(r)
-				ResetEvidence(r, "profiling")
+				ResetEvidence(r, "profiling", nil)
 				for _, write := range []func() error{
 					func() error { return WriteJSON(io.Discard, r, "", Meta{}) },
 					func() error { return WriteCSV(io.Discard, r, "", Meta{}) },

@@ -89,7 +89,7 @@ func TestHeadline(t *testing.T) {
 // one that only says it did, the same prompt hits.
 func TestResetEvidence(t *testing.T) {
 	prompt := strings.Repeat("the same long prompt ", 20)
-	run := func(t *testing.T, cfg mock.Config, markReset bool) []Evidence {
+	run := func(t *testing.T, cfg mock.Config, markReset bool, firstSends ...func(int64) bool) []Evidence {
 		cfg.BlockSize = 4
 		base := startMock(t, cfg)
 		c := collect(t, Options{Endpoints: []Target{server(base)}})
@@ -106,7 +106,11 @@ func TestResetEvidence(t *testing.T) {
 		c.Mark("profiling", false)
 		r := c.Stop()
 		assert.Equal(t, "profiling", r.Span, "the reset mark is not a profiling phase")
-		return ResetEvidence(&r, "profiling")
+		var fs func(int64) bool
+		if len(firstSends) > 0 {
+			fs = firstSends[0]
+		}
+		return ResetEvidence(&r, "profiling", fs)
 	}
 
 	t.Run("cleared", func(t *testing.T) {
@@ -125,13 +129,21 @@ func TestResetEvidence(t *testing.T) {
 		assert.Equal(t, EvidenceWarm, ev[0].Verdict, ev[0].Detail)
 		assert.GreaterOrEqual(t, 2*ev[0].Hits, ev[0].Queries)
 	})
+	t.Run("not cleared, but the first interval repeated a prompt", func(t *testing.T) {
+		var asked int64
+		ev := run(t, mock.Config{Fast: true, ResetNoop: true}, true, func(until int64) bool { asked = until; return false })
+		require.Len(t, ev, 1)
+		assert.Equal(t, EvidenceMixed, ev[0].Verdict, "hits of repeated prompts prove nothing")
+		assert.Contains(t, ev[0].Detail, "repeat prompts or share prefixes")
+		assert.Equal(t, ev[0].ToNs, asked, "asked about the requests sent by the end of the first interval")
+	})
 	t.Run("no reset mark: from the phase's begin", func(t *testing.T) {
 		ev := run(t, mock.Config{Fast: true, ResetNoop: true}, false)
 		require.Len(t, ev, 1)
 		assert.Equal(t, EvidenceCold, ev[0].Verdict, "the warmup's hit happened before the phase: %s", ev[0].Detail)
 	})
 	t.Run("without samples", func(t *testing.T) {
-		assert.Nil(t, ResetEvidence(&Result{}, "profiling"))
+		assert.Nil(t, ResetEvidence(&Result{}, "profiling", nil))
 	})
 }
 

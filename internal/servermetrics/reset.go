@@ -53,10 +53,12 @@ type Evidence struct {
 // request that reached the server within one scrape interval; under high
 // concurrency it may hold prompts that share a prefix (a shared system
 // prompt, a repeated prompt, a trace), which hit legitimately: between 0
-// and half (mixed) is not evidence either way. Servers without such
-// counters (llama.cpp before prompt_tokens_cached_total, TensorRT-LLM) give
-// EvidenceNone.
-func ResetEvidence(r *Result, phase string) []Evidence {
+// and half (mixed) is not evidence either way, and neither is a warm first
+// interval unless firstSends (nil: assumed) says every request sent by its
+// end, a run-clock time, was the first of an independent prompt. Servers
+// without such counters (llama.cpp before prompt_tokens_cached_total,
+// TensorRT-LLM) give EvidenceNone.
+func ResetEvidence(r *Result, phase string, firstSends func(untilNs int64) bool) []Evidence {
 	if r.timeline == nil {
 		return nil
 	}
@@ -85,7 +87,7 @@ func ResetEvidence(r *Result, phase string) []Evidence {
 			ev.Detail = "no scrape of the endpoint bounds the reset and the " + phase + " phase"
 		default:
 			ev.Source = names.String()
-			ev.judge(b, names, from, to, phase)
+			ev.judge(b, names, from, to, phase, firstSends)
 		}
 		out = append(out, ev)
 	}
@@ -119,7 +121,7 @@ func (tl *timeline) resetWindow(phases []Phase, pi, ei int, b *endpointBuf) (fro
 }
 
 // judge reads the counters over [from, to] and gives the verdict.
-func (ev *Evidence) judge(b *endpointBuf, names lookupNames, from, to int, phase string) {
+func (ev *Evidence) judge(b *endpointBuf, names lookupNames, from, to int, phase string, firstSends func(int64) bool) {
 	hits := cumulative(b, names.hits, from, to)
 	queries := cumulative(b, names.queries, from, to)
 	if names.plusHits {
@@ -151,6 +153,10 @@ func (ev *Evidence) judge(b *endpointBuf, names lookupNames, from, to int, phase
 	}
 	ev.Detail = fmt.Sprintf("%g of %g prompt tokens looked up in the first %.2f s after the reset were served from the prefix cache "+
 		"(%s); %g of %g through the end of %s", ev.Hits, ev.Queries, secs, ev.Source, ev.PhaseHits, ev.PhaseQueries, phase)
+	if ev.Verdict == EvidenceWarm && firstSends != nil && !firstSends(ev.ToNs) {
+		ev.Verdict = EvidenceMixed
+		ev.Detail += " (the requests of that interval repeat prompts or share prefixes, so their hits prove nothing)"
+	}
 }
 
 // cumulative is a counter family's increase from scrape from to each
