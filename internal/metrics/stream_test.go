@@ -56,3 +56,30 @@ func checkStream(t *testing.T, name string, vs []float64) {
 		assert.InDelta(t, want.Std, got.Std, 1e-12, name)
 	}
 }
+
+// Values read in parts, some empty, give the statistics of all of them.
+func TestComputeStreamParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	vs := make([]float64, 30000)
+	for i := range vs {
+		vs[i] = math.Round(rng.ExpFloat64()*40) / 10 // repeated values too
+	}
+	part := func(lo, hi int) func(func(float64)) {
+		return func(yield func(float64)) {
+			for _, v := range vs[lo:hi] {
+				yield(v)
+			}
+		}
+	}
+	for _, limit := range []int{sliceCap, 3} {
+		saved := sliceCap
+		sliceCap = limit
+		want, got := Compute(vs), computeStream(part(0, 7), part(7, 7), part(7, 20000), part(20000, 30000))
+		sliceCap = saved
+		assert.Equal(t, []float64{want.Min, want.P1, want.P5, want.P10, want.P25, want.P50, want.P75, want.P90, want.P95, want.P99, want.Max},
+			[]float64{got.Min, got.P1, got.P5, got.P10, got.P25, got.P50, got.P75, got.P90, got.P95, got.P99, got.Max})
+		assert.Equal(t, want.Count, got.Count)
+		assert.InDelta(t, want.Avg, got.Avg, 1e-12)
+		assert.InDelta(t, want.Std, got.Std, 1e-12)
+	}
+}
