@@ -58,3 +58,17 @@ func BenchmarkOpen(b *testing.B) {
 		db.Close()
 	}
 }
+
+// BenchmarkSaveRun100k stores a run of 100,000 records per iteration: the
+// per-record cost of a large run's post-run work.
+func BenchmarkSaveRun100k(b *testing.B) {
+	db := openAt(b, filepath.Join(b.TempDir(), "aiperf.db"))
+	r := newRun(runOpts{name: "bench", records: 100000})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.SaveRun(ctx, r, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

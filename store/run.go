@@ -39,7 +39,7 @@ func (db *DB) SaveRun(ctx context.Context, r *result.Run, artifactDir string) (i
 	var id int64
 	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
 		var err error
-		id, err = saveRun(ctx, tx, r, artifactDir)
+		id, err = saveRun(ctx, tx, r, artifactDir, 0, r.Records)
 		return err
 	})
 	if err != nil {
@@ -58,7 +58,10 @@ func describeRun(r *result.Run) string {
 	return fmt.Sprintf("%q", r.Name)
 }
 
-func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string) (int64, error) {
+// saveRun writes the run with everything it owns. With at > 0 it
+// completes that pending run's row instead of adding one, and writes only
+// the given records (nil: none).
+func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string, at int64, records []metrics.Record) (int64, error) {
 	switch r.Status {
 	case result.StatusComplete, result.StatusFailed, result.StatusInterrupted:
 	default:
@@ -97,20 +100,15 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 		trial = sql.NullInt64{Int64: int64(r.Info.Trial), Valid: true}
 		key := plan.Trial{Cell: plan.Cell{ID: r.Info.CellID}, Number: r.Info.Trial}.Key()
 		trialKey = sql.NullString{String: key, Valid: true}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE sweep_id = ? AND trial_key = ?`, sweepID, trialKey); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE sweep_id = ? AND trial_key = ? AND id != ?`,
+			sweepID, trialKey, at); err != nil {
 			return 0, fmt.Errorf("replace earlier attempt of trial %s: %w", key, err)
 		}
 	case r.Info.CellID != "":
 		return 0, fmt.Errorf("run has cell %q but no sweep id", r.Info.CellID)
 	}
 
-	res, err := tx.ExecContext(ctx, `
-		INSERT INTO runs (sweep_id, cell_id, trial, trial_key, name, benchmark_id, status, error, was_cancelled,
-			model, url, endpoint_type, streaming, mode, concurrency, request_rate, isl, osl, seed,
-			config, cli_command, tool_version, host, started_at, ended_at, artifact_dir, record_count,
-			target_rate, achieved_rate, cap_delayed, retried, precise_pacing, client_bound, warnings,
-			kv_reset, kv_reset_detail, kv_reset_evidence)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	id, err := upsertRun(ctx, tx, at, runRow{
 		sweepID, cellID, trial, trialKey, r.Name, r.BenchmarkID, r.Status, r.Error, r.WasCancelled,
 		strings.Join(cfg.Model, ","), strings.Join(cfg.URL, ","), cfg.EndpointType, cfg.Streaming, runMode(r),
 		cfg.Concurrency, cfg.RequestRate, cfg.SyntheticInputTokensMean, cfg.OutputTokensMean, cfg.RandomSeed,
@@ -118,11 +116,8 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 		artifactDir, len(r.Records),
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
 		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail,
-		strings.Join(r.Audit.KVResetEvidence, ","))
-	if err != nil {
-		return 0, fmt.Errorf("insert run: %w", err)
-	}
-	id, err := res.LastInsertId()
+		strings.Join(r.Audit.KVResetEvidence, ","),
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -135,13 +130,54 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string)
 	if err := insertCalls(ctx, tx, id, r.ControlHooks); err != nil {
 		return 0, fmt.Errorf("insert control-hook calls: %w", err)
 	}
-	if err := insertRecords(ctx, tx, id, r.Records); err != nil {
-		return 0, fmt.Errorf("insert records: %w", err)
+	if records != nil {
+		if err := insertRecords(ctx, tx, id, records); err != nil {
+			return 0, fmt.Errorf("insert records: %w", err)
+		}
 	}
 	if err := insertServer(ctx, tx, id, r, rd); err != nil {
 		return 0, fmt.Errorf("insert server metrics: %w", err)
 	}
 	return id, nil
+}
+
+// runColumns are the columns of a runs row, in runRow's order.
+var runColumns = []string{"sweep_id", "cell_id", "trial", "trial_key", "name", "benchmark_id", "status", "error",
+	"was_cancelled", "model", "url", "endpoint_type", "streaming", "mode", "concurrency", "request_rate", "isl", "osl",
+	"seed", "config", "cli_command", "tool_version", "host", "started_at", "ended_at", "artifact_dir", "record_count",
+	"target_rate", "achieved_rate", "cap_delayed", "retried", "precise_pacing", "client_bound", "warnings",
+	"kv_reset", "kv_reset_detail", "kv_reset_evidence"}
+
+// runRow is the values of runColumns.
+type runRow []any
+
+// insertRunSQL and updateRunSQL are the INSERT of a new runs row and the UPDATE of a
+// pending one, both from runColumns.
+var insertRunSQL, updateRunSQL = func() (string, string) {
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(runColumns)), ", ")
+	cols := strings.Join(runColumns, ", ")
+	return "INSERT INTO runs (" + cols + ") VALUES (" + marks + ")",
+		"UPDATE runs SET (" + cols + ") = (" + marks + ") WHERE id = ?"
+}()
+
+// upsertRun inserts a runs row, or with at > 0 rewrites row at, and
+// returns its id.
+func upsertRun(ctx context.Context, tx *sql.Tx, at int64, row runRow) (int64, error) {
+	if at > 0 {
+		res, err := tx.ExecContext(ctx, updateRunSQL, append(row, at)...)
+		if err != nil {
+			return 0, fmt.Errorf("complete run %d: %w", at, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return 0, fmt.Errorf("complete run %d: its row is gone (deleted while the run went?)", at)
+		}
+		return at, nil
+	}
+	res, err := tx.ExecContext(ctx, insertRunSQL, row...)
+	if err != nil {
+		return 0, fmt.Errorf("insert run: %w", err)
+	}
+	return res.LastInsertId()
 }
 
 // runMode is the audit's load mode, or the configuration's when the run

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -180,4 +181,57 @@ func lastNonRequest(seg []string) string {
 		}
 	}
 	return ""
+}
+
+// TestProfileKilledKeepsItsRecords: `aiperf profile` stores the records it
+// finished while its load goes, so one killed outright (SIGKILL) leaves an
+// interrupted run with them in the store, and no secret.
+func TestProfileKilledKeepsItsRecords(t *testing.T) {
+	const secret = "sk-killed-profile-secret-0042"
+	subprocesses(t)
+	m := startMock(t, mock.Config{APIKey: secret})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "aiperf.db")
+	cmd := exec.Command(os.Args[0], "--store", path, "profile", "-m", "mock-model", "-u", m.URL, "--api-key", secret,
+		"--tokenizer", tinyTokenizer(t), "--concurrency", "8", "--request-count", "1000000", "--ui", "none",
+		"--artifact-dir", filepath.Join(dir, "out"))
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	stored := func() *store.RunRow {
+		db, err := store.OpenReadOnly(path)
+		if err != nil {
+			return nil
+		}
+		defer db.Close()
+		rows, err := db.ListRuns(context.Background(), store.RunFilter{})
+		if err != nil || len(rows) != 1 {
+			return nil
+		}
+		return &rows[0]
+	}
+	require.Eventually(t, func() bool { return stored() != nil }, 2*time.Minute, 20*time.Millisecond,
+		"the first batch of records is stored while the load goes")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+
+	db, err := store.OpenReadOnly(path)
+	require.NoError(t, err)
+	defer db.Close()
+	row := stored()
+	require.NotNil(t, row)
+	assert.Equal(t, result.StatusInterrupted, row.Status)
+	assert.Equal(t, store.PendingError, row.Error)
+	run, err := db.GetRun(context.Background(), row.ID, true)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(run.Records), 4096)
+	for _, r := range run.Records {
+		require.Equal(t, 200, r.Status)
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(f)
+		if !errors.Is(err, fs.ErrNotExist) {
+			require.NoError(t, err)
+		}
+		assert.NotContains(t, string(b), secret, f)
+	}
 }

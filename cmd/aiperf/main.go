@@ -91,7 +91,7 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 		}
 		select {
 		case <-sigs:
-			fmt.Fprintln(os.Stderr, "aiperf: interrupted again: exiting now (results of the run in progress are lost)")
+			fmt.Fprintln(os.Stderr, "aiperf: interrupted again: exiting now (the run in progress is not summarised or exported; records it already stored stay in the store as an interrupted run)")
 			os.Exit(ExitInterrupted)
 		case <-done:
 		}

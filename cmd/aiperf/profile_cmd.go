@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/config"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -125,6 +127,12 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		JSONLFile:    filepath.Join(dir, report.JSONLFile),
 		Redact:       redact.Redact,
 	}
+	var pending *store.Pending
+	if db != nil {
+		pending = db.BeginRun(&result.Run{Name: spec.Name, Config: spec.Profile, CLICommand: opts.CLICommand,
+			ToolVersion: version, StartTime: time.Now()})
+		opts.Records = recordsTo{context.WithoutCancel(ctx), pending}
+	}
 	if c.UI != "none" {
 		opts.Progress = redact.Writer(g.Stderr)
 	}
@@ -156,7 +164,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			errs = append(errs, err)
 		}
 	} else if db != nil {
-		if _, err := db.SaveRun(context.WithoutCancel(ctx), run, dir); err != nil {
+		if _, err := pending.Complete(context.WithoutCancel(ctx), run, dir); err != nil {
 			where := "no exports were written"
 			if len(paths) > 0 {
 				where = "its exports are in " + dir
@@ -172,6 +180,14 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	}
 	return errors.Join(errs...)
 }
+
+// recordsTo stores a run's records while its load goes.
+type recordsTo struct {
+	ctx     context.Context
+	pending *store.Pending
+}
+
+func (r recordsTo) Add(records []metrics.Record) error { return r.pending.Add(r.ctx, records) }
 
 // writeExports writes the run's exports into dir, or, when that fails, into
 // a new temporary directory, so a run that sent traffic always leaves them

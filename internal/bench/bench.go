@@ -50,6 +50,17 @@ type Options struct {
 	// line's error message through Redact (nil: as is).
 	JSONLFile string
 	Redact    func(string) string
+	// Records, when set, takes the finished records in batches while the
+	// load goes (a store writing them early, so that little is left to do
+	// when the load ends).
+	Records RecordSink
+}
+
+// RecordSink takes batches of finished records, in the order their
+// requests ended, on the goroutine that finishes them. After its first
+// error it is given nothing more; the run's result still has every record.
+type RecordSink interface {
+	Add(records []metrics.Record) error
 }
 
 // ErrAllFailed marks a run in which no profiling request succeeded: every
@@ -187,7 +198,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
 	}
 	// The last: its goroutine runs until Run closes it.
-	c.fin = newFinisher(tok, c.clock, c.p.Streaming, sink, expectedRequests(c.phases))
+	c.fin = newFinisher(tok, c.clock, c.p.Streaming, sink, c.o.Records, expectedRequests(c.phases))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ type finisher struct {
 	clock     load.Clock
 	streaming bool
 	jsonl     *jsonlSink // nil: the export is written after the run
+	store     RecordSink // nil: the records are stored after the run
 
 	mu     sync.Mutex
 	queue  []metrics.Record   // ended, not finished yet
@@ -48,13 +50,16 @@ type outputText struct{ text, reasoning string }
 // finisherState is what only the finishing goroutine touches.
 type finisherState struct {
 	records []metrics.Record
+	stored  int                 // records[:stored] went to the store
+	err     error               // the store's first failure
 	replies map[int][]turnReply // session → its successful replies so far
 }
 
 type turnReply struct{ turn, tokens int }
 
-func newFinisher(tok tokenizer.Tokenizer, clock load.Clock, streaming bool, jsonl *jsonlSink, expected int) *finisher {
-	f := &finisher{tok: tok, clock: clock, streaming: streaming, jsonl: jsonl, texts: map[int]outputText{},
+func newFinisher(tok tokenizer.Tokenizer, clock load.Clock, streaming bool, jsonl *jsonlSink, store RecordSink,
+	expected int) *finisher {
+	f := &finisher{tok: tok, clock: clock, streaming: streaming, jsonl: jsonl, store: store, texts: map[int]outputText{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		state: finisherState{records: make([]metrics.Record, 0, expected), replies: map[int][]turnReply{}}}
 	go f.run()
@@ -113,6 +118,9 @@ func (f *finisher) wait(ctx context.Context) (records []metrics.Record, uncounte
 	if f.jsonl != nil {
 		jsonl, err = f.jsonl.finish()
 	}
+	if f.state.err != nil {
+		err = errors.Join(err, fmt.Errorf("%w (they are all stored when the run ends)", f.state.err))
+	}
 	return f.state.records, int(f.missed.Load()), jsonl, err
 }
 
@@ -129,6 +137,7 @@ func (f *finisher) run() {
 		}
 		clear(batch)
 		if closed && len(batch) == 0 {
+			f.flushStore(0)
 			return
 		}
 		if len(batch) == 0 {
@@ -174,6 +183,23 @@ func (f *finisher) finish(r metrics.Record) {
 		f.jsonl.write(&r, f.streaming)
 	}
 	st.records = append(st.records, r)
+	f.flushStore(storeBatch)
+}
+
+// storeBatch is how many finished records go to the store at once: one
+// short write transaction each.
+const storeBatch = 4096
+
+// flushStore hands the records not stored yet to the store when at least
+// least of them (and at least one) are waiting.
+func (f *finisher) flushStore(least int) {
+	st := &f.state
+	if f.store == nil || st.err != nil || len(st.records)-st.stored < max(least, 1) {
+		return
+	}
+	if st.err = f.store.Add(st.records[st.stored:]); st.err == nil {
+		st.stored = len(st.records)
+	}
 }
 
 // jsonlSink writes profile_export.jsonl while the run goes, to a partial

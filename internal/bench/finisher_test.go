@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,11 +17,15 @@ import (
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
-func finisherFor(t *testing.T, sink *jsonlSink) *finisher {
+func finisherFor(t *testing.T, sink *jsonlSink, store ...RecordSink) *finisher {
 	t.Helper()
 	tok, err := tokenizer.Load(tokenizer.Default)
 	require.NoError(t, err)
-	return newFinisher(tok, load.NewClock(), true, sink, 0)
+	var s RecordSink
+	if len(store) > 0 {
+		s = store[0]
+	}
+	return newFinisher(tok, load.NewClock(), true, sink, s, 0)
 }
 
 // Records are finished in the order their requests ended: a turn's input
@@ -85,4 +90,44 @@ func TestFinisherInterrupted(t *testing.T) {
 	assert.Len(t, records, 1)
 	assert.Equal(t, 1, uncounted)
 	assert.Zero(t, records[0].OutputTokens)
+}
+
+// batches is a RecordSink that keeps the size of each batch it was given
+// and fails from the batch numbered failAt (0: never).
+type batches struct {
+	sizes  []int
+	failAt int
+}
+
+func (b *batches) Add(records []metrics.Record) error {
+	b.sizes = append(b.sizes, len(records))
+	if len(b.sizes) == b.failAt {
+		return errors.New("disk full")
+	}
+	return nil
+}
+
+// The finished records go to the store in batches while the load goes,
+// the rest when it ends; after a failure the store is given nothing more
+// and wait says so.
+func TestFinisherStoresRecords(t *testing.T) {
+	for _, c := range []struct {
+		failAt int
+		want   []int
+	}{{0, []int{storeBatch, 904}}, {1, []int{storeBatch}}} {
+		b := &batches{failAt: c.failAt}
+		f := finisherFor(t, nil, b)
+		for i := range storeBatch + 904 {
+			f.push(metrics.Record{Index: i, PhaseKind: plan.KindProfiling})
+		}
+		records, _, _, err := f.wait(context.Background())
+		assert.Len(t, records, storeBatch+904)
+		assert.Equal(t, c.want, b.sizes)
+		if c.failAt > 0 {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "disk full (they are all stored when the run ends)")
+		} else {
+			assert.NoError(t, err)
+		}
+	}
 }

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// PendingError is the error a pending run's row carries until the run
+// completes it: true both while the run goes and after its process died.
+const PendingError = "not finished: the run was still going when this was read, or its process ended before it finished " +
+	"(the records it had finished are stored)"
+
+// Pending is a run stored while its load goes, so that a large run has
+// only its summary left to write when the load ends: its row is added with
+// the first batch of records, marked interrupted (what it is if the process
+// dies), and each batch is its own short transaction. Complete rewrites the
+// row and adds the rest; a run that never completes stays an interrupted
+// run with the records it had finished.
+type Pending struct {
+	db     *DB
+	skel   *result.Run // the row until Complete
+	id     int64       // 0 until the first batch
+	stored int         // records added
+	err    error       // the first failure: no batch after it
+}
+
+// BeginRun returns the pending run of r, whose name, configuration, command
+// line and start time its row shows until Complete.
+func (db *DB) BeginRun(r *result.Run) *Pending {
+	skeleton := *r
+	skeleton.Status, skeleton.Error, skeleton.Records = result.StatusInterrupted, PendingError, nil
+	return &Pending{db: db, skel: &skeleton}
+}
+
+// Add stores a batch of finished records (in any order); it adds the run's
+// row with the first. After a failure it does nothing and returns that
+// failure: Complete then stores every record itself.
+func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
+	if p.err != nil || len(records) == 0 {
+		return p.err
+	}
+	p.err = p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		if p.id == 0 {
+			id, err := saveRun(ctx, tx, p.skel, "", 0, nil)
+			if err != nil {
+				return err
+			}
+			p.id = id
+		}
+		return insertRecords(ctx, tx, p.id, records)
+	})
+	if p.err != nil {
+		p.err = fmt.Errorf("store records while the run goes: %w", p.err)
+		return p.err
+	}
+	p.stored += len(records)
+	return nil
+}
+
+// Complete stores the finished run r over its pending row, in one
+// transaction, and returns its id. The records Add stored are kept when
+// they are all of r's; otherwise (a batch failed, or r has records Add did
+// not see) they are replaced by r's.
+func (p *Pending) Complete(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
+	if p.id == 0 {
+		return p.db.SaveRun(ctx, r, artifactDir)
+	}
+	var id int64
+	err := p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		var records []metrics.Record // nil: those stored are the run's
+		if p.err != nil || p.stored != len(r.Records) {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE run_id = ?`, p.id); err != nil {
+				return fmt.Errorf("replace the records stored while the run went: %w", err)
+			}
+			records = r.Records
+		}
+		var err error
+		id, err = saveRun(ctx, tx, r, artifactDir, p.id, records)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("save run %s: %w", describeRun(r), err)
+	}
+	return id, nil
+}

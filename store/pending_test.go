@@ -1,0 +1,85 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// A pending run is in the store with its finished records while it goes,
+// as an interrupted run (what it stays if its process dies); Complete
+// turns it into the finished run, its records stored once, exactly as
+// SaveRun would have stored them.
+func TestPendingRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	in := newRun(runOpts{name: "big", records: 10})
+	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, CLICommand: in.CLICommand, StartTime: in.StartTime})
+	require.NoError(t, p.Add(ctx, in.Records[6:]), "in the order requests ended, not issued")
+	require.NoError(t, p.Add(ctx, in.Records[:6]))
+
+	rows, err := db.ListRuns(ctx, store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.Equal(t, result.StatusInterrupted, rows[0].Status)
+	assert.Equal(t, store.PendingError, rows[0].Error)
+	going, err := db.GetRun(ctx, rows[0].ID, true)
+	require.NoError(t, err)
+	assert.Len(t, going.Records, 10)
+	assert.Equal(t, "big", going.Name)
+
+	id, err := p.Complete(ctx, in, "artifacts/big")
+	require.NoError(t, err)
+	assert.Equal(t, rows[0].ID, id, "the same row")
+	want, err := db.SaveRun(ctx, in, "artifacts/big") // the same run stored at once
+	require.NoError(t, err)
+	a, err := db.GetRun(ctx, id, true)
+	require.NoError(t, err)
+	b, err := db.GetRun(ctx, want, true)
+	require.NoError(t, err)
+	assert.Equal(t, b, a)
+	rows, err = db.ListRuns(ctx, store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, rows[0].RecordCount, rows[1].RecordCount)
+}
+
+// A pending run whose batches failed, or that missed records, is completed
+// with the run's own records; one that never stored a batch is saved.
+func TestPendingRunFallsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, add := range map[string]func(p *store.Pending, in *result.Run) error{
+		"a batch failed": func(p *store.Pending, in *result.Run) error {
+			require.NoError(t, p.Add(ctx, in.Records[:4]))
+			err := p.Add(ctx, in.Records[3:]) // record 3 again: the batch fails whole
+			require.Error(t, err)
+			assert.Equal(t, err, p.Add(ctx, in.Records[4:]), "nothing is stored after a failure")
+			return nil
+		},
+		"records missed": func(p *store.Pending, in *result.Run) error { return p.Add(ctx, in.Records[:4]) },
+		"never added":    func(*store.Pending, *result.Run) error { return nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := MustOpenDB(t)
+			in := newRun(runOpts{name: "big", records: 10})
+			p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
+			require.NoError(t, add(p, in))
+			id, err := p.Complete(ctx, in, "")
+			require.NoError(t, err)
+			got, err := db.GetRun(ctx, id, true)
+			require.NoError(t, err)
+			assert.Len(t, got.Records, 10)
+			assert.Equal(t, result.StatusComplete, got.Status)
+			rows, err := db.ListRuns(ctx, store.RunFilter{})
+			require.NoError(t, err)
+			assert.Len(t, rows, 1)
+		})
+	}
+}
