@@ -181,3 +181,24 @@ func TestProfileFlagsOverlayYAML(t *testing.T) {
 	})
 	assert.Equal(t, 8, m.control().InferenceRequests, "the refused run sent nothing")
 }
+
+// TestProfileGoodput: AIPerf's tutorial command line with --goodput gives
+// goodput, good_request_count and good_request_fraction: every request is
+// good under SLOs the mock meets, none under a TTFT it cannot meet.
+func TestProfileGoodput(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 40, ITL: 2})
+	for _, c := range []struct {
+		slos string
+		good float64
+	}{{"time_to_first_token:1000 inter_token_latency:100", 12}, {"time_to_first_token:10 inter_token_latency:100", 0}} {
+		dir := t.TempDir()
+		inv := cli(t, dir, "profile", "-m", "mock-model", "--endpoint-type", "chat", "--streaming", "--url", m.URL,
+			"--request-count", "12", "--concurrency", "4", "--goodput", c.slos, "--artifact-dir", "out", "--ui", "none")
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		assert.Contains(t, inv.stdout, "Goodput (requests/sec)")
+		export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+		assert.Equal(t, c.good, metricAvg(t, export, "good_request_count"), c.slos)
+		assert.Equal(t, c.good/12, metricAvg(t, export, "good_request_fraction"), c.slos)
+		assert.InDelta(t, c.good/metricAvg(t, export, "benchmark_duration"), metricAvg(t, export, "goodput"), 1e-9, c.slos)
+	}
+}

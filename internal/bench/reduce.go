@@ -22,7 +22,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	}
 	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)
-	run.Profiling = metrics.Summarize(prof, c.p.Streaming)
+	run.Profiling = metrics.Summarize(prof, c.p.Streaming, c.slos()...)
 	if len(warm) > 0 {
 		s := metrics.Summarize(warm, c.p.Streaming)
 		run.Warmup = &s
@@ -40,6 +40,16 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
 			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))
 	}
+}
+
+// slos are the run's --goodput objectives (checked with the profile).
+func (c *cell) slos() []metrics.SLO {
+	parsed, _ := plan.ParseGoodput(c.p.Goodput)
+	out := make([]metrics.SLO, len(parsed))
+	for i, o := range parsed {
+		out[i] = metrics.SLO(o)
+	}
+	return out
 }
 
 // independentPrompts reports whether the run's prompts share no prefix by

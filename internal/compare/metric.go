@@ -199,7 +199,7 @@ func (o Options) StatKeys() []string {
 	o = o.withDefaults()
 	keys := append(slices.Clone(o.Keys), paretoThroughput, paretoLatency, paretoLatencyElse, clientTTFTp50, serverTTFTp50)
 	if o.defaulted {
-		keys = append(keys, DefaultServerKeys...)
+		keys = append(append(keys, goodputKey), DefaultServerKeys...)
 	}
 	var out []string
 	for _, k := range keys {
@@ -216,11 +216,20 @@ func (o Options) StatKeys() []string {
 	return out
 }
 
-// withServerRows is keys plus, in the default view, the server rows that
-// every side has (when every side has server metrics).
+// goodputKey is shown in the default views when the runs have it (they
+// were run with --goodput).
+var goodputKey = Key{metrics.TagGoodput, "avg"}
+
+// withServerRows is keys plus, in the default view, goodput when a side has
+// it and the server rows that every side has (when every side has server
+// metrics).
 func (o Options) withServerRows(candidates []Key, sides ...[]store.RunRow) []Key {
 	if !o.defaulted {
 		return o.Keys
 	}
-	return append(slices.Clone(o.Keys), serverRows(candidates, o.ConfidenceLevel, sides...)...)
+	keys := slices.Clone(o.Keys)
+	if slices.ContainsFunc(sides, func(runs []store.RunRow) bool { return estimateOf(runs, goodputKey, o.ConfidenceLevel).N > 0 }) {
+		keys = append(keys, goodputKey)
+	}
+	return append(keys, serverRows(candidates, o.ConfidenceLevel, sides...)...)
 }

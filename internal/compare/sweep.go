@@ -71,12 +71,15 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 			}
 		}
 	}
-	// The default view adds the prefix-cache hit rate when cells have it.
-	keys := opt.Keys
-	if opt.defaulted && slices.ContainsFunc(s.Cells, func(c store.Cell) bool {
-		return estimateOf(c.Runs, prefixHitRate, opt.ConfidenceLevel).N > 0
-	}) {
-		keys = append(slices.Clone(keys), prefixHitRate)
+	// The default view adds goodput and the prefix-cache hit rate when cells
+	// have them.
+	keys := slices.Clone(opt.Keys)
+	for _, k := range []Key{goodputKey, prefixHitRate} {
+		if opt.defaulted && slices.ContainsFunc(s.Cells, func(c store.Cell) bool {
+			return estimateOf(c.Runs, k, opt.ConfidenceLevel).N > 0
+		}) {
+			keys = append(keys, k)
+		}
 	}
 	for _, k := range keys {
 		rep.Metrics = append(rep.Metrics, MetricInfo{Metric: k.String(), Unit: unitOf(k, all), Better: DirectionOf(k)})

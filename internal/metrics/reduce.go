@@ -37,6 +37,9 @@ const (
 	TagBenchmarkDuration     = "benchmark_duration"
 	TagUsageDiscrepancyCount = "usage_discrepancy_count"
 	TagMalformedChunkCount   = "malformed_chunk_count" // ours: stream lines that were not a response chunk
+	TagGoodput               = "goodput"
+	TagGoodRequestCount      = "good_request_count"
+	TagGoodRequestFraction   = "good_request_fraction"
 )
 
 // Units as AIPerf displays them.
@@ -50,6 +53,7 @@ const (
 	UnitPerUser      = "tokens/sec/user"
 	UnitRequestsSec  = "requests/sec"
 	UnitChunks       = "chunks"
+	UnitRatio        = "ratio"
 )
 
 // def names one metric for display.
@@ -114,7 +118,8 @@ var (
 
 // scalarDefs are the derived and aggregate metrics, in display order.
 var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
-	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defMalformedChunks}
+	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defMalformedChunks,
+	defGoodput, defGoodCount, defGoodFraction}
 
 // RecordTags lists the tags of the record metrics, in display order: each
 // summarises to a distribution (Stats).
@@ -283,8 +288,9 @@ func diffPct(server, client int) float64 {
 // metrics (with Value), in AIPerf display order. Successful records feed the
 // metrics, failed ones the error counts; cancelled records are left out.
 // Non-streaming runs have no TTFT, TTST, TTFO, ITL, ICL or per-user
-// throughput.
-func Summarize(records []Record, streaming bool) Summary {
+// throughput. With SLOs (--goodput) it adds goodput, good_request_count
+// and good_request_fraction.
+func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	var (
 		vals               [numRecordMetrics][]float64
 		ok, failed         int
@@ -387,6 +393,13 @@ func Summarize(records []Record, streaming bool) Summary {
 	}
 	if malformed > 0 {
 		scalar(defMalformedChunks, float64(malformed))
+	}
+	if len(slos) > 0 {
+		d := 0.0
+		if window.set {
+			d = duration
+		}
+		addGoodput(&s, goodRequests(records, streaming, slos), ok+failed, d)
 	}
 	return s
 }

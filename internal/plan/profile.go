@@ -65,6 +65,7 @@ type Profile struct {
 	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" placeholder:"SECONDS" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
 	PrecisePacing        bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
 	Phases               []Phase  `json:"phases,omitempty" kong:"-"`
+	Goodput              string   `json:"goodput,omitempty" group:"Load" placeholder:"SLOS" help:"Service-level objectives as space-separated tag:value pairs in display units, e.g. \"time_to_first_token:200 inter_token_latency:20\": adds goodput (good requests/s), good_request_count and good_request_fraction."`
 
 	// Dataset.
 	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean" name:"synthetic-input-tokens-mean" aliases:"isl" default:"550" group:"Dataset" placeholder:"TOKENS" help:"Mean prompt length in tokens (alias --isl) (default ${default})."`

@@ -114,6 +114,7 @@ func (p *Profile) Check() error {
 	v.inputs(p)
 	v.scrape(p)
 	v.hooks(p)
+	v.goodput(p)
 	if len(p.Phases) > 0 {
 		v.phases(p.Phases)
 	}

@@ -31,6 +31,7 @@ var consoleRows = []string{
 	metrics.TagRequestThroughput,
 	metrics.TagRequestCount,
 	metrics.TagErrorRequestCount,
+	metrics.TagGoodput, // with --goodput only, as AIPerf
 }
 
 // maxMessage caps an error message in the console error summary.
