@@ -47,6 +47,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if err != nil {
 		return usageErr(err)
 	}
+	spec.Profile.WaitForAll()
 	var runs error
 	if c.NumProfileRuns < 1 || c.NumProfileRuns > 10 {
 		runs = &plan.FieldError{Field: "num_profile_runs", Msg: fmt.Sprintf("must be between 1 and 10, got %d", c.NumProfileRuns)}
@@ -260,6 +261,21 @@ func defaultArtifactDir(p plan.Profile) string {
 		stim = fmt.Sprintf("request_rate%g", *p.RequestRate)
 	} else if p.Concurrency != nil {
 		stim = fmt.Sprintf("concurrency%d", *p.Concurrency)
+	}
+	// YAML phases: the stimulus of each profiling phase, so that two files
+	// with different loads do not share a directory.
+	var phases []string
+	for _, ph := range p.Phases {
+		switch {
+		case ph.Kind != plan.KindProfiling:
+		case ph.Rate > 0:
+			phases = append(phases, fmt.Sprintf("request_rate%g", ph.Rate))
+		default:
+			phases = append(phases, fmt.Sprintf("concurrency%d", max(ph.Concurrency, 1)))
+		}
+	}
+	if len(phases) > 0 {
+		stim = strings.Join(phases, "-")
 	}
 	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
 }

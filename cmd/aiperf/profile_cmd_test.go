@@ -71,3 +71,17 @@ func TestRedactedCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultArtifactDirNamesYAMLPhases: a YAML file's profiling phases name
+// the default directory, so two files with different loads do not write
+// into one.
+func TestDefaultArtifactDirNamesYAMLPhases(t *testing.T) {
+	p := plan.NewProfile()
+	p.Model = []string{"org/model"}
+	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency1", defaultArtifactDir(p))
+	p.Concurrency = plan.Ptr(8)
+	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency8", defaultArtifactDir(p))
+	p.Phases = []plan.Phase{{Kind: plan.KindWarmup, Concurrency: 2}, {Kind: plan.KindProfiling, Concurrency: 16},
+		{Kind: plan.KindProfiling, Rate: 2.5}}
+	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency16-request_rate2.5", defaultArtifactDir(p))
+}

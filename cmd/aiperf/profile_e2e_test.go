@@ -202,3 +202,16 @@ func TestProfileGoodput(t *testing.T) {
 		assert.InDelta(t, c.good/metricAvg(t, export, "benchmark_duration"), metricAvg(t, export, "goodput"), 1e-9, c.slos)
 	}
 }
+
+// TestProfileGraceInf: AIPerf's --benchmark-grace-period inf waits for
+// every request in flight, and the run exports and stores (as one year).
+func TestProfileGraceInf(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 300, ITL: 1})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--streaming", "--concurrency", "2",
+		"--benchmark-duration", "0.1", "--benchmark-grace-period", "inf", "--artifact-dir", "out", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	assert.Equal(t, 2.0, metricAvg(t, export, "request_count"), "both requests in flight at the end were waited for")
+	assert.Equal(t, 365*24*3600.0, export["input_config"].(map[string]any)["benchmark_grace_period"])
+}

@@ -155,3 +155,14 @@ func (v *validator) intRange(field string, p *int, lo, hi int) {
 		v.add(field, fmt.Sprintf("must be at most %d, got %d", hi, *p))
 	}
 }
+
+// WaitForAll turns a grace period of +Inf (AIPerf's --benchmark-grace-period
+// inf: wait for every request in flight) into MaxSeconds, a value every
+// later step (timers, JSON exports, the store) can hold; it is the longest
+// grace period allowed anyway.
+func (p *Profile) WaitForAll() {
+	if x := p.BenchmarkGracePeriod; x != nil && math.IsInf(*x, 1) {
+		*x = MaxSeconds
+	}
+}
+

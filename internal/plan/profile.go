@@ -60,7 +60,7 @@ type Profile struct {
 	RequestRateMode      string   `json:"request_rate_mode" name:"request-rate-mode" default:"poisson" enum:"constant,poisson" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate: constant or poisson (seeded) (default ${default})."`
 	RequestCount         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
 	BenchmarkDuration    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
-	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30)."`
+	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
 	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
 	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" placeholder:"SECONDS" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
 	PrecisePacing        bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
