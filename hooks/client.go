@@ -87,6 +87,14 @@ func (c *Client) Reset(ctx context.Context, origins []string, h plan.ResetHook) 
 	}
 	var calls []Call
 	for _, origin := range origins {
+		if h.Slots {
+			erased, err := c.resetSlots(ctx, origin, h)
+			calls = append(calls, erased...)
+			if err != nil {
+				return calls, fmt.Errorf("reset kv cache: %w", err)
+			}
+			continue
+		}
 		call, err := c.post(ctx, target{hook: HookReset, origin: origin, path: h.Path,
 			timeout: h.Timeout, retryBudget: h.MaxRetry, retry: true})
 		calls = append(calls, call)

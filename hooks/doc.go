@@ -5,7 +5,8 @@
 //
 // A Client owns its own HTTP transport, separate from the benchmark pool and
 // blind to HTTP(S)_PROXY. Every POST has an empty body; any 2xx answer is a
-// success. Reset retries transport errors and 409/423/429/503 with a doubling
+// success. A llama.cpp server has no reset route: its reset lists the slots
+// (GET /slots) and erases each (POST /slots/{id}?action=erase). Reset retries transport errors and 409/423/429/503 with a doubling
 // backoff inside a time budget, and the first origin that fails aborts it.
 // Profiler start is all-or-nothing (a partial start, or one interrupted, is
 // undone in reverse order on every origin that may have started); profiler

@@ -881,3 +881,32 @@ func TestKVResetIsVerifiedNotTrusted(t *testing.T) {
 		assert.Contains(t, show.stdout, `"kv_reset_evidence": [`, "the evidence is stored")
 	})
 }
+
+// TestControlHookLlamaCpp: --server llamacpp resets by erasing every slot
+// llama-server lists, before any load, and refuses the profiler it does
+// not have before anything is sent.
+func TestControlHookLlamaCpp(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--server", "llamacpp", "--reset-kv-cache", "--request-count", "3",
+		"--artifact-dir", "out", "--no-store")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	ctl := m.control()
+	var erased []string
+	for i, ev := range ctl.Events {
+		if ev.Kind == mock.EventReset {
+			erased = append(erased, ev.Path)
+			assert.Less(t, i, 4, "the erases come before any request")
+		}
+	}
+	assert.Equal(t, []string{"/slots/0", "/slots/1", "/slots/2", "/slots/3"}, erased)
+	calls := exportedHookCalls(t, filepath.Join(dir, "out"))
+	require.Len(t, calls, 4)
+	assert.Equal(t, "/slots/3?action=erase", calls[3].Path)
+	assert.Contains(t, inv.stdout, "KV cache reset verified")
+
+	inv = cli(t, t.TempDir(), quick(m.URL, "--server", "llamacpp", "--server-profiler", "--no-store")...)
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--server-profiler cannot be used with --server llamacpp")
+	assert.Equal(t, 3, m.control().InferenceRequests, "nothing more was sent")
+}

@@ -22,7 +22,8 @@ import (
 // history or behind a shared system prompt share prefixes by design, so a
 // later prompt may hit legitimately: then only the very first request sent
 // after the reset is checked.
-func checkReset(records []metrics.Record, independent bool) (verdict, detail string) {
+// hint says what commonly keeps the server's cache warm through a reset.
+func checkReset(records []metrics.Record, independent bool, hint string) (verdict, detail string) {
 	// Each prompt's first request (the lowest issue index), or only the
 	// very first request: positions in records, which are not copied.
 	first := map[int]int{}
@@ -55,18 +56,15 @@ func checkReset(records []metrics.Record, independent bool) (verdict, detail str
 		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens " +
 			"(vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report), so the reset could not be checked"
 	case hits > 0 && !independent:
-		return result.ResetNotCleared, "the first request after the reset was served from the prefix cache: the cache was not cleared " + notCleared
+		return result.ResetNotCleared, "the first request after the reset was served from the prefix cache: the cache was not cleared (" + hint + ")"
 	case hits > 0:
 		return result.ResetNotCleared, fmt.Sprintf("%d of %d prompts were served from the prefix cache on their first "+
-			"request after the reset: the cache was not cleared %s", hits, checked, notCleared)
+			"request after the reset: the cache was not cleared (%s)", hits, checked, hint)
 	case !independent:
 		return result.ResetVerified, "the first request after the reset was not served from the prefix cache (its prompts share prefixes, so only the first is evidence)"
 	}
 	return result.ResetVerified, fmt.Sprintf("%d prompts sent for the first time after the reset, none served from the prefix cache", checked)
 }
-
-// notCleared says what commonly keeps a cache warm through a reset.
-const notCleared = "(vLLM: requests still running or an offload tier; SGLang: server not idle, try /flush_cache?timeout=30)"
 
 // verifyReset joins the two kinds of evidence about the KV-cache reset: the
 // server's cached-token usage of the first requests (checkReset) and its
@@ -77,7 +75,7 @@ const notCleared = "(vLLM: requests still running or an offload tier; SGLang: se
 func (c *cell) verifyReset(records []metrics.Record) {
 	a := &c.run.Audit
 	independent := c.independentPrompts()
-	a.KVReset, a.KVResetDetail = checkReset(records, independent)
+	a.KVReset, a.KVResetDetail = checkReset(records, independent, c.p.ResetHint())
 	if a.KVReset != result.ResetUnverifiable {
 		a.KVResetEvidence = append(a.KVResetEvidence, result.EvidenceCachedTokens)
 	}
@@ -95,7 +93,7 @@ func (c *cell) verifyReset(records []metrics.Record) {
 		case servermetrics.EvidenceWarm:
 			if a.KVReset != result.ResetNotCleared {
 				a.KVReset, a.KVResetDetail = result.ResetNotCleared, "the server's prefix-cache counters: "+ev.Detail+
-					": the cache was not cleared "+notCleared
+					": the cache was not cleared ("+c.p.ResetHint()+")"
 			}
 		case servermetrics.EvidenceCold:
 			if a.KVReset == result.ResetUnverifiable {

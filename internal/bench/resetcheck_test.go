@@ -22,14 +22,14 @@ func TestCheckResetVerified(t *testing.T) {
 	// Prompts 0 and 1 are new after the reset; their repeats hit the cache,
 	// as they should. Records arrive out of issue order.
 	recs := []metrics.Record{req(2, 0, n(100)), req(0, 0, n(0)), req(1, 1, n(16)), req(3, 1, n(100))}
-	verdict, detail := checkReset(recs, true)
+	verdict, detail := checkReset(recs, true, "a hint")
 	assert.Equal(t, result.ResetVerified, verdict)
 	assert.Contains(t, detail, "2 prompts sent for the first time after the reset, none served from the prefix cache")
 }
 
 func TestCheckResetNotCleared(t *testing.T) {
 	recs := []metrics.Record{req(0, 0, n(0)), req(1, 1, n(96)), req(2, 2, n(100))}
-	verdict, detail := checkReset(recs, true)
+	verdict, detail := checkReset(recs, true, "a hint")
 	assert.Equal(t, result.ResetNotCleared, verdict)
 	assert.Contains(t, detail, "2 of 3 prompts were served from the prefix cache on their first request after the reset")
 }
@@ -38,7 +38,7 @@ func TestCheckResetUnverifiable(t *testing.T) {
 	failed := req(0, 0, n(100))
 	failed.Error = &metrics.Error{Type: "HTTPError", Code: 500}
 	recs := []metrics.Record{failed, req(1, 1, nil), {Index: 2, Prompt: 2}}
-	verdict, detail := checkReset(recs, true)
+	verdict, detail := checkReset(recs, true, "a hint")
 	assert.Equal(t, result.ResetUnverifiable, verdict, "failed requests, no usage and no cached_tokens prove nothing")
 	assert.Contains(t, detail, "--enable-prompt-tokens-details")
 }
@@ -47,12 +47,12 @@ func TestCheckResetWithSharedPrefixesLooksAtTheFirstRequest(t *testing.T) {
 	// A trace's later prompts share prefixes with earlier ones: their hits
 	// are no evidence; only the first request sent after the reset is.
 	recs := []metrics.Record{req(1, 1, n(96)), req(0, 0, n(0)), req(2, 2, n(100))}
-	verdict, detail := checkReset(recs, false)
+	verdict, detail := checkReset(recs, false, "a hint")
 	assert.Equal(t, result.ResetVerified, verdict)
 	assert.Contains(t, detail, "only the first is evidence")
 
 	recs[1] = req(0, 0, n(80))
-	verdict, detail = checkReset(recs, false)
+	verdict, detail = checkReset(recs, false, "a hint")
 	assert.Equal(t, result.ResetNotCleared, verdict)
 	assert.Contains(t, detail, "the first request after the reset was served from the prefix cache")
 }

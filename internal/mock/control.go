@@ -134,6 +134,7 @@ func (s *Server) adminRoutes() map[string]adminRoute {
 			s.resetCache()
 			writeText(w, "Cache flushed.")
 		}},
+		"/slots/{id}":    s.eraseSlot(), // llama-server
 		"/start_profile": {kind: EventStartProfile, reply: textReply("Start profiling.")},
 		"/stop_profile":  {kind: EventStopProfile, reply: textReply("Stop profiling. This will take some time.")},
 	}

@@ -112,6 +112,7 @@ func (s *Server) routes() http.Handler {
 	for path, route := range s.adminRoutes() {
 		mux.HandleFunc(path, s.admin(route))
 	}
+	mux.HandleFunc("GET /slots", s.listSlots)
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
 	if s.cfg.GPUMetrics {
 		mux.HandleFunc("GET /dcgm/metrics", s.serveDCGM)

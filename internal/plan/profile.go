@@ -121,7 +121,7 @@ type Profile struct {
 	ServerProfilerStartPath      string   `json:"server_profiler_start_path,omitempty" name:"server-profiler-start-path" group:"Control hooks" placeholder:"PATH" help:"Profiler start route (default /start_profile; implies --server-profiler)."`
 	ServerProfilerStopPath       string   `json:"server_profiler_stop_path,omitempty" name:"server-profiler-stop-path" group:"Control hooks" placeholder:"PATH" help:"Profiler stop route (default /stop_profile; implies --server-profiler)."`
 	ServerProfilerTimeoutSeconds *float64 `json:"server_profiler_timeout_seconds,omitempty" name:"server-profiler-timeout-seconds" group:"Control hooks" placeholder:"SECONDS" help:"Timeout per profiler call (default 30; implies --server-profiler)."`
-	Server                       string   `json:"server,omitempty" enum:",vllm,sglang,trtllm" default:"" group:"Control hooks" placeholder:"NAME" help:"Apply a server's control-hook routes: vllm, sglang or trtllm."`
+	Server                       string   `json:"server,omitempty" enum:",vllm,sglang,trtllm,llamacpp" default:"" group:"Control hooks" placeholder:"NAME" help:"Apply a server's control-hook routes: vllm, sglang, trtllm or llamacpp (the reset erases every llama-server slot)."`
 }
 
 // Phase is one load phase. The CLI flags describe at most a warmup and a

@@ -13,8 +13,11 @@ const DefaultGracePeriod = 30.0
 
 // ResetHook is the resolved --reset-kv-cache configuration.
 type ResetHook struct {
-	Enabled  bool
-	Path     string
+	Enabled bool
+	Path    string
+	// Slots erases every slot of a llama.cpp server instead of POSTing
+	// Path: GET /slots, then POST /slots/{id}?action=erase for each id.
+	Slots    bool
 	Timeout  time.Duration // per attempt
 	MaxRetry time.Duration // total retry budget; 0 = one attempt
 }
@@ -31,18 +34,48 @@ type ProfilerHook struct {
 // (shared/seeds/control-hooks-by-server.txt).
 type serverRoutes struct {
 	ResetPath, StartPath, StopPath string
-	// Refusal, when set, explains why hooks cannot be enabled for this server.
-	Refusal string
+	Slots                          bool // the reset erases every llama.cpp slot
+	// ResetRefusal and ProfilerRefusal, when set, explain why that hook
+	// cannot be enabled for this server.
+	ResetRefusal, ProfilerRefusal string
+	// ResetHint says what commonly keeps this server's cache warm through a
+	// reset, for the warning of a reset the run shows did not clear it.
+	ResetHint string
 }
 
 // servers maps --server values to their routes.
 var servers = map[string]serverRoutes{
-	"vllm":   {ResetPath: "/reset_prefix_cache", StartPath: "/start_profile", StopPath: "/stop_profile"},
-	"sglang": {ResetPath: "/flush_cache", StartPath: "/start_profile", StopPath: "/stop_profile"},
-	"trtllm": {Refusal: "trtllm-serve has no KV-cache reset route (block reuse is fixed at startup by " +
+	"vllm": {ResetPath: "/reset_prefix_cache", StartPath: "/start_profile", StopPath: "/stop_profile",
+		ResetHint: "vLLM: requests still running, or an offload tier (LMCache, CPU offload) that the reset does not empty"},
+	"sglang": {ResetPath: "/flush_cache", StartPath: "/start_profile", StopPath: "/stop_profile",
+		ResetHint: "SGLang: the server was not idle; try --reset-kv-cache-path '/flush_cache?timeout=30'"},
+	"trtllm": {ResetRefusal: trtllmRefusal, ProfilerRefusal: trtllmRefusal},
+	"llamacpp": {Slots: true,
+		ProfilerRefusal: "llama-server has no profiler routes; profile it with perf or nsys around the run instead",
+		ResetHint:       "llama.cpp: the host-memory prompt cache outlives a slot erase; start llama-server with --cache-ram 0"},
+}
+
+// ServerNames are the values of --server.
+var ServerNames = []string{"vllm", "sglang", "trtllm", "llamacpp"}
+
+const trtllmRefusal = "trtllm-serve has no KV-cache reset route (block reuse is fixed at startup by " +
 		"kv_cache_config.enable_block_reuse; disable it or restart the server between cells) and registers " +
 		"/start_profile and /stop_profile only on builds with TensorRT-LLM PR #13872; drop --server trtllm " +
-		"and pass explicit paths if your deployment has custom admin routes"},
+		"and pass explicit paths if your deployment has custom admin routes"
+
+// ResetHint says what commonly keeps the cache of p's server warm through a
+// reset; with no --server, what does for each server.
+func (p *Profile) ResetHint() string {
+	if h := servers[p.Server].ResetHint; h != "" {
+		return h
+	}
+	var hints []string
+	for _, name := range ServerNames {
+		if h := servers[name].ResetHint; h != "" {
+			hints = append(hints, h)
+		}
+	}
+	return strings.Join(hints, "; ")
 }
 
 // ResetHook resolves the reset hook: any path, timeout or retry setting
@@ -52,6 +85,7 @@ func (p *Profile) ResetHook() ResetHook {
 		Enabled: p.ResetKVCache || p.ResetKVCachePath != "" || p.ResetKVCacheTimeoutSeconds != nil ||
 			p.ResetKVCacheMaxRetrySeconds != nil,
 		Path:     firstNonEmpty(p.ResetKVCachePath, servers[p.Server].ResetPath, DefaultResetPath),
+		Slots:    p.ResetKVCachePath == "" && servers[p.Server].Slots,
 		Timeout:  seconds(deref(p.ResetKVCacheTimeoutSeconds, DefaultHookTimeoutSeconds)),
 		MaxRetry: seconds(deref(p.ResetKVCacheMaxRetrySeconds, DefaultResetMaxRetrySeconds)),
 	}

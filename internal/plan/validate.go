@@ -138,20 +138,18 @@ func (v *validator) dataset(p *Profile) {
 }
 
 func (v *validator) hooks(p *Profile) {
-	v.oneOf("server", p.Server, "", "vllm", "sglang", "trtllm")
+	v.oneOf("server", p.Server, append([]string{""}, ServerNames...)...)
 	v.hookPath("reset_kv_cache_path", p.ResetKVCachePath)
 	v.hookPath("server_profiler_start_path", p.ServerProfilerStartPath)
 	v.hookPath("server_profiler_stop_path", p.ServerProfilerStopPath)
 	v.seconds("reset_kv_cache_timeout_seconds", p.ResetKVCacheTimeoutSeconds, false)
 	v.seconds("server_profiler_timeout_seconds", p.ServerProfilerTimeoutSeconds, false)
 	v.seconds("reset_kv_cache_max_retry_seconds", p.ResetKVCacheMaxRetrySeconds, true)
-	if r := servers[p.Server].Refusal; r != "" {
-		if p.ResetHook().Enabled {
-			v.add("reset_kv_cache", "cannot be used with --server "+p.Server+": "+r)
-		}
-		if p.ProfilerHook().Enabled {
-			v.add("server_profiler", "cannot be used with --server "+p.Server+": "+r)
-		}
+	if r := servers[p.Server].ResetRefusal; r != "" && p.ResetHook().Enabled {
+		v.add("reset_kv_cache", "cannot be used with --server "+p.Server+": "+r)
+	}
+	if r := servers[p.Server].ProfilerRefusal; r != "" && p.ProfilerHook().Enabled {
+		v.add("server_profiler", "cannot be used with --server "+p.Server+": "+r)
 	}
 	for _, raw := range p.URL {
 		if u, err := url.Parse(normalizeURL(raw)); err == nil && u.Scheme != "http" && u.Scheme != "https" &&
