@@ -165,4 +165,3 @@ func (p *Profile) WaitForAll() {
 		*x = MaxSeconds
 	}
 }
-

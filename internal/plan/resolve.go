@@ -59,9 +59,9 @@ var servers = map[string]serverRoutes{
 var ServerNames = []string{"vllm", "sglang", "trtllm", "llamacpp"}
 
 const trtllmRefusal = "trtllm-serve has no KV-cache reset route (block reuse is fixed at startup by " +
-		"kv_cache_config.enable_block_reuse; disable it or restart the server between cells) and registers " +
-		"/start_profile and /stop_profile only on builds with TensorRT-LLM PR #13872; drop --server trtllm " +
-		"and pass explicit paths if your deployment has custom admin routes"
+	"kv_cache_config.enable_block_reuse; disable it or restart the server between cells) and registers " +
+	"/start_profile and /stop_profile only on builds with TensorRT-LLM PR #13872; drop --server trtllm " +
+	"and pass explicit paths if your deployment has custom admin routes"
 
 // ResetHint says what commonly keeps the cache of p's server warm through a
 // reset; with no --server, what does for each server.
