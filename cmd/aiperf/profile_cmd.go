@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,10 +28,12 @@ type ProfileCmd struct {
 	Profile plan.Profile `embed:""`
 
 	Config                    string  `short:"f" name:"config" type:"existingfile" group:"Run" help:"AIPerf-shaped YAML benchmark file; explicit flags override it." placeholder:"FILE"`
-	ArtifactDir               string  `name:"artifact-dir" group:"Run" help:"Where exports go (default artifacts/<model>-openai-<endpoint>-<stimulus>)." placeholder:"DIR"`
+	ArtifactDir               string  `name:"artifact-dir" aliases:"output-artifact-dir" group:"Run" help:"Where exports go (default artifacts/<model>-openai-<endpoint>-<stimulus>)." placeholder:"DIR"`
 	Name                      string  `name:"name" group:"Run" help:"Label for this run (or group of trials) in the store, for aiperf compare."`
-	UI                        string  `name:"ui" enum:"none,simple" default:"simple" group:"Run" help:"Progress display: simple or none."`
-	Verbose                   bool    `short:"v" group:"Run" help:"Log control-hook calls and warnings as they happen."`
+	UI                        string  `name:"ui" aliases:"ui-type" enum:"none,simple" default:"simple" group:"Run" help:"Progress display: simple or none."`
+	Verbose                   int     `short:"v" type:"counter" group:"Run" help:"Log control-hook calls and warnings as they happen (-vv: the same)."`
+	ExtraVerbose              bool    `name:"extra-verbose" group:"Run" help:"AIPerf's -vv: the same as -v."`
+	LogLevel                  string  `name:"log-level" default:"INFO" group:"Run" placeholder:"LEVEL" help:"AIPerf's log levels: TRACE or DEBUG log as -v; INFO, NOTICE, WARNING, SUCCESS, ERROR, CRITICAL log warnings with the progress display (default ${default})."`
 	NumProfileRuns            int     `name:"num-profile-runs" default:"1" group:"Run" help:"Run the cell this many times, each as its own subprocess with its own KV reset, and aggregate (1-10)."`
 	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
 	ConfidenceLevel           float64 `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
@@ -48,12 +51,17 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		return usageErr(err)
 	}
 	spec.Profile.WaitForAll()
-	var runs error
-	if c.NumProfileRuns < 1 || c.NumProfileRuns > 10 {
-		runs = &plan.FieldError{Field: "num_profile_runs", Msg: fmt.Sprintf("must be between 1 and 10, got %d", c.NumProfileRuns)}
+	var runErrs []error
+	if !slices.Contains(logLevels, strings.ToUpper(c.LogLevel)) {
+		runErrs = append(runErrs, &plan.FieldError{Field: "log_level",
+			Msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(logLevels, ", "), c.LogLevel)})
 	}
-	if err := errors.Join(spec.Profile.Check(), runs, plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
-		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true)); err != nil {
+	if c.NumProfileRuns < 1 || c.NumProfileRuns > 10 {
+		runErrs = append(runErrs, &plan.FieldError{Field: "num_profile_runs",
+			Msg: fmt.Sprintf("must be between 1 and 10, got %d", c.NumProfileRuns)})
+	}
+	if err := errors.Join(append(runErrs, spec.Profile.Check(), plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
+		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true))...); err != nil {
 		return usageErr(err)
 	}
 	dir := c.ArtifactDir
@@ -64,6 +72,16 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		return c.multiRun(ctx, g, spec, dir)
 	}
 	return c.single(ctx, g, spec, dir)
+}
+
+// logLevels are AIPerf's --log-level values.
+var logLevels = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "SUCCESS", "ERROR", "CRITICAL"}
+
+// verbose reports whether hook calls and warnings are logged as they
+// happen: -v, -vv, --extra-verbose or --log-level TRACE or DEBUG.
+func (c *ProfileCmd) verbose() bool {
+	level := strings.ToUpper(c.LogLevel)
+	return c.Verbose > 0 || c.ExtraVerbose || level == "TRACE" || level == "DEBUG"
 }
 
 // spec builds the trial to run: the runner's spec file, or YAML overlaid
@@ -137,7 +155,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	if c.UI != "none" {
 		opts.Progress = redact.Writer(g.Stderr)
 	}
-	if c.Verbose || c.UI != "none" {
+	if c.verbose() || c.UI != "none" {
 		opts.Log = redact.Writer(g.Stderr)
 	}
 	run, runErr := bench.Run(ctx, opts)

@@ -85,3 +85,31 @@ func TestDefaultArtifactDirNamesYAMLPhases(t *testing.T) {
 		{Kind: plan.KindProfiling, Rate: 2.5}}
 	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency16-request_rate2.5", defaultArtifactDir(p))
 }
+
+// TestAIPerfSpellings: AIPerf's spellings of the options we implement parse
+// to them (docs/cli-options.md of AIPerf), and -m a,b is two models as in
+// AIPerf.
+func TestAIPerfSpellings(t *testing.T) {
+	var cli CLI
+	parser, err := kong.New(&cli, kong.Exit(func(int) { t.Fatal("kong exited") }))
+	require.NoError(t, err)
+	_, err = parser.Parse([]string{"profile", "--model-names", "a,b", "--custom-endpoint", "/v1/x", "--num-prompts", "7",
+		"--prompt-input-tokens-mean", "32", "--prompt-input-tokens-stddev", "2", "--prompt-output-tokens-mean", "8",
+		"--prompt-output-tokens-stddev", "1", "--num-warmup-requests", "3", "--output-artifact-dir", "out",
+		"--ui-type", "none", "--arrival-pattern", "constant", "-vv", "--extra-verbose", "--log-level", "DEBUG"})
+	require.NoError(t, err)
+	p := cli.Profile.Profile
+	assert.Equal(t, []string{"a", "b"}, p.Model)
+	assert.Equal(t, "/v1/x", p.Endpoint)
+	assert.Equal(t, 7, p.NumDatasetEntries)
+	assert.Equal(t, 32, p.SyntheticInputTokensMean)
+	assert.Equal(t, 2.0, p.SyntheticInputTokensStddev)
+	assert.Equal(t, 8, *p.OutputTokensMean)
+	assert.Equal(t, 1.0, p.OutputTokensStddev)
+	assert.Equal(t, 3, *p.WarmupRequestCount)
+	assert.Equal(t, "constant", p.RequestRateMode)
+	assert.Equal(t, "out", cli.Profile.ArtifactDir)
+	assert.Equal(t, "none", cli.Profile.UI)
+	assert.Equal(t, 2, cli.Profile.Verbose)
+	assert.True(t, cli.Profile.verbose())
+}

@@ -43,10 +43,10 @@ const (
 // Field order is the order of `aiperf profile --help`.
 type Profile struct {
 	// Endpoint.
-	Model                 []string `json:"model,omitempty" short:"m" sep:"none" group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (repeat for several; round-robin per request)."`
+	Model                 []string `json:"model,omitempty" short:"m" aliases:"model-names" sep:"," group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (alias --model-names; several comma-separated or repeated: round-robin per request)."`
 	URL                   []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request) (default ${default})."`
 	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,completions" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat (/v1/chat/completions) or completions (/v1/completions) (default ${default})."`
-	Endpoint              string   `json:"endpoint,omitempty" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url."`
+	Endpoint              string   `json:"endpoint,omitempty" aliases:"custom-endpoint" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url (alias --custom-endpoint)."`
 	Streaming             bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
 	Header                []string `json:"header,omitempty" short:"H" sep:"none" group:"Endpoint" placeholder:"K:V" help:"Extra HTTP header on every request, as Key:Value (repeatable)."`
 	APIKey                string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" placeholder:"KEY" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
@@ -57,23 +57,23 @@ type Profile struct {
 	// Load.
 	Concurrency          *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
 	RequestRate          *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
-	RequestRateMode      string   `json:"request_rate_mode" name:"request-rate-mode" default:"poisson" enum:"constant,poisson" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate: constant or poisson (seeded) (default ${default})."`
+	RequestRateMode      string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate: constant or poisson (seeded) (default ${default})."`
 	RequestCount         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
 	BenchmarkDuration    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
 	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
-	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
+	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" aliases:"num-warmup-requests" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
 	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" placeholder:"SECONDS" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
 	PrecisePacing        bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
 	Phases               []Phase  `json:"phases,omitempty" kong:"-"`
 	Goodput              string   `json:"goodput,omitempty" group:"Load" placeholder:"SLOS" help:"Service-level objectives as space-separated tag:value pairs in display units, e.g. \"time_to_first_token:200 inter_token_latency:20\": adds goodput (good requests/s), good_request_count and good_request_fraction."`
 
 	// Dataset.
-	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean" name:"synthetic-input-tokens-mean" aliases:"isl" default:"550" group:"Dataset" placeholder:"TOKENS" help:"Mean prompt length in tokens (alias --isl) (default ${default})."`
-	SyntheticInputTokensStddev float64 `json:"synthetic_input_tokens_stddev,omitempty" name:"synthetic-input-tokens-stddev" aliases:"isl-stddev" group:"Dataset" placeholder:"TOKENS" help:"Standard deviation of the prompt length (alias --isl-stddev)."`
-	OutputTokensMean           *int    `json:"output_tokens_mean,omitempty" name:"output-tokens-mean" aliases:"osl" group:"Dataset" placeholder:"TOKENS" help:"Mean max_tokens per request (alias --osl; omit to let the server decide)."`
-	OutputTokensStddev         float64 `json:"output_tokens_stddev,omitempty" name:"output-tokens-stddev" aliases:"osl-stddev" group:"Dataset" placeholder:"TOKENS" help:"Standard deviation of max_tokens (alias --osl-stddev)."`
+	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean" name:"synthetic-input-tokens-mean" aliases:"isl,prompt-input-tokens-mean" default:"550" group:"Dataset" placeholder:"TOKENS" help:"Mean prompt length in tokens (alias --isl) (default ${default})."`
+	SyntheticInputTokensStddev float64 `json:"synthetic_input_tokens_stddev,omitempty" name:"synthetic-input-tokens-stddev" aliases:"isl-stddev,prompt-input-tokens-stddev" group:"Dataset" placeholder:"TOKENS" help:"Standard deviation of the prompt length (alias --isl-stddev)."`
+	OutputTokensMean           *int    `json:"output_tokens_mean,omitempty" name:"output-tokens-mean" aliases:"osl,prompt-output-tokens-mean" group:"Dataset" placeholder:"TOKENS" help:"Mean max_tokens per request (alias --osl; omit to let the server decide)."`
+	OutputTokensStddev         float64 `json:"output_tokens_stddev,omitempty" name:"output-tokens-stddev" aliases:"osl-stddev,prompt-output-tokens-stddev" group:"Dataset" placeholder:"TOKENS" help:"Standard deviation of max_tokens (alias --osl-stddev)."`
 	RandomSeed                 int64   `json:"random_seed" name:"random-seed" default:"0" group:"Dataset" placeholder:"SEED" help:"Seed for prompts, lengths and Poisson arrivals (default ${default})."`
-	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" default:"100" group:"Dataset" placeholder:"N" help:"Distinct synthetic prompts, reused in shuffled order (default ${default})."`
+	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" aliases:"num-prompts" default:"100" group:"Dataset" placeholder:"N" help:"Distinct synthetic prompts, reused in shuffled order (default ${default})."`
 	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
 
 	// Input files and traces.
