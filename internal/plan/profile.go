@@ -63,6 +63,11 @@ type Profile struct {
 	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
 	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" aliases:"num-warmup-requests" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
 	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" placeholder:"SECONDS" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
+	NumWarmupSessions    *int     `json:"num_warmup_sessions,omitempty" name:"num-warmup-sessions" group:"Warmup" placeholder:"N" help:"Warmup sessions (conversations) before profiling (> 0; AIPerf's stop order: requests, then sessions, then duration)."`
+	WarmupConcurrency    *int     `json:"warmup_concurrency,omitempty" name:"warmup-concurrency" group:"Warmup" placeholder:"N" help:"Warmup concurrency (default the profiling --concurrency, else 1; with a rate, a cap)."`
+	WarmupRequestRate    *float64 `json:"warmup_request_rate,omitempty" name:"warmup-request-rate" group:"Warmup" placeholder:"RPS" help:"Warmup request rate (default the profiling --request-rate)."`
+	WarmupArrivalPattern string   `json:"warmup_arrival_pattern,omitempty" name:"warmup-arrival-pattern" enum:",constant,poisson" default:"" group:"Warmup" placeholder:"MODE" help:"Warmup arrival pattern: constant or poisson (default the profiling one)."`
+	WarmupGracePeriod    *float64 `json:"warmup_grace_period,omitempty" name:"warmup-grace-period" group:"Warmup" placeholder:"SECONDS" help:"Seconds to wait for in-flight warmup requests after --warmup-duration (default: all of them)."`
 	PrecisePacing        bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
 	Phases               []Phase  `json:"phases,omitempty" kong:"-"`
 	Goodput              string   `json:"goodput,omitempty" group:"Load" placeholder:"SLOS" help:"Service-level objectives as space-separated tag:value pairs in display units, e.g. \"time_to_first_token:200 inter_token_latency:20\": adds goodput (good requests/s), good_request_count and good_request_fraction."`
@@ -275,7 +280,8 @@ func (p *Profile) overlayPhases(names []string) error {
 			continue
 		}
 		switch o.Name {
-		case "warmup_request_count", "warmup_duration":
+		case "warmup_request_count", "warmup_duration", "num_warmup_sessions", "warmup_concurrency", "warmup_request_rate",
+			"warmup_arrival_pattern", "warmup_grace_period":
 			errs = append(errs, &FieldError{Field: o.Name,
 				Msg: "cannot change the phases the config file lists: edit its warmup phase instead"})
 			continue

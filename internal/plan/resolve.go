@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
@@ -196,19 +197,42 @@ func (p *Profile) PhaseList() []Phase {
 	case p.BenchmarkDuration == nil && prof.Sessions == 0 && !prof.Fixed:
 		prof.Requests = max(10, 2*prof.Concurrency)
 	}
-	if p.WarmupRequestCount == nil && p.WarmupDuration == nil {
+	if p.WarmupRequestCount == nil && p.WarmupDuration == nil && p.NumWarmupSessions == nil {
 		return []Phase{prof}
 	}
-	warm := prof
-	warm.Name, warm.Kind = KindWarmup, KindWarmup
-	warm.Fixed, warm.Speedup, warm.Sessions = false, 0, 0 // warmup never replays the schedule
-	if prof.Fixed && warm.Concurrency == 0 {
-		warm.Concurrency = 1
+	return []Phase{p.warmupPhase(prof), prof}
+}
+
+// warmupPhase is the warmup before prof, as AIPerf builds it: each load
+// knob from its --warmup-* flag, else from the profiling phase (rate,
+// arrival pattern, concurrency); one stop condition, the first given of
+// --warmup-request-count, --num-warmup-sessions and --warmup-duration; and
+// no time limit on its in-flight requests unless --warmup-grace-period.
+func (p *Profile) warmupPhase(prof Phase) Phase {
+	warm := Phase{Name: KindWarmup, Kind: KindWarmup, GracePeriod: -1} // never replays the schedule
+	rate, mode := prof.Rate, prof.RateMode
+	if p.WarmupRequestRate != nil {
+		rate, mode = *p.WarmupRequestRate, cmp.Or(mode, p.RequestRateMode)
 	}
-	warm.Requests = deref(p.WarmupRequestCount, 0)
-	warm.Duration = deref(p.WarmupDuration, 0)
-	warm.GracePeriod = -1
-	return []Phase{warm, prof}
+	if p.WarmupArrivalPattern != "" {
+		mode = p.WarmupArrivalPattern
+	}
+	if rate > 0 {
+		warm.Rate, warm.RateMode = rate, mode
+		warm.Concurrency = deref(p.WarmupConcurrency, deref(p.Concurrency, 0)) // a cap only when one was given
+	} else {
+		warm.Concurrency = deref(p.WarmupConcurrency, max(prof.Concurrency, 1))
+	}
+	switch {
+	case p.WarmupRequestCount != nil:
+		warm.Requests = *p.WarmupRequestCount
+	case p.NumWarmupSessions != nil:
+		warm.Sessions = *p.NumWarmupSessions
+	default:
+		warm.Duration = deref(p.WarmupDuration, 0)
+		warm.GracePeriod = deref(p.WarmupGracePeriod, -1)
+	}
+	return warm
 }
 
 // FixSchedule makes ph replay the dataset's fixed schedule: no rate, the

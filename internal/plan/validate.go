@@ -110,6 +110,7 @@ func (p *Profile) Check() error {
 		v.seconds("warmup_duration", w, false)
 	}
 
+	v.warmup(p)
 	v.dataset(p)
 	v.inputs(p)
 	v.scrape(p)
@@ -119,6 +120,23 @@ func (p *Profile) Check() error {
 		v.phases(p.Phases)
 	}
 	return errors.Join(v.errs...)
+}
+
+// warmup checks the warmup-specific load options: each needs a warmup.
+func (v *validator) warmup(p *Profile) {
+	v.intRange("num_warmup_sessions", p.NumWarmupSessions, 1, MaxRequests)
+	v.intRange("warmup_concurrency", p.WarmupConcurrency, 1, MaxConcurrency)
+	v.rate("warmup_request_rate", p.WarmupRequestRate)
+	v.oneOf("warmup_arrival_pattern", p.WarmupArrivalPattern, "", RateConstant, RatePoisson)
+	v.seconds("warmup_grace_period", p.WarmupGracePeriod, true)
+	v.check(p.WarmupGracePeriod == nil || p.WarmupDuration != nil || v.nonFinite["warmup_grace_period"],
+		"warmup_grace_period", "needs --warmup-duration")
+	hasWarmup := p.WarmupRequestCount != nil || p.WarmupDuration != nil || p.NumWarmupSessions != nil
+	for field, set := range map[string]bool{"warmup_concurrency": p.WarmupConcurrency != nil,
+		"warmup_request_rate": p.WarmupRequestRate != nil, "warmup_arrival_pattern": p.WarmupArrivalPattern != ""} {
+		v.check(!set || hasWarmup || len(p.Phases) > 0, field,
+			"needs a warmup: --warmup-request-count, --num-warmup-sessions or --warmup-duration")
+	}
 }
 
 // dataset checks the synthetic prompt options.

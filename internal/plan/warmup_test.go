@@ -1,0 +1,56 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The warmup takes each load knob from its --warmup-* flag, else from the
+// profiling phase, and one stop condition in AIPerf's order.
+func TestWarmupPhase(t *testing.T) {
+	for name, c := range map[string]struct {
+		set  func(p *Profile)
+		want Phase
+	}{
+		"inherits the profiling concurrency": {func(p *Profile) { p.Concurrency, p.WarmupRequestCount = Ptr(16), Ptr(5) },
+			Phase{Concurrency: 16, Requests: 5}},
+		"its own concurrency": {func(p *Profile) { p.Concurrency, p.WarmupRequestCount, p.WarmupConcurrency = Ptr(16), Ptr(5), Ptr(2) },
+			Phase{Concurrency: 2, Requests: 5}},
+		"its own rate and pattern": {func(p *Profile) {
+			p.RequestRate, p.WarmupDuration, p.WarmupRequestRate, p.WarmupArrivalPattern = Ptr(10.0), Ptr(3.0), Ptr(2.0), RateConstant
+		}, Phase{Rate: 2, RateMode: RateConstant, Duration: 3}},
+		"a rate warmup before a concurrency profile": {func(p *Profile) { p.WarmupRequestCount, p.WarmupRequestRate = Ptr(4), Ptr(5.0) },
+			Phase{Rate: 5, RateMode: RatePoisson, Requests: 4}},
+		"count beats duration": {func(p *Profile) { p.WarmupRequestCount, p.WarmupDuration = Ptr(4), Ptr(9.0) },
+			Phase{Concurrency: 1, Requests: 4}},
+		"sessions beat duration": {func(p *Profile) { p.NumWarmupSessions, p.WarmupDuration = Ptr(3), Ptr(9.0) },
+			Phase{Concurrency: 1, Sessions: 3}},
+		"grace after a duration": {func(p *Profile) { p.WarmupDuration, p.WarmupGracePeriod = Ptr(9.0), Ptr(2.0) },
+			Phase{Concurrency: 1, Duration: 9, GracePeriod: 2}},
+	} {
+		p := valid()
+		c.set(&p)
+		require.NoError(t, p.Check(), name)
+		phases := p.PhaseList()
+		require.Len(t, phases, 2, name)
+		want := c.want
+		want.Name, want.Kind = KindWarmup, KindWarmup
+		if want.GracePeriod == 0 {
+			want.GracePeriod = -1
+		}
+		assert.Equal(t, want, phases[0], name)
+	}
+}
+
+// A warmup knob without a warmup, or a warmup grace period without a
+// warmup duration, is refused.
+func TestWarmupOptionsNeedAWarmup(t *testing.T) {
+	p := valid()
+	p.WarmupConcurrency = Ptr(4)
+	assert.ErrorContains(t, p.Check(), "--warmup-concurrency needs a warmup")
+	p = valid()
+	p.WarmupRequestCount, p.WarmupGracePeriod = Ptr(4), Ptr(1.0)
+	assert.ErrorContains(t, p.Check(), "--warmup-grace-period needs --warmup-duration")
+}
