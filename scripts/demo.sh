@@ -11,23 +11,29 @@ STORE="$WORK/aiperf.db"
 LOG="$WORK/mock-server.log"
 # Each demo starts afresh: aiperf refuses to run a new sweep over the trial
 # directories of an earlier one, so the previous demo's sweep and store go.
-rm -rf "$WORK/demo" "$STORE" "$STORE-wal" "$STORE-shm"
+rm -rf "$WORK/demo" "$WORK/demo-slow" "$WORK/plots" "$WORK/report.html" "$STORE" "$STORE-wal" "$STORE-shm"
 
-"$BIN/aiperf-mock-server" --port 0 --ttft 20 --itl 2 >"$LOG" 2>&1 &
-MOCK=$!
-trap 'kill $MOCK 2>/dev/null || true' EXIT
-
-URL=""
-for _ in $(seq 1 100); do
-  URL=$(grep -o 'http://[0-9.:]*' "$LOG" | head -1 || true)
-  [ -n "$URL" ] && break
-  sleep 0.1
-done
-if [ -z "$URL" ]; then
-  echo "demo: the mock server did not start:" >&2
-  cat "$LOG" >&2
-  exit 1
-fi
+# start_mock LOG FLAGS...: starts a mock server on a free port and sets URL.
+PIDS=()
+trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
+start_mock() {
+  local log=$1 url=""
+  shift
+  "$BIN/aiperf-mock-server" --port 0 "$@" >"$log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do
+    url=$(grep -o 'http://[0-9.:]*' "$log" | head -1 || true)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    echo "demo: the mock server did not start:" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+  URL=$url
+}
+start_mock "$LOG" --ttft 20 --itl 2
 echo "demo: mock server at $URL (log: $LOG)"
 
 "$BIN/aiperf" --store "$STORE" plan examples/demo.star --set url="$URL"
@@ -41,3 +47,17 @@ echo
 echo "demo: is concurrency 4 slower per request than concurrency 1 beyond run-to-run noise?"
 echo "  aiperf --store $STORE compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128"
 "$BIN/aiperf" --store "$STORE" compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128
+
+# The same sweep against a server three times slower to its first token,
+# then both drawn: their Pareto fronts overlaid, and one HTML report.
+start_mock "$WORK/mock-server-slow.log" --ttft 60 --itl 2
+echo
+echo "demo: the same sweep against a slower server (--ttft 60) at $URL"
+"$BIN/aiperf" --store "$STORE" sweep examples/demo.star --set url="$URL" --set name=demo-slow --artifact-dir "$WORK" --ui none >/dev/null
+echo
+echo "demo: figures of both sweeps (Pareto fronts overlaid), and one HTML report:"
+echo "  aiperf --store $STORE plot --sweep demo --sweep demo-slow -o $WORK/plots"
+"$BIN/aiperf" --store "$STORE" plot --sweep demo --sweep demo-slow -o "$WORK/plots"
+echo "  aiperf --store $STORE report --sweep demo --sweep demo-slow -o $WORK/report.html"
+"$BIN/aiperf" --store "$STORE" report --sweep demo --sweep demo-slow -o "$WORK/report.html"
+echo "demo: open $WORK/report.html in a browser (one file, works offline); the figures are in $WORK/plots/"

@@ -39,6 +39,7 @@ type CLI struct {
 	Sweep      SweepCmd      `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
 	Runs       RunsCmd       `cmd:"" help:"List, show, export and delete stored runs."`
 	Compare    CompareCmd    `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
+	Plot       PlotCmd       `cmd:"" help:"Draw stored runs or sweeps as PNG and SVG: Pareto views, bars, CDFs, timelines."`
 	MockServer MockServerCmd `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
 	Version    VersionCmd    `cmd:"" help:"Print the version."`
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/starlark"
@@ -65,6 +66,7 @@ type SweepCmd struct {
 	Resume          bool    `name:"resume" help:"Continue the latest run of the same sweep with the same cells (same script, vars and modules), skipping trials stored as complete."`
 	ConfidenceLevel float64 `name:"confidence-level" default:"0.95" help:"Confidence level of per-cell intervals and compare verdicts."`
 	UI              string  `name:"ui" enum:"none,simple" default:"simple" help:"Progress display: simple or none."`
+	AutoPlot        bool    `name:"auto-plot" help:"When a sweep ends, write its figures (aiperf plot) as PNG to <artifact-dir>/<sweep>/plots; a failure to draw is a warning."`
 }
 
 // Run executes every selected sweep of the script.
@@ -86,6 +88,9 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			script:      c.Script,
 			vars:        c.Set,
 		})
+		if c.AutoPlot && !errors.Is(err, context.Canceled) {
+			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
+		}
 		if err != nil {
 			errs = append(errs, err)
 			if errors.Is(err, context.Canceled) {

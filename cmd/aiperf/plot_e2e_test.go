@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/plot"
+)
+
+// pairScript is one sweep per server: the same cells against a fast and a
+// slow mock, two trials each.
+const pairScript = `
+def base(url):
+    return profile(model = "mock-model", url = url, tokenizer = vars["tok"], streaming = True, request_count = 6,
+                   synthetic_input_tokens_mean = 16, output_tokens_mean = 3, num_dataset_entries = 4,
+                   reset_kv_cache = True, server_profiler = True)
+
+sweep(name = "fast", base = base(vars["fast"]), trials = 2, matrix = {"concurrency": [1, 2]})
+sweep(name = "slow", base = base(vars["slow"]), trials = 2, matrix = {"concurrency": [1, 2]})
+`
+
+// TestPlotTwoServers is the issue's acceptance check: sweeps against a mock
+// at --ttft 20 and one at --ttft 60, overlaid, give a Pareto view whose
+// slower frontier lies to the right of the faster, every point with
+// whiskers; the PNGs decode at the requested size; --auto-plot draws a
+// sweep as it ends.
+func TestPlotTwoServers(t *testing.T) {
+	subprocesses(t)
+	fast := startMock(t, mock.Config{TTFT: 20, ITL: 1})
+	slow := startMock(t, mock.Config{TTFT: 60, ITL: 1})
+	dir := t.TempDir()
+	tok := tinyTokenizer(t)
+	script := writeFile(t, dir, "pair.star", pairScript)
+	vars := []string{"--set", "fast=" + fast.URL, "--set", "slow=" + slow.URL, "--set", "tok=" + tok, "--ui", "none"}
+	inv := cli(t, dir, append([]string{"sweep", script, "--only", "fast"}, vars...)...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.NotContains(t, inv.stderr, "auto-plot")
+	inv = cli(t, dir, append([]string{"sweep", script, "--only", "slow", "--auto-plot"}, vars...)...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "auto-plot: wrote 3 figures to "+filepath.Join("artifacts", "slow", "plots"))
+	for _, name := range []string{"ttft_vs_throughput", "pareto_curve_throughput_vs_latency", "pareto_curve_throughput_vs_interactivity"} {
+		assert.FileExists(t, filepath.Join(dir, "artifacts", "slow", "plots", name+".png"))
+	}
+
+	// PNG rendering is slow under the race detector: a few figures of each
+	// kind, in both formats.
+	out := cli(t, dir, "plot", "--sweep", "fast", "--sweep", "slow", "-o", "figs", "--width", "800", "--height", "450",
+		"--only", "ttft_vs_throughput", "--only", "bars_*_p99", "--only", "cells/concurrency_2/cdf", "--only", "cells/*/timeline_slow")
+	require.Equal(t, ExitOK, out.code, out.stderr)
+	assert.Contains(t, out.stdout, "wrote 6 figures to figs (png, svg)")
+	for _, name := range []string{"ttft_vs_throughput", "bars_time_to_first_token_p99", "bars_request_latency_p99",
+		"cells/concurrency_2/cdf", "cells/concurrency_1/timeline_slow", "cells/concurrency_2/timeline_slow"} {
+		f, err := os.Open(filepath.Join(dir, "figs", name+".png"))
+		require.NoError(t, err)
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		require.NoError(t, err, name)
+		assert.Equal(t, [2]int{800, 450}, [2]int{cfg.Width, cfg.Height}, name)
+		assert.FileExists(t, filepath.Join(dir, "figs", name+".svg"))
+	}
+
+	db := openStore(t, dir)
+	d, err := plot.Load(context.Background(), db, plot.Selection{Sweeps: []string{"fast", "slow"}}, 0.95)
+	require.NoError(t, err)
+	figs, _ := d.Figures()
+	var sc *plot.Scatter
+	for _, f := range figs {
+		if f.Name == "ttft_vs_throughput" {
+			sc = f.Data.(*plot.Scatter)
+		}
+	}
+	require.NotNil(t, sc)
+	require.Len(t, sc.Series, 2)
+	fastMax, slowMin := 0.0, 1e9
+	for i, s := range sc.Series {
+		require.Len(t, s.Points, 2, s.Name)
+		require.NotEmpty(t, s.Frontier, s.Name)
+		for _, p := range s.Points {
+			assert.Equal(t, 2, p.Trials)
+			assert.True(t, p.X.HasCI() && p.Y.HasCI(), "%s %s has whiskers", s.Name, p.Label)
+		}
+		for _, p := range s.Frontier {
+			if i == 0 {
+				fastMax = max(fastMax, p.X.Mean)
+			} else {
+				slowMin = min(slowMin, p.X.Mean)
+			}
+		}
+	}
+	assert.Greater(t, slowMin, fastMax+25, "TTFT p99: the slow frontier (%.1f ms) lies right of the fast one (%.1f ms)", slowMin, fastMax)
+
+	bad := cli(t, dir, "plot", "--sweep", "nope")
+	assert.Equal(t, ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, `"nope"`)
+	bad = cli(t, dir, "plot", "--sweep", "fast", "--only", "[")
+	assert.Equal(t, ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, `--only "[": syntax error in pattern`)
+	bad = cli(t, dir, "plot", "--sweep", "fast", "--format", "gif")
+	assert.Equal(t, ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, `--format "gif": want png or svg`)
+}
