@@ -96,6 +96,17 @@ func TestPlotTwoServers(t *testing.T) {
 	}
 	assert.Greater(t, slowMin, fastMax+25, "TTFT p99: the slow frontier (%.1f ms) lies right of the fast one (%.1f ms)", slowMin, fastMax)
 
+	rep := cli(t, dir, "report", "--sweep", "fast", "--sweep", "slow", "-o", "out/report.html")
+	require.Equal(t, ExitOK, rep.code, rep.stderr)
+	assert.Contains(t, rep.stdout, "wrote out/report.html")
+	html, err := os.ReadFile(filepath.Join(dir, "out", "report.html"))
+	require.NoError(t, err)
+	for _, c := range []string{"concurrency_1", "concurrency_2"} {
+		assert.Contains(t, string(html), `<td>`+c+`</td><td>2 vs 2</td><td>time_to_first_token.avg</td>`,
+			"the verdicts compare %s's TTFT", c)
+	}
+	assert.Contains(t, string(html), `id="fig-ttft_vs_throughput"`)
+
 	bad := cli(t, dir, "plot", "--sweep", "nope")
 	assert.Equal(t, ExitUsage, bad.code)
 	assert.Contains(t, bad.stderr, `"nope"`)

@@ -28,7 +28,8 @@ type BarSeries struct {
 var barKeys = compare.DefaultKeys
 
 // bars builds a bar view per statistic some table has; categories are the
-// labels in order of first appearance.
+// labels in order of first appearance. Past CellLimit categories there are
+// none: a thousand bars read as noise, and the sweep table has the values.
 func bars(tables []table) []Bars {
 	var cats []string
 	for _, t := range tables {
@@ -37,6 +38,9 @@ func bars(tables []table) []Bars {
 				cats = append(cats, l)
 			}
 		}
+	}
+	if len(cats) > CellLimit {
+		return nil
 	}
 	var out []Bars
 	for _, k := range barKeys {

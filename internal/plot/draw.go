@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"image/color"
 	"math"
 
 	gplot "gonum.org/v1/plot"
@@ -38,15 +39,9 @@ func (s *Scatter) Figure() Figure {
 			}
 			col := palette[i%len(palette)]
 			pts := points(sr.Points)
-			xe, err := plotter.NewXErrorBars(pts)
-			if err != nil {
+			if err := addWhiskers(p, sr.Points, col); err != nil {
 				return err
 			}
-			ye, err := plotter.NewYErrorBars(pts)
-			if err != nil {
-				return err
-			}
-			xe.Color, ye.Color = col, col
 			sc, err := plotter.NewScatter(pts)
 			if err != nil {
 				return err
@@ -57,7 +52,7 @@ func (s *Scatter) Figure() Figure {
 				return err
 			}
 			front.Color, front.Width = col, vg.Points(1.5)
-			p.Add(xe, ye, front, sc)
+			p.Add(front, sc)
 			p.Legend.Add(sr.Name+" (line: its frontier)", sc, front)
 			if len(sr.Frontier) <= maxPointLabels {
 				if err := addLabels(p, sr.Frontier); err != nil {
@@ -72,6 +67,31 @@ func (s *Scatter) Figure() Figure {
 		return drawOne(p)(dc)
 	}
 	return f
+}
+
+// addWhiskers draws the confidence intervals of the points that have one
+// (a single trial has none).
+func addWhiskers(p *gplot.Plot, pts []Point, col color.Color) error {
+	var with points
+	for _, pt := range pts {
+		if pt.X.HasCI() || pt.Y.HasCI() {
+			with = append(with, pt)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	xe, err := plotter.NewXErrorBars(with)
+	if err != nil {
+		return err
+	}
+	ye, err := plotter.NewYErrorBars(with)
+	if err != nil {
+		return err
+	}
+	xe.Color, ye.Color = col, col
+	p.Add(xe, ye)
+	return nil
 }
 
 // legendBand raises the top of the y axis so that a top legend of n

@@ -47,14 +47,18 @@ func (d *Data) Figures() (figs []Figure, notes []string) {
 		f.headline = len(d.Sweeps) > 0
 		figs = append(figs, f)
 	}
-	for _, b := range bars(tables) {
+	bs := bars(tables)
+	for _, b := range bs {
 		figs = append(figs, b.Figure())
+	}
+	if len(bs) == 0 && len(tables) > 0 && len(tables[0].labels) > CellLimit {
+		notes = append(notes, fmt.Sprintf("no bar charts: they are drawn for at most %d cells (the sweep tables have every value)", CellLimit))
 	}
 	if len(d.Sweeps) > 0 {
 		cellFigs, cellNotes := d.cellFigures()
-		return append(figs, cellFigs...), cellNotes
+		return append(figs, cellFigs...), append(notes, cellNotes...)
 	}
-	return append(figs, d.groupFigures()...), nil
+	return append(figs, d.groupFigures()...), notes
 }
 
 // cellFigures are the per-cell CDFs and timelines, cells matched across
