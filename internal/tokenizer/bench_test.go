@@ -101,3 +101,29 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCountFamilies counts the 1 MiB reference corpus (as one text)
+// and the 1 MiB texts of BenchmarkCount with each family's tokenizer; the
+// tokens/s metric is what counting must keep above 0.5 M.
+//
+//	go test -run '^$' -bench CountFamilies -benchtime 3x ./internal/tokenizer
+func BenchmarkCountFamilies(b *testing.B) {
+	corpus := strings.Join(corpusSegments(b), "\n")
+	texts := benchTexts(b, 1<<20)
+	texts["corpus"] = corpus
+	for _, name := range families {
+		tok := loadFamily(b, name)
+		for _, kind := range []string{"corpus", "prose", "cjk", "single-char"} {
+			text := texts[kind]
+			b.Run(name+"/"+kind, func(b *testing.B) {
+				n := tok.Count(text)
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					tok.Count(text)
+				}
+				b.ReportMetric(float64(n), "tokens")
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
+	}
+}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,32 +25,69 @@ type hfFile struct {
 	} `json:"added_tokens"`
 	Normalizer   *hfNormalizer   `json:"normalizer"`
 	PreTokenizer *hfPreTokenizer `json:"pre_tokenizer"`
-	Model        struct {
-		Type                    string          `json:"type"`
-		Vocab                   json.RawMessage `json:"vocab"`
-		Merges                  json.RawMessage `json:"merges"`
-		ByteFallback            bool            `json:"byte_fallback"`
-		ContinuingSubwordPrefix string          `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         string          `json:"end_of_word_suffix"`
-	} `json:"model"`
+	Decoder      *hfDecoder      `json:"decoder"`
+	Model        hfModel         `json:"model"`
+}
+
+type hfModel struct {
+	Type                    string          `json:"type"`
+	Vocab                   json.RawMessage `json:"vocab"`
+	Merges                  json.RawMessage `json:"merges"`
+	ByteFallback            bool            `json:"byte_fallback"`
+	ContinuingSubwordPrefix string          `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         string          `json:"end_of_word_suffix"`
+	UnkToken                *string         `json:"unk_token"`
+	FuseUnk                 bool            `json:"fuse_unk"`
+	IgnoreMerges            bool            `json:"ignore_merges"`
+	MaxInputCharsPerWord    int             `json:"max_input_chars_per_word"`
+}
+
+// hfPattern is the pattern of a Split pre-tokenizer or Replace normalizer.
+type hfPattern struct {
+	Regex  *string `json:"Regex"`
+	String *string `json:"String"`
 }
 
 type hfNormalizer struct {
 	Type        string         `json:"type"`
 	Normalizers []hfNormalizer `json:"normalizers"`
+	// Replace, Prepend, Strip.
+	Pattern    hfPattern `json:"pattern"`
+	Content    string    `json:"content"`
+	Prepend    string    `json:"prepend"`
+	StripLeft  *bool     `json:"strip_left"`
+	StripRight *bool     `json:"strip_right"`
+	// BertNormalizer.
+	CleanText          *bool `json:"clean_text"`
+	HandleChineseChars *bool `json:"handle_chinese_chars"`
+	StripAccents       *bool `json:"strip_accents"`
+	Lowercase          *bool `json:"lowercase"`
 }
 
 type hfPreTokenizer struct {
 	Type          string           `json:"type"`
 	Pretokenizers []hfPreTokenizer `json:"pretokenizers"`
-	Pattern       struct {
-		Regex  *string `json:"Regex"`
-		String *string `json:"String"`
-	} `json:"pattern"`
-	Behavior       string `json:"behavior"`
-	Invert         bool   `json:"invert"`
-	AddPrefixSpace bool   `json:"add_prefix_space"`
-	UseRegex       *bool  `json:"use_regex"`
+	Pattern       hfPattern        `json:"pattern"`
+	Behavior      string           `json:"behavior"`
+	Invert        bool             `json:"invert"`
+	// ByteLevel's, and Metaspace's before prepend_scheme.
+	AddPrefixSpace *bool `json:"add_prefix_space"`
+	UseRegex       *bool `json:"use_regex"`
+	// Metaspace.
+	Replacement   string `json:"replacement"`
+	PrependScheme string `json:"prepend_scheme"`
+	Split         *bool  `json:"split"`
+}
+
+type hfDecoder struct {
+	Type     string      `json:"type"`
+	Decoders []hfDecoder `json:"decoders"`
+	// Strip.
+	Content string `json:"content"`
+	Start   int    `json:"start"`
+	// Metaspace.
+	PrependScheme  string `json:"prepend_scheme"`
+	AddPrefixSpace *bool  `json:"add_prefix_space"`
 }
 
 // loadPath loads a tokenizer.json file, or DIR/tokenizer.json for a directory.
@@ -123,39 +158,43 @@ func readMaybeGzip(path string) ([]byte, error) {
 	return data, nil
 }
 
-// parseHF builds a tokenizer from the contents of a tokenizer.json. Only
-// byte-level BPE is supported: each vocabulary entry maps back to raw bytes
-// and its id serves as its merge rank, which is how tiktoken-converted
-// vocabularies (GPT-2, Llama 3, Qwen) are ordered. The merges list is
-// therefore not read, whatever its format.
-func parseHF(data []byte, name string) (*bpe, error) {
+// parseHF builds a tokenizer from the contents of a tokenizer.json: on the
+// engine for byte-level BPE with one split pattern (GPT-2, Llama 3, Qwen),
+// else as a pipeline of Hugging Face's stages.
+func parseHF(data []byte, name string) (Tokenizer, error) {
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("not a tokenizer.json: %w", jsonError(err))
 	}
-	m := f.Model
+	m := &f.Model
 	if m.Type == "" && len(m.Vocab) == 0 && len(m.Merges) == 0 {
 		return nil, errors.New(`not a tokenizer.json: no "model" object`)
 	}
 	if m.Type == "" && len(m.Merges) > 0 {
 		m.Type = "BPE" // tokenizer.json files from before model types were tagged
 	}
-	switch {
-	case m.Type != "BPE":
-		return nil, fmt.Errorf("%w: model type %s (only byte-level BPE models are supported)", ErrUnsupported, brief(m.Type))
-	case m.ByteFallback:
-		return nil, fmt.Errorf("%w: SentencePiece-style BPE with byte_fallback (only byte-level BPE models are supported)", ErrUnsupported)
-	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
-		return nil, fmt.Errorf("%w: BPE with a continuing_subword_prefix or end_of_word_suffix", ErrUnsupported)
+	if m.Type == "BPE" && !m.ByteFallback && m.ContinuingSubwordPrefix == "" && m.EndOfWordSuffix == "" {
+		pattern, perr := splitPattern(f.PreTokenizer)
+		forms, nerr := normForms(f.Normalizer)
+		if perr == nil && nerr == nil {
+			return parseByteLevel(&f, name, pattern, forms)
+		}
 	}
-	pattern, err := splitPattern(f.PreTokenizer)
+	p, err := newPipeline(&f, name)
 	if err != nil {
 		return nil, err
 	}
-	forms, err := normForms(f.Normalizer)
-	if err != nil {
-		return nil, err
-	}
+	return p, nil
+}
+
+// parseByteLevel builds the engine's tokenizer of a byte-level BPE whose
+// pre-tokenizer is the one split pattern given and whose normalizer applies
+// forms. Each vocabulary entry maps back to raw bytes and its id serves as
+// its merge rank, which is how tiktoken-converted vocabularies (GPT-2, Llama
+// 3, Qwen) are ordered. The merges list is therefore not read, whatever its
+// format.
+func parseByteLevel(f *hfFile, name, pattern string, forms []norm.Form) (*bpe, error) {
+	m := &f.Model
 	var vocab map[string]int
 	if len(m.Vocab) == 0 {
 		return nil, errors.New("model has no vocab")
@@ -163,24 +202,12 @@ func parseHF(data []byte, name string) (*bpe, error) {
 	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
 		return nil, fmt.Errorf("model vocab: %w", jsonError(err))
 	}
-	ranks, err := byteLevelRanks(vocab)
+	ranks, err := byteLevelRanks(vocab, nil)
 	if err != nil {
 		return nil, err
 	}
 
-	specials := make(map[string]int, len(f.AddedTokens))
-	quoted := make([]string, 0, len(f.AddedTokens))
-	for _, t := range f.AddedTokens {
-		if t.Content == "" {
-			continue
-		}
-		specials[t.Content] = t.ID
-		quoted = append(quoted, regexp.QuoteMeta(t.Content))
-	}
-	// Go's regexp takes the first alternative that matches, so longest first
-	// gives Hugging Face's leftmost-longest matching of added tokens.
-	slices.SortFunc(quoted, func(a, b string) int { return len(b) - len(a) })
-
+	specials := addedIDs(f)
 	split, err := newSplitter(pattern)
 	if err != nil {
 		return nil, err
@@ -189,12 +216,18 @@ func parseHF(data []byte, name string) (*bpe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model vocab: %w", err)
 	}
-	tok := &bpe{name: name, enc: enc, forms: forms}
-	if len(quoted) > 0 {
-		tok.added = regexp.MustCompile(strings.Join(quoted, "|"))
-		tok.addedIDs = specials
+	return &bpe{name: name, enc: enc, forms: forms, added: newAddedTokens(specials)}, nil
+}
+
+// addedIDs maps the text of each added token to its id.
+func addedIDs(f *hfFile) map[string]int {
+	ids := make(map[string]int, len(f.AddedTokens))
+	for _, t := range f.AddedTokens {
+		if t.Content != "" {
+			ids[t.Content] = t.ID
+		}
 	}
-	return tok, nil
+	return ids
 }
 
 // splitPattern returns the pattern of the Isolated split equivalent to a
@@ -213,7 +246,7 @@ func splitPattern(p *hfPreTokenizer) (string, error) {
 	for _, s := range steps {
 		switch s.Type {
 		case "ByteLevel":
-			if s.AddPrefixSpace {
+			if s.AddPrefixSpace != nil && *s.AddPrefixSpace {
 				return "", fmt.Errorf("%w: ByteLevel pre-tokenizer with add_prefix_space", ErrUnsupported)
 			}
 			byteLevel = true
@@ -274,14 +307,21 @@ func normForms(n *hfNormalizer) ([]norm.Form, error) {
 }
 
 // byteLevelRanks maps a byte-level vocabulary (every byte spelt as a
-// printable rune, GPT-2's bytes_to_unicode) to raw bytes → rank.
-func byteLevelRanks(vocab map[string]int) (*vocab, error) {
+// printable rune, GPT-2's bytes_to_unicode) to raw bytes → rank. Entries
+// that are added tokens are left out if they are not byte-level encoded
+// (DeepSeek V3 lists its special tokens so): they are matched as added
+// tokens, never merged.
+func byteLevelRanks(vocab map[string]int, added map[string]int) (*vocab, error) {
 	ranks := make(map[string]int32, len(vocab))
 	var buf []byte
+entries:
 	for tok, id := range vocab {
 		buf = buf[:0]
 		for _, r := range tok {
 			if r >= rune(len(byteOfRune)) || byteOfRune[r] < 0 {
+				if _, ok := added[tok]; ok {
+					continue entries
+				}
 				return nil, fmt.Errorf("%w: vocabulary entry %s is not byte-level encoded", ErrUnsupported, brief(tok))
 			}
 			buf = append(buf, byte(byteOfRune[r]))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -135,13 +134,9 @@ func newBuiltin(name string) (*bpe, error) {
 // bpe is a byte-pair-encoding tokenizer: a built-in tiktoken encoding, or a
 // Hugging Face tokenizer.json turned into one.
 type bpe struct {
-	name string
-	enc  *engine
-	// added matches the text of added tokens (Hugging Face only), longest
-	// first; addedIDs maps that text to its id. Both are nil when there
-	// are none.
-	added    *regexp.Regexp
-	addedIDs map[string]int
+	name  string
+	enc   *engine
+	added addedTokens // Hugging Face only
 	// forms are the Unicode normalizations applied, in order, to the text
 	// between added tokens.
 	forms []norm.Form
@@ -150,17 +145,11 @@ type bpe struct {
 func (b *bpe) Name() string { return b.name }
 
 func (b *bpe) Encode(text string) []int {
-	if b.added == nil {
-		return b.encodeOrdinary(text)
-	}
 	var ids []int
-	last := 0
-	for _, m := range b.added.FindAllStringIndex(text, -1) {
-		ids = append(ids, b.encodeOrdinary(text[last:m[0]])...)
-		ids = append(ids, b.addedIDs[text[m[0]:m[1]]])
-		last = m[1]
-	}
-	return append(ids, b.encodeOrdinary(text[last:])...)
+	b.added.split(text,
+		func(s string, _ bool) { ids = append(ids, b.encodeOrdinary(s)...) },
+		func(id int) { ids = append(ids, id) })
+	return ids
 }
 
 // encodeOrdinary encodes text that holds no added token.

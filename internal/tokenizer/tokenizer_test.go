@@ -285,12 +285,6 @@ func TestHubCacheRootDefault(t *testing.T) {
 }
 
 func TestUnsupportedTokenizers(t *testing.T) {
-	t.Run("WordPiece file", func(t *testing.T) {
-		_, err := Load("testdata/wordpiece.tokenizer.json")
-		require.ErrorIs(t, err, ErrUnsupported)
-		assert.Contains(t, err.Error(), `model type "WordPiece"`)
-		assert.Contains(t, err.Error(), "testdata/wordpiece.tokenizer.json")
-	})
 
 	byteVocab := map[string]int{}
 	for b := range 256 {
@@ -320,19 +314,17 @@ func TestUnsupportedTokenizers(t *testing.T) {
 		want string
 	}{
 		{"Unigram", map[string]any{"model": map[string]any{"type": "Unigram", "vocab": [][]any{{"a", -1.0}}}}, `model type "Unigram"`},
-		{"SentencePiece BPE", map[string]any{
-			"normalizer":    map[string]any{"type": "Sequence", "normalizers": []any{map[string]any{"type": "Prepend", "prepend": "▁"}}},
-			"pre_tokenizer": nil,
-			"model":         bpeModel(map[string]any{"byte_fallback": true}),
-		}, "byte_fallback"},
-		{"Metaspace", map[string]any{"pre_tokenizer": map[string]any{"type": "Metaspace"}, "model": bpeModel(nil)}, `pre-tokenizer type "Metaspace"`},
-		{"no pre-tokenizer", map[string]any{"model": bpeModel(nil)}, "no pre-tokenizer"},
-		{"Split without ByteLevel", map[string]any{"pre_tokenizer": split(`\s+`), "model": bpeModel(nil)}, "no ByteLevel pre-tokenizer"},
-		{"two splitting stages", map[string]any{
-			"pre_tokenizer": map[string]any{"type": "Sequence", "pretokenizers": []any{split(`\p{N}{1,3}`), byteLevel}},
-			"model":         bpeModel(nil),
-		}, "2 regex splitting stages"},
-		{"Replace normalizer", map[string]any{"normalizer": map[string]any{"type": "Replace"}, "pre_tokenizer": byteLevel, "model": bpeModel(nil)}, `normalizer type "Replace"`},
+		{"Precompiled normalizer", map[string]any{"normalizer": map[string]any{"type": "Precompiled"}, "pre_tokenizer": byteLevel, "model": bpeModel(nil)},
+			`normalizer type "Precompiled"`},
+		{"Digits pre-tokenizer", map[string]any{"pre_tokenizer": map[string]any{"type": "Digits"}, "model": bpeModel(nil)}, `pre-tokenizer type "Digits"`},
+		{"Split behavior", map[string]any{"pre_tokenizer": map[string]any{"type": "Split", "pattern": map[string]any{"String": " "}, "behavior": "Sideways"},
+			"model": bpeModel(nil)}, `behavior "Sideways"`},
+		{"Metaspace prepend_scheme", map[string]any{"pre_tokenizer": map[string]any{"type": "Metaspace", "prepend_scheme": "sometimes"},
+			"model": bpeModel(nil)}, `prepend_scheme "sometimes"`},
+		{"BPE with a suffix", map[string]any{"pre_tokenizer": split(`\s+`), "model": bpeModel(map[string]any{"end_of_word_suffix": "</w>"})},
+			"end_of_word_suffix"},
+		{"WordPiece after ByteLevel", map[string]any{"pre_tokenizer": byteLevel,
+			"model": map[string]any{"type": "WordPiece", "vocab": map[string]int{"[UNK]": 0}}}, "WordPiece with a ByteLevel pre-tokenizer"},
 		{"not byte-level vocabulary", map[string]any{"pre_tokenizer": byteLevel, "model": bpeModel(map[string]any{"vocab": spVocab})},
 			`vocabulary entry "▁hello" is not byte-level encoded`},
 		{"missing byte", map[string]any{"pre_tokenizer": byteLevel, "model": bpeModel(map[string]any{"vocab": map[string]int{"a": 0}})},
