@@ -103,25 +103,42 @@ func (e *engine) mergeSmall(piece string, ids []int) []int {
 // on any piece shorter than 2 GiB.
 type index interface{ int32 | int }
 
-// mergeHeap gives mergeSmall's result in O(n log n): the parts form a
-// linked list and a pairQueue yields their pairs in merge order.
+// mergeHeap gives mergeSmall's result in O(n log n) through mergeParts:
+// the parts start as the piece's bytes and a pair's merged token is its
+// rank.
 func mergeHeap[I index](e *engine, piece string, ids []int) []int {
-	n := I(len(piece))
-	// Parts are named by their start offset. next[i] is where part i ends
-	// (n for the last part), prev[i] where the part before it starts (-1
-	// for the first), id[i] its token.
+	id := make([]int32, len(piece))
+	for i := range len(piece) {
+		id[i] = e.byteIDs[piece[i]]
+	}
+	return mergeParts(id, func(start, _, end I) (int32, int32) {
+		r := e.rank(piece[start:end])
+		return r, r
+	}, ids)
+}
+
+// mergeParts merges parts in O(n log n) and appends their final ids: the
+// parts form a linked list and a pairQueue yields their pairs in merge
+// order (rank, then position). Parts are named by the index of their first
+// unit; id holds the initial ids (and is overwritten). pair returns the rank
+// of merging the part at start with the next one, at next, which ends at
+// end, and the id of the merged part; noRank if they do not merge.
+func mergeParts[I index](id []int32, pair func(start, next, end I) (rank, merged int32), ids []int) []int {
+	n := I(len(id))
+	// next[i] is where part i ends (n for the last part), prev[i] where the
+	// part before it starts (-1 for the first).
 	next := make([]I, n)
 	prev := make([]I, n)
-	id := make([]int32, n)
 	pairRank := func(i I) int32 {
 		j := next[i]
 		if j == n {
 			return noRank
 		}
-		return e.rank(piece[i:next[j]])
+		r, _ := pair(i, j, next[j])
+		return r
 	}
 	for i := I(0); i < n; i++ {
-		next[i], prev[i], id[i] = i+1, i-1, e.byteIDs[piece[i]]
+		next[i], prev[i] = i+1, i-1
 	}
 	q := newPairQueue(n, pairRank)
 	for {
@@ -131,7 +148,8 @@ func mergeHeap[I index](e *engine, piece string, ids []int) []int {
 		}
 		i := p.start
 		j := next[i]
-		next[i], id[i] = next[j], p.rank
+		_, id[i] = pair(i, j, next[j])
+		next[i] = next[j]
 		if next[j] != n {
 			prev[next[j]] = i
 		}

@@ -304,46 +304,9 @@ func (m *mergesModel) mergeSmall(syms []int32, ids []int) []int {
 	return ids
 }
 
-// mergeSymbols merges many symbols in O(n log n), as the engine's mergeHeap
-// does, with parts named by the index of their first symbol.
+// mergeSymbols merges many symbols in O(n log n) through mergeParts.
 func mergeSymbols(m *mergesModel, id []int32, ids []int) []int {
-	n := int32(len(id))
-	next := make([]int32, n)
-	prev := make([]int32, n)
-	for i := range n {
-		next[i], prev[i] = i+1, i-1
-	}
-	pairRank := func(i int32) int32 {
-		j := next[i]
-		if j == n {
-			return noRank
-		}
-		r, _ := m.pair(id[i], id[j])
-		return r
-	}
-	q := newPairQueue(n, pairRank)
-	for {
-		p, ok := q.pop()
-		if !ok {
-			break
-		}
-		i := p.start
-		j := next[i]
-		_, id[i] = m.pair(id[i], id[j])
-		next[i] = next[j]
-		if next[j] != n {
-			prev[next[j]] = i
-		}
-		q.set(j, noRank)
-		q.set(i, pairRank(i))
-		if l := prev[i]; l >= 0 {
-			q.set(l, pairRank(l))
-		}
-	}
-	for i := int32(0); i < n; i = next[i] {
-		ids = append(ids, int(id[i]))
-	}
-	return ids
+	return mergeParts(id, func(start, next, _ int32) (int32, int32) { return m.pair(id[start], id[next]) }, ids)
 }
 
 // decode returns the text of ids: byte-level tokens are their bytes; the

@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 )
@@ -68,22 +67,11 @@ func (s scanner) split(text string, yield func(string)) {
 type regexSplitter struct{ re *regexp2.Regexp }
 
 func (r regexSplitter) split(text string, yield func(string)) {
-	runes, off := 0, 0 // off is the byte offset of rune index runes
-	offset := func(idx int) int {
-		for ; runes < idx; runes++ {
-			_, n := utf8.DecodeRuneInString(text[off:])
-			off += n
-		}
-		return off
-	}
-	m, _ := r.re.FindStringMatch(text)
-	for m != nil {
-		start := offset(m.Index)
-		if end := offset(m.Index + m.Length); end > start {
+	regexMatches(r.re, text, func(start, end int) {
+		if end > start {
 			yield(text[start:end])
 		}
-		m, _ = r.re.FindNextMatch(m)
-	}
+	})
 }
 
 // newSplitter returns the splitter of a Hugging Face split pattern. An
