@@ -160,10 +160,11 @@ func (c *cell) fail(err error) (*result.Run, error) {
 // schedule, as AIPerf does, unless --no-fixed-schedule or a request rate
 // says otherwise.
 func (c *cell) prepare(ctx context.Context) error {
-	tok, err := tokenizer.Load(c.p.Tokenizer)
+	tok, err := tokenizer.LoadRevision(c.p.Tokenizer, c.p.TokenizerRevision)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
+	fmt.Fprintf(c.log, "tokens counted with %s\n", tokenizer.Describe(tok))
 	c.tok = tok
 	o := datasetOptions(c.p)
 	if c.p.InputFile != "" && c.p.PublicDataset == "" && !c.p.FixedSchedule && !c.p.NoFixedSchedule && c.p.RequestRate == nil {

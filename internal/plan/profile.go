@@ -80,6 +80,7 @@ type Profile struct {
 	RandomSeed                 int64   `json:"random_seed" name:"random-seed" default:"0" group:"Dataset" placeholder:"SEED" help:"Seed for prompts, lengths and Poisson arrivals (default ${default})."`
 	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" aliases:"num-prompts" default:"100" group:"Dataset" placeholder:"N" help:"Distinct synthetic prompts, reused in shuffled order (default ${default})."`
 	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
+	TokenizerRevision          string  `json:"tokenizer_revision,omitempty" name:"tokenizer-revision" group:"Dataset" placeholder:"REVISION" help:"Branch, tag or commit hash of the --tokenizer model id to use from the local Hugging Face cache (default main)."`
 
 	// Input files and traces.
 	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`

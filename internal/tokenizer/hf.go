@@ -216,7 +216,7 @@ func parseByteLevel(f *hfFile, name, pattern string, forms []norm.Form) (*bpe, e
 	if err != nil {
 		return nil, fmt.Errorf("model vocab: %w", err)
 	}
-	return &bpe{name: name, enc: enc, forms: forms, added: newAddedTokens(specials)}, nil
+	return &bpe{name: name, kind: "tokenizer.json, byte-level BPE", enc: enc, forms: forms, added: newAddedTokens(specials)}, nil
 }
 
 // addedIDs maps the text of each added token to its id.

@@ -28,46 +28,77 @@ func hubCacheRoot() string {
 }
 
 // findInHubCache returns the path of model id's tokenizer.json in the local
-// Hugging Face cache: the snapshot refs/main names or, without refs/main, the
-// only snapshot present. It never downloads; its error lists every path it
-// searched and how to fix the problem.
-func findInHubCache(id string) (string, error) {
+// Hugging Face cache, at a revision as huggingface_hub resolves it: a
+// branch or tag that refs/REVISION names, else a commit hash that is a
+// snapshot's directory. The default revision, "" or "main", is the snapshot
+// refs/main names or, without refs/main, the only snapshot present. It never
+// downloads; its error lists every path it searched and how to fix the
+// problem.
+func findInHubCache(id, revision string) (string, error) {
+	if revision == "" {
+		revision = "main"
+	}
+	if !filepath.IsLocal(revision) || strings.ContainsAny(revision, `\`) {
+		return "", fmt.Errorf("load tokenizer %s: revision %s is not a branch, tag or commit hash", id, brief(revision))
+	}
 	repo := filepath.Join(hubCacheRoot(), "models--"+strings.ReplaceAll(id, "/", "--"))
 	snapshots := filepath.Join(repo, "snapshots")
-	ref := filepath.Join(repo, "refs", "main")
+	ref := filepath.Join(repo, "refs", filepath.FromSlash(revision))
 	var searched []string
 	if sha, err := os.ReadFile(ref); err == nil {
-		path := filepath.Join(snapshots, strings.TrimSpace(string(sha)), "tokenizer.json")
-		if isFile(path) {
+		hash := strings.TrimSpace(string(sha))
+		path := filepath.Join(snapshots, hash, "tokenizer.json")
+		if filepath.IsLocal(hash) && isFile(path) {
 			return path, nil
 		}
-		searched = append(searched, ref+": names snapshot "+strings.TrimSpace(string(sha)), path+": missing")
+		searched = append(searched, ref+": names snapshot "+clip(hash, 80), path+": missing")
 	} else {
 		searched = append(searched, ref+": missing")
-		entries, err := os.ReadDir(snapshots)
-		var dirs []string
-		for _, e := range entries {
-			if e.IsDir() {
-				dirs = append(dirs, e.Name())
-			}
-		}
-		switch {
-		case err != nil:
-			searched = append(searched, snapshots+": missing")
-		case len(dirs) == 1:
-			path := filepath.Join(snapshots, dirs[0], "tokenizer.json")
+		if revision != "main" {
+			path := filepath.Join(snapshots, filepath.FromSlash(revision), "tokenizer.json")
 			if isFile(path) {
 				return path, nil
 			}
 			searched = append(searched, path+": missing")
-		default:
-			searched = append(searched, fmt.Sprintf("%s: %d snapshots, cannot choose one without refs/main", snapshots, len(dirs)))
+		} else {
+			path, problem := onlySnapshot(snapshots)
+			if problem == "" {
+				return path, nil
+			}
+			searched = append(searched, problem)
 		}
+	}
+	at := ""
+	if revision != "main" {
+		at = " --revision " + revision
 	}
 	return "", fmt.Errorf("load tokenizer %s: not found in the local Hugging Face cache (nothing is ever downloaded); searched:\n  %s\n"+
 		"fix: pass the path of a tokenizer.json file (or of a directory holding one), "+
-		"or populate the cache with `huggingface-cli download %s tokenizer.json`",
-		id, strings.Join(searched, "\n  "), id)
+		"or populate the cache with `huggingface-cli download %s tokenizer.json%s`",
+		id, strings.Join(searched, "\n  "), id, at)
+}
+
+// onlySnapshot returns the tokenizer.json of the only snapshot in the
+// directory snapshots, or a line saying what is wrong.
+func onlySnapshot(snapshots string) (path, problem string) {
+	entries, err := os.ReadDir(snapshots)
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	switch {
+	case err != nil:
+		return "", snapshots + ": missing"
+	case len(dirs) == 1:
+		path := filepath.Join(snapshots, dirs[0], "tokenizer.json")
+		if isFile(path) {
+			return path, ""
+		}
+		return "", path + ": missing"
+	}
+	return "", fmt.Sprintf("%s: %d snapshots, cannot choose one without refs/main", snapshots, len(dirs))
 }
 
 func isFile(path string) bool {

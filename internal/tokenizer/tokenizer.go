@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,6 +25,16 @@ type Tokenizer interface {
 	Decode(ids []int) string
 	// Count returns len(Encode(text)).
 	Count(text string) int
+}
+
+// Describe says which tokenizer counts, for the console: its name and what
+// it is, e.g. "mistralai/Mistral-7B-v0.3 (tokenizer.json, SentencePiece BPE
+// with byte fallback)" or "o200k_base (built-in tiktoken encoding)".
+func Describe(t Tokenizer) string {
+	if d, ok := t.(interface{ Describe() string }); ok {
+		return d.Describe()
+	}
+	return t.Name()
 }
 
 // Default is the built-in encoding used when no tokenizer is named; AIPerf's
@@ -47,7 +58,21 @@ var (
 //     Hugging Face cache.
 //
 // Built-in encodings are built once per process and shared.
-func Load(spec string) (Tokenizer, error) {
+func Load(spec string) (Tokenizer, error) { return LoadRevision(spec, "") }
+
+// LoadRevision is Load with the revision of a Hugging Face model id to
+// look up in the local cache (AIPerf's --tokenizer-revision): a branch, tag
+// or commit hash; "" or "main" is the default branch. A revision other than
+// main is refused for a spec that is not a model id.
+func LoadRevision(spec, revision string) (Tokenizer, error) {
+	if revision != "" && revision != "main" && (spec == "" || spec == "builtin" || slices.Contains(builtinNames, spec) || isPath(spec)) {
+		what := brief(spec)
+		if spec == "" || spec == "builtin" {
+			what = "the built-in " + Default
+		}
+		return nil, fmt.Errorf("load tokenizer: revision %s applies only to a Hugging Face model id (org/name) looked up in the local cache, not to %s",
+			brief(revision), what)
+	}
 	if spec == "" || spec == "builtin" {
 		spec = Default
 	}
@@ -56,21 +81,31 @@ func Load(spec string) (Tokenizer, error) {
 			return loadBuiltin(name)
 		}
 	}
-	if _, err := os.Stat(spec); err == nil {
+	if isPath(spec) {
 		return loadPath(spec)
 	}
 	if looksLikeModelID(spec) {
-		path, err := findInHubCache(spec)
+		path, err := findInHubCache(spec, revision)
 		if err != nil {
 			return nil, err
 		}
-		return loadFile(path, spec)
+		name := spec
+		if revision != "" && revision != "main" {
+			name += "@" + revision
+		}
+		return loadFile(path, name)
 	}
 	if strings.ContainsAny(spec, `/\`) || strings.HasSuffix(spec, ".json") || strings.HasSuffix(spec, ".gz") {
 		return nil, fmt.Errorf("load tokenizer: %s does not exist", spec)
 	}
 	return nil, fmt.Errorf("load tokenizer: unknown tokenizer %q: not a built-in (%s), an existing tokenizer.json file or directory, or a Hugging Face model id (org/name)",
 		spec, strings.Join(builtinNames, ", "))
+}
+
+// isPath reports whether spec names an existing file or directory.
+func isPath(spec string) bool {
+	_, err := os.Stat(spec)
+	return err == nil
 }
 
 // looksLikeModelID reports whether spec has the shape of a Hugging Face model
@@ -128,13 +163,14 @@ func newBuiltin(name string) (*bpe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bpe{name: name, enc: e}, nil
+	return &bpe{name: name, kind: "built-in tiktoken encoding", enc: e}, nil
 }
 
 // bpe is a byte-pair-encoding tokenizer: a built-in tiktoken encoding, or a
 // Hugging Face tokenizer.json turned into one.
 type bpe struct {
 	name  string
+	kind  string // for Describe
 	enc   *engine
 	added addedTokens // Hugging Face only
 	// forms are the Unicode normalizations applied, in order, to the text
@@ -143,6 +179,9 @@ type bpe struct {
 }
 
 func (b *bpe) Name() string { return b.name }
+
+// Describe names the tokenizer and what it is.
+func (b *bpe) Describe() string { return b.name + " (" + b.kind + ")" }
 
 func (b *bpe) Encode(text string) []int {
 	var ids []int

@@ -407,3 +407,76 @@ func TestConcurrentEncode(t *testing.T) {
 		}
 	}
 }
+
+// TestHubCacheRevision looks up revisions as huggingface_hub caches them: a
+// branch or tag under refs/ (nested, as refs/pr/1) naming a snapshot, or a
+// commit hash that is one.
+func TestHubCacheRevision(t *testing.T) {
+	const id = "acme/tiny"
+	root := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", root)
+	repo := filepath.Join(root, "models--acme--tiny")
+	snapshot := func(sha, from string) {
+		copyFile(t, from, filepath.Join(repo, "snapshots", sha, "tokenizer.json"))
+	}
+	ref := func(name, sha string) {
+		path := filepath.Join(repo, "refs", filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(sha+"\n"), 0o644))
+	}
+	snapshot("aaaa", "testdata/gpt2-tiny.tokenizer.json")
+	snapshot("bbbb", "testdata/wordpiece.tokenizer.json")
+	snapshot("cccc", tinySplitPath)
+	ref("main", "aaaa")
+	ref("v1", "bbbb")
+	ref("pr/1", "cccc")
+
+	for _, c := range []struct{ revision, name, kind string }{
+		{"", id, "byte-level BPE"},
+		{"main", id, "byte-level BPE"},
+		{"v1", id + "@v1", "WordPiece"},
+		{"pr/1", id + "@pr/1", "byte-level BPE"},
+		{"bbbb", id + "@bbbb", "WordPiece"},
+	} {
+		tok, err := LoadRevision(id, c.revision)
+		require.NoError(t, err, c.revision)
+		assert.Equal(t, c.name, tok.Name())
+		assert.Equal(t, c.name+" (tokenizer.json, "+c.kind+")", Describe(tok))
+	}
+
+	_, err := LoadRevision(id, "v2")
+	require.Error(t, err)
+	for _, want := range []string{
+		filepath.Join(repo, "refs", "v2") + ": missing",
+		filepath.Join(repo, "snapshots", "v2", "tokenizer.json") + ": missing",
+		"huggingface-cli download acme/tiny tokenizer.json --revision v2",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+	for _, bad := range []string{"../../etc", "/etc", `a\b`} {
+		_, err = LoadRevision(id, bad)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "is not a branch, tag or commit hash")
+	}
+	for _, spec := range []string{"", "builtin", "o200k_base", "testdata/gpt2-tiny.tokenizer.json"} {
+		_, err = LoadRevision(spec, "v1")
+		require.Error(t, err, spec)
+		assert.Contains(t, err.Error(), `revision "v1" applies only to a Hugging Face model id`)
+		_, err = LoadRevision(spec, "main")
+		require.NoError(t, err, spec)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	o200k, err := Load("")
+	require.NoError(t, err)
+	assert.Equal(t, "o200k_base (built-in tiktoken encoding)", Describe(o200k))
+	assert.Regexp(t, `/testdata/qwen3\.tokenizer\.json\.gz \(tokenizer\.json, byte-level BPE\)$`, Describe(qwen3(t)))
+	for name, kind := range map[string]string{
+		"llama2":            "SentencePiece BPE with byte fallback",
+		"deepseek_v3":       "byte-level BPE",
+		"bert-base-uncased": "WordPiece",
+	} {
+		assert.Contains(t, Describe(loadFamily(t, name)), "(tokenizer.json, "+kind+")")
+	}
+}
