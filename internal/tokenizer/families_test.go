@@ -84,6 +84,12 @@ func referenceIDs(tb testing.TB, name string, segments int) [][]int {
 	tb.Helper()
 	data, err := readMaybeGzip("testdata/" + name + ".ids.gz")
 	require.NoError(tb, err)
+	return referenceIDsFrom(tb, data, segments)
+}
+
+// referenceIDsFrom decodes an ids file's contents.
+func referenceIDsFrom(tb testing.TB, data []byte, segments int) [][]int {
+	tb.Helper()
 	r := bufio.NewReader(bytes.NewReader(data))
 	out := make([][]int, segments)
 	for i := range out {
@@ -96,8 +102,8 @@ func referenceIDs(tb testing.TB, name string, segments int) [][]int {
 			out[i][j] = int(id)
 		}
 	}
-	_, err = r.ReadByte()
-	require.ErrorIs(tb, err, io.EOF, "%s: more ids than segments", name)
+	_, err := r.ReadByte()
+	require.ErrorIs(tb, err, io.EOF, "more ids than segments")
 	return out
 }
 

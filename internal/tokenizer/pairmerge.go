@@ -31,7 +31,7 @@ type mergesModel struct {
 	ignoreMerges bool
 	// adjacent holds the pairs of characters (bytes, at byte level) that
 	// stand next to each other in some token, for cutting long pieces.
-	adjacent map[uint64]struct{}
+	adjacent adjacency
 }
 
 // newMergesModel builds the model of a BPE tokenizer.json; byteLevel tells
@@ -88,18 +88,18 @@ func newMergesModel(m *hfModel, byteLevel bool, added map[string]int) (*mergesMo
 	if mm.pairs, err = parseMerges(m.Merges, strs); err != nil {
 		return nil, err
 	}
-	mm.adjacent = map[uint64]struct{}{}
+	mm.adjacent = make(adjacency, 1<<adjacencyBits/64)
 	for tok := range mm.vocab.all() {
 		if byteLevel {
 			for i := 1; i < len(tok); i++ {
-				mm.adjacent[uint64(tok[i-1])<<32|uint64(tok[i])] = struct{}{}
+				mm.adjacent.add(rune(tok[i-1]), rune(tok[i]))
 			}
 			continue
 		}
 		prev := rune(-1)
 		for _, r := range string(tok) {
 			if prev >= 0 {
-				mm.adjacent[uint64(prev)<<32|uint64(r)] = struct{}{}
+				mm.adjacent.add(prev, r)
 			}
 			prev = r
 		}
@@ -107,31 +107,51 @@ func newMergesModel(m *hfModel, byteLevel bool, added map[string]int) (*mergesMo
 	return mm, nil
 }
 
+// adjacency is a Bloom filter with one hash of pairs of characters: it may
+// say yes wrongly, which only costs a cut, never no.
+type adjacency []uint64
+
+const adjacencyBits = 22
+
+func adjacencyHash(a, b rune) uint64 {
+	return (uint64(uint32(a))<<32 | uint64(uint32(b))) * 0x9e3779b97f4a7c15 >> (64 - adjacencyBits)
+}
+
+func (f adjacency) add(a, b rune) {
+	h := adjacencyHash(a, b)
+	f[h/64] |= 1 << (h % 64)
+}
+
+func (f adjacency) has(a, b rune) bool {
+	h := adjacencyHash(a, b)
+	return f[h/64]&(1<<(h%64)) != 0
+}
+
 // parseMerges reads a merges list, ["a b", …] or [["a", "b"], …], into
 // pairs of ids → rank<<32 | id of the merged token.
 func parseMerges(raw json.RawMessage, vocab map[string]int) (map[uint64]uint64, error) {
-	var list []json.RawMessage
+	var pairs [][]string
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, fmt.Errorf("model merges: %w", jsonError(err))
+		var lines []string
+		if err := json.Unmarshal(raw, &lines); err == nil {
+			pairs = make([][]string, len(lines))
+			for i, line := range lines {
+				a, b, ok := strings.Cut(line, " ")
+				if !ok || strings.Contains(b, " ") {
+					return nil, fmt.Errorf("model merges: entry %d, %s, is not two tokens separated by a space", i, brief(line))
+				}
+				pairs[i] = []string{a, b}
+			}
+		} else if err := json.Unmarshal(raw, &pairs); err != nil {
+			return nil, fmt.Errorf("model merges: not a list of \"a b\" strings or of [\"a\", \"b\"] pairs: %w", jsonError(err))
 		}
 	}
-	pairs := make(map[uint64]uint64, len(list))
-	for rank, item := range list {
-		var a, b string
-		var s string
-		var pair []string
-		switch {
-		case json.Unmarshal(item, &s) == nil:
-			var ok bool
-			if a, b, ok = strings.Cut(s, " "); !ok || strings.Contains(b, " ") {
-				return nil, fmt.Errorf("model merges: entry %d, %s, is not two tokens separated by a space", rank, brief(s))
-			}
-		case json.Unmarshal(item, &pair) == nil && len(pair) == 2:
-			a, b = pair[0], pair[1]
-		default:
-			return nil, fmt.Errorf("model merges: entry %d is neither \"a b\" nor [\"a\", \"b\"]", rank)
+	merges := make(map[uint64]uint64, len(pairs))
+	for rank, pair := range pairs {
+		if len(pair) != 2 {
+			return nil, fmt.Errorf("model merges: entry %d has %d tokens, want 2", rank, len(pair))
 		}
+		a, b := pair[0], pair[1]
 		ida, oka := vocab[a]
 		idb, okb := vocab[b]
 		idab, okab := vocab[a+b]
@@ -140,9 +160,9 @@ func parseMerges(raw json.RawMessage, vocab map[string]int) (map[uint64]uint64, 
 		}
 		// A pair listed twice ranks by its last entry, as in Hugging Face's
 		// map of merges.
-		pairs[uint64(ida)<<32|uint64(idb)] = uint64(rank)<<32 | uint64(idab)
+		merges[uint64(ida)<<32|uint64(idb)] = uint64(rank)<<32 | uint64(idab)
 	}
-	return pairs, nil
+	return merges, nil
 }
 
 // pair returns the rank of merging tokens a and b and the merged token, or
@@ -189,7 +209,7 @@ func (m *mergesModel) encodeLong(piece string, ids []int) []int {
 	start := 0
 	if m.byteLevel {
 		for c := 1; c < len(piece); c++ {
-			if _, ok := m.adjacent[uint64(piece[c-1])<<32|uint64(piece[c])]; !ok {
+			if !m.adjacent.has(rune(piece[c-1]), rune(piece[c])) {
 				ids = m.encodeChunk(piece[start:c], ids)
 				start = c
 			}
@@ -205,7 +225,7 @@ func (m *mergesModel) encodeLong(piece string, ids []int) []int {
 			_, known = m.vocab.lookup(piece[c : c+utf8.RuneLen(r)])
 		}
 		if prevKnown && known {
-			if _, ok := m.adjacent[uint64(prev)<<32|uint64(r)]; !ok {
+			if !m.adjacent.has(prev, r) {
 				ids = m.encodeChunk(piece[start:c], ids)
 				start = c
 			}
