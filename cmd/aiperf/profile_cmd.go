@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
@@ -38,6 +40,7 @@ type ProfileCmd struct {
 	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
 	ConfidenceLevel           float64 `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
 	NoStore                   bool    `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
+	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -183,12 +186,14 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			errs = append(errs, err)
 		}
 	} else if db != nil {
-		if _, err := pending.Complete(context.WithoutCancel(ctx), run, dir); err != nil {
+		if id, err := pending.Complete(context.WithoutCancel(ctx), run, dir); err != nil {
 			where := "no exports were written"
 			if len(paths) > 0 {
 				where = "its exports are in " + dir
 			}
 			errs = append(errs, fmt.Errorf("save run to store %s: %w; the run is not stored, %s", g.Store, err, where))
+		} else if c.AutoPlot && dir != "" {
+			defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 		}
 	}
 	if len(run.Records) > 0 {
