@@ -39,7 +39,7 @@ bench: build
 
 # Go micro-benchmarks of the hot paths (SSE reader, client, tokenizer, metrics, store).
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/sse ./internal/openai ./internal/load ./internal/metrics ./internal/dataset ./internal/tokenizer ./internal/compare ./store ./starlark
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/sse ./internal/endpoint ./internal/load ./internal/metrics ./internal/dataset ./internal/tokenizer ./internal/compare ./store ./starlark
 
 clean:
 	rm -rf $(BIN)

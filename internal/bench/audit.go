@@ -7,7 +7,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
-	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/selfcheck"
@@ -130,7 +130,7 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 	case r.Cancelled:
 		a.Cut++
 	case r.Error != nil:
-		if r.Error.Type == openai.ErrTypeClient {
+		if r.Error.Type == endpoint.ErrTypeClient {
 			a.ClientErrors++
 		}
 	default:

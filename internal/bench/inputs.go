@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
-	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 )
 
 // InputsFile is the name of the export of the payloads a run sends, as
@@ -65,7 +65,7 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
 		id, _ := json.Marshal(c.ID)
 		fmt.Fprintf(bw, "\n  {\"session_id\": %s, \"payloads\": [", id)
 		for t := range c.Turns {
-			body, err := openai.Body(s.alone(i, &c, t))
+			body, err := endpoint.Body(s.alone(i, &c, t))
 			if err != nil {
 				return fmt.Errorf("conversation %s turn %d: %w", c.ID, t, err)
 			}
@@ -83,7 +83,7 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
 // alone is turn t of conversation conv (c) as a request on its own, as
 // AIPerf's inputs.json shows it: its system prompt and user context, then
 // the turn, with the first --model.
-func (s *source) alone(conv int, c *dataset.Conversation, t int) openai.Request {
+func (s *source) alone(conv int, c *dataset.Conversation, t int) endpoint.Request {
 	sess := &session{src: s, conv: conv, c: *c} // a fresh session holds no history
 	return sess.request(&c.Turns[t], "").Request
 }

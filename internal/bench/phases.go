@@ -8,7 +8,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/load"
-	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/selfcheck"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
@@ -28,7 +28,7 @@ type phasesOutcome struct {
 // phase with the server profiler (never warmup), and collects the records.
 func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phasesOutcome {
 	phases := c.phases
-	client := openai.New(openai.Options{
+	client := endpoint.New(endpoint.Options{
 		MaxEventBytes: c.p.MaxEventBytes,
 		MaxConns:      maxInFlight(phases),
 		Timeout:       time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),

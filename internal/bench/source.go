@@ -10,7 +10,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
-	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -30,7 +30,7 @@ type source struct {
 	now     func() int64 // the run's clock
 	ds      dataset.Dataset
 	sampler interface{ Next() int }
-	client  *openai.Client
+	client  *endpoint.Client
 	fin     *finisher
 	urls    []string
 	extra   map[string]any
@@ -77,7 +77,7 @@ func (s *source) Stop() {
 	}
 }
 
-func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *openai.Client,
+func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
 	fin *finisher, count func(string) int) *source {
 	s := &source{p: p, now: now, ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
 		extra: map[string]any{}, prefix: newID()[:8], system: memoCount(count)}
@@ -142,7 +142,7 @@ type session struct {
 	id      string
 	url     int
 	model   int
-	history []openai.Message
+	history []endpoint.Message
 	// sent is the client count of the history's user turns and system
 	// prompts; the replies' counts are added once they are counted.
 	sent   int
@@ -174,7 +174,7 @@ func (s *session) prepare() {
 	}
 	r := s.request(&s.c.Turns[0], "")
 	if r.Body == nil && r.Payload == nil {
-		r.Body, _ = openai.Body(r.Request) // an error is reported by Do
+		r.Body, _ = endpoint.Body(r.Request) // an error is reported by Do
 	}
 	s.first = &r
 }
@@ -224,7 +224,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 
 // request is a turn's request and what the record needs of it.
 type request struct {
-	openai.Request
+	endpoint.Request
 	isl     int  // the client's count of what was sent, replies excepted
 	history bool // the request re-sends the session's history
 }
@@ -233,7 +233,7 @@ type request struct {
 // conversation accumulates it, else the turn on its own.
 func (s *session) request(t *dataset.Turn, id string) request {
 	src := s.src
-	r := request{Request: openai.Request{
+	r := request{Request: endpoint.Request{
 		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
 		MaxTokens: t.MaxTokens, Streaming: src.p.Streaming, Extra: src.extra, TurnExtra: t.Extra,
 		Tools: t.Tools, RequestID: id, SessionID: s.id,
@@ -251,7 +251,7 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		if role == "" {
 			role = "user"
 		}
-		s.history = append(s.history, openai.Message{Role: role, Content: t.Text})
+		s.history = append(s.history, endpoint.Message{Role: role, Content: t.Text})
 		s.sent += t.InputTokens
 		r.Messages, r.isl, r.history = s.history, s.sent, true
 	default:
@@ -263,15 +263,15 @@ func (s *session) request(t *dataset.Turn, id string) request {
 
 // opening is the messages every request of the conversation starts with
 // (its system prompt and user context) and their client count.
-func (s *session) opening() ([]openai.Message, int) {
-	var msgs []openai.Message
+func (s *session) opening() ([]endpoint.Message, int) {
+	var msgs []endpoint.Message
 	n := 0
 	if s.c.System != "" {
-		msgs = append(msgs, openai.Message{Role: "system", Content: s.c.System})
+		msgs = append(msgs, endpoint.Message{Role: "system", Content: s.c.System})
 		n += s.src.system(s.c.System)
 	}
 	if s.c.Context != "" {
-		msgs = append(msgs, openai.Message{Role: "user", Content: s.c.Context})
+		msgs = append(msgs, endpoint.Message{Role: "user", Content: s.c.Context})
 		n += s.src.fin.tok.Count(s.c.Context)
 	}
 	return msgs, n
@@ -288,12 +288,12 @@ func (s *session) remember(t *dataset.Turn, text, reasoning string, ok bool) {
 	if strings.TrimSpace(reply) == "" {
 		reply = reasoning
 	}
-	s.history = append(s.history, openai.Message{Role: "assistant", Content: reply})
+	s.history = append(s.history, endpoint.Message{Role: "assistant", Content: reply})
 }
 
 // cachedBody returns the encoded body of a single-turn conversation's
 // request, encoding it once when the dataset is small enough to keep them.
-func (s *source) cachedBody(conv, model int, req openai.Request) []byte {
+func (s *source) cachedBody(conv, model int, req endpoint.Request) []byte {
 	if s.bodies == nil || len(req.TurnExtra) > 0 {
 		return nil
 	}
@@ -301,7 +301,7 @@ func (s *source) cachedBody(conv, model int, req openai.Request) []byte {
 	if b := slot.Load(); b != nil {
 		return *b
 	}
-	b, err := openai.Body(req)
+	b, err := endpoint.Body(req)
 	if err != nil {
 		return nil // Do reports it
 	}
@@ -311,7 +311,7 @@ func (s *source) cachedBody(conv, model int, req openai.Request) []byte {
 
 // fillChunks stamps the record with its response times and returns the
 // output text and reasoning, for counting.
-func fillChunks(rec *metrics.Record, chunks []openai.Chunk) (text, reasoning string) {
+func fillChunks(rec *metrics.Record, chunks []endpoint.Chunk) (text, reasoning string) {
 	if len(chunks) == 0 {
 		return "", ""
 	}
@@ -329,7 +329,7 @@ func fillChunks(rec *metrics.Record, chunks []openai.Chunk) (text, reasoning str
 
 // source builds the engine's sessions over the dataset, drawn in the data's
 // sampling order (or --dataset-sampling-strategy's).
-func (c *cell) source(client *openai.Client) (*source, error) {
+func (c *cell) source(client *endpoint.Client) (*source, error) {
 	sampler, err := dataset.NewStrategySampler(c.ds.Sampling(), c.ds.Len(), c.p.RandomSeed)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
-	"github.com/aiperf-go/aiperf/internal/openai"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
@@ -252,7 +252,7 @@ func baseline(url string, c int, dur time.Duration) (reqs, chunks float64, err e
 		ForceAttemptHTTP2: false, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
-	body, err := openai.Body(openai.Request{EndpointType: plan.EndpointChat, Model: "mock-model",
+	body, err := endpoint.Body(endpoint.Request{EndpointType: plan.EndpointChat, Model: "mock-model",
 		Prompt: strings.Repeat("hello ", 32), MaxTokens: osl, Streaming: true})
 	if err != nil {
 		return 0, 0, err
