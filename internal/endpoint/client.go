@@ -178,10 +178,11 @@ func (c *Client) Do(ctx context.Context, req Request) Response {
 	res.Status = resp.StatusCode
 	rest := &tracked{r: resp.Body}
 	defer func() { release(resp.Body, rest, done) }()
+	f := formatFor(&req)
 	in, err := decodeBody(resp.Header, rest)
 	if err != nil {
 		res.EndNs = c.now()
-		res.Err = c.invalid(res.Status, resp.Header, err.Error())
+		res.Err = c.invalid(res.Status, resp.Header, f, err.Error())
 		return res
 	}
 	switch {
@@ -191,9 +192,9 @@ func (c *Client) Do(ctx context.Context, req Request) Response {
 		if req.MaxTokens > 0 {
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
 		}
-		c.readStream(ctx, rctx, in, resp.Header, &res)
+		c.readStream(ctx, rctx, in, resp.Header, f, &res)
 	default:
-		c.readWhole(ctx, rctx, in, resp.Header, &res)
+		c.readWhole(ctx, rctx, in, resp.Header, f, &res)
 	}
 	return res
 }

@@ -528,7 +528,8 @@ func TestConnectionRefused(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	c := newTestClient(t, Options{})
 	for _, req := range []Request{
-		{URL: "http://127.0.0.1:1/", EndpointType: "embeddings"},
+		{URL: "http://127.0.0.1:1/", EndpointType: "generate"},
+		{URL: "http://127.0.0.1:1/", EndpointType: plan.EndpointRaw},
 		{URL: "::nonsense", EndpointType: plan.EndpointChat},
 		{URL: "ftp://127.0.0.1/", EndpointType: plan.EndpointChat},
 	} {

@@ -22,11 +22,11 @@ const (
 	secretWindow = 4096
 )
 
-// readStream reads SSE events until [DONE], an error frame or the end. A
-// stream without a single response chunk is an invalid response; data lines
-// that are not response chunks are counted in Response.MalformedChunks and
-// skipped.
-func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, res *Response) {
+// readStream reads SSE events until the API's end marker ([DONE] for
+// OpenAI), an error frame or the end. A stream without a single response
+// event is an invalid response; data lines that are not events of the API
+// are counted in Response.MalformedChunks and skipped.
+func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response) {
 	rd := readers.Get().(*sse.Reader)
 	rd.SetMax(c.maxResp)
 	rd.Reset(body, c.now)
@@ -34,10 +34,10 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		rd.Reset(nil, nil)
 		readers.Put(rd)
 	}()
+	dec := f.stream()
 	var (
-		w     wireChunk // reused: one decode target per stream
-		valid int       // response chunks read
-		bad   string    // the first data line that was not one
+		valid int    // response events read
+		bad   string // the first data line that was not one
 	)
 	for {
 		ev, err := rd.Next()
@@ -45,55 +45,74 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			res.EndNs = c.now()
 			switch {
 			case errors.Is(err, io.EOF) && valid == 0:
-				res.Err = c.invalid(res.Status, h, noChunk("the stream ended", res.MalformedChunks, bad))
+				res.Err = c.invalid(res.Status, h, f, noChunk("the stream ended", res.MalformedChunks, bad))
+			case errors.Is(err, io.EOF) && dec.eofEnds():
 			case errors.Is(err, io.EOF):
-				res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream, Message: "stream ended before data: [DONE]"}
+				res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream, Message: "stream ended before " + endMarker(f)}
 			case errors.Is(err, sse.ErrTooLarge):
 				res.Err = c.tooLarge(res.Status, "an SSE line or event")
 			case errors.Is(err, errEncoding):
-				res.Err = c.invalid(res.Status, h, err.Error())
+				res.Err = c.invalid(res.Status, h, f, err.Error())
 			default:
 				res.Err = c.readError(ctx, rctx, res.Status, ErrTypeIncompleteStream, err)
 			}
 			return
 		}
 		data := bytes.TrimSpace(ev.Data)
-		if ev.Name == "error" {
-			res.EndNs = ev.At
-			res.Err = c.streamError(data, res.Status)
-			return
-		}
-		if string(data) == "[DONE]" {
-			res.EndNs = ev.At
-			if valid == 0 {
-				res.Err = c.invalid(res.Status, h, noChunk("data: [DONE] arrived", res.MalformedChunks, bad))
-			}
-			return
-		}
-		if len(data) == 0 {
+		if len(data) == 0 && ev.Name != "error" {
 			continue // a keep-alive
 		}
-		w.reset()
-		if data[0] != '{' || decodeChunk(data, &w) != nil || !w.shaped() {
+		p, kind := dec.event(ev.Name, data, res.Status)
+		switch kind {
+		case kindSkip:
+			continue
+		case kindMalformed:
 			if res.MalformedChunks++; bad == "" {
 				bad = c.snippet(data)
 			}
 			continue
-		}
-		valid++
-		if e := w.failure(res.Status); e != nil {
+		case kindEnd:
 			res.EndNs = ev.At
-			e.Message = c.redact(e.Message)
-			res.Err = e
+			if valid == 0 {
+				when := "data: [DONE] arrived"
+				if !isDone(data) {
+					when = endMarker(f) + " arrived"
+				}
+				res.Err = c.invalid(res.Status, h, f, noChunk(when, res.MalformedChunks, bad))
+			}
 			return
 		}
-		if u := w.usage(); u != nil {
-			res.Usage = u
+		valid++
+		if p.err != nil {
+			res.EndNs = ev.At
+			p.err.Message = c.redact(p.err.Message)
+			res.Err = p.err
+			return
 		}
-		if text, reasoning := w.output(); text != "" || reasoning != "" {
-			res.Chunks = append(res.Chunks, Chunk{At: ev.At, Text: text, Reasoning: reasoning})
+		if p.usage != nil {
+			res.Usage = p.usage
+		}
+		if p.text != "" || p.reasoning != "" {
+			res.Chunks = append(res.Chunks, Chunk{At: ev.At, Text: p.text, Reasoning: p.reasoning})
+		}
+		if p.end {
+			res.EndNs = ev.At
+			return
 		}
 	}
+}
+
+// endMarker names the event that ends a stream of format f.
+func endMarker(f format) string {
+	switch f.(type) {
+	case messagesFormat:
+		return "message_stop"
+	case responsesFormat:
+		return "response.completed"
+	case tgiFormat:
+		return "the event with generated_text"
+	}
+	return "data: [DONE]"
 }
 
 // noChunk words a stream that held no response chunk.
@@ -104,27 +123,15 @@ func noChunk(when string, malformed int, first string) string {
 	return fmt.Sprintf("%s before any response chunk: %d data line(s) were not one (first: %s)", when, malformed, first)
 }
 
-// streamError describes an "event: error" frame.
-func (c *Client) streamError(data []byte, status int) *metrics.Error {
-	var w wireChunk
-	if len(data) > 0 && data[0] == '{' && decodeChunk(data, &w) == nil {
-		if e := w.failure(status); e != nil {
-			e.Message = c.redact(e.Message)
-			return e
-		}
-	}
-	return &metrics.Error{Code: status, Type: ErrTypeStream, Message: c.redact(bodyMessage(data))}
-}
-
-// readWhole reads a non-streaming response, which must be a completion: a
-// JSON object with a choice (or an error object).
-func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Header, res *Response) {
+// readWhole reads a non-streaming response, which must be a response of the
+// API (or an error object).
+func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response) {
 	b, err := io.ReadAll(io.LimitReader(body, int64(c.maxResp)+1))
 	at := c.now()
 	res.EndNs = at
 	switch {
 	case errors.Is(err, errEncoding):
-		res.Err = c.invalid(res.Status, h, err.Error())
+		res.Err = c.invalid(res.Status, h, f, err.Error())
 		return
 	case err != nil:
 		res.Err = c.readError(ctx, rctx, res.Status, ErrTypeIncompleteResponse, err)
@@ -133,31 +140,24 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 		res.Err = c.tooLarge(res.Status, "the response body")
 		return
 	}
-	var w wireChunk
-	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || decodeChunk(t, &w) != nil {
-		if len(bytes.TrimSpace(b)) == 0 {
-			res.Err = c.invalid(res.Status, h, "the body is empty")
-		} else {
-			res.Err = c.invalid(res.Status, h, "the body is not a JSON object: "+c.snippet(b))
-		}
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 {
+		res.Err = c.invalid(res.Status, h, f, "the body is empty")
 		return
 	}
-	if e := w.failure(res.Status); e != nil {
-		e.Message = c.redact(e.Message)
-		res.Err = e
-		return
-	}
+	p, why := f.whole(t, res.Status)
 	switch {
-	case !w.hasChoices:
-		res.Err = c.invalid(res.Status, h, "the JSON body has no choices: "+c.snippet(b))
+	case why != "":
+		res.Err = c.invalid(res.Status, h, f, why+": "+c.snippet(b))
 		return
-	case w.first() == nil:
-		res.Err = c.invalid(res.Status, h, "the JSON body has no choice with index 0: "+c.snippet(b))
+	case p.err != nil:
+		p.err.Message = c.redact(p.err.Message)
+		res.Err = p.err
 		return
 	}
-	res.Usage = w.usage()
-	if text, reasoning := w.output(); text != "" || reasoning != "" {
-		res.Chunks = []Chunk{{At: at, Text: text, Reasoning: reasoning}}
+	res.Usage = p.usage
+	if p.text != "" || p.reasoning != "" {
+		res.Chunks = []Chunk{{At: at, Text: p.text, Reasoning: p.reasoning}}
 	}
 }
 
@@ -174,7 +174,7 @@ func (c *Client) readHTTPError(body io.Reader, res *Response) {
 
 // invalid is a 2xx response that is not an API response; the message names
 // the Content-Type that arrived.
-func (c *Client) invalid(status int, h http.Header, what string) *metrics.Error {
+func (c *Client) invalid(status int, h http.Header, f format, what string) *metrics.Error {
 	ct := h.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err == nil {
 		ct = mt
@@ -183,7 +183,7 @@ func (c *Client) invalid(status int, h http.Header, what string) *metrics.Error 
 		ct = "no Content-Type"
 	}
 	return &metrics.Error{Code: status, Type: ErrTypeInvalidResponse,
-		Message: c.redact(fmt.Sprintf("not an OpenAI response (%s): %s", ct, what))}
+		Message: c.redact(fmt.Sprintf("not an %s response (%s): %s", f.label(), ct, what))}
 }
 
 // tooLarge is a response beyond the client's size limit.

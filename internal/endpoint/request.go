@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -22,7 +23,17 @@ type Request struct {
 	RawMessages json.RawMessage
 	// Payload, when set, is the whole request body, sent as it is.
 	Payload   json.RawMessage
-	Tools     json.RawMessage // sent as "tools" when set
+	// Inputs, when set, are the texts of an embeddings request (a batch);
+	// else Prompt is its one input.
+	Inputs []string
+	// Query and Passages are a rankings request's.
+	Query    string
+	Passages []string
+	// Template renders the body of a template endpoint request;
+	// ResponseField picks the reply's text (template, raw).
+	Template      *payload.Template
+	ResponseField *payload.Field
+	Tools         json.RawMessage // sent as "tools" when set
 	MaxTokens int             // 0: no max-tokens field is sent
 	Streaming bool            // ask for SSE with stream_options.include_usage
 	Extra     map[string]any  // merged into the body (--extra-inputs); its keys win
@@ -43,37 +54,77 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Body returns the JSON request body, as AIPerf builds it: chat sends
-// "messages" (one user message, or Messages, or RawMessages) and
-// "max_completion_tokens", completions sends "prompt" as a bare string and
-// "max_tokens"; Tools is sent as "tools"; streaming adds
-// "stream_options":{"include_usage":true}; Extra, then TurnExtra, are merged
-// last (shallow). A Payload is the body as it is. Keys are sorted and HTML
-// characters are not escaped.
+// Body returns the JSON request body of req's endpoint type, as AIPerf
+// builds it (chat and completions here, the other APIs in their files). A
+// Payload is the body as it is. Extra, then TurnExtra, are merged last
+// (shallow). Keys are sorted and HTML characters are not escaped.
 func Body(req Request) ([]byte, error) {
 	if len(req.Payload) > 0 {
 		return req.Payload, nil
 	}
+	var m map[string]any
+	switch req.EndpointType {
+	case plan.EndpointChat, plan.EndpointCompletions:
+		m = openaiBody(&req)
+	case plan.EndpointEmbeddings, plan.EndpointNIMEmbeddings, plan.EndpointChatEmbeddings:
+		m = embeddingsBody(&req)
+	case plan.EndpointNIMRankings, plan.EndpointHFTEIRankings, plan.EndpointCohereRankings:
+		m = rankingsBody(&req)
+	case plan.EndpointResponses:
+		m = responsesBody(&req)
+	case plan.EndpointMessages:
+		m = messagesBody(&req)
+	case plan.EndpointHuggingFaceGenerate:
+		return encode(tgiBody(&req))
+	case plan.EndpointTemplate:
+		return templateBody(&req)
+	case plan.EndpointRaw:
+		return nil, fmt.Errorf("build request body: --endpoint-type raw sends each record's payload as it is, and this record has none")
+	default:
+		return nil, fmt.Errorf("build request body: unknown endpoint type %q", req.EndpointType)
+	}
+	maps.Copy(m, req.Extra)
+	maps.Copy(m, req.TurnExtra)
+	return encode(m)
+}
+
+// encode writes a body: keys sorted, HTML characters not escaped.
+func encode(m map[string]any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("encode request body: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// messages is the chat conversation of req: RawMessages, Messages, or one
+// user message.
+func messages(req *Request) any {
+	switch {
+	case len(req.RawMessages) > 0:
+		return req.RawMessages
+	case req.Messages != nil:
+		return req.Messages
+	}
+	return []Message{{Role: "user", Content: req.Prompt}}
+}
+
+// openaiBody is chat's and completions' body: chat sends "messages" and
+// "max_completion_tokens", completions "prompt" as a bare string and
+// "max_tokens"; Tools is sent as "tools"; streaming adds
+// "stream_options":{"include_usage":true}.
+func openaiBody(req *Request) map[string]any {
 	m := make(map[string]any, 6+len(req.Extra)+len(req.TurnExtra))
 	m["model"] = req.Model
 	m["stream"] = req.Streaming
 	maxKey := "max_completion_tokens"
-	switch req.EndpointType {
-	case plan.EndpointChat:
-		switch {
-		case len(req.RawMessages) > 0:
-			m["messages"] = req.RawMessages
-		case req.Messages != nil:
-			m["messages"] = req.Messages
-		default:
-			m["messages"] = []Message{{Role: "user", Content: req.Prompt}}
-		}
-	case plan.EndpointCompletions:
+	if req.EndpointType == plan.EndpointChat {
+		m["messages"] = messages(req)
+	} else {
 		m["prompt"] = req.Prompt
 		maxKey = "max_tokens"
-	default:
-		return nil, fmt.Errorf("build request body: unknown endpoint type %q (want %s or %s)",
-			req.EndpointType, plan.EndpointChat, plan.EndpointCompletions)
 	}
 	if req.MaxTokens > 0 {
 		m[maxKey] = req.MaxTokens
@@ -84,13 +135,5 @@ func Body(req Request) ([]byte, error) {
 	if req.Streaming {
 		m["stream_options"] = map[string]bool{"include_usage": true}
 	}
-	maps.Copy(m, req.Extra)
-	maps.Copy(m, req.TurnExtra)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, fmt.Errorf("encode request body: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return m
 }

@@ -78,8 +78,10 @@ func shortValue(s string) string {
 // completion counts are required); a bad cached or reasoning count, or more
 // cached tokens than prompt tokens, is dropped on its own, as if not
 // reported.
-func (w *wireChunk) usage() *metrics.Usage {
-	u := w.Usage
+func (w *wireChunk) usage() *metrics.Usage { return w.Usage.metrics() }
+
+// metrics converts a usage object (nil: nil).
+func (u *wireUsage) metrics() *metrics.Usage {
 	if u == nil {
 		return nil
 	}

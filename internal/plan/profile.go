@@ -45,7 +45,7 @@ type Profile struct {
 	// Endpoint.
 	Model                 []string `json:"model,omitempty" short:"m" aliases:"model-names" sep:"," group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (alias --model-names; several comma-separated or repeated: round-robin per request)."`
 	URL                   []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request) (default ${default})."`
-	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,completions" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat (/v1/chat/completions) or completions (/v1/completions) (default ${default})."`
+	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,cohere_rankings,completions,responses,messages,chat_embeddings,embeddings,hf_tei_rankings,huggingface_generate,nim_embeddings,nim_rankings,raw,template" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, nim_rankings, hf_tei_rankings, cohere_rankings, huggingface_generate, template or raw (default ${default})."`
 	Endpoint              string   `json:"endpoint,omitempty" aliases:"custom-endpoint" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url (alias --custom-endpoint)."`
 	Streaming             bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
 	Header                []string `json:"header,omitempty" short:"H" sep:"none" group:"Endpoint" placeholder:"K:V" help:"Extra HTTP header on every request, as Key:Value (repeatable)."`
@@ -53,6 +53,7 @@ type Profile struct {
 	ExtraInputs           []string `json:"extra_inputs,omitempty" name:"extra-inputs" sep:"none" group:"Endpoint" placeholder:"K:V|JSON" help:"Extra request-body field as key:value, or a JSON object (repeatable)."`
 	RequestTimeoutSeconds float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" placeholder:"SECONDS" help:"Per-request timeout covering connect, send and receive (default ${default})."`
 	MaxEventBytes         int      `json:"max_event_bytes,omitempty" name:"max-event-bytes" group:"Endpoint" placeholder:"BYTES" help:"Largest SSE line or event, and non-streaming body, accepted; a larger response fails (default 16 MiB)."`
+	UseServerTokenCount   bool     `json:"use_server_token_count,omitempty" name:"use-server-token-count" group:"Endpoint" help:"Take ISL and OSL from the server's usage instead of counting with the tokenizer."`
 
 	// Load.
 	Concurrency          *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
@@ -81,6 +82,15 @@ type Profile struct {
 	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" aliases:"num-prompts" default:"100" group:"Dataset" placeholder:"N" help:"Distinct synthetic prompts, reused in shuffled order (default ${default})."`
 	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
 	TokenizerRevision          string  `json:"tokenizer_revision,omitempty" name:"tokenizer-revision" group:"Dataset" placeholder:"REVISION" help:"Branch, tag or commit hash of the --tokenizer model id to use from the local Hugging Face cache (default main)."`
+
+	// Batched and rankings inputs (endpoints.go).
+	PromptBatchSize                   int  `json:"prompt_batch_size,omitempty" name:"prompt-batch-size" aliases:"batch-size-text,batch-size" short:"b" default:"1" group:"Prompt" placeholder:"N" help:"Texts per request for embeddings and nim_embeddings (default ${default})."`
+	RankingsPassagesMean              *int `json:"rankings_passages_mean,omitempty" name:"rankings-passages-mean" group:"Rankings" placeholder:"N" help:"Mean passages per rankings request (default 1)."`
+	RankingsPassagesStddev            *int `json:"rankings_passages_stddev,omitempty" name:"rankings-passages-stddev" group:"Rankings" placeholder:"N" help:"Standard deviation of the passages per request."`
+	RankingsPassagesPromptTokenMean   *int `json:"rankings_passages_prompt_token_mean,omitempty" name:"rankings-passages-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per passage (default 550)."`
+	RankingsPassagesPromptTokenStddev *int `json:"rankings_passages_prompt_token_stddev,omitempty" name:"rankings-passages-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per passage."`
+	RankingsQueryPromptTokenMean      *int `json:"rankings_query_prompt_token_mean,omitempty" name:"rankings-query-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per query (default 550)."`
+	RankingsQueryPromptTokenStddev    *int `json:"rankings_query_prompt_token_stddev,omitempty" name:"rankings-query-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per query."`
 
 	// Input files and traces.
 	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`

@@ -109,10 +109,10 @@ func (p *Profile) endpointPath() string {
 	if p.Endpoint != "" {
 		return p.Endpoint
 	}
-	if p.EndpointType == EndpointCompletions {
-		return "/v1/completions"
+	if spec := p.Spec(); p.Streams() && spec.StreamPath != "" {
+		return spec.StreamPath
 	}
-	return "/v1/chat/completions"
+	return p.Spec().Path
 }
 
 // RequestURLs are the full inference URLs, one per --url, in order. The
@@ -126,7 +126,9 @@ func (p *Profile) RequestURLs() []string {
 			out = append(out, raw) // Check reports it
 			continue
 		}
-		u.Path = joinDeduped(u.Path, p.endpointPath())
+		if path := p.endpointPath(); path != "" { // template and raw: the URL as it is
+			u.Path = joinDeduped(u.Path, path)
+		}
 		u.RawPath = ""
 		out = append(out, u.String())
 	}

@@ -61,7 +61,7 @@ func (p *Profile) Check() error {
 	for _, raw := range p.URL {
 		v.url(raw)
 	}
-	v.oneOf("endpoint_type", p.EndpointType, EndpointChat, EndpointCompletions)
+	v.checkEndpoint(p)
 	if p.Endpoint != "" {
 		v.check(strings.HasPrefix(p.Endpoint, "/") && !strings.Contains(p.Endpoint, "://"), "endpoint",
 			fmt.Sprintf("must be a path starting with '/', got %q", p.Endpoint))

@@ -1,0 +1,90 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// embeddingsBody is the body of embeddings and nim_embeddings
+// ({"model", "input": [texts]}, never max tokens nor stream) and of
+// chat_embeddings (chat messages, vLLM's multimodal embeddings).
+func embeddingsBody(req *Request) map[string]any {
+	m := make(map[string]any, 2+len(req.Extra)+len(req.TurnExtra))
+	m["model"] = req.Model
+	if req.EndpointType == plan.EndpointChatEmbeddings {
+		m["messages"] = messages(req)
+		return m
+	}
+	inputs := req.Inputs
+	if inputs == nil {
+		inputs = []string{req.Prompt}
+	}
+	m["input"] = inputs
+	return m
+}
+
+// embeddingsFormat reads an OpenAI embeddings list: one embedding per
+// input sent, and usage with prompt_tokens (no completion tokens).
+type embeddingsFormat struct{ inputs int }
+
+func (embeddingsFormat) label() string { return "embeddings" }
+
+func (embeddingsFormat) stream() streamDecoder { return nonStreaming{} }
+
+func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
+	var v struct {
+		Data []struct {
+			Object    string          `json:"object"`
+			Embedding json.RawMessage `json:"embedding"`
+		} `json:"data"`
+		Usage *wireUsage      `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	if b[0] != '{' || json.Unmarshal(b, &v) != nil {
+		return piece{}, "the body is not a JSON object"
+	}
+	if e := errorField(v.Error, status); e != nil {
+		return piece{err: e}, ""
+	}
+	if len(v.Data) == 0 {
+		return piece{}, "the JSON body has no data"
+	}
+	for i, d := range v.Data {
+		if d.Object != "embedding" || len(d.Embedding) == 0 || isNull(d.Embedding) {
+			return piece{}, fmt.Sprintf("data[%d] is not an embedding object", i)
+		}
+	}
+	if len(v.Data) != f.inputs {
+		return piece{}, fmt.Sprintf("%d embeddings came back for %d inputs", len(v.Data), f.inputs)
+	}
+	return piece{usage: promptUsage(v.Usage)}, ""
+}
+
+// promptUsage converts the usage of an API that generates nothing: its
+// completion count is 0 when absent.
+func promptUsage(u *wireUsage) *metrics.Usage {
+	if u != nil && !u.CompletionTokens.Set {
+		u.CompletionTokens = usageCount{Set: true}
+	}
+	return u.metrics()
+}
+
+// errorField is the failure an "error" member reports, nil when it is
+// absent or null.
+func errorField(raw json.RawMessage, status int) *metrics.Error {
+	if len(raw) == 0 || isNull(raw) {
+		return nil
+	}
+	return &metrics.Error{Code: errorCode(raw, status), Type: ErrTypeStream, Message: errorText(raw)}
+}
+
+// nonStreaming is the stream decoder of an API that never streams: a
+// server that streams anyway is not answering the request.
+type nonStreaming struct{}
+
+func (nonStreaming) eofEnds() bool { return false }
+
+func (nonStreaming) event(string, []byte, int) (piece, eventKind) { return piece{}, kindMalformed }

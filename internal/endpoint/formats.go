@@ -1,0 +1,138 @@
+package endpoint
+
+import (
+	"bytes"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// A format is one API's response shape: how a stream's events and a whole
+// body become generated text, usage and errors. The read loop (read.go) is
+// the same for every API; formats only decode.
+type format interface {
+	// label names the API in "not a … response" messages.
+	label() string
+	// stream returns the decoder of one streamed response.
+	stream() streamDecoder
+	// whole decodes a non-streaming body (trimmed, non-empty); a non-empty
+	// invalid says why it is not a response of the API.
+	whole(body []byte, status int) (p piece, invalid string)
+}
+
+// streamDecoder decodes the events of one stream, in order.
+type streamDecoder interface {
+	// event decodes one SSE event (its name and trimmed, non-empty data).
+	event(name string, data []byte, status int) (piece, eventKind)
+	// eofEnds reports whether the end of the body ends the stream normally
+	// once a response event was read (APIs without an end marker).
+	eofEnds() bool
+}
+
+// eventKind classifies one stream event.
+type eventKind int
+
+const (
+	// kindSkip is an event that carries nothing measured (a ping, an
+	// envelope such as response.created); it is not malformed.
+	kindSkip eventKind = iota
+	// kindMalformed is a data line that is not an event of the API.
+	kindMalformed
+	// kindChunk is a response event; piece.end marks the stream's last.
+	kindChunk
+	// kindEnd is the end marker itself ([DONE], message_stop), not a
+	// response event: a stream of only it is invalid.
+	kindEnd
+)
+
+// piece is what one event or body holds.
+type piece struct {
+	text, reasoning string
+	usage           *metrics.Usage // nil: none in this event
+	err             *metrics.Error // the API reported a failure
+	end             bool           // the stream's last event
+}
+
+// formatFor is the format of a request's endpoint type.
+func formatFor(req *Request) format {
+	switch req.EndpointType {
+	case plan.EndpointEmbeddings, plan.EndpointNIMEmbeddings, plan.EndpointChatEmbeddings:
+		return embeddingsFormat{inputs: max(1, len(req.Inputs))}
+	case plan.EndpointNIMRankings, plan.EndpointHFTEIRankings, plan.EndpointCohereRankings:
+		return rankingsFormat{typ: req.EndpointType}
+	case plan.EndpointResponses:
+		return responsesFormat{}
+	case plan.EndpointMessages:
+		return messagesFormat{}
+	case plan.EndpointHuggingFaceGenerate:
+		return tgiFormat{}
+	case plan.EndpointTemplate, plan.EndpointRaw:
+		return detectFormat{field: req.ResponseField}
+	}
+	return openaiFormat{}
+}
+
+// openaiFormat is chat and completions: the scanner of decode.go.
+type openaiFormat struct{}
+
+func (openaiFormat) label() string { return "OpenAI" }
+
+func (openaiFormat) stream() streamDecoder { return &openaiStream{} }
+
+func (openaiFormat) whole(b []byte, status int) (piece, string) {
+	var w wireChunk
+	if b[0] != '{' || decodeChunk(b, &w) != nil {
+		return piece{}, "the body is not a JSON object"
+	}
+	if e := w.failure(status); e != nil {
+		return piece{err: e}, ""
+	}
+	switch {
+	case !w.hasChoices:
+		return piece{}, "the JSON body has no choices"
+	case w.first() == nil:
+		return piece{}, "the JSON body has no choice with index 0"
+	}
+	text, reasoning := w.output()
+	return piece{text: text, reasoning: reasoning, usage: w.usage()}, ""
+}
+
+// openaiStream reuses one decode target for the whole stream.
+type openaiStream struct{ w wireChunk }
+
+func (s *openaiStream) eofEnds() bool { return false }
+
+func (s *openaiStream) event(name string, data []byte, status int) (piece, eventKind) {
+	if name == "error" {
+		return piece{err: eventError(data, status)}, kindChunk
+	}
+	if string(data) == "[DONE]" {
+		return piece{end: true}, kindEnd
+	}
+	w := &s.w
+	w.reset()
+	if data[0] != '{' || decodeChunk(data, w) != nil || !w.shaped() {
+		return piece{}, kindMalformed
+	}
+	if e := w.failure(status); e != nil {
+		return piece{err: e}, kindChunk
+	}
+	text, reasoning := w.output()
+	return piece{text: text, reasoning: reasoning, usage: w.usage()}, kindChunk
+}
+
+// eventError describes an "event: error" frame: its {"error": …} object, or
+// its text.
+func eventError(data []byte, status int) *metrics.Error {
+	var w wireChunk
+	if len(data) > 0 && data[0] == '{' && decodeChunk(data, &w) == nil {
+		if e := w.failure(status); e != nil {
+			return e
+		}
+	}
+	return &metrics.Error{Code: status, Type: ErrTypeStream, Message: bodyMessage(data)}
+}
+
+// isDone reports the OpenAI end marker, which some servers of other APIs
+// send too.
+func isDone(data []byte) bool { return bytes.Equal(data, []byte("[DONE]")) }

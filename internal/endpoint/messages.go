@@ -1,0 +1,196 @@
+package endpoint
+
+import (
+	"encoding/json"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+)
+
+// messagesMaxTokens is sent when a request has no max tokens: the Messages
+// API requires the field (AIPerf's fallback).
+const messagesMaxTokens = 1024
+
+// messagesBody is an Anthropic Messages API body: "messages" without the
+// system prompt, which goes in "system"; "max_tokens" always; "stream" only
+// when streaming.
+func messagesBody(req *Request) map[string]any {
+	m := make(map[string]any, 5+len(req.Extra)+len(req.TurnExtra))
+	m["model"] = req.Model
+	system, msgs := splitSystem(req)
+	if msgs == nil {
+		m["messages"] = req.RawMessages
+	} else {
+		m["messages"] = msgs
+	}
+	if system != "" {
+		m["system"] = system
+	}
+	m["max_tokens"] = messagesMaxTokens
+	if req.MaxTokens > 0 {
+		m["max_tokens"] = req.MaxTokens
+	}
+	if req.Streaming {
+		m["stream"] = true
+	}
+	if len(req.Tools) > 0 {
+		m["tools"] = req.Tools
+	}
+	return m
+}
+
+// messagesUsage is the Messages API's usage object.
+type messagesUsage struct {
+	InputTokens  usageCount `json:"input_tokens"`
+	OutputTokens usageCount `json:"output_tokens"`
+}
+
+// messagesContent is a message's content blocks.
+type messagesContent []struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking string          `json:"thinking"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+}
+
+func (c messagesContent) output() (text, reasoning string) {
+	var tool string
+	for _, b := range c {
+		switch b.Type {
+		case "text":
+			text += b.Text
+		case "thinking":
+			reasoning += b.Thinking
+		case "tool_use":
+			tool += b.Name
+			if len(b.Input) > 0 && !isNull(b.Input) {
+				tool += string(b.Input)
+			}
+		}
+	}
+	if text == "" {
+		text = tool
+	}
+	return text, reasoning
+}
+
+// messagesEvent is a streamed event, or a whole message.
+type messagesEvent struct {
+	Type    string          `json:"type"`
+	Error   json.RawMessage `json:"error"`
+	Content messagesContent `json:"content"`
+	Usage   *messagesUsage  `json:"usage"`
+	Message *struct {
+		Usage *messagesUsage `json:"usage"`
+	} `json:"message"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		PartialJSON string `json:"partial_json"`
+	} `json:"delta"`
+}
+
+// messagesFormat reads the Anthropic Messages API.
+type messagesFormat struct{}
+
+func (messagesFormat) label() string { return "Anthropic Messages" }
+
+func (messagesFormat) stream() streamDecoder { return &messagesStream{} }
+
+func (messagesFormat) whole(b []byte, status int) (piece, string) {
+	var ev messagesEvent
+	if b[0] != '{' || json.Unmarshal(b, &ev) != nil {
+		return piece{}, "the body is not a JSON object"
+	}
+	if e := errorField(ev.Error, status); e != nil {
+		return piece{err: e}, ""
+	}
+	if ev.Type != "message" {
+		return piece{}, `the JSON body is not a message ("type": "message")`
+	}
+	text, reasoning := ev.Content.output()
+	var u wireUsage
+	if ev.Usage != nil {
+		u.PromptTokens, u.CompletionTokens = ev.Usage.InputTokens, ev.Usage.OutputTokens
+		return piece{text: text, reasoning: reasoning, usage: u.metrics()}, ""
+	}
+	return piece{text: text, reasoning: reasoning}, ""
+}
+
+// messagesStream reads the events of a streamed message; its usage comes
+// in two parts, input tokens in message_start and the output count in
+// message_delta.
+type messagesStream struct {
+	usage wireUsage
+	seen  bool
+}
+
+func (s *messagesStream) eofEnds() bool { return false }
+
+func (s *messagesStream) event(name string, data []byte, status int) (piece, eventKind) {
+	var ev messagesEvent
+	if data[0] != '{' || json.Unmarshal(data, &ev) != nil {
+		if name == "error" {
+			return piece{err: &metrics.Error{Code: status, Type: ErrTypeStream, Message: bodyMessage(data)}}, kindChunk
+		}
+		return piece{}, kindMalformed
+	}
+	typ := ev.Type
+	if typ == "" {
+		typ = name
+	}
+	switch typ {
+	case "error":
+		e := errorField(ev.Error, status)
+		if e == nil {
+			e = &metrics.Error{Code: status, Type: ErrTypeStream, Message: bodyMessage(data)}
+		}
+		return piece{err: e}, kindChunk
+	case "message_start":
+		if ev.Message != nil && ev.Message.Usage != nil {
+			s.add(ev.Message.Usage)
+		}
+		return piece{usage: s.current()}, kindChunk
+	case "content_block_delta":
+		if ev.Delta == nil {
+			return piece{}, kindChunk
+		}
+		switch ev.Delta.Type {
+		case "thinking_delta":
+			return piece{reasoning: ev.Delta.Thinking}, kindChunk
+		case "input_json_delta":
+			return piece{text: ev.Delta.PartialJSON}, kindChunk
+		}
+		return piece{text: ev.Delta.Text}, kindChunk
+	case "message_delta":
+		if ev.Usage != nil {
+			s.add(ev.Usage)
+		}
+		return piece{usage: s.current()}, kindChunk
+	case "message_stop":
+		return piece{end: true}, kindEnd
+	case "ping", "content_block_start", "content_block_stop":
+		return piece{}, kindSkip
+	}
+	return piece{}, kindMalformed
+}
+
+// add takes the counts a usage event reports: later ones win.
+func (s *messagesStream) add(u *messagesUsage) {
+	s.seen = true
+	if u.InputTokens.Set {
+		s.usage.PromptTokens = u.InputTokens
+	}
+	if u.OutputTokens.Set {
+		s.usage.CompletionTokens = u.OutputTokens
+	}
+}
+
+func (s *messagesStream) current() *metrics.Usage {
+	if !s.seen {
+		return nil
+	}
+	u := s.usage
+	return u.metrics()
+}

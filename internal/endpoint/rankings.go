@@ -1,0 +1,85 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// rankingsBody is the body of a rankings request, per API:
+// nim_rankings {"model", "query": {"text"}, "passages": [{"text"}]},
+// hf_tei_rankings {"query", "texts"}, cohere_rankings {"model", "query",
+// "documents"}.
+func rankingsBody(req *Request) map[string]any {
+	m := make(map[string]any, 3+len(req.Extra)+len(req.TurnExtra))
+	passages := req.Passages
+	if passages == nil {
+		passages = []string{}
+	}
+	switch req.EndpointType {
+	case plan.EndpointNIMRankings:
+		m["model"] = req.Model
+		m["query"] = map[string]string{"text": req.Query}
+		ps := make([]map[string]string, len(passages))
+		for i, p := range passages {
+			ps[i] = map[string]string{"text": p}
+		}
+		m["passages"] = ps
+	case plan.EndpointHFTEIRankings:
+		m["query"] = req.Query
+		m["texts"] = passages
+	default:
+		m["model"] = req.Model
+		m["query"] = req.Query
+		m["documents"] = passages
+	}
+	return m
+}
+
+// rankingsFormat reads a rankings reply: NIM {"rankings": [...]}, TEI a
+// bare list (or {"results": [...]}), Cohere {"results": [...]}; each
+// result an object with an index. An empty list is not an answer.
+type rankingsFormat struct{ typ string }
+
+func (rankingsFormat) label() string { return "rankings" }
+
+func (rankingsFormat) stream() streamDecoder { return nonStreaming{} }
+
+func (f rankingsFormat) whole(b []byte, status int) (piece, string) {
+	var list []json.RawMessage
+	var v struct {
+		Rankings []json.RawMessage `json:"rankings"`
+		Results  []json.RawMessage `json:"results"`
+		Usage    *wireUsage        `json:"usage"`
+		Error    json.RawMessage   `json:"error"`
+	}
+	switch {
+	case b[0] == '[' && f.typ == plan.EndpointHFTEIRankings:
+		if json.Unmarshal(b, &list) != nil {
+			return piece{}, "the body is not a JSON list"
+		}
+	case b[0] == '{' && json.Unmarshal(b, &v) == nil:
+		if e := errorField(v.Error, status); e != nil {
+			return piece{err: e}, ""
+		}
+		list = v.Results
+		if f.typ == plan.EndpointNIMRankings {
+			list = v.Rankings
+		}
+	default:
+		return piece{}, "the body is not a JSON object"
+	}
+	if len(list) == 0 {
+		return piece{}, "the JSON body has no rankings"
+	}
+	for i, r := range list {
+		var x struct {
+			Index *int `json:"index"`
+		}
+		if json.Unmarshal(r, &x) != nil || x.Index == nil {
+			return piece{}, fmt.Sprintf("result %d is not an object with an index", i)
+		}
+	}
+	return piece{usage: promptUsage(v.Usage)}, ""
+}

@@ -1,0 +1,148 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Endpoint types beyond chat and completions, with AIPerf's names.
+const (
+	EndpointEmbeddings          = "embeddings"
+	EndpointChatEmbeddings      = "chat_embeddings"
+	EndpointNIMEmbeddings       = "nim_embeddings"
+	EndpointNIMRankings         = "nim_rankings"
+	EndpointHFTEIRankings       = "hf_tei_rankings"
+	EndpointCohereRankings      = "cohere_rankings"
+	EndpointResponses           = "responses"
+	EndpointMessages            = "messages"
+	EndpointHuggingFaceGenerate = "huggingface_generate"
+	EndpointTemplate            = "template"
+	EndpointRaw                 = "raw"
+)
+
+// EndpointSpec is what AIPerf's plugin registry says of one endpoint type.
+type EndpointSpec struct {
+	// Path is appended to every --url ("" for template and raw: the URL is
+	// used as it is); StreamPath replaces it when streaming (TGI).
+	Path, StreamPath string
+	// Streams: the API can stream; --streaming is ignored (with a notice)
+	// for a type that cannot.
+	Streams bool
+	// Tokens: the API generates tokens, so the output metrics (OSL, TTFT,
+	// ITL, output throughput) apply; embeddings and rankings have none.
+	Tokens bool
+	// Rankings: each request is a query and passages
+	// (--rankings-passages-*, --rankings-query-*).
+	Rankings bool
+	// Batch: a request carries --prompt-batch-size texts.
+	Batch bool
+}
+
+var endpointSpecs = map[string]EndpointSpec{
+	EndpointChat:                {Path: "/v1/chat/completions", Streams: true, Tokens: true},
+	EndpointCompletions:         {Path: "/v1/completions", Streams: true, Tokens: true},
+	EndpointEmbeddings:          {Path: "/v1/embeddings", Batch: true},
+	EndpointChatEmbeddings:      {Path: "/v1/embeddings"},
+	EndpointNIMEmbeddings:       {Path: "/v1/embeddings", Batch: true},
+	EndpointNIMRankings:         {Path: "/v1/ranking", Rankings: true},
+	EndpointHFTEIRankings:       {Path: "/rerank", Rankings: true},
+	EndpointCohereRankings:      {Path: "/v2/rerank", Rankings: true},
+	EndpointResponses:           {Path: "/v1/responses", Streams: true, Tokens: true},
+	EndpointMessages:            {Path: "/v1/messages", Streams: true, Tokens: true},
+	EndpointHuggingFaceGenerate: {Path: "/generate", StreamPath: "/generate_stream", Streams: true, Tokens: true},
+	EndpointTemplate:            {Streams: true, Tokens: true},
+	EndpointRaw:                 {Streams: true, Tokens: true},
+}
+
+// EndpointTypes lists the --endpoint-type values, in AIPerf's order.
+var EndpointTypes = []string{EndpointChat, EndpointCohereRankings, EndpointCompletions, EndpointResponses,
+	EndpointMessages, EndpointChatEmbeddings, EndpointEmbeddings, EndpointHFTEIRankings,
+	EndpointHuggingFaceGenerate, EndpointNIMEmbeddings, EndpointNIMRankings, EndpointRaw, EndpointTemplate}
+
+// Spec is the profile's endpoint type's spec (the zero spec for an unknown
+// type, which Check refuses).
+func (p *Profile) Spec() EndpointSpec { return endpointSpecs[p.EndpointType] }
+
+// Streams reports whether requests stream: --streaming on a type that can.
+func (p *Profile) Streams() bool { return p.Streaming && p.Spec().Streams }
+
+// Rankings flag defaults (AIPerf's).
+const (
+	DefaultRankingsPassages    = 1
+	DefaultRankingsTokens      = 550
+	DefaultPromptBatchSize     = 1
+	TemplateKey, ResponseField = "payload_template", "response_field"
+)
+
+// checkEndpoint checks the endpoint type and the options that belong to
+// some types only.
+func (v *validator) checkEndpoint(p *Profile) {
+	if _, ok := endpointSpecs[p.EndpointType]; !ok {
+		v.add("endpoint_type", fmt.Sprintf("must be one of %s, got %q", strings.Join(EndpointTypes, ", "), p.EndpointType))
+		return
+	}
+	spec := p.Spec()
+	rankings := map[string]*int{
+		"rankings_passages_mean": p.RankingsPassagesMean, "rankings_passages_stddev": p.RankingsPassagesStddev,
+		"rankings_passages_prompt_token_mean": p.RankingsPassagesPromptTokenMean, "rankings_passages_prompt_token_stddev": p.RankingsPassagesPromptTokenStddev,
+		"rankings_query_prompt_token_mean": p.RankingsQueryPromptTokenMean, "rankings_query_prompt_token_stddev": p.RankingsQueryPromptTokenStddev,
+	}
+	names := make([]string, 0, len(rankings))
+	for name := range rankings {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		x := rankings[name]
+		switch {
+		case x == nil:
+		case !spec.Rankings:
+			v.add(name, fmt.Sprintf("applies to the rankings endpoint types (nim_rankings, hf_tei_rankings, cohere_rankings), not %s: remove it", p.EndpointType))
+		case strings.HasSuffix(name, "_stddev"):
+			v.intRange(name, x, 0, MaxTokens)
+		default:
+			v.intRange(name, x, 1, MaxTokens)
+		}
+	}
+	if p.PromptBatchSize != DefaultPromptBatchSize {
+		if spec.Batch {
+			v.intRange("prompt_batch_size", &p.PromptBatchSize, 1, MaxDatasetEntries)
+		} else {
+			v.add("prompt_batch_size", fmt.Sprintf("applies to the embeddings and nim_embeddings endpoint types, not %s: remove it", p.EndpointType))
+		}
+	}
+	switch {
+	case spec.Rankings && p.InputFile != "":
+		v.add("input_file", fmt.Sprintf("is not read by --endpoint-type %s: its queries and passages are synthesised (remove --input-file)", p.EndpointType))
+	case spec.Batch && p.InputFile != "" && p.PromptBatchSize > 1:
+		v.add("prompt_batch_size", "batches synthetic inputs only: with --input-file each record is one request (remove one of them)")
+	}
+	v.checkTemplate(p)
+	if p.EndpointType == EndpointRaw && p.InputFile == "" {
+		v.add("endpoint_type", "raw sends each record's payload as it is: give --input-file with mooncake_trace payload rows")
+	}
+}
+
+// Extras is the parsed --extra-inputs, merged in order (validated by Check).
+func (p *Profile) Extras() map[string]any {
+	out := map[string]any{}
+	for _, e := range p.ExtraInputs {
+		m, _ := ParseExtraInput(e)
+		for k, val := range m {
+			out[k] = val
+		}
+	}
+	return out
+}
+
+// BodyExtras is --extra-inputs without the keys the template endpoint
+// consumes (payload_template, response_field): what is merged into bodies.
+func (p *Profile) BodyExtras() map[string]any {
+	m := p.Extras()
+	if p.EndpointType == EndpointTemplate || p.EndpointType == EndpointRaw {
+		delete(m, TemplateKey)
+		delete(m, ResponseField)
+	}
+	return m
+}
