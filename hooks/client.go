@@ -68,6 +68,17 @@ func Headers(p plan.Profile) http.Header {
 		k, v, _ := strings.Cut(kv, ":")
 		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
+	if p.EndpointType == plan.EndpointMessages {
+		// Anthropic's scheme: x-api-key and a required anthropic-version
+		// (a --header of the user's wins), as AIPerf sends them.
+		if h.Get("Anthropic-Version") == "" {
+			h.Set("Anthropic-Version", plan.AnthropicVersion)
+		}
+		if p.APIKey != "" {
+			h.Set("X-Api-Key", p.APIKey)
+		}
+		return h
+	}
 	if p.APIKey != "" {
 		h.Set("Authorization", "Bearer "+p.APIKey)
 	}

@@ -120,6 +120,11 @@ func newCell(o Options) *cell {
 	if log == nil {
 		log = io.Discard
 	}
+	if o.Profile.Streaming && !o.Profile.Streams() {
+		// As AIPerf: --streaming is dropped for a type that cannot stream.
+		fmt.Fprintf(log, "note: --endpoint-type %s does not stream: --streaming is ignored\n", o.Profile.EndpointType)
+		o.Profile.Streaming = false
+	}
 	host, _ := os.Hostname()
 	clock := load.NewClock()
 	return &cell{
@@ -199,7 +204,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
 	}
 	// The last: its goroutine runs until Run closes it.
-	c.fin = newFinisher(tok, c.clock, c.p.Streaming, sink, c.o.Records, expectedRequests(c.phases))
+	c.fin = newFinisher(tok, c.clock, c.p.Streams(), sink, c.o.Records, expectedRequests(c.phases))
 	return nil
 }
 
@@ -257,6 +262,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean
 	}
+	o.Batch, o.Rankings = p.PromptBatchSize, rankingsOptions(p)
 	if p.ConversationNum != nil {
 		o.Conversations = *p.ConversationNum
 		if p.NumDatasetEntries == plan.DefaultDatasetEntries {

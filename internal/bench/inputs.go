@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
 // InputsFile is the name of the export of the payloads a run sends, as
@@ -86,4 +87,25 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
 func (s *source) alone(conv int, c *dataset.Conversation, t int) endpoint.Request {
 	sess := &session{src: s, conv: conv, c: *c} // a fresh session holds no history
 	return sess.request(&c.Turns[t], "").Request
+}
+
+// rankingsOptions are the rankings flags with AIPerf's defaults, nil for
+// an endpoint type that is not a rankings one.
+func rankingsOptions(p plan.Profile) *dataset.Rankings {
+	if !p.Spec().Rankings {
+		return nil
+	}
+	or := func(x *int, d int) int {
+		if x == nil {
+			return d
+		}
+		return *x
+	}
+	return &dataset.Rankings{
+		Passages: or(p.RankingsPassagesMean, plan.DefaultRankingsPassages), PassagesStddev: or(p.RankingsPassagesStddev, 0),
+		PassageTokens:       or(p.RankingsPassagesPromptTokenMean, plan.DefaultRankingsTokens),
+		PassageTokensStddev: or(p.RankingsPassagesPromptTokenStddev, 0),
+		QueryTokens:         or(p.RankingsQueryPromptTokenMean, plan.DefaultRankingsTokens),
+		QueryTokensStddev:   or(p.RankingsQueryPromptTokenStddev, 0),
+	}
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
-	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/selfcheck"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"

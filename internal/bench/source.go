@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
-	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -34,7 +35,11 @@ type source struct {
 	fin     *finisher
 	urls    []string
 	extra   map[string]any
-	prefix  string // of request and session ids: unique per run
+	// template and field are a template or raw endpoint's payload_template
+	// and response_field (nil when not set).
+	template *payload.Template
+	field    *payload.Field
+	prefix   string // of request and session ids: unique per run
 	// bodies caches the encoded body of single-turn conversations, by
 	// conversation × model, when the dataset is small enough.
 	bodies []atomic.Pointer[[]byte]
@@ -80,13 +85,8 @@ func (s *source) Stop() {
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
 	fin *finisher, count func(string) int) *source {
 	s := &source{p: p, now: now, ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
-		extra: map[string]any{}, prefix: newID()[:8], system: memoCount(count)}
-	for _, e := range p.ExtraInputs {
-		m, _ := plan.ParseExtraInput(e) // validated already
-		for k, v := range m {
-			s.extra[k] = v
-		}
-	}
+		extra: p.BodyExtras(), prefix: newID()[:8], system: memoCount(count)}
+	s.template, s.field = p.Template()
 	if n := ds.Len() * len(p.Model); n <= maxCachedBodies {
 		s.bodies = make([]atomic.Pointer[[]byte], n)
 	}
@@ -191,7 +191,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
-		Prompt: s.conv, URL: s.url, Model: src.p.Model[s.model], Streaming: src.p.Streaming,
+		Prompt: s.conv, URL: s.url, Model: src.p.Model[s.model], Streaming: src.p.Streams(), NoTokens: !src.p.Spec().Tokens,
 		Session: c.Session, Turn: i, Conversation: s.c.ID, CorrelationID: s.id,
 		RequestID: fmt.Sprintf("%s-%06d", src.prefix, c.Index),
 	}
@@ -235,8 +235,9 @@ func (s *session) request(t *dataset.Turn, id string) request {
 	src := s.src
 	r := request{Request: endpoint.Request{
 		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
-		MaxTokens: t.MaxTokens, Streaming: src.p.Streaming, Extra: src.extra, TurnExtra: t.Extra,
-		Tools: t.Tools, RequestID: id, SessionID: s.id,
+		MaxTokens: t.MaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
+		Tools: t.Tools, RequestID: id, SessionID: s.id, Inputs: t.Inputs, Query: t.Query, Passages: t.Passages,
+		Template: src.template, ResponseField: src.field,
 	}}
 	switch {
 	case len(t.Payload) > 0:

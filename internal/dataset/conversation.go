@@ -38,8 +38,8 @@ type Conversation struct {
 	Mode string
 }
 
-// Turn is one request of a conversation. Exactly one of Text, Messages and
-// Payload carries its input.
+// Turn is one request of a conversation. Exactly one of Text (with
+// Inputs), Query (with Passages), Messages and Payload carries its input.
 type Turn struct {
 	// Text is the user message of this turn (synthetic, from a file, or
 	// synthesised from hash ids).
@@ -57,6 +57,12 @@ type Turn struct {
 	Messages json.RawMessage
 	// Payload is a whole request body sent as it is (mooncake payload rows).
 	Payload json.RawMessage
+	// Inputs are the texts of a batched embeddings turn
+	// (--prompt-batch-size > 1); Text is then their first.
+	Inputs []string
+	// Query and Passages are a rankings turn's (Text is then empty).
+	Query    string
+	Passages []string
 	// Tools is the turn's tools array, sent as "tools" (mooncake).
 	Tools json.RawMessage
 	// Extra is shallow-merged into the request body over --extra-inputs.

@@ -66,6 +66,13 @@ type Options struct {
 	// DefaultBlockSize (--prompt-input-tokens-block-size).
 	BlockSize int
 
+	// Batch is the texts per synthetic request (--prompt-batch-size; 0
+	// and 1: one).
+	Batch int
+	// Rankings, when set, makes each synthetic request a query and
+	// passages (the rankings endpoint types).
+	Rankings *Rankings
+
 	// Conversations is --conversation-num (0 = unset); see Entries.
 	Conversations int
 	// TurnMean is the mean number of turns of a synthetic conversation (0

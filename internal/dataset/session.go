@@ -40,6 +40,9 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if o.Batch > 1 || o.Rankings != nil {
+		return openInputs(ctx, tok, o)
+	}
 	ids := corpusTokens(tok)
 	stream := func(s uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(o.Seed), s)) }
 	lengths, windows, turns, delays := stream(streamLengths), stream(streamWindows), stream(streamTurns), stream(streamDelays)

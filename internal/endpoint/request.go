@@ -22,7 +22,7 @@ type Request struct {
 	// RawMessages, when set, is a chat messages array sent as it is.
 	RawMessages json.RawMessage
 	// Payload, when set, is the whole request body, sent as it is.
-	Payload   json.RawMessage
+	Payload json.RawMessage
 	// Inputs, when set, are the texts of an embeddings request (a batch);
 	// else Prompt is its one input.
 	Inputs []string
@@ -34,11 +34,11 @@ type Request struct {
 	Template      *payload.Template
 	ResponseField *payload.Field
 	Tools         json.RawMessage // sent as "tools" when set
-	MaxTokens int             // 0: no max-tokens field is sent
-	Streaming bool            // ask for SSE with stream_options.include_usage
-	Extra     map[string]any  // merged into the body (--extra-inputs); its keys win
-	TurnExtra map[string]any  // merged after Extra (a dataset turn's extra): its keys win over both
-	RequestID string          // sent as X-Request-ID when not empty
+	MaxTokens     int             // 0: no max-tokens field is sent
+	Streaming     bool            // ask for SSE with stream_options.include_usage
+	Extra         map[string]any  // merged into the body (--extra-inputs); its keys win
+	TurnExtra     map[string]any  // merged after Extra (a dataset turn's extra): its keys win over both
+	RequestID     string          // sent as X-Request-ID when not empty
 	// SessionID, when set, is sent as X-Correlation-ID and
 	// X-Session-Affinity: every request of a session carries it.
 	SessionID string

@@ -55,10 +55,10 @@ func splitSystem(req *Request) (system string, msgs []Message) {
 
 // responsesUsage is the Responses API's usage object.
 type responsesUsage struct {
-	InputTokens         usageCount `json:"input_tokens"`
-	OutputTokens        usageCount `json:"output_tokens"`
-	TotalTokens         usageCount `json:"total_tokens"`
-	InputTokensDetails  *struct {
+	InputTokens        usageCount `json:"input_tokens"`
+	OutputTokens       usageCount `json:"output_tokens"`
+	TotalTokens        usageCount `json:"total_tokens"`
+	InputTokensDetails *struct {
 		CachedTokens usageCount `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
 	OutputTokensDetails *struct {

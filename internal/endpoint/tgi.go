@@ -3,7 +3,6 @@ package endpoint
 import (
 	"encoding/json"
 	"maps"
-
 )
 
 // tgiBody is a Hugging Face TGI /generate body: {"inputs", "parameters":

@@ -12,6 +12,10 @@ type Record struct {
 	Prompt    int    `json:"prompt"`     // index of the dataset conversation sent
 	Model     string `json:"model"`
 	Streaming bool   `json:"streaming"`
+	// NoTokens marks a request to an endpoint that generates no tokens
+	// (embeddings, rankings): it has no output metrics (OSL, TTFT, ITL,
+	// output throughput), as in AIPerf.
+	NoTokens bool `json:"no_tokens,omitempty"`
 
 	// Session numbers the session (one replay of a conversation) within
 	// the run, from 0; Turn is the request's turn within it, from 0.

@@ -196,6 +196,10 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 		emit(idErrorISL, float64(r.InputTokens))
 		return
 	}
+	if r.NoTokens {
+		visitInputOnly(r, emit)
+		return
+	}
 	resp := r.ResponseNs
 	latency := LatencyNs(r)
 	osl := OutputSequenceLength(r)
@@ -238,6 +242,21 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 		}
 		if client := r.OutputTokens + r.ReasoningTokens; client > 0 {
 			emit(idUsageCompletionDiff, diffPct(u.CompletionTokens, client))
+		}
+	}
+	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+}
+
+// visitInputOnly emits the metrics of a request to an endpoint that
+// generates no tokens (embeddings, rankings): latency, ISL, the server's
+// prompt count and the send lag.
+func visitInputOnly(r *Record, emit func(id int, v float64)) {
+	emit(idLatency, ms(LatencyNs(r)))
+	emit(idISL, float64(r.InputTokens))
+	if u := r.Usage; u.Trusted() {
+		emit(idUsagePrompt, float64(u.PromptTokens))
+		if r.InputTokens > 0 {
+			emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
 		}
 	}
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
@@ -300,6 +319,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 		withUsage          bool // a successful request reported usage
 		discrepancies      int
 		malformed          int
+		tokens             bool // a successful request generated tokens
 	)
 	for i := range records {
 		if records[i].OK() {
@@ -330,7 +350,10 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 			continue
 		}
 		totalISL += float64(r.InputTokens)
-		totalOSL += float64(OutputSequenceLength(r))
+		if !r.NoTokens {
+			tokens = true
+			totalOSL += float64(OutputSequenceLength(r))
+		}
 		if r.Usage != nil {
 			withUsage = true
 			if usageDiscrepancy(r) {
@@ -370,7 +393,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	}
 	duration := float64(window.to-window.from) / 1e9
 	if window.set && duration > 0 {
-		if ok > 0 {
+		if tokens {
 			scalar(defOutputThroughput, totalOSL/duration)
 			scalar(defTotalThroughput, (totalISL+totalOSL)/duration)
 		}
@@ -380,6 +403,8 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	scalar(defErrorCount, float64(failed))
 	if ok > 0 {
 		scalar(defTotalISL, totalISL)
+	}
+	if tokens {
 		scalar(defTotalOSL, totalOSL)
 	}
 	if failed > 0 {

@@ -67,5 +67,5 @@ func usageDiscrepancy(r *Record) bool {
 		return true
 	}
 	client := r.OutputTokens + r.ReasoningTokens
-	return client > 0 && diffPct(u.CompletionTokens, client) > usageDiffLimit
+	return !r.NoTokens && client > 0 && diffPct(u.CompletionTokens, client) > usageDiffLimit
 }

@@ -26,6 +26,12 @@ type endpoint struct {
 	idPrefix    string
 	object      string // non-streaming reply object
 	chunkObject string // streaming chunk object
+	// parse reads the request into OpenAI terms (nil: it is OpenAI's);
+	// wire writes the reply (nil: OpenAI's). See apis.go.
+	parse func(body []byte, streamPath bool) (*completionRequest, error)
+	wire  func(includeUsage bool) tokenWire
+	// stream: the route always streams (TGI's /generate_stream).
+	stream bool
 }
 
 var (
@@ -140,12 +146,12 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 			x.fail(w, http.StatusUnauthorized, "invalid_request_error", "missing or invalid API key (send Authorization: Bearer <key>)")
 			return
 		}
-		var req completionRequest
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&req); err != nil {
-			x.fail(w, http.StatusBadRequest, "invalid_request_error", "decode request body: "+err.Error())
+		req, err := readRequest(w, r, ep)
+		if err != nil {
+			x.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
-		g, err := s.plan(ep, &req)
+		g, err := s.plan(ep, req)
 		if err != nil {
 			x.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
@@ -155,11 +161,13 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 			return
 		}
 		x.status = http.StatusOK
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		wire := newWire(ep, includeUsage)
+		defer wire.release()
 		if req.Stream {
-			includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-			s.stream(r.Context(), w, x, g, arrival, includeUsage)
+			s.stream(r.Context(), w, x, g, arrival, wire)
 		} else {
-			s.respond(r.Context(), w, x, g, arrival)
+			s.respond(r.Context(), w, x, g, arrival, wire)
 		}
 	}
 }
@@ -170,6 +178,9 @@ func (s *Server) authorized(r *http.Request) bool {
 		return true
 	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok { // Anthropic's scheme
+		token, ok = r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Key") != ""
+	}
 	return ok && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.APIKey)) == 1
 }
 
@@ -239,7 +250,7 @@ func isReasoningModel(model string) bool {
 
 // respond writes a non-streaming reply once all tokens are due, after a
 // generation slot.
-func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, arrival time.Time) {
+func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, arrival time.Time, wire tokenWire) {
 	f := s.admit(ctx, x, g, arrival)
 	if f == nil {
 		return
@@ -256,50 +267,23 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange
 	}
 	f.tokens(time.Now(), g.tokens-1)
 	f.complete = true
-	type message struct {
-		Role             string `json:"role"`
-		Content          string `json:"content"`
-		ReasoningContent string `json:"reasoning_content,omitempty"`
-	}
-	type choice struct {
-		Index        int      `json:"index"`
-		Message      *message `json:"message,omitempty"`
-		Text         *string  `json:"text,omitempty"`
-		Logprobs     any      `json:"logprobs"`
-		FinishReason string   `json:"finish_reason"`
-	}
-	c := choice{FinishReason: g.finish}
-	if g.ep.chat {
-		c.Message = &message{Role: "assistant", Content: g.text(g.reasoning, g.tokens), ReasoningContent: g.text(0, g.reasoning)}
-	} else {
-		text := g.text(0, g.tokens)
-		c.Text = &text
-	}
 	x.end()
-	writeJSON(w, http.StatusOK, struct {
-		ID      string   `json:"id"`
-		Object  string   `json:"object"`
-		Created int64    `json:"created"`
-		Model   string   `json:"model"`
-		Choices []choice `json:"choices"`
-		Usage   usage    `json:"usage"`
-	}{g.id, g.ep.object, g.created, g.model, []choice{c}, g.usage})
+	writeJSON(w, http.StatusOK, wire.whole(g))
 }
 
 // stream writes an SSE reply the way vLLM does: the headers at once; once
-// the request has a generation slot and its first token is due, for chat a
-// role-only chunk and then the token; each later token at its due time; the
-// usage chunk when asked for; and [DONE]. Each chunk but [DONE] is flushed
-// on its own.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, arrival time.Time, includeUsage bool) {
+// the request has a generation slot and its first token is due, the wire's
+// opening frames (chat: a role-only chunk) and then the token; each later
+// token at its due time; the wire's closing frames (the usage chunk when
+// asked for); and its end marker ([DONE]). Each chunk but the end marker is
+// flushed on its own.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange, g *generation, arrival time.Time, wire tokenWire) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	c := chunkers.Get().(*chunker)
-	defer chunkers.Put(c)
-	c.start(g)
+	wire.start(g)
 	send := func(chunk []byte) bool {
 		_, err := w.Write(chunk)
 		if err == nil {
@@ -324,32 +308,36 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 			return
 		}
 		released := time.Now()
-		if k == 0 && g.ep.chat && !send(c.role()) {
-			return
+		if k == 0 {
+			if open := wire.open(g); open != nil && !send(open) {
+				return
+			}
 		}
-		if !send(c.token(g, k)) {
+		if !send(wire.token(g, k)) {
 			return
 		}
 		f.flushed(released, time.Now(), k)
 	}
-	if includeUsage && !send(c.usage(g)) {
+	if tail := wire.tail(g); tail != nil && !send(tail) {
 		return
 	}
 	f.complete = true
 	x.end()
-	// [DONE] is left for net/http to flush with the end of the response
-	// after the handler returns, so no client can see the end of a stream
-	// before its request_end event and access-log line exist.
-	_, _ = w.Write(doneFrame)
+	// The end marker is left for net/http to flush with the end of the
+	// response after the handler returns, so no client can see the end of
+	// a stream before its request_end event and access-log line exist.
+	_, _ = w.Write(wire.end())
 }
 
 var doneFrame = []byte("data: [DONE]\n\n")
 
-// chunker builds SSE chunks by appending to reused buffers: a per-request
-// prefix (`data: {"id":…,"choices":[`) plus the chunk's tail.
+// chunker is OpenAI's tokenWire: it builds SSE chunks by appending to
+// reused buffers, a per-request prefix (`data: {"id":…,"choices":[`) plus
+// the chunk's tail.
 type chunker struct {
-	prefix []byte
-	buf    []byte
+	prefix       []byte
+	buf          []byte
+	includeUsage bool
 }
 
 var chunkers = sync.Pool{New: func() any {
@@ -371,8 +359,15 @@ func (c *chunker) start(g *generation) {
 	c.prefix = b
 }
 
-// role is vLLM's first chat chunk: the assistant role and no text.
-func (c *chunker) role() []byte {
+func (c *chunker) release() { chunkers.Put(c) }
+
+func (c *chunker) end() []byte { return doneFrame }
+
+// open is vLLM's first chat chunk: the assistant role and no text.
+func (c *chunker) open(g *generation) []byte {
+	if !g.ep.chat {
+		return nil
+	}
 	c.buf = append(append(c.buf[:0], c.prefix...),
 		`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
 	return c.buf
@@ -404,8 +399,12 @@ func (c *chunker) token(g *generation, k int) []byte {
 	return c.buf
 }
 
-// usage is the final chunk: no choices, the request's usage.
-func (c *chunker) usage(g *generation) []byte {
+// tail is the final chunk when usage was asked for: no choices, the
+// request's usage.
+func (c *chunker) tail(g *generation) []byte {
+	if !c.includeUsage {
+		return nil
+	}
 	u, _ := json.Marshal(g.usage) // plain ints always encode
 	b := append(c.buf[:0], c.prefix...)
 	b = append(b, `],"usage":`...)

@@ -67,6 +67,10 @@ func (p *Profile) Spec() EndpointSpec { return endpointSpecs[p.EndpointType] }
 // Streams reports whether requests stream: --streaming on a type that can.
 func (p *Profile) Streams() bool { return p.Streaming && p.Spec().Streams }
 
+// AnthropicVersion is the anthropic-version header sent to a messages
+// endpoint unless a --header gives one.
+const AnthropicVersion = "2023-06-01"
+
 // Rankings flag defaults (AIPerf's).
 const (
 	DefaultRankingsPassages    = 1

@@ -1,0 +1,93 @@
+package mock
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// tokenWire is how one API writes a generation: a streamed reply's frames
+// (opening frames before the first token, one frame per token, closing
+// frames, the end marker) or a whole reply. A wire serves one request.
+type tokenWire interface {
+	start(g *generation)
+	open(g *generation) []byte // nil: none
+	token(g *generation, k int) []byte
+	tail(g *generation) []byte // nil: none
+	end() []byte
+	whole(g *generation) any
+	release()
+}
+
+// newWire is the wire of ep's API (OpenAI's chunker by default).
+func newWire(ep endpoint, includeUsage bool) tokenWire {
+	if ep.wire != nil {
+		return ep.wire(includeUsage)
+	}
+	c := chunkers.Get().(*chunker)
+	c.includeUsage = includeUsage
+	return c
+}
+
+// readRequest decodes an inference request into OpenAI terms.
+func readRequest(w http.ResponseWriter, r *http.Request, ep endpoint) (*completionRequest, error) {
+	body := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	if ep.parse == nil {
+		var req completionRequest
+		if err := json.NewDecoder(body).Decode(&req); err != nil {
+			return nil, fmt.Errorf("decode request body: %w", err)
+		}
+		return &req, nil
+	}
+	var raw json.RawMessage
+	if err := json.NewDecoder(body).Decode(&raw); err != nil {
+		return nil, fmt.Errorf("decode request body: %w", err)
+	}
+	req, err := ep.parse(raw, ep.stream)
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// whole is OpenAI's non-streaming reply.
+func (c *chunker) whole(g *generation) any {
+	type message struct {
+		Role             string `json:"role"`
+		Content          string `json:"content"`
+		ReasoningContent string `json:"reasoning_content,omitempty"`
+	}
+	type choice struct {
+		Index        int      `json:"index"`
+		Message      *message `json:"message,omitempty"`
+		Text         *string  `json:"text,omitempty"`
+		Logprobs     any      `json:"logprobs"`
+		FinishReason string   `json:"finish_reason"`
+	}
+	ch := choice{FinishReason: g.finish}
+	if g.ep.chat {
+		ch.Message = &message{Role: "assistant", Content: g.text(g.reasoning, g.tokens), ReasoningContent: g.text(0, g.reasoning)}
+	} else {
+		text := g.text(0, g.tokens)
+		ch.Text = &text
+	}
+	return struct {
+		ID      string   `json:"id"`
+		Object  string   `json:"object"`
+		Created int64    `json:"created"`
+		Model   string   `json:"model"`
+		Choices []choice `json:"choices"`
+		Usage   usage    `json:"usage"`
+	}{g.id, g.ep.object, g.created, g.model, []choice{ch}, g.usage}
+}
+
+// sseFrame is one SSE event: an optional name and a JSON data line.
+func sseFrame(name string, v any) []byte {
+	data, _ := json.Marshal(v) // the mock's own values always encode
+	var b []byte
+	if name != "" {
+		b = append(append(append(b, "event: "...), name...), '\n')
+	}
+	b = append(append(append(b, "data: "...), data...), "\n\n"...)
+	return b
+}
