@@ -77,7 +77,7 @@ func TestProfileRejectsBadFlagsBeforeTraffic(t *testing.T) {
 		{"request count", []string{"--request-count=-3"}, "--request-count must be at least 1"},
 		{"duration", []string{"--benchmark-duration=-1"}, "--benchmark-duration must be greater than 0"},
 		{"grace without duration", []string{"--benchmark-grace-period", "5"}, "--benchmark-grace-period needs --benchmark-duration"},
-		{"endpoint type", []string{"--endpoint-type", "embeddings"}, "--endpoint-type"},
+		{"endpoint type", []string{"--endpoint-type", "generate"}, "--endpoint-type"},
 		{"endpoint path", []string{"--endpoint", "v1/x"}, "--endpoint must be a path"},
 		{"isl", []string{"--isl", "0"}, "--synthetic-input-tokens-mean must be at least 1"},
 		{"osl", []string{"--osl", "0"}, "--output-tokens-mean must be at least 1"},

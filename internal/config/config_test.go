@@ -199,12 +199,12 @@ func TestErrors(t *testing.T) {
 		}},
 		{"enumerations", []string{
 			"benchmark:",
-			"  endpoint: {type: embeddings, server: tgi}",
+			"  endpoint: {type: generate, server: tgi}",
 			"  dataset: {type: file, prompts: {isl: {type: uniform, mean: 3}}}",
 			"  phases:",
 			"    - {name: w, kind: cooldown, type: ramp, concurrency: 1, requests: 1}",
 		}, []string{
-			`bench.yaml:2: benchmark.endpoint.type: expected chat | completions, got "embeddings"`,
+			`bench.yaml:2: benchmark.endpoint.type: expected chat | cohere_rankings | completions | responses | messages | chat_embeddings | embeddings | hf_tei_rankings | huggingface_generate | nim_embeddings | nim_rankings | raw | template, got "generate"`,
 			`bench.yaml:2: benchmark.endpoint.server: expected vllm | sglang | trtllm, got "tgi"`,
 			`bench.yaml:3: benchmark.dataset.type: dataset type "file" is not supported yet: only synthetic`,
 			`bench.yaml:3: benchmark.dataset.prompts.isl.type: expected normal, got "uniform"`,

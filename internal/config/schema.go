@@ -42,7 +42,7 @@ func (d *decoder) benchmarkFields() []field {
 func (d *decoder) endpointFields() []field {
 	return []field{
 		{keys("url", "urls"), d.opt("url")},
-		{keys("type"), d.opt("endpoint_type", plan.EndpointChat, plan.EndpointCompletions)},
+		{keys("type"), d.opt("endpoint_type", plan.EndpointTypes...)},
 		{keys("path"), d.opt("endpoint")},
 		{keys("streaming"), d.opt("streaming")},
 		{keys("api_key"), d.opt("api_key")},
