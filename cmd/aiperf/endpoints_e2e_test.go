@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -223,4 +224,35 @@ func TestRawEndpointSendsPayloads(t *testing.T) {
 		}
 	}
 	assert.Equal(t, slices.Repeat([]string{"/v1/chat/completions"}, 4), paths, "the URL as it is, no path appended")
+}
+
+// TestUseServerTokenCount: with --use-server-token-count ISL and the
+// output counts are the server's usage, not the tokenizer's: against a
+// mock that counts prompts its own way (one token per 4 bytes, no
+// tokenizer), ISL is 16 tokens without the flag and the mock's count with
+// it.
+func TestUseServerTokenCount(t *testing.T) {
+	srv, err := mock.New(mock.Config{Fast: true})
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	for _, server := range []bool{false, true} {
+		dir := t.TempDir()
+		args := []string{"profile", "-m", "mock-model", "-u", ts.URL, "--endpoint-type", "messages", "--streaming", "--ui", "none",
+			"--isl", "16", "--osl", "4", "--request-count", "4", "--num-dataset-entries", "2", "--artifact-dir", "out", "--no-store"}
+		if server {
+			args = append(args, "--use-server-token-count")
+		}
+		inv := cli(t, dir, args...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		for _, l := range jsonlMetrics(t, filepath.Join(dir, "out", "profile_export.jsonl")) {
+			require.NotEqual(t, 16.0, l["usage_prompt_tokens"], "the mock counts differently")
+			if server {
+				assert.Equal(t, l["usage_prompt_tokens"], l["input_sequence_length"])
+			} else {
+				assert.Equal(t, 16.0, l["input_sequence_length"])
+			}
+			assert.Equal(t, 4.0, l["output_sequence_length"])
+		}
+	}
 }

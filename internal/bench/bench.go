@@ -204,7 +204,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
 	}
 	// The last: its goroutine runs until Run closes it.
-	c.fin = newFinisher(tok, c.clock, c.p.Streams(), sink, c.o.Records, expectedRequests(c.phases))
+	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
 	return nil
 }
 

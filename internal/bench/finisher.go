@@ -31,6 +31,10 @@ type finisher struct {
 	streaming bool
 	jsonl     *jsonlSink // nil: the export is written after the run
 	store     RecordSink // nil: the records are stored after the run
+	// server takes ISL and the output counts from the server's usage
+	// (--use-server-token-count): the tokenizer counts only replies
+	// without usage.
+	server bool
 
 	mu     sync.Mutex
 	queue  []metrics.Record   // ended, not finished yet
@@ -57,10 +61,11 @@ type finisherState struct {
 
 type turnReply struct{ turn, tokens int }
 
-func newFinisher(tok tokenizer.Tokenizer, clock load.Clock, streaming bool, jsonl *jsonlSink, store RecordSink,
+func newFinisher(tok tokenizer.Tokenizer, clock load.Clock, streaming, server bool, jsonl *jsonlSink, store RecordSink,
 	expected int) *finisher {
-	f := &finisher{tok: tok, clock: clock, streaming: streaming, jsonl: jsonl, store: store, texts: map[int]outputText{},
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	f := &finisher{tok: tok, clock: clock, streaming: streaming, server: server, jsonl: jsonl, store: store,
+		texts: map[int]outputText{},
+		wake:  make(chan struct{}, 1), done: make(chan struct{}),
 		state: finisherState{records: make([]metrics.Record, 0, expected), replies: map[int][]turnReply{}}}
 	go f.run()
 	return f
@@ -152,7 +157,9 @@ func (f *finisher) finish(r metrics.Record) {
 	o, ok := f.texts[r.Index]
 	delete(f.texts, r.Index)
 	f.mu.Unlock()
+	fromServer := f.server && serverCounts(&r)
 	switch {
+	case fromServer:
 	case !ok:
 	case f.stop.Load():
 		f.missed.Add(1)
@@ -163,7 +170,7 @@ func (f *finisher) finish(r metrics.Record) {
 		}
 	}
 	st := &f.state
-	if r.History {
+	if r.History && !fromServer { // the server's prompt count holds the replies
 		for _, rep := range st.replies[r.Session] {
 			if rep.turn < r.Turn {
 				r.InputTokens += rep.tokens
@@ -262,4 +269,18 @@ func (s *jsonlSink) finish() (string, error) {
 		return "", nil // no profiling request
 	}
 	return s.path, nil
+}
+
+// serverCounts takes a record's ISL and output counts from its server
+// usage (--use-server-token-count), reporting whether it had usage to take
+// them from; a request without usage keeps the client's counts.
+func serverCounts(r *metrics.Record) bool {
+	u := r.Usage
+	if u == nil || u.Untrusted != "" {
+		return false
+	}
+	r.InputTokens = u.PromptTokens
+	r.ReasoningTokens = min(u.ReasoningTokens, u.CompletionTokens)
+	r.OutputTokens = u.CompletionTokens - r.ReasoningTokens
+	return true
 }

@@ -25,7 +25,7 @@ func finisherFor(t *testing.T, sink *jsonlSink, store ...RecordSink) *finisher {
 	if len(store) > 0 {
 		s = store[0]
 	}
-	return newFinisher(tok, load.NewClock(), true, sink, s, 0)
+	return newFinisher(tok, load.NewClock(), true, false, sink, s, 0)
 }
 
 // Records are finished in the order their requests ended: a turn's input
