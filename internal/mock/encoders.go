@@ -43,8 +43,7 @@ func (s *Server) encoder(api int) http.HandlerFunc {
 		arrival := time.Now()
 		x := s.beginRequest(r)
 		defer x.end()
-		if !s.authorized(r) {
-			x.fail(w, http.StatusUnauthorized, "invalid_request_error", "missing or invalid API key (send Authorization: Bearer <key>)")
+		if !s.admitKey(w, r, x) {
 			return
 		}
 		var req encoderRequest

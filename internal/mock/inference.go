@@ -142,8 +142,7 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 		arrival := time.Now()
 		x := s.beginRequest(r)
 		defer x.end()
-		if !s.authorized(r) {
-			x.fail(w, http.StatusUnauthorized, "invalid_request_error", "missing or invalid API key (send Authorization: Bearer <key>)")
+		if !s.admitKey(w, r, x) {
 			return
 		}
 		req, err := readRequest(w, r, ep)
@@ -170,6 +169,15 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 			s.respond(r.Context(), w, x, g, arrival, wire)
 		}
 	}
+}
+
+// admitKey answers 401 and reports false when r lacks the --api-key.
+func (s *Server) admitKey(w http.ResponseWriter, r *http.Request, x *exchange) bool {
+	if s.authorized(r) {
+		return true
+	}
+	x.fail(w, http.StatusUnauthorized, "invalid_request_error", "missing or invalid API key (send Authorization: Bearer <key> or X-Api-Key: <key>)")
+	return false
 }
 
 // authorized reports whether r carries the --api-key (always true without one).
