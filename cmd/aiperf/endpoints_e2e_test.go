@@ -191,6 +191,12 @@ func TestEndpointFlagsRefusedBeforeTraffic(t *testing.T) {
 		{"template key with chat", []string{"--extra-inputs", `payload_template:{"t": {{ text|tojson }}}`},
 			"payload_template and response_field are read by --endpoint-type template (or raw), not chat"},
 		{"raw without a file", []string{"--endpoint-type", "raw"}, "raw sends each record's payload as it is"},
+		{"system prompt with embeddings", []string{"--endpoint-type", "embeddings", "--shared-system-prompt-length", "8"},
+			"--shared-system-prompt-length needs an endpoint type whose body carries messages (chat, responses, messages, chat_embeddings), not embeddings"},
+		{"turns with rankings", []string{"--endpoint-type", "nim_rankings", "--conversation-turn-mean", "3"},
+			"--conversation-turn-mean does not apply to nim_rankings requests, which are single-turn"},
+		{"turns with tgi", []string{"--endpoint-type", "huggingface_generate", "--conversation-turn-mean", "3"},
+			"--conversation-turn-mean needs --endpoint-type chat, responses or messages"},
 		{"rankings with a file", []string{"--endpoint-type", "cohere_rankings", "--input-file", "x.jsonl"}, "--input-file is not read by --endpoint-type cohere_rankings"},
 	}
 	for _, tc := range cases {
@@ -226,6 +232,19 @@ func TestRawEndpointSendsPayloads(t *testing.T) {
 	assert.Equal(t, slices.Repeat([]string{"/v1/chat/completions"}, 4), paths, "the URL as it is, no path appended")
 }
 
+// TestRawEndpointNeedsPayloads: a trace without payloads is refused before
+// any request.
+func TestRawEndpointNeedsPayloads(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	trace := writeFile(t, dir, "lengths.jsonl", `{"input_length": 12, "output_length": 2}`+"\n")
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--endpoint-type", "raw", "--ui", "none",
+		"--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--request-count", "2", "--no-store")
+	assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, `--endpoint-type raw sends each record's payload as it is, and the first record of`)
+	assert.Zero(t, m.control().InferenceRequests)
+}
+
 // TestUseServerTokenCount: with --use-server-token-count ISL and the
 // output counts are the server's usage, not the tokenizer's: against a
 // mock that counts prompts its own way (one token per 4 bytes, no
@@ -254,5 +273,29 @@ func TestUseServerTokenCount(t *testing.T) {
 			}
 			assert.Equal(t, 4.0, l["output_sequence_length"])
 		}
+	}
+}
+
+// TestConversationsOverResponsesAndMessages: a multi-turn session over the
+// Responses and Messages APIs re-sends its history (the system prompt as
+// instructions / system), and every request's ISL is what the mock counted.
+func TestConversationsOverResponsesAndMessages(t *testing.T) {
+	for _, typ := range []string{"responses", "messages"} {
+		t.Run(typ, func(t *testing.T) {
+			m := startMock(t, mock.Config{Fast: true})
+			dir := t.TempDir()
+			inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--endpoint-type", typ, "--streaming", "--ui", "none",
+				"--isl", "12", "--osl", "3", "--conversation-num", "2", "--conversation-turn-mean", "3",
+				"--shared-system-prompt-length", "5", "--artifact-dir", "out", "--no-store")
+			require.Equal(t, ExitOK, inv.code, inv.stderr)
+			lines := jsonlMetrics(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+			require.Len(t, lines, 6)
+			grew := false
+			for _, l := range lines {
+				assert.Equal(t, l["usage_prompt_tokens"], l["input_sequence_length"])
+				grew = grew || l["input_sequence_length"] > 17
+			}
+			assert.True(t, grew, "later turns carry the history")
+		})
 	}
 }

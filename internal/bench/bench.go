@@ -188,6 +188,10 @@ func (c *cell) prepare(ctx context.Context) error {
 		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
+	if err := checkRaw(c.p, c.ds); err != nil {
+		c.ds.Close()
+		return &InputError{err}
+	}
 	c.phases = c.p.PhaseList()
 	if o.FixedSchedule {
 		for i := range c.phases {

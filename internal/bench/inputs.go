@@ -109,3 +109,21 @@ func rankingsOptions(p plan.Profile) *dataset.Rankings {
 		QueryTokensStddev:   or(p.RankingsQueryPromptTokenStddev, 0),
 	}
 }
+
+// checkRaw refuses a raw run whose data holds no payloads: raw sends each
+// record's payload as it is, so a trace of input lengths would fail every
+// request.
+func checkRaw(p plan.Profile, ds dataset.Dataset) error {
+	if p.EndpointType != plan.EndpointRaw || ds.Len() == 0 {
+		return nil
+	}
+	c, err := ds.Conversation(0)
+	if err != nil {
+		return err
+	}
+	if len(c.Turns) == 0 || len(c.Turns[0].Payload) == 0 {
+		return fmt.Errorf("--endpoint-type raw sends each record's payload as it is, and the first record of %s has none: "+
+			`give mooncake_trace rows with a "payload" field (nothing was sent)`, p.InputFile)
+	}
+	return nil
+}

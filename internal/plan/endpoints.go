@@ -37,19 +37,22 @@ type EndpointSpec struct {
 	Rankings bool
 	// Batch: a request carries --prompt-batch-size texts.
 	Batch bool
+	// Messages: the body carries a conversation (a system prompt, a
+	// session's history).
+	Messages bool
 }
 
 var endpointSpecs = map[string]EndpointSpec{
-	EndpointChat:                {Path: "/v1/chat/completions", Streams: true, Tokens: true},
+	EndpointChat:                {Path: "/v1/chat/completions", Streams: true, Tokens: true, Messages: true},
 	EndpointCompletions:         {Path: "/v1/completions", Streams: true, Tokens: true},
 	EndpointEmbeddings:          {Path: "/v1/embeddings", Batch: true},
-	EndpointChatEmbeddings:      {Path: "/v1/embeddings"},
+	EndpointChatEmbeddings:      {Path: "/v1/embeddings", Messages: true},
 	EndpointNIMEmbeddings:       {Path: "/v1/embeddings", Batch: true},
 	EndpointNIMRankings:         {Path: "/v1/ranking", Rankings: true},
 	EndpointHFTEIRankings:       {Path: "/rerank", Rankings: true},
 	EndpointCohereRankings:      {Path: "/v2/rerank", Rankings: true},
-	EndpointResponses:           {Path: "/v1/responses", Streams: true, Tokens: true},
-	EndpointMessages:            {Path: "/v1/messages", Streams: true, Tokens: true},
+	EndpointResponses:           {Path: "/v1/responses", Streams: true, Tokens: true, Messages: true},
+	EndpointMessages:            {Path: "/v1/messages", Streams: true, Tokens: true, Messages: true},
 	EndpointHuggingFaceGenerate: {Path: "/generate", StreamPath: "/generate_stream", Streams: true, Tokens: true},
 	EndpointTemplate:            {Streams: true, Tokens: true},
 	EndpointRaw:                 {Streams: true, Tokens: true},
@@ -121,6 +124,18 @@ func (v *validator) checkEndpoint(p *Profile) {
 		v.add("input_file", fmt.Sprintf("is not read by --endpoint-type %s: its queries and passages are synthesised (remove --input-file)", p.EndpointType))
 	case spec.Batch && p.InputFile != "" && p.PromptBatchSize > 1:
 		v.add("prompt_batch_size", "batches synthetic inputs only: with --input-file each record is one request (remove one of them)")
+	}
+	if !spec.Messages {
+		for _, o := range []struct {
+			name string
+			set  bool
+		}{{"shared_system_prompt_length", p.SharedSystemPromptLength != nil}, {"user_context_prompt_length", p.UserContextPromptLength != nil}} {
+			v.check(!o.set, o.name, fmt.Sprintf("needs an endpoint type whose body carries messages (chat, responses, messages, chat_embeddings), not %s", p.EndpointType))
+		}
+	}
+	if spec.Rankings || p.PromptBatchSize > 1 {
+		v.check(p.PromptPrefixPoolSize == 0, "prompt_prefix_pool_size", fmt.Sprintf("does not apply to the synthesised %s requests: remove it", p.EndpointType))
+		v.check(!p.Multi(), "conversation_turn_mean", fmt.Sprintf("does not apply to %s requests, which are single-turn: remove it", p.EndpointType))
 	}
 	v.checkTemplate(p)
 	if p.EndpointType == EndpointRaw && p.InputFile == "" {

@@ -84,8 +84,8 @@ func (v *validator) inputs(p *Profile) {
 		v.check(*r >= 0 && *r <= 1e6, "conversation_turn_delay_ratio", fmt.Sprintf("must be between 0 and 1e6, got %g", *r))
 	}
 	if p.Multi() {
-		v.check(p.EndpointType == EndpointChat, "conversation_turn_mean",
-			"needs --endpoint-type chat: a multi-turn session re-sends its history as chat messages")
+		v.check(p.Spec().Messages && p.Spec().Tokens, "conversation_turn_mean",
+			"needs --endpoint-type chat, responses or messages: a multi-turn session re-sends its history as messages")
 	}
 
 	v.check(p.PromptInputTokensBlockSize >= 0 && p.PromptInputTokensBlockSize <= MaxTokens, "prompt_input_tokens_block_size",

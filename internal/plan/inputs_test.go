@@ -36,7 +36,7 @@ func TestInputOptionsAreChecked(t *testing.T) {
 		{"rate on a schedule", func(p *Profile) { file(p); p.FixedSchedule, p.RequestRate = true, Ptr(5.0) }, "--request-rate cannot be used with --fixed-schedule"},
 		{"sessions and requests", func(p *Profile) { p.ConversationNum, p.RequestCount = Ptr(5), Ptr(5) }, "--conversation-num cannot be used with --request-count"},
 		{"more slots than sessions", func(p *Profile) { p.ConversationNum, p.Concurrency = Ptr(2), Ptr(8) }, "--concurrency (8) cannot be greater than --conversation-num (2)"},
-		{"multi-turn completions", func(p *Profile) { p.ConversationTurnMean, p.EndpointType = 3, EndpointCompletions }, "--conversation-turn-mean needs --endpoint-type chat"},
+		{"multi-turn completions", func(p *Profile) { p.ConversationTurnMean, p.EndpointType = 3, EndpointCompletions }, "--conversation-turn-mean needs --endpoint-type chat, responses or messages"},
 		{"negative delay", func(p *Profile) { p.ConversationTurnDelayMean = -1 }, "--conversation-turn-delay-mean must be between 0"},
 		{"prefix half set", func(p *Profile) { p.PromptPrefixLength = 100 }, "--prompt-prefix-pool-size and --prompt-prefix-length go together"},
 		{"two kinds of prefix", func(p *Profile) {
