@@ -57,8 +57,8 @@ type Outcome struct {
 // ErrTrialsFailed is returned when the sweep finished but some trials failed.
 var ErrTrialsFailed = errors.New("some trials failed")
 
-// Run executes every trial in order (each cell's trials back to back), with
-// the sweep's cooldown between consecutive trials. A failed trial is stored
+// Run executes every trial in the sweep's order (see plan.Sweep.TrialList), with
+// the sweep's cooldowns between consecutive trials. A failed trial is stored
 // with its error and the sweep continues. On ctx cancellation the running
 // child is interrupted cleanly, nothing partial is stored, and Run returns
 // an error wrapping context.Canceled.
@@ -77,6 +77,11 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	var spent time.Duration
 	cooldown := time.Duration(sw.CooldownSeconds * float64(time.Second))
 	results := map[string][]*result.Run{} // cell id → trial results (this run and resumed ones)
+	last := map[string]int{}              // cell id → index of its last trial
+	for i, t := range trials {
+		last[t.Cell.ID] = i
+	}
+	var prev plan.Trial // the last trial run
 	for i, t := range trials {
 		dir := o.TrialDir(t)
 		if done[t.Key()] {
@@ -85,14 +90,15 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 				results[t.Cell.ID] = append(results[t.Cell.ID], r)
 			}
 			o.progress("[%d/%d] %s %s trial %d: already stored, skipped\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
-			o.aggregate(sw, trials, i, results[t.Cell.ID])
+			o.aggregate(sw, t, last[t.Cell.ID] == i, results[t.Cell.ID])
 			continue
 		}
-		if ran > 0 && cooldown > 0 {
-			if !sleep(ctx, cooldown) {
+		if wait := time.Duration(sw.Cooldown(prev, t) * float64(time.Second)); ran > 0 && wait > 0 {
+			if !sleep(ctx, wait) {
 				break
 			}
 		}
+		prev = t
 		start := time.Now()
 		spec := Spec{Profile: t.Cell.Profile, Name: o.Name, Info: result.TrialInfo{
 			Sweep: sw.Name, SweepID: o.SweepID, CellID: t.Cell.ID, CellLabel: t.Cell.Label,
@@ -124,7 +130,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		eta := (spent/time.Duration(ran) + cooldown) * time.Duration(len(trials)-i-1)
 		o.progress("[%d/%d] %s %s trial %d: %s (ETA %s)\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number,
 			headline(run), eta.Round(time.Second))
-		o.aggregate(sw, trials, i, results[t.Cell.ID])
+		o.aggregate(sw, t, last[t.Cell.ID] == i, results[t.Cell.ID])
 	}
 	switch {
 	case out.Interrupted || ctx.Err() != nil:
@@ -139,9 +145,8 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 
 // aggregate writes the cell's aggregate over runs when trials[i] is the
 // cell's last trial, whether it ran now or was stored by an earlier run.
-func (o Options) aggregate(sw plan.Sweep, trials []plan.Trial, i int, runs []*result.Run) {
-	t := trials[i]
-	if o.CellDir == nil || (i+1 < len(trials) && trials[i+1].Cell.ID == t.Cell.ID) {
+func (o Options) aggregate(sw plan.Sweep, t plan.Trial, cellDone bool, runs []*result.Run) {
+	if o.CellDir == nil || !cellDone {
 		return
 	}
 	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence); err != nil {

@@ -15,6 +15,14 @@ type Sweep struct {
 	Cells           []Cell  `json:"cells"`
 	Trials          int     `json:"trials"`
 	CooldownSeconds float64 `json:"cooldown_seconds,omitempty"`
+	// CellCooldownSeconds, when set, is the pause when the next trial is of
+	// another cell (AIPerf's --parameter-sweep-cooldown-seconds);
+	// CooldownSeconds is then the pause between trials of one cell.
+	CellCooldownSeconds *float64 `json:"cell_cooldown_seconds,omitempty"`
+	// Order is OrderIndependent (every trial of a cell, then the next cell)
+	// or OrderRepeated (every cell's first trial, then every cell's second:
+	// AIPerf's default --parameter-sweep-mode).
+	Order string `json:"order,omitempty"`
 	// Source is where the sweep was declared (file:line), for messages.
 	Source string `json:"source,omitempty"`
 }
@@ -51,16 +59,39 @@ func (t Trial) Dir() string {
 	return fmt.Sprintf("%s/%s/trial_%04d", DirName(t.Sweep), DirName(t.Cell.Label), t.Number)
 }
 
-// TrialList expands the sweep into trials, trial-major within each cell
-// (every trial of cell 0, then cell 1, ...).
+// Sweep orders (AIPerf's --parameter-sweep-mode).
+const (
+	OrderIndependent = "independent"
+	OrderRepeated    = "repeated"
+)
+
+// TrialList expands the sweep into trials: trial-major within each cell
+// (every trial of cell 0, then cell 1, ...), or with OrderRepeated every
+// cell's trial 1, then every cell's trial 2, ...
 func (s Sweep) TrialList() []Trial {
 	var out []Trial
+	if s.Order == OrderRepeated {
+		for n := 1; n <= max(1, s.Trials); n++ {
+			for _, c := range s.Cells {
+				out = append(out, Trial{Sweep: s.Name, Cell: c, Number: n})
+			}
+		}
+		return out
+	}
 	for _, c := range s.Cells {
 		for n := 1; n <= max(1, s.Trials); n++ {
 			out = append(out, Trial{Sweep: s.Name, Cell: c, Number: n})
 		}
 	}
 	return out
+}
+
+// Cooldown is the pause before trial next when prev ran just before it.
+func (s Sweep) Cooldown(prev, next Trial) float64 {
+	if s.CellCooldownSeconds != nil && prev.Cell.ID != next.Cell.ID {
+		return *s.CellCooldownSeconds
+	}
+	return s.CooldownSeconds
 }
 
 // CellID hashes the sweep name and the parameters, sorted by name, into a
