@@ -42,6 +42,9 @@ type Spec struct {
 	Info         result.TrialInfo `json:"info"`
 	Name         string           `json:"name,omitempty"`
 	ProfilerMark string           `json:"profiler_mark,omitempty"` // where the child's profiler leaves its mark
+	// CLICommand is the user's command line that launched the sweep,
+	// redacted: the child exports it as run_info.cli_command.
+	CLICommand string `json:"cli_command,omitempty"`
 }
 
 // TakeSpec reads a trial spec written by the parent and removes the file:

@@ -7,6 +7,7 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,12 @@ type Options struct {
 	Launcher Launcher
 	Store    Store
 	SweepID  int64
+	// SweepUUID identifies this invocation in every trial's exports
+	// (AIPerf's run_info.sweep_id; see NewSweepUUID).
+	SweepUUID string
+	// CLICommand is the user's command line, redacted, exported by every
+	// trial as run_info.cli_command.
+	CLICommand string
 	// TrialDir and CellDir place artifacts (absolute or relative to the
 	// working directory).
 	TrialDir   func(plan.Trial) string
@@ -76,10 +83,14 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	var ran int
 	var spent time.Duration
 	cooldown := time.Duration(sw.CooldownSeconds * float64(time.Second))
-	results := map[string][]*result.Run{} // cell id → trial results (this run and resumed ones)
+	results := map[string][]*result.Run{} // cell id → ended trials (this run's and resumed ones)
 	last := map[string]int{}              // cell id → index of its last trial
 	for i, t := range trials {
 		last[t.Cell.ID] = i
+	}
+	variation := make(map[string]int, len(sw.Cells))
+	for i, c := range sw.Cells {
+		variation[c.ID] = i
 	}
 	var prev plan.Trial // the last trial run
 	for i, t := range trials {
@@ -100,9 +111,9 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		}
 		prev = t
 		start := time.Now()
-		spec := Spec{Profile: t.Cell.Profile, Name: o.Name, Info: result.TrialInfo{
+		spec := Spec{Profile: t.Cell.Profile, Name: o.Name, CLICommand: o.CLICommand, Info: result.TrialInfo{
 			Sweep: sw.Name, SweepID: o.SweepID, CellID: t.Cell.ID, CellLabel: t.Cell.Label,
-			Params: t.Cell.Params, Trial: t.Number,
+			Params: t.Cell.Params, Trial: t.Number, SweepUUID: o.SweepUUID, Variation: variation[t.Cell.ID],
 		}}
 		o.progress("[%d/%d] %s %s trial %d: running\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
 		run, err := o.Launcher.Launch(ctx, spec, dir)
@@ -120,9 +131,9 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		if _, serr := o.Store.SaveRun(context.WithoutCancel(ctx), run, dir); serr != nil {
 			return out, fmt.Errorf("store %s %s trial %d: %w", sw.Name, t.Cell.Label, t.Number, serr)
 		}
+		results[t.Cell.ID] = append(results[t.Cell.ID], run) // the aggregate lists a failed trial
 		if run.Status == result.StatusComplete {
 			out.Completed++
-			results[t.Cell.ID] = append(results[t.Cell.ID], run)
 		} else {
 			out.Failed++
 			out.Failures = append(out.Failures, fmt.Sprintf("%s trial %d: %s", t.Cell.Label, t.Number, run.Error))
@@ -206,4 +217,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// NewSweepUUID returns a random (version 4) UUID: the sweep_id AIPerf puts in
+// the run_info of every trial of one sweep or multi-run invocation.
+func NewSweepUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

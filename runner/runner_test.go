@@ -142,6 +142,7 @@ func options(t *testing.T, l runner.Launcher, s runner.Store) (runner.Options, s
 		Launcher:   l,
 		Store:      s,
 		SweepID:    7,
+		SweepUUID:  "0b7c5e2a-9d41-4f6e-8a3b-2c1d0e9f8a7b",
 		TrialDir:   func(tr plan.Trial) string { return filepath.Join(root, tr.Dir()) },
 		CellDir:    func(c plan.Cell) string { return filepath.Join(root, "scan", c.Label) },
 		Confidence: 0.95,
@@ -191,7 +192,8 @@ func TestRunsEveryTrialInOrder(t *testing.T) {
 	for i, r := range s.runs() {
 		tr := sw.TrialList()[i]
 		assert.Equal(t, result.TrialInfo{Sweep: "scan", SweepID: 7, CellID: tr.Cell.ID, CellLabel: tr.Cell.Label,
-			Params: tr.Cell.Params, Trial: tr.Number}, r.Info)
+			Params: tr.Cell.Params, Trial: tr.Number, SweepUUID: "0b7c5e2a-9d41-4f6e-8a3b-2c1d0e9f8a7b",
+			Variation: i / 2}, r.Info, "the cell's index in the sweep is its variation")
 		assert.Equal(t, "base", r.Name)
 		assert.Equal(t, filepath.Join(root, tr.Dir()), s.dirs[i], "the store learns the trial's artifact dir")
 		assert.Equal(t, filepath.Join(root, tr.Dir()), l.calls[i].dir)
@@ -271,8 +273,10 @@ func TestFailedTrialIsStoredAndTheSweepContinues(t *testing.T) {
 	assert.Equal(t, 2, runs[1].Info.Trial)
 
 	agg := readAggregate(t, filepath.Join(root, "scan", sw.Cells[0].Label, runner.AggregateFile))
-	assert.Equal(t, 2, agg.NumRuns)
-	assert.Equal(t, 1, agg.NumSuccessfulRuns, "the failed trial is left out of the aggregate")
+	assert.Equal(t, 2, agg.Metadata.NumProfileRuns)
+	assert.Equal(t, 1, agg.Metadata.NumSuccessfulRuns, "the failed trial is left out of the aggregate")
+	assert.Equal(t, []runner.FailedRun{{Label: "run_0002", Error: "every profiling request failed: 4 of 4"}}, agg.Metadata.FailedRuns)
+	assert.Equal(t, []string{"run_0001"}, agg.Metadata.RunLabels)
 }
 
 func TestLaunchWithoutResultBecomesAFailedRun(t *testing.T) {
@@ -380,7 +384,7 @@ func TestResumeSkipsCompletedTrialsAndStillAggregatesThem(t *testing.T) {
 	o.Resume = true
 	for _, tr := range done {
 		s.completed[tr.Key()] = true
-		spec := runner.Spec{Profile: tr.Cell.Profile, Info: result.TrialInfo{Sweep: "scan", SweepID: 7,
+		spec := runner.Spec{Profile: tr.Cell.Profile, Info: result.TrialInfo{Sweep: "scan", SweepID: 7, SweepUUID: "0b7c5e2a-9d41-4f6e-8a3b-2c1d0e9f8a7b",
 			CellID: tr.Cell.ID, CellLabel: tr.Cell.Label, Params: tr.Cell.Params, Trial: tr.Number}}
 		writeResult(t, o.TrialDir(tr), completeRun(spec, ttft[tr.Key()]))
 	}
@@ -394,7 +398,7 @@ func TestResumeSkipsCompletedTrialsAndStillAggregatesThem(t *testing.T) {
 
 	for _, c := range sw.Cells {
 		agg := readAggregate(t, filepath.Join(root, "scan", c.Label, runner.AggregateFile))
-		assert.Equal(t, 3, agg.NumSuccessfulRuns, "cell %s aggregates resumed and new trials", c.Label)
+		assert.Equal(t, 3, agg.Metadata.NumSuccessfulRuns, "cell %s aggregates resumed and new trials", c.Label)
 		st := agg.Metrics["time_to_first_token_avg"]
 		require.NotNil(t, st.Mean, c.Label)
 		assert.InDelta(t, 20, *st.Mean, 1e-9, c.Label)
@@ -439,12 +443,13 @@ func TestAggregateOverCompleteTrials(t *testing.T) {
 	require.ErrorIs(t, err, runner.ErrTrialsFailed)
 
 	agg := readAggregate(t, filepath.Join(root, "scan", "concurrency_1", runner.AggregateFile))
-	assert.Equal(t, "multi_run", agg.AggregationType)
-	assert.Equal(t, "concurrency_1", agg.Cell)
-	assert.Equal(t, sw.Cells[0].ID, agg.CellID)
-	assert.Equal(t, 4, agg.NumRuns)
-	assert.Equal(t, 3, agg.NumSuccessfulRuns)
-	assert.Equal(t, 0.95, agg.ConfidenceLevel)
+	assert.Equal(t, runner.AggregateSchemaVersion, agg.SchemaVersion)
+	assert.Equal(t, "confidence", agg.Metadata.AggregationType)
+	assert.Equal(t, "concurrency_1", agg.Metadata.Cell)
+	assert.Equal(t, sw.Cells[0].ID, agg.Metadata.CellID)
+	assert.Equal(t, 4, agg.Metadata.NumProfileRuns)
+	assert.Equal(t, 3, agg.Metadata.NumSuccessfulRuns)
+	assert.Equal(t, 0.95, agg.Metadata.ConfidenceLevel)
 
 	// TTFT avg over 10, 20, 30: mean 20, sample std 10, se 10/√3,
 	// t(0.975, df 2) = 4.302652729911275.
@@ -487,4 +492,10 @@ func TestAggregateOfOneTrialHasNullSpread(t *testing.T) {
 	b, err := json.Marshal(st)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"std":null`)
+}
+
+func TestNewSweepUUIDIsARandomVersion4UUID(t *testing.T) {
+	a, b := runner.NewSweepUUID(), runner.NewSweepUUID()
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, a)
+	assert.NotEqual(t, a, b)
 }

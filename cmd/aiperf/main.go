@@ -28,6 +28,7 @@ type Globals struct {
 	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
 	Stdout io.Writer `kong:"-"`
 	Stderr io.Writer `kong:"-"`
+	Args   []string  `kong:"-"` // the command line after the program name, as given
 }
 
 // CLI is the command tree.
@@ -130,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage
 	}
-	cli.Globals.Stdout, cli.Globals.Stderr = stdout, stderr
+	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args = stdout, stderr, args
 	return printError(stderr, kctx.Run(&cli.Globals))
 }
 

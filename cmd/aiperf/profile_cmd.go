@@ -142,7 +142,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		Profile:      spec.Profile,
 		Info:         spec.Info,
 		Name:         spec.Name,
-		CLICommand:   redactedCommand(os.Args[1:], spec.Profile.URL, redact),
+		CLICommand:   cliCommand(g.Args, spec, redact),
 		Version:      version,
 		ProfilerMark: spec.ProfilerMark,
 		InputsFile:   filepath.Join(dir, bench.InputsFile),
@@ -252,13 +252,24 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		confidence:  c.ConfidenceLevel,
 		ui:          c.UI,
 		name:        c.Name,
+		// AIPerf's layout: <dir>/profile_runs/run_0001, ..., <dir>/aggregate.
 		trialDir: func(t plan.Trial) string {
-			return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", t.Number))
+			return filepath.Join(dir, "profile_runs", result.RunLabel(t.Number))
 		},
-		cellDir:   func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
-		script:    "(aiperf profile --num-profile-runs)",
-		overwrite: true,
+		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
+		script:     "(aiperf profile --num-profile-runs)",
+		overwrite:  true,
+		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	})
+}
+
+// cliCommand is the command line a run exports: the user's, which a trial
+// child gets from its parent, else this process's; secrets redacted.
+func cliCommand(args []string, spec runner.Spec, redact *plan.Redactor) string {
+	if spec.CLICommand != "" {
+		return redact.Redact(spec.CLICommand)
+	}
+	return redactedCommand(args, spec.Profile.URL, redact)
 }
 
 func writeResult(path string, run *result.Run) error {

@@ -87,6 +87,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			resume:      c.Resume,
 			script:      c.Script,
 			vars:        c.Set,
+			cliCommand:  sweepCommand(g.Args, sw),
 		})
 		if c.AutoPlot && !errors.Is(err, context.Canceled) {
 			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
@@ -115,6 +116,9 @@ type sweepOptions struct {
 	// files (profile --num-profile-runs, which overwrites its artifact
 	// directory as a single profile does).
 	overwrite bool
+	// cliCommand is the user's command line, redacted: every trial exports
+	// it as run_info.cli_command.
+	cliCommand string
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
@@ -174,6 +178,8 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		Launcher:   runner.Process{Binary: self},
 		Store:      db,
 		SweepID:    id,
+		SweepUUID:  runner.NewSweepUUID(),
+		CLICommand: o.cliCommand,
 		TrialDir:   o.trialDir,
 		CellDir:    o.cellDir,
 		Name:       o.name,
@@ -259,4 +265,15 @@ func refuseEarlierTrials(g *Globals, sw plan.Sweep, o sweepOptions) error {
 	return usageErr(fmt.Errorf("sweep %q: %s holds a trial of an earlier sweep, which a new sweep would overwrite; nothing was sent: "+
 		"--resume continues that sweep (same script and --set values), --artifact-dir DIR writes elsewhere, or remove the directory",
 		sw.Name, what))
+}
+
+// sweepCommand is the command line args with the secrets of every
+// cell of sw redacted.
+func sweepCommand(args []string, sw plan.Sweep) string {
+	var secrets, urls []string
+	for _, c := range sw.Cells {
+		secrets = append(secrets, c.Profile.Secrets()...)
+		urls = append(urls, c.Profile.URL...)
+	}
+	return redactedCommand(args, urls, plan.NewRedactor(secrets...))
 }

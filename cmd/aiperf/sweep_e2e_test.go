@@ -241,7 +241,7 @@ func TestSweepMatrixEndToEnd(t *testing.T) {
 	}
 	for _, label := range []string{"concurrency_1__synthetic_input_tokens_mean_16", "concurrency_2__synthetic_input_tokens_mean_32"} {
 		agg := readJSON(t, filepath.Join(dir, "artifacts", "grid", label, runner.AggregateFile))
-		assert.Equal(t, 2.0, agg["num_successful_runs"], label)
+		assert.Equal(t, 2.0, agg["metadata"].(map[string]any)["num_successful_runs"], label)
 		rc := agg["metrics"].(map[string]any)["request_count_avg"].(map[string]any)
 		assert.Equal(t, 4.0, rc["mean"], label)
 	}
@@ -390,7 +390,7 @@ sweep(name = "resumable", base = base.replace(reset_kv_cache = True, server_prof
 	assert.Equal(t, result.StatusComplete, s.Sweep.Status)
 	for _, c := range s.Cells {
 		agg := readJSON(t, filepath.Join(dir, "artifacts", "resumable", c.Label, runner.AggregateFile))
-		assert.Equal(t, 2.0, agg["num_successful_runs"], "cell %s aggregates both trials", c.Label)
+		assert.Equal(t, 2.0, agg["metadata"].(map[string]any)["num_successful_runs"], "cell %s aggregates both trials", c.Label)
 	}
 	check, err = db.IntegrityCheck(bg)
 	require.NoError(t, err)
@@ -457,18 +457,39 @@ func TestProfileNumProfileRuns(t *testing.T) {
 		assert.Equal(t, 4, count(seg, "request_start"), "trial %d", i+1)
 	}
 
+	// AIPerf's layout and run_info: run_0001… holding trial 0…, one sweep
+	// UUID, and the user's command line, not the internal child command.
+	var sweepID any
 	for n := 1; n <= 3; n++ {
-		tdir := filepath.Join(dir, "out", "profile_runs", fmt.Sprintf("trial_%04d", n))
+		tdir := filepath.Join(dir, "out", "profile_runs", fmt.Sprintf("run_%04d", n))
 		for _, f := range []string{"profile_export_aiperf.json", "profile_export.jsonl", runner.ResultFile} {
 			assert.FileExists(t, filepath.Join(tdir, f))
 		}
 		assert.NoFileExists(t, filepath.Join(tdir, runner.SpecFile))
+		info := readJSON(t, filepath.Join(tdir, "profile_export_aiperf.json"))["run_info"].(map[string]any)
+		assert.Equal(t, float64(n-1), info["trial"])
+		assert.Equal(t, fmt.Sprintf("run_%04d", n), info["run_label"])
+		assert.Equal(t, 0.0, info["variation_index"])
+		assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, info["sweep_id"])
+		if n == 1 {
+			sweepID = info["sweep_id"]
+		}
+		assert.Equal(t, sweepID, info["sweep_id"], "one sweep id for every trial")
+		assert.Regexp(t, `^aiperf --store \S+ profile .*--num-profile-runs 3 --name base --artifact-dir out$`, info["cli_command"])
 	}
 	agg := readJSON(t, filepath.Join(dir, "out", "aggregate", runner.AggregateFile))
-	assert.Equal(t, 3.0, agg["num_runs"])
-	assert.Equal(t, 3.0, agg["num_successful_runs"])
+	assert.Equal(t, runner.AggregateSchemaVersion, agg["schema_version"])
+	meta := agg["metadata"].(map[string]any)
+	assert.Equal(t, "confidence", meta["aggregation_type"])
+	assert.Equal(t, 3.0, meta["num_profile_runs"])
+	assert.Equal(t, 3.0, meta["num_successful_runs"])
+	assert.Equal(t, []any{"run_0001", "run_0002", "run_0003"}, meta["run_labels"])
 	ttft := agg["metrics"].(map[string]any)["time_to_first_token_avg"].(map[string]any)
 	assert.NotNil(t, ttft["ci_low"], "three trials give a confidence interval")
+	aggCSV, err := os.ReadFile(filepath.Join(dir, "out", "aggregate", runner.AggregateCSVFile))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(aggCSV), "metric,mean,std,min,max,cv,se,ci_low,ci_high,t_critical,unit\n"))
+	assert.Contains(t, string(aggCSV), "\nAggregation Type,confidence\nTotal Runs,3\nSuccessful Runs,3\n")
 
 	db := openStore(t, dir)
 	runs, err := db.ListRuns(context.Background(), store.RunFilter{Name: "base"})

@@ -65,10 +65,11 @@ func TestWriteJSON(t *testing.T) {
 
 	assert.Equal(t, map[string]any{
 		"benchmark_id":     "bench-0001",
-		"sweep_id":         "7",
+		"sweep_id":         "0b7c5e2a-9d41-4f6e-8a3b-2c1d0e9f8a7b",
 		"random_seed":      42.0,
-		"trial":            0.0,
-		"run_label":        "run_0001",
+		"trial":            1.0,
+		"variation_index":  3.0,
+		"run_label":        "run_0002",
 		"variation_label":  "concurrency_8",
 		"variation_values": map[string]any{"concurrency": 8.0, "osl": 4.0},
 		"cli_command":      "aiperf profile -m mock-model --streaming --api-key <redacted>",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -85,16 +84,14 @@ func metricBlocks(s metrics.Summary) object {
 	return out
 }
 
-// runInfo is AIPerf's run_info block (schema 1.3).
+// runInfo is AIPerf's run_info block (schema 1.3): trial from 0, run_label
+// run_0001…, and sweep_id the UUID of the sweep or multi-run invocation (null
+// for a standalone run, as AIPerf's outside its orchestrator).
 func runInfo(run *result.Run) object {
 	info := run.Info
-	var sweepID any // null outside a sweep, as in AIPerf
-	if info.SweepID != 0 {
-		sweepID = strconv.FormatInt(info.SweepID, 10)
-	}
-	label := run.Name
-	if label == "" {
-		label = fmt.Sprintf("run_%04d", info.Trial+1)
+	var sweepID any
+	if info.SweepUUID != "" {
+		sweepID = info.SweepUUID
 	}
 	variation := info.CellLabel
 	if variation == "" {
@@ -112,9 +109,10 @@ func runInfo(run *result.Run) object {
 		{"benchmark_id", run.BenchmarkID},
 		{"sweep_id", sweepID},
 		{"random_seed", run.Config.RandomSeed},
-		{"trial", info.Trial},
-		{"run_label", label},
+		{"trial", max(info.Trial-1, 0)}, // ours counts from 1
+		{"run_label", result.RunLabel(info.Trial)},
 		{"variation_label", variation},
+		{"variation_index", info.Variation},
 		{"variation_values", values},
 		{"cli_command", cli},
 	}

@@ -5,6 +5,7 @@
 package result
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -70,8 +71,16 @@ type TrialInfo struct {
 	CellID    string       `json:"cell_id,omitempty"`
 	CellLabel string       `json:"cell_label,omitempty"`
 	Params    []plan.Param `json:"params,omitempty"`
-	Trial     int          `json:"trial,omitempty"`
+	Trial     int          `json:"trial,omitempty"` // from 1 (AIPerf's run_info.trial is this − 1)
+	// SweepUUID is AIPerf's run_info.sweep_id: a random UUID shared by
+	// every trial of one sweep or multi-run invocation.
+	SweepUUID string `json:"sweep_uuid,omitempty"`
+	Variation int    `json:"variation,omitempty"` // the cell's index in its sweep (AIPerf's variation_index)
 }
+
+// RunLabel is AIPerf's label of trial n (counted from 1): run_0001 for the
+// first, and for a standalone run.
+func RunLabel(n int) string { return fmt.Sprintf("run_%04d", max(n, 1)) }
 
 // Health is what the client measured of itself over the profiling phases
 // (package selfcheck): how long its goroutines waited to run, which delays
