@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/report"
 )
 
 func TestProfileEndToEnd(t *testing.T) {
@@ -213,5 +214,5 @@ func TestProfileGraceInf(t *testing.T) {
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
 	assert.Equal(t, 2.0, metricAvg(t, export, "request_count"), "both requests in flight at the end were waited for")
-	assert.Equal(t, 365*24*3600.0, export["input_config"].(map[string]any)["benchmark_grace_period"])
+	assert.Equal(t, 365*24*3600.0, export["input_config"].(map[string]any)[report.ExtensionKey].(map[string]any)["benchmark_grace_period"])
 }

@@ -115,10 +115,23 @@ func TestWriteJSON(t *testing.T) {
 	assert.Equal(t, 98.5, audit["achieved_rate"])
 	assert.Equal(t, true, audit["client_bound"])
 
+	// input_config: AIPerf's configuration sections, our flat profile under
+	// the extension key; secrets redacted in both.
 	cfg := doc["input_config"].(map[string]any)
-	assert.Equal(t, plan.Redacted, cfg["api_key"])
-	assert.Equal(t, []any{"Authorization:" + plan.Redacted, "X-Team:perf"}, cfg["header"])
-	assert.Equal(t, true, cfg["streaming"])
+	assert.Equal(t, []any{map[string]any{"name": "mock-model"}}, cfg["models"].(map[string]any)["items"])
+	endpoint := cfg["endpoint"].(map[string]any)
+	assert.Equal(t, plan.Redacted, endpoint["api_key"])
+	assert.Equal(t, map[string]any{"Authorization": plan.Redacted, "X-Team": "perf"}, endpoint["headers"])
+	assert.Equal(t, true, endpoint["streaming"])
+	assert.Equal(t, "chat", endpoint["type"])
+	require.Len(t, cfg["datasets"], 1)
+	assert.Equal(t, "synthetic", cfg["datasets"].([]any)[0].(map[string]any)["type"])
+	assert.NotEmpty(t, cfg["phases"])
+	ours := cfg[ExtensionKey].(map[string]any)
+	assert.Equal(t, plan.Redacted, ours["api_key"])
+	assert.Equal(t, []any{"Authorization:" + plan.Redacted, "X-Team:perf"}, ours["header"])
+	assert.Equal(t, true, ours["streaming"])
+	assert.NotContains(t, buf.String(), "sk-", "no secret anywhere in the export")
 }
 
 func TestWriteJSONMinimal(t *testing.T) {

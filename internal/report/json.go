@@ -47,10 +47,8 @@ func WriteJSON(w io.Writer, run *result.Run) error {
 		field{"runtime_submission_invalid_reasons", []string{}},
 		field{"control_hooks", nonNil(run.ControlHooks)},
 		field{"client_audit", run.Audit},
-		// AIPerf nests input_config by section (endpoint, loadgen, input, ...);
-		// ours is the flat profile with our option names, secrets redacted by
-		// the caller (plan.Profile.Redacted).
-		field{"input_config", run.Config},
+		// Secrets redacted by the caller (plan.Profile.Redacted).
+		field{"input_config", inputConfig(run.Config)},
 	)
 	if err := JSON(w, doc); err != nil {
 		return fmt.Errorf("write json export: %w", err)
