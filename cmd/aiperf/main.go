@@ -29,6 +29,9 @@ type Globals struct {
 	Stdout io.Writer `kong:"-"`
 	Stderr io.Writer `kong:"-"`
 	Args   []string  `kong:"-"` // the command line after the program name, as given
+	// sweepLists are the profile command line's comma lists
+	// (--concurrency 8,16,32), each parsed as its first value.
+	sweepLists []sweepList
 }
 
 // CLI is the command tree.
@@ -123,7 +126,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: internal error: %v\n", err)
 		return ExitFailure
 	}
-	kctx, err := parser.Parse(args)
+	parsed, lists, err := takeSweepLists(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
+		return ExitUsage
+	}
+	kctx, err := parser.Parse(parsed)
 	if exited >= 0 { // --help
 		return exited
 	}
@@ -131,7 +139,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage
 	}
-	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args = stdout, stderr, args
+	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args, cli.Globals.sweepLists = stdout, stderr, args, lists
 	return printError(stderr, kctx.Run(&cli.Globals))
 }
 

@@ -40,6 +40,10 @@ type ProfileCmd struct {
 	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
 	ConfidenceLevel           float64 `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
 	NoStore                   bool    `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
+	SweepType                 string  `name:"sweep-type" enum:"grid,zip" default:"grid" group:"Sweep" help:"How comma lists (--concurrency 8,16,32 --osl 64,128) combine: grid (every combination) or zip (element-wise; lists of one length) (default ${default})."`
+	ParameterSweepMode        string  `name:"parameter-sweep-mode" enum:"repeated,independent" default:"repeated" group:"Sweep" help:"With --num-profile-runs and a comma list: repeated (every value's trial 1, then trial 2, ...) or independent (every trial of one value, then the next) (default ${default})."`
+	ParameterSweepCooldown    float64 `name:"parameter-sweep-cooldown-seconds" group:"Sweep" placeholder:"SECONDS" help:"Pause between the values of a comma-list sweep."`
+	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
 
 	// Set by the sweep runner for its children.
@@ -63,6 +67,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		runErrs = append(runErrs, &plan.FieldError{Field: "num_profile_runs",
 			Msg: fmt.Sprintf("must be between 1 and 10, got %d", c.NumProfileRuns)})
 	}
+	if err := plan.CheckSeconds("parameter_sweep_cooldown_seconds", c.ParameterSweepCooldown, true); err != nil {
+		runErrs = append(runErrs, err)
+	}
 	if err := errors.Join(append(runErrs, spec.Profile.Check(), plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
 		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true))...); err != nil {
 		return usageErr(err)
@@ -70,6 +77,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	dir := c.ArtifactDir
 	if dir == "" {
 		dir = defaultArtifactDir(spec.Profile)
+	}
+	if len(g.sweepLists) > 0 {
+		return c.parameterSweep(ctx, g, spec, dir)
 	}
 	if c.NumProfileRuns > 1 {
 		return c.multiRun(ctx, g, spec, dir)

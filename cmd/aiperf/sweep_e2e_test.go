@@ -687,3 +687,42 @@ sweep(name = "c", base = reset)
 	assert.DirExists(t, filepath.Join(dir, "artifacts", "b"))
 	assert.NoDirExists(t, filepath.Join(dir, "artifacts", "a"))
 }
+
+// TestProfileCommaListSweep: AIPerf's comma lists on profile
+// (--concurrency 2,4 with --num-profile-runs 2) run as a sweep: a cell per
+// value, each trial its own subprocess that resets once, in repeated order
+// (every value's trial 1, then trial 2), in AIPerf's layout, stored as one
+// sweep.
+func TestProfileCommaListSweep(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--tokenizer", tinyTokenizer(t), "--concurrency", "2,4", "--request-count", "4",
+		"--reset-kv-cache", "--num-profile-runs", "2", "--name", "scan", "--artifact-dir", "out")...)
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Equal(t, 4, m.control().ResetCount, "each trial subprocess resets once")
+	var order []string
+	for n := 1; n <= 2; n++ {
+		for _, c := range []int{2, 4} {
+			tdir := filepath.Join(dir, "out", "profile_runs", fmt.Sprintf("trial_%04d", n), fmt.Sprintf("concurrency_%d", c))
+			exp := readJSON(t, filepath.Join(tdir, "profile_export_aiperf.json"))
+			assert.Equal(t, float64(c), exp["input_config"].(map[string]any)["aiperf_go"].(map[string]any)["concurrency"])
+			order = append(order, exp["run_info"].(map[string]any)["run_label"].(string))
+		}
+	}
+	assert.FileExists(t, filepath.Join(dir, "out", "aggregate", "concurrency_2", runner.AggregateFile))
+	list := cli(t, dir, "compare", "--sweep", "scan")
+	require.Equal(t, ExitOK, list.code, list.stderr)
+	assert.Regexp(t, `│\s+2 │\s+2 │`, list.stdout, "concurrency 2: 2 trials")
+	assert.Regexp(t, `│\s+4 │\s+2 │`, list.stdout, "concurrency 4: 2 trials")
+
+	for args, want := range map[string]string{
+		"--concurrency 2,x": `--concurrency 2,x: "x" is not an integer`,
+		"--concurrency 2,0": "--concurrency must be at least 1, got 0 (cell concurrency_0)",
+		"--concurrency 2,4 --osl 8,16,32 --sweep-type zip": "zip pairs the lists element-wise",
+	} {
+		inv := cli(t, t.TempDir(), quick(m.URL, append(strings.Fields(args), "--request-count", "2")...)...)
+		assert.Equal(t, ExitUsage, inv.code, args)
+		assert.Contains(t, inv.stderr, want, args)
+	}
+}

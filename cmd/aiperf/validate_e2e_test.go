@@ -54,7 +54,8 @@ func TestProfileRefusesNonFiniteAndAbsurdValues(t *testing.T) {
 		{[]string{"--concurrency", "2000000"}, "--concurrency must be at most 1048576, got 2000000"},
 		{[]string{"--request-count", "1000000000000"}, "--request-count must be at most 1000000000, got 1000000000000"},
 		{[]string{"--num-dataset-entries", "1048576", "--isl", "4096"}, "--num-dataset-entries × --synthetic-input-tokens-mean is 4294967296 prompt tokens"},
-		{[]string{"-m", ""}, "--model must not be empty: name the served model, e.g. --model my-model"},
+		{[]string{"-m", ""}, "--model is required: name the served model, e.g. --model my-model"},
+		{[]string{"-m", " "}, "--model must not be empty: name the served model, e.g. --model my-model"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/runner"
+)
+
+// sweepable are the options AIPerf sweeps when a profile command line gives
+// them a comma list (--concurrency 8,16,32): each value is a cell.
+var sweepable = []string{"concurrency", "request_count", "conversation_num", "conversation_turn_mean",
+	"synthetic_input_tokens_mean", "synthetic_input_tokens_stddev", "output_tokens_mean", "output_tokens_stddev",
+	"request_rate", "benchmark_duration"}
+
+// sweepList is one comma list of a profile command line.
+type sweepList struct {
+	option plan.Option
+	flag   string // as typed, for messages
+	values []any  // int64 or float64, as the option takes
+}
+
+// takeSweepLists finds the comma lists of sweepable options in the
+// arguments after the profile command and replaces each by its first value,
+// so that the flags parse as one cell; it returns the rewritten arguments
+// and the lists. A list item that is not a number of the option's kind is
+// an error naming the flag.
+func takeSweepLists(args []string) ([]string, []sweepList, error) {
+	out := append([]string(nil), args...)
+	start := -1
+	for i, a := range out {
+		if a == "profile" {
+			start = i + 1
+			break
+		}
+	}
+	if start < 0 {
+		return out, nil, nil
+	}
+	var lists []sweepList
+	for i := start; i < len(out); i++ {
+		name, value, inline := strings.Cut(strings.TrimPrefix(out[i], "--"), "=")
+		if !strings.HasPrefix(out[i], "--") || name == "" {
+			continue
+		}
+		at := i
+		if !inline {
+			if i+1 >= len(out) {
+				break
+			}
+			at, value = i+1, out[i+1]
+		}
+		o, ok := plan.LookupOption(strings.ReplaceAll(name, "-", "_"))
+		if !ok || !strings.Contains(value, ",") || !slices.Contains(sweepable, o.Name) {
+			continue
+		}
+		l := sweepList{option: o, flag: "--" + name}
+		for item := range strings.SplitSeq(value, ",") {
+			v, err := parseNumber(o, strings.TrimSpace(item))
+			if err != nil {
+				return nil, nil, fmt.Errorf("--%s %s: %w", name, value, err)
+			}
+			l.values = append(l.values, v)
+		}
+		first := strings.TrimSpace(strings.Split(value, ",")[0])
+		if inline {
+			out[at] = "--" + name + "=" + first
+		} else {
+			out[at] = first
+		}
+		lists = append(lists, l)
+	}
+	return out, lists, nil
+}
+
+// parseNumber reads one list item as the option's kind of number.
+func parseNumber(o plan.Option, s string) (any, error) {
+	if strings.Contains(o.TypeName(), "int") {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return n, nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a number", s)
+	}
+	return x, nil
+}
+
+// sweepCells are the cells of the command line's lists over base: every
+// combination (grid, AIPerf's default) or the lists paired element-wise
+// (zip, lists of one length). Each cell's seed is the base seed plus its
+// position, unless sameSeed (AIPerf's --parameter-sweep-same-seed).
+func sweepCells(name string, base plan.Profile, lists []sweepList, zip, sameSeed bool) ([]plan.Cell, error) {
+	var points [][]plan.Param
+	if zip {
+		for _, l := range lists[1:] {
+			if len(l.values) != len(lists[0].values) {
+				return nil, fmt.Errorf("--sweep-type zip pairs the lists element-wise: %s has %d values, %s has %d",
+					lists[0].flag, len(lists[0].values), l.flag, len(l.values))
+			}
+		}
+		for i := range lists[0].values {
+			var pt []plan.Param
+			for _, l := range lists {
+				pt = append(pt, plan.Param{Name: l.option.Name, Value: l.values[i]})
+			}
+			points = append(points, pt)
+		}
+	} else {
+		points = [][]plan.Param{nil}
+		for _, l := range lists {
+			var next [][]plan.Param
+			for _, pt := range points {
+				for _, v := range l.values {
+					next = append(next, append(append([]plan.Param(nil), pt...), plan.Param{Name: l.option.Name, Value: v}))
+				}
+			}
+			points = next
+		}
+	}
+	labels := plan.CellLabels(points)
+	cells := make([]plan.Cell, len(points))
+	for k, pt := range points {
+		p := base
+		for _, prm := range pt {
+			o, _ := plan.LookupOption(prm.Name)
+			if err := o.Set(&p, prm.Value); err != nil {
+				return nil, fmt.Errorf("%s: %w", prm.Name, err)
+			}
+		}
+		if !sameSeed {
+			p.RandomSeed = base.RandomSeed + int64(k)
+		}
+		cells[k] = plan.Cell{ID: plan.CellID(name, pt), Label: labels[k], Index: k, Params: pt, Profile: p}
+	}
+	return cells, nil
+}
+
+// parameterSweep runs the command line's comma lists as a sweep: a cell per
+// value (or combination), each trial its own subprocess with its own reset,
+// stored, in AIPerf's artifact layout: <dir>/<cell>/ with one trial;
+// <dir>/profile_runs/trial_NNNN/<cell>/ and <dir>/aggregate/<cell>/ in
+// repeated mode; <dir>/<cell>/profile_runs/trial_NNNN/ and
+// <dir>/<cell>/aggregate/ in independent mode.
+func (c *ProfileCmd) parameterSweep(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
+	name := cmp.Or(c.Name, "profile")
+	cells, err := sweepCells(name, spec.Profile, g.sweepLists, c.SweepType == "zip", c.ParameterSweepSameSeed)
+	if err != nil {
+		return usageErr(err)
+	}
+	var errs []error
+	for _, cell := range cells {
+		for _, fe := range plan.FieldErrors(cell.Profile.Check()) {
+			errs = append(errs, &plan.FieldError{Field: fe.Field, Msg: fe.Msg + " (cell " + cell.Label + ")"})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return usageErr(err)
+	}
+	cooldown := c.ParameterSweepCooldown
+	sw := plan.Sweep{Name: name, Cells: cells, Trials: c.NumProfileRuns, CooldownSeconds: c.ProfileRunCooldownSeconds,
+		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode}
+	repeated := c.ParameterSweepMode == plan.OrderRepeated
+	o := sweepOptions{
+		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true,
+		script:     "(aiperf profile with comma lists)",
+		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
+		trialDir: func(t plan.Trial) string {
+			cell := plan.DirName(t.Cell.Label)
+			switch {
+			case c.NumProfileRuns == 1:
+				return filepath.Join(dir, cell)
+			case repeated:
+				return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", t.Number), cell)
+			}
+			return filepath.Join(dir, cell, "profile_runs", fmt.Sprintf("trial_%04d", t.Number))
+		},
+		cellDir: func(cell plan.Cell) string {
+			if repeated {
+				return filepath.Join(dir, "aggregate", plan.DirName(cell.Label))
+			}
+			return filepath.Join(dir, plan.DirName(cell.Label), "aggregate")
+		},
+	}
+	return runSweep(ctx, g, sw, o)
+}
