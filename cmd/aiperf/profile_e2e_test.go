@@ -216,3 +216,28 @@ func TestProfileGraceInf(t *testing.T) {
 	assert.Equal(t, 2.0, metricAvg(t, export, "request_count"), "both requests in flight at the end were waited for")
 	assert.Equal(t, 365*24*3600.0, export["input_config"].(map[string]any)[report.ExtensionKey].(map[string]any)["benchmark_grace_period"])
 }
+
+// TestProfileRequestCancellation: AIPerf's --request-cancellation-rate
+// aborts the picked profiling requests --request-cancellation-delay after
+// they were sent (the mock's 300 ms TTFT outlasts the 50 ms delay); they
+// are reported apart as cancelled_request_count, not as errors, and the
+// rest succeed. The delay without the rate is refused before traffic.
+func TestProfileRequestCancellation(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 300, ITL: 1})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--streaming", "--concurrency", "8",
+		"--request-count", "40", "--warmup-request-count", "4", "--request-cancellation-rate", "25",
+		"--request-cancellation-delay", "0.05", "--artifact-dir", "out", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	cancelled := metricAvg(t, export, "cancelled_request_count")
+	assert.InDelta(t, 10, cancelled, 8, "about a quarter of 40")
+	assert.Equal(t, 40-cancelled, metricAvg(t, export, "request_count"))
+	assert.Zero(t, metricAvg(t, export, "error_request_count"))
+	assert.Contains(t, inv.stdout, "Cancelled Request Count")
+	assert.Less(t, metricAvg(t, export, "time_to_first_token"), 1000.0)
+
+	inv = cli(t, t.TempDir(), "profile", "-m", "mock-model", "--url", m.URL, "--request-cancellation-delay", "1")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--request-cancellation-delay needs --request-cancellation-rate")
+}

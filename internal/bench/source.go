@@ -48,6 +48,8 @@ type source struct {
 	// ahead holds sessions the prefetcher prepared, for a file dataset.
 	ahead chan *session
 	stop  chan struct{}
+	// cancel picks the requests --request-cancellation-rate aborts.
+	cancel cancellation
 }
 
 // prefetchAhead is how many sessions of a file dataset are prepared before
@@ -84,7 +86,7 @@ func (s *source) Stop() {
 
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
 	fin *finisher, count func(string) int) *source {
-	s := &source{p: p, now: now, ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
+	s := &source{p: p, now: now, cancel: newCancellation(p), ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
 		extra: p.BodyExtras(), prefix: newID()[:8], system: memoCount(count)}
 	s.template, s.field = p.Template()
 	if n := ds.Len() * len(p.Model); n <= maxCachedBodies {
@@ -210,10 +212,11 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		req = s.request(turn, rec.RequestID)
 	}
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
+	req.Cancel, req.CancelAfter = src.cancel.picks(rec.PhaseKind, rec.Index), src.cancel.delay
 	resp := src.client.Do(ctx, req.Request)
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
-	rec.Retried, rec.MalformedChunks = resp.Retried, resp.MalformedChunks
+	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
 	text, reasoning := fillChunks(&rec, resp.Chunks)
 	src.fin.text(rec.Index, text, reasoning)
 	if req.history {

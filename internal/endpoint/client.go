@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -140,7 +141,7 @@ var readers = sync.Pool{New: func() any { return sse.NewReader(nil, nil) }}
 // what the server still sends after it is drained in the background, and a
 // server that holds the body open costs that connection, not the request
 // timeout.
-func (c *Client) Do(ctx context.Context, req Request) Response {
+func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	body := req.Body
 	if body == nil {
 		var err error
@@ -148,15 +149,34 @@ func (c *Client) Do(ctx context.Context, req Request) Response {
 			return c.failed(err.Error())
 		}
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	var deadline *time.Timer
+	rctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
+	defer func() { out.Cancelled = out.Err != nil && errors.Is(context.Cause(rctx), errDeliberate) }()
+	var deadline, abort *time.Timer
+	var abortMu sync.Mutex
 	if c.timeout > 0 {
 		deadline = time.AfterFunc(c.timeout, cancel) // contextError tells it from the caller's cancel
+	}
+	if req.Cancel {
+		// AIPerf's request cancellation: abort CancelAfter after the request
+		// was fully written, unless it ended before.
+		rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+			abortMu.Lock()
+			defer abortMu.Unlock()
+			if abort == nil {
+				abort = time.AfterFunc(req.CancelAfter, func() { cancelCause(errDeliberate) })
+			}
+		}})
 	}
 	done := func() {
 		if deadline != nil {
 			deadline.Stop()
 		}
+		abortMu.Lock()
+		if abort != nil {
+			abort.Stop()
+		}
+		abortMu.Unlock()
 		cancel()
 	}
 	hr, err := http.NewRequestWithContext(rctx, http.MethodPost, req.URL, bytes.NewReader(body))

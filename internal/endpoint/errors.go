@@ -32,11 +32,17 @@ func (c *Client) contextError(ctx, rctx context.Context) *metrics.Error {
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Type: ErrTypeCancelled, Message: "request cancelled: " + context.Cause(ctx).Error()}
+	case errors.Is(context.Cause(rctx), errDeliberate):
+		return &metrics.Error{Type: ErrTypeCancelled, Message: "request cancelled on purpose (--request-cancellation-rate)"}
 	case rctx.Err() != nil:
 		return &metrics.Error{Type: ErrTypeTimeout, Message: fmt.Sprintf("request timed out after %s", c.timeout)}
 	}
 	return nil
 }
+
+// errDeliberate is the cause of a request aborted by
+// --request-cancellation-rate.
+var errDeliberate = errors.New("deliberate cancellation")
 
 // transportError classifies a failure before the response headers arrived.
 func (c *Client) transportError(ctx, rctx context.Context, err error) *metrics.Error {

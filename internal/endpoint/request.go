@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -42,6 +43,12 @@ type Request struct {
 	// SessionID, when set, is sent as X-Correlation-ID and
 	// X-Session-Affinity: every request of a session carries it.
 	SessionID string
+	// Cancel aborts the request CancelAfter after it was fully written,
+	// unless it ended before (a request --request-cancellation-rate picked,
+	// with AIPerf's --request-cancellation-delay); its error is then
+	// ErrTypeCancelled and Response.Cancelled is set.
+	Cancel      bool
+	CancelAfter time.Duration
 	// Body, when set, is the request's JSON body as Body(req) builds it:
 	// bodies depend only on the prompt, model and options, so a caller that
 	// sends the same prompts again can build each once and reuse it.

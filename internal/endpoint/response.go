@@ -70,6 +70,8 @@ type Response struct {
 	// Retried reports that the first attempt failed on a reused connection
 	// before any response byte and the request was sent again on a fresh one.
 	Retried bool
+	// Cancelled reports a request aborted on purpose (Request.Cancel).
+	Cancelled bool
 }
 
 // wireChunk is the union of the response shapes we read: chat chunks and

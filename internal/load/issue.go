@@ -79,9 +79,9 @@ func (p *phaseRun) startSession() (int, bool) {
 }
 
 // emit hands a finished request's record on, marking a request cut by the
-// phase's end as cancelled.
+// phase's end as cancelled (one aborted on purpose already is).
 func (p *phaseRun) emit(rec metrics.Record) {
-	if rec.Error != nil && p.phaseCtx.Err() != nil {
+	if rec.Cancelled || rec.Error != nil && p.phaseCtx.Err() != nil {
 		rec.Cancelled = true
 		p.cancelled.Add(1)
 	} else if rec.Error != nil {

@@ -37,6 +37,7 @@ const (
 	TagBenchmarkDuration     = "benchmark_duration"
 	TagUsageDiscrepancyCount = "usage_discrepancy_count"
 	TagMalformedChunkCount   = "malformed_chunk_count" // ours: stream lines that were not a response chunk
+	TagCancelledRequestCount = "cancelled_request_count"
 	TagGoodput               = "goodput"
 	TagGoodRequestCount      = "good_request_count"
 	TagGoodRequestFraction   = "good_request_fraction"
@@ -114,11 +115,12 @@ var (
 	defDuration         = def{TagBenchmarkDuration, "Benchmark Duration", UnitSec}
 	defUsageDiscrepancy = def{TagUsageDiscrepancyCount, "Usage Discrepancy Count", UnitRequests}
 	defMalformedChunks  = def{TagMalformedChunkCount, "Malformed Chunk Count", UnitChunks}
+	defCancelledCount   = def{TagCancelledRequestCount, "Cancelled Request Count", UnitRequests}
 )
 
 // scalarDefs are the derived and aggregate metrics, in display order.
 var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
-	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defMalformedChunks,
+	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defMalformedChunks, defCancelledCount,
 	defGoodput, defGoodCount, defGoodFraction}
 
 // RecordTags lists the tags of the record metrics, in display order: each
@@ -319,6 +321,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 		withUsage          bool // a successful request reported usage
 		discrepancies      int
 		malformed          int
+		cancelled          int  // cut by the phase's end or aborted on purpose
 		tokens             bool // a successful request generated tokens
 	)
 	for i := range records {
@@ -336,6 +339,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	for i := range records {
 		r := &records[i]
 		if r.Cancelled {
+			cancelled++
 			continue
 		}
 		visit(r, streaming, false, emit) // the gaps are read in two passes below
@@ -418,6 +422,9 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	}
 	if malformed > 0 {
 		scalar(defMalformedChunks, float64(malformed))
+	}
+	if cancelled > 0 {
+		scalar(defCancelledCount, float64(cancelled))
 	}
 	if len(slos) > 0 {
 		d := 0.0

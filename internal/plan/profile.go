@@ -56,22 +56,24 @@ type Profile struct {
 	UseServerTokenCount   bool     `json:"use_server_token_count,omitempty" name:"use-server-token-count" group:"Endpoint" help:"Take ISL and OSL from the server's usage instead of counting with the tokenizer."`
 
 	// Load.
-	Concurrency          *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
-	RequestRate          *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
-	RequestRateMode      string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate: constant or poisson (seeded) (default ${default})."`
-	RequestCount         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
-	BenchmarkDuration    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
-	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
-	WarmupRequestCount   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" aliases:"num-warmup-requests" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
-	WarmupDuration       *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" placeholder:"SECONDS" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
-	NumWarmupSessions    *int     `json:"num_warmup_sessions,omitempty" name:"num-warmup-sessions" group:"Warmup" placeholder:"N" help:"Warmup sessions (conversations) before profiling (> 0; AIPerf's stop order: requests, then sessions, then duration)."`
-	WarmupConcurrency    *int     `json:"warmup_concurrency,omitempty" name:"warmup-concurrency" group:"Warmup" placeholder:"N" help:"Warmup concurrency (default the profiling --concurrency, else 1; with a rate, a cap)."`
-	WarmupRequestRate    *float64 `json:"warmup_request_rate,omitempty" name:"warmup-request-rate" group:"Warmup" placeholder:"RPS" help:"Warmup request rate (default the profiling --request-rate)."`
-	WarmupArrivalPattern string   `json:"warmup_arrival_pattern,omitempty" name:"warmup-arrival-pattern" enum:",constant,poisson" default:"" group:"Warmup" placeholder:"MODE" help:"Warmup arrival pattern: constant or poisson (default the profiling one)."`
-	WarmupGracePeriod    *float64 `json:"warmup_grace_period,omitempty" name:"warmup-grace-period" group:"Warmup" placeholder:"SECONDS" help:"Seconds to wait for in-flight warmup requests after --warmup-duration (default: all of them)."`
-	PrecisePacing        bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
-	Phases               []Phase  `json:"phases,omitempty" kong:"-"`
-	Goodput              string   `json:"goodput,omitempty" group:"Load" placeholder:"SLOS" help:"Service-level objectives as space-separated tag:value pairs in display units, e.g. \"time_to_first_token:200 inter_token_latency:20\": adds goodput (good requests/s), good_request_count and good_request_fraction."`
+	Concurrency              *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
+	RequestRate              *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
+	RequestRateMode          string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate: constant or poisson (seeded) (default ${default})."`
+	RequestCount             *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
+	BenchmarkDuration        *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
+	BenchmarkGracePeriod     *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
+	WarmupRequestCount       *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" aliases:"num-warmup-requests" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
+	WarmupDuration           *float64 `json:"warmup_duration,omitempty" name:"warmup-duration" group:"Load" placeholder:"SECONDS" help:"Warmup seconds before profiling (> 0; omit for no warmup)."`
+	NumWarmupSessions        *int     `json:"num_warmup_sessions,omitempty" name:"num-warmup-sessions" group:"Warmup" placeholder:"N" help:"Warmup sessions (conversations) before profiling (> 0; AIPerf's stop order: requests, then sessions, then duration)."`
+	WarmupConcurrency        *int     `json:"warmup_concurrency,omitempty" name:"warmup-concurrency" group:"Warmup" placeholder:"N" help:"Warmup concurrency (default the profiling --concurrency, else 1; with a rate, a cap)."`
+	WarmupRequestRate        *float64 `json:"warmup_request_rate,omitempty" name:"warmup-request-rate" group:"Warmup" placeholder:"RPS" help:"Warmup request rate (default the profiling --request-rate)."`
+	WarmupArrivalPattern     string   `json:"warmup_arrival_pattern,omitempty" name:"warmup-arrival-pattern" enum:",constant,poisson" default:"" group:"Warmup" placeholder:"MODE" help:"Warmup arrival pattern: constant or poisson (default the profiling one)."`
+	WarmupGracePeriod        *float64 `json:"warmup_grace_period,omitempty" name:"warmup-grace-period" group:"Warmup" placeholder:"SECONDS" help:"Seconds to wait for in-flight warmup requests after --warmup-duration (default: all of them)."`
+	PrecisePacing            bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
+	Phases                   []Phase  `json:"phases,omitempty" kong:"-"`
+	RequestCancellationRate  *float64 `json:"request_cancellation_rate,omitempty" name:"request-cancellation-rate" group:"Load" placeholder:"PERCENT" help:"Abort this share (0-100] of the profiling requests, picked with --random-seed, --request-cancellation-delay after each was fully sent; reported apart as cancelled_request_count."`
+	RequestCancellationDelay *float64 `json:"request_cancellation_delay,omitempty" name:"request-cancellation-delay" group:"Load" placeholder:"SECONDS" help:"Seconds after a picked request was fully sent before it is aborted (default 0: at once)."`
+	Goodput                  string   `json:"goodput,omitempty" group:"Load" placeholder:"SLOS" help:"Service-level objectives as space-separated tag:value pairs in display units, e.g. \"time_to_first_token:200 inter_token_latency:20\": adds goodput (good requests/s), good_request_count and good_request_fraction."`
 
 	// Dataset.
 	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean" name:"synthetic-input-tokens-mean" aliases:"isl,prompt-input-tokens-mean" default:"550" group:"Dataset" placeholder:"TOKENS" help:"Mean prompt length in tokens (alias --isl) (default ${default})."`

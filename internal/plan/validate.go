@@ -111,6 +111,12 @@ func (p *Profile) Check() error {
 	}
 
 	v.warmup(p)
+	if x := p.RequestCancellationRate; x != nil && !v.nonFinite["request_cancellation_rate"] {
+		v.check(*x > 0 && *x <= 100, "request_cancellation_rate", fmt.Sprintf("must be a percentage in (0, 100], got %g", *x))
+	}
+	v.seconds("request_cancellation_delay", p.RequestCancellationDelay, true)
+	v.check(p.RequestCancellationDelay == nil || p.RequestCancellationRate != nil, "request_cancellation_delay",
+		"needs --request-cancellation-rate")
 	v.dataset(p)
 	v.inputs(p)
 	v.scrape(p)

@@ -31,7 +31,8 @@ var consoleRows = []string{
 	metrics.TagRequestThroughput,
 	metrics.TagRequestCount,
 	metrics.TagErrorRequestCount,
-	metrics.TagGoodput, // with --goodput only, as AIPerf
+	metrics.TagCancelledRequestCount, // when any was cancelled
+	metrics.TagGoodput,               // with --goodput only, as AIPerf
 }
 
 // maxMessage caps an error message in the console error summary.

@@ -50,7 +50,7 @@ func TestWriteJSON(t *testing.T) {
 		"usage_completion_tokens_diff_pct", "send_lag", "error_isl",
 		"output_token_throughput", "total_token_throughput", "request_throughput", "request_count",
 		"error_request_count", "total_isl", "total_osl", "total_error_isl", "benchmark_duration", "usage_discrepancy_count",
-		"warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
+		"cancelled_request_count", "warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
 		"client_audit", "input_config",
 	}, topLevelKeys(t, buf.Bytes()))
 

@@ -1,0 +1,41 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// cancellation picks the profiling requests --request-cancellation-rate
+// aborts: each request index is picked or not by a hash of it and the
+// seed, so a rerun with the same seed aborts the same requests, and the
+// share picked converges on the rate.
+type cancellation struct {
+	rate  float64 // fraction, 0 = none
+	delay time.Duration
+	seed  uint64
+}
+
+func newCancellation(p plan.Profile) cancellation {
+	c := cancellation{seed: uint64(p.RandomSeed)}
+	if p.RequestCancellationRate != nil {
+		c.rate = *p.RequestCancellationRate / 100
+	}
+	if p.RequestCancellationDelay != nil {
+		c.delay = time.Duration(*p.RequestCancellationDelay * float64(time.Second))
+	}
+	return c
+}
+
+// picks reports whether request index of a phase of kind is to be aborted.
+func (c cancellation) picks(kind string, index int) bool {
+	if c.rate == 0 || kind != plan.KindProfiling {
+		return false
+	}
+	// splitmix64 of the seed and the index: a uniform draw in [0, 1).
+	z := c.seed ^ uint64(index)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11)/(1<<53) < c.rate
+}
