@@ -44,6 +44,7 @@ type CLI struct {
 	Runs       RunsCmd       `cmd:"" help:"List, show, export and delete stored runs."`
 	Compare    CompareCmd    `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
 	Plot       PlotCmd       `cmd:"" help:"Draw stored runs or sweeps as PNG and SVG: Pareto views, bars, CDFs, timelines."`
+	Config     ConfigCmd     `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
 	Report     ReportCmd     `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
 	MockServer MockServerCmd `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
 	Version    VersionCmd    `cmd:"" help:"Print the version."`

@@ -21,7 +21,13 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	if c.Format == "json" {
+	return printPlan(g, sweeps, c.Format, "Directories are under aiperf sweep's --artifact-dir.")
+}
+
+// printPlan prints every trial of sweeps as a table, or as JSON; note ends
+// the table's summary line.
+func printPlan(g *Globals, sweeps []plan.Sweep, format, note string) error {
+	if format == "json" {
 		type trialOut struct {
 			plan.Trial
 			Key string `json:"key"`
@@ -47,7 +53,7 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 		}
 		report.Table(g.Stdout, []string{"#", "directory", "id", "load", "seed", "hooks"}, rows, "rlllrl")
 	}
-	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent. Directories are under aiperf sweep's --artifact-dir.\n", plural(total, "trial"))
+	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent. %s\n", plural(total, "trial"), note)
 	return nil
 }
 

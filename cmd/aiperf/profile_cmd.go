@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,8 @@ type ProfileCmd struct {
 	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
 
+	yamlCells []plan.Cell // a config file's sweep: variations
+
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
 	ResultFile string `name:"result-file" hidden:"" help:"Write the full result as JSON here (sweep runner)."`
@@ -78,8 +81,14 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if dir == "" {
 		dir = defaultArtifactDir(spec.Profile)
 	}
+	if len(g.sweepLists) > 0 && len(c.yamlCells) > 0 {
+		return usageErr(errors.New("comma lists cannot be combined with a config file's sweep: put the values in its sweep: section"))
+	}
 	if len(g.sweepLists) > 0 {
 		return c.parameterSweep(ctx, g, spec, dir)
+	}
+	if len(c.yamlCells) > 0 {
+		return c.runCells(ctx, g, spec, dir, c.yamlCells)
 	}
 	if c.NumProfileRuns > 1 {
 		return c.multiRun(ctx, g, spec, dir)
@@ -112,11 +121,24 @@ func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 		return spec, err
 	}
 	spec.Profile = file.Profile
-	if err := spec.Profile.Overlay(&c.Profile, explicitFlags(kctx)); err != nil {
+	flags := explicitFlags(kctx)
+	if err := spec.Profile.Overlay(&c.Profile, flags); err != nil {
 		return spec, err
 	}
 	if c.ArtifactDir == "" {
 		c.ArtifactDir = file.ArtifactDir
+	}
+	if m := file.MultiRun; m.NumRuns > 0 && !slices.Contains(flags, "num_profile_runs") {
+		c.NumProfileRuns, c.ProfileRunCooldownSeconds = m.NumRuns, m.CooldownSeconds
+		if m.ConfidenceLevel > 0 {
+			c.ConfidenceLevel = m.ConfidenceLevel
+		}
+	}
+	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
+		return p.Overlay(&c.Profile, flags) // the flags given override every variation, as the base
+	})
+	if err != nil {
+		return spec, err
 	}
 	return spec, nil
 }

@@ -726,3 +726,47 @@ func TestProfileCommaListSweep(t *testing.T) {
 		assert.Contains(t, inv.stderr, want, args)
 	}
 }
+
+// TestProfileYAMLSweep: AIPerf's YAML sweep: (grid over a bare phase field
+// and a dataset path) with multi_run: and variables: runs unchanged: a cell
+// per combination, each trial its own subprocess with its own reset, in
+// AIPerf's layout; config validate and expand say what it declares without
+// sending anything, and a bad variation is named before any traffic.
+func TestProfileYAMLSweep(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	yaml := strings.Join([]string{
+		`schemaVersion: "2.0"`,
+		"variables: {url: " + m.URL + "}",
+		"benchmark:",
+		"  model: mock-model",
+		"  endpoint: {url: '{{ url }}', reset_kv_cache: true}",
+		"  tokenizer: " + tinyTokenizer(t),
+		"  dataset: {type: synthetic, prompts: {isl: 32, osl: 4}}",
+		"  phases: {type: concurrency, concurrency: 1, requests: 3}",
+		"sweep: {type: grid, parameters: {concurrency: [1, 2], datasets.default.prompts.isl: [32, 64]}}",
+		"multi_run: {num_runs: 2}",
+	}, "\n")
+	writeFile(t, dir, "sweep.yaml", yaml)
+
+	inv := cli(t, dir, "config", "validate", "sweep.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "is valid: 4 cells × 2 trials")
+	inv = cli(t, dir, "config", "expand", "--config-file", "sweep.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "8 trials in total; nothing was sent")
+	assert.Zero(t, m.control().InferenceRequests)
+
+	inv = cli(t, dir, "profile", "--config", "sweep.yaml", "--artifact-dir", "out", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Equal(t, 8, m.control().ResetCount, "each trial subprocess resets once")
+	assert.Equal(t, 24, m.control().InferenceRequests)
+	exp := readJSON(t, filepath.Join(dir, "out", "profile_runs", "trial_0002", "concurrency_2__isl_64", "profile_export_aiperf.json"))
+	assert.Equal(t, 64.0, metricAvg(t, exp, "input_sequence_length"))
+
+	writeFile(t, dir, "bad.yaml", strings.Replace(yaml, "concurrency: [1, 2]", "concurrency: [1, 0]", 1))
+	inv = cli(t, dir, "config", "validate", "bad.yaml")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "(cell concurrency_0__isl_32)")
+}

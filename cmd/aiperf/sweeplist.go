@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/runner"
 )
@@ -153,13 +154,21 @@ func sweepCells(name string, base plan.Profile, lists []sweepList, zip, sameSeed
 // repeated mode; <dir>/<cell>/profile_runs/trial_NNNN/ and
 // <dir>/<cell>/aggregate/ in independent mode.
 func (c *ProfileCmd) parameterSweep(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
-	name := cmp.Or(c.Name, "profile")
-	cells, err := sweepCells(name, spec.Profile, g.sweepLists, c.SweepType == "zip", c.ParameterSweepSameSeed)
+	cells, err := sweepCells(cmp.Or(c.Name, "profile"), spec.Profile, g.sweepLists, c.SweepType == "zip", c.ParameterSweepSameSeed)
 	if err != nil {
 		return usageErr(err)
 	}
+	return c.runCells(ctx, g, spec, dir, cells)
+}
+
+// runCells runs cells as one sweep of c.NumProfileRuns trials each, in
+// AIPerf's layout (see parameterSweep); every cell is checked first.
+func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec, dir string, cells []plan.Cell) error {
+	name := cmp.Or(c.Name, "profile")
 	var errs []error
-	for _, cell := range cells {
+	for i := range cells {
+		cell := &cells[i]
+		cell.Profile.WaitForAll()
 		for _, fe := range plan.FieldErrors(cell.Profile.Check()) {
 			errs = append(errs, &plan.FieldError{Field: fe.Field, Msg: fe.Msg + " (cell " + cell.Label + ")"})
 		}
@@ -193,4 +202,46 @@ func (c *ProfileCmd) parameterSweep(ctx context.Context, g *Globals, spec runner
 		},
 	}
 	return runSweep(ctx, g, sw, o)
+}
+
+// yamlCells are the cells of a config file's sweep: section (none without
+// one), each variation passed through overlay; a cell's seed is the file's
+// plus its position unless sameSeed.
+func yamlCells(file *config.File, name string, sameSeed bool, overlay func(*plan.Profile) error) ([]plan.Cell, error) {
+	if file.Sweep == nil {
+		return nil, nil
+	}
+	cells := make([]plan.Cell, len(file.Sweep.Variations))
+	labels := make([][]plan.Param, len(cells))
+	for i, v := range file.Sweep.Variations {
+		if err := overlay(&v.Profile); err != nil {
+			return nil, err
+		}
+		if !sameSeed {
+			v.Profile.RandomSeed += int64(i)
+		}
+		cells[i] = plan.Cell{ID: plan.CellID(name, v.Params), Index: i, Params: v.Params, Profile: v.Profile}
+		labels[i] = leafNames(v.Params)
+	}
+	for i, l := range plan.CellLabels(labels) {
+		cells[i].Label = l
+	}
+	return cells, nil
+}
+
+// leafNames names each parameter by the last part of its path, as AIPerf's
+// directories do (datasets.default.prompts.isl: isl_512), unless two would
+// then share a name.
+func leafNames(params []plan.Param) []plan.Param {
+	out := make([]plan.Param, len(params))
+	seen := map[string]bool{}
+	for i, p := range params {
+		leaf := p.Name[strings.LastIndex(p.Name, ".")+1:]
+		if seen[leaf] {
+			return params
+		}
+		seen[leaf] = true
+		out[i] = plan.Param{Name: leaf, Value: p.Value}
+	}
+	return out
 }

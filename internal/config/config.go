@@ -22,6 +22,11 @@ type File struct {
 	Profile plan.Profile
 	// ArtifactDir is benchmark.artifacts.dir as written ("" when absent).
 	ArtifactDir string
+	// Sweep is the sweep: section expanded (nil without one); Profile is
+	// then the body without the sweep applied.
+	Sweep *Sweep
+	// MultiRun is the multi_run: section (NumRuns 0 without one).
+	MultiRun MultiRun
 }
 
 // Error is one problem in a config file.
@@ -71,8 +76,17 @@ func Parse(name string, data []byte) (*File, error) {
 	d.f.Profile = plan.NewProfile()
 	root := doc.Content[0]
 	d.substitute(root, "")
+	sweep, multiRun, vars := envelope(root)
+	d.variables(vars, root, sweep)
 	if d.mapping(root, "") {
 		d.fields(root, "", d.topFields())
+	}
+	d.multiRun(multiRun)
+	if sweep != nil {
+		typ, points := d.sweepPoints(sweep)
+		if len(d.errs) == 0 {
+			d.f.Sweep = &Sweep{Type: typ, Variations: d.variations(root, points)}
+		}
 	}
 	if len(d.errs) > 0 {
 		return nil, errors.Join(d.errs...)

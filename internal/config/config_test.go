@@ -232,13 +232,21 @@ func TestErrors(t *testing.T) {
 			"benchmark:",
 			"  dataset: {prompts: {osl: {stddev: 3}}}",
 		}, []string{`bench.yaml:2: benchmark.dataset.prompts.osl: mean is required`}},
-		{"sweep and multi_run are refused", []string{
-			"benchmark: {model: m}",
-			"sweep: {type: grid, parameters: {phases.profiling.concurrency: [16, 64]}}",
-			"multi_run: {num_runs: 3}",
+		{"bad sweep and multi_run", []string{
+			"benchmark: {model: m, phases: {concurrency: 2}}",
+			"sweep: {type: zip, parameters: {concurrency: [16, 64], requests: [1]}}",
+			"multi_run: {num_runs: 30}",
+			"variables: {a: 1}",
 		}, []string{
-			"bench.yaml:2: sweep: not supported in YAML: write a .star script and run `aiperf sweep`",
-			"bench.yaml:3: multi_run: not supported in YAML: write a .star script and run `aiperf sweep`",
+			"bench.yaml:3: multi_run.num_runs: must be between 1 and 10, got 30",
+			"bench.yaml:2: sweep.parameters: a zip sweep pairs lists element-wise: concurrency has 2 values, requests has 1",
+		}},
+		{"a sweep path that does not resolve, an expression", []string{
+			"benchmark: {model: m, phases: [{name: warmup, requests: 2}, {name: main, kind: profiling, requests: 4}]}",
+			"sweep: {parameters: {phases.nosuch.rate: [1, 2], phases.main.requests: ['{{ 2 * n }}']}}",
+			"variables: {n: 3}",
+		}, []string{
+			"bench.yaml:2: sweep.parameters.phases.main.requests: {{ 2 * n }}: only {{ variable }} is supported, not expressions: give the computed value",
 		}},
 		{"repeated keys", []string{
 			"random_seed: 1",
@@ -499,7 +507,7 @@ func TestLoadBadFile(t *testing.T) {
 		`testdata/bad.yaml:15: benchmark.endpoint.server_profiler: unknown key "path" (did you mean "stop_path" or "start_path"?)`,
 		`testdata/bad.yaml:16: benchmark.endpoint: unknown key "urll" (did you mean "url"?)`,
 		`testdata/bad.yaml:19: benchmark.phases[1].type: poisson needs a rate`,
-		"testdata/bad.yaml:20: multi_run: not supported in YAML: write a .star script and run `aiperf sweep`",
+		"testdata/bad.yaml:20: multi_run.num_runs: must be between 1 and 10, got 30",
 	}, strings.Split(err.Error(), "\n"))
 	var cerr *Error
 	require.ErrorAs(t, err, &cerr)

@@ -12,16 +12,13 @@ import (
 // keys lists a field's snake_case name and its aliases.
 func keys(names ...string) []string { return names }
 
+// topFields are the top-level keys besides the envelope's sweep:,
+// multi_run: and variables: (envelope).
 func (d *decoder) topFields() []field {
-	unsupported := func(path string, v *yaml.Node) {
-		d.errorf(v, path, "not supported in YAML: write a .star script and run `aiperf sweep`")
-	}
 	return []field{
 		{keys("schema_version"), d.schemaVersion},
 		{keys("random_seed"), d.opt("random_seed")},
 		{keys("benchmark"), d.section(d.benchmarkFields)},
-		{keys("sweep"), unsupported},
-		{keys("multi_run"), unsupported},
 	}
 }
 
