@@ -115,8 +115,8 @@ func (p *Profile) Check() error {
 		v.check(*x > 0 && *x <= 100, "request_cancellation_rate", fmt.Sprintf("must be a percentage in (0, 100], got %g", *x))
 	}
 	v.seconds("request_cancellation_delay", p.RequestCancellationDelay, true)
-	v.check(p.RequestCancellationDelay == nil || p.RequestCancellationRate != nil, "request_cancellation_delay",
-		"needs --request-cancellation-rate")
+	v.check(p.RequestCancellationDelay == nil || p.RequestCancellationRate != nil || v.nonFinite["request_cancellation_delay"],
+		"request_cancellation_delay", "needs --request-cancellation-rate")
 	v.dataset(p)
 	v.inputs(p)
 	v.scrape(p)
