@@ -178,7 +178,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		Version:      version,
 		ProfilerMark: spec.ProfilerMark,
 		InputsFile:   filepath.Join(dir, bench.InputsFile),
-		JSONLFile:    filepath.Join(dir, report.JSONLFile),
+		JSONLFile:    jsonlFile(dir, spec.Profile),
 		Redact:       redact.Redact,
 	}
 	var pending *store.Pending
@@ -235,6 +235,15 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// jsonlFile is where the run streams its per-request export, "" when
+// --export-level summary writes none.
+func jsonlFile(dir string, p plan.Profile) string {
+	if names := report.NamesOf(p); names.Records() {
+		return filepath.Join(dir, names.JSONL)
+	}
+	return ""
 }
 
 // recordsTo stores a run's records while its load goes.

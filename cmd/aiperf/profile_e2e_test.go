@@ -241,3 +241,29 @@ func TestProfileRequestCancellation(t *testing.T) {
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--request-cancellation-delay needs --request-cancellation-rate")
 }
+
+// TestProfileExportNames: --profile-export-prefix names every export
+// (a known suffix dropped), and --export-level summary writes no JSONL.
+func TestProfileExportNames(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--request-count", "3",
+		"--profile-export-prefix", "run7.json", "--artifact-dir", "out", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	for _, f := range []string{"run7.json", "run7.csv", "run7.jsonl", "run7_server_metrics.json", "run7_server_metrics.csv"} {
+		assert.FileExists(t, filepath.Join(dir, "out", f))
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	assert.Equal(t, 3, countLines(t, filepath.Join(dir, "out", "run7.jsonl")))
+
+	inv = cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--request-count", "3",
+		"--export-level", "summary", "--artifact-dir", "sum", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.FileExists(t, filepath.Join(dir, "sum", "profile_export_aiperf.json"))
+	assert.NoFileExists(t, filepath.Join(dir, "sum", "profile_export.jsonl"))
+	assert.NoFileExists(t, filepath.Join(dir, "sum", "profile_export.jsonl.partial"))
+
+	inv = cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--profile-export-prefix", "../x")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--profile-export-prefix must be a file name")
+}

@@ -165,3 +165,9 @@ func (p *Profile) WaitForAll() {
 		*x = MaxSeconds
 	}
 }
+
+// Export levels (AIPerf's --export-level; "" is records).
+const (
+	ExportSummary = "summary"
+	ExportRecords = "records"
+)

@@ -121,6 +121,10 @@ type Profile struct {
 	SharedSystemPromptLength   *int `json:"shared_system_prompt_length,omitempty" name:"shared-system-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"One system prompt of this many tokens, sent first in every request of every session."`
 	UserContextPromptLength    *int `json:"user_context_prompt_length,omitempty" name:"user-context-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"A user context of this many tokens per conversation, sent after the system prompt in each of its requests."`
 
+	// Output.
+	ProfileExportPrefix string `json:"profile_export_prefix,omitempty" name:"profile-export-prefix" aliases:"profile-export-file" group:"Output" placeholder:"NAME" help:"Base name of every export file in the artifact directory: NAME.json, NAME.csv, NAME.jsonl, NAME_server_metrics.json, ... (a known suffix such as .json is dropped first)."`
+	ExportLevel         string `json:"export_level,omitempty" name:"export-level" aliases:"profile-export-level" enum:",summary,records" default:"" group:"Output" placeholder:"LEVEL" help:"summary: only the JSON and CSV summaries; records (default): also the per-request JSONL."`
+
 	// Server metrics and GPU telemetry.
 	ServerMetrics         []string `json:"server_metrics,omitempty" name:"server-metrics" sep:"none" group:"Server metrics" placeholder:"URL" help:"Also scrape this Prometheus endpoint (every --url origin's /metrics is scraped by default; repeatable)."`
 	NoServerMetrics       bool     `json:"no_server_metrics,omitempty" name:"no-server-metrics" group:"Server metrics" help:"Do not scrape the server's /metrics."`

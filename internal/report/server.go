@@ -32,7 +32,7 @@ func hasSource(run *result.Run, source string) bool {
 // as --server-metrics-formats asks) and the GPU time series with jsonl, and
 // returns their paths. The time series need the collecting process's
 // samples: a run read back from the store has none, and gets none.
-func serverExports(dir string, run *result.Run) ([]string, error) {
+func serverExports(dir string, run *result.Run, names Names) ([]string, error) {
 	if run.Server == nil {
 		return nil, nil
 	}
@@ -53,17 +53,17 @@ func serverExports(dir string, run *result.Run) ([]string, error) {
 	}
 	if hasSource(run, servermetrics.SourceServer) || len(run.Server.Endpoints) > 0 {
 		if slices.Contains(formats, "json") {
-			add(servermetrics.FileJSON, func(w io.Writer) error { return servermetrics.WriteJSON(w, run.Server, "", m) })
+			add(names.ServerJSON, func(w io.Writer) error { return servermetrics.WriteJSON(w, run.Server, "", m) })
 		}
 		if slices.Contains(formats, "csv") {
-			add(servermetrics.FileCSV, func(w io.Writer) error { return servermetrics.WriteCSV(w, run.Server, "", m) })
+			add(names.ServerCSV, func(w io.Writer) error { return servermetrics.WriteCSV(w, run.Server, "", m) })
 		}
 		if slices.Contains(formats, "jsonl") {
-			add(servermetrics.FileJSONL, func(w io.Writer) error { return servermetrics.WriteJSONL(w, run.Server, m) })
+			add(names.ServerJSONL, func(w io.Writer) error { return servermetrics.WriteJSONL(w, run.Server, m) })
 		}
 	}
 	if hasSource(run, servermetrics.SourceGPU) && slices.Contains(formats, "jsonl") {
-		add(servermetrics.FileGPUJSONL, func(w io.Writer) error { return servermetrics.WriteGPUJSONL(w, run.Server, m) })
+		add(names.GPUJSONL, func(w io.Writer) error { return servermetrics.WriteGPUJSONL(w, run.Server, m) })
 	}
 	var paths []string
 	for _, e := range exports {

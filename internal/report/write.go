@@ -18,21 +18,28 @@ const (
 	JSONLFile = "profile_export.jsonl"
 )
 
-// WriteAll writes the JSON, CSV and JSONL exports of run into dir (created
-// if needed), then the server-metrics exports when the run scraped any, and
-// returns their paths in that order. Each file appears under
-// its final name only once complete.
+// WriteAll writes the JSON, CSV and (unless --export-level summary) JSONL
+// exports of run into dir (created if needed), named as its
+// --profile-export-prefix asks (NamesOf), then the server-metrics exports
+// when the run scraped any, and returns their paths in that order. Each
+// file appears under its final name only once complete.
 func WriteAll(dir string, run *result.Run) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create artifact dir: %w", err)
 	}
+	names := NamesOf(run.Config)
 	exports := []struct {
 		name  string
 		write func(io.Writer, *result.Run) error
 	}{
-		{JSONFile, WriteJSON},
-		{CSVFile, WriteCSV},
-		{JSONLFile, WriteJSONL},
+		{names.JSON, WriteJSON},
+		{names.CSV, WriteCSV},
+	}
+	if names.Records() {
+		exports = append(exports, struct {
+			name  string
+			write func(io.Writer, *result.Run) error
+		}{names.JSONL, WriteJSONL})
 	}
 	paths := make([]string, 0, len(exports))
 	streamed := run.StreamedJSONL
@@ -41,7 +48,7 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 	}
 	for _, e := range exports {
 		path := filepath.Join(dir, e.name)
-		if e.name == JSONLFile && streamed == path+".partial" {
+		if e.name == names.JSONL && streamed == path+".partial" {
 			// Written while the run went: complete, it only needs its name.
 			if err := os.Rename(streamed, path); err != nil {
 				return paths, fmt.Errorf("write %s: %w", e.name, err)
@@ -54,7 +61,7 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 		}
 		paths = append(paths, path)
 	}
-	more, err := serverExports(dir, run)
+	more, err := serverExports(dir, run, names)
 	return append(paths, more...), err
 }
 

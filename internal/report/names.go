@@ -1,0 +1,47 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
+)
+
+// Names are a run's export file names: AIPerf's defaults, or every file
+// based on --profile-export-prefix P (P.json, P.csv, P.jsonl,
+// P_server_metrics.json, ...).
+type Names struct {
+	JSON, CSV, JSONL                      string
+	ServerJSON, ServerCSV, ServerJSONL    string
+	GPUJSONL                              string
+	records                               bool // --export-level records: the JSONL is written
+}
+
+// prefixSuffixes are stripped from a prefix, the longest first, so that
+// "foo.json" or "foo_raw.jsonl" name the same exports as "foo" (as AIPerf).
+var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
+	"_server_metrics.csv", "_gpu_telemetry.jsonl", "_timeslices.csv", "_timeslices.json", "_raw.jsonl",
+	".parquet", ".jsonl", ".json", ".csv"}
+
+// NamesOf are the export names p asks for.
+func NamesOf(p plan.Profile) Names {
+	n := Names{JSON: JSONFile, CSV: CSVFile, JSONL: JSONLFile, ServerJSON: servermetrics.FileJSON,
+		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, GPUJSONL: servermetrics.FileGPUJSONL,
+		records: p.ExportLevel != plan.ExportSummary}
+	if base := p.ProfileExportPrefix; base != "" {
+		for _, s := range prefixSuffixes {
+			if strings.HasSuffix(base, s) {
+				base = strings.TrimSuffix(base, s)
+				break
+			}
+		}
+		n.JSON, n.CSV, n.JSONL = base+".json", base+".csv", base+".jsonl"
+		n.ServerJSON, n.ServerCSV = base+"_server_metrics.json", base+"_server_metrics.csv"
+		n.ServerJSONL, n.GPUJSONL = base+"_server_metrics.jsonl", base+"_gpu_telemetry.jsonl"
+	}
+	return n
+}
+
+// Records reports whether the per-request JSONL is written (--export-level
+// records, the default; not summary).
+func (n Names) Records() bool { return n.records }
