@@ -11,10 +11,10 @@ import (
 // based on --profile-export-prefix P (P.json, P.csv, P.jsonl,
 // P_server_metrics.json, ...).
 type Names struct {
-	JSON, CSV, JSONL                      string
-	ServerJSON, ServerCSV, ServerJSONL    string
-	GPUJSONL                              string
-	records                               bool // --export-level records: the JSONL is written
+	JSON, CSV, JSONL                   string
+	ServerJSON, ServerCSV, ServerJSONL string
+	GPUJSONL                           string
+	records                            bool // --export-level records: the JSONL is written
 }
 
 // prefixSuffixes are stripped from a prefix, the longest first, so that
