@@ -10,12 +10,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -108,9 +110,11 @@ type cell struct {
 	run     *result.Run
 	control *hooks.Client
 
-	tok    tokenizer.Tokenizer
-	ds     dataset.Dataset
-	phases []plan.Phase // the profile's, with a trace promoted to its fixed schedule
+	tok tokenizer.Tokenizer
+	ds  dataset.Dataset
+	// warnings found before the load, for the audit.
+	warnings []string
+	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
 
 	fin *finisher
 }
@@ -159,6 +163,18 @@ func (c *cell) fail(err error) (*result.Run, error) {
 	return c.run, err
 }
 
+// foreignTokenizer warns when a model with a Hugging Face id is counted
+// with a built-in encoding, which is not its own tokenizer: ISL and OSL are
+// then approximate (the server's usage is still checked against them).
+func foreignTokenizer(p plan.Profile) string {
+	if tokenizer.IsBuiltin(p.Tokenizer) && len(p.Model) > 0 && strings.Contains(p.Model[0], "/") {
+		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: pass "+
+			"--tokenizer %s (found in the local Hugging Face cache) or a tokenizer.json for exact counts",
+			cmp.Or(p.Tokenizer, tokenizer.Default), p.Model[0], p.Model[0])
+	}
+	return ""
+}
+
 // prepare loads the tokenizer and opens the dataset (an input file, checked
 // whole, or synthetic conversations): the user's input, checked before any
 // traffic. A trace whose records carry timestamps is replayed on its fixed
@@ -170,6 +186,10 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
 	fmt.Fprintf(c.log, "tokens counted with %s\n", tokenizer.Describe(tok))
+	if w := foreignTokenizer(c.p); w != "" {
+		fmt.Fprintf(c.log, "warning: %s\n", w)
+		c.warnings = append(c.warnings, w)
+	}
 	c.tok = tok
 	o := datasetOptions(c.p)
 	if c.p.InputFile != "" && c.p.PublicDataset == "" && !c.p.FixedSchedule && !c.p.NoFixedSchedule && c.p.RequestRate == nil {

@@ -35,7 +35,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	if c.p.ResetHook().Enabled {
 		c.verifyReset(records)
 	}
-	run.Audit.Warnings = append(run.Audit.Warnings, out.warnings...)
+	run.Audit.Warnings = append(append(run.Audit.Warnings, c.warnings...), out.warnings...)
 	if uncounted > 0 {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
 			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))

@@ -41,6 +41,12 @@ func Describe(t Tokenizer) string {
 // "builtin" tokenizer is the same encoding.
 const Default = "o200k_base"
 
+// IsBuiltin reports whether spec names a built-in encoding ("" and
+// "builtin" included).
+func IsBuiltin(spec string) bool {
+	return spec == "" || spec == "builtin" || slices.Contains(builtinNames, spec)
+}
+
 // builtinNames lists the encodings Load accepts by name, besides "" and
 // "builtin", which mean Default.
 var builtinNames = []string{"o200k_base", "cl100k_base"}
