@@ -106,11 +106,13 @@ func (c *Client) Reset(ctx context.Context, origins []string, h plan.ResetHook) 
 			}
 			continue
 		}
-		call, err := c.post(ctx, target{hook: HookReset, origin: origin, path: h.Path,
-			timeout: h.Timeout, retryBudget: h.MaxRetry, retry: true})
-		calls = append(calls, call)
-		if err != nil {
-			return calls, fmt.Errorf("reset kv cache: %w", err)
+		for _, path := range h.Paths {
+			call, err := c.post(ctx, target{hook: HookReset, origin: origin, path: path,
+				timeout: h.Timeout, retryBudget: h.MaxRetry, retry: true})
+			calls = append(calls, call)
+			if err != nil {
+				return calls, fmt.Errorf("reset kv cache: %w", err)
+			}
 		}
 	}
 	return calls, nil

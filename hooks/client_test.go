@@ -27,7 +27,7 @@ func authHeaders() http.Header {
 }
 
 func resetHook(path string, maxRetry time.Duration) plan.ResetHook {
-	return plan.ResetHook{Enabled: true, Path: path, Timeout: 5 * time.Second, MaxRetry: maxRetry}
+	return plan.ResetHook{Enabled: true, Paths: []string{path}, Timeout: 5 * time.Second, MaxRetry: maxRetry}
 }
 
 func TestResetWire(t *testing.T) {
@@ -179,7 +179,7 @@ func TestResetTimeoutIsPerAttempt(t *testing.T) {
 		var rec recorder
 		srv := rec.serve(t, "a", hang)
 		c := newTestClient(nil, newFakeClock())
-		h := plan.ResetHook{Enabled: true, Path: "/r", Timeout: 100 * time.Millisecond}
+		h := plan.ResetHook{Enabled: true, Paths: []string{"/r"}, Timeout: 100 * time.Millisecond}
 
 		calls, err := c.Reset(context.Background(), []string{srv.URL}, h)
 		require.Error(t, err)
@@ -196,7 +196,7 @@ func TestResetTimeoutIsPerAttempt(t *testing.T) {
 			}
 		})
 		c := newTestClient(nil, newFakeClock())
-		h := plan.ResetHook{Enabled: true, Path: "/r", Timeout: 200 * time.Millisecond, MaxRetry: time.Minute}
+		h := plan.ResetHook{Enabled: true, Paths: []string{"/r"}, Timeout: 200 * time.Millisecond, MaxRetry: time.Minute}
 
 		calls, err := c.Reset(context.Background(), []string{srv.URL}, h)
 		require.NoError(t, err)
@@ -350,7 +350,7 @@ func TestDisabledHooksSendNothing(t *testing.T) {
 	srv := rec.serve(t, "a", ok)
 	c := New(nil)
 
-	calls, err := c.Reset(context.Background(), []string{srv.URL}, plan.ResetHook{Path: "/r", MaxRetry: time.Minute})
+	calls, err := c.Reset(context.Background(), []string{srv.URL}, plan.ResetHook{Paths: []string{"/r"}, MaxRetry: time.Minute})
 	require.NoError(t, err)
 	assert.Empty(t, calls)
 	p := c.Profiler([]string{srv.URL}, plan.ProfilerHook{StartPath: "/start", StopPath: "/stop"})

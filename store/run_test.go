@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -371,4 +372,31 @@ func TestListRunsFilters(t *testing.T) {
 	assert.Equal(t, []int64{all[1]}, ids(store.RunFilter{IDs: []int64{all[1], 12345}}))
 	_, err = db.ListRuns(ctx, store.RunFilter{Sweep: "missing"})
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// A configuration stored before --reset-kv-cache-path could repeat (one
+// string) reads back as a list once migration 0007 has run.
+func TestResetPathsMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db := openAt(t, path)
+	in := newRun(runOpts{name: "old", records: 2})
+	in.Config.ResetKVCachePath = []string{"/flush_cache"}
+	id, err := db.SaveRun(ctx, in, "")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	raw, err := sql.Open("sqlite3", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE runs SET config = json_set(config, '$.reset_kv_cache_path', '/flush_cache')`)
+	require.NoError(t, err)
+	_, err = raw.Exec(`DELETE FROM migrations WHERE name LIKE '%0007_reset_paths.sql'`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	db = openAt(t, path)
+	got, err := db.GetRun(ctx, id, false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/flush_cache"}, got.Config.ResetKVCachePath)
 }

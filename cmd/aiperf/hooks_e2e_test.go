@@ -910,3 +910,16 @@ func TestControlHookLlamaCpp(t *testing.T) {
 	assert.Contains(t, inv.stderr, "--server-profiler cannot be used with --server llamacpp")
 	assert.Equal(t, 3, m.control().InferenceRequests, "nothing more was sent")
 }
+
+// TestControlHookSeveralResetPaths: --reset-kv-cache-path given twice POSTs
+// both, in order, to the origin before any load (it used to keep the last).
+func TestControlHookSeveralResetPaths(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	inv := cli(t, t.TempDir(), quick(m.URL, "--reset-kv-cache-path", "/flush_cache?timeout=5",
+		"--reset-kv-cache-path", "/reset_prefix_cache", "--request-count", "2", "--no-store")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	ev := m.control().Events
+	require.GreaterOrEqual(t, len(ev), 2)
+	assert.Equal(t, []string{"/flush_cache", "/reset_prefix_cache"}, []string{ev[0].Path, ev[1].Path})
+	assert.Equal(t, 2, m.control().ResetCount)
+}

@@ -96,7 +96,7 @@ func describeLoad(p plan.Profile) string {
 func hooksOf(p plan.Profile) string {
 	var hs []string
 	if h := p.ResetHook(); h.Enabled {
-		hs = append(hs, "reset "+h.Path)
+		hs = append(hs, "reset "+strings.Join(h.Paths, " + "))
 	}
 	if h := p.ProfilerHook(); h.Enabled {
 		hs = append(hs, "profiler "+h.StartPath+"|"+h.StopPath)

@@ -31,7 +31,7 @@ func TestLoadFullFile(t *testing.T) {
 	want.ExtraInputs = []string{`{"ignore_eos":true}`, `{"temperature":0.5}`}
 	want.Server = "sglang"
 	want.ResetKVCache = true
-	want.ResetKVCachePath = "/flush_cache?timeout=30"
+	want.ResetKVCachePath = []string{"/flush_cache?timeout=30"}
 	want.ResetKVCacheTimeoutSeconds = plan.Ptr(45.0)
 	want.ResetKVCacheMaxRetrySeconds = plan.Ptr(0.0)
 	want.ServerProfiler = true
@@ -48,7 +48,7 @@ func TestLoadFullFile(t *testing.T) {
 	assert.Equal(t, want, f.Profile)
 	assert.Equal(t, "./artifacts/poisson20", f.ArtifactDir)
 	require.NoError(t, f.Profile.Check())
-	assert.Equal(t, plan.ResetHook{Enabled: true, Path: "/flush_cache?timeout=30", Timeout: 45 * time.Second}, f.Profile.ResetHook())
+	assert.Equal(t, plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache?timeout=30"}, Timeout: 45 * time.Second}, f.Profile.ResetHook())
 	assert.Equal(t, plan.ProfilerHook{Enabled: true, StartPath: "/start_profile", StopPath: "/stop_profile", Timeout: 30 * time.Second},
 		f.Profile.ProfilerHook())
 	assert.Equal(t, []string{"http://10.0.0.5:8000"}, f.Profile.Origins())
@@ -349,13 +349,13 @@ func TestHookValues(t *testing.T) {
 		value string
 		want  plan.ResetHook
 	}{
-		{"false", plan.ResetHook{Path: plan.DefaultResetPath, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
-		{"", plan.ResetHook{Path: plan.DefaultResetPath, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
-		{"true", plan.ResetHook{Enabled: true, Path: plan.DefaultResetPath, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
-		{"{}", plan.ResetHook{Enabled: true, Path: plan.DefaultResetPath, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
+		{"false", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
+		{"", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
+		{"true", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
+		{"{}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
 		{"{path: /flush_cache, timeout_seconds: 5, max_retry_seconds: 0}",
-			plan.ResetHook{Enabled: true, Path: "/flush_cache", Timeout: 5 * time.Second}},
-		{"{maxRetrySeconds: 2.5}", plan.ResetHook{Enabled: true, Path: plan.DefaultResetPath, Timeout: 30 * time.Second, MaxRetry: 2500 * time.Millisecond}},
+			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second}},
+		{"{maxRetrySeconds: 2.5}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: 2500 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
@@ -460,16 +460,16 @@ func TestCLIOverlayKeepsYAMLHookSettings(t *testing.T) {
 	}{
 		{"bare --reset-kv-cache over a YAML object keeps its path and timeout", yamlObject,
 			func(p *plan.Profile) { p.ResetKVCache = true }, []string{"reset_kv_cache"},
-			plan.ResetHook{Enabled: true, Path: "/flush_cache", Timeout: 5 * time.Second, MaxRetry: time.Minute}},
+			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},
 		{"--reset-kv-cache-path overrides the YAML path only", yamlObject,
-			func(p *plan.Profile) { p.ResetKVCachePath = "/reset_prefix_cache" }, []string{"reset_kv_cache_path"},
-			plan.ResetHook{Enabled: true, Path: "/reset_prefix_cache", Timeout: 5 * time.Second, MaxRetry: time.Minute}},
+			func(p *plan.Profile) { p.ResetKVCachePath = []string{"/reset_prefix_cache"} }, []string{"reset_kv_cache_path"},
+			plan.ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},
 		{"--reset-kv-cache over YAML false enables it", []string{"benchmark:", "  endpoint: {reset_kv_cache: false}"},
 			func(p *plan.Profile) { p.ResetKVCache = true }, []string{"reset_kv_cache"},
-			plan.ResetHook{Enabled: true, Path: plan.DefaultResetPath, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
+			plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
 		{"no hook flag leaves the YAML object alone", yamlObject,
 			func(p *plan.Profile) { p.Concurrency = plan.Ptr(3) }, []string{"concurrency"},
-			plan.ResetHook{Enabled: true, Path: "/flush_cache", Timeout: 5 * time.Second, MaxRetry: time.Minute}},
+			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -74,8 +75,8 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"osl", func(p *Profile) { p.OutputTokensMean = Ptr(0) }, "--output-tokens-mean must be at least 1, got 0"},
 		{"osl stddev", func(p *Profile) { p.OutputTokensStddev = 3 }, "--output-tokens-stddev needs --output-tokens-mean"},
 		{"entries", func(p *Profile) { p.NumDatasetEntries = 0 }, "--num-dataset-entries must be at least 1, got 0"},
-		{"reset path relative", func(p *Profile) { p.ResetKVCachePath = "flush_cache" }, `--reset-kv-cache-path must be a relative path starting with '/', got "flush_cache"`},
-		{"reset path absolute url", func(p *Profile) { p.ResetKVCachePath = "/x?u=http://evil" }, `--reset-kv-cache-path must be a relative path starting with '/'`},
+		{"reset path relative", func(p *Profile) { p.ResetKVCachePath = []string{"flush_cache"} }, `--reset-kv-cache-path must be a relative path starting with '/', got "flush_cache"`},
+		{"reset path absolute url", func(p *Profile) { p.ResetKVCachePath = []string{"/x?u=http://evil"} }, `--reset-kv-cache-path must be a relative path starting with '/'`},
 		{"start path", func(p *Profile) { p.ServerProfilerStartPath = "http://h/start" }, `--server-profiler-start-path must be a relative path`},
 		{"stop path", func(p *Profile) { p.ServerProfilerStopPath = "stop" }, `--server-profiler-stop-path must be a relative path`},
 		{"reset timeout", func(p *Profile) { p.ResetKVCacheTimeoutSeconds = Ptr(0.0) }, "--reset-kv-cache-timeout-seconds must be greater than 0, got 0"},
@@ -137,7 +138,7 @@ func TestHooksResolve(t *testing.T) {
 	assert.False(t, p.ProfilerHook().Enabled)
 
 	p.ResetKVCache = true
-	assert.Equal(t, ResetHook{Enabled: true, Path: "/reset_prefix_cache", Timeout: 30 * time.Second, MaxRetry: time.Minute}, p.ResetHook())
+	assert.Equal(t, ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 30 * time.Second, MaxRetry: time.Minute}, p.ResetHook())
 
 	p = valid()
 	p.ResetKVCacheTimeoutSeconds = Ptr(5.0)
@@ -152,9 +153,9 @@ func TestHooksResolve(t *testing.T) {
 	p = valid()
 	p.Server = "sglang"
 	p.ResetKVCache = true
-	assert.Equal(t, "/flush_cache", p.ResetHook().Path, "the server preset picks the route")
-	p.ResetKVCachePath = "/flush_cache?timeout=30"
-	assert.Equal(t, "/flush_cache?timeout=30", p.ResetHook().Path, "an explicit path beats the preset")
+	assert.Equal(t, []string{"/flush_cache"}, p.ResetHook().Paths, "the server preset picks the route")
+	p.ResetKVCachePath = []string{"/flush_cache?timeout=30"}
+	assert.Equal(t, []string{"/flush_cache?timeout=30"}, p.ResetHook().Paths, "an explicit path beats the preset")
 	require.NoError(t, p.Check(), "query strings are allowed")
 }
 
@@ -229,13 +230,13 @@ func TestOptionSetAndOverlay(t *testing.T) {
 	assert.Equal(t, []string{"http://x:1"}, p.URL)
 
 	yaml := valid()
-	yaml.ResetKVCachePath = "/flush_cache"
+	yaml.ResetKVCachePath = []string{"/flush_cache"}
 	cli := NewProfile()
 	cli.ResetKVCache = true
 	cli.SyntheticInputTokensMean = 7
 	require.NoError(t, yaml.Overlay(&cli, []string{"reset_kv_cache"}))
 	assert.True(t, yaml.ResetKVCache)
-	assert.Equal(t, "/flush_cache", yaml.ResetKVCachePath, "a bare flag keeps the YAML path")
+	assert.Equal(t, []string{"/flush_cache"}, yaml.ResetKVCachePath, "a bare flag keeps the YAML path")
 	assert.Equal(t, 550, yaml.SyntheticInputTokensMean, "only named options are overlaid")
 }
 

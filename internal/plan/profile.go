@@ -136,7 +136,7 @@ type Profile struct {
 
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
-	ResetKVCachePath             string   `json:"reset_kv_cache_path,omitempty" name:"reset-kv-cache-path" group:"Control hooks" placeholder:"PATH" help:"Reset route (default /reset_prefix_cache; implies --reset-kv-cache)."`
+	ResetKVCachePath             []string `json:"reset_kv_cache_path,omitempty" name:"reset-kv-cache-path" sep:"none" group:"Control hooks" placeholder:"PATH" help:"Reset route (default /reset_prefix_cache; implies --reset-kv-cache); repeat it for several, POSTed in order to each origin."`
 	ResetKVCacheTimeoutSeconds   *float64 `json:"reset_kv_cache_timeout_seconds,omitempty" name:"reset-kv-cache-timeout-seconds" group:"Control hooks" placeholder:"SECONDS" help:"Timeout per reset attempt (default 30; implies --reset-kv-cache)."`
 	ResetKVCacheMaxRetrySeconds  *float64 `json:"reset_kv_cache_max_retry_seconds,omitempty" name:"reset-kv-cache-max-retry-seconds" group:"Control hooks" placeholder:"SECONDS" help:"Retry budget for transport errors and 409/423/429/503 (default 60; 0 = one attempt; implies --reset-kv-cache)."`
 	ServerProfiler               bool     `json:"server_profiler,omitempty" name:"server-profiler" group:"Control hooks" help:"POST start/stop profile routes around each profiling phase (never warmup)."`

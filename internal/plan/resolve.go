@@ -15,7 +15,8 @@ const DefaultGracePeriod = 30.0
 // ResetHook is the resolved --reset-kv-cache configuration.
 type ResetHook struct {
 	Enabled bool
-	Path    string
+	// Paths are POSTed in order to every origin.
+	Paths []string
 	// Slots erases every slot of a llama.cpp server instead of POSTing
 	// Path: GET /slots, then POST /slots/{id}?action=erase for each id.
 	Slots    bool
@@ -83,12 +84,15 @@ func (p *Profile) ResetHint() string {
 // enables it; an explicit path beats the --server preset, which beats the default.
 func (p *Profile) ResetHook() ResetHook {
 	h := ResetHook{
-		Enabled: p.ResetKVCache || p.ResetKVCachePath != "" || p.ResetKVCacheTimeoutSeconds != nil ||
+		Enabled: p.ResetKVCache || len(p.ResetKVCachePath) > 0 || p.ResetKVCacheTimeoutSeconds != nil ||
 			p.ResetKVCacheMaxRetrySeconds != nil,
-		Path:     firstNonEmpty(p.ResetKVCachePath, servers[p.Server].ResetPath, DefaultResetPath),
-		Slots:    p.ResetKVCachePath == "" && servers[p.Server].Slots,
+		Paths:    p.ResetKVCachePath,
+		Slots:    len(p.ResetKVCachePath) == 0 && servers[p.Server].Slots,
 		Timeout:  seconds(deref(p.ResetKVCacheTimeoutSeconds, DefaultHookTimeoutSeconds)),
 		MaxRetry: seconds(deref(p.ResetKVCacheMaxRetrySeconds, DefaultResetMaxRetrySeconds)),
+	}
+	if len(h.Paths) == 0 {
+		h.Paths = []string{firstNonEmpty(servers[p.Server].ResetPath, DefaultResetPath)}
 	}
 	return h
 }

@@ -166,7 +166,9 @@ func (v *validator) dataset(p *Profile) {
 
 func (v *validator) hooks(p *Profile) {
 	v.oneOf("server", p.Server, append([]string{""}, ServerNames...)...)
-	v.hookPath("reset_kv_cache_path", p.ResetKVCachePath)
+	for _, path := range p.ResetKVCachePath {
+		v.hookPath("reset_kv_cache_path", path)
+	}
 	v.hookPath("server_profiler_start_path", p.ServerProfilerStartPath)
 	v.hookPath("server_profiler_stop_path", p.ServerProfilerStopPath)
 	v.seconds("reset_kv_cache_timeout_seconds", p.ResetKVCacheTimeoutSeconds, false)
