@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
