@@ -21,6 +21,7 @@ const (
 	TagReasoningTokenCount    = "reasoning_token_count"
 	TagUsagePromptTokens      = "usage_prompt_tokens"
 	TagUsageCompletionTokens  = "usage_completion_tokens"
+	TagUsageTotalTokens       = "usage_total_tokens"
 	TagUsagePromptDiffPct     = "usage_prompt_tokens_diff_pct"
 	TagUsageCompletionDiffPct = "usage_completion_tokens_diff_pct"
 	TagSendLag                = "send_lag" // ours: sent − scheduled
@@ -75,6 +76,7 @@ const (
 	idReasoningTokens
 	idUsagePrompt
 	idUsageCompletion
+	idUsageTotal
 	idUsagePromptDiff
 	idUsageCompletionDiff
 	idSendLag
@@ -96,6 +98,7 @@ var recordDefs = [numRecordMetrics]def{
 	idReasoningTokens:     {TagReasoningTokenCount, "Reasoning Token Count", UnitTokens},
 	idUsagePrompt:         {TagUsagePromptTokens, "Usage Prompt Tokens", UnitTokens},
 	idUsageCompletion:     {TagUsageCompletionTokens, "Usage Completion Tokens", UnitTokens},
+	idUsageTotal:          {TagUsageTotalTokens, "Usage Total Tokens", UnitTokens},
 	idUsagePromptDiff:     {TagUsagePromptDiffPct, "Usage Prompt Diff", UnitPercent},
 	idUsageCompletionDiff: {TagUsageCompletionDiffPct, "Usage Completion Diff", UnitPercent},
 	idSendLag:             {TagSendLag, "Send Lag", UnitMs},
@@ -121,6 +124,8 @@ var (
 // scalarDefs are the derived and aggregate metrics, in display order.
 var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
 	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defMalformedChunks, defCancelledCount,
+	defTotalOutputTokens, defTotalReasoning, defTotalUsagePrompt, defTotalUsageCompletion, defTotalUsageTotal,
+	defMinRequest, defMaxResponse, defErrorRate,
 	defGoodput, defGoodCount, defGoodFraction}
 
 // RecordTags lists the tags of the record metrics, in display order: each
@@ -239,6 +244,7 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 	if u := r.Usage; u.Trusted() {
 		emit(idUsagePrompt, float64(u.PromptTokens))
 		emit(idUsageCompletion, float64(u.CompletionTokens))
+		emit(idUsageTotal, float64(u.TotalTokens))
 		if r.InputTokens > 0 {
 			emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
 		}
@@ -321,7 +327,8 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 		withUsage          bool // a successful request reported usage
 		discrepancies      int
 		malformed          int
-		cancelled          int  // cut by the phase's end or aborted on purpose
+		cancelled          int // cut by the phase's end or aborted on purpose
+		tot                totals
 		tokens             bool // a successful request generated tokens
 	)
 	for i := range records {
@@ -343,6 +350,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 			continue
 		}
 		visit(r, streaming, false, emit) // the gaps are read in two passes below
+		tot.add(r)
 		hasICL = hasICL || streaming && r.OK() && r.ResponseNs.Len() >= 2
 		malformed += r.MalformedChunks
 		if r.Error != nil {
@@ -426,6 +434,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	if cancelled > 0 {
 		scalar(defCancelledCount, float64(cancelled))
 	}
+	tot.scalars(scalar, ok, failed)
 	if len(slos) > 0 {
 		d := 0.0
 		if window.set {

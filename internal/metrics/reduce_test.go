@@ -188,7 +188,8 @@ func TestSummarizeStreaming(t *testing.T) {
 		TagTTFT, TagTTST, TagRequestLatency, TagITL, TagICL, TagPerUserThroughput, TagOSL, TagISL,
 		TagOutputTokenCount, TagSendLag, TagErrorISL,
 		TagOutputTokenThroughput, TagTotalTokenThroughput, TagRequestThroughput, TagRequestCount,
-		TagErrorRequestCount, TagTotalISL, TagTotalOSL, TagTotalErrorISL, TagBenchmarkDuration,
+		TagErrorRequestCount, TagTotalISL, TagTotalOSL, TagTotalErrorISL, TagBenchmarkDuration, TagCancelledRequestCount,
+		TagTotalOutputTokens, TagRequestErrorRate,
 	}, tags)
 
 	ttft := metric(t, s, TagTTFT)

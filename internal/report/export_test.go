@@ -46,11 +46,12 @@ func TestWriteJSON(t *testing.T) {
 		"time_to_first_token", "time_to_second_token", "time_to_first_output_token", "request_latency",
 		"inter_token_latency", "inter_chunk_latency", "output_token_throughput_per_user",
 		"output_sequence_length", "input_sequence_length", "output_token_count",
-		"usage_prompt_tokens", "usage_completion_tokens", "usage_prompt_tokens_diff_pct",
+		"usage_prompt_tokens", "usage_completion_tokens", "usage_total_tokens", "usage_prompt_tokens_diff_pct",
 		"usage_completion_tokens_diff_pct", "send_lag", "error_isl",
 		"output_token_throughput", "total_token_throughput", "request_throughput", "request_count",
 		"error_request_count", "total_isl", "total_osl", "total_error_isl", "benchmark_duration", "usage_discrepancy_count",
-		"cancelled_request_count", "warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
+		"cancelled_request_count", "total_output_tokens", "total_usage_prompt_tokens", "total_usage_completion_tokens",
+		"total_usage_total_tokens", "min_request_timestamp", "max_response_timestamp", "request_error_rate", "warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
 		"client_audit", "input_config",
 	}, topLevelKeys(t, buf.Bytes()))
 
