@@ -33,7 +33,7 @@ type ProfileCmd struct {
 	Config                    string  `short:"f" name:"config" type:"existingfile" group:"Run" help:"AIPerf-shaped YAML benchmark file; explicit flags override it." placeholder:"FILE"`
 	ArtifactDir               string  `name:"artifact-dir" aliases:"output-artifact-dir" group:"Run" help:"Where exports go (default artifacts/<model>-openai-<endpoint>-<stimulus>)." placeholder:"DIR"`
 	Name                      string  `name:"name" group:"Run" help:"Label for this run (or group of trials) in the store, for aiperf compare."`
-	UI                        string  `name:"ui" aliases:"ui-type" enum:"none,simple" default:"simple" group:"Run" help:"Progress display: simple or none."`
+	UI                        string  `name:"ui" aliases:"ui-type" enum:"none,simple,dashboard" default:"simple" group:"Run" help:"Progress display: simple, dashboard (a live terminal view; simple when stdout or stderr is not a terminal, and for several trials) or none."`
 	Verbose                   int     `short:"v" type:"counter" group:"Run" help:"Log control-hook calls and warnings as they happen (-vv: the same)."`
 	ExtraVerbose              bool    `name:"extra-verbose" group:"Run" help:"AIPerf's -vv: the same as -v."`
 	LogLevel                  string  `name:"log-level" default:"INFO" group:"Run" placeholder:"LEVEL" help:"AIPerf's log levels: TRACE or DEBUG log as -v; INFO, NOTICE, WARNING, SUCCESS, ERROR, CRITICAL log warnings with the progress display (default ${default})."`
@@ -193,7 +193,9 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	if c.verbose() || c.UI != "none" {
 		opts.Log = redact.Writer(g.Stderr)
 	}
+	closeDashboard := c.dashboard(g, spec, &opts)
 	run, runErr := bench.Run(ctx, opts)
+	closeDashboard()
 	runErr = redact.Error(runErr)
 	var input *bench.InputError
 	if run == nil || errors.As(runErr, &input) { // a bad input found before any traffic: nothing to export or store

@@ -39,6 +39,9 @@ type Options struct {
 	Version    string
 	// Progress receives live progress lines (nil: none).
 	Progress io.Writer
+	// Watch, when set, follows the run live (the terminal dashboard)
+	// instead of the progress lines.
+	Watch Watcher
 	// Log receives warnings and hook activity (nil: discarded).
 	Log io.Writer
 	// ProfilerMark is where the profiler leaves its hooks.Mark while it may
@@ -63,6 +66,16 @@ type Options struct {
 // error it is given nothing more; the run's result still has every record.
 type RecordSink interface {
 	Add(records []metrics.Record) error
+}
+
+// Watcher follows a run live. Watch is handed the engine's counters of the
+// phase issuing now when the load starts, to read (never write) until the
+// run returns; Record each finished record, on the goroutine that finishes
+// them (off every request's path), in the order the requests ended: it
+// must return at once.
+type Watcher interface {
+	Watch(progress func() *load.Progress, clock load.Clock)
+	Record(r *metrics.Record)
 }
 
 // ErrAllFailed marks a run in which no profiling request succeeded: every
@@ -229,6 +242,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	// The last: its goroutine runs until Run closes it.
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
+	c.fin.watch = c.o.Watch
 	return nil
 }
 

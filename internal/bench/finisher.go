@@ -31,6 +31,7 @@ type finisher struct {
 	streaming bool
 	jsonl     *jsonlSink // nil: the export is written after the run
 	store     RecordSink // nil: the records are stored after the run
+	watch     Watcher    // nil: none
 	// server takes ISL and the output counts from the server's usage
 	// (--use-server-token-count): the tokenizer counts only replies
 	// without usage.
@@ -190,6 +191,9 @@ func (f *finisher) finish(r metrics.Record) {
 		f.jsonl.write(&r, f.streaming)
 	}
 	st.records = append(st.records, r)
+	if f.watch != nil {
+		f.watch.Record(&r)
+	}
 	f.flushStore(storeBatch)
 }
 

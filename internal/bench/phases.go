@@ -54,7 +54,12 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 	}
 	prof := c.bracket(engine, col)
 
-	stopProgress := startProgress(c.o.Progress, engine, c.clock)
+	progress := c.o.Progress
+	if c.o.Watch != nil {
+		c.o.Watch.Watch(engine.Progress, c.clock)
+		progress = nil
+	}
+	stopProgress := startProgress(progress, engine, c.clock)
 	stall := load.StartStallMonitor(10 * time.Millisecond)
 	out.reports, out.err = engine.Run(ctx, phases)
 	out.stallP99, out.stallMax = stall.Stop()

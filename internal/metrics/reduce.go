@@ -196,6 +196,29 @@ func LatencyNs(r *Record) int64 {
 	return r.EndNs - r.SentNs
 }
 
+// TokenTimes is a successful request's timing as its metrics hold it.
+type TokenTimes struct {
+	LatencyNs int64
+	OSL       int
+	Streamed  bool // a streamed response arrived: TTFTNs holds time_to_first_token
+	TTFTNs    int64
+	HasITL    bool // streamed with an OSL of at least 2: ITLNs holds inter_token_latency
+	ITLNs     float64
+}
+
+// Times returns a successful request's latency, OSL, TTFT and ITL; cheap,
+// for live views (the metrics are computed from the same).
+func Times(r *Record, streaming bool) TokenTimes {
+	t := TokenTimes{LatencyNs: LatencyNs(r), OSL: OutputSequenceLength(r), Streamed: streaming && r.ResponseNs.Len() > 0}
+	if t.Streamed {
+		t.TTFTNs = r.ResponseNs.First() - r.SentNs
+		if t.HasITL = t.OSL >= 2; t.HasITL {
+			t.ITLNs = float64(t.LatencyNs-t.TTFTNs) / float64(t.OSL-1)
+		}
+	}
+	return t
+}
+
 // visit emits every record metric of r, in id order, through emit; the
 // inter-chunk latencies only with gaps.
 func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
@@ -208,13 +231,10 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 		return
 	}
 	resp := r.ResponseNs
-	latency := LatencyNs(r)
-	osl := OutputSequenceLength(r)
-	streamed := streaming && resp.Len() > 0
-	var ttft int64
+	tt := Times(r, streaming)
+	osl, streamed, itlNs, hasITL := tt.OSL, tt.Streamed, tt.ITLNs, tt.HasITL
 	if streamed {
-		ttft = resp.First() - r.SentNs
-		emit(idTTFT, ms(ttft))
+		emit(idTTFT, ms(tt.TTFTNs))
 		if second, ok := resp.Second(); ok {
 			emit(idTTST, ms(second-resp.First()))
 		}
@@ -222,11 +242,8 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 			emit(idTTFO, ms(r.FirstOutputNs-r.SentNs))
 		}
 	}
-	emit(idLatency, ms(latency))
-	var itlNs float64
-	hasITL := streamed && osl >= 2
+	emit(idLatency, ms(tt.LatencyNs))
 	if hasITL {
-		itlNs = float64(latency-ttft) / float64(osl-1)
 		emit(idITL, itlNs/1e6)
 	}
 	if streamed && gaps {

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/bench"
+	"github.com/aiperf-go/aiperf/internal/dashboard"
+	"github.com/aiperf-go/aiperf/runner"
+)
+
+// dashboard starts --ui dashboard when both stdout and stderr are
+// terminals (else the simple progress line stays): it draws on stderr,
+// takes the run's counters and records, and prints the run's log above
+// itself. The returned function ends it once the run returned.
+func (c *ProfileCmd) dashboard(g *Globals, spec runner.Spec, opts *bench.Options) (stop func()) {
+	if c.UI != "dashboard" || !dashboard.Usable(g.Stdout, g.Stderr) {
+		return func() {}
+	}
+	title := spec.Name
+	if title == "" {
+		title = strings.Join(spec.Profile.Model, ", ")
+	}
+	d := dashboard.Start(g.Stderr, dashboard.Options{Title: title, Streaming: spec.Profile.Streams(), Fallback: g.Stderr})
+	opts.Watch, opts.Progress = d, nil
+	opts.Log = spec.Profile.Redactor().Writer(d.Log())
+	return func() {
+		if err := d.Close(); err != nil {
+			fmt.Fprintf(g.Stderr, "warning: %s\n", err)
+		}
+	}
+}
