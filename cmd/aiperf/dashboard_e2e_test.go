@@ -49,7 +49,7 @@ func TestProfileDashboardOnATerminal(t *testing.T) {
 	out := shown()
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "aiperf dashboard · mock-model")
-	assert.Contains(t, out, "phase       profiling (profiling)")
+	assert.Contains(t, out, "phase       profiling · ")
 	assert.Contains(t, out, "HTTPError 500")
 	assert.Contains(t, out, "tokens counted with", "the run's log is printed above the dashboard")
 	assert.Contains(t, out, "\x1b[?25h", "the cursor is shown again")

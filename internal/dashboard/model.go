@@ -195,10 +195,14 @@ func (m Model) Render() string {
 	if m.now.Final {
 		done = " · done"
 	}
-	fmt.Fprintf(&b, "phase       %s (%s) · %.1f s elapsed%s%s\n", ph.Name, ph.Kind, m.now.ElapsedS, m.eta(), done)
+	name := ph.Name
+	if ph.Kind != ph.Name {
+		name += " (" + ph.Kind + ")"
+	}
+	fmt.Fprintf(&b, "phase       %s · %.1f s elapsed%s%s\n", name, m.now.ElapsedS, m.eta(), done)
 	fmt.Fprintf(&b, "progress    %s\n", m.progress())
 	fmt.Fprintf(&b, "in flight   %d%s\n", m.now.Sent-m.now.Done, capNote(ph))
-	fmt.Fprintf(&b, "rate        %s\n", m.rates())
+	b.WriteString(m.rates())
 	ps := m.phases[ph.Name]
 	if ps == nil {
 		ps = &phaseStats{}
@@ -234,7 +238,7 @@ func (m Model) progress() string {
 	if ph.Requests > 0 {
 		return fmt.Sprintf("%s %3.0f%%  %d/%d requests", bar, f*100, m.now.Done, ph.Requests)
 	}
-	return fmt.Sprintf("%s %3.0f%%  %.0f/%.0f s, %d requests done", bar, f*100, m.now.ElapsedS, ph.Duration, m.now.Done)
+	return fmt.Sprintf("%s %3.0f%%  %.1f/%g s, %d requests done", bar, f*100, m.now.ElapsedS, ph.Duration, m.now.Done)
 }
 
 // eta is the phase's time left: its duration's rest, or its requests left
@@ -264,9 +268,9 @@ func capNote(ph *plan.Phase) string {
 	return ""
 }
 
-// rates is achieved against target: in rate mode the send rate against
-// the target rate, in concurrency mode the completion rate; both with the
-// completion rate over about the last second.
+// rates is the target and what was achieved: in rate mode the send rate
+// against the target rate; in every mode the completion rate, overall and
+// over about the last second.
 func (m Model) rates() string {
 	ph, s := m.now.Phase, m.now
 	per := func(n int64) float64 {
@@ -275,26 +279,27 @@ func (m Model) rates() string {
 		}
 		return float64(n) / s.ElapsedS
 	}
-	last := ""
-	if n := len(m.recent); n >= 2 && m.recent[n-1].t > m.recent[0].t {
-		a, z := m.recent[0], m.recent[n-1]
-		last = fmt.Sprintf(" (last %.1f s: %.1f req/s)", z.t-a.t, float64(z.done-a.done)/(z.t-a.t))
-	}
-	if ph.Rate > 0 {
+	var b strings.Builder
+	switch {
+	case ph.Rate > 0:
 		mode := ph.RateMode
 		if mode == "" {
 			mode = plan.RateConstant
 		}
-		return fmt.Sprintf("sending %.1f req/s · target %.1f req/s (%s) · completing %.1f req/s%s",
-			per(s.Sent), ph.Rate, mode, per(s.Done), last)
+		fmt.Fprintf(&b, "target      %.1f req/s (%s)\n", ph.Rate, mode)
+		fmt.Fprintf(&b, "sending     %.1f req/s\n", per(s.Sent))
+	case ph.Fixed:
+		b.WriteString("target      the fixed schedule\n")
+	case ph.Concurrency > 0:
+		fmt.Fprintf(&b, "target      concurrency %d\n", ph.Concurrency)
 	}
-	target := "as fast as replies come"
-	if ph.Fixed {
-		target = "fixed schedule"
-	} else if ph.Concurrency > 0 {
-		target = fmt.Sprintf("target concurrency %d", ph.Concurrency)
+	fmt.Fprintf(&b, "completing  %.1f req/s", per(s.Done))
+	if n := len(m.recent); n >= 2 && m.recent[n-1].t > m.recent[0].t {
+		a, z := m.recent[0], m.recent[n-1]
+		fmt.Fprintf(&b, " · last %.1f s: %.1f req/s", z.t-a.t, float64(z.done-a.done)/(z.t-a.t))
 	}
-	return fmt.Sprintf("completing %.1f req/s%s · %s", per(s.Done), last, target)
+	b.WriteString("\n")
+	return b.String()
 }
 
 // percentiles is p50, p90 and p99 of an estimate.

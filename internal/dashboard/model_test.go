@@ -79,8 +79,8 @@ func TestViewShowsPhaseProgressRatesPercentilesAndErrors(t *testing.T) {
 	)
 	out := m.View().Content
 	assert.Equal(t, m.Render(), out)
-	for _, want := range []string{"mock-model", "profiling (profiling) · 2.0 s elapsed", "123/200 requests", " 62%",
-		"in flight   8 of 8 slots", "completing 61.5 req/s (last 1.0 s: 23.0 req/s) · target concurrency 8",
+	for _, want := range []string{"mock-model", "phase       profiling · 2.0 s elapsed", "123/200 requests", " 62%",
+		"in flight   8 of 8 slots", "target      concurrency 8\n", "completing  61.5 req/s · last 1.0 s: 23.0 req/s\n",
 		"ETA 1.3 s", // 77 left at 61.5 req/s
 	} {
 		assert.Contains(t, out, want)
@@ -125,20 +125,22 @@ func repeat(v float64, n int) []float64 {
 }
 
 func TestViewRateModeDurationAndPhaseChange(t *testing.T) {
-	warm := &plan.Phase{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 4, Requests: 10}
+	warm := &plan.Phase{Name: "ramp", Kind: plan.KindWarmup, Concurrency: 4, Requests: 10}
 	prof := &plan.Phase{Name: "profiling", Kind: plan.KindProfiling, Rate: 50, RateMode: plan.RatePoisson,
 		Concurrency: 16, Duration: 10}
 	m := feed(t, NewModel("run", true, Interval, nil),
 		Snapshot{Phase: warm, ElapsedS: 0.5, Sent: 10, Done: 10,
-			Finished: finished(streamed("warmup", 0, 900*ms, ms, 2))},
+			Finished: finished(streamed("ramp", 0, 900*ms, ms, 2))})
+	assert.Contains(t, m.Render(), "phase       ramp (warmup) · 0.5 s elapsed")
+	m = feed(t, m,
 		Snapshot{Phase: prof, ElapsedS: 4, Sent: 196, Done: 190,
 			Finished: finished(streamed("profiling", 0, 30*ms, 2*ms, 4))},
 	)
 	out := m.Render()
-	assert.Contains(t, out, "profiling (profiling) · 4.0 s elapsed · ETA 6.0 s")
-	assert.Contains(t, out, " 40%  4/10 s, 190 requests done")
+	assert.Contains(t, out, "phase       profiling · 4.0 s elapsed · ETA 6.0 s")
+	assert.Contains(t, out, " 40%  4.0/10 s, 190 requests done")
 	assert.Contains(t, out, "in flight   6 (cap 16)")
-	assert.Contains(t, out, "sending 49.0 req/s · target 50.0 req/s (poisson) · completing 47.5 req/s")
+	assert.Contains(t, out, "target      50.0 req/s (poisson)\nsending     49.0 req/s\ncompleting  47.5 req/s\n")
 	assert.NotContains(t, out, "last", "no earlier sample of this phase")
 	assert.InEpsilon(t, 30.0, number(t, out, "TTFT ms     p50"), 0.01, "the warmup's 900 ms is not this phase's")
 	assert.Contains(t, out, "(1 requests)")
@@ -160,6 +162,11 @@ func TestViewBeforeLoadAndWithoutStreaming(t *testing.T) {
 	assert.Contains(t, out, "10 requests done")
 	assert.NotContains(t, out, "TTFT", "no token timing without streaming")
 	assert.NotContains(t, out, "ETA", "neither a count nor a duration")
+	assert.Contains(t, out, "target      concurrency 2\ncompleting  5.0 req/s\n")
+
+	fixed := &plan.Phase{Name: "profiling", Kind: plan.KindProfiling, Fixed: true}
+	out = feed(t, m, Snapshot{Phase: fixed, ElapsedS: 3, Sent: 12, Done: 12}).Render()
+	assert.Contains(t, out, "target      the fixed schedule\ncompleting  4.0 req/s")
 }
 
 func TestUpdateQuitsOnFinalAndPrintsLog(t *testing.T) {
