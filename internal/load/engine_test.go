@@ -16,7 +16,7 @@ import (
 )
 
 func TestScheduleConstantIsAbsolute(t *testing.T) {
-	s := NewSchedule(3, plan.RateConstant, 1)
+	s := NewSchedule(plan.Phase{Rate: 3, RateMode: plan.RateConstant}, 1)
 	var got []int64
 	for i := 0; i < 7; i++ {
 		got = append(got, s.Next())
@@ -26,7 +26,8 @@ func TestScheduleConstantIsAbsolute(t *testing.T) {
 }
 
 func TestSchedulePoissonSeededAndRateMatches(t *testing.T) {
-	a, b, c := NewSchedule(100, plan.RatePoisson, 7), NewSchedule(100, plan.RatePoisson, 7), NewSchedule(100, plan.RatePoisson, 8)
+	ph := plan.Phase{Rate: 100, RateMode: plan.RatePoisson}
+	a, b, c := NewSchedule(ph, 7), NewSchedule(ph, 7), NewSchedule(ph, 8)
 	var last int64
 	same, differ := true, false
 	const n = 20000

@@ -178,7 +178,7 @@ func (p *phaseRun) issueConcurrency() {
 // issuing context ends; once the next send falls past the duration it waits
 // for that end.
 func (p *phaseRun) issueRate() {
-	sched := NewSchedule(p.ph.Rate, p.ph.RateMode, p.e.Seed+p.n)
+	sched := NewSchedule(*p.ph, p.e.Seed+p.n)
 	q := newTurnQueue(p.ph.Concurrency)
 	start := p.r.StartNs
 	end := start + int64(seconds(p.ph.Duration))

@@ -27,32 +27,68 @@ func (c Clock) Start() time.Time { return c.start }
 // Schedule yields absolute send offsets (ns from the phase start) for an
 // open-loop rate. It is pure: no clock, no sleeping.
 type Schedule struct {
-	rate    float64
-	poisson bool
-	rng     *rand.Rand
-	i       int64
-	t       float64 // poisson: running offset in seconds
+	rate  float64
+	mode  string
+	shape float64 // gamma: the smoothness
+	rng   *rand.Rand
+	i     int64
+	t     float64 // poisson and gamma: running offset in seconds
 }
 
 // NewSchedule returns the schedule of a rate phase. Poisson gaps are
-// exponential and seeded, so a seed always yields the same arrivals.
-func NewSchedule(rate float64, mode string, seed int64) *Schedule {
-	return &Schedule{
-		rate:    rate,
-		poisson: mode == plan.RatePoisson,
-		rng:     rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
+// exponential and gamma gaps have shape ph.Smoothness (1 when 0) and mean
+// 1/rate, as vLLM's --burstiness; both are seeded, so a seed always yields
+// the same arrivals.
+func NewSchedule(ph plan.Phase, seed int64) *Schedule {
+	s := &Schedule{
+		rate:  ph.Rate,
+		mode:  ph.RateMode,
+		shape: ph.Smoothness,
+		rng:   rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
 	}
+	if s.shape == 0 {
+		s.shape = 1
+	}
+	return s
 }
 
 // Next returns the offset of the next send. The first send is at 0; constant
 // sends are at i/rate, computed from i so rounding never accumulates.
 func (s *Schedule) Next() int64 {
 	defer func() { s.i++ }()
-	if !s.poisson {
+	switch s.mode {
+	case plan.RatePoisson:
+		if s.i > 0 {
+			s.t += s.rng.ExpFloat64() / s.rate
+		}
+	case plan.RateGamma:
+		if s.i > 0 {
+			s.t += gamma(s.rng, s.shape) / (s.rate * s.shape)
+		}
+	default:
 		return int64(math.Round(float64(s.i) * 1e9 / s.rate))
 	}
-	if s.i > 0 {
-		s.t += s.rng.ExpFloat64() / s.rate
-	}
 	return int64(math.Round(s.t * 1e9))
+}
+
+// gamma draws from Gamma(shape, 1) by Marsaglia and Tsang's method (2000);
+// a shape below 1 is boosted to shape+1 and scaled by U^(1/shape).
+func gamma(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		return gamma(rng, shape+1) * math.Pow(1-rng.Float64(), 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := 1 - rng.Float64() // (0, 1]
+		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v
+		}
+	}
 }

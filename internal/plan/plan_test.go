@@ -62,7 +62,7 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"timeout", func(p *Profile) { p.RequestTimeoutSeconds = 0 }, "--request-timeout-seconds must be greater than 0, got 0"},
 		{"concurrency", func(p *Profile) { p.Concurrency = Ptr(0) }, "--concurrency must be at least 1, got 0"},
 		{"rate", func(p *Profile) { p.RequestRate = Ptr(-1.0) }, "--request-rate must be greater than 0, got -1"},
-		{"rate mode", func(p *Profile) { p.RequestRateMode = "gamma" }, `--request-rate-mode must be one of constant, poisson, got "gamma"`},
+		{"rate mode", func(p *Profile) { p.RequestRateMode = "burst" }, `--request-rate-mode must be one of constant, poisson, gamma, got "burst"`},
 		{"request count", func(p *Profile) { p.RequestCount = Ptr(0) }, "--request-count must be at least 1, got 0"},
 		{"duration", func(p *Profile) { p.BenchmarkDuration = Ptr(0.0) }, "--benchmark-duration must be greater than 0, got 0"},
 		{"grace negative", func(p *Profile) { p.BenchmarkDuration = Ptr(1.0); p.BenchmarkGracePeriod = Ptr(-1.0) }, "--benchmark-grace-period must be 0 or more, got -1"},
@@ -115,7 +115,7 @@ func TestValidatePhases(t *testing.T) {
 	p := valid()
 	p.Phases = []Phase{
 		{Name: "w", Kind: KindWarmup, Concurrency: 2, Requests: 4, Seamless: true},
-		{Name: "w", Kind: "measure", Rate: 5, RateMode: "gamma", Requests: 0},
+		{Name: "w", Kind: "measure", Rate: 5, RateMode: "burst", Requests: 0},
 	}
 	err := p.Check()
 	require.Error(t, err)
@@ -123,7 +123,7 @@ func TestValidatePhases(t *testing.T) {
 		"phases[0].seamless is not allowed on the first phase",
 		`phases[1].name "w" is used twice`,
 		`phases[1].kind must be warmup or profiling, got "measure"`,
-		`phases[1].type must be constant or poisson for a rate phase, got "gamma"`,
+		`phases[1].type must be constant, poisson or gamma for a rate phase, got "burst"`,
 		"phases[1].requests or duration is required",
 		"phases need at least one profiling phase",
 	} {

@@ -20,6 +20,7 @@ const (
 const (
 	RateConstant = "constant"
 	RatePoisson  = "poisson"
+	RateGamma    = "gamma" // gamma gaps of shape Phase.Smoothness (vLLM's --burstiness)
 )
 
 // Phase kinds.
@@ -58,7 +59,8 @@ type Profile struct {
 	// Load.
 	Concurrency              *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
 	RequestRate              *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
-	RequestRateMode          string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate: constant or poisson (seeded) (default ${default})."`
+	RequestRateMode          string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson,gamma" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate (alias --arrival-pattern): constant, poisson or gamma (seeded) (default ${default})."`
+	ArrivalSmoothness        *float64 `json:"arrival_smoothness,omitempty" name:"arrival-smoothness" aliases:"vllm-burstiness" group:"Load" placeholder:"SHAPE" help:"Shape of the gamma inter-arrival gaps (alias --vllm-burstiness; mean gap still 1/rate): 1 is Poisson, below 1 burstier, above 1 more regular; makes the arrival pattern gamma (default 1)."`
 	RequestCount             *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
 	BenchmarkDuration        *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
 	BenchmarkGracePeriod     *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
@@ -67,7 +69,7 @@ type Profile struct {
 	NumWarmupSessions        *int     `json:"num_warmup_sessions,omitempty" name:"num-warmup-sessions" group:"Warmup" placeholder:"N" help:"Warmup sessions (conversations) before profiling (> 0; AIPerf's stop order: requests, then sessions, then duration)."`
 	WarmupConcurrency        *int     `json:"warmup_concurrency,omitempty" name:"warmup-concurrency" group:"Warmup" placeholder:"N" help:"Warmup concurrency (default the profiling --concurrency, else 1; with a rate, a cap)."`
 	WarmupRequestRate        *float64 `json:"warmup_request_rate,omitempty" name:"warmup-request-rate" group:"Warmup" placeholder:"RPS" help:"Warmup request rate (default the profiling --request-rate)."`
-	WarmupArrivalPattern     string   `json:"warmup_arrival_pattern,omitempty" name:"warmup-arrival-pattern" enum:",constant,poisson" default:"" group:"Warmup" placeholder:"MODE" help:"Warmup arrival pattern: constant or poisson (default the profiling one)."`
+	WarmupArrivalPattern     string   `json:"warmup_arrival_pattern,omitempty" name:"warmup-arrival-pattern" enum:",constant,poisson,gamma" default:"" group:"Warmup" placeholder:"MODE" help:"Warmup arrival pattern: constant, poisson or gamma (with --arrival-smoothness) (default the profiling one)."`
 	WarmupGracePeriod        *float64 `json:"warmup_grace_period,omitempty" name:"warmup-grace-period" group:"Warmup" placeholder:"SECONDS" help:"Seconds to wait for in-flight warmup requests after --warmup-duration (default: all of them)."`
 	PrecisePacing            bool     `json:"precise_pacing,omitempty" name:"precise-pacing" group:"Load" help:"Spin the last 2 ms before each scheduled send (costs one core; for high request rates)."`
 	Phases                   []Phase  `json:"phases,omitempty" kong:"-"`
@@ -153,7 +155,8 @@ type Phase struct {
 	Kind        string  `json:"kind"`                   // KindWarmup or KindProfiling
 	Concurrency int     `json:"concurrency,omitempty"`  // slots (concurrency mode) or in-flight cap (rate mode); 0 = no cap
 	Rate        float64 `json:"rate,omitempty"`         // requests/s; 0 = concurrency mode
-	RateMode    string  `json:"rate_mode,omitempty"`    // RateConstant or RatePoisson
+	RateMode    string  `json:"rate_mode,omitempty"`    // RateConstant, RatePoisson or RateGamma
+	Smoothness  float64 `json:"smoothness,omitempty"`   // gamma shape (RateGamma); 0 = 1
 	Requests    int     `json:"requests,omitempty"`     // stop after this many sends; 0 = no count limit
 	Duration    float64 `json:"duration,omitempty"`     // stop sending after this many seconds; 0 = no time limit
 	GracePeriod float64 `json:"grace_period,omitempty"` // seconds to wait for in-flight requests after Duration; <0 = forever
@@ -259,7 +262,7 @@ func (o Option) TypeName() string { return typeName(o.Kind) }
 
 // Overlay copies the named options (snake_case) from src into p: explicit
 // CLI flags override YAML. When p lists its phases (from YAML), an explicit
-// load flag (concurrency, request_rate, request_rate_mode, request_count,
+// load flag (concurrency, request_rate, request_rate_mode, arrival_smoothness, request_count,
 // benchmark_duration, benchmark_grace_period) also goes to the list's only
 // profiling phase, as in AIPerf. It is refused, with a *FieldError, when the
 // list has several profiling phases; the warmup flags never rewrite a phase
@@ -302,7 +305,8 @@ func (p *Profile) overlayPhases(names []string) error {
 			errs = append(errs, &FieldError{Field: o.Name,
 				Msg: "cannot change the phases the config file lists: edit its warmup phase instead"})
 			continue
-		case "concurrency", "request_rate", "request_rate_mode", "request_count", "benchmark_duration", "benchmark_grace_period":
+		case "concurrency", "request_rate", "request_rate_mode", "arrival_smoothness", "request_count", "benchmark_duration",
+			"benchmark_grace_period":
 		default:
 			continue
 		}
@@ -316,9 +320,11 @@ func (p *Profile) overlayPhases(names []string) error {
 			prof.Concurrency = deref(p.Concurrency, 0)
 		case "request_rate":
 			prof.Rate = deref(p.RequestRate, 0)
-			prof.RateMode = cmp.Or(prof.RateMode, p.RequestRateMode)
-		case "request_rate_mode":
-			prof.RateMode = p.RequestRateMode
+			prof.RateMode = cmp.Or(prof.RateMode, p.ArrivalPattern())
+			prof.Smoothness = p.smoothness(prof.RateMode)
+		case "request_rate_mode", "arrival_smoothness":
+			prof.RateMode = p.ArrivalPattern()
+			prof.Smoothness = p.smoothness(prof.RateMode)
 		case "request_count":
 			prof.Requests = deref(p.RequestCount, 0)
 		case "benchmark_duration":

@@ -184,7 +184,7 @@ func (p *Profile) PhaseList() []Phase {
 	prof := Phase{Name: KindProfiling, Kind: KindProfiling}
 	if p.RequestRate != nil {
 		prof.Rate = *p.RequestRate
-		prof.RateMode = p.RequestRateMode
+		prof.RateMode, prof.Smoothness = p.ArrivalPattern(), p.smoothness(p.ArrivalPattern())
 		prof.Concurrency = deref(p.Concurrency, 0)
 	} else {
 		prof.Concurrency = deref(p.Concurrency, 1)
@@ -209,6 +209,26 @@ func (p *Profile) PhaseList() []Phase {
 	return []Phase{p.warmupPhase(prof), prof}
 }
 
+// ArrivalPattern is the arrival pattern of the rate phases: the
+// --arrival-pattern, except that --arrival-smoothness makes the default
+// (poisson) gamma, as in AIPerf. (An explicit --arrival-pattern poisson cannot
+// be told from the default here, so it too becomes gamma.)
+func (p *Profile) ArrivalPattern() string {
+	if p.ArrivalSmoothness != nil && p.RequestRateMode == RatePoisson {
+		return RateGamma
+	}
+	return p.RequestRateMode
+}
+
+// smoothness is the gamma shape of a phase with arrival pattern mode: the
+// --arrival-smoothness, 1 when unset; 0 for the other patterns.
+func (p *Profile) smoothness(mode string) float64 {
+	if mode != RateGamma {
+		return 0
+	}
+	return deref(p.ArrivalSmoothness, 1)
+}
+
 // warmupPhase is the warmup before prof, as AIPerf builds it: each load
 // knob from its --warmup-* flag, else from the profiling phase (rate,
 // arrival pattern, concurrency); one stop condition, the first given of
@@ -218,13 +238,13 @@ func (p *Profile) warmupPhase(prof Phase) Phase {
 	warm := Phase{Name: KindWarmup, Kind: KindWarmup, GracePeriod: -1} // never replays the schedule
 	rate, mode := prof.Rate, prof.RateMode
 	if p.WarmupRequestRate != nil {
-		rate, mode = *p.WarmupRequestRate, cmp.Or(mode, p.RequestRateMode)
+		rate, mode = *p.WarmupRequestRate, cmp.Or(mode, p.ArrivalPattern())
 	}
 	if p.WarmupArrivalPattern != "" {
 		mode = p.WarmupArrivalPattern
 	}
 	if rate > 0 {
-		warm.Rate, warm.RateMode = rate, mode
+		warm.Rate, warm.RateMode, warm.Smoothness = rate, mode, p.smoothness(mode)
 		warm.Concurrency = deref(p.WarmupConcurrency, deref(p.Concurrency, 0)) // a cap only when one was given
 	} else {
 		warm.Concurrency = deref(p.WarmupConcurrency, max(prof.Concurrency, 1))

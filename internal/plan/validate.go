@@ -90,7 +90,7 @@ func (p *Profile) Check() error {
 
 	v.intRange("concurrency", p.Concurrency, 1, MaxConcurrency)
 	v.rate("request_rate", p.RequestRate)
-	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson)
+	v.arrival(p)
 	v.intRange("request_count", p.RequestCount, 1, MaxRequests)
 	v.seconds("benchmark_duration", p.BenchmarkDuration, false)
 	if p.BenchmarkGracePeriod != nil {
@@ -136,7 +136,7 @@ func (v *validator) warmup(p *Profile) {
 	v.intRange("num_warmup_sessions", p.NumWarmupSessions, 1, MaxRequests)
 	v.intRange("warmup_concurrency", p.WarmupConcurrency, 1, MaxConcurrency)
 	v.rate("warmup_request_rate", p.WarmupRequestRate)
-	v.oneOf("warmup_arrival_pattern", p.WarmupArrivalPattern, "", RateConstant, RatePoisson)
+	v.oneOf("warmup_arrival_pattern", p.WarmupArrivalPattern, "", RateConstant, RatePoisson, RateGamma)
 	v.seconds("warmup_grace_period", p.WarmupGracePeriod, true)
 	v.check(p.WarmupGracePeriod == nil || p.WarmupDuration != nil || v.nonFinite["warmup_grace_period"],
 		"warmup_grace_period", "needs --warmup-duration")
@@ -211,9 +211,10 @@ func (v *validator) phases(phases []Phase) {
 			v.rate(at("rate"), &ph.Rate)
 		}
 		if ph.Rate > 0 {
-			v.check(ph.RateMode == RateConstant || ph.RateMode == RatePoisson, at("type"),
-				fmt.Sprintf("must be constant or poisson for a rate phase, got %q", ph.RateMode))
+			v.check(ph.RateMode == RateConstant || ph.RateMode == RatePoisson || ph.RateMode == RateGamma, at("type"),
+				fmt.Sprintf("must be constant, poisson or gamma for a rate phase, got %q", ph.RateMode))
 		}
+		v.phaseSmoothness(at("smoothness"), ph)
 		v.check(ph.Requests != 0 || ph.Duration != 0, at("requests"), "or duration is required")
 		if ph.Requests != 0 {
 			v.intRange(at("requests"), &ph.Requests, 1, MaxRequests)

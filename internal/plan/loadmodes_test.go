@@ -1,0 +1,56 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestArrivalSmoothness: --arrival-smoothness makes the default pattern
+// gamma with that shape; gamma without it has shape 1; the warmup inherits
+// the pattern and shape.
+func TestArrivalSmoothness(t *testing.T) {
+	for name, c := range map[string]struct {
+		set        func(p *Profile)
+		mode       string
+		smoothness float64
+	}{
+		"smoothness implies gamma":  {func(p *Profile) { p.ArrivalSmoothness = Ptr(0.5) }, RateGamma, 0.5},
+		"explicit gamma":            {func(p *Profile) { p.RequestRateMode, p.ArrivalSmoothness = RateGamma, Ptr(3.0) }, RateGamma, 3},
+		"gamma defaults to shape 1": {func(p *Profile) { p.RequestRateMode = RateGamma }, RateGamma, 1},
+		"poisson has no shape":      {func(p *Profile) {}, RatePoisson, 0},
+	} {
+		p := valid()
+		p.RequestRate, p.WarmupRequestCount = Ptr(5.0), Ptr(3)
+		c.set(&p)
+		require.NoError(t, p.Check(), name)
+		for _, ph := range p.PhaseList() {
+			assert.Equal(t, c.mode, ph.RateMode, "%s: %s", name, ph.Name)
+			assert.Equal(t, c.smoothness, ph.Smoothness, "%s: %s", name, ph.Name)
+		}
+	}
+}
+
+func TestArrivalSmoothnessRefused(t *testing.T) {
+	for name, c := range map[string]struct {
+		set  func(p *Profile)
+		want string
+	}{
+		"with constant": {func(p *Profile) {
+			p.RequestRate, p.RequestRateMode, p.ArrivalSmoothness = Ptr(5.0), RateConstant, Ptr(2.0)
+		},
+			"--arrival-smoothness shapes gamma arrivals and cannot be used with --arrival-pattern constant"},
+		"without a rate": {func(p *Profile) { p.ArrivalSmoothness = Ptr(2.0) }, "--arrival-smoothness needs --request-rate"},
+		"zero":           {func(p *Profile) { p.RequestRate, p.ArrivalSmoothness = Ptr(5.0), Ptr(0.0) }, "--arrival-smoothness must be a gamma shape in (0, 1e+06], got 0"},
+		"phase shape on poisson": {func(p *Profile) {
+			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 5, RateMode: RatePoisson, Smoothness: 2, Requests: 3}}
+		}, "phases[0].smoothness applies only to a gamma rate phase"},
+	} {
+		p := valid()
+		c.set(&p)
+		err := p.Check()
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
+}
