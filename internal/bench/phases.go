@@ -9,6 +9,7 @@ import (
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/selfcheck"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
@@ -26,7 +27,7 @@ type phasesOutcome struct {
 
 // runPhases drives the phases with one client, bracketing each profiling
 // phase with the server profiler (never warmup), and collects the records.
-func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phasesOutcome {
+func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) (out phasesOutcome) {
 	phases := c.phases
 	client := endpoint.New(endpoint.Options{
 		MaxEventBytes: c.p.MaxEventBytes,
@@ -37,7 +38,6 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 	})
 	defer client.Close()
 
-	var out phasesOutcome
 	src, err := c.source(client)
 	if err != nil {
 		out.err = err
@@ -51,6 +51,14 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 		Precise:  c.p.PrecisePacing,
 		Seed:     c.p.RandomSeed,
 		OnRecord: c.fin.push,
+	}
+	if guard := newFailGuard(c.p, phases, engine.Stop); guard != nil {
+		engine.OnRecord = func(r metrics.Record) { c.fin.push(r); guard.observe(r) }
+		defer func() {
+			if out.err == nil {
+				out.err = guard.err()
+			}
+		}()
 	}
 	prof := c.bracket(engine, col)
 

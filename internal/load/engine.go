@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,24 @@ type Engine struct {
 	index    atomic.Int64
 	sessions atomic.Int64
 	current  atomic.Pointer[Progress]
+
+	stopMu      sync.Mutex
+	stopped     bool
+	stopIssuing context.CancelFunc // Run's, while it runs
+}
+
+// Stop ends the run's issuing for good, as a user's cancel would but
+// without cutting anything: the current phase sends nothing more from the
+// moment Stop returns, no later phase starts, and the requests in flight
+// finish (within their phase's grace period). Safe to call from OnRecord,
+// before Run and more than once.
+func (e *Engine) Stop() {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	e.stopped = true
+	if e.stopIssuing != nil {
+		e.stopIssuing()
+	}
 }
 
 // PhaseReport is what the engine knows about a phase once it drained.
@@ -79,9 +98,19 @@ func (e *Engine) Progress() *Progress { return e.current.Load() }
 // hooks are ordered so that reference counting works: a seamless phase's
 // BeforeSend returns before its predecessor's Drained runs. On ctx
 // cancellation it stops issuing, cancels in-flight requests, waits for every
-// phase to drain (so Drained hooks run) and returns ctx.Err().
+// phase to drain (so Drained hooks run) and returns ctx.Err(); after Stop it
+// stops issuing and lets the phase drain as usual.
 func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, error) {
 	reports := make([]PhaseReport, len(phases))
+	// issuing ends with ctx or at Stop; in-flight requests only with ctx.
+	issuing, stopIssuing := context.WithCancel(ctx)
+	defer stopIssuing()
+	e.stopMu.Lock()
+	e.stopIssuing = stopIssuing
+	if e.stopped {
+		stopIssuing()
+	}
+	e.stopMu.Unlock()
 	var prevDrained <-chan struct{}
 	var all []<-chan struct{}
 	// handoff is open while a seamless successor has yet to start; the
@@ -104,7 +133,7 @@ func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, e
 			case <-ctx.Done():
 			}
 		}
-		if ctx.Err() != nil {
+		if issuing.Err() != nil {
 			break
 		}
 		if e.Hooks.BeforeSend != nil {
@@ -123,7 +152,7 @@ func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, e
 		} else {
 			close(h)
 		}
-		drained := e.runPhase(ctx, ph, &reports[i], int64(i), h)
+		drained := e.runPhase(ctx, issuing, ph, &reports[i], int64(i), h)
 		all = append(all, drained)
 		prevDrained = drained
 	}
@@ -137,15 +166,15 @@ func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, e
 // hook, which first waits for handoff, has run. A phase with a duration and
 // a grace period cancels the requests still in flight at start + duration +
 // grace.
-func (e *Engine) runPhase(ctx context.Context, ph *plan.Phase, r *PhaseReport, n int64, handoff <-chan struct{}) <-chan struct{} {
+func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *PhaseReport, n int64, handoff <-chan struct{}) <-chan struct{} {
 	phaseCtx, cancel := context.WithCancel(ctx)
 	r.Phase = *ph
 	r.StartNs = e.Clock.Now()
 	// issueCtx ends when the phase must stop issuing: at the end of its
-	// duration, measured on the phase's clock, or when ctx ends.
-	issueCtx, stopIssuing := ctx, context.CancelFunc(func() {})
+	// duration, measured on the phase's clock, or when issuing ends.
+	issueCtx, stopIssuing := issuing, context.CancelFunc(func() {})
 	if ph.Duration > 0 {
-		issueCtx, stopIssuing = context.WithDeadline(ctx, e.Clock.Start().Add(time.Duration(r.StartNs)+seconds(ph.Duration)))
+		issueCtx, stopIssuing = context.WithDeadline(issuing, e.Clock.Start().Add(time.Duration(r.StartNs)+seconds(ph.Duration)))
 	}
 	defer stopIssuing()
 	progress := &Progress{Phase: ph, StartNs: r.StartNs}

@@ -33,3 +33,11 @@ func (v *validator) phaseSmoothness(field string, ph Phase) {
 		v.add(field, fmt.Sprintf("must be a gamma shape in (0, %g], got %g", float64(MaxSmoothness), ph.Smoothness))
 	}
 }
+
+// failedRequestThreshold checks --failed-request-threshold: a ratio in [0, 1].
+func (v *validator) failedRequestThreshold(p *Profile) {
+	if x := p.FailedRequestThreshold; x != nil && !v.nonFinite["failed_request_threshold"] {
+		v.check(*x >= 0 && *x <= 1, "failed_request_threshold",
+			fmt.Sprintf("must be a ratio of failed to finished requests in [0, 1], got %g", *x))
+	}
+}

@@ -75,6 +75,7 @@ type Profile struct {
 	Phases                   []Phase  `json:"phases,omitempty" kong:"-"`
 	RequestCancellationRate  *float64 `json:"request_cancellation_rate,omitempty" name:"request-cancellation-rate" group:"Load" placeholder:"PERCENT" help:"Abort this share (0-100] of the profiling requests, picked with --random-seed, --request-cancellation-delay after each was fully sent; reported apart as cancelled_request_count."`
 	RequestCancellationDelay *float64 `json:"request_cancellation_delay,omitempty" name:"request-cancellation-delay" group:"Load" placeholder:"SECONDS" help:"Seconds after a picked request was fully sent before it is aborted (default 0: at once)."`
+	FailedRequestThreshold   *float64 `json:"failed_request_threshold,omitempty" name:"failed-request-threshold" group:"Load" placeholder:"RATIO" help:"End the profiling early once failed/finished profiling requests exceeds this ratio in [0, 1], checked after max(concurrency, 10) have finished; in-flight requests drain, the results are exported and the run fails (exit 1)."`
 	Goodput                  string   `json:"goodput,omitempty" group:"Load" placeholder:"SLOS" help:"Service-level objectives as space-separated tag:value pairs in display units, e.g. \"time_to_first_token:200 inter_token_latency:20\": adds goodput (good requests/s), good_request_count and good_request_fraction."`
 
 	// Dataset.

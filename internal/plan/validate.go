@@ -120,6 +120,7 @@ func (p *Profile) Check() error {
 	v.seconds("request_cancellation_delay", p.RequestCancellationDelay, true)
 	v.check(p.RequestCancellationDelay == nil || p.RequestCancellationRate != nil || v.nonFinite["request_cancellation_delay"],
 		"request_cancellation_delay", "needs --request-cancellation-rate")
+	v.failedRequestThreshold(p)
 	v.dataset(p)
 	v.inputs(p)
 	v.scrape(p)
