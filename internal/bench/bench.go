@@ -1,5 +1,6 @@
 // Package bench runs one benchmark cell end to end, as a short list of
-// stages: prepare (tokenizer, dataset), preflight, collect (the server's
+// stages: prepare (tokenizer, dataset), ready (the wait for the model, when
+// asked, then a preflight dial), collect (the server's
 // metrics and GPU telemetry scraped from here on), reset (the KV cache, once,
 // before any load), run phases (the load, every phase marked for the
 // scrapes, profiling phases bracketed by the server profiler, each record
@@ -94,7 +95,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	}
 	defer c.ds.Close()
 	defer c.fin.close()
-	if err := preflight(ctx, c.p.Origins()); err != nil {
+	if err := c.ready(ctx); err != nil {
 		return c.fail(err)
 	}
 	col, err := c.collect(ctx)

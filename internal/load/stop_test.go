@@ -18,24 +18,17 @@ func TestStopDrainsWithoutCutting(t *testing.T) {
 	f := &fakeServer{clock: NewClock(), release: make(chan struct{})}
 	c := &collector{}
 	e := newEngine(f, c)
-	var reports []PhaseReport
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var err error
-		reports, err = e.Run(context.Background(), []plan.Phase{
-			{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 3, Requests: 100},
-			{Name: "second", Kind: plan.KindProfiling, Concurrency: 3, Requests: 100},
-		})
-		assert.NoError(t, err)
-	}()
+	wait := runAsync(t, e, []plan.Phase{
+		{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 3, Requests: 100},
+		{Name: "second", Kind: plan.KindProfiling, Concurrency: 3, Requests: 100},
+	})
 	require.Eventually(t, func() bool { return f.inflight.Load() == 3 }, 5*time.Second, time.Millisecond)
 	e.Stop()
 	e.Stop() // idempotent
 	for range 3 {
 		f.release <- struct{}{}
 	}
-	<-done
+	reports := wait()
 	require.Len(t, c.recs, 3, "only the requests in flight at Stop")
 	for _, r := range c.recs {
 		assert.Nil(t, r.Error)
@@ -44,4 +37,19 @@ func TestStopDrainsWithoutCutting(t *testing.T) {
 	}
 	assert.Equal(t, 3, reports[0].Sent)
 	assert.Zero(t, reports[1].Sent, "no later phase starts")
+}
+
+// runAsync runs the phases on e in the background; wait returns their
+// reports once Run returned without error.
+func runAsync(t *testing.T, e *Engine, phases []plan.Phase) (wait func() []PhaseReport) {
+	t.Helper()
+	var reports []PhaseReport
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		reports, err = e.Run(context.Background(), phases)
+		assert.NoError(t, err)
+	}()
+	return func() []PhaseReport { <-done; return reports }
 }

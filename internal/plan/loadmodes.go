@@ -41,3 +41,13 @@ func (v *validator) failedRequestThreshold(p *Profile) {
 			fmt.Sprintf("must be a ratio of failed to finished requests in [0, 1], got %g", *x))
 	}
 }
+
+// waitForModel checks the readiness probe's options: a timeout of 0 or more
+// (0: no probe), a mode, an interval > 0 that needs a timeout.
+func (v *validator) waitForModel(p *Profile) {
+	v.seconds("wait_for_model_timeout", p.WaitForModelTimeout, true)
+	v.oneOf("wait_for_model_mode", p.WaitForModelMode, "", WaitModels, WaitInference, WaitBoth)
+	v.seconds("wait_for_model_interval", p.WaitForModelInterval, false)
+	v.check(p.WaitForModelInterval == nil || p.WaitForModelTimeout != nil || v.nonFinite["wait_for_model_interval"],
+		"wait_for_model_interval", "needs --wait-for-model-timeout (the probe is off without it)")
+}

@@ -41,10 +41,14 @@ func TestArrivalSmoothnessRefused(t *testing.T) {
 			p.RequestRate, p.RequestRateMode, p.ArrivalSmoothness = Ptr(5.0), RateConstant, Ptr(2.0)
 		},
 			"--arrival-smoothness shapes gamma arrivals and cannot be used with --arrival-pattern constant"},
-		"without a rate":     {func(p *Profile) { p.ArrivalSmoothness = Ptr(2.0) }, "--arrival-smoothness needs --request-rate"},
-		"zero":               {func(p *Profile) { p.RequestRate, p.ArrivalSmoothness = Ptr(5.0), Ptr(0.0) }, "--arrival-smoothness must be a gamma shape in (0, 1e+06], got 0"},
-		"threshold above 1":  {func(p *Profile) { p.FailedRequestThreshold = Ptr(1.5) }, "--failed-request-threshold must be a ratio of failed to finished requests in [0, 1], got 1.5"},
-		"negative threshold": {func(p *Profile) { p.FailedRequestThreshold = Ptr(-0.1) }, "--failed-request-threshold must be a ratio"},
+		"without a rate":        {func(p *Profile) { p.ArrivalSmoothness = Ptr(2.0) }, "--arrival-smoothness needs --request-rate"},
+		"zero":                  {func(p *Profile) { p.RequestRate, p.ArrivalSmoothness = Ptr(5.0), Ptr(0.0) }, "--arrival-smoothness must be a gamma shape in (0, 1e+06], got 0"},
+		"threshold above 1":     {func(p *Profile) { p.FailedRequestThreshold = Ptr(1.5) }, "--failed-request-threshold must be a ratio of failed to finished requests in [0, 1], got 1.5"},
+		"negative threshold":    {func(p *Profile) { p.FailedRequestThreshold = Ptr(-0.1) }, "--failed-request-threshold must be a ratio"},
+		"negative wait":         {func(p *Profile) { p.WaitForModelTimeout = Ptr(-1.0) }, "--wait-for-model-timeout must be 0 or more, got -1"},
+		"zero interval":         {func(p *Profile) { p.WaitForModelTimeout, p.WaitForModelInterval = Ptr(5.0), Ptr(0.0) }, "--wait-for-model-interval must be greater than 0, got 0"},
+		"interval without wait": {func(p *Profile) { p.WaitForModelInterval = Ptr(1.0) }, "--wait-for-model-interval needs --wait-for-model-timeout"},
+		"wait mode":             {func(p *Profile) { p.WaitForModelMode = "health" }, `--wait-for-model-mode must be one of models, inference, both, got "health"`},
 		"phase shape on poisson": {func(p *Profile) {
 			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 5, RateMode: RatePoisson, Smoothness: 2, Requests: 3}}
 		}, "phases[0].smoothness applies only to a gamma rate phase"},

@@ -29,6 +29,16 @@ const (
 	KindProfiling = "profiling"
 )
 
+// Wait-for-model modes (--wait-for-model-mode).
+const (
+	WaitModels    = "models"
+	WaitInference = "inference"
+	WaitBoth      = "both"
+)
+
+// DefaultWaitForModelInterval is the seconds between readiness probes.
+const DefaultWaitForModelInterval = 5.0
+
 // Default control-hook settings (AIPerf §10).
 const (
 	DefaultResetPath            = "/reset_prefix_cache"
@@ -53,6 +63,9 @@ type Profile struct {
 	APIKey                string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" placeholder:"KEY" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
 	ExtraInputs           []string `json:"extra_inputs,omitempty" name:"extra-inputs" sep:"none" group:"Endpoint" placeholder:"K:V|JSON" help:"Extra request-body field as key:value, or a JSON object (repeatable)."`
 	RequestTimeoutSeconds float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" placeholder:"SECONDS" help:"Per-request timeout covering connect, send and receive (default ${default})."`
+	WaitForModelTimeout   *float64 `json:"wait_for_model_timeout,omitempty" name:"wait-for-model-timeout" group:"Endpoint" placeholder:"SECONDS" help:"Before the reset hook and any load, probe the server every --wait-for-model-interval until it is ready, for up to this many seconds (default 0: no probe); a server still not ready fails the run with nothing sent."`
+	WaitForModelMode      string   `json:"wait_for_model_mode,omitempty" name:"wait-for-model-mode" enum:"models,inference,both" default:"inference" group:"Endpoint" placeholder:"MODE" help:"How readiness is probed: models (GET /v1/models lists every --model), inference (a one-token request of the endpoint type succeeds) or both (default ${default})."`
+	WaitForModelInterval  *float64 `json:"wait_for_model_interval,omitempty" name:"wait-for-model-interval" group:"Endpoint" placeholder:"SECONDS" help:"Seconds between readiness probes (default 5)."`
 	MaxEventBytes         int      `json:"max_event_bytes,omitempty" name:"max-event-bytes" group:"Endpoint" placeholder:"BYTES" help:"Largest SSE line or event, and non-streaming body, accepted; a larger response fails (default 16 MiB)."`
 	UseServerTokenCount   bool     `json:"use_server_token_count,omitempty" name:"use-server-token-count" group:"Endpoint" help:"Take ISL and OSL from the server's usage instead of counting with the tokenizer."`
 

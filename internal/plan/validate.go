@@ -121,6 +121,7 @@ func (p *Profile) Check() error {
 	v.check(p.RequestCancellationDelay == nil || p.RequestCancellationRate != nil || v.nonFinite["request_cancellation_delay"],
 		"request_cancellation_delay", "needs --request-cancellation-rate")
 	v.failedRequestThreshold(p)
+	v.waitForModel(p)
 	v.dataset(p)
 	v.inputs(p)
 	v.scrape(p)

@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// ready is the stage between prepare and the first control call: with
+// --wait-for-model-timeout it probes the server until it is ready (AIPerf's
+// wait for model), then it dials every origin once (preflight).
+func (c *cell) ready(ctx context.Context) error {
+	if t := c.p.WaitForModelTimeout; t != nil && *t > 0 {
+		if err := c.waitForModel(ctx, time.Duration(*t*float64(time.Second))); err != nil {
+			return err
+		}
+	}
+	return preflight(ctx, c.p.Origins())
+}
+
+// maxProbeBody bounds a /v1/models reply read by the probe.
+const maxProbeBody = 4 << 20
+
+// probeHTTP sends the /v1/models probes; like the inference client it
+// ignores HTTP(S)_PROXY.
+var probeHTTP = &http.Client{Transport: &http.Transport{}}
+
+// waitForModel probes every --wait-for-model-interval, for up to timeout,
+// until one probe of the --wait-for-model-mode passes: models (GET
+// /v1/models of every origin lists every --model), inference (a one-token
+// request of the endpoint type to every --url succeeds) or both, in that
+// order. Nothing of the probe is recorded. A server still not ready fails
+// the run before the reset hook and any load, saying why.
+func (c *cell) waitForModel(ctx context.Context, timeout time.Duration) error {
+	interval := time.Duration(plan.DefaultWaitForModelInterval * float64(time.Second))
+	if c.p.WaitForModelInterval != nil {
+		interval = time.Duration(*c.p.WaitForModelInterval * float64(time.Second))
+	}
+	start := time.Now()
+	deadline := start.Add(timeout)
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	client := endpoint.New(endpoint.Options{
+		MaxConns: 1, MaxEventBytes: c.p.MaxEventBytes, Headers: requestHeaders(c.p, c.o.Version),
+		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
+	})
+	defer client.Close()
+	mode := c.p.WaitForModelMode
+	fmt.Fprintf(c.log, "waiting up to %s for the model to be ready (%s probe every %s)\n", timeout, mode, interval)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var last error // the last probe's failure, if not cut by the deadline
+	for attempt := 1; ; attempt++ {
+		<-timer.C
+		err := c.probe(pctx, client, mode)
+		if err != nil && (pctx.Err() == nil || last == nil) {
+			last = err
+		}
+		if err == nil {
+			fmt.Fprintf(c.log, "model ready after %.1f s (%d probe(s))\n", time.Since(start).Seconds(), attempt)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("wait for the model: %w", ctx.Err())
+		}
+		next := time.Until(deadline)
+		if pctx.Err() != nil || next <= 0 {
+			return fmt.Errorf("the model was not ready after %s (--wait-for-model-timeout), %d probe(s); the last: %w (no load was sent)",
+				timeout, attempt, last)
+		}
+		timer.Reset(min(interval, next))
+	}
+}
+
+// probe runs one readiness check of mode.
+func (c *cell) probe(ctx context.Context, client *endpoint.Client, mode string) error {
+	if mode == plan.WaitModels || mode == plan.WaitBoth {
+		for _, o := range c.p.Origins() {
+			if err := c.probeModels(ctx, o); err != nil {
+				return err
+			}
+		}
+	}
+	if mode == plan.WaitInference || mode == plan.WaitBoth || mode == "" {
+		for _, u := range c.p.RequestURLs() {
+			if err := c.probeInference(ctx, client, u); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// probeModels passes when GET origin/v1/models answers 200 with a model
+// list naming every --model.
+func (c *cell) probeModels(ctx context.Context, origin string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/v1/models", nil)
+	if err != nil {
+		return fmt.Errorf("build the /v1/models probe: %w", err)
+	}
+	req.Header = controlHeaders(c.p)
+	resp, err := probeHTTP.Do(req)
+	if err != nil {
+		var uerr interface{ Unwrap() error }
+		if errors.As(err, &uerr) { // *url.Error: drop the URL, keep the cause
+			err = uerr.Unwrap()
+		}
+		return fmt.Errorf("GET %s/v1/models: %w", origin, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
+	if err != nil {
+		return fmt.Errorf("GET %s/v1/models: read the reply: %w", origin, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s/v1/models: HTTP %d", origin, resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
+		return fmt.Errorf("GET %s/v1/models: not a model list", origin)
+	}
+	ids := make([]string, len(list.Data))
+	for i, m := range list.Data {
+		ids[i] = m.ID
+	}
+	for _, m := range c.p.Model {
+		if !slices.Contains(ids, m) {
+			return fmt.Errorf("GET %s/v1/models: %q is not listed (listed: %s)", origin, m, strings.Join(ids, ", "))
+		}
+	}
+	return nil
+}
+
+// probeInference passes when a one-token request of the endpoint type to
+// url, for the first --model, gets a valid successful reply.
+func (c *cell) probeInference(ctx context.Context, client *endpoint.Client, url string) error {
+	tmpl, field := c.p.Template()
+	req := endpoint.Request{
+		URL: url, EndpointType: c.p.EndpointType, Model: c.p.Model[0], Prompt: "Hello", Query: "Hello",
+		Passages: []string{"Hello"}, Streaming: c.p.Streams(), Extra: c.p.BodyExtras(), Template: tmpl, ResponseField: field,
+	}
+	if c.p.Spec().Tokens {
+		req.MaxTokens = 1
+	}
+	if resp := client.Do(ctx, req); resp.Err != nil {
+		return fmt.Errorf("a one-token %s request to %s failed: %s", c.p.EndpointType, plan.RedactURL(url), resp.Err.Message)
+	}
+	return nil
+}
