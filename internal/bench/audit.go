@@ -105,8 +105,12 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 				a.SendLagMs.P99, lagLimit))
 		}
 		if a.CapDelayed > 0 {
+			why := "the server did not keep up with %.1f req/s at this cap"
+			if p.ConcurrencyRampDuration != nil {
+				why = "the server did not keep up with %.1f req/s at this cap, or --concurrency-ramp-duration had not opened the slot yet"
+			}
 			a.Warnings = append(a.Warnings, fmt.Sprintf(
-				"%d of %d sends waited for a free in-flight slot (--concurrency cap): the server did not keep up with %.1f req/s at this cap; latency counts from the actual send",
+				"%d of %d sends waited for a free in-flight slot (--concurrency cap): "+why+"; latency counts from the actual send",
 				a.CapDelayed, len(prof), a.TargetRate))
 		}
 	}

@@ -138,14 +138,21 @@ func (p *phaseRun) continueSession(s Session, sid int, last metrics.Record, time
 // issueConcurrency keeps ph.Concurrency sessions going: each slot starts its
 // next session the instant the previous one ends, and sends each turn the
 // instant it is due. With one-turn sessions that is ph.Concurrency requests
-// in flight. It returns when no slot may start another session or send
-// another turn.
+// in flight. A concurrency ramp opens slot k only at slotOpens. It returns
+// when no slot may start another session or send another turn.
 func (p *phaseRun) issueConcurrency() {
 	var slots sync.WaitGroup
-	for range p.ph.Concurrency {
+	// opening ends with the issuer: a slot the ramp has not opened by then
+	// never will.
+	opening, stop := context.WithCancel(p.issueCtx)
+	defer stop()
+	for k := range p.ph.Concurrency {
 		slots.Go(func() {
 			timer := time.NewTimer(time.Hour)
 			defer timer.Stop()
+			if at := slotOpens(k, p.ph.Concurrency, p.ph.ConcurrencyRamp); at > 0 && !p.e.waitUntil(opening, timer, p.r.StartNs+at) {
+				return
+			}
 			for {
 				sid, ok := p.startSession()
 				if !ok {
@@ -179,7 +186,7 @@ func (p *phaseRun) issueConcurrency() {
 // for that end.
 func (p *phaseRun) issueRate() {
 	sched := NewSchedule(*p.ph, p.e.Seed+p.n)
-	q := newTurnQueue(p.ph.Concurrency)
+	q := newTurnQueue(p.ph.Concurrency, p.ph.ConcurrencyRamp)
 	start := p.r.StartNs
 	end := start + int64(seconds(p.ph.Duration))
 	timer := time.NewTimer(time.Hour)

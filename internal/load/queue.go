@@ -24,10 +24,13 @@ type turnQueue struct {
 	active int           // sessions started and not ended
 	cap    int           // most sessions at once (0: no cap)
 	notify chan struct{} // a turn became due or a session ended
+	// ramp raises the cap from 1 over ramp seconds from the phase's start
+	// (0: no ramp).
+	ramp float64
 }
 
-func newTurnQueue(cap int) *turnQueue {
-	return &turnQueue{cap: cap, notify: make(chan struct{}, 1)}
+func newTurnQueue(cap int, ramp float64) *turnQueue {
+	return &turnQueue{cap: cap, ramp: ramp, notify: make(chan struct{}, 1)}
 }
 
 // pick chooses what to send at schedule time target: the oldest due turn,
@@ -46,7 +49,8 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (turnWork, bool) {
 			w.sched = max(target, w.dueNs)
 			return w, true
 		}
-		capFull := q.cap > 0 && q.active >= q.cap
+		limit, opens := rampedCap(q.cap, q.ramp, p.e.Clock.Now()-p.r.StartNs)
+		capFull := q.cap > 0 && q.active >= limit
 		if !capFull {
 			if sid, ok := p.startSession(); ok {
 				q.active++
@@ -67,10 +71,20 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (turnWork, bool) {
 			p.r.CapDelayed++
 			p.mu.Unlock()
 		}
+		var ramped *time.Timer // fires when the ramp opens another slot
+		var opened <-chan time.Time
+		if capFull && opens >= 0 {
+			ramped = time.NewTimer(time.Duration(p.r.StartNs + opens - p.e.Clock.Now()))
+			opened = ramped.C
+		}
 		select {
 		case <-q.notify:
+		case <-opened:
 		case <-p.issueCtx.Done():
 			return turnWork{}, false
+		}
+		if ramped != nil {
+			ramped.Stop()
 		}
 	}
 }

@@ -30,6 +30,7 @@ type Schedule struct {
 	rate  float64
 	mode  string
 	shape float64 // gamma: the smoothness
+	ramp  float64 // seconds of the linear rate ramp (0: none)
 	rng   *rand.Rand
 	i     int64
 	t     float64 // poisson and gamma: running offset in seconds
@@ -44,6 +45,7 @@ func NewSchedule(ph plan.Phase, seed int64) *Schedule {
 		rate:  ph.Rate,
 		mode:  ph.RateMode,
 		shape: ph.Smoothness,
+		ramp:  ph.RateRamp,
 		rng:   rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
 	}
 	if s.shape == 0 {
@@ -53,22 +55,26 @@ func NewSchedule(ph plan.Phase, seed int64) *Schedule {
 }
 
 // Next returns the offset of the next send. The first send is at 0; constant
-// sends are at i/rate, computed from i so rounding never accumulates.
+// sends are at i/rate, computed from i so rounding never accumulates. A rate
+// ramp warps the offsets so that the rate rises linearly to its target.
 func (s *Schedule) Next() int64 {
 	defer func() { s.i++ }()
+	t := s.t
 	switch s.mode {
 	case plan.RatePoisson:
 		if s.i > 0 {
 			s.t += s.rng.ExpFloat64() / s.rate
 		}
+		t = s.t
 	case plan.RateGamma:
 		if s.i > 0 {
 			s.t += gamma(s.rng, s.shape) / (s.rate * s.shape)
 		}
+		t = s.t
 	default:
-		return int64(math.Round(float64(s.i) * 1e9 / s.rate))
+		t = float64(s.i) / s.rate
 	}
-	return int64(math.Round(s.t * 1e9))
+	return int64(math.Round(warp(t, s.ramp) * 1e9))
 }
 
 // gamma draws from Gamma(shape, 1) by Marsaglia and Tsang's method (2000);

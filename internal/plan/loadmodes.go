@@ -51,3 +51,46 @@ func (v *validator) waitForModel(p *Profile) {
 	v.check(p.WaitForModelInterval == nil || p.WaitForModelTimeout != nil || v.nonFinite["wait_for_model_interval"],
 		"wait_for_model_interval", "needs --wait-for-model-timeout (the probe is off without it)")
 }
+
+// rampChecks checks the ramps: seconds > 0, the rate ramp with a rate, the
+// concurrency ramp with a concurrency to raise, neither on a fixed schedule.
+func (v *validator) rampChecks(p *Profile) {
+	v.seconds("concurrency_ramp_duration", p.ConcurrencyRampDuration, false)
+	v.seconds("request_rate_ramp_duration", p.RequestRateRampDuration, false)
+	for _, f := range []struct {
+		name string
+		x    *float64
+		has  bool
+		msg  string
+	}{
+		{"concurrency_ramp_duration", p.ConcurrencyRampDuration, p.Concurrency != nil || p.WarmupConcurrency != nil,
+			"needs --concurrency: it ramps the concurrency from 1 up to it"},
+		{"request_rate_ramp_duration", p.RequestRateRampDuration, p.RequestRate != nil || p.WarmupRequestRate != nil,
+			"needs --request-rate: it ramps the rate up to it"},
+	} {
+		switch {
+		case f.x == nil || v.nonFinite[f.name]:
+		case len(p.Phases) > 0:
+			v.add(f.name, "cannot be applied to the phases the config file lists: set the ramp on a phase in the file")
+		case p.FixedSchedule:
+			v.add(f.name, "cannot ramp a fixed schedule (--fixed-schedule): the trace sets the load")
+		case !f.has:
+			v.add(f.name, f.msg)
+		}
+	}
+}
+
+// phaseRamps checks a phase's ramps: 0 or more seconds, the rate ramp on a
+// rate phase only.
+func (v *validator) phaseRamps(at func(string) string, ph Phase) {
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{"concurrency_ramp_duration", ph.ConcurrencyRamp}, {"request_rate_ramp_duration", ph.RateRamp}} {
+		if f.x != 0 && !v.nonFinite[at(f.name)] {
+			v.seconds(at(f.name), &f.x, false)
+		}
+	}
+	v.check(ph.RateRamp == 0 || ph.Rate > 0, at("request_rate_ramp_duration"), "applies only to a rate phase")
+	v.check(ph.ConcurrencyRamp == 0 || !ph.Fixed, at("concurrency_ramp_duration"), "cannot ramp a fixed schedule")
+}

@@ -41,14 +41,23 @@ func TestArrivalSmoothnessRefused(t *testing.T) {
 			p.RequestRate, p.RequestRateMode, p.ArrivalSmoothness = Ptr(5.0), RateConstant, Ptr(2.0)
 		},
 			"--arrival-smoothness shapes gamma arrivals and cannot be used with --arrival-pattern constant"},
-		"without a rate":        {func(p *Profile) { p.ArrivalSmoothness = Ptr(2.0) }, "--arrival-smoothness needs --request-rate"},
-		"zero":                  {func(p *Profile) { p.RequestRate, p.ArrivalSmoothness = Ptr(5.0), Ptr(0.0) }, "--arrival-smoothness must be a gamma shape in (0, 1e+06], got 0"},
-		"threshold above 1":     {func(p *Profile) { p.FailedRequestThreshold = Ptr(1.5) }, "--failed-request-threshold must be a ratio of failed to finished requests in [0, 1], got 1.5"},
-		"negative threshold":    {func(p *Profile) { p.FailedRequestThreshold = Ptr(-0.1) }, "--failed-request-threshold must be a ratio"},
-		"negative wait":         {func(p *Profile) { p.WaitForModelTimeout = Ptr(-1.0) }, "--wait-for-model-timeout must be 0 or more, got -1"},
-		"zero interval":         {func(p *Profile) { p.WaitForModelTimeout, p.WaitForModelInterval = Ptr(5.0), Ptr(0.0) }, "--wait-for-model-interval must be greater than 0, got 0"},
-		"interval without wait": {func(p *Profile) { p.WaitForModelInterval = Ptr(1.0) }, "--wait-for-model-interval needs --wait-for-model-timeout"},
-		"wait mode":             {func(p *Profile) { p.WaitForModelMode = "health" }, `--wait-for-model-mode must be one of models, inference, both, got "health"`},
+		"without a rate":           {func(p *Profile) { p.ArrivalSmoothness = Ptr(2.0) }, "--arrival-smoothness needs --request-rate"},
+		"zero":                     {func(p *Profile) { p.RequestRate, p.ArrivalSmoothness = Ptr(5.0), Ptr(0.0) }, "--arrival-smoothness must be a gamma shape in (0, 1e+06], got 0"},
+		"threshold above 1":        {func(p *Profile) { p.FailedRequestThreshold = Ptr(1.5) }, "--failed-request-threshold must be a ratio of failed to finished requests in [0, 1], got 1.5"},
+		"negative threshold":       {func(p *Profile) { p.FailedRequestThreshold = Ptr(-0.1) }, "--failed-request-threshold must be a ratio"},
+		"negative wait":            {func(p *Profile) { p.WaitForModelTimeout = Ptr(-1.0) }, "--wait-for-model-timeout must be 0 or more, got -1"},
+		"zero interval":            {func(p *Profile) { p.WaitForModelTimeout, p.WaitForModelInterval = Ptr(5.0), Ptr(0.0) }, "--wait-for-model-interval must be greater than 0, got 0"},
+		"interval without wait":    {func(p *Profile) { p.WaitForModelInterval = Ptr(1.0) }, "--wait-for-model-interval needs --wait-for-model-timeout"},
+		"wait mode":                {func(p *Profile) { p.WaitForModelMode = "health" }, `--wait-for-model-mode must be one of models, inference, both, got "health"`},
+		"ramp without concurrency": {func(p *Profile) { p.ConcurrencyRampDuration = Ptr(5.0) }, "--concurrency-ramp-duration needs --concurrency"},
+		"rate ramp without rate":   {func(p *Profile) { p.Concurrency, p.RequestRateRampDuration = Ptr(4), Ptr(5.0) }, "--request-rate-ramp-duration needs --request-rate"},
+		"zero ramp":                {func(p *Profile) { p.Concurrency, p.ConcurrencyRampDuration = Ptr(4), Ptr(0.0) }, "--concurrency-ramp-duration must be greater than 0, got 0"},
+		"ramp a fixed schedule": {func(p *Profile) {
+			p.FixedSchedule, p.InputFile, p.Concurrency, p.ConcurrencyRampDuration = true, "trace.jsonl", Ptr(4), Ptr(5.0)
+		}, "--concurrency-ramp-duration cannot ramp a fixed schedule"},
+		"rate ramp on a concurrency phase": {func(p *Profile) {
+			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Concurrency: 2, RateRamp: 3, Requests: 3}}
+		}, "phases[0].request_rate_ramp_duration applies only to a rate phase"},
 		"phase shape on poisson": {func(p *Profile) {
 			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 5, RateMode: RatePoisson, Smoothness: 2, Requests: 3}}
 		}, "phases[0].smoothness applies only to a gamma rate phase"},
@@ -59,4 +68,24 @@ func TestArrivalSmoothnessRefused(t *testing.T) {
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), c.want, name)
 	}
+}
+
+// TestRamps: the ramps go to the phases that have something to ramp, the
+// warmup included (AIPerf's fallback to the profiling ramps).
+func TestRamps(t *testing.T) {
+	p := valid()
+	p.Concurrency, p.RequestRate, p.WarmupRequestCount = Ptr(8), Ptr(20.0), Ptr(4)
+	p.ConcurrencyRampDuration, p.RequestRateRampDuration = Ptr(30.0), Ptr(10.0)
+	require.NoError(t, p.Check())
+	for _, ph := range p.PhaseList() {
+		assert.Equal(t, 30.0, ph.ConcurrencyRamp, ph.Name)
+		assert.Equal(t, 10.0, ph.RateRamp, ph.Name)
+	}
+	p = valid()
+	p.Concurrency, p.ConcurrencyRampDuration, p.WarmupRequestCount, p.WarmupConcurrency = Ptr(8), Ptr(30.0), Ptr(4), Ptr(1)
+	require.NoError(t, p.Check())
+	phases := p.PhaseList()
+	assert.Zero(t, phases[0].ConcurrencyRamp, "a warmup of concurrency 1 has nothing to ramp")
+	assert.Zero(t, phases[0].RateRamp)
+	assert.Equal(t, 30.0, phases[1].ConcurrencyRamp)
 }

@@ -194,6 +194,7 @@ func (p *Profile) PhaseList() []Phase {
 		prof.GracePeriod = deref(p.BenchmarkGracePeriod, DefaultGracePeriod)
 	}
 	prof.Sessions = deref(p.ConversationNum, 0)
+	p.ramps(&prof)
 	if p.FixedSchedule {
 		p.FixSchedule(&prof)
 	}
@@ -249,6 +250,7 @@ func (p *Profile) warmupPhase(prof Phase) Phase {
 	} else {
 		warm.Concurrency = deref(p.WarmupConcurrency, max(prof.Concurrency, 1))
 	}
+	p.ramps(&warm)
 	switch {
 	case p.WarmupRequestCount != nil:
 		warm.Requests = *p.WarmupRequestCount
@@ -261,10 +263,23 @@ func (p *Profile) warmupPhase(prof Phase) Phase {
 	return warm
 }
 
+// ramps sets the ramps of ph (AIPerf's warmup falls back to the profiling
+// ones): the concurrency ramp where there is a concurrency or cap above 1
+// to raise, the rate ramp on a rate phase.
+func (p *Profile) ramps(ph *Phase) {
+	if ph.Concurrency > 1 {
+		ph.ConcurrencyRamp = deref(p.ConcurrencyRampDuration, 0)
+	}
+	if ph.Rate > 0 {
+		ph.RateRamp = deref(p.RequestRateRampDuration, 0)
+	}
+}
+
 // FixSchedule makes ph replay the dataset's fixed schedule: no rate, the
 // --replay-speedup, and an in-flight cap only when --concurrency is given.
 func (p *Profile) FixSchedule(ph *Phase) {
 	ph.Fixed, ph.Rate, ph.RateMode, ph.Speedup = true, 0, "", deref(p.ReplaySpeedup, 0)
+	ph.Smoothness, ph.ConcurrencyRamp, ph.RateRamp = 0, 0, 0
 	ph.Concurrency = deref(p.Concurrency, 0)
 }
 

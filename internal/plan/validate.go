@@ -122,6 +122,7 @@ func (p *Profile) Check() error {
 		"request_cancellation_delay", "needs --request-cancellation-rate")
 	v.failedRequestThreshold(p)
 	v.waitForModel(p)
+	v.rampChecks(p)
 	v.dataset(p)
 	v.inputs(p)
 	v.scrape(p)
@@ -217,6 +218,7 @@ func (v *validator) phases(phases []Phase) {
 				fmt.Sprintf("must be constant, poisson or gamma for a rate phase, got %q", ph.RateMode))
 		}
 		v.phaseSmoothness(at("smoothness"), ph)
+		v.phaseRamps(at, ph)
 		v.check(ph.Requests != 0 || ph.Duration != 0, at("requests"), "or duration is required")
 		if ph.Requests != 0 {
 			v.intRange(at("requests"), &ph.Requests, 1, MaxRequests)
