@@ -213,6 +213,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	}
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
 	req.Cancel, req.CancelAfter = src.cancel.picks(rec.PhaseKind, rec.Index), src.cancel.delay
+	req.FirstToken = c.FirstToken
 	resp := src.client.Do(ctx, req.Request)
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err

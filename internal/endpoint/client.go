@@ -212,7 +212,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		if req.MaxTokens > 0 {
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
 		}
-		c.readStream(ctx, rctx, in, resp.Header, f, &res)
+		c.readStream(ctx, rctx, in, resp.Header, f, &res, req.FirstToken)
 	default:
 		c.readWhole(ctx, rctx, in, resp.Header, f, &res)
 	}

@@ -26,7 +26,7 @@ const (
 // OpenAI), an error frame or the end. A stream without a single response
 // event is an invalid response; data lines that are not events of the API
 // are counted in Response.MalformedChunks and skipped.
-func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response) {
+func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response, first func()) {
 	rd := readers.Get().(*sse.Reader)
 	rd.SetMax(c.maxResp)
 	rd.Reset(body, c.now)
@@ -93,6 +93,9 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			res.Usage = p.usage
 		}
 		if p.text != "" || p.reasoning != "" {
+			if len(res.Chunks) == 0 && first != nil {
+				first()
+			}
 			res.Chunks = append(res.Chunks, Chunk{At: ev.At, Text: p.text, Reasoning: p.reasoning})
 		}
 		if p.end {

@@ -49,6 +49,9 @@ type Request struct {
 	// ErrTypeCancelled and Response.Cancelled is set.
 	Cancel      bool
 	CancelAfter time.Duration
+	// FirstToken, when set, is called once when a stream's first response
+	// with text (content or reasoning) is read: the end of its prefill.
+	FirstToken func()
 	// Body, when set, is the request's JSON body as Body(req) builds it:
 	// bodies depend only on the prompt, model and options, so a caller that
 	// sends the same prompts again can build each once and reuse it.

@@ -22,6 +22,10 @@ type Credit struct {
 	ScheduledNs int64       // when the schedule wanted it sent (clock ns)
 	Session     int         // the session's number within the run, from 0
 	Turn        int         // the turn within its session, from 0
+	// FirstToken, set under a prefill cap, releases the request's prefill
+	// slot: the session calls it when the first token arrives (the engine
+	// does when the request ends, if it was not called).
+	FirstToken func()
 }
 
 // Hooks are the phase callbacks: the place where profiler control lives.
@@ -181,6 +185,9 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	e.current.Store(progress)
 
 	p := &phaseRun{e: e, ph: ph, r: r, n: n, issueCtx: issueCtx, phaseCtx: phaseCtx, progress: progress, full: make(chan struct{})}
+	if ph.PrefillConcurrency > 0 {
+		p.prefill = make(chan struct{}, ph.PrefillConcurrency)
+	}
 	switch {
 	case ph.Fixed:
 		p.issueFixed()

@@ -62,13 +62,7 @@ func (f *fakeServer) log(s string) {
 }
 
 func (f *fakeServer) send(ctx context.Context, c Credit) metrics.Record {
-	n := f.inflight.Add(1)
-	for {
-		m := f.maxSeen.Load()
-		if n <= m || f.maxSeen.CompareAndSwap(m, n) {
-			break
-		}
-	}
+	raise(&f.maxSeen, f.inflight.Add(1))
 	defer f.inflight.Add(-1)
 	rec := metrics.Record{Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs, SentNs: f.clock.Now()}
 	f.log("send " + c.Phase.Name)

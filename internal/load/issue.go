@@ -24,6 +24,7 @@ type phaseRun struct {
 
 	inflight  sync.WaitGroup // requests claimed and not yet returned
 	cancelled atomic.Int64
+	prefill   chan struct{} // the prefill cap's slots (nil: no cap)
 
 	mu       sync.Mutex // guards the budgets and the report's counters
 	requests int
@@ -93,9 +94,15 @@ func (p *phaseRun) emit(rec metrics.Record) {
 	}
 }
 
-// send sends turn turn of s under credit c (claimed, so counted in flight).
+// send sends turn turn of s under credit c (claimed, so counted in flight),
+// once the prefill cap has a slot for it: until its first token, or its end.
 func (p *phaseRun) send(s Session, turn int, c Credit) metrics.Record {
 	defer p.inflight.Done()
+	if p.prefill != nil {
+		release := p.enterPrefill(&c)
+		c.FirstToken = release
+		defer release()
+	}
 	rec := s.Send(p.phaseCtx, turn, c)
 	p.emit(rec)
 	return rec
@@ -316,4 +323,29 @@ func releaseSlot(slots chan struct{}) {
 	if slots != nil {
 		<-slots
 	}
+}
+
+// enterPrefill takes a slot of the prefill cap for c and returns its
+// release (idempotent). A send that waits for one is counted as delayed
+// by a cap; in concurrency mode its schedule becomes the moment it got the
+// slot, so the send lag keeps measuring the client. Cut by the phase's end
+// while waiting, it goes on and fails at once as cut.
+func (p *phaseRun) enterPrefill(c *Credit) func() {
+	select {
+	case p.prefill <- struct{}{}:
+	default:
+		p.mu.Lock()
+		p.r.CapDelayed++
+		p.mu.Unlock()
+		select {
+		case p.prefill <- struct{}{}:
+		case <-p.phaseCtx.Done():
+			return func() {}
+		}
+		if p.ph.Rate == 0 && !p.ph.Fixed {
+			c.ScheduledNs = p.e.Clock.Now()
+		}
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-p.prefill }) }
 }

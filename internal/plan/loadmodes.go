@@ -80,6 +80,24 @@ func (v *validator) rampChecks(p *Profile) {
 	}
 }
 
+// prefill checks --prefill-concurrency: a count, on a stream (it ends at
+// the first token), at most --concurrency, on the flags' phases.
+func (v *validator) prefill(p *Profile) {
+	n := p.PrefillConcurrency
+	if n == nil {
+		return
+	}
+	v.intRange("prefill_concurrency", n, 1, MaxConcurrency)
+	switch {
+	case len(p.Phases) > 0:
+		v.add("prefill_concurrency", "cannot be applied to the phases the config file lists: set it on a phase in the file")
+	case !p.Streaming:
+		v.add("prefill_concurrency", "needs --streaming: a request leaves prefill at its first streamed token")
+	case p.Concurrency != nil && *n > *p.Concurrency:
+		v.add("prefill_concurrency", fmt.Sprintf("must be at most --concurrency (%d), got %d", *p.Concurrency, *n))
+	}
+}
+
 // phaseRamps checks a phase's ramps: 0 or more seconds, the rate ramp on a
 // rate phase only.
 func (v *validator) phaseRamps(at func(string) string, ph Phase) {
@@ -93,4 +111,7 @@ func (v *validator) phaseRamps(at func(string) string, ph Phase) {
 	}
 	v.check(ph.RateRamp == 0 || ph.Rate > 0, at("request_rate_ramp_duration"), "applies only to a rate phase")
 	v.check(ph.ConcurrencyRamp == 0 || !ph.Fixed, at("concurrency_ramp_duration"), "cannot ramp a fixed schedule")
+	v.check(ph.PrefillConcurrency >= 0, at("prefill_concurrency"), "must not be negative")
+	v.check(ph.Concurrency <= 0 || ph.PrefillConcurrency <= ph.Concurrency, at("prefill_concurrency"),
+		fmt.Sprintf("must be at most the phase's concurrency (%d), got %d", ph.Concurrency, ph.PrefillConcurrency))
 }

@@ -58,6 +58,11 @@ func TestArrivalSmoothnessRefused(t *testing.T) {
 		"rate ramp on a concurrency phase": {func(p *Profile) {
 			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Concurrency: 2, RateRamp: 3, Requests: 3}}
 		}, "phases[0].request_rate_ramp_duration applies only to a rate phase"},
+		"prefill without streaming": {func(p *Profile) { p.Streaming, p.Concurrency, p.PrefillConcurrency = false, Ptr(4), Ptr(2) },
+			"--prefill-concurrency needs --streaming"},
+		"prefill above concurrency": {func(p *Profile) { p.Streaming, p.Concurrency, p.PrefillConcurrency = true, Ptr(4), Ptr(5) },
+			"--prefill-concurrency must be at most --concurrency (4), got 5"},
+		"prefill zero": {func(p *Profile) { p.Streaming, p.PrefillConcurrency = true, Ptr(0) }, "--prefill-concurrency must be at least 1, got 0"},
 		"phase shape on poisson": {func(p *Profile) {
 			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 5, RateMode: RatePoisson, Smoothness: 2, Requests: 3}}
 		}, "phases[0].smoothness applies only to a gamma rate phase"},
@@ -88,4 +93,16 @@ func TestRamps(t *testing.T) {
 	assert.Zero(t, phases[0].ConcurrencyRamp, "a warmup of concurrency 1 has nothing to ramp")
 	assert.Zero(t, phases[0].RateRamp)
 	assert.Equal(t, 30.0, phases[1].ConcurrencyRamp)
+}
+
+// TestPrefillConcurrencyPhases: the prefill cap goes to both phases, within
+// each one's concurrency.
+func TestPrefillConcurrencyPhases(t *testing.T) {
+	p := valid()
+	p.Streaming, p.Concurrency, p.PrefillConcurrency = true, Ptr(8), Ptr(4)
+	p.WarmupRequestCount, p.WarmupConcurrency = Ptr(4), Ptr(2)
+	require.NoError(t, p.Check())
+	phases := p.PhaseList()
+	assert.Equal(t, 2, phases[0].PrefillConcurrency, "the warmup's, within its concurrency")
+	assert.Equal(t, 4, phases[1].PrefillConcurrency)
 }

@@ -74,6 +74,7 @@ type Profile struct {
 	RequestRate              *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
 	RequestRateMode          string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson,gamma" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate (alias --arrival-pattern): constant, poisson or gamma (seeded) (default ${default})."`
 	ArrivalSmoothness        *float64 `json:"arrival_smoothness,omitempty" name:"arrival-smoothness" aliases:"vllm-burstiness" group:"Load" placeholder:"SHAPE" help:"Shape of the gamma inter-arrival gaps (alias --vllm-burstiness; mean gap still 1/rate): 1 is Poisson, below 1 burstier, above 1 more regular; makes the arrival pattern gamma (default 1)."`
+	PrefillConcurrency       *int     `json:"prefill_concurrency,omitempty" name:"prefill-concurrency" group:"Load" placeholder:"N" help:"At most N requests in prefill at once (sent, no first token yet), on top of --concurrency (needs --streaming; at most --concurrency)."`
 	ConcurrencyRampDuration  *float64 `json:"concurrency_ramp_duration,omitempty" name:"concurrency-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the concurrency (with --request-rate, the cap) from 1 to --concurrency over this many seconds, one more every ramp/(concurrency-1) seconds (the warmup too)."`
 	RequestRateRampDuration  *float64 `json:"request_rate_ramp_duration,omitempty" name:"request-rate-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the request rate linearly from rate×0.1/ramp to --request-rate over this many seconds, keeping the arrival pattern (the warmup too)."`
 	RequestCount             *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
@@ -177,11 +178,14 @@ type Phase struct {
 	// 1 to Concurrency over this many seconds, one slot at a time; RateRamp
 	// raises the rate linearly to Rate over this many seconds. 0: no ramp.
 	ConcurrencyRamp float64 `json:"concurrency_ramp_duration,omitempty"`
-	RateRamp        float64 `json:"request_rate_ramp_duration,omitempty"`
-	Requests        int     `json:"requests,omitempty"`     // stop after this many sends; 0 = no count limit
-	Duration        float64 `json:"duration,omitempty"`     // stop sending after this many seconds; 0 = no time limit
-	GracePeriod     float64 `json:"grace_period,omitempty"` // seconds to wait for in-flight requests after Duration; <0 = forever
-	Seamless        bool    `json:"seamless,omitempty"`     // start as soon as the previous phase stops sending
+	// PrefillConcurrency caps the requests sent and still waiting for
+	// their first token (0: no cap).
+	PrefillConcurrency int     `json:"prefill_concurrency,omitempty"`
+	RateRamp           float64 `json:"request_rate_ramp_duration,omitempty"`
+	Requests           int     `json:"requests,omitempty"`     // stop after this many sends; 0 = no count limit
+	Duration           float64 `json:"duration,omitempty"`     // stop sending after this many seconds; 0 = no time limit
+	GracePeriod        float64 `json:"grace_period,omitempty"` // seconds to wait for in-flight requests after Duration; <0 = forever
+	Seamless           bool    `json:"seamless,omitempty"`     // start as soon as the previous phase stops sending
 	// Sessions stops the phase from starting new sessions (conversations)
 	// after this many; started sessions finish every turn. 0 = no limit.
 	Sessions int `json:"sessions,omitempty"`

@@ -263,10 +263,16 @@ func (p *Profile) warmupPhase(prof Phase) Phase {
 	return warm
 }
 
-// ramps sets the ramps of ph (AIPerf's warmup falls back to the profiling
-// ones): the concurrency ramp where there is a concurrency or cap above 1
+// ramps sets the ramps and the prefill cap of ph (AIPerf's warmup falls
+// back to the profiling ones): the concurrency ramp where there is a concurrency or cap above 1
 // to raise, the rate ramp on a rate phase.
 func (p *Profile) ramps(ph *Phase) {
+	if n := deref(p.PrefillConcurrency, 0); n > 0 { // and the prefill cap, within the phase's concurrency
+		ph.PrefillConcurrency = n
+		if ph.Concurrency > 0 {
+			ph.PrefillConcurrency = min(n, ph.Concurrency)
+		}
+	}
 	if ph.Concurrency > 1 {
 		ph.ConcurrencyRamp = deref(p.ConcurrencyRampDuration, 0)
 	}

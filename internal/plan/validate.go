@@ -123,6 +123,7 @@ func (p *Profile) Check() error {
 	v.failedRequestThreshold(p)
 	v.waitForModel(p)
 	v.rampChecks(p)
+	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
 	v.scrape(p)
