@@ -74,7 +74,7 @@ func FuzzReadResult(f *testing.F) {
 			t.Fatal(err)
 		}
 		_, err = runner.Run(ctx, sw, runner.Options{
-			Launcher:   launched{run},
+			Executor:   launched{run},
 			Store:      db,
 			SweepID:    id,
 			TrialDir:   func(plan.Trial) string { return filepath.Join(dir, "trial") },

@@ -23,16 +23,16 @@ func TestGraceCoversEveryProfilerStop(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		proc  Process
+		proc  Local
 		spec  Spec
 		grace time.Duration
 	}{
-		{"default", Process{}, spec(false, 30, "http://a:1", "http://b:1", "http://c:1"), time.Minute},
-		{"one origin fits the default", Process{}, spec(true, 20, "http://a:1"), time.Minute},
-		{"one origin at the default timeout", Process{}, spec(true, 30, "http://a:1"), 70 * time.Second},
-		{"three origins", Process{}, spec(true, 30, "http://a:1", "http://b:1", "http://c:1"), 130 * time.Second},
-		{"one origin, two URLs", Process{}, spec(true, 55, "http://a:1/v1", "http://a:1"), 120 * time.Second},
-		{"explicit", Process{Grace: time.Second}, spec(true, 30, "http://a:1", "http://b:1"), time.Second},
+		{"default", Local{}, spec(false, 30, "http://a:1", "http://b:1", "http://c:1"), time.Minute},
+		{"one origin fits the default", Local{}, spec(true, 20, "http://a:1"), time.Minute},
+		{"one origin at the default timeout", Local{}, spec(true, 30, "http://a:1"), 70 * time.Second},
+		{"three origins", Local{}, spec(true, 30, "http://a:1", "http://b:1", "http://c:1"), 130 * time.Second},
+		{"one origin, two URLs", Local{}, spec(true, 55, "http://a:1/v1", "http://a:1"), 120 * time.Second},
+		{"explicit", Local{Grace: time.Second}, spec(true, 30, "http://a:1", "http://b:1"), time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -90,8 +90,8 @@ func ReadResult(path string) (*result.Run, error) {
 	return nil, fmt.Errorf("decode trial result %s: invalid status %q", path, r.Status)
 }
 
-// Process launches each trial as `<Binary> profile --spec-file ...`.
-type Process struct {
+// Local is the local executor: it launches each trial as `<Binary> profile --spec-file ...`.
+type Local struct {
 	Binary string   // the aiperf executable (os.Executable() in production)
 	Args   []string // extra arguments placed before "profile" (global flags)
 	// Grace is how long an interrupted child gets to stop its profiler and
@@ -103,7 +103,7 @@ type Process struct {
 // grace is p.Grace, or the default for spec: a minute, stretched to cover a
 // profiler start in flight (which the child lets finish) plus one profiler
 // stop per origin, each at its full timeout.
-func (p Process) grace(spec Spec) time.Duration {
+func (p Local) grace(spec Spec) time.Duration {
 	if p.Grace > 0 {
 		return p.Grace
 	}
@@ -123,7 +123,7 @@ func (p Process) grace(spec Spec) time.Duration {
 // behalf and returns a failed run recording those calls. Whatever the child
 // left, the secrets of spec are redacted from its log, its result and the
 // error.
-func (p Process) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, error) {
+func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create trial dir: %w", err)
 	}

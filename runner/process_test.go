@@ -26,7 +26,7 @@ import (
 )
 
 // childMode makes the test binary play a trial child (see TestMain): the
-// Process launcher runs os.Args[0], which is this binary.
+// Local executor runs os.Args[0], which is this binary.
 const childMode = "RUNNER_TEST_CHILD"
 
 // parentMode makes the test binary play a sweep parent that launches one
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(parentMode); dir != "" {
 		os.Setenv(childMode, "stop")
 		os.Unsetenv(parentMode)
-		_, _ = runner.Process{Binary: os.Args[0]}.Launch(context.Background(), runner.Spec{Profile: plan.NewProfile()}, dir)
+		_, _ = runner.Local{Binary: os.Args[0]}.Launch(context.Background(), runner.Spec{Profile: plan.NewProfile()}, dir)
 		select {} // the test kills us
 	}
 	os.Exit(m.Run())
@@ -111,7 +111,7 @@ func fakeChild(mode string, args []string) int {
 	return 1
 }
 
-// launchChild runs one trial through runner.Process with the child in mode.
+// launchChild runs one trial through runner.Local with the child in mode.
 // cancelOnStart cancels the trial's context once the child is running.
 func launchChild(t *testing.T, mode string, cancelOnStart bool) (*result.Run, error, string) {
 	t.Helper()
@@ -140,7 +140,7 @@ func launchChild(t *testing.T, mode string, cancelOnStart bool) (*result.Run, er
 	}
 	done := make(chan ret, 1)
 	go func() {
-		run, err := runner.Process{Binary: os.Args[0], Grace: 200 * time.Millisecond}.Launch(ctx, spec, dir)
+		run, err := runner.Local{Binary: os.Args[0], Grace: 200 * time.Millisecond}.Launch(ctx, spec, dir)
 		done <- ret{run, err}
 	}()
 	select {
@@ -207,7 +207,7 @@ func TestProcessStopsADeadChildsProfiler(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "trial_0001")
 	spec := runner.Spec{Profile: p, Info: result.TrialInfo{Sweep: "s", CellID: "c", Trial: 1}}
 
-	run, err := runner.Process{Binary: os.Args[0]}.Launch(context.Background(), spec, dir)
+	run, err := runner.Local{Binary: os.Args[0]}.Launch(context.Background(), spec, dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exit status 2: panic: request with key <redacted> failed")
 	require.NotNil(t, run, "a failed run records the stop")

@@ -1,6 +1,7 @@
 // Package runner executes a plan.Sweep: every trial of every cell runs as its
-// own `aiperf profile` subprocess (which does its own KV reset and profiler
-// bracketing; the parent sends no control traffic), the parent ingests each
+// own `aiperf profile` process (which does its own KV reset and profiler
+// bracketing; the parent sends no control traffic), started by an Executor (a
+// local subprocess, or a Kubernetes Job with runner/kube), the parent ingests each
 // finished trial into the store in one transaction, and writes a per-cell
 // aggregate over the trials.
 package runner
@@ -19,12 +20,6 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
-// Launcher runs one trial and returns its result. The result is nil only when
-// the trial produced none (crash, spawn failure); err says why.
-type Launcher interface {
-	Launch(ctx context.Context, spec Spec, dir string) (*result.Run, error)
-}
-
 // Store is what the runner needs from the run store.
 type Store interface {
 	SaveRun(ctx context.Context, run *result.Run, artifactDir string) (int64, error)
@@ -33,7 +28,7 @@ type Store interface {
 
 // Options configure a sweep run.
 type Options struct {
-	Launcher Launcher
+	Executor Executor // where trials run: Local, or runner/kube's Jobs
 	Store    Store
 	SweepID  int64
 	// SweepUUID identifies this invocation in every trial's exports
@@ -116,7 +111,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			Params: t.Cell.Params, Trial: t.Number, SweepUUID: o.SweepUUID, Variation: variation[t.Cell.ID],
 		}}
 		o.progress("[%d/%d] %s %s trial %d: running\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
-		run, err := o.Launcher.Launch(ctx, spec, dir)
+		run, err := o.Executor.Launch(ctx, spec, dir)
 		if ctx.Err() != nil || (run != nil && run.Status == result.StatusInterrupted) {
 			out.Interrupted = true
 			o.progress("[%d/%d] %s %s trial %d: interrupted (not stored)\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)

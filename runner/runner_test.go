@@ -29,15 +29,15 @@ type launch struct {
 	start, end time.Time
 }
 
-// fakeLauncher records its calls and answers each with respond (a complete
+// fakeExecutor records its calls and answers each with respond (a complete
 // run with the default).
-type fakeLauncher struct {
+type fakeExecutor struct {
 	mu      sync.Mutex
 	calls   []launch
 	respond func(ctx context.Context, n int, spec runner.Spec) (*result.Run, error) // n counts from 0
 }
 
-func (f *fakeLauncher) Launch(ctx context.Context, spec runner.Spec, dir string) (*result.Run, error) {
+func (f *fakeExecutor) Launch(ctx context.Context, spec runner.Spec, dir string) (*result.Run, error) {
 	f.mu.Lock()
 	n := len(f.calls)
 	f.calls = append(f.calls, launch{key: trialKey(spec.Info), dir: dir, start: time.Now()})
@@ -57,7 +57,7 @@ func (f *fakeLauncher) Launch(ctx context.Context, spec runner.Spec, dir string)
 	return run, err
 }
 
-func (f *fakeLauncher) keys() []string {
+func (f *fakeExecutor) keys() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
@@ -136,10 +136,10 @@ func testSweep(trials int, cooldown float64, concurrencies ...int) plan.Sweep {
 	return sw
 }
 
-func options(t *testing.T, l runner.Launcher, s runner.Store) (runner.Options, string) {
+func options(t *testing.T, l runner.Executor, s runner.Store) (runner.Options, string) {
 	root := t.TempDir()
 	return runner.Options{
-		Launcher:   l,
+		Executor:   l,
 		Store:      s,
 		SweepID:    7,
 		SweepUUID:  "0b7c5e2a-9d41-4f6e-8a3b-2c1d0e9f8a7b",
@@ -173,7 +173,7 @@ func runWithin(t *testing.T, ctx context.Context, sw plan.Sweep, o runner.Option
 
 func TestRunsEveryTrialInOrder(t *testing.T) {
 	sw := testSweep(2, 0, 1, 4, 16)
-	l, s := &fakeLauncher{}, &fakeStore{}
+	l, s := &fakeExecutor{}, &fakeStore{}
 	o, root := options(t, l, s)
 	o.Name = "base"
 	var progress bytes.Buffer
@@ -209,7 +209,7 @@ func TestRunsEveryTrialInOrder(t *testing.T) {
 func TestCooldownOnlyBetweenTrials(t *testing.T) {
 	t.Run("gap between consecutive trials", func(t *testing.T) {
 		const cool = 0.05
-		l := &fakeLauncher{}
+		l := &fakeExecutor{}
 		o, _ := options(t, l, &fakeStore{})
 		_, err := runner.Run(context.Background(), testSweep(2, cool, 1, 2), o)
 		require.NoError(t, err)
@@ -220,7 +220,7 @@ func TestCooldownOnlyBetweenTrials(t *testing.T) {
 		}
 	})
 	t.Run("none before the first trial nor after the last", func(t *testing.T) {
-		l, s := &fakeLauncher{}, &fakeStore{}
+		l, s := &fakeExecutor{}, &fakeStore{}
 		o, _ := options(t, l, s)
 		out, err := runWithin(t, context.Background(), testSweep(1, 3600, 1), o)
 		require.NoError(t, err)
@@ -228,7 +228,7 @@ func TestCooldownOnlyBetweenTrials(t *testing.T) {
 		assert.Len(t, l.calls, 1)
 	})
 	t.Run("cancelled while cooling down", func(t *testing.T) {
-		l, s := &fakeLauncher{}, &fakeStore{}
+		l, s := &fakeExecutor{}, &fakeStore{}
 		o, _ := options(t, l, s)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -244,7 +244,7 @@ func TestCooldownOnlyBetweenTrials(t *testing.T) {
 func TestFailedTrialIsStoredAndTheSweepContinues(t *testing.T) {
 	sw := testSweep(2, 0, 1, 2)
 	bad := sw.TrialList()[1].Key()
-	l := &fakeLauncher{respond: func(_ context.Context, _ int, spec runner.Spec) (*result.Run, error) {
+	l := &fakeExecutor{respond: func(_ context.Context, _ int, spec runner.Spec) (*result.Run, error) {
 		if trialKey(spec.Info) == bad {
 			r := completeRun(spec, 10)
 			r.Status, r.Error = result.StatusFailed, "every profiling request failed: 4 of 4"
@@ -281,7 +281,7 @@ func TestFailedTrialIsStoredAndTheSweepContinues(t *testing.T) {
 
 func TestLaunchWithoutResultBecomesAFailedRun(t *testing.T) {
 	sw := testSweep(1, 0, 1, 2)
-	l := &fakeLauncher{respond: func(_ context.Context, n int, spec runner.Spec) (*result.Run, error) {
+	l := &fakeExecutor{respond: func(_ context.Context, n int, spec runner.Spec) (*result.Run, error) {
 		if n == 0 {
 			return nil, errors.New("trial process: signal: killed: panic: boom")
 		}
@@ -331,7 +331,7 @@ func TestCancellationStopsWithoutStoringTheInterruptedTrial(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			l := &fakeLauncher{respond: func(ctx context.Context, n int, spec runner.Spec) (*result.Run, error) {
+			l := &fakeExecutor{respond: func(ctx context.Context, n int, spec runner.Spec) (*result.Run, error) {
 				if n == 1 {
 					cancel() // Ctrl-C while the second trial runs
 					return tc.second(ctx, spec)
@@ -374,7 +374,7 @@ func TestResumeSkipsCompletedTrialsAndStillAggregatesThem(t *testing.T) {
 	for i, tr := range trials {
 		ttft[tr.Key()] = float64(10 * (i%3 + 1)) // 10, 20, 30 in each cell
 	}
-	l := &fakeLauncher{respond: func(_ context.Context, _ int, spec runner.Spec) (*result.Run, error) {
+	l := &fakeExecutor{respond: func(_ context.Context, _ int, spec runner.Spec) (*result.Run, error) {
 		return completeRun(spec, ttft[trialKey(spec.Info)]), nil
 	}}
 	// Stored complete before: cell 0 trials 1 and 3, cell 1 trial 1.
@@ -407,7 +407,7 @@ func TestResumeSkipsCompletedTrialsAndStillAggregatesThem(t *testing.T) {
 }
 
 func TestResumeWithoutAnythingStoredRunsEverything(t *testing.T) {
-	l := &fakeLauncher{}
+	l := &fakeExecutor{}
 	s := &fakeStore{completed: map[string]bool{}}
 	o, _ := options(t, l, s)
 	o.Resume = true
@@ -429,7 +429,7 @@ func readAggregate(t *testing.T, path string) runner.Aggregate {
 func TestAggregateOverCompleteTrials(t *testing.T) {
 	sw := testSweep(4, 0, 1)
 	ttfts := []float64{10, 20, 30, 0}
-	l := &fakeLauncher{respond: func(_ context.Context, n int, spec runner.Spec) (*result.Run, error) {
+	l := &fakeExecutor{respond: func(_ context.Context, n int, spec runner.Spec) (*result.Run, error) {
 		r := completeRun(spec, ttfts[n])
 		if n == 3 { // a failed trial with wild numbers must not count
 			r = completeRun(spec, 1000)

@@ -175,7 +175,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
 	}
 	opts := runner.Options{
-		Launcher:   runner.Process{Binary: self},
+		Executor:   runner.Local{Binary: self},
 		Store:      db,
 		SweepID:    id,
 		SweepUUID:  runner.NewSweepUUID(),
