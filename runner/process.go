@@ -79,15 +79,20 @@ func ReadResult(path string) (*result.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read trial result: %w", err)
 	}
+	return decodeResult(b, path)
+}
+
+// decodeResult decodes a child's result read from where.
+func decodeResult(b []byte, where string) (*result.Run, error) {
 	var r result.Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("decode trial result %s: %w", path, err)
+		return nil, fmt.Errorf("decode trial result %s: %w", where, err)
 	}
 	switch r.Status {
 	case result.StatusComplete, result.StatusFailed, result.StatusInterrupted:
 		return &r, nil
 	}
-	return nil, fmt.Errorf("decode trial result %s: invalid status %q", path, r.Status)
+	return nil, fmt.Errorf("decode trial result %s: invalid status %q", where, r.Status)
 }
 
 // Local is the local executor: it launches each trial as `<Binary> profile --spec-file ...`.
@@ -165,7 +170,7 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 		if runErr == nil {
 			runErr = errors.New("exited without writing a result")
 		}
-		launchErr = redact.Error(fmt.Errorf("trial process: %w%s", runErr, lastLine(logPath)))
+		launchErr = redact.Error(fmt.Errorf("trial process: %w%s", runErr, LogTail(logPath)))
 		if len(stops) == 0 {
 			return nil, launchErr
 		}
@@ -211,8 +216,9 @@ func redactFile(path string, rd *plan.Redactor) {
 	}
 }
 
-// lastLine returns ": <last line of the log>" to explain a crashed child.
-func lastLine(path string) string {
+// LogTail returns ": <last line of the log at path>" to explain a crashed
+// child ("" when there is none).
+func LogTail(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""

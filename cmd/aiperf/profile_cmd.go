@@ -52,6 +52,9 @@ type ProfileCmd struct {
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
 	ResultFile string `name:"result-file" hidden:"" help:"Write the full result as JSON here (sweep runner)."`
+	// Set by the kubernetes executor for its pods.
+	RemoteSpec  bool `name:"remote-spec" hidden:"" help:"The --spec-file is read-only and holds no secret: keep it; the API key comes from $AIPERF_API_KEY (sweep runner)."`
+	ResultFrame bool `name:"result-frame" hidden:"" help:"Print the full result as a checksummed frame on stdout (sweep runner)."`
 }
 
 // Run executes the profile command.
@@ -109,6 +112,9 @@ func (c *ProfileCmd) verbose() bool {
 // spec builds the trial to run: the runner's spec file, or YAML overlaid
 // with the flags given explicitly on the command line, or just the flags.
 func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
+	if c.SpecFile != "" && c.RemoteSpec {
+		return runner.ReadRemoteSpec(c.SpecFile)
+	}
 	if c.SpecFile != "" {
 		return runner.TakeSpec(c.SpecFile)
 	}
@@ -228,6 +234,11 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			errs = append(errs, fmt.Errorf("save run to store %s: %w; the run is not stored, %s", g.Store, err, where))
 		} else if c.AutoPlot && dir != "" {
 			defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
+		}
+	}
+	if c.ResultFrame {
+		if err := runner.WriteFrame(g.Stdout, run); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(run.Records) > 0 {

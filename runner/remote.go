@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+)
+
+// APIKeyEnv names the variable a remote trial child (a Kubernetes pod) reads
+// its API key from: a remote spec holds no secret, and the key reaches the
+// child from a Secret, never in the spec.
+const APIKeyEnv = "AIPERF_API_KEY"
+
+// RemoteSpec is spec as sent to a child on another machine: without the API
+// key (sent apart, see APIKeyEnv) and without a profiler mark (the parent
+// cannot see the child's files). Any other secret (an auth header, a URL
+// password) has no way to travel but the spec, so a profile holding one is
+// refused.
+func RemoteSpec(spec Spec) (Spec, string, error) {
+	key := spec.Profile.APIKey
+	spec.Profile.APIKey = ""
+	spec.ProfilerMark = ""
+	if slices.ContainsFunc(spec.Profile.Secrets(), func(s string) bool { return s != "" }) {
+		return spec, "", fmt.Errorf("cell %s: a secret in --header, --url, --server-metrics or --gpu-telemetry "+
+			"cannot be passed to a remote trial without writing it into its spec; only the API key (--api-key) "+
+			"travels, as a Secret: move the credential there or use --executor local", spec.Info.CellLabel)
+	}
+	return spec, key, nil
+}
+
+// ReadRemoteSpec reads a spec written by RemoteSpec's caller to a read-only
+// file (a mounted ConfigMap, which holds no secret and stays), with the API
+// key from $AIPERF_API_KEY when set.
+func ReadRemoteSpec(path string) (Spec, error) {
+	var s Spec
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("read trial spec: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("decode trial spec %s: %w", path, err)
+	}
+	if key := os.Getenv(APIKeyEnv); key != "" {
+		s.Profile.APIKey = key
+	}
+	return s, nil
+}
