@@ -67,6 +67,7 @@ type SweepCmd struct {
 	ConfidenceLevel float64 `name:"confidence-level" default:"0.95" help:"Confidence level of per-cell intervals and compare verdicts."`
 	UI              string  `name:"ui" enum:"none,simple" default:"simple" help:"Progress display: simple or none."`
 	AutoPlot        bool    `name:"auto-plot" help:"When a sweep ends, write its figures (aiperf plot) as PNG to <artifact-dir>/<sweep>/plots; a failure to draw is a warning."`
+	ExecutorArgs    `embed:""`
 }
 
 // Run executes every selected sweep of the script.
@@ -75,6 +76,10 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 		return usageErr(err)
 	}
 	sweeps, err := c.load(ctx)
+	if err != nil {
+		return err
+	}
+	exec, err := c.executor(sweeps)
 	if err != nil {
 		return err
 	}
@@ -88,6 +93,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			script:      c.Script,
 			vars:        c.Set,
 			cliCommand:  sweepCommand(g.Args, sw),
+			executor:    exec,
 		})
 		if c.AutoPlot && !errors.Is(err, context.Canceled) {
 			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
@@ -119,6 +125,7 @@ type sweepOptions struct {
 	// cliCommand is the user's command line, redacted: every trial exports
 	// it as run_info.cli_command.
 	cliCommand string
+	executor   runner.Executor // nil: runner.Local, this binary
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
@@ -170,12 +177,15 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
+	if o.executor == nil {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
+		}
+		o.executor = runner.Local{Binary: self}
 	}
 	opts := runner.Options{
-		Executor:   runner.Local{Binary: self},
+		Executor:   o.executor,
 		Store:      db,
 		SweepID:    id,
 		SweepUUID:  runner.NewSweepUUID(),
