@@ -50,13 +50,21 @@ type Spec struct {
 // TakeSpec reads a trial spec written by the parent and removes the file:
 // it holds the trial's secrets, and the child keeps them in memory.
 func TakeSpec(path string) (Spec, error) {
+	s, err := readSpec(path)
+	if err != nil {
+		return s, err
+	}
+	if err := os.Remove(path); err != nil {
+		return s, fmt.Errorf("remove trial spec: %w", err)
+	}
+	return s, nil
+}
+
+func readSpec(path string) (Spec, error) {
 	var s Spec
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return s, fmt.Errorf("read trial spec: %w", err)
-	}
-	if err := os.Remove(path); err != nil {
-		return s, fmt.Errorf("remove trial spec: %w", err)
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("decode trial spec %s: %w", path, err)

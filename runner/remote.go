@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -33,13 +32,9 @@ func RemoteSpec(spec Spec) (Spec, string, error) {
 // file (a mounted ConfigMap, which holds no secret and stays), with the API
 // key from $AIPERF_API_KEY when set.
 func ReadRemoteSpec(path string) (Spec, error) {
-	var s Spec
-	b, err := os.ReadFile(path)
+	s, err := readSpec(path)
 	if err != nil {
-		return s, fmt.Errorf("read trial spec: %w", err)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("decode trial spec %s: %w", path, err)
+		return s, err
 	}
 	if key := os.Getenv(APIKeyEnv); key != "" {
 		s.Profile.APIKey = key

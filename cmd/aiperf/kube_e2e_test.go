@@ -20,24 +20,9 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-const kubeScript = `
-sweep(
-    name = "kgrid",
-    base = profile(
-        model = "mock-model",
-        url = vars["url"],
-        api_key = vars["key"],
-        tokenizer = vars["tok"],
-        endpoint_type = "chat",
-        streaming = True,
-        request_count = 4,
-        output_tokens_mean = 2,
-        num_dataset_entries = 4,
-        reset_kv_cache = True,
-    ),
-    matrix = {"concurrency": [1, 2], "synthetic_input_tokens_mean": [16, 32]},
-)
-`
+// kubeScript is gridScript cut to 2×2 cells of one trial each.
+var kubeScript = strings.NewReplacer(`name = "grid"`, `name = "kgrid"`, "[1, 2, 3]", "[1, 2]", "trials = 2", "trials = 1").
+	Replace(gridScript)
 
 // fakeCluster makes --executor kubernetes use a fake clientset whose Jobs a
 // kubetest.Kubelet runs as this test binary acting as aiperf.
@@ -72,6 +57,8 @@ func TestSweepAsKubernetesJobs(t *testing.T) {
 	ctl := m.control()
 	assert.Equal(t, 4, ctl.ResetCount, "one reset per trial pod")
 	assert.Equal(t, 16, ctl.InferenceRequests)
+	assert.Equal(t, 4, ctl.ProfilerStarts, "each pod brackets its trial with the server profiler")
+	assert.Equal(t, 4, ctl.ProfilerStops)
 
 	db := openStore(t, dir)
 	runs, err := db.ListRuns(context.Background(), store.RunFilter{Sweep: "kgrid"})
