@@ -20,12 +20,21 @@ import (
 // scheduled within ScheduleTimeout fails, with the pod's events.
 func (e *Executor) wait(ctx context.Context, name string) (*batchv1.Job, error) {
 	jobs := e.Client.BatchV1().Jobs(e.Namespace)
+	var w watch.Interface
+	defer func() {
+		if w != nil {
+			w.Stop()
+		}
+	}()
 	watchJob := func() <-chan watch.Event {
-		w, err := jobs.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
-		if err != nil {
+		if w != nil {
+			w.Stop()
+		}
+		var err error
+		if w, err = jobs.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name}); err != nil {
+			w = nil
 			return nil // the polling goes on; the next tick watches again
 		}
-		context.AfterFunc(ctx, w.Stop)
 		return w.ResultChan()
 	}
 	events := watchJob()
