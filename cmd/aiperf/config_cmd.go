@@ -40,17 +40,11 @@ func (f configFile) load() (*config.File, plan.Sweep, error) {
 	if len(cells) == 0 {
 		cells = []plan.Cell{{ID: plan.CellID(name, nil), Label: "base", Profile: file.Profile}}
 	}
-	var errs []error
-	for i := range cells {
-		cells[i].Profile.WaitForAll()
-		for _, fe := range plan.FieldErrors(cells[i].Profile.Check()) {
-			errs = append(errs, &plan.FieldError{Field: fe.Field, Msg: fe.Msg + " (cell " + cells[i].Label + ")"})
-		}
-	}
+	err = checkCells(cells)
 	sw := plan.Sweep{Name: name, Source: path, Cells: cells, Trials: max(1, file.MultiRun.NumRuns), Order: plan.OrderRepeated,
 		CooldownSeconds: file.MultiRun.CooldownSeconds}
-	if len(errs) > 0 {
-		return nil, sw, usageErr(errors.Join(errs...))
+	if err != nil {
+		return nil, sw, usageErr(err)
 	}
 	return file, sw, nil
 }

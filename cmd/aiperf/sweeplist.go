@@ -102,32 +102,21 @@ func parseNumber(o plan.Option, s string) (any, error) {
 // (zip, lists of one length). Each cell's seed is the base seed plus its
 // position, unless sameSeed (AIPerf's --parameter-sweep-same-seed).
 func sweepCells(name string, base plan.Profile, lists []sweepList, zip, sameSeed bool) ([]plan.Cell, error) {
+	lengths := make([]int, len(lists))
+	for i, l := range lists {
+		lengths[i] = len(l.values)
+		if zip && lengths[i] != lengths[0] {
+			return nil, fmt.Errorf("--sweep-type zip pairs the lists element-wise: %s has %d values, %s has %d",
+				lists[0].flag, lengths[0], l.flag, lengths[i])
+		}
+	}
 	var points [][]plan.Param
-	if zip {
-		for _, l := range lists[1:] {
-			if len(l.values) != len(lists[0].values) {
-				return nil, fmt.Errorf("--sweep-type zip pairs the lists element-wise: %s has %d values, %s has %d",
-					lists[0].flag, len(lists[0].values), l.flag, len(l.values))
-			}
+	for _, combo := range plan.Combinations(lengths, zip) {
+		pt := make([]plan.Param, len(lists))
+		for k, l := range lists {
+			pt[k] = plan.Param{Name: l.option.Name, Value: l.values[combo[k]]}
 		}
-		for i := range lists[0].values {
-			var pt []plan.Param
-			for _, l := range lists {
-				pt = append(pt, plan.Param{Name: l.option.Name, Value: l.values[i]})
-			}
-			points = append(points, pt)
-		}
-	} else {
-		points = [][]plan.Param{nil}
-		for _, l := range lists {
-			var next [][]plan.Param
-			for _, pt := range points {
-				for _, v := range l.values {
-					next = append(next, append(append([]plan.Param(nil), pt...), plan.Param{Name: l.option.Name, Value: v}))
-				}
-			}
-			points = next
-		}
+		points = append(points, pt)
 	}
 	labels := plan.CellLabels(points)
 	cells := make([]plan.Cell, len(points))
@@ -165,15 +154,7 @@ func (c *ProfileCmd) parameterSweep(ctx context.Context, g *Globals, spec runner
 // AIPerf's layout (see parameterSweep); every cell is checked first.
 func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec, dir string, cells []plan.Cell) error {
 	name := cmp.Or(c.Name, "profile")
-	var errs []error
-	for i := range cells {
-		cell := &cells[i]
-		cell.Profile.WaitForAll()
-		for _, fe := range plan.FieldErrors(cell.Profile.Check()) {
-			errs = append(errs, &plan.FieldError{Field: fe.Field, Msg: fe.Msg + " (cell " + cell.Label + ")"})
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := checkCells(cells); err != nil {
 		return usageErr(err)
 	}
 	cooldown := c.ParameterSweepCooldown
@@ -227,6 +208,19 @@ func yamlCells(file *config.File, name string, sameSeed bool, overlay func(*plan
 		cells[i].Label = l
 	}
 	return cells, nil
+}
+
+// checkCells readies every cell's profile (a grace period of inf) and
+// checks it as a single profile is, naming the cell in each problem.
+func checkCells(cells []plan.Cell) error {
+	var errs []error
+	for i := range cells {
+		cells[i].Profile.WaitForAll()
+		for _, fe := range plan.FieldErrors(cells[i].Profile.Check()) {
+			errs = append(errs, &plan.FieldError{Field: fe.Field, Msg: fe.Msg + " (cell " + cells[i].Label + ")"})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // leafNames names each parameter by the last part of its path, as AIPerf's

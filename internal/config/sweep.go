@@ -197,30 +197,16 @@ func (d *decoder) sweepPoints(v *yaml.Node) (string, []point) {
 	if len(lists) == 0 {
 		return typ, nil
 	}
-	var combos [][]int // per point, the index into each list
-	if typ == "zip" {
-		for _, l := range lists[1:] {
-			if len(l.values) != len(lists[0].values) {
-				d.errorf(params, "sweep.parameters", "a zip sweep pairs lists element-wise: %s has %d values, %s has %d",
-					lists[0].path, len(lists[0].values), l.path, len(l.values))
-				return typ, nil
-			}
-		}
-		for j := range lists[0].values {
-			combos = append(combos, slices.Repeat([]int{j}, len(lists)))
-		}
-	} else {
-		combos = [][]int{nil}
-		for _, l := range lists {
-			var next [][]int
-			for _, c := range combos {
-				for j := range l.values {
-					next = append(next, append(slices.Clone(c), j))
-				}
-			}
-			combos = next
+	lengths := make([]int, len(lists))
+	for i, l := range lists {
+		lengths[i] = len(l.values)
+		if typ == "zip" && lengths[i] != lengths[0] {
+			d.errorf(params, "sweep.parameters", "a zip sweep pairs lists element-wise: %s has %d values, %s has %d",
+				lists[0].path, lengths[0], l.path, lengths[i])
+			return typ, nil
 		}
 	}
+	combos := plan.Combinations(lengths, typ == "zip") // per point, the index into each list
 	points := make([]point, len(combos))
 	for i, c := range combos {
 		for k, l := range lists {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -156,4 +157,32 @@ func (s Sweep) Digest() string {
 		_ = enc.Encode(c.Profile.Redacted())
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Combinations are the points of lists of the given lengths, each the
+// index into every list: every combination, the last list varying fastest
+// (a grid), or with zip the lists taken element-wise (they must share one
+// length; the first's is used).
+func Combinations(lengths []int, zip bool) [][]int {
+	if len(lengths) == 0 {
+		return nil
+	}
+	if zip {
+		out := make([][]int, lengths[0])
+		for j := range out {
+			out[j] = slices.Repeat([]int{j}, len(lengths))
+		}
+		return out
+	}
+	out := [][]int{nil}
+	for _, n := range lengths {
+		next := make([][]int, 0, len(out)*n)
+		for _, c := range out {
+			for j := range n {
+				next = append(next, append(slices.Clone(c), j))
+			}
+		}
+		out = next
+	}
+	return out
 }
