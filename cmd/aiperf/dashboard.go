@@ -24,7 +24,10 @@ func (c *ProfileCmd) dashboard(g *Globals, spec runner.Spec, opts *bench.Options
 	d := dashboard.Start(g.Stderr, dashboard.Options{Title: title, Streaming: spec.Profile.Streams(), Fallback: g.Stderr})
 	opts.Watch, opts.Progress = d, nil
 	opts.Log = spec.Profile.Redactor().Writer(d.Log())
+	abort := d.Abort
+	beforeHardExit.Store(&abort)
 	return func() {
+		beforeHardExit.Store(nil)
 		if err := d.Close(); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: %s\n", err)
 		}

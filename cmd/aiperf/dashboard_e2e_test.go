@@ -8,15 +8,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/store"
 )
 
 // openPTY opens a pseudo-terminal: the terminal's side (the program's
@@ -77,4 +81,51 @@ func TestProfileDashboardFallsBackWhenNotATerminal(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	assert.NotContains(t, out, "aiperf dashboard")
 	assert.Contains(t, out, "[profiling] 20/20 done", "the simple progress line on the terminal")
+}
+
+// TestProfileDashboardSecondInterruptRestoresTheTerminal: a second Ctrl-C
+// exits at once, without the run's summary, and still shows the cursor the
+// dashboard hid.
+func TestProfileDashboardSecondInterruptRestoresTheTerminal(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "aiperf.db")
+	tty, shown := openPTY(t)
+	cmd := exec.Command(os.Args[0], "--store", path, "profile", "-m", "mock-model", "-u", m.URL,
+		"--tokenizer", tinyTokenizer(t), "--concurrency", "4", "--request-count", "1000000", "--ui", "dashboard",
+		"--artifact-dir", filepath.Join(dir, "out"))
+	cmd.Stdout, cmd.Stderr = tty, tty
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	require.Eventually(t, func() bool {
+		db, err := store.OpenReadOnly(path)
+		if err != nil {
+			return false
+		}
+		defer db.Close()
+		rows, err := db.ListRuns(context.Background(), store.RunFilter{})
+		return err == nil && len(rows) == 1
+	}, 2*time.Minute, 20*time.Millisecond, "the load goes (its first records are stored)")
+	// Signals sent back to back merge into one: Ctrl-C until it exits.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	for done := false; !done; {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err = <-exited:
+			done = true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	out := shown()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, out)
+	assert.Equal(t, ExitInterrupted, exit.ExitCode(), out)
+	require.Contains(t, out, "interrupted again: exiting now")
+	hidden := strings.LastIndex(out, "\x1b[?25l")
+	require.GreaterOrEqual(t, hidden, 0, "the dashboard hid the cursor")
+	assert.Contains(t, out[hidden:], "\x1b[?25h", "the cursor is shown again before the hard exit")
+	assert.NotContains(t, out, "LLM Metrics", "no summary after the second interrupt")
 }

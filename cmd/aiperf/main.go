@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -75,6 +76,10 @@ func main() {
 	os.Exit(code)
 }
 
+// beforeHardExit, when set, runs before a second signal exits at once: the
+// dashboard restores the terminal it draws on.
+var beforeHardExit atomic.Pointer[func()]
+
 // interruptContext returns a context cancelled by the first SIGINT or
 // SIGTERM: the run stops cleanly (in-flight requests cut, profiler stopped,
 // results written). With exitOnSecond, a second signal exits at once with
@@ -98,6 +103,9 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 		}
 		select {
 		case <-sigs:
+			if f := beforeHardExit.Load(); f != nil {
+				(*f)()
+			}
 			fmt.Fprintln(os.Stderr, "aiperf: interrupted again: exiting now (the run in progress is not summarised or exported; records it already stored stay in the store as an interrupted run)")
 			os.Exit(ExitInterrupted)
 		case <-done:

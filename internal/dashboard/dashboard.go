@@ -152,6 +152,10 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Abort ends the program at once, restoring the terminal (the cursor
+// shown), for a process about to exit without Close.
+func (d *Dashboard) Abort() { d.prog.Kill() }
+
 // Close draws the final snapshot, ends the program (restoring the
 // terminal) and returns its error.
 func (d *Dashboard) Close() error {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
@@ -34,20 +35,24 @@ type CDFLine struct {
 // a hundred, and the SVG stays small.
 const maxCDFPoints = 200
 
-// requestTimes are the TTFT and ITL (ms) of a run's successful profiling
-// requests: ITL is (latency − TTFT) / (OSL − 1), for OSL ≥ 2, as the
-// inter_token_latency metric.
+// requestTimes are the TTFT and ITL (ms) of a run's successful streamed
+// profiling requests, as their time_to_first_token and inter_token_latency
+// metrics hold them (metrics.Times).
 func requestTimes(runs []*result.Run) (ttft, itl []float64) {
 	for _, r := range runs {
+		streams := r.Config.Streams()
 		for i := range r.Records {
 			rec := &r.Records[i]
-			if rec.PhaseKind != plan.KindProfiling || rec.Error != nil || rec.Cancelled || rec.ResponseNs.Len() == 0 {
+			if rec.PhaseKind != plan.KindProfiling || !rec.OK() || rec.NoTokens {
 				continue
 			}
-			first := float64(rec.ResponseNs.First()-rec.SentNs) / 1e6
-			ttft = append(ttft, first)
-			if osl := rec.OutputTokens + rec.ReasoningTokens; osl >= 2 {
-				itl = append(itl, float64(rec.ResponseNs.Last()-rec.ResponseNs.First())/1e6/float64(osl-1))
+			t := metrics.Times(rec, streams)
+			if !t.Streamed {
+				continue
+			}
+			ttft = append(ttft, float64(t.TTFTNs)/1e6)
+			if t.HasITL {
+				itl = append(itl, t.ITLNs/1e6)
 			}
 		}
 	}
