@@ -111,6 +111,9 @@ type Local struct {
 	// write its result before it is killed; 0 means a minute, or longer when
 	// stopping every origin's profiler may take longer.
 	Grace time.Duration
+	// Workers, above 1, sends each trial's load from that many worker
+	// processes of the child (profile --workers).
+	Workers int
 }
 
 // grace is p.Grace, or the default for spec: a minute, stretched to cover a
@@ -162,6 +165,9 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 
 	args := append(append([]string{}, p.Args...), "profile", "--spec-file", specPath,
 		"--artifact-dir", dir, "--result-file", resultPath, "--ui", "none", "--no-store", "-v")
+	if p.Workers > 1 {
+		args = append(args, "--workers", fmt.Sprint(p.Workers))
+	}
 	cmd := exec.CommandContext(ctx, p.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), ChildEnv+"=1")

@@ -49,6 +49,7 @@ type CLI struct {
 	Report     ReportCmd     `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
 	MockServer MockServerCmd `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
 	Version    VersionCmd    `cmd:"" help:"Print the version."`
+	Worker     WorkerCmd     `cmd:"" hidden:"" help:"One worker process of a sharded cell (profile --workers), driven over stdin and stdout."`
 }
 
 // VersionCmd prints the version.

@@ -46,6 +46,8 @@ type ProfileCmd struct {
 	ParameterSweepCooldown    float64 `name:"parameter-sweep-cooldown-seconds" group:"Sweep" placeholder:"SECONDS" help:"Pause between the values of a comma-list sweep."`
 	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
+	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes of this machine, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
+	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses (kubernetes is for aiperf sweep's trials) (default ${default})."`
 
 	yamlCells []plan.Cell // a config file's sweep: variations
 
@@ -78,6 +80,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	if err := errors.Join(append(runErrs, spec.Profile.Check(), plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
 		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true))...); err != nil {
+		return usageErr(err)
+	}
+	if err := c.checkWorkers(spec.Profile); err != nil {
 		return usageErr(err)
 	}
 	dir := c.ArtifactDir
@@ -200,6 +205,13 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		opts.Log = redact.Writer(g.Stderr)
 	}
 	closeDashboard := c.dashboard(g, spec, &opts)
+	if c.Workers > 1 {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find the aiperf executable for the worker processes: %w", err)
+		}
+		opts.Workers = runner.Workers{Binary: self, Count: c.Workers, Log: opts.Log}
+	}
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
 	runErr = redact.Error(runErr)
@@ -312,6 +324,7 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		},
 		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
 		script:     "(aiperf profile --num-profile-runs)",
+		workers:    c.Workers,
 		overwrite:  true,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	})
@@ -384,4 +397,14 @@ func redactedCommand(args []string, urls []string, redact *plan.Redactor) string
 		out[i] = redact.Redact(a)
 	}
 	return "aiperf " + strings.Join(out, " ")
+}
+
+// checkWorkers refuses --workers and --executor values that cannot be
+// honoured for this profile, before anything is sent.
+func (c *ProfileCmd) checkWorkers(p plan.Profile) error {
+	if c.Executor == "kubernetes" && c.Workers <= 1 {
+		return errors.New("aiperf profile runs its cell on this machine: --executor kubernetes is for aiperf sweep's trials; " +
+			"--workers N --executor local shards one cell across N local worker processes (nothing was sent)")
+	}
+	return checkWorkers(c.Workers, c.Executor, p)
 }

@@ -126,6 +126,7 @@ type sweepOptions struct {
 	// it as run_info.cli_command.
 	cliCommand string
 	executor   runner.Executor // nil: runner.Local, this binary
+	workers    int             // with runner.Local: each trial's --workers
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
@@ -182,7 +183,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		if err != nil {
 			return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
 		}
-		o.executor = runner.Local{Binary: self}
+		o.executor = runner.Local{Binary: self, Workers: o.workers}
 	}
 	opts := runner.Options{
 		Executor:   o.executor,

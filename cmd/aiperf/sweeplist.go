@@ -162,7 +162,7 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode}
 	repeated := c.ParameterSweepMode == plan.OrderRepeated
 	o := sweepOptions{
-		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true,
+		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true, workers: c.Workers,
 		script:     "(aiperf profile with comma lists)",
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 		trialDir: func(t plan.Trial) string {

@@ -28,6 +28,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
+	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	// load goes (a store writing them early, so that little is left to do
 	// when the load ends).
 	Records RecordSink
+	// Workers, when it has more than one, sends the load from that many
+	// worker processes instead of this one (workers.go).
+	Workers Workers
 }
 
 // RecordSink takes batches of finished records, in the order their
@@ -131,6 +135,10 @@ type cell struct {
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
 
 	fin *finisher
+	// worker is a worker process's channel to its coordinator (nil in the
+	// coordinator and in a cell of one process): worker.go.
+	worker *shard.Worker
+	halt   chan struct{} // a worker's: closed when the coordinator halts it
 }
 
 func newCell(o Options) *cell {

@@ -36,6 +36,12 @@ type finisher struct {
 	// (--use-server-token-count): the tokenizer counts only replies
 	// without usage.
 	server bool
+	// merged records come finished from the workers of a sharded cell:
+	// only their wall-clock stamp is this process's to set.
+	merged bool
+	// batch is how many finished records wait before they go to the store
+	// (a worker streams each batch of finished records at once: 1).
+	batch int
 
 	mu     sync.Mutex
 	queue  []metrics.Record   // ended, not finished yet
@@ -65,8 +71,8 @@ type turnReply struct{ turn, tokens int }
 func newFinisher(tok tokenizer.Tokenizer, clock load.Clock, streaming, server bool, jsonl *jsonlSink, store RecordSink,
 	expected int) *finisher {
 	f := &finisher{tok: tok, clock: clock, streaming: streaming, server: server, jsonl: jsonl, store: store,
-		texts: map[int]outputText{},
-		wake:  make(chan struct{}, 1), done: make(chan struct{}),
+		texts: map[int]outputText{}, batch: storeBatch,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		state: finisherState{records: make([]metrics.Record, 0, expected), replies: map[int][]turnReply{}}}
 	go f.run()
 	return f
@@ -141,6 +147,7 @@ func (f *finisher) run() {
 		for i := range batch {
 			f.finish(batch[i])
 		}
+		f.flushStore(f.batch)
 		clear(batch)
 		if closed && len(batch) == 0 {
 			f.flushStore(0)
@@ -158,6 +165,10 @@ func (f *finisher) finish(r metrics.Record) {
 	o, ok := f.texts[r.Index]
 	delete(f.texts, r.Index)
 	f.mu.Unlock()
+	if f.merged {
+		f.keep(r)
+		return
+	}
 	fromServer := f.server && serverCounts(&r)
 	switch {
 	case fromServer:
@@ -185,8 +196,15 @@ func (f *finisher) finish(r metrics.Record) {
 		}
 		st.replies[r.Session] = append(st.replies[r.Session], turnReply{r.Turn, n})
 	}
-	r.WallStartNs = f.clock.Wall(r.SentNs)
 	metrics.CheckUsage(&r)
+	f.keep(r)
+}
+
+// keep stamps a finished record's wall-clock send, writes its line of the
+// export and keeps it.
+func (f *finisher) keep(r metrics.Record) {
+	st := &f.state
+	r.WallStartNs = f.clock.Wall(r.SentNs)
 	if f.jsonl != nil && r.PhaseKind == plan.KindProfiling {
 		f.jsonl.write(&r, f.streaming)
 	}
@@ -194,7 +212,6 @@ func (f *finisher) finish(r metrics.Record) {
 	if f.watch != nil {
 		f.watch.Record(&r)
 	}
-	f.flushStore(storeBatch)
 }
 
 // storeBatch is how many finished records go to the store at once: one

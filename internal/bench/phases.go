@@ -13,6 +13,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/selfcheck"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
+	"github.com/aiperf-go/aiperf/internal/shard"
 )
 
 // phasesOutcome is what the run phases stage hands to reduce.
@@ -23,11 +24,26 @@ type phasesOutcome struct {
 	health             selfcheck.Report // over the profiling phases
 	measured           bool             // health was measured
 	warnings           []string         // profiler stop failures
+	// workers are a sharded cell's worker processes (nil: in process);
+	// uncounted their responses left uncounted.
+	workers   []shard.WorkerOutcome
+	uncounted int
 }
 
-// runPhases drives the phases with one client, bracketing each profiling
+// runPhases drives the phases: in this process (runEngine), or from the
+// worker processes of --workers (runWorkers, workers.go).
+func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phasesOutcome {
+	if c.o.Workers != nil && c.o.Workers.N() > 1 {
+		return c.runWorkers(ctx, col)
+	}
+	return c.runEngine(ctx, col)
+}
+
+// runEngine drives the phases with one client, bracketing each profiling
 // phase with the server profiler (never warmup), and collects the records.
-func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) (out phasesOutcome) {
+// A worker process (c.worker set) runs its share of them, each phase on the
+// coordinator's start.
+func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out phasesOutcome) {
 	phases := c.phases
 	client := endpoint.New(endpoint.Options{
 		MaxEventBytes: c.p.MaxEventBytes,
@@ -47,7 +63,7 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) (out
 	engine := &load.Engine{
 		Clock:    c.clock,
 		Source:   src,
-		Fixed:    fixedStarts(c.ds.Schedule()),
+		Fixed:    c.fixedStarts(),
 		Precise:  c.p.PrecisePacing,
 		Seed:     c.p.RandomSeed,
 		OnRecord: c.fin.push,
@@ -60,14 +76,19 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) (out
 			}
 		}()
 	}
-	prof := c.bracket(engine, col)
+	prof := c.bracket(col)
+	engine.Hooks = prof.hooks()
+	if c.worker != nil {
+		engine.Seed, engine.Hooks = c.worker.Spec().Seed, c.worker.Hooks(engine.Hooks)
+		defer c.follow(engine)()
+	}
 
 	progress := c.o.Progress
 	if c.o.Watch != nil {
 		c.o.Watch.Watch(engine.Progress, c.clock)
 		progress = nil
 	}
-	stopProgress := startProgress(progress, engine, c.clock)
+	stopProgress := startProgress(progress, engine.Progress, c.clock)
 	stall := load.StartStallMonitor(10 * time.Millisecond)
 	out.reports, out.err = engine.Run(ctx, phases)
 	out.stallP99, out.stallMax = stall.Stop()
@@ -102,16 +123,23 @@ type bracketing struct {
 	phases int // profiling phases measured
 }
 
-// bracket sets the engine's hooks: right before a phase sends, the
+// bracket makes the phases' hooks: right before a phase sends, the
 // profiler starts (profiling phases) and then the collector marks the
 // phase's begin; once it drained, the collector marks its end and then the
 // profiler stops. The client's self-check spans every profiling phase.
-func (c *cell) bracket(engine *load.Engine, col *servermetrics.Collector) *bracketing {
+func (c *cell) bracket(col *servermetrics.Collector) *bracketing {
 	b := &bracketing{c: c, col: col, begun: map[string]selfcheck.Snapshot{}}
 	if h := c.p.ProfilerHook(); h.Enabled {
 		b.profiler = c.control.Profiler(c.p.Origins(), h).WithMark(c.o.ProfilerMark)
 	}
-	engine.Hooks.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
+	return b
+}
+
+// hooks are the engine's (or the workers' coordinator's) phase hooks.
+func (b *bracketing) hooks() load.Hooks {
+	col := b.col
+	var h load.Hooks
+	h.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
 		if b.profiler != nil && ph.Kind == plan.KindProfiling {
 			err := b.profiler.Start(ctx, ph.Name)
 			b.logNew()
@@ -129,7 +157,7 @@ func (c *cell) bracket(engine *load.Engine, col *servermetrics.Collector) *brack
 		}
 		return nil
 	}
-	engine.Hooks.Drained = func(ph plan.Phase) {
+	h.Drained = func(ph plan.Phase) {
 		if ph.Kind == plan.KindProfiling {
 			end := selfcheck.Take()
 			b.mu.Lock()
@@ -150,7 +178,7 @@ func (c *cell) bracket(engine *load.Engine, col *servermetrics.Collector) *brack
 			b.logNew()
 		}
 	}
-	return b
+	return h
 }
 
 // health is the self-check over the profiling phases that drained, and

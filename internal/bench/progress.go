@@ -10,10 +10,10 @@ import (
 	"github.com/aiperf-go/aiperf/internal/load"
 )
 
-// startProgress prints the engine's counters to w until the returned stop
-// function is called: a self-overwriting line on a terminal, a plain line
-// every 5 s otherwise (CI logs stay readable).
-func startProgress(w io.Writer, e *load.Engine, clock load.Clock) (stop func()) {
+// startProgress prints the counters of the phase under way (progress) to
+// w until the returned stop function is called: a self-overwriting line on
+// a terminal, a plain line every 5 s otherwise (CI logs stay readable).
+func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -33,14 +33,14 @@ func startProgress(w io.Writer, e *load.Engine, clock load.Clock) (stop func()) 
 			select {
 			case <-done:
 				if tty {
-					fmt.Fprintf(w, "\r%s\n", line(e, clock))
+					fmt.Fprintf(w, "\r%s\n", line(progress, clock))
 				}
 				return
 			case <-t.C:
 				if tty {
-					fmt.Fprintf(w, "\r%s", line(e, clock))
+					fmt.Fprintf(w, "\r%s", line(progress, clock))
 				} else {
-					fmt.Fprintln(w, line(e, clock))
+					fmt.Fprintln(w, line(progress, clock))
 				}
 			}
 		}
@@ -48,8 +48,8 @@ func startProgress(w io.Writer, e *load.Engine, clock load.Clock) (stop func()) 
 	return func() { close(done); wg.Wait() }
 }
 
-func line(e *load.Engine, clock load.Clock) string {
-	pr := e.Progress()
+func line(progress func() *load.Progress, clock load.Clock) string {
+	pr := progress()
 	if pr == nil {
 		return "starting..."
 	}

@@ -32,6 +32,10 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	if out.measured {
 		judgeHealth(&run.Audit, out.health, run.Profiling, c.p.Streaming)
 	}
+	if out.workers != nil {
+		judgeWorkers(&run.Audit, out.workers)
+	}
+	uncounted += out.uncounted
 	if c.p.ResetHook().Enabled {
 		c.verifyReset(records)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/shard"
 )
 
 // ErrTypeDataset is the error type of a request whose conversation could
@@ -339,21 +340,32 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := newSource(c.p, c.clock.Now, c.ds, sampler, client, c.fin, c.tok.Count)
+	var draw shard.Sampler = sampler
+	if c.worker != nil { // this worker's draws of the one sequence
+		spec := c.worker.Spec()
+		draw = shard.Stride(sampler, spec.Worker, spec.Workers)
+	}
+	src := newSource(c.p, c.clock.Now, c.ds, draw, client, c.fin, c.tok.Count)
 	if c.p.InputFile != "" {
 		src.prefetch()
 	}
 	return src, nil
 }
 
-// fixedStarts is the engine's view of a fixed schedule (nil for none).
-func fixedStarts(sched []dataset.Timed) load.FixedStarts {
+// fixedStarts is the engine's view of the dataset's fixed schedule (nil
+// for none); a worker's is its share of the entries, at their times.
+func (c *cell) fixedStarts() load.FixedStarts {
+	sched := c.ds.Schedule()
 	if sched == nil {
 		return nil
 	}
+	i, w := 0, 1
+	if c.worker != nil {
+		i, w = c.worker.Spec().Worker, c.worker.Spec().Workers
+	}
 	return func(yield func(int, int64) bool) {
-		for _, t := range sched {
-			if !yield(t.Conv, int64(t.AtMs*1e6)) {
+		for j, t := range sched {
+			if shard.Mine(j, i, w) && !yield(t.Conv, int64(t.AtMs*1e6)) {
 				return
 			}
 		}

@@ -31,6 +31,7 @@ type Schedule struct {
 	mode  string
 	shape float64 // gamma: the smoothness
 	ramp  float64 // seconds of the linear rate ramp (0: none)
+	shift float64 // constant: seconds every send is offset by
 	rng   *rand.Rand
 	i     int64
 	t     float64 // poisson and gamma: running offset in seconds
@@ -46,6 +47,7 @@ func NewSchedule(ph plan.Phase, seed int64) *Schedule {
 		mode:  ph.RateMode,
 		shape: ph.Smoothness,
 		ramp:  ph.RateRamp,
+		shift: ph.Offset,
 		rng:   rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
 	}
 	if s.shape == 0 {
@@ -55,7 +57,8 @@ func NewSchedule(ph plan.Phase, seed int64) *Schedule {
 }
 
 // Next returns the offset of the next send. The first send is at 0; constant
-// sends are at i/rate, computed from i so rounding never accumulates. A rate
+// sends are at i/rate (plus the phase's Offset), computed from i so
+// rounding never accumulates. A rate
 // ramp warps the offsets so that the rate rises linearly to its target.
 func (s *Schedule) Next() int64 {
 	defer func() { s.i++ }()
@@ -72,7 +75,7 @@ func (s *Schedule) Next() int64 {
 		}
 		t = s.t
 	default:
-		t = float64(s.i) / s.rate
+		t = float64(s.i)/s.rate + s.shift
 	}
 	return int64(math.Round(warp(t, s.ramp) * 1e9))
 }

@@ -87,3 +87,16 @@ type Error struct {
 
 // OK reports whether the request succeeded and counts toward metrics.
 func (r *Record) OK() bool { return r.Error == nil && !r.Cancelled }
+
+// Shift moves every clock stamp of the record by d ns, onto another
+// clock's timebase (a sharded cell's worker records onto the
+// coordinator's); WallStartNs is left to whoever owns the new clock.
+func (r *Record) Shift(d int64) {
+	r.ScheduledNs += d
+	r.SentNs += d
+	r.EndNs += d
+	r.ResponseNs = r.ResponseNs.Shift(d)
+	if r.FirstOutputNs != 0 {
+		r.FirstOutputNs += d
+	}
+}

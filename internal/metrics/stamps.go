@@ -124,3 +124,13 @@ func (s *Stamps) UnmarshalJSON(b []byte) error {
 
 // IsZero reports whether there are no stamps (JSON omitzero).
 func (s Stamps) IsZero() bool { return s.n == 0 }
+
+// Shift returns the stamps moved by d ns (another clock's timebase): the
+// gaps are unchanged.
+func (s Stamps) Shift(d int64) Stamps {
+	if s.n > 0 {
+		s.first += d
+		s.last += d
+	}
+	return s
+}

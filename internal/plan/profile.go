@@ -193,6 +193,10 @@ type Phase struct {
 	// first turn at its timestamp (divided by Speedup when > 0).
 	Fixed   bool    `json:"fixed_schedule,omitempty"`
 	Speedup float64 `json:"speedup,omitempty"`
+	// Offset delays a constant rate's schedule by this many seconds: a
+	// sharded cell's worker i of w runs at rate/w offset by i/rate, so the
+	// workers' schedules merge into the constant one (never set by a user).
+	Offset float64 `json:"schedule_offset,omitempty"`
 }
 
 // NewProfile returns a Profile holding every default of its `default` tags,

@@ -127,4 +127,22 @@ type Audit struct {
 	// when it exposes none.
 	ServerResetEvidence []string `json:"server_reset_evidence,omitempty"`
 	Warnings            []string `json:"warnings,omitempty"`
+	// Workers are the worker processes of a sharded cell (--workers), in
+	// order; empty when the load came from this process.
+	Workers []Worker `json:"workers,omitempty"`
+}
+
+// Worker is one worker process of a sharded cell: its clock as the
+// coordinator measured it (its records were moved onto the coordinator's
+// clock with it) and its own audit.
+type Worker struct {
+	Name          string   `json:"name"`
+	ClockOffsetNs int64    `json:"clock_offset_ns"` // its wall clock minus the coordinator's
+	ClockRTTNs    int64    `json:"clock_rtt_ns"`    // round trip of the ping the offset rests on
+	Records       int      `json:"records"`         // records received from it
+	ClientBound   bool     `json:"client_bound"`
+	AchievedRate  float64  `json:"achieved_rate,omitempty"`
+	Health        *Health  `json:"client_health,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+	Error         string   `json:"error,omitempty"`
 }

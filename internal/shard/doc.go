@@ -1,0 +1,37 @@
+// Package shard runs one cell's load from several worker processes: the
+// control channel between the coordinator (the process that owns the cell)
+// and its workers, and the exact split of a cell's load among them.
+//
+// The channel is newline-delimited JSON messages over an io.Reader and an
+// io.Writer on each side (Conn), whatever carries them: a local worker's
+// stdin and stdout today, a pod's stream later. A worker process writes
+// nothing else on its channel (its log goes elsewhere); a pipe is reliable
+// and ordered, so messages need no checksum, and each record travels as its
+// own line as soon as the worker finished it, so a worker that dies leaves
+// the coordinator every record it finished before.
+//
+// The protocol, per worker:
+//
+//	coordinator → worker   spec     the worker's share of the cell (Spec)
+//	worker → coordinator   hello    the worker prepared (tokenizer, dataset), with its clock's start
+//	coordinator → worker   ping     ×pings, each answered by a pong with the worker's wall time
+//	coordinator → worker   clock    the worker's offset (NTP-style estimate, the min-RTT ping)
+//	then for each phase:
+//	worker → coordinator   ready    the worker is about to send the phase
+//	coordinator → worker   start    once every worker is ready: a common instant, in the coordinator's wall time
+//	worker → coordinator   rec      every finished record, while the load goes
+//	worker → coordinator   drained  every request of the phase returned
+//	and at the end:
+//	worker → coordinator   done     the worker's phase reports, audit and stalls
+//
+// At any time the coordinator may send halt (stop issuing, let the requests
+// in flight finish: the failed-request threshold) or stop (Ctrl-C: cut
+// everything); a worker whose channel closes stops. The coordinator alone
+// calls control hooks: between every worker's ready and the start it
+// broadcasts, and after every worker drained (Coordinator.Hooks), so the
+// server's profiler brackets the profiling phase once; workers never do.
+//
+// Records are stamped on each worker's monotonic clock; the coordinator
+// moves them onto its own timebase with the worker's clock start and
+// offset, and numbers them so that indexes and sessions stay unique.
+package shard

@@ -1,0 +1,96 @@
+package shard
+
+import (
+	"fmt"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// Split divides each phase among w workers, exactly: concurrency, the
+// request count, the session count and the prefill cap are shared out with
+// the remainder going to the first workers; a rate is divided by w and a
+// duration kept. A constant rate's worker i is offset by i/rate, so the w
+// schedules (k·w + i)/rate merge into the constant one, k/rate. Poisson
+// arrivals stay Poisson (a sum of w independent Poisson(rate/w) streams is
+// Poisson(rate)) given each worker its own seed. Gamma arrivals of shape
+// other than 1 do not merge into a gamma process: the merged gaps are
+// shorter-tailed than asked for (each worker's stream is gamma). A ramp
+// ramps each worker's share over the same duration.
+//
+// Every worker must get something of every bounded quantity: more workers
+// than a phase's concurrency, requests, sessions or prefill cap is an error
+// naming the phase.
+func Split(phases []plan.Phase, w int) ([][]plan.Phase, error) {
+	if w < 1 {
+		return nil, fmt.Errorf("--workers must be at least 1, got %d", w)
+	}
+	out := make([][]plan.Phase, w)
+	for _, ph := range phases {
+		for _, q := range []struct {
+			n    int
+			what string
+		}{{ph.Concurrency, "concurrency"}, {ph.Requests, "request count"}, {ph.Sessions, "session count"},
+			{ph.PrefillConcurrency, "prefill concurrency"}} {
+			if q.n > 0 && q.n < w {
+				return nil, fmt.Errorf("--workers %d is more than the %s phase's %s %d: every worker needs a share of it; use at most %d workers",
+					w, ph.Name, q.what, q.n, q.n)
+			}
+		}
+		for i := range w {
+			s := ph
+			s.Concurrency = Share(ph.Concurrency, w, i)
+			s.Requests = Share(ph.Requests, w, i)
+			s.Sessions = Share(ph.Sessions, w, i)
+			s.PrefillConcurrency = Share(ph.PrefillConcurrency, w, i)
+			if ph.Rate > 0 {
+				s.Rate = ph.Rate / float64(w)
+				if ph.RateMode != plan.RatePoisson && ph.RateMode != plan.RateGamma {
+					s.Offset = ph.Offset + float64(i)/ph.Rate
+				}
+			}
+			out[i] = append(out[i], s)
+		}
+	}
+	return out, nil
+}
+
+// Share is worker i's part of n split among w: n/w, plus one for the
+// first n%w workers.
+func Share(n, w, i int) int {
+	s := n / w
+	if i < n%w {
+		s++
+	}
+	return s
+}
+
+// Sampler draws the index of the next conversation to send.
+type Sampler interface{ Next() int }
+
+// Stride is worker i's part of s among w: draws i, i+w, i+2w, ... of the
+// same sequence, so the w workers together send exactly what one process
+// would, each draw once (the first n draws when n requests are shared out
+// with Share).
+func Stride(s Sampler, i, w int) Sampler {
+	if w <= 1 {
+		return s
+	}
+	return &strided{s: s, skip: i, w: w}
+}
+
+type strided struct {
+	s       Sampler
+	skip, w int
+}
+
+func (t *strided) Next() int {
+	for range t.skip {
+		t.s.Next()
+	}
+	t.skip = t.w - 1
+	return t.s.Next()
+}
+
+// Mine reports whether the j-th entry of a fixed schedule (from 0) is
+// worker i's of w: the entries are dealt round-robin and keep their times.
+func Mine(j, i, w int) bool { return w <= 1 || j%w == i }

@@ -1,0 +1,176 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// Worker is the worker's end of the channel.
+type Worker struct {
+	conn  *Conn
+	spec  Spec
+	clock load.Clock
+
+	mu     sync.Mutex
+	offset int64                 // worker wall − coordinator wall (clock)
+	starts map[string]chan int64 // phase → its start instant (coordinator wall)
+	halt   func()                // stops issuing (set by the caller)
+}
+
+// Accept reads the worker's spec from the channel. A worker never calls
+// control hooks: a spec whose profile has them on is refused.
+func Accept(r io.Reader, w io.Writer) (*Worker, error) {
+	conn := NewConn(r, w)
+	m, err := conn.Recv()
+	if err != nil {
+		return nil, fmt.Errorf("read the worker's spec: %w", err)
+	}
+	if m.Type != TypeSpec || m.Spec == nil {
+		return nil, fmt.Errorf("read the worker's spec: got a %q message first", m.Type)
+	}
+	if err := CheckWorkerProfile(m.Spec.Profile); err != nil {
+		return nil, err
+	}
+	return &Worker{conn: conn, spec: *m.Spec, starts: map[string]chan int64{}}, nil
+}
+
+// CheckWorkerProfile refuses a worker profile with a control hook on: the
+// coordinator alone resets the KV cache and drives the profiler.
+func CheckWorkerProfile(p plan.Profile) error {
+	if p.ResetHook().Enabled || p.ProfilerHook().Enabled {
+		return errors.New("a worker's profile has a control hook on (the coordinator alone calls them)")
+	}
+	return nil
+}
+
+// WorkerProfile is p as a worker runs it: control hooks off, no wait for
+// the model (the coordinator did both).
+func WorkerProfile(p plan.Profile) plan.Profile {
+	p.ResetKVCache, p.ResetKVCachePath, p.ResetKVCacheTimeoutSeconds, p.ResetKVCacheMaxRetrySeconds = false, nil, nil, nil
+	p.ServerProfiler, p.ServerProfilerStartPath, p.ServerProfilerStopPath, p.ServerProfilerTimeoutSeconds = false, "", "", nil
+	return p
+}
+
+// Spec is the worker's share of the cell.
+func (w *Worker) Spec() Spec { return w.spec }
+
+// Serve says hello (the worker is prepared; clock is its run's clock) and
+// answers the coordinator until the channel closes: ping, clock, start;
+// halt calls halt (stop issuing), stop or a closed channel calls cancel.
+func (w *Worker) Serve(clock load.Clock, halt func(), cancel context.CancelFunc) error {
+	w.clock, w.halt = clock, halt
+	if err := w.conn.Send(&Msg{Type: TypeHello, Start: clock.Start().UnixNano()}); err != nil {
+		return err
+	}
+	go func() {
+		defer cancel()
+		for {
+			m, err := w.conn.Recv()
+			if err != nil {
+				return
+			}
+			switch m.Type {
+			case TypePing:
+				_ = w.conn.Send(&Msg{Type: TypePong, T0: m.T0, TW: clock.Wall(clock.Now())})
+			case TypeClock:
+				w.mu.Lock()
+				w.offset = m.Offset
+				w.mu.Unlock()
+			case TypeStart:
+				w.start(m.Phase) <- m.At
+			case TypeHalt:
+				halt()
+			case TypeStop:
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// start is the channel of phase's start instant.
+func (w *Worker) start(phase string) chan int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch, ok := w.starts[phase]
+	if !ok {
+		ch = make(chan int64, 1)
+		w.starts[phase] = ch
+	}
+	return ch
+}
+
+// Hooks wraps inner so that each phase waits for the coordinator's start
+// instant before it sends (having said it is ready) and reports when it
+// drained.
+func (w *Worker) Hooks(inner load.Hooks) load.Hooks {
+	return load.Hooks{
+		BeforeSend: func(ctx context.Context, ph plan.Phase) error {
+			if err := w.conn.Send(&Msg{Type: TypeReady, Phase: ph.Name}); err != nil {
+				return err
+			}
+			var at int64
+			select {
+			case at = <-w.start(ph.Name):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			w.mu.Lock()
+			target := at + w.offset // the instant on this worker's wall clock
+			w.mu.Unlock()
+			if d := time.Duration(target - w.clock.Wall(w.clock.Now())); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				}
+			}
+			if inner.BeforeSend != nil {
+				return inner.BeforeSend(ctx, ph)
+			}
+			return nil
+		},
+		Drained: func(ph plan.Phase) {
+			if inner.Drained != nil {
+				inner.Drained(ph)
+			}
+			_ = w.conn.Send(&Msg{Type: TypeDrained, Phase: ph.Name})
+		},
+	}
+}
+
+// Add sends finished records, in one flush (a bench.RecordSink).
+func (w *Worker) Add(records []metrics.Record) error {
+	msgs := make([]*Msg, len(records))
+	for i := range records {
+		msgs[i] = &Msg{Type: TypeRecord, Record: &records[i]}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return w.conn.Send(msgs...)
+}
+
+// Progress reports how many requests phase has sent so far.
+func (w *Worker) Progress(phase string, sent int64) error {
+	return w.conn.Send(&Msg{Type: TypeProgress, Phase: phase, Sent: sent})
+}
+
+// Finish reports the worker's end.
+func (w *Worker) Finish(d Done) error { return w.conn.Send(&Msg{Type: TypeDone, Done: &d}) }
+
+// Fail reports a worker that could not run (before hello, or instead of
+// done).
+func Fail(wr io.Writer, err error) {
+	_ = NewConn(nil, wr).Send(&Msg{Type: TypeError, Err: err.Error()})
+}
