@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,7 +211,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		if err != nil {
 			return fmt.Errorf("find the aiperf executable for the worker processes: %w", err)
 		}
-		opts.Workers = runner.Workers{Binary: self, Count: c.Workers, Log: opts.Log}
+		opts.Workers = startWorkers(self, c.Workers, opts.Log)
 	}
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
@@ -397,6 +398,11 @@ func redactedCommand(args []string, urls []string, redact *plan.Redactor) string
 		out[i] = redact.Redact(a)
 	}
 	return "aiperf " + strings.Join(out, " ")
+}
+
+// startWorkers is how --workers start (tests wrap it to fail one).
+var startWorkers = func(self string, n int, log io.Writer) bench.Workers {
+	return runner.Workers{Binary: self, Count: n, Log: log}
 }
 
 // checkWorkers refuses --workers and --executor values that cannot be

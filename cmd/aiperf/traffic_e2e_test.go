@@ -139,6 +139,7 @@ type jsonlLine struct {
 		TurnIndex      int    `json:"turn_index"`
 		SessionNum     int    `json:"session_num"`
 		XCorrelationID string `json:"x_correlation_id"`
+		XRequestID     string `json:"x_request_id"`
 	} `json:"metadata"`
 	Metrics map[string]struct {
 		Value any `json:"value"`

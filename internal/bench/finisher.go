@@ -40,7 +40,7 @@ type finisher struct {
 	// only their wall-clock stamp is this process's to set.
 	merged bool
 	// batch is how many finished records wait before they go to the store
-	// (a worker streams each batch of finished records at once: 1).
+	// (storeBatch; a worker streams each record as it is finished: 1).
 	batch int
 
 	mu     sync.Mutex
@@ -146,8 +146,8 @@ func (f *finisher) run() {
 		f.mu.Unlock()
 		for i := range batch {
 			f.finish(batch[i])
+			f.flushStore(f.batch)
 		}
-		f.flushStore(f.batch)
 		clear(batch)
 		if closed && len(batch) == 0 {
 			f.flushStore(0)

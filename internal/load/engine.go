@@ -36,6 +36,11 @@ type Hooks struct {
 	// Drained runs once every request of a phase has returned (or was
 	// cancelled at the end of its grace period).
 	Drained func(ph plan.Phase)
+	// Start, when set, is the phase's start instant (clock ns), the origin
+	// of its schedule and duration, in place of the moment BeforeSend
+	// returned: a sharded cell's common start, which a worker's timer may
+	// have woken late for.
+	Start func(ph plan.Phase) int64
 }
 
 // Engine runs phases. Its fields are set before Run and not changed after.
@@ -174,6 +179,9 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	phaseCtx, cancel := context.WithCancel(ctx)
 	r.Phase = *ph
 	r.StartNs = e.Clock.Now()
+	if e.Hooks.Start != nil {
+		r.StartNs = e.Hooks.Start(*ph)
+	}
 	// issueCtx ends when the phase must stop issuing: at the end of its
 	// duration, measured on the phase's clock, or when issuing ends.
 	issueCtx, stopIssuing := issuing, context.CancelFunc(func() {})

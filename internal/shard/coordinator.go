@@ -228,9 +228,9 @@ type run struct {
 func (r *run) handshake(specs []Spec) error {
 	c := r.c
 	for i, p := range c.Peers {
-		if err := p.Conn.Send(&Msg{Type: TypeSpec, Spec: &specs[i]}); err != nil {
-			return fmt.Errorf("%s did not start: %w", p.Name, err)
-		}
+		// A worker that cannot take its spec has ended: its end, read
+		// below, says why.
+		_ = p.Conn.Send(&Msg{Type: TypeSpec, Spec: &specs[i]})
 	}
 	for hellos := 0; hellos < len(c.Peers); {
 		e, err := r.next()

@@ -22,6 +22,7 @@ type Worker struct {
 	mu     sync.Mutex
 	offset int64                 // worker wall − coordinator wall (clock)
 	starts map[string]chan int64 // phase → its start instant (coordinator wall)
+	begun  map[string]int64      // phase → its start instant on the worker's clock
 	halt   func()                // stops issuing (set by the caller)
 }
 
@@ -39,7 +40,7 @@ func Accept(r io.Reader, w io.Writer) (*Worker, error) {
 	if err := CheckWorkerProfile(m.Spec.Profile); err != nil {
 		return nil, err
 	}
-	return &Worker{conn: conn, spec: *m.Spec, starts: map[string]chan int64{}}, nil
+	return &Worker{conn: conn, spec: *m.Spec, starts: map[string]chan int64{}, begun: map[string]int64{}}, nil
 }
 
 // CheckWorkerProfile refuses a worker profile with a control hook on: the
@@ -109,8 +110,9 @@ func (w *Worker) start(phase string) chan int64 {
 }
 
 // Hooks wraps inner so that each phase waits for the coordinator's start
-// instant before it sends (having said it is ready) and reports when it
-// drained.
+// instant before it sends (having said it is ready), takes that instant as
+// its start (its schedule's origin, however late the timer woke), and
+// reports when it drained.
 func (w *Worker) Hooks(inner load.Hooks) load.Hooks {
 	return load.Hooks{
 		BeforeSend: func(ctx context.Context, ph plan.Phase) error {
@@ -125,6 +127,7 @@ func (w *Worker) Hooks(inner load.Hooks) load.Hooks {
 			}
 			w.mu.Lock()
 			target := at + w.offset // the instant on this worker's wall clock
+			w.begun[ph.Name] = target - w.clock.Start().UnixNano()
 			w.mu.Unlock()
 			if d := time.Duration(target - w.clock.Wall(w.clock.Now())); d > 0 {
 				t := time.NewTimer(d)
@@ -139,6 +142,11 @@ func (w *Worker) Hooks(inner load.Hooks) load.Hooks {
 				return inner.BeforeSend(ctx, ph)
 			}
 			return nil
+		},
+		Start: func(ph plan.Phase) int64 {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.begun[ph.Name]
 		},
 		Drained: func(ph plan.Phase) {
 			if inner.Drained != nil {

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/bench"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/shard"
+	"github.com/aiperf-go/aiperf/runner"
+)
+
+// workerOf is the request id's per-process prefix: one per worker.
+func workerOf(l jsonlLine) string { return strings.SplitN(l.Metadata.XRequestID, "-", 2)[0] }
+
+// TestWorkersShardOneCell runs one cell from 4 worker processes against
+// the mock: every request sent once (the count exact, the dataset's draws
+// those of one process), one KV reset before any load and one profiler
+// bracket around it, the merged TTFT percentiles those of the merged
+// per-request export, and each worker's clock and records in the audit.
+func TestWorkersShardOneCell(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	m := startMock(t, mock.Config{TTFT: 5, ITL: 1})
+	dir := t.TempDir()
+	resultFile := filepath.Join(dir, "result.json")
+	args := quick(m.URL, "--tokenizer", tok, "--concurrency", "8", "--request-count", "103", "--workers", "4",
+		"--num-dataset-entries", "40", "--reset-kv-cache", "--server-profiler", "--artifact-dir", filepath.Join(dir, "w4"),
+		"--result-file", resultFile)
+	inv := cli(t, dir, args...)
+	require.Equal(t, 0, inv.code, inv.stderr)
+
+	c := m.control()
+	assert.Equal(t, 1, c.ResetCount)
+	assert.Equal(t, 1, c.ProfilerStarts)
+	assert.Equal(t, 1, c.ProfilerStops)
+	assert.Equal(t, 103, c.InferenceRequests)
+	kinds := m.kinds()
+	hooks := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool { return strings.HasPrefix(k, "request_") })
+	assert.Equal(t, []string{"reset", "start_profile", "stop_profile"}, hooks)
+	assert.Less(t, slices.Index(kinds, "start_profile"), slices.Index(kinds, "request_start"), "the profiler starts before any worker sends")
+	assert.Greater(t, slices.Index(kinds, "stop_profile"), lastIndex(kinds, "request_end"), "and stops once every worker drained")
+
+	lines := jsonlLines(t, filepath.Join(dir, "w4", "profile_export.jsonl"))
+	require.Len(t, lines, 103)
+	perWorker := map[string]int{}
+	var ttft []float64
+	for _, l := range lines {
+		perWorker[workerOf(l)]++
+		ttft = append(ttft, l.Metrics["time_to_first_token"].Value.(float64))
+	}
+	assert.Len(t, perWorker, 4, "every worker sent")
+	for _, n := range perWorker {
+		assert.Contains(t, []int{25, 26}, n, "103 requests shared 26, 26, 26, 25")
+	}
+	want := metrics.Compute(ttft)
+	export := readJSON(t, filepath.Join(dir, "w4", "profile_export_aiperf.json"))
+	got := export["time_to_first_token"].(map[string]any)
+	for k, v := range map[string]float64{"p50": want.P50, "p90": want.P90, "p99": want.P99, "avg": want.Avg, "max": want.Max} {
+		assert.InDelta(t, v, got[k].(float64), 1e-6, "merged TTFT %s", k)
+	}
+	assert.Equal(t, 103.0, export["request_count"].(map[string]any)["avg"])
+
+	// The same cell from one process sends the same conversations.
+	one := cli(t, dir, quick(m.URL, "--tokenizer", tok, "--concurrency", "8", "--request-count", "103",
+		"--num-dataset-entries", "40", "--artifact-dir", filepath.Join(dir, "w1"), "--no-store")...)
+	require.Equal(t, 0, one.code, one.stderr)
+	convs := func(ls []jsonlLine) []string {
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Metadata.ConversationID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	assert.Equal(t, convs(jsonlLines(t, filepath.Join(dir, "w1", "profile_export.jsonl"))), convs(lines))
+
+	b, err := os.ReadFile(resultFile)
+	require.NoError(t, err)
+	var run result.Run
+	require.NoError(t, json.Unmarshal(b, &run))
+	require.Len(t, run.Audit.Workers, 4)
+	records := 0
+	for i, w := range run.Audit.Workers {
+		assert.Regexp(t, regexp.MustCompile(`^worker \d \(pid \d+\)$`), w.Name)
+		assert.Contains(t, w.Name, "worker "+string(rune('0'+i)))
+		assert.Positive(t, w.ClockRTTNs)
+		assert.Less(t, abs(w.ClockOffsetNs), int64(50*time.Millisecond), "one machine, one clock")
+		records += w.Records
+	}
+	assert.Equal(t, 103, records)
+}
+
+func lastIndex(xs []string, x string) int {
+	for i := len(xs) - 1; i >= 0; i-- {
+		if xs[i] == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// TestWorkersConstantRateMerges: 4 workers at a constant 50 req/s merge
+// into the constant schedule of one process, a send every 20 ms.
+func TestWorkersConstantRateMerges(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 1})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--tokenizer", tok, "--request-rate", "50", "--request-rate-mode", "constant",
+		"--request-count", "41", "--workers", "4", "--artifact-dir", filepath.Join(dir, "out"), "--no-store")...)
+	require.Equal(t, 0, inv.code, inv.stderr)
+	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	require.Len(t, lines, 41)
+	var sched []int64
+	for _, l := range lines {
+		sched = append(sched, l.Metadata.ScheduledNs)
+	}
+	slices.Sort(sched)
+	for j := 1; j < len(sched); j++ {
+		// Exact up to the clock offsets' estimates: well under a ms here.
+		assert.InDelta(t, 20e6, float64(sched[j]-sched[j-1]), 1e6, "gap %d", j)
+	}
+	assert.InDelta(t, 800e6, float64(sched[len(sched)-1]-sched[0]), 1e6)
+}
+
+// failingWorkers starts real workers but replaces worker bad (if any) with
+// a process that exits at once, and remembers every pid it started.
+type failingWorkers struct {
+	bench.Workers
+	bad  int
+	mu   sync.Mutex
+	pids []int
+}
+
+func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) {
+	if i != f.bad {
+		p, err := f.Workers.Start(ctx, i)
+		if err == nil {
+			var pid int
+			_, err = fmt.Sscanf(p.Name, "worker %d (pid %d)", new(int), &pid)
+			f.remember(pid)
+		}
+		return p, err
+	}
+	cmd := exec.Command("sh", "-c", "echo 'no dataset here' >&2; exit 3")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	f.remember(cmd.Process.Pid)
+	return &shard.Peer{Name: fmt.Sprintf("worker %d (pid %d)", i, cmd.Process.Pid), Conn: shard.NewConn(out, in),
+		Wait: func() error {
+			err := cmd.Wait()
+			return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		},
+		Kill: func() { _ = cmd.Process.Kill() }}, nil
+}
+
+func (f *failingWorkers) remember(pid int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pids = append(f.pids, pid)
+}
+
+// TestWorkerThatCannotStartFailsTheCell: one of 4 workers exits before it
+// is ready: the cell fails, naming it, before any request; the profiler
+// never started; no worker process is left.
+func TestWorkerThatCannotStartFailsTheCell(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 1})
+	var fw *failingWorkers
+	prev := startWorkers
+	startWorkers = func(self string, n int, log io.Writer) bench.Workers {
+		fw = &failingWorkers{Workers: runner.Workers{Binary: self, Count: n, Log: log}, bad: 2}
+		return fw
+	}
+	t.Cleanup(func() { startWorkers = prev })
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--tokenizer", tok, "--concurrency", "4", "--request-count", "20", "--workers", "4",
+		"--reset-kv-cache", "--server-profiler", "--artifact-dir", filepath.Join(dir, "out"), "--no-store")...)
+	assert.Equal(t, ExitFailure, inv.code, inv.stderr)
+	assert.Regexp(t, `worker 2 \(pid \d+\) did not start: exit status 3.*no dataset here`, inv.stderr)
+	c := m.control()
+	assert.Zero(t, c.InferenceRequests)
+	assert.Zero(t, c.ProfilerStarts)
+	assert.Zero(t, c.ProfilerStops)
+	require.Len(t, fw.pids, 4)
+	for _, pid := range fw.pids {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
+	}
+}
+
+// watchWorkers makes --workers start through a failingWorkers with the
+// given bad worker (-1: none) for the rest of the test.
+func watchWorkers(t *testing.T, bad int) *failingWorkers {
+	fw := &failingWorkers{bad: bad}
+	prev := startWorkers
+	startWorkers = func(self string, n int, log io.Writer) bench.Workers {
+		fw.Workers = runner.Workers{Binary: self, Count: n, Log: log}
+		return fw
+	}
+	t.Cleanup(func() { startWorkers = prev })
+	return fw
+}
+
+// TestWorkerKilledMidPhase: a worker killed while it sends is named in
+// the error with the records it sent before, which are kept; the others
+// finish, the profiler stops once, and the cell fails.
+func TestWorkerKilledMidPhase(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	m := startMock(t, mock.Config{TTFT: 5, ITL: 1})
+	fw := watchWorkers(t, -1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); m.control().InferenceRequests < 40; {
+			if time.Now().After(deadline) {
+				return // the test fails on its own
+			}
+			time.Sleep(time.Millisecond)
+		}
+		fw.mu.Lock()
+		defer fw.mu.Unlock()
+		_ = syscall.Kill(fw.pids[1], syscall.SIGKILL)
+	}()
+	dir := t.TempDir()
+	resultFile := filepath.Join(dir, "result.json")
+	inv := cli(t, dir, quick(m.URL, "--tokenizer", tok, "--concurrency", "4", "--benchmark-duration", "2", "--workers", "2",
+		"--server-profiler", "--artifact-dir", filepath.Join(dir, "out"), "--result-file", resultFile)...)
+	assert.Equal(t, ExitFailure, inv.code, inv.stderr)
+	assert.Regexp(t, `worker 1 \(pid \d+\) died during the profiling phase \(\d+ records received from it are kept\): signal: killed`, inv.stderr)
+	c := m.control()
+	assert.Equal(t, 1, c.ProfilerStarts)
+	assert.Equal(t, 1, c.ProfilerStops)
+
+	var run result.Run
+	b, err := os.ReadFile(resultFile)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &run))
+	assert.Equal(t, result.StatusFailed, run.Status)
+	require.Len(t, run.Audit.Workers, 2)
+	killed := run.Audit.Workers[1].Records
+	assert.Positive(t, killed)
+	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	perWorker := map[string]int{}
+	for _, l := range lines {
+		perWorker[workerOf(l)]++
+	}
+	require.Len(t, perWorker, 2, "both workers' records are exported")
+	assert.Contains(t, slices.Collect(maps.Values(perWorker)), killed)
+	assert.Equal(t, len(lines), run.Audit.Workers[0].Records+killed)
+}

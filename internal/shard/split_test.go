@@ -1,0 +1,144 @@
+package shard
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+func TestShareGivesTheRemainderToTheFirst(t *testing.T) {
+	var got []int
+	for i := range 4 {
+		got = append(got, Share(10, 4, i))
+	}
+	assert.Equal(t, []int{3, 3, 2, 2}, got)
+	assert.Equal(t, 0, Share(0, 4, 1), "0 (no limit) stays 0")
+}
+
+func TestSplitSharesEveryQuantity(t *testing.T) {
+	phases := []plan.Phase{
+		{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 5, Requests: 7, GracePeriod: -1},
+		{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 10, Requests: 103, Sessions: 9, PrefillConcurrency: 6, Duration: 30},
+	}
+	shares, err := Split(phases, 4)
+	require.NoError(t, err)
+	require.Len(t, shares, 4)
+	sum := plan.Phase{}
+	for i, s := range shares {
+		require.Len(t, s, 2)
+		p := s[1]
+		assert.Equal(t, 30.0, p.Duration, "every worker keeps the duration")
+		assert.Equal(t, -1.0, s[0].GracePeriod)
+		assert.Equal(t, "profiling", p.Name)
+		sum.Concurrency += p.Concurrency
+		sum.Requests += p.Requests
+		sum.Sessions += p.Sessions
+		sum.PrefillConcurrency += p.PrefillConcurrency
+		if i == 0 {
+			assert.Equal(t, []int{3, 26, 3, 2}, []int{p.Concurrency, p.Requests, p.Sessions, p.PrefillConcurrency})
+		}
+		if i == 3 {
+			assert.Equal(t, []int{2, 25, 2, 1}, []int{p.Concurrency, p.Requests, p.Sessions, p.PrefillConcurrency})
+		}
+	}
+	assert.Equal(t, []int{10, 103, 9, 6}, []int{sum.Concurrency, sum.Requests, sum.Sessions, sum.PrefillConcurrency})
+}
+
+func TestSplitRefusesMoreWorkersThanAShare(t *testing.T) {
+	for _, c := range []struct {
+		ph   plan.Phase
+		want string
+	}{
+		{plan.Phase{Name: "profiling", Concurrency: 3}, "--workers 4 is more than the profiling phase's concurrency 3"},
+		{plan.Phase{Name: "warmup", Concurrency: 8, Requests: 2}, "--workers 4 is more than the warmup phase's request count 2"},
+		{plan.Phase{Name: "p", Rate: 10, Concurrency: 8, PrefillConcurrency: 1}, "prefill concurrency 1: every worker needs a share of it; use at most 1 workers"},
+	} {
+		_, err := Split([]plan.Phase{c.ph}, 4)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	_, err := Split(nil, 0)
+	assert.ErrorContains(t, err, "--workers must be at least 1, got 0")
+}
+
+// TestConstantRateMerges checks that the workers' constant schedules,
+// offset by i/rate, merge into the constant schedule of one process:
+// every send at exactly j/rate, none twice, with the request count split.
+func TestConstantRateMerges(t *testing.T) {
+	const rate, n, w = 40.0, 103, 4
+	one := load.NewSchedule(plan.Phase{Rate: rate, RateMode: plan.RateConstant}, 1)
+	var want []int64
+	for range n {
+		want = append(want, one.Next())
+	}
+	shares, err := Split([]plan.Phase{{Name: "profiling", Rate: rate, RateMode: plan.RateConstant, Requests: n}}, w)
+	require.NoError(t, err)
+	var got []int64
+	for i, s := range shares {
+		ph := s[0]
+		assert.Equal(t, rate/w, ph.Rate)
+		assert.InDelta(t, float64(i)/rate, ph.Offset, 1e-12)
+		sched := load.NewSchedule(ph, int64(i))
+		for range ph.Requests {
+			got = append(got, sched.Next())
+		}
+	}
+	slices.Sort(got)
+	for j := range want {
+		assert.InDelta(t, want[j], got[j], 1, "send %d", j) // ns rounding of two computations
+	}
+}
+
+func TestPoissonAndGammaAreNotOffset(t *testing.T) {
+	for _, mode := range []string{plan.RatePoisson, plan.RateGamma} {
+		shares, err := Split([]plan.Phase{{Name: "p", Rate: 8, RateMode: mode}}, 4)
+		require.NoError(t, err)
+		for _, s := range shares {
+			assert.Equal(t, 2.0, s[0].Rate)
+			assert.Zero(t, s[0].Offset, mode)
+		}
+	}
+}
+
+type seq struct{ i int }
+
+func (s *seq) Next() int { s.i++; return s.i - 1 }
+
+// TestStridePartitions checks that the workers' draws of one sequence are
+// exactly its first n draws when n is shared out.
+func TestStridePartitions(t *testing.T) {
+	const n, w = 23, 4
+	var got []int
+	for i := range w {
+		s := Stride(&seq{}, i, w)
+		for range Share(n, w, i) {
+			got = append(got, s.Next())
+		}
+	}
+	slices.Sort(got)
+	want := make([]int, n)
+	for j := range want {
+		want[j] = j
+	}
+	assert.Equal(t, want, got)
+	s := Stride(&seq{}, 2, 4)
+	assert.Equal(t, []int{2, 6, 10}, []int{s.Next(), s.Next(), s.Next()})
+}
+
+func TestMineDealsRoundRobin(t *testing.T) {
+	var got [3][]int
+	for j := range 8 {
+		for i := range 3 {
+			if Mine(j, i, 3) {
+				got[i] = append(got[i], j)
+			}
+		}
+	}
+	assert.Equal(t, [3][]int{{0, 3, 6}, {1, 4, 7}, {2, 5}}, got)
+	assert.True(t, Mine(5, 0, 1))
+}
