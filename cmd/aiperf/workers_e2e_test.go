@@ -26,6 +26,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/runner"
+	"github.com/aiperf-go/aiperf/store"
 )
 
 // workerOf is the request id's per-process prefix: one per worker.
@@ -78,6 +79,7 @@ func TestWorkersShardOneCell(t *testing.T) {
 		assert.InDelta(t, v, got[k].(float64), 1e-6, "merged TTFT %s", k)
 	}
 	assert.Equal(t, 103.0, export["request_count"].(map[string]any)["avg"])
+	assert.Regexp(t, `Workers: 4 processes .*clock offsets within \d+\.\d+ ms`, inv.stdout)
 
 	// The same cell from one process sends the same conversations.
 	one := cli(t, dir, quick(m.URL, "--tokenizer", tok, "--concurrency", "8", "--request-count", "103",
@@ -284,4 +286,92 @@ func TestWorkerKilledMidPhase(t *testing.T) {
 	require.Len(t, perWorker, 2, "both workers' records are exported")
 	assert.Contains(t, slices.Collect(maps.Values(perWorker)), killed)
 	assert.Equal(t, len(lines), run.Audit.Workers[0].Records+killed)
+}
+
+// TestWorkersInterrupted: Ctrl-C stops every worker: an interrupted run
+// with what was sent, the profiler stopped once, no worker left.
+func TestWorkersInterrupted(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	m := startMock(t, mock.Config{TTFT: 5, ITL: 1})
+	fw := watchWorkers(t, -1)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); m.control().InferenceRequests < 30 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		cancel(fmt.Errorf("%w by interrupt", context.Canceled))
+	}()
+	dir := t.TempDir()
+	inv := cliCtx(ctx, t, dir, quick(m.URL, "--tokenizer", tok, "--concurrency", "4", "--request-count", "100000", "--workers", "3",
+		"--server-profiler", "--artifact-dir", filepath.Join(dir, "out"), "--no-store")...)
+	assert.Equal(t, ExitInterrupted, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "interrupted (")
+	c := m.control()
+	assert.Equal(t, 1, c.ProfilerStarts)
+	assert.Equal(t, 1, c.ProfilerStops)
+	assert.Equal(t, c.InferenceRequests, len(jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))),
+		"every request sent is exported")
+	require.Len(t, fw.pids, 3)
+	for _, pid := range fw.pids {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
+	}
+}
+
+// TestWorkersRefused: --workers that cannot be honoured are refused
+// before anything is sent.
+func TestWorkersRefused(t *testing.T) {
+	m := startMock(t, mock.Config{})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{quick(m.URL, "--concurrency", "4", "--workers", "5"), "--workers 5 is more than the profiling phase's concurrency 4"},
+		{quick(m.URL, "--concurrency", "8", "--request-count", "3", "--workers", "4"), "phase's request count 3"},
+		{quick(m.URL, "--concurrency", "8", "--workers", "0"), "--workers must be at least 1, got 0"},
+		{quick(m.URL, "--concurrency", "8", "--workers", "2", "--executor", "kubernetes"), "worker processes with --executor local"},
+		{quick(m.URL, "--executor", "kubernetes"), "--executor kubernetes is for aiperf sweep"},
+	} {
+		inv := cli(t, "", c.args...)
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, c.want)
+		assert.Contains(t, inv.stderr, "nothing was sent")
+	}
+	assert.Zero(t, m.control().InferenceRequests)
+}
+
+// TestSweepWorkers: aiperf sweep --workers passes the workers to every
+// trial, each stored as one run from that many processes; a cell that
+// cannot be shared out so is refused before anything is sent.
+func TestSweepWorkers(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	script := writeFile(t, dir, "w.star", smallBase+`
+sweep(name = "sharded", base = base.replace(concurrency = 2), scenarios = [{"name": "c2"}, {"name": "c4", "concurrency": 4}])
+`)
+	tok := tinyTokenizer(t)
+	refused := writeFile(t, dir, "one.star", smallBase+`
+sweep(name = "one", base = base, scenarios = [{"name": "c1"}])
+`)
+	inv := cli(t, dir, "sweep", refused, "--set", "url="+m.URL, "--set", "tok="+tok, "--workers", "2")
+	require.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "--workers 2 is more than the profiling phase's concurrency 1")
+
+	inv = cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "tok="+tok, "--workers", "2")
+	require.Equal(t, 0, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Equal(t, 8, m.control().InferenceRequests)
+	runs, err := openStore(t, dir).ListRuns(context.Background(), store.RunFilter{Sweep: "sharded"})
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	results := filesNamed(t, dir, runner.ResultFile)
+	require.Len(t, results, 2)
+	for _, path := range results {
+		run, err := runner.ReadResult(path)
+		require.NoError(t, err)
+		assert.Equal(t, result.StatusComplete, run.Status)
+		require.Len(t, run.Audit.Workers, 2, path)
+		assert.Equal(t, 4, run.Audit.Workers[0].Records+run.Audit.Workers[1].Records)
+	}
 }

@@ -221,6 +221,14 @@ func (p *printer) audit(run *result.Run) {
 		p.line("Client health: goroutines waited to run p50 %s ms, p99 %s ms, max %s ms; client CPU %s%% of %d cores%s",
 			number(h.SchedLatencyP50Ms), number(h.SchedLatencyP99Ms), number(h.SchedLatencyMaxMs), number(h.ProcessCPUPct), h.Cores, host)
 	}
+	if len(a.Workers) > 0 {
+		var off, rtt int64
+		for _, w := range a.Workers {
+			off, rtt = max(off, w.ClockOffsetNs, -w.ClockOffsetNs), max(rtt, w.ClockRTTNs)
+		}
+		p.line("Workers: %d processes (health above: the worst one's); clock offsets within %s ms, measured to a round trip of %s ms at most",
+			len(a.Workers), number(float64(off)/1e6), number(float64(rtt)/1e6))
+	}
 	if a.CapDelayed > 0 {
 		p.line("Sends delayed by the in-flight cap: %d", a.CapDelayed)
 	}
