@@ -2,7 +2,8 @@
 // stages: prepare (tokenizer, dataset), ready (the wait for the model, when
 // asked, then a preflight dial), collect (the server's
 // metrics and GPU telemetry scraped from here on), reset (the KV cache, once,
-// before any load), run phases (the load, every phase marked for the
+// before any load), run phases (the load, from this process or from the
+// worker processes of --workers: workers.go; every phase marked for the
 // scrapes, profiling phases bracketed by the server profiler, each record
 // finished as its request ends: finisher.go) and reduce (summaries, the
 // client's audit, the reset checks). It writes inputs.json and, when asked,

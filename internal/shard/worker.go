@@ -52,9 +52,11 @@ func CheckWorkerProfile(p plan.Profile) error {
 	return nil
 }
 
-// WorkerProfile is p as a worker runs it: control hooks off, no wait for
-// the model (the coordinator did both).
+// WorkerProfile is p as a worker runs it: control hooks off (the
+// coordinator calls them) and no failed-request threshold (the
+// coordinator judges the merged records and halts every worker).
 func WorkerProfile(p plan.Profile) plan.Profile {
+	p.FailedRequestThreshold = nil
 	p.ResetKVCache, p.ResetKVCachePath, p.ResetKVCacheTimeoutSeconds, p.ResetKVCacheMaxRetrySeconds = false, nil, nil, nil
 	p.ServerProfiler, p.ServerProfilerStartPath, p.ServerProfilerStopPath, p.ServerProfilerTimeoutSeconds = false, "", "", nil
 	return p
