@@ -5,9 +5,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
-	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/runner/kube"
 )
@@ -39,7 +39,7 @@ func checkWorkers(workers int, executor string, profiles ...plan.Profile) error 
 			"worker processes with --executor local (nothing was sent)", workers)
 	}
 	for _, p := range profiles {
-		if _, err := shard.Split(p.PhaseList(), workers); err != nil {
+		if err := bench.CheckWorkers(p, workers); err != nil {
 			return fmt.Errorf("%w (nothing was sent)", err)
 		}
 	}

@@ -375,3 +375,34 @@ sweep(name = "one", base = base, scenarios = [{"name": "c1"}])
 		assert.Equal(t, 4, run.Audit.Workers[0].Records+run.Audit.Workers[1].Records)
 	}
 }
+
+// TestWorkersReplayATrace: a timestamped trace is dealt round-robin to the
+// workers, every record at its own time: the merged schedule is the
+// trace's.
+func TestWorkersReplayATrace(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 1})
+	dir := t.TempDir()
+	var trace strings.Builder
+	for i := range 21 {
+		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": 16, "output_length": 2}`+"\n", i*40)
+	}
+	path := writeFile(t, dir, "trace.jsonl", trace.String())
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none",
+		"--input-file", path, "--custom-dataset-type", "mooncake_trace", "--workers", "4",
+		"--artifact-dir", filepath.Join(dir, "out"), "--no-store")
+	require.Equal(t, 0, inv.code, inv.stderr)
+	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	require.Len(t, lines, 21)
+	perWorker := map[string]int{}
+	var sched []int64
+	for _, l := range lines {
+		perWorker[workerOf(l)]++
+		sched = append(sched, l.Metadata.ScheduledNs)
+	}
+	assert.Len(t, perWorker, 4)
+	slices.Sort(sched)
+	for j := 1; j < len(sched); j++ {
+		assert.InDelta(t, 40e6, float64(sched[j]-sched[j-1]), 1e6, "gap %d", j)
+	}
+}

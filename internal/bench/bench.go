@@ -19,6 +19,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -215,15 +216,13 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
-	if c.p.InputFile != "" && c.p.PublicDataset == "" && !c.p.FixedSchedule && !c.p.NoFixedSchedule && c.p.RequestRate == nil {
-		det, err := dataset.Detect(c.p.InputFile, c.p.CustomDatasetType)
-		if err != nil {
-			return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
-		}
-		if det.Type == dataset.TypeMooncakeTrace && det.Timestamped {
-			o.FixedSchedule = true
-			fmt.Fprintf(c.log, "%s: its records carry timestamps: replaying them on a fixed schedule (--no-fixed-schedule to use --concurrency instead)\n", c.p.InputFile)
-		}
+	detected, err := timestamped(c.p)
+	if err != nil {
+		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+	}
+	if detected {
+		o.FixedSchedule = true
+		fmt.Fprintf(c.log, "%s: its records carry timestamps: replaying them on a fixed schedule (--no-fixed-schedule to use --concurrency instead)\n", c.p.InputFile)
 	}
 	if c.ds, err = dataset.Open(ctx, tok, o); err != nil {
 		if ctx.Err() != nil {
@@ -235,17 +234,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		c.ds.Close()
 		return &InputError{err}
 	}
-	c.phases = c.p.PhaseList()
-	if o.FixedSchedule {
-		for i := range c.phases {
-			if ph := &c.phases[i]; ph.Kind == plan.KindProfiling {
-				c.p.FixSchedule(ph)
-				if c.p.RequestCount == nil && c.p.BenchmarkDuration == nil {
-					ph.Requests = 0 // every record of the schedule
-				}
-			}
-		}
-	}
+	c.phases = phasesOf(c.p, o.FixedSchedule)
 	var sink *jsonlSink
 	if c.o.JSONLFile != "" {
 		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
@@ -254,6 +243,54 @@ func (c *cell) prepare(ctx context.Context) error {
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
 	c.fin.watch = c.o.Watch
 	return nil
+}
+
+// timestamped reports whether p's input file is a trace whose records
+// carry timestamps and nothing says otherwise: it is then replayed on its
+// fixed schedule, as AIPerf does.
+func timestamped(p plan.Profile) (bool, error) {
+	if p.InputFile == "" || p.PublicDataset != "" || p.FixedSchedule || p.NoFixedSchedule || p.RequestRate != nil {
+		return false, nil
+	}
+	det, err := dataset.Detect(p.InputFile, p.CustomDatasetType)
+	if err != nil {
+		return false, err
+	}
+	return det.Type == dataset.TypeMooncakeTrace && det.Timestamped, nil
+}
+
+// phasesOf is the phases the cell runs: the profile's, its profiling
+// phases promoted to the dataset's fixed schedule when fixed.
+func phasesOf(p plan.Profile, fixed bool) []plan.Phase {
+	phases := p.PhaseList()
+	if !fixed {
+		return phases
+	}
+	phases = slices.Clone(phases)
+	for i := range phases {
+		if ph := &phases[i]; ph.Kind == plan.KindProfiling {
+			p.FixSchedule(ph)
+			if p.RequestCount == nil && p.BenchmarkDuration == nil {
+				ph.Requests = 0 // every record of the schedule
+			}
+		}
+	}
+	return phases
+}
+
+// CheckWorkers reports whether the cell's load can be shared out among n
+// workers (shard.Split), before anything is sent; an input file it cannot
+// read is left for the run to report.
+func CheckWorkers(p plan.Profile, n int) error {
+	if n <= 1 {
+		return nil
+	}
+	detected, err := timestamped(p)
+	if err != nil {
+		return nil
+	}
+	_, err = shard.Split(phasesOf(p, p.FixedSchedule || detected), n)
+	return err
 }
 
 // reset resets the KV cache of every origin once, before any load.
