@@ -138,3 +138,31 @@ func TestFamiliesMatchReference(t *testing.T) {
 		})
 	}
 }
+
+// TestLlamaCppPromptTokens checks the client's ISL of a Llama 2 model
+// against llama.cpp's: for each segment of the 1 MiB corpus sent as a
+// completions prompt, llama-server's usage.prompt_tokens is BOS and then the
+// text's tokens (testdata/llamacpp.mjs made the reference with llama.cpp's
+// own tokenizer on a vocabulary-only GGUF of the Llama 2 tokenizer). The
+// client counts without BOS (AIPerf's add_special_tokens=False), so every
+// prompt must be exactly one token short of llama.cpp's count, and the rest
+// of the ids equal.
+func TestLlamaCppPromptTokens(t *testing.T) {
+	segments := corpusSegments(t)
+	tok := loadFamily(t, "llama2")
+	want := referenceIDs(t, "llama2.llamacpp", len(segments))
+	const bos = 1
+	mismatches, prompt := 0, 0
+	for i, s := range segments {
+		got := tok.Encode(s)
+		prompt += len(want[i])
+		if len(want[i]) == 0 || want[i][0] != bos || fmt.Sprint(got) != fmt.Sprint(want[i][1:]) {
+			if mismatches < 5 {
+				t.Errorf("segment %d %.120q:\n client %d ids %.300v\nllama.cpp %d ids %.300v", i, s, len(got), got, len(want[i]), want[i])
+			}
+			mismatches++
+		}
+	}
+	assert.Zero(t, mismatches, "%d of %d prompts differ", mismatches, len(segments))
+	t.Logf("%d prompts, llama.cpp prompt_tokens %d in all, %d mismatches", len(segments), prompt, mismatches)
+}
