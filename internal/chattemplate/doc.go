@@ -1,0 +1,24 @@
+// Package chattemplate renders a model's chat template, as the server does
+// before it tokenizes a chat request, so that the client can count ISL the
+// way the model sees it (AIPerf's --apply-chat-template).
+//
+// Load reads the template from the tokenizer_config.json beside a
+// tokenizer.json (its "chat_template", a string or a list of named
+// templates, of which "default" is taken) together with the special tokens a
+// template reads (bos_token, eos_token and the like). Render runs it with
+// github.com/ardanlabs/jinja on a conversation, with
+// add_generation_prompt=true as AIPerf renders it: the output is the text to
+// encode, without adding special tokens, since the template writes them.
+//
+// Messages extracts the conversation from a request body as AIPerf does:
+// the role and the joined text parts of each item of a "messages" or
+// "input" array, the replayed tool calls passed through, and the text of the
+// tool schemas and function-call items, which AIPerf counts on top of the
+// rendered template.
+//
+// testdata/ holds the templates of Llama 3, Mistral, Qwen 2.5 (ChatML),
+// DeepSeek V3 and Gemma 3 and what Hugging Face's JavaScript Jinja engine
+// renders for a set of conversations (and the token ids of the rendering,
+// where the family's tokenizer is committed), which the tests match
+// exactly.
+package chattemplate
