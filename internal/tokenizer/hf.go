@@ -90,14 +90,6 @@ type hfDecoder struct {
 	AddPrefixSpace *bool  `json:"add_prefix_space"`
 }
 
-// loadPath loads a tokenizer.json file, or DIR/tokenizer.json for a directory.
-func loadPath(path string) (Tokenizer, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "tokenizer.json")
-	}
-	return loadFile(path, "")
-}
-
 // loadFile reads and adapts one tokenizer.json (gunzipping a .gz file). The
 // tokenizer is named name, or the file's absolute path when name is empty.
 func loadFile(path, name string) (Tokenizer, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,41 +72,56 @@ func Load(spec string) (Tokenizer, error) { return LoadRevision(spec, "") }
 // or commit hash; "" or "main" is the default branch. A revision other than
 // main is refused for a spec that is not a model id.
 func LoadRevision(spec, revision string) (Tokenizer, error) {
-	if revision != "" && revision != "main" && (spec == "" || spec == "builtin" || slices.Contains(builtinNames, spec) || isPath(spec)) {
-		what := brief(spec)
-		if spec == "" || spec == "builtin" {
-			what = "the built-in " + Default
+	file, err := Locate(spec, revision)
+	switch {
+	case err != nil:
+		return nil, err
+	case file == "" && (spec == "" || spec == "builtin"):
+		return loadBuiltin(Default)
+	case file == "":
+		return loadBuiltin(spec)
+	case isPath(spec):
+		return loadFile(file, "")
+	case revision != "" && revision != "main":
+		return loadFile(file, spec+"@"+revision)
+	}
+	return loadFile(file, spec)
+}
+
+// Locate returns the path of the tokenizer.json that LoadRevision loads for
+// spec (a file, a directory's tokenizer.json or the snapshot's in the local
+// Hugging Face cache), or "" for a built-in encoding. The files that go with
+// a tokenizer (tokenizer_config.json and its chat template) are beside it.
+func Locate(spec, revision string) (string, error) {
+	builtin := spec == "" || spec == "builtin" || slices.Contains(builtinNames, spec)
+	if revision != "" && revision != "main" && (builtin || isPath(spec)) {
+		return "", revisionError(spec, revision)
+	}
+	switch {
+	case builtin:
+		return "", nil
+	case isPath(spec):
+		if fi, err := os.Stat(spec); err == nil && fi.IsDir() {
+			return filepath.Join(spec, "tokenizer.json"), nil
 		}
-		return nil, fmt.Errorf("load tokenizer: revision %s applies only to a Hugging Face model id (org/name) looked up in the local cache, not to %s",
-			brief(revision), what)
+		return spec, nil
+	case looksLikeModelID(spec):
+		return findInHubCache(spec, revision)
+	case strings.ContainsAny(spec, `/\`) || strings.HasSuffix(spec, ".json") || strings.HasSuffix(spec, ".gz"):
+		return "", fmt.Errorf("load tokenizer: %s does not exist", spec)
 	}
-	if spec == "" || spec == "builtin" {
-		spec = Default
-	}
-	for _, name := range builtinNames {
-		if spec == name {
-			return loadBuiltin(name)
-		}
-	}
-	if isPath(spec) {
-		return loadPath(spec)
-	}
-	if looksLikeModelID(spec) {
-		path, err := findInHubCache(spec, revision)
-		if err != nil {
-			return nil, err
-		}
-		name := spec
-		if revision != "" && revision != "main" {
-			name += "@" + revision
-		}
-		return loadFile(path, name)
-	}
-	if strings.ContainsAny(spec, `/\`) || strings.HasSuffix(spec, ".json") || strings.HasSuffix(spec, ".gz") {
-		return nil, fmt.Errorf("load tokenizer: %s does not exist", spec)
-	}
-	return nil, fmt.Errorf("load tokenizer: unknown tokenizer %q: not a built-in (%s), an existing tokenizer.json file or directory, or a Hugging Face model id (org/name)",
+	return "", fmt.Errorf("load tokenizer: unknown tokenizer %q: not a built-in (%s), an existing tokenizer.json file or directory, or a Hugging Face model id (org/name)",
 		spec, strings.Join(builtinNames, ", "))
+}
+
+// revisionError refuses a revision for a spec that is not a model id.
+func revisionError(spec, revision string) error {
+	what := brief(spec)
+	if spec == "" || spec == "builtin" {
+		what = "the built-in " + Default
+	}
+	return fmt.Errorf("load tokenizer: revision %s applies only to a Hugging Face model id (org/name) looked up in the local cache, not to %s",
+		brief(revision), what)
 }
 
 // isPath reports whether spec names an existing file or directory.

@@ -175,6 +175,15 @@ func TestLoadDirectory(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "tokenizer.json"), tok.Name())
 	assert.Equal(t, []int{258}, tok.Encode(" the"))
 
+	file, err := Locate(dir, "")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "tokenizer.json"), file)
+	for _, spec := range []string{"", "builtin", "cl100k_base"} {
+		file, err = Locate(spec, "")
+		require.NoError(t, err)
+		assert.Empty(t, file, "a built-in has no file")
+	}
+
 	_, err = Load(t.TempDir())
 	require.Error(t, err, "a directory without tokenizer.json")
 	assert.Contains(t, err.Error(), "tokenizer.json")
@@ -452,6 +461,11 @@ func TestHubCacheRevision(t *testing.T) {
 		"huggingface-cli download acme/tiny tokenizer.json --revision v2",
 	} {
 		assert.Contains(t, err.Error(), want)
+	}
+	for revision, sha := range map[string]string{"": "aaaa", "v1": "bbbb", "cccc": "cccc"} {
+		file, err := Locate(id, revision)
+		require.NoError(t, err)
+		assert.Equal(t, filepath.Join(repo, "snapshots", sha, "tokenizer.json"), file, "the snapshot's, beside its tokenizer_config.json")
 	}
 	for _, bad := range []string{"../../etc", "/etc", `a\b`} {
 		_, err = LoadRevision(id, bad)
