@@ -209,10 +209,20 @@ func (c *cell) prepare(ctx context.Context) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	fmt.Fprintf(c.log, "tokens counted with %s\n", tokenizer.Describe(tok))
-	if w := foreignTokenizer(c.p); w != "" {
-		fmt.Fprintf(c.log, "warning: %s\n", w)
-		c.warnings = append(c.warnings, w)
+	chat, note, err := chatTemplate(c.p, tok)
+	if err != nil {
+		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+	}
+	counted := tokenizer.Describe(tok)
+	if chat != nil {
+		counted += ", chat ISL through its chat template (" + chat.File() + ")"
+	}
+	fmt.Fprintf(c.log, "tokens counted with %s\n", counted)
+	for _, w := range []string{foreignTokenizer(c.p), note} {
+		if w != "" {
+			fmt.Fprintf(c.log, "warning: %s\n", w)
+			c.warnings = append(c.warnings, w)
+		}
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
@@ -241,7 +251,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	// The last: its goroutine runs until Run closes it.
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
-	c.fin.watch = c.o.Watch
+	c.fin.watch, c.fin.chat = c.o.Watch, chat
 	return nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/aiperf-go/aiperf/internal/chattemplate"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -42,6 +44,9 @@ type finisher struct {
 	// batch is how many finished records wait before they go to the store
 	// (storeBatch; a worker streams each record as it is finished: 1).
 	batch int
+	// chat, when set, counts the ISL of each request carrying chat
+	// messages through the model's chat template (--apply-chat-template).
+	chat *chattemplate.Template
 
 	mu     sync.Mutex
 	queue  []metrics.Record   // ended, not finished yet
@@ -56,7 +61,12 @@ type finisher struct {
 	once   sync.Once
 }
 
-type outputText struct{ text, reasoning string }
+// outputText is what a request leaves to count: its response's text and
+// reasoning and, to count its ISL through the chat template, the request.
+type outputText struct {
+	text, reasoning string
+	req             *endpoint.Request
+}
 
 // finisherState is what only the finishing goroutine touches.
 type finisherState struct {
@@ -64,6 +74,10 @@ type finisherState struct {
 	stored  int                 // records[:stored] went to the store
 	err     error               // the store's first failure
 	replies map[int][]turnReply // session → its successful replies so far
+	// bare counts the requests whose conversation the chat template did
+	// not render (their ISL is the bare count); bareErr is the first's error.
+	bare    int
+	bareErr error
 }
 
 type turnReply struct{ turn, tokens int }
@@ -78,14 +92,15 @@ func newFinisher(tok tokenizer.Tokenizer, clock load.Clock, streaming, server bo
 	return f
 }
 
-// text keeps a response's text until its record is finished; the request
-// calls it before its record is pushed.
-func (f *finisher) text(index int, text, reasoning string) {
-	if text == "" && reasoning == "" {
+// text keeps a response's text, and the request when its ISL is counted
+// through the chat template (req nil: not), until its record is finished;
+// the request calls it before its record is pushed.
+func (f *finisher) text(index int, text, reasoning string, req *endpoint.Request) {
+	if text == "" && reasoning == "" && req == nil {
 		return
 	}
 	f.mu.Lock()
-	f.texts[index] = outputText{text, reasoning}
+	f.texts[index] = outputText{text, reasoning, req}
 	f.mu.Unlock()
 }
 
@@ -170,19 +185,27 @@ func (f *finisher) finish(r metrics.Record) {
 		return
 	}
 	fromServer := f.server && serverCounts(&r)
+	templated := false
 	switch {
 	case fromServer:
 	case !ok:
 	case f.stop.Load():
-		f.missed.Add(1)
+		if o.text != "" || o.reasoning != "" {
+			f.missed.Add(1)
+		}
 	default:
-		r.OutputTokens = f.tok.Count(o.text)
+		if o.text != "" || o.reasoning != "" {
+			r.OutputTokens = f.tok.Count(o.text)
+		}
 		if o.reasoning != "" {
 			r.ReasoningTokens = f.tok.Count(o.reasoning)
 		}
+		templated = o.req != nil && f.templated(&r, o.req)
 	}
 	st := &f.state
-	if r.History && !fromServer { // the server's prompt count holds the replies
+	// The server's prompt count, and the rendered conversation, hold the
+	// replies.
+	if r.History && !fromServer && !templated {
 		for _, rep := range st.replies[r.Session] {
 			if rep.turn < r.Turn {
 				r.InputTokens += rep.tokens

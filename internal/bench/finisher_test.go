@@ -36,7 +36,7 @@ func TestFinisher(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "artifacts", "profile_export.jsonl") // created with the first line
 	f := finisherFor(t, newJSONLSink(final, func(s string) string { return strings.ReplaceAll(s, "sk-secret", "***") }))
 	turn := func(index, turn int, reply string) metrics.Record {
-		f.text(index, reply, "")
+		f.text(index, reply, "", nil)
 		return metrics.Record{Index: index, PhaseKind: plan.KindProfiling, Session: 7, Turn: turn, History: true,
 			InputTokens: 10, SentNs: 1, EndNs: 2, ResponseNs: metrics.StampsOf(2)}
 	}
@@ -81,7 +81,7 @@ func TestFinisherSinkFailure(t *testing.T) {
 func TestFinisherInterrupted(t *testing.T) {
 	f := finisherFor(t, nil)
 	f.stop.Store(true) // as wait does once ctx ends
-	f.text(0, "some words", "")
+	f.text(0, "some words", "", nil)
 	f.push(metrics.Record{Index: 0, PhaseKind: plan.KindProfiling})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -220,7 +220,11 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
 	text, reasoning := fillChunks(&rec, resp.Chunks)
-	src.fin.text(rec.Index, text, reasoning)
+	var chat *endpoint.Request // its ISL is counted through the chat template, in the finisher
+	if src.fin.chat != nil {
+		chat = &req.Request
+	}
+	src.fin.text(rec.Index, text, reasoning, chat)
 	if req.history {
 		s.remember(turn, text, reasoning, resp.Err == nil)
 	}

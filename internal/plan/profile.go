@@ -103,6 +103,7 @@ type Profile struct {
 	NumDatasetEntries          int     `json:"num_dataset_entries" name:"num-dataset-entries" aliases:"num-prompts" default:"100" group:"Dataset" placeholder:"N" help:"Distinct synthetic prompts, reused in shuffled order (default ${default})."`
 	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
 	TokenizerRevision          string  `json:"tokenizer_revision,omitempty" name:"tokenizer-revision" group:"Dataset" placeholder:"REVISION" help:"Branch, tag or commit hash of the --tokenizer model id to use from the local Hugging Face cache (default main)."`
+	ApplyChatTemplate          bool    `json:"apply_chat_template,omitempty" name:"apply-chat-template" group:"Dataset" help:"Count the ISL of chat requests through the tokenizer's chat template (tokenizer_config.json beside its tokenizer.json), with the generation prompt, as the server's model reads them; tool schemas are counted on top."`
 
 	// Batched and rankings inputs (endpoints.go).
 	PromptBatchSize                   int  `json:"prompt_batch_size,omitempty" name:"prompt-batch-size" aliases:"batch-size-text,batch-size" short:"b" default:"1" group:"Prompt" placeholder:"N" help:"Texts per request for embeddings and nim_embeddings (default ${default})."`

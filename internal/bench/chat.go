@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/chattemplate"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// chatTemplate is the template that counts the run's chat ISL
+// (--apply-chat-template), loaded from the tokenizer's tokenizer_config.json
+// and checked on sample conversations before any traffic: a template that
+// does not render them is the user's error. It is nil, with a note saying
+// why, when the flag is off, when the endpoint sends no chat messages or
+// when the tokenizer has no chat template: ISL is then the bare prompt's
+// count, as AIPerf falls back.
+func chatTemplate(p plan.Profile, tok tokenizer.Tokenizer) (*chattemplate.Template, string, error) {
+	if !p.ApplyChatTemplate {
+		return nil, "", nil
+	}
+	const flag = "--apply-chat-template"
+	sample, err := sampleChat(p)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: build a sample %s request: %w", flag, p.EndpointType, err)
+	}
+	if sample == nil {
+		return nil, fmt.Sprintf("%s: --endpoint-type %s sends no chat messages: its ISL is the bare prompt's count", flag, p.EndpointType), nil
+	}
+	file, err := tokenizer.Locate(p.Tokenizer, p.TokenizerRevision)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", flag, err)
+	}
+	if file == "" {
+		return nil, fmt.Sprintf("%s: the built-in %s encoding has no chat template: ISL is the bare prompt's count "+
+			"(pass --tokenizer with the model's tokenizer.json and tokenizer_config.json)", flag, tok.Name()), nil
+	}
+	t, err := chattemplate.Load(filepath.Dir(file))
+	if errors.Is(err, chattemplate.ErrNoTemplate) {
+		return nil, fmt.Sprintf("%s: tokenizer %s: %v: ISL is the bare prompt's count", flag, tok.Name(), err), nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: tokenizer %s: %w", flag, tok.Name(), err)
+	}
+	for _, msgs := range [][]chattemplate.Message{sample, {sample[0], {Role: "assistant", Content: "Paris."}, sample[0]}} {
+		if _, err := t.Render(msgs); err != nil {
+			return nil, "", fmt.Errorf("%s: the chat template of tokenizer %s does not render a sample conversation: %w", flag, tok.Name(), err)
+		}
+	}
+	return t, "", nil
+}
+
+// sampleChat is the conversation of a sample request of the run's endpoint
+// type (nil when its body carries no chat messages).
+func sampleChat(p plan.Profile) ([]chattemplate.Message, error) {
+	tmpl, field := p.Template()
+	body, err := endpoint.Body(endpoint.Request{EndpointType: p.EndpointType, Model: p.Model[0], Prompt: "What is the capital of France?",
+		Inputs: []string{"What is the capital of France?"}, Query: "capital of France", Passages: []string{"Paris"},
+		Template: tmpl, ResponseField: field, Extra: p.BodyExtras()})
+	if err != nil {
+		return nil, err
+	}
+	chat, ok, err := chattemplate.Messages(body)
+	if err != nil || !ok || len(chat.Messages) == 0 {
+		return nil, err
+	}
+	return chat.Messages, nil
+}
+
+// templated counts r's ISL through the chat template: the conversation
+// its request sent, rendered with the generation prompt, plus its tool
+// texts, as AIPerf counts. It reports false, leaving the bare count, for a
+// request whose body carries no conversation or whose conversation the
+// template does not render (roles that do not alternate after a failed
+// turn, say).
+func (f *finisher) templated(r *metrics.Record, req *endpoint.Request) bool {
+	body := req.Body
+	if body == nil {
+		var err error
+		if body, err = endpoint.Body(*req); err != nil {
+			return false // the request failed on it
+		}
+	}
+	chat, ok, err := chattemplate.Messages(body)
+	if err == nil && !ok {
+		return false
+	}
+	var text string
+	if err == nil {
+		text, err = f.chat.Render(chat.Messages)
+	}
+	if err != nil {
+		if st := &f.state; st.bare == 0 {
+			st.bareErr = err
+		}
+		f.state.bare++
+		return false
+	}
+	r.InputTokens = f.tok.Count(text)
+	if len(chat.ToolTexts) > 0 {
+		r.InputTokens += f.tok.Count(strings.Join(chat.ToolTexts, " "))
+	}
+	return true
+}
