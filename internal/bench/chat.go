@@ -3,10 +3,12 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/chattemplate"
+	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -106,4 +108,41 @@ func (f *finisher) templated(r *metrics.Record, req *endpoint.Request) bool {
 		r.InputTokens += f.tok.Count(strings.Join(chat.ToolTexts, " "))
 	}
 	return true
+}
+
+// overheadSamples are the texts the chat template's overhead is measured
+// on: short, of different lengths and topics, as AIPerf's probe.
+var overheadSamples = []string{
+	"What is the capital of France?",
+	"Summarize the plot of a short story about a lighthouse keeper who finds a message in a bottle.",
+	"List three prime numbers.",
+}
+
+// templateOverhead measures what the template adds to a synthetic turn, as
+// AIPerf's composer does before it sizes prompts: for each sample S, one
+// message [user S] and three [user S, assistant S, user S] are rendered and
+// counted; the difference, less the samples' own tokens, is two messages'
+// wrapping, and the rest of the first is the request's fixed cost. The
+// samples' values are averaged and rounded; a negative one gives no
+// compensation at all, as in AIPerf.
+func templateOverhead(t *chattemplate.Template, tok tokenizer.Tokenizer) dataset.TemplateOverhead {
+	var fixed, wrap float64
+	for _, s := range overheadSamples {
+		user, asst := chattemplate.Message{Role: "user", Content: s}, chattemplate.Message{Role: "assistant", Content: s}
+		one, err1 := t.Render([]chattemplate.Message{user})
+		three, err3 := t.Render([]chattemplate.Message{user, asst, user})
+		if err1 != nil || err3 != nil {
+			return dataset.TemplateOverhead{}
+		}
+		bare := float64(tok.Count(s))
+		w := (float64(tok.Count(three)) - float64(tok.Count(one)) - 2*bare) / 2
+		f := float64(tok.Count(one)) - bare - w
+		if w < 0 || f < 0 {
+			return dataset.TemplateOverhead{}
+		}
+		fixed, wrap = fixed+f, wrap+w
+	}
+	n := float64(len(overheadSamples))
+	f, w := int(math.Round(fixed/n)), int(math.Round(wrap/n))
+	return dataset.TemplateOverhead{First: f + w, Later: w}
 }

@@ -2,12 +2,15 @@ package bench
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/chattemplate"
+	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -59,4 +62,25 @@ func TestFinisherChatTemplate(t *testing.T) {
 	assert.Equal(t, 1, f.state.bare)
 	assert.ErrorContains(t, f.state.bareErr, "Conversation roles must alternate")
 	assert.Greater(t, records[0].InputTokens, tok.Count(user1.Content)+5)
+}
+
+// The overhead probe finds what Qwen 2.5's ChatML adds: its default system
+// prompt and the generation prompt once a request, five tokens a message
+// (<|im_start|>, the role, "\n", <|im_end|>, "\n"); a template that writes
+// less with more messages gives no compensation.
+func TestTemplateOverhead(t *testing.T) {
+	tok, err := tokenizer.Load("../tokenizer/testdata/qwen3.tokenizer.json.gz")
+	require.NoError(t, err)
+	chat, err := chattemplate.Load("../chattemplate/testdata/qwen2_5")
+	require.NoError(t, err)
+	system := tok.Count("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n")
+	generation := tok.Count("<|im_start|>assistant\n")
+	assert.Equal(t, dataset.TemplateOverhead{First: system + generation + 5, Later: 5}, templateOverhead(chat, tok))
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, chattemplate.ConfigFile),
+		[]byte(`{"chat_template": "{{ messages[0].content }}"}`), 0o644))
+	first, err := chattemplate.Load(dir)
+	require.NoError(t, err)
+	assert.Zero(t, templateOverhead(first, tok))
 }

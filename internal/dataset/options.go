@@ -40,6 +40,10 @@ type Options struct {
 	// ISLStddev its standard deviation (synthetic prompts).
 	ISLMean   int
 	ISLStddev float64
+	// Template is the chat template's share of a synthetic turn's ISL,
+	// taken off each drawn length (at least 1 token is left), as AIPerf
+	// sizes synthetic prompts under --apply-chat-template.
+	Template TemplateOverhead
 	// OSLMean is the mean max_tokens and OSLStddev its standard deviation;
 	// OSLMean 0 means no max_tokens (Entry.MaxTokens is 0). A file row's
 	// output_length wins over the drawn value.
@@ -247,3 +251,17 @@ func (o Options) delayRatio() float64 {
 }
 
 func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+
+// TemplateOverhead is what a chat template adds to a conversation's
+// tokens: First on a request's first user turn (the fixed cost of a
+// request, its BOS and generation prompt, and one message's wrapping),
+// Later on each later user turn (a message's wrapping).
+type TemplateOverhead struct{ First, Later int }
+
+// of is the overhead of turn k.
+func (t TemplateOverhead) of(k int) int {
+	if k == 0 {
+		return t.First
+	}
+	return t.Later
+}

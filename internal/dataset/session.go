@@ -86,6 +86,7 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 		}
 		for k := range n {
 			t := Turn{InputTokens: drawLength(lengths, o.ISLMean, o.ISLStddev)}
+			t.InputTokens = max(1, t.InputTokens-o.Template.of(k))
 			if o.OSLMean > 0 {
 				t.MaxTokens = drawLength(lengths, o.OSLMean, o.OSLStddev)
 			}

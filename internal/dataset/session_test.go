@@ -92,6 +92,26 @@ func TestSyntheticSessions(t *testing.T) {
 	assert.NotEqual(t, varied[0].System, other[0].System, "another seed, another system prompt")
 }
 
+// Under --apply-chat-template a synthetic turn is shorter by the template's
+// share: the first by the request's, each later one by a message's, at
+// least 1 token left.
+func TestSyntheticTemplateOverhead(t *testing.T) {
+	tok := o200k(t)
+	o := Options{ISLMean: 30, Entries: 5, Seed: 7, TurnMean: 3, Template: TemplateOverhead{First: 12, Later: 4}}
+	for _, c := range conversations(t, o) {
+		require.Len(t, c.Turns, 3)
+		for k, turn := range c.Turns {
+			want := map[bool]int{true: 18, false: 26}[k == 0]
+			assert.Equal(t, want, turn.InputTokens)
+			assert.Equal(t, want, tok.Count(turn.Text))
+		}
+	}
+	o.Template.First = 40
+	for _, c := range conversations(t, o) {
+		assert.Equal(t, 1, c.Turns[0].InputTokens, "at least one token")
+	}
+}
+
 func TestSyntheticPrefixPool(t *testing.T) {
 	tok := o200k(t)
 	convs := conversations(t, Options{ISLMean: 20, Entries: 30, Seed: 1, TurnMean: 2, PrefixPoolSize: 3, PrefixLength: 40})
