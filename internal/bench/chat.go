@@ -40,7 +40,7 @@ func chatTemplate(p plan.Profile, tok tokenizer.Tokenizer) (*chattemplate.Templa
 	}
 	if file == "" {
 		return nil, fmt.Sprintf("%s: the built-in %s encoding has no chat template: ISL is the bare prompt's count "+
-			"(pass --tokenizer with the model's tokenizer.json and tokenizer_config.json)", flag, tok.Name()), nil
+			"(pass --tokenizer with the directory of the model's tokenizer.json and tokenizer_config.json)", flag, tok.Name()), nil
 	}
 	t, err := chattemplate.Load(filepath.Dir(file))
 	if errors.Is(err, chattemplate.ErrNoTemplate) {

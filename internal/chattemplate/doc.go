@@ -2,13 +2,15 @@
 // before it tokenizes a chat request, so that the client can count ISL the
 // way the model sees it (AIPerf's --apply-chat-template).
 //
-// Load reads the template from the tokenizer_config.json beside a
-// tokenizer.json (its "chat_template", a string or a list of named
-// templates, of which "default" is taken) together with the special tokens a
-// template reads (bos_token, eos_token and the like). Render runs it with
-// github.com/ardanlabs/jinja on a conversation, with
-// add_generation_prompt=true as AIPerf renders it: the output is the text to
-// encode, without adding special tokens, since the template writes them.
+// Load reads the template beside a tokenizer.json: chat_template.jinja
+// when there is one (transformers has saved templates there since 2025 and
+// reads that file first), else the "chat_template" of tokenizer_config.json
+// (a string or a list of named templates, of which "default" is taken),
+// with the special tokens a template reads (bos_token, eos_token and the
+// like) from the latter. Render runs it with github.com/ardanlabs/jinja on
+// a conversation, with add_generation_prompt=true as AIPerf renders it: the
+// output is the text to encode, without adding special tokens, since the
+// template writes them.
 //
 // Messages extracts the conversation from a request body as AIPerf does:
 // the role and the joined text parts of each item of a "messages" or

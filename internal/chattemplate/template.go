@@ -13,8 +13,14 @@ import (
 	"github.com/ardanlabs/jinja"
 )
 
-// ConfigFile is the file beside tokenizer.json that holds the template.
-const ConfigFile = "tokenizer_config.json"
+// ConfigFile is the file beside tokenizer.json that holds the template and
+// the special tokens; TemplateFile, when present, holds the template
+// instead, as transformers has saved it since 2025 (and reads it first, over
+// tokenizer_config.json's).
+const (
+	ConfigFile   = "tokenizer_config.json"
+	TemplateFile = "chat_template.jinja"
+)
 
 // ErrNoTemplate is wrapped by Load's error when the tokenizer has no chat
 // template: no tokenizer_config.json, or one without "chat_template" (a base
@@ -24,7 +30,7 @@ var ErrNoTemplate = errors.New("no chat template")
 // Template is a model's compiled chat template and the special tokens it
 // reads. It is safe for concurrent use.
 type Template struct {
-	file string // the tokenizer_config.json it was read from
+	file string // the file it was read from
 	tmpl *jinja.Template
 	vars map[string]any // the special tokens, by name
 }
@@ -43,29 +49,33 @@ type Message struct {
 var specialTokens = []string{"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}
 
 // Load reads and compiles the chat template of the tokenizer in dir (the
-// directory of its tokenizer.json).
+// directory of its tokenizer.json): chat_template.jinja if there is one,
+// else tokenizer_config.json's chat_template.
 func Load(dir string) (*Template, error) {
 	file := filepath.Join(dir, ConfigFile)
 	data, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("load chat template: %s does not exist: %w", file, ErrNoTemplate)
-	}
-	if err != nil {
+	var cfg map[string]json.RawMessage // nil: no tokenizer_config.json
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // a chat_template.jinja may still be there
+	case err != nil:
 		return nil, fmt.Errorf("load chat template: %w", err)
+	default:
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			return nil, fmt.Errorf("load chat template: %s is not a JSON object: %w", file, err)
+		}
+		if cfg == nil {
+			return nil, fmt.Errorf("load chat template: %s is not a JSON object", file)
+		}
 	}
-	var cfg map[string]json.RawMessage
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return nil, fmt.Errorf("load chat template: %s is not a JSON object: %w", file, err)
-	}
-	src, err := source(cfg["chat_template"])
+	src, from, err := templateSource(dir, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("load chat template: %s: %w", file, err)
+		return nil, err
 	}
 	tmpl, err := jinja.Compile(src)
 	if err != nil {
-		return nil, fmt.Errorf("load chat template: compile the chat_template of %s: %w", file, err)
+		return nil, fmt.Errorf("load chat template: compile the chat template of %s: %w", from, err)
 	}
-	t := &Template{file: file, tmpl: tmpl, vars: map[string]any{}}
+	t := &Template{file: from, tmpl: tmpl, vars: map[string]any{}}
 	for _, key := range specialTokens {
 		tok, err := tokenText(cfg[key])
 		if err != nil {
@@ -76,6 +86,30 @@ func Load(dir string) (*Template, error) {
 		}
 	}
 	return t, nil
+}
+
+// templateSource is the template of the tokenizer in dir and the file it
+// is in: chat_template.jinja, else the config's chat_template.
+func templateSource(dir string, cfg map[string]json.RawMessage) (src, file string, err error) {
+	jinjaFile := filepath.Join(dir, TemplateFile)
+	b, err := os.ReadFile(jinjaFile)
+	switch {
+	case err == nil:
+		if strings.TrimSpace(string(b)) == "" {
+			return "", "", fmt.Errorf("load chat template: %s is empty: %w", jinjaFile, ErrNoTemplate)
+		}
+		return string(b), jinjaFile, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("load chat template: %w", err)
+	}
+	configFile := filepath.Join(dir, ConfigFile)
+	if cfg == nil {
+		return "", "", fmt.Errorf("load chat template: neither %s nor %s exists: %w", jinjaFile, configFile, ErrNoTemplate)
+	}
+	if src, err = source(cfg["chat_template"]); err != nil {
+		return "", "", fmt.Errorf("load chat template: %s (and no %s): %w", configFile, TemplateFile, err)
+	}
+	return src, configFile, nil
 }
 
 // source is the template text of a chat_template value: a string, or a
@@ -122,7 +156,8 @@ func tokenText(raw json.RawMessage) (string, error) {
 	return added.Content, nil
 }
 
-// File is the tokenizer_config.json the template was read from.
+// File is the file the template was read from: chat_template.jinja or
+// tokenizer_config.json.
 func (t *Template) File() string { return t.file }
 
 // Render renders msgs with add_generation_prompt=true, as AIPerf counts a

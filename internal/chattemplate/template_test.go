@@ -112,7 +112,34 @@ func TestLoadWithoutTemplate(t *testing.T) {
 		require.ErrorIs(t, err, ErrNoTemplate, name)
 		assert.Contains(t, err.Error(), dir, name)
 	}
-	_, err := Load("testdata/../../tokenizer/testdata") // Llama 2's config is not there: no file
+	_, err := Load(t.TempDir())
+	require.ErrorIs(t, err, ErrNoTemplate)
+	assert.ErrorContains(t, err, "neither")
+	_, err = Load(writeConfig(t, `[1]`))
+	assert.ErrorContains(t, err, "is not a JSON object")
+}
+
+// A chat_template.jinja beside the config is the template, as transformers
+// reads it first; the config still gives the special tokens.
+func TestLoadTemplateFile(t *testing.T) {
+	dir := writeConfig(t, `{"bos_token": "<B>", "chat_template": "ignored"}`)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, TemplateFile), []byte("{{ bos_token }}{{ messages[0].content }}\n"), 0o644))
+	tmpl, err := Load(dir)
+	require.NoError(t, err)
+	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}})
+	require.NoError(t, err)
+	assert.Equal(t, "<B>hi\n", got)
+	assert.Equal(t, filepath.Join(dir, TemplateFile), tmpl.File())
+
+	require.NoError(t, os.Remove(filepath.Join(dir, ConfigFile)))
+	tmpl, err = Load(dir)
+	require.NoError(t, err, "the file alone will do")
+	got, err = tmpl.Render([]Message{{Role: "user", Content: "hi"}})
+	require.NoError(t, err)
+	assert.Equal(t, "hi\n", got)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, TemplateFile), []byte(" \n"), 0o644))
+	_, err = Load(dir)
 	require.ErrorIs(t, err, ErrNoTemplate)
 }
 
