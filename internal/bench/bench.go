@@ -226,11 +226,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
-	if chat != nil && c.p.InputFile == "" && c.p.PublicDataset == "" {
-		o.Template = templateOverhead(chat, tok)
-		fmt.Fprintf(c.log, "chat template: %d tokens on a request's first turn, %d on each later one: synthetic prompts are that much shorter, "+
-			"so that the model reads --isl tokens a turn\n", o.Template.First, o.Template.Later)
-	}
+	c.sizeForTemplate(&o, chat)
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}

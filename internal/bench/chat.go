@@ -110,6 +110,18 @@ func (f *finisher) templated(r *metrics.Record, req *endpoint.Request) bool {
 	return true
 }
 
+// sizeForTemplate shortens synthetic prompts by the chat template's share
+// (none without a template, or for a dataset read from a file), and says
+// by how much.
+func (c *cell) sizeForTemplate(o *dataset.Options, chat *chattemplate.Template) {
+	if chat == nil || c.p.InputFile != "" || c.p.PublicDataset != "" {
+		return
+	}
+	o.Template = templateOverhead(chat, c.tok)
+	fmt.Fprintf(c.log, "chat template: %d tokens on a request's first turn, %d on each later one: synthetic prompts are that much shorter, "+
+		"so that the model reads --isl tokens a turn\n", o.Template.First, o.Template.Later)
+}
+
 // overheadSamples are the texts the chat template's overhead is measured
 // on: short, of different lengths and topics, as AIPerf's probe.
 var overheadSamples = []string{

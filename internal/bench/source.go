@@ -222,7 +222,8 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	text, reasoning := fillChunks(&rec, resp.Chunks)
 	var chat *endpoint.Request // its ISL is counted through the chat template, in the finisher
 	if src.fin.chat != nil {
-		chat = &req.Request
+		sent := req.Request // a copy: req itself stays off the heap
+		chat = &sent
 	}
 	src.fin.text(rec.Index, text, reasoning, chat)
 	if req.history {
