@@ -359,7 +359,9 @@ func writeResult(path string, run *result.Run) error {
 func defaultArtifactDir(p plan.Profile) string {
 	model := strings.NewReplacer("/", "_", ":", "_").Replace(p.Model[0])
 	stim := "concurrency1"
-	if p.RequestRate != nil {
+	if p.UserCentricRate != nil {
+		stim = fmt.Sprintf("user_centric_rate%g", *p.UserCentricRate)
+	} else if p.RequestRate != nil {
 		stim = fmt.Sprintf("request_rate%g", *p.RequestRate)
 	} else if p.Concurrency != nil {
 		stim = fmt.Sprintf("concurrency%d", *p.Concurrency)

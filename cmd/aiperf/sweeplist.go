@@ -19,7 +19,7 @@ import (
 // them a comma list (--concurrency 8,16,32): each value is a cell.
 var sweepable = []string{"concurrency", "request_count", "conversation_num", "conversation_turn_mean",
 	"synthetic_input_tokens_mean", "synthetic_input_tokens_stddev", "output_tokens_mean", "output_tokens_stddev",
-	"request_rate", "benchmark_duration"}
+	"request_rate", "benchmark_duration", "num_users"}
 
 // sweepList is one comma list of a profile command line.
 type sweepList struct {

@@ -44,6 +44,9 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 		}
 		if r.Phase.Rate > 0 {
 			a.Mode = "rate"
+			if r.Phase.Users > 0 {
+				a.Mode = "user_centric"
+			}
 			rates[r.Phase.Rate] = true
 			// One target only when every rate phase asks for the same
 			// rate; phases at several rates are judged by their schedule.
@@ -88,7 +91,7 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 			"send lag p99 %.2f ms exceeds %v: requests left that long after their slot freed; the client could not keep up",
 			a.SendLagMs.P99, lagLimit))
 	}
-	if (a.Mode == "rate" || a.Mode == "fixed") && n >= 2 && lastSched > firstSched {
+	if (a.Mode == "rate" || a.Mode == "user_centric" || a.Mode == "fixed") && n >= 2 && lastSched > firstSched {
 		scheduled := (n - 1) / (float64(lastSched-firstSched) / 1e9)
 		if a.CapDelayed == 0 && a.AchievedRate < shortfallLimit*scheduled {
 			a.ClientBound = true

@@ -260,7 +260,8 @@ func (c *cell) prepare(ctx context.Context) error {
 // carry timestamps and nothing says otherwise: it is then replayed on its
 // fixed schedule, as AIPerf does.
 func timestamped(p plan.Profile) (bool, error) {
-	if p.InputFile == "" || p.PublicDataset != "" || p.FixedSchedule || p.NoFixedSchedule || p.RequestRate != nil {
+	if p.InputFile == "" || p.PublicDataset != "" || p.FixedSchedule || p.NoFixedSchedule || p.RequestRate != nil ||
+		p.UserCentricRate != nil {
 		return false, nil
 	}
 	det, err := dataset.Detect(p.InputFile, p.CustomDatasetType)

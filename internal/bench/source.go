@@ -116,6 +116,12 @@ func memoCount(count func(string) int) func(string) int {
 	}
 }
 
+// MeanTurns is the mean number of turns of the dataset's conversations,
+// for user-centric mode's virtual history.
+func (s *source) MeanTurns() float64 {
+	return float64(dataset.Turns(s.ds)) / float64(max(1, s.ds.Len()))
+}
+
 // Next starts a session of the sampler's next conversation: prepared ahead
 // by the prefetcher when the dataset is read from a file, else on its
 // first send.

@@ -199,6 +199,8 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	switch {
 	case ph.Fixed:
 		p.issueFixed()
+	case ph.Users > 0:
+		p.issueUsers()
 	case ph.Rate > 0:
 		p.issueRate()
 	default:

@@ -70,13 +70,25 @@ func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 func (p *phaseRun) startSession() (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.issueCtx.Err() != nil || p.ph.Requests > 0 && p.requests == p.ph.Requests ||
-		p.ph.Sessions > 0 && p.sessions == p.ph.Sessions {
+	if !p.sessionAllowed() {
 		return 0, false
 	}
 	p.sessions++
 	p.r.Sessions++
 	return int(p.e.sessions.Add(1) - 1), true
+}
+
+// canStartSession says whether the phase may still start a session.
+func (p *phaseRun) canStartSession() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sessionAllowed()
+}
+
+// sessionAllowed is canStartSession with p.mu held.
+func (p *phaseRun) sessionAllowed() bool {
+	return !p.closed && p.issueCtx.Err() == nil && (p.ph.Requests == 0 || p.requests < p.ph.Requests) &&
+		(p.ph.Sessions == 0 || p.sessions < p.ph.Sessions)
 }
 
 // emit hands a finished request's record on, marking a request cut by the

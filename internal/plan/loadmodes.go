@@ -65,7 +65,7 @@ func (v *validator) rampChecks(p *Profile) {
 	}{
 		{"concurrency_ramp_duration", p.ConcurrencyRampDuration, p.Concurrency != nil || p.WarmupConcurrency != nil,
 			"needs --concurrency: it ramps the concurrency from 1 up to it"},
-		{"request_rate_ramp_duration", p.RequestRateRampDuration, p.RequestRate != nil || p.WarmupRequestRate != nil,
+		{"request_rate_ramp_duration", p.RequestRateRampDuration, p.RequestRate != nil || p.WarmupRequestRate != nil || p.UserCentricRate != nil,
 			"needs --request-rate: it ramps the rate up to it"},
 	} {
 		switch {
@@ -114,4 +114,30 @@ func (v *validator) phaseRamps(at func(string) string, ph Phase) {
 	v.check(ph.PrefillConcurrency >= 0, at("prefill_concurrency"), "must not be negative")
 	v.check(ph.Concurrency <= 0 || ph.PrefillConcurrency <= ph.Concurrency, at("prefill_concurrency"),
 		fmt.Sprintf("must be at most the phase's concurrency (%d), got %d", ph.Concurrency, ph.PrefillConcurrency))
+}
+
+// userCentric checks --user-centric-rate and --num-users (AIPerf §3.5):
+// both or neither, a rate > 0 and users ≥ 1, multi-turn data, on the
+// flags' phases and not on a fixed schedule.
+func (v *validator) userCentric(p *Profile) {
+	q, n := p.UserCentricRate, p.NumUsers
+	if q == nil && n == nil || v.nonFinite["user_centric_rate"] {
+		return
+	}
+	v.rate("user_centric_rate", q)
+	v.intRange("num_users", n, 1, MaxConcurrency)
+	switch {
+	case q == nil:
+		v.add("num_users", "needs --user-centric-rate: it is the user count of user-centric mode")
+	case n == nil:
+		v.add("user_centric_rate", "needs --num-users: the number of simulated users sharing the rate")
+	case len(p.Phases) > 0:
+		v.add("user_centric_rate", "cannot be applied to the phases the config file lists")
+	case p.FixedSchedule:
+		v.add("user_centric_rate", "cannot be used with a fixed schedule (--fixed-schedule): the trace sets the load")
+	case p.InputFile == "" && p.ConversationTurnMean < 2:
+		v.add("user_centric_rate", "needs multi-turn data: set --session-turns-mean to 2 or more (for single-turn work use --request-rate)")
+	case p.RequestRateRampDuration != nil:
+		v.add("request_rate_ramp_duration", "is not supported with --user-centric-rate yet: drop it")
+	}
 }

@@ -77,6 +77,8 @@ type Profile struct {
 	PrefillConcurrency       *int     `json:"prefill_concurrency,omitempty" name:"prefill-concurrency" group:"Load" placeholder:"N" help:"At most N requests in prefill at once (sent, no first token yet), on top of --concurrency (needs --streaming; at most --concurrency)."`
 	ConcurrencyRampDuration  *float64 `json:"concurrency_ramp_duration,omitempty" name:"concurrency-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the concurrency (with --request-rate, the cap) from 1 to --concurrency over this many seconds, one more every ramp/(concurrency-1) seconds (the warmup too)."`
 	RequestRateRampDuration  *float64 `json:"request_rate_ramp_duration,omitempty" name:"request-rate-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the request rate linearly from rate×0.1/ramp to --request-rate over this many seconds, keeping the arrival pattern (the warmup too)."`
+	UserCentricRate          *float64 `json:"user_centric_rate,omitempty" name:"user-centric-rate" group:"Load" placeholder:"QPS" help:"User-centric mode at this total rate (needs --num-users and multi-turn data; takes precedence over --request-rate): each user sends a turn every num-users/QPS seconds, never two at once, starting from a steady-state mix of users; a new user joins each time one would have finished."`
+	NumUsers                 *int     `json:"num_users,omitempty" name:"num-users" group:"Load" placeholder:"N" help:"Users of --user-centric-rate (a comma list is a sweep)."`
 	RequestCount             *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
 	BenchmarkDuration        *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
 	BenchmarkGracePeriod     *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
@@ -173,8 +175,11 @@ type Phase struct {
 	Kind        string  `json:"kind"`                  // KindWarmup or KindProfiling
 	Concurrency int     `json:"concurrency,omitempty"` // slots (concurrency mode) or in-flight cap (rate mode); 0 = no cap
 	Rate        float64 `json:"rate,omitempty"`        // requests/s; 0 = concurrency mode
-	RateMode    string  `json:"rate_mode,omitempty"`   // RateConstant, RatePoisson or RateGamma
-	Smoothness  float64 `json:"smoothness,omitempty"`  // gamma shape (RateGamma); 0 = 1
+	// Users > 0 is user-centric mode: Users users at Rate requests/s in
+	// total, each sending its turns Users/Rate seconds apart.
+	Users      int     `json:"users,omitempty"`
+	RateMode   string  `json:"rate_mode,omitempty"`  // RateConstant, RatePoisson or RateGamma
+	Smoothness float64 `json:"smoothness,omitempty"` // gamma shape (RateGamma); 0 = 1
 	// ConcurrencyRamp raises the concurrency (or the rate mode's cap) from
 	// 1 to Concurrency over this many seconds, one slot at a time; RateRamp
 	// raises the rate linearly to Rate over this many seconds. 0: no ramp.

@@ -182,11 +182,15 @@ func (p *Profile) PhaseList() []Phase {
 		return p.Phases
 	}
 	prof := Phase{Name: KindProfiling, Kind: KindProfiling}
-	if p.RequestRate != nil {
+	switch {
+	case p.UserCentricRate != nil:
+		prof.Rate, prof.Users = *p.UserCentricRate, deref(p.NumUsers, 1)
+		prof.Concurrency = deref(p.Concurrency, 0) // a cap only when given
+	case p.RequestRate != nil:
 		prof.Rate = *p.RequestRate
 		prof.RateMode, prof.Smoothness = p.ArrivalPattern(), p.smoothness(p.ArrivalPattern())
 		prof.Concurrency = deref(p.Concurrency, 0)
-	} else {
+	default:
 		prof.Concurrency = deref(p.Concurrency, 1)
 	}
 	if p.BenchmarkDuration != nil {
@@ -238,6 +242,9 @@ func (p *Profile) smoothness(mode string) float64 {
 func (p *Profile) warmupPhase(prof Phase) Phase {
 	warm := Phase{Name: KindWarmup, Kind: KindWarmup, GracePeriod: -1} // never replays the schedule
 	rate, mode := prof.Rate, prof.RateMode
+	if prof.Users > 0 { // warms up in rate mode at the user-centric rate
+		mode = p.ArrivalPattern()
+	}
 	if p.WarmupRequestRate != nil {
 		rate, mode = *p.WarmupRequestRate, cmp.Or(mode, p.ArrivalPattern())
 	}
@@ -276,7 +283,7 @@ func (p *Profile) ramps(ph *Phase) {
 	if ph.Concurrency > 1 {
 		ph.ConcurrencyRamp = deref(p.ConcurrencyRampDuration, 0)
 	}
-	if ph.Rate > 0 {
+	if ph.Rate > 0 && ph.Users == 0 {
 		ph.RateRamp = deref(p.RequestRateRampDuration, 0)
 	}
 }
@@ -336,7 +343,12 @@ func (ph Phase) String() string {
 	if ph.Name != ph.Kind {
 		parts = append(parts, ph.Kind)
 	}
-	if ph.Rate > 0 {
+	if ph.Users > 0 {
+		parts = append(parts, fmt.Sprintf("user-centric %g req/s, %d users", ph.Rate, ph.Users))
+		if ph.Concurrency > 0 {
+			parts = append(parts, fmt.Sprintf("cap %d", ph.Concurrency))
+		}
+	} else if ph.Rate > 0 {
 		parts = append(parts, fmt.Sprintf("%s %g req/s", ph.RateMode, ph.Rate))
 		if ph.Concurrency > 0 {
 			parts = append(parts, fmt.Sprintf("cap %d", ph.Concurrency))

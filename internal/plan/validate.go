@@ -123,6 +123,7 @@ func (p *Profile) Check() error {
 	v.failedRequestThreshold(p)
 	v.waitForModel(p)
 	v.rampChecks(p)
+	v.userCentric(p)
 	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
@@ -220,6 +221,7 @@ func (v *validator) phases(phases []Phase) {
 		}
 		v.phaseSmoothness(at("smoothness"), ph)
 		v.phaseRamps(at, ph)
+		v.check(ph.Users == 0, at("users"), "is set by --user-centric-rate and --num-users, not on a listed phase")
 		v.check(ph.Requests != 0 || ph.Duration != 0, at("requests"), "or duration is required")
 		if ph.Requests != 0 {
 			v.intRange(at("requests"), &ph.Requests, 1, MaxRequests)

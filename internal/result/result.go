@@ -97,7 +97,7 @@ type Health struct {
 // Audit is the client's report on itself: did it deliver the load it was
 // asked for, or was the client (not the server) the bottleneck?
 type Audit struct {
-	Mode       string  `json:"mode"`                  // "concurrency", "rate" or "fixed" (a replayed schedule)
+	Mode       string  `json:"mode"`                  // "concurrency", "rate", "user_centric" or "fixed" (a replayed schedule)
 	TargetRate float64 `json:"target_rate,omitempty"` // requests/s asked for (rate mode)
 	// AchievedRate is the send rate: profiling requests started per second
 	// between the first and the last send. It is not request_throughput,
