@@ -56,6 +56,7 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 			}
 		}
 		a.CapDelayed += r.CapDelayed
+		a.CapSkipped += r.CapSkipped
 		if firstSched < 0 || r.FirstSchedNs < firstSched {
 			firstSched = r.FirstSchedNs
 		}
@@ -93,7 +94,7 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 	}
 	if (a.Mode == "rate" || a.Mode == "user_centric" || a.Mode == "fixed") && n >= 2 && lastSched > firstSched {
 		scheduled := (n - 1) / (float64(lastSched-firstSched) / 1e9)
-		if a.CapDelayed == 0 && a.AchievedRate < shortfallLimit*scheduled {
+		if a.CapDelayed == 0 && a.CapSkipped == 0 && a.AchievedRate < shortfallLimit*scheduled {
 			a.ClientBound = true
 			a.Warnings = append(a.Warnings, fmt.Sprintf(
 				"achieved %.1f req/s, %.0f%% below the schedule's %.1f req/s: the client fell behind",
@@ -106,6 +107,12 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 			a.Warnings = append(a.Warnings, fmt.Sprintf(
 				"send lag p99 %.2f ms exceeds %v: sends left later than scheduled; the client host could not keep up with this rate",
 				a.SendLagMs.P99, lagLimit))
+		}
+		if a.CapSkipped > 0 {
+			a.Warnings = append(a.Warnings, fmt.Sprintf(
+				"%d sends of the schedule were skipped because the --concurrency cap was full when they came due "+
+					"(AIPerf's policy; --cap-policy delay waits for a slot instead): %d were sent, below the target %.1f req/s",
+				a.CapSkipped, len(prof), a.TargetRate))
 		}
 		if a.CapDelayed > 0 {
 			why := "the server did not keep up with %.1f req/s at this cap"

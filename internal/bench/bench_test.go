@@ -165,22 +165,32 @@ func TestRunInterrupted(t *testing.T) {
 
 func TestRunRateCapIsReportedNotClientBound(t *testing.T) {
 	_, url := startMock(t, mock.Config{TTFT: 20, ITL: 1})
-	p := profile(url)
-	p.Concurrency = plan.Ptr(1)
-	p.RequestRate = plan.Ptr(500.0)
-	p.RequestRateMode = plan.RateConstant
-	p.RequestCount = plan.Ptr(10)
-	run, err := Run(context.Background(), Options{Profile: p})
-	require.NoError(t, err)
-	assert.Equal(t, "rate", run.Audit.Mode)
-	assert.Equal(t, 500.0, run.Audit.TargetRate)
-	assert.GreaterOrEqual(t, run.Audit.CapDelayed, 8, "each ~25 ms request blocks the next sends at 2 ms gaps")
-	warnings := strings.Join(run.Audit.Warnings, "\n")
-	assert.Contains(t, warnings, "waited for a free in-flight slot")
-	// A full cap is the server's limit, not the client's. (ClientBound
-	// itself may be set by a stall of this noisy test machine.)
-	assert.NotContains(t, warnings, "fell behind")
-	assert.NotContains(t, warnings, "send lag")
+	for _, policy := range []string{plan.CapDelay, ""} {
+		p := profile(url)
+		p.Concurrency = plan.Ptr(1)
+		p.RequestRate = plan.Ptr(500.0)
+		p.RequestRateMode = plan.RateConstant
+		p.RequestCount = plan.Ptr(10)
+		p.CapPolicy = policy
+		run, err := Run(context.Background(), Options{Profile: p})
+		require.NoError(t, err)
+		assert.Equal(t, "rate", run.Audit.Mode)
+		assert.Equal(t, 500.0, run.Audit.TargetRate)
+		warnings := strings.Join(run.Audit.Warnings, "\n")
+		if policy == plan.CapDelay {
+			assert.GreaterOrEqual(t, run.Audit.CapDelayed, 8, "each ~25 ms request blocks the next sends at 2 ms gaps")
+			assert.Zero(t, run.Audit.CapSkipped)
+			assert.Contains(t, warnings, "waited for a free in-flight slot")
+		} else { // AIPerf's: the sends that find the cap full are dropped
+			assert.Zero(t, run.Audit.CapDelayed)
+			assert.GreaterOrEqual(t, run.Audit.CapSkipped, 8*9, "~12 ticks of 2 ms pass during each ~25 ms request")
+			assert.Contains(t, warnings, "skipped because the --concurrency cap was full")
+		}
+		// A full cap is the server's limit, not the client's. (ClientBound
+		// itself may be set by a stall of this noisy test machine.)
+		assert.NotContains(t, warnings, "fell behind")
+		assert.NotContains(t, warnings, "send lag")
+	}
 }
 
 func TestRedactedConfigAndHeaders(t *testing.T) {

@@ -4,7 +4,8 @@
 // seeded Poisson); the Engine runs phases in order: concurrency mode keeps N
 // requests in flight and sends the next the instant one ends, rate mode is
 // open-loop with absolute send times from one start, gated by an optional
-// in-flight cap. Every request gets a Credit with its scheduled time; what the
+// in-flight cap (a send that finds it full is dropped, as AIPerf, or waits),
+// and user-centric mode gives each user a fixed gap between its turns. Every request gets a Credit with its scheduled time; what the
 // Sender returns is the record. Lateness is recorded, never hidden: late sends
 // fire at once and keep their original scheduled time. A phase with a duration
 // issues nothing after start + duration (a backlog held up by the cap is

@@ -84,6 +84,7 @@ type PhaseReport struct {
 	Sessions                  int   // sessions started
 	Cancelled                 int   // requests cut at the end of the grace period (or by Ctrl-C)
 	CapDelayed                int   // rate and fixed modes: sends that waited for a free in-flight slot
+	CapSkipped                int   // rate mode: sends dropped because the in-flight cap was full (CapSkip)
 	StartNs                   int64 // when the phase began sending
 	FirstSchedNs, LastSchedNs int64
 }

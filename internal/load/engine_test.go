@@ -129,7 +129,7 @@ func TestRateModeCapDelaysAndCounts(t *testing.T) {
 		defer close(done)
 		var err error
 		// 1e6 req/s: every send is due at once, so the third finds both slots busy.
-		reports, err = e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 1e6, RateMode: plan.RateConstant, Concurrency: 2, Requests: 6}})
+		reports, err = e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 1e6, RateMode: plan.RateConstant, Concurrency: 2, Requests: 6, CapPolicy: plan.CapDelay}})
 		assert.NoError(t, err)
 	}()
 	require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, 5*time.Second, time.Millisecond)

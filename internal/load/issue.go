@@ -199,7 +199,9 @@ func (p *phaseRun) issueConcurrency() {
 // scheduled time a session's next turn that is due goes first, else a new
 // session starts. A late send fires at once and keeps its scheduled time
 // (the lag is recorded). With a cap, at most ph.Concurrency sessions run at
-// once: a new session waits for a free slot and is counted as cap-delayed.
+// once: a new session whose time comes while the cap is full is dropped
+// (AIPerf's policy, counted as cap-skipped) or, under CapDelay, waits for
+// a free slot (counted as cap-delayed).
 // It returns when the count is sent, the sessions are done, or the phase's
 // issuing context ends; once the next send falls past the duration it waits
 // for that end.
@@ -219,9 +221,12 @@ func (p *phaseRun) issueRate() {
 		if !p.e.waitUntil(p.issueCtx, timer, target) {
 			return
 		}
-		w, ok := q.pick(p, target)
+		w, skipped, ok := q.pick(p, target)
 		if !ok {
 			return
+		}
+		if skipped {
+			continue
 		}
 		c, ok := p.claim(w.sched, w.sid, w.turn)
 		if !ok {

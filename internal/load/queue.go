@@ -3,6 +3,8 @@ package load
 import (
 	"sync"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
 // turnWork is a turn to send: turn turn of session s (number sid), due at
@@ -34,11 +36,13 @@ func newTurnQueue(cap int, ramp float64) *turnQueue {
 }
 
 // pick chooses what to send at schedule time target: the oldest due turn,
-// else the first turn of a new session. When neither is possible it waits
-// for a turn to become due, a cap slot to free up (counting a cap-delayed
-// send) or every session to end; false when there is nothing left to send
-// or the phase stopped issuing.
-func (q *turnQueue) pick(p *phaseRun, target int64) (turnWork, bool) {
+// else the first turn of a new session. When the cap is full and no turn
+// is due, AIPerf's policy (CapSkip) drops the send: skipped, counted as
+// cap-skipped. Otherwise, when neither is possible, it waits for a turn to
+// become due, a cap slot to free up (counting a cap-delayed send) or every
+// session to end. ok is false when there is nothing left to send or the
+// phase stopped issuing.
+func (q *turnQueue) pick(p *phaseRun, target int64) (w turnWork, skipped, ok bool) {
 	delayed := false
 	for {
 		q.mu.Lock()
@@ -47,7 +51,7 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (turnWork, bool) {
 			q.due = q.due[1:]
 			q.mu.Unlock()
 			w.sched = max(target, w.dueNs)
-			return w, true
+			return w, false, true
 		}
 		limit, opens := rampedCap(q.cap, q.ramp, p.e.Clock.Now()-p.r.StartNs)
 		capFull := q.cap > 0 && q.active >= limit
@@ -57,14 +61,20 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (turnWork, bool) {
 				q.mu.Unlock()
 				// A send the cap delayed keeps its time on the grid: its
 				// lag shows the wait, which the audit puts on the cap.
-				return turnWork{s: p.e.Source.Next(), sid: sid, sched: target}, true
+				return turnWork{s: p.e.Source.Next(), sid: sid, sched: target}, false, true
 			}
 			if q.active == 0 { // no session may start and none is running
 				q.mu.Unlock()
-				return turnWork{}, false
+				return turnWork{}, false, false
 			}
 		}
 		q.mu.Unlock()
+		if capFull && p.ph.CapPolicy != plan.CapDelay {
+			p.mu.Lock()
+			p.r.CapSkipped++
+			p.mu.Unlock()
+			return turnWork{}, true, true
+		}
 		if capFull && !delayed {
 			delayed = true
 			p.mu.Lock()
@@ -81,7 +91,7 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (turnWork, bool) {
 		case <-q.notify:
 		case <-opened:
 		case <-p.issueCtx.Done():
-			return turnWork{}, false
+			return turnWork{}, false, false
 		}
 		if ramped != nil {
 			ramped.Stop()

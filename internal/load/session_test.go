@@ -149,7 +149,7 @@ func TestRateModeContinuationsGoFirst(t *testing.T) {
 func TestRateModeCapsSessions(t *testing.T) {
 	f := &fakeSessions{clock: NewClock(), turns: 2, work: 2 * time.Millisecond}
 	reports, recs := runSessions(t, f, nil, plan.Phase{Name: "p", Kind: plan.KindProfiling, Rate: 1e6,
-		RateMode: plan.RateConstant, Concurrency: 2, Requests: 12})
+		RateMode: plan.RateConstant, Concurrency: 2, Requests: 12, CapPolicy: plan.CapDelay})
 	assert.Len(t, recs, 12)
 	assert.LessOrEqual(t, f.most.Load(), int64(2), "the cap bounds sessions in flight")
 	assert.GreaterOrEqual(t, reports[0].CapDelayed, 1)
@@ -190,5 +190,23 @@ func TestFixedScheduleReplaysTimestamps(t *testing.T) {
 		if r.Model == "1" {
 			assert.Equal(t, 20*ms, r.ScheduledNs-reports[0].StartNs)
 		}
+	}
+}
+
+// TestRateModeCapSkips: AIPerf's policy (the default) drops a new
+// session's send that comes due while the cap is full; the schedule goes
+// on, so every tick is either a send on time or a skip.
+func TestRateModeCapSkips(t *testing.T) {
+	f := &fakeSessions{clock: NewClock(), turns: 1, work: 20 * time.Millisecond}
+	reports, recs := runSessions(t, f, nil, plan.Phase{Name: "p", Kind: plan.KindProfiling, Rate: 1000,
+		RateMode: plan.RateConstant, Concurrency: 2, Duration: 0.2, GracePeriod: 1})
+	r := reports[0]
+	assert.LessOrEqual(t, f.most.Load(), int64(2), "the cap bounds sessions in flight")
+	assert.Positive(t, r.CapSkipped)
+	assert.Zero(t, r.CapDelayed, "nothing waits for a slot")
+	assert.InDelta(t, 200, r.Sent+r.CapSkipped, 1, "each of the 200 ticks sends or skips")
+	assert.Len(t, recs, r.Sent)
+	for _, rec := range recs {
+		assert.Zero(t, (rec.ScheduledNs-r.StartNs)%int64(time.Millisecond), "sends stay on the grid")
 	}
 }

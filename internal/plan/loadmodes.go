@@ -116,6 +116,14 @@ func (v *validator) phaseRamps(at func(string) string, ph Phase) {
 		fmt.Sprintf("must be at most the phase's concurrency (%d), got %d", ph.Concurrency, ph.PrefillConcurrency))
 }
 
+// capPolicy checks --cap-policy: it applies to a rate phase with a cap.
+func (v *validator) capPolicy(p *Profile) {
+	v.oneOf("cap_policy", p.CapPolicy, "", CapSkip, CapDelay)
+	v.check(p.CapPolicy == "" || (p.RequestRate != nil || p.WarmupRequestRate != nil) &&
+		(p.Concurrency != nil || p.WarmupConcurrency != nil) || len(p.Phases) > 0, "cap_policy",
+		"needs --request-rate and --concurrency: it says what a send does when the rate finds the in-flight cap full")
+}
+
 // userCentric checks --user-centric-rate and --num-users (AIPerf §3.5):
 // both or neither, a rate > 0 and users ≥ 1, multi-turn data, on the
 // flags' phases and not on a fixed schedule.

@@ -23,6 +23,13 @@ const (
 	RateGamma    = "gamma" // gamma gaps of shape Phase.Smoothness (vLLM's --burstiness)
 )
 
+// What a rate phase does with a send that finds its in-flight cap full
+// (--cap-policy).
+const (
+	CapSkip  = "skip"  // AIPerf's: the send is dropped, the schedule goes on
+	CapDelay = "delay" // the send waits for a slot, keeping its scheduled time
+)
+
 // Phase kinds.
 const (
 	KindWarmup    = "warmup"
@@ -74,6 +81,7 @@ type Profile struct {
 	RequestRate              *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
 	RequestRateMode          string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson,gamma" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate (alias --arrival-pattern): constant, poisson or gamma (seeded) (default ${default})."`
 	ArrivalSmoothness        *float64 `json:"arrival_smoothness,omitempty" name:"arrival-smoothness" aliases:"vllm-burstiness" group:"Load" placeholder:"SHAPE" help:"Shape of the gamma inter-arrival gaps (alias --vllm-burstiness; mean gap still 1/rate): 1 is Poisson, below 1 burstier, above 1 more regular; makes the arrival pattern gamma (default 1)."`
+	CapPolicy                string   `json:"cap_policy,omitempty" name:"cap-policy" enum:",skip,delay" default:"" group:"Load" placeholder:"POLICY" help:"With --request-rate and --concurrency, what becomes of a new session's send that comes due while the cap is full: skip (AIPerf's, the default) drops it and the schedule goes on, counted as cap_skipped; delay waits for a free slot and sends late, counted as cap_delayed. A later turn of a running session always waits."`
 	PrefillConcurrency       *int     `json:"prefill_concurrency,omitempty" name:"prefill-concurrency" group:"Load" placeholder:"N" help:"At most N requests in prefill at once (sent, no first token yet), on top of --concurrency (needs --streaming; at most --concurrency)."`
 	ConcurrencyRampDuration  *float64 `json:"concurrency_ramp_duration,omitempty" name:"concurrency-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the concurrency (with --request-rate, the cap) from 1 to --concurrency over this many seconds, one more every ramp/(concurrency-1) seconds (the warmup too)."`
 	RequestRateRampDuration  *float64 `json:"request_rate_ramp_duration,omitempty" name:"request-rate-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the request rate linearly from rate×0.1/ramp to --request-rate over this many seconds, keeping the arrival pattern (the warmup too)."`
@@ -177,7 +185,11 @@ type Phase struct {
 	Rate        float64 `json:"rate,omitempty"`        // requests/s; 0 = concurrency mode
 	// Users > 0 is user-centric mode: Users users at Rate requests/s in
 	// total, each sending its turns Users/Rate seconds apart.
-	Users      int     `json:"users,omitempty"`
+	Users int `json:"users,omitempty"`
+	// CapPolicy is what a rate phase does with a new session whose send
+	// comes due while the in-flight cap is full: CapSkip (AIPerf's, the
+	// default when empty) drops that send, CapDelay waits for a slot.
+	CapPolicy  string  `json:"cap_policy,omitempty"`
 	RateMode   string  `json:"rate_mode,omitempty"`  // RateConstant, RatePoisson or RateGamma
 	Smoothness float64 `json:"smoothness,omitempty"` // gamma shape (RateGamma); 0 = 1
 	// ConcurrencyRamp raises the concurrency (or the rate mode's cap) from

@@ -189,7 +189,7 @@ func (p *Profile) PhaseList() []Phase {
 	case p.RequestRate != nil:
 		prof.Rate = *p.RequestRate
 		prof.RateMode, prof.Smoothness = p.ArrivalPattern(), p.smoothness(p.ArrivalPattern())
-		prof.Concurrency = deref(p.Concurrency, 0)
+		prof.Concurrency, prof.CapPolicy = deref(p.Concurrency, 0), p.CapPolicy
 	default:
 		prof.Concurrency = deref(p.Concurrency, 1)
 	}
@@ -252,7 +252,7 @@ func (p *Profile) warmupPhase(prof Phase) Phase {
 		mode = p.WarmupArrivalPattern
 	}
 	if rate > 0 {
-		warm.Rate, warm.RateMode, warm.Smoothness = rate, mode, p.smoothness(mode)
+		warm.Rate, warm.RateMode, warm.Smoothness, warm.CapPolicy = rate, mode, p.smoothness(mode), p.CapPolicy
 		warm.Concurrency = deref(p.WarmupConcurrency, deref(p.Concurrency, 0)) // a cap only when one was given
 	} else {
 		warm.Concurrency = deref(p.WarmupConcurrency, max(prof.Concurrency, 1))

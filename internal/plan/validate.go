@@ -124,6 +124,7 @@ func (p *Profile) Check() error {
 	v.waitForModel(p)
 	v.rampChecks(p)
 	v.userCentric(p)
+	v.capPolicy(p)
 	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
@@ -220,6 +221,7 @@ func (v *validator) phases(phases []Phase) {
 				fmt.Sprintf("must be constant, poisson or gamma for a rate phase, got %q", ph.RateMode))
 		}
 		v.phaseSmoothness(at("smoothness"), ph)
+		v.oneOf(at("cap_policy"), ph.CapPolicy, "", CapSkip, CapDelay)
 		v.phaseRamps(at, ph)
 		v.check(ph.Users == 0, at("users"), "is set by --user-centric-rate and --num-users, not on a listed phase")
 		v.check(ph.Requests != 0 || ph.Duration != 0, at("requests"), "or duration is required")

@@ -232,6 +232,9 @@ func (p *printer) audit(run *result.Run) {
 	if a.CapDelayed > 0 {
 		p.line("Sends delayed by the in-flight cap: %d", a.CapDelayed)
 	}
+	if a.CapSkipped > 0 {
+		p.line("Sends skipped at a full in-flight cap: %d", a.CapSkipped)
+	}
 	if a.Retried > 0 {
 		p.line("Requests retried on a fresh connection: %d", a.Retried)
 	}

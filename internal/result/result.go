@@ -109,6 +109,7 @@ type Audit struct {
 	// nil when it was not measured.
 	Health         *Health `json:"client_health,omitempty"`
 	CapDelayed     int     `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
+	CapSkipped     int     `json:"cap_skipped,omitempty"` // rate sends dropped at a full in-flight cap (AIPerf's policy)
 	Retried        int     `json:"retried,omitempty"`     // reused-connection retries
 	PrecisePacing  bool    `json:"precise_pacing,omitempty"`
 	Cut            int     `json:"cut,omitempty"`              // requests still in flight at the end of the grace period: cancelled, excluded
