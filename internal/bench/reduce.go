@@ -23,6 +23,9 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming, c.slos()...)
+	if d := c.p.SliceDuration; d != nil {
+		run.Timeslices = metrics.Timeslices(prof, int64(*d*1e9), c.p.Streaming, c.slos()...)
+	}
 	if len(warm) > 0 {
 		s := metrics.Summarize(warm, c.p.Streaming)
 		run.Warmup = &s

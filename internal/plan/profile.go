@@ -160,7 +160,7 @@ type Profile struct {
 	NoServerMetrics       bool     `json:"no_server_metrics,omitempty" name:"no-server-metrics" group:"Server metrics" help:"Do not scrape the server's /metrics."`
 	ServerMetricsFormats  []string `json:"server_metrics_formats,omitempty" name:"server-metrics-formats" enum:"json,csv,jsonl" sep:"," group:"Server metrics" placeholder:"FORMAT" help:"Server metrics exports: json, csv, jsonl (the time series) (default json,csv)."`
 	ServerMetricsInterval *float64 `json:"server_metrics_interval,omitempty" name:"server-metrics-interval" group:"Server metrics" placeholder:"SECONDS" help:"Seconds between scrapes (default 0.333)."`
-	SliceDuration         *float64 `json:"slice_duration,omitempty" name:"slice-duration" group:"Server metrics" placeholder:"SECONDS" help:"Add statistics per time slice of this many seconds to the server-metrics exports."`
+	SliceDuration         *float64 `json:"slice_duration,omitempty" name:"slice-duration" group:"Server metrics" placeholder:"SECONDS" help:"Cut the run into windows of this many seconds: the client metrics of the requests that started in each go to profile_export_aiperf_timeslices.{json,csv}, and the server-metrics exports get statistics per window."`
 	GPUTelemetry          []string `json:"gpu_telemetry,omitempty" name:"gpu-telemetry" sep:"none" group:"Server metrics" placeholder:"URL" help:"Scrape this DCGM exporter for GPU telemetry (repeatable)."`
 	NoGPUTelemetry        bool     `json:"no_gpu_telemetry,omitempty" name:"no-gpu-telemetry" group:"Server metrics" help:"Do not collect GPU telemetry."`
 

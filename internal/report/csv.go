@@ -34,12 +34,15 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 	slices.SortFunc(records, byTag)
 	slices.SortFunc(scalars, byTag)
 	if len(records) > 0 {
-		_ = cw.Write([]string{"Metric", "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})
+		header := []string{"Metric"}
+		for _, v := range statValues(&metrics.Stats{}) {
+			header = append(header, v.stat)
+		}
+		_ = cw.Write(header)
 		for _, m := range records {
-			s := m.Stats
 			row := []string{csvName(m)}
-			for _, v := range []float64{s.Avg, s.Min, s.Max, s.P1, s.P5, s.P10, s.P25, s.P50, s.P75, s.P90, s.P95, s.P99, s.Std} {
-				row = append(row, csvNumber(v))
+			for _, v := range statValues(m.Stats) {
+				row = append(row, csvNumber(v.x))
 			}
 			_ = cw.Write(row)
 		}
@@ -64,6 +67,18 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 		return servermetrics.WriteGPUCSV(w, run.Server, "")
 	}
 	return nil
+}
+
+// statValue is one statistic of a record metric, named as AIPerf's CSV.
+type statValue struct {
+	stat string
+	x    float64
+}
+
+// statValues are the statistics AIPerf's CSV exports write, in its order.
+func statValues(s *metrics.Stats) []statValue {
+	return []statValue{{"avg", s.Avg}, {"min", s.Min}, {"max", s.Max}, {"p1", s.P1}, {"p5", s.P5}, {"p10", s.P10},
+		{"p25", s.P25}, {"p50", s.P50}, {"p75", s.P75}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"std", s.Std}}
 }
 
 // csvName is the metric's header with its unit, except for plain counts

@@ -14,6 +14,7 @@ type Names struct {
 	JSON, CSV, JSONL                   string
 	ServerJSON, ServerCSV, ServerJSONL string
 	GPUJSONL                           string
+	TimeslicesJSON, TimeslicesCSV      string
 	records                            bool // --export-level records: the JSONL is written
 }
 
@@ -27,6 +28,7 @@ var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl"
 func NamesOf(p plan.Profile) Names {
 	n := Names{JSON: JSONFile, CSV: CSVFile, JSONL: JSONLFile, ServerJSON: servermetrics.FileJSON,
 		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, GPUJSONL: servermetrics.FileGPUJSONL,
+		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile,
 		records: p.ExportLevel != plan.ExportSummary}
 	if base := p.ProfileExportPrefix; base != "" {
 		for _, s := range prefixSuffixes {
@@ -38,6 +40,7 @@ func NamesOf(p plan.Profile) Names {
 		n.JSON, n.CSV, n.JSONL = base+".json", base+".csv", base+".jsonl"
 		n.ServerJSON, n.ServerCSV = base+"_server_metrics.json", base+"_server_metrics.csv"
 		n.ServerJSONL, n.GPUJSONL = base+"_server_metrics.jsonl", base+"_gpu_telemetry.jsonl"
+		n.TimeslicesJSON, n.TimeslicesCSV = base+"_timeslices.json", base+"_timeslices.csv"
 	}
 	return n
 }

@@ -16,10 +16,13 @@ const (
 	JSONFile  = "profile_export_aiperf.json"
 	CSVFile   = "profile_export_aiperf.csv"
 	JSONLFile = "profile_export.jsonl"
+
+	TimeslicesJSONFile = "profile_export_aiperf_timeslices.json"
+	TimeslicesCSVFile  = "profile_export_aiperf_timeslices.csv"
 )
 
-// WriteAll writes the JSON, CSV and (unless --export-level summary) JSONL
-// exports of run into dir (created if needed), named as its
+// WriteAll writes the JSON, CSV, (unless --export-level summary) JSONL and
+// (with --slice-duration) timeslice exports of run into dir (created if needed), named as its
 // --profile-export-prefix asks (NamesOf), then the server-metrics exports
 // when the run scraped any, and returns their paths in that order. Each
 // file appears under its final name only once complete.
@@ -28,18 +31,13 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 		return nil, fmt.Errorf("create artifact dir: %w", err)
 	}
 	names := NamesOf(run.Config)
-	exports := []struct {
-		name  string
-		write func(io.Writer, *result.Run) error
-	}{
-		{names.JSON, WriteJSON},
-		{names.CSV, WriteCSV},
-	}
+	exports := []export{{names.JSON, WriteJSON}, {names.CSV, WriteCSV}}
 	if names.Records() {
-		exports = append(exports, struct {
-			name  string
-			write func(io.Writer, *result.Run) error
-		}{names.JSONL, WriteJSONL})
+		exports = append(exports, export{names.JSONL, WriteJSONL})
+	}
+	if run.Timeslices != nil {
+		exports = append(exports, export{names.TimeslicesJSON, WriteTimeslicesJSON},
+			export{names.TimeslicesCSV, WriteTimeslicesCSV})
 	}
 	paths := make([]string, 0, len(exports))
 	streamed := run.StreamedJSONL
@@ -63,6 +61,12 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 	}
 	more, err := serverExports(dir, run, names)
 	return append(paths, more...), err
+}
+
+// export is one export file: its name and its writer.
+type export struct {
+	name  string
+	write func(io.Writer, *result.Run) error
 }
 
 // writeFile writes path through a ".partial" sibling renamed into place, so a

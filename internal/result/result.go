@@ -50,8 +50,11 @@ type Run struct {
 	Error        string    `json:"error,omitempty"`
 	WasCancelled bool      `json:"was_cancelled"`
 
-	Profiling    metrics.Summary      `json:"profiling"`
-	Warmup       *metrics.Summary     `json:"warmup,omitempty"`
+	Profiling metrics.Summary  `json:"profiling"`
+	Warmup    *metrics.Summary `json:"warmup,omitempty"`
+	// Timeslices are the profiling metrics per --slice-duration window
+	// (nil without it).
+	Timeslices   []metrics.Slice      `json:"timeslices,omitempty"`
 	ErrorSummary []metrics.ErrorCount `json:"error_summary"`
 	ControlHooks []hooks.Call         `json:"control_hooks"`
 	Audit        Audit                `json:"audit"`
