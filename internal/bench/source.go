@@ -51,6 +51,8 @@ type source struct {
 	stop  chan struct{}
 	// cancel picks the requests --request-cancellation-rate aborts.
 	cancel cancellation
+	// raw keeps each profiling request's wire exchange (--export-level raw).
+	raw bool
 }
 
 // prefetchAhead is how many sessions of a file dataset are prepared before
@@ -88,7 +90,7 @@ func (s *source) Stop() {
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
 	fin *finisher, count func(string) int) *source {
 	s := &source{p: p, now: now, cancel: newCancellation(p), ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
-		extra: p.BodyExtras(), prefix: newID()[:8], system: memoCount(count)}
+		extra: p.BodyExtras(), prefix: newID()[:8], system: memoCount(count), raw: p.ExportLevel == plan.ExportRaw}
 	s.template, s.field = p.Template()
 	if n := ds.Len() * len(p.Model); n <= maxCachedBodies {
 		s.bodies = make([]atomic.Pointer[[]byte], n)
@@ -221,6 +223,10 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
 	req.Cancel, req.CancelAfter = src.cancel.picks(rec.PhaseKind, rec.Index), src.cancel.delay
 	req.FirstToken = c.FirstToken
+	if src.raw && rec.PhaseKind == plan.KindProfiling {
+		req.Raw = &metrics.Raw{}
+		rec.Raw = req.Raw
+	}
 	resp := src.client.Do(ctx, req.Request)
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err

@@ -149,6 +149,9 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 			return c.failed(err.Error())
 		}
 	}
+	if req.Raw != nil {
+		req.Raw.Payload = body
+	}
 	rctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(nil) }
 	defer func() { out.Cancelled = out.Err != nil && errors.Is(context.Cause(rctx), errDeliberate) }()
@@ -196,6 +199,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		return res
 	}
 	res.Status = resp.StatusCode
+	res.raw = req.Raw
 	rest := &tracked{r: resp.Body}
 	defer func() { release(resp.Body, rest, done) }()
 	f := formatFor(&req)

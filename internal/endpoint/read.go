@@ -62,6 +62,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		if len(data) == 0 && ev.Name != "error" {
 			continue // a keep-alive
 		}
+		res.keep(ev.At, ev.Name, data, false)
 		p, kind := dec.event(ev.Name, data, res.Status)
 		switch kind {
 		case kindSkip:
@@ -132,6 +133,7 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 	b, err := io.ReadAll(io.LimitReader(body, int64(c.maxResp)+1))
 	at := c.now()
 	res.EndNs = at
+	res.keep(at, "", b[:min(len(b), c.maxResp)], true)
 	switch {
 	case errors.Is(err, errEncoding):
 		res.Err = c.invalid(res.Status, h, f, err.Error())
@@ -168,6 +170,7 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 func (c *Client) readHTTPError(body io.Reader, res *Response) {
 	b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody)) // a partial body still names the error
 	res.EndNs = c.now()
+	res.keep(res.EndNs, "", b, true)
 	msg := bodyMessage(b)
 	if msg == "" {
 		msg = http.StatusText(res.Status)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -56,6 +57,9 @@ type Request struct {
 	// bodies depend only on the prompt, model and options, so a caller that
 	// sends the same prompts again can build each once and reuse it.
 	Body []byte
+	// Raw, when set (--export-level raw), receives the body sent and every
+	// response as read; nil costs nothing.
+	Raw *metrics.Raw
 }
 
 // Message is one chat message.

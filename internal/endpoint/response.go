@@ -72,6 +72,15 @@ type Response struct {
 	Retried bool
 	// Cancelled reports a request aborted on purpose (Request.Cancel).
 	Cancelled bool
+
+	raw *metrics.Raw // Request.Raw, filled while reading
+}
+
+// keep records a response as read into the request's Raw, if any.
+func (r *Response) keep(at int64, event string, data []byte, whole bool) {
+	if r.raw != nil {
+		r.raw.Responses = append(r.raw.Responses, metrics.RawResponse{At: at, Event: event, Data: bytes.Clone(data), Whole: whole})
+	}
 }
 
 // wireChunk is the union of the response shapes we read: chat chunks and

@@ -34,6 +34,9 @@ type Record struct {
 	SentNs      int64 `json:"sent_ns"`      // taken just before the request is written
 	EndNs       int64 `json:"end_ns"`       // last byte read, or the failure
 	WallStartNs int64 `json:"wall_start_ns"`
+	// Raw is the request's wire exchange under --export-level raw (nil
+	// otherwise); only the raw export reads it.
+	Raw *Raw `json:"-"`
 
 	// ResponseNs holds the arrival stamp of every response that carried
 	// generated text (content or reasoning), in order; a non-streaming
@@ -99,4 +102,20 @@ func (r *Record) Shift(d int64) {
 	if r.FirstOutputNs != 0 {
 		r.FirstOutputNs += d
 	}
+}
+
+// Raw is a request's wire exchange, kept for --export-level raw only: the
+// body sent and every response as read (each SSE event, or the whole body).
+type Raw struct {
+	Payload   []byte
+	Responses []RawResponse
+}
+
+// RawResponse is one response read: an SSE event (its name and data) or a
+// whole body (Event empty, Whole set), stamped when read.
+type RawResponse struct {
+	At    int64
+	Event string
+	Data  []byte
+	Whole bool
 }

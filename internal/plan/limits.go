@@ -170,4 +170,5 @@ func (p *Profile) WaitForAll() {
 const (
 	ExportSummary = "summary"
 	ExportRecords = "records"
+	ExportRaw     = "raw" // records, and every request's payloads (profile_export_raw.jsonl)
 )

@@ -113,7 +113,7 @@ func (p *Profile) Check() error {
 	v.warmup(p)
 	v.check(!strings.ContainsAny(p.ProfileExportPrefix, `/\`) && p.ProfileExportPrefix != "." && p.ProfileExportPrefix != "..",
 		"profile_export_prefix", fmt.Sprintf("must be a file name (the exports go to --artifact-dir), got %q", p.ProfileExportPrefix))
-	v.oneOf("export_level", p.ExportLevel, "", ExportSummary, ExportRecords)
+	v.oneOf("export_level", p.ExportLevel, "", ExportSummary, ExportRecords, ExportRaw)
 	if x := p.RequestCancellationRate; x != nil && !v.nonFinite["request_cancellation_rate"] {
 		v.check(*x > 0 && *x <= 100, "request_cancellation_rate", fmt.Sprintf("must be a percentage in (0, 100], got %g", *x))
 	}

@@ -15,7 +15,9 @@ type Names struct {
 	ServerJSON, ServerCSV, ServerJSONL string
 	GPUJSONL                           string
 	TimeslicesJSON, TimeslicesCSV      string
-	records                            bool // --export-level records: the JSONL is written
+	RawJSONL                           string // written under --export-level raw only
+	records                            bool   // --export-level records: the JSONL is written
+	raw                                bool   // --export-level raw: the raw JSONL is written
 }
 
 // prefixSuffixes are stripped from a prefix, the longest first, so that
@@ -28,7 +30,7 @@ var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl"
 func NamesOf(p plan.Profile) Names {
 	n := Names{JSON: JSONFile, CSV: CSVFile, JSONL: JSONLFile, ServerJSON: servermetrics.FileJSON,
 		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, GPUJSONL: servermetrics.FileGPUJSONL,
-		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile,
+		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile, RawJSONL: RawJSONLFile, raw: p.ExportLevel == plan.ExportRaw,
 		records: p.ExportLevel != plan.ExportSummary}
 	if base := p.ProfileExportPrefix; base != "" {
 		for _, s := range prefixSuffixes {
@@ -41,6 +43,7 @@ func NamesOf(p plan.Profile) Names {
 		n.ServerJSON, n.ServerCSV = base+"_server_metrics.json", base+"_server_metrics.csv"
 		n.ServerJSONL, n.GPUJSONL = base+"_server_metrics.jsonl", base+"_gpu_telemetry.jsonl"
 		n.TimeslicesJSON, n.TimeslicesCSV = base+"_timeslices.json", base+"_timeslices.csv"
+		n.RawJSONL = base + "_raw.jsonl"
 	}
 	return n
 }

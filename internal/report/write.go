@@ -35,6 +35,9 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 	if names.Records() {
 		exports = append(exports, export{names.JSONL, WriteJSONL})
 	}
+	if names.raw {
+		exports = append(exports, export{names.RawJSONL, WriteRawJSONL})
+	}
 	if run.Timeslices != nil {
 		exports = append(exports, export{names.TimeslicesJSON, WriteTimeslicesJSON},
 			export{names.TimeslicesCSV, WriteTimeslicesCSV})

@@ -30,12 +30,13 @@ func (r *Run) Redacted(rd *plan.Redactor) *Run {
 	c.Audit.Warnings = redactEach(c.Audit.Warnings, func(w *string) bool { return redactInto(rd, w) })
 	c.Audit.KVResetDetail = rd.Redact(c.Audit.KVResetDetail)
 	c.Records = redactEach(c.Records, func(rec *metrics.Record) bool {
+		raw := redactRaw(rd, rec)
 		if rec.Error == nil {
-			return false
+			return raw
 		}
 		msg := rd.Redact(rec.Error.Message)
 		if msg == rec.Error.Message {
-			return false
+			return raw
 		}
 		e := *rec.Error // shared with the original run: copy before changing
 		e.Message = msg
@@ -43,6 +44,38 @@ func (r *Run) Redacted(rd *plan.Redactor) *Run {
 		return true
 	})
 	return &c
+}
+
+// redactRaw redacts the payload and responses of rec's raw exchange
+// (--export-level raw): a server may echo a key in its body. It copies the
+// exchange when it changes something and reports whether it did.
+func redactRaw(rd *plan.Redactor, rec *metrics.Record) bool {
+	if rec.Raw == nil {
+		return false
+	}
+	var out *metrics.Raw
+	fix := func() *metrics.Raw {
+		if out == nil {
+			out = &metrics.Raw{Payload: rec.Raw.Payload, Responses: slices.Clone(rec.Raw.Responses)}
+		}
+		return out
+	}
+	if s := rd.Redact(string(rec.Raw.Payload)); s != string(rec.Raw.Payload) {
+		fix().Payload = []byte(s)
+	}
+	for i, x := range rec.Raw.Responses {
+		if s := rd.Redact(string(x.Data)); s != string(x.Data) {
+			fix().Responses[i].Data = []byte(s)
+		}
+		if s := rd.Redact(x.Event); s != x.Event {
+			fix().Responses[i].Event = s
+		}
+	}
+	if out == nil {
+		return false
+	}
+	rec.Raw = out
+	return true
 }
 
 // redactEach applies redact to a copy of each element and returns xs, or a
