@@ -196,6 +196,9 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	p := &phaseRun{e: e, ph: ph, r: r, n: n, issueCtx: issueCtx, phaseCtx: phaseCtx, progress: progress, full: make(chan struct{})}
 	if ph.PrefillConcurrency > 0 {
 		p.prefill = make(chan struct{}, ph.PrefillConcurrency)
+		if ph.PrefillRamp > 0 && ph.PrefillConcurrency > 1 {
+			p.rampPrefill()
+		}
 	}
 	switch {
 	case ph.Fixed:

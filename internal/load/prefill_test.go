@@ -61,3 +61,29 @@ func TestPrefillCap(t *testing.T) {
 	assert.EqualValues(t, 4, f.maxTotal.Load())
 	assert.Positive(t, reports[0].CapDelayed, "sends that waited for a prefill slot are counted")
 }
+
+// TestPrefillRamp: --prefill-concurrency-ramp-duration opens the prefill
+// cap's slots one at a time: a request enters prefill only with a slot the
+// ramp has opened, and all 4 are open at the end of the ramp.
+func TestPrefillRamp(t *testing.T) {
+	f := &prefillServer{clock: NewClock(), first: make(chan struct{}), rest: make(chan struct{})}
+	const n, ramp = 4, 0.3
+	var start atomic.Int64
+	var over atomic.Int64 // entries beyond the slots the ramp had opened
+	send := func(ctx context.Context, c Credit) metrics.Record {
+		if open, _ := rampedCap(n, ramp, f.clock.Now()-start.Load()); f.prefill.Load()+1 > int64(open) {
+			over.Add(1)
+		}
+		return f.send(ctx, c)
+	}
+	e := &Engine{Clock: f.clock, Source: SingleTurn(send), OnRecord: (&collector{}).add,
+		Hooks: Hooks{BeforeSend: func(context.Context, plan.Phase) error { start.Store(f.clock.Now()); return nil }}}
+	wait := runAsync(t, e, []plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Concurrency: n, PrefillConcurrency: n,
+		PrefillRamp: ramp, Requests: 8}})
+	require.Eventually(t, func() bool { return f.prefill.Load() == n }, 5*time.Second, time.Millisecond, "every slot opens")
+	close(f.first)
+	close(f.rest)
+	wait()
+	assert.Zero(t, over.Load(), "no request entered prefill before the ramp opened its slot")
+	assert.EqualValues(t, n, f.maxPrefill.Load())
+}

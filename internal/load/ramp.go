@@ -1,6 +1,9 @@
 package load
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // rateRampStep is AIPerf's rate ramp update interval: the ramp starts at
 // target·step/ramp, so that a target below 1 request/s still ramps.
@@ -52,4 +55,26 @@ func warp(tau, ramp float64) float64 {
 	default:
 		return ramp + tau - full
 	}
+}
+
+// rampPrefill is AIPerf's prefill-concurrency ramp: of the prefill cap's n
+// slots, all but one are held back at the phase's start and opened one at
+// a time at slotOpens, until the phase ends. (A held-back slot is a token
+// in the cap's channel; opening one takes a token out, which frees a slot
+// whichever token it is.)
+func (p *phaseRun) rampPrefill() {
+	n := p.ph.PrefillConcurrency
+	for range n - 1 {
+		p.prefill <- struct{}{}
+	}
+	go func() {
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for k := 1; k < n; k++ {
+			if !p.e.waitUntil(p.phaseCtx, timer, p.r.StartNs+slotOpens(k, n, p.ph.PrefillRamp)) {
+				return
+			}
+			<-p.prefill
+		}
+	}()
 }

@@ -1,6 +1,10 @@
 package plan
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
 
 // MaxSmoothness bounds --arrival-smoothness: a gamma shape this large is a
 // constant rate to within a tenth of a percent.
@@ -52,27 +56,39 @@ func (v *validator) waitForModel(p *Profile) {
 		"wait_for_model_interval", "needs --wait-for-model-timeout (the probe is off without it)")
 }
 
-// rampChecks checks the ramps: seconds > 0, the rate ramp with a rate, the
-// concurrency ramp with a concurrency to raise, neither on a fixed schedule.
+// rampChecks checks the ramps, the warmup's own included: seconds > 0, the
+// rate ramp with a rate, the concurrency ramp with a concurrency and the
+// prefill ramp with a prefill cap to raise; only the prefill cap may be
+// ramped on a fixed schedule.
 func (v *validator) rampChecks(p *Profile) {
-	v.seconds("concurrency_ramp_duration", p.ConcurrencyRampDuration, false)
-	v.seconds("request_rate_ramp_duration", p.RequestRateRampDuration, false)
+	anyRate := p.RequestRate != nil || p.WarmupRequestRate != nil || p.UserCentricRate != nil
+	anyConcurrency := p.Concurrency != nil || p.WarmupConcurrency != nil
+	anyPrefill := p.PrefillConcurrency != nil || p.WarmupPrefillConcurrency != nil
 	for _, f := range []struct {
 		name string
 		x    *float64
 		has  bool
 		msg  string
 	}{
-		{"concurrency_ramp_duration", p.ConcurrencyRampDuration, p.Concurrency != nil || p.WarmupConcurrency != nil,
+		{"concurrency_ramp_duration", p.ConcurrencyRampDuration, anyConcurrency,
 			"needs --concurrency: it ramps the concurrency from 1 up to it"},
-		{"request_rate_ramp_duration", p.RequestRateRampDuration, p.RequestRate != nil || p.WarmupRequestRate != nil || p.UserCentricRate != nil,
+		{"request_rate_ramp_duration", p.RequestRateRampDuration, anyRate,
 			"needs --request-rate: it ramps the rate up to it"},
+		{"prefill_concurrency_ramp_duration", p.PrefillConcurrencyRampDuration, anyPrefill,
+			"needs --prefill-concurrency: it ramps the prefill cap from 1 up to it"},
+		{"warmup_concurrency_ramp_duration", p.WarmupConcurrencyRampDuration, anyConcurrency,
+			"needs --warmup-concurrency or --concurrency: it ramps the warmup's concurrency from 1 up to it"},
+		{"warmup_request_rate_ramp_duration", p.WarmupRequestRateRampDuration, anyRate,
+			"needs --warmup-request-rate or --request-rate: it ramps the warmup's rate up to it"},
+		{"warmup_prefill_concurrency_ramp_duration", p.WarmupPrefillConcurrencyRampDuration, anyPrefill,
+			"needs --warmup-prefill-concurrency or --prefill-concurrency: it ramps the warmup's prefill cap up to it"},
 	} {
+		v.seconds(f.name, f.x, false)
 		switch {
 		case f.x == nil || v.nonFinite[f.name]:
 		case len(p.Phases) > 0:
 			v.add(f.name, "cannot be applied to the phases the config file lists: set the ramp on a phase in the file")
-		case p.FixedSchedule:
+		case p.FixedSchedule && !strings.Contains(f.name, "prefill"):
 			v.add(f.name, "cannot ramp a fixed schedule (--fixed-schedule): the trace sets the load")
 		case !f.has:
 			v.add(f.name, f.msg)
@@ -83,18 +99,25 @@ func (v *validator) rampChecks(p *Profile) {
 // prefill checks --prefill-concurrency: a count, on a stream (it ends at
 // the first token), at most --concurrency, on the flags' phases.
 func (v *validator) prefill(p *Profile) {
-	n := p.PrefillConcurrency
-	if n == nil {
-		return
-	}
-	v.intRange("prefill_concurrency", n, 1, MaxConcurrency)
-	switch {
-	case len(p.Phases) > 0:
-		v.add("prefill_concurrency", "cannot be applied to the phases the config file lists: set it on a phase in the file")
-	case !p.Streaming:
-		v.add("prefill_concurrency", "needs --streaming: a request leaves prefill at its first streamed token")
-	case p.Concurrency != nil && *n > *p.Concurrency:
-		v.add("prefill_concurrency", fmt.Sprintf("must be at most --concurrency (%d), got %d", *p.Concurrency, *n))
+	for _, f := range []struct {
+		name    string
+		n, conc *int
+		flag    string
+	}{{"prefill_concurrency", p.PrefillConcurrency, p.Concurrency, "--concurrency"},
+		{"warmup_prefill_concurrency", p.WarmupPrefillConcurrency, cmp.Or(p.WarmupConcurrency, p.Concurrency), "the warmup's concurrency"}} {
+		n := f.n
+		if n == nil {
+			continue
+		}
+		v.intRange(f.name, n, 1, MaxConcurrency)
+		switch {
+		case len(p.Phases) > 0:
+			v.add(f.name, "cannot be applied to the phases the config file lists: set it on a phase in the file")
+		case !p.Streaming:
+			v.add(f.name, "needs --streaming: a request leaves prefill at its first streamed token")
+		case f.conc != nil && *n > *f.conc:
+			v.add(f.name, fmt.Sprintf("must be at most %s (%d), got %d", f.flag, *f.conc, *n))
+		}
 	}
 }
 
@@ -104,13 +127,16 @@ func (v *validator) phaseRamps(at func(string) string, ph Phase) {
 	for _, f := range []struct {
 		name string
 		x    float64
-	}{{"concurrency_ramp_duration", ph.ConcurrencyRamp}, {"request_rate_ramp_duration", ph.RateRamp}} {
+	}{{"concurrency_ramp_duration", ph.ConcurrencyRamp}, {"request_rate_ramp_duration", ph.RateRamp},
+		{"prefill_concurrency_ramp_duration", ph.PrefillRamp}} {
 		if f.x != 0 && !v.nonFinite[at(f.name)] {
 			v.seconds(at(f.name), &f.x, false)
 		}
 	}
 	v.check(ph.RateRamp == 0 || ph.Rate > 0, at("request_rate_ramp_duration"), "applies only to a rate phase")
 	v.check(ph.ConcurrencyRamp == 0 || !ph.Fixed, at("concurrency_ramp_duration"), "cannot ramp a fixed schedule")
+	v.check(ph.PrefillRamp == 0 || ph.PrefillConcurrency > 0 || v.nonFinite[at("prefill_concurrency_ramp_duration")],
+		at("prefill_concurrency_ramp_duration"), "needs the phase's prefill_concurrency")
 	v.check(ph.PrefillConcurrency >= 0, at("prefill_concurrency"), "must not be negative")
 	v.check(ph.Concurrency <= 0 || ph.PrefillConcurrency <= ph.Concurrency, at("prefill_concurrency"),
 		fmt.Sprintf("must be at most the phase's concurrency (%d), got %d", ph.Concurrency, ph.PrefillConcurrency))

@@ -198,7 +198,7 @@ func (p *Profile) PhaseList() []Phase {
 		prof.GracePeriod = deref(p.BenchmarkGracePeriod, DefaultGracePeriod)
 	}
 	prof.Sessions = deref(p.ConversationNum, 0)
-	p.ramps(&prof)
+	p.ramps(&prof, false)
 	if p.FixedSchedule {
 		p.FixSchedule(&prof)
 	}
@@ -257,7 +257,7 @@ func (p *Profile) warmupPhase(prof Phase) Phase {
 	} else {
 		warm.Concurrency = deref(p.WarmupConcurrency, max(prof.Concurrency, 1))
 	}
-	p.ramps(&warm)
+	p.ramps(&warm, true)
 	switch {
 	case p.WarmupRequestCount != nil:
 		warm.Requests = *p.WarmupRequestCount
@@ -270,21 +270,33 @@ func (p *Profile) warmupPhase(prof Phase) Phase {
 	return warm
 }
 
-// ramps sets the ramps and the prefill cap of ph (AIPerf's warmup falls
-// back to the profiling ones): the concurrency ramp where there is a concurrency or cap above 1
-// to raise, the rate ramp on a rate phase.
-func (p *Profile) ramps(ph *Phase) {
-	if n := deref(p.PrefillConcurrency, 0); n > 0 { // and the prefill cap, within the phase's concurrency
+// ramps sets the ramps and the prefill cap of ph, a warmup's from its
+// --warmup-* flags falling back to the profiling ones (AIPerf): the
+// concurrency ramp where there is a concurrency or cap above 1 to raise,
+// the rate ramp on a rate phase, the prefill ramp under a prefill cap
+// above 1.
+func (p *Profile) ramps(ph *Phase, warmup bool) {
+	prefill, concRamp, rateRamp, prefillRamp := p.PrefillConcurrency, p.ConcurrencyRampDuration,
+		p.RequestRateRampDuration, p.PrefillConcurrencyRampDuration
+	if warmup {
+		prefill, concRamp = cmp.Or(p.WarmupPrefillConcurrency, prefill), cmp.Or(p.WarmupConcurrencyRampDuration, concRamp)
+		rateRamp = cmp.Or(p.WarmupRequestRateRampDuration, rateRamp)
+		prefillRamp = cmp.Or(p.WarmupPrefillConcurrencyRampDuration, prefillRamp)
+	}
+	if n := deref(prefill, 0); n > 0 { // and the prefill cap, within the phase's concurrency
 		ph.PrefillConcurrency = n
 		if ph.Concurrency > 0 {
 			ph.PrefillConcurrency = min(n, ph.Concurrency)
 		}
 	}
 	if ph.Concurrency > 1 {
-		ph.ConcurrencyRamp = deref(p.ConcurrencyRampDuration, 0)
+		ph.ConcurrencyRamp = deref(concRamp, 0)
 	}
 	if ph.Rate > 0 && ph.Users == 0 {
-		ph.RateRamp = deref(p.RequestRateRampDuration, 0)
+		ph.RateRamp = deref(rateRamp, 0)
+	}
+	if ph.PrefillConcurrency > 1 {
+		ph.PrefillRamp = deref(prefillRamp, 0)
 	}
 }
 

@@ -148,7 +148,10 @@ func (v *validator) warmup(p *Profile) {
 		"warmup_grace_period", "needs --warmup-duration")
 	hasWarmup := p.WarmupRequestCount != nil || p.WarmupDuration != nil || p.NumWarmupSessions != nil
 	for field, set := range map[string]bool{"warmup_concurrency": p.WarmupConcurrency != nil,
-		"warmup_request_rate": p.WarmupRequestRate != nil, "warmup_arrival_pattern": p.WarmupArrivalPattern != ""} {
+		"warmup_request_rate": p.WarmupRequestRate != nil, "warmup_arrival_pattern": p.WarmupArrivalPattern != "",
+		"warmup_prefill_concurrency": p.WarmupPrefillConcurrency != nil, "warmup_concurrency_ramp_duration": p.WarmupConcurrencyRampDuration != nil,
+		"warmup_request_rate_ramp_duration":        p.WarmupRequestRateRampDuration != nil,
+		"warmup_prefill_concurrency_ramp_duration": p.WarmupPrefillConcurrencyRampDuration != nil} {
 		v.check(!set || hasWarmup || len(p.Phases) > 0, field,
 			"needs a warmup: --warmup-request-count, --num-warmup-sessions or --warmup-duration")
 	}

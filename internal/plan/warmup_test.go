@@ -54,3 +54,55 @@ func TestWarmupOptionsNeedAWarmup(t *testing.T) {
 	p.WarmupRequestCount, p.WarmupGracePeriod = Ptr(4), Ptr(1.0)
 	assert.ErrorContains(t, p.Check(), "--warmup-grace-period needs --warmup-duration")
 }
+
+// TestWarmupRamps: each warmup ramp is its --warmup-* flag, else the
+// profiling one (AIPerf); the prefill cap ramps too.
+func TestWarmupRamps(t *testing.T) {
+	p := valid()
+	p.Streaming = true
+	p.Concurrency, p.PrefillConcurrency, p.WarmupRequestCount = Ptr(8), Ptr(4), Ptr(5)
+	p.ConcurrencyRampDuration, p.PrefillConcurrencyRampDuration = Ptr(10.0), Ptr(6.0)
+	require.NoError(t, p.Check())
+	phases := p.PhaseList()
+	require.Len(t, phases, 2)
+	for _, ph := range phases {
+		assert.Equal(t, 10.0, ph.ConcurrencyRamp, ph.Name)
+		assert.Equal(t, 6.0, ph.PrefillRamp, ph.Name)
+	}
+	p.WarmupConcurrencyRampDuration, p.WarmupPrefillConcurrencyRampDuration = Ptr(2.0), Ptr(1.0)
+	p.WarmupPrefillConcurrency = Ptr(2)
+	require.NoError(t, p.Check())
+	warm, prof := p.PhaseList()[0], p.PhaseList()[1]
+	assert.Equal(t, 2.0, warm.ConcurrencyRamp)
+	assert.Equal(t, 1.0, warm.PrefillRamp)
+	assert.Equal(t, 2, warm.PrefillConcurrency)
+	assert.Equal(t, 10.0, prof.ConcurrencyRamp, "the profiling phase keeps its own")
+	assert.Equal(t, 4, prof.PrefillConcurrency)
+
+	p.RequestRate, p.WarmupRequestRateRampDuration = Ptr(20.0), Ptr(3.0)
+	require.NoError(t, p.Check())
+	assert.Equal(t, 3.0, p.PhaseList()[0].RateRamp)
+	assert.Zero(t, p.PhaseList()[1].RateRamp)
+
+	for name, c := range map[string]struct {
+		set  func(p *Profile)
+		want string
+	}{
+		"without a warmup": {func(p *Profile) { p.Concurrency, p.WarmupConcurrencyRampDuration = Ptr(4), Ptr(2.0) },
+			"--warmup-concurrency-ramp-duration needs a warmup"},
+		"prefill ramp without a cap": {func(p *Profile) { p.PrefillConcurrencyRampDuration = Ptr(2.0) },
+			"--prefill-concurrency-ramp-duration needs --prefill-concurrency"},
+		"zero": {func(p *Profile) {
+			p.Streaming, p.PrefillConcurrency, p.PrefillConcurrencyRampDuration = true, Ptr(1), Ptr(0.0)
+		}, "--prefill-concurrency-ramp-duration must be greater than 0, got 0"},
+		"warmup prefill above its concurrency": {func(p *Profile) {
+			p.Streaming, p.WarmupRequestCount, p.WarmupConcurrency, p.WarmupPrefillConcurrency = true, Ptr(2), Ptr(2), Ptr(3)
+		}, "--warmup-prefill-concurrency must be at most the warmup's concurrency (2), got 3"},
+	} {
+		p := valid()
+		c.set(&p)
+		err := p.Check()
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
+}
