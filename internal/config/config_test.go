@@ -157,10 +157,10 @@ func TestErrors(t *testing.T) {
 			"benchmark:",
 			"  phases:",
 			"    - {name: p, concurency: 4, requests: 5}",
-			"  artifacts: {dir: x, summary: [json]}",
+			"  artifacts: {dir: x, summary: [json], records: [jsonl]}",
 		}, []string{
 			`bench.yaml:3: benchmark.phases[0]: unknown key "concurency" (did you mean "concurrency"?)`,
-			`bench.yaml:4: benchmark.artifacts: unknown key "summary" (expected one of: dir)`,
+			`bench.yaml:4: benchmark.artifacts: unknown key "records" (expected one of: dir, summary)`,
 		}},
 		{"scalar type errors", []string{
 			"random_seed: seven",

@@ -30,7 +30,7 @@ func (d *decoder) benchmarkFields() []field {
 		{keys("tokenizer"), d.opt("tokenizer")},
 		{keys("phases"), d.phases},
 		{keys("artifacts"), d.section(func() []field {
-			return []field{{keys("dir"), into(d.str, &d.f.ArtifactDir)}}
+			return []field{{keys("dir"), into(d.str, &d.f.ArtifactDir)}, {keys("summary"), d.opt("summary_formats")}}
 		})},
 		{keys("random_seed"), d.opt("random_seed")},
 	}

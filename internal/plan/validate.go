@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -114,6 +115,11 @@ func (p *Profile) Check() error {
 	v.check(!strings.ContainsAny(p.ProfileExportPrefix, `/\`) && p.ProfileExportPrefix != "." && p.ProfileExportPrefix != "..",
 		"profile_export_prefix", fmt.Sprintf("must be a file name (the exports go to --artifact-dir), got %q", p.ProfileExportPrefix))
 	v.oneOf("export_level", p.ExportLevel, "", ExportSummary, ExportRecords, ExportRaw)
+	for _, f := range p.SummaryFormats { // YAML only: named by its key
+		v.oneOf("artifacts.summary", f, "json", "csv")
+	}
+	v.check(len(p.SummaryFormats) == 0 || slices.Contains(p.SummaryFormats, "json"), "artifacts.summary",
+		"must include json: the JSON summary is always written (list json alone to leave out the CSV)")
 	if x := p.RequestCancellationRate; x != nil && !v.nonFinite["request_cancellation_rate"] {
 		v.check(*x > 0 && *x <= 100, "request_cancellation_rate", fmt.Sprintf("must be a percentage in (0, 100], got %g", *x))
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -18,6 +19,7 @@ type Names struct {
 	RawJSONL                           string // written under --export-level raw only
 	records                            bool   // --export-level records: the JSONL is written
 	raw                                bool   // --export-level raw: the raw JSONL is written
+	csv                                bool   // the CSV summary is written (artifacts.summary lists it, or is absent)
 }
 
 // prefixSuffixes are stripped from a prefix, the longest first, so that
@@ -31,6 +33,7 @@ func NamesOf(p plan.Profile) Names {
 	n := Names{JSON: JSONFile, CSV: CSVFile, JSONL: JSONLFile, ServerJSON: servermetrics.FileJSON,
 		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, GPUJSONL: servermetrics.FileGPUJSONL,
 		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile, RawJSONL: RawJSONLFile, raw: p.ExportLevel == plan.ExportRaw,
+		csv:     len(p.SummaryFormats) == 0 || slices.Contains(p.SummaryFormats, "csv"),
 		records: p.ExportLevel != plan.ExportSummary}
 	if base := p.ProfileExportPrefix; base != "" {
 		for _, s := range prefixSuffixes {

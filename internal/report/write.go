@@ -31,7 +31,10 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 		return nil, fmt.Errorf("create artifact dir: %w", err)
 	}
 	names := NamesOf(run.Config)
-	exports := []export{{names.JSON, WriteJSON}, {names.CSV, WriteCSV}}
+	exports := []export{{names.JSON, WriteJSON}}
+	if names.csv {
+		exports = append(exports, export{names.CSV, WriteCSV})
+	}
 	if names.Records() {
 		exports = append(exports, export{names.JSONL, WriteJSONL})
 	}
