@@ -140,6 +140,8 @@ type jsonlLine struct {
 		SessionNum     int    `json:"session_num"`
 		XCorrelationID string `json:"x_correlation_id"`
 		XRequestID     string `json:"x_request_id"`
+		RequestStartNs int64  `json:"request_start_ns"`
+		RequestEndNs   int64  `json:"request_end_ns"`
 	} `json:"metadata"`
 	Metrics map[string]struct {
 		Value any `json:"value"`

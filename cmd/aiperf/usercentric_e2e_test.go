@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,33 +11,6 @@ import (
 	"github.com/aiperf-go/aiperf/internal/mock"
 )
 
-// sendLine is what the user-centric test reads of a profile_export.jsonl line.
-type sendLine struct {
-	Metadata struct {
-		SessionNum     int    `json:"session_num"`
-		XCorrelationID string `json:"x_correlation_id"`
-		TurnIndex      int    `json:"turn_index"`
-		ScheduledNs    int64  `json:"scheduled_ns"`
-		RequestStartNs int64  `json:"request_start_ns"`
-		RequestEndNs   int64  `json:"request_end_ns"`
-	} `json:"metadata"`
-}
-
-func sendLines(t *testing.T, path string) []sendLine {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var out []sendLine
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var l sendLine
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
-		out = append(out, l)
-	}
-	return out
-}
-
 // TestUserCentricRateAgainstMock: 4 users at 40 req/s keep each user's
 // turns 100 ms apart (num_users/QPS), one at a time, and 40 sends a second
 // in all, read from the records' send times.
@@ -51,10 +20,10 @@ func TestUserCentricRateAgainstMock(t *testing.T) {
 	inv := cli(t, dir, quick(m.URL, "--user-centric-rate", "40", "--num-users", "4", "--session-turns-mean", "4",
 		"--benchmark-duration", "1.2", "--artifact-dir", "out", "--no-store")...)
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	lines := sendLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
 	require.NotEmpty(t, lines)
 	const gap = int64(100e6)
-	byUser := map[string][]sendLine{}
+	byUser := map[string][]jsonlLine{}
 	first := lines[0].Metadata.ScheduledNs
 	for _, l := range lines {
 		byUser[l.Metadata.XCorrelationID] = append(byUser[l.Metadata.XCorrelationID], l)
@@ -62,7 +31,7 @@ func TestUserCentricRateAgainstMock(t *testing.T) {
 	}
 	exact, total := 0, 0
 	for id, turns := range byUser {
-		slices.SortFunc(turns, func(a, b sendLine) int { return a.Metadata.TurnIndex - b.Metadata.TurnIndex })
+		slices.SortFunc(turns, func(a, b jsonlLine) int { return a.Metadata.TurnIndex - b.Metadata.TurnIndex })
 		for i := range turns {
 			assert.Equal(t, i, turns[i].Metadata.TurnIndex, "user %s sends its turns in order", id)
 			assert.Equal(t, turns[0].Metadata.SessionNum, turns[i].Metadata.SessionNum, "one session per user")

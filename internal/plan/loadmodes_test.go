@@ -33,10 +33,7 @@ func TestArrivalSmoothness(t *testing.T) {
 }
 
 func TestArrivalSmoothnessRefused(t *testing.T) {
-	for name, c := range map[string]struct {
-		set  func(p *Profile)
-		want string
-	}{
+	assertRefused(t, map[string]refusal{
 		"with constant": {func(p *Profile) {
 			p.RequestRate, p.RequestRateMode, p.ArrivalSmoothness = Ptr(5.0), RateConstant, Ptr(2.0)
 		},
@@ -66,7 +63,20 @@ func TestArrivalSmoothnessRefused(t *testing.T) {
 		"phase shape on poisson": {func(p *Profile) {
 			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 5, RateMode: RatePoisson, Smoothness: 2, Requests: 3}}
 		}, "phases[0].smoothness applies only to a gamma rate phase"},
-	} {
+	})
+}
+
+// refusal is a change to a valid profile and the problem Check must report.
+type refusal struct {
+	set  func(p *Profile)
+	want string
+}
+
+// assertRefused applies each change to a valid profile and checks that
+// Check refuses it with the expected message.
+func assertRefused(t *testing.T, cases map[string]refusal) {
+	t.Helper()
+	for name, c := range cases {
 		p := valid()
 		c.set(&p)
 		err := p.Check()

@@ -32,10 +32,7 @@ func TestUserCentricPhase(t *testing.T) {
 }
 
 func TestUserCentricRefused(t *testing.T) {
-	for name, c := range map[string]struct {
-		set  func(p *Profile)
-		want string
-	}{
+	assertRefused(t, map[string]refusal{
 		"users without the rate": {func(p *Profile) { p.NumUsers, p.ConversationTurnMean = Ptr(4), 3 },
 			"--num-users needs --user-centric-rate"},
 		"rate without users": {func(p *Profile) { p.UserCentricRate, p.ConversationTurnMean = Ptr(1.0), 3 },
@@ -52,11 +49,5 @@ func TestUserCentricRefused(t *testing.T) {
 		"listed phase": {func(p *Profile) {
 			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 2, RateMode: RateConstant, Users: 3, Requests: 3}}
 		}, "phases[0].users is set by --user-centric-rate"},
-	} {
-		p := valid()
-		c.set(&p)
-		err := p.Check()
-		require.Error(t, err, name)
-		assert.Contains(t, err.Error(), c.want, name)
-	}
+	})
 }

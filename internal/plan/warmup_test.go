@@ -84,10 +84,7 @@ func TestWarmupRamps(t *testing.T) {
 	assert.Equal(t, 3.0, p.PhaseList()[0].RateRamp)
 	assert.Zero(t, p.PhaseList()[1].RateRamp)
 
-	for name, c := range map[string]struct {
-		set  func(p *Profile)
-		want string
-	}{
+	assertRefused(t, map[string]refusal{
 		"without a warmup": {func(p *Profile) { p.Concurrency, p.WarmupConcurrencyRampDuration = Ptr(4), Ptr(2.0) },
 			"--warmup-concurrency-ramp-duration needs a warmup"},
 		"prefill ramp without a cap": {func(p *Profile) { p.PrefillConcurrencyRampDuration = Ptr(2.0) },
@@ -98,11 +95,5 @@ func TestWarmupRamps(t *testing.T) {
 		"warmup prefill above its concurrency": {func(p *Profile) {
 			p.Streaming, p.WarmupRequestCount, p.WarmupConcurrency, p.WarmupPrefillConcurrency = true, Ptr(2), Ptr(2), Ptr(3)
 		}, "--warmup-prefill-concurrency must be at most the warmup's concurrency (2), got 3"},
-	} {
-		p := valid()
-		c.set(&p)
-		err := p.Check()
-		require.Error(t, err, name)
-		assert.Contains(t, err.Error(), c.want, name)
-	}
+	})
 }
