@@ -332,6 +332,7 @@ func TestWorkersRefused(t *testing.T) {
 		{quick(m.URL, "--concurrency", "8", "--workers", "0"), "--workers must be at least 1, got 0"},
 		{quick(m.URL, "--concurrency", "8", "--workers", "2", "--executor", "kubernetes"), "worker processes with --executor local"},
 		{quick(m.URL, "--executor", "kubernetes"), "--executor kubernetes is for aiperf sweep"},
+		{quick(m.URL, "--concurrency", "8", "--workers", "2", "--export-level", "raw"), "--export-level raw is not available with --workers 2"},
 	} {
 		inv := cli(t, "", c.args...)
 		assert.Equal(t, ExitUsage, inv.code, inv.stderr)

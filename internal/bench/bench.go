@@ -297,6 +297,10 @@ func CheckWorkers(p plan.Profile, n int) error {
 	if n <= 1 {
 		return nil
 	}
+	if p.ExportLevel == "raw" {
+		return fmt.Errorf("--export-level raw is not available with --workers %d: the payloads stay in the workers; "+
+			"use --export-level records, or one process", n)
+	}
 	detected, err := timestamped(p)
 	if err != nil {
 		return nil

@@ -237,6 +237,7 @@ func (c *Coordinator) outcome(phases []plan.Phase) Outcome {
 			m.Sessions += w.Sessions
 			m.Cancelled += w.Cancelled
 			m.CapDelayed += w.CapDelayed
+			m.CapSkipped += w.CapSkipped
 		}
 	}
 	for i, p := range c.Peers {

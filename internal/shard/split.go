@@ -15,7 +15,10 @@ import (
 // Poisson(rate)) given each worker its own seed. Gamma arrivals of shape
 // other than 1 do not merge into a gamma process: the merged gaps are
 // shorter-tailed than asked for (each worker's stream is gamma). A ramp
-// ramps each worker's share over the same duration.
+// ramps each worker's share over the same duration. User-centric users are
+// dealt out as the rest, each worker's rate its users' part of the rate, so
+// that every user keeps its users/rate gap between turns (each worker
+// staggers its own users' starts).
 //
 // Every worker must get something of every bounded quantity: more workers
 // than a phase's concurrency, requests, sessions or prefill cap is an error
@@ -30,7 +33,7 @@ func Split(phases []plan.Phase, w int) ([][]plan.Phase, error) {
 			n    int
 			what string
 		}{{ph.Concurrency, "concurrency"}, {ph.Requests, "request count"}, {ph.Sessions, "session count"},
-			{ph.PrefillConcurrency, "prefill concurrency"}} {
+			{ph.PrefillConcurrency, "prefill concurrency"}, {ph.Users, "user count"}} {
 			if q.n > 0 && q.n < w {
 				return nil, fmt.Errorf("--workers %d is more than the %s phase's %s %d: every worker needs a share of it; use at most %d workers",
 					w, ph.Name, q.what, q.n, q.n)
@@ -42,7 +45,11 @@ func Split(phases []plan.Phase, w int) ([][]plan.Phase, error) {
 			s.Requests = Share(ph.Requests, w, i)
 			s.Sessions = Share(ph.Sessions, w, i)
 			s.PrefillConcurrency = Share(ph.PrefillConcurrency, w, i)
-			if ph.Rate > 0 {
+			switch {
+			case ph.Users > 0:
+				s.Users = Share(ph.Users, w, i)
+				s.Rate = ph.Rate * float64(s.Users) / float64(ph.Users)
+			case ph.Rate > 0:
 				s.Rate = ph.Rate / float64(w)
 				if ph.RateMode != plan.RatePoisson && ph.RateMode != plan.RateGamma {
 					s.Offset = ph.Offset + float64(i)/ph.Rate

@@ -142,3 +142,21 @@ func TestMineDealsRoundRobin(t *testing.T) {
 	assert.Equal(t, [3][]int{{0, 3, 6}, {1, 4, 7}, {2, 5}}, got)
 	assert.True(t, Mine(5, 0, 1))
 }
+
+func TestSplitDealsUsersKeepingEachUsersGap(t *testing.T) {
+	shares, err := Split([]plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Users: 10, Rate: 4, Duration: 60}}, 4)
+	require.NoError(t, err)
+	var users int
+	var rate float64
+	for _, s := range shares {
+		p := s[0]
+		users += p.Users
+		rate += p.Rate
+		assert.InDelta(t, 10.0/4, float64(p.Users)/p.Rate, 1e-12, "a user's turns stay users/rate apart")
+	}
+	assert.Equal(t, 10, users)
+	assert.InDelta(t, 4.0, rate, 1e-12)
+
+	_, err = Split([]plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Users: 3, Rate: 4}}, 4)
+	assert.ErrorContains(t, err, "user count 3")
+}
