@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -47,6 +46,9 @@ type Options struct {
 	// Progress receives a line when each trial starts and one when it ends,
 	// with its headline metrics and the ETA (nil: none).
 	Progress io.Writer
+	// Parallel is how many server lanes may run at once (see Lanes); 0 or
+	// 1 runs one trial at a time in plan order.
+	Parallel int
 }
 
 // Outcome summarises a sweep run.
@@ -59,86 +61,29 @@ type Outcome struct {
 // ErrTrialsFailed is returned when the sweep finished but some trials failed.
 var ErrTrialsFailed = errors.New("some trials failed")
 
-// Run executes every trial in the sweep's order (see plan.Sweep.TrialList), with
-// the sweep's cooldowns between consecutive trials. A failed trial is stored
-// with its error and the sweep continues. On ctx cancellation the running
-// child is interrupted cleanly, nothing partial is stored, and Run returns
-// an error wrapping context.Canceled.
+// Run executes every trial of the sweep: one at a time in the sweep's order
+// (see plan.Sweep.TrialList), or with Parallel > 1 up to Parallel server
+// lanes at once (see Lanes), each lane's trials one at a time in plan
+// order, with the sweep's cooldowns between a lane's consecutive trials.
+// Each trial is stored as it ends (one at a time), a failed trial with its
+// error, and the sweep continues. On ctx cancellation every running trial
+// is stopped (its child interrupted cleanly, its Job deleted), nothing
+// partial is stored, and Run returns an error wrapping context.Canceled.
 func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	trials := sw.TrialList()
-	out := Outcome{Total: len(trials)}
 	removeStaleSpecs(trials, o.TrialDir)
 	done := map[string]bool{}
 	if o.Resume {
 		var err error
 		if done, err = o.Store.CompletedTrialKeys(ctx, o.SweepID); err != nil {
-			return out, fmt.Errorf("read completed trials: %w", err)
+			return Outcome{Total: len(trials)}, fmt.Errorf("read completed trials: %w", err)
 		}
 	}
-	var ran int
-	var spent time.Duration
-	cooldown := time.Duration(sw.CooldownSeconds * float64(time.Second))
-	results := map[string][]*result.Run{} // cell id → ended trials (this run's and resumed ones)
-	last := map[string]int{}              // cell id → index of its last trial
-	for i, t := range trials {
-		last[t.Cell.ID] = i
-	}
-	variation := make(map[string]int, len(sw.Cells))
-	for i, c := range sw.Cells {
-		variation[c.ID] = i
-	}
-	var prev plan.Trial // the last trial run
-	for i, t := range trials {
-		dir := o.TrialDir(t)
-		if done[t.Key()] {
-			out.Skipped++
-			if r, err := ReadResult(filepath.Join(dir, ResultFile)); err == nil {
-				results[t.Cell.ID] = append(results[t.Cell.ID], r)
-			}
-			o.progress("[%d/%d] %s %s trial %d: already stored, skipped\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
-			o.aggregate(sw, t, last[t.Cell.ID] == i, results[t.Cell.ID])
-			continue
-		}
-		if wait := time.Duration(sw.Cooldown(prev, t) * float64(time.Second)); ran > 0 && wait > 0 {
-			if !sleep(ctx, wait) {
-				break
-			}
-		}
-		prev = t
-		start := time.Now()
-		spec := Spec{Profile: t.Cell.Profile, Name: o.Name, CLICommand: o.CLICommand, Info: result.TrialInfo{
-			Sweep: sw.Name, SweepID: o.SweepID, CellID: t.Cell.ID, CellLabel: t.Cell.Label,
-			Params: t.Cell.Params, Trial: t.Number, SweepUUID: o.SweepUUID, Variation: variation[t.Cell.ID],
-		}}
-		o.progress("[%d/%d] %s %s trial %d: running\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
-		run, err := o.Executor.Launch(ctx, spec, dir)
-		if ctx.Err() != nil || (run != nil && run.Status == result.StatusInterrupted) {
-			out.Interrupted = true
-			o.progress("[%d/%d] %s %s trial %d: interrupted (not stored)\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number)
-			break
-		}
-		ran++
-		spent += time.Since(start)
-		if run == nil { // no result at all: record the failure ourselves
-			run = failedRun(spec, err)
-		}
-		run.Info = spec.Info
-		if _, serr := o.Store.SaveRun(context.WithoutCancel(ctx), run, dir); serr != nil {
-			return out, fmt.Errorf("store %s %s trial %d: %w", sw.Name, t.Cell.Label, t.Number, serr)
-		}
-		results[t.Cell.ID] = append(results[t.Cell.ID], run) // the aggregate lists a failed trial
-		if run.Status == result.StatusComplete {
-			out.Completed++
-		} else {
-			out.Failed++
-			out.Failures = append(out.Failures, fmt.Sprintf("%s trial %d: %s", t.Cell.Label, t.Number, run.Error))
-		}
-		eta := (spent/time.Duration(ran) + cooldown) * time.Duration(len(trials)-i-1)
-		o.progress("[%d/%d] %s %s trial %d: %s (ETA %s)\n", i+1, len(trials), sw.Name, t.Cell.Label, t.Number,
-			headline(run), eta.Round(time.Second))
-		o.aggregate(sw, t, last[t.Cell.ID] == i, results[t.Cell.ID])
-	}
+	s := newSweepRun(sw, o, trials, done)
+	out, storeErr := s.run(ctx)
 	switch {
+	case storeErr != nil:
+		return out, storeErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
 		return out, fmt.Errorf("sweep %q interrupted after %d of %d trials (rerun with --resume to finish): %w",
@@ -149,10 +94,10 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	return out, nil
 }
 
-// aggregate writes the cell's aggregate over runs when trials[i] is the
-// cell's last trial, whether it ran now or was stored by an earlier run.
-func (o Options) aggregate(sw plan.Sweep, t plan.Trial, cellDone bool, runs []*result.Run) {
-	if o.CellDir == nil || !cellDone {
+// aggregate writes the aggregate of t's cell over runs (called when t is
+// the cell's last trial, whether it ran now or was stored by an earlier run).
+func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run) {
+	if o.CellDir == nil {
 		return
 	}
 	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence); err != nil {

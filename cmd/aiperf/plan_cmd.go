@@ -11,22 +11,27 @@ import (
 
 // PlanCmd is `aiperf plan`: expand a script and print every trial.
 type PlanCmd struct {
-	ScriptArgs `embed:""`
-	Format     string `name:"format" enum:"table,json" default:"table" help:"Output: table or json."`
+	ScriptArgs  `embed:""`
+	Format      string `name:"format" enum:"table,json" default:"table" help:"Output: table or json."`
+	ParallelArg `embed:""`
 }
 
 // Run prints the plan. It never sends a request.
 func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
+	if err := c.ParallelArg.check(); err != nil {
+		return err
+	}
 	sweeps, err := c.load(ctx)
 	if err != nil {
 		return err
 	}
-	return printPlan(g, sweeps, c.Format, "Directories are under aiperf sweep's --artifact-dir.")
+	return printPlan(g, sweeps, c.Format, "Directories are under aiperf sweep's --artifact-dir.", c.Parallel)
 }
 
 // printPlan prints every trial of sweeps as a table, or as JSON; note ends
-// the table's summary line.
-func printPlan(g *Globals, sweeps []plan.Sweep, format, note string) error {
+// the table's summary line. With parallel > 0 it describes how `aiperf
+// sweep --parallel parallel` schedules each sweep (its server lanes).
+func printPlan(g *Globals, sweeps []plan.Sweep, format, note string, parallel int) error {
 	if format == "json" {
 		type trialOut struct {
 			plan.Trial
@@ -40,7 +45,15 @@ func printPlan(g *Globals, sweeps []plan.Sweep, format, note string) error {
 				trials = append(trials, trialOut{Trial: t, Key: t.Key(), Dir: t.Dir()})
 			}
 		}
-		return report.JSON(g.Stdout, map[string]any{"sweeps": redactedSweeps(sweeps), "trials": trials})
+		out := map[string]any{"sweeps": redactedSweeps(sweeps), "trials": trials}
+		if parallel > 0 {
+			lanes := map[string][]plan.Lane{}
+			for _, sw := range sweeps {
+				lanes[sw.Name] = sw.Lanes()
+			}
+			out["lanes"] = lanes
+		}
+		return report.JSON(g.Stdout, out)
 	}
 	total := 0
 	for _, sw := range sweeps {
@@ -52,6 +65,9 @@ func printPlan(g *Globals, sweeps []plan.Sweep, format, note string) error {
 			total++
 		}
 		report.Table(g.Stdout, []string{"#", "directory", "id", "load", "seed", "hooks"}, rows, "rlllrl")
+		if parallel > 0 {
+			describeSchedule(g.Stdout, sw, parallel)
+		}
 	}
 	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent. %s\n", plural(total, "trial"), note)
 	return nil

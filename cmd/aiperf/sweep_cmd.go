@@ -67,6 +67,7 @@ type SweepCmd struct {
 	ConfidenceLevel float64 `name:"confidence-level" default:"0.95" help:"Confidence level of per-cell intervals and compare verdicts."`
 	UI              string  `name:"ui" enum:"none,simple" default:"simple" help:"Progress display: simple or none."`
 	AutoPlot        bool    `name:"auto-plot" help:"When a sweep ends, write its figures (aiperf plot) as PNG to <artifact-dir>/<sweep>/plots; a failure to draw is a warning."`
+	ParallelArg     `embed:""`
 	ExecutorArgs    `embed:""`
 }
 
@@ -74,6 +75,9 @@ type SweepCmd struct {
 func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 	if err := plan.CheckConfidence("confidence_level", c.ConfidenceLevel); err != nil {
 		return usageErr(err)
+	}
+	if err := c.ParallelArg.check(); err != nil {
+		return err
 	}
 	sweeps, err := c.load(ctx)
 	if err != nil {
@@ -94,6 +98,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			vars:        c.Set,
 			cliCommand:  sweepCommand(g.Args, sw),
 			executor:    exec,
+			parallel:    c.Parallel,
 		})
 		if c.AutoPlot && !errors.Is(err, context.Canceled) {
 			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
@@ -127,6 +132,7 @@ type sweepOptions struct {
 	cliCommand string
 	executor   runner.Executor // nil: runner.Local, this binary
 	workers    int             // with runner.Local: each trial's --workers
+	parallel   int             // trials at once, on different servers (0 or 1: one at a time)
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
@@ -196,11 +202,15 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		Name:       o.name,
 		Resume:     resumed,
 		Confidence: o.confidence,
+		Parallel:   o.parallel,
 	}
 	if o.ui != "none" {
 		opts.Progress = g.Stderr
 		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %s × %s, artifacts under %s, store %s\n",
 			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
+		describeSchedule(g.Stderr, sw, o.parallel)
+	} else if o.parallel > 1 && len(sw.Lanes()) <= 1 {
+		describeSchedule(g.Stderr, sw, o.parallel) // the note that it runs serially
 	}
 	out, runErr := runner.Run(ctx, sw, opts)
 	status := result.StatusComplete

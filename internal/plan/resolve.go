@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -162,8 +163,8 @@ func (p *Profile) Origins() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, raw := range p.URL {
-		u, err := url.Parse(normalizeURL(raw))
-		if err != nil || u.Host == "" {
+		u, ok := parseOrigin(raw)
+		if !ok {
 			continue
 		}
 		key := u.Scheme + "://" + u.Hostname() + ":" + portOf(u)
@@ -173,6 +174,35 @@ func (p *Profile) Origins() []string {
 		}
 	}
 	return out
+}
+
+// Servers are the normalised origins of every --url (lower-case
+// scheme://host:port, the default port spelled out, every loopback name
+// and address spelled localhost), sorted: two cells load one server when
+// their Servers share an element.
+func (p *Profile) Servers() []string {
+	var out []string
+	for _, raw := range p.URL {
+		u, ok := parseOrigin(raw)
+		if !ok {
+			continue
+		}
+		host := strings.ToLower(u.Hostname())
+		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			host = "localhost"
+		}
+		if key := u.Scheme + "://" + net.JoinHostPort(host, portOf(u)); !slices.Contains(out, key) {
+			out = append(out, key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// parseOrigin parses a --url that names a host.
+func parseOrigin(raw string) (*url.URL, bool) {
+	u, err := url.Parse(normalizeURL(raw))
+	return u, err == nil && u.Host != ""
 }
 
 // PhaseList returns the phases to run: the YAML list when given, else a

@@ -1,0 +1,75 @@
+package plan
+
+import "slices"
+
+// Lane is a sweep's trials that load one set of servers: they run one at a
+// time, in plan order, with the sweep's cooldowns between them, while other
+// lanes may run beside them (aiperf sweep --parallel).
+type Lane struct {
+	// Servers are the normalised origins its cells load (Profile.Servers).
+	Servers []string `json:"servers"`
+	// Cells are the labels of its cells, in plan order.
+	Cells  []string `json:"cells"`
+	Trials []Trial  `json:"-"`
+}
+
+// Lanes splits the sweep's trials (TrialList's order kept within each
+// lane) so that no two lanes load a common server: cells whose --url
+// origins share any server, directly or through another cell, are in one
+// lane. Lanes are ordered by their first trial in the plan; a cell whose
+// URLs name no server shares a lane with the other such cells.
+func (s Sweep) Lanes() []Lane {
+	// Union-find over the cells, joined through each server they load.
+	parent := make([]int, len(s.Cells))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if parent[i] != i {
+			parent[i] = find(parent[i])
+		}
+		return parent[i]
+	}
+	index := map[string]int{} // cell id → position
+	owner := map[string]int{} // server → a cell loading it
+	for i, c := range s.Cells {
+		index[c.ID] = i
+		servers := c.Profile.Servers()
+		if len(servers) == 0 {
+			servers = []string{""}
+		}
+		for _, srv := range servers {
+			if j, ok := owner[srv]; ok {
+				parent[find(i)] = find(j)
+			} else {
+				owner[srv] = i
+			}
+		}
+	}
+	var lanes []Lane
+	laneOf := map[int]int{} // root cell → lane
+	for _, t := range s.TrialList() {
+		root := find(index[t.Cell.ID])
+		l, ok := laneOf[root]
+		if !ok {
+			l = len(lanes)
+			laneOf[root] = l
+			lanes = append(lanes, Lane{})
+		}
+		lane := &lanes[l]
+		if !slices.Contains(lane.Cells, t.Cell.Label) {
+			lane.Cells = append(lane.Cells, t.Cell.Label)
+			for _, srv := range t.Cell.Profile.Servers() {
+				if !slices.Contains(lane.Servers, srv) {
+					lane.Servers = append(lane.Servers, srv)
+				}
+			}
+		}
+		lane.Trials = append(lane.Trials, t)
+	}
+	for i := range lanes {
+		slices.Sort(lanes[i].Servers)
+	}
+	return lanes
+}

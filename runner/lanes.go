@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
+)
+
+// Lanes are the lanes Run runs with parallel: the sweep's server lanes
+// (plan.Sweep.Lanes) when parallel > 1 and there are several, else one lane
+// of every trial in plan order (today's one-at-a-time sweep, whatever
+// servers its cells load).
+func Lanes(sw plan.Sweep, parallel int) []plan.Lane {
+	lanes := sw.Lanes()
+	if parallel > 1 && len(lanes) > 1 {
+		return lanes
+	}
+	one := plan.Lane{Trials: sw.TrialList()}
+	for _, l := range lanes {
+		one.Servers = append(one.Servers, l.Servers...)
+		one.Cells = append(one.Cells, l.Cells...)
+	}
+	return []plan.Lane{one}
+}
+
+// sweepRun is one Run: its lanes run on up to Options.Parallel goroutines,
+// and everything a trial's end changes (the store, the outcome, progress
+// lines, aggregates, the ETA) happens under mu, one trial at a time.
+type sweepRun struct {
+	sw        plan.Sweep
+	o         Options
+	lanes     []plan.Lane
+	done      map[string]bool // trials stored complete by an earlier run
+	position  map[string]int  // trial key → its place in the plan, from 1
+	last      map[string]int  // cell id → its last trial's number
+	variation map[string]int  // cell id → the cell's index
+	cooldown  time.Duration
+
+	cancel context.CancelFunc // stops every lane
+
+	mu       sync.Mutex
+	out      Outcome
+	storeErr error
+	results  map[string][]*result.Run // cell id → ended trials (this run's and resumed ones)
+	left     []int                    // lane → trials not ended yet, skipped or not
+	started  []bool                   // lane → taken by a goroutine
+	ran      int
+	spent    time.Duration
+}
+
+func newSweepRun(sw plan.Sweep, o Options, trials []plan.Trial, done map[string]bool) *sweepRun {
+	s := &sweepRun{
+		sw: sw, o: o, lanes: Lanes(sw, o.Parallel), done: done,
+		position: make(map[string]int, len(trials)), last: map[string]int{}, variation: make(map[string]int, len(sw.Cells)),
+		cooldown: time.Duration(sw.CooldownSeconds * float64(time.Second)),
+		out:      Outcome{Total: len(trials)}, results: map[string][]*result.Run{},
+	}
+	for i, t := range trials {
+		s.position[t.Key()] = i + 1
+		s.last[t.Cell.ID] = max(s.last[t.Cell.ID], t.Number)
+	}
+	for i, c := range sw.Cells {
+		s.variation[c.ID] = i
+	}
+	s.left, s.started = make([]int, len(s.lanes)), make([]bool, len(s.lanes))
+	for i, l := range s.lanes {
+		s.left[i] = len(l.Trials)
+	}
+	return s
+}
+
+// run runs the lanes, up to Parallel at once, taking them in order; it
+// returns the outcome and the error of a store that failed (which stops
+// the sweep).
+func (s *sweepRun) run(ctx context.Context) (Outcome, error) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	defer s.cancel()
+	var wg sync.WaitGroup
+	for range min(max(1, s.o.Parallel), len(s.lanes)) {
+		wg.Go(func() {
+			for l := s.take(); l >= 0 && ctx.Err() == nil; l = s.take() {
+				s.runLane(ctx, l)
+			}
+		})
+	}
+	wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out, s.storeErr
+}
+
+// take hands out the next lane not started (-1: none left).
+func (s *sweepRun) take() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, taken := range s.started {
+		if !taken {
+			s.started[i] = true
+			return i
+		}
+	}
+	return -1
+}
+
+// runLane runs lane l's trials one after another, with the sweep's
+// cooldowns between those it runs.
+func (s *sweepRun) runLane(ctx context.Context, l int) {
+	var prev plan.Trial // the lane's last trial run
+	ran := false
+	for _, t := range s.lanes[l].Trials {
+		if s.done[t.Key()] {
+			s.skipped(l, t)
+			continue
+		}
+		if wait := time.Duration(s.sw.Cooldown(prev, t) * float64(time.Second)); ran && wait > 0 {
+			if !sleep(ctx, wait) {
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		prev, ran = t, true
+		spec := Spec{Profile: t.Cell.Profile, Name: s.o.Name, CLICommand: s.o.CLICommand, Info: result.TrialInfo{
+			Sweep: s.sw.Name, SweepID: s.o.SweepID, CellID: t.Cell.ID, CellLabel: t.Cell.Label,
+			Params: t.Cell.Params, Trial: t.Number, SweepUUID: s.o.SweepUUID, Variation: s.variation[t.Cell.ID],
+		}}
+		s.progress(t, "running")
+		start := time.Now()
+		run, err := s.o.Executor.Launch(ctx, spec, s.o.TrialDir(t))
+		if ctx.Err() != nil || (run != nil && run.Status == result.StatusInterrupted) {
+			s.interrupted(t)
+			return
+		}
+		if !s.ended(ctx, l, t, spec, run, err, time.Since(start)) {
+			return
+		}
+	}
+}
+
+// skipped notes a trial an earlier run stored complete.
+func (s *sweepRun) skipped(l int, t plan.Trial) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out.Skipped++
+	s.left[l]--
+	if r, err := ReadResult(filepath.Join(s.o.TrialDir(t), ResultFile)); err == nil {
+		s.results[t.Cell.ID] = append(s.results[t.Cell.ID], r)
+	}
+	s.progressLocked(t, "already stored, skipped")
+	if s.last[t.Cell.ID] == t.Number {
+		s.o.aggregate(s.sw, t, s.results[t.Cell.ID])
+	}
+}
+
+// interrupted notes a trial stopped by a cancellation (or by Ctrl-C
+// reaching its process) and stops every lane.
+func (s *sweepRun) interrupted(t plan.Trial) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.out.Interrupted {
+		s.out.Interrupted = true
+		s.cancel()
+	}
+	s.progressLocked(t, "interrupted (not stored)")
+}
+
+// ended stores a finished trial and reports it; false when the store
+// failed, which stops every lane.
+func (s *sweepRun) ended(ctx context.Context, l int, t plan.Trial, spec Spec, run *result.Run, err error, took time.Duration) bool {
+	if run == nil { // no result at all: record the failure ourselves
+		run = failedRun(spec, err)
+	}
+	run.Info = spec.Info
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.storeErr != nil {
+		return false
+	}
+	if _, serr := s.o.Store.SaveRun(context.WithoutCancel(ctx), run, s.o.TrialDir(t)); serr != nil {
+		s.storeErr = fmt.Errorf("store %s %s trial %d: %w", s.sw.Name, t.Cell.Label, t.Number, serr)
+		s.cancel()
+		return false
+	}
+	s.ran++
+	s.spent += took
+	s.left[l]--
+	s.results[t.Cell.ID] = append(s.results[t.Cell.ID], run) // the aggregate lists a failed trial
+	if run.Status == result.StatusComplete {
+		s.out.Completed++
+	} else {
+		s.out.Failed++
+		s.out.Failures = append(s.out.Failures, fmt.Sprintf("%s trial %d: %s", t.Cell.Label, t.Number, run.Error))
+	}
+	s.progressLocked(t, fmt.Sprintf("%s (ETA %s)", headline(run), s.etaLocked().Round(time.Second)))
+	if s.last[t.Cell.ID] == t.Number {
+		s.o.aggregate(s.sw, t, s.results[t.Cell.ID])
+	}
+	return true
+}
+
+// etaLocked estimates the time left (see estimate), each trial left
+// taking the mean of those run so far plus the cooldown.
+func (s *sweepRun) etaLocked() time.Duration {
+	var running, queued []int
+	for l, started := range s.started {
+		switch {
+		case !started:
+			queued = append(queued, s.left[l])
+		case s.left[l] > 0:
+			running = append(running, s.left[l])
+		}
+	}
+	return estimate(s.spent/time.Duration(s.ran)+s.cooldown, max(1, s.o.Parallel), running, queued)
+}
+
+// estimate is when the last of slots lanes at once would end, each trial
+// taking per: the running lanes finish their trials left, and each queued
+// lane, in order, goes to the first slot to be free (as sweepRun.take
+// hands them out).
+func estimate(per time.Duration, slots int, running, queued []int) time.Duration {
+	free := make([]time.Duration, max(slots, len(running)))
+	for i, n := range running {
+		free[i] = time.Duration(n) * per
+	}
+	for _, n := range queued {
+		first := 0
+		for i := range free {
+			if free[i] < free[first] {
+				first = i
+			}
+		}
+		free[first] += time.Duration(n) * per
+	}
+	return slices.Max(free)
+}
+
+func (s *sweepRun) progress(t plan.Trial, what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.progressLocked(t, what)
+}
+
+func (s *sweepRun) progressLocked(t plan.Trial, what string) {
+	s.o.progress("[%d/%d] %s %s trial %d: %s\n", s.position[t.Key()], s.out.Total, s.sw.Name, t.Cell.Label, t.Number, what)
+}
