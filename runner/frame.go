@@ -17,23 +17,29 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
-// A result frame carries a trial's result through a channel that only passes
-// text lines, a pod's log among them, mixed with whatever else the process
-// prints. Its lines:
+// A frame carries a payload through a channel that only passes text lines,
+// a pod's log among them, mixed with whatever else the process prints. Its
+// lines:
 //
-//	AIPERF-RESULT-BEGIN v1 bytes=<n> sha256=<hex>
-//	AIPERF-RESULT-DATA <base64 of the gzipped result JSON, up to frameWidth characters>
+//	AIPERF-<KIND>-BEGIN v1 bytes=<n> sha256=<hex>[ name=<escaped name>]
+//	AIPERF-<KIND>-DATA <base64 of the gzipped payload, up to frameWidth characters>
 //	...
-//	AIPERF-RESULT-END
+//	AIPERF-<KIND>-END
 //
-// n and the sha256 are those of the result JSON. Other lines may come
-// between them (another stream of the process, written line by line); a
-// frame that is cut short, altered or incomplete is refused, never decoded.
+// n and the sha256 are those of the payload. Other lines may come between
+// them (another stream of the process, written line by line); a frame that
+// is cut short, altered or incomplete is refused, never decoded. A trial
+// writes a FILE frame per export (see WriteExports), then the EXPORTS
+// manifest, then its RESULT frame (the result JSON): the result is last,
+// so that a log cut at its start (rotated) loses exports, which the
+// manifest notices, before it loses the result.
 const (
-	frameBegin = "AIPERF-RESULT-BEGIN v1 "
-	frameData  = "AIPERF-RESULT-DATA "
-	frameEnd   = "AIPERF-RESULT-END"
-	frameWidth = 1024
+	framePrefix = "AIPERF-"
+	frameWidth  = 1024
+
+	kindResult  = "RESULT"
+	kindFile    = "FILE"
+	kindExports = "EXPORTS"
 )
 
 // ErrNoFrame is returned by ReadFrame when the text holds no result frame.
@@ -45,91 +51,132 @@ func WriteFrame(w io.Writer, run *result.Run) error {
 	if err != nil {
 		return fmt.Errorf("encode result frame: %w", err)
 	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	_, _ = zw.Write(js) // writes to a bytes.Buffer cannot fail
-	_ = zw.Close()
-	enc := base64.StdEncoding.EncodeToString(z.Bytes())
-	sum := sha256.Sum256(js)
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n%sbytes=%d sha256=%s\n", frameBegin, len(js), hex.EncodeToString(sum[:]))
-	for len(enc) > 0 {
-		n := min(frameWidth, len(enc))
-		b.WriteString(frameData + enc[:n] + "\n")
-		enc = enc[n:]
-	}
-	b.WriteString(frameEnd + "\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, encodeFrame(kindResult, js, "")); err != nil {
 		return fmt.Errorf("write result frame: %w", err)
 	}
 	return nil
 }
 
+// encodeFrame is the frame of payload, attrs ("k=v ...", escaped) added to
+// its header.
+func encodeFrame(kind string, payload []byte, attrs string) string {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	_, _ = zw.Write(payload) // writes to a bytes.Buffer cannot fail
+	_ = zw.Close()
+	enc := base64.StdEncoding.EncodeToString(z.Bytes())
+	sum := sha256.Sum256(payload)
+	var b strings.Builder
+	b.Grow(len(enc) + len(enc)/frameWidth*(len(kind)+14) + 200)
+	fmt.Fprintf(&b, "\n%s%s-BEGIN v1 bytes=%d sha256=%s", framePrefix, kind, len(payload), hex.EncodeToString(sum[:]))
+	if attrs != "" {
+		b.WriteString(" " + attrs)
+	}
+	b.WriteString("\n")
+	data := framePrefix + kind + "-DATA "
+	for len(enc) > 0 {
+		n := min(frameWidth, len(enc))
+		b.WriteString(data + enc[:n] + "\n")
+		enc = enc[n:]
+	}
+	b.WriteString(framePrefix + kind + "-END\n")
+	return b.String()
+}
+
 // ReadFrame decodes the last result frame in r (a process's output) into the
 // result a Local trial reads from its ResultFile, checked the same way.
 func ReadFrame(r io.Reader) (*result.Run, error) {
+	frames, err := scanFrames(r)
+	if err != nil {
+		return nil, fmt.Errorf("read result frame: %w", err)
+	}
+	var last *frame
+	for i := range frames {
+		if frames[i].kind == kindResult {
+			last = &frames[i]
+		}
+	}
+	if last == nil {
+		return nil, ErrNoFrame
+	}
+	js, err := last.decode()
+	if err != nil {
+		return nil, fmt.Errorf("decode result frame: %w", err)
+	}
+	return decodeResult(js, "frame")
+}
+
+// frame is one frame read back: its kind, header fields and data.
+type frame struct {
+	kind   string
+	header map[string]string
+	data   string
+}
+
+// scanFrames reads every complete frame of r, in order; a frame still open
+// when r ends is an error (the process was cut short).
+func scanFrames(r io.Reader) ([]frame, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	var (
-		header string
+		frames []frame
+		cur    *frame
 		data   strings.Builder
-		open   bool
-		last   *frame
 	)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
+		rest, ok := strings.CutPrefix(line, framePrefix)
+		if !ok {
+			continue
+		}
+		kind, what, _ := strings.Cut(rest, "-")
 		switch {
-		case strings.HasPrefix(line, frameBegin):
-			header, open = line[len(frameBegin):], true
+		case strings.HasPrefix(what, "BEGIN v1 "):
+			cur = &frame{kind: kind, header: map[string]string{}}
 			data.Reset()
-		case open && strings.HasPrefix(line, frameData):
-			data.WriteString(line[len(frameData):])
-		case open && line == frameEnd:
-			last, open = &frame{header: header, data: data.String()}, false
+			for _, field := range strings.Fields(what[len("BEGIN v1 "):]) {
+				k, v, _ := strings.Cut(field, "=")
+				cur.header[k] = v
+			}
+		case cur != nil && kind == cur.kind && strings.HasPrefix(what, "DATA "):
+			data.WriteString(what[len("DATA "):])
+		case cur != nil && kind == cur.kind && what == "END":
+			cur.data = data.String()
+			frames = append(frames, *cur)
+			cur = nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read result frame: %w", err)
+		return frames, err
 	}
-	switch {
-	case open:
-		return nil, errors.New("read result frame: the output ends before the frame's end marker (cut short: the process was killed, or the log rotated)")
-	case last == nil:
-		return nil, ErrNoFrame
+	if cur != nil {
+		return frames, fmt.Errorf("the output ends before the %s frame's end marker (cut short: the process was killed, or the log rotated)",
+			strings.ToLower(cur.kind))
 	}
-	return last.decode()
+	return frames, nil
 }
 
-type frame struct{ header, data string }
-
-func (f *frame) decode() (*result.Run, error) {
-	var n int
-	var want string
-	for _, field := range strings.Fields(f.header) {
-		k, v, _ := strings.Cut(field, "=")
-		switch k {
-		case "bytes":
-			n, _ = strconv.Atoi(v)
-		case "sha256":
-			want = v
-		}
-	}
+// decode returns the frame's payload, checked against its header's size
+// and checksum.
+func (f *frame) decode() ([]byte, error) {
+	n, _ := strconv.Atoi(f.header["bytes"])
+	want := f.header["sha256"]
 	z, err := base64.StdEncoding.DecodeString(f.data)
 	if err != nil {
-		return nil, fmt.Errorf("decode result frame: %w", err)
+		return nil, err
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(z))
 	if err != nil {
-		return nil, fmt.Errorf("decode result frame: %w", err)
+		return nil, err
 	}
-	js, err := io.ReadAll(io.LimitReader(zr, int64(n)+1))
+	b, err := io.ReadAll(io.LimitReader(zr, int64(n)+1))
 	if err != nil {
-		return nil, fmt.Errorf("decode result frame: %w", err)
+		return nil, err
 	}
-	sum := sha256.Sum256(js)
-	if len(js) != n || hex.EncodeToString(sum[:]) != want {
-		return nil, fmt.Errorf("decode result frame: checksum mismatch (%d bytes with sha256 %s, the header says %d bytes with %s)",
-			len(js), hex.EncodeToString(sum[:]), n, want)
+	sum := sha256.Sum256(b)
+	if len(b) != n || hex.EncodeToString(sum[:]) != want {
+		return nil, fmt.Errorf("checksum mismatch (%d bytes with sha256 %s, the header says %d bytes with %s)",
+			len(b), hex.EncodeToString(sum[:]), n, want)
 	}
-	return decodeResult(js, "frame")
+	return b, nil
 }

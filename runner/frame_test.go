@@ -71,7 +71,7 @@ func TestFrameRefusesDamage(t *testing.T) {
 	assert.ErrorIs(t, err, runner.ErrNoFrame)
 
 	_, err = runner.ReadFrame(strings.NewReader(strings.Join(lines[:len(lines)-2], "\n")))
-	assert.ErrorContains(t, err, "ends before the frame's end marker")
+	assert.ErrorContains(t, err, "ends before the result frame's end marker")
 
 	dropped := append(append([]string{}, lines[:2]...), lines[3:]...) // a data line lost
 	_, err = runner.ReadFrame(strings.NewReader(strings.Join(dropped, "\n")))

@@ -90,6 +90,23 @@ func ReadResult(path string) (*result.Run, error) {
 	return decodeResult(b, path)
 }
 
+// WriteResult writes a trial's result file (the child's ResultFile, or
+// the one a remote trial's parent keeps), atomically.
+func WriteResult(path string, run *result.Run) error {
+	b, err := json.Marshal(run)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write result file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write result file: %w", err)
+	}
+	return nil
+}
+
 // decodeResult decodes a child's result read from where.
 func decodeResult(b []byte, where string) (*result.Run, error) {
 	var r result.Run

@@ -92,7 +92,24 @@ func TestSweepAsKubernetesJobs(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(b), secret)
 		assert.Contains(t, string(b), "AIPERF-RESULT-END")
+		assert.NotContains(t, string(b), "-DATA ", "the log keeps no frame payload")
+		assertKubeExports(t, filepath.Dir(l), 4)
 	}
+}
+
+// assertKubeExports checks that a kubernetes trial's directory holds its
+// exports, brought back from the pod, as a local trial's does.
+func assertKubeExports(t *testing.T, dir string, records int) {
+	t.Helper()
+	for _, f := range []string{"profile_export_aiperf.json", "profile_export_aiperf.csv", "profile_export.jsonl", "inputs.json", runner.ResultFile} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	assert.Equal(t, records, countLines(t, filepath.Join(dir, "profile_export.jsonl")))
+	export := readJSON(t, filepath.Join(dir, "profile_export_aiperf.json"))
+	assert.Equal(t, float64(records), metricAvg(t, export, "request_count"))
+	r, err := runner.ReadResult(filepath.Join(dir, runner.ResultFile))
+	require.NoError(t, err)
+	assert.Equal(t, result.StatusComplete, r.Status)
 }
 
 func TestKubernetesFlagsRefusedBeforeTraffic(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -235,7 +234,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		dir = "" // nothing was written there: the store must not point at it
 	}
 	if c.ResultFile != "" {
-		if err := writeResult(c.ResultFile, run); err != nil {
+		if err := runner.WriteResult(c.ResultFile, run); err != nil {
 			errs = append(errs, err)
 		}
 	} else if db != nil {
@@ -249,7 +248,10 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 		}
 	}
-	if c.ResultFrame {
+	if c.ResultFrame { // the exports, then the result, back to the parent through the log
+		if err := runner.WriteExports(g.Stdout, c.ArtifactDir, runner.ExportFrameLimit); err != nil {
+			errs = append(errs, err)
+		}
 		if err := runner.WriteFrame(g.Stdout, run); err != nil {
 			errs = append(errs, err)
 		}
@@ -338,21 +340,6 @@ func cliCommand(args []string, spec runner.Spec, redact *plan.Redactor) string {
 		return redact.Redact(spec.CLICommand)
 	}
 	return redactedCommand(args, spec.Profile.URL, redact)
-}
-
-func writeResult(path string, run *result.Run) error {
-	b, err := json.Marshal(run)
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write result file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write result file: %w", err)
-	}
-	return nil
 }
 
 // defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -87,7 +88,7 @@ func (e *Executor) Launch(ctx context.Context, spec runner.Spec, dir string) (ru
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if err := os.WriteFile(logPath, []byte(redact.Redact(string(log))), 0o644); err != nil {
+	if err := os.WriteFile(logPath, []byte(redact.Redact(string(runner.StripFrameData(log)))), 0o644); err != nil {
 		return nil, fmt.Errorf("write trial log: %w", err)
 	}
 	run, err = runner.ReadFrame(bytes.NewReader(log))
@@ -98,7 +99,23 @@ func (e *Executor) Launch(ctx context.Context, spec runner.Spec, dir string) (ru
 		}
 		return nil, fmt.Errorf("%s %s without a result: %w%s", where, how, err, runner.LogTail(logPath))
 	}
-	return run.Redacted(redact), nil
+	return e.ingest(run.Redacted(redact), log, dir, where)
+}
+
+// ingest brings the trial's exports back from its log into dir and keeps
+// its result there, as a local trial leaves them (a later --resume reads
+// it, whatever executor runs then). An export that fails its checksum or
+// is missing fails the trial: its result is not ingested.
+func (e *Executor) ingest(run *result.Run, log []byte, dir, where string) (*result.Run, error) {
+	warnings, err := runner.ReadExports(log, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: bring its exports back: %w", where, err)
+	}
+	run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), warnings...)
+	if err := runner.WriteResult(filepath.Join(dir, runner.ResultFile), run); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return run, nil
 }
 
 // start creates the Job suspended, then its ConfigMap and Secret owned by

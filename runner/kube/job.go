@@ -33,8 +33,8 @@ const (
 	apiKeyKey = "api-key" // the Secret's key holding the API key
 	// DefaultSpecDir is where the ConfigMap with the trial spec is mounted.
 	DefaultSpecDir = "/etc/aiperf/trial"
-	// workDir is the container's artifact directory, an emptyDir: the
-	// exports stay in the pod, the result comes back in the log.
+	// workDir is the container's artifact directory, an emptyDir: its
+	// files come back in the log (runner.WriteExports), then the result.
 	workDir = "/var/run/aiperf/work"
 	// ttlAfterFinished lets the cluster delete a finished Job whose parent
 	// died before deleting it.
