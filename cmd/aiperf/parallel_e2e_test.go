@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/runner"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// lanesScript sweeps two servers × two concurrencies, two trials each:
+// eight trial subprocesses, two server lanes of four.
+const lanesScript = smallBase + `
+sweep(name = "lanes", base = base.replace(reset_kv_cache = True, server_profiler = True),
+      matrix = {"url": [[vars["url"]], [vars["url2"]]], "concurrency": [1, 2]}, trials = 2)
+`
+
+// laneMocks starts the two servers of lanesScript and returns the sweep's
+// arguments.
+func laneMocks(t *testing.T, dir string, cfg mock.Config) ([]*mockServer, []string) {
+	t.Helper()
+	ms := []*mockServer{startMock(t, cfg), startMock(t, cfg)}
+	script := writeFile(t, dir, "lanes.star", lanesScript)
+	return ms, []string{"sweep", script, "--set", "url=" + ms[0].URL, "--set", "url2=" + ms[1].URL, "--set", "tok=" + tinyTokenizer(t)}
+}
+
+// assertOneTrialAtATime checks a server's control log: every trial's reset,
+// profiler start, four requests and profiler stop back to back, never
+// interleaved with another trial's, and at most 2 requests in flight (the
+// largest concurrency of one cell).
+func assertOneTrialAtATime(t *testing.T, m *mockServer, trials int) {
+	t.Helper()
+	segs := trialSegments(m.kinds())
+	require.Len(t, segs, trials)
+	for i, seg := range segs {
+		require.GreaterOrEqual(t, len(seg), 3, "trial %d: %v", i+1, seg)
+		assert.Equal(t, []string{"reset", "start_profile"}, seg[:2], "trial %d", i+1)
+		assert.Equal(t, "stop_profile", seg[len(seg)-1], "trial %d: %v", i+1, seg)
+		assert.Equal(t, 1, count(seg, "start_profile"), "trial %d: one bracket, no other trial's inside", i+1)
+		assert.Equal(t, 4, count(seg, "request_start"), "trial %d", i+1)
+		assert.Equal(t, 4, count(seg, "request_end"), "trial %d", i+1)
+	}
+	inFlight, peak := 0, 0
+	for _, e := range m.control().Events {
+		switch e.Kind {
+		case mock.EventRequestStart:
+			inFlight++
+		case mock.EventRequestEnd:
+			inFlight--
+		}
+		peak = max(peak, inFlight)
+	}
+	assert.LessOrEqual(t, peak, 2, "no two trials' load at once")
+}
+
+// storedOnce checks that the sweep's runs are its eight trials, each once,
+// complete, and returns them.
+func storedOnce(t *testing.T, dir string) []store.RunRow {
+	t.Helper()
+	runs, err := openStore(t, dir).ListRuns(context.Background(), store.RunFilter{Sweep: "lanes"})
+	require.NoError(t, err)
+	require.Len(t, runs, 8)
+	keys := storedKeys(runs)
+	assert.Len(t, slices.Compact(slices.Clone(keys)), 8, "every trial stored once")
+	for _, r := range runs {
+		assert.Equal(t, result.StatusComplete, r.Status, "run %d: %s", r.ID, r.Error)
+		assert.Equal(t, 4, r.RecordCount)
+	}
+	return runs
+}
+
+func TestParallelSweepRunsServersSideBySide(t *testing.T) {
+	subprocesses(t)
+	dir := t.TempDir()
+	ms, args := laneMocks(t, dir, mock.Config{TTFT: 20})
+
+	pl := cli(t, dir, append([]string{"plan", "--parallel", "2"}, args[1:]...)...)
+	require.Equal(t, ExitOK, pl.code, pl.stderr)
+	assert.Contains(t, pl.stdout, "schedule: up to 2 trials at once (--parallel 2) on 2 server lanes")
+	assert.Contains(t, pl.stdout, "lane 1 http://localhost:"+strings.TrimPrefix(ms[0].URL, "http://127.0.0.1:")+": 2 cells")
+
+	sw := cli(t, dir, append(args, "--parallel", "2")...)
+	require.Equal(t, ExitOK, sw.code, "stdout:\n%s\nstderr:\n%s", sw.stdout, sw.stderr)
+	assert.Contains(t, sw.stderr, "schedule: up to 2 trials at once (--parallel 2) on 2 server lanes")
+	for i := 1; i <= 8; i++ {
+		assert.Equal(t, 2, strings.Count(sw.stderr, fmt.Sprintf("[%d/8] lanes ", i)), "trial %d: running, then its end", i)
+	}
+	for _, m := range ms {
+		assertOneTrialAtATime(t, m, 4)
+		c := m.control()
+		assert.Equal(t, 4, c.ProfilerStarts)
+		assert.Equal(t, 4, c.ProfilerStops)
+	}
+
+	// The two servers' trials overlapped in time.
+	runs := storedOnce(t, dir)
+	overlapped := false
+	for _, a := range runs {
+		for _, b := range runs {
+			if a.URL != b.URL && a.StartedAt.Before(b.EndedAt) && b.StartedAt.Before(a.EndedAt) {
+				overlapped = true
+			}
+		}
+	}
+	assert.True(t, overlapped, "trials of the two servers ran at the same time")
+	s, err := openStore(t, dir).SweepRuns(context.Background(), "lanes", nil)
+	require.NoError(t, err)
+	for _, c := range s.Cells {
+		agg := readJSON(t, filepath.Join(dir, "artifacts", "lanes", c.Label, runner.AggregateFile))
+		assert.Equal(t, 2.0, agg["metadata"].(map[string]any)["num_successful_runs"], c.Label)
+	}
+}
+
+func TestParallelOnOneServerRunsSerially(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	script := writeFile(t, dir, "one.star", smallBase+`
+sweep(name = "one", base = base.replace(reset_kv_cache = True), matrix = {"concurrency": [1, 2]})
+`)
+	r := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "tok="+tinyTokenizer(t), "--parallel", "4", "--ui", "none")
+	require.Equal(t, ExitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, `note: --parallel 4: every cell of sweep "one" loads http://localhost:`)
+	assert.Contains(t, r.stderr, "so its trials run one at a time")
+	assert.Len(t, trialSegments(m.kinds()), 2)
+
+	r = cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "tok=x", "--parallel", "0")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Contains(t, r.stderr, "--parallel must be at least 1, got 0")
+}
+
+// interruptMidSecondTrials cancels ctx once both servers are in their
+// second trial's profiling phase (the first ones stored), calling before
+// first.
+func interruptMidSecondTrials(ctx context.Context, cancel context.CancelFunc, ms []*mockServer, before func()) {
+	go func() {
+		for ctx.Err() == nil {
+			a, b := ms[0].control(), ms[1].control()
+			if a.ProfilerStarts == 2 && b.ProfilerStarts == 2 && a.InferenceRequests > 4 && b.InferenceRequests > 4 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if before != nil {
+			before()
+		}
+		cancel()
+	}()
+}
+
+// assertInterruptedAfterFirstTrials checks a sweep interrupted while each
+// lane ran its second trial.
+func assertInterruptedAfterFirstTrials(t *testing.T, r invocation, ms []*mockServer, dir string) {
+	t.Helper()
+	require.Equal(t, ExitInterrupted, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "interrupted after 2 of 8 trials")
+	assert.Equal(t, 2, strings.Count(r.stderr, "interrupted (not stored)"), "both running trials stopped")
+	for _, m := range ms {
+		assert.Eventually(t, func() bool { return m.control().ProfilerStops == 2 }, 30*time.Second, 10*time.Millisecond,
+			"the interrupted trial stopped its profiler")
+	}
+	runs, err := openStore(t, dir).ListRuns(context.Background(), store.RunFilter{Sweep: "lanes"})
+	require.NoError(t, err)
+	assert.Len(t, runs, 2, "the first trial of each lane stored, the interrupted ones not")
+}
+
+func TestParallelSweepInterruptedLocallyResumesOnKubernetes(t *testing.T) {
+	subprocesses(t)
+	dir := t.TempDir()
+	ms, args := laneMocks(t, dir, mock.Config{TTFT: 30})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interruptMidSecondTrials(ctx, cancel, ms, nil)
+	first := cliCtx(ctx, t, dir, append(args, "--parallel", "2")...)
+	assertInterruptedAfterFirstTrials(t, first, ms, dir)
+
+	cs := fakeCluster(t)
+	second := cli(t, dir, append(args, "--parallel", "2", "--resume",
+		"--executor", "kubernetes", "--namespace", "bench", "--image", "ghcr.io/acme/aiperf:1.2")...)
+	require.Equal(t, ExitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
+	assert.Equal(t, 2, strings.Count(second.stderr, "already stored, skipped"), "the local trials are not run again")
+	assert.Equal(t, 6, countVerb(cs, "create"), "a Job for each trial left")
+	storedOnce(t, dir)
+	for _, m := range ms {
+		assert.Equal(t, 5, m.control().ResetCount, "on each server: the stored trial, the interrupted one, then the three left")
+	}
+	s, err := openStore(t, dir).SweepRuns(context.Background(), "lanes", nil)
+	require.NoError(t, err)
+	assert.Equal(t, result.StatusComplete, s.Sweep.Status)
+	for _, c := range s.Cells {
+		agg := readJSON(t, filepath.Join(dir, "artifacts", "lanes", c.Label, runner.AggregateFile))
+		assert.Equal(t, 2.0, agg["metadata"].(map[string]any)["num_successful_runs"], "%s: a local and a kubernetes trial", c.Label)
+		assertKubeExports(t, filepath.Join(dir, "artifacts", "lanes", c.Label, "trial_0002"), 4)
+	}
+}
+
+func TestParallelKubernetesSweepCancelDeletesJobsAndResumesLocally(t *testing.T) {
+	cs := fakeCluster(t)
+	dir := t.TempDir()
+	ms, args := laneMocks(t, dir, mock.Config{TTFT: 30})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	running := -1
+	interruptMidSecondTrials(ctx, cancel, ms, func() {
+		jobs, err := cs.BatchV1().Jobs("bench").List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			running = len(jobs.Items)
+		}
+	})
+	first := cliCtx(ctx, t, dir, append(args, "--parallel", "2",
+		"--executor", "kubernetes", "--namespace", "bench", "--image", "ghcr.io/acme/aiperf:1.2")...)
+	assertInterruptedAfterFirstTrials(t, first, ms, dir)
+	assert.Equal(t, 2, running, "the two servers' Jobs ran side by side")
+	assert.Equal(t, 4, countVerb(cs, "create"))
+	assert.Equal(t, 4, countVerb(cs, "delete"), "every Job deleted, the two cancelled ones included")
+	left, err := cs.BatchV1().Jobs("bench").List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, left.Items)
+
+	second := cli(t, dir, append(args, "--parallel", "2", "--resume")...)
+	require.Equal(t, ExitOK, second.code, "stdout:\n%s\nstderr:\n%s", second.stdout, second.stderr)
+	assert.Equal(t, 2, strings.Count(second.stderr, "already stored, skipped"), "the kubernetes trials are not run again")
+	storedOnce(t, dir)
+	s, err := openStore(t, dir).SweepRuns(context.Background(), "lanes", nil)
+	require.NoError(t, err)
+	for _, c := range s.Cells {
+		agg := readJSON(t, filepath.Join(dir, "artifacts", "lanes", c.Label, runner.AggregateFile))
+		assert.Equal(t, 2.0, agg["metadata"].(map[string]any)["num_successful_runs"], "%s: a kubernetes and a local trial", c.Label)
+	}
+}
+
+// countVerb counts the fake cluster's actions of verb on Jobs.
+func countVerb(cs *fake.Clientset, verb string) int {
+	n := 0
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == verb && a.GetResource().Resource == "jobs" {
+			n++
+		}
+	}
+	return n
+}
