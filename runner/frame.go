@@ -163,15 +163,15 @@ func (f *frame) decode() ([]byte, error) {
 	want := f.header["sha256"]
 	z, err := base64.StdEncoding.DecodeString(f.data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("corrupt frame: %w", err)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(z))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("corrupt frame: %w", err)
 	}
 	b, err := io.ReadAll(io.LimitReader(zr, int64(n)+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("corrupt frame: %w", err)
 	}
 	sum := sha256.Sum256(b)
 	if len(b) != n || hex.EncodeToString(sum[:]) != want {

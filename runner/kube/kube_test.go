@@ -31,7 +31,9 @@ import (
 // ok prints a result frame (naming the API key it was given in the run's
 // cli_command, which the parent redacts) after printing the key, which the
 // parent must redact from the kept log; sleep waits to be interrupted;
-// noframe fails without a result.
+// noframe fails without a result; exports writes a file to its artifact
+// directory and frames it before its result; corrupt does so with a frame
+// altered on the way.
 const childMode = "AIPERF_KUBE_TEST_CHILD"
 
 func TestMain(m *testing.M) {
@@ -42,10 +44,14 @@ func TestMain(m *testing.M) {
 }
 
 func child(mode string) int {
-	var specPath string
+	var specPath, workDir string
 	for i, a := range os.Args {
-		if a == "--spec-file" && i+1 < len(os.Args) {
+		switch {
+		case i+1 == len(os.Args):
+		case a == "--spec-file":
 			specPath = os.Args[i+1]
+		case a == "--artifact-dir":
+			workDir = os.Args[i+1]
 		}
 	}
 	spec, err := runner.ReadRemoteSpec(specPath)
@@ -64,6 +70,23 @@ func child(mode string) int {
 		fmt.Println("boom: the endpoint refused the model")
 		return 1
 	}
+	if mode == "exports" || mode == "corrupt" {
+		if err := os.WriteFile(filepath.Join(workDir, "profile_export_aiperf.json"), []byte(exportJSON), 0o644); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		var b strings.Builder
+		if err := runner.WriteExports(&b, workDir, runner.ExportFrameLimit); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		framed := b.String()
+		if mode == "corrupt" { // one data character changed: still base64, no longer the file
+			i := strings.Index(framed, "AIPERF-FILE-DATA ") + len("AIPERF-FILE-DATA ") + 40
+			framed = framed[:i] + string(rune('A'+(framed[i]-'A'+1)%26)) + framed[i+1:]
+		}
+		fmt.Print(framed)
+	}
 	fmt.Printf("connecting with key %s\n", spec.Profile.APIKey)
 	run := &result.Run{Status: result.StatusComplete, Info: spec.Info, CLICommand: "key=" + spec.Profile.APIKey,
 		Config: spec.Profile.Redacted()}
@@ -74,6 +97,9 @@ func child(mode string) int {
 }
 
 const ns = "bench"
+
+// exportJSON is the export the exports child writes in its pod.
+var exportJSON = `{"request_count": {"avg": 4}, "note": "` + strings.Repeat("brought back from the pod ", 200) + `"}`
 
 // cluster is a fake cluster with a kubelet running the test binary in mode
 // (none when mode is ""), and a record of every object created.
@@ -215,6 +241,35 @@ func assertDeleted(t *testing.T, c *cluster, name string) {
 		}
 	}
 	assert.True(t, background, "the job is deleted with propagation Background")
+}
+
+func TestExportsComeBackFromThePod(t *testing.T) {
+	c := newCluster(t, "exports")
+	dir := t.TempDir()
+	run, err := c.executor(t, kube.Config{}).Launch(context.Background(), trialSpec(""), dir)
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	require.NoError(t, err)
+	assert.Equal(t, exportJSON, string(b), "the export as the pod wrote it")
+	kept, err := runner.ReadResult(filepath.Join(dir, runner.ResultFile))
+	require.NoError(t, err, "the result is kept in the trial's directory, as a local trial's")
+	assert.Equal(t, run.Info, kept.Info)
+	log, err := os.ReadFile(filepath.Join(dir, runner.LogFile))
+	require.NoError(t, err)
+	assert.NotContains(t, string(log), "AIPERF-FILE-DATA")
+}
+
+func TestCorruptExportFailsTheTrial(t *testing.T) {
+	c := newCluster(t, "corrupt")
+	dir := t.TempDir()
+	run, err := c.executor(t, kube.Config{}).Launch(context.Background(), trialSpec(""), dir)
+	assert.Nil(t, run, "no result ingested")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bring its exports back: export profile_export_aiperf.json:")
+	assert.Regexp(t, "corrupt frame|checksum mismatch", err.Error())
+	assert.NoFileExists(t, filepath.Join(dir, "profile_export_aiperf.json"))
+	assert.NoFileExists(t, filepath.Join(dir, runner.ResultFile))
+	assertDeleted(t, c, only[*batchv1.Job](t, c, "jobs").Name)
 }
 
 func TestJobWithoutResultFailsWithItsLog(t *testing.T) {
