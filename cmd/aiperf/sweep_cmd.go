@@ -208,9 +208,9 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		opts.Progress = g.Stderr
 		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %s × %s, artifacts under %s, store %s\n",
 			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
-		describeSchedule(g.Stderr, sw, o.parallel)
-	} else if o.parallel > 1 && len(sw.Lanes()) <= 1 {
-		describeSchedule(g.Stderr, sw, o.parallel) // the note that it runs serially
+	}
+	if o.parallel > 1 && (o.ui != "none" || len(sw.Lanes()) <= 1) {
+		describeSchedule(g.Stderr, sw, o.parallel) // the lanes, or the note that it runs serially
 	}
 	out, runErr := runner.Run(ctx, sw, opts)
 	status := result.StatusComplete
