@@ -1,9 +1,10 @@
 // Package runner executes a plan.Sweep: every trial of every cell runs as its
 // own `aiperf profile` process (which does its own KV reset and profiler
 // bracketing; the parent sends no control traffic), started by an Executor (a
-// local subprocess, or a Kubernetes Job with runner/kube), the parent ingests each
-// finished trial into the store in one transaction, and writes a per-cell
-// aggregate over the trials.
+// local subprocess, or a Kubernetes Job with runner/kube), one at a time or
+// several at once on different servers (Lanes); the parent ingests each
+// finished trial into the store in one transaction, one trial at a time,
+// and writes a per-cell aggregate over the trials.
 package runner
 
 import (
