@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -50,10 +51,20 @@ func countTokens() func(string) int { return defaultTokenizer().Count }
 // (o200k_base), so its prefix cache sees the prompts' real token blocks.
 func startMock(t *testing.T, cfg mock.Config) *mockServer {
 	t.Helper()
+	return startMockBehind(t, cfg, nil)
+}
+
+// startMockBehind is startMock with the mock's handler wrapped (nil: not).
+func startMockBehind(t *testing.T, cfg mock.Config, wrap func(http.Handler) http.Handler) *mockServer {
+	t.Helper()
 	cfg.CountTokens, cfg.EncodeTokens = countTokens(), defaultTokenizer().Encode
 	srv, err := mock.New(cfg)
 	require.NoError(t, err)
-	ts := httptest.NewServer(srv.Handler())
+	h := srv.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return &mockServer{Server: ts, srv: srv}
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,13 +29,70 @@ sweep(name = "lanes", base = base.replace(reset_kv_cache = True, server_profiler
       matrix = {"url": [[vars["url"]], [vars["url2"]]], "concurrency": [1, 2]}, trials = 2)
 `
 
-// laneMocks starts the two servers of lanesScript and returns the sweep's
-// arguments.
-func laneMocks(t *testing.T, dir string, cfg mock.Config) ([]*mockServer, []string) {
+// laneMocks starts the two servers of lanesScript behind g and returns
+// the sweep's arguments.
+func laneMocks(t *testing.T, dir string, g *rendezvous) ([]*mockServer, []string) {
 	t.Helper()
-	ms := []*mockServer{startMock(t, cfg), startMock(t, cfg)}
+	ms := []*mockServer{startMockBehind(t, mock.Config{Fast: true}, g.at(0)), startMockBehind(t, mock.Config{Fast: true}, g.at(1))}
 	script := writeFile(t, dir, "lanes.star", lanesScript)
 	return ms, []string{"sweep", script, "--set", "url=" + ms[0].URL, "--set", "url2=" + ms[1].URL, "--set", "tok=" + tinyTokenizer(t)}
+}
+
+// rendezvous holds the inference requests of two mocks, from the after+1-th
+// each receives, until both mocks hold one: then a trial of each server is
+// in its profiling phase at the same moment, whatever the timing of the
+// trial processes. all is closed then; the held requests go on at once, or
+// with keep only once release is closed (or their client gives up).
+type rendezvous struct {
+	after int
+	keep  bool
+
+	mu      sync.Mutex
+	seen    [2]int
+	holding [2]bool
+	all     chan struct{}
+	release chan struct{}
+}
+
+func newRendezvous(after int, keep bool) *rendezvous {
+	return &rendezvous{after: after, keep: keep, all: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *rendezvous) at(i int) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/completions") && g.hold(i) {
+				select {
+				case <-g.release:
+				case <-r.Context().Done():
+					return // the trial was interrupted while held
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+}
+
+// hold counts an inference request of mock i and says whether to hold it.
+func (g *rendezvous) hold(i int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.seen[i]++
+	if g.seen[i] <= g.after {
+		return false
+	}
+	select {
+	case <-g.all:
+		return g.keep
+	default:
+	}
+	if g.holding[i] = true; g.holding[0] && g.holding[1] {
+		close(g.all)
+		if !g.keep {
+			close(g.release)
+		}
+	}
+	return true
 }
 
 // assertOneTrialAtATime checks a server's control log: every trial's reset,
@@ -84,7 +143,9 @@ func storedOnce(t *testing.T, dir string) []store.RunRow {
 func TestParallelSweepRunsServersSideBySide(t *testing.T) {
 	subprocesses(t)
 	dir := t.TempDir()
-	ms, args := laneMocks(t, dir, mock.Config{TTFT: 20})
+	// Each server's first request waits for the other's: their first trials overlap.
+	g := newRendezvous(0, false)
+	ms, args := laneMocks(t, dir, g)
 
 	pl := cli(t, dir, append([]string{"plan", "--parallel", "2"}, args[1:]...)...)
 	require.Equal(t, ExitOK, pl.code, pl.stderr)
@@ -104,7 +165,12 @@ func TestParallelSweepRunsServersSideBySide(t *testing.T) {
 		assert.Equal(t, 4, c.ProfilerStops)
 	}
 
-	// The two servers' trials overlapped in time.
+	select {
+	case <-g.all:
+	default:
+		t.Fatal("the two servers never had a request waiting at the same time")
+	}
+	// The stored trials of the two servers overlap in time.
 	runs := storedOnce(t, dir)
 	overlapped := false
 	for _, a := range runs {
@@ -141,22 +207,19 @@ sweep(name = "one", base = base.replace(reset_kv_cache = True), matrix = {"concu
 	assert.Contains(t, r.stderr, "--parallel must be at least 1, got 0")
 }
 
-// interruptMidSecondTrials cancels ctx once both servers are in their
-// second trial's profiling phase (the first ones stored), calling before
-// first.
-func interruptMidSecondTrials(ctx context.Context, cancel context.CancelFunc, ms []*mockServer, before func()) {
+// interruptMidSecondTrials cancels ctx once both servers hold the first
+// request of their second trial (the first trials stored), calling before
+// first; g lets requests go once ctx is done.
+func interruptMidSecondTrials(ctx context.Context, cancel context.CancelFunc, g *rendezvous, before func()) {
 	go func() {
-		for ctx.Err() == nil {
-			a, b := ms[0].control(), ms[1].control()
-			if a.ProfilerStarts == 2 && b.ProfilerStarts == 2 && a.InferenceRequests > 4 && b.InferenceRequests > 4 {
-				break
+		select {
+		case <-g.all:
+			if before != nil {
+				before()
 			}
-			time.Sleep(time.Millisecond)
+			cancel()
+		case <-ctx.Done():
 		}
-		if before != nil {
-			before()
-		}
-		cancel()
 	}()
 }
 
@@ -179,12 +242,14 @@ func assertInterruptedAfterFirstTrials(t *testing.T, r invocation, ms []*mockSer
 func TestParallelSweepInterruptedLocallyResumesOnKubernetes(t *testing.T) {
 	subprocesses(t)
 	dir := t.TempDir()
-	ms, args := laneMocks(t, dir, mock.Config{TTFT: 30})
+	g := newRendezvous(4, true)
+	ms, args := laneMocks(t, dir, g)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	interruptMidSecondTrials(ctx, cancel, ms, nil)
+	interruptMidSecondTrials(ctx, cancel, g, nil)
 	first := cliCtx(ctx, t, dir, append(args, "--parallel", "2")...)
 	assertInterruptedAfterFirstTrials(t, first, ms, dir)
+	close(g.release)
 
 	cs := fakeCluster(t)
 	second := cli(t, dir, append(args, "--parallel", "2", "--resume",
@@ -209,11 +274,12 @@ func TestParallelSweepInterruptedLocallyResumesOnKubernetes(t *testing.T) {
 func TestParallelKubernetesSweepCancelDeletesJobsAndResumesLocally(t *testing.T) {
 	cs := fakeCluster(t)
 	dir := t.TempDir()
-	ms, args := laneMocks(t, dir, mock.Config{TTFT: 30})
+	g := newRendezvous(4, true)
+	ms, args := laneMocks(t, dir, g)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	running := -1
-	interruptMidSecondTrials(ctx, cancel, ms, func() {
+	interruptMidSecondTrials(ctx, cancel, g, func() {
 		jobs, err := cs.BatchV1().Jobs("bench").List(context.Background(), metav1.ListOptions{})
 		if err == nil {
 			running = len(jobs.Items)
@@ -222,6 +288,7 @@ func TestParallelKubernetesSweepCancelDeletesJobsAndResumesLocally(t *testing.T)
 	first := cliCtx(ctx, t, dir, append(args, "--parallel", "2",
 		"--executor", "kubernetes", "--namespace", "bench", "--image", "ghcr.io/acme/aiperf:1.2")...)
 	assertInterruptedAfterFirstTrials(t, first, ms, dir)
+	close(g.release)
 	assert.Equal(t, 2, running, "the two servers' Jobs ran side by side")
 	assert.Equal(t, 4, countVerb(cs, "create"))
 	assert.Equal(t, 4, countVerb(cs, "delete"), "every Job deleted, the two cancelled ones included")
