@@ -88,9 +88,10 @@ func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 // ReadExports writes the exports framed in log (see WriteExports) into dir,
 // as a local trial leaves them, and returns a warning for each the pod kept
 // (too large for the log). A frame that fails its checksum, or an export the
-// manifest lists but the log lacks (cut), is an error: the trial's result
-// must not be ingested without them. A log without a manifest (a child
-// that died before writing it) brings back nothing and says nothing.
+// manifest lists but the log lacks (cut), is an error, and no export is
+// written: the trial's result must not be ingested without them. A log
+// without a manifest (a child that died before writing it) brings back
+// nothing and says nothing.
 func ReadExports(log []byte, dir string) ([]string, error) {
 	frames, _ := scanFrames(bytes.NewReader(log)) // a frame cut short is reported by ReadFrame
 	var manifest *frame
@@ -119,6 +120,7 @@ func ReadExports(log []byte, dir string) ([]string, error) {
 		return nil, fmt.Errorf("decode the exports manifest: %w", err)
 	}
 	var warnings []string
+	checked := map[string][]byte{} // every export checked before any is written
 	for _, e := range entries {
 		if e.Skipped != "" {
 			warnings = append(warnings, fmt.Sprintf("export %s (%s) was not brought back from the pod: %s; "+
@@ -136,12 +138,15 @@ func ReadExports(log []byte, dir string) ([]string, error) {
 		if err != nil {
 			return warnings, fmt.Errorf("export %s: %w", e.Name, err)
 		}
-		path := filepath.Join(dir, filepath.FromSlash(e.Name))
+		checked[e.Name] = b
+	}
+	for name, b := range checked {
+		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return warnings, fmt.Errorf("write export %s: %w", e.Name, err)
+			return warnings, fmt.Errorf("write export %s: %w", name, err)
 		}
 		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return warnings, fmt.Errorf("write export %s: %w", e.Name, err)
+			return warnings, fmt.Errorf("write export %s: %w", name, err)
 		}
 	}
 	return warnings, nil

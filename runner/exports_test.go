@@ -90,9 +90,13 @@ func TestExportDamageFailsTheIngestion(t *testing.T) {
 	log := string(podLog(t, dir, runner.ExportFrameLimit))
 	local := t.TempDir()
 
-	tampered := strings.Replace(log, "AIPERF-FILE-BEGIN v1 bytes=", "AIPERF-FILE-BEGIN v1 bytes=1", 1)
+	// The larger file's frame comes last: the smaller one checks out, and
+	// is still not written.
+	i := strings.LastIndex(log, "AIPERF-FILE-BEGIN v1 bytes=") + len("AIPERF-FILE-BEGIN v1 bytes=")
+	tampered := log[:i] + "1" + log[i:]
 	_, err := runner.ReadExports([]byte(tampered), local)
-	assert.ErrorContains(t, err, "checksum mismatch")
+	assert.ErrorContains(t, err, "export profile_export_aiperf.json: checksum mismatch")
+	assert.NoFileExists(t, filepath.Join(local, "inputs.json"), "nothing written when an export fails")
 
 	// The first file's frame lost (a log rotated at its start).
 	start := strings.Index(log, "AIPERF-FILE-BEGIN")
