@@ -113,3 +113,30 @@ func TestExportDamageFailsTheIngestion(t *testing.T) {
 	assert.NoError(t, err, "no manifest: nothing to bring back")
 	assert.Empty(t, warnings)
 }
+
+// FuzzReadExports reads arbitrary pod logs: ReadExports never panics, writes
+// only inside the trial's directory, and writes nothing when it fails.
+func FuzzReadExports(f *testing.F) {
+	seed := f.TempDir()
+	if err := os.WriteFile(filepath.Join(seed, "inputs.json"), []byte(`{"data": []}`), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := runner.WriteExports(&b, seed, runner.ExportFrameLimit); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes())
+	f.Add([]byte("AIPERF-FILE-BEGIN v1 bytes=2 sha256=00 name=..%2Fx\nAIPERF-FILE-DATA AAAA\nAIPERF-FILE-END\n"))
+	f.Fuzz(func(t *testing.T, log []byte) {
+		root := t.TempDir()
+		dir := filepath.Join(root, "trial")
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		_, err := runner.ReadExports(log, dir)
+		if err != nil {
+			entries, _ := os.ReadDir(dir)
+			assert.Empty(t, entries, "nothing written on %v", err)
+		}
+		siblings, _ := os.ReadDir(root)
+		assert.Len(t, siblings, 1, "nothing written outside the trial's directory")
+	})
+}
