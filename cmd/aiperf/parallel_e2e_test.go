@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -151,6 +152,22 @@ func TestParallelSweepRunsServersSideBySide(t *testing.T) {
 	require.Equal(t, ExitOK, pl.code, pl.stderr)
 	assert.Contains(t, pl.stdout, "schedule: up to 2 trials at once (--parallel 2) on 2 server lanes")
 	assert.Contains(t, pl.stdout, "lane 1 http://localhost:"+strings.TrimPrefix(ms[0].URL, "http://127.0.0.1:")+": 2 cells")
+
+	pj := cli(t, dir, append([]string{"plan", "--parallel", "2", "--format", "json"}, args[1:]...)...)
+	require.Equal(t, ExitOK, pj.code, pj.stderr)
+	var lanes struct {
+		Lanes map[string][]struct {
+			Servers []string `json:"servers"`
+			Cells   []string `json:"cells"`
+		} `json:"lanes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(pj.stdout), &lanes))
+	require.Len(t, lanes.Lanes["lanes"], 2)
+	for _, l := range lanes.Lanes["lanes"] {
+		assert.Len(t, l.Servers, 1)
+		assert.Len(t, l.Cells, 2, "each server's two concurrencies share its lane")
+	}
+	assert.Empty(t, ms[0].control().Events, "plan sent nothing")
 
 	sw := cli(t, dir, append(args, "--parallel", "2")...)
 	require.Equal(t, ExitOK, sw.code, "stdout:\n%s\nstderr:\n%s", sw.stdout, sw.stderr)
