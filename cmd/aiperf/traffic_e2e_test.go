@@ -139,6 +139,7 @@ type jsonlLine struct {
 		TurnIndex      int    `json:"turn_index"`
 		SessionNum     int    `json:"session_num"`
 		XCorrelationID string `json:"x_correlation_id"`
+		WorkerID       string `json:"worker_id"`
 		XRequestID     string `json:"x_request_id"`
 		RequestStartNs int64  `json:"request_start_ns"`
 		RequestEndNs   int64  `json:"request_end_ns"`

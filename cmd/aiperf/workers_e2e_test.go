@@ -63,12 +63,19 @@ func TestWorkersShardOneCell(t *testing.T) {
 	lines := jsonlLines(t, filepath.Join(dir, "w4", "profile_export.jsonl"))
 	require.Len(t, lines, 103)
 	perWorker := map[string]int{}
+	workerIDs := map[string]string{} // request-id prefix → worker_id
 	var ttft []float64
 	for _, l := range lines {
 		perWorker[workerOf(l)]++
+		if id, seen := workerIDs[workerOf(l)]; seen {
+			assert.Equal(t, id, l.Metadata.WorkerID, "one worker_id per worker")
+		}
+		workerIDs[workerOf(l)] = l.Metadata.WorkerID
 		ttft = append(ttft, l.Metrics["time_to_first_token"].Value.(float64))
 	}
 	assert.Len(t, perWorker, 4, "every worker sent")
+	assert.ElementsMatch(t, []string{"worker_0", "worker_1", "worker_2", "worker_3"}, slices.Collect(maps.Values(workerIDs)),
+		"worker_id names the process that sent the request")
 	for _, n := range perWorker {
 		assert.Contains(t, []int{25, 26}, n, "103 requests shared 26, 26, 26, 25")
 	}
@@ -109,6 +116,7 @@ func TestWorkersShardOneCell(t *testing.T) {
 		records += w.Records
 	}
 	assert.Equal(t, 103, records)
+
 }
 
 func lastIndex(xs []string, x string) int {
@@ -363,9 +371,17 @@ sweep(name = "one", base = base, scenarios = [{"name": "c1"}])
 	inv = cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "tok="+tok, "--workers", "2")
 	require.Equal(t, 0, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	assert.Equal(t, 8, m.control().InferenceRequests)
-	runs, err := openStore(t, dir).ListRuns(context.Background(), store.RunFilter{Sweep: "sharded"})
+	db := openStore(t, dir)
+	runs, err := db.ListRuns(context.Background(), store.RunFilter{Sweep: "sharded"})
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
+	for _, row := range runs {
+		stored, err := db.GetRun(context.Background(), row.ID, false)
+		require.NoError(t, err)
+		require.Len(t, stored.Audit.Workers, 2, "the store keeps each worker's account")
+		assert.Equal(t, 4, stored.Audit.Workers[0].Records+stored.Audit.Workers[1].Records)
+		assert.Positive(t, stored.Audit.Workers[1].ClockRTTNs)
+	}
 	results := filesNamed(t, dir, runner.ResultFile)
 	require.Len(t, results, 2)
 	for _, path := range results {

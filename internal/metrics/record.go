@@ -4,12 +4,13 @@ package metrics
 // Result). Times are nanosecond offsets from the run's single monotonic start;
 // WallStartNs anchors SentNs to wall-clock time for exports.
 type Record struct {
-	Index     int    `json:"index"`      // issue order within the run, from 0
-	Phase     string `json:"phase"`      // phase name, e.g. "warmup", "profiling"
-	PhaseKind string `json:"phase_kind"` // plan.KindWarmup or plan.KindProfiling
-	RequestID string `json:"request_id"` // X-Request-ID sent
-	URL       int    `json:"url"`        // index of the --url used
-	Prompt    int    `json:"prompt"`     // index of the dataset conversation sent
+	Index     int    `json:"index"`            // issue order within the run, from 0
+	Phase     string `json:"phase"`            // phase name, e.g. "warmup", "profiling"
+	PhaseKind string `json:"phase_kind"`       // plan.KindWarmup or plan.KindProfiling
+	RequestID string `json:"request_id"`       // X-Request-ID sent
+	URL       int    `json:"url"`              // index of the --url used
+	Worker    int    `json:"worker,omitempty"` // the worker process that sent it (--workers), from 0
+	Prompt    int    `json:"prompt"`           // index of the dataset conversation sent
 	Model     string `json:"model"`
 	Streaming bool   `json:"streaming"`
 	// NoTokens marks a request to an endpoint that generates no tokens

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -118,6 +119,23 @@ func AppendJSONL(b []byte, r *metrics.Record, streaming bool) ([]byte, error) {
 	return append(b, "}\n"...), nil
 }
 
+// workerIDs are AIPerf's names of the first worker processes.
+var workerIDs = func() (ids [64]string) {
+	for i := range ids {
+		ids[i] = "worker_" + strconv.Itoa(i)
+	}
+	return ids
+}()
+
+// workerID is the worker_id of a record sent by worker i (--workers; 0 for
+// a run of one process), as AIPerf names its workers.
+func workerID(i int) string {
+	if i >= 0 && i < len(workerIDs) {
+		return workerIDs[i]
+	}
+	return "worker_" + strconv.Itoa(i)
+}
+
 // recordMetadata returns the JSONL metadata of one request and its error
 // details (nil on success).
 func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.Error) {
@@ -130,7 +148,7 @@ func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.
 		TurnIndex:         r.Turn,
 		RequestStartNs:    r.WallStartNs,
 		RequestEndNs:      wall(r.EndNs),
-		WorkerID:          "worker_0", // one process; there are no AIPerf workers
+		WorkerID:          workerID(r.Worker),
 		RecordProcessorID: "record_processor_0",
 		BenchmarkPhase:    plan.KindProfiling,
 		WasCancelled:      r.Cancelled,

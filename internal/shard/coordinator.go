@@ -168,6 +168,7 @@ func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
 			rec := *m.Record
 			rec.Shift(st.shift.Load())
 			rec.Index, rec.Session = rec.Index*n+w, rec.Session*n+w
+			rec.Worker = w
 			st.records.Add(1)
 			c.count(&rec)
 			if c.OnRecord != nil {
