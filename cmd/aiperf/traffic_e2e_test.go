@@ -304,7 +304,7 @@ func TestSyntheticSessions(t *testing.T) {
 // the cold cell's, beyond run-to-run noise.
 func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 	subprocesses(t)
-	m := startMock(t, mock.Config{TTFT: 2, ITL: 1, Prefill: 200}) // a cold block costs ~100 ms: far above -race noise
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 1, Prefill: 400}) // a cold block costs ~200 ms: far above -race noise, even on a loaded machine
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "trace_replay.star"))
 	require.NoError(t, err)
 	dir := t.TempDir()
