@@ -14,29 +14,59 @@ import (
 
 // ExecutorArgs choose where `aiperf sweep` runs its trials.
 type ExecutorArgs struct {
-	Executor        string        `name:"executor" enum:"local,kubernetes" default:"local" group:"Executor" help:"Where trials run: local (a subprocess each) or kubernetes (a Job each, its result read back from the pod log) (default ${default})."`
-	Namespace       string        `name:"namespace" group:"Executor" placeholder:"NS" help:"Namespace of the trial Jobs (default: the kubeconfig context's, or the pod's own in-cluster)."`
-	Image           string        `name:"image" group:"Executor" placeholder:"IMAGE" help:"The aiperf image the trial Jobs run (--executor kubernetes)."`
+	Executor string `name:"executor" enum:"local,kubernetes" default:"local" group:"Executor" help:"Where trials run: local (a subprocess each) or kubernetes (a Job each, its result read back from the pod log) (default ${default})."`
+	KubeArgs `embed:""`
+	Workers  int `name:"workers" default:"1" group:"Executor" placeholder:"N" help:"Send each trial's load from N worker processes of its child (profile --workers; --executor local) (default ${default})."`
+}
+
+// KubeArgs say how Jobs are made with --executor kubernetes: a sweep's
+// trials, a sharded cell's workers.
+type KubeArgs struct {
+	Namespace       string        `name:"namespace" group:"Executor" placeholder:"NS" help:"Namespace of the Jobs (default: the kubeconfig context's, or the pod's own in-cluster)."`
+	Image           string        `name:"image" group:"Executor" placeholder:"IMAGE" help:"The aiperf image the Jobs run (--executor kubernetes)."`
 	Kubeconfig      string        `name:"kubeconfig" group:"Executor" placeholder:"FILE" help:"Kubeconfig file (default: the in-cluster configuration, then $KUBECONFIG or ~/.kube/config)."`
-	CPU             string        `name:"cpu" group:"Executor" placeholder:"QUANTITY" help:"CPU request of each trial pod (e.g. 4, 500m)."`
-	Memory          string        `name:"memory" group:"Executor" placeholder:"QUANTITY" help:"Memory request of each trial pod (e.g. 2Gi)."`
-	ScheduleTimeout time.Duration `name:"schedule-timeout" default:"5m" group:"Executor" placeholder:"DURATION" help:"Fail a trial whose pod is not scheduled within this long, with the pod's events (default ${default})."`
-	Workers         int           `name:"workers" default:"1" group:"Executor" placeholder:"N" help:"Send each trial's load from N worker processes of its child (profile --workers; --executor local) (default ${default})."`
+	CPU             string        `name:"cpu" group:"Executor" placeholder:"QUANTITY" help:"CPU request of each pod (e.g. 4, 500m)."`
+	Memory          string        `name:"memory" group:"Executor" placeholder:"QUANTITY" help:"Memory request of each pod (e.g. 2Gi)."`
+	ScheduleTimeout time.Duration `name:"schedule-timeout" default:"5m" group:"Executor" placeholder:"DURATION" help:"Fail a Job whose pod is not scheduled (a worker: has not connected) within this long, with the pod's events (default ${default})."`
+}
+
+// checkLocal refuses the kubernetes flags when nothing runs there.
+func (a KubeArgs) checkLocal() error {
+	for flag, v := range map[string]string{"--namespace": a.Namespace, "--image": a.Image, "--kubeconfig": a.Kubeconfig,
+		"--cpu": a.CPU, "--memory": a.Memory} {
+		if v != "" {
+			return fmt.Errorf("%s is for --executor kubernetes; this runs locally (nothing was sent)", flag)
+		}
+	}
+	return nil
+}
+
+// kubeExecutor connects to the cluster and makes the executor the flags
+// describe.
+func (a KubeArgs) kubeExecutor() (*kube.Executor, error) {
+	cluster, err := connectKube(a.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--executor kubernetes: %w (nothing was sent)", err)
+	}
+	if a.Namespace != "" {
+		cluster.Namespace = a.Namespace
+	}
+	e, err := kube.New(cluster, kube.Config{Image: a.Image, CPU: a.CPU, Memory: a.Memory, ScheduleTimeout: a.ScheduleTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("--executor kubernetes: %w (nothing was sent)", err)
+	}
+	return e, nil
 }
 
 // checkWorkers refuses --workers that cannot be honoured, before anything
-// is sent: fewer than one, with a kubernetes executor (not there yet), or
-// more than a phase's concurrency or request count.
-func checkWorkers(workers int, executor string, profiles ...plan.Profile) error {
+// is sent: fewer than one, or more than a phase's concurrency or request
+// count.
+func checkWorkers(workers int, profiles ...plan.Profile) error {
 	if workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, got %d (nothing was sent)", workers)
 	}
 	if workers == 1 {
 		return nil
-	}
-	if executor == "kubernetes" {
-		return fmt.Errorf("--workers %d with --executor kubernetes is not supported yet: shard a cell across local "+
-			"worker processes with --executor local (nothing was sent)", workers)
 	}
 	for _, p := range profiles {
 		if err := bench.CheckWorkers(p, workers); err != nil {
@@ -58,15 +88,17 @@ func (a ExecutorArgs) executor(sweeps []plan.Sweep) (runner.Executor, error) {
 			profiles = append(profiles, c.Profile)
 		}
 	}
-	if err := checkWorkers(a.Workers, a.Executor, profiles...); err != nil {
+	if a.Workers > 1 && a.Executor == "kubernetes" {
+		return nil, usageErr(fmt.Errorf("sweep --workers %d with --executor kubernetes is not supported: a trial pod's "+
+			"workers would be pods of their own; shard one cell across worker pods with aiperf profile --workers N "+
+			"--executor kubernetes (nothing was sent)", a.Workers))
+	}
+	if err := checkWorkers(a.Workers, profiles...); err != nil {
 		return nil, usageErr(err)
 	}
 	if a.Executor != "kubernetes" {
-		for flag, v := range map[string]string{"--namespace": a.Namespace, "--image": a.Image, "--kubeconfig": a.Kubeconfig,
-			"--cpu": a.CPU, "--memory": a.Memory} {
-			if v != "" {
-				return nil, usageErr(fmt.Errorf("%s is for --executor kubernetes; trials run locally (nothing was sent)", flag))
-			}
+		if err := a.checkLocal(); err != nil {
+			return nil, usageErr(err)
 		}
 		if a.Workers > 1 {
 			self, err := os.Executable()
@@ -84,16 +116,9 @@ func (a ExecutorArgs) executor(sweeps []plan.Sweep) (runner.Executor, error) {
 			}
 		}
 	}
-	cluster, err := connectKube(a.Kubeconfig)
+	e, err := a.kubeExecutor()
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("--executor kubernetes: %w (nothing was sent)", err))
-	}
-	if a.Namespace != "" {
-		cluster.Namespace = a.Namespace
-	}
-	e, err := kube.New(cluster, kube.Config{Image: a.Image, CPU: a.CPU, Memory: a.Memory, ScheduleTimeout: a.ScheduleTimeout})
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("--executor kubernetes: %w (nothing was sent)", err))
+		return nil, usageErr(err)
 	}
 	return e, nil
 }

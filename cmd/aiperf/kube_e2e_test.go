@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
@@ -77,12 +76,7 @@ func TestSweepAsKubernetesJobs(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 4, jobs, "a Job per trial")
-	left, err := cs.BatchV1().Jobs("bench").List(context.Background(), metav1.ListOptions{})
-	require.NoError(t, err)
-	assert.Empty(t, left.Items, "every Job deleted")
-	secrets, err := cs.CoreV1().Secrets("bench").List(context.Background(), metav1.ListOptions{})
-	require.NoError(t, err)
-	assert.Empty(t, secrets.Items, "every Secret deleted")
+	assertNoKubeObjects(t, cs)
 
 	logs, err := filepath.Glob(filepath.Join(dir, "artifacts", "kgrid", "*", "trial_0001", runner.LogFile))
 	require.NoError(t, err)
@@ -128,5 +122,8 @@ func TestKubernetesFlagsRefusedBeforeTraffic(t *testing.T) {
 	r = cli(t, dir, append([]string{"sweep", script, "--executor", "kubernetes", "--image", "x", "--cpu", "lots"}, set...)...)
 	assert.Equal(t, ExitUsage, r.code)
 	assert.Contains(t, r.stderr, `--cpu "lots"`)
+	r = cli(t, dir, append([]string{"sweep", script, "--executor", "kubernetes", "--image", "x", "--workers", "2"}, set...)...)
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Contains(t, r.stderr, "sweep --workers 2 with --executor kubernetes is not supported")
 	assert.False(t, strings.Contains(r.stderr, "running"), "nothing ran")
 }

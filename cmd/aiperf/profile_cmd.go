@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,8 +47,12 @@ type ProfileCmd struct {
 	ParameterSweepCooldown    float64 `name:"parameter-sweep-cooldown-seconds" group:"Sweep" placeholder:"SECONDS" help:"Pause between the values of a comma-list sweep."`
 	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
-	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes of this machine, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
-	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses (kubernetes is for aiperf sweep's trials) (default ${default})."`
+	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
+	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
+	KubeArgs                  `embed:""`
+	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
+
+	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
 	yamlCells []plan.Cell // a config file's sweep: variations
 
@@ -82,7 +87,8 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true))...); err != nil {
 		return usageErr(err)
 	}
-	if err := c.checkWorkers(spec.Profile); err != nil {
+	if err := c.checkWorkers(spec.Profile, len(g.sweepLists) == 0 && len(c.yamlCells) == 0 && c.NumProfileRuns == 1,
+		g.Stderr); err != nil {
 		return usageErr(err)
 	}
 	dir := c.ArtifactDir
@@ -205,7 +211,9 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		opts.Log = redact.Writer(g.Stderr)
 	}
 	closeDashboard := c.dashboard(g, spec, &opts)
-	if c.Workers > 1 {
+	if c.workers != nil {
+		opts.Workers = c.workers
+	} else if c.Workers > 1 {
 		self, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("find the aiperf executable for the worker processes: %w", err)
@@ -395,11 +403,44 @@ var startWorkers = func(self string, n int, log io.Writer) bench.Workers {
 }
 
 // checkWorkers refuses --workers and --executor values that cannot be
-// honoured for this profile, before anything is sent.
-func (c *ProfileCmd) checkWorkers(p plan.Profile) error {
-	if c.Executor == "kubernetes" && c.Workers <= 1 {
-		return errors.New("aiperf profile runs its cell on this machine: --executor kubernetes is for aiperf sweep's trials; " +
-			"--workers N --executor local shards one cell across N local worker processes (nothing was sent)")
+// honoured for this profile (single: one cell run once), before anything
+// is sent; with --executor kubernetes it makes the workers.
+func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) error {
+	if err := checkWorkers(c.Workers, p); err != nil {
+		return err
 	}
-	return checkWorkers(c.Workers, c.Executor, p)
+	if c.Executor != "kubernetes" {
+		if c.CoordinatorAddress != "" {
+			return errors.New("--coordinator-address is for --workers N --executor kubernetes (nothing was sent)")
+		}
+		return c.checkLocal()
+	}
+	switch {
+	case c.Workers <= 1:
+		return errors.New("aiperf profile runs its cell in this process: --executor kubernetes runs its --workers as pods " +
+			"(--workers N, N above 1); aiperf sweep --executor kubernetes runs trials as Jobs (nothing was sent)")
+	case !single:
+		return errors.New("--workers with --executor kubernetes shards one cell run once: --num-profile-runs, comma lists " +
+			"and a config's sweep run their trials as local processes, use --executor local for them (nothing was sent)")
+	}
+	addr := c.CoordinatorAddress
+	if addr == "" {
+		ip := os.Getenv("POD_IP")
+		if ip == "" {
+			return errors.New("--coordinator-address is required with --executor kubernetes outside a pod: a HOST:PORT " +
+				"the worker pods can reach (port 0: any); in a pod, set $POD_IP from the downward API (status.podIP) " +
+				"(nothing was sent)")
+		}
+		addr = net.JoinHostPort(ip, "0")
+	}
+	e, err := c.kubeExecutor()
+	if err != nil {
+		return err
+	}
+	w, err := e.Workers(c.Workers, addr, log)
+	if err != nil {
+		return fmt.Errorf("%w (nothing was sent)", err)
+	}
+	c.workers = w
+	return nil
 }

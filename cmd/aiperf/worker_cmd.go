@@ -2,26 +2,49 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/shard"
+	"github.com/aiperf-go/aiperf/runner/kube"
 )
 
 // WorkerCmd is `aiperf worker` (hidden): one worker process of a sharded
 // cell (profile --workers), driven by its coordinator over stdin and
-// stdout; its log goes to stderr.
-type WorkerCmd struct{}
+// stdout, or, with --connect, over a TCP connection it dials (a worker
+// pod); its log goes to stderr.
+type WorkerCmd struct {
+	Connect     string        `name:"connect" placeholder:"HOST:PORT" help:"Dial the coordinator here and join with the cell's token from $AIPERF_WORKER_TOKEN (a worker pod)."`
+	WorkerIndex int           `name:"worker-index" placeholder:"N" help:"This worker's number in the cell (with --connect)."`
+	ConnectWait time.Duration `name:"connect-wait" default:"1m" placeholder:"DURATION" help:"How long to retry reaching the coordinator (with --connect)."`
+}
 
 // Run serves the coordinator until the worker's share of the load ended.
-func (WorkerCmd) Run(ctx context.Context, g *Globals) error {
-	w, err := shard.Accept(os.Stdin, g.Stdout)
+func (c WorkerCmd) Run(ctx context.Context, g *Globals) error {
+	var r io.Reader = os.Stdin
+	w := g.Stdout
+	if c.Connect != "" {
+		token := os.Getenv(kube.WorkerTokenEnv)
+		if token == "" {
+			return errors.New("aiperf worker --connect: $" + kube.WorkerTokenEnv + " holds no token to join the coordinator with")
+		}
+		conn, err := shard.Dial(ctx, c.Connect, token, c.WorkerIndex, c.ConnectWait)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		r, w = conn, conn
+	}
+	wk, err := shard.Accept(r, w)
 	if err != nil {
-		shard.Fail(g.Stdout, err)
+		shard.Fail(w, err)
 		return err
 	}
-	if err := bench.Work(ctx, w, g.Stderr); err != nil {
-		shard.Fail(g.Stdout, err)
+	if err := bench.Work(ctx, wk, g.Stderr); err != nil {
+		shard.Fail(w, err)
 		return err
 	}
 	return nil

@@ -338,8 +338,7 @@ func TestWorkersRefused(t *testing.T) {
 		{quick(m.URL, "--concurrency", "4", "--workers", "5"), "--workers 5 is more than the profiling phase's concurrency 4"},
 		{quick(m.URL, "--concurrency", "8", "--request-count", "3", "--workers", "4"), "phase's request count 3"},
 		{quick(m.URL, "--concurrency", "8", "--workers", "0"), "--workers must be at least 1, got 0"},
-		{quick(m.URL, "--concurrency", "8", "--workers", "2", "--executor", "kubernetes"), "worker processes with --executor local"},
-		{quick(m.URL, "--executor", "kubernetes"), "--executor kubernetes is for aiperf sweep"},
+		{quick(m.URL, "--executor", "kubernetes"), "--executor kubernetes runs its --workers as pods"},
 		{quick(m.URL, "--concurrency", "8", "--workers", "2", "--export-level", "raw"), "--export-level raw is not available with --workers 2"},
 	} {
 		inv := cli(t, "", c.args...)

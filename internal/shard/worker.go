@@ -34,6 +34,9 @@ func Accept(r io.Reader, w io.Writer) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the worker's spec: %w", err)
 	}
+	if m.Type == TypeError {
+		return nil, fmt.Errorf("the coordinator refused this worker: %s", m.Err)
+	}
 	if m.Type != TypeSpec || m.Spec == nil {
 		return nil, fmt.Errorf("read the worker's spec: got a %q message first", m.Type)
 	}

@@ -127,12 +127,14 @@ func (e *Executor) start(ctx context.Context, o trialObjects) (*batchv1.Job, err
 		return nil, fmt.Errorf("create job: %w", err)
 	}
 	o.ownedBy(job)
-	if _, err := e.Client.CoreV1().ConfigMaps(e.Namespace).Create(ctx, o.spec, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("create the trial spec's configmap: %w", err)
+	if o.spec != nil {
+		if _, err := e.Client.CoreV1().ConfigMaps(e.Namespace).Create(ctx, o.spec, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("create the trial spec's configmap: %w", err)
+		}
 	}
 	if o.secret != nil {
 		if _, err := e.Client.CoreV1().Secrets(e.Namespace).Create(ctx, o.secret, metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("create the api key's secret: %w", err)
+			return nil, fmt.Errorf("create the job's secret: %w", err)
 		}
 	}
 	job, err = jobs.Patch(ctx, job.Name, types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{})

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +77,7 @@ func (c Config) check() error {
 	return nil
 }
 
-// trialObjects are what one trial creates: the Job (created suspended, so
+// trialObjects are what one trial (or worker) creates: the Job (created suspended, so
 // that the ConfigMap and the Secret exist, owned by it, before its pod),
 // the ConfigMap holding the spec, and the Secret holding the API key (nil
 // without one).
@@ -91,16 +93,52 @@ func (c Config) objects(name string, spec runner.Spec, apiKey string) (trialObje
 	if err != nil {
 		return trialObjects{}, fmt.Errorf("encode trial spec: %w", err)
 	}
-	labels := trialLabels(spec)
-	meta := metav1.ObjectMeta{Name: name, Labels: labels}
+	meta := metav1.ObjectMeta{Name: name, Labels: trialLabels(spec)}
 	o := trialObjects{spec: &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{runner.SpecFile: string(b)}}}
-	env := []corev1.EnvVar{{Name: runner.ChildEnv, Value: "1"}}
+	var env []corev1.EnvVar
 	if apiKey != "" {
-		o.secret = &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{apiKeyKey: []byte(apiKey)}}
-		env = append(env, corev1.EnvVar{Name: runner.APIKeyEnv, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: apiKeyKey},
+		o.secret, env = secretEnv(meta, map[string]string{runner.APIKeyEnv: apiKey})
+	}
+	o.job = c.podJob(meta, []string{"profile", "--spec-file", path.Join(DefaultSpecDir, runner.SpecFile), "--remote-spec",
+		"--result-frame", "--artifact-dir", workDir, "--ui", "none", "--no-store", "-v"}, env,
+		[]corev1.VolumeMount{
+			{Name: "spec", MountPath: DefaultSpecDir, ReadOnly: true},
+			{Name: "work", MountPath: workDir},
+		},
+		[]corev1.Volume{
+			{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
+			{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		})
+	return o, nil
+}
+
+// secretKeys are the Secret keys of the variables a pod reads from its
+// Secret.
+var secretKeys = map[string]string{runner.APIKeyEnv: apiKeyKey, WorkerTokenEnv: workerTokenKey}
+
+// secretEnv is the Secret (named and labelled as meta) holding values,
+// variable name → value, and the env that reads each through a
+// secretKeyRef, never in plain env.
+func secretEnv(meta metav1.ObjectMeta, values map[string]string) (*corev1.Secret, []corev1.EnvVar) {
+	secret := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{}}
+	var env []corev1.EnvVar
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		key := secretKeys[name]
+		secret.Data[key] = []byte(values[name])
+		env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: meta.Name}, Key: key},
 		}})
 	}
+	return secret, env
+}
+
+// podJob is a Job (created suspended) whose one pod runs the aiperf image
+// with args, env (after runner.ChildEnv), the mounts and volumes: never
+// restarted, no retry, the resources requested, deleted by the cluster an
+// hour after it finished should its parent not delete it.
+func (c Config) podJob(meta metav1.ObjectMeta, args []string, env []corev1.EnvVar, mounts []corev1.VolumeMount,
+	volumes []corev1.Volume) *batchv1.Job {
 	requests := corev1.ResourceList{}
 	if c.CPU != "" {
 		requests[corev1.ResourceCPU] = resource.MustParse(c.CPU) // checked by Config.check
@@ -113,46 +151,39 @@ func (c Config) objects(name string, spec runner.Spec, apiKey string) (trialObje
 		command = []string{"aiperf"}
 	}
 	backoff, ttl, suspend := int32(0), ttlAfterFinished, true
-	o.job = &batchv1.Job{
+	return &batchv1.Job{
 		ObjectMeta: meta,
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            &backoff,
 			TTLSecondsAfterFinished: &ttl,
 			Suspend:                 &suspend,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
 					Containers: []corev1.Container{{
-						Name:    container,
-						Image:   c.Image,
-						Command: command,
-						Args: []string{"profile", "--spec-file", path.Join(DefaultSpecDir, runner.SpecFile), "--remote-spec",
-							"--result-frame", "--artifact-dir", workDir, "--ui", "none", "--no-store", "-v"},
-						Env:       env,
-						Resources: corev1.ResourceRequirements{Requests: requests},
-						VolumeMounts: []corev1.VolumeMount{
-							{Name: "spec", MountPath: DefaultSpecDir, ReadOnly: true},
-							{Name: "work", MountPath: workDir},
-						},
+						Name:         container,
+						Image:        c.Image,
+						Command:      command,
+						Args:         args,
+						Env:          append([]corev1.EnvVar{{Name: runner.ChildEnv, Value: "1"}}, env...),
+						Resources:    corev1.ResourceRequirements{Requests: requests},
+						VolumeMounts: mounts,
 					}},
-					Volumes: []corev1.Volume{
-						{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-							LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
-						{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					},
+					Volumes: volumes,
 				},
 			},
 		},
 	}
-	return o, nil
 }
 
 // ownedBy makes the ConfigMap and the Secret belong to the created Job: the
 // cluster deletes them with it, should the parent fail to.
 func (o trialObjects) ownedBy(job *batchv1.Job) {
 	ref := []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}
-	o.spec.OwnerReferences = ref
+	if o.spec != nil {
+		o.spec.OwnerReferences = ref
+	}
 	if o.secret != nil {
 		o.secret.OwnerReferences = ref
 	}

@@ -1,0 +1,207 @@
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/aiperf-go/aiperf/internal/shard"
+)
+
+// Labels of a sharded cell's worker Jobs (and their pods).
+const (
+	LabelShard  = "aiperf.dev/shard"  // the cell's workers: one random id for all of them
+	LabelWorker = "aiperf.dev/worker" // the worker's number, from 0
+)
+
+const (
+	// WorkerTokenEnv names the variable a worker pod reads the cell's token
+	// from (through a secretKeyRef): it presents it when it joins.
+	WorkerTokenEnv = "AIPERF_WORKER_TOKEN"
+	workerTokenKey = "worker-token"
+	// workerExitWait bounds how long a worker's Job may take to end once
+	// its channel closed, before it is deleted.
+	workerExitWait = 2 * time.Minute
+)
+
+// Workers runs the workers of a sharded cell (profile --workers N
+// --executor kubernetes) as N Jobs whose pods run `aiperf worker
+// --connect ADDR`: each dials this process back over TCP and joins with
+// the cell's token (shard.Listen), then speaks the shard channel over the
+// connection. The first Start creates every Job; each Start waits for its
+// worker to join, for at most ScheduleTimeout from then.
+type Workers struct {
+	e       *Executor
+	count   int
+	listen  string // HOST:PORT listened on
+	host    string // what the pods dial, with the port listened on
+	log     io.Writer
+	mu      sync.Mutex
+	ln      *shard.Listener
+	names   []string
+	joinBy  time.Time
+	stopped bool
+}
+
+// Workers returns n workers whose pods dial back to listen (HOST:PORT;
+// port 0 picks one), a host the pods can reach; refused joins are told to
+// log (nil: not told).
+func (e *Executor) Workers(n int, listen string, log io.Writer) (*Workers, error) {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("--coordinator-address %q is not HOST:PORT: %w", listen, err)
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		return nil, fmt.Errorf("--coordinator-address %q: give the host the worker pods dial (this pod's IP or a "+
+			"Service's name), not a wildcard", listen)
+	}
+	return &Workers{e: e, count: n, listen: listen, host: host, log: log}, nil
+}
+
+// N is how many workers share the cell.
+func (w *Workers) N() int { return w.count }
+
+// Start returns worker i once its pod joined (the first call creates
+// every worker's Job). Should a worker not join in time, or ctx end,
+// every Job of the cell is deleted and the error names the worker, with
+// its pod's events.
+func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
+	if i == 0 {
+		if err := w.launch(ctx); err != nil {
+			w.stop()
+			return nil, err
+		}
+	}
+	name := w.names[i]
+	jctx, cancel := context.WithDeadline(ctx, w.joinBy)
+	conn, err := w.ln.Conn(jctx, i)
+	cancel()
+	if err != nil {
+		w.stop()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("worker %d (job %s/%s): cancelled before it joined; the cell's jobs are deleted: %w",
+				i, w.e.Namespace, name, ctx.Err())
+		}
+		return nil, fmt.Errorf("worker %d (job %s/%s) did not connect within %s (--schedule-timeout); the cell's jobs "+
+			"are deleted; %s", i, w.e.Namespace, name, w.e.ScheduleTimeout, w.e.events(context.WithoutCancel(ctx), name))
+	}
+	if i == w.count-1 {
+		w.ln.Close()
+	}
+	var once sync.Once
+	killed := false
+	kill := func() {
+		once.Do(func() {
+			killed = true
+			_ = conn.Close()
+			_ = w.e.cleanup(ctx, name)
+		})
+	}
+	return &shard.Peer{
+		Name: fmt.Sprintf("worker %d (job %s)", i, name),
+		Conn: shard.NewConn(conn, conn),
+		Wait: func() error {
+			_ = conn.Close()
+			err := w.waitJob(ctx, name)
+			once.Do(func() {
+				if cerr := w.e.cleanup(ctx, name); cerr != nil {
+					err = errors.Join(err, cerr)
+				}
+			})
+			if killed {
+				return errors.New("killed: its job is deleted")
+			}
+			return err
+		},
+		Kill: kill,
+	}, nil
+}
+
+// launch listens, then creates each worker's Job with its Secret holding
+// the cell's token.
+func (w *Workers) launch(ctx context.Context) error {
+	token := shard.NewToken()
+	ln, err := shard.Listen(w.listen, token, w.count)
+	if err != nil {
+		return fmt.Errorf("--coordinator-address: %w", err)
+	}
+	if w.log != nil {
+		ln.Reject = func(err error) { fmt.Fprintf(w.log, "warning: %v\n", err) }
+	}
+	addr := net.JoinHostPort(w.host, strconv.Itoa(ln.Port()))
+	var r [3]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
+	shardID := hex.EncodeToString(r[:])
+	w.mu.Lock()
+	w.ln, w.names = ln, make([]string, w.count)
+	w.mu.Unlock()
+	w.joinBy = time.Now().Add(w.e.ScheduleTimeout)
+	for i := range w.count {
+		name := fmt.Sprintf("aiperf-worker-%s-%d", shardID, i)
+		meta := metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"app.kubernetes.io/name": "aiperf", "app.kubernetes.io/component": "worker",
+			LabelShard: shardID, LabelWorker: strconv.Itoa(i),
+		}}
+		secret, env := secretEnv(meta, map[string]string{WorkerTokenEnv: token})
+		o := trialObjects{secret: secret,
+			job: w.e.podJob(meta, []string{"worker", "--connect", addr, "--worker-index", strconv.Itoa(i)}, env, nil, nil)}
+		w.mu.Lock()
+		w.names[i] = name
+		w.mu.Unlock()
+		if _, err := w.e.start(ctx, o); err != nil {
+			return fmt.Errorf("worker %d (job %s/%s): %w", i, w.e.Namespace, name, err)
+		}
+	}
+	return nil
+}
+
+// stop stops listening and deletes every Job of the cell created so far.
+func (w *Workers) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.stopped = true
+	if w.ln != nil {
+		w.ln.Close()
+	}
+	for _, name := range w.names {
+		if name != "" {
+			_ = w.e.cleanup(context.Background(), name)
+		}
+	}
+}
+
+// waitJob waits for the worker's Job to end once its channel closed, and
+// says how it ended: a failed pod's last log line explains it.
+func (w *Workers) waitJob(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workerExitWait)
+	defer cancel()
+	job, err := w.e.wait(ctx, name)
+	if err != nil {
+		return err
+	}
+	failed, why := jobFailed(job)
+	if !failed {
+		return nil
+	}
+	err = fmt.Errorf("its pod failed (%s)", why)
+	if log, lerr := w.e.readLog(ctx, name); lerr == nil {
+		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+			err = fmt.Errorf("%w: %s", err, last)
+		}
+	}
+	return err
+}
