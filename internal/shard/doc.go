@@ -4,7 +4,8 @@
 //
 // The channel is newline-delimited JSON messages over an io.Reader and an
 // io.Writer on each side (Conn), whatever carries them: a local worker's
-// stdin and stdout today, a pod's stream later. A worker process writes
+// stdin and stdout, or a TCP connection a worker pod dialled and joined
+// with the cell's token (Listen, Dial). A worker process writes
 // nothing else on its channel (its log goes elsewhere); a pipe is reliable
 // and ordered, so messages need no checksum, and each record travels as its
 // own line as soon as the worker finished it, so a worker that dies leaves

@@ -9,4 +9,8 @@
 // local trial does and stores the result as it stores a local trial's. The Job, its ConfigMap and
 // its Secret are deleted when the trial ends, is cancelled, or its pod is
 // not scheduled in time.
+//
+// Workers runs a sharded cell's workers (profile --workers N --executor
+// kubernetes) as Jobs made the same way, whose pods dial the coordinator
+// back over TCP and join with the cell's token, read from their Secret.
 package kube
