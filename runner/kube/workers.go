@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,10 +100,10 @@ func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 		w.ln.Close()
 	}
 	var once sync.Once
-	killed := false
+	var killed atomic.Bool
 	kill := func() {
 		once.Do(func() {
-			killed = true
+			killed.Store(true)
 			_ = conn.Close()
 			_ = w.e.cleanup(ctx, name)
 		})
@@ -112,13 +113,16 @@ func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 		Conn: shard.NewConn(conn, conn),
 		Wait: func() error {
 			_ = conn.Close()
+			if killed.Load() {
+				return errors.New("killed: its job is deleted")
+			}
 			err := w.waitJob(ctx, name)
 			once.Do(func() {
 				if cerr := w.e.cleanup(ctx, name); cerr != nil {
 					err = errors.Join(err, cerr)
 				}
 			})
-			if killed {
+			if killed.Load() {
 				return errors.New("killed: its job is deleted")
 			}
 			return err
