@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
 // APIKeyEnv names the variable a remote trial child (a Kubernetes pod) reads
@@ -20,12 +22,20 @@ func RemoteSpec(spec Spec) (Spec, string, error) {
 	key := spec.Profile.APIKey
 	spec.Profile.APIKey = ""
 	spec.ProfilerMark = ""
-	if slices.ContainsFunc(spec.Profile.Secrets(), func(s string) bool { return s != "" }) {
+	if HoldsOtherSecret(spec.Profile) {
 		return spec, "", fmt.Errorf("cell %s: a secret in --header, --url, --server-metrics or --gpu-telemetry "+
 			"cannot be passed to a remote trial without writing it into its spec; only the API key (--api-key) "+
 			"travels, as a Secret: move the credential there or use --executor local", spec.Info.CellLabel)
 	}
 	return spec, key, nil
+}
+
+// HoldsOtherSecret reports whether p holds a secret other than its API key
+// (in --header, --url, --server-metrics or --gpu-telemetry): one that only
+// its spec could carry to another machine.
+func HoldsOtherSecret(p plan.Profile) bool {
+	p.APIKey = ""
+	return slices.ContainsFunc(p.Secrets(), func(s string) bool { return s != "" })
 }
 
 // ReadRemoteSpec reads a spec written by RemoteSpec's caller to a read-only

@@ -55,7 +55,7 @@ func TestWorkersAsKubernetesPods(t *testing.T) {
 	assert.Regexp(t, `Workers: 3 processes`, inv.stdout)
 
 	var jobs []*batchv1.Job
-	var tokens []string
+	var tokens, keys []string
 	for _, a := range cs.Actions() {
 		if a.GetVerb() != "create" {
 			continue
@@ -66,12 +66,14 @@ func TestWorkersAsKubernetesPods(t *testing.T) {
 			jobs = append(jobs, o)
 		case *corev1.Secret:
 			tokens = append(tokens, string(o.Data["worker-token"]))
+			keys = append(keys, string(o.Data["api-key"]))
 		}
 	}
 	require.Len(t, jobs, 3, "a Job per worker")
 	require.Len(t, tokens, 3, "a Secret per worker Job")
 	assert.Len(t, tokens[0], 32)
 	assert.Equal(t, tokens[0], tokens[2], "one token for the cell")
+	assert.Equal(t, []string{secret, secret, secret}, keys, "the API key reaches each pod in its Secret, not over the channel")
 	for i, job := range jobs {
 		assert.Equal(t, "worker", job.Labels["app.kubernetes.io/component"])
 		assert.Equal(t, string(rune('0'+i)), job.Labels[kube.LabelWorker])
@@ -170,11 +172,12 @@ func TestKubernetesWorkersFlagsRefused(t *testing.T) {
 	base := quick("http://127.0.0.1:1", "--concurrency", "2", "--request-count", "4")
 	t.Setenv("POD_IP", "")
 	for args, want := range map[string]string{
-		"--workers 2 --executor kubernetes --image x":                                 "--coordinator-address is required",
-		"--workers 2 --executor kubernetes --image x --coordinator-address 0.0.0.0:0": "not a wildcard",
-		"--workers 2 --coordinator-address 127.0.0.1:0":                               "--coordinator-address is for --workers N --executor kubernetes",
-		"--workers 2 --image x":                                                       "--image is for --executor kubernetes",
-		"--workers 2 --executor kubernetes --num-profile-runs 2 --image x":            "shards one cell run once",
+		"--workers 2 --executor kubernetes --image x":                                                                "--coordinator-address is required",
+		"--workers 2 --executor kubernetes --image x --coordinator-address 0.0.0.0:0":                                "not a wildcard",
+		"--workers 2 --coordinator-address 127.0.0.1:0":                                                              "--coordinator-address is for --workers N --executor kubernetes",
+		"--workers 2 --image x":                                                                                      "--image is for --executor kubernetes",
+		"--workers 2 --executor kubernetes --num-profile-runs 2 --image x":                                           "shards one cell run once",
+		"--workers 2 --executor kubernetes --image x --coordinator-address 127.0.0.1:0 --header X-Api-Key:sk-hdr-77": "would cross the network",
 	} {
 		fakeClusterless(t)
 		inv := cli(t, dir, append(slices.Clone(base), strings.Fields(args)...)...)

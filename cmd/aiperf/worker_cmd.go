@@ -9,6 +9,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/shard"
+	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/runner/kube"
 )
 
@@ -42,6 +43,9 @@ func (c WorkerCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		shard.Fail(w, err)
 		return err
+	}
+	if c.Connect != "" {
+		wk.UseAPIKey(os.Getenv(runner.APIKeyEnv)) // kept off the network (shard.Peer.KeyApart)
 	}
 	if err := bench.Work(ctx, wk, g.Stderr); err != nil {
 		shard.Fail(w, err)

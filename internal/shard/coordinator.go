@@ -22,6 +22,10 @@ type Peer struct {
 	Wait func() error
 	// Kill ends the worker at once.
 	Kill func()
+	// KeyApart keeps the API key off the channel (one that crosses a
+	// network): the worker reads it from its own environment, where its
+	// starter put it (a worker pod: from a Secret).
+	KeyApart bool
 }
 
 // Coordinator drives the workers of one cell through the protocol (see

@@ -30,7 +30,11 @@ func (r *run) handshake(specs []Spec) error {
 	for i, p := range c.Peers {
 		// A worker that cannot take its spec has ended: its end, read
 		// below, says why.
-		_ = p.Conn.Send(&Msg{Type: TypeSpec, Spec: &specs[i]})
+		spec := specs[i]
+		if p.KeyApart {
+			spec.Profile.APIKey = ""
+		}
+		_ = p.Conn.Send(&Msg{Type: TypeSpec, Spec: &spec})
 	}
 	for hellos := 0; hellos < len(c.Peers); {
 		e, err := r.next()

@@ -65,6 +65,14 @@ func WorkerProfile(p plan.Profile) plan.Profile {
 	return p
 }
 
+// UseAPIKey sets the API key of the worker's profile, one its coordinator
+// kept off the channel (Peer.KeyApart); "" leaves it as sent.
+func (w *Worker) UseAPIKey(key string) {
+	if key != "" {
+		w.spec.Profile.APIKey = key
+	}
+}
+
 // Spec is the worker's share of the cell.
 func (w *Worker) Spec() Spec { return w.spec }
 

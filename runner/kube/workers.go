@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aiperf-go/aiperf/internal/shard"
+	"github.com/aiperf-go/aiperf/runner"
 )
 
 // Labels of a sharded cell's worker Jobs (and their pods).
@@ -42,6 +43,9 @@ const (
 // connection. The first Start creates every Job; each Start waits for its
 // worker to join, for at most ScheduleTimeout from then.
 type Workers struct {
+	// APIKey goes to each pod through its Secret, never over the channel
+	// (set before the first Start).
+	APIKey  string
 	e       *Executor
 	count   int
 	listen  string // HOST:PORT listened on
@@ -109,8 +113,9 @@ func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 		})
 	}
 	return &shard.Peer{
-		Name: fmt.Sprintf("worker %d (job %s)", i, name),
-		Conn: shard.NewConn(conn, conn),
+		Name:     fmt.Sprintf("worker %d (job %s)", i, name),
+		Conn:     shard.NewConn(conn, conn),
+		KeyApart: true, // the pod reads it from its Secret
 		Wait: func() error {
 			_ = conn.Close()
 			if killed.Load() {
@@ -156,7 +161,11 @@ func (w *Workers) launch(ctx context.Context) error {
 			"app.kubernetes.io/name": "aiperf", "app.kubernetes.io/component": "worker",
 			LabelShard: shardID, LabelWorker: strconv.Itoa(i),
 		}}
-		secret, env := secretEnv(meta, map[string]string{WorkerTokenEnv: token})
+		values := map[string]string{WorkerTokenEnv: token}
+		if w.APIKey != "" {
+			values[runner.APIKeyEnv] = w.APIKey
+		}
+		secret, env := secretEnv(meta, values)
 		o := trialObjects{secret: secret,
 			job: w.e.podJob(meta, []string{"worker", "--connect", addr, "--worker-index", strconv.Itoa(i)}, env, nil, nil)}
 		w.mu.Lock()
