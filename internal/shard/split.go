@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -85,12 +86,17 @@ func Stride(s Sampler, i, w int) Sampler {
 	return &strided{s: s, skip: i, w: w}
 }
 
+// strided is safe for concurrent use: a draw and the skips before it are
+// one step, so sessions started at once still take the worker's draws.
 type strided struct {
+	mu      sync.Mutex
 	s       Sampler
 	skip, w int
 }
 
 func (t *strided) Next() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for range t.skip {
 		t.s.Next()
 	}

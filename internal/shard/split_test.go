@@ -2,6 +2,7 @@ package shard
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -159,4 +160,44 @@ func TestSplitDealsUsersKeepingEachUsersGap(t *testing.T) {
 
 	_, err = Split([]plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Users: 3, Rate: 4}}, 4)
 	assert.ErrorContains(t, err, "user count 3")
+}
+
+// A worker's sessions start on several goroutines at once: each still
+// takes one of the worker's own draws (skips and draw are one step).
+func TestStrideUnderConcurrentDraws(t *testing.T) {
+	const goroutines, each, w = 8, 50, 4
+	s := Stride(&lockedSeq{}, 1, w)
+	got := make(chan int, goroutines*each)
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range each {
+				got <- s.Next()
+			}
+		})
+	}
+	wg.Wait()
+	close(got)
+	var draws []int
+	for d := range got {
+		draws = append(draws, d)
+	}
+	slices.Sort(draws)
+	for k, d := range draws {
+		require.Equal(t, 1+k*w, d, "draw %d", k)
+	}
+}
+
+// lockedSeq draws 0, 1, 2, ... and may be called from several goroutines,
+// as dataset.Sampler.
+type lockedSeq struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *lockedSeq) Next() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	return s.n - 1
 }
