@@ -44,13 +44,15 @@ func (w Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker %d: %w", i, err)
 	}
-	log := &lineLog{w: w.Log}
+	log := &lineLog{w: w.Log, prefix: fmt.Sprintf("worker %d: ", i)}
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("worker %d: %w", i, err)
 	}
 	name := fmt.Sprintf("worker %d (pid %d)", i, cmd.Process.Pid)
+	log.mu.Lock() // its stderr is copied from Start on
 	log.prefix = name + ": "
+	log.mu.Unlock()
 	return &shard.Peer{
 		Name: name,
 		Conn: shard.NewConn(stdout, stdin),

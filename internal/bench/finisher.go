@@ -186,15 +186,16 @@ func (f *finisher) finish(r metrics.Record) {
 	}
 	fromServer := f.server && serverCounts(&r)
 	templated := false
+	replied := o.text != "" || o.reasoning != ""
 	switch {
 	case fromServer:
 	case !ok:
 	case f.stop.Load():
-		if o.text != "" || o.reasoning != "" {
+		if replied {
 			f.missed.Add(1)
 		}
 	default:
-		if o.text != "" || o.reasoning != "" {
+		if replied {
 			r.OutputTokens = f.tok.Count(o.text)
 		}
 		if o.reasoning != "" {

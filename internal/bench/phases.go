@@ -25,9 +25,8 @@ type phasesOutcome struct {
 	measured           bool             // health was measured
 	warnings           []string         // profiler stop failures
 	// workers are a sharded cell's worker processes (nil: in process);
-	// uncounted their responses left uncounted.
-	workers   []shard.WorkerOutcome
-	uncounted int
+	// a worker's uncounted responses are in its own audit's warnings.
+	workers []shard.WorkerOutcome
 }
 
 // runPhases drives the phases: in this process (runEngine), or from the

@@ -38,7 +38,6 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	if out.workers != nil {
 		judgeWorkers(&run.Audit, out.workers)
 	}
-	uncounted += out.uncounted
 	if c.p.ResetHook().Enabled {
 		c.verifyReset(records)
 	}

@@ -19,10 +19,7 @@ import (
 // the model or scrapes the server: the coordinator does. An error before
 // the load is reported on w (the coordinator fails the cell) and returned.
 func Work(ctx context.Context, w *shard.Worker, log io.Writer) error {
-	spec := w.Spec()
-	if err := shard.CheckWorkerProfile(spec.Profile); err != nil {
-		return err
-	}
+	spec := w.Spec() // checked by shard.Accept: no control hook on
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := newCell(Options{Profile: spec.Profile, Version: spec.Version, Log: log, Records: w})

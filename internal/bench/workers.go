@@ -80,7 +80,6 @@ func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (ou
 		if w.Done != nil {
 			out.stallP99 = max(out.stallP99, time.Duration(w.Done.StallP99))
 			out.stallMax = max(out.stallMax, time.Duration(w.Done.StallMax))
-			out.uncounted += w.Done.Uncounted
 		}
 	}
 	out.warnings = prof.finish()

@@ -53,7 +53,10 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (w turnWork, skipped, ok boo
 			w.sched = max(target, w.dueNs)
 			return w, false, true
 		}
-		limit, opens := rampedCap(q.cap, q.ramp, p.e.Clock.Now()-p.r.StartNs)
+		limit, opens := q.cap, int64(-1)
+		if q.ramp > 0 {
+			limit, opens = rampedCap(q.cap, q.ramp, p.e.Clock.Now()-p.r.StartNs)
+		}
 		capFull := q.cap > 0 && q.active >= limit
 		if !capFull {
 			if sid, ok := p.startSession(); ok {

@@ -43,29 +43,29 @@ func TestUserCentricGapsAndRate(t *testing.T) {
 	reports, err := e.Run(t.Context(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 200, Users: 4,
 		Duration: 0.4, GracePeriod: 1}})
 	require.NoError(t, err)
+	// Only bounds a slow machine cannot break: a late reply moves a turn
+	// later, never earlier; the schedule's exact spacing is tested on the
+	// pure functions above.
 	gap := int64(20 * time.Millisecond)
 	start := reports[0].StartNs
-	exact, later := 0, 0
+	turned := 0
 	for sid, turns := range turnsBySession(c.recs) {
 		for i := 1; i < len(turns); i++ {
+			turned++
 			d := turns[i].ScheduledNs - turns[i-1].ScheduledNs
 			assert.GreaterOrEqual(t, d, gap, "session %d: turns at least the gap apart", sid)
 			assert.GreaterOrEqual(t, turns[i].SentNs, turns[i-1].EndNs, "session %d: never two turns in flight", sid)
-			if d == gap {
-				exact++
-			} else {
-				later++
-			}
 		}
 	}
-	assert.Greater(t, exact, 4*later, "replies within the gap keep the gap exact")
+	assert.Positive(t, turned, "users came back for later turns")
 	inWindow := 0
 	for _, r := range c.recs {
 		if at := r.ScheduledNs - start; at >= int64(100*time.Millisecond) && at < int64(400*time.Millisecond) {
 			inWindow++
 		}
 	}
-	assert.InDelta(t, 60, inWindow, 9, "200 req/s over 0.3 s of steady state")
+	assert.Positive(t, inWindow)
+	assert.LessOrEqual(t, inWindow, 60+4, "never above 200 req/s over 0.3 s of steady state (4 users, a turn each 20 ms)")
 	assert.Equal(t, reports[0].Sent, len(c.recs))
 }
 

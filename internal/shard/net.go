@@ -130,11 +130,11 @@ func (l *Listener) join(c net.Conn) {
 	}
 	if err != nil {
 		err = fmt.Errorf("refused a worker connection from %s: %w", c.RemoteAddr(), err)
-		Fail(c, err)
-		_ = c.Close()
-		if l.Reject != nil {
+		if l.Reject != nil { // first: the refused worker may be waiting on the answer
 			l.Reject(err)
 		}
+		Fail(c, err)
+		_ = c.Close()
 		return
 	}
 	select {

@@ -64,12 +64,11 @@ type Spec struct {
 // Done is what a worker reports once its load ended: its phase reports
 // (on its own clock), its own audit and how far its timers lagged.
 type Done struct {
-	Reports   []load.PhaseReport `json:"reports"`
-	Audit     result.Audit       `json:"audit"`
-	StallP99  int64              `json:"stall_p99_ns"`
-	StallMax  int64              `json:"stall_max_ns"`
-	Uncounted int                `json:"uncounted,omitempty"` // responses left uncounted (interrupted)
-	Err       string             `json:"err,omitempty"`       // how the worker's run ended, "" when well
+	Reports  []load.PhaseReport `json:"reports"`
+	Audit    result.Audit       `json:"audit"`
+	StallP99 int64              `json:"stall_p99_ns"`
+	StallMax int64              `json:"stall_max_ns"`
+	Err      string             `json:"err,omitempty"` // how the worker's run ended, "" when well
 }
 
 // Conn is one end of the channel. Send may be called from any goroutine;

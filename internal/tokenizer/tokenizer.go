@@ -93,7 +93,7 @@ func LoadRevision(spec, revision string) (Tokenizer, error) {
 // Hugging Face cache), or "" for a built-in encoding. The files that go with
 // a tokenizer (tokenizer_config.json and its chat template) are beside it.
 func Locate(spec, revision string) (string, error) {
-	builtin := spec == "" || spec == "builtin" || slices.Contains(builtinNames, spec)
+	builtin := IsBuiltin(spec)
 	if revision != "" && revision != "main" && (builtin || isPath(spec)) {
 		return "", revisionError(spec, revision)
 	}
