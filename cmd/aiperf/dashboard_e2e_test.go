@@ -84,8 +84,8 @@ func TestProfileDashboardFallsBackWhenNotATerminal(t *testing.T) {
 }
 
 // TestProfileDashboardSecondInterruptRestoresTheTerminal: a second Ctrl-C
-// exits at once, without the run's summary, and still shows the cursor the
-// dashboard hid.
+// exits at once and still shows the cursor the dashboard hid. (Whether the
+// run's summary came first depends on how fast the first one ended.)
 func TestProfileDashboardSecondInterruptRestoresTheTerminal(t *testing.T) {
 	subprocesses(t)
 	m := startMock(t, mock.Config{})
@@ -126,6 +126,7 @@ func TestProfileDashboardSecondInterruptRestoresTheTerminal(t *testing.T) {
 	require.Contains(t, out, "interrupted again: exiting now")
 	hidden := strings.LastIndex(out, "\x1b[?25l")
 	require.GreaterOrEqual(t, hidden, 0, "the dashboard hid the cursor")
-	assert.Contains(t, out[hidden:], "\x1b[?25h", "the cursor is shown again before the hard exit")
-	assert.NotContains(t, out, "LLM Metrics", "no summary after the second interrupt")
+	shownAgain := strings.LastIndex(out, "\x1b[?25h")
+	assert.Greater(t, shownAgain, hidden, "the cursor is shown again")
+	assert.Less(t, shownAgain, strings.Index(out, "interrupted again"), "before the hard exit")
 }

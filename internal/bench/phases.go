@@ -67,14 +67,9 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		Seed:     c.p.RandomSeed,
 		OnRecord: c.fin.push,
 	}
-	if guard := newFailGuard(c.p, phases, engine.Stop); guard != nil {
-		engine.OnRecord = func(r metrics.Record) { c.fin.push(r); guard.observe(r) }
-		defer func() {
-			if out.err == nil {
-				out.err = guard.err()
-			}
-		}()
-	}
+	var verdict func()
+	engine.OnRecord, verdict = c.recordSink(engine.Stop, &out.err)
+	defer verdict()
 	prof := c.bracket(col)
 	engine.Hooks = prof.hooks()
 	if c.worker != nil {
@@ -82,27 +77,65 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		defer c.follow(engine)()
 	}
 
-	progress := c.o.Progress
-	if c.o.Watch != nil {
-		c.o.Watch.Watch(engine.Progress, c.clock)
-		progress = nil
-	}
-	stopProgress := startProgress(progress, engine.Progress, c.clock)
+	stopProgress := c.showProgress(engine.Progress)
 	stall := load.StartStallMonitor(10 * time.Millisecond)
 	out.reports, out.err = engine.Run(ctx, phases)
 	out.stallP99, out.stallMax = stall.Stop()
 	stopProgress()
 	out.health, out.measured = prof.health()
+	c.endPhases(ctx, prof, src, &out)
+	return out
+}
+
+// recordSink is where the phases' records go: the finisher and, with
+// --failed-request-threshold, the guard that calls stop once it trips.
+// The deferred verdict puts the guard's error in *errp when the phases
+// ended without one of their own.
+func (c *cell) recordSink(stop func(), errp *error) (push func(metrics.Record), verdict func()) {
+	guard := newFailGuard(c.p, c.phases, stop)
+	if guard == nil {
+		return c.fin.push, func() {}
+	}
+	return func(r metrics.Record) { c.fin.push(r); guard.observe(r) }, func() {
+		if *errp == nil {
+			*errp = guard.err()
+		}
+	}
+}
+
+// showProgress follows the load's progress: the dashboard watches it, or
+// progress lines are printed; the returned func stops them.
+func (c *cell) showProgress(progress func() *load.Progress) (stop func()) {
+	lines := c.o.Progress
+	if c.o.Watch != nil {
+		c.o.Watch.Watch(progress, c.clock)
+		lines = nil
+	}
+	return startProgress(lines, progress, c.clock)
+}
+
+// endPhases ends the stage: the profiler's last stop, inputs.json from src
+// (nil: a source of its own) once anything was sent, as AIPerf the run
+// going on without it, and the warnings logged.
+func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out *phasesOutcome) {
 	out.warnings = prof.finish()
 	if c.o.InputsFile != "" && c.fin.pushed.Load() > 0 {
-		if err := writeInputs(ctx, c.o.InputsFile, src); err != nil {
-			out.warnings = append(out.warnings, err.Error()) // as AIPerf: the run goes on without it
+		var err error
+		if src == nil {
+			if src, err = c.source(nil); err == nil {
+				defer src.Stop()
+			}
+		}
+		if err == nil {
+			err = writeInputs(ctx, c.o.InputsFile, src)
+		}
+		if err != nil {
+			out.warnings = append(out.warnings, err.Error())
 		}
 	}
 	for _, w := range out.warnings {
 		fmt.Fprintf(c.log, "warning: %s\n", w)
 	}
-	return out
 }
 
 // bracketing is what surrounds each phase: the scrapes that mark its

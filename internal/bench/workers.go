@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 	"github.com/aiperf-go/aiperf/internal/shard"
@@ -59,20 +58,10 @@ func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (ou
 	c.fin.merged = true
 	prof := c.bracket(col)
 	co.Hooks = prof.hooks()
-	if guard := newFailGuard(c.p, c.phases, co.Halt); guard != nil {
-		co.OnRecord = func(r metrics.Record) { c.fin.push(r); guard.observe(r) }
-		defer func() {
-			if out.err == nil {
-				out.err = guard.err()
-			}
-		}()
-	}
-	progress := c.o.Progress
-	if c.o.Watch != nil {
-		c.o.Watch.Watch(co.Progress, c.clock)
-		progress = nil
-	}
-	stopProgress := startProgress(progress, co.Progress, c.clock)
+	var verdict func()
+	co.OnRecord, verdict = c.recordSink(co.Halt, &out.err)
+	defer verdict()
+	stopProgress := c.showProgress(co.Progress)
 	so, err := co.Run(ctx, c.phases, specs)
 	stopProgress()
 	out.reports, out.err, out.workers = so.Reports, err, so.Workers
@@ -82,20 +71,7 @@ func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (ou
 			out.stallMax = max(out.stallMax, time.Duration(w.Done.StallMax))
 		}
 	}
-	out.warnings = prof.finish()
-	if c.o.InputsFile != "" && c.fin.pushed.Load() > 0 {
-		src, err := c.source(nil)
-		if err == nil {
-			err = writeInputs(ctx, c.o.InputsFile, src)
-			src.Stop()
-		}
-		if err != nil {
-			out.warnings = append(out.warnings, err.Error())
-		}
-	}
-	for _, w := range out.warnings {
-		fmt.Fprintf(c.log, "warning: %s\n", w)
-	}
+	c.endPhases(ctx, prof, nil, &out)
 	return out
 }
 
