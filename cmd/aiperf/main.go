@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -27,6 +28,7 @@ var version = "0.1.0-dev"
 // Globals are the options and streams every command receives.
 type Globals struct {
 	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
+	Wide   bool      `name:"wide" help:"Print tables and lines at full width (full metric names and cell labels) instead of fitting them to 120 columns."`
 	Stdout io.Writer `kong:"-"`
 	Stderr io.Writer `kong:"-"`
 	Args   []string  `kong:"-"` // the command line after the program name, as given
@@ -149,6 +151,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage
 	}
+	if cli.Globals.Wide {
+		stdout = report.Wide(stdout)
+	}
 	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args, cli.Globals.sweepLists = stdout, stderr, args, lists
 	return printError(stderr, kctx.Run(&cli.Globals))
 }
@@ -164,6 +169,13 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usageErr marks a problem with the user's input: exit 2, nothing was sent.
 func usageErr(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// refused reports whether err refused the command before it sent anything
+// (exit 2).
+func refused(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.code == ExitUsage
+}
 
 // withCode attaches an exit code to err.
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }

@@ -93,7 +93,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	dir := c.ArtifactDir
 	if dir == "" {
-		dir = defaultArtifactDir(spec.Profile)
+		dir = defaultArtifactDir(spec.Profile, spec.Name)
 	}
 	if len(g.sweepLists) > 0 && len(c.yamlCells) > 0 {
 		return usageErr(errors.New("comma lists cannot be combined with a config file's sweep: put the values in its sweep: section"))
@@ -233,6 +233,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	run = run.Redacted(redact)
 	errs := []error{runErr}
 	var paths []string
+	stored := "" // the line naming the run's id in the store
 	if len(run.Records) > 0 {
 		var err error
 		if paths, dir, err = writeExports(dir, run); err != nil {
@@ -246,7 +247,11 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			errs = append(errs, err)
 		}
 	} else if db != nil {
-		if id, err := pending.Complete(context.WithoutCancel(ctx), run, dir); err != nil {
+		id, err := pending.Complete(context.WithoutCancel(ctx), run, dir)
+		if err == nil {
+			stored = fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)", id, g.Store, id)
+		}
+		if err != nil {
 			where := "no exports were written"
 			if len(paths) > 0 {
 				where = "its exports are in " + dir
@@ -269,6 +274,9 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		for _, p := range paths {
 			fmt.Fprintf(g.Stdout, "Export: %s\n", p)
 		}
+	}
+	if stored != "" {
+		fmt.Fprintln(g.Stdout, stored)
 	}
 	return errors.Join(errs...)
 }
@@ -350,8 +358,19 @@ func cliCommand(args []string, spec runner.Spec, redact *plan.Redactor) string {
 	return redactedCommand(args, spec.Profile.URL, redact)
 }
 
-// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>.
-func defaultArtifactDir(p plan.Profile) string {
+// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>,
+// and ends with -<name> for a run given a --name (ours), so that two runs
+// labelled apart (before, after) keep their exports apart.
+func defaultArtifactDir(p plan.Profile, name string) string {
+	dir := aiperfArtifactDir(p)
+	if name != "" {
+		dir += "-" + strings.NewReplacer("/", "_", ":", "_", string(filepath.Separator), "_").Replace(name)
+	}
+	return dir
+}
+
+// aiperfArtifactDir is AIPerf's default: artifacts/<model>-openai-<endpoint>-<stimulus>.
+func aiperfArtifactDir(p plan.Profile) string {
 	model := strings.NewReplacer("/", "_", ":", "_").Replace(p.Model[0])
 	stim := "concurrency1"
 	if p.UserCentricRate != nil {

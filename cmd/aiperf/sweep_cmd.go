@@ -100,7 +100,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			executor:    exec,
 			parallel:    c.Parallel,
 		})
-		if c.AutoPlot && !errors.Is(err, context.Canceled) {
+		if c.AutoPlot && !errors.Is(err, context.Canceled) && !refused(err) {
 			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
 		}
 		if err != nil {

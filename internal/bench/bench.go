@@ -131,7 +131,9 @@ type cell struct {
 	control *hooks.Client
 
 	tok tokenizer.Tokenizer
-	ds  dataset.Dataset
+	// counted names the tokenizer (and chat template) for the audit.
+	counted string
+	ds      dataset.Dataset
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
@@ -217,6 +219,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	if chat != nil {
 		counted += ", chat ISL through its chat template (" + chat.File() + ")"
 	}
+	c.counted = counted
 	fmt.Fprintf(c.log, "tokens counted with %s\n", counted)
 	for _, w := range []string{foreignTokenizer(c.p), note} {
 		if w != "" {

@@ -25,6 +25,9 @@ const Interval = 250 * time.Millisecond
 func Usable(stdout, stderr io.Writer) bool { return isTerminal(stdout) && isTerminal(stderr) }
 
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // a writer marked for its output's format
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,15 +89,21 @@ func metricRows(s metrics.Summary) [][]string {
 // printer writes console sections separated by blank lines.
 type printer struct{ w io.Writer }
 
+// line prints one line, broken at spaces to fit MaxWidth columns unless
+// the writer is Wide.
 func (p *printer) line(format string, args ...any) {
-	fmt.Fprintf(p.w, format+"\n", args...)
+	s := fmt.Sprintf(format, args...)
+	if !isWide(p.w) {
+		s = wrapLine(s)
+	}
+	fmt.Fprintln(p.w, s)
 }
 
 // section starts a new block of output after a blank line.
 func (p *printer) section(title string) {
 	fmt.Fprintln(p.w)
 	if title != "" {
-		p.line(title)
+		p.line("%s", title)
 	}
 }
 
@@ -121,11 +128,23 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
+	if !isWide(w) {
+		header, rows = fitRows(slices.Clone(header), cloneRows(rows))
+	}
 	t.Header(header)
 	for _, r := range rows {
 		_ = t.Append(r) // rows of strings never fail to convert
 	}
 	_ = t.Render() // write errors on a console are not actionable
+}
+
+// cloneRows copies rows so that fitting them leaves the caller's intact.
+func cloneRows(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = slices.Clone(r)
+	}
+	return out
 }
 
 // errors prints the error summary.
@@ -205,7 +224,11 @@ func (p *printer) audit(run *result.Run) {
 		load += ", precise pacing"
 	}
 	p.line("%s", load)
-	p.line("  (send rate: requests started per second, first to last send; Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	p.line("  (send rate: requests started per second, first to last send;")
+	p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	if a.TokensCountedWith != "" {
+		p.line("Tokens counted with %s", a.TokensCountedWith)
+	}
 	if a.Cut > 0 {
 		p.line("Cut: %d requests still in flight at the end of the grace period were cancelled and excluded from the metrics", a.Cut)
 	}

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
@@ -28,7 +30,7 @@ func TestConsoleGolden(t *testing.T) {
 
 func TestConsoleContent(t *testing.T) {
 	var buf bytes.Buffer
-	Console(&buf, fixtureRun(t))
+	Console(Wide(&buf), fixtureRun(t))
 	out := buf.String()
 	for _, want := range []string{
 		Title,
@@ -46,6 +48,27 @@ func TestConsoleContent(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "P 99")
+}
+
+// TestConsoleFits120Columns: by default every console line fits a
+// 120-column terminal (long metric names wrap inside their cell, prose
+// lines at spaces); Wide keeps each name on one line.
+func TestConsoleFits120Columns(t *testing.T) {
+	run := fixtureRun(t)
+	run.Audit.Warnings = append(run.Audit.Warnings, strings.Repeat("a long warning that goes on ", 12))
+	run.Audit.TokensCountedWith = "o200k_base (built-in tiktoken encoding)"
+	var buf bytes.Buffer
+	Console(&buf, run)
+	for line := range strings.SplitSeq(buf.String(), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), MaxWidth, "%q", line)
+	}
+	assert.Contains(t, buf.String(), "Output Token Throughput Per User", "the name is kept, wrapped in its cell")
+	assert.Contains(t, buf.String(), "Tokens counted with o200k_base", "the tokenizer is named whatever the --ui")
+
+	buf.Reset()
+	Console(Wide(&buf), run)
+	assert.Contains(t, buf.String(), "│ Output Token Throughput Per User (tokens/sec/user) │")
+	assert.Contains(t, buf.String(), strings.TrimSpace(strings.Repeat("a long warning that goes on ", 12)))
 }
 
 func TestConsoleNonStreamingOmitsStreamingRows(t *testing.T) {

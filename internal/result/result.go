@@ -131,6 +131,9 @@ type Audit struct {
 	// when it exposes none.
 	ServerResetEvidence []string `json:"server_reset_evidence,omitempty"`
 	Warnings            []string `json:"warnings,omitempty"`
+	// TokensCountedWith names the tokenizer that counted ISL and OSL (and
+	// the chat template, with --apply-chat-template).
+	TokensCountedWith string `json:"tokens_counted_with,omitempty"`
 	// Workers are the worker processes of a sharded cell (--workers), in
 	// order; empty when the load came from this process.
 	Workers []Worker `json:"workers,omitempty"`
