@@ -152,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	if cli.Globals.Wide {
-		stdout = report.Wide(stdout)
+		stdout, stderr = report.Wide(stdout), report.Wide(stderr)
 	}
 	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args, cli.Globals.sweepLists = stdout, stderr, args, lists
 	return printError(stderr, kctx.Run(&cli.Globals))

@@ -13,3 +13,4 @@ func JudgeForTest(base, other []float64, dir Direction, confidence, thresholdPct
 	v := judge(newEstimate(base, confidence), newEstimate(other, confidence), dir, confidence, thresholdPct)
 	return v, v.format()
 }
+var FormatFloat = formatFloat

@@ -92,11 +92,7 @@ type printer struct{ w io.Writer }
 // line prints one line, broken at spaces to fit MaxWidth columns unless
 // the writer is Wide.
 func (p *printer) line(format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
-	if !isWide(p.w) {
-		s = wrapLine(s)
-	}
-	fmt.Fprintln(p.w, s)
+	fmt.Fprintln(p.w, Fit(p.w, fmt.Sprintf(format, args...)))
 }
 
 // section starts a new block of output after a blank line.

@@ -3,6 +3,7 @@ package report
 import (
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -13,8 +14,8 @@ const MaxWidth = 120
 // wideWriter marks a writer whose tables keep their full width.
 type wideWriter struct{ io.Writer }
 
-// Wide returns w marked so that tables written to it keep full names and
-// labels on one line however wide they get (aiperf --wide).
+// Wide returns w marked so that tables and lines written to it keep full
+// names and labels on one line however wide they get (aiperf --wide).
 func Wide(w io.Writer) io.Writer { return wideWriter{w} }
 
 // Unwrap is the writer Wide marked (a terminal check looks through it).
@@ -26,23 +27,48 @@ func isWide(w io.Writer) bool {
 	return ok
 }
 
+// Fit is s as a line of w: broken at spaces to fit MaxWidth columns, the
+// continuation lines indented two spaces more than the first, unless w is
+// Wide. It is how every console line longer than a terminal is printed.
+func Fit(w io.Writer, s string) string {
+	if isWide(w) {
+		return s
+	}
+	return wrapLine(s)
+}
+
 // fitRows returns rows (and the header) with the text of the widest
-// wrappable columns broken at spaces onto several lines, until a box table
-// of them fits MaxWidth columns or no column can narrow further. Numbers
-// never break: a cell without a space keeps its width.
+// breakable columns wrapped onto several lines, until a box table of them
+// fits MaxWidth columns or no column can narrow further. Cells break at
+// spaces first; only when that is not enough, also after '/', '|', '_' and
+// a '.' between letters (so a cell label or a metric key can wrap); never
+// inside a number nor between a '±' and its value.
 func fitRows(header []string, rows [][]string) ([]string, [][]string) {
 	all := append([][]string{header}, rows...)
-	widths := make([]int, len(header))
-	floor := make([]int, len(header)) // the longest word of each column
+	for _, split := range []bool{false, true} {
+		if narrow(all, len(header), split) {
+			break
+		}
+	}
+	return all[0], all[1:]
+}
+
+// narrow wraps the widest columns of all (in place) until the table fits;
+// split allows breaks inside words. It reports whether the table fits.
+func narrow(all [][]string, cols int, split bool) bool {
+	widths := make([]int, cols)
+	floor := make([]int, cols) // the longest unbreakable piece of each column
 	for _, r := range all {
 		for i, c := range r {
-			if i >= len(widths) {
+			if i >= cols {
 				break
 			}
 			for line := range strings.SplitSeq(c, "\n") {
 				widths[i] = max(widths[i], utf8.RuneCountInString(line))
-				for word := range strings.FieldsSeq(line) {
-					floor[i] = max(floor[i], utf8.RuneCountInString(word))
+				for _, word := range words(line) {
+					for _, p := range pieces(word, split) {
+						floor[i] = max(floor[i], utf8.RuneCountInString(p))
+					}
 				}
 			}
 		}
@@ -59,35 +85,99 @@ func fitRows(header []string, rows [][]string) ([]string, [][]string) {
 			}
 		}
 		if col < 0 {
-			break
+			return false
 		}
-		target := max(floor[col], widths[col]-(total-MaxWidth))
-		for _, r := range all {
-			if col < len(r) {
-				r[col] = wrapText(r[col], target)
+		// Shave it down to the next widest first, so that the columns
+		// narrow together rather than one to its bones.
+		next := 0
+		for i, w := range widths {
+			if i != col && w > floor[i] && w < widths[col] {
+				next = max(next, w)
 			}
 		}
-		total -= widths[col] - target
-		widths[col] = target
+		target := max(floor[col], widths[col]-(total-MaxWidth), next)
+		if target >= widths[col] {
+			target = widths[col] - 1
+		}
+		got := 0
+		for _, r := range all {
+			if col < len(r) {
+				r[col] = wrapText(r[col], target, split)
+				for line := range strings.SplitSeq(r[col], "\n") {
+					got = max(got, utf8.RuneCountInString(line))
+				}
+			}
+		}
+		total -= widths[col] - got
+		widths[col] = got
+		if got > target { // cannot narrow more than its pieces allow
+			floor[col] = got
+		}
 	}
-	return all[0], all[1:]
+	return true
 }
 
-// wrapText breaks s at spaces into lines of at most width runes (a word
-// longer than width stands alone).
-func wrapText(s string, width int) string {
+// words splits a line at spaces, keeping "±" with the value after it and
+// a lone "*" (a best-cell mark) with the word before it.
+func words(line string) []string {
+	fields := strings.Fields(line)
+	var out []string
+	for i := 0; i < len(fields); i++ {
+		switch {
+		case fields[i] == "±" && i+1 < len(fields):
+			out = append(out, "± "+fields[i+1])
+			i++
+		case fields[i] == "*" && len(out) > 0:
+			out[len(out)-1] += " *"
+		default:
+			out = append(out, fields[i])
+		}
+	}
+	return out
+}
+
+// pieces splits a word after each '/', '|' and '_', and after a '.'
+// between letters: the places a label, path or key may wrap (with split;
+// else the word is one piece).
+func pieces(word string, split bool) []string {
+	if !split || strings.Contains(word, " ") {
+		return []string{word}
+	}
+	var out []string
+	start := 0
+	rs := []rune(word)
+	for i, r := range rs {
+		brk := r == '/' || r == '|' || r == '_'
+		if r == '.' && i > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i-1]) && unicode.IsLetter(rs[i+1]) {
+			brk = true
+		}
+		if brk && i+1 < len(rs) {
+			out = append(out, string(rs[start:i+1]))
+			start = i + 1
+		}
+	}
+	return append(out, string(rs[start:]))
+}
+
+// wrapText breaks s into lines of at most width runes where pieces allow
+// (a piece longer than width stands alone).
+func wrapText(s string, width int, split bool) string {
 	var out []string
 	for para := range strings.SplitSeq(s, "\n") {
-		line := ""
-		for word := range strings.FieldsSeq(para) {
-			switch {
-			case line == "":
-				line = word
-			case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
-				line += " " + word
-			default:
-				out = append(out, line)
-				line = word
+		line, n := "", 0
+		for _, word := range words(para) {
+			for j, p := range pieces(word, split) {
+				sep := ""
+				if j == 0 && n > 0 {
+					sep = " "
+				}
+				pn := utf8.RuneCountInString(p)
+				if n > 0 && n+len(sep)+pn > width {
+					out = append(out, line)
+					line, n, sep = "", 0, ""
+				}
+				line += sep + p
+				n += len(sep) + pn
 			}
 		}
 		out = append(out, line)
@@ -95,8 +185,8 @@ func wrapText(s string, width int) string {
 	return strings.Join(out, "\n")
 }
 
-// wrapLine breaks a console line longer than MaxWidth at spaces, the
-// continuation lines indented two spaces more than the first.
+// wrapLine breaks a line longer than MaxWidth at spaces, the continuation
+// lines indented two spaces more than the first.
 func wrapLine(s string) string {
 	if utf8.RuneCountInString(s) <= MaxWidth || strings.Contains(s, "\n") {
 		return s
