@@ -118,15 +118,21 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 			align[i] = tw.AlignLeft
 		}
 	}
-	t := tablewriter.NewTable(w,
+	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
-	if !isWide(w) {
-		header, rows = fitRows(slices.Clone(header), cloneRows(rows))
 	}
+	if !isWide(w) {
+		h, r, fits := fitRows(slices.Clone(header), cloneRows(rows), 3)
+		if !fits { // the last resort: one space between a cell and its border instead of two
+			h, r, _ = fitRows(slices.Clone(header), cloneRows(rows), 2)
+			opts = append(opts, tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}))
+		}
+		header, rows = h, r
+	}
+	t := tablewriter.NewTable(w, opts...)
 	t.Header(header)
 	for _, r := range rows {
 		_ = t.Append(r) // rows of strings never fail to convert

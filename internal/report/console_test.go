@@ -119,3 +119,20 @@ func TestConsoleShowsTTFTByTurnForSessions(t *testing.T) {
 	assert.Regexp(t, `│ 0 +│ +2 │`, out, "two successful first turns")
 	assert.Regexp(t, `│ 1 +│ +2 │`, out)
 }
+
+// TestTableTightensPaddingLast: a table of unbreakable cells too wide with
+// the usual padding loses a space per cell before it may exceed 120
+// columns; Wide keeps the padding.
+func TestTableTightensPaddingLast(t *testing.T) {
+	header := strings.Split("aaaaaaaaa bbbbbbbbb ccccccccc ddddddddd eeeeeeeee fffffffff ggggggggg hhhhhhhhh iiiiiiiii jjjjjjjjj", " ")
+	rows := [][]string{strings.Split("123456789 123456789 123456789 123456789 123456789 123456789 123456789 123456789 123456789 123456789", " ")}
+	var buf bytes.Buffer
+	Table(&buf, header, rows, "")
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), MaxWidth, "%q", line)
+	}
+	assert.Contains(t, buf.String(), "│aaaaaaaaa │")
+	buf.Reset()
+	Table(Wide(&buf), header, rows, "")
+	assert.Contains(t, buf.String(), "│ aaaaaaaaa │")
+}

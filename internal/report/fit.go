@@ -42,20 +42,22 @@ func Fit(w io.Writer, s string) string {
 // fits MaxWidth columns or no column can narrow further. Cells break at
 // spaces first; only when that is not enough, also after '/', '|', '_' and
 // a '.' between letters (so a cell label or a metric key can wrap); never
-// inside a number nor between a '±' and its value.
-func fitRows(header []string, rows [][]string) ([]string, [][]string) {
+// inside a number nor between a '±' and its value. pad is the columns a
+// cell takes beyond its text (its border and padding); fits reports
+// whether the table now fits.
+func fitRows(header []string, rows [][]string, pad int) (_ []string, _ [][]string, fits bool) {
 	all := append([][]string{header}, rows...)
 	for _, split := range []bool{false, true} {
-		if narrow(all, len(header), split) {
+		if fits = narrow(all, len(header), split, pad); fits {
 			break
 		}
 	}
-	return all[0], all[1:]
+	return all[0], all[1:], fits
 }
 
 // narrow wraps the widest columns of all (in place) until the table fits;
 // split allows breaks inside words. It reports whether the table fits.
-func narrow(all [][]string, cols int, split bool) bool {
+func narrow(all [][]string, cols int, split bool, pad int) bool {
 	widths := make([]int, cols)
 	floor := make([]int, cols) // the longest unbreakable piece of each column
 	for _, r := range all {
@@ -75,7 +77,7 @@ func narrow(all [][]string, cols int, split bool) bool {
 	}
 	total := 1
 	for _, w := range widths {
-		total += w + 3 // "│ " + cell + " "
+		total += w + pad // "│ " + cell + " "
 	}
 	for total > MaxWidth {
 		col := -1
