@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -47,17 +48,25 @@ func Fit(w io.Writer, s string) string {
 // whether the table now fits.
 func fitRows(header []string, rows [][]string, pad int) (_ []string, _ [][]string, fits bool) {
 	all := append([][]string{header}, rows...)
+	orig := make([][]string, len(all))
+	for i, r := range all {
+		orig[i] = slices.Clone(r)
+	}
 	for _, split := range []bool{false, true} {
-		if fits = narrow(all, len(header), split, pad); fits {
+		for i, r := range orig { // each pass wraps the cells as given, afresh
+			copy(all[i], r)
+		}
+		if fits = narrow(orig, all, len(header), split, pad); fits {
 			break
 		}
 	}
 	return all[0], all[1:], fits
 }
 
-// narrow wraps the widest columns of all (in place) until the table fits;
+// narrow wraps the widest columns of orig into all until the table fits,
+// each time from the cell as given (so that no earlier, wider break stays);
 // split allows breaks inside words. It reports whether the table fits.
-func narrow(all [][]string, cols int, split bool, pad int) bool {
+func narrow(orig, all [][]string, cols int, split bool, pad int) bool {
 	widths := make([]int, cols)
 	floor := make([]int, cols) // the longest unbreakable piece of each column
 	for _, r := range all {
@@ -102,9 +111,9 @@ func narrow(all [][]string, cols int, split bool, pad int) bool {
 			target = widths[col] - 1
 		}
 		got := 0
-		for _, r := range all {
+		for i, r := range all {
 			if col < len(r) {
-				r[col] = wrapText(r[col], target, split)
+				r[col] = wrapText(orig[i][col], target, split)
 				for line := range strings.SplitSeq(r[col], "\n") {
 					got = max(got, utf8.RuneCountInString(line))
 				}
