@@ -30,7 +30,7 @@ type Config struct {
 	Objective Objective // may be empty for a grid without one
 	Filters   []Filter  // SLA filters, in order (recipe flags first, then --search-sla)
 	// MaxIterations caps the probes (not the trials); 0 takes the planner's
-	// default: 20 monotonic, 30 smooth_isotonic and bayesian, len(Grid) grid.
+	// default: 20 monotonic, len(Grid) grid, else 30.
 	MaxIterations int
 	InitialPoints int   // bayesian: space-filling points before the GP (5 when 0)
 	Seed          int64 // --search-random-seed: every planner is deterministic given it
@@ -42,12 +42,22 @@ type Config struct {
 	PlateauThreshold    float64 // bayesian: stop when their objective's CV is below this (0.01)
 	Grid                []Point // grid: the points, in order
 	Trials              TrialRule
+	// Extra are more "metric.stat" statistics to read from each trial (a
+	// post-process axis that is neither objective nor filter).
+	Extra []string
 }
 
 // withDefaults fills the zero knobs with AIPerf's defaults.
 func (c Config) withDefaults() Config {
 	if c.MaxIterations == 0 {
-		c.MaxIterations = map[string]int{PlannerMonotonic: 20, PlannerSmoothIsotonic: 30, PlannerBayesian: 30, PlannerGrid: len(c.Grid)}[c.Planner]
+		switch c.Planner {
+		case PlannerGrid:
+			c.MaxIterations = len(c.Grid)
+		case PlannerMonotonic:
+			c.MaxIterations = 20
+		default:
+			c.MaxIterations = 30
+		}
 	}
 	if c.InitialPoints == 0 {
 		c.InitialPoints = 5
@@ -88,13 +98,16 @@ func (c Config) Validate() error {
 		return err
 	}
 	d := c.withDefaults()
+	if err := c.validatePlanner(d); err != nil {
+		return err
+	}
 	switch {
 	case d.MaxIterations < 1 || d.MaxIterations > 10000:
 		return fmt.Errorf("--search-max-iterations %d must be between 1 and 10000", d.MaxIterations)
 	case !(d.Precision > 0 && d.Precision < 1):
 		return fmt.Errorf("precision %g must be between 0 and 1 (exclusive)", d.Precision)
 	}
-	return c.validatePlanner(d)
+	return nil
 }
 
 func (c Config) validatePlanner(d Config) error {
@@ -135,7 +148,7 @@ func checkOneDim(c Config) error {
 }
 
 // Keys lists the "metric.stat" statistics a search reads from each trial:
-// the objective's, the filters' and the convergence criterion's.
+// the objective's, the filters', the convergence criterion's and Extra.
 func (c Config) Keys() []string {
 	var keys []string
 	add := func(k string) {
@@ -151,6 +164,9 @@ func (c Config) Keys() []string {
 	}
 	if c.Trials.Convergence != nil {
 		add(c.Trials.Convergence.Key())
+	}
+	for _, k := range c.Extra {
+		add(k)
 	}
 	return keys
 }
@@ -255,7 +271,11 @@ func (s *Search) Next(h History) (Step, error) {
 	}
 	obs := s.Observe(h)
 	if len(obs) >= s.cfg.MaxIterations {
-		return Step{Stop: true, Reason: ReasonMaxIterations, Why: fmt.Sprintf("%d probes run", len(obs))}, nil
+		reason := ReasonMaxIterations
+		if s.cfg.Planner == PlannerGrid && len(obs) >= len(s.cfg.Grid) {
+			reason = ReasonGridComplete
+		}
+		return Step{Stop: true, Reason: reason, Why: fmt.Sprintf("%d probes run", len(obs))}, nil
 	}
 	d := s.planner.Next(obs)
 	if d.Stop {
