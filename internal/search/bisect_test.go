@@ -154,3 +154,14 @@ func TestReplayReachesTheSameSteps(t *testing.T) {
 		})
 	}
 }
+
+func TestSummaryLine(t *testing.T) {
+	t.Parallel()
+	s, err := New(slaConfig(PlannerMonotonic, 1000, 80, TrialRule{Min: 2}))
+	require.NoError(t, err)
+	h, _ := drive(t, s, ttftAt(boundaryAt(8)))
+	assert.Equal(t, "concurrency: 8 passed (100.0%), 9 failed (100.0%: time_to_first_token:p95:lt:80); 8 probes, 16 trials against 2000 for a 1000-cell grid",
+		s.Summarize(h).String())
+	assert.Equal(t, "no probe yet; 0 probes, 0 trials against 2000 for a 1000-cell grid", s.Summarize(History{}).String())
+	assert.Equal(t, "search_iter_0007/profile_runs/run_0002", TrialDir(7, 2))
+}

@@ -64,9 +64,9 @@ func maxConcurrency(in RecipeInputs) (*Recipe, error) {
 	r := &Recipe{}
 	switch style {
 	case StyleMonotonic:
-		cfg.Planner, cfg.MaxIterations = PlannerMonotonic, 20
+		cfg.Planner, cfg.MaxIterations, cfg.InitialPoints = PlannerMonotonic, 20, 1
 	case StyleSmoothIsotonic:
-		cfg.Planner, cfg.MaxIterations = PlannerSmoothIsotonic, 30
+		cfg.Planner, cfg.MaxIterations, cfg.InitialPoints = PlannerSmoothIsotonic, 30, 1
 	case StyleBO:
 		cfg.Planner, cfg.MaxIterations, cfg.InitialPoints = PlannerBayesian, 30, 5
 	case StyleGrid:

@@ -1,7 +1,10 @@
 package search
 
 import (
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Bound is one end of a 1D search's bracket.
@@ -120,4 +123,61 @@ func (s *Search) gridCells(br *Bracket) int {
 		cells *= math.Floor((p.Hi-p.Lo)/step) + 1
 	}
 	return int(math.Min(cells, math.MaxInt32))
+}
+
+// String is the bracket as the console shows it, e.g.
+// "concurrency: 8 passed (97.5%), 9 failed (98.1%: time_to_first_token:p95:lt:80)".
+func (b *Bracket) String() string {
+	var parts []string
+	if b.Pass != nil {
+		parts = append(parts, fmt.Sprintf("%s passed (%s)", fmtValue(b.Pass.Value), pct(b.Pass.Confidence)))
+	} else {
+		parts = append(parts, "nothing passed")
+	}
+	if len(b.Ambiguous) > 0 {
+		var xs []string
+		for _, x := range b.Ambiguous {
+			xs = append(xs, fmtValue(x))
+		}
+		parts = append(parts, strings.Join(xs, ", ")+" ambiguous")
+	}
+	if b.Fail != nil {
+		why := pct(b.Fail.Confidence)
+		if b.Fail.Breach != nil {
+			why += ": " + b.Fail.Breach.Filter.String()
+		}
+		parts = append(parts, fmt.Sprintf("%s failed (%s)", fmtValue(b.Fail.Value), why))
+	} else {
+		parts = append(parts, "nothing failed")
+	}
+	return b.Param.Name + ": " + strings.Join(parts, ", ")
+}
+
+// String is the summary's console line: the bracket (1D) or the best
+// probe, and the trials spent against the grid replaced.
+func (s Summary) String() string {
+	head := "no probe yet"
+	switch {
+	case s.Bracket != nil:
+		head = s.Bracket.String()
+	case s.Best != nil:
+		head = fmt.Sprintf("best probe %d at %v", s.Best.Index, []float64(s.Best.Point))
+	}
+	return fmt.Sprintf("%s; %d probes, %d trials against %d for a %d-cell grid", head, s.Probes, s.TrialsSpent, s.GridTrials, s.GridCells)
+}
+
+func fmtValue(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func pct(c float64) string {
+	if math.IsNaN(c) {
+		return "one trial"
+	}
+	return strconv.FormatFloat(100*c, 'f', 1, 64) + "%"
+}
+
+// TrialDir is where a probe's trial keeps its artifacts under the search's
+// directory, AIPerf's layout: search_iter_NNNN/profile_runs/run_NNNN, the
+// probe from 0 and the trial from 1.
+func TrialDir(probe, trial int) string {
+	return fmt.Sprintf("search_iter_%04d/profile_runs/run_%04d", probe, trial)
 }
