@@ -1,7 +1,6 @@
 package search
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,5 +59,6 @@ func TestPointVerdictsAreFooledByNoise(t *testing.T) {
 			held++
 		}
 	}
-	assert.Less(t, held, 190, fmt.Sprintf("held %d of 200", held))
+	t.Logf("point verdicts: held %d of 200", held)
+	assert.Less(t, held, 190)
 }
