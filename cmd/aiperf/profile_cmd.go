@@ -438,8 +438,8 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 		return err
 	}
 	if runner.HoldsOtherSecret(p) {
-		return errors.New("--workers with --executor kubernetes: a secret in --header, --url, --server-metrics or " +
-			"--gpu-telemetry would cross the network to the worker pods in their spec; only the API key (--api-key) " +
+		return errors.New("--workers with --executor kubernetes: a secret in --header, --url, --server-metrics, " +
+			"--gpu-telemetry or --extra-inputs would cross the network to the worker pods in their spec; only the API key (--api-key) " +
 			"reaches them, as a Secret: move the credential there or use --executor local (nothing was sent)")
 	}
 	w, err := e.Workers(c.Workers, addr, log)
