@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -67,4 +69,12 @@ func TestZeroCompletionUsageIsNotTrusted(t *testing.T) {
 		require.NotNil(t, r.Usage)
 		assert.Equal(t, "completion_tokens is 0 beside 5 chunk(s) of generated text", r.Usage.Untrusted)
 	}
+}
+
+// TestProgressLineEscapesPhaseName: a phase named in a YAML file with
+// escape sequences does not drive the terminal the progress line is drawn on.
+func TestProgressLineEscapesPhaseName(t *testing.T) {
+	pr := &load.Progress{Phase: &plan.Phase{Name: "p\x1b[2J\r\u009b1A"}}
+	got := line(func() *load.Progress { return pr }, load.NewClock())
+	assert.True(t, strings.HasPrefix(got, `[p\x1b[2J\r\u009b1A] 0/? done`), got)
 }
