@@ -19,6 +19,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -29,8 +30,8 @@ var version = "0.1.0-dev"
 type Globals struct {
 	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
 	Wide   bool      `name:"wide" help:"Print tables and lines at full width (full metric names and cell labels) instead of fitting them to 120 columns."`
-	Stdout io.Writer `kong:"-"`
-	Stderr io.Writer `kong:"-"`
+	Stdout io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
+	Stderr io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
 	Args   []string  `kong:"-"` // the command line after the program name, as given
 	// sweepLists are the profile command line's comma lists
 	// (--concurrency 8,16,32), each parsed as its first value.
@@ -122,7 +123,11 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 }
 
 // run parses args, runs the command and maps its error to an exit code.
+// Everything printed goes through termsafe: control characters a server,
+// an error body or a stored name carries are shown escaped, never acted on
+// by the terminal (the few outputs that must stay raw take termsafe.Raw).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = termsafe.Writer(stdout), termsafe.Writer(stderr)
 	var cli CLI
 	exited := -1
 	parser, err := kong.New(&cli,
@@ -151,8 +156,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage
 	}
-	if cli.Globals.Wide {
-		stdout, stderr = report.Wide(stdout), report.Wide(stderr)
+	if cli.Globals.Wide { // marked under the escaping, which termsafe.Raw peels off
+		stdout = termsafe.Writer(report.Wide(termsafe.Raw(stdout)))
+		stderr = termsafe.Writer(report.Wide(termsafe.Raw(stderr)))
 	}
 	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args, cli.Globals.sweepLists = stdout, stderr, args, lists
 	return printError(stderr, kctx.Run(&cli.Globals))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Title heads the console metrics table.
@@ -89,10 +90,11 @@ func metricRows(s metrics.Summary) [][]string {
 // printer writes console sections separated by blank lines.
 type printer struct{ w io.Writer }
 
-// line prints one line, broken at spaces to fit MaxWidth columns unless
-// the writer is Wide.
+// line prints one line, its control characters (a server's words, a
+// stored name) escaped, then broken at spaces to fit MaxWidth columns
+// unless the writer is Wide.
 func (p *printer) line(format string, args ...any) {
-	fmt.Fprintln(p.w, Fit(p.w, fmt.Sprintf(format, args...)))
+	fmt.Fprintln(p.w, Fit(p.w, termsafe.Text(fmt.Sprintf(format, args...))))
 }
 
 // section starts a new block of output after a blank line.
@@ -109,7 +111,8 @@ func (p *printer) table(header []string, rows [][]string, aligns string) {
 
 // Table renders a box table (olekukonko/tablewriter, headers verbatim);
 // aligns holds one letter per column, 'l' for left-aligned text, anything
-// else for right-aligned values.
+// else for right-aligned values. Control characters in a cell are escaped
+// (termsafe.Text) before the columns are measured.
 func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 	align := make([]tw.Align, len(header))
 	for i := range align {
@@ -124,10 +127,16 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	}
-	if !isWide(w) {
+	header = escapeCells(header)
+	escaped := make([][]string, len(rows))
+	for i, r := range rows {
+		escaped[i] = escapeCells(r)
+	}
+	rows = escaped
+	if !isWide(w) { // fitted once escaped: the columns are measured as shown
 		h, r, fits := fitRows(slices.Clone(header), cloneRows(rows), 3)
 		if !fits { // the last resort: one space between a cell and its border instead of two
-			h, r, _ = fitRows(slices.Clone(header), cloneRows(rows), 2)
+			h, r, _ = fitRows(header, rows, 2)
 			opts = append(opts, tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}))
 		}
 		header, rows = h, r
@@ -140,11 +149,20 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 	_ = t.Render() // write errors on a console are not actionable
 }
 
-// cloneRows copies rows so that fitting them leaves the caller's intact.
+// cloneRows copies rows so that fitting them leaves the originals intact.
 func cloneRows(rows [][]string) [][]string {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
 		out[i] = slices.Clone(r)
+	}
+	return out
+}
+
+// escapeCells is a copy of cells escaped by termsafe.Text.
+func escapeCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = termsafe.Text(c)
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // MaxWidth is the terminal width the console fits its tables and lines
@@ -22,9 +24,10 @@ func Wide(w io.Writer) io.Writer { return wideWriter{w} }
 // Unwrap is the writer Wide marked (a terminal check looks through it).
 func (w wideWriter) Unwrap() io.Writer { return w.Writer }
 
-// isWide reports whether w was made with Wide.
+// isWide reports whether w was made with Wide, under the CLI's escaping
+// writer or not.
 func isWide(w io.Writer) bool {
-	_, ok := w.(wideWriter)
+	_, ok := termsafe.Raw(w).(wideWriter)
 	return ok
 }
 
