@@ -15,9 +15,9 @@ type probe struct {
 }
 
 // probes are tried in order on a server that answered 404 to the default
-// reset route (the routes of shared/seeds/control-hooks-by-server.txt). Only
-// GETs that change nothing: SGLang's /flush_cache answers GET too, and
-// would flush.
+// reset route (the routes of AIPerf's "Control Hooks by Inference Server"
+// page, ai-dynamo/aiperf, and of llama.cpp's tools/server). Only GETs that
+// change nothing: SGLang's /flush_cache answers GET too, and would flush.
 var probes = []probe{
 	{"/slots", "it answers GET /slots as llama-server does: pass --server llamacpp, whose reset erases every slot " +
 		"(llama-server needs --slot-save-path for that, and --cache-ram 0 for a reset that verifies)"},
