@@ -69,11 +69,11 @@ func seededStore(t *testing.T) string {
 	return path
 }
 
-// aiperf runs the CLI in-process.
+// aiperf runs the CLI in-process, --wide (the tests read cells whole).
 func aiperf(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb)
+	code = run(context.Background(), append([]string{"--wide"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

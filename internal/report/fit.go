@@ -44,9 +44,9 @@ func Fit(w io.Writer, s string) string {
 // fitRows returns rows (and the header) with the text of the widest
 // breakable columns wrapped onto several lines, until a box table of them
 // fits MaxWidth columns or no column can narrow further. Cells break at
-// spaces first; only when that is not enough, also after '/', '|', '_' and
-// a '.' between letters (so a cell label or a metric key can wrap); never
-// inside a number nor between a '±' and its value. pad is the columns a
+// spaces first; only when that is not enough, also inside labels, paths,
+// addresses and keys (pieces); never inside a number nor between a '±' and
+// its value. pad is the columns a
 // cell takes beyond its text (its border and padding); fits reports
 // whether the table now fits.
 func fitRows(header []string, rows [][]string, pad int) (_ []string, _ [][]string, fits bool) {
@@ -150,9 +150,9 @@ func words(line string) []string {
 	return out
 }
 
-// pieces splits a word after each '/', '|' and '_', and after a '.'
-// between letters: the places a label, path or key may wrap (with split;
-// else the word is one piece).
+// pieces splits a word after each '/', '|', '_' and ':', and after a '.'
+// or '-' between letters: the places a label, path, address or key may wrap
+// (with split; else the word is one piece).
 func pieces(word string, split bool) []string {
 	if !split || strings.Contains(word, " ") {
 		return []string{word}
@@ -161,8 +161,8 @@ func pieces(word string, split bool) []string {
 	start := 0
 	rs := []rune(word)
 	for i, r := range rs {
-		brk := r == '/' || r == '|' || r == '_'
-		if r == '.' && i > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i-1]) && unicode.IsLetter(rs[i+1]) {
+		brk := r == '/' || r == '|' || r == '_' || r == ':'
+		if (r == '.' || r == '-') && i > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i-1]) && unicode.IsLetter(rs[i+1]) {
 			brk = true
 		}
 		if brk && i+1 < len(rs) {
