@@ -16,6 +16,7 @@ import (
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -256,7 +257,7 @@ func TestPrintSweepTable(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	require.NoError(t, printSweepTable(ctx, &Globals{Stdout: &out}, db, strconv.FormatInt(id, 10), 0.95))
+	require.NoError(t, printSweepTable(ctx, &Globals{Stdout: report.Wide(&out)}, db, strconv.FormatInt(id, 10), 0.95))
 	assert.Contains(t, out.String(), `Sweep "scan" (id 1, running)`)
 	assert.Contains(t, out.String(), "concurrency")
 	assert.Contains(t, out.String(), "yes", "a Pareto-optimal cell is marked")
