@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin
 
-.PHONY: all build test vet lint demo bench bench-go fuzz clean
+.PHONY: all build test vet lint demo bench bench-pinned bench-go fuzz clean
 
 all: build
 
@@ -33,9 +33,15 @@ fuzz:
 demo: build
 	./scripts/demo.sh
 
-# The client's ceiling against the --fast mock, beside a hand-written baseline.
+# The client's ceiling against the --fast mock, beside a hand-written baseline:
+# first pinned (server and client on a core each), then sharing the machine.
 bench: build
-	$(GO) run ./internal/cmd/clientbench -mock $(BIN)/aiperf-mock-server
+	$(GO) run ./internal/cmd/clientbench -mock $(BIN)/aiperf-mock-server -aiperf $(BIN)/aiperf
+
+# Only the pinned table (docs/performance.md): aiperf and the minimal client
+# on one core, the neutral server on the other, at concurrency 1, 64 and 256.
+bench-pinned: build
+	$(GO) run ./internal/cmd/clientbench -aiperf $(BIN)/aiperf -concurrency '' -rates '' -scrape '' -startup 0 -memory '' -truth ''
 
 # Go micro-benchmarks of the hot paths (SSE reader, client, tokenizer, metrics, store).
 bench-go:
