@@ -69,6 +69,16 @@ func compareDecoders(t *testing.T, data []byte) {
 	require.NoError(t, decodeChunk(data, &got))
 	gotText, _ = got.output()
 	require.Equal(t, wantText, gotText)
+
+	// So does the read loop's decoder, whose strings alias the input and a
+	// scratch buffer that already holds something.
+	scratch := []byte("left over from the previous event")
+	got.reset()
+	require.NoError(t, decodeTransient(data, &got, &scratch))
+	gotText, gotReasoning = got.output()
+	require.Equal(t, wantText, gotText, "transient text of %q", data)
+	require.Equal(t, wantReasoning, gotReasoning, "transient reasoning of %q", data)
+	require.Equal(t, want.usage(), got.usage(), "transient usage of %q", data)
 }
 
 func FuzzDecodeChunk(f *testing.F) {
