@@ -434,15 +434,18 @@ func (s *scanner) usage(w *wireChunk) error {
 }
 
 // keyIs matches a key the way encoding/json matches a field name: exactly,
-// or else case-insensitively. name is lower-case ASCII, so a key shorter
-// than it, or starting with an ASCII byte that is not its first letter in
-// either case, never folds to it (the non-ASCII runes that fold to ASCII
-// letters, K and ſ, are longer than them).
+// or else case-insensitively (small enough to be inlined: most keys are
+// told apart by their length).
 func keyIs(key []byte, name string) bool {
-	if string(key) == name {
-		return true
-	}
-	if len(key) < len(name) || key[0] < utf8.RuneSelf && key[0]|0x20 != name[0] {
+	return string(key) == name || len(key) >= len(name) && foldsTo(key, name)
+}
+
+// foldsTo reports whether key folds to name, which is lower-case ASCII: a
+// key starting with an ASCII byte that is not name's first letter in
+// either case never does (the non-ASCII runes that fold to ASCII letters,
+// K and ſ, are longer than them, so a folding key is never shorter).
+func foldsTo(key []byte, name string) bool {
+	if key[0] < utf8.RuneSelf && key[0]|0x20 != name[0] {
 		return false
 	}
 	return bytes.EqualFold(key, []byte(name))

@@ -33,6 +33,9 @@ var decodeSeeds = []string{
 	`{"choices":[],"usage":{"prompt_tokens":-1,"completion_tokens":null,"total_tokens":1.5}}`,
 	`{"choices":[],"usage":{"prompt_tokens":"3","completion_tokens":true,"prompt_tokens_details":{"cached_tokens":9}}}`,
 	`{"choices":[],"usage":{"prompt_tokens":1e300,"completion_tokens":2.0,"completion_tokens_details":{"reasoning_tokens":-2}}}`,
+	// Keys that fold to a field through a multi-byte rune (ſ folds to s).
+	`{"choiceſ":[{"delta":{"contentſ":"no","reaſoning":"long s"}}],"uſage":{"prompt_tokens":1}}`,
+	`{"choices":[{"DELTA":{"Content":"upper"}}],"Usage":{"prompt_tokens":2}}`,
 }
 
 func TestDecodeChunk(t *testing.T) {
