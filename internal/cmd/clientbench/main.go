@@ -143,7 +143,7 @@ func run(mockBin, url string, dur time.Duration) error {
 	if err := callgrindCounts(); err != nil {
 		return err
 	}
-	if url == "" {
+	if url == "" && len(levels)+len(rates)+len(scrapeLevels)+len(memoryRuns)+startups > 0 {
 		var stop func()
 		var err error
 		if url, stop, err = startMock(mockBin); err != nil {
