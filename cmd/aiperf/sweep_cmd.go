@@ -146,6 +146,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return err
 	}
 	defer db.Close()
+	db.Retry = retryOn(g.Stderr)
 	if o.trialDir == nil {
 		o.trialDir = func(t plan.Trial) string { return filepath.Join(o.artifactDir, t.Dir()) }
 	}
