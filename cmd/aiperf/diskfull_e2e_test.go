@@ -3,12 +3,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,46 +22,6 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
 )
-
-// lockedBuffer is an output stream the test reads while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// startAiperf starts this test binary as the aiperf binary in dir, with
-// the store at path, its output read while it runs.
-func startAiperf(t *testing.T, dir, path string, args ...string) (cmd *exec.Cmd, stdout, stderr *lockedBuffer) {
-	t.Helper()
-	cmd = exec.Command(os.Args[0], append([]string{"--store", path}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), beMain+"=1")
-	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return cmd, stdout, stderr
-}
-
-// awaitOutput waits until out says sub: the rendezvous with a process in
-// the state the test wants (the limit only guards against a hang).
-func awaitOutput(t *testing.T, out *lockedBuffer, sub string) {
-	t.Helper()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), sub) }, 2*time.Minute, 5*time.Millisecond,
-		"the process never said %q; it said:\n%s", sub, out)
-}
 
 // smallDisk mounts a 2 MiB tmpfs for the test, or skips it where mounting
 // is not allowed (not root).
