@@ -187,6 +187,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			return err
 		}
 		defer db.Close()
+		db.Retry = retryOn(g.Stderr)
 	}
 	opts := bench.Options{
 		Profile:      spec.Profile,
@@ -203,7 +204,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	if db != nil {
 		pending = db.BeginRun(&result.Run{Name: spec.Name, Config: spec.Profile, CLICommand: opts.CLICommand,
 			ToolVersion: version, StartTime: time.Now()})
-		opts.Records = recordsTo{context.WithoutCancel(ctx), pending}
+		opts.Records = &recordsTo{ctx: context.WithoutCancel(ctx), pending: pending, log: g.Stderr}
 	}
 	if c.UI != "none" { // a terminal's line overwrites itself (its phase name is escaped)
 		opts.Progress = redact.Writer(termsafe.Raw(g.Stderr))
@@ -234,6 +235,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	run = run.Redacted(redact)
 	errs := []error{runErr}
 	var paths []string
+	var stored string // the line that says where the run is stored
 	if len(run.Records) > 0 {
 		var err error
 		if paths, dir, err = writeExports(dir, run); err != nil {
@@ -247,14 +249,14 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			errs = append(errs, err)
 		}
 	} else if db != nil {
-		if id, err := pending.Complete(context.WithoutCancel(ctx), run, dir); err != nil {
-			where := "no exports were written"
-			if len(paths) > 0 {
-				where = "its exports are in " + dir
+		id, err := completeRun(ctx, g, pending, run, dir, len(paths) > 0)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			stored = fmt.Sprintf("Stored: run %d in %s\n", id, g.Store)
+			if c.AutoPlot && dir != "" {
+				defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 			}
-			errs = append(errs, fmt.Errorf("save run to store %s: %w; the run is not stored, %s", g.Store, err, where))
-		} else if c.AutoPlot && dir != "" {
-			defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 		}
 	}
 	if c.ResultFrame { // the exports, then the result, back to the parent through the log
@@ -272,6 +274,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			fmt.Fprintf(g.Stdout, "Export: %s\n", p)
 		}
 	}
+	fmt.Fprint(g.Stdout, stored)
 	return errors.Join(errs...)
 }
 
@@ -284,13 +287,22 @@ func jsonlFile(dir string, p plan.Profile) string {
 	return ""
 }
 
-// recordsTo stores a run's records while its load goes.
+// recordsTo stores a run's records while its load goes; it says so on log
+// when a batch fails (bench then gives it no more: the run stores them all
+// when it ends).
 type recordsTo struct {
 	ctx     context.Context
 	pending *store.Pending
+	log     io.Writer
 }
 
-func (r recordsTo) Add(records []metrics.Record) error { return r.pending.Add(r.ctx, records) }
+func (r *recordsTo) Add(records []metrics.Record) error {
+	err := r.pending.Add(r.ctx, records)
+	if err != nil {
+		fmt.Fprintf(r.log, "warning: %v; the run keeps its records and stores them all when it ends\n", err)
+	}
+	return err
+}
 
 // writeExports writes the run's exports into dir, or, when that fails, into
 // a new temporary directory, so a run that sent traffic always leaves them

@@ -146,6 +146,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return err
 	}
 	defer db.Close()
+	db.Retry = retryOn(g.Stderr)
 	if o.trialDir == nil {
 		o.trialDir = func(t plan.Trial) string { return filepath.Join(o.artifactDir, t.Dir()) }
 	}
@@ -183,6 +184,10 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	}
 	if err != nil {
 		return err
+	}
+	if o.resume && !resumed {
+		fmt.Fprintf(g.Stderr, "note: --resume found no sweep %q with these cells in %s to continue (the script, a loaded module "+
+			"or a --set value changed, or it never ran): nothing was resumed; a new sweep (#%d) starts\n", sw.Name, g.Store, id)
 	}
 	if o.executor == nil {
 		self, err := os.Executable()
@@ -225,7 +230,8 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	}
 	if out.Completed+out.Skipped > 0 {
 		fmt.Fprintln(g.Stdout)
-		if err := printSweepTable(ctx, g, db, fmt.Sprint(id), o.confidence); err != nil {
+		// What completed is shown even when the sweep was interrupted.
+		if err := printSweepTable(context.WithoutCancel(ctx), g, db, fmt.Sprint(id), o.confidence); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: render sweep table: %v\n", err)
 		}
 	}

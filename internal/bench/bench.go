@@ -118,7 +118,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	out := c.runPhases(ctx, col)
 	c.collected(col)
 	c.reduce(ctx, out)
-	return c.finish(ctx, out.err)
+	return c.finish(ctx, out)
 }
 
 // cell is one run in progress: what the stages share.
@@ -136,7 +136,8 @@ type cell struct {
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
 
-	fin *finisher
+	fin  *finisher
+	sent sentSet // the conversations sent (with InputsFile)
 	// worker is a worker process's channel to its coordinator (nil in the
 	// coordinator and in a cell of one process): worker.go.
 	worker *shard.Worker
@@ -246,6 +247,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
+	if c.o.InputsFile != "" {
+		c.sent = newSentSet(c.ds.Len())
+	}
 	var sink *jsonlSink
 	if c.o.JSONLFile != "" {
 		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
@@ -318,6 +322,9 @@ func (c *cell) reset(ctx context.Context) error {
 	calls, err := c.control.Reset(ctx, c.p.Origins(), h)
 	c.run.ControlHooks = append(c.run.ControlHooks, calls...)
 	logCalls(c.log, calls)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted during the KV-cache reset call (no load was sent): %w", err)
+	}
 	if err != nil {
 		return fmt.Errorf("reset kv cache (no load was sent): %w", err)
 	}

@@ -56,7 +56,7 @@ func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (ou
 			Seed: workerSeed(c.p.RandomSeed, i), Version: c.o.Version}
 	}
 	c.fin.merged = true
-	prof := c.bracket(col)
+	prof := c.bracket(ctx, col)
 	co.Hooks = prof.hooks()
 	var verdict func()
 	co.OnRecord, verdict = c.recordSink(co.Halt, &out.err)
