@@ -8,6 +8,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/runner/kube"
 )
@@ -59,11 +60,11 @@ func (a KubeArgs) kubeExecutor() (*kube.Executor, error) {
 }
 
 // checkWorkers refuses --workers that cannot be honoured, before anything
-// is sent: fewer than one, or more than a phase's concurrency or request
-// count.
+// is sent or allocated: fewer than one, more than shard.MaxWorkers, or more
+// than a phase can share out (its concurrency, request count, ...).
 func checkWorkers(workers int, profiles ...plan.Profile) error {
-	if workers < 1 {
-		return fmt.Errorf("--workers must be at least 1, got %d (nothing was sent)", workers)
+	if err := shard.CheckCount(workers); err != nil {
+		return fmt.Errorf("%w (nothing was sent)", err)
 	}
 	if workers == 1 {
 		return nil

@@ -422,3 +422,40 @@ func TestWorkersReplayATrace(t *testing.T) {
 		assert.InDelta(t, 40e6, float64(sched[j]-sched[j-1]), 1e6, "gap %d", j)
 	}
 }
+
+// TestWorkersBoundedBeforeAnything: worker counts no load could use are
+// refused (exit 2) before anything is allocated or sent.
+func TestWorkersBoundedBeforeAnything(t *testing.T) {
+	m := startMock(t, mock.Config{})
+	dir := t.TempDir()
+	var trace strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": 16, "output_length": 2}`+"\n", i*40)
+	}
+	path := writeFile(t, dir, "trace.jsonl", trace.String())
+	script := writeFile(t, dir, "w.star", smallBase+`
+sweep(name = "w", base = base.replace(concurrency = 4), scenarios = [{"name": "c4"}])
+`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{quick(m.URL, "--request-rate", "5", "--benchmark-duration", "600", "--workers", "1000000"),
+			"--workers 1000000 is more than 256, the most a cell may have"},
+		{[]string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--workers", "1000000"},
+			"--workers 1000000 is more than 256"},
+		{quick(m.URL, "--request-rate", "2", "--benchmark-duration", "1", "--workers", "4"),
+			"--workers 4 is more than the 2 requests the profiling phase sends (2/s for 1 s)"},
+		{[]string{"profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--input-file", path, "--custom-dataset-type",
+			"mooncake_trace", "--reset-kv-cache", "--workers", "4", "--no-store"},
+			"--workers 4 is more than the 3 entries of the fixed schedule"},
+	} {
+		inv := cli(t, dir, c.args...)
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, c.want)
+		assert.Contains(t, inv.stderr, "nothing was sent")
+	}
+	ctl := m.control()
+	assert.Zero(t, ctl.InferenceRequests)
+	assert.Zero(t, ctl.ResetCount, "not even the KV reset")
+}
