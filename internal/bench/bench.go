@@ -65,8 +65,11 @@ type Options struct {
 	// when the load ends).
 	Records RecordSink
 	// Workers, when it has more than one, sends the load from that many
-	// worker processes instead of this one (workers.go).
-	Workers Workers
+	// worker processes instead of this one (workers.go); WorkerDeadlines
+	// bound the waits on them (zero values: shard's defaults; the drain's
+	// rests on the profile's request timeout).
+	Workers         Workers
+	WorkerDeadlines shard.Deadlines
 }
 
 // RecordSink takes batches of finished records, in the order their

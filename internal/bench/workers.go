@@ -54,7 +54,11 @@ func (c *cell) shareOut() error {
 // cell before anything is sent.
 func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (out phasesOutcome) {
 	n, shares := c.o.Workers.N(), c.shares
-	co := &shard.Coordinator{Clock: c.clock, OnRecord: c.fin.push}
+	d := c.o.WorkerDeadlines
+	if d.RequestTimeout == 0 {
+		d.RequestTimeout = time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second))
+	}
+	co := &shard.Coordinator{Clock: c.clock, OnRecord: c.fin.push, Deadlines: d, URLs: len(c.p.URL)}
 	specs := make([]shard.Spec, n)
 	for i := range n {
 		p, err := c.o.Workers.Start(ctx, i)
