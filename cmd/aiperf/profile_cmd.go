@@ -52,6 +52,7 @@ type ProfileCmd struct {
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
+	WorkerDeadlines           `embed:""`
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
@@ -222,6 +223,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 		opts.Workers = startWorkers(self, c.Workers, opts.Log)
 	}
+	opts.WorkerDeadlines = c.deadlines()
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
 	runErr = redact.Error(runErr)
@@ -350,6 +352,7 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
 		script:     "(aiperf profile --num-profile-runs)",
 		workers:    c.Workers,
+		workerArgs: c.WorkerDeadlines.args(),
 		overwrite:  true,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	})
@@ -421,6 +424,9 @@ var startWorkers = func(self string, n int, log io.Writer) bench.Workers {
 // is sent; with --executor kubernetes it makes the workers.
 func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) error {
 	if err := checkWorkers(c.Workers, p); err != nil {
+		return err
+	}
+	if err := c.WorkerDeadlines.check(); err != nil {
 		return err
 	}
 	if c.Executor != "kubernetes" {

@@ -132,6 +132,7 @@ type sweepOptions struct {
 	cliCommand string
 	executor   runner.Executor // nil: runner.Local, this binary
 	workers    int             // with runner.Local: each trial's --workers
+	workerArgs []string        // and the flags of its deadlines
 	parallel   int             // trials at once, on different servers (0 or 1: one at a time)
 }
 
@@ -194,7 +195,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		if err != nil {
 			return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
 		}
-		o.executor = runner.Local{Binary: self, Workers: o.workers}
+		o.executor = runner.Local{Binary: self, Workers: o.workers, WorkerArgs: o.workerArgs}
 	}
 	opts := runner.Options{
 		Executor:   o.executor,
