@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ardanlabs/jinja"
+	"github.com/aiperf-go/aiperf/internal/jinja"
 )
 
 // ConfigFile is the file beside tokenizer.json that holds the template and
