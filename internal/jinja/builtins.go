@@ -1,3 +1,8 @@
+// Changed from ardanlabs/jinja v1.8.0: the filters take the render's meter
+// and charge what they build and read; range builds at most what the meter
+// allows; the walks over values are the meter's (walk.go); a negative
+// repeat or indent count no longer panics.
+
 package jinja
 
 import (
@@ -6,39 +11,38 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
-
-// cachedBuiltins is a read-only scope populated once with all built-in
-// globals and filters. It is shared across every render — no code path
-// writes to the builtins scope (only chained reads through parent
-// links and lookupFilter), so a single shared instance is safe and
-// avoids ~20 allocations per render.
-var cachedBuiltins = func() *scope {
-	s := newScope(nil)
-	registerGlobals(s)
-	registerFilters(s)
-	return s
-}()
 
 // =============================================================================
 // Global functions
 // =============================================================================
 
-func registerGlobals(s *scope) {
-	s.set("namespace", NewCallable("namespace", builtinNamespace))
-	s.set("raise_exception", NewCallable("raise_exception", builtinRaiseException))
-	s.set("range", NewCallable("range", builtinRange))
-	s.set("joiner", NewCallable("joiner", builtinJoiner))
-	s.set("dict", NewCallable("dict", builtinDict))
-	s.set("cycler", NewCallable("cycler", builtinCycler))
-	s.set("strftime_now", NewCallable("strftime_now", builtinStrftimeNow))
+// newGlobals is a render's scope of built-in globals, bound to its meter
+// (upstream shares one scope between renders).
+func newGlobals(m *meter) *scope {
+	s := newScope(nil)
+	for name, fn := range map[string]func(*meter, []Value, map[string]Value) (Value, error){
+		"namespace":       builtinNamespace,
+		"raise_exception": builtinRaiseException,
+		"range":           builtinRange,
+		"joiner":          builtinJoiner,
+		"dict":            builtinDict,
+		"cycler":          builtinCycler,
+		"strftime_now":    builtinStrftimeNow,
+	} {
+		s.set(name, NewCallable(name, func(args []Value, kwargs map[string]Value) (Value, error) {
+			return fn(m, args, kwargs)
+		}))
+	}
+	return s
 }
 
-func builtinNamespace(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinNamespace(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
+	m.allocItems(len(kwargs))
 	d := NewDict()
 	dict := d.AsDict()
 	for k, v := range kwargs {
@@ -47,14 +51,14 @@ func builtinNamespace(args []Value, kwargs map[string]Value) (Value, error) {
 	return d, nil
 }
 
-func builtinRaiseException(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinRaiseException(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return Undefined(), fmt.Errorf("raise_exception: missing message")
 	}
-	return Undefined(), fmt.Errorf("%s", printValue(args[0]))
+	return Undefined(), fmt.Errorf("%s", clip(m.str(args[0]), 500))
 }
 
-func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinRange(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	var start, stop, step int64
 	switch len(args) {
 	case 1:
@@ -77,24 +81,28 @@ func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
 		return Undefined(), fmt.Errorf("range: step must not be zero")
 	}
 
-	var items []Value
-	if step > 0 {
-		for i := start; i < stop; i += step {
-			items = append(items, NewInt(i))
-		}
-	} else {
-		for i := start; i > stop; i += step {
-			items = append(items, NewInt(i))
-		}
+	// The number of items, computed in uint64 so that no bound overflows,
+	// and charged before the list is built.
+	var n uint64
+	switch {
+	case step > 0 && start < stop:
+		n = (uint64(stop)-uint64(start)-1)/uint64(step) + 1
+	case step < 0 && start > stop:
+		n = (uint64(start)-uint64(stop)-1)/(-uint64(step)) + 1
+	}
+	m.alloc(product(int64(min(n, math.MaxInt64)), itemCost))
+	items := make([]Value, n)
+	for i := range items {
+		items[i] = NewInt(start + int64(i)*step)
 	}
 
 	return NewList(items), nil
 }
 
-func builtinJoiner(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinJoiner(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	sep := ""
 	if len(args) > 0 {
-		sep = printValue(args[0])
+		sep = m.str(args[0])
 	}
 
 	first := true
@@ -107,7 +115,8 @@ func builtinJoiner(args []Value, kwargs map[string]Value) (Value, error) {
 	}), nil
 }
 
-func builtinDict(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinDict(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
+	m.allocItems(len(kwargs))
 	d := NewDict()
 	dict := d.AsDict()
 	for k, v := range kwargs {
@@ -116,11 +125,13 @@ func builtinDict(args []Value, kwargs map[string]Value) (Value, error) {
 	return d, nil
 }
 
-func builtinStrftimeNow(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinStrftimeNow(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	format := "%Y-%m-%d"
 	if len(args) > 0 {
-		format = printValue(args[0])
+		format = m.str(args[0])
 	}
+	// Go's layout is no longer than the format but for %B and %A.
+	m.alloc(product(int64(len(format)), 5))
 
 	// Convert Python strftime format to Go time format.
 	now := time.Now()
@@ -149,12 +160,13 @@ func strftimeToGo(format string) string {
 	return r.Replace(format)
 }
 
-func builtinCycler(args []Value, kwargs map[string]Value) (Value, error) {
+func builtinCycler(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return Undefined(), fmt.Errorf("cycler: expected at least one argument")
 	}
 
 	idx := 0
+	m.allocItems(len(args))
 	items := make([]Value, len(args))
 	copy(items, args)
 
@@ -180,8 +192,14 @@ func builtinCycler(args []Value, kwargs map[string]Value) (Value, error) {
 // Filter functions
 // =============================================================================
 
-func registerFilters(s *scope) {
-	filters := map[string]func([]Value, map[string]Value) (Value, error){
+// filterFunc is a built-in filter: its arguments, the value filtered first.
+type filterFunc func(m *meter, args []Value, kwargs map[string]Value) (Value, error)
+
+// filters are the built-in filters, by name.
+var filters map[string]filterFunc
+
+func init() {
+	filters = map[string]filterFunc{
 		"tojson":     filterTojson,
 		"from_json":  filterFromjson,
 		"fromjson":   filterFromjson,
@@ -224,22 +242,13 @@ func registerFilters(s *scope) {
 		"sum":        filterSum,
 		"batch":      filterBatch,
 	}
-
-	for name, fn := range filters {
-		s.set("__filter_"+name, NewCallable(name, fn))
-	}
-}
-
-// lookupFilter retrieves a filter callable from the scope chain.
-func lookupFilter(s *scope, name string) (Value, bool) {
-	return s.get("__filter_" + name)
 }
 
 // =============================================================================
 // Test evaluation
 // =============================================================================
 
-func evalTest(name string, val Value, args []Value) (bool, error) {
+func evalTest(m *meter, name string, val Value, args []Value) (bool, error) {
 	switch name {
 	case "defined":
 		return !val.IsUndefined(), nil
@@ -273,37 +282,37 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return val.Equals(args[0]), nil
+		return m.equal(val, args[0], 0), nil
 	case "ne", "!=":
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return !val.Equals(args[0]), nil
+		return !m.equal(val, args[0], 0), nil
 	case "gt", "greaterthan", ">":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) > 0, nil
+		return m.compare(val, args[0]) > 0, nil
 	case "ge", ">=":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) >= 0, nil
+		return m.compare(val, args[0]) >= 0, nil
 	case "lt", "lessthan", "<":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) < 0, nil
+		return m.compare(val, args[0]) < 0, nil
 	case "le", "<=":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) <= 0, nil
+		return m.compare(val, args[0]) <= 0, nil
 	case "in":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return containsValue(args[0], val), nil
+		return m.contains(args[0], val), nil
 	case "odd":
 		if val.IsInt() {
 			return val.AsInt()%2 != 0, nil
@@ -317,12 +326,14 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 	case "upper":
 		if val.IsString() {
 			s := val.AsString()
+			m.alloc(int64(len(s)))
 			return s == strings.ToUpper(s), nil
 		}
 		return false, nil
 	case "lower":
 		if val.IsString() {
 			s := val.AsString()
+			m.alloc(int64(len(s)))
 			return s == strings.ToLower(s), nil
 		}
 		return false, nil
@@ -330,7 +341,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, nil
 		}
-		return val.Equals(args[0]), nil
+		return m.equal(val, args[0], 0), nil
 	}
 
 	return false, fmt.Errorf("unknown test %q", name)
@@ -340,7 +351,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 // Filter implementations
 // =============================================================================
 
-func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
+func filterTojson(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
@@ -364,105 +375,55 @@ func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
 	// the reflection-based encoder for correctness instead of duplicating
 	// indent state in the direct encoder.
 	if indent, ok := kwargs["indent"]; ok && !indent.IsNone() && !indent.IsUndefined() {
-		n := int(toInt64(indent))
-		data, err := json.MarshalIndent(valueToGo(args[0]), "", strings.Repeat(" ", n))
-		if err != nil {
-			return NewString(""), nil
-		}
-		return NewString(string(data)), nil
+		return indentedJSON(m, args[0], max(toInt64(indent), 0)), nil
 	}
 
-	// Direct Value-tree encoder. Bypasses valueToGo's intermediate
+	// Direct Value-tree encoder. Bypasses toGo's intermediate
 	// map[string]any/[]any allocations and json.Marshal's reflection
-	// path. Per-render allocations drop from ~80 (Dict.Set + valueToGo
+	// path. Per-render allocations drop from ~80 (Dict.Set + toGo
 	// + reflect) to a handful (one strings.Builder grow + one Marshal
 	// per leaf string for escaping).
-	var sb strings.Builder
-	if err := encodeValueJSON(&sb, args[0], itemSeparator, keySeparator); err != nil {
+	w := &writer{m: m}
+	if err := w.json(args[0], itemSeparator, keySeparator, 0); err != nil {
 		return NewString(""), nil
 	}
-	return NewString(sb.String()), nil
+	return NewString(w.b.String()), nil
 }
 
-// encodeValueJSON writes the JSON encoding of v directly into sb without
-// going through an intermediate Go-typed tree.
-//
-// The output matches Python json.dumps's defaults so that prompts rendered by
-// this engine are byte-for-byte identical to those produced by HuggingFace's
-// reference Jinja2 implementation:
-//
-//   - Item separator is ", " (with a trailing space), key/value separator is
-//     ": " — Python's default when no indent is given.
-//   - HTML metacharacters '&', '<', '>' are NOT escaped to \u0026 / \u003c /
-//     \u003e (Go's encoding/json escapes these by default; Python does not).
-//
-// Both differences would otherwise change the tokenization of every tool
-// definition that ends up in a chat prompt.
-func encodeValueJSON(sb *strings.Builder, v Value, itemSeparator, keySeparator string) error {
-	switch v.kind {
-	case KindUndefined, KindNone, KindCallable:
-		sb.WriteString("null")
-		return nil
-
-	case KindBool:
-		if v.AsBool() {
-			sb.WriteString("true")
-		} else {
-			sb.WriteString("false")
-		}
-		return nil
-
-	case KindInt:
-		var buf [20]byte
-		sb.Write(strconv.AppendInt(buf[:0], v.AsInt(), 10))
-		return nil
-
-	case KindFloat:
-		f := v.AsFloat()
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return fmt.Errorf("tojson: cannot encode %v", f)
-		}
-		var buf [32]byte
-		sb.Write(strconv.AppendFloat(buf[:0], f, 'g', -1, 64))
-		return nil
-
-	case KindString:
-		return encodeJSONString(sb, v.AsString())
-
-	case KindList:
-		sb.WriteByte('[')
-		for i, item := range v.AsList().Items {
-			if i > 0 {
-				sb.WriteString(itemSeparator)
-			}
-			if err := encodeValueJSON(sb, item, itemSeparator, keySeparator); err != nil {
-				return err
-			}
-		}
-		sb.WriteByte(']')
-		return nil
-
-	case KindDict:
-		sb.WriteByte('{')
-		d := v.AsDict()
-		for i, key := range d.Keys {
-			if i > 0 {
-				sb.WriteString(itemSeparator)
-			}
-			if err := encodeJSONString(sb, key); err != nil {
-				return err
-			}
-			sb.WriteString(keySeparator)
-			if err := encodeValueJSON(sb, d.Data[key], itemSeparator, keySeparator); err != nil {
-				return err
-			}
-		}
-		sb.WriteByte('}')
-		return nil
+// indentedJSON is v as JSON indented by n spaces. Its size is charged
+// before it is built: at most its compact form plus, for each of the two
+// lines a value may take, a newline and n spaces per level of nesting.
+func indentedJSON(m *meter, v Value, n int64) Value {
+	compact, err := json.Marshal(m.toGo(v, 0))
+	if err != nil {
+		return NewString("")
 	}
+	values, depth := shape(v, 0)
+	m.alloc(sum(int64(len(compact)), product(2*values, sum(1, product(int64(depth), n)))))
+	data, err := json.MarshalIndent(m.toGo(v, 0), "", strings.Repeat(" ", int(n)))
+	if err != nil {
+		return NewString("")
+	}
+	return NewString(string(data))
+}
 
-	sb.WriteString("null")
-	return nil
+// shape is the number of values in v and the depth of its nesting (toGo
+// has walked it within maxNesting).
+func shape(v Value, depth int) (values int64, deepest int) {
+	values, deepest = 1, depth
+	switch v.kind {
+	case KindList:
+		for _, item := range v.AsList().Items {
+			n, d := shape(item, depth+1)
+			values, deepest = sum(values, n), max(deepest, d)
+		}
+	case KindDict:
+		for _, item := range v.AsDict().Data {
+			n, d := shape(item, depth+1)
+			values, deepest = sum(values, n), max(deepest, d)
+		}
+	}
+	return values, deepest
 }
 
 // encodeJSONString writes the JSON encoding of s without HTML-escaping (no
@@ -483,11 +444,14 @@ func encodeJSONString(sb *strings.Builder, s string) error {
 	return nil
 }
 
-func filterFromjson(args []Value, kwargs map[string]Value) (Value, error) {
+func filterFromjson(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsString() {
 		return Undefined(), nil
 	}
 
+	// Decoding builds at most a few dozen bytes a byte of JSON, as the
+	// values and lists of an array of one-digit numbers do.
+	m.alloc(product(int64(len(args[0].AsString())), 48))
 	var result any
 	if err := json.Unmarshal([]byte(args[0].AsString()), &result); err != nil {
 		return Undefined(), fmt.Errorf("fromjson: %w", err)
@@ -496,7 +460,7 @@ func filterFromjson(args []Value, kwargs map[string]Value) (Value, error) {
 	return FromGoValue(result), nil
 }
 
-func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
+func filterItems(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || args[0].IsUndefined() {
 		return NewList(nil), nil
 	}
@@ -513,40 +477,35 @@ func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
 		return Undefined(), fmt.Errorf("Can only get item pairs from a mapping.")
 	}
 
-	d := args[0].AsDict()
-	items := make([]Value, 0, d.Len())
-	for _, key := range d.Keys {
-		pair := NewList([]Value{NewString(key), d.Data[key]})
-		items = append(items, pair)
-	}
-
-	return NewList(items), nil
+	return dictItems(m, args[0].AsDict()), nil
 }
 
-func filterJoin(args []Value, kwargs map[string]Value) (Value, error) {
+func filterJoin(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 
 	if !args[0].IsList() {
-		return NewString(printValue(args[0])), nil
+		return NewString(m.str(args[0])), nil
 	}
 
 	sep := ""
 	if len(args) > 1 {
-		sep = printValue(args[1])
+		sep = m.str(args[1])
 	}
 	if s, ok := kwargs["d"]; ok {
-		sep = printValue(s)
+		sep = m.str(s)
 	}
 
 	attr := ""
 	if a, ok := kwargs["attribute"]; ok {
-		attr = printValue(a)
+		attr = m.str(a)
 	}
 
 	list := args[0].AsList()
+	m.allocItems(list.Len())
 	parts := make([]string, list.Len())
+	size := int64(0)
 	for i, item := range list.Items {
 		if attr != "" && item.IsDict() {
 			v, ok := item.AsDict().Get(attr)
@@ -554,13 +513,15 @@ func filterJoin(args []Value, kwargs map[string]Value) (Value, error) {
 				item = v
 			}
 		}
-		parts[i] = printValue(item)
+		parts[i] = m.str(item)
+		size = sum(size, int64(len(parts[i])))
 	}
+	m.alloc(sum(size, product(int64(max(len(parts)-1, 0)), int64(len(sep)))))
 
 	return NewString(strings.Join(parts, sep)), nil
 }
 
-func filterDefault(args []Value, kwargs map[string]Value) (Value, error) {
+func filterDefault(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return Undefined(), nil
 	}
@@ -589,13 +550,14 @@ func filterDefault(args []Value, kwargs map[string]Value) (Value, error) {
 	return val, nil
 }
 
-func filterTrim(args []Value, kwargs map[string]Value) (Value, error) {
+func filterTrim(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
+	s := m.str(args[0])
+	m.scan(len(s))
 	if len(args) > 1 {
-		chars := printValue(args[1])
+		chars := m.str(args[1])
 		s = strings.Trim(s, chars)
 	} else {
 		s = strings.TrimSpace(s)
@@ -603,26 +565,31 @@ func filterTrim(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(s), nil
 }
 
-func filterLower(args []Value, kwargs map[string]Value) (Value, error) {
+func filterLower(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToLower(printValue(args[0]))), nil
+	s := m.str(args[0])
+	m.alloc(int64(len(s)))
+	return NewString(strings.ToLower(s)), nil
 }
 
-func filterUpper(args []Value, kwargs map[string]Value) (Value, error) {
+func filterUpper(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToUpper(printValue(args[0]))), nil
+	s := m.str(args[0])
+	m.alloc(int64(len(s)))
+	return NewString(strings.ToUpper(s)), nil
 }
 
-func filterTitle(args []Value, kwargs map[string]Value) (Value, error) {
+func filterTitle(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 
-	s := printValue(args[0])
+	s := m.str(args[0])
+	m.alloc(product(int64(len(s)), 5)) // its runes and the result
 	runes := []rune(s)
 	inWord := false
 	for i, r := range runes {
@@ -640,14 +607,15 @@ func filterTitle(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(string(runes)), nil
 }
 
-func filterCapitalize(args []Value, kwargs map[string]Value) (Value, error) {
+func filterCapitalize(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
+	s := m.str(args[0])
 	if len(s) == 0 {
 		return NewString(""), nil
 	}
+	m.alloc(product(int64(len(s)), 5)) // its runes and the result
 	runes := []rune(s)
 	runes[0] = unicode.ToUpper(runes[0])
 	for i := 1; i < len(runes); i++ {
@@ -656,7 +624,7 @@ func filterCapitalize(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(string(runes)), nil
 }
 
-func filterFirst(args []Value, kwargs map[string]Value) (Value, error) {
+func filterFirst(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -667,7 +635,7 @@ func filterFirst(args []Value, kwargs map[string]Value) (Value, error) {
 	return l.Get(0), nil
 }
 
-func filterLast(args []Value, kwargs map[string]Value) (Value, error) {
+func filterLast(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -678,7 +646,7 @@ func filterLast(args []Value, kwargs map[string]Value) (Value, error) {
 	return l.Get(l.Len() - 1), nil
 }
 
-func filterLength(args []Value, kwargs map[string]Value) (Value, error) {
+func filterLength(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
@@ -690,19 +658,21 @@ func filterLength(args []Value, kwargs map[string]Value) (Value, error) {
 	case v.IsDict():
 		return NewInt(int64(v.AsDict().Len())), nil
 	case v.IsString():
-		return NewInt(int64(len([]rune(v.AsString())))), nil
+		m.scan(len(v.AsString()))
+		return NewInt(int64(utf8.RuneCountInString(v.AsString()))), nil
 	}
 
 	return NewInt(0), nil
 }
 
-func filterReverse(args []Value, kwargs map[string]Value) (Value, error) {
+func filterReverse(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewList(nil), nil
 	}
 
 	v := args[0]
 	if v.IsString() {
+		m.alloc(product(int64(len(v.AsString())), 5)) // its runes and the result
 		runes := []rune(v.AsString())
 		for i, j := 0, len(runes)-1; i < j; i, j = i+1, j-1 {
 			runes[i], runes[j] = runes[j], runes[i]
@@ -712,6 +682,7 @@ func filterReverse(args []Value, kwargs map[string]Value) (Value, error) {
 
 	if v.IsList() {
 		src := v.AsList().Items
+		m.allocItems(len(src))
 		items := make([]Value, len(src))
 		for i, item := range src {
 			items[len(src)-1-i] = item
@@ -722,12 +693,13 @@ func filterReverse(args []Value, kwargs map[string]Value) (Value, error) {
 	return v, nil
 }
 
-func filterSort(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSort(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
 
 	src := args[0].AsList().Items
+	m.allocItems(len(src))
 	items := make([]Value, len(src))
 	copy(items, src)
 
@@ -737,7 +709,7 @@ func filterSort(args []Value, kwargs map[string]Value) (Value, error) {
 	}
 
 	sort.SliceStable(items, func(i, j int) bool {
-		cmp := compareValues(items[i], items[j])
+		cmp := m.compare(items[i], items[j])
 		if reverse {
 			return cmp > 0
 		}
@@ -747,16 +719,18 @@ func filterSort(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterUnique(args []Value, kwargs map[string]Value) (Value, error) {
+func filterUnique(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
 
 	src := args[0].AsList().Items
+	m.alloc(product(int64(len(src)), 2*itemCost))
 	seen := make(map[string]bool)
 	var items []Value
 	for _, item := range src {
-		key := printValue(item)
+		m.step()
+		key := m.str(item)
 		if !seen[key] {
 			seen[key] = true
 			items = append(items, item)
@@ -766,7 +740,7 @@ func filterUnique(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterList(args []Value, kwargs map[string]Value) (Value, error) {
+func filterList(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewList(nil), nil
 	}
@@ -776,6 +750,8 @@ func filterList(args []Value, kwargs map[string]Value) (Value, error) {
 		return v, nil
 	}
 	if v.IsString() {
+		m.scan(len(v.AsString()))
+		m.allocItems(utf8.RuneCountInString(v.AsString()))
 		runes := []rune(v.AsString())
 		items := make([]Value, len(runes))
 		for i, r := range runes {
@@ -787,41 +763,41 @@ func filterList(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList([]Value{v}), nil
 }
 
-func filterInt(args []Value, kwargs map[string]Value) (Value, error) {
+func filterInt(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
 	return NewInt(toInt64(args[0])), nil
 }
 
-func filterFloatConv(args []Value, kwargs map[string]Value) (Value, error) {
+func filterFloatConv(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewFloat(0), nil
 	}
 	return NewFloat(toFloat64(args[0])), nil
 }
 
-func filterString(args []Value, kwargs map[string]Value) (Value, error) {
+func filterString(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(printValue(args[0])), nil
+	return NewString(m.str(args[0])), nil
 }
 
-func filterSafe(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSafe(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 	return args[0], nil
 }
 
-func filterReplace(args []Value, kwargs map[string]Value) (Value, error) {
+func filterReplace(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 3 {
 		return NewString(""), fmt.Errorf("replace: expected at least 3 arguments")
 	}
-	s := printValue(args[0])
-	old := printValue(args[1])
-	newStr := printValue(args[2])
+	s := m.str(args[0])
+	old := m.str(args[1])
+	newStr := m.str(args[2])
 
 	count := -1
 	if len(args) > 3 {
@@ -831,10 +807,10 @@ func filterReplace(args []Value, kwargs map[string]Value) (Value, error) {
 		count = int(toInt64(c))
 	}
 
-	return NewString(strings.Replace(s, old, newStr, count)), nil
+	return NewString(m.replace(s, old, newStr, count)), nil
 }
 
-func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
+func filterRound(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewFloat(0), nil
 	}
@@ -857,7 +833,7 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewFloat(rounded), nil
 }
 
-func filterAbs(args []Value, kwargs map[string]Value) (Value, error) {
+func filterAbs(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
@@ -877,7 +853,7 @@ func filterAbs(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewInt(0), nil
 }
 
-func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
+func filterMap(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -886,12 +862,13 @@ func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
 
 	// map(attribute="name") form
 	if attr, ok := kwargs["attribute"]; ok {
-		attrName := printValue(attr)
+		attrName := m.str(attr)
 		defVal := Undefined()
 		if d, ok := kwargs["default"]; ok {
 			defVal = d
 		}
 
+		m.allocItems(list.Len())
 		items := make([]Value, list.Len())
 		for i, item := range list.Items {
 			if item.IsDict() {
@@ -911,7 +888,7 @@ func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(list.Items), nil
 }
 
-func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSelect(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -926,12 +903,13 @@ func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
 
 	var items []Value
 	for _, item := range list.Items {
+		m.step()
 		if testName == "" {
 			if item.IsTruthy() {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, item, testArgs)
+			result, err := evalTest(m, testName, item, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -941,10 +919,11 @@ func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
 		}
 	}
 
+	m.allocItems(len(items))
 	return NewList(items), nil
 }
 
-func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
+func filterReject(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -959,12 +938,13 @@ func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
 
 	var items []Value
 	for _, item := range list.Items {
+		m.step()
 		if testName == "" {
 			if !item.IsTruthy() {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, item, testArgs)
+			result, err := evalTest(m, testName, item, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -974,25 +954,27 @@ func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
 		}
 	}
 
+	m.allocItems(len(items))
 	return NewList(items), nil
 }
 
-func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSelectattr(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
 
 	list := args[0].AsList()
-	attrName := printValue(args[1])
+	attrName := m.str(args[1])
 	testName := "truthy"
 	if len(args) > 2 {
-		testName = printValue(args[2])
+		testName = m.str(args[2])
 	}
 
 	testArgs := args[3:]
 
 	var items []Value
 	for _, item := range list.Items {
+		m.step()
 		attrVal := Undefined()
 		if item.IsDict() {
 			if v, ok := item.AsDict().Get(attrName); ok {
@@ -1005,7 +987,7 @@ func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, attrVal, testArgs)
+			result, err := evalTest(m, testName, attrVal, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -1015,25 +997,27 @@ func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
 		}
 	}
 
+	m.allocItems(len(items))
 	return NewList(items), nil
 }
 
-func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
+func filterRejectattr(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
 
 	list := args[0].AsList()
-	attrName := printValue(args[1])
+	attrName := m.str(args[1])
 	testName := "truthy"
 	if len(args) > 2 {
-		testName = printValue(args[2])
+		testName = m.str(args[2])
 	}
 
 	testArgs := args[3:]
 
 	var items []Value
 	for _, item := range list.Items {
+		m.step()
 		attrVal := Undefined()
 		if item.IsDict() {
 			if v, ok := item.AsDict().Get(attrName); ok {
@@ -1046,7 +1030,7 @@ func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
 				items = append(items, item)
 			}
 		} else {
-			result, err := evalTest(testName, attrVal, testArgs)
+			result, err := evalTest(m, testName, attrVal, testArgs)
 			if err != nil {
 				return Undefined(), err
 			}
@@ -1056,15 +1040,16 @@ func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
 		}
 	}
 
+	m.allocItems(len(items))
 	return NewList(items), nil
 }
 
-func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
+func filterIndent(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
 
-	s := printValue(args[0])
+	s := m.str(args[0])
 	width := 4
 	if len(args) > 1 {
 		width = int(toInt64(args[1]))
@@ -1081,6 +1066,10 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 		indentFirst = f.IsTruthy()
 	}
 
+	width = max(width, 0)
+	n := int64(strings.Count(s, "\n")) + 1
+	m.scan(len(s))
+	m.alloc(sum(sum(int64(len(s)), product(n, int64(width))), product(n, itemCost)))
 	pad := strings.Repeat(" ", width)
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
@@ -1095,28 +1084,41 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewString(strings.Join(lines, "\n")), nil
 }
 
-func filterWordcount(args []Value, kwargs map[string]Value) (Value, error) {
+func filterWordcount(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
-	words := strings.Fields(printValue(args[0]))
-	return NewInt(int64(len(words))), nil
+	s := m.str(args[0])
+	m.scan(len(s))
+	return NewInt(int64(countFields(s))), nil
 }
 
-func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
+func filterEscape(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
-	s = strings.ReplaceAll(s, "&", "&amp;")
-	s = strings.ReplaceAll(s, "<", "&lt;")
-	s = strings.ReplaceAll(s, ">", "&gt;")
-	s = strings.ReplaceAll(s, `"`, "&quot;")
-	s = strings.ReplaceAll(s, "'", "&#39;")
-	return NewString(s), nil
+	s := m.str(args[0])
+	m.scan(len(s))
+	grow := int64(0)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '&', '\'':
+			grow += 4
+		case '<', '>':
+			grow += 3
+		case '"':
+			grow += 5
+		}
+	}
+	m.alloc(sum(int64(len(s)), grow))
+	return NewString(htmlEscaper.Replace(s)), nil
 }
 
-func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
+// htmlEscaper escapes as the escape filter always has (its five
+// replacements in turn; the later ones write no '&').
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")
+
+func filterDictsort(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsDict() {
 		return NewList(nil), nil
 	}
@@ -1127,6 +1129,8 @@ func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 		reverse = r.AsBool()
 	}
 
+	m.alloc(product(int64(d.Len()), 5*itemCost))
+	m.work(int64(d.Len()))
 	keys := make([]string, len(d.Keys))
 	copy(keys, d.Keys)
 
@@ -1145,7 +1149,7 @@ func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(items), nil
 }
 
-func filterMax(args []Value, kwargs map[string]Value) (Value, error) {
+func filterMax(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -1157,7 +1161,7 @@ func filterMax(args []Value, kwargs map[string]Value) (Value, error) {
 
 	maxVal := list.Items[0]
 	for _, item := range list.Items[1:] {
-		if compareValues(item, maxVal) > 0 {
+		if m.compare(item, maxVal) > 0 {
 			maxVal = item
 		}
 	}
@@ -1165,7 +1169,7 @@ func filterMax(args []Value, kwargs map[string]Value) (Value, error) {
 	return maxVal, nil
 }
 
-func filterMin(args []Value, kwargs map[string]Value) (Value, error) {
+func filterMin(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return Undefined(), nil
 	}
@@ -1177,7 +1181,7 @@ func filterMin(args []Value, kwargs map[string]Value) (Value, error) {
 
 	minVal := list.Items[0]
 	for _, item := range list.Items[1:] {
-		if compareValues(item, minVal) < 0 {
+		if m.compare(item, minVal) < 0 {
 			minVal = item
 		}
 	}
@@ -1185,12 +1189,13 @@ func filterMin(args []Value, kwargs map[string]Value) (Value, error) {
 	return minVal, nil
 }
 
-func filterSum(args []Value, kwargs map[string]Value) (Value, error) {
+func filterSum(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewInt(0), nil
 	}
 
 	list := args[0].AsList()
+	m.work(int64(list.Len()) >> 3)
 	var sumF float64
 	isFloat := false
 
@@ -1209,7 +1214,7 @@ func filterSum(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewInt(int64(sumF)), nil
 }
 
-func filterBatch(args []Value, kwargs map[string]Value) (Value, error) {
+func filterBatch(m *meter, args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -1220,6 +1225,7 @@ func filterBatch(args []Value, kwargs map[string]Value) (Value, error) {
 		return NewList(nil), nil
 	}
 
+	m.allocItems(list.Len() + list.Len()/linecount + 1)
 	var batches []Value
 	for i := 0; i < list.Len(); i += linecount {
 		end := min(i+linecount, list.Len())
@@ -1288,89 +1294,4 @@ func compareValues(a, b Value) int {
 		return strings.Compare(a.AsString(), b.AsString())
 	}
 	return 0
-}
-
-func containsValue(container, item Value) bool {
-	if container.IsList() {
-		for _, v := range container.AsList().Items {
-			if v.Equals(item) {
-				return true
-			}
-		}
-		return false
-	}
-	if container.IsDict() && item.IsString() {
-		return container.AsDict().Has(item.AsString())
-	}
-	if container.IsString() && item.IsString() {
-		return strings.Contains(container.AsString(), item.AsString())
-	}
-	return false
-}
-
-// valueToGo converts a Value back to a plain Go type suitable for
-// json.Marshal.
-func valueToGo(v Value) any {
-	switch v.kind {
-	case KindUndefined, KindNone:
-		return nil
-	case KindBool:
-		return v.AsBool()
-	case KindInt:
-		return v.AsInt()
-	case KindFloat:
-		return v.AsFloat()
-	case KindString:
-		return v.AsString()
-	case KindList:
-		list := v.AsList()
-		out := make([]any, list.Len())
-		for i, item := range list.Items {
-			out[i] = valueToGo(item)
-		}
-		return out
-	case KindDict:
-		d := v.AsDict()
-		out := make(map[string]any, d.Len())
-		for _, key := range d.Keys {
-			out[key] = valueToGo(d.Data[key])
-		}
-		return out
-	case KindCallable:
-		return nil
-	}
-	return nil
-}
-
-// printValue converts a Value to its template output string. Unlike
-// String() which returns a Python-style repr, printValue returns the
-// raw text for template rendering (no quotes around strings, empty
-// string for None/Undefined).
-func printValue(v Value) string {
-	switch v.kind {
-	case KindUndefined:
-		return ""
-	case KindNone:
-		return ""
-	case KindBool:
-		if v.AsBool() {
-			return "True"
-		}
-		return "False"
-	case KindInt:
-		return fmt.Sprintf("%d", v.AsInt())
-	case KindFloat:
-		f := v.AsFloat()
-		s := fmt.Sprintf("%g", f)
-		return s
-	case KindString:
-		return v.AsString()
-	case KindList:
-		return v.String()
-	case KindDict:
-		return v.String()
-	case KindCallable:
-		return ""
-	}
-	return ""
 }

@@ -1,3 +1,8 @@
+// Changed from ardanlabs/jinja v1.8.0: every node, expression, loop
+// iteration and operation is charged to the render's meter (budget.go),
+// macro calls are bounded in depth, slices are clamped to their sequence,
+// and the operations that walk a value are the meter's (walk.go).
+
 package jinja
 
 import (
@@ -5,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 var (
@@ -44,9 +51,15 @@ func (s *scope) set(name string, val Value) {
 // =============================================================================
 
 type evaluator struct {
-	scope    *scope
-	builtins *scope
-	output   strings.Builder
+	scope  *scope
+	m      *meter
+	output strings.Builder
+}
+
+// write appends s to the output.
+func (e *evaluator) write(s string) {
+	e.m.alloc(int64(len(s)))
+	e.output.WriteString(s)
 }
 
 func (e *evaluator) execNodes(nodes []node) error {
@@ -59,9 +72,10 @@ func (e *evaluator) execNodes(nodes []node) error {
 }
 
 func (e *evaluator) execNode(n node) error {
+	e.m.step()
 	switch nd := n.(type) {
 	case *textNode:
-		e.output.WriteString(nd.text)
+		e.write(nd.text)
 		return nil
 
 	case *outputNode:
@@ -69,7 +83,7 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(val))
+		e.write(e.m.str(val))
 		return nil
 
 	case *ifNode:
@@ -133,10 +147,12 @@ func (e *evaluator) execFor(n *forNode) error {
 		items = iterVal.AsList().Items
 	case iterVal.IsDict():
 		d := iterVal.AsDict()
+		e.m.allocItems(d.Len())
 		for _, key := range d.Keys {
 			items = append(items, NewString(key))
 		}
 	case iterVal.IsString():
+		e.m.allocItems(e.runeCount(iterVal.AsString()))
 		for _, r := range iterVal.AsString() {
 			items = append(items, NewString(string(r)))
 		}
@@ -148,6 +164,7 @@ func (e *evaluator) execFor(n *forNode) error {
 	if n.filterExpr != nil {
 		var filtered []Value
 		for _, item := range items {
+			e.m.step()
 			child := newScope(e.scope)
 			child.set(n.valVar, item)
 			old := e.scope
@@ -161,6 +178,7 @@ func (e *evaluator) execFor(n *forNode) error {
 				filtered = append(filtered, item)
 			}
 		}
+		e.m.allocItems(len(filtered))
 		items = filtered
 	}
 
@@ -183,6 +201,7 @@ func (e *evaluator) execFor(n *forNode) error {
 	child.set("loop", loop)
 
 	for i, item := range items {
+		e.m.work(callCost)
 		// Set loop variable(s).
 		if n.keyVar != "" {
 			// Destructuring: for key, val in items
@@ -267,8 +286,8 @@ func (e *evaluator) execSet(n *setNode) error {
 
 func (e *evaluator) execSetBlock(n *setBlockNode) error {
 	bodyEval := evaluator{
-		scope:    e.scope,
-		builtins: e.builtins,
+		scope: e.scope,
+		m:     e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -283,7 +302,10 @@ func (e *evaluator) execMacro(n *macroNode) error {
 	body := n.body
 	parentScope := e.scope
 
+	m := e.m
 	fn := NewCallable(n.name, func(args []Value, kwargs map[string]Value) (Value, error) {
+		m.enter()
+		defer m.leave()
 		child := newScope(parentScope)
 
 		// Bind positional args.
@@ -293,7 +315,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 			} else if v, ok := kwargs[param.name]; ok {
 				child.set(param.name, v)
 			} else if param.defaultVal != nil {
-				defEval := evaluator{scope: child, builtins: e.builtins}
+				defEval := evaluator{scope: child, m: m}
 				defVal, err := defEval.evalExpr(param.defaultVal)
 				if err != nil {
 					return Undefined(), err
@@ -310,8 +332,8 @@ func (e *evaluator) execMacro(n *macroNode) error {
 		}
 
 		macroEval := evaluator{
-			scope:    child,
-			builtins: e.builtins,
+			scope: child,
+			m:     m,
 		}
 
 		if err := macroEval.execNodes(body); err != nil {
@@ -331,7 +353,10 @@ func (e *evaluator) execCall(n *callNode) error {
 	body := n.body
 	parentScope := e.scope
 
+	m := e.m
 	caller := NewCallable("caller", func(args []Value, kwargs map[string]Value) (Value, error) {
+		m.enter()
+		defer m.leave()
 		child := newScope(parentScope)
 		for i, argName := range callerArgs {
 			if i < len(args) {
@@ -340,8 +365,8 @@ func (e *evaluator) execCall(n *callNode) error {
 		}
 
 		callerEval := evaluator{
-			scope:    child,
-			builtins: e.builtins,
+			scope: child,
+			m:     m,
 		}
 		if err := callerEval.execNodes(body); err != nil {
 			return Undefined(), err
@@ -382,7 +407,7 @@ func (e *evaluator) execCall(n *callNode) error {
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
+		e.write(e.m.str(result))
 		return nil
 	}
 
@@ -399,15 +424,15 @@ func (e *evaluator) execCall(n *callNode) error {
 	if err != nil {
 		return err
 	}
-	e.output.WriteString(printValue(result))
+	e.write(e.m.str(result))
 	return nil
 }
 
 func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 	// Render body to string.
 	bodyEval := evaluator{
-		scope:    e.scope,
-		builtins: e.builtins,
+		scope: e.scope,
+		m:     e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -416,20 +441,20 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 
 	// Apply the filter. The filter expression should be a name or filter chain.
 	if fe, ok := n.filter.(*nameExpr); ok {
-		filterVal, ok := lookupFilter(e.builtins, fe.name)
+		filter, ok := filters[fe.name]
 		if !ok {
 			return fmt.Errorf("unknown filter %q", fe.name)
 		}
-		result, err := filterVal.AsCallable().Fn([]Value{NewString(bodyStr)}, nil)
+		result, err := filter(e.m, []Value{NewString(bodyStr)}, nil)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
+		e.write(e.m.str(result))
 		return nil
 	}
 
 	// For more complex filter expressions, just output the body.
-	e.output.WriteString(bodyStr)
+	e.write(bodyStr)
 	return nil
 }
 
@@ -438,6 +463,8 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 // =============================================================================
 
 func (e *evaluator) evalExpr(ex expr) (Value, error) {
+	e.m.enterExpr()
+	defer e.m.leaveExpr()
 	switch n := ex.(type) {
 	case *litExpr:
 		return n.val, nil
@@ -474,6 +501,7 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return e.evalTestExpr(n)
 
 	case *listExpr:
+		e.m.allocItems(len(n.items))
 		items := make([]Value, len(n.items))
 		for i, item := range n.items {
 			v, err := e.evalExpr(item)
@@ -485,6 +513,7 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return NewList(items), nil
 
 	case *dictExpr:
+		e.m.allocItems(len(n.pairs))
 		d := NewDict()
 		dict := d.AsDict()
 		for _, pair := range n.pairs {
@@ -496,7 +525,7 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 			if err != nil {
 				return Undefined(), err
 			}
-			dict.Set(printValue(key), val)
+			dict.Set(e.m.str(key), val)
 		}
 		return d, nil
 
@@ -558,7 +587,7 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	}
 
 	if obj.IsDict() {
-		k := printValue(key)
+		k := e.m.str(key)
 		if v, ok := obj.AsDict().Get(k); ok {
 			return v, nil
 		}
@@ -566,16 +595,21 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	}
 
 	if obj.IsString() {
-		idx := int(toInt64(key))
+		idx := toInt64(key)
 		s := obj.AsString()
-		runes := []rune(s)
+		n := int64(e.runeCount(s))
 		if idx < 0 {
-			idx += len(runes)
+			idx += n
 		}
-		if idx < 0 || idx >= len(runes) {
+		if idx < 0 || idx >= n {
 			return Undefined(), nil
 		}
-		return NewString(string(runes[idx])), nil
+		for _, r := range s { // the idx-th rune, without a []rune of s
+			if idx == 0 {
+				return NewString(string(r)), nil
+			}
+			idx--
+		}
 	}
 
 	return Undefined(), nil
@@ -589,52 +623,15 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 
 	if obj.IsList() {
 		list := obj.AsList()
-		length := list.Len()
-		start, stop, step := resolveSlice(n, e, length)
-
-		// Fast path for the overwhelmingly common step==1 case
-		// (e.g. messages[1:] in chat templates). A single allocation
-		// of the exact size avoids the geometric growth of append.
-		// Aliasing the source slice would be unsafe because List.Append
-		// could later mutate beyond Len() into the backing array.
-		if step == 1 {
-			if start < 0 {
-				start = 0
-			}
-			if stop > length {
-				stop = length
-			}
-			if start >= stop {
-				return NewList(nil), nil
-			}
-			items := make([]Value, stop-start)
-			copy(items, list.Items[start:stop])
-			return NewList(items), nil
-		}
-
-		var items []Value
-		if step > 0 {
-			// Pre-size to the maximum possible iteration count to
-			// avoid append's geometric growth allocations.
-			count := (stop - start + step - 1) / step
-			if count > 0 {
-				items = make([]Value, 0, count)
-			}
-			for i := start; i < stop; i += step {
-				if i >= 0 && i < length {
-					items = append(items, list.Items[i])
-				}
-			}
-		} else if step < 0 {
-			count := (start - stop - step - 1) / -step
-			if count > 0 {
-				items = make([]Value, 0, count)
-			}
-			for i := start; i > stop; i += step {
-				if i >= 0 && i < length {
-					items = append(items, list.Items[i])
-				}
-			}
+		start, stop, step := resolveSlice(n, e, list.Len())
+		count := sliceLen(start, stop, step)
+		e.m.allocItems(count)
+		// A copy even for step 1: aliasing the source slice would be
+		// unsafe because List.Append could later mutate beyond Len() into
+		// the backing array.
+		items := make([]Value, 0, count)
+		for i := start; len(items) < count; i += step {
+			items = append(items, list.Items[i])
 		}
 		return NewList(items), nil
 	}
@@ -647,63 +644,47 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 		// we can index by byte and skip the []rune conversion entirely.
 		// This is the dominant cost in the kronk dense profile because
 		// the system prompt can be tens of thousands of bytes.
+		e.m.scan(len(s))
 		if isASCII(s) {
-			length := len(s)
-			start, stop, step := resolveSlice(n, e, length)
-
+			start, stop, step := resolveSlice(n, e, len(s))
+			count := sliceLen(start, stop, step)
 			if step == 1 {
-				if start < 0 {
-					start = 0
-				}
-				if stop > length {
-					stop = length
-				}
-				if start >= stop {
-					return NewString(""), nil
-				}
-				return NewString(s[start:stop]), nil
+				return NewString(s[start : start+count]), nil
 			}
-
-			if step == -1 {
-				if start >= length {
-					start = length - 1
-				}
-				if stop < -1 {
-					stop = -1
-				}
-				if start <= stop {
-					return NewString(""), nil
-				}
-				buf := make([]byte, 0, start-stop)
-				for i := start; i > stop; i-- {
-					buf = append(buf, s[i])
-				}
-				return NewString(string(buf)), nil
+			e.m.alloc(int64(count))
+			buf := make([]byte, 0, count)
+			for i := start; len(buf) < count; i += step {
+				buf = append(buf, s[i])
 			}
-			// Fall through to the general path for unusual steps.
+			return NewString(string(buf)), nil
 		}
 
+		e.m.alloc(product(int64(len(s)), 4))
 		runes := []rune(s)
-		length := len(runes)
-		start, stop, step := resolveSlice(n, e, length)
-		var result []rune
-		if step > 0 {
-			for i := start; i < stop; i += step {
-				if i >= 0 && i < length {
-					result = append(result, runes[i])
-				}
-			}
-		} else if step < 0 {
-			for i := start; i > stop; i += step {
-				if i >= 0 && i < length {
-					result = append(result, runes[i])
-				}
-			}
+		start, stop, step := resolveSlice(n, e, len(runes))
+		count := sliceLen(start, stop, step)
+		e.m.alloc(product(int64(count), 4))
+		result := make([]rune, 0, count)
+		for i := start; len(result) < count; i += step {
+			result = append(result, runes[i])
 		}
 		return NewString(string(result)), nil
 	}
 
 	return Undefined(), nil
+}
+
+// sliceLen is the number of items of a clamped slice.
+func sliceLen(start, stop, step int) int {
+	switch {
+	case step > 0 && start < stop:
+		return 1 + (stop-start-1)/step
+	case step == math.MinInt && start > stop:
+		return 1
+	case step < 0 && start > stop:
+		return 1 + (start-stop-1)/-step
+	}
+	return 0
 }
 
 // isASCII reports whether s contains only 7-bit ASCII bytes. Used to
@@ -718,6 +699,9 @@ func isASCII(s string) bool {
 	return true
 }
 
+// resolveSlice evaluates a slice's bounds on a sequence of length items
+// and clamps them to it, as Python does: the indexes start, start+step, …
+// short of stop are all inside the sequence.
 func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 	step := 1
 	if n.step != nil {
@@ -754,7 +738,10 @@ func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 		}
 	}
 
-	return start, stop, step
+	if step > 0 {
+		return min(max(start, 0), length), min(max(stop, 0), length), step
+	}
+	return min(max(start, -1), length-1), min(max(stop, -1), length-1), step
 }
 
 func (e *evaluator) evalUnary(n *unaryExpr) (Value, error) {
@@ -817,11 +804,11 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 
 	switch n.op {
 	case "+":
-		return addValues(left, right), nil
+		return e.addValues(left, right), nil
 	case "-":
 		return subValues(left, right), nil
 	case "*":
-		return mulValues(left, right), nil
+		return e.mulValues(left, right), nil
 	case "/":
 		return divValues(left, right), nil
 	case "//":
@@ -831,23 +818,23 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 	case "**":
 		return powValues(left, right), nil
 	case "~":
-		return NewString(printValue(left) + printValue(right)), nil
+		return NewString(e.concat(e.m.str(left), e.m.str(right))), nil
 	case "==":
-		return NewBool(valuesEqual(left, right)), nil
+		return NewBool(e.m.valuesEqual(left, right)), nil
 	case "!=":
-		return NewBool(!valuesEqual(left, right)), nil
+		return NewBool(!e.m.valuesEqual(left, right)), nil
 	case "<":
-		return NewBool(compareValues(left, right) < 0), nil
+		return NewBool(e.m.compare(left, right) < 0), nil
 	case ">":
-		return NewBool(compareValues(left, right) > 0), nil
+		return NewBool(e.m.compare(left, right) > 0), nil
 	case "<=":
-		return NewBool(compareValues(left, right) <= 0), nil
+		return NewBool(e.m.compare(left, right) <= 0), nil
 	case ">=":
-		return NewBool(compareValues(left, right) >= 0), nil
+		return NewBool(e.m.compare(left, right) >= 0), nil
 	case "in":
-		return NewBool(containsValue(right, left)), nil
+		return NewBool(e.m.contains(right, left)), nil
 	case "not in":
-		return NewBool(!containsValue(right, left)), nil
+		return NewBool(!e.m.contains(right, left)), nil
 	}
 
 	return Undefined(), fmt.Errorf("unknown binary operator %q", n.op)
@@ -877,7 +864,7 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 	}
 
 	if !fn.IsCallable() {
-		return Undefined(), fmt.Errorf("%s is not callable: %s", callableName(n.fn), fn.String())
+		return Undefined(), fmt.Errorf("%s is not callable: %s", callableName(n.fn), clip(e.m.repr(fn), 60))
 	}
 
 	args := make([]Value, len(n.args))
@@ -926,18 +913,18 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		return Undefined(), err
 	}
 
-	// Look up filter in builtins.
-	filterVal, ok := lookupFilter(e.builtins, n.name)
-	if !ok {
-		// Also check scope for user-defined filters.
-		filterVal, ok = e.scope.get(n.name)
-		if !ok {
+	// Look up filter in builtins, else in the scope for user-defined
+	// filters.
+	filter, builtin := filters[n.name]
+	var filterVal Value
+	if !builtin {
+		var ok bool
+		if filterVal, ok = e.scope.get(n.name); !ok {
 			return Undefined(), fmt.Errorf("unknown filter %q", n.name)
 		}
-	}
-
-	if !filterVal.IsCallable() {
-		return Undefined(), fmt.Errorf("filter %q is not callable", n.name)
+		if !filterVal.IsCallable() {
+			return Undefined(), fmt.Errorf("filter %q is not callable", n.name)
+		}
 	}
 
 	// Build args: input as first, then additional args.
@@ -963,6 +950,9 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		}
 	}
 
+	if builtin {
+		return filter(e.m, args, kwargs)
+	}
 	return filterVal.AsCallable().Fn(args, kwargs)
 }
 
@@ -981,7 +971,7 @@ func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
 		testArgs = append(testArgs, v)
 	}
 
-	result, err := evalTest(n.name, val, testArgs)
+	result, err := evalTest(e.m, n.name, val, testArgs)
 	if err != nil {
 		return Undefined(), err
 	}
@@ -999,20 +989,23 @@ func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
 
 func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 	s := obj.AsString()
+	m := e.m
 
 	switch method {
 	case "strip":
 		return e.makeStringFunc("strip", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.scan(len(s))
 			if len(args) > 0 {
-				return NewString(strings.Trim(s, printValue(args[0]))), nil
+				return NewString(strings.Trim(s, m.str(args[0]))), nil
 			}
 			return NewString(strings.TrimSpace(s)), nil
 		}), nil
 
 	case "lstrip":
 		return e.makeStringFunc("lstrip", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.scan(len(s))
 			if len(args) > 0 {
-				return NewString(strings.TrimLeft(s, printValue(args[0]))), nil
+				return NewString(strings.TrimLeft(s, m.str(args[0]))), nil
 			}
 			return NewString(strings.TrimLeftFunc(s, func(r rune) bool {
 				return r == ' ' || r == '\t' || r == '\n' || r == '\r'
@@ -1021,8 +1014,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "rstrip":
 		return e.makeStringFunc("rstrip", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.scan(len(s))
 			if len(args) > 0 {
-				return NewString(strings.TrimRight(s, printValue(args[0]))), nil
+				return NewString(strings.TrimRight(s, m.str(args[0]))), nil
 			}
 			return NewString(strings.TrimRightFunc(s, func(r rune) bool {
 				return r == ' ' || r == '\t' || r == '\n' || r == '\r'
@@ -1031,16 +1025,16 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "split":
 		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.scan(len(s))
+			var parts []string
 			if len(args) == 0 {
-				parts := strings.Fields(s)
-				items := make([]Value, len(parts))
-				for i, p := range parts {
-					items[i] = NewString(p)
-				}
-				return NewList(items), nil
+				m.allocItems(countFields(s))
+				parts = strings.Fields(s)
+			} else {
+				sep := m.str(args[0])
+				m.allocItems(strings.Count(s, sep) + 1)
+				parts = strings.Split(s, sep)
 			}
-			sep := printValue(args[0])
-			parts := strings.Split(s, sep)
 			items := make([]Value, len(parts))
 			for i, p := range parts {
 				items[i] = NewString(p)
@@ -1053,7 +1047,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return NewBool(false), nil
 			}
-			return NewBool(strings.HasPrefix(s, printValue(args[0]))), nil
+			prefix := m.str(args[0])
+			m.scan(len(prefix))
+			return NewBool(strings.HasPrefix(s, prefix)), nil
 		}), nil
 
 	case "endswith":
@@ -1061,7 +1057,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return NewBool(false), nil
 			}
-			return NewBool(strings.HasSuffix(s, printValue(args[0]))), nil
+			suffix := m.str(args[0])
+			m.scan(len(suffix))
+			return NewBool(strings.HasSuffix(s, suffix)), nil
 		}), nil
 
 	case "replace":
@@ -1069,28 +1067,29 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) < 2 {
 				return NewString(s), nil
 			}
-			old := printValue(args[0])
-			newStr := printValue(args[1])
 			count := -1
 			if len(args) > 2 {
 				count = int(toInt64(args[2]))
 			}
-			return NewString(strings.Replace(s, old, newStr, count)), nil
+			return NewString(m.replace(s, m.str(args[0]), m.str(args[1]), count)), nil
 		}), nil
 
 	case "upper":
 		return e.makeStringFunc("upper", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.alloc(int64(len(s)))
 			return NewString(strings.ToUpper(s)), nil
 		}), nil
 
 	case "lower":
 		return e.makeStringFunc("lower", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.alloc(int64(len(s)))
 			return NewString(strings.ToLower(s)), nil
 		}), nil
 
 	case "title":
 		return e.makeStringFunc("title", func(args []Value, kwargs map[string]Value) (Value, error) {
 			// Simple title case: capitalize first letter of each word.
+			m.alloc(product(int64(len(s)), 5)) // its runes and the result
 			runes := []rune(s)
 			inWord := false
 			for i, r := range runes {
@@ -1109,6 +1108,7 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(s) == 0 {
 				return NewString(""), nil
 			}
+			m.alloc(product(int64(len(s)), 5)) // its runes and the result
 			runes := []rune(s)
 			runes[0] = []rune(strings.ToUpper(string(runes[0])))[0]
 			return NewString(string(runes)), nil
@@ -1119,7 +1119,8 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return NewInt(0), nil
 			}
-			return NewInt(int64(strings.Count(s, printValue(args[0])))), nil
+			m.scan(len(s))
+			return NewInt(int64(strings.Count(s, m.str(args[0])))), nil
 		}), nil
 
 	case "find":
@@ -1127,7 +1128,8 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return NewInt(-1), nil
 			}
-			return NewInt(int64(strings.Index(s, printValue(args[0])))), nil
+			m.scan(len(s))
+			return NewInt(int64(strings.Index(s, m.str(args[0])))), nil
 		}), nil
 
 	case "format":
@@ -1135,8 +1137,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			result := s
 			for i, arg := range args {
 				placeholder := fmt.Sprintf("{%d}", i)
-				result = strings.ReplaceAll(result, placeholder, printValue(arg))
-				result = strings.Replace(result, "{}", printValue(arg), 1)
+				text := m.str(arg)
+				result = m.replace(result, placeholder, text, -1)
+				result = m.replace(result, "{}", text, 1)
 			}
 			return NewString(result), nil
 		}), nil
@@ -1149,17 +1152,70 @@ func (e *evaluator) makeStringFunc(name string, fn func([]Value, map[string]Valu
 	return NewCallable("str."+name, fn)
 }
 
+// replace is strings.Replace, its result charged before it is built.
+func (m *meter) replace(s, old, new string, n int) string {
+	m.scan(len(s))
+	k := strings.Count(s, old)
+	if n >= 0 && n < k {
+		k = n
+	}
+	if k == 0 {
+		return s
+	}
+	m.alloc(sum(int64(len(s)), product(int64(k), int64(len(new)))))
+	return strings.Replace(s, old, new, n)
+}
+
+// countFields is len(strings.Fields(s)), without building them.
+func countFields(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+}
+
+// runeCount is the number of runes of s, the reading charged.
+func (e *evaluator) runeCount(s string) int {
+	e.m.scan(len(s))
+	return utf8.RuneCountInString(s)
+}
+
+// concat is a + b, charged.
+func (e *evaluator) concat(a, b string) string {
+	e.m.alloc(sum(int64(len(a)), int64(len(b))))
+	return a + b
+}
+
+// clip is s, cut to at most n bytes (and an ellipsis), for an error
+// message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // =============================================================================
 // List methods
 // =============================================================================
 
 func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 	list := obj.AsList()
+	m := e.m
 
 	switch method {
 	case "append":
 		return NewCallable("list.append", func(args []Value, kwargs map[string]Value) (Value, error) {
 			if len(args) > 0 {
+				m.allocItems(1)
 				list.Append(args[0])
 			}
 			return None(), nil
@@ -1180,6 +1236,7 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 			if idx < 0 || idx >= list.Len() {
 				return Undefined(), fmt.Errorf("pop index out of range")
 			}
+			m.work(int64(list.Len()-idx) >> 3)
 			val := list.Items[idx]
 			list.Items = append(list.Items[:idx], list.Items[idx+1:]...)
 			return val, nil
@@ -1191,6 +1248,8 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 				return None(), nil
 			}
 			idx := min(max(int(toInt64(args[0])), 0), list.Len())
+			m.allocItems(1)
+			m.work(int64(list.Len()-idx) >> 3)
 			list.Items = append(list.Items, Undefined())
 			copy(list.Items[idx+1:], list.Items[idx:])
 			list.Items[idx] = args[1]
@@ -1207,20 +1266,17 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 
 func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 	d := obj.AsDict()
+	m := e.m
 
 	switch method {
 	case "items":
 		return NewCallable("dict.items", func(args []Value, kwargs map[string]Value) (Value, error) {
-			items := make([]Value, 0, d.Len())
-			for _, key := range d.Keys {
-				pair := NewList([]Value{NewString(key), d.Data[key]})
-				items = append(items, pair)
-			}
-			return NewList(items), nil
+			return dictItems(m, d), nil
 		}), nil
 
 	case "keys":
 		return NewCallable("dict.keys", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.allocItems(d.Len())
 			items := make([]Value, 0, d.Len())
 			for _, key := range d.Keys {
 				items = append(items, NewString(key))
@@ -1230,6 +1286,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 
 	case "values":
 		return NewCallable("dict.values", func(args []Value, kwargs map[string]Value) (Value, error) {
+			m.allocItems(d.Len())
 			items := make([]Value, 0, d.Len())
 			for _, key := range d.Keys {
 				items = append(items, d.Data[key])
@@ -1242,7 +1299,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return Undefined(), nil
 			}
-			key := printValue(args[0])
+			key := m.str(args[0])
 			if v, ok := d.Get(key); ok {
 				return v, nil
 			}
@@ -1257,9 +1314,10 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return Undefined(), nil
 			}
-			key := printValue(args[0])
+			key := m.str(args[0])
 			v, ok := d.Get(key)
 			if ok {
+				m.allocItems(d.Len())
 				delete(d.Data, key)
 				newKeys := make([]string, 0, len(d.Keys)-1)
 				for _, k := range d.Keys {
@@ -1280,6 +1338,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 		return NewCallable("dict.update", func(args []Value, kwargs map[string]Value) (Value, error) {
 			if len(args) > 0 && args[0].IsDict() {
 				other := args[0].AsDict()
+				m.allocItems(other.Len())
 				for _, key := range other.Keys {
 					d.Set(key, other.Data[key])
 				}
@@ -1291,15 +1350,26 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 	return Undefined(), nil
 }
 
+// dictItems is d's [key, value] pairs.
+func dictItems(m *meter, d *Dict) Value {
+	m.alloc(product(int64(d.Len()), 4*itemCost))
+	items := make([]Value, 0, d.Len())
+	for _, key := range d.Keys {
+		items = append(items, NewList([]Value{NewString(key), d.Data[key]}))
+	}
+	return NewList(items)
+}
+
 // =============================================================================
 // Arithmetic helpers
 // =============================================================================
 
-func addValues(a, b Value) Value {
+func (e *evaluator) addValues(a, b Value) Value {
 	if a.IsString() || b.IsString() {
-		return NewString(printValue(a) + printValue(b))
+		return NewString(e.concat(e.m.str(a), e.m.str(b)))
 	}
 	if a.IsList() && b.IsList() {
+		e.m.allocItems(a.AsList().Len() + b.AsList().Len())
 		items := make([]Value, 0, a.AsList().Len()+b.AsList().Len())
 		items = append(items, a.AsList().Items...)
 		items = append(items, b.AsList().Items...)
@@ -1318,9 +1388,14 @@ func subValues(a, b Value) Value {
 	return NewInt(toInt64(a) - toInt64(b))
 }
 
-func mulValues(a, b Value) Value {
+func (e *evaluator) mulValues(a, b Value) Value {
 	if a.IsString() && b.IsInt() {
-		return NewString(strings.Repeat(a.AsString(), int(b.AsInt())))
+		n := b.AsInt()
+		if n <= 0 {
+			return NewString("") // as Python: a repetition of no times
+		}
+		e.m.alloc(product(int64(len(a.AsString())), n))
+		return NewString(strings.Repeat(a.AsString(), int(n)))
 	}
 	if a.IsFloat() || b.IsFloat() {
 		return NewFloat(toFloat64(a) * toFloat64(b))
@@ -1354,16 +1429,4 @@ func modValues(a, b Value) Value {
 
 func powValues(a, b Value) Value {
 	return NewFloat(math.Pow(toFloat64(a), toFloat64(b)))
-}
-
-func valuesEqual(a, b Value) bool {
-	// Cross-type numeric comparison.
-	if a.IsNumber() && b.IsNumber() {
-		return toFloat64(a) == toFloat64(b)
-	}
-	// None == None.
-	if a.IsNone() && b.IsNone() {
-		return true
-	}
-	return a.Equals(b)
 }

@@ -1,3 +1,7 @@
+// Changed from ardanlabs/jinja v1.8.0: expressions and blocks nested more
+// than maxNesting deep are a parse error, not a Go stack overflow, and the
+// whitespace trimming is linear in the number of tags.
+
 package jinja
 
 import (
@@ -191,7 +195,21 @@ func tokenizeExpr(s string) []tok {
 type exprParser struct {
 	tokens []tok
 	pos    int
+	depth  int // parse functions in progress that may nest
 }
+
+// errNesting is an expression or block nested deeper than the parser goes.
+var errNesting = fmt.Errorf("nested more than %d deep", maxNesting)
+
+// enter begins a parse function that may nest; leave ends it.
+func (p *exprParser) enter() error {
+	if p.depth++; p.depth > maxNesting {
+		return errNesting
+	}
+	return nil
+}
+
+func (p *exprParser) leave() { p.depth-- }
 
 func newExprParser(tokens []tok) *exprParser {
 	return &exprParser{tokens: tokens, pos: 0}
@@ -252,6 +270,10 @@ func parseExpr(s string) (expr, error) {
 
 // parseExpression handles the lowest precedence: inline if/else.
 func (p *exprParser) parseExpression() (expr, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	e, err := p.parseOr()
 	if err != nil {
 		return nil, err
@@ -322,6 +344,10 @@ func (p *exprParser) parseAnd() (expr, error) {
 func (p *exprParser) parseNot() (expr, error) {
 	if p.peek().kind == tokName && p.peek().val == "not" {
 		p.advance()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		operand, err := p.parseNot()
 		if err != nil {
 			return nil, err
@@ -514,6 +540,10 @@ func (p *exprParser) parsePower() (expr, error) {
 func (p *exprParser) parseUnary() (expr, error) {
 	if p.peek().kind == tokOp && (p.peek().val == "-" || p.peek().val == "+") {
 		op := p.advance().val
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		operand, err := p.parseUnary()
 		if err != nil {
 			return nil, err
@@ -790,6 +820,10 @@ func (p *exprParser) parseAtom() (expr, error) {
 	// Negative number: handle case where we get here with "-" as op token.
 	if t.kind == tokOp && t.val == "-" {
 		p.advance()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		operand, err := p.parseAtom()
 		if err != nil {
 			return nil, err
@@ -884,38 +918,44 @@ func applyTrimming(segs []segment) {
 	// the same effect by handling every tag's LEFT side first, then
 	// every tag's RIGHT side.
 
+	// The text segments nearest each segment on either side (-1: none),
+	// found once: upstream searched for them from every tag, which is
+	// quadratic in a template of tags without text between them.
+	prev, next, firstText := make([]int, len(segs)), make([]int, len(segs)), -1
+	for i, last := 0, -1; i < len(segs); i++ {
+		prev[i] = last
+		if segs[i].kind == segText {
+			last = i
+			if firstText < 0 {
+				firstText = i
+			}
+		}
+	}
+	for i, last := len(segs)-1, -1; i >= 0; i-- {
+		next[i] = last
+		if segs[i].kind == segText {
+			last = i
+		}
+	}
+
 	// Pass 1: left side of every tag.
 	for i := range segs {
 		seg := &segs[i]
 		applyDefaults := seg.kind == segStmt || seg.kind == segComment
+		j := prev[i]
+		if j < 0 {
+			continue
+		}
 
 		switch {
 		case seg.trimLeft:
-			for j := i - 1; j >= 0; j-- {
-				if segs[j].kind == segText {
-					segs[j].text = trimTrailingWhitespace(segs[j].text)
-					break
-				}
-			}
+			segs[j].text = trimTrailingWhitespace(segs[j].text)
 		case applyDefaults:
-			for j := i - 1; j >= 0; j-- {
-				if segs[j].kind == segText {
-					// Treat the very first text segment in the
-					// template as if it were preceded by a newline
-					// (start of file == start of line) so that a
-					// template that opens with `   {% if %}...`
-					// strips the indentation, matching Jinja2.
-					isFirstText := true
-					for k := j - 1; k >= 0; k-- {
-						if segs[k].kind == segText {
-							isFirstText = false
-							break
-						}
-					}
-					segs[j].text = lstripBlock(segs[j].text, isFirstText)
-					break
-				}
-			}
+			// Treat the very first text segment in the template as if it
+			// were preceded by a newline (start of file == start of line)
+			// so that a template that opens with `   {% if %}...` strips
+			// the indentation, matching Jinja2.
+			segs[j].text = lstripBlock(segs[j].text, j == firstText)
 		}
 	}
 
@@ -923,22 +963,16 @@ func applyTrimming(segs []segment) {
 	for i := range segs {
 		seg := &segs[i]
 		applyDefaults := seg.kind == segStmt || seg.kind == segComment
+		j := next[i]
+		if j < 0 {
+			continue
+		}
 
 		switch {
 		case seg.trimRight:
-			for j := i + 1; j < len(segs); j++ {
-				if segs[j].kind == segText {
-					segs[j].text = trimLeadingWhitespace(segs[j].text)
-					break
-				}
-			}
+			segs[j].text = trimLeadingWhitespace(segs[j].text)
 		case applyDefaults:
-			for j := i + 1; j < len(segs); j++ {
-				if segs[j].kind == segText {
-					segs[j].text = trimBlockNewline(segs[j].text)
-					break
-				}
-			}
+			segs[j].text = trimBlockNewline(segs[j].text)
 		}
 	}
 }
@@ -991,8 +1025,9 @@ func trimBlockNewline(s string) string {
 }
 
 type templateParser struct {
-	segs []segment
-	pos  int
+	segs  []segment
+	pos   int
+	depth int // blocks being parsed
 }
 
 func (p *templateParser) done() bool {
@@ -1016,6 +1051,14 @@ func (p *templateParser) advance() *segment {
 // stop keywords (e.g., "endif", "endfor", "elif", "else"). Returns the nodes
 // collected so far. The stop keyword segment is NOT consumed.
 func (p *templateParser) parseUntil(stopKeywords ...string) ([]node, error) {
+	if p.depth++; p.depth > maxNesting {
+		line := 0
+		if seg := p.peek(); seg != nil {
+			line = seg.line
+		}
+		return nil, fmt.Errorf("line %d: blocks %w", line, errNesting)
+	}
+	defer func() { p.depth-- }()
 	var nodes []node
 
 	for !p.done() {

@@ -1,6 +1,10 @@
+// Changed from ardanlabs/jinja v1.8.0: renders are bounded (RenderContext,
+// Limits) and a panic in the engine is an error, not a crash.
+
 package jinja
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -28,40 +32,48 @@ func Compile(source string) (*Template, error) {
 }
 
 // Render executes the template with the provided data and returns the
-// rendered string. Each call creates an isolated scope so templates are
-// safe to render concurrently after compilation.
+// rendered string, within DefaultLimits. Each call creates an isolated
+// scope so templates are safe to render concurrently after compilation.
 func (t *Template) Render(data map[string]any) (string, error) {
+	return t.RenderContext(context.Background(), data, DefaultLimits)
+}
+
+// RenderContext is Render within lim, stopping with ctx's error when ctx
+// ends. A template that goes over a limit fails with a *LimitError.
+func (t *Template) RenderContext(ctx context.Context, data map[string]any, lim Limits) (string, error) {
 	// Convert Go data to Value types.
 	vals := make(map[string]Value, len(data))
 	for k, v := range data {
 		vals[k] = FromGoValue(v)
 	}
 
-	return render(t.nodes, vals)
+	return render(ctx, t.nodes, vals, lim)
 }
 
 // RenderValues is like Render but accepts pre-converted Value data.
 func (t *Template) RenderValues(data map[string]Value) (string, error) {
-	return render(t.nodes, data)
+	return render(context.Background(), t.nodes, data, DefaultLimits)
 }
 
 // =============================================================================
 
-// render executes the AST with the given data and returns the result.
-func render(nodes []node, data map[string]Value) (string, error) {
+// render executes the AST with the given data and returns the result. A
+// limit, the end of ctx or a panic of the engine stops it with an error.
+func render(ctx context.Context, nodes []node, data map[string]Value, lim Limits) (out string, err error) {
+	m := newMeter(ctx, lim)
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", m.failure(r)
+		}
+	}()
 	e := evaluator{
 		output: strings.Builder{},
+		m:      m,
 	}
 
-	// Use the cached builtins scope directly. The scope is initialized
-	// once at package init and is only read after that (lookupFilter,
-	// chained get() through parent links, passed to nested evaluators).
-	// No code path writes to e.builtins, so sharing the cached scope
-	// across renders is safe and avoids cloning ~20 entries per render.
-	e.builtins = cachedBuiltins
-
-	// Create user data scope on top of builtins.
-	e.scope = newScope(e.builtins)
+	// Create user data scope on top of the builtins, which are bound to
+	// this render's meter.
+	e.scope = newScope(newGlobals(m))
 	for k, v := range data {
 		e.scope.set(k, v)
 	}

@@ -1,10 +1,15 @@
 // Package jinja implements a Jinja template engine purpose-built for LLM
-// chat templates.
+// chat templates: a fork of github.com/ardanlabs/jinja v1.8.0 whose renders
+// are bounded in work, memory and depth and can be interrupted (see
+// FORK.md and Limits).
+//
+// Changed from ardanlabs/jinja v1.8.0: Value.String and Value.Equals are
+// bounded (walk.go); FromGoValue passes a Value through.
 package jinja
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -168,121 +173,27 @@ func (v Value) AsCallable() *Callable {
 
 // =============================================================================
 
-// String returns a Python-style string representation of the value.
-func (v Value) String() string {
-	switch v.kind {
-	case KindUndefined:
-		return "Undefined"
-
-	case KindNone:
-		return "None"
-
-	case KindBool:
-		if v.v.(bool) {
-			return "True"
+// String returns a Python-style string representation of the value,
+// within DefaultLimits (a value too large or nested too deep to print is
+// "<value too large>").
+func (v Value) String() (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "<value too large>"
 		}
-		return "False"
-
-	case KindInt:
-		return fmt.Sprintf("%d", v.v.(int64))
-
-	case KindFloat:
-		return fmt.Sprintf("%g", v.v.(float64))
-
-	case KindString:
-		return fmt.Sprintf("'%s'", v.v.(string))
-
-	case KindList:
-		list := v.v.(*List)
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, item := range list.Items {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(item.String())
-		}
-		b.WriteByte(']')
-		return b.String()
-
-	case KindDict:
-		d := v.v.(*Dict)
-		var b strings.Builder
-		b.WriteByte('{')
-		for i, key := range d.Keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "'%s': %s", key, d.Data[key].String())
-		}
-		b.WriteByte('}')
-		return b.String()
-
-	case KindCallable:
-		c := v.v.(Callable)
-		return fmt.Sprintf("<callable %s>", c.Name)
-	}
-
-	return "Undefined"
+	}()
+	return newMeter(context.Background(), DefaultLimits).repr(v)
 }
 
-// Equals reports whether v and other hold the same value.
-func (v Value) Equals(other Value) bool {
-	if v.kind != other.kind {
-		return false
-	}
-
-	switch v.kind {
-	case KindUndefined, KindNone:
-		return true
-
-	case KindBool:
-		return v.v.(bool) == other.v.(bool)
-
-	case KindInt:
-		return v.v.(int64) == other.v.(int64)
-
-	case KindFloat:
-		return v.v.(float64) == other.v.(float64)
-
-	case KindString:
-		return v.v.(string) == other.v.(string)
-
-	case KindList:
-		a := v.v.(*List)
-		b := other.v.(*List)
-		if a.Len() != b.Len() {
-			return false
+// Equals reports whether v and other hold the same value (false for values
+// too large or nested too deep to compare within DefaultLimits).
+func (v Value) Equals(other Value) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
 		}
-		for i := range a.Items {
-			if !a.Items[i].Equals(b.Items[i]) {
-				return false
-			}
-		}
-		return true
-
-	case KindDict:
-		a := v.v.(*Dict)
-		b := other.v.(*Dict)
-		if a.Len() != b.Len() {
-			return false
-		}
-		for _, key := range a.Keys {
-			bv, ok := b.Get(key)
-			if !ok {
-				return false
-			}
-			if !a.Data[key].Equals(bv) {
-				return false
-			}
-		}
-		return true
-
-	case KindCallable:
-		return false
-	}
-
-	return false
+	}()
+	return newMeter(context.Background(), DefaultLimits).equal(v, other, 0)
 }
 
 // =============================================================================
@@ -352,8 +263,8 @@ type Callable struct {
 // =============================================================================
 
 // FromGoValue converts a plain Go value to a Value. Supported source types
-// are nil, bool, int, int64, float64, string, []any, map[string]any, and
-// []Value. For map[string]any the keys are sorted for deterministic order.
+// are nil, bool, int, int64, float64, string, []any, map[string]any, Value
+// and []Value. For map[string]any the keys are sorted for deterministic order.
 // Unrecognized types produce Undefined.
 func FromGoValue(v any) Value {
 	switch val := v.(type) {
@@ -392,6 +303,9 @@ func FromGoValue(v any) Value {
 
 	case string:
 		return NewString(val)
+
+	case Value:
+		return val
 
 	case []Value:
 		items := make([]Value, len(val))
