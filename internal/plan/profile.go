@@ -172,6 +172,8 @@ type Profile struct {
 	SliceDuration         *float64 `json:"slice_duration,omitempty" name:"slice-duration" group:"Server metrics" placeholder:"SECONDS" help:"Cut the run into windows of this many seconds: the client metrics of the requests that started in each go to profile_export_aiperf_timeslices.{json,csv}, and the server-metrics exports get statistics per window."`
 	GPUTelemetry          []string `json:"gpu_telemetry,omitempty" name:"gpu-telemetry" sep:"none" group:"Server metrics" placeholder:"URL" help:"Scrape this DCGM exporter for GPU telemetry (repeatable)."`
 	NoGPUTelemetry        bool     `json:"no_gpu_telemetry,omitempty" name:"no-gpu-telemetry" group:"Server metrics" help:"Do not collect GPU telemetry."`
+	// ServerMetricsMaxSeries is an extension: AIPerf keeps every series.
+	ServerMetricsMaxSeries *int `json:"server_metrics_max_series,omitempty" name:"server-metrics-max-series" group:"Server metrics" placeholder:"N" help:"Keep at most N series of each scraped endpoint, counted as Prometheus does (a histogram's bucket is one); the first of a larger scrape are kept and one warning says what was dropped (default 20000)."`
 
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
