@@ -196,3 +196,16 @@ func TestTraceBeyondHorizonRefused(t *testing.T) {
 	assert.Contains(t, inv.stderr, trace+":2: timestamp: timestamp 1e+15 is 31710 years after the schedule's zero")
 	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
 }
+
+// TestStarlarkRefusesRunawayAllocation: a script that would build a list of
+// 10^9 elements (16 GiB) is refused at the operation, by plan and sweep
+// alike, before anything runs.
+func TestStarlarkRefusesRunawayAllocation(t *testing.T) {
+	dir := t.TempDir()
+	script := writeFile(t, dir, "main.star", "x = [0] * 1000000000\n")
+	for _, cmd := range []string{"plan", "sweep"} {
+		inv := cli(t, dir, cmd, script)
+		assert.Equal(t, ExitUsage, inv.code, "%s: %s", cmd, inv.stderr)
+		assert.Contains(t, inv.stderr, "main.star:1:9: repeat would build 1000000000 elements, more than the 1048576 a script may build in one operation", cmd)
+	}
+}
