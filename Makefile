@@ -25,7 +25,8 @@ lint: vet
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) mod tidy -diff
 
-# Every fuzz target for FUZZTIME (default 10s) each; `make test` runs their seed corpora.
+# Every fuzz target for FUZZTIME (default 1m) each, or those matching FUZZ (a
+# regexp: make fuzz FUZZ=Trace FUZZTIME=10s); `make test` runs their seed corpora.
 fuzz:
 	./scripts/fuzz.sh
 

@@ -231,6 +231,9 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
+	if resp.Cancelled {
+		rec.CutBy = metrics.CutOnPurpose
+	}
 	text, reasoning := fillChunks(&rec, &resp)
 	var chat *endpoint.Request // its ISL is counted through the chat template, in the finisher
 	if src.fin.chat != nil {

@@ -324,7 +324,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 		if !send(wire.token(g, k)) {
 			return
 		}
-		f.flushed(released, time.Now(), k)
+		f.flushed(released, time.Now())
 	}
 	if tail := wire.tail(g); tail != nil && !send(tail) {
 		return
