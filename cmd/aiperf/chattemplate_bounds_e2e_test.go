@@ -103,8 +103,8 @@ func TestChatTemplateInterrupted(t *testing.T) {
 			}
 			require.Error(t, cmd.Wait())
 			assert.Equal(t, ExitInterrupted, cmd.ProcessState.ExitCode(), stderr)
-			assert.Contains(t, stderr, "render interrupted: context canceled by "+map[syscall.Signal]string{
-				syscall.SIGINT: "interrupt", syscall.SIGTERM: "terminated"}[sig])
+			assert.Contains(t, stderr, "render interrupted: "+map[syscall.Signal]string{
+				syscall.SIGINT: "SIGINT (Ctrl-C)", syscall.SIGTERM: "SIGTERM"}[sig])
 		})
 	}
 	assert.Zero(t, m.control().InferenceRequests)
