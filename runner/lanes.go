@@ -184,7 +184,8 @@ func (s *sweepRun) ended(ctx context.Context, l int, t plan.Trial, spec Spec, ru
 		return false
 	}
 	if _, serr := s.o.Store.SaveRun(context.WithoutCancel(ctx), run, s.o.TrialDir(t)); serr != nil {
-		s.storeErr = fmt.Errorf("store %s %s trial %d: %w", s.sw.Name, t.Cell.Label, t.Number, serr)
+		s.storeErr = fmt.Errorf("store %s %s trial %d: %w; the trial is not stored, its exports are in %s (--resume runs it again)",
+			s.sw.Name, t.Cell.Label, t.Number, serr, s.o.TrialDir(t))
 		s.cancel()
 		return false
 	}

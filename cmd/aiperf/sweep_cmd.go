@@ -132,6 +132,7 @@ type sweepOptions struct {
 	cliCommand string
 	executor   runner.Executor // nil: runner.Local, this binary
 	workers    int             // with runner.Local: each trial's --workers
+	workerArgs []string        // and the flags of its deadlines
 	parallel   int             // trials at once, on different servers (0 or 1: one at a time)
 }
 
@@ -146,6 +147,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return err
 	}
 	defer db.Close()
+	db.Retry = retryOn(g.Stderr)
 	if o.trialDir == nil {
 		o.trialDir = func(t plan.Trial) string { return filepath.Join(o.artifactDir, t.Dir()) }
 	}
@@ -184,12 +186,16 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	if err != nil {
 		return err
 	}
+	if o.resume && !resumed {
+		fmt.Fprintf(g.Stderr, "note: --resume found no sweep %q with these cells in %s to continue (the script, a loaded module "+
+			"or a --set value changed, or it never ran): nothing was resumed; a new sweep (#%d) starts\n", sw.Name, g.Store, id)
+	}
 	if o.executor == nil {
 		self, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
 		}
-		o.executor = runner.Local{Binary: self, Workers: o.workers}
+		o.executor = runner.Local{Binary: self, Workers: o.workers, WorkerArgs: o.workerArgs}
 	}
 	opts := runner.Options{
 		Executor:   o.executor,
@@ -225,7 +231,8 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	}
 	if out.Completed+out.Skipped > 0 {
 		fmt.Fprintln(g.Stdout)
-		if err := printSweepTable(ctx, g, db, fmt.Sprint(id), o.confidence); err != nil {
+		// What completed is shown even when the sweep was interrupted.
+		if err := printSweepTable(context.WithoutCancel(ctx), g, db, fmt.Sprint(id), o.confidence); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: render sweep table: %v\n", err)
 		}
 	}

@@ -25,7 +25,11 @@ const Interval = 250 * time.Millisecond
 func Usable(stdout, stderr io.Writer) bool { return isTerminal(stdout) && isTerminal(stderr) }
 
 func isTerminal(w io.Writer) bool {
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // a writer marked for its output's format
+	for { // through the writers that lock or mark it
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
 		w = u.Unwrap()
 	}
 	f, ok := w.(*os.File)

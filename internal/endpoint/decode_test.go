@@ -35,6 +35,9 @@ var decodeSeeds = []string{
 	`{"choices":[],"usage":{"prompt_tokens":-1,"completion_tokens":null,"total_tokens":1.5}}`,
 	`{"choices":[],"usage":{"prompt_tokens":"3","completion_tokens":true,"prompt_tokens_details":{"cached_tokens":9}}}`,
 	`{"choices":[],"usage":{"prompt_tokens":1e300,"completion_tokens":2.0,"completion_tokens_details":{"reasoning_tokens":-2}}}`,
+	// Keys that fold to a field through a multi-byte rune (ſ folds to s).
+	`{"choiceſ":[{"delta":{"contentſ":"no","reaſoning":"long s"}}],"uſage":{"prompt_tokens":1}}`,
+	`{"choices":[{"DELTA":{"Content":"upper"}}],"Usage":{"prompt_tokens":2}}`,
 }
 
 func TestDecodeChunk(t *testing.T) {
@@ -75,6 +78,16 @@ func compareDecoders(t *testing.T, data []byte) {
 	require.NoError(t, decodeChunk(data, &got))
 	gotText, _ = got.output()
 	require.Equal(t, wantText, gotText)
+
+	// So does the read loop's decoder, whose strings alias the input and a
+	// scratch buffer that already holds something.
+	scratch := []byte("left over from the previous event")
+	got.reset()
+	require.NoError(t, decodeTransient(data, &got, &scratch))
+	gotText, gotReasoning = got.output()
+	require.Equal(t, wantText, gotText, "transient text of %q", data)
+	require.Equal(t, wantReasoning, gotReasoning, "transient reasoning of %q", data)
+	require.Equal(t, want.usage(), got.usage(), "transient usage of %q", data)
 }
 
 func FuzzDecodeChunk(f *testing.F) {

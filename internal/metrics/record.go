@@ -56,7 +56,8 @@ type Record struct {
 	Status    int    `json:"status,omitempty"`    // HTTP status; 0 when no response arrived
 	Error     *Error `json:"error,omitempty"`     // nil on success
 	Retried   bool   `json:"retried,omitempty"`   // failed on a reused connection before any byte; retried once on a fresh one
-	Cancelled bool   `json:"cancelled,omitempty"` // still in flight at the end of the grace period (excluded from metrics)
+	Cancelled bool   `json:"cancelled,omitempty"` // cut before it ended (excluded from metrics); CutBy says why
+	CutBy     string `json:"cut_by,omitempty"`    // CutGracePeriod, CutInterrupt or CutOnPurpose ("" unknown)
 	// MalformedChunks counts the stream's data lines that were not a
 	// response chunk (unparseable, or JSON of another shape); they were
 	// skipped.
@@ -88,6 +89,13 @@ type Error struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
+
+// Why a request was cut (Record.CutBy).
+const (
+	CutGracePeriod = "grace_period"      // still in flight when its phase's grace period ended
+	CutInterrupt   = "interrupt"         // in flight when the run was interrupted (Ctrl-C)
+	CutOnPurpose   = "cancellation_rate" // aborted on purpose (--request-cancellation-rate)
+)
 
 // OK reports whether the request succeeded and counts toward metrics.
 func (r *Record) OK() bool { return r.Error == nil && !r.Cancelled }

@@ -250,7 +250,7 @@ func (p *printer) audit(run *result.Run) {
 		p.line("Tokens counted with %s", a.TokensCountedWith)
 	}
 	if a.Cut > 0 {
-		p.line("Cut: %d requests still in flight at the end of the grace period were cancelled and excluded from the metrics", a.Cut)
+		p.line("Cut: %d requests were cancelled and excluded from the metrics: %s", a.Cut, a.CutWhy())
 	}
 	if a.SendLagMs != nil {
 		p.line("Send lag: p50 %s ms, p99 %s ms, max %s ms", number(a.SendLagMs.P50), number(a.SendLagMs.P99),

@@ -25,10 +25,18 @@ func Wide(w io.Writer) io.Writer { return wideWriter{w} }
 func (w wideWriter) Unwrap() io.Writer { return w.Writer }
 
 // isWide reports whether w was made with Wide, under the CLI's escaping
-// writer or not.
+// writer (and the lock it adds) or not.
 func isWide(w io.Writer) bool {
-	_, ok := termsafe.Raw(w).(wideWriter)
-	return ok
+	for w = termsafe.Raw(w); ; {
+		if _, ok := w.(wideWriter); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
 }
 
 // Fit is s as a line of w: broken at spaces to fit MaxWidth columns, the
