@@ -95,7 +95,7 @@ func TestConsoleReportsCutRequestsAndNamesTheSendRate(t *testing.T) {
 	run := minimalRun()
 	run.Audit.Cut, run.Audit.CutGracePeriod, run.Audit.CutInterrupt = 4, 3, 1
 	var buf bytes.Buffer
-	Console(&buf, run)
+	Console(Wide(&buf), run)
 	out := buf.String()
 	assert.Contains(t, out, "Cut: 4 requests were cancelled and excluded from the metrics: 3 still in flight at the end of the "+
 		"grace period, 1 in flight when the run was interrupted")
