@@ -46,7 +46,7 @@ type SearchOptions struct {
 	// search_iter_NNNN/profile_runs/run_NNNN/ and sweep_aggregate/.
 	Dir string
 	// Progress receives a line per probe (its point and why, then its
-	// verdict), each trial's lines and the summary (nil: none).
+	// verdict), each trial's lines and why the search stopped (nil: none).
 	Progress io.Writer
 }
 
@@ -102,7 +102,6 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 			s.Name, plural(r.h.TrialsSpent(), "trial"), context.Canceled)
 	}
 	r.postProcess()
-	r.progress("search %s: %s\n", s.Name, out.Summary)
 	if out.Failed > 0 {
 		return out, fmt.Errorf("%w: %d of the %d trials search %q ran failed", ErrTrialsFailed, out.Failed, out.Completed+out.Failed, s.Name)
 	}

@@ -98,7 +98,9 @@ func TestSearchRunsProbesAsCells(t *testing.T) {
 	assert.Contains(t, lines, "search sla probe 4: concurrency 16 (")
 	assert.Contains(t, lines, "search sla probe 4: concurrency 16: fail: time_to_first_token:p99:lt:170 at 320; request_throughput.avg 0.625 after 1 trial")
 	assert.Contains(t, lines, "search sla probe 3: concurrency 8: pass: time_to_first_token:p99:lt:170 at 160")
-	assert.Contains(t, lines, "search sla: concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:170); 8 probes, 8 trials against 100 for a 100-cell grid")
+	assert.Contains(t, lines, "search sla: stopped (monotonic_precision_reached)")
+	assert.Equal(t, "concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:170); 8 probes, 8 trials against 100 for a 100-cell grid",
+		out.Summary.String())
 }
 
 // A search interrupted mid-probe stores the trials that ended; run again

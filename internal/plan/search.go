@@ -116,8 +116,8 @@ func (s Search) Check() error {
 		}
 		c.Profile.WaitForAll()
 		for _, fe := range FieldErrors(c.Profile.Check()) {
-			errs = append(errs, &FieldError{Field: fe.Field, Msg: fmt.Sprintf("%s (search %q, every parameter at its %s bound: %s)",
-				fe.Msg, s.Name, corner, CellLabel(c.Params))})
+			errs = append(errs, &FieldError{Field: fe.Field, Msg: fmt.Sprintf("%s (in the search's probe with every parameter at its %s bound: %s)",
+				fe.Msg, corner, CellLabel(c.Params))})
 		}
 	}
 	return joinUnique(errs)
