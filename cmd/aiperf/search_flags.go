@@ -136,7 +136,7 @@ type searchInput struct {
 func (a *SearchArgs) Search(in searchInput) (s plan.Search, ok bool, err error) {
 	if !a.searching() {
 		if stray := a.stray(); len(stray) > 0 {
-			return s, false, fmt.Errorf("%s configure a search: add --search-recipe NAME or --search-space PATH:LO,HI (docs/search.md)",
+			return s, false, fmt.Errorf("%s: search flags without a search: add --search-recipe NAME or --search-space PATH:LO,HI (docs/search.md)",
 				strings.Join(stray, ", "))
 		}
 		return s, false, nil
