@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -27,8 +28,8 @@ var version = "0.1.0-dev"
 // Globals are the options and streams every command receives.
 type Globals struct {
 	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
-	Stdout io.Writer `kong:"-"`
-	Stderr io.Writer `kong:"-"`
+	Stdout io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
+	Stderr io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
 	Args   []string  `kong:"-"` // the command line after the program name, as given
 	// sweepLists are the profile command line's comma lists
 	// (--concurrency 8,16,32), each parsed as its first value.
@@ -120,7 +121,11 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 }
 
 // run parses args, runs the command and maps its error to an exit code.
+// Everything printed goes through termsafe: control characters a server,
+// an error body or a stored name carries are shown escaped, never acted on
+// by the terminal (the few outputs that must stay raw take termsafe.Raw).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = termsafe.Writer(stdout), termsafe.Writer(stderr)
 	var cli CLI
 	exited := -1
 	parser, err := kong.New(&cli,

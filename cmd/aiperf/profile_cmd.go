@@ -23,6 +23,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -208,8 +209,8 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			ToolVersion: version, StartTime: time.Now()})
 		opts.Records = recordsTo{context.WithoutCancel(ctx), pending}
 	}
-	if c.UI != "none" {
-		opts.Progress = redact.Writer(g.Stderr)
+	if c.UI != "none" { // a terminal's line overwrites itself (its phase name is escaped)
+		opts.Progress = redact.Writer(termsafe.Raw(g.Stderr))
 	}
 	if c.verbose() || c.UI != "none" {
 		opts.Log = redact.Writer(g.Stderr)
@@ -261,10 +262,11 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 	}
 	if c.ResultFrame { // the exports, then the result, back to the parent through the log
-		if err := runner.WriteExports(g.Stdout, c.ArtifactDir, runner.ExportFrameLimit); err != nil {
+		frames := termsafe.Raw(g.Stdout)
+		if err := runner.WriteExports(frames, c.ArtifactDir, runner.ExportFrameLimit); err != nil {
 			errs = append(errs, err)
 		}
-		if err := runner.WriteFrame(g.Stdout, run); err != nil {
+		if err := runner.WriteFrame(frames, run); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -442,8 +444,8 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 		return err
 	}
 	if runner.HoldsOtherSecret(p) {
-		return errors.New("--workers with --executor kubernetes: a secret in --header, --url, --server-metrics or " +
-			"--gpu-telemetry would cross the network to the worker pods in their spec; only the API key (--api-key) " +
+		return errors.New("--workers with --executor kubernetes: a secret in --header, --url, --server-metrics, " +
+			"--gpu-telemetry or --extra-inputs would cross the network to the worker pods in their spec; only the API key (--api-key) " +
 			"reaches them, as a Secret: move the credential there or use --executor local (nothing was sent)")
 	}
 	w, err := e.Workers(c.Workers, addr, log)

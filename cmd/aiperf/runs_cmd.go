@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -156,7 +157,7 @@ func printRunHeader(w io.Writer, r *store.RunRow, run *result.Run) {
 	fmt.Fprintf(w, "Run %d: %s\n", r.ID, r.Status)
 	line := func(label, value string) {
 		if value != "" {
-			fmt.Fprintf(w, "  %-13s %s\n", label+":", value)
+			fmt.Fprintf(w, "  %-13s %s\n", label+":", termsafe.Text(value))
 		}
 	}
 	line("name", r.Name)
@@ -195,7 +196,7 @@ func (c *RunsExportCmd) Run(ctx context.Context, g *Globals) error {
 			write, name = report.WriteCSV, report.CSVFile
 		}
 		if c.Output == "" {
-			return write(g.Stdout, run)
+			return write(termsafe.Raw(g.Stdout), run) // the export file's bytes
 		}
 		if err := os.MkdirAll(c.Output, 0o755); err != nil {
 			return fmt.Errorf("export run %d: %w", c.ID, err)

@@ -48,8 +48,10 @@ func writeInputs(ctx context.Context, path string, s *source) error {
 	return nil
 }
 
-// encodeInputs writes the inputs.json document to w.
+// encodeInputs writes the inputs.json document to w, with the profile's
+// secrets redacted (a credential sent in the body through --extra-inputs).
 func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
+	rd := s.p.Redactor()
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString(`{"data": [`)
 	for i := range s.ds.Len() {
@@ -72,6 +74,9 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
 			}
 			if t > 0 {
 				bw.WriteString(", ")
+			}
+			if !rd.Empty() {
+				body = []byte(rd.Redact(string(body)))
 			}
 			bw.Write(body)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // startProgress prints the counters of the phase under way (progress) to
@@ -67,7 +68,7 @@ func line(progress func() *load.Progress, clock load.Clock) string {
 		rate = float64(done) / elapsed
 	}
 	return fmt.Sprintf("[%s] %d/%s done, %d in flight, %.1f req/s, %d errors, %.1fs elapsed   ",
-		ph.Name, done, total, pr.Sent.Load()-done, rate, pr.Errors.Load(), elapsed)
+		termsafe.Text(ph.Name), done, total, pr.Sent.Load()-done, rate, pr.Errors.Load(), elapsed)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Formats Render accepts.
@@ -91,7 +92,7 @@ func writeMarkdown(w io.Writer, t Table) {
 	line := func(cells []string) {
 		esc := make([]string, len(cells))
 		for i, c := range cells {
-			esc[i] = strings.ReplaceAll(c, "|", `\|`)
+			esc[i] = strings.ReplaceAll(termsafe.Text(c), "|", `\|`)
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(esc, " | "))
 	}

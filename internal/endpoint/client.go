@@ -220,6 +220,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	default:
 		c.readWhole(ctx, rctx, in, resp.Header, f, &res)
 	}
+	c.verdict(&res, resp.Header, f)
 	return res
 }
 

@@ -255,38 +255,25 @@ func isScalarByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'E'
 }
 
-// choices reads the choices array. Only the choice with index 0 (or no
-// index) is kept, in slot 0, reusing it the way encoding/json reuses a
-// slice's backing array; the other choices are decoded and dropped.
+// choices reads the choices array into w.Choices, reusing its backing
+// array the way encoding/json does: an element already there (from an
+// earlier "choices" key of the same object) is decoded into, not cleared.
 func (s *scanner) choices(w *wireChunk) error {
 	if s.null() {
 		w.Choices, w.hasChoices = nil, false
 		return nil
 	}
-	if cap(w.Choices) == 0 {
-		w.Choices = make([]wireChoice, 0, 1)
-	}
-	slot := w.Choices[:1]
-	found := false
-	_, err := s.array(func(int) error {
-		if found {
-			_, err := s.skip()
-			return err
+	n, err := s.array(func(i int) error {
+		if i >= cap(w.Choices) {
+			w.Choices = append(w.Choices[:cap(w.Choices)], wireChoice{})
 		}
-		slot[0] = wireChoice{}
-		if err := s.choice(&slot[0]); err != nil {
-			return err
-		}
-		found = slot[0].Index == 0
-		return nil
+		w.Choices = w.Choices[:i+1]
+		return s.choice(&w.Choices[i])
 	})
 	if err != nil {
 		return err
 	}
-	w.Choices, w.hasChoices = w.Choices[:0], true
-	if found {
-		w.Choices = slot
-	}
+	w.Choices, w.hasChoices = w.Choices[:n], true
 	return nil
 }
 

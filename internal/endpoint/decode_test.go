@@ -29,6 +29,8 @@ var decodeSeeds = []string{
 	`{"choices":[],"choices":[{"delta":{"content":"dup"}}]}`,
 	`{"choices":[{"index":1,"delta":{"content":"second"}},{"index":0,"delta":{"content":"first"}}]}`,
 	`{"choices":[{"index":1,"delta":{"content":"only the second"}}]}`,
+	`{"choices":[{"index":0,"delta":{"role":"assistant"}},{"index":2,"delta":{"content":""}},{"index":3,"text":"t"},{"index":0,"text":"dup"}]}`,
+	`{"choices":[{"index":4,"message":{"tool_calls":[{"function":{"arguments":"{}"}}]}}],"choices":[{"index":5,"delta":{"reasoning":"r"}}]}`,
 	`{"choices":[{"index":"0","delta":{"content":"odd index"}}],"choices":null}`,
 	`{"choices":[],"usage":{"prompt_tokens":-1,"completion_tokens":null,"total_tokens":1.5}}`,
 	`{"choices":[],"usage":{"prompt_tokens":"3","completion_tokens":true,"prompt_tokens_details":{"cached_tokens":9}}}`,
@@ -63,6 +65,10 @@ func compareDecoders(t *testing.T, data []byte) {
 	require.Equal(t, want.failure(200), got.failure(200), "error of %q", data)
 	require.Equal(t, want.first() == nil, got.first() == nil, "choice 0 of %q", data)
 	require.Equal(t, want.Choices != nil, got.hasChoices, "choices array of %q", data)
+	wantOther, wantHas := want.other()
+	gotOther, gotHas := got.other()
+	require.Equal(t, wantHas, gotHas, "another choice with output in %q", data)
+	require.Equal(t, wantOther, gotOther, "the other choice's index in %q", data)
 
 	// A reused, reset target decodes the same.
 	got.reset()

@@ -51,6 +51,10 @@ type piece struct {
 	usage           *metrics.Usage // nil: none in this event
 	err             *metrics.Error // the API reported a failure
 	end             bool           // the stream's last event
+	// other is a choice other than choice 0 that carried output, when
+	// hasOther (OpenAI's n > 1, or a server numbering its one choice 1).
+	other    int
+	hasOther bool
 }
 
 // formatFor is the format of a request's endpoint type.
@@ -93,8 +97,10 @@ func (openaiFormat) whole(b []byte, status int) (piece, string) {
 	case w.first() == nil:
 		return piece{}, "the JSON body has no choice with index 0"
 	}
-	text, reasoning := w.output()
-	return piece{text: text, reasoning: reasoning, usage: w.usage()}, ""
+	p := piece{usage: w.usage()}
+	p.text, p.reasoning = w.output()
+	p.other, p.hasOther = w.other()
+	return p, ""
 }
 
 // openaiStream reuses one decode target for the whole stream.
@@ -117,8 +123,10 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	if e := w.failure(status); e != nil {
 		return piece{err: e}, kindChunk
 	}
-	text, reasoning := w.output()
-	return piece{text: text, reasoning: reasoning, usage: w.usage()}, kindChunk
+	p := piece{usage: w.usage()}
+	p.text, p.reasoning = w.output()
+	p.other, p.hasOther = w.other()
+	return p, kindChunk
 }
 
 // eventError describes an "event: error" frame: its {"error": …} object, or

@@ -93,6 +93,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		if p.usage != nil {
 			res.Usage = p.usage
 		}
+		res.others.add(&p)
 		if p.text != "" || p.reasoning != "" {
 			if len(res.Chunks) == 0 && first != nil {
 				first()
@@ -161,6 +162,7 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 		return
 	}
 	res.Usage = p.usage
+	res.others.add(&p)
 	if p.text != "" || p.reasoning != "" {
 		res.Chunks = []Chunk{{At: at, Text: p.text, Reasoning: p.reasoning}}
 	}

@@ -73,7 +73,8 @@ type Response struct {
 	// Cancelled reports a request aborted on purpose (Request.Cancel).
 	Cancelled bool
 
-	raw *metrics.Raw // Request.Raw, filled while reading
+	raw    *metrics.Raw // Request.Raw, filled while reading
+	others otherChoices // output on choices other than choice 0
 }
 
 // keep records a response as read into the request's Raw, if any.
@@ -155,10 +156,15 @@ func (w *wireChunk) first() *wireChoice {
 
 // output returns the generated text of choice 0.
 func (w *wireChunk) output() (text, reasoning string) {
-	c := w.first()
-	if c == nil {
-		return "", ""
+	if c := w.first(); c != nil {
+		return c.output()
 	}
+	return "", ""
+}
+
+// output returns the generated text of the choice: its text, content and
+// tool-call arguments, and its reasoning.
+func (c *wireChoice) output() (text, reasoning string) {
 	m := &c.Delta
 	if m.Content == "" && m.ReasoningContent == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
 		m = &c.Message
@@ -172,6 +178,23 @@ func (w *wireChunk) output() (text, reasoning string) {
 		reasoning = m.Reasoning
 	}
 	return text, reasoning
+}
+
+// other returns the index of the first choice but choice 0 that carries
+// output (text the measured choice never got), ok false if none does.
+func (w *wireChunk) other() (index int, ok bool) {
+	for i := range w.Choices {
+		if c := &w.Choices[i]; c.Index != 0 && c.carries() {
+			return int(c.Index), true
+		}
+	}
+	return 0, false
+}
+
+// carries reports whether the choice holds any generated text.
+func (c *wireChoice) carries() bool {
+	text, reasoning := c.output()
+	return text != "" || reasoning != ""
 }
 
 // failure returns the error carried by the chunk, nil if it carries none.

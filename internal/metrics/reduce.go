@@ -148,6 +148,22 @@ func ScalarTags() []string {
 	return out
 }
 
+// UnitOf is the display unit of the metric tag ("ms" for
+// time_to_first_token), "" for a tag this package does not define.
+func UnitOf(tag string) string {
+	for _, d := range recordDefs {
+		if d.tag == tag {
+			return d.unit
+		}
+	}
+	for _, d := range scalarDefs {
+		if d.tag == tag {
+			return d.unit
+		}
+	}
+	return ""
+}
+
 // Value is one metric of one request, as the per-request export shows it.
 type Value struct {
 	Tag  string

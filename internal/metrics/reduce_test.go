@@ -355,3 +355,10 @@ func TestNormalizeMessage(t *testing.T) {
 		assert.Equal(t, want, NormalizeMessage(in), in)
 	}
 }
+
+func TestUnitOf(t *testing.T) {
+	for tag, unit := range map[string]string{TagTTFT: UnitMs, TagITL: UnitMs, TagOutputTokenThroughput: UnitTokensPerSec,
+		TagGoodput: UnitRequestsSec, TagGoodRequestFraction: UnitRatio, TagRequestErrorRate: UnitPercent, "no_such_metric": ""} {
+		assert.Equal(t, unit, UnitOf(tag), tag)
+	}
+}

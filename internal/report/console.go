@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Title heads the console metrics table.
@@ -88,15 +89,17 @@ func metricRows(s metrics.Summary) [][]string {
 // printer writes console sections separated by blank lines.
 type printer struct{ w io.Writer }
 
+// line prints one line, its control characters (a server's words, a
+// stored name) escaped.
 func (p *printer) line(format string, args ...any) {
-	fmt.Fprintf(p.w, format+"\n", args...)
+	fmt.Fprintln(p.w, termsafe.Text(fmt.Sprintf(format, args...)))
 }
 
 // section starts a new block of output after a blank line.
 func (p *printer) section(title string) {
 	fmt.Fprintln(p.w)
 	if title != "" {
-		p.line(title)
+		p.line("%s", title)
 	}
 }
 
@@ -106,7 +109,8 @@ func (p *printer) table(header []string, rows [][]string, aligns string) {
 
 // Table renders a box table (olekukonko/tablewriter, headers verbatim);
 // aligns holds one letter per column, 'l' for left-aligned text, anything
-// else for right-aligned values.
+// else for right-aligned values. Control characters in a cell are escaped
+// (termsafe.Text) before the columns are measured.
 func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 	align := make([]tw.Align, len(header))
 	for i := range align {
@@ -121,11 +125,20 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
-	t.Header(header)
+	t.Header(escapeCells(header))
 	for _, r := range rows {
-		_ = t.Append(r) // rows of strings never fail to convert
+		_ = t.Append(escapeCells(r)) // rows of strings never fail to convert
 	}
 	_ = t.Render() // write errors on a console are not actionable
+}
+
+// escapeCells is a copy of cells escaped by termsafe.Text.
+func escapeCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = termsafe.Text(c)
+	}
+	return out
 }
 
 // errors prints the error summary.

@@ -163,9 +163,8 @@ type CurvePoint struct {
 	TTFTms float64 `json:"ttft_ms"`
 }
 
-// ttftCurve fits TTFT = a·ISL + b by least squares (gonum stat), and when
-// r² is below the floor with three points or more, TTFT = a·ISL² + b·ISL + c
-// (QR least squares, gonum mat), keeping the better fit.
+// ttftCurve is prefill_curve.json: FitCurve over each probe's mean TTFT
+// against its ISL.
 func (r *Recipe) ttftCurve(h History) (*CurveFit, error) {
 	pp := r.PostProcess
 	p, _ := r.param(paramISL.Name)
@@ -176,23 +175,57 @@ func (r *Recipe) ttftCurve(h History) (*CurveFit, error) {
 		xs[i], ys[i] = pt.x, pt.y
 		doc.RawPoints = append(doc.RawPoints, CurvePoint{ISL: p.value(pt.x), TTFTms: pt.y})
 	}
-	if len(pts) < 2 {
+	fit, ok := FitCurve(xs, ys, pp.Threshold)
+	if !ok {
 		doc.BelowFloor = true
 		doc.ErrorReason = fmt.Sprintf("ttft_curve_fit: fewer than 2 measured points (got %d); check that the swept cells produced successful requests", len(pts))
 		return doc, nil
 	}
+	doc.FitForm, doc.Coefficients, doc.RSquared, doc.BelowFloor = fit.Form, fit.Coefficients, fit.RSquared, fit.BelowFloor
+	return doc, nil
+}
+
+// CurveR2Floor is prefill-ttft-curve's r² floor: a linear fit below it
+// falls back to a quadratic (with three points or more).
+const CurveR2Floor = 0.85
+
+// Fit is a least-squares polynomial y(x), as prefill_curve.json holds it.
+type Fit struct {
+	Form         string    // linear or quadratic
+	Coefficients []float64 // highest degree first: [slope, intercept] or [a, b, c]
+	RSquared     float64
+	BelowFloor   bool // r² under the floor, or a non-finite fit (then r² is 0)
+}
+
+// At is the fitted y at x.
+func (f Fit) At(x float64) float64 {
+	y := 0.0
+	for _, c := range f.Coefficients {
+		y = y*x + c
+	}
+	return y
+}
+
+// FitCurve fits y = a·x + b by least squares (gonum stat), and when r² is
+// below floor with three points or more, y = a·x² + b·x + c (QR least
+// squares, gonum mat), keeping the better fit. It needs two points (ok
+// false with fewer).
+func FitCurve(xs, ys []float64, floor float64) (fit Fit, ok bool) {
+	if len(xs) < 2 || len(xs) != len(ys) {
+		return Fit{}, false
+	}
 	intercept, slope := stat.LinearRegression(xs, ys, nil, false)
-	doc.Coefficients, doc.RSquared = []float64{slope, intercept}, stat.RSquared(xs, ys, nil, intercept, slope)
-	if doc.RSquared < pp.Threshold && len(pts) >= 3 {
-		if c, r2, ok := quadraticFit(xs, ys); ok && r2 > doc.RSquared {
-			doc.FitForm, doc.Coefficients, doc.RSquared = "quadratic", c, r2
+	fit = Fit{Form: "linear", Coefficients: []float64{slope, intercept}, RSquared: stat.RSquared(xs, ys, nil, intercept, slope)}
+	if fit.RSquared < floor && len(xs) >= 3 {
+		if c, r2, ok := quadraticFit(xs, ys); ok && r2 > fit.RSquared {
+			fit.Form, fit.Coefficients, fit.RSquared = "quadratic", c, r2
 		}
 	}
-	if math.IsNaN(doc.RSquared) || slices.ContainsFunc(doc.Coefficients, func(c float64) bool { return math.IsNaN(c) || math.IsInf(c, 0) }) {
-		doc.RSquared, doc.BelowFloor = 0, true
+	if math.IsNaN(fit.RSquared) || slices.ContainsFunc(fit.Coefficients, func(c float64) bool { return math.IsNaN(c) || math.IsInf(c, 0) }) {
+		fit.RSquared, fit.BelowFloor = 0, true
 	}
-	doc.BelowFloor = doc.BelowFloor || doc.RSquared < pp.Threshold
-	return doc, nil
+	fit.BelowFloor = fit.BelowFloor || fit.RSquared < floor
+	return fit, true
 }
 
 // quadraticFit is the least-squares y = a·x² + b·x + c, solved on x scaled

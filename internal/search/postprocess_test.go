@@ -172,3 +172,21 @@ func TestSLABreachGrid(t *testing.T) {
 	assert.Equal(t, true, doc["monotonicity_check"])
 	assert.Len(t, doc["all_points"], 8)
 }
+
+func TestFitCurve(t *testing.T) {
+	t.Parallel()
+	fit, ok := FitCurve([]float64{1, 2, 4}, []float64{5, 7, 11}, CurveR2Floor)
+	require.True(t, ok)
+	assert.Equal(t, "linear", fit.Form)
+	assert.InDeltaSlice(t, []float64{2, 3}, fit.Coefficients, 1e-12)
+	assert.InDelta(t, 23.0, fit.At(10), 1e-9)
+	assert.False(t, fit.BelowFloor)
+
+	q := Fit{Form: "quadratic", Coefficients: []float64{1, -2, 3}}
+	assert.Equal(t, 11.0, q.At(-2), "x² − 2x + 3 at −2")
+
+	_, ok = FitCurve([]float64{1}, []float64{5}, CurveR2Floor)
+	assert.False(t, ok, "one point fits nothing")
+	_, ok = FitCurve([]float64{1, 2}, []float64{5}, CurveR2Floor)
+	assert.False(t, ok, "mismatched lengths")
+}

@@ -186,7 +186,7 @@ func prefillCurve(in RecipeInputs) (*Recipe, error) {
 		return nil, err
 	}
 	r := gridRecipe([]Param{paramISL}, [][]float64{axis}, Objective{Metric: tagTTFT, Stat: "avg", Direction: Minimize},
-		&PostProcess{Handler: HandlerTTFTCurve, File: "prefill_curve.json", Metric: tagTTFT, Stat: "avg", Threshold: 0.85})
+		&PostProcess{Handler: HandlerTTFTCurve, File: "prefill_curve.json", Metric: tagTTFT, Stat: "avg", Threshold: CurveR2Floor})
 	r.Fixed = map[string]any{"concurrency": 1}
 	return r, nil
 }
