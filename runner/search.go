@@ -88,6 +88,9 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 	r := &searchRun{s: s, srch: srch, o: o, keys: keys, h: h}
 	out.Skipped = h.TrialsSpent()
 	runErr := r.loop(ctx, &out)
+	if ctx.Err() != nil && errors.Is(runErr, context.Canceled) { // a planner stopped by Ctrl-C
+		out.Interrupted, runErr = true, nil
+	}
 	out.History = r.h
 	out.Summary = srch.Summarize(r.h)
 	if err := r.writeHistory(context.WithoutCancel(ctx), out.Reason); err != nil {
@@ -98,8 +101,7 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 		return out, runErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
-		return out, fmt.Errorf("search %q interrupted after %s (rerun with --resume to continue it): %w",
-			s.Name, plural(r.h.TrialsSpent(), "trial"), context.Canceled)
+		return out, fmt.Errorf("search %q interrupted after %s: %w", s.Name, plural(r.h.TrialsSpent(), "trial"), context.Canceled)
 	}
 	r.postProcess()
 	if out.Failed > 0 {

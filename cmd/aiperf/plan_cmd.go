@@ -80,7 +80,10 @@ func printPlan(g *Globals, sweeps []plan.Sweep, searches []searchPlan, format, n
 	printSearchPlans(g, searches)
 	what := plural(total, "trial") + " in total"
 	if len(searches) > 0 {
-		what += fmt.Sprintf(" and %s that choose their probes as they run", plural(len(searches), "search"))
+		what += fmt.Sprintf(" and %d searches that choose their probes as they run", len(searches))
+		if len(searches) == 1 {
+			what = plural(total, "trial") + " in total and 1 search that chooses its probes as it runs"
+		}
 	}
 	fmt.Fprintf(g.Stdout, "%s; nothing was sent. %s\n", what, note)
 	return nil

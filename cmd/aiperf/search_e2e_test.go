@@ -427,3 +427,31 @@ func TestNoisySearchBracketsTheBoundary(t *testing.T) {
 		float64(trials)/float64(seeds), float64(grid)/float64(seeds))
 	assert.Equal(t, seeds, held, "every bracket contains the true boundary")
 }
+
+// TestPlanDescribesSearch: aiperf plan describes a script's search (its
+// planner, space, SLA, budget, base and first probe) and sends nothing;
+// --format json carries search_history.json's config block.
+func TestPlanDescribesSearch(t *testing.T) {
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
+	require.NoError(t, err)
+	inv := cli(t, "", "plan", script, "--set", "url=http://127.0.0.1:9")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, `search "sla" (`)
+	assert.Contains(t, inv.stdout, "starlark:next_point over concurrency [1, 1000] int; SLA time_to_first_token:p99:lt:80")
+	assert.Contains(t, inv.stdout, "first probe: concurrency 1 (next_point(history of 0)) in "+filepath.Join("sla", search.TrialDir(0, 1)))
+	assert.Contains(t, inv.stdout, "0 trials in total and 1 search that chooses its probes as it runs; nothing was sent.")
+
+	js := cli(t, "", "plan", script, "--format", "json")
+	require.Equal(t, ExitOK, js.code, js.stderr)
+	var out struct {
+		Searches []struct {
+			Name       string               `json:"name"`
+			Config     search.HistoryConfig `json:"config"`
+			FirstProbe map[string]any       `json:"first_probe"`
+		} `json:"searches"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js.stdout), &out))
+	require.Len(t, out.Searches, 1)
+	assert.Equal(t, "starlark:next_point", out.Searches[0].Config.Planner)
+	assert.Equal(t, 1.0, out.Searches[0].FirstProbe["concurrency"])
+}

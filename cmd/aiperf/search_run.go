@@ -91,8 +91,11 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 	for _, f := range out.Failures {
 		fmt.Fprintf(g.Stderr, "failed: %s\n", f)
 	}
-	if errors.Is(runErr, runner.ErrTrialsFailed) {
+	switch {
+	case errors.Is(runErr, runner.ErrTrialsFailed):
 		return withCode(ExitSomeFailed, runErr)
+	case out.Interrupted && o.script != "":
+		return fmt.Errorf("%w (rerun with --resume to continue it: its stored trials are not run again)", runErr)
 	}
 	return runErr
 }
