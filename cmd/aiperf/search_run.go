@@ -198,6 +198,13 @@ func (c *ProfileCmd) maybeSearch(ctx context.Context, g *Globals, spec runner.Sp
 	case len(c.yamlCells) > 0:
 		return true, usageErr(errors.New("a config file's sweep: and a search cannot be combined: the search chooses its own points"))
 	}
+	corners, err := s.Corners()
+	if err == nil {
+		err = checkWorkers(c.Workers, corners[0].Profile, corners[1].Profile)
+	}
+	if err != nil {
+		return true, usageErr(fmt.Errorf("search %q: %w", s.Name, err))
+	}
 	return true, runSearch(ctx, g, s, searchOptions{dir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()), workers: c.Workers, overwrite: true})
 }

@@ -101,19 +101,13 @@ func (s Search) Check() error {
 				s.Name, p.Key(), p.Key(), p.Lo, p.Hi)
 		}
 	}
+	cells, err := s.Corners()
+	if err != nil {
+		return err
+	}
 	var errs []error
-	for _, corner := range []string{"lower", "upper"} {
-		pt := make(search.Point, len(s.Config.Space))
-		for i, p := range s.Config.Space {
-			pt[i] = p.Lo
-			if corner == "upper" {
-				pt[i] = p.Hi
-			}
-		}
-		c, err := s.Cell(0, pt)
-		if err != nil {
-			return err
-		}
+	for i, c := range cells {
+		corner := [2]string{"lower", "upper"}[i]
 		c.Profile.WaitForAll()
 		for _, fe := range FieldErrors(c.Profile.Check()) {
 			errs = append(errs, &FieldError{Field: fe.Field, Msg: fmt.Sprintf("%s (in the search's probe with every parameter at its %s bound: %s)",
@@ -121,6 +115,24 @@ func (s Search) Check() error {
 		}
 	}
 	return joinUnique(errs)
+}
+
+// Corners are the probes at the corners of the space: every parameter at
+// its lower bound, then every one at its upper bound.
+func (s Search) Corners() ([]Cell, error) {
+	out := make([]Cell, 2)
+	for k := range out {
+		pt := make(search.Point, len(s.Config.Space))
+		for i, p := range s.Config.Space {
+			pt[i] = [2]float64{p.Lo, p.Hi}[k]
+		}
+		c, err := s.Cell(0, pt)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = c
+	}
+	return out, nil
 }
 
 // joinUnique joins errs, each message once.
