@@ -182,11 +182,15 @@ func (g *probeGate) wrap(h http.Handler) http.Handler {
 // parent killed with SIGKILL while the mock holds a request of its third
 // probe, is resumed with --resume: the stored probes are replayed through
 // the Starlark planner, the killed trial runs again, no stored trial runs
-// twice, and the answer is the uninterrupted one, 8.
+// twice, and the answer is the uninterrupted one, 8 (the mock's formula:
+// trueBoundary).
 func TestSearchKilledAndResumed(t *testing.T) {
 	subprocesses(t)
 	g := &probeGate{at: 3, held: make(chan struct{}), release: make(chan struct{})}
-	m := startMockBehind(t, slaMock, g.wrap)
+	// slaMock at twice its latencies, against twice the SLA: the same
+	// boundary, with room for a loaded machine's stalls (the test is about
+	// the kill and the resume).
+	m := startMockBehind(t, mock.Config{TTFT: 40, ITL: 8, MaxNumSeqs: 8}, g.wrap)
 	t.Cleanup(func() {
 		select {
 		case <-g.release:
@@ -194,16 +198,20 @@ func TestSearchKilledAndResumed(t *testing.T) {
 			close(g.release)
 		}
 	})
+	require.Equal(t, 8, trueBoundary(mock.Config{TTFT: 40, ITL: 8, MaxNumSeqs: 8}, 32, 99, 160*time.Millisecond))
 	dir := t.TempDir()
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
 	require.NoError(t, err)
-	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "requests=9", "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "requests=9", "--set", "sla_ms=160",
+		"--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
 
 	first := newAiperfCmd(t, dir, args...)
 	require.NoError(t, first.Start())
 	select {
 	case <-g.held: // the third probe's trial is under load
-	case <-time.After(2 * time.Minute):
+	case <-time.After(3 * time.Minute):
+		_ = first.Process.Kill()
+		_ = first.Wait() // the output is complete
 		t.Fatalf("the third probe never sent a request:\n%s", first.out)
 	}
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
@@ -220,7 +228,7 @@ func TestSearchKilledAndResumed(t *testing.T) {
 
 	again := cli(t, dir, append(args, "--resume", "--ui", "simple")...)
 	require.Equal(t, ExitOK, again.code, "stdout:\n%s\nstderr:\n%s", again.stdout, again.stderr)
-	assert.Contains(t, again.stdout, "search sla: concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:80)")
+	assert.Contains(t, again.stdout, "search sla: concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:160)")
 	assert.NotContains(t, again.stderr, "probe 0: concurrency", "nothing stored is run again")
 	assert.Contains(t, again.stderr, "search sla probe 2: 1 trial more (0 of 1 trials run)")
 
