@@ -274,6 +274,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange
 		return
 	}
 	f.tokens(time.Now(), g.tokens-1)
+	f.freeSlot()
 	f.complete = true
 	x.end()
 	writeJSON(w, http.StatusOK, wire.whole(g))
@@ -326,6 +327,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 		}
 		f.flushed(released, time.Now())
 	}
+	f.freeSlot()
 	if tail := wire.tail(g); tail != nil && !send(tail) {
 		return
 	}

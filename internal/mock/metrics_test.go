@@ -347,3 +347,31 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// A request gives its generation slot back when its last token has gone
+// out (streaming) or is due (non-streaming), before the reply's closing
+// bytes: a client that sends its next request the moment it has read the
+// usage chunk (or the whole reply) finds the slot free, so a closed loop of
+// --max-num-seqs clients never waits for its own slot (docs/mock.md: "just
+// after t_{N−1}").
+func TestSlotFreedBeforeTheReplyEnds(t *testing.T) {
+	s, base := start(t, Config{TTFT: 0, ITL: 1, MaxNumSeqs: 1})
+	resp := post(t, base+"/v1/chat/completions", map[string]any{"messages": []map[string]string{{"role": "user", "content": "hi"}},
+		"max_tokens": 3, "stream": true, "stream_options": map[string]any{"include_usage": true}})
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		require.NoError(t, err, "the stream ended before its usage chunk")
+		if strings.Contains(line, `"usage":{`) {
+			break
+		}
+	}
+	running, _ := s.sched.counts()
+	assert.Zero(t, running, "the slot is free once the usage chunk is out, before [DONE]")
+
+	whole := post(t, base+"/v1/chat/completions", map[string]any{"messages": []map[string]string{{"role": "user", "content": "hi"}},
+		"max_tokens": 3})
+	readAll(t, whole)
+	running, _ = s.sched.counts()
+	assert.Zero(t, running, "and once a non-streaming reply is read")
+}
