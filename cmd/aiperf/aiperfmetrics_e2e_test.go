@@ -58,3 +58,27 @@ func TestGPUPowerEfficiency(t *testing.T) {
 	assert.InDelta(t, metricAvg(t, doc, "request_throughput")/avg, metricAvg(t, doc, "nvidia_performance_per_watt"), 1e-9)
 	assert.NotContains(t, doc, "nvidia_goodput_per_watt", "no --goodput")
 }
+
+// TestSpecDecodeAcceptanceMetrics: a server reporting each request's
+// speculative-decoding acceptance (vLLM's metrics.speculative_decoding,
+// the mock's --spec-decode-stats) gets AIPerf's Spec Decode section, its
+// metrics and pooled histogram in the JSON export and each record's
+// acceptance in the JSONL; every reply's verify steps and accepted drafts
+// are its tokens, so over the run they are the server's completion tokens.
+func TestSpecDecodeAcceptanceMetrics(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true, SpecDecodeStats: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--osl", "16", "--request-count", "6", "--no-store", "--artifact-dir", "out")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, report.SpecDecodeTitle)
+	assert.Contains(t, inv.stdout, "Accepted drafts per step (% of steps): 0: 33%   1: 17%   2: 17%   3: 17%   4: 17%")
+	doc := readJSON(t, filepath.Join(dir, "out", report.JSONFile))
+	steps, accepted := metricAvg(t, doc, "total_spec_decode_steps"), metricAvg(t, doc, "total_accepted_draft_tokens")
+	assert.Equal(t, 36.0, steps, "six steps per 16-token reply")
+	assert.Equal(t, metricAvg(t, doc, "total_usage_completion_tokens"), steps+accepted)
+	assert.Equal(t, map[string]any{"0": 12.0, "1": 6.0, "2": 6.0, "3": 6.0, "4": 6.0}, doc["pooled_spec_decode_acceptance_histogram"])
+	assert.InDelta(t, 1+accepted/steps, metricAvg(t, doc, "spec_decode_token_weighted_acceptance_length"), 1e-12)
+	sum, n := jsonlMetricSum(t, filepath.Join(dir, "out", report.JSONLFile), "spec_decode_steps")
+	assert.Equal(t, steps, sum)
+	assert.Equal(t, 6, n)
+}
