@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -81,4 +83,19 @@ func TestSpecDecodeAcceptanceMetrics(t *testing.T) {
 	sum, n := jsonlMetricSum(t, filepath.Join(dir, "out", report.JSONLFile), "spec_decode_steps")
 	assert.Equal(t, steps, sum)
 	assert.Equal(t, 6, n)
+
+	// The server's own counters over the profiling phase say the same.
+	var exp serverExport
+	b, err := os.ReadFile(filepath.Join(dir, "out", "server_metrics_export.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &exp))
+	total := func(family string) float64 {
+		f := exp.Metrics[family]
+		require.Len(t, f.Series, 1, family)
+		return f.Series[0].Stats["total"]
+	}
+	assert.Equal(t, steps, total("vllm:spec_decode_num_drafts"))
+	assert.Equal(t, accepted, total("vllm:spec_decode_num_accepted_tokens"))
+	assert.Equal(t, metricAvg(t, doc, "total_draft_tokens"), total("vllm:spec_decode_num_draft_tokens"))
+	assert.Contains(t, inv.stdout, "Spec decode acceptance rate", "in the Server section")
 }

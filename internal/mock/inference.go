@@ -87,7 +87,7 @@ type generation struct {
 	finish    string
 	blocks    *blockHasher // the prompt's block hashes, then the reply's
 	usage     usage
-	spec      []byte // vLLM's metrics.speculative_decoding (--spec-decode-stats), nil without
+	spec      *specDecoding // vLLM's metrics.speculative_decoding (--spec-decode-stats), nil without
 }
 
 // text returns output tokens [from, to) concatenated.
@@ -248,7 +248,7 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 		g.usage.Details = &usageDetails{ReasoningTokens: g.reasoning}
 	}
 	if s.cfg.SpecDecodeStats && ep.wire == nil {
-		g.spec = specDecodeJSON(g.tokens)
+		g.spec = newSpecDecoding(g.tokens)
 	}
 	return g, nil
 }
@@ -422,7 +422,7 @@ func (c *chunker) tail(g *generation) []byte {
 	b = append(b, `],"usage":`...)
 	b = append(b, u...)
 	if g.spec != nil {
-		b = append(append(append(b, `,"metrics":{"speculative_decoding":`...), g.spec...), '}')
+		b = append(append(append(b, `,"metrics":{"speculative_decoding":`...), g.spec.encode()...), '}')
 	}
 	c.buf = append(b, "}\n\n"...)
 	return c.buf

@@ -11,7 +11,9 @@ const specDraftWidth = 4
 var specPattern = [...]int{3, 1, 4, 0, 2}
 
 // specDecoding is vLLM's per-request acceptance object
-// (metrics.speculative_decoding, --per-request-spec-decode-metrics summary).
+// (metrics.speculative_decoding, --per-request-spec-decode-metrics
+// summary). A complete reply's steps and drafts also count in /metrics'
+// vllm:spec_decode_* counters.
 type specDecoding struct {
 	MeanAcceptanceLength   float64 `json:"mean_acceptance_length"`
 	DraftAcceptanceRate    float64 `json:"draft_acceptance_rate"`
@@ -22,10 +24,10 @@ type specDecoding struct {
 	NumSpecTokens          int     `json:"num_spec_tokens"`
 }
 
-// specDecodeJSON is the acceptance of a reply of tokens output tokens,
-// encoded: its steps plus its accepted drafts are the tokens.
-func specDecodeJSON(tokens int) json.RawMessage {
-	sd := specDecoding{AcceptanceHistogram: make([]int, specDraftWidth+1), NumSpecTokens: specDraftWidth,
+// newSpecDecoding is the acceptance of a reply of tokens output tokens:
+// its steps plus its accepted drafts are the tokens.
+func newSpecDecoding(tokens int) *specDecoding {
+	sd := &specDecoding{AcceptanceHistogram: make([]int, specDraftWidth+1), NumSpecTokens: specDraftWidth,
 		MeanAcceptanceLength: 1}
 	for emitted := 0; emitted < tokens; sd.NumSpecSteps++ {
 		a := min(specPattern[sd.NumSpecSteps%len(specPattern)], tokens-emitted-1)
@@ -38,6 +40,11 @@ func specDecodeJSON(tokens int) json.RawMessage {
 		sd.MeanAcceptanceLength = 1 + float64(sd.NumAcceptedDraftTokens)/float64(sd.NumSpecSteps)
 		sd.DraftAcceptanceRate = float64(sd.NumAcceptedDraftTokens) / float64(sd.NumDraftTokens)
 	}
+	return sd
+}
+
+// encode is the object as the wire carries it.
+func (sd *specDecoding) encode() json.RawMessage {
 	b, _ := json.Marshal(sd) // numbers and a slice always encode
 	return b
 }

@@ -15,7 +15,7 @@ import (
 func TestSpecDecodeAcceptanceAddsUp(t *testing.T) {
 	for _, tokens := range []int{0, 1, 2, 5, 16, 97} {
 		var sd specDecoding
-		require.NoError(t, json.Unmarshal(specDecodeJSON(tokens), &sd))
+		require.NoError(t, json.Unmarshal(newSpecDecoding(tokens).encode(), &sd))
 		assert.Equal(t, tokens, sd.NumSpecSteps+sd.NumAcceptedDraftTokens, "tokens %d", tokens)
 		steps, accepted := 0, 0
 		for j, n := range sd.AcceptanceHistogram {
@@ -26,8 +26,7 @@ func TestSpecDecodeAcceptanceAddsUp(t *testing.T) {
 		assert.Equal(t, 4*sd.NumSpecSteps, sd.NumDraftTokens)
 		assert.Len(t, sd.AcceptanceHistogram, sd.NumSpecTokens+1)
 	}
-	var sd specDecoding
-	require.NoError(t, json.Unmarshal(specDecodeJSON(16), &sd))
+	sd := *newSpecDecoding(16)
 	// Steps accept 3, 1, 4, 0, 2, 3: 4+2+5+1+3 = 15 tokens, the sixth only 0.
 	accepted, steps := 10.0, 6.0 // float64 arithmetic, as the mock's
 	assert.Equal(t, specDecoding{MeanAcceptanceLength: 1 + accepted/steps, DraftAcceptanceRate: accepted / (4 * steps),

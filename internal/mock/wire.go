@@ -73,7 +73,7 @@ func (c *chunker) whole(g *generation) any {
 	}
 	var m *specMetrics
 	if g.spec != nil {
-		m = &specMetrics{SpeculativeDecoding: g.spec}
+		m = &specMetrics{SpeculativeDecoding: g.spec.encode()}
 	}
 	return struct {
 		ID      string       `json:"id"`
