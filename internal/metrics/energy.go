@@ -41,6 +41,9 @@ type GPUEnergy struct {
 	HasPower  bool
 	EnergyJ   float64
 	HasEnergy bool
+	// Seconds is the window the telemetry covers, the profiling phase as
+	// marked; 0 when unknown (the benchmark duration stands in for it).
+	Seconds float64
 }
 
 // AddEnergy appends AIPerf's GPU power-efficiency metrics to s, a
@@ -55,7 +58,10 @@ func AddEnergy(s *Summary, g GPUEnergy, concurrency int) {
 		m, ok := s.Get(tag)
 		return m.Value, ok
 	}
-	duration, _ := value(TagBenchmarkDuration)
+	duration := g.Seconds
+	if duration <= 0 {
+		duration, _ = value(TagBenchmarkDuration)
+	}
 	energy, avgPower := g.EnergyJ, 0.0
 	switch {
 	case g.HasEnergy && duration > 0:

@@ -77,6 +77,10 @@ func TestAddEnergyWithoutTheCounter(t *testing.T) {
 	assert.NotContains(t, got, TagEnergyPerUser)
 	assert.NotContains(t, got, TagGoodputPerWatt)
 
+	s = energySummary(false)
+	AddEnergy(&s, GPUEnergy{PowerW: 150, HasPower: true, EnergyJ: 1000, HasEnergy: true, Seconds: 12.5}, 0)
+	assert.InDelta(t, 80, energyValues(s)[TagAverageGPUPower], 1e-12, "over the telemetry's 12.5 s window, not the 10 s benchmark")
+
 	none := energySummary(true)
 	AddEnergy(&none, GPUEnergy{}, 8)
 	assert.Empty(t, energyValues(none), "no GPU reported power or energy")

@@ -45,7 +45,8 @@ func TestGPUEnergyOverTheProfilingPhase(t *testing.T) {
 			clock = 4e9
 			gpu.set(energyExposition(typ, [2]float64{9e6, 9e6})) // after it: not counted
 			r := c.Stop()
-			assert.Equal(t, metrics.GPUEnergy{PowerW: 500, HasPower: true, EnergyJ: 900 + 100, HasEnergy: true}, GPUEnergy(&r))
+			assert.Equal(t, metrics.GPUEnergy{PowerW: 500, HasPower: true, EnergyJ: 900 + 100, HasEnergy: true, Seconds: 2},
+				GPUEnergy(&r), "the phase ran 2 s on the run's clock")
 		})
 	}
 	assert.Equal(t, metrics.GPUEnergy{}, GPUEnergy(nil))

@@ -258,12 +258,18 @@ const (
 // GPUEnergy sums what the GPUs of every DCGM endpoint say of the profiling
 // span: their average power draw, and their energy counters' increase in
 // joules (an exporter that declares the counter a gauge gives its
-// max − min, the increase of a counter that only grows). A nil result,
-// or one without GPU telemetry, is zero.
+// max − min, the increase of a counter that only grows), with the span's
+// length when it is one marked phase. A nil result, or one without GPU
+// telemetry, is zero.
 func GPUEnergy(r *Result) metrics.GPUEnergy {
 	var e metrics.GPUEnergy
 	if r == nil {
 		return e
+	}
+	for _, p := range r.Phases {
+		if p.Name == r.Span && r.Span != PhaseSpan && p.EndNs > p.BeginNs {
+			e.Seconds = float64(p.EndNs-p.BeginNs) / 1e9
+		}
 	}
 	for _, s := range exported(r, SourceGPU, "") {
 		switch s.Metric {
