@@ -60,6 +60,20 @@
 // lengths of its lists) times its trials would take the script over
 // Options.MaxTrials fails before anything is expanded.
 //
+// A script is bounded in time and memory. Every file is rewritten after it
+// is parsed (rewrite.go) so that its operators, calls and slices go through
+// guards (guard.go): an operation that would build a string of more than
+// MaxStringBytes (16 MiB), a list, tuple, dict or set of more than
+// MaxElements (2^20) or an integer of more than MaxIntBits fails at its
+// position before it allocates ([0] * 10**9, list(range(10**9)), a join,
+// a doubling, a replace or format that repeats, str or json.encode of a
+// value whose parts are shared), and one that reads a large value is
+// charged steps for it, so that Options.MaxSteps bounds the time. The heap
+// is measured every 65,536 steps and before every large operation: a
+// script that grows it by more than Options.MaxMemory (1 GiB) stops. A
+// compound assignment (x += y) whose target calls a function is refused, as
+// its guard would evaluate the target twice.
+//
 // # Errors
 //
 // Every problem in the script is an *Error carrying its file:line:col; a

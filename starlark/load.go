@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,10 @@ type Options struct {
 	// MaxSteps bounds the Starlark execution steps of the whole load (loaded
 	// modules and skip calls included); 0 means DefaultMaxSteps.
 	MaxSteps uint64
+	// MaxMemory bounds how much the heap may grow while the script runs
+	// (measured every 65,536 steps); 0 means DefaultMaxMemory. One
+	// operation builds at most MaxStringBytes or MaxElements (guard.go).
+	MaxMemory uint64
 	// MaxTrials bounds the plan: the cells of every sweep, counted before
 	// skip, times its trials, summed over the script. A sweep() call that
 	// goes over it fails before its cells are expanded. 0 means
@@ -121,7 +126,8 @@ type loader struct {
 	cache       map[string]*module // by the path read; nil entry: being loaded
 	loading     []loading          // the load chain, for cycle messages
 	maxSteps    uint64
-	overSteps   bool
+	guard       *guard
+	limit       string // the limit the script went over, said instead of the cancellation
 }
 
 type module struct {
@@ -143,6 +149,7 @@ func newLoader(o Options, sb *sandbox) *loader {
 		sandbox:  sb,
 		cache:    map[string]*module{},
 		maxSteps: cmp.Or(o.MaxSteps, DefaultMaxSteps),
+		guard:    &guard{maxMemory: cmp.Or(o.MaxMemory, DefaultMaxMemory), baseline: heapBytes()},
 	}
 	if l.readFile == nil {
 		l.readFile = os.ReadFile
@@ -159,18 +166,48 @@ func newLoader(o Options, sb *sandbox) *loader {
 		"json":    json.Module,
 		"math":    math.Module,
 	}
+	maps.Copy(l.predeclared, l.guard.builtins())
 	l.thread = &starlark.Thread{
-		Name:  "aiperf sweep script",
-		Load:  func(t *starlark.Thread, m string) (starlark.StringDict, error) { return l.load(t, m) },
-		Print: func(_ *starlark.Thread, msg string) { printFn(msg) },
-		OnMaxSteps: func(t *starlark.Thread) {
-			l.overSteps = true
-			t.Cancel("step limit")
-		},
+		Name:       "aiperf sweep script",
+		Load:       func(t *starlark.Thread, m string) (starlark.StringDict, error) { return l.load(t, m) },
+		Print:      func(_ *starlark.Thread, msg string) { printFn(msg) },
+		OnMaxSteps: l.checkpoint,
 	}
-	l.thread.SetMaxExecutionSteps(l.maxSteps)
+	l.thread.SetMaxExecutionSteps(min(memoryCheckSteps, l.maxSteps))
 	l.thread.SetLocal(stateKey, l.state)
+	l.thread.SetLocal(guardKey, l.guard)
+	l.guard.slice = l.prelude("slice")
 	return l
+}
+
+// checkpoint runs every memoryCheckSteps steps: it stops the script at its
+// step limit or over its memory bound, else lets it run on.
+func (l *loader) checkpoint(t *starlark.Thread) {
+	steps := t.ExecutionSteps()
+	if steps >= l.maxSteps {
+		l.limit = fmt.Sprintf("script exceeded the step limit of %d steps", l.maxSteps)
+		t.Cancel("step limit")
+		return
+	}
+	if grown, over := l.guard.memory(); over {
+		l.limit = l.guard.overMemory(grown).Error()
+		t.Cancel("memory limit")
+		return
+	}
+	t.SetMaxExecutionSteps(min(steps+memoryCheckSteps, l.maxSteps))
+}
+
+// preludeSrc defines what the guards call to keep Starlark's own
+// semantics, compiled without the rewrite; its frames are built-in ones.
+const preludeSrc = "def slice(x, lo, hi, step):\n    return x[lo:hi:step]\n"
+
+// prelude is the prelude's function name.
+func (l *loader) prelude(name string) starlark.Callable {
+	globals, err := starlark.ExecFileOptions(&fileOptions, l.thread, builtinFile, preludeSrc, nil)
+	if err != nil {
+		panic(fmt.Sprintf("the prelude does not compile: %v", err))
+	}
+	return globals[name].(starlark.Callable)
 }
 
 // load implements load(): module paths are relative to the calling file,
@@ -204,20 +241,35 @@ func (l *loader) exec(display, target string) (starlark.StringDict, error) {
 	if err != nil {
 		err = fmt.Errorf("read %s: %w", display, err)
 	} else {
-		globals, err = starlark.ExecFileOptions(&fileOptions, l.thread, display, src, l.predeclared)
+		globals, err = l.run(display, src)
 	}
 	l.loading = l.loading[:len(l.loading)-1]
 	l.cache[target] = &module{globals, err}
 	return globals, err
 }
 
+// run parses the file, rewrites it so that its operations are guarded
+// (rewrite.go), and runs it.
+func (l *loader) run(display string, src []byte) (starlark.StringDict, error) {
+	f, err := fileOptions.Parse(display, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := rewriteFile(f); err != nil {
+		return nil, err
+	}
+	prog, err := starlark.FileProgram(f, l.predeclared.Has)
+	if err != nil {
+		return nil, err
+	}
+	globals, err := prog.Init(l.thread, l.predeclared)
+	globals.Freeze()
+	return globals, err
+}
+
 // scriptError converts a Starlark failure into *Error values.
 func (l *loader) scriptError(err error) error {
-	limit := ""
-	if l.overSteps {
-		limit = fmt.Sprintf("script exceeded the step limit of %d steps", l.maxSteps)
-	}
-	return scriptError(err, limit)
+	return scriptError(err, l.limit)
 }
 
 // varsDict builds the frozen vars dict, keys in sorted order.

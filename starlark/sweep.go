@@ -74,7 +74,7 @@ func sweepBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if st.closed {
 		return nil, fail("sweeps are declared by the script itself, not from inside skip")
 	}
-	pos := thread.CallFrame(1).Pos
+	pos := callerPos(thread)
 	if err := checkName(name); err != nil {
 		return nil, fail("name %w", err)
 	}

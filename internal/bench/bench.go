@@ -219,8 +219,11 @@ func (c *cell) prepare(ctx context.Context) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	chat, note, err := chatTemplate(c.p, tok)
+	chat, note, err := chatTemplate(ctx, c.p, tok, c.log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
 	counted := tokenizer.Describe(tok)
@@ -236,7 +239,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
-	c.sizeForTemplate(&o, chat)
+	c.sizeForTemplate(ctx, &o, chat)
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}

@@ -23,6 +23,8 @@ type format interface {
 // streamDecoder decodes the events of one stream, in order.
 type streamDecoder interface {
 	// event decodes one SSE event (its name and trimmed, non-empty data).
+	// The piece's text and reasoning may alias data or the decoder's own
+	// buffers: they are valid only until the next call.
 	event(name string, data []byte, status int) (piece, eventKind)
 	// eofEnds reports whether the end of the body ends the stream normally
 	// once a response event was read (APIs without an end marker).
@@ -104,8 +106,13 @@ func (openaiFormat) whole(b []byte, status int) (piece, string) {
 	return p, ""
 }
 
-// openaiStream reuses one decode target for the whole stream.
-type openaiStream struct{ w wireChunk }
+// openaiStream reuses one decode target for the whole stream; its events
+// are decoded without allocating (decodeTransient), so the text of a piece
+// is valid only until the next event.
+type openaiStream struct {
+	w       wireChunk
+	scratch []byte
+}
 
 func (s *openaiStream) eofEnds() bool { return false }
 
@@ -118,7 +125,7 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	}
 	w := &s.w
 	w.reset()
-	if data[0] != '{' || decodeChunk(data, w) != nil || !w.shaped() {
+	if data[0] != '{' || decodeTransient(data, w, &s.scratch) != nil || !w.shaped() {
 		return piece{}, kindMalformed
 	}
 	if e := w.failure(status); e != nil {
