@@ -399,6 +399,8 @@ func TestDirectionOf(t *testing.T) {
 		"spec_decode_acceptance_length.avg":                  compare.HigherIsBetter,
 		"nvidia_output_tokens_per_joule.avg":                 compare.HigherIsBetter,
 		"nvidia_energy_per_output_token.avg":                 compare.LowerIsBetter,
+		"cancelled_request_count.avg":                        compare.LowerIsBetter,
+		"total_error_isl.avg":                                compare.LowerIsBetter,
 	}
 	for spec, want := range tests {
 		keys, err := compare.ParseKeys([]string{spec})

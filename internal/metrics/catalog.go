@@ -70,6 +70,8 @@ var catalog = map[string]info{
 	TagTotalTokenThroughput:   {GroupNone, 0, Higher},
 	TagBenchmarkDuration:      {GroupNone, 0, Lower},
 	TagSendLag:                {GroupNone, 0, Lower},
+	TagErrorISL:               {GroupNone, 0, Lower},
+	TagTotalErrorISL:          {GroupNone, 0, Lower},
 	TagGoodRequestCount:       {GroupNone, 0, Higher},
 	TagGoodRequestFraction:    {GroupNone, 0, Higher},
 	TagRequestErrorRate:       {GroupNone, 0, Lower},
