@@ -98,6 +98,11 @@ func (f *flight) finish() {
 	if f.complete {
 		reason = f.g.finish
 		s.cacheReply(f.g)
+		if sd := f.g.spec; sd != nil {
+			m.specDrafts.Add(uint64(sd.NumSpecSteps))
+			m.specDraftTokens.Add(uint64(sd.NumDraftTokens))
+			m.specAccepted.Add(uint64(sd.NumAcceptedDraftTokens))
+		}
 	}
 	m.finish(reason)
 	s.kvHeld.Add(-f.held)

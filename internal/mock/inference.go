@@ -87,6 +87,7 @@ type generation struct {
 	finish    string
 	blocks    *blockHasher // the prompt's block hashes, then the reply's
 	usage     usage
+	spec      *specDecoding // vLLM's metrics.speculative_decoding (--spec-decode-stats), nil without
 }
 
 // text returns output tokens [from, to) concatenated.
@@ -245,6 +246,9 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 	g.usage = usage{PromptTokens: prompt, CompletionTokens: g.tokens, TotalTokens: prompt + g.tokens}
 	if g.reasoning > 0 {
 		g.usage.Details = &usageDetails{ReasoningTokens: g.reasoning}
+	}
+	if s.cfg.SpecDecodeStats && ep.wire == nil {
+		g.spec = newSpecDecoding(g.tokens)
 	}
 	return g, nil
 }
@@ -419,6 +423,9 @@ func (c *chunker) tail(g *generation) []byte {
 	b := append(c.buf[:0], c.prefix...)
 	b = append(b, `],"usage":`...)
 	b = append(b, u...)
+	if g.spec != nil {
+		b = append(append(append(b, `,"metrics":{"speculative_decoding":`...), g.spec.encode()...), '}')
+	}
 	c.buf = append(b, "}\n\n"...)
 	return c.buf
 }

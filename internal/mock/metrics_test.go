@@ -287,7 +287,11 @@ func TestGPUMetrics(t *testing.T) {
 		fams := scrape(t, base+"/dcgm/metrics")
 		out := map[string][]float64{}
 		for name, f := range fams {
-			assert.Equal(t, dto.MetricType_GAUGE, f.GetType(), name)
+			typ := dto.MetricType_GAUGE
+			if name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" {
+				typ = dto.MetricType_COUNTER
+			}
+			assert.Equal(t, typ, f.GetType(), name)
 			require.Len(t, f.GetMetric(), 2, "%s: one series per GPU", name)
 			for i, m := range f.GetMetric() {
 				l := labels(m)
@@ -295,7 +299,7 @@ func TestGPUMetrics(t *testing.T) {
 					sortedKeys(l), name)
 				assert.Equal(t, string(rune('0'+i)), l["gpu"])
 				assert.Regexp(t, `^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`, l["UUID"])
-				out[name] = append(out[name], m.GetGauge().GetValue())
+				out[name] = append(out[name], m.GetGauge().GetValue()+m.GetCounter().GetValue())
 			}
 		}
 		return out
@@ -314,6 +318,9 @@ func TestGPUMetrics(t *testing.T) {
 		assert.Greater(t, busy[name][0], idle[name][0], "%s follows the load", name)
 	}
 	assert.Equal(t, idle["DCGM_FI_DEV_FB_USED"], busy["DCGM_FI_DEV_FB_USED"], "memory is preallocated")
+	energy := "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+	assert.Greater(t, busy[energy][0], idle[energy][0], "the energy counter grows by the power drawn since the last read")
+	assert.Equal(t, busy[energy][0], busy[energy][1], "every GPU draws alike")
 	cancel()
 	require.Eventually(t, func() bool { return read()["DCGM_FI_DEV_GPU_UTIL"][0] == 0 }, 5*time.Second, 5*time.Millisecond)
 }
