@@ -229,7 +229,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	}
 	resp := src.client.Do(ctx, req.Request)
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
-	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
+	rec.Usage, rec.SpecDecode, rec.Status, rec.Error = resp.Usage, resp.SpecDecode, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
 	if resp.Cancelled {
 		rec.CutBy = metrics.CutOnPurpose

@@ -60,6 +60,9 @@ type Response struct {
 	// Usage is the last non-null usage object seen: a separate choices:[]
 	// chunk (OpenAI, vLLM) or the last choice chunk (llama-server).
 	Usage *metrics.Usage
+	// SpecDecode is the last speculative-decoding acceptance the server
+	// reported (vLLM's metrics.speculative_decoding), nil when none.
+	SpecDecode *metrics.SpecDecode
 	// SentNs is taken immediately before the request is handed to the
 	// transport (of the retry, when Retried); EndNs when the response ended
 	// ([DONE] read, body read) or failed.
@@ -123,6 +126,7 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	Metrics *wireMetrics    `json:"metrics"` // vLLM's per-request metrics (specdecode.go)
 
 	// hasChoices is set by decodeChunk when "choices" held an array.
 	hasChoices bool
