@@ -89,6 +89,10 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 	if err != nil {
 		return 0, fmt.Errorf("encode workers: %w", err)
 	}
+	exports, err := json.Marshal(nonNil(r.Exports))
+	if err != nil {
+		return 0, fmt.Errorf("encode exports: %w", err)
+	}
 
 	var sweepID, trial sql.NullInt64
 	var cellID, trialKey sql.NullString
@@ -125,7 +129,7 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 		artifactDir, len(r.Records),
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
 		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail,
-		strings.Join(r.Audit.KVResetEvidence, ","), r.Audit.CapSkipped, string(workers),
+		strings.Join(r.Audit.KVResetEvidence, ","), r.Audit.CapSkipped, string(workers), string(exports),
 	})
 	if err != nil {
 		return 0, err
@@ -155,7 +159,7 @@ var runColumns = []string{"sweep_id", "cell_id", "trial", "trial_key", "name", "
 	"was_cancelled", "model", "url", "endpoint_type", "streaming", "mode", "concurrency", "request_rate", "isl", "osl",
 	"seed", "config", "cli_command", "tool_version", "host", "started_at", "ended_at", "artifact_dir", "record_count",
 	"target_rate", "achieved_rate", "cap_delayed", "retried", "precise_pacing", "client_bound", "warnings",
-	"kv_reset", "kv_reset_detail", "kv_reset_evidence", "cap_skipped", "workers"}
+	"kv_reset", "kv_reset_detail", "kv_reset_evidence", "cap_skipped", "workers", "exports"}
 
 // runRow is the values of runColumns.
 type runRow []any

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/otelexport/otelcoltest"
 )
 
 // records makes n finished records of a streaming chat run: every fifth
@@ -49,7 +50,7 @@ func testOptions(url string) Options {
 // attributes, the tokens, the first chunk of each streamed success and
 // each later chunk's gap.
 func TestCollectorReceivesEveryRecord(t *testing.T) {
-	col := StartCollector(t)
+	col := otelcoltest.Start(t)
 	var warned []string
 	o := testOptions(col.URL)
 	o.Warn = func(s string) { warned = append(warned, s) }
@@ -79,23 +80,23 @@ func TestCollectorReceivesEveryRecord(t *testing.T) {
 	genai := map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "vllm",
 		"gen_ai.request.model": "m1", "server.address": "127.0.0.1", "server.port": "8000",
 		"aiperf.benchmark_id": "b1", "aiperf.cell": "concurrency_4"}
-	n, _ := Points(last, MetricDuration, genai)
+	n, _ := otelcoltest.Points(last, MetricDuration, genai)
 	assert.Equal(t, uint64(ok+failed), n, "one duration point per request that ended")
-	n, _ = Points(last, MetricDuration, map[string]string{"error.type": "500"})
+	n, _ = otelcoltest.Points(last, MetricDuration, map[string]string{"error.type": "500"})
 	assert.Equal(t, uint64(failed), n)
-	n, _ = Points(last, MetricDuration, map[string]string{"aiperf.phase": "profiling", "aiperf.outcome": "success"})
+	n, _ = otelcoltest.Points(last, MetricDuration, map[string]string{"aiperf.phase": "profiling", "aiperf.outcome": "success"})
 	assert.Equal(t, uint64(profilingOK), n)
-	n, _ = Points(last, MetricTokenUsage, map[string]string{"gen_ai.token.type": "input"})
+	n, _ = otelcoltest.Points(last, MetricTokenUsage, map[string]string{"gen_ai.token.type": "input"})
 	assert.Equal(t, uint64(ok), n)
-	n, _ = Points(last, MetricTokenUsage, map[string]string{"gen_ai.token.type": "output"})
+	n, _ = otelcoltest.Points(last, MetricTokenUsage, map[string]string{"gen_ai.token.type": "output"})
 	assert.Equal(t, uint64(ok), n)
-	n, _ = Points(last, MetricTimeToFirst, genai)
+	n, _ = otelcoltest.Points(last, MetricTimeToFirst, genai)
 	assert.Equal(t, uint64(ok), n)
-	n, _ = Points(last, MetricTimePerChunk, genai)
+	n, _ = otelcoltest.Points(last, MetricTimePerChunk, genai)
 	assert.Equal(t, uint64(3*ok), n, "each chunk after the first")
-	_, v := Points(last, MetricTimingRequests, map[string]string{"aiperf.outcome": "cancelled"})
+	_, v := otelcoltest.Points(last, MetricTimingRequests, map[string]string{"aiperf.outcome": "cancelled"})
 	assert.Equal(t, int64(cut), v)
-	_, v = Points(last, MetricTimingRequests, nil)
+	_, v = otelcoltest.Points(last, MetricTimingRequests, nil)
 	assert.Equal(t, int64(100), v)
 	for _, p := range last {
 		assert.Equal(t, "aiperf", p.Res["service.name"])
@@ -128,7 +129,7 @@ func TestUnreachableCollectorIsOneWarning(t *testing.T) {
 	for i := range recs {
 		e.Record(&recs[i])
 	}
-	wait(t, func() bool { return e.failed.Load() >= 2 }) // several failed exports...
+	otelcoltest.Wait(t, func() bool { return e.failed.Load() >= 2 }) // several failed exports...
 	rep := e.Close(context.Background())
 	mu.Lock()
 	defer mu.Unlock()

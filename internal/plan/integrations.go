@@ -250,3 +250,13 @@ func (p Profile) ServerEndpoints() []Endpoint {
 	}
 	return out
 }
+
+// WithoutIntegrations is p without where it is streamed and logged: what
+// a sweep's identity (Sweep.Digest) leaves out, so adding --otel-url or
+// --mlflow-tracking-uri to a --resume still finds the sweep.
+func (p Profile) WithoutIntegrations() Profile {
+	p.OtelURL, p.Stream, p.OtelResourceAttributes, p.GenAIProviderName = "", nil, nil, ""
+	p.MLflowTrackingURI, p.MLflowExperiment, p.MLflowRunName, p.MLflowTag = "", "", "", nil
+	p.MLflowArtifactGlob, p.MLflowParentRunID, p.MetricsListen, p.MetricsLinger = nil, "", "", nil
+	return p
+}

@@ -1,4 +1,7 @@
-package otelexport
+// Package otelcoltest runs the OpenTelemetry Collector's own OTLP receiver (its
+// Go modules, HTTP only) in a test, on a loopback port, with a sink that
+// keeps every batch it accepts, and reads the received data points back.
+package otelcoltest
 
 import (
 	"context"
@@ -20,17 +23,15 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 )
 
-// Collector is the OpenTelemetry Collector's own OTLP receiver (HTTP
-// only), run in the test on a loopback port, with a sink that keeps every
-// batch it accepts.
+// Collector is the collector's OTLP receiver and its sink.
 type Collector struct {
 	URL  string // its /v1/metrics endpoint
 	Sink *consumertest.MetricsSink
 }
 
-// StartCollector starts the collector's OTLP/HTTP receiver on a free
+// Start starts the collector's OTLP/HTTP receiver on a free
 // loopback port (a port taken between the probe and the bind is retried).
-func StartCollector(t testing.TB) *Collector {
+func Start(t testing.TB) *Collector {
 	t.Helper()
 	f := otlpreceiver.NewFactory()
 	for range 20 {
@@ -144,8 +145,8 @@ func Points(last map[string]Point, metric string, want map[string]string) (n uin
 	return n, value
 }
 
-// wait polls cond (a hang guard, not a timing assertion).
-func wait(t testing.TB, cond func() bool) {
+// Wait polls cond (a hang guard, not a timing assertion).
+func Wait(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
