@@ -388,7 +388,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		params                           sql.NullString
 		trial                            sql.NullInt64
 		mode, cfgJSON, start, end, warns string
-		workers                          string
+		workers, exports                 string
 		evidence                         string
 		targetRate                       sql.NullFloat64
 	)
@@ -396,7 +396,8 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 			r.was_cancelled, r.mode, r.config, r.cli_command, r.tool_version, r.host, r.started_at, r.ended_at,
 			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings,
-			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence, r.cap_skipped, r.workers
+			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence, r.cap_skipped, r.workers,
+			r.exports
 		FROM runs r
 		LEFT JOIN sweeps s ON s.id = r.sweep_id
 		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -404,7 +405,8 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		&sweepID, &sweepName, &cellID, &cellLabel, &params, &trial, &r.Name, &r.BenchmarkID, &r.Status, &r.Error,
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
 		&targetRate, &r.Audit.AchievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
-		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers)
+		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers,
+		&exports)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
 	}
@@ -425,6 +427,12 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 	}
 	if len(r.Audit.Workers) == 0 {
 		r.Audit.Workers = nil
+	}
+	if err := json.Unmarshal([]byte(exports), &r.Exports); err != nil {
+		return nil, fmt.Errorf("decode exports: %w", err)
+	}
+	if len(r.Exports) == 0 {
+		r.Exports = nil
 	}
 	r.Info = result.TrialInfo{Sweep: sweepName.String, SweepID: sweepID.Int64, CellID: cellID.String,
 		CellLabel: cellLabel.String, Trial: int(trial.Int64)}

@@ -155,4 +155,15 @@ func TestSweepLogsParentAndChildRuns(t *testing.T) {
 		assert.Contains(t, child.Artifacts, "exports/mlflow_export.json")
 	}
 	assert.Len(t, labels, 4, "a child per cell")
+
+	// aiperf plot --mlflow-upload: the sweep's figures go to its parent run.
+	pl := cli(t, dir, "plot", "--sweep", "mlgrid", "--format", "png", "-o", filepath.Join(dir, "figs"), "--mlflow-upload")
+	require.Equal(t, ExitOK, pl.code, pl.stderr)
+	assert.Contains(t, pl.stdout, "figures to mlflow run "+parent.ID)
+	uploaded := 0
+	for path := range fake.Runs()[0].Artifacts {
+		assert.True(t, strings.HasPrefix(path, "plots/") && strings.HasSuffix(path, ".png"), path)
+		uploaded++
+	}
+	assert.Positive(t, uploaded)
 }

@@ -2,8 +2,6 @@ package mlflow
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,51 +43,37 @@ func (r *Run) End(ctx context.Context, status string) error {
 	return r.c.UpdateRun(ctx, r.Info.RunID, status, time.Now())
 }
 
-// ErrNoExport says a directory holds no mlflow_export.json.
-var ErrNoExport = errors.New("no " + ExportFile + ": the run was not logged to MLflow (--mlflow-tracking-uri)")
-
-// UploadPlots uploads figure files (paths under dir) to the MLflow run
-// that dir's mlflow_export.json records, as aiperf plot --mlflow-upload
-// does; credentials come from MLflow's environment variables. It returns
-// the run id and the artifact paths uploaded.
-func UploadPlots(ctx context.Context, dir string, files []string, redact func(string) string) (string, []string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ExportFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil, fmt.Errorf("%s: %w", dir, ErrNoExport)
-	}
+// UploadFigures uploads figure files (paths under root) to an MLflow run,
+// under plots/ at their path relative to root, as aiperf plot
+// --mlflow-upload does. trackingURI may be one the store kept, its
+// credentials redacted: they then come from MLflow's environment
+// variables. It returns the artifact paths uploaded.
+func UploadFigures(ctx context.Context, trackingURI, runID, root string, files []string, redact func(string) string) ([]string, error) {
+	c, err := NewClient(strings.Replace(trackingURI, plan.Redacted+"@", "", 1), redact)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	var f exportFile
-	if err := json.Unmarshal(b, &f); err != nil || f.RunID == "" || f.TrackingURI == "" {
-		return "", nil, fmt.Errorf("%s: %s does not name an MLflow run", dir, ExportFile)
-	}
-	uri := strings.Replace(f.TrackingURI, plan.Redacted+"@", "", 1)
-	c, err := NewClient(uri, redact)
+	info, _, _, _, err := c.GetRun(ctx, runID)
 	if err != nil {
-		return "", nil, err
-	}
-	info, _, _, _, err := c.GetRun(ctx, f.RunID)
-	if err != nil {
-		return f.RunID, nil, fmt.Errorf("find mlflow run %s: %w", f.RunID, err)
+		return nil, fmt.Errorf("find mlflow run %s: %w", runID, err)
 	}
 	var done []string
 	for _, p := range files {
-		rel, err := filepath.Rel(dir, p)
+		rel, err := filepath.Rel(root, p)
 		if err != nil || strings.HasPrefix(rel, "..") {
 			rel = filepath.Base(p)
 		}
-		rel = filepath.ToSlash(rel)
+		dest := "plots/" + strings.TrimPrefix(filepath.ToSlash(rel), "plots/")
 		fh, err := os.Open(p)
 		if err != nil {
-			return f.RunID, done, err
+			return done, err
 		}
-		err = c.UploadArtifact(ctx, info.ArtifactURI, ArtifactPath(rel), fh)
+		err = c.UploadArtifact(ctx, info.ArtifactURI, dest, fh)
 		fh.Close()
 		if err != nil {
-			return f.RunID, done, err
+			return done, err
 		}
-		done = append(done, ArtifactPath(rel))
+		done = append(done, dest)
 	}
-	return f.RunID, done, nil
+	return done, nil
 }

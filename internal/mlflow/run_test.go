@@ -99,9 +99,8 @@ func TestRunAgainstFake(t *testing.T) {
 
 	// aiperf plot --mlflow-upload: a figure made later goes to the same run.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "plots", "itl.png"), []byte("PNG2"), 0o644))
-	id, up, err := UploadPlots(ctx, dir, []string{filepath.Join(dir, "plots", "itl.png")}, nil)
+	up, err := UploadFigures(ctx, plan.RedactURL(fake.URL), child.ID, dir, []string{filepath.Join(dir, "plots", "itl.png")}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, child.ID, id)
 	assert.Equal(t, []string{"plots/itl.png"}, up)
 	assert.Equal(t, []byte("PNG2"), fake.Runs()[1].Artifacts["plots/itl.png"])
 }

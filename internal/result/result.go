@@ -79,6 +79,7 @@ type Export struct {
 	Kind   string `json:"kind"`
 	Target string `json:"target"`
 	Ref    string `json:"ref,omitempty"`
+	Parent string `json:"parent,omitempty"` // the MLflow parent run (a sweep's)
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail,omitempty"`
 }
