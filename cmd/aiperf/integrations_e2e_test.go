@@ -55,10 +55,18 @@ func TestOtelURLDeliversEveryRequest(t *testing.T) {
 // warning; the run succeeds and is stored.
 func TestOtelUnreachableIsOneWarning(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
-	inv := cli(t, "", quick(m.URL, "--request-count", "5", "--otel-url", "http://user:pw-s3cret@"+closedAddr(t))...)
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--request-count", "5", "--otel-url", "http://user:pw-s3cret@"+closedAddr(t))...)
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Equal(t, 1, strings.Count(inv.stderr, "OpenTelemetry collector at"), inv.stderr)
 	assert.NotContains(t, inv.stdout+inv.stderr, "pw-s3cret")
+	db, err := sql.Open("sqlite3", filepath.Join(dir, "aiperf.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	var cmd, cfg, exports string
+	require.NoError(t, db.QueryRow(`SELECT cli_command, config, exports FROM runs`).Scan(&cmd, &cfg, &exports))
+	assert.NotContains(t, cmd+cfg+exports, "pw-s3cret", "the store holds no credential")
+	assert.Contains(t, exports, `"ok":false`, "the store says the collector got nothing")
 }
 
 func closedAddr(t *testing.T) string {

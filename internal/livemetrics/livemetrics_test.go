@@ -122,3 +122,16 @@ func TestPrometheusScrapesTheCounts(t *testing.T) {
 	assert.Equal(t, 42.0, got[0].Value)
 	assert.Equal(t, "1", got[0].Labels["trial"])
 }
+
+// BenchmarkRecord is the finisher's cost per record of the live endpoint.
+func BenchmarkRecord(b *testing.B) {
+	ln, err := Listen("127.0.0.1:0")
+	require.NoError(b, err)
+	s := Serve(ln, Options{Streaming: true})
+	defer s.Close(context.Background(), 0)
+	r := &metrics.Record{Phase: "profiling", OutputTokens: 4, ResponseNs: metrics.StampsOf(50e6, 60e6, 70e6, 80e6)}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Record(r)
+	}
+}
