@@ -40,7 +40,8 @@ type integrations struct {
 // goes on without it; a collector's silence is found while the run goes.
 func startIntegrations(ctx context.Context, spec runner.Spec, id, dir string, log io.Writer) (*integrations, error) {
 	p := spec.Profile
-	in := &integrations{p: p, log: log, redact: plan.NewRedactor(append(p.Secrets(), mlflow.EnvSecrets()...)...)}
+	in := &integrations{p: p, log: log,
+		redact: plan.NewRedactor(slices.Concat(p.Secrets(), mlflow.EnvSecrets(), otelexport.EnvSecrets())...)}
 	warn := func(msg string) { fmt.Fprintf(log, "warning: %s\n", in.redact.Redact(msg)) }
 	labels := map[string]string{"benchmark_id": id}
 	if spec.Name != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -270,4 +271,27 @@ func (c *counting) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 
 func basicAuth(user, password string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+}
+
+// EnvSecrets are the values of the secret headers (plan.IsSecretHeader:
+// Authorization, api-key, ...) of $OTEL_EXPORTER_OTLP_HEADERS and
+// $OTEL_EXPORTER_OTLP_METRICS_HEADERS (key=value, comma-separated), which
+// the SDK sends: credentials to redact wherever the run writes.
+func EnvSecrets() []string {
+	var out []string
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"} {
+		for kv := range strings.SplitSeq(os.Getenv(k), ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" && plan.IsSecretHeader(k) {
+				if dec, err := url.QueryUnescape(strings.TrimSpace(v)); err == nil {
+					v = dec
+				}
+				v = strings.TrimSpace(v)
+				out = append(out, v)
+				if _, cred, ok := strings.Cut(v, " "); ok { // "Bearer <token>": the token alone too
+					out = append(out, strings.TrimSpace(cred))
+				}
+			}
+		}
+	}
+	return out
 }

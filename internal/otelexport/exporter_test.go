@@ -182,3 +182,9 @@ func BenchmarkExport(b *testing.B) {
 		i++
 	}
 }
+
+func TestEnvSecrets(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20tok-1,x-team=perf")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "api-key=k2")
+	assert.Equal(t, []string{"Bearer tok-1", "tok-1", "k2"}, EnvSecrets(), "x-team is not a secret header")
+}
