@@ -228,11 +228,19 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		opts.Workers = startWorkers(self, c.Workers, opts.Log)
 	}
 	opts.WorkerDeadlines = c.deadlines()
+	opts.BenchmarkID = bench.NewID()
+	integ, err := startIntegrations(ctx, spec, opts.BenchmarkID, dir, redact.Writer(g.Stderr))
+	if err != nil {
+		closeDashboard()
+		return usageErr(err)
+	}
+	opts.Exporters = integ.exporters()
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
 	runErr = redact.Error(runErr)
 	var input *bench.InputError
 	if run == nil || errors.As(runErr, &input) { // a bad input found before any traffic: nothing to export or store
+		integ.abort(ctx)
 		if input != nil {
 			return usageErr(runErr)
 		}
@@ -250,6 +258,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	} else {
 		dir = "" // nothing was written there: the store must not point at it
 	}
+	run.Exports = integ.finish(ctx, run)
 	if c.ResultFile != "" {
 		if err := runner.WriteResult(c.ResultFile, run); err != nil {
 			errs = append(errs, err)

@@ -37,16 +37,23 @@ import (
 
 // Options configure one run.
 type Options struct {
-	Profile    plan.Profile // validated by the caller
-	Info       result.TrialInfo
-	Name       string
-	CLICommand string // already redacted
-	Version    string
+	Profile plan.Profile // validated by the caller
+	Info    result.TrialInfo
+	Name    string
+	// BenchmarkID is the run's id (empty: a new one); the caller sets it
+	// when its exporters label their points with it.
+	BenchmarkID string
+	CLICommand  string // already redacted
+	Version     string
 	// Progress receives live progress lines (nil: none).
 	Progress io.Writer
 	// Watch, when set, follows the run live (the terminal dashboard)
 	// instead of the progress lines.
 	Watch Watcher
+	// Exporters follow the run live for systems outside this process
+	// (OpenTelemetry, the live Prometheus endpoint), beside the progress
+	// lines or the dashboard; the caller closes them after Run returns.
+	Exporters []Exporter
 	// Log receives warnings and hook activity (nil: discarded).
 	Log io.Writer
 	// ProfilerMark is where the profiler leaves its hooks.Mark while it may
@@ -87,6 +94,16 @@ type RecordSink interface {
 type Watcher interface {
 	Watch(progress func() *load.Progress, clock load.Clock)
 	Record(r *metrics.Record)
+}
+
+// Exporter streams a run to a system outside this process as it goes. It
+// is a Watcher: Watch is handed the counters of the phase issuing now,
+// Record each finished record on the finisher's goroutine (never a
+// request's), in the order the requests ended; Record must return at once,
+// so an exporter queues what it sends and drops (and counts) what does not
+// fit rather than slowing the finisher.
+type Exporter interface {
+	Watcher
 }
 
 // ErrAllFailed marks a run in which no profiling request succeeded: every
@@ -171,7 +188,7 @@ func newCell(o Options) *cell {
 		o: o, p: o.Profile, log: log, clock: clock,
 		control: hooks.New(controlHeaders(o.Profile)),
 		run: &result.Run{
-			BenchmarkID:  newID(),
+			BenchmarkID:  cmp.Or(o.BenchmarkID, NewID()),
 			ToolVersion:  o.Version,
 			Host:         host,
 			Config:       o.Profile.Redacted(),
@@ -271,7 +288,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	// The last: its goroutine runs until Run closes it.
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
-	c.fin.watch, c.fin.chat = c.o.Watch, chat
+	c.fin.watch, c.fin.chat = watchers(c.o.Watch, c.o.Exporters), chat
 	return nil
 }
 
@@ -429,6 +446,7 @@ func logCalls(w io.Writer, calls []hooks.Call) {
 	}
 }
 
-func newID() string {
+// NewID returns a new benchmark id: 32 random hex digits.
+func NewID() string {
 	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
 }

@@ -111,6 +111,9 @@ func (c *cell) recordSink(stop func(), errp *error) (push func(metrics.Record), 
 // progress lines are printed; the returned func stops them.
 func (c *cell) showProgress(progress func() *load.Progress) (stop func()) {
 	lines := c.o.Progress
+	for _, e := range c.o.Exporters {
+		e.Watch(progress, c.clock)
+	}
 	if c.o.Watch != nil {
 		c.o.Watch.Watch(progress, c.clock)
 		lines = nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
@@ -88,4 +89,38 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// watchers is every watcher of a run as one (nil: none): the dashboard's
+// and the exporters', each record handed to each in turn.
+func watchers(w Watcher, exporters []Exporter) Watcher {
+	all := make(fanOut, 0, len(exporters)+1)
+	if w != nil {
+		all = append(all, w)
+	}
+	for _, e := range exporters {
+		all = append(all, e)
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+// fanOut hands each record to several watchers.
+type fanOut []Watcher
+
+func (f fanOut) Watch(progress func() *load.Progress, clock load.Clock) {
+	for _, w := range f {
+		w.Watch(progress, clock)
+	}
+}
+
+func (f fanOut) Record(r *metrics.Record) {
+	for _, w := range f {
+		w.Record(r)
+	}
 }

@@ -160,7 +160,7 @@ func (s Sweep) Digest() string {
 	for _, c := range s.Cells {
 		_ = enc.Encode(c.ID)
 		_ = enc.Encode(c.Params)
-		_ = enc.Encode(c.Profile.Redacted())
+		_ = enc.Encode(c.Profile.Redacted().WithoutIntegrations())
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -140,6 +140,7 @@ func (p *Profile) Check() error {
 	v.scrape(p)
 	v.hooks(p)
 	v.goodput(p)
+	v.integrations(p)
 	if len(p.Phases) > 0 {
 		v.phases(p.Phases)
 	}
