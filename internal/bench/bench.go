@@ -246,6 +246,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
+	if dataset.IsTrace(c.ds) {
+		onceThrough(c.p, c.phases, c.ds.Len())
+	}
 	var sink *jsonlSink
 	if c.o.JSONLFile != "" {
 		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
@@ -288,6 +291,23 @@ func phasesOf(p plan.Profile, fixed bool) []plan.Phase {
 		}
 	}
 	return phases
+}
+
+// onceThrough makes a trace's profiling phase send every conversation of
+// the trace once (each of its lines exactly once), as AIPerf replays a
+// trace, when nothing bounds the phase: no request count, duration or
+// conversation count, and no fixed schedule (which replays every record
+// already). Without it the phase would send max(10, 2×concurrency)
+// requests, a 5-line trace twice over.
+func onceThrough(p plan.Profile, phases []plan.Phase, conversations int) {
+	if p.RequestCount != nil || p.BenchmarkDuration != nil || len(p.Phases) > 0 {
+		return
+	}
+	for i := range phases {
+		if ph := &phases[i]; ph.Kind == plan.KindProfiling && !ph.Fixed && ph.Sessions == 0 {
+			ph.Requests, ph.Sessions = 0, conversations
+		}
+	}
 }
 
 // CheckWorkers reports whether the cell's load can be shared out among n
