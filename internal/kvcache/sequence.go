@@ -45,3 +45,13 @@ func (s *Sequence) close() {
 // Hashes are the names of the full blocks so far, in order. The slice is
 // the sequence's own: it grows as words are added.
 func (s *Sequence) Hashes() []uint64 { return s.hashes }
+
+// Mix is splitmix64's finaliser: a cheap bijective scramble, for making
+// the words that stand for a block's content.
+func Mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
