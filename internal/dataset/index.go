@@ -30,8 +30,8 @@ type rowInfo struct {
 	// mode is a mooncake row's input mode and context its context_mode.
 	mode    uint8
 	context string
-	// rec is the decoded mooncake row (ScanTrace only).
-	rec *mooncakeRecord
+	// trace is the decoded mooncake row (ScanTrace only).
+	trace TraceRow
 }
 
 // fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)

@@ -47,9 +47,12 @@ func ScanTrace(ctx context.Context, path string, blockSize int, fn func(TraceRow
 	}
 	defer f.Close()
 	check := withTypeHint(TypeMooncakeTrace, func(line []byte) (rowInfo, []problem) {
+		if row, ok := fastTraceRow(line, blockSize); ok {
+			return rowInfo{trace: row}, nil
+		}
 		info, r, ps := decodeMooncake(line, blockSize)
 		if ps == nil {
-			info.rec = &r
+			info.trace = rowOf(r)
 		}
 		return info, ps
 	})
@@ -64,7 +67,8 @@ func ScanTrace(ctx context.Context, path string, blockSize int, fn func(TraceRow
 			s.ps.addAll(no, ps)
 			return
 		}
-		row := rowOf(line, no, info.rec)
+		row := info.trace
+		row.Line, row.Raw = no, line
 		if !s.inOrder(row) {
 			return
 		}
@@ -119,9 +123,9 @@ func (s *traceScan) inOrder(row TraceRow) bool {
 	return true
 }
 
-// rowOf is the TraceRow of a checked record.
-func rowOf(line []byte, no int, r *mooncakeRecord) TraceRow {
-	row := TraceRow{Line: no, Raw: line, Timestamp: timeOrNaN(r.Timestamp), Delay: timeOrNaN(r.Delay), SessionID: r.SessionID}
+// rowOf is the TraceRow of a checked record (without its line).
+func rowOf(r mooncakeRecord) TraceRow {
+	row := TraceRow{Timestamp: timeOrNaN(r.Timestamp), Delay: timeOrNaN(r.Delay), SessionID: r.SessionID}
 	if r.InputLength != nil {
 		row.InputLength = int(*r.InputLength)
 	}

@@ -27,9 +27,7 @@ type analysis struct {
 	o                     Options
 	isl, osl, hit         []float64
 	context, uniquePrompt []float64
-	seen                  *counts // hash ids seen (the infinite cache)
-	prefixes              *counts // prefixes, by chained hash
-	positions             *counts // (position, hash id) pairs
+	blocks                *blocks // the prefix structure, the infinite cache
 	roots                 *counts // first hash ids
 	totalPrefixes         int
 	sim                   *cachesim.Simulator
@@ -43,7 +41,7 @@ func Analyze(ctx context.Context, path string, o Options) (*Report, error) {
 	if o.BlockSize < 1 {
 		return nil, fmt.Errorf("--block-size must be at least 1 token, got %d", o.BlockSize)
 	}
-	a := &analysis{o: o, seen: newCounts(), prefixes: newCounts(), positions: newCounts(), roots: newCounts()}
+	a := &analysis{o: o, blocks: newBlocks(), roots: newCounts()}
 	if o.Simulate != nil {
 		var err error
 		if a.sim, err = cachesim.New(*o.Simulate); err != nil {
@@ -53,7 +51,6 @@ func Analyze(ctx context.Context, path string, o Options) (*Report, error) {
 	if err := dataset.ScanTrace(ctx, path, o.BlockSize, a.first); err != nil {
 		return nil, err
 	}
-	a.seen = nil // the second pass needs the positions only
 	if err := dataset.ScanTrace(ctx, path, o.BlockSize, a.second); err != nil {
 		return nil, err
 	}
@@ -76,16 +73,14 @@ func (a *analysis) first(row dataset.TraceRow) error {
 		return nil
 	}
 	k := 0
-	for k < len(ids) && a.seen.has(idKey(ids[k])) {
+	for k < len(ids) && a.blocks.seen(ids[k]) {
 		k++
 	}
 	a.hit = append(a.hit, float64(k)/float64(len(ids)))
 	chain := uint64(0)
 	for pos, id := range ids {
-		a.seen.add(idKey(id))
 		chain = kvcache.Mix(chain ^ idKey(id))
-		a.prefixes.add(chain)
-		a.positions.add(positionKey(pos, id))
+		a.blocks.observe(pos, id, chain)
 	}
 	a.roots.add(idKey(ids[0]))
 	a.totalPrefixes += len(ids)
@@ -99,7 +94,7 @@ func (a *analysis) second(row dataset.TraceRow) error {
 	ids, isl := row.HashIDs, row.InputLength
 	repeated := 0
 	for pos, id := range ids {
-		if a.positions.repeated(positionKey(pos, id)) {
+		if a.blocks.positionRepeated(pos, id) {
 			repeated++
 		}
 	}
@@ -126,9 +121,10 @@ func positionKey(pos int, id int64) uint64 {
 
 // report computes the statistics.
 func (a *analysis) report() *Report {
+	distinct, repeated := a.blocks.prefixes()
 	r := &Report{
 		TotalRequests:    len(a.isl),
-		UniquePrefixes:   a.prefixes.n,
+		UniquePrefixes:   distinct,
 		NumPrefixGroups:  a.roots.repeats,
 		PrefixReuseRatio: 0,
 		ISLStats:         statsOf(a.isl),
@@ -147,7 +143,7 @@ func (a *analysis) report() *Report {
 		r.MinOSL, r.MaxOSL, r.AvgOSL = int(s.Min), int(s.Max), s.Mean
 	}
 	if a.totalPrefixes > 0 { // occurrences of prefixes seen more than once
-		r.PrefixReuseRatio = float64(a.totalPrefixes-(a.prefixes.n-a.prefixes.repeats)) / float64(a.totalPrefixes)
+		r.PrefixReuseRatio = float64(a.totalPrefixes-(distinct-repeated)) / float64(a.totalPrefixes)
 	}
 	if a.sim != nil {
 		res := a.sim.Result()

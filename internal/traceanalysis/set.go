@@ -72,5 +72,3 @@ func (c *counts) grow() {
 	}
 }
 
-// bytes is the memory the set holds.
-func (c *counts) bytes() int { return 8 * len(c.slots) }
