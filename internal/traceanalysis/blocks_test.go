@@ -14,7 +14,7 @@ import (
 // On traces whose ids do not name their prefix (an id after different
 // ids, at different positions, twice in a row, past position 65,534),
 // every figure is what AIPerf's definitions give, computed here the plain
-// way.
+// way (plainly).
 func TestAnalyzeIrregularIDs(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	rows := make([][]int64, 300)
@@ -38,28 +38,10 @@ func TestAnalyzeIrregularIDs(t *testing.T) {
 	got, err := Analyze(context.Background(), write(t, lines...), Options{BlockSize: 1})
 	require.NoError(t, err)
 
-	prefixes, pairs := map[string]int{}, map[[2]int64]int{}
-	seen := map[int64]bool{}
-	hit, total := 0.0, 0
+	pairs := map[[2]int64]int{}
 	for _, ids := range rows {
-		k := 0
-		for k < len(ids) && seen[ids[k]] {
-			k++
-		}
-		hit += float64(k) / float64(len(ids))
-		var key strings.Builder
 		for pos, id := range ids {
-			seen[id] = true
-			fmt.Fprint(&key, id, ",")
-			prefixes[key.String()]++
 			pairs[[2]int64{int64(pos), id}]++
-			total++
-		}
-	}
-	reused := 0
-	for _, n := range prefixes {
-		if n > 1 {
-			reused += n
 		}
 	}
 	context := 0.0
@@ -72,8 +54,9 @@ func TestAnalyzeIrregularIDs(t *testing.T) {
 		}
 		context += float64(repeated) / float64(len(rows)) // block size 1: all repeated or not, repeated tokens
 	}
-	assert.Equal(t, len(prefixes), got.UniquePrefixes)
-	assert.InDelta(t, float64(reused)/float64(total), got.PrefixReuseRatio, 1e-12)
-	assert.InDelta(t, hit/float64(len(rows)), got.CacheHitRate, 1e-12)
+	want := plainly(rows)
+	assert.Equal(t, want.prefixes, got.UniquePrefixes)
+	assert.InDelta(t, want.reuse, got.PrefixReuseRatio, 1e-12)
+	assert.InDelta(t, want.hitRate, got.CacheHitRate, 1e-12)
 	assert.InDelta(t, context, got.ContextStats.Mean, 1e-9)
 }
