@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/cachesim"
 	"github.com/aiperf-go/aiperf/internal/traceanalysis"
+	"github.com/aiperf-go/aiperf/internal/tracesynth"
 )
 
 // AnalyzeTraceCmd is `aiperf analyze-trace`: AIPerf's prefix statistics of
@@ -36,13 +37,19 @@ type traceInput struct {
 
 // path is the trace file.
 func (t traceInput) path() (string, error) {
+	return argOrFlag(t.Input, t.InputFile, "input-file", "give the trace file as the first argument (or --input-file FILE)")
+}
+
+// argOrFlag is a file given as an argument or with --flag (not two
+// different ones); missing says what to do when neither is.
+func argOrFlag(arg, flag, name, missing string) (string, error) {
 	switch {
-	case t.Input == "" && t.InputFile == "":
-		return "", errors.New("give the trace file: aiperf analyze-trace FILE (or --input-file FILE)")
-	case t.Input != "" && t.InputFile != "" && t.Input != t.InputFile:
-		return "", fmt.Errorf("two trace files given (%s and --input-file %s): give one", t.Input, t.InputFile)
+	case arg == "" && flag == "":
+		return "", errors.New(missing)
+	case arg != "" && flag != "" && arg != flag:
+		return "", fmt.Errorf("two files given (%s and --%s %s): give one", arg, name, flag)
 	}
-	return cmp.Or(t.Input, t.InputFile), nil
+	return cmp.Or(arg, flag), nil
 }
 
 // Validate checks the flags before the trace is read.
@@ -119,5 +126,71 @@ func writeOutput(path string, b []byte) error {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	return nil
+}
+
+// SynthesizeTraceCmd is `aiperf synthesize-trace`: a mooncake trace
+// rewritten with AIPerf's synthesis parameters, its prefix structure kept.
+type SynthesizeTraceCmd struct {
+	traceInput
+	Output               string  `arg:"" optional:"" name:"output" placeholder:"FILE" help:"The synthetic trace to write (JSONL)."`
+	OutputFile           string  `name:"output-file" placeholder:"FILE" help:"The synthetic trace, instead of the second argument."`
+	BlockSize            int     `name:"block-size" default:"512" placeholder:"TOKENS" help:"Tokens per hash id (default ${default})."`
+	SpeedupRatio         float64 `name:"speedup-ratio" default:"1.0" placeholder:"X" help:"Divide the timestamps by X: 2 replays twice as fast (default ${default})."`
+	PrefixLenMultiplier  float64 `name:"prefix-len-multiplier" default:"1.0" placeholder:"X" help:"Scale the shared prefixes' lengths, keeping who shares them (default ${default})."`
+	PrefixRootMultiplier int     `name:"prefix-root-multiplier" default:"1" placeholder:"N" help:"Replicate the prefix tree N times: every row written N times with disjoint hash ids, N times the unique prefixes and requests at the same hit structure (default ${default})."`
+	PromptLenMultiplier  float64 `name:"prompt-len-multiplier" default:"1.0" placeholder:"X" help:"Scale the unique (non-shared) prompt lengths (default ${default})."`
+	MaxISL               int     `name:"max-isl" placeholder:"TOKENS" help:"Cap every input length at TOKENS (default: no cap)."`
+}
+
+// params are the command's synthesis parameters.
+func (c *SynthesizeTraceCmd) params() tracesynth.Params {
+	return tracesynth.Params{SpeedupRatio: c.SpeedupRatio, PrefixLenMultiplier: c.PrefixLenMultiplier,
+		PrefixRootMultiplier: c.PrefixRootMultiplier, PromptLenMultiplier: c.PromptLenMultiplier, MaxISL: c.MaxISL,
+		BlockSize: c.BlockSize}
+}
+
+// outputPath is the file to write.
+func (c *SynthesizeTraceCmd) outputPath() (string, error) {
+	return argOrFlag(c.Output, c.OutputFile, "output-file", "give the output file: aiperf synthesize-trace IN OUT (or --output-file OUT)")
+}
+
+// Validate checks the arguments before the trace is read.
+func (c *SynthesizeTraceCmd) Validate() error {
+	in, err := c.path()
+	if err != nil {
+		return err
+	}
+	out, err := c.outputPath()
+	if err != nil {
+		return err
+	}
+	if filepath.Clean(in) == filepath.Clean(out) {
+		return fmt.Errorf("the output file is the input file (%s): write the synthetic trace elsewhere", in)
+	}
+	return c.params().Validate("")
+}
+
+// Run writes the synthetic trace.
+func (c *SynthesizeTraceCmd) Run(ctx context.Context, g *Globals) error {
+	defer lean()()
+	in, _ := c.path()
+	out, _ := c.outputPath()
+	w := g.Stdout
+	fmt.Fprintf(w, "\nStarting trace synthesis...\n")
+	fmt.Fprintf(w, "Input file:                %s\nOutput file:               %s\n", in, out)
+	fmt.Fprintf(w, "Block size:                %d\nSpeedup ratio:             %.2f\n", c.BlockSize, c.SpeedupRatio)
+	fmt.Fprintf(w, "Prefix length multiplier:  %.2f\nPrefix root multiplier:    %d\n", c.PrefixLenMultiplier, c.PrefixRootMultiplier)
+	fmt.Fprintf(w, "Prompt length multiplier:  %.2f\n", c.PromptLenMultiplier)
+	if c.MaxISL > 0 {
+		fmt.Fprintf(w, "Max ISL:                   %d\n", c.MaxISL)
+	}
+	fmt.Fprintln(w)
+	st, err := tracesynth.WriteFile(ctx, in, out, c.params())
+	if err != nil {
+		return traceErr(err)
+	}
+	fmt.Fprintf(w, "Generated %d synthetic traces\nOutput saved to %s\n\n", st.Written, out)
+	fmt.Fprintf(w, "Synthesis Statistics:\n  Shared hash ids: %d of %d\n  Tree depth: %d\n\n", st.SharedIDs, st.HashIDs, st.MaxDepth)
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -125,8 +126,8 @@ func TestAnalyzeTraceMooncake(t *testing.T) {
 	assert.NotContains(t, got, "kv_cache_simulation")
 }
 
-// A trace with malformed lines is refused before anything is analysed:
-// every problem listed with its line and field, exit 2.
+// A trace with malformed lines is refused before anything is analysed or
+// written: every problem listed with its line and field, exit 2.
 func TestAnalyzeTraceRefusesBadLines(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "bad.jsonl", `{"timestamp": 0, "input_length": 600, "hash_ids": [1, 2]}
@@ -141,6 +142,10 @@ func TestAnalyzeTraceRefusesBadLines(t *testing.T) {
 		assert.Contains(t, inv.stderr, want)
 	}
 	assert.Empty(t, inv.stdout)
+	inv = cli(t, dir, "synthesize-trace", "bad.jsonl", "out.jsonl")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "bad.jsonl:4: output_length: expected an integer greater than 0, got 0")
+	assert.NoFileExists(t, filepath.Join(dir, "out.jsonl"), "nothing written from a malformed trace")
 	writeFile(t, dir, "backwards.jsonl", `{"timestamp": 10, "input_length": 600}
 {"timestamp": 5, "input_length": 600}
 `)
@@ -202,4 +207,105 @@ func prefixCacheCounters(t *testing.T, url string) (hits, queries float64) {
 		return f.GetMetric()[0].GetCounter().GetValue()
 	}
 	return value("vllm:prefix_cache_hits_total"), value("vllm:prefix_cache_queries_total")
+}
+
+// sliceHead is the first n lines of the Mooncake slice (all at t=0 for
+// n ≤ 10).
+func sliceHead(t *testing.T, n int) string {
+	t.Helper()
+	b, err := os.ReadFile(mooncakeSlice(t))
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	return string(bytes.Join(lines[:n], nil))
+}
+
+// AIPerf's prefix-synthesis tutorial (docs/tutorials/prefix-synthesis.md),
+// its command lines run unchanged against the mock on a 10-line
+// production trace (the first lines of the Mooncake slice): Step 1
+// analyze, Step 2 synthesize, Step 3 profile the synthetic trace (--url
+// added: the tutorial relies on localhost:8000), then the advanced
+// scenarios, each output analysed as its Tips say; and the API reference's
+// profile command with --synthesis-* flags.
+func TestPrefixSynthesisTutorial(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true, BlockSize: 512})
+	dir := t.TempDir()
+	writeFile(t, dir, "traces/production.jsonl", sliceHead(t, 10))
+	writeFile(t, dir, "prod.jsonl", sliceHead(t, 10))
+	step := func(args ...string) invocation {
+		t.Helper()
+		inv := cli(t, dir, args...)
+		require.Equal(t, ExitOK, inv.code, "%v\nstdout:\n%s\nstderr:\n%s", args, inv.stdout, inv.stderr)
+		return inv
+	}
+	inv := step("analyze-trace", "traces/production.jsonl", "--block-size", "512", "--output-file", "analysis.json")
+	assert.Contains(t, inv.stdout, "Total requests:      10")
+	assert.Equal(t, 10.0, readJSON(t, filepath.Join(dir, "analysis.json"))["total_requests"])
+
+	inv = step("synthesize-trace", "traces/production.jsonl", "traces/synthetic.jsonl", "--block-size", "512",
+		"--speedup-ratio", "1.0", "--prefix-len-multiplier", "1.0", "--prefix-root-multiplier", "1", "--prompt-len-multiplier", "1.0")
+	assert.Contains(t, inv.stdout, "Generated 10 synthetic traces")
+	assert.Equal(t, 10, countLines(t, filepath.Join(dir, "traces", "synthetic.jsonl")))
+
+	step("profile", "--input-file", "traces/synthetic.jsonl", "--custom-dataset-type", "mooncake_trace",
+		"--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--workers-max", "4", "--concurrency", "32", "--url", m.URL)
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 10.0, metricAvg(t, exp, "request_count"), "every line of the synthetic trace once")
+
+	for _, c := range []struct {
+		args  []string
+		lines int
+	}{
+		{[]string{"prod.jsonl", "high-cache-hit.jsonl", "--prefix-root-multiplier", "5", "--prompt-len-multiplier", "0.8"}, 50},
+		{[]string{"prod.jsonl", "fast-load.jsonl", "--speedup-ratio", "10.0"}, 10},
+		{[]string{"prod.jsonl", "long-context.jsonl", "--prefix-len-multiplier", "2.0", "--max-isl", "8192"}, 10},
+		{[]string{"prod.jsonl", "multiturn.jsonl", "--prefix-root-multiplier", "10", "--prompt-len-multiplier", "1.2"}, 100},
+		{[]string{"prod.jsonl", "syn-aggressive.jsonl", "--prefix-len-multiplier", "2.0", "--prefix-root-multiplier", "5"}, 50},
+	} {
+		step(append([]string{"synthesize-trace"}, c.args...)...)
+		assert.Equal(t, c.lines, countLines(t, filepath.Join(dir, c.args[1])), c.args)
+		inv = step("analyze-trace", c.args[1], "--output-file", "syn-analysis.json")
+		if c.args[1] == "long-context.jsonl" {
+			assert.LessOrEqual(t, readJSON(t, filepath.Join(dir, "syn-analysis.json"))["max_isl"], 8192.0)
+		}
+	}
+
+	// The API reference: synthesis applied by profile itself.
+	out := t.TempDir()
+	inv = cli(t, out, "profile", "--input-file", filepath.Join(dir, "traces", "production.jsonl"), "--custom-dataset-type", "mooncake_trace",
+		"--synthesis-speedup-ratio", "2.0", "--synthesis-prefix-len-multiplier", "1.5", "--synthesis-max-isl", "4096",
+		"--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--url", m.URL)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	exp = onlyExport(t, out)
+	assert.Equal(t, 10.0, metricAvg(t, exp, "request_count"))
+	assert.LessOrEqual(t, exp["input_sequence_length"].(map[string]any)["max"], 4096.0, "--synthesis-max-isl")
+	assert.Contains(t, inv.stderr, "synthesized as aiperf synthesize-trace does (10 lines from 10)")
+}
+
+// --synthesis-prefix-root-multiplier on profile sends every line once per
+// copy of the prefix tree; a synthesis flag on another kind of file is
+// refused before anything is sent.
+func TestProfileSynthesis(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "trace.jsonl", sliceHead(t, 4))
+	inv := cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--input-file", "trace.jsonl", "--ui", "none",
+		"--synthesis-prefix-root-multiplier", "3")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, 12.0, metricAvg(t, onlyExport(t, dir), "request_count"))
+	sent := map[string]int{}
+	for _, r := range profilingRecords(t, dir) {
+		sent[r.Metadata.ConversationID]++
+	}
+	assert.Len(t, sent, 12, "12 conversations, each once")
+
+	writeFile(t, dir, "single.jsonl", `{"text": "hello"}`+"\n")
+	inv = cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--input-file", "single.jsonl", "--ui", "none",
+		"--synthesis-speedup-ratio", "2")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--synthesis-* options rewrite a mooncake trace: single.jsonl is a single_turn file")
+	inv = cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--input-file", "single.jsonl", "--ui", "none",
+		"--custom-dataset-type", "single_turn", "--synthesis-max-isl", "100")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--synthesis-max-isl requires --custom-dataset-type mooncake_trace (it rewrites a trace's hash ids and lengths), got single_turn")
+	assert.Zero(t, m.control().InferenceRequests-12, "nothing sent by the refused runs")
 }

@@ -96,6 +96,7 @@ var ErrAllFailed = errors.New("no profiling request succeeded")
 // callers can record the failure.
 func Run(ctx context.Context, o Options) (*result.Run, error) {
 	c := newCell(o)
+	defer c.discard()
 	if err := c.prepare(ctx); err != nil {
 		return c.fail(err)
 	}
@@ -132,6 +133,7 @@ type cell struct {
 
 	tok tokenizer.Tokenizer
 	ds  dataset.Dataset
+	tmp string // a directory of temporary files, removed when the cell ends
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
@@ -230,6 +232,14 @@ func (c *cell) prepare(ctx context.Context) error {
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+	}
+	if synthesisParams(c.p).Active() { // as AIPerf, when a --synthesis-* flag differs from its default
+		if err := c.synthesize(ctx, &o); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+		}
 	}
 	if detected {
 		o.FixedSchedule = true

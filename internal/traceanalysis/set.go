@@ -71,4 +71,3 @@ func (c *counts) grow() {
 		c.slots[i] = s
 	}
 }
-
