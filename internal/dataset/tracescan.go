@@ -9,6 +9,9 @@ import (
 	"os"
 )
 
+// MaxInputLength is the largest input_length a trace record may give.
+const MaxInputLength = maxInputLength
+
 // TraceRow is one mooncake_trace record as the trace tools (analysis,
 // simulation, synthesis) read it.
 type TraceRow struct {

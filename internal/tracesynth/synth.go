@@ -73,6 +73,7 @@ type synthesis struct {
 	next      int64 // the next fresh hash id
 	rowIDs    []int64
 	isl       int
+	budget    int // the most hash ids a row may get
 }
 
 // start sets where fresh ids begin: past the stretched shared ids, as
@@ -83,11 +84,15 @@ func (s *synthesis) start() {
 		s.stretch = int(s.p.PrefixLenMultiplier)
 	}
 	s.next = (s.maxShared+1)*int64(s.stretch) + 1
+	s.budget = math.MaxInt
+	if s.p.MaxISL > 0 { // the ids past the cap are dropped: never made
+		s.budget = (s.p.MaxISL + s.p.BlockSize - 1) / s.p.BlockSize
+	}
 }
 
-// fresh returns n new hash ids.
+// fresh appends n new hash ids to ids, at most up to the budget.
 func (s *synthesis) fresh(ids []int64, n int) []int64 {
-	for range n {
+	for range min(n, s.budget-len(ids)) {
 		ids = append(ids, s.next)
 		s.next++
 	}
@@ -95,22 +100,28 @@ func (s *synthesis) fresh(ids []int64, n int) []int64 {
 }
 
 // transform sets s.rowIDs and s.isl to row's synthetic hash ids and input
-// length (its own when it has no hash ids).
-func (s *synthesis) transform(row dataset.TraceRow) {
+// length (its own when it has no hash ids). A row that would grow past
+// what a trace row may hold (twice that, before --max-isl) is an error,
+// before its ids are made.
+func (s *synthesis) transform(row dataset.TraceRow) error {
 	b, ids := s.p.BlockSize, row.HashIDs
 	s.rowIDs, s.isl = s.rowIDs[:0], row.InputLength
 	if len(ids) == 0 {
-		return
+		return nil
 	}
 	k := 0
 	for k < len(ids) && s.ids[ids[k]] {
 		k++
 	}
 	m := s.p.PrefixLenMultiplier
+	if blocks := float64(k)*max(m, 1) + float64(row.InputLength)*s.p.PromptLenMultiplier/float64(b); s.p.MaxISL == 0 && blocks*float64(b) > 2*dataset.MaxInputLength {
+		return fmt.Errorf("its synthetic input would be about %.0f tokens, past the %d a trace row may hold: lower the multipliers or set --max-isl",
+			blocks*float64(b), dataset.MaxInputLength)
+	}
 	switch {
 	case m > 1:
 		for _, h := range ids[:k] {
-			for j := range s.stretch {
+			for j := range min(s.stretch, s.budget-len(s.rowIDs)) {
 				s.rowIDs = append(s.rowIDs, h*int64(s.stretch)+int64(j))
 			}
 		}
@@ -124,7 +135,7 @@ func (s *synthesis) transform(row dataset.TraceRow) {
 	prompt := row.InputLength - k*b
 	if prompt < 0 { // every block shared, the last one partial: keep its fill
 		s.isl = context + prompt
-		return
+		return nil
 	}
 	prompt = int(float64(prompt) * s.p.PromptLenMultiplier)
 	if context == 0 {
@@ -132,14 +143,20 @@ func (s *synthesis) transform(row dataset.TraceRow) {
 	}
 	s.rowIDs = s.fresh(s.rowIDs, (prompt+b-1)/b)
 	s.isl = context + prompt
+	return nil
 }
 
 // write writes copy c of row's synthesis.
 func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
 	if c == 0 {
-		s.transform(row)
+		if err := s.transform(row); err != nil {
+			return &dataset.LineError{Field: "input_length", Msg: err.Error()}
+		}
 	}
 	ids, isl := s.rowIDs, s.isl
+	if isl > dataset.MaxInputLength && (s.p.MaxISL == 0 || s.p.MaxISL > dataset.MaxInputLength) {
+		return &dataset.LineError{Field: "input_length", Msg: fmt.Sprintf("its synthetic input length %d is past the %d a trace row may hold: lower the multipliers or set --max-isl", isl, dataset.MaxInputLength)}
+	}
 	if s.p.MaxISL > 0 && isl > s.p.MaxISL {
 		isl = s.p.MaxISL
 		ids = ids[:min(len(ids), (isl+s.p.BlockSize-1)/s.p.BlockSize)]

@@ -130,3 +130,20 @@ func TestParams(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// A synthetic row longer than a trace may hold is refused, with its line.
+func TestSynthesisBounds(t *testing.T) {
+	in := write(t, `{"input_length": 1000, "hash_ids": [1, 2]}`, `{"input_length": 1000, "hash_ids": [1, 3]}`)
+	p := Defaults()
+	p.PrefixLenMultiplier = 1e6
+	var out bytes.Buffer
+	_, err := Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, in+":1: input_length: its synthetic input would be about 512001000 tokens")
+	p = Defaults()
+	p.PromptLenMultiplier = 40000
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, "past the 16777216 a trace row may hold: lower the multipliers or set --max-isl")
+	p.MaxISL = 4096
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.NoError(t, err, "--max-isl caps it")
+}
