@@ -369,16 +369,18 @@ func (db *DB) unusable(err error) error {
 		return fmt.Errorf("open store %q: %w", db.path, err)
 	}
 	var problem, remedy string
-	switch se.Code {
-	case sqlite3.ErrNotADB:
+	switch {
+	case diskFull(se): // SQLITE_FULL, or an I/O error whose errno is ENOSPC
+		problem, remedy = "cannot be written: its disk is full", "free some space on it"
+	case se.Code == sqlite3.ErrNotADB:
 		problem = "is not an SQLite database"
-	case sqlite3.ErrCorrupt:
+	case se.Code == sqlite3.ErrCorrupt:
 		problem, remedy = "is damaged", "restore it from a backup, or move it aside to start a new store"
-	case sqlite3.ErrReadonly:
+	case se.Code == sqlite3.ErrReadonly:
 		problem, remedy = "is read-only", "make the file writable"
-	case sqlite3.ErrCantOpen, sqlite3.ErrPerm, sqlite3.ErrAuth:
+	case se.Code == sqlite3.ErrCantOpen || se.Code == sqlite3.ErrPerm || se.Code == sqlite3.ErrAuth:
 		problem = "cannot be opened"
-	case sqlite3.ErrIoErr:
+	case se.Code == sqlite3.ErrIoErr:
 		problem = "cannot be read"
 	default:
 		return fmt.Errorf("open store %q: %w", db.path, err)

@@ -35,12 +35,17 @@ const statValue = "value"
 // written, and its secrets are scrubbed from the command line, errors, hook
 // messages and scraped endpoints, so no secret reaches the file even if the
 // caller forgot.
+//
+// A transient failure (a full disk, an I/O error) is tried again as
+// db.Retry says; the write itself is never cut by ctx.
 func (db *DB) SaveRun(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
 	var id int64
-	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
-		var err error
-		id, err = saveRun(ctx, tx, r, artifactDir, 0, r.Records)
-		return err
+	err := db.retry(ctx, "store run "+describeRun(r), func(ctx context.Context) error {
+		return db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+			var err error
+			id, err = saveRun(ctx, tx, r, artifactDir, 0, r.Records)
+			return err
+		})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("save run %s: %w", describeRun(r), err)

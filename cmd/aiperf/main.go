@@ -85,9 +85,9 @@ func main() {
 var beforeHardExit atomic.Pointer[func()]
 
 // interruptContext returns a context cancelled by the first SIGINT or
-// SIGTERM: the run stops cleanly (in-flight requests cut, profiler stopped,
-// results written). With exitOnSecond, a second signal exits at once with
-// ExitInterrupted. A sweep's trial child gets each Ctrl-C twice (from the
+// SIGTERM (its cause: signalled): the run stops cleanly (in-flight requests
+// cut, profiler stopped, results written). With exitOnSecond, it says so at
+// once, and a second signal exits at once with ExitInterrupted. A sweep's trial child gets each Ctrl-C twice (from the
 // terminal and forwarded by its parent), so it never exits early: its
 // parent does, and kills it if it outlives the parent's grace period.
 func interruptContext(exitOnSecond bool) (context.Context, func()) {
@@ -98,7 +98,10 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 	go func() {
 		select {
 		case s := <-sigs:
-			cancel(fmt.Errorf("%w by %v", context.Canceled, s))
+			cancel(signalled{s})
+			if exitOnSecond && beforeHardExit.Load() == nil { // not over the dashboard, which owns the terminal
+				fmt.Fprintf(os.Stderr, "aiperf: %v: stopping cleanly; a second one exits at once\n", signalled{s})
+			}
 		case <-done:
 			return
 		}
@@ -121,6 +124,23 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 		cancel(nil)
 	}
 }
+
+// signalled is the cause of a run stopped by a signal: it is
+// context.Canceled, and its message names the signal.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string {
+	if s.sig == os.Interrupt {
+		return "SIGINT (Ctrl-C)"
+	}
+	if sig, ok := s.sig.(syscall.Signal); ok && sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return s.sig.String()
+}
+
+// Is makes a signalled match context.Canceled.
+func (s signalled) Is(target error) bool { return target == context.Canceled }
 
 // run parses args, runs the command and maps its error to an exit code.
 // Everything printed goes through termsafe: control characters a server,

@@ -52,7 +52,9 @@ type ProfileCmd struct {
 	WorkersMax                int     `name:"workers-max" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
+	SearchArgs                `embed:""`
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
+	WorkerDeadlines           `embed:""`
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
@@ -96,6 +98,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	dir := c.ArtifactDir
 	if dir == "" {
 		dir = defaultArtifactDir(spec.Profile)
+	}
+	if done, err := c.maybeSearch(ctx, g, spec, dir); done {
+		return err
 	}
 	if len(g.sweepLists) > 0 && len(c.yamlCells) > 0 {
 		return usageErr(errors.New("comma lists cannot be combined with a config file's sweep: put the values in its sweep: section"))
@@ -188,6 +193,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			return err
 		}
 		defer db.Close()
+		db.Retry = retryOn(g.Stderr)
 	}
 	opts := bench.Options{
 		Profile:      spec.Profile,
@@ -204,7 +210,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	if db != nil {
 		pending = db.BeginRun(&result.Run{Name: spec.Name, Config: spec.Profile, CLICommand: opts.CLICommand,
 			ToolVersion: version, StartTime: time.Now()})
-		opts.Records = recordsTo{context.WithoutCancel(ctx), pending}
+		opts.Records = &recordsTo{ctx: context.WithoutCancel(ctx), pending: pending, log: g.Stderr}
 	}
 	if c.UI != "none" { // a terminal's line overwrites itself (its phase name is escaped)
 		opts.Progress = redact.Writer(termsafe.Raw(g.Stderr))
@@ -222,6 +228,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 		opts.Workers = startWorkers(self, c.Workers, opts.Log)
 	}
+	opts.WorkerDeadlines = c.deadlines()
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
 	runErr = redact.Error(runErr)
@@ -235,6 +242,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	run = run.Redacted(redact)
 	errs := []error{runErr}
 	var paths []string
+	var stored string // the line that says where the run is stored
 	if len(run.Records) > 0 {
 		var err error
 		if paths, dir, err = writeExports(dir, run); err != nil {
@@ -248,14 +256,14 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			errs = append(errs, err)
 		}
 	} else if db != nil {
-		if id, err := pending.Complete(context.WithoutCancel(ctx), run, dir); err != nil {
-			where := "no exports were written"
-			if len(paths) > 0 {
-				where = "its exports are in " + dir
+		id, err := completeRun(ctx, g, pending, run, dir, len(paths) > 0)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			stored = fmt.Sprintf("Stored: run %d in %s\n", id, g.Store)
+			if c.AutoPlot && dir != "" {
+				defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 			}
-			errs = append(errs, fmt.Errorf("save run to store %s: %w; the run is not stored, %s", g.Store, err, where))
-		} else if c.AutoPlot && dir != "" {
-			defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 		}
 	}
 	if c.ResultFrame { // the exports, then the result, back to the parent through the log
@@ -273,6 +281,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			fmt.Fprintf(g.Stdout, "Export: %s\n", p)
 		}
 	}
+	fmt.Fprint(g.Stdout, stored)
 	return errors.Join(errs...)
 }
 
@@ -285,13 +294,22 @@ func jsonlFile(dir string, p plan.Profile) string {
 	return ""
 }
 
-// recordsTo stores a run's records while its load goes.
+// recordsTo stores a run's records while its load goes; it says so on log
+// when a batch fails (bench then gives it no more: the run stores them all
+// when it ends).
 type recordsTo struct {
 	ctx     context.Context
 	pending *store.Pending
+	log     io.Writer
 }
 
-func (r recordsTo) Add(records []metrics.Record) error { return r.pending.Add(r.ctx, records) }
+func (r *recordsTo) Add(records []metrics.Record) error {
+	err := r.pending.Add(r.ctx, records)
+	if err != nil {
+		fmt.Fprintf(r.log, "warning: %v; the run keeps its records and stores them all when it ends\n", err)
+	}
+	return err
+}
 
 // writeExports writes the run's exports into dir, or, when that fails, into
 // a new temporary directory, so a run that sent traffic always leaves them
@@ -339,6 +357,7 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
 		script:     "(aiperf profile --num-profile-runs)",
 		workers:    c.Workers,
+		workerArgs: c.WorkerDeadlines.args(),
 		overwrite:  true,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	})
@@ -416,6 +435,9 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 		return fmt.Errorf("--workers %d is more than --workers-max %d (nothing was sent)", c.Workers, c.WorkersMax)
 	}
 	if err := checkWorkers(c.Workers, p); err != nil {
+		return err
+	}
+	if err := c.WorkerDeadlines.check(); err != nil {
 		return err
 	}
 	if c.Executor != "kubernetes" {

@@ -70,11 +70,12 @@ func TestNumber(t *testing.T) {
 
 func TestConsoleReportsCutRequestsAndNamesTheSendRate(t *testing.T) {
 	run := minimalRun()
-	run.Audit.Cut = 4
+	run.Audit.Cut, run.Audit.CutGracePeriod, run.Audit.CutInterrupt = 4, 3, 1
 	var buf bytes.Buffer
 	Console(&buf, run)
 	out := buf.String()
-	assert.Contains(t, out, "Cut: 4 requests still in flight at the end of the grace period were cancelled and excluded from the metrics")
+	assert.Contains(t, out, "Cut: 4 requests were cancelled and excluded from the metrics: 3 still in flight at the end of the "+
+		"grace period, 1 in flight when the run was interrupted")
 	assert.Contains(t, out, "send rate 1.32 req/s")
 	assert.Contains(t, out, "Request Throughput: successful requests per second of benchmark duration")
 	assert.NotContains(t, out, "achieved", "the send rate is not called achieved throughput")
