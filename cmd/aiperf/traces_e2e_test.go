@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/common/expfmt"
@@ -160,34 +161,72 @@ func TestAnalyzeTraceRefusesBadLines(t *testing.T) {
 // The KV-cache simulator predicts the hit ratio the mock measures when the
 // Mooncake slice is replayed on it on its schedule (sped up, one request at
 // a time so that the mock serves them in the trace's order), for caches of
-// three sizes and for vLLM's 16-token blocks under the trace's 512-token
-// hash blocks: within 2 percentage points (they agree to the block).
+// three sizes: within 2 percentage points (they agree to the block); and
+// with cache blocks half the trace's hash blocks (vLLM's 16 tokens under
+// 32). The slice is replayed at 1/16 scale (32-token hash blocks, every
+// length divided by 16: the same hash ids, so the same prefix structure),
+// and, without the race detector, at full scale too (2.8 million prompt
+// tokens a replay: what the mock's tokenizer costs).
 func TestKVCacheSimulatorPredictsTheMock(t *testing.T) {
-	trace := mooncakeSlice(t)
-	var predicted []float64
-	for _, c := range []struct{ blockSize, tokens int }{{512, 2048 * 512}, {512, 3000 * 512}, {512, 4096 * 512}, {16, 1 << 20}} {
-		t.Run(fmt.Sprintf("block %d, %d tokens", c.blockSize, c.tokens), func(t *testing.T) {
-			m := startMock(t, mock.Config{Fast: true, BlockSize: c.blockSize, KVCacheTokens: c.tokens})
-			dir := t.TempDir()
-			inv := cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--input-file", trace,
-				"--custom-dataset-type", "mooncake_trace", "--replay-speedup", "1000", "--concurrency", "1", "--ui", "none")
+	dir := t.TempDir()
+	full := mooncakeSlice(t)
+	small := writeFile(t, dir, "small.jsonl", scaledSlice(t, 16))
+	type replay struct {
+		trace                   string
+		hashBlock, block, cache int // tokens
+	}
+	cases := []replay{{small, 32, 32, 2048 * 32}, {small, 32, 32, 3000 * 32}, {small, 32, 32, 4096 * 32}, {small, 32, 16, 1 << 16}}
+	if !raceEnabled {
+		cases = append(cases, replay{full, 512, 512, 2048 * 512}, replay{full, 512, 512, 3000 * 512}, replay{full, 512, 512, 4096 * 512})
+	}
+	predicted := map[string][]float64{}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s, block %d, %d tokens", filepath.Base(c.trace), c.block, c.cache), func(t *testing.T) {
+			m := startMock(t, mock.Config{Fast: true, BlockSize: c.block, KVCacheTokens: c.cache})
+			run := t.TempDir()
+			inv := cli(t, run, "profile", "-m", "mock-model", "--url", m.URL, "--input-file", c.trace,
+				"--custom-dataset-type", "mooncake_trace", "--prompt-input-tokens-block-size", strconv.Itoa(c.hashBlock),
+				"--replay-speedup", "1000", "--concurrency", "1", "--ui", "none")
 			require.Equal(t, ExitOK, inv.code, inv.stderr)
 			hits, queries := prefixCacheCounters(t, m.URL+"/metrics")
-			require.Equal(t, 2782179.0, queries, "every prompt token of the 200 requests")
 
-			inv = cli(t, dir, "analyze-trace", trace, "--kv-cache-tokens", strconv.Itoa(c.tokens),
-				"--cache-block-size", strconv.Itoa(c.blockSize), "--output-file", "sim.json")
+			inv = cli(t, run, "analyze-trace", c.trace, "--block-size", strconv.Itoa(c.hashBlock), "--kv-cache-tokens", strconv.Itoa(c.cache),
+				"--cache-block-size", strconv.Itoa(c.block), "--output-file", "sim.json")
 			require.Equal(t, ExitOK, inv.code, inv.stderr)
-			sim := readJSON(t, filepath.Join(dir, "sim.json"))["kv_cache_simulation"].(map[string]any)
+			sim := readJSON(t, filepath.Join(run, "sim.json"))["kv_cache_simulation"].(map[string]any)
+			require.Equal(t, queries, sim["prompt_tokens"], "every prompt token of every request, on both")
 			ratio := sim["hit_ratio"].(float64)
 			t.Logf("mock %.4f (%.0f hit tokens), simulator %.4f (%.0f)", hits/queries, hits, ratio, sim["hit_tokens"])
 			assert.InDelta(t, hits/queries, ratio, 0.02)
-			if c.blockSize == 512 {
-				predicted = append(predicted, ratio)
+			if c.block == c.hashBlock {
+				predicted[c.trace] = append(predicted[c.trace], ratio)
 			}
 		})
 	}
-	assert.IsIncreasing(t, predicted, "a larger cache keeps more of the trace's prefixes")
+	for trace, p := range predicted {
+		assert.IsIncreasing(t, p, "%s: a larger cache keeps more of the trace's prefixes", filepath.Base(trace))
+	}
+}
+
+// scaledSlice is the Mooncake slice at 1/k scale: the same hash ids and
+// timestamps, input and output lengths divided by k (rounded up), so its
+// hash blocks are 512/k tokens.
+func scaledSlice(t *testing.T, k int) string {
+	t.Helper()
+	b, err := os.ReadFile(mooncakeSlice(t))
+	require.NoError(t, err)
+	var out strings.Builder
+	for line := range strings.Lines(string(b)) {
+		var row map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &row))
+		for _, key := range []string{"input_length", "output_length"} {
+			row[key] = (int(row[key].(float64)) + k - 1) / k
+		}
+		scaled, err := json.Marshal(row)
+		require.NoError(t, err)
+		out.Write(append(scaled, '\n'))
+	}
+	return out.String()
 }
 
 // prefixCacheCounters reads vLLM's prefix-cache hit and query counters
