@@ -211,6 +211,10 @@ func WriteFile(ctx context.Context, in, out string, p Params) (Stats, error) {
 		return Stats{}, fmt.Errorf("write %s: %w", out, err)
 	}
 	defer os.Remove(f.Name()) // after the rename, nothing
+	if err := f.Chmod(0o644); err != nil { // as os.Create would (a temporary file is 0600)
+		f.Close()
+		return Stats{}, fmt.Errorf("write %s: %w", out, err)
+	}
 	st, err := Synthesize(ctx, in, f, p)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("write %s: %w", out, cerr)

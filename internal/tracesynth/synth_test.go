@@ -86,6 +86,9 @@ func TestRootMultiplierTriplesThePrefixes(t *testing.T) {
 	st, err := WriteFile(context.Background(), in, out, p)
 	require.NoError(t, err)
 	assert.Equal(t, Stats{Rows: 200, Written: 600, HashIDs: 5215, SharedIDs: 124, MaxDepth: 236}, st)
+	info, err := os.Stat(out)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm(), "a file like any other, not a temporary one")
 	o := traceanalysis.Options{BlockSize: DefaultBlockSize}
 	before, err := traceanalysis.Analyze(context.Background(), in, o)
 	require.NoError(t, err)
