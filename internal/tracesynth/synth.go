@@ -210,8 +210,9 @@ func WriteFile(ctx context.Context, in, out string, p Params) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("write %s: %w", out, err)
 	}
-	defer os.Remove(f.Name())              // after the rename, nothing
-	if err := f.Chmod(0o644); err != nil { // as os.Create would (a temporary file is 0600)
+	defer os.Remove(f.Name()) // after the rename, nothing
+	// 0644 as os.Create would give it (a temporary file is 0600).
+	if err := f.Chmod(0o644); err != nil {
 		f.Close()
 		return Stats{}, fmt.Errorf("write %s: %w", out, err)
 	}
