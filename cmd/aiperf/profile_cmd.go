@@ -49,6 +49,7 @@ type ProfileCmd struct {
 	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
 	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
+	WorkersMax                int     `name:"workers-max" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
 	SearchArgs                `embed:""`
@@ -447,6 +448,12 @@ var startWorkers = func(self string, n int, log io.Writer) bench.Workers {
 // honoured for this profile (single: one cell run once), before anything
 // is sent; with --executor kubernetes it makes the workers.
 func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) error {
+	switch {
+	case c.WorkersMax < 0:
+		return fmt.Errorf("--workers-max must be at least 1, got %d (nothing was sent)", c.WorkersMax)
+	case c.WorkersMax > 0 && c.Workers > c.WorkersMax:
+		return fmt.Errorf("--workers %d is more than --workers-max %d (nothing was sent)", c.Workers, c.WorkersMax)
+	}
 	if err := checkWorkers(c.Workers, p); err != nil {
 		return err
 	}

@@ -137,6 +137,7 @@ func (p *Profile) Check() error {
 	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
+	v.synthesis(p)
 	v.scrape(p)
 	v.hooks(p)
 	v.goodput(p)
