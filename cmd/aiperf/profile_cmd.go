@@ -55,7 +55,9 @@ type ProfileCmd struct {
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
-	yamlCells []plan.Cell // a config file's sweep: variations
+	yamlCells  []plan.Cell // a config file's sweep: variations
+	yamlNotes  []string    // what reading the config file noted
+	warmupOnce bool        // the config file's multi_run.disable_warmup_after_first
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -70,6 +72,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	spec, err := c.spec(kctx)
 	if err != nil {
 		return usageErr(err)
+	}
+	for _, n := range c.yamlNotes {
+		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
 	spec.Profile.WaitForAll()
 	var runErrs []error
@@ -150,6 +155,19 @@ func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 		c.NumProfileRuns, c.ProfileRunCooldownSeconds = m.NumRuns, m.CooldownSeconds
 		if m.ConfidenceLevel > 0 {
 			c.ConfidenceLevel = m.ConfidenceLevel
+		}
+		c.warmupOnce = m.WarmupFirstTrialOnly
+	}
+	c.yamlNotes = file.Notes
+	if s := file.Sweep; s != nil {
+		if s.CooldownSeconds != nil && !slices.Contains(flags, "parameter_sweep_cooldown_seconds") {
+			c.ParameterSweepCooldown = *s.CooldownSeconds
+		}
+		if s.IterationOrder != "" && !slices.Contains(flags, "parameter_sweep_mode") {
+			c.ParameterSweepMode = s.IterationOrder
+		}
+		if s.SameSeed != nil && !slices.Contains(flags, "parameter_sweep_same_seed") {
+			c.ParameterSweepSameSeed = *s.SameSeed
 		}
 	}
 	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
@@ -329,9 +347,10 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		name = "profile"
 	}
 	sweep := plan.Sweep{
-		Name:            name,
-		Trials:          c.NumProfileRuns,
-		CooldownSeconds: c.ProfileRunCooldownSeconds,
+		Name:                 name,
+		Trials:               c.NumProfileRuns,
+		CooldownSeconds:      c.ProfileRunCooldownSeconds,
+		WarmupFirstTrialOnly: c.warmupOnce,
 		Cells: []plan.Cell{{
 			ID:      plan.CellID(name, nil),
 			Label:   "base",

@@ -151,16 +151,16 @@ func TestErrors(t *testing.T) {
 		}, []string{
 			`bench.yaml:3: benchmark.dataset: unknown key "entires" (did you mean "entries"?)`,
 			`bench.yaml:5: benchmark.dataset.prompts.isl: unknown key "median" (did you mean "mean"?)`,
-			`bench.yaml:6: benchmark.dataset.prompts: unknown key "corpus" (expected one of: isl, osl)`,
+			`bench.yaml:6: benchmark.dataset.prompts.corpus: corpus: (other prompt corpora) is not supported yet`,
 		}},
 		{"unknown phase and artifacts keys", []string{
 			"benchmark:",
 			"  phases:",
 			"    - {name: p, concurency: 4, requests: 5}",
-			"  artifacts: {dir: x, summary: [json], records: [jsonl]}",
+			"  artifacts: {dir: x, summary: [json], records: [jsonl], recods: false}",
 		}, []string{
 			`bench.yaml:3: benchmark.phases[0]: unknown key "concurency" (did you mean "concurrency"?)`,
-			`bench.yaml:4: benchmark.artifacts: unknown key "records" (expected one of: dir, summary)`,
+			`bench.yaml:4: benchmark.artifacts: unknown key "recods" (did you mean "records"?)`,
 		}},
 		{"scalar type errors", []string{
 			"random_seed: seven",
@@ -168,7 +168,7 @@ func TestErrors(t *testing.T) {
 			"  model: 5",
 			"  endpoint:",
 			"    streaming: \"yes\"",
-			"    timeout: \"600\"",
+			"    timeout: \"soon\"",
 			"  dataset:",
 			"    entries: 1.5",
 			"  phases:",
@@ -177,7 +177,7 @@ func TestErrors(t *testing.T) {
 			`bench.yaml:1: random_seed: expected int, got string "seven"`,
 			`bench.yaml:3: benchmark.model: expected string, got int 5`,
 			`bench.yaml:5: benchmark.endpoint.streaming: expected false | true, got string "yes"`,
-			`bench.yaml:6: benchmark.endpoint.timeout: expected number, got string "600"`,
+			`bench.yaml:6: benchmark.endpoint.timeout: expected seconds or a duration such as 30s, 5m or 2h, got string "soon"`,
 			`bench.yaml:8: benchmark.dataset.entries: expected int, got float 1.5`,
 			`bench.yaml:10: benchmark.phases[0].concurrency: expected int, got string "four"`,
 			`bench.yaml:10: benchmark.phases[0].rate: expected number, got string "fast"`,
@@ -186,13 +186,13 @@ func TestErrors(t *testing.T) {
 		{"structure type errors", []string{
 			"benchmark:",
 			"  endpoint: http://x",
-			"  model: {name: m}",
+			"  model: [{name: m}]",
 			"  phases: 3",
 			"  dataset:",
 			"    prompts: {isl: [1, 2], osl: {mean: 1.5}}",
 		}, []string{
 			`bench.yaml:2: benchmark.endpoint: expected an object, got string "http://x"`,
-			`bench.yaml:3: benchmark.model: expected string, got object`,
+			`bench.yaml:3: benchmark.model[0]: expected string, got object`,
 			`bench.yaml:4: benchmark.phases: expected a phase object or a list of phases, got int 3`,
 			`bench.yaml:6: benchmark.dataset.prompts.isl: expected int, got list`,
 			`bench.yaml:6: benchmark.dataset.prompts.osl.mean: expected int, got float 1.5`,
@@ -200,16 +200,16 @@ func TestErrors(t *testing.T) {
 		{"enumerations", []string{
 			"benchmark:",
 			"  endpoint: {type: generate, server: tgi}",
-			"  dataset: {type: file, prompts: {isl: {type: uniform, mean: 3}}}",
+			"  dataset: {type: files, prompts: {isl: {type: uniform, mean: 3}}}",
 			"  phases:",
 			"    - {name: w, kind: cooldown, type: ramp, concurrency: 1, requests: 1}",
 		}, []string{
 			`bench.yaml:2: benchmark.endpoint.type: expected chat | cohere_rankings | completions | responses | messages | chat_embeddings | embeddings | hf_tei_rankings | huggingface_generate | nim_embeddings | nim_rankings | raw | template, got "generate"`,
-			`bench.yaml:2: benchmark.endpoint.server: expected vllm | sglang | trtllm, got "tgi"`,
-			`bench.yaml:3: benchmark.dataset.type: dataset type "file" is not supported yet: only synthetic`,
-			`bench.yaml:3: benchmark.dataset.prompts.isl.type: expected normal, got "uniform"`,
+			`bench.yaml:2: benchmark.endpoint.server: expected vllm | sglang | trtllm | llamacpp, got "tgi"`,
+			`bench.yaml:3: benchmark.dataset.type: expected synthetic | file | public, got "files"`,
+			`bench.yaml:3: benchmark.dataset.prompts.isl.type: expected normal | fixed, got "uniform"`,
 			`bench.yaml:5: benchmark.phases[0].kind: expected warmup | profiling, got "cooldown"`,
-			`bench.yaml:5: benchmark.phases[0].type: expected concurrency | constant | poisson, got "ramp"`,
+			`bench.yaml:5: benchmark.phases[0].type: expected concurrency | poisson | gamma | constant | fixed_schedule | user_centric, got "ramp"`,
 		}},
 		{"phase rules", []string{
 			"benchmark:",
@@ -221,7 +221,7 @@ func TestErrors(t *testing.T) {
 		}, []string{
 			`bench.yaml:3: benchmark.phases[0]: name is required`,
 			`bench.yaml:4: benchmark.phases[1].type: poisson needs a rate`,
-			`bench.yaml:5: benchmark.phases[2].rate: is not used by type concurrency: use type constant or poisson`,
+			`bench.yaml:5: benchmark.phases[2].rate: is not used by type concurrency: use type constant, poisson or gamma`,
 			`bench.yaml:6: benchmark.phases[3]: expected an object, got string "not-a-phase"`,
 		}},
 		{"empty phase list", []string{
@@ -238,15 +238,22 @@ func TestErrors(t *testing.T) {
 			"multi_run: {num_runs: 30}",
 			"variables: {a: 1}",
 		}, []string{
-			"bench.yaml:3: multi_run.num_runs: must be between 1 and 10, got 30",
 			"bench.yaml:2: sweep.parameters: a zip sweep pairs lists element-wise: concurrency has 2 values, requests has 1",
+			"bench.yaml:3: multi_run.num_runs: must be between 1 and 10, got 30",
 		}},
 		{"a sweep path that does not resolve, an expression", []string{
 			"benchmark: {model: m, phases: [{name: warmup, requests: 2}, {name: main, kind: profiling, requests: 4}]}",
 			"sweep: {parameters: {phases.nosuch.rate: [1, 2], phases.main.requests: ['{{ 2 * n }}']}}",
-			"variables: {n: 3}",
+			"variables: {n: 3, m: '{{ n > 2 }}'}",
 		}, []string{
-			"bench.yaml:2: sweep.parameters.phases.main.requests: {{ 2 * n }}: only {{ variable }} is supported, not expressions: give the computed value",
+			`bench.yaml:2: sweep.parameters.phases.nosuch.rate: no phase named "nosuch" (the phases: warmup, main)`,
+			`bench.yaml:3: variables.m: {{ n > 2 }}: unexpected ">": only arithmetic (+ - * / // % ** ~), parentheses and filters are supported`,
+		}},
+		{"an undefined variable", []string{
+			"variables: {base_concurrency: 16}",
+			"benchmark: {model: m, phases: {concurrency: '{{ base_concurrancy * 2 }}', requests: 4}}",
+		}, []string{
+			`bench.yaml:2: benchmark.phases.concurrency: {{ base_concurrancy * 2 }}: no variable base_concurrancy under variables: (did you mean "base_concurrency"?)`,
 		}},
 		{"repeated keys", []string{
 			"random_seed: 1",
@@ -269,7 +276,7 @@ func TestErrors(t *testing.T) {
 			"benchmark:",
 			"  endpoint:",
 			"    timeout: ${AIPERF_TEST_SECRET}",
-		}, []string{`bench.yaml:3: benchmark.endpoint.timeout: expected number, got string from the environment`}},
+		}, []string{`bench.yaml:3: benchmark.endpoint.timeout: expected seconds or a duration such as 30s, 5m or 2h, got string from the environment`}},
 		{"header values are not echoed", []string{
 			"benchmark:",
 			"  endpoint:",
@@ -277,7 +284,7 @@ func TestErrors(t *testing.T) {
 		}, []string{`bench.yaml:3: benchmark.endpoint.headers.Authorization: expected a header value, got list`}},
 		{"schema version", []string{
 			`schemaVersion: "1.0"`,
-		}, []string{`bench.yaml:1: schemaVersion: expected "2.0", got string "1.0"`}},
+		}, []string{`bench.yaml:1: schemaVersion: expected "2.0" (AIPerf's current schema), got string "1.0"`}},
 		{"top level is not an object", []string{
 			"- benchmark",
 		}, []string{`bench.yaml:1: (top level): expected an object, got list`}},

@@ -24,14 +24,61 @@ const (
 	tagStr   = "!!str"
 )
 
+// Where a scalar's value came from, when not from the file's text.
+const (
+	originEnv      = "the environment"
+	originTemplate = "a {{ }} expression"
+	originFailed   = "a {{ }} expression that failed" // reported already: its key is skipped
+)
+
 // decoder walks the YAML tree, filling f and collecting every error.
 type decoder struct {
 	file      string
 	lookupEnv func(string) (string, bool)
-	fromEnv   map[*yaml.Node]bool // scalars whose value came (partly) from the environment
-	setAt     map[string]int      // option name → line that set it
+	origin    map[*yaml.Node]string // scalars whose value came (partly) from the environment or a template
+	setAt     map[string]int        // option name → line that set it
 	errs      []error
+	notes     []string
 	f         File
+	body      bodyState // shared by the decoders of a file's variations
+	migrated  migration // what normalize rewrote
+	sweepType string    // grid, zip or scenarios
+	sweepOpts Sweep     // sweep:'s settings besides its variations
+	// multiRunSeed is multi_run.set_consistent_seed when false.
+	multiRunSeed *yaml.Node
+	shorthand    int // warmup: and profiling: phases read
+	// datasetName is the one dataset's name, phaseDatasets the phases'
+	// dataset: references to it.
+	datasetName   string
+	phaseDatasets []nodeAt
+}
+
+// nodeAt is a value and its path.
+type nodeAt struct {
+	n    *yaml.Node
+	path string
+}
+
+// bodyState is what a file's body decoders share.
+type bodyState struct {
+	flat   bool // the file is in the flat shape: body paths have no benchmark. prefix
+	seed42 bool // multi_run's set_consistent_seed: no random_seed means 42, as in AIPerf
+}
+
+// newDecoder is a decoder of the named file starting from plan.NewProfile().
+func newDecoder(file string, lookupEnv func(string) (string, bool), origin map[*yaml.Node]string) *decoder {
+	d := &decoder{file: file, lookupEnv: lookupEnv, origin: origin, setAt: map[string]int{}, datasetName: "default"}
+	d.f.Profile = plan.NewProfile()
+	return d
+}
+
+// note records something the user should know that is not an error.
+func (d *decoder) note(n *yaml.Node, path, format string, args ...any) {
+	at := fmt.Sprintf("%s:%d", d.file, n.Line)
+	if path != "" {
+		at += ": " + path
+	}
+	d.notes = append(d.notes, at+": "+fmt.Sprintf(format, args...))
 }
 
 // field is one key a mapping accepts: its snake_case name and aliases, and
@@ -76,6 +123,9 @@ func (d *decoder) fields(n *yaml.Node, path string, fs []field) {
 			continue
 		}
 		seen[idx] = k
+		if d.origin[v] == originFailed {
+			continue
+		}
 		fs[idx].apply(at, v)
 	}
 }
@@ -134,7 +184,7 @@ func into[T any](read func(string, *yaml.Node) (T, bool), dst *T) func(string, *
 // str reads a string. A value substituted from the environment is text
 // whatever it looks like.
 func (d *decoder) str(path string, n *yaml.Node) (string, bool) {
-	if n.Kind == yaml.ScalarNode && (n.ShortTag() == tagStr || d.fromEnv[n]) {
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == tagStr || d.origin[n] != "") {
 		return n.Value, true
 	}
 	d.errorf(n, path, "expected string, got %s", d.describe(n))
@@ -215,8 +265,8 @@ func (d *decoder) describe(n *yaml.Node) string {
 	switch {
 	case name == "null":
 		return "null"
-	case d.fromEnv[n]:
-		return name + " from the environment"
+	case d.origin[n] != "":
+		return name + " from " + d.origin[n]
 	case name == "string":
 		return fmt.Sprintf("string %q", n.Value)
 	}
@@ -258,7 +308,7 @@ func (d *decoder) substitute(n *yaml.Node, path string) {
 			d.errorf(n, pathOr(path), "environment variable %s is not set (write ${%s:default} for a default)", m[1], m[1])
 			return ref
 		})
-		d.fromEnv[n] = true
+		d.origin[n] = originEnv
 		if n.Style == 0 {
 			n.Tag = "" // re-resolve: ShortTag and Decode type plain scalars from their text
 		}

@@ -223,10 +223,21 @@ type Phase struct {
 	// first turn at its timestamp (divided by Speedup when > 0).
 	Fixed   bool    `json:"fixed_schedule,omitempty"`
 	Speedup float64 `json:"speedup,omitempty"`
+	// Cancellation, when set, aborts a share of this phase's requests
+	// (AIPerf's per-phase cancellation in YAML) instead of
+	// --request-cancellation-rate's share of the profiling requests.
+	Cancellation *Cancellation `json:"cancellation,omitempty"`
 	// Offset delays a constant rate's schedule by this many seconds: a
 	// sharded cell's worker i of w runs at rate/w offset by i/rate, so the
 	// workers' schedules merge into the constant one (never set by a user).
 	Offset float64 `json:"schedule_offset,omitempty"`
+}
+
+// Cancellation aborts a share of a phase's requests, each picked by a hash
+// of its index and the seed, Delay seconds after it was fully sent.
+type Cancellation struct {
+	Rate  float64 `json:"rate"`  // percent of the phase's requests in [0, 100]; 0: none
+	Delay float64 `json:"delay"` // seconds after the request was sent
 }
 
 // NewProfile returns a Profile holding every default of its `default` tags,
