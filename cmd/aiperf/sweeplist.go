@@ -206,6 +206,9 @@ func yamlCells(file *config.File, name string, sameSeed bool, overlay func(*plan
 	}
 	for i, l := range plan.CellLabels(labels) {
 		cells[i].Label = l
+		if file.Sweep.Type == "scenarios" { // the scenario's name, as AIPerf's directories (and aiperf sweep's)
+			cells[i].Label = plan.DirName(fmt.Sprint(cells[i].Params[0].Value))
+		}
 	}
 	return cells, nil
 }
