@@ -66,7 +66,7 @@ func Load(path string) (*File, error) {
 
 // maxValues bounds the values a file may hold once its aliases are
 // followed, so that a few nested anchors cannot expand into billions.
-const maxValues = 1_000_000
+const maxValues = 100_000
 
 // ReadTree parses data into its one YAML document's root node, refusing
 // what the reader cannot use: a syntax error, no or several documents, a
@@ -99,6 +99,9 @@ func ReadTree(name string, data []byte) (*yaml.Node, error) {
 // expandedSize counts the nodes under n with aliases followed, each node
 // counted once per path to it but computed once (memo), so it is linear.
 func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if n == nil {
+		return 0
+	}
 	if v, ok := memo[n]; ok {
 		return v
 	}

@@ -59,6 +59,7 @@ type phaseState struct {
 	grace                  *float64
 	concurrency, smoothing *yaml.Node
 	excluded               *nodeAt // exclude_from_results
+	users                  *yaml.Node
 }
 
 // phase reads one phase. defaultName names a phase without a name ("" makes
@@ -166,7 +167,7 @@ func (d *decoder) phaseFields(s *phaseState) []field {
 		{keys("auto_offset"), d.opt("fixed_schedule_auto_offset")},
 		{keys("start_offset"), d.opt("fixed_schedule_start_offset")},
 		{keys("end_offset"), d.opt("fixed_schedule_end_offset")},
-		{keys("users"), d.notYet("users: (a user_centric phase in a config file)", "use aiperf profile --user-centric-rate and --num-users")},
+		{keys("users"), func(_ string, n *yaml.Node) { s.users = n }},
 		{keys("sla"), d.notYet("sla: (adaptive scale)", "")},
 		{keys("adaptive_scale"), d.notYetUnless("false", "adaptive_scale: (single-run boundary discovery)", "use a sweep")},
 		{keys("rate_series"), d.notYet("rate_series: (a piecewise request-rate schedule)", "")},
@@ -225,6 +226,10 @@ func (d *decoder) phaseType(path string, s *phaseState) {
 		d.errorf(s.typNode, join(path, "type"), "%s needs a rate", typ)
 	default:
 		ph.RateMode = typ
+	}
+	if s.users != nil && s.typ != "user_centric" {
+		d.errorf(s.users, join(path, "users"), "users: (a user_centric phase in a config file) is not supported yet: "+
+			"use aiperf profile --user-centric-rate and --num-users")
 	}
 	if s.smoothing != nil && ph.RateMode != plan.RateGamma {
 		d.errorf(s.smoothing, join(path, "smoothness"), "applies only to type gamma")

@@ -108,6 +108,10 @@ type point struct {
 	apply  func(body, vars *yaml.Node, origin map[*yaml.Node]string) error
 }
 
+// MaxVariations bounds a file's sweep, before it is expanded: each
+// variation is a copy of the body, decoded and checked.
+const MaxVariations = 10_000
+
 // sweepTypes are AIPerf's sweep types; those after the first three are
 // not supported yet.
 var sweepTypes = []string{"grid", "zip", "scenarios", "sobol", "latin_hypercube", "adaptive_search"}
@@ -119,13 +123,13 @@ func (d *decoder) sweepPoints(v *yaml.Node) []point {
 	}
 	var typ string
 	var params, runs *yaml.Node
+	if t := child(v, "type"); t != nil && t.Kind == yaml.ScalarNode && slices.Index(sweepTypes, t.Value) > 2 {
+		d.errorf(t, "sweep.type", "sweep type %s is not supported yet: use grid, zip or scenarios", t.Value)
+		return nil // its other keys are that type's
+	}
 	s := &d.sweepOpts
 	d.fields(v, "sweep", []field{
-		{keys("type"), func(path string, n *yaml.Node) {
-			if typ, _ = d.enum(path, n, sweepTypes...); slices.Index(sweepTypes, typ) > 2 {
-				d.errorf(n, path, "sweep type %s is not supported yet: use grid, zip or scenarios", typ)
-			}
-		}},
+		{keys("type"), func(path string, n *yaml.Node) { typ, _ = d.enum(path, n, sweepTypes[:3]...) }},
 		{keys("parameters"), func(_ string, n *yaml.Node) { params = n }},
 		{keys("runs"), func(_ string, n *yaml.Node) { runs = n }},
 		{keys("cooldown_seconds"), func(path string, n *yaml.Node) {
@@ -147,8 +151,6 @@ func (d *decoder) sweepPoints(v *yaml.Node) []point {
 	})
 	d.sweepType = cmp.Or(typ, "grid")
 	switch {
-	case slices.Index(sweepTypes, d.sweepType) > 2:
-		return nil
 	case d.sweepType == "scenarios":
 		return d.scenarios(runs, v)
 	case params == nil || !d.mapping(params, d.paramsPath()):
@@ -193,6 +195,7 @@ func (d *decoder) gridPoints(params *yaml.Node) []point {
 		return nil
 	}
 	lengths := make([]int, len(lists))
+	total := 1
 	for i, l := range lists {
 		lengths[i] = len(l.values)
 		if d.sweepType == "zip" && lengths[i] != lengths[0] {
@@ -200,6 +203,13 @@ func (d *decoder) gridPoints(params *yaml.Node) []point {
 				lists[0].path, lengths[0], l.path, lengths[i])
 			return nil
 		}
+		if total = min(total*lengths[i], MaxVariations+1); d.sweepType == "zip" {
+			total = lengths[0]
+		}
+	}
+	if total > MaxVariations {
+		d.errorf(params, d.paramsPath(), "the grid has more than %d variations: sweep fewer values, or split it into several files", MaxVariations)
+		return nil
 	}
 	combos := plan.Combinations(lengths, d.sweepType == "zip") // per point, the index into each list
 	points := make([]point, len(combos))
@@ -255,10 +265,10 @@ func (d *decoder) scenarios(runs, v *yaml.Node) []point {
 				}
 			}},
 		})
-		if first, dup := names[name]; dup {
-			d.errorf(run, at, "name %q is used by runs[%d] too: names label the cells", name, first)
+		if first, dup := names[strings.ToLower(name)]; dup {
+			d.errorf(run, at, "name %q is used by runs[%d] too (names are compared without case): names label the cells' directories", name, first)
 		}
-		names[name] = i
+		names[strings.ToLower(name)] = i
 		points = append(points, point{params: []plan.Param{{Name: "scenario", Value: name}},
 			apply: func(body, vs *yaml.Node, origin map[*yaml.Node]string) error {
 				if vars != nil {
@@ -331,6 +341,10 @@ func (d *decoder) checkPoints(root, vars *yaml.Node, points []point) {
 // variations decodes the benchmark body once per point, on copies of root
 // and the variables with the point applied; a variation's problems name it.
 func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation {
+	if size := expandedSize(root, map[*yaml.Node]int{}) + expandedSize(vars, map[*yaml.Node]int{}); len(points)*size > maxValues*10 {
+		d.errorf(root, "sweep", "%d variations of a body of %d values are too many to expand: sweep fewer values", len(points), size)
+		return nil
+	}
 	labels := make([][]plan.Param, len(points))
 	for i, p := range points {
 		labels[i] = p.params
