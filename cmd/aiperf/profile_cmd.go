@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
-	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
@@ -101,6 +99,14 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if dir == "" {
 		dir = defaultArtifactDir(spec.Profile)
 	}
+	if err := writeInlineRecords(&spec.Profile, dir); err != nil {
+		return err
+	}
+	for i := range c.yamlCells {
+		if err := writeInlineRecords(&c.yamlCells[i].Profile, dir); err != nil {
+			return err
+		}
+	}
 	if len(g.sweepLists) > 0 && len(c.yamlCells) > 0 {
 		return usageErr(errors.New("comma lists cannot be combined with a config file's sweep: put the values in its sweep: section"))
 	}
@@ -139,44 +145,7 @@ func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 	if c.Config == "" {
 		return spec, nil
 	}
-	file, err := config.Load(c.Config)
-	if err != nil {
-		return spec, err
-	}
-	spec.Profile = file.Profile
-	flags := explicitFlags(kctx)
-	if err := spec.Profile.Overlay(&c.Profile, flags); err != nil {
-		return spec, err
-	}
-	if c.ArtifactDir == "" {
-		c.ArtifactDir = file.ArtifactDir
-	}
-	if m := file.MultiRun; m.NumRuns > 0 && !slices.Contains(flags, "num_profile_runs") {
-		c.NumProfileRuns, c.ProfileRunCooldownSeconds = m.NumRuns, m.CooldownSeconds
-		if m.ConfidenceLevel > 0 {
-			c.ConfidenceLevel = m.ConfidenceLevel
-		}
-		c.warmupOnce = m.WarmupFirstTrialOnly
-	}
-	c.yamlNotes = file.Notes
-	if s := file.Sweep; s != nil {
-		if s.CooldownSeconds != nil && !slices.Contains(flags, "parameter_sweep_cooldown_seconds") {
-			c.ParameterSweepCooldown = *s.CooldownSeconds
-		}
-		if s.IterationOrder != "" && !slices.Contains(flags, "parameter_sweep_mode") {
-			c.ParameterSweepMode = s.IterationOrder
-		}
-		if s.SameSeed != nil && !slices.Contains(flags, "parameter_sweep_same_seed") {
-			c.ParameterSweepSameSeed = *s.SameSeed
-		}
-	}
-	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
-		return p.Overlay(&c.Profile, flags) // the flags given override every variation, as the base
-	})
-	if err != nil {
-		return spec, err
-	}
-	return spec, nil
+	return c.fromConfig(kctx, spec)
 }
 
 // explicitFlags lists the Profile options (snake_case) given on the command line.

@@ -130,11 +130,17 @@ func TestYAMLConfigDoc(t *testing.T) {
 				assert.Len(t, phasesRun(t, exp), 4)
 				assert.Positive(t, metricAvg(t, exp, "cancelled_request_count"), "cancellation_stress aborts half its requests")
 			}},
-		"inline datasets": {doc: doc + " (Inline datasets)", file: "yaml-config/inline_dataset.yaml", args: snippet, exit: ExitUsage,
-			check: func(t *testing.T, _ string, inv invocation, m *mockServer) {
-				assert.Contains(t, inv.stderr, "inline_dataset.yaml:6: benchmark.dataset.records: inline records: is not supported yet: "+
-					"write them to a JSONL file, one record a line, and give its path:")
-				assert.Zero(t, m.control().InferenceRequests, "refused before any traffic")
+		"inline datasets": {doc: doc + " (Inline datasets)", file: "yaml-config/inline_dataset.yaml", args: snippet,
+			change: "--model and --url given (the snippet has neither)",
+			check: func(t *testing.T, dir string, _ invocation, m *mockServer) {
+				exp := onlyExport(t, dir)
+				assert.Equal(t, 10.0, metricAvg(t, exp, "request_count"), "no phases: aiperf profile's defaults")
+				files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "inline_records_*.jsonl"))
+				require.Len(t, files, 1, "the records are kept with the run's artifacts")
+				b, err := os.ReadFile(files[0])
+				require.NoError(t, err)
+				assert.Equal(t, "{\"text\":\"What is machine learning?\"}\n{\"output_length\":200,\"text\":\"Explain GANs.\"}\n", string(b))
+				assert.Equal(t, 10, m.control().InferenceRequests)
 			}},
 		"environment variables": {doc: doc + " (Substituting environment variables)", file: "yaml-config/env_vars.yaml",
 			env:    map[string]string{"INFERENCE_URL": "http://localhost:8000/v1/chat/completions", "OPENAI_API_KEY": "sk-yaml-doc-secret"},

@@ -1,7 +1,10 @@
 package config
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -139,7 +142,7 @@ func (d *decoder) fileFields() []field {
 			}
 			d.opt("custom_dataset_type")(path, n)
 		}},
-		{keys("records"), d.notYet("inline records:", "write them to a JSONL file, one record a line, and give its path:")},
+		{keys("records"), d.records},
 		{keys("entries"), d.notYet("entries: on a file dataset (a limit on the records used)", "")},
 		{keys("synthesis"), d.notYet("synthesis: (trace transformation)", "")},
 		{keys("prompts"), d.notYet("prompts: on a file dataset", "")},
@@ -218,4 +221,39 @@ func (d *decoder) checkPhaseDatasets() {
 			d.errorf(ref.n, ref.path, "names dataset %q, but the benchmark's one dataset is named %q", s, d.datasetName)
 		}
 	}
+}
+
+// records reads a file dataset's inline records: a list of records, each
+// one line of the equivalent JSONL file.
+func (d *decoder) records(path string, v *yaml.Node) {
+	if v.Kind == yaml.MappingNode {
+		d.errorf(v, path, "records: as {pool: [records]} (several random pools) is not supported yet: "+
+			"write each pool to a JSONL file in one directory and give the directory as path:")
+		return
+	}
+	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		d.errorf(v, path, "expected a list of records, got %s", d.describe(v))
+		return
+	}
+	var b strings.Builder
+	for i, item := range v.Content {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if item = deref(item); !d.mapping(item, at) {
+			return
+		}
+		var x any
+		if err := item.Decode(&x); err != nil {
+			d.errorf(item, at, "cannot read the record: %v", err)
+			return
+		}
+		line, err := json.Marshal(x)
+		if err != nil {
+			d.errorf(item, at, "cannot be written as JSON (keys must be strings): %v", err)
+			return
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	d.f.Profile.InputRecords, d.f.Profile.InputFile = b.String(), plan.InlineRecords
+	d.mark("input_file", v, path)
 }

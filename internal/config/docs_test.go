@@ -69,8 +69,7 @@ func checked(t *testing.T, name string, data []byte) *File {
 // Every YAML example of AIPerf's current yaml-config.md and sweeps.md
 // reads as schema 2.0 with nothing to note (its snippets grafted onto the
 // example they extend), and every cell passes the checks made before any
-// traffic; the one example whose feature is not implemented is refused,
-// naming the key and what to do.
+// traffic.
 func TestAIPerfCurrentDocsRead(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-doc-test")
 	for _, name := range []string{
@@ -80,7 +79,7 @@ func TestAIPerfCurrentDocsRead(t *testing.T) {
 		"yaml-config/multiple_phases.yaml", "yaml-config/grid_sweep.yaml", "yaml-config/multi_run.yaml",
 		"sweeps/saturation.yaml", "sweeps/zip.yaml", "sweeps/scenarios.yaml", "sweeps/isl_grid.yaml",
 		"sweeps/isl_osl_scenarios.yaml", "sweeps/multi_run.yaml", "sweeps/sweep_multi_run.yaml",
-		"sweeps/env_sweep.yaml",
+		"sweeps/env_sweep.yaml", "yaml-config/inline_dataset.yaml",
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := checked(t, name, readDoc(t, name))
@@ -88,9 +87,11 @@ func TestAIPerfCurrentDocsRead(t *testing.T) {
 			assert.Empty(t, f.Notes)
 		})
 	}
-	_, err := Parse("inline.yaml", readDoc(t, "yaml-config/inline_dataset.yaml"))
-	require.EqualError(t, err, "inline.yaml:6: benchmark.dataset.records: inline records: is not supported yet: "+
-		"write them to a JSONL file, one record a line, and give its path:")
+	f, err := Parse("inline.yaml", readDoc(t, "yaml-config/inline_dataset.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, plan.InlineRecords, f.Profile.InputFile, "until aiperf profile writes them to a file")
+	assert.Equal(t, "{\"text\":\"What is machine learning?\"}\n{\"output_length\":200,\"text\":\"Explain GANs.\"}\n", f.Profile.InputRecords)
+	assert.Equal(t, "single_turn", f.Profile.CustomDatasetType)
 }
 
 // What the docs say each example means, in the values read.

@@ -111,6 +111,7 @@ func TestNotSupportedYet(t *testing.T) {
 		{[]string{"benchmark: {phases: {type: poisson, rate: 1, requests: 8, rate_series: {points: []}}}"}, `bench.yaml:1: benchmark.phases.rate_series: rate_series: (a piecewise request-rate schedule) is not supported yet`},
 		{[]string{"benchmark: {phases: {requests: 8, adaptive_scale: true}}"}, `bench.yaml:1: benchmark.phases.adaptive_scale: adaptive_scale: (single-run boundary discovery) is not supported yet: use a sweep`},
 		{[]string{"benchmark: {artifacts: {export_outputs_json: true}}"}, `bench.yaml:1: benchmark.artifacts.export_outputs_json: export_outputs_json: true (outputs.json) is not supported yet`},
+		{[]string{"benchmark: {dataset: {type: file, format: random_pool, records: {a: [{text: x}]}}}"}, `bench.yaml:1: benchmark.dataset.records: records: as {pool: [records]} (several random pools) is not supported yet: write each pool to a JSONL file in one directory and give the directory as path:`},
 		{[]string{"multi_run: {num_runs: 2, set_consistent_seed: false}"}, `bench.yaml:1: multi_run.set_consistent_seed: false without a random_seed is not supported yet: every trial here draws the same workload; set random_seed`},
 	}
 	for _, tt := range tests {

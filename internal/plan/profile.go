@@ -132,6 +132,10 @@ type Profile struct {
 
 	// Input files and traces.
 	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	// InputRecords are a config file's inline dataset records, as JSONL;
+	// InputFile is then InlineRecords until the command writes them to a
+	// file (never exported or stored: the file is).
+	InputRecords string `json:"-" kong:"-"`
 	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
 	PublicDataset            string   `json:"public_dataset,omitempty" name:"public-dataset" enum:",sharegpt" default:"" group:"Input" placeholder:"NAME" help:"Read --input-file as a public dataset: sharegpt (a local ShareGPT JSON file; nothing is downloaded)."`
 	DatasetSamplingStrategy  string   `json:"dataset_sampling_strategy,omitempty" name:"dataset-sampling-strategy" enum:",sequential,random,shuffle" default:"" group:"Input" placeholder:"STRATEGY" help:"Order conversations are drawn in: sequential, random or shuffle (default: AIPerf's for the data: shuffle for synthetic and random_pool, sequential for files)."`
@@ -232,6 +236,10 @@ type Phase struct {
 	// workers' schedules merge into the constant one (never set by a user).
 	Offset float64 `json:"schedule_offset,omitempty"`
 }
+
+// InlineRecords is InputFile while a config file's inline records are not
+// yet written to a file.
+const InlineRecords = "(inline records)"
 
 // Cancellation aborts a share of a phase's requests, each picked by a hash
 // of its index and the seed, Delay seconds after it was fully sent.
