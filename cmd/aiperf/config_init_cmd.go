@@ -41,19 +41,8 @@ func (c *ConfigInitCmd) Run(g *Globals) error {
 		_, err := fmt.Fprint(g.Stdout, text)
 		return err
 	}
-	f, err := os.OpenFile(c.Output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return usageErr(fmt.Errorf("%s exists: it is left as it is; remove it or give another --output", c.Output))
-	}
-	if err != nil {
-		return fmt.Errorf("write the config file: %w", err)
-	}
-	if _, err := f.WriteString(text); err != nil {
-		f.Close()
-		return fmt.Errorf("write the config file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write the config file: %w", err)
+	if err := writeNew(c.Output, []byte(text), "the config file"); err != nil {
+		return err
 	}
 	fmt.Fprintf(g.Stderr, "wrote %s (template %s); run it with: aiperf profile --config %s\n", c.Output, t.Name, c.Output)
 	return nil
@@ -137,19 +126,28 @@ func (c *ConfigMigrateCmd) Run(g *Globals) error {
 		fmt.Fprintf(g.Stderr, "rewrote %s in schema 2.0 (the original is %s.bak)\n", path, path)
 		return nil
 	case c.Output != "":
-		f, err := os.OpenFile(c.Output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) {
-			return usageErr(fmt.Errorf("%s exists: it is left as it is; remove it or give another --output", c.Output))
-		}
-		if err != nil {
-			return fmt.Errorf("write the migrated file: %w", err)
-		}
-		if _, err := f.Write(out); err != nil {
-			f.Close()
-			return fmt.Errorf("write the migrated file: %w", err)
-		}
-		return f.Close()
+		return writeNew(c.Output, out, "the migrated file")
 	}
 	_, err = g.Stdout.Write(out)
 	return err
+}
+
+// writeNew writes data to a new file at path, refusing (a usage error) to
+// overwrite one; what names the file in errors.
+func writeNew(path string, data []byte, what string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return usageErr(fmt.Errorf("%s exists: it is left as it is; remove it or give another --output", path))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	return nil
 }

@@ -276,10 +276,9 @@ func (d *decoder) describe(n *yaml.Node) string {
 // envRef matches ${VAR} and ${VAR:default}, as AIPerf does.
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}`)
 
-// substitute replaces environment references in every scalar value (not in
-// keys). A plain (unquoted) scalar is then re-typed, so `timeout: ${T:600}`
-// is a number, while a quoted one stays a string.
-func (d *decoder) substitute(n *yaml.Node, path string) {
+// eachScalar calls fn on every scalar value under n (not on keys) with its
+// dotted path.
+func eachScalar(n *yaml.Node, path string, fn func(n *yaml.Node, path string)) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for i, c := range n.Content {
@@ -287,13 +286,22 @@ func (d *decoder) substitute(n *yaml.Node, path string) {
 			if n.Kind == yaml.SequenceNode {
 				at = fmt.Sprintf("%s[%d]", path, i)
 			}
-			d.substitute(c, at)
+			eachScalar(c, at, fn)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.substitute(n.Content[i+1], join(path, n.Content[i].Value))
+			eachScalar(n.Content[i+1], join(path, n.Content[i].Value), fn)
 		}
 	case yaml.ScalarNode:
+		fn(n, path)
+	}
+}
+
+// substitute replaces environment references in every scalar value (not in
+// keys). A plain (unquoted) scalar is then re-typed, so `timeout: ${T:600}`
+// is a number, while a quoted one stays a string.
+func (d *decoder) substitute(root *yaml.Node, path string) {
+	eachScalar(root, path, func(n *yaml.Node, path string) {
 		if !strings.Contains(n.Value, "${") {
 			return
 		}
@@ -312,7 +320,7 @@ func (d *decoder) substitute(n *yaml.Node, path string) {
 		if n.Style == 0 {
 			n.Tag = "" // re-resolve: ShortTag and Decode type plain scalars from their text
 		}
-	}
+	})
 }
 
 // deref follows YAML aliases (*name) to the anchored node.

@@ -303,6 +303,15 @@ func scalarValue(n *yaml.Node) any {
 	return strings.TrimSpace(string(b))
 }
 
+// copies are a variation's copies of root, its body and the variables.
+func (d *decoder) copies(root, vars *yaml.Node) (c, body, vs *yaml.Node) {
+	c, vs = clone(root, d.origin), clone(vars, d.origin)
+	if vs == nil {
+		vs = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	return c, bodyOf(c), vs
+}
+
 // bodyOf is root's benchmark: body, added empty when missing (a snippet
 // whose body comes from the command line's flags); nil when not an object.
 func bodyOf(root *yaml.Node) *yaml.Node {
@@ -322,11 +331,7 @@ func bodyOf(root *yaml.Node) *yaml.Node {
 func (d *decoder) checkPoints(root, vars *yaml.Node, points []point) {
 	reported := map[string]bool{}
 	for _, p := range points {
-		c, vs := clone(root, d.origin), clone(vars, d.origin)
-		if vs == nil {
-			vs = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		}
-		body := bodyOf(c)
+		_, body, vs := d.copies(root, vars)
 		if body == nil {
 			return
 		}
@@ -353,11 +358,7 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 	out := make([]Variation, 0, len(points))
 	reported := map[string]bool{} // a path that does not resolve fails every variation: said once
 	for i, p := range points {
-		c, vs := clone(root, d.origin), clone(vars, d.origin)
-		if vs == nil {
-			vs = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		}
-		body := bodyOf(c)
+		c, body, vs := d.copies(root, vars)
 		if body == nil {
 			return nil // not an object: reported
 		}

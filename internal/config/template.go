@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -106,24 +105,11 @@ func scalarExprValue(n *yaml.Node) value {
 // list or object variable becomes that list or object. Text around an
 // expression makes the scalar a string.
 func (d *decoder) render(n *yaml.Node, path string, t *templates) {
-	switch n.Kind {
-	case yaml.DocumentNode, yaml.SequenceNode:
-		for i, c := range n.Content {
-			at := path
-			if n.Kind == yaml.SequenceNode {
-				at = fmt.Sprintf("%s[%d]", path, i)
-			}
-			d.render(c, at, t)
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.render(n.Content[i+1], join(path, n.Content[i].Value), t)
-		}
-	case yaml.ScalarNode:
+	eachScalar(n, path, func(n *yaml.Node, path string) {
 		if strings.Contains(n.Value, "{{") {
 			d.renderScalar(n, path, t)
 		}
-	}
+	})
 }
 
 func (d *decoder) renderScalar(n *yaml.Node, path string, t *templates) {
