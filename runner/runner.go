@@ -80,7 +80,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			return Outcome{Total: len(trials)}, fmt.Errorf("read completed trials: %w", err)
 		}
 	}
-	s := newSweepRun(sw, o, trials, done)
+	s := newSweepRun(sw, o, Lanes(sw, o.Parallel), trials, done)
 	out, storeErr := s.run(ctx)
 	switch {
 	case storeErr != nil:

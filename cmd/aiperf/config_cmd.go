@@ -113,7 +113,7 @@ func (c *ConfigExpandCmd) Run(g *Globals) error {
 	case "yaml", "json":
 		return c.printStructured(g, file, sw, vars)
 	}
-	if err := printPlan(g, []plan.Sweep{sw}, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
+	if err := printPlan(g, []plan.Sweep{sw}, nil, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)

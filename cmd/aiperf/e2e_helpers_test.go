@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/shard/fakeworker"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -25,6 +26,9 @@ import (
 const beMain = "AIPERF_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeworker.Env); mode != "" { // a misbehaving worker (workers_stall_e2e_test.go)
+		os.Exit(fakeworker.Main(mode))
+	}
 	if os.Getenv(beMain) == "1" {
 		main() // exactly the binary's entry point, signal handling included
 	}

@@ -81,7 +81,11 @@ func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func
 		return nil, nil, refErr(err)
 	}
 	figs, notes := d.Figures()
-	figs = slices.DeleteFunc(figs, func(f plot.Figure) bool { return !keep(f) })
+	trajectories, err := trajectoryFigures(ctx, db, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	figs = slices.DeleteFunc(append(trajectories, figs...), func(f plot.Figure) bool { return !keep(f) })
 	if len(figs) == 0 {
 		return nil, notes, fmt.Errorf("nothing to draw: no complete run in %s", strings.Join(append(sel.Sweeps, sel.Refs...), ", "))
 	}

@@ -49,7 +49,9 @@ type ProfileCmd struct {
 	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
+	SearchArgs                `embed:""`
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
+	WorkerDeadlines           `embed:""`
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
@@ -106,6 +108,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		if err := writeInlineRecords(&c.yamlCells[i].Profile, dir); err != nil {
 			return err
 		}
+	}
+	if done, err := c.maybeSearch(ctx, g, spec, dir); done {
+		return err
 	}
 	if len(g.sweepLists) > 0 && len(c.yamlCells) > 0 {
 		return usageErr(errors.New("comma lists cannot be combined with a config file's sweep: put the values in its sweep: section"))
@@ -209,6 +214,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 		opts.Workers = startWorkers(self, c.Workers, opts.Log)
 	}
+	opts.WorkerDeadlines = c.deadlines()
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
 	runErr = redact.Error(runErr)
@@ -338,6 +344,7 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
 		script:     "(aiperf profile --num-profile-runs)",
 		workers:    c.Workers,
+		workerArgs: c.WorkerDeadlines.args(),
 		overwrite:  true,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	})
@@ -409,6 +416,9 @@ var startWorkers = func(self string, n int, log io.Writer) bench.Workers {
 // is sent; with --executor kubernetes it makes the workers.
 func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) error {
 	if err := checkWorkers(c.Workers, p); err != nil {
+		return err
+	}
+	if err := c.WorkerDeadlines.check(); err != nil {
 		return err
 	}
 	if c.Executor != "kubernetes" {

@@ -49,7 +49,7 @@ func (c WorkerCmd) Run(ctx context.Context, g *Globals) error {
 		wk.UseAPIKey(os.Getenv(runner.APIKeyEnv)) // kept off the network (shard.Peer.KeyApart)
 	}
 	if err := bench.Work(ctx, wk, g.Stderr); err != nil {
-		shard.Fail(w, err)
+		wk.Fail(err)
 		return err
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/mock"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/shard"
+	"github.com/aiperf-go/aiperf/internal/shard/fakeworker"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -160,12 +162,17 @@ func TestWorkersConstantRateMerges(t *testing.T) {
 }
 
 // failingWorkers starts real workers but replaces worker bad (if any) with
-// a process that exits at once, and remembers every pid it started.
+// a process that exits at once, or with a fake worker misbehaving in the
+// fake mode (when set), or, when watched is set, starts it as a real
+// worker whose first record the test sees arrive (watched is closed); it
+// remembers every pid it started.
 type failingWorkers struct {
 	bench.Workers
-	bad  int
-	mu   sync.Mutex
-	pids []int
+	bad     int
+	fake    fakeworker.Mode
+	watched chan struct{}
+	mu      sync.Mutex
+	pids    []int
 }
 
 func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) {
@@ -179,6 +186,14 @@ func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) 
 		return p, err
 	}
 	cmd := exec.Command("sh", "-c", "echo 'no dataset here' >&2; exit 3")
+	switch {
+	case f.watched != nil:
+		cmd = exec.Command(f.Workers.(runner.Workers).Binary, "worker")
+		cmd.Env = append(os.Environ(), runner.ChildEnv+"=1")
+	case f.fake != "":
+		cmd = exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), fakeworker.Env+"="+string(f.fake))
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -193,12 +208,37 @@ func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) 
 		return nil, err
 	}
 	f.remember(cmd.Process.Pid)
-	return &shard.Peer{Name: fmt.Sprintf("worker %d (pid %d)", i, cmd.Process.Pid), Conn: shard.NewConn(out, in),
+	var r io.Reader = out
+	if f.watched != nil {
+		r = &recordSniffer{r: out, seen: f.watched}
+	}
+	return &shard.Peer{Name: fmt.Sprintf("worker %d (pid %d)", i, cmd.Process.Pid), Conn: shard.NewConn(r, in),
 		Wait: func() error {
 			err := cmd.Wait()
 			return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 		},
 		Kill: func() { _ = cmd.Process.Kill() }}, nil
+}
+
+// recordSniffer closes seen once a record's line went through it.
+type recordSniffer struct {
+	r    io.Reader
+	seen chan struct{}
+	tail []byte
+	done bool
+}
+
+func (s *recordSniffer) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if !s.done {
+		s.tail = append(s.tail, p[:n]...)
+		if bytes.Contains(s.tail, []byte(`{"t":"rec"`)) {
+			s.done = true
+			close(s.seen)
+		}
+		s.tail = s.tail[max(0, len(s.tail)-16):]
+	}
+	return n, err
 }
 
 func (f *failingWorkers) remember(pid int) {
@@ -231,9 +271,7 @@ func TestWorkerThatCannotStartFailsTheCell(t *testing.T) {
 	assert.Zero(t, c.ProfilerStarts)
 	assert.Zero(t, c.ProfilerStops)
 	require.Len(t, fw.pids, 4)
-	for _, pid := range fw.pids {
-		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
-	}
+	assertGone(t, fw.pids)
 }
 
 // watchWorkers makes --workers start through a failingWorkers with the
@@ -277,23 +315,39 @@ func TestWorkerKilledMidPhase(t *testing.T) {
 	c := m.control()
 	assert.Equal(t, 1, c.ProfilerStarts)
 	assert.Equal(t, 1, c.ProfilerStops)
+	assertLostWorkerKept(t, resultFile, filepath.Join(dir, "out"))
+}
 
+// assertLostWorkerKept checks a failed 2-worker cell whose worker 1 was
+// lost mid-phase: its records that arrived are in the result's audit and
+// exported beside worker 0's; it returns the result.
+func assertLostWorkerKept(t *testing.T, resultFile, out string) result.Run {
+	t.Helper()
 	var run result.Run
 	b, err := os.ReadFile(resultFile)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &run))
 	assert.Equal(t, result.StatusFailed, run.Status)
 	require.Len(t, run.Audit.Workers, 2)
-	killed := run.Audit.Workers[1].Records
-	assert.Positive(t, killed)
-	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	lost := run.Audit.Workers[1].Records
+	assert.Positive(t, lost, "the lost worker's records that arrived are kept")
+	lines := jsonlLines(t, filepath.Join(out, "profile_export.jsonl"))
 	perWorker := map[string]int{}
 	for _, l := range lines {
 		perWorker[workerOf(l)]++
 	}
 	require.Len(t, perWorker, 2, "both workers' records are exported")
-	assert.Contains(t, slices.Collect(maps.Values(perWorker)), killed)
-	assert.Equal(t, len(lines), run.Audit.Workers[0].Records+killed)
+	assert.Contains(t, slices.Collect(maps.Values(perWorker)), lost)
+	assert.Equal(t, len(lines), run.Audit.Workers[0].Records+lost)
+	return run
+}
+
+// assertGone checks that every pid ended and was reaped.
+func assertGone(t *testing.T, pids []int) {
+	t.Helper()
+	for _, pid := range pids {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
+	}
 }
 
 // TestWorkersInterrupted: Ctrl-C stops every worker: an interrupted run
@@ -322,9 +376,7 @@ func TestWorkersInterrupted(t *testing.T) {
 	assert.Equal(t, c.InferenceRequests, len(jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))),
 		"every request sent is exported")
 	require.Len(t, fw.pids, 3)
-	for _, pid := range fw.pids {
-		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
-	}
+	assertGone(t, fw.pids)
 }
 
 // TestWorkersRefused: --workers that cannot be honoured are refused
@@ -421,4 +473,41 @@ func TestWorkersReplayATrace(t *testing.T) {
 	for j := 1; j < len(sched); j++ {
 		assert.InDelta(t, 40e6, float64(sched[j]-sched[j-1]), 1e6, "gap %d", j)
 	}
+}
+
+// TestWorkersBoundedBeforeAnything: worker counts no load could use are
+// refused (exit 2) before anything is allocated or sent.
+func TestWorkersBoundedBeforeAnything(t *testing.T) {
+	m := startMock(t, mock.Config{})
+	dir := t.TempDir()
+	var trace strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": 16, "output_length": 2}`+"\n", i*40)
+	}
+	path := writeFile(t, dir, "trace.jsonl", trace.String())
+	script := writeFile(t, dir, "w.star", smallBase+`
+sweep(name = "w", base = base.replace(concurrency = 4), scenarios = [{"name": "c4"}])
+`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{quick(m.URL, "--request-rate", "5", "--benchmark-duration", "600", "--workers", "1000000"),
+			"--workers 1000000 is more than 256, the most a cell may have"},
+		{[]string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--workers", "1000000"},
+			"--workers 1000000 is more than 256"},
+		{quick(m.URL, "--request-rate", "2", "--benchmark-duration", "1", "--workers", "4"),
+			"--workers 4 is more than the 2 requests the profiling phase sends (2/s for 1 s)"},
+		{[]string{"profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--input-file", path, "--custom-dataset-type",
+			"mooncake_trace", "--reset-kv-cache", "--workers", "4", "--no-store"},
+			"--workers 4 is more than the 3 entries of the fixed schedule"},
+	} {
+		inv := cli(t, dir, c.args...)
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, c.want)
+		assert.Contains(t, inv.stderr, "nothing was sent")
+	}
+	ctl := m.control()
+	assert.Zero(t, ctl.InferenceRequests)
+	assert.Zero(t, ctl.ResetCount, "not even the KV reset")
 }

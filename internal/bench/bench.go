@@ -1,5 +1,6 @@
 // Package bench runs one benchmark cell end to end, as a short list of
-// stages: prepare (tokenizer, dataset), ready (the wait for the model, when
+// stages: prepare (tokenizer, dataset), share out (the load among the
+// workers of --workers, checked before anything is sent), ready (the wait for the model, when
 // asked, then a preflight dial), collect (the server's
 // metrics and GPU telemetry scraped from here on), reset (the KV cache, once,
 // before any load), run phases (the load, from this process or from the
@@ -64,8 +65,11 @@ type Options struct {
 	// when the load ends).
 	Records RecordSink
 	// Workers, when it has more than one, sends the load from that many
-	// worker processes instead of this one (workers.go).
-	Workers Workers
+	// worker processes instead of this one (workers.go); WorkerDeadlines
+	// bound the waits on them (zero values: shard's defaults; the drain's
+	// rests on the profile's request timeout).
+	Workers         Workers
+	WorkerDeadlines shard.Deadlines
 }
 
 // RecordSink takes batches of finished records, in the order their
@@ -101,6 +105,9 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	}
 	defer c.ds.Close()
 	defer c.fin.close()
+	if err := c.shareOut(); err != nil {
+		return c.fail(err)
+	}
 	if err := c.ready(ctx); err != nil {
 		return c.fail(err)
 	}
@@ -141,6 +148,8 @@ type cell struct {
 	// worker is a worker process's channel to its coordinator (nil in the
 	// coordinator and in a cell of one process): worker.go.
 	worker *shard.Worker
+	// shares are each worker's phases of a sharded cell (--workers).
+	shares [][]plan.Phase
 	halt   chan struct{} // a worker's: closed when the coordinator halts it
 }
 
@@ -210,8 +219,11 @@ func (c *cell) prepare(ctx context.Context) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	chat, note, err := chatTemplate(c.p, tok)
+	chat, note, err := chatTemplate(ctx, c.p, tok, c.log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
 	counted := tokenizer.Describe(tok)
@@ -227,7 +239,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
-	c.sizeForTemplate(&o, chat)
+	c.sizeForTemplate(ctx, &o, chat)
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
@@ -298,8 +310,11 @@ func phasesOf(p plan.Profile, fixed bool) []plan.Phase {
 // workers (shard.Split), before anything is sent; an input file it cannot
 // read is left for the run to report.
 func CheckWorkers(p plan.Profile, n int) error {
-	if n <= 1 {
+	if n == 1 {
 		return nil
+	}
+	if err := shard.CheckCount(n); err != nil {
+		return err
 	}
 	if p.ExportLevel == "raw" {
 		return fmt.Errorf("--export-level raw is not available with --workers %d: the payloads stay in the workers; "+

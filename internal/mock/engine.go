@@ -19,6 +19,7 @@ type flight struct {
 	flush    time.Time // its latest token chunk's flush returned (streaming)
 	sent     int       // tokens sent
 	held     int64     // KV-cache tokens held while it runs
+	freed    bool      // its generation slot was given back (freeSlot)
 	itl      itlCounts
 }
 
@@ -97,10 +98,26 @@ func (f *flight) finish() {
 	if f.complete {
 		reason = f.g.finish
 		s.cacheReply(f.g)
+		if sd := f.g.spec; sd != nil {
+			m.specDrafts.Add(uint64(sd.NumSpecSteps))
+			m.specDraftTokens.Add(uint64(sd.NumDraftTokens))
+			m.specAccepted.Add(uint64(sd.NumAcceptedDraftTokens))
+		}
 	}
 	m.finish(reason)
 	s.kvHeld.Add(-f.held)
-	s.sched.release()
+	f.freeSlot()
+}
+
+// freeSlot gives the generation slot back, once: when the last token has
+// gone out (streaming) or is due (non-streaming), before the reply's
+// closing bytes, so that a client which sends its next request the moment
+// its reply ends never finds its own slot still held; else at finish.
+func (f *flight) freeSlot() {
+	if !f.freed {
+		f.freed = true
+		f.s.sched.release()
+	}
 }
 
 // cacheReply caches g's prompt and reply blocks. Only the ids of a real

@@ -40,6 +40,7 @@ type Server struct {
 	kvHeld     atomic.Int64 // KV-cache tokens held by running requests
 	kvCapacity int64        // KV-cache tokens
 	hostname   string
+	energy     gpuMeter // the synthetic GPUs' energy counter (--gpu-metrics)
 	handler    http.Handler
 	nextID     atomic.Uint64
 

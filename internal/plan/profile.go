@@ -120,6 +120,7 @@ type Profile struct {
 	Tokenizer                  string  `json:"tokenizer,omitempty" group:"Dataset" placeholder:"NAME|PATH" help:"tokenizer.json file or directory, built-in name (o200k_base, cl100k_base) or Hugging Face model id from the local cache (default o200k_base)."`
 	TokenizerRevision          string  `json:"tokenizer_revision,omitempty" name:"tokenizer-revision" group:"Dataset" placeholder:"REVISION" help:"Branch, tag or commit hash of the --tokenizer model id to use from the local Hugging Face cache (default main)."`
 	ApplyChatTemplate          bool    `json:"apply_chat_template,omitempty" name:"apply-chat-template" group:"Dataset" help:"Count the ISL of chat requests through the tokenizer's chat template (chat_template.jinja or tokenizer_config.json beside its tokenizer.json), with the generation prompt, as the server's model reads them; tool schemas are counted on top."`
+	ChatTemplateMaxSteps       *int    `json:"chat_template_max_steps,omitempty" name:"chat-template-max-steps" group:"Dataset" placeholder:"N" help:"Work allowed each chat-template render under --apply-chat-template, in steps of the template engine (about ten million a second; default 10000000, plus one for each 16 bytes of the conversation): a template that goes over it fails before traffic."`
 
 	// Batched and rankings inputs (endpoints.go).
 	PromptBatchSize                   int  `json:"prompt_batch_size,omitempty" name:"prompt-batch-size" aliases:"batch-size-text,batch-size" short:"b" default:"1" group:"Prompt" placeholder:"N" help:"Texts per request for embeddings and nim_embeddings (default ${default})."`
@@ -176,6 +177,8 @@ type Profile struct {
 	SliceDuration         *float64 `json:"slice_duration,omitempty" name:"slice-duration" group:"Server metrics" placeholder:"SECONDS" help:"Cut the run into windows of this many seconds: the client metrics of the requests that started in each go to profile_export_aiperf_timeslices.{json,csv}, and the server-metrics exports get statistics per window."`
 	GPUTelemetry          []string `json:"gpu_telemetry,omitempty" name:"gpu-telemetry" sep:"none" group:"Server metrics" placeholder:"URL" help:"Scrape this DCGM exporter for GPU telemetry (repeatable)."`
 	NoGPUTelemetry        bool     `json:"no_gpu_telemetry,omitempty" name:"no-gpu-telemetry" group:"Server metrics" help:"Do not collect GPU telemetry."`
+	// ServerMetricsMaxSeries is an extension: AIPerf keeps every series.
+	ServerMetricsMaxSeries *int `json:"server_metrics_max_series,omitempty" name:"server-metrics-max-series" group:"Server metrics" placeholder:"N" help:"Keep at most N series of each scraped endpoint, counted as Prometheus does (a histogram's bucket is one); the first of a larger scrape are kept and one warning says what was dropped (default 20000)."`
 
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`

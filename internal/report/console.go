@@ -18,37 +18,26 @@ import (
 // Title heads the console metrics table.
 const Title = "aiperf | LLM Metrics"
 
-// consoleRows are the metrics of the console table, in order: record metrics
-// first (shown with their statistics), then scalars (value under avg).
-var consoleRows = []string{
-	metrics.TagTTFT,
-	metrics.TagTTST,
-	metrics.TagITL,
-	metrics.TagRequestLatency,
-	metrics.TagPerUserThroughput,
-	metrics.TagISL,
-	metrics.TagOSL,
-	metrics.TagOutputTokenThroughput,
-	metrics.TagRequestThroughput,
-	metrics.TagRequestCount,
-	metrics.TagErrorRequestCount,
-	metrics.TagCancelledRequestCount, // when any was cancelled
-	metrics.TagGoodput,               // with --goodput only, as AIPerf
-}
-
 // maxMessage caps an error message in the console error summary.
 const maxMessage = 160
 
-// Console writes the human summary of run to w: the metrics table, then the
-// error summary, control-hook calls, client self-audit and benchmark
-// duration, each only when there is something to say.
+// Console writes the human summary of run to w: the metrics table (AIPerf's
+// console metrics, in its display order) and the tables of AIPerf's other
+// console groups (the server's usage, speculative decoding), then the
+// server and GPU sections with the GPU power efficiency, the error
+// summary, an OSL mismatch warning, control-hook calls, client self-audit
+// and benchmark duration, each only when there is something to say.
 func Console(w io.Writer, run *result.Run) {
 	p := &printer{w: w}
 	p.line(Title)
-	p.table([]string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}, metricRows(run.Profiling), "lrrrrrrr")
+	p.table(statsHeader, metricRows(run.Profiling.InGroup(metrics.GroupDefault)), "lrrrrrrr")
+	p.usage(run.Profiling)
+	p.specDecode(run.Profiling)
 	p.turns(run)
 	p.server(run)
+	p.power(run.Profiling)
 	p.errors(run)
+	p.oslMismatch(run.Profiling)
 	p.hooks(run)
 	p.audit(run)
 	if run.Warmup != nil {
@@ -67,14 +56,14 @@ func Console(w io.Writer, run *result.Run) {
 	}
 }
 
-// metricRows renders the console metrics of s that exist.
-func metricRows(s metrics.Summary) [][]string {
+// statsHeader heads a console table of metrics.
+var statsHeader = []string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}
+
+// metricRows renders metrics as console rows: a distribution's statistics,
+// or a single value under avg.
+func metricRows(ms []metrics.Metric) [][]string {
 	var rows [][]string
-	for _, tag := range consoleRows {
-		m, ok := s.Get(tag)
-		if !ok {
-			continue
-		}
+	for _, m := range ms {
 		name := m.Header + " (" + m.Unit + ")"
 		if st := m.Stats; st != nil {
 			rows = append(rows, []string{name, number(st.Avg), number(st.Min), number(st.Max),

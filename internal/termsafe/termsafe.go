@@ -14,6 +14,7 @@ package termsafe
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -106,11 +107,31 @@ func Writer(w io.Writer) io.Writer {
 	if _, ok := w.(*writer); ok {
 		return w
 	}
+	if _, ok := w.(*os.File); !ok {
+		// Raw hands w out beside the Writer: a buffer or pipe writer must
+		// take both's writes one at a time (a file does already).
+		w = &locked{w: w}
+	}
 	return &writer{w: w}
 }
 
+// locked serialises the writes of a writer that is not safe for
+// concurrent use.
+type locked struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *locked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // Raw returns the writer under a Writer (w itself otherwise), for output
-// that must reach the terminal or a reading program unchanged.
+// that must reach the terminal or a reading program unchanged. It is safe
+// for concurrent use with the Writer: a file as it is, anything else
+// behind the Writer's lock on it.
 func Raw(w io.Writer) io.Writer {
 	if tw, ok := w.(*writer); ok {
 		return tw.w

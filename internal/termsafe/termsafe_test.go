@@ -2,7 +2,10 @@ package termsafe
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,9 +54,32 @@ func TestWriter(t *testing.T) {
 	}
 	assert.Equal(t, "€\n", out.String(), "a character cut across writes is not mistaken for invalid bytes")
 
-	assert.Same(t, &out, Raw(w), "Raw unwraps")
+	out.Reset()
+	_, err = Raw(w).Write([]byte("\x1b[2K\r"))
+	require.NoError(t, err)
+	assert.Equal(t, "\x1b[2K\r", out.String(), "Raw writes unescaped")
 	assert.Same(t, w, Writer(w), "wrapping twice is one wrapper")
 	assert.Same(t, &out, Raw(&out))
+	assert.Same(t, os.Stderr, Raw(Writer(os.Stderr)), "a file is handed out as it is (a terminal stays recognisable)")
+}
+
+// TestRawSharesTheWritersLock writes through a Writer and its Raw at once
+// (a progress line beside log lines): under -race a buffer written by
+// both must see one write at a time.
+func TestRawSharesTheWritersLock(t *testing.T) {
+	var out bytes.Buffer
+	w := Writer(&out)
+	raw := Raw(w)
+	var wg sync.WaitGroup
+	for _, dst := range []io.Writer{w, raw} {
+		wg.Go(func() {
+			for range 200 {
+				_, _ = dst.Write([]byte("line\n"))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 400, strings.Count(out.String(), "line\n"))
 }
 
 func BenchmarkText(b *testing.B) {
