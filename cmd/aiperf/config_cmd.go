@@ -49,6 +49,9 @@ func (f configFile) load(g *Globals, cmd string) (*config.File, plan.Sweep, erro
 		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
 	name := "profile"
+	if _, _, err := configSearch(file, name); err != nil {
+		return nil, plan.Sweep{}, usageErr(err)
+	}
 	sameSeed := file.Sweep != nil && file.Sweep.SameSeed != nil && *file.Sweep.SameSeed
 	cells, err := yamlCells(file, name, sameSeed, func(*plan.Profile) error { return nil })
 	if err != nil {
@@ -81,7 +84,11 @@ func (c *ConfigValidateCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.Stdout, "%s is valid: %s × %s\n", sw.Source, plural(len(sw.Cells), "cell"), plural(sw.Trials, "trial"))
+	if s, ok, _ := configSearch(file, sw.Name); ok {
+		fmt.Fprintf(g.Stdout, "%s is valid: an adaptive search (%s) × %s\n", sw.Source, s.Describe(), plural(sw.Trials, "trial"))
+	} else {
+		fmt.Fprintf(g.Stdout, "%s is valid: %s × %s\n", sw.Source, plural(len(sw.Cells), "cell"), plural(sw.Trials, "trial"))
+	}
 	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)
 	return nil
 }
@@ -113,7 +120,10 @@ func (c *ConfigExpandCmd) Run(g *Globals) error {
 	case "yaml", "json":
 		return c.printStructured(g, file, sw, vars)
 	}
-	if err := printPlan(g, []plan.Sweep{sw}, nil, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
+	if s, ok, _ := configSearch(file, sw.Name); ok {
+		fmt.Fprintf(g.Stdout, "an adaptive search: %s; its probes are chosen as it runs, each of %s; nothing was sent. "+
+			"aiperf profile --config FILE runs it.\n", s.Describe(), plural(sw.Trials, "trial"))
+	} else if err := printPlan(g, []plan.Sweep{sw}, nil, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)

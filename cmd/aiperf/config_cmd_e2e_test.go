@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/search"
+	"github.com/aiperf-go/aiperf/runner"
 )
 
 // TestConfigCommandsDoc runs the config command lines of yaml-config.md
@@ -115,4 +117,53 @@ func TestConfigMigrate(t *testing.T) {
 	inv = cli(t, dir, "config", "migrate", "old.yaml", "--in-place")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Contains(t, inv.stderr, "is already in the current shape: left as it is")
+}
+
+// TestYAMLAdaptiveSearch: a config file's sweep of type adaptive_search
+// (AIPerf's schema 2.0) runs as aiperf profile's --search-* flags would,
+// its probes setting the concurrency of the file's listed profiling phase:
+// the monotonic planner finds the mock's SLA boundary. config validate and
+// expand describe it without sending anything.
+func TestYAMLAdaptiveSearch(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, slaMock)
+	dir := t.TempDir()
+	writeFile(t, dir, "search.yaml", strings.Join([]string{
+		"benchmark:",
+		"  model: mock-model",
+		"  endpoint: {url: '" + m.URL + "', streaming: true}",
+		"  tokenizer: " + tinyTokenizer(t),
+		"  dataset: {type: synthetic, prompts: {isl: 16, osl: 32}}",
+		"  phases:",
+		"    - {name: warmup, type: concurrency, concurrency: 1, requests: 1}",
+		"    - {name: profiling, type: concurrency, concurrency: 1, requests: 9}",
+		"  artifacts: {dir: out}",
+		"sweep:",
+		"  type: adaptive_search",
+		"  planner: monotonic_sla",
+		"  search_space: [{path: concurrency, lo: 1, hi: 1000, kind: int}]",
+		"  sla_filters: [{metric: time_to_first_token, stat: p99, op: '<', threshold: 80}]",
+		"  max_iterations: 20",
+	}, "\n"))
+	inv := cli(t, dir, "config", "validate", "search.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "is valid: an adaptive search (monotonic_sla over concurrency [1, 1000] int")
+	inv = cli(t, dir, "config", "expand", "search.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "its probes are chosen as it runs")
+	assert.Zero(t, m.control().InferenceRequests)
+
+	inv = cli(t, dir, "profile", "--config", "search.yaml", "--ui", "none", "--name", "sla")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Contains(t, inv.stdout, "concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:80)")
+	var doc search.HistoryDoc
+	readJSONInto(t, filepath.Join(dir, "out", runner.HistoryFile), &doc)
+	require.NotEmpty(t, doc.Iterations)
+	for i, it := range doc.Iterations {
+		exp := readJSON(t, filepath.Join(dir, "out", search.TrialDir(i, 1), "profile_export_aiperf.json"))
+		phases := exp["input_config"].(map[string]any)["aiperf_go"].(map[string]any)["phases"].([]any)
+		require.Len(t, phases, 2)
+		assert.Equal(t, it.VariationValues["phases.profiling.concurrency"], phases[1].(map[string]any)["concurrency"],
+			"probe %d: the probe's concurrency is the listed profiling phase's", i)
+	}
 }

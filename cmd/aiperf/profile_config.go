@@ -35,6 +35,10 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 		c.warmupOnce = m.WarmupFirstTrialOnly
 	}
 	c.yamlNotes = file.Notes
+	c.SearchArgs.fromConfig(file.Search, flags)
+	if s := file.Search; s != nil && s.CooldownSeconds != nil && !slices.Contains(flags, "profile_run_cooldown_seconds") {
+		c.ProfileRunCooldownSeconds = max(c.ProfileRunCooldownSeconds, *s.CooldownSeconds) // one pause between probes' trials
+	}
 	if s := file.Sweep; s != nil {
 		if s.CooldownSeconds != nil && !slices.Contains(flags, "parameter_sweep_cooldown_seconds") {
 			c.ParameterSweepCooldown = *s.CooldownSeconds

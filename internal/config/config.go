@@ -34,6 +34,9 @@ type File struct {
 	// shape read (and how to rewrite it), a deprecated key that changes
 	// nothing. Each names the file and line.
 	Notes []string
+	// Search is a sweep of type adaptive_search, as --search-* values (nil
+	// without one; Sweep is then nil).
+	Search *Search
 	// Body is the benchmark: body as it was read: older shapes rewritten,
 	// ${VAR} and {{ }} replaced (it may hold secrets).
 	Body *yaml.Node
@@ -143,6 +146,9 @@ func Parse(name string, data []byte) (*File, error) {
 	if env.sweep != nil {
 		points = d.sweepPoints(env.sweep)
 	}
+	if d.convergenceNode != nil {
+		d.convergence("multi_run.convergence", d.convergenceNode)
+	}
 	base := clone(root, origin)
 	d.render(base, "", vars)
 	d.f.Body = child(base, "benchmark")
@@ -152,6 +158,7 @@ func Parse(name string, data []byte) (*File, error) {
 			"every trial here draws the same workload; set random_seed")
 	}
 	switch {
+	case d.f.Search != nil: // the search chooses its own points
 	case env.sweep != nil && len(d.errs) == 0:
 		s := d.sweepOpts
 		s.Type, s.Variations = d.sweepType, d.variations(root, env.variables, points)

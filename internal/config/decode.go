@@ -47,6 +47,9 @@ type decoder struct {
 	// multiRunSeed is multi_run.set_consistent_seed when false.
 	multiRunSeed *yaml.Node
 	shorthand    int // warmup: and profiling: phases read
+	// convergenceNode is multi_run.convergence, read once the sweep says
+	// whether the file is a search.
+	convergenceNode *yaml.Node
 	// datasetName is the one dataset's name, phaseDatasets the phases'
 	// dataset: references to it.
 	datasetName   string

@@ -96,9 +96,14 @@ func TestNotSupportedYet(t *testing.T) {
 	}{
 		{[]string{"plot: {}"}, `bench.yaml:1: plot: plot: (figures drawn from the config) is not supported yet: run aiperf plot after the run, or aiperf profile --auto-plot`},
 		{[]string{"no_sweep_table: true"}, `bench.yaml:1: no_sweep_table: no_sweep_table: true is not supported yet`},
-		{[]string{"sweep: {type: sobol, samples: 8}"}, `bench.yaml:1: sweep.type: sweep type sobol is not supported yet: use grid, zip or scenarios`},
-		{[]string{"sweep: {type: adaptive_search}"}, `bench.yaml:1: sweep.type: sweep type adaptive_search is not supported yet: use grid, zip or scenarios`},
-		{[]string{"multi_run: {num_runs: 3, convergence: {metric: ttft}}"}, `bench.yaml:1: multi_run.convergence: adaptive convergence (trials until an interval is narrow enough) is not supported yet: set num_runs`},
+		{[]string{"sweep: {type: sobol, samples: 8}"}, `bench.yaml:1: sweep.type: sweep type sobol is not supported yet: use grid, zip, scenarios or adaptive_search`},
+		{[]string{"sweep: {type: latin_hypercube, samples: 8}"}, `bench.yaml:1: sweep.type: sweep type latin_hypercube is not supported yet: use grid, zip, scenarios or adaptive_search`},
+		{[]string{"multi_run: {num_runs: 3, convergence: {metric: ttft}}"}, `bench.yaml:1: multi_run.convergence: adaptive convergence outside an adaptive_search sweep is not supported yet: set num_runs`},
+		{[]string{"sweep: {type: adaptive_search, search_space: [{path: concurrency, lo: 1, hi: 9, kind: int}], max_iterations: 5,",
+			"  objectives: [{metric: a, stat: avg, direction: maximize}, {metric: b, stat: p99, direction: minimize}]}"},
+			`bench.yaml:2: sweep.objectives: several objectives (a multi-objective Pareto search) are not supported yet: give one`},
+		{[]string{"sweep: {type: adaptive_search, search_space: [{path: concurrency, lo: 1, hi: 9}], max_iterations: 5, optuna_sampler: tpe}"},
+			`bench.yaml:1: sweep.optuna_sampler: optuna_sampler: (AIPerf's Optuna stack) is not supported yet: use planner: bayesian`},
 		{[]string{"benchmark: {runtime: {workers: 4}}"}, `bench.yaml:1: benchmark.runtime: runtime: (AIPerf's worker and communication settings) is not supported yet: use aiperf profile --workers N`},
 		{[]string{"benchmark: {accuracy: {benchmark: mmlu}}"}, `bench.yaml:1: benchmark.accuracy: accuracy: (accuracy benchmarks) is not supported yet`},
 		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
@@ -221,4 +226,40 @@ func TestVariablesPerVariation(t *testing.T) {
 	_, err = parse("variables: {a: '{{ b }}', b: '{{ a }}'}", "benchmark: {}")
 	require.EqualError(t, err, "bench.yaml:1: variables.a: refers to itself through other variables: give one of them a value\n"+
 		"bench.yaml:1: variables.b: refers to itself through other variables: give one of them a value")
+}
+
+// A sweep of type adaptive_search reads as the --search-* flags it stands
+// for; multi_run.convergence as --convergence-*.
+func TestAdaptiveSearch(t *testing.T) {
+	f, err := parse(
+		"benchmark: {model: m, phases: {type: concurrency, concurrency: 1, requests: 8}}",
+		"sweep:",
+		"  type: adaptive_search",
+		"  planner: bayesian",
+		"  search_space:",
+		"    - {path: concurrency, lo: 1, hi: 64, kind: int}",
+		"    - {path: phases.profiling.rate, lo: 0.5, hi: 40, log: true}",
+		"  objectives: [{metric: output_token_throughput, stat: avg, direction: maximize}]",
+		"  sla_filters: [{metric: time_to_first_token, stat: p99, op: '<', threshold: 250}]",
+		"  max_iterations: 12",
+		"  n_initial_points: 4",
+		"  random_seed: 7",
+		"  cooldown_seconds: 2",
+		"multi_run: {num_runs: 4, convergence: {metric: request_throughput, stat: avg, threshold: 0.1, mode: cv}}",
+	)
+	require.NoError(t, err)
+	assert.Nil(t, f.Sweep, "the search chooses its own points")
+	assert.Equal(t, &Search{
+		Space:  []string{"concurrency:1,64:int", "phases.profiling.rate:0.5,40:real:log"},
+		Metric: "output_token_throughput", Stat: "avg", Direction: "maximize",
+		MaxIterations: plan.Ptr(12), InitialPoints: plan.Ptr(4), Seed: plan.Ptr(int64(7)), Planner: "bayesian",
+		SLA:             []string{"time_to_first_token:p99:lt:250"},
+		Convergence:     &Convergence{Metric: "request_throughput", Stat: "avg", Mode: "cv", Threshold: plan.Ptr(0.1)},
+		CooldownSeconds: plan.Ptr(2.0),
+	}, f.Search)
+	assert.Equal(t, 4, f.MultiRun.NumRuns)
+
+	_, err = parse("sweep: {type: adaptive_search}")
+	require.EqualError(t, err, "bench.yaml:1: sweep.search_space: an adaptive_search sweep needs search_space: [{path, lo, hi, kind}]\n"+
+		"bench.yaml:1: sweep.max_iterations: an adaptive_search sweep needs max_iterations (2-200): how many probes it may run")
 }

@@ -93,7 +93,7 @@ func (d *decoder) multiRun(v *yaml.Node) {
 			}
 		}},
 		{keys("disable_warmup_after_first"), into(d.bool, &m.WarmupFirstTrialOnly)},
-		{keys("convergence"), d.notYet("adaptive convergence (trials until an interval is narrow enough)", "set num_runs")},
+		{keys("convergence"), func(_ string, n *yaml.Node) { d.convergenceNode = n }},
 	})
 	if m.NumRuns < 1 || m.NumRuns > 10 {
 		d.errorf(v, "multi_run.num_runs", "must be between 1 and 10, got %d", m.NumRuns)
@@ -124,7 +124,11 @@ func (d *decoder) sweepPoints(v *yaml.Node) []point {
 	var typ string
 	var params, runs *yaml.Node
 	if t := child(v, "type"); t != nil && t.Kind == yaml.ScalarNode && slices.Index(sweepTypes, t.Value) > 2 {
-		d.errorf(t, "sweep.type", "sweep type %s is not supported yet: use grid, zip or scenarios", t.Value)
+		if t.Value == "adaptive_search" {
+			d.adaptiveSearch(v)
+			return nil
+		}
+		d.errorf(t, "sweep.type", "sweep type %s is not supported yet: use grid, zip, scenarios or adaptive_search", t.Value)
 		return nil // its other keys are that type's
 	}
 	s := &d.sweepOpts
