@@ -28,6 +28,9 @@ func FuzzCurrentFormat(f *testing.F) {
 		"sweep: {type: scenarios, runs: [{name: a, phases: [{name: profiling, rate: 3}]}, {name: b, benchmark: {dataset: {prompts: {isl: 5}}}}]}",
 		"benchmark: {datasets: {main: {type: synthetic, turns: 2, prefix_prompts: {pool_size: 2, length: 4}}}, slos: {time_to_first_token: 5}}",
 		"benchmark: {artifacts: {records: false, slice_duration: 2h}, tokenizer: {name: x}, gpu_telemetry: {enabled: false}}",
+		"sweep: {type: adaptive_search, search_space: [{path: concurrency, lo: 1, hi: 9, kind: int}], max_iterations: 4,\n" +
+			"  sla_filters: [{metric: time_to_first_token, stat: p99, op: '<', threshold: 80}]}\nmulti_run: {num_runs: 2, convergence: {metric: x}}",
+		"benchmark: {dataset: {type: file, format: single_turn, records: [{text: a}, {text: b, output_length: 3}]}}",
 	} {
 		f.Add([]byte(seed))
 	}
