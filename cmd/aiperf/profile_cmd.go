@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
-	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
@@ -58,7 +56,9 @@ type ProfileCmd struct {
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
-	yamlCells []plan.Cell // a config file's sweep: variations
+	yamlCells  []plan.Cell // a config file's sweep: variations
+	yamlNotes  []string    // what reading the config file noted
+	warmupOnce bool        // the config file's multi_run.disable_warmup_after_first
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -73,6 +73,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	spec, err := c.spec(kctx)
 	if err != nil {
 		return usageErr(err)
+	}
+	for _, n := range c.yamlNotes {
+		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
 	spec.Profile.WaitForAll()
 	var runErrs []error
@@ -98,6 +101,14 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	dir := c.ArtifactDir
 	if dir == "" {
 		dir = defaultArtifactDir(spec.Profile, spec.Name)
+	}
+	if err := writeInlineRecords(&spec.Profile, dir); err != nil {
+		return err
+	}
+	for i := range c.yamlCells {
+		if err := writeInlineRecords(&c.yamlCells[i].Profile, dir); err != nil {
+			return err
+		}
 	}
 	if done, err := c.maybeSearch(ctx, g, spec, dir); done {
 		return err
@@ -140,31 +151,7 @@ func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 	if c.Config == "" {
 		return spec, nil
 	}
-	file, err := config.Load(c.Config)
-	if err != nil {
-		return spec, err
-	}
-	spec.Profile = file.Profile
-	flags := explicitFlags(kctx)
-	if err := spec.Profile.Overlay(&c.Profile, flags); err != nil {
-		return spec, err
-	}
-	if c.ArtifactDir == "" {
-		c.ArtifactDir = file.ArtifactDir
-	}
-	if m := file.MultiRun; m.NumRuns > 0 && !slices.Contains(flags, "num_profile_runs") {
-		c.NumProfileRuns, c.ProfileRunCooldownSeconds = m.NumRuns, m.CooldownSeconds
-		if m.ConfidenceLevel > 0 {
-			c.ConfidenceLevel = m.ConfidenceLevel
-		}
-	}
-	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
-		return p.Overlay(&c.Profile, flags) // the flags given override every variation, as the base
-	})
-	if err != nil {
-		return spec, err
-	}
-	return spec, nil
+	return c.fromConfig(kctx, spec)
 }
 
 // explicitFlags lists the Profile options (snake_case) given on the command line.
@@ -345,9 +332,10 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		name = "profile"
 	}
 	sweep := plan.Sweep{
-		Name:            name,
-		Trials:          c.NumProfileRuns,
-		CooldownSeconds: c.ProfileRunCooldownSeconds,
+		Name:                 name,
+		Trials:               c.NumProfileRuns,
+		CooldownSeconds:      c.ProfileRunCooldownSeconds,
+		WarmupFirstTrialOnly: c.warmupOnce,
 		Cells: []plan.Cell{{
 			ID:      plan.CellID(name, nil),
 			Label:   "base",

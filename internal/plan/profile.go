@@ -132,7 +132,11 @@ type Profile struct {
 	RankingsQueryPromptTokenStddev    *int `json:"rankings_query_prompt_token_stddev,omitempty" name:"rankings-query-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per query."`
 
 	// Input files and traces.
-	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	InputFile string `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	// InputRecords are a config file's inline dataset records, as JSONL;
+	// InputFile is then InlineRecords until the command writes them to a
+	// file (never exported or stored: the file is).
+	InputRecords             string   `json:"-" kong:"-"`
 	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
 	PublicDataset            string   `json:"public_dataset,omitempty" name:"public-dataset" enum:",sharegpt" default:"" group:"Input" placeholder:"NAME" help:"Read --input-file as a public dataset: sharegpt (a local ShareGPT JSON file; nothing is downloaded)."`
 	DatasetSamplingStrategy  string   `json:"dataset_sampling_strategy,omitempty" name:"dataset-sampling-strategy" enum:",sequential,random,shuffle" default:"" group:"Input" placeholder:"STRATEGY" help:"Order conversations are drawn in: sequential, random or shuffle (default: AIPerf's for the data: shuffle for synthetic and random_pool, sequential for files)."`
@@ -250,10 +254,25 @@ type Phase struct {
 	// first turn at its timestamp (divided by Speedup when > 0).
 	Fixed   bool    `json:"fixed_schedule,omitempty"`
 	Speedup float64 `json:"speedup,omitempty"`
+	// Cancellation, when set, aborts a share of this phase's requests
+	// (AIPerf's per-phase cancellation in YAML) instead of
+	// --request-cancellation-rate's share of the profiling requests.
+	Cancellation *Cancellation `json:"cancellation,omitempty"`
 	// Offset delays a constant rate's schedule by this many seconds: a
 	// sharded cell's worker i of w runs at rate/w offset by i/rate, so the
 	// workers' schedules merge into the constant one (never set by a user).
 	Offset float64 `json:"schedule_offset,omitempty"`
+}
+
+// InlineRecords is InputFile while a config file's inline records are not
+// yet written to a file.
+const InlineRecords = "(inline records)"
+
+// Cancellation aborts a share of a phase's requests, each picked by a hash
+// of its index and the seed, Delay seconds after it was fully sent.
+type Cancellation struct {
+	Rate  float64 `json:"rate"`  // percent of the phase's requests in [0, 100]; 0: none
+	Delay float64 `json:"delay"` // seconds after the request was sent
 }
 
 // NewProfile returns a Profile holding every default of its `default` tags,
