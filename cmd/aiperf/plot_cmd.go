@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -13,23 +15,24 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-// PlotCmd is `aiperf plot`: PNG and SVG pictures of stored runs or sweeps.
+// PlotCmd is `aiperf plot`: PNG and SVG pictures of runs, read from their
+// artifact directories (as AIPerf's plot) or from the store.
 type PlotCmd struct {
-	Refs            []string `arg:"" optional:"" name:"ref" help:"Runs to draw, as for compare: a run id, a --name label (its trials), a sweep with a single cell, or SWEEP/CELL-LABEL. Their CDFs are overlaid; each run gets a timeline."`
-	Sweep           []string `name:"sweep" sep:"none" placeholder:"NAME|ID" help:"Sweep to draw (repeatable: the sweeps are overlaid, e.g. before and after). A name means its latest sweep."`
+	Refs            []string `arg:"" optional:"" name:"path" help:"What to draw. Artifact directories, as AIPerf's plot takes them: a run's (its figures over time), or one holding runs such as a sweep's, or several (their runs compared); default ./artifacts. Or stored runs, as for compare: a run id, a --name label (its trials), a sweep with a single cell, or SWEEP/CELL-LABEL (their CDFs overlaid, a timeline each). An argument naming a directory is read as one."`
+	Paths           []string `name:"paths" sep:"none" placeholder:"DIR" help:"An artifact directory, as the arguments (AIPerf's --paths; repeatable)."`
+	Sweep           []string `name:"sweep" sep:"none" placeholder:"NAME|ID" help:"Stored sweep to draw (repeatable: the sweeps are overlaid, e.g. before and after). A name means its latest sweep."`
 	Only            []string `name:"only" placeholder:"PATTERN" help:"Write only the figures whose name (the file's path under --output, without extension) matches PATTERN, a shell pattern: 'ttft_vs_throughput', 'bars_*', 'cells/*/cdf' (repeatable)."`
-	Output          string   `name:"output" short:"o" default:"artifacts/plots" placeholder:"DIR" help:"Directory the figures are written to."`
+	Output          string   `name:"output" short:"o" placeholder:"DIR" help:"Directory the figures are written to (default: <first path>/plots for artifact directories, as AIPerf; artifacts/plots for stored runs)."`
 	Format          []string `name:"format" default:"png,svg" placeholder:"png,svg" help:"Image formats: png, svg or both."`
+	Theme           string   `name:"theme" enum:"light,dark" default:"light" help:"light (a white background) or dark (for slides), as AIPerf's --theme; every figure."`
 	Width           int      `name:"width" default:"1024" help:"Figure width in pixels (SVG: at 96 per inch)."`
 	Height          int      `name:"height" default:"640" help:"Figure height in pixels."`
 	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the whiskers (intervals of the mean over trials), in (0, 1)."`
+	Verbose         bool     `name:"verbose" help:"Say which run directories were found and which figures are drawn."`
 }
 
-// Validate checks the arguments before the store is read.
+// Validate checks the arguments before anything is read.
 func (c *PlotCmd) Validate() error {
-	if err := c.selection().Validate(); err != nil {
-		return err
-	}
 	for _, f := range c.Format {
 		if !slices.Contains(plot.Formats, f) {
 			return fmt.Errorf("--format %q: want %s", f, strings.Join(plot.Formats, " or "))
@@ -46,36 +49,116 @@ func (c *PlotCmd) Validate() error {
 	return plan.CheckConfidence("confidence_level", c.ConfidenceLevel)
 }
 
-func (c *PlotCmd) selection() plot.Selection { return plot.Selection{Sweeps: c.Sweep, Refs: c.Refs} }
+// split sorts the arguments: those naming a directory are artifact paths,
+// the others stored-run references.
+func (c *PlotCmd) split() (dirs, refs []string) {
+	dirs = slices.Clone(c.Paths)
+	for _, a := range c.Refs {
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			dirs = append(dirs, a)
+		} else {
+			refs = append(refs, a)
+		}
+	}
+	return dirs, refs
+}
 
-// Run loads the selection and writes its figures.
+// keep is the --only filter.
+func (c *PlotCmd) keep(f plot.Figure) bool {
+	return len(c.Only) == 0 || slices.ContainsFunc(c.Only, func(pat string) bool {
+		ok, _ := path.Match(pat, f.Name)
+		return ok
+	})
+}
+
+// Run reads the runs, from their directories or the store, and writes
+// their figures.
 func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreToRead(g.Store)
+	dirs, refs := c.split()
+	stored := len(refs) > 0 || len(c.Sweep) > 0
+	if len(dirs) > 0 && stored {
+		return usageErr(fmt.Errorf("give artifact directories or stored runs (run ids, names, --sweep), not both: %s is a directory", dirs[0]))
+	}
+	theme, err := plot.ParseTheme(c.Theme)
 	if err != nil {
-		return err
+		return usageErr(err)
 	}
-	defer db.Close()
-	only := func(f plot.Figure) bool {
-		return len(c.Only) == 0 || slices.ContainsFunc(c.Only, func(pat string) bool {
-			ok, _ := path.Match(pat, f.Name)
-			return ok
-		})
+	var (
+		figs        []plot.Figure
+		notes       []string
+		out         = cmp.Or(c.Output, filepath.Join("artifacts", "plots"))
+		paths, drew []string
+	)
+	if stored {
+		sel := plot.Selection{Sweeps: c.Sweep, Refs: refs}
+		if err := sel.Validate(); err != nil {
+			return usageErr(err)
+		}
+		paths, notes, err = c.writeStored(ctx, g, sel, out, theme)
+	} else {
+		if len(dirs) == 0 {
+			dirs = []string{"artifacts"} // AIPerf's default
+		}
+		out = cmp.Or(c.Output, filepath.Join(dirs[0], "plots"))
+		figs, notes, err = dirFigures(dirs, c.keep)
+		if err == nil {
+			drew = figureNames(figs)
+			paths, err = plot.Write(out, plot.Themed(figs, theme), c.Format, c.Width, c.Height)
+		}
 	}
-	paths, notes, err := writePlots(ctx, db, c.selection(), only, c.Output, c.Format, c.Width, c.Height, c.ConfidenceLevel)
 	if err != nil {
 		return err
 	}
 	for _, n := range notes {
 		fmt.Fprintf(g.Stderr, "note: %s\n", n)
 	}
-	fmt.Fprintf(g.Stdout, "wrote %d figures to %s (%s)\n", len(paths)/len(c.Format), c.Output, strings.Join(c.Format, ", "))
+	if c.Verbose {
+		for _, name := range drew {
+			fmt.Fprintf(g.Stderr, "drew %s\n", name)
+		}
+	}
+	fmt.Fprintf(g.Stdout, "wrote %d figures to %s (%s)\n", len(paths)/len(c.Format), out, strings.Join(c.Format, ", "))
 	return nil
+}
+
+// writeStored draws stored runs or sweeps.
+func (c *PlotCmd) writeStored(ctx context.Context, g *Globals, sel plot.Selection, out string, theme plot.Theme) ([]string, []string, error) {
+	db, err := openStoreToRead(g.Store)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	return writePlots(ctx, db, sel, c.keep, out, c.Format, c.Width, c.Height, c.ConfidenceLevel, theme)
+}
+
+// dirFigures reads the runs under the artifact directories and builds the
+// figures keep accepts: AIPerf's set and ours.
+func dirFigures(dirs []string, keep func(plot.Figure) bool) ([]plot.Figure, []string, error) {
+	d, err := plot.LoadDirs(dirs)
+	if err != nil {
+		return nil, nil, usageErr(err)
+	}
+	figs, notes := d.Figures()
+	notes = append(d.Notes, notes...)
+	figs = slices.DeleteFunc(figs, func(f plot.Figure) bool { return !keep(f) })
+	if len(figs) == 0 {
+		return nil, notes, fmt.Errorf("nothing to draw in %s: no figure has data (or matches --only)", strings.Join(dirs, ", "))
+	}
+	return figs, notes, nil
+}
+
+func figureNames(figs []plot.Figure) []string {
+	out := make([]string, len(figs))
+	for i, f := range figs {
+		out[i] = f.Name
+	}
+	return out
 }
 
 // writePlots draws the figures of a selection from db that keep accepts
 // into dir.
 func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func(plot.Figure) bool, dir string,
-	formats []string, w, h int, confidence float64) (paths, notes []string, err error) {
+	formats []string, w, h int, confidence float64, theme plot.Theme) (paths, notes []string, err error) {
 	d, err := plot.Load(ctx, db, sel, confidence)
 	if err != nil {
 		return nil, nil, refErr(err)
@@ -89,7 +172,7 @@ func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func
 	if len(figs) == 0 {
 		return nil, notes, fmt.Errorf("nothing to draw: no complete run in %s", strings.Join(append(sel.Sweeps, sel.Refs...), ", "))
 	}
-	paths, err = plot.Write(dir, figs, formats, w, h)
+	paths, err = plot.Write(dir, plot.Themed(figs, theme), formats, w, h)
 	return paths, notes, err
 }
 
@@ -102,7 +185,7 @@ func autoPlot(ctx context.Context, g *Globals, sel plot.Selection, dir string) {
 	if err == nil {
 		defer db.Close()
 		var paths []string
-		if paths, _, err = writePlots(ctx, db, sel, plot.Headline, dir, []string{"png"}, 1024, 640, 0.95); err == nil {
+		if paths, _, err = writePlots(ctx, db, sel, plot.Headline, dir, []string{"png"}, 1024, 640, 0.95, plot.Light); err == nil {
 			fmt.Fprintf(g.Stderr, "auto-plot: wrote %d figures to %s\n", len(paths), dir) // one format: a file each
 			return
 		}
