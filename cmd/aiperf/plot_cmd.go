@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -24,6 +25,7 @@ type PlotCmd struct {
 	Only            []string `name:"only" placeholder:"PATTERN" help:"Write only the figures whose name (the file's path under --output, without extension) matches PATTERN, a shell pattern: 'ttft_vs_throughput', 'bars_*', 'cells/*/cdf' (repeatable)."`
 	Output          string   `name:"output" short:"o" placeholder:"DIR" help:"Directory the figures are written to (default: <first path>/plots for artifact directories, as AIPerf; artifacts/plots for stored runs)."`
 	Format          []string `name:"format" default:"png,svg" placeholder:"png,svg" help:"Image formats: png, svg or both."`
+	Config          string   `name:"config" placeholder:"FILE" help:"AIPerf's plot config YAML for artifact directories: visualization.single_run_defaults and multi_run_defaults choose AIPerf's figures, multi_run_plots defines comparisons (pareto, scatter_line). Default: ~/.aiperf/plot_config.yaml when it exists, as AIPerf (never created here)."`
 	Theme           string   `name:"theme" enum:"light,dark" default:"light" help:"light (a white background) or dark (for slides), as AIPerf's --theme; every figure."`
 	Width           int      `name:"width" default:"1024" help:"Figure width in pixels (SVG: at 96 per inch)."`
 	Height          int      `name:"height" default:"640" help:"Figure height in pixels."`
@@ -79,6 +81,9 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 	if len(dirs) > 0 && stored {
 		return usageErr(fmt.Errorf("give artifact directories or stored runs (run ids, names, --sweep), not both: %s is a directory", dirs[0]))
 	}
+	if stored && c.Config != "" {
+		return usageErr(errors.New("--config chooses AIPerf's figures of artifact directories; stored runs are drawn without it"))
+	}
 	theme, err := plot.ParseTheme(c.Theme)
 	if err != nil {
 		return usageErr(err)
@@ -100,7 +105,13 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 			dirs = []string{"artifacts"} // AIPerf's default
 		}
 		out = cmp.Or(c.Output, filepath.Join(dirs[0], "plots"))
-		figs, notes, err = dirFigures(dirs, c.keep)
+		var cfg *plot.Config
+		if cfg, notes, err = plotConfig(c.Config); err != nil {
+			return usageErr(err)
+		}
+		var more []string
+		figs, more, err = dirFigures(dirs, cfg, c.keep)
+		notes = append(notes, more...)
 		if err == nil {
 			drew = figureNames(figs)
 			paths, err = plot.Write(out, plot.Themed(figs, theme), c.Format, c.Width, c.Height)
@@ -131,14 +142,37 @@ func (c *PlotCmd) writeStored(ctx context.Context, g *Globals, sel plot.Selectio
 	return writePlots(ctx, db, sel, c.keep, out, c.Format, c.Width, c.Height, c.ConfidenceLevel, theme)
 }
 
+// plotConfig reads AIPerf's plot config: file, else AIPerf's own
+// ~/.aiperf/plot_config.yaml when there is one (unreadable, it is set
+// aside with a note), else the default.
+func plotConfig(file string) (*plot.Config, []string, error) {
+	if file != "" {
+		cfg, err := plot.ReadConfig(file)
+		return cfg, nil, err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return plot.DefaultConfig(), nil, nil
+	}
+	own := filepath.Join(home, ".aiperf", "plot_config.yaml")
+	if _, err := os.Stat(own); err != nil {
+		return plot.DefaultConfig(), nil, nil
+	}
+	cfg, err := plot.ReadConfig(own)
+	if err != nil {
+		return plot.DefaultConfig(), []string{fmt.Sprintf("%s set aside (drawing every figure): %v", own, err)}, nil
+	}
+	return cfg, []string{"using AIPerf's plot config " + own}, nil
+}
+
 // dirFigures reads the runs under the artifact directories and builds the
-// figures keep accepts: AIPerf's set and ours.
-func dirFigures(dirs []string, keep func(plot.Figure) bool) ([]plot.Figure, []string, error) {
+// figures keep accepts: AIPerf's set (as cfg chooses) and ours.
+func dirFigures(dirs []string, cfg *plot.Config, keep func(plot.Figure) bool) ([]plot.Figure, []string, error) {
 	d, err := plot.LoadDirs(dirs)
 	if err != nil {
 		return nil, nil, usageErr(err)
 	}
-	figs, notes := d.Figures()
+	figs, notes := d.FiguresFor(cfg)
 	notes = append(d.Notes, notes...)
 	figs = slices.DeleteFunc(figs, func(f plot.Figure) bool { return !keep(f) })
 	if len(figs) == 0 {

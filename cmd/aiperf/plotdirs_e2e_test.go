@@ -159,6 +159,13 @@ func TestPlotDocMultiRun(t *testing.T) {
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assertFigures(t, filepath.Join(dir, runs[0], "plots"), aiperfs...)
 
+	// aiperf plot --config my_plots.yaml (the CLI reference's example):
+	// ./artifacts, AIPerf's figures as the config chooses.
+	writeFile(t, dir, "my_plots.yaml", "visualization:\n  multi_run_defaults: [ttft_vs_throughput]\n")
+	out = cli(t, dir, "plot", "--config", "my_plots.yaml", "--only", "pareto_curve_throughput_per_gpu_*", "--only", "ttft_vs_throughput")
+	require.Equal(t, ExitOK, out.code, out.stderr)
+	assert.Equal(t, "wrote 1 figures to "+filepath.Join("artifacts", "plots")+" (png, svg)\n", out.stdout)
+
 	// The per-GPU throughput is each run's output token throughput over the
 	// 2 GPUs its telemetry saw; a point per run, labelled by concurrency.
 	abs := make([]string, len(runs))
@@ -183,7 +190,9 @@ func TestPlotDocMultiRun(t *testing.T) {
 
 // TestPlotDirErrors: a directory without runs, a mix of directories and
 // stored runs, and a broken export are refused before anything is drawn,
-// naming what is wrong; a torn JSONL line is skipped with a note.
+// naming what is wrong; a torn JSONL line is skipped with a note. AIPerf's
+// plot config chooses its figures (--config, else ~/.aiperf/plot_config.yaml,
+// set aside when broken; a broken --config is refused at its line).
 func TestPlotDirErrors(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "empty"), 0o755))
@@ -211,6 +220,27 @@ func TestPlotDirErrors(t *testing.T) {
 	out := cli(t, dir, "plot", "run", "--only", "cdf", "--format", "svg")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Contains(t, out.stderr, "note: profile_export.jsonl: skipped 1 line(s) that are not records (line 5:")
+
+	// AIPerf's plot config: --config FILE, else its ~/.aiperf/plot_config.yaml.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	writeFile(t, filepath.Join(home, ".aiperf"), "plot_config.yaml", "visualization:\n  single_run_defaults: [ttft_over_time]\n")
+	out = cli(t, dir, "plot", "run", "--format", "svg", "--verbose")
+	require.Equal(t, ExitOK, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "note: using AIPerf's plot config "+filepath.Join(home, ".aiperf", "plot_config.yaml"))
+	assert.Contains(t, out.stdout, "wrote 3 figures")
+	assert.Contains(t, out.stderr, "drew ttft_over_time\ndrew cdf\ndrew timeline\n", "AIPerf's chosen figure, then ours")
+	writeFile(t, filepath.Join(home, ".aiperf"), "plot_config.yaml", "visualization:\n  single_run_defaults: [nope]\n")
+	out = cli(t, dir, "plot", "run", "--only", "cdf", "--format", "svg")
+	require.Equal(t, ExitOK, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "plot_config.yaml set aside (drawing every figure): plot config")
+	writeFile(t, dir, "my_plots.yaml", "visualization:\n  multi_run_plots:\n    x:\n      type: bar\n")
+	bad = cli(t, dir, "plot", "run", "--config", "my_plots.yaml")
+	assert.Equal(t, ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, `plot config my_plots.yaml:4: visualization.multi_run_plots.x.type: "bar"`)
+	bad = cli(t, dir, "plot", "--sweep", "s", "--config", "my_plots.yaml")
+	assert.Equal(t, ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, "--config chooses AIPerf's figures of artifact directories")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "run", "profile_export_aiperf.json"), []byte("{"), 0o644))
 	bad = cli(t, dir, "plot", "run")

@@ -97,23 +97,32 @@ func (d *Dirs) Single() bool {
 
 // Figures builds the selection's figures, AIPerf's and ours. One run:
 // AIPerf's over-time figures (ttft_over_time, itl_over_time,
-// latency_over_time, dispersed_throughput_over_time, ttft_timeline, the
-// timeslices_* with --slice-duration, gpu_utilization_and_throughput_over_time
-// with GPU telemetry), then our cdf and timeline. Several: AIPerf's
+// latency_over_time, dispersed_throughput_over_time, the timeslices_*
+// with --slice-duration, gpu_utilization_and_throughput_over_time with
+// GPU telemetry, ttft_timeline), then our cdf and timeline. Several: AIPerf's
 // comparisons (the per-GPU ones with GPU telemetry), our views and bars
 // (a series per path; ttft_vs_throughput's TTFT p99 view is
 // ttft_p99_vs_throughput), and per run label our cells/<label>/cdf (the
 // paths overlaid) and cells/<label>/timeline_<series>.
-func (d *Dirs) Figures() (figs []Figure, notes []string) {
+func (d *Dirs) Figures() (figs []Figure, notes []string) { return d.FiguresFor(DefaultConfig()) }
+
+// FiguresFor is Figures with AIPerf's figures chosen and defined by a plot
+// config.
+func (d *Dirs) FiguresFor(cfg *Config) (figs []Figure, notes []string) {
+	notes = slices.Clone(cfg.Notes)
 	runs, labels := d.all()
 	if len(runs) == 1 {
-		return singleFigures(runs[0], labels[0])
+		figs, more := singleFigures(runs[0], labels[0], cfg.SingleRun)
+		return figs, append(notes, more...)
 	}
-	for _, c := range comparisons {
-		if sc := comparisonOf(c, runs, labels); sc != nil {
+	for _, c := range cfg.comparisons() {
+		switch sc := comparisonOf(c, runs, labels); {
+		case sc != nil:
 			figs = append(figs, sc.Figure())
-		} else if strings.Contains(c.name, "per_gpu") {
+		case c.x.Metric == tagPerGPU || c.y.Metric == tagPerGPU:
 			notes = append(notes, c.name+": no run has GPU telemetry (aiperf profile --gpu-telemetry), so no throughput per GPU")
+		default:
+			notes = append(notes, fmt.Sprintf("%s: no run has both %s and %s", c.name, c.x, c.y))
 		}
 	}
 	var tables []table
@@ -138,7 +147,7 @@ func (d *Dirs) Figures() (figs []Figure, notes []string) {
 // singleFigures are one run's figures: AIPerf's over time, then ours. An
 // aggregate's are its first trial's over time, and its CDF a line per
 // trial.
-func singleFigures(r *artifacts.Run, label string) (figs []Figure, notes []string) {
+func singleFigures(r *artifacts.Run, label string, aiperfs []string) (figs []Figure, notes []string) {
 	reqs, trial := r.Requests, r
 	if r.Aggregate {
 		if len(r.Trials) == 0 {
@@ -147,25 +156,27 @@ func singleFigures(r *artifacts.Run, label string) (figs []Figure, notes []strin
 		trial, reqs = r.Trials[0], r.Trials[0].Requests
 		notes = append(notes, fmt.Sprintf("%s: the figures over time are of its first trial, %s", label, trial.Dir))
 	}
-	over := []*OverTime{
+	byName := map[string]Figure{}
+	for _, o := range []*OverTime{
 		perRequest("ttft_over_time", "TTFT per request over time", "TTFT (ms)", reqs, func(q artifacts.Request) float64 { return q.TTFTMs }),
 		perRequest("itl_over_time", "Inter-token latency per request over time", "ITL (ms)", reqs,
 			func(q artifacts.Request) float64 { return q.ITLMs }),
-		latencyOverTime(reqs), dispersedOverTime(reqs),
-	}
-	for _, o := range over {
+		latencyOverTime(reqs), dispersedOverTime(reqs), gpuOverTime(trial),
+	} {
 		if o != nil {
-			figs = append(figs, o.Figure())
+			byName[o.Name] = o.Figure()
 		}
 	}
 	if s := requestSpans(reqs); s != nil {
-		figs = append(figs, s.Figure())
+		byName[s.Name] = s.Figure()
 	}
 	for _, b := range timesliceBars(trial) {
-		figs = append(figs, b.Figure())
+		byName[b.Name] = b.Figure()
 	}
-	if g := gpuOverTime(trial); g != nil {
-		figs = append(figs, g.Figure())
+	for _, name := range aiperfs {
+		if f, ok := byName[name]; ok {
+			figs = append(figs, f)
+		}
 	}
 	var names []string
 	var sets []times

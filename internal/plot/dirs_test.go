@@ -98,7 +98,7 @@ func TestDirsSingleRun(t *testing.T) {
 	figs, notes := d.Figures()
 	assert.Empty(t, notes)
 	assert.Equal(t, []string{"ttft_over_time", "itl_over_time", "latency_over_time", "dispersed_throughput_over_time",
-		"ttft_timeline", "timeslices_ttft", "gpu_utilization_and_throughput_over_time", "cdf", "timeline"}, names(figs))
+		"timeslices_ttft", "gpu_utilization_and_throughput_over_time", "ttft_timeline", "cdf", "timeline"}, names(figs))
 	ttft := byName(t, figs, "ttft_over_time").Data.(*OverTime)
 	require.Len(t, ttft.Points, 20)
 	assert.InDelta(t, 30.6, ttft.Points[0].Y, 1.5, "the TTFT the JSONL holds")

@@ -20,33 +20,29 @@ const tagPerGPU = "output_token_throughput_per_gpu"
 // labelled with its concurrency; a pareto figure draws each series'
 // frontier, a scatter_line one joins its points in x order.
 type comparison struct {
-	name, title string
-	x, y        compare.Key
-	pareto      bool
+	name, title    string
+	x, y           compare.Key
+	pareto         bool
+	groups, labels string // columns: model, concurrency, run_name, experiment_group
 }
 
 // comparisons are AIPerf's multi_run_defaults, in its order.
 var comparisons = []comparison{
 	{"pareto_curve_throughput_per_gpu_vs_latency", "Pareto curve: token throughput per GPU vs latency",
-		compare.Key{Metric: metrics.TagRequestLatency, Stat: "avg"}, compare.Key{Metric: tagPerGPU, Stat: "avg"}, true},
+		compare.Key{Metric: metrics.TagRequestLatency, Stat: "avg"}, compare.Key{Metric: tagPerGPU, Stat: "avg"}, true, "model", "concurrency"},
 	{"pareto_curve_throughput_per_gpu_vs_interactivity", "Pareto curve: token throughput per GPU vs interactivity",
-		compare.Key{Metric: tagPerGPU, Stat: "avg"}, compare.Key{Metric: metrics.TagPerUserThroughput, Stat: "avg"}, false},
+		compare.Key{Metric: tagPerGPU, Stat: "avg"}, compare.Key{Metric: metrics.TagPerUserThroughput, Stat: "avg"}, false, "model", "concurrency"},
 	{"ttft_vs_throughput", "TTFT vs throughput",
-		compare.Key{Metric: metrics.TagTTFT, Stat: "avg"}, compare.Key{Metric: metrics.TagRequestThroughput, Stat: "avg"}, false},
-}
-
-// ComparisonNames are the names of AIPerf's multi-run figures.
-func ComparisonNames() []string {
-	out := make([]string, len(comparisons))
-	for i, c := range comparisons {
-		out[i] = c.name
-	}
-	return out
+		compare.Key{Metric: metrics.TagTTFT, Stat: "avg"}, compare.Key{Metric: metrics.TagRequestThroughput, Stat: "avg"}, false, "model", "concurrency"},
 }
 
 // statOf is a run's value of k, with its interval: the per-GPU throughput
 // is derived from the output token throughput and the GPU count.
 func statOf(r *artifacts.Run, k compare.Key) (Interval, bool) {
+	if k.Metric == "concurrency" {
+		c := float64(r.Concurrency)
+		return Interval{Mean: c, Low: math.NaN(), High: math.NaN()}, r.Concurrency > 0
+	}
 	div := 1.0
 	if k.Metric == tagPerGPU {
 		if r.GPUs == 0 {
@@ -84,24 +80,20 @@ func comparisonOf(c comparison, runs []*artifacts.Run, labels []string) *Scatter
 	if !c.pareto {
 		sc.Line = "line: in x order"
 	}
-	byModel := map[string]int{}
+	bySeries := map[string]int{}
 	for i, r := range runs {
 		x, okx := statOf(r, c.x)
 		y, oky := statOf(r, c.y)
 		if !okx || !oky {
 			continue
 		}
-		model := cmp.Or(r.Model, "runs")
-		j, ok := byModel[model]
+		group := column(r, labels[i], c.groups)
+		j, ok := bySeries[group]
 		if !ok {
-			j, byModel[model] = len(sc.Series), len(sc.Series)
-			sc.Series = append(sc.Series, Series{Name: model})
+			j, bySeries[group] = len(sc.Series), len(sc.Series)
+			sc.Series = append(sc.Series, Series{Name: group})
 		}
-		label := labels[i]
-		if r.Concurrency > 0 {
-			label = strconv.Itoa(r.Concurrency)
-		}
-		sc.Series[j].Points = append(sc.Series[j].Points, Point{Label: label, X: x, Y: y, Trials: r.N})
+		sc.Series[j].Points = append(sc.Series[j].Points, Point{Label: column(r, labels[i], c.labels), X: x, Y: y, Trials: r.N})
 	}
 	if len(sc.Series) == 0 {
 		return nil
@@ -117,6 +109,21 @@ func comparisonOf(c comparison, runs []*artifacts.Run, labels []string) *Scatter
 		slices.SortStableFunc(s.Frontier, func(a, b Point) int { return cmp.Compare(a.X.Mean, b.X.Mean) })
 	}
 	return sc
+}
+
+// column is a run's value of a grouping or labelling column: its model
+// ("runs" when unknown), its concurrency (its label when unknown), or its
+// label (run_name; experiment_group, as AIPerf without a classification).
+func column(r *artifacts.Run, label, col string) string {
+	switch col {
+	case "model":
+		return cmp.Or(r.Model, "runs")
+	case "concurrency":
+		if r.Concurrency > 0 {
+			return strconv.Itoa(r.Concurrency)
+		}
+	}
+	return label
 }
 
 // runsTable is our views' table of a set of runs: a label each, every
