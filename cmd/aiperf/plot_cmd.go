@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
+	"github.com/aiperf-go/aiperf/internal/plotserver"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -30,7 +33,10 @@ type PlotCmd struct {
 	Width           int      `name:"width" default:"1024" help:"Figure width in pixels (SVG: at 96 per inch)."`
 	Height          int      `name:"height" default:"640" help:"Figure height in pixels."`
 	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the whiskers (intervals of the mean over trials), in (0, 1)."`
-	Verbose         bool     `name:"verbose" help:"Say which run directories were found and which figures are drawn."`
+	Verbose         bool     `name:"verbose" help:"Say which figures are drawn."`
+	Dashboard       bool     `name:"dashboard" help:"Serve the figures on a local web page instead of writing them (AIPerf's dashboard mode; reload the page to read the runs again; Ctrl-C stops it)."`
+	Host            string   `name:"host" default:"127.0.0.1" help:"Address the dashboard listens on (only with --dashboard)."`
+	Port            int      `name:"port" default:"8050" help:"Port the dashboard listens on (only with --dashboard; 0 picks a free one)."`
 }
 
 // Validate checks the arguments before anything is read.
@@ -74,49 +80,24 @@ func (c *PlotCmd) keep(f plot.Figure) bool {
 }
 
 // Run reads the runs, from their directories or the store, and writes
-// their figures.
+// their figures (or, with --dashboard, serves them).
 func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
-	dirs, refs := c.split()
-	stored := len(refs) > 0 || len(c.Sweep) > 0
-	if len(dirs) > 0 && stored {
-		return usageErr(fmt.Errorf("give artifact directories or stored runs (run ids, names, --sweep), not both: %s is a directory", dirs[0]))
-	}
-	if stored && c.Config != "" {
-		return usageErr(errors.New("--config chooses AIPerf's figures of artifact directories; stored runs are drawn without it"))
-	}
 	theme, err := plot.ParseTheme(c.Theme)
 	if err != nil {
 		return usageErr(err)
 	}
-	var (
-		figs        []plot.Figure
-		notes       []string
-		out         = cmp.Or(c.Output, filepath.Join("artifacts", "plots"))
-		paths, drew []string
-	)
-	if stored {
-		sel := plot.Selection{Sweeps: c.Sweep, Refs: refs}
-		if err := sel.Validate(); err != nil {
-			return usageErr(err)
-		}
-		paths, notes, err = c.writeStored(ctx, g, sel, out, theme)
-	} else {
-		if len(dirs) == 0 {
-			dirs = []string{"artifacts"} // AIPerf's default
-		}
-		out = cmp.Or(c.Output, filepath.Join(dirs[0], "plots"))
-		var cfg *plot.Config
-		if cfg, notes, err = plotConfig(c.Config); err != nil {
-			return usageErr(err)
-		}
-		var more []string
-		figs, more, err = dirFigures(dirs, cfg, c.keep)
-		notes = append(notes, more...)
-		if err == nil {
-			drew = figureNames(figs)
-			paths, err = plot.Write(out, plot.Themed(figs, theme), c.Format, c.Width, c.Height)
-		}
+	src, out, err := c.source(ctx, g)
+	if err != nil {
+		return err
 	}
+	if c.Dashboard {
+		return c.serve(ctx, g, src, theme)
+	}
+	figs, notes, err := src()
+	if err != nil {
+		return err
+	}
+	paths, err := plot.Write(out, plot.Themed(figs, theme), c.Format, c.Width, c.Height)
 	if err != nil {
 		return err
 	}
@@ -124,22 +105,63 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 		fmt.Fprintf(g.Stderr, "note: %s\n", n)
 	}
 	if c.Verbose {
-		for _, name := range drew {
-			fmt.Fprintf(g.Stderr, "drew %s\n", name)
+		for _, f := range figs {
+			fmt.Fprintf(g.Stderr, "drew %s\n", f.Name)
 		}
 	}
 	fmt.Fprintf(g.Stdout, "wrote %d figures to %s (%s)\n", len(paths)/len(c.Format), out, strings.Join(c.Format, ", "))
 	return nil
 }
 
-// writeStored draws stored runs or sweeps.
-func (c *PlotCmd) writeStored(ctx context.Context, g *Globals, sel plot.Selection, out string, theme plot.Theme) ([]string, []string, error) {
-	db, err := openStoreToRead(g.Store)
-	if err != nil {
-		return nil, nil, err
+// source checks what to draw and returns how to read its figures (those
+// --only keeps) and where they go by default: artifact directories (the
+// arguments naming one, else ./artifacts, as AIPerf) or stored runs.
+func (c *PlotCmd) source(ctx context.Context, g *Globals) (plotserver.Source, string, error) {
+	dirs, refs := c.split()
+	stored := len(refs) > 0 || len(c.Sweep) > 0
+	switch {
+	case len(dirs) > 0 && stored:
+		return nil, "", usageErr(fmt.Errorf("give artifact directories or stored runs (run ids, names, --sweep), not both: %s is a directory", dirs[0]))
+	case stored && c.Config != "":
+		return nil, "", usageErr(errors.New("--config chooses AIPerf's figures of artifact directories; stored runs are drawn without it"))
+	case stored:
+		sel := plot.Selection{Sweeps: c.Sweep, Refs: refs}
+		if err := sel.Validate(); err != nil {
+			return nil, "", usageErr(err)
+		}
+		src := func() ([]plot.Figure, []string, error) {
+			db, err := openStoreToRead(g.Store)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer db.Close()
+			return storedFigures(ctx, db, sel, c.keep, c.ConfidenceLevel)
+		}
+		return src, cmp.Or(c.Output, filepath.Join("artifacts", "plots")), nil
 	}
-	defer db.Close()
-	return writePlots(ctx, db, sel, c.keep, out, c.Format, c.Width, c.Height, c.ConfidenceLevel, theme)
+	if len(dirs) == 0 {
+		dirs = []string{"artifacts"} // AIPerf's default
+	}
+	cfg, notes, err := plotConfig(c.Config)
+	if err != nil {
+		return nil, "", usageErr(err)
+	}
+	src := func() ([]plot.Figure, []string, error) {
+		figs, more, err := dirFigures(dirs, cfg, c.keep)
+		return figs, append(slices.Clone(notes), more...), err
+	}
+	return src, cmp.Or(c.Output, filepath.Join(dirs[0], "plots")), nil
+}
+
+// serve is --dashboard: the figures on a local web page until Ctrl-C.
+func (c *PlotCmd) serve(ctx context.Context, g *Globals, src plotserver.Source, theme plot.Theme) error {
+	if _, _, err := src(); err != nil { // refused before listening, as a write would be
+		return err
+	}
+	s := plotserver.New(src, theme, c.Width, c.Height)
+	return s.Serve(ctx, net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), func(url string) {
+		fmt.Fprintf(g.Stderr, "dashboard: %s (Ctrl-C stops it)\n", url)
+	})
 }
 
 // plotConfig reads AIPerf's plot config: file, else AIPerf's own
@@ -181,18 +203,9 @@ func dirFigures(dirs []string, cfg *plot.Config, keep func(plot.Figure) bool) ([
 	return figs, notes, nil
 }
 
-func figureNames(figs []plot.Figure) []string {
-	out := make([]string, len(figs))
-	for i, f := range figs {
-		out[i] = f.Name
-	}
-	return out
-}
-
-// writePlots draws the figures of a selection from db that keep accepts
-// into dir.
-func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func(plot.Figure) bool, dir string,
-	formats []string, w, h int, confidence float64, theme plot.Theme) (paths, notes []string, err error) {
+// storedFigures are the figures of a selection from db that keep accepts.
+func storedFigures(ctx context.Context, db *store.DB, sel plot.Selection, keep func(plot.Figure) bool,
+	confidence float64) ([]plot.Figure, []string, error) {
 	d, err := plot.Load(ctx, db, sel, confidence)
 	if err != nil {
 		return nil, nil, refErr(err)
@@ -206,7 +219,18 @@ func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func
 	if len(figs) == 0 {
 		return nil, notes, fmt.Errorf("nothing to draw: no complete run in %s", strings.Join(append(sel.Sweeps, sel.Refs...), ", "))
 	}
-	paths, err = plot.Write(dir, plot.Themed(figs, theme), formats, w, h)
+	return figs, notes, nil
+}
+
+// writePlots draws the figures of a selection from db that keep accepts
+// into dir.
+func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func(plot.Figure) bool, dir string,
+	formats []string, w, h int, confidence float64) (paths, notes []string, err error) {
+	figs, notes, err := storedFigures(ctx, db, sel, keep, confidence)
+	if err != nil {
+		return nil, notes, err
+	}
+	paths, err = plot.Write(dir, figs, formats, w, h)
 	return paths, notes, err
 }
 
@@ -219,7 +243,7 @@ func autoPlot(ctx context.Context, g *Globals, sel plot.Selection, dir string) {
 	if err == nil {
 		defer db.Close()
 		var paths []string
-		if paths, _, err = writePlots(ctx, db, sel, plot.Headline, dir, []string{"png"}, 1024, 640, 0.95, plot.Light); err == nil {
+		if paths, _, err = writePlots(ctx, db, sel, plot.Headline, dir, []string{"png"}, 1024, 640, 0.95); err == nil {
 			fmt.Fprintf(g.Stderr, "auto-plot: wrote %d figures to %s\n", len(paths), dir) // one format: a file each
 			return
 		}

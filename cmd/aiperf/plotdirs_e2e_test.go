@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"image/png"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -246,4 +253,53 @@ func TestPlotDirErrors(t *testing.T) {
 	bad = cli(t, dir, "plot", "run")
 	assert.Equal(t, ExitUsage, bad.code)
 	assert.Contains(t, bad.stderr, filepath.Join("run", "profile_export_aiperf.json")+": unexpected end of JSON input")
+}
+
+// TestPlotDocDashboard runs plot.md's "Interactive Dashboard Mode" lines
+// (`aiperf plot path/to/runs --dashboard`, `aiperf plot --dashboard --port
+// 9000` on a free port, `--theme dark`): the page lists the run's figures,
+// serves each as SVG, and Ctrl-C (the context) stops it with exit 0.
+func TestPlotDocDashboard(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 5, ITL: 1})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--request-count", "6", "--artifact-dir", filepath.Join("path", "to", "runs"), "--no-store")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	require.NoError(t, l.Close())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stdout bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"--store", filepath.Join(dir, "aiperf.db"), "plot", filepath.Join("path", "to", "runs"),
+			"--dashboard", "--port", port, "--theme", "dark"}, &stdout, pw)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	require.True(t, lines.Scan(), "the dashboard says where it listens")
+	url, ok := strings.CutPrefix(lines.Text(), "dashboard: ")
+	require.True(t, ok, lines.Text())
+	url = strings.TrimSuffix(url, " (Ctrl-C stops it)")
+	assert.Equal(t, "http://127.0.0.1:"+port+"/", url)
+	res, err := http.Get(url)
+	require.NoError(t, err)
+	page, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `<img src="figure/ttft_over_time.svg?theme=dark"`)
+	res, err = http.Get(url + "figure/ttft_over_time.svg?theme=dark")
+	require.NoError(t, err)
+	svg, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.True(t, strings.Contains(string(svg), "fill:#1A1A1A"), "dark")
+	cancel()
+	go io.Copy(io.Discard, pr) //nolint:errcheck // drain until run returns
+	assert.Equal(t, ExitOK, <-code)
+	assert.NoDirExists(t, filepath.Join(dir, "path", "to", "runs", "plots"), "the dashboard writes no file")
 }
