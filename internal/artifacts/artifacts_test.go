@@ -235,3 +235,26 @@ func TestLoadBounds(t *testing.T) {
 	_, err = Load(dir)
 	assert.ErrorContains(t, err, `no "Unit" column`)
 }
+
+// BenchmarkLoad reads a run of 100,000 requests: the reader is one pass
+// over the file, linear in its lines.
+func BenchmarkLoad(b *testing.B) {
+	dir := b.TempDir()
+	var sb strings.Builder
+	for i := range 100_000 {
+		sb.WriteString(jsonl(float64(i), 10, 40, 16, i%100 == 0))
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileJSONL), []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileJSON), []byte(exportJSON("m", 1)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	for b.Loop() {
+		r, err := Load(dir)
+		if err != nil || len(r.Requests) != 100_000 {
+			b.Fatal(err)
+		}
+	}
+}
