@@ -45,7 +45,7 @@ type CLI struct {
 	Sweep      SweepCmd      `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
 	Runs       RunsCmd       `cmd:"" help:"List, show, export and delete stored runs."`
 	Compare    CompareCmd    `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
-	Plot       PlotCmd       `cmd:"" help:"Draw stored runs or sweeps as PNG and SVG: Pareto views, bars, CDFs, timelines."`
+	Plot       PlotCmd       `cmd:"" help:"Draw runs as PNG and SVG, from their artifact directories (as AIPerf's plot: its figures over time and comparisons, next to ours) or the store: Pareto views, bars, CDFs, timelines."`
 	Config     ConfigCmd     `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
 	Report     ReportCmd     `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
 	MockServer MockServerCmd `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
