@@ -30,6 +30,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -261,6 +262,12 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
+	if c.p.SequenceDistribution != "" {
+		if o.SeqDist, err = seqdist.Parse(c.p.SequenceDistribution); err != nil {
+			return &InputError{fmt.Errorf("--seq-dist: %w (nothing was sent)", err)}
+		}
+		fmt.Fprintf(c.log, "sequence distribution: %s\n", o.SeqDist)
+	}
 	c.sizeForTemplate(ctx, &o, chat)
 	detected, err := timestamped(c.p)
 	if err != nil {

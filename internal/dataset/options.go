@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 )
 
 // Input file types (--custom-dataset-type) and public datasets
@@ -49,6 +51,10 @@ type Options struct {
 	// output_length wins over the drawn value.
 	OSLMean   int
 	OSLStddev float64
+	// SeqDist, when set, replaces ISL* and OSL*: each synthetic
+	// conversation draws its lengths from one bucket of the mixture
+	// (--seq-dist), its OSL always giving max_tokens.
+	SeqDist *seqdist.Dist
 	// Entries is the number of distinct prompts (--num-dataset-entries).
 	// For Open it is the number of synthetic conversations and random_pool
 	// samples; 0 means Conversations, or DefaultEntries if that is 0 too
