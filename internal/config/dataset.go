@@ -115,7 +115,7 @@ func (d *decoder) promptFields() []field {
 		{keys("osl"), d.osl()},
 		{keys("batch_size"), d.opt("prompt_batch_size")},
 		{keys("block_size"), d.opt("prompt_input_tokens_block_size")},
-		{keys("sequence_distribution"), d.notYet("sequence_distribution: (mixed ISL/OSL pairs)", "use a zip or scenarios sweep")},
+		{keys("sequence_distribution"), d.sequenceDistribution},
 		{keys("corpus"), d.notYet("corpus: (other prompt corpora)", "")},
 	}
 }
