@@ -269,6 +269,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		fmt.Fprintf(c.log, "sequence distribution: %s\n", o.SeqDist)
 	}
 	c.sizeForTemplate(ctx, &o, chat)
+	c.sizeForCacheBust(&o)
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}

@@ -105,7 +105,7 @@ func (d *decoder) syntheticFields(path string) []field {
 		{keys("audio"), d.notYet("audio: (synthetic audio)", "")},
 		{keys("video"), d.notYet("video: (synthetic video)", "")},
 		{keys("rankings"), d.notYet("rankings: in a config file", "use aiperf profile's --rankings-* flags")},
-		{keys("cache_bust"), d.notYet("cache_bust:", "")},
+		{keys("cache_bust"), d.cacheBust},
 	}
 }
 
@@ -116,6 +116,7 @@ func (d *decoder) promptFields() []field {
 		{keys("batch_size"), d.opt("prompt_batch_size")},
 		{keys("block_size"), d.opt("prompt_input_tokens_block_size")},
 		{keys("sequence_distribution"), d.sequenceDistribution},
+		{keys("cache_bust"), d.cacheBust},
 		{keys("corpus"), d.notYet("corpus: (other prompt corpora)", "")},
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/seqdist"
 )
 
@@ -96,4 +97,16 @@ func (d *decoder) bucket(path string, v *yaml.Node) (seqdist.Bucket, bool) {
 		}
 	}
 	return b, len(d.errs) == errs
+}
+
+// cacheBust reads prompts.cache_bust: AIPerf's {target: TARGET}, or the
+// target alone.
+func (d *decoder) cacheBust(path string, v *yaml.Node) {
+	targets := []string{plan.CacheBustNone, plan.CacheBustSystemPrefix, plan.CacheBustSystemSuffix, plan.CacheBustFirstTurnPrefix,
+		plan.CacheBustFirstTurnSuffix, plan.CacheBustWarmupIsolationSystem, plan.CacheBustWarmupIsolationFirstTurn}
+	if v.Kind != yaml.MappingNode {
+		d.opt("cache_bust", targets...)(path, v)
+		return
+	}
+	d.fields(v, path, []field{{keys("target"), d.opt("cache_bust", targets...)}})
 }

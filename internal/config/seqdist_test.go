@@ -63,3 +63,14 @@ func TestSequenceDistributionErrors(t *testing.T) {
 		})
 	}
 }
+
+// prompts.cache_bust: {target}, as AIPerf's cache-bust-targets.md writes it.
+func TestCacheBustTarget(t *testing.T) {
+	f, err := parse("models: [m]", "endpoint: {urls: [http://localhost:8000]}", "datasets:", "  - name: main",
+		"    type: synthetic", "    prompts:", "      isl: 512", "      osl: 128", "      cache_bust:",
+		"        target: warmup_isolation_first_turn", "    prefix_prompts:", "      shared_system_length: 512")
+	require.NoError(t, err)
+	assert.Equal(t, "warmup_isolation_first_turn", f.Profile.CacheBust)
+	_, err = parse("models: [m]", "endpoint: {urls: [http://localhost:8000]}", "dataset:", "  prompts: {cache_bust: {target: sometimes}}")
+	assert.ErrorContains(t, err, `datasets[0].prompts.cache_bust.target: expected none | system_prefix | system_suffix`)
+}

@@ -173,6 +173,9 @@ type Profile struct {
 	SharedSystemPromptLength   *int `json:"shared_system_prompt_length,omitempty" name:"shared-system-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"One system prompt of this many tokens, sent first in every request of every session."`
 	UserContextPromptLength    *int `json:"user_context_prompt_length,omitempty" name:"user-context-prompt-length" group:"Prefix prompt" placeholder:"TOKENS" help:"A user context of this many tokens per conversation, sent after the system prompt in each of its requests."`
 
+	// Cache bust (AIPerf's --cache-bust targets; bench/cachebust.go).
+	CacheBust string `json:"cache_bust,omitempty" name:"cache-bust" enum:",none,system_prefix,system_suffix,first_turn_prefix,first_turn_suffix,warmup_isolation_system,warmup_isolation_first_turn" default:"" group:"Prefix prompt" placeholder:"TARGET" help:"Defeat the server's prefix cache without a reset, AIPerf's targets: system_prefix, system_suffix, first_turn_prefix, first_turn_suffix put a marker [rid:<12 hex>] unique to each session at the start or end of its system message (else its first user turn) or first user turn; warmup_isolation_system, warmup_isolation_first_turn put [warmup] there in warmup requests only, so profiling reuses none of the warmup's work (default none)."`
+
 	// Output.
 	ProfileExportPrefix string `json:"profile_export_prefix,omitempty" name:"profile-export-prefix" aliases:"profile-export-file" group:"Output" placeholder:"NAME" help:"Base name of every export file in the artifact directory: NAME.json, NAME.csv, NAME.jsonl, NAME_server_metrics.json, ... (a known suffix such as .json is dropped first)."`
 	// SummaryFormats is the YAML's artifacts.summary (AIPerf): the summary

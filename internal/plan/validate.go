@@ -140,6 +140,7 @@ func (p *Profile) Check() error {
 	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
+	v.cacheBust(p)
 	v.synthesis(p)
 	v.scrape(p)
 	v.hooks(p)
