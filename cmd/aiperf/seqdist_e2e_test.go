@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -144,4 +145,26 @@ func TestSequenceDistributionRefused(t *testing.T) {
 		`(a whole number of tokens), got "x:30"`)
 	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
 	assert.False(t, strings.Contains(inv.stdout, "Request Latency"))
+}
+
+// A recorded hour of think time is not replayed with --ignore-trace-delays
+// or --inter-turn-delay-cap-seconds 0: every turn is sent (the 2-minute
+// context is a hang guard: without them the run waits the hour).
+func TestTraceDelayControls(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	for _, flags := range [][]string{{"--ignore-trace-delays"}, {"--inter-turn-delay-cap-seconds", "0"}} {
+		dir := t.TempDir()
+		writeFile(t, dir, "chats.jsonl", `{"session_id": "a", "turns": [{"text": "hi", "output_length": 3}, `+
+			`{"text": "again", "delay": 3600000, "output_length": 3}]}`+"\n")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		inv := cliCtx(ctx, t, dir, append([]string{"profile", "-m", "m", "--url", m.URL, "--input-file", "chats.jsonl",
+			"--custom-dataset-type", "multi_turn", "--conversation-num", "1", "--no-store"}, flags...)...)
+		cancel()
+		require.Equal(t, ExitOK, inv.code, "%v: %s", flags, inv.stderr)
+		assert.Contains(t, inv.stdout, "Request Count", flags)
+	}
+	inv := cli(t, t.TempDir(), "profile", "-m", "m", "--url", m.URL, "--ignore-trace-delays", "--inter-turn-delay-cap-seconds=-1")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--ignore-trace-delays applies to the timestamps and delays of --input-file's turns")
+	assert.Contains(t, inv.stderr, "--inter-turn-delay-cap-seconds must be between 0 and 86400, got -1")
 }

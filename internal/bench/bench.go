@@ -439,6 +439,10 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		Sampling:           p.DatasetSamplingStrategy,
 		SharedSystemLength: derefInt(p.SharedSystemPromptLength),
 		UserContextLength:  derefInt(p.UserContextPromptLength),
+		IgnoreDelays:       p.IgnoreTraceDelays,
+	}
+	if x := p.InterTurnDelayCapSeconds; x != nil {
+		o.DelayCapMs = plan.Ptr(*x * 1000)
 	}
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean

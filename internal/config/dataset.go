@@ -148,7 +148,7 @@ func (d *decoder) fileFields() []field {
 		{keys("synthesis"), d.notYet("synthesis: (trace transformation)", "")},
 		{keys("prompts"), d.notYet("prompts: on a file dataset", "")},
 		{keys("trace_session_sample_ratio"), d.notYet("trace_session_sample_ratio:", "")},
-		{keys("inter_turn_delay_cap_seconds"), d.notYet("inter_turn_delay_cap_seconds:", "")},
+		{keys("inter_turn_delay_cap_seconds"), d.opt("inter_turn_delay_cap_seconds")},
 		{keys("max_idle_gap_cap_seconds"), d.notYet("max_idle_gap_cap_seconds:", "")},
 		{keys("replay_speedup"), d.opt("replay_speedup")},
 		{keys("open_loop_replay"), d.notYetUnless("true", "open_loop_replay: false", "")},

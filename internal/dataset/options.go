@@ -124,6 +124,12 @@ type Options struct {
 	StartOffsetMs *float64
 	EndOffsetMs   *float64
 
+	// IgnoreDelays drops the timestamps and delays of a file's turns,
+	// unless FixedSchedule (--ignore-trace-delays); DelayCapMs, when set,
+	// clamps each turn's delay (--inter-turn-delay-cap-seconds).
+	IgnoreDelays bool
+	DelayCapMs   *float64
+
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.
 	Sampling string

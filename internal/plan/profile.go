@@ -147,6 +147,8 @@ type Profile struct {
 	FixedScheduleStartOffset *int     `json:"fixed_schedule_start_offset,omitempty" name:"fixed-schedule-start-offset" group:"Input" placeholder:"MS" help:"Replay only records at or after this timestamp (ms); it becomes the schedule's zero."`
 	FixedScheduleEndOffset   *int     `json:"fixed_schedule_end_offset,omitempty" name:"fixed-schedule-end-offset" group:"Input" placeholder:"MS" help:"Replay only records at or before this timestamp (ms)."`
 	ReplaySpeedup            *float64 `json:"replay_speedup,omitempty" name:"replay-speedup" group:"Input" placeholder:"X" help:"Replay a fixed schedule X times faster (timestamps divided by X)."`
+	IgnoreTraceDelays        bool     `json:"ignore_trace_delays,omitempty" name:"ignore-trace-delays" group:"Input" help:"Drop the timestamps and delays of a file's turns at load, so that --concurrency or --request-rate sends them back to back instead of replaying the recorded gaps; no effect on a fixed schedule (add --no-fixed-schedule to a timestamped trace)."`
+	InterTurnDelayCapSeconds *float64 `json:"inter_turn_delay_cap_seconds,omitempty" name:"inter-turn-delay-cap-seconds" group:"Input" placeholder:"SECONDS" help:"Clamp each delay of a file's turns to at most this many seconds."`
 
 	// Conversations (multi-turn sessions).
 	ConversationNum             *int     `json:"conversation_num,omitempty" name:"conversation-num" aliases:"num-conversations,num-sessions" group:"Conversation input" placeholder:"N" help:"Sessions to run: no new session starts after N, started ones finish (aliases --num-conversations, --num-sessions)."`
