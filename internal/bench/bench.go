@@ -30,6 +30,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -261,7 +262,14 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
+	if c.p.SequenceDistribution != "" {
+		if o.SeqDist, err = seqdist.Parse(c.p.SequenceDistribution); err != nil {
+			return &InputError{fmt.Errorf("--seq-dist: %w (nothing was sent)", err)}
+		}
+		fmt.Fprintf(c.log, "sequence distribution: %s\n", o.SeqDist)
+	}
 	c.sizeForTemplate(ctx, &o, chat)
+	c.sizeForCacheBust(&o)
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
@@ -431,6 +439,10 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		Sampling:           p.DatasetSamplingStrategy,
 		SharedSystemLength: derefInt(p.SharedSystemPromptLength),
 		UserContextLength:  derefInt(p.UserContextPromptLength),
+		IgnoreDelays:       p.IgnoreTraceDelays,
+	}
+	if x := p.InterTurnDelayCapSeconds; x != nil {
+		o.DelayCapMs = plan.Ptr(*x * 1000)
 	}
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean
