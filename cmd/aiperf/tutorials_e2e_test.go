@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,8 +26,21 @@ type tutorial struct {
 	change string // what differs from it, besides the address
 	args   []string
 	mock   mock.Config
+	// servers are the host:port the command line (and env) names, each
+	// replaced by a mock of its own built from mock (default: localhost:8000).
+	servers []string
+	// env is set for the run, its values' servers replaced as the args'.
+	env    map[string]string
 	trials bool // it runs trials as subprocesses
 	check  func(t *testing.T, dir string)
+	// after, when set, checks the run with what each server became.
+	after func(t *testing.T, dir string, servers map[string]tutorialServer)
+}
+
+// tutorialServer is the mock that stands for one server of a tutorial.
+type tutorialServer struct {
+	host     string // its host:port
+	requests int    // the inference requests (/v1/...) it answered
 }
 
 // TestAIPerfTutorials runs the command lines of AIPerf's tutorials as an
@@ -150,23 +166,131 @@ func TestAIPerfTutorials(t *testing.T) {
 				assert.Len(t, csvs, 1)
 			},
 		},
+		"multi-URL round robin": {
+			doc:     "docs/tutorials/multi-url-load-balancing.md (Usage: Round-robin across two servers)",
+			change:  "--request-count 40 instead of 100",
+			args:    []string{"profile", "--model", "llama", "--url", "http://server1:8000", "--url", "http://server2:8000", "--request-rate", "20", "--request-count", "40"},
+			mock:    mock.Config{Fast: true},
+			servers: []string{"server1:8000", "server2:8000"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 40.0, metricAvg(t, onlyExport(t, dir), "request_count"))
+				assert.Equal(t, 20, at["server1:8000"].requests, "round robin: half each")
+				assert.Equal(t, 20, at["server2:8000"].requests)
+			},
+		},
+		"multi-URL on one node": {
+			doc:    "docs/tutorials/multi-url-load-balancing.md (Usage: Multi-GPU scaling on a single node)",
+			change: "--benchmark-duration 2 instead of 60",
+			args: []string{"profile", "--model", "llama", "--url", "http://localhost:8000", "--url", "http://localhost:8001",
+				"--url", "http://localhost:8002", "--url", "http://localhost:8003", "--concurrency", "32", "--benchmark-duration", "2"},
+			mock:    mock.Config{TTFT: 20, ITL: 1},
+			servers: []string{"localhost:8000", "localhost:8001", "localhost:8002", "localhost:8003"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				lo, hi := at["localhost:8000"].requests, at["localhost:8000"].requests
+				for _, s := range at {
+					lo, hi = min(lo, s.requests), max(hi, s.requests)
+				}
+				assert.Positive(t, lo)
+				assert.LessOrEqual(t, hi-lo, 1, "round robin over four: counts differ by one at most (%v)", at)
+			},
+		},
+		"multi-URL strategy": {
+			doc:     "docs/tutorials/multi-url-load-balancing.md (URL Selection Strategy)",
+			args:    []string{"profile", "--model", "llama", "--url", "http://server1:8000", "--url", "http://server2:8000", "--url-strategy", "round_robin", "--request-count", "100"},
+			mock:    mock.Config{Fast: true},
+			servers: []string{"server1:8000", "server2:8000"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 50, at["server1:8000"].requests)
+				assert.Equal(t, 50, at["server2:8000"].requests)
+			},
+		},
+		"server metrics from several endpoints": {
+			doc:    "docs/tutorials/server-metrics.md (Example Workflow: Benchmarking Dynamo, Run AIPerf with Server Metrics)",
+			change: "--request-count 200 instead of 1000; the Dynamo frontend and component metrics (localhost:9007, localhost:9009) are two more mocks",
+			args: []string{"profile", "--model", "meta-llama/Llama-3.1-8B", "--endpoint-type", "chat", "--endpoint", "/v1/chat/completions",
+				"--url", "localhost:8000", "--streaming", "--synthetic-input-tokens-mean", "1024", "--output-tokens-mean", "640",
+				"--concurrency", "100", "--request-count", "200", "--server-metrics", "http://localhost:9007/metrics", "http://localhost:9009/metrics"},
+			mock:    mock.Config{Fast: true},
+			servers: []string{"localhost:8000", "localhost:9007", "localhost:9009"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 200.0, metricAvg(t, onlyExport(t, dir), "request_count"))
+				files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "server_metrics_export.json"))
+				require.Len(t, files, 1)
+				b, err := os.ReadFile(files[0])
+				require.NoError(t, err)
+				for _, host := range []string{"localhost:8000", "localhost:9007", "localhost:9009"} {
+					assert.Contains(t, string(b), "http://"+at[host].host+"/metrics", "%s scraped", host)
+				}
+			},
+		},
+		"bare --gpu-telemetry": {
+			doc: "docs/tutorials/gpu-telemetry.md (1: Using Dynamo, Run AIPerf Benchmark)",
+			change: "the default DCGM exporters are localhost:9400 (nothing there) and the mock's GPUs at localhost:9401, " +
+				"through AIPerf's AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS (the mock serves them at /dcgm/metrics)",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--endpoint", "/v1/chat/completions",
+				"--streaming", "--url", "localhost:8000", "--synthetic-input-tokens-mean", "100", "--synthetic-input-tokens-stddev", "0",
+				"--output-tokens-mean", "200", "--output-tokens-stddev", "0", "--extra-inputs", "min_tokens:200",
+				"--extra-inputs", "ignore_eos:true", "--concurrency", "4", "--request-count", "64", "--warmup-request-count", "1",
+				"--num-dataset-entries", "8", "--random-seed", "100", "--gpu-telemetry"},
+			mock:    mock.Config{Fast: true, GPUMetrics: true, GPUs: 1},
+			servers: []string{"localhost:8000", "localhost:9401"},
+			env:     map[string]string{"AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS": "http://localhost:9400/metrics,http://localhost:9401/dcgm/metrics"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				exp := onlyExport(t, dir)
+				assert.Equal(t, 64.0, metricAvg(t, exp, "request_count"))
+				assert.Contains(t, exp, "telemetry_data", "the mock's GPU, found at a default exporter")
+				assert.Contains(t, fmt.Sprint(exp["telemetry_data"]), at["localhost:9401"].host)
+				assert.NotContains(t, fmt.Sprint(exp["telemetry_data"]), "localhost:9400", "nothing there: left out")
+			},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if c.trials {
 				subprocesses(t)
 			}
-			m := startMock(t, c.mock)
-			u, err := url.Parse(m.URL)
-			require.NoError(t, err)
+			servers := c.servers
+			if servers == nil {
+				servers = []string{"localhost:8000"}
+			}
+			var pairs []string
+			counts := make([]*atomic.Int64, len(servers))
+			for i, host := range servers {
+				n := &atomic.Int64{}
+				counts[i] = n
+				m := startMockBehind(t, c.mock, func(next http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if strings.HasPrefix(r.URL.Path, "/v1/") {
+							n.Add(1)
+						}
+						next.ServeHTTP(w, r)
+					})
+				})
+				u, err := url.Parse(m.URL)
+				require.NoError(t, err)
+				pairs = append(pairs, host, u.Host)
+			}
+			swap := strings.NewReplacer(pairs...)
 			dir := t.TempDir()
-			writeFile(t, dir, "isl.yaml", strings.ReplaceAll(string(isl), "localhost:8000", u.Host))
+			writeFile(t, dir, "isl.yaml", swap.Replace(string(isl)))
 			args := make([]string, len(c.args))
 			for i, a := range c.args {
-				args[i] = strings.ReplaceAll(a, "localhost:8000", u.Host)
+				args[i] = swap.Replace(a)
+			}
+			for k, v := range c.env {
+				t.Setenv(k, swap.Replace(v))
 			}
 			inv := cli(t, dir, args...)
 			require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
-			c.check(t, dir)
+			if c.check != nil {
+				c.check(t, dir)
+			}
+			if c.after != nil {
+				at := map[string]tutorialServer{}
+				for i, host := range servers {
+					at[host] = tutorialServer{host: pairs[2*i+1], requests: int(counts[i].Load())}
+				}
+				c.after(t, dir, at)
+			}
 		})
 	}
 }
