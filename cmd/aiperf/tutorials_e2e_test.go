@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -31,7 +32,8 @@ type tutorial struct {
 	servers []string
 	// env is set for the run, its values' servers replaced as the args'.
 	env    map[string]string
-	trials bool // it runs trials as subprocesses
+	trials bool     // it runs trials as subprocesses
+	stdout []string // what the console must show
 	check  func(t *testing.T, dir string)
 	// after, when set, checks the run with what each server became.
 	after func(t *testing.T, dir string, servers map[string]tutorialServer)
@@ -166,6 +168,49 @@ func TestAIPerfTutorials(t *testing.T) {
 				assert.Len(t, csvs, 1)
 			},
 		},
+		"HTTP trace timing on the console": {
+			doc:    "docs/tutorials/http-trace-metrics.md (Enabling trace timing output)",
+			change: "the tutorial's \"...\" is a model, --url, --streaming, --output-tokens-mean 16 and --request-count 20",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--url", "localhost:8000", "--streaming",
+				"--output-tokens-mean", "16", "--request-count", "20", "--show-trace-timing"},
+			mock:   mock.Config{TTFT: 5, ITL: 1},
+			stdout: []string{"aiperf | HTTP Trace Timing", "HTTP Waiting (TTFB) (ms)", "HTTP Connection Reused (ratio)"},
+			check: func(t *testing.T, dir string) {
+				exp := onlyExport(t, dir)
+				for _, tag := range []string{"http_req_blocked", "http_req_dns_lookup", "http_req_connecting", "http_req_sending",
+					"http_req_waiting", "http_req_receiving", "http_req_duration", "http_req_connection_overhead", "http_req_total",
+					"http_req_data_sent", "http_req_data_received", "http_req_connection_reused", "http_req_chunks_sent",
+					"http_req_chunks_received"} {
+					assert.Contains(t, exp, tag)
+				}
+				reused := 0.0
+				for _, m := range jsonlMetrics(t, onlyFile(t, dir, "profile_export.jsonl")) {
+					assert.LessOrEqual(t, m["http_req_waiting"], m["time_to_first_token"],
+						"the first body byte comes no later than the first token")
+					phases := m["http_req_blocked"] + m["http_req_dns_lookup"] + m["http_req_connecting"] + m["http_req_sending"] +
+						m["http_req_waiting"] + m["http_req_receiving"]
+					assert.InDelta(t, phases, m["http_req_total"], 1e-6, "the six phases add up")
+					assert.Positive(t, m["http_req_data_sent"])
+					reused += m["http_req_connection_reused"]
+				}
+				assert.GreaterOrEqual(t, reused, 19.0, "one request at a time: one connection, reused")
+			},
+		},
+		"HTTP trace export": {
+			doc:    "docs/tutorials/http-trace-metrics.md (Enabling HTTP Trace Export)",
+			change: "the tutorial's \"...\" is a model, --url and --request-count 10",
+			args:   []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--url", "localhost:8000", "--request-count", "10", "--export-http-trace"},
+			mock:   mock.Config{Fast: true},
+			check:  checkTraceData(10),
+		},
+		"HTTP trace export with records": {
+			doc:    "docs/tutorials/http-trace-metrics.md (Export Levels: Example with both flags)",
+			change: "the tutorial's \"...\" is a model, --url and --request-count 10",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--url", "localhost:8000", "--request-count", "10",
+				"--export-level", "records", "--export-http-trace"},
+			mock:  mock.Config{Fast: true},
+			check: checkTraceData(10),
+		},
 		"multi-URL round robin": {
 			doc:     "docs/tutorials/multi-url-load-balancing.md (Usage: Round-robin across two servers)",
 			change:  "--request-count 40 instead of 100",
@@ -281,6 +326,9 @@ func TestAIPerfTutorials(t *testing.T) {
 			}
 			inv := cli(t, dir, args...)
 			require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
+			for _, want := range c.stdout {
+				assert.Contains(t, inv.stdout, want)
+			}
 			if c.check != nil {
 				c.check(t, dir)
 			}
@@ -301,4 +349,55 @@ func onlyExport(t *testing.T, dir string) map[string]any {
 	files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "profile_export_aiperf.json"))
 	require.Len(t, files, 1)
 	return readJSON(t, files[0])
+}
+
+// onlyFile is the one file called name under dir/artifacts/*.
+func onlyFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", name))
+	require.Len(t, files, 1)
+	return files[0]
+}
+
+// checkTraceData checks that each of the n lines of profile_export.jsonl
+// has AIPerf's trace_data: its timestamps in order, the response's bytes
+// as many as its reads add up to.
+func checkTraceData(n int) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) {
+		b, err := os.ReadFile(onlyFile(t, dir, "profile_export.jsonl"))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		require.Len(t, lines, n)
+		for _, l := range lines {
+			var line struct {
+				Metadata struct {
+					RequestStartNs int64 `json:"request_start_ns"`
+				} `json:"metadata"`
+				TraceData struct {
+					TraceType      string     `json:"trace_type"`
+					SendStart      int64      `json:"request_send_start_ns"`
+					SendEnd        int64      `json:"request_send_end_ns"`
+					ReceiveStart   int64      `json:"response_receive_start_ns"`
+					ReceiveEnd     int64      `json:"response_receive_end_ns"`
+					ResponseChunks [][2]int64 `json:"response_chunks"`
+					ResponseBytes  int64      `json:"response_bytes_total"`
+					Status         int        `json:"response_status_code"`
+					RemotePort     int        `json:"remote_port"`
+				} `json:"trace_data"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(l), &line))
+			td := line.TraceData
+			assert.Equal(t, "httptrace", td.TraceType)
+			assert.Equal(t, 200, td.Status)
+			assert.Positive(t, td.RemotePort)
+			assert.LessOrEqual(t, line.Metadata.RequestStartNs, td.SendStart, "wall clock, as the metadata")
+			assert.Less(t, td.SendStart, td.SendEnd)
+			assert.LessOrEqual(t, td.ReceiveStart, td.ReceiveEnd)
+			var sum int64
+			for _, c := range td.ResponseChunks {
+				sum += c[1]
+			}
+			assert.Equal(t, td.ResponseBytes, sum)
+		}
+	}
 }

@@ -108,6 +108,21 @@ const (
 	idSpecSteps
 	idSpecAcceptedDraft
 	idSpecDraft
+	idHTTPBlocked
+	idHTTPDNS
+	idHTTPConnecting
+	idHTTPTLS
+	idHTTPSending
+	idHTTPWaiting
+	idHTTPReceiving
+	idHTTPDuration
+	idHTTPOverhead
+	idHTTPTotal
+	idHTTPDataSent
+	idHTTPDataReceived
+	idHTTPReused
+	idHTTPChunksSent
+	idHTTPChunksReceived
 	idSendLag
 	idErrorISL
 	numRecordMetrics
@@ -150,6 +165,21 @@ var recordDefs = [numRecordMetrics]def{
 	idSpecSteps:               {TagSpecSteps, "Spec Decode Steps", UnitCount},
 	idSpecAcceptedDraft:       {TagSpecAcceptedDraftTokens, "Accepted Draft Tokens", UnitTokens},
 	idSpecDraft:               {TagSpecDraftTokens, "Draft Tokens", UnitTokens},
+	idHTTPBlocked:             {TagHTTPBlocked, "HTTP Blocked", UnitMs},
+	idHTTPDNS:                 {TagHTTPDNSLookup, "HTTP DNS Lookup", UnitMs},
+	idHTTPConnecting:          {TagHTTPConnecting, "HTTP Connecting", UnitMs},
+	idHTTPTLS:                 {TagHTTPTLSHandshaking, "HTTP TLS Handshaking", UnitMs},
+	idHTTPSending:             {TagHTTPSending, "HTTP Sending", UnitMs},
+	idHTTPWaiting:             {TagHTTPWaiting, "HTTP Waiting (TTFB)", UnitMs},
+	idHTTPReceiving:           {TagHTTPReceiving, "HTTP Receiving", UnitMs},
+	idHTTPDuration:            {TagHTTPDuration, "HTTP Duration (excl. conn)", UnitMs},
+	idHTTPOverhead:            {TagHTTPConnectionOverhead, "HTTP Connection Overhead", UnitMs},
+	idHTTPTotal:               {TagHTTPTotal, "HTTP Total Time", UnitMs},
+	idHTTPDataSent:            {TagHTTPDataSent, "HTTP Data Sent", UnitKB},
+	idHTTPDataReceived:        {TagHTTPDataReceived, "HTTP Data Received", UnitKB},
+	idHTTPReused:              {TagHTTPConnectionReused, "HTTP Connection Reused", UnitRatio},
+	idHTTPChunksSent:          {TagHTTPChunksSent, "HTTP Chunks Sent", UnitCount},
+	idHTTPChunksReceived:      {TagHTTPChunksReceived, "HTTP Chunks Received", UnitCount},
 	idSendLag:                 {TagSendLag, "Send Lag", UnitMs},
 	idErrorISL:                {TagErrorISL, "Error Input Sequence Length", UnitTokens},
 }

@@ -166,6 +166,9 @@ type Profile struct {
 	SummaryFormats []string `json:"summary_formats,omitempty" kong:"-"`
 	ExportLevel    string   `json:"export_level,omitempty" name:"export-level" aliases:"profile-export-level" enum:",summary,records,raw" default:"" group:"Output" placeholder:"LEVEL" help:"summary: only the JSON and CSV summaries; records (default): also the per-request JSONL; raw: also profile_export_raw.jsonl, every request's payload and responses (secrets redacted; headers not written)."`
 
+	ExportHTTPTrace bool `json:"export_http_trace,omitempty" name:"export-http-trace" group:"Output" help:"Trace every request's HTTP exchange (Go's net/http/httptrace) and write it to profile_export.jsonl as AIPerf's trace_data: timestamps, each read and write, the connection's addresses (with --export-level records or raw); the http_req_* metrics are exported too."`
+	ShowTraceTiming bool `json:"show_trace_timing,omitempty" name:"show-trace-timing" group:"Output" help:"Trace every request's HTTP exchange and show AIPerf's HTTP Trace Timing table (http_req_blocked, dns_lookup, connecting, sending, waiting, receiving, ...) after the metrics table; the http_req_* metrics go to every export."`
+
 	// Server metrics and GPU telemetry.
 	ServerMetrics         []string `json:"server_metrics,omitempty" name:"server-metrics" type:"list" group:"Server metrics" placeholder:"URL" help:"Also scrape these Prometheus endpoints, space-separated or the flag repeated (every --url origin's /metrics is scraped by default)."`
 	NoServerMetrics       bool     `json:"no_server_metrics,omitempty" name:"no-server-metrics" group:"Server metrics" help:"Do not scrape the server's /metrics."`
