@@ -67,6 +67,12 @@ var catalog = map[string]info{
 	TagCancelledRequestCount: {GroupDefault, 1020, Lower},
 	TagGoodput:               {GroupDefault, 1030, Higher},
 
+	// Network calibration (--network-latency-*), beside their sources.
+	TagNetworkAdjustedTTFT:    {GroupDefault, 101, Lower},
+	TagNetworkAdjustedTTFO:    {GroupNone, 0, Lower},
+	TagNetworkAdjustedLatency: {GroupDefault, 301, Lower},
+	TagNetworkRTT:             {GroupDefault, 305, Neither},
+
 	TagPrefillPerUser:         {GroupNone, 0, Higher},
 	TagTotalTokenThroughput:   {GroupNone, 0, Higher},
 	TagBenchmarkDuration:      {GroupNone, 0, Lower},

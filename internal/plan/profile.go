@@ -180,6 +180,11 @@ type Profile struct {
 	// ServerMetricsMaxSeries is an extension: AIPerf keeps every series.
 	ServerMetricsMaxSeries *int `json:"server_metrics_max_series,omitempty" name:"server-metrics-max-series" group:"Server metrics" placeholder:"N" help:"Keep at most N series of each scraped endpoint, counted as Prometheus does (a histogram's bucket is one); the first of a larger scrape are kept and one warning says what was dropped (default 20000)."`
 
+	// Network latency calibration.
+	NetworkLatencyAutomatic    bool     `json:"network_latency_automatic,omitempty" name:"network-latency-automatic" group:"Network latency" help:"Measure the network round trip to each --url host:port while the load runs (a TCP handshake every --network-latency-ping-interval, no TLS; profile_export_network_latency.jsonl) and add network_rtt (their mean) and the network_adjusted_ TTFT, TTFO and request latency (each statistic less it, at least 0)."`
+	NetworkLatencyMean         *float64 `json:"network_latency_mean,omitempty" name:"network-latency-mean" group:"Network latency" placeholder:"MS" help:"Take this round trip (ms) for network_rtt and the network_adjusted_ metrics instead of measuring it."`
+	NetworkLatencyPingInterval *float64 `json:"network_latency_ping_interval,omitempty" name:"network-latency-ping-interval" group:"Network latency" placeholder:"SECONDS" help:"Seconds between the probes of --network-latency-automatic (default 1)."`
+
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
 	ResetKVCachePath             []string `json:"reset_kv_cache_path,omitempty" name:"reset-kv-cache-path" sep:"none" group:"Control hooks" placeholder:"PATH" help:"Reset route (default /reset_prefix_cache; implies --reset-kv-cache); repeat it for several, POSTed in order to each origin."`
