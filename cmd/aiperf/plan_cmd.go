@@ -125,10 +125,12 @@ func describeLoad(p plan.Profile) string {
 	return s
 }
 
+// hooksOf lists the control calls each trial of p will make: the routes of
+// its --server preset, or of explicit paths, as the trial resolves them.
 func hooksOf(p plan.Profile) string {
 	var hs []string
 	if h := p.ResetHook(); h.Enabled {
-		hs = append(hs, "reset "+strings.Join(h.Paths, " + "))
+		hs = append(hs, "reset "+h.Describe())
 	}
 	if h := p.ProfilerHook(); h.Enabled {
 		hs = append(hs, "profiler "+h.StartPath+"|"+h.StopPath)

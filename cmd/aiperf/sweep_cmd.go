@@ -81,6 +81,7 @@ type SweepCmd struct {
 	AutoPlot        bool    `name:"auto-plot" help:"When a sweep ends, write its figures (aiperf plot) as PNG to <artifact-dir>/<sweep>/plots; a failure to draw is a warning."`
 	ParallelArg     `embed:""`
 	ExecutorArgs    `embed:""`
+	IntegrationArgs `embed:""`
 }
 
 // Run executes every selected sweep of the script.
@@ -94,6 +95,16 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 	sweeps, err := c.load(ctx)
 	if err != nil {
 		return err
+	}
+	if err := c.IntegrationArgs.apply(sweeps, c.Parallel); err != nil {
+		return usageErr(err)
+	}
+	for _, sw := range sweeps {
+		for _, cell := range sw.Cells {
+			if err := cell.Profile.Check(); err != nil {
+				return usageErr(fmt.Errorf("sweep %q cell %s: %w", sw.Name, cell.Label, err))
+			}
+		}
 	}
 	exec, err := c.executorFor(sweeps)
 	if err != nil {
@@ -112,7 +123,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			executor:    exec,
 			parallel:    c.Parallel,
 		})
-		if c.AutoPlot && !errors.Is(err, context.Canceled) {
+		if c.AutoPlot && !errors.Is(err, context.Canceled) && !refused(err) {
 			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
 		}
 		if err != nil {
@@ -217,6 +228,10 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	if o.parallel > 1 && (o.ui != "none" || len(sw.Lanes()) <= 1) {
 		describeSchedule(g.Stderr, sw, o.parallel) // the lanes, or the note that it runs serially
 	}
+	parent, cells := sweepParent(ctx, g, sw)
+	if cells != nil {
+		sw.Cells = cells // the trials are the parent run's children
+	}
 	out, runErr := runner.Run(ctx, sw, opts)
 	status := result.StatusComplete
 	switch {
@@ -224,6 +239,12 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		status = result.StatusInterrupted
 	case out.Failed > 0:
 		status = result.StatusFailed
+	}
+	if parent != nil {
+		if err := parent.End(context.WithoutCancel(ctx), map[string]string{result.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
+			result.StatusInterrupted: "KILLED"}[status]); err != nil {
+			fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", parent.Info.RunID, err)
+		}
 	}
 	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)

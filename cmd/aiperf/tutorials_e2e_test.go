@@ -32,8 +32,9 @@ type tutorial struct {
 	servers []string
 	// env is set for the run, its values' servers replaced as the args'.
 	env    map[string]string
-	trials bool     // it runs trials as subprocesses
-	stdout []string // what the console must show
+	trials bool              // it runs trials as subprocesses
+	files  map[string]string // files the tutorial has the reader create first
+	stdout []string          // what the console must show
 	check  func(t *testing.T, dir string)
 	// after, when set, checks the run with what each server became.
 	after func(t *testing.T, dir string, servers map[string]tutorialServer)
@@ -289,58 +290,76 @@ func TestAIPerfTutorials(t *testing.T) {
 			},
 		},
 	} {
-		t.Run(name, func(t *testing.T) {
-			if c.trials {
-				subprocesses(t)
-			}
-			servers := c.servers
-			if servers == nil {
-				servers = []string{"localhost:8000"}
-			}
-			var pairs []string
-			counts := make([]*atomic.Int64, len(servers))
-			for i, host := range servers {
-				n := &atomic.Int64{}
-				counts[i] = n
-				m := startMockBehind(t, c.mock, func(next http.Handler) http.Handler {
-					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-						if strings.HasPrefix(r.URL.Path, "/v1/") {
-							n.Add(1)
-						}
-						next.ServeHTTP(w, r)
-					})
-				})
-				u, err := url.Parse(m.URL)
-				require.NoError(t, err)
-				pairs = append(pairs, host, u.Host)
-			}
-			swap := strings.NewReplacer(pairs...)
-			dir := t.TempDir()
-			writeFile(t, dir, "isl.yaml", swap.Replace(string(isl)))
-			args := make([]string, len(c.args))
-			for i, a := range c.args {
-				args[i] = swap.Replace(a)
-			}
-			for k, v := range c.env {
-				t.Setenv(k, swap.Replace(v))
-			}
-			inv := cli(t, dir, args...)
-			require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
-			for _, want := range c.stdout {
-				assert.Contains(t, inv.stdout, want)
-			}
-			if c.check != nil {
-				c.check(t, dir)
-			}
-			if c.after != nil {
-				at := map[string]tutorialServer{}
-				for i, host := range servers {
-					at[host] = tutorialServer{host: pairs[2*i+1], requests: int(counts[i].Load())}
-				}
-				c.after(t, dir, at)
-			}
-		})
+		t.Run(name, func(t *testing.T) { c.run(t, isl) })
 	}
+}
+
+// run runs the tutorial's command line in a fresh directory holding its
+// files (and isl.yaml) against a mock for each of its servers, each at a new
+// address, then its checks.
+func (c tutorial) run(t *testing.T, isl []byte) {
+	if c.trials {
+		subprocesses(t)
+	}
+	servers := c.servers
+	if servers == nil {
+		servers = []string{"localhost:8000"}
+	}
+	at, swap := c.startServers(t, servers)
+	dir := t.TempDir()
+	writeFile(t, dir, "isl.yaml", swap.Replace(string(isl)))
+	for name, content := range c.files {
+		writeFile(t, dir, name, content)
+	}
+	args := make([]string, len(c.args))
+	for i, a := range c.args {
+		args[i] = swap.Replace(a)
+	}
+	for k, v := range c.env {
+		t.Setenv(k, swap.Replace(v))
+	}
+	inv := cli(t, dir, args...)
+	require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
+	for _, want := range c.stdout {
+		assert.Contains(t, inv.stdout, want)
+	}
+	if c.check != nil {
+		c.check(t, dir)
+	}
+	if c.after != nil {
+		c.after(t, dir, at())
+	}
+}
+
+// startServers starts a mock for each server of the tutorial, counting the
+// inference requests it answers, and returns what each server became (to
+// read once the run is over) and the replacer of their addresses.
+func (c tutorial) startServers(t *testing.T, servers []string) (func() map[string]tutorialServer, *strings.Replacer) {
+	var pairs []string
+	counts := make([]*atomic.Int64, len(servers))
+	for i, host := range servers {
+		n := &atomic.Int64{}
+		counts[i] = n
+		m := startMockBehind(t, c.mock, func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/v1/") {
+					n.Add(1)
+				}
+				next.ServeHTTP(w, r)
+			})
+		})
+		u, err := url.Parse(m.URL)
+		require.NoError(t, err)
+		pairs = append(pairs, host, u.Host)
+	}
+	at := func() map[string]tutorialServer {
+		out := map[string]tutorialServer{}
+		for i, host := range servers {
+			out[host] = tutorialServer{host: pairs[2*i+1], requests: int(counts[i].Load())}
+		}
+		return out
+	}
+	return at, strings.NewReplacer(pairs...)
 }
 
 // onlyExport is the JSON export of the one run under dir/artifacts.

@@ -39,6 +39,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	}
 	run.ErrorSummary = metrics.Errors(prof)
 	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
+	run.Audit.TokensCountedWith = c.counted
 	if out.measured {
 		judgeHealth(&run.Audit, out.health, run.Profiling, c.p.Streaming)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -81,9 +82,10 @@ func metricRows(ms []metrics.Metric) [][]string {
 type printer struct{ w io.Writer }
 
 // line prints one line, its control characters (a server's words, a
-// stored name) escaped.
+// stored name) escaped, then broken at spaces to fit MaxWidth columns
+// unless the writer is Wide.
 func (p *printer) line(format string, args ...any) {
-	fmt.Fprintln(p.w, termsafe.Text(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(p.w, Fit(p.w, termsafe.Text(fmt.Sprintf(format, args...))))
 }
 
 // section starts a new block of output after a blank line.
@@ -110,17 +112,41 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 			align[i] = tw.AlignLeft
 		}
 	}
-	t := tablewriter.NewTable(w,
+	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
-	t.Header(escapeCells(header))
+	}
+	header = escapeCells(header)
+	escaped := make([][]string, len(rows))
+	for i, r := range rows {
+		escaped[i] = escapeCells(r)
+	}
+	rows = escaped
+	if !isWide(w) { // fitted once escaped: the columns are measured as shown
+		h, r, fits := fitRows(slices.Clone(header), cloneRows(rows), 3)
+		if !fits { // the last resort: one space between a cell and its border instead of two
+			h, r, _ = fitRows(header, rows, 2)
+			opts = append(opts, tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}))
+		}
+		header, rows = h, r
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(header)
 	for _, r := range rows {
-		_ = t.Append(escapeCells(r)) // rows of strings never fail to convert
+		_ = t.Append(r) // rows of strings never fail to convert
 	}
 	_ = t.Render() // write errors on a console are not actionable
+}
+
+// cloneRows copies rows so that fitting them leaves the originals intact.
+func cloneRows(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = slices.Clone(r)
+	}
+	return out
 }
 
 // escapeCells is a copy of cells escaped by termsafe.Text.
@@ -209,7 +235,11 @@ func (p *printer) audit(run *result.Run) {
 		load += ", precise pacing"
 	}
 	p.line("%s", load)
-	p.line("  (send rate: requests started per second, first to last send; Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	p.line("  (send rate: requests started per second, first to last send;")
+	p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	if a.TokensCountedWith != "" {
+		p.line("Tokens counted with %s", a.TokensCountedWith)
+	}
 	if a.Cut > 0 {
 		p.line("Cut: %d requests were cancelled and excluded from the metrics: %s", a.Cut, a.CutWhy())
 	}
@@ -249,6 +279,10 @@ func (p *printer) audit(run *result.Run) {
 		p.line("CLIENT-BOUND: the client, not the server, shaped this run's numbers (see the warnings above).")
 	}
 }
+
+// Number formats v with two decimals and thousands separators, as the
+// console tables show values.
+func Number(v float64) string { return number(v) }
 
 // number formats v with two decimals and thousands separators.
 func number(v float64) string {

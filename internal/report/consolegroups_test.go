@@ -33,7 +33,7 @@ func groupRun(cached bool) (*bytes.Buffer, string) {
 	run.Profiling = metrics.Summarize(run.Records, false)
 	metrics.AddEnergy(&run.Profiling, metrics.GPUEnergy{PowerW: 300, HasPower: true, EnergyJ: 450, HasEnergy: true}, 2)
 	var buf bytes.Buffer
-	Console(&buf, run)
+	Console(Wide(&buf), run)
 	return &buf, buf.String()
 }
 
@@ -73,7 +73,7 @@ func TestConsoleHintsAtCacheReporting(t *testing.T) {
 	assert.NotContains(t, out, "Cache Read")
 
 	var buf bytes.Buffer
-	Console(&buf, minimalRun())
+	Console(Wide(&buf), minimalRun())
 	assert.NotContains(t, buf.String(), CacheReportingHint, "no usage, no hint")
 	assert.NotContains(t, buf.String(), UsageTitle)
 	assert.Equal(t, plan.KindProfiling, minimalRun().Records[0].PhaseKind)

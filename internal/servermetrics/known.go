@@ -145,6 +145,7 @@ var knownFamilies = []known{
 	{"llamacpp:predicted_tokens_seconds", "Generation throughput per request", "tokens/s", roleNone, false},
 	{"llamacpp:n_decode_total", "Decode calls", "calls", roleNone, false},
 	{"llamacpp:n_busy_slots_per_decode", "Busy slots per decode", "slots", roleNone, false},
+	{"llamacpp:n_tokens_max", "Largest batch (tokens)", "tokens", roleNone, false},
 
 	{"DCGM_FI_DEV_GPU_UTIL", "GPU utilization", "%", roleGPUUtil, false},
 	{"DCGM_FI_DEV_FB_USED", "GPU memory used", "MiB", roleGPUMemUsed, false},
@@ -189,8 +190,14 @@ func describe(name, typ string) (friendly, unit string) {
 	return "", inferUnit(aiperfName(name, typ))
 }
 
+// isMaximum reports whether a family the server types as a counter is a
+// maximum in meaning (llama.cpp's n_tokens_max: the largest batch seen):
+// it is reduced as a gauge, whose max is the figure, since a delta of a
+// high-water mark means nothing.
+func isMaximum(name string) bool { return strings.HasSuffix(name, "_max") }
+
 // aiperfName is a family's name as AIPerf's Python parser reports it: a
-// counter without its _total suffix.
+// counter without its _total suffix (for unit inference, AIPerf's rules).
 func aiperfName(name, typ string) string {
 	if typ == TypeCounter {
 		return strings.TrimSuffix(name, "_total")
