@@ -6,8 +6,9 @@
 // before any load), run phases (the load, from this process or from the
 // worker processes of --workers: workers.go; every phase marked for the
 // scrapes, profiling phases bracketed by the server profiler, each record
-// finished as its request ends: finisher.go) and reduce (summaries, the
-// client's audit, the reset checks). It writes inputs.json and, when asked,
+// finished as its request ends: finisher.go; the network's round trip
+// probed meanwhile when asked: network.go) and reduce (summaries, the
+// network adjustment, the client's audit, the reset checks). It writes inputs.json and, when asked,
 // profile_export.jsonl while the run goes; the caller writes the other
 // exports and stores the result.
 package bench
@@ -141,7 +142,9 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if col != nil && c.p.ResetHook().Enabled {
 		col.Mark(servermetrics.PhaseReset, true)
 	}
+	rtt := c.probeNetwork(ctx)
 	out := c.runPhases(ctx, col)
+	c.probed(rtt)
 	c.collected(col)
 	c.reduce(ctx, out)
 	return c.finish(ctx, out)

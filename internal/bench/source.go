@@ -238,6 +238,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.SpecDecode, rec.Status, rec.Error = resp.Usage, resp.SpecDecode, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
+	rec.HTTP = resp.HTTP
 	if resp.Cancelled {
 		rec.CutBy = metrics.CutOnPurpose
 	}

@@ -62,7 +62,8 @@ const (
 type Profile struct {
 	// Endpoint.
 	Model                 []string `json:"model,omitempty" short:"m" aliases:"model-names" sep:"," group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (alias --model-names; several comma-separated or repeated: round-robin per request)."`
-	URL                   []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request) (default ${default})."`
+	URL                   []string `json:"url,omitempty" short:"u" type:"list" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL; several (space-separated or the flag repeated) share the load as --url-strategy says (default ${default})."`
+	URLStrategy           string   `json:"url_strategy,omitempty" name:"url-strategy" enum:",round_robin" default:"" group:"Endpoint" placeholder:"STRATEGY" help:"How requests are spread over several --url: round_robin (AIPerf's only strategy, the default), each session's first request to the next URL in turn and its later turns to the same one."`
 	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,cohere_rankings,completions,responses,messages,chat_embeddings,embeddings,hf_tei_rankings,huggingface_generate,nim_embeddings,nim_rankings,raw,template" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, nim_rankings, hf_tei_rankings, cohere_rankings, huggingface_generate, template or raw (default ${default})."`
 	Endpoint              string   `json:"endpoint,omitempty" aliases:"custom-endpoint" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url (alias --custom-endpoint)."`
 	Streaming             bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
@@ -185,16 +186,24 @@ type Profile struct {
 	SummaryFormats []string `json:"summary_formats,omitempty" kong:"-"`
 	ExportLevel    string   `json:"export_level,omitempty" name:"export-level" aliases:"profile-export-level" enum:",summary,records,raw" default:"" group:"Output" placeholder:"LEVEL" help:"summary: only the JSON and CSV summaries; records (default): also the per-request JSONL; raw: also profile_export_raw.jsonl, every request's payload and responses (secrets redacted; headers not written)."`
 
+	ExportHTTPTrace bool `json:"export_http_trace,omitempty" name:"export-http-trace" group:"Output" help:"Trace every request's HTTP exchange (Go's net/http/httptrace) and write it to profile_export.jsonl as AIPerf's trace_data: timestamps, each read and write, the connection's addresses (with --export-level records or raw); the http_req_* metrics are exported too."`
+	ShowTraceTiming bool `json:"show_trace_timing,omitempty" name:"show-trace-timing" group:"Output" help:"Trace every request's HTTP exchange and show AIPerf's HTTP Trace Timing table (http_req_blocked, dns_lookup, connecting, sending, waiting, receiving, ...) after the metrics table; the http_req_* metrics go to every export."`
+
 	// Server metrics and GPU telemetry.
-	ServerMetrics         []string `json:"server_metrics,omitempty" name:"server-metrics" sep:"none" group:"Server metrics" placeholder:"URL" help:"Also scrape this Prometheus endpoint (every --url origin's /metrics is scraped by default; repeatable)."`
+	ServerMetrics         []string `json:"server_metrics,omitempty" name:"server-metrics" type:"list" group:"Server metrics" placeholder:"URL" help:"Also scrape these Prometheus endpoints, space-separated or the flag repeated (every --url origin's /metrics is scraped by default)."`
 	NoServerMetrics       bool     `json:"no_server_metrics,omitempty" name:"no-server-metrics" group:"Server metrics" help:"Do not scrape the server's /metrics."`
 	ServerMetricsFormats  []string `json:"server_metrics_formats,omitempty" name:"server-metrics-formats" enum:"json,csv,jsonl" sep:"," group:"Server metrics" placeholder:"FORMAT" help:"Server metrics exports: json, csv, jsonl (the time series) (default json,csv)."`
 	ServerMetricsInterval *float64 `json:"server_metrics_interval,omitempty" name:"server-metrics-interval" group:"Server metrics" placeholder:"SECONDS" help:"Seconds between scrapes (default 0.333)."`
 	SliceDuration         *float64 `json:"slice_duration,omitempty" name:"slice-duration" group:"Server metrics" placeholder:"SECONDS" help:"Cut the run into windows of this many seconds: the client metrics of the requests that started in each go to profile_export_aiperf_timeslices.{json,csv}, and the server-metrics exports get statistics per window."`
-	GPUTelemetry          []string `json:"gpu_telemetry,omitempty" name:"gpu-telemetry" sep:"none" group:"Server metrics" placeholder:"URL" help:"Scrape this DCGM exporter for GPU telemetry (repeatable)."`
+	GPUTelemetry          []string `json:"gpu_telemetry,omitempty" name:"gpu-telemetry" type:"optionallist" group:"Server metrics" placeholder:"URL" help:"Also scrape these DCGM exporters for GPU telemetry, space-separated or the flag repeated; bare, only the default ones: http://localhost:9400/metrics and http://localhost:9401/metrics are scraped whenever they serve DCGM metrics, unless --no-gpu-telemetry ($AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS replaces them). The keyword dashboard is accepted and changes nothing."`
 	NoGPUTelemetry        bool     `json:"no_gpu_telemetry,omitempty" name:"no-gpu-telemetry" group:"Server metrics" help:"Do not collect GPU telemetry."`
 	// ServerMetricsMaxSeries is an extension: AIPerf keeps every series.
 	ServerMetricsMaxSeries *int `json:"server_metrics_max_series,omitempty" name:"server-metrics-max-series" group:"Server metrics" placeholder:"N" help:"Keep at most N series of each scraped endpoint, counted as Prometheus does (a histogram's bucket is one); the first of a larger scrape are kept and one warning says what was dropped (default 20000)."`
+
+	// Network latency calibration.
+	NetworkLatencyAutomatic    bool     `json:"network_latency_automatic,omitempty" name:"network-latency-automatic" group:"Network latency" help:"Measure the network round trip to each --url host:port while the load runs (a TCP handshake every --network-latency-ping-interval, no TLS; profile_export_network_latency.jsonl) and add network_rtt (their mean) and the network_adjusted_ TTFT, TTFO and request latency (each statistic less it, at least 0)."`
+	NetworkLatencyMean         *float64 `json:"network_latency_mean,omitempty" name:"network-latency-mean" group:"Network latency" placeholder:"MS" help:"Take this round trip (ms) for network_rtt and the network_adjusted_ metrics instead of measuring it."`
+	NetworkLatencyPingInterval *float64 `json:"network_latency_ping_interval,omitempty" name:"network-latency-ping-interval" group:"Network latency" placeholder:"SECONDS" help:"Seconds between the probes of --network-latency-automatic (default 1)."`
 
 	// Control hooks.
 	ResetKVCache                 bool     `json:"reset_kv_cache,omitempty" name:"reset-kv-cache" group:"Control hooks" help:"POST the KV/prefix-cache reset route of every server origin once, before any load."`
