@@ -72,6 +72,7 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 		opts.Progress = g.Stderr
 		fmt.Fprintf(g.Stderr, "search %q (#%d): %s; artifacts under %s, store %s\n", s.Name, id, s.Describe(), o.dir, g.Store)
 	}
+	parent := searchParent(ctx, g, &s) // after the digest: where results also go is no part of it
 	out, runErr := runner.Search(ctx, s, opts)
 	status := result.StatusComplete
 	switch {
@@ -80,6 +81,7 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 	case runErr != nil:
 		status = result.StatusFailed
 	}
+	endParent(ctx, g, parent, status)
 	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)
 	}
