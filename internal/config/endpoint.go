@@ -52,7 +52,7 @@ func (d *decoder) endpointFields() []field {
 		{keys("uds_path"), d.notYet("uds_path: (Unix-domain sockets)", "")},
 		{keys("connection_limit"), d.notYet("connection_limit:", "")},
 		{keys("keepalive_timeout"), d.notYet("keepalive_timeout:", "")},
-		{keys("use_legacy_max_tokens"), d.notYetUnless("false", "use_legacy_max_tokens: true", "")},
+		{keys("use_legacy_max_tokens"), d.opt("use_legacy_max_tokens")},
 		{keys("template"), d.notYet("template: (request body templates)", "use aiperf profile --endpoint-type template with its flags")},
 		{keys("download_video_content"), d.notYetUnless("false", "download_video_content: true", "")},
 		{keys("request_content_type"), d.notYetUnless("application/json", "a request_content_type other than application/json", "")},

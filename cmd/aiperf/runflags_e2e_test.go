@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// Tests of AIPerf's remaining load and run flags (issue 25, requirement 5)
+// against the mock: what each makes the client send, or write.
+
+// sentRequest is one inference request as the mock received it.
+type sentRequest struct {
+	header http.Header
+	body   map[string]any
+	raw    []byte
+}
+
+// captured records the inference requests that reach a mock.
+type captured struct {
+	mu   sync.Mutex
+	reqs []sentRequest
+}
+
+// wrap is a startMockBehind wrapper: every /v1/ request is recorded, then
+// served by the mock as it is.
+func (c *captured) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			var m map[string]any
+			_ = json.Unmarshal(b, &m) // a body that is not JSON stays nil
+			c.mu.Lock()
+			c.reqs = append(c.reqs, sentRequest{header: r.Header.Clone(), body: m, raw: b})
+			c.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (c *captured) all() []sentRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]sentRequest(nil), c.reqs...)
+}
+
+// TestUseLegacyMaxTokens: --use-legacy-max-tokens sends chat's output cap
+// as max_tokens, which the mock honours; without it, max_completion_tokens.
+func TestUseLegacyMaxTokens(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		var c captured
+		m := startMockBehind(t, mock.Config{}, c.wrap)
+		args := quick(m.URL, "--request-count", "4", "--no-store")
+		if legacy {
+			args = append(args, "--use-legacy-max-tokens")
+		}
+		inv := cli(t, "", args...)
+		require.Equal(t, 0, inv.code, inv.stderr)
+		reqs := c.all()
+		require.Len(t, reqs, 4)
+		for _, r := range reqs {
+			want, not := "max_completion_tokens", "max_tokens"
+			if legacy {
+				want, not = not, want
+			}
+			assert.EqualValues(t, 4, r.body[want], "legacy=%v: %s", legacy, r.raw)
+			assert.NotContains(t, r.body, not, "legacy=%v", legacy)
+		}
+	}
+}
