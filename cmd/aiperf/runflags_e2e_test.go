@@ -82,3 +82,40 @@ func TestUseLegacyMaxTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionHeader: --session-header carries each session's id in the
+// named header instead of X-Correlation-ID, the same on every turn of a
+// session and different between sessions; a bad name is refused before
+// any traffic.
+func TestSessionHeader(t *testing.T) {
+	for _, name := range []string{"", "x-session-id"} {
+		var c captured
+		m := startMockBehind(t, mock.Config{}, c.wrap)
+		args := quick(m.URL, "--conversation-num", "3", "--session-turns-mean", "2", "--no-store")
+		want, not := "X-Correlation-Id", "X-Session-Id"
+		if name != "" {
+			args = append(args, "--session-header", name)
+			want, not = not, want
+		}
+		inv := cli(t, "", args...)
+		require.Equal(t, 0, inv.code, inv.stderr)
+		reqs := c.all()
+		require.Len(t, reqs, 6)
+		turns := map[string]int{}
+		for _, r := range reqs {
+			assert.Empty(t, r.header.Values(not), "session header %q", name)
+			id := r.header.Get(want)
+			require.NotEmpty(t, id, "session header %q: %v", name, r.header)
+			turns[id]++
+		}
+		for id, n := range turns {
+			assert.Equal(t, 2, n, "session %s: both turns under its id", id)
+		}
+		assert.Len(t, turns, 3)
+	}
+	m := startMock(t, mock.Config{})
+	inv := cli(t, "", quick(m.URL, "--session-header", "X Session")...)
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, `--session-header must be an HTTP header name, e.g. X-Session-ID, got "X Session"`)
+	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
+}

@@ -51,6 +51,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		MaxConns:      maxInFlight(phases),
 		Timeout:       time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
 		Headers:       requestHeaders(c.p, c.o.Version),
+		SessionHeader: c.p.SessionHeader,
 		Now:           c.clock.Now,
 	})
 	defer client.Close()

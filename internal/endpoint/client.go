@@ -49,6 +49,9 @@ type Options struct {
 	// Now is the run's monotonic clock in ns since its start (default: since
 	// New).
 	Now func() int64
+	// SessionHeader names the header that carries a session's id instead
+	// of X-Correlation-ID (AIPerf's --session-header; "": X-Correlation-ID).
+	SessionHeader string
 	// MaxEventBytes bounds one SSE line or event, and a non-streaming body;
 	// a response beyond it fails with ErrTypeTooLarge (0:
 	// sse.DefaultMaxEvent).
@@ -69,6 +72,7 @@ type Client struct {
 	now     func() int64
 	secrets *plan.Redactor // the secret header values, redacted from error messages
 	host    string         // a --header Host:… override
+	session string         // the header of a session's id, canonical
 }
 
 // New returns a Client.
@@ -88,6 +92,10 @@ func New(o Options) *Client {
 		headers = http.Header{}
 	}
 	headers.Set("Content-Type", "application/json")
+	session := "X-Correlation-Id"
+	if o.SessionHeader != "" {
+		session = http.CanonicalHeaderKey(o.SessionHeader)
+	}
 	streaming := headers.Clone()
 	streaming.Set("Accept", "text/event-stream")
 	return &Client{
@@ -100,6 +108,7 @@ func New(o Options) *Client {
 		now:           o.Now,
 		secrets:       plan.NewRedactor(plan.HeaderSecrets(headers)...),
 		host:          headers.Get("Host"),
+		session:       session,
 	}
 }
 
@@ -281,7 +290,8 @@ func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, 
 
 // header returns the headers of one request: the client's, which override
 // user values of Content-Type and (streaming) Accept, plus X-Request-ID and,
-// for a session, X-Correlation-ID and X-Session-Affinity. The
+// for a session, X-Correlation-ID (or Options.SessionHeader) and
+// X-Session-Affinity. The
 // values are shared with c.headers: nothing downstream modifies them.
 func (c *Client) header(req Request) http.Header {
 	base := c.headers
@@ -294,7 +304,7 @@ func (c *Client) header(req Request) http.Header {
 		h["X-Request-Id"] = []string{req.RequestID}
 	}
 	if req.SessionID != "" {
-		h["X-Correlation-Id"] = []string{req.SessionID}
+		h[c.session] = []string{req.SessionID}
 		h["X-Session-Affinity"] = []string{req.SessionID}
 	}
 	return h

@@ -76,6 +76,7 @@ type Profile struct {
 	WaitForModelInterval  *float64 `json:"wait_for_model_interval,omitempty" name:"wait-for-model-interval" group:"Endpoint" placeholder:"SECONDS" help:"Seconds between readiness probes (default 5)."`
 	MaxEventBytes         int      `json:"max_event_bytes,omitempty" name:"max-event-bytes" group:"Endpoint" placeholder:"BYTES" help:"Largest SSE line or event, and non-streaming body, accepted; a larger response fails (default 16 MiB)."`
 	UseServerTokenCount   bool     `json:"use_server_token_count,omitempty" name:"use-server-token-count" group:"Endpoint" help:"Take ISL and OSL from the server's usage instead of counting with the tokenizer."`
+	SessionHeader         string   `json:"session_header,omitempty" name:"session-header" group:"Endpoint" placeholder:"NAME" help:"Send each request's session id in this header instead of X-Correlation-ID (e.g. X-Session-ID), for routers that keep a session on one replica."`
 	UseLegacyMaxTokens    bool     `json:"use_legacy_max_tokens,omitempty" name:"use-legacy-max-tokens" group:"Endpoint" help:"Send chat's output cap as max_tokens instead of max_completion_tokens, for servers that only read the older field."`
 
 	// Load.
