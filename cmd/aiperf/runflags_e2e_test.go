@@ -119,3 +119,29 @@ func TestSessionHeader(t *testing.T) {
 	assert.Contains(t, inv.stderr, `--session-header must be an HTTP header name, e.g. X-Session-ID, got "X Session"`)
 	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
 }
+
+// TestNoSweepTable: a comma-list sweep prints a line as each trial starts
+// and ends; --no-sweep-table leaves them out and keeps the sweep's first
+// line and its table at the end.
+func TestNoSweepTable(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	tok := tinyTokenizer(t)
+	for _, quiet := range []bool{false, true} {
+		args := quick(m.URL, "--tokenizer", tok, "--concurrency", "1,2", "--request-count", "2", "--ui", "simple", "--artifact-dir", "out")
+		if quiet {
+			args = append(args, "--no-sweep-table")
+		}
+		inv := cli(t, "", args...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, `sweep "profile"`, "the sweep's first line stays")
+		assert.Contains(t, inv.stdout, `Sweep "profile" (id 1, complete)`, "the sweep table stays")
+		for _, trial := range []string{"[1/2] profile concurrency_1 trial 1:", "[2/2] profile concurrency_2 trial 1:"} {
+			if quiet {
+				assert.NotContains(t, inv.stderr, trial)
+			} else {
+				assert.Contains(t, inv.stderr, trial)
+			}
+		}
+	}
+}

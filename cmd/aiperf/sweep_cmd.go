@@ -157,6 +157,9 @@ type sweepOptions struct {
 	workers    int             // with runner.Local: each trial's --workers
 	workerArgs []string        // and the flags of its deadlines
 	parallel   int             // trials at once, on different servers (0 or 1: one at a time)
+	// quietTrials leaves out the line as each trial starts and ends
+	// (profile --no-sweep-table): AIPerf's streaming per-cell table.
+	quietTrials bool
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
@@ -221,7 +224,9 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		Parallel:   o.parallel,
 	}
 	if o.ui != "none" {
-		opts.Progress = g.Stderr
+		if !o.quietTrials {
+			opts.Progress = g.Stderr
+		}
 		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %s × %s, artifacts under %s, store %s\n",
 			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
 	}
