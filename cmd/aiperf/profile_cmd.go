@@ -40,6 +40,9 @@ type ProfileCmd struct {
 	NumProfileRuns            int     `name:"num-profile-runs" default:"1" group:"Run" help:"Run the cell this many times, each as its own subprocess with its own KV reset, and aggregate (1-10)."`
 	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
 	ConfidenceLevel           float64 `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
+	SetConsistentSeed         bool    `name:"set-consistent-seed" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs above 1 and no --random-seed, every trial uses seed 42, so all draw the same workload (default); --no-set-consistent-seed draws a new seed per trial."`
+	WarmupAfterFirst          bool    `name:"profile-run-disable-warmup-after-first" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs, only the first trial of a cell runs the warmup: the others measure the warmed server (default); --no-profile-run-disable-warmup-after-first warms up every trial."`
+	VarySeedPerTrial          bool    `name:"vary-seed-per-trial" negatable:"" group:"Run" help:"With --num-profile-runs, give each trial its own seed, derived from the cell's seed, label and trial number (the same on every rerun): the trials also vary the workload."`
 	NoStore                   bool    `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
 	SweepType                 string  `name:"sweep-type" enum:"grid,zip" default:"grid" group:"Sweep" help:"How comma lists (--concurrency 8,16,32 --osl 64,128) combine: grid (every combination) or zip (element-wise; lists of one length) (default ${default})."`
 	ParameterSweepMode        string  `name:"parameter-sweep-mode" enum:"repeated,independent" default:"repeated" group:"Sweep" help:"With --num-profile-runs and a comma list: repeated (every value's trial 1, then trial 2, ...) or independent (every trial of one value, then the next) (default ${default})."`
@@ -55,11 +58,13 @@ type ProfileCmd struct {
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
 	WorkerDeadlines           `embed:""`
 
-	workers bench.Workers // --executor kubernetes's, made by checkWorkers
+	workers  bench.Workers // --executor kubernetes's, made by checkWorkers
+	varySeed bool          // every trial its own seed: VarySeedPerTrial, or no consistent seed
 
-	yamlCells  []plan.Cell // a config file's sweep: variations
-	yamlNotes  []string    // what reading the config file noted
-	warmupOnce bool        // the config file's multi_run.disable_warmup_after_first
+	yamlCells    []plan.Cell // a config file's sweep: variations
+	yamlNotes    []string    // what reading the config file noted
+	warmupOnce   bool        // multi_run.disable_warmup_after_first: the config file's, or the flag's
+	yamlMultiRun bool        // the config file's multi_run: set warmupOnce
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -75,6 +80,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if err != nil {
 		return usageErr(err)
 	}
+	c.trialPolicy(&spec.Profile, explicitFlags(kctx))
 	for _, n := range c.yamlNotes {
 		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
@@ -325,40 +331,6 @@ func writeExports(dir string, run *result.Run) ([]string, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("%w; nor to a temporary directory: %w", err, tmpErr)
-}
-
-func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
-	name := c.Name
-	if name == "" {
-		name = "profile"
-	}
-	sweep := plan.Sweep{
-		Name:                 name,
-		Trials:               c.NumProfileRuns,
-		CooldownSeconds:      c.ProfileRunCooldownSeconds,
-		WarmupFirstTrialOnly: c.warmupOnce,
-		Cells: []plan.Cell{{
-			ID:      plan.CellID(name, nil),
-			Label:   "base",
-			Profile: spec.Profile,
-		}},
-	}
-	return runSweep(ctx, g, sweep, sweepOptions{
-		artifactDir: dir,
-		confidence:  c.ConfidenceLevel,
-		ui:          c.UI,
-		name:        c.Name,
-		// AIPerf's layout: <dir>/profile_runs/run_0001, ..., <dir>/aggregate.
-		trialDir: func(t plan.Trial) string {
-			return filepath.Join(dir, "profile_runs", result.RunLabel(t.Number))
-		},
-		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
-		script:     "(aiperf profile --num-profile-runs)",
-		workers:    c.Workers,
-		workerArgs: c.WorkerDeadlines.args(),
-		overwrite:  true,
-		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
-	})
 }
 
 // cliCommand is the command line a run exports: the user's, which a trial

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
 )
 
 // Tests of AIPerf's remaining load and run flags (issue 25, requirement 5)
@@ -143,5 +147,70 @@ func TestNoSweepTable(t *testing.T) {
 				assert.Contains(t, inv.stderr, trial)
 			}
 		}
+	}
+}
+
+// TestMultiRunSeeds: AIPerf's multi-run seed policy. Without --random-seed
+// every trial uses seed 42 and sends the same prompts
+// (--set-consistent-seed, the default); --vary-seed-per-trial derives each
+// trial's seed from the cell's, and --no-set-consistent-seed draws one, so
+// the trials send different prompts; an explicit seed is kept.
+func TestMultiRunSeeds(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	for _, tc := range []struct {
+		flags []string
+		seeds func(a, b float64) bool // as the JSON export holds them
+		same  bool // both trials send the same prompts
+	}{
+		{nil, func(a, b float64) bool { return a == 42 && b == 42 }, true},
+		{[]string{"--random-seed", "7"}, func(a, b float64) bool { return a == 7 && b == 7 }, true},
+		{[]string{"--vary-seed-per-trial"}, func(a, b float64) bool {
+			return a == float64(plan.TrialSeed(42, "base", 1)) && b == float64(plan.TrialSeed(42, "base", 2))
+		}, false},
+		{[]string{"--no-set-consistent-seed"}, func(a, b float64) bool { return a != b && a != 42 && b != 42 }, false},
+	} {
+		var c captured
+		m := startMockBehind(t, mock.Config{Fast: true}, c.wrap)
+		dir := t.TempDir()
+		inv := cli(t, dir, quick(m.URL, append([]string{"--tokenizer", tok, "--request-count", "2", "--num-dataset-entries", "8",
+			"--num-profile-runs", "2", "--artifact-dir", "out"}, tc.flags...)...)...)
+		require.Equal(t, ExitOK, inv.code, "%v: %s", tc.flags, inv.stderr)
+		var seeds [2]float64
+		for i := range seeds {
+			exp := readJSON(t, filepath.Join(dir, "out", "profile_runs", result.RunLabel(i+1), "profile_export_aiperf.json"))
+			seeds[i] = exp["input_config"].(map[string]any)["aiperf_go"].(map[string]any)["random_seed"].(float64)
+		}
+		assert.True(t, tc.seeds(seeds[0], seeds[1]), "%v: seeds %v", tc.flags, seeds)
+		reqs := c.all()
+		require.Len(t, reqs, 4, "%v", tc.flags)
+		prompts := func(rs []sentRequest) string {
+			var b strings.Builder
+			for _, r := range rs {
+				b.WriteString(fmt.Sprint(r.body["messages"]))
+			}
+			return b.String()
+		}
+		assert.Equal(t, tc.same, prompts(reqs[:2]) == prompts(reqs[2:]), "%v: the trials' prompts", tc.flags)
+	}
+}
+
+// TestWarmupAfterFirst: with --num-profile-runs only the first trial runs
+// the warmup, as AIPerf's default; --no-profile-run-disable-warmup-after-first
+// warms up every trial.
+func TestWarmupAfterFirst(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	for flag, want := range map[string]int{"": 2 + 2 + 2, "--no-profile-run-disable-warmup-after-first": 2*2 + 2*2,
+		"--profile-run-disable-warmup-after-first": 2 + 2 + 2} {
+		m := startMock(t, mock.Config{Fast: true})
+		args := quick(m.URL, "--tokenizer", tok, "--request-count", "2", "--warmup-request-count", "2", "--num-profile-runs", "2",
+			"--artifact-dir", "out")
+		if flag != "" {
+			args = append(args, flag)
+		}
+		inv := cli(t, "", args...)
+		require.Equal(t, ExitOK, inv.code, "%s: %s", flag, inv.stderr)
+		assert.Equal(t, want, m.control().InferenceRequests, "%q: warmup and profiling requests of both trials", flag)
 	}
 }
