@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -213,4 +215,41 @@ func TestWarmupAfterFirst(t *testing.T) {
 		require.Equal(t, ExitOK, inv.code, "%s: %s", flag, inv.stderr)
 		assert.Equal(t, want, m.control().InferenceRequests, "%q: warmup and profiling requests of both trials", flag)
 	}
+}
+
+// TestJSONLCreditFields: profile_export.jsonl's metadata carries AIPerf's
+// request_num (issue order within the profiling phase, from 0, the warmup
+// not counted), credit_issued_ns ≤ credit_received_ns ≤ request_start_ns
+// (wall clock) and clock_offset_ns, in AIPerf's key order.
+func TestJSONLCreditFields(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--request-count", "6", "--warmup-request-count", "3", "--concurrency", "2",
+		"--artifact-dir", "out", "--no-store")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	raw, err := os.ReadFile(filepath.Join(dir, "out", "profile_export.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	require.Len(t, lines, 6)
+	var nums []int
+	for _, line := range lines {
+		var rec struct {
+			Metadata struct {
+				RequestNum       int   `json:"request_num"`
+				CreditIssuedNs   int64 `json:"credit_issued_ns"`
+				CreditReceivedNs int64 `json:"credit_received_ns"`
+				RequestStartNs   int64 `json:"request_start_ns"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		md := rec.Metadata
+		nums = append(nums, md.RequestNum)
+		assert.Positive(t, md.CreditIssuedNs, line)
+		assert.LessOrEqual(t, md.CreditIssuedNs, md.CreditReceivedNs, line)
+		assert.LessOrEqual(t, md.CreditReceivedNs, md.RequestStartNs, line)
+		assert.Regexp(t, `^\{"metadata":\{"request_num":\d+,"session_num":\d+,.*"turn_index":\d+,"credit_issued_ns":\d+,`+
+			`"credit_received_ns":\d+,"request_start_ns":.*"cancellation_time_ns":null,"clock_offset_ns":0,"phase":`, line)
+	}
+	slices.Sort(nums)
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, nums, "the profiling phase's issue order, the warmup's not counted")
 }

@@ -202,6 +202,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
+		RequestNum: c.PhaseNum, IssuedNs: c.IssuedNs, ReceivedNs: c.ReceivedNs,
 		Prompt: s.conv, URL: s.url, Model: src.p.Model[s.model], Streaming: src.p.Streams(), NoTokens: !src.p.Spec().Tokens,
 		Session: c.Session, Turn: i, Conversation: s.c.ID, CorrelationID: s.id,
 		RequestID: fmt.Sprintf("%s-%06d", src.prefix, c.Index),
