@@ -163,7 +163,7 @@ func TestMultiRunSeeds(t *testing.T) {
 	for _, tc := range []struct {
 		flags []string
 		seeds func(a, b float64) bool // as the JSON export holds them
-		same  bool // both trials send the same prompts
+		same  bool                    // both trials send the same prompts
 	}{
 		{nil, func(a, b float64) bool { return a == 42 && b == 42 }, true},
 		{[]string{"--random-seed", "7"}, func(a, b float64) bool { return a == 7 && b == 7 }, true},
@@ -252,4 +252,66 @@ func TestJSONLCreditFields(t *testing.T) {
 	}
 	slices.Sort(nums)
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, nums, "the profiling phase's issue order, the warmup's not counted")
+}
+
+// TestExportOutputsJSON: --export-outputs-json writes AIPerf's outputs.json:
+// every profiling request under data and the warmup's under warmup, sorted
+// by session and turn, each with its generated text (whose client count is
+// its output_token_count) and AIPerf's allowlisted metrics;
+// --export-level raw implies it, --no-export-outputs-json opts out, and a
+// --profile-export-prefix names it.
+func TestExportOutputsJSON(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	count := countTokens()
+	for _, tc := range []struct {
+		flags []string
+		file  string // "" none
+	}{
+		{[]string{"--export-outputs-json"}, "outputs.json"},
+		{[]string{"--export-level", "raw"}, "outputs.json"},
+		{[]string{"--export-level", "raw", "--no-export-outputs-json"}, ""},
+		{[]string{"--export-outputs-json", "--profile-export-prefix", "foo"}, "foo_outputs.json"},
+		{nil, ""},
+	} {
+		dir := t.TempDir()
+		inv := cli(t, dir, quick(m.URL, append([]string{"--request-count", "5", "--warmup-request-count", "2", "--session-turns-mean", "1",
+			"--artifact-dir", "out", "--no-store"}, tc.flags...)...)...)
+		require.Equal(t, ExitOK, inv.code, "%v: %s", tc.flags, inv.stderr)
+		out := filepath.Join(dir, "out")
+		if tc.file == "" {
+			assert.NoFileExists(t, filepath.Join(out, "outputs.json"), "%v", tc.flags)
+			continue
+		}
+		var doc struct {
+			SchemaVersion string           `json:"schema_version"`
+			Data, Warmup  []map[string]any // AIPerf's entries, read as any reader would
+		}
+		b, err := os.ReadFile(filepath.Join(out, tc.file))
+		require.NoError(t, err, "%v", tc.flags)
+		require.NoError(t, json.Unmarshal(b, &doc))
+		assert.Equal(t, "1.1", doc.SchemaVersion)
+		require.Len(t, doc.Data, 5, "%v", tc.flags)
+		assert.Len(t, doc.Warmup, 2, "%v", tc.flags)
+		for i, e := range doc.Data {
+			assert.Equal(t, "profiling", e["benchmark_phase"])
+			if i > 0 {
+				assert.Less(t, doc.Data[i-1]["session_num"], e["session_num"], "sorted by session")
+			}
+			text, ok := e["response_text"].(string)
+			require.True(t, ok, "%v: request %v: response_text %v", tc.flags, e["x_request_id"], e["response_text"])
+			assert.NotEmpty(t, text)
+			ms := e["metrics"].(map[string]any)
+			assert.EqualValues(t, count(text), ms["output_token_count"], "the text counted is the text written")
+			assert.Less(t, e["request_start_ns"], e["request_end_ns"])
+			for _, tag := range []string{"input_sequence_length", "output_sequence_length", "request_latency",
+				"time_to_first_token", "inter_token_latency"} {
+				assert.Contains(t, ms, tag)
+			}
+			assert.Len(t, ms, 6, "AIPerf's allowlist only")
+		}
+		assert.Equal(t, "warmup", doc.Warmup[0]["benchmark_phase"])
+	}
+	inv := cli(t, "", quick(m.URL, "--export-outputs-json", "--workers", "2", "--concurrency", "2")...)
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--export-outputs-json is not available with --workers 2")
 }

@@ -173,7 +173,12 @@ func (d *decoder) artifactsFields() []field {
 		{keys("user_files"), d.notYet("user_files:", "")},
 		{keys("auto_plot"), d.notYetUnless("false", "auto_plot: true", "use aiperf profile --auto-plot")},
 		{keys("plot_required"), d.notYetUnless("false", "plot_required: true", "")},
-		{keys("export_outputs_json"), d.notYetUnless("false", "export_outputs_json: true (outputs.json)", "")},
+		{keys("export_outputs_json"), func(path string, v *yaml.Node) {
+			if on, ok := d.bool(path, v); ok {
+				p.ExportOutputsJSON = &on
+				d.mark("export_outputs_json", v, path)
+			}
+		}},
 	}
 }
 

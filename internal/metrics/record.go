@@ -46,6 +46,10 @@ type Record struct {
 	// Raw is the request's wire exchange under --export-level raw (nil
 	// otherwise); only the raw export reads it.
 	Raw *Raw `json:"-"`
+	// ResponseText is the generated text, reasoning then content, under
+	// --export-outputs-json (nil otherwise, or when the reply had none);
+	// only outputs.json reads it.
+	ResponseText *string `json:"-"`
 
 	// ResponseNs holds the arrival stamp of every response that carried
 	// generated text (content or reasoning), in order; a non-streaming

@@ -178,8 +178,9 @@ type Profile struct {
 	ProfileExportPrefix string `json:"profile_export_prefix,omitempty" name:"profile-export-prefix" aliases:"profile-export-file" group:"Output" placeholder:"NAME" help:"Base name of every export file in the artifact directory: NAME.json, NAME.csv, NAME.jsonl, NAME_server_metrics.json, ... (a known suffix such as .json is dropped first)."`
 	// SummaryFormats is the YAML's artifacts.summary (AIPerf): the summary
 	// exports to write, json and csv (default both); JSON is always written.
-	SummaryFormats []string `json:"summary_formats,omitempty" kong:"-"`
-	ExportLevel    string   `json:"export_level,omitempty" name:"export-level" aliases:"profile-export-level" enum:",summary,records,raw" default:"" group:"Output" placeholder:"LEVEL" help:"summary: only the JSON and CSV summaries; records (default): also the per-request JSONL; raw: also profile_export_raw.jsonl, every request's payload and responses (secrets redacted; headers not written)."`
+	SummaryFormats    []string `json:"summary_formats,omitempty" kong:"-"`
+	ExportOutputsJSON *bool    `json:"export_outputs_json,omitempty" name:"export-outputs-json" negatable:"" group:"Output" help:"Write outputs.json: every request's generated text with its ids, times and lengths (default: with --export-level raw)."`
+	ExportLevel       string   `json:"export_level,omitempty" name:"export-level" aliases:"profile-export-level" enum:",summary,records,raw" default:"" group:"Output" placeholder:"LEVEL" help:"summary: only the JSON and CSV summaries; records (default): also the per-request JSONL; raw: also profile_export_raw.jsonl, every request's payload and responses (secrets redacted; headers not written)."`
 
 	// Server metrics and GPU telemetry.
 	ServerMetrics         []string `json:"server_metrics,omitempty" name:"server-metrics" sep:"none" group:"Server metrics" placeholder:"URL" help:"Also scrape this Prometheus endpoint (every --url origin's /metrics is scraped by default; repeatable)."`

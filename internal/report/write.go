@@ -41,6 +41,9 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 	if names.raw {
 		exports = append(exports, export{names.RawJSONL, WriteRawJSONL})
 	}
+	if names.outputs {
+		exports = append(exports, export{names.Outputs, WriteOutputsJSON})
+	}
 	if run.Timeslices != nil {
 		exports = append(exports, export{names.TimeslicesJSON, WriteTimeslicesJSON},
 			export{names.TimeslicesCSV, WriteTimeslicesCSV})
