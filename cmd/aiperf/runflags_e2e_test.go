@@ -315,3 +315,36 @@ func TestExportOutputsJSON(t *testing.T) {
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--export-outputs-json is not available with --workers 2")
 }
+
+// TestModelSelectionStrategy: with several models, round_robin (the
+// default) gives the nth session model n mod count; random draws each
+// session's model, the same draws for the same --random-seed; weighted is
+// refused before any traffic.
+func TestModelSelectionStrategy(t *testing.T) {
+	models := func(flags ...string) string {
+		var c captured
+		m := startMockBehind(t, mock.Config{Fast: true}, c.wrap)
+		args := quick(m.URL, append([]string{"--request-count", "30", "--no-store"}, flags...)...)
+		args[slices.Index(args, "mock-model")] = "a,b,c"
+		inv := cli(t, "", args...)
+		require.Equal(t, ExitOK, inv.code, "%v: %s", flags, inv.stderr)
+		var b strings.Builder
+		for _, r := range c.all() {
+			b.WriteString(fmt.Sprint(r.body["model"]))
+		}
+		return b.String()
+	}
+	assert.Equal(t, strings.Repeat("abc", 10), models(), "round robin by default, in issue order at concurrency 1")
+	assert.Equal(t, strings.Repeat("abc", 10), models("--model-selection-strategy", "round_robin"))
+	random := models("--model-selection-strategy", "random")
+	assert.Equal(t, random, models("--model-selection-strategy", "random"), "the same seed draws the same models")
+	assert.NotEqual(t, strings.Repeat("abc", 10), random)
+	assert.NotEqual(t, random, models("--model-selection-strategy", "random", "--random-seed", "9"))
+	for _, name := range []string{"a", "b", "c"} {
+		assert.Contains(t, random, name)
+	}
+	m := startMock(t, mock.Config{})
+	inv := cli(t, "", quick(m.URL, "--model-selection-strategy", "weighted")...)
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--model-selection-strategy weighted needs a weight per model")
+}

@@ -198,7 +198,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 			s.c, s.err = src.ds.Conversation(s.conv)
 		}
 		s.id = fmt.Sprintf("%s-s%06d", src.prefix, c.Session)
-		s.url, s.model = c.Index%len(src.urls), c.Index%len(src.p.Model)
+		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
 	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
@@ -390,4 +390,19 @@ func (c *cell) fixedStarts() load.FixedStarts {
 			}
 		}
 	}
+}
+
+// modelSalt keeps the random model draw apart from the cancellation draw
+// of the same seed and index.
+const modelSalt = 0x6d6f64656c73 // "models"
+
+// modelOf is the model (its index in --model) of the session whose first
+// request has issue index i: round robin, or with
+// --model-selection-strategy random a uniform draw seeded by --random-seed.
+func (s *source) modelOf(i int) int {
+	n := len(s.p.Model)
+	if s.p.ModelSelectionStrategy == plan.ModelRandom {
+		return int(draw(uint64(s.p.RandomSeed)^modelSalt, i) % uint64(n))
+	}
+	return i % n
 }

@@ -78,7 +78,13 @@ func (d *decoder) models(path string, v *yaml.Node) {
 	}
 	var names []string
 	d.fields(v, path, []field{
-		{keys("strategy"), d.notYetUnless("round_robin", "a model selection strategy other than round_robin", "")},
+		{keys("strategy"), func(path string, n *yaml.Node) {
+			if n.Kind == yaml.ScalarNode && n.Value == "weighted" {
+				d.errorf(n, path, "weighted (a weight per model) is not supported yet: use round_robin or random")
+				return
+			}
+			d.opt("model_selection_strategy", plan.ModelRoundRobin, plan.ModelRandom)(path, n)
+		}},
 		{keys("items"), func(path string, items *yaml.Node) {
 			if items.Kind != yaml.SequenceNode {
 				d.errorf(items, path, "expected a list of {name: ...}, got %s", d.describe(items))

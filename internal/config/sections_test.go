@@ -16,7 +16,7 @@ func TestSectionsMapToOptions(t *testing.T) {
 	f, err := parse(
 		`schemaVersion: "2.0"`,
 		"benchmark:",
-		"  models: {strategy: round_robin, items: [{name: a}, b]}",
+		"  models: {strategy: random, items: [{name: a}, b]}",
 		"  endpoint:",
 		"    urls: [http://x:1]",
 		"    url_strategy: round_robin",
@@ -56,6 +56,7 @@ func TestSectionsMapToOptions(t *testing.T) {
 	require.NoError(t, err)
 	p := f.Profile
 	assert.Equal(t, []string{"a", "b"}, p.Model)
+	assert.Equal(t, plan.ModelRandom, p.ModelSelectionStrategy)
 	assert.Equal(t, 120.0, p.RequestTimeoutSeconds, "2m")
 	assert.True(t, p.UseServerTokenCount)
 	assert.True(t, p.UseLegacyMaxTokens)
@@ -114,7 +115,7 @@ func TestNotSupportedYet(t *testing.T) {
 		{[]string{"benchmark: {accuracy: {benchmark: mmlu}}"}, `bench.yaml:1: benchmark.accuracy: accuracy: (accuracy benchmarks) is not supported yet`},
 		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
 		{[]string{"benchmark: {endpoint: {connection_reuse: never}}"}, `bench.yaml:1: benchmark.endpoint.connection_reuse: a connection_reuse other than pooled is not supported yet`},
-		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: a model selection strategy other than round_robin is not supported yet`},
+		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: weighted (a weight per model) is not supported yet: use round_robin or random`},
 		{[]string{"benchmark: {dataset: {type: synthetic, images: {batch_size: 1}}}"}, `bench.yaml:1: benchmark.dataset.images: images: (synthetic images) is not supported yet`},
 		{[]string{"benchmark: {dataset: {prompts: {isl: {type: lognormal, mean: 5}}}}"}, `bench.yaml:1: benchmark.dataset.prompts.isl.type: a lognormal distribution is not supported yet: use a number or {mean, stddev}`},
 		{[]string{"benchmark: {dataset: {type: file, path: x.jsonl, format: baseten_trace}}"}, `bench.yaml:1: benchmark.dataset.format: format "baseten_trace" is not supported yet: use single_turn, multi_turn, random_pool or mooncake_trace`},

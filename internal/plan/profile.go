@@ -36,6 +36,13 @@ const (
 	KindProfiling = "profiling"
 )
 
+// Model selection strategies (--model-selection-strategy); "" is
+// round robin.
+const (
+	ModelRoundRobin = "round_robin"
+	ModelRandom     = "random"
+)
+
 // Wait-for-model modes (--wait-for-model-mode).
 const (
 	WaitModels    = "models"
@@ -61,23 +68,24 @@ const (
 // Field order is the order of `aiperf profile --help`.
 type Profile struct {
 	// Endpoint.
-	Model                 []string `json:"model,omitempty" short:"m" aliases:"model-names" sep:"," group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (alias --model-names; several comma-separated or repeated: round-robin per request)."`
-	URL                   []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request) (default ${default})."`
-	EndpointType          string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,cohere_rankings,completions,responses,messages,chat_embeddings,embeddings,hf_tei_rankings,huggingface_generate,nim_embeddings,nim_rankings,raw,template" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, nim_rankings, hf_tei_rankings, cohere_rankings, huggingface_generate, template or raw (default ${default})."`
-	Endpoint              string   `json:"endpoint,omitempty" aliases:"custom-endpoint" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url (alias --custom-endpoint)."`
-	Streaming             bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
-	Header                []string `json:"header,omitempty" short:"H" sep:"none" group:"Endpoint" placeholder:"K:V" help:"Extra HTTP header on every request, as Key:Value (repeatable)."`
-	APIKey                string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" placeholder:"KEY" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
-	ExtraInputs           []string `json:"extra_inputs,omitempty" name:"extra-inputs" sep:"none" group:"Endpoint" placeholder:"K:V|JSON" help:"Extra request-body field as key:value, or a JSON object (repeatable)."`
-	RedactParam           []string `json:"redact_param,omitempty" name:"redact-param" sep:"," group:"Endpoint" placeholder:"NAME" help:"Treat this URL query parameter or --extra-inputs key as a secret, redacted wherever the API key is (repeatable; key, api_key, token, sig, signature, password, secret and other credential names always are)."`
-	RequestTimeoutSeconds float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" placeholder:"SECONDS" help:"Per-request timeout covering connect, send and receive (default ${default})."`
-	WaitForModelTimeout   *float64 `json:"wait_for_model_timeout,omitempty" name:"wait-for-model-timeout" group:"Endpoint" placeholder:"SECONDS" help:"Before the reset hook and any load, probe the server every --wait-for-model-interval until it is ready, for up to this many seconds (default 0: no probe); a server still not ready fails the run with nothing sent."`
-	WaitForModelMode      string   `json:"wait_for_model_mode,omitempty" name:"wait-for-model-mode" enum:"models,inference,both" default:"inference" group:"Endpoint" placeholder:"MODE" help:"How readiness is probed: models (GET /v1/models lists every --model), inference (a one-token request of the endpoint type succeeds) or both (default ${default})."`
-	WaitForModelInterval  *float64 `json:"wait_for_model_interval,omitempty" name:"wait-for-model-interval" group:"Endpoint" placeholder:"SECONDS" help:"Seconds between readiness probes (default 5)."`
-	MaxEventBytes         int      `json:"max_event_bytes,omitempty" name:"max-event-bytes" group:"Endpoint" placeholder:"BYTES" help:"Largest SSE line or event, and non-streaming body, accepted; a larger response fails (default 16 MiB)."`
-	UseServerTokenCount   bool     `json:"use_server_token_count,omitempty" name:"use-server-token-count" group:"Endpoint" help:"Take ISL and OSL from the server's usage instead of counting with the tokenizer."`
-	SessionHeader         string   `json:"session_header,omitempty" name:"session-header" group:"Endpoint" placeholder:"NAME" help:"Send each request's session id in this header instead of X-Correlation-ID (e.g. X-Session-ID), for routers that keep a session on one replica."`
-	UseLegacyMaxTokens    bool     `json:"use_legacy_max_tokens,omitempty" name:"use-legacy-max-tokens" group:"Endpoint" help:"Send chat's output cap as max_tokens instead of max_completion_tokens, for servers that only read the older field."`
+	Model                  []string `json:"model,omitempty" short:"m" aliases:"model-names" sep:"," group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (alias --model-names; several comma-separated or repeated: round-robin per request)."`
+	URL                    []string `json:"url,omitempty" short:"u" sep:"none" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL (repeat for several; round-robin per request) (default ${default})."`
+	EndpointType           string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,cohere_rankings,completions,responses,messages,chat_embeddings,embeddings,hf_tei_rankings,huggingface_generate,nim_embeddings,nim_rankings,raw,template" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, nim_rankings, hf_tei_rankings, cohere_rankings, huggingface_generate, template or raw (default ${default})."`
+	ModelSelectionStrategy string   `json:"model_selection_strategy,omitempty" name:"model-selection-strategy" enum:",round_robin,random,weighted" default:"" group:"Endpoint" placeholder:"STRATEGY" help:"With several --model: round_robin (the nth session gets model n mod count, the default) or random (uniform, seeded by --random-seed); a session keeps its model for every turn."`
+	Endpoint               string   `json:"endpoint,omitempty" aliases:"custom-endpoint" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url (alias --custom-endpoint)."`
+	Streaming              bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
+	Header                 []string `json:"header,omitempty" short:"H" sep:"none" group:"Endpoint" placeholder:"K:V" help:"Extra HTTP header on every request, as Key:Value (repeatable)."`
+	APIKey                 string   `json:"api_key,omitempty" name:"api-key" group:"Endpoint" placeholder:"KEY" help:"API key, sent as Authorization: Bearer <key>. Never logged or stored."`
+	ExtraInputs            []string `json:"extra_inputs,omitempty" name:"extra-inputs" sep:"none" group:"Endpoint" placeholder:"K:V|JSON" help:"Extra request-body field as key:value, or a JSON object (repeatable)."`
+	RedactParam            []string `json:"redact_param,omitempty" name:"redact-param" sep:"," group:"Endpoint" placeholder:"NAME" help:"Treat this URL query parameter or --extra-inputs key as a secret, redacted wherever the API key is (repeatable; key, api_key, token, sig, signature, password, secret and other credential names always are)."`
+	RequestTimeoutSeconds  float64  `json:"request_timeout_seconds" name:"request-timeout-seconds" default:"21600" group:"Endpoint" placeholder:"SECONDS" help:"Per-request timeout covering connect, send and receive (default ${default})."`
+	WaitForModelTimeout    *float64 `json:"wait_for_model_timeout,omitempty" name:"wait-for-model-timeout" group:"Endpoint" placeholder:"SECONDS" help:"Before the reset hook and any load, probe the server every --wait-for-model-interval until it is ready, for up to this many seconds (default 0: no probe); a server still not ready fails the run with nothing sent."`
+	WaitForModelMode       string   `json:"wait_for_model_mode,omitempty" name:"wait-for-model-mode" enum:"models,inference,both" default:"inference" group:"Endpoint" placeholder:"MODE" help:"How readiness is probed: models (GET /v1/models lists every --model), inference (a one-token request of the endpoint type succeeds) or both (default ${default})."`
+	WaitForModelInterval   *float64 `json:"wait_for_model_interval,omitempty" name:"wait-for-model-interval" group:"Endpoint" placeholder:"SECONDS" help:"Seconds between readiness probes (default 5)."`
+	MaxEventBytes          int      `json:"max_event_bytes,omitempty" name:"max-event-bytes" group:"Endpoint" placeholder:"BYTES" help:"Largest SSE line or event, and non-streaming body, accepted; a larger response fails (default 16 MiB)."`
+	UseServerTokenCount    bool     `json:"use_server_token_count,omitempty" name:"use-server-token-count" group:"Endpoint" help:"Take ISL and OSL from the server's usage instead of counting with the tokenizer."`
+	SessionHeader          string   `json:"session_header,omitempty" name:"session-header" group:"Endpoint" placeholder:"NAME" help:"Send each request's session id in this header instead of X-Correlation-ID (e.g. X-Session-ID), for routers that keep a session on one replica."`
+	UseLegacyMaxTokens     bool     `json:"use_legacy_max_tokens,omitempty" name:"use-legacy-max-tokens" group:"Endpoint" help:"Send chat's output cap as max_tokens instead of max_completion_tokens, for servers that only read the older field."`
 
 	// Load.
 	Concurrency                          *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
