@@ -26,6 +26,7 @@ import (
 
 // sentRequest is one inference request as the mock received it.
 type sentRequest struct {
+	conn   string // the client's address: one per TCP connection
 	header http.Header
 	body   map[string]any
 	raw    []byte
@@ -51,7 +52,7 @@ func (c *captured) wrap(h http.Handler) http.Handler {
 			var m map[string]any
 			_ = json.Unmarshal(b, &m) // a body that is not JSON stays nil
 			c.mu.Lock()
-			c.reqs = append(c.reqs, sentRequest{header: r.Header.Clone(), body: m, raw: b})
+			c.reqs = append(c.reqs, sentRequest{conn: r.RemoteAddr, header: r.Header.Clone(), body: m, raw: b})
 			c.mu.Unlock()
 		}
 		h.ServeHTTP(w, r)
@@ -347,4 +348,38 @@ func TestModelSelectionStrategy(t *testing.T) {
 	inv := cli(t, "", quick(m.URL, "--model-selection-strategy", "weighted")...)
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--model-selection-strategy weighted needs a weight per model")
+}
+
+// TestConnectionReuseStrategy: pooled (the default) sends every request on
+// one kept-alive connection at concurrency 1; never opens one per request;
+// sticky-user-sessions gives each session its own connection for all its
+// turns, closed after its last, so no two sessions share one.
+func TestConnectionReuseStrategy(t *testing.T) {
+	conns := func(flags ...string) (byConn, bySession map[string][]string) {
+		var c captured
+		m := startMockBehind(t, mock.Config{Fast: true}, c.wrap)
+		inv := cli(t, "", quick(m.URL, append([]string{"--conversation-num", "4", "--session-turns-mean", "3", "--no-store"},
+			flags...)...)...)
+		require.Equal(t, ExitOK, inv.code, "%v: %s", flags, inv.stderr)
+		byConn, bySession = map[string][]string{}, map[string][]string{}
+		for _, r := range c.all() {
+			session := r.header.Get("X-Correlation-Id")
+			byConn[r.conn] = append(byConn[r.conn], session)
+			bySession[session] = append(bySession[session], r.conn)
+		}
+		require.Len(t, bySession, 4, "%v", flags)
+		return byConn, bySession
+	}
+	byConn, _ := conns()
+	assert.Len(t, byConn, 1, "pooled: one connection for all 12 requests")
+	byConn, _ = conns("--connection-reuse-strategy", "never")
+	assert.Len(t, byConn, 12, "never: a connection per request")
+	byConn, bySession := conns("--connection-reuse-strategy", "sticky-user-sessions", "--concurrency", "2")
+	assert.Len(t, byConn, 4, "sticky: a connection per session")
+	for session, cs := range bySession {
+		assert.Equal(t, []string{cs[0], cs[0], cs[0]}, cs, "session %s: every turn on its connection", session)
+	}
+	for conn, sessions := range byConn {
+		assert.Len(t, slices.Compact(slices.Clone(sessions)), 1, "connection %s serves one session: %v", conn, sessions)
+	}
 }

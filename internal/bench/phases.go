@@ -51,8 +51,8 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		MaxConns:      maxInFlight(phases),
 		Timeout:       time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
 		Headers:       requestHeaders(c.p, c.o.Version),
-		SessionHeader: c.p.SessionHeader,
-		Now:           c.clock.Now,
+		SessionHeader: c.p.SessionHeader, ConnectionReuse: c.p.ConnectionReuseStrategy,
+		Now: c.clock.Now,
 	})
 	defer client.Close()
 

@@ -46,7 +46,7 @@ func (d *decoder) endpointFields() []field {
 			{keys("timeout_seconds"), d.opt("server_profiler_timeout_seconds")},
 		})},
 		{keys("transport"), d.notYetUnless("http", "a transport other than http", "")},
-		{keys("connection_reuse"), d.notYetUnless("pooled", "a connection_reuse other than pooled", "")},
+		{keys("connection_reuse"), d.opt("connection_reuse_strategy", "pooled", "never", "sticky-user-sessions")},
 		{keys("http2"), d.notYetUnless("false", "http2: true", "")},
 		{keys("ssl_verify"), d.notYetUnless("true", "ssl_verify: false", "")},
 		{keys("uds_path"), d.notYet("uds_path: (Unix-domain sockets)", "")},

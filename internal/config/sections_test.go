@@ -25,6 +25,7 @@ func TestSectionsMapToOptions(t *testing.T) {
 		"    ssl_verify: true",
 		"    use_server_token_count: true",
 		"    use_legacy_max_tokens: true",
+		"    connection_reuse: sticky-user-sessions",
 		"    session_header: X-Session-ID",
 		"    wait_for_model_timeout: 30",
 		"    wait_for_model_mode: models",
@@ -60,6 +61,7 @@ func TestSectionsMapToOptions(t *testing.T) {
 	assert.Equal(t, 120.0, p.RequestTimeoutSeconds, "2m")
 	assert.True(t, p.UseServerTokenCount)
 	assert.True(t, p.UseLegacyMaxTokens)
+	assert.Equal(t, "sticky-user-sessions", p.ConnectionReuseStrategy)
 	assert.Equal(t, "X-Session-ID", p.SessionHeader)
 	assert.Equal(t, plan.Ptr(false), p.ExportOutputsJSON, "raw: true would imply it")
 	assert.Equal(t, plan.Ptr(30.0), p.WaitForModelTimeout)
@@ -114,7 +116,6 @@ func TestNotSupportedYet(t *testing.T) {
 		{[]string{"benchmark: {runtime: {workers: 4}}"}, `bench.yaml:1: benchmark.runtime: runtime: (AIPerf's worker and communication settings) is not supported yet: use aiperf profile --workers N`},
 		{[]string{"benchmark: {accuracy: {benchmark: mmlu}}"}, `bench.yaml:1: benchmark.accuracy: accuracy: (accuracy benchmarks) is not supported yet`},
 		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
-		{[]string{"benchmark: {endpoint: {connection_reuse: never}}"}, `bench.yaml:1: benchmark.endpoint.connection_reuse: a connection_reuse other than pooled is not supported yet`},
 		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: weighted (a weight per model) is not supported yet: use round_robin or random`},
 		{[]string{"benchmark: {dataset: {type: synthetic, images: {batch_size: 1}}}"}, `bench.yaml:1: benchmark.dataset.images: images: (synthetic images) is not supported yet`},
 		{[]string{"benchmark: {dataset: {prompts: {isl: {type: lognormal, mean: 5}}}}"}, `bench.yaml:1: benchmark.dataset.prompts.isl.type: a lognormal distribution is not supported yet: use a number or {mean, stddev}`},

@@ -49,6 +49,11 @@ type Options struct {
 	// Now is the run's monotonic clock in ns since its start (default: since
 	// New).
 	Now func() int64
+	// ConnectionReuse is AIPerf's --connection-reuse-strategy: "" or
+	// ReusePooled (one pool for every request), ReuseNever (a new
+	// connection per request) or ReuseSticky (a connection per session,
+	// closed after its last turn).
+	ConnectionReuse string
 	// SessionHeader names the header that carries a session's id instead
 	// of X-Correlation-ID (AIPerf's --session-header; "": X-Correlation-ID).
 	SessionHeader string
@@ -73,7 +78,19 @@ type Client struct {
 	secrets *plan.Redactor // the secret header values, redacted from error messages
 	host    string         // a --header Host:… override
 	session string         // the header of a session's id, canonical
+	reuse   string         // Options.ConnectionReuse
+	// sticky holds each session's own client under ReuseSticky, until
+	// its last turn.
+	stickyMu sync.Mutex
+	sticky   map[string]*http.Client
 }
+
+// Connection reuse strategies (AIPerf's --connection-reuse-strategy).
+const (
+	ReusePooled = "pooled"
+	ReuseNever  = "never"
+	ReuseSticky = "sticky-user-sessions"
+)
 
 // New returns a Client.
 func New(o Options) *Client {
@@ -109,6 +126,8 @@ func New(o Options) *Client {
 		secrets:       plan.NewRedactor(plan.HeaderSecrets(headers)...),
 		host:          headers.Get("Host"),
 		session:       session,
+		reuse:         o.ConnectionReuse,
+		sticky:        map[string]*http.Client{},
 	}
 }
 
@@ -138,6 +157,35 @@ func newTransport(maxConns int, keepAlive bool) *http.Transport {
 func (c *Client) Close() {
 	c.keep.CloseIdleConnections()
 	c.fresh.CloseIdleConnections()
+	c.stickyMu.Lock()
+	defer c.stickyMu.Unlock()
+	for id, hc := range c.sticky {
+		hc.CloseIdleConnections()
+		delete(c.sticky, id)
+	}
+}
+
+// pool is the client that sends req under the connection reuse strategy,
+// and whether its connection closes after it: every request's under
+// ReuseNever, a session's last turn's under ReuseSticky.
+func (c *Client) pool(req *Request) (hc *http.Client, last bool) {
+	switch {
+	case c.reuse == ReuseNever:
+		return c.fresh, true
+	case c.reuse != ReuseSticky || req.SessionID == "":
+		return c.keep, false
+	}
+	c.stickyMu.Lock()
+	defer c.stickyMu.Unlock()
+	hc = c.sticky[req.SessionID]
+	if hc == nil {
+		hc = &http.Client{Transport: newTransport(1, true)}
+		c.sticky[req.SessionID] = hc
+	}
+	if req.LastTurn {
+		delete(c.sticky, req.SessionID)
+	}
+	return hc, req.LastTurn
 }
 
 // readers recycles SSE readers and their buffers across requests.
@@ -205,7 +253,9 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	}
 	hr.Header = c.header(req)
 	hr.Host = c.host // a --header Host:… override; empty means the URL's host
-	resp, res := c.send(ctx, rctx, hr)
+	hc, last := c.pool(&req)
+	hr.Close = last // the connection closes once the response is read
+	resp, res := c.send(ctx, rctx, hr, hc)
 	if resp == nil {
 		done()
 		return res
@@ -254,9 +304,9 @@ func (c *Client) failed(msg string) Response {
 // is then the retry's send time: the dead attempt is client-side connection
 // management, not server latency, and counting it would inflate TTFT and
 // latency by a round trip the server never saw.
-func (c *Client) send(ctx, rctx context.Context, hr *http.Request) (*http.Response, Response) {
+func (c *Client) send(ctx, rctx context.Context, hr *http.Request, hc *http.Client) (*http.Response, Response) {
 	var res Response
-	resp, t, err := c.attempt(c.keep, hr, hr.Body, &res.SentNs)
+	resp, t, err := c.attempt(hc, hr, hr.Body, &res.SentNs)
 	if err != nil && t.reused.Load() && !t.gotByte.Load() && rctx.Err() == nil {
 		res.Retried = true
 		body, _ := hr.GetBody() // a bytes.Reader: never fails

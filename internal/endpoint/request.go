@@ -47,6 +47,10 @@ type Request struct {
 	// SessionID, when set, is sent as X-Correlation-ID and
 	// X-Session-Affinity: every request of a session carries it.
 	SessionID string
+	// LastTurn marks the session's last request: under
+	// --connection-reuse-strategy sticky-user-sessions its connection
+	// closes after it.
+	LastTurn bool
 	// Cancel aborts the request CancelAfter after it was fully written,
 	// unless it ended before (a request --request-cancellation-rate picked,
 	// with AIPerf's --request-cancellation-delay); its error is then
