@@ -383,3 +383,27 @@ func TestConnectionReuseStrategy(t *testing.T) {
 		assert.Len(t, slices.Compact(slices.Clone(sessions)), 1, "connection %s serves one session: %v", conn, sessions)
 	}
 }
+
+// TestConcurrencyBurst: AIPerf's concurrency_burst arrival pattern is
+// concurrency mode (every request sent the instant a slot frees), kept
+// under AIPerf's name in the exports; with a --request-rate it is refused
+// before any traffic.
+func TestConcurrencyBurst(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--arrival-pattern", "concurrency_burst", "--concurrency", "3", "--request-count", "9",
+		"--artifact-dir", "out", "--no-store")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, 9, m.control().InferenceRequests)
+	exp := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	ic := exp["input_config"].(map[string]any)["aiperf_go"].(map[string]any)
+	assert.Equal(t, "concurrency_burst", ic["request_rate_mode"])
+	assert.Equal(t, 3.0, ic["concurrency"])
+	assert.Equal(t, "concurrency", exp["client_audit"].(map[string]any)["mode"], "sent as concurrency mode")
+
+	before := m.control().InferenceRequests
+	inv = cli(t, "", quick(m.URL, "--arrival-pattern", "concurrency_burst", "--request-rate", "5")...)
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate")
+	assert.Equal(t, before, m.control().InferenceRequests, "nothing was sent")
+}

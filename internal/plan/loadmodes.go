@@ -14,7 +14,10 @@ const MaxSmoothness = 1e6
 // smoothness is a gamma shape > 0, turns the default pattern into gamma, and
 // is refused with any other explicit pattern and outside a rate mode.
 func (v *validator) arrival(p *Profile) {
-	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson, RateGamma)
+	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson, RateGamma, RateConcurrencyBurst)
+	v.check(p.RequestRateMode != RateConcurrencyBurst || p.RequestRate == nil, "request_rate_mode",
+		"concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate: "+
+			"drop --request-rate, or pick constant, poisson or gamma")
 	x := p.ArrivalSmoothness
 	if x == nil || v.nonFinite["arrival_smoothness"] {
 		return

@@ -21,6 +21,9 @@ const (
 	RateConstant = "constant"
 	RatePoisson  = "poisson"
 	RateGamma    = "gamma" // gamma gaps of shape Phase.Smoothness (vLLM's --burstiness)
+	// RateConcurrencyBurst is AIPerf's name for concurrency mode: no rate,
+	// each send the instant a --concurrency slot is free.
+	RateConcurrencyBurst = "concurrency_burst"
 )
 
 // What a rate phase does with a send that finds its in-flight cap full
@@ -91,7 +94,7 @@ type Profile struct {
 	// Load.
 	Concurrency                          *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
 	RequestRate                          *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`
-	RequestRateMode                      string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson,gamma" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate (alias --arrival-pattern): constant, poisson or gamma (seeded) (default ${default})."`
+	RequestRateMode                      string   `json:"request_rate_mode" name:"request-rate-mode" aliases:"arrival-pattern" default:"poisson" enum:"constant,poisson,gamma,concurrency_burst" group:"Load" placeholder:"MODE" help:"Arrival pattern for --request-rate (alias --arrival-pattern): constant, poisson or gamma (seeded); concurrency_burst is concurrency mode, without a rate: each send the instant a --concurrency slot is free (default ${default})."`
 	ArrivalSmoothness                    *float64 `json:"arrival_smoothness,omitempty" name:"arrival-smoothness" aliases:"vllm-burstiness" group:"Load" placeholder:"SHAPE" help:"Shape of the gamma inter-arrival gaps (alias --vllm-burstiness; mean gap still 1/rate): 1 is Poisson, below 1 burstier, above 1 more regular; makes the arrival pattern gamma (default 1)."`
 	CapPolicy                            string   `json:"cap_policy,omitempty" name:"cap-policy" enum:",skip,delay" default:"" group:"Load" placeholder:"POLICY" help:"With --request-rate and --concurrency, what becomes of a new session's send that comes due while the cap is full: skip (AIPerf's, the default) drops it and the schedule goes on, counted as cap_skipped; delay waits for a free slot and sends late, counted as cap_delayed. A later turn of a running session always waits."`
 	PrefillConcurrency                   *int     `json:"prefill_concurrency,omitempty" name:"prefill-concurrency" group:"Load" placeholder:"N" help:"At most N requests in prefill at once (sent, no first token yet), on top of --concurrency (needs --streaming; at most --concurrency)."`

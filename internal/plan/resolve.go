@@ -276,8 +276,11 @@ func (p Profile) WithoutWarmup() Profile {
 // (poisson) gamma, as in AIPerf. (An explicit --arrival-pattern poisson cannot
 // be told from the default here, so it too becomes gamma.)
 func (p *Profile) ArrivalPattern() string {
-	if p.ArrivalSmoothness != nil && p.RequestRateMode == RatePoisson {
+	switch {
+	case p.ArrivalSmoothness != nil && p.RequestRateMode == RatePoisson:
 		return RateGamma
+	case p.RequestRateMode == RateConcurrencyBurst: // the profiling phase has no rate: a rate warmup's is the default
+		return RatePoisson
 	}
 	return p.RequestRateMode
 }
