@@ -59,6 +59,16 @@ func (c *captured) wrap(h http.Handler) http.Handler {
 	})
 }
 
+// profileOut runs a quick profile against url with flags, unstored, and
+// returns its artifact directory.
+func profileOut(t *testing.T, url string, flags ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(url, append([]string{"--artifact-dir", "out", "--no-store"}, flags...)...)...)
+	require.Equal(t, ExitOK, inv.code, "%v: %s", flags, inv.stderr)
+	return filepath.Join(dir, "out")
+}
+
 func (c *captured) all() []sentRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -224,11 +234,8 @@ func TestWarmupAfterFirst(t *testing.T) {
 // (wall clock) and clock_offset_ns, in AIPerf's key order.
 func TestJSONLCreditFields(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
-	dir := t.TempDir()
-	inv := cli(t, dir, quick(m.URL, "--request-count", "6", "--warmup-request-count", "3", "--concurrency", "2",
-		"--artifact-dir", "out", "--no-store")...)
-	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	raw, err := os.ReadFile(filepath.Join(dir, "out", "profile_export.jsonl"))
+	out := profileOut(t, m.URL, "--request-count", "6", "--warmup-request-count", "3", "--concurrency", "2")
+	raw, err := os.ReadFile(filepath.Join(out, "profile_export.jsonl"))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
 	require.Len(t, lines, 6)
@@ -390,19 +397,16 @@ func TestConnectionReuseStrategy(t *testing.T) {
 // before any traffic.
 func TestConcurrencyBurst(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
-	dir := t.TempDir()
-	inv := cli(t, dir, quick(m.URL, "--arrival-pattern", "concurrency_burst", "--concurrency", "3", "--request-count", "9",
-		"--artifact-dir", "out", "--no-store")...)
-	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	out := profileOut(t, m.URL, "--arrival-pattern", "concurrency_burst", "--concurrency", "3", "--request-count", "9")
 	assert.Equal(t, 9, m.control().InferenceRequests)
-	exp := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	exp := readJSON(t, filepath.Join(out, "profile_export_aiperf.json"))
 	ic := exp["input_config"].(map[string]any)["aiperf_go"].(map[string]any)
 	assert.Equal(t, "concurrency_burst", ic["request_rate_mode"])
 	assert.Equal(t, 3.0, ic["concurrency"])
 	assert.Equal(t, "concurrency", exp["client_audit"].(map[string]any)["mode"], "sent as concurrency mode")
 
 	before := m.control().InferenceRequests
-	inv = cli(t, "", quick(m.URL, "--arrival-pattern", "concurrency_burst", "--request-rate", "5")...)
+	inv := cli(t, "", quick(m.URL, "--arrival-pattern", "concurrency_burst", "--request-rate", "5")...)
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate")
 	assert.Equal(t, before, m.control().InferenceRequests, "nothing was sent")
