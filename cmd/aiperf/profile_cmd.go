@@ -48,10 +48,12 @@ type ProfileCmd struct {
 	ParameterSweepMode        string  `name:"parameter-sweep-mode" enum:"repeated,independent" default:"repeated" group:"Sweep" help:"With --num-profile-runs and a comma list: repeated (every value's trial 1, then trial 2, ...) or independent (every trial of one value, then the next) (default ${default})."`
 	ParameterSweepCooldown    float64 `name:"parameter-sweep-cooldown-seconds" group:"Sweep" placeholder:"SECONDS" help:"Pause between the values of a comma-list sweep."`
 	NoSweepTable              bool    `name:"no-sweep-table" group:"Sweep" help:"In a sweep of several cells (comma lists or a config file's sweep:), print no line as each trial starts and ends; the sweep table at the end stays."`
-	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
-	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
+	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" negatable:"" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
+	AutoPlot                  bool    `name:"auto-plot" negatable:"" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
+	PlotRequired              bool    `name:"plot-required" group:"Run" help:"With --auto-plot, a failure to draw fails the run (exit 1; its results stay stored and exported) instead of a warning."`
+	Transport                 string  `name:"transport" aliases:"transport-type" enum:",http" default:"" group:"Run" placeholder:"TRANSPORT" help:"AIPerf's transport: http, the only one (for http:// and https:// URLs alike)."`
 	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
-	WorkersMax                int     `name:"workers-max" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
+	WorkersMax                int     `name:"workers-max" aliases:"max-workers" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
 	SearchArgs                `embed:""`
@@ -244,7 +246,8 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	run = run.Redacted(redact)
 	errs := []error{runErr}
 	var paths []string
-	var stored string // the line that says where the run is stored
+	var stored string          // the line that says where the run is stored
+	var drawPlots func() error // --auto-plot, once everything is printed
 	if len(run.Records) > 0 {
 		var err error
 		if paths, dir, err = writeExports(dir, run); err != nil {
@@ -265,7 +268,8 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		} else {
 			stored = fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)\n", id, g.Store, id)
 			if c.AutoPlot && dir != "" {
-				defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
+				sel, plots := plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots")
+				drawPlots = func() error { return autoPlot(ctx, g, sel, plots, c.PlotRequired) }
 			}
 		}
 	}
@@ -285,6 +289,9 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 	}
 	fmt.Fprint(g.Stdout, stored)
+	if drawPlots != nil {
+		errs = append(errs, drawPlots())
+	}
 	return errors.Join(errs...)
 }
 

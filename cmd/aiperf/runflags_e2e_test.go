@@ -411,3 +411,34 @@ func TestConcurrencyBurst(t *testing.T) {
 	assert.Contains(t, inv.stderr, "concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate")
 	assert.Equal(t, before, m.control().InferenceRequests, "nothing was sent")
 }
+
+// TestPlotRequired: an --auto-plot that cannot draw (its plots directory
+// is a file) is a warning, or with --plot-required a failed run (exit 1)
+// whose results are still stored and exported; --no-auto-plot draws
+// nothing. --transport http, --max-workers and
+// --no-parameter-sweep-same-seed are AIPerf's names, accepted.
+func TestPlotRequired(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	for _, tc := range []struct {
+		flags []string
+		code  int
+		want  string
+	}{
+		{[]string{"--auto-plot"}, ExitOK, "warning: auto-plot failed"},
+		{[]string{"--auto-plot", "--plot-required"}, ExitFailure, "auto-plot failed (--plot-required; the results are stored and exported"},
+		{[]string{"--auto-plot", "--no-auto-plot", "--plot-required"}, ExitOK, ""},
+		{[]string{"--transport", "http", "--max-workers", "4", "--no-parameter-sweep-same-seed"}, ExitOK, ""},
+	} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "out"), "plots", "not a directory")
+		inv := cli(t, dir, quick(m.URL, append([]string{"--request-count", "2", "--artifact-dir", "out"}, tc.flags...)...)...)
+		assert.Equal(t, tc.code, inv.code, "%v: %s", tc.flags, inv.stderr)
+		assert.FileExists(t, filepath.Join(dir, "out", "profile_export_aiperf.json"), "%v", tc.flags)
+		assert.Contains(t, inv.stdout, "Stored: run 1", "%v", tc.flags)
+		if tc.want == "" {
+			assert.NotContains(t, inv.stderr, "auto-plot", "%v", tc.flags)
+		} else {
+			assert.Contains(t, inv.stderr, tc.want, "%v", tc.flags)
+		}
+	}
+}

@@ -124,7 +124,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			parallel:    c.Parallel,
 		})
 		if c.AutoPlot && !errors.Is(err, context.Canceled) && !refused(err) {
-			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
+			_ = autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name), false) // a warning
 		}
 		if err != nil {
 			errs = append(errs, err)
