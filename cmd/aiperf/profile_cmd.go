@@ -79,6 +79,9 @@ type ProfileCmd struct {
 // Run executes the profile command.
 func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) error {
 	spec, err := c.spec(kctx)
+	if err == nil {
+		err = spec.Profile.LoadRateSeries()
+	}
 	if err != nil {
 		return usageErr(err)
 	}

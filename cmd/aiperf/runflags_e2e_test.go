@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -440,5 +441,54 @@ func TestPlotRequired(t *testing.T) {
 		} else {
 			assert.Contains(t, inv.stderr, tc.want, "%v", tc.flags)
 		}
+	}
+}
+
+// TestRequestRateSeries: --request-rate-series schedules the sends on its
+// rate: with a constant pattern on 20/s for 1 s, then 20 to 100/s over
+// 0.5 s, then 100/s, request n is scheduled when the rate's integral
+// reaches n (read from the JSONL's scheduled_ns: the schedule, not the
+// machine's speed); a bad file, or one with --request-rate, is refused
+// before any traffic.
+func TestRequestRateSeries(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	series := writeFile(t, dir, "rate.json", `{"points": [{"time_s": 0, "qps": 20}, {"time_s": 1, "qps": 20}, {"time_s": 1.5, "qps": 100}]}`)
+	out := profileOut(t, m.URL, "--request-rate-series", series, "--arrival-pattern", "constant", "--request-count", "60",
+		"--concurrency", "60")
+	raw, err := os.ReadFile(filepath.Join(out, "profile_export.jsonl"))
+	require.NoError(t, err)
+	var sched []int64
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var rec struct {
+			Metadata struct {
+				ScheduledNs int64 `json:"scheduled_ns"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		sched = append(sched, rec.Metadata.ScheduledNs)
+	}
+	require.Len(t, sched, 60)
+	slices.Sort(sched)
+	for n, ns := range sched {
+		want := float64(n) / 20 // ∫ = 20t
+		if n > 20 {             // ∫ = 20 + 20x + 80x² over the ramp
+			want = 1 + (-20+math.Sqrt(400+320*float64(n-20)))/160
+		}
+		if n > 50 {
+			want = 1.5 + float64(n-50)/100
+		}
+		assert.InDelta(t, want, float64(ns-sched[0])/1e9, 1e-6, "request %d", n)
+	}
+	for args, msg := range map[string]string{
+		"--request-rate-series " + series + " --request-rate 5":                                           "--request-rate-series sets the rate over time and cannot be combined with --request-rate",
+		"--request-rate-series " + writeFile(t, dir, "bad.json", `{"points": [{"time_s": 1, "qps": 5}]}`): "points[0].time_s must be 0",
+		"--request-rate-series " + filepath.Join(dir, "missing.json"):                                     "--request-rate-series cannot be read",
+	} {
+		before := m.control().InferenceRequests
+		inv := cli(t, "", quick(m.URL, strings.Fields(args)...)...)
+		assert.Equal(t, ExitUsage, inv.code, args)
+		assert.Contains(t, inv.stderr, msg, args)
+		assert.Equal(t, before, m.control().InferenceRequests, "%s: nothing was sent", args)
 	}
 }

@@ -370,6 +370,9 @@ func CheckWorkers(p plan.Profile, n int) error {
 		return fmt.Errorf("--export-level raw is not available with --workers %d: the payloads stay in the workers; "+
 			"use --export-level records, or one process", n)
 	}
+	if p.RequestRateSeries != "" {
+		return fmt.Errorf("--request-rate-series is not available with --workers %d yet: use one process", n)
+	}
 	if p.WritesOutputs() {
 		return fmt.Errorf("--export-outputs-json is not available with --workers %d: the responses' text stays in the workers; "+
 			"leave it out, or use one process", n)

@@ -229,8 +229,10 @@ func (p *Profile) PhaseList() []Phase {
 	case p.UserCentricRate != nil:
 		prof.Rate, prof.Users = *p.UserCentricRate, deref(p.NumUsers, 1)
 		prof.Concurrency = deref(p.Concurrency, 0) // a cap only when given
-	case p.RequestRate != nil:
-		prof.Rate = *p.RequestRate
+	case p.RequestRate != nil || len(p.RateSeries) > 0:
+		if prof.Rate, prof.RateSeries = deref(p.RequestRate, 0), p.RateSeries; len(p.RateSeries) > 0 {
+			prof.Rate = MeanRate(p.RateSeries)
+		}
 		prof.RateMode, prof.Smoothness = p.ArrivalPattern(), p.smoothness(p.ArrivalPattern())
 		prof.Concurrency, prof.CapPolicy = deref(p.Concurrency, 0), p.CapPolicy
 	default:
