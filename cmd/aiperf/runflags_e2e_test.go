@@ -492,3 +492,40 @@ func TestRequestRateSeries(t *testing.T) {
 		assert.Equal(t, before, m.control().InferenceRequests, "%s: nothing was sent", args)
 	}
 }
+
+// TestVariant: each --variant is a cell of one sweep, its flags set over
+// the command line's, in a directory named by the variant; one variant,
+// a key that is no flag, or a variant with comma lists is refused before
+// any traffic.
+func TestVariant(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	tok := tinyTokenizer(t)
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--tokenizer", tok, "--request-count", "4", "--artifact-dir", "out",
+		"--variant", "fast: concurrency=2, isl=32", "--sweep-variant", "request_count=3, output-tokens-mean=2")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, 4+3, m.control().InferenceRequests)
+	for cell, want := range map[string]map[string]float64{
+		"fast":      {"concurrency": 2, "synthetic_input_tokens_mean": 32, "request_count": 4, "output_tokens_mean": 4},
+		"variant_2": {"request_count": 3, "synthetic_input_tokens_mean": 16, "output_tokens_mean": 2},
+	} {
+		exp := readJSON(t, filepath.Join(dir, "out", cell, "profile_export_aiperf.json"))
+		ic := exp["input_config"].(map[string]any)["aiperf_go"].(map[string]any)
+		for k, v := range want {
+			assert.Equal(t, v, ic[k], "%s: %s", cell, k)
+		}
+	}
+	for args, msg := range map[string]string{
+		"--variant concurrency=2":                           "one --variant is one run",
+		"--variant fast:nope=1 --variant concurrency=1":     `--variant "fast:nope=1": nope is not a profile flag`,
+		"--variant concurrency=1 --variant concurrency=x":   `concurrency: "x" is not an integer`,
+		"--variant isl=8 --variant isl=9 --concurrency 1,2": "--variant cannot be combined with comma lists (--concurrency)",
+	} {
+		before := m.control().InferenceRequests
+		inv := cli(t, "", quick(m.URL, strings.Fields(args)...)...)
+		assert.Equal(t, ExitUsage, inv.code, args)
+		assert.Contains(t, inv.stderr, msg, args)
+		assert.Equal(t, before, m.control().InferenceRequests, "%s: nothing was sent", args)
+	}
+}
