@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -401,4 +403,32 @@ func TestVariant(t *testing.T) {
 		assert.Contains(t, inv.stderr, msg, args)
 		assert.Equal(t, before, m.control().InferenceRequests, "%s: nothing was sent", args)
 	}
+}
+
+// TestRequestContentType: --request-content-type multipart/form-data sends
+// each body as a form, a field per key of the JSON body (strings as they
+// are, other values as JSON), which the mock reads as that JSON: the run
+// streams its replies as with JSON bodies.
+func TestRequestContentType(t *testing.T) {
+	var c captured
+	m := startMockBehind(t, mock.Config{Fast: true}, c.wrap)
+	out := profileOut(t, m.URL, "--request-content-type", "multipart/form-data", "--request-count", "3")
+	reqs := c.all()
+	require.Len(t, reqs, 3)
+	for _, r := range reqs {
+		mt, params, err := mime.ParseMediaType(r.header.Get("Content-Type"))
+		require.NoError(t, err)
+		require.Equal(t, "multipart/form-data", mt)
+		form, err := multipart.NewReader(bytes.NewReader(r.raw), params["boundary"]).ReadForm(1 << 20)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"mock-model"}, form.Value["model"])
+		assert.Equal(t, []string{"true"}, form.Value["stream"])
+		assert.Equal(t, []string{"4"}, form.Value["max_completion_tokens"])
+		var msgs []map[string]string
+		require.NoError(t, json.Unmarshal([]byte(form.Value["messages"][0]), &msgs))
+		assert.Equal(t, "user", msgs[0]["role"])
+	}
+	exp := readJSON(t, filepath.Join(out, "profile_export_aiperf.json"))
+	assert.Equal(t, 3.0, metricAvg(t, exp, "request_count"), "every form was read and answered")
+	assert.Equal(t, 4.0, metricAvg(t, exp, "output_sequence_length"), "the mock read max_completion_tokens from its field")
 }

@@ -53,6 +53,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		Headers:         requestHeaders(c.p, c.o.Version),
 		SessionHeader:   c.p.SessionHeader,
 		ConnectionReuse: c.p.ConnectionReuseStrategy,
+		Multipart:       c.p.RequestContentType == "multipart/form-data",
 		Now:             c.clock.Now,
 	})
 	defer client.Close()

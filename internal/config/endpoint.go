@@ -55,7 +55,7 @@ func (d *decoder) endpointFields() []field {
 		{keys("use_legacy_max_tokens"), d.opt("use_legacy_max_tokens")},
 		{keys("template"), d.notYet("template: (request body templates)", "use aiperf profile --endpoint-type template with its flags")},
 		{keys("download_video_content"), d.notYetUnless("false", "download_video_content: true", "")},
-		{keys("request_content_type"), d.notYetUnless("application/json", "a request_content_type other than application/json", "")},
+		{keys("request_content_type"), d.opt("request_content_type", "application/json", "multipart/form-data")},
 		{keys("session_header"), d.opt("session_header")},
 		{keys("uuid_and_strip"), d.notYetUnless("false", "uuid_and_strip: true", "")},
 	}

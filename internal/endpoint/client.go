@@ -54,6 +54,10 @@ type Options struct {
 	// connection per request) or ReuseSticky (a connection per session,
 	// closed after its last turn).
 	ConnectionReuse string
+	// Multipart sends each body as multipart/form-data, a field per key
+	// of its JSON object (AIPerf's --request-content-type
+	// multipart/form-data); else the JSON itself.
+	Multipart bool
 	// SessionHeader names the header that carries a session's id instead
 	// of X-Correlation-ID (AIPerf's --session-header; "": X-Correlation-ID).
 	SessionHeader string
@@ -79,6 +83,7 @@ type Client struct {
 	host    string         // a --header Host:… override
 	session string         // the header of a session's id, canonical
 	reuse   string         // Options.ConnectionReuse
+	form    bool           // Options.Multipart
 	// sticky holds each session's own client under ReuseSticky, until
 	// its last turn.
 	stickyMu sync.Mutex
@@ -127,6 +132,7 @@ func New(o Options) *Client {
 		host:          headers.Get("Host"),
 		session:       session,
 		reuse:         o.ConnectionReuse,
+		form:          o.Multipart,
 		sticky:        map[string]*http.Client{},
 	}
 }
@@ -212,6 +218,13 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	if req.Raw != nil {
 		req.Raw.Payload = body
 	}
+	contentType := ""
+	if c.form {
+		var err error
+		if body, contentType, err = formBody(body); err != nil {
+			return c.failed(err.Error())
+		}
+	}
 	rctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(nil) }
 	defer func() { out.Cancelled = out.Err != nil && errors.Is(context.Cause(rctx), errDeliberate) }()
@@ -252,6 +265,9 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		return c.failed(fmt.Sprintf("build request: unsupported URL scheme %q (want http or https)", hr.URL.Scheme))
 	}
 	hr.Header = c.header(req)
+	if contentType != "" {
+		hr.Header["Content-Type"] = []string{contentType}
+	}
 	hr.Host = c.host // a --header Host:… override; empty means the URL's host
 	hc, last := c.pool(&req)
 	hr.Close = last // the connection closes once the response is read
