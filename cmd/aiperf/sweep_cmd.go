@@ -129,7 +129,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			parallel:    c.Parallel,
 		})
 		if c.AutoPlot && !errors.Is(err, context.Canceled) && !refused(err) {
-			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
+			_ = autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name), false) // a warning
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -162,6 +162,9 @@ type sweepOptions struct {
 	workers    int             // with runner.Local: each trial's --workers
 	workerArgs []string        // and the flags of its deadlines
 	parallel   int             // trials at once, on different servers (0 or 1: one at a time)
+	// quietTrials leaves out the line as each trial starts and ends
+	// (profile --no-sweep-table): AIPerf's streaming per-cell table.
+	quietTrials bool
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
@@ -226,7 +229,9 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		Parallel:   o.parallel,
 	}
 	if o.ui != "none" {
-		opts.Progress = g.Stderr
+		if !o.quietTrials {
+			opts.Progress = g.Stderr
+		}
 		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %s × %s, artifacts under %s, store %s\n",
 			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
 	}

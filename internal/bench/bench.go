@@ -312,7 +312,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	// The last: its goroutine runs until Run closes it.
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
-	c.fin.watch, c.fin.chat = watchers(c.o.Watch, c.o.Exporters), chat
+	c.fin.watch, c.fin.chat, c.fin.outputs = watchers(c.o.Watch, c.o.Exporters), chat, c.p.WritesOutputs()
 	return nil
 }
 
@@ -380,6 +380,13 @@ func CheckWorkers(p plan.Profile, n int) error {
 	if p.ExportLevel == "raw" {
 		return fmt.Errorf("--export-level raw is not available with --workers %d: the payloads stay in the workers; "+
 			"use --export-level records, or one process", n)
+	}
+	if p.RequestRateSeries != "" {
+		return fmt.Errorf("--request-rate-series is not available with --workers %d yet: use one process", n)
+	}
+	if p.WritesOutputs() {
+		return fmt.Errorf("--export-outputs-json is not available with --workers %d: the responses' text stays in the workers; "+
+			"leave it out, or use one process", n)
 	}
 	detected, err := timestamped(p)
 	if err != nil {

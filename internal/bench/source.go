@@ -205,10 +205,11 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 			src.bust.apply(s, c.Phase.Kind)
 		}
 		s.id = fmt.Sprintf("%s-s%06d", src.prefix, c.Session)
-		s.url, s.model = c.Index%len(src.urls), c.Index%len(src.p.Model)
+		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
 	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
+		RequestNum: c.PhaseNum, IssuedNs: c.IssuedNs, ReceivedNs: c.ReceivedNs,
 		Prompt: s.conv, URL: s.url, Model: src.p.Model[s.model], Streaming: src.p.Streams(), NoTokens: !src.p.Spec().Tokens,
 		Session: c.Session, Turn: i, Conversation: s.c.ID, CorrelationID: s.id,
 		RequestID: fmt.Sprintf("%s-%06d", src.prefix, c.Index),
@@ -228,6 +229,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		req = s.request(turn, rec.RequestID)
 	}
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
+	req.LastTurn = i == len(s.c.Turns)-1
 	req.Cancel, req.CancelAfter = src.cancel.picks(c.Phase, rec.Index)
 	req.FirstToken = c.FirstToken
 	if src.raw && rec.PhaseKind == plan.KindProfiling {
@@ -268,7 +270,7 @@ func (s *session) request(t *dataset.Turn, id string) request {
 	src := s.src
 	r := request{Request: endpoint.Request{
 		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
-		MaxTokens: t.MaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
+		MaxTokens: t.MaxTokens, LegacyMaxTokens: src.p.UseLegacyMaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
 		Tools: t.Tools, RequestID: id, SessionID: s.id, Inputs: t.Inputs, Query: t.Query, Passages: t.Passages,
 		Template: src.template, ResponseField: src.field,
 	}}
@@ -400,4 +402,19 @@ func (c *cell) fixedStarts() load.FixedStarts {
 			}
 		}
 	}
+}
+
+// modelSalt keeps the random model draw apart from the cancellation draw
+// of the same seed and index.
+const modelSalt = 0x6d6f64656c73 // "models"
+
+// modelOf is the model (its index in --model) of the session whose first
+// request has issue index i: round robin, or with
+// --model-selection-strategy random a uniform draw seeded by --random-seed.
+func (s *source) modelOf(i int) int {
+	n := len(s.p.Model)
+	if s.p.ModelSelectionStrategy == plan.ModelRandom {
+		return int(draw(uint64(s.p.RandomSeed)^modelSalt, i) % uint64(n))
+	}
+	return i % n
 }

@@ -75,6 +75,10 @@ func (p *Profile) Check() error {
 			v.add("header", err.Error())
 		}
 	}
+	v.check(p.ModelSelectionStrategy != "weighted", "model_selection_strategy",
+		"weighted needs a weight per model, which is not supported yet: use round_robin or random")
+	v.check(p.SessionHeader == "" || isHeaderName(p.SessionHeader), "session_header",
+		fmt.Sprintf("must be an HTTP header name, e.g. X-Session-ID, got %q", p.SessionHeader))
 	for _, e := range p.ExtraInputs {
 		m, err := ParseExtraInput(e)
 		if err != nil {

@@ -44,6 +44,9 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 	if run.Network != nil && len(run.Network.Samples) > 0 {
 		exports = append(exports, export{names.NetworkJSONL, WriteNetworkJSONL})
 	}
+	if names.outputs {
+		exports = append(exports, export{names.Outputs, WriteOutputsJSON})
+	}
 	if run.Timeslices != nil {
 		exports = append(exports, export{names.TimeslicesJSON, WriteTimeslicesJSON},
 			export{names.TimeslicesCSV, WriteTimeslicesCSV})
