@@ -385,7 +385,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean
 	}
-	o.Batch, o.Rankings = p.PromptBatchSize, rankingsOptions(p)
+	o.Batch, o.Rankings, o.Images = p.PromptBatchSize, rankingsOptions(p), p.Images()
 	if p.ConversationNum != nil {
 		o.Conversations = *p.ConversationNum
 		if p.NumDatasetEntries == plan.DefaultDatasetEntries {

@@ -277,11 +277,11 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		if role == "" {
 			role = "user"
 		}
-		s.history = append(s.history, endpoint.Message{Role: role, Content: t.Text})
+		s.history = append(s.history, endpoint.Message{Role: role, Content: t.Text, Media: t.Media})
 		s.sent += t.InputTokens
 		r.Messages, r.isl, r.history = s.history, s.sent, true
 	default:
-		r.Prompt, r.isl = t.Text, t.InputTokens
+		r.Prompt, r.isl, r.Media = t.Text, t.InputTokens, t.Media
 		r.Body = src.cachedBody(s.conv, s.model, r.Request)
 	}
 	return r
@@ -319,8 +319,10 @@ func (s *session) remember(t *dataset.Turn, text, reasoning string, ok bool) {
 
 // cachedBody returns the encoded body of a single-turn conversation's
 // request, encoding it once when the dataset is small enough to keep them.
+// A body with media is not kept: its media are already held once, and
+// splicing them into a body is a copy (BenchmarkMediaBody).
 func (s *source) cachedBody(conv, model int, req endpoint.Request) []byte {
-	if s.bodies == nil || len(req.TurnExtra) > 0 {
+	if s.bodies == nil || len(req.TurnExtra) > 0 || len(req.Media) > 0 {
 		return nil
 	}
 	slot := &s.bodies[conv*len(s.p.Model)+model]

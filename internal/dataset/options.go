@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/aiperf-go/aiperf/internal/media"
 	"math"
 	"slices"
 )
@@ -117,6 +119,10 @@ type Options struct {
 	// Without AutoOffset the schedule's zero is StartOffsetMs, or 0.
 	StartOffsetMs *float64
 	EndOffsetMs   *float64
+
+	// Images are the synthetic images of each turn (--image-*), when
+	// Images.Enabled().
+	Images media.ImageOptions
 
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -35,12 +36,15 @@ type Request struct {
 	// ResponseField picks the reply's text (template, raw).
 	Template      *payload.Template
 	ResponseField *payload.Field
-	Tools         json.RawMessage // sent as "tools" when set
-	MaxTokens     int             // 0: no max-tokens field is sent
-	Streaming     bool            // ask for SSE with stream_options.include_usage
-	Extra         map[string]any  // merged into the body (--extra-inputs); its keys win
-	TurnExtra     map[string]any  // merged after Extra (a dataset turn's extra): its keys win over both
-	RequestID     string          // sent as X-Request-ID when not empty
+	// Media are the images, audios and videos of the user message a
+	// request with Prompt sends (chat), after its text.
+	Media     []media.Item
+	Tools     json.RawMessage // sent as "tools" when set
+	MaxTokens int             // 0: no max-tokens field is sent
+	Streaming bool            // ask for SSE with stream_options.include_usage
+	Extra     map[string]any  // merged into the body (--extra-inputs); its keys win
+	TurnExtra map[string]any  // merged after Extra (a dataset turn's extra): its keys win over both
+	RequestID string          // sent as X-Request-ID when not empty
 	// SessionID, when set, is sent as X-Correlation-ID and
 	// X-Session-Affinity: every request of a session carries it.
 	SessionID string
@@ -60,12 +64,17 @@ type Request struct {
 	// Raw, when set (--export-level raw), receives the body sent and every
 	// response as read; nil costs nothing.
 	Raw *metrics.Raw
+	// parts collects the media of the body Body is building (media.go).
+	parts *parts
 }
 
 // Message is one chat message.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Media, when set, makes the content a list of parts: Content's text
+	// part (when not empty), then one part per item (media.go).
+	Media []media.Item `json:"-"`
 }
 
 // Body returns the JSON request body of req's endpoint type, as AIPerf
@@ -99,7 +108,14 @@ func Body(req Request) ([]byte, error) {
 	}
 	maps.Copy(m, req.Extra)
 	maps.Copy(m, req.TurnExtra)
-	return encode(m)
+	if req.parts == nil {
+		return encode(m)
+	}
+	body, err := encode(m)
+	if err != nil {
+		return nil, err
+	}
+	return req.parts.splice(body)
 }
 
 // encode writes a body: keys sorted, HTML characters not escaped.
@@ -120,9 +136,9 @@ func messages(req *Request) any {
 	case len(req.RawMessages) > 0:
 		return req.RawMessages
 	case req.Messages != nil:
-		return req.Messages
+		return req.withParts(req.Messages)
 	}
-	return []Message{{Role: "user", Content: req.Prompt}}
+	return req.withParts([]Message{{Role: "user", Content: req.Prompt, Media: req.Media}})
 }
 
 // openaiBody is chat's and completions' body: chat sends "messages" and

@@ -131,6 +131,16 @@ type Profile struct {
 	RankingsQueryPromptTokenMean      *int `json:"rankings_query_prompt_token_mean,omitempty" name:"rankings-query-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per query (default 550)."`
 	RankingsQueryPromptTokenStddev    *int `json:"rankings_query_prompt_token_stddev,omitempty" name:"rankings-query-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per query."`
 
+	// Image input (media.go).
+	ImageWidthMean      float64 `json:"image_width_mean,omitempty" name:"image-width-mean" group:"Image input" placeholder:"PIXELS" help:"Mean width of the synthetic images sent with each chat request (with --image-height-mean; 0: no images)."`
+	ImageWidthStddev    float64 `json:"image_width_stddev,omitempty" name:"image-width-stddev" group:"Image input" placeholder:"PIXELS" help:"Standard deviation of the image width."`
+	ImageHeightMean     float64 `json:"image_height_mean,omitempty" name:"image-height-mean" group:"Image input" placeholder:"PIXELS" help:"Mean height of the synthetic images (with --image-width-mean)."`
+	ImageHeightStddev   float64 `json:"image_height_stddev,omitempty" name:"image-height-stddev" group:"Image input" placeholder:"PIXELS" help:"Standard deviation of the image height."`
+	ImageBatchSize      *int    `json:"image_batch_size,omitempty" name:"image-batch-size" aliases:"batch-size-image" group:"Image input" placeholder:"N" help:"Images per request (default 1; 0: none)."`
+	ImageFormat         string  `json:"image_format,omitempty" name:"image-format" enum:",png,jpeg,random" default:"" group:"Image input" placeholder:"FORMAT" help:"png (default), jpeg, or random (each image either)."`
+	ImageSource         string  `json:"image_source,omitempty" name:"image-source" group:"Image input" placeholder:"noise|DIR" help:"noise (default: random pixels, no two images alike) or a directory of PNG/JPEG/GIF images, sampled and resized."`
+	ImageSourceSampling string  `json:"image_source_sampling,omitempty" name:"image-source-sampling" enum:",random-with-replacement,shuffle-cycle,sequential-cycle" default:"" group:"Image input" placeholder:"STRATEGY" help:"How a directory source's images are drawn: random-with-replacement (default), shuffle-cycle or sequential-cycle."`
+
 	// Input files and traces.
 	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
 	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`

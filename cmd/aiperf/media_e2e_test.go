@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// runTutorial runs one of AIPerf's documented command lines against a mock
+// (localhost:8000 becomes its address) and checks it exited 0.
+func runTutorial(t *testing.T, c tutorial, files map[string]string) (*mockServer, string) {
+	t.Helper()
+	m := startMock(t, c.mock)
+	u, err := url.Parse(m.URL)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for name, body := range files {
+		writeFile(t, dir, name, body)
+	}
+	args := make([]string, len(c.args))
+	for i, a := range c.args {
+		args[i] = strings.ReplaceAll(a, "localhost:8000", u.Host)
+	}
+	inv := cli(t, dir, args...)
+	require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
+	return m, dir
+}
+
+// TestVisionTutorial runs docs/tutorials/vision.md's synthetic-image
+// command line unchanged: every request carries one 512×512 image, which
+// the mock decodes and counts as Qwen2-VL does (324 tokens) on top of the
+// 100 text tokens.
+func TestVisionTutorial(t *testing.T) {
+	c := tutorial{
+		doc: "docs/tutorials/vision.md @ 13992db (Profile with Synthetic Images)",
+		args: []string{"profile", "--model", "Qwen/Qwen2-VL-2B-Instruct", "--endpoint-type", "chat",
+			"--image-width-mean", "512", "--image-height-mean", "512", "--synthetic-input-tokens-mean", "100",
+			"--streaming", "--url", "localhost:8000", "--request-count", "20", "--concurrency", "4"},
+		mock: mock.Config{Fast: true},
+	}
+	_, dir := runTutorial(t, c, nil)
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 20.0, metricAvg(t, exp, "request_count"))
+	assert.Equal(t, 100.0, metricAvg(t, exp, "input_sequence_length"), "ISL counts the text, as AIPerf's")
+	assert.Equal(t, float64(100+mock.ImageTokens(512, 512)), metricAvg(t, exp, "usage_prompt_tokens"),
+		"the server's prompt tokens add the image's")
+}
+
+// TestImageSizeTTFT: against a mock that prefills each uncached prompt
+// token in 200 µs, the time to first token it schedules is --ttft plus
+// 200 µs × (text + image tokens), the image tokens following the
+// documented Qwen2-VL formula, and the ISL aiperf exports under
+// --use-server-token-count is that same count.
+func TestImageSizeTTFT(t *testing.T) {
+	const text, ttftMS, prefillUS = 50, 5.0, 200.0
+	for _, side := range []int{256, 512, 1024} {
+		t.Run(fmt.Sprint(side), func(t *testing.T) {
+			s := fmt.Sprint(side)
+			c := tutorial{doc: "docs/media.md (The mock's image tokens)",
+				args: []string{"profile", "-m", "Qwen/Qwen2-VL-2B-Instruct", "--url", "localhost:8000", "--streaming",
+					"--image-width-mean", s, "--image-height-mean", s, "--isl", fmt.Sprint(text), "--osl", "2",
+					"--num-dataset-entries", "4", "--request-count", "4", "--concurrency", "1", "--use-server-token-count", "--ui", "none"},
+				mock: mock.Config{TTFT: ttftMS, ITL: 0.1, Prefill: prefillUS}}
+			m, dir := runTutorial(t, c, nil)
+			isl := text + mock.ImageTokens(side, side)
+			exp := onlyExport(t, dir)
+			assert.Equal(t, float64(isl), metricAvg(t, exp, "input_sequence_length"))
+			first := m.srv.Timing().Schedule.First
+			require.Equal(t, uint64(4), first.Count)
+			want := ttftMS*1000 + prefillUS*float64(isl)
+			assert.InDelta(t, want, first.MinUS, 1, "every request's TTFT as scheduled: 4 distinct images, nothing cached")
+			assert.InDelta(t, want, first.MaxUS, 1)
+		})
+	}
+}
