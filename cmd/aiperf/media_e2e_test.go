@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,4 +80,71 @@ func TestImageSizeTTFT(t *testing.T) {
 			assert.InDelta(t, want, first.MaxUS, 1)
 		})
 	}
+}
+
+// TestVisionInputFileTutorial runs docs/tutorials/vision.md's input-file
+// command lines unchanged: the images are URLs, passed through as they
+// are (the mock does not fetch them and counts each as a 512×512 image).
+func TestVisionInputFileTutorial(t *testing.T) {
+	inputs := `{"texts": ["Describe this image in detail."], "images": ["https://picsum.photos/512/512?random=1"]}
+{"texts": ["What objects are visible in this image?"], "images": ["https://picsum.photos/512/512?random=2"]}
+{"texts": ["Analyze the composition of this photo."], "images": ["https://picsum.photos/512/512?random=3"]}
+{"texts": ["What is the main subject of this image?"], "images": ["https://picsum.photos/512/512?random=4"]}
+{"texts": ["Provide a caption for this image."], "images": ["https://picsum.photos/512/512?random=5"]}
+`
+	c := tutorial{
+		doc: "docs/tutorials/vision.md @ 13992db (Profile with Custom Input File)",
+		args: []string{"profile", "--model", "Qwen/Qwen2-VL-2B-Instruct", "--endpoint-type", "chat",
+			"--input-file", "inputs.jsonl", "--custom-dataset-type", "single_turn", "--streaming",
+			"--url", "localhost:8000", "--request-count", "5", "--export-level", "raw"},
+		mock: mock.Config{Fast: true},
+	}
+	_, dir := runTutorial(t, c, map[string]string{"inputs.jsonl": inputs})
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 5.0, metricAvg(t, exp, "request_count"))
+	assert.Greater(t, metricAvg(t, exp, "usage_prompt_tokens"), float64(mock.ImageTokens(512, 512)), "each request's image counted")
+	raw := readFile(t, onlyArtifact(t, dir, "profile_export_raw.jsonl"))
+	assert.True(t, strings.Contains(raw, `{"type":"image_url","image_url":{"url":"https://picsum.photos/512/512?random=1"}}`), "the URL sent as it is")
+}
+
+// TestBadMediaRefused: a record naming a missing image or a file that is
+// not an image fails the run before any traffic, exit 2, naming the file,
+// line and field.
+func TestBadMediaRefused(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "notes.png", "plain text")
+	writeFile(t, dir, "in.jsonl", "{\"text\": \"a\", \"image\": \"notes.png\"}\n{\"text\": \"b\", \"images\": [\"gone.jpg\"]}\n")
+	inv := cli(t, dir, quick(m.URL, "--input-file", "in.jsonl")...)
+	require.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "in.jsonl:1: image: image file: notes.png: not a PNG, JPEG or GIF image")
+	assert.Contains(t, inv.stderr, `in.jsonl:2: images[0]: image file "gone.jpg" does not exist`)
+	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
+}
+
+// onlyArtifact is the path of the one file called name under dir/artifacts.
+func onlyArtifact(t *testing.T, dir, name string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", name))
+	require.Len(t, files, 1)
+	return files[0]
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestMediaNeedsChat: an input file naming images on an endpoint type that
+// sends none is refused before traffic rather than sent without them.
+func TestMediaNeedsChat(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "in.jsonl", "{\"text\": \"a\", \"image\": \"https://example.com/a.png\"}\n")
+	inv := cli(t, dir, quick(m.URL, "--input-file", "in.jsonl", "--endpoint-type", "completions")...)
+	require.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "in.jsonl names images, audios or videos, and --endpoint-type completions sends none")
+	assert.Zero(t, m.control().InferenceRequests)
 }

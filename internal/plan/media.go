@@ -20,9 +20,12 @@ func (p *Profile) Images() media.ImageOptions {
 		Format: p.ImageFormat, Source: p.ImageSource, Sampling: p.ImageSourceSampling}
 }
 
-// mediaEndpoints are the endpoint types whose requests carry synthetic
-// images (content parts of a chat message).
+// mediaEndpoints are the endpoint types whose requests carry images,
+// audios and videos (content parts of a chat message).
 var mediaEndpoints = map[string]bool{EndpointChat: true}
+
+// SendsMedia reports whether requests of the endpoint type carry media.
+func SendsMedia(endpointType string) bool { return mediaEndpoints[endpointType] }
 
 // media checks the Image Input options: valid values, and an endpoint
 // type that sends images.
