@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/mock"
 )
 
@@ -147,4 +149,51 @@ func TestMediaNeedsChat(t *testing.T) {
 	require.Equal(t, ExitUsage, inv.code, inv.stderr)
 	assert.Contains(t, inv.stderr, "in.jsonl names images, audios or videos, and --endpoint-type completions sends none")
 	assert.Zero(t, m.control().InferenceRequests)
+}
+
+// TestAudioTutorial runs docs/tutorials/audio.md's synthetic-audio command
+// line unchanged: each request carries a 5 s WAV at 16 kHz, which the mock
+// decodes and counts as Qwen2-Audio (125 tokens) on top of the 550 text
+// tokens of AIPerf's default prompt.
+func TestAudioTutorial(t *testing.T) {
+	c := tutorial{
+		doc: "docs/tutorials/audio.md @ 13992db (Profile with Synthetic Audio)",
+		args: []string{"profile", "--model", "Qwen/Qwen2-Audio-7B-Instruct", "--endpoint-type", "chat",
+			"--audio-length-mean", "5.0", "--audio-format", "wav", "--audio-sample-rates", "16", "--streaming",
+			"--url", "localhost:8000", "--request-count", "20", "--concurrency", "4"},
+		mock: mock.Config{Fast: true},
+	}
+	_, dir := runTutorial(t, c, nil)
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 20.0, metricAvg(t, exp, "request_count"))
+	assert.Equal(t, 550.0, metricAvg(t, exp, "input_sequence_length"))
+	assert.Equal(t, float64(550+mock.AudioTokens(5)), metricAvg(t, exp, "usage_prompt_tokens"))
+}
+
+// TestAudioInputFileTutorial runs docs/tutorials/audio.md's input-file
+// command line: the tutorial names AIPerf's test fixtures
+// (/fixtures/audio/...), here WAVs of 1, 2 and 3 s written beside the
+// input file and named by relative path; otherwise unchanged.
+func TestAudioInputFileTutorial(t *testing.T) {
+	files := map[string]string{"inputs.jsonl": `{"texts": ["Transcribe this."], "audios": ["test_audio_1s.wav"]}
+{"texts": ["What is said?"], "audios": ["test_audio_2.wav"]}
+{"texts": ["Summarize."], "audios": ["test_audio_3.wav"]}
+`}
+	for name, secs := range map[string]int{"test_audio_1s.wav": 1, "test_audio_2.wav": 2, "test_audio_3.wav": 3} {
+		files[name] = string(media.NoiseWAV(rand.New(rand.NewPCG(1, uint64(secs))), 16000*secs, 16000, 1, 16))
+	}
+	c := tutorial{
+		doc:    "docs/tutorials/audio.md @ 13992db (Profile with Custom Input File)",
+		change: "the fixtures' paths (relative, written by the test)",
+		args: []string{"profile", "--model", "Qwen/Qwen2-Audio-7B-Instruct", "--endpoint-type", "chat",
+			"--input-file", "inputs.jsonl", "--custom-dataset-type", "single_turn", "--streaming",
+			"--url", "localhost:8000", "--request-count", "3"},
+		mock: mock.Config{Fast: true},
+	}
+	_, dir := runTutorial(t, c, files)
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 3.0, metricAvg(t, exp, "request_count"))
+	isl := metricAvg(t, exp, "input_sequence_length")
+	assert.InDelta(t, isl+float64(mock.AudioTokens(1)+mock.AudioTokens(2)+mock.AudioTokens(3))/3, metricAvg(t, exp, "usage_prompt_tokens"), 1e-9,
+		"the server counts each audio's tokens on top of the text")
 }

@@ -385,7 +385,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean
 	}
-	o.Batch, o.Rankings, o.Images = p.PromptBatchSize, rankingsOptions(p), p.Images()
+	o.Batch, o.Rankings, o.Images, o.Audios = p.PromptBatchSize, rankingsOptions(p), p.Images(), p.Audios()
 	if p.ConversationNum != nil {
 		o.Conversations = *p.ConversationNum
 		if p.NumDatasetEntries == plan.DefaultDatasetEntries {

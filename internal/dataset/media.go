@@ -7,24 +7,36 @@ import (
 	"github.com/aiperf-go/aiperf/internal/media"
 )
 
-// attachImages gives every turn of the synthetic conversations its
-// --image-batch-size images, generated now, before any load: image j of the
-// run (turns in order) is drawn from (seed, j), so a dataset's images are
-// the same for a seed whatever the CPUs.
-func (d *memDataset) attachImages(ctx context.Context, o Options) error {
-	img := o.Images
-	if !img.Enabled() {
-		return nil
+// attachMedia gives every turn of the synthetic conversations its
+// synthetic media, made now, before any load, in AIPerf's order: its
+// --image-batch-size images, then its --audio-batch-size audios. Medium j
+// of a kind (turns in order) is drawn from (seed, j), so a dataset's media
+// are the same for a seed whatever the CPUs.
+func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
+	type kind struct {
+		what  string
+		batch int
+		make  func(n int) ([]media.Item, error)
 	}
-	items, err := media.Images(ctx, img, o.Seed, d.turns*img.Batch)
-	if err != nil {
-		return fmt.Errorf("synthetic images: %w", err)
+	var kinds []kind
+	if o.Images.Enabled() {
+		kinds = append(kinds, kind{"images", o.Images.Batch, func(n int) ([]media.Item, error) { return media.Images(ctx, o.Images, o.Seed, n) }})
 	}
-	j := 0
-	for i := range d.convs {
-		for k := range d.convs[i].Turns {
-			d.convs[i].Turns[k].Media = items[j : j+img.Batch : j+img.Batch]
-			j += img.Batch
+	if o.Audios.Enabled() {
+		kinds = append(kinds, kind{"audios", o.Audios.Batch, func(n int) ([]media.Item, error) { return media.Audios(ctx, o.Audios, o.Seed, n) }})
+	}
+	for _, k := range kinds {
+		items, err := k.make(d.turns * k.batch)
+		if err != nil {
+			return fmt.Errorf("synthetic %s: %w", k.what, err)
+		}
+		j := 0
+		for i := range d.convs {
+			for t := range d.convs[i].Turns {
+				turn := &d.convs[i].Turns[t]
+				turn.Media = append(turn.Media, items[j:j+k.batch]...)
+				j += k.batch
+			}
 		}
 	}
 	return nil

@@ -123,6 +123,9 @@ type Options struct {
 	// Images are the synthetic images of each turn (--image-*), when
 	// Images.Enabled().
 	Images media.ImageOptions
+	// Audios are the synthetic audios of each turn (--audio-*), when
+	// Audios.Enabled().
+	Audios media.AudioOptions
 
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.

@@ -105,7 +105,7 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 		d.convs[i] = c
 		d.turns += n
 	}
-	if err := d.attachImages(ctx, o); err != nil {
+	if err := d.attachMedia(ctx, o); err != nil {
 		return nil, err
 	}
 	return d, nil

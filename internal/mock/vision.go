@@ -99,8 +99,13 @@ func partIDs(p *contentPart) ([]uint32, error) {
 			return nil, errors.New(`an image_url part needs "image_url": {"url": ...}`)
 		}
 		return imageIDs(p.ImageURL.URL)
-	case "input_audio", "video_url":
-		return nil, nil // counted from slice 3 and 5 on
+	case "input_audio":
+		if p.InputAudio == nil || p.InputAudio.Data == "" {
+			return nil, errors.New(`an input_audio part needs "input_audio": {"data": ..., "format": ...}`)
+		}
+		return audioIDs(p.InputAudio.Data, p.InputAudio.Format)
+	case "video_url":
+		return nil, nil // not counted yet
 	}
 	return nil, fmt.Errorf("unknown content part type %q", p.Type)
 }

@@ -20,6 +20,16 @@ func (p *Profile) Images() media.ImageOptions {
 		Format: p.ImageFormat, Source: p.ImageSource, Sampling: p.ImageSourceSampling}
 }
 
+// Audios is the profile's Audio Input options.
+func (p *Profile) Audios() media.AudioOptions {
+	batch := 1
+	if p.AudioBatchSize != nil {
+		batch = *p.AudioBatchSize
+	}
+	return media.AudioOptions{LengthMean: p.AudioLengthMean, LengthStddev: p.AudioLengthStddev, Batch: batch,
+		Format: p.AudioFormat, Depths: p.AudioDepths, SampleRatesKHz: p.AudioSampleRates, Channels: p.AudioNumChannels}
+}
+
 // mediaEndpoints are the endpoint types whose requests carry images,
 // audios and videos (content parts of a chat message).
 var mediaEndpoints = map[string]bool{EndpointChat: true}
@@ -27,16 +37,19 @@ var mediaEndpoints = map[string]bool{EndpointChat: true}
 // SendsMedia reports whether requests of the endpoint type carry media.
 func SendsMedia(endpointType string) bool { return mediaEndpoints[endpointType] }
 
-// media checks the Image Input options: valid values, and an endpoint
-// type that sends images.
+// media checks the Image and Audio Input options: valid values, and an
+// endpoint type that sends media.
 func (v *validator) media(p *Profile) {
-	img := p.Images()
-	for _, x := range []float64{img.WidthMean, img.WidthStddev, img.HeightMean, img.HeightStddev} {
+	img, aud := p.Images(), p.Audios()
+	for _, x := range []float64{img.WidthMean, img.WidthStddev, img.HeightMean, img.HeightStddev, aud.LengthMean, aud.LengthStddev} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return // allFinite said so
 		}
 	}
-	if err := img.Validate(); err != nil {
+	for _, err := range []error{img.Validate(), aud.Validate()} {
+		if err == nil {
+			continue
+		}
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 			var fe *media.FlagError
 			if errors.As(e, &fe) {
@@ -45,12 +58,19 @@ func (v *validator) media(p *Profile) {
 				v.add("image_source", e.Error())
 			}
 		}
-		return
 	}
-	if img.Enabled() && p.InputFile != "" {
-		v.add("image_width_mean", "synthetic images go with synthetic prompts: with --input-file, give the images in the records' image or images fields (or remove the --image-* options)")
-	}
-	if img.Enabled() && !mediaEndpoints[p.EndpointType] {
-		v.add("image_width_mean", fmt.Sprintf("synthetic images are sent as content parts of chat messages: --endpoint-type %s sends none (use chat, or remove the --image-* options)", p.EndpointType))
+	for _, m := range []struct {
+		field, what string
+		on          bool
+	}{{"image_width_mean", "images", img.Enabled()}, {"audio_length_mean", "audios", aud.Enabled()}} {
+		if !m.on {
+			continue
+		}
+		if p.InputFile != "" {
+			v.add(m.field, fmt.Sprintf("synthetic %s go with synthetic prompts: with --input-file, give them in the records' media fields (or remove the option)", m.what))
+		}
+		if !mediaEndpoints[p.EndpointType] {
+			v.add(m.field, fmt.Sprintf("synthetic %s are sent as content parts of chat messages: --endpoint-type %s sends none (use chat, or remove the option)", m.what, p.EndpointType))
+		}
 	}
 }

@@ -16,7 +16,7 @@ func TestImageOptionsChecked(t *testing.T) {
 	}{
 		"width alone": {func(p *Profile) { p.ImageWidthMean = 512 }, "--image-width-mean and --image-height-mean go together"},
 		"embeddings":  {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean, p.EndpointType = 8, 8, EndpointEmbeddings }, "--endpoint-type embeddings sends none"},
-		"input file":  {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean, p.InputFile = 8, 8, "in.jsonl" }, "with --input-file, give the images"},
+		"input file":  {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean, p.InputFile = 8, 8, "in.jsonl" }, "with --input-file, give them in the records"},
 		"bad format":  {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean, p.ImageFormat = 8, 8, "webp" }, "--image-format must be"},
 		"huge":        {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean = 1e6, 8 }, "between 0 and 16384 pixels"},
 		"bundled":     {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean, p.ImageSource = 8, 8, "assets" }, "ships no bundled images"},

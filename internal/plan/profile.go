@@ -141,6 +141,15 @@ type Profile struct {
 	ImageSource         string  `json:"image_source,omitempty" name:"image-source" group:"Image input" placeholder:"noise|DIR" help:"noise (default: random pixels, no two images alike) or a directory of PNG/JPEG/GIF images, sampled and resized."`
 	ImageSourceSampling string  `json:"image_source_sampling,omitempty" name:"image-source-sampling" enum:",random-with-replacement,shuffle-cycle,sequential-cycle" default:"" group:"Image input" placeholder:"STRATEGY" help:"How a directory source's images are drawn: random-with-replacement (default), shuffle-cycle or sequential-cycle."`
 
+	// Audio input (media.go).
+	AudioLengthMean   float64   `json:"audio_length_mean,omitempty" name:"audio-length-mean" group:"Audio input" placeholder:"SECONDS" help:"Mean duration of the synthetic audios (Gaussian noise) sent with each chat request as input_audio (0: none)."`
+	AudioLengthStddev float64   `json:"audio_length_stddev,omitempty" name:"audio-length-stddev" group:"Audio input" placeholder:"SECONDS" help:"Standard deviation of the audio duration."`
+	AudioBatchSize    *int      `json:"audio_batch_size,omitempty" name:"audio-batch-size" aliases:"batch-size-audio" group:"Audio input" placeholder:"N" help:"Audios per request (default 1; 0: none)."`
+	AudioFormat       string    `json:"audio_format,omitempty" name:"audio-format" enum:",wav,mp3" default:"" group:"Audio input" placeholder:"FORMAT" help:"wav (default) or mp3 (needs ffmpeg with libmp3lame)."`
+	AudioDepths       []int     `json:"audio_depths,omitempty" name:"audio-depths" sep:"," group:"Audio input" placeholder:"BITS" help:"Bit depths drawn from for each audio: 8, 16, 24, 32 (default 16; comma-separated or repeated)."`
+	AudioSampleRates  []float64 `json:"audio_sample_rates,omitempty" name:"audio-sample-rates" sep:"," group:"Audio input" placeholder:"KHZ" help:"Sample rates in kHz drawn from for each audio (default 16; comma-separated or repeated)."`
+	AudioNumChannels  int       `json:"audio_num_channels,omitempty" name:"audio-num-channels" group:"Audio input" placeholder:"N" help:"1 (mono, default) or 2 (stereo)."`
+
 	// Input files and traces.
 	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
 	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
