@@ -197,3 +197,59 @@ func TestAudioInputFileTutorial(t *testing.T) {
 	assert.InDelta(t, isl+float64(mock.AudioTokens(1)+mock.AudioTokens(2)+mock.AudioTokens(3))/3, metricAvg(t, exp, "usage_prompt_tokens"), 1e-9,
 		"the server counts each audio's tokens on top of the text")
 }
+
+// TestImageGenerationTutorial runs docs/tutorials/image-generation.md's
+// command lines unchanged against the mock's /v1/images/generations (every
+// reply must carry an image to count).
+func TestImageGenerationTutorial(t *testing.T) {
+	prompts := `{"text": "A serene mountain landscape at sunset"}
+{"text": "A futuristic city with flying cars"}
+{"text": "A cute robot playing with a kitten"}
+`
+	for name, c := range map[string]tutorial{
+		"input file": {doc: "docs/tutorials/image-generation.md @ 013e460 (Text-to-Image Generation Using Input File)",
+			args: []string{"profile", "--model", "black-forest-labs/FLUX.1-dev", "--tokenizer", "builtin",
+				"--url", "http://localhost:8000", "--endpoint-type", "image_generation", "--input-file", "image_prompts.jsonl",
+				"--custom-dataset-type", "single_turn", "--extra-inputs", "size:512x512", "--extra-inputs", "quality:standard",
+				"--concurrency", "1", "--request-count", "3"}},
+		"synthetic": {doc: "docs/tutorials/image-generation.md @ 013e460 (Text-to-Image Generation Using Synthetic Inputs)",
+			args: []string{"profile", "--model", "black-forest-labs/FLUX.1-dev", "--tokenizer", "builtin",
+				"--url", "http://localhost:8000", "--endpoint-type", "image_generation", "--extra-inputs", "size:512x512",
+				"--extra-inputs", "quality:standard", "--synthetic-input-tokens-mean", "150",
+				"--synthetic-input-tokens-stddev", "30", "--concurrency", "1", "--request-count", "3"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.mock = mock.Config{Fast: true}
+			m, dir := runTutorial(t, c, map[string]string{"image_prompts.jsonl": prompts})
+			exp := onlyExport(t, dir)
+			assert.Equal(t, 3.0, metricAvg(t, exp, "request_count"))
+			assert.Positive(t, metricAvg(t, exp, "input_sequence_length"))
+			assert.Zero(t, metricAvg(t, exp, "error_request_count"))
+			assert.Equal(t, 3, m.control().InferenceRequests)
+		})
+	}
+}
+
+// TestImageEditTutorial runs docs/tutorials/sglang-image-edit.md's
+// synthetic command line with counts shrunk: each request uploads a
+// 512×512 reference image as the multipart "image" file.
+func TestImageEditTutorial(t *testing.T) {
+	c := tutorial{
+		doc:    "docs/tutorials/sglang-image-edit.md @ 013e460 (Image Edit Using Synthetic Reference Images)",
+		change: "--warmup-request-count 1 and --request-count 4 instead of 5 and 50",
+		args: []string{"profile", "--model", "black-forest-labs/FLUX.2-klein-4B", "--tokenizer", "builtin",
+			"--url", "http://localhost:30000", "--endpoint-type", "image_edit", "--image-batch-size", "1",
+			"--image-width-mean", "512", "--image-height-mean", "512", "--extra-inputs", "size:512x512",
+			"--extra-inputs", "num_inference_steps:4", "--extra-inputs", "guidance_scale:1.0",
+			"--warmup-request-count", "1", "--request-count", "4", "--concurrency", "2"},
+		mock: mock.Config{Fast: true},
+	}
+	for i, a := range c.args {
+		c.args[i] = strings.ReplaceAll(a, "localhost:30000", "localhost:8000")
+	}
+	m, dir := runTutorial(t, c, nil)
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 4.0, metricAvg(t, exp, "request_count"))
+	assert.Zero(t, metricAvg(t, exp, "error_request_count"))
+	assert.Equal(t, 5, m.control().InferenceRequests, "a warmup and 4 profiling edits, each a valid multipart upload")
+}

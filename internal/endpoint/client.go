@@ -293,6 +293,9 @@ func (c *Client) header(req Request) http.Header {
 	if req.RequestID != "" {
 		h["X-Request-Id"] = []string{req.RequestID}
 	}
+	if req.EndpointType == plan.EndpointImageEdit {
+		h["Content-Type"] = []string{MultipartType}
+	}
 	if req.SessionID != "" {
 		h["X-Correlation-Id"] = []string{req.SessionID}
 		h["X-Session-Affinity"] = []string{req.SessionID}

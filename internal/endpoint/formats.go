@@ -57,6 +57,8 @@ type piece struct {
 	// hasOther (OpenAI's n > 1, or a server numbering its one choice 1).
 	other    int
 	hasOther bool
+	// images is the images a generation reply carries (imagesFormat).
+	images int
 }
 
 // formatFor is the format of a request's endpoint type.
@@ -74,6 +76,8 @@ func formatFor(req *Request) format {
 		return tgiFormat{}
 	case plan.EndpointTemplate, plan.EndpointRaw:
 		return detectFormat{field: req.ResponseField}
+	case plan.EndpointImageGeneration, plan.EndpointImageEdit:
+		return imagesFormat{}
 	}
 	return openaiFormat{}
 }

@@ -101,6 +101,10 @@ func Body(req Request) ([]byte, error) {
 		return encode(tgiBody(&req))
 	case plan.EndpointTemplate:
 		return templateBody(&req)
+	case plan.EndpointImageGeneration:
+		m = imageGenBody(&req)
+	case plan.EndpointImageEdit:
+		return imageEditBody(&req)
 	case plan.EndpointRaw:
 		return nil, fmt.Errorf("build request body: --endpoint-type raw sends each record's payload as it is, and this record has none")
 	default:

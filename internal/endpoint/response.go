@@ -60,6 +60,8 @@ type Response struct {
 	// Usage is the last non-null usage object seen: a separate choices:[]
 	// chunk (OpenAI, vLLM) or the last choice chunk (llama-server).
 	Usage *metrics.Usage
+	// Images is the images an image generation or edit reply carried.
+	Images int
 	// SentNs is taken immediately before the request is handed to the
 	// transport (of the retry, when Retried); EndNs when the response ended
 	// ([DONE] read, body read) or failed.

@@ -121,6 +121,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/ranking", s.encoder(apiNIMRankings))
 	mux.HandleFunc("POST /rerank", s.encoder(apiTEIRankings))
 	mux.HandleFunc("POST /v2/rerank", s.encoder(apiCohereRankings))
+	mux.HandleFunc("POST /v1/images/generations", s.images(false))
+	mux.HandleFunc("POST /v1/images/edits", s.images(true))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	for path, route := range s.adminRoutes() {

@@ -32,7 +32,8 @@ func (p *Profile) Audios() media.AudioOptions {
 
 // mediaEndpoints are the endpoint types whose requests carry images,
 // audios and videos (content parts of a chat message).
-var mediaEndpoints = map[string]bool{EndpointChat: true}
+// (image_edit: its reference image).
+var mediaEndpoints = map[string]bool{EndpointChat: true, EndpointImageEdit: true}
 
 // SendsMedia reports whether requests of the endpoint type carry media.
 func SendsMedia(endpointType string) bool { return mediaEndpoints[endpointType] }
@@ -58,6 +59,9 @@ func (v *validator) media(p *Profile) {
 				v.add("image_source", e.Error())
 			}
 		}
+	}
+	if p.EndpointType == EndpointImageEdit && p.InputFile == "" && !img.Enabled() {
+		v.add("endpoint_type", "image_edit sends a reference image with each prompt: give --image-width-mean and --image-height-mean, or an --input-file whose records name an image")
 	}
 	for _, m := range []struct {
 		field, what string
