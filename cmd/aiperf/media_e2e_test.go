@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -252,4 +253,26 @@ func TestImageEditTutorial(t *testing.T) {
 	assert.Equal(t, 4.0, metricAvg(t, exp, "request_count"))
 	assert.Zero(t, metricAvg(t, exp, "error_request_count"))
 	assert.Equal(t, 5, m.control().InferenceRequests, "a warmup and 4 profiling edits, each a valid multipart upload")
+}
+
+// TestSyntheticVideoTutorial runs docs/tutorials/synthetic-video.md's
+// basic command line (skipped without ffmpeg): each request carries a 5 s
+// 640×480 WebM (VP9, 4 fps) that the mock reads from its header and counts
+// as Qwen2-VL's video tokens.
+func TestSyntheticVideoTutorial(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg is not installed (apt-get install ffmpeg): synthetic videos cannot be encoded")
+	}
+	c := tutorial{
+		doc:    "docs/tutorials/synthetic-video.md @ 003fc0f (Example: Basic Video Generation)",
+		change: "--request-count 4 instead of 20, and --num-dataset-entries 4 added (each entry is a video to encode)",
+		args: []string{"profile", "--model", "Qwen/Qwen2-VL-2B-Instruct", "--endpoint-type", "chat",
+			"--endpoint", "/v1/chat/completions", "--url", "localhost:8000", "--video-width", "640", "--video-height", "480",
+			"--video-fps", "4", "--video-duration", "5.0", "--request-count", "4", "--num-dataset-entries", "4"},
+		mock: mock.Config{Fast: true},
+	}
+	_, dir := runTutorial(t, c, nil)
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 4.0, metricAvg(t, exp, "request_count"))
+	assert.Equal(t, metricAvg(t, exp, "input_sequence_length")+float64(mock.VideoTokens(640, 480, 5)), metricAvg(t, exp, "usage_prompt_tokens"))
 }

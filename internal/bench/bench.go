@@ -385,7 +385,8 @@ func datasetOptions(p plan.Profile) dataset.Options {
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean
 	}
-	o.Batch, o.Rankings, o.Images, o.Audios = p.PromptBatchSize, rankingsOptions(p), p.Images(), p.Audios()
+	o.Batch, o.Rankings = p.PromptBatchSize, rankingsOptions(p)
+	o.Images, o.Audios, o.Videos = p.Images(), p.Audios(), p.Videos()
 	if p.ConversationNum != nil {
 		o.Conversations = *p.ConversationNum
 		if p.NumDatasetEntries == plan.DefaultDatasetEntries {

@@ -9,7 +9,8 @@ import (
 
 // attachMedia gives every turn of the synthetic conversations its
 // synthetic media, made now, before any load, in AIPerf's order: its
-// --image-batch-size images, then its --audio-batch-size audios. Medium j
+// --image-batch-size images, its --audio-batch-size audios, then its
+// --video-batch-size videos. Medium j
 // of a kind (turns in order) is drawn from (seed, j), so a dataset's media
 // are the same for a seed whatever the CPUs.
 func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
@@ -24,6 +25,9 @@ func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
 	}
 	if o.Audios.Enabled() {
 		kinds = append(kinds, kind{"audios", o.Audios.Batch, func(n int) ([]media.Item, error) { return media.Audios(ctx, o.Audios, o.Seed, n) }})
+	}
+	if o.Videos.Enabled() {
+		kinds = append(kinds, kind{"videos", o.Videos.Batch, func(n int) ([]media.Item, error) { return media.Videos(ctx, o.Videos, o.Seed, n) }})
 	}
 	for _, k := range kinds {
 		items, err := k.make(d.turns * k.batch)

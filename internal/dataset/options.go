@@ -126,6 +126,9 @@ type Options struct {
 	// Audios are the synthetic audios of each turn (--audio-*), when
 	// Audios.Enabled().
 	Audios media.AudioOptions
+	// Videos are the synthetic videos of each turn (--video-*), when
+	// Videos.Enabled().
+	Videos media.VideoOptions
 
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.

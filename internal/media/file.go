@@ -94,13 +94,17 @@ func FromBytes(kind Kind, b []byte) (Item, error) {
 		}
 		return encoded(Audio, "mp3", "audio/mpeg", b), nil
 	case Video:
-		switch {
-		case len(b) >= 12 && string(b[4:8]) == "ftyp":
-			return encoded(Video, "mp4", "video/mp4", b), nil
-		case bytes.HasPrefix(b, []byte{0x1a, 0x45, 0xdf, 0xa3}):
-			return encoded(Video, "webm", "video/webm", b), nil
+		format := FormatWebM
+		if len(b) >= 12 && string(b[4:8]) == "ftyp" {
+			format = FormatMP4
+		} else if !bytes.HasPrefix(b, []byte{0x1a, 0x45, 0xdf, 0xa3}) {
+			return Item{}, errors.New("not an MP4 or WebM video")
 		}
-		return Item{}, errors.New("not an MP4 or WebM video")
+		it := encoded(Video, format, "video/"+format, b)
+		if info, err := ProbeVideo(b); err == nil { // a header without them is still sent
+			it.Width, it.Height, it.Seconds = info.Width, info.Height, info.Seconds
+		}
+		return it, nil
 	}
 	return Item{}, fmt.Errorf("unknown media kind %d", kind)
 }

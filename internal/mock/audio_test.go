@@ -66,3 +66,12 @@ func TestAudioPromptTokens(t *testing.T) {
 		assert.Contains(t, body, want)
 	}
 }
+
+// TestVideoTokens pins Qwen2-VL's video count: 2 frames a second (an even
+// number, at least 4), frame pairs merged, each frame resized within
+// 128·28² to 768·28² pixels.
+func TestVideoTokens(t *testing.T) {
+	assert.Equal(t, 5*17*23, VideoTokens(640, 480, 5), "10 frames of 476×644")
+	assert.Equal(t, 2*17*23, VideoTokens(640, 480, 1), "at least 4 frames")
+	assert.Equal(t, 2*10*14, VideoTokens(64, 48, 2), "a small frame grows past 128·28² pixels: 280×392")
+}

@@ -34,23 +34,23 @@ const URLImageSide = 512
 // the pixel bounds, flooring when shrinking and ceiling when growing), then
 // (h'/28)·(w'/28).
 func ImageTokens(w, h int) int {
-	hb, wb := resizeSides(float64(h), float64(w))
+	hb, wb := smartResize(float64(h), float64(w), MinImagePixels, MaxImagePixels)
 	return (hb / ImageFactor) * (wb / ImageFactor)
 }
 
-// resizeSides is smart_resize of Qwen2-VL's image processor. Python's
+// smartResize is smart_resize of Qwen2-VL's image processor. Python's
 // round() rounds half to even, as math.RoundToEven does.
-func resizeSides(h, w float64) (int, int) {
+func smartResize(h, w float64, minPixels, maxPixels int) (int, int) {
 	const f = ImageFactor
 	hb := max(f, f*int(math.RoundToEven(h/f)))
 	wb := max(f, f*int(math.RoundToEven(w/f)))
 	switch {
-	case hb*wb > MaxImagePixels:
-		beta := math.Sqrt(h * w / MaxImagePixels)
+	case hb*wb > maxPixels:
+		beta := math.Sqrt(h * w / float64(maxPixels))
 		hb = max(f, f*int(math.Floor(h/beta/f)))
 		wb = max(f, f*int(math.Floor(w/beta/f)))
-	case hb*wb < MinImagePixels:
-		beta := math.Sqrt(MinImagePixels / (h * w))
+	case hb*wb < minPixels:
+		beta := math.Sqrt(float64(minPixels) / (h * w))
 		hb = f * int(math.Ceil(h*beta/f))
 		wb = f * int(math.Ceil(w*beta/f))
 	}
@@ -105,7 +105,10 @@ func partIDs(p *contentPart) ([]uint32, error) {
 		}
 		return audioIDs(p.InputAudio.Data, p.InputAudio.Format)
 	case "video_url":
-		return nil, nil // not counted yet
+		if p.VideoURL == nil || p.VideoURL.URL == "" {
+			return nil, errors.New(`a video_url part needs "video_url": {"url": ...}`)
+		}
+		return videoIDs(p.VideoURL.URL)
 	}
 	return nil, fmt.Errorf("unknown content part type %q", p.Type)
 }

@@ -30,6 +30,26 @@ func (p *Profile) Audios() media.AudioOptions {
 		Format: p.AudioFormat, Depths: p.AudioDepths, SampleRatesKHz: p.AudioSampleRates, Channels: p.AudioNumChannels}
 }
 
+// Videos is the profile's Video Input options.
+func (p *Profile) Videos() media.VideoOptions {
+	o := media.VideoOptions{Width: p.VideoWidth, Height: p.VideoHeight, Batch: 1, Seconds: 5, FPS: 4,
+		Synth: p.VideoSynthType, Format: p.VideoFormat, Codec: p.VideoCodec, AudioChannels: p.VideoAudioNumChannels,
+		AudioCodec: p.VideoAudioCodec, AudioDepth: p.VideoAudioDepth}
+	if p.VideoBatchSize != nil {
+		o.Batch = *p.VideoBatchSize
+	}
+	if p.VideoDuration != nil {
+		o.Seconds = *p.VideoDuration
+	}
+	if p.VideoFPS != nil {
+		o.FPS = *p.VideoFPS
+	}
+	if p.VideoAudioSampleRate != nil {
+		o.AudioRateHz = *p.VideoAudioSampleRate
+	}
+	return o
+}
+
 // mediaEndpoints are the endpoint types whose requests carry images,
 // audios and videos (content parts of a chat message).
 // (image_edit: its reference image).
@@ -41,13 +61,14 @@ func SendsMedia(endpointType string) bool { return mediaEndpoints[endpointType] 
 // media checks the Image and Audio Input options: valid values, and an
 // endpoint type that sends media.
 func (v *validator) media(p *Profile) {
-	img, aud := p.Images(), p.Audios()
-	for _, x := range []float64{img.WidthMean, img.WidthStddev, img.HeightMean, img.HeightStddev, aud.LengthMean, aud.LengthStddev} {
+	img, aud, vid := p.Images(), p.Audios(), p.Videos()
+	for _, x := range []float64{img.WidthMean, img.WidthStddev, img.HeightMean, img.HeightStddev, aud.LengthMean, aud.LengthStddev,
+		vid.Seconds, vid.AudioRateHz} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return // allFinite said so
 		}
 	}
-	for _, err := range []error{img.Validate(), aud.Validate()} {
+	for _, err := range []error{img.Validate(), aud.Validate(), vid.Validate()} {
 		if err == nil {
 			continue
 		}
@@ -66,7 +87,8 @@ func (v *validator) media(p *Profile) {
 	for _, m := range []struct {
 		field, what string
 		on          bool
-	}{{"image_width_mean", "images", img.Enabled()}, {"audio_length_mean", "audios", aud.Enabled()}} {
+	}{{"image_width_mean", "images", img.Enabled()}, {"audio_length_mean", "audios", aud.Enabled()},
+		{"video_width", "videos", vid.Enabled()}} {
 		if !m.on {
 			continue
 		}

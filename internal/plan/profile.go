@@ -150,6 +150,21 @@ type Profile struct {
 	AudioSampleRates  []float64 `json:"audio_sample_rates,omitempty" name:"audio-sample-rates" sep:"," group:"Audio input" placeholder:"KHZ" help:"Sample rates in kHz drawn from for each audio (default 16; comma-separated or repeated)."`
 	AudioNumChannels  int       `json:"audio_num_channels,omitempty" name:"audio-num-channels" group:"Audio input" placeholder:"N" help:"1 (mono, default) or 2 (stereo)."`
 
+	// Video input (media.go).
+	VideoWidth            int      `json:"video_width,omitempty" name:"video-width" group:"Video input" placeholder:"PIXELS" help:"Width of the synthetic videos sent with each chat request (with --video-height; needs ffmpeg)."`
+	VideoHeight           int      `json:"video_height,omitempty" name:"video-height" group:"Video input" placeholder:"PIXELS" help:"Height of the synthetic videos (with --video-width)."`
+	VideoBatchSize        *int     `json:"video_batch_size,omitempty" name:"video-batch-size" aliases:"batch-size-video" group:"Video input" placeholder:"N" help:"Videos per request (default 1; 0: none)."`
+	VideoDuration         *float64 `json:"video_duration,omitempty" name:"video-duration" group:"Video input" placeholder:"SECONDS" help:"Duration of each video (default 5)."`
+	VideoFPS              *int     `json:"video_fps,omitempty" name:"video-fps" group:"Video input" placeholder:"FPS" help:"Frames per second (default 4)."`
+	VideoSynthType        string   `json:"video_synth_type,omitempty" name:"video-synth-type" enum:",moving_shapes,grid_clock,noise" default:"" group:"Video input" placeholder:"TYPE" help:"moving_shapes (default), grid_clock or noise."`
+	VideoFormat           string   `json:"video_format,omitempty" name:"video-format" enum:",webm,mp4" default:"" group:"Video input" placeholder:"FORMAT" help:"webm (default) or mp4."`
+	VideoCodec            string   `json:"video_codec,omitempty" name:"video-codec" group:"Video input" placeholder:"CODEC" help:"ffmpeg video encoder (default libvpx-vp9)."`
+	VideoAudioSampleRate  *float64 `json:"video_audio_sample_rate,omitempty" name:"video-audio-sample-rate" group:"Video input" placeholder:"HZ|KHZ" help:"Sample rate of the embedded audio track, in Hz or (96 and below) kHz (default 44100)."`
+	VideoAudioNumChannels int      `json:"video_audio_num_channels,omitempty" name:"video-audio-num-channels" group:"Video input" placeholder:"N" help:"Embedded audio track: 0 (none, default), 1 or 2 channels."`
+	VideoAudioCodec       string   `json:"video_audio_codec,omitempty" name:"video-audio-codec" enum:",aac,libvorbis,libopus" default:"" group:"Video input" placeholder:"CODEC" help:"Audio encoder (default libvorbis for webm, libopus for mp4)."`
+	VideoAudioDepth       int      `json:"video_audio_depth,omitempty" name:"video-audio-depth" group:"Video input" placeholder:"BITS" help:"Bit depth of the embedded audio: 8, 16 (default), 24 or 32."`
+	DownloadVideoContent  bool     `json:"download_video_content,omitempty" name:"download-video-content" group:"Video input" help:"video_generation: also download each finished video (GET /v1/videos/{id}/content), inside the request's latency."`
+
 	// Input files and traces.
 	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
 	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
