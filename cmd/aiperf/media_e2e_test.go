@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,4 +276,41 @@ func TestSyntheticVideoTutorial(t *testing.T) {
 	exp := onlyExport(t, dir)
 	assert.Equal(t, 4.0, metricAvg(t, exp, "request_count"))
 	assert.Equal(t, metricAvg(t, exp, "input_sequence_length")+float64(mock.VideoTokens(640, 480, 5)), metricAvg(t, exp, "usage_prompt_tokens"))
+}
+
+// TestVideoGenerationTutorial runs docs/tutorials/sglang-video-generation.md's
+// command lines against the mock's /v1/videos jobs: each request submits,
+// polls until the job completes (50 ms of frames here) and, with
+// --download-video-content, reads the video.
+func TestVideoGenerationTutorial(t *testing.T) {
+	prompts := `{"text": "A serene lake at sunset with mountains in the background"}
+{"text": "A cat playing with a ball of yarn in a cozy living room"}
+{"text": "A futuristic city with flying cars and neon lights"}
+`
+	base := []string{"profile", "--model", "Wan-AI/Wan2.1-T2V-1.3B-Diffusers", "--tokenizer", "builtin",
+		"--url", "http://localhost:8000", "--endpoint-type", "video_generation"}
+	file := []string{"--input-file", "video_prompts.jsonl", "--custom-dataset-type", "single_turn"}
+	for name, c := range map[string]tutorial{
+		"input file": {doc: "docs/tutorials/sglang-video-generation.md @ 013e460 (Basic Usage: Text-to-Video with Input File)",
+			args: append(append(slices.Clone(base), file...), "--extra-inputs", "size:1280x720", "--extra-inputs", "seconds:4",
+				"--concurrency", "1", "--request-count", "3")},
+		"synthetic": {doc: "docs/tutorials/sglang-video-generation.md @ 013e460 (Basic Usage: Text-to-Video with Synthetic Prompts)",
+			change: "--request-count 3 instead of 5",
+			args: append(slices.Clone(base), "--extra-inputs", "size:1280x720", "--extra-inputs", "seconds:4",
+				"--synthetic-input-tokens-mean", "50", "--synthetic-input-tokens-stddev", "10", "--concurrency", "1", "--request-count", "3")},
+		"download": {doc: "docs/tutorials/sglang-video-generation.md @ 013e460 (Video Download Option)",
+			args: append(append(slices.Clone(base), file...), "--extra-inputs", "size:1280x720", "--extra-inputs", "seconds:4",
+				"--download-video-content", "--concurrency", "1", "--request-count", "3")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("AIPERF_HTTP_VIDEO_POLL_INTERVAL", "0.1")
+			c.mock = mock.Config{TTFT: 1, VideoGenMSPerFrame: 50.0 / 64} // 4 s at 16 fps: 64 frames, 50 ms
+			m, dir := runTutorial(t, c, map[string]string{"video_prompts.jsonl": prompts})
+			exp := onlyExport(t, dir)
+			assert.Equal(t, 3.0, metricAvg(t, exp, "request_count"))
+			assert.Zero(t, metricAvg(t, exp, "error_request_count"))
+			assert.Equal(t, 3, m.control().InferenceRequests, "polls are not inference requests")
+			assert.GreaterOrEqual(t, metricAvg(t, exp, "request_latency"), 51.0, "the latency runs to the job's completion")
+		})
+	}
 }

@@ -262,7 +262,7 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
 		MaxTokens: t.MaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
 		Tools: t.Tools, RequestID: id, SessionID: s.id, Inputs: t.Inputs, Query: t.Query, Passages: t.Passages,
-		Template: src.template, ResponseField: src.field,
+		Template: src.template, ResponseField: src.field, DownloadVideo: src.p.DownloadVideoContent,
 	}}
 	switch {
 	case len(t.Payload) > 0:

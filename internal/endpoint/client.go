@@ -225,6 +225,9 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		c.readWhole(ctx, rctx, in, resp.Header, f, &res)
 	}
 	c.verdict(&res, resp.Header, f)
+	if req.EndpointType == plan.EndpointVideoGeneration && res.Err == nil {
+		c.pollVideo(rctx, &req, &res)
+	}
 	return res
 }
 

@@ -59,6 +59,8 @@ type piece struct {
 	hasOther bool
 	// images is the images a generation reply carries (imagesFormat).
 	images int
+	// job is a video job's id (videoFormat).
+	job string
 }
 
 // formatFor is the format of a request's endpoint type.
@@ -78,6 +80,8 @@ func formatFor(req *Request) format {
 		return detectFormat{field: req.ResponseField}
 	case plan.EndpointImageGeneration, plan.EndpointImageEdit:
 		return imagesFormat{}
+	case plan.EndpointVideoGeneration:
+		return videoFormat{}
 	}
 	return openaiFormat{}
 }

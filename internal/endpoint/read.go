@@ -161,7 +161,7 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 		res.Err = p.err
 		return
 	}
-	res.Usage, res.Images = p.usage, p.images
+	res.Usage, res.Images, res.job = p.usage, p.images, p.job
 	res.others.add(&p)
 	if p.text != "" || p.reasoning != "" {
 		res.appendChunk(at, p.text, p.reasoning)

@@ -36,6 +36,9 @@ type Request struct {
 	// ResponseField picks the reply's text (template, raw).
 	Template      *payload.Template
 	ResponseField *payload.Field
+	// DownloadVideo reads a finished video_generation job's video, inside
+	// the request's latency (--download-video-content).
+	DownloadVideo bool
 	// Media are the images, audios and videos of the user message a
 	// request with Prompt sends (chat), after its text.
 	Media     []media.Item
@@ -103,6 +106,8 @@ func Body(req Request) ([]byte, error) {
 		return templateBody(&req)
 	case plan.EndpointImageGeneration:
 		m = imageGenBody(&req)
+	case plan.EndpointVideoGeneration:
+		m = videoGenBody(&req)
 	case plan.EndpointImageEdit:
 		return imageEditBody(&req)
 	case plan.EndpointRaw:

@@ -62,6 +62,9 @@ type Response struct {
 	Usage *metrics.Usage
 	// Images is the images an image generation or edit reply carried.
 	Images int
+	// Video is a finished video job's figures (video_generation).
+	Video *VideoStats
+	job   string // the video job submitted
 	// SentNs is taken immediately before the request is handed to the
 	// transport (of the retry, when Retried); EndNs when the response ended
 	// ([DONE] read, body read) or failed.

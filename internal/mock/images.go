@@ -108,15 +108,23 @@ func readImageRequest(r *http.Request, edit bool) (imageRequest, int, int, error
 		return req, 0, 0, errors.New("prompt is required")
 	}
 	if req.Size != "" && req.Size != "auto" {
-		ws, hs, ok := strings.Cut(req.Size, "x")
-		var err1, err2 error
-		w, err1 = strconv.Atoi(ws)
-		h, err2 = strconv.Atoi(hs)
-		if !ok || err1 != nil || err2 != nil || w < 1 || h < 1 || w > maxImageSide || h > maxImageSide {
-			return req, 0, 0, fmt.Errorf("size %q: expected WIDTHxHEIGHT, each 1 to %d", req.Size, maxImageSide)
+		var err error
+		if w, h, err = parseSize(req.Size); err != nil {
+			return req, 0, 0, err
 		}
 	}
 	return req, w, h, nil
+}
+
+// parseSize reads a size WIDTHxHEIGHT, each side 1 to maxImageSide.
+func parseSize(size string) (int, int, error) {
+	ws, hs, ok := strings.Cut(size, "x")
+	w, err1 := strconv.Atoi(ws)
+	h, err2 := strconv.Atoi(hs)
+	if !ok || err1 != nil || err2 != nil || w < 1 || h < 1 || w > maxImageSide || h > maxImageSide {
+		return 0, 0, fmt.Errorf("size %q: expected WIDTHxHEIGHT, each 1 to %d", size, maxImageSide)
+	}
+	return w, h, nil
 }
 
 // readEditForm reads an edit's multipart form: its fields, and the

@@ -21,6 +21,7 @@ const (
 	EndpointRaw                 = "raw"
 	EndpointImageGeneration     = "image_generation"
 	EndpointImageEdit           = "image_edit"
+	EndpointVideoGeneration     = "video_generation"
 )
 
 // EndpointSpec is what AIPerf's plugin registry says of one endpoint type.
@@ -60,12 +61,13 @@ var endpointSpecs = map[string]EndpointSpec{
 	EndpointRaw:                 {Streams: true, Tokens: true},
 	EndpointImageGeneration:     {Path: "/v1/images/generations"},
 	EndpointImageEdit:           {Path: "/v1/images/edits"},
+	EndpointVideoGeneration:     {Path: "/v1/videos"},
 }
 
 // EndpointTypes lists the --endpoint-type values, in AIPerf's order.
 var EndpointTypes = []string{EndpointChat, EndpointCohereRankings, EndpointCompletions, EndpointResponses,
 	EndpointMessages, EndpointChatEmbeddings, EndpointEmbeddings, EndpointHFTEIRankings,
-	EndpointHuggingFaceGenerate, EndpointImageGeneration, EndpointImageEdit, EndpointNIMEmbeddings, EndpointNIMRankings,
+	EndpointHuggingFaceGenerate, EndpointImageGeneration, EndpointImageEdit, EndpointVideoGeneration, EndpointNIMEmbeddings, EndpointNIMRankings,
 	EndpointRaw, EndpointTemplate}
 
 // Spec is the profile's endpoint type's spec (the zero spec for an unknown

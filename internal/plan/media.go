@@ -81,6 +81,9 @@ func (v *validator) media(p *Profile) {
 			}
 		}
 	}
+	if p.DownloadVideoContent && p.EndpointType != EndpointVideoGeneration {
+		v.add("download_video_content", fmt.Sprintf("applies to --endpoint-type video_generation, not %s: remove it", p.EndpointType))
+	}
 	if p.EndpointType == EndpointImageEdit && p.InputFile == "" && !img.Enabled() {
 		v.add("endpoint_type", "image_edit sends a reference image with each prompt: give --image-width-mean and --image-height-mean, or an --input-file whose records name an image")
 	}
