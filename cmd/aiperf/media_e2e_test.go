@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
+	"image"
+	pngpkg "image/png"
 	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -313,4 +318,61 @@ func TestVideoGenerationTutorial(t *testing.T) {
 			assert.GreaterOrEqual(t, metricAvg(t, exp, "request_latency"), 51.0, "the latency runs to the job's completion")
 		})
 	}
+}
+
+// TestImageRetrievalTutorial runs docs/tutorials/nim-image-retrieval.md's
+// command lines against the mock's /v1/infer: the input files' local paths
+// are PNGs the test writes and the elided data URI (iVBORw0...Ug...) a whole
+// one; the commands are unchanged.
+func TestImageRetrievalTutorial(t *testing.T) {
+	var png bytes.Buffer
+	require.NoError(t, pngpkg.Encode(&png, image.NewGray(image.Rect(0, 0, 64, 64))))
+	uri := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png.Bytes())
+	files := map[string]string{
+		"inputs.jsonl": `{"image": "https://assets.ngc.nvidia.com/products/api-catalog/nemo-retriever/object-detection/page-elements-example-1.jpg"}
+{"image": "document_page.png"}
+{"image": "` + uri + `"}
+`,
+		"multi_image_inputs.jsonl": `{"images": ["https://example.com/page1.png", "https://example.com/page2.png"]}
+{"images": ["chart1.png", "chart2.png", "chart3.png"]}
+`,
+	}
+	for _, name := range []string{"document_page.png", "chart1.png", "chart2.png", "chart3.png"} {
+		files[name] = png.String()
+	}
+	for name, c := range map[string]tutorial{
+		"custom images": {doc: "docs/tutorials/nim-image-retrieval.md @ 013e460 (Section 2. Profile with Custom Images)",
+			args: []string{"profile", "--endpoint-type", "image_retrieval", "--model", "nvidia/nemoretriever-page-elements-v3",
+				"--url", "localhost:8000", "--input-file", "inputs.jsonl", "--custom-dataset-type", "single_turn",
+				"--request-count", "20", "--concurrency", "4"}},
+		"several images": {doc: "docs/tutorials/nim-image-retrieval.md @ 013e460 (Section 3. Profile with Multiple Images per Request)",
+			args: []string{"profile", "--endpoint-type", "image_retrieval", "--model", "nvidia/nemoretriever-page-elements-v3",
+				"--url", "localhost:8000", "--input-file", "multi_image_inputs.jsonl", "--custom-dataset-type", "single_turn",
+				"--request-count", "10", "--concurrency", "2"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.mock = mock.Config{Fast: true}
+			m, dir := runTutorial(t, c, files)
+			exp := onlyExport(t, dir)
+			n, _ := strconv.Atoi(c.args[len(c.args)-3])
+			assert.Equal(t, float64(n), metricAvg(t, exp, "request_count"))
+			assert.Zero(t, metricAvg(t, exp, "error_request_count"))
+			assert.Equal(t, n, m.control().InferenceRequests)
+		})
+	}
+}
+
+// TestSolidoRAG: solido_rag sends AIPerf's SOLIDO body and counts the
+// reply's content as its output.
+func TestSolidoRAG(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "solido-model", "-u", m.URL, "--endpoint-type", "solido_rag", "--isl", "20",
+		"--request-count", "3", "--ui", "none", "--export-level", "raw")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 3.0, metricAvg(t, exp, "request_count"))
+	assert.Equal(t, 16.0, metricAvg(t, exp, "output_sequence_length"), "the mock's 16-word content")
+	raw := readFile(t, onlyArtifact(t, dir, "profile_export_raw.jsonl"))
+	assert.True(t, strings.Contains(raw, `"filters":{"family":"Solido","tool":"SDE"},"inference_model":"solido-model","query":["`), "AIPerf's body")
 }

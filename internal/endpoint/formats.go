@@ -82,6 +82,10 @@ func formatFor(req *Request) format {
 		return imagesFormat{}
 	case plan.EndpointVideoGeneration:
 		return videoFormat{}
+	case plan.EndpointImageRetrieval:
+		return retrievalFormat{}
+	case plan.EndpointSolidoRAG:
+		return solidoFormat{}
 	}
 	return openaiFormat{}
 }

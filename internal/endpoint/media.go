@@ -100,10 +100,16 @@ func (req *Request) withParts(msgs []Message) any {
 	return out
 }
 
-// part is item's content part, its payload a placeholder.
-func (ps *parts) part(it media.Item) any {
+// mark is the placeholder of item, spliced into the body later.
+func (ps *parts) mark(it media.Item) string {
 	mark := placeholderMark + strconv.Itoa(len(ps.items))
 	ps.items = append(ps.items, it)
+	return mark
+}
+
+// part is item's content part, its payload a placeholder.
+func (ps *parts) part(it media.Item) any {
+	mark := ps.mark(it)
 	switch it.Kind {
 	case media.Audio:
 		return audioPart{Type: "input_audio", InputAudio: audioValue{Data: mark, Format: it.Format}}

@@ -108,6 +108,13 @@ func Body(req Request) ([]byte, error) {
 		m = imageGenBody(&req)
 	case plan.EndpointVideoGeneration:
 		m = videoGenBody(&req)
+	case plan.EndpointImageRetrieval:
+		var err error
+		if m, err = imageRetrievalBody(&req); err != nil {
+			return nil, err
+		}
+	case plan.EndpointSolidoRAG:
+		m = solidoBody(&req)
 	case plan.EndpointImageEdit:
 		return imageEditBody(&req)
 	case plan.EndpointRaw:

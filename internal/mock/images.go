@@ -62,11 +62,7 @@ func (s *Server) images(edit bool) http.HandlerFunc {
 			x.fail(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("n must be between 1 and %d, got %d", maxImagesN, n))
 			return
 		}
-		ids := s.tokens.ids(req.Prompt)
-		g := &generation{ep: endpoint{idPrefix: "img-"}, model: req.Model, finish: "stop",
-			blocks: newBlockHasher(s.blockSeed, s.blockSize, len(ids)),
-			usage:  usage{PromptTokens: len(ids), TotalTokens: len(ids)}}
-		g.blocks.add(segment{ids: ids})
+		g := s.prefillGeneration("img-", []segment{{ids: s.tokens.ids(req.Prompt)}})
 		s.prefillOnly(w, r, x, g, arrival, func() bool { return s.generateImages(r, n*width*height) },
 			func() any { return imageReply(width, height, n, req.ResponseFormat) })
 	}

@@ -125,6 +125,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/images/generations", s.images(false))
 	mux.HandleFunc("POST /v1/images/edits", s.images(true))
 	mux.HandleFunc("POST /v1/videos", s.submitVideo)
+	mux.HandleFunc("POST /v1/infer", s.retrieve)
+	mux.HandleFunc("POST /rag/api/prompt", s.solido)
 	mux.HandleFunc("GET /v1/videos/{id}", s.videoStatus(false))
 	mux.HandleFunc("GET /v1/videos/{id}/content", s.videoStatus(true))
 	mux.HandleFunc("GET /v1/models", s.models)

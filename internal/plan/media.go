@@ -53,7 +53,7 @@ func (p *Profile) Videos() media.VideoOptions {
 // mediaEndpoints are the endpoint types whose requests carry images,
 // audios and videos (content parts of a chat message).
 // (image_edit: its reference image).
-var mediaEndpoints = map[string]bool{EndpointChat: true, EndpointImageEdit: true}
+var mediaEndpoints = map[string]bool{EndpointChat: true, EndpointImageEdit: true, EndpointImageRetrieval: true}
 
 // SendsMedia reports whether requests of the endpoint type carry media.
 func SendsMedia(endpointType string) bool { return mediaEndpoints[endpointType] }
@@ -84,8 +84,8 @@ func (v *validator) media(p *Profile) {
 	if p.DownloadVideoContent && p.EndpointType != EndpointVideoGeneration {
 		v.add("download_video_content", fmt.Sprintf("applies to --endpoint-type video_generation, not %s: remove it", p.EndpointType))
 	}
-	if p.EndpointType == EndpointImageEdit && p.InputFile == "" && !img.Enabled() {
-		v.add("endpoint_type", "image_edit sends a reference image with each prompt: give --image-width-mean and --image-height-mean, or an --input-file whose records name an image")
+	if (p.EndpointType == EndpointImageEdit || p.EndpointType == EndpointImageRetrieval) && p.InputFile == "" && !img.Enabled() {
+		v.add("endpoint_type", p.EndpointType+" sends images: give --image-width-mean and --image-height-mean, or an --input-file whose records name images")
 	}
 	for _, m := range []struct {
 		field, what string
