@@ -175,6 +175,10 @@ func TestAudioTutorial(t *testing.T) {
 	assert.Equal(t, 20.0, metricAvg(t, exp, "request_count"))
 	assert.Equal(t, 550.0, metricAvg(t, exp, "input_sequence_length"))
 	assert.Equal(t, float64(550+mock.AudioTokens(5)), metricAvg(t, exp, "usage_prompt_tokens"))
+	assert.Equal(t, 5.0, metricAvg(t, exp, "audio_duration"))
+	lat, rtfx := exp["request_latency"].(map[string]any), exp["rtfx"].(map[string]any)
+	assert.InDelta(t, 5/(lat["max"].(float64)/1000), rtfx["min"], 1e-6, "RTFx = audio seconds / latency seconds")
+	assert.InDelta(t, 5/(lat["min"].(float64)/1000), rtfx["max"], 1e-6)
 }
 
 // TestAudioInputFileTutorial runs docs/tutorials/audio.md's input-file
@@ -316,6 +320,8 @@ func TestVideoGenerationTutorial(t *testing.T) {
 			assert.Zero(t, metricAvg(t, exp, "error_request_count"))
 			assert.Equal(t, 3, m.control().InferenceRequests, "polls are not inference requests")
 			assert.GreaterOrEqual(t, metricAvg(t, exp, "request_latency"), 51.0, "the latency runs to the job's completion")
+			assert.InDelta(t, 51, metricAvg(t, exp, "video_inference_time"), 0.5, "the server's inference_time_s, in ms")
+			assert.Positive(t, metricAvg(t, exp, "video_peak_memory"))
 		})
 	}
 }
@@ -375,4 +381,36 @@ func TestSolidoRAG(t *testing.T) {
 	assert.Equal(t, 16.0, metricAvg(t, exp, "output_sequence_length"), "the mock's 16-word content")
 	raw := readFile(t, onlyArtifact(t, dir, "profile_export_raw.jsonl"))
 	assert.True(t, strings.Contains(raw, `"filters":{"family":"Solido","tool":"SDE"},"inference_model":"solido-model","query":["`), "AIPerf's body")
+}
+
+// TestMediaMetrics: a run with images reports AIPerf's image metrics
+// (num_images, image_throughput = images/latency, image_latency =
+// latency/images) and the body's size, in the console, the JSON export,
+// the per-request export and the store (exported back and compared).
+func TestMediaMetrics(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 0.1})
+	dir := t.TempDir()
+	for _, side := range []string{"64", "128"} {
+		inv := cli(t, dir, quick(m.URL, "--image-width-mean", side, "--image-height-mean", side, "--image-batch-size", "2",
+			"--request-count", "4", "--artifact-dir", "run"+side)...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		assert.Contains(t, inv.stdout, "Image Throughput (images/sec)")
+		assert.Contains(t, inv.stdout, "Image Latency (ms/image)")
+	}
+	exp := readJSON(t, filepath.Join(dir, "run64", "profile_export_aiperf.json"))
+	assert.Equal(t, 2.0, metricAvg(t, exp, "num_images"))
+	latency := metricAvg(t, exp, "request_latency")
+	assert.InDelta(t, latency/2, metricAvg(t, exp, "image_latency"), latency*1e-6)
+	assert.Positive(t, metricAvg(t, exp, "image_throughput"))
+	assert.Greater(t, metricAvg(t, exp, "request_payload_bytes"), 2*64*64*3.0, "two 64² noise PNGs, base64")
+	jsonl := readFile(t, filepath.Join(dir, "run64", "profile_export.jsonl"))
+	assert.Contains(t, jsonl, `"image_throughput":{"value":`)
+
+	inv := cli(t, dir, "runs", "export", "1", "--format", "json")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, `"image_latency"`, "stored with the run")
+	inv = cli(t, dir, "compare", "1", "2", "--metric", "image_latency.avg,request_payload_bytes.avg", "--format", "json")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "image_latency")
+	assert.Contains(t, inv.stdout, "request_payload_bytes")
 }

@@ -234,6 +234,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	if resp.Cancelled {
 		rec.CutBy = metrics.CutOnPurpose
 	}
+	rec.Media = mediaStats(&req.Request, &resp)
 	text, reasoning := fillChunks(&rec, &resp)
 	var chat *endpoint.Request // its ISL is counted through the chat template, in the finisher
 	if src.fin.chat != nil {

@@ -141,6 +141,9 @@ func DirectionOf(k Key) Direction {
 		return serverDirection(k)
 	}
 	m := k.Metric
+	if d, ok := mediaDirections[m]; ok && k.Stat != "count" && k.Stat != "sum" {
+		return d
+	}
 	switch {
 	case k.Stat == "count" || k.Stat == "sum":
 		return Neutral
@@ -154,6 +157,14 @@ func DirectionOf(k Key) Direction {
 		return LowerIsBetter
 	}
 	return Neutral
+}
+
+// mediaDirections are the media metrics the names do not tell: the audio's
+// duration and the payload's size describe the input; RTFx is a speed; a
+// video job's time and memory are costs.
+var mediaDirections = map[string]Direction{
+	metrics.TagAudioDuration: Neutral, metrics.TagPayloadBytes: Neutral, metrics.TagNumImages: Neutral,
+	metrics.TagRTFX: HigherIsBetter, metrics.TagVideoInferenceTime: LowerIsBetter, metrics.TagVideoPeakMemory: LowerIsBetter,
 }
 
 // Options are the knobs of every comparison.

@@ -197,6 +197,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	hr.Header = c.header(req)
 	hr.Host = c.host // a --header Host:… override; empty means the URL's host
 	resp, res := c.send(ctx, rctx, hr)
+	res.SentBytes = len(body)
 	if resp == nil {
 		done()
 		return res

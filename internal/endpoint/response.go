@@ -62,6 +62,8 @@ type Response struct {
 	Usage *metrics.Usage
 	// Images is the images an image generation or edit reply carried.
 	Images int
+	// SentBytes is the size of the request body sent.
+	SentBytes int
 	// Video is a finished video job's figures (video_generation).
 	Video *VideoStats
 	job   string // the video job submitted

@@ -81,6 +81,15 @@ const (
 	idUsageCompletionDiff
 	idSendLag
 	idErrorISL
+	// The media metrics (media.go).
+	idNumImages
+	idImageThroughput
+	idImageLatency
+	idAudioDuration
+	idRTFX
+	idVideoInferenceTime
+	idVideoPeakMemory
+	idPayloadBytes
 	numRecordMetrics
 )
 
@@ -286,6 +295,7 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 		}
 	}
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+	visitMedia(r, emit)
 }
 
 // visitInputOnly emits the metrics of a request to an endpoint that
@@ -301,6 +311,7 @@ func visitInputOnly(r *Record, emit func(id int, v float64)) {
 		}
 	}
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+	visitMedia(r, emit)
 }
 
 // eachGap yields the gaps between consecutive stamps, in ms: the

@@ -29,6 +29,8 @@ var consoleRows = []string{
 	metrics.TagISL,
 	metrics.TagOSL,
 	metrics.TagOutputTokenThroughput,
+	metrics.TagImageThroughput, metrics.TagImageLatency, metrics.TagRTFX, // with media (metrics/media.go)
+	metrics.TagVideoInferenceTime, metrics.TagVideoPeakMemory,
 	metrics.TagRequestThroughput,
 	metrics.TagRequestCount,
 	metrics.TagErrorRequestCount,
