@@ -414,3 +414,40 @@ func TestMediaMetrics(t *testing.T) {
 	assert.Contains(t, inv.stdout, "image_latency")
 	assert.Contains(t, inv.stdout, "request_payload_bytes")
 }
+
+// TestVLMExampleSweep runs examples/vlm.star against the mock (its counts
+// shrunk with --set, each request its own image): in every cell the ISL the server counted is the
+// prompt's 100 tokens plus the image's, by the documented formula, and the
+// TTFT the mock scheduled is --ttft plus the prefill of that many tokens.
+func TestVLMExampleSweep(t *testing.T) {
+	subprocesses(t)
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "vlm.star"))
+	require.NoError(t, err)
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 0.05, Prefill: 20})
+	dir := t.TempDir()
+	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "entries=8", "--set", "per_slot=1",
+		"--set", "min_requests=1", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	found := 0
+	err = filepath.WalkDir(filepath.Join(dir, "artifacts"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != "profile_export_aiperf.json" {
+			return err
+		}
+		var side, c int
+		for _, part := range strings.Split(path, string(filepath.Separator)) {
+			if n, _ := fmt.Sscanf(part, "image_%d_c%d", &side, &c); n == 2 {
+				break
+			}
+		}
+		require.NotZero(t, side, path)
+		exp := readJSON(t, path)
+		assert.Equal(t, float64(100+mock.ImageTokens(side, side)), metricAvg(t, exp, "input_sequence_length"), path)
+		found++
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 6, found, "one export per cell")
+	first := m.srv.Timing().Schedule.First
+	assert.InDelta(t, 2000+20*float64(100+mock.ImageTokens(256, 256)), first.MinUS, 1, "the smallest image's prefill")
+	assert.InDelta(t, 2000+20*float64(100+mock.ImageTokens(1024, 1024)), first.MaxUS, 1, "the largest image's prefill, nothing cached")
+}
