@@ -13,7 +13,8 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/aiperf ./cmd/aiperf
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/aiperf-mock-server ./cmd/aiperf-mock-server
 
-# The README's test command: vet, then every test with the race detector.
+# The README's test command: vet, then every test with the race detector (docs/README.md:
+# the documentation's runnable blocks are among them).
 test: vet
 	$(GO) test -race -count=1 -timeout 15m ./...
 

@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
@@ -80,7 +82,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			return Outcome{Total: len(trials)}, fmt.Errorf("read completed trials: %w", err)
 		}
 	}
-	s := newSweepRun(sw, o, trials, done)
+	s := newSweepRun(sw, o, Lanes(sw, o.Parallel), trials, done)
 	out, storeErr := s.run(ctx)
 	switch {
 	case storeErr != nil:
@@ -130,9 +132,11 @@ func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run) {
 	}
 }
 
+// progress prints a line, fitted to the terminal's width (report.Fit).
 func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
-		fmt.Fprintf(o.Progress, format, args...)
+		line := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
+		fmt.Fprintln(o.Progress, report.Fit(o.Progress, line))
 	}
 }
 

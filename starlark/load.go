@@ -3,8 +3,10 @@ package starlark
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"maps"
 	"os"
 	"path/filepath"
@@ -58,8 +60,26 @@ type Options struct {
 // top-level if/for allowed; no while, no recursion, no global reassignment.
 var fileOptions = syntax.FileOptions{Set: true, TopLevelControl: true}
 
+// Script is what a script declared: its sweeps and its searches, each in
+// declaration order.
+type Script struct {
+	Sweeps   []plan.Sweep
+	Searches []plan.Search
+}
+
 // Load runs the script at path and returns the sweeps it declared, in
-// declaration order, each expanded into validated cells.
+// declaration order, each expanded into validated cells; the searches it
+// declares are checked as LoadScript checks them and left out.
+func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
+	s, err := LoadScript(ctx, path, o)
+	return s.Sweeps, err
+}
+
+// LoadScript runs the script at path and returns the sweeps it declared,
+// each expanded into validated cells, and its searches, each with its
+// planner function bound (called on the empty history once, so a planner
+// that fails, loops past the step limit or proposes a point outside the
+// space is refused now) and its probe profiles checked.
 //
 // load() reads only .star files inside the directory tree of the script
 // (path) or of a lib path, symlinks resolved: see Options.LibPaths.
@@ -67,25 +87,26 @@ var fileOptions = syntax.FileOptions{Set: true, TopLevelControl: true}
 // Problems in the script are *Error values (several are joined with
 // errors.Join); a failure to read the script itself, a script not named
 // *.star or an unusable lib path is an ordinary error. When ctx is
-// cancelled, the script stops and Load returns ctx's error.
-func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
+// cancelled, the script stops and LoadScript returns ctx's error; a search
+// planner's later calls stop with ctx too.
+func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return Script{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	path = filepath.Clean(path)
 	sb, err := newSandbox(path, o.LibPaths, o.ReadFile == nil)
 	if err != nil {
-		return nil, err
+		return Script{}, err
 	}
 	target, err := sb.script(path)
 	if err != nil {
-		return nil, err
+		return Script{}, err
 	}
 	l := newLoader(o, sb)
 	stop := context.AfterFunc(ctx, func() { l.thread.Cancel(context.Cause(ctx).Error()) })
 	defer stop()
 
-	var sweeps []plan.Sweep
+	var out Script
 	var errs []error
 	if _, err := l.exec(path, target); err != nil {
 		errs = append(errs, err)
@@ -93,18 +114,26 @@ func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
 		l.state.closed = true
 		for _, d := range l.state.sweeps {
 			sw, problems := d.expand(l)
-			sweeps = append(sweeps, sw)
+			out.Sweeps = append(out.Sweeps, sw)
 			errs = append(errs, problems...)
 		}
+		for _, d := range l.state.searches {
+			s, err := d.bind(ctx, l)
+			out.Searches = append(out.Searches, s)
+			errs = append(errs, err)
+		}
 	}
-	if len(errs) == 0 {
-		return sweeps, nil
+	if errors.Join(errs...) == nil {
+		return out, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return Script{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	var flat []error // one *Error per problem, even where a file had several
 	for _, err := range errs {
+		if err == nil {
+			continue
+		}
 		err = l.scriptError(err)
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			flat = append(flat, j.Unwrap()...)
@@ -112,7 +141,7 @@ func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
 			flat = append(flat, err)
 		}
 	}
-	return nil, errors.Join(flat...)
+	return Script{}, errors.Join(flat...)
 }
 
 // loader runs one script and the modules it loads on a single thread, so
@@ -128,6 +157,8 @@ type loader struct {
 	maxSteps    uint64
 	guard       *guard
 	limit       string // the limit the script went over, said instead of the cancellation
+	print       func(string)
+	sources     hash.Hash // every file read, for a search planner's digest
 }
 
 type module struct {
@@ -150,6 +181,7 @@ func newLoader(o Options, sb *sandbox) *loader {
 		cache:    map[string]*module{},
 		maxSteps: cmp.Or(o.MaxSteps, DefaultMaxSteps),
 		guard:    &guard{maxMemory: cmp.Or(o.MaxMemory, DefaultMaxMemory), baseline: heapBytes()},
+		sources:  sha256.New(),
 	}
 	if l.readFile == nil {
 		l.readFile = os.ReadFile
@@ -158,9 +190,11 @@ func newLoader(o Options, sb *sandbox) *loader {
 	if printFn == nil {
 		printFn = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 	}
+	l.print = printFn
 	l.predeclared = starlark.StringDict{
 		"profile": starlark.NewBuiltin("profile", profileBuiltin),
 		"sweep":   starlark.NewBuiltin("sweep", sweepBuiltin),
+		"search":  starlark.NewBuiltin("search", searchBuiltin),
 		"vars":    varsDict(o.Vars),
 		"struct":  starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"json":    json.Module,
@@ -241,6 +275,7 @@ func (l *loader) exec(display, target string) (starlark.StringDict, error) {
 	if err != nil {
 		err = fmt.Errorf("read %s: %w", display, err)
 	} else {
+		fmt.Fprintf(l.sources, "%s\x00%d\x00%s", display, len(src), src)
 		globals, err = l.run(display, src)
 	}
 	l.loading = l.loading[:len(l.loading)-1]

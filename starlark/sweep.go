@@ -15,9 +15,10 @@ const stateKey = "aiperf.sweeps"
 
 // declared is the thread-local record of sweep() calls, in call order.
 type declared struct {
-	sweeps []*declaration
-	byName map[string]*declaration
-	closed bool // the script has run; skip functions may not declare sweeps
+	sweeps   []*declaration
+	searches []*searchDecl
+	byName   map[string]*declaration // sweeps and searches
+	closed   bool                    // the script has run; skip functions may not declare sweeps
 	// maxTrials bounds the trials of all sweeps, counted as they are
 	// declared; trials is the count so far.
 	maxTrials, trials int

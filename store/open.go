@@ -37,6 +37,12 @@ var readonlyDirectory = sqlite3.ErrReadonly.Extend(6)
 // readOnlyOptions open an existing file for reading only (a file: URI).
 const readOnlyOptions = "mode=ro&_busy_timeout=30000&_foreign_keys=on"
 
+// readerOptions open a store the process may write for reading only: the
+// file is opened read-write, so that the last connection removes the -wal
+// and -shm files on close (a mode=ro connection cannot, and leaves them
+// behind), and query_only refuses every write through it.
+const readerOptions = "mode=rw&_query_only=true&_busy_timeout=30000&_foreign_keys=on"
+
 // UnusableError is what Open and OpenReadOnly return for a store they
 // refuse before reading or writing any run: a directory, a file that is not
 // an aiperf store, a damaged database, a read-only one where writing is
@@ -139,6 +145,10 @@ func OpenReadOnly(path string) (*DB, error) {
 	}
 	ctx := context.Background()
 	db, applied, err := openReadOnly(ctx, path, false)
+	if err == nil && writable(path) {
+		db.db.Close()
+		db, applied, err = openReader(ctx, path, readerOptions)
+	}
 	if se := (sqlite3.Error{}); errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen) {
 		// A WAL database needs its -shm file; in a read-only directory
 		// SQLite cannot create it. Nobody can write there either, so the
@@ -174,6 +184,11 @@ func openReadOnly(ctx context.Context, path string, immutable bool) (*DB, []stri
 	if immutable {
 		opts += "&immutable=1"
 	}
+	return openReader(ctx, path, opts)
+}
+
+// openReader opens path with opts and reads its applied migrations.
+func openReader(ctx context.Context, path, opts string) (*DB, []string, error) {
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + opts
 	sqlDB, err := sql.Open("sqlite3", uri)
 	if err != nil {

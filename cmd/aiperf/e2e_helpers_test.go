@@ -91,13 +91,20 @@ type invocation struct {
 }
 
 // cli runs the CLI in-process in dir (a fresh temp dir when empty) with
-// the store inside it.
+// the store inside it, --wide: the tests read names and cells whole
+// (TestConsoleFitsByDefault checks the default, fitted output).
 func cli(t *testing.T, dir string, args ...string) invocation {
 	t.Helper()
 	return cliCtx(context.Background(), t, dir, args...)
 }
 
 func cliCtx(ctx context.Context, t *testing.T, dir string, args ...string) invocation {
+	t.Helper()
+	return cliRun(ctx, t, dir, append([]string{"--wide"}, args...)...)
+}
+
+// cliRun is cli as the user types it: no flag added but --store.
+func cliRun(ctx context.Context, t *testing.T, dir string, args ...string) invocation {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()

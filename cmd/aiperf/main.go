@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 )
@@ -28,6 +29,7 @@ var version = "0.1.0-dev"
 // Globals are the options and streams every command receives.
 type Globals struct {
 	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
+	Wide   bool      `name:"wide" help:"Print tables and lines at full width (full metric names and cell labels) instead of fitting them to 120 columns."`
 	Stdout io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
 	Stderr io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
 	Args   []string  `kong:"-"` // the command line after the program name, as given
@@ -40,17 +42,19 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	Profile    ProfileCmd    `cmd:"" help:"Benchmark one cell against an OpenAI-compatible server."`
-	Plan       PlanCmd       `cmd:"" help:"Print every trial a .star sweep script declares; sends nothing."`
-	Sweep      SweepCmd      `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
-	Runs       RunsCmd       `cmd:"" help:"List, show, export and delete stored runs."`
-	Compare    CompareCmd    `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
-	Plot       PlotCmd       `cmd:"" help:"Draw stored runs or sweeps as PNG and SVG: Pareto views, bars, CDFs, timelines."`
-	Config     ConfigCmd     `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
-	Report     ReportCmd     `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
-	MockServer MockServerCmd `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
-	Version    VersionCmd    `cmd:"" help:"Print the version."`
-	Worker     WorkerCmd     `cmd:"" hidden:"" help:"One worker process of a sharded cell (profile --workers), driven over stdin and stdout."`
+	Profile         ProfileCmd         `cmd:"" help:"Benchmark one cell against an OpenAI-compatible server."`
+	Plan            PlanCmd            `cmd:"" help:"Print every trial a .star sweep script declares; sends nothing."`
+	Sweep           SweepCmd           `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
+	Runs            RunsCmd            `cmd:"" help:"List, show, export and delete stored runs."`
+	Compare         CompareCmd         `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
+	Plot            PlotCmd            `cmd:"" help:"Draw stored runs or sweeps as PNG and SVG: Pareto views, bars, CDFs, timelines."`
+	Config          ConfigCmd          `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
+	Report          ReportCmd          `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
+	AnalyzeTrace    AnalyzeTraceCmd    `cmd:"" name:"analyze-trace" help:"Analyze a mooncake trace: AIPerf's prefix statistics and ISL/OSL distributions, and the hit ratio it gets on a KV cache of a given size."`
+	SynthesizeTrace SynthesizeTraceCmd `cmd:"" name:"synthesize-trace" help:"Write a synthetic mooncake trace from a real one: scaled timestamps, prefixes, prompts and prefix trees, its prefix structure kept."`
+	MockServer      MockServerCmd      `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
+	Version         VersionCmd         `cmd:"" help:"Print the version."`
+	Worker          WorkerCmd          `cmd:"" hidden:"" help:"One worker process of a sharded cell (profile --workers), driven over stdin and stdout."`
 }
 
 // VersionCmd prints the version.
@@ -174,6 +178,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage
 	}
+	if cli.Globals.Wide { // marked under the escaping, which termsafe.Raw peels off
+		stdout = termsafe.Writer(report.Wide(termsafe.Raw(stdout)))
+		stderr = termsafe.Writer(report.Wide(termsafe.Raw(stderr)))
+	}
 	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args, cli.Globals.sweepLists = stdout, stderr, args, lists
 	return printError(stderr, kctx.Run(&cli.Globals))
 }
@@ -189,6 +197,13 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usageErr marks a problem with the user's input: exit 2, nothing was sent.
 func usageErr(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// refused reports whether err refused the command before it sent anything
+// (exit 2).
+func refused(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.code == ExitUsage
+}
 
 // withCode attaches an exit code to err.
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
-	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
@@ -49,14 +47,18 @@ type ProfileCmd struct {
 	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
 	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
+	WorkersMax                int     `name:"workers-max" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
+	SearchArgs                `embed:""`
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
 	WorkerDeadlines           `embed:""`
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
-	yamlCells []plan.Cell // a config file's sweep: variations
+	yamlCells  []plan.Cell // a config file's sweep: variations
+	yamlNotes  []string    // what reading the config file noted
+	warmupOnce bool        // the config file's multi_run.disable_warmup_after_first
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -71,6 +73,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	spec, err := c.spec(kctx)
 	if err != nil {
 		return usageErr(err)
+	}
+	for _, n := range c.yamlNotes {
+		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
 	spec.Profile.WaitForAll()
 	var runErrs []error
@@ -95,7 +100,18 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	dir := c.ArtifactDir
 	if dir == "" {
-		dir = defaultArtifactDir(spec.Profile)
+		dir = defaultArtifactDir(spec.Profile, spec.Name)
+	}
+	if err := writeInlineRecords(&spec.Profile, dir); err != nil {
+		return err
+	}
+	for i := range c.yamlCells {
+		if err := writeInlineRecords(&c.yamlCells[i].Profile, dir); err != nil {
+			return err
+		}
+	}
+	if done, err := c.maybeSearch(ctx, g, spec, dir); done {
+		return err
 	}
 	if len(g.sweepLists) > 0 && len(c.yamlCells) > 0 {
 		return usageErr(errors.New("comma lists cannot be combined with a config file's sweep: put the values in its sweep: section"))
@@ -135,31 +151,7 @@ func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 	if c.Config == "" {
 		return spec, nil
 	}
-	file, err := config.Load(c.Config)
-	if err != nil {
-		return spec, err
-	}
-	spec.Profile = file.Profile
-	flags := explicitFlags(kctx)
-	if err := spec.Profile.Overlay(&c.Profile, flags); err != nil {
-		return spec, err
-	}
-	if c.ArtifactDir == "" {
-		c.ArtifactDir = file.ArtifactDir
-	}
-	if m := file.MultiRun; m.NumRuns > 0 && !slices.Contains(flags, "num_profile_runs") {
-		c.NumProfileRuns, c.ProfileRunCooldownSeconds = m.NumRuns, m.CooldownSeconds
-		if m.ConfidenceLevel > 0 {
-			c.ConfidenceLevel = m.ConfidenceLevel
-		}
-	}
-	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
-		return p.Overlay(&c.Profile, flags) // the flags given override every variation, as the base
-	})
-	if err != nil {
-		return spec, err
-	}
-	return spec, nil
+	return c.fromConfig(kctx, spec)
 }
 
 // explicitFlags lists the Profile options (snake_case) given on the command line.
@@ -224,11 +216,19 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		opts.Workers = startWorkers(self, c.Workers, opts.Log)
 	}
 	opts.WorkerDeadlines = c.deadlines()
+	opts.BenchmarkID = bench.NewID()
+	integ, err := startIntegrations(ctx, spec, opts.BenchmarkID, dir, redact.Writer(g.Stderr))
+	if err != nil {
+		closeDashboard()
+		return usageErr(err)
+	}
+	opts.Exporters = integ.exporters()
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
 	runErr = redact.Error(runErr)
 	var input *bench.InputError
 	if run == nil || errors.As(runErr, &input) { // a bad input found before any traffic: nothing to export or store
+		integ.abort(ctx)
 		if input != nil {
 			return usageErr(runErr)
 		}
@@ -246,6 +246,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	} else {
 		dir = "" // nothing was written there: the store must not point at it
 	}
+	run.Exports = integ.finish(ctx, run)
 	if c.ResultFile != "" {
 		if err := runner.WriteResult(c.ResultFile, run); err != nil {
 			errs = append(errs, err)
@@ -255,7 +256,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		if err != nil {
 			errs = append(errs, err)
 		} else {
-			stored = fmt.Sprintf("Stored: run %d in %s\n", id, g.Store)
+			stored = fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)\n", id, g.Store, id)
 			if c.AutoPlot && dir != "" {
 				defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 			}
@@ -331,9 +332,10 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		name = "profile"
 	}
 	sweep := plan.Sweep{
-		Name:            name,
-		Trials:          c.NumProfileRuns,
-		CooldownSeconds: c.ProfileRunCooldownSeconds,
+		Name:                 name,
+		Trials:               c.NumProfileRuns,
+		CooldownSeconds:      c.ProfileRunCooldownSeconds,
+		WarmupFirstTrialOnly: c.warmupOnce,
 		Cells: []plan.Cell{{
 			ID:      plan.CellID(name, nil),
 			Label:   "base",
@@ -367,8 +369,19 @@ func cliCommand(args []string, spec runner.Spec, redact *plan.Redactor) string {
 	return redactedCommand(args, spec.Profile.URL, redact)
 }
 
-// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>.
-func defaultArtifactDir(p plan.Profile) string {
+// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>,
+// and ends with -<name> for a run given a --name (ours), so that two runs
+// labelled apart (before, after) keep their exports apart.
+func defaultArtifactDir(p plan.Profile, name string) string {
+	dir := aiperfArtifactDir(p)
+	if name != "" {
+		dir += "-" + strings.NewReplacer("/", "_", ":", "_", string(filepath.Separator), "_").Replace(name)
+	}
+	return dir
+}
+
+// aiperfArtifactDir is AIPerf's default: artifacts/<model>-openai-<endpoint>-<stimulus>.
+func aiperfArtifactDir(p plan.Profile) string {
 	model := strings.NewReplacer("/", "_", ":", "_").Replace(p.Model[0])
 	stim := "concurrency1"
 	if p.UserCentricRate != nil {
@@ -423,6 +436,12 @@ var startWorkers = func(self string, n int, log io.Writer) bench.Workers {
 // honoured for this profile (single: one cell run once), before anything
 // is sent; with --executor kubernetes it makes the workers.
 func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) error {
+	switch {
+	case c.WorkersMax < 0:
+		return fmt.Errorf("--workers-max must be at least 1, got %d (nothing was sent)", c.WorkersMax)
+	case c.WorkersMax > 0 && c.Workers > c.WorkersMax:
+		return fmt.Errorf("--workers %d is more than --workers-max %d (nothing was sent)", c.Workers, c.WorkersMax)
+	}
 	if err := checkWorkers(c.Workers, p); err != nil {
 		return err
 	}

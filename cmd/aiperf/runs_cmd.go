@@ -22,6 +22,7 @@ type RunsCmd struct {
 	Show   RunsShowCmd   `cmd:"" help:"Show a stored run: summary, config (secrets removed), control-hook calls, errors, audit and scraped server metrics."`
 	Export RunsExportCmd `cmd:"" help:"Write a stored run back out as AIPerf's profile_export_aiperf.json or .csv."`
 	Delete RunsDeleteCmd `cmd:"" help:"Delete stored runs with their records and statistics."`
+	Sweeps RunsSweepsCmd `cmd:"" help:"List stored sweeps and searches, newest first: kind, status, cells (a search's probes), runs and a search's answer."`
 }
 
 // RunsListCmd is `aiperf runs list`.

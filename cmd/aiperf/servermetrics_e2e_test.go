@@ -62,7 +62,7 @@ func TestServerMetricsBesideTheClient(t *testing.T) {
 	require.NoError(t, err)
 	var exp serverExport
 	require.NoError(t, json.Unmarshal(b, &exp))
-	prompt := exp.Metrics["vllm:prompt_tokens"]
+	prompt := exp.Metrics["vllm:prompt_tokens_total"]
 	require.Len(t, prompt.Series, 1)
 	client := readJSON(t, filepath.Join(dir, "a", "profile_export_aiperf.json"))
 	usage := client["usage_prompt_tokens"].(map[string]any)
@@ -120,7 +120,7 @@ func TestSlicedServerMetrics(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "a", "server_metrics_export.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &exp))
-	gen := exp.Metrics["vllm:generation_tokens"]
+	gen := exp.Metrics["vllm:generation_tokens_total"]
 	require.Len(t, gen.Series, 1)
 	ts := gen.Series[0].Timeslices
 	require.GreaterOrEqual(t, len(ts), 3, "a 2 s phase in 0.5 s slices")

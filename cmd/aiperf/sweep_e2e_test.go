@@ -475,7 +475,7 @@ func TestProfileNumProfileRuns(t *testing.T) {
 			sweepID = info["sweep_id"]
 		}
 		assert.Equal(t, sweepID, info["sweep_id"], "one sweep id for every trial")
-		assert.Regexp(t, `^aiperf --store \S+ profile .*--num-profile-runs 3 --name base --artifact-dir out$`, info["cli_command"])
+		assert.Regexp(t, `^aiperf --store \S+ --wide profile .*--num-profile-runs 3 --name base --artifact-dir out$`, info["cli_command"])
 	}
 	agg := readJSON(t, filepath.Join(dir, "out", "aggregate", runner.AggregateFile))
 	assert.Equal(t, runner.AggregateSchemaVersion, agg["schema_version"])

@@ -37,16 +37,23 @@ import (
 
 // Options configure one run.
 type Options struct {
-	Profile    plan.Profile // validated by the caller
-	Info       result.TrialInfo
-	Name       string
-	CLICommand string // already redacted
-	Version    string
+	Profile plan.Profile // validated by the caller
+	Info    result.TrialInfo
+	Name    string
+	// BenchmarkID is the run's id (empty: a new one); the caller sets it
+	// when its exporters label their points with it.
+	BenchmarkID string
+	CLICommand  string // already redacted
+	Version     string
 	// Progress receives live progress lines (nil: none).
 	Progress io.Writer
 	// Watch, when set, follows the run live (the terminal dashboard)
 	// instead of the progress lines.
 	Watch Watcher
+	// Exporters follow the run live for systems outside this process
+	// (OpenTelemetry, the live Prometheus endpoint), beside the progress
+	// lines or the dashboard; the caller closes them after Run returns.
+	Exporters []Exporter
 	// Log receives warnings and hook activity (nil: discarded).
 	Log io.Writer
 	// ProfilerMark is where the profiler leaves its hooks.Mark while it may
@@ -89,6 +96,16 @@ type Watcher interface {
 	Record(r *metrics.Record)
 }
 
+// Exporter streams a run to a system outside this process as it goes. It
+// is a Watcher: Watch is handed the counters of the phase issuing now,
+// Record each finished record on the finisher's goroutine (never a
+// request's), in the order the requests ended; Record must return at once,
+// so an exporter queues what it sends and drops (and counts) what does not
+// fit rather than slowing the finisher.
+type Exporter interface {
+	Watcher
+}
+
 // ErrAllFailed marks a run in which no profiling request succeeded: every
 // one failed, or was cut at the end of the grace period.
 var ErrAllFailed = errors.New("no profiling request succeeded")
@@ -100,6 +117,7 @@ var ErrAllFailed = errors.New("no profiling request succeeded")
 // callers can record the failure.
 func Run(ctx context.Context, o Options) (*result.Run, error) {
 	c := newCell(o)
+	defer c.discard()
 	if err := c.prepare(ctx); err != nil {
 		return c.fail(err)
 	}
@@ -138,7 +156,10 @@ type cell struct {
 	control *hooks.Client
 
 	tok tokenizer.Tokenizer
-	ds  dataset.Dataset
+	// counted names the tokenizer (and chat template) for the audit.
+	counted string
+	ds      dataset.Dataset
+	tmp     string // a directory of temporary files, removed when the cell ends
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
@@ -169,7 +190,7 @@ func newCell(o Options) *cell {
 		o: o, p: o.Profile, log: log, clock: clock,
 		control: hooks.New(controlHeaders(o.Profile)),
 		run: &result.Run{
-			BenchmarkID:  newID(),
+			BenchmarkID:  cmp.Or(o.BenchmarkID, NewID()),
 			ToolVersion:  o.Version,
 			Host:         host,
 			Config:       o.Profile.Redacted(),
@@ -230,6 +251,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	if chat != nil {
 		counted += ", chat ISL through its chat template (" + chat.File() + ")"
 	}
+	c.counted = counted
 	fmt.Fprintf(c.log, "tokens counted with %s\n", counted)
 	for _, w := range []string{foreignTokenizer(c.p), note} {
 		if w != "" {
@@ -243,6 +265,14 @@ func (c *cell) prepare(ctx context.Context) error {
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+	}
+	if synthesisParams(c.p).Active() { // as AIPerf, when a --synthesis-* flag differs from its default
+		if err := c.synthesize(ctx, &o); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+		}
 	}
 	if detected {
 		o.FixedSchedule = true
@@ -259,6 +289,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
+	if dataset.IsTrace(c.ds) {
+		onceThrough(c.p, c.phases, c.ds.Len())
+	}
 	if c.o.InputsFile != "" {
 		c.sent = newSentSet(c.ds.Len())
 	}
@@ -268,7 +301,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	// The last: its goroutine runs until Run closes it.
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
-	c.fin.watch, c.fin.chat = c.o.Watch, chat
+	c.fin.watch, c.fin.chat = watchers(c.o.Watch, c.o.Exporters), chat
 	return nil
 }
 
@@ -304,6 +337,23 @@ func phasesOf(p plan.Profile, fixed bool) []plan.Phase {
 		}
 	}
 	return phases
+}
+
+// onceThrough makes a trace's profiling phase send every conversation of
+// the trace once (each of its lines exactly once), as AIPerf replays a
+// trace, when nothing bounds the phase: no request count, duration or
+// conversation count, and no fixed schedule (which replays every record
+// already). Without it the phase would send max(10, 2×concurrency)
+// requests, a 5-line trace twice over.
+func onceThrough(p plan.Profile, phases []plan.Phase, conversations int) {
+	if p.RequestCount != nil || p.BenchmarkDuration != nil || len(p.Phases) > 0 {
+		return
+	}
+	for i := range phases {
+		if ph := &phases[i]; ph.Kind == plan.KindProfiling && !ph.Fixed && ph.Sessions == 0 {
+			ph.Requests, ph.Sessions = 0, conversations
+		}
+	}
 }
 
 // CheckWorkers reports whether the cell's load can be shared out among n
@@ -427,6 +477,7 @@ func logCalls(w io.Writer, calls []hooks.Call) {
 	}
 }
 
-func newID() string {
+// NewID returns a new benchmark id: 32 random hex digits.
+func NewID() string {
 	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
 }

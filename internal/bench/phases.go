@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -110,11 +111,16 @@ func (c *cell) recordSink(stop func(), errp *error) (push func(metrics.Record), 
 // progress lines are printed; the returned func stops them.
 func (c *cell) showProgress(progress func() *load.Progress) (stop func()) {
 	lines := c.o.Progress
+	for _, e := range c.o.Exporters {
+		e.Watch(progress, c.clock)
+	}
 	if c.o.Watch != nil {
 		c.o.Watch.Watch(progress, c.clock)
 		lines = nil
 	}
-	return startProgress(lines, progress, c.clock)
+	per := float64(dataset.Turns(c.ds)) / float64(max(1, c.ds.Len()))
+	exact := c.p.InputFile == "" && c.p.ConversationTurnStddev == 0 // synthetic sessions of one length
+	return startProgress(lines, progress, c.clock, per, exact)
 }
 
 // endPhases ends the stage: the profiler's last stop, inputs.json from src

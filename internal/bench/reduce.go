@@ -9,10 +9,13 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // reduce turns the finished records into the run's result: summaries per
-// phase kind, the error summary, the client's audit and the reset check.
+// phase kind (the profiling one with the GPUs' power efficiency when their
+// telemetry was scraped), the error summary, the client's audit and the
+// reset check.
 func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run := c.run
 	run.EndTime = time.Now()
@@ -23,6 +26,9 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming, c.slos()...)
+	if run.Server != nil {
+		metrics.AddEnergy(&run.Profiling, servermetrics.GPUEnergy(run.Server), c.profilingConcurrency())
+	}
 	if d := c.p.SliceDuration; d != nil {
 		run.Timeslices = metrics.Timeslices(prof, int64(*d*1e9), c.p.Streaming, c.slos()...)
 	}
@@ -32,6 +38,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	}
 	run.ErrorSummary = metrics.Errors(prof)
 	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
+	run.Audit.TokensCountedWith = c.counted
 	if out.measured {
 		judgeHealth(&run.Audit, out.health, run.Profiling, c.p.Streaming)
 	}
@@ -50,6 +57,18 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
 			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))
 	}
+}
+
+// profilingConcurrency is the first profiling phase's concurrency (its
+// slots, or its in-flight cap with a rate), 0 when it has none: what
+// AIPerf divides the GPU energy by for its energy per user.
+func (c *cell) profilingConcurrency() int {
+	for _, ph := range c.phases {
+		if ph.Kind == plan.KindProfiling {
+			return ph.Concurrency
+		}
+	}
+	return 0
 }
 
 // slos are the run's --goodput objectives (checked with the profile).

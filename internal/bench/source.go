@@ -90,7 +90,7 @@ func (s *source) Stop() {
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
 	fin *finisher, count func(string) int) *source {
 	s := &source{p: p, now: now, cancel: newCancellation(p), ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
-		extra: p.BodyExtras(), prefix: newID()[:8], system: memoCount(count), raw: p.ExportLevel == plan.ExportRaw}
+		extra: p.BodyExtras(), prefix: NewID()[:8], system: memoCount(count), raw: p.ExportLevel == plan.ExportRaw}
 	s.template, s.field = p.Template()
 	if n := ds.Len() * len(p.Model); n <= maxCachedBodies {
 		s.bodies = make([]atomic.Pointer[[]byte], n)
@@ -221,7 +221,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		req = s.request(turn, rec.RequestID)
 	}
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
-	req.Cancel, req.CancelAfter = src.cancel.picks(rec.PhaseKind, rec.Index), src.cancel.delay
+	req.Cancel, req.CancelAfter = src.cancel.picks(c.Phase, rec.Index)
 	req.FirstToken = c.FirstToken
 	if src.raw && rec.PhaseKind == plan.KindProfiling {
 		req.Raw = &metrics.Raw{}
@@ -229,7 +229,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	}
 	resp := src.client.Do(ctx, req.Request)
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
-	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
+	rec.Usage, rec.SpecDecode, rec.Status, rec.Error = resp.Usage, resp.SpecDecode, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
 	if resp.Cancelled {
 		rec.CutBy = metrics.CutOnPurpose

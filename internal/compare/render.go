@@ -59,13 +59,13 @@ func Render(w io.Writer, r Report, format string) error {
 		return nil
 	case FormatTable, "":
 		t := r.Table()
-		fmt.Fprintln(w, t.Title)
+		fmt.Fprintln(w, report.Fit(w, t.Title))
 		report.Table(w, t.Header, t.groupedRows(), t.Align)
 		if len(t.Notes) > 0 {
 			fmt.Fprintln(w)
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintln(w, n)
+			fmt.Fprintln(w, report.Fit(w, n))
 		}
 		return nil
 	case FormatMarkdown:

@@ -47,6 +47,8 @@ func (s *scanner) chunk(w *wireChunk) error {
 			return s.choices(w)
 		case keyIs(key, "usage"):
 			return s.usage(w)
+		case keyIs(key, "metrics"):
+			return s.metrics(w)
 		case keyIs(key, "error"):
 			raw, err := s.skip()
 			w.Error = append(w.Error[:0], raw...)
@@ -416,6 +418,27 @@ func (s *scanner) usage(w *wireChunk) error {
 		// Counts of the wrong shape are described, not a reason to drop
 		// the chunk: the response is still measured.
 		*w.Usage = wireUsage{malformed: true}
+	}
+	return nil
+}
+
+// metrics reads the rare root "metrics" object (vLLM's per-request
+// metrics) with encoding/json, as json.Unmarshal would into the chunk:
+// null empties it, an object's members update it.
+func (s *scanner) metrics(w *wireChunk) error {
+	if s.null() {
+		w.Metrics = nil
+		return nil
+	}
+	raw, err := s.skip()
+	if err != nil {
+		return err
+	}
+	if w.Metrics == nil {
+		w.Metrics = new(wireMetrics)
+	}
+	if json.Unmarshal(raw, w.Metrics) != nil {
+		w.Metrics = nil // not an object: no acceptance (json.Unmarshal would refuse the chunk)
 	}
 	return nil
 }

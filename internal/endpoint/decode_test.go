@@ -35,6 +35,10 @@ var decodeSeeds = []string{
 	`{"choices":[],"usage":{"prompt_tokens":-1,"completion_tokens":null,"total_tokens":1.5}}`,
 	`{"choices":[],"usage":{"prompt_tokens":"3","completion_tokens":true,"prompt_tokens_details":{"cached_tokens":9}}}`,
 	`{"choices":[],"usage":{"prompt_tokens":1e300,"completion_tokens":2.0,"completion_tokens_details":{"reasoning_tokens":-2}}}`,
+	`{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3},"metrics":{"speculative_decoding":{"mean_acceptance_length":1.5,` +
+		`"draft_acceptance_rate":0.25,"acceptance_histogram":[1,1],"num_accepted_draft_tokens":1,"num_draft_tokens":4,"num_spec_steps":2}}}`,
+	`{"choices":[],"Metrics":{"Speculative_Decoding":null},"metrics":null}`,
+	`{"choices":[],"metrics":{"speculative_decoding":{"mean_acceptance_length":1},"other":[1,2]},"metrics":{"x":1}}`,
 	// Keys that fold to a field through a multi-byte rune (ſ folds to s).
 	`{"choiceſ":[{"delta":{"contentſ":"no","reaſoning":"long s"}}],"uſage":{"prompt_tokens":1}}`,
 	`{"choices":[{"DELTA":{"Content":"upper"}}],"Usage":{"prompt_tokens":2}}`,
@@ -65,6 +69,7 @@ func compareDecoders(t *testing.T, data []byte) {
 	require.Equal(t, wantText, gotText, "text of %q", data)
 	require.Equal(t, wantReasoning, gotReasoning, "reasoning of %q", data)
 	require.Equal(t, want.usage(), got.usage(), "usage of %q", data)
+	require.Equal(t, want.specDecode(), got.specDecode(), "speculative decoding of %q", data)
 	require.Equal(t, want.failure(200), got.failure(200), "error of %q", data)
 	require.Equal(t, want.first() == nil, got.first() == nil, "choice 0 of %q", data)
 	require.Equal(t, want.Choices != nil, got.hasChoices, "choices array of %q", data)

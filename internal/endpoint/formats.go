@@ -50,9 +50,10 @@ const (
 // piece is what one event or body holds.
 type piece struct {
 	text, reasoning string
-	usage           *metrics.Usage // nil: none in this event
-	err             *metrics.Error // the API reported a failure
-	end             bool           // the stream's last event
+	usage           *metrics.Usage      // nil: none in this event
+	spec            *metrics.SpecDecode // nil: no speculative-decoding acceptance in this event
+	err             *metrics.Error      // the API reported a failure
+	end             bool                // the stream's last event
 	// other is a choice other than choice 0 that carried output, when
 	// hasOther (OpenAI's n > 1, or a server numbering its one choice 1).
 	other    int
@@ -111,7 +112,7 @@ func (openaiFormat) whole(b []byte, status int) (piece, string) {
 	case w.first() == nil:
 		return piece{}, "the JSON body has no choice with index 0"
 	}
-	p := piece{usage: w.usage()}
+	p := piece{usage: w.usage(), spec: w.specDecode()}
 	p.text, p.reasoning = w.output()
 	p.other, p.hasOther = w.other()
 	return p, ""
@@ -142,7 +143,7 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	if e := w.failure(status); e != nil {
 		return piece{err: e}, kindChunk
 	}
-	p := piece{usage: w.usage()}
+	p := piece{usage: w.usage(), spec: w.specDecode()}
 	p.text, p.reasoning = w.output()
 	p.other, p.hasOther = w.other()
 	return p, kindChunk

@@ -93,6 +93,9 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		if p.usage != nil {
 			res.Usage = p.usage
 		}
+		if p.spec != nil {
+			res.SpecDecode = p.spec
+		}
 		res.others.add(&p)
 		if p.text != "" || p.reasoning != "" {
 			if len(res.Chunks) == 0 && first != nil {
@@ -161,7 +164,7 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 		res.Err = p.err
 		return
 	}
-	res.Usage, res.Images, res.job = p.usage, p.images, p.job
+	res.Usage, res.SpecDecode, res.Images, res.job = p.usage, p.spec, p.images, p.job
 	res.others.add(&p)
 	if p.text != "" || p.reasoning != "" {
 		res.appendChunk(at, p.text, p.reasoning)

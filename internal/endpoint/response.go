@@ -67,6 +67,9 @@ type Response struct {
 	// Video is a finished video job's figures (video_generation).
 	Video *VideoStats
 	job   string // the video job submitted
+	// SpecDecode is the last speculative-decoding acceptance the server
+	// reported (vLLM's metrics.speculative_decoding), nil when none.
+	SpecDecode *metrics.SpecDecode
 	// SentNs is taken immediately before the request is handed to the
 	// transport (of the retry, when Retried); EndNs when the response ended
 	// ([DONE] read, body read) or failed.
@@ -130,6 +133,7 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	Metrics *wireMetrics    `json:"metrics"` // vLLM's per-request metrics (specdecode.go)
 
 	// hasChoices is set by decodeChunk when "choices" held an array.
 	hasChoices bool

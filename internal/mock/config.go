@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
 
 // Config is the mock server's flag set. It carries kong tags so both CLIs
@@ -37,6 +39,7 @@ type Config struct {
 	ResetSuccessFalse bool    `name:"reset-success-false" help:"Answer /reset_prefix_cache with 200 {\"success\": false} and keep the prefix cache, as vLLM does when blocks are busy."`
 	ResetNoop         bool    `name:"reset-noop" help:"Answer /reset_prefix_cache and /flush_cache as usual but keep the prefix cache (a reset that reports success without resetting, vllm#57727)."`
 	NoCacheReport     bool    `name:"no-cache-report" help:"Leave usage.prompt_tokens_details.cached_tokens out of replies, like vLLM without --enable-prompt-tokens-details."`
+	SpecDecodeStats   bool    `name:"spec-decode-stats" help:"Report each chat and completions reply's speculative-decoding acceptance at the response root, metrics.speculative_decoding (on a stream's usage frame), like vLLM with --per-request-spec-decode-metrics summary."`
 
 	BlockSize        int  `name:"block-size" default:"16" placeholder:"TOKENS" help:"Prefix-cache block size in tokens: prompts are cached and matched in whole blocks (default ${default}, as vLLM)."`
 	KVCacheTokens    int  `name:"kv-cache-tokens" default:"0" placeholder:"TOKENS" help:"KV-cache capacity in tokens; cached blocks beyond it are evicted least recently used first (default 0: the largest the mock allows, 2,097,152 blocks)."`
@@ -115,9 +118,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--kv-cache-tokens must be >= 0 (0: the largest allowed), got %d", c.KVCacheTokens)
 	case c.KVCacheTokens > 0 && c.KVCacheTokens < c.BlockSize:
 		return fmt.Errorf("--kv-cache-tokens must hold at least one block of --block-size %d tokens, got %d", c.BlockSize, c.KVCacheTokens)
-	case c.KVCacheTokens > maxCacheBlocks*c.BlockSize:
+	case c.KVCacheTokens > kvcache.MaxBlocks*c.BlockSize:
 		return fmt.Errorf("--kv-cache-tokens must be at most %d (%d blocks of --block-size %d), got %d",
-			maxCacheBlocks*c.BlockSize, maxCacheBlocks, c.BlockSize, c.KVCacheTokens)
+			kvcache.MaxBlocks*c.BlockSize, kvcache.MaxBlocks, c.BlockSize, c.KVCacheTokens)
 	case c.MaxNumSeqs < 0:
 		return fmt.Errorf("--max-num-seqs must be >= 0 (0: no limit), got %d", c.MaxNumSeqs)
 	case c.MaxBatchedTokens < 0:
@@ -144,12 +147,7 @@ const (
 )
 
 // cacheBlocks returns the prefix cache's capacity in blocks.
-func (c *Config) cacheBlocks() int {
-	if c.KVCacheTokens == 0 {
-		return maxCacheBlocks
-	}
-	return c.KVCacheTokens / c.BlockSize
-}
+func (c *Config) cacheBlocks() int { return kvcache.Blocks(c.KVCacheTokens, c.BlockSize) }
 
 // model returns the latency model in effect (no latency under --fast).
 func (c *Config) model() latencyModel {

@@ -19,6 +19,7 @@ type flight struct {
 	flush    time.Time // its latest token chunk's flush returned (streaming)
 	sent     int       // tokens sent
 	held     int64     // KV-cache tokens held while it runs
+	freed    bool      // its generation slot was given back (freeSlot)
 	itl      itlCounts
 }
 
@@ -55,7 +56,7 @@ func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival 
 // uncached prompt tokens, which the model prefills.
 func (s *Server) prefill(g *generation) int {
 	prompt := g.usage.PromptTokens
-	cached := s.cache.serve(g.blocks.hashes) * s.blockSize
+	cached := s.cache.Serve(g.blocks.Hashes()) * s.blockSize
 	s.metrics.cacheQueries.Add(uint64(prompt))
 	s.metrics.cacheHits.Add(uint64(cached))
 	if !s.cfg.NoCacheReport {
@@ -97,10 +98,26 @@ func (f *flight) finish() {
 	if f.complete {
 		reason = f.g.finish
 		s.cacheReply(f.g)
+		if sd := f.g.spec; sd != nil {
+			m.specDrafts.Add(uint64(sd.NumSpecSteps))
+			m.specDraftTokens.Add(uint64(sd.NumDraftTokens))
+			m.specAccepted.Add(uint64(sd.NumAcceptedDraftTokens))
+		}
 	}
 	m.finish(reason)
 	s.kvHeld.Add(-f.held)
-	s.sched.release()
+	f.freeSlot()
+}
+
+// freeSlot gives the generation slot back, once: when the last token has
+// gone out (streaming) or is due (non-streaming), before the reply's
+// closing bytes, so that a client which sends its next request the moment
+// its reply ends never finds its own slot still held; else at finish.
+func (f *flight) freeSlot() {
+	if !f.freed {
+		f.freed = true
+		f.s.sched.release()
+	}
 }
 
 // cacheReply caches g's prompt and reply blocks. Only the ids of a real
@@ -118,7 +135,7 @@ func (s *Server) cacheReply(g *generation) {
 		g.blocks.add(segment{ids: s.wordIDs[k%len(words)], tag: tag})
 		tag = 0
 	}
-	s.cache.store(g.blocks.hashes)
+	s.cache.Store(g.blocks.Hashes())
 }
 
 // assistantTag marks a chat reply's first token, as the assistant message

@@ -124,7 +124,7 @@ func TestValidatePhases(t *testing.T) {
 		`phases[1].name "w" is used twice`,
 		`phases[1].kind must be warmup or profiling, got "measure"`,
 		`phases[1].type must be constant, poisson or gamma for a rate phase, got "burst"`,
-		"phases[1].requests or duration is required",
+		"phases[1].requests or duration or sessions is required",
 		"phases need at least one profiling phase",
 	} {
 		assert.Contains(t, err.Error(), want)
@@ -137,7 +137,8 @@ func TestHooksResolve(t *testing.T) {
 	assert.False(t, p.ProfilerHook().Enabled)
 
 	p.ResetKVCache = true
-	assert.Equal(t, ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 30 * time.Second, MaxRetry: time.Minute}, p.ResetHook())
+	assert.Equal(t, ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 30 * time.Second, MaxRetry: time.Minute,
+		Guessed: true}, p.ResetHook(), "the default route, chosen by neither a path nor --server, is a guess")
 
 	p = valid()
 	p.ResetKVCacheTimeoutSeconds = Ptr(5.0)
@@ -153,6 +154,7 @@ func TestHooksResolve(t *testing.T) {
 	p.Server = "sglang"
 	p.ResetKVCache = true
 	assert.Equal(t, []string{"/flush_cache"}, p.ResetHook().Paths, "the server preset picks the route")
+	assert.False(t, p.ResetHook().Guessed)
 	p.ResetKVCachePath = []string{"/flush_cache?timeout=30"}
 	assert.Equal(t, []string{"/flush_cache?timeout=30"}, p.ResetHook().Paths, "an explicit path beats the preset")
 	require.NoError(t, p.Check(), "query strings are allowed")

@@ -89,7 +89,7 @@ type Profile struct {
 	RequestRateRampDuration              *float64 `json:"request_rate_ramp_duration,omitempty" name:"request-rate-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the request rate linearly from rate×0.1/ramp to --request-rate over this many seconds, keeping the arrival pattern (the warmup too)."`
 	UserCentricRate                      *float64 `json:"user_centric_rate,omitempty" name:"user-centric-rate" group:"Load" placeholder:"QPS" help:"User-centric mode at this total rate (needs --num-users and multi-turn data; takes precedence over --request-rate): each user sends a turn every num-users/QPS seconds, never two at once, starting from a steady-state mix of users; a new user joins each time one would have finished."`
 	NumUsers                             *int     `json:"num_users,omitempty" name:"num-users" group:"Load" placeholder:"N" help:"Users of --user-centric-rate (a comma list is a sweep)."`
-	RequestCount                         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
+	RequestCount                         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set, and with a trace every line once)."`
 	BenchmarkDuration                    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
 	BenchmarkGracePeriod                 *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
 	WarmupRequestCount                   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" aliases:"num-warmup-requests" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
@@ -166,7 +166,11 @@ type Profile struct {
 	DownloadVideoContent  bool     `json:"download_video_content,omitempty" name:"download-video-content" group:"Video input" help:"video_generation: also download each finished video (GET /v1/videos/{id}/content), inside the request's latency."`
 
 	// Input files and traces.
-	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	InputFile string `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	// InputRecords are a config file's inline dataset records, as JSONL;
+	// InputFile is then InlineRecords until the command writes them to a
+	// file (never exported or stored: the file is).
+	InputRecords             string   `json:"-" kong:"-"`
 	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
 	PublicDataset            string   `json:"public_dataset,omitempty" name:"public-dataset" enum:",sharegpt" default:"" group:"Input" placeholder:"NAME" help:"Read --input-file as a public dataset: sharegpt (a local ShareGPT JSON file; nothing is downloaded)."`
 	DatasetSamplingStrategy  string   `json:"dataset_sampling_strategy,omitempty" name:"dataset-sampling-strategy" enum:",sequential,random,shuffle" default:"" group:"Input" placeholder:"STRATEGY" help:"Order conversations are drawn in: sequential, random or shuffle (default: AIPerf's for the data: shuffle for synthetic and random_pool, sequential for files)."`
@@ -184,6 +188,16 @@ type Profile struct {
 	ConversationTurnDelayMean   float64  `json:"conversation_turn_delay_mean,omitempty" name:"conversation-turn-delay-mean" aliases:"session-turn-delay-mean" group:"Conversation input" placeholder:"MS" help:"Mean think time before each later turn, after the previous reply (ms)."`
 	ConversationTurnDelayStddev float64  `json:"conversation_turn_delay_stddev,omitempty" name:"conversation-turn-delay-stddev" aliases:"session-turn-delay-stddev" group:"Conversation input" placeholder:"MS" help:"Standard deviation of the think time (ms)."`
 	ConversationTurnDelayRatio  *float64 `json:"conversation_turn_delay_ratio,omitempty" name:"conversation-turn-delay-ratio" aliases:"session-delay-ratio" group:"Conversation input" placeholder:"X" help:"Scale every think time by X (default 1)."`
+
+	// Trace synthesis (aiperf synthesize-trace's parameters, applied to a
+	// mooncake trace before it is replayed).
+	SynthesisSpeedupRatio         *float64 `json:"synthesis_speedup_ratio,omitempty" name:"synthesis-speedup-ratio" group:"Synthesis" placeholder:"X" help:"Replay the mooncake trace synthesized as aiperf synthesize-trace does: timestamps divided by X (default 1)."`
+	SynthesisPrefixLenMultiplier  *float64 `json:"synthesis_prefix_len_multiplier,omitempty" name:"synthesis-prefix-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's shared prefixes' lengths (default 1)."`
+	SynthesisPrefixRootMultiplier *int     `json:"synthesis_prefix_root_multiplier,omitempty" name:"synthesis-prefix-root-multiplier" group:"Synthesis" placeholder:"N" help:"Replicate the trace's prefix tree N times: every line sent N times with disjoint prefixes (default 1)."`
+	SynthesisPromptLenMultiplier  *float64 `json:"synthesis_prompt_len_multiplier,omitempty" name:"synthesis-prompt-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's unique (non-shared) prompt lengths (default 1)."`
+	SynthesisMaxISL               *int     `json:"synthesis_max_isl,omitempty" name:"synthesis-max-isl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's input lengths at TOKENS."`
+	SynthesisMaxOSL               *int     `json:"synthesis_max_osl,omitempty" name:"synthesis-max-osl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's output lengths at TOKENS."`
+	SynthesisBlockSize            *int     `json:"synthesis_block_size,omitempty" name:"synthesis-block-size" group:"Synthesis" placeholder:"TOKENS" help:"Tokens per hash id for the synthesis (default 512)."`
 
 	// Prefix prompts.
 	PromptInputTokensBlockSize int  `json:"prompt_input_tokens_block_size,omitempty" name:"prompt-input-tokens-block-size" aliases:"synthetic-input-tokens-block-size,isl-block-size" group:"Prefix prompt" placeholder:"TOKENS" help:"Tokens per trace hash id block (default 512)."`
@@ -220,6 +234,20 @@ type Profile struct {
 	ServerProfilerStopPath       string   `json:"server_profiler_stop_path,omitempty" name:"server-profiler-stop-path" group:"Control hooks" placeholder:"PATH" help:"Profiler stop route (default /stop_profile; implies --server-profiler)."`
 	ServerProfilerTimeoutSeconds *float64 `json:"server_profiler_timeout_seconds,omitempty" name:"server-profiler-timeout-seconds" group:"Control hooks" placeholder:"SECONDS" help:"Timeout per profiler call (default 30; implies --server-profiler)."`
 	Server                       string   `json:"server,omitempty" enum:",vllm,sglang,trtllm,llamacpp" default:"" group:"Control hooks" placeholder:"NAME" help:"Apply a server's control-hook routes: vllm, sglang, trtllm or llamacpp (the reset erases every llama-server slot)."`
+
+	// Integrations: where the run is streamed and exported (integrations.go).
+	OtelURL                string   `json:"otel_url,omitempty" name:"otel-url" group:"Telemetry" placeholder:"URL" help:"Stream GenAI-convention metrics to this OpenTelemetry collector over OTLP/HTTP while the run goes: host[:port] or a URL; /v1/metrics is appended to a URL without it. An unreachable collector is one warning, never a failed run."`
+	Stream                 []string `json:"stream,omitempty" name:"stream" sep:"," group:"Telemetry" placeholder:"DOMAIN" help:"What --otel-url streams: metrics (the gen_ai.client.* histograms), timing (aiperf.timing.* counters of sends, completions and errors) or default (both, the default; repeatable or comma-separated)."`
+	OtelResourceAttributes []string `json:"otel_resource_attributes,omitempty" name:"otel-resource-attributes" sep:"none" group:"Telemetry" placeholder:"K=V" help:"Extra OpenTelemetry resource attributes as key=value pairs, comma-separated or repeated (team=inference,env=prod)."`
+	GenAIProviderName      string   `json:"gen_ai_provider,omitempty" name:"gen-ai-provider" group:"Telemetry" placeholder:"NAME" help:"The gen_ai.provider.name attribute of the OpenTelemetry metrics and MLflow tag (default: inferred from the --url host, _OTHER when unknown)."`
+	MLflowTrackingURI      string   `json:"mlflow_tracking_uri,omitempty" name:"mlflow-tracking-uri" group:"MLflow" placeholder:"URL" help:"Log the run to this MLflow tracking server through its REST API: live.* scalars while it goes, then summary metrics, parameters, tags and the export files (credentials: $MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/$MLFLOW_TRACKING_PASSWORD)."`
+	MLflowExperiment       string   `json:"mlflow_experiment,omitempty" name:"mlflow-experiment" group:"MLflow" placeholder:"NAME" help:"MLflow experiment, created when it does not exist (default aiperf)."`
+	MLflowRunName          string   `json:"mlflow_run_name,omitempty" name:"mlflow-run-name" group:"MLflow" placeholder:"NAME" help:"MLflow run name (default aiperf-<first 8 of the benchmark id>; a sweep's trials are named by their cell)."`
+	MLflowTag              []string `json:"mlflow_tag,omitempty" name:"mlflow-tag" sep:"none" group:"MLflow" placeholder:"K:V" help:"MLflow run tag as key:value (repeatable, or comma-separated)."`
+	MLflowArtifactGlob     []string `json:"mlflow_artifact_glob,omitempty" name:"mlflow-artifact-glob" sep:"none" group:"MLflow" placeholder:"GLOB" help:"Upload the artifact-directory files matching this glob instead of AIPerf's defaults (*.json, *.csv, *.jsonl, *.parquet, *_timeslices.*, **/*.png, ...; repeatable)."`
+	MLflowParentRunID      string   `json:"mlflow_parent_run_id,omitempty" name:"mlflow-parent-run-id" group:"MLflow" placeholder:"ID" help:"Create the MLflow run as a child of this run (a sweep sets it to its own parent run)."`
+	MetricsListen          string   `json:"metrics_listen,omitempty" name:"metrics-listen" group:"Telemetry" placeholder:"ADDR" help:"Serve the run's live client metrics in Prometheus format at http://ADDR/metrics (in flight, completed, errors by type, TTFT/ITL/latency histograms, achieved and target rate, phase), labelled by run, cell and phase."`
+	MetricsLinger          *float64 `json:"metrics_linger,omitempty" name:"metrics-linger" group:"Telemetry" placeholder:"SECONDS" help:"After the run, keep --metrics-listen serving until it was scraped once more, for at most this many seconds, so the final counts reach Prometheus (default 60; 0: stop at once)."`
 }
 
 // Phase is one load phase. The CLI flags describe at most a warmup and a
@@ -260,10 +288,25 @@ type Phase struct {
 	// first turn at its timestamp (divided by Speedup when > 0).
 	Fixed   bool    `json:"fixed_schedule,omitempty"`
 	Speedup float64 `json:"speedup,omitempty"`
+	// Cancellation, when set, aborts a share of this phase's requests
+	// (AIPerf's per-phase cancellation in YAML) instead of
+	// --request-cancellation-rate's share of the profiling requests.
+	Cancellation *Cancellation `json:"cancellation,omitempty"`
 	// Offset delays a constant rate's schedule by this many seconds: a
 	// sharded cell's worker i of w runs at rate/w offset by i/rate, so the
 	// workers' schedules merge into the constant one (never set by a user).
 	Offset float64 `json:"schedule_offset,omitempty"`
+}
+
+// InlineRecords is InputFile while a config file's inline records are not
+// yet written to a file.
+const InlineRecords = "(inline records)"
+
+// Cancellation aborts a share of a phase's requests, each picked by a hash
+// of its index and the seed, Delay seconds after it was fully sent.
+type Cancellation struct {
+	Rate  float64 `json:"rate"`  // percent of the phase's requests in [0, 100]; 0: none
+	Delay float64 `json:"delay"` // seconds after the request was sent
 }
 
 // NewProfile returns a Profile holding every default of its `default` tags,

@@ -62,7 +62,17 @@ func (p Profile) Redacted() Profile {
 	p.ServerMetrics = redactURLs(p.ServerMetrics, p.RedactParam)
 	p.GPUTelemetry = redactURLs(p.GPUTelemetry, p.RedactParam)
 	p.ExtraInputs = redactExtra(p.ExtraInputs, p.RedactParam)
+	p.OtelURL = redactOne(p.OtelURL, p.RedactParam)
+	p.MLflowTrackingURI = redactOne(p.MLflowTrackingURI, p.RedactParam)
 	return p
+}
+
+// redactOne is redactURL of an optional URL ("" stays "").
+func redactOne(raw string, marked []string) string {
+	if raw == "" {
+		return raw
+	}
+	return redactURL(raw, marked)
 }
 
 // redactURLs is a copy of urls with each one's userinfo and secret query
@@ -129,7 +139,7 @@ func (p Profile) Secrets() []string {
 			out = append(out, headerSecrets(k, v)...)
 		}
 	}
-	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry) {
+	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry, p.integrationURLs()) {
 		out = append(out, urlSecrets(raw)...)
 		out = append(out, querySecrets(raw, p.RedactParam)...)
 	}

@@ -63,9 +63,25 @@ type Run struct {
 	// the run and reduced per phase (nil when collection was off).
 	Server  *servermetrics.Result `json:"server_metrics,omitempty"`
 	Records []metrics.Record      `json:"records"`
+	// Exports say where the run was streamed or logged beyond its files
+	// (OpenTelemetry, MLflow, the live Prometheus endpoint).
+	Exports []Export `json:"exports,omitempty"`
 	// StreamedJSONL is the partial file the run wrote profile_export.jsonl
 	// to while it went ("" for none); the exports rename it into place.
 	StreamedJSONL string `json:"-"`
+}
+
+// Export is one place a run was sent: Kind is otel, mlflow or prometheus;
+// Target the collector, tracking server or listen address (credentials
+// redacted); Ref the MLflow run id; Detail what was delivered, dropped or
+// failed.
+type Export struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Ref    string `json:"ref,omitempty"`
+	Parent string `json:"parent,omitempty"` // the MLflow parent run (a sweep's)
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // TrialInfo places a run inside a sweep; empty for a standalone profile.
@@ -135,6 +151,9 @@ type Audit struct {
 	// when it exposes none.
 	ServerResetEvidence []string `json:"server_reset_evidence,omitempty"`
 	Warnings            []string `json:"warnings,omitempty"`
+	// TokensCountedWith names the tokenizer that counted ISL and OSL (and
+	// the chat template, with --apply-chat-template).
+	TokensCountedWith string `json:"tokens_counted_with,omitempty"`
 	// Workers are the worker processes of a sharded cell (--workers), in
 	// order; empty when the load came from this process.
 	Workers []Worker `json:"workers,omitempty"`

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -229,3 +230,37 @@ func TestCustomPlannerOutsideTheSpace(t *testing.T) {
 type plannerFunc func([]Observation) Decision
 
 func (f plannerFunc) Next(obs []Observation) Decision { return f(obs) }
+
+// historyPlanner reads the trials' statistics and may fail.
+type historyPlanner func(History, []Observation) (Decision, error)
+
+func (f historyPlanner) Next([]Observation) Decision                             { panic("Search.Next calls NextFrom") }
+func (f historyPlanner) NextFrom(h History, obs []Observation) (Decision, error) { return f(h, obs) }
+
+// A HistoryPlanner sees every trial's statistics, and its failure is
+// Search.Next's error.
+func TestHistoryPlanner(t *testing.T) {
+	t.Parallel()
+	cfg := slaConfig("starlark", 100, 80, TrialRule{})
+	var seen []float64
+	s, err := NewWith(cfg, historyPlanner(func(h History, obs []Observation) (Decision, error) {
+		seen = nil
+		for _, p := range h.Probes {
+			seen = append(seen, p.Trials[0].Values["time_to_first_token.p95"])
+		}
+		if len(obs) == 2 {
+			return Decision{}, errors.New("planner failed")
+		}
+		return Decision{Point: Point{float64(10 * (len(obs) + 1))}}, nil
+	}))
+	require.NoError(t, err)
+	var h History
+	for range 2 {
+		step, err := s.Next(h)
+		require.NoError(t, err)
+		h.Probes = append(h.Probes, Probe{Point: step.Point, Trials: []Trial{{OK: true, Values: map[string]float64{"time_to_first_token.p95": step.Point[0] * 2}}}})
+	}
+	_, err = s.Next(h)
+	assert.EqualError(t, err, "planner failed")
+	assert.Equal(t, []float64{20, 40}, seen)
+}

@@ -200,6 +200,15 @@ type Planner interface {
 	Next(obs []Observation) Decision
 }
 
+// HistoryPlanner is a Planner that also reads every trial's statistics,
+// and may fail: a planner written in Starlark, say. Search.Next calls
+// NextFrom instead of Next and returns its error. NextFrom must be a pure
+// function of h and obs, as Next is.
+type HistoryPlanner interface {
+	Planner
+	NextFrom(h History, obs []Observation) (Decision, error)
+}
+
 // Step is what a Search asks the runner to do next.
 type Step struct {
 	Stop   bool
@@ -256,7 +265,8 @@ func (s *Search) Config() Config { return s.cfg }
 // Next says what to run after history h: more trials of the last probe
 // while the trial rule wants them, else the planner's next point, else
 // stop. It is a pure function of the config and h. A point the planner
-// proposes outside the space is an error naming it.
+// proposes outside the space is an error naming it, as is a HistoryPlanner's
+// failure.
 func (s *Search) Next(h History) (Step, error) {
 	for i, p := range h.Probes {
 		if err := s.cfg.Space.Check(p.Point); err != nil {
@@ -277,7 +287,15 @@ func (s *Search) Next(h History) (Step, error) {
 		}
 		return Step{Stop: true, Reason: reason, Why: fmt.Sprintf("%d probes run", len(obs))}, nil
 	}
-	d := s.planner.Next(obs)
+	var d Decision
+	if hp, ok := s.planner.(HistoryPlanner); ok {
+		var err error
+		if d, err = hp.NextFrom(h, obs); err != nil {
+			return Step{}, err
+		}
+	} else {
+		d = s.planner.Next(obs)
+	}
 	if d.Stop {
 		return Step{Stop: true, Reason: d.Reason, Why: d.Why}, nil
 	}

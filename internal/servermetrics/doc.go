@@ -80,8 +80,10 @@
 // WriteJSON, WriteCSV and WriteJSONL write AIPerf's server_metrics_export
 // files; WriteGPUJSON, WriteGPUCSV and WriteGPUJSONL its GPU telemetry
 // (the telemetry_data object and the CSV section of its profile export,
-// and gpu_telemetry_export.jsonl). They key counters without _total, as
-// AIPerf's Python parser does; Series.Metric keeps it. The time-series
+// and gpu_telemetry_export.jsonl). They name every family as the server
+// exposed it, a counter with its _total, as the store and compare do (one
+// name per counter; AIPerf's Python parser drops the _total; compare
+// accepts both spellings). The time-series
 // exports need the retained samples, which only the collecting process
 // has (ErrNoSamples otherwise).
 //

@@ -132,6 +132,9 @@ func (b *endpointBuf) addFamily(mf *dto.MetricFamily) {
 	if typ == "" || strings.HasSuffix(name, "_created") {
 		return // a gauge histogram, or the creation times of counters
 	}
+	if typ == TypeCounter && isMaximum(name) {
+		typ = TypeGauge // a high-water mark: its max means something, a delta does not
+	}
 	fam := b.fams[name]
 	if fam == nil || fam.typ != typ || fam.help != mf.GetHelp() {
 		fam = &family{name: name, typ: typ, help: mf.GetHelp()}

@@ -60,6 +60,9 @@ func checkRecord(r *metrics.Record, w window, urls int) error {
 	if err := checkMedia(r); err != nil {
 		return err
 	}
+	if err := checkSpecDecode(r); err != nil {
+		return err
+	}
 	return checkTimes(r, w)
 }
 
@@ -92,18 +95,51 @@ func checkUsage(r *metrics.Record) error {
 	if u == nil {
 		return nil
 	}
-	cached := 0
-	if u.CachedTokens != nil {
-		cached = *u.CachedTokens
+	opt := func(n *int) int {
+		if n == nil {
+			return 0
+		}
+		return *n
 	}
 	for _, n := range []struct {
 		name string
 		v    int
 	}{{"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens}, {"total_tokens", u.TotalTokens},
-		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", cached}} {
+		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", opt(u.CachedTokens)},
+		{"cache_write_tokens", opt(u.CacheWriteTokens)}, {"cache_miss_tokens", opt(u.CacheMissTokens)},
+		{"accepted_prediction_tokens", opt(u.AcceptedPredictionTokens)},
+		{"rejected_prediction_tokens", opt(u.RejectedPredictionTokens)}} {
 		if n.v < 0 || n.v > maxNumber {
 			return fmt.Errorf("record %d: usage %s %d is out of range", r.Index, n.name, n.v)
 		}
+	}
+	return nil
+}
+
+// checkSpecDecode refuses speculative-decoding counts out of range and
+// rates that are not numbers in their range.
+func checkSpecDecode(r *metrics.Record) error {
+	sd := r.SpecDecode
+	if sd == nil {
+		return nil
+	}
+	counts := []int{sd.NumAcceptedDraftTokens, sd.NumDraftTokens, sd.NumSpecSteps}
+	if sd.NumSpecTokens != nil {
+		counts = append(counts, *sd.NumSpecTokens)
+	}
+	for k, n := range sd.AcceptanceHistogram {
+		counts = append(counts, k, n)
+	}
+	counts = append(append(counts, sd.PerStepAccepted...), sd.PerStepDrafted...)
+	for _, n := range counts {
+		if n < 0 || n > maxNumber {
+			return fmt.Errorf("record %d: a speculative-decoding count %d is out of range", r.Index, n)
+		}
+	}
+	if !(sd.DraftAcceptanceRate >= 0 && sd.DraftAcceptanceRate <= 1) ||
+		!(sd.MeanAcceptanceLength >= 0 && sd.MeanAcceptanceLength <= maxNumber) {
+		return fmt.Errorf("record %d: speculative-decoding rate %g or acceptance length %g is out of range",
+			r.Index, sd.DraftAcceptanceRate, sd.MeanAcceptanceLength)
 	}
 	return nil
 }

@@ -44,6 +44,13 @@ func TestCheckRecord(t *testing.T) {
 		"itl":            {func(r *metrics.Record) { r.ResponseNs = metrics.StampsOf(3_000, 5_000, 4_000, 8_000) }, "response_ns goes back in time"},
 		"first output":   {func(r *metrics.Record) { r.FirstOutputNs = 9_500 }, "first_output_ns is outside the request"},
 		"negative turns": {func(r *metrics.Record) { r.Turn = -2 }, "turn -2 is out of range"},
+		"cache usage": {func(r *metrics.Record) { n := -1; r.Usage.CacheMissTokens = &n },
+			"usage cache_miss_tokens -1 is out of range"},
+		"spec decode steps": {func(r *metrics.Record) { r.SpecDecode = &metrics.SpecDecode{NumSpecSteps: -3} },
+			"a speculative-decoding count -3 is out of range"},
+		"spec decode rate": {func(r *metrics.Record) {
+			r.SpecDecode = &metrics.SpecDecode{NumSpecSteps: 3, DraftAcceptanceRate: 7}
+		}, "speculative-decoding rate 7"},
 	} {
 		r := good()
 		c.edit(&r)

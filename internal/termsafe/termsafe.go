@@ -122,6 +122,10 @@ type locked struct {
 	w  io.Writer
 }
 
+// Unwrap is the writer l serialises, for a check of what lies under it (is
+// it a terminal; is it marked wide).
+func (l *locked) Unwrap() io.Writer { return l.w }
+
 func (l *locked) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
