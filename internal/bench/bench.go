@@ -223,9 +223,13 @@ func (c *cell) fail(err error) (*result.Run, error) {
 // then approximate (the server's usage is still checked against them).
 func foreignTokenizer(p plan.Profile) string {
 	if tokenizer.IsBuiltin(p.Tokenizer) && len(p.Model) > 0 && strings.Contains(p.Model[0], "/") {
+		enc := p.Tokenizer
+		if enc == "" || enc == "builtin" { // AIPerf's name for the default encoding
+			enc = tokenizer.Default
+		}
 		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: pass "+
 			"--tokenizer %s (found in the local Hugging Face cache) or a tokenizer.json for exact counts",
-			cmp.Or(p.Tokenizer, tokenizer.Default), p.Model[0], p.Model[0])
+			enc, p.Model[0], p.Model[0])
 	}
 	return ""
 }
