@@ -73,7 +73,7 @@ func TestImageSizeTTFT(t *testing.T) {
 	for _, side := range []int{256, 512, 1024} {
 		t.Run(fmt.Sprint(side), func(t *testing.T) {
 			s := fmt.Sprint(side)
-			c := tutorial{doc: "docs/media.md (The mock's image tokens)",
+			c := tutorial{doc: "docs/multimodal.md (The mock's image tokens)",
 				args: []string{"profile", "-m", "Qwen/Qwen2-VL-2B-Instruct", "--url", "localhost:8000", "--streaming",
 					"--image-width-mean", s, "--image-height-mean", s, "--isl", fmt.Sprint(text), "--osl", "2",
 					"--num-dataset-entries", "4", "--request-count", "4", "--concurrency", "1", "--use-server-token-count", "--ui", "none"},

@@ -20,7 +20,7 @@
 // URIs plus, while generating, one image's pixels per CPU (4 bytes a
 // pixel). A 1024×1024 noise PNG is about 3.1 MB (4.2 MB as a data URI), so
 // 1,000 distinct ones hold about 4.2 GB; as JPEG (quality 75) they hold
-// about a third of that (BenchmarkImages1024, docs/media.md).
+// about a third of that (BenchmarkImages1024, docs/multimodal.md).
 //
 // # Items
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // AudioTokens is the prompt tokens of an audio of the given duration as
-// vLLM counts them for Qwen2-Audio (docs/media.md): Whisper's log-mel
+// vLLM counts them for Qwen2-Audio (docs/multimodal.md): Whisper's log-mel
 // frames at 100 a second (16 kHz, hop 160), at most 3,000 (30 s), through
 // the encoder's stride-2 convolution and a stride-2 pooling:
 // ((L−1)/2 + 1 − 2)/2 + 1, about 25 a second.

@@ -23,7 +23,7 @@ type Config struct {
 	ITLPerOSL     float64 `name:"itl-per-osl-token-ms" default:"0" placeholder:"MS" help:"Decode step time added per output token of the request (its max_tokens), as AIPerf's mock (default ${default})."`
 	TrialJitterCV float64 `name:"trial-jitter-cv" default:"0" placeholder:"CV" help:"Trial-to-trial noise: every latency is scaled by a lognormal draw of mean 1 and this coefficient of variation, drawn at start and again at every prefix-cache reset, seeded by --random-seed (default ${default}: no noise)."`
 	Fast          bool    `name:"fast" help:"No token latency at all (sets every latency flag to 0)."`
-	// ImageGenUSPerPixel prices image generation (docs/media.md).
+	// ImageGenUSPerPixel prices image generation (docs/multimodal.md).
 	VideoGenMSPerFrame float64 `name:"video-gen-ms-per-frame" default:"0" placeholder:"MS" help:"Time a /v1/videos job takes per frame (num_frames, else seconds × fps, 4 s at 16 fps by default) after --ttft, in milliseconds (default ${default})."`
 	ImageGenUSPerPixel float64 `name:"image-gen-us-per-pixel" default:"0" placeholder:"US" help:"Time to generate each pixel of each image /v1/images/generations and /v1/images/edits return, after the prompt's prefill, in microseconds (default ${default})."`
 

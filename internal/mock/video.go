@@ -8,7 +8,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/media"
 )
 
-// Qwen2-VL's video sampling (qwen_vl_utils, docs/media.md): frames at 2
+// Qwen2-VL's video sampling (qwen_vl_utils, docs/multimodal.md): frames at 2
 // a second, an even number between 4 and 768, each resized by
 // smart_resize within the video bounds, and each pair of frames merged
 // (temporal patch 2).

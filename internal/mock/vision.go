@@ -16,7 +16,7 @@ import (
 )
 
 // The mock counts an image's prompt tokens as vLLM does for Qwen2-VL
-// (docs/media.md): the image is resized so that both sides are multiples of
+// (docs/multimodal.md): the image is resized so that both sides are multiples of
 // 28 (a 14-pixel patch, merged 2×2) with its pixel count kept within
 // [MinImagePixels, MaxImagePixels], and each 28×28 cell is one token.
 const (

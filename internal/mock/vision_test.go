@@ -14,7 +14,7 @@ import (
 )
 
 // TestImageTokens pins the Qwen2-VL formula on sizes worked by hand
-// (docs/media.md): round each side to a multiple of 28, scale into
+// (docs/multimodal.md): round each side to a multiple of 28, scale into
 // [56², 28²·1280] pixels, one token per 28×28 cell.
 func TestImageTokens(t *testing.T) {
 	for _, c := range []struct{ w, h, want int }{
