@@ -47,7 +47,7 @@ type CLI struct {
 	Sweep           SweepCmd           `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
 	Runs            RunsCmd            `cmd:"" help:"List, show, export and delete stored runs."`
 	Compare         CompareCmd         `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
-	Plot            PlotCmd            `cmd:"" help:"Draw stored runs or sweeps as PNG and SVG: Pareto views, bars, CDFs, timelines."`
+	Plot            PlotCmd            `cmd:"" help:"Draw runs as PNG and SVG, from their artifact directories (as AIPerf's plot: its figures over time and comparisons, next to ours) or the store: Pareto views, bars, CDFs, timelines."`
 	Config          ConfigCmd          `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
 	Report          ReportCmd          `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
 	AnalyzeTrace    AnalyzeTraceCmd    `cmd:"" name:"analyze-trace" help:"Analyze a mooncake trace: AIPerf's prefix statistics and ISL/OSL distributions, and the hit ratio it gets on a KV cache of a given size."`
