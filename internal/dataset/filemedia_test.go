@@ -132,3 +132,41 @@ func TestFileMediaProblems(t *testing.T) {
 	_, err = openFile(t, multi, TypeMultiTurn)
 	assert.ErrorContains(t, err, `multi.jsonl:1: turns[1].images[0]: image file "gone.png" does not exist`)
 }
+
+// TestFileMediaSessionsAndPools: a multi_turn file's turns and a
+// random_pool file's rows carry their media as single_turn's do, each turn
+// its own.
+func TestFileMediaSessionsAndPools(t *testing.T) {
+	dir := t.TempDir()
+	raw := writePNG(t, filepath.Join(dir, "cat.png"), 30, 20)
+	uri := "data:image/png;base64," + base64.StdEncoding.EncodeToString(raw)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.wav"), wav(16000, 16000), 0o600))
+
+	multi := filepath.Join(dir, "multi.jsonl")
+	require.NoError(t, os.WriteFile(multi, []byte(`{"session_id": "s", "turns": [`+
+		`{"text": "a", "image": "cat.png"}, {"text": "b"}, {"text": "c", "audios": ["a.wav"], "images": ["https://x.test/1.png"]}]}`), 0o600))
+	d, err := openFile(t, multi, TypeMultiTurn)
+	require.NoError(t, err)
+	defer d.Close()
+	c, err := d.Conversation(0)
+	require.NoError(t, err)
+	require.Len(t, c.Turns, 3)
+	require.Len(t, c.Turns[0].Media, 1)
+	assert.Equal(t, uri, c.Turns[0].Media[0].URL)
+	assert.Empty(t, c.Turns[1].Media)
+	require.Len(t, c.Turns[2].Media, 2)
+	assert.Equal(t, "https://x.test/1.png", c.Turns[2].Media[0].URL, "images before audios, as AIPerf")
+	assert.Equal(t, media.Audio, c.Turns[2].Media[1].Kind)
+	assert.InDelta(t, 1.0, c.Turns[2].Media[1].Seconds, 1e-9)
+
+	pool := filepath.Join(dir, "pool.jsonl")
+	require.NoError(t, os.WriteFile(pool, []byte(`{"text": "q", "image": "cat.png"}`+"\n"), 0o600))
+	p, err := openFile(t, pool, TypeRandomPool)
+	require.NoError(t, err)
+	defer p.Close()
+	c, err = p.Conversation(0)
+	require.NoError(t, err)
+	require.Len(t, c.Turns, 1)
+	require.Len(t, c.Turns[0].Media, 1)
+	assert.Equal(t, uri, c.Turns[0].Media[0].URL)
+}
