@@ -33,7 +33,7 @@ type ProfileCmd struct {
 	Config                    string  `short:"f" name:"config" type:"existingfile" group:"Run" help:"AIPerf-shaped YAML benchmark file; explicit flags override it." placeholder:"FILE"`
 	ArtifactDir               string  `name:"artifact-dir" aliases:"output-artifact-dir" group:"Run" help:"Where exports go (default artifacts/<model>-openai-<endpoint>-<stimulus>)." placeholder:"DIR"`
 	Name                      string  `name:"name" group:"Run" help:"Label for this run (or group of trials) in the store, for aiperf compare."`
-	UI                        string  `name:"ui" aliases:"ui-type" enum:"none,simple,dashboard" default:"simple" group:"Run" help:"Progress display: simple, dashboard (a live terminal view; simple when stdout or stderr is not a terminal, and for several trials) or none."`
+	UI                        string  `name:"ui" aliases:"ui-type" enum:"none,simple,dashboard" default:"dashboard" group:"Run" help:"Progress display: dashboard (a live terminal view, AIPerf's default; simple when stdout or stderr is not a terminal, and for several trials), simple (a progress line) or none (default ${default})."`
 	Verbose                   int     `short:"v" type:"counter" group:"Run" help:"Log control-hook calls and warnings as they happen (-vv: the same)."`
 	ExtraVerbose              bool    `name:"extra-verbose" group:"Run" help:"AIPerf's -vv: the same as -v."`
 	LogLevel                  string  `name:"log-level" default:"INFO" group:"Run" placeholder:"LEVEL" help:"AIPerf's log levels: TRACE or DEBUG log as -v; INFO, NOTICE, WARNING, SUCCESS, ERROR, CRITICAL log warnings with the progress display (default ${default})."`

@@ -96,7 +96,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	if err := c.IntegrationArgs.apply(sweeps, c.Parallel); err != nil {
+	if err := c.IntegrationArgs.apply(sweeps, c.searches, c.Parallel); err != nil {
 		return usageErr(err)
 	}
 	for _, sw := range sweeps {
@@ -104,6 +104,11 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			if err := cell.Profile.Check(); err != nil {
 				return usageErr(fmt.Errorf("sweep %q cell %s: %w", sw.Name, cell.Label, err))
 			}
+		}
+	}
+	for _, s := range c.searches {
+		if err := s.Check(); err != nil {
+			return usageErr(err)
 		}
 	}
 	exec, err := c.executorFor(sweeps)
@@ -240,12 +245,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	case out.Failed > 0:
 		status = result.StatusFailed
 	}
-	if parent != nil {
-		if err := parent.End(context.WithoutCancel(ctx), map[string]string{result.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
-			result.StatusInterrupted: "KILLED"}[status]); err != nil {
-			fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", parent.Info.RunID, err)
-		}
-	}
+	endParent(ctx, g, parent, status)
 	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)
 	}

@@ -52,6 +52,8 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		Timeout:       time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
 		Headers:       requestHeaders(c.p, c.o.Version),
 		Now:           c.clock.Now,
+		Trace:         c.p.ShowTraceTiming,
+		TraceChunks:   c.p.ExportHTTPTrace,
 	})
 	defer client.Close()
 

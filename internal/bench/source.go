@@ -53,6 +53,8 @@ type source struct {
 	cancel cancellation
 	// raw keeps each profiling request's wire exchange (--export-level raw).
 	raw bool
+	// bust marks each session's prompt (--cache-bust); nil for none.
+	bust *cacheBust
 }
 
 // prefetchAhead is how many sessions of a file dataset are prepared before
@@ -158,6 +160,7 @@ type session struct {
 	// prompts; the replies' counts are added once they are counted.
 	sent   int
 	loaded bool     // prepare read the conversation
+	busted bool     // the cache-bust marker was applied
 	first  *request // the first request, built by prepare
 }
 
@@ -180,9 +183,10 @@ func (s *session) Due(i int) (time.Duration, int64, bool) {
 func (s *session) prepare() {
 	s.c, s.err = s.src.ds.Conversation(s.conv)
 	s.loaded = true
-	if s.err != nil || len(s.src.p.Model) > 1 {
+	if s.err != nil || len(s.src.p.Model) > 1 || s.src.bust != nil && s.src.bust.phased() {
 		return
 	}
+	s.src.bust.apply(s, "")
 	r := s.request(&s.c.Turns[0], "")
 	if r.Body == nil && r.Payload == nil {
 		r.Body, _ = endpoint.Body(r.Request) // an error is reported by Do
@@ -196,6 +200,9 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	if i == 0 {
 		if !s.loaded {
 			s.c, s.err = src.ds.Conversation(s.conv)
+		}
+		if s.err == nil {
+			src.bust.apply(s, c.Phase.Kind)
 		}
 		s.id = fmt.Sprintf("%s-s%06d", src.prefix, c.Session)
 		s.url, s.model = c.Index%len(src.urls), c.Index%len(src.p.Model)
@@ -231,6 +238,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.SpecDecode, rec.Status, rec.Error = resp.Usage, resp.SpecDecode, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
+	rec.HTTP = resp.HTTP
 	if resp.Cancelled {
 		rec.CutBy = metrics.CutOnPurpose
 	}
@@ -368,6 +376,9 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 		draw = shard.Stride(sampler, spec.Worker, spec.Workers)
 	}
 	src := newSource(c.p, c.clock.Now, c.ds, draw, client, c.fin, c.tok.Count)
+	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), c.ds.Len(), c.tok.Count); src.bust != nil {
+		src.bodies = nil // each session's prompt is its own
+	}
 	if c.p.InputFile != "" {
 		src.prefetch()
 	}

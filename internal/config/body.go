@@ -168,8 +168,8 @@ func (d *decoder) artifactsFields() []field {
 				d.mark("slice_duration", v, path)
 			}
 		}},
-		{keys("trace"), d.notYetUnless("false", "trace: true (the HTTP trace export)", "")},
-		{keys("show_trace_timing"), d.notYetUnless("false", "show_trace_timing: true", "")},
+		{keys("trace"), d.opt("export_http_trace")},             // --export-http-trace
+		{keys("show_trace_timing"), d.opt("show_trace_timing")}, // --show-trace-timing
 		{keys("user_files"), d.notYet("user_files:", "")},
 		{keys("auto_plot"), d.notYetUnless("false", "auto_plot: true", "use aiperf profile --auto-plot")},
 		{keys("plot_required"), d.notYetUnless("false", "plot_required: true", "")},

@@ -38,7 +38,7 @@ func TestSectionsMapToOptions(t *testing.T) {
 		"      turns: {mean: 3, stddev: 1}",
 		"      turn_delay: {mean: 250.5, stddev: 10}",
 		"      turn_delay_ratio: 0.5",
-		"  artifacts: {dir: out, prefix: run1, summary: [json, csv], raw: true, slice_duration: 30s, trace: false}",
+		"  artifacts: {dir: out, prefix: run1, summary: [json, csv], raw: true, slice_duration: 30s, trace: true, show_trace_timing: true}",
 		"  slos: {time_to_first_token: 200, inter_token_latency: 12.5}",
 		"  gpu_telemetry: {enabled: false}",
 		"  server_metrics: {urls: ['http://x:2/metrics'], formats: [json], interval: 0.5}",
@@ -73,6 +73,8 @@ func TestSectionsMapToOptions(t *testing.T) {
 	assert.Equal(t, "out", f.ArtifactDir)
 	assert.Equal(t, "run1", p.ProfileExportPrefix)
 	assert.Equal(t, []string{"json", "csv"}, p.SummaryFormats)
+	assert.True(t, p.ExportHTTPTrace, "artifacts.trace")
+	assert.True(t, p.ShowTraceTiming, "artifacts.show_trace_timing")
 	assert.Equal(t, "raw", p.ExportLevel)
 	assert.Equal(t, plan.Ptr(30.0), p.SliceDuration)
 	assert.Equal(t, "time_to_first_token:200 inter_token_latency:12.5", p.Goodput)

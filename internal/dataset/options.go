@@ -2,11 +2,12 @@ package dataset
 
 import (
 	"errors"
-
 	"fmt"
-	"github.com/aiperf-go/aiperf/internal/media"
 	"math"
 	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/media"
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 )
 
 // Input file types (--custom-dataset-type) and public datasets
@@ -51,6 +52,10 @@ type Options struct {
 	// output_length wins over the drawn value.
 	OSLMean   int
 	OSLStddev float64
+	// SeqDist, when set, replaces ISL* and OSL*: each synthetic
+	// conversation draws its lengths from one bucket of the mixture
+	// (--seq-dist), its OSL always giving max_tokens.
+	SeqDist *seqdist.Dist
 	// Entries is the number of distinct prompts (--num-dataset-entries).
 	// For Open it is the number of synthetic conversations and random_pool
 	// samples; 0 means Conversations, or DefaultEntries if that is 0 too
@@ -129,6 +134,12 @@ type Options struct {
 	// Videos are the synthetic videos of each turn (--video-*), when
 	// Videos.Enabled().
 	Videos media.VideoOptions
+
+	// IgnoreDelays drops the timestamps and delays of a file's turns,
+	// unless FixedSchedule (--ignore-trace-delays); DelayCapMs, when set,
+	// clamps each turn's delay (--inter-turn-delay-cap-seconds).
+	IgnoreDelays bool
+	DelayCapMs   *float64
 
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.

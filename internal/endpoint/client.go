@@ -53,6 +53,11 @@ type Options struct {
 	// a response beyond it fails with ErrTypeTooLarge (0:
 	// sse.DefaultMaxEvent).
 	MaxEventBytes int
+	// Trace times every request's HTTP exchange (Response.HTTP): AIPerf's
+	// http_req_* metrics. TraceChunks also keeps each read and write of
+	// the connection and its addresses (--export-http-trace). Off, the
+	// client does what it does without them: no hook, no counting.
+	Trace, TraceChunks bool
 }
 
 // Client sends requests over one tuned HTTP/1.1 transport. It is safe for
@@ -69,6 +74,8 @@ type Client struct {
 	now     func() int64
 	secrets *plan.Redactor // the secret header values, redacted from error messages
 	host    string         // a --header Host:… override
+	// trace and traceFull are Options.Trace and TraceChunks.
+	trace, traceFull bool
 }
 
 // New returns a Client.
@@ -90,9 +97,14 @@ func New(o Options) *Client {
 	headers.Set("Content-Type", "application/json")
 	streaming := headers.Clone()
 	streaming.Set("Accept", "text/event-stream")
+	keep, fresh := newTransport(o.MaxConns, true), newTransport(o.MaxConns, false)
+	o.Trace = o.Trace || o.TraceChunks
+	if o.Trace { // only a traced client's connections count their reads and writes
+		keep.DialContext, fresh.DialContext = countingDialer(keep.DialContext), countingDialer(fresh.DialContext)
+	}
 	return &Client{
-		keep:          &http.Client{Transport: newTransport(o.MaxConns, true)},
-		fresh:         &http.Client{Transport: newTransport(o.MaxConns, false)},
+		keep:          &http.Client{Transport: keep},
+		fresh:         &http.Client{Transport: fresh},
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
@@ -100,6 +112,8 @@ func New(o Options) *Client {
 		now:           o.Now,
 		secrets:       plan.NewRedactor(plan.HeaderSecrets(headers)...),
 		host:          headers.Get("Host"),
+		trace:         o.Trace,
+		traceFull:     o.TraceChunks,
 	}
 }
 
@@ -200,12 +214,18 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	res.SentBytes = len(body)
 	if resp == nil {
 		done()
+		if res.tracer != nil {
+			res.HTTP = res.tracer.finish()
+		}
 		return res
 	}
 	res.Status = resp.StatusCode
 	res.raw = req.Raw
-	rest := &tracked{r: resp.Body}
+	rest := &tracked{r: resp.Body, trace: res.tracer}
 	defer func() { release(resp.Body, rest, done) }()
+	if tr := res.tracer; tr != nil { // first: what is drained after the response is not part of it
+		defer func() { rest.trace, out.HTTP = nil, tr.finish() }()
+	}
 	f := formatFor(&req)
 	in, err := decodeBody(resp.Header, rest)
 	if err != nil {
@@ -251,11 +271,11 @@ func (c *Client) failed(msg string) Response {
 // latency by a round trip the server never saw.
 func (c *Client) send(ctx, rctx context.Context, hr *http.Request) (*http.Response, Response) {
 	var res Response
-	resp, t, err := c.attempt(c.keep, hr, hr.Body, &res.SentNs)
+	resp, t, err := c.attempt(c.keep, hr, hr.Body, &res)
 	if err != nil && t.reused.Load() && !t.gotByte.Load() && rctx.Err() == nil {
 		res.Retried = true
 		body, _ := hr.GetBody() // a bytes.Reader: never fails
-		resp, _, err = c.attempt(c.fresh, hr, body, &res.SentNs)
+		resp, _, err = c.attempt(c.fresh, hr, body, &res)
 	}
 	if err != nil {
 		res.EndNs = c.now()
@@ -270,16 +290,26 @@ type connTrace struct {
 	reused, gotByte atomic.Bool
 }
 
-// attempt sends hr with body through hc, stamping *sent right before.
-func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, sent *int64) (*http.Response, *connTrace, error) {
+// attempt sends hr with body through hc, stamping res.SentNs right
+// before; a traced client's attempt is traced in res.tracer.
+func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, res *Response) (*http.Response, *connTrace, error) {
 	t := &connTrace{}
-	r := hr.WithContext(httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { t.reused.Store(i.Reused) },
-		GotFirstResponseByte: func() { t.gotByte.Store(true) },
-	}))
+	var ctx context.Context
+	if c.trace {
+		res.tracer, ctx = newTracer(hr.Context(), c.now, c.traceFull, hr.URL.Scheme == "https", t)
+	} else {
+		ctx = httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
+			GotConn:              func(i httptrace.GotConnInfo) { t.reused.Store(i.Reused) },
+			GotFirstResponseByte: func() { t.gotByte.Store(true) },
+		})
+	}
+	r := hr.WithContext(ctx)
 	r.Body = body
-	*sent = c.now()
+	res.SentNs = c.now()
 	resp, err := hc.Do(r)
+	if res.tracer != nil && err == nil {
+		res.tracer.headers = c.now()
+	}
 	return resp, t, err
 }
 

@@ -55,6 +55,9 @@ type Record struct {
 	// SpecDecode is the server's speculative-decoding acceptance for the
 	// request, when it reported one (vLLM --per-request-spec-decode-metrics).
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
+	// HTTP is the request's HTTP exchange, traced with --show-trace-timing
+	// or --export-http-trace (nil otherwise).
+	HTTP *HTTPTrace `json:"http_trace,omitempty"`
 
 	Status    int    `json:"status,omitempty"`    // HTTP status; 0 when no response arrived
 	Error     *Error `json:"error,omitempty"`     // nil on success
@@ -134,6 +137,9 @@ func (r *Record) Shift(d int64) {
 	r.ResponseNs = r.ResponseNs.Shift(d)
 	if r.FirstOutputNs != 0 {
 		r.FirstOutputNs += d
+	}
+	if r.HTTP != nil {
+		r.HTTP.Shift(d)
 	}
 }
 

@@ -374,3 +374,18 @@ func TestSweepDigest(t *testing.T) {
 	e.Cells[0].Profile.APIKey = "sk-2"
 	assert.Equal(t, d.Digest(), e.Digest(), "secrets are not part of the digest")
 }
+
+// TestSearchDigestLeavesIntegrationsOut: where a search's results are also
+// sent (OTel, MLflow and its parent run, a metrics listener) is no part of
+// what it runs, as for a sweep: a search resumed with other integration
+// flags, or with the MLflow parent run of its new process, continues.
+func TestSearchDigestLeavesIntegrationsOut(t *testing.T) {
+	a := Search{Name: "s", Base: valid()}
+	b := a
+	b.Base.OtelURL, b.Base.MLflowTrackingURI, b.Base.MLflowParentRunID = "http://otel:4318", "http://mlflow:5000", "r1"
+	b.Base.MetricsListen = "127.0.0.1:9090"
+	assert.Equal(t, a.Digest(), b.Digest())
+	c := a
+	c.Base.URL = []string{"http://other:1"}
+	assert.NotEqual(t, a.Digest(), c.Digest(), "what it runs is")
+}

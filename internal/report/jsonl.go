@@ -112,6 +112,10 @@ func AppendJSONL(b []byte, r *metrics.Record, streaming bool) ([]byte, error) {
 			return b, fmt.Errorf("request %d: %w", r.Index, err)
 		}
 	}
+	if r.HTTP != nil && r.HTTP.Full {
+		b = append(b, `,"trace_data":`...)
+		b = appendTraceData(b, r)
+	}
 	b = append(b, `,"error":`...)
 	if errDetails == nil {
 		b = append(b, "null"...)

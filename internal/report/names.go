@@ -17,6 +17,7 @@ type Names struct {
 	GPUJSONL                           string
 	TimeslicesJSON, TimeslicesCSV      string
 	RawJSONL                           string // written under --export-level raw only
+	NetworkJSONL                       string // the probes of --network-latency-automatic
 	records                            bool   // --export-level records: the JSONL is written
 	raw                                bool   // --export-level raw: the raw JSONL is written
 	csv                                bool   // the CSV summary is written (artifacts.summary lists it, or is absent)
@@ -24,7 +25,7 @@ type Names struct {
 
 // prefixSuffixes are stripped from a prefix, the longest first, so that
 // "foo.json" or "foo_raw.jsonl" name the same exports as "foo" (as AIPerf).
-var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
+var prefixSuffixes = []string{"_network_latency.jsonl", "_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
 	"_server_metrics.csv", "_gpu_telemetry.jsonl", "_timeslices.csv", "_timeslices.json", "_raw.jsonl",
 	".parquet", ".jsonl", ".json", ".csv"}
 
@@ -32,7 +33,8 @@ var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl"
 func NamesOf(p plan.Profile) Names {
 	n := Names{JSON: JSONFile, CSV: CSVFile, JSONL: JSONLFile, ServerJSON: servermetrics.FileJSON,
 		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, GPUJSONL: servermetrics.FileGPUJSONL,
-		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile, RawJSONL: RawJSONLFile, raw: p.ExportLevel == plan.ExportRaw,
+		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile, RawJSONL: RawJSONLFile,
+		NetworkJSONL: NetworkJSONLFile, raw: p.ExportLevel == plan.ExportRaw,
 		csv:     len(p.SummaryFormats) == 0 || slices.Contains(p.SummaryFormats, "csv"),
 		records: p.ExportLevel != plan.ExportSummary}
 	if base := p.ProfileExportPrefix; base != "" {
@@ -46,7 +48,7 @@ func NamesOf(p plan.Profile) Names {
 		n.ServerJSON, n.ServerCSV = base+"_server_metrics.json", base+"_server_metrics.csv"
 		n.ServerJSONL, n.GPUJSONL = base+"_server_metrics.jsonl", base+"_gpu_telemetry.jsonl"
 		n.TimeslicesJSON, n.TimeslicesCSV = base+"_timeslices.json", base+"_timeslices.csv"
-		n.RawJSONL = base + "_raw.jsonl"
+		n.RawJSONL, n.NetworkJSONL = base+"_raw.jsonl", base+"_network_latency.jsonl"
 	}
 	return n
 }
