@@ -45,9 +45,9 @@ bench: build
 bench-pinned: build
 	$(GO) run ./internal/cmd/clientbench -aiperf $(BIN)/aiperf -concurrency '' -rates '' -scrape '' -startup 0 -memory '' -truth ''
 
-# Go micro-benchmarks of the hot paths (SSE reader, client, a request of the whole path, tokenizer, metrics, store).
+# Go micro-benchmarks of the hot paths (SSE reader, client, media bodies and images, a request of the whole path, tokenizer, metrics, store).
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/sse ./internal/endpoint ./internal/bench ./internal/load ./internal/metrics ./internal/dataset ./internal/tokenizer ./internal/compare ./store ./starlark
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/sse ./internal/endpoint ./internal/media ./internal/bench ./internal/load ./internal/metrics ./internal/dataset ./internal/tokenizer ./internal/compare ./store ./starlark
 
 clean:
 	rm -rf $(BIN)

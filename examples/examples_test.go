@@ -27,6 +27,7 @@ var documented = map[string][]struct {
 	"demo.star":         {{"demo", 6, 2}},
 	"trace_replay.star": {{"trace-replay", 2, 3}},
 	"multi_turn.star":   {{"multi-turn", 2, 1}},
+	"vlm.star":          {{"vlm", 6, 1}},
 	"sla_search.star":   nil, // a search: see TestSLASearchExample
 }
 
@@ -171,6 +172,20 @@ func TestExampleDetails(t *testing.T) {
 			assert.True(t, off.Cells[0].Profile.ResetHook().Enabled)
 		})
 	}
+	t.Run("vlm: image size by concurrency, one image per request, server-counted ISL", func(t *testing.T) {
+		s := load(t, "vlm.star", nil)
+		var got []string
+		for _, c := range s.Cells {
+			img := c.Profile.Images()
+			require.True(t, img.Enabled())
+			assert.Equal(t, img.WidthMean, img.HeightMean)
+			assert.Equal(t, 1, img.Batch)
+			assert.True(t, c.Profile.UseServerTokenCount)
+			assert.True(t, c.Profile.ResetKVCache)
+			got = append(got, c.Label)
+		}
+		assert.Equal(t, []string{"image_256_c1", "image_256_c8", "image_512_c1", "image_512_c8", "image_1024_c1", "image_1024_c8"}, got)
+	})
 	t.Run("demo is the 3x2 matrix with two trials against the mock", func(t *testing.T) {
 		s := load(t, "demo.star", nil)
 		assert.Len(t, s.TrialList(), 12)

@@ -227,9 +227,13 @@ func (c *cell) fail(err error) (*result.Run, error) {
 // then approximate (the server's usage is still checked against them).
 func foreignTokenizer(p plan.Profile) string {
 	if tokenizer.IsBuiltin(p.Tokenizer) && len(p.Model) > 0 && strings.Contains(p.Model[0], "/") {
+		enc := p.Tokenizer
+		if enc == "" || enc == "builtin" { // AIPerf's name for the default encoding
+			enc = tokenizer.Default
+		}
 		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: pass "+
 			"--tokenizer %s (found in the local Hugging Face cache) or a tokenizer.json for exact counts",
-			cmp.Or(p.Tokenizer, tokenizer.Default), p.Model[0], p.Model[0])
+			enc, p.Model[0], p.Model[0])
 	}
 	return ""
 }
@@ -295,7 +299,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	if err := checkRaw(c.p, c.ds); err != nil {
+	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds)); err != nil {
 		c.ds.Close()
 		return &InputError{err}
 	}
@@ -458,6 +462,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		o.OSLMean = *p.OutputTokensMean
 	}
 	o.Batch, o.Rankings = p.PromptBatchSize, rankingsOptions(p)
+	o.Images, o.Audios, o.Videos = p.Images(), p.Audios(), p.Videos()
 	if p.ConversationNum != nil {
 		o.Conversations = *p.ConversationNum
 		if p.NumDatasetEntries == plan.DefaultDatasetEntries {

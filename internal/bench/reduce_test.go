@@ -7,6 +7,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
 // Every metric --goodput accepts is a record metric the summary computes.
@@ -22,6 +23,8 @@ func TestForeignTokenizerWarning(t *testing.T) {
 	p := plan.NewProfile()
 	p.Model = []string{"meta-llama/Llama-3.1-8B-Instruct"}
 	assert.Contains(t, foreignTokenizer(p), "not meta-llama/Llama-3.1-8B-Instruct's own tokenizer")
+	p.Tokenizer = "builtin" // AIPerf's name for it: the warning names the encoding
+	assert.Contains(t, foreignTokenizer(p), "built-in "+tokenizer.Default+" encoding")
 	p.Tokenizer = "meta-llama/Llama-3.1-8B-Instruct"
 	assert.Empty(t, foreignTokenizer(p))
 	p.Tokenizer, p.Model = "", []string{"mock-model"}

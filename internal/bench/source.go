@@ -244,6 +244,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	if resp.Cancelled {
 		rec.CutBy = metrics.CutOnPurpose
 	}
+	rec.Media = mediaStats(&req.Request, &resp)
 	text, reasoning := fillChunks(&rec, &resp)
 	var chat *endpoint.Request // its ISL is counted through the chat template, in the finisher
 	if src.fin.chat != nil {
@@ -272,7 +273,7 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
 		MaxTokens: t.MaxTokens, LegacyMaxTokens: src.p.UseLegacyMaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
 		Tools: t.Tools, RequestID: id, SessionID: s.id, Inputs: t.Inputs, Query: t.Query, Passages: t.Passages,
-		Template: src.template, ResponseField: src.field,
+		Template: src.template, ResponseField: src.field, DownloadVideo: src.p.DownloadVideoContent,
 	}}
 	switch {
 	case len(t.Payload) > 0:
@@ -287,11 +288,11 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		if role == "" {
 			role = "user"
 		}
-		s.history = append(s.history, endpoint.Message{Role: role, Content: t.Text})
+		s.history = append(s.history, endpoint.Message{Role: role, Content: t.Text, Media: t.Media})
 		s.sent += t.InputTokens
 		r.Messages, r.isl, r.history = s.history, s.sent, true
 	default:
-		r.Prompt, r.isl = t.Text, t.InputTokens
+		r.Prompt, r.isl, r.Media = t.Text, t.InputTokens, t.Media
 		r.Body = src.cachedBody(s.conv, s.model, r.Request)
 	}
 	return r
@@ -329,8 +330,10 @@ func (s *session) remember(t *dataset.Turn, text, reasoning string, ok bool) {
 
 // cachedBody returns the encoded body of a single-turn conversation's
 // request, encoding it once when the dataset is small enough to keep them.
+// A body with media is not kept: its media are already held once, and
+// splicing them into a body is a copy (BenchmarkMediaBody).
 func (s *source) cachedBody(conv, model int, req endpoint.Request) []byte {
-	if s.bodies == nil || len(req.TurnExtra) > 0 {
+	if s.bodies == nil || len(req.TurnExtra) > 0 || len(req.Media) > 0 {
 		return nil
 	}
 	slot := &s.bodies[conv*len(s.p.Model)+model]

@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"encoding/json"
+
+	"github.com/aiperf-go/aiperf/internal/media"
 )
 
 // Context modes: how the requests of a conversation carry its history
@@ -63,6 +65,9 @@ type Turn struct {
 	// Query and Passages are a rankings turn's (Text is then empty).
 	Query    string
 	Passages []string
+	// Media are the turn's images, audios and videos, sent as content
+	// parts after its text (shared, read-only).
+	Media []media.Item
 	// Tools is the turn's tools array, sent as "tools" (mooncake).
 	Tools json.RawMessage
 	// Extra is shallow-merged into the request body over --extra-inputs.

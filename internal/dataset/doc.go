@@ -26,7 +26,10 @@
 // sessions by session_id), detecting the type from the first record when
 // none is given, and the ShareGPT JSON file (--public-dataset sharegpt,
 // read locally, never downloaded). Several texts of one turn are joined by
-// newlines into one message; media fields are refused.
+// newlines into one message. Media fields (image, images, audio, audios,
+// video, videos) are loaded when the file is opened (filemedia.go): URLs
+// passed through, data URIs and local files checked and kept once each as
+// data URIs; a bad one is a problem of its line.
 //
 // Every line is checked before Open returns, against AIPerf's schemas and
 // the rules between rows (one record type per file, a session's rows

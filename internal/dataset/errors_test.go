@@ -90,7 +90,7 @@ func TestTextProblems(t *testing.T) {
 		2:  "text: text and texts cannot be set together",
 		3:  "at least one modality must be provided",
 		4:  "timestamp: timestamp and delay cannot be set together",
-		5:  "image: media inputs are not supported: this tool sends text only",
+		5:  `image: image file "x.png" does not exist`,
 		6:  "texts: expected a list of strings or of",
 		7:  "output_length: expected an integer greater than 0, got -1",
 		9:  `timestamp 5 goes backwards: session "s" (first row at line 8) was at 10 on line 8`,
@@ -102,7 +102,7 @@ func TestTextProblems(t *testing.T) {
 		2: "turns[1].timestamp: timestamp 5 goes backwards: turns[0] is at 10",
 		3: "turns[1].texts: expected a list of strings",
 		4: "turns: at least one turn must be provided",
-		5: "turns[0].image: media inputs are not supported",
+		5: `turns[0].image: image file "a.png" does not exist`,
 		6: `turns[0].type: expected "single_turn" for a turn, got "mooncake_trace"`,
 	})
 	wantProblems(t, Options{InputFile: "testdata/files/bad/random_pool.jsonl"}, map[int]string{

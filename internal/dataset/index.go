@@ -45,6 +45,7 @@ type fileDataset struct {
 	o     Options
 	tok   tokenizer.Tokenizer
 	words *words // mooncake_trace only
+	media *fileMedia
 	zero  float64
 	files
 

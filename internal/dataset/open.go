@@ -64,7 +64,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 // openJSONL indexes a single_turn, multi_turn or mooncake_trace file.
 func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind string) (Dataset, error) {
 	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok}
-	check := checkerFor(kind, o.blockSize())
+	d.media = newFileMedia(o.InputFile)
+	check := checkerFor(kind, o.blockSize(), d.media)
 	if kind == TypeMooncakeTrace {
 		var err error
 		if d.words, err = blockWords(tok); err != nil {
@@ -84,14 +85,14 @@ func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind str
 }
 
 // checkerFor returns the line check of a record type.
-func checkerFor(kind string, blockSize int) func([]byte) (rowInfo, []problem) {
+func checkerFor(kind string, blockSize int, fm *fileMedia) func([]byte) (rowInfo, []problem) {
 	switch kind {
 	case TypeSingleTurn:
-		return checkSingleTurn
+		return func(line []byte) (rowInfo, []problem) { return checkSingleTurn(line, fm) }
 	case TypeMultiTurn:
-		return checkMultiTurn
+		return func(line []byte) (rowInfo, []problem) { return checkMultiTurn(line, fm) }
 	case TypeRandomPool:
-		return checkPoolRow
+		return func(line []byte) (rowInfo, []problem) { return checkPoolRow(line, fm) }
 	}
 	return func(line []byte) (rowInfo, []problem) { return checkMooncake(line, blockSize) }
 }
@@ -216,14 +217,14 @@ func detectLine(line []byte) (string, error) {
 	}
 	if typed.Type != nil && slices.Contains(CustomTypes, *typed.Type) {
 		kind := *typed.Type
-		if _, ps := checkerFor(kind, 0)(line); ps != nil {
+		if _, ps := checkerFor(kind, 0, nil)(line); ps != nil {
 			return "", &LineError{Field: ps[0].Field, Msg: fmt.Sprintf("%s (the record's type is %s)", ps[0].Msg, kind)}
 		}
 		return kind, nil
 	}
 	var fits []string
 	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace} {
-		if _, ps := checkerFor(kind, 0)(line); ps == nil {
+		if _, ps := checkerFor(kind, 0, nil)(line); ps == nil {
 			fits = append(fits, kind)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/seqdist"
 )
 
@@ -123,6 +124,16 @@ type Options struct {
 	// Without AutoOffset the schedule's zero is StartOffsetMs, or 0.
 	StartOffsetMs *float64
 	EndOffsetMs   *float64
+
+	// Images are the synthetic images of each turn (--image-*), when
+	// Images.Enabled().
+	Images media.ImageOptions
+	// Audios are the synthetic audios of each turn (--audio-*), when
+	// Audios.Enabled().
+	Audios media.AudioOptions
+	// Videos are the synthetic videos of each turn (--video-*), when
+	// Videos.Enabled().
+	Videos media.VideoOptions
 
 	// IgnoreDelays drops the timestamps and delays of a file's turns,
 	// unless FixedSchedule (--ignore-trace-delays); DelayCapMs, when set,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -34,17 +35,18 @@ type poolDataset struct {
 	name    string
 	pools   []*pool
 	samples [][]int32 // per pool, the row of each conversation
+	media   *fileMedia
 	files
 }
 
 // checkPoolRow validates a random_pool line (AIPerf's RandomPool: the text
 // fields of single_turn).
-func checkPoolRow(line []byte) (rowInfo, []problem) {
+func checkPoolRow(line []byte, fm *fileMedia) (rowInfo, []problem) {
 	var r turnRecord
 	if ps := decodeLine(line, &r); ps != nil {
 		return rowInfo{}, ps
 	}
-	if ps := append(checkType(r.Type, TypeRandomPool), r.check("", true)...); len(ps) > 0 {
+	if ps := append(checkType(r.Type, TypeRandomPool), r.check("", true, fm)...); len(ps) > 0 {
 		return rowInfo{}, ps
 	}
 	return rowInfo{turns: 1}, nil
@@ -74,7 +76,8 @@ func openRandomPool(ctx context.Context, tok tokenizer.Tokenizer, o Options, dir
 		}
 	}
 	var errs []error
-	check := withTypeHint(TypeRandomPool, checkPoolRow)
+	d.media = newFileMedia(o.InputFile)
+	check := withTypeHint(TypeRandomPool, checkerFor(TypeRandomPool, 0, d.media))
 	for _, path := range paths {
 		p, err := indexPool(ctx, path, check)
 		if p != nil {
@@ -150,6 +153,7 @@ func (d *poolDataset) Conversation(i int) (Conversation, error) {
 		return Conversation{}, err
 	}
 	var texts []string
+	var items []media.Item
 	for k, p := range d.pools {
 		row := d.samples[k][i]
 		line := make([]byte, p.n[row])
@@ -162,9 +166,15 @@ func (d *poolDataset) Conversation(i int) (Conversation, error) {
 		}
 		t, _ := r.texts("")
 		texts = append(texts, t...)
+		refs, _ := r.mediaRefs("")
+		got, err := d.media.list(refs)
+		if err != nil {
+			return Conversation{}, fmt.Errorf("%s at byte %d: %w", p.path, p.off[row], err)
+		}
+		items = append(items, got...)
 	}
 	text := strings.Join(texts, "\n")
-	t := Turn{Text: text, InputTokens: d.tok.Count(text), MaxTokens: outputTokens(d.o, nil, uint64(i))}
+	t := Turn{Text: text, InputTokens: d.tok.Count(text), MaxTokens: outputTokens(d.o, nil, uint64(i)), Media: items}
 	return Conversation{ID: fmt.Sprintf("%s#%d", d.name, i), Turns: []Turn{t}, Mode: DeltasWithoutResponses}, nil
 }
 

@@ -234,19 +234,9 @@ func (t *turnRecord) texts(field string) ([]string, []problem) {
 	if !isSet(t.Texts) {
 		return nil, nil
 	}
-	var plain []string
-	if json.Unmarshal(t.Texts, &plain) == nil {
-		return nonEmpty(plain), nil
-	}
-	var named []struct {
-		Contents []string `json:"contents"`
-	}
-	if err := json.Unmarshal(t.Texts, &named); err != nil {
+	out, err := stringsOrNamed(t.Texts)
+	if err != nil {
 		return nil, []problem{problemf(field+"texts", `expected a list of strings or of {"name": …, "contents": [strings]} objects`)}
-	}
-	var out []string
-	for _, n := range named {
-		out = append(out, nonEmpty(n.Contents)...)
 	}
 	return out, nil
 }
@@ -263,8 +253,9 @@ func nonEmpty(list []string) []string {
 
 // check validates a turn as AIPerf's SingleTurn model does. field prefixes
 // field names ("" for a single_turn line, "turns[2]." in a multi_turn
-// line); pool drops the fields random_pool lines do not have.
-func (t *turnRecord) check(field string, pool bool) []problem {
+// line); pool drops the fields random_pool lines do not have. fm loads
+// and checks the turn's media (nil: their shape only).
+func (t *turnRecord) check(field string, pool bool, fm *fileMedia) []problem {
 	var ps []problem
 	if t.Type != nil && *t.Type != TypeSingleTurn && field != "" {
 		ps = append(ps, problemf(field+"type", "expected %q for a turn, got %q", TypeSingleTurn, *t.Type))
@@ -274,18 +265,9 @@ func (t *turnRecord) check(field string, pool bool) []problem {
 	}
 	texts, tp := t.texts(field)
 	ps = append(ps, tp...)
-	media := false
-	for _, m := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"image", t.Image}, {"images", t.Images}, {"image_uuids", t.ImageUUIDs}, {"audio", t.Audio},
-		{"audios", t.Audios}, {"video", t.Video}, {"videos", t.Videos}} {
-		if truthy(m.raw) {
-			ps = append(ps, problemf(field+m.name, "media inputs are not supported: this tool sends text only"))
-			media = true
-		}
-	}
-	if len(texts) == 0 && len(tp) == 0 && !media {
+	refs, mps := t.mediaRefs(field)
+	ps = append(append(ps, mps...), fm.check(refs)...)
+	if len(texts) == 0 && len(tp) == 0 && len(refs) == 0 && len(mps) == 0 {
 		ps = append(ps, problemf(strings.TrimSuffix(field, "."), `at least one modality must be provided: expected a non-empty "text" or "texts"`))
 	}
 	if !pool {

@@ -107,6 +107,9 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 		d.convs[i] = c
 		d.turns += n
 	}
+	if err := d.attachMedia(ctx, o); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -8,12 +8,12 @@ import (
 )
 
 // checkSingleTurn validates a single_turn line (AIPerf's SingleTurn).
-func checkSingleTurn(line []byte) (rowInfo, []problem) {
+func checkSingleTurn(line []byte, fm *fileMedia) (rowInfo, []problem) {
 	var r turnRecord
 	if ps := decodeLine(line, &r); ps != nil {
 		return rowInfo{}, ps
 	}
-	ps := append(checkType(r.Type, TypeSingleTurn), r.check("", false)...)
+	ps := append(checkType(r.Type, TypeSingleTurn), r.check("", false, fm)...)
 	if len(ps) > 0 {
 		return rowInfo{}, ps
 	}
@@ -24,7 +24,7 @@ func checkSingleTurn(line []byte) (rowInfo, []problem) {
 // checkMultiTurn validates a multi_turn line (AIPerf's MultiTurn): a
 // conversation whose turns follow the single_turn schema and whose
 // timestamps do not go backwards.
-func checkMultiTurn(line []byte) (rowInfo, []problem) {
+func checkMultiTurn(line []byte, fm *fileMedia) (rowInfo, []problem) {
 	var r multiTurnRecord
 	if ps := decodeLine(line, &r); ps != nil {
 		return rowInfo{}, ps
@@ -37,7 +37,7 @@ func checkMultiTurn(line []byte) (rowInfo, []problem) {
 	lastAt := -1
 	for i := range r.Turns {
 		t := &r.Turns[i]
-		ps = append(ps, t.check(fmt.Sprintf("turns[%d].", i), false)...)
+		ps = append(ps, t.check(fmt.Sprintf("turns[%d].", i), false, fm)...)
 		if t.Timestamp == nil {
 			continue
 		}
@@ -72,6 +72,11 @@ func (d *fileDataset) textTurn(r *turnRecord, row uint64) (Turn, error) {
 	}
 	text := strings.Join(texts, "\n")
 	t := Turn{Text: text, InputTokens: d.tok.Count(text), MaxTokens: outputTokens(d.o, r.OutputLength, row)}
+	refs, _ := r.mediaRefs("")
+	var err error
+	if t.Media, err = d.media.list(refs); err != nil {
+		return Turn{}, err
+	}
 	if r.Role != nil {
 		t.Role = *r.Role
 	}

@@ -286,6 +286,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	hc, last := c.pool(&req)
 	hr.Close = last // the connection closes once the response is read
 	resp, res := c.send(ctx, rctx, hr, hc)
+	res.SentBytes = len(body)
 	if resp == nil {
 		done()
 		if res.tracer != nil {
@@ -320,6 +321,9 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		c.readWhole(ctx, rctx, in, resp.Header, f, &res)
 	}
 	c.verdict(&res, resp.Header, f)
+	if req.EndpointType == plan.EndpointVideoGeneration && res.Err == nil {
+		c.pollVideo(rctx, &req, &res)
+	}
 	return res
 }
 
@@ -398,6 +402,9 @@ func (c *Client) header(req Request) http.Header {
 	maps.Copy(h, base)
 	if req.RequestID != "" {
 		h["X-Request-Id"] = []string{req.RequestID}
+	}
+	if req.EndpointType == plan.EndpointImageEdit {
+		h["Content-Type"] = []string{MultipartType}
 	}
 	if req.SessionID != "" {
 		h[c.session] = []string{req.SessionID}

@@ -58,6 +58,10 @@ type piece struct {
 	// hasOther (OpenAI's n > 1, or a server numbering its one choice 1).
 	other    int
 	hasOther bool
+	// images is the images a generation reply carries (imagesFormat).
+	images int
+	// job is a video job's id (videoFormat).
+	job string
 }
 
 // formatFor is the format of a request's endpoint type.
@@ -75,6 +79,14 @@ func formatFor(req *Request) format {
 		return tgiFormat{}
 	case plan.EndpointTemplate, plan.EndpointRaw:
 		return detectFormat{field: req.ResponseField}
+	case plan.EndpointImageGeneration, plan.EndpointImageEdit:
+		return imagesFormat{}
+	case plan.EndpointVideoGeneration:
+		return videoFormat{}
+	case plan.EndpointImageRetrieval:
+		return retrievalFormat{}
+	case plan.EndpointSolidoRAG:
+		return solidoFormat{}
 	}
 	return openaiFormat{}
 }

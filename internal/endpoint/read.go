@@ -164,7 +164,7 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 		res.Err = p.err
 		return
 	}
-	res.Usage, res.SpecDecode = p.usage, p.spec
+	res.Usage, res.SpecDecode, res.Images, res.job = p.usage, p.spec, p.images, p.job
 	res.others.add(&p)
 	if p.text != "" || p.reasoning != "" {
 		res.appendChunk(at, p.text, p.reasoning)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -35,8 +36,14 @@ type Request struct {
 	// ResponseField picks the reply's text (template, raw).
 	Template      *payload.Template
 	ResponseField *payload.Field
-	Tools         json.RawMessage // sent as "tools" when set
-	MaxTokens     int             // 0: no max-tokens field is sent
+	// DownloadVideo reads a finished video_generation job's video, inside
+	// the request's latency (--download-video-content).
+	DownloadVideo bool
+	// Media are the images, audios and videos of the user message a
+	// request with Prompt sends (chat), after its text.
+	Media     []media.Item
+	Tools     json.RawMessage // sent as "tools" when set
+	MaxTokens int             // 0: no max-tokens field is sent
 	// LegacyMaxTokens sends chat's MaxTokens as "max_tokens" instead of
 	// "max_completion_tokens" (AIPerf's --use-legacy-max-tokens).
 	LegacyMaxTokens bool
@@ -67,12 +74,17 @@ type Request struct {
 	// Raw, when set (--export-level raw), receives the body sent and every
 	// response as read; nil costs nothing.
 	Raw *metrics.Raw
+	// parts collects the media of the body Body is building (media.go).
+	parts *parts
 }
 
 // Message is one chat message.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Media, when set, makes the content a list of parts: Content's text
+	// part (when not empty), then one part per item (media.go).
+	Media []media.Item `json:"-"`
 }
 
 // Body returns the JSON request body of req's endpoint type, as AIPerf
@@ -99,6 +111,19 @@ func Body(req Request) ([]byte, error) {
 		return encode(tgiBody(&req))
 	case plan.EndpointTemplate:
 		return templateBody(&req)
+	case plan.EndpointImageGeneration:
+		m = imageGenBody(&req)
+	case plan.EndpointVideoGeneration:
+		m = videoGenBody(&req)
+	case plan.EndpointImageRetrieval:
+		var err error
+		if m, err = imageRetrievalBody(&req); err != nil {
+			return nil, err
+		}
+	case plan.EndpointSolidoRAG:
+		m = solidoBody(&req)
+	case plan.EndpointImageEdit:
+		return imageEditBody(&req)
 	case plan.EndpointRaw:
 		return nil, fmt.Errorf("build request body: --endpoint-type raw sends each record's payload as it is, and this record has none")
 	default:
@@ -106,7 +131,14 @@ func Body(req Request) ([]byte, error) {
 	}
 	maps.Copy(m, req.Extra)
 	maps.Copy(m, req.TurnExtra)
-	return encode(m)
+	if req.parts == nil {
+		return encode(m)
+	}
+	body, err := encode(m)
+	if err != nil {
+		return nil, err
+	}
+	return req.parts.splice(body)
 }
 
 // encode writes a body: keys sorted, HTML characters not escaped.
@@ -127,9 +159,9 @@ func messages(req *Request) any {
 	case len(req.RawMessages) > 0:
 		return req.RawMessages
 	case req.Messages != nil:
-		return req.Messages
+		return req.withParts(req.Messages)
 	}
-	return []Message{{Role: "user", Content: req.Prompt}}
+	return req.withParts([]Message{{Role: "user", Content: req.Prompt, Media: req.Media}})
 }
 
 // openaiBody is chat's and completions' body: chat sends "messages" and

@@ -60,6 +60,13 @@ type Response struct {
 	// Usage is the last non-null usage object seen: a separate choices:[]
 	// chunk (OpenAI, vLLM) or the last choice chunk (llama-server).
 	Usage *metrics.Usage
+	// Images is the images an image generation or edit reply carried.
+	Images int
+	// SentBytes is the size of the request body sent.
+	SentBytes int
+	// Video is a finished video job's figures (video_generation).
+	Video *VideoStats
+	job   string // the video job submitted
 	// SpecDecode is the last speculative-decoding acceptance the server
 	// reported (vLLM's metrics.speculative_decoding), nil when none.
 	SpecDecode *metrics.SpecDecode

@@ -125,6 +125,15 @@ const (
 	idHTTPChunksReceived
 	idSendLag
 	idErrorISL
+	// The media metrics (media.go).
+	idNumImages
+	idImageThroughput
+	idImageLatency
+	idAudioDuration
+	idRTFX
+	idVideoInferenceTime
+	idVideoPeakMemory
+	idPayloadBytes
 	numRecordMetrics
 )
 

@@ -80,6 +80,9 @@ type Record struct {
 	// response chunk (unparseable, or JSON of another shape); they were
 	// skipped.
 	MalformedChunks int `json:"malformed_chunks,omitempty"`
+	// Media is what a request with media carried and what the server
+	// reported of them (media.go); nil for a request without.
+	Media *MediaStats `json:"media,omitempty"`
 }
 
 // Usage is the server's token accounting (OpenAI `usage`), its vendor

@@ -142,6 +142,7 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 	visitSpecDecode(r.SpecDecode, emit)
 	visitHTTP(r.HTTP, emit)
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+	visitMedia(r, emit)
 }
 
 // fullTimes is a streamed request's full-response decode: from its first
@@ -183,6 +184,7 @@ func visitInputOnly(r *Record, emit func(id int, v float64)) {
 	}
 	visitHTTP(r.HTTP, emit)
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+	visitMedia(r, emit)
 }
 
 // eachGap yields the gaps between consecutive stamps, in ms: the

@@ -23,6 +23,9 @@ type Config struct {
 	ITLPerOSL     float64 `name:"itl-per-osl-token-ms" default:"0" placeholder:"MS" help:"Decode step time added per output token of the request (its max_tokens), as AIPerf's mock (default ${default})."`
 	TrialJitterCV float64 `name:"trial-jitter-cv" default:"0" placeholder:"CV" help:"Trial-to-trial noise: every latency is scaled by a lognormal draw of mean 1 and this coefficient of variation, drawn at start and again at every prefix-cache reset, seeded by --random-seed (default ${default}: no noise)."`
 	Fast          bool    `name:"fast" help:"No token latency at all (sets every latency flag to 0)."`
+	// ImageGenUSPerPixel prices image generation (docs/multimodal.md).
+	VideoGenMSPerFrame float64 `name:"video-gen-ms-per-frame" default:"0" placeholder:"MS" help:"Time a /v1/videos job takes per frame (num_frames, else seconds × fps, 4 s at 16 fps by default) after --ttft, in milliseconds (default ${default})."`
+	ImageGenUSPerPixel float64 `name:"image-gen-us-per-pixel" default:"0" placeholder:"US" help:"Time to generate each pixel of each image /v1/images/generations and /v1/images/edits return, after the prompt's prefill, in microseconds (default ${default})."`
 
 	Model      string  `name:"model" default:"mock-model" help:"Model id listed by /v1/models (requests for any model are accepted)."`
 	APIKey     string  `name:"api-key" help:"Require 'Authorization: Bearer <key>' on inference routes."`
@@ -73,7 +76,7 @@ func (c *Config) Validate() error {
 		v    float64
 	}{{"ttft", c.TTFT}, {"itl", c.ITL}, {"prefill-us-per-token", c.Prefill}, {"itl-concurrency-lin-ms", c.ITLPerSeq},
 		{"itl-per-osl-token-ms", c.ITLPerOSL}, {"trial-jitter-cv", c.TrialJitterCV}, {"error-rate", c.ErrorRate},
-		{"admin-latency-ms", c.AdminLatencyMS}} {
+		{"admin-latency-ms", c.AdminLatencyMS}, {"image-gen-us-per-pixel", c.ImageGenUSPerPixel}, {"video-gen-ms-per-frame", c.VideoGenMSPerFrame}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("--%s must be a finite number, got %g", f.flag, f.v)
 		}
@@ -103,6 +106,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--admin-fail-status must be an HTTP status between 200 and 599, got %d", c.AdminFailStatus)
 	case c.AdminFailStatus != 0 && c.AdminFailCount == 0:
 		return fmt.Errorf("--admin-fail-status needs --admin-fail-count >= 1")
+	case c.VideoGenMSPerFrame < 0:
+		return fmt.Errorf("--video-gen-ms-per-frame must be >= 0, got %g", c.VideoGenMSPerFrame)
+	case c.ImageGenUSPerPixel < 0:
+		return fmt.Errorf("--image-gen-us-per-pixel must be >= 0, got %g", c.ImageGenUSPerPixel)
 	case c.AdminLatencyMS < 0:
 		return fmt.Errorf("--admin-latency-ms must be >= 0, got %g", c.AdminLatencyMS)
 	case c.BlockSize < 1 || c.BlockSize > maxBlockSize:

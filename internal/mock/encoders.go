@@ -69,25 +69,34 @@ func (s *Server) encoder(api int) http.HandlerFunc {
 		if g.model == "" {
 			g.model = s.cfg.Model
 		}
-		if s.injectError() {
-			x.fail(w, http.StatusInternalServerError, "InternalServerError", "injected by --error-rate")
-			return
-		}
-		x.status = http.StatusOK
-		f := s.admit(r.Context(), x, g, arrival)
-		if f == nil {
-			return
-		}
-		defer f.finish()
-		if !f.pacer.wait(r.Context(), 0) {
-			x.status = statusClientGone
-			return
-		}
-		s.metrics.promptTokens.Add(uint64(prompt))
-		f.complete = true
-		x.end()
-		writeJSON(w, http.StatusOK, encoderReply(api, g, items))
+		s.prefillOnly(w, r, x, g, arrival, nil, func() any { return encoderReply(api, g, items) })
 	}
+}
+
+// prefillOnly serves a request that generates no tokens (embeddings,
+// rankings, images): an injected error, else a generation slot, the
+// prompt's prefill, then work (nil: none; false if the client went away)
+// and the reply.
+func (s *Server) prefillOnly(w http.ResponseWriter, r *http.Request, x *exchange, g *generation, arrival time.Time,
+	work func() bool, reply func() any) {
+	if s.injectError() {
+		x.fail(w, http.StatusInternalServerError, "InternalServerError", "injected by --error-rate")
+		return
+	}
+	x.status = http.StatusOK
+	f := s.admit(r.Context(), x, g, arrival)
+	if f == nil {
+		return
+	}
+	defer f.finish()
+	if !f.pacer.wait(r.Context(), 0) || (work != nil && !work()) {
+		x.status = statusClientGone
+		return
+	}
+	s.metrics.promptTokens.Add(uint64(g.usage.PromptTokens))
+	f.complete = true
+	x.end()
+	writeJSON(w, http.StatusOK, reply())
 }
 
 // encoderSegments returns the request's token segments and how many

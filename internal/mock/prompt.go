@@ -74,13 +74,12 @@ func (s *Server) rawSegments(raw json.RawMessage, tag uint64, segs []segment) ([
 			}
 		}
 	case shapeParts:
-		var parts []struct {
-			Text string `json:"text"`
+		media := func(got []uint32) {
+			segs = append(segs, segment{ids: got, tag: tag})
+			tag = 0
 		}
-		if err = json.Unmarshal(raw, &parts); err == nil {
-			for _, p := range parts {
-				text(p.Text)
-			}
+		if perr := s.partsSegments(raw, text, media); perr != nil {
+			return nil, perr
 		}
 	case shapeIDs:
 		var batch []int

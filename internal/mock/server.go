@@ -32,6 +32,7 @@ type Server struct {
 	adminDelay time.Duration
 	start      time.Time // monotonic origin of event times
 	tokens     *tokenSource
+	videos     videoJobs  // video_generation jobs (videos.go)
 	wordIDs    [][]uint32 // each output word's token ids; nil without EncodeTokens
 	blockSize  int
 	blockSeed  maphash.Seed
@@ -124,6 +125,13 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/ranking", s.encoder(apiNIMRankings))
 	mux.HandleFunc("POST /rerank", s.encoder(apiTEIRankings))
 	mux.HandleFunc("POST /v2/rerank", s.encoder(apiCohereRankings))
+	mux.HandleFunc("POST /v1/images/generations", s.images(false))
+	mux.HandleFunc("POST /v1/images/edits", s.images(true))
+	mux.HandleFunc("POST /v1/videos", s.submitVideo)
+	mux.HandleFunc("POST /v1/infer", s.retrieve)
+	mux.HandleFunc("POST /rag/api/prompt", s.solido)
+	mux.HandleFunc("GET /v1/videos/{id}", s.videoStatus(false))
+	mux.HandleFunc("GET /v1/videos/{id}/content", s.videoStatus(true))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	for path, route := range s.adminRoutes() {

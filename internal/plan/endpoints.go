@@ -19,6 +19,11 @@ const (
 	EndpointHuggingFaceGenerate = "huggingface_generate"
 	EndpointTemplate            = "template"
 	EndpointRaw                 = "raw"
+	EndpointImageGeneration     = "image_generation"
+	EndpointImageEdit           = "image_edit"
+	EndpointVideoGeneration     = "video_generation"
+	EndpointImageRetrieval      = "image_retrieval"
+	EndpointSolidoRAG           = "solido_rag"
 )
 
 // EndpointSpec is what AIPerf's plugin registry says of one endpoint type.
@@ -56,12 +61,18 @@ var endpointSpecs = map[string]EndpointSpec{
 	EndpointHuggingFaceGenerate: {Path: "/generate", StreamPath: "/generate_stream", Streams: true, Tokens: true},
 	EndpointTemplate:            {Streams: true, Tokens: true},
 	EndpointRaw:                 {Streams: true, Tokens: true},
+	EndpointImageGeneration:     {Path: "/v1/images/generations"},
+	EndpointImageEdit:           {Path: "/v1/images/edits"},
+	EndpointVideoGeneration:     {Path: "/v1/videos"},
+	EndpointImageRetrieval:      {Path: "/v1/infer"},
+	EndpointSolidoRAG:           {Path: "/rag/api/prompt", Tokens: true},
 }
 
 // EndpointTypes lists the --endpoint-type values, in AIPerf's order.
 var EndpointTypes = []string{EndpointChat, EndpointCohereRankings, EndpointCompletions, EndpointResponses,
 	EndpointMessages, EndpointChatEmbeddings, EndpointEmbeddings, EndpointHFTEIRankings,
-	EndpointHuggingFaceGenerate, EndpointNIMEmbeddings, EndpointNIMRankings, EndpointRaw, EndpointTemplate}
+	EndpointHuggingFaceGenerate, EndpointImageGeneration, EndpointImageEdit, EndpointVideoGeneration, EndpointImageRetrieval, EndpointNIMEmbeddings, EndpointNIMRankings,
+	EndpointRaw, EndpointSolidoRAG, EndpointTemplate}
 
 // Spec is the profile's endpoint type's spec (the zero spec for an unknown
 // type, which Check refuses).

@@ -74,7 +74,7 @@ type Profile struct {
 	Model                   []string `json:"model,omitempty" short:"m" aliases:"model-names" sep:"," group:"Endpoint" placeholder:"NAME" help:"Model name sent in each request (alias --model-names; several comma-separated or repeated: round-robin per request)."`
 	URL                     []string `json:"url,omitempty" short:"u" type:"list" default:"http://localhost:8000" group:"Endpoint" placeholder:"URL" help:"Server base URL; several (space-separated or the flag repeated) share the load as --url-strategy says (default ${default})."`
 	URLStrategy             string   `json:"url_strategy,omitempty" name:"url-strategy" enum:",round_robin" default:"" group:"Endpoint" placeholder:"STRATEGY" help:"How requests are spread over several --url: round_robin (AIPerf's only strategy, the default), each session's first request to the next URL in turn and its later turns to the same one."`
-	EndpointType            string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,cohere_rankings,completions,responses,messages,chat_embeddings,embeddings,hf_tei_rankings,huggingface_generate,nim_embeddings,nim_rankings,raw,template" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, nim_rankings, hf_tei_rankings, cohere_rankings, huggingface_generate, template or raw (default ${default})."`
+	EndpointType            string   `json:"endpoint_type" name:"endpoint-type" default:"chat" enum:"chat,cohere_rankings,completions,responses,messages,chat_embeddings,embeddings,hf_tei_rankings,huggingface_generate,image_generation,image_edit,video_generation,image_retrieval,nim_embeddings,nim_rankings,raw,solido_rag,template" group:"Endpoint" placeholder:"TYPE" help:"API shape: chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, nim_rankings, hf_tei_rankings, cohere_rankings, huggingface_generate, image_generation, image_edit, video_generation, image_retrieval, solido_rag, template or raw (default ${default})."`
 	ModelSelectionStrategy  string   `json:"model_selection_strategy,omitempty" name:"model-selection-strategy" enum:",round_robin,random,weighted" default:"" group:"Endpoint" placeholder:"STRATEGY" help:"With several --model: round_robin (the nth session gets model n mod count, the default) or random (uniform, seeded by --random-seed); a session keeps its model for every turn."`
 	Endpoint                string   `json:"endpoint,omitempty" aliases:"custom-endpoint" group:"Endpoint" placeholder:"PATH" help:"Override the request path appended to every --url (alias --custom-endpoint)."`
 	Streaming               bool     `json:"streaming,omitempty" group:"Endpoint" help:"Request SSE streaming (needed for TTFT and ITL)."`
@@ -151,6 +151,40 @@ type Profile struct {
 	RankingsPassagesPromptTokenStddev *int `json:"rankings_passages_prompt_token_stddev,omitempty" name:"rankings-passages-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per passage."`
 	RankingsQueryPromptTokenMean      *int `json:"rankings_query_prompt_token_mean,omitempty" name:"rankings-query-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per query (default 550)."`
 	RankingsQueryPromptTokenStddev    *int `json:"rankings_query_prompt_token_stddev,omitempty" name:"rankings-query-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per query."`
+
+	// Image input (media.go).
+	ImageWidthMean      float64 `json:"image_width_mean,omitempty" name:"image-width-mean" group:"Image input" placeholder:"PIXELS" help:"Mean width of the synthetic images sent with each chat request (with --image-height-mean; 0: no images)."`
+	ImageWidthStddev    float64 `json:"image_width_stddev,omitempty" name:"image-width-stddev" group:"Image input" placeholder:"PIXELS" help:"Standard deviation of the image width."`
+	ImageHeightMean     float64 `json:"image_height_mean,omitempty" name:"image-height-mean" group:"Image input" placeholder:"PIXELS" help:"Mean height of the synthetic images (with --image-width-mean)."`
+	ImageHeightStddev   float64 `json:"image_height_stddev,omitempty" name:"image-height-stddev" group:"Image input" placeholder:"PIXELS" help:"Standard deviation of the image height."`
+	ImageBatchSize      *int    `json:"image_batch_size,omitempty" name:"image-batch-size" aliases:"batch-size-image" group:"Image input" placeholder:"N" help:"Images per request (default 1; 0: none)."`
+	ImageFormat         string  `json:"image_format,omitempty" name:"image-format" enum:",png,jpeg,random" default:"" group:"Image input" placeholder:"FORMAT" help:"png (default), jpeg, or random (each image either)."`
+	ImageSource         string  `json:"image_source,omitempty" name:"image-source" group:"Image input" placeholder:"noise|DIR" help:"noise (default: random pixels, no two images alike) or a directory of PNG/JPEG/GIF images, sampled and resized."`
+	ImageSourceSampling string  `json:"image_source_sampling,omitempty" name:"image-source-sampling" enum:",random-with-replacement,shuffle-cycle,sequential-cycle" default:"" group:"Image input" placeholder:"STRATEGY" help:"How a directory source's images are drawn: random-with-replacement (default), shuffle-cycle or sequential-cycle."`
+
+	// Audio input (media.go).
+	AudioLengthMean   float64   `json:"audio_length_mean,omitempty" name:"audio-length-mean" group:"Audio input" placeholder:"SECONDS" help:"Mean duration of the synthetic audios (Gaussian noise) sent with each chat request as input_audio (0: none)."`
+	AudioLengthStddev float64   `json:"audio_length_stddev,omitempty" name:"audio-length-stddev" group:"Audio input" placeholder:"SECONDS" help:"Standard deviation of the audio duration."`
+	AudioBatchSize    *int      `json:"audio_batch_size,omitempty" name:"audio-batch-size" aliases:"batch-size-audio" group:"Audio input" placeholder:"N" help:"Audios per request (default 1; 0: none)."`
+	AudioFormat       string    `json:"audio_format,omitempty" name:"audio-format" enum:",wav,mp3" default:"" group:"Audio input" placeholder:"FORMAT" help:"wav (default) or mp3 (needs ffmpeg with libmp3lame)."`
+	AudioDepths       []int     `json:"audio_depths,omitempty" name:"audio-depths" sep:"," group:"Audio input" placeholder:"BITS" help:"Bit depths drawn from for each audio: 8, 16, 24, 32 (default 16; comma-separated or repeated)."`
+	AudioSampleRates  []float64 `json:"audio_sample_rates,omitempty" name:"audio-sample-rates" sep:"," group:"Audio input" placeholder:"KHZ" help:"Sample rates in kHz drawn from for each audio (default 16; comma-separated or repeated)."`
+	AudioNumChannels  int       `json:"audio_num_channels,omitempty" name:"audio-num-channels" group:"Audio input" placeholder:"N" help:"1 (mono, default) or 2 (stereo)."`
+
+	// Video input (media.go).
+	VideoWidth            int      `json:"video_width,omitempty" name:"video-width" group:"Video input" placeholder:"PIXELS" help:"Width of the synthetic videos sent with each chat request (with --video-height; needs ffmpeg)."`
+	VideoHeight           int      `json:"video_height,omitempty" name:"video-height" group:"Video input" placeholder:"PIXELS" help:"Height of the synthetic videos (with --video-width)."`
+	VideoBatchSize        *int     `json:"video_batch_size,omitempty" name:"video-batch-size" aliases:"batch-size-video" group:"Video input" placeholder:"N" help:"Videos per request (default 1; 0: none)."`
+	VideoDuration         *float64 `json:"video_duration,omitempty" name:"video-duration" group:"Video input" placeholder:"SECONDS" help:"Duration of each video (default 5)."`
+	VideoFPS              *int     `json:"video_fps,omitempty" name:"video-fps" group:"Video input" placeholder:"FPS" help:"Frames per second (default 4)."`
+	VideoSynthType        string   `json:"video_synth_type,omitempty" name:"video-synth-type" enum:",moving_shapes,grid_clock,noise" default:"" group:"Video input" placeholder:"TYPE" help:"moving_shapes (default), grid_clock or noise."`
+	VideoFormat           string   `json:"video_format,omitempty" name:"video-format" enum:",webm,mp4" default:"" group:"Video input" placeholder:"FORMAT" help:"webm (default) or mp4."`
+	VideoCodec            string   `json:"video_codec,omitempty" name:"video-codec" group:"Video input" placeholder:"CODEC" help:"ffmpeg video encoder (default libvpx-vp9)."`
+	VideoAudioSampleRate  *float64 `json:"video_audio_sample_rate,omitempty" name:"video-audio-sample-rate" group:"Video input" placeholder:"HZ|KHZ" help:"Sample rate of the embedded audio track, in Hz or (96 and below) kHz (default 44100)."`
+	VideoAudioNumChannels int      `json:"video_audio_num_channels,omitempty" name:"video-audio-num-channels" group:"Video input" placeholder:"N" help:"Embedded audio track: 0 (none, default), 1 or 2 channels."`
+	VideoAudioCodec       string   `json:"video_audio_codec,omitempty" name:"video-audio-codec" enum:",aac,libvorbis,libopus" default:"" group:"Video input" placeholder:"CODEC" help:"Audio encoder (default libvorbis for webm, libopus for mp4)."`
+	VideoAudioDepth       int      `json:"video_audio_depth,omitempty" name:"video-audio-depth" group:"Video input" placeholder:"BITS" help:"Bit depth of the embedded audio: 8, 16 (default), 24 or 32."`
+	DownloadVideoContent  bool     `json:"download_video_content,omitempty" name:"download-video-content" group:"Video input" help:"video_generation: also download each finished video (GET /v1/videos/{id}/content), inside the request's latency."`
 
 	// Input files and traces.
 	InputFile string `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`

@@ -66,6 +66,7 @@ func (p *Profile) Check() error {
 		v.url(raw)
 	}
 	v.checkEndpoint(p)
+	v.media(p)
 	if p.Endpoint != "" {
 		v.check(strings.HasPrefix(p.Endpoint, "/") && !strings.Contains(p.Endpoint, "://"), "endpoint",
 			fmt.Sprintf("must be a path starting with '/', got %q", p.Endpoint))

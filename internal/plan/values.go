@@ -95,24 +95,24 @@ func assign(f reflect.Value, value any) error {
 			return bad()
 		}
 	case reflect.Slice:
+		var elems []any
 		switch v := value.(type) {
-		case string:
-			f.Set(reflect.ValueOf([]string{v}))
-		case []string:
-			f.Set(reflect.ValueOf(append([]string(nil), v...)))
 		case []any:
-			out := make([]string, 0, len(v))
+			elems = v
+		case []string:
 			for _, e := range v {
-				s, ok := e.(string)
-				if !ok {
-					return bad()
-				}
-				out = append(out, s)
+				elems = append(elems, e)
 			}
-			f.Set(reflect.ValueOf(out))
-		default:
-			return bad()
+		default: // one value is a list of one
+			elems = []any{value}
 		}
+		out := reflect.MakeSlice(f.Type(), len(elems), len(elems))
+		for i, e := range elems {
+			if assign(out.Index(i), e) != nil {
+				return bad()
+			}
+		}
+		f.Set(out)
 	default:
 		return fmt.Errorf("unsupported option kind %s", f.Kind())
 	}
@@ -133,6 +133,9 @@ func typeName(t reflect.Type) string {
 	case reflect.Float64:
 		return "float"
 	case reflect.Slice:
+		if e := typeName(t.Elem()); e != "string" {
+			return e + " or list of " + e + "s"
+		}
 		return "string or list of strings"
 	}
 	return t.String()

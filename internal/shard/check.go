@@ -57,10 +57,34 @@ func checkRecord(r *metrics.Record, w window, urls int) error {
 	if err := checkUsage(r); err != nil {
 		return err
 	}
+	if err := checkMedia(r); err != nil {
+		return err
+	}
 	if err := checkSpecDecode(r); err != nil {
 		return err
 	}
 	return checkTimes(r, w)
+}
+
+// checkMedia refuses media figures no request could have: negative or
+// not finite.
+func checkMedia(r *metrics.Record) error {
+	m := r.Media
+	if m == nil {
+		return nil
+	}
+	vals := []float64{float64(m.Images), m.AudioSeconds, float64(m.PayloadBytes)}
+	for _, p := range []*float64{m.VideoInferenceS, m.VideoPeakMemoryMB} {
+		if p != nil {
+			vals = append(vals, *p)
+		}
+	}
+	for _, v := range vals {
+		if !(v >= 0 && v <= maxNumber) {
+			return fmt.Errorf("record %d: a media figure %v is out of range", r.Index, v)
+		}
+	}
+	return nil
 }
 
 // checkUsage refuses negative usage counts: the server's plausibility

@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/media"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// checkMedia refuses an input file whose records name media when the
+// endpoint type sends none: they would be dropped without a word.
+func checkMedia(p plan.Profile, ds dataset.Dataset) error {
+	if plan.SendsMedia(p.EndpointType) || !dataset.HasMedia(ds) {
+		return nil
+	}
+	return fmt.Errorf("%s names images, audios or videos, and --endpoint-type %s sends none: use chat (nothing was sent)", p.InputFile, p.EndpointType)
+}
+
+// mediaStats is what a request with media carried (its image parts, every
+// turn's; its audio inputs' duration), the server's video figures and the
+// body's size; nil for a request with neither media nor a video job.
+func mediaStats(req *endpoint.Request, resp *endpoint.Response) *metrics.MediaStats {
+	var m metrics.MediaStats
+	count := func(items []media.Item) {
+		for _, it := range items {
+			switch it.Kind {
+			case media.Image:
+				m.Images++
+			case media.Audio:
+				m.AudioSeconds += it.Seconds
+			}
+		}
+	}
+	count(req.Media)
+	for i := range req.Messages {
+		count(req.Messages[i].Media)
+	}
+	if v := resp.Video; v != nil {
+		m.VideoInferenceS, m.VideoPeakMemoryMB = v.InferenceS, v.PeakMemoryMB
+	}
+	if m == (metrics.MediaStats{}) && !hasMedia(req) {
+		return nil
+	}
+	m.PayloadBytes = resp.SentBytes
+	return &m
+}
+
+// hasMedia reports whether a request carries media.
+func hasMedia(req *endpoint.Request) bool {
+	if len(req.Media) > 0 {
+		return true
+	}
+	for i := range req.Messages {
+		if len(req.Messages[i].Media) > 0 {
+			return true
+		}
+	}
+	return false
+}

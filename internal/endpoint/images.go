@@ -1,0 +1,183 @@
+package endpoint
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime/multipart"
+	"net/textproto"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/media"
+)
+
+// imageGenBody is image_generation's body, AIPerf's: the prompt, the
+// model, response_format b64_json and n 1 (extras merged over them).
+func imageGenBody(req *Request) map[string]any {
+	m := make(map[string]any, 4+len(req.Extra)+len(req.TurnExtra))
+	m["prompt"] = req.Prompt
+	m["model"] = req.Model
+	m["response_format"] = "b64_json"
+	m["n"] = 1
+	return m
+}
+
+// multipartBoundary separates the parts of every image_edit body: random
+// per process, so that no image's bytes hold it.
+var multipartBoundary = func() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return "aiperf-" + hex.EncodeToString(b)
+}()
+
+// MultipartType is the Content-Type of an image_edit body.
+var MultipartType = "multipart/form-data; boundary=" + multipartBoundary
+
+// imageEditReserved are the image_edit fields the endpoint manages: an
+// --extra-inputs or record extra of that name is ignored, as in AIPerf.
+var imageEditReserved = []string{"prompt", "image", "url", "mask"}
+
+// imageEditBody is image_edit's multipart/form-data body, AIPerf's: the
+// prompt, model, response_format b64_json, n 1, the extras as fields, and
+// the turn's first image as the "image" file (or, given by URL, as SGLang's
+// "url" field).
+func imageEditBody(req *Request) ([]byte, error) {
+	var ref *media.Item
+	for i := range req.Media {
+		if req.Media[i].Kind == media.Image {
+			ref = &req.Media[i]
+			break
+		}
+	}
+	if ref == nil {
+		return nil, errors.New("build request body: image_edit needs a reference image, and this turn has none")
+	}
+	fields := map[string]any{"prompt": req.Prompt, "model": req.Model, "response_format": "b64_json", "n": 1}
+	for _, extra := range []map[string]any{req.Extra, req.TurnExtra} {
+		for k, v := range extra {
+			if !slices.Contains(imageEditReserved, k) {
+				fields[k] = v
+			}
+		}
+	}
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	if err := w.SetBoundary(multipartBoundary); err != nil {
+		return nil, fmt.Errorf("build request body: %w", err)
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := w.WriteField(k, formValue(fields[k])); err != nil {
+			return nil, fmt.Errorf("build request body: %w", err)
+		}
+	}
+	if err := imageField(w, ref); err != nil {
+		return nil, fmt.Errorf("build request body: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("build request body: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// imageField writes the reference image: a URL as the "url" field, a data
+// URI as the "image" file.
+func imageField(w *multipart.Writer, ref *media.Item) error {
+	if !strings.HasPrefix(ref.URL, "data:") {
+		return w.WriteField("url", ref.URL)
+	}
+	head, _, _ := strings.Cut(ref.URL, ";")
+	mime := strings.TrimPrefix(head, "data:")
+	raw, err := base64.StdEncoding.DecodeString(ref.Data())
+	if err != nil {
+		return fmt.Errorf("the reference image's data URI: %w", err)
+	}
+	ext := strings.TrimPrefix(mime, "image/")
+	if ext == "jpeg" {
+		ext = "jpg"
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image"; filename="image.%s"`, ext))
+	h.Set("Content-Type", mime)
+	part, err := w.CreatePart(h)
+	if err != nil {
+		return err
+	}
+	_, err = part.Write(raw)
+	return err
+}
+
+// formValue is a form field's text: a string as it is, a number in its
+// shortest form, anything else as JSON.
+func formValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case int:
+		return strconv.Itoa(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// imagesFormat reads an image generation or edit reply: OpenAI's (and
+// SGLang's) {"data": [{"b64_json" | "url"}]} or NIM's {"artifacts":
+// [{"base64"}]}; at least one image must have come back.
+type imagesFormat struct{}
+
+func (imagesFormat) label() string { return "images" }
+
+func (imagesFormat) stream() streamDecoder { return nonStreaming{} }
+
+func (imagesFormat) whole(b []byte, status int) (piece, string) {
+	var v struct {
+		Data []struct {
+			B64JSON string `json:"b64_json"`
+			URL     string `json:"url"`
+		} `json:"data"`
+		Artifacts []struct {
+			Base64 string `json:"base64"`
+		} `json:"artifacts"`
+		Usage *wireUsage      `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	if b[0] != '{' || json.Unmarshal(b, &v) != nil {
+		return piece{}, "the body is not a JSON object"
+	}
+	if e := errorField(v.Error, status); e != nil {
+		return piece{err: e}, ""
+	}
+	n := 0
+	for i, d := range v.Data {
+		if d.B64JSON == "" && d.URL == "" {
+			return piece{}, fmt.Sprintf("data[%d] has neither b64_json nor url", i)
+		}
+		n++
+	}
+	for i, a := range v.Artifacts {
+		if a.Base64 == "" {
+			return piece{}, fmt.Sprintf("artifacts[%d] has no base64 image", i)
+		}
+		n++
+	}
+	if n == 0 {
+		return piece{}, "no image came back (no data nor artifacts)"
+	}
+	p := piece{images: n}
+	if v.Usage != nil {
+		p.usage = promptUsage(v.Usage)
+	}
+	return p, ""
+}

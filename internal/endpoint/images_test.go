@@ -1,0 +1,82 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"mime"
+	"mime/multipart"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/media"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// TestImageEditBody: image_edit's multipart body carries AIPerf's fields,
+// the extras but not the reserved names, and the reference image's bytes
+// as the "image" file; a URL reference is SGLang's "url" field.
+func TestImageEditBody(t *testing.T) {
+	imgs, err := media.Images(context.Background(), media.ImageOptions{WidthMean: 8, HeightMean: 8, Batch: 1, Format: media.FormatJPEG}, 1, 1)
+	require.NoError(t, err)
+	req := Request{EndpointType: plan.EndpointImageEdit, Model: "flux", Prompt: "snow", Media: imgs,
+		Extra: map[string]any{"size": "512x512", "guidance_scale": 1.5, "prompt": "ignored"}, TurnExtra: map[string]any{"num_inference_steps": 4.0}}
+	body, err := Body(req)
+	require.NoError(t, err)
+	_, params, err := mime.ParseMediaType(MultipartType)
+	require.NoError(t, err)
+	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	fields := map[string]string{}
+	var file []byte
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		b, _ := io.ReadAll(p)
+		if p.FormName() == "image" {
+			assert.Equal(t, "image.jpg", p.FileName())
+			assert.Equal(t, "image/jpeg", p.Header.Get("Content-Type"))
+			file = b
+			continue
+		}
+		fields[p.FormName()] = string(b)
+	}
+	assert.Equal(t, map[string]string{"prompt": "snow", "model": "flux", "response_format": "b64_json", "n": "1",
+		"size": "512x512", "guidance_scale": "1.5", "num_inference_steps": "4"}, fields)
+	want, _ := base64.StdEncoding.DecodeString(imgs[0].Data())
+	assert.Equal(t, want, file)
+
+	req.Media = []media.Item{media.PassThrough(media.Image, "https://example.com/ref.png")}
+	body, err = Body(req)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "name=\"url\"\r\n\r\nhttps://example.com/ref.png")
+	req.Media = nil
+	_, err = Body(req)
+	assert.ErrorContains(t, err, "image_edit needs a reference image")
+}
+
+// TestImagesFormat: a reply is valid only when an image came back (OpenAI
+// data or NIM artifacts).
+func TestImagesFormat(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"data": [{"b64_json": "iVBOR"}]}`:                            "",
+		`{"data": [{"url": "https://x/y.png"}, {"b64_json": "AA"}]}`:   "",
+		`{"artifacts": [{"base64": "AA", "finishReason": "SUCCESS"}]}`: "",
+		`{"data": []}`:                        "no image came back",
+		`{"data": [{"revised_prompt": "x"}]}`: "data[0] has neither b64_json nor url",
+		`{"artifacts": [{}]}`:                 "artifacts[0] has no base64 image",
+		`[1]`:                                 "not a JSON object",
+	} {
+		p, why := imagesFormat{}.whole([]byte(body), 200)
+		assert.Contains(t, why, want, body)
+		if want == "" {
+			assert.Empty(t, why, body)
+			assert.Positive(t, p.images)
+		}
+	}
+}

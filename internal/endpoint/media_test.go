@@ -1,0 +1,100 @@
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/media"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// TestBodyMediaParts: a chat message with media is sent as AIPerf's
+// content parts (text, images, audios, videos), the payloads spliced in
+// exactly, and a URL that needs escaping escaped.
+func TestBodyMediaParts(t *testing.T) {
+	imgs, err := media.Images(context.Background(), media.ImageOptions{WidthMean: 8, HeightMean: 8, Batch: 1}, 1, 2)
+	require.NoError(t, err)
+	odd := media.PassThrough(media.Image, `https://example.com/a"b\c.png`)
+	audio := media.Item{Kind: media.Audio, URL: "data:audio/wav;base64,UklGRg==", Format: "wav"}
+	video := media.PassThrough(media.Video, "https://example.com/v.mp4")
+	req := Request{EndpointType: plan.EndpointChat, Model: "m", Prompt: "describe " + placeholderMark + "0",
+		Media: []media.Item{imgs[0], odd, audio, video, imgs[1]}}
+	body, err := Body(req)
+	require.NoError(t, err)
+	var got struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(body, &got), string(body[:min(200, len(body))]))
+	require.Len(t, got.Messages, 1)
+	parts := got.Messages[0].Content
+	require.Len(t, parts, 6)
+	want := []map[string]any{
+		{"type": "text", "text": req.Prompt},
+		{"type": "image_url", "image_url": map[string]any{"url": imgs[0].URL}},
+		{"type": "image_url", "image_url": map[string]any{"url": odd.URL}},
+		{"type": "input_audio", "input_audio": map[string]any{"data": "UklGRg==", "format": "wav"}},
+		{"type": "video_url", "video_url": map[string]any{"url": video.URL}},
+		{"type": "image_url", "image_url": map[string]any{"url": imgs[1].URL}},
+	}
+	for i, p := range parts {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(p, &m))
+		assert.Equal(t, want[i], m, "part %d", i)
+	}
+	assert.False(t, strings.Contains(string(body), placeholderMark+"1"), "every placeholder replaced")
+
+	// History: only the messages with media become parts.
+	req = Request{EndpointType: plan.EndpointChat, Model: "m", Messages: []Message{
+		{Role: "system", Content: "be brief"}, {Role: "user", Content: "look", Media: imgs[:1]}, {Role: "assistant", Content: "ok"}}}
+	body, err = Body(req)
+	require.NoError(t, err)
+	var hist struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(body, &hist))
+	assert.JSONEq(t, `"be brief"`, string(hist.Messages[0].Content))
+	assert.Contains(t, string(hist.Messages[1].Content), imgs[0].URL)
+	assert.JSONEq(t, `"ok"`, string(hist.Messages[2].Content))
+}
+
+// BenchmarkMediaBody is the per-request cost of a chat body carrying one
+// 1024×1024 noise PNG (4.2 MB as a data URI): encoding with a placeholder,
+// then one copy splicing the image in.
+func BenchmarkMediaBody(b *testing.B) {
+	imgs, err := media.Images(context.Background(), media.ImageOptions{WidthMean: 1024, HeightMean: 1024, Batch: 1}, 1, 1)
+	require.NoError(b, err)
+	req := Request{EndpointType: plan.EndpointChat, Model: "m", Prompt: strings.Repeat("word ", 100), Media: imgs, Streaming: true, MaxTokens: 100}
+	b.SetBytes(int64(len(imgs[0].URL)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Body(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMediaBodyEncodingJSON is the same body with the image left to
+// encoding/json, the cost the splice avoids.
+func BenchmarkMediaBodyEncodingJSON(b *testing.B) {
+	imgs, err := media.Images(context.Background(), media.ImageOptions{WidthMean: 1024, HeightMean: 1024, Batch: 1}, 1, 1)
+	require.NoError(b, err)
+	m := map[string]any{"model": "m", "stream": true, "messages": []partMessage{{Role: "user", Content: []any{
+		textPart{Type: "text", Text: strings.Repeat("word ", 100)}, imagePart{Type: "image_url", ImageURL: urlValue{URL: imgs[0].URL}}}}}}
+	b.SetBytes(int64(len(imgs[0].URL)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encode(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+)
+
+// video_generation follows SGLang's (and OpenAI's) asynchronous job
+// pattern: POST /v1/videos submits the prompt and answers a job id; GET
+// /v1/videos/{id} is polled until its status is completed (or failed);
+// with --download-video-content, GET /v1/videos/{id}/content is read too.
+// The request's latency runs from the submit to the completed status (or
+// the end of the download).
+
+// videoGenBody is video_generation's body: the prompt and model, the
+// extras (size, seconds, fps, num_frames, ...) merged over them.
+func videoGenBody(req *Request) map[string]any {
+	m := make(map[string]any, 2+len(req.Extra)+len(req.TurnExtra))
+	m["prompt"] = req.Prompt
+	m["model"] = req.Model
+	return m
+}
+
+// PollIntervalEnv names AIPerf's setting of the seconds between status
+// polls (0.1 to 60; default 0.1).
+const PollIntervalEnv = "AIPERF_HTTP_VIDEO_POLL_INTERVAL"
+
+// pollInterval is the time between status polls: PollIntervalEnv when it
+// is a number, clamped to [0.1 s, 60 s], else 0.1 s.
+func pollInterval() time.Duration {
+	s, err := strconv.ParseFloat(os.Getenv(PollIntervalEnv), 64)
+	if err != nil || s != s {
+		s = 0.1
+	}
+	return time.Duration(min(60, max(0.1, s)) * float64(time.Second))
+}
+
+// videoJob is a video job's status reply, as far as aiperf reads it.
+type videoJob struct {
+	ID     string          `json:"id"`
+	Status string          `json:"status"`
+	Error  json.RawMessage `json:"error"`
+	// SGLang's timings: inference_time_s and peak_memory_mb.
+	InferenceS   *float64 `json:"inference_time_s"`
+	PeakMemoryMB *float64 `json:"peak_memory_mb"`
+}
+
+// videoFormat reads the submit reply: a job with an id, not failed.
+type videoFormat struct{}
+
+func (videoFormat) label() string { return "video job" }
+
+func (videoFormat) stream() streamDecoder { return nonStreaming{} }
+
+func (videoFormat) whole(b []byte, status int) (piece, string) {
+	var j videoJob
+	if b[0] != '{' || json.Unmarshal(b, &j) != nil {
+		return piece{}, "the body is not a JSON object"
+	}
+	if e := errorField(j.Error, status); e != nil {
+		return piece{err: e}, ""
+	}
+	if j.ID == "" {
+		return piece{}, "the job has no id"
+	}
+	return piece{job: j.ID}, ""
+}
+
+// VideoStats are a finished video job's server-reported figures (nil when
+// absent).
+type VideoStats struct {
+	InferenceS, PeakMemoryMB *float64
+	// Downloaded is the bytes of the video read (--download-video-content).
+	Downloaded int64
+}
+
+// pollVideo follows a submitted job to its end: it polls the job every
+// pollInterval until completed (success) or failed (the request fails
+// with the job's error), then downloads the video when asked. ctx bounds
+// it (the request timeout).
+func (c *Client) pollVideo(ctx context.Context, req *Request, res *Response) {
+	base := strings.TrimRight(req.URL, "/") + "/" + res.job
+	tick := time.NewTicker(pollInterval())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			res.EndNs, res.Err = c.now(), &metrics.Error{Type: ErrTypeTimeout, Message: fmt.Sprintf("video job %s: %v while waiting for it to complete", res.job, ctx.Err())}
+			return
+		case <-tick.C:
+		}
+		var j videoJob
+		if err := c.getJSON(ctx, req, base, &j); err != nil {
+			res.EndNs, res.Err = c.now(), err
+			return
+		}
+		switch strings.ToLower(j.Status) {
+		case "completed", "succeeded", "success":
+			res.EndNs, res.Video = c.now(), &VideoStats{InferenceS: j.InferenceS, PeakMemoryMB: j.PeakMemoryMB}
+			if req.DownloadVideo {
+				c.download(ctx, req, base+"/content", res)
+			}
+			return
+		case "failed", "error", "cancelled", "canceled":
+			msg := string(j.Error)
+			if msg == "" {
+				msg = "no error given"
+			}
+			res.EndNs, res.Err = c.now(), &metrics.Error{Type: ErrTypeHTTP, Message: c.redact(fmt.Sprintf("video job %s %s: %s", res.job, j.Status, clipMsg(msg)))}
+			return
+		}
+	}
+}
+
+// getJSON GETs url and decodes its JSON body (at most the response bound).
+func (c *Client) getJSON(ctx context.Context, req *Request, url string, v any) *metrics.Error {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return &metrics.Error{Type: ErrTypeRequest, Message: fmt.Sprintf("poll the video job: %v", err)}
+	}
+	hr.Header = c.header(*req)
+	resp, err := c.keep.Do(hr)
+	if err != nil {
+		return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(fmt.Sprintf("poll the video job: %v", err))}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxResp)+1))
+	switch {
+	case err != nil:
+		return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(fmt.Sprintf("poll the video job: %v", err))}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return &metrics.Error{Code: resp.StatusCode, Type: ErrTypeHTTP, Message: c.redact(fmt.Sprintf("poll the video job: HTTP %d: %s", resp.StatusCode, clipMsg(string(b))))}
+	case json.Unmarshal(b, v) != nil:
+		return &metrics.Error{Type: ErrTypeInvalidResponse, Message: c.redact("poll the video job: not a JSON job status: " + clipMsg(string(b)))}
+	}
+	return nil
+}
+
+// download reads the finished video, ending the request when it is read.
+func (c *Client) download(ctx context.Context, req *Request, url string, res *Response) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err == nil {
+		hr.Header = c.header(*req)
+		var resp *http.Response
+		if resp, err = c.keep.Do(hr); err == nil {
+			defer resp.Body.Close()
+			if resp.StatusCode < 200 || resp.StatusCode > 299 {
+				res.EndNs, res.Err = c.now(), &metrics.Error{Code: resp.StatusCode, Type: ErrTypeHTTP, Message: fmt.Sprintf("download the video: HTTP %d", resp.StatusCode)}
+				return
+			}
+			res.Video.Downloaded, err = io.Copy(io.Discard, resp.Body)
+		}
+	}
+	res.EndNs = c.now()
+	if err != nil {
+		res.Err = &metrics.Error{Type: ErrTypeConnection, Message: c.redact(fmt.Sprintf("download the video: %v", err))}
+	}
+}
+
+// clipMsg shortens a server's text for an error message.
+func clipMsg(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
