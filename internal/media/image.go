@@ -121,9 +121,11 @@ func Images(ctx context.Context, o ImageOptions, seed int64, n int) ([]Item, err
 		level := png.NoCompression // noise does not compress: the filters and deflate are wasted work
 		if src == nil {
 			img = Noise(r, w, h)
-		} else if img, err = src.pick(j, w, h); err != nil {
-			return Item{}, err
 		} else {
+			var err error // this image's: the closures run in parallel
+			if img, err = src.pick(j, w, h); err != nil {
+				return Item{}, err
+			}
 			level = png.BestSpeed
 		}
 		it, err := EncodeImage(img, format, level)
