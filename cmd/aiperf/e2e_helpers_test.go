@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,6 +31,11 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// hangGuard is how long a test waits for what must happen before it calls
+// it a hang: far above what the behaviour needs, even beside CPU burners
+// on a loaded machine; never what a test asserts.
+const hangGuard = 3 * time.Minute
 
 // mockServer is an in-process aiperf-mock-server on a random loopback port.
 type mockServer struct {

@@ -260,7 +260,7 @@ func assertInterruptedAfterFirstTrials(t *testing.T, r invocation, ms []*mockSer
 	assert.Contains(t, r.stderr, "interrupted after 2 of 8 trials")
 	assert.Equal(t, 2, strings.Count(r.stderr, "interrupted (not stored)"), "both running trials stopped")
 	for _, m := range ms {
-		assert.Eventually(t, func() bool { return m.control().ProfilerStops == 2 }, 30*time.Second, 10*time.Millisecond,
+		assert.Eventually(t, func() bool { return m.control().ProfilerStops == 2 }, hangGuard, 10*time.Millisecond,
 			"the interrupted trial stopped its profiler")
 	}
 	runs, err := openStore(t, dir).ListRuns(context.Background(), store.RunFilter{Sweep: "lanes"})

@@ -311,7 +311,7 @@ func TestWorkerKilledMidPhase(t *testing.T) {
 	go func() {
 		select {
 		case <-g.stuck:
-		case <-time.After(2 * time.Minute):
+		case <-time.After(hangGuard):
 			return // the test fails on its own
 		}
 		fw.mu.Lock()
@@ -363,7 +363,7 @@ func TestWorkersInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	go func() {
-		for deadline := time.Now().Add(time.Minute); m.control().InferenceRequests < 30 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(hangGuard); m.control().InferenceRequests < 30 && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		cancel(fmt.Errorf("%w by interrupt", context.Canceled))
