@@ -559,46 +559,21 @@ func (g groupsJSON) versus(t *testing.T, metric string) versusJSON {
 	return versusJSON{}
 }
 
-// TestCompareSeesTheSlowerServer: replicated runs of a server that cannot
-// answer within 200 ms and of one that answers at once, grouped by name or
-// matched cell by cell across two sweeps, are compared with a verdict. The
-// difference is structural: the slow mock never sends a first token before
-// 200 ms, the fast one's TTFT is the machine's overhead alone, so only the
-// direction and the verdict are asserted, never a ratio of timings (the
-// deltas' arithmetic is tested on fixed data in TestCompareCommand and
-// internal/compare).
+// TestCompareSeesTheSlowerServer: two sweeps of one script, against a
+// server that cannot answer within 200 ms and one that answers at once,
+// share one cell under different labels: compared as groups (SWEEP/CELL)
+// or sweep against sweep (cells matched by parameters), the slow one is
+// worse, with a verdict. The difference is structural: the slow mock never
+// sends a first token before 200 ms, the fast one's TTFT is the machine's
+// overhead alone, so only the direction and the verdict are asserted, never
+// a ratio of timings (the deltas' arithmetic is tested on fixed data in
+// TestCompareCommand and internal/compare).
 func TestCompareSeesTheSlowerServer(t *testing.T) {
 	subprocesses(t)
 	fast := startMock(t, mock.Config{Fast: true})
 	slow := startMock(t, mock.Config{TTFT: 200, ITL: 1})
 	dir := t.TempDir()
 	tok := tinyTokenizer(t)
-	group := func(name, url string) {
-		t.Helper()
-		inv := cli(t, dir, "profile", "-m", "mock-model", "-u", url, "--streaming", "--ui", "none", "--tokenizer", tok,
-			"--isl", "16", "--osl", "4", "--num-dataset-entries", "4", "--concurrency", "2", "--request-count", "4",
-			"--num-profile-runs", "3", "--name", name, "--artifact-dir", name)
-		require.Equal(t, ExitOK, inv.code, "%s:\n%s", name, inv.stderr)
-	}
-	group("fast", fast.URL)
-	group("slow", slow.URL)
-
-	rep := compareGroups(t, dir, 3, "fast", "slow")
-	v := rep.versus(t, "time_to_first_token.avg")
-	require.NotNil(t, v.P, "both sides are replicated: a verdict was computed")
-	require.NotNil(t, v.DeltaPct)
-	assert.Positive(t, *v.DeltaPct, "the slow server's TTFT is the larger")
-	assert.True(t, v.Significant)
-	assert.Equal(t, "worse", v.Verdict)
-
-	table := cli(t, dir, "compare", "fast", "slow")
-	require.Equal(t, ExitOK, table.code, table.stderr)
-	row := lineContaining(t, table.stdout, "time_to_first_token.avg")
-	assert.Contains(t, row, "worse")
-	assert.Regexp(t, `\+[\d,]+\.\d%`, row)
-
-	// Two sweeps of one script, against the fast and the slow server, that
-	// share one cell under different labels: cells match by parameters.
 	script := writeFile(t, dir, "pair.star", `
 def base(url):
     return profile(model = "mock-model", url = url, tokenizer = vars["tok"], streaming = True, request_count = 4,
@@ -613,6 +588,20 @@ sweep(name = "after", base = base(vars["slow"]), trials = 3, matrix = {"concurre
 			"--set", "tok="+tok, "--ui", "none")
 		require.Equal(t, ExitOK, inv.code, "%s:\n%s", only, inv.stderr)
 	}
+
+	rep := compareGroups(t, dir, 3, "before/high", "after/concurrency_2")
+	v := rep.versus(t, "time_to_first_token.avg")
+	require.NotNil(t, v.P, "both sides are replicated: a verdict was computed")
+	require.NotNil(t, v.DeltaPct)
+	assert.Positive(t, *v.DeltaPct, "the slow server's TTFT is the larger")
+	assert.True(t, v.Significant)
+	assert.Equal(t, "worse", v.Verdict)
+	table := cli(t, dir, "compare", "before/high", "after/concurrency_2")
+	require.Equal(t, ExitOK, table.code, table.stderr)
+	row := lineContaining(t, table.stdout, "time_to_first_token.avg")
+	assert.Contains(t, row, "worse")
+	assert.Regexp(t, `\+[\d,]+\.\d%`, row)
+
 	diff := cli(t, dir, "compare", "--sweep", "before", "--sweep", "after", "--format", "json")
 	require.Equal(t, ExitOK, diff.code, diff.stderr)
 	var sd sweepDiffJSON
