@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,32 +23,18 @@ import (
 )
 
 // terminal is a pseudo-terminal: tty is the program's side (its stdout
-// and stderr); what it shows is read from the other side.
+// and stderr); what it shows (String) is read from the other side.
 type terminal struct {
+	syncBuffer
 	tty    *os.File
-	mu     sync.Mutex
-	out    bytes.Buffer
 	copied chan struct{}
-}
-
-func (term *terminal) Write(p []byte) (int, error) {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	return term.out.Write(p)
-}
-
-// soFar is what the terminal has shown until now.
-func (term *terminal) soFar() string {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	return term.out.String()
 }
 
 // shown closes the program's side and returns all the terminal showed.
 func (term *terminal) shown() string {
 	term.tty.Close()
 	<-term.copied
-	return term.soFar()
+	return term.String()
 }
 
 // openPTY opens a pseudo-terminal (the test is skipped where there is none).
@@ -127,13 +112,13 @@ func TestProfileDashboardSecondInterruptRestoresTheTerminal(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	require.Eventually(t, func() bool {
-		return strings.Contains(term.soFar(), hideCursor) && m.control().InferenceRequests > 0
+		return strings.Contains(term.String(), hideCursor) && m.control().InferenceRequests > 0
 	}, hangGuard, 10*time.Millisecond, "the dashboard is up and the load goes")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	select {
 	case <-stopping: // the clean stop is under way, held at the profiler stop
 	case <-time.After(hangGuard):
-		t.Fatalf("no profiler stop after the first Ctrl-C:\n%s", term.soFar())
+		t.Fatalf("no profiler stop after the first Ctrl-C:\n%s", term.String())
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	code := exitCode(t, cmd, hangGuard)

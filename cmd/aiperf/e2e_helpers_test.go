@@ -105,9 +105,29 @@ func cliCtx(ctx context.Context, t *testing.T, dir string, args ...string) invoc
 		dir = t.TempDir()
 	}
 	t.Chdir(dir)
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr syncBuffer
 	code := run(ctx, append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), &stdout, &stderr)
 	return invocation{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes, as the binary's
+// os.Stdout and os.Stderr are: a run writes its log, its progress lines and
+// the scrapes' warnings from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // quick are flags for a fast, small profile against url.
