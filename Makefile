@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin
 
-.PHONY: all build test vet lint demo bench bench-go fuzz clean
+.PHONY: all build test vet lint demo bench bench-pinned bench-go fuzz clean
 
 all: build
 
@@ -13,7 +13,8 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/aiperf ./cmd/aiperf
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/aiperf-mock-server ./cmd/aiperf-mock-server
 
-# The README's test command: vet, then every test with the race detector.
+# The README's test command: vet, then every test with the race detector (docs/README.md:
+# the documentation's runnable blocks are among them).
 test: vet
 	$(GO) test -race -count=1 -timeout 15m ./...
 
@@ -25,7 +26,8 @@ lint: vet
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) mod tidy -diff
 
-# Every fuzz target for FUZZTIME (default 10s) each; `make test` runs their seed corpora.
+# Every fuzz target for FUZZTIME (default 1m) each, or those matching FUZZ (a
+# regexp: make fuzz FUZZ=Trace FUZZTIME=10s); `make test` runs their seed corpora.
 fuzz:
 	./scripts/fuzz.sh
 
@@ -33,13 +35,19 @@ fuzz:
 demo: build
 	./scripts/demo.sh
 
-# The client's ceiling against the --fast mock, beside a hand-written baseline.
+# The client's ceiling against the --fast mock, beside a hand-written baseline:
+# first pinned (server and client on a core each), then sharing the machine.
 bench: build
-	$(GO) run ./internal/cmd/clientbench -mock $(BIN)/aiperf-mock-server
+	$(GO) run ./internal/cmd/clientbench -mock $(BIN)/aiperf-mock-server -aiperf $(BIN)/aiperf
 
-# Go micro-benchmarks of the hot paths (SSE reader, client, tokenizer, metrics, store).
+# Only the pinned table (docs/performance.md): aiperf and the minimal client
+# on one core, the neutral server on the other, at concurrency 1, 64 and 256.
+bench-pinned: build
+	$(GO) run ./internal/cmd/clientbench -aiperf $(BIN)/aiperf -concurrency '' -rates '' -scrape '' -startup 0 -memory '' -truth ''
+
+# Go micro-benchmarks of the hot paths (SSE reader, client, a request of the whole path, tokenizer, metrics, store).
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/sse ./internal/endpoint ./internal/load ./internal/metrics ./internal/dataset ./internal/tokenizer ./internal/compare ./store ./starlark
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/sse ./internal/endpoint ./internal/bench ./internal/load ./internal/metrics ./internal/dataset ./internal/tokenizer ./internal/compare ./store ./starlark
 
 clean:
 	rm -rf $(BIN)

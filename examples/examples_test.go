@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/search"
 	"github.com/aiperf-go/aiperf/starlark"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,7 @@ var documented = map[string][]struct {
 	"demo.star":         {{"demo", 6, 2}},
 	"trace_replay.star": {{"trace-replay", 2, 3}},
 	"multi_turn.star":   {{"multi-turn", 2, 1}},
+	"sla_search.star":   nil, // a search: see TestSLASearchExample
 }
 
 func TestExamples(t *testing.T) {
@@ -48,8 +50,13 @@ func TestExamples(t *testing.T) {
 				{"url set", map[string]string{"url": "http://10.0.0.1:9000"}, "http://10.0.0.1:9000"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					sweeps, err := starlark.Load(context.Background(), file, starlark.Options{Vars: tc.vars})
+					script, err := starlark.LoadScript(context.Background(), file, starlark.Options{Vars: tc.vars})
 					require.NoError(t, err)
+					sweeps := script.Sweeps
+					for _, s := range script.Searches {
+						assert.Equal(t, []string{tc.url}, s.Base.URL, "search %s", s.Name)
+						assert.NoError(t, s.Check(), "search %s", s.Name)
+					}
 					require.Len(t, sweeps, len(want))
 					for i, s := range sweeps {
 						assert.Equal(t, want[i].name, s.Name)
@@ -173,4 +180,47 @@ func TestExampleDetails(t *testing.T) {
 			assert.LessOrEqual(t, *c.Profile.RequestCount, 50)
 		}
 	})
+}
+
+// TestSLASearchExample: sla_search.star declares one search whose planner is
+// the script's next_point; against a server whose p99 TTFT meets the 80 ms
+// SLA up to concurrency 8 (the mock of its header), it climbs by the
+// headroom, bisects and answers 8 in 6 probes. (cmd/aiperf runs it against
+// the mock, killed and resumed.)
+func TestSLASearchExample(t *testing.T) {
+	t.Parallel()
+	script, err := starlark.LoadScript(context.Background(), "sla_search.star", starlark.Options{})
+	require.NoError(t, err)
+	require.Empty(t, script.Sweeps)
+	require.Len(t, script.Searches, 1)
+	s := script.Searches[0]
+	assert.Equal(t, "sla", s.Name)
+	assert.Equal(t, "starlark:next_point", s.Config.Planner)
+	assert.True(t, s.Base.ResetKVCache, "every probe resets the cache before its load")
+	assert.Equal(t, []search.Filter{{Metric: "time_to_first_token", Stat: "p99", Op: "lt", Threshold: 80}}, s.Config.Filters)
+	srch, err := s.New()
+	require.NoError(t, err)
+	var h search.History
+	for range 30 {
+		step, err := srch.Next(h)
+		require.NoError(t, err)
+		if step.Stop {
+			break
+		}
+		c := step.Point[0]
+		ttft := 20.0 // the mock of the header: 20 ms up to 8 running, a 144 ms wait beyond
+		if c > 8 {
+			ttft = 164
+		}
+		h.Probes = append(h.Probes, search.Probe{Point: step.Point, Trials: []search.Trial{{OK: true,
+			Values: map[string]float64{"time_to_first_token.p99": ttft, "output_token_throughput.avg": c}}}})
+	}
+	var probes []float64
+	for _, p := range h.Probes {
+		probes = append(probes, p.Point[0])
+	}
+	assert.Equal(t, []float64{1, 4, 16, 10, 7, 8, 9}, probes)
+	sum := srch.Summarize(h)
+	assert.Equal(t, 8.0, sum.Bracket.Pass.Value)
+	assert.Equal(t, 9.0, sum.Bracket.Fail.Value)
 }

@@ -54,9 +54,11 @@ type sweepRun struct {
 	spent    time.Duration
 }
 
-func newSweepRun(sw plan.Sweep, o Options, trials []plan.Trial, done map[string]bool) *sweepRun {
+// newSweepRun readies a run of trials in lanes (every trial of trials in
+// one of them); done lists the trials an earlier run stored complete.
+func newSweepRun(sw plan.Sweep, o Options, lanes []plan.Lane, trials []plan.Trial, done map[string]bool) *sweepRun {
 	s := &sweepRun{
-		sw: sw, o: o, lanes: Lanes(sw, o.Parallel), done: done,
+		sw: sw, o: o, lanes: lanes, done: done,
 		position: make(map[string]int, len(trials)), last: map[string]int{}, variation: make(map[string]int, len(sw.Cells)),
 		cooldown: time.Duration(sw.CooldownSeconds * float64(time.Second)),
 		out:      Outcome{Total: len(trials)}, results: map[string][]*result.Run{},
@@ -184,7 +186,8 @@ func (s *sweepRun) ended(ctx context.Context, l int, t plan.Trial, spec Spec, ru
 		return false
 	}
 	if _, serr := s.o.Store.SaveRun(context.WithoutCancel(ctx), run, s.o.TrialDir(t)); serr != nil {
-		s.storeErr = fmt.Errorf("store %s %s trial %d: %w", s.sw.Name, t.Cell.Label, t.Number, serr)
+		s.storeErr = fmt.Errorf("store %s %s trial %d: %w; the trial is not stored, its exports are in %s (--resume runs it again)",
+			s.sw.Name, t.Cell.Label, t.Number, serr, s.o.TrialDir(t))
 		s.cancel()
 		return false
 	}

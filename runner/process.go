@@ -129,8 +129,10 @@ type Local struct {
 	// stopping every origin's profiler may take longer.
 	Grace time.Duration
 	// Workers, above 1, sends each trial's load from that many worker
-	// processes of the child (profile --workers).
-	Workers int
+	// processes of the child (profile --workers), with WorkerArgs (the
+	// deadlines' flags) after it.
+	Workers    int
+	WorkerArgs []string
 }
 
 // grace is p.Grace, or the default for spec: a minute, stretched to cover a
@@ -183,7 +185,7 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 	args := append(append([]string{}, p.Args...), "profile", "--spec-file", specPath,
 		"--artifact-dir", dir, "--result-file", resultPath, "--ui", "none", "--no-store", "-v")
 	if p.Workers > 1 {
-		args = append(args, "--workers", fmt.Sprint(p.Workers))
+		args = append(append(args, "--workers", fmt.Sprint(p.Workers)), p.WorkerArgs...)
 	}
 	cmd := exec.CommandContext(ctx, p.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

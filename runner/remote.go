@@ -23,7 +23,7 @@ func RemoteSpec(spec Spec) (Spec, string, error) {
 	spec.Profile.APIKey = ""
 	spec.ProfilerMark = ""
 	if HoldsOtherSecret(spec.Profile) {
-		return spec, "", fmt.Errorf("cell %s: a secret in --header, --url, --server-metrics or --gpu-telemetry "+
+		return spec, "", fmt.Errorf("cell %s: a secret in --header, --url, --server-metrics, --gpu-telemetry or --extra-inputs "+
 			"cannot be passed to a remote trial without writing it into its spec; only the API key (--api-key) "+
 			"travels, as a Secret: move the credential there or use --executor local", spec.Info.CellLabel)
 	}
@@ -31,7 +31,7 @@ func RemoteSpec(spec Spec) (Spec, string, error) {
 }
 
 // HoldsOtherSecret reports whether p holds a secret other than its API key
-// (in --header, --url, --server-metrics or --gpu-telemetry): one that only
+// (in --header, --url, --server-metrics, --gpu-telemetry or --extra-inputs): one that only
 // its spec could carry to another machine.
 func HoldsOtherSecret(p plan.Profile) bool {
 	p.APIKey = ""

@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
@@ -80,19 +82,43 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			return Outcome{Total: len(trials)}, fmt.Errorf("read completed trials: %w", err)
 		}
 	}
-	s := newSweepRun(sw, o, trials, done)
+	s := newSweepRun(sw, o, Lanes(sw, o.Parallel), trials, done)
 	out, storeErr := s.run(ctx)
 	switch {
 	case storeErr != nil:
 		return out, storeErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
-		return out, fmt.Errorf("sweep %q interrupted after %d of %d trials (rerun with --resume to finish): %w",
-			sw.Name, out.Completed+out.Failed+out.Skipped, out.Total, context.Canceled)
+		return out, &interrupted{msg: fmt.Sprintf("sweep %q interrupted after %d of %d trials (rerun with --resume to finish)",
+			sw.Name, out.Completed+out.Failed+out.Skipped, out.Total), cause: context.Cause(ctx)}
 	case out.Failed > 0:
 		return out, fmt.Errorf("%w: %d of %d trials of sweep %q failed", ErrTrialsFailed, out.Failed, out.Total, sw.Name)
 	}
 	return out, nil
+}
+
+// interrupted is the error of a sweep stopped by a cancellation: it is
+// context.Canceled, and its message says how far the sweep got and what
+// stopped it when the cause names something (a signal), never a bare
+// "context canceled".
+type interrupted struct {
+	msg   string
+	cause error // ctx's cause; nil when only a trial was interrupted
+}
+
+func (e *interrupted) Error() string {
+	if e.cause == nil || e.cause == context.Canceled {
+		return e.msg
+	}
+	return e.msg + ": " + e.cause.Error()
+}
+
+// Unwrap returns the cause, which is context.Canceled.
+func (e *interrupted) Unwrap() error {
+	if e.cause == nil {
+		return context.Canceled
+	}
+	return e.cause
 }
 
 // aggregate writes the aggregate of t's cell over runs (called when t is
@@ -106,9 +132,11 @@ func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run) {
 	}
 }
 
+// progress prints a line, fitted to the terminal's width (report.Fit).
 func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
-		fmt.Fprintf(o.Progress, format, args...)
+		line := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
+		fmt.Fprintln(o.Progress, report.Fit(o.Progress, line))
 	}
 }
 

@@ -7,11 +7,14 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
 WORK=${DEMO_DIR:-artifacts/demo}
 mkdir -p "$WORK"
-STORE="$WORK/aiperf.db"
 LOG="$WORK/mock-server.log"
-# Each demo starts afresh: aiperf refuses to run a new sweep over the trial
-# directories of an earlier one, so the previous demo's sweep and store go.
-rm -rf "$WORK/demo" "$WORK/demo-slow" "$WORK/plots" "$WORK/report.html" "$STORE" "$STORE-wal" "$STORE-shm"
+# The runs go to the store every aiperf command reads by default
+# (artifacts/aiperf.db, or $AIPERF_STORE), so `aiperf plot --sweep demo`
+# and `aiperf compare` work afterwards as printed. Each demo starts afresh:
+# aiperf refuses to run a new sweep over the trial directories of an
+# earlier one, so the previous demo's directories go (its runs stay in the
+# store; a name means its latest sweep).
+rm -rf "$WORK/demo" "$WORK/demo-slow" "$WORK/plots" "$WORK/report.html"
 
 # start_mock LOG FLAGS...: starts a mock server on a free port and sets URL.
 PIDS=()
@@ -36,8 +39,8 @@ start_mock() {
 start_mock "$LOG" --ttft 20 --itl 2
 echo "demo: mock server at $URL (log: $LOG)"
 
-"$BIN/aiperf" --store "$STORE" plan examples/demo.star --set url="$URL"
-"$BIN/aiperf" --store "$STORE" sweep examples/demo.star --set url="$URL" --artifact-dir "$WORK"
+"$BIN/aiperf" plan examples/demo.star --set url="$URL"
+"$BIN/aiperf" sweep examples/demo.star --set url="$URL" --artifact-dir "$WORK"
 echo
 echo "demo: KV-cache resets the mock server received (one per trial subprocess):"
 curl -s "$URL/mock/control" | grep -o '"reset_count":[0-9]*' || true
@@ -45,19 +48,19 @@ echo "demo: each trial's own check of its reset (from the server's cached-token 
 grep -h "KV cache reset" "$WORK"/demo/*/trial_*/aiperf.log | sed 's/:.*//' | sort | uniq -c
 echo
 echo "demo: is concurrency 4 slower per request than concurrency 1 beyond run-to-run noise?"
-echo "  aiperf --store $STORE compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128"
-"$BIN/aiperf" --store "$STORE" compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128
+echo "  aiperf compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128"
+"$BIN/aiperf" compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128
 
 # The same sweep against a server three times slower to its first token,
 # then both drawn: their Pareto fronts overlaid, and one HTML report.
 start_mock "$WORK/mock-server-slow.log" --ttft 60 --itl 2
 echo
 echo "demo: the same sweep against a slower server (--ttft 60) at $URL"
-"$BIN/aiperf" --store "$STORE" sweep examples/demo.star --set url="$URL" --set name=demo-slow --artifact-dir "$WORK" --ui none >/dev/null
+"$BIN/aiperf" sweep examples/demo.star --set url="$URL" --set name=demo-slow --artifact-dir "$WORK" --ui none >/dev/null
 echo
 echo "demo: figures of both sweeps (Pareto fronts overlaid), and one HTML report:"
-echo "  aiperf --store $STORE plot --sweep demo --sweep demo-slow -o $WORK/plots"
-"$BIN/aiperf" --store "$STORE" plot --sweep demo --sweep demo-slow -o "$WORK/plots"
-echo "  aiperf --store $STORE report --sweep demo --sweep demo-slow -o $WORK/report.html"
-"$BIN/aiperf" --store "$STORE" report --sweep demo --sweep demo-slow -o "$WORK/report.html"
+echo "  aiperf plot --sweep demo --sweep demo-slow -o $WORK/plots"
+"$BIN/aiperf" plot --sweep demo --sweep demo-slow -o "$WORK/plots"
+echo "  aiperf report --sweep demo --sweep demo-slow -o $WORK/report.html"
+"$BIN/aiperf" report --sweep demo --sweep demo-slow -o "$WORK/report.html"
 echo "demo: open $WORK/report.html in a browser (one file, works offline); the figures are in $WORK/plots/"

@@ -1,6 +1,7 @@
 // Package starlark loads a sweep script (a .star file) into plain Go: Load runs
-// the script once and returns the []plan.Sweep it declared. No go.starlark.net
-// type crosses this package's API.
+// the script once and returns the []plan.Sweep it declared; LoadScript also
+// returns its []plan.Search. No go.starlark.net type crosses this package's
+// API (a search's planner function is a search.Planner).
 //
 // Builtins declare, Go decides: profile() and sweep() only record what the
 // script asks for; after the script has run, Load expands every sweep into
@@ -38,6 +39,19 @@
 //	    Each cell's random_seed is the base seed plus the cell's position in
 //	    the expansion (before skip), unless the cell sets random_seed itself
 //	    or same_seed = True.
+//	search(name, base, space, sla = None, objective = "", direction = "maximize",
+//	       planner = None, max_iterations = 0, initial_points = 0, seed = 0,
+//	       trials = 1, max_replicates = 0, confidence = 0.95, grid = None,
+//	       stats = None, cooldown_seconds = 0)
+//	    Declares an adaptive search (docs/search.md): each probe is a cell of
+//	    base with its point of space ({"concurrency": [1, 1000]}) applied.
+//	    planner is a built-in name (monotonic, smooth_isotonic, bo, grid) or
+//	    a function of the history (a struct per probe: index, point,
+//	    verdict, confidence, objective, trials, failed_trials, stats,
+//	    values) returning the next point (a dict) or None. LoadScript binds
+//	    it: each call runs on a thread of its own with the script's step
+//	    limit, no load() and no declarations, and it is called once on the
+//	    empty history so a broken planner fails at load.
 //	vars
 //	    A frozen dict of the --set key=value pairs; values are strings
 //	    (vars.get("requests", 100) gives a default; int() converts).
@@ -59,6 +73,20 @@
 // A plan is bounded: a sweep() whose cells (counted before skip from the
 // lengths of its lists) times its trials would take the script over
 // Options.MaxTrials fails before anything is expanded.
+//
+// A script is bounded in time and memory. Every file is rewritten after it
+// is parsed (rewrite.go) so that its operators, calls and slices go through
+// guards (guard.go): an operation that would build a string of more than
+// MaxStringBytes (16 MiB), a list, tuple, dict or set of more than
+// MaxElements (2^20) or an integer of more than MaxIntBits fails at its
+// position before it allocates ([0] * 10**9, list(range(10**9)), a join,
+// a doubling, a replace or format that repeats, str or json.encode of a
+// value whose parts are shared), and one that reads a large value is
+// charged steps for it, so that Options.MaxSteps bounds the time. The heap
+// is measured every 65,536 steps and before every large operation: a
+// script that grows it by more than Options.MaxMemory (1 GiB) stops. A
+// compound assignment (x += y) whose target calls a function is refused, as
+// its guard would evaluate the target twice.
 //
 // # Errors
 //

@@ -66,12 +66,30 @@ func scriptError(err error, stepLimit string) error {
 	return &Error{Pos: innermost(stack).String(), Msg: msg, Backtrace: backtrace(eval)}
 }
 
-// scriptFrames drops the trailing built-in frames (the builtin that failed).
+// scriptFrames drops the guards' frames (rewrite.go) and the trailing
+// built-in frames (the builtin that failed).
 func scriptFrames(stack starlark.CallStack) starlark.CallStack {
-	for len(stack) > 0 && stack[len(stack)-1].Pos.Filename() == builtinFile {
-		stack = stack[:len(stack)-1]
+	var out starlark.CallStack
+	for _, f := range stack {
+		if !strings.HasPrefix(f.Name, guardName) {
+			out = append(out, f)
+		}
 	}
-	return stack
+	for len(out) > 0 && out[len(out)-1].Pos.Filename() == builtinFile {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// callerPos is where the script called the running builtin: the first
+// frame below it that is not a guard's.
+func callerPos(th *starlark.Thread) syntax.Position {
+	for d := 1; d < th.CallStackDepth(); d++ {
+		if f := th.CallFrame(d); !strings.HasPrefix(f.Name, guardName) {
+			return f.Pos
+		}
+	}
+	return syntax.Position{}
 }
 
 // innermost is the position of the deepest script frame.

@@ -149,7 +149,7 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 	for k, pt := range d.labelled() {
 		p := d.base
 		for _, prm := range pt.params {
-			if prm.Secret() {
+			if prm.Secret(d.base.RedactParam) {
 				return sw, []error{at(": %s cannot be swept: its value is a secret and would be written into cell "+
 					"labels, artifact paths and the store; set it on the base profile (one sweep per credential)", prm.Name)}
 			}

@@ -3,8 +3,11 @@ package starlark
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +36,10 @@ type Options struct {
 	// MaxSteps bounds the Starlark execution steps of the whole load (loaded
 	// modules and skip calls included); 0 means DefaultMaxSteps.
 	MaxSteps uint64
+	// MaxMemory bounds how much the heap may grow while the script runs
+	// (measured every 65,536 steps); 0 means DefaultMaxMemory. One
+	// operation builds at most MaxStringBytes or MaxElements (guard.go).
+	MaxMemory uint64
 	// MaxTrials bounds the plan: the cells of every sweep, counted before
 	// skip, times its trials, summed over the script. A sweep() call that
 	// goes over it fails before its cells are expanded. 0 means
@@ -53,8 +60,26 @@ type Options struct {
 // top-level if/for allowed; no while, no recursion, no global reassignment.
 var fileOptions = syntax.FileOptions{Set: true, TopLevelControl: true}
 
+// Script is what a script declared: its sweeps and its searches, each in
+// declaration order.
+type Script struct {
+	Sweeps   []plan.Sweep
+	Searches []plan.Search
+}
+
 // Load runs the script at path and returns the sweeps it declared, in
-// declaration order, each expanded into validated cells.
+// declaration order, each expanded into validated cells; the searches it
+// declares are checked as LoadScript checks them and left out.
+func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
+	s, err := LoadScript(ctx, path, o)
+	return s.Sweeps, err
+}
+
+// LoadScript runs the script at path and returns the sweeps it declared,
+// each expanded into validated cells, and its searches, each with its
+// planner function bound (called on the empty history once, so a planner
+// that fails, loops past the step limit or proposes a point outside the
+// space is refused now) and its probe profiles checked.
 //
 // load() reads only .star files inside the directory tree of the script
 // (path) or of a lib path, symlinks resolved: see Options.LibPaths.
@@ -62,25 +87,26 @@ var fileOptions = syntax.FileOptions{Set: true, TopLevelControl: true}
 // Problems in the script are *Error values (several are joined with
 // errors.Join); a failure to read the script itself, a script not named
 // *.star or an unusable lib path is an ordinary error. When ctx is
-// cancelled, the script stops and Load returns ctx's error.
-func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
+// cancelled, the script stops and LoadScript returns ctx's error; a search
+// planner's later calls stop with ctx too.
+func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return Script{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	path = filepath.Clean(path)
 	sb, err := newSandbox(path, o.LibPaths, o.ReadFile == nil)
 	if err != nil {
-		return nil, err
+		return Script{}, err
 	}
 	target, err := sb.script(path)
 	if err != nil {
-		return nil, err
+		return Script{}, err
 	}
 	l := newLoader(o, sb)
 	stop := context.AfterFunc(ctx, func() { l.thread.Cancel(context.Cause(ctx).Error()) })
 	defer stop()
 
-	var sweeps []plan.Sweep
+	var out Script
 	var errs []error
 	if _, err := l.exec(path, target); err != nil {
 		errs = append(errs, err)
@@ -88,18 +114,26 @@ func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
 		l.state.closed = true
 		for _, d := range l.state.sweeps {
 			sw, problems := d.expand(l)
-			sweeps = append(sweeps, sw)
+			out.Sweeps = append(out.Sweeps, sw)
 			errs = append(errs, problems...)
 		}
+		for _, d := range l.state.searches {
+			s, err := d.bind(ctx, l)
+			out.Searches = append(out.Searches, s)
+			errs = append(errs, err)
+		}
 	}
-	if len(errs) == 0 {
-		return sweeps, nil
+	if errors.Join(errs...) == nil {
+		return out, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return Script{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	var flat []error // one *Error per problem, even where a file had several
 	for _, err := range errs {
+		if err == nil {
+			continue
+		}
 		err = l.scriptError(err)
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			flat = append(flat, j.Unwrap()...)
@@ -107,7 +141,7 @@ func Load(ctx context.Context, path string, o Options) ([]plan.Sweep, error) {
 			flat = append(flat, err)
 		}
 	}
-	return nil, errors.Join(flat...)
+	return Script{}, errors.Join(flat...)
 }
 
 // loader runs one script and the modules it loads on a single thread, so
@@ -121,7 +155,10 @@ type loader struct {
 	cache       map[string]*module // by the path read; nil entry: being loaded
 	loading     []loading          // the load chain, for cycle messages
 	maxSteps    uint64
-	overSteps   bool
+	guard       *guard
+	limit       string // the limit the script went over, said instead of the cancellation
+	print       func(string)
+	sources     hash.Hash // every file read, for a search planner's digest
 }
 
 type module struct {
@@ -143,6 +180,8 @@ func newLoader(o Options, sb *sandbox) *loader {
 		sandbox:  sb,
 		cache:    map[string]*module{},
 		maxSteps: cmp.Or(o.MaxSteps, DefaultMaxSteps),
+		guard:    &guard{maxMemory: cmp.Or(o.MaxMemory, DefaultMaxMemory), baseline: heapBytes()},
+		sources:  sha256.New(),
 	}
 	if l.readFile == nil {
 		l.readFile = os.ReadFile
@@ -151,26 +190,58 @@ func newLoader(o Options, sb *sandbox) *loader {
 	if printFn == nil {
 		printFn = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 	}
+	l.print = printFn
 	l.predeclared = starlark.StringDict{
 		"profile": starlark.NewBuiltin("profile", profileBuiltin),
 		"sweep":   starlark.NewBuiltin("sweep", sweepBuiltin),
+		"search":  starlark.NewBuiltin("search", searchBuiltin),
 		"vars":    varsDict(o.Vars),
 		"struct":  starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"json":    json.Module,
 		"math":    math.Module,
 	}
+	maps.Copy(l.predeclared, l.guard.builtins())
 	l.thread = &starlark.Thread{
-		Name:  "aiperf sweep script",
-		Load:  func(t *starlark.Thread, m string) (starlark.StringDict, error) { return l.load(t, m) },
-		Print: func(_ *starlark.Thread, msg string) { printFn(msg) },
-		OnMaxSteps: func(t *starlark.Thread) {
-			l.overSteps = true
-			t.Cancel("step limit")
-		},
+		Name:       "aiperf sweep script",
+		Load:       func(t *starlark.Thread, m string) (starlark.StringDict, error) { return l.load(t, m) },
+		Print:      func(_ *starlark.Thread, msg string) { printFn(msg) },
+		OnMaxSteps: l.checkpoint,
 	}
-	l.thread.SetMaxExecutionSteps(l.maxSteps)
+	l.thread.SetMaxExecutionSteps(min(memoryCheckSteps, l.maxSteps))
 	l.thread.SetLocal(stateKey, l.state)
+	l.thread.SetLocal(guardKey, l.guard)
+	l.guard.slice = l.prelude("slice")
 	return l
+}
+
+// checkpoint runs every memoryCheckSteps steps: it stops the script at its
+// step limit or over its memory bound, else lets it run on.
+func (l *loader) checkpoint(t *starlark.Thread) {
+	steps := t.ExecutionSteps()
+	if steps >= l.maxSteps {
+		l.limit = fmt.Sprintf("script exceeded the step limit of %d steps", l.maxSteps)
+		t.Cancel("step limit")
+		return
+	}
+	if grown, over := l.guard.memory(); over {
+		l.limit = l.guard.overMemory(grown).Error()
+		t.Cancel("memory limit")
+		return
+	}
+	t.SetMaxExecutionSteps(min(steps+memoryCheckSteps, l.maxSteps))
+}
+
+// preludeSrc defines what the guards call to keep Starlark's own
+// semantics, compiled without the rewrite; its frames are built-in ones.
+const preludeSrc = "def slice(x, lo, hi, step):\n    return x[lo:hi:step]\n"
+
+// prelude is the prelude's function name.
+func (l *loader) prelude(name string) starlark.Callable {
+	globals, err := starlark.ExecFileOptions(&fileOptions, l.thread, builtinFile, preludeSrc, nil)
+	if err != nil {
+		panic(fmt.Sprintf("the prelude does not compile: %v", err))
+	}
+	return globals[name].(starlark.Callable)
 }
 
 // load implements load(): module paths are relative to the calling file,
@@ -204,20 +275,36 @@ func (l *loader) exec(display, target string) (starlark.StringDict, error) {
 	if err != nil {
 		err = fmt.Errorf("read %s: %w", display, err)
 	} else {
-		globals, err = starlark.ExecFileOptions(&fileOptions, l.thread, display, src, l.predeclared)
+		fmt.Fprintf(l.sources, "%s\x00%d\x00%s", display, len(src), src)
+		globals, err = l.run(display, src)
 	}
 	l.loading = l.loading[:len(l.loading)-1]
 	l.cache[target] = &module{globals, err}
 	return globals, err
 }
 
+// run parses the file, rewrites it so that its operations are guarded
+// (rewrite.go), and runs it.
+func (l *loader) run(display string, src []byte) (starlark.StringDict, error) {
+	f, err := fileOptions.Parse(display, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := rewriteFile(f); err != nil {
+		return nil, err
+	}
+	prog, err := starlark.FileProgram(f, l.predeclared.Has)
+	if err != nil {
+		return nil, err
+	}
+	globals, err := prog.Init(l.thread, l.predeclared)
+	globals.Freeze()
+	return globals, err
+}
+
 // scriptError converts a Starlark failure into *Error values.
 func (l *loader) scriptError(err error) error {
-	limit := ""
-	if l.overSteps {
-		limit = fmt.Sprintf("script exceeded the step limit of %d steps", l.maxSteps)
-	}
-	return scriptError(err, limit)
+	return scriptError(err, l.limit)
 }
 
 // varsDict builds the frozen vars dict, keys in sorted order.

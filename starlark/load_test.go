@@ -335,8 +335,8 @@ func TestErrors(t *testing.T) {
 			name:     "step limit",
 			files:    map[string]string{"sweeps.star": "def spin():\n    n = 0\n    for i in range(1000000):\n        n += i\n    return n\nspin()\n"},
 			maxSteps: 1000,
-			pos:      "sweeps.star:4:11", msg: "script exceeded the step limit of 1000 steps",
-			backtrace: []string{"sweeps.star:6:5: in <toplevel>", "sweeps.star:4:11: in spin"},
+			pos:      "sweeps.star:4:9", msg: "script exceeded the step limit of 1000 steps",
+			backtrace: []string{"sweeps.star:6:5: in <toplevel>", "sweeps.star:4:9: in spin"},
 		},
 		{
 			name:  "fail",

@@ -15,9 +15,10 @@ const stateKey = "aiperf.sweeps"
 
 // declared is the thread-local record of sweep() calls, in call order.
 type declared struct {
-	sweeps []*declaration
-	byName map[string]*declaration
-	closed bool // the script has run; skip functions may not declare sweeps
+	sweeps   []*declaration
+	searches []*searchDecl
+	byName   map[string]*declaration // sweeps and searches
+	closed   bool                    // the script has run; skip functions may not declare sweeps
 	// maxTrials bounds the trials of all sweeps, counted as they are
 	// declared; trials is the count so far.
 	maxTrials, trials int
@@ -74,7 +75,7 @@ func sweepBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if st.closed {
 		return nil, fail("sweeps are declared by the script itself, not from inside skip")
 	}
-	pos := thread.CallFrame(1).Pos
+	pos := callerPos(thread)
 	if err := checkName(name); err != nil {
 		return nil, fail("name %w", err)
 	}

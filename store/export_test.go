@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // CountForTest runs a count(*) query.
 func CountForTest(ctx context.Context, db *DB, query string, args ...any) (int, error) {
@@ -31,3 +34,22 @@ func ExecForTest(ctx context.Context, db *DB, query string, args ...any) error {
 // SchemaVersion is the schema version of this binary: the number of its
 // latest migration.
 func SchemaVersion() int { return schemaVersion(embedded()) }
+
+// FillForTest makes the store's file full: every write that needs one more
+// page fails with SQLITE_FULL, as on a full disk, until the returned func
+// frees it. It holds the store to one connection, since the limit
+// (PRAGMA max_page_count) is a connection's.
+func FillForTest(ctx context.Context, db *DB) (free func() error, err error) {
+	db.db.SetMaxOpenConns(1)
+	var pages int
+	if err := db.db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+		return nil, err
+	}
+	if _, err := db.db.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages)); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := db.db.ExecContext(ctx, "PRAGMA max_page_count = 1073741823")
+		return err
+	}, nil
+}

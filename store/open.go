@@ -37,6 +37,12 @@ var readonlyDirectory = sqlite3.ErrReadonly.Extend(6)
 // readOnlyOptions open an existing file for reading only (a file: URI).
 const readOnlyOptions = "mode=ro&_busy_timeout=30000&_foreign_keys=on"
 
+// readerOptions open a store the process may write for reading only: the
+// file is opened read-write, so that the last connection removes the -wal
+// and -shm files on close (a mode=ro connection cannot, and leaves them
+// behind), and query_only refuses every write through it.
+const readerOptions = "mode=rw&_query_only=true&_busy_timeout=30000&_foreign_keys=on"
+
 // UnusableError is what Open and OpenReadOnly return for a store they
 // refuse before reading or writing any run: a directory, a file that is not
 // an aiperf store, a damaged database, a read-only one where writing is
@@ -139,6 +145,10 @@ func OpenReadOnly(path string) (*DB, error) {
 	}
 	ctx := context.Background()
 	db, applied, err := openReadOnly(ctx, path, false)
+	if err == nil && writable(path) {
+		db.db.Close()
+		db, applied, err = openReader(ctx, path, readerOptions)
+	}
 	if se := (sqlite3.Error{}); errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen) {
 		// A WAL database needs its -shm file; in a read-only directory
 		// SQLite cannot create it. Nobody can write there either, so the
@@ -174,6 +184,11 @@ func openReadOnly(ctx context.Context, path string, immutable bool) (*DB, []stri
 	if immutable {
 		opts += "&immutable=1"
 	}
+	return openReader(ctx, path, opts)
+}
+
+// openReader opens path with opts and reads its applied migrations.
+func openReader(ctx context.Context, path, opts string) (*DB, []string, error) {
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + opts
 	sqlDB, err := sql.Open("sqlite3", uri)
 	if err != nil {
@@ -369,16 +384,18 @@ func (db *DB) unusable(err error) error {
 		return fmt.Errorf("open store %q: %w", db.path, err)
 	}
 	var problem, remedy string
-	switch se.Code {
-	case sqlite3.ErrNotADB:
+	switch {
+	case diskFull(se): // SQLITE_FULL, or an I/O error whose errno is ENOSPC
+		problem, remedy = "cannot be written: its disk is full", "free some space on it"
+	case se.Code == sqlite3.ErrNotADB:
 		problem = "is not an SQLite database"
-	case sqlite3.ErrCorrupt:
+	case se.Code == sqlite3.ErrCorrupt:
 		problem, remedy = "is damaged", "restore it from a backup, or move it aside to start a new store"
-	case sqlite3.ErrReadonly:
+	case se.Code == sqlite3.ErrReadonly:
 		problem, remedy = "is read-only", "make the file writable"
-	case sqlite3.ErrCantOpen, sqlite3.ErrPerm, sqlite3.ErrAuth:
+	case se.Code == sqlite3.ErrCantOpen || se.Code == sqlite3.ErrPerm || se.Code == sqlite3.ErrAuth:
 		problem = "cannot be opened"
-	case sqlite3.ErrIoErr:
+	case se.Code == sqlite3.ErrIoErr:
 		problem = "cannot be read"
 	default:
 		return fmt.Errorf("open store %q: %w", db.path, err)

@@ -149,6 +149,20 @@ func TestOpenReadOnly(t *testing.T) {
 		_, err := db.SaveRun(ctx, newRun(runOpts{name: "x", records: 1}), "")
 		require.ErrorContains(t, err, "readonly")
 	})
+	t.Run("leaves no -wal or -shm files", func(t *testing.T) {
+		path := storeWithRuns(t, 2)
+		for _, f := range []string{path + "-wal", path + "-shm"} {
+			require.NoFileExists(t, f, "a closed writer leaves none")
+		}
+		db, err := store.OpenReadOnly(path)
+		require.NoError(t, err)
+		_, err = db.ListRuns(ctx, store.RunFilter{})
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		for _, f := range []string{path + "-wal", path + "-shm"} {
+			assert.NoFileExists(t, f, "a read leaves the store's directory as it found it")
+		}
+	})
 	t.Run("upgrades an older store", func(t *testing.T) {
 		db, runs := readRuns(t, olderStore(t))
 		assert.Len(t, runs, 1)

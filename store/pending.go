@@ -38,50 +38,59 @@ func (db *DB) BeginRun(r *result.Run) *Pending {
 }
 
 // Add stores a batch of finished records (in any order); it adds the run's
-// row with the first. After a failure it does nothing and returns that
-// failure: Complete then stores every record itself.
+// row with the first. Nothing of a batch that fails is kept, in the file or
+// here: after a failure Add does nothing and returns that failure, and
+// Complete stores every record itself.
 func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 	if p.err != nil || len(records) == 0 {
 		return p.err
 	}
-	p.err = p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
-		if p.id == 0 {
-			id, err := saveRun(ctx, tx, p.skel, "", 0, nil)
-			if err != nil {
+	id := p.id
+	err := p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		if id == 0 {
+			var err error
+			if id, err = saveRun(ctx, tx, p.skel, "", 0, nil); err != nil {
 				return err
 			}
-			p.id = id
 		}
-		return insertRecords(ctx, tx, p.id, records)
+		return insertRecords(ctx, tx, id, records)
 	})
-	if p.err != nil {
-		p.err = fmt.Errorf("store records while the run goes: %w", p.err)
+	if err != nil { // rolled back: the row and the records are not in the file
+		p.err = fmt.Errorf("store records while the run goes: %w", err)
 		return p.err
 	}
-	p.stored += len(records)
+	p.id, p.stored = id, p.stored+len(records)
 	return nil
 }
+
+// Stored is what the pending run has in the store: its row's id (0: none)
+// and how many records it holds. Until Complete succeeds the row is an
+// interrupted run.
+func (p *Pending) Stored() (id int64, records int) { return p.id, p.stored }
 
 // Complete stores the finished run r over its pending row, in one
 // transaction, and returns its id. The records Add stored are kept when
 // they are all of r's; otherwise (a batch failed, or r has records Add did
-// not see) they are replaced by r's.
+// not see) they are replaced by r's. A transient failure is tried again as
+// db.Retry says.
 func (p *Pending) Complete(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
 	if p.id == 0 {
 		return p.db.SaveRun(ctx, r, artifactDir)
 	}
 	var id int64
-	err := p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
-		var records []metrics.Record // nil: those stored are the run's
-		if p.err != nil || p.stored != len(r.Records) {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE run_id = ?`, p.id); err != nil {
-				return fmt.Errorf("replace the records stored while the run went: %w", err)
+	err := p.db.retry(ctx, "store run "+describeRun(r), func(ctx context.Context) error {
+		return p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+			var records []metrics.Record // nil: those stored are the run's
+			if p.err != nil || p.stored != len(r.Records) {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE run_id = ?`, p.id); err != nil {
+					return fmt.Errorf("replace the records stored while the run went: %w", err)
+				}
+				records = r.Records
 			}
-			records = r.Records
-		}
-		var err error
-		id, err = saveRun(ctx, tx, r, artifactDir, p.id, records)
-		return err
+			var err error
+			id, err = saveRun(ctx, tx, r, artifactDir, p.id, records)
+			return err
+		})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("save run %s: %w", describeRun(r), err)

@@ -35,12 +35,17 @@ const statValue = "value"
 // written, and its secrets are scrubbed from the command line, errors, hook
 // messages and scraped endpoints, so no secret reaches the file even if the
 // caller forgot.
+//
+// A transient failure (a full disk, an I/O error) is tried again as
+// db.Retry says; the write itself is never cut by ctx.
 func (db *DB) SaveRun(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
 	var id int64
-	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
-		var err error
-		id, err = saveRun(ctx, tx, r, artifactDir, 0, r.Records)
-		return err
+	err := db.retry(ctx, "store run "+describeRun(r), func(ctx context.Context) error {
+		return db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+			var err error
+			id, err = saveRun(ctx, tx, r, artifactDir, 0, r.Records)
+			return err
+		})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("save run %s: %w", describeRun(r), err)
@@ -84,6 +89,10 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 	if err != nil {
 		return 0, fmt.Errorf("encode workers: %w", err)
 	}
+	exports, err := json.Marshal(nonNil(r.Exports))
+	if err != nil {
+		return 0, fmt.Errorf("encode exports: %w", err)
+	}
 
 	var sweepID, trial sql.NullInt64
 	var cellID, trialKey sql.NullString
@@ -120,7 +129,7 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 		artifactDir, len(r.Records),
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
 		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail,
-		strings.Join(r.Audit.KVResetEvidence, ","), r.Audit.CapSkipped, string(workers),
+		strings.Join(r.Audit.KVResetEvidence, ","), r.Audit.CapSkipped, string(workers), string(exports),
 	})
 	if err != nil {
 		return 0, err
@@ -150,7 +159,7 @@ var runColumns = []string{"sweep_id", "cell_id", "trial", "trial_key", "name", "
 	"was_cancelled", "model", "url", "endpoint_type", "streaming", "mode", "concurrency", "request_rate", "isl", "osl",
 	"seed", "config", "cli_command", "tool_version", "host", "started_at", "ended_at", "artifact_dir", "record_count",
 	"target_rate", "achieved_rate", "cap_delayed", "retried", "precise_pacing", "client_bound", "warnings",
-	"kv_reset", "kv_reset_detail", "kv_reset_evidence", "cap_skipped", "workers"}
+	"kv_reset", "kv_reset_detail", "kv_reset_evidence", "cap_skipped", "workers", "exports"}
 
 // runRow is the values of runColumns.
 type runRow []any
@@ -379,7 +388,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		params                           sql.NullString
 		trial                            sql.NullInt64
 		mode, cfgJSON, start, end, warns string
-		workers                          string
+		workers, exports                 string
 		evidence                         string
 		targetRate                       sql.NullFloat64
 	)
@@ -387,7 +396,8 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 			r.was_cancelled, r.mode, r.config, r.cli_command, r.tool_version, r.host, r.started_at, r.ended_at,
 			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings,
-			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence, r.cap_skipped, r.workers
+			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence, r.cap_skipped, r.workers,
+			r.exports
 		FROM runs r
 		LEFT JOIN sweeps s ON s.id = r.sweep_id
 		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -395,7 +405,8 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		&sweepID, &sweepName, &cellID, &cellLabel, &params, &trial, &r.Name, &r.BenchmarkID, &r.Status, &r.Error,
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
 		&targetRate, &r.Audit.AchievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
-		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers)
+		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers,
+		&exports)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
 	}
@@ -416,6 +427,12 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 	}
 	if len(r.Audit.Workers) == 0 {
 		r.Audit.Workers = nil
+	}
+	if err := json.Unmarshal([]byte(exports), &r.Exports); err != nil {
+		return nil, fmt.Errorf("decode exports: %w", err)
+	}
+	if len(r.Exports) == 0 {
+		r.Exports = nil
 	}
 	r.Info = result.TrialInfo{Sweep: sweepName.String, SweepID: sweepID.Int64, CellID: cellID.String,
 		CellLabel: cellLabel.String, Trial: int(trial.Int64)}

@@ -27,6 +27,10 @@ type DB struct {
 	db   *sql.DB
 	path string
 
+	// Retry is how storing a finished run waits out a transient failure
+	// (zero: it does not).
+	Retry Retry
+
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 }
@@ -62,17 +66,18 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 }
 
 // inTx runs fn in one immediate transaction stamped with a single now,
-// committing when fn succeeds and rolling back otherwise.
+// committing when fn succeeds and rolling back otherwise. A failure for
+// want of space says so (ErrDiskFull).
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) error {
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return db.named(err)
 	}
 	if err := fn(tx, db.Now().UTC()); err != nil {
 		tx.Rollback()
-		return err
+		return db.named(err)
 	}
-	return tx.Commit()
+	return db.named(tx.Commit())
 }
 
 // wrap adds what was being done to an unexpected error; a not-found or

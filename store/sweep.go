@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -29,6 +30,8 @@ type SweepMeta struct {
 	// order); SaveRun also registers a cell the first time one of its trials
 	// is stored.
 	Cells []plan.Cell
+	// Kind is KindSweep (the default) or KindSearch.
+	Kind string
 }
 
 // Sweep is a stored sweep.
@@ -59,9 +62,9 @@ func (db *DB) BeginSweep(ctx context.Context, m SweepMeta) (int64, error) {
 	var id int64
 	err = db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
 		res, err := tx.ExecContext(ctx, `
-			INSERT INTO sweeps (name, script_path, plan_sha256, vars, trials, started_at, status)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			m.Name, m.ScriptPath, m.PlanSHA256, string(vars), max(1, m.Trials), formatTime(now), sweepRunning)
+			INSERT INTO sweeps (name, script_path, plan_sha256, vars, trials, started_at, status, kind)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.Name, m.ScriptPath, m.PlanSHA256, string(vars), max(1, m.Trials), formatTime(now), sweepRunning, cmp.Or(m.Kind, KindSweep))
 		if err != nil {
 			return err
 		}

@@ -48,6 +48,9 @@ func TestBadFlags(t *testing.T) {
 		{"kv cache below a block", []string{"--kv-cache-tokens", "8"}, "--kv-cache-tokens"},
 		{"negative max-num-seqs", []string{"--max-num-seqs", "-1"}, "--max-num-seqs"},
 		{"gpus", []string{"--gpu-metrics", "--gpus", "0"}, "--gpus"},
+		{"step budget under max-num-seqs", []string{"--max-num-seqs", "16", "--max-num-batched-tokens", "8"}, "--max-num-batched-tokens"},
+		{"negative per-seq step", []string{"--itl-concurrency-lin-ms", "-1"}, "--itl-concurrency-lin-ms"},
+		{"trial jitter range", []string{"--trial-jitter-cv", "20"}, "--trial-jitter-cv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr lockedBuffer
@@ -63,7 +66,8 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, exitOK, run(context.Background(), []string{"--help"}, &stdout, &stderr))
 	for _, flag := range []string{"--host", "--port", "--ttft", "--itl", "--fast", "--access-logs", "--api-key",
 		"--error-rate", "--random-seed", "--admin-fail-status", "--admin-fail-count", "--admin-latency-ms",
-		"--reset-success-false", "--model", "--block-size", "--kv-cache-tokens", "--max-num-seqs", "--gpu-metrics", "--gpus"} {
+		"--reset-success-false", "--model", "--block-size", "--kv-cache-tokens", "--max-num-seqs", "--gpu-metrics", "--gpus",
+		"--itl-concurrency-lin-ms", "--itl-per-osl-token-ms", "--trial-jitter-cv", "--max-num-batched-tokens"} {
 		assert.Contains(t, stdout.String(), flag)
 	}
 }

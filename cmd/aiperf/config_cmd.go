@@ -76,5 +76,5 @@ func (c *ConfigExpandCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
-	return printPlan(g, []plan.Sweep{sw}, c.Format, "aiperf profile --config FILE runs them.", 0)
+	return printPlan(g, []plan.Sweep{sw}, nil, c.Format, "aiperf profile --config FILE runs them.", 0)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/dashboard"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -14,14 +15,15 @@ import (
 // takes the run's counters and records, and prints the run's log above
 // itself. The returned function ends it once the run returned.
 func (c *ProfileCmd) dashboard(g *Globals, spec runner.Spec, opts *bench.Options) (stop func()) {
-	if c.UI != "dashboard" || !dashboard.Usable(g.Stdout, g.Stderr) {
+	term := termsafe.Raw(g.Stderr) // drawn on: the dashboard escapes what it shows
+	if c.UI != "dashboard" || !dashboard.Usable(termsafe.Raw(g.Stdout), term) {
 		return func() {}
 	}
 	title := spec.Name
 	if title == "" {
 		title = strings.Join(spec.Profile.Model, ", ")
 	}
-	d := dashboard.Start(g.Stderr, dashboard.Options{Title: title, Streaming: spec.Profile.Streams(), Fallback: g.Stderr})
+	d := dashboard.Start(term, dashboard.Options{Title: title, Streaming: spec.Profile.Streams(), Fallback: g.Stderr})
 	opts.Watch, opts.Progress = d, nil
 	opts.Log = spec.Profile.Redactor().Writer(d.Log())
 	abort := d.Abort

@@ -25,7 +25,7 @@ import (
 // terminal is a pseudo-terminal: tty is the program's side (its stdout
 // and stderr); what it shows (String) is read from the other side.
 type terminal struct {
-	syncBuffer
+	lockedBuffer
 	tty    *os.File
 	copied chan struct{}
 }

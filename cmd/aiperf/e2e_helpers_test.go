@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/shard/fakeworker"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -26,6 +26,9 @@ import (
 const beMain = "AIPERF_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeworker.Env); mode != "" { // a misbehaving worker (workers_stall_e2e_test.go)
+		os.Exit(fakeworker.Main(mode))
+	}
 	if os.Getenv(beMain) == "1" {
 		main() // exactly the binary's entry point, signal handling included
 	}
@@ -93,7 +96,8 @@ type invocation struct {
 }
 
 // cli runs the CLI in-process in dir (a fresh temp dir when empty) with
-// the store inside it.
+// the store inside it, --wide: the tests read names and cells whole
+// (TestConsoleFitsByDefault checks the default, fitted output).
 func cli(t *testing.T, dir string, args ...string) invocation {
 	t.Helper()
 	return cliCtx(context.Background(), t, dir, args...)
@@ -101,33 +105,19 @@ func cli(t *testing.T, dir string, args ...string) invocation {
 
 func cliCtx(ctx context.Context, t *testing.T, dir string, args ...string) invocation {
 	t.Helper()
+	return cliRun(ctx, t, dir, append([]string{"--wide"}, args...)...)
+}
+
+// cliRun is cli as the user types it: no flag added but --store.
+func cliRun(ctx context.Context, t *testing.T, dir string, args ...string) invocation {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
 	t.Chdir(dir)
-	var stdout, stderr syncBuffer
+	var stdout, stderr lockedBuffer // a run writes from several goroutines, as to os.Stdout
 	code := run(ctx, append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), &stdout, &stderr)
 	return invocation{code: code, stdout: stdout.String(), stderr: stderr.String()}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes, as the binary's
-// os.Stdout and os.Stderr are: a run writes its log, its progress lines and
-// the scrapes' warnings from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // quick are flags for a fast, small profile against url.

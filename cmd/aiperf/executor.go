@@ -8,15 +8,54 @@ import (
 	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/runner/kube"
 )
 
 // ExecutorArgs choose where `aiperf sweep` runs its trials.
 type ExecutorArgs struct {
-	Executor string `name:"executor" enum:"local,kubernetes" default:"local" group:"Executor" help:"Where trials run: local (a subprocess each) or kubernetes (a Job each, its result read back from the pod log) (default ${default})."`
-	KubeArgs `embed:""`
-	Workers  int `name:"workers" default:"1" group:"Executor" placeholder:"N" help:"Send each trial's load from N worker processes of its child (profile --workers; --executor local) (default ${default})."`
+	Executor        string `name:"executor" enum:"local,kubernetes" default:"local" group:"Executor" help:"Where trials run: local (a subprocess each) or kubernetes (a Job each, its result read back from the pod log) (default ${default})."`
+	KubeArgs        `embed:""`
+	Workers         int `name:"workers" default:"1" group:"Executor" placeholder:"N" help:"Send each trial's load from N worker processes of its child (profile --workers; --executor local) (default ${default})."`
+	WorkerDeadlines `embed:""`
+}
+
+// WorkerDeadlines bound a sharded cell's waits on its workers (--workers;
+// docs/workers.md): a worker that misses one is killed and named, the
+// others are stopped, the cell fails (exit 1) with the records that came.
+type WorkerDeadlines struct {
+	WorkerSilenceTimeout   time.Duration `name:"worker-silence-timeout" default:"30s" group:"Executor" placeholder:"DURATION" help:"Fail the cell when a worker (--workers) sends nothing, not even its heartbeat (every tenth of this), for this long: stopped, hung or cut off (default ${default})."`
+	WorkerHandshakeTimeout time.Duration `name:"worker-handshake-timeout" default:"5m" group:"Executor" placeholder:"DURATION" help:"Fail the cell when a worker is not prepared (tokenizer, dataset, clock) within this long of its start (default ${default})."`
+	WorkerDrainTimeout     time.Duration `name:"worker-drain-timeout" group:"Executor" placeholder:"DURATION" help:"Fail the cell when a worker goes on with a phase this long after another worker finished it, without sending a record (default: the phase's grace period + 30s when it has a duration, else --request-timeout-seconds + 30s)."`
+}
+
+// check refuses deadlines that are not positive.
+func (d WorkerDeadlines) check() error {
+	switch {
+	case d.WorkerSilenceTimeout <= 0:
+		return fmt.Errorf("--worker-silence-timeout must be positive, got %s (nothing was sent)", d.WorkerSilenceTimeout)
+	case d.WorkerHandshakeTimeout <= 0:
+		return fmt.Errorf("--worker-handshake-timeout must be positive, got %s (nothing was sent)", d.WorkerHandshakeTimeout)
+	case d.WorkerDrainTimeout < 0:
+		return fmt.Errorf("--worker-drain-timeout must not be negative, got %s (nothing was sent)", d.WorkerDrainTimeout)
+	}
+	return nil
+}
+
+// deadlines are the coordinator's.
+func (d WorkerDeadlines) deadlines() shard.Deadlines {
+	return shard.Deadlines{Silence: d.WorkerSilenceTimeout, Handshake: d.WorkerHandshakeTimeout, Drain: d.WorkerDrainTimeout}
+}
+
+// args are the flags that pass d on to a trial child.
+func (d WorkerDeadlines) args() []string {
+	args := []string{"--worker-silence-timeout", d.WorkerSilenceTimeout.String(),
+		"--worker-handshake-timeout", d.WorkerHandshakeTimeout.String()}
+	if d.WorkerDrainTimeout > 0 {
+		args = append(args, "--worker-drain-timeout", d.WorkerDrainTimeout.String())
+	}
+	return args
 }
 
 // KubeArgs say how Jobs are made with --executor kubernetes: a sweep's
@@ -59,11 +98,11 @@ func (a KubeArgs) kubeExecutor() (*kube.Executor, error) {
 }
 
 // checkWorkers refuses --workers that cannot be honoured, before anything
-// is sent: fewer than one, or more than a phase's concurrency or request
-// count.
+// is sent or allocated: fewer than one, more than shard.MaxWorkers, or more
+// than a phase can share out (its concurrency, request count, ...).
 func checkWorkers(workers int, profiles ...plan.Profile) error {
-	if workers < 1 {
-		return fmt.Errorf("--workers must be at least 1, got %d (nothing was sent)", workers)
+	if err := shard.CheckCount(workers); err != nil {
+		return fmt.Errorf("%w (nothing was sent)", err)
 	}
 	if workers == 1 {
 		return nil
@@ -96,6 +135,9 @@ func (a ExecutorArgs) executor(sweeps []plan.Sweep) (runner.Executor, error) {
 	if err := checkWorkers(a.Workers, profiles...); err != nil {
 		return nil, usageErr(err)
 	}
+	if err := a.WorkerDeadlines.check(); err != nil {
+		return nil, usageErr(err)
+	}
 	if a.Executor != "kubernetes" {
 		if err := a.checkLocal(); err != nil {
 			return nil, usageErr(err)
@@ -105,7 +147,7 @@ func (a ExecutorArgs) executor(sweeps []plan.Sweep) (runner.Executor, error) {
 			if err != nil {
 				return nil, fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
 			}
-			return runner.Local{Binary: self, Workers: a.Workers}, nil
+			return runner.Local{Binary: self, Workers: a.Workers, WorkerArgs: a.WorkerDeadlines.args()}, nil
 		}
 		return nil, nil
 	}

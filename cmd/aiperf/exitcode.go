@@ -1,6 +1,6 @@
 package main
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/exit-codes.md.
 const (
 	ExitOK          = 0   // success
 	ExitFailure     = 1   // runtime failure (server unreachable, reset failed, every request failed, ...)

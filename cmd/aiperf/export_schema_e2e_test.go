@@ -41,7 +41,9 @@ func TestJSONExportMatchesAIPerfSchema(t *testing.T) {
 	var schema exportSchema
 	require.NoError(t, json.Unmarshal(b, &schema))
 
-	m := startMock(t, mock.Config{Fast: true})
+	// A millisecond per token: every stream takes time after its first
+	// token, so each full-response metric has a value.
+	m := startMock(t, mock.Config{TTFT: 1, ITL: 1})
 	dir := t.TempDir()
 	inv := cli(t, dir, quick(m.URL, "--request-count", "8", "--warmup-request-count", "2", "--concurrency", "2",
 		"--api-key", "sk-schema-secret", "--no-store", "--artifact-dir", "out")...)

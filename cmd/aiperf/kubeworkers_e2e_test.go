@@ -119,7 +119,7 @@ func TestWorkersAsKubernetesPods(t *testing.T) {
 // a token that is not the cell's is refused by the coordinator and fails,
 // the token it presented never echoed.
 func TestWorkerWithAWrongTokenIsRefused(t *testing.T) {
-	l, err := shard.Listen("127.0.0.1:0", shard.NewToken(), 1)
+	l, err := shard.Listen("127.0.0.1:0", shard.NewToken(), 1, nil)
 	require.NoError(t, err)
 	defer l.Close()
 	addr := fmt.Sprintf("127.0.0.1:%d", l.Port())

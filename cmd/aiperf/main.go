@@ -18,6 +18,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -27,8 +29,9 @@ var version = "0.1.0-dev"
 // Globals are the options and streams every command receives.
 type Globals struct {
 	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
-	Stdout io.Writer `kong:"-"`
-	Stderr io.Writer `kong:"-"`
+	Wide   bool      `name:"wide" help:"Print tables and lines at full width (full metric names and cell labels) instead of fitting them to 120 columns."`
+	Stdout io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
+	Stderr io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
 	Args   []string  `kong:"-"` // the command line after the program name, as given
 	// sweepLists are the profile command line's comma lists
 	// (--concurrency 8,16,32), each parsed as its first value.
@@ -82,9 +85,9 @@ func main() {
 var beforeHardExit atomic.Pointer[func()]
 
 // interruptContext returns a context cancelled by the first SIGINT or
-// SIGTERM: the run stops cleanly (in-flight requests cut, profiler stopped,
-// results written). With exitOnSecond, a second signal exits at once with
-// ExitInterrupted. A sweep's trial child gets each Ctrl-C twice (from the
+// SIGTERM (its cause: signalled): the run stops cleanly (in-flight requests
+// cut, profiler stopped, results written). With exitOnSecond, it says so at
+// once, and a second signal exits at once with ExitInterrupted. A sweep's trial child gets each Ctrl-C twice (from the
 // terminal and forwarded by its parent), so it never exits early: its
 // parent does, and kills it if it outlives the parent's grace period.
 func interruptContext(exitOnSecond bool) (context.Context, func()) {
@@ -95,7 +98,10 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 	go func() {
 		select {
 		case s := <-sigs:
-			cancel(fmt.Errorf("%w by %v", context.Canceled, s))
+			cancel(signalled{s})
+			if exitOnSecond && beforeHardExit.Load() == nil { // not over the dashboard, which owns the terminal
+				fmt.Fprintf(os.Stderr, "aiperf: %v: stopping cleanly; a second one exits at once\n", signalled{s})
+			}
 		case <-done:
 			return
 		}
@@ -119,8 +125,29 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 	}
 }
 
+// signalled is the cause of a run stopped by a signal: it is
+// context.Canceled, and its message names the signal.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string {
+	if s.sig == os.Interrupt {
+		return "SIGINT (Ctrl-C)"
+	}
+	if sig, ok := s.sig.(syscall.Signal); ok && sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return s.sig.String()
+}
+
+// Is makes a signalled match context.Canceled.
+func (s signalled) Is(target error) bool { return target == context.Canceled }
+
 // run parses args, runs the command and maps its error to an exit code.
+// Everything printed goes through termsafe: control characters a server,
+// an error body or a stored name carries are shown escaped, never acted on
+// by the terminal (the few outputs that must stay raw take termsafe.Raw).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = termsafe.Writer(stdout), termsafe.Writer(stderr)
 	var cli CLI
 	exited := -1
 	parser, err := kong.New(&cli,
@@ -149,6 +176,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage
 	}
+	if cli.Globals.Wide { // marked under the escaping, which termsafe.Raw peels off
+		stdout = termsafe.Writer(report.Wide(termsafe.Raw(stdout)))
+		stderr = termsafe.Writer(report.Wide(termsafe.Raw(stderr)))
+	}
 	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args, cli.Globals.sweepLists = stdout, stderr, args, lists
 	return printError(stderr, kctx.Run(&cli.Globals))
 }
@@ -164,6 +195,13 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usageErr marks a problem with the user's input: exit 2, nothing was sent.
 func usageErr(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// refused reports whether err refused the command before it sent anything
+// (exit 2).
+func refused(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.code == ExitUsage
+}
 
 // withCode attaches an exit code to err.
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }

@@ -237,9 +237,9 @@ sweep(name = "one", base = base.replace(reset_kv_cache = True), matrix = {"concu
 	assert.Contains(t, r.stderr, "--parallel must be at least 1, got 0")
 }
 
-// interruptWhenHeld cancels ctx (Ctrl-C) once every server of g holds a
+// cancelWhenHeld cancels ctx (Ctrl-C) once every server of g holds a
 // request, calling before first.
-func interruptWhenHeld(ctx context.Context, cancel context.CancelFunc, g *rendezvous, before func()) {
+func cancelWhenHeld(ctx context.Context, cancel context.CancelFunc, g *rendezvous, before func()) {
 	go func() {
 		select {
 		case <-g.all:
@@ -275,7 +275,7 @@ func TestParallelSweepInterruptedLocallyResumesOnKubernetes(t *testing.T) {
 	ms, args := laneMocks(t, dir, g)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	interruptWhenHeld(ctx, cancel, g, nil)
+	cancelWhenHeld(ctx, cancel, g, nil)
 	first := cliCtx(ctx, t, dir, append(args, "--parallel", "2")...)
 	assertInterruptedAfterFirstTrials(t, first, ms, dir)
 	close(g.release)
@@ -308,7 +308,7 @@ func TestParallelKubernetesSweepCancelDeletesJobsAndResumesLocally(t *testing.T)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	running := -1
-	interruptWhenHeld(ctx, cancel, g, func() {
+	cancelWhenHeld(ctx, cancel, g, func() {
 		jobs, err := cs.BatchV1().Jobs("bench").List(context.Background(), metav1.ListOptions{})
 		if err == nil {
 			running = len(jobs.Items)

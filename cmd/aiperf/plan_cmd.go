@@ -25,13 +25,18 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	return printPlan(g, sweeps, c.Format, "Directories are under aiperf sweep's --artifact-dir.", c.Parallel)
+	searches, err := planSearches(c.searches)
+	if err != nil {
+		return err
+	}
+	return printPlan(g, sweeps, searches, c.Format, "Directories are under aiperf sweep's --artifact-dir.", c.Parallel)
 }
 
-// printPlan prints every trial of sweeps as a table, or as JSON; note ends
-// the table's summary line. With parallel > 0 it describes how `aiperf
-// sweep --parallel parallel` schedules each sweep (its server lanes).
-func printPlan(g *Globals, sweeps []plan.Sweep, format, note string, parallel int) error {
+// printPlan prints every trial of sweeps as a table, or as JSON, then each
+// search; note ends the table's summary line. With parallel > 0 it
+// describes how `aiperf sweep --parallel parallel` schedules each sweep
+// (its server lanes).
+func printPlan(g *Globals, sweeps []plan.Sweep, searches []searchPlan, format, note string, parallel int) error {
 	if format == "json" {
 		type trialOut struct {
 			plan.Trial
@@ -46,6 +51,9 @@ func printPlan(g *Globals, sweeps []plan.Sweep, format, note string, parallel in
 			}
 		}
 		out := map[string]any{"sweeps": redactedSweeps(sweeps), "trials": trials}
+		if len(searches) > 0 {
+			out["searches"] = searches
+		}
 		if parallel > 0 {
 			lanes := map[string][]plan.Lane{}
 			for _, sw := range sweeps {
@@ -69,7 +77,15 @@ func printPlan(g *Globals, sweeps []plan.Sweep, format, note string, parallel in
 			describeSchedule(g.Stdout, sw, parallel)
 		}
 	}
-	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent. %s\n", plural(total, "trial"), note)
+	printSearchPlans(g, searches)
+	what := plural(total, "trial") + " in total"
+	if len(searches) > 0 {
+		what += fmt.Sprintf(" and %d searches that choose their probes as they run", len(searches))
+		if len(searches) == 1 {
+			what = plural(total, "trial") + " in total and 1 search that chooses its probes as it runs"
+		}
+	}
+	fmt.Fprintf(g.Stdout, "%s; nothing was sent. %s\n", what, note)
 	return nil
 }
 
@@ -109,10 +125,12 @@ func describeLoad(p plan.Profile) string {
 	return s
 }
 
+// hooksOf lists the control calls each trial of p will make: the routes of
+// its --server preset, or of explicit paths, as the trial resolves them.
 func hooksOf(p plan.Profile) string {
 	var hs []string
 	if h := p.ResetHook(); h.Enabled {
-		hs = append(hs, "reset "+strings.Join(h.Paths, " + "))
+		hs = append(hs, "reset "+h.Describe())
 	}
 	if h := p.ProfilerHook(); h.Enabled {
 		hs = append(hs, "profiler "+h.StartPath+"|"+h.StopPath)

@@ -23,6 +23,7 @@ type PlotCmd struct {
 	Width           int      `name:"width" default:"1024" help:"Figure width in pixels (SVG: at 96 per inch)."`
 	Height          int      `name:"height" default:"640" help:"Figure height in pixels."`
 	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the whiskers (intervals of the mean over trials), in (0, 1)."`
+	MLflowUpload    bool     `name:"mlflow-upload" help:"Upload the figures to the MLflow run the drawn runs were logged to (--mlflow-tracking-uri): a single run's, or the parent run of a sweep's trials; credentials from $MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD."`
 }
 
 // Validate checks the arguments before the store is read.
@@ -61,7 +62,11 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 			return ok
 		})
 	}
-	paths, notes, err := writePlots(ctx, db, c.selection(), only, c.Output, c.Format, c.Width, c.Height, c.ConfidenceLevel)
+	d, err := plot.Load(ctx, db, c.selection(), c.ConfidenceLevel)
+	if err != nil {
+		return refErr(err)
+	}
+	paths, notes, err := drawPlots(ctx, db, d, c.selection(), only, c.Output, c.Format, c.Width, c.Height)
 	if err != nil {
 		return err
 	}
@@ -69,6 +74,9 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 		fmt.Fprintf(g.Stderr, "note: %s\n", n)
 	}
 	fmt.Fprintf(g.Stdout, "wrote %d figures to %s (%s)\n", len(paths)/len(c.Format), c.Output, strings.Join(c.Format, ", "))
+	if c.MLflowUpload {
+		return uploadFigures(ctx, g, d, c.Output, paths)
+	}
 	return nil
 }
 
@@ -80,8 +88,19 @@ func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func
 	if err != nil {
 		return nil, nil, refErr(err)
 	}
+	return drawPlots(ctx, db, d, sel, keep, dir, formats, w, h)
+}
+
+// drawPlots draws the figures of loaded data, and of the searches in sel,
+// that keep accepts into dir.
+func drawPlots(ctx context.Context, db *store.DB, d *plot.Data, sel plot.Selection, keep func(plot.Figure) bool, dir string, formats []string,
+	w, h int) (paths, notes []string, err error) {
 	figs, notes := d.Figures()
-	figs = slices.DeleteFunc(figs, func(f plot.Figure) bool { return !keep(f) })
+	trajectories, err := trajectoryFigures(ctx, db, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	figs = slices.DeleteFunc(append(trajectories, figs...), func(f plot.Figure) bool { return !keep(f) })
 	if len(figs) == 0 {
 		return nil, notes, fmt.Errorf("nothing to draw: no complete run in %s", strings.Join(append(sel.Sweeps, sel.Refs...), ", "))
 	}

@@ -48,6 +48,11 @@ func TestPlotTwoServers(t *testing.T) {
 	for _, name := range []string{"ttft_vs_throughput", "pareto_curve_throughput_vs_latency", "pareto_curve_throughput_vs_interactivity"} {
 		assert.FileExists(t, filepath.Join(dir, "artifacts", "slow", "plots", name+".png"))
 	}
+	// A sweep refused before it starts (its trial directories hold the
+	// earlier sweep's) draws nothing: no figures of the earlier sweep.
+	again := cli(t, dir, append([]string{"sweep", script, "--only", "slow", "--auto-plot"}, vars...)...)
+	require.Equal(t, ExitUsage, again.code, again.stderr)
+	assert.NotContains(t, again.stderr, "auto-plot")
 
 	// PNG rendering is slow under the race detector: a few figures of each
 	// kind, in both formats.

@@ -23,6 +23,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -50,7 +51,9 @@ type ProfileCmd struct {
 	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
+	SearchArgs                `embed:""`
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
+	WorkerDeadlines           `embed:""`
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
@@ -93,7 +96,10 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	dir := c.ArtifactDir
 	if dir == "" {
-		dir = defaultArtifactDir(spec.Profile)
+		dir = defaultArtifactDir(spec.Profile, spec.Name)
+	}
+	if done, err := c.maybeSearch(ctx, g, spec, dir); done {
+		return err
 	}
 	if len(g.sweepLists) > 0 && len(c.yamlCells) > 0 {
 		return usageErr(errors.New("comma lists cannot be combined with a config file's sweep: put the values in its sweep: section"))
@@ -186,6 +192,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			return err
 		}
 		defer db.Close()
+		db.Retry = retryOn(g.Stderr)
 	}
 	opts := bench.Options{
 		Profile:      spec.Profile,
@@ -202,10 +209,10 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	if db != nil {
 		pending = db.BeginRun(&result.Run{Name: spec.Name, Config: spec.Profile, CLICommand: opts.CLICommand,
 			ToolVersion: version, StartTime: time.Now()})
-		opts.Records = recordsTo{context.WithoutCancel(ctx), pending}
+		opts.Records = &recordsTo{ctx: context.WithoutCancel(ctx), pending: pending, log: g.Stderr}
 	}
-	if c.UI != "none" {
-		opts.Progress = redact.Writer(g.Stderr)
+	if c.UI != "none" { // a terminal's line overwrites itself (its phase name is escaped)
+		opts.Progress = redact.Writer(termsafe.Raw(g.Stderr))
 	}
 	if c.verbose() || c.UI != "none" {
 		opts.Log = redact.Writer(g.Stderr)
@@ -220,11 +227,20 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 		opts.Workers = startWorkers(self, c.Workers, opts.Log)
 	}
+	opts.WorkerDeadlines = c.deadlines()
+	opts.BenchmarkID = bench.NewID()
+	integ, err := startIntegrations(ctx, spec, opts.BenchmarkID, dir, redact.Writer(g.Stderr))
+	if err != nil {
+		closeDashboard()
+		return usageErr(err)
+	}
+	opts.Exporters = integ.exporters()
 	run, runErr := bench.Run(ctx, opts)
 	closeDashboard()
 	runErr = redact.Error(runErr)
 	var input *bench.InputError
 	if run == nil || errors.As(runErr, &input) { // a bad input found before any traffic: nothing to export or store
+		integ.abort(ctx)
 		if input != nil {
 			return usageErr(runErr)
 		}
@@ -233,6 +249,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	run = run.Redacted(redact)
 	errs := []error{runErr}
 	var paths []string
+	var stored string // the line that says where the run is stored
 	if len(run.Records) > 0 {
 		var err error
 		if paths, dir, err = writeExports(dir, run); err != nil {
@@ -241,26 +258,28 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	} else {
 		dir = "" // nothing was written there: the store must not point at it
 	}
+	run.Exports = integ.finish(ctx, run)
 	if c.ResultFile != "" {
 		if err := runner.WriteResult(c.ResultFile, run); err != nil {
 			errs = append(errs, err)
 		}
 	} else if db != nil {
-		if id, err := pending.Complete(context.WithoutCancel(ctx), run, dir); err != nil {
-			where := "no exports were written"
-			if len(paths) > 0 {
-				where = "its exports are in " + dir
+		id, err := completeRun(ctx, g, pending, run, dir, len(paths) > 0)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			stored = fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)\n", id, g.Store, id)
+			if c.AutoPlot && dir != "" {
+				defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 			}
-			errs = append(errs, fmt.Errorf("save run to store %s: %w; the run is not stored, %s", g.Store, err, where))
-		} else if c.AutoPlot && dir != "" {
-			defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
 		}
 	}
 	if c.ResultFrame { // the exports, then the result, back to the parent through the log
-		if err := runner.WriteExports(g.Stdout, c.ArtifactDir, runner.ExportFrameLimit); err != nil {
+		frames := termsafe.Raw(g.Stdout)
+		if err := runner.WriteExports(frames, c.ArtifactDir, runner.ExportFrameLimit); err != nil {
 			errs = append(errs, err)
 		}
-		if err := runner.WriteFrame(g.Stdout, run); err != nil {
+		if err := runner.WriteFrame(frames, run); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -270,6 +289,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			fmt.Fprintf(g.Stdout, "Export: %s\n", p)
 		}
 	}
+	fmt.Fprint(g.Stdout, stored)
 	return errors.Join(errs...)
 }
 
@@ -282,13 +302,22 @@ func jsonlFile(dir string, p plan.Profile) string {
 	return ""
 }
 
-// recordsTo stores a run's records while its load goes.
+// recordsTo stores a run's records while its load goes; it says so on log
+// when a batch fails (bench then gives it no more: the run stores them all
+// when it ends).
 type recordsTo struct {
 	ctx     context.Context
 	pending *store.Pending
+	log     io.Writer
 }
 
-func (r recordsTo) Add(records []metrics.Record) error { return r.pending.Add(r.ctx, records) }
+func (r *recordsTo) Add(records []metrics.Record) error {
+	err := r.pending.Add(r.ctx, records)
+	if err != nil {
+		fmt.Fprintf(r.log, "warning: %v; the run keeps its records and stores them all when it ends\n", err)
+	}
+	return err
+}
 
 // writeExports writes the run's exports into dir, or, when that fails, into
 // a new temporary directory, so a run that sent traffic always leaves them
@@ -336,6 +365,7 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
 		script:     "(aiperf profile --num-profile-runs)",
 		workers:    c.Workers,
+		workerArgs: c.WorkerDeadlines.args(),
 		overwrite:  true,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	})
@@ -350,8 +380,19 @@ func cliCommand(args []string, spec runner.Spec, redact *plan.Redactor) string {
 	return redactedCommand(args, spec.Profile.URL, redact)
 }
 
-// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>.
-func defaultArtifactDir(p plan.Profile) string {
+// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>,
+// and ends with -<name> for a run given a --name (ours), so that two runs
+// labelled apart (before, after) keep their exports apart.
+func defaultArtifactDir(p plan.Profile, name string) string {
+	dir := aiperfArtifactDir(p)
+	if name != "" {
+		dir += "-" + strings.NewReplacer("/", "_", ":", "_", string(filepath.Separator), "_").Replace(name)
+	}
+	return dir
+}
+
+// aiperfArtifactDir is AIPerf's default: artifacts/<model>-openai-<endpoint>-<stimulus>.
+func aiperfArtifactDir(p plan.Profile) string {
 	model := strings.NewReplacer("/", "_", ":", "_").Replace(p.Model[0])
 	stim := "concurrency1"
 	if p.UserCentricRate != nil {
@@ -409,6 +450,9 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 	if err := checkWorkers(c.Workers, p); err != nil {
 		return err
 	}
+	if err := c.WorkerDeadlines.check(); err != nil {
+		return err
+	}
 	if c.Executor != "kubernetes" {
 		if c.CoordinatorAddress != "" {
 			return errors.New("--coordinator-address is for --workers N --executor kubernetes (nothing was sent)")
@@ -438,8 +482,8 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 		return err
 	}
 	if runner.HoldsOtherSecret(p) {
-		return errors.New("--workers with --executor kubernetes: a secret in --header, --url, --server-metrics or " +
-			"--gpu-telemetry would cross the network to the worker pods in their spec; only the API key (--api-key) " +
+		return errors.New("--workers with --executor kubernetes: a secret in --header, --url, --server-metrics, " +
+			"--gpu-telemetry or --extra-inputs would cross the network to the worker pods in their spec; only the API key (--api-key) " +
 			"reaches them, as a Secret: move the credential there or use --executor local (nothing was sent)")
 	}
 	w, err := e.Workers(c.Workers, addr, log)

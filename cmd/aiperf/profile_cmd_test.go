@@ -78,12 +78,14 @@ func TestRedactedCommand(t *testing.T) {
 func TestDefaultArtifactDirNamesYAMLPhases(t *testing.T) {
 	p := plan.NewProfile()
 	p.Model = []string{"org/model"}
-	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency1", defaultArtifactDir(p))
+	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency1", defaultArtifactDir(p, ""))
 	p.Concurrency = plan.Ptr(8)
-	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency8", defaultArtifactDir(p))
+	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency8", defaultArtifactDir(p, ""))
 	p.Phases = []plan.Phase{{Kind: plan.KindWarmup, Concurrency: 2}, {Kind: plan.KindProfiling, Concurrency: 16},
 		{Kind: plan.KindProfiling, Rate: 2.5}}
-	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency16-request_rate2.5", defaultArtifactDir(p))
+	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency16-request_rate2.5", defaultArtifactDir(p, ""))
+	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency16-request_rate2.5-after_v2", defaultArtifactDir(p, "after/v2"),
+		"a --name keeps the run's exports apart from another name's")
 }
 
 // TestAIPerfSpellings: AIPerf's spellings of the options we implement parse

@@ -14,11 +14,12 @@ import (
 	"github.com/aiperf-go/aiperf/internal/mock"
 )
 
-// TestReadmeQueries runs the README's example queries with the sqlite3
-// driver against the store of two real runs: each must run and return
-// rows, the server query a prefix-cache hit rate for every run.
+// TestReadmeQueries runs the example queries of the run store's page
+// (docs/store.md) with the sqlite3 driver against the store of two real
+// runs: each must run and return rows, the server query a prefix-cache hit
+// rate for every run.
 func TestReadmeQueries(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "store.md"))
 	require.NoError(t, err)
 	blocks := regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
 	require.Len(t, blocks, 1, "the run store section's query block")

@@ -41,8 +41,12 @@ func (c *ReportCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return refErr(err)
 	}
+	searches, err := storedSearches(ctx, db, c.Sweep)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := htmlreport.Write(&buf, d, htmlreport.Options{Store: g.Store, Version: version, Generated: time.Now()}); err != nil {
+	if err := htmlreport.Write(&buf, d, htmlreport.Options{Store: g.Store, Version: version, Generated: time.Now(), Searches: searches}); err != nil {
 		return err
 	}
 	if dir := filepath.Dir(c.Output); dir != "." {

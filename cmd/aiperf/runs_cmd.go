@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -21,6 +22,7 @@ type RunsCmd struct {
 	Show   RunsShowCmd   `cmd:"" help:"Show a stored run: summary, config (secrets removed), control-hook calls, errors, audit and scraped server metrics."`
 	Export RunsExportCmd `cmd:"" help:"Write a stored run back out as AIPerf's profile_export_aiperf.json or .csv."`
 	Delete RunsDeleteCmd `cmd:"" help:"Delete stored runs with their records and statistics."`
+	Sweeps RunsSweepsCmd `cmd:"" help:"List stored sweeps and searches, newest first: kind, status, cells (a search's probes), runs and a search's answer."`
 }
 
 // RunsListCmd is `aiperf runs list`.
@@ -155,7 +157,7 @@ func printRunHeader(w io.Writer, r *store.RunRow, run *result.Run) {
 	fmt.Fprintf(w, "Run %d: %s\n", r.ID, r.Status)
 	line := func(label, value string) {
 		if value != "" {
-			fmt.Fprintf(w, "  %-13s %s\n", label+":", value)
+			fmt.Fprintf(w, "  %-13s %s\n", label+":", termsafe.Text(value))
 		}
 	}
 	line("name", r.Name)
@@ -194,7 +196,7 @@ func (c *RunsExportCmd) Run(ctx context.Context, g *Globals) error {
 			write, name = report.WriteCSV, report.CSVFile
 		}
 		if c.Output == "" {
-			return write(g.Stdout, run)
+			return write(termsafe.Raw(g.Stdout), run) // the export file's bytes
 		}
 		if err := os.MkdirAll(c.Output, 0o755); err != nil {
 			return fmt.Errorf("export run %d: %w", c.ID, err)

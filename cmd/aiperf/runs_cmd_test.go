@@ -16,6 +16,7 @@ import (
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -69,11 +70,11 @@ func seededStore(t *testing.T) string {
 	return path
 }
 
-// aiperf runs the CLI in-process.
+// aiperf runs the CLI in-process, --wide (the tests read cells whole).
 func aiperf(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb)
+	code = run(context.Background(), append([]string{"--wide"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -256,7 +257,7 @@ func TestPrintSweepTable(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	require.NoError(t, printSweepTable(ctx, &Globals{Stdout: &out}, db, strconv.FormatInt(id, 10), 0.95))
+	require.NoError(t, printSweepTable(ctx, &Globals{Stdout: report.Wide(&out)}, db, strconv.FormatInt(id, 10), 0.95))
 	assert.Contains(t, out.String(), `Sweep "scan" (id 1, running)`)
 	assert.Contains(t, out.String(), "concurrency")
 	assert.Contains(t, out.String(), "yes", "a Pareto-optimal cell is marked")

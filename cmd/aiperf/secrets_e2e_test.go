@@ -7,8 +7,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,6 +36,11 @@ const (
 	leakToken     = "tok-leak-0005" // X-Custom-Token: secret by its name
 	leakPin       = "Zq9"           // X-Auth-Pin: shorter than 4 characters
 	leakURLPass   = "urlpw-leak-0006"
+	leakQueryKey  = "qk-leak-0008" // ?api_key=: secret by its name
+	leakQuerySig  = "sg+leak/0009" // ?sig=, URL-escaped on the command line
+	leakMarked    = "tn-leak-0010" // ?tenant=, marked by --redact-param
+	leakBodyKey   = "bk-leak-0011" // --extra-inputs api_key:
+	leakBodyNest  = "bn-leak-0012" // --extra-inputs {"metadata":{"client_secret":…}}
 )
 
 var (
@@ -52,8 +59,19 @@ func leakHeaders() []string {
 // Go's client builds from URL userinfo.
 func leakSecrets() []string {
 	return []string{leakAPIKey, leakXAPIKey, leakCookie, leakProxyPass, strings.TrimPrefix(leakProxyAuth, "Basic "),
-		leakToken, leakPin, leakURLPass, leakURLBasic}
+		leakToken, leakPin, leakURLPass, leakURLBasic, leakQueryKey, leakQuerySig, url.QueryEscape(leakQuerySig), leakMarked,
+		leakBodyKey, leakBodyNest}
 }
+
+// leakParams are the flags of the leak tests that put secrets in the query
+// of the --url (append leakQuery to it) and in the request body.
+func leakParams() []string {
+	return []string{"--redact-param", "tenant", "--extra-inputs", "api_key:" + leakBodyKey,
+		"--extra-inputs", `{"metadata":{"client_secret":"` + leakBodyNest + `"}}`}
+}
+
+// leakQuery is the query of the leak tests' --url.
+var leakQuery = "/v1?api_key=" + leakQueryKey + "&sig=" + url.QueryEscape(leakQuerySig) + "&tenant=" + leakMarked
 
 // echoServer is the mock behind a front that echoes the request's secrets
 // back in every way a server can: inference requests cycle through a non-2xx
@@ -85,7 +103,8 @@ func startEchoServer(t *testing.T, failAdmin ...string) *echoServer {
 	return e
 }
 
-// echoes lists what a server may echo of r, one item per secret.
+// echoes lists what a server may echo of r, one item per secret: its
+// secret headers, its URL with the query, and the body's secret fields.
 func (e *echoServer) echoes(r *http.Request) []string {
 	var out []string
 	for name, vs := range r.Header {
@@ -94,7 +113,18 @@ func (e *echoServer) echoes(r *http.Request) []string {
 		}
 	}
 	sort.Strings(out)
-	return append(out, "upstream "+e.fullURL+r.URL.Path+" failed")
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var fields struct {
+		APIKey   string `json:"api_key"`
+		Metadata struct {
+			ClientSecret string `json:"client_secret"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(body, &fields) == nil && fields.APIKey != "" {
+		out = append(out, "body api_key "+fields.APIKey+" and client_secret "+fields.Metadata.ClientSecret)
+	}
+	return append(out, "upstream "+e.fullURL+r.URL.RequestURI()+" failed")
 }
 
 func (e *echoServer) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
@@ -234,8 +264,8 @@ func assertNoLeak(t *testing.T, dir string, outputs ...string) {
 func TestSecretsNeverLeak(t *testing.T) {
 	e := startEchoServer(t, "!/stop_profile")
 	dir := t.TempDir()
-	args := append(quick(e.fullURL, "--api-key", leakAPIKey, "--request-count", "32", "--reset-kv-cache", "--server-profiler",
-		"--artifact-dir", "out", "-v", "--ui", "simple"), leakHeaders()...)
+	args := append(quick(e.fullURL+leakQuery, "--api-key", leakAPIKey, "--request-count", "40", "--reset-kv-cache", "--server-profiler",
+		"--artifact-dir", "out", "-v", "--ui", "simple"), append(leakHeaders(), leakParams()...)...)
 	inv := cli(t, dir, args...)
 	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 
@@ -243,7 +273,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	jsonl, err := os.ReadFile(filepath.Join(dir, "out", "profile_export.jsonl"))
 	require.NoError(t, err)
 	for _, want := range []string{"rejected: Authorization: " + plan.Redacted, "stream failed: X-Api-Key: " + plan.Redacted,
-		"malformed HTTP response", "X-Auth-Pin:_" + plan.Redacted, "upstream http://" + plan.Redacted + "@"} {
+		"malformed HTTP response", "X-Auth-Pin:_" + plan.Redacted, "upstream http://" + plan.Redacted + "@",
+		"/v1/chat/completions?api_key=" + plan.Redacted + "&sig=" + plan.Redacted + "&tenant=" + plan.Redacted,
+		"body api_key " + plan.Redacted + " and client_secret " + plan.Redacted} {
 		assert.Contains(t, string(jsonl), want)
 	}
 	assert.Contains(t, inv.stderr, "profiler_stop POST", "the failed stop is logged")
@@ -251,6 +283,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	exported, err := os.ReadFile(filepath.Join(dir, "out", "profile_export_aiperf.json"))
 	require.NoError(t, err)
 	assert.Contains(t, string(exported), "X-Trace: visible-0007", "a header that is not secret stays visible")
+	assert.Contains(t, string(exported), "/v1?api_key="+plan.Redacted+"&sig="+plan.Redacted+"&tenant="+plan.Redacted,
+		"the URL keeps its query, without the secrets")
+	assert.Contains(t, string(exported), "api_key:"+plan.Redacted)
 
 	show := cli(t, dir, "runs", "show", "1", "--format", "json")
 	require.Equal(t, ExitOK, show.code, show.stderr)
@@ -275,13 +310,14 @@ func TestSweepSecretsNeverLeak(t *testing.T) {
 	require.NoError(t, err)
 	// The script holds the headers: it lives outside the checked tree.
 	script := writeFile(t, t.TempDir(), "leak.star", smallBase+`
-leaky = base.replace(header = `+string(hb)+`, request_count = 16, reset_kv_cache = True, server_profiler = True)
+leaky = base.replace(header = `+string(hb)+`, request_count = 32, reset_kv_cache = True, server_profiler = True,
+    redact_param = ["tenant"], extra_inputs = ["api_key:`+leakBodyKey+`", '{"metadata":{"client_secret":"`+leakBodyNest+`"}}'])
 sweep(name = "leak", base = leaky, scenarios = [
     {"name": "stop-fails"},
     {"name": "reset-fails", "reset_kv_cache_path": "/flush_cache"},
 ])
 `)
-	inv := cli(t, dir, "sweep", script, "--set", "url="+e.fullURL, "--set", "tok="+tinyTokenizer(t))
+	inv := cli(t, dir, "sweep", script, "--set", "url="+e.fullURL+leakQuery, "--set", "tok="+tinyTokenizer(t))
 	require.Equal(t, ExitSomeFailed, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	assert.Contains(t, inv.stderr, "reset-fails trial 1: reset kv cache", "the failed reset is reported")
 	assert.Contains(t, inv.stderr, "status 500 Internal Server Error: Cookie: "+plan.Redacted, "with the server's words, redacted")
@@ -299,5 +335,7 @@ sweep(name = "leak", base = leaky, scenarios = [
 	jsonl, err := os.ReadFile(filepath.Join(trial, "profile_export.jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(jsonl), "rejected: Authorization: Basic "+plan.Redacted, "the Basic credential built from the URL was echoed")
+	assert.Contains(t, string(jsonl), "?api_key="+plan.Redacted+"&sig="+plan.Redacted+"&tenant="+plan.Redacted, "the query was echoed")
+	assert.Contains(t, string(jsonl), "body api_key "+plan.Redacted+" and client_secret "+plan.Redacted, "the body was echoed")
 	assertNoLeak(t, dir, inv.stdout, inv.stderr)
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,7 +73,7 @@ func TestServerMetricsBesideTheClient(t *testing.T) {
 	require.NoError(t, err)
 	var exp serverExport
 	require.NoError(t, json.Unmarshal(b, &exp))
-	prompt := exp.Metrics["vllm:prompt_tokens"]
+	prompt := exp.Metrics["vllm:prompt_tokens_total"]
 	require.Len(t, prompt.Series, 1)
 	client := readJSON(t, filepath.Join(dir, "a", "profile_export_aiperf.json"))
 	usage := client["usage_prompt_tokens"].(map[string]any)
@@ -134,7 +135,7 @@ func TestSlicedServerMetrics(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "a", "server_metrics_export.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &exp))
-	gen := exp.Metrics["vllm:generation_tokens"]
+	gen := exp.Metrics["vllm:generation_tokens_total"]
 	require.Len(t, gen.Series, 1)
 	ts := gen.Series[0].Timeslices
 	require.GreaterOrEqual(t, len(ts), 3, "a 2 s phase in 0.5 s slices")
@@ -195,4 +196,31 @@ func TestColdAndWarmCellsShowTheirHitRates(t *testing.T) {
 	assert.Greater(t, rates["warm"], 80.0, "warm: the warmup cached every prompt")
 	table := cli(t, dir, "compare", "--sweep", "prefix-cache")
 	assert.Contains(t, table.stdout, "prefix cache hit %")
+}
+
+// TestServerMetricsMaxSeries: --server-metrics-max-series keeps the first
+// series of each scrape of the server's /metrics and says, in one line as
+// it happens and one at the end, that the others were dropped; a bound of
+// 0 is refused before anything is sent.
+func TestServerMetricsMaxSeries(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--request-count", "4", "--server-metrics-max-series", "3", "--ui", "simple", "--artifact-dir", "out")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, 1, strings.Count(inv.stderr, "more than 3 series (--server-metrics-max-series): the first are kept, the others dropped"), inv.stderr)
+	assert.Contains(t, inv.stdout+inv.stderr, "series, more than the 3 kept (--server-metrics-max-series): the others were dropped")
+
+	b, err := os.ReadFile(filepath.Join(dir, "out", "server_metrics_export.json"))
+	require.NoError(t, err)
+	var exp serverExport
+	require.NoError(t, json.Unmarshal(b, &exp))
+	series := 0
+	for _, m := range exp.Metrics {
+		series += len(m.Series)
+	}
+	assert.Equal(t, 3, series, "%v", exp.Metrics)
+
+	inv = cli(t, dir, quick(m.URL, "--request-count", "4", "--server-metrics-max-series", "0")...)
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--server-metrics-max-series must be at least 1, got 0")
 }

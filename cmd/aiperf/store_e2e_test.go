@@ -400,3 +400,24 @@ func TestKilledSweepIsResumed(t *testing.T) {
 	assert.Len(t, runs, 2, "both trials stored once")
 	assert.GreaterOrEqual(t, srv.Control().InferenceRequests, 8)
 }
+
+// TestProfileNamesKeepTheirExportsApart: two runs labelled --name before
+// and --name after, without --artifact-dir, write their exports to two
+// directories (the default ends with the name), and each prints the id it
+// was stored under and, under --ui none too, the tokenizer that counted.
+func TestProfileNamesKeepTheirExportsApart(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	for i, name := range []string{"before", "after"} {
+		inv := cli(t, dir, quick(m.URL, "--request-count", "3", "--name", name)...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		out := filepath.Join("artifacts", "mock-model-openai-chat-concurrency1-"+name)
+		assert.Contains(t, inv.stdout, "Export: "+filepath.Join(out, "profile_export_aiperf.json"))
+		assert.Contains(t, inv.stdout, fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)", i+1,
+			filepath.Join(dir, "aiperf.db"), i+1))
+		assert.Contains(t, inv.stdout, "Tokens counted with o200k_base", "--ui none still names the tokenizer")
+	}
+	for _, name := range []string{"before", "after"} {
+		assert.FileExists(t, filepath.Join(dir, "artifacts", "mock-model-openai-chat-concurrency1-"+name, "profile_export.jsonl"))
+	}
+}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
+	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -61,4 +64,31 @@ func storeErr(err error, instead string) error {
 		return usageErr(fmt.Errorf("%w; %s", err, instead))
 	}
 	return err
+}
+
+// completeRun stores the finished run over its pending row, waiting out a
+// transient failure (db.Retry); its error says what is in the store and
+// where the exports are.
+func completeRun(ctx context.Context, g *Globals, pending *store.Pending, run *result.Run, dir string, exported bool) (int64, error) {
+	id, err := pending.Complete(ctx, run, dir)
+	if err == nil {
+		return id, nil
+	}
+	kept := "the run is not stored"
+	if id, n := pending.Stored(); id != 0 {
+		kept = fmt.Sprintf("the run is not stored complete: run %d stays in the store as an interrupted run with the %d records stored while it went", id, n)
+	}
+	where := "no exports were written"
+	if exported {
+		where = "its exports are in " + dir
+	}
+	return 0, fmt.Errorf("save run to store %s: %w; %s, %s", g.Store, err, kept, where)
+}
+
+// retryOn is how a command that stores runs waits out a transient store
+// failure (a disk full for a moment), saying so on log.
+func retryOn(log io.Writer) store.Retry {
+	r := store.DefaultRetry
+	r.Log = log
+	return r
 }

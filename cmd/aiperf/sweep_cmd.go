@@ -26,36 +26,48 @@ type ScriptArgs struct {
 	// The sandbox and the size limit of the plan (see starlark.Options).
 	LibPaths  []string `name:"lib-path" type:"existingdir" sep:"none" placeholder:"DIR" help:"Let load() also read modules under DIR (repeatable); by default only the script's own directory tree."`
 	MaxTrials int      `name:"max-trials" default:"100000" placeholder:"N" help:"Refuse a plan of more trials (cells × trials, summed over the script's sweeps)."`
+
+	searches []plan.Search // the script's searches --only selects
 }
 
-// load runs the script and keeps the sweeps --only selects, in script order.
+// load runs the script and keeps the sweeps --only selects, in script
+// order; the searches it selects are kept in a.searches.
 func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 	if a.MaxTrials < 1 {
 		return nil, usageErr(fmt.Errorf("--max-trials must be at least 1, got %d", a.MaxTrials))
 	}
-	sweeps, err := starlark.Load(ctx, a.Script, starlark.Options{Vars: a.Set, LibPaths: a.LibPaths, MaxTrials: a.MaxTrials})
+	script, err := starlark.LoadScript(ctx, a.Script, starlark.Options{Vars: a.Set, LibPaths: a.LibPaths, MaxTrials: a.MaxTrials})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, err
 		}
 		return nil, usageErr(err)
 	}
-	if len(sweeps) == 0 {
-		return nil, usageErr(fmt.Errorf("%s declares no sweep: call sweep(name = ..., base = profile(...))", a.Script))
+	sweeps := script.Sweeps
+	a.searches = script.Searches
+	if len(sweeps)+len(a.searches) == 0 {
+		return nil, usageErr(fmt.Errorf("%s declares no sweep: call sweep(name = ..., base = profile(...)) or search(...)", a.Script))
 	}
 	if len(a.Only) == 0 {
 		return sweeps, nil
 	}
-	names := make([]string, len(sweeps))
-	for i, s := range sweeps {
-		names[i] = s.Name
+	names := make([]string, 0, len(sweeps)+len(a.searches))
+	for _, s := range sweeps {
+		names = append(names, s.Name)
+	}
+	for _, s := range a.searches {
+		names = append(names, s.Name)
+	}
+	what := "sweep of that name; its sweeps are"
+	if len(a.searches) > 0 {
+		what = "sweep or search of that name; its sweeps and searches are"
 	}
 	for _, name := range a.Only {
 		if !slices.Contains(names, name) {
-			return nil, usageErr(fmt.Errorf("--only %s: %s declares no sweep of that name; its sweeps are %s",
-				name, a.Script, strings.Join(names, ", ")))
+			return nil, usageErr(fmt.Errorf("--only %s: %s declares no %s %s", name, a.Script, what, strings.Join(names, ", ")))
 		}
 	}
+	a.searches = slices.DeleteFunc(a.searches, func(s plan.Search) bool { return !slices.Contains(a.Only, s.Name) })
 	return slices.DeleteFunc(sweeps, func(s plan.Sweep) bool { return !slices.Contains(a.Only, s.Name) }), nil
 }
 
@@ -69,6 +81,7 @@ type SweepCmd struct {
 	AutoPlot        bool    `name:"auto-plot" help:"When a sweep ends, write its figures (aiperf plot) as PNG to <artifact-dir>/<sweep>/plots; a failure to draw is a warning."`
 	ParallelArg     `embed:""`
 	ExecutorArgs    `embed:""`
+	IntegrationArgs `embed:""`
 }
 
 // Run executes every selected sweep of the script.
@@ -83,7 +96,17 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	exec, err := c.executor(sweeps)
+	if err := c.IntegrationArgs.apply(sweeps, c.Parallel); err != nil {
+		return usageErr(err)
+	}
+	for _, sw := range sweeps {
+		for _, cell := range sw.Cells {
+			if err := cell.Profile.Check(); err != nil {
+				return usageErr(fmt.Errorf("sweep %q cell %s: %w", sw.Name, cell.Label, err))
+			}
+		}
+	}
+	exec, err := c.executorFor(sweeps)
 	if err != nil {
 		return err
 	}
@@ -100,7 +123,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			executor:    exec,
 			parallel:    c.Parallel,
 		})
-		if c.AutoPlot && !errors.Is(err, context.Canceled) {
+		if c.AutoPlot && !errors.Is(err, context.Canceled) && !refused(err) {
 			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
 		}
 		if err != nil {
@@ -110,7 +133,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(c.runSearches(ctx, g, errs)...)
 }
 
 type sweepOptions struct {
@@ -132,6 +155,7 @@ type sweepOptions struct {
 	cliCommand string
 	executor   runner.Executor // nil: runner.Local, this binary
 	workers    int             // with runner.Local: each trial's --workers
+	workerArgs []string        // and the flags of its deadlines
 	parallel   int             // trials at once, on different servers (0 or 1: one at a time)
 }
 
@@ -146,6 +170,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return err
 	}
 	defer db.Close()
+	db.Retry = retryOn(g.Stderr)
 	if o.trialDir == nil {
 		o.trialDir = func(t plan.Trial) string { return filepath.Join(o.artifactDir, t.Dir()) }
 	}
@@ -154,22 +179,11 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 			return filepath.Join(o.artifactDir, filepath.Dir(plan.Trial{Sweep: sw.Name, Cell: c}.Dir()))
 		}
 	}
-	lock, err := claimSweep(ctx, g, db, sw, o)
+	release, id, resumed, err := beginRun(ctx, g, db, sweepClaim(sw, o), o.resume)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := lock.Release(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(g.Stderr, "warning: %v\n", err)
-		}
-	}()
-	var id int64
-	resumed := false
-	if o.resume {
-		if id, resumed, err = db.FindResumableSweep(ctx, sw.Name, sw.Digest()); err != nil {
-			return err
-		}
-	}
+	defer release()
 	if !resumed && !o.overwrite {
 		if err := refuseEarlierTrials(g, sw, o); err != nil {
 			return err
@@ -184,12 +198,14 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	if err != nil {
 		return err
 	}
+	if o.resume && !resumed {
+		fmt.Fprintf(g.Stderr, "note: --resume found no sweep %q with these cells in %s to continue (the script, a loaded module "+
+			"or a --set value changed, or it never ran): nothing was resumed; a new sweep (#%d) starts\n", sw.Name, g.Store, id)
+	}
 	if o.executor == nil {
-		self, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
+		if o.executor, err = localExecutor(o.workers, o.workerArgs); err != nil {
+			return err
 		}
-		o.executor = runner.Local{Binary: self, Workers: o.workers}
 	}
 	opts := runner.Options{
 		Executor:   o.executor,
@@ -212,6 +228,10 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	if o.parallel > 1 && (o.ui != "none" || len(sw.Lanes()) <= 1) {
 		describeSchedule(g.Stderr, sw, o.parallel) // the lanes, or the note that it runs serially
 	}
+	parent, cells := sweepParent(ctx, g, sw)
+	if cells != nil {
+		sw.Cells = cells // the trials are the parent run's children
+	}
 	out, runErr := runner.Run(ctx, sw, opts)
 	status := result.StatusComplete
 	switch {
@@ -220,12 +240,19 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	case out.Failed > 0:
 		status = result.StatusFailed
 	}
+	if parent != nil {
+		if err := parent.End(context.WithoutCancel(ctx), map[string]string{result.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
+			result.StatusInterrupted: "KILLED"}[status]); err != nil {
+			fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", parent.Info.RunID, err)
+		}
+	}
 	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if out.Completed+out.Skipped > 0 {
 		fmt.Fprintln(g.Stdout)
-		if err := printSweepTable(ctx, g, db, fmt.Sprint(id), o.confidence); err != nil {
+		// What completed is shown even when the sweep was interrupted.
+		if err := printSweepTable(context.WithoutCancel(ctx), g, db, fmt.Sprint(id), o.confidence); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: render sweep table: %v\n", err)
 		}
 	}
@@ -238,27 +265,16 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	return runErr
 }
 
-// claimSweep locks the sweep and its artifact directory in the store for
-// this process, so that a second `--resume` of it (or any sweep writing the
-// same directory) refuses instead of running trials twice.
-func claimSweep(ctx context.Context, g *Globals, db *store.DB, sw plan.Sweep, o sweepOptions) (*store.SweepLock, error) {
+// sweepClaim is what a sweep claims in the store while it runs: its name
+// and plan, and its artifact directory, so that a second `--resume` of it
+// (or any sweep writing the same directory) refuses instead of running
+// trials twice.
+func sweepClaim(sw plan.Sweep, o sweepOptions) store.SweepClaim {
 	root := o.artifactDir
 	if trials := sw.TrialList(); len(trials) > 0 {
 		root = filepath.Dir(filepath.Dir(o.trialDir(trials[0]))) // <artifact-dir>/<sweep>
 	}
-	lock, err := db.LockSweep(ctx, store.SweepClaim{Name: sw.Name, PlanSHA256: sw.Digest(), ArtifactDir: root})
-	var le *store.LockedError
-	if errors.As(err, &le) {
-		return nil, usageErr(fmt.Errorf("%w (nothing was sent)", err))
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, owner := range lock.TookOver {
-		fmt.Fprintf(g.Stderr, "note: %s was claimed by pid %d on this host since %s, which is no longer running: taking it over\n",
-			owner.What, owner.PID, owner.Since.Local().Format("2006-01-02 15:04:05"))
-	}
-	return lock, nil
+	return store.SweepClaim{Name: sw.Name, PlanSHA256: sw.Digest(), ArtifactDir: root}
 }
 
 // refuseEarlierTrials refuses to start a new sweep whose trial directories

@@ -325,7 +325,7 @@ sweep(name = "resumable", base = base.replace(reset_kv_cache = True, server_prof
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	interruptWhenHeld(ctx, cancel, g, nil) // Ctrl-C during the fourth trial's profiling phase
+	cancelWhenHeld(ctx, cancel, g, nil) // Ctrl-C during the fourth trial's profiling phase
 	first := cliCtx(ctx, t, dir, args...)
 	close(g.release) // the resumed sweep's requests go on
 	require.Equal(t, ExitInterrupted, first.code, "stdout:\n%s\nstderr:\n%s", first.stdout, first.stderr)
@@ -466,7 +466,7 @@ func TestProfileNumProfileRuns(t *testing.T) {
 			sweepID = info["sweep_id"]
 		}
 		assert.Equal(t, sweepID, info["sweep_id"], "one sweep id for every trial")
-		assert.Regexp(t, `^aiperf --store \S+ profile .*--num-profile-runs 3 --name base --artifact-dir out$`, info["cli_command"])
+		assert.Regexp(t, `^aiperf --store \S+ --wide profile .*--num-profile-runs 3 --name base --artifact-dir out$`, info["cli_command"])
 	}
 	agg := readJSON(t, filepath.Join(dir, "out", "aggregate", runner.AggregateFile))
 	assert.Equal(t, runner.AggregateSchemaVersion, agg["schema_version"])

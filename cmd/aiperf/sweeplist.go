@@ -163,6 +163,7 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 	repeated := c.ParameterSweepMode == plan.OrderRepeated
 	o := sweepOptions{
 		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true, workers: c.Workers,
+		workerArgs: c.WorkerDeadlines.args(),
 		script:     "(aiperf profile with comma lists)",
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 		trialDir: func(t plan.Trial) string {

@@ -182,3 +182,30 @@ func TestCompareRefusesUnknownMetrics(t *testing.T) {
 	require.Equal(t, ExitOK, code, errOut)
 	assert.Contains(t, out, "request_throughput")
 }
+
+// TestTraceBeyondHorizonRefused: a trace whose timestamp lies 31,710 years
+// after its first is refused before any traffic (exit 2), naming the file
+// and the line; it used to be replayed, its schedule overflowing.
+func TestTraceBeyondHorizonRefused(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	trace := writeFile(t, dir, "trace.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 2}`+"\n"+
+		`{"timestamp": 1e15, "input_length": 10, "output_length": 2}`+"\n")
+	inv := cli(t, dir, quick(m.URL, "--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--fixed-schedule-auto-offset")...)
+	assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, trace+":2: timestamp: timestamp 1e+15 is 31710 years after the schedule's zero")
+	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
+}
+
+// TestStarlarkRefusesRunawayAllocation: a script that would build a list of
+// 10^9 elements (16 GiB) is refused at the operation, by plan and sweep
+// alike, before anything runs.
+func TestStarlarkRefusesRunawayAllocation(t *testing.T) {
+	dir := t.TempDir()
+	script := writeFile(t, dir, "main.star", "x = [0] * 1000000000\n")
+	for _, cmd := range []string{"plan", "sweep"} {
+		inv := cli(t, dir, cmd, script)
+		assert.Equal(t, ExitUsage, inv.code, "%s: %s", cmd, inv.stderr)
+		assert.Contains(t, inv.stderr, "main.star:1:9: repeat would build 1000000000 elements, more than the 1048576 a script may build in one operation", cmd)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/shard"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/runner/kube"
 )
@@ -26,7 +27,7 @@ type WorkerCmd struct {
 // Run serves the coordinator until the worker's share of the load ended.
 func (c WorkerCmd) Run(ctx context.Context, g *Globals) error {
 	var r io.Reader = os.Stdin
-	w := g.Stdout
+	w := termsafe.Raw(g.Stdout) // the coordinator's protocol
 	if c.Connect != "" {
 		token := os.Getenv(kube.WorkerTokenEnv)
 		if token == "" {
@@ -48,7 +49,7 @@ func (c WorkerCmd) Run(ctx context.Context, g *Globals) error {
 		wk.UseAPIKey(os.Getenv(runner.APIKeyEnv)) // kept off the network (shard.Peer.KeyApart)
 	}
 	if err := bench.Work(ctx, wk, g.Stderr); err != nil {
-		shard.Fail(w, err)
+		wk.Fail(err)
 		return err
 	}
 	return nil

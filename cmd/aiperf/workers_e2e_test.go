@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/mock"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/shard"
+	"github.com/aiperf-go/aiperf/internal/shard/fakeworker"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -165,12 +167,17 @@ func TestWorkersConstantRateMerges(t *testing.T) {
 }
 
 // failingWorkers starts real workers but replaces worker bad (if any) with
-// a process that exits at once, and remembers every pid it started.
+// a process that exits at once, or with a fake worker misbehaving in the
+// fake mode (when set), or, when watched is set, starts it as a real
+// worker whose first record the test sees arrive (watched is closed); it
+// remembers every pid it started.
 type failingWorkers struct {
 	bench.Workers
-	bad  int
-	mu   sync.Mutex
-	pids []int
+	bad     int
+	fake    fakeworker.Mode
+	watched chan struct{}
+	mu      sync.Mutex
+	pids    []int
 }
 
 func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) {
@@ -184,6 +191,14 @@ func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) 
 		return p, err
 	}
 	cmd := exec.Command("sh", "-c", "echo 'no dataset here' >&2; exit 3")
+	switch {
+	case f.watched != nil:
+		cmd = exec.Command(f.Workers.(runner.Workers).Binary, "worker")
+		cmd.Env = append(os.Environ(), runner.ChildEnv+"=1")
+	case f.fake != "":
+		cmd = exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), fakeworker.Env+"="+string(f.fake))
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -198,12 +213,37 @@ func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) 
 		return nil, err
 	}
 	f.remember(cmd.Process.Pid)
-	return &shard.Peer{Name: fmt.Sprintf("worker %d (pid %d)", i, cmd.Process.Pid), Conn: shard.NewConn(out, in),
+	var r io.Reader = out
+	if f.watched != nil {
+		r = &recordSniffer{r: out, seen: f.watched}
+	}
+	return &shard.Peer{Name: fmt.Sprintf("worker %d (pid %d)", i, cmd.Process.Pid), Conn: shard.NewConn(r, in),
 		Wait: func() error {
 			err := cmd.Wait()
 			return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 		},
 		Kill: func() { _ = cmd.Process.Kill() }}, nil
+}
+
+// recordSniffer closes seen once a record's line went through it.
+type recordSniffer struct {
+	r    io.Reader
+	seen chan struct{}
+	tail []byte
+	done bool
+}
+
+func (s *recordSniffer) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if !s.done {
+		s.tail = append(s.tail, p[:n]...)
+		if bytes.Contains(s.tail, []byte(`{"t":"rec"`)) {
+			s.done = true
+			close(s.seen)
+		}
+		s.tail = s.tail[max(0, len(s.tail)-16):]
+	}
+	return n, err
 }
 
 func (f *failingWorkers) remember(pid int) {
@@ -236,9 +276,7 @@ func TestWorkerThatCannotStartFailsTheCell(t *testing.T) {
 	assert.Zero(t, c.ProfilerStarts)
 	assert.Zero(t, c.ProfilerStops)
 	require.Len(t, fw.pids, 4)
-	for _, pid := range fw.pids {
-		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
-	}
+	assertGone(t, fw.pids)
 }
 
 // watchWorkers makes --workers start through a failingWorkers with the
@@ -300,24 +338,28 @@ func (g *holdEachSender) hold(r *http.Request) bool {
 // TestWorkerKilledMidPhase: a worker killed while it sends is named in
 // the error with the records received from it, which are kept and
 // exported; the profiler stops once, and the cell fails. Both workers are
-// held at the server mid-phase when one is killed, so it dies while it
-// sends whatever the machine's speed; the other then goes on.
+// held at the server mid-phase, and a record of the one killed has
+// arrived, when it is killed: it dies while it sends, with records to
+// keep, whatever the machine's speed; the other then goes on.
 func TestWorkerKilledMidPhase(t *testing.T) {
 	subprocesses(t)
 	tok := tinyTokenizer(t)
 	g := newHoldEachSender(2)
 	m := startMockBehind(t, mock.Config{TTFT: 5, ITL: 1}, g.wrap)
-	fw := watchWorkers(t, -1)
+	fw := watchWorkers(t, 1)
+	fw.watched = make(chan struct{})
 	go func() {
-		select {
-		case <-g.stuck:
-		case <-time.After(hangGuard):
-			return // the test fails on its own
+		defer close(g.release)
+		for _, ready := range []chan struct{}{g.stuck, fw.watched} {
+			select {
+			case <-ready:
+			case <-time.After(hangGuard):
+				return // the test fails on its own
+			}
 		}
 		fw.mu.Lock()
 		_ = syscall.Kill(fw.pids[1], syscall.SIGKILL)
 		fw.mu.Unlock()
-		close(g.release)
 	}()
 	dir := t.TempDir()
 	resultFile := filepath.Join(dir, "result.json")
@@ -330,27 +372,42 @@ func TestWorkerKilledMidPhase(t *testing.T) {
 	c := m.control()
 	assert.Equal(t, 1, c.ProfilerStarts)
 	assert.Equal(t, 1, c.ProfilerStops)
+	run := assertLostWorkerKept(t, resultFile, filepath.Join(dir, "out"))
+	killed := run.Audit.Workers[1].Records
+	assert.Equal(t, died[1], strconv.Itoa(killed), "the error says how many of its records were kept")
+	assert.LessOrEqual(t, killed, 2, "only its first two requests were answered")
+}
 
+// assertLostWorkerKept checks a failed 2-worker cell whose worker 1 was
+// lost mid-phase: its records that arrived are in the result's audit and
+// exported beside worker 0's; it returns the result.
+func assertLostWorkerKept(t *testing.T, resultFile, out string) result.Run {
+	t.Helper()
 	var run result.Run
 	b, err := os.ReadFile(resultFile)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &run))
 	assert.Equal(t, result.StatusFailed, run.Status)
 	require.Len(t, run.Audit.Workers, 2)
-	kept, killed := run.Audit.Workers[0].Records, run.Audit.Workers[1].Records
-	assert.Equal(t, died[1], strconv.Itoa(killed), "the error says how many of its records were kept")
-	assert.LessOrEqual(t, killed, 2, "only its first two requests were answered")
-	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	lost := run.Audit.Workers[1].Records
+	assert.Positive(t, lost, "the lost worker's records that arrived are kept")
+	lines := jsonlLines(t, filepath.Join(out, "profile_export.jsonl"))
 	perWorker := map[string]int{}
 	for _, l := range lines {
 		perWorker[workerOf(l)]++
 	}
-	want := []int{kept}
-	if killed > 0 {
-		want = append(want, killed)
+	require.Len(t, perWorker, 2, "both workers' records are exported")
+	assert.Contains(t, slices.Collect(maps.Values(perWorker)), lost)
+	assert.Equal(t, len(lines), run.Audit.Workers[0].Records+lost)
+	return run
+}
+
+// assertGone checks that every pid ended and was reaped.
+func assertGone(t *testing.T, pids []int) {
+	t.Helper()
+	for _, pid := range pids {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
 	}
-	got := slices.Collect(maps.Values(perWorker))
-	assert.ElementsMatch(t, want, got, "each worker's records received are exported")
 }
 
 // TestWorkersInterrupted: Ctrl-C stops every worker: an interrupted run
@@ -390,9 +447,7 @@ func TestWorkersInterrupted(t *testing.T) {
 		assert.True(t, exported[id], "request %s reached the server: it is exported", id)
 	}
 	require.Len(t, fw.pids, 3)
-	for _, pid := range fw.pids {
-		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pid %d is gone", pid)
-	}
+	assertGone(t, fw.pids)
 }
 
 // receivedIDs records the X-Request-ID of every inference request a
@@ -513,4 +568,41 @@ func TestWorkersReplayATrace(t *testing.T) {
 	for j := 1; j < len(sched); j++ {
 		assert.InDelta(t, 40e6, float64(sched[j]-sched[j-1]), 1e6, "gap %d", j)
 	}
+}
+
+// TestWorkersBoundedBeforeAnything: worker counts no load could use are
+// refused (exit 2) before anything is allocated or sent.
+func TestWorkersBoundedBeforeAnything(t *testing.T) {
+	m := startMock(t, mock.Config{})
+	dir := t.TempDir()
+	var trace strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": 16, "output_length": 2}`+"\n", i*40)
+	}
+	path := writeFile(t, dir, "trace.jsonl", trace.String())
+	script := writeFile(t, dir, "w.star", smallBase+`
+sweep(name = "w", base = base.replace(concurrency = 4), scenarios = [{"name": "c4"}])
+`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{quick(m.URL, "--request-rate", "5", "--benchmark-duration", "600", "--workers", "1000000"),
+			"--workers 1000000 is more than 256, the most a cell may have"},
+		{[]string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--workers", "1000000"},
+			"--workers 1000000 is more than 256"},
+		{quick(m.URL, "--request-rate", "2", "--benchmark-duration", "1", "--workers", "4"),
+			"--workers 4 is more than the 2 requests the profiling phase sends (2/s for 1 s)"},
+		{[]string{"profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--input-file", path, "--custom-dataset-type",
+			"mooncake_trace", "--reset-kv-cache", "--workers", "4", "--no-store"},
+			"--workers 4 is more than the 3 entries of the fixed schedule"},
+	} {
+		inv := cli(t, dir, c.args...)
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, c.want)
+		assert.Contains(t, inv.stderr, "nothing was sent")
+	}
+	ctl := m.control()
+	assert.Zero(t, ctl.InferenceRequests)
+	assert.Zero(t, ctl.ResetCount, "not even the KV reset")
 }

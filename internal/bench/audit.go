@@ -143,6 +143,14 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 	switch {
 	case r.Cancelled:
 		a.Cut++
+		switch r.CutBy {
+		case metrics.CutGracePeriod:
+			a.CutGracePeriod++
+		case metrics.CutInterrupt:
+			a.CutInterrupt++
+		case metrics.CutOnPurpose:
+			a.CutOnPurpose++
+		}
 	case r.Error != nil:
 		if r.Error.Type == endpoint.ErrTypeClient {
 			a.ClientErrors++

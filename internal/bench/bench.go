@@ -1,5 +1,6 @@
 // Package bench runs one benchmark cell end to end, as a short list of
-// stages: prepare (tokenizer, dataset), ready (the wait for the model, when
+// stages: prepare (tokenizer, dataset), share out (the load among the
+// workers of --workers, checked before anything is sent), ready (the wait for the model, when
 // asked, then a preflight dial), collect (the server's
 // metrics and GPU telemetry scraped from here on), reset (the KV cache, once,
 // before any load), run phases (the load, from this process or from the
@@ -36,16 +37,23 @@ import (
 
 // Options configure one run.
 type Options struct {
-	Profile    plan.Profile // validated by the caller
-	Info       result.TrialInfo
-	Name       string
-	CLICommand string // already redacted
-	Version    string
+	Profile plan.Profile // validated by the caller
+	Info    result.TrialInfo
+	Name    string
+	// BenchmarkID is the run's id (empty: a new one); the caller sets it
+	// when its exporters label their points with it.
+	BenchmarkID string
+	CLICommand  string // already redacted
+	Version     string
 	// Progress receives live progress lines (nil: none).
 	Progress io.Writer
 	// Watch, when set, follows the run live (the terminal dashboard)
 	// instead of the progress lines.
 	Watch Watcher
+	// Exporters follow the run live for systems outside this process
+	// (OpenTelemetry, the live Prometheus endpoint), beside the progress
+	// lines or the dashboard; the caller closes them after Run returns.
+	Exporters []Exporter
 	// Log receives warnings and hook activity (nil: discarded).
 	Log io.Writer
 	// ProfilerMark is where the profiler leaves its hooks.Mark while it may
@@ -64,8 +72,11 @@ type Options struct {
 	// when the load ends).
 	Records RecordSink
 	// Workers, when it has more than one, sends the load from that many
-	// worker processes instead of this one (workers.go).
-	Workers Workers
+	// worker processes instead of this one (workers.go); WorkerDeadlines
+	// bound the waits on them (zero values: shard's defaults; the drain's
+	// rests on the profile's request timeout).
+	Workers         Workers
+	WorkerDeadlines shard.Deadlines
 }
 
 // RecordSink takes batches of finished records, in the order their
@@ -85,6 +96,16 @@ type Watcher interface {
 	Record(r *metrics.Record)
 }
 
+// Exporter streams a run to a system outside this process as it goes. It
+// is a Watcher: Watch is handed the counters of the phase issuing now,
+// Record each finished record on the finisher's goroutine (never a
+// request's), in the order the requests ended; Record must return at once,
+// so an exporter queues what it sends and drops (and counts) what does not
+// fit rather than slowing the finisher.
+type Exporter interface {
+	Watcher
+}
+
 // ErrAllFailed marks a run in which no profiling request succeeded: every
 // one failed, or was cut at the end of the grace period.
 var ErrAllFailed = errors.New("no profiling request succeeded")
@@ -101,6 +122,9 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	}
 	defer c.ds.Close()
 	defer c.fin.close()
+	if err := c.shareOut(); err != nil {
+		return c.fail(err)
+	}
 	if err := c.ready(ctx); err != nil {
 		return c.fail(err)
 	}
@@ -118,7 +142,7 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	out := c.runPhases(ctx, col)
 	c.collected(col)
 	c.reduce(ctx, out)
-	return c.finish(ctx, out.err)
+	return c.finish(ctx, out)
 }
 
 // cell is one run in progress: what the stages share.
@@ -131,15 +155,20 @@ type cell struct {
 	control *hooks.Client
 
 	tok tokenizer.Tokenizer
-	ds  dataset.Dataset
+	// counted names the tokenizer (and chat template) for the audit.
+	counted string
+	ds      dataset.Dataset
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
 
-	fin *finisher
+	fin  *finisher
+	sent sentSet // the conversations sent (with InputsFile)
 	// worker is a worker process's channel to its coordinator (nil in the
 	// coordinator and in a cell of one process): worker.go.
 	worker *shard.Worker
+	// shares are each worker's phases of a sharded cell (--workers).
+	shares [][]plan.Phase
 	halt   chan struct{} // a worker's: closed when the coordinator halts it
 }
 
@@ -159,7 +188,7 @@ func newCell(o Options) *cell {
 		o: o, p: o.Profile, log: log, clock: clock,
 		control: hooks.New(controlHeaders(o.Profile)),
 		run: &result.Run{
-			BenchmarkID:  newID(),
+			BenchmarkID:  cmp.Or(o.BenchmarkID, NewID()),
 			ToolVersion:  o.Version,
 			Host:         host,
 			Config:       o.Profile.Redacted(),
@@ -209,14 +238,18 @@ func (c *cell) prepare(ctx context.Context) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	chat, note, err := chatTemplate(c.p, tok)
+	chat, note, err := chatTemplate(ctx, c.p, tok, c.log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
 	counted := tokenizer.Describe(tok)
 	if chat != nil {
 		counted += ", chat ISL through its chat template (" + chat.File() + ")"
 	}
+	c.counted = counted
 	fmt.Fprintf(c.log, "tokens counted with %s\n", counted)
 	for _, w := range []string{foreignTokenizer(c.p), note} {
 		if w != "" {
@@ -226,7 +259,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
-	c.sizeForTemplate(&o, chat)
+	c.sizeForTemplate(ctx, &o, chat)
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
@@ -246,13 +279,16 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
+	if c.o.InputsFile != "" {
+		c.sent = newSentSet(c.ds.Len())
+	}
 	var sink *jsonlSink
 	if c.o.JSONLFile != "" {
 		sink = newJSONLSink(c.o.JSONLFile, c.o.Redact)
 	}
 	// The last: its goroutine runs until Run closes it.
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
-	c.fin.watch, c.fin.chat = c.o.Watch, chat
+	c.fin.watch, c.fin.chat = watchers(c.o.Watch, c.o.Exporters), chat
 	return nil
 }
 
@@ -294,8 +330,11 @@ func phasesOf(p plan.Profile, fixed bool) []plan.Phase {
 // workers (shard.Split), before anything is sent; an input file it cannot
 // read is left for the run to report.
 func CheckWorkers(p plan.Profile, n int) error {
-	if n <= 1 {
+	if n == 1 {
 		return nil
+	}
+	if err := shard.CheckCount(n); err != nil {
+		return err
 	}
 	if p.ExportLevel == "raw" {
 		return fmt.Errorf("--export-level raw is not available with --workers %d: the payloads stay in the workers; "+
@@ -318,6 +357,9 @@ func (c *cell) reset(ctx context.Context) error {
 	calls, err := c.control.Reset(ctx, c.p.Origins(), h)
 	c.run.ControlHooks = append(c.run.ControlHooks, calls...)
 	logCalls(c.log, calls)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted during the KV-cache reset call (no load was sent): %w", err)
+	}
 	if err != nil {
 		return fmt.Errorf("reset kv cache (no load was sent): %w", err)
 	}
@@ -404,6 +446,7 @@ func logCalls(w io.Writer, calls []hooks.Call) {
 	}
 }
 
-func newID() string {
+// NewID returns a new benchmark id: 32 random hex digits.
+func NewID() string {
 	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
 }

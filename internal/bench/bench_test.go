@@ -129,7 +129,7 @@ func TestRunEveryRequestCutByGracePeriod(t *testing.T) {
 	require.ErrorIs(t, err, ErrAllFailed)
 	n := len(run.Records) // each of the 3 slots sends once: none is answered before the end
 	require.True(t, n >= 1 && n <= 3, "%d records", n)
-	assert.Equal(t, fmt.Sprintf("no profiling request completed: all %d were still in flight at the end of the grace period (cut, excluded)", n), err.Error(),
+	assert.Equal(t, fmt.Sprintf("no profiling request completed: all %d were cut (%d still in flight at the end of the grace period), excluded", n, n), err.Error(),
 		"none failed: the message does not say they did")
 	assert.Empty(t, run.ErrorSummary, "cut requests are not errors")
 	for _, r := range run.Records {

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/chattemplate"
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/jinja"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -17,12 +20,13 @@ import (
 
 // chatTemplate is the template that counts the run's chat ISL
 // (--apply-chat-template), loaded from the tokenizer's tokenizer_config.json
-// and checked on sample conversations before any traffic: a template that
-// does not render them is the user's error. It is nil, with a note saying
-// why, when the flag is off, when the endpoint sends no chat messages or
-// when the tokenizer has no chat template: ISL is then the bare prompt's
-// count, as AIPerf falls back.
-func chatTemplate(p plan.Profile, tok tokenizer.Tokenizer) (*chattemplate.Template, string, error) {
+// and checked on sample conversations before any traffic (said on log): a
+// template that does not render them, or goes over its budget doing so, is
+// the user's error; when ctx ends the check stops with ctx's error. It is
+// nil, with a note saying why, when the flag is off, when the endpoint sends
+// no chat messages or when the tokenizer has no chat template: ISL is then
+// the bare prompt's count, as AIPerf falls back.
+func chatTemplate(ctx context.Context, p plan.Profile, tok tokenizer.Tokenizer, log io.Writer) (*chattemplate.Template, string, error) {
 	if !p.ApplyChatTemplate {
 		return nil, "", nil
 	}
@@ -49,8 +53,19 @@ func chatTemplate(p plan.Profile, tok tokenizer.Tokenizer) (*chattemplate.Templa
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: tokenizer %s: %w", flag, tok.Name(), err)
 	}
+	if p.ChatTemplateMaxSteps != nil {
+		t = t.WithSteps(int64(*p.ChatTemplateMaxSteps))
+	}
+	fmt.Fprintf(log, "chat template: rendering two sample conversations with %s\n", t.File())
 	for _, msgs := range [][]chattemplate.Message{sample, {sample[0], {Role: "assistant", Content: "Paris."}, sample[0]}} {
-		if _, err := t.Render(msgs); err != nil {
+		if _, err := t.Render(ctx, msgs); err != nil {
+			if ctx.Err() != nil {
+				return nil, "", fmt.Errorf("%s: check the chat template: %w", flag, err)
+			}
+			var le *jinja.LimitError
+			if errors.As(err, &le) && le.What == "steps" {
+				err = fmt.Errorf("%w; --chat-template-max-steps raises the budget", err)
+			}
 			return nil, "", fmt.Errorf("%s: the chat template of tokenizer %s does not render a sample conversation: %w", flag, tok.Name(), err)
 		}
 	}
@@ -93,8 +108,8 @@ func (f *finisher) templated(r *metrics.Record, req *endpoint.Request) bool {
 		return false
 	}
 	var text string
-	if err == nil {
-		text, err = f.chat.Render(chat.Messages)
+	if err == nil { // bounded by the template's budget, off the requests' path
+		text, err = f.chat.Render(context.Background(), chat.Messages)
 	}
 	if err != nil {
 		if st := &f.state; st.bare == 0 {
@@ -113,11 +128,11 @@ func (f *finisher) templated(r *metrics.Record, req *endpoint.Request) bool {
 // sizeForTemplate shortens synthetic prompts by the chat template's share
 // (none without a template, or for a dataset read from a file), and says
 // by how much.
-func (c *cell) sizeForTemplate(o *dataset.Options, chat *chattemplate.Template) {
+func (c *cell) sizeForTemplate(ctx context.Context, o *dataset.Options, chat *chattemplate.Template) {
 	if chat == nil || c.p.InputFile != "" || c.p.PublicDataset != "" {
 		return
 	}
-	o.Template = templateOverhead(chat, c.tok)
+	o.Template = templateOverhead(ctx, chat, c.tok)
 	fmt.Fprintf(c.log, "chat template: %d tokens on a request's first turn, %d on each later one: synthetic prompts are that much shorter, "+
 		"so that the model reads --isl tokens a turn\n", o.Template.First, o.Template.Later)
 }
@@ -137,12 +152,12 @@ var overheadSamples = []string{
 // wrapping, and the rest of the first is the request's fixed cost. The
 // samples' values are averaged and rounded; a negative one gives no
 // compensation at all, as in AIPerf.
-func templateOverhead(t *chattemplate.Template, tok tokenizer.Tokenizer) dataset.TemplateOverhead {
+func templateOverhead(ctx context.Context, t *chattemplate.Template, tok tokenizer.Tokenizer) dataset.TemplateOverhead {
 	var fixed, wrap float64
 	for _, s := range overheadSamples {
 		user, asst := chattemplate.Message{Role: "user", Content: s}, chattemplate.Message{Role: "assistant", Content: s}
-		one, err1 := t.Render([]chattemplate.Message{user})
-		three, err3 := t.Render([]chattemplate.Message{user, asst, user})
+		one, err1 := t.Render(ctx, []chattemplate.Message{user})
+		three, err3 := t.Render(ctx, []chattemplate.Message{user, asst, user})
 		if err1 != nil || err3 != nil {
 			return dataset.TemplateOverhead{}
 		}

@@ -49,7 +49,7 @@ func TestFinisherChatTemplate(t *testing.T) {
 	require.Len(t, records, 4)
 
 	count := func(msgs ...chattemplate.Message) int {
-		s, err := chat.Render(msgs)
+		s, err := chat.Render(context.Background(), msgs)
 		require.NoError(t, err)
 		return tok.Count(s)
 	}
@@ -75,12 +75,12 @@ func TestTemplateOverhead(t *testing.T) {
 	require.NoError(t, err)
 	system := tok.Count("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n")
 	generation := tok.Count("<|im_start|>assistant\n")
-	assert.Equal(t, dataset.TemplateOverhead{First: system + generation + 5, Later: 5}, templateOverhead(chat, tok))
+	assert.Equal(t, dataset.TemplateOverhead{First: system + generation + 5, Later: 5}, templateOverhead(context.Background(), chat, tok))
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, chattemplate.ConfigFile),
 		[]byte(`{"chat_template": "{{ messages[0].content }}"}`), 0o644))
 	first, err := chattemplate.Load(dir)
 	require.NoError(t, err)
-	assert.Zero(t, templateOverhead(first, tok))
+	assert.Zero(t, templateOverhead(context.Background(), first, tok))
 }

@@ -38,8 +38,13 @@ func (c *cell) collect(ctx context.Context) (*servermetrics.Collector, error) {
 	if c.p.SliceDuration != nil {
 		slice = time.Duration(*c.p.SliceDuration * float64(time.Second))
 	}
+	maxSeries := 0 // the default
+	if c.p.ServerMetricsMaxSeries != nil {
+		maxSeries = *c.p.ServerMetricsMaxSeries
+	}
 	col, err := servermetrics.Start(ctx, servermetrics.Options{
 		Endpoints:     targets,
+		MaxSeries:     maxSeries,
 		SliceDuration: slice,
 		Interval:      time.Duration(interval * float64(time.Second)),
 		Headers:       controlHeaders(c.p),

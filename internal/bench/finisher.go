@@ -39,7 +39,8 @@ type finisher struct {
 	// without usage.
 	server bool
 	// merged records come finished from the workers of a sharded cell:
-	// only their wall-clock stamp is this process's to set.
+	// only their wall-clock stamp and their usage's check are this
+	// process's to do.
 	merged bool
 	// batch is how many finished records wait before they go to the store
 	// (storeBatch; a worker streams each record as it is finished: 1).
@@ -180,7 +181,8 @@ func (f *finisher) finish(r metrics.Record) {
 	o, ok := f.texts[r.Index]
 	delete(f.texts, r.Index)
 	f.mu.Unlock()
-	if f.merged {
+	if f.merged { // counted by its worker; its usage judged again here, as a local record's
+		metrics.CheckUsage(&r)
 		f.keep(r)
 		return
 	}

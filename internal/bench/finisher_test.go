@@ -131,3 +131,20 @@ func TestFinisherStoresRecords(t *testing.T) {
 		}
 	}
 }
+
+// A worker's record (merged) has its server usage judged here as a local
+// record's is: implausible counts are untrusted, whatever the worker said.
+func TestFinisherChecksMergedUsage(t *testing.T) {
+	f := finisherFor(t, nil)
+	f.merged = true
+	f.push(metrics.Record{Index: 0, PhaseKind: plan.KindProfiling, InputTokens: 16, OutputTokens: 4, RequestedOutputTokens: 4,
+		SentNs: 1, EndNs: 2, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4_000_000, TotalTokens: 4_000_016}})
+	f.push(metrics.Record{Index: 1, PhaseKind: plan.KindProfiling, InputTokens: 16, OutputTokens: 4, RequestedOutputTokens: 4,
+		SentNs: 1, EndNs: 2, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4, TotalTokens: 20}})
+	records, _, _, err := f.wait(context.Background())
+	require.NoError(t, err)
+	require.Len(t, records, 2)
+	assert.Contains(t, records[0].Usage.Untrusted, "completion_tokens 4000000 exceeds the 4 max tokens requested")
+	assert.Empty(t, records[1].Usage.Untrusted)
+	assert.Equal(t, 4, records[0].OutputTokens, "the worker's count stands")
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
@@ -19,13 +20,14 @@ import (
 const InputsFile = "inputs.json"
 
 // writeInputs writes inputs.json in AIPerf's shape: {"data": [{"session_id",
-// "payloads": [...]}]}, one entry per dataset conversation, each payload a
-// turn's body on its own (its system prompt and user context, no history
-// and no replies), joinable with profile_export.jsonl on conversation_id
-// and turn_index. It streams conversation by conversation and writes to a
-// temporary file renamed into place, so a large trace never sits in memory
-// and no half-written file is left.
-func writeInputs(ctx context.Context, path string, s *source) error {
+// "payloads": [...]}]}, one entry per dataset conversation (those only
+// selects, when set), each payload a turn's body on its own (its system
+// prompt and user context, no history and no replies), joinable with
+// profile_export.jsonl on conversation_id and turn_index. It streams
+// conversation by conversation and writes to a temporary file renamed into
+// place, so a large trace never sits in memory and no half-written file is
+// left.
+func writeInputs(ctx context.Context, path string, s *source, only func(conv int) bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", InputsFile, err)
 	}
@@ -34,7 +36,7 @@ func writeInputs(ctx context.Context, path string, s *source) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", InputsFile, err)
 	}
-	err = s.encodeInputs(ctx, f)
+	err = s.encodeInputs(ctx, f, only)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -48,21 +50,29 @@ func writeInputs(ctx context.Context, path string, s *source) error {
 	return nil
 }
 
-// encodeInputs writes the inputs.json document to w.
-func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
+// encodeInputs writes the inputs.json document of the conversations only
+// selects (nil: all) to w, with the profile's secrets redacted (a credential
+// sent in the body through --extra-inputs).
+func (s *source) encodeInputs(ctx context.Context, w io.Writer, only func(conv int) bool) error {
+	rd := s.p.Redactor()
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString(`{"data": [`)
+	first := true
 	for i := range s.ds.Len() {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if only != nil && !only(i) {
+			continue
 		}
 		c, err := s.ds.Conversation(i)
 		if err != nil {
 			return fmt.Errorf("conversation %d: %w", i, err)
 		}
-		if i > 0 {
+		if !first {
 			bw.WriteString(",")
 		}
+		first = false
 		id, _ := json.Marshal(c.ID)
 		fmt.Fprintf(bw, "\n  {\"session_id\": %s, \"payloads\": [", id)
 		for t := range c.Turns {
@@ -73,12 +83,33 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer) error {
 			if t > 0 {
 				bw.WriteString(", ")
 			}
+			if !rd.Empty() {
+				body = []byte(rd.Redact(string(body)))
+			}
 			bw.Write(body)
 		}
 		bw.WriteString("]}")
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
+}
+
+// sentSet holds the dataset conversations a run sent (a bit each), set
+// from any goroutine: an interrupted run's inputs.json holds those only.
+type sentSet []atomic.Uint64
+
+func newSentSet(n int) sentSet { return make(sentSet, (n+63)/64) }
+
+// mark notes that conversation conv was sent (nil or out of range: no-op).
+func (s sentSet) mark(conv int) {
+	if conv >= 0 && conv/64 < len(s) {
+		s[conv/64].Or(1 << (conv % 64))
+	}
+}
+
+// has reports whether conversation conv was sent.
+func (s sentSet) has(conv int) bool {
+	return conv >= 0 && conv/64 < len(s) && s[conv/64].Load()&(1<<(conv%64)) != 0
 }
 
 // alone is turn t of conversation conv (c) as a request on its own, as

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -27,6 +28,7 @@ type phasesOutcome struct {
 	// workers are a sharded cell's worker processes (nil: in process);
 	// a worker's uncounted responses are in its own audit's warnings.
 	workers []shard.WorkerOutcome
+	reached reached // how far the phases got, for an interrupted run's message
 }
 
 // runPhases drives the phases: in this process (runEngine), or from the
@@ -70,7 +72,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 	var verdict func()
 	engine.OnRecord, verdict = c.recordSink(engine.Stop, &out.err)
 	defer verdict()
-	prof := c.bracket(col)
+	prof := c.bracket(ctx, col)
 	engine.Hooks = prof.hooks()
 	if c.worker != nil {
 		engine.Seed, engine.Hooks = c.worker.Spec().Seed, c.worker.Hooks(engine.Hooks)
@@ -87,16 +89,18 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 	return out
 }
 
-// recordSink is where the phases' records go: the finisher and, with
+// recordSink is where the phases' records go: the finisher (the record's
+// conversation noted as sent, for inputs.json) and, with
 // --failed-request-threshold, the guard that calls stop once it trips.
 // The deferred verdict puts the guard's error in *errp when the phases
 // ended without one of their own.
 func (c *cell) recordSink(stop func(), errp *error) (push func(metrics.Record), verdict func()) {
 	guard := newFailGuard(c.p, c.phases, stop)
+	sink := func(r metrics.Record) { c.sent.mark(r.Prompt); c.fin.push(r) }
 	if guard == nil {
-		return c.fin.push, func() {}
+		return sink, func() {}
 	}
-	return func(r metrics.Record) { c.fin.push(r); guard.observe(r) }, func() {
+	return func(r metrics.Record) { sink(r); guard.observe(r) }, func() {
 		if *errp == nil {
 			*errp = guard.err()
 		}
@@ -107,18 +111,27 @@ func (c *cell) recordSink(stop func(), errp *error) (push func(metrics.Record), 
 // progress lines are printed; the returned func stops them.
 func (c *cell) showProgress(progress func() *load.Progress) (stop func()) {
 	lines := c.o.Progress
+	for _, e := range c.o.Exporters {
+		e.Watch(progress, c.clock)
+	}
 	if c.o.Watch != nil {
 		c.o.Watch.Watch(progress, c.clock)
 		lines = nil
 	}
-	return startProgress(lines, progress, c.clock)
+	per := float64(dataset.Turns(c.ds)) / float64(max(1, c.ds.Len()))
+	exact := c.p.InputFile == "" && c.p.ConversationTurnStddev == 0 // synthetic sessions of one length
+	return startProgress(lines, progress, c.clock, per, exact)
 }
 
 // endPhases ends the stage: the profiler's last stop, inputs.json from src
 // (nil: a source of its own) once anything was sent, as AIPerf the run
-// going on without it, and the warnings logged.
+// going on without it (an interrupted run's: the conversations it sent,
+// written whatever the interrupt), and the warnings logged.
 func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out *phasesOutcome) {
 	out.warnings = prof.finish()
+	prof.mu.Lock()
+	out.reached = prof.reached
+	prof.mu.Unlock()
 	if c.o.InputsFile != "" && c.fin.pushed.Load() > 0 {
 		var err error
 		if src == nil {
@@ -126,8 +139,12 @@ func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out
 				defer src.Stop()
 			}
 		}
+		wctx, only := ctx, (func(int) bool)(nil)
+		if ctx.Err() != nil {
+			wctx, only = context.WithoutCancel(ctx), c.sent.has
+		}
 		if err == nil {
-			err = writeInputs(ctx, c.o.InputsFile, src)
+			err = writeInputs(wctx, c.o.InputsFile, src, only)
 		}
 		if err != nil {
 			out.warnings = append(out.warnings, err.Error())
@@ -142,10 +159,12 @@ func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out
 // window (every phase) and the server profiler (profiling phases only).
 type bracketing struct {
 	c        *cell
+	ctx      context.Context // the run's
 	profiler *hooks.Profiler // nil when the hook is off
 	col      *servermetrics.Collector
 
 	mu       sync.Mutex
+	reached  reached
 	logged   int // profiler calls already logged
 	warnings []string
 	// begun holds the self-check snapshot of each profiling phase under
@@ -159,8 +178,8 @@ type bracketing struct {
 // profiler starts (profiling phases) and then the collector marks the
 // phase's begin; once it drained, the collector marks its end and then the
 // profiler stops. The client's self-check spans every profiling phase.
-func (c *cell) bracket(col *servermetrics.Collector) *bracketing {
-	b := &bracketing{c: c, col: col, begun: map[string]selfcheck.Snapshot{}}
+func (c *cell) bracket(ctx context.Context, col *servermetrics.Collector) *bracketing {
+	b := &bracketing{c: c, ctx: ctx, col: col, begun: map[string]selfcheck.Snapshot{}}
 	if h := c.p.ProfilerHook(); h.Enabled {
 		b.profiler = c.control.Profiler(c.p.Origins(), h).WithMark(c.o.ProfilerMark)
 	}
@@ -176,20 +195,31 @@ func (b *bracketing) hooks() load.Hooks {
 			err := b.profiler.Start(ctx, ph.Name)
 			b.logNew()
 			if err != nil {
+				if ctx.Err() != nil {
+					b.mu.Lock()
+					b.reached.startCut = true
+					b.mu.Unlock()
+				}
 				return err
 			}
 		}
 		if col != nil {
 			col.Mark(ph.Name, true)
 		}
+		b.mu.Lock()
+		b.reached.sending = append(b.reached.sending, ph)
 		if ph.Kind == plan.KindProfiling {
-			b.mu.Lock()
 			b.begun[ph.Name] = selfcheck.Take()
-			b.mu.Unlock()
 		}
+		b.mu.Unlock()
 		return nil
 	}
 	h.Drained = func(ph plan.Phase) {
+		b.mu.Lock()
+		if b.ctx.Err() == nil { // every request of the phase returned before any interrupt
+			b.reached.drained++
+		}
+		b.mu.Unlock()
 		if ph.Kind == plan.KindProfiling {
 			end := selfcheck.Take()
 			b.mu.Lock()

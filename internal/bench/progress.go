@@ -3,17 +3,24 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // startProgress prints the counters of the phase under way (progress) to
 // w until the returned stop function is called: a self-overwriting line on
 // a terminal, a plain line every 5 s otherwise (CI logs stay readable).
-func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock) (stop func()) {
+// A phase of N sessions shows its total as N × perSession requests.
+// perSession is the requests a session sends (its conversation's turns),
+// for a phase that counts sessions; exact says every session sends that
+// many, else the total shown is an estimate ("~").
+func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock, perSession float64, exact bool) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -33,14 +40,14 @@ func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock
 			select {
 			case <-done:
 				if tty {
-					fmt.Fprintf(w, "\r%s\n", line(progress, clock))
+					fmt.Fprintf(w, "\r%s\n", line(progress, clock, perSession, exact))
 				}
 				return
 			case <-t.C:
 				if tty {
-					fmt.Fprintf(w, "\r%s", line(progress, clock))
+					fmt.Fprintf(w, "\r%s", line(progress, clock, perSession, exact))
 				} else {
-					fmt.Fprintln(w, line(progress, clock))
+					fmt.Fprintln(w, line(progress, clock, perSession, exact))
 				}
 			}
 		}
@@ -48,7 +55,7 @@ func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock
 	return func() { close(done); wg.Wait() }
 }
 
-func line(progress func() *load.Progress, clock load.Clock) string {
+func line(progress func() *load.Progress, clock load.Clock, perSession float64, exact bool) string {
 	pr := progress()
 	if pr == nil {
 		return "starting..."
@@ -57,9 +64,14 @@ func line(progress func() *load.Progress, clock load.Clock) string {
 	elapsed := float64(clock.Now()-pr.StartNs) / 1e9
 	done := pr.Done.Load()
 	total := "?"
-	if ph.Requests > 0 {
+	switch {
+	case ph.Requests > 0:
 		total = fmt.Sprint(ph.Requests)
-	} else if ph.Duration > 0 {
+	case ph.Sessions > 0 && perSession > 0 && exact:
+		total = fmt.Sprint(int(math.Round(float64(ph.Sessions) * perSession)))
+	case ph.Sessions > 0 && perSession > 0:
+		total = fmt.Sprintf("~%d", int(math.Round(float64(ph.Sessions)*perSession)))
+	case ph.Duration > 0:
 		total = fmt.Sprintf("%.0fs", ph.Duration)
 	}
 	rate := 0.0
@@ -67,7 +79,7 @@ func line(progress func() *load.Progress, clock load.Clock) string {
 		rate = float64(done) / elapsed
 	}
 	return fmt.Sprintf("[%s] %d/%s done, %d in flight, %.1f req/s, %d errors, %.1fs elapsed   ",
-		ph.Name, done, total, pr.Sent.Load()-done, rate, pr.Errors.Load(), elapsed)
+		termsafe.Text(ph.Name), done, total, pr.Sent.Load()-done, rate, pr.Errors.Load(), elapsed)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -77,4 +89,38 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// watchers is every watcher of a run as one (nil: none): the dashboard's
+// and the exporters', each record handed to each in turn.
+func watchers(w Watcher, exporters []Exporter) Watcher {
+	all := make(fanOut, 0, len(exporters)+1)
+	if w != nil {
+		all = append(all, w)
+	}
+	for _, e := range exporters {
+		all = append(all, e)
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+// fanOut hands each record to several watchers.
+type fanOut []Watcher
+
+func (f fanOut) Watch(progress func() *load.Progress, clock load.Clock) {
+	for _, w := range f {
+		w.Watch(progress, clock)
+	}
+}
+
+func (f fanOut) Record(r *metrics.Record) {
+	for _, w := range f {
+		w.Record(r)
+	}
 }

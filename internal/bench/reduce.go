@@ -9,10 +9,13 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
 
 // reduce turns the finished records into the run's result: summaries per
-// phase kind, the error summary, the client's audit and the reset check.
+// phase kind (the profiling one with the GPUs' power efficiency when their
+// telemetry was scraped), the error summary, the client's audit and the
+// reset check.
 func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run := c.run
 	run.EndTime = time.Now()
@@ -23,6 +26,9 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming, c.slos()...)
+	if run.Server != nil {
+		metrics.AddEnergy(&run.Profiling, servermetrics.GPUEnergy(run.Server), c.profilingConcurrency())
+	}
 	if d := c.p.SliceDuration; d != nil {
 		run.Timeslices = metrics.Timeslices(prof, int64(*d*1e9), c.p.Streaming, c.slos()...)
 	}
@@ -32,6 +38,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	}
 	run.ErrorSummary = metrics.Errors(prof)
 	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
+	run.Audit.TokensCountedWith = c.counted
 	if out.measured {
 		judgeHealth(&run.Audit, out.health, run.Profiling, c.p.Streaming)
 	}
@@ -50,6 +57,18 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
 			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))
 	}
+}
+
+// profilingConcurrency is the first profiling phase's concurrency (its
+// slots, or its in-flight cap with a rate), 0 when it has none: what
+// AIPerf divides the GPU energy by for its energy per user.
+func (c *cell) profilingConcurrency() int {
+	for _, ph := range c.phases {
+		if ph.Kind == plan.KindProfiling {
+			return ph.Concurrency
+		}
+	}
+	return 0
 }
 
 // slos are the run's --goodput objectives (checked with the profile).
@@ -90,13 +109,17 @@ func byKind(records []metrics.Record) (prof, warm []metrics.Record) {
 }
 
 // finish sets the run's final status from how the phases ended.
-func (c *cell) finish(ctx context.Context, runErr error) (*result.Run, error) {
-	prof, _ := byKind(c.run.Records)
+func (c *cell) finish(ctx context.Context, out phasesOutcome) (*result.Run, error) {
+	prof, warm := byKind(c.run.Records)
 	switch {
-	case errors.Is(runErr, context.Canceled) || ctx.Err() != nil: // a Ctrl-C, during the load or after it
-		return c.fail(fmt.Errorf("interrupted (%s): %w", interruptedWhen(prof), context.Cause(ctx)))
-	case runErr != nil:
-		return c.fail(runErr)
+	case errors.Is(out.err, context.Canceled) || ctx.Err() != nil: // a Ctrl-C, during the load or after it
+		cause := context.Cause(ctx)
+		if cause == nil {
+			cause = out.err
+		}
+		return c.fail(fmt.Errorf("interrupted (%s): %w", out.reached.when(len(c.phases), prof, warm), cause))
+	case out.err != nil:
+		return c.fail(out.err)
 	}
 	if err := allFailed(c.run, prof); err != nil {
 		return c.fail(err)
@@ -105,19 +128,55 @@ func (c *cell) finish(ctx context.Context, runErr error) (*result.Run, error) {
 	return c.run, nil
 }
 
-// interruptedWhen says how far the profiling load had got when the run was
-// interrupted.
-func interruptedWhen(prof []metrics.Record) string {
+// reached is how far a run's phases got: it places an interrupt by what
+// the phases had done, not by when the signal came.
+type reached struct {
+	sending  []plan.Phase // the phases that began sending, in order
+	drained  int          // of them, those whose every request returned before the interrupt
+	startCut bool         // the interrupt cut a profiler start call: its phase sent nothing
+}
+
+// when says where the interrupted run had got to, of phases in all, with
+// its profiling and warmup records.
+func (r reached) when(phases int, prof, warm []metrics.Record) string {
+	last := plan.Phase{}
+	if len(r.sending) > 0 {
+		last = r.sending[len(r.sending)-1]
+	}
+	switch {
+	case len(r.sending) == phases && r.drained == phases:
+		return "after the load: " + returned(prof, plan.KindProfiling)
+	case r.startCut && len(warm) > 0:
+		return "during the server profiler start call, after warmup (" + returned(warm, plan.KindWarmup) + "): no profiling request was sent"
+	case r.startCut:
+		return "during the server profiler start call: no request was sent"
+	case len(r.sending) == 0:
+		return "before any request was sent"
+	case last.Kind == plan.KindWarmup && r.drained == len(r.sending):
+		return "after warmup (" + returned(warm, plan.KindWarmup) + "), before any profiling request was sent"
+	case last.Kind == plan.KindWarmup:
+		return "during warmup: " + returned(warm, plan.KindWarmup) + "; no profiling request was sent"
+	}
+	return "during profiling: " + returned(prof, plan.KindProfiling)
+}
+
+// returned says how many of records (requests of kind) had returned and
+// how many were cut.
+func returned(records []metrics.Record, kind string) string {
 	cut := 0
-	for i := range prof {
-		if prof[i].Cancelled {
+	for i := range records {
+		if records[i].Cancelled {
 			cut++
 		}
 	}
 	if cut == 0 {
-		return fmt.Sprintf("after the load: all %d profiling requests had returned", len(prof))
+		return fmt.Sprintf("all %d %s requests had returned", len(records), kind)
 	}
-	return fmt.Sprintf("%d of %d profiling requests had returned, %d were cut", len(prof)-cut, len(prof), cut)
+	were := "were"
+	if cut == 1 {
+		were = "was"
+	}
+	return fmt.Sprintf("%d of %d %s requests had returned, %d %s cut", len(records)-cut, len(records), kind, cut, were)
 }
 
 // allFailed returns an error that is ErrAllFailed, saying what happened to
@@ -134,10 +193,10 @@ func allFailed(run *result.Run, prof []metrics.Record) error {
 	case cut == 0:
 		msg = fmt.Sprintf("every profiling request failed: %d of %d", nFailed, len(prof))
 	case nFailed == 0:
-		msg = fmt.Sprintf("no profiling request completed: all %d were still in flight at the end of the grace period (cut, excluded)", cut)
+		msg = fmt.Sprintf("no profiling request completed: all %d were cut (%s), excluded", cut, run.Audit.CutWhy())
 	default:
-		msg = fmt.Sprintf("no profiling request succeeded: %d of %d failed, %d were still in flight at the end of the grace period (cut, excluded)",
-			nFailed, len(prof), cut)
+		msg = fmt.Sprintf("no profiling request succeeded: %d of %d failed, %d were cut (%s), excluded",
+			nFailed, len(prof), cut, run.Audit.CutWhy())
 	}
 	if len(run.ErrorSummary) > 0 {
 		e := run.ErrorSummary[0].Error

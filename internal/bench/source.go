@@ -90,7 +90,7 @@ func (s *source) Stop() {
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
 	fin *finisher, count func(string) int) *source {
 	s := &source{p: p, now: now, cancel: newCancellation(p), ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
-		extra: p.BodyExtras(), prefix: newID()[:8], system: memoCount(count), raw: p.ExportLevel == plan.ExportRaw}
+		extra: p.BodyExtras(), prefix: NewID()[:8], system: memoCount(count), raw: p.ExportLevel == plan.ExportRaw}
 	s.template, s.field = p.Template()
 	if n := ds.Len() * len(p.Model); n <= maxCachedBodies {
 		s.bodies = make([]atomic.Pointer[[]byte], n)
@@ -229,9 +229,12 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	}
 	resp := src.client.Do(ctx, req.Request)
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
-	rec.Usage, rec.Status, rec.Error = resp.Usage, resp.Status, resp.Err
+	rec.Usage, rec.SpecDecode, rec.Status, rec.Error = resp.Usage, resp.SpecDecode, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
-	text, reasoning := fillChunks(&rec, resp.Chunks)
+	if resp.Cancelled {
+		rec.CutBy = metrics.CutOnPurpose
+	}
+	text, reasoning := fillChunks(&rec, &resp)
 	var chat *endpoint.Request // its ISL is counted through the chat template, in the finisher
 	if src.fin.chat != nil {
 		sent := req.Request // a copy: req itself stays off the heap
@@ -334,20 +337,19 @@ func (s *source) cachedBody(conv, model int, req endpoint.Request) []byte {
 
 // fillChunks stamps the record with its response times and returns the
 // output text and reasoning, for counting.
-func fillChunks(rec *metrics.Record, chunks []endpoint.Chunk) (text, reasoning string) {
+func fillChunks(rec *metrics.Record, resp *endpoint.Response) (text, reasoning string) {
+	chunks := resp.Chunks
 	if len(chunks) == 0 {
 		return "", ""
 	}
 	rec.ResponseNs = metrics.StampsFrom(len(chunks), func(i int) int64 { return chunks[i].At })
-	var tb, rb strings.Builder
 	for _, ch := range chunks {
-		if rec.FirstOutputNs == 0 && ch.Text != "" {
+		if ch.Text != "" {
 			rec.FirstOutputNs = ch.At
+			break
 		}
-		tb.WriteString(ch.Text)
-		rb.WriteString(ch.Reasoning)
 	}
-	return tb.String(), rb.String()
+	return resp.Output()
 }
 
 // source builds the engine's sessions over the dataset, drawn in the data's

@@ -26,6 +26,26 @@ type Workers interface {
 // the run's seed, so every worker draws from the same sequence.
 func workerSeed(seed int64, i int) int64 { return seed + int64(i)*1_000_003 }
 
+// shareOut shares the phases out among the workers of a sharded cell,
+// before anything is sent: one that would get nothing of a phase (or of a
+// fixed schedule) is an input error.
+func (c *cell) shareOut() error {
+	if c.o.Workers == nil || c.o.Workers.N() <= 1 {
+		return nil
+	}
+	n := c.o.Workers.N()
+	shares, err := shard.Split(c.phases, n)
+	if sched := c.ds.Schedule(); err == nil && sched != nil && len(sched) < n {
+		err = fmt.Errorf("--workers %d is more than the %d entries of the fixed schedule: every worker needs one; "+
+			"use at most %d workers", n, len(sched), len(sched))
+	}
+	if err != nil {
+		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+	}
+	c.shares = shares
+	return nil
+}
+
 // runWorkers drives the phases from the worker processes: this process
 // keeps the control hooks (the profiler brackets each profiling phase once
 // across them), the scrapes and the exports; each worker's finished records
@@ -33,13 +53,12 @@ func workerSeed(seed int64, i int) int64 { return seed + int64(i)*1_000_003 }
 // finished here as if sent from here. A worker that cannot start fails the
 // cell before anything is sent.
 func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (out phasesOutcome) {
-	n := c.o.Workers.N()
-	shares, err := shard.Split(c.phases, n)
-	if err != nil {
-		out.err = &InputError{fmt.Errorf("%w (nothing was sent)", err)}
-		return out
+	n, shares := c.o.Workers.N(), c.shares
+	d := c.o.WorkerDeadlines
+	if d.RequestTimeout == 0 {
+		d.RequestTimeout = time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second))
 	}
-	co := &shard.Coordinator{Clock: c.clock, OnRecord: c.fin.push}
+	co := &shard.Coordinator{Clock: c.clock, OnRecord: c.fin.push, Deadlines: d, URLs: len(c.p.URL)}
 	specs := make([]shard.Spec, n)
 	for i := range n {
 		p, err := c.o.Workers.Start(ctx, i)
@@ -56,7 +75,7 @@ func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (ou
 			Seed: workerSeed(c.p.RandomSeed, i), Version: c.o.Version}
 	}
 	c.fin.merged = true
-	prof := c.bracket(col)
+	prof := c.bracket(ctx, col)
 	co.Hooks = prof.hooks()
 	var verdict func()
 	co.OnRecord, verdict = c.recordSink(co.Halt, &out.err)

@@ -1,6 +1,7 @@
 package chattemplate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func BenchmarkRenderAndCount(b *testing.B) {
 		if err != nil || !ok {
 			b.Fatal(ok, err)
 		}
-		text, err := tmpl.Render(chat.Messages)
+		text, err := tmpl.Render(context.Background(), chat.Messages)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func BenchmarkRender(b *testing.B) {
 		msgs = append(msgs, Message{Role: "user", Content: strings.Repeat("refrangible rays ", 100)})
 	}
 	for b.Loop() {
-		if _, err := tmpl.Render(msgs); err != nil {
+		if _, err := tmpl.Render(context.Background(), msgs); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,10 +7,13 @@
 // reads that file first), else the "chat_template" of tokenizer_config.json
 // (a string or a list of named templates, of which "default" is taken),
 // with the special tokens a template reads (bos_token, eos_token and the
-// like) from the latter. Render runs it with github.com/ardanlabs/jinja on
-// a conversation, with add_generation_prompt=true as AIPerf renders it: the
-// output is the text to encode, without adding special tokens, since the
-// template writes them.
+// like) from the latter. Render runs it with internal/jinja (a fork of
+// github.com/ardanlabs/jinja whose renders are bounded) on a conversation,
+// with add_generation_prompt=true as AIPerf renders it: the output is the
+// text to encode, without adding special tokens, since the template writes
+// them. A render is bounded in steps, bytes and call depth (DefaultSteps,
+// BaseBytes, MaxDepth, plus the conversation's share) and stops when its
+// context ends: a template comes with a model and is not trusted.
 //
 // Messages extracts the conversation from a request body as AIPerf does:
 // the role and the joined text parts of each item of a "messages" or

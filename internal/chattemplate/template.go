@@ -1,16 +1,18 @@
 package chattemplate
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/ardanlabs/jinja"
+	"github.com/aiperf-go/aiperf/internal/jinja"
 )
 
 // ConfigFile is the file beside tokenizer.json that holds the template and
@@ -30,10 +32,29 @@ var ErrNoTemplate = errors.New("no chat template")
 // Template is a model's compiled chat template and the special tokens it
 // reads. It is safe for concurrent use.
 type Template struct {
-	file string // the file it was read from
-	tmpl *jinja.Template
-	vars map[string]any // the special tokens, by name
+	file  string // the file it was read from
+	tmpl  *jinja.Template
+	vars  map[string]any // the special tokens, by name
+	steps int64          // the step budget of a render, before the conversation's share
 }
+
+// Bounds of a template and of its renders. A render may take DefaultSteps
+// steps of the template engine (about a second of work), plus one for
+// every 16 bytes of the conversation, and build BaseBytes plus 16 bytes for
+// each byte of the conversation; macro calls nest at most MaxDepth deep. A
+// chat template needs a few thousand steps a message; one that goes over a
+// bound (an endless loop, a runaway recursion or repetition) fails with a
+// *jinja.LimitError.
+const (
+	DefaultSteps = 10_000_000
+	BaseBytes    = 128 << 20
+	MaxDepth     = 256
+	// maxSource bounds a template's text (real ones are tens of KiB) and
+	// maxConfig the tokenizer_config.json it may be read from (its added
+	// tokens can take megabytes).
+	maxSource = 1 << 20
+	maxConfig = 64 << 20
+)
 
 // Message is one message of a conversation to render.
 type Message struct {
@@ -53,7 +74,7 @@ var specialTokens = []string{"bos_token", "eos_token", "unk_token", "sep_token",
 // else tokenizer_config.json's chat_template.
 func Load(dir string) (*Template, error) {
 	file := filepath.Join(dir, ConfigFile)
-	data, err := os.ReadFile(file)
+	data, err := readFile(file, maxConfig)
 	var cfg map[string]json.RawMessage // nil: no tokenizer_config.json
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // a chat_template.jinja may still be there
@@ -75,7 +96,7 @@ func Load(dir string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load chat template: compile the chat template of %s: %w", from, err)
 	}
-	t := &Template{file: from, tmpl: tmpl, vars: map[string]any{}}
+	t := &Template{file: from, tmpl: tmpl, vars: map[string]any{}, steps: DefaultSteps}
 	for _, key := range specialTokens {
 		tok, err := tokenText(cfg[key])
 		if err != nil {
@@ -92,7 +113,7 @@ func Load(dir string) (*Template, error) {
 // is in: chat_template.jinja, else the config's chat_template.
 func templateSource(dir string, cfg map[string]json.RawMessage) (src, file string, err error) {
 	jinjaFile := filepath.Join(dir, TemplateFile)
-	b, err := os.ReadFile(jinjaFile)
+	b, err := readFile(jinjaFile, maxSource)
 	switch {
 	case err == nil:
 		if strings.TrimSpace(string(b)) == "" {
@@ -109,7 +130,28 @@ func templateSource(dir string, cfg map[string]json.RawMessage) (src, file strin
 	if src, err = source(cfg["chat_template"]); err != nil {
 		return "", "", fmt.Errorf("load chat template: %s (and no %s): %w", configFile, TemplateFile, err)
 	}
+	if len(src) > maxSource {
+		return "", "", fmt.Errorf("load chat template: the chat_template of %s is %d bytes, more than a template's %d", configFile, len(src), maxSource)
+	}
 	return src, configFile, nil
+}
+
+// readFile reads a file of at most limit bytes; a larger one is an error
+// (it is not read whole).
+func readFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case int64(len(data)) > limit:
+		return nil, fmt.Errorf("%s is larger than %d MiB", path, limit>>20)
+	}
+	return data, nil
 }
 
 // source is the template text of a chat_template value: a string, or a
@@ -160,12 +202,33 @@ func tokenText(raw json.RawMessage) (string, error) {
 // tokenizer_config.json.
 func (t *Template) File() string { return t.file }
 
+// WithSteps is t with a step budget of steps (before the conversation's
+// share) instead of DefaultSteps.
+func (t *Template) WithSteps(steps int64) *Template {
+	c := *t
+	c.steps = steps
+	return &c
+}
+
 // Render renders msgs with add_generation_prompt=true, as AIPerf counts a
 // request's ISL: the conversation as the server's model reads it, its
-// special tokens written out, to encode without adding any.
-func (t *Template) Render(msgs []Message) (string, error) { return t.render(msgs, true) }
+// special tokens written out, to encode without adding any. The render is
+// bounded (see DefaultSteps) and stops with ctx's error when ctx ends.
+func (t *Template) Render(ctx context.Context, msgs []Message) (string, error) {
+	return t.render(ctx, msgs, true)
+}
 
-func (t *Template) render(msgs []Message, addGenerationPrompt bool) (string, error) {
+// limits are the bounds of a render of msgs: the base budget plus the
+// conversation's share.
+func (t *Template) limits(msgs []Message) jinja.Limits {
+	size := int64(0)
+	for _, m := range msgs {
+		size += int64(len(m.Role) + len(m.Content) + 64*len(m.ToolCalls))
+	}
+	return jinja.Limits{Steps: t.steps + size/16, Bytes: BaseBytes + 16*size, Depth: MaxDepth}
+}
+
+func (t *Template) render(ctx context.Context, msgs []Message, addGenerationPrompt bool) (string, error) {
 	data := make(map[string]any, len(t.vars)+4)
 	maps.Copy(data, t.vars)
 	list := make([]any, len(msgs))
@@ -179,7 +242,7 @@ func (t *Template) render(msgs []Message, addGenerationPrompt bool) (string, err
 	data["messages"] = list
 	data["add_generation_prompt"] = addGenerationPrompt
 	data["tools"], data["documents"] = nil, nil
-	out, err := t.tmpl.Render(data)
+	out, err := t.tmpl.RenderContext(ctx, data, t.limits(msgs))
 	if err != nil {
 		return "", fmt.Errorf("render the chat_template of %s: %w", t.file, err)
 	}

@@ -1,14 +1,17 @@
 package chattemplate
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/jinja"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -58,7 +61,7 @@ func TestRenderMatchesReference(t *testing.T) {
 				for j, m := range c.Messages {
 					msgs[j] = Message{Role: m.Role, Content: m.Content}
 				}
-				got, err := tmpl.render(msgs, c.AddGenerationPrompt)
+				got, err := tmpl.render(context.Background(), msgs, c.AddGenerationPrompt)
 				if c.IDs != nil {
 					want++
 				}
@@ -95,7 +98,7 @@ func TestLoadNamedTemplates(t *testing.T) {
 		{"name":"default","template":"{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}"}]}`)
 	tmpl, err := Load(dir)
 	require.NoError(t, err)
-	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}})
+	got, err := tmpl.Render(context.Background(), []Message{{Role: "user", Content: "hi"}})
 	require.NoError(t, err)
 	assert.Equal(t, "<B>[user]hi<E>[assistant]", got, "the default template, an AddedToken's content, the generation prompt")
 	assert.Equal(t, filepath.Join(dir, ConfigFile), tmpl.File())
@@ -126,7 +129,7 @@ func TestLoadTemplateFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, TemplateFile), []byte("{{ bos_token }}{{ messages[0].content }}\n"), 0o644))
 	tmpl, err := Load(dir)
 	require.NoError(t, err)
-	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}})
+	got, err := tmpl.Render(context.Background(), []Message{{Role: "user", Content: "hi"}})
 	require.NoError(t, err)
 	assert.Equal(t, "<B>hi\n", got)
 	assert.Equal(t, filepath.Join(dir, TemplateFile), tmpl.File())
@@ -134,7 +137,7 @@ func TestLoadTemplateFile(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, ConfigFile)))
 	tmpl, err = Load(dir)
 	require.NoError(t, err, "the file alone will do")
-	got, err = tmpl.Render([]Message{{Role: "user", Content: "hi"}})
+	got, err = tmpl.Render(context.Background(), []Message{{Role: "user", Content: "hi"}})
 	require.NoError(t, err)
 	assert.Equal(t, "hi\n", got)
 
@@ -156,7 +159,56 @@ func TestLoadAndRenderErrors(t *testing.T) {
 
 	tmpl, err := Load("testdata/gemma3")
 	require.NoError(t, err)
-	_, err = tmpl.Render([]Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}})
+	_, err = tmpl.Render(context.Background(), []Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}})
 	assert.ErrorContains(t, err, "testdata/gemma3/tokenizer_config.json")
 	assert.ErrorContains(t, err, "Conversation roles must alternate")
+}
+
+// A hostile template is bounded: an endless loop goes over the step budget
+// (raised by WithSteps, and by the conversation's size), a runaway
+// repetition over the byte budget, a recursion over the call depth; a
+// cancelled context stops the render; a template or config too large to be
+// a real one is not read whole. On the engine as vendored (upstream
+// ardanlabs/jinja) the first renders for hours, the second is a fatal
+// out-of-memory error and the third overflows the Go stack.
+func TestHostileTemplates(t *testing.T) {
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	load := func(src string) *Template {
+		t.Helper()
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, TemplateFile), []byte(src), 0o644))
+		tmpl, err := Load(dir)
+		require.NoError(t, err)
+		return tmpl
+	}
+	var le *jinja.LimitError
+	endless := load("{% set r = range(1000) %}{% for i in r %}{% for j in r %}{% for k in r %}{{ k }}{% endfor %}{% endfor %}{% endfor %}")
+	_, err := endless.WithSteps(50_000).Render(context.Background(), msgs)
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, jinja.LimitError{What: "steps", Max: 50_000}, *le, "the conversation's 6 bytes add nothing")
+	assert.ErrorContains(t, err, "render the chat_template of "+endless.File())
+	_, err = endless.WithSteps(50_000).Render(context.Background(), []Message{{Role: "user", Content: strings.Repeat("x", 160_000)}})
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, int64(60_000), le.Max, "one step more for each 16 bytes of the conversation")
+
+	_, err = load("{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}").Render(context.Background(), msgs)
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "bytes", le.What)
+	assert.Equal(t, int64(BaseBytes+16*len("userhi")), le.Max)
+
+	_, err = load("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").Render(context.Background(), msgs)
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, jinja.LimitError{What: "call depth", Max: MaxDepth}, *le)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = endless.Render(ctx, msgs)
+	require.ErrorIs(t, err, context.Canceled)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, TemplateFile), []byte(strings.Repeat("x", maxSource+1)), 0o644))
+	_, err = Load(dir)
+	assert.ErrorContains(t, err, "is larger than 1 MiB")
+	_, err = Load(writeConfig(t, `{"chat_template": "`+strings.Repeat("x", maxSource+1)+`"}`))
+	assert.ErrorContains(t, err, "is 1048577 bytes, more than a template's 1048576")
 }

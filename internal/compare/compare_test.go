@@ -384,6 +384,23 @@ func TestDirectionOf(t *testing.T) {
 		"output_token_throughput_per_user.p50": compare.HigherIsBetter,
 		"output_sequence_length.avg":           compare.Neutral,
 		"time_to_first_token.count":            compare.Neutral,
+		// AIPerf's directions of the metrics the names do not tell.
+		"usage_prompt_cache_read_tokens.p50":                 compare.HigherIsBetter,
+		"total_usage_prompt_cache_read_tokens.avg":           compare.HigherIsBetter,
+		"overall_usage_prompt_cache_read_pct.avg":            compare.HigherIsBetter,
+		"usage_prompt_cache_miss_tokens.avg":                 compare.LowerIsBetter,
+		"usage_prompt_cache_write_tokens.avg":                compare.Neutral,
+		"usage_prompt_tokens.avg":                            compare.Neutral,
+		"usage_reasoning_tokens_diff_pct.p99":                compare.LowerIsBetter,
+		"osl_mismatch_count.avg":                             compare.LowerIsBetter,
+		"decode_duration.p99":                                compare.LowerIsBetter,
+		"full_response_output_token_throughput_per_user.p50": compare.HigherIsBetter,
+		"e2e_output_token_throughput.p10":                    compare.HigherIsBetter,
+		"spec_decode_acceptance_length.avg":                  compare.HigherIsBetter,
+		"nvidia_output_tokens_per_joule.avg":                 compare.HigherIsBetter,
+		"nvidia_energy_per_output_token.avg":                 compare.LowerIsBetter,
+		"cancelled_request_count.avg":                        compare.LowerIsBetter,
+		"total_error_isl.avg":                                compare.LowerIsBetter,
 	}
 	for spec, want := range tests {
 		keys, err := compare.ParseKeys([]string{spec})

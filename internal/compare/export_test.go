@@ -13,3 +13,5 @@ func JudgeForTest(base, other []float64, dir Direction, confidence, thresholdPct
 	v := judge(newEstimate(base, confidence), newEstimate(other, confidence), dir, confidence, thresholdPct)
 	return v, v.format()
 }
+
+var FormatFloat = formatFloat

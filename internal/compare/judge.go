@@ -218,10 +218,19 @@ func formatDelta(d Num) string {
 	return fmt.Sprintf("%+.1f%%", f)
 }
 
-// formatFloat shows two decimals, as AIPerf's tables do.
+// formatFloat shows two decimals, as AIPerf's tables do, and a value
+// below 1 with two significant digits, so that a small value (a KV-cache
+// usage of 0.0025) does not print as 0.00 beside a delta of +300%.
 func formatFloat(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return NoData
 	}
-	return fmt.Sprintf("%.2f", f)
+	a := math.Abs(f)
+	if a == 0 || a >= 0.995 {
+		return fmt.Sprintf("%.2f", f)
+	}
+	if a < 1e-9 {
+		return fmt.Sprintf("%.2g", f)
+	}
+	return fmt.Sprintf("%.*f", max(2, 1-int(math.Floor(math.Log10(a)))), f)
 }

@@ -225,3 +225,16 @@ func TestGroupsThreshold(t *testing.T) {
 	assert.Less(t, js["tost_p_value"].(float64), 0.001)
 	assert.Equal(t, true, js["significant"], "the existing fields stay")
 }
+
+// TestFormatFloatShowsSmallValues: a value below 1 keeps two significant
+// digits, so a delta of +300% never stands beside two values that print
+// alike as 0.00; larger values keep AIPerf's two decimals.
+func TestFormatFloatShowsSmallValues(t *testing.T) {
+	for in, want := range map[float64]string{
+		0: "0.00", 1: "1.00", 12.345: "12.35", 0.5: "0.50", 0.05: "0.050", 0.0025: "0.0025", 0.01: "0.010",
+		-0.0031: "-0.0031", 0.999: "1.00", 1e-12: "1e-12",
+	} {
+		assert.Equal(t, want, compare.FormatFloat(in), "%v", in)
+	}
+	assert.NotEqual(t, compare.FormatFloat(0.0025), compare.FormatFloat(0.01), "the +300% of a 0.0025 → 0.01 change shows in the values")
+}

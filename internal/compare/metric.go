@@ -131,19 +131,32 @@ func (d Direction) String() string {
 // MarshalText makes a Direction render as "lower", "higher" or "" in JSON.
 func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// DirectionOf tells whether lower or higher values of k are better:
-// throughputs and request counts higher, latencies, durations and errors
-// lower. Counts and sums of a distribution, token lengths and anything
-// unknown are neutral. A server key has its alias's direction, or lower
-// for the latencies of a family named like one.
+// DirectionOf tells whether lower or higher values of k are better: as
+// the metric's AIPerf direction says (metrics.BetterOf: throughputs,
+// request counts, prompt-cache reads and acceptance higher; latencies,
+// durations, errors, mismatches and energy per unit of work lower), or
+// for a tag it does not know, by its name. Counts and sums of a
+// distribution, token lengths and anything unknown are neutral. A server
+// key has its alias's direction, or lower for the latencies of a family
+// named like one.
 func DirectionOf(k Key) Direction {
 	if isServerKey(k) {
 		return serverDirection(k)
 	}
 	m := k.Metric
-	switch {
-	case k.Stat == "count" || k.Stat == "sum":
+	if k.Stat == "count" || k.Stat == "sum" {
 		return Neutral
+	}
+	switch metrics.BetterOf(m) {
+	case metrics.Higher:
+		return HigherIsBetter
+	case metrics.Lower:
+		return LowerIsBetter
+	}
+	if metrics.Known(m) {
+		return Neutral // a metric neither way is better for (a token count)
+	}
+	switch {
 	case strings.Contains(m, "error"):
 		return LowerIsBetter
 	case strings.Contains(m, "throughput"), strings.Contains(m, "goodput"),

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Formats Render accepts.
@@ -58,13 +59,13 @@ func Render(w io.Writer, r Report, format string) error {
 		return nil
 	case FormatTable, "":
 		t := r.Table()
-		fmt.Fprintln(w, t.Title)
+		fmt.Fprintln(w, report.Fit(w, t.Title))
 		report.Table(w, t.Header, t.groupedRows(), t.Align)
 		if len(t.Notes) > 0 {
 			fmt.Fprintln(w)
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintln(w, n)
+			fmt.Fprintln(w, report.Fit(w, n))
 		}
 		return nil
 	case FormatMarkdown:
@@ -91,7 +92,7 @@ func writeMarkdown(w io.Writer, t Table) {
 	line := func(cells []string) {
 		esc := make([]string, len(cells))
 		for i, c := range cells {
-			esc[i] = strings.ReplaceAll(c, "|", `\|`)
+			esc[i] = strings.ReplaceAll(termsafe.Text(c), "|", `\|`)
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(esc, " | "))
 	}

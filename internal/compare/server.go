@@ -74,11 +74,21 @@ func toMs(unit string) float64 {
 	return 1000
 }
 
+// selectSeries picks the series of one family. A counter is named with
+// its _total (as the server exposes it, and the exports and the store
+// keep it); the name without it, as AIPerf's exports spell it, finds it too.
 func selectSeries(series []servermetrics.Series, source, metric string) []*servermetrics.Series {
 	var out []*servermetrics.Series
 	for i := range series {
 		if series[i].Source == source && series[i].Metric == metric {
 			out = append(out, &series[i])
+		}
+	}
+	if len(out) == 0 && !strings.HasSuffix(metric, "_total") {
+		for i := range series {
+			if series[i].Source == source && series[i].Metric == metric+"_total" && series[i].Type == servermetrics.TypeCounter {
+				out = append(out, &series[i])
+			}
 		}
 	}
 	return out

@@ -155,6 +155,7 @@ func TestServerAggregation(t *testing.T) {
 		{"gauge quantile: the largest", twoEndpoints, "server.vllm:num_requests_running.p99", 6, false},
 		{"counter delta: the sum", twoEndpoints, "server.generation_tokens.delta", 1000, false},
 		{"counter rate: the sum", twoEndpoints, "server.vllm:generation_tokens_total.rate", 100, false},
+		{"a counter spelled without _total (AIPerf's export name)", twoEndpoints, "server.vllm:generation_tokens.delta", 1000, false},
 		{"histogram count: the sum", twoEndpoints, "server.vllm:time_to_first_token_seconds.count", 400, false},
 		{"histogram avg: Σsum/Σcount", twoEndpoints, "server.vllm:time_to_first_token_seconds.avg", 0.015, false},
 		{"histogram quantile: count-weighted, empty series left out", twoEndpoints, "server.vllm:time_to_first_token_seconds.p50", 0.015, false},
@@ -256,6 +257,8 @@ func TestCheckServerKeys(t *testing.T) {
 		`server.itl (avg, p50, p90, p95, p99), server.e2e_latency (avg, p50, p90, p95, p99)`, err.Error())
 	err = check([]string{"plain"}, "gpu.DCGM_FI_DEV_GPU_UTIL.avg")
 	require.ErrorContains(t, err, `unknown gpu metric "DCGM_FI_DEV_GPU_UTIL": the compared runs have no gpu metrics; the aliases are gpu.utilization`)
+	require.NoError(t, check([]string{"a"}, "server.vllm:prefix_cache_hits.delta"),
+		"a counter without its _total, as AIPerf's exports spell it, finds the stored family")
 	err = check([]string{"a", "plain"}, "server.vllm:prefix_cache_hits_total.max")
 	require.EqualError(t, err, "server.vllm:prefix_cache_hits_total.max: vllm:prefix_cache_hits_total is a counter: its statistics are delta, rate")
 }

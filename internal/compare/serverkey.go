@@ -209,7 +209,12 @@ func storeKeys(k Key) []string {
 	source, _, _ := serverSource(k.Metric)
 	a := aliasOf(k)
 	if a == nil {
-		return []string{k.String()}
+		_, name, _ := serverSource(k.Metric)
+		if strings.HasSuffix(name, "_total") {
+			return []string{k.String()}
+		}
+		// a counter named without its _total, as AIPerf spells it
+		return []string{k.String(), k.Metric + "_total." + k.Stat}
 	}
 	var out []string
 	for _, f := range a.from {

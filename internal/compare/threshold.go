@@ -17,7 +17,7 @@ import (
 
 // ThresholdRule is one row of the default thresholds.
 type ThresholdRule struct {
-	What  string  // the statistics it covers, as the README's table says
+	What  string  // the statistics it covers, as docs/compare.md's table says
 	Pct   float64 // % of the baseline mean
 	match func(Key) bool
 }

@@ -349,13 +349,13 @@ func TestHookValues(t *testing.T) {
 		value string
 		want  plan.ResetHook
 	}{
-		{"false", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
-		{"", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
-		{"true", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
-		{"{}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
+		{"false", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
+		{"", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
+		{"true", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
+		{"{}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
 		{"{path: /flush_cache, timeout_seconds: 5, max_retry_seconds: 0}",
 			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second}},
-		{"{maxRetrySeconds: 2.5}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: 2500 * time.Millisecond}},
+		{"{maxRetrySeconds: 2.5}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: 2500 * time.Millisecond, Guessed: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
@@ -466,7 +466,7 @@ func TestCLIOverlayKeepsYAMLHookSettings(t *testing.T) {
 			plan.ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},
 		{"--reset-kv-cache over YAML false enables it", []string{"benchmark:", "  endpoint: {reset_kv_cache: false}"},
 			func(p *plan.Profile) { p.ResetKVCache = true }, []string{"reset_kv_cache"},
-			plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute}},
+			plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
 		{"no hook flag leaves the YAML object alone", yamlObject,
 			func(p *plan.Profile) { p.Concurrency = plan.Ptr(3) }, []string{"concurrency"},
 			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},

@@ -25,6 +25,13 @@ const Interval = 250 * time.Millisecond
 func Usable(stdout, stderr io.Writer) bool { return isTerminal(stdout) && isTerminal(stderr) }
 
 func isTerminal(w io.Writer) bool {
+	for { // through the writers that lock or mark it
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }

@@ -142,3 +142,15 @@ func BenchmarkRun(b *testing.B) {
 	b.ReportMetric(sum[1]/float64(n), "req/s-dashboard")
 	b.ReportMetric(sum[1]/sum[0], "ratio")
 }
+
+// TestDashboardEscapesLoggedLines: a log line printed above the dashboard
+// (a warning quoting a server) reaches the terminal escaped.
+func TestDashboardEscapesLoggedLines(t *testing.T) {
+	var screen bytes.Buffer
+	d := dashboard.Start(&screen, dashboard.Options{Title: "t", Program: []tea.ProgramOption{tea.WithWindowSize(120, 20)}})
+	fmt.Fprintln(d.Log(), "warning: the server said \x1b]0;pwned\a\x1b[2J")
+	require.NoError(t, d.Close())
+	assert.Contains(t, screen.String(), `warning: the server said \x1b]0;pwned\x07\x1b[2J`)
+	assert.NotContains(t, screen.String(), "\x1b]0;pwned", "the window title is not set")
+	assert.NotContains(t, screen.String(), "\x1b[2J", "the screen is not cleared")
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Snapshot is what the dashboard is shown at each tick: the counters of
@@ -111,7 +112,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.next()
 	case logMsg:
 		m.printing++
-		return m, tea.Sequence(tea.Println(string(msg)), func() tea.Msg { return printedMsg{} })
+		return m, tea.Sequence(tea.Println(termsafe.Text(string(msg))), func() tea.Msg { return printedMsg{} })
 	case printedMsg:
 		m.printing--
 		if m.now.Final {
@@ -182,8 +183,11 @@ const barWidth = 30
 
 func (m Model) View() tea.View { return tea.NewView(m.Render()) }
 
-// Render is the dashboard's text.
-func (m Model) Render() string {
+// Render is the dashboard's text, with the control characters of its parts
+// (the run's name, a phase's, an error's kind) escaped.
+func (m Model) Render() string { return termsafe.Lines(m.render()) }
+
+func (m Model) render() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "aiperf dashboard · %s\n", m.title)
 	ph := m.now.Phase

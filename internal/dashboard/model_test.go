@@ -242,3 +242,19 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 }
+
+// TestViewEscapesControlCharacters: the run's name, a phase's name and an
+// error's kind are shown with their control characters escaped.
+func TestViewEscapesControlCharacters(t *testing.T) {
+	const evil = "\x1b]0;pwned\a\x1b[2J\r\u009b1A\u202e"
+	ph := &plan.Phase{Name: "p" + evil, Kind: plan.KindProfiling, Requests: 4}
+	m := feed(t, NewModel("run"+evil, true, Interval, nil),
+		Snapshot{Phase: ph, ElapsedS: 1, Sent: 2, Done: 1, Finished: finished(failed("p"+evil, "Kind"+evil, 500))})
+	out := m.Render()
+	const shown = `\x1b]0;pwned\x07\x1b[2J\r\u009b1A\u202e`
+	assert.Contains(t, out, "aiperf dashboard · run"+shown+"\n")
+	assert.Contains(t, out, "phase       p"+shown+" (profiling)")
+	assert.Contains(t, out, "Kind"+shown+" 500")
+	assert.False(t, strings.ContainsFunc(out, func(r rune) bool { return r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f || r == 0x202e }),
+		"no control character but the view's newlines: %q", out)
+}

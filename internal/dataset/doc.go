@@ -32,7 +32,9 @@
 // the rules between rows (one record type per file, a session's rows
 // agree on their input mode, timestamps never go backwards within a
 // session, hash_ids fit input_length for the block size, a fixed schedule
-// has a start time for every conversation). Every problem is reported as a
+// has a start time for every conversation, no timestamp lies more than
+// MaxScheduleMs, a year, after the schedule's zero nor beyond 2^53 ms, no
+// delay is longer than a day). Every problem is reported as a
 // *LineError naming the file, line (and column for JSON errors), field and
 // what was expected, up to 50 of them joined with errors.Join; errors quote
 // at most a short excerpt of a line.

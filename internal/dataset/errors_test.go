@@ -229,3 +229,81 @@ func TestOptionProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceHorizon: a timestamp further than a year after the schedule's
+// zero, or beyond 2^53 ms, and a delay longer than a day are refused before
+// any traffic, naming the file, the line and the value, in every format
+// that has them; timestamps that count from an epoch are accepted with
+// --fixed-schedule-auto-offset and refused without it, with that hint.
+// Before, the replay waited for them (a timestamp of 1e15 ms is 31,710
+// years) or overflowed the schedule's nanoseconds.
+func TestTraceHorizon(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		return path
+	}
+	const epoch = 1_767_225_600_000.0 // 2026-01-01 in ms
+	mooncake := write("mooncake.jsonl", fmt.Sprintf(`{"timestamp": %[1]v, "input_length": 10}
+{"timestamp": %[2]v, "input_length": 10}
+{"session_id": "s", "timestamp": %[3]v, "input_length": 10}
+{"session_id": "s", "delay": 500, "input_length": 10}
+`, epoch, epoch+1000, epoch+2000))
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: mooncake, AutoOffset: true, FixedSchedule: true})
+	require.NoError(t, err, "epoch timestamps from the first one")
+	wantProblemsOf(t, Options{InputFile: mooncake, FixedSchedule: true}, map[int]string{
+		3: "timestamp: timestamp 1.767225602e+12 is 56 years after the schedule's zero, 0 (timestamps count from the start of the run): " +
+			"beyond the year a replay may last (timestamps are milliseconds); timestamps that count from an epoch need --fixed-schedule-auto-offset",
+	})
+
+	for _, tt := range []struct {
+		name, content string
+		o             Options
+		want          map[int]string
+	}{
+		{"mooncake.jsonl", `{"timestamp": 0, "input_length": 10}` + "\n" + `{"timestamp": 1e15, "input_length": 10}` + "\n" +
+			`{"session_id": "x", "timestamp": 1, "input_length": 10}` + "\n" + `{"session_id": "x", "delay": 1e12, "input_length": 10}` + "\n" +
+			`{"timestamp": 1e300, "input_length": 10}` + "\n",
+			Options{FixedSchedule: true, AutoOffset: true}, map[int]string{
+				4: "delay: expected at most 86400000 milliseconds (a day), got 1e+12",
+				5: "timestamp: expected at most 9007199254740992 milliseconds, got 1e+300",
+			}},
+		{"mooncake2.jsonl", `{"timestamp": 0, "input_length": 10}` + "\n" + `{"timestamp": 1e15, "input_length": 10}` + "\n",
+			Options{FixedSchedule: true, AutoOffset: true}, map[int]string{
+				2: "timestamp: timestamp 1e+15 is 31710 years after the schedule's zero, 0, the first timestamp (--fixed-schedule-auto-offset)",
+			}},
+		{"single.jsonl", `{"text": "a", "timestamp": 5}` + "\n" + `{"text": "b", "timestamp": 31536000006}` + "\n",
+			Options{CustomType: TypeSingleTurn, FixedSchedule: true, StartOffsetMs: ptr(5.0)}, map[int]string{
+				2: "timestamp: timestamp 3.1536000006e+10 is 365 days after the schedule's zero, 5 (--fixed-schedule-start-offset)",
+			}},
+		{"multi.jsonl", `{"session_id": "m", "turns": [{"text": "a", "timestamp": 1}, {"text": "b", "timestamp": 4e10}]}` + "\n" +
+			`{"session_id": "n", "turns": [{"text": "a", "timestamp": 2}, {"text": "b", "delay": 86400001}]}` + "\n",
+			Options{CustomType: TypeMultiTurn}, map[int]string{
+				2: "turns[1].delay: expected at most 86400000 milliseconds (a day), got 8.6400001e+07",
+			}},
+		{"multi2.jsonl", `{"session_id": "m", "turns": [{"text": "a", "timestamp": 1}, {"text": "b", "timestamp": 4e10}]}` + "\n",
+			Options{CustomType: TypeMultiTurn}, map[int]string{
+				1: "timestamp: timestamp 4e+10 is 463 days after the schedule's zero, 0",
+			}},
+	} {
+		tt.o.InputFile = write(tt.name, tt.content)
+		wantProblemsOf(t, tt.o, tt.want)
+	}
+}
+
+// wantProblemsOf is wantProblems for one or more problems.
+func wantProblemsOf(t *testing.T, o Options, want map[int]string) {
+	t.Helper()
+	_, err := Open(context.Background(), o200k(t), o)
+	require.Error(t, err, o.InputFile)
+	got := map[int]string{}
+	for _, le := range lineErrors(err) {
+		got[le.Line] = le.Error()
+	}
+	for line, msg := range want {
+		assert.Contains(t, got[line], fmt.Sprintf("%s:%d: ", o.InputFile, line))
+		assert.Contains(t, got[line], msg, "line %d", line)
+	}
+	assert.Len(t, got, len(want), "problems: %s", err)
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,4 +91,84 @@ func syntheticTokens(data []byte) int64 {
 		sum += max(r.InputLength, 0)
 	}
 	return sum
+}
+
+// traceFormats frame a fuzzed line in a trace of each format: a valid line
+// before it and one after it that continues the first's session.
+var traceFormats = []struct {
+	before, after string
+	o             Options
+}{
+	{`{"session_id": "s", "timestamp": 0, "input_length": 8, "hash_ids": [1, 2]}`, `{"session_id": "s", "delay": 5, "input_length": 8}`,
+		Options{CustomType: TypeMooncakeTrace, BlockSize: 4, FixedSchedule: true, AutoOffset: true}},
+	{`{"text": "a", "session_id": "s", "timestamp": 1}`, `{"text": "c", "session_id": "s", "timestamp": 3}`,
+		Options{CustomType: TypeSingleTurn, FixedSchedule: true}},
+	{`{"session_id": "s", "turns": [{"text": "a", "timestamp": 1}]}`, `{"session_id": "s", "turns": [{"text": "c", "timestamp": 9}]}`,
+		Options{CustomType: TypeMultiTurn, FixedSchedule: true, StartOffsetMs: ptr(0.0)}},
+	{`{"text": "a"}`, `{"text": "c"}`, Options{CustomType: TypeRandomPool, Entries: 3}},
+}
+
+// FuzzTraceLine puts arbitrary bytes as the middle line of a trace of each
+// format and opens it: nothing may panic; a refused trace names its file
+// and a line of it, in a short message; an opened one reads back, every
+// send time and delay finite and within the horizon (MaxScheduleMs,
+// MaxDelayMs). The seeds are the lines of testdata/files and a few hostile
+// ones.
+func FuzzTraceLine(f *testing.F) {
+	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
+		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/bad/mooncake.jsonl"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			f.Add(line)
+		}
+	}
+	for _, s := range []string{`{"session_id": "s", "timestamp": 1e300, "input_length": 1}`, `{"session_id": "s", "delay": 1e300, "text_input": "x"}`,
+		`{"session_id": "s", "turns": [{"text": "b", "timestamp": 9007199254740993}]}`, `{"text": "b", "session_id": "s", "timestamp": -0}`} {
+		f.Add(s)
+	}
+	tok := o200k(f)
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsAny(line, "\r\n") || syntheticTokens([]byte(line)) > 1_000_000 {
+			return // one line, of a prompt the fuzzer can build quickly
+		}
+		for _, tf := range traceFormats {
+			o := tf.o
+			o.InputFile = filepath.Join(t.TempDir(), "trace.jsonl")
+			if err := os.WriteFile(o.InputFile, []byte(tf.before+"\n"+line+"\n"+tf.after+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := Open(context.Background(), tok, o)
+			if err != nil {
+				checkFuzzError(t, err, o.InputFile, 4)
+				continue
+			}
+			checkTimes(t, d, o)
+			d.Close()
+		}
+	})
+}
+
+// checkTimes reads every conversation of d back and checks its times.
+func checkTimes(t *testing.T, d Dataset, o Options) {
+	t.Helper()
+	inHorizon := func(ms float64) bool { return ms >= 0 && ms <= MaxScheduleMs && !math.IsNaN(ms) }
+	for _, s := range d.Schedule() {
+		if !inHorizon(s.AtMs) {
+			t.Fatalf("%s: a start at %v ms", o.CustomType, s.AtMs)
+		}
+	}
+	for i := range d.Len() {
+		c, err := d.Conversation(i)
+		if err != nil {
+			t.Fatalf("%s: conversation %d: %v", o.CustomType, i, err)
+		}
+		for _, turn := range c.Turns {
+			if turn.HasTimestamp && !inHorizon(turn.TimestampMs) || turn.DelayMs < 0 || turn.DelayMs > MaxDelayMs {
+				t.Fatalf("%s: a turn at %v ms after a delay of %v ms", o.CustomType, turn.TimestampMs, turn.DelayMs)
+			}
+		}
+	}
 }

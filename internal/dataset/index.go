@@ -82,6 +82,10 @@ type indexer struct {
 	conv     []int32 // per row, in file order
 	lines    int
 	skipped  int
+	// latest is the latest timestamp of the rows kept and latestLine its
+	// line (0: none), checked against the horizon once the zero is known.
+	latest     float64
+	latestLine int
 }
 
 // maxLine is the longest line read, in bytes.
@@ -191,6 +195,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 		if conv, ok = ix.joinSession(no, info); !ok {
 			return
 		}
+	}
+	if !math.IsNaN(info.last) && (ix.latestLine == 0 || info.last > ix.latest) {
+		ix.latest, ix.latestLine = info.last, no
 	}
 	d.turns += info.turns
 	d.off = append(d.off, off)
@@ -304,14 +311,34 @@ func (ix *indexer) schedule() error {
 	if err := ix.ps.err(); err != nil {
 		return err
 	}
+	zero := "0 (timestamps count from the start of the run)"
 	switch {
 	case d.o.AutoOffset && missing < len(d.ts):
 		d.zero = low
+		zero = fmt.Sprintf("%v, the first timestamp (--fixed-schedule-auto-offset)", low)
 	case d.o.StartOffsetMs != nil:
 		d.zero = *d.o.StartOffsetMs
+		zero = fmt.Sprintf("%v (--fixed-schedule-start-offset)", d.zero)
+	}
+	if after := ix.latest - d.zero; ix.latestLine > 0 && after > MaxScheduleMs {
+		hint := ""
+		if !d.o.AutoOffset && d.o.StartOffsetMs == nil {
+			hint = "; timestamps that count from an epoch need --fixed-schedule-auto-offset"
+		}
+		ix.ps.add(ix.latestLine, problemf("timestamp", "timestamp %v is %s after the schedule's zero, %s: "+
+			"beyond the year a replay may last (timestamps are milliseconds)%s", ix.latest, days(after), zero, hint))
+		return ix.ps.err()
 	}
 	d.timed = missing == 0
 	return nil
+}
+
+// days says how long ms milliseconds are, in days or years.
+func days(ms float64) string {
+	if d := ms / MaxDelayMs; d < 2*365 {
+		return fmt.Sprintf("%.0f days", d)
+	}
+	return fmt.Sprintf("%.0f years", ms/MaxScheduleMs)
 }
 
 func cmpFloat(a, b float64) int {

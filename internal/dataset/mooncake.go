@@ -92,7 +92,7 @@ func checkMooncake(line []byte, blockSize int) (rowInfo, []problem) {
 		ps = append(ps, problemf("output_length", "expected an integer greater than 0, got %d", *r.OutputLength))
 	}
 	ps = append(ps, checkTime("timestamp", r.Timestamp)...)
-	ps = append(ps, checkTime("delay", r.Delay)...)
+	ps = append(ps, checkDelay("delay", r.Delay)...)
 	ps = append(ps, checkObject("extra", r.Extra)...)
 	if len(ps) > 0 {
 		return rowInfo{}, ps

@@ -184,10 +184,35 @@ func truthy(raw json.RawMessage) bool {
 	return true
 }
 
-// checkTime checks a timestamp or delay: a finite number of ms ≥ 0.
+// Bounds of a trace's times, in ms. A delay is a think time, bounded as
+// --conversation-turn-delay-mean is (a day); a timestamp must be an exact
+// integer in a float64, and no later than MaxScheduleMs after the
+// schedule's zero (schedule).
+const (
+	MaxDelayMs     = 24 * 60 * 60 * 1000.0
+	MaxTimestampMs = 1 << 53
+	// MaxScheduleMs is the longest a replay may last: a year, the longest
+	// --benchmark-duration.
+	MaxScheduleMs = 365 * MaxDelayMs
+)
+
+// checkTime checks a timestamp: a finite number of ms, 0 to MaxTimestampMs.
 func checkTime(field string, v *float64) []problem {
-	if v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+	return checkMs(field, v, MaxTimestampMs, "")
+}
+
+// checkDelay checks a delay: a finite number of ms, 0 to MaxDelayMs.
+func checkDelay(field string, v *float64) []problem {
+	return checkMs(field, v, MaxDelayMs, " (a day)")
+}
+
+func checkMs(field string, v *float64, hi float64, what string) []problem {
+	switch {
+	case v == nil:
+	case *v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0):
 		return []problem{problemf(field, "expected a number of milliseconds ≥ 0, got %v", *v)}
+	case *v > hi:
+		return []problem{problemf(field, "expected at most %.0f milliseconds%s, got %v", hi, what, *v)}
 	}
 	return nil
 }
@@ -268,7 +293,7 @@ func (t *turnRecord) check(field string, pool bool) []problem {
 			ps = append(ps, problemf(field+"timestamp", "timestamp and delay cannot be set together"))
 		}
 		ps = append(ps, checkTime(field+"timestamp", t.Timestamp)...)
-		ps = append(ps, checkTime(field+"delay", t.Delay)...)
+		ps = append(ps, checkDelay(field+"delay", t.Delay)...)
 		if t.OutputLength != nil && *t.OutputLength < 1 {
 			ps = append(ps, problemf(field+"output_length", "expected an integer greater than 0, got %d", *t.OutputLength))
 		}

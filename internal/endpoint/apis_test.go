@@ -42,7 +42,7 @@ func TestAPIStreamsDecode(t *testing.T) {
 			event("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"B"}`),
 			event("response.output_text.done", `{"type":"response.output_text.done","output_index":0,"content_index":0,"text":"AB"}`),
 			event("response.completed", `{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7,"output_tokens_details":{"reasoning_tokens":0}}}}`),
-		}, []string{"A", "B"}, metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7}},
+		}, []string{"A", "B"}, metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7, ReasoningReported: true}},
 		{"messages", plan.EndpointMessages, []string{
 			event("message_start", `{"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}`),
 			event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),

@@ -138,6 +138,25 @@ func BenchmarkDecodeChunk(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeTransient is BenchmarkDecodeChunk as the read loop
+// decodes: into a reused target, its strings aliasing the input.
+func BenchmarkDecodeTransient(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-0123456789","object":"chat.completion.chunk","created":1700000000,"model":"mock-model",` +
+		`"choices":[{"index":0,"delta":{"content":" tok1"},"logprobs":null,"finish_reason":null}]}`)
+	var w wireChunk
+	var scratch []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		w.reset()
+		if err := decodeTransient(data, &w, &scratch); err != nil {
+			b.Fatal(err)
+		}
+		if text, _ := w.output(); text != " tok1" {
+			b.Fatal(text)
+		}
+	}
+}
+
 // BenchmarkBody measures building a streaming chat body with a ~2 KiB prompt.
 func BenchmarkBody(b *testing.B) {
 	req := chatReq("http://x/v1/chat/completions", true)

@@ -29,6 +29,9 @@ const (
 	maxErrorBody = 64 << 10
 	// maxChunkHint caps the Chunks capacity reserved from MaxTokens.
 	maxChunkHint = 4096
+	// textPerToken is the text capacity reserved per requested token: a
+	// token of English is about four bytes.
+	textPerToken = 6
 )
 
 // Options configure a Client.
@@ -215,11 +218,13 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	case req.Streaming && !isJSON(resp.Header):
 		if req.MaxTokens > 0 {
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
+			res.textHint = min(req.MaxTokens*textPerToken, maxChunkHint*textPerToken)
 		}
 		c.readStream(ctx, rctx, in, resp.Header, f, &res, req.FirstToken)
 	default:
 		c.readWhole(ctx, rctx, in, resp.Header, f, &res)
 	}
+	c.verdict(&res, resp.Header, f)
 	return res
 }
 

@@ -62,7 +62,8 @@ const (
 )
 
 func TestStreamQuirks(t *testing.T) {
-	fullUsage := &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7, CachedTokens: ptr(3), ReasoningTokens: 1}
+	fullUsage := &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7, CachedTokens: ptr(3), ReasoningTokens: 1,
+		ReasoningReported: true}
 	tests := []struct {
 		name       string
 		completion bool

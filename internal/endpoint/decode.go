@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The read loop decodes every streamed chunk, so it uses this scanner instead
@@ -24,12 +25,30 @@ var errSyntax = errors.New("decode response chunk: invalid JSON")
 // reset.
 func decodeChunk(data []byte, w *wireChunk) error {
 	s := scanner{b: data}
+	return s.chunk(w)
+}
+
+// decodeTransient is decodeChunk without allocating the strings it reads:
+// w's strings alias data or *scratch (reused: emptied first), so they are
+// valid only while data is unchanged and until the next decodeTransient
+// with the same scratch. The read loop decodes every streamed chunk this
+// way and copies the text it keeps (Response.appendChunk).
+func decodeTransient(data []byte, w *wireChunk, scratch *[]byte) error {
+	*scratch = (*scratch)[:0]
+	s := scanner{b: data, scratch: scratch}
+	return s.chunk(w)
+}
+
+// chunk reads a response object into w.
+func (s *scanner) chunk(w *wireChunk) error {
 	err := s.object(func(key []byte) error {
 		switch {
 		case keyIs(key, "choices"):
 			return s.choices(w)
 		case keyIs(key, "usage"):
 			return s.usage(w)
+		case keyIs(key, "metrics"):
+			return s.metrics(w)
 		case keyIs(key, "error"):
 			raw, err := s.skip()
 			w.Error = append(w.Error[:0], raw...)
@@ -50,10 +69,16 @@ func decodeChunk(data []byte, w *wireChunk) error {
 type scanner struct {
 	b []byte
 	i int
+	// scratch, when set, receives the decoded strings that hold escapes;
+	// text then returns strings aliasing b or *scratch (decodeTransient).
+	scratch *[]byte
 }
 
 // ws skips white space.
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // the usual case: no white space
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -141,6 +166,15 @@ func (s *scanner) array(elem func(i int) error) (int, error) {
 	}
 }
 
+// plain marks the bytes that str passes over: neither a quote, a
+// backslash, a control character nor part of a multi-byte rune.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // Flags returned by str.
 const (
 	escaped  = 1 // the string holds a backslash escape
@@ -152,6 +186,12 @@ const (
 func (s *scanner) str() (raw []byte, flags int, err error) {
 	start := s.i + 1
 	for i := start; i < len(s.b); i++ {
+		for i < len(s.b) && plain[s.b[i]] {
+			i++
+		}
+		if i == len(s.b) {
+			break
+		}
 		switch c := s.b[i]; {
 		case c == '"':
 			s.i = i + 1
@@ -199,13 +239,21 @@ func (s *scanner) text(dst *string) error {
 		return errSyntax
 	}
 	raw, flags, err := s.str()
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if flags == 0 || flags == nonASCII && utf8.Valid(raw) {
+	case len(raw) == 0:
+		*dst = ""
+	case s.scratch == nil && (flags == 0 || flags == nonASCII && utf8.Valid(raw)):
 		*dst = string(raw)
-	} else {
+	case s.scratch == nil:
 		*dst = unquote(raw)
+	case flags == 0 || flags == nonASCII && utf8.Valid(raw):
+		*dst = unsafe.String(&raw[0], len(raw))
+	default:
+		start := len(*s.scratch)
+		*s.scratch = appendUnquoted(*s.scratch, raw)
+		*dst = unsafe.String(unsafe.SliceData((*s.scratch)[start:]), len(*s.scratch)-start)
 	}
 	return nil
 }
@@ -255,38 +303,25 @@ func isScalarByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'E'
 }
 
-// choices reads the choices array. Only the choice with index 0 (or no
-// index) is kept, in slot 0, reusing it the way encoding/json reuses a
-// slice's backing array; the other choices are decoded and dropped.
+// choices reads the choices array into w.Choices, reusing its backing
+// array the way encoding/json does: an element already there (from an
+// earlier "choices" key of the same object) is decoded into, not cleared.
 func (s *scanner) choices(w *wireChunk) error {
 	if s.null() {
 		w.Choices, w.hasChoices = nil, false
 		return nil
 	}
-	if cap(w.Choices) == 0 {
-		w.Choices = make([]wireChoice, 0, 1)
-	}
-	slot := w.Choices[:1]
-	found := false
-	_, err := s.array(func(int) error {
-		if found {
-			_, err := s.skip()
-			return err
+	n, err := s.array(func(i int) error {
+		if i >= cap(w.Choices) {
+			w.Choices = append(w.Choices[:cap(w.Choices)], wireChoice{})
 		}
-		slot[0] = wireChoice{}
-		if err := s.choice(&slot[0]); err != nil {
-			return err
-		}
-		found = slot[0].Index == 0
-		return nil
+		w.Choices = w.Choices[:i+1]
+		return s.choice(&w.Choices[i])
 	})
 	if err != nil {
 		return err
 	}
-	w.Choices, w.hasChoices = w.Choices[:0], true
-	if found {
-		w.Choices = slot
-	}
+	w.Choices, w.hasChoices = w.Choices[:n], true
 	return nil
 }
 
@@ -387,23 +422,60 @@ func (s *scanner) usage(w *wireChunk) error {
 	return nil
 }
 
+// metrics reads the rare root "metrics" object (vLLM's per-request
+// metrics) with encoding/json, as json.Unmarshal would into the chunk:
+// null empties it, an object's members update it.
+func (s *scanner) metrics(w *wireChunk) error {
+	if s.null() {
+		w.Metrics = nil
+		return nil
+	}
+	raw, err := s.skip()
+	if err != nil {
+		return err
+	}
+	if w.Metrics == nil {
+		w.Metrics = new(wireMetrics)
+	}
+	if json.Unmarshal(raw, w.Metrics) != nil {
+		w.Metrics = nil // not an object: no acceptance (json.Unmarshal would refuse the chunk)
+	}
+	return nil
+}
+
 // keyIs matches a key the way encoding/json matches a field name: exactly,
-// or else case-insensitively.
+// or else case-insensitively (small enough to be inlined: most keys are
+// told apart by their length).
 func keyIs(key []byte, name string) bool {
-	return string(key) == name || bytes.EqualFold(key, []byte(name))
+	return string(key) == name || len(key) >= len(name) && foldsTo(key, name)
+}
+
+// foldsTo reports whether key folds to name, which is lower-case ASCII: a
+// key starting with an ASCII byte that is not name's first letter in
+// either case never does (the non-ASCII runes that fold to ASCII letters,
+// K and ſ, are longer than them, so a folding key is never shorter).
+func foldsTo(key []byte, name string) bool {
+	if key[0] < utf8.RuneSelf && key[0]|0x20 != name[0] {
+		return false
+	}
+	return bytes.EqualFold(key, []byte(name))
 }
 
 // unquote decodes the raw bytes of a string token as encoding/json does:
 // escapes resolved, invalid UTF-8 and unpaired surrogates replaced by U+FFFD.
 // An invalid escape ends the string there (the input was not valid JSON).
 func unquote(raw []byte) string {
-	b := make([]byte, 0, len(raw)+2*utf8.UTFMax)
+	return string(appendUnquoted(make([]byte, 0, len(raw)+2*utf8.UTFMax), raw))
+}
+
+// appendUnquoted appends unquote(raw) to b.
+func appendUnquoted(b, raw []byte) []byte {
 	for r := 0; r < len(raw); {
 		c := raw[r]
 		switch {
 		case c == '\\':
 			if r+1 >= len(raw) {
-				return string(b)
+				return b
 			}
 			switch e := raw[r+1]; e {
 			case '"', '\\', '/':
@@ -421,7 +493,7 @@ func unquote(raw []byte) string {
 			case 'u':
 				rr := hex4(raw[r:])
 				if rr < 0 {
-					return string(b)
+					return b
 				}
 				r += 6
 				if utf16.IsSurrogate(rr) {
@@ -435,7 +507,7 @@ func unquote(raw []byte) string {
 				b = utf8.AppendRune(b, rr)
 				continue
 			default:
-				return string(b)
+				return b
 			}
 			r += 2
 		case c < utf8.RuneSelf:
@@ -447,7 +519,7 @@ func unquote(raw []byte) string {
 			r += size
 		}
 	}
-	return string(b)
+	return b
 }
 
 // hex4 decodes the \uXXXX escape at the start of s, -1 if there is none.

@@ -23,6 +23,8 @@ type format interface {
 // streamDecoder decodes the events of one stream, in order.
 type streamDecoder interface {
 	// event decodes one SSE event (its name and trimmed, non-empty data).
+	// The piece's text and reasoning may alias data or the decoder's own
+	// buffers: they are valid only until the next call.
 	event(name string, data []byte, status int) (piece, eventKind)
 	// eofEnds reports whether the end of the body ends the stream normally
 	// once a response event was read (APIs without an end marker).
@@ -48,9 +50,14 @@ const (
 // piece is what one event or body holds.
 type piece struct {
 	text, reasoning string
-	usage           *metrics.Usage // nil: none in this event
-	err             *metrics.Error // the API reported a failure
-	end             bool           // the stream's last event
+	usage           *metrics.Usage      // nil: none in this event
+	spec            *metrics.SpecDecode // nil: no speculative-decoding acceptance in this event
+	err             *metrics.Error      // the API reported a failure
+	end             bool                // the stream's last event
+	// other is a choice other than choice 0 that carried output, when
+	// hasOther (OpenAI's n > 1, or a server numbering its one choice 1).
+	other    int
+	hasOther bool
 }
 
 // formatFor is the format of a request's endpoint type.
@@ -93,12 +100,19 @@ func (openaiFormat) whole(b []byte, status int) (piece, string) {
 	case w.first() == nil:
 		return piece{}, "the JSON body has no choice with index 0"
 	}
-	text, reasoning := w.output()
-	return piece{text: text, reasoning: reasoning, usage: w.usage()}, ""
+	p := piece{usage: w.usage(), spec: w.specDecode()}
+	p.text, p.reasoning = w.output()
+	p.other, p.hasOther = w.other()
+	return p, ""
 }
 
-// openaiStream reuses one decode target for the whole stream.
-type openaiStream struct{ w wireChunk }
+// openaiStream reuses one decode target for the whole stream; its events
+// are decoded without allocating (decodeTransient), so the text of a piece
+// is valid only until the next event.
+type openaiStream struct {
+	w       wireChunk
+	scratch []byte
+}
 
 func (s *openaiStream) eofEnds() bool { return false }
 
@@ -111,14 +125,16 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	}
 	w := &s.w
 	w.reset()
-	if data[0] != '{' || decodeChunk(data, w) != nil || !w.shaped() {
+	if data[0] != '{' || decodeTransient(data, w, &s.scratch) != nil || !w.shaped() {
 		return piece{}, kindMalformed
 	}
 	if e := w.failure(status); e != nil {
 		return piece{err: e}, kindChunk
 	}
-	text, reasoning := w.output()
-	return piece{text: text, reasoning: reasoning, usage: w.usage()}, kindChunk
+	p := piece{usage: w.usage(), spec: w.specDecode()}
+	p.text, p.reasoning = w.output()
+	p.other, p.hasOther = w.other()
+	return p, kindChunk
 }
 
 // eventError describes an "event: error" frame: its {"error": …} object, or

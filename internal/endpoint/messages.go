@@ -38,10 +38,40 @@ func messagesBody(req *Request) map[string]any {
 	return m
 }
 
-// messagesUsage is the Messages API's usage object.
+// messagesUsage is the Messages API's usage object. Its input_tokens are
+// only the prompt tokens neither read from nor written to the prompt
+// cache; AIPerf's prompt count adds the two back (disjoint accounting).
 type messagesUsage struct {
-	InputTokens  usageCount `json:"input_tokens"`
-	OutputTokens usageCount `json:"output_tokens"`
+	InputTokens         usageCount `json:"input_tokens"`
+	OutputTokens        usageCount `json:"output_tokens"`
+	CacheReadTokens     usageCount `json:"cache_read_input_tokens"`
+	CacheCreationTokens usageCount `json:"cache_creation_input_tokens"`
+}
+
+// merge takes the counts u reports: later events' win.
+func (m *messagesUsage) merge(u *messagesUsage) {
+	for _, f := range []struct{ dst, src *usageCount }{{&m.InputTokens, &u.InputTokens},
+		{&m.OutputTokens, &u.OutputTokens}, {&m.CacheReadTokens, &u.CacheReadTokens},
+		{&m.CacheCreationTokens, &u.CacheCreationTokens}} {
+		if f.src.Set {
+			*f.dst = *f.src
+		}
+	}
+}
+
+// metrics converts the usage, its prompt count the input tokens plus the
+// cache's reads and writes.
+func (m *messagesUsage) metrics() *metrics.Usage {
+	w := wireUsage{PromptTokens: m.InputTokens, CompletionTokens: m.OutputTokens,
+		CacheReadInputTokens: m.CacheReadTokens, CacheCreationTokens: m.CacheCreationTokens}
+	if w.PromptTokens.Bad == "" {
+		for _, c := range []usageCount{m.CacheReadTokens, m.CacheCreationTokens} {
+			if n := c.count(); n != nil {
+				w.PromptTokens.N += *n
+			}
+		}
+	}
+	return w.metrics()
 }
 
 // messagesContent is a message's content blocks.
@@ -110,10 +140,8 @@ func (messagesFormat) whole(b []byte, status int) (piece, string) {
 		return piece{}, `the JSON body is not a message ("type": "message")`
 	}
 	text, reasoning := ev.Content.output()
-	var u wireUsage
 	if ev.Usage != nil {
-		u.PromptTokens, u.CompletionTokens = ev.Usage.InputTokens, ev.Usage.OutputTokens
-		return piece{text: text, reasoning: reasoning, usage: u.metrics()}, ""
+		return piece{text: text, reasoning: reasoning, usage: ev.Usage.metrics()}, ""
 	}
 	return piece{text: text, reasoning: reasoning}, ""
 }
@@ -122,7 +150,7 @@ func (messagesFormat) whole(b []byte, status int) (piece, string) {
 // in two parts, input tokens in message_start and the output count in
 // message_delta.
 type messagesStream struct {
-	usage wireUsage
+	usage messagesUsage
 	seen  bool
 }
 
@@ -179,18 +207,12 @@ func (s *messagesStream) event(name string, data []byte, status int) (piece, eve
 // add takes the counts a usage event reports: later ones win.
 func (s *messagesStream) add(u *messagesUsage) {
 	s.seen = true
-	if u.InputTokens.Set {
-		s.usage.PromptTokens = u.InputTokens
-	}
-	if u.OutputTokens.Set {
-		s.usage.CompletionTokens = u.OutputTokens
-	}
+	s.usage.merge(u)
 }
 
 func (s *messagesStream) current() *metrics.Usage {
 	if !s.seen {
 		return nil
 	}
-	u := s.usage
-	return u.metrics()
+	return s.usage.metrics()
 }

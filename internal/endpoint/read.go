@@ -93,11 +93,15 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		if p.usage != nil {
 			res.Usage = p.usage
 		}
+		if p.spec != nil {
+			res.SpecDecode = p.spec
+		}
+		res.others.add(&p)
 		if p.text != "" || p.reasoning != "" {
 			if len(res.Chunks) == 0 && first != nil {
 				first()
 			}
-			res.Chunks = append(res.Chunks, Chunk{At: ev.At, Text: p.text, Reasoning: p.reasoning})
+			res.appendChunk(ev.At, p.text, p.reasoning)
 		}
 		if p.end {
 			res.EndNs = ev.At
@@ -160,9 +164,10 @@ func (c *Client) readWhole(ctx, rctx context.Context, body io.Reader, h http.Hea
 		res.Err = p.err
 		return
 	}
-	res.Usage = p.usage
+	res.Usage, res.SpecDecode = p.usage, p.spec
+	res.others.add(&p)
 	if p.text != "" || p.reasoning != "" {
-		res.Chunks = []Chunk{{At: at, Text: p.text, Reasoning: p.reasoning}}
+		res.appendChunk(at, p.text, p.reasoning)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 )
@@ -59,6 +60,9 @@ type Response struct {
 	// Usage is the last non-null usage object seen: a separate choices:[]
 	// chunk (OpenAI, vLLM) or the last choice chunk (llama-server).
 	Usage *metrics.Usage
+	// SpecDecode is the last speculative-decoding acceptance the server
+	// reported (vLLM's metrics.speculative_decoding), nil when none.
+	SpecDecode *metrics.SpecDecode
 	// SentNs is taken immediately before the request is handed to the
 	// transport (of the retry, when Retried); EndNs when the response ended
 	// ([DONE] read, body read) or failed.
@@ -73,7 +77,39 @@ type Response struct {
 	// Cancelled reports a request aborted on purpose (Request.Cancel).
 	Cancelled bool
 
-	raw *metrics.Raw // Request.Raw, filled while reading
+	raw    *metrics.Raw // Request.Raw, filled while reading
+	others otherChoices // output on choices other than choice 0
+	// text and reasoning hold every chunk's Text and Reasoning, in order:
+	// the chunks' strings alias them, and appending never rewrites the
+	// bytes they alias. textHint is the capacity text starts with.
+	text, reasoning []byte
+	textHint        int
+}
+
+// appendChunk keeps a chunk read at at, copying its text and reasoning (the
+// decoder's, valid only until its next event) into the response's own
+// buffers: no allocation per chunk once they have grown.
+func (r *Response) appendChunk(at int64, text, reasoning string) {
+	if r.text == nil && text != "" {
+		r.text = make([]byte, 0, max(r.textHint, len(text)))
+	}
+	r.Chunks = append(r.Chunks, Chunk{At: at, Text: own(&r.text, text), Reasoning: own(&r.reasoning, reasoning)})
+}
+
+// own appends s to *buf and returns the appended bytes as a string.
+func own(buf *[]byte, s string) string {
+	if s == "" {
+		return ""
+	}
+	start := len(*buf)
+	*buf = append(*buf, s...)
+	return unsafe.String(&(*buf)[start], len(s))
+}
+
+// Output is the text and the reasoning of all the chunks, concatenated,
+// without copying them.
+func (r *Response) Output() (text, reasoning string) {
+	return unsafe.String(unsafe.SliceData(r.text), len(r.text)), unsafe.String(unsafe.SliceData(r.reasoning), len(r.reasoning))
 }
 
 // keep records a response as read into the request's Raw, if any.
@@ -90,6 +126,7 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	Metrics *wireMetrics    `json:"metrics"` // vLLM's per-request metrics (specdecode.go)
 
 	// hasChoices is set by decodeChunk when "choices" held an array.
 	hasChoices bool
@@ -155,10 +192,15 @@ func (w *wireChunk) first() *wireChoice {
 
 // output returns the generated text of choice 0.
 func (w *wireChunk) output() (text, reasoning string) {
-	c := w.first()
-	if c == nil {
-		return "", ""
+	if c := w.first(); c != nil {
+		return c.output()
 	}
+	return "", ""
+}
+
+// output returns the generated text of the choice: its text, content and
+// tool-call arguments, and its reasoning.
+func (c *wireChoice) output() (text, reasoning string) {
 	m := &c.Delta
 	if m.Content == "" && m.ReasoningContent == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
 		m = &c.Message
@@ -172,6 +214,23 @@ func (w *wireChunk) output() (text, reasoning string) {
 		reasoning = m.Reasoning
 	}
 	return text, reasoning
+}
+
+// other returns the index of the first choice but choice 0 that carries
+// output (text the measured choice never got), ok false if none does.
+func (w *wireChunk) other() (index int, ok bool) {
+	for i := range w.Choices {
+		if c := &w.Choices[i]; c.Index != 0 && c.carries() {
+			return int(c.Index), true
+		}
+	}
+	return 0, false
+}
+
+// carries reports whether the choice holds any generated text.
+func (c *wireChoice) carries() bool {
+	text, reasoning := c.output()
+	return text != "" || reasoning != ""
 }
 
 // failure returns the error carried by the chunk, nil if it carries none.

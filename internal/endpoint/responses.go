@@ -55,32 +55,19 @@ func splitSystem(req *Request) (system string, msgs []Message) {
 
 // responsesUsage is the Responses API's usage object.
 type responsesUsage struct {
-	InputTokens        usageCount `json:"input_tokens"`
-	OutputTokens       usageCount `json:"output_tokens"`
-	TotalTokens        usageCount `json:"total_tokens"`
-	InputTokensDetails *struct {
-		CachedTokens usageCount `json:"cached_tokens"`
-	} `json:"input_tokens_details"`
-	OutputTokensDetails *struct {
-		ReasoningTokens usageCount `json:"reasoning_tokens"`
-	} `json:"output_tokens_details"`
+	InputTokens         usageCount         `json:"input_tokens"`
+	OutputTokens        usageCount         `json:"output_tokens"`
+	TotalTokens         usageCount         `json:"total_tokens"`
+	InputTokensDetails  *promptDetails     `json:"input_tokens_details"`
+	OutputTokensDetails *completionDetails `json:"output_tokens_details"`
 }
 
 func (u *responsesUsage) metrics() *metrics.Usage {
 	if u == nil {
 		return nil
 	}
-	w := wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
-	if d := u.InputTokensDetails; d != nil {
-		w.PromptTokensDetails = &struct {
-			CachedTokens usageCount `json:"cached_tokens"`
-		}{d.CachedTokens}
-	}
-	if d := u.OutputTokensDetails; d != nil {
-		w.CompletionTokensDetails = &struct {
-			ReasoningTokens usageCount `json:"reasoning_tokens"`
-		}{d.ReasoningTokens}
-	}
+	w := wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+		InputTokensDetails: u.InputTokensDetails, CompletionTokensDetails: u.OutputTokensDetails}
 	return w.metrics()
 }
 

@@ -9,21 +9,40 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 )
 
-// wireUsage is the usage object. Its counts are read leniently (usageCount
-// never fails), so that a server reporting nonsense still has its response
-// measured, with the nonsense described instead of trusted.
+// wireUsage is the usage object, with the vendor synonyms AIPerf reads
+// (its Usage model): cached prompt tokens nested under
+// prompt_tokens_details or input_tokens_details (OpenAI, vLLM, SGLang,
+// TRT-LLM), or top-level as cache_read_input_tokens (Anthropic) or
+// prompt_cache_hit_tokens (DeepSeek); cache writes as
+// cache_creation_input_tokens (Anthropic), misses as
+// prompt_cache_miss_tokens (DeepSeek). Its counts are read leniently
+// (usageCount never fails), so that a server reporting nonsense still has
+// its response measured, with the nonsense described instead of trusted.
 type wireUsage struct {
-	PromptTokens        usageCount `json:"prompt_tokens"`
-	CompletionTokens    usageCount `json:"completion_tokens"`
-	TotalTokens         usageCount `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens usageCount `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens usageCount `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	PromptTokens            usageCount         `json:"prompt_tokens"`
+	CompletionTokens        usageCount         `json:"completion_tokens"`
+	TotalTokens             usageCount         `json:"total_tokens"`
+	PromptTokensDetails     *promptDetails     `json:"prompt_tokens_details"`
+	InputTokensDetails      *promptDetails     `json:"input_tokens_details"`
+	CompletionTokensDetails *completionDetails `json:"completion_tokens_details"`
+	CacheReadInputTokens    usageCount         `json:"cache_read_input_tokens"`
+	PromptCacheHitTokens    usageCount         `json:"prompt_cache_hit_tokens"`
+	CacheCreationTokens     usageCount         `json:"cache_creation_input_tokens"`
+	PromptCacheMissTokens   usageCount         `json:"prompt_cache_miss_tokens"`
 
 	malformed bool // the usage value was not an object of this shape
+}
+
+// promptDetails is prompt_tokens_details (input_tokens_details).
+type promptDetails struct {
+	CachedTokens usageCount `json:"cached_tokens"`
+}
+
+// completionDetails is completion_tokens_details (output_tokens_details).
+type completionDetails struct {
+	ReasoningTokens          usageCount `json:"reasoning_tokens"`
+	AcceptedPredictionTokens usageCount `json:"accepted_prediction_tokens"`
+	RejectedPredictionTokens usageCount `json:"rejected_prediction_tokens"`
 }
 
 // usageCount is one token count of a usage object.
@@ -75,9 +94,9 @@ func shortValue(s string) string {
 
 // usage converts the wire usage, nil when absent. Counts that are not
 // non-negative integers are described in Usage.Untrusted (prompt and
-// completion counts are required); a bad cached or reasoning count, or more
-// cached tokens than prompt tokens, is dropped on its own, as if not
-// reported.
+// completion counts are required); a bad optional count (cached, cache
+// write or miss, reasoning, predicted-output tokens), or a cache count
+// above the prompt tokens, is dropped on its own, as if not reported.
 func (w *wireChunk) usage() *metrics.Usage { return w.Usage.metrics() }
 
 // metrics converts a usage object (nil: nil).
@@ -107,13 +126,45 @@ func (u *wireUsage) metrics() *metrics.Usage {
 		}
 	}
 	out.Untrusted = strings.Join(problems, "; ")
-	if d := u.PromptTokensDetails; d != nil && d.CachedTokens.Set && d.CachedTokens.Bad == "" &&
-		d.CachedTokens.N <= out.PromptTokens {
-		n := d.CachedTokens.N
-		out.CachedTokens = &n
+	var read []usageCount
+	for _, d := range []*promptDetails{u.PromptTokensDetails, u.InputTokensDetails} {
+		if d != nil {
+			read = append(read, d.CachedTokens)
+		}
 	}
-	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens.Bad == "" {
-		out.ReasoningTokens = d.ReasoningTokens.N
+	read = append(read, u.CacheReadInputTokens, u.PromptCacheHitTokens)
+	out.CachedTokens = cacheCount(out.PromptTokens, read...)
+	out.CacheWriteTokens = cacheCount(out.PromptTokens, u.CacheCreationTokens)
+	out.CacheMissTokens = cacheCount(out.PromptTokens, u.PromptCacheMissTokens)
+	if d := u.CompletionTokensDetails; d != nil {
+		if n := d.ReasoningTokens.count(); n != nil {
+			out.ReasoningTokens, out.ReasoningReported = *n, true
+		}
+		out.AcceptedPredictionTokens = d.AcceptedPredictionTokens.count()
+		out.RejectedPredictionTokens = d.RejectedPredictionTokens.count()
 	}
 	return out
+}
+
+// count is a valid reported count, nil when absent or not a count.
+func (c usageCount) count() *int {
+	if !c.Set || c.Bad != "" {
+		return nil
+	}
+	n := c.N
+	return &n
+}
+
+// cacheCount is the first valid count of the synonyms, in the order given,
+// nil when none is, or when it exceeds the prompt tokens (a part of them).
+func cacheCount(prompt int, synonyms ...usageCount) *int {
+	for _, c := range synonyms {
+		if n := c.count(); n != nil {
+			if *n > prompt {
+				return nil
+			}
+			return n
+		}
+	}
+	return nil
 }

@@ -87,6 +87,70 @@ func TestOnlyChoiceZeroIsMeasured(t *testing.T) {
 	assert.Zero(t, res.MalformedChunks)
 }
 
+// TestTextOnlyOnAnotherChoiceIsInvalid: a reply whose generated text came
+// only on choices other than choice 0 (the one measured) is an invalid
+// response, not a success with an OSL of 0, whether the other choice has
+// its own chunks, shares them with an empty choice 0, or is in a whole body.
+func TestTextOnlyOnAnotherChoiceIsInvalid(t *testing.T) {
+	tests := []struct {
+		name      string
+		streaming bool
+		raw       string
+		want      string
+	}{
+		{"stream numbering its one choice 1", true, chunked(200, "text/event-stream",
+			`data: {"choices":[{"index":1,"delta":{"role":"assistant","content":""}}]}`+"\n\n",
+			`data: {"choices":[{"index":1,"delta":{"content":"X"}}]}`+"\n\n",
+			`data: {"choices":[{"index":1,"delta":{"content":"Y"}}]}`+"\n\n",
+			`data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`+"\n\n", done),
+			"(text/event-stream): generated text arrived only on choice 1 (2 chunk(s)), none on choice 0, the one aiperf measures"},
+		{"stream whose choice 0 stays empty beside choice 2", true, chunked(200, "text/event-stream",
+			`data: {"choices":[{"index":0,"delta":{"role":"assistant"}},{"index":2,"delta":{"content":"X"}}]}`+"\n\n",
+			`data: {"choices":[{"index":0,"delta":{}},{"index":2,"delta":{"reasoning_content":"hm"}}]}`+"\n\n", done),
+			"generated text arrived only on choice 2 (2 chunk(s))"},
+		{"whole body with an empty choice 0", false, fixed(200, "application/json",
+			`{"choices":[{"index":0,"message":{"content":""}},{"index":1,"message":{"content":"hello"}}]}`),
+			"(application/json): generated text arrived only on choice 1 (1 chunk(s))"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRawServer(t, respond(tc.raw))
+			res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), tc.streaming))
+			require.NotNil(t, res.Err, "no text of choice 0 arrived: not a success")
+			assert.Equal(t, ErrTypeInvalidResponse, res.Err.Type)
+			assert.Equal(t, 200, res.Err.Code)
+			assert.Contains(t, res.Err.Message, tc.want)
+		})
+	}
+}
+
+// TestZeroCompletionUsageBesideTextIsUntrusted: usage claiming no
+// completion token for a reply that streamed text is flagged, so the
+// client's count stands in for it; a reply that carried no text may say 0.
+func TestZeroCompletionUsageBesideTextIsUntrusted(t *testing.T) {
+	zero := `{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}`
+	for _, tc := range []struct {
+		name      string
+		streaming bool
+		raw       string
+		untrusted string
+	}{
+		{"stream", true, chunked(200, "text/event-stream", role, tokA, tokB, `data: {"choices":[],"usage":`+zero+"}\n\n", done),
+			"completion_tokens is 0 beside 2 chunk(s) of generated text"},
+		{"whole body", false, fixed(200, "application/json", `{"choices":[{"message":{"content":"hi"}}],"usage":`+zero+"}"),
+			"completion_tokens is 0 beside 1 chunk(s) of generated text"},
+		{"an empty reply", true, chunked(200, "text/event-stream", role, fin, `data: {"choices":[],"usage":`+zero+"}\n\n", done), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRawServer(t, respond(tc.raw))
+			res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), tc.streaming))
+			require.Nil(t, res.Err)
+			require.NotNil(t, res.Usage)
+			assert.Equal(t, tc.untrusted, res.Usage.Untrusted)
+		})
+	}
+}
+
 func compress(t *testing.T, enc string, s string) string {
 	var b bytes.Buffer
 	var w io.WriteCloser

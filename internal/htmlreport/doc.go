@@ -1,5 +1,7 @@
 // Package htmlreport writes `aiperf report`: one self-contained HTML file
-// that opens anywhere, offline. It holds the compared sweeps' (or runs')
+// that opens anywhere, offline. It holds each search's section first (what
+// it found and spent, its trajectory figure, its probes with their verdicts
+// and its bracket; Options.Searches), then the compared sweeps' (or runs')
 // configurations and their differences, the sweep tables with the Pareto
 // cells marked, the compare verdicts, the figures of package plot as inline
 // SVG (the sweep-level views, and each cell's CDFs and timelines), the

@@ -30,11 +30,15 @@ var page string
 
 var tmpl = template.Must(template.New("report").Parse(page))
 
-// Options say what the report's header shows.
+// Options say what the report's header shows, and the searches it shows
+// first.
 type Options struct {
 	Store     string    // the store's path
 	Version   string    // aiperf's
 	Generated time.Time // when the report was written
+	// Searches are the reported sweeps that are searches, each shown in a
+	// section of its own; none leaves the section out.
+	Searches []Search
 }
 
 // Figure sizes in the report, in pixels (SVG scales to the page).
@@ -60,6 +64,7 @@ func Write(w io.Writer, d *plot.Data, opt Options) error {
 // view is what the template shows.
 type view struct {
 	Title, Subject, Store, Version, Generated string
+	Searches                                  []searchView
 	CSS                                       template.CSS
 	JS                                        template.JS
 	Configs                                   []config
@@ -109,6 +114,11 @@ func build(d *plot.Data, opt Options) (*view, error) {
 	v := &view{Title: "aiperf report", Store: opt.Store, Version: opt.Version,
 		Generated: opt.Generated.UTC().Format(time.RFC3339), CSS: template.CSS(css), JS: template.JS(script)}
 	copt := compare.Options{ConfidenceLevel: d.Confidence}
+	searches, err := searchViews(opt.Searches)
+	if err != nil {
+		return nil, err
+	}
+	v.Searches = searches
 	var sides [][]store.RunRow
 	if len(d.Sweeps) > 0 {
 		v.Sides = d.SweepNames()

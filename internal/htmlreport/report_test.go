@@ -41,11 +41,12 @@ func load(t testing.TB, db *store.DB, sweeps ...string) *plot.Data {
 	return d
 }
 
-func writeReport(t testing.TB, d *plot.Data, path string) []byte {
+// writeReport writes d's report to path, with the searches' sections.
+func writeReport(t testing.TB, d *plot.Data, path string, searches ...htmlreport.Search) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, htmlreport.Write(&buf, d, htmlreport.Options{Store: "aiperf.db", Version: "test",
-		Generated: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}))
+		Generated: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Searches: searches}))
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	return buf.Bytes()
 }
@@ -73,6 +74,8 @@ func TestReportContent(t *testing.T) {
 		assert.Contains(t, []string{"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}, u)
 	}
 	assert.NotContains(t, html, "<?xml", "SVG prologs are stripped")
+	assert.NotContains(t, html, `id="searches"`, "no search: no search section")
+	assert.NotContains(t, html, `href="#searches"`)
 	assert.NotContains(t, strings.ToLower(html), "<link")
 	assert.NotContains(t, strings.ToLower(html), " src=")
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -177,7 +178,7 @@ func (e *Engine) Run(ctx context.Context, phases []plan.Phase) ([]PhaseReport, e
 // a grace period cancels the requests still in flight at start + duration +
 // grace.
 func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *PhaseReport, n int64, handoff <-chan struct{}) <-chan struct{} {
-	phaseCtx, cancel := context.WithCancel(ctx)
+	phaseCtx, cancel := context.WithCancelCause(ctx)
 	r.Phase = *ph
 	r.StartNs = e.Clock.Now()
 	if e.Hooks.Start != nil {
@@ -215,7 +216,7 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		defer cancel()
+		defer cancel(nil)
 		done := make(chan struct{})
 		go func() { p.inflight.Wait(); close(done) }()
 		if ph.Duration > 0 && ph.GracePeriod >= 0 {
@@ -224,7 +225,7 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 			select {
 			case <-done:
 			case <-grace.C:
-				cancel()
+				cancel(errGraceEnded)
 				<-done
 			}
 			grace.Stop()
@@ -239,6 +240,10 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	}()
 	return drained
 }
+
+// errGraceEnded is the cause of a phase's in-flight requests cut at the
+// end of its grace period.
+var errGraceEnded = errors.New("still in flight at the end of the grace period")
 
 // waitUntil blocks until the clock reaches target (returns at once when it
 // already has). Precise pacing sleeps until spinWindow before target, then

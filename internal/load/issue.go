@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -92,9 +93,16 @@ func (p *phaseRun) sessionAllowed() bool {
 }
 
 // emit hands a finished request's record on, marking a request cut by the
-// phase's end as cancelled (one aborted on purpose already is).
+// phase's end as cancelled, by its grace period or by an interrupt (one
+// aborted on purpose already is).
 func (p *phaseRun) emit(rec metrics.Record) {
 	if rec.Cancelled || rec.Error != nil && p.phaseCtx.Err() != nil {
+		if !rec.Cancelled {
+			rec.CutBy = metrics.CutInterrupt
+			if errors.Is(context.Cause(p.phaseCtx), errGraceEnded) {
+				rec.CutBy = metrics.CutGracePeriod
+			}
+		}
 		rec.Cancelled = true
 		p.cancelled.Add(1)
 	} else if rec.Error != nil {

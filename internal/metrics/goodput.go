@@ -2,14 +2,11 @@ package metrics
 
 // SLO is one of AIPerf's --goodput objectives: a request is good when every
 // record metric an SLO names has a value that meets it: at most the
-// threshold, or at least it for a metric where larger is better.
+// threshold, or at least it for a metric where larger is better (BetterOf).
 type SLO struct {
 	Tag   string
 	Value float64
 }
-
-// largerIsBetter are the record metrics whose SLO is a floor.
-var largerIsBetter = map[string]bool{TagPerUserThroughput: true}
 
 var (
 	defGoodput      = def{TagGoodput, "Goodput", UnitRequestsSec}
@@ -30,7 +27,7 @@ func goodRequests(records []Record, streaming bool, slos []SLO) int {
 	for _, o := range slos {
 		for id, d := range recordDefs {
 			if d.tag == o.Tag {
-				objs = append(objs, objective{id, o.Value, largerIsBetter[o.Tag]})
+				objs = append(objs, objective{id, o.Value, BetterOf(o.Tag) == Higher})
 			}
 		}
 	}

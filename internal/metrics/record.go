@@ -52,24 +52,46 @@ type Record struct {
 	ReasoningTokens       int    `json:"reasoning_tokens,omitempty"` // client count of reasoning text
 	RequestedOutputTokens int    `json:"requested_output_tokens,omitempty"`
 	Usage                 *Usage `json:"usage,omitempty"` // server-reported usage, when present
+	// SpecDecode is the server's speculative-decoding acceptance for the
+	// request, when it reported one (vLLM --per-request-spec-decode-metrics).
+	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 
 	Status    int    `json:"status,omitempty"`    // HTTP status; 0 when no response arrived
 	Error     *Error `json:"error,omitempty"`     // nil on success
 	Retried   bool   `json:"retried,omitempty"`   // failed on a reused connection before any byte; retried once on a fresh one
-	Cancelled bool   `json:"cancelled,omitempty"` // still in flight at the end of the grace period (excluded from metrics)
+	Cancelled bool   `json:"cancelled,omitempty"` // cut before it ended (excluded from metrics); CutBy says why
+	CutBy     string `json:"cut_by,omitempty"`    // CutGracePeriod, CutInterrupt or CutOnPurpose ("" unknown)
 	// MalformedChunks counts the stream's data lines that were not a
 	// response chunk (unparseable, or JSON of another shape); they were
 	// skipped.
 	MalformedChunks int `json:"malformed_chunks,omitempty"`
 }
 
-// Usage is the server's token accounting (OpenAI `usage`).
+// Usage is the server's token accounting (OpenAI `usage`), its vendor
+// synonyms read into one shape as AIPerf's Usage: PromptTokens is every
+// prompt token the server processed, cached or not (Anthropic's
+// input_tokens plus its cache reads and writes).
 type Usage struct {
-	PromptTokens     int  `json:"prompt_tokens"`
-	CompletionTokens int  `json:"completion_tokens"`
-	TotalTokens      int  `json:"total_tokens"`
-	ReasoningTokens  int  `json:"reasoning_tokens,omitempty"` // completion_tokens_details.reasoning_tokens
-	CachedTokens     *int `json:"cached_tokens,omitempty"`    // prompt_tokens_details.cached_tokens; nil when not reported
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	// ReasoningTokens is completion_tokens_details.reasoning_tokens;
+	// ReasoningReported says the field was there (a 0 that was reported).
+	ReasoningTokens   int  `json:"reasoning_tokens,omitempty"`
+	ReasoningReported bool `json:"reasoning_reported,omitempty"`
+	// CachedTokens are the prompt tokens read from the prefix cache:
+	// prompt_tokens_details.cached_tokens (OpenAI, vLLM, SGLang),
+	// input_tokens_details.cached_tokens (Responses), cache_read_input_tokens
+	// (Anthropic) or prompt_cache_hit_tokens (DeepSeek); nil when not
+	// reported. CacheWriteTokens are Anthropic's cache_creation_input_tokens,
+	// CacheMissTokens DeepSeek's prompt_cache_miss_tokens.
+	CachedTokens     *int `json:"cached_tokens,omitempty"`
+	CacheWriteTokens *int `json:"cache_write_tokens,omitempty"`
+	CacheMissTokens  *int `json:"cache_miss_tokens,omitempty"`
+	// AcceptedPredictionTokens and RejectedPredictionTokens are
+	// completion_tokens_details' counts of a predicted output (OpenAI).
+	AcceptedPredictionTokens *int `json:"accepted_prediction_tokens,omitempty"`
+	RejectedPredictionTokens *int `json:"rejected_prediction_tokens,omitempty"`
 	// Untrusted says why the server's counts are not used (a count that is
 	// missing, null, negative or not an integer, or implausible beside the
 	// client's count); the client's counts stand in for them. Empty when
@@ -88,6 +110,13 @@ type Error struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
+
+// Why a request was cut (Record.CutBy).
+const (
+	CutGracePeriod = "grace_period"      // still in flight when its phase's grace period ended
+	CutInterrupt   = "interrupt"         // in flight when the run was interrupted (Ctrl-C)
+	CutOnPurpose   = "cancellation_rate" // aborted on purpose (--request-cancellation-rate)
+)
 
 // OK reports whether the request succeeded and counts toward metrics.
 func (r *Record) OK() bool { return r.Error == nil && !r.Cancelled }

@@ -6,148 +6,6 @@ import (
 	"sync"
 )
 
-// AIPerf metric tags.
-const (
-	TagTTFT                   = "time_to_first_token"
-	TagTTST                   = "time_to_second_token"
-	TagTTFO                   = "time_to_first_output_token"
-	TagRequestLatency         = "request_latency"
-	TagITL                    = "inter_token_latency"
-	TagICL                    = "inter_chunk_latency"
-	TagPerUserThroughput      = "output_token_throughput_per_user"
-	TagOSL                    = "output_sequence_length"
-	TagISL                    = "input_sequence_length"
-	TagOutputTokenCount       = "output_token_count"
-	TagReasoningTokenCount    = "reasoning_token_count"
-	TagUsagePromptTokens      = "usage_prompt_tokens"
-	TagUsageCompletionTokens  = "usage_completion_tokens"
-	TagUsageTotalTokens       = "usage_total_tokens"
-	TagUsagePromptDiffPct     = "usage_prompt_tokens_diff_pct"
-	TagUsageCompletionDiffPct = "usage_completion_tokens_diff_pct"
-	TagSendLag                = "send_lag" // ours: sent − scheduled
-	TagErrorISL               = "error_isl"
-
-	TagOutputTokenThroughput = "output_token_throughput"
-	TagTotalTokenThroughput  = "total_token_throughput"
-	TagRequestThroughput     = "request_throughput"
-	TagRequestCount          = "request_count"
-	TagErrorRequestCount     = "error_request_count"
-	TagTotalISL              = "total_isl"
-	TagTotalOSL              = "total_osl"
-	TagTotalErrorISL         = "total_error_isl"
-	TagBenchmarkDuration     = "benchmark_duration"
-	TagUsageDiscrepancyCount = "usage_discrepancy_count"
-	TagMalformedChunkCount   = "malformed_chunk_count" // ours: stream lines that were not a response chunk
-	TagCancelledRequestCount = "cancelled_request_count"
-	TagGoodput               = "goodput"
-	TagGoodRequestCount      = "good_request_count"
-	TagGoodRequestFraction   = "good_request_fraction"
-)
-
-// Units as AIPerf displays them.
-const (
-	UnitMs           = "ms"
-	UnitSec          = "sec"
-	UnitTokens       = "tokens"
-	UnitPercent      = "%"
-	UnitRequests     = "requests"
-	UnitTokensPerSec = "tokens/sec"
-	UnitPerUser      = "tokens/sec/user"
-	UnitRequestsSec  = "requests/sec"
-	UnitChunks       = "chunks"
-	UnitRatio        = "ratio"
-)
-
-// def names one metric for display.
-type def struct{ tag, header, unit string }
-
-// Record metrics, in AIPerf display order; the index is the metric's id.
-const (
-	idTTFT = iota
-	idTTST
-	idTTFO
-	idLatency
-	idITL
-	idICL
-	idPerUser
-	idOSL
-	idISL
-	idOutputTokens
-	idReasoningTokens
-	idUsagePrompt
-	idUsageCompletion
-	idUsageTotal
-	idUsagePromptDiff
-	idUsageCompletionDiff
-	idSendLag
-	idErrorISL
-	numRecordMetrics
-)
-
-var recordDefs = [numRecordMetrics]def{
-	idTTFT:                {TagTTFT, "Time to First Token", UnitMs},
-	idTTST:                {TagTTST, "Time to Second Token", UnitMs},
-	idTTFO:                {TagTTFO, "Time to First Output Token", UnitMs},
-	idLatency:             {TagRequestLatency, "Request Latency", UnitMs},
-	idITL:                 {TagITL, "Inter Token Latency", UnitMs},
-	idICL:                 {TagICL, "Inter Chunk Latency", UnitMs},
-	idPerUser:             {TagPerUserThroughput, "Output Token Throughput Per User", UnitPerUser},
-	idOSL:                 {TagOSL, "Output Sequence Length", UnitTokens},
-	idISL:                 {TagISL, "Input Sequence Length", UnitTokens},
-	idOutputTokens:        {TagOutputTokenCount, "Output Token Count", UnitTokens},
-	idReasoningTokens:     {TagReasoningTokenCount, "Reasoning Token Count", UnitTokens},
-	idUsagePrompt:         {TagUsagePromptTokens, "Usage Prompt Tokens", UnitTokens},
-	idUsageCompletion:     {TagUsageCompletionTokens, "Usage Completion Tokens", UnitTokens},
-	idUsageTotal:          {TagUsageTotalTokens, "Usage Total Tokens", UnitTokens},
-	idUsagePromptDiff:     {TagUsagePromptDiffPct, "Usage Prompt Diff", UnitPercent},
-	idUsageCompletionDiff: {TagUsageCompletionDiffPct, "Usage Completion Diff", UnitPercent},
-	idSendLag:             {TagSendLag, "Send Lag", UnitMs},
-	idErrorISL:            {TagErrorISL, "Error Input Sequence Length", UnitTokens},
-}
-
-// Derived and aggregate metrics, in display order.
-var (
-	defOutputThroughput = def{TagOutputTokenThroughput, "Output Token Throughput", UnitTokensPerSec}
-	defTotalThroughput  = def{TagTotalTokenThroughput, "Total Token Throughput", UnitTokensPerSec}
-	defRequestRate      = def{TagRequestThroughput, "Request Throughput", UnitRequestsSec}
-	defRequestCount     = def{TagRequestCount, "Request Count", UnitRequests}
-	defErrorCount       = def{TagErrorRequestCount, "Error Request Count", UnitRequests}
-	defTotalISL         = def{TagTotalISL, "Total Input Sequence Length", UnitTokens}
-	defTotalOSL         = def{TagTotalOSL, "Total Output Sequence Length", UnitTokens}
-	defTotalErrorISL    = def{TagTotalErrorISL, "Total Error Input Sequence Length", UnitTokens}
-	defDuration         = def{TagBenchmarkDuration, "Benchmark Duration", UnitSec}
-	defUsageDiscrepancy = def{TagUsageDiscrepancyCount, "Usage Discrepancy Count", UnitRequests}
-	defMalformedChunks  = def{TagMalformedChunkCount, "Malformed Chunk Count", UnitChunks}
-	defCancelledCount   = def{TagCancelledRequestCount, "Cancelled Request Count", UnitRequests}
-)
-
-// scalarDefs are the derived and aggregate metrics, in display order.
-var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
-	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defMalformedChunks, defCancelledCount,
-	defTotalOutputTokens, defTotalReasoning, defTotalUsagePrompt, defTotalUsageCompletion, defTotalUsageTotal,
-	defMinRequest, defMaxResponse, defErrorRate,
-	defGoodput, defGoodCount, defGoodFraction}
-
-// RecordTags lists the tags of the record metrics, in display order: each
-// summarises to a distribution (Stats).
-func RecordTags() []string {
-	out := make([]string, len(recordDefs))
-	for i, d := range recordDefs {
-		out[i] = d.tag
-	}
-	return out
-}
-
-// ScalarTags lists the tags of the derived and aggregate metrics, in display
-// order: each summarises to a single Value.
-func ScalarTags() []string {
-	out := make([]string, len(scalarDefs))
-	for i, d := range scalarDefs {
-		out[i] = d.tag
-	}
-	return out
-}
-
 // Value is one metric of one request, as the per-request export shows it.
 type Value struct {
 	Tag  string
@@ -243,8 +101,18 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 		}
 	}
 	emit(idLatency, ms(tt.LatencyNs))
+	full := fullDecode(r, tt)
+	if streamed {
+		emit(idDecode, ms(tt.LatencyNs-tt.TTFTNs))
+		if full.ok {
+			emit(idFullDecode, ms(full.ns))
+		}
+	}
 	if hasITL {
 		emit(idITL, itlNs/1e6)
+	}
+	if full.hasITL {
+		emit(idFullITL, full.itlNs/1e6)
 	}
 	if streamed && gaps {
 		eachGap(resp, func(v float64) { emit(idICL, v) })
@@ -252,34 +120,62 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 	if hasITL && itlNs > 0 {
 		emit(idPerUser, 1e9/itlNs)
 	}
+	if full.hasITL && full.itlNs > 0 {
+		emit(idFullPerUser, 1e9/full.itlNs)
+	}
+	if tt.LatencyNs > 0 {
+		emit(idE2E, float64(osl)/(float64(tt.LatencyNs)/1e9))
+	}
+	if streamed && tt.TTFTNs > 0 && r.InputTokens > 0 {
+		emit(idPrefill, float64(r.InputTokens)/(float64(tt.TTFTNs)/1e9))
+	}
 	emit(idOSL, float64(osl))
 	emit(idISL, float64(r.InputTokens))
 	emit(idOutputTokens, float64(r.OutputTokens))
 	if r.ReasoningTokens > 0 {
 		emit(idReasoningTokens, float64(r.ReasoningTokens))
 	}
-	if u := r.Usage; u.Trusted() {
-		emit(idUsagePrompt, float64(u.PromptTokens))
-		emit(idUsageCompletion, float64(u.CompletionTokens))
-		emit(idUsageTotal, float64(u.TotalTokens))
-		if r.InputTokens > 0 {
-			emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
-		}
-		if client := r.OutputTokens + r.ReasoningTokens; client > 0 {
-			emit(idUsageCompletionDiff, diffPct(u.CompletionTokens, client))
-		}
+	visitUsage(r, emit)
+	if req := r.RequestedOutputTokens; req > 0 {
+		emit(idOSLMismatch, 100*float64(osl-req)/float64(req))
 	}
+	visitSpecDecode(r.SpecDecode, emit)
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
+}
+
+// fullTimes is a streamed request's full-response decode: from its first
+// content response to the end of the HTTP response (AIPerf's
+// full_decode_duration), and that over OSL − 1 (its
+// full_response_inter_token_latency).
+type fullTimes struct {
+	ok     bool
+	ns     int64
+	hasITL bool
+	itlNs  float64
+}
+
+func fullDecode(r *Record, tt TokenTimes) fullTimes {
+	if !tt.Streamed || r.EndNs < r.ResponseNs.First() {
+		return fullTimes{}
+	}
+	f := fullTimes{ok: true, ns: r.EndNs - r.ResponseNs.First()}
+	if f.hasITL = tt.OSL >= 2; f.hasITL {
+		f.itlNs = float64(f.ns) / float64(tt.OSL-1)
+	}
+	return f
 }
 
 // visitInputOnly emits the metrics of a request to an endpoint that
 // generates no tokens (embeddings, rankings): latency, ISL, the server's
-// prompt count and the send lag.
+// prompt count and its prefix-cache counts, and the send lag.
 func visitInputOnly(r *Record, emit func(id int, v float64)) {
 	emit(idLatency, ms(LatencyNs(r)))
 	emit(idISL, float64(r.InputTokens))
 	if u := r.Usage; u.Trusted() {
 		emit(idUsagePrompt, float64(u.PromptTokens))
+		emitCount(idUsageCacheRead, u.CachedTokens, emit)
+		emitCount(idUsageCacheWrite, u.CacheWriteTokens, emit)
+		emitCount(idUsageCacheMiss, u.CacheMissTokens, emit)
 		if r.InputTokens > 0 {
 			emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
 		}
@@ -445,6 +341,9 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	if withUsage {
 		scalar(defUsageDiscrepancy, float64(discrepancies))
 	}
+	if tot.osl.asked > 0 {
+		scalar(defOSLMismatch, float64(tot.osl.missed))
+	}
 	if malformed > 0 {
 		scalar(defMalformedChunks, float64(malformed))
 	}
@@ -452,6 +351,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 		scalar(defCancelledCount, float64(cancelled))
 	}
 	tot.scalars(scalar, ok, failed)
+	s.SpecDecodeHistogram = tot.spec.pooled()
 	if len(slos) > 0 {
 		d := 0.0
 		if window.set {

@@ -48,9 +48,15 @@ func TestRecordMetricsStreaming(t *testing.T) {
 		TagTTST:                4,  // 45 − 41
 		TagTTFO:                44, // 45 − 1: the first non-reasoning chunk
 		TagRequestLatency:      52, // 53 − 1: last content chunk, not EndNs
+		TagDecodeDuration:      12, // 52 − 40
+		TagFullDecodeDuration:  13, // 54 − 41: the end of the response, not the last chunk
 		TagITL:                 4,  // (52 − 40) / (4 − 1)
+		TagFullITL:             13.0 / 3,
 		TagPerUserThroughput:   250,
-		TagOSL:                 4, // output 3 + reasoning 1 (no usage)
+		TagFullPerUser:         3e3 / 13,   // 1 / (13 ms / 3)
+		TagE2EOutputThroughput: 4 / 0.052,  // OSL / latency in s
+		TagPrefillPerUser:      100 / 0.04, // ISL / TTFT in s
+		TagOSL:                 4,          // output 3 + reasoning 1 (no usage)
 		TagISL:                 100,
 		TagOutputTokenCount:    3,
 		TagReasoningTokenCount: 1,
@@ -59,7 +65,8 @@ func TestRecordMetricsStreaming(t *testing.T) {
 	assert.InDeltaMapValues(t, want, got, 1e-9)
 	assert.Len(t, got, len(want))
 	assert.Equal(t, map[string][]float64{TagICL: {4, 4, 4}}, lists)
-	assert.Equal(t, []string{TagTTFT, TagTTST, TagTTFO, TagRequestLatency, TagITL, TagICL, TagPerUserThroughput,
+	assert.Equal(t, []string{TagTTFT, TagTTST, TagTTFO, TagRequestLatency, TagDecodeDuration, TagFullDecodeDuration,
+		TagITL, TagFullITL, TagICL, TagPerUserThroughput, TagFullPerUser, TagE2EOutputThroughput, TagPrefillPerUser,
 		TagOSL, TagISL, TagOutputTokenCount, TagReasoningTokenCount, TagSendLag}, order)
 }
 
@@ -88,8 +95,9 @@ func TestRecordMetricsNotStreaming(t *testing.T) {
 	r.FirstOutputNs = 53 * msNs
 	got, lists, _ := values(RecordMetrics(r, false))
 	assert.Equal(t, map[string]float64{
-		TagRequestLatency: 52, TagOSL: 4, TagISL: 100, TagOutputTokenCount: 3, TagReasoningTokenCount: 1, TagSendLag: 0.5,
-	}, got)
+		TagRequestLatency: 52, TagE2EOutputThroughput: 4 / 0.052, TagOSL: 4, TagISL: 100, TagOutputTokenCount: 3,
+		TagReasoningTokenCount: 1, TagSendLag: 0.5,
+	}, got, "the end-to-end throughput is the only one without streaming")
 	assert.Empty(t, lists)
 }
 
@@ -185,7 +193,8 @@ func TestSummarizeStreaming(t *testing.T) {
 		assert.NotEmpty(t, m.Unit, m.Tag)
 	}
 	assert.Equal(t, []string{
-		TagTTFT, TagTTST, TagRequestLatency, TagITL, TagICL, TagPerUserThroughput, TagOSL, TagISL,
+		TagTTFT, TagTTST, TagRequestLatency, TagDecodeDuration, TagFullDecodeDuration, TagITL, TagFullITL, TagICL,
+		TagPerUserThroughput, TagFullPerUser, TagE2EOutputThroughput, TagPrefillPerUser, TagOSL, TagISL,
 		TagOutputTokenCount, TagSendLag, TagErrorISL,
 		TagOutputTokenThroughput, TagTotalTokenThroughput, TagRequestThroughput, TagRequestCount,
 		TagErrorRequestCount, TagTotalISL, TagTotalOSL, TagTotalErrorISL, TagBenchmarkDuration, TagCancelledRequestCount,
@@ -353,5 +362,12 @@ func TestNormalizeMessage(t *testing.T) {
 		"the client ran out of file descriptors (too many open files)": "the client ran out of file descriptors (too many open files)",
 	} {
 		assert.Equal(t, want, NormalizeMessage(in), in)
+	}
+}
+
+func TestUnitOf(t *testing.T) {
+	for tag, unit := range map[string]string{TagTTFT: UnitMs, TagITL: UnitMs, TagOutputTokenThroughput: UnitTokensPerSec,
+		TagGoodput: UnitRequestsSec, TagGoodRequestFraction: UnitRatio, TagRequestErrorRate: UnitPercent, "no_such_metric": ""} {
+		assert.Equal(t, unit, UnitOf(tag), tag)
 	}
 }

@@ -33,6 +33,11 @@ type Metric struct {
 // Summary is the reduction of a run's records: metrics in display order.
 type Summary struct {
 	Metrics []Metric `json:"metrics"`
+	// SpecDecodeHistogram pools the requests' accepted-draft histograms:
+	// verify steps by the number of draft tokens they accepted (AIPerf's
+	// pooled_spec_decode_acceptance_histogram); nil when the server
+	// reported no speculative decoding.
+	SpecDecodeHistogram map[string]int `json:"spec_decode_histogram,omitempty"`
 }
 
 // Get returns the metric with the given tag.

@@ -53,8 +53,9 @@ func absurd(server, client int) bool {
 const usageDiffLimit = 10.0
 
 // usageDiscrepancy reports whether r counts toward usage_discrepancy_count:
-// its usage is untrusted, or a prompt or completion count differs from the
-// client's by more than usageDiffLimit percent (AIPerf's definition).
+// its usage is untrusted, or a prompt, completion or reasoning count
+// differs from the client's by more than usageDiffLimit percent (AIPerf's
+// definition).
 func usageDiscrepancy(r *Record) bool {
 	u := r.Usage
 	if u == nil {
@@ -67,5 +68,51 @@ func usageDiscrepancy(r *Record) bool {
 		return true
 	}
 	client := r.OutputTokens + r.ReasoningTokens
-	return !r.NoTokens && client > 0 && diffPct(u.CompletionTokens, client) > usageDiffLimit
+	if !r.NoTokens && client > 0 && diffPct(u.CompletionTokens, client) > usageDiffLimit {
+		return true
+	}
+	return !r.NoTokens && u.reasoningReported() && r.ReasoningTokens > 0 &&
+		diffPct(u.ReasoningTokens, r.ReasoningTokens) > usageDiffLimit
+}
+
+// reasoningReported reports whether the server gave a reasoning count.
+func (u *Usage) reasoningReported() bool { return u.ReasoningReported || u.ReasoningTokens > 0 }
+
+// visitUsage emits the usage metrics of a successful request that
+// generates tokens, from trusted server usage: the counts in AIPerf's
+// order (prompt, its cache reads, writes and misses, completion,
+// reasoning, predicted-output tokens, total), each when reported, then
+// the differences from the client's counts.
+func visitUsage(r *Record, emit func(id int, v float64)) {
+	u := r.Usage
+	if !u.Trusted() {
+		return
+	}
+	emit(idUsagePrompt, float64(u.PromptTokens))
+	emitCount(idUsageCacheRead, u.CachedTokens, emit)
+	emitCount(idUsageCacheWrite, u.CacheWriteTokens, emit)
+	emitCount(idUsageCacheMiss, u.CacheMissTokens, emit)
+	emit(idUsageCompletion, float64(u.CompletionTokens))
+	if u.reasoningReported() {
+		emit(idUsageReasoning, float64(u.ReasoningTokens))
+	}
+	emitCount(idUsageAccepted, u.AcceptedPredictionTokens, emit)
+	emitCount(idUsageRejected, u.RejectedPredictionTokens, emit)
+	emit(idUsageTotal, float64(u.TotalTokens))
+	if r.InputTokens > 0 {
+		emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
+	}
+	if client := r.OutputTokens + r.ReasoningTokens; client > 0 {
+		emit(idUsageCompletionDiff, diffPct(u.CompletionTokens, client))
+	}
+	if u.reasoningReported() && r.ReasoningTokens > 0 {
+		emit(idUsageReasoningDiff, diffPct(u.ReasoningTokens, r.ReasoningTokens))
+	}
+}
+
+// emitCount emits a reported count (nil: not reported).
+func emitCount(id int, n *int, emit func(id int, v float64)) {
+	if n != nil {
+		emit(id, float64(*n))
+	}
 }

@@ -276,19 +276,22 @@ func TestPrefillTime(t *testing.T) {
 			return g
 		}
 		g := gen()
-		assert.Equal(t, 100*time.Millisecond, s.prefill(g), "cold: every prompt token")
+		assert.Equal(t, 1000, s.prefill(g), "cold: every prompt token")
 		assert.Equal(t, 0, g.usage.PromptDetails.CachedTokens)
+		assert.Equal(t, time.Millisecond+100*time.Millisecond, s.model.firstStep(1000))
 		g = gen()
-		assert.Equal(t, 800*time.Microsecond, s.prefill(g), "warm: only the partial block is left to prefill")
+		assert.Equal(t, 8, s.prefill(g), "warm: only the partial block is left to prefill")
 		assert.Equal(t, 992, g.usage.PromptDetails.CachedTokens)
+		assert.Equal(t, time.Millisecond+800*time.Microsecond, s.model.firstStep(8))
 	})
 	t.Run("fast has none", func(t *testing.T) {
-		cfg := Config{Fast: true, TTFT: 20, ITL: 5, Prefill: 100}
-		ttft, itl, prefill := cfg.latencies()
-		assert.Zero(t, ttft+itl+prefill)
+		cfg := Config{Fast: true, TTFT: 20, ITL: 5, Prefill: 100, ITLPerSeq: 1, ITLPerOSL: 1, MaxBatchedTokens: 64}
+		m := cfg.model()
+		assert.False(t, m.paced())
+		assert.Equal(t, latencyModel{budget: 64}, m, "only the budget is left")
 		cfg.Fast = false
-		_, _, prefill = cfg.latencies()
-		assert.Equal(t, 100*time.Microsecond, prefill)
+		m = cfg.model()
+		assert.Equal(t, 100*time.Microsecond, m.prefill)
 	})
 	t.Run("uncached prompt over http", func(t *testing.T) {
 		// Lower bound only: 1,000 uncached tokens at 100 µs take at least

@@ -16,7 +16,11 @@ type Config struct {
 	TTFT    float64 `name:"ttft" default:"20" placeholder:"MS" help:"Time to first token in milliseconds (default ${default})."`
 	ITL     float64 `name:"itl" default:"5" placeholder:"MS" help:"Inter-token latency in milliseconds (default ${default})."`
 	Prefill float64 `name:"prefill-us-per-token" default:"0" placeholder:"US" help:"Extra time to first token per uncached prompt token (prompt_tokens - cached_tokens), in microseconds (default ${default})."`
-	Fast    bool    `name:"fast" help:"No token latency at all (sets --ttft, --itl and --prefill-us-per-token to 0)."`
+	// The continuous-batching terms of the latency model (docs/mock.md).
+	ITLPerSeq     float64 `name:"itl-concurrency-lin-ms" default:"0" placeholder:"MS" help:"Decode step time added per running sequence: a step costs --itl + this × the requests generating when it begins, as AIPerf's mock (default ${default})."`
+	ITLPerOSL     float64 `name:"itl-per-osl-token-ms" default:"0" placeholder:"MS" help:"Decode step time added per output token of the request (its max_tokens), as AIPerf's mock (default ${default})."`
+	TrialJitterCV float64 `name:"trial-jitter-cv" default:"0" placeholder:"CV" help:"Trial-to-trial noise: every latency is scaled by a lognormal draw of mean 1 and this coefficient of variation, drawn at start and again at every prefix-cache reset, seeded by --random-seed (default ${default}: no noise)."`
+	Fast          bool    `name:"fast" help:"No token latency at all (sets every latency flag to 0)."`
 
 	Model      string  `name:"model" default:"mock-model" help:"Model id listed by /v1/models (requests for any model are accepted)."`
 	APIKey     string  `name:"api-key" help:"Require 'Authorization: Bearer <key>' on inference routes."`
@@ -30,12 +34,14 @@ type Config struct {
 	ResetSuccessFalse bool    `name:"reset-success-false" help:"Answer /reset_prefix_cache with 200 {\"success\": false} and keep the prefix cache, as vLLM does when blocks are busy."`
 	ResetNoop         bool    `name:"reset-noop" help:"Answer /reset_prefix_cache and /flush_cache as usual but keep the prefix cache (a reset that reports success without resetting, vllm#57727)."`
 	NoCacheReport     bool    `name:"no-cache-report" help:"Leave usage.prompt_tokens_details.cached_tokens out of replies, like vLLM without --enable-prompt-tokens-details."`
+	SpecDecodeStats   bool    `name:"spec-decode-stats" help:"Report each chat and completions reply's speculative-decoding acceptance at the response root, metrics.speculative_decoding (on a stream's usage frame), like vLLM with --per-request-spec-decode-metrics summary."`
 
-	BlockSize     int  `name:"block-size" default:"16" placeholder:"TOKENS" help:"Prefix-cache block size in tokens: prompts are cached and matched in whole blocks (default ${default}, as vLLM)."`
-	KVCacheTokens int  `name:"kv-cache-tokens" default:"0" placeholder:"TOKENS" help:"KV-cache capacity in tokens; cached blocks beyond it are evicted least recently used first (default 0: the largest the mock allows, 2,097,152 blocks)."`
-	MaxNumSeqs    int  `name:"max-num-seqs" default:"0" placeholder:"N" help:"At most N requests generate at once; later ones wait in a FIFO queue and their time to first token includes the wait (default 0: no limit)."`
-	GPUMetrics    bool `name:"gpu-metrics" help:"Serve DCGM-exporter-like metrics of synthetic GPUs, loaded by the running requests, at GET /dcgm/metrics."`
-	GPUs          int  `name:"gpus" default:"1" placeholder:"N" help:"Number of synthetic GPUs under --gpu-metrics (default ${default})."`
+	BlockSize        int  `name:"block-size" default:"16" placeholder:"TOKENS" help:"Prefix-cache block size in tokens: prompts are cached and matched in whole blocks (default ${default}, as vLLM)."`
+	KVCacheTokens    int  `name:"kv-cache-tokens" default:"0" placeholder:"TOKENS" help:"KV-cache capacity in tokens; cached blocks beyond it are evicted least recently used first (default 0: the largest the mock allows, 2,097,152 blocks)."`
+	MaxNumSeqs       int  `name:"max-num-seqs" default:"0" placeholder:"N" help:"At most N requests generate at once; later ones wait in a FIFO queue and their time to first token includes the wait (default 0: no limit)."`
+	MaxBatchedTokens int  `name:"max-num-batched-tokens" default:"0" placeholder:"TOKENS" help:"Per-step token budget, as vLLM's: an uncached prompt longer than it is prefilled in chunks, one engine step each (default 0: no limit, one step)."`
+	GPUMetrics       bool `name:"gpu-metrics" help:"Serve DCGM-exporter-like metrics of synthetic GPUs, loaded by the running requests, at GET /dcgm/metrics."`
+	GPUs             int  `name:"gpus" default:"1" placeholder:"N" help:"Number of synthetic GPUs under --gpu-metrics (default ${default})."`
 
 	// CountTokens counts a prompt's tokens for usage.prompt_tokens when
 	// EncodeTokens is nil; nil approximates one token per four bytes.
@@ -63,7 +69,9 @@ func (c *Config) Validate() error {
 	for _, f := range []struct {
 		flag string
 		v    float64
-	}{{"ttft", c.TTFT}, {"itl", c.ITL}, {"prefill-us-per-token", c.Prefill}, {"error-rate", c.ErrorRate}, {"admin-latency-ms", c.AdminLatencyMS}} {
+	}{{"ttft", c.TTFT}, {"itl", c.ITL}, {"prefill-us-per-token", c.Prefill}, {"itl-concurrency-lin-ms", c.ITLPerSeq},
+		{"itl-per-osl-token-ms", c.ITLPerOSL}, {"trial-jitter-cv", c.TrialJitterCV}, {"error-rate", c.ErrorRate},
+		{"admin-latency-ms", c.AdminLatencyMS}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("--%s must be a finite number, got %g", f.flag, f.v)
 		}
@@ -77,6 +85,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--itl must be >= 0 ms, got %g", c.ITL)
 	case c.Prefill < 0:
 		return fmt.Errorf("--prefill-us-per-token must be >= 0, got %g", c.Prefill)
+	case c.ITLPerSeq < 0:
+		return fmt.Errorf("--itl-concurrency-lin-ms must be >= 0, got %g", c.ITLPerSeq)
+	case c.ITLPerOSL < 0:
+		return fmt.Errorf("--itl-per-osl-token-ms must be >= 0, got %g", c.ITLPerOSL)
+	case c.TrialJitterCV < 0 || c.TrialJitterCV > maxTrialJitterCV:
+		return fmt.Errorf("--trial-jitter-cv must be between 0 and %g, got %g", float64(maxTrialJitterCV), c.TrialJitterCV)
 	case c.ErrorRate < 0 || c.ErrorRate > 100:
 		return fmt.Errorf("--error-rate must be a percentage between 0 and 100, got %g", c.ErrorRate)
 	case c.AdminFailCount < 0:
@@ -100,11 +114,19 @@ func (c *Config) Validate() error {
 			maxCacheBlocks*c.BlockSize, maxCacheBlocks, c.BlockSize, c.KVCacheTokens)
 	case c.MaxNumSeqs < 0:
 		return fmt.Errorf("--max-num-seqs must be >= 0 (0: no limit), got %d", c.MaxNumSeqs)
+	case c.MaxBatchedTokens < 0:
+		return fmt.Errorf("--max-num-batched-tokens must be >= 0 (0: no limit), got %d", c.MaxBatchedTokens)
+	case c.MaxBatchedTokens > 0 && c.MaxBatchedTokens < c.MaxNumSeqs:
+		return fmt.Errorf("--max-num-batched-tokens (%d) must be >= --max-num-seqs (%d), as in vLLM: every running sequence takes a token of each step", c.MaxBatchedTokens, c.MaxNumSeqs)
 	case c.GPUMetrics && (c.GPUs < 1 || c.GPUs > maxGPUs):
 		return fmt.Errorf("--gpus must be between 1 and %d with --gpu-metrics, got %d", maxGPUs, c.GPUs)
 	}
 	return nil
 }
+
+// maxTrialJitterCV bounds --trial-jitter-cv (a lognormal of CV 10 already
+// puts most of its mass near 0).
+const maxTrialJitterCV = 10
 
 // Bounds of the cache and GPU flags. A zero --block-size is invalid, but
 // New gives the zero Config's the default first (Serve validates the flags
@@ -123,16 +145,19 @@ func (c *Config) cacheBlocks() int {
 	return c.KVCacheTokens / c.BlockSize
 }
 
-// latencies returns the token latencies in effect (zero under --fast):
-// time to first token, inter-token latency and prefill time per uncached
-// prompt token.
-func (c *Config) latencies() (ttft, itl, prefill time.Duration) {
+// model returns the latency model in effect (no latency under --fast).
+func (c *Config) model() latencyModel {
+	m := latencyModel{budget: c.MaxBatchedTokens}
 	if c.Fast {
-		return 0, 0, 0
+		return m
 	}
-	return msDuration(c.TTFT), msDuration(c.ITL), time.Duration(c.Prefill * float64(time.Microsecond))
+	m.ttft, m.itl, m.perSeq, m.perOSL = msDuration(c.TTFT), msDuration(c.ITL), msDuration(c.ITLPerSeq), msDuration(c.ITLPerOSL)
+	m.prefill = time.Duration(math.Round(c.Prefill * float64(time.Microsecond)))
+	return m
 }
 
+// msDuration converts milliseconds to the nearest nanosecond (4.35 ms is
+// 4,350,000 ns, not the 4,349,999 its float product truncates to).
 func msDuration(ms float64) time.Duration {
-	return time.Duration(ms * float64(time.Millisecond))
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }

@@ -196,6 +196,9 @@ func (s *Server) admin(route adminRoute) http.HandlerFunc {
 			writeError(w, ev.Status, "mock_admin_fault", "injected by --admin-fail-status")
 			return
 		}
+		if route.kind == EventReset { // a trial begins (--trial-jitter-cv)
+			s.newTrial()
+		}
 		route.reply(w)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // The synthetic GPUs of --gpu-metrics: an 80 GB card whose framebuffer is
@@ -43,25 +45,52 @@ func (s *Server) gpuLoad() float64 {
 
 // serveDCGM answers GET /dcgm/metrics like dcgm-exporter's default
 // counters, one series per synthetic GPU with its labels, integers
-// without a decimal point.
+// without a decimal point; the energy counter grows by the power each
+// scrape reads, held until the next one (gpuMeter).
 func (s *Server) serveDCGM(w http.ResponseWriter, _ *http.Request) {
 	load := s.gpuLoad()
 	lerp := func(lo, hi float64) float64 { return lo + (hi-lo)*load }
 	var b strings.Builder
-	metric := func(name, help string, v float64) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	family := func(name, typ, help string, v float64) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 		for i := range s.cfg.GPUs {
 			fmt.Fprintf(&b, "%s{%s} %s\n", name, s.gpuLabels(i), strconv.FormatFloat(v, 'f', -1, 64))
 		}
 	}
+	metric := func(name, help string, v float64) { family(name, "gauge", help, v) }
+	watts := math.Round(lerp(gpuIdleWatts, gpuMaxWatts)*1000) / 1000
 	metric("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", math.Round(lerp(gpuIdleMHz, gpuMaxMHz)))
 	metric("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", math.Round(lerp(gpuIdleC, gpuMaxC)))
-	metric("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", math.Round(lerp(gpuIdleWatts, gpuMaxWatts)*1000)/1000)
+	metric("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", watts)
+	family("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ).",
+		math.Round(s.energy.read(time.Now(), watts)))
 	metric("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", math.Round(100*load))
 	metric("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", gpuFBTotalMiB-gpuFBUsedMiB)
 	metric("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", gpuFBUsedMiB)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// gpuMeter is the synthetic GPUs' energy counter: each read adds the
+// power of the previous read over the time since (the first read starts
+// it at 0 mJ).
+type gpuMeter struct {
+	mu    sync.Mutex
+	at    time.Time
+	watts float64
+	mJ    float64
+}
+
+// read advances the counter to now, where the power is watts, and
+// returns it in mJ.
+func (m *gpuMeter) read(now time.Time, watts float64) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.at.IsZero() {
+		m.mJ += m.watts * now.Sub(m.at).Seconds() * 1e3
+	}
+	m.at, m.watts = now, watts
+	return m.mJ
 }
 
 // gpuLabels returns GPU i's labels as dcgm-exporter writes them; the UUID

@@ -42,6 +42,17 @@
 // at once and the others wait in arrival order, their time to first token
 // including the wait.
 //
+// Load has the shape it has on vLLM's continuous batching, by a latency
+// model with an exact formula (docs/mock.md; Config.Steady computes its
+// steady state): each output token after the first costs an engine step
+// of --itl plus --itl-concurrency-lin-ms per request generating when the
+// step begins plus --itl-per-osl-token-ms per output token of the request;
+// a prompt whose uncached tokens exceed --max-num-batched-tokens is
+// prefilled in chunks, each chunk after the first one engine step more.
+// --trial-jitter-cv scales every latency by a seeded lognormal draw of
+// mean 1, drawn again at every prefix-cache reset (one per trial), for
+// trial-to-trial noise.
+//
 // GET /metrics serves vLLM's Prometheus metrics (running and waiting
 // requests, KV-cache usage, prefix-cache queries and hits in tokens, prompt
 // and generation token counters, finished requests by reason, and time to
@@ -59,9 +70,13 @@
 // (cache hits and entries included), so tests can verify hook ordering and
 // that a reset really cleared the cache.
 //
-// The mock times itself: GET /mock/timing reports, for the streaming
-// replies since the server started or since POST /mock/timing/clear, each
-// reply's first token chunk flush after its arrival, the gaps between
+// The mock times itself: GET /mock/timing reports, since the server
+// started or since POST /mock/timing/clear, what the latency model
+// scheduled for every request (its first token's due time after its
+// arrival, each step between due times, its queue wait, and the batch
+// each batch-priced step saw: the mock's own exact durations, not
+// measurements), the trial's latency scale, and for the streaming replies
+// each reply's first token chunk flush after its arrival, the gaps between
 // consecutive token chunk flushes (its inter-token latency as written),
 // and each token chunk's lateness against its schedule at the flush and at
 // its release to the handler, as count, sum, mean, min, max and estimated

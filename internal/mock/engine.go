@@ -19,15 +19,15 @@ type flight struct {
 	flush    time.Time // its latest token chunk's flush returned (streaming)
 	sent     int       // tokens sent
 	held     int64     // KV-cache tokens held while it runs
+	freed    bool      // its generation slot was given back (freeSlot)
 	itl      itlCounts
 }
 
 // admit waits for a generation slot (arrival order under --max-num-seqs),
 // then looks the prompt up in the prefix cache, reserves its KV-cache
 // blocks and returns the flight, its tokens paced from its arrival (from
-// now if it had to wait for the slot) with the prefill time of the
-// uncached tokens added to the first. If ctx ends first it returns nil,
-// holding nothing, and marks x as a client gone.
+// now if it had to wait for the slot) by the latency model. If ctx ends
+// first it returns nil, holding nothing, and marks x as a client gone.
 func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival time.Time) *flight {
 	ok, waited := s.sched.acquire(ctx)
 	if !ok {
@@ -35,22 +35,26 @@ func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival 
 		return nil
 	}
 	f := &flight{s: s, g: g, arrival: arrival, admitted: time.Now()}
-	s.metrics.queue.observe(f.admitted.Sub(arrival).Seconds(), 1)
+	queued := f.admitted.Sub(arrival)
+	s.metrics.queue.observe(queued.Seconds(), 1)
 	bs := int64(s.blockSize)
 	f.held = (int64(g.usage.PromptTokens+g.tokens) + bs - 1) / bs * bs
 	s.kvHeld.Add(f.held)
 	origin := arrival
 	if waited {
 		origin = f.admitted
+		s.timing.Load().queue.observe(int64(queued))
+	} else {
+		s.timing.Load().queue.observe(0)
 	}
-	f.pacer = pacer{start: origin, ttft: s.ttft + s.prefill(g), itl: s.itl}
+	f.pacer = s.newPacer(origin, arrival, s.prefill(g), g.tokens)
 	return f
 }
 
 // prefill consults the prefix cache for g's prompt, reports the cached
-// tokens in g's usage (unless --no-cache-report) and returns the prefill
-// time of the uncached tokens (--prefill-us-per-token).
-func (s *Server) prefill(g *generation) time.Duration {
+// tokens in g's usage (unless --no-cache-report) and returns the number of
+// uncached prompt tokens, which the model prefills.
+func (s *Server) prefill(g *generation) int {
 	prompt := g.usage.PromptTokens
 	cached := s.cache.serve(g.blocks.hashes) * s.blockSize
 	s.metrics.cacheQueries.Add(uint64(prompt))
@@ -58,7 +62,7 @@ func (s *Server) prefill(g *generation) time.Duration {
 	if !s.cfg.NoCacheReport {
 		g.usage.PromptDetails = &promptDetails{CachedTokens: cached}
 	}
-	return time.Duration(prompt-cached) * s.prefillPerToken
+	return prompt - cached
 }
 
 // tokens records that n tokens went out at now: the first one sets the time
@@ -94,10 +98,26 @@ func (f *flight) finish() {
 	if f.complete {
 		reason = f.g.finish
 		s.cacheReply(f.g)
+		if sd := f.g.spec; sd != nil {
+			m.specDrafts.Add(uint64(sd.NumSpecSteps))
+			m.specDraftTokens.Add(uint64(sd.NumDraftTokens))
+			m.specAccepted.Add(uint64(sd.NumAcceptedDraftTokens))
+		}
 	}
 	m.finish(reason)
 	s.kvHeld.Add(-f.held)
-	s.sched.release()
+	f.freeSlot()
+}
+
+// freeSlot gives the generation slot back, once: when the last token has
+// gone out (streaming) or is due (non-streaming), before the reply's
+// closing bytes, so that a client which sends its next request the moment
+// its reply ends never finds its own slot still held; else at finish.
+func (f *flight) freeSlot() {
+	if !f.freed {
+		f.freed = true
+		f.s.sched.release()
+	}
 }
 
 // cacheReply caches g's prompt and reply blocks. Only the ids of a real

@@ -77,7 +77,10 @@ type wireChunk struct {
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *wireUsage `json:"usage"`
+	Usage   *wireUsage `json:"usage"`
+	Metrics *struct {
+		SpeculativeDecoding *specDecoding `json:"speculative_decoding"`
+	} `json:"metrics"`
 }
 
 // wireUsage is a reply's usage as a client sees it.

@@ -87,6 +87,7 @@ type generation struct {
 	finish    string
 	blocks    *blockHasher // the prompt's block hashes, then the reply's
 	usage     usage
+	spec      *specDecoding // vLLM's metrics.speculative_decoding (--spec-decode-stats), nil without
 }
 
 // text returns output tokens [from, to) concatenated.
@@ -246,6 +247,9 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 	if g.reasoning > 0 {
 		g.usage.Details = &usageDetails{ReasoningTokens: g.reasoning}
 	}
+	if s.cfg.SpecDecodeStats && ep.wire == nil {
+		g.spec = newSpecDecoding(g.tokens)
+	}
 	return g, nil
 }
 
@@ -274,6 +278,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, x *exchange
 		return
 	}
 	f.tokens(time.Now(), g.tokens-1)
+	f.freeSlot()
 	f.complete = true
 	x.end()
 	writeJSON(w, http.StatusOK, wire.whole(g))
@@ -324,8 +329,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 		if !send(wire.token(g, k)) {
 			return
 		}
-		f.flushed(released, time.Now(), k)
+		f.flushed(released, time.Now())
 	}
+	f.freeSlot()
 	if tail := wire.tail(g); tail != nil && !send(tail) {
 		return
 	}
@@ -417,6 +423,9 @@ func (c *chunker) tail(g *generation) []byte {
 	b := append(c.buf[:0], c.prefix...)
 	b = append(b, `],"usage":`...)
 	b = append(b, u...)
+	if g.spec != nil {
+		b = append(append(append(b, `,"metrics":{"speculative_decoding":`...), g.spec.encode()...), '}')
+	}
 	c.buf = append(b, "}\n\n"...)
 	return c.buf
 }

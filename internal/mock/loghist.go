@@ -60,11 +60,53 @@ type logHist struct {
 }
 
 // observe records one duration of v nanoseconds.
-func (h *logHist) observe(v int64) {
-	h.counts[logBucket(v)].Add(1)
-	h.sum.Add(v)
+func (h *logHist) observe(v int64) { h.observeN(v, 1) }
+
+// observeN records n durations of v nanoseconds each.
+func (h *logHist) observeN(v int64, n uint64) {
+	if n == 0 {
+		return
+	}
+	h.counts[logBucket(v)].Add(n)
+	h.sum.Add(v * int64(n))
 	raise(&h.max, v)
 	raise(&h.least, math.MaxInt64-max(v, 0))
+}
+
+// countStats is the count, sum, minimum and maximum of small non-negative
+// integers, safe for concurrent use without locks.
+type countStats struct {
+	count, sum atomic.Int64
+	max        atomic.Int64
+	least      atomic.Int64 // math.MaxInt64 minus the least, as in logHist
+}
+
+// observe records v (>= 0).
+func (c *countStats) observe(v int) {
+	c.count.Add(1)
+	c.sum.Add(int64(v))
+	raise(&c.max, int64(v))
+	raise(&c.least, math.MaxInt64-int64(v))
+}
+
+// countSummary is a countStats as GET /mock/timing reports it (all zero
+// when empty).
+type countSummary struct {
+	Count int64   `json:"count"`
+	Sum   int64   `json:"sum"`
+	Mean  float64 `json:"mean"`
+	Min   int64   `json:"min"`
+	Max   int64   `json:"max"`
+}
+
+// summary reads c. Observations made while it reads may be half counted.
+func (c *countStats) summary() countSummary {
+	s := countSummary{Count: c.count.Load(), Sum: c.sum.Load(), Max: c.max.Load()}
+	if s.Count > 0 {
+		s.Mean = float64(s.Sum) / float64(s.Count)
+		s.Min = math.MaxInt64 - c.least.Load()
+	}
+	return s
 }
 
 // raise sets a to v if v is greater.

@@ -33,7 +33,9 @@ type engineMetrics struct {
 	generationTokens atomic.Uint64 // tokens sent
 	cacheQueries     atomic.Uint64 // prompt tokens looked up in the prefix cache
 	cacheHits        atomic.Uint64 // of them, cached
-	finished         [len(finishReasons)]atomic.Uint64
+	// Speculative decoding of the complete replies (--spec-decode-stats).
+	specAccepted, specDraftTokens, specDrafts atomic.Uint64
+	finished                                  [len(finishReasons)]atomic.Uint64
 
 	ttft, itl, e2e, queue *histogram
 }
@@ -177,6 +179,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	e.counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", 0)
 	e.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", m.promptTokens.Load())
 	e.counter("vllm:generation_tokens_total", "Number of generation tokens processed.", m.generationTokens.Load())
+	if s.cfg.SpecDecodeStats {
+		e.counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", m.specDrafts.Load())
+		e.counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", m.specDraftTokens.Load())
+		e.counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", m.specAccepted.Load())
+	}
 	e.header("vllm:request_success_total", "counter", "Count of successfully processed requests.")
 	for i, reason := range finishReasons {
 		e.sample("vllm:request_success_total", `,finished_reason="`+reason+`"`, float64(m.finished[i].Load()))

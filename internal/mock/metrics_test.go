@@ -286,7 +286,11 @@ func TestGPUMetrics(t *testing.T) {
 		fams := scrape(t, base+"/dcgm/metrics")
 		out := map[string][]float64{}
 		for name, f := range fams {
-			assert.Equal(t, dto.MetricType_GAUGE, f.GetType(), name)
+			typ := dto.MetricType_GAUGE
+			if name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" {
+				typ = dto.MetricType_COUNTER
+			}
+			assert.Equal(t, typ, f.GetType(), name)
 			require.Len(t, f.GetMetric(), 2, "%s: one series per GPU", name)
 			for i, m := range f.GetMetric() {
 				l := labels(m)
@@ -294,7 +298,7 @@ func TestGPUMetrics(t *testing.T) {
 					sortedKeys(l), name)
 				assert.Equal(t, string(rune('0'+i)), l["gpu"])
 				assert.Regexp(t, `^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`, l["UUID"])
-				out[name] = append(out[name], m.GetGauge().GetValue())
+				out[name] = append(out[name], m.GetGauge().GetValue()+m.GetCounter().GetValue())
 			}
 		}
 		return out
@@ -313,6 +317,9 @@ func TestGPUMetrics(t *testing.T) {
 		assert.Greater(t, busy[name][0], idle[name][0], "%s follows the load", name)
 	}
 	assert.Equal(t, idle["DCGM_FI_DEV_FB_USED"], busy["DCGM_FI_DEV_FB_USED"], "memory is preallocated")
+	energy := "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+	assert.Greater(t, busy[energy][0], idle[energy][0], "the energy counter grows by the power drawn since the last read")
+	assert.Equal(t, busy[energy][0], busy[energy][1], "every GPU draws alike")
 	cancel()
 	require.Eventually(t, func() bool { return read()["DCGM_FI_DEV_GPU_UTIL"][0] == 0 }, 5*time.Second, 5*time.Millisecond)
 }
@@ -345,4 +352,32 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// A request gives its generation slot back when its last token has gone
+// out (streaming) or is due (non-streaming), before the reply's closing
+// bytes: a client that sends its next request the moment it has read the
+// usage chunk (or the whole reply) finds the slot free, so a closed loop of
+// --max-num-seqs clients never waits for its own slot (docs/mock.md: "just
+// after t_{N−1}").
+func TestSlotFreedBeforeTheReplyEnds(t *testing.T) {
+	s, base := start(t, Config{TTFT: 0, ITL: 1, MaxNumSeqs: 1})
+	resp := post(t, base+"/v1/chat/completions", map[string]any{"messages": []map[string]string{{"role": "user", "content": "hi"}},
+		"max_tokens": 3, "stream": true, "stream_options": map[string]any{"include_usage": true}})
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		require.NoError(t, err, "the stream ended before its usage chunk")
+		if strings.Contains(line, `"usage":{`) {
+			break
+		}
+	}
+	running, _ := s.sched.counts()
+	assert.Zero(t, running, "the slot is free once the usage chunk is out, before [DONE]")
+
+	whole := post(t, base+"/v1/chat/completions", map[string]any{"messages": []map[string]string{{"role": "user", "content": "hi"}},
+		"max_tokens": 3})
+	readAll(t, whole)
+	running, _ = s.sched.counts()
+	assert.Zero(t, running, "and once a non-streaming reply is read")
 }

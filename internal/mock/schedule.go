@@ -4,17 +4,19 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // scheduler admits requests to generation: all at once, or under
 // --max-num-seqs at most limit, the others waiting in arrival order. It
-// counts both for vllm:num_requests_running and vllm:num_requests_waiting.
+// counts both for vllm:num_requests_running and vllm:num_requests_waiting,
+// and the running ones for the batch-priced steps of the latency model.
 type scheduler struct {
 	limit int // 0: no limit
 
 	mu      sync.Mutex
-	running int
-	queue   []*waiter // FIFO
+	running atomic.Int64 // changed only under mu; read without it by live
+	queue   []*waiter    // FIFO
 }
 
 // waiter is a request waiting for a slot; release hands it one by closing
@@ -29,8 +31,8 @@ type waiter struct {
 // wait.
 func (q *scheduler) acquire(ctx context.Context) (ok, waited bool) {
 	q.mu.Lock()
-	if q.limit == 0 || q.running < q.limit && len(q.queue) == 0 {
-		q.running++
+	if q.limit == 0 || q.running.Load() < int64(q.limit) && len(q.queue) == 0 {
+		q.running.Add(1)
 		q.mu.Unlock()
 		return true, false
 	}
@@ -58,7 +60,7 @@ func (q *scheduler) release() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.queue) == 0 {
-		q.running--
+		q.running.Add(-1)
 		return
 	}
 	w := q.queue[0]
@@ -72,5 +74,9 @@ func (q *scheduler) release() {
 func (q *scheduler) counts() (running, waiting int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.running, len(q.queue)
+	return int(q.running.Load()), len(q.queue)
 }
+
+// live returns the requests generating now, without taking the lock: the
+// batch size n of the latency model's steps.
+func (q *scheduler) live() int { return int(q.running.Load()) }

@@ -25,27 +25,32 @@ const shutdownGrace = 5 * time.Second
 
 // Server is the mock inference server. It is safe for concurrent use.
 type Server struct {
-	cfg             Config
-	ttft, itl       time.Duration
-	adminDelay      time.Duration
-	prefillPerToken time.Duration // per uncached prompt token
-	start           time.Time     // monotonic origin of event times
-	tokens          *tokenSource
-	wordIDs         [][]uint32 // each output word's token ids; nil without EncodeTokens
-	blockSize       int
-	blockSeed       maphash.Seed
-	cache           *prefixCache
-	sched           *scheduler
-	metrics         *engineMetrics
-	timing          atomic.Pointer[timingStats]
-	kvHeld          atomic.Int64 // KV-cache tokens held by running requests
-	kvCapacity      int64        // KV-cache tokens
-	hostname        string
-	handler         http.Handler
-	nextID          atomic.Uint64
+	cfg        Config
+	model      latencyModel
+	adminDelay time.Duration
+	start      time.Time // monotonic origin of event times
+	tokens     *tokenSource
+	wordIDs    [][]uint32 // each output word's token ids; nil without EncodeTokens
+	blockSize  int
+	blockSeed  maphash.Seed
+	cache      *prefixCache
+	sched      *scheduler
+	metrics    *engineMetrics
+	timing     atomic.Pointer[timingStats]
+	kvHeld     atomic.Int64 // KV-cache tokens held by running requests
+	kvCapacity int64        // KV-cache tokens
+	hostname   string
+	energy     gpuMeter // the synthetic GPUs' energy counter (--gpu-metrics)
+	handler    http.Handler
+	nextID     atomic.Uint64
 
-	rngMu sync.Mutex
-	rng   *rand.Rand
+	rngMu    sync.Mutex
+	rng      *rand.Rand // --error-rate and unbounded lengths
+	trialRng *rand.Rand // --trial-jitter-cv's scales
+
+	trialMu sync.Mutex
+	scale   float64 // the latency scale of the trial in progress
+	trials  int     // trials begun
 
 	ctl controlLog
 }
@@ -79,6 +84,8 @@ func New(cfg Config) (*Server, error) {
 		kvCapacity: int64(cfg.cacheBlocks() * cfg.BlockSize),
 		hostname:   hostname(),
 		rng:        rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x6d6f636b)),
+		trialRng:   rand.New(rand.NewPCG(uint64(cfg.RandomSeed), 0x747269616c)),
+		model:      cfg.model(),
 	}
 	if s.tokens.real() {
 		s.wordIDs = make([][]uint32, len(words))
@@ -86,7 +93,7 @@ func New(cfg Config) (*Server, error) {
 			s.wordIDs[i] = s.tokens.ids(w)
 		}
 	}
-	s.ttft, s.itl, s.prefillPerToken = cfg.latencies()
+	s.newTrial()
 	s.clearTiming()
 	if s.paced() {
 		sharedClock() // started now rather than on the first request

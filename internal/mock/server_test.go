@@ -45,6 +45,16 @@ func TestNewValidates(t *testing.T) {
 		{"prefill NaN", Config{Prefill: math.NaN()}, "--prefill-us-per-token must be a finite number"},
 		{"error rate NaN", Config{ErrorRate: math.NaN()}, "--error-rate must be a finite number"},
 		{"admin latency Inf", Config{AdminLatencyMS: math.Inf(1)}, "--admin-latency-ms must be a finite number"},
+		{"per-seq step negative", Config{ITLPerSeq: -1}, "--itl-concurrency-lin-ms must be >= 0, got -1"},
+		{"per-seq step NaN", Config{ITLPerSeq: math.NaN()}, "--itl-concurrency-lin-ms must be a finite number"},
+		{"per-osl step negative", Config{ITLPerOSL: -0.1}, "--itl-per-osl-token-ms must be >= 0"},
+		{"per-osl step Inf", Config{ITLPerOSL: math.Inf(1)}, "--itl-per-osl-token-ms must be a finite number"},
+		{"trial jitter negative", Config{TrialJitterCV: -0.1}, "--trial-jitter-cv must be between 0 and 10, got -0.1"},
+		{"trial jitter huge", Config{TrialJitterCV: 11}, "--trial-jitter-cv must be between 0 and 10"},
+		{"trial jitter NaN", Config{TrialJitterCV: math.NaN()}, "--trial-jitter-cv must be a finite number"},
+		{"budget negative", Config{MaxBatchedTokens: -1}, "--max-num-batched-tokens must be >= 0 (0: no limit), got -1"},
+		{"budget under max-num-seqs", Config{MaxBatchedTokens: 8, MaxNumSeqs: 16},
+			"--max-num-batched-tokens (8) must be >= --max-num-seqs (16)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.cfg)

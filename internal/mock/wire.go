@@ -71,14 +71,19 @@ func (c *chunker) whole(g *generation) any {
 		text := g.text(0, g.tokens)
 		ch.Text = &text
 	}
+	var m *specMetrics
+	if g.spec != nil {
+		m = &specMetrics{SpeculativeDecoding: g.spec.encode()}
+	}
 	return struct {
-		ID      string   `json:"id"`
-		Object  string   `json:"object"`
-		Created int64    `json:"created"`
-		Model   string   `json:"model"`
-		Choices []choice `json:"choices"`
-		Usage   usage    `json:"usage"`
-	}{g.id, g.ep.object, g.created, g.model, []choice{ch}, g.usage}
+		ID      string       `json:"id"`
+		Object  string       `json:"object"`
+		Created int64        `json:"created"`
+		Model   string       `json:"model"`
+		Choices []choice     `json:"choices"`
+		Usage   usage        `json:"usage"`
+		Metrics *specMetrics `json:"metrics,omitempty"`
+	}{g.id, g.ep.object, g.created, g.model, []choice{ch}, g.usage, m}
 }
 
 // sseFrame is one SSE event: an optional name and a JSON data line.

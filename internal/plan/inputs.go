@@ -63,6 +63,8 @@ func (v *validator) inputs(p *Profile) {
 		v.check(p.RequestRate == nil, "request_rate", "cannot be used with --fixed-schedule (the trace's timestamps set the send times)")
 	}
 
+	v.intRange("chat_template_max_steps", p.ChatTemplateMaxSteps, 1, 1<<62)
+	v.check(p.ChatTemplateMaxSteps == nil || p.ApplyChatTemplate, "chat_template_max_steps", "applies to --apply-chat-template")
 	v.intRange("conversation_num", p.ConversationNum, 1, MaxRequests)
 	v.check(p.ConversationNum == nil || p.RequestCount == nil, "conversation_num",
 		"cannot be used with --request-count: stop on sessions or on requests, not both")

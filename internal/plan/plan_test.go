@@ -137,7 +137,8 @@ func TestHooksResolve(t *testing.T) {
 	assert.False(t, p.ProfilerHook().Enabled)
 
 	p.ResetKVCache = true
-	assert.Equal(t, ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 30 * time.Second, MaxRetry: time.Minute}, p.ResetHook())
+	assert.Equal(t, ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 30 * time.Second, MaxRetry: time.Minute,
+		Guessed: true}, p.ResetHook(), "the default route, chosen by neither a path nor --server, is a guess")
 
 	p = valid()
 	p.ResetKVCacheTimeoutSeconds = Ptr(5.0)
@@ -153,6 +154,7 @@ func TestHooksResolve(t *testing.T) {
 	p.Server = "sglang"
 	p.ResetKVCache = true
 	assert.Equal(t, []string{"/flush_cache"}, p.ResetHook().Paths, "the server preset picks the route")
+	assert.False(t, p.ResetHook().Guessed)
 	p.ResetKVCachePath = []string{"/flush_cache?timeout=30"}
 	assert.Equal(t, []string{"/flush_cache?timeout=30"}, p.ResetHook().Paths, "an explicit path beats the preset")
 	require.NoError(t, p.Check(), "query strings are allowed")

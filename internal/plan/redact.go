@@ -41,7 +41,8 @@ func IsSecretHeader(name string) bool {
 }
 
 // Redacted returns a copy safe to log, export or store: the API key, secret
-// header values and URL credentials are replaced.
+// header values, URL credentials, the values of secret URL query parameters
+// and of secret --extra-inputs keys (IsSecretParam) are replaced.
 func (p Profile) Redacted() Profile {
 	if p.APIKey != "" {
 		p.APIKey = Redacted
@@ -57,32 +58,48 @@ func (p Profile) Redacted() Profile {
 		}
 		p.Header = hs
 	}
-	p.URL = redactURLs(p.URL)
-	p.ServerMetrics = redactURLs(p.ServerMetrics)
-	p.GPUTelemetry = redactURLs(p.GPUTelemetry)
+	p.URL = redactURLs(p.URL, p.RedactParam)
+	p.ServerMetrics = redactURLs(p.ServerMetrics, p.RedactParam)
+	p.GPUTelemetry = redactURLs(p.GPUTelemetry, p.RedactParam)
+	p.ExtraInputs = redactExtra(p.ExtraInputs, p.RedactParam)
+	p.OtelURL = redactOne(p.OtelURL, p.RedactParam)
+	p.MLflowTrackingURI = redactOne(p.MLflowTrackingURI, p.RedactParam)
 	return p
 }
 
-// redactURLs is a copy of urls with each one's userinfo replaced.
-func redactURLs(urls []string) []string {
+// redactOne is redactURL of an optional URL ("" stays "").
+func redactOne(raw string, marked []string) string {
+	if raw == "" {
+		return raw
+	}
+	return redactURL(raw, marked)
+}
+
+// redactURLs is a copy of urls with each one's userinfo and secret query
+// values (marked names too) replaced.
+func redactURLs(urls, marked []string) []string {
 	if len(urls) == 0 {
 		return urls
 	}
 	out := make([]string, len(urls))
 	for i, raw := range urls {
-		out[i] = RedactURL(raw)
+		out[i] = redactURL(raw, marked)
 	}
 	return out
 }
 
-// RedactURL replaces the userinfo (user and password) of a URL, also when the
-// URL does not parse (a bad port, say) or has no scheme.
-func RedactURL(raw string) string {
-	start, end, ok := userinfoSpan(raw)
-	if !ok {
-		return raw
+// RedactURL replaces the userinfo (user and password) of a URL and the
+// values of its secret query parameters (?api_key=, ?sig=, ...: see
+// IsSecretParam), also when the URL does not parse (a bad port, say) or has
+// no scheme.
+func RedactURL(raw string) string { return redactURL(raw, nil) }
+
+// redactURL is RedactURL with the names marked secret by --redact-param.
+func redactURL(raw string, marked []string) string {
+	if start, end, ok := userinfoSpan(raw); ok {
+		raw = raw[:start] + Redacted + raw[end:]
 	}
-	return raw[:start] + Redacted + raw[end:]
+	return redactQuery(raw, marked)
 }
 
 // userinfoSpan locates the userinfo of a URL, as url.Parse does (up to the
@@ -108,9 +125,10 @@ func userinfoSpan(raw string) (start, end int, ok bool) {
 // Secrets lists the secrets of p, as configured: the API key, the values of
 // secret headers (see IsSecretHeader) with the credential after an
 // authorization scheme ("Bearer sk-…"), a Basic credential decoded, and each
-// cookie's value, and the userinfo of every URL (user, password, and the
-// Basic credential an HTTP client builds from them). A redacted profile has
-// none.
+// cookie's value, the userinfo of every URL (user, password, and the
+// Basic credential an HTTP client builds from them), the values of every
+// URL's secret query parameters and of the secret --extra-inputs keys (see
+// IsSecretParam, with --redact-param). A redacted profile has none.
 func (p Profile) Secrets() []string {
 	var out []string
 	if p.APIKey != Redacted {
@@ -121,10 +139,11 @@ func (p Profile) Secrets() []string {
 			out = append(out, headerSecrets(k, v)...)
 		}
 	}
-	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry) {
+	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry, p.integrationURLs()) {
 		out = append(out, urlSecrets(raw)...)
+		out = append(out, querySecrets(raw, p.RedactParam)...)
 	}
-	return out
+	return append(out, extraSecrets(p.ExtraInputs, p.RedactParam)...)
 }
 
 // Redactor returns the redactor of p's secrets.

@@ -120,3 +120,59 @@ func TestRedactorWriter(t *testing.T) {
 	assert.Equal(t, "control: FAILED: echo <redacted>\n", b.String())
 	assert.Same(t, &b, NewRedactor().Writer(&b), "nothing to redact: the writer itself")
 }
+
+func TestIsSecretParam(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"key", "api_key", "apikey", "apiKey", "token", "access_token", "sig", "signature",
+		"password", "secret", "client_secret", "X-Amz-Signature", "X-Amz-Security-Token", "AWSAccessKeyId", "sessionToken",
+		"auth", "PWD", " Token "} {
+		assert.True(t, IsSecretParam(name, nil), name)
+	}
+	for _, name := range []string{"max_tokens", "max_completion_tokens", "skip_special_tokens", "monkey", "design", "model",
+		"ignore_eos", "stream", "keys", "authors", "", "tenant"} {
+		assert.False(t, IsSecretParam(name, nil), name)
+	}
+	assert.True(t, IsSecretParam("Tenant", []string{"tenant"}), "a name the user marks, in any case")
+	assert.False(t, IsSecretParam("tenant_id", []string{"tenant"}), "marked names match whole")
+}
+
+func TestRedactURLQuery(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"http://h:1/v1?api_key=sk-1&model=m":           "http://h:1/v1?api_key=<redacted>&model=m",
+		"https://x.blob/c?sv=2024&sig=a%2Bb%3D&se=1":   "https://x.blob/c?sv=2024&sig=<redacted>&se=1",
+		"http://u:p@h/?token=t1#frag&key=no":           "http://<redacted>@h/?token=<redacted>#frag&key=no",
+		"h:8000?key=k;x=1&max_tokens=5&key=":           "h:8000?key=<redacted>&max_tokens=5&key=",
+		"http://h/?a%5Fkey=zz&X-Amz-Signature=ab&flag": "http://h/?a%5Fkey=<redacted>&X-Amz-Signature=<redacted>&flag",
+		"http://h/#?key=in-fragment":                   "http://h/#?key=in-fragment",
+	}
+	for in, want := range tests {
+		red := RedactURL(in)
+		assert.Equal(t, want, red, in)
+		assert.Equal(t, red, RedactURL(red), "redacting twice changes nothing")
+	}
+	assert.Equal(t, "http://h/?tenant=<redacted>&b=2", redactURL("http://h/?tenant=acme&b=2", []string{"tenant"}))
+}
+
+func TestProfileSecretParams(t *testing.T) {
+	t.Parallel()
+	p := NewProfile()
+	p.URL = []string{"http://h:1/v1?api_key=q-key-1&mode=fast", "http://h:2/?tenant=acme-2"}
+	p.ServerMetrics = []string{"http://h:3/metrics?token=sm%2Btok-3"}
+	p.ExtraInputs = []string{"max_tokens:64", "api_key: body-key-4", `{"auth":{"user":"u-5","pin":12345},"top_k":3,"keys":["x"],"meta":{"client_secret":"cs-6"}}`, "session_token:987654"}
+	p.RedactParam = []string{"tenant"}
+	got := p.Secrets()
+	for _, want := range []string{"q-key-1", "acme-2", "sm%2Btok-3", "sm+tok-3", "body-key-4", "u-5", "12345", "cs-6", "987654"} {
+		assert.Contains(t, got, want)
+	}
+	for _, not := range []string{"fast", "64", "3", "x"} {
+		assert.NotContains(t, got, not)
+	}
+	red := p.Redacted()
+	assert.Equal(t, []string{"http://h:1/v1?api_key=<redacted>&mode=fast", "http://h:2/?tenant=<redacted>"}, red.URL)
+	assert.Equal(t, []string{"http://h:3/metrics?token=<redacted>"}, red.ServerMetrics)
+	assert.Equal(t, []string{"max_tokens:64", "api_key:<redacted>",
+		`{"auth":"<redacted>","keys":["x"],"meta":{"client_secret":"<redacted>"},"top_k":3}`, "session_token:<redacted>"}, red.ExtraInputs)
+	assert.Empty(t, NewRedactor(red.Secrets()...).long, "a redacted profile has no secrets left")
+	assert.Equal(t, red, red.Redacted(), "redacting twice changes nothing")
+}

@@ -23,6 +23,18 @@ type ResetHook struct {
 	Slots    bool
 	Timeout  time.Duration // per attempt
 	MaxRetry time.Duration // total retry budget; 0 = one attempt
+	// Guessed: Paths is DefaultResetPath, chosen by neither
+	// --reset-kv-cache-path nor --server; a 404 there is worth a hint.
+	Guessed bool
+}
+
+// Describe says what the reset will call on each origin, as `aiperf plan`
+// shows it: the routes POSTed in order, or a llama.cpp server's slots.
+func (h ResetHook) Describe() string {
+	if h.Slots {
+		return "GET /slots + POST /slots/{id}?action=erase"
+	}
+	return strings.Join(h.Paths, " + ")
 }
 
 // ProfilerHook is the resolved --server-profiler configuration.
@@ -94,6 +106,7 @@ func (p *Profile) ResetHook() ResetHook {
 	}
 	if len(h.Paths) == 0 {
 		h.Paths = []string{firstNonEmpty(servers[p.Server].ResetPath, DefaultResetPath)}
+		h.Guessed = p.Server == ""
 	}
 	return h
 }

@@ -10,6 +10,10 @@ import (
 // seconds: AIPerf's 333 ms.
 const DefaultScrapeInterval = 0.333
 
+// MaxSeries bounds --server-metrics-max-series: ten million series cost
+// seconds a scrape.
+const MaxSeries = 10_000_000
+
 // ScrapeTargets are the Prometheus endpoints to scrape: the /metrics of
 // every --url origin and every --server-metrics URL (unless
 // --no-server-metrics), and every --gpu-telemetry URL (unless
@@ -73,6 +77,7 @@ func (v *validator) scrape(p *Profile) {
 			interval = *x
 		}
 	}
+	v.intRange("server_metrics_max_series", p.ServerMetricsMaxSeries, 1, MaxSeries)
 	v.seconds("slice_duration", p.SliceDuration, false)
 	if x := p.SliceDuration; x != nil && !v.nonFinite["slice_duration"] && *x > 0 {
 		// A slice shorter than the scrape interval holds no scrape, and the

@@ -109,9 +109,11 @@ func CellID(sweep string, params []Param) string {
 }
 
 // Secret reports whether the parameter's value carries a secret (an API key,
-// a secret header value, URL credentials). Such a value must not be swept: it
-// would be written into cell labels, artifact paths and the store.
-func (p Param) Secret() bool {
+// a secret header value, URL credentials or a secret query parameter, a
+// secret --extra-inputs key's value). Such a value must not be swept: it
+// would be written into cell labels, artifact paths and the store. marked
+// are the names the profile marks secret (--redact-param).
+func (p Param) Secret(marked []string) bool {
 	var values []string
 	switch v := p.Value.(type) {
 	case string:
@@ -134,8 +136,12 @@ func (p Param) Secret() bool {
 			if IsSecretHeader(k) {
 				return true
 			}
-		case "url":
-			if RedactURL(v) != v {
+		case "url", "server_metrics", "gpu_telemetry":
+			if redactURL(v, marked) != v {
+				return true
+			}
+		case "extra_inputs":
+			if len(extraSecrets([]string{v}, marked)) > 0 {
 				return true
 			}
 		}
@@ -154,7 +160,7 @@ func (s Sweep) Digest() string {
 	for _, c := range s.Cells {
 		_ = enc.Encode(c.ID)
 		_ = enc.Encode(c.Params)
-		_ = enc.Encode(c.Profile.Redacted())
+		_ = enc.Encode(c.Profile.Redacted().WithoutIntegrations())
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

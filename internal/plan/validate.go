@@ -85,6 +85,9 @@ func (p *Profile) Check() error {
 			}
 		}
 	}
+	for _, name := range p.RedactParam {
+		v.check(strings.TrimSpace(name) != "", "redact_param", "must name a URL query parameter or --extra-inputs key, got an empty name")
+	}
 	v.seconds("request_timeout_seconds", &p.RequestTimeoutSeconds, false)
 	v.check(p.MaxEventBytes == 0 || p.MaxEventBytes >= minEventBytes && p.MaxEventBytes <= maxEventBytes, "max_event_bytes",
 		fmt.Sprintf("must be between %d and %d (omit it for 16 MiB), got %d", minEventBytes, maxEventBytes, p.MaxEventBytes))
@@ -137,6 +140,7 @@ func (p *Profile) Check() error {
 	v.scrape(p)
 	v.hooks(p)
 	v.goodput(p)
+	v.integrations(p)
 	if len(p.Phases) > 0 {
 		v.phases(p.Phases)
 	}

@@ -70,27 +70,33 @@ func (s *Scatter) Figure() Figure {
 }
 
 // addWhiskers draws the confidence intervals of the points that have one
-// (a single trial has none).
+// (a single trial has none), on each axis.
 func addWhiskers(p *gplot.Plot, pts []Point, col color.Color) error {
-	var with points
+	var withX, withY points
 	for _, pt := range pts {
-		if pt.X.HasCI() || pt.Y.HasCI() {
-			with = append(with, pt)
+		if pt.X.HasCI() {
+			withX = append(withX, pt)
+		}
+		if pt.Y.HasCI() {
+			withY = append(withY, pt)
 		}
 	}
-	if len(with) == 0 {
-		return nil
+	if len(withX) > 0 {
+		xe, err := plotter.NewXErrorBars(withX)
+		if err != nil {
+			return err
+		}
+		xe.Color = col
+		p.Add(xe)
 	}
-	xe, err := plotter.NewXErrorBars(with)
-	if err != nil {
-		return err
+	if len(withY) > 0 {
+		ye, err := plotter.NewYErrorBars(withY)
+		if err != nil {
+			return err
+		}
+		ye.Color = col
+		p.Add(ye)
 	}
-	ye, err := plotter.NewYErrorBars(with)
-	if err != nil {
-		return err
-	}
-	xe.Color, ye.Color = col, col
-	p.Add(xe, ye)
 	return nil
 }
 

@@ -21,7 +21,8 @@ type Figure struct {
 	Cell string
 	// Series are the legend's names in colour order (palette[i]).
 	Series []string
-	// Data is the figure's data: *Scatter, *Bars, *CDF or *Timeline.
+	// Data is the figure's data: *Scatter, *Bars, *CDF, *Timeline or
+	// *Trajectory.
 	Data     any
 	draw     func(dc draw.Canvas) error
 	headline bool

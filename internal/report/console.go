@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,42 +13,32 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Title heads the console metrics table.
 const Title = "aiperf | LLM Metrics"
 
-// consoleRows are the metrics of the console table, in order: record metrics
-// first (shown with their statistics), then scalars (value under avg).
-var consoleRows = []string{
-	metrics.TagTTFT,
-	metrics.TagTTST,
-	metrics.TagITL,
-	metrics.TagRequestLatency,
-	metrics.TagPerUserThroughput,
-	metrics.TagISL,
-	metrics.TagOSL,
-	metrics.TagOutputTokenThroughput,
-	metrics.TagRequestThroughput,
-	metrics.TagRequestCount,
-	metrics.TagErrorRequestCount,
-	metrics.TagCancelledRequestCount, // when any was cancelled
-	metrics.TagGoodput,               // with --goodput only, as AIPerf
-}
-
 // maxMessage caps an error message in the console error summary.
 const maxMessage = 160
 
-// Console writes the human summary of run to w: the metrics table, then the
-// error summary, control-hook calls, client self-audit and benchmark
-// duration, each only when there is something to say.
+// Console writes the human summary of run to w: the metrics table (AIPerf's
+// console metrics, in its display order) and the tables of AIPerf's other
+// console groups (the server's usage, speculative decoding), then the
+// server and GPU sections with the GPU power efficiency, the error
+// summary, an OSL mismatch warning, control-hook calls, client self-audit
+// and benchmark duration, each only when there is something to say.
 func Console(w io.Writer, run *result.Run) {
 	p := &printer{w: w}
 	p.line(Title)
-	p.table([]string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}, metricRows(run.Profiling), "lrrrrrrr")
+	p.table(statsHeader, metricRows(run.Profiling.InGroup(metrics.GroupDefault)), "lrrrrrrr")
+	p.usage(run.Profiling)
+	p.specDecode(run.Profiling)
 	p.turns(run)
 	p.server(run)
+	p.power(run.Profiling)
 	p.errors(run)
+	p.oslMismatch(run.Profiling)
 	p.hooks(run)
 	p.audit(run)
 	if run.Warmup != nil {
@@ -66,14 +57,14 @@ func Console(w io.Writer, run *result.Run) {
 	}
 }
 
-// metricRows renders the console metrics of s that exist.
-func metricRows(s metrics.Summary) [][]string {
+// statsHeader heads a console table of metrics.
+var statsHeader = []string{"Metric", "avg", "min", "max", "p99", "p90", "p50", "std"}
+
+// metricRows renders metrics as console rows: a distribution's statistics,
+// or a single value under avg.
+func metricRows(ms []metrics.Metric) [][]string {
 	var rows [][]string
-	for _, tag := range consoleRows {
-		m, ok := s.Get(tag)
-		if !ok {
-			continue
-		}
+	for _, m := range ms {
 		name := m.Header + " (" + m.Unit + ")"
 		if st := m.Stats; st != nil {
 			rows = append(rows, []string{name, number(st.Avg), number(st.Min), number(st.Max),
@@ -88,15 +79,18 @@ func metricRows(s metrics.Summary) [][]string {
 // printer writes console sections separated by blank lines.
 type printer struct{ w io.Writer }
 
+// line prints one line, its control characters (a server's words, a
+// stored name) escaped, then broken at spaces to fit MaxWidth columns
+// unless the writer is Wide.
 func (p *printer) line(format string, args ...any) {
-	fmt.Fprintf(p.w, format+"\n", args...)
+	fmt.Fprintln(p.w, Fit(p.w, termsafe.Text(fmt.Sprintf(format, args...))))
 }
 
 // section starts a new block of output after a blank line.
 func (p *printer) section(title string) {
 	fmt.Fprintln(p.w)
 	if title != "" {
-		p.line(title)
+		p.line("%s", title)
 	}
 }
 
@@ -106,7 +100,8 @@ func (p *printer) table(header []string, rows [][]string, aligns string) {
 
 // Table renders a box table (olekukonko/tablewriter, headers verbatim);
 // aligns holds one letter per column, 'l' for left-aligned text, anything
-// else for right-aligned values.
+// else for right-aligned values. Control characters in a cell are escaped
+// (termsafe.Text) before the columns are measured.
 func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 	align := make([]tw.Align, len(header))
 	for i := range align {
@@ -115,17 +110,50 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 			align[i] = tw.AlignLeft
 		}
 	}
-	t := tablewriter.NewTable(w,
+	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
+	}
+	header = escapeCells(header)
+	escaped := make([][]string, len(rows))
+	for i, r := range rows {
+		escaped[i] = escapeCells(r)
+	}
+	rows = escaped
+	if !isWide(w) { // fitted once escaped: the columns are measured as shown
+		h, r, fits := fitRows(slices.Clone(header), cloneRows(rows), 3)
+		if !fits { // the last resort: one space between a cell and its border instead of two
+			h, r, _ = fitRows(header, rows, 2)
+			opts = append(opts, tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}))
+		}
+		header, rows = h, r
+	}
+	t := tablewriter.NewTable(w, opts...)
 	t.Header(header)
 	for _, r := range rows {
 		_ = t.Append(r) // rows of strings never fail to convert
 	}
 	_ = t.Render() // write errors on a console are not actionable
+}
+
+// cloneRows copies rows so that fitting them leaves the originals intact.
+func cloneRows(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = slices.Clone(r)
+	}
+	return out
+}
+
+// escapeCells is a copy of cells escaped by termsafe.Text.
+func escapeCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = termsafe.Text(c)
+	}
+	return out
 }
 
 // errors prints the error summary.
@@ -205,9 +233,13 @@ func (p *printer) audit(run *result.Run) {
 		load += ", precise pacing"
 	}
 	p.line("%s", load)
-	p.line("  (send rate: requests started per second, first to last send; Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	p.line("  (send rate: requests started per second, first to last send;")
+	p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	if a.TokensCountedWith != "" {
+		p.line("Tokens counted with %s", a.TokensCountedWith)
+	}
 	if a.Cut > 0 {
-		p.line("Cut: %d requests still in flight at the end of the grace period were cancelled and excluded from the metrics", a.Cut)
+		p.line("Cut: %d requests were cancelled and excluded from the metrics: %s", a.Cut, a.CutWhy())
 	}
 	if a.SendLagMs != nil {
 		p.line("Send lag: p50 %s ms, p99 %s ms, max %s ms", number(a.SendLagMs.P50), number(a.SendLagMs.P99),

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
@@ -28,7 +30,7 @@ func TestConsoleGolden(t *testing.T) {
 
 func TestConsoleContent(t *testing.T) {
 	var buf bytes.Buffer
-	Console(&buf, fixtureRun(t))
+	Console(Wide(&buf), fixtureRun(t))
 	out := buf.String()
 	for _, want := range []string{
 		Title,
@@ -46,6 +48,27 @@ func TestConsoleContent(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "P 99")
+}
+
+// TestConsoleFits120Columns: by default every console line fits a
+// 120-column terminal (long metric names wrap inside their cell, prose
+// lines at spaces); Wide keeps each name on one line.
+func TestConsoleFits120Columns(t *testing.T) {
+	run := fixtureRun(t)
+	run.Audit.Warnings = append(run.Audit.Warnings, strings.Repeat("a long warning that goes on ", 12))
+	run.Audit.TokensCountedWith = "o200k_base (built-in tiktoken encoding)"
+	var buf bytes.Buffer
+	Console(&buf, run)
+	for line := range strings.SplitSeq(buf.String(), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), MaxWidth, "%q", line)
+	}
+	assert.Contains(t, buf.String(), "Output Token Throughput Per User", "the name is kept, wrapped in its cell")
+	assert.Contains(t, buf.String(), "Tokens counted with o200k_base", "the tokenizer is named whatever the --ui")
+
+	buf.Reset()
+	Console(Wide(&buf), run)
+	assert.Contains(t, buf.String(), "│ Output Token Throughput Per User (tokens/sec/user) ")
+	assert.Contains(t, buf.String(), strings.TrimSpace(strings.Repeat("a long warning that goes on ", 12)))
 }
 
 func TestConsoleNonStreamingOmitsStreamingRows(t *testing.T) {
@@ -70,11 +93,12 @@ func TestNumber(t *testing.T) {
 
 func TestConsoleReportsCutRequestsAndNamesTheSendRate(t *testing.T) {
 	run := minimalRun()
-	run.Audit.Cut = 4
+	run.Audit.Cut, run.Audit.CutGracePeriod, run.Audit.CutInterrupt = 4, 3, 1
 	var buf bytes.Buffer
-	Console(&buf, run)
+	Console(Wide(&buf), run)
 	out := buf.String()
-	assert.Contains(t, out, "Cut: 4 requests still in flight at the end of the grace period were cancelled and excluded from the metrics")
+	assert.Contains(t, out, "Cut: 4 requests were cancelled and excluded from the metrics: 3 still in flight at the end of the "+
+		"grace period, 1 in flight when the run was interrupted")
 	assert.Contains(t, out, "send rate 1.32 req/s")
 	assert.Contains(t, out, "Request Throughput: successful requests per second of benchmark duration")
 	assert.NotContains(t, out, "achieved", "the send rate is not called achieved throughput")
@@ -95,4 +119,21 @@ func TestConsoleShowsTTFTByTurnForSessions(t *testing.T) {
 	assert.Contains(t, out, "Time to First Token by turn (ms)")
 	assert.Regexp(t, `│ 0 +│ +2 │`, out, "two successful first turns")
 	assert.Regexp(t, `│ 1 +│ +2 │`, out)
+}
+
+// TestTableTightensPaddingLast: a table of unbreakable cells too wide with
+// the usual padding loses a space per cell before it may exceed 120
+// columns; Wide keeps the padding.
+func TestTableTightensPaddingLast(t *testing.T) {
+	header := strings.Split("aaaaaaaaa bbbbbbbbb ccccccccc ddddddddd eeeeeeeee fffffffff ggggggggg hhhhhhhhh iiiiiiiii jjjjjjjjj", " ")
+	rows := [][]string{strings.Split("123456789 123456789 123456789 123456789 123456789 123456789 123456789 123456789 123456789 123456789", " ")}
+	var buf bytes.Buffer
+	Table(&buf, header, rows, "")
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), MaxWidth, "%q", line)
+	}
+	assert.Contains(t, buf.String(), "│aaaaaaaaa │")
+	buf.Reset()
+	Table(Wide(&buf), header, rows, "")
+	assert.Contains(t, buf.String(), "│ aaaaaaaaa │")
 }

@@ -44,13 +44,15 @@ func TestWriteJSON(t *testing.T) {
 	assert.Equal(t, []string{
 		"schema_version", "aiperf_version", "benchmark_id", "start_time", "end_time", "was_cancelled", "run_info",
 		"time_to_first_token", "time_to_second_token", "time_to_first_output_token", "request_latency",
-		"inter_token_latency", "inter_chunk_latency", "output_token_throughput_per_user",
+		"decode_duration", "full_decode_duration", "inter_token_latency", "full_response_inter_token_latency",
+		"inter_chunk_latency", "output_token_throughput_per_user", "full_response_output_token_throughput_per_user",
+		"e2e_output_token_throughput", "prefill_throughput_per_user",
 		"output_sequence_length", "input_sequence_length", "output_token_count",
 		"usage_prompt_tokens", "usage_completion_tokens", "usage_total_tokens", "usage_prompt_tokens_diff_pct",
-		"usage_completion_tokens_diff_pct", "send_lag", "error_isl",
+		"usage_completion_tokens_diff_pct", "osl_mismatch_diff_pct", "send_lag", "error_isl",
 		"output_token_throughput", "total_token_throughput", "request_throughput", "request_count",
 		"error_request_count", "total_isl", "total_osl", "total_error_isl", "benchmark_duration", "usage_discrepancy_count",
-		"cancelled_request_count", "total_output_tokens", "total_usage_prompt_tokens", "total_usage_completion_tokens",
+		"osl_mismatch_count", "cancelled_request_count", "total_output_tokens", "total_usage_prompt_tokens", "total_usage_completion_tokens",
 		"total_usage_total_tokens", "min_request_timestamp", "max_response_timestamp", "request_error_rate", "warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
 		"client_audit", "input_config",
 	}, topLevelKeys(t, buf.Bytes()))
@@ -279,7 +281,7 @@ func TestWriteCSV(t *testing.T) {
 		rows[row[0]] = row[1:]
 	}
 	assert.Equal(t, []string{"43.00", "40.00", "48.00"}, rows["Time to First Token (ms)"][:3])
-	assert.Equal(t, "Error Input Sequence Length (tokens)", stats[1][0], "rows sorted by tag, as AIPerf writes them")
+	assert.Equal(t, "Decode Duration (ms)", stats[1][0], "rows sorted by tag (decode_duration first), as AIPerf writes them")
 	scalars, err := csv.NewReader(strings.NewReader(sections[1])).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Metric", "Value"}, scalars[0])

@@ -2,9 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -17,7 +22,9 @@ const SchemaVersion = "1.5"
 // WriteJSON writes profile_export_aiperf.json in AIPerf's shape: provenance
 // (schema_version, aiperf_version, benchmark_id, start_time, end_time,
 // was_cancelled, run_info), one top-level block per profiling metric tag,
-// warmup_metrics when a warmup ran, error_summary, and input_config.
+// the pooled accepted-draft histogram when the server reported speculative
+// decoding, warmup_metrics when a warmup ran, error_summary, and
+// input_config.
 //
 // Our extensions, which AIPerf readers ignore: control_hooks (every
 // control-plane call, hooks.Call) and client_audit (result.Audit).
@@ -32,6 +39,9 @@ func WriteJSON(w io.Writer, run *result.Run) error {
 		{"run_info", runInfo(run)},
 	}
 	doc = append(doc, metricBlocks(run.Profiling)...)
+	if h := run.Profiling.SpecDecodeHistogram; h != nil {
+		doc = append(doc, field{"pooled_spec_decode_acceptance_histogram", histogramObject(h)})
+	}
 	if run.Warmup != nil {
 		doc = append(doc, field{"warmup_metrics", metricBlocks(*run.Warmup)})
 	}
@@ -114,6 +124,22 @@ func runInfo(run *result.Run) object {
 		{"variation_values", values},
 		{"cli_command", cli},
 	}
+}
+
+// histogramObject is an accepted-draft histogram as a JSON object, its
+// keys (draft counts) in numeric order.
+func histogramObject(h map[string]int) object {
+	keys := slices.Collect(maps.Keys(h))
+	slices.SortFunc(keys, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return cmp.Or(cmp.Compare(x, y), strings.Compare(a, b))
+	})
+	out := make(object, len(keys))
+	for i, k := range keys {
+		out[i] = field{k, h[k]}
+	}
+	return out
 }
 
 // timestamp is t in ISO 8601 (UTC, microseconds), or null when unset.

@@ -105,7 +105,14 @@ func AppendJSONL(b []byte, r *metrics.Record, streaming bool) ([]byte, error) {
 		b = append(b, v.Unit...)
 		b = append(b, `"}`...)
 	}
-	b = append(b, `},"error":`...)
+	b = append(b, '}')
+	if sd := r.SpecDecode; sd != nil && r.OK() {
+		var err error
+		if b, err = appendSpecDecode(b, sd, r.Usage); err != nil {
+			return b, fmt.Errorf("request %d: %w", r.Index, err)
+		}
+	}
+	b = append(b, `,"error":`...)
 	if errDetails == nil {
 		b = append(b, "null"...)
 	} else {
@@ -117,6 +124,40 @@ func AppendJSONL(b []byte, r *metrics.Record, streaming bool) ([]byte, error) {
 		b = append(b, l.buf.Bytes()...)
 	}
 	return append(b, "}\n"...), nil
+}
+
+// appendSpecDecode appends the request's speculative-decoding acceptance
+// as AIPerf's records carry it: ,"spec_decode_acceptance":{...}, the
+// histogram's keys strings in numeric order, completion_tokens the
+// server's usage (when trusted).
+func appendSpecDecode(b []byte, sd *metrics.SpecDecode, u *metrics.Usage) ([]byte, error) {
+	o := object{{"engine", sd.Engine}, {"mean_acceptance_length", sd.MeanAcceptanceLength},
+		{"draft_acceptance_rate", sd.DraftAcceptanceRate}}
+	if len(sd.AcceptanceHistogram) > 0 {
+		h := make(map[string]int, len(sd.AcceptanceHistogram))
+		for k, n := range sd.AcceptanceHistogram {
+			h[strconv.Itoa(k)] = n
+		}
+		o = append(o, field{"acceptance_histogram", histogramObject(h)})
+	}
+	o = append(o, field{"num_accepted_draft_tokens", sd.NumAcceptedDraftTokens}, field{"num_draft_tokens", sd.NumDraftTokens},
+		field{"num_spec_steps", sd.NumSpecSteps})
+	if sd.NumSpecTokens != nil {
+		o = append(o, field{"num_spec_tokens", *sd.NumSpecTokens})
+	}
+	if u.Trusted() {
+		o = append(o, field{"completion_tokens", u.CompletionTokens})
+	}
+	if sd.PerStepAccepted != nil {
+		o = append(o, field{"per_step_accepted", sd.PerStepAccepted}, field{"per_step_drafted", sd.PerStepDrafted})
+	}
+	l := newLine()
+	l.value(o)
+	if l.err != nil {
+		return b, l.err
+	}
+	b = append(b, `,"spec_decode_acceptance":`...)
+	return append(b, l.buf.Bytes()...), nil
 }
 
 // workerIDs are AIPerf's names of the first worker processes.

@@ -113,3 +113,13 @@ func JSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
+
+// WriteJSONFile writes v to path as JSON (see JSON), creating its
+// directory: the file appears under its name only once complete, so a
+// reader never sees half of it and a rewrite replaces it whole.
+func WriteJSONFile(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create the directory of %s: %w", filepath.Base(path), err)
+	}
+	return writeFile(path, func(w io.Writer) error { return JSON(w, v) })
+}

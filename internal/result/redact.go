@@ -29,6 +29,10 @@ func (r *Run) Redacted(rd *plan.Redactor) *Run {
 	})
 	c.Audit.Warnings = redactEach(c.Audit.Warnings, func(w *string) bool { return redactInto(rd, w) })
 	c.Audit.KVResetDetail = rd.Redact(c.Audit.KVResetDetail)
+	c.Exports = redactEach(c.Exports, func(e *Export) bool {
+		a, b := redactInto(rd, &e.Target), redactInto(rd, &e.Detail)
+		return a || b
+	})
 	c.Records = redactEach(c.Records, func(rec *metrics.Record) bool {
 		raw := redactRaw(rd, rec)
 		if rec.Error == nil {

@@ -6,6 +6,7 @@ package result
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -62,9 +63,25 @@ type Run struct {
 	// the run and reduced per phase (nil when collection was off).
 	Server  *servermetrics.Result `json:"server_metrics,omitempty"`
 	Records []metrics.Record      `json:"records"`
+	// Exports say where the run was streamed or logged beyond its files
+	// (OpenTelemetry, MLflow, the live Prometheus endpoint).
+	Exports []Export `json:"exports,omitempty"`
 	// StreamedJSONL is the partial file the run wrote profile_export.jsonl
 	// to while it went ("" for none); the exports rename it into place.
 	StreamedJSONL string `json:"-"`
+}
+
+// Export is one place a run was sent: Kind is otel, mlflow or prometheus;
+// Target the collector, tracking server or listen address (credentials
+// redacted); Ref the MLflow run id; Detail what was delivered, dropped or
+// failed.
+type Export struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Ref    string `json:"ref,omitempty"`
+	Parent string `json:"parent,omitempty"` // the MLflow parent run (a sweep's)
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // TrialInfo places a run inside a sweep; empty for a standalone profile.
@@ -115,7 +132,10 @@ type Audit struct {
 	CapSkipped     int     `json:"cap_skipped,omitempty"` // rate sends dropped at a full in-flight cap (AIPerf's policy)
 	Retried        int     `json:"retried,omitempty"`     // reused-connection retries
 	PrecisePacing  bool    `json:"precise_pacing,omitempty"`
-	Cut            int     `json:"cut,omitempty"`              // requests still in flight at the end of the grace period: cancelled, excluded
+	Cut            int     `json:"cut,omitempty"`              // requests cut before they ended: cancelled, excluded (why: below)
+	CutGracePeriod int     `json:"cut_grace_period,omitempty"` // of them, still in flight when the grace period ended
+	CutInterrupt   int     `json:"cut_interrupt,omitempty"`    // of them, in flight when the run was interrupted
+	CutOnPurpose   int     `json:"cut_on_purpose,omitempty"`   // of them, aborted by --request-cancellation-rate
 	ClientErrors   int     `json:"client_errors,omitempty"`    // requests failed for the client host's own limits (file descriptors, ports)
 	Bursts         int     `json:"bursts,omitempty"`           // streamed requests whose tokens all arrived in one read (ITL 0)
 	Malformed      int     `json:"malformed_chunks,omitempty"` // stream lines that were not response chunks, skipped
@@ -131,9 +151,30 @@ type Audit struct {
 	// when it exposes none.
 	ServerResetEvidence []string `json:"server_reset_evidence,omitempty"`
 	Warnings            []string `json:"warnings,omitempty"`
+	// TokensCountedWith names the tokenizer that counted ISL and OSL (and
+	// the chat template, with --apply-chat-template).
+	TokensCountedWith string `json:"tokens_counted_with,omitempty"`
 	// Workers are the worker processes of a sharded cell (--workers), in
 	// order; empty when the load came from this process.
 	Workers []Worker `json:"workers,omitempty"`
+}
+
+// CutWhy says why the Cut requests were cut, by cause ("2 still in flight
+// at the end of the grace period, 1 in flight when the run was
+// interrupted"): a grace period is named only when one ended with requests
+// in flight.
+func (a *Audit) CutWhy() string {
+	var parts []string
+	add := func(n int, why string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, why))
+		}
+	}
+	add(a.CutGracePeriod, "still in flight at the end of the grace period")
+	add(a.CutInterrupt, "in flight when the run was interrupted")
+	add(a.CutOnPurpose, "cancelled on purpose (--request-cancellation-rate)")
+	add(a.Cut-a.CutGracePeriod-a.CutInterrupt-a.CutOnPurpose, "cut for a reason not recorded")
+	return strings.Join(parts, ", ")
 }
 
 // Worker is one worker process of a sharded cell: its clock as the

@@ -52,6 +52,11 @@ type Options struct {
 	// Warmup names the phases that are not part of the profiling span
 	// besides "warmup".
 	Warmup []string
+	// MaxSeries bounds the series each endpoint's scrapes keep, counted as
+	// Prometheus counts them (DefaultMaxSeries when 0): the first of a
+	// larger scrape are kept, and new series once an endpoint holds that
+	// many; one warning says what was dropped.
+	MaxSeries int
 	// Warn, when set, hears each endpoint's first failure (and a first slow
 	// parse) as it happens, from the scraping goroutines: it must be safe
 	// for concurrent use. Result.Warnings has them all at Stop.
@@ -107,7 +112,8 @@ type endpoint struct {
 	latencySum int64
 	updates    int
 	lastHash   uint64
-	slowNote   string // why its scrapes are costly, once said
+	slowNote   string    // why its scrapes are costly, once said
+	capped     seriesCap // what its series cap dropped
 }
 
 // Start checks o, scrapes every endpoint once (the baseline, bounded by
@@ -122,6 +128,9 @@ func Start(ctx context.Context, o Options) (*Collector, error) {
 	}
 	if o.MarkTimeout <= 0 {
 		o.MarkTimeout = DefaultMarkTimeout
+	}
+	if o.MaxSeries <= 0 {
+		o.MaxSeries = DefaultMaxSeries
 	}
 	c := &Collector{o: o, now: o.Now, seed: maphash.MakeSeed()}
 	if c.now == nil {
@@ -140,7 +149,7 @@ func Start(ctx context.Context, o Options) (*Collector, error) {
 				plan.RedactURL(t.URL), t.Source, SourceServer, SourceGPU)
 		}
 		c.eps = append(c.eps, &endpoint{Target: t, display: plan.RedactURL(t.URL), client: newClient(o.Timeout),
-			sem: make(chan struct{}, 1), buf: newEndpointBuf()})
+			sem: make(chan struct{}, 1), buf: newEndpointBuf(o.MaxSeries)})
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.start = c.now()
@@ -251,7 +260,7 @@ func (c *Collector) scrape(ctx context.Context, ep *endpoint, pinned bool) int64
 	}
 	defer func() { <-ep.sem }()
 	t0 := c.now()
-	f, err := fetch(ctx, ep.client, ep.URL, c.o.Headers)
+	f, err := fetch(ctx, ep.client, ep.URL, c.o.Headers, c.o.MaxSeries, c.seed)
 	if err != nil {
 		c.fail(ep, err)
 		return -1
@@ -263,7 +272,9 @@ func (c *Collector) scrape(ctx context.Context, ep *endpoint, pinned bool) int64
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	t := c.now()
+	churned := ep.buf.churned
 	ep.buf.add(f.fams, t, t-t0, pinned)
+	c.capped(ep, f.series, ep.buf.churned-churned)
 	if ep.scrapes == 0 {
 		ep.firstNs = t
 	}
@@ -324,6 +335,20 @@ func (c *Collector) slow(ep *endpoint, f fetched) {
 	}
 }
 
+// capped records what ep's series cap dropped from a scrape (series: the
+// scrape's count when it was over the cap; churned: new series dropped) and
+// warns the first time, from the scraping goroutine; ep.mu is held.
+func (c *Collector) capped(ep *endpoint, series, churned int) {
+	ep.capped.largest = max(ep.capped.largest, series)
+	ep.capped.churned += churned
+	if (series > 0 || churned > 0) && !ep.capped.warned {
+		ep.capped.warned = true
+		if c.o.Warn != nil {
+			c.o.Warn(warning(ep, fmt.Sprintf("more than %d series (--server-metrics-max-series): the first are kept, the others dropped", c.o.MaxSeries), 0, 0))
+		}
+	}
+}
+
 // warning is the line that says an endpoint failed.
 func warning(ep *endpoint, first string, failures, total int) string {
 	what := "server metrics"
@@ -357,6 +382,9 @@ func (c *Collector) Stop() Result {
 			}
 			if ep.slowNote != "" {
 				r.Warnings = append(r.Warnings, warning(ep, ep.slowNote, 0, 0))
+			}
+			if note := ep.capped.note(c.o.MaxSeries); note != "" {
+				r.Warnings = append(r.Warnings, warning(ep, note, 0, 0))
 			}
 		}
 		for _, p := range c.phases {

@@ -83,13 +83,13 @@ func csvSection(typ string, ss []Series) [][]string {
 		header = append(header, "buckets")
 	}
 	slices.SortStableFunc(ss, func(a, b Series) int {
-		return cmp.Or(cmp.Compare(aiperfName(a.Metric, typ), aiperfName(b.Metric, typ)),
+		return cmp.Or(cmp.Compare(a.Metric, b.Metric),
 			cmp.Compare(displayEndpoint(a.Endpoint), displayEndpoint(b.Endpoint)), cmp.Compare(labelKey(a.Labels), labelKey(b.Labels)))
 	})
 	rows := [][]string{header}
 	for _, s := range ss {
 		_, unit := describe(s.Metric, s.Type)
-		row := []string{displayEndpoint(s.Endpoint), typ, aiperfName(s.Metric, typ), unit}
+		row := []string{displayEndpoint(s.Endpoint), typ, s.Metric, unit}
 		for _, k := range keys {
 			v, ok := s.Stats[k]
 			row = append(row, csvNumber(v, ok, k == "count"))

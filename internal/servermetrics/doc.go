@@ -42,6 +42,16 @@
 // 23 minutes at 333 ms, before thinning; an exporter of 10,000 gauges
 // keeps 419.
 //
+// An endpoint keeps at most Options.MaxSeries series (DefaultMaxSeries,
+// 20,000; --server-metrics-max-series), counted as Prometheus counts them
+// (a histogram's bucket, sum and count are three): capSeries cuts a larger
+// body before the parser sees the rest, never inside a histogram's or
+// summary's lines, and a series first seen once the endpoint holds that
+// many is dropped, so that labels that change every scrape cannot grow it.
+// One warning says so as it happens and one at the end how much was
+// dropped. An exporter of 10^6 series then costs a tenth of a second and
+// tens of megabytes, not seconds and gigabytes, a scrape.
+//
 // # Reduction
 //
 // Each marked phase is a window [begin, end] on the run's clock, and so is
@@ -70,8 +80,10 @@
 // WriteJSON, WriteCSV and WriteJSONL write AIPerf's server_metrics_export
 // files; WriteGPUJSON, WriteGPUCSV and WriteGPUJSONL its GPU telemetry
 // (the telemetry_data object and the CSV section of its profile export,
-// and gpu_telemetry_export.jsonl). They key counters without _total, as
-// AIPerf's Python parser does; Series.Metric keeps it. The time-series
+// and gpu_telemetry_export.jsonl). They name every family as the server
+// exposed it, a counter with its _total, as the store and compare do (one
+// name per counter; AIPerf's Python parser drops the _total; compare
+// accepts both spellings). The time-series
 // exports need the retained samples, which only the collecting process
 // has (ErrNoSamples otherwise).
 //

@@ -136,15 +136,15 @@ func exported(r *Result, source, phase string) []Series {
 
 // WriteJSON writes AIPerf's server_metrics_export.json for phase ("" for
 // the profiling span): the summary with each endpoint's fetch figures, and
-// the metrics keyed by name (a counter without its _total, as AIPerf's
-// parser names it), each with a series per endpoint and label set holding
+// the metrics keyed by name (a counter with the _total the server gave it,
+// as the store and compare name it), each with a series per endpoint and label set holding
 // the type's stats, a histogram's bucket deltas and the time slices.
 func WriteJSON(w io.Writer, r *Result, phase string, m Meta) error {
 	metrics := map[string]object{}
 	var names []string
 	series := map[string][]any{}
 	for _, s := range exported(r, SourceServer, phase) {
-		name := aiperfName(s.Metric, s.Type)
+		name := s.Metric
 		if _, ok := metrics[name]; !ok {
 			names = append(names, name)
 			metrics[name] = object{{"type", s.Type}, {"description", s.Description}}

@@ -2,14 +2,16 @@ package servermetrics
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"testing"
 )
 
 // FuzzScrape feeds arbitrary bytes as an exposition, in the text format
-// and as OpenMetrics, through parsing, storage, reduction and every export:
-// nothing may panic, and a reduced Result must export.
+// and as OpenMetrics, through the series cap, parsing, storage, reduction
+// and every export: nothing may panic, what the cap keeps of a body parses
+// to at most its number of series, and a reduced Result must export.
 func FuzzScrape(f *testing.F) {
 	for _, seed := range []string{
 		vllmExposition(1),
@@ -31,16 +33,29 @@ func FuzzScrape(f *testing.F) {
 		{"Content-Type": {"text/plain; version=0.0.4; charset=utf-8"}},
 		{"Content-Type": {"application/openmetrics-text; version=1.0.0; charset=utf-8"}},
 	}
+	seed := maphash.MakeSeed()
+	const maxSeries = 8
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for i, h := range headers {
 			if i == 1 && len(data) > 256 {
 				break // expfmt's OpenMetrics parser takes tens of ms a line: keep the fuzzer fast
 			}
+			if kept, _ := capSeries(data, maxSeries, seed); len(kept) < len(data) {
+				if fams, err := parse(kept, h); err == nil {
+					n := 0
+					for _, mf := range fams {
+						n += len(mf.GetMetric())
+					}
+					if n > maxSeries {
+						t.Fatalf("the cap kept %d series of %q, over %d", n, kept, maxSeries)
+					}
+				}
+			}
 			fams, err := parse(data, h)
 			if err != nil {
 				continue
 			}
-			b := newEndpointBuf()
+			b := newEndpointBuf(maxSeries)
 			b.add(fams, 1, 0, true)
 			b.add(fams, 2, 0, false)
 			b.add(fams, 3, 0, true)

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
 )
 
 // gpuField maps a DCGM field to AIPerf's GPU telemetry metric: its name,
@@ -245,4 +247,47 @@ func WriteGPUJSONL(w io.Writer, r *Result, m Meta) error {
 		return fmt.Errorf("write GPU telemetry JSONL: %w", err)
 	}
 	return nil
+}
+
+// DCGM's power gauge (W) and energy counter (mJ since boot).
+const (
+	dcgmPower  = "DCGM_FI_DEV_POWER_USAGE"
+	dcgmEnergy = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+)
+
+// GPUEnergy sums what the GPUs of every DCGM endpoint say of the profiling
+// span: their average power draw, and their energy counters' increase in
+// joules (an exporter that declares the counter a gauge gives its
+// max − min, the increase of a counter that only grows), with the span's
+// length when it is one marked phase. A nil result, or one without GPU
+// telemetry, is zero.
+func GPUEnergy(r *Result) metrics.GPUEnergy {
+	var e metrics.GPUEnergy
+	if r == nil {
+		return e
+	}
+	for _, p := range r.Phases {
+		if p.Name == r.Span && r.Span != PhaseSpan && p.EndNs > p.BeginNs {
+			e.Seconds = float64(p.EndNs-p.BeginNs) / 1e9
+		}
+	}
+	for _, s := range exported(r, SourceGPU, "") {
+		switch s.Metric {
+		case dcgmPower:
+			if v, ok := s.Stats["avg"]; ok {
+				e.PowerW, e.HasPower = e.PowerW+v, true
+			}
+		case dcgmEnergy:
+			total, ok := s.Stats["total"]
+			if s.Type != TypeCounter {
+				hi, okHi := s.Stats["max"]
+				lo, okLo := s.Stats["min"]
+				total, ok = hi-lo, okHi && okLo
+			}
+			if ok {
+				e.EnergyJ, e.HasEnergy = e.EnergyJ+total/1e3, true
+			}
+		}
+	}
+	return e
 }

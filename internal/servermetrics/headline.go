@@ -33,7 +33,8 @@ type Row struct {
 // Headline picks the console rows over the profiling span (Result.Span).
 // Per server endpoint: running and waiting requests (avg, max), KV-cache
 // usage (max), prefix-cache hit rate (hits over queries, or the server's
-// own hit-rate gauge), preemptions, the server's TTFT, ITL and end-to-end
+// own hit-rate gauge), speculative decoding's draft acceptance rate and
+// acceptance length (from vLLM's counters, or SGLang's gauges), preemptions, the server's TTFT, ITL and end-to-end
 // latency (p50, p99 from its histograms) and generated tokens per second.
 // Per GPU of each DCGM endpoint: utilization, memory used and power (avg,
 // max). A row whose family the server does not expose is left out.
@@ -83,6 +84,7 @@ func (h *headline) server() []Row {
 	h.gauges(roleWaiting, "requests", 1, "avg", "max")
 	h.gauges(roleKVUsage, "%", 100, "max")
 	h.hitRate()
+	h.specDecode()
 	if name, ss := h.pick(rolePreemptions); name != "" {
 		h.add(Row{Name: "Preemptions", Stat: "total", Value: sumStat(ss, "total"), Unit: "preemptions", Metric: name})
 	}

@@ -56,7 +56,7 @@ func scrapeMetrics(b *endpointBuf, i int) object {
 		if !ok {
 			continue
 		}
-		name := aiperfName(s.fam.name, s.typ)
+		name := s.fam.name
 		if byName[name] == nil {
 			names = append(names, name)
 		}

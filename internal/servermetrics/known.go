@@ -10,25 +10,30 @@ import (
 type role int
 
 const (
-	roleNone          role = iota
-	roleRunning            // gauge: requests in the running batch
-	roleWaiting            // gauge: requests queued
-	roleKVUsage            // gauge: KV-cache usage, 0–1
-	rolePrefixHits         // counter: prompt tokens served from the prefix cache
-	rolePrefixQueries      // counter: prompt tokens looked up in the prefix cache
-	roleCachedTokens       // counter: cached prompt tokens (hits; queries are the prompt tokens)
-	roleHitRate            // gauge: prefix-cache hit rate, 0–1
-	rolePreemptions        // counter
-	rolePromptTokens       // counter
-	roleGenTokens          // counter
-	roleGenThroughput      // gauge: generated tokens/s
-	roleTTFT               // histogram, seconds
-	roleITL                // histogram, seconds
-	roleE2E                // histogram, seconds
-	roleQueueTime          // histogram, seconds
-	roleGPUUtil            // DCGM gauge, %
-	roleGPUMemUsed         // DCGM gauge, MiB
-	roleGPUPower           // DCGM gauge, W
+	roleNone             role = iota
+	roleRunning               // gauge: requests in the running batch
+	roleWaiting               // gauge: requests queued
+	roleKVUsage               // gauge: KV-cache usage, 0–1
+	rolePrefixHits            // counter: prompt tokens served from the prefix cache
+	rolePrefixQueries         // counter: prompt tokens looked up in the prefix cache
+	roleCachedTokens          // counter: cached prompt tokens (hits; queries are the prompt tokens)
+	roleHitRate               // gauge: prefix-cache hit rate, 0–1
+	rolePreemptions           // counter
+	rolePromptTokens          // counter
+	roleGenTokens             // counter
+	roleGenThroughput         // gauge: generated tokens/s
+	roleTTFT                  // histogram, seconds
+	roleITL                   // histogram, seconds
+	roleE2E                   // histogram, seconds
+	roleQueueTime             // histogram, seconds
+	roleGPUUtil               // DCGM gauge, %
+	roleGPUMemUsed            // DCGM gauge, MiB
+	roleGPUPower              // DCGM gauge, W
+	roleSpecAccepted          // counter: draft tokens the target model accepted
+	roleSpecDraftTokens       // counter: draft tokens proposed
+	roleSpecDrafts            // counter: drafts (verify steps)
+	roleSpecAcceptRate        // gauge: draft acceptance rate, 0–1
+	roleSpecAcceptLength      // gauge: tokens per verify step, the bonus included
 )
 
 // known is a family the console can name.
@@ -77,6 +82,9 @@ var knownFamilies = []known{
 	{"vllm:request_queue_time_seconds", "Server queue time", "seconds", roleQueueTime, false},
 	{"vllm:request_prefill_time_seconds", "Server prefill time", "seconds", roleNone, false},
 	{"vllm:request_decode_time_seconds", "Server decode time", "seconds", roleNone, false},
+	{"vllm:spec_decode_num_accepted_tokens_total", "Spec decode accepted tokens", "tokens", roleSpecAccepted, false},
+	{"vllm:spec_decode_num_draft_tokens_total", "Spec decode draft tokens", "tokens", roleSpecDraftTokens, false},
+	{"vllm:spec_decode_num_drafts_total", "Spec decode drafts", "drafts", roleSpecDrafts, false},
 
 	{"sglang:num_running_reqs", "Running requests", "requests", roleRunning, false},
 	{"sglang:num_queue_reqs", "Waiting requests", "requests", roleWaiting, false},
@@ -92,6 +100,8 @@ var knownFamilies = []known{
 	{"sglang:time_per_output_token_seconds", "Server ITL", "seconds", roleITL, false},
 	{"sglang:e2e_request_latency_seconds", "Server e2e latency", "seconds", roleE2E, false},
 	{"sglang:queue_time_seconds", "Server queue time", "seconds", roleQueueTime, false},
+	{"sglang:spec_accept_rate", "Spec decode acceptance rate", "ratio", roleSpecAcceptRate, false},
+	{"sglang:spec_accept_length", "Spec decode acceptance length", "tokens/step", roleSpecAcceptLength, false},
 
 	{"trtllm_num_requests_running", "Running requests", "requests", roleRunning, false},
 	{"trtllm_num_requests_waiting", "Waiting requests", "requests", roleWaiting, false},
@@ -135,6 +145,7 @@ var knownFamilies = []known{
 	{"llamacpp:predicted_tokens_seconds", "Generation throughput per request", "tokens/s", roleNone, false},
 	{"llamacpp:n_decode_total", "Decode calls", "calls", roleNone, false},
 	{"llamacpp:n_busy_slots_per_decode", "Busy slots per decode", "slots", roleNone, false},
+	{"llamacpp:n_tokens_max", "Largest batch (tokens)", "tokens", roleNone, false},
 
 	{"DCGM_FI_DEV_GPU_UTIL", "GPU utilization", "%", roleGPUUtil, false},
 	{"DCGM_FI_DEV_FB_USED", "GPU memory used", "MiB", roleGPUMemUsed, false},
@@ -179,8 +190,14 @@ func describe(name, typ string) (friendly, unit string) {
 	return "", inferUnit(aiperfName(name, typ))
 }
 
+// isMaximum reports whether a family the server types as a counter is a
+// maximum in meaning (llama.cpp's n_tokens_max: the largest batch seen):
+// it is reduced as a gauge, whose max is the figure, since a delta of a
+// high-water mark means nothing.
+func isMaximum(name string) bool { return strings.HasSuffix(name, "_max") }
+
 // aiperfName is a family's name as AIPerf's Python parser reports it: a
-// counter without its _total suffix.
+// counter without its _total suffix (for unit inference, AIPerf's rules).
 func aiperfName(name, typ string) string {
 	if typ == TypeCounter {
 		return strings.TrimSuffix(name, "_total")

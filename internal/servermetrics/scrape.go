@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"mime"
 	"net"
@@ -45,15 +46,17 @@ func newClient(timeout time.Duration) *http.Client {
 
 // fetched is a scrape's outcome.
 type fetched struct {
-	fams  []*dto.MetricFamily
-	body  []byte
-	parse time.Duration // how long parsing took
-	om    bool          // the body was OpenMetrics
+	fams   []*dto.MetricFamily
+	body   []byte
+	parse  time.Duration // how long parsing took
+	om     bool          // the body was OpenMetrics
+	series int           // the body's series when more than the cap (0: within it)
 }
 
-// fetch GETs a metrics endpoint and parses its body. The error never
-// carries the URL (the caller names the endpoint, redacted).
-func fetch(ctx context.Context, client *http.Client, rawURL string, header http.Header) (fetched, error) {
+// fetch GETs a metrics endpoint and parses the first maxSeries series of
+// its body (capSeries). The error never carries the URL (the caller names
+// the endpoint, redacted).
+func fetch(ctx context.Context, client *http.Client, rawURL string, header http.Header, maxSeries int, seed maphash.Seed) (fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return fetched{}, fmt.Errorf("build request: %w", unwrapURL(err))
@@ -85,8 +88,12 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, header http.
 	}
 	t0 := time.Now()
 	f := fetched{body: body, om: expfmt.ResponseFormat(resp.Header).FormatType() == expfmt.TypeOpenMetrics}
-	f.fams, err = parse(body, resp.Header)
-	f.parse = time.Since(t0)
+	kept, series := capSeries(body, maxSeries, seed)
+	if series > 0 && f.om {
+		kept = append(kept[:len(kept):len(kept)], "# EOF\n"...) // OpenMetrics ends so
+	}
+	f.fams, err = parse(kept, resp.Header)
+	f.parse, f.series = time.Since(t0), series
 	return f, err
 }
 

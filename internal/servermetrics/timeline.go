@@ -74,12 +74,19 @@ type endpointBuf struct {
 	series  map[string]*seriesBuf
 	order   []*seriesBuf
 	fams    map[string]*family
-	width   int    // values per scrape, as of the last scrape
+	width   int    // values per scrape, as of the last scrape, and the series new in this one
 	key     []byte // scratch for series keys
+	// maxSeries bounds the width: a series first seen once the endpoint
+	// holds that many values a scrape is dropped (churned counts them), so
+	// that an endpoint whose labels change every scrape cannot grow without
+	// end. A scrape adds at most maxSeries values (capSeries), so the width
+	// stays under twice it.
+	maxSeries int
+	churned   int
 }
 
-func newEndpointBuf() *endpointBuf {
-	return &endpointBuf{series: map[string]*seriesBuf{}, fams: map[string]*family{}}
+func newEndpointBuf(maxSeries int) *endpointBuf {
+	return &endpointBuf{series: map[string]*seriesBuf{}, fams: map[string]*family{}, maxSeries: maxSeries}
 }
 
 // add appends one scrape's families, taken at t after latency ns.
@@ -125,6 +132,9 @@ func (b *endpointBuf) addFamily(mf *dto.MetricFamily) {
 	if typ == "" || strings.HasSuffix(name, "_created") {
 		return // a gauge histogram, or the creation times of counters
 	}
+	if typ == TypeCounter && isMaximum(name) {
+		typ = TypeGauge // a high-water mark: its max means something, a delta does not
+	}
 	fam := b.fams[name]
 	if fam == nil || fam.typ != typ || fam.help != mf.GetHelp() {
 		fam = &family{name: name, typ: typ, help: mf.GetHelp()}
@@ -132,6 +142,9 @@ func (b *endpointBuf) addFamily(mf *dto.MetricFamily) {
 	}
 	for _, m := range mf.GetMetric() {
 		s := b.seriesFor(fam, m.GetLabel())
+		if s == nil {
+			continue
+		}
 		last := len(b.times) - 1
 		switch typ {
 		case TypeHistogram:
@@ -183,7 +196,8 @@ func finite(v float64) float64 {
 }
 
 // seriesFor returns the series of fam with labels, creating it (absent
-// from every earlier scrape) when new.
+// from every earlier scrape) when new, or nil when it is new and the
+// endpoint holds maxSeries values a scrape.
 func (b *endpointBuf) seriesFor(fam *family, labels []*dto.LabelPair) *seriesBuf {
 	if !slices.IsSortedFunc(labels, byName) {
 		slices.SortFunc(labels, byName) // the parsed sample is ours
@@ -203,6 +217,11 @@ func (b *endpointBuf) seriesFor(fam *family, labels []*dto.LabelPair) *seriesBuf
 		}
 		return s
 	}
+	if b.width >= b.maxSeries {
+		b.churned++
+		return nil
+	}
+	b.width++
 	s := &seriesBuf{fam: fam, key: string(k)}
 	if len(labels) > 0 {
 		s.labels = make(map[string]string, len(labels))

@@ -1,8 +1,10 @@
 package shard
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -44,12 +46,21 @@ type Coordinator struct {
 	OnRecord func(metrics.Record)
 	Lead     time.Duration // how far ahead a start instant is (0: 100 ms)
 	Pings    int           // clock samples per worker (0: 8)
-	Grace    time.Duration // after a stop, before the workers are killed (0: a minute)
+	// Deadlines bound every wait on a worker (deadline.go).
+	Deadlines Deadlines
+	// URLs is how many --url the workers send to: a record's url is
+	// checked against it (0: unchecked).
+	URLs int
 
 	peers    []peerState
 	mu       sync.Mutex
 	progress *load.Progress            // of the phase started last
 	sent     map[string][]atomic.Int64 // phase → per worker, requests sent
+	phases   []plan.Phase
+	phaseOf  map[string]int // phase name → index
+	// startNs holds each phase's start instant on the coordinator's clock
+	// once it was broadcast (0: not started): records are checked against it.
+	startNs []atomic.Int64
 }
 
 // peerState is what the coordinator holds of one worker while it runs.
@@ -64,6 +75,15 @@ type peerState struct {
 	exitErr error
 	ready   map[int]bool
 	drained map[int]bool
+	// lastRecord is when its last record arrived (Unix ns; 0: none yet);
+	// slack how far its stamps may stray (the clock's round trip and
+	// clockSlack).
+	lastRecord atomic.Int64
+	slack      atomic.Int64
+	// verdict is why the coordinator failed the worker (killed it): a
+	// broken protocol, an impossible record, a deadline missed; "" when it
+	// did not. Under Coordinator.mu.
+	verdict string
 }
 
 // WorkerOutcome is one worker's account, for the result.
@@ -125,19 +145,22 @@ func (c *Coordinator) peersExited(i int) bool {
 func (c *Coordinator) Run(ctx context.Context, phases []plan.Phase, specs []Spec) (Outcome, error) {
 	n := len(c.Peers)
 	c.peers = make([]peerState, n)
-	c.sent = map[string][]atomic.Int64{}
-	for _, ph := range phases {
+	c.phases = phases
+	c.sent, c.phaseOf, c.startNs = map[string][]atomic.Int64{}, map[string]int{}, make([]atomic.Int64, len(phases))
+	for k, ph := range phases {
 		c.sent[ph.Name] = make([]atomic.Int64, n)
+		c.phaseOf[ph.Name] = k
 	}
 	events := make(chan event, 256*n)
 	for i, p := range c.Peers {
 		c.peers[i].ready, c.peers[i].drained = map[int]bool{}, map[int]bool{}
 		go c.read(i, p, events)
 	}
-	r := &run{c: c, ctx: ctx, phases: phases, events: events,
-		started: make([]bool, len(phases)), fired: make([]bool, len(phases))}
+	r := &run{c: c, ctx: ctx, phases: phases, events: events, d: c.Deadlines.resolved(),
+		started: make([]bool, len(phases)), fired: make([]bool, len(phases)),
+		othersDrained: make([]int64, len(phases)), startWall: make([]int64, len(phases))}
 	if err := r.handshake(specs); err != nil {
-		r.kill()
+		r.kill("")
 		r.wait()
 		return c.outcome(phases), err
 	}
@@ -147,14 +170,17 @@ func (c *Coordinator) Run(ctx context.Context, phases []plan.Phase, specs []Spec
 }
 
 // read turns worker w's lines into events; records and progress are
-// handled here, off the coordinator's loop.
+// handled here, off the coordinator's loop. A worker that breaks the
+// protocol (a line too long or not a message, an impossible record) is
+// killed at once: nothing more of it is taken.
 func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
-	n := len(c.Peers)
 	st := &c.peers[w]
 	for {
 		m, err := p.Conn.Recv()
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrMalformed) {
+				c.condemn(w, fmt.Sprintf("broke the protocol (%v)", err))
+			} else if !errors.Is(err, io.EOF) {
 				p.Kill() // its channel is broken: nothing more can be read from it
 			}
 			exitErr := p.Wait()
@@ -164,38 +190,93 @@ func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
 			events <- event{w: w, eof: true}
 			return
 		}
+		if c.condemned(w) {
+			continue // until its channel closes
+		}
 		switch m.Type {
+		case TypeBeat:
 		case TypeRecord:
 			if m.Record == nil {
 				continue
 			}
-			rec := *m.Record
-			rec.Shift(st.shift.Load())
-			rec.Index, rec.Session = rec.Index*n+w, rec.Session*n+w
-			rec.Worker = w
-			st.records.Add(1)
-			c.count(&rec)
-			if c.OnRecord != nil {
-				c.OnRecord(rec)
+			if err := c.merge(w, *m.Record); err != nil {
+				c.condemn(w, "sent an impossible record: "+err.Error())
 			}
 		case TypeProgress:
-			c.mu.Lock()
-			sent, pr := c.sent[m.Phase], c.progress
-			c.mu.Unlock()
-			if sent != nil {
-				sent[w].Store(m.Sent)
-				if pr != nil && pr.Phase.Name == m.Phase {
-					var sum int64
-					for i := range sent {
-						sum += sent[i].Load()
-					}
-					pr.Sent.Store(max(sum, pr.Done.Load()))
-				}
-			}
+			c.progressed(w, m)
 		default:
 			events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())}
 		}
 	}
+}
+
+// merge checks worker w's record, moves it onto the coordinator's
+// timebase, numbers it and hands it on.
+func (c *Coordinator) merge(w int, rec metrics.Record) error {
+	n, st := len(c.Peers), &c.peers[w]
+	k, ok := c.phaseOf[rec.Phase]
+	start := int64(0)
+	if ok {
+		start = c.startNs[k].Load()
+	}
+	if start == 0 {
+		return fmt.Errorf("record %d: phase %q is not under way", rec.Index, rec.Phase)
+	}
+	rec.Shift(st.shift.Load())
+	slack := st.slack.Load()
+	win := window{phase: &c.phases[k], from: start - slack, until: c.Clock.Now() + slack}
+	if err := checkRecord(&rec, win, c.URLs); err != nil {
+		return err
+	}
+	rec.Index, rec.Session = rec.Index*n+w, rec.Session*n+w
+	rec.Worker = w
+	st.records.Add(1)
+	st.lastRecord.Store(time.Now().UnixNano())
+	c.count(&rec)
+	if c.OnRecord != nil {
+		c.OnRecord(rec)
+	}
+	return nil
+}
+
+// progressed takes worker w's count of the requests a phase sent.
+func (c *Coordinator) progressed(w int, m *Msg) {
+	c.mu.Lock()
+	sent, pr := c.sent[m.Phase], c.progress
+	c.mu.Unlock()
+	if sent == nil {
+		return
+	}
+	sent[w].Store(m.Sent)
+	if pr != nil && pr.Phase.Name == m.Phase {
+		var sum int64
+		for i := range sent {
+			sum += sent[i].Load()
+		}
+		pr.Sent.Store(max(sum, pr.Done.Load()))
+	}
+}
+
+// condemn fails worker w for why and kills it; the first verdict stands.
+// The loop stops the others once its channel closed.
+func (c *Coordinator) condemn(w int, why string) {
+	c.mu.Lock()
+	st := &c.peers[w]
+	first := st.verdict == ""
+	if first {
+		st.verdict = why
+	}
+	c.mu.Unlock()
+	if first {
+		c.Peers[w].Kill()
+	}
+}
+
+// condemned reports whether worker w was failed.
+func (c *Coordinator) condemned(w int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peers[w].verdict != ""
 }
 
 // count adds a record to the progress of the phase under way.
@@ -247,7 +328,8 @@ func (c *Coordinator) outcome(phases []plan.Phase) Outcome {
 	}
 	for i, p := range c.Peers {
 		st := &c.peers[i]
-		wo := WorkerOutcome{Name: p.Name, Clock: st.sync, Records: int(st.records.Load()), Done: st.done, Error: st.failed}
+		wo := WorkerOutcome{Name: p.Name, Clock: st.sync, Records: int(st.records.Load()), Done: st.done,
+			Error: cmp.Or(st.verdict, st.failed)}
 		if wo.Error == "" && st.done != nil {
 			wo.Error = st.done.Err
 		}

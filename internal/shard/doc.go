@@ -14,6 +14,7 @@
 // The protocol, per worker:
 //
 //	coordinator → worker   spec     the worker's share of the cell (Spec)
+//	worker → coordinator   beat     every Spec.HeartbeatNs from then on, whatever else it does
 //	worker → coordinator   hello    the worker prepared (tokenizer, dataset), with its clock's start
 //	coordinator → worker   ping     ×pings, each answered by a pong with the worker's wall time
 //	coordinator → worker   clock    the worker's offset (NTP-style estimate, the min-RTT ping)
@@ -35,4 +36,14 @@
 // Records are stamped on each worker's monotonic clock; the coordinator
 // moves them onto its own timebase with the worker's clock start and
 // offset, and numbers them so that indexes and sessions stay unique.
+//
+// A worker is not trusted. A line is at most MaxMessage bytes; each record
+// is range-checked once on the coordinator's timebase (check.go); a worker
+// that breaks the protocol or sends an impossible record is killed, named
+// in the cell's error, and nothing more of it is taken. Nor is a worker
+// waited on for ever (Deadlines): one silent past the silence deadline
+// (not even a beat), not prepared within the handshake deadline, or going
+// on with a phase another worker drained past the drain deadline is
+// killed and named the same way, and the others are told to stop; workers
+// told to stop that have not ended a grace period later are killed.
 package shard

@@ -2,10 +2,14 @@ package shard
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -29,6 +33,19 @@ const (
 	TypeError    = "error"
 	TypeHalt     = "halt"
 	TypeStop     = "stop"
+	TypeBeat     = "beat" // a worker's heartbeat: it is alive (every Spec.HeartbeatNs)
+)
+
+// MaxMessage is the longest line either side accepts, newline included: a
+// record of a response streamed in half a million chunks fits; a longer
+// line is refused before it is held whole.
+const MaxMessage = 16 << 20
+
+// ErrTooLarge is the error of a line longer than the channel's limit;
+// ErrMalformed of a line that is not a message.
+var (
+	ErrTooLarge  = errors.New("message too large")
+	ErrMalformed = errors.New("malformed message")
 )
 
 // Msg is one line of the channel; Type says which fields it uses.
@@ -59,6 +76,9 @@ type Spec struct {
 	Phases  []plan.Phase `json:"phases"`  // this worker's share of each phase (Split)
 	Seed    int64        `json:"seed"`    // of the worker's arrivals (its own stream)
 	Version string       `json:"version,omitempty"`
+	// HeartbeatNs is how often the worker says it is alive (a beat) from
+	// the moment it read its spec; 0: never.
+	HeartbeatNs int64 `json:"heartbeat_ns,omitempty"`
 }
 
 // Done is what a worker reports once its load ended: its phase reports
@@ -74,16 +94,28 @@ type Done struct {
 // Conn is one end of the channel. Send may be called from any goroutine;
 // Recv from one at a time.
 type Conn struct {
-	dec *json.Decoder
+	rd    *waitReader
+	br    *bufio.Reader
+	limit int
+	line  []byte
+
 	mu  sync.Mutex
 	bw  *bufio.Writer
 	enc *json.Encoder
 }
 
-// NewConn reads messages from r and writes them to w.
+// NewConn reads messages from r and writes them to w; a line longer than
+// MaxMessage is an error (ErrTooLarge).
 func NewConn(r io.Reader, w io.Writer) *Conn {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	return &Conn{dec: json.NewDecoder(bufio.NewReaderSize(r, 1<<16)), bw: bw, enc: json.NewEncoder(bw)}
+	rd := &waitReader{r: r}
+	return &Conn{rd: rd, br: bufio.NewReaderSize(rd, 1<<16), limit: MaxMessage, bw: bw, enc: json.NewEncoder(bw)}
+}
+
+// Limit sets the longest line Recv accepts, newline included (tests).
+func (c *Conn) Limit(n int) *Conn {
+	c.limit = n
+	return c
 }
 
 // Send writes msgs, one line each, and flushes them.
@@ -101,11 +133,76 @@ func (c *Conn) Send(msgs ...*Msg) error {
 	return nil
 }
 
-// Recv reads the next message (io.EOF once the other side closed).
+// Recv reads the next message (io.EOF once the other side closed). A line
+// over the limit is an error wrapping ErrTooLarge, found once the limit's
+// bytes were read: no more is held.
 func (c *Conn) Recv() (*Msg, error) {
-	var m Msg
-	if err := c.dec.Decode(&m); err != nil {
+	line, err := c.readLine()
+	if err != nil {
 		return nil, err
 	}
+	var m Msg
+	if err := json.Unmarshal(line, &m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
 	return &m, nil
+}
+
+// readLine reads the next non-blank line, without its newline.
+func (c *Conn) readLine() ([]byte, error) {
+	for {
+		c.line = c.line[:0]
+		for {
+			chunk, err := c.br.ReadSlice('\n')
+			if len(c.line)+len(chunk) > c.limit {
+				return nil, fmt.Errorf("%w: a line over %d bytes", ErrTooLarge, c.limit)
+			}
+			c.line = append(c.line, chunk...)
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(c.line)) > 0 {
+				return nil, io.ErrUnexpectedEOF // a line cut short
+			}
+			return nil, err
+		}
+		if line := bytes.TrimSpace(c.line); len(line) > 0 {
+			if cap(c.line) > 1<<20 {
+				c.line = nil // a long line's buffer is not kept for the short ones
+			}
+			return line, nil
+		}
+	}
+}
+
+// Waiting is how long Recv has been waiting for the other side's next
+// byte: 0 while it is not waiting (it has bytes to decode, or is not
+// called) and before the other side sent anything (it is starting). A
+// live peer that beats never waits long.
+func (c *Conn) Waiting() time.Duration {
+	since := c.rd.since.Load()
+	if since == 0 || !c.rd.heard.Load() {
+		return 0
+	}
+	return time.Duration(time.Now().UnixNano() - since)
+}
+
+// waitReader stamps when a read began waiting for bytes.
+type waitReader struct {
+	r     io.Reader
+	since atomic.Int64 // Unix ns a Read began; 0: none under way
+	heard atomic.Bool  // a byte was read
+}
+
+func (w *waitReader) Read(p []byte) (int, error) {
+	w.since.Store(time.Now().UnixNano())
+	n, err := w.r.Read(p)
+	w.since.Store(0)
+	if n > 0 {
+		w.heard.Store(true)
+	}
+	return n, err
 }

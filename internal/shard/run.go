@@ -3,6 +3,7 @@ package shard
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,17 +17,31 @@ type run struct {
 	ctx      context.Context
 	phases   []plan.Phase
 	events   chan event
+	d        Deadlines // resolved
 	exited   int
 	started  []bool
 	fired    []bool
 	stopping bool
 	err      error // the first of a hook's error and ctx's
+	// othersDrained is when some worker drained each phase another has
+	// not (Unix ns; 0: not yet): the others' drain deadline runs from it.
+	othersDrained []int64
+	startWall     []int64 // each phase's start instant (Unix ns)
 }
 
 // handshake sends the specs, waits for every hello and measures each
-// worker's clock.
+// worker's clock, within the handshake deadline and with every worker
+// beating.
 func (r *run) handshake(specs []Spec) error {
 	c := r.c
+	deadline := time.NewTimer(r.d.Handshake)
+	defer deadline.Stop()
+	tick := time.NewTicker(r.d.check())
+	defer tick.Stop()
+	helloed := make([]bool, len(c.Peers))
+	late := func() error {
+		return r.lateHandshake(func(i int) bool { return helloed[i] }, "was not prepared (no hello)")
+	}
 	for i, p := range c.Peers {
 		// A worker that cannot take its spec has ended: its end, read
 		// below, says why.
@@ -34,10 +49,11 @@ func (r *run) handshake(specs []Spec) error {
 		if p.KeyApart {
 			spec.Profile.APIKey = ""
 		}
+		spec.HeartbeatNs = int64(r.d.heartbeat())
 		_ = p.Conn.Send(&Msg{Type: TypeSpec, Spec: &spec})
 	}
 	for hellos := 0; hellos < len(c.Peers); {
-		e, err := r.next()
+		e, err := r.next(deadline.C, tick.C, late)
 		if err != nil {
 			return err
 		}
@@ -50,6 +66,7 @@ func (r *run) handshake(specs []Spec) error {
 			return fmt.Errorf("%s did not start: %s", c.Peers[e.w].Name, e.m.Err)
 		case TypeHello:
 			c.peers[e.w].start = e.m.Start
+			helloed[e.w] = true
 			hellos++
 		default:
 			r.handle(e) // a worker may say it is ready before the others said hello
@@ -57,14 +74,17 @@ func (r *run) handshake(specs []Spec) error {
 	}
 	pings := cmp.Or(c.Pings, 8)
 	samples := make([][]Sample, len(c.Peers))
-	for range pings {
+	for k := range pings {
 		for _, p := range c.Peers {
 			if err := p.Conn.Send(&Msg{Type: TypePing, T0: c.Clock.Wall(c.Clock.Now())}); err != nil {
 				return fmt.Errorf("%s: %w", p.Name, err)
 			}
 		}
+		late = func() error {
+			return r.lateHandshake(func(i int) bool { return len(samples[i]) > k }, "did not answer its clock pings")
+		}
 		for got := 0; got < len(c.Peers); {
-			e, err := r.next()
+			e, err := r.next(deadline.C, tick.C, late)
 			if err != nil {
 				return err
 			}
@@ -83,6 +103,7 @@ func (r *run) handshake(specs []Spec) error {
 		st := &c.peers[i]
 		st.sync = Estimate(samples[i])
 		st.shift.Store(st.start - st.sync.OffsetNs - c.Clock.Start().UnixNano())
+		st.slack.Store(st.sync.RTTNs + int64(clockSlack))
 		if err := p.Conn.Send(&Msg{Type: TypeClock, Offset: st.sync.OffsetNs}); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
@@ -90,24 +111,52 @@ func (r *run) handshake(specs []Spec) error {
 	return nil
 }
 
-// next is the next event; ctx's end is an error (before the load).
-func (r *run) next() (event, error) {
-	select {
-	case e := <-r.events:
-		if e.eof {
-			r.exited++
+// lateHandshake is the error of the handshake's deadline: the workers
+// that have not done what was waited for (done(i) false).
+func (r *run) lateHandshake(done func(int) bool, what string) error {
+	var errs []error
+	for i, p := range r.c.Peers {
+		if !done(i) {
+			r.c.condemn(i, fmt.Sprintf("%s within %s of its spec (--worker-handshake-timeout)", what, r.d.Handshake))
+			errs = append(errs, fmt.Errorf("%s %s within %s of its spec (--worker-handshake-timeout); it was killed",
+				p.Name, what, r.d.Handshake))
 		}
-		return e, nil
-	case <-r.ctx.Done():
-		return event{}, fmt.Errorf("start the workers: %w", context.Cause(r.ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// next is the next event of the handshake; ctx's end, the deadline (late
+// says who missed it) and a worker's silence are errors.
+func (r *run) next(deadline, tick <-chan time.Time, late func() error) (event, error) {
+	for {
+		select {
+		case e := <-r.events:
+			if e.eof {
+				r.exited++
+			}
+			return e, nil
+		case <-r.ctx.Done():
+			return event{}, fmt.Errorf("start the workers: %w", context.Cause(r.ctx))
+		case <-deadline:
+			return event{}, late()
+		case <-tick:
+			if w := r.silent(); w >= 0 {
+				return event{}, r.verdictErr(w)
+			}
+		}
 	}
 }
 
-// loop runs the phases until every worker ended.
+// loop runs the phases until every worker ended. It looks for a missed
+// deadline on its own ticker and kills the workers still running a grace
+// period after a stop on its own timer, whether or not anything arrives.
 func (r *run) loop() error {
 	c := r.c
 	ctxDone := r.ctx.Done()
+	tick := time.NewTicker(r.d.check())
+	defer tick.Stop()
 	var kill <-chan time.Time
+	armed := false
 	for r.advance(); r.exited < len(c.Peers); r.advance() {
 		select {
 		case e := <-r.events:
@@ -118,24 +167,114 @@ func (r *run) loop() error {
 				r.err = fmt.Errorf("workers stopped: %w", context.Cause(r.ctx))
 			}
 			r.stop()
-		}
-		if r.stopping && kill == nil {
-			kill = time.After(cmp.Or(c.Grace, time.Minute))
-		}
-		select {
+		case <-tick.C:
+			r.watch()
 		case <-kill:
-			r.kill()
-			kill = make(chan time.Time) // never again
-		default:
+			r.kill(fmt.Sprintf("did not end within %s of being told to stop", r.d.Grace))
+			kill = nil // a nil channel never fires again
+		}
+		if r.stopping && !armed {
+			kill, armed = time.After(r.d.Grace), true
 		}
 	}
 	return r.err
+}
+
+// watch fails the first worker found silent or late to drain a phase,
+// and stops the others. Once the workers were told to stop, the grace
+// kill bounds them instead.
+func (r *run) watch() {
+	if r.stopping {
+		return
+	}
+	if w := r.silent(); w >= 0 {
+		r.stop()
+		return
+	}
+	now := time.Now().UnixNano()
+	for k := range r.phases {
+		if !r.started[k] || r.fired[k] {
+			continue
+		}
+		if r.othersDrained[k] == 0 {
+			if r.any(func(st *peerState) bool { return st.drained[k] }) {
+				r.othersDrained[k] = now
+			}
+			continue
+		}
+		if w := r.lateDrain(k, now); w >= 0 {
+			r.stop()
+			return
+		}
+	}
+}
+
+// silent condemns the first live worker whose channel has been waiting
+// for its next byte longer than the silence deadline; -1: none.
+func (r *run) silent() int {
+	c := r.c
+	for i, p := range c.Peers {
+		if r.gone(i) {
+			continue
+		}
+		if wait := p.Conn.Waiting(); wait > r.d.Silence {
+			c.condemn(i, fmt.Sprintf("sent nothing for %s %s (--worker-silence-timeout %s): stopped or hung",
+				wait.Round(time.Millisecond), r.when(&c.peers[i]), r.d.Silence))
+			return i
+		}
+	}
+	return -1
+}
+
+// lateDrain condemns the first live worker that has not drained phase k
+// within its drain deadline of the latest of: another worker's drain, its
+// own last record, the phase's duration's end; -1: none.
+func (r *run) lateDrain(k int, now int64) int {
+	c, ph := r.c, r.phases[k]
+	limit := r.d.drainFor(ph)
+	from := r.othersDrained[k]
+	if ph.Duration > 0 {
+		from = max(from, r.startWall[k]+int64(ph.Duration*float64(time.Second)))
+	}
+	for i := range c.Peers {
+		st := &c.peers[i]
+		if r.gone(i) || st.drained[k] {
+			continue
+		}
+		if now-max(from, st.lastRecord.Load()) > int64(limit) {
+			c.condemn(i, fmt.Sprintf("did not report the end of the %s phase within %s of another worker's, "+
+				"nor sent a record (--worker-drain-timeout %s)", ph.Name, limit, limit))
+			return i
+		}
+	}
+	return -1
+}
+
+// gone reports whether worker w ended or was failed.
+func (r *run) gone(w int) bool {
+	c := r.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peers[w].exited || c.peers[w].verdict != ""
+}
+
+// verdictErr is the error naming worker w and why it was failed.
+func (r *run) verdictErr(w int) error {
+	c := r.c
+	c.mu.Lock()
+	why := c.peers[w].verdict
+	c.mu.Unlock()
+	return fmt.Errorf("%s %s; it was killed (%d records received from it are kept)", c.Peers[w].Name, why,
+		c.peers[w].records.Load())
 }
 
 func (r *run) handle(e event) {
 	st := &r.c.peers[e.w]
 	if e.eof {
 		r.exited++
+		if r.c.condemned(e.w) {
+			r.stop() // it broke the protocol: the cell fails
+		}
 		return
 	}
 	switch e.m.Type {
@@ -185,6 +324,8 @@ func (r *run) advance() {
 			}
 			r.started[k] = true
 			at := c.Clock.Wall(c.Clock.Now()) + int64(cmp.Or(c.Lead, 100*time.Millisecond))
+			r.startWall[k] = at
+			c.startNs[k].Store(at - c.Clock.Start().UnixNano())
 			c.mu.Lock()
 			c.progress = &load.Progress{Phase: &r.phases[k], StartNs: at - c.Clock.Start().UnixNano()}
 			c.mu.Unlock()
@@ -224,12 +365,16 @@ func (r *run) stop() {
 	}
 }
 
-// kill ends every worker at once.
-func (r *run) kill() {
+// kill ends every worker still running at once, failing each for why.
+func (r *run) kill(why string) {
 	r.stopping = true
 	for i, p := range r.c.Peers {
-		if !r.c.peersExited(i) {
+		switch {
+		case r.c.peersExited(i):
+		case why == "":
 			p.Kill()
+		default:
+			r.c.condemn(i, why)
 		}
 	}
 }
@@ -268,6 +413,8 @@ func (r *run) workerErrors() []error {
 	for i, p := range c.Peers {
 		st := &c.peers[i]
 		switch {
+		case st.verdict != "":
+			errs = append(errs, r.verdictErr(i))
 		case st.done == nil && (!r.stopping || st.failed != ""):
 			errs = append(errs, fmt.Errorf("%s died %s (%d records received from it are kept): %s",
 				p.Name, r.when(st), st.records.Load(), r.why(i)))

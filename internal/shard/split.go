@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -22,24 +23,21 @@ import (
 // staggers its own users' starts).
 //
 // Every worker must get something of every bounded quantity: more workers
-// than a phase's concurrency, requests, sessions or prefill cap is an error
-// naming the phase.
+// than a phase's concurrency, requests, sessions, users or prefill cap, or
+// than the requests a duration-bound rate phase can send (rate ×
+// duration), is an error naming the phase; so is more than MaxWorkers.
+// Everything is checked before anything is allocated.
 func Split(phases []plan.Phase, w int) ([][]plan.Phase, error) {
-	if w < 1 {
-		return nil, fmt.Errorf("--workers must be at least 1, got %d", w)
+	if err := CheckCount(w); err != nil {
+		return nil, err
+	}
+	for _, ph := range phases {
+		if err := checkShares(ph, w); err != nil {
+			return nil, err
+		}
 	}
 	out := make([][]plan.Phase, w)
 	for _, ph := range phases {
-		for _, q := range []struct {
-			n    int
-			what string
-		}{{ph.Concurrency, "concurrency"}, {ph.Requests, "request count"}, {ph.Sessions, "session count"},
-			{ph.PrefillConcurrency, "prefill concurrency"}, {ph.Users, "user count"}} {
-			if q.n > 0 && q.n < w {
-				return nil, fmt.Errorf("--workers %d is more than the %s phase's %s %d: every worker needs a share of it; use at most %d workers",
-					w, ph.Name, q.what, q.n, q.n)
-			}
-		}
 		for i := range w {
 			s := ph
 			s.Concurrency = Share(ph.Concurrency, w, i)
@@ -60,6 +58,48 @@ func Split(phases []plan.Phase, w int) ([][]plan.Phase, error) {
 		}
 	}
 	return out, nil
+}
+
+// MaxWorkers is the most workers a cell may have: each is a process (or a
+// pod) holding the tokenizer and the dataset, and the coordinator reads
+// every one of them. AIPerf's own cap is 32 by default.
+const MaxWorkers = 256
+
+// CheckCount refuses a worker count below 1 or above MaxWorkers.
+func CheckCount(w int) error {
+	switch {
+	case w < 1:
+		return fmt.Errorf("--workers must be at least 1, got %d", w)
+	case w > MaxWorkers:
+		return fmt.Errorf("--workers %d is more than %d, the most a cell may have (each worker is a process holding "+
+			"the tokenizer and the dataset); use at most %d", w, MaxWorkers, MaxWorkers)
+	}
+	return nil
+}
+
+// checkShares refuses w workers for ph when one of them would get nothing
+// of it.
+func checkShares(ph plan.Phase, w int) error {
+	for _, q := range []struct {
+		n    int
+		what string
+	}{{ph.Concurrency, "concurrency"}, {ph.Requests, "request count"}, {ph.Sessions, "session count"},
+		{ph.PrefillConcurrency, "prefill concurrency"}, {ph.Users, "user count"}} {
+		if q.n > 0 && q.n < w {
+			return fmt.Errorf("--workers %d is more than the %s phase's %s %d: every worker needs a share of it; use at most %d workers",
+				w, ph.Name, q.what, q.n, q.n)
+		}
+	}
+	// A rate phase bounded by its duration alone sends about rate ×
+	// duration requests: a worker beyond that count would send none.
+	if ph.Rate > 0 && ph.Users == 0 && ph.Duration > 0 && ph.Requests == 0 && ph.Sessions == 0 && !ph.Fixed {
+		if n := ph.Rate * ph.Duration; n < float64(w) {
+			most := max(int(math.Floor(n)), 1)
+			return fmt.Errorf("--workers %d is more than the %g requests the %s phase sends (%g/s for %g s): every "+
+				"worker needs a share of them; use at most %d workers", w, n, ph.Name, ph.Rate, ph.Duration, most)
+		}
+	}
+	return nil
 }
 
 // Share is worker i's part of n split among w: n/w, plus one for the

@@ -58,6 +58,7 @@ func TestSplitRefusesMoreWorkersThanAShare(t *testing.T) {
 		{plan.Phase{Name: "profiling", Concurrency: 3}, "--workers 4 is more than the profiling phase's concurrency 3"},
 		{plan.Phase{Name: "warmup", Concurrency: 8, Requests: 2}, "--workers 4 is more than the warmup phase's request count 2"},
 		{plan.Phase{Name: "p", Rate: 10, Concurrency: 8, PrefillConcurrency: 1}, "prefill concurrency 1: every worker needs a share of it; use at most 1 workers"},
+		{plan.Phase{Name: "profiling", Rate: 1.5, Duration: 2}, "--workers 4 is more than the 3 requests the profiling phase sends (1.5/s for 2 s): every worker needs a share of them; use at most 3 workers"},
 	} {
 		_, err := Split([]plan.Phase{c.ph}, 4)
 		require.Error(t, err)
@@ -65,6 +66,22 @@ func TestSplitRefusesMoreWorkersThanAShare(t *testing.T) {
 	}
 	_, err := Split(nil, 0)
 	assert.ErrorContains(t, err, "--workers must be at least 1, got 0")
+	_, err = Split([]plan.Phase{{Name: "profiling", Rate: 3, Duration: 1}}, 3)
+	assert.NoError(t, err, "3 requests for 3 workers")
+	_, err = Split([]plan.Phase{{Name: "profiling", Rate: 1, Duration: 1, Requests: 8}}, 4)
+	assert.NoError(t, err, "a request count is shared out exactly, whatever the rate")
+}
+
+// TestSplitRefusesAMillionWorkers: a worker count beyond MaxWorkers is
+// refused before anything is allocated for it, whatever the load.
+func TestSplitRefusesAMillionWorkers(t *testing.T) {
+	phases := []plan.Phase{{Name: "profiling", Rate: 1e9, Duration: 3600}} // no bound a worker count could exceed
+	var err error
+	allocs := testing.AllocsPerRun(10, func() { _, err = Split(phases, 1_000_000) })
+	assert.ErrorContains(t, err, "--workers 1000000 is more than 256, the most a cell may have")
+	assert.Less(t, allocs, 10.0, "the error's, nothing per worker")
+	_, err = Split(phases, MaxWorkers)
+	assert.NoError(t, err)
 }
 
 // TestConstantRateMerges checks that the workers' constant schedules,

@@ -24,10 +24,15 @@ type Worker struct {
 	starts map[string]chan int64 // phase → its start instant (coordinator wall)
 	begun  map[string]int64      // phase → its start instant on the worker's clock
 	halt   func()                // stops issuing (set by the caller)
+
+	stopBeat func() // ends the heartbeat and waits for it (nil: none)
 }
 
-// Accept reads the worker's spec from the channel. A worker never calls
-// control hooks: a spec whose profile has them on is refused.
+// Accept reads the worker's spec from the channel and, when the spec asks
+// for them, starts the worker's heartbeats: the coordinator takes a worker
+// that says nothing for long to have stalled, whatever it is doing
+// (preparing, sending, reducing). A worker never calls control hooks: a
+// spec whose profile has them on is refused.
 func Accept(r io.Reader, w io.Writer) (*Worker, error) {
 	conn := NewConn(r, w)
 	m, err := conn.Recv()
@@ -43,7 +48,33 @@ func Accept(r io.Reader, w io.Writer) (*Worker, error) {
 	if err := CheckWorkerProfile(m.Spec.Profile); err != nil {
 		return nil, err
 	}
-	return &Worker{conn: conn, spec: *m.Spec, starts: map[string]chan int64{}, begun: map[string]int64{}}, nil
+	wk := &Worker{conn: conn, spec: *m.Spec, starts: map[string]chan int64{}, begun: map[string]int64{}}
+	if m.Spec.HeartbeatNs > 0 {
+		wk.stopBeat = wk.beat(time.Duration(m.Spec.HeartbeatNs))
+	}
+	return wk, nil
+}
+
+// beat sends a beat every d until the returned function is called (it
+// waits for the last beat to be out) or the channel breaks.
+func (w *Worker) beat(d time.Duration) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if w.conn.Send(&Msg{Type: TypeBeat}) != nil {
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(done); <-ended })
 }
 
 // CheckWorkerProfile refuses a worker profile with a control hook on: the
@@ -187,11 +218,28 @@ func (w *Worker) Progress(phase string, sent int64) error {
 	return w.conn.Send(&Msg{Type: TypeProgress, Phase: phase, Sent: sent})
 }
 
-// Finish reports the worker's end.
-func (w *Worker) Finish(d Done) error { return w.conn.Send(&Msg{Type: TypeDone, Done: &d}) }
+// Finish reports the worker's end: its last message.
+func (w *Worker) Finish(d Done) error {
+	w.quiet()
+	return w.conn.Send(&Msg{Type: TypeDone, Done: &d})
+}
 
-// Fail reports a worker that could not run (before hello, or instead of
-// done).
+// Fail reports that the worker could not run (instead of done): its last
+// message.
+func (w *Worker) Fail(err error) {
+	w.quiet()
+	_ = w.conn.Send(&Msg{Type: TypeError, Err: err.Error()})
+}
+
+// quiet ends the heartbeats: the last message follows.
+func (w *Worker) quiet() {
+	if w.stopBeat != nil {
+		w.stopBeat()
+	}
+}
+
+// Fail reports on wr that a worker could not run before it had a channel
+// (its spec unread) or that a connection is refused.
 func Fail(wr io.Writer, err error) {
 	_ = NewConn(nil, wr).Send(&Msg{Type: TypeError, Err: err.Error()})
 }

@@ -140,12 +140,13 @@ func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 // the cell's token.
 func (w *Workers) launch(ctx context.Context) error {
 	token := shard.NewToken()
-	ln, err := shard.Listen(w.listen, token, w.count)
+	var warn func(error)
+	if w.log != nil {
+		warn = func(err error) { fmt.Fprintf(w.log, "warning: %v\n", err) }
+	}
+	ln, err := shard.Listen(w.listen, token, w.count, warn)
 	if err != nil {
 		return fmt.Errorf("--coordinator-address: %w", err)
-	}
-	if w.log != nil {
-		ln.Reject = func(err error) { fmt.Fprintf(w.log, "warning: %v\n", err) }
 	}
 	addr := net.JoinHostPort(w.host, strconv.Itoa(ln.Port()))
 	var r [3]byte

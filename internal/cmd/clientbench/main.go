@@ -1,7 +1,17 @@
 // Command clientbench measures the aiperf client's ceiling (`make bench`).
 //
-// It starts aiperf-mock-server (--fast unless -mock-flags says otherwise) as
-// a separate process and, in one run, measures: requests/s and SSE chunks/s
+// First, pinned (-pinned, Linux with taskset and two CPUs): a neutral SSE
+// server (this binary, -role server) on CPU 0 and, in turn, aiperf and a
+// minimal hand-written net/http client (-role minimal) on CPU 1, each a
+// process of its own, in a network namespace of its own where permitted;
+// for each it prints req/s, the client's and the server's CPU time per
+// request (/proc/PID/stat), loopback TCP segments per request
+// (/proc/net/snmp) and, per request, the counters that explain them
+// (context switches, read calls, page faults, the server's segments sent
+// and received from TCP_INFO).
+//
+// Then it starts aiperf-mock-server (--fast unless -mock-flags says
+// otherwise) as a separate process and, in one run, measures: requests/s and SSE chunks/s
 // of the full aiperf client path (bench.Run: scheduler, OpenAI client, SSE
 // parsing, token counting, records) at concurrency 1, 64 and 512, each beside a minimal hand-written Go HTTP/SSE
 // loop (the baseline); then the achieved rate and send lag at constant 1,000
@@ -63,7 +73,24 @@ func main() {
 		func(v string) error { return parseList(v, &truthLevels) })
 	flag.Func("scrape", "comma-separated concurrency levels of the scraping comparison (default 1,64; empty: none)",
 		func(v string) error { return parseList(v, &scrapeLevels) })
+	role, conc, count := pinnedFlags()
 	flag.Parse()
+	if *role != "" {
+		if err := runRole(*role, *serverURL, *conc, *count); err != nil {
+			fmt.Fprintf(os.Stderr, "clientbench -role %s: %v\n", *role, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(pinnedLevels) > 0 {
+		inNetns()
+	}
+	if privateNetns() {
+		if err := loopbackUp(); err != nil {
+			fmt.Fprintln(os.Stderr, "clientbench:", err)
+			os.Exit(1)
+		}
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {
@@ -110,7 +137,13 @@ func parseList[T int | float64](v string, out *[]T) error {
 }
 
 func run(mockBin, url string, dur time.Duration) error {
-	if url == "" {
+	if err := pinned(); err != nil {
+		return err
+	}
+	if err := callgrindCounts(); err != nil {
+		return err
+	}
+	if url == "" && len(levels)+len(rates)+len(scrapeLevels)+len(memoryRuns)+startups > 0 {
 		var stop func()
 		var err error
 		if url, stop, err = startMock(mockBin); err != nil {
@@ -118,9 +151,27 @@ func run(mockBin, url string, dur time.Duration) error {
 		}
 		defer stop()
 	}
+	for _, stage := range []func(string, time.Duration) error{
+		func(url string, dur time.Duration) error { return ceiling(mockBin, url, dur) }, pacing, scrapeCost,
+		func(url string, _ time.Duration) error { return startup(url) },
+		func(url string, _ time.Duration) error { return memory(url) },
+		func(string, time.Duration) error { return addedError(mockBin, dur) },
+	} {
+		if err := stage(url, dur); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ceiling prints requests/s and chunks/s of aiperf and of the in-process
+// baseline loop at each of levels, sharing the machine with the mock.
+func ceiling(mockBin, url string, dur time.Duration) error {
+	if len(levels) == 0 {
+		return nil
+	}
 	fmt.Printf("client ceiling against %s %s at %s (%d output tokens = %d SSE chunks per request),\n"+
 		"median of %d alternating rounds of %s per client\n\n", mockBin, mockFlags, url, osl, osl, rounds, dur)
-
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\tbaseline req/s\taiperf req/s\tratio\tbaseline chunks/s\taiperf chunks/s\tratio\t")
 	for _, c := range levels {
@@ -148,8 +199,16 @@ func run(mockBin, url string, dur time.Duration) error {
 	}
 	tw.Flush()
 
+	return nil
+}
+
+// pacing prints the achieved rate and send lag at each of rates.
+func pacing(url string, dur time.Duration) error {
+	if len(rates) == 0 {
+		return nil
+	}
 	fmt.Printf("\npacing: constant rate for %s, %d output tokens per request\n", dur, rateOSL)
-	tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target req/s\tpacing\tachieved req/s\tdeviation\tsend lag p50 ms\tp99 ms\tmax ms\tclient-bound\t")
 	for _, rate := range rates {
 		for _, precise := range []bool{false, true} {
@@ -167,16 +226,7 @@ func run(mockBin, url string, dur time.Duration) error {
 		}
 	}
 	tw.Flush()
-	if err := scrapeCost(url, dur); err != nil {
-		return err
-	}
-	if err := startup(url); err != nil {
-		return err
-	}
-	if err := memory(url); err != nil {
-		return err
-	}
-	return addedError(mockBin, dur)
+	return nil
 }
 
 // startMock runs the mock server on a free port and returns its URL.

@@ -28,7 +28,9 @@ const truthFlags = "--ttft 20 --itl 4"
 // concurrency it runs the load against a mock that times itself
 // (GET /mock/timing: when each reply's chunks were flushed) and prints the
 // client's TTFT and inter-chunk p50 minus the mock's first-chunk and gap
-// p50, beside the client's own health figures.
+// p50, beside the client's own health figures: the scheduling latency p99,
+// its CPU and the host's (the calibration of the self-audit's CLIENT-BOUND
+// thresholds).
 func addedError(mockBin string, dur time.Duration) error {
 	if len(truthLevels) == 0 {
 		return nil
@@ -40,7 +42,7 @@ func addedError(mockBin string, dur time.Duration) error {
 	defer stop()
 	fmt.Printf("\nclient-added error against the mock's own timing (%s, 64 chunks per request, %s per level)\n", truthFlags, dur)
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "concurrency\tTTFT p50 ms client\tserver\tadded\tchunk gap p50 ms client\tserver\tadded\tsched p99 ms\tclient-bound\t")
+	fmt.Fprintln(tw, "concurrency\tTTFT p50 ms client\tserver\tadded\tchunk gap p50 ms client\tserver\tadded\tsched p99 ms\tclient CPU %\thost CPU %\tclient-bound\t")
 	for _, c := range truthLevels {
 		if err := post(url + "/mock/timing/clear"); err != nil {
 			return err
@@ -63,13 +65,16 @@ func addedError(mockBin string, dur time.Duration) error {
 			return fmt.Errorf("added error at concurrency %d: no streamed response", c)
 		}
 		sTTFT, sGap := t.FirstChunk.P50US/1e3, t.Gap.P50US/1e3
-		sched := 0.0
+		sched, cpu, host := 0.0, 0.0, 0.0
 		if h := run.Audit.Health; h != nil {
-			sched = h.SchedLatencyP99Ms
+			sched, cpu = h.SchedLatencyP99Ms, h.ProcessCPUPct
+			if h.HostCPUPct != nil {
+				host = *h.HostCPUPct
+			}
 		}
-		fmt.Fprintf(tw, "%d\t%.3f\t%.3f ±%.3f\t%+.3f\t%.3f\t%.3f ±%.3f\t%+.3f\t%.2f\t%v\t\n", c, ttft.Stats.P50, sTTFT,
+		fmt.Fprintf(tw, "%d\t%.3f\t%.3f ±%.3f\t%+.3f\t%.3f\t%.3f ±%.3f\t%+.3f\t%.2f\t%.0f\t%.0f\t%v\t\n", c, ttft.Stats.P50, sTTFT,
 			bucketHalfWidth*sTTFT, ttft.Stats.P50-sTTFT, icl.Stats.P50, sGap, bucketHalfWidth*sGap, icl.Stats.P50-sGap, sched,
-			run.Audit.ClientBound)
+			cpu, host, run.Audit.ClientBound)
 	}
 	tw.Flush()
 	fmt.Println("(the mock's quantiles are estimated inside log buckets 2.3% wide: ± is half a bucket)")

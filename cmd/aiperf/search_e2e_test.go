@@ -1,0 +1,469 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/search"
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+	"github.com/aiperf-go/aiperf/runner"
+	"github.com/aiperf-go/aiperf/store"
+)
+
+// slaMock is the mock of the issue's boundary: 20 ms to the first token,
+// 4 ms a token, 8 requests at once. With 32 output tokens a slot is held
+// 20 + 31·4 = 144 ms, so up to concurrency 8 every TTFT is 20 ms and from 9
+// one request in each wave waits a whole 144 ms (docs/mock.md): a p99 TTFT
+// SLA of 80 ms holds up to 8 and breaks at 9.
+var slaMock = mock.Config{TTFT: 20, ITL: 4, MaxNumSeqs: 8}
+
+// TestSearchFindsTheSLABoundary: max-concurrency-under-sla over [1, 1000]
+// finds the mock's boundary, 8, in at most 12 probes, each probe a trial
+// process with exactly one KV reset before its load and one profiler
+// bracket around it; the search is stored as a search whose cells are its
+// probes, with its history and answer, and its runs compare.
+func TestSearchFindsTheSLABoundary(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, slaMock)
+	require.Equal(t, 8, trueBoundary(slaMock, 32, 99, 80*time.Millisecond), "docs/mock.md's formula")
+	dir := t.TempDir()
+	tok := tinyTokenizer(t)
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok,
+		"--isl", "16", "--osl", "32", "--request-count", "9", "--reset-kv-cache", "--server-profiler",
+		"--search-recipe", "max-concurrency-under-sla", "--search-sla", "time_to_first_token:p99:lt:80",
+		"--concurrency-max", "1000", "--artifact-dir", "out", "--name", "sla")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Contains(t, inv.stdout, "search sla: concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:80)")
+
+	var doc search.HistoryDoc
+	readJSONInto(t, filepath.Join(dir, "out", runner.HistoryFile), &doc)
+	require.NotNil(t, doc.BoundarySummary)
+	assert.EqualValues(t, 8, doc.BoundarySummary.FeasibleMax.Value)
+	assert.EqualValues(t, 9, doc.BoundarySummary.InfeasibleMin.Value)
+	require.NotNil(t, doc.ConvergenceReason)
+	assert.Equal(t, "monotonic_precision_reached", *doc.ConvergenceReason)
+	probes := len(doc.Iterations)
+	assert.LessOrEqual(t, probes, 12)
+	for i := range probes {
+		assert.FileExists(t, filepath.Join(dir, "out", search.TrialDir(i, 1), "profile_export_aiperf.json"))
+	}
+
+	c := m.control()
+	assert.Equal(t, probes, c.ResetCount, "one KV reset per probe trial")
+	assert.Equal(t, probes, c.ProfilerStarts)
+	assert.Equal(t, probes, c.ProfilerStops)
+	segs := trialSegments(m.kinds())
+	require.Len(t, segs, probes)
+	for i, seg := range segs {
+		assert.Equal(t, []string{"reset", "start_profile"}, seg[:2], "probe %d: the reset, then the profiler, then the load", i)
+		assert.Equal(t, "stop_profile", lastNonRequest(seg), "probe %d", i)
+		assert.Equal(t, 1, count(seg, "start_profile"), "probe %d", i)
+	}
+
+	db := openStore(t, dir)
+	sw, err := db.ListSweeps(context.Background(), 0)
+	require.NoError(t, err)
+	require.Len(t, sw, 1)
+	assert.Equal(t, store.KindSearch, sw[0].Kind)
+	assert.Equal(t, probes, sw[0].Cells)
+	assert.Equal(t, probes, sw[0].Runs)
+	assert.Contains(t, sw[0].Answer, "concurrency: 8 passed")
+	stored, _, err := db.SearchDoc(context.Background(), "sla")
+	require.NoError(t, err)
+	assert.Len(t, stored.Iterations, probes)
+
+	list := cli(t, dir, "runs", "sweeps")
+	require.Equal(t, ExitOK, list.code, list.stderr)
+	assert.Contains(t, lineContaining(t, list.stdout, "sla"), "search")
+	var pass, fail string
+	for i, it := range doc.Iterations {
+		switch it.VariationValues["phases.profiling.concurrency"] {
+		case 8.0:
+			pass = fmt.Sprintf("sla/search_iter_%04d__concurrency_8", i)
+		case 9.0:
+			fail = fmt.Sprintf("sla/search_iter_%04d__concurrency_9", i)
+		}
+	}
+	cmp := cli(t, dir, "compare", pass, fail)
+	assert.Equal(t, ExitOK, cmp.code, "compare %s %s:\n%s%s", pass, fail, cmp.stdout, cmp.stderr)
+	assert.Contains(t, cmp.stdout, "time_to_first_token")
+
+	pl := cli(t, dir, "plot", "--sweep", "sla", "--only", "search_trajectory", "--format", "png", "-o", "plots")
+	require.Equal(t, ExitOK, pl.code, "stdout:\n%s\nstderr:\n%s", pl.stdout, pl.stderr)
+	assert.FileExists(t, filepath.Join(dir, "plots", "search_trajectory.png"))
+	rep := cli(t, dir, "report", "--sweep", "sla", "-o", "report.html")
+	require.Equal(t, ExitOK, rep.code, "stdout:\n%s\nstderr:\n%s", rep.stdout, rep.stderr)
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), `id="searches"`)
+	assert.Contains(t, string(html), "monotonic_precision_reached")
+}
+
+// readJSONInto decodes a JSON file into v.
+func readJSONInto(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, v))
+}
+
+// trueBoundary is the highest concurrency (up to 100) whose steady-state
+// TTFT at the given percentile meets sla, from the mock's formula: beyond
+// --max-num-seqs a share LongShare of the requests waits LongWait, which
+// the percentile sees once that share exceeds 1 − p/100.
+func trueBoundary(cfg mock.Config, output int, p float64, sla time.Duration) int {
+	best := 0
+	for c := 1; c <= 100; c++ {
+		st := cfg.Steady(c, 0, output)
+		wait := st.ShortWait
+		if st.LongShare > 1-p/100 {
+			wait = st.LongWait
+		}
+		if st.TTFT+wait >= sla {
+			break
+		}
+		best = c
+	}
+	return best
+}
+
+// probeGate holds the first inference request after the nth reset until
+// released: the test knows the probe's trial is under load when it arrives.
+type probeGate struct {
+	mu       sync.Mutex
+	resets   int
+	at       int
+	held     chan struct{}
+	release  chan struct{}
+	heldOnce sync.Once
+}
+
+func (g *probeGate) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/reset_prefix_cache" {
+			g.mu.Lock()
+			g.resets++
+			g.mu.Unlock()
+		}
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/") {
+			g.mu.Lock()
+			hold := g.resets == g.at
+			g.mu.Unlock()
+			if hold {
+				first := false
+				g.heldOnce.Do(func() { first = true })
+				if first {
+					close(g.held)
+					<-g.release
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// TestSearchKilledAndResumed: examples/sla_search.star's search, its
+// parent killed with SIGKILL while the mock holds a request of its third
+// probe, is resumed with --resume: the stored probes are replayed through
+// the Starlark planner, the killed trial runs again, no stored trial runs
+// twice, and the answer is the uninterrupted one, 8 (the mock's formula:
+// trueBoundary).
+func TestSearchKilledAndResumed(t *testing.T) {
+	subprocesses(t)
+	g := &probeGate{at: 3, held: make(chan struct{}), release: make(chan struct{})}
+	// slaMock at twice its latencies, against twice the SLA: the same
+	// boundary, with room for a loaded machine's stalls (the test is about
+	// the kill and the resume).
+	m := startMockBehind(t, mock.Config{TTFT: 40, ITL: 8, MaxNumSeqs: 8}, g.wrap)
+	t.Cleanup(func() {
+		select {
+		case <-g.release:
+		default:
+			close(g.release)
+		}
+	})
+	require.Equal(t, 8, trueBoundary(mock.Config{TTFT: 40, ITL: 8, MaxNumSeqs: 8}, 32, 99, 160*time.Millisecond))
+	dir := t.TempDir()
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
+	require.NoError(t, err)
+	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "requests=9", "--set", "sla_ms=160",
+		"--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+
+	first := newAiperfCmd(t, dir, args...)
+	require.NoError(t, first.Start())
+	select {
+	case <-g.held: // the third probe's trial is under load
+	case <-time.After(3 * time.Minute):
+		_ = first.Process.Kill()
+		_ = first.Wait() // the output is complete
+		t.Fatalf("the third probe never sent a request:\n%s", first.out)
+	}
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+	close(g.release)
+	killed := filepath.Join(dir, "artifacts", "sla", search.TrialDir(2, 1), runner.ResultFile)
+	require.Eventually(t, func() bool { _, err := os.Stat(killed); return err == nil }, time.Minute, 5*time.Millisecond,
+		"the orphaned trial child is interrupted and exits")
+
+	db := openStore(t, dir)
+	before, err := db.ListRuns(context.Background(), store.RunFilter{Sweep: "sla"})
+	require.NoError(t, err)
+	require.Len(t, before, 2, "the first two probes were stored, the killed one not")
+
+	again := cli(t, dir, append(args, "--resume", "--ui", "simple")...)
+	require.Equal(t, ExitOK, again.code, "stdout:\n%s\nstderr:\n%s", again.stdout, again.stderr)
+	assert.Contains(t, again.stdout, "search sla: concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:160)")
+	assert.NotContains(t, again.stderr, "probe 0: concurrency", "nothing stored is run again")
+	assert.Contains(t, again.stderr, "search sla probe 2: 1 trial more (0 of 1 trials run)")
+
+	runs, err := db.ListRuns(context.Background(), store.RunFilter{Sweep: "sla"})
+	require.NoError(t, err)
+	keys := map[string]bool{}
+	for _, r := range runs {
+		key := r.CellID + "/" + r.CellLabel
+		assert.False(t, keys[key], "probe %s stored twice", r.CellLabel)
+		keys[key] = true
+		assert.Equal(t, 1, r.Trial)
+	}
+	h, err := db.SearchHistory(context.Background(), runs[0].SweepID, nil)
+	require.NoError(t, err)
+	assert.Equal(t, len(h.Probes), len(runs), "one trial per probe")
+	assert.Equal(t, len(runs)+1, m.control().ResetCount, "every stored trial reset once, and the killed one")
+	sweeps, err := db.ListSweeps(context.Background(), 0)
+	require.NoError(t, err)
+	require.Len(t, sweeps, 1, "the resumed search is the same stored search")
+	assert.Equal(t, "complete", sweeps[0].Status)
+}
+
+// TestSearchBadInputRefused: every bad search input is a clear message and
+// exit 2 before any traffic: the mock sees no request and no reset.
+func TestSearchBadInputRefused(t *testing.T) {
+	subprocesses(t) // were one accepted, its trials would run as aiperf and the mock would see them
+	m := startMock(t, mock.Config{Fast: true})
+	base := func(args ...string) []string {
+		return append([]string{"profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--reset-kv-cache"}, args...)
+	}
+	stream := func(args ...string) []string { return base(append([]string{"--streaming"}, args...)...) }
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"unknown recipe": {stream("--search-recipe", "fastest"),
+			`unknown --search-recipe "fastest": use one of max-throughput-ttft-sla`},
+		"recipe without its SLA flag": {stream("--search-recipe", "max-throughput-ttft-sla"),
+			`recipe "max-throughput-ttft-sla" requires --ttft-sla-ms (the SLA threshold in milliseconds)`},
+		"recipe without any SLA": {stream("--search-recipe", "max-concurrency-under-sla"),
+			`recipe "max-concurrency-under-sla" requires at least one of --ttft-sla-ms`},
+		"TTFT SLA without streaming": {base("--search-recipe", "max-concurrency-under-sla", "--ttft-sla-ms", "80"),
+			`recipe "max-concurrency-under-sla" requires --streaming`},
+		"explicit TTFT SLA without streaming": {base("--search-space", "concurrency:1,64:int", "--search-max-iterations", "10",
+			"--search-planner", "monotonic_sla", "--search-sla", "time_to_first_token:p99:lt:80"),
+			`--search-sla time_to_first_token:p99:lt:80 reads a streaming-only metric: add --streaming`},
+		"inverted space": {stream("--search-space", "concurrency:64,1:int", "--search-max-iterations", "10",
+			"--search-metric", "output_token_throughput", "--search-direction", "maximize"),
+			`the space is empty or inverted (lo 64, hi 1): hi must be above lo`},
+		"empty recipe range": {stream("--search-recipe", "max-concurrency-under-sla", "--e2e-sla-ms", "500",
+			"--concurrency-min", "10", "--concurrency-max", "10"),
+			`--concurrency-max (10) must be above --concurrency-min (10): the range is empty or inverted`},
+		"recipe and explicit flags": {stream("--search-recipe", "max-concurrency-under-sla", "--e2e-sla-ms", "500",
+			"--search-space", "concurrency:1,8:int"),
+			`--search-recipe "max-concurrency-under-sla" is mutually exclusive with --search-space`},
+		"too many iterations": {stream("--search-space", "concurrency:1,8:int", "--search-max-iterations", "500"),
+			`--search-max-iterations must be between 2 and 200 (got 500)`},
+		"no iteration budget": {stream("--search-space", "concurrency:1,8:int"),
+			`--search-space needs --search-max-iterations N (2-200)`},
+		"a search flag alone": {stream("--ttft-sla-ms", "80"),
+			`--ttft-sla-ms: search flags without a search: add --search-recipe NAME or --search-space PATH:LO,HI`},
+		"more workers than a probe's concurrency": {stream("--concurrency", "8", "--workers", "4", "--search-recipe",
+			"max-concurrency-under-sla", "--e2e-sla-ms", "500"),
+			`search "max-concurrency-under-sla": --workers 4 is more than the profiling phase's concurrency 1`},
+		"a grid recipe with a list": {stream("--search-recipe", "concurrency-ramp", "--concurrency", "1,2"),
+			`--concurrency lists values to sweep, and recipe "concurrency-ramp" chooses its own points`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inv := cli(t, "", tc.args...)
+			assert.Equal(t, ExitUsage, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+			assert.Contains(t, inv.stderr, tc.want)
+		})
+	}
+	planner := `
+base = profile(model = "mock-model", url = vars["url"], streaming = True, reset_kv_cache = True)
+def outside(history):
+    return {"concurrency": 5000}
+def forever(history):
+    n = 0
+    for i in range(1000000000):
+        n += i
+    return {"concurrency": 1}
+search(name = "s", base = base, space = {"concurrency": [1, 1000]}, sla = ["time_to_first_token:p99:lt:80"],
+       planner = %s)
+`
+	for fn, want := range map[string]string{
+		"outside": `s.star:3:1: search "s": planner outside returned {"concurrency": 5000}: phases.profiling.concurrency = 5000 is outside the space [1, 1000]`,
+		"forever": `s.star:7:5: search "s": planner forever exceeded the step limit of 10000000 steps`,
+	} {
+		t.Run("a Starlark planner "+fn, func(t *testing.T) {
+			dir := t.TempDir()
+			script := writeFile(t, dir, "s.star", fmt.Sprintf(planner, fn))
+			inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL)
+			assert.Equal(t, ExitUsage, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+			assert.Contains(t, inv.stderr, want)
+		})
+	}
+	c := m.control()
+	assert.Zero(t, c.InferenceRequests+c.ResetCount, "nothing was sent")
+}
+
+// TestPrefillCurveRecoversTheCost: prefill-ttft-curve against a mock that
+// spends 500 µs per uncached prompt token fits TTFT(ISL) and recovers the
+// cost within 5% (the mock counts tokens with the client's tokenizer, and
+// every probe resets its cache, so every prompt token is uncached: no
+// cache hit).
+func TestPrefillCurveRecoversTheCost(t *testing.T) {
+	subprocesses(t)
+	const usPerToken = 500.0
+	tokPath := tinyTokenizer(t)
+	tok, err := tokenizer.Load(tokPath)
+	require.NoError(t, err)
+	cfg := mock.Config{TTFT: 5, ITL: 1, Prefill: usPerToken, CountTokens: tok.Count, EncodeTokens: tok.Encode}
+	srv, err := mock.New(cfg)
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", ts.URL, "--streaming", "--ui", "none", "--tokenizer", tokPath,
+		"--osl", "1", "--request-count", "6", "--reset-kv-cache", "--search-recipe", "prefill-ttft-curve",
+		"--isl-min", "64", "--isl-max", "1024", "--isl-steps", "4", "--artifact-dir", "out")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	var curve struct {
+		FitForm      string    `json:"fit_form"`
+		Coefficients []float64 `json:"coefficients"`
+		RSquared     float64   `json:"r_squared"`
+		RawPoints    []struct {
+			ISL float64 `json:"isl"`
+		} `json:"raw_points"`
+	}
+	readJSONInto(t, filepath.Join(dir, "out", runner.AggregateDir, "prefill_curve.json"), &curve)
+	require.Equal(t, "linear", curve.FitForm)
+	require.Len(t, curve.RawPoints, 4)
+	slope := curve.Coefficients[0] * 1000 // ms per token → µs per token
+	t.Logf("fitted %.2f µs/token (r² %.5f) over ISL %v", slope, curve.RSquared, curve.RawPoints)
+	assert.InEpsilon(t, usPerToken, slope, 0.05, "fitted %.2f µs/token (r² %.4f)", slope, curve.RSquared)
+	assert.Equal(t, 4, srv.Control().ResetCount, "one reset per probe")
+	assert.Zero(t, srv.Control().CacheHits, "every prompt token was prefilled")
+}
+
+// noisyMock decodes more slowly as the batch grows (a step is 2 ms + 2 ms
+// per running request), and every trial runs at its own latency scale, a
+// lognormal draw of CV 5% at each reset, seeded.
+func noisyMock(seed int64) mock.Config {
+	return mock.Config{TTFT: 2, ITL: 2, ITLPerSeq: 2, TrialJitterCV: 0.05, RandomSeed: seed}
+}
+
+// noisySearch runs max-concurrency-under-sla with an average-ITL SLA of
+// 19 ms (true boundary 8: 18 ms at 8, 20 ms at 9, 5% apart, so that one
+// trial in seven or so at 8 or 9 is on the wrong side) over [4, 64]
+// against noisyMock(seed): 2 trials a probe and up to 5 while ambiguous.
+// It returns the stored search_history.json.
+func noisySearch(t *testing.T, seed int64, tok string) *search.HistoryDoc {
+	t.Helper()
+	m := startMock(t, noisyMock(seed))
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok,
+		"--isl", "16", "--osl", "8", "--reset-kv-cache", "--num-profile-runs", "2", "--search-max-replicates", "5",
+		"--search-recipe", "max-concurrency-under-sla", "--search-sla", "inter_token_latency:avg:lt:19",
+		"--concurrency-min", "4", "--concurrency-max", "64",
+		"--artifact-dir", "out", "--name", "noisy")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	db := openStore(t, dir)
+	doc, _, err := db.SearchDoc(context.Background(), "noisy")
+	require.NoError(t, err)
+	return doc
+}
+
+// TestNoisySearchBracketsTheBoundary: against a server whose latency
+// varies from trial to trial, the noise-aware verdicts keep the true
+// boundary inside the reported bracket (highest pass ≤ 8 < lowest fail).
+// AIPERF_NOISY_SEEDS=N runs N seeds of the noise (1 by default) and logs
+// how many held and the trials spent against the equivalent grid.
+func TestNoisySearchBracketsTheBoundary(t *testing.T) {
+	subprocesses(t)
+	cfg := noisyMock(0)
+	b := 0
+	for c := 1; c <= 100 && float64(cfg.Steady(c, 0, 8).Step)/float64(time.Millisecond) < 19; c++ {
+		b = c
+	}
+	require.Equal(t, 8, b, "docs/mock.md's formula")
+	seeds := 1 // a search takes 30 trials or so: a minute under -race
+	if n, err := strconv.Atoi(os.Getenv("AIPERF_NOISY_SEEDS")); err == nil && n > 0 {
+		seeds = n
+	}
+	held, trials, grid := 0, 0, 0
+	tok := tinyTokenizer(t)
+	for seed := 1; seed <= seeds; seed++ {
+		doc := noisySearch(t, int64(seed), tok)
+		bs := doc.BoundarySummary
+		require.NotNil(t, bs)
+		pass, fail := -1.0, math.Inf(1)
+		if bs.FeasibleMax != nil {
+			pass = bs.FeasibleMax.Value.(float64)
+		}
+		if bs.InfeasibleMin != nil {
+			fail = bs.InfeasibleMin.Value.(float64)
+		}
+		ok := pass <= float64(b) && float64(b) < fail
+		if ok {
+			held++
+		}
+		trials, grid = trials+doc.TrialsSpent, grid+doc.GridEquivalent.Trials
+		t.Logf("seed %d: bracket [%v, %v] ambiguous %v, %d probes, %d trials (grid %d): contains %d: %v",
+			seed, pass, fail, bs.Ambiguous, len(doc.Iterations), doc.TrialsSpent, doc.GridEquivalent.Trials, b, ok)
+	}
+	t.Logf("%d of %d brackets contain the boundary; %.1f trials a search against %.0f for the grid", held, seeds,
+		float64(trials)/float64(seeds), float64(grid)/float64(seeds))
+	assert.Equal(t, seeds, held, "every bracket contains the true boundary")
+}
+
+// TestPlanDescribesSearch: aiperf plan describes a script's search (its
+// planner, space, SLA, budget, base and first probe) and sends nothing;
+// --format json carries search_history.json's config block.
+func TestPlanDescribesSearch(t *testing.T) {
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
+	require.NoError(t, err)
+	inv := cli(t, "", "plan", script, "--set", "url=http://127.0.0.1:9")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, `search "sla" (`)
+	assert.Contains(t, inv.stdout, "starlark:next_point over concurrency [1, 1000] int; SLA time_to_first_token:p99:lt:80")
+	assert.Contains(t, inv.stdout, "first probe: concurrency 1 (next_point(history of 0)) in "+filepath.Join("sla", search.TrialDir(0, 1)))
+	assert.Contains(t, inv.stdout, "0 trials in total and 1 search that chooses its probes as it runs; nothing was sent.")
+
+	js := cli(t, "", "plan", script, "--format", "json")
+	require.Equal(t, ExitOK, js.code, js.stderr)
+	var out struct {
+		Searches []struct {
+			Name       string               `json:"name"`
+			Config     search.HistoryConfig `json:"config"`
+			FirstProbe map[string]any       `json:"first_probe"`
+		} `json:"searches"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js.stdout), &out))
+	require.Len(t, out.Searches, 1)
+	assert.Equal(t, "starlark:next_point", out.Searches[0].Config.Planner)
+	assert.Equal(t, 1.0, out.Searches[0].FirstProbe["concurrency"])
+}

@@ -1,0 +1,106 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// longStream is a chat stream of n content chunks (every third with JSON
+// escapes, every fifth with reasoning), far longer than the SSE reader's
+// buffer, and the texts and reasonings it carries.
+func longStream(n int) (wire []string, texts, reasonings []string) {
+	for i := range n {
+		text, enc := fmt.Sprintf(" tok%d", i), fmt.Sprintf(" tok%d", i)
+		if i%3 == 0 {
+			text, enc = fmt.Sprintf("é\n\"%d\"", i), fmt.Sprintf(`\u00e9\n\"%d\"`, i)
+		}
+		reasoning := ""
+		delta := fmt.Sprintf(`"content":"%s"`, enc)
+		if i%5 == 0 {
+			reasoning = fmt.Sprintf("think %d", i)
+			delta += fmt.Sprintf(`,"reasoning_content":"%s"`, reasoning)
+		}
+		wire = append(wire, fmt.Sprintf(`data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{%s},`+
+			`"logprobs":null,"finish_reason":null}],"padding":"%s"}`+"\n\n", delta, strings.Repeat("x", 200)))
+		texts, reasonings = append(texts, text), append(reasonings, reasoning)
+	}
+	return append(wire, usage, done), texts, reasonings
+}
+
+// The read loop decodes each event into strings that alias the SSE reader's
+// buffer and is then overwritten: every chunk's text must still be its own
+// after the whole stream (of ~60 reader buffers) was read, whether the
+// response's text buffer was sized for it (MaxTokens) or had to grow.
+func TestStreamTextOutlivesReaderBuffer(t *testing.T) {
+	const n = 4000
+	wire, texts, reasonings := longStream(n)
+	srv := newRawServer(t, sseClose(wire...))
+	c := newTestClient(t, Options{})
+	for _, maxTokens := range []int{0, 1, n} {
+		t.Run(fmt.Sprintf("max_tokens %d", maxTokens), func(t *testing.T) {
+			req := chatReq(srv.url("/v1/chat/completions"), true)
+			req.MaxTokens = maxTokens
+			res := c.Do(context.Background(), req)
+			require.Nil(t, res.Err)
+			gotTexts, gotReasonings := outputs(res.Chunks)
+			require.Equal(t, texts, gotTexts)
+			require.Equal(t, reasonings, gotReasonings)
+			text, reasoning := res.Output()
+			assert.Equal(t, strings.Join(texts, ""), text)
+			assert.Equal(t, strings.Join(reasonings, ""), reasoning)
+		})
+	}
+}
+
+// A non-streaming response's text is its one chunk and its Output.
+func TestWholeOutput(t *testing.T) {
+	srv := newRawServer(t, respond(fixed(200, "application/json",
+		`{"choices":[{"index":0,"message":{"content":"hello","reasoning_content":"hmm"}}]}`)))
+	c := newTestClient(t, Options{})
+	res := c.Do(context.Background(), chatReq(srv.url("/v1/chat/completions"), false))
+	require.Nil(t, res.Err)
+	require.Len(t, res.Chunks, 1)
+	text, reasoning := res.Output()
+	assert.Equal(t, "hello", text)
+	assert.Equal(t, "hmm", reasoning)
+}
+
+// readAllocs is the allocations of reading one stream of n chunks, its
+// response sized as Do sizes it for max_tokens n.
+func readAllocs(t *testing.T, n int) float64 {
+	wire, _, _ := longStream(n)
+	body := []byte(strings.Join(wire, ""))
+	c := New(Options{})
+	defer c.Close()
+	req := chatReq("http://x/v1/chat/completions", true)
+	h := http.Header{"Content-Type": []string{"text/event-stream"}}
+	f := formatFor(&req)
+	src := bytes.NewReader(body)
+	return testing.AllocsPerRun(20, func() {
+		src.Reset(body)
+		res := Response{Chunks: make([]Chunk, 0, n+1), textHint: n * textPerToken}
+		c.readStream(context.Background(), context.Background(), src, h, f, &res, nil)
+		if res.Err != nil || len(res.Chunks) != n {
+			t.Fatalf("bad stream: %v, %d chunks", res.Err, len(res.Chunks))
+		}
+	})
+}
+
+// Reading a stream allocates per response, never per chunk: the SSE reader
+// and the decoder are reused, the response's buffers sized once and, past
+// their size, doubled (a few allocations per stream, none per chunk).
+func TestReadStreamAllocatesNothingPerChunk(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	short, long := readAllocs(t, 64), readAllocs(t, 4096)
+	assert.Less(t, short, 64.0, "allocations of a 64-chunk stream")
+	assert.Less(t, (long-short)/(4096-64), 0.01, "allocations per chunk (%v for 64 chunks, %v for 4,096)", short, long)
+}

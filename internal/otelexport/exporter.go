@@ -1,0 +1,297 @@
+package otelexport
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// Defaults of the Options left zero.
+const (
+	DefaultInterval = 5 * time.Second  // between exports
+	DefaultTimeout  = 10 * time.Second // of one export
+	DefaultQueue    = 1 << 16          // records waiting to be recorded
+)
+
+// Options configure an Exporter.
+type Options struct {
+	// Endpoint is the collector's OTLP/HTTP metrics URL
+	// (plan.Profile.OtelMetricsURL); its userinfo, if any, is sent as
+	// Basic authentication. $OTEL_EXPORTER_OTLP_HEADERS adds headers.
+	Endpoint string
+	// Metrics streams the gen_ai.client.* histograms, Timing the
+	// aiperf.timing.* counters (AIPerf's --stream domains).
+	Metrics, Timing bool
+	// Resource holds extra resource attributes (--otel-resource-attributes).
+	Resource map[string]string
+	// Provider and Operation are gen_ai.provider.name and
+	// gen_ai.operation.name of every point.
+	Provider, Operation string
+	// Streaming: the run streams (time to first chunk and per output chunk
+	// are recorded only then, as the conventions say).
+	Streaming bool
+	// Servers are server.address and server.port of each --url, by the
+	// records' URL index.
+	Servers []Server
+	// Labels are the aiperf.* dimensions of every point (benchmark_id,
+	// sweep, cell, trial, ...), without the prefix.
+	Labels map[string]string
+	// Version is service.version.
+	Version string
+	// Interval between exports (0: $OTEL_METRIC_EXPORT_INTERVAL, else
+	// DefaultInterval), Timeout of one (0: DefaultTimeout), Queue the
+	// records that may wait (0: DefaultQueue).
+	Interval, Timeout time.Duration
+	Queue             int
+	// Warn receives the one warning of an unreachable collector (nil:
+	// none); Redact cleans every message first (nil: as is).
+	Warn   func(string)
+	Redact func(string) string
+}
+
+// Server is a --url's server.address and server.port.
+type Server struct {
+	Address string
+	Port    int
+}
+
+// Report is what an Exporter did.
+type Report struct {
+	Endpoint string `json:"endpoint"` // credentials redacted
+	// Recorded records went into the instruments; Dropped found the queue
+	// full and were not.
+	Recorded int64 `json:"recorded"`
+	Dropped  int64 `json:"dropped"`
+	// Exports were attempted, Failed of them did not reach the collector,
+	// the last with LastError; Delivered says the final one did, so the
+	// collector holds every recorded point.
+	Exports   int64  `json:"exports"`
+	Failed    int64  `json:"failed"`
+	LastError string `json:"last_error,omitempty"`
+	Delivered bool   `json:"delivered"`
+}
+
+// Exporter streams a run's records to a collector. It implements
+// bench.Exporter.
+type Exporter struct {
+	o        Options
+	endpoint string // redacted
+	provider *sdkmetric.MeterProvider
+	inst     instruments
+	queue    chan *metrics.Record
+	done     chan struct{}
+	progress atomic.Pointer[func() *load.Progress]
+
+	recorded, dropped atomic.Int64
+	exports, failed   atomic.Int64
+	warned            atomic.Bool
+	mu                sync.Mutex
+	lastErr           error
+	lastOK            bool
+	closeOnce         sync.Once
+}
+
+// silenceSDK stops the SDK from logging export errors itself: the
+// Exporter reports them (once, redacted).
+var silenceSDK sync.Once
+
+// New starts an exporter. It fails only on options that cannot work (a
+// malformed endpoint); a collector that does not answer is found later,
+// and warned about once.
+func New(o Options) (*Exporter, error) {
+	u, err := url.Parse(o.Endpoint)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("otel endpoint %q is not a URL", plan.RedactURL(o.Endpoint))
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Queue <= 0 {
+		o.Queue = DefaultQueue
+	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
+	silenceSDK.Do(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
+	e := &Exporter{o: o, endpoint: plan.RedactURL(o.Endpoint), queue: make(chan *metrics.Record, o.Queue),
+		done: make(chan struct{})}
+	opts := []otlpmetrichttp.Option{
+		otlpmetrichttp.WithTimeout(o.Timeout),
+		// Cumulative points: a failed export is carried by the next one,
+		// so retries would only hold the reader up.
+		otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}),
+	}
+	if user := u.User; user != nil {
+		pw, _ := user.Password()
+		opts = append(opts, otlpmetrichttp.WithHeaders(map[string]string{"Authorization": basicAuth(user.Username(), pw)}))
+		u.User = nil
+	}
+	opts = append(opts, otlpmetrichttp.WithEndpointURL(u.String()))
+	exp, err := otlpmetrichttp.New(context.Background(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("start the otel exporter for %s: %w", e.endpoint, err)
+	}
+	readerOpts := []sdkmetric.PeriodicReaderOption{sdkmetric.WithTimeout(o.Timeout)}
+	if o.Interval > 0 {
+		readerOpts = append(readerOpts, sdkmetric.WithInterval(o.Interval))
+	} else if os.Getenv("OTEL_METRIC_EXPORT_INTERVAL") == "" {
+		readerOpts = append(readerOpts, sdkmetric.WithInterval(DefaultInterval))
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(resourceAttrs(o)...))
+	if err != nil {
+		return nil, fmt.Errorf("otel resource: %w", err)
+	}
+	e.provider = sdkmetric.NewMeterProvider(
+		sdkmetric.WithResource(res),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(&counting{Exporter: exp, e: e}, readerOpts...)))
+	if e.inst, err = newInstruments(e.provider.Meter("github.com/aiperf-go/aiperf"), o, e.currentProgress); err != nil {
+		_ = e.provider.Shutdown(context.Background())
+		return nil, err
+	}
+	go e.run()
+	return e, nil
+}
+
+func resourceAttrs(o Options) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{attribute.String("service.name", "aiperf")}
+	if o.Version != "" {
+		attrs = append(attrs, attribute.String("service.version", o.Version))
+	}
+	for k, v := range o.Resource {
+		attrs = append(attrs, attribute.String(k, v))
+	}
+	return attrs
+}
+
+// Watch keeps the phase's live counters for the timing gauges.
+func (e *Exporter) Watch(progress func() *load.Progress, _ load.Clock) { e.progress.Store(&progress) }
+
+func (e *Exporter) currentProgress() *load.Progress {
+	if p := e.progress.Load(); p != nil {
+		return (*p)()
+	}
+	return nil
+}
+
+// Record queues a finished record; it never blocks: a full queue drops it
+// (counted in Report.Dropped).
+func (e *Exporter) Record(r *metrics.Record) {
+	select {
+	case e.queue <- r:
+	default:
+		e.dropped.Add(1)
+	}
+}
+
+// run records the queued records into the instruments.
+func (e *Exporter) run() {
+	defer close(e.done)
+	ctx := context.Background()
+	for r := range e.queue {
+		e.inst.record(ctx, r)
+		e.recorded.Add(1)
+	}
+}
+
+// Close records what is queued, exports it a last time (within ctx) and
+// shuts the exporter down. It must be called once the run gave it its last
+// record.
+func (e *Exporter) Close(ctx context.Context) Report {
+	e.closeOnce.Do(func() {
+		close(e.queue)
+		<-e.done
+		ctx, cancel := context.WithTimeout(ctx, e.o.Timeout+time.Second)
+		defer cancel()
+		_ = e.provider.ForceFlush(ctx) // its export's outcome is counted by counting
+		_ = e.provider.Shutdown(ctx)
+	})
+	rep := Report{Endpoint: e.endpoint, Recorded: e.recorded.Load(), Dropped: e.dropped.Load(),
+		Exports: e.exports.Load(), Failed: e.failed.Load()}
+	e.mu.Lock()
+	if e.lastErr != nil {
+		rep.LastError = e.o.Redact(e.lastErr.Error())
+	}
+	rep.Delivered = e.lastOK
+	e.mu.Unlock()
+	return rep
+}
+
+// exported notes the outcome of one export: the first failure is the one
+// warning.
+func (e *Exporter) exported(err error) {
+	e.mu.Lock()
+	e.lastOK = err == nil
+	if err != nil {
+		e.lastErr = err
+	}
+	e.mu.Unlock()
+	if err == nil {
+		return
+	}
+	e.failed.Add(1)
+	if e.o.Warn != nil && e.warned.CompareAndSwap(false, true) {
+		e.o.Warn(e.o.Redact(fmt.Sprintf("OpenTelemetry collector at %s is not reachable (%v): metrics are not exported "+
+			"while it is not; the run goes on", e.endpoint, err)))
+	}
+}
+
+// counting is the OTLP exporter, counting its exports and their outcome.
+type counting struct {
+	sdkmetric.Exporter
+	e *Exporter
+}
+
+func (c *counting) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	err := c.Exporter.Export(ctx, rm)
+	c.e.exports.Add(1)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		err = fmt.Errorf("export cut: %w", err)
+	}
+	c.e.exported(err)
+	return err
+}
+
+func basicAuth(user, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+}
+
+// EnvSecrets are the values of the secret headers (plan.IsSecretHeader:
+// Authorization, api-key, ...) of $OTEL_EXPORTER_OTLP_HEADERS and
+// $OTEL_EXPORTER_OTLP_METRICS_HEADERS (key=value, comma-separated), which
+// the SDK sends: credentials to redact wherever the run writes.
+func EnvSecrets() []string {
+	var out []string
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"} {
+		for kv := range strings.SplitSeq(os.Getenv(k), ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" && plan.IsSecretHeader(k) {
+				if dec, err := url.QueryUnescape(strings.TrimSpace(v)); err == nil {
+					v = dec
+				}
+				v = strings.TrimSpace(v)
+				out = append(out, v)
+				if _, cred, ok := strings.Cut(v, " "); ok { // "Bearer <token>": the token alone too
+					out = append(out, strings.TrimSpace(cred))
+				}
+			}
+		}
+	}
+	return out
+}

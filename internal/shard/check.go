@@ -1,0 +1,163 @@
+package shard
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// A worker's input is untrusted: each record it sends is checked, once
+// moved onto the coordinator's timebase, before it is merged. A record no
+// request could have left (a stamp outside its phase's window, a negative
+// duration or count) fails the cell, naming the worker.
+
+// clockSlack is how far a worker's stamp may stray outside its phase's
+// window on the coordinator's clock, beside the clock estimate's round
+// trip: the two clocks' drift over a long run, never a real request.
+const clockSlack = 5 * time.Second
+
+// maxNumber bounds a record's numbers (index, session, turn, prompt,
+// token counts): far beyond any run, far below an overflow once
+// renumbered (x·workers + w).
+const maxNumber = 1 << 40
+
+// window is where the records of a phase under way may lie, in ns on the
+// coordinator's clock: from its start instant to the moment the record
+// arrived, each end widened by slack.
+type window struct {
+	phase       *plan.Phase
+	from, until int64
+}
+
+// checkRecord reports why r (on the coordinator's timebase) is impossible,
+// nil when it is not; urls is the number of --url (0: unchecked).
+func checkRecord(r *metrics.Record, w window, urls int) error {
+	ph := w.phase
+	if r.PhaseKind != ph.Kind {
+		return fmt.Errorf("a record of the %s phase marked phase_kind %q (want %q)", ph.Name, r.PhaseKind, ph.Kind)
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"index", r.Index}, {"session", r.Session}, {"turn", r.Turn}, {"prompt", r.Prompt}, {"url", r.URL},
+		{"input_tokens", r.InputTokens}, {"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
+		{"requested_output_tokens", r.RequestedOutputTokens}, {"malformed_chunks", r.MalformedChunks}} {
+		if n.v < 0 || n.v > maxNumber {
+			return fmt.Errorf("record %d: %s %d is out of range", r.Index, n.name, n.v)
+		}
+	}
+	if urls > 0 && r.URL >= urls {
+		return fmt.Errorf("record %d: url %d is not one of the %d --url", r.Index, r.URL, urls)
+	}
+	if r.Status < 0 || r.Status > 999 {
+		return fmt.Errorf("record %d: status %d is not an HTTP status", r.Index, r.Status)
+	}
+	if err := checkUsage(r); err != nil {
+		return err
+	}
+	if err := checkSpecDecode(r); err != nil {
+		return err
+	}
+	return checkTimes(r, w)
+}
+
+// checkUsage refuses negative usage counts: the server's plausibility
+// (metrics.CheckUsage) is judged when the record is finished, as a local
+// record's is.
+func checkUsage(r *metrics.Record) error {
+	u := r.Usage
+	if u == nil {
+		return nil
+	}
+	opt := func(n *int) int {
+		if n == nil {
+			return 0
+		}
+		return *n
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens}, {"total_tokens", u.TotalTokens},
+		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", opt(u.CachedTokens)},
+		{"cache_write_tokens", opt(u.CacheWriteTokens)}, {"cache_miss_tokens", opt(u.CacheMissTokens)},
+		{"accepted_prediction_tokens", opt(u.AcceptedPredictionTokens)},
+		{"rejected_prediction_tokens", opt(u.RejectedPredictionTokens)}} {
+		if n.v < 0 || n.v > maxNumber {
+			return fmt.Errorf("record %d: usage %s %d is out of range", r.Index, n.name, n.v)
+		}
+	}
+	return nil
+}
+
+// checkSpecDecode refuses speculative-decoding counts out of range and
+// rates that are not numbers in their range.
+func checkSpecDecode(r *metrics.Record) error {
+	sd := r.SpecDecode
+	if sd == nil {
+		return nil
+	}
+	counts := []int{sd.NumAcceptedDraftTokens, sd.NumDraftTokens, sd.NumSpecSteps}
+	if sd.NumSpecTokens != nil {
+		counts = append(counts, *sd.NumSpecTokens)
+	}
+	for k, n := range sd.AcceptanceHistogram {
+		counts = append(counts, k, n)
+	}
+	counts = append(append(counts, sd.PerStepAccepted...), sd.PerStepDrafted...)
+	for _, n := range counts {
+		if n < 0 || n > maxNumber {
+			return fmt.Errorf("record %d: a speculative-decoding count %d is out of range", r.Index, n)
+		}
+	}
+	if !(sd.DraftAcceptanceRate >= 0 && sd.DraftAcceptanceRate <= 1) ||
+		!(sd.MeanAcceptanceLength >= 0 && sd.MeanAcceptanceLength <= maxNumber) {
+		return fmt.Errorf("record %d: speculative-decoding rate %g or acceptance length %g is out of range",
+			r.Index, sd.DraftAcceptanceRate, sd.MeanAcceptanceLength)
+	}
+	return nil
+}
+
+// checkTimes checks every stamp against the phase's window and the
+// request's own order: sent ≤ each response (non-decreasing) ≤ end.
+func checkTimes(r *metrics.Record, w window) error {
+	in := func(name string, t int64) error {
+		if t < w.from || t > w.until {
+			return fmt.Errorf("record %d: %s %s is outside the %s phase's window (%s to %s on the coordinator's clock)",
+				r.Index, name, ms(t), w.phase.Name, ms(w.from), ms(w.until))
+		}
+		return nil
+	}
+	for _, s := range []struct {
+		name string
+		t    int64
+	}{{"scheduled_ns", r.ScheduledNs}, {"sent_ns", r.SentNs}, {"end_ns", r.EndNs}} {
+		if err := in(s.name, s.t); err != nil {
+			return err
+		}
+	}
+	if r.EndNs < r.SentNs {
+		return fmt.Errorf("record %d: a negative duration: end_ns is %s before sent_ns", r.Index, ms(r.SentNs-r.EndNs))
+	}
+	if r.FirstOutputNs != 0 && (r.FirstOutputNs < r.SentNs || r.FirstOutputNs > r.EndNs) {
+		return fmt.Errorf("record %d: first_output_ns is outside the request (sent to end)", r.Index)
+	}
+	s := r.ResponseNs
+	if s.Len() == 0 {
+		return nil
+	}
+	if s.First() < r.SentNs || s.Last() > r.EndNs {
+		return fmt.Errorf("record %d: response_ns runs outside the request (sent to end): a negative duration", r.Index)
+	}
+	var bad bool
+	s.Gaps(func(g int64) { bad = bad || g < 0 })
+	if bad {
+		return fmt.Errorf("record %d: response_ns goes back in time: a negative inter-token latency", r.Index)
+	}
+	return nil
+}
+
+// ms formats a clock stamp in ms.
+func ms(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }

@@ -1,0 +1,15 @@
+//go:build unix
+
+package store
+
+import (
+	"path/filepath"
+	"syscall"
+)
+
+// writable reports whether the process may write path and its directory
+// (where SQLite keeps the -wal and -shm files).
+func writable(path string) bool {
+	const wOK = 2 // W_OK
+	return syscall.Access(path, wOK) == nil && syscall.Access(filepath.Dir(path), wOK) == nil
+}
