@@ -316,6 +316,8 @@ func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 
 	v := compareGroups(t, dir, 3, "trace-replay/cold", "trace-replay/warm").versus(t, "time_to_first_token.avg")
 	require.NotNil(t, v.DeltaPct)
+	require.NotNil(t, v.P)
+	t.Logf("warm against cold: TTFT %+.1f%%, p %.2g", *v.DeltaPct, *v.P)
 	assert.Less(t, *v.DeltaPct, 0.0, "warm TTFT is lower")
 	assert.True(t, v.Significant)
 	assert.Equal(t, "better", v.Verdict)
