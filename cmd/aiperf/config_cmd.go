@@ -2,17 +2,22 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 )
 
 // ConfigCmd is `aiperf config`: AIPerf's YAML helpers.
 type ConfigCmd struct {
+	Init     ConfigInitCmd     `cmd:"" help:"Write a commented starter config file from a bundled template (--list shows them)."`
 	Validate ConfigValidateCmd `cmd:"" help:"Check a YAML config file, its sweep and multi_run included; sends nothing."`
-	Expand   ConfigExpandCmd   `cmd:"" help:"Print every cell and trial a YAML config file declares (as aiperf plan); sends nothing."`
+	Expand   ConfigExpandCmd   `cmd:"" help:"Print every variation and trial a YAML config file declares (as aiperf plan); sends nothing."`
+	Migrate  ConfigMigrateCmd  `cmd:"" help:"Rewrite a config file in an older AIPerf shape (flat, sweep.variables) in the current schema 2.0."`
 }
 
 // configFile names the file, positionally or as AIPerf's --config-file.
@@ -21,19 +26,34 @@ type configFile struct {
 	ConfigFile string `name:"config-file" type:"existingfile" help:"The YAML config file (AIPerf's spelling)."`
 }
 
+// path is the file named, or a usage error.
+func (f configFile) path(cmd string) (string, error) {
+	if p := cmp.Or(f.File, f.ConfigFile); p != "" {
+		return p, nil
+	}
+	return "", usageErr(fmt.Errorf("name the config file: aiperf config %s FILE", cmd))
+}
+
 // load reads the file and its cells, each checked as aiperf profile
-// would before sending anything.
-func (f configFile) load() (*config.File, plan.Sweep, error) {
-	path := cmp.Or(f.File, f.ConfigFile)
-	if path == "" {
-		return nil, plan.Sweep{}, usageErr(errors.New("name the config file: aiperf config validate FILE"))
+// would before sending anything; what the reader noted goes to stderr.
+func (f configFile) load(g *Globals, cmd string) (*config.File, plan.Sweep, error) {
+	path, err := f.path(cmd)
+	if err != nil {
+		return nil, plan.Sweep{}, err
 	}
 	file, err := config.Load(path)
 	if err != nil {
 		return nil, plan.Sweep{}, usageErr(err)
 	}
+	for _, n := range file.Notes {
+		fmt.Fprintln(g.Stderr, "note: "+n)
+	}
 	name := "profile"
-	cells, err := yamlCells(file, name, false, func(*plan.Profile) error { return nil })
+	if _, _, err := configSearch(file, name); err != nil {
+		return nil, plan.Sweep{}, usageErr(err)
+	}
+	sameSeed := file.Sweep != nil && file.Sweep.SameSeed != nil && *file.Sweep.SameSeed
+	cells, err := yamlCells(file, name, sameSeed, func(*plan.Profile) error { return nil })
 	if err != nil {
 		return nil, plan.Sweep{}, usageErr(err)
 	}
@@ -42,7 +62,11 @@ func (f configFile) load() (*config.File, plan.Sweep, error) {
 	}
 	err = checkCells(cells)
 	sw := plan.Sweep{Name: name, Source: path, Cells: cells, Trials: max(1, file.MultiRun.NumRuns), Order: plan.OrderRepeated,
-		CooldownSeconds: file.MultiRun.CooldownSeconds}
+		CooldownSeconds: file.MultiRun.CooldownSeconds, WarmupFirstTrialOnly: file.MultiRun.WarmupFirstTrialOnly}
+	if s := file.Sweep; s != nil {
+		sw.Order = cmp.Or(s.IterationOrder, sw.Order)
+		sw.CellCooldownSeconds = s.CooldownSeconds
+	}
 	if err != nil {
 		return nil, sw, usageErr(err)
 	}
@@ -54,27 +78,165 @@ type ConfigValidateCmd struct {
 	configFile `embed:""`
 }
 
-// Run checks the file and says what it declares.
+// Run checks the file and says what it declares, in which schema.
 func (c *ConfigValidateCmd) Run(g *Globals) error {
-	_, sw, err := c.load()
+	file, sw, err := c.load(g, "validate")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.Stdout, "%s is valid: %s × %s\n", sw.Source, plural(len(sw.Cells), "cell"), plural(sw.Trials, "trial"))
+	if s, ok, _ := configSearch(file, sw.Name); ok {
+		fmt.Fprintf(g.Stdout, "%s is valid: an adaptive search (%s) × %s\n", sw.Source, s.Describe(), plural(sw.Trials, "trial"))
+	} else {
+		fmt.Fprintf(g.Stdout, "%s is valid: %s × %s\n", sw.Source, plural(len(sw.Cells), "cell"), plural(sw.Trials, "trial"))
+	}
+	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)
 	return nil
 }
 
 // ConfigExpandCmd is `aiperf config expand FILE`.
 type ConfigExpandCmd struct {
 	configFile `embed:""`
-	Format     string `name:"format" short:"f" enum:"table,json" default:"table" help:"Output: table or json."`
+	Full       bool   `name:"full" short:"F" negatable:"" help:"Also print each variation's benchmark: body as merged (secrets redacted)."`
+	Index      *int   `name:"index" short:"i" placeholder:"N" help:"Only the variation at this zero-based index (implies --full)."`
+	Format     string `name:"format" short:"f" enum:"text,table,yaml,json" default:"text" help:"Output: text (a table; table is the same), yaml or json (default ${default})."`
 }
 
-// Run prints every trial.
+// Run prints every trial, or the variations with their bodies.
 func (c *ConfigExpandCmd) Run(g *Globals) error {
-	_, sw, err := c.load()
+	file, sw, err := c.load(g, "expand")
 	if err != nil {
 		return err
 	}
-	return printPlan(g, []plan.Sweep{sw}, nil, c.Format, "aiperf profile --config FILE runs them.", 0)
+	vars := variations(file, sw)
+	if c.Index != nil {
+		i := *c.Index
+		if i < 0 || i >= len(vars) {
+			return usageErr(fmt.Errorf("--index %d: the file declares %s (indexes 0 to %d)", i, plural(len(vars), "variation"), len(vars)-1))
+		}
+		vars, c.Full = vars[i:i+1], true
+		sw.Cells = []plan.Cell{sw.Cells[i]}
+	}
+	switch c.Format {
+	case "yaml", "json":
+		return c.printStructured(g, file, sw, vars)
+	}
+	if s, ok, _ := configSearch(file, sw.Name); ok {
+		fmt.Fprintf(g.Stdout, "an adaptive search: %s; its probes are chosen as it runs, each of %s; nothing was sent. "+
+			"aiperf profile --config FILE runs it.\n", s.Describe(), plural(sw.Trials, "trial"))
+	} else if err := printPlan(g, []plan.Sweep{sw}, nil, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)
+	if !c.Full {
+		return nil
+	}
+	for _, v := range vars {
+		fmt.Fprintf(g.Stdout, "\nvariation %d (%s)%s:\n", v.Index, v.Label, paramText(v.Params))
+		fmt.Fprint(g.Stdout, indent(v.body, "  "))
+	}
+	return nil
+}
+
+// variation is one variation of a file, for expand: its body as YAML with
+// the variation's secrets redacted.
+type variation struct {
+	Index  int          `json:"index" yaml:"index"`
+	Label  string       `json:"label" yaml:"label"`
+	Params []plan.Param `json:"parameters,omitempty" yaml:"-"`
+	body   string
+}
+
+// variations pairs the file's variations (its base alone without a
+// sweep) with their cells.
+func variations(file *config.File, sw plan.Sweep) []variation {
+	bodies := []*yaml.Node{file.Body}
+	if file.Sweep != nil {
+		bodies = bodies[:0]
+		for _, v := range file.Sweep.Variations {
+			bodies = append(bodies, v.Body)
+		}
+	}
+	out := make([]variation, len(sw.Cells))
+	for i, c := range sw.Cells {
+		out[i] = variation{Index: c.Index, Label: c.Label, Params: c.Params, body: redactedYAML(bodies[i], c.Profile)}
+	}
+	return out
+}
+
+// redactedYAML is body as YAML text with p's secrets replaced.
+func redactedYAML(body *yaml.Node, p plan.Profile) string {
+	if body == nil {
+		return "{}\n"
+	}
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(body); err != nil {
+		return fmt.Sprintf("# cannot print the body: %v\n", err)
+	}
+	return p.Redactor().Redact(b.String())
+}
+
+// printStructured prints the variations as one YAML or JSON document.
+func (c *ConfigExpandCmd) printStructured(g *Globals, file *config.File, sw plan.Sweep, vars []variation) error {
+	type out struct {
+		Index      int            `json:"index" yaml:"index"`
+		Label      string         `json:"label" yaml:"label"`
+		Parameters map[string]any `json:"parameters,omitempty" yaml:"parameters,omitempty"`
+		Trials     int            `json:"trials" yaml:"trials"`
+		Benchmark  any            `json:"benchmark,omitempty" yaml:"benchmark,omitempty"`
+	}
+	doc := struct {
+		Schema     string `json:"schema" yaml:"schema"`
+		Source     string `json:"source" yaml:"source"`
+		Variations []out  `json:"variations" yaml:"variations"`
+	}{Schema: file.Schema.String(), Source: sw.Source}
+	for _, v := range vars {
+		o := out{Index: v.Index, Label: v.Label, Trials: max(1, sw.Trials)}
+		if len(v.Params) > 0 {
+			o.Parameters = map[string]any{}
+			for _, p := range v.Params {
+				o.Parameters[p.Name] = p.Value
+			}
+		}
+		if c.Full {
+			var body any
+			if err := yaml.Unmarshal([]byte(v.body), &body); err != nil {
+				return fmt.Errorf("re-read variation %d's body: %w", v.Index, err)
+			}
+			o.Benchmark = body
+		}
+		doc.Variations = append(doc.Variations, o)
+	}
+	if c.Format == "json" {
+		return report.JSON(g.Stdout, doc)
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("write the variations as YAML: %w", err)
+	}
+	_, err = g.Stdout.Write(b)
+	return err
+}
+
+// paramText is " concurrency=8, isl=512", or "" without parameters.
+func paramText(params []plan.Param) string {
+	if len(params) == 0 {
+		return ""
+	}
+	parts := make([]string, len(params))
+	for i, p := range params {
+		parts[i] = fmt.Sprintf("%s=%v", p.Name, p.Value)
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+func indent(text, prefix string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
 }

@@ -42,17 +42,19 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	Profile    ProfileCmd    `cmd:"" help:"Benchmark one cell against an OpenAI-compatible server."`
-	Plan       PlanCmd       `cmd:"" help:"Print every trial a .star sweep script declares; sends nothing."`
-	Sweep      SweepCmd      `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
-	Runs       RunsCmd       `cmd:"" help:"List, show, export and delete stored runs."`
-	Compare    CompareCmd    `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
-	Plot       PlotCmd       `cmd:"" help:"Draw stored runs or sweeps as PNG and SVG: Pareto views, bars, CDFs, timelines."`
-	Config     ConfigCmd     `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
-	Report     ReportCmd     `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
-	MockServer MockServerCmd `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
-	Version    VersionCmd    `cmd:"" help:"Print the version."`
-	Worker     WorkerCmd     `cmd:"" hidden:"" help:"One worker process of a sharded cell (profile --workers), driven over stdin and stdout."`
+	Profile         ProfileCmd         `cmd:"" help:"Benchmark one cell against an OpenAI-compatible server."`
+	Plan            PlanCmd            `cmd:"" help:"Print every trial a .star sweep script declares; sends nothing."`
+	Sweep           SweepCmd           `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
+	Runs            RunsCmd            `cmd:"" help:"List, show, export and delete stored runs."`
+	Compare         CompareCmd         `cmd:"" help:"Compare stored runs or sweeps, with run-to-run noise taken into account."`
+	Plot            PlotCmd            `cmd:"" help:"Draw runs as PNG and SVG, from their artifact directories (as AIPerf's plot: its figures over time and comparisons, next to ours) or the store: Pareto views, bars, CDFs, timelines."`
+	Config          ConfigCmd          `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
+	Report          ReportCmd          `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
+	AnalyzeTrace    AnalyzeTraceCmd    `cmd:"" name:"analyze-trace" help:"Analyze a mooncake trace: AIPerf's prefix statistics and ISL/OSL distributions, and the hit ratio it gets on a KV cache of a given size."`
+	SynthesizeTrace SynthesizeTraceCmd `cmd:"" name:"synthesize-trace" help:"Write a synthetic mooncake trace from a real one: scaled timestamps, prefixes, prompts and prefix trees, its prefix structure kept."`
+	MockServer      MockServerCmd      `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
+	Version         VersionCmd         `cmd:"" help:"Print the version."`
+	Worker          WorkerCmd          `cmd:"" hidden:"" help:"One worker process of a sharded cell (profile --workers), driven over stdin and stdout."`
 }
 
 // VersionCmd prints the version.

@@ -1,36 +1,47 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
+	"github.com/aiperf-go/aiperf/internal/plotserver"
 	"github.com/aiperf-go/aiperf/store"
 )
 
-// PlotCmd is `aiperf plot`: PNG and SVG pictures of stored runs or sweeps.
+// PlotCmd is `aiperf plot`: PNG and SVG pictures of runs, read from their
+// artifact directories (as AIPerf's plot) or from the store.
 type PlotCmd struct {
-	Refs            []string `arg:"" optional:"" name:"ref" help:"Runs to draw, as for compare: a run id, a --name label (its trials), a sweep with a single cell, or SWEEP/CELL-LABEL. Their CDFs are overlaid; each run gets a timeline."`
-	Sweep           []string `name:"sweep" sep:"none" placeholder:"NAME|ID" help:"Sweep to draw (repeatable: the sweeps are overlaid, e.g. before and after). A name means its latest sweep."`
+	Refs            []string `arg:"" optional:"" name:"path" help:"What to draw. Artifact directories, as AIPerf's plot takes them: a run's (its figures over time), or one holding runs such as a sweep's, or several (their runs compared); default ./artifacts. Or stored runs, as for compare: a run id, a --name label (its trials), a sweep with a single cell, or SWEEP/CELL-LABEL (their CDFs overlaid, a timeline each). An argument naming a directory is read as one."`
+	Paths           []string `name:"paths" sep:"none" placeholder:"DIR" help:"An artifact directory, as the arguments (AIPerf's --paths; repeatable)."`
+	Sweep           []string `name:"sweep" sep:"none" placeholder:"NAME|ID" help:"Stored sweep to draw (repeatable: the sweeps are overlaid, e.g. before and after). A name means its latest sweep."`
 	Only            []string `name:"only" placeholder:"PATTERN" help:"Write only the figures whose name (the file's path under --output, without extension) matches PATTERN, a shell pattern: 'ttft_vs_throughput', 'bars_*', 'cells/*/cdf' (repeatable)."`
-	Output          string   `name:"output" short:"o" default:"artifacts/plots" placeholder:"DIR" help:"Directory the figures are written to."`
+	Output          string   `name:"output" short:"o" placeholder:"DIR" help:"Directory the figures are written to (default: <first path>/plots for artifact directories, as AIPerf; artifacts/plots for stored runs)."`
 	Format          []string `name:"format" default:"png,svg" placeholder:"png,svg" help:"Image formats: png, svg or both."`
+	Config          string   `name:"config" placeholder:"FILE" help:"AIPerf's plot config YAML for artifact directories: visualization.single_run_defaults and multi_run_defaults choose AIPerf's figures, multi_run_plots defines comparisons (pareto, scatter_line). Default: ~/.aiperf/plot_config.yaml when it exists, as AIPerf (never created here)."`
+	Theme           string   `name:"theme" enum:"light,dark" default:"light" help:"light (a white background) or dark (for slides), as AIPerf's --theme; every figure."`
 	Width           int      `name:"width" default:"1024" help:"Figure width in pixels (SVG: at 96 per inch)."`
 	Height          int      `name:"height" default:"640" help:"Figure height in pixels."`
 	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the whiskers (intervals of the mean over trials), in (0, 1)."`
-	MLflowUpload    bool     `name:"mlflow-upload" help:"Upload the figures to the MLflow run the drawn runs were logged to (--mlflow-tracking-uri): a single run's, or the parent run of a sweep's trials; credentials from $MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD."`
+	MLflowUpload    bool     `name:"mlflow-upload" help:"Upload the figures of stored runs to the MLflow run they were logged to (--mlflow-tracking-uri): a single run's, or the parent run of a sweep's trials; credentials from $MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD."`
+	Verbose         bool     `name:"verbose" help:"Say which figures are drawn."`
+	Dashboard       bool     `name:"dashboard" help:"Serve the figures on a local web page instead of writing them (AIPerf's dashboard mode; reload the page to read the runs again; Ctrl-C stops it)."`
+	Host            string   `name:"host" default:"127.0.0.1" help:"Address the dashboard listens on (only with --dashboard)."`
+	Port            int      `name:"port" default:"8050" help:"Port the dashboard listens on (only with --dashboard; 0 picks a free one)."`
 }
 
-// Validate checks the arguments before the store is read.
+// Validate checks the arguments before anything is read.
 func (c *PlotCmd) Validate() error {
-	if err := c.selection().Validate(); err != nil {
-		return err
-	}
 	for _, f := range c.Format {
 		if !slices.Contains(plot.Formats, f) {
 			return fmt.Errorf("--format %q: want %s", f, strings.Join(plot.Formats, " or "))
@@ -47,54 +58,180 @@ func (c *PlotCmd) Validate() error {
 	return plan.CheckConfidence("confidence_level", c.ConfidenceLevel)
 }
 
-func (c *PlotCmd) selection() plot.Selection { return plot.Selection{Sweeps: c.Sweep, Refs: c.Refs} }
+// split sorts the arguments: those naming a directory are artifact paths,
+// the others stored-run references.
+func (c *PlotCmd) split() (dirs, refs []string) {
+	dirs = slices.Clone(c.Paths)
+	for _, a := range c.Refs {
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			dirs = append(dirs, a)
+		} else {
+			refs = append(refs, a)
+		}
+	}
+	return dirs, refs
+}
 
-// Run loads the selection and writes its figures.
+// keep is the --only filter.
+func (c *PlotCmd) keep(f plot.Figure) bool {
+	return len(c.Only) == 0 || slices.ContainsFunc(c.Only, func(pat string) bool {
+		ok, _ := path.Match(pat, f.Name)
+		return ok
+	})
+}
+
+// Run reads the runs, from their directories or the store, and writes
+// their figures (or, with --dashboard, serves them).
 func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreToRead(g.Store)
+	theme, err := plot.ParseTheme(c.Theme)
+	if err != nil {
+		return usageErr(err)
+	}
+	src, out, err := c.source(ctx, g)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	only := func(f plot.Figure) bool {
-		return len(c.Only) == 0 || slices.ContainsFunc(c.Only, func(pat string) bool {
-			ok, _ := path.Match(pat, f.Name)
-			return ok
-		})
+	if c.Dashboard {
+		return c.serve(ctx, g, src, theme)
 	}
-	d, err := plot.Load(ctx, db, c.selection(), c.ConfidenceLevel)
+	figs, notes, err := src()
 	if err != nil {
-		return refErr(err)
+		return err
 	}
-	paths, notes, err := drawPlots(ctx, db, d, c.selection(), only, c.Output, c.Format, c.Width, c.Height)
+	paths, err := plot.Write(out, plot.Themed(figs, theme), c.Format, c.Width, c.Height)
 	if err != nil {
 		return err
 	}
 	for _, n := range notes {
 		fmt.Fprintf(g.Stderr, "note: %s\n", n)
 	}
-	fmt.Fprintf(g.Stdout, "wrote %d figures to %s (%s)\n", len(paths)/len(c.Format), c.Output, strings.Join(c.Format, ", "))
+	if c.Verbose {
+		for _, f := range figs {
+			fmt.Fprintf(g.Stderr, "drew %s\n", f.Name)
+		}
+	}
+	fmt.Fprintf(g.Stdout, "wrote %d figures to %s (%s)\n", len(paths)/len(c.Format), out, strings.Join(c.Format, ", "))
 	if c.MLflowUpload {
-		return uploadFigures(ctx, g, d, c.Output, paths)
+		return c.upload(ctx, g, out, paths)
 	}
 	return nil
 }
 
-// writePlots draws the figures of a selection from db that keep accepts
-// into dir.
-func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func(plot.Figure) bool, dir string,
-	formats []string, w, h int, confidence float64) (paths, notes []string, err error) {
+// upload is --mlflow-upload: the written figures go to the MLflow run the
+// drawn stored runs were logged to.
+func (c *PlotCmd) upload(ctx context.Context, g *Globals, out string, paths []string) error {
+	db, err := openStoreToRead(g.Store)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, refs := c.split()
+	d, err := plot.Load(ctx, db, plot.Selection{Sweeps: c.Sweep, Refs: refs}, c.ConfidenceLevel)
+	if err != nil {
+		return refErr(err)
+	}
+	return uploadFigures(ctx, g, d, out, paths)
+}
+
+// source checks what to draw and returns how to read its figures (those
+// --only keeps) and where they go by default: artifact directories (the
+// arguments naming one, else ./artifacts, as AIPerf) or stored runs.
+func (c *PlotCmd) source(ctx context.Context, g *Globals) (plotserver.Source, string, error) {
+	dirs, refs := c.split()
+	stored := len(refs) > 0 || len(c.Sweep) > 0
+	switch {
+	case len(dirs) > 0 && stored:
+		return nil, "", usageErr(fmt.Errorf("give artifact directories or stored runs (run ids, names, --sweep), not both: %s is a directory", dirs[0]))
+	case !stored && c.MLflowUpload:
+		return nil, "", usageErr(errors.New("--mlflow-upload sends the figures of stored runs (run ids, names, --sweep) to their MLflow run; artifact directories have none"))
+	case stored && c.Config != "":
+		return nil, "", usageErr(errors.New("--config chooses AIPerf's figures of artifact directories; stored runs are drawn without it"))
+	case stored:
+		sel := plot.Selection{Sweeps: c.Sweep, Refs: refs}
+		if err := sel.Validate(); err != nil {
+			return nil, "", usageErr(err)
+		}
+		src := func() ([]plot.Figure, []string, error) {
+			db, err := openStoreToRead(g.Store)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer db.Close()
+			return storedFigures(ctx, db, sel, c.keep, c.ConfidenceLevel)
+		}
+		return src, cmp.Or(c.Output, filepath.Join("artifacts", "plots")), nil
+	}
+	if len(dirs) == 0 {
+		dirs = []string{"artifacts"} // AIPerf's default
+	}
+	cfg, notes, err := plotConfig(c.Config)
+	if err != nil {
+		return nil, "", usageErr(err)
+	}
+	src := func() ([]plot.Figure, []string, error) {
+		figs, more, err := dirFigures(dirs, cfg, c.keep)
+		return figs, append(slices.Clone(notes), more...), err
+	}
+	return src, cmp.Or(c.Output, filepath.Join(dirs[0], "plots")), nil
+}
+
+// serve is --dashboard: the figures on a local web page until Ctrl-C.
+func (c *PlotCmd) serve(ctx context.Context, g *Globals, src plotserver.Source, theme plot.Theme) error {
+	if _, _, err := src(); err != nil { // refused before listening, as a write would be
+		return err
+	}
+	s := plotserver.New(src, theme, c.Width, c.Height)
+	return s.Serve(ctx, net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), func(url string) {
+		fmt.Fprintf(g.Stderr, "dashboard: %s (Ctrl-C stops it)\n", url)
+	})
+}
+
+// plotConfig reads AIPerf's plot config: file, else AIPerf's own
+// ~/.aiperf/plot_config.yaml when there is one (unreadable, it is set
+// aside with a note), else the default.
+func plotConfig(file string) (*plot.Config, []string, error) {
+	if file != "" {
+		cfg, err := plot.ReadConfig(file)
+		return cfg, nil, err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return plot.DefaultConfig(), nil, nil
+	}
+	own := filepath.Join(home, ".aiperf", "plot_config.yaml")
+	if _, err := os.Stat(own); err != nil {
+		return plot.DefaultConfig(), nil, nil
+	}
+	cfg, err := plot.ReadConfig(own)
+	if err != nil {
+		return plot.DefaultConfig(), []string{fmt.Sprintf("%s set aside (drawing every figure): %v", own, err)}, nil
+	}
+	return cfg, []string{"using AIPerf's plot config " + own}, nil
+}
+
+// dirFigures reads the runs under the artifact directories and builds the
+// figures keep accepts: AIPerf's set (as cfg chooses) and ours.
+func dirFigures(dirs []string, cfg *plot.Config, keep func(plot.Figure) bool) ([]plot.Figure, []string, error) {
+	d, err := plot.LoadDirs(dirs)
+	if err != nil {
+		return nil, nil, usageErr(err)
+	}
+	figs, notes := d.FiguresFor(cfg)
+	notes = append(d.Notes, notes...)
+	figs = slices.DeleteFunc(figs, func(f plot.Figure) bool { return !keep(f) })
+	if len(figs) == 0 {
+		return nil, notes, fmt.Errorf("nothing to draw in %s: no figure has data (or matches --only)", strings.Join(dirs, ", "))
+	}
+	return figs, notes, nil
+}
+
+// storedFigures are the figures of a selection from db that keep accepts.
+func storedFigures(ctx context.Context, db *store.DB, sel plot.Selection, keep func(plot.Figure) bool,
+	confidence float64) ([]plot.Figure, []string, error) {
 	d, err := plot.Load(ctx, db, sel, confidence)
 	if err != nil {
 		return nil, nil, refErr(err)
 	}
-	return drawPlots(ctx, db, d, sel, keep, dir, formats, w, h)
-}
-
-// drawPlots draws the figures of loaded data, and of the searches in sel,
-// that keep accepts into dir.
-func drawPlots(ctx context.Context, db *store.DB, d *plot.Data, sel plot.Selection, keep func(plot.Figure) bool, dir string, formats []string,
-	w, h int) (paths, notes []string, err error) {
 	figs, notes := d.Figures()
 	trajectories, err := trajectoryFigures(ctx, db, sel)
 	if err != nil {
@@ -103,6 +240,17 @@ func drawPlots(ctx context.Context, db *store.DB, d *plot.Data, sel plot.Selecti
 	figs = slices.DeleteFunc(append(trajectories, figs...), func(f plot.Figure) bool { return !keep(f) })
 	if len(figs) == 0 {
 		return nil, notes, fmt.Errorf("nothing to draw: no complete run in %s", strings.Join(append(sel.Sweeps, sel.Refs...), ", "))
+	}
+	return figs, notes, nil
+}
+
+// writePlots draws the figures of a selection from db that keep accepts
+// into dir.
+func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func(plot.Figure) bool, dir string,
+	formats []string, w, h int, confidence float64) (paths, notes []string, err error) {
+	figs, notes, err := storedFigures(ctx, db, sel, keep, confidence)
+	if err != nil {
+		return nil, notes, err
 	}
 	paths, err = plot.Write(dir, figs, formats, w, h)
 	return paths, notes, err

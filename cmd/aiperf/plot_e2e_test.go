@@ -75,13 +75,7 @@ func TestPlotTwoServers(t *testing.T) {
 	d, err := plot.Load(context.Background(), db, plot.Selection{Sweeps: []string{"fast", "slow"}}, 0.95)
 	require.NoError(t, err)
 	figs, _ := d.Figures()
-	var sc *plot.Scatter
-	for _, f := range figs {
-		if f.Name == "ttft_vs_throughput" {
-			sc = f.Data.(*plot.Scatter)
-		}
-	}
-	require.NotNil(t, sc)
+	sc := figureNamed(t, figs, "ttft_vs_throughput").Data.(*plot.Scatter)
 	require.Len(t, sc.Series, 2)
 	// Each series is its sweep's cells, each point at the means of its
 	// trials' stored statistics; the slow mock cannot answer within 60 ms,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
-	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
@@ -49,6 +47,7 @@ type ProfileCmd struct {
 	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
 	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
+	WorkersMax                int     `name:"workers-max" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
 	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
 	SearchArgs                `embed:""`
@@ -57,7 +56,9 @@ type ProfileCmd struct {
 
 	workers bench.Workers // --executor kubernetes's, made by checkWorkers
 
-	yamlCells []plan.Cell // a config file's sweep: variations
+	yamlCells  []plan.Cell // a config file's sweep: variations
+	yamlNotes  []string    // what reading the config file noted
+	warmupOnce bool        // the config file's multi_run.disable_warmup_after_first
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -72,6 +73,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	spec, err := c.spec(kctx)
 	if err != nil {
 		return usageErr(err)
+	}
+	for _, n := range c.yamlNotes {
+		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
 	spec.Profile.WaitForAll()
 	var runErrs []error
@@ -97,6 +101,14 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	dir := c.ArtifactDir
 	if dir == "" {
 		dir = defaultArtifactDir(spec.Profile, spec.Name)
+	}
+	if err := writeInlineRecords(&spec.Profile, dir); err != nil {
+		return err
+	}
+	for i := range c.yamlCells {
+		if err := writeInlineRecords(&c.yamlCells[i].Profile, dir); err != nil {
+			return err
+		}
 	}
 	if done, err := c.maybeSearch(ctx, g, spec, dir); done {
 		return err
@@ -139,31 +151,7 @@ func (c *ProfileCmd) spec(kctx *kong.Context) (runner.Spec, error) {
 	if c.Config == "" {
 		return spec, nil
 	}
-	file, err := config.Load(c.Config)
-	if err != nil {
-		return spec, err
-	}
-	spec.Profile = file.Profile
-	flags := explicitFlags(kctx)
-	if err := spec.Profile.Overlay(&c.Profile, flags); err != nil {
-		return spec, err
-	}
-	if c.ArtifactDir == "" {
-		c.ArtifactDir = file.ArtifactDir
-	}
-	if m := file.MultiRun; m.NumRuns > 0 && !slices.Contains(flags, "num_profile_runs") {
-		c.NumProfileRuns, c.ProfileRunCooldownSeconds = m.NumRuns, m.CooldownSeconds
-		if m.ConfidenceLevel > 0 {
-			c.ConfidenceLevel = m.ConfidenceLevel
-		}
-	}
-	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
-		return p.Overlay(&c.Profile, flags) // the flags given override every variation, as the base
-	})
-	if err != nil {
-		return spec, err
-	}
-	return spec, nil
+	return c.fromConfig(kctx, spec)
 }
 
 // explicitFlags lists the Profile options (snake_case) given on the command line.
@@ -344,9 +332,10 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		name = "profile"
 	}
 	sweep := plan.Sweep{
-		Name:            name,
-		Trials:          c.NumProfileRuns,
-		CooldownSeconds: c.ProfileRunCooldownSeconds,
+		Name:                 name,
+		Trials:               c.NumProfileRuns,
+		CooldownSeconds:      c.ProfileRunCooldownSeconds,
+		WarmupFirstTrialOnly: c.warmupOnce,
 		Cells: []plan.Cell{{
 			ID:      plan.CellID(name, nil),
 			Label:   "base",
@@ -447,6 +436,12 @@ var startWorkers = func(self string, n int, log io.Writer) bench.Workers {
 // honoured for this profile (single: one cell run once), before anything
 // is sent; with --executor kubernetes it makes the workers.
 func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) error {
+	switch {
+	case c.WorkersMax < 0:
+		return fmt.Errorf("--workers-max must be at least 1, got %d (nothing was sent)", c.WorkersMax)
+	case c.WorkersMax > 0 && c.Workers > c.WorkersMax:
+		return fmt.Errorf("--workers %d is more than --workers-max %d (nothing was sent)", c.Workers, c.WorkersMax)
+	}
 	if err := checkWorkers(c.Workers, p); err != nil {
 		return err
 	}

@@ -159,7 +159,7 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 	}
 	cooldown := c.ParameterSweepCooldown
 	sw := plan.Sweep{Name: name, Cells: cells, Trials: c.NumProfileRuns, CooldownSeconds: c.ProfileRunCooldownSeconds,
-		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode}
+		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode, WarmupFirstTrialOnly: c.warmupOnce}
 	repeated := c.ParameterSweepMode == plan.OrderRepeated
 	o := sweepOptions{
 		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true, workers: c.Workers,
@@ -207,6 +207,9 @@ func yamlCells(file *config.File, name string, sameSeed bool, overlay func(*plan
 	}
 	for i, l := range plan.CellLabels(labels) {
 		cells[i].Label = l
+		if file.Sweep.Type == "scenarios" { // the scenario's name, as AIPerf's directories (and aiperf sweep's)
+			cells[i].Label = plan.DirName(fmt.Sprint(cells[i].Params[0].Value))
+		}
 	}
 	return cells, nil
 }

@@ -23,7 +23,8 @@ type tutorial struct {
 	change string // what differs from it, besides the address
 	args   []string
 	mock   mock.Config
-	trials bool // it runs trials as subprocesses
+	trials bool              // it runs trials as subprocesses
+	files  map[string]string // files the tutorial has the reader create first
 	check  func(t *testing.T, dir string)
 }
 
@@ -154,24 +155,31 @@ func TestAIPerfTutorials(t *testing.T) {
 			},
 		},
 	} {
-		t.Run(name, func(t *testing.T) {
-			if c.trials {
-				subprocesses(t)
-			}
-			m := startMock(t, c.mock)
-			u, err := url.Parse(m.URL)
-			require.NoError(t, err)
-			dir := t.TempDir()
-			writeFile(t, dir, "isl.yaml", strings.ReplaceAll(string(isl), "localhost:8000", u.Host))
-			args := make([]string, len(c.args))
-			for i, a := range c.args {
-				args[i] = strings.ReplaceAll(a, "localhost:8000", u.Host)
-			}
-			inv := cli(t, dir, args...)
-			require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
-			c.check(t, dir)
-		})
+		t.Run(name, func(t *testing.T) { c.run(t, isl) })
 	}
+}
+
+// run runs the tutorial's command line in a fresh directory holding its
+// files (and isl.yaml) against a mock at a new address, then its check.
+func (c tutorial) run(t *testing.T, isl []byte) {
+	if c.trials {
+		subprocesses(t)
+	}
+	m := startMock(t, c.mock)
+	u, err := url.Parse(m.URL)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	writeFile(t, dir, "isl.yaml", strings.ReplaceAll(string(isl), "localhost:8000", u.Host))
+	for name, content := range c.files {
+		writeFile(t, dir, name, content)
+	}
+	args := make([]string, len(c.args))
+	for i, a := range c.args {
+		args[i] = strings.ReplaceAll(a, "localhost:8000", u.Host)
+	}
+	inv := cli(t, dir, args...)
+	require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
+	c.check(t, dir)
 }
 
 // onlyExport is the JSON export of the one run under dir/artifacts.

@@ -117,6 +117,7 @@ var ErrAllFailed = errors.New("no profiling request succeeded")
 // callers can record the failure.
 func Run(ctx context.Context, o Options) (*result.Run, error) {
 	c := newCell(o)
+	defer c.discard()
 	if err := c.prepare(ctx); err != nil {
 		return c.fail(err)
 	}
@@ -158,6 +159,7 @@ type cell struct {
 	// counted names the tokenizer (and chat template) for the audit.
 	counted string
 	ds      dataset.Dataset
+	tmp     string // a directory of temporary files, removed when the cell ends
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
@@ -264,6 +266,14 @@ func (c *cell) prepare(ctx context.Context) error {
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
+	if synthesisParams(c.p).Active() { // as AIPerf, when a --synthesis-* flag differs from its default
+		if err := c.synthesize(ctx, &o); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+		}
+	}
 	if detected {
 		o.FixedSchedule = true
 		fmt.Fprintf(c.log, "%s: its records carry timestamps: replaying them on a fixed schedule (--no-fixed-schedule to use --concurrency instead)\n", c.p.InputFile)
@@ -279,6 +289,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
+	if dataset.IsTrace(c.ds) {
+		onceThrough(c.p, c.phases, c.ds.Len())
+	}
 	if c.o.InputsFile != "" {
 		c.sent = newSentSet(c.ds.Len())
 	}
@@ -324,6 +337,23 @@ func phasesOf(p plan.Profile, fixed bool) []plan.Phase {
 		}
 	}
 	return phases
+}
+
+// onceThrough makes a trace's profiling phase send every conversation of
+// the trace once (each of its lines exactly once), as AIPerf replays a
+// trace, when nothing bounds the phase: no request count, duration or
+// conversation count, and no fixed schedule (which replays every record
+// already). Without it the phase would send max(10, 2×concurrency)
+// requests, a 5-line trace twice over.
+func onceThrough(p plan.Profile, phases []plan.Phase, conversations int) {
+	if p.RequestCount != nil || p.BenchmarkDuration != nil || len(p.Phases) > 0 {
+		return
+	}
+	for i := range phases {
+		if ph := &phases[i]; ph.Kind == plan.KindProfiling && !ph.Fixed && ph.Sessions == 0 {
+			ph.Requests, ph.Sessions = 0, conversations
+		}
+	}
 }
 
 // CheckWorkers reports whether the cell's load can be shared out among n

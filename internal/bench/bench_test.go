@@ -278,3 +278,35 @@ func TestFileConversationsAreSentInTheirOrder(t *testing.T) {
 		assert.Equal(t, 2, r.RequestedOutputTokens, "the record's output_length")
 	}
 }
+
+// A trace replayed without a count sends each line once: a session's turns
+// all, every session once; an explicit --request-count still wins, and a
+// single_turn file keeps the default count.
+func TestTraceIsReplayedOnce(t *testing.T) {
+	_, url := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.jsonl")
+	require.NoError(t, os.WriteFile(trace, []byte(`{"session_id": "a", "text_input": "one", "output_length": 1}
+{"session_id": "b", "text_input": "two", "output_length": 1}
+{"session_id": "a", "text_input": "three", "output_length": 1}
+`), 0o644))
+	single := filepath.Join(dir, "single.jsonl")
+	require.NoError(t, os.WriteFile(single, []byte(`{"text": "one"}`+"\n"+`{"text": "two"}`+"\n"), 0o644))
+	for _, c := range []struct {
+		name, file, kind string
+		count            *int
+		want             int
+	}{
+		{"trace", trace, "mooncake_trace", nil, 3},
+		{"trace with a count", trace, "mooncake_trace", plan.Ptr(5), 5},
+		{"single_turn", single, "single_turn", nil, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := profile(url)
+			p.InputFile, p.CustomDatasetType, p.Concurrency, p.RequestCount = c.file, c.kind, plan.Ptr(2), c.count
+			run, err := Run(context.Background(), Options{Profile: p})
+			require.NoError(t, err)
+			assert.Len(t, run.Records, c.want)
+		})
+	}
+}

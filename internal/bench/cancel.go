@@ -27,15 +27,24 @@ func newCancellation(p plan.Profile) cancellation {
 	return c
 }
 
-// picks reports whether request index of a phase of kind is to be aborted.
-func (c cancellation) picks(kind string, index int) bool {
-	if c.rate == 0 || kind != plan.KindProfiling {
-		return false
+// picks reports whether request index of phase is to be aborted, and
+// when: the phase's own cancellation when it has one, else the profile's
+// for a profiling phase.
+func (c cancellation) picks(ph *plan.Phase, index int) (bool, time.Duration) {
+	rate, delay := c.rate, c.delay
+	switch {
+	case ph.Cancellation != nil:
+		rate, delay = ph.Cancellation.Rate/100, time.Duration(ph.Cancellation.Delay*float64(time.Second))
+	case ph.Kind != plan.KindProfiling:
+		rate = 0
+	}
+	if rate == 0 {
+		return false, 0
 	}
 	// splitmix64 of the seed and the index: a uniform draw in [0, 1).
 	z := c.seed ^ uint64(index)*0x9e3779b97f4a7c15
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	z ^= z >> 31
-	return float64(z>>11)/(1<<53) < c.rate
+	return float64(z>>11)/(1<<53) < rate, delay
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -15,22 +16,45 @@ func TestCancellationPicks(t *testing.T) {
 	p.RequestCancellationRate = plan.Ptr(10.0)
 	c, other := newCancellation(p), newCancellation(p)
 	other.seed = 7
+	prof, warm := &plan.Phase{Kind: plan.KindProfiling}, &plan.Phase{Kind: plan.KindWarmup}
 	picked, same, differ := 0, 0, 0
 	for i := range 100_000 {
-		a := c.picks(plan.KindProfiling, i)
+		a, _ := c.picks(prof, i)
 		if a {
 			picked++
 		}
-		if a == newCancellation(p).picks(plan.KindProfiling, i) {
+		if b, _ := newCancellation(p).picks(prof, i); a == b {
 			same++
 		}
-		if a != other.picks(plan.KindProfiling, i) {
+		if b, _ := other.picks(prof, i); a != b {
 			differ++
 		}
-		assert.False(t, c.picks(plan.KindWarmup, i))
+		w, _ := c.picks(warm, i)
+		assert.False(t, w)
 	}
 	assert.InDelta(t, 10_000, picked, 400)
 	assert.Equal(t, 100_000, same)
 	assert.Greater(t, differ, 10_000)
-	assert.False(t, newCancellation(plan.NewProfile()).picks(plan.KindProfiling, 3), "no rate, none picked")
+	none, _ := newCancellation(plan.NewProfile()).picks(prof, 3)
+	assert.False(t, none, "no rate, none picked")
+}
+
+// A phase's own cancellation (AIPerf's per-phase YAML) replaces the
+// profile's, on any kind of phase, with its own delay; a rate of 0 picks none.
+func TestPhaseCancellation(t *testing.T) {
+	p := plan.NewProfile()
+	p.RequestCancellationRate = plan.Ptr(10.0)
+	c := newCancellation(p)
+	half := &plan.Phase{Kind: plan.KindWarmup, Cancellation: &plan.Cancellation{Rate: 50, Delay: 0.25}}
+	off := &plan.Phase{Kind: plan.KindProfiling, Cancellation: &plan.Cancellation{}}
+	picked := 0
+	for i := range 10_000 {
+		if ok, delay := c.picks(half, i); ok {
+			picked++
+			assert.Equal(t, 250*time.Millisecond, delay)
+		}
+		ok, _ := c.picks(off, i)
+		assert.False(t, ok)
+	}
+	assert.InDelta(t, 5_000, picked, 300)
 }

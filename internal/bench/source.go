@@ -221,7 +221,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		req = s.request(turn, rec.RequestID)
 	}
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
-	req.Cancel, req.CancelAfter = src.cancel.picks(rec.PhaseKind, rec.Index), src.cancel.delay
+	req.Cancel, req.CancelAfter = src.cancel.picks(c.Phase, rec.Index)
 	req.FirstToken = c.FirstToken
 	if src.raw && rec.PhaseKind == plan.KindProfiling {
 		req.Raw = &metrics.Raw{}

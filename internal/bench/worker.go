@@ -24,6 +24,7 @@ func Work(ctx context.Context, w *shard.Worker, log io.Writer) error {
 	defer cancel()
 	c := newCell(Options{Profile: spec.Profile, Version: spec.Version, Log: log, Records: w})
 	c.worker = w
+	defer c.discard()
 	if err := c.prepare(ctx); err != nil {
 		return err
 	}

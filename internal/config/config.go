@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,6 +28,18 @@ type File struct {
 	Sweep *Sweep
 	// MultiRun is the multi_run: section (NumRuns 0 without one).
 	MultiRun MultiRun
+	// Schema is the version of AIPerf's format the file is written in.
+	Schema Schema
+	// Notes are what the reader did that the user should know: an older
+	// shape read (and how to rewrite it), a deprecated key that changes
+	// nothing. Each names the file and line.
+	Notes []string
+	// Search is a sweep of type adaptive_search, as --search-* values (nil
+	// without one; Sweep is then nil).
+	Search *Search
+	// Body is the benchmark: body as it was read: older shapes rewritten,
+	// ${VAR} and {{ }} replaced (it may hold secrets).
+	Body *yaml.Node
 }
 
 // Error is one problem in a config file.
@@ -54,8 +67,14 @@ func Load(path string) (*File, error) {
 	return Parse(path, data)
 }
 
-// Parse is Load on data already read; name is used in error messages.
-func Parse(name string, data []byte) (*File, error) {
+// maxValues bounds the values a file may hold once its aliases are
+// followed, so that a few nested anchors cannot expand into billions.
+const maxValues = 100_000
+
+// ReadTree parses data into its one YAML document's root node, refusing
+// what the reader cannot use: a syntax error, no or several documents, a
+// file whose aliases expand past maxValues.
+func ReadTree(name string, data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -72,26 +91,96 @@ func Parse(name string, data []byte) (*File, error) {
 		}
 		return nil, &Error{File: name, Line: line, Msg: "only one YAML document is allowed"}
 	}
-	d := &decoder{file: name, lookupEnv: os.LookupEnv, fromEnv: map[*yaml.Node]bool{}, setAt: map[string]int{}}
-	d.f.Profile = plan.NewProfile()
 	root := doc.Content[0]
-	d.substitute(root, "")
-	sweep, multiRun, vars := envelope(root)
-	d.variables(vars, root, sweep)
-	if d.mapping(root, "") {
-		d.fields(root, "", d.topFields())
+	if n := expandedSize(root, map[*yaml.Node]int{}); n > maxValues {
+		return nil, &Error{File: name, Line: 1, Msg: fmt.Sprintf(
+			"the file holds more than %d values once its aliases (*name) are followed: write the values out", maxValues)}
 	}
-	d.multiRun(multiRun)
-	if sweep != nil {
-		typ, points := d.sweepPoints(sweep)
-		if len(d.errs) == 0 {
-			d.f.Sweep = &Sweep{Type: typ, Variations: d.variations(root, points)}
+	return root, nil
+}
+
+// expandedSize counts the nodes under n with aliases followed, each node
+// counted once per path to it but computed once (memo), so it is linear.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if n == nil {
+		return 0
+	}
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	memo[n] = maxValues + 1 // a cycle counts as too many
+	total := 1
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		total = expandedSize(n.Alias, memo)
+	}
+	for _, c := range n.Content {
+		total += expandedSize(c, memo)
+		if total > maxValues {
+			break
 		}
 	}
-	if len(d.errs) > 0 {
+	memo[n] = min(total, maxValues+1)
+	return memo[n]
+}
+
+// Parse is Load on data already read; name is used in error messages.
+func Parse(name string, data []byte) (*File, error) {
+	root, err := ReadTree(name, data)
+	if err != nil {
+		return nil, err
+	}
+	origin := map[*yaml.Node]string{}
+	d := newDecoder(name, os.LookupEnv, origin)
+	if !d.mapping(root, "") {
 		return nil, errors.Join(d.errs...)
 	}
+	m := normalize(root)
+	d.migrated, d.body.flat = m, m.schema == SchemaFlat
+	d.notes = append(d.notes, m.notes(name)...)
+	d.substitute(root, "")
+	env := takeEnvelope(root)
+	vars := d.resolveVariables(clone(env.variables, origin))
+	d.multiRun(env.multiRun)
+	d.body.seed42 = env.multiRun != nil && d.multiRunSeed == nil
+	var points []point
+	if env.sweep != nil {
+		points = d.sweepPoints(env.sweep)
+	}
+	if d.convergenceNode != nil {
+		d.convergence("multi_run.convergence", d.convergenceNode)
+	}
+	base := clone(root, origin)
+	d.render(base, "", vars)
+	d.f.Body = child(base, "benchmark")
+	d.decodeTop(base)
+	if d.multiRunSeed != nil && d.setAt["random_seed"] == 0 {
+		d.errorf(d.multiRunSeed, "multi_run.set_consistent_seed", "false without a random_seed is not supported yet: "+
+			"every trial here draws the same workload; set random_seed")
+	}
+	switch {
+	case d.f.Search != nil: // the search chooses its own points
+	case env.sweep != nil && len(d.errs) == 0:
+		s := d.sweepOpts
+		s.Type, s.Variations = d.sweepType, d.variations(root, env.variables, points)
+		d.f.Sweep = &s
+	case env.sweep != nil:
+		d.checkPoints(root, env.variables, points) // a path that does not resolve, said with the body's problems
+	}
+	if len(d.errs) > 0 {
+		slices.SortStableFunc(d.errs, func(a, b error) int { return lineOf(a) - lineOf(b) }) // the file's order
+		return nil, errors.Join(d.errs...)
+	}
+	d.f.Schema, d.f.Notes = m.schema, d.notes
 	return &d.f, nil
+}
+
+// lineOf is an error's line (0 when it has none).
+func lineOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Line
+	}
+	return 0
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

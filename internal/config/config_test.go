@@ -151,16 +151,16 @@ func TestErrors(t *testing.T) {
 		}, []string{
 			`bench.yaml:3: benchmark.dataset: unknown key "entires" (did you mean "entries"?)`,
 			`bench.yaml:5: benchmark.dataset.prompts.isl: unknown key "median" (did you mean "mean"?)`,
-			`bench.yaml:6: benchmark.dataset.prompts: unknown key "corpus" (expected one of: isl, osl)`,
+			`bench.yaml:6: benchmark.dataset.prompts.corpus: corpus: (other prompt corpora) is not supported yet`,
 		}},
 		{"unknown phase and artifacts keys", []string{
 			"benchmark:",
 			"  phases:",
 			"    - {name: p, concurency: 4, requests: 5}",
-			"  artifacts: {dir: x, summary: [json], records: [jsonl]}",
+			"  artifacts: {dir: x, summary: [json], records: [jsonl], recods: false}",
 		}, []string{
 			`bench.yaml:3: benchmark.phases[0]: unknown key "concurency" (did you mean "concurrency"?)`,
-			`bench.yaml:4: benchmark.artifacts: unknown key "records" (expected one of: dir, summary)`,
+			`bench.yaml:4: benchmark.artifacts: unknown key "recods" (did you mean "records"?)`,
 		}},
 		{"scalar type errors", []string{
 			"random_seed: seven",
@@ -168,7 +168,7 @@ func TestErrors(t *testing.T) {
 			"  model: 5",
 			"  endpoint:",
 			"    streaming: \"yes\"",
-			"    timeout: \"600\"",
+			"    timeout: \"soon\"",
 			"  dataset:",
 			"    entries: 1.5",
 			"  phases:",
@@ -177,7 +177,7 @@ func TestErrors(t *testing.T) {
 			`bench.yaml:1: random_seed: expected int, got string "seven"`,
 			`bench.yaml:3: benchmark.model: expected string, got int 5`,
 			`bench.yaml:5: benchmark.endpoint.streaming: expected false | true, got string "yes"`,
-			`bench.yaml:6: benchmark.endpoint.timeout: expected number, got string "600"`,
+			`bench.yaml:6: benchmark.endpoint.timeout: expected seconds or a duration such as 30s, 5m or 2h, got string "soon"`,
 			`bench.yaml:8: benchmark.dataset.entries: expected int, got float 1.5`,
 			`bench.yaml:10: benchmark.phases[0].concurrency: expected int, got string "four"`,
 			`bench.yaml:10: benchmark.phases[0].rate: expected number, got string "fast"`,
@@ -186,13 +186,13 @@ func TestErrors(t *testing.T) {
 		{"structure type errors", []string{
 			"benchmark:",
 			"  endpoint: http://x",
-			"  model: {name: m}",
+			"  model: [{name: m}]",
 			"  phases: 3",
 			"  dataset:",
 			"    prompts: {isl: [1, 2], osl: {mean: 1.5}}",
 		}, []string{
 			`bench.yaml:2: benchmark.endpoint: expected an object, got string "http://x"`,
-			`bench.yaml:3: benchmark.model: expected string, got object`,
+			`bench.yaml:3: benchmark.model[0]: expected string, got object`,
 			`bench.yaml:4: benchmark.phases: expected a phase object or a list of phases, got int 3`,
 			`bench.yaml:6: benchmark.dataset.prompts.isl: expected int, got list`,
 			`bench.yaml:6: benchmark.dataset.prompts.osl.mean: expected int, got float 1.5`,
@@ -200,16 +200,16 @@ func TestErrors(t *testing.T) {
 		{"enumerations", []string{
 			"benchmark:",
 			"  endpoint: {type: generate, server: tgi}",
-			"  dataset: {type: file, prompts: {isl: {type: uniform, mean: 3}}}",
+			"  dataset: {type: files, prompts: {isl: {type: uniform, mean: 3}}}",
 			"  phases:",
 			"    - {name: w, kind: cooldown, type: ramp, concurrency: 1, requests: 1}",
 		}, []string{
 			`bench.yaml:2: benchmark.endpoint.type: expected chat | cohere_rankings | completions | responses | messages | chat_embeddings | embeddings | hf_tei_rankings | huggingface_generate | nim_embeddings | nim_rankings | raw | template, got "generate"`,
-			`bench.yaml:2: benchmark.endpoint.server: expected vllm | sglang | trtllm, got "tgi"`,
-			`bench.yaml:3: benchmark.dataset.type: dataset type "file" is not supported yet: only synthetic`,
-			`bench.yaml:3: benchmark.dataset.prompts.isl.type: expected normal, got "uniform"`,
+			`bench.yaml:2: benchmark.endpoint.server: expected vllm | sglang | trtllm | llamacpp, got "tgi"`,
+			`bench.yaml:3: benchmark.dataset.type: expected synthetic | file | public, got "files"`,
+			`bench.yaml:3: benchmark.dataset.prompts.isl.type: expected normal | fixed, got "uniform"`,
 			`bench.yaml:5: benchmark.phases[0].kind: expected warmup | profiling, got "cooldown"`,
-			`bench.yaml:5: benchmark.phases[0].type: expected concurrency | constant | poisson, got "ramp"`,
+			`bench.yaml:5: benchmark.phases[0].type: expected concurrency | poisson | gamma | constant | fixed_schedule | user_centric, got "ramp"`,
 		}},
 		{"phase rules", []string{
 			"benchmark:",
@@ -221,7 +221,7 @@ func TestErrors(t *testing.T) {
 		}, []string{
 			`bench.yaml:3: benchmark.phases[0]: name is required`,
 			`bench.yaml:4: benchmark.phases[1].type: poisson needs a rate`,
-			`bench.yaml:5: benchmark.phases[2].rate: is not used by type concurrency: use type constant or poisson`,
+			`bench.yaml:5: benchmark.phases[2].rate: is not used by type concurrency: use type constant, poisson or gamma`,
 			`bench.yaml:6: benchmark.phases[3]: expected an object, got string "not-a-phase"`,
 		}},
 		{"empty phase list", []string{
@@ -238,15 +238,22 @@ func TestErrors(t *testing.T) {
 			"multi_run: {num_runs: 30}",
 			"variables: {a: 1}",
 		}, []string{
-			"bench.yaml:3: multi_run.num_runs: must be between 1 and 10, got 30",
 			"bench.yaml:2: sweep.parameters: a zip sweep pairs lists element-wise: concurrency has 2 values, requests has 1",
+			"bench.yaml:3: multi_run.num_runs: must be between 1 and 10, got 30",
 		}},
 		{"a sweep path that does not resolve, an expression", []string{
 			"benchmark: {model: m, phases: [{name: warmup, requests: 2}, {name: main, kind: profiling, requests: 4}]}",
 			"sweep: {parameters: {phases.nosuch.rate: [1, 2], phases.main.requests: ['{{ 2 * n }}']}}",
-			"variables: {n: 3}",
+			"variables: {n: 3, m: '{{ n > 2 }}'}",
 		}, []string{
-			"bench.yaml:2: sweep.parameters.phases.main.requests: {{ 2 * n }}: only {{ variable }} is supported, not expressions: give the computed value",
+			`bench.yaml:2: sweep.parameters.phases.nosuch.rate: no phase named "nosuch" (the phases: warmup, main)`,
+			`bench.yaml:3: variables.m: {{ n > 2 }}: unexpected ">": only arithmetic (+ - * / // % ** ~), parentheses and filters are supported`,
+		}},
+		{"an undefined variable", []string{
+			"variables: {base_concurrency: 16}",
+			"benchmark: {model: m, phases: {concurrency: '{{ base_concurrancy * 2 }}', requests: 4}}",
+		}, []string{
+			`bench.yaml:2: benchmark.phases.concurrency: {{ base_concurrancy * 2 }}: no variable base_concurrancy under variables: (did you mean "base_concurrency"?)`,
 		}},
 		{"repeated keys", []string{
 			"random_seed: 1",
@@ -269,7 +276,7 @@ func TestErrors(t *testing.T) {
 			"benchmark:",
 			"  endpoint:",
 			"    timeout: ${AIPERF_TEST_SECRET}",
-		}, []string{`bench.yaml:3: benchmark.endpoint.timeout: expected number, got string from the environment`}},
+		}, []string{`bench.yaml:3: benchmark.endpoint.timeout: expected seconds or a duration such as 30s, 5m or 2h, got string from the environment`}},
 		{"header values are not echoed", []string{
 			"benchmark:",
 			"  endpoint:",
@@ -277,7 +284,7 @@ func TestErrors(t *testing.T) {
 		}, []string{`bench.yaml:3: benchmark.endpoint.headers.Authorization: expected a header value, got list`}},
 		{"schema version", []string{
 			`schemaVersion: "1.0"`,
-		}, []string{`bench.yaml:1: schemaVersion: expected "2.0", got string "1.0"`}},
+		}, []string{`bench.yaml:1: schemaVersion: expected "2.0" (AIPerf's current schema), got string "1.0"`}},
 		{"top level is not an object", []string{
 			"- benchmark",
 		}, []string{`bench.yaml:1: (top level): expected an object, got list`}},
@@ -342,28 +349,6 @@ func TestEnvironmentSubstitution(t *testing.T) {
 	assert.False(t, p.ServerProfiler)
 	assert.Equal(t, []string{`{"max_tokens":123}`, `{"note":"123"}`}, p.ExtraInputs, "quoted values stay strings")
 	assert.Equal(t, 4, p.Phases[0].Concurrency)
-}
-
-func TestHookValues(t *testing.T) {
-	tests := []struct {
-		value string
-		want  plan.ResetHook
-	}{
-		{"false", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
-		{"", plan.ResetHook{Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
-		{"true", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
-		{"{}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
-		{"{path: /flush_cache, timeout_seconds: 5, max_retry_seconds: 0}",
-			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second}},
-		{"{maxRetrySeconds: 2.5}", plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: 2500 * time.Millisecond, Guessed: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.value, func(t *testing.T) {
-			f, err := parse("benchmark:", "  endpoint:", "    reset_kv_cache: "+tt.value)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, f.Profile.ResetHook())
-		})
-	}
 }
 
 func TestCamelCaseKeys(t *testing.T) {
@@ -445,43 +430,6 @@ func TestValidateAfterLoad(t *testing.T) {
 		fields = append(fields, fe.Field)
 	}
 	assert.ElementsMatch(t, []string{"reset_kv_cache_path", "reset_kv_cache", "server_profiler", "phases[0].seamless"}, fields)
-}
-
-// TestCLIOverlayKeepsYAMLHookSettings is how `aiperf profile --config FILE
-// --reset-kv-cache ...` combines the two: only explicitly set flags overlay.
-func TestCLIOverlayKeepsYAMLHookSettings(t *testing.T) {
-	yamlObject := []string{"benchmark:", "  endpoint:", "    reset_kv_cache: {path: /flush_cache, timeout_seconds: 5}"}
-	tests := []struct {
-		name     string
-		yaml     []string
-		cli      func(*plan.Profile)
-		explicit []string
-		want     plan.ResetHook
-	}{
-		{"bare --reset-kv-cache over a YAML object keeps its path and timeout", yamlObject,
-			func(p *plan.Profile) { p.ResetKVCache = true }, []string{"reset_kv_cache"},
-			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},
-		{"--reset-kv-cache-path overrides the YAML path only", yamlObject,
-			func(p *plan.Profile) { p.ResetKVCachePath = []string{"/reset_prefix_cache"} }, []string{"reset_kv_cache_path"},
-			plan.ResetHook{Enabled: true, Paths: []string{"/reset_prefix_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},
-		{"--reset-kv-cache over YAML false enables it", []string{"benchmark:", "  endpoint: {reset_kv_cache: false}"},
-			func(p *plan.Profile) { p.ResetKVCache = true }, []string{"reset_kv_cache"},
-			plan.ResetHook{Enabled: true, Paths: []string{plan.DefaultResetPath}, Timeout: 30 * time.Second, MaxRetry: time.Minute, Guessed: true}},
-		{"no hook flag leaves the YAML object alone", yamlObject,
-			func(p *plan.Profile) { p.Concurrency = plan.Ptr(3) }, []string{"concurrency"},
-			plan.ResetHook{Enabled: true, Paths: []string{"/flush_cache"}, Timeout: 5 * time.Second, MaxRetry: time.Minute}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := parse(tt.yaml...)
-			require.NoError(t, err)
-			cli := plan.NewProfile()
-			tt.cli(&cli)
-			profile := f.Profile
-			require.NoError(t, profile.Overlay(&cli, tt.explicit))
-			assert.Equal(t, tt.want, profile.ResetHook())
-		})
-	}
 }
 
 func TestAliasesAreFollowed(t *testing.T) {

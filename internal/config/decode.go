@@ -24,14 +24,64 @@ const (
 	tagStr   = "!!str"
 )
 
+// Where a scalar's value came from, when not from the file's text.
+const (
+	originEnv      = "the environment"
+	originTemplate = "a {{ }} expression"
+	originFailed   = "a {{ }} expression that failed" // reported already: its key is skipped
+)
+
 // decoder walks the YAML tree, filling f and collecting every error.
 type decoder struct {
 	file      string
 	lookupEnv func(string) (string, bool)
-	fromEnv   map[*yaml.Node]bool // scalars whose value came (partly) from the environment
-	setAt     map[string]int      // option name → line that set it
+	origin    map[*yaml.Node]string // scalars whose value came (partly) from the environment or a template
+	setAt     map[string]int        // option name → line that set it
 	errs      []error
+	notes     []string
 	f         File
+	body      bodyState // shared by the decoders of a file's variations
+	migrated  migration // what normalize rewrote
+	sweepType string    // grid, zip or scenarios
+	sweepOpts Sweep     // sweep:'s settings besides its variations
+	// multiRunSeed is multi_run.set_consistent_seed when false.
+	multiRunSeed *yaml.Node
+	shorthand    int // warmup: and profiling: phases read
+	// convergenceNode is multi_run.convergence, read once the sweep says
+	// whether the file is a search.
+	convergenceNode *yaml.Node
+	// datasetName is the one dataset's name, phaseDatasets the phases'
+	// dataset: references to it.
+	datasetName   string
+	phaseDatasets []nodeAt
+}
+
+// nodeAt is a value and its path.
+type nodeAt struct {
+	n    *yaml.Node
+	path string
+}
+
+// bodyState is what a file's body decoders share.
+type bodyState struct {
+	flat   bool // the file is in the flat shape: body paths have no benchmark. prefix
+	seed42 bool // multi_run's set_consistent_seed: no random_seed means 42, as in AIPerf
+}
+
+// newDecoder is a decoder of the named file starting from plan.NewProfile().
+func newDecoder(file string, lookupEnv func(string) (string, bool), origin map[*yaml.Node]string) *decoder {
+	d := &decoder{file: file, lookupEnv: lookupEnv, origin: origin, setAt: map[string]int{}, datasetName: "default"}
+	d.f.Profile = plan.NewProfile()
+	return d
+}
+
+// note records something the user should know that is not an error.
+func (d *decoder) note(n *yaml.Node, path, format string, args ...any) {
+	at := fmt.Sprintf("%s:%d", d.file, n.Line)
+	if path != "" {
+		at += ": " + path
+	}
+	d.notes = append(d.notes, at+": "+fmt.Sprintf(format, args...))
 }
 
 // field is one key a mapping accepts: its snake_case name and aliases, and
@@ -76,6 +126,9 @@ func (d *decoder) fields(n *yaml.Node, path string, fs []field) {
 			continue
 		}
 		seen[idx] = k
+		if d.origin[v] == originFailed {
+			continue
+		}
 		fs[idx].apply(at, v)
 	}
 }
@@ -134,7 +187,7 @@ func into[T any](read func(string, *yaml.Node) (T, bool), dst *T) func(string, *
 // str reads a string. A value substituted from the environment is text
 // whatever it looks like.
 func (d *decoder) str(path string, n *yaml.Node) (string, bool) {
-	if n.Kind == yaml.ScalarNode && (n.ShortTag() == tagStr || d.fromEnv[n]) {
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == tagStr || d.origin[n] != "") {
 		return n.Value, true
 	}
 	d.errorf(n, path, "expected string, got %s", d.describe(n))
@@ -215,8 +268,8 @@ func (d *decoder) describe(n *yaml.Node) string {
 	switch {
 	case name == "null":
 		return "null"
-	case d.fromEnv[n]:
-		return name + " from the environment"
+	case d.origin[n] != "":
+		return name + " from " + d.origin[n]
 	case name == "string":
 		return fmt.Sprintf("string %q", n.Value)
 	}
@@ -226,10 +279,9 @@ func (d *decoder) describe(n *yaml.Node) string {
 // envRef matches ${VAR} and ${VAR:default}, as AIPerf does.
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}`)
 
-// substitute replaces environment references in every scalar value (not in
-// keys). A plain (unquoted) scalar is then re-typed, so `timeout: ${T:600}`
-// is a number, while a quoted one stays a string.
-func (d *decoder) substitute(n *yaml.Node, path string) {
+// eachScalar calls fn on every scalar value under n (not on keys) with its
+// dotted path.
+func eachScalar(n *yaml.Node, path string, fn func(n *yaml.Node, path string)) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for i, c := range n.Content {
@@ -237,13 +289,22 @@ func (d *decoder) substitute(n *yaml.Node, path string) {
 			if n.Kind == yaml.SequenceNode {
 				at = fmt.Sprintf("%s[%d]", path, i)
 			}
-			d.substitute(c, at)
+			eachScalar(c, at, fn)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.substitute(n.Content[i+1], join(path, n.Content[i].Value))
+			eachScalar(n.Content[i+1], join(path, n.Content[i].Value), fn)
 		}
 	case yaml.ScalarNode:
+		fn(n, path)
+	}
+}
+
+// substitute replaces environment references in every scalar value (not in
+// keys). A plain (unquoted) scalar is then re-typed, so `timeout: ${T:600}`
+// is a number, while a quoted one stays a string.
+func (d *decoder) substitute(root *yaml.Node, path string) {
+	eachScalar(root, path, func(n *yaml.Node, path string) {
 		if !strings.Contains(n.Value, "${") {
 			return
 		}
@@ -258,11 +319,11 @@ func (d *decoder) substitute(n *yaml.Node, path string) {
 			d.errorf(n, pathOr(path), "environment variable %s is not set (write ${%s:default} for a default)", m[1], m[1])
 			return ref
 		})
-		d.fromEnv[n] = true
+		d.origin[n] = originEnv
 		if n.Style == 0 {
 			n.Tag = "" // re-resolve: ShortTag and Decode type plain scalars from their text
 		}
-	}
+	})
 }
 
 // deref follows YAML aliases (*name) to the anchored node.

@@ -31,7 +31,7 @@ func TestYAMLSweeps(t *testing.T) {
 	}, "\n")
 	f, err := Parse("grid.yaml", []byte(grid))
 	require.NoError(t, err)
-	assert.Equal(t, MultiRun{NumRuns: 3, CooldownSeconds: 2}, f.MultiRun)
+	assert.Equal(t, MultiRun{NumRuns: 3, CooldownSeconds: 2, WarmupFirstTrialOnly: true}, f.MultiRun)
 	assert.Equal(t, 8, f.Profile.Phases[1].Concurrency, "the base body, variables applied")
 	assert.Equal(t, []string{"http://127.0.0.1:9"}, f.Profile.URL)
 	require.NotNil(t, f.Sweep)

@@ -30,6 +30,8 @@ type rowInfo struct {
 	// mode is a mooncake row's input mode and context its context_mode.
 	mode    uint8
 	context string
+	// trace is the decoded mooncake row (ScanTrace only).
+	trace TraceRow
 }
 
 // fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)
@@ -238,7 +240,7 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 	}
 	where := fmt.Sprintf("session %s (first row at line %d)", brief(id), st.line)
 	if !math.IsNaN(info.first) && info.first < st.last {
-		ix.ps.add(no, problemf("timestamp", "timestamp %v goes backwards: %s was at %v on line %d", info.first, where, st.last, st.lastLine))
+		ix.ps.add(no, backwards(info.first, where, st.last, int(st.lastLine)))
 		return 0, false
 	}
 	if !math.IsNaN(info.last) {
@@ -260,6 +262,12 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 		return 0, false
 	}
 	return st.conv, true
+}
+
+// backwards is the problem of a row at timestamp ts, earlier than the
+// latest timestamp so far of where, last on line lastLine.
+func backwards(ts float64, where string, last float64, lastLine int) problem {
+	return problemf("timestamp", "timestamp %v goes backwards: %s was at %v on line %d", ts, where, last, lastLine)
 }
 
 // group orders the rows by conversation (a counting sort on ix.conv),

@@ -27,9 +27,15 @@ var contextModes = []string{DeltasWithoutResponses, MessageArrayWithResponses}
 // model does, and checks that hash_ids fit input_length for blockSize (0
 // skips that check, as format detection does).
 func checkMooncake(line []byte, blockSize int) (rowInfo, []problem) {
+	info, _, ps := decodeMooncake(line, blockSize)
+	return info, ps
+}
+
+// decodeMooncake is checkMooncake returning the decoded record too.
+func decodeMooncake(line []byte, blockSize int) (rowInfo, mooncakeRecord, []problem) {
 	var r mooncakeRecord
 	if ps := decodeLine(line, &r); ps != nil {
-		return rowInfo{}, ps
+		return rowInfo{}, r, ps
 	}
 	ps := checkType(r.Type, TypeMooncakeTrace)
 	modes := 0
@@ -95,7 +101,7 @@ func checkMooncake(line []byte, blockSize int) (rowInfo, []problem) {
 	ps = append(ps, checkDelay("delay", r.Delay)...)
 	ps = append(ps, checkObject("extra", r.Extra)...)
 	if len(ps) > 0 {
-		return rowInfo{}, ps
+		return rowInfo{}, r, ps
 	}
 	info := rowInfo{session: r.SessionID, turns: 1, ts: timeOrNaN(r.Timestamp)}
 	info.ts0, info.first, info.last = info.ts, info.ts, info.ts
@@ -113,9 +119,9 @@ func checkMooncake(line []byte, blockSize int) (rowInfo, []problem) {
 		info.context = *r.ContextMode
 	}
 	if want := info.wantContext(); info.context != "" && info.context != want {
-		return rowInfo{}, []problem{problemf("context_mode", "%s rows need context_mode %q, got %q", modeName(info.mode), want, info.context)}
+		return rowInfo{}, r, []problem{problemf("context_mode", "%s rows need context_mode %q, got %q", modeName(info.mode), want, info.context)}
 	}
-	return info, nil
+	return info, r, nil
 }
 
 func extraHasMessages(raw json.RawMessage) bool {

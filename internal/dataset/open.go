@@ -236,6 +236,13 @@ func detectLine(line []byte) (string, error) {
 	return "", &LineError{Msg: fmt.Sprintf("multiple loaders can handle the data format: %s: specify --custom-dataset-type explicitly", strings.Join(fits, " and "))}
 }
 
+// IsTrace reports whether d is a trace (a mooncake_trace file), which a
+// run replays line by line, each once.
+func IsTrace(d Dataset) bool {
+	f, ok := d.(*fileDataset)
+	return ok && f.kind == TypeMooncakeTrace
+}
+
 // Turns is the number of turns (requests) in one pass over d: after
 // offsets are applied and system turns hoisted. It is 0 for a Dataset that
 // Open did not return.

@@ -1,8 +1,9 @@
 package mock
 
 import (
-	"encoding/binary"
 	"hash/maphash"
+
+	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
 
 // A request's token sequence, as the prefix cache sees it, is its prompt's
@@ -13,8 +14,8 @@ import (
 // assistant message will be). The sequence is cut into blocks of
 // --block-size tokens and each full block is named by a hash of its ids
 // chained to the previous block's hash, as vLLM does: equal hashes mean
-// equal prefixes. A partial trailing block has no hash and is never
-// cached.
+// equal prefixes (kvcache.Sequence, the model the trace simulator shares).
+// A partial trailing block has no hash and is never cached.
 
 // segment is a run of token ids; a non-zero tag marks its first id (a chat
 // message's role).
@@ -36,20 +37,16 @@ func roleTag(role string) uint64 {
 	return mix64(h)&tagMask | 1<<63
 }
 
-// blockHasher cuts a token sequence into chained block hashes. It keeps
-// only the partial block, so work is linear in the sequence's length and
-// memory in its number of blocks.
+// blockHasher cuts a token sequence into chained block hashes
+// (kvcache.Sequence), each token id folded with the tag of the chat message
+// it opens.
 type blockHasher struct {
-	seed    maphash.Seed
-	size    int
-	buf     []byte // the previous block's hash, then the partial block's ids, 8 bytes each
-	fill    int    // ids in the partial block
+	kvcache.Sequence
 	pending uint64 // a tag waiting for the next id (a message without tokens passes its tag on)
-	hashes  []uint64
 }
 
 func newBlockHasher(seed maphash.Seed, size, tokens int) *blockHasher {
-	return &blockHasher{seed: seed, size: size, buf: make([]byte, 8, 8+8*size), hashes: make([]uint64, 0, tokens/size)}
+	return &blockHasher{Sequence: *kvcache.NewSequence(seed, size, tokens)}
 }
 
 // add appends a segment to the sequence.
@@ -66,12 +63,6 @@ func (b *blockHasher) add(s segment) {
 			v |= b.pending
 			b.pending = 0
 		}
-		b.buf = binary.LittleEndian.AppendUint64(b.buf, v)
-		if b.fill++; b.fill == b.size {
-			h := maphash.Bytes(b.seed, b.buf)
-			b.hashes = append(b.hashes, h)
-			b.buf = binary.LittleEndian.AppendUint64(b.buf[:0], h)
-			b.fill = 0
-		}
+		b.Add(v)
 	}
 }

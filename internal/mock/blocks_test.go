@@ -82,26 +82,6 @@ func TestLRUEviction(t *testing.T) {
 	assert.Equal(t, 4, s.Control().CacheEntries)
 }
 
-func TestPrefixCacheUnit(t *testing.T) {
-	c := newPrefixCache(3)
-	assert.Zero(t, c.serve([]uint64{1, 2}))
-	assert.Equal(t, 2, c.serve([]uint64{1, 2, 3}))
-	assert.Equal(t, 1, c.serve([]uint64{1, 9}), "longest cached prefix")
-	hits, blocks := c.counters()
-	assert.Equal(t, 2, hits)
-	assert.Equal(t, 3, blocks, "4 distinct blocks in a cache of 3")
-	assert.Equal(t, 2, c.serve([]uint64{1, 2, 3}), "3, the least recently used, was evicted")
-	c.reset()
-	assert.Zero(t, c.serve([]uint64{1}))
-	hits, blocks = c.counters()
-	assert.Equal(t, 3, hits, "a reset keeps the hit counter")
-	assert.Equal(t, 1, blocks)
-	for i := range uint64(100) { // evicted nodes are reused
-		c.serve([]uint64{i + 10, i + 20})
-	}
-	assert.LessOrEqual(t, len(c.nodes), 3+2)
-}
-
 // o200k returns the default tokenizer.
 func o200k(t testing.TB) tokenizer.Tokenizer {
 	t.Helper()
@@ -182,7 +162,7 @@ func BenchmarkPrefixCacheLookup(b *testing.B) {
 			for b.Loop() {
 				h := newBlockHasher(s.blockSeed, s.blockSize, n)
 				h.add(segment{ids: ids, tag: roleTag("user")})
-				s.cache.serve(h.hashes)
+				s.cache.Serve(h.Hashes())
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/token")
 		})

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
 
 // Config is the mock server's flag set. It carries kong tags so both CLIs
@@ -109,9 +111,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--kv-cache-tokens must be >= 0 (0: the largest allowed), got %d", c.KVCacheTokens)
 	case c.KVCacheTokens > 0 && c.KVCacheTokens < c.BlockSize:
 		return fmt.Errorf("--kv-cache-tokens must hold at least one block of --block-size %d tokens, got %d", c.BlockSize, c.KVCacheTokens)
-	case c.KVCacheTokens > maxCacheBlocks*c.BlockSize:
+	case c.KVCacheTokens > kvcache.MaxBlocks*c.BlockSize:
 		return fmt.Errorf("--kv-cache-tokens must be at most %d (%d blocks of --block-size %d), got %d",
-			maxCacheBlocks*c.BlockSize, maxCacheBlocks, c.BlockSize, c.KVCacheTokens)
+			kvcache.MaxBlocks*c.BlockSize, kvcache.MaxBlocks, c.BlockSize, c.KVCacheTokens)
 	case c.MaxNumSeqs < 0:
 		return fmt.Errorf("--max-num-seqs must be >= 0 (0: no limit), got %d", c.MaxNumSeqs)
 	case c.MaxBatchedTokens < 0:
@@ -138,12 +140,7 @@ const (
 )
 
 // cacheBlocks returns the prefix cache's capacity in blocks.
-func (c *Config) cacheBlocks() int {
-	if c.KVCacheTokens == 0 {
-		return maxCacheBlocks
-	}
-	return c.KVCacheTokens / c.BlockSize
-}
+func (c *Config) cacheBlocks() int { return kvcache.Blocks(c.KVCacheTokens, c.BlockSize) }
 
 // model returns the latency model in effect (no latency under --fast).
 func (c *Config) model() latencyModel {

@@ -69,7 +69,7 @@ func (s *Server) Control() Control {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
 	c := s.ctl.state
-	c.CacheHits, c.CacheEntries = s.cache.counters()
+	c.CacheHits, c.CacheEntries = s.cache.Counters()
 	c.Events = slices.Clone(c.Events)
 	if c.Events == nil {
 		c.Events = []Event{}
@@ -105,7 +105,7 @@ func (s *Server) clearControl(w http.ResponseWriter, _ *http.Request) {
 	s.ctl.mu.Lock()
 	s.ctl.state = Control{}
 	s.ctl.adminCalls = 0
-	s.cache.clearHits()
+	s.cache.ClearHits()
 	s.ctl.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -143,7 +143,7 @@ func (s *Server) adminRoutes() map[string]adminRoute {
 // resetCache empties the prefix cache, unless --reset-noop.
 func (s *Server) resetCache() {
 	if !s.cfg.ResetNoop {
-		s.cache.reset()
+		s.cache.Reset()
 	}
 }
 

@@ -22,7 +22,9 @@
 // "gpt-oss" answer the first quarter of their chat tokens as
 // reasoning_content.
 //
-// It models a server's prefix (KV) cache the way vLLM does: a request's
+// It models a server's prefix (KV) cache the way vLLM does, with the
+// model of internal/kvcache that the trace simulator (aiperf analyze-trace
+// --kv-cache-tokens) replays too: a request's
 // token ids (chat: every message's content in order, each message marked
 // with its role without adding tokens, as a chat template delimits them;
 // completions: the prompt, text or token ids) are cut into blocks of

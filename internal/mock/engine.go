@@ -56,7 +56,7 @@ func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival 
 // uncached prompt tokens, which the model prefills.
 func (s *Server) prefill(g *generation) int {
 	prompt := g.usage.PromptTokens
-	cached := s.cache.serve(g.blocks.hashes) * s.blockSize
+	cached := s.cache.Serve(g.blocks.Hashes()) * s.blockSize
 	s.metrics.cacheQueries.Add(uint64(prompt))
 	s.metrics.cacheHits.Add(uint64(cached))
 	if !s.cfg.NoCacheReport {
@@ -135,7 +135,7 @@ func (s *Server) cacheReply(g *generation) {
 		g.blocks.add(segment{ids: s.wordIDs[k%len(words)], tag: tag})
 		tag = 0
 	}
-	s.cache.store(g.blocks.hashes)
+	s.cache.Store(g.blocks.Hashes())
 }
 
 // assistantTag marks a chat reply's first token, as the assistant message

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
 
 // shutdownGrace is how long in-flight requests may finish after the serving
@@ -33,7 +35,7 @@ type Server struct {
 	wordIDs    [][]uint32 // each output word's token ids; nil without EncodeTokens
 	blockSize  int
 	blockSeed  maphash.Seed
-	cache      *prefixCache
+	cache      *kvcache.Cache
 	sched      *scheduler
 	metrics    *engineMetrics
 	timing     atomic.Pointer[timingStats]
@@ -78,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 		tokens:     newTokenSource(cfg.EncodeTokens, cfg.CountTokens),
 		blockSize:  cfg.BlockSize,
 		blockSeed:  maphash.MakeSeed(),
-		cache:      newPrefixCache(cfg.cacheBlocks()),
+		cache:      kvcache.New(cfg.cacheBlocks()),
 		sched:      &scheduler{limit: cfg.MaxNumSeqs},
 		metrics:    newEngineMetrics(),
 		kvCapacity: int64(cfg.cacheBlocks() * cfg.BlockSize),

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -25,7 +27,7 @@ func TestNewValidates(t *testing.T) {
 		{"block size huge", Config{BlockSize: maxBlockSize + 1}, "--block-size"},
 		{"kv cache negative", Config{KVCacheTokens: -1}, "--kv-cache-tokens must be >= 0"},
 		{"kv cache under a block", Config{BlockSize: 16, KVCacheTokens: 15}, "at least one block of --block-size 16"},
-		{"kv cache too large", Config{BlockSize: 1, KVCacheTokens: maxCacheBlocks + 1}, "--kv-cache-tokens must be at most 2097152"},
+		{"kv cache too large", Config{BlockSize: 1, KVCacheTokens: kvcache.MaxBlocks + 1}, "--kv-cache-tokens must be at most 2097152"},
 		{"max num seqs", Config{MaxNumSeqs: -2}, "--max-num-seqs must be >= 0"},
 		{"no gpus", Config{GPUMetrics: true}, "--gpus must be between 1 and 64 with --gpu-metrics, got 0"},
 		{"too many gpus", Config{GPUMetrics: true, GPUs: maxGPUs + 1}, "--gpus"},

@@ -3,6 +3,8 @@ package mock
 import (
 	"hash/maphash"
 	"sync"
+
+	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
 
 // words are the output pieces: common words with a leading space, each
@@ -133,13 +135,7 @@ func (c *tokenSource) countOnly(s string) int {
 }
 
 // mix64 is splitmix64's finaliser: a cheap bijective scramble.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
+func mix64(x uint64) uint64 { return kvcache.Mix(x) }
 
 // approxTokens is the no-tokenizer estimate: about four bytes per token.
 func approxTokens(s string) int { return (len(s) + 3) / 4 }

@@ -124,7 +124,7 @@ func TestValidatePhases(t *testing.T) {
 		`phases[1].name "w" is used twice`,
 		`phases[1].kind must be warmup or profiling, got "measure"`,
 		`phases[1].type must be constant, poisson or gamma for a rate phase, got "burst"`,
-		"phases[1].requests or duration is required",
+		"phases[1].requests or duration or sessions is required",
 		"phases need at least one profiling phase",
 	} {
 		assert.Contains(t, err.Error(), want)

@@ -89,7 +89,7 @@ type Profile struct {
 	RequestRateRampDuration              *float64 `json:"request_rate_ramp_duration,omitempty" name:"request-rate-ramp-duration" group:"Load" placeholder:"SECONDS" help:"Raise the request rate linearly from rate×0.1/ramp to --request-rate over this many seconds, keeping the arrival pattern (the warmup too)."`
 	UserCentricRate                      *float64 `json:"user_centric_rate,omitempty" name:"user-centric-rate" group:"Load" placeholder:"QPS" help:"User-centric mode at this total rate (needs --num-users and multi-turn data; takes precedence over --request-rate): each user sends a turn every num-users/QPS seconds, never two at once, starting from a steady-state mix of users; a new user joins each time one would have finished."`
 	NumUsers                             *int     `json:"num_users,omitempty" name:"num-users" group:"Load" placeholder:"N" help:"Users of --user-centric-rate (a comma list is a sweep)."`
-	RequestCount                         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set)."`
+	RequestCount                         *int     `json:"request_count,omitempty" name:"request-count" aliases:"num-requests" group:"Load" placeholder:"N" help:"Profiling requests to send (alias --num-requests; default max(10, 2×concurrency) when no duration is set, and with a trace every line once)."`
 	BenchmarkDuration                    *float64 `json:"benchmark_duration,omitempty" name:"benchmark-duration" group:"Load" placeholder:"SECONDS" help:"Seconds to send profiling requests for."`
 	BenchmarkGracePeriod                 *float64 `json:"benchmark_grace_period,omitempty" name:"benchmark-grace-period" group:"Load" placeholder:"SECONDS" help:"Seconds to wait for in-flight requests after --benchmark-duration (default 30; inf: wait for all, as long as a year)."`
 	WarmupRequestCount                   *int     `json:"warmup_request_count,omitempty" name:"warmup-request-count" aliases:"num-warmup-requests" group:"Load" placeholder:"N" help:"Warmup requests before profiling (> 0; omit for no warmup)."`
@@ -132,7 +132,11 @@ type Profile struct {
 	RankingsQueryPromptTokenStddev    *int `json:"rankings_query_prompt_token_stddev,omitempty" name:"rankings-query-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per query."`
 
 	// Input files and traces.
-	InputFile                string   `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	InputFile string `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
+	// InputRecords are a config file's inline dataset records, as JSONL;
+	// InputFile is then InlineRecords until the command writes them to a
+	// file (never exported or stored: the file is).
+	InputRecords             string   `json:"-" kong:"-"`
 	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
 	PublicDataset            string   `json:"public_dataset,omitempty" name:"public-dataset" enum:",sharegpt" default:"" group:"Input" placeholder:"NAME" help:"Read --input-file as a public dataset: sharegpt (a local ShareGPT JSON file; nothing is downloaded)."`
 	DatasetSamplingStrategy  string   `json:"dataset_sampling_strategy,omitempty" name:"dataset-sampling-strategy" enum:",sequential,random,shuffle" default:"" group:"Input" placeholder:"STRATEGY" help:"Order conversations are drawn in: sequential, random or shuffle (default: AIPerf's for the data: shuffle for synthetic and random_pool, sequential for files)."`
@@ -150,6 +154,16 @@ type Profile struct {
 	ConversationTurnDelayMean   float64  `json:"conversation_turn_delay_mean,omitempty" name:"conversation-turn-delay-mean" aliases:"session-turn-delay-mean" group:"Conversation input" placeholder:"MS" help:"Mean think time before each later turn, after the previous reply (ms)."`
 	ConversationTurnDelayStddev float64  `json:"conversation_turn_delay_stddev,omitempty" name:"conversation-turn-delay-stddev" aliases:"session-turn-delay-stddev" group:"Conversation input" placeholder:"MS" help:"Standard deviation of the think time (ms)."`
 	ConversationTurnDelayRatio  *float64 `json:"conversation_turn_delay_ratio,omitempty" name:"conversation-turn-delay-ratio" aliases:"session-delay-ratio" group:"Conversation input" placeholder:"X" help:"Scale every think time by X (default 1)."`
+
+	// Trace synthesis (aiperf synthesize-trace's parameters, applied to a
+	// mooncake trace before it is replayed).
+	SynthesisSpeedupRatio         *float64 `json:"synthesis_speedup_ratio,omitempty" name:"synthesis-speedup-ratio" group:"Synthesis" placeholder:"X" help:"Replay the mooncake trace synthesized as aiperf synthesize-trace does: timestamps divided by X (default 1)."`
+	SynthesisPrefixLenMultiplier  *float64 `json:"synthesis_prefix_len_multiplier,omitempty" name:"synthesis-prefix-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's shared prefixes' lengths (default 1)."`
+	SynthesisPrefixRootMultiplier *int     `json:"synthesis_prefix_root_multiplier,omitempty" name:"synthesis-prefix-root-multiplier" group:"Synthesis" placeholder:"N" help:"Replicate the trace's prefix tree N times: every line sent N times with disjoint prefixes (default 1)."`
+	SynthesisPromptLenMultiplier  *float64 `json:"synthesis_prompt_len_multiplier,omitempty" name:"synthesis-prompt-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's unique (non-shared) prompt lengths (default 1)."`
+	SynthesisMaxISL               *int     `json:"synthesis_max_isl,omitempty" name:"synthesis-max-isl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's input lengths at TOKENS."`
+	SynthesisMaxOSL               *int     `json:"synthesis_max_osl,omitempty" name:"synthesis-max-osl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's output lengths at TOKENS."`
+	SynthesisBlockSize            *int     `json:"synthesis_block_size,omitempty" name:"synthesis-block-size" group:"Synthesis" placeholder:"TOKENS" help:"Tokens per hash id for the synthesis (default 512)."`
 
 	// Prefix prompts.
 	PromptInputTokensBlockSize int  `json:"prompt_input_tokens_block_size,omitempty" name:"prompt-input-tokens-block-size" aliases:"synthetic-input-tokens-block-size,isl-block-size" group:"Prefix prompt" placeholder:"TOKENS" help:"Tokens per trace hash id block (default 512)."`
@@ -240,10 +254,25 @@ type Phase struct {
 	// first turn at its timestamp (divided by Speedup when > 0).
 	Fixed   bool    `json:"fixed_schedule,omitempty"`
 	Speedup float64 `json:"speedup,omitempty"`
+	// Cancellation, when set, aborts a share of this phase's requests
+	// (AIPerf's per-phase cancellation in YAML) instead of
+	// --request-cancellation-rate's share of the profiling requests.
+	Cancellation *Cancellation `json:"cancellation,omitempty"`
 	// Offset delays a constant rate's schedule by this many seconds: a
 	// sharded cell's worker i of w runs at rate/w offset by i/rate, so the
 	// workers' schedules merge into the constant one (never set by a user).
 	Offset float64 `json:"schedule_offset,omitempty"`
+}
+
+// InlineRecords is InputFile while a config file's inline records are not
+// yet written to a file.
+const InlineRecords = "(inline records)"
+
+// Cancellation aborts a share of a phase's requests, each picked by a hash
+// of its index and the seed, Delay seconds after it was fully sent.
+type Cancellation struct {
+	Rate  float64 `json:"rate"`  // percent of the phase's requests in [0, 100]; 0: none
+	Delay float64 `json:"delay"` // seconds after the request was sent
 }
 
 // NewProfile returns a Profile holding every default of its `default` tags,

@@ -257,6 +257,20 @@ func (p *Profile) PhaseList() []Phase {
 	return []Phase{p.warmupPhase(prof), prof}
 }
 
+// WithoutWarmup is p with no warmup: its listed warmup phases dropped (the
+// next phase then starts the run, never seamlessly) and the warmup flags
+// that would make one cleared.
+func (p Profile) WithoutWarmup() Profile {
+	if len(p.Phases) > 0 {
+		p.Phases = slices.DeleteFunc(slices.Clone(p.Phases), func(ph Phase) bool { return ph.Kind == KindWarmup })
+		if len(p.Phases) > 0 {
+			p.Phases[0].Seamless = false
+		}
+	}
+	p.WarmupRequestCount, p.WarmupDuration, p.NumWarmupSessions = nil, nil, nil
+	return p
+}
+
 // ArrivalPattern is the arrival pattern of the rate phases: the
 // --arrival-pattern, except that --arrival-smoothness makes the default
 // (poisson) gamma, as in AIPerf. (An explicit --arrival-pattern poisson cannot

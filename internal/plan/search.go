@@ -67,8 +67,14 @@ func (s Search) Cell(probe int, pt search.Point) (Cell, error) {
 		if !ok {
 			return Cell{}, fmt.Errorf("search %q: %s is not a profile option", s.Name, prm.Name)
 		}
-		if err := o.Set(&p, prm.Value); err != nil {
+		q := p
+		if err := o.Set(&q, prm.Value); err != nil {
 			return Cell{}, fmt.Errorf("search %q: %s: %w", s.Name, prm.Name, err)
+		}
+		// As a command-line flag over a config file: the option, and its
+		// listed profiling phase when the base lists its phases.
+		if err := p.Overlay(&q, []string{o.Name}); err != nil {
+			return Cell{}, fmt.Errorf("search %q: %w", s.Name, err)
 		}
 	}
 	iter := fmt.Sprintf("search_iter_%04d", probe)

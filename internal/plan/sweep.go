@@ -26,6 +26,9 @@ type Sweep struct {
 	Order string `json:"order,omitempty"`
 	// Source is where the sweep was declared (file:line), for messages.
 	Source string `json:"source,omitempty"`
+	// WarmupFirstTrialOnly drops the warmup from every cell's trials after
+	// the first (AIPerf's multi_run.disable_warmup_after_first).
+	WarmupFirstTrialOnly bool `json:"warmup_first_trial_only,omitempty"`
 }
 
 // Param is one swept parameter of a cell: a Profile option name and its value.
@@ -74,17 +77,26 @@ func (s Sweep) TrialList() []Trial {
 	if s.Order == OrderRepeated {
 		for n := 1; n <= max(1, s.Trials); n++ {
 			for _, c := range s.Cells {
-				out = append(out, Trial{Sweep: s.Name, Cell: c, Number: n})
+				out = append(out, s.trial(c, n))
 			}
 		}
 		return out
 	}
 	for _, c := range s.Cells {
 		for n := 1; n <= max(1, s.Trials); n++ {
-			out = append(out, Trial{Sweep: s.Name, Cell: c, Number: n})
+			out = append(out, s.trial(c, n))
 		}
 	}
 	return out
+}
+
+// trial is cell's trial n, without its warmup after the first when
+// WarmupFirstTrialOnly.
+func (s Sweep) trial(c Cell, n int) Trial {
+	if s.WarmupFirstTrialOnly && n > 1 {
+		c.Profile = c.Profile.WithoutWarmup()
+	}
+	return Trial{Sweep: s.Name, Cell: c, Number: n}
 }
 
 // Cooldown is the pause before trial next when prev ran just before it.

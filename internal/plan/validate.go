@@ -137,6 +137,7 @@ func (p *Profile) Check() error {
 	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
+	v.synthesis(p)
 	v.scrape(p)
 	v.hooks(p)
 	v.goodput(p)
@@ -225,7 +226,7 @@ func (v *validator) phases(phases []Phase) {
 		} else {
 			v.intRange(at("concurrency"), &ph.Concurrency, 0, MaxConcurrency)
 		}
-		v.check(ph.Rate != 0 || ph.Concurrency != 0, at("concurrency"), "or rate is required")
+		v.check(ph.Rate != 0 || ph.Concurrency != 0 || ph.Fixed, at("concurrency"), "or rate is required")
 		if ph.Rate != 0 {
 			v.rate(at("rate"), &ph.Rate)
 		}
@@ -237,7 +238,7 @@ func (v *validator) phases(phases []Phase) {
 		v.oneOf(at("cap_policy"), ph.CapPolicy, "", CapSkip, CapDelay)
 		v.phaseRamps(at, ph)
 		v.check(ph.Users == 0, at("users"), "is set by --user-centric-rate and --num-users, not on a listed phase")
-		v.check(ph.Requests != 0 || ph.Duration != 0, at("requests"), "or duration is required")
+		v.check(ph.Requests != 0 || ph.Duration != 0 || ph.Sessions != 0 || ph.Fixed, at("requests"), "or duration or sessions is required")
 		if ph.Requests != 0 {
 			v.intRange(at("requests"), &ph.Requests, 1, MaxRequests)
 		}
@@ -248,6 +249,10 @@ func (v *validator) phases(phases []Phase) {
 			v.seconds(at("grace_period"), &ph.GracePeriod, true)
 		}
 		v.check(!(i == 0 && ph.Seamless), at("seamless"), "is not allowed on the first phase")
+		if c := ph.Cancellation; c != nil {
+			v.check(c.Rate >= 0 && c.Rate <= 100, at("cancellation.rate"), fmt.Sprintf("must be a percentage in [0, 100], got %g", c.Rate))
+			v.seconds(at("cancellation.delay"), &c.Delay, true)
+		}
 	}
 	v.check(profiling > 0, "phases", "need at least one profiling phase")
 }

@@ -97,3 +97,40 @@ func TestWarmupRamps(t *testing.T) {
 		}, "--warmup-prefill-concurrency must be at most the warmup's concurrency (2), got 3"},
 	})
 }
+
+// WithoutWarmup drops listed warmup phases (the next phase then starts
+// the run, never seamlessly) and the warmup flags; a sweep with
+// WarmupFirstTrialOnly gives every cell's later trials that profile,
+// in either order.
+func TestWarmupFirstTrialOnly(t *testing.T) {
+	p := NewProfile()
+	p.Model = []string{"m"}
+	p.Phases = []Phase{{Name: "warmup", Kind: KindWarmup, Concurrency: 1, Requests: 2},
+		{Name: "profiling", Kind: KindProfiling, Concurrency: 4, Requests: 8, Seamless: true}}
+	require.NoError(t, p.Check())
+	w := p.WithoutWarmup()
+	assert.Equal(t, []Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 4, Requests: 8}}, w.Phases)
+	require.NoError(t, w.Check())
+	assert.Len(t, p.Phases, 2, "the profile itself is left alone")
+
+	flags := NewProfile()
+	flags.WarmupRequestCount, flags.WarmupDuration = Ptr(5), Ptr(2.0)
+	noWarmup := flags.WithoutWarmup()
+	assert.Len(t, noWarmup.PhaseList(), 1)
+
+	for _, order := range []string{OrderRepeated, OrderIndependent} {
+		sw := Sweep{Name: "s", Trials: 3, Order: order, WarmupFirstTrialOnly: true,
+			Cells: []Cell{{ID: "a", Profile: p}, {ID: "b", Profile: p}}}
+		for _, tr := range sw.TrialList() {
+			want := 1
+			if tr.Number == 1 {
+				want = 2
+			}
+			assert.Len(t, tr.Cell.Profile.Phases, want, "%s: cell %s trial %d", order, tr.Cell.ID, tr.Number)
+		}
+		sw.WarmupFirstTrialOnly = false
+		for _, tr := range sw.TrialList() {
+			assert.Len(t, tr.Cell.Profile.Phases, 2)
+		}
+	}
+}

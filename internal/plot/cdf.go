@@ -81,16 +81,27 @@ func cdfLine(name string, values []float64, maxPoints int) CDFLine {
 	return line
 }
 
+// times are a set's TTFTs and ITLs (ms), a CDF line each.
+type times struct{ ttft, itl []float64 }
+
 // cdfOf builds the TTFT and ITL CDFs of named sets of runs (a line per set);
 // none when no set has a streamed request.
 func cdfOf(name, title string, names []string, sets [][]*result.Run) *CDF {
+	ts := make([]times, len(sets))
+	for i, runs := range sets {
+		ts[i].ttft, ts[i].itl = requestTimes(runs)
+	}
+	return cdfOfTimes(name, title, names, ts)
+}
+
+// cdfOfTimes builds the TTFT and ITL CDFs of named sets of times.
+func cdfOfTimes(name, title string, names []string, sets []times) *CDF {
 	c := &CDF{Name: name, Title: title, Panels: []CDFPanel{{Label: "TTFT (ms)"}, {Label: "ITL (ms)"}}}
 	found := false
-	for i, runs := range sets {
-		ttft, itl := requestTimes(runs)
-		found = found || len(ttft) > 0
-		c.Panels[0].Lines = append(c.Panels[0].Lines, cdfLine(names[i], ttft, maxCDFPoints))
-		c.Panels[1].Lines = append(c.Panels[1].Lines, cdfLine(names[i], itl, maxCDFPoints))
+	for i, t := range sets {
+		found = found || len(t.ttft) > 0
+		c.Panels[0].Lines = append(c.Panels[0].Lines, cdfLine(names[i], t.ttft, maxCDFPoints))
+		c.Panels[1].Lines = append(c.Panels[1].Lines, cdfLine(names[i], t.itl, maxCDFPoints))
 	}
 	if !found {
 		return nil

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"image/color"
 	"math"
 
@@ -53,7 +54,7 @@ func (s *Scatter) Figure() Figure {
 			}
 			front.Color, front.Width = col, vg.Points(1.5)
 			p.Add(front, sc)
-			p.Legend.Add(sr.Name+" (line: its frontier)", sc, front)
+			p.Legend.Add(sr.Name+" ("+cmp.Or(s.Line, "line: its frontier")+")", sc, front)
 			if len(sr.Frontier) <= maxPointLabels {
 				if err := addLabels(p, sr.Frontier); err != nil {
 					return err

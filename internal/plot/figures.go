@@ -23,7 +23,9 @@ type Figure struct {
 	Series []string
 	// Data is the figure's data: *Scatter, *Bars, *CDF, *Timeline or
 	// *Trajectory.
-	Data     any
+	Data any
+	// Theme is the look Encode draws it in (zero: Light).
+	Theme    Theme
 	draw     func(dc draw.Canvas) error
 	headline bool
 }

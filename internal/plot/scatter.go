@@ -19,9 +19,12 @@ type Axis struct {
 
 // Series is one sweep (or the set of compared groups) on a scatter view.
 type Series struct {
-	Name     string  `json:"name"`
-	Points   []Point `json:"points"`
-	Frontier []Point `json:"frontier"` // the Pareto-optimal points, by increasing X
+	Name   string  `json:"name"`
+	Points []Point `json:"points"`
+	// Frontier are the points the series' line joins: the Pareto-optimal
+	// ones by increasing X (for AIPerf's scatter_line figures, every point
+	// in X order).
+	Frontier []Point `json:"frontier"`
 }
 
 // Scatter is a point per cell, whiskers over trials on both axes, and each
@@ -32,6 +35,9 @@ type Scatter struct {
 	X      Axis     `json:"x"`
 	Y      Axis     `json:"y"`
 	Series []Series `json:"series"`
+	// Line says in the legend what the lines join ("" for "line: its
+	// frontier").
+	Line string `json:"line,omitempty"`
 }
 
 var (
@@ -208,4 +214,5 @@ var shortNames = map[string]string{
 	metrics.TagTTFT: "TTFT", metrics.TagITL: "ITL", metrics.TagRequestLatency: "request latency",
 	metrics.TagOutputTokenThroughput: "output token throughput", metrics.TagRequestThroughput: "request throughput",
 	metrics.TagPerUserThroughput: "output token throughput per user", metrics.TagErrorRequestCount: "errors",
+	tagPerGPU: "output token throughput per GPU",
 }

@@ -56,36 +56,64 @@ const maxSteps = 4000
 
 // TimelineOf lays a run (loaded with its records) out over time.
 func TimelineOf(name, title string, r *result.Run) Timeline {
-	tl := Timeline{Name: name, Title: title}
 	if len(r.Records) == 0 {
-		return tl
+		return Timeline{Name: name, Title: title}
 	}
+	flights := make([]flight, len(r.Records))
+	for i := range r.Records {
+		rec := &r.Records[i]
+		f := flight{sentNs: rec.SentNs, endNs: rec.EndNs, ttftMs: math.NaN(), failed: rec.Error != nil,
+			phase: rec.Phase, kind: rec.PhaseKind}
+		end := rec.EndNs
+		if rec.ResponseNs.Len() > 0 {
+			f.ttftMs = float64(rec.ResponseNs.First()-rec.SentNs) / 1e6
+			if !f.failed {
+				end = rec.ResponseNs.Last()
+			}
+		}
+		f.latencyMs = float64(end-rec.SentNs) / 1e6
+		flights[i] = f
+	}
+	var events []Event
+	wallStart := r.Records[0].WallStartNs
+	for _, c := range r.ControlHooks {
+		if wallStart == 0 || c.StartedAt == 0 {
+			continue
+		}
+		events = append(events, Event{T: seconds(c.StartedAt - wallStart), Hook: c.Hook, OK: c.OK})
+	}
+	return layOut(name, title, flights, events)
+}
+
+// flight is a request as a timeline lays it out: sent and ended on the
+// run's clock (ns), its TTFT (NaN without a first response) and latency.
+type flight struct {
+	sentNs, endNs     int64
+	ttftMs, latencyMs float64
+	failed            bool
+	phase, kind       string
+}
+
+// layOut builds the timeline of requests: their points, the in-flight
+// steps and the phases' spans, with the hook calls.
+func layOut(name, title string, flights []flight, events []Event) Timeline {
+	tl := Timeline{Name: name, Title: title, Events: events}
 	type edge struct {
 		ns    int64
 		delta int
 	}
-	edges := make([]edge, 0, 2*len(r.Records))
+	edges := make([]edge, 0, 2*len(flights))
 	phases := map[string]int{}
-	for i := range r.Records {
-		rec := &r.Records[i]
-		q := Request{T: seconds(rec.SentNs), TTFTMs: math.NaN(), Failed: rec.Error != nil}
-		end := rec.EndNs
-		if rec.ResponseNs.Len() > 0 {
-			q.TTFTMs = float64(rec.ResponseNs.First()-rec.SentNs) / 1e6
-			if !q.Failed {
-				end = rec.ResponseNs.Last()
-			}
-		}
-		q.LatencyMs = float64(end-rec.SentNs) / 1e6
-		tl.Requests = append(tl.Requests, q)
-		edges = append(edges, edge{rec.SentNs, 1}, edge{rec.EndNs, -1})
-		j, ok := phases[rec.Phase]
+	for _, f := range flights {
+		tl.Requests = append(tl.Requests, Request{T: seconds(f.sentNs), TTFTMs: f.ttftMs, LatencyMs: f.latencyMs, Failed: f.failed})
+		edges = append(edges, edge{f.sentNs, 1}, edge{f.endNs, -1})
+		j, ok := phases[f.phase]
 		if !ok {
-			j, phases[rec.Phase] = len(tl.Phases), len(tl.Phases)
-			tl.Phases = append(tl.Phases, Span{Name: rec.Phase, Kind: rec.PhaseKind, From: math.Inf(1), To: math.Inf(-1)})
+			j, phases[f.phase] = len(tl.Phases), len(tl.Phases)
+			tl.Phases = append(tl.Phases, Span{Name: f.phase, Kind: f.kind, From: math.Inf(1), To: math.Inf(-1)})
 		}
-		tl.Phases[j].From = min(tl.Phases[j].From, seconds(rec.SentNs))
-		tl.Phases[j].To = max(tl.Phases[j].To, seconds(rec.EndNs))
+		tl.Phases[j].From = min(tl.Phases[j].From, seconds(f.sentNs))
+		tl.Phases[j].To = max(tl.Phases[j].To, seconds(f.endNs))
 	}
 	slices.SortStableFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.delta, b.delta)) })
 	n := 0
@@ -98,13 +126,6 @@ func TimelineOf(name, title string, r *result.Run) Timeline {
 		tl.InFlight = append(tl.InFlight, Step{T: seconds(e.ns), N: n})
 	}
 	tl.InFlight = binSteps(tl.InFlight, maxSteps)
-	wallStart := r.Records[0].WallStartNs
-	for _, c := range r.ControlHooks {
-		if wallStart == 0 || c.StartedAt == 0 {
-			continue
-		}
-		tl.Events = append(tl.Events, Event{T: seconds(c.StartedAt - wallStart), Hook: c.Hook, OK: c.OK})
-	}
 	return tl
 }
 

@@ -278,6 +278,10 @@ func (p *printer) audit(run *result.Run) {
 	}
 }
 
+// Number formats v with two decimals and thousands separators, as the
+// console tables show values.
+func Number(v float64) string { return number(v) }
+
 // number formats v with two decimals and thousands separators.
 func number(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -1,19 +1,25 @@
-// Package plottest stores synthetic sweeps for the tests and benchmarks of
+// Package plottest makes synthetic sweeps for the tests and benchmarks of
 // the figures and the HTML report: runs with summaries, records and
-// control-hook calls shaped like a real sweep's, in a real store file,
-// without a server.
+// control-hook calls shaped like a real sweep's, in a real store file
+// (Save) or as the export files a sweep leaves (Export), without a server.
 package plottest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -33,28 +39,76 @@ const wallStart = int64(1_800_000_000_000_000_000)
 
 // Save stores the sweep and returns its id.
 func Save(ctx context.Context, db *store.DB, s Sweep) (int64, error) {
-	if s.Records == 0 {
-		s.Records = 20
-	}
-	rng := rand.New(rand.NewPCG(s.Seed, 7))
 	id, err := db.BeginSweep(ctx, store.SweepMeta{Name: s.Name, Trials: s.Trials})
 	if err != nil {
 		return 0, err
 	}
+	err = each(s, id, func(_ []*result.Run, r *result.Run) error {
+		if _, err := db.SaveRun(ctx, r, ""); err != nil {
+			return fmt.Errorf("save %s %s trial %d: %w", s.Name, r.Info.CellLabel, r.Info.Trial, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, db.FinishSweep(ctx, id, result.StatusComplete)
+}
+
+// Export writes the sweep's runs as files, in the layout `aiperf sweep`
+// leaves: each cell's trials in <dir>/<cell>/trial_NNNN/ (report.WriteAll's
+// exports) and the cell's aggregate beside them (runner.Aggregates); with
+// one trial, the run's exports in <dir>/<cell>/, as a comma-list sweep.
+func Export(dir string, s Sweep) error {
+	return each(s, 0, func(cell []*result.Run, r *result.Run) error {
+		cellDir := filepath.Join(dir, plan.DirName(r.Info.CellLabel))
+		runDir := cellDir
+		if s.Trials > 1 {
+			runDir = filepath.Join(cellDir, fmt.Sprintf("trial_%04d", r.Info.Trial))
+		}
+		out := *r
+		out.Records = slices.Clone(r.Records)
+		for i := range out.Records { // each record's send on the wall clock, as a run exports it
+			out.Records[i].WallStartNs = wallStart + out.Records[i].SentNs
+		}
+		if _, err := report.WriteAll(runDir, &out); err != nil {
+			return err
+		}
+		if s.Trials < 2 || r.Info.Trial < s.Trials {
+			return nil
+		}
+		agg := runner.Aggregates(plan.Cell{ID: r.Info.CellID, Label: r.Info.CellLabel, Params: r.Info.Params}, cell, s.Trials, 0.95)
+		b, err := json.Marshal(agg)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(cellDir, runner.AggregateFile), b, 0o644)
+	})
+}
+
+// each makes the sweep's runs, cell by cell and trial by trial, and gives
+// each to f with its cell's runs so far (itself included).
+func each(s Sweep, sweepID int64, f func(cell []*result.Run, r *result.Run) error) error {
+	if s.Records == 0 {
+		s.Records = 20
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 7))
 	for i := range s.Cells {
 		conc := i + 1
 		params := []plan.Param{{Name: "concurrency", Value: float64(conc)}}
 		cell := plan.Cell{ID: plan.CellID(s.Name, params), Label: plan.CellLabel(params), Index: i, Params: params}
+		var runs []*result.Run
 		for trial := 1; trial <= s.Trials; trial++ {
 			ttft := s.TTFTMs*(1+0.02*float64(conc)) + rng.NormFloat64()*0.5
 			rps := float64(conc) * 1000 / (ttft + 100) * (1 + rng.NormFloat64()*0.01)
-			r := run(s, id, cell, trial, ttft, rps)
-			if _, err := db.SaveRun(ctx, r, ""); err != nil {
-				return 0, fmt.Errorf("save %s %s trial %d: %w", s.Name, cell.Label, trial, err)
+			r := run(s, sweepID, cell, trial, ttft, rps)
+			runs = append(runs, r)
+			if err := f(runs, r); err != nil {
+				return err
 			}
 		}
 	}
-	return id, db.FinishSweep(ctx, id, result.StatusComplete)
+	return nil
 }
 
 func run(s Sweep, sweepID int64, cell plan.Cell, trial int, ttft, rps float64) *result.Run {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/config"
+	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/starter"
+)
+
+// ConfigInitCmd is `aiperf config init`, with AIPerf's flags.
+type ConfigInitCmd struct {
+	Template string `name:"template" short:"t" default:"minimal" placeholder:"NAME" help:"The template to write (default ${default}; --list shows them)."`
+	List     bool   `name:"list" short:"l" negatable:"" help:"List the templates by category and exit."`
+	Search   string `name:"search" short:"s" placeholder:"KEYWORD" help:"List the templates whose name, title, description, tags or features hold KEYWORD."`
+	Category string `name:"category" short:"c" placeholder:"NAME" help:"List only this category's templates."`
+	Verbose  bool   `name:"verbose" short:"v" negatable:"" help:"With a list: show tags and difficulty too."`
+	Model    string `name:"model" short:"m" placeholder:"NAME" help:"Put this model name in the file."`
+	URL      string `name:"url" short:"u" placeholder:"URL" help:"Put this endpoint URL in the file."`
+	Output   string `name:"output" short:"o" placeholder:"FILE" help:"Write the file here instead of printing it (an existing file is never overwritten)."`
+}
+
+// Run lists templates, or writes one.
+func (c *ConfigInitCmd) Run(g *Globals) error {
+	if c.List || c.Search != "" || c.Category != "" {
+		return c.list(g)
+	}
+	t, err := starter.Get(c.Template)
+	if err != nil {
+		return usageErr(err)
+	}
+	text, err := t.With(c.Model, c.URL)
+	if err != nil {
+		return err
+	}
+	if c.Output == "" {
+		_, err := fmt.Fprint(g.Stdout, text)
+		return err
+	}
+	if err := writeNew(c.Output, []byte(text), "the config file"); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.Stderr, "wrote %s (template %s); run it with: aiperf profile --config %s\n", c.Output, t.Name, c.Output)
+	return nil
+}
+
+// list prints the templates that match, grouped by category.
+func (c *ConfigInitCmd) list(g *Globals) error {
+	if c.Category != "" && !containsFold(starter.Categories, c.Category) {
+		return usageErr(fmt.Errorf("--category %q: the categories are %s", c.Category, strings.Join(starter.Categories, ", ")))
+	}
+	var rows [][]string
+	for _, t := range starter.List() {
+		if c.Category != "" && !strings.EqualFold(t.Category, c.Category) || c.Search != "" && !t.Matches(c.Search) {
+			continue
+		}
+		row := []string{t.Category, t.Name, t.Description}
+		if c.Verbose {
+			row = append(row, strings.Join(t.Tags, ", "), t.Difficulty)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(g.Stdout, "no template matches")
+		return nil
+	}
+	head, align := []string{"category", "template", "description"}, "lll"
+	if c.Verbose {
+		head, align = append(head, "tags", "difficulty"), "lllll"
+	}
+	report.Table(g.Stdout, head, rows, align)
+	fmt.Fprintln(g.Stdout, "aiperf config init --template NAME [-o FILE] writes one.")
+	return nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ConfigMigrateCmd is `aiperf config migrate FILE`: AIPerf's
+// tools/migrate_config_yaml.py as a command.
+type ConfigMigrateCmd struct {
+	configFile `embed:""`
+	Output     string `name:"output" short:"o" placeholder:"FILE" help:"Write the migrated file here (an existing file is never overwritten); default: print it."`
+	InPlace    bool   `name:"in-place" help:"Rewrite the file itself, keeping the original as FILE.bak."`
+}
+
+// Run rewrites the file in schema 2.0.
+func (c *ConfigMigrateCmd) Run(g *Globals) error {
+	path, err := c.path("migrate")
+	if err != nil {
+		return err
+	}
+	if c.InPlace && c.Output != "" {
+		return usageErr(errors.New("give --in-place or --output, not both"))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read the config file: %w", err)
+	}
+	out, schema, changed, err := config.Migrate(path, data)
+	if err != nil {
+		return usageErr(err)
+	}
+	fmt.Fprintf(g.Stderr, "%s was in %s\n", path, schema)
+	switch {
+	case c.InPlace && !changed:
+		fmt.Fprintf(g.Stderr, "%s is already in the current shape: left as it is\n", path)
+		return nil
+	case c.InPlace:
+		if err := os.WriteFile(path+".bak", data, 0o644); err != nil {
+			return fmt.Errorf("keep the original: %w", err)
+		}
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			return fmt.Errorf("rewrite the config file (the original is %s.bak): %w", path, err)
+		}
+		fmt.Fprintf(g.Stderr, "rewrote %s in schema 2.0 (the original is %s.bak)\n", path, path)
+		return nil
+	case c.Output != "":
+		return writeNew(c.Output, out, "the migrated file")
+	}
+	_, err = g.Stdout.Write(out)
+	return err
+}
+
+// writeNew writes data to a new file at path, refusing (a usage error) to
+// overwrite one; what names the file in errors.
+func writeNew(path string, data []byte, what string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return usageErr(fmt.Errorf("%s exists: it is left as it is; remove it or give another --output", path))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/aiperf-go/aiperf/internal/config"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/runner"
+)
+
+// fromConfig is spec from --config FILE: the file's profile (its sweep's
+// cells in c.yamlCells) with the flags given explicitly overlaid, and the
+// file's multi_run: and sweep: settings where no flag says otherwise.
+func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Spec, error) {
+	file, err := config.Load(c.Config)
+	if err != nil {
+		return spec, err
+	}
+	spec.Profile = file.Profile
+	flags := explicitFlags(kctx)
+	if err := spec.Profile.Overlay(&c.Profile, flags); err != nil {
+		return spec, err
+	}
+	if c.ArtifactDir == "" {
+		c.ArtifactDir = file.ArtifactDir
+	}
+	if m := file.MultiRun; m.NumRuns > 0 && !slices.Contains(flags, "num_profile_runs") {
+		c.NumProfileRuns, c.ProfileRunCooldownSeconds = m.NumRuns, m.CooldownSeconds
+		if m.ConfidenceLevel > 0 {
+			c.ConfidenceLevel = m.ConfidenceLevel
+		}
+		c.warmupOnce = m.WarmupFirstTrialOnly
+	}
+	c.yamlNotes = file.Notes
+	c.SearchArgs.fromConfig(file.Search, flags)
+	if s := file.Search; s != nil && s.CooldownSeconds != nil && !slices.Contains(flags, "profile_run_cooldown_seconds") {
+		c.ProfileRunCooldownSeconds = max(c.ProfileRunCooldownSeconds, *s.CooldownSeconds) // one pause between probes' trials
+	}
+	if s := file.Sweep; s != nil {
+		if s.CooldownSeconds != nil && !slices.Contains(flags, "parameter_sweep_cooldown_seconds") {
+			c.ParameterSweepCooldown = *s.CooldownSeconds
+		}
+		if s.IterationOrder != "" && !slices.Contains(flags, "parameter_sweep_mode") {
+			c.ParameterSweepMode = s.IterationOrder
+		}
+		if s.SameSeed != nil && !slices.Contains(flags, "parameter_sweep_same_seed") {
+			c.ParameterSweepSameSeed = *s.SameSeed
+		}
+	}
+	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
+		return p.Overlay(&c.Profile, flags) // the flags given override every variation, as the base
+	})
+	if err != nil {
+		return spec, err
+	}
+	return spec, nil
+}

@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/tracesynth"
+)
+
+// synthesisParams are the profile's --synthesis-* flags as synthesize-trace
+// parameters.
+func synthesisParams(p plan.Profile) tracesynth.Params {
+	s := tracesynth.Defaults()
+	deref := func(v *float64, into *float64) {
+		if v != nil {
+			*into = *v
+		}
+	}
+	deref(p.SynthesisSpeedupRatio, &s.SpeedupRatio)
+	deref(p.SynthesisPrefixLenMultiplier, &s.PrefixLenMultiplier)
+	deref(p.SynthesisPromptLenMultiplier, &s.PromptLenMultiplier)
+	s.PrefixRootMultiplier = derefOr(p.SynthesisPrefixRootMultiplier, s.PrefixRootMultiplier)
+	s.MaxISL, s.MaxOSL = derefInt(p.SynthesisMaxISL), derefInt(p.SynthesisMaxOSL)
+	s.BlockSize = derefOr(p.SynthesisBlockSize, s.BlockSize)
+	return s
+}
+
+func derefOr(v *int, def int) int {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+// synthesize rewrites the profile's mooncake trace with its --synthesis-*
+// flags into a temporary file of the same name, which o then reads; the
+// cell removes it when it ends (discard).
+func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
+	det, err := dataset.Detect(c.p.InputFile, c.p.CustomDatasetType)
+	if err != nil {
+		return err
+	}
+	if det.Type != dataset.TypeMooncakeTrace {
+		return fmt.Errorf("--synthesis-* options rewrite a mooncake trace: %s is a %s file", c.p.InputFile, det.Type)
+	}
+	if c.tmp, err = os.MkdirTemp("", "aiperf-synthesis-"); err != nil {
+		return fmt.Errorf("synthesize the trace: %w", err)
+	}
+	out := filepath.Join(c.tmp, filepath.Base(c.p.InputFile))
+	st, err := tracesynth.WriteFile(ctx, c.p.InputFile, out, synthesisParams(c.p))
+	if err != nil {
+		return fmt.Errorf("synthesize the trace: %w", err)
+	}
+	fmt.Fprintf(c.log, "%s: synthesized as aiperf synthesize-trace does (%d lines from %d)\n", c.p.InputFile, st.Written, st.Rows)
+	o.InputFile = out
+	return nil
+}
+
+// discard removes the cell's temporary files.
+func (c *cell) discard() {
+	if c.tmp != "" {
+		os.RemoveAll(c.tmp)
+	}
+}

@@ -1,0 +1,151 @@
+package config
+
+import (
+	"encoding/json"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+func (d *decoder) endpointFields() []field {
+	return []field{
+		{keys("url", "urls"), d.opt("url")},
+		{keys("url_strategy"), d.notYetUnless("round_robin", "a url_strategy other than round_robin", "")},
+		{keys("type"), d.opt("endpoint_type", plan.EndpointTypes...)},
+		{keys("path"), d.opt("endpoint")},
+		{keys("streaming"), d.opt("streaming")},
+		{keys("api_key"), d.opt("api_key")},
+		{keys("headers"), d.headers},
+		{keys("timeout"), func(path string, v *yaml.Node) {
+			x, ok := d.seconds(path, v, false)
+			if !ok {
+				return
+			}
+			if x == 0 {
+				d.errorf(v, path, "0 (no timeout) is not supported: give the seconds a request may take")
+				return
+			}
+			d.f.Profile.RequestTimeoutSeconds = x
+			d.mark("request_timeout_seconds", v, path)
+		}},
+		{keys("extra"), d.extra},
+		{keys("use_server_token_count"), d.opt("use_server_token_count")},
+		{keys("wait_for_model_timeout"), d.opt("wait_for_model_timeout")},
+		{keys("wait_for_model_interval"), d.opt("wait_for_model_interval")},
+		{keys("wait_for_model_mode"), d.opt("wait_for_model_mode", plan.WaitModels, plan.WaitInference, plan.WaitBoth)},
+		{keys("server"), d.opt("server", "vllm", "sglang", "trtllm", "llamacpp")},
+		{keys("reset_kv_cache"), d.hook("reset_kv_cache", &d.f.Profile.ResetKVCache, []field{
+			{keys("path"), d.opt("reset_kv_cache_path")},
+			{keys("timeout_seconds"), d.opt("reset_kv_cache_timeout_seconds")},
+			{keys("max_retry_seconds"), d.opt("reset_kv_cache_max_retry_seconds")},
+		})},
+		{keys("server_profiler"), d.hook("server_profiler", &d.f.Profile.ServerProfiler, []field{
+			{keys("start_path"), d.opt("server_profiler_start_path")},
+			{keys("stop_path"), d.opt("server_profiler_stop_path")},
+			{keys("timeout_seconds"), d.opt("server_profiler_timeout_seconds")},
+		})},
+		{keys("transport"), d.notYetUnless("http", "a transport other than http", "")},
+		{keys("connection_reuse"), d.notYetUnless("pooled", "a connection_reuse other than pooled", "")},
+		{keys("http2"), d.notYetUnless("false", "http2: true", "")},
+		{keys("ssl_verify"), d.notYetUnless("true", "ssl_verify: false", "")},
+		{keys("uds_path"), d.notYet("uds_path: (Unix-domain sockets)", "")},
+		{keys("connection_limit"), d.notYet("connection_limit:", "")},
+		{keys("keepalive_timeout"), d.notYet("keepalive_timeout:", "")},
+		{keys("use_legacy_max_tokens"), d.notYetUnless("false", "use_legacy_max_tokens: true", "")},
+		{keys("template"), d.notYet("template: (request body templates)", "use aiperf profile --endpoint-type template with its flags")},
+		{keys("download_video_content"), d.notYetUnless("false", "download_video_content: true", "")},
+		{keys("request_content_type"), d.notYetUnless("application/json", "a request_content_type other than application/json", "")},
+		{keys("session_header"), d.notYet("session_header:", "")},
+		{keys("uuid_and_strip"), d.notYetUnless("false", "uuid_and_strip: true", "")},
+	}
+}
+
+// hook handles endpoint.reset_kv_cache and endpoint.server_profiler: false or
+// null (off), true (defaults) or an object of settings (on, as given).
+func (d *decoder) hook(option string, enabled *bool, settings []field) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		switch {
+		case v.Kind == yaml.MappingNode:
+			*enabled = true
+		case v.Kind == yaml.ScalarNode && v.ShortTag() == tagNull:
+			*enabled = false
+		case v.Kind == yaml.ScalarNode && v.ShortTag() == tagBool && v.Decode(enabled) == nil:
+		default:
+			d.errorf(v, path, "expected false | true | object, got %s", d.describe(v))
+			return
+		}
+		d.mark(option, v, path)
+		if v.Kind == yaml.MappingNode {
+			d.fields(v, path, settings)
+		}
+	}
+}
+
+// headers reads endpoint.headers: an object {Name: value} or a list of
+// "Name:value" strings. Values are never echoed in errors.
+func (d *decoder) headers(path string, v *yaml.Node) {
+	var hs []string
+	switch v.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, val := deref(v.Content[i]), deref(v.Content[i+1])
+			name, ok := d.str(path, k)
+			if !ok {
+				return
+			}
+			if val.Kind != yaml.ScalarNode {
+				d.errorf(val, join(path, name), "expected a header value, got %s", d.describe(val))
+				return
+			}
+			hs = append(hs, name+":"+val.Value)
+		}
+	case yaml.SequenceNode:
+		var ok bool
+		if hs, ok = d.strings(path, v); !ok {
+			return
+		}
+	default:
+		d.errorf(v, path, "expected an object of headers or a list of \"Name:value\" strings, got %s", d.describe(v))
+		return
+	}
+	d.f.Profile.Header = hs
+	d.mark("header", v, path)
+}
+
+// extra reads endpoint.extra: an object of request-body fields (each becomes
+// one JSON --extra-inputs value) or a list of --extra-inputs strings.
+func (d *decoder) extra(path string, v *yaml.Node) {
+	var out []string
+	switch v.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, val := deref(v.Content[i]), v.Content[i+1]
+			name, ok := d.str(path, k)
+			if !ok {
+				return
+			}
+			var x any
+			if err := val.Decode(&x); err != nil {
+				d.errorf(val, join(path, name), "cannot read value: %v", err)
+				return
+			}
+			b, err := json.Marshal(map[string]any{name: x})
+			if err != nil {
+				d.errorf(val, join(path, name), "cannot be sent as JSON: %v", err)
+				return
+			}
+			out = append(out, string(b))
+		}
+	case yaml.SequenceNode:
+		var ok bool
+		if out, ok = d.strings(path, v); !ok {
+			return
+		}
+	default:
+		d.errorf(v, path, "expected an object of body fields or a list of \"key:value\" strings, got %s", d.describe(v))
+		return
+	}
+	d.f.Profile.ExtraInputs = out
+	d.mark("extra_inputs", v, path)
+}

@@ -1,0 +1,119 @@
+package config
+
+import (
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// keys lists a field's snake_case name and its aliases.
+func keys(names ...string) []string { return names }
+
+// section is the handler of a key whose value is an object with its own fields.
+func (d *decoder) section(fs func() []field) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		if d.mapping(v, path) {
+			d.fields(v, path, fs())
+		}
+	}
+}
+
+// notYet is the handler of an AIPerf key this reader knows but does not
+// implement: it is refused, naming what it does and what to do instead
+// (hint, when there is one), never ignored.
+func (d *decoder) notYet(what, hint string) func(string, *yaml.Node) {
+	return func(path string, v *yaml.Node) {
+		msg := what + " is not supported yet"
+		if hint != "" {
+			msg += ": " + hint
+		}
+		d.errorf(v, path, "%s", msg)
+	}
+}
+
+// notYetUnless is notYet, except that the value AIPerf takes by default
+// (what this reader does anyway) is accepted: false for a switch, or the
+// text of a scalar.
+func (d *decoder) notYetUnless(def, what, hint string) func(string, *yaml.Node) {
+	refuse := d.notYet(what, hint)
+	return func(path string, v *yaml.Node) {
+		if v.Kind == yaml.ScalarNode && (v.Value == def || def == "false" && v.ShortTag() == tagNull) {
+			return
+		}
+		refuse(path, v)
+	}
+}
+
+// notYetSections are the benchmark body's AIPerf sections this reader
+// does not implement, each with what to do instead.
+var notYetSections = map[string][2]string{
+	"runtime":           {"runtime: (AIPerf's worker and communication settings)", "use aiperf profile --workers N"},
+	"logging":           {"logging:", "use aiperf profile -v or --log-level"},
+	"metrics":           {"metrics: (AIPerf's metric aggregation settings)", ""},
+	"accuracy":          {"accuracy: (accuracy benchmarks)", ""},
+	"otel":              {"otel: (OpenTelemetry streaming)", ""},
+	"mlflow":            {"mlflow: (MLflow upload)", ""},
+	"wandb":             {"wandb: (Weights & Biases upload)", ""},
+	"network_latency":   {"network_latency: (network-adjusted latencies)", ""},
+	"endpoint_profiles": {"endpoint_profiles: (named extra endpoints)", ""},
+	"failure_policy":    {"failure_policy:", "a failed request is recorded and the run goes on; use --failed-request-threshold to end it early"},
+	"scenario":          {"scenario: (benchmark invariant locks)", ""},
+	"unsafe_override":   {"unsafe_override:", ""},
+}
+
+// notYetFields are the body's unsupported sections as fields.
+func (d *decoder) notYetFields() []field {
+	var fs []field
+	for _, key := range slices.Sorted(maps.Keys(notYetSections)) {
+		m := notYetSections[key]
+		if key == "unsafe_override" {
+			fs = append(fs, field{keys(key), d.notYetUnless("false", m[0], m[1])})
+			continue
+		}
+		fs = append(fs, field{keys(key), d.notYet(m[0], m[1])})
+	}
+	return fs
+}
+
+// durationText is AIPerf's duration string: a number with an optional
+// unit (s, sec, m, min, h, hr, hour), or inf.
+var durationText = regexp.MustCompile(`^(?i)(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|hour)?$`)
+
+// seconds reads a duration: a number of seconds or AIPerf's duration
+// string ("30s", "5m", "2h"). infOK allows "inf" (returned as +Inf).
+func (d *decoder) seconds(path string, n *yaml.Node, infOK bool) (float64, bool) {
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == tagStr || d.origin[n] != "") && n.ShortTag() != tagInt && n.ShortTag() != tagFloat {
+		s := strings.TrimSpace(n.Value)
+		if low := strings.ToLower(s); infOK && (low == "inf" || low == "infinity") {
+			return math.Inf(1), true
+		}
+		m := durationText.FindStringSubmatch(s)
+		if m == nil {
+			d.errorf(n, path, "expected seconds or a duration such as 30s, 5m or 2h, got %s", d.describe(n))
+			return 0, false
+		}
+		x, _ := strconv.ParseFloat(m[1], 64)
+		switch strings.ToLower(m[2]) {
+		case "m", "min":
+			x *= 60
+		case "h", "hr", "hour":
+			x *= 3600
+		}
+		return x, true
+	}
+	return d.float(path, n)
+}
+
+// bodyPath is where the body's keys are, for messages: benchmark, or the
+// top level in the flat shape (where the user wrote them).
+func (d *decoder) bodyPath() string {
+	if d.body.flat {
+		return ""
+	}
+	return "benchmark"
+}

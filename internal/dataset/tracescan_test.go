@@ -1,0 +1,109 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func writeLines(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	return path
+}
+
+func TestScanTraceRows(t *testing.T) {
+	path := writeLines(t,
+		`{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}`,
+		``,
+		`{"session_id": "s", "delay": 7, "text_input": "hello"}`)
+	var rows []TraceRow
+	require.NoError(t, ScanTrace(context.Background(), path, 512, func(r TraceRow) error {
+		r.Raw = nil
+		rows = append(rows, r)
+		return nil
+	}))
+	require.Len(t, rows, 2)
+	assert.Equal(t, 1, rows[0].Line)
+	assert.Equal(t, 600, rows[0].InputLength)
+	assert.Equal(t, 5, rows[0].OutputLength)
+	assert.Equal(t, []int64{1, 2}, rows[0].HashIDs)
+	assert.Zero(t, rows[0].Timestamp)
+	assert.True(t, math.IsNaN(rows[0].Delay))
+	assert.Equal(t, 3, rows[1].Line, "blank lines count")
+	assert.Zero(t, rows[1].InputLength, "text_input: no input_length")
+	assert.Equal(t, "s", *rows[1].SessionID)
+	assert.Equal(t, 7.0, rows[1].Delay)
+}
+
+// Every problem is listed, with its line, field and what was expected.
+func TestScanTraceProblems(t *testing.T) {
+	path := writeLines(t,
+		`{"timestamp": 0, "input_length": 600, "hash_ids": [1, 2, 3]}`,
+		`{"timestamp": "soon", "input_length": 10}`,
+		`not json`,
+		`{"session_id": "a", "timestamp": 5, "input_length": 10}`,
+		`{"session_id": "a", "timestamp": 4, "input_length": 10}`,
+		`{"input_length": 10}`)
+	calls := 0
+	err := ScanTrace(context.Background(), path, 512, func(r TraceRow) error {
+		calls++
+		if r.Line == 6 {
+			return &LineError{Field: "timestamp", Msg: "the simulator needs one"}
+		}
+		return nil
+	})
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, "5 problems")
+	for _, want := range []string{
+		path + ":1: hash_ids: input length: 600, hash ids: [1 2 3], block size: 512 are not compatible",
+		path + ":2:15: timestamp: expected a number",
+		path + ":3:1: expected a JSON object, got something that is not JSON",
+		path + `:5: timestamp: timestamp 4 goes backwards: session "a" was at 5 on line 4`,
+		path + ":6: timestamp: the simulator needs one",
+	} {
+		assert.Contains(t, msg, want)
+	}
+	assert.Equal(t, 2, calls, "fn sees the valid rows only")
+	var le *LineError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, 1, le.Line)
+}
+
+func TestScanTraceStopsOnFnError(t *testing.T) {
+	path := writeLines(t, `{"input_length": 1}`, `{"input_length": 2}`)
+	boom := errors.New("boom")
+	calls := 0
+	err := ScanTrace(context.Background(), path, 512, func(TraceRow) error { calls++; return boom })
+	assert.ErrorIs(t, err, boom)
+	assert.Equal(t, 1, calls)
+}
+
+func TestScanTraceEmptyOrMissing(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	require.NoError(t, os.WriteFile(empty, []byte("\n\n"), 0o644))
+	err := ScanTrace(context.Background(), empty, 512, func(TraceRow) error { return nil })
+	assert.ErrorContains(t, err, "no records")
+	err = ScanTrace(context.Background(), filepath.Join(t.TempDir(), "nope"), 512, func(TraceRow) error { return nil })
+	assert.ErrorContains(t, err, "is not a valid file")
+}
+
+func TestScanTraceCapsProblems(t *testing.T) {
+	lines := make([]string, 80)
+	for i := range lines {
+		lines[i] = `{"input_length": 0}`
+	}
+	err := ScanTrace(context.Background(), writeLines(t, lines...), 512, func(TraceRow) error { return nil })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "80 problems")
+	assert.Contains(t, err.Error(), "and 30 more problems")
+}

@@ -1,0 +1,230 @@
+package tracesynth
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/aiperf-go/aiperf/internal/dataset"
+)
+
+// Stats describe a synthesis.
+type Stats struct {
+	Rows, Written int // rows read, rows written
+	HashIDs       int // distinct hash ids of the input
+	SharedIDs     int // of them, occurring more than once
+	MaxDepth      int // the most hash ids of a row (the prefix tree's depth)
+}
+
+// Synthesize reads the mooncake trace at in twice and writes its synthesis
+// with p to out. A malformed input is an error listing every problem, and
+// then nothing is written.
+func Synthesize(ctx context.Context, in string, out io.Writer, p Params) (Stats, error) {
+	if err := p.Validate(""); err != nil {
+		return Stats{}, err
+	}
+	s := &synthesis{p: p, ids: map[int64]bool{}}
+	var st Stats
+	err := dataset.ScanTrace(ctx, in, p.BlockSize, func(row dataset.TraceRow) error {
+		st.Rows++
+		st.MaxDepth = max(st.MaxDepth, len(row.HashIDs))
+		for _, id := range row.HashIDs {
+			if again, seen := s.ids[id]; !seen {
+				s.ids[id] = false
+			} else if !again {
+				s.ids[id] = true
+				st.SharedIDs++
+				s.maxShared = max(s.maxShared, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	st.HashIDs = len(s.ids)
+	s.start()
+	w := bufio.NewWriterSize(out, 1<<20)
+	err = dataset.ScanTrace(ctx, in, p.BlockSize, func(row dataset.TraceRow) error {
+		for c := range p.PrefixRootMultiplier {
+			if err := s.write(w, row, c); err != nil {
+				return err
+			}
+			st.Written++
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	return st, w.Flush()
+}
+
+// synthesis is the state of the second pass.
+type synthesis struct {
+	p         Params
+	ids       map[int64]bool // hash id → occurs more than once
+	maxShared int64
+	stretch   int   // whole blocks a context block becomes
+	next      int64 // the next fresh hash id
+	rowIDs    []int64
+	isl       int
+	budget    int // the most hash ids a row may get
+}
+
+// start sets where fresh ids begin: past the stretched shared ids, as
+// AIPerf numbers them.
+func (s *synthesis) start() {
+	s.stretch = 1
+	if s.p.PrefixLenMultiplier > 1 {
+		s.stretch = int(s.p.PrefixLenMultiplier)
+	}
+	s.next = (s.maxShared+1)*int64(s.stretch) + 1
+	s.budget = math.MaxInt
+	if s.p.MaxISL > 0 { // the ids past the cap are dropped: never made
+		s.budget = (s.p.MaxISL + s.p.BlockSize - 1) / s.p.BlockSize
+	}
+}
+
+// fresh appends n new hash ids to ids, at most up to the budget.
+func (s *synthesis) fresh(ids []int64, n int) []int64 {
+	for range min(n, s.budget-len(ids)) {
+		ids = append(ids, s.next)
+		s.next++
+	}
+	return ids
+}
+
+// transform sets s.rowIDs and s.isl to row's synthetic hash ids and input
+// length (its own when it has no hash ids). A row that would grow past
+// what a trace row may hold (twice that, before --max-isl) is an error,
+// before its ids are made.
+func (s *synthesis) transform(row dataset.TraceRow) error {
+	b, ids := s.p.BlockSize, row.HashIDs
+	s.rowIDs, s.isl = s.rowIDs[:0], row.InputLength
+	if len(ids) == 0 {
+		return nil
+	}
+	k := 0
+	for k < len(ids) && s.ids[ids[k]] {
+		k++
+	}
+	m := s.p.PrefixLenMultiplier
+	if blocks := float64(k)*max(m, 1) + float64(row.InputLength)*s.p.PromptLenMultiplier/float64(b); s.p.MaxISL == 0 && blocks*float64(b) > 2*dataset.MaxInputLength {
+		return fmt.Errorf("its synthetic input would be about %.0f tokens, past the %d a trace row may hold: lower the multipliers or set --max-isl",
+			blocks*float64(b), dataset.MaxInputLength)
+	}
+	switch {
+	case m > 1:
+		for _, h := range ids[:k] {
+			for j := range min(s.stretch, s.budget-len(s.rowIDs)) {
+				s.rowIDs = append(s.rowIDs, h*int64(s.stretch)+int64(j))
+			}
+		}
+		s.rowIDs = s.fresh(s.rowIDs, int(math.Ceil(float64(k)*m))-k*s.stretch)
+	case m < 1 && k > 0:
+		s.rowIDs = append(s.rowIDs, ids[:max(1, int(float64(k)*m))]...)
+	default:
+		s.rowIDs = append(s.rowIDs, ids[:k]...)
+	}
+	context := len(s.rowIDs) * b
+	prompt := row.InputLength - k*b
+	if prompt < 0 { // every block shared, the last one partial: keep its fill
+		s.isl = context + prompt
+		return nil
+	}
+	prompt = int(float64(prompt) * s.p.PromptLenMultiplier)
+	if context == 0 {
+		prompt = max(prompt, 1)
+	}
+	s.rowIDs = s.fresh(s.rowIDs, (prompt+b-1)/b)
+	s.isl = context + prompt
+	return nil
+}
+
+// write writes copy c of row's synthesis.
+func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
+	if c == 0 {
+		if err := s.transform(row); err != nil {
+			return &dataset.LineError{Field: "input_length", Msg: err.Error()}
+		}
+	}
+	ids, isl := s.rowIDs, s.isl
+	if isl > dataset.MaxInputLength && (s.p.MaxISL == 0 || s.p.MaxISL > dataset.MaxInputLength) {
+		return &dataset.LineError{Field: "input_length", Msg: fmt.Sprintf("its synthetic input length %d is past the %d a trace row may hold: lower the multipliers or set --max-isl", isl, dataset.MaxInputLength)}
+	}
+	if s.p.MaxISL > 0 && isl > s.p.MaxISL {
+		isl = s.p.MaxISL
+		ids = ids[:min(len(ids), (isl+s.p.BlockSize-1)/s.p.BlockSize)]
+	}
+	n := int64(s.p.PrefixRootMultiplier)
+	set := map[string]func(b []byte) []byte{}
+	if len(row.HashIDs) > 0 {
+		set["hash_ids"] = func(b []byte) []byte { return appendIDs(b, ids, n, int64(c)) }
+	}
+	if row.InputLength > 0 {
+		set["input_length"] = func(b []byte) []byte { return appendInt(b, int64(isl)) }
+	}
+	if !math.IsNaN(row.Timestamp) && s.p.SpeedupRatio > 0 {
+		set["timestamp"] = func(b []byte) []byte { return appendInt(b, int64(row.Timestamp/s.p.SpeedupRatio)) }
+	}
+	if s.p.MaxOSL > 0 && row.OutputLength > s.p.MaxOSL {
+		set["output_length"] = func(b []byte) []byte { return appendInt(b, int64(s.p.MaxOSL)) }
+	}
+	if row.SessionID != nil && c > 0 {
+		set["session_id"] = func(b []byte) []byte { return appendString(b, fmt.Sprintf("%s#%d", *row.SessionID, c)) }
+	}
+	line, err := rewrite(row.Raw, set)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", row.Line, err)
+	}
+	_, err = w.Write(line)
+	return err
+}
+
+// appendIDs writes ids as a JSON list, each h as h×n+c.
+func appendIDs(b []byte, ids []int64, n, c int64) []byte {
+	b = append(b, '[')
+	for i, h := range ids {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendInt(b, h*n+c)
+	}
+	return append(b, ']')
+}
+
+// WriteFile synthesizes the trace at in into the file out, written whole
+// or not at all (a temporary file renamed into place).
+func WriteFile(ctx context.Context, in, out string, p Params) (Stats, error) {
+	if dir := filepath.Dir(out); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Stats{}, fmt.Errorf("write %s: %w", out, err)
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return Stats{}, fmt.Errorf("write %s: %w", out, err)
+	}
+	defer os.Remove(f.Name()) // after the rename, nothing
+	// 0644 as os.Create would give it (a temporary file is 0600).
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return Stats{}, fmt.Errorf("write %s: %w", out, err)
+	}
+	st, err := Synthesize(ctx, in, f, p)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("write %s: %w", out, cerr)
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		return st, fmt.Errorf("write %s: %w", out, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,152 @@
+package tracesynth
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/traceanalysis"
+)
+
+func write(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	return path
+}
+
+func synth(t *testing.T, in string, p Params) []string {
+	t.Helper()
+	var out bytes.Buffer
+	_, err := Synthesize(context.Background(), in, &out, p)
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+}
+
+// The example of Dynamo's data generator README, with 4-token blocks: the
+// shared blocks 0, 1, 2 keep their places, stretched twofold; the unique
+// prompts get fresh ids; a request all in shared blocks keeps its last
+// block's fill.
+func TestPrefixLenMultiplier(t *testing.T) {
+	in := write(t,
+		`{"timestamp": 0, "input_length": 15, "output_length": 1, "hash_ids": [0, 1, 2, 3]}`,
+		`{"timestamp": 1, "input_length": 8, "output_length": 2, "hash_ids": [0, 1]}`,
+		`{"timestamp": 2, "input_length": 10, "output_length": 3, "hash_ids": [0, 1, 2]}`,
+		`{"timestamp": 3, "input_length": 12, "output_length": 4, "hash_ids": [0, 4, 5]}`)
+	p := Defaults()
+	p.BlockSize, p.PrefixLenMultiplier = 4, 2
+	assert.Equal(t, []string{
+		`{"timestamp": 0, "input_length": 27, "output_length": 1, "hash_ids": [0, 1, 2, 3, 4, 5, 7]}`,
+		`{"timestamp": 1, "input_length": 16, "output_length": 2, "hash_ids": [0, 1, 2, 3]}`,
+		`{"timestamp": 2, "input_length": 22, "output_length": 3, "hash_ids": [0, 1, 2, 3, 4, 5]}`,
+		`{"timestamp": 3, "input_length": 16, "output_length": 4, "hash_ids": [0, 1, 8, 9]}`,
+	}, synth(t, in, p))
+	p.PrefixLenMultiplier, p.PromptLenMultiplier, p.SpeedupRatio = 0.5, 2, 2
+	assert.Equal(t, []string{
+		`{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [0, 4, 5]}`,
+		`{"timestamp": 0, "input_length": 4, "output_length": 2, "hash_ids": [0]}`,
+		`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [0]}`,
+		`{"timestamp": 1, "input_length": 20, "output_length": 4, "hash_ids": [0, 6, 7, 8, 9]}`,
+	}, synth(t, in, p), "half the context blocks (at least one), twice the unique prompt, half the time")
+}
+
+// Every field is kept in its place; copies of the tree get disjoint ids
+// and their own sessions; --max-isl drops the hash ids past the cap.
+func TestRootMultiplierAndFields(t *testing.T) {
+	in := write(t,
+		`{"session_id": "a", "input_length": 1000, "hash_ids": [7, 8], "extra": {"k": [1, 2]}, "delay": 5}`,
+		`{"session_id": "a", "input_length": 600, "hash_ids": [7, 9]}`,
+		`{"text_input": "hello", "timestamp": 10.7}`)
+	p := Defaults()
+	p.PrefixRootMultiplier, p.MaxISL = 2, 520
+	assert.Equal(t, []string{
+		`{"session_id": "a", "input_length": 520, "hash_ids": [14, 18], "extra": {"k": [1, 2]}, "delay": 5}`,
+		`{"session_id": "a#1", "input_length": 520, "hash_ids": [15, 19], "extra": {"k": [1, 2]}, "delay": 5}`,
+		`{"session_id": "a", "input_length": 520, "hash_ids": [14, 20]}`,
+		`{"session_id": "a#1", "input_length": 520, "hash_ids": [15, 21]}`,
+		`{"text_input": "hello", "timestamp": 10}`,
+		`{"text_input": "hello", "timestamp": 10}`,
+	}, synth(t, in, p))
+}
+
+// The done-when of issue 24: --prefix-root-multiplier 3 on the public
+// Mooncake slice gives three times the unique prefixes at the same
+// per-request hit structure.
+func TestRootMultiplierTriplesThePrefixes(t *testing.T) {
+	in := filepath.Join("..", "dataset", "testdata", "mooncake_conversation_head200.jsonl")
+	out := filepath.Join(t.TempDir(), "syn.jsonl")
+	p := Defaults()
+	p.PrefixRootMultiplier = 3
+	st, err := WriteFile(context.Background(), in, out, p)
+	require.NoError(t, err)
+	assert.Equal(t, Stats{Rows: 200, Written: 600, HashIDs: 5215, SharedIDs: 124, MaxDepth: 236}, st)
+	info, err := os.Stat(out)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm(), "a file like any other, not a temporary one")
+	o := traceanalysis.Options{BlockSize: DefaultBlockSize}
+	before, err := traceanalysis.Analyze(context.Background(), in, o)
+	require.NoError(t, err)
+	after, err := traceanalysis.Analyze(context.Background(), out, o)
+	require.NoError(t, err)
+	assert.Equal(t, 3*before.UniquePrefixes, after.UniquePrefixes)
+	assert.Equal(t, 3*before.TotalRequests, after.TotalRequests)
+	assert.Equal(t, 3, after.NumPrefixGroups)
+	assert.InDelta(t, before.CacheHitRate, after.CacheHitRate, 1e-12)
+	assert.InDelta(t, before.PrefixReuseRatio, after.PrefixReuseRatio, 1e-12)
+	assert.InDeltaMapValues(t, stats(before.HitRateStats), stats(after.HitRateStats), 1e-12)
+	assert.InDeltaMapValues(t, stats(before.ContextStats), stats(after.ContextStats), 1e-9)
+}
+
+func stats(s *traceanalysis.MetricStats) map[string]float64 {
+	return map[string]float64{"mean": s.Mean, "std": s.StdDev, "min": s.Min, "p25": s.P25, "median": s.Median, "p75": s.P75, "max": s.Max}
+}
+
+// Nothing is written from a malformed trace, and the problems are listed.
+func TestMalformedInput(t *testing.T) {
+	in := write(t, `{"input_length": 100, "hash_ids": [1, 2]}`, `{"input_length": "many"}`)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	_, err := WriteFile(context.Background(), in, out, Defaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), in+":1: hash_ids: input length: 100, hash ids: [1 2], block size: 512 are not compatible")
+	assert.Contains(t, err.Error(), in+":2:18: input_length: expected an integer")
+	assert.NoFileExists(t, out)
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	assert.Empty(t, entries, "no temporary file left")
+}
+
+func TestParams(t *testing.T) {
+	assert.False(t, Defaults().Active())
+	p := Defaults()
+	p.MaxISL = 10
+	assert.True(t, p.Active())
+	p = Params{SpeedupRatio: -1, PrefixLenMultiplier: 1, PrefixRootMultiplier: 0, PromptLenMultiplier: 1, MaxISL: -1, BlockSize: 0}
+	err := p.Validate("synthesis-")
+	require.Error(t, err)
+	for _, want := range []string{"--synthesis-speedup-ratio must be a number ≥ 0, got -1", "--synthesis-prefix-root-multiplier must be between 1 and 1000, got 0",
+		"--synthesis-max-isl must be at least 1 token", "--synthesis-block-size must be at least 1 token"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// A synthetic row longer than a trace may hold is refused, with its line.
+func TestSynthesisBounds(t *testing.T) {
+	in := write(t, `{"input_length": 1000, "hash_ids": [1, 2]}`, `{"input_length": 1000, "hash_ids": [1, 3]}`)
+	p := Defaults()
+	p.PrefixLenMultiplier = 1e6
+	var out bytes.Buffer
+	_, err := Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, in+":1: input_length: its synthetic input would be about 512001000 tokens")
+	p = Defaults()
+	p.PromptLenMultiplier = 40000
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, "past the 16777216 a trace row may hold: lower the multipliers or set --max-isl")
+	p.MaxISL = 4096
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.NoError(t, err, "--max-isl caps it")
+}
