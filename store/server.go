@@ -1,11 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +67,8 @@ func insertServer(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run, r
 		if err != nil {
 			return fmt.Errorf("series %s: %w", s.Metric, err)
 		}
-		if err := series.add(ctx, runID, i, s.Source, ep, s.Metric, labels, s.Type, s.Phase, kinds[s.Phase], s.Unit, s.Friendly); err != nil {
+		metric := servermetrics.AIPerfName(s.Metric, s.Type) // one name per counter, whoever built the result
+		if err := series.add(ctx, runID, i, s.Source, ep, metric, labels, s.Type, s.Phase, kinds[s.Phase], s.Unit, s.Friendly); err != nil {
 			return fmt.Errorf("series: %w", err)
 		}
 	}
@@ -170,7 +173,9 @@ type runSeries struct {
 }
 
 // querySeries reads series with their statistics; tail filters and orders
-// server_series s, keeping the rows of a series together.
+// server_series s, keeping the rows of a series together. A counter is
+// named by servermetrics.AIPerfName, so that the runs of versions that
+// stored it with its _total compare with newer ones.
 func querySeries(ctx context.Context, q querier, tail string, args ...any) ([]runSeries, error) {
 	rows, err := q.QueryContext(ctx, `
 		SELECT s.run_id, s.seq, s.source, s.endpoint, s.metric, s.labels, s.type, s.phase, s.unit, s.friendly, t.stat, t.value
@@ -197,6 +202,7 @@ func querySeries(ctx context.Context, q querier, tail string, args ...any) ([]ru
 			&s.Friendly, &stat, &value); err != nil {
 			return nil, err
 		}
+		s.Metric = servermetrics.AIPerfName(s.Metric, s.Type)
 		if rs.runID != lastRun || seq != lastSeq { // the first statistic of a series
 			lastRun, lastSeq = rs.runID, seq
 			if labels != "{}" {
@@ -254,7 +260,8 @@ func loadServerSeries(ctx context.Context, q querier, runs []RunRow, families ma
 	names := map[string]bool{}
 	for _, fs := range families {
 		for f := range fs {
-			names[f] = true
+			// either spelling of a counter, as asked and as stored
+			names[f], names[f+counterSuffix], names[strings.TrimSuffix(f, counterSuffix)] = true, true, true
 		}
 	}
 	nameJSON, _ := json.Marshal(setKeys(names))
@@ -266,13 +273,18 @@ func loadServerSeries(ctx context.Context, q querier, runs []RunRow, families ma
 		return fmt.Errorf("load server metrics: %w", err)
 	}
 	for _, s := range series {
-		if families[s.Source][s.Metric] {
+		asked := families[s.Source]
+		if asked[s.Metric] || (s.Type == servermetrics.TypeCounter && asked[s.Metric+counterSuffix]) {
 			r := index[s.runID]
 			r.Server = append(r.Server, s.Series)
 		}
 	}
 	return nil
 }
+
+// counterSuffix is what Prometheus text appends to a counter's samples;
+// the store names counters without it (servermetrics.AIPerfName).
+const counterSuffix = "_total"
 
 // ServerMetric names a metric family some stored run has.
 type ServerMetric struct {
@@ -301,6 +313,7 @@ func (db *DB) ServerMetrics(ctx context.Context, runIDs []int64) ([]ServerMetric
 			if err := rows.Scan(&m.Source, &m.Metric, &m.Type); err != nil {
 				return err
 			}
+			m.Metric = servermetrics.AIPerfName(m.Metric, m.Type)
 			out = append(out, m)
 		}
 		return rows.Err()
@@ -308,5 +321,9 @@ func (db *DB) ServerMetrics(ctx context.Context, runIDs []int64) ([]ServerMetric
 	if err != nil {
 		return nil, wrap(err, "list server metrics")
 	}
-	return out, nil
+	// a counter stored under both spellings (older and newer runs) is one
+	slices.SortFunc(out, func(a, b ServerMetric) int {
+		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Metric, b.Metric), cmp.Compare(a.Type, b.Type))
+	})
+	return slices.Compact(out), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -43,7 +44,7 @@ func serverResult(n int) *servermetrics.Result {
 	for _, phase := range []string{plan.KindWarmup, plan.KindProfiling} {
 		add("server", vllmURL, "vllm:num_requests_running", servermetrics.TypeGauge, phase, model, gauge(3.5))
 		add("server", vllmURL, "vllm:kv_cache_usage_perc", servermetrics.TypeGauge, phase, model, gauge(0.25))
-		add("server", vllmURL, "vllm:prompt_tokens_total", servermetrics.TypeCounter, phase, model, map[string]float64{"total": 5500, "rate": 183.3})
+		add("server", vllmURL, "vllm:prompt_tokens", servermetrics.TypeCounter, phase, model, map[string]float64{"total": 5500, "rate": 183.3})
 		add("server", vllmURL, "vllm:time_to_first_token_seconds", servermetrics.TypeHistogram, phase, model,
 			map[string]float64{"count": 10, "sum": 0.21, "avg": 0.021, "p50_estimate": 0.02, "p90_estimate": 0.03, "p95_estimate": 0.035, "p99_estimate": 0.04})
 		add("gpu", "http://127.0.0.1:9400/metrics", "DCGM_FI_DEV_GPU_UTIL", servermetrics.TypeGauge, phase,
@@ -131,7 +132,7 @@ func TestServerMetricsRoundTrip(t *testing.T) {
 			{Source: "server", Metric: "unknown_family", Type: "gauge"},
 			{Source: "server", Metric: "vllm:kv_cache_usage_perc", Type: "gauge"},
 			{Source: "server", Metric: "vllm:num_requests_running", Type: "gauge"},
-			{Source: "server", Metric: "vllm:prompt_tokens_total", Type: "counter"},
+			{Source: "server", Metric: "vllm:prompt_tokens", Type: "counter"},
 			{Source: "server", Metric: "vllm:time_to_first_token_seconds", Type: "histogram"},
 		}, ms)
 	})
@@ -141,6 +142,48 @@ func TestServerMetricsRoundTrip(t *testing.T) {
 			assert.Zero(t, count(t, db, "SELECT count(*) FROM "+table+" WHERE run_id = ?", id), table)
 		}
 	})
+}
+
+// TestServerMetricsOneCounterName: a counter has AIPerf's name (without
+// _total) in the store; a result that still spells it with _total is saved
+// under that name, and the rows of versions that stored the _total read
+// back under it, so an old run and a new one compare, asked for by either
+// spelling.
+func TestServerMetricsOneCounterName(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	counter := func(name, metric string, total float64) *result.Run {
+		r := newRun(runOpts{name: name, records: 3})
+		r.Server = &servermetrics.Result{Series: []servermetrics.Series{{Source: "server", Endpoint: vllmURL, Metric: metric,
+			Type: servermetrics.TypeCounter, Phase: plan.KindProfiling, Stats: map[string]float64{"total": total, "rate": total / 10}}}}
+		return r
+	}
+	oldID, err := db.SaveRun(ctx, counter("pair", "vllm:prompt_tokens_total", 100), "")
+	require.NoError(t, err)
+	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM server_series WHERE run_id = ? AND metric = 'vllm:prompt_tokens'`, oldID),
+		"saved under AIPerf's name")
+	// the row as a version that kept the _total stored it
+	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE server_series SET metric = 'vllm:prompt_tokens_total' WHERE run_id = ?`, oldID))
+	newID, err := db.SaveRun(ctx, counter("pair", "vllm:prompt_tokens", 200), "")
+	require.NoError(t, err)
+
+	got, err := db.GetRun(ctx, oldID, false)
+	require.NoError(t, err)
+	assert.Equal(t, "vllm:prompt_tokens", got.Server.Series[0].Metric, "an old run reads back under the one name")
+	for _, key := range []string{"server.vllm:prompt_tokens.delta", "server.vllm:prompt_tokens_total.delta"} {
+		g, err := db.RunsByRef(ctx, "pair", []string{key})
+		require.NoError(t, err)
+		require.Len(t, g.Runs, 2, key)
+		for _, r := range g.Runs {
+			require.Len(t, r.Server, 1, "%s: run %d", key, r.ID)
+			assert.Equal(t, "vllm:prompt_tokens", r.Server[0].Metric, key)
+		}
+	}
+	ms, err := db.ServerMetrics(ctx, []int64{oldID, newID})
+	require.NoError(t, err)
+	assert.Equal(t, []store.ServerMetric{{Source: "server", Metric: "vllm:prompt_tokens", Type: "counter"}}, ms,
+		"one family for both spellings")
 }
 
 // TestServerMetricsPhaseKind: a sweep's phases have names of their own;

@@ -45,6 +45,7 @@ type Sweep struct {
 	StartedAt  time.Time         `json:"started_at"`
 	EndedAt    time.Time         `json:"ended_at,omitzero"`
 	Status     string            `json:"status"`
+	Kind       string            `json:"kind"` // KindSweep or KindSearch
 }
 
 // BeginSweep records a new sweep with status running and returns its id.
@@ -196,7 +197,7 @@ func upsertCell(ctx context.Context, q querier, sweepID int64, id, label string,
 // findSweep resolves a sweep reference: a numeric id, or a name (the latest
 // sweep with that name).
 func findSweep(ctx context.Context, q querier, ref string) (Sweep, error) {
-	query := `SELECT id, name, script_path, plan_sha256, vars, trials, started_at, ended_at, status FROM sweeps `
+	query := `SELECT id, name, script_path, plan_sha256, vars, trials, started_at, ended_at, status, kind FROM sweeps `
 	var row *sql.Row
 	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		row = q.QueryRowContext(ctx, query+`WHERE id = ? OR name = ? ORDER BY id = ? DESC, id DESC LIMIT 1`, id, ref, id)
@@ -209,7 +210,7 @@ func findSweep(ctx context.Context, q querier, ref string) (Sweep, error) {
 		start string
 		end   sql.NullString
 	)
-	err := row.Scan(&s.ID, &s.Name, &s.ScriptPath, &s.PlanSHA256, &vars, &s.Trials, &start, &end, &s.Status)
+	err := row.Scan(&s.ID, &s.Name, &s.ScriptPath, &s.PlanSHA256, &vars, &s.Trials, &start, &end, &s.Status, &s.Kind)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Sweep{}, fmt.Errorf("sweep %q %w", ref, ErrNotFound)
 	}

@@ -94,8 +94,8 @@ func TestSpecDecodeAcceptanceMetrics(t *testing.T) {
 		require.Len(t, f.Series, 1, family)
 		return f.Series[0].Stats["total"]
 	}
-	assert.Equal(t, steps, total("vllm:spec_decode_num_drafts_total"))
-	assert.Equal(t, accepted, total("vllm:spec_decode_num_accepted_tokens_total"))
-	assert.Equal(t, metricAvg(t, doc, "total_draft_tokens"), total("vllm:spec_decode_num_draft_tokens_total"))
+	assert.Equal(t, steps, total("vllm:spec_decode_num_drafts"))
+	assert.Equal(t, accepted, total("vllm:spec_decode_num_accepted_tokens"))
+	assert.Equal(t, metricAvg(t, doc, "total_draft_tokens"), total("vllm:spec_decode_num_draft_tokens"))
 	assert.Contains(t, inv.stdout, "Spec decode acceptance rate", "in the Server section")
 }

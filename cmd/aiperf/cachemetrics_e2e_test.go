@@ -67,7 +67,7 @@ func TestPromptCacheMetricsEqualTheServersHits(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "warm", "server_metrics_export.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &exp))
-	server := exp.Metrics[hits] // a counter keeps its _total in the export
+	server := exp.Metrics["vllm:prefix_cache_hits"]
 	require.Len(t, server.Series, 1)
 	serverHits := server.Series[0].Stats["total"]
 	assert.Positive(t, serverHits, "the prompts were read from the cache")

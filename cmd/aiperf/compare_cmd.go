@@ -116,9 +116,10 @@ func sweepRuns(s *store.SweepRuns) []store.RunRow {
 }
 
 // printSweepTable prints the sweep view of a stored sweep (id or name) with
-// the default metrics: what `aiperf sweep` shows when it finishes.
-func printSweepTable(ctx context.Context, g *Globals, db *store.DB, sweepRef string, confidence float64) error {
-	opt := compare.Options{ConfidenceLevel: confidence}
+// the given statistics, else the default ones: what `aiperf sweep` shows
+// when it finishes.
+func printSweepTable(ctx context.Context, g *Globals, db *store.DB, sweepRef string, confidence float64, keys ...compare.Key) error {
+	opt := compare.Options{ConfidenceLevel: confidence, Keys: keys}
 	s, err := db.SweepRuns(ctx, sweepRef, opt.StatKeys())
 	if err != nil {
 		return err

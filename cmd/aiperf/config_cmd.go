@@ -62,7 +62,8 @@ func (f configFile) load(g *Globals, cmd string) (*config.File, plan.Sweep, erro
 	}
 	err = checkCells(cells)
 	sw := plan.Sweep{Name: name, Source: path, Cells: cells, Trials: max(1, file.MultiRun.NumRuns), Order: plan.OrderRepeated,
-		CooldownSeconds: file.MultiRun.CooldownSeconds, WarmupFirstTrialOnly: file.MultiRun.WarmupFirstTrialOnly}
+		CooldownSeconds: file.MultiRun.CooldownSeconds, WarmupFirstTrialOnly: file.MultiRun.WarmupFirstTrialOnly,
+		VarySeedPerTrial: file.MultiRun.VarySeedPerTrial}
 	if s := file.Sweep; s != nil {
 		sw.Order = cmp.Or(s.IterationOrder, sw.Order)
 		sw.CellCooldownSeconds = s.CooldownSeconds

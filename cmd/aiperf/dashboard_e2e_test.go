@@ -73,6 +73,29 @@ func TestProfileDashboardOnATerminal(t *testing.T) {
 	assert.Contains(t, out, "LLM Metrics", "the table follows")
 }
 
+// TestProfileDashboardIsTheDefaultOnATerminal: as in AIPerf, a profile
+// without --ui shows the dashboard on a terminal; off one (the other tests'
+// captured output) it prints the simple progress line.
+func TestProfileDashboardIsTheDefaultOnATerminal(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	args := []string{"profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--isl", "16", "--osl", "4",
+		"--num-dataset-entries", "4", "--request-count", "20", "--artifact-dir", "out"}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	term := openPTY(t)
+	code := run(context.Background(), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), term.tty, term.tty)
+	out := term.shown()
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "aiperf dashboard · mock-model")
+	assert.NotContains(t, out, "[profiling] ", "no simple progress line")
+
+	inv := cli(t, "", args...)
+	require.Equal(t, 0, inv.code, inv.stderr)
+	assert.NotContains(t, inv.stderr, "aiperf dashboard")
+	assert.NotContains(t, inv.stderr, "\x1b[")
+	assert.Contains(t, inv.stderr, "tokens counted with", "the log, as with --ui simple")
+}
+
 func TestProfileDashboardFallsBackWhenNotATerminal(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	inv := cli(t, "", append(quick(m.URL, "--request-count", "20", "--artifact-dir", "out"), "--ui", "dashboard")...)

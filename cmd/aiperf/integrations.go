@@ -205,8 +205,9 @@ type IntegrationArgs struct {
 	MLflowParentRunID      string   `json:"mlflow_parent_run_id" name:"mlflow-parent-run-id" group:"MLflow" placeholder:"ID" help:"Create the sweep's parent run as a child of this run."`
 }
 
-// apply sets the options given on every cell of sw and checks them.
-func (a *IntegrationArgs) apply(sweeps []plan.Sweep, parallel int) error {
+// apply sets the options given on every cell of the sweeps and on the base
+// of every search (so on each of its probes), and checks them.
+func (a *IntegrationArgs) apply(sweeps []plan.Sweep, searches []plan.Search, parallel int) error {
 	v := reflect.ValueOf(a).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -214,11 +215,17 @@ func (a *IntegrationArgs) apply(sweeps []plan.Sweep, parallel int) error {
 			continue
 		}
 		o, _ := plan.LookupOption(v.Type().Field(i).Tag.Get("json"))
+		val := reflect.Indirect(f).Interface()
 		for s := range sweeps {
 			for c := range sweeps[s].Cells {
-				if err := o.Set(&sweeps[s].Cells[c].Profile, reflect.Indirect(f).Interface()); err != nil {
+				if err := o.Set(&sweeps[s].Cells[c].Profile, val); err != nil {
 					return err
 				}
+			}
+		}
+		for s := range searches {
+			if err := o.Set(&searches[s].Base, val); err != nil {
+				return err
 			}
 		}
 	}
@@ -248,21 +255,10 @@ func sweepParent(ctx context.Context, g *Globals, sw plan.Sweep) (*mlflow.Run, [
 	if p == nil {
 		return nil, nil
 	}
-	rd := plan.NewRedactor(append(p.Secrets(), mlflow.EnvSecrets()...)...)
-	tags, _ := p.MLflowTags()
-	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	r, err := mlflow.StartParent(mctx, mlflow.Options{TrackingURI: p.MLflowTrackingURI, Experiment: p.MLflowExperiment,
-		RunName: p.MLflowRunName, ParentRunID: p.MLflowParentRunID, Tags: tags, Redact: rd.Redact,
-		Warn: func(s string) { fmt.Fprintf(g.Stderr, "warning: %s\n", rd.Redact(s)) }}, sw.Name,
-		map[string]string{"sweep.name": sw.Name, "sweep.cells": strconv.Itoa(len(sw.Cells)),
-			"sweep.trials": strconv.Itoa(max(sw.Trials, 1))})
-	if err != nil {
-		fmt.Fprintf(g.Stderr, "warning: mlflow parent run of sweep %q: %s; the trials log as root runs\n", sw.Name,
-			rd.Redact(err.Error()))
-		if r == nil {
-			return nil, nil
-		}
+	r := mlflowParent(ctx, g, *p, "sweep", sw.Name, map[string]string{"sweep.name": sw.Name,
+		"sweep.cells": strconv.Itoa(len(sw.Cells)), "sweep.trials": strconv.Itoa(max(sw.Trials, 1))})
+	if r == nil {
+		return nil, nil
 	}
 	cells := slices.Clone(sw.Cells)
 	for i := range cells {
@@ -270,8 +266,56 @@ func sweepParent(ctx context.Context, g *Globals, sw plan.Sweep) (*mlflow.Run, [
 			cells[i].Profile.MLflowParentRunID = r.Info.RunID
 		}
 	}
-	fmt.Fprintf(g.Stderr, "mlflow: sweep %q is parent run %s\n", sw.Name, r.Info.RunID)
 	return r, cells
+}
+
+// searchParent creates the MLflow parent run of a search that logs to
+// MLflow and makes every probe's trial a child of it, as a sweep's are
+// (nil when the search does not log to MLflow or the server does not
+// answer: a warning, the trials then log as root runs).
+func searchParent(ctx context.Context, g *Globals, s *plan.Search) *mlflow.Run {
+	if s.Base.MLflowTrackingURI == "" {
+		return nil
+	}
+	r := mlflowParent(ctx, g, s.Base, "search", s.Name, map[string]string{"search.name": s.Name,
+		"search.planner": s.Config.Planner, "search.recipe": s.Config.Recipe, "search.trials": strconv.Itoa(max(s.Config.Trials.Min, 1))})
+	if r != nil {
+		s.Base.MLflowParentRunID = r.Info.RunID
+	}
+	return r
+}
+
+// mlflowParent starts the parent run of a sweep or search (what) named
+// name, as p logs to MLflow; nil, with a warning, when it cannot.
+func mlflowParent(ctx context.Context, g *Globals, p plan.Profile, what, name string, params map[string]string) *mlflow.Run {
+	rd := plan.NewRedactor(append(p.Secrets(), mlflow.EnvSecrets()...)...)
+	tags, _ := p.MLflowTags()
+	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := mlflow.StartParent(mctx, mlflow.Options{TrackingURI: p.MLflowTrackingURI, Experiment: p.MLflowExperiment,
+		RunName: p.MLflowRunName, ParentRunID: p.MLflowParentRunID, Tags: tags, Redact: rd.Redact,
+		Warn: func(s string) { fmt.Fprintf(g.Stderr, "warning: %s\n", rd.Redact(s)) }}, name, params)
+	if err != nil {
+		fmt.Fprintf(g.Stderr, "warning: mlflow parent run of %s %q: %s; the trials log as root runs\n", what, name,
+			rd.Redact(err.Error()))
+		if r == nil {
+			return nil
+		}
+	}
+	fmt.Fprintf(g.Stderr, "mlflow: %s %q is parent run %s\n", what, name, r.Info.RunID)
+	return r
+}
+
+// endParent ends the MLflow parent run r (nil: none) with the status of
+// its sweep or search.
+func endParent(ctx context.Context, g *Globals, r *mlflow.Run, status string) {
+	if r == nil {
+		return
+	}
+	if err := r.End(context.WithoutCancel(ctx), map[string]string{result.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
+		result.StatusInterrupted: "KILLED"}[status]); err != nil {
+		fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", r.Info.RunID, err)
+	}
 }
 
 // uploadFigures is plot --mlflow-upload: the figures go to the MLflow run

@@ -152,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = termsafe.Writer(stdout), termsafe.Writer(stderr)
 	var cli CLI
 	exited := -1
-	parser, err := kong.New(&cli,
+	parser, err := kong.New(&cli, append(parserOptions(),
 		kong.Name("aiperf"),
 		kong.Description("Benchmark OpenAI-compatible LLM inference servers (a Go re-implementation of NVIDIA AIPerf)."),
 		kong.UsageOnError(),
@@ -160,7 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exited = code }),
 		kong.BindTo(ctx, (*context.Context)(nil)),
-	)
+	)...)
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf: internal error: %v\n", err)
 		return ExitFailure

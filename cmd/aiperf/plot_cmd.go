@@ -259,18 +259,23 @@ func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func
 // autoPlot is --auto-plot: the headline figures of a finished sweep (its
 // Pareto and interactivity views) or run (its CDFs and timeline), written
 // under dir as PNG, as AIPerf's auto-plot draws its default plots. Failing
-// to draw is a warning: the results are already stored and exported.
-func autoPlot(ctx context.Context, g *Globals, sel plot.Selection, dir string) {
+// to draw is a warning (the results are already stored and exported), or
+// with required (--plot-required) the error returned.
+func autoPlot(ctx context.Context, g *Globals, sel plot.Selection, dir string, required bool) error {
 	db, err := openStoreToRead(g.Store)
 	if err == nil {
 		defer db.Close()
 		var paths []string
 		if paths, _, err = writePlots(ctx, db, sel, plot.Headline, dir, []string{"png"}, 1024, 640, 0.95); err == nil {
 			fmt.Fprintf(g.Stderr, "auto-plot: wrote %d figures to %s\n", len(paths), dir) // one format: a file each
-			return
+			return nil
 		}
 	}
+	if required {
+		return fmt.Errorf("auto-plot failed (--plot-required; the results are stored and exported: rerun `aiperf plot` by hand): %w", err)
+	}
 	fmt.Fprintf(g.Stderr, "warning: auto-plot failed (results are intact; rerun `aiperf plot` by hand): %v\n", err)
+	return nil
 }
 
 // sweepPlotDir is where --auto-plot puts a sweep's figures: beside its cells.

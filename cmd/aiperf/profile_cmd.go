@@ -30,35 +30,44 @@ import (
 type ProfileCmd struct {
 	Profile plan.Profile `embed:""`
 
-	Config                    string  `short:"f" name:"config" type:"existingfile" group:"Run" help:"AIPerf-shaped YAML benchmark file; explicit flags override it." placeholder:"FILE"`
-	ArtifactDir               string  `name:"artifact-dir" aliases:"output-artifact-dir" group:"Run" help:"Where exports go (default artifacts/<model>-openai-<endpoint>-<stimulus>)." placeholder:"DIR"`
-	Name                      string  `name:"name" group:"Run" help:"Label for this run (or group of trials) in the store, for aiperf compare."`
-	UI                        string  `name:"ui" aliases:"ui-type" enum:"none,simple,dashboard" default:"simple" group:"Run" help:"Progress display: simple, dashboard (a live terminal view; simple when stdout or stderr is not a terminal, and for several trials) or none."`
-	Verbose                   int     `short:"v" type:"counter" group:"Run" help:"Log control-hook calls and warnings as they happen (-vv: the same)."`
-	ExtraVerbose              bool    `name:"extra-verbose" group:"Run" help:"AIPerf's -vv: the same as -v."`
-	LogLevel                  string  `name:"log-level" default:"INFO" group:"Run" placeholder:"LEVEL" help:"AIPerf's log levels: TRACE or DEBUG log as -v; INFO, NOTICE, WARNING, SUCCESS, ERROR, CRITICAL log warnings with the progress display (default ${default})."`
-	NumProfileRuns            int     `name:"num-profile-runs" default:"1" group:"Run" help:"Run the cell this many times, each as its own subprocess with its own KV reset, and aggregate (1-10)."`
-	ProfileRunCooldownSeconds float64 `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
-	ConfidenceLevel           float64 `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
-	NoStore                   bool    `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
-	SweepType                 string  `name:"sweep-type" enum:"grid,zip" default:"grid" group:"Sweep" help:"How comma lists (--concurrency 8,16,32 --osl 64,128) combine: grid (every combination) or zip (element-wise; lists of one length) (default ${default})."`
-	ParameterSweepMode        string  `name:"parameter-sweep-mode" enum:"repeated,independent" default:"repeated" group:"Sweep" help:"With --num-profile-runs and a comma list: repeated (every value's trial 1, then trial 2, ...) or independent (every trial of one value, then the next) (default ${default})."`
-	ParameterSweepCooldown    float64 `name:"parameter-sweep-cooldown-seconds" group:"Sweep" placeholder:"SECONDS" help:"Pause between the values of a comma-list sweep."`
-	ParameterSweepSameSeed    bool    `name:"parameter-sweep-same-seed" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
-	AutoPlot                  bool    `name:"auto-plot" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
-	Workers                   int     `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
-	WorkersMax                int     `name:"workers-max" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
-	Executor                  string  `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
+	Config                    string   `short:"f" name:"config" type:"existingfile" group:"Run" help:"AIPerf-shaped YAML benchmark file; explicit flags override it." placeholder:"FILE"`
+	ArtifactDir               string   `name:"artifact-dir" aliases:"output-artifact-dir" group:"Run" help:"Where exports go (default artifacts/<model>-openai-<endpoint>-<stimulus>)." placeholder:"DIR"`
+	Name                      string   `name:"name" group:"Run" help:"Label for this run (or group of trials) in the store, for aiperf compare."`
+	UI                        string   `name:"ui" aliases:"ui-type" enum:"none,simple,dashboard" default:"dashboard" group:"Run" help:"Progress display: dashboard (a live terminal view, AIPerf's default; simple when stdout or stderr is not a terminal, and for several trials), simple (a progress line) or none (default ${default})."`
+	Verbose                   int      `short:"v" type:"counter" group:"Run" help:"Log control-hook calls and warnings as they happen (-vv: the same)."`
+	ExtraVerbose              bool     `name:"extra-verbose" group:"Run" help:"AIPerf's -vv: the same as -v."`
+	LogLevel                  string   `name:"log-level" default:"INFO" group:"Run" placeholder:"LEVEL" help:"AIPerf's log levels: TRACE or DEBUG log as -v; INFO, NOTICE, WARNING, SUCCESS, ERROR, CRITICAL log warnings with the progress display (default ${default})."`
+	NumProfileRuns            int      `name:"num-profile-runs" default:"1" group:"Run" help:"Run the cell this many times, each as its own subprocess with its own KV reset, and aggregate (1-10)."`
+	ProfileRunCooldownSeconds float64  `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
+	ConfidenceLevel           float64  `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
+	SetConsistentSeed         bool     `name:"set-consistent-seed" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs above 1 and no --random-seed, every trial uses seed 42, so all draw the same workload (default); --no-set-consistent-seed draws a new seed per trial."`
+	WarmupAfterFirst          bool     `name:"profile-run-disable-warmup-after-first" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs, only the first trial of a cell runs the warmup: the others measure the warmed server (default); --no-profile-run-disable-warmup-after-first warms up every trial."`
+	VarySeedPerTrial          bool     `name:"vary-seed-per-trial" negatable:"" group:"Run" help:"With --num-profile-runs, give each trial its own seed, derived from the cell's seed, label and trial number (the same on every rerun): the trials also vary the workload."`
+	NoStore                   bool     `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
+	SweepType                 string   `name:"sweep-type" enum:"grid,zip" default:"grid" group:"Sweep" help:"How comma lists (--concurrency 8,16,32 --osl 64,128) combine: grid (every combination) or zip (element-wise; lists of one length) (default ${default})."`
+	ParameterSweepMode        string   `name:"parameter-sweep-mode" enum:"repeated,independent" default:"repeated" group:"Sweep" help:"With --num-profile-runs and a comma list: repeated (every value's trial 1, then trial 2, ...) or independent (every trial of one value, then the next) (default ${default})."`
+	ParameterSweepCooldown    float64  `name:"parameter-sweep-cooldown-seconds" group:"Sweep" placeholder:"SECONDS" help:"Pause between the values of a comma-list sweep."`
+	Variant                   []string `name:"variant" aliases:"sweep-variant" sep:"none" group:"Sweep" placeholder:"[NAME:] K=V, ..." help:"One cell of a sweep, AIPerf's: \"fast: concurrency=8, isl=128\" sets those flags (without their dashes) over the command line's; repeat it for each cell (two at least), named or variant_N. Not with comma lists or a config file's sweep:."`
+	NoSweepTable              bool     `name:"no-sweep-table" group:"Sweep" help:"In a sweep of several cells (comma lists or a config file's sweep:), print no line as each trial starts and ends; the sweep table at the end stays."`
+	ParameterSweepSameSeed    bool     `name:"parameter-sweep-same-seed" negatable:"" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
+	AutoPlot                  bool     `name:"auto-plot" negatable:"" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
+	PlotRequired              bool     `name:"plot-required" group:"Run" help:"With --auto-plot, a failure to draw fails the run (exit 1; its results stay stored and exported) instead of a warning."`
+	Transport                 string   `name:"transport" aliases:"transport-type" enum:",http" default:"" group:"Run" placeholder:"TRANSPORT" help:"AIPerf's transport: http, the only one (for http:// and https:// URLs alike)."`
+	Workers                   int      `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
+	WorkersMax                int      `name:"workers-max" aliases:"max-workers" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
+	Executor                  string   `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
 	KubeArgs                  `embed:""`
 	SearchArgs                `embed:""`
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
 	WorkerDeadlines           `embed:""`
 
-	workers bench.Workers // --executor kubernetes's, made by checkWorkers
+	workers  bench.Workers // --executor kubernetes's, made by checkWorkers
+	varySeed bool          // every trial its own seed: VarySeedPerTrial, or no consistent seed
 
-	yamlCells  []plan.Cell // a config file's sweep: variations
-	yamlNotes  []string    // what reading the config file noted
-	warmupOnce bool        // the config file's multi_run.disable_warmup_after_first
+	yamlCells    []plan.Cell // a config file's sweep: variations
+	yamlNotes    []string    // what reading the config file noted
+	warmupOnce   bool        // multi_run.disable_warmup_after_first: the config file's, or the flag's
+	yamlMultiRun bool        // the config file's multi_run: set warmupOnce
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -71,9 +80,13 @@ type ProfileCmd struct {
 // Run executes the profile command.
 func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) error {
 	spec, err := c.spec(kctx)
+	if err == nil {
+		err = spec.Profile.LoadRateSeries()
+	}
 	if err != nil {
 		return usageErr(err)
 	}
+	c.trialPolicy(&spec.Profile, explicitFlags(kctx))
 	for _, n := range c.yamlNotes {
 		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
@@ -109,6 +122,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		if err := writeInlineRecords(&c.yamlCells[i].Profile, dir); err != nil {
 			return err
 		}
+	}
+	if len(c.Variant) > 0 {
+		return c.variants(ctx, g, spec, dir)
 	}
 	if done, err := c.maybeSearch(ctx, g, spec, dir); done {
 		return err
@@ -237,7 +253,8 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	run = run.Redacted(redact)
 	errs := []error{runErr}
 	var paths []string
-	var stored string // the line that says where the run is stored
+	var stored string          // the line that says where the run is stored
+	var drawPlots func() error // --auto-plot, once everything is printed
 	if len(run.Records) > 0 {
 		var err error
 		if paths, dir, err = writeExports(dir, run); err != nil {
@@ -258,7 +275,8 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		} else {
 			stored = fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)\n", id, g.Store, id)
 			if c.AutoPlot && dir != "" {
-				defer autoPlot(ctx, g, plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots"))
+				sel, plots := plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots")
+				drawPlots = func() error { return autoPlot(ctx, g, sel, plots, c.PlotRequired) }
 			}
 		}
 	}
@@ -278,6 +296,9 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 	}
 	fmt.Fprint(g.Stdout, stored)
+	if drawPlots != nil {
+		errs = append(errs, drawPlots())
+	}
 	return errors.Join(errs...)
 }
 
@@ -324,40 +345,6 @@ func writeExports(dir string, run *result.Run) ([]string, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("%w; nor to a temporary directory: %w", err, tmpErr)
-}
-
-func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
-	name := c.Name
-	if name == "" {
-		name = "profile"
-	}
-	sweep := plan.Sweep{
-		Name:                 name,
-		Trials:               c.NumProfileRuns,
-		CooldownSeconds:      c.ProfileRunCooldownSeconds,
-		WarmupFirstTrialOnly: c.warmupOnce,
-		Cells: []plan.Cell{{
-			ID:      plan.CellID(name, nil),
-			Label:   "base",
-			Profile: spec.Profile,
-		}},
-	}
-	return runSweep(ctx, g, sweep, sweepOptions{
-		artifactDir: dir,
-		confidence:  c.ConfidenceLevel,
-		ui:          c.UI,
-		name:        c.Name,
-		// AIPerf's layout: <dir>/profile_runs/run_0001, ..., <dir>/aggregate.
-		trialDir: func(t plan.Trial) string {
-			return filepath.Join(dir, "profile_runs", result.RunLabel(t.Number))
-		},
-		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
-		script:     "(aiperf profile --num-profile-runs)",
-		workers:    c.Workers,
-		workerArgs: c.WorkerDeadlines.args(),
-		overwrite:  true,
-		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
-	})
 }
 
 // cliCommand is the command line a run exports: the user's, which a trial

@@ -15,7 +15,7 @@ import (
 // overrides the YAML value.
 func TestExplicitFlagsResolveAliases(t *testing.T) {
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Exit(func(int) { t.Fatal("kong exited") }))
+	parser, err := kong.New(&cli, append(parserOptions(), kong.Exit(func(int) { t.Fatal("kong exited") }))...)
 	require.NoError(t, err)
 	kctx, err := parser.Parse([]string{"profile", "--isl", "32", "--osl=8", "-m", "m", "-u", "http://a:1", "-u", "http://b:1",
 		"--num-requests", "5", "-HX-Trace:1", "--isl-stddev", "2", "--ui", "none", "--reset-kv-cache"})
@@ -93,7 +93,7 @@ func TestDefaultArtifactDirNamesYAMLPhases(t *testing.T) {
 // AIPerf.
 func TestAIPerfSpellings(t *testing.T) {
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Exit(func(int) { t.Fatal("kong exited") }))
+	parser, err := kong.New(&cli, append(parserOptions(), kong.Exit(func(int) { t.Fatal("kong exited") }))...)
 	require.NoError(t, err)
 	_, err = parser.Parse([]string{"profile", "--model-names", "a,b", "--custom-endpoint", "/v1/x", "--num-prompts", "7",
 		"--prompt-input-tokens-mean", "32", "--prompt-input-tokens-stddev", "2", "--prompt-output-tokens-mean", "8",

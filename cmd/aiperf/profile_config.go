@@ -32,7 +32,7 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 		if m.ConfidenceLevel > 0 {
 			c.ConfidenceLevel = m.ConfidenceLevel
 		}
-		c.warmupOnce = m.WarmupFirstTrialOnly
+		c.warmupOnce, c.varySeed, c.yamlMultiRun = m.WarmupFirstTrialOnly, m.VarySeedPerTrial, true
 	}
 	c.yamlNotes = file.Notes
 	c.SearchArgs.fromConfig(file.Search, flags)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,6 +57,17 @@ func TestSearchFindsTheSLABoundary(t *testing.T) {
 		"--search-recipe", "max-concurrency-under-sla", "--search-sla", fmt.Sprintf("time_to_first_token:p99:lt:%d", slaMs),
 		"--concurrency-max", "1000", "--artifact-dir", "out", "--name", "sla")
 	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	// the probes' table: a row per probe, the search's statistics as its
+	// columns, short titles that fit 80 columns
+	header := lineContaining(t, inv.stdout, "│ probe")
+	for _, title := range []string{"conc", "trials", "TTFT p99 (ms)", "output tok/s"} {
+		assert.Contains(t, header, title)
+	}
+	for _, line := range strings.Split(inv.stdout, "\n") {
+		if strings.ContainsAny(line, "│┌└├") {
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), 80, "%q", line)
+		}
+	}
 
 	var doc search.HistoryDoc
 	readJSONInto(t, filepath.Join(dir, "out", runner.HistoryFile), &doc)

@@ -15,7 +15,7 @@ import (
 func searchFromArgs(t *testing.T, args ...string) (plan.Search, bool, error) {
 	t.Helper()
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Exit(func(int) { t.Fatal("kong exited") }))
+	parser, err := kong.New(&cli, append(parserOptions(), kong.Exit(func(int) { t.Fatal("kong exited") }))...)
 	require.NoError(t, err)
 	parsed, lists, err := takeSweepLists(append([]string{"profile", "-m", "m", "-u", "http://a:1", "--streaming"}, args...))
 	require.NoError(t, err)

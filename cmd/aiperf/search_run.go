@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/aiperf-go/aiperf/internal/compare"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
@@ -71,6 +72,7 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 		opts.Progress = g.Stderr
 		fmt.Fprintf(g.Stderr, "search %q (#%d): %s; artifacts under %s, store %s\n", s.Name, id, s.Describe(), o.dir, g.Store)
 	}
+	parent := searchParent(ctx, g, &s) // after the digest: where results also go is no part of it
 	out, runErr := runner.Search(ctx, s, opts)
 	status := result.StatusComplete
 	switch {
@@ -79,12 +81,13 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 	case runErr != nil:
 		status = result.StatusFailed
 	}
+	endParent(ctx, g, parent, status)
 	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if out.Completed+out.Failed+out.Skipped > 0 {
 		fmt.Fprintln(g.Stdout)
-		if err := printSweepTable(ctx, g, db, fmt.Sprint(id), o.confidence); err != nil {
+		if err := printSweepTable(ctx, g, db, fmt.Sprint(id), o.confidence, searchKeys(s)...); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: render the search's table: %v\n", err)
 		}
 		fmt.Fprintf(g.Stdout, "search %s: %s\n", s.Name, out.Summary)
@@ -100,6 +103,25 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 		return fmt.Errorf("%w (rerun with --resume to continue it: its stored trials are not run again)", runErr)
 	}
 	return runErr
+}
+
+// searchKeys are the statistics a search judges its probes by, its SLA
+// filters', its objective's and its post-process's, the columns of its
+// probes' table (nil, the default view, when it has none or one is not a
+// stored statistic).
+func searchKeys(s plan.Search) []compare.Key {
+	var specs []string
+	for _, f := range s.Config.Filters {
+		specs = append(specs, f.Key())
+	}
+	if s.Config.Objective.Metric != "" {
+		specs = append(specs, s.Config.Objective.Key())
+	}
+	keys, err := compare.ParseKeys(append(specs, s.Config.Extra...))
+	if err != nil {
+		return nil
+	}
+	return keys
 }
 
 // beginRun claims a sweep or search and its artifact directory for this

@@ -286,6 +286,15 @@ func TestSecretsNeverLeak(t *testing.T) {
 	assert.Contains(t, string(exported), "/v1?api_key="+plan.Redacted+"&sig="+plan.Redacted+"&tenant="+plan.Redacted,
 		"the URL keeps its query, without the secrets")
 	assert.Contains(t, string(exported), "api_key:"+plan.Redacted)
+	// The URL's user name ("user") is hidden in every URL, not in every
+	// word it spells: the chat role stays.
+	inputs, err := os.ReadFile(filepath.Join(dir, "out", "inputs.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(inputs), `"role":"user"`)
+	assert.NotContains(t, string(inputs), `"role":"`+plan.Redacted)
+	for _, out := range []string{inv.stdout, inv.stderr, string(jsonl), string(exported)} {
+		assert.NotContains(t, out, "://user")
+	}
 
 	show := cli(t, dir, "runs", "show", "1", "--format", "json")
 	require.Equal(t, ExitOK, show.code, show.stderr)

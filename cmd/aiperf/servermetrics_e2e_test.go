@@ -73,8 +73,17 @@ func TestServerMetricsBesideTheClient(t *testing.T) {
 	require.NoError(t, err)
 	var exp serverExport
 	require.NoError(t, json.Unmarshal(b, &exp))
-	prompt := exp.Metrics["vllm:prompt_tokens_total"]
+	prompt := exp.Metrics["vllm:prompt_tokens"]
 	require.Len(t, prompt.Series, 1)
+	for name, m := range exp.Metrics {
+		if m.Type == "counter" {
+			assert.False(t, strings.HasSuffix(name, "_total"), "%s: a counter is keyed by AIPerf's name, without _total", name)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "a", "server_metrics_export.csv"))
+	require.NoError(t, err)
+	assert.Contains(t, string(csv), ",counter,vllm:prompt_tokens,tokens,")
+	assert.NotContains(t, string(csv), "_total,", "the CSV names counters as AIPerf's does")
 	client := readJSON(t, filepath.Join(dir, "a", "profile_export_aiperf.json"))
 	usage := client["usage_prompt_tokens"].(map[string]any)
 	assert.Equal(t, usage["sum"], prompt.Series[0].Stats["total"],
@@ -98,6 +107,12 @@ func TestServerMetricsBesideTheClient(t *testing.T) {
 	low, high := bucketOf(mustFloat(t, bucket[1])/1000), bucketOf(mustFloat(t, bucket[2])/1000)
 	assert.Equal(t, []int{bucketOf(serverP50) - 1, bucketOf(serverP50)}, []int{low, high}, "the bucket of a's server p50")
 	assert.Contains(t, cmp.stdout, "server.ttft.p50")
+
+	// a counter asked for by its exposition name is shown by AIPerf's
+	byRaw := cli(t, dir, "--wide", "compare", "a", "b", "--metric", "server.vllm:prompt_tokens_total.delta")
+	require.Equal(t, ExitOK, byRaw.code, byRaw.stderr)
+	assert.Contains(t, byRaw.stdout, "server.vllm:prompt_tokens.delta")
+	assert.NotContains(t, byRaw.stdout, "_total")
 }
 
 // TestScrapeFailuresDoNotStopTheRun: an endpoint that answers garbage or
@@ -135,7 +150,7 @@ func TestSlicedServerMetrics(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "a", "server_metrics_export.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &exp))
-	gen := exp.Metrics["vllm:generation_tokens_total"]
+	gen := exp.Metrics["vllm:generation_tokens"]
 	require.Len(t, gen.Series, 1)
 	ts := gen.Series[0].Timeslices
 	require.GreaterOrEqual(t, len(ts), 3, "a 2 s phase in 0.5 s slices")

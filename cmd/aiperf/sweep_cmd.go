@@ -96,7 +96,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	if err := c.IntegrationArgs.apply(sweeps, c.Parallel); err != nil {
+	if err := c.IntegrationArgs.apply(sweeps, c.searches, c.Parallel); err != nil {
 		return usageErr(err)
 	}
 	for _, sw := range sweeps {
@@ -104,6 +104,11 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			if err := cell.Profile.Check(); err != nil {
 				return usageErr(fmt.Errorf("sweep %q cell %s: %w", sw.Name, cell.Label, err))
 			}
+		}
+	}
+	for _, s := range c.searches {
+		if err := s.Check(); err != nil {
+			return usageErr(err)
 		}
 	}
 	exec, err := c.executorFor(sweeps)
@@ -124,7 +129,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 			parallel:    c.Parallel,
 		})
 		if c.AutoPlot && !errors.Is(err, context.Canceled) && !refused(err) {
-			autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name))
+			_ = autoPlot(ctx, g, plot.Selection{Sweeps: []string{sw.Name}}, sweepPlotDir(c.ArtifactDir, sw.Name), false) // a warning
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -157,6 +162,9 @@ type sweepOptions struct {
 	workers    int             // with runner.Local: each trial's --workers
 	workerArgs []string        // and the flags of its deadlines
 	parallel   int             // trials at once, on different servers (0 or 1: one at a time)
+	// quietTrials leaves out the line as each trial starts and ends
+	// (profile --no-sweep-table): AIPerf's streaming per-cell table.
+	quietTrials bool
 }
 
 // runSweep records the sweep, runs its trials as subprocesses, and prints the
@@ -221,7 +229,9 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		Parallel:   o.parallel,
 	}
 	if o.ui != "none" {
-		opts.Progress = g.Stderr
+		if !o.quietTrials {
+			opts.Progress = g.Stderr
+		}
 		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %s × %s, artifacts under %s, store %s\n",
 			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
 	}
@@ -240,12 +250,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	case out.Failed > 0:
 		status = result.StatusFailed
 	}
-	if parent != nil {
-		if err := parent.End(context.WithoutCancel(ctx), map[string]string{result.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
-			result.StatusInterrupted: "KILLED"}[status]); err != nil {
-			fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", parent.Info.RunID, err)
-		}
-	}
+	endParent(ctx, g, parent, status)
 	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)
 	}

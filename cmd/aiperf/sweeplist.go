@@ -159,13 +159,15 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 	}
 	cooldown := c.ParameterSweepCooldown
 	sw := plan.Sweep{Name: name, Cells: cells, Trials: c.NumProfileRuns, CooldownSeconds: c.ProfileRunCooldownSeconds,
-		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode, WarmupFirstTrialOnly: c.warmupOnce}
+		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode, WarmupFirstTrialOnly: c.warmupOnce,
+		VarySeedPerTrial: c.varySeed}
 	repeated := c.ParameterSweepMode == plan.OrderRepeated
 	o := sweepOptions{
 		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true, workers: c.Workers,
-		workerArgs: c.WorkerDeadlines.args(),
-		script:     "(aiperf profile with comma lists)",
-		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
+		quietTrials: c.NoSweepTable,
+		workerArgs:  c.WorkerDeadlines.args(),
+		script:      "(aiperf profile with comma lists)",
+		cliCommand:  redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 		trialDir: func(t plan.Trial) string {
 			cell := plan.DirName(t.Cell.Label)
 			switch {

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,9 +27,23 @@ type tutorial struct {
 	change string // what differs from it, besides the address
 	args   []string
 	mock   mock.Config
+	// servers are the host:port the command line (and env) names, each
+	// replaced by a mock of its own built from mock (default: localhost:8000).
+	servers []string
+	// env is set for the run, its values' servers replaced as the args'.
+	env    map[string]string
 	trials bool              // it runs trials as subprocesses
 	files  map[string]string // files the tutorial has the reader create first
+	stdout []string          // what the console must show
 	check  func(t *testing.T, dir string)
+	// after, when set, checks the run with what each server became.
+	after func(t *testing.T, dir string, servers map[string]tutorialServer)
+}
+
+// tutorialServer is the mock that stands for one server of a tutorial.
+type tutorialServer struct {
+	host     string // its host:port
+	requests int    // the inference requests (/v1/...) it answered
 }
 
 // TestAIPerfTutorials runs the command lines of AIPerf's tutorials as an
@@ -154,32 +172,197 @@ func TestAIPerfTutorials(t *testing.T) {
 				assert.Len(t, csvs, 1)
 			},
 		},
+		"HTTP trace timing on the console": {
+			doc:    "docs/tutorials/http-trace-metrics.md (Enabling trace timing output)",
+			change: "the tutorial's \"...\" is a model, --url, --streaming, --output-tokens-mean 16 and --request-count 20",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--url", "localhost:8000", "--streaming",
+				"--output-tokens-mean", "16", "--request-count", "20", "--show-trace-timing"},
+			mock:   mock.Config{TTFT: 5, ITL: 1},
+			stdout: []string{"aiperf | HTTP Trace Timing", "HTTP Waiting (TTFB) (ms)", "HTTP Connection Reused (ratio)"},
+			check: func(t *testing.T, dir string) {
+				exp := onlyExport(t, dir)
+				for _, tag := range []string{"http_req_blocked", "http_req_dns_lookup", "http_req_connecting", "http_req_sending",
+					"http_req_waiting", "http_req_receiving", "http_req_duration", "http_req_connection_overhead", "http_req_total",
+					"http_req_data_sent", "http_req_data_received", "http_req_connection_reused", "http_req_chunks_sent",
+					"http_req_chunks_received"} {
+					assert.Contains(t, exp, tag)
+				}
+				reused := 0.0
+				for _, m := range jsonlMetrics(t, onlyFile(t, dir, "profile_export.jsonl")) {
+					assert.LessOrEqual(t, m["http_req_waiting"], m["time_to_first_token"],
+						"the first body byte comes no later than the first token")
+					phases := m["http_req_blocked"] + m["http_req_dns_lookup"] + m["http_req_connecting"] + m["http_req_sending"] +
+						m["http_req_waiting"] + m["http_req_receiving"]
+					assert.InDelta(t, phases, m["http_req_total"], 1e-6, "the six phases add up")
+					assert.Positive(t, m["http_req_data_sent"])
+					reused += m["http_req_connection_reused"]
+				}
+				assert.GreaterOrEqual(t, reused, 19.0, "one request at a time: one connection, reused")
+			},
+		},
+		"HTTP trace export": {
+			doc:    "docs/tutorials/http-trace-metrics.md (Enabling HTTP Trace Export)",
+			change: "the tutorial's \"...\" is a model, --url and --request-count 10",
+			args:   []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--url", "localhost:8000", "--request-count", "10", "--export-http-trace"},
+			mock:   mock.Config{Fast: true},
+			check:  checkTraceData(10),
+		},
+		"HTTP trace export with records": {
+			doc:    "docs/tutorials/http-trace-metrics.md (Export Levels: Example with both flags)",
+			change: "the tutorial's \"...\" is a model, --url and --request-count 10",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--url", "localhost:8000", "--request-count", "10",
+				"--export-level", "records", "--export-http-trace"},
+			mock:  mock.Config{Fast: true},
+			check: checkTraceData(10),
+		},
+		"multi-URL round robin": {
+			doc:     "docs/tutorials/multi-url-load-balancing.md (Usage: Round-robin across two servers)",
+			change:  "--request-count 40 instead of 100",
+			args:    []string{"profile", "--model", "llama", "--url", "http://server1:8000", "--url", "http://server2:8000", "--request-rate", "20", "--request-count", "40"},
+			mock:    mock.Config{Fast: true},
+			servers: []string{"server1:8000", "server2:8000"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 40.0, metricAvg(t, onlyExport(t, dir), "request_count"))
+				assert.Equal(t, 20, at["server1:8000"].requests, "round robin: half each")
+				assert.Equal(t, 20, at["server2:8000"].requests)
+			},
+		},
+		"multi-URL on one node": {
+			doc:    "docs/tutorials/multi-url-load-balancing.md (Usage: Multi-GPU scaling on a single node)",
+			change: "--benchmark-duration 2 instead of 60",
+			args: []string{"profile", "--model", "llama", "--url", "http://localhost:8000", "--url", "http://localhost:8001",
+				"--url", "http://localhost:8002", "--url", "http://localhost:8003", "--concurrency", "32", "--benchmark-duration", "2"},
+			mock:    mock.Config{TTFT: 20, ITL: 1},
+			servers: []string{"localhost:8000", "localhost:8001", "localhost:8002", "localhost:8003"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				lo, hi := at["localhost:8000"].requests, at["localhost:8000"].requests
+				for _, s := range at {
+					lo, hi = min(lo, s.requests), max(hi, s.requests)
+				}
+				assert.Positive(t, lo)
+				assert.LessOrEqual(t, hi-lo, 1, "round robin over four: counts differ by one at most (%v)", at)
+			},
+		},
+		"multi-URL strategy": {
+			doc:     "docs/tutorials/multi-url-load-balancing.md (URL Selection Strategy)",
+			args:    []string{"profile", "--model", "llama", "--url", "http://server1:8000", "--url", "http://server2:8000", "--url-strategy", "round_robin", "--request-count", "100"},
+			mock:    mock.Config{Fast: true},
+			servers: []string{"server1:8000", "server2:8000"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 50, at["server1:8000"].requests)
+				assert.Equal(t, 50, at["server2:8000"].requests)
+			},
+		},
+		"server metrics from several endpoints": {
+			doc:    "docs/tutorials/server-metrics.md (Example Workflow: Benchmarking Dynamo, Run AIPerf with Server Metrics)",
+			change: "--request-count 200 instead of 1000; the Dynamo frontend and component metrics (localhost:9007, localhost:9009) are two more mocks",
+			args: []string{"profile", "--model", "meta-llama/Llama-3.1-8B", "--endpoint-type", "chat", "--endpoint", "/v1/chat/completions",
+				"--url", "localhost:8000", "--streaming", "--synthetic-input-tokens-mean", "1024", "--output-tokens-mean", "640",
+				"--concurrency", "100", "--request-count", "200", "--server-metrics", "http://localhost:9007/metrics", "http://localhost:9009/metrics"},
+			mock:    mock.Config{Fast: true},
+			servers: []string{"localhost:8000", "localhost:9007", "localhost:9009"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 200.0, metricAvg(t, onlyExport(t, dir), "request_count"))
+				files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "server_metrics_export.json"))
+				require.Len(t, files, 1)
+				b, err := os.ReadFile(files[0])
+				require.NoError(t, err)
+				for _, host := range []string{"localhost:8000", "localhost:9007", "localhost:9009"} {
+					assert.Contains(t, string(b), "http://"+at[host].host+"/metrics", "%s scraped", host)
+				}
+			},
+		},
+		"bare --gpu-telemetry": {
+			doc: "docs/tutorials/gpu-telemetry.md (1: Using Dynamo, Run AIPerf Benchmark)",
+			change: "the default DCGM exporters are localhost:9400 (nothing there) and the mock's GPUs at localhost:9401, " +
+				"through AIPerf's AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS (the mock serves them at /dcgm/metrics)",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--endpoint", "/v1/chat/completions",
+				"--streaming", "--url", "localhost:8000", "--synthetic-input-tokens-mean", "100", "--synthetic-input-tokens-stddev", "0",
+				"--output-tokens-mean", "200", "--output-tokens-stddev", "0", "--extra-inputs", "min_tokens:200",
+				"--extra-inputs", "ignore_eos:true", "--concurrency", "4", "--request-count", "64", "--warmup-request-count", "1",
+				"--num-dataset-entries", "8", "--random-seed", "100", "--gpu-telemetry"},
+			mock:    mock.Config{Fast: true, GPUMetrics: true, GPUs: 1},
+			servers: []string{"localhost:8000", "localhost:9401"},
+			env:     map[string]string{"AIPERF_GPU_DEFAULT_DCGM_ENDPOINTS": "http://localhost:9400/metrics,http://localhost:9401/dcgm/metrics"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				exp := onlyExport(t, dir)
+				assert.Equal(t, 64.0, metricAvg(t, exp, "request_count"))
+				assert.Contains(t, exp, "telemetry_data", "the mock's GPU, found at a default exporter")
+				assert.Contains(t, fmt.Sprint(exp["telemetry_data"]), at["localhost:9401"].host)
+				assert.NotContains(t, fmt.Sprint(exp["telemetry_data"]), "localhost:9400", "nothing there: left out")
+			},
+		},
 	} {
 		t.Run(name, func(t *testing.T) { c.run(t, isl) })
 	}
 }
 
 // run runs the tutorial's command line in a fresh directory holding its
-// files (and isl.yaml) against a mock at a new address, then its check.
+// files (and isl.yaml) against a mock for each of its servers, each at a new
+// address, then its checks.
 func (c tutorial) run(t *testing.T, isl []byte) {
 	if c.trials {
 		subprocesses(t)
 	}
-	m := startMock(t, c.mock)
-	u, err := url.Parse(m.URL)
-	require.NoError(t, err)
+	servers := c.servers
+	if servers == nil {
+		servers = []string{"localhost:8000"}
+	}
+	at, swap := c.startServers(t, servers)
 	dir := t.TempDir()
-	writeFile(t, dir, "isl.yaml", strings.ReplaceAll(string(isl), "localhost:8000", u.Host))
+	writeFile(t, dir, "isl.yaml", swap.Replace(string(isl)))
 	for name, content := range c.files {
 		writeFile(t, dir, name, content)
 	}
 	args := make([]string, len(c.args))
 	for i, a := range c.args {
-		args[i] = strings.ReplaceAll(a, "localhost:8000", u.Host)
+		args[i] = swap.Replace(a)
+	}
+	for k, v := range c.env {
+		t.Setenv(k, swap.Replace(v))
 	}
 	inv := cli(t, dir, args...)
 	require.Equal(t, ExitOK, inv.code, "%s\nstdout:\n%s\nstderr:\n%s", c.doc, inv.stdout, inv.stderr)
-	c.check(t, dir)
+	for _, want := range c.stdout {
+		assert.Contains(t, inv.stdout, want)
+	}
+	if c.check != nil {
+		c.check(t, dir)
+	}
+	if c.after != nil {
+		c.after(t, dir, at())
+	}
+}
+
+// startServers starts a mock for each server of the tutorial, counting the
+// inference requests it answers, and returns what each server became (to
+// read once the run is over) and the replacer of their addresses.
+func (c tutorial) startServers(t *testing.T, servers []string) (func() map[string]tutorialServer, *strings.Replacer) {
+	var pairs []string
+	counts := make([]*atomic.Int64, len(servers))
+	for i, host := range servers {
+		n := &atomic.Int64{}
+		counts[i] = n
+		m := startMockBehind(t, c.mock, func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/v1/") {
+					n.Add(1)
+				}
+				next.ServeHTTP(w, r)
+			})
+		})
+		u, err := url.Parse(m.URL)
+		require.NoError(t, err)
+		pairs = append(pairs, host, u.Host)
+	}
+	at := func() map[string]tutorialServer {
+		out := map[string]tutorialServer{}
+		for i, host := range servers {
+			out[host] = tutorialServer{host: pairs[2*i+1], requests: int(counts[i].Load())}
+		}
+		return out
+	}
+	return at, strings.NewReplacer(pairs...)
 }
 
 // onlyExport is the JSON export of the one run under dir/artifacts.
@@ -188,4 +371,55 @@ func onlyExport(t *testing.T, dir string) map[string]any {
 	files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "profile_export_aiperf.json"))
 	require.Len(t, files, 1)
 	return readJSON(t, files[0])
+}
+
+// onlyFile is the one file called name under dir/artifacts/*.
+func onlyFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", name))
+	require.Len(t, files, 1)
+	return files[0]
+}
+
+// checkTraceData checks that each of the n lines of profile_export.jsonl
+// has AIPerf's trace_data: its timestamps in order, the response's bytes
+// as many as its reads add up to.
+func checkTraceData(n int) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) {
+		b, err := os.ReadFile(onlyFile(t, dir, "profile_export.jsonl"))
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		require.Len(t, lines, n)
+		for _, l := range lines {
+			var line struct {
+				Metadata struct {
+					RequestStartNs int64 `json:"request_start_ns"`
+				} `json:"metadata"`
+				TraceData struct {
+					TraceType      string     `json:"trace_type"`
+					SendStart      int64      `json:"request_send_start_ns"`
+					SendEnd        int64      `json:"request_send_end_ns"`
+					ReceiveStart   int64      `json:"response_receive_start_ns"`
+					ReceiveEnd     int64      `json:"response_receive_end_ns"`
+					ResponseChunks [][2]int64 `json:"response_chunks"`
+					ResponseBytes  int64      `json:"response_bytes_total"`
+					Status         int        `json:"response_status_code"`
+					RemotePort     int        `json:"remote_port"`
+				} `json:"trace_data"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(l), &line))
+			td := line.TraceData
+			assert.Equal(t, "httptrace", td.TraceType)
+			assert.Equal(t, 200, td.Status)
+			assert.Positive(t, td.RemotePort)
+			assert.LessOrEqual(t, line.Metadata.RequestStartNs, td.SendStart, "wall clock, as the metadata")
+			assert.Less(t, td.SendStart, td.SendEnd)
+			assert.LessOrEqual(t, td.ReceiveStart, td.ReceiveEnd)
+			var sum int64
+			for _, c := range td.ResponseChunks {
+				sum += c[1]
+			}
+			assert.Equal(t, td.ResponseBytes, sum)
+		}
+	}
 }

@@ -6,8 +6,9 @@
 // before any load), run phases (the load, from this process or from the
 // worker processes of --workers: workers.go; every phase marked for the
 // scrapes, profiling phases bracketed by the server profiler, each record
-// finished as its request ends: finisher.go) and reduce (summaries, the
-// client's audit, the reset checks). It writes inputs.json and, when asked,
+// finished as its request ends: finisher.go; the network's round trip
+// probed meanwhile when asked: network.go) and reduce (summaries, the
+// network adjustment, the client's audit, the reset checks). It writes inputs.json and, when asked,
 // profile_export.jsonl while the run goes; the caller writes the other
 // exports and stores the result.
 package bench
@@ -30,6 +31,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 	"github.com/aiperf-go/aiperf/internal/shard"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -140,7 +142,9 @@ func Run(ctx context.Context, o Options) (*result.Run, error) {
 	if col != nil && c.p.ResetHook().Enabled {
 		col.Mark(servermetrics.PhaseReset, true)
 	}
+	rtt := c.probeNetwork(ctx)
 	out := c.runPhases(ctx, col)
+	c.probed(rtt)
 	c.collected(col)
 	c.reduce(ctx, out)
 	return c.finish(ctx, out)
@@ -261,7 +265,14 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.tok = tok
 	o := datasetOptions(c.p)
+	if c.p.SequenceDistribution != "" {
+		if o.SeqDist, err = seqdist.Parse(c.p.SequenceDistribution); err != nil {
+			return &InputError{fmt.Errorf("--seq-dist: %w (nothing was sent)", err)}
+		}
+		fmt.Fprintf(c.log, "sequence distribution: %s\n", o.SeqDist)
+	}
 	c.sizeForTemplate(ctx, &o, chat)
+	c.sizeForCacheBust(&o)
 	detected, err := timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
@@ -301,7 +312,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	// The last: its goroutine runs until Run closes it.
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
-	c.fin.watch, c.fin.chat = watchers(c.o.Watch, c.o.Exporters), chat
+	c.fin.watch, c.fin.chat, c.fin.outputs = watchers(c.o.Watch, c.o.Exporters), chat, c.p.WritesOutputs()
 	return nil
 }
 
@@ -370,6 +381,13 @@ func CheckWorkers(p plan.Profile, n int) error {
 		return fmt.Errorf("--export-level raw is not available with --workers %d: the payloads stay in the workers; "+
 			"use --export-level records, or one process", n)
 	}
+	if p.RequestRateSeries != "" {
+		return fmt.Errorf("--request-rate-series is not available with --workers %d yet: use one process", n)
+	}
+	if p.WritesOutputs() {
+		return fmt.Errorf("--export-outputs-json is not available with --workers %d: the responses' text stays in the workers; "+
+			"leave it out, or use one process", n)
+	}
 	detected, err := timestamped(p)
 	if err != nil {
 		return nil
@@ -431,6 +449,10 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		Sampling:           p.DatasetSamplingStrategy,
 		SharedSystemLength: derefInt(p.SharedSystemPromptLength),
 		UserContextLength:  derefInt(p.UserContextPromptLength),
+		IgnoreDelays:       p.IgnoreTraceDelays,
+	}
+	if x := p.InterTurnDelayCapSeconds; x != nil {
+		o.DelayCapMs = plan.Ptr(*x * 1000)
 	}
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean

@@ -41,10 +41,14 @@ func (c cancellation) picks(ph *plan.Phase, index int) (bool, time.Duration) {
 	if rate == 0 {
 		return false, 0
 	}
-	// splitmix64 of the seed and the index: a uniform draw in [0, 1).
-	z := c.seed ^ uint64(index)*0x9e3779b97f4a7c15
+	return float64(draw(c.seed, index)>>11)/(1<<53) < rate, delay // uniform in [0, 1)
+}
+
+// draw is splitmix64 of the seed and the index: a uniform 64-bit draw,
+// the same for the same pair.
+func draw(seed uint64, index int) uint64 {
+	z := seed ^ uint64(index)*0x9e3779b97f4a7c15
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return float64(z>>11)/(1<<53) < rate, delay
+	return z ^ z>>31
 }

@@ -14,15 +14,20 @@ import (
 // interval until the run's phases end. Nil when nothing is to be scraped.
 func (c *cell) collect(ctx context.Context) (*servermetrics.Collector, error) {
 	server, gpu := c.p.ScrapeTargets()
-	if len(server)+len(gpu) == 0 {
-		return nil, nil
-	}
 	var targets []servermetrics.Target
 	for _, u := range server {
 		targets = append(targets, servermetrics.Target{URL: u, Source: servermetrics.SourceServer})
 	}
 	for _, u := range gpu {
 		targets = append(targets, servermetrics.Target{URL: u, Source: servermetrics.SourceGPU})
+	}
+	// AIPerf's default DCGM exporters, with or without --gpu-telemetry:
+	// scraped when they serve DCGM metrics, silently left out otherwise.
+	for _, u := range servermetrics.ServingDCGM(ctx, c.p.DefaultGPUTargets()) {
+		targets = append(targets, servermetrics.Target{URL: u, Source: servermetrics.SourceGPU, Anonymous: true})
+	}
+	if len(targets) == 0 {
+		return nil, nil
 	}
 	interval := plan.DefaultScrapeInterval
 	if c.p.ServerMetricsInterval != nil {

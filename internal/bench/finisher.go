@@ -48,6 +48,9 @@ type finisher struct {
 	// chat, when set, counts the ISL of each request carrying chat
 	// messages through the model's chat template (--apply-chat-template).
 	chat *chattemplate.Template
+	// outputs keeps each response's text on its record
+	// (--export-outputs-json: outputs.json).
+	outputs bool
 
 	mu     sync.Mutex
 	queue  []metrics.Record   // ended, not finished yet
@@ -189,6 +192,10 @@ func (f *finisher) finish(r metrics.Record) {
 	fromServer := f.server && serverCounts(&r)
 	templated := false
 	replied := o.text != "" || o.reasoning != ""
+	if f.outputs && replied {
+		text := o.reasoning + o.text // AIPerf's: the reasoning channel, then the answer
+		r.ResponseText = &text
+	}
 	switch {
 	case fromServer:
 	case !ok:

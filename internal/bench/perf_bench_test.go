@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -41,30 +42,49 @@ func sseServer(b *testing.B) string {
 // BenchmarkRunPerRequest measures what one more request costs the whole
 // path (scheduler, client, SSE reading, records, token counts, metrics):
 // the difference between runs of 100 and 600 requests, so that the run's
-// start-up is left out. The allocations include the in-process server's.
+// start-up is left out. The allocations include the in-process server's;
+// ns/req is the wall time of the extra requests (8 in flight, the server
+// in process), so it is as noisy as the machine.
 func BenchmarkRunPerRequest(b *testing.B) {
+	benchRunPerRequest(b, func(*plan.Profile) {})
+}
+
+// BenchmarkRunPerRequestTraced is BenchmarkRunPerRequest with every HTTP
+// exchange traced: --show-trace-timing (times), and --export-http-trace
+// (every read and write kept besides).
+func BenchmarkRunPerRequestTraced(b *testing.B) {
+	b.Run("times", func(b *testing.B) { benchRunPerRequest(b, func(p *plan.Profile) { p.ShowTraceTiming = true }) })
+	b.Run("chunks", func(b *testing.B) { benchRunPerRequest(b, func(p *plan.Profile) { p.ExportHTTPTrace = true }) })
+}
+
+func benchRunPerRequest(b *testing.B, set func(*plan.Profile)) {
 	url := sseServer(b)
-	run := func(n int) (allocs, bytes uint64) {
+	run := func(n int) (allocs, bytes uint64, took time.Duration) {
 		p := plan.NewProfile()
+		set(&p)
 		p.Model, p.URL, p.Streaming = []string{"mock-model"}, []string{url}, true
 		p.SyntheticInputTokensMean, p.OutputTokensMean = 64, plan.Ptr(sseTokens)
 		p.Concurrency, p.RequestCount = plan.Ptr(8), plan.Ptr(n)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
+		start := time.Now()
 		if _, err := Run(context.Background(), Options{Profile: p, Version: "bench"}); err != nil {
 			b.Fatal(err)
 		}
+		took = time.Since(start)
 		runtime.ReadMemStats(&after)
-		return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
+		return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc, took
 	}
 	run(10) // what is loaded once per process (the tokenizer) is loaded
-	var allocs, bytes float64
+	var allocs, bytes, ns float64
 	for b.Loop() {
-		a0, b0 := run(100)
-		a1, b1 := run(600)
+		a0, b0, t0 := run(100)
+		a1, b1, t1 := run(600)
 		allocs += (float64(a1) - float64(a0)) / 500
 		bytes += (float64(b1) - float64(b0)) / 500
+		ns += float64(t1-t0) / 500
 	}
 	b.ReportMetric(allocs/float64(b.N), "allocs/req")
 	b.ReportMetric(bytes/float64(b.N), "B/req")
+	b.ReportMetric(ns/float64(b.N), "ns/req")
 }

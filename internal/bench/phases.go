@@ -47,11 +47,16 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out phasesOutcome) {
 	phases := c.phases
 	client := endpoint.New(endpoint.Options{
-		MaxEventBytes: c.p.MaxEventBytes,
-		MaxConns:      maxInFlight(phases),
-		Timeout:       time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
-		Headers:       requestHeaders(c.p, c.o.Version),
-		Now:           c.clock.Now,
+		MaxEventBytes:   c.p.MaxEventBytes,
+		MaxConns:        maxInFlight(phases),
+		Timeout:         time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
+		Headers:         requestHeaders(c.p, c.o.Version),
+		Now:             c.clock.Now,
+		Trace:           c.p.ShowTraceTiming,
+		TraceChunks:     c.p.ExportHTTPTrace,
+		SessionHeader:   c.p.SessionHeader,
+		ConnectionReuse: c.p.ConnectionReuseStrategy,
+		Multipart:       c.p.RequestContentType == "multipart/form-data",
 	})
 	defer client.Close()
 

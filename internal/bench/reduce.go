@@ -29,6 +29,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	if run.Server != nil {
 		metrics.AddEnergy(&run.Profiling, servermetrics.GPUEnergy(run.Server), c.profilingConcurrency())
 	}
+	c.adjustForNetwork()
 	if d := c.p.SliceDuration; d != nil {
 		run.Timeslices = metrics.Timeslices(prof, int64(*d*1e9), c.p.Streaming, c.slos()...)
 	}

@@ -53,6 +53,8 @@ type source struct {
 	cancel cancellation
 	// raw keeps each profiling request's wire exchange (--export-level raw).
 	raw bool
+	// bust marks each session's prompt (--cache-bust); nil for none.
+	bust *cacheBust
 }
 
 // prefetchAhead is how many sessions of a file dataset are prepared before
@@ -158,6 +160,7 @@ type session struct {
 	// prompts; the replies' counts are added once they are counted.
 	sent   int
 	loaded bool     // prepare read the conversation
+	busted bool     // the cache-bust marker was applied
 	first  *request // the first request, built by prepare
 }
 
@@ -180,9 +183,10 @@ func (s *session) Due(i int) (time.Duration, int64, bool) {
 func (s *session) prepare() {
 	s.c, s.err = s.src.ds.Conversation(s.conv)
 	s.loaded = true
-	if s.err != nil || len(s.src.p.Model) > 1 {
+	if s.err != nil || len(s.src.p.Model) > 1 || s.src.bust != nil && s.src.bust.phased() {
 		return
 	}
+	s.src.bust.apply(s, "")
 	r := s.request(&s.c.Turns[0], "")
 	if r.Body == nil && r.Payload == nil {
 		r.Body, _ = endpoint.Body(r.Request) // an error is reported by Do
@@ -197,11 +201,15 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		if !s.loaded {
 			s.c, s.err = src.ds.Conversation(s.conv)
 		}
+		if s.err == nil {
+			src.bust.apply(s, c.Phase.Kind)
+		}
 		s.id = fmt.Sprintf("%s-s%06d", src.prefix, c.Session)
-		s.url, s.model = c.Index%len(src.urls), c.Index%len(src.p.Model)
+		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
 	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
+		RequestNum: c.PhaseNum, IssuedNs: c.IssuedNs, ReceivedNs: c.ReceivedNs,
 		Prompt: s.conv, URL: s.url, Model: src.p.Model[s.model], Streaming: src.p.Streams(), NoTokens: !src.p.Spec().Tokens,
 		Session: c.Session, Turn: i, Conversation: s.c.ID, CorrelationID: s.id,
 		RequestID: fmt.Sprintf("%s-%06d", src.prefix, c.Index),
@@ -221,6 +229,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		req = s.request(turn, rec.RequestID)
 	}
 	rec.InputTokens, rec.RequestedOutputTokens, rec.History = req.isl, turn.MaxTokens, req.history
+	req.LastTurn = i == len(s.c.Turns)-1
 	req.Cancel, req.CancelAfter = src.cancel.picks(c.Phase, rec.Index)
 	req.FirstToken = c.FirstToken
 	if src.raw && rec.PhaseKind == plan.KindProfiling {
@@ -231,6 +240,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.SpecDecode, rec.Status, rec.Error = resp.Usage, resp.SpecDecode, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled
+	rec.HTTP = resp.HTTP
 	if resp.Cancelled {
 		rec.CutBy = metrics.CutOnPurpose
 	}
@@ -260,7 +270,7 @@ func (s *session) request(t *dataset.Turn, id string) request {
 	src := s.src
 	r := request{Request: endpoint.Request{
 		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
-		MaxTokens: t.MaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
+		MaxTokens: t.MaxTokens, LegacyMaxTokens: src.p.UseLegacyMaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
 		Tools: t.Tools, RequestID: id, SessionID: s.id, Inputs: t.Inputs, Query: t.Query, Passages: t.Passages,
 		Template: src.template, ResponseField: src.field,
 	}}
@@ -365,6 +375,9 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 		draw = shard.Stride(sampler, spec.Worker, spec.Workers)
 	}
 	src := newSource(c.p, c.clock.Now, c.ds, draw, client, c.fin, c.tok.Count)
+	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), c.ds.Len(), c.tok.Count); src.bust != nil {
+		src.bodies = nil // each session's prompt is its own
+	}
 	if c.p.InputFile != "" {
 		src.prefetch()
 	}
@@ -389,4 +402,19 @@ func (c *cell) fixedStarts() load.FixedStarts {
 			}
 		}
 	}
+}
+
+// modelSalt keeps the random model draw apart from the cancellation draw
+// of the same seed and index.
+const modelSalt = 0x6d6f64656c73 // "models"
+
+// modelOf is the model (its index in --model) of the session whose first
+// request has issue index i: round robin, or with
+// --model-selection-strategy random a uniform draw seeded by --random-seed.
+func (s *source) modelOf(i int) int {
+	n := len(s.p.Model)
+	if s.p.ModelSelectionStrategy == plan.ModelRandom {
+		return int(draw(uint64(s.p.RandomSeed)^modelSalt, i) % uint64(n))
+	}
+	return i % n
 }

@@ -74,21 +74,16 @@ func toMs(unit string) float64 {
 	return 1000
 }
 
-// selectSeries picks the series of one family. A counter is named with
-// its _total (as the server exposes it, and the exports and the store
-// keep it); the name without it, as AIPerf's exports spell it, finds it too.
+// selectSeries picks the series of one family. A counter is named as
+// AIPerf names it, without _total (servermetrics.AIPerfName: the collector,
+// the exports and the store all do); the name with it finds it too.
 func selectSeries(series []servermetrics.Series, source, metric string) []*servermetrics.Series {
 	var out []*servermetrics.Series
 	for i := range series {
-		if series[i].Source == source && series[i].Metric == metric {
-			out = append(out, &series[i])
-		}
-	}
-	if len(out) == 0 && !strings.HasSuffix(metric, "_total") {
-		for i := range series {
-			if series[i].Source == source && series[i].Metric == metric+"_total" && series[i].Type == servermetrics.TypeCounter {
-				out = append(out, &series[i])
-			}
+		s := &series[i]
+		if s.Source == source && (s.Metric == metric ||
+			s.Type == servermetrics.TypeCounter && servermetrics.AIPerfName(metric, s.Type) == servermetrics.AIPerfName(s.Metric, s.Type)) {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -264,7 +259,7 @@ func CheckServerKeys(keys []Key, runs []store.RunRow, known func() ([]store.Serv
 				}
 			}
 			slices.Sort(offered)
-			return fmt.Errorf("%s: %s is a %s: its statistics are %s", k, name, sel[0].Type, strings.Join(offered, ", "))
+			return fmt.Errorf("%s: %s is a %s: its statistics are %s", k, sel[0].Metric, sel[0].Type, strings.Join(offered, ", "))
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@ const vllmEndpoint = "http://localhost:8000/metrics"
 type vllm struct {
 	kv            float64 // vllm:kv_cache_usage_perc max (a ratio); its avg is half
 	running       float64 // vllm:num_requests_running avg
-	hits, queries float64 // vllm:prefix_cache_{hits,queries}_total deltas, in tokens
+	hits, queries float64 // vllm:prefix_cache_{hits,queries} deltas, in tokens
 	ttftS         float64 // vllm:time_to_first_token_seconds p50, in seconds
 }
 
@@ -43,8 +43,8 @@ func withServer(r *result.Run, v vllm) *result.Run {
 		}
 		series("vllm:kv_cache_usage_perc", servermetrics.TypeGauge, map[string]float64{"avg": f * v.kv / 2, "min": 0, "max": f * v.kv, "p50": f * v.kv / 2})
 		series("vllm:num_requests_running", servermetrics.TypeGauge, map[string]float64{"avg": f * v.running, "max": f * v.running * 2})
-		series("vllm:prefix_cache_hits_total", servermetrics.TypeCounter, map[string]float64{"total": f * v.hits, "rate": f * v.hits / 60})
-		series("vllm:prefix_cache_queries_total", servermetrics.TypeCounter, map[string]float64{"total": v.queries, "rate": v.queries / 60})
+		series("vllm:prefix_cache_hits", servermetrics.TypeCounter, map[string]float64{"total": f * v.hits, "rate": f * v.hits / 60})
+		series("vllm:prefix_cache_queries", servermetrics.TypeCounter, map[string]float64{"total": v.queries, "rate": v.queries / 60})
 		series("vllm:time_to_first_token_seconds", servermetrics.TypeHistogram,
 			map[string]float64{"count": 100, "sum": 100 * f * v.ttftS, "avg": f * v.ttftS, "p50": f * v.ttftS, "p99": 2 * f * v.ttftS})
 	}
@@ -127,10 +127,13 @@ func TestServerAggregation(t *testing.T) {
 	twoEndpoints := []servermetrics.Series{
 		gauge("a", 2, 5, 4), gauge("b", 4, 9, 6),
 		hist("a", 300, 0.010, "s"), hist("b", 100, 0.030, "s"), hist("c", 0, 0, "s"),
-		counter("vllm:prefix_cache_hits_total", 30), counter("vllm:prefix_cache_hits_total", 10),
-		counter("vllm:prefix_cache_queries_total", 100), counter("vllm:prefix_cache_queries_total", 100),
-		counter("vllm:generation_tokens_total", 600), counter("vllm:generation_tokens_total", 400),
+		counter("vllm:prefix_cache_hits", 30), counter("vllm:prefix_cache_hits", 10),
+		counter("vllm:prefix_cache_queries", 100), counter("vllm:prefix_cache_queries", 100),
+		counter("vllm:generation_tokens", 600), counter("vllm:generation_tokens", 400),
 	}
+	// as a result of a version that kept the _total spells them
+	olderNames := []servermetrics.Series{counter("vllm:generation_tokens_total", 600), counter("vllm:generation_tokens_total", 400),
+		counter("vllm:prefix_cache_hits_total", 30), counter("vllm:prefix_cache_queries_total", 100)}
 	sglang := []servermetrics.Series{
 		{Source: "server", Endpoint: "a", Metric: "sglang:cache_hit_rate", Type: "gauge", Phase: "profiling", Stats: map[string]float64{"avg": 0.42}},
 		{Source: "server", Endpoint: "a", Metric: "sglang:token_usage", Type: "gauge", Phase: "profiling", Stats: map[string]float64{"max": 0.8}},
@@ -154,8 +157,11 @@ func TestServerAggregation(t *testing.T) {
 		{"gauge std: the largest", twoEndpoints, "server.vllm:num_requests_running.std", 1, false},
 		{"gauge quantile: the largest", twoEndpoints, "server.vllm:num_requests_running.p99", 6, false},
 		{"counter delta: the sum", twoEndpoints, "server.generation_tokens.delta", 1000, false},
-		{"counter rate: the sum", twoEndpoints, "server.vllm:generation_tokens_total.rate", 100, false},
-		{"a counter spelled without _total (AIPerf's export name)", twoEndpoints, "server.vllm:generation_tokens.delta", 1000, false},
+		{"counter rate: the sum", twoEndpoints, "server.vllm:generation_tokens.rate", 100, false},
+		{"a counter asked for with its _total (the exposition's name)", twoEndpoints, "server.vllm:generation_tokens_total.delta", 1000, false},
+		{"a counter stored with its _total, by AIPerf's name", olderNames, "server.vllm:generation_tokens.delta", 1000, false},
+		{"a counter stored with its _total, by an alias", olderNames, "server.generation_tokens.delta", 1000, false},
+		{"a hit rate from counters stored with their _total", olderNames, "server.prefix_cache_hit_rate", 30, false},
 		{"histogram count: the sum", twoEndpoints, "server.vllm:time_to_first_token_seconds.count", 400, false},
 		{"histogram avg: Σsum/Σcount", twoEndpoints, "server.vllm:time_to_first_token_seconds.avg", 0.015, false},
 		{"histogram quantile: count-weighted, empty series left out", twoEndpoints, "server.vllm:time_to_first_token_seconds.p50", 0.015, false},
@@ -196,7 +202,9 @@ func TestParseServerKeys(t *testing.T) {
 		"server.prefix_cache_hit_rate.avg":          {Metric: "server.prefix_cache_hit_rate", Stat: "avg"},
 		"server.preemptions.delta":                  {Metric: "server.preemptions", Stat: "delta"},
 		"gpu.DCGM_FI_DEV_POWER_USAGE.p99":           {Metric: "gpu.DCGM_FI_DEV_POWER_USAGE", Stat: "p99"},
-		"server.llamacpp:prompt_tokens_total.delta": {Metric: "server.llamacpp:prompt_tokens_total", Stat: "delta"},
+		"server.llamacpp:prompt_tokens_total.delta": {Metric: "server.llamacpp:prompt_tokens", Stat: "delta"},
+		"server.llamacpp:prompt_tokens.rate":        {Metric: "server.llamacpp:prompt_tokens", Stat: "rate"},
+		"server.gauge_total.max":                    {Metric: "server.gauge_total", Stat: "max"},
 	}
 	for spec, want := range ok {
 		assert.Equal(t, []compare.Key{want}, keys(t, spec), spec)
@@ -249,18 +257,18 @@ func TestCheckServerKeys(t *testing.T) {
 	err := check([]string{"a"}, "server.vllm:kv_cache_usage_prc.max")
 	require.Error(t, err)
 	assert.Equal(t, `server.vllm:kv_cache_usage_prc.max: unknown server metric "vllm:kv_cache_usage_prc" (did you mean "vllm:kv_cache_usage_perc"?): `+
-		`the compared runs have server metrics vllm:kv_cache_usage_perc, vllm:num_requests_running, vllm:prefix_cache_hits_total, `+
-		`vllm:prefix_cache_queries_total, vllm:time_to_first_token_seconds; the aliases are `+
+		`the compared runs have server metrics vllm:kv_cache_usage_perc, vllm:num_requests_running, vllm:prefix_cache_hits, `+
+		`vllm:prefix_cache_queries, vllm:time_to_first_token_seconds; the aliases are `+
 		`server.running (avg, min, max, std, p50, p90, p99), server.waiting (avg, min, max, std, p50, p90, p99), `+
 		`server.kv_cache_usage (avg, min, max, std, p50, p90, p99), server.prefix_cache_hit_rate (avg), server.preemptions (delta, rate), `+
 		`server.prompt_tokens (delta, rate), server.generation_tokens (delta, rate), server.ttft (avg, p50, p90, p95, p99), `+
 		`server.itl (avg, p50, p90, p95, p99), server.e2e_latency (avg, p50, p90, p95, p99)`, err.Error())
 	err = check([]string{"plain"}, "gpu.DCGM_FI_DEV_GPU_UTIL.avg")
 	require.ErrorContains(t, err, `unknown gpu metric "DCGM_FI_DEV_GPU_UTIL": the compared runs have no gpu metrics; the aliases are gpu.utilization`)
-	require.NoError(t, check([]string{"a"}, "server.vllm:prefix_cache_hits.delta"),
-		"a counter without its _total, as AIPerf's exports spell it, finds the stored family")
+	require.NoError(t, check([]string{"a"}, "server.vllm:prefix_cache_hits.delta"), "a counter by AIPerf's name")
+	require.NoError(t, check([]string{"a"}, "server.vllm:prefix_cache_hits_total.delta"), "a counter with the _total of its samples")
 	err = check([]string{"a", "plain"}, "server.vllm:prefix_cache_hits_total.max")
-	require.EqualError(t, err, "server.vllm:prefix_cache_hits_total.max: vllm:prefix_cache_hits_total is a counter: its statistics are delta, rate")
+	require.EqualError(t, err, "server.vllm:prefix_cache_hits_total.max: vllm:prefix_cache_hits is a counter: its statistics are delta, rate")
 }
 
 // TestDefaultViewServerRows: the default view adds the server rows and the

@@ -72,15 +72,15 @@ var aliases = []alias{
 		{metric: "vllm:kv_cache_usage_perc", scale: 100}, {metric: "vllm:gpu_cache_usage_perc", scale: 100},
 		{metric: "sglang:token_usage", scale: 100}, {metric: "llamacpp:kv_cache_usage_ratio", scale: 100}}},
 	{source: "server", name: "prefix_cache_hit_rate", short: "prefix cache hit %", stats: ratioStats, unit: "%", from: []family{
-		{metric: "vllm:prefix_cache_hits_total", per: "vllm:prefix_cache_queries_total"},
+		{metric: "vllm:prefix_cache_hits", per: "vllm:prefix_cache_queries"},
 		{metric: "vllm:gpu_prefix_cache_hit_rate", stat: "avg", scale: 100},
 		{metric: "sglang:cache_hit_rate", stat: "avg", scale: 100}}},
 	{source: "server", name: "preemptions", short: "preemptions", stats: counterStats, unit: "preemptions",
-		better: LowerIsBetter, deltaBetter: LowerIsBetter, from: []family{{metric: "vllm:num_preemptions_total"}}},
+		better: LowerIsBetter, deltaBetter: LowerIsBetter, from: []family{{metric: "vllm:num_preemptions"}}},
 	{source: "server", name: "prompt_tokens", short: "prompt tokens", stats: counterStats, unit: "tokens", better: HigherIsBetter, from: []family{
-		{metric: "vllm:prompt_tokens_total"}, {metric: "sglang:prompt_tokens_total"}, {metric: "llamacpp:prompt_tokens_total"}}},
+		{metric: "vllm:prompt_tokens"}, {metric: "sglang:prompt_tokens"}, {metric: "llamacpp:prompt_tokens"}}},
 	{source: "server", name: "generation_tokens", short: "gen tokens", stats: counterStats, unit: "tokens", better: HigherIsBetter, from: []family{
-		{metric: "vllm:generation_tokens_total"}, {metric: "sglang:generation_tokens_total"}, {metric: "llamacpp:tokens_predicted_total"}}},
+		{metric: "vllm:generation_tokens"}, {metric: "sglang:generation_tokens"}, {metric: "llamacpp:tokens_predicted"}}},
 	{source: "server", name: "ttft", short: "server TTFT", stats: latencyStats, unit: "ms", better: LowerIsBetter, from: []family{
 		{metric: "vllm:time_to_first_token_seconds", ms: true}, {metric: "sglang:time_to_first_token_seconds", ms: true},
 		{metric: "dynamo_frontend_time_to_first_token_seconds", ms: true}}},
@@ -167,8 +167,12 @@ func parseServerKey(s string) (Key, error) {
 	if i <= 0 {
 		return Key{}, fmt.Errorf("want %s.METRIC.STAT, e.g. %s", source, exampleKey(source))
 	}
-	k := Key{Metric: source + "." + rest[:i], Stat: rest[i+1:]}
-	name := rest[:i]
+	name, stat := rest[:i], rest[i+1:]
+	if slices.Contains(counterStats, stat) {
+		// only a counter has these: its one name is AIPerf's, without _total
+		name = servermetrics.AIPerfName(name, servermetrics.TypeCounter)
+	}
+	k := Key{Metric: source + "." + name, Stat: stat}
 	if a := findAlias(source, name); a != nil {
 		if !slices.Contains(a.stats, k.Stat) {
 			return k, fmt.Errorf("unknown statistic %q of %s (want one of %s)", k.Stat, k.Metric, strings.Join(a.stats, ", "))
@@ -209,12 +213,7 @@ func storeKeys(k Key) []string {
 	source, _, _ := serverSource(k.Metric)
 	a := aliasOf(k)
 	if a == nil {
-		_, name, _ := serverSource(k.Metric)
-		if strings.HasSuffix(name, "_total") {
-			return []string{k.String()}
-		}
-		// a counter named without its _total, as AIPerf spells it
-		return []string{k.String(), k.Metric + "_total." + k.Stat}
+		return []string{k.String()} // the store finds a counter by either spelling
 	}
 	var out []string
 	for _, f := range a.from {

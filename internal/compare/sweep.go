@@ -163,54 +163,78 @@ func improves(v, than float64, d Direction) bool {
 	return v < than
 }
 
-// Table lays the report out as a row per cell.
+// Table lays the report out as a row per cell. A search's table is a row
+// per probe, numbered as its search_iter_NNNN directory, with short titles
+// and no Pareto column (the search's answer is its verdicts, printed
+// beside it), so that it fits an 80-column terminal.
 func (r *SweepReport) Table() Table {
-	t := Table{Title: fmt.Sprintf("Sweep %q (id %d, %s), %g%% confidence", r.Sweep.Name, r.Sweep.ID, r.Sweep.Status, r.ConfidenceLevel*100)}
+	probes := r.Sweep.Kind == store.KindSearch
+	kind := map[bool]string{false: "Sweep", true: "Search"}[probes]
+	t := Table{Title: fmt.Sprintf("%s %q (id %d, %s), %g%% confidence", kind, r.Sweep.Name, r.Sweep.ID, r.Sweep.Status, r.ConfidenceLevel*100)}
 	params := r.Parameters
 	// Scenario cells are named by the script: show the names too.
 	named := len(params) == 0 || slices.ContainsFunc(r.Cells, func(c SweepCell) bool { return c.Label != plan.CellLabel(c.Params) })
-	if named {
+	switch {
+	case probes:
+		t.Header, t.Align = append(t.Header, "probe"), "r"
+	case named:
 		t.Header, t.Align = append(t.Header, "cell"), "l"
 	}
 	for _, name := range params {
-		t.Header = append(t.Header, paramHeader(name))
+		t.Header = append(t.Header, paramHeader(name, probes))
 	}
 	t.Align += strings.Repeat("r", len(params))
 	t.Header = append(t.Header, "trials")
 	for _, m := range r.Metrics {
 		t.Header = append(t.Header, metricHeader(m))
 	}
-	t.Header = append(t.Header, "pareto")
-	t.Align += strings.Repeat("r", len(r.Metrics)+1) + "l"
-	for _, c := range r.Cells {
-		var row []string
-		if named {
-			row = append(row, c.Label)
-		}
-		for _, name := range params {
-			row = append(row, paramValue(c.Params, name))
-		}
-		trials := strconv.Itoa(c.Trials)
-		if c.Runs != c.Trials || c.Runs < r.Sweep.Trials {
-			trials = fmt.Sprintf("%d/%d", c.Trials, max(c.Runs, r.Sweep.Trials))
-		}
-		row = append(row, trials)
-		for j, e := range c.Values {
-			cell := e.format()
-			if r.isBest(j, c.Label) {
-				cell += " *"
-			}
-			row = append(row, cell)
-		}
-		row = append(row, map[bool]string{true: "yes"}[c.ParetoOptimal])
-		t.Rows = append(t.Rows, row)
+	t.Align += strings.Repeat("r", len(r.Metrics)+1)
+	if !probes {
+		t.Header, t.Align = append(t.Header, "pareto"), t.Align+"l"
 	}
-	t.Notes = []string{
-		"values: mean ± confidence half width over complete trials; trials: complete/planned when some are missing or failed",
-		"*: best cell for the metric; pareto: not beaten on both " + r.Pareto.Throughput + " (higher) and " + r.Pareto.Latency + " (lower)",
+	for _, c := range r.Cells {
+		t.Rows = append(t.Rows, r.row(c, params, named, probes))
+	}
+	if probes { // short lines, as the table
+		t.Notes = []string{"values: mean ± confidence half width over complete trials; *: the best probe",
+			"trials: complete/planned when some failed; probe N ran in search_iter_000N"}
+	} else {
+		t.Notes = []string{"values: mean ± confidence half width over complete trials; trials: complete/planned when some are missing or failed",
+			"*: best cell for the metric; pareto: not beaten on both " + r.Pareto.Throughput + " (higher) and " + r.Pareto.Latency + " (lower)"}
 	}
 	t.Notes = append(t.Notes, r.Notes...)
 	return t
+}
+
+// row is cell c's row of the table: its name or probe number, parameters,
+// trials, values and (but for a search) its Pareto mark.
+func (r *SweepReport) row(c SweepCell, params []string, named, probes bool) []string {
+	var row []string
+	switch {
+	case probes:
+		row = append(row, strconv.Itoa(c.Index))
+	case named:
+		row = append(row, c.Label)
+	}
+	for _, name := range params {
+		row = append(row, paramValue(c.Params, name))
+	}
+	trials := strconv.Itoa(c.Trials)
+	if c.Runs != c.Trials || c.Runs < r.Sweep.Trials {
+		trials = fmt.Sprintf("%d/%d", c.Trials, max(c.Runs, r.Sweep.Trials))
+	}
+	row = append(row, trials)
+	for j, e := range c.Values {
+		cell := e.format()
+		if r.isBest(j, c.Label) {
+			cell += " *"
+		}
+		row = append(row, cell)
+	}
+	if !probes {
+		row = append(row, map[bool]string{true: "yes"}[c.ParetoOptimal])
+	}
+	return row
 }
 
 func (r *SweepReport) isBest(metric int, label string) bool {
@@ -245,12 +269,16 @@ func metricHeader(m MetricInfo) string {
 }
 
 // paramHeader titles a parameter column with the option's short alias
-// (isl, osl) when it has one.
-func paramHeader(name string) string {
+// (isl, osl) when it has one; a search's probes table, narrower, also
+// shortens concurrency and request_rate (conc, rate).
+func paramHeader(name string, search bool) string {
 	if short, ok := map[string]string{
 		"synthetic_input_tokens_mean": "isl", "synthetic_input_tokens_stddev": "isl_stddev",
 		"output_tokens_mean": "osl", "output_tokens_stddev": "osl_stddev",
 	}[name]; ok {
+		return short
+	}
+	if short, ok := map[string]string{"concurrency": "conc", "request_rate": "rate"}[name]; ok && search {
 		return short
 	}
 	return name

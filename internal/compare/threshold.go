@@ -36,7 +36,7 @@ var DefaultThresholds = []ThresholdRule{
 	{What: "error counts (error_request_count, ...)", Pct: 0, match: func(k Key) bool {
 		return !isServerKey(k) && strings.Contains(k.Metric, "error")
 	}},
-	{What: "server preemptions (server.preemptions, server.vllm:num_preemptions_total)", Pct: 0, match: func(k Key) bool {
+	{What: "server preemptions (server.preemptions, server.vllm:num_preemptions)", Pct: 0, match: func(k Key) bool {
 		return isServerKey(k) && strings.Contains(k.Metric, "preemption")
 	}},
 	{What: "other server.* and gpu.* keys", Pct: 5, match: isServerKey},

@@ -78,7 +78,13 @@ func (d *decoder) models(path string, v *yaml.Node) {
 	}
 	var names []string
 	d.fields(v, path, []field{
-		{keys("strategy"), d.notYetUnless("round_robin", "a model selection strategy other than round_robin", "")},
+		{keys("strategy"), func(path string, n *yaml.Node) {
+			if n.Kind == yaml.ScalarNode && n.Value == "weighted" {
+				d.errorf(n, path, "weighted (a weight per model) is not supported yet: use round_robin or random")
+				return
+			}
+			d.opt("model_selection_strategy", plan.ModelRoundRobin, plan.ModelRandom)(path, n)
+		}},
 		{keys("items"), func(path string, items *yaml.Node) {
 			if items.Kind != yaml.SequenceNode {
 				d.errorf(items, path, "expected a list of {name: ...}, got %s", d.describe(items))
@@ -168,12 +174,17 @@ func (d *decoder) artifactsFields() []field {
 				d.mark("slice_duration", v, path)
 			}
 		}},
-		{keys("trace"), d.notYetUnless("false", "trace: true (the HTTP trace export)", "")},
-		{keys("show_trace_timing"), d.notYetUnless("false", "show_trace_timing: true", "")},
+		{keys("trace"), d.opt("export_http_trace")},             // --export-http-trace
+		{keys("show_trace_timing"), d.opt("show_trace_timing")}, // --show-trace-timing
 		{keys("user_files"), d.notYet("user_files:", "")},
 		{keys("auto_plot"), d.notYetUnless("false", "auto_plot: true", "use aiperf profile --auto-plot")},
 		{keys("plot_required"), d.notYetUnless("false", "plot_required: true", "")},
-		{keys("export_outputs_json"), d.notYetUnless("false", "export_outputs_json: true (outputs.json)", "")},
+		{keys("export_outputs_json"), func(path string, v *yaml.Node) {
+			if on, ok := d.bool(path, v); ok {
+				p.ExportOutputsJSON = &on
+				d.mark("export_outputs_json", v, path)
+			}
+		}},
 	}
 }
 

@@ -105,7 +105,7 @@ func (d *decoder) syntheticFields(path string) []field {
 		{keys("audio"), d.notYet("audio: (synthetic audio)", "")},
 		{keys("video"), d.notYet("video: (synthetic video)", "")},
 		{keys("rankings"), d.notYet("rankings: in a config file", "use aiperf profile's --rankings-* flags")},
-		{keys("cache_bust"), d.notYet("cache_bust:", "")},
+		{keys("cache_bust"), d.cacheBust},
 	}
 }
 
@@ -115,7 +115,8 @@ func (d *decoder) promptFields() []field {
 		{keys("osl"), d.osl()},
 		{keys("batch_size"), d.opt("prompt_batch_size")},
 		{keys("block_size"), d.opt("prompt_input_tokens_block_size")},
-		{keys("sequence_distribution"), d.notYet("sequence_distribution: (mixed ISL/OSL pairs)", "use a zip or scenarios sweep")},
+		{keys("sequence_distribution"), d.sequenceDistribution},
+		{keys("cache_bust"), d.cacheBust},
 		{keys("corpus"), d.notYet("corpus: (other prompt corpora)", "")},
 	}
 }
@@ -147,7 +148,7 @@ func (d *decoder) fileFields() []field {
 		{keys("synthesis"), d.notYet("synthesis: (trace transformation)", "")},
 		{keys("prompts"), d.notYet("prompts: on a file dataset", "")},
 		{keys("trace_session_sample_ratio"), d.notYet("trace_session_sample_ratio:", "")},
-		{keys("inter_turn_delay_cap_seconds"), d.notYet("inter_turn_delay_cap_seconds:", "")},
+		{keys("inter_turn_delay_cap_seconds"), d.opt("inter_turn_delay_cap_seconds")},
 		{keys("max_idle_gap_cap_seconds"), d.notYet("max_idle_gap_cap_seconds:", "")},
 		{keys("replay_speedup"), d.opt("replay_speedup")},
 		{keys("open_loop_replay"), d.notYetUnless("true", "open_loop_replay: false", "")},

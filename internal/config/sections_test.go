@@ -16,7 +16,7 @@ func TestSectionsMapToOptions(t *testing.T) {
 	f, err := parse(
 		`schemaVersion: "2.0"`,
 		"benchmark:",
-		"  models: {strategy: round_robin, items: [{name: a}, b]}",
+		"  models: {strategy: random, items: [{name: a}, b]}",
 		"  endpoint:",
 		"    urls: [http://x:1]",
 		"    url_strategy: round_robin",
@@ -24,6 +24,9 @@ func TestSectionsMapToOptions(t *testing.T) {
 		"    transport: http",
 		"    ssl_verify: true",
 		"    use_server_token_count: true",
+		"    use_legacy_max_tokens: true",
+		"    connection_reuse: sticky-user-sessions",
+		"    session_header: X-Session-ID",
 		"    wait_for_model_timeout: 30",
 		"    wait_for_model_mode: models",
 		"  tokenizer: {name: cl100k_base, revision: main, trust_remote_code: false}",
@@ -38,7 +41,8 @@ func TestSectionsMapToOptions(t *testing.T) {
 		"      turns: {mean: 3, stddev: 1}",
 		"      turn_delay: {mean: 250.5, stddev: 10}",
 		"      turn_delay_ratio: 0.5",
-		"  artifacts: {dir: out, prefix: run1, summary: [json, csv], raw: true, slice_duration: 30s, trace: false}",
+		"  artifacts: {dir: out, prefix: run1, summary: [json, csv], raw: true, slice_duration: 30s, trace: true, show_trace_timing: true,",
+		"              export_outputs_json: false}",
 		"  slos: {time_to_first_token: 200, inter_token_latency: 12.5}",
 		"  gpu_telemetry: {enabled: false}",
 		"  server_metrics: {urls: ['http://x:2/metrics'], formats: [json], interval: 0.5}",
@@ -53,8 +57,13 @@ func TestSectionsMapToOptions(t *testing.T) {
 	require.NoError(t, err)
 	p := f.Profile
 	assert.Equal(t, []string{"a", "b"}, p.Model)
+	assert.Equal(t, plan.ModelRandom, p.ModelSelectionStrategy)
 	assert.Equal(t, 120.0, p.RequestTimeoutSeconds, "2m")
 	assert.True(t, p.UseServerTokenCount)
+	assert.True(t, p.UseLegacyMaxTokens)
+	assert.Equal(t, "sticky-user-sessions", p.ConnectionReuseStrategy)
+	assert.Equal(t, "X-Session-ID", p.SessionHeader)
+	assert.Equal(t, plan.Ptr(false), p.ExportOutputsJSON, "raw: true would imply it")
 	assert.Equal(t, plan.Ptr(30.0), p.WaitForModelTimeout)
 	assert.Equal(t, plan.WaitModels, p.WaitForModelMode)
 	assert.Equal(t, "cl100k_base", p.Tokenizer)
@@ -73,6 +82,8 @@ func TestSectionsMapToOptions(t *testing.T) {
 	assert.Equal(t, "out", f.ArtifactDir)
 	assert.Equal(t, "run1", p.ProfileExportPrefix)
 	assert.Equal(t, []string{"json", "csv"}, p.SummaryFormats)
+	assert.True(t, p.ExportHTTPTrace, "artifacts.trace")
+	assert.True(t, p.ShowTraceTiming, "artifacts.show_trace_timing")
 	assert.Equal(t, "raw", p.ExportLevel)
 	assert.Equal(t, plan.Ptr(30.0), p.SliceDuration)
 	assert.Equal(t, "time_to_first_token:200 inter_token_latency:12.5", p.Goodput)
@@ -107,15 +118,13 @@ func TestNotSupportedYet(t *testing.T) {
 		{[]string{"benchmark: {runtime: {workers: 4}}"}, `bench.yaml:1: benchmark.runtime: runtime: (AIPerf's worker and communication settings) is not supported yet: use aiperf profile --workers N`},
 		{[]string{"benchmark: {accuracy: {benchmark: mmlu}}"}, `bench.yaml:1: benchmark.accuracy: accuracy: (accuracy benchmarks) is not supported yet`},
 		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
-		{[]string{"benchmark: {endpoint: {connection_reuse: never}}"}, `bench.yaml:1: benchmark.endpoint.connection_reuse: a connection_reuse other than pooled is not supported yet`},
-		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: a model selection strategy other than round_robin is not supported yet`},
+		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: weighted (a weight per model) is not supported yet: use round_robin or random`},
 		{[]string{"benchmark: {dataset: {type: synthetic, images: {batch_size: 1}}}"}, `bench.yaml:1: benchmark.dataset.images: images: (synthetic images) is not supported yet`},
 		{[]string{"benchmark: {dataset: {prompts: {isl: {type: lognormal, mean: 5}}}}"}, `bench.yaml:1: benchmark.dataset.prompts.isl.type: a lognormal distribution is not supported yet: use a number or {mean, stddev}`},
 		{[]string{"benchmark: {dataset: {type: file, path: x.jsonl, format: baseten_trace}}"}, `bench.yaml:1: benchmark.dataset.format: format "baseten_trace" is not supported yet: use single_turn, multi_turn, random_pool or mooncake_trace`},
 		{[]string{"benchmark: {phases: {type: user_centric, rate: 1, users: 4, requests: 8}}"}, `bench.yaml:1: benchmark.phases.type: user_centric phases in a config file are not supported yet: use aiperf profile --user-centric-rate and --num-users`},
 		{[]string{"benchmark: {phases: {type: poisson, rate: 1, requests: 8, rate_series: {points: []}}}"}, `bench.yaml:1: benchmark.phases.rate_series: rate_series: (a piecewise request-rate schedule) is not supported yet`},
 		{[]string{"benchmark: {phases: {requests: 8, adaptive_scale: true}}"}, `bench.yaml:1: benchmark.phases.adaptive_scale: adaptive_scale: (single-run boundary discovery) is not supported yet: use a sweep`},
-		{[]string{"benchmark: {artifacts: {export_outputs_json: true}}"}, `bench.yaml:1: benchmark.artifacts.export_outputs_json: export_outputs_json: true (outputs.json) is not supported yet`},
 		{[]string{"benchmark: {dataset: {type: file, format: random_pool, records: {a: [{text: x}]}}}"}, `bench.yaml:1: benchmark.dataset.records: records: as {pool: [records]} (several random pools) is not supported yet: write each pool to a JSONL file in one directory and give the directory as path:`},
 		{[]string{"multi_run: {num_runs: 2, set_consistent_seed: false}"}, `bench.yaml:1: multi_run.set_consistent_seed: false without a random_seed is not supported yet: every trial here draws the same workload; set random_seed`},
 	}

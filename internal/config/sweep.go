@@ -46,6 +46,8 @@ type MultiRun struct {
 	// WarmupFirstTrialOnly is disable_warmup_after_first (AIPerf's default
 	// true): trials after the first skip the warmup phases.
 	WarmupFirstTrialOnly bool
+	// VarySeedPerTrial is vary_seed_per_trial: each trial its own seed.
+	VarySeedPerTrial bool
 }
 
 // envelope is the file's cross-variation keys, taken out of the top
@@ -93,6 +95,7 @@ func (d *decoder) multiRun(v *yaml.Node) {
 			}
 		}},
 		{keys("disable_warmup_after_first"), into(d.bool, &m.WarmupFirstTrialOnly)},
+		{keys("vary_seed_per_trial"), into(d.bool, &m.VarySeedPerTrial)},
 		{keys("convergence"), func(_ string, n *yaml.Node) { d.convergenceNode = n }},
 	})
 	if m.NumRuns < 1 || m.NumRuns > 10 {

@@ -17,7 +17,7 @@ func TestYAMLSweeps(t *testing.T) {
 	grid := strings.Join([]string{
 		`schemaVersion: "2.0"`,
 		"variables: {base: 8, url: 'http://127.0.0.1:9'}",
-		"multi_run: {num_runs: 3, cooldown_seconds: 2}",
+		"multi_run: {num_runs: 3, cooldown_seconds: 2, vary_seed_per_trial: true}",
 		"benchmark:",
 		"  model: m",
 		"  endpoint: {url: '{{ url }}'}",
@@ -31,7 +31,7 @@ func TestYAMLSweeps(t *testing.T) {
 	}, "\n")
 	f, err := Parse("grid.yaml", []byte(grid))
 	require.NoError(t, err)
-	assert.Equal(t, MultiRun{NumRuns: 3, CooldownSeconds: 2, WarmupFirstTrialOnly: true}, f.MultiRun)
+	assert.Equal(t, MultiRun{NumRuns: 3, CooldownSeconds: 2, WarmupFirstTrialOnly: true, VarySeedPerTrial: true}, f.MultiRun)
 	assert.Equal(t, 8, f.Profile.Phases[1].Concurrency, "the base body, variables applied")
 	assert.Equal(t, []string{"http://127.0.0.1:9"}, f.Profile.URL)
 	require.NotNil(t, f.Sweep)

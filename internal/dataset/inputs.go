@@ -27,7 +27,7 @@ const streamPassages = streamPrefix + 1
 func openInputs(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
 	ids := corpusTokens(tok)
 	stream := func(s uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(o.Seed), s)) }
-	lengths, windows, counts := stream(streamLengths), stream(streamWindows), stream(streamPassages)
+	lengths, windows, counts, mixture := stream(streamLengths), stream(streamWindows), stream(streamPassages), stream(streamMixture)
 	text := func(what string, n int) (string, error) {
 		t, err := exactPrompt(tok, ids, n, windows)
 		if err != nil {
@@ -57,9 +57,10 @@ func openInputs(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Datase
 				t.InputTokens += n
 			}
 		} else {
+			l := o.lengthsOf(mixture)
 			t.Inputs = make([]string, o.Batch)
 			for k := range t.Inputs {
-				n := drawLength(lengths, o.ISLMean, o.ISLStddev)
+				n := drawLength(lengths, l.isl, l.islSD)
 				if t.Inputs[k], err = text(fmt.Sprintf("request %d input %d", i, k), n); err != nil {
 					return nil, err
 				}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 )
 
 // Input file types (--custom-dataset-type) and public datasets
@@ -49,6 +51,10 @@ type Options struct {
 	// output_length wins over the drawn value.
 	OSLMean   int
 	OSLStddev float64
+	// SeqDist, when set, replaces ISL* and OSL*: each synthetic
+	// conversation draws its lengths from one bucket of the mixture
+	// (--seq-dist), its OSL always giving max_tokens.
+	SeqDist *seqdist.Dist
 	// Entries is the number of distinct prompts (--num-dataset-entries).
 	// For Open it is the number of synthetic conversations and random_pool
 	// samples; 0 means Conversations, or DefaultEntries if that is 0 too
@@ -117,6 +123,12 @@ type Options struct {
 	// Without AutoOffset the schedule's zero is StartOffsetMs, or 0.
 	StartOffsetMs *float64
 	EndOffsetMs   *float64
+
+	// IgnoreDelays drops the timestamps and delays of a file's turns,
+	// unless FixedSchedule (--ignore-trace-delays); DelayCapMs, when set,
+	// clamps each turn's delay (--inter-turn-delay-cap-seconds).
+	IgnoreDelays bool
+	DelayCapMs   *float64
 
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.

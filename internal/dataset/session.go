@@ -33,7 +33,8 @@ type memDataset struct {
 // after the first delayed by round(normal(mean, stddev)) ≥ 1 ms × ratio
 // when the mean delay is set; the shared system prompt, a user context
 // per conversation, and a prefix from the pool before the first turn's
-// prompt (joined by a space). A single-turn dataset's prompts are
+// prompt (joined by a space). With o.SeqDist each conversation's lengths
+// are drawn from one bucket of the mixture, picked for it. A single-turn dataset's prompts are
 // Synthetic's for the same options.
 func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
 	o.Entries = o.entries()
@@ -46,7 +47,7 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 	ids := corpusTokens(tok)
 	stream := func(s uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(o.Seed), s)) }
 	lengths, windows, turns, delays := stream(streamLengths), stream(streamWindows), stream(streamTurns), stream(streamDelays)
-	shared, contexts, picks := stream(streamShared), stream(streamContext), stream(streamPrefix)
+	shared, contexts, picks, mixture := stream(streamShared), stream(streamContext), stream(streamPrefix), stream(streamMixture)
 	prompt := func(what string, r *rand.Rand, n int) (string, error) {
 		text, err := exactPrompt(tok, ids, n, r)
 		if err != nil {
@@ -80,15 +81,16 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 				return nil, err
 			}
 		}
+		l := o.lengthsOf(mixture)
 		n := 1
 		if o.TurnMean > 1 || o.TurnStddev > 0 {
 			n = drawLength(turns, max(1, o.TurnMean), o.TurnStddev)
 		}
 		for k := range n {
-			t := Turn{InputTokens: drawLength(lengths, o.ISLMean, o.ISLStddev)}
+			t := Turn{InputTokens: drawLength(lengths, l.isl, l.islSD)}
 			t.InputTokens = max(1, t.InputTokens-o.Template.of(k))
-			if o.OSLMean > 0 {
-				t.MaxTokens = drawLength(lengths, o.OSLMean, o.OSLStddev)
+			if l.osl > 0 {
+				t.MaxTokens = drawLength(lengths, l.osl, l.oslSD)
 			}
 			if t.Text, err = prompt(fmt.Sprintf("conversation %d turn %d", i, k), windows, t.InputTokens); err != nil {
 				return nil, err

@@ -64,10 +64,23 @@ func runParallel(b *testing.B, conc int, do func() int) {
 // BenchmarkClientStream measures Client.Do against an in-process fast SSE
 // server.
 func BenchmarkClientStream(b *testing.B) {
+	benchClientStream(b, Options{})
+}
+
+// BenchmarkClientStreamTraced is BenchmarkClientStream with the HTTP
+// exchange traced: times (--show-trace-timing) and, besides, every read
+// and write kept (chunks, --export-http-trace).
+func BenchmarkClientStreamTraced(b *testing.B) {
+	b.Run("times", func(b *testing.B) { benchClientStream(b, Options{Trace: true}) })
+	b.Run("chunks", func(b *testing.B) { benchClientStream(b, Options{TraceChunks: true}) })
+}
+
+func benchClientStream(b *testing.B, o Options) {
 	for _, conc := range []int{1, 64} {
 		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
 			srv := newFastSSEServer(b)
-			c := New(Options{MaxConns: conc})
+			o.MaxConns = conc
+			c := New(o)
 			defer c.Close()
 			req := chatReq(srv.URL+"/v1/chat/completions", true)
 			req.MaxTokens = benchTokens

@@ -30,13 +30,17 @@ const (
 // tracked reads a response body and remembers whether it reached its end
 // and whether reading it failed.
 type tracked struct {
-	r   io.Reader
-	eof bool
-	err error // the last read error other than io.EOF
+	r     io.Reader
+	eof   bool
+	err   error   // the last read error other than io.EOF
+	trace *tracer // the request's, until its response ended (nil untraced)
 }
 
 func (t *tracked) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
+	if t.trace != nil {
+		t.trace.body(n)
+	}
 	switch {
 	case err == io.EOF:
 		t.eof = true

@@ -49,10 +49,27 @@ type Options struct {
 	// Now is the run's monotonic clock in ns since its start (default: since
 	// New).
 	Now func() int64
+	// ConnectionReuse is AIPerf's --connection-reuse-strategy: "" or
+	// ReusePooled (one pool for every request), ReuseNever (a new
+	// connection per request) or ReuseSticky (a connection per session,
+	// closed after its last turn).
+	ConnectionReuse string
+	// Multipart sends each body as multipart/form-data, a field per key
+	// of its JSON object (AIPerf's --request-content-type
+	// multipart/form-data); else the JSON itself.
+	Multipart bool
+	// SessionHeader names the header that carries a session's id instead
+	// of X-Correlation-ID (AIPerf's --session-header; "": X-Correlation-ID).
+	SessionHeader string
 	// MaxEventBytes bounds one SSE line or event, and a non-streaming body;
 	// a response beyond it fails with ErrTypeTooLarge (0:
 	// sse.DefaultMaxEvent).
 	MaxEventBytes int
+	// Trace times every request's HTTP exchange (Response.HTTP): AIPerf's
+	// http_req_* metrics. TraceChunks also keeps each read and write of
+	// the connection and its addresses (--export-http-trace). Off, the
+	// client does what it does without them: no hook, no counting.
+	Trace, TraceChunks bool
 }
 
 // Client sends requests over one tuned HTTP/1.1 transport. It is safe for
@@ -69,7 +86,23 @@ type Client struct {
 	now     func() int64
 	secrets *plan.Redactor // the secret header values, redacted from error messages
 	host    string         // a --header Host:… override
+	// trace and traceFull are Options.Trace and TraceChunks.
+	trace, traceFull bool
+	session          string // the header of a session's id, canonical
+	reuse            string // Options.ConnectionReuse
+	form             bool   // Options.Multipart
+	// sticky holds each session's own client under ReuseSticky, until
+	// its last turn.
+	stickyMu sync.Mutex
+	sticky   map[string]*http.Client
 }
+
+// Connection reuse strategies (AIPerf's --connection-reuse-strategy).
+const (
+	ReusePooled = "pooled"
+	ReuseNever  = "never"
+	ReuseSticky = "sticky-user-sessions"
+)
 
 // New returns a Client.
 func New(o Options) *Client {
@@ -88,11 +121,20 @@ func New(o Options) *Client {
 		headers = http.Header{}
 	}
 	headers.Set("Content-Type", "application/json")
+	session := "X-Correlation-Id"
+	if o.SessionHeader != "" {
+		session = http.CanonicalHeaderKey(o.SessionHeader)
+	}
 	streaming := headers.Clone()
 	streaming.Set("Accept", "text/event-stream")
+	keep, fresh := newTransport(o.MaxConns, true), newTransport(o.MaxConns, false)
+	o.Trace = o.Trace || o.TraceChunks
+	if o.Trace { // only a traced client's connections count their reads and writes
+		keep.DialContext, fresh.DialContext = countingDialer(keep.DialContext), countingDialer(fresh.DialContext)
+	}
 	return &Client{
-		keep:          &http.Client{Transport: newTransport(o.MaxConns, true)},
-		fresh:         &http.Client{Transport: newTransport(o.MaxConns, false)},
+		keep:          &http.Client{Transport: keep},
+		fresh:         &http.Client{Transport: fresh},
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
@@ -100,6 +142,12 @@ func New(o Options) *Client {
 		now:           o.Now,
 		secrets:       plan.NewRedactor(plan.HeaderSecrets(headers)...),
 		host:          headers.Get("Host"),
+		trace:         o.Trace,
+		traceFull:     o.TraceChunks,
+		session:       session,
+		reuse:         o.ConnectionReuse,
+		form:          o.Multipart,
+		sticky:        map[string]*http.Client{},
 	}
 }
 
@@ -129,6 +177,35 @@ func newTransport(maxConns int, keepAlive bool) *http.Transport {
 func (c *Client) Close() {
 	c.keep.CloseIdleConnections()
 	c.fresh.CloseIdleConnections()
+	c.stickyMu.Lock()
+	defer c.stickyMu.Unlock()
+	for id, hc := range c.sticky {
+		hc.CloseIdleConnections()
+		delete(c.sticky, id)
+	}
+}
+
+// pool is the client that sends req under the connection reuse strategy,
+// and whether its connection closes after it: every request's under
+// ReuseNever, a session's last turn's under ReuseSticky.
+func (c *Client) pool(req *Request) (hc *http.Client, last bool) {
+	switch {
+	case c.reuse == ReuseNever:
+		return c.fresh, true
+	case c.reuse != ReuseSticky || req.SessionID == "":
+		return c.keep, false
+	}
+	c.stickyMu.Lock()
+	defer c.stickyMu.Unlock()
+	hc = c.sticky[req.SessionID]
+	if hc == nil {
+		hc = &http.Client{Transport: newTransport(1, true)}
+		c.sticky[req.SessionID] = hc
+	}
+	if req.LastTurn {
+		delete(c.sticky, req.SessionID)
+	}
+	return hc, req.LastTurn
 }
 
 // readers recycles SSE readers and their buffers across requests.
@@ -154,6 +231,13 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	}
 	if req.Raw != nil {
 		req.Raw.Payload = body
+	}
+	contentType := ""
+	if c.form {
+		var err error
+		if body, contentType, err = formBody(body); err != nil {
+			return c.failed(err.Error())
+		}
 	}
 	rctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(nil) }
@@ -195,16 +279,27 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		return c.failed(fmt.Sprintf("build request: unsupported URL scheme %q (want http or https)", hr.URL.Scheme))
 	}
 	hr.Header = c.header(req)
+	if contentType != "" {
+		hr.Header["Content-Type"] = []string{contentType}
+	}
 	hr.Host = c.host // a --header Host:… override; empty means the URL's host
-	resp, res := c.send(ctx, rctx, hr)
+	hc, last := c.pool(&req)
+	hr.Close = last // the connection closes once the response is read
+	resp, res := c.send(ctx, rctx, hr, hc)
 	if resp == nil {
 		done()
+		if res.tracer != nil {
+			res.HTTP = res.tracer.finish()
+		}
 		return res
 	}
 	res.Status = resp.StatusCode
 	res.raw = req.Raw
-	rest := &tracked{r: resp.Body}
+	rest := &tracked{r: resp.Body, trace: res.tracer}
 	defer func() { release(resp.Body, rest, done) }()
+	if tr := res.tracer; tr != nil { // first: what is drained after the response is not part of it
+		defer func() { rest.trace, out.HTTP = nil, tr.finish() }()
+	}
 	f := formatFor(&req)
 	in, err := decodeBody(resp.Header, rest)
 	if err != nil {
@@ -245,13 +340,13 @@ func (c *Client) failed(msg string) Response {
 // is then the retry's send time: the dead attempt is client-side connection
 // management, not server latency, and counting it would inflate TTFT and
 // latency by a round trip the server never saw.
-func (c *Client) send(ctx, rctx context.Context, hr *http.Request) (*http.Response, Response) {
+func (c *Client) send(ctx, rctx context.Context, hr *http.Request, hc *http.Client) (*http.Response, Response) {
 	var res Response
-	resp, t, err := c.attempt(c.keep, hr, hr.Body, &res.SentNs)
+	resp, t, err := c.attempt(hc, hr, hr.Body, &res)
 	if err != nil && t.reused.Load() && !t.gotByte.Load() && rctx.Err() == nil {
 		res.Retried = true
 		body, _ := hr.GetBody() // a bytes.Reader: never fails
-		resp, _, err = c.attempt(c.fresh, hr, body, &res.SentNs)
+		resp, _, err = c.attempt(c.fresh, hr, body, &res)
 	}
 	if err != nil {
 		res.EndNs = c.now()
@@ -266,22 +361,33 @@ type connTrace struct {
 	reused, gotByte atomic.Bool
 }
 
-// attempt sends hr with body through hc, stamping *sent right before.
-func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, sent *int64) (*http.Response, *connTrace, error) {
+// attempt sends hr with body through hc, stamping res.SentNs right
+// before; a traced client's attempt is traced in res.tracer.
+func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, res *Response) (*http.Response, *connTrace, error) {
 	t := &connTrace{}
-	r := hr.WithContext(httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { t.reused.Store(i.Reused) },
-		GotFirstResponseByte: func() { t.gotByte.Store(true) },
-	}))
+	var ctx context.Context
+	if c.trace {
+		res.tracer, ctx = newTracer(hr.Context(), c.now, c.traceFull, hr.URL.Scheme == "https", t)
+	} else {
+		ctx = httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
+			GotConn:              func(i httptrace.GotConnInfo) { t.reused.Store(i.Reused) },
+			GotFirstResponseByte: func() { t.gotByte.Store(true) },
+		})
+	}
+	r := hr.WithContext(ctx)
 	r.Body = body
-	*sent = c.now()
+	res.SentNs = c.now()
 	resp, err := hc.Do(r)
+	if res.tracer != nil && err == nil {
+		res.tracer.headers = c.now()
+	}
 	return resp, t, err
 }
 
 // header returns the headers of one request: the client's, which override
 // user values of Content-Type and (streaming) Accept, plus X-Request-ID and,
-// for a session, X-Correlation-ID and X-Session-Affinity. The
+// for a session, X-Correlation-ID (or Options.SessionHeader) and
+// X-Session-Affinity. The
 // values are shared with c.headers: nothing downstream modifies them.
 func (c *Client) header(req Request) http.Header {
 	base := c.headers
@@ -294,7 +400,7 @@ func (c *Client) header(req Request) http.Header {
 		h["X-Request-Id"] = []string{req.RequestID}
 	}
 	if req.SessionID != "" {
-		h["X-Correlation-Id"] = []string{req.SessionID}
+		h[c.session] = []string{req.SessionID}
 		h["X-Session-Affinity"] = []string{req.SessionID}
 	}
 	return h

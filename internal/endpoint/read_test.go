@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,8 +74,9 @@ func TestWholeOutput(t *testing.T) {
 }
 
 // readAllocs is the allocations of reading one stream of n chunks, its
-// response sized as Do sizes it for max_tokens n.
-func readAllocs(t *testing.T, n int) float64 {
+// response sized as Do sizes it for max_tokens n; traced, its body is read
+// as a traced request's is (Options.Trace: each read stamped).
+func readAllocs(t *testing.T, n int, traced bool) float64 {
 	wire, _, _ := longStream(n)
 	body := []byte(strings.Join(wire, ""))
 	c := New(Options{})
@@ -83,10 +85,14 @@ func readAllocs(t *testing.T, n int) float64 {
 	h := http.Header{"Content-Type": []string{"text/event-stream"}}
 	f := formatFor(&req)
 	src := bytes.NewReader(body)
+	var in io.Reader = src
+	if traced {
+		in = &tracked{r: src, trace: &tracer{now: c.now}}
+	}
 	return testing.AllocsPerRun(20, func() {
 		src.Reset(body)
 		res := Response{Chunks: make([]Chunk, 0, n+1), textHint: n * textPerToken}
-		c.readStream(context.Background(), context.Background(), src, h, f, &res, nil)
+		c.readStream(context.Background(), context.Background(), in, h, f, &res, nil)
 		if res.Err != nil || len(res.Chunks) != n {
 			t.Fatalf("bad stream: %v, %d chunks", res.Err, len(res.Chunks))
 		}
@@ -100,7 +106,10 @@ func TestReadStreamAllocatesNothingPerChunk(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
-	short, long := readAllocs(t, 64), readAllocs(t, 4096)
-	assert.Less(t, short, 64.0, "allocations of a 64-chunk stream")
-	assert.Less(t, (long-short)/(4096-64), 0.01, "allocations per chunk (%v for 64 chunks, %v for 4,096)", short, long)
+	for _, traced := range []bool{false, true} {
+		short, long := readAllocs(t, 64, traced), readAllocs(t, 4096, traced)
+		assert.Less(t, short, 64.0, "allocations of a 64-chunk stream (traced %v)", traced)
+		assert.Less(t, (long-short)/(4096-64), 0.01, "allocations per chunk (%v for 64 chunks, %v for 4,096; traced %v)",
+			short, long, traced)
+	}
 }

@@ -37,13 +37,20 @@ type Request struct {
 	ResponseField *payload.Field
 	Tools         json.RawMessage // sent as "tools" when set
 	MaxTokens     int             // 0: no max-tokens field is sent
-	Streaming     bool            // ask for SSE with stream_options.include_usage
-	Extra         map[string]any  // merged into the body (--extra-inputs); its keys win
-	TurnExtra     map[string]any  // merged after Extra (a dataset turn's extra): its keys win over both
-	RequestID     string          // sent as X-Request-ID when not empty
+	// LegacyMaxTokens sends chat's MaxTokens as "max_tokens" instead of
+	// "max_completion_tokens" (AIPerf's --use-legacy-max-tokens).
+	LegacyMaxTokens bool
+	Streaming       bool           // ask for SSE with stream_options.include_usage
+	Extra           map[string]any // merged into the body (--extra-inputs); its keys win
+	TurnExtra       map[string]any // merged after Extra (a dataset turn's extra): its keys win over both
+	RequestID       string         // sent as X-Request-ID when not empty
 	// SessionID, when set, is sent as X-Correlation-ID and
 	// X-Session-Affinity: every request of a session carries it.
 	SessionID string
+	// LastTurn marks the session's last request: under
+	// --connection-reuse-strategy sticky-user-sessions its connection
+	// closes after it.
+	LastTurn bool
 	// Cancel aborts the request CancelAfter after it was fully written,
 	// unless it ended before (a request --request-cancellation-rate picked,
 	// with AIPerf's --request-cancellation-delay); its error is then
@@ -126,14 +133,17 @@ func messages(req *Request) any {
 }
 
 // openaiBody is chat's and completions' body: chat sends "messages" and
-// "max_completion_tokens", completions "prompt" as a bare string and
-// "max_tokens"; Tools is sent as "tools"; streaming adds
+// "max_completion_tokens" ("max_tokens" with LegacyMaxTokens), completions
+// "prompt" as a bare string and "max_tokens"; Tools is sent as "tools"; streaming adds
 // "stream_options":{"include_usage":true}.
 func openaiBody(req *Request) map[string]any {
 	m := make(map[string]any, 6+len(req.Extra)+len(req.TurnExtra))
 	m["model"] = req.Model
 	m["stream"] = req.Streaming
 	maxKey := "max_completion_tokens"
+	if req.LegacyMaxTokens {
+		maxKey = "max_tokens"
+	}
 	if req.EndpointType == plan.EndpointChat {
 		m["messages"] = messages(req)
 	} else {

@@ -76,6 +76,10 @@ type Response struct {
 	Retried bool
 	// Cancelled reports a request aborted on purpose (Request.Cancel).
 	Cancelled bool
+	// HTTP is the exchange's trace (Options.Trace), nil untraced.
+	HTTP *metrics.HTTPTrace
+
+	tracer *tracer // tracing the attempt being read (Options.Trace)
 
 	raw    *metrics.Raw // Request.Raw, filled while reading
 	others otherChoices // output on choices other than choice 0

@@ -23,6 +23,11 @@ type Credit struct {
 	ScheduledNs int64       // when the schedule wanted it sent (clock ns)
 	Session     int         // the session's number within the run, from 0
 	Turn        int         // the turn within its session, from 0
+	// PhaseNum is the issue order within the phase, from 0 (AIPerf's
+	// request_num); IssuedNs is when the engine issued the credit, once
+	// its time came, and ReceivedNs when the sender took it up (clock ns).
+	PhaseNum             int
+	IssuedNs, ReceivedNs int64
 	// FirstToken, set under a prefill cap, releases the request's prefill
 	// slot: the session calls it when the first token arrives (the engine
 	// does when the request ends, if it was not called).

@@ -63,7 +63,8 @@ func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 	r.LastSchedNs = sched
 	r.Sent++
 	p.progress.Sent.Add(1)
-	return Credit{Index: int(p.e.index.Add(1) - 1), Phase: p.ph, ScheduledNs: sched, Session: sid, Turn: turn}, true
+	return Credit{Index: int(p.e.index.Add(1) - 1), Phase: p.ph, ScheduledNs: sched, Session: sid, Turn: turn,
+		PhaseNum: p.requests - 1, IssuedNs: p.e.Clock.Now()}, true
 }
 
 // startSession takes a session from the phase's budget and returns its
@@ -118,6 +119,7 @@ func (p *phaseRun) emit(rec metrics.Record) {
 // once the prefill cap has a slot for it: until its first token, or its end.
 func (p *phaseRun) send(s Session, turn int, c Credit) metrics.Record {
 	defer p.inflight.Done()
+	c.ReceivedNs = p.e.Clock.Now()
 	if p.prefill != nil {
 		release := p.enterPrefill(&c)
 		c.FirstToken = release

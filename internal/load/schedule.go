@@ -32,9 +32,12 @@ type Schedule struct {
 	shape float64 // gamma: the smoothness
 	ramp  float64 // seconds of the linear rate ramp (0: none)
 	shift float64 // constant: seconds every send is offset by
-	rng   *rand.Rand
-	i     int64
-	t     float64 // poisson and gamma: running offset in seconds
+	// series, when set, warps the schedule onto --request-rate-series
+	// (rate is then the series' mean).
+	series *curve
+	rng    *rand.Rand
+	i      int64
+	t      float64 // poisson and gamma: running offset in seconds
 }
 
 // NewSchedule returns the schedule of a rate phase. Poisson gaps are
@@ -43,12 +46,13 @@ type Schedule struct {
 // the same arrivals.
 func NewSchedule(ph plan.Phase, seed int64) *Schedule {
 	s := &Schedule{
-		rate:  ph.Rate,
-		mode:  ph.RateMode,
-		shape: ph.Smoothness,
-		ramp:  ph.RateRamp,
-		shift: ph.Offset,
-		rng:   rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
+		rate:   ph.Rate,
+		mode:   ph.RateMode,
+		shape:  ph.Smoothness,
+		ramp:   ph.RateRamp,
+		shift:  ph.Offset,
+		series: newCurve(ph.RateSeries),
+		rng:    rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
 	}
 	if s.shape == 0 {
 		s.shape = 1
@@ -76,6 +80,9 @@ func (s *Schedule) Next() int64 {
 		t = s.t
 	default:
 		t = float64(s.i)/s.rate + s.shift
+	}
+	if s.series != nil {
+		return int64(math.Round(min(s.series.at(t*s.rate), plan.MaxSeconds) * 1e9))
 	}
 	return int64(math.Round(warp(t, s.ramp) * 1e9))
 }

@@ -17,10 +17,11 @@ const (
 	GroupUsage       Group = "usage"            // "LLM Metrics: Usage"
 	GroupSpecDecode  Group = "spec_decode"      // "Spec Decode"
 	GroupPowerNVIDIA Group = "gpu_power_nvidia" // "GPU Power Efficiency (NVIDIA)"
+	GroupHTTPTrace   Group = "http_trace"       // "HTTP Trace Timing", with --show-trace-timing
 )
 
 // ConsoleGroups are the groups with a console table, in print order.
-var ConsoleGroups = []Group{GroupDefault, GroupUsage, GroupSpecDecode, GroupPowerNVIDIA}
+var ConsoleGroups = []Group{GroupDefault, GroupUsage, GroupSpecDecode, GroupPowerNVIDIA, GroupHTTPTrace}
 
 // Better says which way a metric is better, as AIPerf's LARGER_IS_BETTER
 // flag (and its default, smaller is better) where it decides, else neither.
@@ -65,6 +66,12 @@ var catalog = map[string]info{
 	TagErrorRequestCount:     {GroupDefault, 1010, Lower},
 	TagCancelledRequestCount: {GroupDefault, 1020, Lower},
 	TagGoodput:               {GroupDefault, 1030, Higher},
+
+	// Network calibration (--network-latency-*), beside their sources.
+	TagNetworkAdjustedTTFT:    {GroupDefault, 101, Lower},
+	TagNetworkAdjustedTTFO:    {GroupNone, 0, Lower},
+	TagNetworkAdjustedLatency: {GroupDefault, 301, Lower},
+	TagNetworkRTT:             {GroupDefault, 305, Neither},
 
 	TagPrefillPerUser:         {GroupNone, 0, Higher},
 	TagTotalTokenThroughput:   {GroupNone, 0, Higher},
@@ -129,6 +136,24 @@ var catalog = map[string]info{
 	TagEnergyPerRequest:     {GroupPowerNVIDIA, 755, Lower},
 	TagOutputTokensPerJoule: {GroupPowerNVIDIA, 760, Higher},
 	TagEnergyPerUser:        {GroupPowerNVIDIA, 765, Lower},
+
+	// The HTTP exchange, k6's phases (--show-trace-timing); the chunk
+	// counts are exported only, as AIPerf's.
+	TagHTTPBlocked:            {GroupHTTPTrace, 100, Lower},
+	TagHTTPDNSLookup:          {GroupHTTPTrace, 110, Lower},
+	TagHTTPConnecting:         {GroupHTTPTrace, 120, Lower},
+	TagHTTPTLSHandshaking:     {GroupHTTPTrace, 125, Lower},
+	TagHTTPSending:            {GroupHTTPTrace, 130, Lower},
+	TagHTTPWaiting:            {GroupHTTPTrace, 140, Lower},
+	TagHTTPReceiving:          {GroupHTTPTrace, 150, Lower},
+	TagHTTPDuration:           {GroupHTTPTrace, 160, Lower},
+	TagHTTPConnectionOverhead: {GroupHTTPTrace, 170, Lower},
+	TagHTTPTotal:              {GroupHTTPTrace, 180, Lower},
+	TagHTTPDataSent:           {GroupHTTPTrace, 190, Neither},
+	TagHTTPDataReceived:       {GroupHTTPTrace, 200, Neither},
+	TagHTTPConnectionReused:   {GroupHTTPTrace, 210, Higher},
+	TagHTTPChunksSent:         {GroupNone, 0, Neither},
+	TagHTTPChunksReceived:     {GroupNone, 0, Neither},
 }
 
 // GroupOf is the console group of a metric (GroupNone: exported only).

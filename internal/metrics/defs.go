@@ -108,6 +108,21 @@ const (
 	idSpecSteps
 	idSpecAcceptedDraft
 	idSpecDraft
+	idHTTPBlocked
+	idHTTPDNS
+	idHTTPConnecting
+	idHTTPTLS
+	idHTTPSending
+	idHTTPWaiting
+	idHTTPReceiving
+	idHTTPDuration
+	idHTTPOverhead
+	idHTTPTotal
+	idHTTPDataSent
+	idHTTPDataReceived
+	idHTTPReused
+	idHTTPChunksSent
+	idHTTPChunksReceived
 	idSendLag
 	idErrorISL
 	numRecordMetrics
@@ -150,6 +165,21 @@ var recordDefs = [numRecordMetrics]def{
 	idSpecSteps:               {TagSpecSteps, "Spec Decode Steps", UnitCount},
 	idSpecAcceptedDraft:       {TagSpecAcceptedDraftTokens, "Accepted Draft Tokens", UnitTokens},
 	idSpecDraft:               {TagSpecDraftTokens, "Draft Tokens", UnitTokens},
+	idHTTPBlocked:             {TagHTTPBlocked, "HTTP Blocked", UnitMs},
+	idHTTPDNS:                 {TagHTTPDNSLookup, "HTTP DNS Lookup", UnitMs},
+	idHTTPConnecting:          {TagHTTPConnecting, "HTTP Connecting", UnitMs},
+	idHTTPTLS:                 {TagHTTPTLSHandshaking, "HTTP TLS Handshaking", UnitMs},
+	idHTTPSending:             {TagHTTPSending, "HTTP Sending", UnitMs},
+	idHTTPWaiting:             {TagHTTPWaiting, "HTTP Waiting (TTFB)", UnitMs},
+	idHTTPReceiving:           {TagHTTPReceiving, "HTTP Receiving", UnitMs},
+	idHTTPDuration:            {TagHTTPDuration, "HTTP Duration (excl. conn)", UnitMs},
+	idHTTPOverhead:            {TagHTTPConnectionOverhead, "HTTP Connection Overhead", UnitMs},
+	idHTTPTotal:               {TagHTTPTotal, "HTTP Total Time", UnitMs},
+	idHTTPDataSent:            {TagHTTPDataSent, "HTTP Data Sent", UnitKB},
+	idHTTPDataReceived:        {TagHTTPDataReceived, "HTTP Data Received", UnitKB},
+	idHTTPReused:              {TagHTTPConnectionReused, "HTTP Connection Reused", UnitRatio},
+	idHTTPChunksSent:          {TagHTTPChunksSent, "HTTP Chunks Sent", UnitCount},
+	idHTTPChunksReceived:      {TagHTTPChunksReceived, "HTTP Chunks Received", UnitCount},
 	idSendLag:                 {TagSendLag, "Send Lag", UnitMs},
 	idErrorISL:                {TagErrorISL, "Error Input Sequence Length", UnitTokens},
 }
@@ -172,7 +202,8 @@ var (
 )
 
 // scalarDefs are the derived and aggregate metrics, in display order; the
-// GPU power-efficiency ones come from AddEnergy, not from Summarize.
+// GPU power-efficiency ones come from AddEnergy, network_rtt from
+// AdjustForNetwork, not from Summarize.
 var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
 	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defOSLMismatch, defMalformedChunks,
 	defCancelledCount, defTotalOutputTokens, defTotalReasoning,
@@ -183,14 +214,18 @@ var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRat
 	defGoodput, defGoodCount, defGoodFraction,
 	defEnergyDelay, defPerfPerWatt, defOutputTPSPerWatt, defGoodputPerWatt, defAveragePower, defTotalEnergy,
 	defTotalPower, defEnergyPerTotalToken, defEnergyPerOutputToken, defEnergyPerRequest, defTokensPerJoule,
-	defEnergyPerUser}
+	defEnergyPerUser, defNetworkRTT}
 
-// RecordTags lists the tags of the record metrics, in display order: each
-// summarises to a distribution (Stats).
+// RecordTags lists the tags of the metrics that summarise to a
+// distribution (Stats): the record metrics in display order, then the
+// network-adjusted latencies (derived from them by AdjustForNetwork).
 func RecordTags() []string {
-	out := make([]string, len(recordDefs))
-	for i, d := range recordDefs {
-		out[i] = d.tag
+	out := make([]string, 0, len(recordDefs)+len(networkAdjusted))
+	for _, d := range recordDefs {
+		out = append(out, d.tag)
+	}
+	for _, a := range networkAdjusted {
+		out = append(out, a.tag)
 	}
 	return out
 }
@@ -216,6 +251,11 @@ func UnitOf(tag string) string {
 	for _, d := range scalarDefs {
 		if d.tag == tag {
 			return d.unit
+		}
+	}
+	for _, a := range networkAdjusted {
+		if a.tag == tag {
+			return a.unit
 		}
 	}
 	return ""

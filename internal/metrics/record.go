@@ -31,6 +31,14 @@ type Record struct {
 	// bench's finisher adds them).
 	History bool `json:"history,omitempty"`
 
+	// RequestNum is the request's issue order within its phase, from 0
+	// (AIPerf's request_num). IssuedNs is when the load engine issued its
+	// credit (its time come), ReceivedNs when the sender took it up, before
+	// any prefill-cap wait; 0: not known (a record read back from the store).
+	RequestNum int   `json:"request_num"`
+	IssuedNs   int64 `json:"issued_ns,omitempty"`
+	ReceivedNs int64 `json:"received_ns,omitempty"`
+
 	ScheduledNs int64 `json:"scheduled_ns"` // when the schedule wanted it sent
 	SentNs      int64 `json:"sent_ns"`      // taken just before the request is written
 	EndNs       int64 `json:"end_ns"`       // last byte read, or the failure
@@ -38,6 +46,10 @@ type Record struct {
 	// Raw is the request's wire exchange under --export-level raw (nil
 	// otherwise); only the raw export reads it.
 	Raw *Raw `json:"-"`
+	// ResponseText is the generated text, reasoning then content, under
+	// --export-outputs-json (nil otherwise, or when the reply had none);
+	// only outputs.json reads it.
+	ResponseText *string `json:"-"`
 
 	// ResponseNs holds the arrival stamp of every response that carried
 	// generated text (content or reasoning), in order; a non-streaming
@@ -55,6 +67,9 @@ type Record struct {
 	// SpecDecode is the server's speculative-decoding acceptance for the
 	// request, when it reported one (vLLM --per-request-spec-decode-metrics).
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
+	// HTTP is the request's HTTP exchange, traced with --show-trace-timing
+	// or --export-http-trace (nil otherwise).
+	HTTP *HTTPTrace `json:"http_trace,omitempty"`
 
 	Status    int    `json:"status,omitempty"`    // HTTP status; 0 when no response arrived
 	Error     *Error `json:"error,omitempty"`     // nil on success
@@ -125,12 +140,21 @@ func (r *Record) OK() bool { return r.Error == nil && !r.Cancelled }
 // clock's timebase (a sharded cell's worker records onto the
 // coordinator's); WallStartNs is left to whoever owns the new clock.
 func (r *Record) Shift(d int64) {
+	if r.IssuedNs != 0 {
+		r.IssuedNs += d
+	}
+	if r.ReceivedNs != 0 {
+		r.ReceivedNs += d
+	}
 	r.ScheduledNs += d
 	r.SentNs += d
 	r.EndNs += d
 	r.ResponseNs = r.ResponseNs.Shift(d)
 	if r.FirstOutputNs != 0 {
 		r.FirstOutputNs += d
+	}
+	if r.HTTP != nil {
+		r.HTTP.Shift(d)
 	}
 }
 

@@ -140,6 +140,7 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 		emit(idOSLMismatch, 100*float64(osl-req)/float64(req))
 	}
 	visitSpecDecode(r.SpecDecode, emit)
+	visitHTTP(r.HTTP, emit)
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
 }
 
@@ -180,6 +181,7 @@ func visitInputOnly(r *Record, emit func(id int, v float64)) {
 			emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
 		}
 	}
+	visitHTTP(r.HTTP, emit)
 	emit(idSendLag, ms(r.SentNs-r.ScheduledNs))
 }
 

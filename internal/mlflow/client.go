@@ -63,13 +63,18 @@ func NewClient(trackingURI string, redact func(string) string) (*Client, error) 
 }
 
 // EnvSecrets are the credentials MLflow's environment variables hold, to
-// be redacted wherever the run writes.
+// be redacted wherever the run writes: the token, the password and the
+// Basic credential sent for the user name and password (the user name
+// alone is no secret, as a URL's is not).
 func EnvSecrets() []string {
 	var out []string
 	for _, k := range []string{"MLFLOW_TRACKING_TOKEN", "MLFLOW_TRACKING_PASSWORD"} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, v)
 		}
+	}
+	if pw := os.Getenv("MLFLOW_TRACKING_PASSWORD"); pw != "" {
+		out = append(out, strings.TrimPrefix(basic(os.Getenv("MLFLOW_TRACKING_USERNAME"), pw), "Basic "))
 	}
 	return out
 }

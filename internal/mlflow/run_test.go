@@ -2,6 +2,7 @@ package mlflow
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -157,6 +158,20 @@ func TestErrorsRedactCredentials(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "401 UNAUTHENTICATED")
 	assert.NotContains(t, err.Error(), "wrong-t0ken")
+}
+
+// TestEnvSecretsHoldTheBasicCredential: with $MLFLOW_TRACKING_USERNAME and
+// $MLFLOW_TRACKING_PASSWORD the Basic credential sent is a secret as the
+// password is (a server echoing the header leaks neither); the user name
+// alone is not one.
+func TestEnvSecretsHoldTheBasicCredential(t *testing.T) {
+	t.Setenv("MLFLOW_TRACKING_TOKEN", "")
+	t.Setenv("MLFLOW_TRACKING_USERNAME", "alice")
+	t.Setenv("MLFLOW_TRACKING_PASSWORD", "pw-secret-1")
+	cred := base64.StdEncoding.EncodeToString([]byte("alice:pw-secret-1"))
+	assert.Equal(t, []string{"pw-secret-1", cred}, EnvSecrets())
+	rd := plan.NewRedactor(EnvSecrets()...)
+	assert.Equal(t, "401: Authorization: Basic <redacted> of alice", rd.Redact("401: Authorization: Basic "+cred+" of alice"))
 }
 
 // TestRealServer runs against a real MLflow tracking server when

@@ -1,8 +1,11 @@
 package mock
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 )
 
@@ -29,9 +32,19 @@ func newWire(ep endpoint, includeUsage bool) tokenWire {
 	return c
 }
 
-// readRequest decodes an inference request into OpenAI terms.
+// readRequest decodes an inference request into OpenAI terms: a JSON
+// body, or a multipart/form-data one whose fields are the JSON body's keys
+// (AIPerf's --request-content-type multipart/form-data).
 func readRequest(w http.ResponseWriter, r *http.Request, ep endpoint) (*completionRequest, error) {
-	body := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	var body io.Reader = r.Body
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		b, err := formToJSON(r)
+		if err != nil {
+			return nil, fmt.Errorf("decode multipart request body: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
 	if ep.parse == nil {
 		var req completionRequest
 		if err := json.NewDecoder(body).Decode(&req); err != nil {
@@ -48,6 +61,26 @@ func readRequest(w http.ResponseWriter, r *http.Request, ep endpoint) (*completi
 		return nil, err
 	}
 	return req, nil
+}
+
+// formToJSON is a multipart/form-data body as the JSON object it encodes:
+// each field a key, its value JSON when it parses as JSON, else a string.
+func formToJSON(r *http.Request) ([]byte, error) {
+	if err := r.ParseMultipartForm(maxRequestBytes); err != nil {
+		return nil, err
+	}
+	defer r.MultipartForm.RemoveAll()
+	obj := make(map[string]json.RawMessage, len(r.MultipartForm.Value))
+	for k, vs := range r.MultipartForm.Value {
+		v := vs[len(vs)-1]
+		if json.Valid([]byte(v)) {
+			obj[k] = json.RawMessage(v)
+			continue
+		}
+		s, _ := json.Marshal(v)
+		obj[k] = s
+	}
+	return json.Marshal(obj)
 }
 
 // whole is OpenAI's non-streaming reply.

@@ -165,3 +165,12 @@ func (p *Profile) BodyExtras() map[string]any {
 	}
 	return m
 }
+
+// WritesOutputs reports whether the run writes outputs.json:
+// --export-outputs-json, by default on with --export-level raw, as AIPerf.
+func (p *Profile) WritesOutputs() bool {
+	if p.ExportOutputsJSON != nil {
+		return *p.ExportOutputsJSON
+	}
+	return p.ExportLevel == ExportRaw
+}

@@ -57,6 +57,12 @@ func (v *validator) inputs(p *Profile) {
 	if x := p.ReplaySpeedup; x != nil && !v.nonFinite["replay_speedup"] {
 		v.check(*x > 0 && *x <= 1e6, "replay_speedup", fmt.Sprintf("must be greater than 0 and at most 1e6, got %g", *x))
 	}
+	v.check(!p.IgnoreTraceDelays || file, "ignore_trace_delays", "applies to the timestamps and delays of --input-file's turns")
+	v.check(p.InterTurnDelayCapSeconds == nil || file || v.nonFinite["inter_turn_delay_cap_seconds"], "inter_turn_delay_cap_seconds", "applies to the delays of --input-file's turns")
+	if x := p.InterTurnDelayCapSeconds; x != nil && !v.nonFinite["inter_turn_delay_cap_seconds"] {
+		v.check(*x >= 0 && *x <= MaxDelayMs/1000, "inter_turn_delay_cap_seconds",
+			fmt.Sprintf("must be between 0 and %g, got %g", MaxDelayMs/1000, *x))
+	}
 	if p.FixedSchedule {
 		v.check(p.DatasetSamplingStrategy == "", "dataset_sampling_strategy",
 			"cannot be used with --fixed-schedule (the schedule replays every conversation once, in time order)")

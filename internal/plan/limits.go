@@ -5,6 +5,8 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 )
 
 // Bounds of the numeric options. Check refuses a value beyond them before
@@ -32,7 +34,7 @@ const (
 	// above every model's context window (the largest hold ~10M tokens); a
 	// prompt is held in memory as text, and a normal draw is converted to
 	// an int.
-	MaxTokens = 1 << 24
+	MaxTokens = seqdist.MaxTokens
 	// MaxDatasetEntries bounds the synthetic prompts, all generated and held
 	// in memory before the first request.
 	MaxDatasetEntries = 1 << 20

@@ -14,7 +14,11 @@ const MaxSmoothness = 1e6
 // smoothness is a gamma shape > 0, turns the default pattern into gamma, and
 // is refused with any other explicit pattern and outside a rate mode.
 func (v *validator) arrival(p *Profile) {
-	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson, RateGamma)
+	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson, RateGamma, RateConcurrencyBurst)
+	v.rateSeries(p)
+	v.check(p.RequestRateMode != RateConcurrencyBurst || p.RequestRate == nil && p.RequestRateSeries == "", "request_rate_mode",
+		"concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate: "+
+			"drop --request-rate, or pick constant, poisson or gamma")
 	x := p.ArrivalSmoothness
 	if x == nil || v.nonFinite["arrival_smoothness"] {
 		return
@@ -23,8 +27,43 @@ func (v *validator) arrival(p *Profile) {
 		fmt.Sprintf("must be a gamma shape in (0, %g], got %g", float64(MaxSmoothness), *x))
 	v.check(p.RequestRateMode != RateConstant, "arrival_smoothness",
 		"shapes gamma arrivals and cannot be used with --arrival-pattern constant: drop one of them")
-	v.check(p.RequestRate != nil || p.WarmupRequestRate != nil || len(p.Phases) > 0, "arrival_smoothness",
+	v.check(p.RequestRate != nil || p.RequestRateSeries != "" || p.WarmupRequestRate != nil || len(p.Phases) > 0, "arrival_smoothness",
 		"needs --request-rate: it shapes the gaps between sends of a rate")
+}
+
+// rateSeries checks --request-rate-series: read (LoadRateSeries), its
+// points sound, and instead of a fixed, user-centric or ramped rate.
+func (v *validator) rateSeries(p *Profile) {
+	if p.RequestRateSeries == "" {
+		return
+	}
+	if len(p.RateSeries) == 0 {
+		v.add("request_rate_series", "was not read (LoadRateSeries)")
+	} else if err := CheckRateSeries(p.RateSeries); err != nil {
+		v.add("request_rate_series", err.Error())
+	}
+	for _, c := range []struct {
+		set  bool
+		flag string
+	}{{p.RequestRate != nil, "--request-rate"}, {p.UserCentricRate != nil, "--user-centric-rate"},
+		{p.RequestRateRampDuration != nil, "--request-rate-ramp-duration"}, {p.FixedSchedule, "--fixed-schedule"},
+		{len(p.Phases) > 0, "a config file's phases"}} {
+		v.check(!c.set, "request_rate_series", "sets the rate over time and cannot be combined with "+c.flag+": drop one of them")
+	}
+}
+
+// LoadRateSeries reads the --request-rate-series file into RateSeries,
+// once: a sweep's trial gets the points with its profile.
+func (p *Profile) LoadRateSeries() error {
+	if p.RequestRateSeries == "" || len(p.RateSeries) > 0 {
+		return nil
+	}
+	pts, err := ReadRateSeries(p.RequestRateSeries)
+	if err != nil {
+		return &FieldError{Field: "request_rate_series", Msg: err.Error()}
+	}
+	p.RateSeries = pts
+	return nil
 }
 
 // phaseSmoothness checks a phase's gamma shape: only on a gamma phase, > 0.

@@ -62,7 +62,9 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"timeout", func(p *Profile) { p.RequestTimeoutSeconds = 0 }, "--request-timeout-seconds must be greater than 0, got 0"},
 		{"concurrency", func(p *Profile) { p.Concurrency = Ptr(0) }, "--concurrency must be at least 1, got 0"},
 		{"rate", func(p *Profile) { p.RequestRate = Ptr(-1.0) }, "--request-rate must be greater than 0, got -1"},
-		{"rate mode", func(p *Profile) { p.RequestRateMode = "burst" }, `--request-rate-mode must be one of constant, poisson, gamma, got "burst"`},
+		{"rate mode", func(p *Profile) { p.RequestRateMode = "burst" }, `--request-rate-mode must be one of constant, poisson, gamma, concurrency_burst, got "burst"`},
+		{"burst with a rate", func(p *Profile) { p.RequestRateMode, p.RequestRate = RateConcurrencyBurst, Ptr(5.0) },
+			"--request-rate-mode concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate"},
 		{"request count", func(p *Profile) { p.RequestCount = Ptr(0) }, "--request-count must be at least 1, got 0"},
 		{"duration", func(p *Profile) { p.BenchmarkDuration = Ptr(0.0) }, "--benchmark-duration must be greater than 0, got 0"},
 		{"grace negative", func(p *Profile) { p.BenchmarkDuration = Ptr(1.0); p.BenchmarkGracePeriod = Ptr(-1.0) }, "--benchmark-grace-period must be 0 or more, got -1"},
@@ -373,4 +375,19 @@ func TestSweepDigest(t *testing.T) {
 	e.Cells = []Cell{cell(128), cell(512)}
 	e.Cells[0].Profile.APIKey = "sk-2"
 	assert.Equal(t, d.Digest(), e.Digest(), "secrets are not part of the digest")
+}
+
+// TestSearchDigestLeavesIntegrationsOut: where a search's results are also
+// sent (OTel, MLflow and its parent run, a metrics listener) is no part of
+// what it runs, as for a sweep: a search resumed with other integration
+// flags, or with the MLflow parent run of its new process, continues.
+func TestSearchDigestLeavesIntegrationsOut(t *testing.T) {
+	a := Search{Name: "s", Base: valid()}
+	b := a
+	b.Base.OtelURL, b.Base.MLflowTrackingURI, b.Base.MLflowParentRunID = "http://otel:4318", "http://mlflow:5000", "r1"
+	b.Base.MetricsListen = "127.0.0.1:9090"
+	assert.Equal(t, a.Digest(), b.Digest())
+	c := a
+	c.Base.URL = []string{"http://other:1"}
+	assert.NotEqual(t, a.Digest(), c.Digest(), "what it runs is")
 }

@@ -191,8 +191,13 @@ func headerSecrets(name, value string) []string {
 	return out
 }
 
-// urlSecrets is the userinfo of a URL as written, its user and password, and
-// the Basic credential Go's HTTP client sends for them.
+// urlSecrets are the secrets of a URL's userinfo as written: its password
+// (as written and unescaped) with the userinfo that holds it, and the Basic
+// credential Go's HTTP client sends for them. The user name alone is not
+// one, with a password or without (http://user@host): replaced wherever it
+// occurs, it would shred every word it spells ("user", the chat role, in
+// every export). It is hidden wherever a URL carries it instead: RedactURL,
+// and the userinfo pass of Redactor.Redact over any text.
 func urlSecrets(raw string) []string {
 	start, end, ok := userinfoSpan(raw)
 	if !ok {
@@ -203,11 +208,14 @@ func urlSecrets(raw string) []string {
 		return nil
 	}
 	user, pass, _ := strings.Cut(info, ":")
-	out := []string{info, user, pass}
+	var out []string
+	if pass != "" {
+		out = append(out, info, pass)
+	}
 	du, err1 := url.PathUnescape(user)
 	dp, err2 := url.PathUnescape(pass)
 	if err1 == nil && err2 == nil {
-		out = append(out, du, dp, base64.StdEncoding.EncodeToString([]byte(du+":"+dp)))
+		out = append(out, dp, base64.StdEncoding.EncodeToString([]byte(du+":"+dp)))
 	}
 	return out
 }
@@ -277,7 +285,9 @@ func (r *Redactor) Empty() bool { return r == nil || len(r.long)+len(r.short) ==
 // ellipsis marks text cut short; a secret cut there leaves a prefix behind.
 const ellipsis = "…"
 
-// Redact returns s with every secret replaced by Redacted. Replacing is
+// Redact returns s with every secret replaced by Redacted, and the userinfo
+// of every URL in it (scheme://user:password@host, user names included, as
+// a server or Go's HTTP errors echo them). Replacing is
 // repeated while it changes something, since a replacement can complete a
 // secret with the text around it; should one still remain, the whole text
 // is replaced. Text cut short with a trailing "…" also loses a trailing cut
@@ -286,7 +296,7 @@ func (r *Redactor) Redact(s string) string {
 	if r.Empty() || s == "" {
 		return s
 	}
-	s = r.cutPrefix(s)
+	s = r.cutPrefix(redactUserinfo(s))
 	for range 4 {
 		out := r.replace(s)
 		if out == s {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -175,4 +176,38 @@ func TestProfileSecretParams(t *testing.T) {
 		`{"auth":"<redacted>","keys":["x"],"meta":{"client_secret":"<redacted>"},"top_k":3}`, "session_token:<redacted>"}, red.ExtraInputs)
 	assert.Empty(t, NewRedactor(red.Secrets()...).long, "a redacted profile has no secrets left")
 	assert.Equal(t, red, red.Redacted(), "redacting twice changes nothing")
+}
+
+// TestURLUserName: a URL's user name, with a password or without
+// (http://user@host), is hidden wherever a URL carries it — the
+// configuration, and any URL in text a server or an error echoes — but is
+// not a secret of its own, so that "user" (the chat role) stays in every
+// export; the password and the Basic credential built from the userinfo
+// are secrets wherever they occur.
+func TestURLUserName(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"http://user@h:1/v1", "http://user:pw-secret-1@h:1/v1"} {
+		p := NewProfile()
+		p.URL = []string{raw}
+		assert.Equal(t, []string{"http://<redacted>@h:1/v1"}, p.Redacted().URL, raw)
+		_, pass, _ := strings.Cut(strings.TrimPrefix(strings.Split(raw, "@")[0], "http://"), ":")
+		r := p.Redactor()
+		require.False(t, r.Empty(), raw)
+		basic := base64.StdEncoding.EncodeToString([]byte("user:" + pass))
+		for in, want := range map[string]string{
+			`{"role":"user","content":"a user"}`:                         `{"role":"user","content":"a user"}`,
+			`Post "http://user@h:1/v1/chat/completions": refused`:        `Post "http://<redacted>@h:1/v1/chat/completions": refused`,
+			`Post "http://user:***@h:1/v1": refused`:                     `Post "http://<redacted>@h:1/v1": refused`,
+			"upstream https://user:x@[::1]:8/v1 and http://h/p@q failed": "upstream https://<redacted>@[::1]:8/v1 and http://h/p@q failed",
+			"(http://user@h) then mail user@example.com":                 "(http://<redacted>@h) then mail user@example.com",
+			"echo Authorization: Basic " + basic:                         "echo Authorization: Basic <redacted>",
+			"http://<redacted>@h:1":                                      "http://<redacted>@h:1",
+		} {
+			assert.Equal(t, want, r.Redact(in), "%s: %s", raw, in)
+		}
+		if pass != "" {
+			assert.Equal(t, "the password <redacted>", r.Redact("the password "+pass))
+		}
+	}
+	assert.Equal(t, "http://h:1 a@b", NewRedactor("sk-long-secret").Redact("http://h:1 a@b"), "no URL userinfo: as is")
 }

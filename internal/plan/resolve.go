@@ -229,8 +229,10 @@ func (p *Profile) PhaseList() []Phase {
 	case p.UserCentricRate != nil:
 		prof.Rate, prof.Users = *p.UserCentricRate, deref(p.NumUsers, 1)
 		prof.Concurrency = deref(p.Concurrency, 0) // a cap only when given
-	case p.RequestRate != nil:
-		prof.Rate = *p.RequestRate
+	case p.RequestRate != nil || len(p.RateSeries) > 0:
+		if prof.Rate, prof.RateSeries = deref(p.RequestRate, 0), p.RateSeries; len(p.RateSeries) > 0 {
+			prof.Rate = MeanRate(p.RateSeries)
+		}
 		prof.RateMode, prof.Smoothness = p.ArrivalPattern(), p.smoothness(p.ArrivalPattern())
 		prof.Concurrency, prof.CapPolicy = deref(p.Concurrency, 0), p.CapPolicy
 	default:
@@ -276,8 +278,11 @@ func (p Profile) WithoutWarmup() Profile {
 // (poisson) gamma, as in AIPerf. (An explicit --arrival-pattern poisson cannot
 // be told from the default here, so it too becomes gamma.)
 func (p *Profile) ArrivalPattern() string {
-	if p.ArrivalSmoothness != nil && p.RequestRateMode == RatePoisson {
+	switch {
+	case p.ArrivalSmoothness != nil && p.RequestRateMode == RatePoisson:
 		return RateGamma
+	case p.RequestRateMode == RateConcurrencyBurst: // the profiling phase has no rate: a rate warmup's is the default
+		return RatePoisson
 	}
 	return p.RequestRateMode
 }

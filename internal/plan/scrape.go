@@ -17,8 +17,8 @@ const MaxSeries = 10_000_000
 // ScrapeTargets are the Prometheus endpoints to scrape: the /metrics of
 // every --url origin and every --server-metrics URL (unless
 // --no-server-metrics), and every --gpu-telemetry URL (unless
-// --no-gpu-telemetry). A URL without a path gets /metrics; duplicates are
-// dropped.
+// --no-gpu-telemetry; DefaultGPUTargets are the exporters looked for
+// besides). A URL without a path gets /metrics; duplicates are dropped.
 func (p *Profile) ScrapeTargets() (server, gpu []string) {
 	if !p.NoServerMetrics {
 		for _, o := range p.Origins() {
@@ -29,7 +29,7 @@ func (p *Profile) ScrapeTargets() (server, gpu []string) {
 		}
 	}
 	if !p.NoGPUTelemetry {
-		for _, raw := range p.GPUTelemetry {
+		for _, raw := range p.gpuURLs() {
 			gpu = appendTarget(gpu, raw)
 		}
 	}
@@ -58,6 +58,9 @@ func (v *validator) scrape(p *Profile) {
 		urls []string
 	}{{"server_metrics", p.ServerMetrics}, {"gpu_telemetry", p.GPUTelemetry}} {
 		for _, raw := range f.urls {
+			if f.name == "gpu_telemetry" && !v.gpuValue(raw) {
+				continue
+			}
 			u, err := url.Parse(normalizeURL(raw))
 			switch {
 			case err != nil || u.Host == "":

@@ -179,15 +179,16 @@ func ApplyOptions(p *Profile, opts map[string]any) error {
 }
 
 // Digest identifies what a search runs: a SHA-256 over its name, its
-// redacted base profile, its config (space, objective, filters, planner,
-// budget, seed, trial rule) and its custom planner's code. A search resumed
-// with another digest is another search.
+// redacted base profile (its integrations left out, as a sweep's: where the
+// results are also sent changes no result), its config (space, objective,
+// filters, planner, budget, seed, trial rule) and its custom planner's
+// code. A search resumed with another digest is another search.
 func (s Search) Digest() string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	_ = enc.Encode("search") // writes to a hash never fail
 	_ = enc.Encode(s.Name)
-	_ = enc.Encode(s.Base.Redacted())
+	_ = enc.Encode(s.Base.Redacted().WithoutIntegrations())
 	_ = enc.Encode(s.Config)
 	_ = enc.Encode(s.PlannerDigest)
 	return hex.EncodeToString(h.Sum(nil))

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -29,6 +30,10 @@ type Sweep struct {
 	// WarmupFirstTrialOnly drops the warmup from every cell's trials after
 	// the first (AIPerf's multi_run.disable_warmup_after_first).
 	WarmupFirstTrialOnly bool `json:"warmup_first_trial_only,omitempty"`
+	// VarySeedPerTrial gives every trial of a cell its own seed, TrialSeed
+	// of the cell's (AIPerf's multi_run.vary_seed_per_trial); else a
+	// cell's trials share its seed.
+	VarySeedPerTrial bool `json:"vary_seed_per_trial,omitempty"`
 }
 
 // Param is one swept parameter of a cell: a Profile option name and its value.
@@ -91,12 +96,23 @@ func (s Sweep) TrialList() []Trial {
 }
 
 // trial is cell's trial n, without its warmup after the first when
-// WarmupFirstTrialOnly.
+// WarmupFirstTrialOnly, with its own seed when VarySeedPerTrial.
 func (s Sweep) trial(c Cell, n int) Trial {
 	if s.WarmupFirstTrialOnly && n > 1 {
 		c.Profile = c.Profile.WithoutWarmup()
 	}
+	if s.VarySeedPerTrial {
+		c.Profile.RandomSeed = TrialSeed(c.Profile.RandomSeed, c.Label, n)
+	}
 	return Trial{Sweep: s.Name, Cell: c, Number: n}
+}
+
+// TrialSeed is trial n's seed of a cell labelled label whose seed is seed:
+// the first 63 bits of SHA-256 over the three, as AIPerf derives a seed per
+// trial (a different workload each trial, the same on every rerun).
+func TrialSeed(seed int64, label string, n int) int64 {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%d", seed, label, n))
+	return int64(binary.BigEndian.Uint64(sum[:8]) >> 1)
 }
 
 // Cooldown is the pause before trial next when prev ran just before it.

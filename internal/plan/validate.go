@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/seqdist"
 )
 
 // FieldError is one invalid option. Field is the snake_case option name (or a
@@ -72,6 +75,10 @@ func (p *Profile) Check() error {
 			v.add("header", err.Error())
 		}
 	}
+	v.check(p.ModelSelectionStrategy != "weighted", "model_selection_strategy",
+		"weighted needs a weight per model, which is not supported yet: use round_robin or random")
+	v.check(p.SessionHeader == "" || isHeaderName(p.SessionHeader), "session_header",
+		fmt.Sprintf("must be an HTTP header name, e.g. X-Session-ID, got %q", p.SessionHeader))
 	for _, e := range p.ExtraInputs {
 		m, err := ParseExtraInput(e)
 		if err != nil {
@@ -115,6 +122,7 @@ func (p *Profile) Check() error {
 	}
 
 	v.warmup(p)
+	v.network(p)
 	v.check(!strings.ContainsAny(p.ProfileExportPrefix, `/\`) && p.ProfileExportPrefix != "." && p.ProfileExportPrefix != "..",
 		"profile_export_prefix", fmt.Sprintf("must be a file name (the exports go to --artifact-dir), got %q", p.ProfileExportPrefix))
 	v.oneOf("export_level", p.ExportLevel, "", ExportSummary, ExportRecords, ExportRaw)
@@ -137,6 +145,7 @@ func (p *Profile) Check() error {
 	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
+	v.cacheBust(p)
 	v.synthesis(p)
 	v.scrape(p)
 	v.hooks(p)
@@ -177,11 +186,38 @@ func (v *validator) dataset(p *Profile) {
 	v.check(p.OutputTokensStddev == 0 || p.OutputTokensMean != nil || v.nonFinite["output_tokens_stddev"],
 		"output_tokens_stddev", "needs --output-tokens-mean")
 	v.intRange("num_dataset_entries", &p.NumDatasetEntries, 1, MaxDatasetEntries)
-	if n, isl := p.NumDatasetEntries, p.SyntheticInputTokensMean; n >= 1 && n <= MaxDatasetEntries &&
-		isl >= 1 && isl <= MaxTokens && n*isl > MaxDatasetTokens {
-		v.add("num_dataset_entries", fmt.Sprintf("× --synthetic-input-tokens-mean is %d prompt tokens, more than the %d "+
-			"(about 4 GB of text) generated before the first request: lower either", n*isl, MaxDatasetTokens))
+	isl := p.SyntheticInputTokensMean
+	if p.SequenceDistribution != "" {
+		isl = v.seqDist(p)
 	}
+	if n := p.NumDatasetEntries; n >= 1 && n <= MaxDatasetEntries &&
+		isl >= 1 && isl <= MaxTokens && n*isl > MaxDatasetTokens {
+		what := "--synthetic-input-tokens-mean"
+		if p.SequenceDistribution != "" {
+			what = "the largest ISL of --sequence-distribution"
+		}
+		v.add("num_dataset_entries", fmt.Sprintf("× %s is %d prompt tokens, more than the %d "+
+			"(about 4 GB of text) generated before the first request: lower either", what, n*isl, MaxDatasetTokens))
+	}
+}
+
+// seqDist checks --seq-dist and returns its largest ISL (0 when it does
+// not parse).
+func (v *validator) seqDist(p *Profile) int {
+	v.check(p.InputFile == "", "sequence_distribution",
+		"draws the ISL and OSL of synthetic prompts: it cannot be used with --input-file")
+	v.check(!p.Spec().Rankings, "sequence_distribution",
+		"does not apply to a rankings endpoint: use the --rankings-* lengths")
+	d, err := seqdist.Parse(p.SequenceDistribution)
+	if err != nil {
+		v.add("sequence_distribution", fmt.Sprintf("%s: %v", strconv.Quote(p.SequenceDistribution), err))
+		return 0
+	}
+	largest := 0
+	for _, b := range d.Buckets {
+		largest = max(largest, b.ISL)
+	}
+	return largest
 }
 
 func (v *validator) hooks(p *Profile) {

@@ -24,7 +24,8 @@ const maxMessage = 160
 
 // Console writes the human summary of run to w: the metrics table (AIPerf's
 // console metrics, in its display order) and the tables of AIPerf's other
-// console groups (the server's usage, speculative decoding), then the
+// console groups (the HTTP trace timing when asked, the server's usage,
+// speculative decoding), then the
 // server and GPU sections with the GPU power efficiency, the error
 // summary, an OSL mismatch warning, control-hook calls, client self-audit
 // and benchmark duration, each only when there is something to say.
@@ -32,6 +33,7 @@ func Console(w io.Writer, run *result.Run) {
 	p := &printer{w: w}
 	p.line(Title)
 	p.table(statsHeader, metricRows(run.Profiling.InGroup(metrics.GroupDefault)), "lrrrrrrr")
+	p.httpTrace(run)
 	p.usage(run.Profiling)
 	p.specDecode(run.Profiling)
 	p.turns(run)

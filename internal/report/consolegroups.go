@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/result"
 )
 
 // Titles of the console tables beside the main one, after AIPerf's.
@@ -14,6 +15,7 @@ const (
 	SpecDecodeTitle = "aiperf | Spec Decode"
 	PowerTitle      = "GPU Power Efficiency (NVIDIA)"
 	OSLTitle        = "Output Sequence Length Mismatch Warning"
+	HTTPTraceTitle  = "aiperf | HTTP Trace Timing"
 )
 
 // CacheReportingHint is AIPerf's note for a server that reports usage but
@@ -131,4 +133,12 @@ func (p *printer) oslMismatch(s metrics.Summary) {
 	p.line("Why: the server stopped (an EOS token) before the requested output length.")
 	p.line("Fix: --extra-inputs ignore_eos:true (vLLM, TensorRT-LLM), --extra-inputs min_tokens:N (vLLM, TensorRT-LLM, SGLang), " +
 		"or --use-server-token-count if the tokenizers disagree; per-request values: osl_mismatch_diff_pct in profile_export.jsonl.")
+}
+
+// httpTrace prints AIPerf's HTTP Trace Timing table when the run was asked
+// for it (--show-trace-timing): k6's phases of the HTTP exchange.
+func (p *printer) httpTrace(run *result.Run) {
+	if run.Config.ShowTraceTiming {
+		p.groupTable(run.Profiling, metrics.GroupHTTPTrace, HTTPTraceTitle)
+	}
 }

@@ -94,11 +94,14 @@ func appendMetadata(b []byte, md *jsonlMetadata) []byte {
 		return num(b, key, *v)
 	}
 	str := func(b []byte, key, v string) []byte { return appendString(append(b, key...), v) }
-	b = num(b, `{"session_num":`, int64(md.SessionNum))
+	b = num(b, `{"request_num":`, int64(md.RequestNum))
+	b = num(b, `,"session_num":`, int64(md.SessionNum))
 	b = str(b, `,"x_request_id":`, md.XRequestID)
 	b = str(b, `,"x_correlation_id":`, md.XCorrelationID)
 	b = str(b, `,"conversation_id":`, md.ConversationID)
 	b = num(b, `,"turn_index":`, int64(md.TurnIndex))
+	b = ptr(b, `,"credit_issued_ns":`, md.CreditIssuedNs)
+	b = ptr(b, `,"credit_received_ns":`, md.CreditReceivedNs)
 	b = num(b, `,"request_start_ns":`, md.RequestStartNs)
 	b = ptr(b, `,"request_ack_ns":`, md.RequestAckNs)
 	b = num(b, `,"request_end_ns":`, md.RequestEndNs)
@@ -107,6 +110,7 @@ func appendMetadata(b []byte, md *jsonlMetadata) []byte {
 	b = str(b, `,"benchmark_phase":`, md.BenchmarkPhase)
 	b = strconv.AppendBool(append(b, `,"was_cancelled":`...), md.WasCancelled)
 	b = ptr(b, `,"cancellation_time_ns":`, md.CancellationTimeNs)
+	b = num(b, `,"clock_offset_ns":`, md.ClockOffsetNs)
 	b = str(b, `,"phase":`, md.Phase)
 	b = num(b, `,"scheduled_ns":`, md.ScheduledNs)
 	b = num(b, `,"send_lag_ns":`, md.SendLagNs)

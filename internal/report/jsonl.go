@@ -20,11 +20,14 @@ var cancelledError = metrics.Error{Code: 499, Type: "RequestCancellationError",
 // (phase, scheduled_ns, send_lag_ns, http_status, retried, malformed_chunks,
 // usage_untrusted).
 type jsonlMetadata struct {
+	RequestNum         int    `json:"request_num"`
 	SessionNum         int    `json:"session_num"`
 	XRequestID         string `json:"x_request_id"`
 	XCorrelationID     string `json:"x_correlation_id"`
 	ConversationID     string `json:"conversation_id"`
 	TurnIndex          int    `json:"turn_index"`
+	CreditIssuedNs     *int64 `json:"credit_issued_ns"`
+	CreditReceivedNs   *int64 `json:"credit_received_ns"`
 	RequestStartNs     int64  `json:"request_start_ns"`
 	RequestAckNs       *int64 `json:"request_ack_ns"`
 	RequestEndNs       int64  `json:"request_end_ns"`
@@ -33,6 +36,10 @@ type jsonlMetadata struct {
 	BenchmarkPhase     string `json:"benchmark_phase"`
 	WasCancelled       bool   `json:"was_cancelled"`
 	CancellationTimeNs *int64 `json:"cancellation_time_ns"`
+	// ClockOffsetNs is what to subtract from these times to put them on
+	// the run's clock: always 0, for every time here already is on it
+	// (a worker's records are moved onto the coordinator's clock).
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
 
 	Phase           string `json:"phase"`        // phase name (several profiling phases may run)
 	ScheduledNs     int64  `json:"scheduled_ns"` // wall-clock ns the schedule wanted the send
@@ -112,6 +119,10 @@ func AppendJSONL(b []byte, r *metrics.Record, streaming bool) ([]byte, error) {
 			return b, fmt.Errorf("request %d: %w", r.Index, err)
 		}
 	}
+	if r.HTTP != nil && r.HTTP.Full {
+		b = append(b, `,"trace_data":`...)
+		b = appendTraceData(b, r)
+	}
 	b = append(b, `,"error":`...)
 	if errDetails == nil {
 		b = append(b, "null"...)
@@ -182,6 +193,7 @@ func workerID(i int) string {
 func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.Error) {
 	wall := func(ns int64) int64 { return r.WallStartNs + ns - r.SentNs }
 	md := jsonlMetadata{
+		RequestNum:        r.RequestNum,
 		SessionNum:        r.Session,
 		XRequestID:        r.RequestID,
 		XCorrelationID:    r.CorrelationID,
@@ -202,6 +214,14 @@ func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.
 	}
 	if r.Usage != nil {
 		md.UsageUntrusted = r.Usage.Untrusted
+	}
+	if r.IssuedNs != 0 {
+		issued := wall(r.IssuedNs)
+		md.CreditIssuedNs = &issued
+	}
+	if r.ReceivedNs != 0 {
+		received := wall(r.ReceivedNs)
+		md.CreditReceivedNs = &received
 	}
 	if streaming && r.ResponseNs.Len() > 0 {
 		ack := wall(r.ResponseNs.First())

@@ -17,6 +17,9 @@ type Names struct {
 	GPUJSONL                           string
 	TimeslicesJSON, TimeslicesCSV      string
 	RawJSONL                           string // written under --export-level raw only
+	NetworkJSONL                       string // the probes of --network-latency-automatic
+	Outputs                            string // outputs.json, written under --export-outputs-json only
+	outputs                            bool   // --export-outputs-json (or raw): outputs.json is written
 	records                            bool   // --export-level records: the JSONL is written
 	raw                                bool   // --export-level raw: the raw JSONL is written
 	csv                                bool   // the CSV summary is written (artifacts.summary lists it, or is absent)
@@ -24,15 +27,17 @@ type Names struct {
 
 // prefixSuffixes are stripped from a prefix, the longest first, so that
 // "foo.json" or "foo_raw.jsonl" name the same exports as "foo" (as AIPerf).
-var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
-	"_server_metrics.csv", "_gpu_telemetry.jsonl", "_timeslices.csv", "_timeslices.json", "_raw.jsonl",
+var prefixSuffixes = []string{"_network_latency.jsonl", "_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
+	"_server_metrics.csv", "_gpu_telemetry.jsonl", "_timeslices.csv", "_timeslices.json", "_raw.jsonl", "_outputs.json",
 	".parquet", ".jsonl", ".json", ".csv"}
 
 // NamesOf are the export names p asks for.
 func NamesOf(p plan.Profile) Names {
 	n := Names{JSON: JSONFile, CSV: CSVFile, JSONL: JSONLFile, ServerJSON: servermetrics.FileJSON,
 		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, GPUJSONL: servermetrics.FileGPUJSONL,
-		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile, RawJSONL: RawJSONLFile, raw: p.ExportLevel == plan.ExportRaw,
+		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile, RawJSONL: RawJSONLFile,
+		NetworkJSONL: NetworkJSONLFile, raw: p.ExportLevel == plan.ExportRaw,
+		Outputs: OutputsFile, outputs: p.WritesOutputs(),
 		csv:     len(p.SummaryFormats) == 0 || slices.Contains(p.SummaryFormats, "csv"),
 		records: p.ExportLevel != plan.ExportSummary}
 	if base := p.ProfileExportPrefix; base != "" {
@@ -46,7 +51,7 @@ func NamesOf(p plan.Profile) Names {
 		n.ServerJSON, n.ServerCSV = base+"_server_metrics.json", base+"_server_metrics.csv"
 		n.ServerJSONL, n.GPUJSONL = base+"_server_metrics.jsonl", base+"_gpu_telemetry.jsonl"
 		n.TimeslicesJSON, n.TimeslicesCSV = base+"_timeslices.json", base+"_timeslices.csv"
-		n.RawJSONL = base + "_raw.jsonl"
+		n.RawJSONL, n.NetworkJSONL, n.Outputs = base+"_raw.jsonl", base+"_network_latency.jsonl", base+"_outputs.json"
 	}
 	return n
 }

@@ -33,7 +33,8 @@ type rawResponse struct {
 // per profiling request in AIPerf's RawRecordInfo shape: metadata as in
 // profile_export.jsonl, start_perf_ns, the payload sent (the JSON body; a
 // body that is not JSON as a string), status, every response as read and
-// the error. Headers are not written. The run's secrets were redacted from
+// the error (and trace_data with --export-http-trace, as
+// profile_export.jsonl). Headers are not written. The run's secrets were redacted from
 // payloads and responses by result.Run.Redacted.
 func WriteRawJSONL(w io.Writer, run *result.Run) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -78,6 +79,10 @@ func rawLine(r *metrics.Record, streaming bool) object {
 	if r.Status != 0 {
 		status = r.Status
 	}
-	return object{{"metadata", md}, {"start_perf_ns", r.SentNs}, {"payload", payload}, {"status", status},
-		{"responses", responses}, {"error", errDetails}}
+	line := object{{"metadata", md}, {"start_perf_ns", r.SentNs}, {"payload", payload}, {"status", status},
+		{"responses", responses}}
+	if r.HTTP != nil && r.HTTP.Full { // --export-http-trace
+		line = append(line, field{"trace_data", json.RawMessage(appendTraceData(nil, r))})
+	}
+	return append(line, field{"error", errDetails})
 }

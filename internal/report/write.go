@@ -41,6 +41,12 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 	if names.raw {
 		exports = append(exports, export{names.RawJSONL, WriteRawJSONL})
 	}
+	if run.Network != nil && len(run.Network.Samples) > 0 {
+		exports = append(exports, export{names.NetworkJSONL, WriteNetworkJSONL})
+	}
+	if names.outputs {
+		exports = append(exports, export{names.Outputs, WriteOutputsJSON})
+	}
 	if run.Timeslices != nil {
 		exports = append(exports, export{names.TimeslicesJSON, WriteTimeslicesJSON},
 			export{names.TimeslicesCSV, WriteTimeslicesCSV})

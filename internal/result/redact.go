@@ -35,6 +35,11 @@ func (r *Run) Redacted(rd *plan.Redactor) *Run {
 	})
 	c.Records = redactEach(c.Records, func(rec *metrics.Record) bool {
 		raw := redactRaw(rd, rec)
+		if t := rec.ResponseText; t != nil {
+			if s := rd.Redact(*t); s != *t {
+				rec.ResponseText, raw = &s, true
+			}
+		}
 		if rec.Error == nil {
 			return raw
 		}

@@ -23,7 +23,7 @@ func TestRunRedacted(t *testing.T) {
 		ErrorSummary: []metrics.ErrorCount{{Error: metrics.Error{Message: echo}, Count: 1}},
 		ControlHooks: []hooks.Call{{Error: echo, Warning: echo}, {Error: "fine"}},
 		Audit:        Audit{Warnings: []string{echo}, KVResetDetail: echo},
-		Records:      []metrics.Record{{Error: &metrics.Error{Message: echo}}, {}},
+		Records:      []metrics.Record{{Error: &metrics.Error{Message: echo}}, {ResponseText: &echo}},
 	}
 	red := run.Redacted(p.Redactor())
 	b, err := json.Marshal(red)
@@ -31,9 +31,11 @@ func TestRunRedacted(t *testing.T) {
 	assert.NotContains(t, string(b), secret)
 	assert.Equal(t, "server said "+plan.Redacted, red.Records[0].Error.Message)
 	assert.Equal(t, "fine", red.ControlHooks[1].Error)
+	assert.Equal(t, "server said "+plan.Redacted, *red.Records[1].ResponseText, "outputs.json's text")
 
 	// The original is untouched: records share nothing that was changed.
 	assert.Equal(t, echo, run.Records[0].Error.Message)
+	assert.Equal(t, echo, *run.Records[1].ResponseText)
 	assert.Equal(t, echo, run.ControlHooks[0].Error)
 	assert.Equal(t, secret, run.Config.APIKey)
 

@@ -61,8 +61,10 @@ type Run struct {
 	Audit        Audit                `json:"audit"`
 	// Server is the server's own metrics and GPU telemetry, scraped during
 	// the run and reduced per phase (nil when collection was off).
-	Server  *servermetrics.Result `json:"server_metrics,omitempty"`
-	Records []metrics.Record      `json:"records"`
+	Server *servermetrics.Result `json:"server_metrics,omitempty"`
+	// Network is the network calibration (nil without --network-latency-*).
+	Network *Network         `json:"network_latency,omitempty"`
+	Records []metrics.Record `json:"records"`
 	// Exports say where the run was streamed or logged beyond its files
 	// (OpenTelemetry, MLflow, the live Prometheus endpoint).
 	Exports []Export `json:"exports,omitempty"`

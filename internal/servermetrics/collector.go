@@ -28,6 +28,10 @@ const PhaseReset = "reset"
 type Target struct {
 	URL    string // the full metrics URL, e.g. http://gpu1:8000/metrics
 	Source string // SourceServer or SourceGPU
+	// Anonymous targets get none of Options.Headers (a default DCGM
+	// exporter the user did not name: the server's credentials are not
+	// its business).
+	Anonymous bool
 }
 
 // Options configure a Collector.
@@ -260,7 +264,11 @@ func (c *Collector) scrape(ctx context.Context, ep *endpoint, pinned bool) int64
 	}
 	defer func() { <-ep.sem }()
 	t0 := c.now()
-	f, err := fetch(ctx, ep.client, ep.URL, c.o.Headers, c.o.MaxSeries, c.seed)
+	headers := c.o.Headers
+	if ep.Anonymous {
+		headers = nil
+	}
+	f, err := fetch(ctx, ep.client, ep.URL, headers, c.o.MaxSeries, c.seed)
 	if err != nil {
 		c.fail(ep, err)
 		return -1

@@ -61,17 +61,17 @@ func TestPhaseDeltasAreWhatTheMockDid(t *testing.T) {
 	total := func(metric, phase string, labels ...string) float64 {
 		return find(t, r, metric, phase, labels...).Stats["total"]
 	}
-	assert.Equal(t, float64(prompt), total("vllm:prompt_tokens_total", "profiling"))
-	assert.Equal(t, float64(generated), total("vllm:generation_tokens_total", "profiling"))
-	assert.Equal(t, float64(prompt), total("vllm:prefix_cache_queries_total", "profiling"))
-	assert.Equal(t, 4.0, total("vllm:request_success_total", "profiling", "finished_reason=length"))
+	assert.Equal(t, float64(prompt), total("vllm:prompt_tokens", "profiling"))
+	assert.Equal(t, float64(generated), total("vllm:generation_tokens", "profiling"))
+	assert.Equal(t, float64(prompt), total("vllm:prefix_cache_queries", "profiling"))
+	assert.Equal(t, 4.0, total("vllm:request_success", "profiling", "finished_reason=length"))
 	ttft := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
 	assert.Equal(t, 4.0, ttft.Stats["count"])
 	assert.Equal(t, "+Inf", ttft.Buckets[len(ttft.Buckets)-1].LE)
 	assert.Equal(t, 4.0, ttft.Buckets[len(ttft.Buckets)-1].Count)
 	assert.Equal(t, 1.0, find(t, r, "vllm:e2e_request_latency_seconds", "warmup").Stats["count"], "one warmup request inside its marks")
 
-	s := find(t, r, "vllm:prompt_tokens_total", "profiling")
+	s := find(t, r, "vllm:prompt_tokens", "profiling")
 	assert.Equal(t, "Prompt tokens", s.Friendly)
 	assert.Equal(t, "tokens", s.Unit)
 	assert.Equal(t, "Number of prefill tokens processed.", s.Description)

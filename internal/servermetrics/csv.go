@@ -83,13 +83,13 @@ func csvSection(typ string, ss []Series) [][]string {
 		header = append(header, "buckets")
 	}
 	slices.SortStableFunc(ss, func(a, b Series) int {
-		return cmp.Or(cmp.Compare(a.Metric, b.Metric),
+		return cmp.Or(cmp.Compare(AIPerfName(a.Metric, typ), AIPerfName(b.Metric, typ)),
 			cmp.Compare(displayEndpoint(a.Endpoint), displayEndpoint(b.Endpoint)), cmp.Compare(labelKey(a.Labels), labelKey(b.Labels)))
 	})
 	rows := [][]string{header}
 	for _, s := range ss {
 		_, unit := describe(s.Metric, s.Type)
-		row := []string{displayEndpoint(s.Endpoint), typ, s.Metric, unit}
+		row := []string{displayEndpoint(s.Endpoint), typ, AIPerfName(s.Metric, typ), unit}
 		for _, k := range keys {
 			v, ok := s.Stats[k]
 			row = append(row, csvNumber(v, ok, k == "count"))

@@ -25,8 +25,9 @@
 // AIPerf does), else the text format 0.0.4. Scrapes ask for the text
 // format only: expfmt's OpenMetrics parser is hundreds of times slower. A
 // body whose parsing takes more than a quarter of the interval (and 20 ms)
-// is warned about once. Counters keep the _total of their samples in both
-// formats; the _created samples of OpenMetrics and Python clients are
+// is warned about once. A counter is named as AIPerf's Python parser names
+// it, without the _total of its samples (AIPerfName), in both formats; the
+// _created samples of OpenMetrics and Python clients are
 // dropped, gauge histograms are ignored, and a histogram sample with a
 // value that is not finite is dropped whole (as AIPerf does).
 //
@@ -80,10 +81,11 @@
 // WriteJSON, WriteCSV and WriteJSONL write AIPerf's server_metrics_export
 // files; WriteGPUJSON, WriteGPUCSV and WriteGPUJSONL its GPU telemetry
 // (the telemetry_data object and the CSV section of its profile export,
-// and gpu_telemetry_export.jsonl). They name every family as the server
-// exposed it, a counter with its _total, as the store and compare do (one
-// name per counter; AIPerf's Python parser drops the _total; compare
-// accepts both spellings). The time-series
+// and gpu_telemetry_export.jsonl). They name every family by AIPerfName,
+// a counter without its _total, as AIPerf's exports do and as the store,
+// compare and the console do (one name per counter; compare accepts both
+// spellings, and the store reads the _total of older runs as this name).
+// The time-series
 // exports need the retained samples, which only the collecting process
 // has (ErrNoSamples otherwise).
 //

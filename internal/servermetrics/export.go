@@ -136,15 +136,16 @@ func exported(r *Result, source, phase string) []Series {
 
 // WriteJSON writes AIPerf's server_metrics_export.json for phase ("" for
 // the profiling span): the summary with each endpoint's fetch figures, and
-// the metrics keyed by name (a counter with the _total the server gave it,
-// as the store and compare name it), each with a series per endpoint and label set holding
-// the type's stats, a histogram's bucket deltas and the time slices.
+// the metrics keyed by AIPerfName (a counter without its _total, as AIPerf
+// and the store and compare name it), each with a series per endpoint and
+// label set holding the type's stats, a histogram's bucket deltas and the
+// time slices.
 func WriteJSON(w io.Writer, r *Result, phase string, m Meta) error {
 	metrics := map[string]object{}
 	var names []string
 	series := map[string][]any{}
 	for _, s := range exported(r, SourceServer, phase) {
-		name := s.Metric
+		name := AIPerfName(s.Metric, s.Type)
 		if _, ok := metrics[name]; !ok {
 			names = append(names, name)
 			metrics[name] = object{{"type", s.Type}, {"description", s.Description}}

@@ -153,7 +153,7 @@ func TestJSONExportAccessPaths(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
 	assert.Equal(t, "1.0", doc.SchemaVersion)
 	assert.Equal(t, "2026-01-02T03:04:05.000000", doc.Summary.StartTime)
-	prompt := doc.Metrics["vllm:prompt_tokens_total"]
+	prompt := doc.Metrics["vllm:prompt_tokens"]
 	assert.Equal(t, "counter", prompt.Type)
 	assert.Equal(t, "tokens", prompt.Unit)
 	assert.Equal(t, 2800.0, prompt.Series[0].Stats["total"], "1000 → 3800 between the marks")
@@ -161,7 +161,7 @@ func TestJSONExportAccessPaths(t *testing.T) {
 	ttft := doc.Metrics["vllm:time_to_first_token_seconds"].Series[0]
 	assert.Equal(t, 16.0, ttft.Stats["count"])
 	assert.Equal(t, map[string]float64{"0.01": 0, "0.1": 8, "1": 16, "+Inf": 16}, ttft.Buckets)
-	assert.Len(t, doc.Metrics["vllm:request_success_total"].Series, 2)
+	assert.Len(t, doc.Metrics["vllm:request_success"].Series, 2)
 	assert.NotContains(t, doc.Metrics, "rpc_seconds", "summaries are left out")
 	assert.Equal(t, "unknown", doc.Metrics["process_open_fds"].Type)
 	assert.NotContains(t, doc.Metrics, "DCGM_FI_DEV_GPU_UTIL", "GPU telemetry has its own export")

@@ -91,7 +91,7 @@ func TestBrokenEndpointsWarnOnceAndCollectionGoesOn(t *testing.T) {
 	c.Mark("profiling", false)
 	r := c.Stop()
 
-	assert.Equal(t, float64(prompt), find(t, r, "vllm:prompt_tokens_total", "profiling").Stats["total"])
+	assert.Equal(t, float64(prompt), find(t, r, "vllm:prompt_tokens", "profiling").Stats["total"])
 	require.Len(t, r.Endpoints, 5)
 	assert.Zero(t, r.Endpoints[0].Failures)
 	for i, want := range []string{"HTTP 404 Not Found", "not Prometheus text", "answered application/json", "timed out"} {

@@ -44,7 +44,8 @@ func Headline(r *Result) []Row {
 		fams := map[string][]Series{}
 		for _, s := range r.Series {
 			if s.Endpoint == ep.URL && s.Phase == r.Span {
-				fams[s.Metric] = append(fams[s.Metric], s)
+				name := AIPerfName(s.Metric, s.Type) // also a result of a version that kept the _total
+				fams[name] = append(fams[name], s)
 			}
 		}
 		h := headline{endpoint: ep.URL, fams: fams}

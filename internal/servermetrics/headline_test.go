@@ -70,14 +70,14 @@ func TestHeadline(t *testing.T) {
 		t.Fatalf("no row %s %s", name, stat)
 		return 0
 	}
-	hits := find(t, r, "vllm:prefix_cache_hits_total", "profiling").Stats["total"]
-	queries := find(t, r, "vllm:prefix_cache_queries_total", "profiling").Stats["total"]
+	hits := find(t, r, "vllm:prefix_cache_hits", "profiling").Stats["total"]
+	queries := find(t, r, "vllm:prefix_cache_queries", "profiling").Stats["total"]
 	require.Positive(t, hits, "the second round hits the first's blocks")
 	assert.InDelta(t, 100*hits/queries, value("Prefix-cache hit rate", "ratio"), 1e-9)
 	ttft := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
 	assert.InDelta(t, 1000*ttft.Stats["p50_estimate"], value("Server TTFT", "p50 est."), 1e-9)
 	assert.Equal(t, 6.0, ttft.Stats["count"])
-	assert.Equal(t, find(t, r, "vllm:generation_tokens_total", "profiling").Stats["rate"], value("Generation throughput", "rate"))
+	assert.Equal(t, find(t, r, "vllm:generation_tokens", "profiling").Stats["rate"], value("Generation throughput", "rate"))
 	for _, row := range rows {
 		if row.Section == SectionGPU && row.Name == "GPU memory used" {
 			assert.Equal(t, 73403.0, row.Value, "the mock's constant framebuffer use")
@@ -120,7 +120,7 @@ func TestResetEvidence(t *testing.T) {
 		assert.Zero(t, ev[0].Hits)
 		assert.Positive(t, ev[0].Queries)
 		assert.Positive(t, ev[0].PhaseQueries)
-		assert.Equal(t, "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total", ev[0].Source)
+		assert.Equal(t, "vllm:prefix_cache_hits / vllm:prefix_cache_queries", ev[0].Source)
 		assert.Contains(t, ev[0].Detail, "0 of ")
 	})
 	t.Run("not cleared", func(t *testing.T) {
@@ -186,10 +186,10 @@ func TestOtherServers(t *testing.T) {
 	r := c.Stop()
 	require.Empty(t, r.Warnings)
 
-	assert.Equal(t, 600.0, find(t, r, "llamacpp:prompt_tokens_total", "profiling").Stats["total"])
-	assert.Equal(t, 300.0, find(t, r, "llamacpp:tokens_predicted_total", "profiling").Stats["total"])
-	assert.Equal(t, 200.0, find(t, r, "llamacpp:prompt_tokens_total", "warmup").Stats["total"])
-	assert.Equal(t, 100.0, find(t, r, "llamacpp:tokens_predicted_total", "warmup").Stats["total"])
+	assert.Equal(t, 600.0, find(t, r, "llamacpp:prompt_tokens", "profiling").Stats["total"])
+	assert.Equal(t, 300.0, find(t, r, "llamacpp:tokens_predicted", "profiling").Stats["total"])
+	assert.Equal(t, 200.0, find(t, r, "llamacpp:prompt_tokens", "warmup").Stats["total"])
+	assert.Equal(t, 100.0, find(t, r, "llamacpp:tokens_predicted", "warmup").Stats["total"])
 
 	rows := map[string]Row{}
 	for _, row := range Headline(&r) {
@@ -203,9 +203,9 @@ func TestOtherServers(t *testing.T) {
 		return row
 	}
 	assert.Equal(t, 100*300/900.0, get(le, "Prefix-cache hit rate ratio").Value, "cached over prompt + cached")
-	assert.Equal(t, "llamacpp:prompt_tokens_cached_total / llamacpp:prompt_tokens_total", get(le, "Prefix-cache hit rate ratio").Metric)
+	assert.Equal(t, "llamacpp:prompt_tokens_cached / llamacpp:prompt_tokens", get(le, "Prefix-cache hit rate ratio").Metric)
 	assert.Equal(t, 2.0, get(le, "Running requests max").Value)
-	assert.Equal(t, "llamacpp:tokens_predicted_total", get(le, "Generation throughput rate").Metric)
+	assert.Equal(t, "llamacpp:tokens_predicted", get(le, "Generation throughput rate").Metric)
 	assert.Equal(t, 75.0, get(se, "Prefix-cache hit rate ratio").Value, "cached over prompt tokens")
-	assert.Equal(t, "sglang:generation_tokens_total", get(se, "Generation throughput rate").Metric)
+	assert.Equal(t, "sglang:generation_tokens", get(se, "Generation throughput rate").Metric)
 }

@@ -17,7 +17,7 @@ var ErrNoSamples = errors.New("no retained samples: the time series is only avai
 // WriteJSONL writes AIPerf's server_metrics_export.jsonl: one line per
 // retained scrape of each server endpoint, warmup included, as AIPerf's
 // slim records — endpoint_url, timestamp_ns (wall clock), endpoint_latency_ns
-// and metrics, each family (counters without _total) a list of samples,
+// and metrics, each family (by AIPerfName) a list of samples,
 // {"labels", "value"} or, for a histogram, {"labels", "buckets" (cumulative),
 // "sum", "count"}. Summaries are left out, as AIPerf does.
 func WriteJSONL(w io.Writer, r *Result, m Meta) error {

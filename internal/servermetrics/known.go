@@ -50,7 +50,8 @@ type known struct {
 // knownFamilies lists the families of vLLM, SGLang, TensorRT-LLM, Dynamo,
 // llama.cpp and the DCGM exporter that the console names, in order of
 // preference within a role (a current name before its older alias).
-// Counters carry the _total the text format gives them. Sources:
+// Counters are named as AIPerf names them, without the _total of their
+// samples (AIPerfName). Sources:
 //   - vLLM: vllm/v1/metrics/loggers.py (PrometheusStatLogger); the older
 //     vllm:gpu_cache_usage_perc and vllm:time_per_output_token_seconds;
 //   - SGLang: python/sglang/srt/metrics/collector.py (TokenizerMetricsCollector,
@@ -69,12 +70,12 @@ var knownFamilies = []known{
 	{"vllm:num_requests_waiting", "Waiting requests", "requests", roleWaiting, false},
 	{"vllm:kv_cache_usage_perc", "KV-cache usage", "ratio", roleKVUsage, false},
 	{"vllm:gpu_cache_usage_perc", "KV-cache usage", "ratio", roleKVUsage, false},
-	{"vllm:prefix_cache_hits_total", "Prefix-cache hits", "tokens", rolePrefixHits, false},
-	{"vllm:prefix_cache_queries_total", "Prefix-cache queries", "tokens", rolePrefixQueries, false},
-	{"vllm:num_preemptions_total", "Preemptions", "preemptions", rolePreemptions, false},
-	{"vllm:prompt_tokens_total", "Prompt tokens", "tokens", rolePromptTokens, false},
-	{"vllm:generation_tokens_total", "Generation tokens", "tokens", roleGenTokens, false},
-	{"vllm:request_success_total", "Successful requests", "requests", roleNone, false},
+	{"vllm:prefix_cache_hits", "Prefix-cache hits", "tokens", rolePrefixHits, false},
+	{"vllm:prefix_cache_queries", "Prefix-cache queries", "tokens", rolePrefixQueries, false},
+	{"vllm:num_preemptions", "Preemptions", "preemptions", rolePreemptions, false},
+	{"vllm:prompt_tokens", "Prompt tokens", "tokens", rolePromptTokens, false},
+	{"vllm:generation_tokens", "Generation tokens", "tokens", roleGenTokens, false},
+	{"vllm:request_success", "Successful requests", "requests", roleNone, false},
 	{"vllm:time_to_first_token_seconds", "Server TTFT", "seconds", roleTTFT, false},
 	{"vllm:inter_token_latency_seconds", "Server ITL", "seconds", roleITL, false},
 	{"vllm:time_per_output_token_seconds", "Server ITL", "seconds", roleITL, false},
@@ -82,19 +83,19 @@ var knownFamilies = []known{
 	{"vllm:request_queue_time_seconds", "Server queue time", "seconds", roleQueueTime, false},
 	{"vllm:request_prefill_time_seconds", "Server prefill time", "seconds", roleNone, false},
 	{"vllm:request_decode_time_seconds", "Server decode time", "seconds", roleNone, false},
-	{"vllm:spec_decode_num_accepted_tokens_total", "Spec decode accepted tokens", "tokens", roleSpecAccepted, false},
-	{"vllm:spec_decode_num_draft_tokens_total", "Spec decode draft tokens", "tokens", roleSpecDraftTokens, false},
-	{"vllm:spec_decode_num_drafts_total", "Spec decode drafts", "drafts", roleSpecDrafts, false},
+	{"vllm:spec_decode_num_accepted_tokens", "Spec decode accepted tokens", "tokens", roleSpecAccepted, false},
+	{"vllm:spec_decode_num_draft_tokens", "Spec decode draft tokens", "tokens", roleSpecDraftTokens, false},
+	{"vllm:spec_decode_num_drafts", "Spec decode drafts", "drafts", roleSpecDrafts, false},
 
 	{"sglang:num_running_reqs", "Running requests", "requests", roleRunning, false},
 	{"sglang:num_queue_reqs", "Waiting requests", "requests", roleWaiting, false},
 	{"sglang:token_usage", "KV-cache usage", "ratio", roleKVUsage, false},
-	{"sglang:cached_tokens_total", "Cached prompt tokens", "tokens", roleCachedTokens, false},
+	{"sglang:cached_tokens", "Cached prompt tokens", "tokens", roleCachedTokens, false},
 	{"sglang:cache_hit_rate", "Prefix-cache hit rate", "ratio", roleHitRate, false},
 	{"sglang:gen_throughput", "Generation throughput", "tokens/s", roleGenThroughput, false},
-	{"sglang:prompt_tokens_total", "Prompt tokens", "tokens", rolePromptTokens, false},
-	{"sglang:generation_tokens_total", "Generation tokens", "tokens", roleGenTokens, false},
-	{"sglang:num_requests_total", "Requests", "requests", roleNone, false},
+	{"sglang:prompt_tokens", "Prompt tokens", "tokens", rolePromptTokens, false},
+	{"sglang:generation_tokens", "Generation tokens", "tokens", roleGenTokens, false},
+	{"sglang:num_requests", "Requests", "requests", roleNone, false},
 	{"sglang:time_to_first_token_seconds", "Server TTFT", "seconds", roleTTFT, false},
 	{"sglang:inter_token_latency_seconds", "Server ITL", "seconds", roleITL, false},
 	{"sglang:time_per_output_token_seconds", "Server ITL", "seconds", roleITL, false},
@@ -107,9 +108,9 @@ var knownFamilies = []known{
 	{"trtllm_num_requests_waiting", "Waiting requests", "requests", roleWaiting, false},
 	{"trtllm_kv_cache_utilization", "KV-cache usage", "ratio", roleKVUsage, false},
 	{"trtllm_kv_cache_hit_rate", "Prefix-cache hit rate", "ratio", roleHitRate, false},
-	{"trtllm_prompt_tokens_total", "Prompt tokens", "tokens", rolePromptTokens, false},
-	{"trtllm_generation_tokens_total", "Generation tokens", "tokens", roleGenTokens, false},
-	{"trtllm_request_success_total", "Successful requests", "requests", roleNone, false},
+	{"trtllm_prompt_tokens", "Prompt tokens", "tokens", rolePromptTokens, false},
+	{"trtllm_generation_tokens", "Generation tokens", "tokens", roleGenTokens, false},
+	{"trtllm_request_success", "Successful requests", "requests", roleNone, false},
 	{"trtllm_time_to_first_token_seconds", "Server TTFT", "seconds", roleTTFT, false},
 	{"trtllm_time_per_output_token_seconds", "Server ITL", "seconds", roleITL, false},
 	{"trtllm_e2e_request_latency_seconds", "Server e2e latency", "seconds", roleE2E, false},
@@ -118,12 +119,12 @@ var knownFamilies = []known{
 	{"trtllm:time_per_output_token_seconds", "Server ITL", "seconds", roleITL, false},
 	{"trtllm:e2e_request_latency_seconds", "Server e2e latency", "seconds", roleE2E, false},
 	{"trtllm:request_queue_time_seconds", "Server queue time", "seconds", roleQueueTime, false},
-	{"trtllm:request_success_total", "Successful requests", "requests", roleNone, false},
+	{"trtllm:request_success", "Successful requests", "requests", roleNone, false},
 
 	{"dynamo_frontend_inflight_requests", "Running requests", "requests", roleRunning, false},
 	{"dynamo_frontend_queued_requests", "Waiting requests", "requests", roleWaiting, false},
-	{"dynamo_frontend_requests_total", "Requests", "requests", roleNone, false},
-	{"dynamo_frontend_output_tokens_total", "Generation tokens", "tokens", roleGenTokens, false},
+	{"dynamo_frontend_requests", "Requests", "requests", roleNone, false},
+	{"dynamo_frontend_output_tokens", "Generation tokens", "tokens", roleGenTokens, false},
 	{"dynamo_frontend_time_to_first_token_seconds", "Server TTFT", "seconds", roleTTFT, false},
 	{"dynamo_frontend_inter_token_latency_seconds", "Server ITL", "seconds", roleITL, false},
 	{"dynamo_frontend_request_duration_seconds", "Server e2e latency", "seconds", roleE2E, false},
@@ -136,14 +137,14 @@ var knownFamilies = []known{
 	{"llamacpp:requests_deferred", "Waiting requests", "requests", roleWaiting, false},
 	{"llamacpp:kv_cache_usage_ratio", "KV-cache usage", "ratio", roleKVUsage, false},
 	{"llamacpp:kv_cache_tokens", "KV-cache tokens", "tokens", roleNone, false},
-	{"llamacpp:prompt_tokens_cached_total", "Cached prompt tokens", "tokens", roleCachedTokens, false},
-	{"llamacpp:prompt_tokens_total", "Prompt tokens", "tokens", rolePromptTokens, true},
-	{"llamacpp:tokens_predicted_total", "Generation tokens", "tokens", roleGenTokens, false},
-	{"llamacpp:prompt_seconds_total", "Prompt processing time", "seconds", roleNone, false},
-	{"llamacpp:tokens_predicted_seconds_total", "Generation time", "seconds", roleNone, false},
+	{"llamacpp:prompt_tokens_cached", "Cached prompt tokens", "tokens", roleCachedTokens, false},
+	{"llamacpp:prompt_tokens", "Prompt tokens", "tokens", rolePromptTokens, true},
+	{"llamacpp:tokens_predicted", "Generation tokens", "tokens", roleGenTokens, false},
+	{"llamacpp:prompt_seconds", "Prompt processing time", "seconds", roleNone, false},
+	{"llamacpp:tokens_predicted_seconds", "Generation time", "seconds", roleNone, false},
 	{"llamacpp:prompt_tokens_seconds", "Prompt throughput", "tokens/s", roleNone, false},
 	{"llamacpp:predicted_tokens_seconds", "Generation throughput per request", "tokens/s", roleNone, false},
-	{"llamacpp:n_decode_total", "Decode calls", "calls", roleNone, false},
+	{"llamacpp:n_decode", "Decode calls", "calls", roleNone, false},
 	{"llamacpp:n_busy_slots_per_decode", "Busy slots per decode", "slots", roleNone, false},
 	{"llamacpp:n_tokens_max", "Largest batch (tokens)", "tokens", roleNone, false},
 
@@ -184,10 +185,11 @@ func byRole(r role) []string {
 // describe names a family for people: its friendly name when known, and
 // its unit (from the table, else inferred from the name as AIPerf does).
 func describe(name, typ string) (friendly, unit string) {
+	name = AIPerfName(name, typ)
 	if k := knownByName[name]; k != nil {
 		return k.friendly, k.unit
 	}
-	return "", inferUnit(aiperfName(name, typ))
+	return "", inferUnit(name)
 }
 
 // isMaximum reports whether a family the server types as a counter is a
@@ -196,9 +198,13 @@ func describe(name, typ string) (friendly, unit string) {
 // high-water mark means nothing.
 func isMaximum(name string) bool { return strings.HasSuffix(name, "_max") }
 
-// aiperfName is a family's name as AIPerf's Python parser reports it: a
-// counter without its _total suffix (for unit inference, AIPerf's rules).
-func aiperfName(name, typ string) string {
+// AIPerfName is a family's name as AIPerf's Python parser (prometheus_client)
+// reports it, the one name a family has here, in the exports, the store,
+// compare and the console: a counter without the _total of its samples
+// (vllm:prompt_tokens_total is vllm:prompt_tokens), every other type as
+// exposed. Only raw Prometheus text keeps the _total. The store also reads
+// through it the counters that versions before it stored with the suffix.
+func AIPerfName(name, typ string) string {
 	if typ == TypeCounter {
 		return strings.TrimSuffix(name, "_total")
 	}

@@ -21,9 +21,9 @@ func llamaExposition(prompt, maxTokens int) string {
 		"# TYPE llamacpp:n_tokens_max counter\nllamacpp:n_tokens_max %d\n", prompt, maxTokens)
 }
 
-// TestCountersKeepOneNameAndMaximaNoDelta: a counter is exported under the
-// name the server gave it (with _total), as the store and compare name it;
-// a counter that is a maximum (llama.cpp's n_tokens_max) is reduced as a
+// TestCountersKeepOneNameAndMaximaNoDelta: a counter has one name, AIPerf's
+// (without the _total of its samples), in its series (so the store, compare
+// and the console) and in every export; a counter that is a maximum (llama.cpp's n_tokens_max) is reduced as a
 // gauge, its max the figure, never a delta.
 func TestCountersKeepOneNameAndMaximaNoDelta(t *testing.T) {
 	srv := newExporter(t, llamaExposition(100, 64))
@@ -36,7 +36,7 @@ func TestCountersKeepOneNameAndMaximaNoDelta(t *testing.T) {
 	c.Mark("profiling", false)
 	r := c.Stop()
 
-	prompt := find(t, r, "llamacpp:prompt_tokens_total", "profiling")
+	prompt := find(t, r, "llamacpp:prompt_tokens", "profiling")
 	assert.Equal(t, TypeCounter, prompt.Type)
 	assert.Equal(t, 800.0, prompt.Stats["total"])
 	most := find(t, r, "llamacpp:n_tokens_max", "profiling")
@@ -48,6 +48,32 @@ func TestCountersKeepOneNameAndMaximaNoDelta(t *testing.T) {
 	require.NoError(t, WriteJSON(&b, &r, "", meta))
 	var doc struct{ Metrics map[string]json.RawMessage }
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Contains(t, doc.Metrics, "llamacpp:prompt_tokens_total", "the export names the counter as the store does")
-	assert.NotContains(t, doc.Metrics, "llamacpp:prompt_tokens")
+	assert.Contains(t, doc.Metrics, "llamacpp:prompt_tokens", "the export names the counter as AIPerf's does")
+	assert.NotContains(t, doc.Metrics, "llamacpp:prompt_tokens_total")
+	b.Reset()
+	require.NoError(t, WriteCSV(&b, &r, "", meta))
+	assert.Contains(t, b.String(), ",counter,llamacpp:prompt_tokens,tokens,800.0000,")
+	assert.NotContains(t, b.String(), "prompt_tokens_total")
+	b.Reset()
+	require.NoError(t, WriteJSONL(&b, &r, meta))
+	assert.Contains(t, b.String(), `"llamacpp:prompt_tokens":[{"value":900}]`)
+	assert.NotContains(t, b.String(), "prompt_tokens_total")
+
+	// a result of a version that kept the _total (read back from JSON)
+	// exports and heads the console with the same names
+	old := Result{Span: "profiling", Endpoints: []Endpoint{{URL: srv.url, Source: SourceServer}}, Series: []Series{
+		{Source: SourceServer, Endpoint: srv.url, Metric: "llamacpp:prompt_tokens_total", Type: TypeCounter, Phase: "profiling",
+			Stats: map[string]float64{"total": 800}},
+		{Source: SourceServer, Endpoint: srv.url, Metric: "llamacpp:tokens_predicted_total", Type: TypeCounter, Phase: "profiling",
+			Stats: map[string]float64{"total": 300, "rate": 30}}}}
+	rows := Headline(&old)
+	require.Len(t, rows, 1)
+	assert.Equal(t, Row{Section: SectionServer, Endpoint: srv.url, Name: "Generation throughput", Stat: "rate", Value: 30,
+		Unit: "tokens/s", Metric: "llamacpp:tokens_predicted"}, rows[0])
+	b.Reset()
+	require.NoError(t, WriteJSON(&b, &old, "", meta))
+	doc.Metrics = nil
+	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+	assert.Contains(t, doc.Metrics, "llamacpp:prompt_tokens")
+	assert.Contains(t, string(doc.Metrics["llamacpp:prompt_tokens"]), `"unit": "tokens"`)
 }

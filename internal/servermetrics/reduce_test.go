@@ -44,12 +44,12 @@ func TestCounterAndHistogramResets(t *testing.T) {
 	r := c.Stop()
 	require.Empty(t, r.Warnings)
 
-	reqs := find(t, r, "reqs_total", "profiling")
+	reqs := find(t, r, "reqs", "profiling")
 	assert.Equal(t, 25.0, reqs.Stats["total"])
 	assert.Empty(t, reqs.Unit, "nothing to infer from reqs")
 	assert.Equal(t, "seconds", find(t, r, "lat_seconds", "profiling").Unit, "inferred from the name as AIPerf does")
-	assert.Equal(t, 7.0, find(t, r, "errs_total", "profiling", "code=500").Stats["total"], "from zero when it appeared")
-	assert.Equal(t, 5.0, find(t, r, "reqs_total", "inner").Stats["total"], "a reset inside the inner phase")
+	assert.Equal(t, 7.0, find(t, r, "errs", "profiling", "code=500").Stats["total"], "from zero when it appeared")
+	assert.Equal(t, 5.0, find(t, r, "reqs", "inner").Stats["total"], "a reset inside the inner phase")
 
 	h := find(t, r, "lat_seconds", "profiling")
 	assert.Equal(t, 11.0, h.Stats["count"])
@@ -83,7 +83,8 @@ func roundTo(v float64) (float64, error) {
 }
 
 // OpenMetrics is parsed as OpenMetrics when the server says so: the
-// counter family keeps the _total of its samples, _created is dropped.
+// counter family is named as AIPerf names it (jobs, its samples jobs_total),
+// _created is dropped.
 func TestOpenMetricsContentType(t *testing.T) {
 	om := func(v int) string {
 		return fmt.Sprintf("# HELP jobs Jobs done.\n# TYPE jobs counter\njobs_total{q=\"a\"} %d\njobs_created{q=\"a\"} 1.7e9\n"+
@@ -97,7 +98,7 @@ func TestOpenMetricsContentType(t *testing.T) {
 	c.Mark("profiling", false)
 	r := c.Stop()
 	require.Empty(t, r.Warnings)
-	assert.Equal(t, 5.0, find(t, r, "jobs_total", "profiling", "q=a").Stats["total"])
+	assert.Equal(t, 5.0, find(t, r, "jobs", "profiling", "q=a").Stats["total"])
 	assert.Equal(t, 21.5, find(t, r, "temp_celsius", "profiling").Stats["avg"])
 	for _, s := range r.Series {
 		assert.NotContains(t, s.Metric, "_created")
@@ -131,7 +132,7 @@ func TestTimeslices(t *testing.T) {
 	c.Mark("profiling", false) // t = 5.5 s
 	r := c.Stop()
 
-	reqs := find(t, r, "reqs_total", "profiling")
+	reqs := find(t, r, "reqs", "profiling")
 	require.Len(t, reqs.Timeslices, 3)
 	assert.Equal(t, Timeslice{StartNs: 1e9, EndNs: 3e9, Stats: map[string]float64{"total": 10, "rate": 5}}, reqs.Timeslices[0])
 	assert.Equal(t, Timeslice{StartNs: 3e9, EndNs: 5e9, Stats: map[string]float64{"total": 6, "rate": 3}}, reqs.Timeslices[1])

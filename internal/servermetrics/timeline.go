@@ -135,6 +135,7 @@ func (b *endpointBuf) addFamily(mf *dto.MetricFamily) {
 	if typ == TypeCounter && isMaximum(name) {
 		typ = TypeGauge // a high-water mark: its max means something, a delta does not
 	}
+	name = AIPerfName(name, typ) // the one name of a counter: without _total
 	fam := b.fams[name]
 	if fam == nil || fam.typ != typ || fam.help != mf.GetHelp() {
 		fam = &family{name: name, typ: typ, help: mf.GetHelp()}

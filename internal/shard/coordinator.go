@@ -228,7 +228,7 @@ func (c *Coordinator) merge(w int, rec metrics.Record) error {
 	if err := checkRecord(&rec, win, c.URLs); err != nil {
 		return err
 	}
-	rec.Index, rec.Session = rec.Index*n+w, rec.Session*n+w
+	rec.Index, rec.Session, rec.RequestNum = rec.Index*n+w, rec.Session*n+w, rec.RequestNum*n+w
 	rec.Worker = w
 	st.records.Add(1)
 	st.lastRecord.Store(time.Now().UnixNano())

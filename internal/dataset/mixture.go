@@ -1,0 +1,26 @@
+package dataset
+
+import "math/rand/v2"
+
+// streamMixture draws each synthetic conversation's bucket of
+// Options.SeqDist, apart from the other streams so that the lengths drawn
+// without it are unchanged.
+const streamMixture = streamPassages + 1
+
+// mixLengths are the means and standard deviations a synthetic
+// conversation's ISLs and OSLs are drawn from.
+type mixLengths struct {
+	isl, osl     int
+	islSD, oslSD float64
+}
+
+// lengthsOf is what conversation lengths are drawn from: --seq-dist's
+// bucket picked with r, one per conversation and kept for all its turns
+// (AIPerf's "sticky" buckets), else --isl and --osl.
+func (o Options) lengthsOf(r *rand.Rand) mixLengths {
+	if o.SeqDist == nil {
+		return mixLengths{isl: o.ISLMean, islSD: o.ISLStddev, osl: o.OSLMean, oslSD: o.OSLStddev}
+	}
+	b := o.SeqDist.Pick(r)
+	return mixLengths{isl: b.ISL, islSD: b.ISLStddev, osl: b.OSL, oslSD: b.OSLStddev}
+}

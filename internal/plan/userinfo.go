@@ -1,0 +1,51 @@
+package plan
+
+import "strings"
+
+// redactUserinfo replaces the userinfo of every URL in text s, whatever
+// surrounds it (scheme://userinfo@host becomes scheme://<redacted>@host),
+// as RedactURL does for one URL: a user name or password a server or an
+// error message echoes inside a URL. One pass, linear in s.
+func redactUserinfo(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			break
+		}
+		start := i + len("://")
+		end := start
+		for end < len(rest) && isAuthorityByte(rest[end]) {
+			end++
+		}
+		at := strings.LastIndexByte(rest[start:end], '@')
+		if at < 0 {
+			b.WriteString(rest[:start])
+			rest = rest[start:]
+			continue
+		}
+		b.WriteString(rest[:start])
+		b.WriteString(Redacted)
+		rest = rest[start+at:]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
+// isAuthorityByte reports whether c may stand in a URL's authority
+// (RFC 3986 userinfo, host and port: unreserved, percent-encoded,
+// sub-delims, ':', '@', '[', ']'), or is part of a non-ASCII character.
+func isAuthorityByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c >= 0x80:
+		return true
+	}
+	return strings.IndexByte("-._~%!$&'()*+,;=:@[]", c) >= 0
+}
