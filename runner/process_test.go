@@ -139,14 +139,20 @@ func launchChild(t *testing.T, mode string, cancelOnStart bool) (*result.Run, er
 		err error
 	}
 	done := make(chan ret, 1)
+	// Only the child that ignores SIGINT gets a short grace period: one
+	// that stops cleanly must never be killed for being slow to.
+	local := runner.Local{Binary: os.Args[0]} // the default grace: 1 min
+	if mode == "hang" {
+		local.Grace = 200 * time.Millisecond
+	}
 	go func() {
-		run, err := runner.Local{Binary: os.Args[0], Grace: 200 * time.Millisecond}.Launch(ctx, spec, dir)
+		run, err := local.Launch(ctx, spec, dir)
 		done <- ret{run, err}
 	}()
 	select {
 	case r := <-done:
 		return r.run, r.err, dir
-	case <-time.After(30 * time.Second): // a bound against a hung test (well under the 1 min default grace), not a timing assertion
+	case <-time.After(3 * time.Minute): // a bound against a hung test (above the default grace), not a timing assertion
 		t.Fatal("Launch did not return: the child was not killed after its grace period")
 		return nil, nil, dir
 	}

@@ -49,6 +49,20 @@ func qwenDir(t *testing.T, config string) string {
 	return dir
 }
 
+// tinyTokenizerDir is a tokenizer directory with a small tokenizer.json
+// (loaded in milliseconds, where Qwen's takes seconds under -race) and
+// config as its tokenizer_config.json: for what does not depend on the
+// tokenizer.
+func tinyTokenizerDir(t *testing.T, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "internal/tokenizer/testdata/gpt2-tiny.tokenizer.json"))
+	require.NoError(t, err)
+	writeFile(t, dir, "tokenizer.json", string(b))
+	writeFile(t, dir, "tokenizer_config.json", config)
+	return dir
+}
+
 // sentChat is each request's conversation as inputs.json recorded it, by
 // conversation id and turn.
 func sentChat(t *testing.T, path string) map[string][][]struct{ Role, Content string } {
@@ -147,13 +161,14 @@ func TestApplyChatTemplate(t *testing.T) {
 // Without a chat template in tokenizer_config.json the ISL is the bare
 // count, as AIPerf falls back, and the console says so; a template that
 // does not render is refused before any traffic, naming the tokenizer.
+// (Which tokenizer does not matter here: a small one.)
 func TestApplyChatTemplateRefusals(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	args := func(tokDir string) []string {
 		return []string{"profile", "-m", "Qwen/Qwen2.5-7B-Instruct", "-u", m.URL, "--endpoint-type", "chat", "--ui", "simple",
 			"--isl", "16", "--osl", "4", "--request-count", "2", "--tokenizer", tokDir, "--apply-chat-template", "--no-store"}
 	}
-	base := qwenDir(t, `{"eos_token": "<|endoftext|>"}`)
+	base := tinyTokenizerDir(t, `{"eos_token": "<|endoftext|>"}`)
 	inv := cli(t, "", args(base)...)
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Contains(t, lineContaining(t, inv.stderr, "warning: --apply-chat-template"), "no chat_template")
@@ -164,14 +179,14 @@ func TestApplyChatTemplateRefusals(t *testing.T) {
 	assert.Contains(t, inv.stderr, "--endpoint-type completions sends no chat messages")
 
 	sent := m.control().InferenceRequests
-	broken := qwenDir(t, `{"chat_template": "{% for m in messages %}{{ raise_exception('no ' + m.role + ' here') }}{% endfor %}"}`)
+	broken := tinyTokenizerDir(t, `{"chat_template": "{% for m in messages %}{{ raise_exception('no ' + m.role + ' here') }}{% endfor %}"}`)
 	inv = cli(t, "", args(broken)...)
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--apply-chat-template: the chat template of tokenizer "+filepath.Join(broken, "tokenizer.json"))
 	assert.Contains(t, inv.stderr, "no user here")
 	assert.Contains(t, inv.stderr, "nothing was sent")
 
-	syntax := qwenDir(t, `{"chat_template": "{% for m in messages %}\n{{ m.content }\n{% endfor %}"}`)
+	syntax := tinyTokenizerDir(t, `{"chat_template": "{% for m in messages %}\n{{ m.content }\n{% endfor %}"}`)
 	inv = cli(t, "", args(syntax)...)
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "line 2")

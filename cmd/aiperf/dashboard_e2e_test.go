@@ -20,12 +20,25 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
-	"github.com/aiperf-go/aiperf/store"
 )
 
-// openPTY opens a pseudo-terminal: the terminal's side (the program's
-// stdout and stderr) and what it shows (read from the other side).
-func openPTY(t *testing.T) (tty *os.File, shown func() string) {
+// terminal is a pseudo-terminal: tty is the program's side (its stdout
+// and stderr); what it shows (String) is read from the other side.
+type terminal struct {
+	lockedBuffer
+	tty    *os.File
+	copied chan struct{}
+}
+
+// shown closes the program's side and returns all the terminal showed.
+func (term *terminal) shown() string {
+	term.tty.Close()
+	<-term.copied
+	return term.String()
+}
+
+// openPTY opens a pseudo-terminal (the test is skipped where there is none).
+func openPTY(t *testing.T) *terminal {
 	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -34,29 +47,28 @@ func openPTY(t *testing.T) (tty *os.File, shown func() string) {
 	require.NoError(t, unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0))
 	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
 	require.NoError(t, err)
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	term := &terminal{copied: make(chan struct{})}
+	term.tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(t, err)
-	var out bytes.Buffer
-	copied := make(chan struct{})
-	go func() { io.Copy(&out, ptmx); close(copied) }() // until the terminal side closes
+	go func() { io.Copy(term, ptmx); close(term.copied) }() // until the terminal side closes
 	t.Cleanup(func() { ptmx.Close() })
-	return tty, func() string { tty.Close(); <-copied; return out.String() }
+	return term
 }
 
 func TestProfileDashboardOnATerminal(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true, ErrorRate: 10})
 	dir := t.TempDir()
 	t.Chdir(dir)
-	tty, shown := openPTY(t)
+	term := openPTY(t)
 	args := append(quick(m.URL, "--request-count", "200", "--concurrency", "4", "--artifact-dir", "out"), "--ui", "dashboard")
-	code := run(context.Background(), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), tty, tty)
-	out := shown()
+	code := run(context.Background(), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), term.tty, term.tty)
+	out := term.shown()
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "aiperf dashboard · mock-model")
 	assert.Contains(t, out, "phase       profiling · ")
 	assert.Contains(t, out, "HTTPError 500")
 	assert.Contains(t, out, "tokens counted with", "the run's log is printed above the dashboard")
-	assert.Contains(t, out, "\x1b[?25h", "the cursor is shown again")
+	assert.Contains(t, out, showCursor, "the cursor is shown again")
 	assert.NotContains(t, out, "[profiling] ", "no simple progress line")
 	assert.Contains(t, out, "LLM Metrics", "the table follows")
 }
@@ -70,9 +82,9 @@ func TestProfileDashboardIsTheDefaultOnATerminal(t *testing.T) {
 		"--num-dataset-entries", "4", "--request-count", "20", "--artifact-dir", "out"}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	tty, shown := openPTY(t)
-	code := run(context.Background(), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), tty, tty)
-	out := shown()
+	term := openPTY(t)
+	code := run(context.Background(), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), term.tty, term.tty)
+	out := term.shown()
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "aiperf dashboard · mock-model")
 	assert.NotContains(t, out, "[profiling] ", "no simple progress line")
@@ -94,62 +106,54 @@ func TestProfileDashboardFallsBackWhenNotATerminal(t *testing.T) {
 	assert.Contains(t, inv.stdout, "LLM Metrics")
 
 	// A terminal on stderr alone is not enough: stdout is captured.
-	tty, shown := openPTY(t)
+	term := openPTY(t)
 	var stdout bytes.Buffer
 	dir := t.TempDir()
 	t.Chdir(dir)
 	code := run(context.Background(), append([]string{"--store", filepath.Join(dir, "aiperf.db")},
-		append(quick(m.URL, "--request-count", "20", "--artifact-dir", "out"), "--ui", "dashboard")...), &stdout, tty)
-	out := shown()
+		append(quick(m.URL, "--request-count", "20", "--artifact-dir", "out"), "--ui", "dashboard")...), &stdout, term.tty)
+	out := term.shown()
 	require.Equal(t, 0, code, out)
 	assert.NotContains(t, out, "aiperf dashboard")
 	assert.Contains(t, out, "[profiling] 20/20 done", "the simple progress line on the terminal")
 }
 
 // TestProfileDashboardSecondInterruptRestoresTheTerminal: a second Ctrl-C
-// exits at once and still shows the cursor the dashboard hid. (Whether the
-// run's summary came first depends on how fast the first one ended.)
+// exits at once and still shows the cursor the dashboard hid. The first
+// one's clean stop is held at the server (its profiler stop never answers),
+// so the process is still running, dashboard up, when the second arrives.
 func TestProfileDashboardSecondInterruptRestoresTheTerminal(t *testing.T) {
 	subprocesses(t)
 	m := startMock(t, mock.Config{})
+	url, stopping := holdProfilerStop(t, m)
 	dir := t.TempDir()
-	path := filepath.Join(dir, "aiperf.db")
-	tty, shown := openPTY(t)
-	cmd := exec.Command(os.Args[0], "--store", path, "profile", "-m", "mock-model", "-u", m.URL,
+	term := openPTY(t)
+	cmd := exec.Command(os.Args[0], "--store", filepath.Join(dir, "aiperf.db"), "profile", "-m", "mock-model", "-u", url,
 		"--tokenizer", tinyTokenizer(t), "--concurrency", "4", "--request-count", "1000000", "--ui", "dashboard",
-		"--artifact-dir", filepath.Join(dir, "out"))
-	cmd.Stdout, cmd.Stderr = tty, tty
+		"--server-profiler", "--server-profiler-timeout-seconds", "3600", "--artifact-dir", filepath.Join(dir, "out"))
+	cmd.Stdout, cmd.Stderr = term.tty, term.tty
 	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	require.Eventually(t, func() bool {
-		db, err := store.OpenReadOnly(path)
-		if err != nil {
-			return false
-		}
-		defer db.Close()
-		rows, err := db.ListRuns(context.Background(), store.RunFilter{})
-		return err == nil && len(rows) == 1
-	}, 2*time.Minute, 20*time.Millisecond, "the load goes (its first records are stored)")
-	// Signals sent back to back merge into one: Ctrl-C until it exits.
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var err error
-	for done := false; !done; {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err = <-exited:
-			done = true
-		case <-time.After(50 * time.Millisecond):
-		}
+		return strings.Contains(term.String(), hideCursor) && m.control().InferenceRequests > 0
+	}, hangGuard, 10*time.Millisecond, "the dashboard is up and the load goes")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	select {
+	case <-stopping: // the clean stop is under way, held at the profiler stop
+	case <-time.After(hangGuard):
+		t.Fatalf("no profiler stop after the first Ctrl-C:\n%s", term.String())
 	}
-	out := shown()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, out)
-	assert.Equal(t, ExitInterrupted, exit.ExitCode(), out)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	code := exitCode(t, cmd, hangGuard)
+	out := term.shown()
+	assert.Equal(t, ExitInterrupted, code, out)
 	require.Contains(t, out, "interrupted again: exiting now")
-	hidden := strings.LastIndex(out, "\x1b[?25l")
+	hidden := strings.LastIndex(out, hideCursor)
 	require.GreaterOrEqual(t, hidden, 0, "the dashboard hid the cursor")
-	shownAgain := strings.LastIndex(out, "\x1b[?25h")
+	shownAgain := strings.LastIndex(out, showCursor)
 	assert.Greater(t, shownAgain, hidden, "the cursor is shown again")
 	assert.Less(t, shownAgain, strings.Index(out, "interrupted again"), "before the hard exit")
 }
+
+// The terminal sequences that hide and show the cursor.
+const hideCursor, showCursor = "\x1b[?25l", "\x1b[?25h"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -34,6 +34,11 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// hangGuard is how long a test waits for what must happen before it calls
+// it a hang: far above what the behaviour needs, even beside CPU burners
+// on a loaded machine; never what a test asserts.
+const hangGuard = 3 * time.Minute
 
 // mockServer is an in-process aiperf-mock-server on a random loopback port.
 type mockServer struct {
@@ -110,7 +115,7 @@ func cliRun(ctx context.Context, t *testing.T, dir string, args ...string) invoc
 		dir = t.TempDir()
 	}
 	t.Chdir(dir)
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer // a run writes from several goroutines, as to os.Stdout
 	code := run(ctx, append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), &stdout, &stderr)
 	return invocation{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -84,53 +83,66 @@ func exitCode(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
 	}
 }
 
-// TestSecondInterruptExitsAtOnce: the first Ctrl-C starts a clean stop,
-// which here hangs on a profiler stop that never answers; the second one
-// exits at once.
-func TestSecondInterruptExitsAtOnce(t *testing.T) {
-	stopping := make(chan struct{}, 1)
-	m := startMock(t, mock.Config{TTFT: 2000, ITL: 1})
+// holdProfilerStop serves m behind a profiler stop route that never
+// answers (until its client gives up); stopping receives once per stop
+// that arrived: the run is then in its clean stop, still running.
+func holdProfilerStop(t *testing.T, m *mockServer) (url string, stopping <-chan struct{}) {
+	t.Helper()
+	arrived := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/stop_profile" {
-			stopping <- struct{}{}
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
 			<-r.Context().Done() // never answers
 			return
 		}
 		m.srv.Handler().ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
+	return srv.URL, arrived
+}
+
+// TestSecondInterruptExitsAtOnce: the first Ctrl-C starts a clean stop,
+// which here hangs on a profiler stop that never answers; the second one
+// exits at once.
+func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 2000, ITL: 1})
+	url, stopping := holdProfilerStop(t, m)
 	dir := t.TempDir()
-	cmd, _, stderr := aiperfProcess(t, dir, nil, quick(srv.URL, "--request-count", "4", "--server-profiler",
+	cmd, _, stderr := aiperfProcess(t, dir, nil, quick(url, "--request-count", "4", "--server-profiler",
 		"--server-profiler-timeout-seconds", "3600")...)
-	require.Eventually(t, func() bool { return m.control().InferenceRequests > 0 }, time.Minute, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return m.control().InferenceRequests > 0 }, hangGuard, 10*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	<-stopping // the clean stop is under way, blocked on the profiler
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	assert.Equal(t, ExitInterrupted, exitCode(t, cmd, time.Minute), stderr.String())
+	assert.Equal(t, ExitInterrupted, exitCode(t, cmd, hangGuard), stderr.String())
 	assert.Contains(t, stderr.String(), "interrupted again: exiting now")
 }
 
 // TestInterruptAfterTheLoadExits130: a Ctrl-C that arrives once every
 // request has returned still marks the run interrupted (exit 130), and the
-// table and exports of the finished load are still produced.
+// table and exports of the finished load are still produced. The interrupt
+// is the signal handler's cancellation, made while the profiler stop (sent
+// once the phase drained) is being answered, so it lands before the run
+// ends whatever the machine's speed.
 func TestInterruptAfterTheLoadExits130(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
-	var pid atomic.Int64
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/stop_profile" { // the phase has drained: the load is over
-			_ = syscall.Kill(int(pid.Load()), syscall.SIGINT)
-			time.Sleep(100 * time.Millisecond) // spacing only: the signal lands before the run ends
+			cancel(fmt.Errorf("%w by %v", context.Canceled, os.Interrupt)) // as interruptContext does
 		}
 		m.srv.Handler().ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	cmd, stdout, stderr := aiperfProcess(t, dir, nil, quick(srv.URL, "--request-count", "6", "--server-profiler",
-		"--artifact-dir", "out")...)
-	pid.Store(int64(cmd.Process.Pid))
-	assert.Equal(t, ExitInterrupted, exitCode(t, cmd, time.Minute), stderr.String())
-	assert.Contains(t, stderr.String(), "interrupted (after the load: all 6 profiling requests had returned)")
-	assert.Contains(t, stdout.String(), "Request Count")
+	inv := cliCtx(ctx, t, dir, quick(srv.URL, "--request-count", "6", "--server-profiler", "--artifact-dir", "out")...)
+	assert.Equal(t, ExitInterrupted, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "interrupted (after the load: all 6 profiling requests had returned)")
+	assert.Contains(t, inv.stdout, "Request Count")
 	assert.Equal(t, 6, countLines(t, filepath.Join(dir, "out", "profile_export.jsonl")), "the exports are written")
 	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
 	assert.Equal(t, true, export["was_cancelled"])
@@ -153,7 +165,7 @@ func TestClientOutOfFileDescriptors(t *testing.T) {
 	cmd.Env = append(os.Environ(), beMain+"=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	done := make(chan error, 1)
 	require.NoError(t, cmd.Start())
@@ -203,7 +215,7 @@ func TestHugeSingleCharacterReplyIsCounted(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	inv := cli(t, dir, "profile", "-m", "m", "-u", srv.URL, "--streaming", "--ui", "none", "--request-count", "2",
+	inv := cli(t, dir, "profile", "-m", "m", "-u", srv.URL, "--streaming", "--ui", "none", "--request-count", "1",
 		"--isl", "8", "--artifact-dir", "out", "--no-store")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))

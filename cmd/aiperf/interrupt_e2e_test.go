@@ -22,7 +22,8 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-// lockedBuffer is an output stream the test reads while a process writes it.
+// lockedBuffer is an output stream the test reads while a process (or an
+// in-process run, from several goroutines) writes it.
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -74,7 +74,7 @@ func TestSweepParentKilledLeavesNoSpec(t *testing.T) {
 	require.Eventually(t, func() bool {
 		c := m.control()
 		return c.ProfilerStarts == 2 && c.InferenceRequests > 4
-	}, time.Minute, 5*time.Millisecond, "the second trial is under load")
+	}, hangGuard, 5*time.Millisecond, "the second trial is under load")
 	require.NoError(t, parent.Process.Kill())
 	_ = parent.Wait()
 
@@ -84,7 +84,7 @@ func TestSweepParentKilledLeavesNoSpec(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(longDir, runner.ResultFile))
 		return err == nil && m.control().ProfilerStops == 2
-	}, time.Minute, 5*time.Millisecond, "the orphaned child finished")
+	}, hangGuard, 5*time.Millisecond, "the orphaned child finished")
 	assert.Empty(t, filesNamed(t, dir, runner.SpecFile), "no trial spec outlives a killed parent")
 	assertNoSecretInStore(t, dir, secret)
 
@@ -209,7 +209,7 @@ func TestProfileKilledKeepsItsRecords(t *testing.T) {
 		}
 		return &rows[0]
 	}
-	require.Eventually(t, func() bool { return stored() != nil }, 2*time.Minute, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return stored() != nil }, hangGuard, 20*time.Millisecond,
 		"the first batch of records is stored while the load goes")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()

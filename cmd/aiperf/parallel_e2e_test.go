@@ -39,24 +39,29 @@ func laneMocks(t *testing.T, dir string, g *rendezvous) ([]*mockServer, []string
 	return ms, []string{"sweep", script, "--set", "url=" + ms[0].URL, "--set", "url2=" + ms[1].URL, "--set", "tok=" + tinyTokenizer(t)}
 }
 
-// rendezvous holds the inference requests of two mocks, from the after+1-th
-// each receives, until both mocks hold one: then a trial of each server is
+// rendezvous holds the inference requests of n mocks, from the after+1-th
+// each receives, until every mock holds one: then a trial of each server is
 // in its profiling phase at the same moment, whatever the timing of the
-// trial processes. all is closed then; the held requests go on at once, or
-// with keep only once release is closed (or their client gives up).
+// trial processes (with one mock: a trial is provably mid-load). all is
+// closed then. Without keep, the held requests go on at once. With keep,
+// every request is held until release is closed, and the held ones are
+// never served (their run was interrupted while they waited: they end
+// when their client gives up, or unanswered at release); requests that
+// arrive after release go on.
 type rendezvous struct {
 	after int
 	keep  bool
 
 	mu      sync.Mutex
-	seen    [2]int
-	holding [2]bool
+	seen    []int
+	holding []bool
 	all     chan struct{}
 	release chan struct{}
 }
 
-func newRendezvous(after int, keep bool) *rendezvous {
-	return &rendezvous{after: after, keep: keep, all: make(chan struct{}), release: make(chan struct{})}
+func newRendezvous(n, after int, keep bool) *rendezvous {
+	return &rendezvous{after: after, keep: keep, seen: make([]int, n), holding: make([]bool, n),
+		all: make(chan struct{}), release: make(chan struct{})}
 }
 
 func (g *rendezvous) at(i int) func(http.Handler) http.Handler {
@@ -65,6 +70,9 @@ func (g *rendezvous) at(i int) func(http.Handler) http.Handler {
 			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/completions") && g.hold(i) {
 				select {
 				case <-g.release:
+					if g.keep {
+						return // held for a run that is over
+					}
 				case <-r.Context().Done():
 					return // the trial was interrupted while held
 				}
@@ -84,10 +92,15 @@ func (g *rendezvous) hold(i int) bool {
 	}
 	select {
 	case <-g.all:
-		return g.keep
+		select {
+		case <-g.release:
+			return false
+		default:
+			return g.keep
+		}
 	default:
 	}
-	if g.holding[i] = true; g.holding[0] && g.holding[1] {
+	if g.holding[i] = true; !slices.Contains(g.holding, false) {
 		close(g.all)
 		if !g.keep {
 			close(g.release)
@@ -145,7 +158,7 @@ func TestParallelSweepRunsServersSideBySide(t *testing.T) {
 	subprocesses(t)
 	dir := t.TempDir()
 	// Each server's first request waits for the other's: their first trials overlap.
-	g := newRendezvous(0, false)
+	g := newRendezvous(2, 0, false)
 	ms, args := laneMocks(t, dir, g)
 
 	pl := cli(t, dir, append([]string{"plan", "--parallel", "2"}, args[1:]...)...)
@@ -224,10 +237,9 @@ sweep(name = "one", base = base.replace(reset_kv_cache = True), matrix = {"concu
 	assert.Contains(t, r.stderr, "--parallel must be at least 1, got 0")
 }
 
-// interruptMidSecondTrials cancels ctx once both servers hold the first
-// request of their second trial (the first trials stored), calling before
-// first; g lets requests go once ctx is done.
-func interruptMidSecondTrials(ctx context.Context, cancel context.CancelFunc, g *rendezvous, before func()) {
+// cancelWhenHeld cancels ctx (Ctrl-C) once every server of g holds a
+// request, calling before first.
+func cancelWhenHeld(ctx context.Context, cancel context.CancelFunc, g *rendezvous, before func()) {
 	go func() {
 		select {
 		case <-g.all:
@@ -248,7 +260,7 @@ func assertInterruptedAfterFirstTrials(t *testing.T, r invocation, ms []*mockSer
 	assert.Contains(t, r.stderr, "interrupted after 2 of 8 trials")
 	assert.Equal(t, 2, strings.Count(r.stderr, "interrupted (not stored)"), "both running trials stopped")
 	for _, m := range ms {
-		assert.Eventually(t, func() bool { return m.control().ProfilerStops == 2 }, 30*time.Second, 10*time.Millisecond,
+		assert.Eventually(t, func() bool { return m.control().ProfilerStops == 2 }, hangGuard, 10*time.Millisecond,
 			"the interrupted trial stopped its profiler")
 	}
 	runs, err := openStore(t, dir).ListRuns(context.Background(), store.RunFilter{Sweep: "lanes"})
@@ -259,11 +271,11 @@ func assertInterruptedAfterFirstTrials(t *testing.T, r invocation, ms []*mockSer
 func TestParallelSweepInterruptedLocallyResumesOnKubernetes(t *testing.T) {
 	subprocesses(t)
 	dir := t.TempDir()
-	g := newRendezvous(4, true)
+	g := newRendezvous(2, 4, true)
 	ms, args := laneMocks(t, dir, g)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	interruptMidSecondTrials(ctx, cancel, g, nil)
+	cancelWhenHeld(ctx, cancel, g, nil)
 	first := cliCtx(ctx, t, dir, append(args, "--parallel", "2")...)
 	assertInterruptedAfterFirstTrials(t, first, ms, dir)
 	close(g.release)
@@ -291,12 +303,12 @@ func TestParallelSweepInterruptedLocallyResumesOnKubernetes(t *testing.T) {
 func TestParallelKubernetesSweepCancelDeletesJobsAndResumesLocally(t *testing.T) {
 	cs := fakeCluster(t)
 	dir := t.TempDir()
-	g := newRendezvous(4, true)
+	g := newRendezvous(2, 4, true)
 	ms, args := laneMocks(t, dir, g)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	running := -1
-	interruptMidSecondTrials(ctx, cancel, g, func() {
+	cancelWhenHeld(ctx, cancel, g, func() {
 		jobs, err := cs.BatchV1().Jobs("bench").List(context.Background(), metav1.ListOptions{})
 		if err == nil {
 			running = len(jobs.Items)

@@ -69,23 +69,25 @@ func TestAIPerfTutorials(t *testing.T) {
 			},
 		},
 		"warmup with its own concurrency": {
-			doc: "docs/tutorials/warmup.md (Warmup-Specific Load Settings: Different Concurrency)",
+			doc:    "docs/tutorials/warmup.md (Warmup-Specific Load Settings: Different Concurrency)",
+			change: "--request-count 100 instead of 500",
 			args: []string{"profile", "--model", "your-model", "--url", "localhost:8000", "--endpoint-type", "chat",
 				"--streaming", "--concurrency", "100", "--warmup-concurrency", "20", "--warmup-request-count", "50",
-				"--request-count", "500"},
+				"--request-count", "100"},
 			mock: mock.Config{Fast: true},
 			check: func(t *testing.T, dir string) {
 				exp := onlyExport(t, dir)
-				assert.Equal(t, 500.0, metricAvg(t, exp, "request_count"))
+				assert.Equal(t, 100.0, metricAvg(t, exp, "request_count"))
 				warm := exp["warmup_metrics"].(map[string]any)
 				assert.Equal(t, 50.0, metricAvg(t, warm, "request_count"))
 			},
 		},
 		"multi-run with --num-prompts": {
-			doc: "docs/tutorials/multi-run-confidence.md (Simple Multi-Run Benchmark)",
+			doc:    "docs/tutorials/multi-run-confidence.md (Simple Multi-Run Benchmark)",
+			change: "--num-prompts 100 instead of 1000",
 			args: []string{"profile", "--model", "llama-3-8b", "--endpoint-type", "chat",
 				"--url", "http://localhost:8000/v1/chat/completions", "--num-profile-runs", "5", "--concurrency", "10",
-				"--num-prompts", "1000"},
+				"--num-prompts", "100"},
 			mock:   mock.Config{Fast: true},
 			trials: true,
 			check: func(t *testing.T, dir string) {
@@ -111,9 +113,10 @@ func TestAIPerfTutorials(t *testing.T) {
 			},
 		},
 		"comma-list concurrency sweep": {
-			doc: "docs/tutorials/parameter-sweeping.md (Simple Concurrency Sweep)",
+			doc:    "docs/tutorials/parameter-sweeping.md (Simple Concurrency Sweep)",
+			change: "--num-prompts 100 instead of 1000",
 			args: []string{"profile", "--model", "llama-3-8b", "--endpoint-type", "chat",
-				"--url", "http://localhost:8000/v1/chat/completions", "--concurrency", "10,20,30,40", "--num-prompts", "1000"},
+				"--url", "http://localhost:8000/v1/chat/completions", "--concurrency", "10,20,30,40", "--num-prompts", "100"},
 			mock:   mock.Config{Fast: true},
 			trials: true,
 			check: func(t *testing.T, dir string) {
@@ -125,7 +128,7 @@ func TestAIPerfTutorials(t *testing.T) {
 		},
 		"YAML sweep": {
 			doc:    "docs/tutorials/sweeps.md @ cc2e9c4 (Sweep + Distributions: Sweep ISL Across Fixed Values)",
-			change: "the phase duration (1 s instead of 120 s) and the dataset entries (100 instead of 2000) (testdata/tutorial_isl_sweep.yaml)",
+			change: "the phase duration (1 s instead of 120 s) and the dataset entries (20 instead of 2000) (testdata/tutorial_isl_sweep.yaml)",
 			args:   []string{"profile", "--config", "isl.yaml"},
 			mock:   mock.Config{Fast: true},
 			trials: true,
@@ -140,10 +143,10 @@ func TestAIPerfTutorials(t *testing.T) {
 		},
 		"user-centric rate": {
 			doc:    "docs/tutorials/user-centric-timing.md (High Throughput Cache Test)",
-			change: "--benchmark-duration 4 instead of 100, --num-dataset-entries 16 instead of 1000 (each entry holds a 20,000-token user context)",
+			change: "--benchmark-duration 4 instead of 100, --num-dataset-entries 16 instead of 1000, --user-context-prompt-length 2000 instead of 20000",
 			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--url", "localhost:8000", "--endpoint-type", "chat",
 				"--streaming", "--user-centric-rate", "4.0", "--num-users", "15", "--session-turns-mean", "20",
-				"--shared-system-prompt-length", "1000", "--user-context-prompt-length", "20000",
+				"--shared-system-prompt-length", "1000", "--user-context-prompt-length", "2000",
 				"--synthetic-input-tokens-mean", "26", "--osl", "100", "--num-dataset-entries", "16",
 				"--benchmark-duration", "4"},
 			mock: mock.Config{Fast: true},

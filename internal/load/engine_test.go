@@ -225,7 +225,7 @@ func TestGracePeriodCancelsStragglers(t *testing.T) {
 	e := newEngine(f, c)
 	drained := make(chan struct{})
 	e.Hooks.Drained = func(plan.Phase) { close(drained) }
-	reports, err := e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Concurrency: 3, Duration: 0.05, GracePeriod: 0}})
+	reports, err := e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Concurrency: 3, Duration: 1, GracePeriod: 0}})
 	require.NoError(t, err)
 	<-drained
 	sent := reports[0].Sent
@@ -320,7 +320,7 @@ func TestRateCapStopsIssuingAtDurationEnd(t *testing.T) {
 	c := &collector{}
 	e := newEngine(f, c)
 	reports, err := e.Run(context.Background(), []plan.Phase{{Name: "p", Kind: plan.KindProfiling,
-		Rate: 1000, RateMode: plan.RateConstant, Concurrency: 1, Duration: 0.05, GracePeriod: 0}})
+		Rate: 1000, RateMode: plan.RateConstant, Concurrency: 1, Duration: 1, GracePeriod: 0}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, reports[0].Sent, "only the first send found a free slot before the end")
 	assert.Equal(t, 1, reports[0].Cancelled, "the grace period cut it")
@@ -335,14 +335,16 @@ func TestRatePhaseLastsItsDuration(t *testing.T) {
 	c := &collector{}
 	e := newEngine(f, c)
 	reports, err := e.Run(context.Background(), []plan.Phase{
-		{Name: "a", Kind: plan.KindProfiling, Rate: 10, RateMode: plan.RateConstant, Duration: 0.15, GracePeriod: -1},
+		{Name: "a", Kind: plan.KindProfiling, Rate: 1, RateMode: plan.RateConstant, Duration: 1.5, GracePeriod: -1},
 		{Name: "b", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1, Seamless: true},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 2, reports[0].Sent, "sends at 0 and 100 ms; the next (200 ms) is past the end")
+	// 500 ms between the last send due and the end, either way: room for a
+	// late timer on a loaded machine.
+	assert.Equal(t, 2, reports[0].Sent, "sends at 0 and 1 s; the next (2 s) is past the end")
 	for _, r := range c.recs {
 		if r.Phase == "b" {
-			assert.GreaterOrEqual(t, r.SentNs, reports[0].StartNs+150*int64(time.Millisecond), "b starts once a's 150 ms are over")
+			assert.GreaterOrEqual(t, r.SentNs, reports[0].StartNs+1500*int64(time.Millisecond), "b starts once a's 1.5 s are over")
 		}
 	}
 }

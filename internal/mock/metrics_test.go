@@ -128,10 +128,8 @@ func TestMetricsExposition(t *testing.T) {
 
 // The server's TTFT histogram records what it did: every time to first token
 // it measured is at most what the client saw for that request (the server
-// starts later and writes before the client reads), and at concurrency 1 the
-// histogram's median bucket is within one bucket of the client's median.
-// (150 ms sits mid-bucket, (0.1, 0.25], so a loaded machine's client-side
-// delays rarely move the client's median even one bucket.)
+// starts later and writes before the client reads), so its median bucket is
+// the client's median's or below, and no earlier than its own 150 ms.
 func TestTTFTHistogramAgreesWithClient(t *testing.T) {
 	_, base := start(t, Config{TTFT: 150, ITL: 2})
 	const n = 9
@@ -166,7 +164,8 @@ func TestTTFTHistogramAgreesWithClient(t *testing.T) {
 			break
 		}
 	}
-	assert.InDelta(t, clientBucket, serverBucket, 1, "client p50 %.4fs in bucket %d, server p50 in bucket %d", client[n/2], clientBucket, serverBucket)
+	assert.LessOrEqual(t, serverBucket, clientBucket, "client p50 %.4fs in bucket %d, server p50 in bucket %d", client[n/2], clientBucket, serverBucket)
+	assert.GreaterOrEqual(t, serverBucket, sort.SearchFloat64s(ttftBuckets, 0.15), "never before the mock's 150 ms")
 }
 
 // With --max-num-seqs, requests beyond the limit wait in arrival order; the

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +22,17 @@ import (
 // requests sent between the marks, not the warmup before nor the request
 // after; periodic scrapes in between change nothing.
 func TestPhaseDeltasAreWhatTheMockDid(t *testing.T) {
-	base := startMock(t, mock.Config{Fast: true})
+	srv, err := mock.New(mock.Config{Fast: true})
+	require.NoError(t, err)
+	var scrapes atomic.Int64 // served by the mock
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.Handler().ServeHTTP(w, r)
+		if r.URL.Path == "/metrics" {
+			scrapes.Add(1)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	base := ts.URL
 	c := collect(t, Options{Endpoints: []Target{server(base)}, Interval: 5 * time.Millisecond})
 	chat(t, base, "warm up one", 7)
 	c.Mark("warmup", true)
@@ -33,7 +45,9 @@ func TestPhaseDeltasAreWhatTheMockDid(t *testing.T) {
 		u := chat(t, base, fmt.Sprintf("profiling request %d %s", i, words(i*10, 20+i)), 3+i)
 		prompt += u.PromptTokens
 		generated += u.CompletionTokens
-		time.Sleep(6 * time.Millisecond) // let periodic scrapes land inside
+		seen := scrapes.Load()
+		require.Eventually(t, func() bool { return scrapes.Load() > seen }, time.Minute, time.Millisecond,
+			"a periodic scrape lands inside the phase") // a hang guard: the next one is 5 ms away
 	}
 	c.Mark("profiling", false)
 	chat(t, base, "after the phase", 9)

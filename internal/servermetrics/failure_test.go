@@ -68,15 +68,17 @@ func TestBrokenEndpointsWarnOnceAndCollectionGoesOn(t *testing.T) {
 
 	var warned sync.Map
 	var warnings atomic.Int32
-	// The timeout leaves room for a healthy scrape on a loaded machine
-	// (-race); the phase lasts long enough for the endpoint that never
-	// answers to time out again and again.
-	const timeout = 150 * time.Millisecond
+	// The timeouts leave room for a healthy scrape beside CPU burners
+	// (-race): the healthy endpoint's marks must land for its deltas to be
+	// exact. The phase lasts long enough for the endpoint that never
+	// answers to time out again and again (its baseline, its begin mark and
+	// a periodic scrape a second, at the least).
+	const timeout = time.Second
 	start := time.Now()
 	c := collect(t, Options{
 		Endpoints: []Target{server(base), {URL: notFound.URL + "/metrics", Source: SourceServer}, {URL: garbage.url, Source: SourceServer},
 			{URL: jsonBody.url, Source: SourceServer}, {URL: slow.URL + "/metrics", Source: SourceGPU}},
-		Interval: 5 * time.Millisecond, Timeout: timeout, MarkTimeout: 100 * time.Millisecond,
+		Interval: 5 * time.Millisecond, Timeout: timeout, MarkTimeout: timeout,
 		Warn: func(msg string) { warnings.Add(1); warned.Store(msg, true) },
 	})
 	c.Mark("profiling", true)
@@ -85,7 +87,7 @@ func TestBrokenEndpointsWarnOnceAndCollectionGoesOn(t *testing.T) {
 		prompt += chat(t, base, words(i, 30), 4).PromptTokens
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(time.Until(start.Add(6 * timeout)))
+	time.Sleep(time.Until(start.Add(4 * timeout)))
 	c.Mark("profiling", false)
 	r := c.Stop()
 
