@@ -60,13 +60,20 @@ func TestOtelUnreachableIsOneWarning(t *testing.T) {
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Equal(t, 1, strings.Count(inv.stderr, "OpenTelemetry collector at"), inv.stderr)
 	assert.NotContains(t, inv.stdout+inv.stderr, "pw-s3cret")
+	cmd, cfg, exports := storedRunRow(t, dir)
+	assert.NotContains(t, cmd+cfg+exports, "pw-s3cret", "the store holds no credential")
+	assert.Contains(t, exports, `"ok":false`, "the store says the collector got nothing")
+}
+
+// storedRunRow is the command line, configuration and exports the store
+// holds of the one run in dir's store.
+func storedRunRow(t *testing.T, dir string) (cmd, cfg, exports string) {
+	t.Helper()
 	db, err := sql.Open("sqlite3", filepath.Join(dir, "aiperf.db"))
 	require.NoError(t, err)
 	defer db.Close()
-	var cmd, cfg, exports string
 	require.NoError(t, db.QueryRow(`SELECT cli_command, config, exports FROM runs`).Scan(&cmd, &cfg, &exports))
-	assert.NotContains(t, cmd+cfg+exports, "pw-s3cret", "the store holds no credential")
-	assert.Contains(t, exports, `"ok":false`, "the store says the collector got nothing")
+	return cmd, cfg, exports
 }
 
 func closedAddr(t *testing.T) string {

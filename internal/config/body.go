@@ -65,6 +65,8 @@ func (d *decoder) benchmarkFields() []field {
 			return append(fs, field{keys("formats"), d.opt("server_metrics_formats")},
 				field{keys("interval"), d.opt("server_metrics_interval")})
 		})},
+		{keys("otel"), d.section(d.otelFields)},
+		{keys("mlflow"), d.section(d.mlflowFields)},
 		{keys("random_seed"), d.opt("random_seed")},
 	}, d.notYetFields()...)
 }

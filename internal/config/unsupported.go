@@ -56,8 +56,6 @@ var notYetSections = map[string][2]string{
 	"logging":           {"logging:", "use aiperf profile -v or --log-level"},
 	"metrics":           {"metrics: (AIPerf's metric aggregation settings)", ""},
 	"accuracy":          {"accuracy: (accuracy benchmarks)", ""},
-	"otel":              {"otel: (OpenTelemetry streaming)", ""},
-	"mlflow":            {"mlflow: (MLflow upload)", ""},
 	"wandb":             {"wandb: (Weights & Biases upload)", ""},
 	"network_latency":   {"network_latency: (network-adjusted latencies)", ""},
 	"endpoint_profiles": {"endpoint_profiles: (named extra endpoints)", ""},

@@ -131,7 +131,7 @@ func pairs(items []string, sep, shape string) (map[string]string, error) {
 // integrations checks the OpenTelemetry, MLflow and live-metrics options.
 func (v *validator) integrations(p *Profile) {
 	if p.OtelURL != "" {
-		v.integrationURL("otel_url", p.OtelMetricsURL(), "host[:port] or an http(s) URL (OTLP/HTTP; gRPC is not supported)")
+		v.integrationURL("otel_url", p.OtelMetricsURL(), OtelURLShape)
 	}
 	for _, s := range p.Stream {
 		v.oneOf("stream", strings.TrimSpace(s), StreamMetrics, StreamTiming, StreamDefault)
@@ -142,7 +142,7 @@ func (v *validator) integrations(p *Profile) {
 		v.add("otel_resource_attributes", err.Error())
 	}
 	if p.MLflowTrackingURI != "" {
-		v.integrationURL("mlflow_tracking_uri", p.MLflowTrackingURI, "an http(s) URL of an MLflow tracking server")
+		v.integrationURL("mlflow_tracking_uri", p.MLflowTrackingURI, MLflowURIShape)
 	}
 	if _, err := p.MLflowTags(); err != nil {
 		v.add("mlflow_tag", err.Error())
@@ -162,12 +162,27 @@ func (v *validator) integrations(p *Profile) {
 	}
 }
 
+// What --otel-url and --mlflow-tracking-uri take, for messages.
+const (
+	OtelURLShape   = "host[:port] or an http(s) URL (OTLP/HTTP; gRPC is not supported)"
+	MLflowURIShape = "an http(s) URL of an MLflow tracking server"
+)
+
 // integrationURL checks an integration's http(s) URL.
 func (v *validator) integrationURL(field, raw, want string) {
+	if err := CheckIntegrationURL(raw, want); err != nil {
+		v.add(field, err.Error())
+	}
+}
+
+// CheckIntegrationURL checks that raw is an http(s) URL with a host; the
+// error says it must be want, showing raw with its credentials redacted.
+func CheckIntegrationURL(raw, want string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		v.add(field, fmt.Sprintf("must be %s, got %q", want, RedactURL(raw)))
+		return fmt.Errorf("must be %s, got %q", want, RedactURL(raw))
 	}
+	return nil
 }
 
 // GenAIProvider is the gen_ai.provider.name of the run: --gen-ai-provider,
