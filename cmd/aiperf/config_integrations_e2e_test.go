@@ -105,3 +105,31 @@ func TestConfigMLflowSection(t *testing.T) {
 	assert.NotContains(t, cmd+cfg+exports, "pw-s3cret", "the store holds no credential")
 	assert.Contains(t, exports, "mlflow")
 }
+
+// TestConfigImagesSection: a config file's dataset.images: (AIPerf's
+// ImageConfig keys) sends batch_size images of the given size with every
+// request, as the --image-* flags do: the mock decodes each and counts
+// its tokens, so the server's prompt tokens are the text's plus two
+// 256×128 images' by the mock's documented formula.
+func TestConfigImagesSection(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	path := writeFile(t, dir, "bench.yaml", `schemaVersion: "2.0"
+benchmark:
+  model: Qwen/Qwen2-VL-2B-Instruct
+  endpoint: {url: `+m.URL+`, streaming: true, use_server_token_count: true}
+  dataset:
+    type: synthetic
+    entries: 4
+    prompts: {isl: 30, osl: 2}
+    images: {batch_size: 2, width: 256, height: 128, format: png}
+  phases: {type: concurrency, concurrency: 2, requests: 6}
+`)
+	inv := cli(t, dir, "profile", "--config", path, "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.NotContains(t, inv.stderr, "sends no images")
+	exp := onlyExport(t, dir)
+	assert.Equal(t, 6.0, metricAvg(t, exp, "request_count"))
+	assert.Equal(t, float64(30+2*mock.ImageTokens(256, 128)), metricAvg(t, exp, "usage_prompt_tokens"),
+		"each request's two images counted by the mock")
+}

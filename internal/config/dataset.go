@@ -101,9 +101,9 @@ func (d *decoder) syntheticFields(path string) []field {
 			func(mean float64) { p.ConversationTurnDelayMean = mean },
 			func(sd float64) { p.ConversationTurnDelayStddev = sd })},
 		{keys("turn_delay_ratio"), d.opt("conversation_turn_delay_ratio")},
-		{keys("images"), d.notYet("images: (synthetic images)", "")},
-		{keys("audio"), d.notYet("audio: (synthetic audio)", "")},
-		{keys("video"), d.notYet("video: (synthetic video)", "")},
+		{keys("images"), d.imagesSection()},
+		{keys("audio"), d.audioSection()},
+		{keys("video"), d.videoSection()},
 		{keys("rankings"), d.notYet("rankings: in a config file", "use aiperf profile's --rankings-* flags")},
 		{keys("cache_bust"), d.cacheBust},
 	}

@@ -153,6 +153,8 @@ func (d *decoder) opt(name string, allowed ...string) func(string, *yaml.Node) {
 		var v any
 		var ok bool
 		switch t := o.Kind; {
+		case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.String:
+			v, ok = d.numbers(path, n, t.Elem().Kind() != reflect.Float64)
 		case t.Kind() == reflect.Slice:
 			v, ok = d.strings(path, n)
 		case t == reflect.TypeFor[bool]():
@@ -248,6 +250,33 @@ func (d *decoder) strings(path string, n *yaml.Node) ([]string, bool) {
 			return nil, false
 		}
 		out = append(out, s)
+	}
+	return out, true
+}
+
+// numbers reads a number or a list of numbers (integers when integer).
+func (d *decoder) numbers(path string, n *yaml.Node, integer bool) ([]any, bool) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	out := make([]any, 0, len(items))
+	for i, item := range items {
+		at := path
+		if n.Kind == yaml.SequenceNode {
+			at = fmt.Sprintf("%s[%d]", path, i)
+		}
+		var v any
+		var ok bool
+		if integer {
+			v, ok = d.int(at, deref(item))
+		} else {
+			v, ok = d.float(at, deref(item))
+		}
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
 	}
 	return out, true
 }

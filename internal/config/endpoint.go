@@ -54,7 +54,7 @@ func (d *decoder) endpointFields() []field {
 		{keys("keepalive_timeout"), d.notYet("keepalive_timeout:", "")},
 		{keys("use_legacy_max_tokens"), d.opt("use_legacy_max_tokens")},
 		{keys("template"), d.notYet("template: (request body templates)", "use aiperf profile --endpoint-type template with its flags")},
-		{keys("download_video_content"), d.notYetUnless("false", "download_video_content: true", "")},
+		{keys("download_video_content"), d.opt("download_video_content")},
 		{keys("request_content_type"), d.opt("request_content_type", "application/json", "multipart/form-data")},
 		{keys("session_header"), d.opt("session_header")},
 		{keys("uuid_and_strip"), d.notYetUnless("false", "uuid_and_strip: true", "")},

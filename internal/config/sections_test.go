@@ -119,7 +119,6 @@ func TestNotSupportedYet(t *testing.T) {
 		{[]string{"benchmark: {accuracy: {benchmark: mmlu}}"}, `bench.yaml:1: benchmark.accuracy: accuracy: (accuracy benchmarks) is not supported yet`},
 		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
 		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: weighted (a weight per model) is not supported yet: use round_robin or random`},
-		{[]string{"benchmark: {dataset: {type: synthetic, images: {batch_size: 1}}}"}, `bench.yaml:1: benchmark.dataset.images: images: (synthetic images) is not supported yet`},
 		{[]string{"benchmark: {dataset: {prompts: {isl: {type: lognormal, mean: 5}}}}"}, `bench.yaml:1: benchmark.dataset.prompts.isl.type: a lognormal distribution is not supported yet: use a number or {mean, stddev}`},
 		{[]string{"benchmark: {dataset: {type: file, path: x.jsonl, format: baseten_trace}}"}, `bench.yaml:1: benchmark.dataset.format: format "baseten_trace" is not supported yet: use single_turn, multi_turn, random_pool or mooncake_trace`},
 		{[]string{"benchmark: {phases: {type: user_centric, rate: 1, users: 4, requests: 8}}"}, `bench.yaml:1: benchmark.phases.type: user_centric phases in a config file are not supported yet: use aiperf profile --user-centric-rate and --num-users`},
