@@ -63,7 +63,7 @@ func TestConfigOtelSection(t *testing.T) {
 // TestConfigMLflowSection: a config file's mlflow: section (AIPerf's
 // MLflowConfig keys) logs the run to the FAKE MLflow server as the
 // --mlflow-* flags do, and the tracking URI's password reaches no output,
-// export or store row.
+// export, store row or config expand listing.
 func TestConfigMLflowSection(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	fake := mlflowfake.Start(t)
@@ -101,6 +101,10 @@ func TestConfigMLflowSection(t *testing.T) {
 		}
 		return err
 	}))
+	ex := cli(t, dir, "config", "expand", path, "--full")
+	require.Equal(t, ExitOK, ex.code, ex.stderr)
+	assert.Contains(t, ex.stdout, "tracking_uri:")
+	assert.NotContains(t, ex.stdout+ex.stderr, "pw-s3cret", "config expand prints the body redacted")
 	cmd, cfg, exports := storedRunRow(t, dir)
 	assert.NotContains(t, cmd+cfg+exports, "pw-s3cret", "the store holds no credential")
 	assert.Contains(t, exports, "mlflow")
