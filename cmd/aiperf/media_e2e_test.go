@@ -44,20 +44,21 @@ func runTutorial(t *testing.T, c tutorial, files map[string]string) (*mockServer
 }
 
 // TestVisionTutorial runs docs/tutorials/vision.md's synthetic-image
-// command line unchanged: every request carries one 512×512 image, which
-// the mock decodes and counts as Qwen2-VL does (324 tokens) on top of the
-// 100 text tokens.
+// command line with its count shrunk: every request carries one 512×512
+// image, which the mock decodes and counts as Qwen2-VL does (324 tokens)
+// on top of the 100 text tokens.
 func TestVisionTutorial(t *testing.T) {
 	c := tutorial{
-		doc: "docs/tutorials/vision.md @ 13992db (Profile with Synthetic Images)",
+		doc:    "docs/tutorials/vision.md @ 13992db (Profile with Synthetic Images)",
+		change: "--request-count 8 instead of 20, and --num-dataset-entries 4 added (each entry is an image to encode)",
 		args: []string{"profile", "--model", "Qwen/Qwen2-VL-2B-Instruct", "--endpoint-type", "chat",
 			"--image-width-mean", "512", "--image-height-mean", "512", "--synthetic-input-tokens-mean", "100",
-			"--streaming", "--url", "localhost:8000", "--request-count", "20", "--concurrency", "4"},
+			"--streaming", "--url", "localhost:8000", "--request-count", "8", "--concurrency", "4", "--num-dataset-entries", "4"},
 		mock: mock.Config{Fast: true},
 	}
 	_, dir := runTutorial(t, c, nil)
 	exp := onlyExport(t, dir)
-	assert.Equal(t, 20.0, metricAvg(t, exp, "request_count"))
+	assert.Equal(t, 8.0, metricAvg(t, exp, "request_count"))
 	assert.Equal(t, 100.0, metricAvg(t, exp, "input_sequence_length"), "ISL counts the text, as AIPerf's")
 	assert.Equal(t, float64(100+mock.ImageTokens(512, 512)), metricAvg(t, exp, "usage_prompt_tokens"),
 		"the server's prompt tokens add the image's")
@@ -247,12 +248,12 @@ func TestImageGenerationTutorial(t *testing.T) {
 func TestImageEditTutorial(t *testing.T) {
 	c := tutorial{
 		doc:    "docs/tutorials/sglang-image-edit.md @ 013e460 (Image Edit Using Synthetic Reference Images)",
-		change: "--warmup-request-count 1 and --request-count 4 instead of 5 and 50",
+		change: "--warmup-request-count 1 and --request-count 4 instead of 5 and 50, and --num-dataset-entries 4 added (each entry is an image to encode)",
 		args: []string{"profile", "--model", "black-forest-labs/FLUX.2-klein-4B", "--tokenizer", "builtin",
 			"--url", "http://localhost:30000", "--endpoint-type", "image_edit", "--image-batch-size", "1",
 			"--image-width-mean", "512", "--image-height-mean", "512", "--extra-inputs", "size:512x512",
 			"--extra-inputs", "num_inference_steps:4", "--extra-inputs", "guidance_scale:1.0",
-			"--warmup-request-count", "1", "--request-count", "4", "--concurrency", "2"},
+			"--warmup-request-count", "1", "--request-count", "4", "--concurrency", "2", "--num-dataset-entries", "4"},
 		mock: mock.Config{Fast: true},
 	}
 	for i, a := range c.args {
