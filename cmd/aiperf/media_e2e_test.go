@@ -77,16 +77,16 @@ func TestImageSizeTTFT(t *testing.T) {
 			c := tutorial{doc: "docs/multimodal.md (The mock's image tokens)",
 				args: []string{"profile", "-m", "Qwen/Qwen2-VL-2B-Instruct", "--url", "localhost:8000", "--streaming",
 					"--image-width-mean", s, "--image-height-mean", s, "--isl", fmt.Sprint(text), "--osl", "2",
-					"--num-dataset-entries", "4", "--request-count", "4", "--concurrency", "1", "--use-server-token-count", "--ui", "none"},
+					"--num-dataset-entries", "2", "--request-count", "2", "--concurrency", "1", "--use-server-token-count", "--ui", "none"},
 				mock: mock.Config{TTFT: ttftMS, ITL: 0.1, Prefill: prefillUS}}
 			m, dir := runTutorial(t, c, nil)
 			isl := text + mock.ImageTokens(side, side)
 			exp := onlyExport(t, dir)
 			assert.Equal(t, float64(isl), metricAvg(t, exp, "input_sequence_length"))
 			first := m.srv.Timing().Schedule.First
-			require.Equal(t, uint64(4), first.Count)
+			require.Equal(t, uint64(2), first.Count)
 			want := ttftMS*1000 + prefillUS*float64(isl)
-			assert.InDelta(t, want, first.MinUS, 1, "every request's TTFT as scheduled: 4 distinct images, nothing cached")
+			assert.InDelta(t, want, first.MinUS, 1, "every request's TTFT as scheduled: 2 distinct images, nothing cached")
 			assert.InDelta(t, want, first.MaxUS, 1)
 		})
 	}
