@@ -44,20 +44,21 @@ func runTutorial(t *testing.T, c tutorial, files map[string]string) (*mockServer
 }
 
 // TestVisionTutorial runs docs/tutorials/vision.md's synthetic-image
-// command line unchanged: every request carries one 512×512 image, which
-// the mock decodes and counts as Qwen2-VL does (324 tokens) on top of the
-// 100 text tokens.
+// command line with its count shrunk: every request carries one 512×512
+// image, which the mock decodes and counts as Qwen2-VL does (324 tokens)
+// on top of the 100 text tokens.
 func TestVisionTutorial(t *testing.T) {
 	c := tutorial{
-		doc: "docs/tutorials/vision.md @ 13992db (Profile with Synthetic Images)",
+		doc:    "docs/tutorials/vision.md @ 13992db (Profile with Synthetic Images)",
+		change: "--request-count 8 instead of 20, and --num-dataset-entries 4 added (each entry is an image to encode)",
 		args: []string{"profile", "--model", "Qwen/Qwen2-VL-2B-Instruct", "--endpoint-type", "chat",
 			"--image-width-mean", "512", "--image-height-mean", "512", "--synthetic-input-tokens-mean", "100",
-			"--streaming", "--url", "localhost:8000", "--request-count", "20", "--concurrency", "4"},
+			"--streaming", "--url", "localhost:8000", "--request-count", "8", "--concurrency", "4", "--num-dataset-entries", "4"},
 		mock: mock.Config{Fast: true},
 	}
 	_, dir := runTutorial(t, c, nil)
 	exp := onlyExport(t, dir)
-	assert.Equal(t, 20.0, metricAvg(t, exp, "request_count"))
+	assert.Equal(t, 8.0, metricAvg(t, exp, "request_count"))
 	assert.Equal(t, 100.0, metricAvg(t, exp, "input_sequence_length"), "ISL counts the text, as AIPerf's")
 	assert.Equal(t, float64(100+mock.ImageTokens(512, 512)), metricAvg(t, exp, "usage_prompt_tokens"),
 		"the server's prompt tokens add the image's")
@@ -76,16 +77,16 @@ func TestImageSizeTTFT(t *testing.T) {
 			c := tutorial{doc: "docs/multimodal.md (The mock's image tokens)",
 				args: []string{"profile", "-m", "Qwen/Qwen2-VL-2B-Instruct", "--url", "localhost:8000", "--streaming",
 					"--image-width-mean", s, "--image-height-mean", s, "--isl", fmt.Sprint(text), "--osl", "2",
-					"--num-dataset-entries", "4", "--request-count", "4", "--concurrency", "1", "--use-server-token-count", "--ui", "none"},
+					"--num-dataset-entries", "2", "--request-count", "2", "--concurrency", "1", "--use-server-token-count", "--ui", "none"},
 				mock: mock.Config{TTFT: ttftMS, ITL: 0.1, Prefill: prefillUS}}
 			m, dir := runTutorial(t, c, nil)
 			isl := text + mock.ImageTokens(side, side)
 			exp := onlyExport(t, dir)
 			assert.Equal(t, float64(isl), metricAvg(t, exp, "input_sequence_length"))
 			first := m.srv.Timing().Schedule.First
-			require.Equal(t, uint64(4), first.Count)
+			require.Equal(t, uint64(2), first.Count)
 			want := ttftMS*1000 + prefillUS*float64(isl)
-			assert.InDelta(t, want, first.MinUS, 1, "every request's TTFT as scheduled: 4 distinct images, nothing cached")
+			assert.InDelta(t, want, first.MinUS, 1, "every request's TTFT as scheduled: 2 distinct images, nothing cached")
 			assert.InDelta(t, want, first.MaxUS, 1)
 		})
 	}
@@ -247,12 +248,12 @@ func TestImageGenerationTutorial(t *testing.T) {
 func TestImageEditTutorial(t *testing.T) {
 	c := tutorial{
 		doc:    "docs/tutorials/sglang-image-edit.md @ 013e460 (Image Edit Using Synthetic Reference Images)",
-		change: "--warmup-request-count 1 and --request-count 4 instead of 5 and 50",
+		change: "--warmup-request-count 1 and --request-count 4 instead of 5 and 50, and --num-dataset-entries 4 added (each entry is an image to encode)",
 		args: []string{"profile", "--model", "black-forest-labs/FLUX.2-klein-4B", "--tokenizer", "builtin",
 			"--url", "http://localhost:30000", "--endpoint-type", "image_edit", "--image-batch-size", "1",
 			"--image-width-mean", "512", "--image-height-mean", "512", "--extra-inputs", "size:512x512",
 			"--extra-inputs", "num_inference_steps:4", "--extra-inputs", "guidance_scale:1.0",
-			"--warmup-request-count", "1", "--request-count", "4", "--concurrency", "2"},
+			"--warmup-request-count", "1", "--request-count", "4", "--concurrency", "2", "--num-dataset-entries", "4"},
 		mock: mock.Config{Fast: true},
 	}
 	for i, a := range c.args {
@@ -416,17 +417,19 @@ func TestMediaMetrics(t *testing.T) {
 }
 
 // TestVLMExampleSweep runs examples/vlm.star against the mock (its counts
-// shrunk with --set, each request its own image): in every cell the ISL the server counted is the
-// prompt's 100 tokens plus the image's, by the documented formula, and the
-// TTFT the mock scheduled is --ttft plus the prefill of that many tokens.
+// shrunk with --set: two requests a cell, each its own image, as a large
+// image is slow to send and decode under -race): in every cell the ISL the
+// server counted is the prompt's 100 tokens plus the image's, by the
+// documented formula, and the TTFT the mock scheduled is --ttft plus the
+// prefill of that many tokens (nothing cached: the images differ).
 func TestVLMExampleSweep(t *testing.T) {
 	subprocesses(t)
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "vlm.star"))
 	require.NoError(t, err)
 	m := startMock(t, mock.Config{TTFT: 2, ITL: 0.05, Prefill: 20})
 	dir := t.TempDir()
-	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "entries=8", "--set", "per_slot=1",
-		"--set", "min_requests=1", "--ui", "none")
+	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "entries=2", "--set", "per_slot=0",
+		"--set", "min_requests=2", "--ui", "none")
 	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	found := 0
 	err = filepath.WalkDir(filepath.Join(dir, "artifacts"), func(path string, d os.DirEntry, err error) error {

@@ -311,7 +311,7 @@ func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "trace_replay.star"))
 	require.NoError(t, err)
 	dir := t.TempDir()
-	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "speedup=2", "--ui", "none")
+	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "speedup=8", "--ui", "none")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 
 	v := compareGroups(t, dir, 3, "trace-replay/cold", "trace-replay/warm").versus(t, "time_to_first_token.avg")

@@ -70,14 +70,14 @@ func TestAIPerfTutorials(t *testing.T) {
 		},
 		"warmup with its own concurrency": {
 			doc:    "docs/tutorials/warmup.md (Warmup-Specific Load Settings: Different Concurrency)",
-			change: "--request-count 100 instead of 500",
+			change: "--request-count 40 instead of 500",
 			args: []string{"profile", "--model", "your-model", "--url", "localhost:8000", "--endpoint-type", "chat",
 				"--streaming", "--concurrency", "100", "--warmup-concurrency", "20", "--warmup-request-count", "50",
-				"--request-count", "100"},
+				"--request-count", "40"},
 			mock: mock.Config{Fast: true},
 			check: func(t *testing.T, dir string) {
 				exp := onlyExport(t, dir)
-				assert.Equal(t, 100.0, metricAvg(t, exp, "request_count"))
+				assert.Equal(t, 40.0, metricAvg(t, exp, "request_count"))
 				warm := exp["warmup_metrics"].(map[string]any)
 				assert.Equal(t, 50.0, metricAvg(t, warm, "request_count"))
 			},
@@ -128,7 +128,7 @@ func TestAIPerfTutorials(t *testing.T) {
 		},
 		"YAML sweep": {
 			doc:    "docs/tutorials/sweeps.md @ cc2e9c4 (Sweep + Distributions: Sweep ISL Across Fixed Values)",
-			change: "the phase duration (1 s instead of 120 s) and the dataset entries (20 instead of 2000) (testdata/tutorial_isl_sweep.yaml)",
+			change: "the phase duration (0.3 s instead of 120 s) and the dataset entries (20 instead of 2000) (testdata/tutorial_isl_sweep.yaml)",
 			args:   []string{"profile", "--config", "isl.yaml"},
 			mock:   mock.Config{Fast: true},
 			trials: true,
@@ -159,15 +159,15 @@ func TestAIPerfTutorials(t *testing.T) {
 		},
 		"timeslices": {
 			doc:    "docs/tutorials/timeslices.md (Simple Time Slicing Example)",
-			change: "--url added (the tutorial relies on the default localhost:8000); --benchmark-duration 3 and --slice-duration 1 instead of 60 and 10",
-			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--benchmark-duration", "3", "--slice-duration", "1",
+			change: "--url added (the tutorial relies on the default localhost:8000); --benchmark-duration 1.5 and --slice-duration 0.5 instead of 60 and 10",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--benchmark-duration", "1.5", "--slice-duration", "0.5",
 				"--url", "localhost:8000"},
 			mock: mock.Config{Fast: true},
 			check: func(t *testing.T, dir string) {
 				files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "profile_export_aiperf_timeslices.json"))
 				require.Len(t, files, 1)
 				slices := readJSON(t, files[0])["timeslices"].([]any)
-				assert.GreaterOrEqual(t, len(slices), 3, "3 s in 1 s windows")
+				assert.GreaterOrEqual(t, len(slices), 3, "1.5 s in 0.5 s windows")
 				csvs, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "profile_export_aiperf_timeslices.csv"))
 				assert.Len(t, csvs, 1)
 			},
@@ -217,21 +217,21 @@ func TestAIPerfTutorials(t *testing.T) {
 		},
 		"multi-URL round robin": {
 			doc:     "docs/tutorials/multi-url-load-balancing.md (Usage: Round-robin across two servers)",
-			change:  "--request-count 40 instead of 100",
-			args:    []string{"profile", "--model", "llama", "--url", "http://server1:8000", "--url", "http://server2:8000", "--request-rate", "20", "--request-count", "40"},
+			change:  "--request-count 20 instead of 100",
+			args:    []string{"profile", "--model", "llama", "--url", "http://server1:8000", "--url", "http://server2:8000", "--request-rate", "20", "--request-count", "20"},
 			mock:    mock.Config{Fast: true},
 			servers: []string{"server1:8000", "server2:8000"},
 			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
-				assert.Equal(t, 40.0, metricAvg(t, onlyExport(t, dir), "request_count"))
-				assert.Equal(t, 20, at["server1:8000"].requests, "round robin: half each")
-				assert.Equal(t, 20, at["server2:8000"].requests)
+				assert.Equal(t, 20.0, metricAvg(t, onlyExport(t, dir), "request_count"))
+				assert.Equal(t, 10, at["server1:8000"].requests, "round robin: half each")
+				assert.Equal(t, 10, at["server2:8000"].requests)
 			},
 		},
 		"multi-URL on one node": {
 			doc:    "docs/tutorials/multi-url-load-balancing.md (Usage: Multi-GPU scaling on a single node)",
-			change: "--benchmark-duration 2 instead of 60",
+			change: "--benchmark-duration 1 instead of 60",
 			args: []string{"profile", "--model", "llama", "--url", "http://localhost:8000", "--url", "http://localhost:8001",
-				"--url", "http://localhost:8002", "--url", "http://localhost:8003", "--concurrency", "32", "--benchmark-duration", "2"},
+				"--url", "http://localhost:8002", "--url", "http://localhost:8003", "--concurrency", "32", "--benchmark-duration", "1"},
 			mock:    mock.Config{TTFT: 20, ITL: 1},
 			servers: []string{"localhost:8000", "localhost:8001", "localhost:8002", "localhost:8003"},
 			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
@@ -255,14 +255,14 @@ func TestAIPerfTutorials(t *testing.T) {
 		},
 		"server metrics from several endpoints": {
 			doc:    "docs/tutorials/server-metrics.md (Example Workflow: Benchmarking Dynamo, Run AIPerf with Server Metrics)",
-			change: "--request-count 200 instead of 1000; the Dynamo frontend and component metrics (localhost:9007, localhost:9009) are two more mocks",
+			change: "--request-count 40 instead of 1000; the Dynamo frontend and component metrics (localhost:9007, localhost:9009) are two more mocks",
 			args: []string{"profile", "--model", "meta-llama/Llama-3.1-8B", "--endpoint-type", "chat", "--endpoint", "/v1/chat/completions",
 				"--url", "localhost:8000", "--streaming", "--synthetic-input-tokens-mean", "1024", "--output-tokens-mean", "640",
-				"--concurrency", "100", "--request-count", "200", "--server-metrics", "http://localhost:9007/metrics", "http://localhost:9009/metrics"},
+				"--concurrency", "100", "--request-count", "40", "--server-metrics", "http://localhost:9007/metrics", "http://localhost:9009/metrics"},
 			mock:    mock.Config{Fast: true},
 			servers: []string{"localhost:8000", "localhost:9007", "localhost:9009"},
 			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
-				assert.Equal(t, 200.0, metricAvg(t, onlyExport(t, dir), "request_count"))
+				assert.Equal(t, 40.0, metricAvg(t, onlyExport(t, dir), "request_count"))
 				files, _ := filepath.Glob(filepath.Join(dir, "artifacts", "*", "server_metrics_export.json"))
 				require.Len(t, files, 1)
 				b, err := os.ReadFile(files[0])

@@ -95,8 +95,8 @@ func TestYAMLConfigDoc(t *testing.T) {
 	snippet := []string{"--model", "meta-llama/Llama-3.1-8B-Instruct", "--url", "localhost:8000"}
 	for name, c := range map[string]yamlDoc{
 		"why": {doc: doc + " (Why use a YAML config?: benchmark.yaml)", file: "yaml-config/benchmark.yaml", trials: true,
-			change: "60 profiling requests instead of 500 (each of 4 cells streams them under -race)",
-			subs:   [][2]string{{"requests: 500}", "requests: 60}"}},
+			change: "60 profiling requests instead of 500 (each of 4 cells streams them under -race) and 20 dataset entries instead of 500",
+			subs:   [][2]string{{"requests: 500}", "requests: 60}"}, {"entries: 500", "entries: 20"}},
 			check: func(t *testing.T, dir string, _ invocation, _ *mockServer) {
 				for _, c := range []string{"8", "16", "32", "64"} {
 					exp := cellExport(t, dir, "artifacts/my-test/concurrency_"+c)
@@ -170,7 +170,8 @@ func TestYAMLConfigDoc(t *testing.T) {
 				assert.Equal(t, 60.0, phases[1]["grace_period"])
 			}},
 		"grid sweep": {doc: doc + " (Sweeps in YAML)", file: "yaml-config/grid_sweep.yaml", trials: true,
-			change: "duration 0.3 instead of 120", subs: [][2]string{{"duration: 120", "duration: 0.3"}},
+			change: "duration 0.1 instead of 120 (a rate phase's first request goes at once) and 20 dataset entries instead of 500",
+			subs:   [][2]string{{"duration: 120", "duration: 0.1"}, {"entries: 500", "entries: 20"}},
 			check: func(t *testing.T, dir string, _ invocation, _ *mockServer) {
 				for _, isl := range []int{128, 512, 2048} {
 					for _, rate := range []string{"10", "30", "50"} {
@@ -206,8 +207,10 @@ func assertNoSecretUnder(t *testing.T, dir, secret string) {
 // are read in internal/config's TestAIPerfSweepSnippets.)
 func TestSweepsDoc(t *testing.T) {
 	const doc = "docs/tutorials/sweeps.md @ cc2e9c4"
-	short := [][2]string{{"duration: 120", "duration: 0.3"}, {"entries: 2000", "entries: 50"}}
-	const shortened = "each phase 0.3 s instead of 120 and 50 dataset entries instead of 2000"
+	// A rate phase sends its first request at once: 0.1 s gives every cell
+	// a request, all these checks need (the scenarios' averages need more).
+	short := [][2]string{{"duration: 120", "duration: 0.1"}, {"entries: 2000", "entries: 10"}}
+	const shortened = "each phase 0.1 s instead of 120 and 10 dataset entries instead of 2000"
 	for name, c := range map[string]yamlDoc{
 		"grid": {doc: doc + " (Example: Sweep Concurrency x Rate to Find Saturation)", file: "sweeps/saturation.yaml",
 			trials: true, change: shortened, subs: short,
@@ -228,7 +231,8 @@ func TestSweepsDoc(t *testing.T) {
 				}
 			}},
 		"scenarios": {doc: doc + " (Example: Compare Workload Profiles)", file: "sweeps/scenarios.yaml", trials: true,
-			change: shortened, subs: short,
+			change: "each phase 0.3 s instead of 120 (a few requests a cell for the ISL averages) and 10 dataset entries instead of 2000",
+			subs:   [][2]string{{"duration: 120", "duration: 0.3"}, {"entries: 2000", "entries: 10"}},
 			check: func(t *testing.T, dir string, _ invocation, _ *mockServer) {
 				for name, isl := range map[string]float64{"short_chatbot": 64, "summarization": 2048, "long_context_qa": 8192} {
 					exp := cellExport(t, dir, "artifacts/workload_comparison/"+name)
