@@ -139,13 +139,13 @@ func TestAnalyzeTraceRefusesBadLines(t *testing.T) {
 	inv := cli(t, dir, "analyze-trace", "bad.jsonl")
 	assert.Equal(t, ExitUsage, inv.code)
 	for _, want := range []string{"3 problems", "bad.jsonl:2: hash_ids: input length: 100, hash ids: [1 2 3], block size: 512 are not compatible",
-		"bad.jsonl:3:15: timestamp: expected a number, got a JSON string", "bad.jsonl:4: output_length: expected an integer greater than 0, got 0"} {
+		"bad.jsonl:3:15: timestamp: expected a number, got a JSON string", "bad.jsonl:4: output_length: expected an integer from 1 to 16777216, got 0"} {
 		assert.Contains(t, inv.stderr, want)
 	}
 	assert.Empty(t, inv.stdout)
 	inv = cli(t, dir, "synthesize-trace", "bad.jsonl", "out.jsonl")
 	assert.Equal(t, ExitUsage, inv.code)
-	assert.Contains(t, inv.stderr, "bad.jsonl:4: output_length: expected an integer greater than 0, got 0")
+	assert.Contains(t, inv.stderr, "bad.jsonl:4: output_length: expected an integer from 1 to 16777216, got 0")
 	assert.NoFileExists(t, filepath.Join(dir, "out.jsonl"), "nothing written from a malformed trace")
 	writeFile(t, dir, "backwards.jsonl", `{"timestamp": 10, "input_length": 600}
 {"timestamp": 5, "input_length": 600}

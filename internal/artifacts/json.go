@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -96,13 +97,14 @@ func (c inputConfig) concurrency() int {
 // and slice duration of the input config, the GPUs of the telemetry, and
 // the control-hook calls.
 func (r *Run) readJSON(path string) error {
-	var top map[string]json.RawMessage
-	if err := readDoc(path, &top); err != nil {
+	var raw json.RawMessage // read once, decoded twice
+	if err := readDoc(path, &raw); err != nil {
 		return err
 	}
+	var top map[string]json.RawMessage
 	var doc exportDoc
-	if err := readDoc(path, &doc); err != nil {
-		return err
+	if err := errors.Join(json.Unmarshal(raw, &top), json.Unmarshal(raw, &doc)); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
 	}
 	blocks := top
 	if nested, ok := top["metrics"]; ok {

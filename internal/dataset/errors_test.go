@@ -68,7 +68,7 @@ func TestMooncakeProblems(t *testing.T) {
 		8:  "messages: 'messages' must be a non-empty list",
 		9:  "messages[0]: each message must have a 'role' key",
 		10: "timestamp: expected a number of milliseconds ≥ 0, got -5",
-		11: "output_length: expected an integer greater than 0, got 0",
+		11: "output_length: expected an integer from 1 to 16777216, got 0",
 		12: "extra: expected an object, got a list",
 		13: `mooncake.jsonl:13:21: invalid JSON near …"length\": 10,, }": invalid character ',' looking for beginning of object key string`,
 		14: "mooncake.jsonl:14:1: expected a JSON object, got a list",

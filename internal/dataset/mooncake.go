@@ -16,7 +16,7 @@ const (
 	modePayload                   // payload
 )
 
-// maxInputLength bounds a synthesised prompt, so that a stray number cannot
+// maxInputLength bounds a synthesised prompt (and a reply's length), so that a stray number cannot
 // make the tool write gigabytes of text.
 const maxInputLength = 1 << 24
 
@@ -94,8 +94,8 @@ func decodeMooncake(line []byte, blockSize int) (rowInfo, mooncakeRecord, []prob
 	if r.ContextMode != nil && !slices.Contains(contextModes, *r.ContextMode) {
 		ps = append(ps, problemf("context_mode", "expected one of %q, got %q", contextModes, *r.ContextMode))
 	}
-	if r.OutputLength != nil && *r.OutputLength < 1 {
-		ps = append(ps, problemf("output_length", "expected an integer greater than 0, got %d", *r.OutputLength))
+	if r.OutputLength != nil && (*r.OutputLength < 1 || *r.OutputLength > maxInputLength) {
+		ps = append(ps, problemf("output_length", "expected an integer from 1 to %d, got %d", maxInputLength, *r.OutputLength))
 	}
 	ps = append(ps, checkTime("timestamp", r.Timestamp)...)
 	ps = append(ps, checkDelay("delay", r.Delay)...)

@@ -45,7 +45,7 @@ func fastTraceRow(line []byte, blockSize int) (TraceRow, bool) {
 		case "output_length":
 			var n int64
 			n, ok = p.integer()
-			bit, row.OutputLength, ok = 8, int(n), ok && n >= 1 && n <= math.MaxInt32
+			bit, row.OutputLength, ok = 8, int(n), ok && n >= 1 && n <= maxInputLength
 		case "hash_ids":
 			bit = 16
 			row.HashIDs, ok = p.integers()

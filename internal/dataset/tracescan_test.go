@@ -107,3 +107,15 @@ func TestScanTraceCapsProblems(t *testing.T) {
 	assert.Contains(t, err.Error(), "80 problems")
 	assert.Contains(t, err.Error(), "and 30 more problems")
 }
+
+// TestScanTraceBoundsOutputLength: a reply length past what a prompt may
+// have is refused on both the fast path and the full check, so the cache
+// simulator never sizes a block list by a hostile number.
+func TestScanTraceBoundsOutputLength(t *testing.T) {
+	for _, n := range []string{"16777217", "9223372036854775807"} {
+		path := writeLines(t, `{"timestamp": 0, "input_length": 600, "output_length": `+n+`, "hash_ids": [1, 2]}`)
+		err := ScanTrace(context.Background(), path, 512, func(TraceRow) error { return nil })
+		require.Error(t, err, n)
+		assert.Contains(t, err.Error(), "output_length: expected an integer from 1 to 16777216", n)
+	}
+}

@@ -127,14 +127,10 @@ func New(o Options) *Client {
 	}
 	streaming := headers.Clone()
 	streaming.Set("Accept", "text/event-stream")
-	keep, fresh := newTransport(o.MaxConns, true), newTransport(o.MaxConns, false)
 	o.Trace = o.Trace || o.TraceChunks
-	if o.Trace { // only a traced client's connections count their reads and writes
-		keep.DialContext, fresh.DialContext = countingDialer(keep.DialContext), countingDialer(fresh.DialContext)
-	}
 	return &Client{
-		keep:          &http.Client{Transport: keep},
-		fresh:         &http.Client{Transport: fresh},
+		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace)},
+		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace)},
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
@@ -173,6 +169,16 @@ func newTransport(maxConns int, keepAlive bool) *http.Transport {
 	}
 }
 
+// transport is newTransport whose connections count their reads and writes
+// when the client traces (only a traced client's do).
+func transport(maxConns int, keepAlive, traced bool) *http.Transport {
+	t := newTransport(maxConns, keepAlive)
+	if traced {
+		t.DialContext = countingDialer(t.DialContext)
+	}
+	return t
+}
+
 // Close closes idle connections.
 func (c *Client) Close() {
 	c.keep.CloseIdleConnections()
@@ -199,7 +205,7 @@ func (c *Client) pool(req *Request) (hc *http.Client, last bool) {
 	defer c.stickyMu.Unlock()
 	hc = c.sticky[req.SessionID]
 	if hc == nil {
-		hc = &http.Client{Transport: newTransport(1, true)}
+		hc = &http.Client{Transport: transport(1, true, c.trace)}
 		c.sticky[req.SessionID] = hc
 	}
 	if req.LastTurn {

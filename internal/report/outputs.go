@@ -3,7 +3,6 @@ package report
 import (
 	"bufio"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -71,10 +70,7 @@ func WriteOutputsJSON(w io.Writer, run *result.Run) error {
 		})
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := JSON(bw, doc); err != nil {
 		return fmt.Errorf("write outputs.json: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
