@@ -45,9 +45,6 @@ func New(capacity int) *Cache {
 	return &Cache{capacity: max(1, capacity), index: make(map[uint64]int32), head: -1, tail: -1, free: -1}
 }
 
-// Capacity is the cache's size in blocks.
-func (c *Cache) Capacity() int { return c.capacity }
-
 // Serve admits a request: it looks up its prompt's block names and returns
 // how many leading blocks were already cached (vLLM's longest cached
 // prefix), then caches them all.

@@ -34,7 +34,7 @@ func roleTag(role string) uint64 {
 	for i := range len(role) {
 		h = (h ^ uint64(role[i])) * 0x100000001b3
 	}
-	return mix64(h)&tagMask | 1<<63
+	return kvcache.Mix(h)&tagMask | 1<<63
 }
 
 // blockHasher cuts a token sequence into chained block hashes
@@ -53,7 +53,7 @@ func newBlockHasher(seed maphash.Seed, size, tokens int) *blockHasher {
 func (b *blockHasher) add(s segment) {
 	if s.tag != 0 {
 		if b.pending != 0 {
-			s.tag = mix64(b.pending^s.tag)&tagMask | 1<<63
+			s.tag = kvcache.Mix(b.pending^s.tag)&tagMask | 1<<63
 		}
 		b.pending = s.tag
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
 
 // The synthetic GPUs of --gpu-metrics: an 80 GB card whose framebuffer is
@@ -96,7 +98,7 @@ func (m *gpuMeter) read(now time.Time, watts float64) float64 {
 // gpuLabels returns GPU i's labels as dcgm-exporter writes them; the UUID
 // is fixed per index, so series are stable across restarts.
 func (s *Server) gpuLabels(i int) string {
-	u, v := mix64(uint64(i)+0x6d6f636b), mix64(uint64(i)+0x67707573)
+	u, v := kvcache.Mix(uint64(i)+0x6d6f636b), kvcache.Mix(uint64(i)+0x67707573)
 	uuid := fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", u>>32, u>>16&0xffff, u&0xffff, v>>48, v&0xffffffffffff)
 	return fmt.Sprintf(`gpu="%d",UUID="%s",pci_bus_id="00000000:%02X:00.0",device="nvidia%d",modelName="%s",Hostname="%s",DCGM_FI_DRIVER_VERSION="%s"`,
 		i, uuid, 0x18+i, i, gpuModel, labelValue(s.hostname), gpuDriver)

@@ -79,7 +79,7 @@ func (c *tokenSource) ids(s string) []uint32 {
 		base := maphash.String(c.seed, s)
 		out := make([]uint32, n)
 		for i := range out {
-			out[i] = uint32(mix64(base + uint64(i)))
+			out[i] = uint32(kvcache.Mix(base + uint64(i)))
 		}
 		return out
 	}
@@ -133,9 +133,6 @@ func (c *tokenSource) countOnly(s string) int {
 	c.mu.Unlock()
 	return n
 }
-
-// mix64 is splitmix64's finaliser: a cheap bijective scramble.
-func mix64(x uint64) uint64 { return kvcache.Mix(x) }
 
 // approxTokens is the no-tokenizer estimate: about four bytes per token.
 func approxTokens(s string) int { return (len(s) + 3) / 4 }
