@@ -45,6 +45,7 @@ func (p *phaseRun) close() {
 // claim issues the credit of turn turn of session sid, scheduled at sched,
 // unless the phase stopped issuing or its request count is reached.
 func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
+	issued := p.e.Clock.Now() // read before the lock every sender contends for
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || p.issueCtx.Err() != nil || p.ph.Requests > 0 && p.requests == p.ph.Requests {
@@ -64,7 +65,7 @@ func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 	r.Sent++
 	p.progress.Sent.Add(1)
 	return Credit{Index: int(p.e.index.Add(1) - 1), Phase: p.ph, ScheduledNs: sched, Session: sid, Turn: turn,
-		PhaseNum: p.requests - 1, IssuedNs: p.e.Clock.Now()}, true
+		PhaseNum: p.requests - 1, IssuedNs: issued}, true
 }
 
 // startSession takes a session from the phase's budget and returns its
