@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/htmlreport"
@@ -49,13 +47,8 @@ func (c *ReportCmd) Run(ctx context.Context, g *Globals) error {
 	if err := htmlreport.Write(&buf, d, htmlreport.Options{Store: g.Store, Version: version, Generated: time.Now(), Searches: searches}); err != nil {
 		return err
 	}
-	if dir := filepath.Dir(c.Output); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("write report: %w", err)
-		}
-	}
-	if err := os.WriteFile(c.Output, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write report: %w", err)
+	if err := writeOutput(c.Output, buf.Bytes()); err != nil {
+		return err
 	}
 	fmt.Fprintf(g.Stdout, "wrote %s (%.1f kB): open it in a browser, it needs no network\n", c.Output, float64(buf.Len())/1000)
 	return nil
