@@ -63,8 +63,10 @@ func (p *pacer) wait(ctx context.Context, k int) bool {
 		st := p.s.timing.Load() // before counting, so a cleared record holds only later counts
 		n := p.s.sched.live()
 		gap := scaled(m.step(n, p.osl), p.scale)
+		st.steps.RLock()
 		st.schedGap.observe(int64(gap))
 		st.batch.observe(n)
+		st.steps.RUnlock()
 		p.due = p.due.Add(gap)
 		p.k++
 	}

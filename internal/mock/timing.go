@@ -2,6 +2,7 @@ package mock
 
 import (
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -20,6 +21,10 @@ type timingStats struct {
 	schedGap   logHist    // between the due times of consecutive tokens (a reply's end included)
 	queue      logHist    // arrival to the generation slot, as scheduled (0 when the request did not wait)
 	batch      countStats // requests generating when each batch-priced step began
+	// steps is held shared while a step records itself in schedGap and
+	// batch, and exclusively while Timing reads the two, so a snapshot
+	// taken under load counts every step in both or in neither.
+	steps sync.RWMutex
 }
 
 // Timing is what GET /mock/timing serves: the configured latencies, how
@@ -93,7 +98,9 @@ type Schedule struct {
 func (s *Server) Timing() Timing {
 	st := s.timing.Load()
 	first, gap, late, rel := st.first.snapshot(), st.gap.snapshot(), st.lateness.snapshot(), st.release.snapshot()
-	sFirst, sGap, queue := st.schedFirst.snapshot(), st.schedGap.snapshot(), st.queue.snapshot()
+	st.steps.Lock()
+	sFirst, sGap, queue, batch := st.schedFirst.snapshot(), st.schedGap.snapshot(), st.queue.snapshot(), st.batch.summary()
+	st.steps.Unlock()
 	scale, trials := s.currentScale()
 	t := Timing{
 		TTFTMS:            durationMS(s.model.ttft),
@@ -116,7 +123,7 @@ func (s *Server) Timing() Timing {
 			First:               sFirst.stats(),
 			Gap:                 sGap.stats(),
 			QueueWait:           queue.stats(),
-			Batch:               st.batch.summary(),
+			Batch:               batch,
 		},
 	}
 	if s.paced() {
