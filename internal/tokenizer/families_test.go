@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -126,7 +126,7 @@ func TestFamiliesMatchReference(t *testing.T) {
 			for i, s := range segments {
 				got := tok.Encode(s)
 				tokens += len(got)
-				if fmt.Sprint(got) != fmt.Sprint(want[i]) {
+				if !slices.Equal(got, want[i]) {
 					if mismatches < 5 {
 						t.Errorf("segment %d %.120q:\n got %d ids %.300v\nwant %d ids %.300v", i, s, len(got), got, len(want[i]), want[i])
 					}
@@ -156,7 +156,7 @@ func TestLlamaCppPromptTokens(t *testing.T) {
 	for i, s := range segments {
 		got := tok.Encode(s)
 		prompt += len(want[i])
-		if len(want[i]) == 0 || want[i][0] != bos || fmt.Sprint(got) != fmt.Sprint(want[i][1:]) {
+		if len(want[i]) == 0 || want[i][0] != bos || !slices.Equal(got, want[i][1:]) {
 			if mismatches < 5 {
 				t.Errorf("segment %d %.120q:\n client %d ids %.300v\nllama.cpp %d ids %.300v", i, s, len(got), got, len(want[i]), want[i])
 			}

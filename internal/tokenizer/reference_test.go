@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -106,7 +107,7 @@ func hfRefPair(path string) (refPair, error) {
 func (p refPair) checkSame(tb testing.TB, text string) {
 	tb.Helper()
 	got, want := p.enc.encode(text), p.ref(text)
-	if len(got) != len(want) || fmt.Sprint(got) != fmt.Sprint(want) {
+	if !slices.Equal(got, want) {
 		tb.Fatalf("%s: %.80q (%d bytes): ids differ from the reference:\n got %d ids %.200v\nwant %d ids %.200v",
 			p.name, text, len(text), len(got), got, len(want), want)
 	}
