@@ -62,6 +62,9 @@ func serverExports(dir string, run *result.Run, names Names) ([]string, error) {
 		if slices.Contains(formats, "jsonl") {
 			add(names.ServerJSONL, func(w io.Writer) error { return servermetrics.WriteJSONL(w, run.Server, m) })
 		}
+		if slices.Contains(formats, "parquet") {
+			add(names.ServerParquet, func(w io.Writer) error { return servermetrics.WriteParquet(w, run.Server, m) })
+		}
 	}
 	if hasSource(run, servermetrics.SourceGPU) {
 		add(names.GPUJSONL, func(w io.Writer) error { return servermetrics.WriteGPUJSONL(w, run.Server, m) })
