@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/artifacts"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/stats"
 )
@@ -55,11 +57,9 @@ type AggregateMetadata struct {
 	Params            []plan.Param `json:"parameters,omitempty"`
 }
 
-// FailedRun is a trial left out of the aggregate.
-type FailedRun struct {
-	Label string `json:"label"`
-	Error string `json:"error"`
-}
+// FailedRun is a trial left out of the aggregate, as the collated file
+// lists it too.
+type FailedRun = artifacts.FailedRun
 
 // AggregateStat is one statistic aggregated over trials; unknown values
 // (fewer than two trials) are null.
@@ -110,8 +110,12 @@ func Aggregates(cell plan.Cell, runs []*result.Run, trials int, confidence float
 	return agg
 }
 
-// writeAggregate writes the cell's aggregate into dir, as JSON and CSV.
-func writeAggregate(dir string, cell plan.Cell, runs []*result.Run, trials int, confidence float64) error {
+// writeAggregate writes the cell's aggregate into dir, as JSON and CSV,
+// and, when the trials wrote per-request records, the collated file
+// (artifacts.FileCollated) from each successful trial's records, which
+// trialDir locates by trial number; cooldown is the pause between trials.
+func writeAggregate(dir string, cell plan.Cell, runs []*result.Run, trials int, confidence float64,
+	trialDir func(trial int) string, cooldown float64) error {
 	agg := Aggregates(cell, runs, trials, confidence)
 	b, err := json.MarshalIndent(agg, "", "  ")
 	if err != nil {
@@ -129,6 +133,39 @@ func writeAggregate(dir string, cell plan.Cell, runs []*result.Run, trials int, 
 	}
 	if err := os.WriteFile(filepath.Join(dir, AggregateCSVFile), c, 0o644); err != nil {
 		return fmt.Errorf("write aggregate csv: %w", err)
+	}
+	return writeCollated(dir, cell, runs, trialDir, cooldown, agg.AIPerfVersion)
+}
+
+// writeCollated writes AIPerf's profile_export_aiperf_collated.json into
+// dir: the successful trials' profiling requests pooled (see
+// artifacts.Collate). Nothing is written when the trials keep no
+// per-request records (--export-level summary).
+func writeCollated(dir string, cell plan.Cell, runs []*result.Run, trialDir func(int) string, cooldown float64, version string) error {
+	names := report.NamesOf(cell.Profile)
+	if trialDir == nil || !names.Records() {
+		return nil
+	}
+	var ok []artifacts.CollatedRun
+	var failed []FailedRun
+	for _, r := range runs {
+		label := result.RunLabel(r.Info.Trial)
+		if r.Status != result.StatusComplete {
+			failed = append(failed, FailedRun{Label: label, Error: r.Error})
+			continue
+		}
+		path := filepath.Join(trialDir(r.Info.Trial), names.JSONL)
+		if _, err := os.Stat(path); err != nil {
+			path = "" // a trial that wrote none adds nothing, as AIPerf
+		}
+		ok = append(ok, artifacts.CollatedRun{Label: label, JSONL: path})
+	}
+	c, err := artifacts.Collate(version, ok, failed, cooldown)
+	if err != nil {
+		return fmt.Errorf("collate the trials' records: %w", err)
+	}
+	if err := report.WriteJSONFile(filepath.Join(dir, artifacts.FileCollated), c); err != nil {
+		return fmt.Errorf("write %s: %w", artifacts.FileCollated, err)
 	}
 	return nil
 }

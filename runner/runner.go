@@ -127,7 +127,11 @@ func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run) {
 	if o.CellDir == nil {
 		return
 	}
-	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence); err != nil {
+	trialDir := func(n int) string { return o.TrialDir(plan.Trial{Sweep: t.Sweep, Cell: t.Cell, Number: n}) }
+	if o.TrialDir == nil {
+		trialDir = nil
+	}
+	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence, trialDir, sw.CooldownSeconds); err != nil {
 		o.progress("warning: write aggregate for %s: %v\n", t.Cell.Label, err)
 	}
 }

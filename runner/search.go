@@ -215,7 +215,8 @@ func (r *searchRun) aggregate(cell plan.Cell) {
 		runs = append(runs, run)
 	}
 	dir := filepath.Join(r.o.Dir, filepath.Dir(filepath.Dir(search.TrialDir(cell.Index, 1))), "aggregate")
-	if err := writeAggregate(dir, cell, runs, n, r.o.Confidence); err != nil {
+	trialDir := func(k int) string { return filepath.Join(r.o.Dir, search.TrialDir(cell.Index, k)) }
+	if err := writeAggregate(dir, cell, runs, n, r.o.Confidence, trialDir, r.s.CooldownSeconds); err != nil {
 		r.progress("warning: write the aggregate of %s: %v\n", cell.Label, err)
 	}
 }

@@ -97,6 +97,8 @@ func TestServerMetricsBesideTheClient(t *testing.T) {
 		"server TTFT p50 %.4f s in the client's bucket or below (%.4f s)", serverP50, clientP50)
 	assert.GreaterOrEqual(t, bucketOf(serverP50), bucketOf(0.025), "never before the mock's 25 ms")
 	assert.Contains(t, client, "telemetry_data", "GPU telemetry in the profile export, as AIPerf")
+	assertGPUTimeSeries(t, filepath.Join(dir, "a"), m.URL+"/dcgm/metrics", client["telemetry_data"].(map[string]any))
+	assert.NoFileExists(t, filepath.Join(dir, "a", "server_metrics_export.jsonl"), "the server's time series only with jsonl")
 
 	cmp := cli(t, dir, "compare", "a", "b")
 	require.Equal(t, ExitOK, cmp.code, cmp.stderr)
@@ -238,4 +240,51 @@ func TestServerMetricsMaxSeries(t *testing.T) {
 	inv = cli(t, dir, quick(m.URL, "--request-count", "4", "--server-metrics-max-series", "0")...)
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--server-metrics-max-series must be at least 1, got 0")
+}
+
+// assertGPUTimeSeries: gpu_telemetry_export.jsonl is written whenever GPU
+// telemetry is on (as AIPerf, whatever --server-metrics-formats says): a
+// line per GPU per scrape of dcgmURL, naming the GPUs the summary does,
+// each GPU's power draw over the run spanning the summary's over the
+// profiling phase (a subset of the same scrapes).
+func assertGPUTimeSeries(t *testing.T, dir, dcgmURL string, telemetry map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "gpu_telemetry_export.jsonl"))
+	require.NoError(t, err)
+	type span struct{ min, max float64 }
+	power := map[string]*span{}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, line := range lines {
+		var l struct {
+			GPUUUID       string             `json:"gpu_uuid"`
+			DCGMURL       string             `json:"dcgm_url"`
+			TimestampNs   int64              `json:"timestamp_ns"`
+			TelemetryData map[string]float64 `json:"telemetry_data"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &l))
+		assert.Equal(t, dcgmURL, l.DCGMURL)
+		assert.Positive(t, l.TimestampNs)
+		w, ok := l.TelemetryData["nvidia_power_usage"]
+		require.True(t, ok, "power in every line: %s", line)
+		if p := power[l.GPUUUID]; p == nil {
+			power[l.GPUUUID] = &span{w, w}
+		} else {
+			p.min, p.max = min(p.min, w), max(p.max, w)
+		}
+	}
+	require.Len(t, power, 2, "both GPUs")
+	assert.Len(t, lines, 2*(len(lines)/2), "a line per GPU per scrape")
+	var summarized int
+	for _, ep := range telemetry["endpoints"].(map[string]any) {
+		for _, g := range ep.(map[string]any)["gpus"].(map[string]any) {
+			gpu := g.(map[string]any)
+			p := power[gpu["gpu_uuid"].(string)]
+			require.NotNil(t, p, "the summary's GPU %v is in the time series", gpu["gpu_uuid"])
+			st := gpu["metrics"].(map[string]any)["nvidia_power_usage"].(map[string]any)
+			assert.GreaterOrEqual(t, st["min"].(float64), p.min)
+			assert.LessOrEqual(t, st["max"].(float64), p.max)
+			summarized++
+		}
+	}
+	assert.Equal(t, 2, summarized)
 }

@@ -481,6 +481,7 @@ func TestProfileNumProfileRuns(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(aggCSV), "metric,mean,std,min,max,cv,se,ci_low,ci_high,t_critical,unit\n"))
 	assert.Contains(t, string(aggCSV), "\nAggregation Type,confidence\nTotal Runs,3\nSuccessful Runs,3\n")
+	assertCollated(t, filepath.Join(dir, "out"), 3)
 
 	db := openStore(t, dir)
 	runs, err := db.ListRuns(context.Background(), store.RunFilter{Name: "base"})

@@ -13,6 +13,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/reqid"
 	"github.com/aiperf-go/aiperf/internal/shard"
 )
 
@@ -40,7 +41,7 @@ type source struct {
 	// and response_field (nil when not set).
 	template *payload.Template
 	field    *payload.Field
-	prefix   string // of request and session ids: unique per run
+	ids      *reqid.Maker // of request and session ids (AIPerf's UUIDs)
 	// bodies caches the encoded body of single-turn conversations, by
 	// conversation × model, when the dataset is small enough.
 	bodies []atomic.Pointer[[]byte]
@@ -92,7 +93,7 @@ func (s *source) Stop() {
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
 	fin *finisher, count func(string) int) *source {
 	s := &source{p: p, now: now, cancel: newCancellation(p), ds: ds, sampler: sampler, client: client, fin: fin, urls: p.RequestURLs(),
-		extra: p.BodyExtras(), prefix: NewID()[:8], system: memoCount(count), raw: p.ExportLevel == plan.ExportRaw}
+		extra: p.BodyExtras(), ids: reqid.New(), system: memoCount(count), raw: p.ExportLevel == plan.ExportRaw}
 	s.template, s.field = p.Template()
 	if n := ds.Len() * len(p.Model); n <= maxCachedBodies {
 		s.bodies = make([]atomic.Pointer[[]byte], n)
@@ -204,7 +205,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		if s.err == nil {
 			src.bust.apply(s, c.Phase.Kind)
 		}
-		s.id = fmt.Sprintf("%s-s%06d", src.prefix, c.Session)
+		s.id = src.ids.UUID()
 		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
 	}
 	rec := metrics.Record{
@@ -212,7 +213,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		RequestNum: c.PhaseNum, IssuedNs: c.IssuedNs, ReceivedNs: c.ReceivedNs,
 		Prompt: s.conv, URL: s.url, Model: src.p.Model[s.model], Streaming: src.p.Streams(), NoTokens: !src.p.Spec().Tokens,
 		Session: c.Session, Turn: i, Conversation: s.c.ID, CorrelationID: s.id,
-		RequestID: fmt.Sprintf("%s-%06d", src.prefix, c.Index),
+		RequestID: src.ids.UUID(),
 	}
 	if s.err != nil {
 		now := src.now()

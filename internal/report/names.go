@@ -14,6 +14,7 @@ import (
 type Names struct {
 	JSON, CSV, JSONL                   string
 	ServerJSON, ServerCSV, ServerJSONL string
+	ServerParquet                      string
 	GPUJSONL                           string
 	TimeslicesJSON, TimeslicesCSV      string
 	RawJSONL                           string // written under --export-level raw only
@@ -34,7 +35,7 @@ var prefixSuffixes = []string{"_network_latency.jsonl", "_server_metrics.parquet
 // NamesOf are the export names p asks for.
 func NamesOf(p plan.Profile) Names {
 	n := Names{JSON: JSONFile, CSV: CSVFile, JSONL: JSONLFile, ServerJSON: servermetrics.FileJSON,
-		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, GPUJSONL: servermetrics.FileGPUJSONL,
+		ServerCSV: servermetrics.FileCSV, ServerJSONL: servermetrics.FileJSONL, ServerParquet: servermetrics.FileParquet, GPUJSONL: servermetrics.FileGPUJSONL,
 		TimeslicesJSON: TimeslicesJSONFile, TimeslicesCSV: TimeslicesCSVFile, RawJSONL: RawJSONLFile,
 		NetworkJSONL: NetworkJSONLFile, raw: p.ExportLevel == plan.ExportRaw,
 		Outputs: OutputsFile, outputs: p.WritesOutputs(),
@@ -50,6 +51,7 @@ func NamesOf(p plan.Profile) Names {
 		n.JSON, n.CSV, n.JSONL = base+".json", base+".csv", base+".jsonl"
 		n.ServerJSON, n.ServerCSV = base+"_server_metrics.json", base+"_server_metrics.csv"
 		n.ServerJSONL, n.GPUJSONL = base+"_server_metrics.jsonl", base+"_gpu_telemetry.jsonl"
+		n.ServerParquet = base + "_server_metrics.parquet"
 		n.TimeslicesJSON, n.TimeslicesCSV = base+"_timeslices.json", base+"_timeslices.csv"
 		n.RawJSONL, n.NetworkJSONL, n.Outputs = base+"_raw.jsonl", base+"_network_latency.jsonl", base+"_outputs.json"
 	}

@@ -29,8 +29,9 @@ func hasSource(run *result.Run, source string) bool {
 }
 
 // serverExports writes the server-metrics exports into dir (AIPerf's files,
-// as --server-metrics-formats asks) and the GPU time series with jsonl, and
-// returns their paths. The time series need the collecting process's
+// as --server-metrics-formats asks) and, whenever GPU telemetry was
+// collected, its time series (gpu_telemetry_export.jsonl, as AIPerf writes
+// it unless --no-gpu-telemetry), and returns their paths. The time series need the collecting process's
 // samples: a run read back from the store has none, and gets none.
 func serverExports(dir string, run *result.Run, names Names) ([]string, error) {
 	if run.Server == nil {
@@ -61,8 +62,11 @@ func serverExports(dir string, run *result.Run, names Names) ([]string, error) {
 		if slices.Contains(formats, "jsonl") {
 			add(names.ServerJSONL, func(w io.Writer) error { return servermetrics.WriteJSONL(w, run.Server, m) })
 		}
+		if slices.Contains(formats, "parquet") {
+			add(names.ServerParquet, func(w io.Writer) error { return servermetrics.WriteParquet(w, run.Server, m) })
+		}
 	}
-	if hasSource(run, servermetrics.SourceGPU) && slices.Contains(formats, "jsonl") {
+	if hasSource(run, servermetrics.SourceGPU) {
 		add(names.GPUJSONL, func(w io.Writer) error { return servermetrics.WriteGPUJSONL(w, run.Server, m) })
 	}
 	var paths []string

@@ -181,5 +181,6 @@ func TestExportsOfAStoredResult(t *testing.T) {
 	assert.Equal(t, a.String(), b.String())
 	assert.ErrorIs(t, WriteJSONL(&b, &back, meta), ErrNoSamples)
 	assert.ErrorIs(t, WriteGPUJSONL(&b, &back, meta), ErrNoSamples)
+	assert.ErrorIs(t, WriteParquet(&b, &back, meta), ErrNoSamples)
 	assert.Equal(t, Headline(&r), Headline(&back))
 }

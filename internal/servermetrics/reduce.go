@@ -107,6 +107,11 @@ func (b *endpointBuf) at(t int64) int {
 // reduce fills r.Series from r.timeline.
 func reduce(r *Result, marks []mark, o Options) {
 	ws := windows(r, marks, o.Warmup, len(r.Endpoints))
+	for _, w := range ws {
+		if w.name == r.Span {
+			r.timeline.span = w
+		}
+	}
 	for ei, b := range r.timeline.endpoints {
 		ep := r.Endpoints[ei]
 		for _, w := range ws {

@@ -32,6 +32,9 @@ var valueBudget = 4 << 20
 type timeline struct {
 	endpoints []*endpointBuf
 	marks     []mark
+	// span is the profiling span's window, as reduce found it: the time
+	// filter of the Parquet export.
+	span window
 }
 
 // family is a metric family as its endpoint last declared it.
