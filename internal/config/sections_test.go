@@ -120,7 +120,7 @@ func TestNotSupportedYet(t *testing.T) {
 		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
 		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: weighted (a weight per model) is not supported yet: use round_robin or random`},
 		{[]string{"benchmark: {dataset: {prompts: {isl: {type: lognormal, mean: 5}}}}"}, `bench.yaml:1: benchmark.dataset.prompts.isl.type: a lognormal distribution is not supported yet: use a number or {mean, stddev}`},
-		{[]string{"benchmark: {dataset: {type: file, path: x.jsonl, format: baseten_trace}}"}, `bench.yaml:1: benchmark.dataset.format: format "baseten_trace" is not supported yet: use single_turn, multi_turn, random_pool or mooncake_trace`},
+		{[]string{"benchmark: {dataset: {type: file, path: x.jsonl, format: baseten_trace}}"}, `bench.yaml:1: benchmark.dataset.format: format "baseten_trace" is not supported yet: use one of single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace`},
 		{[]string{"benchmark: {phases: {type: user_centric, rate: 1, users: 4, requests: 8}}"}, `bench.yaml:1: benchmark.phases.type: user_centric phases in a config file are not supported yet: use aiperf profile --user-centric-rate and --num-users`},
 		{[]string{"benchmark: {phases: {type: poisson, rate: 1, requests: 8, rate_series: {points: []}}}"}, `bench.yaml:1: benchmark.phases.rate_series: rate_series: (a piecewise request-rate schedule) is not supported yet`},
 		{[]string{"benchmark: {phases: {requests: 8, adaptive_scale: true}}"}, `bench.yaml:1: benchmark.phases.adaptive_scale: adaptive_scale: (single-run boundary discovery) is not supported yet: use a sweep`},

@@ -19,7 +19,8 @@ import (
 func FuzzLoadFile(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
 		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/sharegpt.json",
-		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json"} {
+		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json", "testdata/files/bailian.jsonl",
+		"testdata/files/bad/bailian.jsonl"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -40,6 +41,7 @@ func FuzzLoadFile(f *testing.F) {
 			{InputFile: path, CustomType: TypeRandomPool, Entries: 5},
 			{InputFile: path, CustomType: TypeMooncakeTrace, BlockSize: 4, AutoOffset: true, EndOffsetMs: ptr(1e6)},
 			{InputFile: path, PublicDataset: PublicShareGPT, OSLMean: 5},
+			{InputFile: path, CustomType: TypeBailianTrace, FixedSchedule: true},
 		} {
 			d, err := Open(context.Background(), tok, o)
 			if err != nil {
@@ -106,6 +108,9 @@ var traceFormats = []struct {
 	{`{"session_id": "s", "turns": [{"text": "a", "timestamp": 1}]}`, `{"session_id": "s", "turns": [{"text": "c", "timestamp": 9}]}`,
 		Options{CustomType: TypeMultiTurn, FixedSchedule: true, StartOffsetMs: ptr(0.0)}},
 	{`{"text": "a"}`, `{"text": "c"}`, Options{CustomType: TypeRandomPool, Entries: 3}},
+	{`{"chat_id": 1, "timestamp": 0.5, "input_length": 20, "output_length": 3, "hash_ids": [1, 2]}`,
+		`{"chat_id": 3, "parent_chat_id": 1, "timestamp": 9, "input_length": 40, "output_length": 3, "turn": 3}`,
+		Options{CustomType: TypeBailianTrace, FixedSchedule: true}},
 }
 
 // FuzzTraceLine puts arbitrary bytes as the middle line of a trace of each
@@ -116,7 +121,8 @@ var traceFormats = []struct {
 // ones.
 func FuzzTraceLine(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
-		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/bad/mooncake.jsonl"} {
+		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/bad/mooncake.jsonl",
+		"testdata/files/bailian.jsonl", "testdata/files/bad/bailian.jsonl"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

@@ -32,6 +32,11 @@ type rowInfo struct {
 	context string
 	// trace is the decoded mooncake row (ScanTrace only).
 	trace TraceRow
+	// chained: a bailian row, whose session is the root of its chat_id's
+	// parent_chat_id chain (resolved in file order), at turn turn.
+	chained      bool
+	chat, parent int64
+	turn         int64
 }
 
 // fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)
@@ -44,7 +49,8 @@ type fileDataset struct {
 	f     *os.File
 	o     Options
 	tok   tokenizer.Tokenizer
-	words *words // mooncake_trace only
+	words *words // traces only
+	block int    // tokens per hash id (traces)
 	media *fileMedia
 	zero  float64
 	files
@@ -74,6 +80,7 @@ type sessionState struct {
 	noCtx    bool // some row has no context_mode
 	pending  bool // the start time comes from the session's next row
 	reported bool
+	turn     int64 // latest turn number (bailian)
 }
 
 // indexer builds a fileDataset's index.
@@ -89,6 +96,7 @@ type indexer struct {
 	// line (0: none), checked against the horizon once the zero is known.
 	latest     float64
 	latestLine int
+	chains     chains // bailian sessions
 }
 
 // maxLine is the longest line read, in bytes.
@@ -190,6 +198,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 		ix.skipped++
 		return
 	}
+	if info.chained && !ix.chains.join(&ix.ps, no, &info) {
+		return
+	}
 	var conv int32
 	if info.session == nil {
 		conv = ix.newConv(no, info)
@@ -244,6 +255,11 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 		ix.ps.add(no, backwards(info.first, where, st.last, int(st.lastLine)))
 		return 0, false
 	}
+	if info.turn < st.turn {
+		ix.ps.add(no, problemf("turn", "turn %d comes after turn %d of %s: list a session's turns in order (sort the trace by timestamp)", info.turn, st.turn, where))
+		return 0, false
+	}
+	st.turn = info.turn
 	if !math.IsNaN(info.last) {
 		st.last, st.lastLine = info.last, uint32(no)
 	}
@@ -396,6 +412,8 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 			err = d.singleTurn(&b, line, uint64(d.off[r]))
 		case TypeMultiTurn:
 			err = d.multiTurn(&b, line, uint64(d.off[r]))
+		case TypeBailianTrace:
+			err = d.bailianTurn(&b, line, uint64(d.off[r]))
 		default:
 			err = d.mooncakeTurn(&b, line, uint64(d.off[r]))
 		}

@@ -225,3 +225,34 @@ func TestMultiTurnSystemLineThenTurns(t *testing.T) {
 	assert.Equal(t, 3, Turns(d))
 	assert.Equal(t, []Timed{{1, 1}, {0, 3}}, d.Schedule(), "x starts at its first sent turn's timestamp")
 }
+
+func TestBailianFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/bailian.jsonl", CustomType: TypeBailianTrace, Seed: 3, OSLMean: 77})
+	assert.True(t, IsTrace(d))
+	assert.Equal(t, SamplingSequential, d.Sampling())
+	assert.Equal(t, 5, Turns(d))
+	require.Len(t, convs, 3, "159 → 160 → 161 is one session; 200 and the orphan 300 are their own")
+
+	s := convs[0]
+	assert.Equal(t, "159", s.ID, "a session is named by its root chat_id")
+	assert.Equal(t, MessageArrayWithResponses, s.Mode, "each row is the whole request: sent on its own")
+	require.Len(t, s.Turns, 3)
+	for k, want := range []struct{ isl, osl int }{{40, 12}, {60, 8}, {70, 9}} {
+		assert.Equal(t, want.isl, s.Turns[k].InputTokens)
+		assert.Equal(t, want.isl, tok.Count(s.Turns[k].Text), "turn %d: input_length tokens", k)
+		assert.Equal(t, want.osl, s.Turns[k].MaxTokens, "output_length, not --osl")
+	}
+	assert.Equal(t, []float64{500, 2250, 3000}, []float64{s.Turns[0].TimestampMs, s.Turns[1].TimestampMs, s.Turns[2].TimestampMs},
+		"seconds become milliseconds")
+	assert.True(t, strings.HasPrefix(s.Turns[1].Text, s.Turns[0].Text[:len(s.Turns[0].Text)/2]),
+		"16-token hash blocks: the shared ids 1089 and 1090 give the same text")
+
+	assert.Equal(t, "200", convs[1].ID)
+	assert.Equal(t, "300", convs[2].ID, "a parent not in the file: the row is its own root, as AIPerf")
+	assert.Equal(t, []Timed{{0, 500}, {1, 1000}, {2, 3500}}, d.Schedule())
+
+	det, err := Detect("testdata/files/bailian.jsonl", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeBailianTrace, Timestamped: true}, det, "detected by its chat_id, as AIPerf's can_load")
+}

@@ -61,12 +61,13 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	return openJSONL(ctx, tok, o, kind)
 }
 
-// openJSONL indexes a single_turn, multi_turn or mooncake_trace file.
+// openJSONL indexes a single_turn, multi_turn, mooncake_trace or
+// bailian_trace file.
 func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind string) (Dataset, error) {
-	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok}
+	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok, block: o.blockSizeOf(kind)}
 	d.media = newFileMedia(o.InputFile)
-	check := checkerFor(kind, o.blockSize(), d.media)
-	if kind == TypeMooncakeTrace {
+	check := checkerFor(kind, d.block, d.media)
+	if IsTraceType(kind) {
 		var err error
 		if d.words, err = blockWords(tok); err != nil {
 			return nil, fmt.Errorf("%s dataset: %w", kind, err)
@@ -93,6 +94,8 @@ func checkerFor(kind string, blockSize int, fm *fileMedia) func([]byte) (rowInfo
 		return func(line []byte) (rowInfo, []problem) { return checkMultiTurn(line, fm) }
 	case TypeRandomPool:
 		return func(line []byte) (rowInfo, []problem) { return checkPoolRow(line, fm) }
+	case TypeBailianTrace:
+		return func(line []byte) (rowInfo, []problem) { return checkBailian(line, blockSize) }
 	}
 	return func(line []byte) (rowInfo, []problem) { return checkMooncake(line, blockSize) }
 }
@@ -223,7 +226,7 @@ func detectLine(line []byte) (string, error) {
 		return kind, nil
 	}
 	var fits []string
-	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace} {
+	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace} {
 		if _, ps := checkerFor(kind, 0, nil)(line); ps == nil {
 			fits = append(fits, kind)
 		}
@@ -237,11 +240,11 @@ func detectLine(line []byte) (string, error) {
 	return "", &LineError{Msg: fmt.Sprintf("multiple loaders can handle the data format: %s: specify --custom-dataset-type explicitly", strings.Join(fits, " and "))}
 }
 
-// IsTrace reports whether d is a trace (a mooncake_trace file), which a
-// run replays line by line, each once.
+// IsTrace reports whether d is a trace (a mooncake_trace or bailian_trace
+// file), which a run replays line by line, each once.
 func IsTrace(d Dataset) bool {
 	f, ok := d.(*fileDataset)
-	return ok && f.kind == TypeMooncakeTrace
+	return ok && IsTraceType(f.kind)
 }
 
 // Turns is the number of turns (requests) in one pass over d: after

@@ -192,7 +192,7 @@ type Profile struct {
 	// InputFile is then InlineRecords until the command writes them to a
 	// file (never exported or stored: the file is).
 	InputRecords             string   `json:"-" kong:"-"`
-	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool or mooncake_trace (default: detected from the first line)."`
+	CustomDatasetType        string   `json:"custom_dataset_type,omitempty" name:"custom-dataset-type" enum:",single_turn,multi_turn,random_pool,mooncake_trace,bailian_trace" default:"" group:"Input" placeholder:"TYPE" help:"Format of --input-file: single_turn, multi_turn, random_pool, mooncake_trace or bailian_trace (default: detected from the first line)."`
 	PublicDataset            string   `json:"public_dataset,omitempty" name:"public-dataset" enum:",sharegpt" default:"" group:"Input" placeholder:"NAME" help:"Read --input-file as a public dataset: sharegpt (a local ShareGPT JSON file; nothing is downloaded)."`
 	DatasetSamplingStrategy  string   `json:"dataset_sampling_strategy,omitempty" name:"dataset-sampling-strategy" enum:",sequential,random,shuffle" default:"" group:"Input" placeholder:"STRATEGY" help:"Order conversations are drawn in: sequential, random or shuffle (default: AIPerf's for the data: shuffle for synthetic and random_pool, sequential for files)."`
 	FixedSchedule            bool     `json:"fixed_schedule,omitempty" name:"fixed-schedule" group:"Input" help:"Send each conversation's first turn at its timestamp (automatic for a trace whose records carry timestamps)."`
