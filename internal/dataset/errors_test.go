@@ -322,3 +322,29 @@ func TestBailianProblems(t *testing.T) {
 		13: "a mooncake_trace record in a bailian_trace file: one file holds one record type",
 	})
 }
+
+func TestInputsJSONProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/inputs.json", CustomType: TypeInputsJSON}, map[int]string{
+		3: "data[1].session_id: required: a string naming the session",
+		4: "data[2].payloads: expected at least one request body, got an empty list",
+		5: "data[3].payloads[1]: expected a request body (an object), got a string",
+		6: `data[4].session_id: session "a" is also on line 2: each entry is one session`,
+		7: "bad/inputs.json:7:18: data[5].session_id: expected a string, got a JSON number",
+		8: "bad/inputs.json:8:3: data[6]: expected a JSON object, got a list",
+		9: "data[7].payloads: required: the list of the session's request bodies",
+	})
+	for content, want := range map[string]string{
+		"[1, 2]":                           `x.json:1:1: expected a JSON object {"data": [`,
+		`{"sessions": []}`:                 `x.json:1:16: no "data" list`,
+		"{\"data\": [\n {\"session_id\": ": "x.json:2:17: the document ends too early",
+		"{\"data\": [\n {\"session_id\" 1": "x.json:2:16: invalid JSON: invalid character '1' after object key",
+		`{"data": []}`:                     `x.json: no sessions: the "data" list is empty`,
+		`{"data": {}}`:                     "x.json:1:10: data: expected a list of sessions",
+	} {
+		path := filepath.Join(t.TempDir(), "x.json")
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeInputsJSON})
+		require.Error(t, err, content)
+		assert.Contains(t, err.Error(), path[:len(path)-len("x.json")]+want, content)
+	}
+}

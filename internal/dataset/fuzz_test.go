@@ -20,7 +20,7 @@ func FuzzLoadFile(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
 		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/sharegpt.json",
 		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json", "testdata/files/bailian.jsonl",
-		"testdata/files/bad/bailian.jsonl"} {
+		"testdata/files/bad/bailian.jsonl", "testdata/files/inputs.json", "testdata/files/bad/inputs.json"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -42,6 +42,7 @@ func FuzzLoadFile(f *testing.F) {
 			{InputFile: path, CustomType: TypeMooncakeTrace, BlockSize: 4, AutoOffset: true, EndOffsetMs: ptr(1e6)},
 			{InputFile: path, PublicDataset: PublicShareGPT, OSLMean: 5},
 			{InputFile: path, CustomType: TypeBailianTrace, FixedSchedule: true},
+			{InputFile: path, CustomType: TypeInputsJSON},
 		} {
 			d, err := Open(context.Background(), tok, o)
 			if err != nil {

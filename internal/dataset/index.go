@@ -414,6 +414,8 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 			err = d.multiTurn(&b, line, uint64(d.off[r]))
 		case TypeBailianTrace:
 			err = d.bailianTurn(&b, line, uint64(d.off[r]))
+		case TypeInputsJSON:
+			err = d.inputsTurns(&b, line)
 		default:
 			err = d.mooncakeTurn(&b, line, uint64(d.off[r]))
 		}

@@ -256,3 +256,26 @@ func TestBailianFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Detected{Type: TypeBailianTrace, Timestamped: true}, det, "detected by its chat_id, as AIPerf's can_load")
 }
+
+func TestInputsJSONFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/inputs.json"})
+	assert.True(t, IsTrace(d), "every session once")
+	assert.Equal(t, 3, Turns(d))
+	assert.Nil(t, d.Schedule())
+	require.Len(t, convs, 2)
+	s := convs[0]
+	assert.Equal(t, "session-001", s.ID)
+	assert.Equal(t, MessageArrayWithResponses, s.Mode, "each payload holds its whole history")
+	require.Len(t, s.Turns, 2)
+	assert.Equal(t, `{"messages":[{"role":"user","content":"Hello"}],"model":"Qwen/Qwen3-0.6B","max_tokens":1024}`, string(s.Turns[0].Payload),
+		"AIPerf's pretty-printed payload, compacted: the bytes its run sent")
+	assert.Equal(t, tok.Count("Hello")+tok.Count("Hi there!")+tok.Count("How are you?"), s.Turns[1].InputTokens)
+	assert.Zero(t, s.Turns[0].MaxTokens, "sent as it is")
+	assert.Equal(t, `{"prompt":"once upon a time","max_tokens":5,"temperature":0.50}`, string(convs[1].Turns[0].Payload),
+		"numbers and key order as written")
+
+	det, err := Detect("testdata/files/inputs.json", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeInputsJSON}, det, "a .json file with data[0].payloads, as AIPerf's can_load")
+}

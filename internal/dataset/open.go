@@ -55,8 +55,11 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 			return nil, err
 		}
 	}
-	if kind == TypeRandomPool {
+	switch kind {
+	case TypeRandomPool:
 		return openRandomPool(ctx, tok, o, false)
+	case TypeInputsJSON:
+		return openInputsJSON(ctx, tok, o)
 	}
 	return openJSONL(ctx, tok, o, kind)
 }
@@ -139,6 +142,9 @@ func Detect(path, customType string) (Detected, error) {
 		}
 		return Detected{Type: TypeRandomPool}, nil
 	}
+	if customType == TypeInputsJSON || customType == "" && isInputsJSON(path) {
+		return Detected{Type: TypeInputsJSON}, nil
+	}
 	line, no, err := firstLine(path)
 	if err != nil {
 		return Detected{}, err
@@ -165,6 +171,9 @@ func Detect(path, customType string) (Detected, error) {
 
 // detectFile detects the record type of a file from its first record.
 func detectFile(path string) (string, error) {
+	if isInputsJSON(path) {
+		return TypeInputsJSON, nil
+	}
 	line, no, err := firstLine(path)
 	if err != nil {
 		return "", err
@@ -218,7 +227,7 @@ func detectLine(line []byte) (string, error) {
 	if ps := decodeLine(line, &typed); ps != nil {
 		return "", &LineError{Col: ps[0].Col, Field: ps[0].Field, Msg: ps[0].Msg}
 	}
-	if typed.Type != nil && slices.Contains(CustomTypes, *typed.Type) {
+	if typed.Type != nil && slices.Contains(lineTypes, *typed.Type) {
 		kind := *typed.Type
 		if _, ps := checkerFor(kind, 0, nil)(line); ps != nil {
 			return "", &LineError{Field: ps[0].Field, Msg: fmt.Sprintf("%s (the record's type is %s)", ps[0].Msg, kind)}
@@ -241,10 +250,11 @@ func detectLine(line []byte) (string, error) {
 }
 
 // IsTrace reports whether d is a trace (a mooncake_trace or bailian_trace
-// file), which a run replays line by line, each once.
+// file) or a replay of an inputs.json file, which a run sends record by
+// record, each once.
 func IsTrace(d Dataset) bool {
 	f, ok := d.(*fileDataset)
-	return ok && IsTraceType(f.kind)
+	return ok && (IsTraceType(f.kind) || f.kind == TypeInputsJSON)
 }
 
 // Turns is the number of turns (requests) in one pass over d: after

@@ -21,13 +21,19 @@ const (
 	// into sessions by chat_id and parent_chat_id, timestamps in seconds,
 	// 16-token hash blocks.
 	TypeBailianTrace = "bailian_trace"
+	// TypeInputsJSON is an inputs.json file (AIPerf's and ours): sessions
+	// of request bodies, each sent as it is.
+	TypeInputsJSON = "inputs_json"
 	// PublicShareGPT reads a local copy of ShareGPT_V3 (a JSON array of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
 )
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace}
+var CustomTypes = append(slices.Clone(lineTypes), TypeInputsJSON)
+
+// lineTypes are the record types of JSONL files, one record a line.
+var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace}
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.

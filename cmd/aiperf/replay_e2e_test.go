@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// tutorialInputsJSON is the inputs.json of AIPerf's inputs-json-replay.md
+// (File Format), as the tutorial has the reader create it.
+const tutorialInputsJSON = `{
+  "data": [
+    {
+      "session_id": "session-001",
+      "payloads": [
+        {
+          "messages": [{"role": "user", "content": "Hello"}],
+          "model": "Qwen/Qwen3-0.6B",
+          "max_tokens": 1024
+        },
+        {
+          "messages": [
+            {"role": "user", "content": "Hello"},
+            {"role": "assistant", "content": "Hi there!"},
+            {"role": "user", "content": "How are you?"}
+          ],
+          "model": "Qwen/Qwen3-0.6B",
+          "max_tokens": 1024
+        }
+      ]
+    }
+  ]
+}
+`
+
+// TestReplayTutorials runs the command lines of AIPerf's replay tutorials
+// unchanged against the mock.
+func TestReplayTutorials(t *testing.T) {
+	for name, c := range map[string]tutorial{
+		"inputs.json replay": {
+			doc: "docs/tutorials/inputs-json-replay.md (Basic Usage): the file's two payloads, each sent once as written",
+			args: []string{"profile", "--input-file", "artifacts/my-benchmark/inputs.json", "--model", "Qwen/Qwen3-0.6B",
+				"--custom-dataset-type", "inputs_json", "--streaming", "--url", "localhost:8000", "--concurrency", "4"},
+			files: map[string]string{"artifacts/my-benchmark/inputs.json": tutorialInputsJSON},
+			mock:  mock.Config{Fast: true},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 2, at["localhost:8000"].requests, "one session of two turns, once")
+				exp := onlyExport(t, dir)
+				assert.Equal(t, 2.0, metricAvg(t, exp, "request_count"))
+				assertSentLengths(t, dir, map[[2]float64]int{{1, 1024}: 1, {8, 1024}: 1})
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) { c.run(t, nil) })
+	}
+}
+
+// bodies records the bodies of the inference requests a mock is sent.
+type bodies struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (b *bodies) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			body, _ := io.ReadAll(r.Body)
+			b.mu.Lock()
+			b.list = append(b.list, string(body))
+			b.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sorted is the bodies received, sorted.
+func (b *bodies) sorted() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Sorted(slices.Values(b.list))
+}
+
+// An inputs.json that a run wrote is replayed byte for byte: the second
+// server receives exactly the bodies the first did, each once.
+func TestInputsJSONReplaysARun(t *testing.T) {
+	var first, second bodies
+	a := startMockBehind(t, mock.Config{Fast: true}, first.wrap)
+	b := startMockBehind(t, mock.Config{Fast: true}, second.wrap)
+	dir := t.TempDir()
+	writeFile(t, dir, "trace.jsonl", bailianShort)
+	inv := cli(t, dir, "profile", "-m", "m", "-u", a.URL, "--endpoint-type", "chat", "--streaming",
+		"--input-file", "trace.jsonl", "--custom-dataset-type", "bailian_trace", "--no-fixed-schedule", "--concurrency", "3",
+		"--extra-inputs", "temperature:0.25", "--artifact-dir", "first")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	inputs := filepath.Join(dir, "first", "inputs.json")
+	inv = cli(t, dir, "profile", "-m", "m", "-u", b.URL, "--endpoint-type", "chat", "--streaming",
+		"--input-file", inputs, "--concurrency", "3", "--artifact-dir", "second")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	sent := first.sorted()
+	require.Len(t, sent, 6, "the trace's 6 requests")
+	assert.Equal(t, sent, second.sorted(), "the same bodies, byte for byte, each once (the type detected from the file)")
+
+	raw, err := os.ReadFile(inputs)
+	require.NoError(t, err)
+	var doc struct {
+		Data []struct {
+			Payloads []json.RawMessage `json:"payloads"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	var written []string
+	for _, s := range doc.Data {
+		for _, p := range s.Payloads {
+			written = append(written, string(p))
+		}
+	}
+	assert.Equal(t, sent, slices.Sorted(slices.Values(written)), "inputs.json holds the bodies sent")
+}
