@@ -62,6 +62,20 @@ func TestReplayTutorials(t *testing.T) {
 				assertSentLengths(t, dir, map[[2]float64]int{{1, 1024}: 1, {8, 1024}: 1})
 			},
 		},
+		"BurstGPT trace": {
+			doc:    "AIPerf's Profile with BurstGPT Traces (BurstGPT Trace Format): its three example rows replayed on their timestamps",
+			change: "the command line is this test's (the tutorial's run section names a downloaded file)",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--streaming",
+				"--url", "localhost:8000", "--input-file", "burst.csv", "--custom-dataset-type", "burst_gpt_trace"},
+			files: map[string]string{"burst.csv": "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+				"0.123,gpt-4,512,128,640,chat\n0.456,gpt-4,300,80,380,chat\n1.200,gpt-4,200,60,260,chat\n"},
+			mock:   mock.Config{Fast: true},
+			stdout: []string{"fixed"},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 3, at["localhost:8000"].requests, "3 rows, 3 requests")
+				assertSentLengths(t, dir, map[[2]float64]int{{512, 128}: 1, {300, 80}: 1, {200, 60}: 1})
+			},
+		},
 	} {
 		t.Run(name, func(t *testing.T) { c.run(t, nil) })
 	}

@@ -348,3 +348,19 @@ func TestInputsJSONProblems(t *testing.T) {
 		assert.Contains(t, err.Error(), path[:len(path)-len("x.json")]+want, content)
 	}
 }
+
+func TestBurstGPTProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/burstgpt.csv", CustomType: TypeBurstGPTTrace}, map[int]string{
+		3: `Timestamp: expected a number of seconds, got "soon"`,
+		4: "Request tokens: expected an integer from 1 to 16777216, got 0",
+		5: "Response tokens: expected an integer from 0 to 16777216, got -1",
+		6: "expected at least 4 comma-separated fields, as the header has, got 3",
+		7: "Timestamp: expected a number of seconds ≥ 0, got -2",
+		8: `Request tokens: expected an integer, got "2.5"`,
+		9: `burstgpt.csv:9:15: invalid CSV: extraneous or missing " in quoted-field`,
+	})
+	path := filepath.Join(t.TempDir(), "x.csv")
+	require.NoError(t, os.WriteFile(path, []byte("Timestamp,Model,Request tokens\n1,m,2\n"), 0o644))
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeBurstGPTTrace})
+	require.ErrorContains(t, err, path+`:1: a BurstGPT CSV file's header names the columns ["Timestamp" "Request tokens" "Response tokens"]; missing ["Response tokens"]`)
+}

@@ -20,7 +20,8 @@ func FuzzLoadFile(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
 		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/sharegpt.json",
 		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json", "testdata/files/bailian.jsonl",
-		"testdata/files/bad/bailian.jsonl", "testdata/files/inputs.json", "testdata/files/bad/inputs.json"} {
+		"testdata/files/bad/bailian.jsonl", "testdata/files/inputs.json", "testdata/files/bad/inputs.json",
+		"testdata/files/burstgpt.csv", "testdata/files/bad/burstgpt.csv"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -43,6 +44,7 @@ func FuzzLoadFile(f *testing.F) {
 			{InputFile: path, PublicDataset: PublicShareGPT, OSLMean: 5},
 			{InputFile: path, CustomType: TypeBailianTrace, FixedSchedule: true},
 			{InputFile: path, CustomType: TypeInputsJSON},
+			{InputFile: path, CustomType: TypeBurstGPTTrace, FixedSchedule: true},
 		} {
 			d, err := Open(context.Background(), tok, o)
 			if err != nil {
@@ -112,6 +114,7 @@ var traceFormats = []struct {
 	{`{"chat_id": 1, "timestamp": 0.5, "input_length": 20, "output_length": 3, "hash_ids": [1, 2]}`,
 		`{"chat_id": 3, "parent_chat_id": 1, "timestamp": 9, "input_length": 40, "output_length": 3, "turn": 3}`,
 		Options{CustomType: TypeBailianTrace, FixedSchedule: true}},
+	{"Timestamp,Model,Request tokens,Response tokens", "1.5,m,20,3", Options{CustomType: TypeBurstGPTTrace, FixedSchedule: true}},
 }
 
 // FuzzTraceLine puts arbitrary bytes as the middle line of a trace of each
@@ -123,7 +126,7 @@ var traceFormats = []struct {
 func FuzzTraceLine(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
 		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/bad/mooncake.jsonl",
-		"testdata/files/bailian.jsonl", "testdata/files/bad/bailian.jsonl"} {
+		"testdata/files/bailian.jsonl", "testdata/files/bad/bailian.jsonl", "testdata/files/bad/burstgpt.csv"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

@@ -37,6 +37,8 @@ type rowInfo struct {
 	chained      bool
 	chat, parent int64
 	turn         int64
+	// skip: the line is not a record (a CSV file's header).
+	skip bool
 }
 
 // fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)
@@ -49,8 +51,9 @@ type fileDataset struct {
 	f     *os.File
 	o     Options
 	tok   tokenizer.Tokenizer
-	words *words // traces only
-	block int    // tokens per hash id (traces)
+	words *words    // traces only
+	burst *burstCSV // burst_gpt_trace only
+	block int       // tokens per hash id (traces)
 	media *fileMedia
 	zero  float64
 	files
@@ -180,6 +183,9 @@ func offsetWindow(o Options) string {
 
 // add indexes one checked line.
 func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []problem) {
+	if info.skip {
+		return
+	}
 	ix.lines++
 	d := ix.d
 	if no > math.MaxUint32 || len(d.ts) >= math.MaxInt32 {
@@ -414,6 +420,8 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 			err = d.multiTurn(&b, line, uint64(d.off[r]))
 		case TypeBailianTrace:
 			err = d.bailianTurn(&b, line, uint64(d.off[r]))
+		case TypeBurstGPTTrace:
+			err = d.burstTurn(&b, line, uint64(d.off[r]))
 		case TypeInputsJSON:
 			err = d.inputsTurns(&b, line)
 		default:

@@ -279,3 +279,24 @@ func TestInputsJSONFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Detected{Type: TypeInputsJSON}, det, "a .json file with data[0].payloads, as AIPerf's can_load")
 }
+
+func TestBurstGPTFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/burstgpt.csv", OSLMean: 99})
+	assert.True(t, IsTrace(d))
+	assert.Equal(t, 3, Turns(d), "the header is not a request")
+	require.Len(t, convs, 3, "each row a request on its own")
+	for k, want := range []struct{ isl, osl int }{{512, 128}, {300, 80}, {200, 0}} {
+		c := convs[k]
+		require.Len(t, c.Turns, 1)
+		assert.Equal(t, want.isl, tok.Count(c.Turns[0].Text), "row %d: Request tokens", k)
+		assert.Equal(t, want.isl, c.Turns[0].InputTokens)
+		assert.Equal(t, want.osl, c.Turns[0].MaxTokens, "row %d: Response tokens (0: no max tokens, as AIPerf), never --osl", k)
+	}
+	assert.Equal(t, "burstgpt.csv:2", convs[0].ID)
+	assert.Equal(t, []Timed{{0, 123}, {1, 456}, {2, 1200}}, d.Schedule(), "seconds become milliseconds")
+
+	det, err := Detect("testdata/files/burstgpt.csv", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeBurstGPTTrace, Timestamped: true}, det, "detected by its header, as AIPerf's can_load")
+}

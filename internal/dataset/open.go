@@ -70,6 +70,13 @@ func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind str
 	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok, block: o.blockSizeOf(kind)}
 	d.media = newFileMedia(o.InputFile)
 	check := checkerFor(kind, d.block, d.media)
+	if kind == TypeBurstGPTTrace {
+		var err error
+		if d.burst, err = readBurstHeader(o.InputFile); err != nil {
+			return nil, fmt.Errorf("%s dataset: %w", kind, err)
+		}
+		check = d.burst.check
+	}
 	if IsTraceType(kind) {
 		var err error
 		if d.words, err = blockWords(tok); err != nil {
@@ -145,6 +152,9 @@ func Detect(path, customType string) (Detected, error) {
 	if customType == TypeInputsJSON || customType == "" && isInputsJSON(path) {
 		return Detected{Type: TypeInputsJSON}, nil
 	}
+	if customType == TypeBurstGPTTrace || customType == "" && isBurstGPT(path) {
+		return Detected{Type: TypeBurstGPTTrace, Timestamped: true}, nil // its Timestamp column
+	}
 	line, no, err := firstLine(path)
 	if err != nil {
 		return Detected{}, err
@@ -171,8 +181,11 @@ func Detect(path, customType string) (Detected, error) {
 
 // detectFile detects the record type of a file from its first record.
 func detectFile(path string) (string, error) {
-	if isInputsJSON(path) {
+	switch {
+	case isInputsJSON(path):
 		return TypeInputsJSON, nil
+	case isBurstGPT(path):
+		return TypeBurstGPTTrace, nil
 	}
 	line, no, err := firstLine(path)
 	if err != nil {

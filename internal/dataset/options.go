@@ -24,20 +24,23 @@ const (
 	// TypeInputsJSON is an inputs.json file (AIPerf's and ours): sessions
 	// of request bodies, each sent as it is.
 	TypeInputsJSON = "inputs_json"
+	// TypeBurstGPTTrace is a BurstGPT CSV trace: independent requests of
+	// given token counts, timestamps in seconds.
+	TypeBurstGPTTrace = "burst_gpt_trace"
 	// PublicShareGPT reads a local copy of ShareGPT_V3 (a JSON array of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
 )
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = append(slices.Clone(lineTypes), TypeInputsJSON)
+var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON)
 
-// lineTypes are the record types of JSONL files, one record a line.
+// lineTypes are the record types of JSONL files, one JSON record a line.
 var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace}
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.
-var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace}
+var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace}
 
 // IsTraceType reports whether files of record type kind are traces.
 func IsTraceType(kind string) bool { return slices.Contains(traceTypes, kind) }
