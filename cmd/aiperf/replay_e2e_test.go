@@ -60,6 +60,38 @@ func TestReplayTutorials(t *testing.T) {
 				exp := onlyExport(t, dir)
 				assert.Equal(t, 2.0, metricAvg(t, exp, "request_count"))
 				assertSentLengths(t, dir, map[[2]float64]int{{1, 1024}: 1, {8, 1024}: 1})
+				assert.Equal(t, []string{
+					`{"messages":[{"role":"user","content":"Hello"},{"role":"assistant","content":"Hi there!"},{"role":"user","content":"How are you?"}],"model":"Qwen/Qwen3-0.6B","max_tokens":1024}`,
+					`{"messages":[{"role":"user","content":"Hello"}],"model":"Qwen/Qwen3-0.6B","max_tokens":1024}`,
+				}, at["localhost:8000"].bodies, "each payload as written, compacted")
+			},
+		},
+		"raw payload file": {
+			doc: "docs/tutorials/raw-payload-replay.md (Basic Usage: Single File): each line one request, its body as written",
+			args: []string{"profile", "--input-file", "payloads.jsonl", "--model", "Qwen/Qwen3-0.6B", "--custom-dataset-type", "raw_payload",
+				"--streaming", "--url", "localhost:8000", "--concurrency", "2"},
+			files: map[string]string{"payloads.jsonl": rawPayloads},
+			mock:  mock.Config{Fast: true},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 3, at["localhost:8000"].requests, "3 lines, 3 requests")
+				assert.Equal(t, compactLines(t, rawPayloads), at["localhost:8000"].bodies, "the lines, byte for byte")
+				assertSentLengths(t, dir, map[[2]float64]int{{5, 100}: 1, {4, 200}: 1, {7, 150}: 1})
+			},
+		},
+		"raw payload directory": {
+			doc: "docs/tutorials/raw-payload-replay.md (Basic Usage: Directory for Multi-Turn Conversations): a conversation per file, its lines its turns",
+			args: []string{"profile", "--input-file", "conversations/", "--model", "Qwen/Qwen3-0.6B", "--custom-dataset-type", "raw_payload",
+				"--streaming", "--url", "localhost:8000", "--concurrency", "2"},
+			files: map[string]string{"conversations/session_001.jsonl": rawSession1, "conversations/session_002.jsonl": rawSession2},
+			mock:  mock.Config{Fast: true},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 4, at["localhost:8000"].requests, "2 sessions of 2 turns, once")
+				assert.Equal(t, compactLines(t, rawSession1+rawSession2), at["localhost:8000"].bodies, "the lines, byte for byte")
+				turns := map[string][]int{}
+				for _, r := range profilingRecords(t, dir) {
+					turns[r.Metadata.ConversationID] = append(turns[r.Metadata.ConversationID], 0)
+				}
+				assert.Equal(t, map[string][]int{"session_001": {0, 0}, "session_002": {0, 0}}, turns, "named by their files")
 			},
 		},
 		"BurstGPT trace": {
@@ -79,6 +111,33 @@ func TestReplayTutorials(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { c.run(t, nil) })
 	}
+}
+
+// The files of AIPerf's raw-payload-replay.md (Basic Usage), as its
+// heredocs create them.
+const (
+	rawPayloads = `{"messages": [{"role": "user", "content": "What is machine learning?"}], "model": "Qwen/Qwen3-0.6B", "max_tokens": 100}
+{"messages": [{"role": "user", "content": "Explain neural networks."}], "model": "Qwen/Qwen3-0.6B", "max_tokens": 200}
+{"messages": [{"role": "user", "content": "How does backpropagation work?"}], "model": "Qwen/Qwen3-0.6B", "max_tokens": 150}
+`
+	rawSession1 = `{"messages": [{"role": "user", "content": "What is Python?"}], "model": "Qwen/Qwen3-0.6B", "max_tokens": 200}
+{"messages": [{"role": "user", "content": "What is Python?"}, {"role": "assistant", "content": "Python is a programming language."}, {"role": "user", "content": "Show me a hello world example."}], "model": "Qwen/Qwen3-0.6B", "max_tokens": 200}
+`
+	rawSession2 = `{"messages": [{"role": "user", "content": "Explain REST APIs."}], "model": "Qwen/Qwen3-0.6B", "max_tokens": 300}
+{"messages": [{"role": "user", "content": "Explain REST APIs."}, {"role": "assistant", "content": "REST is an architectural style..."}, {"role": "user", "content": "What about GraphQL?"}], "model": "Qwen/Qwen3-0.6B", "max_tokens": 300}
+`
+)
+
+// compactLines is each line of a JSONL text compacted, sorted.
+func compactLines(t *testing.T, text string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		var b bytes.Buffer
+		require.NoError(t, json.Compact(&b, []byte(l)))
+		out = append(out, b.String())
+	}
+	return slices.Sorted(slices.Values(out))
 }
 
 // bodies records the bodies of the inference requests a mock is sent.

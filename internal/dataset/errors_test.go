@@ -364,3 +364,22 @@ func TestBurstGPTProblems(t *testing.T) {
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeBurstGPTTrace})
 	require.ErrorContains(t, err, path+`:1: a BurstGPT CSV file's header names the columns ["Timestamp" "Request tokens" "Response tokens"]; missing ["Response tokens"]`)
 }
+
+func TestRawPayloadProblems(t *testing.T) {
+	want := map[int]string{
+		2: `messages: expected a list of messages (a raw payload is a request body with a "messages" list), got nothing`,
+		3: "messages: expected a list of messages",
+		4: "raw_payload.jsonl:4:1: expected a JSON object, got a list",
+		5: "raw_payload.jsonl:5:15: invalid JSON near",
+	}
+	wantProblems(t, Options{InputFile: "testdata/files/bad/raw_payload.jsonl", CustomType: TypeRawPayload}, want)
+
+	dir := t.TempDir()
+	bad, err := os.ReadFile("testdata/files/bad/raw_payload.jsonl")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.jsonl"), bad, 0o644))
+	_, err = Open(context.Background(), o200k(t), Options{InputFile: dir, CustomType: TypeRawPayload})
+	require.Error(t, err)
+	assert.Len(t, lineErrors(err), 4, "a directory's files are checked line by line too: %v", err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "a.jsonl")+":4:1: expected a JSON object, got a list")
+}

@@ -21,7 +21,8 @@ func FuzzLoadFile(f *testing.F) {
 		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/sharegpt.json",
 		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json", "testdata/files/bailian.jsonl",
 		"testdata/files/bad/bailian.jsonl", "testdata/files/inputs.json", "testdata/files/bad/inputs.json",
-		"testdata/files/burstgpt.csv", "testdata/files/bad/burstgpt.csv"} {
+		"testdata/files/burstgpt.csv", "testdata/files/bad/burstgpt.csv", "testdata/files/raw_payload.jsonl",
+		"testdata/files/bad/raw_payload.jsonl"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -45,6 +46,7 @@ func FuzzLoadFile(f *testing.F) {
 			{InputFile: path, CustomType: TypeBailianTrace, FixedSchedule: true},
 			{InputFile: path, CustomType: TypeInputsJSON},
 			{InputFile: path, CustomType: TypeBurstGPTTrace, FixedSchedule: true},
+			{InputFile: path, CustomType: TypeRawPayload},
 		} {
 			d, err := Open(context.Background(), tok, o)
 			if err != nil {
@@ -115,6 +117,7 @@ var traceFormats = []struct {
 		`{"chat_id": 3, "parent_chat_id": 1, "timestamp": 9, "input_length": 40, "output_length": 3, "turn": 3}`,
 		Options{CustomType: TypeBailianTrace, FixedSchedule: true}},
 	{"Timestamp,Model,Request tokens,Response tokens", "1.5,m,20,3", Options{CustomType: TypeBurstGPTTrace, FixedSchedule: true}},
+	{`{"messages": [{"role": "user", "content": "a"}]}`, `{"messages": [], "model": "m"}`, Options{CustomType: TypeRawPayload}},
 }
 
 // FuzzTraceLine puts arbitrary bytes as the middle line of a trace of each

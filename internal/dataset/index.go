@@ -422,6 +422,8 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 			err = d.bailianTurn(&b, line, uint64(d.off[r]))
 		case TypeBurstGPTTrace:
 			err = d.burstTurn(&b, line, uint64(d.off[r]))
+		case TypeRawPayload:
+			err = d.rawTurn(&b, line)
 		case TypeInputsJSON:
 			err = d.inputsTurns(&b, line)
 		default:

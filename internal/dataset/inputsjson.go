@@ -282,11 +282,11 @@ func (d *fileDataset) inputsTurns(c *convBuilder, raw []byte) error {
 		c.ID = *s.SessionID
 	}
 	for _, p := range s.Payloads {
-		var body bytes.Buffer
-		if err := json.Compact(&body, p); err != nil {
+		t, err := d.payloadTurn(p)
+		if err != nil {
 			return err
 		}
-		c.Turns = append(c.Turns, Turn{Payload: body.Bytes(), InputTokens: d.countPayload(p)})
+		c.Turns = append(c.Turns, t)
 	}
 	c.Mode = MessageArrayWithResponses
 	return nil

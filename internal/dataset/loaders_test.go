@@ -167,7 +167,7 @@ func TestRandomPoolDirectory(t *testing.T) {
 		assert.Contains(t, []string{"Who are you?", "What is the meaning of life?", "Why?"}, query)
 	}
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/random_pool_dir", CustomType: TypeSingleTurn})
-	require.ErrorContains(t, err, "only random_pool reads a directory")
+	require.ErrorContains(t, err, "only random_pool (one pool per file) and raw_payload (one conversation per file) read a directory")
 }
 
 func TestShareGPTFile(t *testing.T) {
@@ -203,7 +203,7 @@ func TestDetect(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, TypeRandomPool, got.Type, "a given type is kept")
 	_, err = Detect("testdata/files/random_pool_dir", TypeMooncakeTrace)
-	assert.ErrorContains(t, err, "only random_pool reads a directory")
+	assert.ErrorContains(t, err, "only random_pool (one pool per file) and raw_payload (one conversation per file) read a directory")
 	_, err = Detect("testdata/files/nope.jsonl", "")
 	assert.ErrorContains(t, err, "is not a valid file or directory")
 }
@@ -299,4 +299,37 @@ func TestBurstGPTFile(t *testing.T) {
 	det, err := Detect("testdata/files/burstgpt.csv", "")
 	require.NoError(t, err)
 	assert.Equal(t, Detected{Type: TypeBurstGPTTrace, Timestamped: true}, det, "detected by its header, as AIPerf's can_load")
+}
+
+func TestRawPayloadFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/raw_payload.jsonl", CustomType: TypeRawPayload})
+	assert.True(t, IsTrace(d), "every line once")
+	require.Len(t, convs, 2, "each line a conversation of one turn")
+	assert.Equal(t, `{"messages":[{"role":"user","content":"What is machine learning?"}],"model":"Qwen/Qwen3-0.6B","max_tokens":100}`,
+		string(convs[0].Turns[0].Payload), "sent as written (compacted)")
+	assert.Equal(t, `{"messages":[{"role":"user","content":"Explain neural networks."}],"model":"Qwen/Qwen3-0.6B","temperature":0.70}`,
+		string(convs[1].Turns[0].Payload))
+	assert.Equal(t, tok.Count("What is machine learning?"), convs[0].Turns[0].InputTokens)
+	assert.Equal(t, MessageArrayWithResponses, convs[0].Mode)
+
+	_, err := Detect("testdata/files/raw_payload.jsonl", "")
+	require.ErrorContains(t, err, "multiple loaders can handle the data format: mooncake_trace and raw_payload",
+		"a body with messages is also a mooncake messages row, as in AIPerf: the type must be given")
+}
+
+func TestRawPayloadDirectory(t *testing.T) {
+	d, convs := open(t, Options{InputFile: "testdata/files/raw_payload_dir"})
+	assert.True(t, IsTrace(d))
+	assert.Equal(t, 3, Turns(d))
+	require.Len(t, convs, 2, "one conversation per .jsonl file with payloads, in name order")
+	assert.Equal(t, "session_001", convs[0].ID)
+	require.Len(t, convs[0].Turns, 2, "its lines are its turns")
+	assert.Contains(t, string(convs[0].Turns[1].Payload), `"Show me a hello world example."`)
+	assert.Equal(t, MessageArrayWithResponses, convs[0].Mode)
+	assert.Equal(t, "session_002", convs[1].ID)
+
+	det, err := Detect("testdata/files/raw_payload_dir", "")
+	require.NoError(t, err)
+	assert.Equal(t, TypeRawPayload, det.Type, "a directory of payload files, as AIPerf's can_load")
 }

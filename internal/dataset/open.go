@@ -45,8 +45,12 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	}
 	kind := o.CustomType
 	if st.IsDir() {
-		if kind != "" && kind != TypeRandomPool {
-			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool reads a directory (one pool per file)", kind, o.InputFile)
+		switch {
+		case kind == TypeRawPayload || kind == "" && isRawDir(o.InputFile):
+			return openRawDir(ctx, tok, o)
+		case kind != "" && kind != TypeRandomPool:
+			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
+				"(one conversation per file) read a directory", kind, o.InputFile)
 		}
 		return openRandomPool(ctx, tok, o, true)
 	}
@@ -106,6 +110,8 @@ func checkerFor(kind string, blockSize int, fm *fileMedia) func([]byte) (rowInfo
 		return func(line []byte) (rowInfo, []problem) { return checkPoolRow(line, fm) }
 	case TypeBailianTrace:
 		return func(line []byte) (rowInfo, []problem) { return checkBailian(line, blockSize) }
+	case TypeRawPayload:
+		return checkRawPayload
 	}
 	return func(line []byte) (rowInfo, []problem) { return checkMooncake(line, blockSize) }
 }
@@ -118,7 +124,9 @@ func withTypeHint(kind string, check func([]byte) (rowInfo, []problem)) func([]b
 		if ps == nil {
 			return info, nil
 		}
-		if other, err := detectLine(line); err == nil && other != kind {
+		// raw_payload takes any body with a messages list: naming it would
+		// hide what is wrong with a messages row of the file's own type
+		if other, err := detectLine(line); err == nil && other != kind && other != TypeRawPayload {
 			return rowInfo{}, []problem{problemf("", "a %s record in a %s file: one file holds one record type", other, kind)}
 		}
 		return info, ps
@@ -144,8 +152,12 @@ func Detect(path, customType string) (Detected, error) {
 		return Detected{}, fmt.Errorf("input file: %q is not a valid file or directory", path)
 	}
 	if st.IsDir() {
-		if customType != "" && customType != TypeRandomPool {
-			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool reads a directory (one pool per file)", customType, path)
+		switch {
+		case customType == TypeRawPayload || customType == "" && isRawDir(path):
+			return Detected{Type: TypeRawPayload}, nil
+		case customType != "" && customType != TypeRandomPool:
+			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
+				"(one conversation per file) read a directory", customType, path)
 		}
 		return Detected{Type: TypeRandomPool}, nil
 	}
@@ -248,7 +260,7 @@ func detectLine(line []byte) (string, error) {
 		return kind, nil
 	}
 	var fits []string
-	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace} {
+	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload} {
 		if _, ps := checkerFor(kind, 0, nil)(line); ps == nil {
 			fits = append(fits, kind)
 		}
@@ -262,12 +274,17 @@ func detectLine(line []byte) (string, error) {
 	return "", &LineError{Msg: fmt.Sprintf("multiple loaders can handle the data format: %s: specify --custom-dataset-type explicitly", strings.Join(fits, " and "))}
 }
 
-// IsTrace reports whether d is a trace (a mooncake_trace or bailian_trace
-// file) or a replay of an inputs.json file, which a run sends record by
-// record, each once.
+// IsTrace reports whether d is a trace (a mooncake_trace, bailian_trace or
+// burst_gpt_trace file) or a replay of recorded bodies (inputs_json,
+// raw_payload), which a run sends record by record, each once.
 func IsTrace(d Dataset) bool {
-	f, ok := d.(*fileDataset)
-	return ok && (IsTraceType(f.kind) || f.kind == TypeInputsJSON)
+	switch f := d.(type) {
+	case *fileDataset:
+		return IsTraceType(f.kind) || f.kind == TypeInputsJSON || f.kind == TypeRawPayload
+	case *rawDir:
+		return true
+	}
+	return false
 }
 
 // Turns is the number of turns (requests) in one pass over d: after

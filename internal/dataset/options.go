@@ -27,6 +27,10 @@ const (
 	// TypeBurstGPTTrace is a BurstGPT CSV trace: independent requests of
 	// given token counts, timestamps in seconds.
 	TypeBurstGPTTrace = "burst_gpt_trace"
+	// TypeRawPayload is request bodies sent as written: a JSONL file (one
+	// single-turn conversation a line) or a directory of them (one
+	// conversation a file).
+	TypeRawPayload = "raw_payload"
 	// PublicShareGPT reads a local copy of ShareGPT_V3 (a JSON array of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
@@ -36,7 +40,7 @@ const (
 var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON)
 
 // lineTypes are the record types of JSONL files, one JSON record a line.
-var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace}
+var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload}
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.
