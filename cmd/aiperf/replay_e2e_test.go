@@ -108,10 +108,46 @@ func TestReplayTutorials(t *testing.T) {
 				assertSentLengths(t, dir, map[[2]float64]int{{512, 128}: 1, {300, 80}: 1, {200, 60}: 1})
 			},
 		},
+		"SageMaker capture": {
+			doc: "docs/tutorials/sagemaker-data-capture.md (Download and Replay: single-file input): the captured requests on their times",
+			change: "all_captures.jsonl holds the tutorial's capture line and two more a second apart, instead of a synced S3 " +
+				"directory (a directory of captures is not read here yet)",
+			args: []string{"profile", "--model", "my-model", "--endpoint-type", "chat", "--url", "localhost:8000",
+				"--input-file", "all_captures.jsonl", "--custom-dataset-type", "sagemaker_data_capture", "--fixed-schedule",
+				"--fixed-schedule-auto-offset"},
+			files: map[string]string{"all_captures.jsonl": sageMakerCaptures},
+			mock:  mock.Config{Fast: true},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 3, at["localhost:8000"].requests, "3 captures, 3 requests")
+				assertSentLengths(t, dir, map[[2]float64]int{{4, 50}: 1, {5, 7}: 1, {1, 9}: 1})
+				for _, b := range at["localhost:8000"].bodies {
+					assert.Contains(t, b, `"model":"my-model"`, "the captured messages sent to --model")
+				}
+			},
+		},
+		"SageMaker capture window": {
+			doc:    "docs/tutorials/sagemaker-data-capture.md (Replay a Time Window): offsets count from the first capture",
+			change: "all_captures.jsonl instead of a synced S3 directory, --fixed-schedule-end-offset 1000 instead of 300000",
+			args: []string{"profile", "--model", "my-model", "--endpoint-type", "chat", "--url", "localhost:8000",
+				"--input-file", "all_captures.jsonl", "--custom-dataset-type", "sagemaker_data_capture", "--fixed-schedule",
+				"--fixed-schedule-auto-offset", "--fixed-schedule-end-offset", "1000"},
+			files: map[string]string{"all_captures.jsonl": sageMakerCaptures},
+			mock:  mock.Config{Fast: true},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 2, at["localhost:8000"].requests, "the captures of the first second (0 and 1000 ms), not the one at 2000 ms")
+			},
+		},
 	} {
 		t.Run(name, func(t *testing.T) { c.run(t, nil) })
 	}
 }
+
+// sageMakerCaptures is the capture line of AIPerf's sagemaker-data-capture.md
+// and two more, one and two seconds later.
+const sageMakerCaptures = `{"captureData":{"endpointInput":{"observedContentType":"application/json","mode":"INPUT","data":"{\"messages\":[{\"role\":\"user\",\"content\":\"What is AI?\"}],\"max_tokens\":50}","encoding":"JSON"},"endpointOutput":{"observedContentType":"application/json","mode":"OUTPUT","data":"{\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":30,\"total_tokens\":42}}","encoding":"JSON"}},"eventMetadata":{"eventId":"e4378ff2-2b43-4031-a21f-401bb3c3e038","inferenceTime":"2026-04-29T00:03:18Z"},"eventVersion":"0"}
+{"captureData":{"endpointInput":{"data":"{\"messages\":[{\"role\":\"user\",\"content\":\"What is a GPU?\"}],\"max_tokens\":7}","encoding":"JSON"}},"eventMetadata":{"eventId":"2","inferenceTime":"2026-04-29T00:03:19Z"},"eventVersion":"0"}
+{"captureData":{"endpointInput":{"data":"{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":9}","encoding":"JSON"}},"eventMetadata":{"eventId":"3","inferenceTime":"2026-04-29T00:03:20Z"},"eventVersion":"0"}
+`
 
 // The files of AIPerf's raw-payload-replay.md (Basic Usage), as its
 // heredocs create them.

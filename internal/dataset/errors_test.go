@@ -383,3 +383,17 @@ func TestRawPayloadProblems(t *testing.T) {
 	assert.Len(t, lineErrors(err), 4, "a directory's files are checked line by line too: %v", err)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "a.jsonl")+":4:1: expected a JSON object, got a list")
 }
+
+func TestSageMakerCaptureProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/sagemaker.jsonl", CustomType: TypeSageMakerCapture}, map[int]string{
+		2: `eventMetadata.inferenceTime: expected an ISO 8601 time after 1970 such as "2026-04-29T00:03:18Z", got "yesterday"`,
+		3: "captureData.endpointInput.data.messages: required: only OpenAI-compatible chat requests (with a messages list) can be replayed",
+		4: `captureData.endpointInput.encoding: expected "JSON" or "BASE64" (a chat request), got "CSV"`,
+		5: "captureData.endpointInput.data: expected base64 (its encoding is BASE64)",
+		6: "captureData.endpointInput.data: required: the captured request",
+		7: "captureData.endpointInput.data.max_tokens: expected an integer from 1 to 16777216, got 0",
+		8: "captureData.endpointInput.data.messages[0]: each message must have a 'role' key",
+	})
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files", CustomType: TypeSageMakerCapture})
+	require.ErrorContains(t, err, "is a directory: give one capture file (concatenate them")
+}

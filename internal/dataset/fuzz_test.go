@@ -22,7 +22,7 @@ func FuzzLoadFile(f *testing.F) {
 		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json", "testdata/files/bailian.jsonl",
 		"testdata/files/bad/bailian.jsonl", "testdata/files/inputs.json", "testdata/files/bad/inputs.json",
 		"testdata/files/burstgpt.csv", "testdata/files/bad/burstgpt.csv", "testdata/files/raw_payload.jsonl",
-		"testdata/files/bad/raw_payload.jsonl"} {
+		"testdata/files/bad/raw_payload.jsonl", "testdata/files/sagemaker.jsonl", "testdata/files/bad/sagemaker.jsonl"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -47,6 +47,7 @@ func FuzzLoadFile(f *testing.F) {
 			{InputFile: path, CustomType: TypeInputsJSON},
 			{InputFile: path, CustomType: TypeBurstGPTTrace, FixedSchedule: true},
 			{InputFile: path, CustomType: TypeRawPayload},
+			{InputFile: path, CustomType: TypeSageMakerCapture, FixedSchedule: true, EndOffsetMs: ptr(1e6)},
 		} {
 			d, err := Open(context.Background(), tok, o)
 			if err != nil {
@@ -118,6 +119,9 @@ var traceFormats = []struct {
 		Options{CustomType: TypeBailianTrace, FixedSchedule: true}},
 	{"Timestamp,Model,Request tokens,Response tokens", "1.5,m,20,3", Options{CustomType: TypeBurstGPTTrace, FixedSchedule: true}},
 	{`{"messages": [{"role": "user", "content": "a"}]}`, `{"messages": [], "model": "m"}`, Options{CustomType: TypeRawPayload}},
+	{`{"captureData": {"endpointInput": {"data": "{\"messages\": [{\"role\": \"user\"}]}", "encoding": "JSON"}}, "eventMetadata": {"inferenceTime": "2026-04-29T00:03:18Z"}}`,
+		`{"captureData": {"endpointInput": {"data": "eyJtZXNzYWdlcyI6W3sicm9sZSI6InVzZXIifV19"}}, "eventMetadata": {"inferenceTime": "2026-04-29T00:03:19Z"}}`,
+		Options{CustomType: TypeSageMakerCapture, FixedSchedule: true}},
 }
 
 // FuzzTraceLine puts arbitrary bytes as the middle line of a trace of each
@@ -129,7 +133,8 @@ var traceFormats = []struct {
 func FuzzTraceLine(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
 		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/bad/mooncake.jsonl",
-		"testdata/files/bailian.jsonl", "testdata/files/bad/bailian.jsonl", "testdata/files/bad/burstgpt.csv"} {
+		"testdata/files/bailian.jsonl", "testdata/files/bad/bailian.jsonl", "testdata/files/bad/burstgpt.csv",
+		"testdata/files/sagemaker.jsonl", "testdata/files/bad/sagemaker.jsonl"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

@@ -46,16 +46,17 @@ type rowInfo struct {
 // conversation its rows' span, first line and start time. A conversation
 // is read back from the file when it is asked for.
 type fileDataset struct {
-	kind  string
-	path  string
-	f     *os.File
-	o     Options
-	tok   tokenizer.Tokenizer
-	words *words    // traces only
-	burst *burstCSV // burst_gpt_trace only
-	block int       // tokens per hash id (traces)
-	media *fileMedia
-	zero  float64
+	kind     string
+	path     string
+	f        *os.File
+	o        Options
+	tok      tokenizer.Tokenizer
+	words    *words    // traces only
+	burst    *burstCSV // burst_gpt_trace only
+	captured float64   // sagemaker_data_capture: the first request's time (ms), its zero
+	block    int       // tokens per hash id (traces)
+	media    *fileMedia
+	zero     float64
 	files
 
 	// Rows grouped by conversation: conversation c is rows
@@ -422,6 +423,8 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 			err = d.bailianTurn(&b, line, uint64(d.off[r]))
 		case TypeBurstGPTTrace:
 			err = d.burstTurn(&b, line, uint64(d.off[r]))
+		case TypeSageMakerCapture:
+			err = d.captureTurn(&b, line, uint64(d.off[r]))
 		case TypeRawPayload:
 			err = d.rawTurn(&b, line)
 		case TypeInputsJSON:

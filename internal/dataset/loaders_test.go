@@ -333,3 +333,26 @@ func TestRawPayloadDirectory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, TypeRawPayload, det.Type, "a directory of payload files, as AIPerf's can_load")
 }
+
+func TestSageMakerCaptureFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/sagemaker.jsonl", OSLMean: 99})
+	assert.True(t, IsTrace(d))
+	require.Len(t, convs, 3, "each capture a request on its own")
+	a := convs[0]
+	assert.JSONEq(t, `[{"role":"user","content":"What is AI?"}]`, string(a.Turns[0].Messages), "the captured messages, sent as they are")
+	assert.Equal(t, tok.Count("What is AI?"), a.Turns[0].InputTokens)
+	assert.Equal(t, 50, a.Turns[0].MaxTokens, "the captured max_tokens")
+	assert.Equal(t, MessageArrayWithResponses, a.Mode)
+	b := convs[1]
+	assert.JSONEq(t, `[{"role":"user","content":"Tell me a joke."}]`, string(b.Turns[0].Messages), "BASE64, the default encoding")
+	assert.JSONEq(t, `[{"type":"function","function":{"name":"f"}}]`, string(b.Turns[0].Tools))
+	assert.Equal(t, 20, b.Turns[0].MaxTokens, "max_completion_tokens when there is no max_tokens")
+	assert.Equal(t, 99, convs[2].Turns[0].MaxTokens, "neither: --osl")
+	assert.Equal(t, []Timed{{1, 0}, {0, 500}, {2, 1500}}, d.Schedule(),
+		"zero-aligned on the first request (00:03:17.5, a time without a zone is UTC); +02:00 honoured")
+
+	det, err := Detect("testdata/files/sagemaker.jsonl", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeSageMakerCapture, Timestamped: true}, det, "detected by captureData and eventMetadata")
+}

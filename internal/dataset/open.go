@@ -48,6 +48,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		switch {
 		case kind == TypeRawPayload || kind == "" && isRawDir(o.InputFile):
 			return openRawDir(ctx, tok, o)
+		case kind == TypeSageMakerCapture:
+			return nil, fmt.Errorf("%s dataset: %s is a directory: give one capture file (concatenate them: "+
+				"find %s -name '*.jsonl' -exec cat {} + > all_captures.jsonl)", kind, o.InputFile, o.InputFile)
 		case kind != "" && kind != TypeRandomPool:
 			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
 				"(one conversation per file) read a directory", kind, o.InputFile)
@@ -74,12 +77,19 @@ func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind str
 	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok, block: o.blockSizeOf(kind)}
 	d.media = newFileMedia(o.InputFile)
 	check := checkerFor(kind, d.block, d.media)
-	if kind == TypeBurstGPTTrace {
+	switch kind {
+	case TypeBurstGPTTrace:
 		var err error
 		if d.burst, err = readBurstHeader(o.InputFile); err != nil {
 			return nil, fmt.Errorf("%s dataset: %w", kind, err)
 		}
 		check = d.burst.check
+	case TypeSageMakerCapture:
+		var err error
+		if d.captured, err = captureStart(ctx, o.InputFile); err != nil {
+			return nil, fmt.Errorf("%s dataset: %s: %w", kind, o.InputFile, err)
+		}
+		check = checkCapture(d.captured)
 	}
 	if IsTraceType(kind) {
 		var err error
@@ -112,6 +122,8 @@ func checkerFor(kind string, blockSize int, fm *fileMedia) func([]byte) (rowInfo
 		return func(line []byte) (rowInfo, []problem) { return checkBailian(line, blockSize) }
 	case TypeRawPayload:
 		return checkRawPayload
+	case TypeSageMakerCapture:
+		return checkCapture(0)
 	}
 	return func(line []byte) (rowInfo, []problem) { return checkMooncake(line, blockSize) }
 }
@@ -185,8 +197,11 @@ func Detect(path, customType string) (Detected, error) {
 	}
 	_ = json.Unmarshal(line, &probe)
 	ts := probe.Timestamp != nil
-	if kind == TypeMultiTurn {
+	switch kind {
+	case TypeMultiTurn:
 		ts = len(probe.Turns) > 0 && probe.Turns[0].Timestamp != nil
+	case TypeSageMakerCapture:
+		ts = true // its inferenceTime
 	}
 	return Detected{Type: kind, Timestamped: ts}, nil
 }
@@ -260,7 +275,7 @@ func detectLine(line []byte) (string, error) {
 		return kind, nil
 	}
 	var fits []string
-	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload} {
+	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload, TypeSageMakerCapture} {
 		if _, ps := checkerFor(kind, 0, nil)(line); ps == nil {
 			fits = append(fits, kind)
 		}

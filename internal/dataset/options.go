@@ -31,6 +31,9 @@ const (
 	// single-turn conversation a line) or a directory of them (one
 	// conversation a file).
 	TypeRawPayload = "raw_payload"
+	// TypeSageMakerCapture is an Amazon SageMaker Data Capture file: the
+	// chat requests an endpoint received, and when.
+	TypeSageMakerCapture = "sagemaker_data_capture"
 	// PublicShareGPT reads a local copy of ShareGPT_V3 (a JSON array of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
@@ -40,11 +43,12 @@ const (
 var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON)
 
 // lineTypes are the record types of JSONL files, one JSON record a line.
-var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload}
+var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload,
+	TypeSageMakerCapture}
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.
-var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace}
+var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture}
 
 // IsTraceType reports whether files of record type kind are traces.
 func IsTraceType(kind string) bool { return slices.Contains(traceTypes, kind) }
