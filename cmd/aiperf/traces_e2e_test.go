@@ -58,9 +58,50 @@ func TestTraceTutorials(t *testing.T) {
 				assert.Equal(t, map[float64]int{20: 1, 100: 1, 150: 1, 200: 1, 80: 1}, osl, "each line's output_length")
 			},
 		},
+		"bailian trace": {
+			doc: "docs/tutorials/bailian-trace.md (Download and Profile): the trace replayed on its schedule, each request once",
+			change: "bailian_short.jsonl is a 6-line trace in the Bailian format (timestamps from 0 s) instead of the first 50 lines " +
+				"of the downloaded qwen_traceA_blksz_16.jsonl",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--streaming",
+				"--url", "localhost:8000", "--input-file", "bailian_short.jsonl", "--custom-dataset-type", "bailian_trace",
+				"--fixed-schedule"},
+			files: map[string]string{"bailian_short.jsonl": bailianShort},
+			mock:  mock.Config{Fast: true},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				assert.Equal(t, 6, at["localhost:8000"].requests, "6 lines, 6 requests")
+				assertSentLengths(t, dir, map[[2]float64]int{{521, 132}: 1, {676, 80}: 1, {900, 40}: 1, {33, 7}: 1, {64, 16}: 1, {300, 20}: 1})
+			},
+		},
 	} {
 		t.Run(name, func(t *testing.T) { c.run(t, nil) })
 	}
+}
+
+// bailianShort is a small trace in the format of AIPerf's bailian-trace.md
+// (its two example lines first, their timestamps moved to the start): a
+// three-turn session (159 → 160 → 161), two single requests and a
+// follow-up whose parent is not in the file.
+const bailianShort = `{"chat_id": 159, "parent_chat_id": -1, "timestamp": 0.114, "input_length": 521, "output_length": 132, "type": "text", "turn": 1}
+{"chat_id": 160, "parent_chat_id": 159, "timestamp": 0.5, "input_length": 676, "output_length": 80, "type": "text", "turn": 2}
+{"chat_id": 170, "parent_chat_id": -1, "timestamp": 0.55, "input_length": 33, "output_length": 7, "type": "search", "turn": 1, "hash_ids": [1, 2, 3]}
+{"chat_id": 171, "timestamp": 0.6, "input_length": 64, "output_length": 16, "type": "text", "hash_ids": [1, 2, 4, 5]}
+{"chat_id": 161, "parent_chat_id": 160, "timestamp": 0.7, "input_length": 900, "output_length": 40, "type": "text", "turn": 3}
+{"chat_id": 180, "parent_chat_id": 42, "timestamp": 0.8, "input_length": 300, "output_length": 20, "type": "file", "turn": 2}
+`
+
+// assertSentLengths checks the profiling records of the one run under
+// dir: one per (input, output) length pair of the trace, as many times as
+// the trace has it.
+func assertSentLengths(t *testing.T, dir string, want map[[2]float64]int) {
+	t.Helper()
+	got := map[[2]float64]int{}
+	for _, r := range profilingRecords(t, dir) {
+		var isl, osl float64
+		require.NoError(t, json.Unmarshal(r.Metrics["input_sequence_length"].Value, &isl))
+		require.NoError(t, json.Unmarshal(r.Metrics["output_sequence_length"].Value, &osl))
+		got[[2]float64{isl, osl}]++
+	}
+	assert.Equal(t, want, got, "each line's input_length and output_length, once")
 }
 
 // exportRecord is the part of a profile_export.jsonl record the trace

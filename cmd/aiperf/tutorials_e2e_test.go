@@ -42,8 +42,9 @@ type tutorial struct {
 
 // tutorialServer is the mock that stands for one server of a tutorial.
 type tutorialServer struct {
-	host     string // its host:port
-	requests int    // the inference requests (/v1/...) it answered
+	host     string   // its host:port
+	requests int      // the inference requests (/v1/...) it answered
+	bodies   []string // their bodies, sorted
 }
 
 // TestAIPerfTutorials runs the command lines of AIPerf's tutorials as an
@@ -340,16 +341,17 @@ func (c tutorial) run(t *testing.T, isl []byte) {
 func (c tutorial) startServers(t *testing.T, servers []string) (func() map[string]tutorialServer, *strings.Replacer) {
 	var pairs []string
 	counts := make([]*atomic.Int64, len(servers))
+	sent := make([]*bodies, len(servers))
 	for i, host := range servers {
 		n := &atomic.Int64{}
-		counts[i] = n
+		counts[i], sent[i] = n, &bodies{}
 		m := startMockBehind(t, c.mock, func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			return sent[i].wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasPrefix(r.URL.Path, "/v1/") {
 					n.Add(1)
 				}
 				next.ServeHTTP(w, r)
-			})
+			}))
 		})
 		u, err := url.Parse(m.URL)
 		require.NoError(t, err)
@@ -358,7 +360,7 @@ func (c tutorial) startServers(t *testing.T, servers []string) (func() map[strin
 	at := func() map[string]tutorialServer {
 		out := map[string]tutorialServer{}
 		for i, host := range servers {
-			out[host] = tutorialServer{host: pairs[2*i+1], requests: int(counts[i].Load())}
+			out[host] = tutorialServer{host: pairs[2*i+1], requests: int(counts[i].Load()), bodies: sent[i].sorted()}
 		}
 		return out
 	}

@@ -332,7 +332,7 @@ func timestamped(p plan.Profile) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return det.Type == dataset.TypeMooncakeTrace && det.Timestamped, nil
+	return dataset.IsTraceType(det.Type) && det.Timestamped, nil
 }
 
 // phasesOf is the phases the cell runs: the profile's, its profiling

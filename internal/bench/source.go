@@ -294,7 +294,9 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		r.Messages, r.isl, r.history = s.history, s.sent, true
 	default:
 		r.Prompt, r.isl, r.Media = t.Text, t.InputTokens, t.Media
-		r.Body = src.cachedBody(s.conv, s.model, r.Request)
+		if len(s.c.Turns) == 1 { // the cache holds one body per conversation
+			r.Body = src.cachedBody(s.conv, s.model, r.Request)
+		}
 	}
 	return r
 }

@@ -137,8 +137,8 @@ func (d *decoder) fileFields() []field {
 	return []field{
 		{keys("path"), d.opt("input_file")},
 		{keys("format"), func(path string, n *yaml.Node) {
-			if s, ok := d.str(path, n); ok && !slices.Contains([]string{"single_turn", "multi_turn", "random_pool", "mooncake_trace"}, s) {
-				d.errorf(n, path, "format %q is not supported yet: use single_turn, multi_turn, random_pool or mooncake_trace", s)
+			if s, ok := d.str(path, n); ok && !slices.Contains(plan.CustomDatasetTypes, s) {
+				d.errorf(n, path, "format %q is not supported yet: use one of %s", s, strings.Join(plan.CustomDatasetTypes, ", "))
 				return
 			}
 			d.opt("custom_dataset_type")(path, n)

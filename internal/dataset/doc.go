@@ -23,7 +23,13 @@
 // the system message), random_pool (a file, or a directory of files, drawn
 // from with replacement at load) and mooncake_trace (a line per request:
 // input_length with optional hash_ids, text_input, messages or payload;
-// sessions by session_id), detecting the type from the first record when
+// sessions by session_id); the other traces AIPerf replays, each streamed
+// through the same line index: bailian_trace (sessions by parent_chat_id
+// chain, bailian.go), burst_gpt_trace (CSV, burstgpt.go),
+// sagemaker_data_capture (sagemaker.go); and recorded request bodies sent
+// as written: raw_payload (a file, or a directory of conversations,
+// rawpayload.go) and inputs_json (one JSON document read an entry at a
+// time, inputsjson.go); detecting the type from the first record when
 // none is given, and the ShareGPT JSON file (--public-dataset sharegpt,
 // read locally, never downloaded). Several texts of one turn are joined by
 // newlines into one message. Media fields (image, images, audio, audios,

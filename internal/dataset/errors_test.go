@@ -307,3 +307,93 @@ func wantProblemsOf(t *testing.T, o Options, want map[int]string) {
 	}
 	assert.Len(t, got, len(want), "problems: %s", err)
 }
+
+func TestBailianProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/bailian.jsonl", CustomType: TypeBailianTrace}, map[int]string{
+		2:  "input_length: required: a Bailian record has chat_id, timestamp (seconds), input_length and output_length",
+		3:  "hash_ids: input length: 20, hash ids: [1 2 3], block size: 16 are not compatible",
+		4:  "timestamp: expected a number of seconds ≥ 0, got -1",
+		5:  "output_length: expected an integer from 1 to 16777216, got 0",
+		6:  `timestamp: timestamp 250 goes backwards: session "1" (first row at line 1) was at 500 on line 1`,
+		8:  "chat_id: request 8 is the parent of line 7, which comes before it: list a request before its follow-ups",
+		10: `turn: turn 2 comes after turn 3 of session "1" (first row at line 1): list a session's turns in order`,
+		11: "bailian.jsonl:11:13: chat_id: expected an integer, got a JSON string",
+		12: "turn: expected a turn number of at least 1, got 0",
+		13: "a mooncake_trace record in a bailian_trace file: one file holds one record type",
+	})
+}
+
+func TestInputsJSONProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/inputs.json", CustomType: TypeInputsJSON}, map[int]string{
+		3: "data[1].session_id: required: a string naming the session",
+		4: "data[2].payloads: expected at least one request body, got an empty list",
+		5: "data[3].payloads[1]: expected a request body (an object), got a string",
+		6: `data[4].session_id: session "a" is also on line 2: each entry is one session`,
+		7: "bad/inputs.json:7:18: data[5].session_id: expected a string, got a JSON number",
+		8: "bad/inputs.json:8:3: data[6]: expected a JSON object, got a list",
+		9: "data[7].payloads: required: the list of the session's request bodies",
+	})
+	for content, want := range map[string]string{
+		"[1, 2]":                           `x.json:1:1: expected a JSON object {"data": [`,
+		`{"sessions": []}`:                 `x.json:1:16: no "data" list`,
+		"{\"data\": [\n {\"session_id\": ": "x.json:2:17: the document ends too early",
+		"{\"data\": [\n {\"session_id\" 1": "x.json:2:16: invalid JSON: invalid character '1' after object key",
+		`{"data": []}`:                     `x.json: no sessions: the "data" list is empty`,
+		`{"data": {}}`:                     "x.json:1:10: data: expected a list of sessions",
+	} {
+		path := filepath.Join(t.TempDir(), "x.json")
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeInputsJSON})
+		require.Error(t, err, content)
+		assert.Contains(t, err.Error(), path[:len(path)-len("x.json")]+want, content)
+	}
+}
+
+func TestBurstGPTProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/burstgpt.csv", CustomType: TypeBurstGPTTrace}, map[int]string{
+		3: `Timestamp: expected a number of seconds, got "soon"`,
+		4: "Request tokens: expected an integer from 1 to 16777216, got 0",
+		5: "Response tokens: expected an integer from 0 to 16777216, got -1",
+		6: "expected at least 4 comma-separated fields, as the header has, got 3",
+		7: "Timestamp: expected a number of seconds ≥ 0, got -2",
+		8: `Request tokens: expected an integer, got "2.5"`,
+		9: `burstgpt.csv:9:15: invalid CSV: extraneous or missing " in quoted-field`,
+	})
+	path := filepath.Join(t.TempDir(), "x.csv")
+	require.NoError(t, os.WriteFile(path, []byte("Timestamp,Model,Request tokens\n1,m,2\n"), 0o644))
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeBurstGPTTrace})
+	require.ErrorContains(t, err, path+`:1: a BurstGPT CSV file's header names the columns ["Timestamp" "Request tokens" "Response tokens"]; missing ["Response tokens"]`)
+}
+
+func TestRawPayloadProblems(t *testing.T) {
+	want := map[int]string{
+		2: `messages: expected a list of messages (a raw payload is a request body with a "messages" list), got nothing`,
+		3: "messages: expected a list of messages",
+		4: "raw_payload.jsonl:4:1: expected a JSON object, got a list",
+		5: "raw_payload.jsonl:5:15: invalid JSON near",
+	}
+	wantProblems(t, Options{InputFile: "testdata/files/bad/raw_payload.jsonl", CustomType: TypeRawPayload}, want)
+
+	dir := t.TempDir()
+	bad, err := os.ReadFile("testdata/files/bad/raw_payload.jsonl")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.jsonl"), bad, 0o644))
+	_, err = Open(context.Background(), o200k(t), Options{InputFile: dir, CustomType: TypeRawPayload})
+	require.Error(t, err)
+	assert.Len(t, lineErrors(err), 4, "a directory's files are checked line by line too: %v", err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "a.jsonl")+":4:1: expected a JSON object, got a list")
+}
+
+func TestSageMakerCaptureProblems(t *testing.T) {
+	wantProblems(t, Options{InputFile: "testdata/files/bad/sagemaker.jsonl", CustomType: TypeSageMakerCapture}, map[int]string{
+		2: `eventMetadata.inferenceTime: expected an ISO 8601 time after 1970 such as "2026-04-29T00:03:18Z", got "yesterday"`,
+		3: "captureData.endpointInput.data.messages: required: only OpenAI-compatible chat requests (with a messages list) can be replayed",
+		4: `captureData.endpointInput.encoding: expected "JSON" or "BASE64" (a chat request), got "CSV"`,
+		5: "captureData.endpointInput.data: expected base64 (its encoding is BASE64)",
+		6: "captureData.endpointInput.data: required: the captured request",
+		7: "captureData.endpointInput.data.max_tokens: expected an integer from 1 to 16777216, got 0",
+		8: "captureData.endpointInput.data.messages[0]: each message must have a 'role' key",
+	})
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files", CustomType: TypeSageMakerCapture})
+	require.ErrorContains(t, err, "is a directory: give one capture file (concatenate them")
+}

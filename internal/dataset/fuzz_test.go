@@ -19,7 +19,10 @@ import (
 func FuzzLoadFile(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
 		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/sharegpt.json",
-		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json"} {
+		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json", "testdata/files/bailian.jsonl",
+		"testdata/files/bad/bailian.jsonl", "testdata/files/inputs.json", "testdata/files/bad/inputs.json",
+		"testdata/files/burstgpt.csv", "testdata/files/bad/burstgpt.csv", "testdata/files/raw_payload.jsonl",
+		"testdata/files/bad/raw_payload.jsonl", "testdata/files/sagemaker.jsonl", "testdata/files/bad/sagemaker.jsonl"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -40,6 +43,11 @@ func FuzzLoadFile(f *testing.F) {
 			{InputFile: path, CustomType: TypeRandomPool, Entries: 5},
 			{InputFile: path, CustomType: TypeMooncakeTrace, BlockSize: 4, AutoOffset: true, EndOffsetMs: ptr(1e6)},
 			{InputFile: path, PublicDataset: PublicShareGPT, OSLMean: 5},
+			{InputFile: path, CustomType: TypeBailianTrace, FixedSchedule: true},
+			{InputFile: path, CustomType: TypeInputsJSON},
+			{InputFile: path, CustomType: TypeBurstGPTTrace, FixedSchedule: true},
+			{InputFile: path, CustomType: TypeRawPayload},
+			{InputFile: path, CustomType: TypeSageMakerCapture, FixedSchedule: true, EndOffsetMs: ptr(1e6)},
 		} {
 			d, err := Open(context.Background(), tok, o)
 			if err != nil {
@@ -106,6 +114,14 @@ var traceFormats = []struct {
 	{`{"session_id": "s", "turns": [{"text": "a", "timestamp": 1}]}`, `{"session_id": "s", "turns": [{"text": "c", "timestamp": 9}]}`,
 		Options{CustomType: TypeMultiTurn, FixedSchedule: true, StartOffsetMs: ptr(0.0)}},
 	{`{"text": "a"}`, `{"text": "c"}`, Options{CustomType: TypeRandomPool, Entries: 3}},
+	{`{"chat_id": 1, "timestamp": 0.5, "input_length": 20, "output_length": 3, "hash_ids": [1, 2]}`,
+		`{"chat_id": 3, "parent_chat_id": 1, "timestamp": 9, "input_length": 40, "output_length": 3, "turn": 3}`,
+		Options{CustomType: TypeBailianTrace, FixedSchedule: true}},
+	{"Timestamp,Model,Request tokens,Response tokens", "1.5,m,20,3", Options{CustomType: TypeBurstGPTTrace, FixedSchedule: true}},
+	{`{"messages": [{"role": "user", "content": "a"}]}`, `{"messages": [], "model": "m"}`, Options{CustomType: TypeRawPayload}},
+	{`{"captureData": {"endpointInput": {"data": "{\"messages\": [{\"role\": \"user\"}]}", "encoding": "JSON"}}, "eventMetadata": {"inferenceTime": "2026-04-29T00:03:18Z"}}`,
+		`{"captureData": {"endpointInput": {"data": "eyJtZXNzYWdlcyI6W3sicm9sZSI6InVzZXIifV19"}}, "eventMetadata": {"inferenceTime": "2026-04-29T00:03:19Z"}}`,
+		Options{CustomType: TypeSageMakerCapture, FixedSchedule: true}},
 }
 
 // FuzzTraceLine puts arbitrary bytes as the middle line of a trace of each
@@ -116,7 +132,9 @@ var traceFormats = []struct {
 // ones.
 func FuzzTraceLine(f *testing.F) {
 	for _, path := range []string{"testdata/files/single_turn.jsonl", "testdata/files/multi_turn.jsonl",
-		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/bad/mooncake.jsonl"} {
+		"testdata/files/mooncake_sessions.jsonl", "testdata/files/random_pool.jsonl", "testdata/files/bad/mooncake.jsonl",
+		"testdata/files/bailian.jsonl", "testdata/files/bad/bailian.jsonl", "testdata/files/bad/burstgpt.csv",
+		"testdata/files/sagemaker.jsonl", "testdata/files/bad/sagemaker.jsonl"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

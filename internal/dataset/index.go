@@ -32,6 +32,13 @@ type rowInfo struct {
 	context string
 	// trace is the decoded mooncake row (ScanTrace only).
 	trace TraceRow
+	// chained: a bailian row, whose session is the root of its chat_id's
+	// parent_chat_id chain (resolved in file order), at turn turn.
+	chained      bool
+	chat, parent int64
+	turn         int64
+	// skip: the line is not a record (a CSV file's header).
+	skip bool
 }
 
 // fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)
@@ -39,14 +46,17 @@ type rowInfo struct {
 // conversation its rows' span, first line and start time. A conversation
 // is read back from the file when it is asked for.
 type fileDataset struct {
-	kind  string
-	path  string
-	f     *os.File
-	o     Options
-	tok   tokenizer.Tokenizer
-	words *words // mooncake_trace only
-	media *fileMedia
-	zero  float64
+	kind     string
+	path     string
+	f        *os.File
+	o        Options
+	tok      tokenizer.Tokenizer
+	words    *words    // traces only
+	burst    *burstCSV // burst_gpt_trace only
+	captured float64   // sagemaker_data_capture: the first request's time (ms), its zero
+	block    int       // tokens per hash id (traces)
+	media    *fileMedia
+	zero     float64
 	files
 
 	// Rows grouped by conversation: conversation c is rows
@@ -74,6 +84,7 @@ type sessionState struct {
 	noCtx    bool // some row has no context_mode
 	pending  bool // the start time comes from the session's next row
 	reported bool
+	turn     int64 // latest turn number (bailian)
 }
 
 // indexer builds a fileDataset's index.
@@ -89,6 +100,7 @@ type indexer struct {
 	// line (0: none), checked against the horizon once the zero is known.
 	latest     float64
 	latestLine int
+	chains     chains // bailian sessions
 }
 
 // maxLine is the longest line read, in bytes.
@@ -172,6 +184,9 @@ func offsetWindow(o Options) string {
 
 // add indexes one checked line.
 func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []problem) {
+	if info.skip {
+		return
+	}
 	ix.lines++
 	d := ix.d
 	if no > math.MaxUint32 || len(d.ts) >= math.MaxInt32 {
@@ -188,6 +203,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	}
 	if outside(d.o, info.first) {
 		ix.skipped++
+		return
+	}
+	if info.chained && !ix.chains.join(&ix.ps, no, &info) {
 		return
 	}
 	var conv int32
@@ -244,6 +262,11 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 		ix.ps.add(no, backwards(info.first, where, st.last, int(st.lastLine)))
 		return 0, false
 	}
+	if info.turn < st.turn {
+		ix.ps.add(no, problemf("turn", "turn %d comes after turn %d of %s: list a session's turns in order (sort the trace by timestamp)", info.turn, st.turn, where))
+		return 0, false
+	}
+	st.turn = info.turn
 	if !math.IsNaN(info.last) {
 		st.last, st.lastLine = info.last, uint32(no)
 	}
@@ -396,6 +419,16 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 			err = d.singleTurn(&b, line, uint64(d.off[r]))
 		case TypeMultiTurn:
 			err = d.multiTurn(&b, line, uint64(d.off[r]))
+		case TypeBailianTrace:
+			err = d.bailianTurn(&b, line, uint64(d.off[r]))
+		case TypeBurstGPTTrace:
+			err = d.burstTurn(&b, line, uint64(d.off[r]))
+		case TypeSageMakerCapture:
+			err = d.captureTurn(&b, line, uint64(d.off[r]))
+		case TypeRawPayload:
+			err = d.rawTurn(&b, line)
+		case TypeInputsJSON:
+			err = d.inputsTurns(&b, line)
 		default:
 			err = d.mooncakeTurn(&b, line, uint64(d.off[r]))
 		}

@@ -167,7 +167,7 @@ func TestRandomPoolDirectory(t *testing.T) {
 		assert.Contains(t, []string{"Who are you?", "What is the meaning of life?", "Why?"}, query)
 	}
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/random_pool_dir", CustomType: TypeSingleTurn})
-	require.ErrorContains(t, err, "only random_pool reads a directory")
+	require.ErrorContains(t, err, "only random_pool (one pool per file) and raw_payload (one conversation per file) read a directory")
 }
 
 func TestShareGPTFile(t *testing.T) {
@@ -203,7 +203,7 @@ func TestDetect(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, TypeRandomPool, got.Type, "a given type is kept")
 	_, err = Detect("testdata/files/random_pool_dir", TypeMooncakeTrace)
-	assert.ErrorContains(t, err, "only random_pool reads a directory")
+	assert.ErrorContains(t, err, "only random_pool (one pool per file) and raw_payload (one conversation per file) read a directory")
 	_, err = Detect("testdata/files/nope.jsonl", "")
 	assert.ErrorContains(t, err, "is not a valid file or directory")
 }
@@ -224,4 +224,135 @@ func TestMultiTurnSystemLineThenTurns(t *testing.T) {
 	assert.Equal(t, []string{"hi", "bye"}, texts(convs[0]))
 	assert.Equal(t, 3, Turns(d))
 	assert.Equal(t, []Timed{{1, 1}, {0, 3}}, d.Schedule(), "x starts at its first sent turn's timestamp")
+}
+
+func TestBailianFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/bailian.jsonl", CustomType: TypeBailianTrace, Seed: 3, OSLMean: 77})
+	assert.True(t, IsTrace(d))
+	assert.Equal(t, SamplingSequential, d.Sampling())
+	assert.Equal(t, 5, Turns(d))
+	require.Len(t, convs, 3, "159 → 160 → 161 is one session; 200 and the orphan 300 are their own")
+
+	s := convs[0]
+	assert.Equal(t, "159", s.ID, "a session is named by its root chat_id")
+	assert.Equal(t, MessageArrayWithResponses, s.Mode, "each row is the whole request: sent on its own")
+	require.Len(t, s.Turns, 3)
+	for k, want := range []struct{ isl, osl int }{{40, 12}, {60, 8}, {70, 9}} {
+		assert.Equal(t, want.isl, s.Turns[k].InputTokens)
+		assert.Equal(t, want.isl, tok.Count(s.Turns[k].Text), "turn %d: input_length tokens", k)
+		assert.Equal(t, want.osl, s.Turns[k].MaxTokens, "output_length, not --osl")
+	}
+	assert.Equal(t, []float64{500, 2250, 3000}, []float64{s.Turns[0].TimestampMs, s.Turns[1].TimestampMs, s.Turns[2].TimestampMs},
+		"seconds become milliseconds")
+	assert.True(t, strings.HasPrefix(s.Turns[1].Text, s.Turns[0].Text[:len(s.Turns[0].Text)/2]),
+		"16-token hash blocks: the shared ids 1089 and 1090 give the same text")
+
+	assert.Equal(t, "200", convs[1].ID)
+	assert.Equal(t, "300", convs[2].ID, "a parent not in the file: the row is its own root, as AIPerf")
+	assert.Equal(t, []Timed{{0, 500}, {1, 1000}, {2, 3500}}, d.Schedule())
+
+	det, err := Detect("testdata/files/bailian.jsonl", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeBailianTrace, Timestamped: true}, det, "detected by its chat_id, as AIPerf's can_load")
+}
+
+func TestInputsJSONFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/inputs.json"})
+	assert.True(t, IsTrace(d), "every session once")
+	assert.Equal(t, 3, Turns(d))
+	assert.Nil(t, d.Schedule())
+	require.Len(t, convs, 2)
+	s := convs[0]
+	assert.Equal(t, "session-001", s.ID)
+	assert.Equal(t, MessageArrayWithResponses, s.Mode, "each payload holds its whole history")
+	require.Len(t, s.Turns, 2)
+	assert.Equal(t, `{"messages":[{"role":"user","content":"Hello"}],"model":"Qwen/Qwen3-0.6B","max_tokens":1024}`, string(s.Turns[0].Payload),
+		"AIPerf's pretty-printed payload, compacted: the bytes its run sent")
+	assert.Equal(t, tok.Count("Hello")+tok.Count("Hi there!")+tok.Count("How are you?"), s.Turns[1].InputTokens)
+	assert.Zero(t, s.Turns[0].MaxTokens, "sent as it is")
+	assert.Equal(t, `{"prompt":"once upon a time","max_tokens":5,"temperature":0.50}`, string(convs[1].Turns[0].Payload),
+		"numbers and key order as written")
+
+	det, err := Detect("testdata/files/inputs.json", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeInputsJSON}, det, "a .json file with data[0].payloads, as AIPerf's can_load")
+}
+
+func TestBurstGPTFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/burstgpt.csv", OSLMean: 99})
+	assert.True(t, IsTrace(d))
+	assert.Equal(t, 3, Turns(d), "the header is not a request")
+	require.Len(t, convs, 3, "each row a request on its own")
+	for k, want := range []struct{ isl, osl int }{{512, 128}, {300, 80}, {200, 0}} {
+		c := convs[k]
+		require.Len(t, c.Turns, 1)
+		assert.Equal(t, want.isl, tok.Count(c.Turns[0].Text), "row %d: Request tokens", k)
+		assert.Equal(t, want.isl, c.Turns[0].InputTokens)
+		assert.Equal(t, want.osl, c.Turns[0].MaxTokens, "row %d: Response tokens (0: no max tokens, as AIPerf), never --osl", k)
+	}
+	assert.Equal(t, "burstgpt.csv:2", convs[0].ID)
+	assert.Equal(t, []Timed{{0, 123}, {1, 456}, {2, 1200}}, d.Schedule(), "seconds become milliseconds")
+
+	det, err := Detect("testdata/files/burstgpt.csv", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeBurstGPTTrace, Timestamped: true}, det, "detected by its header, as AIPerf's can_load")
+}
+
+func TestRawPayloadFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/raw_payload.jsonl", CustomType: TypeRawPayload})
+	assert.True(t, IsTrace(d), "every line once")
+	require.Len(t, convs, 2, "each line a conversation of one turn")
+	assert.Equal(t, `{"messages":[{"role":"user","content":"What is machine learning?"}],"model":"Qwen/Qwen3-0.6B","max_tokens":100}`,
+		string(convs[0].Turns[0].Payload), "sent as written (compacted)")
+	assert.Equal(t, `{"messages":[{"role":"user","content":"Explain neural networks."}],"model":"Qwen/Qwen3-0.6B","temperature":0.70}`,
+		string(convs[1].Turns[0].Payload))
+	assert.Equal(t, tok.Count("What is machine learning?"), convs[0].Turns[0].InputTokens)
+	assert.Equal(t, MessageArrayWithResponses, convs[0].Mode)
+
+	_, err := Detect("testdata/files/raw_payload.jsonl", "")
+	require.ErrorContains(t, err, "multiple loaders can handle the data format: mooncake_trace and raw_payload",
+		"a body with messages is also a mooncake messages row, as in AIPerf: the type must be given")
+}
+
+func TestRawPayloadDirectory(t *testing.T) {
+	d, convs := open(t, Options{InputFile: "testdata/files/raw_payload_dir"})
+	assert.True(t, IsTrace(d))
+	assert.Equal(t, 3, Turns(d))
+	require.Len(t, convs, 2, "one conversation per .jsonl file with payloads, in name order")
+	assert.Equal(t, "session_001", convs[0].ID)
+	require.Len(t, convs[0].Turns, 2, "its lines are its turns")
+	assert.Contains(t, string(convs[0].Turns[1].Payload), `"Show me a hello world example."`)
+	assert.Equal(t, MessageArrayWithResponses, convs[0].Mode)
+	assert.Equal(t, "session_002", convs[1].ID)
+
+	det, err := Detect("testdata/files/raw_payload_dir", "")
+	require.NoError(t, err)
+	assert.Equal(t, TypeRawPayload, det.Type, "a directory of payload files, as AIPerf's can_load")
+}
+
+func TestSageMakerCaptureFile(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/sagemaker.jsonl", OSLMean: 99})
+	assert.True(t, IsTrace(d))
+	require.Len(t, convs, 3, "each capture a request on its own")
+	a := convs[0]
+	assert.JSONEq(t, `[{"role":"user","content":"What is AI?"}]`, string(a.Turns[0].Messages), "the captured messages, sent as they are")
+	assert.Equal(t, tok.Count("What is AI?"), a.Turns[0].InputTokens)
+	assert.Equal(t, 50, a.Turns[0].MaxTokens, "the captured max_tokens")
+	assert.Equal(t, MessageArrayWithResponses, a.Mode)
+	b := convs[1]
+	assert.JSONEq(t, `[{"role":"user","content":"Tell me a joke."}]`, string(b.Turns[0].Messages), "BASE64, the default encoding")
+	assert.JSONEq(t, `[{"type":"function","function":{"name":"f"}}]`, string(b.Turns[0].Tools))
+	assert.Equal(t, 20, b.Turns[0].MaxTokens, "max_completion_tokens when there is no max_tokens")
+	assert.Equal(t, 99, convs[2].Turns[0].MaxTokens, "neither: --osl")
+	assert.Equal(t, []Timed{{1, 0}, {0, 500}, {2, 1500}}, d.Schedule(),
+		"zero-aligned on the first request (00:03:17.5, a time without a zone is UTC); +02:00 honoured")
+
+	det, err := Detect("testdata/files/sagemaker.jsonl", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeSageMakerCapture, Timestamped: true}, det, "detected by captureData and eventMetadata")
 }

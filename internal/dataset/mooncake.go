@@ -54,13 +54,7 @@ func decodeMooncake(line []byte, blockSize int) (rowInfo, mooncakeRecord, []prob
 		ps = append(ps, problemf("hash_ids", "'hash_ids' is only allowed when 'input_length' is provided, not when 'text_input', 'messages', or 'payload' are provided"))
 	}
 	if r.InputLength != nil {
-		if *r.InputLength < 1 || *r.InputLength > maxInputLength {
-			ps = append(ps, problemf("input_length", "expected an integer from 1 to %d, got %d", maxInputLength, *r.InputLength))
-		} else if r.HashIDs != nil && blockSize > 0 {
-			if msg := checkHashIDs(*r.InputLength, *r.HashIDs, blockSize); msg != "" {
-				ps = append(ps, problemf("hash_ids", "%s", msg))
-			}
-		}
+		ps = append(ps, checkInputLength(*r.InputLength, r.HashIDs, blockSize)...)
 	}
 	if isSet(r.Payload) {
 		var p map[string]json.RawMessage
@@ -94,9 +88,7 @@ func decodeMooncake(line []byte, blockSize int) (rowInfo, mooncakeRecord, []prob
 	if r.ContextMode != nil && !slices.Contains(contextModes, *r.ContextMode) {
 		ps = append(ps, problemf("context_mode", "expected one of %q, got %q", contextModes, *r.ContextMode))
 	}
-	if r.OutputLength != nil && (*r.OutputLength < 1 || *r.OutputLength > maxInputLength) {
-		ps = append(ps, problemf("output_length", "expected an integer from 1 to %d, got %d", maxInputLength, *r.OutputLength))
-	}
+	ps = append(ps, checkOutputLength(r.OutputLength)...)
 	ps = append(ps, checkTime("timestamp", r.Timestamp)...)
 	ps = append(ps, checkDelay("delay", r.Delay)...)
 	ps = append(ps, checkObject("extra", r.Extra)...)
@@ -122,6 +114,29 @@ func decodeMooncake(line []byte, blockSize int) (rowInfo, mooncakeRecord, []prob
 		return rowInfo{}, r, []problem{problemf("context_mode", "%s rows need context_mode %q, got %q", modeName(info.mode), want, info.context)}
 	}
 	return info, r, nil
+}
+
+// checkInputLength checks a trace row's input_length, and that its hash_ids
+// (nil: none) fit it for blockSize tokens per hash id (0 skips that check,
+// as format detection does).
+func checkInputLength(n int64, hashIDs *[]int64, blockSize int) []problem {
+	if n < 1 || n > maxInputLength {
+		return []problem{problemf("input_length", "expected an integer from 1 to %d, got %d", maxInputLength, n)}
+	}
+	if hashIDs != nil && blockSize > 0 {
+		if msg := checkHashIDs(n, *hashIDs, blockSize); msg != "" {
+			return []problem{problemf("hash_ids", "%s", msg)}
+		}
+	}
+	return nil
+}
+
+// checkOutputLength checks a trace row's output_length (nil: absent).
+func checkOutputLength(n *int64) []problem {
+	if n != nil && (*n < 1 || *n > maxInputLength) {
+		return []problem{problemf("output_length", "expected an integer from 1 to %d, got %d", maxInputLength, *n)}
+	}
+	return nil
 }
 
 func extraHasMessages(raw json.RawMessage) bool {
@@ -197,8 +212,7 @@ func (d *fileDataset) mooncakeTurn(c *convBuilder, line []byte, row uint64) erro
 		if r.HashIDs != nil {
 			ids = *r.HashIDs
 		}
-		t.Text = d.words.hashPrompt(d.o.Seed, ids, int(*r.InputLength), d.o.blockSize(), row)
-		t.InputTokens = int(*r.InputLength)
+		d.hashTurn(&t, ids, int(*r.InputLength), row)
 	case r.TextInput != nil:
 		t.Text, t.InputTokens = *r.TextInput, d.tok.Count(*r.TextInput)
 	case isSet(r.Messages):
@@ -227,4 +241,11 @@ func (d *fileDataset) mooncakeTurn(c *convBuilder, line []byte, row uint64) erro
 	t.Extra = extra
 	c.Turns = append(c.Turns, t)
 	return nil
+}
+
+// hashTurn sets t's text: inputLength tokens whose blocks the hash ids
+// give (a trace row's synthesised prompt); row keys its fresh text.
+func (d *fileDataset) hashTurn(t *Turn, hashIDs []int64, inputLength int, row uint64) {
+	t.Text = d.words.hashPrompt(d.o.Seed, hashIDs, inputLength, d.block, row)
+	t.InputTokens = inputLength
 }

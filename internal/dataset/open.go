@@ -45,8 +45,15 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	}
 	kind := o.CustomType
 	if st.IsDir() {
-		if kind != "" && kind != TypeRandomPool {
-			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool reads a directory (one pool per file)", kind, o.InputFile)
+		switch {
+		case kind == TypeRawPayload || kind == "" && isRawDir(o.InputFile):
+			return openRawDir(ctx, tok, o)
+		case kind == TypeSageMakerCapture:
+			return nil, fmt.Errorf("%s dataset: %s is a directory: give one capture file (concatenate them: "+
+				"find %s -name '*.jsonl' -exec cat {} + > all_captures.jsonl)", kind, o.InputFile, o.InputFile)
+		case kind != "" && kind != TypeRandomPool:
+			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
+				"(one conversation per file) read a directory", kind, o.InputFile)
 		}
 		return openRandomPool(ctx, tok, o, true)
 	}
@@ -55,18 +62,36 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 			return nil, err
 		}
 	}
-	if kind == TypeRandomPool {
+	switch kind {
+	case TypeRandomPool:
 		return openRandomPool(ctx, tok, o, false)
+	case TypeInputsJSON:
+		return openInputsJSON(ctx, tok, o)
 	}
 	return openJSONL(ctx, tok, o, kind)
 }
 
-// openJSONL indexes a single_turn, multi_turn or mooncake_trace file.
+// openJSONL indexes a single_turn, multi_turn, mooncake_trace or
+// bailian_trace file.
 func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind string) (Dataset, error) {
-	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok}
+	d := &fileDataset{kind: kind, path: o.InputFile, o: o, tok: tok, block: o.blockSizeOf(kind)}
 	d.media = newFileMedia(o.InputFile)
-	check := checkerFor(kind, o.blockSize(), d.media)
-	if kind == TypeMooncakeTrace {
+	check := checkerFor(kind, d.block, d.media)
+	switch kind {
+	case TypeBurstGPTTrace:
+		var err error
+		if d.burst, err = readBurstHeader(o.InputFile); err != nil {
+			return nil, fmt.Errorf("%s dataset: %w", kind, err)
+		}
+		check = d.burst.check
+	case TypeSageMakerCapture:
+		var err error
+		if d.captured, err = captureStart(ctx, o.InputFile); err != nil {
+			return nil, fmt.Errorf("%s dataset: %s: %w", kind, o.InputFile, err)
+		}
+		check = checkCapture(d.captured)
+	}
+	if IsTraceType(kind) {
 		var err error
 		if d.words, err = blockWords(tok); err != nil {
 			return nil, fmt.Errorf("%s dataset: %w", kind, err)
@@ -93,6 +118,12 @@ func checkerFor(kind string, blockSize int, fm *fileMedia) func([]byte) (rowInfo
 		return func(line []byte) (rowInfo, []problem) { return checkMultiTurn(line, fm) }
 	case TypeRandomPool:
 		return func(line []byte) (rowInfo, []problem) { return checkPoolRow(line, fm) }
+	case TypeBailianTrace:
+		return func(line []byte) (rowInfo, []problem) { return checkBailian(line, blockSize) }
+	case TypeRawPayload:
+		return checkRawPayload
+	case TypeSageMakerCapture:
+		return checkCapture(0)
 	}
 	return func(line []byte) (rowInfo, []problem) { return checkMooncake(line, blockSize) }
 }
@@ -105,7 +136,9 @@ func withTypeHint(kind string, check func([]byte) (rowInfo, []problem)) func([]b
 		if ps == nil {
 			return info, nil
 		}
-		if other, err := detectLine(line); err == nil && other != kind {
+		// raw_payload takes any body with a messages list: naming it would
+		// hide what is wrong with a messages row of the file's own type
+		if other, err := detectLine(line); err == nil && other != kind && other != TypeRawPayload {
 			return rowInfo{}, []problem{problemf("", "a %s record in a %s file: one file holds one record type", other, kind)}
 		}
 		return info, ps
@@ -131,10 +164,20 @@ func Detect(path, customType string) (Detected, error) {
 		return Detected{}, fmt.Errorf("input file: %q is not a valid file or directory", path)
 	}
 	if st.IsDir() {
-		if customType != "" && customType != TypeRandomPool {
-			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool reads a directory (one pool per file)", customType, path)
+		switch {
+		case customType == TypeRawPayload || customType == "" && isRawDir(path):
+			return Detected{Type: TypeRawPayload}, nil
+		case customType != "" && customType != TypeRandomPool:
+			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
+				"(one conversation per file) read a directory", customType, path)
 		}
 		return Detected{Type: TypeRandomPool}, nil
+	}
+	if customType == TypeInputsJSON || customType == "" && isInputsJSON(path) {
+		return Detected{Type: TypeInputsJSON}, nil
+	}
+	if customType == TypeBurstGPTTrace || customType == "" && isBurstGPT(path) {
+		return Detected{Type: TypeBurstGPTTrace, Timestamped: true}, nil // its Timestamp column
 	}
 	line, no, err := firstLine(path)
 	if err != nil {
@@ -154,14 +197,23 @@ func Detect(path, customType string) (Detected, error) {
 	}
 	_ = json.Unmarshal(line, &probe)
 	ts := probe.Timestamp != nil
-	if kind == TypeMultiTurn {
+	switch kind {
+	case TypeMultiTurn:
 		ts = len(probe.Turns) > 0 && probe.Turns[0].Timestamp != nil
+	case TypeSageMakerCapture:
+		ts = true // its inferenceTime
 	}
 	return Detected{Type: kind, Timestamped: ts}, nil
 }
 
 // detectFile detects the record type of a file from its first record.
 func detectFile(path string) (string, error) {
+	switch {
+	case isInputsJSON(path):
+		return TypeInputsJSON, nil
+	case isBurstGPT(path):
+		return TypeBurstGPTTrace, nil
+	}
 	line, no, err := firstLine(path)
 	if err != nil {
 		return "", err
@@ -215,7 +267,7 @@ func detectLine(line []byte) (string, error) {
 	if ps := decodeLine(line, &typed); ps != nil {
 		return "", &LineError{Col: ps[0].Col, Field: ps[0].Field, Msg: ps[0].Msg}
 	}
-	if typed.Type != nil && slices.Contains(CustomTypes, *typed.Type) {
+	if typed.Type != nil && slices.Contains(lineTypes, *typed.Type) {
 		kind := *typed.Type
 		if _, ps := checkerFor(kind, 0, nil)(line); ps != nil {
 			return "", &LineError{Field: ps[0].Field, Msg: fmt.Sprintf("%s (the record's type is %s)", ps[0].Msg, kind)}
@@ -223,7 +275,7 @@ func detectLine(line []byte) (string, error) {
 		return kind, nil
 	}
 	var fits []string
-	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace} {
+	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload, TypeSageMakerCapture} {
 		if _, ps := checkerFor(kind, 0, nil)(line); ps == nil {
 			fits = append(fits, kind)
 		}
@@ -237,11 +289,17 @@ func detectLine(line []byte) (string, error) {
 	return "", &LineError{Msg: fmt.Sprintf("multiple loaders can handle the data format: %s: specify --custom-dataset-type explicitly", strings.Join(fits, " and "))}
 }
 
-// IsTrace reports whether d is a trace (a mooncake_trace file), which a
-// run replays line by line, each once.
+// IsTrace reports whether d is a trace (a mooncake_trace, bailian_trace or
+// burst_gpt_trace file) or a replay of recorded bodies (inputs_json,
+// raw_payload), which a run sends record by record, each once.
 func IsTrace(d Dataset) bool {
-	f, ok := d.(*fileDataset)
-	return ok && f.kind == TypeMooncakeTrace
+	switch f := d.(type) {
+	case *fileDataset:
+		return IsTraceType(f.kind) || f.kind == TypeInputsJSON || f.kind == TypeRawPayload
+	case *rawDir:
+		return true
+	}
+	return false
 }
 
 // Turns is the number of turns (requests) in one pass over d: after

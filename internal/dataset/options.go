@@ -17,19 +17,51 @@ const (
 	TypeMultiTurn     = "multi_turn"
 	TypeRandomPool    = "random_pool"
 	TypeMooncakeTrace = "mooncake_trace"
+	// TypeBailianTrace is Alibaba Bailian's usage trace: requests linked
+	// into sessions by chat_id and parent_chat_id, timestamps in seconds,
+	// 16-token hash blocks.
+	TypeBailianTrace = "bailian_trace"
+	// TypeInputsJSON is an inputs.json file (AIPerf's and ours): sessions
+	// of request bodies, each sent as it is.
+	TypeInputsJSON = "inputs_json"
+	// TypeBurstGPTTrace is a BurstGPT CSV trace: independent requests of
+	// given token counts, timestamps in seconds.
+	TypeBurstGPTTrace = "burst_gpt_trace"
+	// TypeRawPayload is request bodies sent as written: a JSONL file (one
+	// single-turn conversation a line) or a directory of them (one
+	// conversation a file).
+	TypeRawPayload = "raw_payload"
+	// TypeSageMakerCapture is an Amazon SageMaker Data Capture file: the
+	// chat requests an endpoint received, and when.
+	TypeSageMakerCapture = "sagemaker_data_capture"
 	// PublicShareGPT reads a local copy of ShareGPT_V3 (a JSON array of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
 )
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace}
+var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON)
+
+// lineTypes are the record types of JSONL files, one JSON record a line.
+var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload,
+	TypeSageMakerCapture}
+
+// traceTypes are the record types that are traces: replayed line by line,
+// each once, on their timestamps when they carry them.
+var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture}
+
+// IsTraceType reports whether files of record type kind are traces.
+func IsTraceType(kind string) bool { return slices.Contains(traceTypes, kind) }
 
 // Defaults AIPerf uses when an option is unset.
 const (
 	// DefaultBlockSize is the tokens per hash id of a trace
 	// (--prompt-input-tokens-block-size).
 	DefaultBlockSize = 512
+	// BailianBlockSize is the tokens per hash id of a Bailian trace (its
+	// salted SipHash blocks) when --prompt-input-tokens-block-size is not
+	// given, as AIPerf's plugin metadata declares it.
+	BailianBlockSize = 16
 	// DefaultEntries is the number of synthetic conversations (and of
 	// random_pool samples) when neither Entries nor Conversations is set.
 	DefaultEntries = 100
@@ -259,11 +291,17 @@ func (o Options) entries() int {
 	return DefaultEntries
 }
 
-func (o Options) blockSize() int {
-	if o.BlockSize == 0 {
-		return DefaultBlockSize
+func (o Options) blockSize() int { return o.blockSizeOf(TypeMooncakeTrace) }
+
+// blockSizeOf is the tokens per hash id of a file of record type kind.
+func (o Options) blockSizeOf(kind string) int {
+	switch {
+	case o.BlockSize != 0:
+		return o.BlockSize
+	case kind == TypeBailianTrace:
+		return BailianBlockSize
 	}
-	return o.BlockSize
+	return DefaultBlockSize
 }
 
 func (o Options) delayRatio() float64 {
