@@ -33,6 +33,7 @@ type Server struct {
 	start      time.Time // monotonic origin of event times
 	tokens     *tokenSource
 	videos     videoJobs  // video_generation jobs (videos.go)
+	mm         mmCache    // image uuids' tokens (mmcache.go)
 	wordIDs    [][]uint32 // each output word's token ids; nil without EncodeTokens
 	blockSize  int
 	blockSeed  maphash.Seed

@@ -61,6 +61,7 @@ func smartResize(h, w float64, minPixels, maxPixels int) (int, int) {
 type contentPart struct {
 	Type     string `json:"type"`
 	Text     string `json:"text"`
+	UUID     string `json:"uuid"` // vLLM's multimodal cache id (mmcache.go)
 	ImageURL *struct {
 		URL string `json:"url"`
 	} `json:"image_url"`
@@ -92,9 +93,12 @@ func mediaIDs(key []byte, n int) []uint32 {
 
 // partIDs returns the token ids of a non-text content part. A malformed
 // data URI or image is an error (vLLM answers 400).
-func partIDs(p *contentPart) ([]uint32, error) {
+func (s *Server) partIDs(p *contentPart) ([]uint32, error) {
 	switch p.Type {
 	case "image_url":
+		if p.UUID != "" {
+			return s.uuidImageIDs(p)
+		}
 		if p.ImageURL == nil || p.ImageURL.URL == "" {
 			return nil, errors.New(`an image_url part needs "image_url": {"url": ...}`)
 		}
@@ -185,7 +189,7 @@ func (s *Server) partsSegments(raw json.RawMessage, text func(string), ids func(
 			text(p.Text)
 			continue
 		}
-		got, err := partIDs(p)
+		got, err := s.partIDs(p)
 		if err != nil {
 			return fmt.Errorf("part %d: %w", i, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"net/http"
@@ -89,4 +90,63 @@ func TestMalformedImage(t *testing.T) {
 			assert.Contains(t, body, c.want)
 		})
 	}
+}
+
+// TestImageUUIDCache: as vLLM, an image part's uuid keys the image: sent
+// with its image it counts the image and caches the count; sent alone
+// ({"url": ""} or no image_url) it is served from the cache, the same
+// tokens (a prefix-cache hit), or is a 400 when the cache does not hold it.
+func TestImageUUIDCache(t *testing.T) {
+	_, base := start(t, Config{Fast: true})
+	chat := func(url any, uuid string) *http.Response {
+		part := map[string]any{"type": "image_url", "uuid": uuid}
+		if url != nil {
+			part["image_url"] = map[string]any{"url": url}
+		}
+		return post(t, base+"/v1/chat/completions", map[string]any{"model": "m", "max_tokens": 1, "messages": []any{
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "what is this"}, part}}}})
+	}
+	tokens := func(resp *http.Response) usage {
+		body := readAll(t, resp)
+		require.Equal(t, http.StatusOK, resp.StatusCode, body)
+		var r struct {
+			Usage usage `json:"usage"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &r))
+		return r.Usage
+	}
+	resp := chat("", "img-1")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, readAll(t, resp), `uuid \"img-1\" is not in the multimodal cache`)
+
+	first := tokens(chat(pngURI(t, 512, 512), "img-1"))
+	for _, url := range []any{"", nil} {
+		again := tokens(chat(url, "img-1"))
+		assert.Equal(t, first.PromptTokens, again.PromptTokens, "the cached image's 324 tokens")
+		require.NotNil(t, again.PromptDetails)
+		assert.Greater(t, again.PromptDetails.CachedTokens, 300, "its blocks hash by the uuid: a prefix-cache hit")
+	}
+	other := tokens(chat(pngURI(t, 512, 512), "img-2"))
+	assert.Equal(t, first.PromptTokens, other.PromptTokens)
+	if other.PromptDetails != nil {
+		assert.Less(t, other.PromptDetails.CachedTokens, 300, "another uuid is another image, whatever its bytes")
+	}
+}
+
+// TestMMCacheEvicts: the cache holds the last MMCacheItems uuids.
+func TestMMCacheEvicts(t *testing.T) {
+	var c mmCache
+	for i := range MMCacheItems + 1 {
+		c.put(fmt.Sprint(i), i)
+		if i == 1 {
+			_, _ = c.get("0") // used again: the first out is "1"
+		}
+	}
+	_, ok := c.get("1")
+	assert.False(t, ok)
+	n, ok := c.get("0")
+	assert.True(t, ok)
+	assert.Equal(t, 0, n)
+	n, _ = c.get(fmt.Sprint(MMCacheItems))
+	assert.Equal(t, MMCacheItems, n)
 }
