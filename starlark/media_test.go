@@ -22,8 +22,10 @@ sweep(name = "chat", base = profile(model = "m", endpoint_type = "chat",
     video_synth_type = "grid_clock", video_format = "mp4", video_codec = "libx264",
     video_audio_sample_rate = 16000, video_audio_num_channels = 1, video_audio_codec = "aac", video_audio_depth = 24))
 sweep(name = "gen", base = profile(model = "m", endpoint_type = "video_generation", download_video_content = True))
+sweep(name = "uuids", base = profile(model = "m", endpoint_type = "chat", input_file = "in.jsonl", uuid_and_strip = True))
 `, starlark.Options{})
-	require.Len(t, sweeps, 2)
+	require.Len(t, sweeps, 3)
+	assert.True(t, sweeps[2].Cells[0].Profile.UUIDAndStrip)
 	p := sweeps[0].Cells[0].Profile
 	assert.Equal(t, []float64{64, 48, 2, 3}, []float64{p.ImageWidthMean, p.ImageHeightMean, p.ImageWidthStddev, p.ImageHeightStddev})
 	require.NotNil(t, p.ImageBatchSize)

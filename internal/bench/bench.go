@@ -454,6 +454,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		SharedSystemLength: derefInt(p.SharedSystemPromptLength),
 		UserContextLength:  derefInt(p.UserContextPromptLength),
 		IgnoreDelays:       p.IgnoreTraceDelays,
+		UUIDAndStrip:       p.UUIDAndStrip,
 	}
 	if x := p.InterTurnDelayCapSeconds; x != nil {
 		o.DelayCapMs = plan.Ptr(*x * 1000)

@@ -13,6 +13,9 @@ import (
 // checkMedia refuses an input file whose records name media when the
 // endpoint type sends none: they would be dropped without a word.
 func checkMedia(p plan.Profile, ds dataset.Dataset) error {
+	if p.EndpointType != plan.EndpointChat && dataset.HasImageUUIDs(ds) {
+		return fmt.Errorf("%s gives image_uuids (vLLM cache ids), and --endpoint-type %s cannot send them: use chat (nothing was sent)", p.InputFile, p.EndpointType)
+	}
 	if plan.SendsMedia(p.EndpointType) || !dataset.HasMedia(ds) {
 		return nil
 	}

@@ -57,7 +57,7 @@ func (d *decoder) endpointFields() []field {
 		{keys("download_video_content"), d.opt("download_video_content")},
 		{keys("request_content_type"), d.opt("request_content_type", "application/json", "multipart/form-data")},
 		{keys("session_header"), d.opt("session_header")},
-		{keys("uuid_and_strip"), d.notYetUnless("false", "uuid_and_strip: true", "")},
+		{keys("uuid_and_strip"), d.opt("uuid_and_strip")},
 	}
 }
 

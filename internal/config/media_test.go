@@ -76,6 +76,10 @@ func TestMediaSectionsMapToFlags(t *testing.T) {
 	f, err = parse("benchmark:", "  model: m", "  endpoint: {type: video_generation, download_video_content: true}")
 	require.NoError(t, err)
 	assert.True(t, f.Profile.DownloadVideoContent)
+
+	f, err = parse("benchmark:", "  model: m", "  endpoint: {type: chat, uuid_and_strip: true}")
+	require.NoError(t, err)
+	assert.True(t, f.Profile.UUIDAndStrip)
 }
 
 // A bad media value is an error naming the file, line and key.

@@ -23,13 +23,15 @@ type mediaRef struct {
 	kind  media.Kind
 	field string
 	value string
+	uuid  string // an image's image_uuids entry; value "" is a cache reference only
 }
 
 // mediaRefs lists a turn's media inputs in AIPerf's order (images, audios,
 // videos): image, audio and video are one string each; images, audios and
 // videos a list of strings or of {"name", "contents": [strings]} objects.
-// image_uuids (vLLM's multimodal cache references) are refused.
-func (t *turnRecord) mediaRefs(field string) ([]mediaRef, []problem) {
+// image_uuids (vLLM's multimodal cache ids, imageuuids.go) go with images
+// given as a list of strings; pool records (random_pool) have none.
+func (t *turnRecord) mediaRefs(field string, pool bool) ([]mediaRef, []problem) {
 	var refs []mediaRef
 	var ps []problem
 	for _, f := range []struct {
@@ -38,12 +40,17 @@ func (t *turnRecord) mediaRefs(field string) ([]mediaRef, []problem) {
 		oneV, manyV json.RawMessage
 	}{{media.Image, "image", "images", t.Image, t.Images}, {media.Audio, "audio", "audios", t.Audio, t.Audios},
 		{media.Video, "video", "videos", t.Video, t.Videos}} {
+		if f.kind == media.Image && truthy(t.ImageUUIDs) {
+			r, p := t.uuidImageRefs(field, pool)
+			refs, ps = append(refs, r...), append(ps, p...)
+			continue
+		}
 		if truthy(f.oneV) {
 			var s string
 			if json.Unmarshal(f.oneV, &s) != nil {
 				ps = append(ps, problemf(field+f.one, "expected a string: a URL, a data URI or a local path"))
 			} else {
-				refs = append(refs, mediaRef{f.kind, field + f.one, s})
+				refs = append(refs, mediaRef{f.kind, field + f.one, s, ""})
 			}
 		}
 		if truthy(f.manyV) {
@@ -52,12 +59,9 @@ func (t *turnRecord) mediaRefs(field string) ([]mediaRef, []problem) {
 				ps = append(ps, problemf(field+f.many, `expected a list of strings or of {"name": …, "contents": [strings]} objects`))
 			}
 			for i, s := range list {
-				refs = append(refs, mediaRef{f.kind, fmt.Sprintf("%s%s[%d]", field, f.many, i), s})
+				refs = append(refs, mediaRef{f.kind, fmt.Sprintf("%s%s[%d]", field, f.many, i), s, ""})
 			}
 		}
-	}
-	if truthy(t.ImageUUIDs) {
-		ps = append(ps, problemf(field+"image_uuids", "vLLM multimodal cache references are not supported: give the images themselves"))
 	}
 	return refs, ps
 }
@@ -91,6 +95,7 @@ type fileMedia struct {
 	mu    sync.Mutex
 	items map[mediaKey]media.Item
 	held  int64
+	uuids bool // some image carries an image_uuids entry
 }
 
 type mediaKey struct {
@@ -110,6 +115,14 @@ func (fm *fileMedia) check(refs []mediaRef) []problem {
 	}
 	var ps []problem
 	for _, r := range refs {
+		if r.uuid != "" {
+			fm.mu.Lock()
+			fm.uuids = true
+			fm.mu.Unlock()
+		}
+		if r.value == "" {
+			continue // a cache reference: nothing to load
+		}
 		if _, err := fm.load(r); err != nil {
 			ps = append(ps, problemf(r.field, "%v", err))
 		}
@@ -124,10 +137,15 @@ func (fm *fileMedia) list(refs []mediaRef) ([]media.Item, error) {
 	}
 	out := make([]media.Item, len(refs))
 	for i, r := range refs {
+		if r.value == "" {
+			out[i] = media.Item{Kind: r.kind, UUID: r.uuid}
+			continue
+		}
 		it, err := fm.load(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.field, err)
 		}
+		it.UUID = r.uuid
 		out[i] = it
 	}
 	return out, nil

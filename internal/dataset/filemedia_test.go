@@ -105,7 +105,7 @@ func TestFileMediaProblems(t *testing.T) {
 		`{"text": "e", "image": "data:image/png;base64,@@"}`,
 		`{"text": "f", "video": "ok.png"}`,
 		`{"text": "g", "image": "ftp://example.com/x.png"}`,
-		`{"text": "h", "image_uuids": ["u1"]}`,
+		`{"text": "h", "image": "ok.png", "image_uuids": ["u1"]}`,
 		`{"text": "i", "images": [3]}`,
 		`{"text": "ok", "image": "ok.png"}`,
 	}, "\n")), 0o600))
@@ -120,7 +120,7 @@ func TestFileMediaProblems(t *testing.T) {
 		`in.jsonl:5: image: image data URI: the data URI is not base64`,
 		`in.jsonl:6: video: video file: ` + filepath.Join(dir, "ok.png") + `: not an MP4 or WebM video`,
 		`in.jsonl:7: image: "ftp://example.com/x.png": expected an http(s) URL, a data URI or a local path`,
-		`in.jsonl:8: image_uuids: vLLM multimodal cache references are not supported`,
+		`in.jsonl:8: image_uuids: image_uuids cannot be used with the singular image field`,
 		`in.jsonl:9: images: expected a list of strings`,
 	} {
 		assert.Contains(t, msg, want)

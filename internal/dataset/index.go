@@ -386,7 +386,8 @@ func cmpFloat(a, b float64) int {
 // convBuilder is a conversation being read back.
 type convBuilder struct {
 	Conversation
-	lead bool // multi_turn: the first turn may be hoisted
+	lead bool            // multi_turn: the first turn may be hoisted
+	seen map[string]bool // single_turn under --uuid-and-strip: the image uuids sent with bytes
 }
 
 func (d *fileDataset) Len() int { return len(d.ts) }

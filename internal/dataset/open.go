@@ -46,6 +46,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	kind := o.CustomType
 	if st.IsDir() {
 		switch {
+		case o.UUIDAndStrip:
+			return nil, uuidStripRefused("directory")
 		case kind == TypeRawPayload || kind == "" && isRawDir(o.InputFile):
 			return openRawDir(ctx, tok, o)
 		case kind == TypeSageMakerCapture:
@@ -61,6 +63,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		if kind, err = detectFile(o.InputFile); err != nil {
 			return nil, err
 		}
+	}
+	if o.UUIDAndStrip && kind != TypeSingleTurn {
+		return nil, uuidStripRefused(kind)
 	}
 	switch kind {
 	case TypeRandomPool:

@@ -173,6 +173,11 @@ type Options struct {
 	IgnoreDelays bool
 	DelayCapMs   *float64
 
+	// UUIDAndStrip strips the bytes of an image a single_turn session
+	// already sent with its image_uuids entry (--uuid-and-strip,
+	// imageuuids.go).
+	UUIDAndStrip bool
+
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.
 	Sampling string
@@ -224,7 +229,12 @@ func (o Options) validateOpen() error {
 			bad("custom dataset type requires --input-file to be provided")
 		case o.FixedSchedule:
 			bad("fixed schedule requires a file to be provided")
+		case o.UUIDAndStrip:
+			bad("--uuid-and-strip strips the repeated images of an input file's sessions (single_turn records with image_uuids): give --input-file, or remove the option")
 		}
+	}
+	if o.UUIDAndStrip && o.PublicDataset != "" {
+		bad("--uuid-and-strip strips repeated images of single_turn sessions; --public-dataset %s has none (remove the option)", o.PublicDataset)
 	}
 	if o.Sampling != "" && !slices.Contains([]string{SamplingSequential, SamplingRandom, SamplingShuffle}, o.Sampling) {
 		bad("unknown dataset sampling strategy %q: expected sequential, random or shuffle", o.Sampling)

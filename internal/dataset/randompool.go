@@ -166,7 +166,7 @@ func (d *poolDataset) Conversation(i int) (Conversation, error) {
 		}
 		t, _ := r.texts("")
 		texts = append(texts, t...)
-		refs, _ := r.mediaRefs("")
+		refs, _ := r.mediaRefs("", true)
 		got, err := d.media.list(refs)
 		if err != nil {
 			return Conversation{}, fmt.Errorf("%s at byte %d: %w", p.path, p.off[row], err)

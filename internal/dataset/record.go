@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -265,9 +266,9 @@ func (t *turnRecord) check(field string, pool bool, fm *fileMedia) []problem {
 	}
 	texts, tp := t.texts(field)
 	ps = append(ps, tp...)
-	refs, mps := t.mediaRefs(field)
+	refs, mps := t.mediaRefs(field, pool)
 	ps = append(append(ps, mps...), fm.check(refs)...)
-	if len(texts) == 0 && len(tp) == 0 && len(refs) == 0 && len(mps) == 0 {
+	if len(texts) == 0 && len(tp) == 0 && !slices.ContainsFunc(refs, func(r mediaRef) bool { return r.value != "" }) && len(mps) == 0 {
 		ps = append(ps, problemf(strings.TrimSuffix(field, "."), `at least one modality must be provided: expected a non-empty "text" or "texts"`))
 	}
 	if !pool {

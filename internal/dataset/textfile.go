@@ -72,7 +72,7 @@ func (d *fileDataset) textTurn(r *turnRecord, row uint64) (Turn, error) {
 	}
 	text := strings.Join(texts, "\n")
 	t := Turn{Text: text, InputTokens: d.tok.Count(text), MaxTokens: outputTokens(d.o, r.OutputLength, row)}
-	refs, _ := r.mediaRefs("")
+	refs, _ := r.mediaRefs("", false)
 	var err error
 	if t.Media, err = d.media.list(refs); err != nil {
 		return Turn{}, err
@@ -101,6 +101,12 @@ func (d *fileDataset) singleTurn(c *convBuilder, line []byte, row uint64) error 
 	t, err := d.textTurn(&r, row)
 	if err != nil {
 		return err
+	}
+	if d.o.UUIDAndStrip {
+		if c.seen == nil {
+			c.seen = map[string]bool{}
+		}
+		stripSeen(t.Media, c.seen)
 	}
 	c.Turns = append(c.Turns, t)
 	return nil

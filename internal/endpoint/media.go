@@ -16,6 +16,7 @@ import (
 //
 //	{"type": "text", "text": ...}
 //	{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}
+//	{"type": "image_url", "image_url": {"url": ""}, "uuid": "..."}  (a vLLM cache reference)
 //	{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"}}
 //	{"type": "video_url", "video_url": {"url": "data:video/webm;base64,..."}}
 //
@@ -49,9 +50,12 @@ type urlValue struct {
 	URL string `json:"url"`
 }
 
+// imagePart's UUID is vLLM's multimodal cache id (an input file's
+// image_uuids); with it, URL may be "" (a cache reference only).
 type imagePart struct {
 	Type     string   `json:"type"`
 	ImageURL urlValue `json:"image_url"`
+	UUID     string   `json:"uuid,omitempty"`
 }
 
 type videoPart struct {
@@ -116,7 +120,7 @@ func (ps *parts) part(it media.Item) any {
 	case media.Video:
 		return videoPart{Type: "video_url", VideoURL: urlValue{URL: mark}}
 	}
-	return imagePart{Type: "image_url", ImageURL: urlValue{URL: mark}}
+	return imagePart{Type: "image_url", ImageURL: urlValue{URL: mark}, UUID: it.UUID}
 }
 
 // payload is the JSON string of item i as it is spliced in: an audio's

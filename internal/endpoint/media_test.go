@@ -67,6 +67,30 @@ func TestBodyMediaParts(t *testing.T) {
 	assert.JSONEq(t, `"ok"`, string(hist.Messages[2].Content))
 }
 
+// TestBodyImageUUIDs: an image with a vLLM cache id carries it as the
+// part's "uuid", AIPerf's wire shape; a cache reference only (URL "")
+// is sent as {"url": ""} with its uuid.
+func TestBodyImageUUIDs(t *testing.T) {
+	img := media.PassThrough(media.Image, "https://example.com/a.png")
+	img.UUID = "u-a"
+	req := Request{EndpointType: plan.EndpointChat, Model: "m", Prompt: "compare",
+		Media: []media.Item{img, {Kind: media.Image, UUID: "u-b"}, media.PassThrough(media.Image, "https://example.com/c.png")}}
+	body, err := Body(req)
+	require.NoError(t, err)
+	var got struct {
+		Messages []struct {
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(body, &got), string(body))
+	assert.Equal(t, []map[string]any{
+		{"type": "text", "text": "compare"},
+		{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}, "uuid": "u-a"},
+		{"type": "image_url", "image_url": map[string]any{"url": ""}, "uuid": "u-b"},
+		{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/c.png"}},
+	}, got.Messages[0].Content)
+}
+
 // BenchmarkMediaBody is the per-request cost of a chat body carrying one
 // 1024×1024 noise PNG (4.2 MB as a data URI): encoding with a placeholder,
 // then one copy splicing the image in.

@@ -45,6 +45,11 @@ type Item struct {
 	Width, Height int
 	// Seconds is an audio's or a video's duration, when known.
 	Seconds float64
+	// UUID is an image's vLLM multimodal cache id from an input file's
+	// image_uuids, sent beside it as the part's "uuid"; URL is "" when
+	// the image is a cache reference only (authored so, or stripped by
+	// --uuid-and-strip).
+	UUID string
 	// plain: URL needs no escaping in a JSON string.
 	plain bool
 }

@@ -81,6 +81,12 @@ func (v *validator) media(p *Profile) {
 			}
 		}
 	}
+	if p.UUIDAndStrip && p.InputFile == "" {
+		v.add("uuid_and_strip", "strips the repeated images of an input file's sessions (single_turn records with image_uuids): give --input-file, or remove it")
+	}
+	if p.UUIDAndStrip && p.EndpointType != EndpointChat {
+		v.add("uuid_and_strip", fmt.Sprintf("applies to --endpoint-type chat (vLLM's image cache ids ride in chat content parts), not %s: remove it", p.EndpointType))
+	}
 	if p.DownloadVideoContent && p.EndpointType != EndpointVideoGeneration {
 		v.add("download_video_content", fmt.Sprintf("applies to --endpoint-type video_generation, not %s: remove it", p.EndpointType))
 	}

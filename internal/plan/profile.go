@@ -185,6 +185,7 @@ type Profile struct {
 	VideoAudioCodec       string   `json:"video_audio_codec,omitempty" name:"video-audio-codec" enum:",aac,libvorbis,libopus" default:"" group:"Video input" placeholder:"CODEC" help:"Audio encoder (default libvorbis for webm, libopus for mp4)."`
 	VideoAudioDepth       int      `json:"video_audio_depth,omitempty" name:"video-audio-depth" group:"Video input" placeholder:"BITS" help:"Bit depth of the embedded audio: 8, 16 (default), 24 or 32."`
 	DownloadVideoContent  bool     `json:"download_video_content,omitempty" name:"download-video-content" group:"Video input" help:"video_generation: also download each finished video (GET /v1/videos/{id}/content), inside the request's latency."`
+	UUIDAndStrip          bool     `json:"uuid_and_strip,omitempty" name:"uuid-and-strip" group:"Image input" help:"vLLM's multimodal cache: within a single_turn session, send an image whose image_uuids entry an earlier row sent as its uuid only (needs --input-file, chat)."`
 
 	// Input files and traces.
 	InputFile string `json:"input_file,omitempty" name:"input-file" group:"Input" placeholder:"PATH" help:"Dataset file (JSONL) or directory of files to send instead of synthetic prompts."`
