@@ -38,9 +38,12 @@ demo: build
 	./scripts/demo.sh
 
 # The client's ceiling against the --fast mock, beside a hand-written baseline:
-# first pinned (server and client on a core each), then sharing the machine.
+# first pinned (server and client on a core each), then sharing the machine;
+# then the payload encoding cost per request of a chat body carrying an image,
+# as a ratio to the same body text-only (docs/multimodal.md).
 bench: build
 	$(GO) run ./internal/cmd/clientbench -mock $(BIN)/aiperf-mock-server -aiperf $(BIN)/aiperf
+	$(GO) test -run '^$$' -bench 'MediaBody$$' -benchmem ./internal/endpoint
 
 # Only the pinned table (docs/performance.md): aiperf and the minimal client
 # on one core, the neutral server on the other, at concurrency 1, 64 and 256.

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -91,19 +92,42 @@ func TestBodyImageUUIDs(t *testing.T) {
 	}, got.Messages[0].Content)
 }
 
-// BenchmarkMediaBody is the per-request cost of a chat body carrying one
-// 1024×1024 noise PNG (4.2 MB as a data URI): encoding with a placeholder,
-// then one copy splicing the image in.
+// BenchmarkMediaBody is the per-request cost of a chat body carrying
+// media (`make bench` runs it, docs/multimodal.md): the body of a 100-word
+// prompt text-only, then with one 512×512 and one 1024×1024 noise PNG (1.05
+// and 4.2 MB as data URIs), encoded with a placeholder and the image
+// spliced in with one copy. Each image case reports x-text-only, its time
+// per request over the text-only body's measured in the same run.
 func BenchmarkMediaBody(b *testing.B) {
-	imgs, err := media.Images(context.Background(), media.ImageOptions{WidthMean: 1024, HeightMean: 1024, Batch: 1}, 1, 1)
-	require.NoError(b, err)
-	req := Request{EndpointType: plan.EndpointChat, Model: "m", Prompt: strings.Repeat("word ", 100), Media: imgs, Streaming: true, MaxTokens: 100}
-	b.SetBytes(int64(len(imgs[0].URL)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Body(req); err != nil {
-			b.Fatal(err)
+	req := Request{EndpointType: plan.EndpointChat, Model: "m", Prompt: strings.Repeat("word ", 100), Streaming: true, MaxTokens: 100}
+	perOp := func(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) / float64(b.N) }
+	var textNs float64
+	b.Run("text-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := Body(req); err != nil {
+				b.Fatal(err)
+			}
 		}
+		textNs = perOp(b)
+	})
+	for _, side := range []float64{512, 1024} {
+		imgs, err := media.Images(context.Background(), media.ImageOptions{WidthMean: side, HeightMean: side, Batch: 1}, 1, 1)
+		require.NoError(b, err)
+		withImage := req
+		withImage.Media = imgs
+		b.Run(fmt.Sprintf("png-%.0f", side), func(b *testing.B) {
+			b.SetBytes(int64(len(imgs[0].URL)))
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := Body(withImage); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if textNs > 0 {
+				b.ReportMetric(perOp(b)/textNs, "x-text-only")
+			}
+		})
 	}
 }
 
