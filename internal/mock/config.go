@@ -27,7 +27,7 @@ type Config struct {
 	VideoGenMSPerFrame float64 `name:"video-gen-ms-per-frame" default:"0" placeholder:"MS" help:"Time a /v1/videos job takes per frame (num_frames, else seconds × fps, 4 s at 16 fps by default) after --ttft, in milliseconds (default ${default})."`
 	ImageGenUSPerPixel float64 `name:"image-gen-us-per-pixel" default:"0" placeholder:"US" help:"Time to generate each pixel of each image /v1/images/generations and /v1/images/edits return, after the prompt's prefill, in microseconds (default ${default})."`
 
-	Model      string  `name:"model" default:"mock-model" help:"Model id listed by /v1/models (requests for any model are accepted)."`
+	Model      string  `name:"model" default:"mock-model" help:"Model id listed by /v1/models (requests for any model are accepted); a llava-1.5 id counts each image as LLaVA-1.5 does (576 tokens), any other as Qwen2-VL."`
 	APIKey     string  `name:"api-key" help:"Require 'Authorization: Bearer <key>' on inference routes."`
 	ErrorRate  float64 `name:"error-rate" default:"0" placeholder:"PERCENT" help:"Share of inference requests, 0-100, answered with HTTP 500 (default ${default})."`
 	RandomSeed int64   `name:"random-seed" default:"0" help:"Seed for injected errors and unbounded output lengths."`

@@ -73,7 +73,7 @@ func (s *Server) uuidImageIDs(p *contentPart) ([]uint32, error) {
 		}
 		return mediaIDs(key, n), nil
 	}
-	ids, err := imageIDs(p.ImageURL.URL)
+	ids, err := s.imageIDs(p.ImageURL.URL)
 	if err != nil {
 		return nil, err
 	}

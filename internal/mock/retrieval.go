@@ -42,7 +42,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 			x.fail(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("input[%d]: type %q: expected image_url", i, in.Type))
 			return
 		}
-		ids, err := imageIDs(in.URL)
+		ids, err := s.imageIDs(in.URL)
 		if err != nil {
 			x.fail(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("input[%d]: %v", i, err))
 			return

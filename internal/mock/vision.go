@@ -102,7 +102,7 @@ func (s *Server) partIDs(p *contentPart) ([]uint32, error) {
 		if p.ImageURL == nil || p.ImageURL.URL == "" {
 			return nil, errors.New(`an image_url part needs "image_url": {"url": ...}`)
 		}
-		return imageIDs(p.ImageURL.URL)
+		return s.imageIDs(p.ImageURL.URL)
 	case "input_audio":
 		if p.InputAudio == nil || p.InputAudio.Data == "" {
 			return nil, errors.New(`an input_audio part needs "input_audio": {"data": ..., "format": ...}`)
@@ -118,14 +118,14 @@ func (s *Server) partIDs(p *contentPart) ([]uint32, error) {
 }
 
 // imageIDs decodes an image_url: a data URI's image is decoded whole (a
-// broken one is an error) and counted by ImageTokens; a URL counts as an
-// URLImageSide square.
-func imageIDs(url string) ([]uint32, error) {
+// broken one is an error) and counted by ImageTokensFor the served model; a
+// URL counts as an URLImageSide square.
+func (s *Server) imageIDs(url string) ([]uint32, error) {
 	if !strings.HasPrefix(url, "data:") {
 		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 			return nil, fmt.Errorf("image_url: expected a data URI or an http(s) URL, got %q", clip(url))
 		}
-		return mediaIDs([]byte(url), ImageTokens(URLImageSide, URLImageSide)), nil
+		return mediaIDs([]byte(url), ImageTokensFor(s.cfg.Model, URLImageSide, URLImageSide)), nil
 	}
 	raw, err := decodeDataURI(url, "image/")
 	if err != nil {
@@ -136,7 +136,7 @@ func imageIDs(url string) ([]uint32, error) {
 		return nil, fmt.Errorf("image_url: invalid image data: %w", err)
 	}
 	b := img.Bounds()
-	return mediaIDs(raw, ImageTokens(b.Dx(), b.Dy())), nil
+	return mediaIDs(raw, ImageTokensFor(s.cfg.Model, b.Dx(), b.Dy())), nil
 }
 
 // maxImagePixels bounds an image the mock decodes (64 megapixels).

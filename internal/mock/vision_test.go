@@ -150,3 +150,28 @@ func TestMMCacheEvicts(t *testing.T) {
 	n, _ = c.get(fmt.Sprint(MMCacheItems))
 	assert.Equal(t, MMCacheItems, n)
 }
+
+// TestLLaVAImageTokens: serving a LLaVA-1.5 model, the mock counts every
+// image as vLLM does for it, 576 tokens whatever its size; any other
+// model keeps Qwen2-VL's count.
+func TestLLaVAImageTokens(t *testing.T) {
+	_, base := start(t, Config{Fast: true, Model: "llava-hf/llava-1.5-7b-hf"})
+	text := "Describe the picture in a few words, please."
+	promptTokens := func(body map[string]any) int {
+		resp := post(t, base+"/v1/chat/completions", body)
+		raw := readAll(t, resp)
+		require.Equal(t, http.StatusOK, resp.StatusCode, raw)
+		var r struct {
+			Usage usage `json:"usage"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(raw), &r))
+		return r.Usage.PromptTokens
+	}
+	plain := promptTokens(map[string]any{"model": "m", "max_tokens": 1, "messages": []any{map[string]any{"role": "user", "content": text}}})
+	for _, side := range []int{1, 512, 1024} {
+		assert.Equal(t, LLaVA15ImageTokens, promptTokens(imageChat(text, pngURI(t, side, side)))-plain, "%d²", side)
+	}
+	assert.Equal(t, 576, LLaVA15ImageTokens)
+	assert.Equal(t, 576, ImageTokensFor("LLaVA-HF/LLaVA-1.5-13B-hf", 2000, 10))
+	assert.Equal(t, ImageTokens(640, 480), ImageTokensFor("Qwen/Qwen2-VL-2B-Instruct", 640, 480))
+}
