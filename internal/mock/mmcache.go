@@ -3,6 +3,7 @@ package mock
 import (
 	"container/list"
 	"fmt"
+	"hash/maphash"
 	"sync"
 )
 
@@ -12,7 +13,8 @@ import (
 // than its bytes, and a later part may carry the uuid alone ({"url": ""} or
 // no image_url), served from the cache or failed when the cache does not
 // hold it. The mock keeps each uuid's token count, the last MMCacheItems
-// uuids sent with their image.
+// uuids sent with their image, under a 64-bit hash of the uuid: however
+// long the uuids a client sends, the cache holds MMCacheItems small entries.
 
 // MMCacheItems bounds the uuids the mock's multimodal cache holds (least
 // recently used out first).
@@ -21,12 +23,13 @@ const MMCacheItems = 4096
 // mmCache is the uuid → image tokens cache, an LRU of MMCacheItems.
 type mmCache struct {
 	mu    sync.Mutex
+	seed  maphash.Seed
 	order list.List // of *mmEntry, most recent first
-	items map[string]*list.Element
+	items map[uint64]*list.Element
 }
 
 type mmEntry struct {
-	uuid   string
+	key    uint64
 	tokens int
 }
 
@@ -34,18 +37,19 @@ type mmEntry struct {
 func (c *mmCache) put(uuid string, tokens int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[uuid]; ok {
+	if c.items == nil {
+		c.seed, c.items = maphash.MakeSeed(), map[uint64]*list.Element{}
+	}
+	key := maphash.String(c.seed, uuid)
+	if e, ok := c.items[key]; ok {
 		e.Value.(*mmEntry).tokens = tokens
 		c.order.MoveToFront(e)
 		return
 	}
-	if c.items == nil {
-		c.items = map[string]*list.Element{}
-	}
-	c.items[uuid] = c.order.PushFront(&mmEntry{uuid, tokens})
+	c.items[key] = c.order.PushFront(&mmEntry{key, tokens})
 	if c.order.Len() > MMCacheItems {
 		old := c.order.Remove(c.order.Back()).(*mmEntry)
-		delete(c.items, old.uuid)
+		delete(c.items, old.key)
 	}
 }
 
@@ -53,7 +57,10 @@ func (c *mmCache) put(uuid string, tokens int) {
 func (c *mmCache) get(uuid string) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[uuid]
+	if c.items == nil {
+		return 0, false
+	}
+	e, ok := c.items[maphash.String(c.seed, uuid)]
 	if !ok {
 		return 0, false
 	}
