@@ -307,7 +307,9 @@ func TestSyntheticSessions(t *testing.T) {
 // the cold cell's, beyond run-to-run noise.
 func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 	subprocesses(t)
-	m := startMock(t, mock.Config{TTFT: 2, ITL: 1, Prefill: 400}) // a cold block costs ~200 ms: far above -race noise, even on a loaded machine
+	// A cold 512-token block costs ~0.5 s of prefill: far above the trial-to-trial
+	// noise of -race beside a load of 12 (at ~0.2 s, p was 0.057 there once).
+	m := startMock(t, mock.Config{TTFT: 2, ITL: 1, Prefill: 1000})
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "trace_replay.star"))
 	require.NoError(t, err)
 	dir := t.TempDir()
