@@ -16,9 +16,10 @@ build:
 # The README's test command: vet, then every test with the race detector (docs/README.md:
 # the documentation's runnable blocks are among them).
 # Every package's tests with the race detector; cmd/aiperf's end-to-end tests
-# (one at a time within a process) are split across 4 processes side by side.
+# (one at a time within a process) are split across 4 processes side by side,
+# the longest first by an earlier run's seconds (cmd/aiperf/testdata/test_seconds.tsv).
 test: vet
-	$(GO) run ./internal/cmd/testshards -shards 4 -- -race -count=1 -timeout 30m
+	$(GO) run ./internal/cmd/testshards -shards 4 -weights cmd/aiperf/testdata/test_seconds.tsv -- -race -count=1 -timeout 30m
 
 vet:
 	$(GO) vet ./...

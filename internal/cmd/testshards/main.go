@@ -4,23 +4,31 @@
 // run one at a time inside one process) split into shards that run as
 // separate `go test` processes side by side.
 //
-// The split is by test name: `go test -list` names the package's tests and
-// they are dealt round-robin into the shards, so a test added tomorrow runs
-// without anyone editing a list. Every go test flag after -- is passed to each
-// process. The exit status is the first failing process's, or 0; Ctrl-C stops
-// every process.
+// The split is by test name: `go test -list` names the package's tests, so a
+// test added tomorrow runs without anyone editing a list. With -weights, a
+// file of each test's seconds in an earlier run, the tests are dealt longest
+// first, each to the shard with the least work so far (a test the file does
+// not name weighs the median); without it, round-robin. Every go test flag
+// after -- is passed to each process. The exit status is the first failing
+// process's, or 0; Ctrl-C stops every process.
 //
-//	go run ./internal/cmd/testshards -shards 4 -- -race -count=1 -timeout 30m
+//	go run ./internal/cmd/testshards -shards 4 -weights cmd/aiperf/testdata/test_seconds.tsv -- -race -count=1 -timeout 30m
+//
+// -durations reads `go test -json` output on stdin and writes such a file:
+//
+//	go test -race -count=1 -json ./cmd/aiperf | go run ./internal/cmd/testshards -durations > cmd/aiperf/testdata/test_seconds.tsv
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,8 +42,10 @@ import (
 func main() {
 	shards := flag.Int("shards", 4, "processes the heavy package's tests are split across")
 	heavy := flag.String("heavy", "github.com/aiperf-go/aiperf/cmd/aiperf", "import path of the package to shard")
+	weightsFile := flag.String("weights", "", "file of `name<TAB>seconds` lines from an earlier run, to deal the longest tests first")
+	durations := flag.Bool("durations", false, "read go test -json on stdin and write each top-level test's seconds")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: testshards [-shards N] [-heavy PKG] -- [go test flags]")
+		fmt.Fprintln(os.Stderr, "usage: testshards [-shards N] [-heavy PKG] [-weights FILE] -- [go test flags]\n       testshards -durations < go-test-json > FILE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -43,14 +53,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testshards: -shards must be at least 1")
 		os.Exit(2)
 	}
+	if *durations {
+		if err := writeDurations(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "testshards:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var weights map[string]float64
+	if *weightsFile != "" {
+		var err error
+		if weights, err = readWeights(*weightsFile); err != nil {
+			fmt.Fprintln(os.Stderr, "testshards:", err)
+			os.Exit(2)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, *heavy, *shards, flag.Args(), os.Stdout))
+	os.Exit(run(ctx, *heavy, *shards, weights, flag.Args(), os.Stdout))
 }
 
 // run lists the packages and the heavy package's tests, starts the
 // processes and returns the exit status.
-func run(ctx context.Context, heavy string, shards int, testFlags []string, out io.Writer) int {
+func run(ctx context.Context, heavy string, shards int, weights map[string]float64, testFlags []string, out io.Writer) int {
 	pkgs, err := goList(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testshards:", err)
@@ -67,7 +92,7 @@ func run(ctx context.Context, heavy string, shards int, testFlags []string, out 
 			fmt.Fprintln(os.Stderr, "testshards:", err)
 			return 2
 		}
-		for _, shard := range deal(names, shards) {
+		for _, shard := range deal(names, shards, weights) {
 			pattern := "^(" + strings.Join(shard, "|") + ")$"
 			jobs = append(jobs, append(append([]string{"test"}, testFlags...), "-run", pattern, heavy))
 		}
@@ -122,13 +147,29 @@ func buildFlags(testFlags []string) []string {
 	return keep
 }
 
-// deal splits names round-robin into at most n non-empty shards, so the
-// slow tests of one file (listed together) land in different shards.
-func deal(names []string, n int) [][]string {
+// deal splits names into at most n non-empty shards: without weights
+// round-robin, so the slow tests of one file (listed together) land in
+// different shards; with weights longest first, each to the shard with the
+// least weight so far.
+func deal(names []string, n int, weights map[string]float64) [][]string {
 	n = min(n, len(names))
 	shards := make([][]string, n)
-	for i, name := range names {
-		shards[i%n] = append(shards[i%n], name)
+	if len(weights) == 0 {
+		for i, name := range names {
+			shards[i%n] = append(shards[i%n], name)
+		}
+		return shards
+	}
+	known := slices.Sorted(maps.Values(weights))
+	median := known[len(known)/2]
+	weight := func(name string) float64 { return cmp.Or(weights[name], median) }
+	order := slices.Clone(names)
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(weight(b), weight(a)) })
+	load := make([]float64, n)
+	for _, name := range order {
+		i := slices.Index(load, slices.Min(load))
+		shards[i] = append(shards[i], name)
+		load[i] += weight(name)
 	}
 	return shards
 }

@@ -14,8 +14,43 @@ import (
 
 func TestDealSpreadsEveryNameOnce(t *testing.T) {
 	names := []string{"TestA", "TestB", "TestC", "TestD", "TestE"}
-	assert.Equal(t, [][]string{{"TestA", "TestD"}, {"TestB", "TestE"}, {"TestC"}}, deal(names, 3))
-	assert.Equal(t, [][]string{{"TestA"}, {"TestB"}}, deal(names[:2], 4), "no empty shard")
+	assert.Equal(t, [][]string{{"TestA", "TestD"}, {"TestB", "TestE"}, {"TestC"}}, deal(names, 3, nil))
+	assert.Equal(t, [][]string{{"TestA"}, {"TestB"}}, deal(names[:2], 4, nil), "no empty shard")
+}
+
+// TestDealLongestFirst: with weights, the longest tests are spread first
+// and each goes where the least work is; an unknown test weighs the median.
+func TestDealLongestFirst(t *testing.T) {
+	weights := map[string]float64{"TestA": 9, "TestB": 5, "TestC": 4, "TestD": 1}
+	shards := deal([]string{"TestA", "TestB", "TestC", "TestD", "TestNew"}, 2, weights)
+	assert.Equal(t, [][]string{{"TestA", "TestC"}, {"TestB", "TestNew", "TestD"}}, shards) // 9+4 and 5+5+1
+}
+
+func TestDurationsRoundTrip(t *testing.T) {
+	in := `{"Action":"run","Test":"TestA"}
+{"Action":"pass","Test":"TestA/sub","Elapsed":3}
+{"Action":"pass","Test":"TestA","Elapsed":4.5}
+{"Action":"pass","Test":"TestP/one","Elapsed":6}
+{"Action":"pass","Test":"TestP/two","Elapsed":5}
+{"Action":"pass","Test":"TestP/two/deeper","Elapsed":5}
+{"Action":"pass","Test":"TestP/docs/a.md","Elapsed":2}
+{"Action":"pass","Test":"TestP","Elapsed":0.01}
+{"Action":"fail","Test":"TestB","Elapsed":7}
+{"Action":"pass","Elapsed":12}
+not json
+`
+	var out bytes.Buffer
+	require.NoError(t, writeDurations(strings.NewReader(in), &out))
+	path := filepath.Join(t.TempDir(), "w.tsv")
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+	w, err := readWeights(path)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"TestA": 4.5, "TestB": 7, "TestP": 13}, w, "parallel subtests: their sum")
+	assert.Regexp(t, "(?s)^# .*\nTestP\t13.00\nTestB\t7.00\nTestA\t4.50\n$", out.String())
+
+	require.NoError(t, os.WriteFile(path, []byte("TestA 3\n"), 0o644))
+	_, err = readWeights(path)
+	assert.ErrorContains(t, err, "w.tsv:1: want name<TAB>seconds")
 }
 
 func TestBuildFlagsKeepOnlyWhatChangesTheBinary(t *testing.T) {
@@ -46,7 +81,7 @@ func TestShardedRunRunsEveryTestAndFails(t *testing.T) {
 	t.Setenv("MARKS", marks)
 
 	var out bytes.Buffer
-	code := run(context.Background(), "example.com/m/heavy", 2, []string{"-count=1"}, &out)
+	code := run(context.Background(), "example.com/m/heavy", 2, nil, []string{"-count=1"}, &out)
 	assert.Equal(t, 1, code, out.String())
 	assert.Contains(t, out.String(), "two fails")
 	assert.Contains(t, out.String(), "ok  \texample.com/m/light")
