@@ -27,9 +27,6 @@ func New() *Maker {
 	return m
 }
 
-// Prefix is the ids' first group: 8 hex digits, the same for every id of m.
-func (m *Maker) Prefix() string { return hex.EncodeToString(m.prefix[:]) }
-
 // UUID returns a new id: a version-4, RFC 9562 variant UUID in its
 // canonical 36-character form.
 func (m *Maker) UUID() string {
