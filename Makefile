@@ -18,8 +18,10 @@ build:
 # Every package's tests with the race detector; cmd/aiperf's end-to-end tests
 # (one at a time within a process) are split across 4 processes side by side,
 # the longest first by an earlier run's seconds (cmd/aiperf/testdata/test_seconds.tsv).
-test: vet
-	$(GO) run ./internal/cmd/testshards -shards 4 -weights cmd/aiperf/testdata/test_seconds.tsv -- -race -count=1 -timeout 30m
+# The subprocesses the tests start (sweep trials, the docs' commands) run
+# the binaries `make build` writes, without the race detector.
+test: vet build
+	AIPERF_TEST_BIN=$(CURDIR)/$(BIN) $(GO) run ./internal/cmd/testshards -shards 4 -weights cmd/aiperf/testdata/test_seconds.tsv -- -race -count=1 -timeout 30m
 
 vet:
 	$(GO) vet ./...

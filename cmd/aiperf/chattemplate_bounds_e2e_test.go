@@ -74,7 +74,7 @@ func TestChatTemplateInterrupted(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], append([]string{"--store", filepath.Join(dir, "aiperf.db")},
+			cmd := exec.Command(builtBinary(t, "aiperf"), append([]string{"--store", filepath.Join(dir, "aiperf.db")},
 				quick(m.URL, "--endpoint-type", "chat", "--request-count", "2", "--tokenizer", tokDir, "--apply-chat-template",
 					"--chat-template-max-steps", "4000000000000000000", "--ui", "simple")...)...)
 			cmd.Dir = dir

@@ -128,7 +128,7 @@ func TestProfileDashboardSecondInterruptRestoresTheTerminal(t *testing.T) {
 	url, stopping := holdProfilerStop(t, m)
 	dir := t.TempDir()
 	term := openPTY(t)
-	cmd := exec.Command(os.Args[0], "--store", filepath.Join(dir, "aiperf.db"), "profile", "-m", "mock-model", "-u", url,
+	cmd := exec.Command(builtBinary(t, "aiperf"), "--store", filepath.Join(dir, "aiperf.db"), "profile", "-m", "mock-model", "-u", url,
 		"--tokenizer", tinyTokenizer(t), "--concurrency", "4", "--request-count", "1000000", "--ui", "dashboard",
 		"--server-profiler", "--server-profiler-timeout-seconds", "3600", "--artifact-dir", filepath.Join(dir, "out"))
 	cmd.Stdout, cmd.Stderr = term.tty, term.tty

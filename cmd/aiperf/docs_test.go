@@ -17,8 +17,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/aiperf-go/aiperf/internal/mock"
 )
 
 // The runnable blocks of the documentation (docs/README.md, "Runnable
@@ -129,13 +127,7 @@ func TestDocsRunnableBlocks(t *testing.T) {
 			t.Skipf("%s is not installed: the documentation's runnable blocks need it", tool)
 		}
 	}
-	self, err := os.Executable()
-	require.NoError(t, err)
-	bin := t.TempDir()
-	for name, args := range map[string]string{"aiperf": "", "aiperf-mock-server": " mock-server"} {
-		script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q%s \"$@\"\n", beMain, self, args)
-		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755))
-	}
+	bin := filepath.Dir(builtBinary(t, "aiperf")) // aiperf and aiperf-mock-server, as built
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 
@@ -173,16 +165,14 @@ func runPage(t *testing.T, page string, blocks []docBlock, bin, repo string, own
 	for i := range 10 {
 		ports[strconv.Itoa(8000+i)] = freePort(t)
 	}
-	if !ownMock {
-		// aiperf-mock-server --port 8000 --fast: the test checks that the
-		// commands run as printed, not their numbers
-		m := startMock(t, mock.Config{Fast: true})
-		_, port, err := net.SplitHostPort(strings.TrimPrefix(m.URL, "http://"))
-		require.NoError(t, err)
-		ports["8000"] = port
-	}
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
+	if !ownMock {
+		// the server the page's commands assume: the test checks that
+		// they run as printed, not their numbers
+		script.WriteString(substitute("aiperf-mock-server --port 8000 --fast >/dev/null 2>&1 &\n"+
+			"for _ in $(seq 600); do curl -sf http://127.0.0.1:8000/health >/dev/null && break; sleep 0.1; done\n", ports))
+	}
 	for _, b := range blocks {
 		fmt.Fprintf(&script, "echo '::: %s:%d' >&2\n%s\n", page, b.line, substitute(b.text, ports))
 	}

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,7 +35,53 @@ func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
 		main() // exactly the binary's entry point, signal handling included
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtDir != "" {
+		_ = os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
+
+// binEnv names a directory holding aiperf and aiperf-mock-server built
+// for the tests' subprocesses (`make test` builds bin/); without it the
+// first test that needs them builds them into a temporary directory.
+const binEnv = "AIPERF_TEST_BIN"
+
+// builtDir is the temporary directory the binaries were built into, if any.
+var builtDir string
+
+// binaries returns the directory of the aiperf and aiperf-mock-server
+// binaries that the tests' subprocesses run: built as a user builds them,
+// without the race detector (the in-process tests have it), so a sweep's
+// trial children cost seconds of CPU, not tens.
+var binaries = sync.OnceValues(func() (string, error) {
+	if dir := os.Getenv(binEnv); dir != "" {
+		for _, name := range []string{"aiperf", "aiperf-mock-server"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				return "", fmt.Errorf("%s=%s: %w", binEnv, dir, err)
+			}
+		}
+		return dir, nil
+	}
+	dir, err := os.MkdirTemp("", "aiperf-test-bin-")
+	if err != nil {
+		return "", err
+	}
+	builtDir = dir
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/aiperf", "./cmd/aiperf-mock-server")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the binaries the subprocesses run: %w\n%s", err, out)
+	}
+	return dir, nil
+})
+
+// builtBinary is the path of the named binary the tests' subprocesses run.
+func builtBinary(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := binaries()
+	require.NoError(t, err)
+	return filepath.Join(dir, name)
 }
 
 // hangGuard is how long a test waits for what must happen before it calls
@@ -118,6 +167,25 @@ func cliRun(ctx context.Context, t *testing.T, dir string, args ...string) invoc
 	var stdout, stderr lockedBuffer // a run writes from several goroutines, as to os.Stdout
 	code := run(ctx, append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...), &stdout, &stderr)
 	return invocation{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// cliBinary is cli run by the built binary in a subprocess, for commands
+// whose cost is CPU rather than concurrency (drawing figures): the race
+// detector would multiply it, and their packages' own tests run under it.
+func cliBinary(t *testing.T, dir string, args ...string) invocation {
+	t.Helper()
+	t.Chdir(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, builtBinary(t, "aiperf"), append([]string{"--store", filepath.Join(dir, "aiperf.db"), "--wide"}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		require.NoError(t, err, "run aiperf %s", strings.Join(args, " "))
+	}
+	return invocation{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
 // quick are flags for a fast, small profile against url.

@@ -13,6 +13,11 @@ import (
 	"github.com/aiperf-go/aiperf/runner/kube"
 )
 
+// executable finds the aiperf binary that trial and worker subprocesses
+// run: this one. The end-to-end tests point it at a build without the race
+// detector, so that the children cost what they cost a user.
+var executable = os.Executable
+
 // ExecutorArgs choose where `aiperf sweep` runs its trials.
 type ExecutorArgs struct {
 	Executor        string `name:"executor" enum:"local,kubernetes" default:"local" group:"Executor" help:"Where trials run: local (a subprocess each) or kubernetes (a Job each, its result read back from the pod log) (default ${default})."`
@@ -143,7 +148,7 @@ func (a ExecutorArgs) executor(sweeps []plan.Sweep) (runner.Executor, error) {
 			return nil, usageErr(err)
 		}
 		if a.Workers > 1 {
-			self, err := os.Executable()
+			self, err := executable()
 			if err != nil {
 				return nil, fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
 			}

@@ -58,7 +58,7 @@ func TestNginxPageIsNotASuccess(t *testing.T) {
 // aiperfProcess starts this test binary as the aiperf binary.
 func aiperfProcess(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
+	cmd := exec.Command(builtBinary(t, "aiperf"), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), beMain+"=1"), env...)
 	var stdout, stderr bytes.Buffer
@@ -160,7 +160,7 @@ func TestClientOutOfFileDescriptors(t *testing.T) {
 	dir := t.TempDir()
 	args := quick(m.URL, "--concurrency", "64", "--request-count", "64", "--artifact-dir", "out", "--no-store")
 	script := `ulimit -n 40 && exec "$0" "$@"`
-	cmd := exec.Command("sh", append([]string{"-c", script, os.Args[0]}, args...)...)
+	cmd := exec.Command("sh", append([]string{"-c", script, builtBinary(t, "aiperf")}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), beMain+"=1")
 	var stdout, stderr bytes.Buffer

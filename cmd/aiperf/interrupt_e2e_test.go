@@ -45,7 +45,7 @@ func (l *lockedBuffer) String() string {
 // the store at path, its output read while it runs.
 func startAiperf(t *testing.T, dir, path string, args ...string) (cmd *exec.Cmd, stdout, stderr *lockedBuffer) {
 	t.Helper()
-	cmd = exec.Command(os.Args[0], append([]string{"--store", path}, args...)...)
+	cmd = exec.Command(builtBinary(t, "aiperf"), append([]string{"--store", path}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), beMain+"=1")
 	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}

@@ -67,7 +67,7 @@ func TestSweepParentKilledLeavesNoSpec(t *testing.T) {
 	const secret = "sk-killed-parent-secret-0042"
 	m, dir, args := startKillSweep(t, "killed", secret)
 
-	parent := exec.Command(os.Args[0], append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
+	parent := exec.Command(builtBinary(t, "aiperf"), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
 	parent.Dir = dir
 	require.NoError(t, parent.Start())
 	defer parent.Process.Kill()
@@ -192,7 +192,7 @@ func TestProfileKilledKeepsItsRecords(t *testing.T) {
 	m := startMock(t, mock.Config{APIKey: secret})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "aiperf.db")
-	cmd := exec.Command(os.Args[0], "--store", path, "profile", "-m", "mock-model", "-u", m.URL, "--api-key", secret,
+	cmd := exec.Command(builtBinary(t, "aiperf"), "--store", path, "profile", "-m", "mock-model", "-u", m.URL, "--api-key", secret,
 		"--tokenizer", tinyTokenizer(t), "--concurrency", "8", "--request-count", "1000000", "--ui", "none",
 		"--artifact-dir", filepath.Join(dir, "out"))
 	require.NoError(t, cmd.Start())

@@ -30,7 +30,7 @@ func fakeCluster(t *testing.T) *fake.Clientset {
 	subprocesses(t)
 	cs := fake.NewClientset()
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &kubetest.Kubelet{Client: cs, Namespace: "bench", Command: []string{os.Args[0]}, Dir: t.TempDir()}
+	k := &kubetest.Kubelet{Client: cs, Namespace: "bench", Command: []string{builtBinary(t, "aiperf")}, Dir: t.TempDir()}
 	require.NoError(t, k.Start(ctx))
 	t.Cleanup(func() { cancel(); k.Wait() })
 	prev := connectKube

@@ -56,7 +56,7 @@ func TestPlotTwoServers(t *testing.T) {
 
 	// PNG rendering is slow under the race detector: a few figures of each
 	// kind, in both formats.
-	out := cli(t, dir, "plot", "--sweep", "fast", "--sweep", "slow", "-o", "figs", "--width", "800", "--height", "450",
+	out := cliBinary(t, dir, "plot", "--sweep", "fast", "--sweep", "slow", "-o", "figs", "--width", "800", "--height", "450",
 		"--only", "ttft_vs_throughput", "--only", "bars_*_p99", "--only", "cells/concurrency_2/cdf", "--only", "cells/*/timeline_slow")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Contains(t, out.stdout, "wrote 6 figures to figs (png, svg)")

@@ -78,7 +78,7 @@ func TestPlotDocSingleRun(t *testing.T) {
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 
 	// aiperf plot <single_run_name>
-	out := cli(t, dir, "plot", run)
+	out := cliBinary(t, dir, "plot", run)
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Equal(t, "wrote 12 figures to "+filepath.Join(run, "plots")+" (png, svg)\n", out.stdout)
 	assertFigures(t, filepath.Join(dir, run, "plots"), singleRunFigures...)
@@ -99,12 +99,12 @@ func TestPlotDocSingleRun(t *testing.T) {
 	assert.Equal(t, "0 s", slices.Categories[0])
 
 	// aiperf plot <path> --output <output_directory>
-	out = cli(t, dir, "plot", run, "--output", "figs")
+	out = cliBinary(t, dir, "plot", run, "--output", "figs")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assertFigures(t, filepath.Join(dir, "figs"), singleRunFigures...)
 
 	// aiperf plot <path> --theme dark: a dark background, light text.
-	out = cli(t, dir, "plot", run, "--theme", "dark")
+	out = cliBinary(t, dir, "plot", run, "--theme", "dark")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	for _, n := range singleRunFigures {
 		f, err := os.Open(filepath.Join(dir, run, "plots", n+".png"))
@@ -120,7 +120,7 @@ func TestPlotDocSingleRun(t *testing.T) {
 	assert.True(t, strings.Contains(string(svg), "fill:#E0E0E0\">TTFT per request over time</text>"), "light text in the SVG too")
 
 	// aiperf plot: no paths reads ./artifacts and writes ./artifacts/plots.
-	out = cli(t, dir, "plot", "--only", "ttft_over_time", "--format", "png")
+	out = cliBinary(t, dir, "plot", "--only", "ttft_over_time", "--format", "png")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Equal(t, [2]int{1024, 640}, pngSize(t, filepath.Join(dir, "artifacts", "plots", "ttft_over_time.png")))
 }
@@ -149,27 +149,27 @@ func TestPlotDocMultiRun(t *testing.T) {
 		"bars_time_to_first_token_p99", "cells/concurrency_1/cdf", "cells/concurrency_2/timeline_sweep_qwen"}
 
 	// aiperf plot <run_directory>
-	out := cli(t, dir, "plot", sweep)
+	out := cliBinary(t, dir, "plot", sweep)
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Contains(t, out.stdout, "to "+filepath.Join(sweep, "plots")+" (png, svg)")
 	assertFigures(t, filepath.Join(dir, sweep, "plots"), append(aiperfs, ours...)...)
 
 	// aiperf plot <dir1> <dir2> <dir3>: every run of each, a series each for
 	// our views.
-	out = cli(t, dir, "plot", sweep, base, "--only", "ttft_vs_throughput", "--only", "ttft_p99_vs_throughput")
+	out = cliBinary(t, dir, "plot", sweep, base, "--only", "ttft_vs_throughput", "--only", "ttft_p99_vs_throughput")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Contains(t, out.stdout, "wrote 2 figures")
 
 	// aiperf plot <run1> <run2> <run3>
 	runs := []string{filepath.Join(sweep, "concurrency_1"), filepath.Join(sweep, "concurrency_2"), base}
-	out = cli(t, dir, append([]string{"plot"}, runs...)...)
+	out = cliBinary(t, dir, append([]string{"plot"}, runs...)...)
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assertFigures(t, filepath.Join(dir, runs[0], "plots"), aiperfs...)
 
 	// aiperf plot --config my_plots.yaml (the CLI reference's example):
 	// ./artifacts, AIPerf's figures as the config chooses.
 	writeFile(t, dir, "my_plots.yaml", "visualization:\n  multi_run_defaults: [ttft_vs_throughput]\n")
-	out = cli(t, dir, "plot", "--config", "my_plots.yaml", "--only", "pareto_curve_throughput_per_gpu_*", "--only", "ttft_vs_throughput")
+	out = cliBinary(t, dir, "plot", "--config", "my_plots.yaml", "--only", "pareto_curve_throughput_per_gpu_*", "--only", "ttft_vs_throughput")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Equal(t, "wrote 1 figures to "+filepath.Join("artifacts", "plots")+" (png, svg)\n", out.stdout)
 
@@ -224,7 +224,7 @@ func TestPlotDirErrors(t *testing.T) {
 	_, err = f.WriteString(`{"metadata":{"request_start_ns":1`)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	out := cli(t, dir, "plot", "run", "--only", "cdf", "--format", "svg")
+	out := cliBinary(t, dir, "plot", "run", "--only", "cdf", "--format", "svg")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Contains(t, out.stderr, "note: profile_export.jsonl: skipped 1 line(s) that are not records (line 5:")
 
@@ -232,13 +232,13 @@ func TestPlotDirErrors(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	writeFile(t, filepath.Join(home, ".aiperf"), "plot_config.yaml", "visualization:\n  single_run_defaults: [ttft_over_time]\n")
-	out = cli(t, dir, "plot", "run", "--format", "svg", "--verbose")
+	out = cliBinary(t, dir, "plot", "run", "--format", "svg", "--verbose")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Contains(t, out.stderr, "note: using AIPerf's plot config "+filepath.Join(home, ".aiperf", "plot_config.yaml"))
 	assert.Contains(t, out.stdout, "wrote 3 figures")
 	assert.Contains(t, out.stderr, "drew ttft_over_time\ndrew cdf\ndrew timeline\n", "AIPerf's chosen figure, then ours")
 	writeFile(t, filepath.Join(home, ".aiperf"), "plot_config.yaml", "visualization:\n  single_run_defaults: [nope]\n")
-	out = cli(t, dir, "plot", "run", "--only", "cdf", "--format", "svg")
+	out = cliBinary(t, dir, "plot", "run", "--only", "cdf", "--format", "svg")
 	require.Equal(t, ExitOK, out.code, out.stderr)
 	assert.Contains(t, out.stderr, "plot_config.yaml set aside (drawing every figure): plot config")
 	writeFile(t, dir, "my_plots.yaml", "visualization:\n  multi_run_plots:\n    x:\n      type: bar\n")

@@ -225,7 +225,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	if c.workers != nil {
 		opts.Workers = c.workers
 	} else if c.Workers > 1 {
-		self, err := os.Executable()
+		self, err := executable()
 		if err != nil {
 			return fmt.Errorf("find the aiperf executable for the worker processes: %w", err)
 		}

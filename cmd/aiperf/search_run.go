@@ -158,7 +158,7 @@ func beginRun(ctx context.Context, g *Globals, db *store.DB, claim store.SweepCl
 // localExecutor runs trials as subprocesses of this binary, each sending
 // its load from workers processes.
 func localExecutor(workers int, workerArgs []string) (runner.Executor, error) {
-	self, err := os.Executable()
+	self, err := executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the aiperf executable for trial subprocesses: %w", err)
 	}

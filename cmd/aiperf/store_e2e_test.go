@@ -364,7 +364,7 @@ type aiperfCmd struct {
 // call subprocesses(t) first.
 func newAiperfCmd(t *testing.T, dir string, args ...string) *aiperfCmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
+	cmd := exec.Command(builtBinary(t, "aiperf"), append([]string{"--store", filepath.Join(dir, "aiperf.db")}, args...)...)
 	cmd.Dir = dir
 	out := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out

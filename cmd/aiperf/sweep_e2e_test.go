@@ -51,11 +51,16 @@ sweep(
 `
 
 // subprocesses prepares t for commands that start trial subprocesses: the
-// children are this test binary acting as aiperf, and they skip the race
-// detector's one-second pause at exit.
+// children are the aiperf binary built without the race detector; a child
+// that is this test binary acting as aiperf skips the race detector's
+// one-second pause at exit.
 func subprocesses(t *testing.T) {
 	t.Setenv(beMain, "1")
 	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	bin := builtBinary(t, "aiperf")
+	prev := executable
+	executable = func() (string, error) { return bin, nil }
+	t.Cleanup(func() { executable = prev })
 }
 
 // tinyTokenizer is the path of a small tokenizer.json: a trial child loads
