@@ -285,7 +285,10 @@ func TestConnectionReuseStrategy(t *testing.T) {
 		return byConn, bySession
 	}
 	byConn, _ := conns()
-	assert.Len(t, byConn, 1, "pooled: one connection for all 12 requests")
+	// pooled: connections are reused. Not necessarily one: Go's transport
+	// puts a connection back in its pool just after the body's end is
+	// read, and on a busy machine the next request can start first.
+	assert.Less(t, len(byConn), 12, "pooled: connections reused")
 	byConn, _ = conns("--connection-reuse-strategy", "never")
 	assert.Len(t, byConn, 12, "never: a connection per request")
 	byConn, bySession := conns("--connection-reuse-strategy", "sticky-user-sessions", "--concurrency", "2")
