@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -316,13 +317,29 @@ func TestTraceReplayExampleWarmBeatsCold(t *testing.T) {
 	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "speedup=8", "--ui", "none")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 
+	// Every warm trial is faster than every cold one: an ordering, which a
+	// loaded machine cannot turn around (each cold request prefills whole
+	// blocks the warm one finds cached), where the t-test's p-value of
+	// three against three depends on how noisy the machine made them.
+	ttft := func(scenario string) []float64 {
+		files, err := filepath.Glob(filepath.Join(dir, "artifacts", "trace-replay", scenario, "trial_*", "profile_export_aiperf.json"))
+		require.NoError(t, err)
+		require.Len(t, files, 3, scenario)
+		var avgs []float64
+		for _, f := range files {
+			avgs = append(avgs, metricAvg(t, readJSON(t, f), "time_to_first_token"))
+		}
+		return avgs
+	}
+	cold, warm := ttft("cold"), ttft("warm")
+	assert.Less(t, slices.Max(warm), slices.Min(cold), "every warm trial's TTFT below every cold one's: warm %v, cold %v", warm, cold)
+
 	v := compareGroups(t, dir, 3, "trace-replay/cold", "trace-replay/warm").versus(t, "time_to_first_token.avg")
 	require.NotNil(t, v.DeltaPct)
 	require.NotNil(t, v.P)
-	t.Logf("warm against cold: TTFT %+.1f%%, p %.2g", *v.DeltaPct, *v.P)
+	t.Logf("warm against cold: TTFT %+.1f%%, p %.2g, %s", *v.DeltaPct, *v.P, v.Verdict)
 	assert.Less(t, *v.DeltaPct, 0.0, "warm TTFT is lower")
-	assert.True(t, v.Significant)
-	assert.Equal(t, "better", v.Verdict)
+	assert.NotEqual(t, "worse", v.Verdict)
 }
 
 // TestMalformedInputFileSendsNothing: every problem of an input file is
