@@ -29,7 +29,7 @@ func synthesisParams(p plan.Profile) tracesynth.Params {
 	return s
 }
 
-func derefOr(v *int, def int) int {
+func derefOr[T any](v *T, def T) T {
 	if v == nil {
 		return def
 	}

@@ -71,6 +71,9 @@ type fileDataset struct {
 	// timed: every conversation has a start time.
 	timed bool
 	turns int
+	// gaps collapse the idle gaps longer than --max-idle-gap-cap-seconds
+	// (replay.go), in time order.
+	gaps []gapShift
 }
 
 // sessionState is what indexing remembers of a session while it reads.
@@ -101,6 +104,11 @@ type indexer struct {
 	latest     float64
 	latestLine int
 	chains     chains // bailian sessions
+	// convTurns counts each conversation's turns while sessions are to be
+	// sampled; times are the rows' timestamps while idle gaps are to be
+	// capped (replay.go).
+	convTurns []int32
+	times     []float64
 }
 
 // maxLine is the longest line read, in bytes.
@@ -154,6 +162,9 @@ func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, of
 func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo, []problem)) error {
 	ix := &indexer{d: d, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		sessions: map[[2]uint64]*sessionState{}}
+	if d.o.Replay.sampling() {
+		ix.convTurns = []int32{}
+	}
 	if err := checkLines(ctx, d.f, check, ix.add); err != nil {
 		return fmt.Errorf("%s: %w", d.path, err)
 	}
@@ -168,6 +179,8 @@ func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo,
 	}
 	ix.sessions = nil
 	ix.group()
+	ix.sample()
+	ix.capIdleGaps()
 	return ix.schedule()
 }
 
@@ -205,6 +218,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 		ix.skipped++
 		return
 	}
+	if d.o.Replay.Strict { // every row its own conversation
+		info.session, info.chained = nil, false
+	}
 	if info.chained && !ix.chains.join(&ix.ps, no, &info) {
 		return
 	}
@@ -220,7 +236,8 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	if !math.IsNaN(info.last) && (ix.latestLine == 0 || info.last > ix.latest) {
 		ix.latest, ix.latestLine = info.last, no
 	}
-	d.turns += info.turns
+	ix.addTurns(conv, info.turns)
+	ix.noteTimes(info)
 	d.off = append(d.off, off)
 	d.n = append(d.n, uint32(len(line)))
 	ix.conv = append(ix.conv, conv)
@@ -235,10 +252,14 @@ func (ix *indexer) newConv(no int, info rowInfo) int32 {
 	d := ix.d
 	d.line = append(d.line, uint32(no))
 	d.ts = append(d.ts, info.ts)
-	if info.lead && info.turns > 1 {
-		d.turns-- // hoisted into the system message
+	conv := int32(len(d.ts) - 1)
+	if ix.convTurns != nil {
+		ix.convTurns = append(ix.convTurns, 0)
 	}
-	return int32(len(d.ts) - 1)
+	if info.lead && info.turns > 1 {
+		ix.addTurns(conv, -1) // hoisted into the system message
+	}
+	return conv
 }
 
 // joinSession adds a row with a session_id to its conversation, checking
@@ -255,7 +276,7 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 		ix.sessions[key] = st
 	} else if st.pending {
 		ix.d.ts[st.conv], st.pending = info.ts0, false
-		ix.d.turns--
+		ix.addTurns(st.conv, -1)
 	}
 	where := fmt.Sprintf("session %s (first row at line %d)", brief(id), st.line)
 	if !math.IsNaN(info.first) && info.first < st.last {
@@ -445,6 +466,7 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	case TypeMultiTurn:
 		b.hoistSystem()
 	}
+	d.sessionTiming(&b.Conversation)
 	if b.ID == "" {
 		b.ID = fmt.Sprintf("%s:%d", filepath.Base(d.path), d.line[i])
 	}
