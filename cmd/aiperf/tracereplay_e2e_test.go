@@ -158,3 +158,22 @@ func TestTraceReplayRefused(t *testing.T) {
 	}
 	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
 }
+
+// --synthesis-output-len-multiplier scales each line's output_length before
+// the replay: the mock is asked for, and sends, twice the recorded tokens.
+func TestSynthesisOutputLenMultiplier(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "trace.jsonl", sessionTrace([]int{0}, []int{5}, []int{10}))
+	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--input-file", "trace.jsonl", "--custom-dataset-type",
+		"mooncake_trace", "--artifact-dir", "out", "--no-store", "--ui", "none", "--synthesis-output-len-multiplier", "2")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	lines := jsonlMetrics(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	require.Len(t, lines, 3)
+	for _, l := range lines {
+		assert.Equal(t, 4.0, l["output_sequence_length"], "2 recorded tokens × 2")
+	}
+	inv = cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--synthesis-output-len-multiplier=-1")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--synthesis-output-len-multiplier must be between 0 and 1e6, got -1")
+}

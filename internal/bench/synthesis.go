@@ -23,6 +23,7 @@ func synthesisParams(p plan.Profile) tracesynth.Params {
 	deref(p.SynthesisSpeedupRatio, &s.SpeedupRatio)
 	deref(p.SynthesisPrefixLenMultiplier, &s.PrefixLenMultiplier)
 	deref(p.SynthesisPromptLenMultiplier, &s.PromptLenMultiplier)
+	deref(p.SynthesisOutputLenMultiplier, &s.OutputLenMultiplier)
 	s.PrefixRootMultiplier = derefOr(p.SynthesisPrefixRootMultiplier, s.PrefixRootMultiplier)
 	s.MaxISL, s.MaxOSL = derefInt(p.SynthesisMaxISL), derefInt(p.SynthesisMaxOSL)
 	s.BlockSize = derefOr(p.SynthesisBlockSize, s.BlockSize)

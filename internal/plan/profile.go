@@ -215,15 +215,8 @@ type Profile struct {
 	ConversationTurnDelayStddev float64  `json:"conversation_turn_delay_stddev,omitempty" name:"conversation-turn-delay-stddev" aliases:"session-turn-delay-stddev" group:"Conversation input" placeholder:"MS" help:"Standard deviation of the think time (ms)."`
 	ConversationTurnDelayRatio  *float64 `json:"conversation_turn_delay_ratio,omitempty" name:"conversation-turn-delay-ratio" aliases:"session-delay-ratio" group:"Conversation input" placeholder:"X" help:"Scale every think time by X (default 1)."`
 
-	// Trace synthesis (aiperf synthesize-trace's parameters, applied to a
-	// mooncake trace before it is replayed).
-	SynthesisSpeedupRatio         *float64 `json:"synthesis_speedup_ratio,omitempty" name:"synthesis-speedup-ratio" group:"Synthesis" placeholder:"X" help:"Replay the mooncake trace synthesized as aiperf synthesize-trace does: timestamps divided by X (default 1)."`
-	SynthesisPrefixLenMultiplier  *float64 `json:"synthesis_prefix_len_multiplier,omitempty" name:"synthesis-prefix-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's shared prefixes' lengths (default 1)."`
-	SynthesisPrefixRootMultiplier *int     `json:"synthesis_prefix_root_multiplier,omitempty" name:"synthesis-prefix-root-multiplier" group:"Synthesis" placeholder:"N" help:"Replicate the trace's prefix tree N times: every line sent N times with disjoint prefixes (default 1)."`
-	SynthesisPromptLenMultiplier  *float64 `json:"synthesis_prompt_len_multiplier,omitempty" name:"synthesis-prompt-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's unique (non-shared) prompt lengths (default 1)."`
-	SynthesisMaxISL               *int     `json:"synthesis_max_isl,omitempty" name:"synthesis-max-isl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's input lengths at TOKENS."`
-	SynthesisMaxOSL               *int     `json:"synthesis_max_osl,omitempty" name:"synthesis-max-osl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's output lengths at TOKENS."`
-	SynthesisBlockSize            *int     `json:"synthesis_block_size,omitempty" name:"synthesis-block-size" group:"Synthesis" placeholder:"TOKENS" help:"Tokens per hash id for the synthesis (default 512)."`
+	// Trace synthesis (synthesis.go).
+	TraceSynthesis
 
 	// Prefix prompts.
 	PromptInputTokensBlockSize int  `json:"prompt_input_tokens_block_size,omitempty" name:"prompt-input-tokens-block-size" aliases:"synthetic-input-tokens-block-size,isl-block-size" group:"Prefix prompt" placeholder:"TOKENS" help:"Tokens per trace hash id block (default 512)."`
