@@ -177,3 +177,30 @@ func TestSynthesisOutputLenMultiplier(t *testing.T) {
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--synthesis-output-len-multiplier must be between 0 and 1e6, got -1")
 }
+
+// A bailian_trace follow-up listed before its parent is replayed in the
+// parent's session, as AIPerf groups the file (it was refused before):
+// 4 requests, 2 sessions.
+func TestBailianFollowUpBeforeParent(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "bailian.jsonl", strings.Join([]string{
+		`{"chat_id": 7, "parent_chat_id": 8, "timestamp": 0.02, "input_length": 32, "output_length": 2, "turn": 2}`,
+		`{"chat_id": 5, "parent_chat_id": 4, "timestamp": 0.01, "input_length": 16, "output_length": 2, "turn": 2}`,
+		`{"chat_id": 8, "parent_chat_id": -1, "timestamp": 0.015, "input_length": 16, "output_length": 2, "turn": 1}`,
+		`{"chat_id": 9, "parent_chat_id": 7, "timestamp": 0.03, "input_length": 48, "output_length": 2, "turn": 3}`,
+	}, "\n")+"\n")
+	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--input-file", "bailian.jsonl", "--custom-dataset-type",
+		"bailian_trace", "--artifact-dir", "out", "--no-store", "--ui", "none")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	assert.Equal(t, 4, m.control().InferenceRequests)
+	got := sessionCounts(lines)
+	assert.Len(t, got, 2)
+	byTurn := map[string][]int{}
+	for _, l := range lines {
+		byTurn[l.Metadata.ConversationID] = append(byTurn[l.Metadata.ConversationID], l.Metadata.TurnIndex)
+	}
+	assert.ElementsMatch(t, []int{0, 1, 2}, byTurn["8"], "the parent's session: three turns")
+	assert.Equal(t, []int{0}, byTurn["5"])
+}
