@@ -117,7 +117,8 @@ func TestSessionIdleControls(t *testing.T) {
 func TestOpenLoopStrict(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	trace := sessionTrace([]int{0, 10, 20})
-	assert.Len(t, sessionCounts(replayTrace(t, m, trace)), 1)
+	assert.Len(t, sessionCounts(replayTrace(t, m, trace, "--open-loop-replay", "--force-min-tokens", "--no-allow-dataset-wrap")), 1,
+		"the defaults, spelled out, are accepted")
 	lines := replayTrace(t, m, trace, "--open-loop-strict")
 	assert.Len(t, sessionCounts(lines), 3)
 	for _, l := range lines {
@@ -147,6 +148,13 @@ func TestTraceReplayRefused(t *testing.T) {
 			"--open-loop-strict requires open-loop replay: remove --no-open-loop-replay"}},
 		{append(trace, "--no-fixed-schedule", "--concurrency", "1", "--max-idle-gap-cap-seconds", "1"), []string{
 			"--max-idle-gap-cap-seconds applies to a fixed schedule"}},
+		{append(trace, "--use-think-time-only", "--ignore-trace-delays", "--max-context-length", "0", "--allow-dataset-wrap"), []string{
+			"--use-think-time-only and --ignore-trace-delays are mutually exclusive",
+			"--use-think-time-only applies to weka_trace, whose requests record their think_time; mooncake_trace records none",
+			"--max-context-length must be at least 1, got 0",
+			"--allow-dataset-wrap applies to weka_trace and agentic replay"}},
+		{append(trace, "--max-context-length", "4096"), []string{
+			"--max-context-length applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not mooncake_trace"}},
 		{[]string{"--trace-session-sample-ratio", "0.5"}, []string{
 			"--trace-session-sample-ratio samples the sessions of --input-file: give one"}},
 	} {

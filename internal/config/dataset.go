@@ -154,6 +154,10 @@ func (d *decoder) fileFields() []field {
 		{keys("open_loop_replay"), d.opt("open_loop_replay")},
 		{keys("open_loop_strict"), d.opt("open_loop_strict")},
 		{keys("omit_kv_hints"), d.opt("omit_kv_hints")},
+		{keys("trace_idle_gap_cap_seconds"), d.opt("trace_idle_gap_cap_seconds")},
+		{keys("ignore_trace_delays"), d.opt("ignore_trace_delays")},
+		{keys("use_think_time_only"), d.opt("use_think_time_only")},
+		{keys("max_context_length"), d.opt("max_context_length")},
 		{keys("force_min_tokens"), d.opt("force_min_tokens")},
 	}
 }

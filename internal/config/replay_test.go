@@ -24,6 +24,10 @@ func TestTraceReplayKeys(t *testing.T) {
 		"    open_loop_strict: false",
 		"    omit_kv_hints: false",
 		"    force_min_tokens: true",
+		"    trace_idle_gap_cap_seconds: 0.5",
+		"    ignore_trace_delays: false",
+		"    use_think_time_only: false",
+		"    max_context_length: 4096",
 	)
 	require.NoError(t, err)
 	r := f.Profile.TraceReplay
@@ -32,6 +36,8 @@ func TestTraceReplayKeys(t *testing.T) {
 	assert.Equal(t, plan.Ptr(false), r.OpenLoopReplay)
 	assert.Equal(t, plan.Ptr(true), r.ForceMinTokens)
 	assert.False(t, r.OpenLoop())
+	assert.Equal(t, plan.Ptr(0.5), r.TraceIdleGapCapSeconds)
+	assert.Equal(t, plan.Ptr(4096), r.MaxContextLength)
 
 	_, err = parse(
 		"benchmark:",

@@ -23,11 +23,20 @@ type TraceReplay struct {
 	OpenLoopStrict          bool     `json:"open_loop_strict,omitempty" name:"open-loop-strict" group:"Conversation input" help:"Send every row of a trace at its own recorded timestamp as an independent one-turn session (no session grouping)."`
 	OmitKVHints             bool     `json:"omit_kv_hints,omitempty" name:"omit-kv-hints" group:"Conversation input" help:"Drop the recorded KV-cache hints (hash_ids, block_size) from replayed request bodies (baseten_trace, whose bodies forward them)."`
 	ForceMinTokens          *bool    `json:"force_min_tokens,omitempty" name:"force-min-tokens" negatable:"" group:"Conversation input" help:"Pin min_tokens to the recorded output length (baseten_trace; the default there); --no-force-min-tokens lets EOS end generations."`
+
+	// AIPerf's weka_trace and agentic-replay controls: refused for the
+	// formats read here, as AIPerf refuses them (weka_trace is not read yet).
+	UseThinkTimeOnly bool  `json:"use_think_time_only,omitempty" name:"use-think-time-only" group:"Input" help:"weka_trace: each turn's delay is its recorded think_time only, not the whole gap since the previous request."`
+	MaxContextLength *int  `json:"max_context_length,omitempty" name:"max-context-length" group:"Input" placeholder:"TOKENS" help:"weka_trace: drop whole traces whose recorded peak prompt+output length exceeds TOKENS."`
+	AllowDatasetWrap *bool `json:"allow_dataset_wrap,omitempty" name:"allow-dataset-wrap" negatable:"" group:"Input" help:"weka_trace and agentic replay: reuse traces across concurrency lanes when --concurrency exceeds them (default: refused)."`
 }
 
 // Dataset formats that put recorded KV hints and min_tokens in their
 // request bodies (AIPerf's baseten_trace).
 var kvHintFormats = []string{"baseten_trace"}
+
+// Dataset formats that honour AIPerf's weka-only controls.
+var wekaFormats = []string{"weka_trace"}
 
 // OpenLoop reports whether later turns keep their recorded timestamps
 // (--open-loop-replay, the default).
@@ -75,4 +84,22 @@ func (v *validator) traceReplay(p *Profile) {
 		"applies to baseten_trace, whose request bodies forward the recorded hash_ids and block_size; %s sends none: remove it", kind))
 	v.check(deref(r.ForceMinTokens, true) || hints, "force_min_tokens", fmt.Sprintf(
 		"false (--no-force-min-tokens) applies to baseten_trace, which pins min_tokens to the recorded output length; %s sends no min_tokens: remove it", kind))
+	v.weka(p, kind)
+}
+
+// weka checks AIPerf's weka_trace and agentic-replay controls: their
+// ranges, --use-think-time-only against --ignore-trace-delays, and a
+// format that honours them.
+func (v *validator) weka(p *Profile, kind string) {
+	r := p.TraceReplay
+	v.check(!(r.UseThinkTimeOnly && p.IgnoreTraceDelays), "use_think_time_only",
+		"and --ignore-trace-delays are mutually exclusive (each sets a turn's delay differently): pick one")
+	v.intRange("max_context_length", r.MaxContextLength, 1, MaxTokens)
+	weka := slices.Contains(wekaFormats, p.CustomDatasetType)
+	v.check(!r.UseThinkTimeOnly || weka, "use_think_time_only", fmt.Sprintf(
+		"applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind))
+	v.check(r.MaxContextLength == nil || weka, "max_context_length", fmt.Sprintf(
+		"applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind))
+	v.check(!deref(r.AllowDatasetWrap, false) || weka, "allow_dataset_wrap", fmt.Sprintf(
+		"applies to weka_trace and agentic replay (traces reused across concurrency lanes); a %s replay sends each session once: remove it", kind))
 }
