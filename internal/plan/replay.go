@@ -71,7 +71,7 @@ func (v *validator) traceReplay(p *Profile) {
 	schedule := file && !p.NoFixedSchedule
 	const needSchedule = "applies to a fixed schedule: needs --input-file with a trace (and no --no-fixed-schedule)"
 	v.check(r.MaxIdleGapCapSeconds == nil || schedule || v.nonFinite["max_idle_gap_cap_seconds"], "max_idle_gap_cap_seconds", needSchedule)
-	v.check(r.OpenLoopReplay == nil || schedule, "open_loop_replay", needSchedule)
+	v.check(r.OpenLoop() || schedule, "open_loop_replay", "false (--no-open-loop-replay) "+needSchedule) // the default is accepted anywhere, as AIPerf
 	v.check(!r.OpenLoopStrict || schedule, "open_loop_strict", needSchedule)
 	v.check(!r.OpenLoopStrict || r.OpenLoop(), "open_loop_strict",
 		"requires open-loop replay: remove --no-open-loop-replay (or drop --open-loop-strict)")
