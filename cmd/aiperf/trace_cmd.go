@@ -146,8 +146,8 @@ type SynthesizeTraceCmd struct {
 // params are the command's synthesis parameters.
 func (c *SynthesizeTraceCmd) params() tracesynth.Params {
 	return tracesynth.Params{SpeedupRatio: c.SpeedupRatio, PrefixLenMultiplier: c.PrefixLenMultiplier,
-		PrefixRootMultiplier: c.PrefixRootMultiplier, PromptLenMultiplier: c.PromptLenMultiplier, MaxISL: c.MaxISL,
-		BlockSize: c.BlockSize}
+		PrefixRootMultiplier: c.PrefixRootMultiplier, PromptLenMultiplier: c.PromptLenMultiplier, OutputLenMultiplier: 1,
+		MaxISL: c.MaxISL, BlockSize: c.BlockSize}
 }
 
 // outputPath is the file to write.

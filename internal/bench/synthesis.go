@@ -23,13 +23,14 @@ func synthesisParams(p plan.Profile) tracesynth.Params {
 	deref(p.SynthesisSpeedupRatio, &s.SpeedupRatio)
 	deref(p.SynthesisPrefixLenMultiplier, &s.PrefixLenMultiplier)
 	deref(p.SynthesisPromptLenMultiplier, &s.PromptLenMultiplier)
+	deref(p.SynthesisOutputLenMultiplier, &s.OutputLenMultiplier)
 	s.PrefixRootMultiplier = derefOr(p.SynthesisPrefixRootMultiplier, s.PrefixRootMultiplier)
 	s.MaxISL, s.MaxOSL = derefInt(p.SynthesisMaxISL), derefInt(p.SynthesisMaxOSL)
 	s.BlockSize = derefOr(p.SynthesisBlockSize, s.BlockSize)
 	return s
 }
 
-func derefOr(v *int, def int) int {
+func derefOr[T any](v *T, def T) T {
 	if v == nil {
 		return def
 	}

@@ -147,12 +147,18 @@ func (d *decoder) fileFields() []field {
 		{keys("entries"), d.notYet("entries: on a file dataset (a limit on the records used)", "")},
 		{keys("synthesis"), d.notYet("synthesis: (trace transformation)", "")},
 		{keys("prompts"), d.notYet("prompts: on a file dataset", "")},
-		{keys("trace_session_sample_ratio"), d.notYet("trace_session_sample_ratio:", "")},
+		{keys("trace_session_sample_ratio"), d.opt("trace_session_sample_ratio")},
 		{keys("inter_turn_delay_cap_seconds"), d.opt("inter_turn_delay_cap_seconds")},
-		{keys("max_idle_gap_cap_seconds"), d.notYet("max_idle_gap_cap_seconds:", "")},
+		{keys("max_idle_gap_cap_seconds"), d.opt("max_idle_gap_cap_seconds")},
 		{keys("replay_speedup"), d.opt("replay_speedup")},
-		{keys("open_loop_replay"), d.notYetUnless("true", "open_loop_replay: false", "")},
-		{keys("open_loop_strict"), d.notYetUnless("false", "open_loop_strict: true", "")},
+		{keys("open_loop_replay"), d.opt("open_loop_replay")},
+		{keys("open_loop_strict"), d.opt("open_loop_strict")},
+		{keys("omit_kv_hints"), d.opt("omit_kv_hints")},
+		{keys("trace_idle_gap_cap_seconds"), d.opt("trace_idle_gap_cap_seconds")},
+		{keys("ignore_trace_delays"), d.opt("ignore_trace_delays")},
+		{keys("use_think_time_only"), d.opt("use_think_time_only")},
+		{keys("max_context_length"), d.opt("max_context_length")},
+		{keys("force_min_tokens"), d.opt("force_min_tokens")},
 	}
 }
 

@@ -157,7 +157,7 @@ func (d *decoder) opt(name string, allowed ...string) func(string, *yaml.Node) {
 			v, ok = d.numbers(path, n, t.Elem().Kind() != reflect.Float64)
 		case t.Kind() == reflect.Slice:
 			v, ok = d.strings(path, n)
-		case t == reflect.TypeFor[bool]():
+		case t == reflect.TypeFor[bool]() || t == reflect.TypeFor[*bool]():
 			v, ok = d.bool(path, n)
 		case t == reflect.TypeFor[string]():
 			v, ok = d.enum(path, n, allowed...)

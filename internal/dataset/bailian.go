@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -87,30 +89,44 @@ func checkSeconds(field string, v *float64) []problem {
 // chains resolves Bailian sessions while a file is indexed: a request
 // belongs to the session of its root, the request its parent_chat_id
 // chain leads back to (one whose parent is -1, itself, or not in the
-// file), as AIPerf groups them. A parent must come before its follow-ups
-// in the file (a trace sorted by timestamp does).
+// file), as AIPerf groups them, whatever the order of the file. A
+// follow-up whose parent has not appeared yet starts a session of its own,
+// merged into its parent's session when the parent comes (adopt).
 type chains struct {
-	root  map[int64]int64 // chat_id → its session's root
-	since map[int64]int   // a parent not seen yet → the first line naming it
+	root    map[int64]int64   // chat_id → its parent's session root, or itself: find follows it
+	waiting map[int64][]int64 // a parent not seen yet → the roots of its follow-ups' sessions
 }
 
-// join sets a chained row's session, reporting false (and the problem)
-// when it follows its own follow-up in the file.
-func (c *chains) join(ps *problems, no int, info *rowInfo) bool {
+// find is the root of chat's session.
+func (c *chains) find(chat int64) int64 {
+	r := chat
+	for {
+		p, ok := c.root[r]
+		if !ok || p == r {
+			break
+		}
+		r = p
+	}
+	for chat != r { // path compression
+		p := c.root[chat]
+		c.root[chat] = r
+		chat = p
+	}
+	return r
+}
+
+// join sets a chained row's session: its parent's session, or one of its
+// own while the parent is not known.
+func (c *chains) join(info *rowInfo) {
 	if c.root == nil {
-		c.root, c.since = map[int64]int64{}, map[int64]int{}
+		c.root, c.waiting = map[int64]int64{}, map[int64][]int64{}
 	}
-	if at, ok := c.since[info.chat]; ok {
-		ps.add(no, problemf("chat_id", "request %d is the parent of line %d, which comes before it: list a request before its follow-ups (sort the trace by timestamp)", info.chat, at))
-		return false
-	}
-	root, known := info.chat, false
+	root := info.chat
 	if info.parent != noParent && info.parent != info.chat {
-		if root, known = c.root[info.parent]; !known {
-			root = info.chat
-			if _, ok := c.since[info.parent]; !ok {
-				c.since[info.parent] = no
-			}
+		if _, known := c.root[info.parent]; known {
+			root = c.find(info.parent)
+		} else {
+			c.waiting[info.parent] = append(c.waiting[info.parent], info.chat)
 		}
 	}
 	if _, dup := c.root[info.chat]; !dup {
@@ -118,7 +134,109 @@ func (c *chains) join(ps *problems, no int, info *rowInfo) bool {
 	}
 	id := strconv.FormatInt(root, 10)
 	info.session = &id
-	return true
+}
+
+// adopt merges the sessions of the follow-ups that came before their
+// parent, chat, into chat's session, conversation conv: the merged
+// conversation starts at the earlier of their start times, and its rows
+// are put in turn order by group (sortTurns).
+func (ix *indexer) adopt(chat int64, conv int32) {
+	w := ix.chains.waiting[chat]
+	if len(w) == 0 {
+		return
+	}
+	delete(ix.chains.waiting, chat)
+	d, to := ix.d, ix.convOf(conv)
+	for _, orphan := range w {
+		st := ix.sessions[ix.key(strconv.FormatInt(orphan, 10))]
+		if st == nil {
+			continue // its row had a problem
+		}
+		from := ix.convOf(st.conv)
+		if from == to {
+			continue
+		}
+		ix.chains.root[orphan] = ix.chains.find(chat)
+		// the one listed first is kept, so that sessions stay in the order
+		// of their first rows, as AIPerf's
+		from, to = max(from, to), min(from, to)
+		for len(ix.alias) <= int(from) {
+			ix.alias = append(ix.alias, int32(len(ix.alias)))
+		}
+		ix.alias[from] = to
+		if math.IsNaN(d.ts[to]) || d.ts[from] < d.ts[to] {
+			d.ts[to] = d.ts[from]
+		}
+		d.line[to] = min(d.line[to], d.line[from])
+		if ix.convTurns != nil {
+			ix.convTurns[to] += ix.convTurns[from]
+		}
+	}
+}
+
+// convOf is the conversation conv was merged into (itself if none).
+func (ix *indexer) convOf(conv int32) int32 {
+	for int(conv) < len(ix.alias) && ix.alias[conv] != conv {
+		conv = ix.alias[conv]
+	}
+	return conv
+}
+
+// unmerge drops the conversations merged into others before group: each
+// row goes to its conversation's final one, renumbered in order.
+func (ix *indexer) unmerge() {
+	if ix.alias == nil {
+		return
+	}
+	d := ix.d
+	next := make([]int32, len(d.ts))
+	n := int32(0)
+	for c := range d.ts {
+		if ix.convOf(int32(c)) != int32(c) {
+			continue
+		}
+		next[c] = n
+		d.ts[n], d.line[n] = d.ts[c], d.line[c]
+		if ix.convTurns != nil {
+			ix.convTurns[n] = ix.convTurns[c]
+		}
+		n++
+	}
+	for i, c := range ix.conv {
+		ix.conv[i] = next[ix.convOf(c)]
+	}
+	d.ts, d.line = d.ts[:n], d.line[:n]
+	if ix.convTurns != nil {
+		ix.convTurns = ix.convTurns[:n]
+	}
+	ix.alias = nil
+	ix.merged = true
+}
+
+// sortTurns puts the rows of each merged session in turn order (stable),
+// as AIPerf sorts a Bailian session by turn, after group.
+func (ix *indexer) sortTurns(turns []int32) {
+	d := ix.d
+	if !ix.merged || d.start == nil {
+		return
+	}
+	for c := range len(d.start) - 1 {
+		lo, hi := int(d.start[c]), int(d.start[c+1])
+		if slices.IsSorted(turns[lo:hi]) {
+			continue
+		}
+		idx := make([]int, hi-lo)
+		for i := range idx {
+			idx[i] = lo + i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(turns[a], turns[b]) })
+		off, size := make([]int64, len(idx)), make([]uint32, len(idx))
+		for i, r := range idx {
+			off[i], size[i] = d.off[r], d.n[r]
+		}
+		copy(d.off[lo:hi], off)
+		copy(d.n[lo:hi], size)
+	}
 }
 
 // bailianTurn builds the turn of a bailian row: a prompt of input_length

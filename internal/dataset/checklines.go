@@ -1,7 +1,11 @@
 package dataset
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -81,4 +85,50 @@ func checkLines(ctx context.Context, r io.Reader, check func([]byte) (rowInfo, [
 	}
 	wg.Wait()
 	return scanErr
+}
+
+// maxLine is the longest line read, in bytes.
+const maxLine = 256 << 20
+
+var bom = []byte("\xef\xbb\xbf")
+
+// scanLines calls fn with every non-blank line of r (without its line
+// ending), its 1-based number and its byte offset, until fn returns false.
+// fn must not keep line.
+func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, off int64) bool) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte
+	var off int64
+	for no := 1; ; no++ {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+				if len(long) > maxLine {
+					return fmt.Errorf("line %d is longer than %d MiB", no, maxLine>>20)
+				}
+			}
+			line = long
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("read line %d: %w", no, err)
+		}
+		size, start := len(line), int64(0)
+		line = bytes.TrimRight(line, "\r\n")
+		if no == 1 && bytes.HasPrefix(line, bom) {
+			line, start = line[len(bom):], int64(len(bom))
+		}
+		if len(bytes.TrimSpace(line)) > 0 && !fn(line, no, off+start) {
+			return nil
+		}
+		off += int64(size)
+		if err == io.EOF {
+			return nil
+		}
+		if no%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("stopped at line %d: %w", no, ctx.Err())
+		}
+	}
 }

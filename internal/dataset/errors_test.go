@@ -315,7 +315,6 @@ func TestBailianProblems(t *testing.T) {
 		4:  "timestamp: expected a number of seconds ≥ 0, got -1",
 		5:  "output_length: expected an integer from 1 to 16777216, got 0",
 		6:  `timestamp: timestamp 250 goes backwards: session "1" (first row at line 1) was at 500 on line 1`,
-		8:  "chat_id: request 8 is the parent of line 7, which comes before it: list a request before its follow-ups",
 		10: `turn: turn 2 comes after turn 3 of session "1" (first row at line 1): list a session's turns in order`,
 		11: "bailian.jsonl:11:13: chat_id: expected an integer, got a JSON string",
 		12: "turn: expected a turn number of at least 1, got 0",

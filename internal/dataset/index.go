@@ -1,13 +1,9 @@
 package dataset
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,6 +67,9 @@ type fileDataset struct {
 	// timed: every conversation has a start time.
 	timed bool
 	turns int
+	// gaps collapse the idle gaps longer than --max-idle-gap-cap-seconds
+	// (replay.go), in time order.
+	gaps []gapShift
 }
 
 // sessionState is what indexing remembers of a session while it reads.
@@ -101,52 +100,17 @@ type indexer struct {
 	latest     float64
 	latestLine int
 	chains     chains // bailian sessions
-}
-
-// maxLine is the longest line read, in bytes.
-const maxLine = 256 << 20
-
-var bom = []byte("\xef\xbb\xbf")
-
-// scanLines calls fn with every non-blank line of r (without its line
-// ending), its 1-based number and its byte offset, until fn returns false.
-// fn must not keep line.
-func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, off int64) bool) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var long []byte
-	var off int64
-	for no := 1; ; no++ {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-				if len(long) > maxLine {
-					return fmt.Errorf("line %d is longer than %d MiB", no, maxLine>>20)
-				}
-			}
-			line = long
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("read line %d: %w", no, err)
-		}
-		size, start := len(line), int64(0)
-		line = bytes.TrimRight(line, "\r\n")
-		if no == 1 && bytes.HasPrefix(line, bom) {
-			line, start = line[len(bom):], int64(len(bom))
-		}
-		if len(bytes.TrimSpace(line)) > 0 && !fn(line, no, off+start) {
-			return nil
-		}
-		off += int64(size)
-		if err == io.EOF {
-			return nil
-		}
-		if no%4096 == 0 && ctx.Err() != nil {
-			return fmt.Errorf("stopped at line %d: %w", no, ctx.Err())
-		}
-	}
+	// convTurns counts each conversation's turns while sessions are to be
+	// sampled; times are the rows' timestamps while idle gaps are to be
+	// capped (replay.go).
+	convTurns []int32
+	times     []float64
+	// rowTurns are a bailian file's turn numbers, per row in file order;
+	// alias maps a session merged into its parent's to that one, and
+	// merged says some were (bailian.go).
+	rowTurns []int32
+	alias    []int32
+	merged   bool
 }
 
 // indexFile reads d.path, checking every line with check, and builds d's
@@ -154,6 +118,9 @@ func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, of
 func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo, []problem)) error {
 	ix := &indexer{d: d, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		sessions: map[[2]uint64]*sessionState{}}
+	if d.o.Replay.sampling() {
+		ix.convTurns = []int32{}
+	}
 	if err := checkLines(ctx, d.f, check, ix.add); err != nil {
 		return fmt.Errorf("%s: %w", d.path, err)
 	}
@@ -168,6 +135,8 @@ func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo,
 	}
 	ix.sessions = nil
 	ix.group()
+	ix.sample()
+	ix.capIdleGaps()
 	return ix.schedule()
 }
 
@@ -205,8 +174,11 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 		ix.skipped++
 		return
 	}
-	if info.chained && !ix.chains.join(&ix.ps, no, &info) {
-		return
+	if d.o.Replay.Strict { // every row its own conversation
+		info.session, info.chained = nil, false
+	}
+	if info.chained {
+		ix.chains.join(&info)
 	}
 	var conv int32
 	if info.session == nil {
@@ -220,7 +192,12 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	if !math.IsNaN(info.last) && (ix.latestLine == 0 || info.last > ix.latest) {
 		ix.latest, ix.latestLine = info.last, no
 	}
-	d.turns += info.turns
+	if info.chained {
+		ix.rowTurns = append(ix.rowTurns, int32(min(info.turn, math.MaxInt32)))
+		ix.adopt(info.chat, conv)
+	}
+	ix.addTurns(conv, info.turns)
+	ix.noteTimes(info)
 	d.off = append(d.off, off)
 	d.n = append(d.n, uint32(len(line)))
 	ix.conv = append(ix.conv, conv)
@@ -235,10 +212,14 @@ func (ix *indexer) newConv(no int, info rowInfo) int32 {
 	d := ix.d
 	d.line = append(d.line, uint32(no))
 	d.ts = append(d.ts, info.ts)
-	if info.lead && info.turns > 1 {
-		d.turns-- // hoisted into the system message
+	conv := int32(len(d.ts) - 1)
+	if ix.convTurns != nil {
+		ix.convTurns = append(ix.convTurns, 0)
 	}
-	return int32(len(d.ts) - 1)
+	if info.lead && info.turns > 1 {
+		ix.addTurns(conv, -1) // hoisted into the system message
+	}
+	return conv
 }
 
 // joinSession adds a row with a session_id to its conversation, checking
@@ -247,7 +228,7 @@ func (ix *indexer) newConv(no int, info rowInfo) int32 {
 // row with a problem.
 func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 	id := *info.session
-	key := [2]uint64{maphash.String(ix.seed[0], id), maphash.String(ix.seed[1], id)}
+	key := ix.key(id)
 	st := ix.sessions[key]
 	if st == nil {
 		st = &sessionState{conv: ix.newConv(no, info), line: uint32(no), last: math.NaN(), context: info.context,
@@ -255,7 +236,7 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 		ix.sessions[key] = st
 	} else if st.pending {
 		ix.d.ts[st.conv], st.pending = info.ts0, false
-		ix.d.turns--
+		ix.addTurns(st.conv, -1)
 	}
 	where := fmt.Sprintf("session %s (first row at line %d)", brief(id), st.line)
 	if !math.IsNaN(info.first) && info.first < st.last {
@@ -288,6 +269,11 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 	return st.conv, true
 }
 
+// key is session id's key in ix.sessions.
+func (ix *indexer) key(id string) [2]uint64 {
+	return [2]uint64{maphash.String(ix.seed[0], id), maphash.String(ix.seed[1], id)}
+}
+
 // backwards is the problem of a row at timestamp ts, earlier than the
 // latest timestamp so far of where, last on line lastLine.
 func backwards(ts float64, where string, last float64, lastLine int) problem {
@@ -297,6 +283,7 @@ func backwards(ts float64, where string, last float64, lastLine int) problem {
 // group orders the rows by conversation (a counting sort on ix.conv),
 // keeping file order within each.
 func (ix *indexer) group() {
+	ix.unmerge()
 	d := ix.d
 	n := len(d.ts)
 	// exact-size copies: what append grew beyond the rows is freed
@@ -314,12 +301,20 @@ func (ix *indexer) group() {
 	}
 	next := slices.Clone(d.start[:n])
 	off, size := make([]int64, len(d.off)), make([]uint32, len(d.n))
+	var turns []int32
+	if ix.merged {
+		turns = make([]int32, len(ix.rowTurns))
+	}
 	for i, c := range ix.conv {
 		j := next[c]
 		next[c]++
 		off[j], size[j] = d.off[i], d.n[i]
+		if turns != nil {
+			turns[j] = ix.rowTurns[i]
+		}
 	}
-	d.off, d.n, ix.conv = off, size, nil
+	d.off, d.n, ix.conv, ix.rowTurns = off, size, nil, nil
+	ix.sortTurns(turns)
 }
 
 // schedule sets the schedule's zero and, when every conversation starts at
@@ -445,6 +440,7 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	case TypeMultiTurn:
 		b.hoistSystem()
 	}
+	d.sessionTiming(&b.Conversation)
 	if b.ID == "" {
 		b.ID = fmt.Sprintf("%s:%d", filepath.Base(d.path), d.line[i])
 	}

@@ -356,3 +356,33 @@ func TestSageMakerCaptureFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Detected{Type: TypeSageMakerCapture, Timestamped: true}, det, "detected by captureData and eventMetadata")
 }
+
+// A Bailian follow-up listed before its parent joins the parent's session
+// when the parent comes, as AIPerf groups the whole file: the session is
+// sent in turn order and starts at its first turn; a parent that never
+// comes leaves the follow-up its own session.
+func TestBailianParentAfterFollowUp(t *testing.T) {
+	path := writeFile(t, "bailian.jsonl",
+		`{"chat_id": 7, "parent_chat_id": 8, "timestamp": 2, "input_length": 32, "output_length": 2, "turn": 2}`,
+		`{"chat_id": 9, "parent_chat_id": 7, "timestamp": 3, "input_length": 48, "output_length": 2, "turn": 3}`,
+		`{"chat_id": 5, "parent_chat_id": 4, "timestamp": 1, "input_length": 16, "output_length": 2, "turn": 2}`,
+		`{"chat_id": 8, "parent_chat_id": -1, "timestamp": 1.5, "input_length": 16, "output_length": 2, "turn": 1}`,
+		`{"chat_id": 10, "parent_chat_id": 9, "timestamp": 4, "input_length": 64, "output_length": 2, "turn": 4}`)
+	for _, sample := range []float64{0, 1} {
+		d, convs := open(t, Options{InputFile: path, CustomType: TypeBailianTrace, FixedSchedule: true,
+			Replay: Replay{SampleRatio: sample}})
+		require.Len(t, convs, 2)
+		assert.Equal(t, 5, Turns(d))
+		s := convs[0]
+		assert.Equal(t, "8", s.ID, "named by its root")
+		var isl []int
+		var at []float64
+		for _, turn := range s.Turns {
+			isl, at = append(isl, turn.InputTokens), append(at, turn.TimestampMs)
+		}
+		assert.Equal(t, []int{16, 32, 48, 64}, isl, "turn order")
+		assert.Equal(t, []float64{1500, 2000, 3000, 4000}, at)
+		assert.Equal(t, "5", convs[1].ID, "its parent 4 is not in the file")
+		assert.Equal(t, []Timed{{1, 1000}, {0, 1500}}, d.Schedule(), "sessions in the order of their first rows")
+	}
+}

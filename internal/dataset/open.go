@@ -35,6 +35,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return nil, fmt.Errorf("input file: %w", err)
 	}
 	if o.PublicDataset == PublicShareGPT {
+		if err := o.Replay.refuse("--public-dataset sharegpt"); err != nil {
+			return nil, err
+		}
 		if o.FixedSchedule {
 			return nil, errors.New("sharegpt dataset: a fixed schedule needs timestamps, and ShareGPT entries have none")
 		}
@@ -45,6 +48,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	}
 	kind := o.CustomType
 	if st.IsDir() {
+		if err := o.Replay.refuse("a directory"); err != nil {
+			return nil, err
+		}
 		switch {
 		case o.UUIDAndStrip:
 			return nil, uuidStripRefused("directory")
@@ -66,6 +72,11 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	}
 	if o.UUIDAndStrip && kind != TypeSingleTurn {
 		return nil, uuidStripRefused(kind)
+	}
+	if kind == TypeRandomPool || kind == TypeInputsJSON {
+		if err := o.Replay.refuse(kind); err != nil {
+			return nil, err
+		}
 	}
 	switch kind {
 	case TypeRandomPool:

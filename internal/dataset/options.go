@@ -172,6 +172,9 @@ type Options struct {
 	// clamps each turn's delay (--inter-turn-delay-cap-seconds).
 	IgnoreDelays bool
 	DelayCapMs   *float64
+	// Replay holds the trace-replay controls of a JSONL file: session
+	// sampling, idle-gap caps, closed-loop and strict replay (replay.go).
+	Replay Replay
 
 	// UUIDAndStrip strips the bytes of an image a single_turn session
 	// already sent with its image_uuids entry (--uuid-and-strip,

@@ -85,15 +85,15 @@ func (v *validator) finite(field string, x float64) bool {
 func (v *validator) allFinite(p *Profile) {
 	v.nonFinite = map[string]bool{}
 	walk := func(s reflect.Value, name func(reflect.StructField) string) {
-		for i := 0; i < s.NumField(); i++ {
-			f := s.Field(i)
+		for _, sf := range fields(s.Type()) {
+			f := s.FieldByIndex(sf.Index)
 			if f.Kind() == reflect.Pointer && !f.IsNil() {
 				f = f.Elem()
 			}
 			if f.Kind() != reflect.Float64 {
 				continue
 			}
-			if field := name(s.Type().Field(i)); !v.finite(field, f.Float()) {
+			if field := name(sf); !v.finite(field, f.Float()) {
 				v.nonFinite[field] = true
 			}
 		}

@@ -43,15 +43,13 @@ func TestCheckRefusesNonFiniteFloats(t *testing.T) {
 	}
 	floats := 0
 	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		pt := reflect.TypeFor[Profile]()
-		for i := range pt.NumField() {
-			f := pt.Field(i)
+		for _, f := range fields(reflect.TypeFor[Profile]()) {
 			if f.Type != reflect.TypeFor[float64]() && f.Type != reflect.TypeFor[*float64]() {
 				continue
 			}
 			floats++
 			p := base()
-			fv := reflect.ValueOf(&p).Elem().Field(i)
+			fv := reflect.ValueOf(&p).Elem().FieldByIndex(f.Index)
 			if f.Type.Kind() == reflect.Pointer {
 				fv.Set(reflect.ValueOf(Ptr(x)))
 			} else {

@@ -204,6 +204,8 @@ type Profile struct {
 	ReplaySpeedup            *float64 `json:"replay_speedup,omitempty" name:"replay-speedup" group:"Input" placeholder:"X" help:"Replay a fixed schedule X times faster (timestamps divided by X)."`
 	IgnoreTraceDelays        bool     `json:"ignore_trace_delays,omitempty" name:"ignore-trace-delays" group:"Input" help:"Drop the timestamps and delays of a file's turns at load, so that --concurrency or --request-rate sends them back to back instead of replaying the recorded gaps; no effect on a fixed schedule (add --no-fixed-schedule to a timestamped trace)."`
 	InterTurnDelayCapSeconds *float64 `json:"inter_turn_delay_cap_seconds,omitempty" name:"inter-turn-delay-cap-seconds" group:"Input" placeholder:"SECONDS" help:"Clamp each delay of a file's turns to at most this many seconds."`
+	// Trace-replay controls (replay.go).
+	TraceReplay
 
 	// Conversations (multi-turn sessions).
 	ConversationNum             *int     `json:"conversation_num,omitempty" name:"conversation-num" aliases:"num-conversations,num-sessions" group:"Conversation input" placeholder:"N" help:"Sessions to run: no new session starts after N, started ones finish (aliases --num-conversations, --num-sessions)."`
@@ -213,15 +215,8 @@ type Profile struct {
 	ConversationTurnDelayStddev float64  `json:"conversation_turn_delay_stddev,omitempty" name:"conversation-turn-delay-stddev" aliases:"session-turn-delay-stddev" group:"Conversation input" placeholder:"MS" help:"Standard deviation of the think time (ms)."`
 	ConversationTurnDelayRatio  *float64 `json:"conversation_turn_delay_ratio,omitempty" name:"conversation-turn-delay-ratio" aliases:"session-delay-ratio" group:"Conversation input" placeholder:"X" help:"Scale every think time by X (default 1)."`
 
-	// Trace synthesis (aiperf synthesize-trace's parameters, applied to a
-	// mooncake trace before it is replayed).
-	SynthesisSpeedupRatio         *float64 `json:"synthesis_speedup_ratio,omitempty" name:"synthesis-speedup-ratio" group:"Synthesis" placeholder:"X" help:"Replay the mooncake trace synthesized as aiperf synthesize-trace does: timestamps divided by X (default 1)."`
-	SynthesisPrefixLenMultiplier  *float64 `json:"synthesis_prefix_len_multiplier,omitempty" name:"synthesis-prefix-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's shared prefixes' lengths (default 1)."`
-	SynthesisPrefixRootMultiplier *int     `json:"synthesis_prefix_root_multiplier,omitempty" name:"synthesis-prefix-root-multiplier" group:"Synthesis" placeholder:"N" help:"Replicate the trace's prefix tree N times: every line sent N times with disjoint prefixes (default 1)."`
-	SynthesisPromptLenMultiplier  *float64 `json:"synthesis_prompt_len_multiplier,omitempty" name:"synthesis-prompt-len-multiplier" group:"Synthesis" placeholder:"X" help:"Scale the trace's unique (non-shared) prompt lengths (default 1)."`
-	SynthesisMaxISL               *int     `json:"synthesis_max_isl,omitempty" name:"synthesis-max-isl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's input lengths at TOKENS."`
-	SynthesisMaxOSL               *int     `json:"synthesis_max_osl,omitempty" name:"synthesis-max-osl" group:"Synthesis" placeholder:"TOKENS" help:"Cap the trace's output lengths at TOKENS."`
-	SynthesisBlockSize            *int     `json:"synthesis_block_size,omitempty" name:"synthesis-block-size" group:"Synthesis" placeholder:"TOKENS" help:"Tokens per hash id for the synthesis (default 512)."`
+	// Trace synthesis (synthesis.go).
+	TraceSynthesis
 
 	// Prefix prompts.
 	PromptInputTokensBlockSize int  `json:"prompt_input_tokens_block_size,omitempty" name:"prompt-input-tokens-block-size" aliases:"synthetic-input-tokens-block-size,isl-block-size" group:"Prefix prompt" placeholder:"TOKENS" help:"Tokens per trace hash id block (default 512)."`
@@ -353,14 +348,13 @@ type Cancellation struct {
 func NewProfile() Profile {
 	var p Profile
 	v := reflect.ValueOf(&p).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		def, ok := t.Field(i).Tag.Lookup("default")
+	for _, f := range fields(v.Type()) {
+		def, ok := f.Tag.Lookup("default")
 		if !ok || def == "" {
 			continue
 		}
-		if err := setFromString(v.Field(i), def); err != nil {
-			panic(fmt.Sprintf("plan: bad default tag on %s: %v", t.Field(i).Name, err))
+		if err := setFromString(v.FieldByIndex(f.Index), def); err != nil {
+			panic(fmt.Sprintf("plan: bad default tag on %s: %v", f.Name, err))
 		}
 	}
 	return p
@@ -373,22 +367,35 @@ func flagName(jsonName string) string { return strings.ReplaceAll(jsonName, "_",
 // Option describes one Profile field for the Starlark and YAML loaders.
 type Option struct {
 	Name  string // JSON (snake_case) name
-	Field int    // index in Profile
+	Field []int  // index path in Profile (reflect.Value.FieldByIndex)
 	Kind  reflect.Type
+	Tag   reflect.StructTag
+}
+
+// fields lists the fields of struct type t, those of its embedded structs
+// (TraceReplay) in their place instead of the embedded struct itself.
+func fields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.Anonymous {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Options lists every settable Profile option by its snake_case name.
 func Options() []Option { return options() }
 
 var options = sync.OnceValue(func() []Option {
-	t := reflect.TypeOf(Profile{})
-	out := make([]Option, 0, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		name := jsonName(t.Field(i))
+	fs := fields(reflect.TypeOf(Profile{}))
+	out := make([]Option, 0, len(fs))
+	for _, f := range fs {
+		name := jsonName(f)
 		if name == "" || name == "phases" {
 			continue
 		}
-		out = append(out, Option{Name: name, Field: i, Kind: t.Field(i).Type})
+		out = append(out, Option{Name: name, Field: f.Index, Kind: f.Type, Tag: f.Tag})
 	}
 	return out
 })
@@ -401,11 +408,10 @@ func LookupOption(name string) (Option, bool) {
 }
 
 var optionIndex = sync.OnceValue(func() map[string]Option {
-	t := reflect.TypeOf(Profile{})
 	out := map[string]Option{}
 	for _, o := range Options() {
 		out[o.Name] = o
-		for a := range strings.SplitSeq(t.Field(o.Field).Tag.Get("aliases"), ",") {
+		for a := range strings.SplitSeq(o.Tag.Get("aliases"), ",") {
 			if a != "" {
 				out[strings.ReplaceAll(a, "-", "_")] = o
 			}
@@ -418,13 +424,13 @@ var optionIndex = sync.OnceValue(func() map[string]Option {
 // int to float, a single string to a list, a value to a pointer. It returns a
 // message naming the expected type when value does not fit.
 func (o Option) Set(p *Profile, value any) error {
-	f := reflect.ValueOf(p).Elem().Field(o.Field)
+	f := reflect.ValueOf(p).Elem().FieldByIndex(o.Field)
 	return assign(f, value)
 }
 
 // Get returns the option's current value (pointers dereferenced, nil if unset).
 func (o Option) Get(p *Profile) any {
-	f := reflect.ValueOf(p).Elem().Field(o.Field)
+	f := reflect.ValueOf(p).Elem().FieldByIndex(o.Field)
 	if f.Kind() == reflect.Pointer {
 		if f.IsNil() {
 			return nil
@@ -450,7 +456,7 @@ func (p *Profile) Overlay(src *Profile, names []string) error {
 	from := reflect.ValueOf(src).Elem()
 	for _, n := range names {
 		if o, ok := LookupOption(n); ok {
-			dst.Field(o.Field).Set(from.Field(o.Field))
+			dst.FieldByIndex(o.Field).Set(from.FieldByIndex(o.Field))
 		}
 	}
 	if len(p.Phases) == 0 {

@@ -146,6 +146,7 @@ func (p *Profile) Check() error {
 	v.prefill(p)
 	v.dataset(p)
 	v.inputs(p)
+	v.traceReplay(p)
 	v.cacheBust(p)
 	v.synthesis(p)
 	v.scrape(p)

@@ -19,6 +19,7 @@ type Params struct {
 	PrefixLenMultiplier  float64 // context blocks scaled by it
 	PrefixRootMultiplier int     // copies of the prefix tree
 	PromptLenMultiplier  float64 // unique prompt tokens scaled by it
+	OutputLenMultiplier  float64 // output lengths scaled by it (rounded half to even, as Python's round)
 	MaxISL               int     // input length cap (0: none)
 	MaxOSL               int     // output length cap (0: none)
 	BlockSize            int     // tokens per hash id
@@ -27,7 +28,7 @@ type Params struct {
 // Defaults are the parameters that change nothing.
 func Defaults() Params {
 	return Params{SpeedupRatio: 1, PrefixLenMultiplier: 1, PrefixRootMultiplier: 1, PromptLenMultiplier: 1,
-		BlockSize: DefaultBlockSize}
+		OutputLenMultiplier: 1, BlockSize: DefaultBlockSize}
 }
 
 // Active reports whether p changes a trace (AIPerf's should_synthesize,
@@ -36,7 +37,7 @@ func (p Params) Active() bool {
 	d := Defaults()
 	return p.SpeedupRatio != d.SpeedupRatio || p.PrefixLenMultiplier != d.PrefixLenMultiplier ||
 		p.PrefixRootMultiplier != d.PrefixRootMultiplier || p.PromptLenMultiplier != d.PromptLenMultiplier ||
-		p.MaxISL != 0 || p.MaxOSL != 0
+		p.OutputLenMultiplier != d.OutputLenMultiplier || p.MaxISL != 0 || p.MaxOSL != 0
 }
 
 // Validate checks p's ranges; prefix names the flags ("" or "synthesis-").
@@ -46,7 +47,8 @@ func (p Params) Validate(prefix string) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"speedup-ratio", p.SpeedupRatio}, {"prefix-len-multiplier", p.PrefixLenMultiplier}, {"prompt-len-multiplier", p.PromptLenMultiplier}} {
+	}{{"speedup-ratio", p.SpeedupRatio}, {"prefix-len-multiplier", p.PrefixLenMultiplier}, {"prompt-len-multiplier", p.PromptLenMultiplier},
+		{"output-len-multiplier", p.OutputLenMultiplier}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			bad("--%s%s must be a number ≥ 0, got %g", prefix, f.name, f.v)
 		}

@@ -172,8 +172,10 @@ func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
 	if !math.IsNaN(row.Timestamp) && s.p.SpeedupRatio > 0 {
 		set["timestamp"] = func(b []byte) []byte { return appendInt(b, int64(row.Timestamp/s.p.SpeedupRatio)) }
 	}
-	if s.p.MaxOSL > 0 && row.OutputLength > s.p.MaxOSL {
-		set["output_length"] = func(b []byte) []byte { return appendInt(b, int64(s.p.MaxOSL)) }
+	if osl, err := s.outputLength(row); err != nil {
+		return fmt.Errorf("line %d: %w", row.Line, err)
+	} else if osl != row.OutputLength {
+		set["output_length"] = func(b []byte) []byte { return appendInt(b, int64(osl)) }
 	}
 	if row.SessionID != nil && c > 0 {
 		set["session_id"] = func(b []byte) []byte { return appendString(b, fmt.Sprintf("%s#%d", *row.SessionID, c)) }
@@ -227,4 +229,24 @@ func WriteFile(ctx context.Context, in, out string, p Params) (Stats, error) {
 		return st, fmt.Errorf("write %s: %w", out, err)
 	}
 	return st, nil
+}
+
+// outputLength is row's output length scaled by --output-len-multiplier
+// (rounded half to even, as AIPerf's Python round; at least 1, the least a
+// trace row may give) and then capped by --max-osl; a row without one
+// keeps none.
+func (s *synthesis) outputLength(row dataset.TraceRow) (int, error) {
+	osl := row.OutputLength
+	if m := s.p.OutputLenMultiplier; m != 1 && osl > 0 {
+		x := math.RoundToEven(float64(osl) * m)
+		if x > dataset.MaxInputLength {
+			return 0, fmt.Errorf("output_length %d × %g is %.0f, past the %d a trace row may hold: lower the output length multiplier or set the max OSL",
+				osl, m, x, dataset.MaxInputLength)
+		}
+		osl = max(1, int(x))
+	}
+	if s.p.MaxOSL > 0 && osl > s.p.MaxOSL {
+		osl = s.p.MaxOSL
+	}
+	return osl, nil
 }

@@ -150,3 +150,27 @@ func TestSynthesisBounds(t *testing.T) {
 	_, err = Synthesize(context.Background(), in, &out, p)
 	assert.NoError(t, err, "--max-isl caps it")
 }
+
+// --synthesis-output-len-multiplier scales output_length, rounded half to
+// even as AIPerf's round (75 × 2.5 = 187.5 → 188), before --max-osl caps
+// it; a row without one keeps none.
+func TestOutputLenMultiplier(t *testing.T) {
+	in := write(t,
+		`{"timestamp": 0, "input_length": 4, "output_length": 50}`,
+		`{"timestamp": 1, "input_length": 4, "output_length": 75}`,
+		`{"timestamp": 2, "input_length": 4}`)
+	p := Defaults()
+	p.OutputLenMultiplier = 2.5
+	require.True(t, p.Active())
+	assert.Equal(t, []string{
+		`{"timestamp": 0, "input_length": 4, "output_length": 125}`,
+		`{"timestamp": 1, "input_length": 4, "output_length": 188}`,
+		`{"timestamp": 2, "input_length": 4}`,
+	}, synth(t, in, p))
+	p.MaxOSL = 160
+	assert.Equal(t, `{"timestamp": 1, "input_length": 4, "output_length": 160}`, synth(t, in, p)[1])
+	p.OutputLenMultiplier = 1e6
+	_, err := Synthesize(context.Background(), in, &bytes.Buffer{}, p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "output_length 50 × 1e+06 is 50000000, past the")
+}
