@@ -30,8 +30,10 @@
 // as written: raw_payload (a file, or a directory of conversations,
 // rawpayload.go) and inputs_json (one JSON document read an entry at a
 // time, inputsjson.go); detecting the type from the first record when
-// none is given, and the ShareGPT JSON file (--public-dataset sharegpt,
-// read locally, never downloaded). Several texts of one turn are joined by
+// none is given; and public datasets (--public-dataset: sharegpt.go, and
+// the one-prompt-a-record aimo and instruct_coder sets, public.go) read
+// from a local JSON array, JSON Lines or Parquet file (publicfile.go),
+// never downloaded. Several texts of one turn are joined by
 // newlines into one message. Media fields (image, images, audio, audios,
 // video, videos) are loaded when the file is opened (filemedia.go): URLs
 // passed through, data URIs and local files checked and kept once each as
