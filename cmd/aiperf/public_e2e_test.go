@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -151,4 +152,40 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestPromptCorpusRandom: --prompt-corpus random sends vllm bench serve's
+// random prompts, each re-tokenizing to exactly the ISL asked for (what
+// the mock counts too); coding, not built here, is refused before traffic.
+func TestPromptCorpusRandom(t *testing.T) {
+	var c captured
+	m := startMockBehind(t, mock.Config{}, c.wrap)
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--no-store", "--artifact-dir", "out",
+		"--prompt-corpus", "random", "--isl", "300", "--osl", "4", "--request-count", "6", "--num-dataset-entries", "6",
+		"--random-seed", "5")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	reqs := c.all()
+	require.Len(t, reqs, 6)
+	count := countTokens()
+	prose := 0
+	for i, r := range reqs {
+		text := lastUser(t, r)
+		assert.Equal(t, 300, count(text), "request %d re-tokenizes to the ISL: %q", i, text)
+		if strings.Count(text, " the ") > 3 {
+			prose++
+		}
+	}
+	assert.Less(t, prose, 2, "vocabulary windows, not the prose corpus")
+	lines := jsonlMetrics(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	require.Len(t, lines, 6)
+	for _, l := range lines {
+		assert.Equal(t, 300.0, l["input_sequence_length"])
+		assert.Equal(t, 300.0, l["usage_prompt_tokens"], "the mock counted the same")
+	}
+
+	inv = cli(t, "", "profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--no-store", "--prompt-corpus", "coding")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--prompt-corpus coding (AIPerf's procedural coding text) is not built here")
+	assert.Len(t, c.all(), 6, "nothing more was sent")
 }

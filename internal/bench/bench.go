@@ -455,6 +455,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		UserContextLength:  derefInt(p.UserContextPromptLength),
 		IgnoreDelays:       p.IgnoreTraceDelays,
 		UUIDAndStrip:       p.UUIDAndStrip,
+		Corpus:             p.PromptCorpus,
 	}
 	if x := p.InterTurnDelayCapSeconds; x != nil {
 		o.DelayCapMs = plan.Ptr(*x * 1000)

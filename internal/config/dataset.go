@@ -118,7 +118,7 @@ func (d *decoder) promptFields() []field {
 		{keys("block_size"), d.opt("prompt_input_tokens_block_size")},
 		{keys("sequence_distribution"), d.sequenceDistribution},
 		{keys("cache_bust"), d.cacheBust},
-		{keys("corpus"), d.notYet("corpus: (other prompt corpora)", "")},
+		{keys("corpus"), d.opt("prompt_corpus", "sonnet", "coding", "random")},
 	}
 }
 

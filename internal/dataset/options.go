@@ -194,6 +194,10 @@ type Options struct {
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.
 	Sampling string
+
+	// Corpus is the --prompt-corpus synthetic prompts are cut from: one of
+	// Corpora, or "" for CorpusSonnet.
+	Corpus string
 }
 
 // validate checks the options of Synthetic.
@@ -230,6 +234,9 @@ func (o Options) validateOpen() error {
 	}
 	if o.PublicDataset != "" && !slices.Contains(PublicDatasets, o.PublicDataset) {
 		bad("unknown public dataset %q: expected one of %v", o.PublicDataset, PublicDatasets)
+	}
+	if o.Corpus != "" && !slices.Contains(Corpora, o.Corpus) {
+		bad("unknown prompt corpus %q: expected one of %v (AIPerf's coding corpus is not built here)", o.Corpus, Corpora)
 	}
 	if o.PublicDataset != "" && o.CustomType != "" {
 		bad("the --public-dataset and --custom-dataset-type options cannot be set together")

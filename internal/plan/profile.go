@@ -144,13 +144,15 @@ type Profile struct {
 	ChatTemplateMaxSteps       *int    `json:"chat_template_max_steps,omitempty" name:"chat-template-max-steps" group:"Dataset" placeholder:"N" help:"Work allowed each chat-template render under --apply-chat-template, in steps of the template engine (about ten million a second; default 10000000, plus one for each 16 bytes of the conversation): a template that goes over it fails before traffic."`
 
 	// Batched and rankings inputs (endpoints.go).
-	PromptBatchSize                   int  `json:"prompt_batch_size,omitempty" name:"prompt-batch-size" aliases:"batch-size-text,batch-size" short:"b" default:"1" group:"Prompt" placeholder:"N" help:"Texts per request for embeddings and nim_embeddings (default ${default})."`
-	RankingsPassagesMean              *int `json:"rankings_passages_mean,omitempty" name:"rankings-passages-mean" group:"Rankings" placeholder:"N" help:"Mean passages per rankings request (default 1)."`
-	RankingsPassagesStddev            *int `json:"rankings_passages_stddev,omitempty" name:"rankings-passages-stddev" group:"Rankings" placeholder:"N" help:"Standard deviation of the passages per request."`
-	RankingsPassagesPromptTokenMean   *int `json:"rankings_passages_prompt_token_mean,omitempty" name:"rankings-passages-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per passage (default 550)."`
-	RankingsPassagesPromptTokenStddev *int `json:"rankings_passages_prompt_token_stddev,omitempty" name:"rankings-passages-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per passage."`
-	RankingsQueryPromptTokenMean      *int `json:"rankings_query_prompt_token_mean,omitempty" name:"rankings-query-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per query (default 550)."`
-	RankingsQueryPromptTokenStddev    *int `json:"rankings_query_prompt_token_stddev,omitempty" name:"rankings-query-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per query."`
+	PromptBatchSize int `json:"prompt_batch_size,omitempty" name:"prompt-batch-size" aliases:"batch-size-text,batch-size" short:"b" default:"1" group:"Prompt" placeholder:"N" help:"Texts per request for embeddings and nim_embeddings (default ${default})."`
+	// PromptCorpus is the corpus synthetic prompts are cut from (prompt_corpus.go).
+	PromptCorpus                      string `json:"prompt_corpus,omitempty" name:"prompt-corpus" enum:",sonnet,coding,random" default:"" group:"Prompt" placeholder:"CORPUS" help:"Text synthetic prompts are cut from: sonnet (the built-in prose, the default) or random (vllm bench serve's random prompts: consecutive vocabulary tokens, decoded, each exactly its ISL)."`
+	RankingsPassagesMean              *int   `json:"rankings_passages_mean,omitempty" name:"rankings-passages-mean" group:"Rankings" placeholder:"N" help:"Mean passages per rankings request (default 1)."`
+	RankingsPassagesStddev            *int   `json:"rankings_passages_stddev,omitempty" name:"rankings-passages-stddev" group:"Rankings" placeholder:"N" help:"Standard deviation of the passages per request."`
+	RankingsPassagesPromptTokenMean   *int   `json:"rankings_passages_prompt_token_mean,omitempty" name:"rankings-passages-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per passage (default 550)."`
+	RankingsPassagesPromptTokenStddev *int   `json:"rankings_passages_prompt_token_stddev,omitempty" name:"rankings-passages-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per passage."`
+	RankingsQueryPromptTokenMean      *int   `json:"rankings_query_prompt_token_mean,omitempty" name:"rankings-query-prompt-token-mean" group:"Rankings" placeholder:"TOKENS" help:"Mean tokens per query (default 550)."`
+	RankingsQueryPromptTokenStddev    *int   `json:"rankings_query_prompt_token_stddev,omitempty" name:"rankings-query-prompt-token-stddev" group:"Rankings" placeholder:"TOKENS" help:"Standard deviation of the tokens per query."`
 
 	// Image input (media.go).
 	ImageWidthMean      float64 `json:"image_width_mean,omitempty" name:"image-width-mean" group:"Image input" placeholder:"PIXELS" help:"Mean width of the synthetic images sent with each chat request (with --image-height-mean; 0: no images)."`

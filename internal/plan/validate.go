@@ -147,6 +147,7 @@ func (p *Profile) Check() error {
 	v.dataset(p)
 	v.inputs(p)
 	v.cacheBust(p)
+	v.promptCorpus(p)
 	v.synthesis(p)
 	v.scrape(p)
 	v.hooks(p)
