@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -105,6 +106,12 @@ func TestPublicProblems(t *testing.T) {
 	require.Len(t, les, 2, "%v", err)
 	assert.Equal(t, pq+":2: problem: expected a string, got a number", les[1].Error(), "a Parquet record is placed by its row")
 
+	huge := filepath.Join(t.TempDir(), "huge.parquet")
+	require.NoError(t, os.WriteFile(huge, []byte("PAR1 a few bytes \xff\xff\xff\xffPAR1"), 0o644))
+	_, err = Open(context.Background(), o200k(t), Options{InputFile: huge, PublicDataset: PublicAIMO})
+	require.ErrorContains(t, err, "huge.parquet: not a readable Parquet file: its footer is said to be 4294967295 bytes, more than the file holds",
+		"refused before the reader allocates 4 GiB")
+
 	notPq := filepath.Join(t.TempDir(), "cut.parquet")
 	require.NoError(t, os.WriteFile(notPq, []byte("PAR1 and then nothing"), 0o644))
 	_, err = Open(context.Background(), o200k(t), Options{InputFile: notPq, PublicDataset: PublicAIMO})
@@ -117,4 +124,41 @@ func TestPublicProblems(t *testing.T) {
 
 	_, err = Open(context.Background(), o200k(t), Options{InputFile: blank, PublicDataset: "mmlu"})
 	require.ErrorContains(t, err, `unknown public dataset "mmlu": expected one of [sharegpt aimo`)
+}
+
+// FuzzPublicParquet feeds damaged Parquet files to a public dataset: none
+// may panic or hang; a refused file's problems name it (a row of it at
+// most), and a file that opens reads back.
+func FuzzPublicParquet(f *testing.F) {
+	type row struct {
+		Problem string `parquet:"problem"`
+		N       int64  `parquet:"n,optional"`
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf)
+	_, err := w.Write([]row{{"What is 2 + 2?", 1}, {"", 2}, {"Name a prime above 10.", 3}})
+	require.NoError(f, err)
+	require.NoError(f, w.Close())
+	f.Add(buf.Bytes())
+	f.Add([]byte("PAR1PAR1"))
+	tok := o200k(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "in.parquet")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		d, err := Open(context.Background(), tok, Options{InputFile: path, PublicDataset: PublicAIMO})
+		if err != nil {
+			les := lineErrors(err)
+			require.NotEmpty(t, les, "%v", err)
+			for _, le := range les {
+				require.Equal(t, path, le.Path)
+				require.LessOrEqual(t, len(le.Msg), 400, le.Msg)
+			}
+			return
+		}
+		defer d.Close()
+		for i := range min(d.Len(), 20) {
+			_, err := d.Conversation(i)
+			require.NoError(t, err)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -144,11 +145,19 @@ func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]by
 }
 
 // scanParquet reads a Parquet file's rows, each as the JSON object of its
-// columns.
-func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, int)) error {
+// columns. A file that breaks the Parquet reader is refused, not a crash.
+func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, int)) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", p)}
+		}
+	}()
 	st, err := r.f.Stat()
 	if err != nil {
 		return err
+	}
+	if err := checkParquetFooter(r.f, st.Size()); err != nil {
+		return &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", err)}
 	}
 	pf, err := parquet.OpenFile(r.f, st.Size())
 	if err != nil {
@@ -172,8 +181,33 @@ func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, 
 	return nil
 }
 
+// checkParquetFooter checks that the footer a Parquet file's trailer
+// declares fits in the file, before the reader allocates that many bytes
+// (a damaged length would ask for up to 4 GiB).
+func checkParquetFooter(f io.ReaderAt, size int64) error {
+	var trailer [8]byte
+	if size < 12 {
+		return fmt.Errorf("%d bytes is too short for a Parquet file", size)
+	}
+	if _, err := f.ReadAt(trailer[:], size-8); err != nil {
+		return err
+	}
+	if string(trailer[4:]) != "PAR1" {
+		return fmt.Errorf("it does not end with the PAR1 magic")
+	}
+	if n := int64(binary.LittleEndian.Uint32(trailer[:4])); n > size-12 {
+		return fmt.Errorf("its footer is said to be %d bytes, more than the file holds", n)
+	}
+	return nil
+}
+
 // readParquetRow reads the next row as the JSON object of its columns.
-func readParquetRow(rows *parquet.Reader) ([]byte, error) {
+func readParquetRow(rows *parquet.Reader) (raw []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("unreadable Parquet row: %v", p)
+		}
+	}()
 	m := map[string]any{}
 	if err := rows.Read(&m); err != nil {
 		return nil, err
