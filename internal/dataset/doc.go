@@ -1,11 +1,12 @@
 // Package dataset builds the conversations a benchmark sends: synthetic
-// prompts, AIPerf's input files and the ShareGPT dataset.
+// prompts, AIPerf's input files and public datasets.
 //
 // # Synthetic prompts
 //
 // Synthetic draws input and output lengths from seeded normal distributions
-// and cuts each prompt from an embedded public-domain text (Newton's Opticks)
-// so that it has exactly the drawn number of tokens under the run's tokenizer,
+// and cuts each prompt from an embedded public-domain text (Newton's Opticks;
+// or, with --prompt-corpus random, from the tokenizer's vocabulary as `vllm
+// bench serve` does: corpora.go) so that it has exactly the drawn number of tokens under the run's tokenizer,
 // verified by re-encoding, as AIPerf's synthetic prompt generator does. Open
 // without an input file builds synthetic conversations from the same draws
 // (a single-turn dataset has exactly Synthetic's prompts), with AIPerf's
