@@ -456,6 +456,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		IgnoreDelays:       p.IgnoreTraceDelays,
 		UUIDAndStrip:       p.UUIDAndStrip,
 		Replay:             replayOptions(p),
+		Corpus:             p.PromptCorpus,
 	}
 	if x := p.InterTurnDelayCapSeconds; x != nil {
 		o.DelayCapMs = plan.Ptr(*x * 1000)

@@ -151,7 +151,7 @@ func TestErrors(t *testing.T) {
 		}, []string{
 			`bench.yaml:3: benchmark.dataset: unknown key "entires" (did you mean "entries"?)`,
 			`bench.yaml:5: benchmark.dataset.prompts.isl: unknown key "median" (did you mean "mean"?)`,
-			`bench.yaml:6: benchmark.dataset.prompts.corpus: corpus: (other prompt corpora) is not supported yet`,
+			`bench.yaml:6: benchmark.dataset.prompts.corpus: expected sonnet | coding | random, got "shakespeare"`,
 		}},
 		{"unknown phase and artifacts keys", []string{
 			"benchmark:",

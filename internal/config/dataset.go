@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -68,7 +69,7 @@ func (d *decoder) dataset(path string, v *yaml.Node, name string) {
 	case "public":
 		d.fields(v, path, append(common,
 			field{keys("name"), func(p string, n *yaml.Node) { // the public dataset's name, not a label
-				d.opt("public_dataset", "sharegpt")(p, n)
+				d.opt("public_dataset", dataset.PublicDatasets...)(p, n)
 			}},
 			field{keys("path"), d.opt("input_file")},
 		))
@@ -117,7 +118,7 @@ func (d *decoder) promptFields() []field {
 		{keys("block_size"), d.opt("prompt_input_tokens_block_size")},
 		{keys("sequence_distribution"), d.sequenceDistribution},
 		{keys("cache_bust"), d.cacheBust},
-		{keys("corpus"), d.notYet("corpus: (other prompt corpora)", "")},
+		{keys("corpus"), d.opt("prompt_corpus", "sonnet", "coding", "random")},
 	}
 }
 

@@ -74,3 +74,11 @@ func TestCacheBustTarget(t *testing.T) {
 	_, err = parse("models: [m]", "endpoint: {urls: [http://localhost:8000]}", "dataset:", "  prompts: {cache_bust: {target: sometimes}}")
 	assert.ErrorContains(t, err, `datasets[0].prompts.cache_bust.target: expected none | system_prefix | system_suffix`)
 }
+
+// prompts.corpus, as AIPerf's prompt-corpus-selection.md writes it.
+func TestPromptCorpus(t *testing.T) {
+	f, err := parse("models: [m]", "endpoint: {urls: [http://localhost:8000]}", "datasets:", "  - name: main",
+		"    type: synthetic", "    prompts:", "      isl: 128", "      corpus: random")
+	require.NoError(t, err)
+	assert.Equal(t, "random", f.Profile.PromptCorpus)
+}

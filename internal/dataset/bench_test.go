@@ -13,7 +13,8 @@ import (
 func BenchmarkSynthetic(b *testing.B) {
 	const entries = 8
 	for name, tok := range tokenizers(b) {
-		corpusTokens(tok)
+		_, err := corpusFor(tok, "")
+		require.NoError(b, err)
 		for _, isl := range []int{550, 4096} {
 			b.Run(fmt.Sprintf("%s/isl=%d", name, isl), func(b *testing.B) {
 				for b.Loop() {

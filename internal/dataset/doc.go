@@ -1,11 +1,12 @@
 // Package dataset builds the conversations a benchmark sends: synthetic
-// prompts, AIPerf's input files and the ShareGPT dataset.
+// prompts, AIPerf's input files and public datasets.
 //
 // # Synthetic prompts
 //
 // Synthetic draws input and output lengths from seeded normal distributions
-// and cuts each prompt from an embedded public-domain text (Newton's Opticks)
-// so that it has exactly the drawn number of tokens under the run's tokenizer,
+// and cuts each prompt from an embedded public-domain text (Newton's Opticks;
+// or, with --prompt-corpus random, from the tokenizer's vocabulary as `vllm
+// bench serve` does: corpora.go) so that it has exactly the drawn number of tokens under the run's tokenizer,
 // verified by re-encoding, as AIPerf's synthetic prompt generator does. Open
 // without an input file builds synthetic conversations from the same draws
 // (a single-turn dataset has exactly Synthetic's prompts), with AIPerf's
@@ -30,8 +31,10 @@
 // as written: raw_payload (a file, or a directory of conversations,
 // rawpayload.go) and inputs_json (one JSON document read an entry at a
 // time, inputsjson.go); detecting the type from the first record when
-// none is given, and the ShareGPT JSON file (--public-dataset sharegpt,
-// read locally, never downloaded). Several texts of one turn are joined by
+// none is given; and public datasets (--public-dataset: sharegpt.go, and
+// the one-prompt-a-record aimo and instruct_coder sets, public.go) read
+// from a local JSON array, JSON Lines or Parquet file (publicfile.go),
+// never downloaded. Several texts of one turn are joined by
 // newlines into one message. Media fields (image, images, audio, audios,
 // video, videos) are loaded when the file is opened (filemedia.go): URLs
 // passed through, data URIs and local files checked and kept once each as

@@ -123,10 +123,10 @@ func TestShareGPTProblems(t *testing.T) {
 	assert.Contains(t, les[2].Msg, "invalid JSON")
 
 	dir := t.TempDir()
-	notArray := filepath.Join(dir, "obj.json")
-	require.NoError(t, os.WriteFile(notArray, []byte(`{"conversations": []}`), 0o644))
-	_, err = Open(context.Background(), o200k(t), Options{InputFile: notArray, PublicDataset: PublicShareGPT})
-	require.ErrorContains(t, err, "obj.json:1:1: expected a JSON array of {\"conversations\"")
+	notObject := filepath.Join(dir, "str.jsonl")
+	require.NoError(t, os.WriteFile(notObject, []byte("{\"conversations\": []}\n\"a string\"\n"), 0o644))
+	_, err = Open(context.Background(), o200k(t), Options{InputFile: notObject, PublicDataset: PublicShareGPT})
+	require.ErrorContains(t, err, "str.jsonl:2:1: expected a JSON object, got a string")
 }
 
 func TestProblemsCapped(t *testing.T) {

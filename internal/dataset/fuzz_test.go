@@ -22,7 +22,9 @@ func FuzzLoadFile(f *testing.F) {
 		"testdata/files/bad/mooncake.jsonl", "testdata/files/bad/sharegpt.json", "testdata/files/bailian.jsonl",
 		"testdata/files/bad/bailian.jsonl", "testdata/files/inputs.json", "testdata/files/bad/inputs.json",
 		"testdata/files/burstgpt.csv", "testdata/files/bad/burstgpt.csv", "testdata/files/raw_payload.jsonl",
-		"testdata/files/bad/raw_payload.jsonl", "testdata/files/sagemaker.jsonl", "testdata/files/bad/sagemaker.jsonl"} {
+		"testdata/files/bad/raw_payload.jsonl", "testdata/files/sagemaker.jsonl", "testdata/files/bad/sagemaker.jsonl",
+		"testdata/files/sharegpt.jsonl", "testdata/files/aimo.jsonl", "testdata/files/bad/aimo.jsonl",
+		"testdata/files/instruct_coder.json"} {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -43,6 +45,8 @@ func FuzzLoadFile(f *testing.F) {
 			{InputFile: path, CustomType: TypeRandomPool, Entries: 5},
 			{InputFile: path, CustomType: TypeMooncakeTrace, BlockSize: 4, AutoOffset: true, EndOffsetMs: ptr(1e6)},
 			{InputFile: path, PublicDataset: PublicShareGPT, OSLMean: 5},
+			{InputFile: path, PublicDataset: PublicAIMO},
+			{InputFile: path, PublicDataset: PublicInstructCoder, OSLMean: 5},
 			{InputFile: path, CustomType: TypeBailianTrace, FixedSchedule: true},
 			{InputFile: path, CustomType: TypeInputsJSON},
 			{InputFile: path, CustomType: TypeBurstGPTTrace, FixedSchedule: true},

@@ -25,7 +25,10 @@ const streamPassages = streamPrefix + 1
 // ISL-drawn lengths (batched embeddings), or a query and passages
 // (rankings). A turn's InputTokens is the sum over its texts.
 func openInputs(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
-	ids := corpusTokens(tok)
+	ids, err := corpusFor(tok, o.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	stream := func(s uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(o.Seed), s)) }
 	lengths, windows, counts, mixture := stream(streamLengths), stream(streamWindows), stream(streamPassages), stream(streamMixture)
 	text := func(what string, n int) (string, error) {

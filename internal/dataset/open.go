@@ -34,17 +34,20 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		}
 		return nil, fmt.Errorf("input file: %w", err)
 	}
-	if o.PublicDataset == PublicShareGPT {
-		if err := o.Replay.refuse("--public-dataset sharegpt"); err != nil {
+	if name := o.PublicDataset; name != "" {
+		if err := o.Replay.refuse("--public-dataset " + name); err != nil {
 			return nil, err
 		}
 		if o.FixedSchedule {
-			return nil, errors.New("sharegpt dataset: a fixed schedule needs timestamps, and ShareGPT entries have none")
+			return nil, fmt.Errorf("%s dataset: a fixed schedule needs timestamps, and its records have none", name)
 		}
 		if st.IsDir() {
-			return nil, fmt.Errorf("sharegpt dataset: %s is a directory: give the ShareGPT JSON file", o.InputFile)
+			return nil, fmt.Errorf("%s dataset: %s is a directory: give the dataset's file (JSON, JSON Lines or Parquet)", name, o.InputFile)
 		}
-		return openShareGPT(ctx, tok, o)
+		if name == PublicShareGPT {
+			return openShareGPT(ctx, tok, o)
+		}
+		return openPromptDataset(ctx, tok, o)
 	}
 	kind := o.CustomType
 	if st.IsDir() {

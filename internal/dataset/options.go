@@ -34,10 +34,23 @@ const (
 	// TypeSageMakerCapture is an Amazon SageMaker Data Capture file: the
 	// chat requests an endpoint received, and when.
 	TypeSageMakerCapture = "sagemaker_data_capture"
-	// PublicShareGPT reads a local copy of ShareGPT_V3 (a JSON array of
+	// PublicShareGPT reads a local copy of ShareGPT_V3 (records of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
+	// PublicAIMO, PublicAIMOAIME, PublicAIMONuminaCoT and PublicAIMONumina15
+	// read a local copy of an AI-MO math set (records with a "problem").
+	PublicAIMO          = "aimo"
+	PublicAIMOAIME      = "aimo_aime"
+	PublicAIMONuminaCoT = "aimo_numina_cot"
+	PublicAIMONumina15  = "aimo_numina_1_5"
+	// PublicInstructCoder reads a local copy of likaixin/InstructCoder
+	// (records with "input" and "instruction").
+	PublicInstructCoder = "instruct_coder"
 )
+
+// PublicDatasets lists the accepted --public-dataset values; each reads
+// its local file as a JSON array, JSON Lines or Parquet.
+var PublicDatasets = []string{PublicShareGPT, PublicAIMO, PublicAIMOAIME, PublicAIMONuminaCoT, PublicAIMONumina15, PublicInstructCoder}
 
 // CustomTypes lists the accepted --custom-dataset-type values.
 var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON)
@@ -102,8 +115,8 @@ type Options struct {
 	// CustomType is the file's record type, one of CustomTypes; "" detects
 	// it from the first record as AIPerf does (--custom-dataset-type).
 	CustomType string
-	// PublicDataset is PublicShareGPT to read InputFile as ShareGPT
-	// (--public-dataset), or "".
+	// PublicDataset is one of PublicDatasets to read InputFile as that
+	// public dataset (--public-dataset), or "".
 	PublicDataset string
 	// BlockSize is the tokens per hash id of a mooncake trace; 0 means
 	// DefaultBlockSize (--prompt-input-tokens-block-size).
@@ -184,6 +197,10 @@ type Options struct {
 	// Sampling is the --dataset-sampling-strategy (SamplingSequential,
 	// SamplingRandom, SamplingShuffle), or "" for the data's default.
 	Sampling string
+
+	// Corpus is the --prompt-corpus synthetic prompts are cut from: one of
+	// Corpora, or "" for CorpusSonnet.
+	Corpus string
 }
 
 // validate checks the options of Synthetic.
@@ -218,8 +235,11 @@ func (o Options) validateOpen() error {
 	if o.CustomType != "" && !slices.Contains(CustomTypes, o.CustomType) {
 		bad("unknown custom dataset type %q: expected one of %v", o.CustomType, CustomTypes)
 	}
-	if o.PublicDataset != "" && o.PublicDataset != PublicShareGPT {
-		bad("unknown public dataset %q: expected %q", o.PublicDataset, PublicShareGPT)
+	if o.PublicDataset != "" && !slices.Contains(PublicDatasets, o.PublicDataset) {
+		bad("unknown public dataset %q: expected one of %v", o.PublicDataset, PublicDatasets)
+	}
+	if o.Corpus != "" && !slices.Contains(Corpora, o.Corpus) {
+		bad("unknown prompt corpus %q: expected one of %v (AIPerf's coding corpus is not built here)", o.Corpus, Corpora)
 	}
 	if o.PublicDataset != "" && o.CustomType != "" {
 		bad("the --public-dataset and --custom-dataset-type options cannot be set together")

@@ -44,7 +44,10 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 	if o.Batch > 1 || o.Rankings != nil {
 		return openInputs(ctx, tok, o)
 	}
-	ids := corpusTokens(tok)
+	ids, err := corpusFor(tok, o.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	stream := func(s uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(o.Seed), s)) }
 	lengths, windows, turns, delays := stream(streamLengths), stream(streamWindows), stream(streamTurns), stream(streamDelays)
 	shared, contexts, picks, mixture := stream(streamShared), stream(streamContext), stream(streamPrefix), stream(streamMixture)
@@ -56,7 +59,6 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 		return text, nil
 	}
 	var system string
-	var err error
 	if o.SharedSystemLength > 0 {
 		if system, err = prompt("shared system prompt", shared, o.SharedSystemLength); err != nil {
 			return nil, err

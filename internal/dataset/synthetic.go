@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -54,7 +54,10 @@ func Synthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) ([]Entry
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	ids := corpusTokens(tok)
+	ids, err := corpusFor(tok, o.Corpus)
+	if err != nil {
+		return nil, err
+	}
 	lengths := rand.New(rand.NewPCG(uint64(o.Seed), streamLengths))
 	windows := rand.New(rand.NewPCG(uint64(o.Seed), streamWindows))
 	entries := make([]Entry, o.Entries)
@@ -84,36 +87,22 @@ func drawLength(r *rand.Rand, mean int, stddev float64) int {
 	return max(1, int(math.Round(float64(mean)+stddev*r.NormFloat64())))
 }
 
-var (
-	corpusMu    sync.Mutex
-	corpusCache = map[string][]int{} // tokenizer name → corpus token ids
-)
-
-// corpusTokens returns the corpus encoded by tok, encoding it once per
-// tokenizer name.
-func corpusTokens(tok tokenizer.Tokenizer) []int {
-	corpusMu.Lock()
-	defer corpusMu.Unlock()
-	ids, ok := corpusCache[tok.Name()]
-	if !ok {
-		ids = tok.Encode(corpus)
-		corpusCache[tok.Name()] = ids
-	}
-	return ids
-}
-
-// exactPrompt returns corpus text that encodes to exactly n tokens under tok.
+// exactPrompt returns text of corpus c that encodes to exactly n tokens under tok.
 // Decoding n tokens and re-encoding the text need not give n tokens back
 // (tokens merge or split at the window's edges), so the window is resized by
 // the difference and re-checked, and after maxAdjustments another window is
 // drawn. Windows whose text would cut a UTF-8 character are also redrawn.
-func exactPrompt(tok tokenizer.Tokenizer, ids []int, n int, r *rand.Rand) (string, error) {
+func exactPrompt(tok tokenizer.Tokenizer, c promptCorpus, n int, r *rand.Rand) (string, error) {
+	ids := c.ids
 	for range maxWindows {
 		start, size := r.IntN(len(ids)), n
 		for range maxAdjustments {
 			text := tok.Decode(window(ids, start, size))
 			if !utf8.ValidString(text) {
-				break
+				if !c.vocab {
+					break
+				}
+				text = strings.ToValidUTF8(text, "\uFFFD") // as a Hugging Face decode does
 			}
 			got := tok.Count(text)
 			if got == n {
@@ -124,7 +113,7 @@ func exactPrompt(tok tokenizer.Tokenizer, ids []int, n int, r *rand.Rand) (strin
 			}
 		}
 	}
-	return "", fmt.Errorf("no text of exactly %d tokens under tokenizer %s found in %d windows of the corpus", n, tok.Name(), maxWindows)
+	return "", fmt.Errorf("no text of exactly %d tokens under tokenizer %s found in %d windows of the %s corpus", n, tok.Name(), maxWindows, c.name)
 }
 
 // window returns the n ids starting at start, wrapping around the end.

@@ -44,7 +44,9 @@ func TestCorpusMatchesReference(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &gold))
 	for name, tok := range tokenizers(t) {
 		t.Run(name, func(t *testing.T) {
-			ids := corpusTokens(tok)
+			c, err := corpusFor(tok, "")
+			require.NoError(t, err)
+			ids := c.ids
 			require.Len(t, ids, gold[name].Tokens)
 			parts := make([]string, len(ids))
 			for i, id := range ids {

@@ -151,13 +151,14 @@ func BenchmarkIndex(b *testing.B) {
 func BenchmarkPrompt8k(b *testing.B) {
 	const isl = 8192
 	tok := o200k(b)
-	ids := corpusTokens(tok)
+	c, err := corpusFor(tok, "")
+	require.NoError(b, err)
 	w, err := blockWords(tok)
 	require.NoError(b, err)
 	b.Run("corpus-window", func(b *testing.B) {
 		r := rand.New(rand.NewPCG(1, 2))
 		for b.Loop() {
-			if _, err := exactPrompt(tok, ids, isl, r); err != nil {
+			if _, err := exactPrompt(tok, c, isl, r); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -148,6 +148,7 @@ func (p *Profile) Check() error {
 	v.inputs(p)
 	v.traceReplay(p)
 	v.cacheBust(p)
+	v.promptCorpus(p)
 	v.synthesis(p)
 	v.scrape(p)
 	v.hooks(p)

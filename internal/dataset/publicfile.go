@@ -1,0 +1,280 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// The forms a public dataset's local file comes in.
+const (
+	formatJSON    = "JSON array"
+	formatJSONL   = "JSON Lines"
+	formatParquet = "Parquet"
+)
+
+// recordFile is a public dataset's local file read record by record, in
+// the forms people keep these datasets in: a JSON array of records (as
+// ShareGPT_V3 is published), JSON Lines, or Parquet (as Hugging Face serves
+// every dataset). It is indexed in one pass and each kept record is read
+// back when it is replayed, so memory holds the index, not the file.
+type recordFile struct {
+	path   string
+	f      *os.File
+	format string
+	off    []int64  // kept record k: its byte offset, or its row for Parquet
+	n      []uint32 // its length in bytes (0 for Parquet)
+
+	mu   sync.Mutex // guards rows
+	rows *parquet.Reader
+}
+
+// keepFunc judges one record (raw JSON of an object, not to be kept): keep
+// it, drop it (a dataset's filter), or refuse it with a problem.
+type keepFunc func(raw []byte) (keep bool, p *problem)
+
+// openRecordFile opens path and tells its form from its first bytes.
+func openRecordFile(path string) (*recordFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &recordFile{path: path, f: f, format: formatJSONL}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = bytes.TrimLeft(bytes.TrimPrefix(head[:n], bom), " \t\r\n")
+	switch {
+	case bytes.HasPrefix(head, []byte("PAR1")):
+		r.format = formatParquet
+	case bytes.HasPrefix(head, []byte("[")):
+		r.format = formatJSON
+	}
+	return r, nil
+}
+
+// index reads every record, keeping those keep accepts. It returns how
+// many records the file holds and every problem found as *LineErrors
+// (capped; a Parquet record's "line" is its 1-based row).
+func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (records int, err error) {
+	var bad []offProblem
+	more := 0
+	report := func(p offProblem) {
+		if len(bad) < maxProblems {
+			bad = append(bad, p)
+		} else {
+			more++
+		}
+	}
+	judge := func(raw []byte, off int64, row int) {
+		records++
+		ok, p := keep(raw)
+		switch {
+		case p != nil && row > 0:
+			report(offProblem{line: row, p: problem{Field: p.Field, Msg: p.Msg}})
+		case p != nil:
+			report(offProblem{off: off + int64(max(p.at-1, 0)), noCol: p.at == 0, p: problem{Field: p.Field, Msg: p.Msg}})
+		case ok && row > 0:
+			r.off, r.n = append(r.off, int64(row-1)), append(r.n, 0)
+		case ok:
+			r.off, r.n = append(r.off, off), append(r.n, uint32(len(raw)))
+		}
+	}
+	switch r.format {
+	case formatParquet:
+		err = r.scanParquet(ctx, judge)
+	case formatJSON:
+		err = r.scanArray(ctx, what, judge, report)
+	default:
+		err = scanLines(ctx, io.NewSectionReader(r.f, 0, 1<<62), func(line []byte, no int, off int64) bool {
+			if len(line) > maxLine {
+				report(offProblem{off: off, p: problemf("", "record longer than %d MiB", maxLine>>20)})
+				return true
+			}
+			judge(line, off, 0)
+			return true
+		})
+	}
+	if err != nil {
+		return records, err
+	}
+	if err := r.place(bad, more); err != nil {
+		return records, err
+	}
+	if records == 0 {
+		return 0, &LineError{Path: r.path, Msg: fmt.Sprintf("no records: the %s file holds no %s", r.format, what)}
+	}
+	return records, nil
+}
+
+// scanArray reads a JSON array of records.
+func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]byte, int64, int), report func(offProblem)) error {
+	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(r.f, 0, 1<<62), 1<<20))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		report(offProblem{p: problemf("", "expected a JSON array of %s", what)})
+		return nil
+	}
+	for n := 0; dec.More(); n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("stopped at record %d: %w", n, ctx.Err())
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			report(syntaxProblem(dec, err))
+			return nil
+		}
+		end := dec.InputOffset()
+		judge(raw, end-int64(len(raw)), 0)
+	}
+	if _, err := dec.Token(); err != nil {
+		report(syntaxProblem(dec, err))
+		return nil
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		report(offProblem{off: dec.InputOffset(), p: problemf("", "unexpected data after the top-level array")})
+	}
+	return nil
+}
+
+// scanParquet reads a Parquet file's rows, each as the JSON object of its
+// columns. A file that breaks the Parquet reader is refused, not a crash.
+func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, int)) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", p)}
+		}
+	}()
+	st, err := r.f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := checkParquetFooter(r.f, st.Size()); err != nil {
+		return &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", err)}
+	}
+	pf, err := parquet.OpenFile(r.f, st.Size())
+	if err != nil {
+		return &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", err)}
+	}
+	rows := parquet.NewReader(pf)
+	for row := 1; ; row++ {
+		if row%1024 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("stopped at row %d: %w", row, ctx.Err())
+		}
+		raw, err := readParquetRow(rows)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return &LineError{Path: r.path, Line: row, Msg: fmt.Sprintf("unreadable Parquet row: %v", err)}
+		}
+		judge(raw, 0, row)
+	}
+	r.rows = rows
+	return nil
+}
+
+// checkParquetFooter checks that the footer a Parquet file's trailer
+// declares fits in the file, before the reader allocates that many bytes
+// (a damaged length would ask for up to 4 GiB).
+func checkParquetFooter(f io.ReaderAt, size int64) error {
+	var trailer [8]byte
+	if size < 12 {
+		return fmt.Errorf("%d bytes is too short for a Parquet file", size)
+	}
+	if _, err := f.ReadAt(trailer[:], size-8); err != nil {
+		return err
+	}
+	if string(trailer[4:]) != "PAR1" {
+		return fmt.Errorf("it does not end with the PAR1 magic")
+	}
+	if n := int64(binary.LittleEndian.Uint32(trailer[:4])); n > size-12 {
+		return fmt.Errorf("its footer is said to be %d bytes, more than the file holds", n)
+	}
+	return nil
+}
+
+// readParquetRow reads the next row as the JSON object of its columns.
+func readParquetRow(rows *parquet.Reader) (raw []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("unreadable Parquet row: %v", p)
+		}
+	}()
+	m := map[string]any{}
+	if err := rows.Read(&m); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// place turns problems into LineErrors, reading the file once more to find
+// the lines and columns of those placed at byte offsets.
+func (r *recordFile) place(bad []offProblem, more int) error {
+	ps := problems{path: r.path, more: more}
+	br := bufio.NewReaderSize(io.NewSectionReader(r.f, 0, 1<<62), 1<<20)
+	var off int64
+	line, col := 1, 1
+	for _, b := range bad {
+		if b.line > 0 {
+			ps.add(b.line, b.p)
+			continue
+		}
+		for ; off < b.off; off++ {
+			c, err := br.ReadByte()
+			if err != nil {
+				break
+			}
+			switch {
+			case c == '\n':
+				line, col = line+1, 1
+			case utf8.RuneStart(c):
+				col++
+			}
+		}
+		if !b.noCol {
+			b.p.Col = col
+		}
+		ps.add(line, b.p)
+	}
+	return ps.err()
+}
+
+// Len is the number of records kept.
+func (r *recordFile) Len() int { return len(r.off) }
+
+// record reads kept record k back as JSON.
+func (r *recordFile) record(k int) ([]byte, error) {
+	if r.format == formatParquet {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err := r.rows.SeekToRow(r.off[k]); err != nil {
+			return nil, fmt.Errorf("re-read %s at row %d: %w", r.path, r.off[k]+1, err)
+		}
+		raw, err := readParquetRow(r.rows)
+		if err != nil {
+			return nil, fmt.Errorf("re-read %s at row %d: %w", r.path, r.off[k]+1, err)
+		}
+		return raw, nil
+	}
+	raw := make([]byte, r.n[k])
+	if _, err := r.f.ReadAt(raw, r.off[k]); err != nil {
+		return nil, fmt.Errorf("re-read %s at byte %d: %w", r.path, r.off[k], err)
+	}
+	return raw, nil
+}
+
+// where names kept record k for an error.
+func (r *recordFile) where(k int) string {
+	if r.format == formatParquet {
+		return fmt.Sprintf("%s at row %d", r.path, r.off[k]+1)
+	}
+	return fmt.Sprintf("%s at byte %d", r.path, r.off[k])
+}
