@@ -156,7 +156,8 @@ func mustJSON(t *testing.T, v any) []byte {
 
 // TestPromptCorpusRandom: --prompt-corpus random sends vllm bench serve's
 // random prompts, each re-tokenizing to exactly the ISL asked for (what
-// the mock counts too); coding, not built here, is refused before traffic.
+// the mock counts too); coding sends code and tool calls, as exact; a corpus
+// not built here is refused before traffic.
 func TestPromptCorpusRandom(t *testing.T) {
 	var c captured
 	m := startMockBehind(t, mock.Config{}, c.wrap)
@@ -184,8 +185,20 @@ func TestPromptCorpusRandom(t *testing.T) {
 		assert.Equal(t, 300.0, l["usage_prompt_tokens"], "the mock counted the same")
 	}
 
-	inv = cli(t, "", "profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--no-store", "--prompt-corpus", "coding")
+	// coding: code and tool calls, each prompt exactly its ISL too
+	inv = cli(t, "", "profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--no-store", "--prompt-corpus", "coding",
+		"--isl", "200", "--osl", "4", "--request-count", "3", "--num-dataset-entries", "3")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	reqs = c.all()
+	require.Len(t, reqs, 9)
+	for _, r := range reqs[6:] {
+		text := lastUser(t, r)
+		assert.Equal(t, 200, count(text), "re-tokenizes to the ISL: %q", text)
+		assert.True(t, strings.ContainsAny(text, "(){}[]=:"), "code: %q", text)
+	}
+
+	inv = cli(t, "", "profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--no-store", "--prompt-corpus", "shakespeare")
 	assert.Equal(t, ExitUsage, inv.code)
-	assert.Contains(t, inv.stderr, "--prompt-corpus coding (AIPerf's procedural coding text) is not built here")
-	assert.Len(t, c.all(), 6, "nothing more was sent")
+	assert.Contains(t, inv.stderr, "--prompt-corpus")
+	assert.Len(t, c.all(), 9, "nothing more was sent")
 }

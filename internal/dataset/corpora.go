@@ -12,7 +12,8 @@ const (
 	// CorpusSonnet is AIPerf's default prose corpus (Shakespeare's sonnets
 	// there); here the built-in prose, Newton's Opticks (corpus/README.md).
 	CorpusSonnet = "sonnet"
-	// CorpusCoding is AIPerf's procedural coding content; not built here.
+	// CorpusCoding is AIPerf's procedural coding and tool-use content:
+	// here generated from a fixed seed (codingText).
 	CorpusCoding = "coding"
 	// CorpusRandom is `vllm bench serve`'s random prompts: windows of
 	// consecutive ids of the tokenizer's vocabulary (less its special
@@ -21,7 +22,7 @@ const (
 )
 
 // Corpora lists the accepted --prompt-corpus values.
-var Corpora = []string{CorpusSonnet, CorpusRandom}
+var Corpora = []string{CorpusSonnet, CorpusCoding, CorpusRandom}
 
 // promptCorpus is the token sequence synthetic prompts are windows of.
 type promptCorpus struct {
@@ -44,9 +45,9 @@ func corpusFor(tok tokenizer.Tokenizer, name string) (promptCorpus, error) {
 	switch name {
 	case "", CorpusSonnet:
 		name = CorpusSonnet
-	case CorpusRandom:
+	case CorpusRandom, CorpusCoding:
 	default:
-		return promptCorpus{}, fmt.Errorf("prompt corpus %q is not available here: use %s (prose, the default) or %s (vLLM's random token prompts)", name, CorpusSonnet, CorpusRandom)
+		return promptCorpus{}, fmt.Errorf("prompt corpus %q is not available here: use %s (prose, the default), %s (code and tool calls) or %s (vLLM's random token prompts)", name, CorpusSonnet, CorpusCoding, CorpusRandom)
 	}
 	corpusMu.Lock()
 	defer corpusMu.Unlock()
@@ -61,6 +62,8 @@ func corpusFor(tok tokenizer.Tokenizer, name string) (promptCorpus, error) {
 			return promptCorpus{}, fmt.Errorf("prompt corpus random: %w", err)
 		}
 		c.ids, c.vocab = ids, true
+	} else if name == CorpusCoding {
+		c.ids = tok.Encode(codingText())
 	} else {
 		c.ids = tok.Encode(corpus)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -60,8 +61,10 @@ func TestRandomCorpusExactLengths(t *testing.T) {
 	}
 }
 
-// TestCorpusChoice: the default and sonnet are the prose corpus, random
-// differs from it, and coding is refused naming what is there.
+// TestCorpusChoice: the default and sonnet are the prose corpus; random and
+// coding differ from it, each the same for a seed; coding's prompts are code
+// and tool calls, each exactly its ISL; a corpus not built is refused naming
+// those that are.
 func TestCorpusChoice(t *testing.T) {
 	tok := o200k(t)
 	draw := func(corpus string) []Entry {
@@ -75,6 +78,26 @@ func TestCorpusChoice(t *testing.T) {
 	assert.Equal(t, random, draw(CorpusRandom), "the same seed gives the same random prompts")
 	assert.False(t, slices.ContainsFunc(random, func(e Entry) bool { return e.Prompt == "" }))
 
-	_, err := Synthetic(context.Background(), tok, Options{ISLMean: 64, Entries: 1, Corpus: CorpusCoding})
-	require.ErrorContains(t, err, `prompt corpus "coding" is not available here: use sonnet (prose, the default) or random (vLLM's random token prompts)`)
+	coding := draw(CorpusCoding)
+	assert.Equal(t, coding, draw(CorpusCoding), "the same seed gives the same coding prompts")
+	for _, e := range coding {
+		assert.Equal(t, 64, tok.Count(e.Prompt), "exactly the ISL: %q", e.Prompt)
+		assert.True(t, strings.ContainsAny(e.Prompt, "(){}[]=:"), "code, not prose: %q", e.Prompt)
+		assert.NotContains(t, draw("")[0].Prompt, e.Prompt)
+	}
+
+	_, err := Synthetic(context.Background(), tok, Options{ISLMean: 64, Entries: 1, Corpus: "shakespeare"})
+	require.ErrorContains(t, err, `prompt corpus "shakespeare" is not available here: use sonnet (prose, the default), coding (code and tool calls) or random (vLLM's random token prompts)`)
+}
+
+// TestCodingCorpus: the coding corpus is one text for every run (built from
+// a fixed seed), of the size it promises, holding each kind of piece.
+func TestCodingCorpus(t *testing.T) {
+	text := codingText()
+	assert.GreaterOrEqual(t, len(text), codingCorpusBytes)
+	assert.Less(t, len(text), codingCorpusBytes+4<<10)
+	for _, piece := range []string{"def ", "func (s *", "export async function ", "$ git diff --stat", "--- a/", `"tool_calls": [{"id": "call_`, `"role": "tool"`} {
+		assert.Contains(t, text, piece)
+	}
+	assert.True(t, utf8.ValidString(text))
 }

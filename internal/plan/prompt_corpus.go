@@ -7,12 +7,10 @@ const (
 	PromptCorpusRandom = "random"
 )
 
-// promptCorpus checks --prompt-corpus: AIPerf's coding corpus is not built
-// here, and the random corpus shapes synthetic prompts only.
+// promptCorpus checks --prompt-corpus: the random corpus shapes synthetic
+// prompts only.
 func (v *validator) promptCorpus(p *Profile) {
 	v.oneOf("prompt_corpus", p.PromptCorpus, "", PromptCorpusSonnet, PromptCorpusCoding, PromptCorpusRandom)
-	v.check(p.PromptCorpus != PromptCorpusCoding, "prompt_corpus",
-		"coding (AIPerf's procedural coding text) is not built here: use sonnet (prose, the default) or random (vllm bench serve's random prompts)")
 	v.check(p.PromptCorpus != PromptCorpusRandom || p.InputFile == "", "prompt_corpus",
 		"random shapes synthetic prompts only: a file's prompts are its own, and a trace's hash-id blocks are built from "+
 			"one-token words so that no block merges with the next; remove --prompt-corpus or --input-file")
