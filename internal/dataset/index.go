@@ -39,6 +39,9 @@ type rowInfo struct {
 	turn         int64
 	// skip: the line is not a record (a CSV file's header).
 	skip bool
+	// unordered: the row's session may list its rows in any order; they
+	// are sorted by timestamp (a Baseten trace's).
+	unordered bool
 }
 
 // fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)
@@ -53,8 +56,9 @@ type fileDataset struct {
 	tok      tokenizer.Tokenizer
 	words    *words    // traces only
 	burst    *burstCSV // burst_gpt_trace only
-	captured float64   // sagemaker_data_capture: the first request's time (ms), its zero
-	block    int       // tokens per hash id (traces)
+	baseten  *basetenFile
+	captured float64 // sagemaker_data_capture: the first request's time (ms), its zero
+	block    int     // tokens per hash id (traces)
 	media    *fileMedia
 	zero     float64
 	files
@@ -101,6 +105,9 @@ type indexer struct {
 	latest     float64
 	latestLine int
 	chains     chains // bailian sessions
+	// rowTS, when not nil, is each kept row's timestamp, for sorting the
+	// rows of unordered sessions.
+	rowTS []float64
 }
 
 // maxLine is the longest line read, in bytes.
@@ -152,11 +159,22 @@ func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, of
 // indexFile reads d.path, checking every line with check, and builds d's
 // index. It reports every problem found, up to maxProblems.
 func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo, []problem)) error {
-	ix := &indexer{d: d, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
-		sessions: map[[2]uint64]*sessionState{}}
+	ix := newIndexer(d)
 	if err := checkLines(ctx, d.f, check, ix.add); err != nil {
 		return fmt.Errorf("%s: %w", d.path, err)
 	}
+	return ix.finish()
+}
+
+func newIndexer(d *fileDataset) *indexer {
+	return &indexer{d: d, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		sessions: map[[2]uint64]*sessionState{}}
+}
+
+// finish groups the rows added and builds the schedule, once every row
+// was added, or reports the problems found.
+func (ix *indexer) finish() error {
+	d := ix.d
 	if err := ix.ps.err(); err != nil {
 		return err
 	}
@@ -224,6 +242,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	d.off = append(d.off, off)
 	d.n = append(d.n, uint32(len(line)))
 	ix.conv = append(ix.conv, conv)
+	if ix.rowTS != nil {
+		ix.rowTS = append(ix.rowTS, info.first)
+	}
 }
 
 // outside reports whether timestamp ts falls outside the offsets' window.
@@ -256,6 +277,10 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 	} else if st.pending {
 		ix.d.ts[st.conv], st.pending = info.ts0, false
 		ix.d.turns--
+	}
+	if info.unordered {
+		ix.d.ts[st.conv] = min(ix.d.ts[st.conv], info.ts)
+		return st.conv, true
 	}
 	where := fmt.Sprintf("session %s (first row at line %d)", brief(id), st.line)
 	if !math.IsNaN(info.first) && info.first < st.last {
@@ -302,7 +327,7 @@ func (ix *indexer) group() {
 	// exact-size copies: what append grew beyond the rows is freed
 	d.off, d.n, d.line, d.ts = slices.Clone(d.off), slices.Clone(d.n), slices.Clone(d.line), slices.Clone(d.ts)
 	if len(ix.conv) == n { // one row per conversation, already in order
-		ix.conv = nil
+		ix.conv, ix.rowTS = nil, nil
 		return
 	}
 	d.start = make([]uint32, n+1)
@@ -314,12 +339,22 @@ func (ix *indexer) group() {
 	}
 	next := slices.Clone(d.start[:n])
 	off, size := make([]int64, len(d.off)), make([]uint32, len(d.n))
+	var ts []float64
+	if ix.rowTS != nil {
+		ts = make([]float64, len(ix.rowTS))
+	}
 	for i, c := range ix.conv {
 		j := next[c]
 		next[c]++
 		off[j], size[j] = d.off[i], d.n[i]
+		if ts != nil {
+			ts[j] = ix.rowTS[i]
+		}
 	}
-	d.off, d.n, ix.conv = off, size, nil
+	d.off, d.n, ix.conv, ix.rowTS = off, size, nil, nil
+	if ts != nil {
+		d.sortSessions(ts)
+	}
 }
 
 // schedule sets the schedule's zero and, when every conversation starts at
@@ -401,6 +436,9 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	lo, hi := uint32(i), uint32(i+1)
 	if d.start != nil {
 		lo, hi = d.start[i], d.start[i+1]
+	}
+	if d.baseten != nil {
+		return d.basetenConversation(i, lo, hi)
 	}
 	total := 0
 	for r := lo; r < hi; r++ {

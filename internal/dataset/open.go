@@ -72,6 +72,11 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return openRandomPool(ctx, tok, o, false)
 	case TypeInputsJSON:
 		return openInputsJSON(ctx, tok, o)
+	case TypeBasetenTrace:
+		return openBaseten(ctx, tok, o)
+	}
+	if isParquet(o.InputFile) {
+		return nil, fmt.Errorf("%s dataset: %s is a Parquet file: only baseten_trace reads Parquet here", kind, o.InputFile)
 	}
 	return openJSONL(ctx, tok, o, kind)
 }
@@ -181,6 +186,12 @@ func Detect(path, customType string) (Detected, error) {
 	if customType == TypeInputsJSON || customType == "" && isInputsJSON(path) {
 		return Detected{Type: TypeInputsJSON}, nil
 	}
+	if customType == TypeBasetenTrace || customType == "" && hasBasetenColumns(path) {
+		return Detected{Type: TypeBasetenTrace, Timestamped: true}, nil // its timestamp_start_unix_ms column
+	}
+	if customType == "" && isParquet(path) {
+		return Detected{}, notBaseten(path)
+	}
 	if customType == TypeBurstGPTTrace || customType == "" && isBurstGPT(path) {
 		return Detected{Type: TypeBurstGPTTrace, Timestamped: true}, nil // its Timestamp column
 	}
@@ -214,6 +225,10 @@ func Detect(path, customType string) (Detected, error) {
 // detectFile detects the record type of a file from its first record.
 func detectFile(path string) (string, error) {
 	switch {
+	case hasBasetenColumns(path):
+		return TypeBasetenTrace, nil
+	case isParquet(path):
+		return "", notBaseten(path)
 	case isInputsJSON(path):
 		return TypeInputsJSON, nil
 	case isBurstGPT(path):

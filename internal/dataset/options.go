@@ -34,13 +34,17 @@ const (
 	// TypeSageMakerCapture is an Amazon SageMaker Data Capture file: the
 	// chat requests an endpoint received, and when.
 	TypeSageMakerCapture = "sagemaker_data_capture"
+	// TypeBasetenTrace is a Baseten completion trace, a Parquet export:
+	// literal completion prompts grouped into sessions, timestamps in Unix
+	// ms, KV-cache hints forwarded in the body.
+	TypeBasetenTrace = "baseten_trace"
 	// PublicShareGPT reads a local copy of ShareGPT_V3 (a JSON array of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
 )
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON)
+var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace)
 
 // lineTypes are the record types of JSONL files, one JSON record a line.
 var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload,
@@ -48,7 +52,7 @@ var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMoon
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.
-var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture}
+var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture, TypeBasetenTrace}
 
 // IsTraceType reports whether files of record type kind are traces.
 func IsTraceType(kind string) bool { return slices.Contains(traceTypes, kind) }

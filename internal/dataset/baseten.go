@@ -1,0 +1,469 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// The columns of a Baseten trace (AIPerf's baseten_trace): the four
+// required, the session columns and the KV-cache hints forwarded in the
+// request body. Other columns (duration_ttft_ms, output_text,
+// request_canceled, …) are kept in the file and ignored, as AIPerf does.
+const (
+	btTime      = "timestamp_start_unix_ms"
+	btPrompt    = "prompt"
+	btInput     = "input_tokens"
+	btOutput    = "output_tokens"
+	btHashes    = "total_hashes"
+	btBlock     = "block_size"
+	btSession   = "provided_session_id"
+	btPoorMan   = "poor_man_session_id"
+	btBatchRows = 128
+)
+
+// BasetenSessionEnv is AIPerf's environment variable naming the column a
+// Baseten trace's sessions are grouped by (provided_session_id, the
+// default, or poor_man_session_id).
+const BasetenSessionEnv = "AIPERF_DATASET_BASETEN_SESSION_COLUMN"
+
+var btRequired = []string{btTime, btPrompt, btInput, btOutput}
+
+// basetenFile is an open Baseten Parquet trace: the file, its row groups'
+// first rows and the leaf column of each field it reads (-1: absent).
+type basetenFile struct {
+	pf      *parquet.File
+	firsts  []int64 // first row (0-based) of each row group
+	col     map[string]int
+	session string // the session column ("" for none)
+	min     int64  // the earliest timestamp: the zero of the trace's ms
+}
+
+// basetenRow is a row of a Baseten trace, as the replay uses it.
+type basetenRow struct {
+	ts, input, output int64
+	prompt            string
+	hashes            []int64
+	block             int64 // 0: none
+	session           *string
+}
+
+// isParquet reports whether path names a Parquet file (by its suffix, as
+// AIPerf's detection does).
+func isParquet(path string) bool { return strings.EqualFold(filepath.Ext(path), ".parquet") }
+
+// openBasetenFile opens path as a Parquet file and maps the trace's
+// columns, refusing one without the required columns.
+func openBasetenFile(f *os.File) (*basetenFile, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, &LineError{Path: f.Name(), Msg: fmt.Sprintf("not a readable Parquet file (%v): a baseten_trace is a Parquet export", err)}
+	}
+	b := &basetenFile{pf: pf, col: map[string]int{}}
+	for i, path := range pf.Schema().Columns() {
+		if _, seen := b.col[path[0]]; !seen {
+			b.col[path[0]] = i
+		}
+	}
+	var missing []string
+	for _, name := range btRequired {
+		if _, ok := b.col[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if missing != nil {
+		return nil, &LineError{Path: f.Name(), Msg: fmt.Sprintf("missing column(s) %s: a baseten_trace needs %s",
+			strings.Join(missing, ", "), strings.Join(btRequired, ", "))}
+	}
+	if b.session, err = basetenSessionColumn(b.col); err != nil {
+		return nil, err
+	}
+	var first int64
+	for _, rg := range pf.RowGroups() {
+		b.firsts = append(b.firsts, first)
+		first += rg.NumRows()
+	}
+	return b, nil
+}
+
+// basetenSessionColumn is the column sessions are grouped by: the one
+// BasetenSessionEnv names (provided_session_id by default) when the file
+// has it, else the other when it has that, else none (each row its own
+// session), chosen from the schema as AIPerf does.
+func basetenSessionColumn(cols map[string]int) (string, error) {
+	want := os.Getenv(BasetenSessionEnv)
+	switch want {
+	case "":
+		want = btSession
+	case btSession, btPoorMan:
+	default:
+		return "", fmt.Errorf("%s=%q: expected %s or %s", BasetenSessionEnv, want, btSession, btPoorMan)
+	}
+	other := btPoorMan
+	if want == btPoorMan {
+		other = btSession
+	}
+	for _, c := range []string{want, other} {
+		if _, ok := cols[c]; ok {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+// hasBasetenColumns reports whether path is a Parquet file with a Baseten
+// trace's required columns (AIPerf's can_load).
+func hasBasetenColumns(path string) bool {
+	if !isParquet(path) {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = openBasetenFile(f)
+	return err == nil
+}
+
+// notBaseten is the error of detecting the type of a Parquet file that
+// is not a Baseten trace.
+func notBaseten(path string) error {
+	return &LineError{Path: path, Msg: "a Parquet file without a Baseten trace's columns (" +
+		strings.Join(btRequired, ", ") + "): give --custom-dataset-type baseten_trace to see what is missing"}
+}
+
+// scan calls fn with every row of the file (its 0-based number), batch by
+// batch, so that memory is bounded whatever the file's size.
+func (b *basetenFile) scan(ctx context.Context, fn func(n int64, row parquet.Row) error) error {
+	buf := make([]parquet.Row, btBatchRows)
+	for g, rg := range b.pf.RowGroups() {
+		if err := b.readRows(rg.Rows(), b.firsts[g], buf, fn); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped at row %d: %w", b.firsts[g], err)
+		}
+	}
+	return nil
+}
+
+func (b *basetenFile) readRows(rows parquet.Rows, n int64, buf []parquet.Row, fn func(int64, parquet.Row) error) error {
+	defer rows.Close()
+	for {
+		k, err := rows.ReadRows(buf)
+		for _, row := range buf[:k] {
+			if ferr := fn(n, row); ferr != nil {
+				return ferr
+			}
+			n++
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read row %d: %w", n+1, err)
+		}
+	}
+}
+
+// row reads row n (0-based) back.
+func (b *basetenFile) row(n int64) (parquet.Row, error) {
+	g, _ := slices.BinarySearch(b.firsts, n+1)
+	g--
+	rows := b.pf.RowGroups()[g].Rows()
+	defer rows.Close()
+	if err := rows.SeekToRow(n - b.firsts[g]); err != nil {
+		return nil, err
+	}
+	buf := make([]parquet.Row, 1)
+	if k, err := rows.ReadRows(buf); k != 1 {
+		return nil, fmt.Errorf("row %d: %w", n+1, err)
+	}
+	return buf[0], nil
+}
+
+// values are the values of field's column in row (nil when absent).
+func (b *basetenFile) values(row parquet.Row, field string) []parquet.Value {
+	c, ok := b.col[field]
+	if !ok {
+		return nil
+	}
+	var out []parquet.Value
+	row.Range(func(i int, vs []parquet.Value) bool {
+		if i == c {
+			out = vs
+		}
+		return i < c
+	})
+	return out
+}
+
+// decode checks and decodes a row as AIPerf's BasetenTrace model reads it.
+func (b *basetenFile) decode(row parquet.Row) (basetenRow, []problem) {
+	var r basetenRow
+	var ps []problem
+	need := func(field string, dst *int64, lo int64) {
+		v, p := scalarInt(b.values(row, field), field, lo)
+		switch {
+		case p != nil:
+			ps = append(ps, *p)
+		case v == nil:
+			ps = append(ps, problemf(field, "required: expected %s", intWant(lo)))
+		default:
+			*dst = *v
+		}
+	}
+	need(btTime, &r.ts, 0)
+	need(btInput, &r.input, 0)
+	need(btOutput, &r.output, 0)
+	switch vs := b.values(row, btPrompt); {
+	case len(vs) == 0 || vs[0].IsNull():
+		ps = append(ps, problemf(btPrompt, "required: expected the completion prompt (a string), got null"))
+	case vs[0].Kind() != parquet.ByteArray || !utf8.Valid(vs[0].ByteArray()):
+		ps = append(ps, problemf(btPrompt, "expected a string, got %s", kindWord(vs[0])))
+	default:
+		r.prompt = string(vs[0].ByteArray())
+	}
+	for _, v := range b.values(row, btHashes) {
+		if v.IsNull() {
+			continue // a null or empty list
+		}
+		if n, ok := intValue(v); ok && n >= 0 {
+			r.hashes = append(r.hashes, n)
+			continue
+		}
+		ps = append(ps, problemf(btHashes, "expected a list of non-negative integers, got an element %s", valueWord(v)))
+		break
+	}
+	if v, p := scalarInt(b.values(row, btBlock), btBlock, 1); p != nil {
+		ps = append(ps, *p)
+	} else if v != nil {
+		r.block = *v
+	}
+	if b.session != "" {
+		id, p := sessionValue(b.values(row, b.session), b.session)
+		if p != nil {
+			ps = append(ps, *p)
+		}
+		r.session = id
+	}
+	return r, ps
+}
+
+// sessionValue is a row's session id: a string, or a non-negative integer
+// (poor_man_session_id is always one), or nil for null.
+func sessionValue(vs []parquet.Value, field string) (*string, *problem) {
+	if len(vs) == 0 || vs[0].IsNull() {
+		return nil, nil
+	}
+	v := vs[0]
+	if n, ok := intValue(v); ok && n >= 0 {
+		s := strconv.FormatInt(n, 10)
+		return &s, nil
+	}
+	if v.Kind() == parquet.ByteArray && field == btSession {
+		s := string(v.ByteArray())
+		return &s, nil
+	}
+	want := "a string or a non-negative integer"
+	if field == btPoorMan {
+		want = "a non-negative integer"
+	}
+	p := problemf(field, "expected %s, got %s", want, valueWord(v))
+	return nil, &p
+}
+
+// scalarInt reads an optional integer column of at least lo: nil for
+// null or absent.
+func scalarInt(vs []parquet.Value, field string, lo int64) (*int64, *problem) {
+	if len(vs) == 0 || vs[0].IsNull() {
+		return nil, nil
+	}
+	n, ok := intValue(vs[0])
+	if !ok || n < lo {
+		p := problemf(field, "expected %s, got %s", intWant(lo), valueWord(vs[0]))
+		return nil, &p
+	}
+	return &n, nil
+}
+
+func intWant(lo int64) string {
+	if lo == 0 {
+		return "a non-negative integer"
+	}
+	return fmt.Sprintf("an integer of at least %d", lo)
+}
+
+// intValue reads an integer value; a floating-point one counts when it is
+// whole (as pydantic's int accepts 3.0).
+func intValue(v parquet.Value) (int64, bool) {
+	switch v.Kind() {
+	case parquet.Int32:
+		return int64(v.Int32()), true
+	case parquet.Int64:
+		return v.Int64(), true
+	case parquet.Float, parquet.Double:
+		f := v.Double()
+		if v.Kind() == parquet.Float {
+			f = float64(v.Float())
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), true
+		}
+	}
+	return 0, false
+}
+
+// valueWord quotes a value for an error message.
+func valueWord(v parquet.Value) string {
+	switch v.Kind() {
+	case parquet.ByteArray:
+		return "the string " + brief(string(v.ByteArray()))
+	case parquet.Int32, parquet.Int64, parquet.Float, parquet.Double:
+		return v.String()
+	}
+	return kindWord(v)
+}
+
+func kindWord(v parquet.Value) string { return "a " + strings.ToLower(v.Kind().String()) + " value" }
+
+// openBaseten indexes a Baseten Parquet trace (AIPerf's baseten_trace): a
+// first pass finds the earliest timestamp, the trace's zero; a second
+// checks every row and indexes it by session (rows of a session sorted by
+// timestamp). Conversation reads a session's rows back from the file.
+func openBaseten(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
+	f, err := os.Open(o.InputFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s dataset: %w", TypeBasetenTrace, err)
+	}
+	d := &fileDataset{kind: TypeBasetenTrace, path: o.InputFile, o: o, tok: tok, f: f, files: files{list: []*os.File{f}}}
+	if err := indexBaseten(ctx, d); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s dataset: %w", TypeBasetenTrace, err)
+	}
+	return d, nil
+}
+
+func indexBaseten(ctx context.Context, d *fileDataset) error {
+	bt, err := openBasetenFile(d.f)
+	if err != nil {
+		return err
+	}
+	d.baseten = bt
+	tsCol := bt.col[btTime]
+	bt.min = math.MaxInt64
+	err = bt.scan(ctx, func(_ int64, row parquet.Row) error {
+		var vs []parquet.Value
+		row.Range(func(i int, v []parquet.Value) bool {
+			if i == tsCol {
+				vs = v
+			}
+			return i < tsCol
+		})
+		if v, p := scalarInt(vs, btTime, 0); p == nil && v != nil {
+			bt.min = min(bt.min, *v)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.path, err)
+	}
+	ix := newIndexer(d)
+	ix.rowTS = []float64{}
+	err = bt.scan(ctx, func(n int64, row parquet.Row) error {
+		r, ps := bt.decode(row)
+		ms := float64(r.ts - bt.min)
+		info := rowInfo{turns: 1, ts: ms, ts0: ms, first: ms, last: ms, session: r.session, unordered: true}
+		if ps != nil {
+			info = rowInfo{}
+		}
+		ix.add(nil, int(n+1), n, info, ps)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.path, err)
+	}
+	return ix.finish()
+}
+
+// sortSessions sorts the rows of each conversation by their timestamps ts
+// (stable: file order among equal times), as AIPerf sorts a Baseten
+// session's rows.
+func (d *fileDataset) sortSessions(ts []float64) {
+	type row struct {
+		ts  float64
+		off int64
+		n   uint32
+	}
+	var buf []row
+	for c := range len(d.start) - 1 {
+		lo, hi := d.start[c], d.start[c+1]
+		buf = buf[:0]
+		for j := lo; j < hi; j++ {
+			buf = append(buf, row{ts[j], d.off[j], d.n[j]})
+		}
+		slices.SortStableFunc(buf, func(a, b row) int { return cmpFloat(a.ts, b.ts) })
+		for k, r := range buf {
+			d.off[lo+uint32(k)], d.n[lo+uint32(k)] = r.off, r.n
+		}
+	}
+}
+
+// basetenConversation reads conversation i's rows back: each row a turn
+// whose prompt is sent as recorded (a completions prompt), with
+// max(1, output_tokens) as its max tokens and AIPerf's per-row body
+// fields: min_tokens (the output length), hash_ids (total_hashes, when
+// any) and block_size (when given).
+func (d *fileDataset) basetenConversation(i int, lo, hi uint32) (Conversation, error) {
+	c := Conversation{Mode: DeltasWithoutResponses}
+	if hi-lo > 1 {
+		c.Mode = MessageArrayWithResponses
+	}
+	for r := lo; r < hi; r++ {
+		row, err := d.baseten.row(d.off[r])
+		if err != nil {
+			return Conversation{}, fmt.Errorf("re-read %s: %w", d.path, err)
+		}
+		br, ps := d.baseten.decode(row)
+		if ps != nil {
+			return Conversation{}, fmt.Errorf("re-read %s row %d (was the file changed since it was opened?): %s: %s",
+				d.path, d.off[r]+1, ps[0].Field, ps[0].Msg)
+		}
+		if c.ID == "" && br.session != nil {
+			c.ID = *br.session
+		}
+		out := max(1, int(br.output))
+		t := Turn{Text: br.prompt, InputTokens: d.tok.Count(br.prompt), MaxTokens: out,
+			Extra: map[string]any{"min_tokens": out}}
+		if len(br.hashes) > 0 {
+			t.Extra["hash_ids"] = br.hashes
+		}
+		if br.block > 0 {
+			t.Extra["block_size"] = br.block
+		}
+		ms := float64(br.ts - d.baseten.min)
+		d.setTiming(&t, &ms, nil)
+		c.Turns = append(c.Turns, t)
+	}
+	if c.ID == "" {
+		c.ID = fmt.Sprintf("%s:%d", filepath.Base(d.path), d.line[i])
+	}
+	return c, nil
+}
