@@ -208,6 +208,9 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		s.id = src.ids.UUID()
 		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
 	}
+	if s.err == nil && s.c.ModelRanked { // the trace names each turn's model
+		s.model = s.c.Turns[i].ModelRank % len(src.p.Model)
+	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
 		RequestNum: c.PhaseNum, IssuedNs: c.IssuedNs, ReceivedNs: c.ReceivedNs,

@@ -48,14 +48,16 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		switch {
 		case o.UUIDAndStrip:
 			return nil, uuidStripRefused("directory")
+		case kind == TypeWekaTrace || kind == "" && isWekaDir(o.InputFile):
+			return openWeka(ctx, tok, o)
 		case kind == TypeRawPayload || kind == "" && isRawDir(o.InputFile):
 			return openRawDir(ctx, tok, o)
 		case kind == TypeSageMakerCapture:
 			return nil, fmt.Errorf("%s dataset: %s is a directory: give one capture file (concatenate them: "+
 				"find %s -name '*.jsonl' -exec cat {} + > all_captures.jsonl)", kind, o.InputFile, o.InputFile)
 		case kind != "" && kind != TypeRandomPool:
-			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
-				"(one conversation per file) read a directory", kind, o.InputFile)
+			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file), raw_payload "+
+				"(one conversation per file) and weka_trace (one trace per file) read a directory", kind, o.InputFile)
 		}
 		return openRandomPool(ctx, tok, o, true)
 	}
@@ -74,6 +76,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return openInputsJSON(ctx, tok, o)
 	case TypeBasetenTrace:
 		return openBaseten(ctx, tok, o)
+	case TypeWekaTrace:
+		return openWeka(ctx, tok, o)
 	}
 	if isParquet(o.InputFile) {
 		return nil, fmt.Errorf("%s dataset: %s is a Parquet file: only baseten_trace reads Parquet here", kind, o.InputFile)
@@ -175,16 +179,21 @@ func Detect(path, customType string) (Detected, error) {
 	}
 	if st.IsDir() {
 		switch {
+		case customType == TypeWekaTrace || customType == "" && isWekaDir(path):
+			return Detected{Type: TypeWekaTrace, Timestamped: true}, nil // every request's t
 		case customType == TypeRawPayload || customType == "" && isRawDir(path):
 			return Detected{Type: TypeRawPayload}, nil
 		case customType != "" && customType != TypeRandomPool:
-			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
-				"(one conversation per file) read a directory", customType, path)
+			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file), raw_payload "+
+				"(one conversation per file) and weka_trace (one trace per file) read a directory", customType, path)
 		}
 		return Detected{Type: TypeRandomPool}, nil
 	}
 	if customType == TypeInputsJSON || customType == "" && isInputsJSON(path) {
 		return Detected{Type: TypeInputsJSON}, nil
+	}
+	if customType == TypeWekaTrace || customType == "" && isWekaFile(path) {
+		return Detected{Type: TypeWekaTrace, Timestamped: true}, nil // every request's t
 	}
 	if customType == TypeBasetenTrace || customType == "" && hasBasetenColumns(path) {
 		return Detected{Type: TypeBasetenTrace, Timestamped: true}, nil // its timestamp_start_unix_ms column
@@ -227,6 +236,8 @@ func detectFile(path string) (string, error) {
 	switch {
 	case hasBasetenColumns(path):
 		return TypeBasetenTrace, nil
+	case isWekaFile(path):
+		return TypeWekaTrace, nil
 	case isParquet(path):
 		return "", notBaseten(path)
 	case isInputsJSON(path):
@@ -316,7 +327,7 @@ func IsTrace(d Dataset) bool {
 	switch f := d.(type) {
 	case *fileDataset:
 		return IsTraceType(f.kind) || f.kind == TypeInputsJSON || f.kind == TypeRawPayload
-	case *rawDir:
+	case *rawDir, *wekaSet:
 		return true
 	}
 	return false

@@ -44,7 +44,7 @@ const (
 )
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace)
+var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace, TypeWekaTrace)
 
 // lineTypes are the record types of JSONL files, one JSON record a line.
 var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload,
@@ -52,7 +52,7 @@ var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMoon
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.
-var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture, TypeBasetenTrace}
+var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture, TypeBasetenTrace, TypeWekaTrace}
 
 // IsTraceType reports whether files of record type kind are traces.
 func IsTraceType(kind string) bool { return slices.Contains(traceTypes, kind) }

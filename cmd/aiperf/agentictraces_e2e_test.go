@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// datasetFixture is the content of a fixture of internal/dataset.
+func datasetFixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "dataset", "testdata", "files", name))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// sessionCounts counts the profiling records of the one run under dir
+// by conversation.
+func sessionCounts(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, r := range profilingRecords(t, dir) {
+		out[r.Metadata.ConversationID]++
+	}
+	return out
+}
+
+// sentBody is the part of a completions body the Baseten test reads.
+type sentBody struct {
+	Prompt    string  `json:"prompt"`
+	MaxTokens int     `json:"max_tokens"`
+	MinTokens int     `json:"min_tokens"`
+	HashIDs   []int64 `json:"hash_ids"`
+	BlockSize int     `json:"block_size"`
+}
+
+// TestBasetenTraceTutorial runs the command line of AIPerf's
+// baseten-trace.md (Command) against the mock: each row of the Parquet
+// trace is sent once, its prompt verbatim to /v1/completions, with its
+// recorded output as max_tokens and min_tokens and its KV-cache hints.
+func TestBasetenTraceTutorial(t *testing.T) {
+	c := tutorial{
+		doc:    "docs/tutorials/baseten-trace.md (Command): a Parquet trace replayed on its schedule, each row once",
+		change: "trace.parquet is internal/dataset's 6-row fixture (3 sessions over 3 s) instead of /path/to/trace.parquet",
+		args: []string{"profile", "--model", "YOUR_MODEL", "--url", "http://localhost:8000", "--endpoint-type", "completions",
+			"--input-file", "trace.parquet", "--custom-dataset-type", "baseten_trace", "--fixed-schedule"},
+		files: map[string]string{"trace.parquet": datasetFixture(t, "baseten.parquet")},
+		mock:  mock.Config{Fast: true},
+		after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+			s := at["localhost:8000"]
+			assert.Equal(t, 6, s.requests, "6 rows, 6 requests")
+			got := map[string]sentBody{}
+			for _, b := range s.bodies {
+				var sb sentBody
+				require.NoError(t, json.Unmarshal([]byte(b), &sb), b)
+				got[sb.Prompt] = sb
+			}
+			assert.Equal(t, map[string]sentBody{
+				"s1 turn one":   {Prompt: "s1 turn one", MaxTokens: 5, MinTokens: 5, HashIDs: []int64{1, 2}, BlockSize: 16},
+				"s1 turn two":   {Prompt: "s1 turn two", MaxTokens: 7, MinTokens: 7, HashIDs: []int64{1, 2, 3}, BlockSize: 16},
+				"s1 turn three": {Prompt: "s1 turn three", MaxTokens: 9, MinTokens: 9, HashIDs: []int64{1, 2, 3, 4}, BlockSize: 16},
+				"s2 first":      {Prompt: "s2 first", MaxTokens: 1, MinTokens: 1},
+				"s2 second":     {Prompt: "s2 second", MaxTokens: 4, MinTokens: 4},
+				"no session":    {Prompt: "no session", MaxTokens: 3, MinTokens: 3},
+			}, got, "each row once, as recorded")
+			sessions := sessionCounts(t, dir)
+			assert.Equal(t, map[string]int{"s1": 3, "s2": 2, "trace.parquet:5": 1}, sessions, "rows grouped by provided_session_id")
+		},
+	}
+	c.run(t, nil)
+}
+
+// chatBody is the part of a chat body the Weka test reads.
+type chatBody struct {
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_completion_tokens"`
+}
+
+// TestWekaTraceTutorial runs the Quick Start command line of AIPerf's
+// weka-trace.md against the mock: a directory of traces, each main agent
+// and subagent a session, every API call sent once, the main agent's
+// model the first --model and its subagents' the second.
+func TestWekaTraceTutorial(t *testing.T) {
+	files := map[string]string{}
+	for _, name := range []string{"trace_0001.json", "trace_0002.json"} {
+		files["artifacts/kv-cache-tester/traces/"+name] = datasetFixture(t, "weka/"+name)
+	}
+	c := tutorial{
+		doc: "docs/tutorials/weka-trace.md (Quick Start): a directory of traces replayed on its schedule, subagents in parallel",
+		change: "the traces are internal/dataset's 2-trace fixture (6 API calls over 0.9 s, 2 subagents and one dropped) " +
+			"instead of the kv-cache-tester corpus",
+		args: []string{"profile", "--url", "localhost:8000", "--model", "claude-opus-4-5-20251101", "--model", "claude-haiku-4-5-20251001",
+			"--endpoint-type", "chat", "--streaming", "--input-file", "artifacts/kv-cache-tester/traces/", "--fixed-schedule"},
+		files: files,
+		mock:  mock.Config{Fast: true},
+		after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+			s := at["localhost:8000"]
+			assert.Equal(t, 6, s.requests, "6 API calls, each once")
+			sent := map[string]int{}
+			for _, b := range s.bodies {
+				var cb chatBody
+				require.NoError(t, json.Unmarshal([]byte(b), &cb), b)
+				sent[fmt.Sprintf("%s/%d", cb.Model, cb.MaxTokens)]++
+			}
+			assert.Equal(t, map[string]int{
+				"claude-opus-4-5-20251101/20": 1, "claude-opus-4-5-20251101/30": 1, "claude-opus-4-5-20251101/12": 1,
+				"claude-haiku-4-5-20251001/10": 1, "claude-haiku-4-5-20251001/1": 1, "claude-haiku-4-5-20251001/5": 1,
+			}, sent, "main agents on the first --model, haiku subagents on the second, out as max tokens")
+			sessions := sessionCounts(t, dir)
+			assert.Equal(t, map[string]int{"trace_0001": 2, "trace_0001::sa:agent_001": 2, "trace_0001::sa:agent_002": 1,
+				"trace_0002": 1}, sessions)
+			assertSentLengths(t, dir, map[[2]float64]int{{100, 20}: 1, {150, 30}: 1, {70, 10}: 1, {130, 1}: 1, {40, 5}: 1, {100, 12}: 1})
+		},
+	}
+	c.run(t, nil)
+}
+
+// A Baseten or Weka trace with malformed records is refused before any
+// traffic: every problem listed with its row (line) and field, exit 2.
+func TestAgenticTraceRefusesBadInput(t *testing.T) {
+	for name, c := range map[string]struct {
+		fixture, file, kind, endpoint string
+		want                          []string
+	}{
+		"baseten": {"bad/baseten.parquet", "bad.parquet", "baseten_trace", "completions", []string{"5 problems", "bad.parquet:2: prompt: required",
+			"bad.parquet:3: input_tokens: expected a non-negative integer, got -4", "bad.parquet:5: block_size: expected an integer of at least 1, got 0"}},
+		"weka": {"bad/weka.json", "traces/bad.json", "weka_trace", "chat", []string{"7 problems", "bad.json:8: requests[1].t: expected a number",
+			"bad.json:13: requests[4].requests[0].in: required"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, c.file, datasetFixture(t, c.fixture))
+			inv := cli(t, dir, "profile", "--model", "m", "--url", "http://127.0.0.1:1", "--endpoint-type", c.endpoint,
+				"--input-file", filepath.Dir(c.file)+"/"+filepath.Base(c.file), "--custom-dataset-type", c.kind)
+			assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+			for _, want := range c.want {
+				assert.Contains(t, inv.stderr, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,95 @@
+package dataset
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWekaDirectory(t *testing.T) {
+	tok := o200k(t)
+	d, convs := open(t, Options{InputFile: "testdata/files/weka", Seed: 5, OSLMean: 99})
+	assert.True(t, IsTrace(d))
+	assert.Equal(t, SamplingSequential, d.Sampling())
+	require.Len(t, convs, 4, "trace_0001's main agent and 2 subagents; trace_0002's main agent (its leading subagent dropped)")
+	assert.Equal(t, 6, Turns(d))
+
+	main := convs[0]
+	assert.Equal(t, "trace_0001", main.ID)
+	assert.Equal(t, MessageArrayWithResponses, main.Mode, "each request holds its whole context: sent on its own")
+	assert.True(t, main.ModelRanked)
+	require.Len(t, main.Turns, 2, "the main agent's API calls, not its subagents'")
+	for k, want := range []struct{ isl, osl int }{{100, 20}, {150, 30}} {
+		assert.Equal(t, want.isl, main.Turns[k].InputTokens)
+		assert.Equal(t, want.isl, tok.Count(main.Turns[k].Text), "turn %d: in tokens from its hash ids", k)
+		assert.Equal(t, want.osl, main.Turns[k].MaxTokens, "out, not --osl")
+		assert.Equal(t, 0, main.Turns[k].ModelRank, "the main model is the first --model")
+	}
+	assert.Equal(t, []float64{0, 600}, []float64{main.Turns[0].TimestampMs, main.Turns[1].TimestampMs}, "t in seconds made ms")
+	assert.Equal(t, 600.0, main.Turns[1].DelayMs, "t_n - t_{n-1}")
+	shared := len(strings.Fields(main.Turns[0].Text))
+	assert.Equal(t, strings.Fields(main.Turns[0].Text), strings.Fields(main.Turns[1].Text)[:shared],
+		"hash ids [1 2] then [1 2 3]: the first prompt is the second's prefix")
+
+	sub := convs[1]
+	assert.Equal(t, "trace_0001::sa:agent_001", sub.ID, "AIPerf's subagent session id")
+	require.Len(t, sub.Turns, 2)
+	assert.Equal(t, []float64{200, 400}, []float64{sub.Turns[0].TimestampMs, sub.Turns[1].TimestampMs}, "absolute inner times")
+	assert.Equal(t, 1, sub.Turns[1].MaxTokens, "out 0 is floored to 1")
+	assert.Equal(t, 1, sub.Turns[0].ModelRank, "the haiku subagent: the second --model")
+	assert.Equal(t, 130, tok.Count(sub.Turns[1].Text))
+
+	bg := convs[2]
+	assert.Equal(t, "trace_0001::sa:agent_002", bg.ID)
+	assert.InDelta(t, 900.0, bg.Turns[0].TimestampMs, 1e-9, "t 0.1 before the spawn at 0.8: relative to it")
+
+	other := convs[3]
+	assert.Equal(t, "trace_0002", other.ID)
+	require.Len(t, other.Turns, 1)
+	assert.NotEqual(t, strings.Fields(main.Turns[0].Text)[:64], strings.Fields(other.Turns[0].Text)[:64],
+		"hash id 1 of another trace is another block: each trace its own namespace")
+	assert.Equal(t, []Timed{{0, 0}, {1, 200}, {3, 300}, {2, 900}}, d.Schedule())
+
+	det, err := Detect("testdata/files/weka", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeWekaTrace, Timestamped: true}, det, "a directory of Weka trace files")
+	det, err = Detect("testdata/files/weka/trace_0002.json", "")
+	require.NoError(t, err)
+	assert.Equal(t, Detected{Type: TypeWekaTrace, Timestamped: true}, det, "one trace file")
+}
+
+func TestWekaSingleFileAndOffsets(t *testing.T) {
+	_, convs := open(t, Options{InputFile: "testdata/files/weka/trace_0001.json", CustomType: TypeWekaTrace})
+	require.Len(t, convs, 3)
+	lo, hi := 300.0, 800.0
+	_, convs = open(t, Options{InputFile: "testdata/files/weka/trace_0001.json", StartOffsetMs: &lo, EndOffsetMs: &hi})
+	require.Len(t, convs, 2, "the window keeps the main agent's t=0.6 and agent_001's t=0.4")
+	assert.Equal(t, 150, convs[0].Turns[0].InputTokens)
+	assert.Equal(t, 130, convs[1].Turns[0].InputTokens)
+}
+
+func TestWekaRefusesBadFiles(t *testing.T) {
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/bad/weka.json", CustomType: TypeWekaTrace})
+	require.Error(t, err)
+	for _, want := range []string{
+		"7 problems",
+		`weka.json:5: hash_id_scope: expected "local"`,
+		"weka.json:8: requests[1].t: expected a number, got a string",
+		"weka.json:9: requests[2].temperature: unknown field (AIPerf's schema forbids it)",
+		"weka.json:9: requests[2].in: expected an integer from 0 to 16777216, got -3",
+		`weka.json:10: requests[3].type: expected "n" (an API call), "s" (a streaming API call) or "subagent", got "x"`,
+		"weka.json:13: requests[4].requests[0].in: required",
+		`weka.json:14: requests[4].requests[1].type: expected "n" or "s" (a subagent's requests are API calls), got "subagent"`,
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+	dir := t.TempDir()
+	_, err = Open(context.Background(), o200k(t), Options{InputFile: dir, CustomType: TypeWekaTrace})
+	assert.ErrorContains(t, err, "no .json trace files in the directory")
+	_, err = Open(context.Background(), o200k(t), Options{InputFile: filepath.Join("testdata", "files", "weka"), CustomType: TypeMooncakeTrace})
+	assert.ErrorContains(t, err, "weka_trace (one trace per file) read a directory")
+}
