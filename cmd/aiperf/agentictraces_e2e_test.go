@@ -146,3 +146,26 @@ func TestAgenticTraceRefusesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// --trace-idle-gap-cap-seconds replays a Weka trace on its compressed
+// timeline (every call still sent once) and is refused when negative or
+// given with another kind of file.
+func TestWekaTraceIdleGapCapFlag(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "traces/trace_0001.json", datasetFixture(t, "weka/trace_0001.json"))
+	writeFile(t, dir, "bailian.jsonl", bailianShort)
+	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "traces",
+		"--trace-idle-gap-cap-seconds", "0.05")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, map[string]int{"trace_0001": 2, "trace_0001::sa:agent_001": 2, "trace_0001::sa:agent_002": 1}, sessionCounts(t, dir))
+	for args, want := range map[[2]string]string{
+		{"traces", "-1"}:          "--trace-idle-gap-cap-seconds must be between 0 and 86400, got -1",
+		{"bailian.jsonl", "0.05"}: "--trace-idle-gap-cap-seconds applies to a weka_trace only",
+	} {
+		inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", args[0],
+			"--trace-idle-gap-cap-seconds="+args[1])
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, want)
+	}
+}

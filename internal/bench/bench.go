@@ -459,6 +459,9 @@ func datasetOptions(p plan.Profile) dataset.Options {
 	if x := p.InterTurnDelayCapSeconds; x != nil {
 		o.DelayCapMs = plan.Ptr(*x * 1000)
 	}
+	if x := p.TraceIdleGapCapSeconds; x != nil {
+		o.IdleGapCapMs = plan.Ptr(*x * 1000)
+	}
 	if p.OutputTokensMean != nil {
 		o.OSLMean = *p.OutputTokensMean
 	}

@@ -27,6 +27,11 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	if o.InputFile == "" {
 		return openSynthetic(ctx, tok, o)
 	}
+	if o.IdleGapCapMs != nil {
+		if det, err := Detect(o.InputFile, o.CustomType); err == nil && det.Type != TypeWekaTrace {
+			return nil, fmt.Errorf("%s dataset: --trace-idle-gap-cap-seconds applies to a weka_trace only (use --inter-turn-delay-cap-seconds)", det.Type)
+		}
+	}
 	st, err := os.Stat(o.InputFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

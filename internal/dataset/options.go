@@ -176,6 +176,11 @@ type Options struct {
 	// clamps each turn's delay (--inter-turn-delay-cap-seconds).
 	IgnoreDelays bool
 	DelayCapMs   *float64
+	// IdleGapCapMs, when set, compresses each gap between consecutive
+	// request starts of a weka_trace trace to at most this many ms, its
+	// delays derived from that timeline and not capped by DelayCapMs
+	// (--trace-idle-gap-cap-seconds).
+	IdleGapCapMs *float64
 
 	// UUIDAndStrip strips the bytes of an image a single_turn session
 	// already sent with its image_uuids entry (--uuid-and-strip,

@@ -93,3 +93,21 @@ func TestWekaRefusesBadFiles(t *testing.T) {
 	_, err = Open(context.Background(), o200k(t), Options{InputFile: filepath.Join("testdata", "files", "weka"), CustomType: TypeMooncakeTrace})
 	assert.ErrorContains(t, err, "weka_trace (one trace per file) read a directory")
 }
+
+// --trace-idle-gap-cap-seconds compresses the gaps between a trace's
+// request starts, main agent and subagents together, and the delays
+// follow the compressed timeline.
+func TestWekaIdleGapCap(t *testing.T) {
+	capMs := 150.0
+	_, convs := open(t, Options{InputFile: "testdata/files/weka/trace_0001.json", IdleGapCapMs: &capMs, DelayCapMs: ptr(1.0)})
+	require.Len(t, convs, 3)
+	// starts 0, 0.2, 0.4, 0.6, 0.9 s: each 0.2 or 0.3 s gap is cut to 0.15 s
+	main, sub, bg := convs[0], convs[1], convs[2]
+	assert.InDeltaSlice(t, []float64{0, 450}, []float64{main.Turns[0].TimestampMs, main.Turns[1].TimestampMs}, 1e-9)
+	assert.InDelta(t, 450.0, main.Turns[1].DelayMs, 1e-9, "from the compressed timeline, not capped at 1 ms")
+	assert.InDeltaSlice(t, []float64{150, 300}, []float64{sub.Turns[0].TimestampMs, sub.Turns[1].TimestampMs}, 1e-9)
+	assert.InDelta(t, 600.0, bg.Turns[0].TimestampMs, 1e-9)
+
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/bailian.jsonl", IdleGapCapMs: &capMs})
+	assert.ErrorContains(t, err, "bailian_trace dataset: --trace-idle-gap-cap-seconds applies to a weka_trace only")
+}

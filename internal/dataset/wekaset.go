@@ -252,6 +252,7 @@ func (w *wekaSet) convTurns(tr wekaTrace, sub int32) (turns []Turn, first float6
 		calls = base.Inner
 	}
 	ranks := modelRanks(tr)
+	warp := w.idleWarp(tr)
 	h := fnv.New64a()
 	h.Write([]byte(tr.ID))
 	seed := w.o.Seed ^ int64(h.Sum64())
@@ -264,10 +265,10 @@ func (w *wekaSet) convTurns(tr wekaTrace, sub int32) (turns []Turn, first float6
 		if sub >= 0 {
 			t = subagentT(base, r)
 		}
-		ms := t * 1000
-		if outside(w.o, ms) {
+		if outside(w.o, t*1000) {
 			continue
 		}
+		ms := warp.at(t) * 1000
 		turn := Turn{MaxTokens: max(1, int(r.Out)), ModelRank: ranks[r.Model]}
 		turn.Text = w.words.hashPrompt(seed, r.HashIDs, int(r.In), int(tr.BlockSize), uint64(sub+1)<<32|uint64(k))
 		turn.InputTokens = int(r.In)
@@ -279,11 +280,76 @@ func (w *wekaSet) convTurns(tr wekaTrace, sub int32) (turns []Turn, first float6
 			*delay = max(0, ms-prev)
 		}
 		ts := ms - w.zero
-		timing(w.o, &turn, &ts, delay)
+		o := w.o
+		if warp != nil { // the compressed timeline's delays are not capped again
+			o.DelayCapMs = nil
+		}
+		timing(o, &turn, &ts, delay)
 		turns = append(turns, turn)
 		prev = ms
 	}
 	return turns, first
+}
+
+// idleGap is a gap between consecutive request starts of a trace that
+// --trace-idle-gap-cap-seconds compresses: from start to end (s), shift
+// seconds collapsed before it, excess collapsed in it.
+type idleGap struct{ start, end, shift, excess float64 }
+
+// idleWarp maps a trace's times (s) onto its timeline with every gap
+// between consecutive request starts (main agent and subagents together)
+// compressed to at most the cap, AIPerf's per-trace idle-gap warp; nil
+// (the identity) without a cap.
+type idleWarp struct {
+	cap  float64
+	gaps []idleGap
+}
+
+func (w *wekaSet) idleWarp(tr wekaTrace) *idleWarp {
+	if w.o.IdleGapCapMs == nil {
+		return nil
+	}
+	var starts []float64
+	for _, r := range tr.Requests {
+		if r.Type != "subagent" {
+			starts = append(starts, r.T)
+			continue
+		}
+		for _, in := range r.Inner {
+			starts = append(starts, subagentT(r, in))
+		}
+	}
+	slices.Sort(starts)
+	iw := &idleWarp{cap: *w.o.IdleGapCapMs / 1000}
+	shift := 0.0
+	for k := 1; k < len(starts); k++ {
+		if gap := starts[k] - starts[k-1]; gap > iw.cap {
+			iw.gaps = append(iw.gaps, idleGap{starts[k-1], starts[k], shift, gap - iw.cap})
+			shift += gap - iw.cap
+		}
+	}
+	return iw
+}
+
+// at maps time t (s): before a gap it moves by the gaps before; in a gap's
+// first cap seconds likewise; later in the gap, to the cap's end.
+func (iw *idleWarp) at(t float64) float64 {
+	if iw == nil {
+		return t
+	}
+	shift := 0.0
+	for _, g := range iw.gaps {
+		switch {
+		case t < g.start:
+			return t - g.shift
+		case t < g.end && t-g.start <= iw.cap:
+			return t - g.shift
+		case t < g.end:
+			return g.start - g.shift + iw.cap
+		}
+		shift = g.shift + g.excess
+	}
+	return t - shift
 }
 
 func (w *wekaSet) Len() int { return len(w.convs) }

@@ -63,6 +63,11 @@ func (v *validator) inputs(p *Profile) {
 	}
 	v.check(!p.IgnoreTraceDelays || file, "ignore_trace_delays", "applies to the timestamps and delays of --input-file's turns")
 	v.check(p.InterTurnDelayCapSeconds == nil || file || v.nonFinite["inter_turn_delay_cap_seconds"], "inter_turn_delay_cap_seconds", "applies to the delays of --input-file's turns")
+	v.check(p.TraceIdleGapCapSeconds == nil || file || v.nonFinite["trace_idle_gap_cap_seconds"], "trace_idle_gap_cap_seconds", "applies to a weka_trace --input-file")
+	if x := p.TraceIdleGapCapSeconds; x != nil && !v.nonFinite["trace_idle_gap_cap_seconds"] {
+		v.check(*x >= 0 && *x <= MaxDelayMs/1000, "trace_idle_gap_cap_seconds",
+			fmt.Sprintf("must be between 0 and %g, got %g", MaxDelayMs/1000, *x))
+	}
 	if x := p.InterTurnDelayCapSeconds; x != nil && !v.nonFinite["inter_turn_delay_cap_seconds"] {
 		v.check(*x >= 0 && *x <= MaxDelayMs/1000, "inter_turn_delay_cap_seconds",
 			fmt.Sprintf("must be between 0 and %g, got %g", MaxDelayMs/1000, *x))

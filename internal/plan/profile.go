@@ -204,6 +204,7 @@ type Profile struct {
 	ReplaySpeedup            *float64 `json:"replay_speedup,omitempty" name:"replay-speedup" group:"Input" placeholder:"X" help:"Replay a fixed schedule X times faster (timestamps divided by X)."`
 	IgnoreTraceDelays        bool     `json:"ignore_trace_delays,omitempty" name:"ignore-trace-delays" group:"Input" help:"Drop the timestamps and delays of a file's turns at load, so that --concurrency or --request-rate sends them back to back instead of replaying the recorded gaps; no effect on a fixed schedule (add --no-fixed-schedule to a timestamped trace)."`
 	InterTurnDelayCapSeconds *float64 `json:"inter_turn_delay_cap_seconds,omitempty" name:"inter-turn-delay-cap-seconds" group:"Input" placeholder:"SECONDS" help:"Clamp each delay of a file's turns to at most this many seconds."`
+	TraceIdleGapCapSeconds   *float64 `json:"trace_idle_gap_cap_seconds,omitempty" name:"trace-idle-gap-cap-seconds" group:"Input" placeholder:"SECONDS" help:"weka_trace: compress each idle gap between consecutive request starts of one trace (its main agent's and subagents' together) to at most this many seconds, and derive the delays from that timeline (over --inter-turn-delay-cap-seconds)."`
 
 	// Conversations (multi-turn sessions).
 	ConversationNum             *int     `json:"conversation_num,omitempty" name:"conversation-num" aliases:"num-conversations,num-sessions" group:"Conversation input" placeholder:"N" help:"Sessions to run: no new session starts after N, started ones finish (aliases --num-conversations, --num-sessions)."`
