@@ -400,7 +400,43 @@ func indexBaseten(ctx context.Context, d *fileDataset) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.path, err)
 	}
-	return ix.finish()
+	if err := ix.finish(); err != nil {
+		return err
+	}
+	d.orderByStart()
+	return nil
+}
+
+// orderByStart puts the conversations in order of their start times (file
+// order among equal ones), as AIPerf orders a Baseten trace's sessions.
+func (d *fileDataset) orderByStart() {
+	n := len(d.ts)
+	perm := make([]int, n)
+	for c := range perm {
+		perm[c] = c
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return cmpFloat(d.ts[a], d.ts[b]) })
+	rows := func(c int) (uint32, uint32) {
+		if d.start == nil {
+			return uint32(c), uint32(c + 1)
+		}
+		return d.start[c], d.start[c+1]
+	}
+	off, size := make([]int64, 0, len(d.off)), make([]uint32, 0, len(d.n))
+	line, ts := make([]uint32, n), make([]float64, n)
+	var start []uint32
+	if d.start != nil {
+		start = make([]uint32, 1, n+1)
+	}
+	for k, c := range perm {
+		lo, hi := rows(c)
+		off, size = append(off, d.off[lo:hi]...), append(size, d.n[lo:hi]...)
+		line[k], ts[k] = d.line[c], d.ts[c]
+		if start != nil {
+			start = append(start, uint32(len(off)))
+		}
+	}
+	d.off, d.n, d.line, d.ts, d.start = off, size, line, ts, start
 }
 
 // sortSessions sorts the rows of each conversation by their timestamps ts

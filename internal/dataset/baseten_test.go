@@ -129,8 +129,8 @@ func TestBasetenOffsets(t *testing.T) {
 	_, convs := open(t, Options{InputFile: "testdata/files/baseten.parquet", CustomType: TypeBasetenTrace,
 		StartOffsetMs: &lo, EndOffsetMs: &hi})
 	require.Len(t, convs, 2)
-	assert.Equal(t, []string{"s1 turn two", "s1 turn three"}, texts(convs[0]), "offsets count from the file's first event")
-	assert.Equal(t, []string{"s2 first"}, texts(convs[1]))
+	assert.Equal(t, []string{"s2 first"}, texts(convs[0]), "offsets count from the file's first event; sessions in order of their start")
+	assert.Equal(t, []string{"s1 turn two", "s1 turn three"}, texts(convs[1]))
 }
 
 func TestBasetenRefusesBadRows(t *testing.T) {
