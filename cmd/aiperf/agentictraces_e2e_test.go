@@ -169,3 +169,14 @@ func TestWekaTraceIdleGapCapFlag(t *testing.T) {
 		assert.Contains(t, inv.stderr, want)
 	}
 }
+
+// --extra-inputs keys that a Baseten trace sets on every request are
+// refused before any traffic, as AIPerf refuses them.
+func TestBasetenTraceRefusesClashingExtraInputs(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "trace.parquet", datasetFixture(t, "baseten.parquet"))
+	inv := cli(t, dir, "profile", "-m", "m", "--url", "http://127.0.0.1:1", "--endpoint-type", "completions", "--input-file", "trace.parquet",
+		"--extra-inputs", "min_tokens:3", "--extra-inputs", `{"hash_ids": [1], "temperature": 0}`)
+	assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "--extra-inputs min_tokens, hash_ids: a baseten_trace sets it on every request")
+}

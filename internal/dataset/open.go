@@ -338,6 +338,22 @@ func IsTrace(d Dataset) bool {
 	return false
 }
 
+// Kind is the record type of d's input file: one of CustomTypes, or ""
+// for synthetic data and a public dataset.
+func Kind(d Dataset) string {
+	switch f := d.(type) {
+	case *fileDataset:
+		return f.kind
+	case *rawDir:
+		return TypeRawPayload
+	case *poolDataset:
+		return TypeRandomPool
+	case *wekaSet:
+		return TypeWekaTrace
+	}
+	return ""
+}
+
 // Turns is the number of turns (requests) in one pass over d: after
 // offsets are applied and system turns hoisted. It is 0 for a Dataset that
 // Open did not return.
