@@ -180,3 +180,42 @@ func TestBasetenTraceRefusesClashingExtraInputs(t *testing.T) {
 	assert.Equal(t, ExitUsage, inv.code, inv.stderr)
 	assert.Contains(t, inv.stderr, "--extra-inputs min_tokens, hash_ids: a baseten_trace sets it on every request")
 }
+
+// agenticCodeRows are the two rows of AIPerf's agentic-code-generator.md
+// (Dataset Format): a session's first turn (its timestamp, group_id) and
+// an incremental second turn (its delay, new hash ids).
+const agenticCodeRows = `{"session_id":"sess-a1b2c3d4e5f6","input_length":1536,"output_length":320,"hash_ids":[0,1,2],"timestamp":0.0,"group_id":4}
+{"session_id":"sess-a1b2c3d4e5f6","input_length":768,"output_length":180,"hash_ids":[1000,1001],"delay":2450.3}
+`
+
+// TestAgenticCodeTraceReplay runs the replay command line of AIPerf's
+// agentic-code-generator.md against the mock on the rows its Dataset
+// Format section shows: an agentic-code dataset.jsonl is a mooncake_trace,
+// its extra fields (group_id, is_restart) ignored, each row sent once.
+func TestAgenticCodeTraceReplay(t *testing.T) {
+	// Qwen/Qwen3-0.6B's tokenizer.json (internal/tokenizer's copy) in a
+	// Hugging Face cache of the test's own, where --tokenizer finds it
+	hub := t.TempDir()
+	snap := filepath.Join("models--Qwen--Qwen3-0.6B", "snapshots", "0123abcd")
+	writeFile(t, hub, filepath.Join("models--Qwen--Qwen3-0.6B", "refs", "main"), "0123abcd")
+	tok, err := os.ReadFile(filepath.Join(qwenDir(t, ""), "tokenizer.json"))
+	require.NoError(t, err)
+	writeFile(t, hub, filepath.Join(snap, "tokenizer.json"), string(tok))
+	c := tutorial{
+		doc: "docs/tutorials/agentic-code-generator.md (Replay With AIPerf): the generated dataset.jsonl replayed as a mooncake_trace",
+		change: "dataset.jsonl is the two rows of its Dataset Format section instead of a generated run's (aiperf synthesize " +
+			"agentic-code is not here); --ui dashboard is left out (no terminal in a test); the tokenizer is read from a local "+
+			"Hugging Face cache (HF_HUB_CACHE)",
+		env: map[string]string{"HF_HUB_CACHE": hub},
+		args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--tokenizer", "Qwen/Qwen3-0.6B", "--url", "http://localhost:8000",
+			"--endpoint-type", "chat", "--input-file", ".test/default_1000s_seed42_YYYYMMDD-HHMMSS/dataset.jsonl",
+			"--custom-dataset-type", "mooncake_trace", "--concurrency", "50", "--workers-max", "200", "--streaming"},
+		files: map[string]string{".test/default_1000s_seed42_YYYYMMDD-HHMMSS/dataset.jsonl": agenticCodeRows},
+		mock:  mock.Config{Fast: true},
+		after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+			assert.Equal(t, 2, at["localhost:8000"].requests, "2 rows, 2 requests")
+			assert.Equal(t, map[string]int{"sess-a1b2c3d4e5f6": 2}, sessionCounts(t, dir))
+		},
+	}
+	c.run(t, nil)
+}
