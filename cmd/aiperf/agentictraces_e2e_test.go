@@ -204,7 +204,7 @@ func TestAgenticCodeTraceReplay(t *testing.T) {
 	c := tutorial{
 		doc: "docs/tutorials/agentic-code-generator.md (Replay With AIPerf): the generated dataset.jsonl replayed as a mooncake_trace",
 		change: "dataset.jsonl is the two rows of its Dataset Format section instead of a generated run's (aiperf synthesize " +
-			"agentic-code is not here); --ui dashboard is left out (no terminal in a test); the tokenizer is read from a local "+
+			"agentic-code is not here); --ui dashboard is left out (no terminal in a test); the tokenizer is read from a local " +
 			"Hugging Face cache (HF_HUB_CACHE)",
 		env: map[string]string{"HF_HUB_CACHE": hub},
 		args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--tokenizer", "Qwen/Qwen3-0.6B", "--url", "http://localhost:8000",
