@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -167,4 +169,40 @@ func TestBasetenRefusesBadRows(t *testing.T) {
 	assert.ErrorContains(t, err, "junk.parquet: not a readable Parquet file")
 	_, err = Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/baseten.parquet", CustomType: TypeMooncakeTrace})
 	assert.ErrorContains(t, err, "only baseten_trace reads Parquet here")
+}
+
+// BenchmarkBasetenIndex indexes a Baseten trace of 100,000 rows (10 rows a
+// session, a 2 KB prompt each, row groups of 10,000): the heap the index
+// keeps per row, and the rows indexed per second.
+func BenchmarkBasetenIndex(b *testing.B) {
+	const rows, group = 100_000, 10_000
+	path := filepath.Join(b.TempDir(), "trace.parquet")
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	w := parquet.NewGenericWriter[basetenFixtureRow](f)
+	prompt := strings.Repeat("word ", 400)
+	batch := make([]basetenFixtureRow, 0, group)
+	for i := range rows {
+		batch = append(batch, basetenFixtureRow{Timestamp: 1_700_000_000_000 + int64(i)*10, Prompt: &prompt, Input: 400, Output: 50,
+			Hashes: []int64{int64(i / 10), int64(i)}, Session: ptr(strconv.Itoa(i / 10))})
+		if len(batch) == group {
+			_, err = w.Write(batch)
+			require.NoError(b, err)
+			require.NoError(b, w.Flush())
+			batch = batch[:0]
+		}
+	}
+	require.NoError(b, w.Close())
+	require.NoError(b, f.Close())
+	tok := o200k(b)
+	for b.Loop() {
+		before := heapInUse()
+		d, err := Open(context.Background(), tok, Options{InputFile: path, CustomType: TypeBasetenTrace, FixedSchedule: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(heapInUse()-before)/rows, "heap-B/row")
+		d.Close()
+	}
+	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
