@@ -219,3 +219,25 @@ func TestAgenticCodeTraceReplay(t *testing.T) {
 	}
 	c.run(t, nil)
 }
+
+// --synthesis-max-isl and --synthesis-max-osl filter a Weka trace as
+// AIPerf's weka-trace.md (Filtering) says; the rewriting --synthesis-*
+// flags are refused for it, named or detected.
+func TestWekaTraceSynthesisFilters(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	for _, name := range []string{"trace_0001.json", "trace_0002.json"} {
+		writeFile(t, dir, "traces/"+name, datasetFixture(t, "weka/"+name))
+	}
+	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "traces",
+		"--synthesis-max-isl", "120", "--synthesis-max-osl", "8")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assertSentLengths(t, dir, map[[2]float64]int{{100, 8}: 2, {70, 10}: 1})
+	for _, args := range [][]string{{"--custom-dataset-type", "weka_trace"}, nil} {
+		inv := cli(t, dir, append([]string{"profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "traces",
+			"--synthesis-speedup-ratio", "2"}, args...)...)
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, "weka_trace")
+		assert.Contains(t, inv.stderr, "takes only --synthesis-max-isl and --synthesis-max-osl")
+	}
+}

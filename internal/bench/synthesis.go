@@ -44,6 +44,9 @@ func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
 	if err != nil {
 		return err
 	}
+	if det.Type == dataset.TypeWekaTrace {
+		return wekaFilters(c.p, o)
+	}
 	if det.Type != dataset.TypeMooncakeTrace {
 		return fmt.Errorf("--synthesis-* options rewrite a mooncake trace: %s is a %s file", c.p.InputFile, det.Type)
 	}
@@ -57,6 +60,19 @@ func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
 	}
 	fmt.Fprintf(c.log, "%s: synthesized as aiperf synthesize-trace does (%d lines from %d)\n", c.p.InputFile, st.Written, st.Rows)
 	o.InputFile = out
+	return nil
+}
+
+// wekaFilters applies --synthesis-max-isl and --synthesis-max-osl to a
+// weka_trace as AIPerf's Weka loader does (filters, not a rewrite); the
+// other --synthesis-* flags are refused.
+func wekaFilters(p plan.Profile, o *dataset.Options) error {
+	if p.SynthesisSpeedupRatio != nil || p.SynthesisPrefixLenMultiplier != nil || p.SynthesisPrefixRootMultiplier != nil ||
+		p.SynthesisPromptLenMultiplier != nil || p.SynthesisBlockSize != nil {
+		return fmt.Errorf("%s is a weka_trace: it takes only --synthesis-max-isl and --synthesis-max-osl (its filters); "+
+			"the other --synthesis-* flags rewrite a mooncake trace", p.InputFile)
+	}
+	o.MaxISL, o.MaxOSL = derefInt(p.SynthesisMaxISL), derefInt(p.SynthesisMaxOSL)
 	return nil
 }
 

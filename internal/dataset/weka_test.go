@@ -111,3 +111,22 @@ func TestWekaIdleGapCap(t *testing.T) {
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/bailian.jsonl", IdleGapCapMs: &capMs})
 	assert.ErrorContains(t, err, "bailian_trace dataset: --trace-idle-gap-cap-seconds applies to a weka_trace only")
 }
+
+// --synthesis-max-isl drops the calls of more input tokens (and the
+// subagents they spawn); --synthesis-max-osl caps the main agent's max
+// tokens, not its subagents', as AIPerf's Weka filters do.
+func TestWekaMaxISLAndOSL(t *testing.T) {
+	_, convs := open(t, Options{InputFile: "testdata/files/weka", MaxISL: 120, MaxOSL: 8})
+	require.Len(t, convs, 3, "trace_0001's call of 150 and agent_001's of 130 dropped; agent_001 keeps its call of 70")
+	assert.Equal(t, "trace_0001", convs[0].ID)
+	require.Len(t, convs[0].Turns, 1)
+	assert.Equal(t, 8, convs[0].Turns[0].MaxTokens, "out 20 capped at 8")
+	assert.Equal(t, "trace_0001::sa:agent_001", convs[1].ID)
+	require.Len(t, convs[1].Turns, 1)
+	assert.Equal(t, 10, convs[1].Turns[0].MaxTokens, "a subagent's call keeps its out")
+	assert.Equal(t, "trace_0002", convs[2].ID, "agent_002 is spawned after the dropped call of 150: dropped too")
+
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/weka/trace_0001.json", MaxISL: 90})
+	assert.ErrorContains(t, err, "trace_0001.json: no requests left: every call has more than 90 input tokens (--synthesis-max-isl) "+
+		"or falls outside the fixed schedule window [-∞, +∞] ms, or only subagents without a main-agent call before them are left")
+}

@@ -141,7 +141,12 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, joinProblems(errs))
 	}
 	if len(w.convs) == 0 {
-		return nil, &LineError{Path: o.InputFile, Msg: fmt.Sprintf("no requests left: none within the fixed schedule window %s", offsetWindow(o))}
+		isl := ""
+		if o.MaxISL > 0 {
+			isl = fmt.Sprintf("has more than %d input tokens (--synthesis-max-isl) or ", o.MaxISL)
+		}
+		return nil, &LineError{Path: o.InputFile, Msg: fmt.Sprintf("no requests left: every call %sfalls outside the fixed schedule "+
+			"window %s, or only subagents without a main-agent call before them are left", isl, offsetWindow(o))}
 	}
 	switch {
 	case o.AutoOffset:
@@ -184,14 +189,15 @@ func loadWeka(path string) (wekaTrace, error) {
 
 // plan lists a trace's conversations: its main agent, then each subagent
 // that some main-agent request precedes (AIPerf drops the others: there
-// is no turn to spawn them from) and that has requests.
+// is no turn to spawn them from; nor when --synthesis-max-isl dropped
+// that turn) and that has requests.
 func (w *wekaSet) plan(tr wekaTrace) []wekaConv {
 	out := []wekaConv{{sub: -1}}
 	parent := false
 	for i, r := range tr.Requests {
 		switch {
 		case r.Type != "subagent":
-			parent = true
+			parent = w.o.MaxISL == 0 || r.In <= int64(w.o.MaxISL)
 		case parent && len(r.Inner) > 0:
 			out = append(out, wekaConv{sub: int32(i)})
 		}
@@ -265,11 +271,14 @@ func (w *wekaSet) convTurns(tr wekaTrace, sub int32) (turns []Turn, first float6
 		if sub >= 0 {
 			t = subagentT(base, r)
 		}
-		if outside(w.o, t*1000) {
+		if outside(w.o, t*1000) || w.o.MaxISL > 0 && r.In > int64(w.o.MaxISL) {
 			continue
 		}
 		ms := warp.at(t) * 1000
 		turn := Turn{MaxTokens: max(1, int(r.Out)), ModelRank: ranks[r.Model]}
+		if sub < 0 && w.o.MaxOSL > 0 { // a subagent's calls keep their recorded out, as AIPerf's
+			turn.MaxTokens = min(turn.MaxTokens, w.o.MaxOSL)
+		}
 		turn.Text = w.words.hashPrompt(seed, r.HashIDs, int(r.In), int(tr.BlockSize), uint64(sub+1)<<32|uint64(k))
 		turn.InputTokens = int(r.In)
 		var delay *float64
