@@ -389,6 +389,10 @@ func indexBaseten(ctx context.Context, d *fileDataset) error {
 	ix.rowTS = []float64{}
 	err = bt.scan(ctx, func(n int64, row parquet.Row) error {
 		r, ps := bt.decode(row)
+		if ps == nil && d.o.MaxISL > 0 && r.input > int64(d.o.MaxISL) {
+			ix.lines, ix.skipped = ix.lines+1, ix.skipped+1
+			return nil // --synthesis-max-isl
+		}
 		ms := float64(r.ts - bt.min)
 		info := rowInfo{turns: 1, ts: ms, ts0: ms, first: ms, last: ms, session: r.session, unordered: true}
 		if ps != nil {
@@ -486,6 +490,9 @@ func (d *fileDataset) basetenConversation(i int, lo, hi uint32) (Conversation, e
 			c.ID = *br.session
 		}
 		out := max(1, int(br.output))
+		if d.o.MaxOSL > 0 {
+			out = min(out, d.o.MaxOSL) // --synthesis-max-osl: max_tokens and min_tokens
+		}
 		t := Turn{Text: br.prompt, InputTokens: d.tok.Count(br.prompt), MaxTokens: out,
 			Extra: map[string]any{"min_tokens": out}}
 		if len(br.hashes) > 0 {

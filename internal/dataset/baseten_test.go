@@ -206,3 +206,15 @@ func BenchmarkBasetenIndex(b *testing.B) {
 	}
 	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// --synthesis-max-isl drops the rows of more input tokens and
+// --synthesis-max-osl caps max_tokens and min_tokens, as AIPerf does.
+func TestBasetenMaxISLAndOSL(t *testing.T) {
+	_, convs := open(t, Options{InputFile: "testdata/files/baseten.parquet", CustomType: TypeBasetenTrace, MaxISL: 25, MaxOSL: 4})
+	require.Len(t, convs, 3)
+	assert.Equal(t, []string{"s1 turn one"}, texts(convs[0]), "rows of 30 and 40 input tokens dropped")
+	assert.Equal(t, 4, convs[0].Turns[0].MaxTokens, "5 capped at 4")
+	assert.Equal(t, 4, convs[0].Turns[0].Extra["min_tokens"])
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/baseten.parquet", CustomType: TypeBasetenTrace, MaxISL: 1})
+	assert.ErrorContains(t, err, "no records left: all 6 rows have timestamps outside the fixed schedule window [-∞, +∞] ms or more than 1 input tokens (--synthesis-max-isl)")
+}

@@ -182,7 +182,11 @@ func (ix *indexer) finish() error {
 	case ix.lines == 0:
 		return &LineError{Path: d.path, Msg: "no records: the file is empty or holds only blank lines"}
 	case len(d.off) == 0:
-		return &LineError{Path: d.path, Msg: fmt.Sprintf("no records left: all %d rows have timestamps outside the fixed schedule window %s", ix.skipped, offsetWindow(d.o))}
+		msg := fmt.Sprintf("no records left: all %d rows have timestamps outside the fixed schedule window %s", ix.skipped, offsetWindow(d.o))
+		if d.o.MaxISL > 0 && d.kind == TypeBasetenTrace {
+			msg += fmt.Sprintf(" or more than %d input tokens (--synthesis-max-isl)", d.o.MaxISL)
+		}
+		return &LineError{Path: d.path, Msg: msg}
 	}
 	ix.sessions = nil
 	ix.group()

@@ -181,9 +181,10 @@ type Options struct {
 	// delays derived from that timeline and not capped by DelayCapMs
 	// (--trace-idle-gap-cap-seconds).
 	IdleGapCapMs *float64
-	// MaxISL, when set, drops a weka_trace's API calls of more input
-	// tokens, and MaxOSL caps its main agents' max tokens
-	// (--synthesis-max-isl, --synthesis-max-osl, AIPerf's Weka filters).
+	// MaxISL, when set, drops a weka_trace's API calls and a
+	// baseten_trace's rows of more input tokens, and MaxOSL caps their max
+	// tokens (a weka_trace's main agents' only) (--synthesis-max-isl,
+	// --synthesis-max-osl, AIPerf's filters for these traces).
 	MaxISL, MaxOSL int
 
 	// UUIDAndStrip strips the bytes of an image a single_turn session
