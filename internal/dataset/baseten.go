@@ -71,7 +71,11 @@ func openBasetenFile(f *os.File) (*basetenFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	var pf *parquet.File
+	err = guarded(func() (err error) {
+		pf, err = parquet.OpenFile(f, st.Size())
+		return err
+	})
 	if err != nil {
 		return nil, &LineError{Path: f.Name(), Msg: fmt.Sprintf("not a readable Parquet file (%v): a baseten_trace is a Parquet export", err)}
 	}
@@ -154,7 +158,7 @@ func notBaseten(path string) error {
 func (b *basetenFile) scan(ctx context.Context, fn func(n int64, row parquet.Row) error) error {
 	buf := make([]parquet.Row, btBatchRows)
 	for g, rg := range b.pf.RowGroups() {
-		if err := b.readRows(rg.Rows(), b.firsts[g], buf, fn); err != nil {
+		if err := guarded(func() error { return b.readRows(rg.Rows(), b.firsts[g], buf, fn) }); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
@@ -184,7 +188,26 @@ func (b *basetenFile) readRows(rows parquet.Rows, n int64, buf []parquet.Row, fn
 }
 
 // row reads row n (0-based) back.
-func (b *basetenFile) row(n int64) (parquet.Row, error) {
+func (b *basetenFile) row(n int64) (row parquet.Row, err error) {
+	err = guarded(func() (err error) {
+		row, err = b.readRow(n)
+		return err
+	})
+	return row, err
+}
+
+// guarded runs fn, turning a panic of the Parquet reader (which a
+// corrupt file can cause) into an error.
+func guarded(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("corrupt Parquet data: %v", r)
+		}
+	}()
+	return fn()
+}
+
+func (b *basetenFile) readRow(n int64) (parquet.Row, error) {
 	g, _ := slices.BinarySearch(b.firsts, n+1)
 	g--
 	rows := b.pf.RowGroups()[g].Rows()

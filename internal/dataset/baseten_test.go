@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -217,4 +218,29 @@ func TestBasetenMaxISLAndOSL(t *testing.T) {
 	assert.Equal(t, 4, convs[0].Turns[0].Extra["min_tokens"])
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/baseten.parquet", CustomType: TypeBasetenTrace, MaxISL: 1})
 	assert.ErrorContains(t, err, "no records left: all 6 rows have timestamps outside the fixed schedule window [-∞, +∞] ms or more than 1 input tokens (--synthesis-max-isl)")
+}
+
+// A corrupt Parquet file (the fixture cut short, or a byte flipped) is an
+// error, never a panic: the Parquet reader's panics are recovered.
+func TestBasetenCorruptFiles(t *testing.T) {
+	good, err := os.ReadFile("testdata/files/baseten.parquet")
+	require.NoError(t, err)
+	tok, path := o200k(t), filepath.Join(t.TempDir(), "x.parquet")
+	for i := 0; i < len(good); i += 11 {
+		flipped := bytes.Clone(good)
+		flipped[i] ^= 0xff
+		for _, b := range [][]byte{good[:i], flipped} {
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+			require.NotPanics(t, func() {
+				d, err := Open(context.Background(), tok, Options{InputFile: path, CustomType: TypeBasetenTrace})
+				if err != nil {
+					return
+				}
+				for c := range d.Len() {
+					_, _ = d.Conversation(c)
+				}
+				d.Close()
+			}, "byte %d", i)
+		}
+	}
 }
