@@ -77,6 +77,15 @@ func TestBasetenTraceTutorial(t *testing.T) {
 	c.run(t, nil)
 }
 
+// writeWekaTraces writes internal/dataset's two Weka trace fixtures into
+// dir/traces.
+func writeWekaTraces(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range []string{"trace_0001.json", "trace_0002.json"} {
+		writeFile(t, dir, "traces/"+name, datasetFixture(t, "weka/"+name))
+	}
+}
+
 // chatBody is the part of a chat body the Weka test reads.
 type chatBody struct {
 	Model     string `json:"model"`
@@ -226,9 +235,7 @@ func TestAgenticCodeTraceReplay(t *testing.T) {
 func TestWekaTraceSynthesisFilters(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
-	for _, name := range []string{"trace_0001.json", "trace_0002.json"} {
-		writeFile(t, dir, "traces/"+name, datasetFixture(t, "weka/"+name))
-	}
+	writeWekaTraces(t, dir)
 	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "traces",
 		"--synthesis-max-isl", "120", "--synthesis-max-osl", "8")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
@@ -240,4 +247,25 @@ func TestWekaTraceSynthesisFilters(t *testing.T) {
 		assert.Contains(t, inv.stderr, "weka_trace")
 		assert.Contains(t, inv.stderr, "takes only --synthesis-max-isl and --synthesis-max-osl")
 	}
+}
+
+// AIPerf's per-trace model rewriting: with three --model values, every
+// trace's main agent is sent as the first and its Haiku subagents as the
+// second; the third names no model of these traces (a model per session,
+// round robin, would give the third session the third).
+func TestWekaTraceModelRewriting(t *testing.T) {
+	sent := &bodies{}
+	m := startMockBehind(t, mock.Config{Fast: true}, sent.wrap)
+	dir := t.TempDir()
+	writeWekaTraces(t, dir)
+	inv := cli(t, dir, "profile", "--model", "A", "--model", "B", "--model", "C", "--url", m.URL, "--endpoint-type", "chat",
+		"--input-file", "traces")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	models := map[string]int{}
+	for _, b := range sent.sorted() {
+		var cb chatBody
+		require.NoError(t, json.Unmarshal([]byte(b), &cb), b)
+		models[fmt.Sprintf("%s/%d", cb.Model, cb.MaxTokens)]++
+	}
+	assert.Equal(t, map[string]int{"A/20": 1, "A/30": 1, "A/12": 1, "B/10": 1, "B/1": 1, "B/5": 1}, models)
 }
