@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -268,4 +269,38 @@ func TestWekaTraceModelRewriting(t *testing.T) {
 		models[fmt.Sprintf("%s/%d", cb.Model, cb.MaxTokens)]++
 	}
 	assert.Equal(t, map[string]int{"A/20": 1, "A/30": 1, "A/12": 1, "B/10": 1, "B/1": 1, "B/5": 1}, models)
+}
+
+// The main agent's call after a subagent waits until the subagent's last
+// call has returned (AIPerf's SPAWN_JOIN), though the trace records it
+// earlier: with an 800 ms time to first token, agent_001 (calls at 0.2 s
+// and after its first reply) ends after 1.8 s, while trace_0001's second
+// call is due at 0.6 s, once its first (about 0.9 s) has returned.
+func TestWekaTraceMainAgentWaitsForSubagent(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 800, ITL: 1})
+	dir := t.TempDir()
+	writeFile(t, dir, "traces/trace_0001.json", datasetFixture(t, "weka/trace_0001.json"))
+	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--streaming", "--input-file", "traces")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	b, err := os.ReadFile(onlyFile(t, dir, "profile_export.jsonl"))
+	require.NoError(t, err)
+	type span struct{ start, end int64 }
+	at := map[string]span{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Metadata struct {
+				Conv  string `json:"conversation_id"`
+				Turn  int    `json:"turn_index"`
+				Start int64  `json:"request_start_ns"`
+				End   int64  `json:"request_end_ns"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		at[fmt.Sprintf("%s/%d", r.Metadata.Conv, r.Metadata.Turn)] = span{r.Metadata.Start, r.Metadata.End}
+	}
+	require.Len(t, at, 5)
+	assert.GreaterOrEqual(t, at["trace_0001/1"].start, at["trace_0001::sa:agent_001/1"].end,
+		"the main agent's second call waits for agent_001's last reply")
+	assert.Less(t, at["trace_0001::sa:agent_002/0"].start, at["trace_0001/1"].end,
+		"agent_002, spawned after the main agent's last call, runs in the background, on its own time")
 }

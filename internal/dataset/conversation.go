@@ -85,6 +85,10 @@ type Turn struct {
 	// ModelRank, in a ModelRanked conversation, picks the turn's model:
 	// --model number ModelRank modulo their number.
 	ModelRank int
+	// Join lists the conversations (indices) whose sessions must have sent
+	// their last turn before this turn is sent: a weka_trace's subagents,
+	// which the main agent's next call waits for (AIPerf's SPAWN_JOIN).
+	Join []int
 }
 
 // Dataset is the conversations of a run. Conversations may be materialised

@@ -130,3 +130,19 @@ func TestWekaMaxISLAndOSL(t *testing.T) {
 	assert.ErrorContains(t, err, "trace_0001.json: no requests left: every call has more than 90 input tokens (--synthesis-max-isl) "+
 		"or falls outside the fixed schedule window [-∞, +∞] ms, or only subagents without a main-agent call before them are left")
 }
+
+// The main agent's call after a subagent waits for it (Turn.Join, AIPerf's
+// SPAWN_JOIN); a subagent with no main-agent call after it, or whose next
+// call is dropped, runs in the background.
+func TestWekaJoins(t *testing.T) {
+	_, convs := open(t, Options{InputFile: "testdata/files/weka"})
+	require.Len(t, convs, 4)
+	assert.Nil(t, convs[0].Turns[0].Join)
+	assert.Equal(t, []int{1}, convs[0].Turns[1].Join, "trace_0001's second call waits for agent_001 (conversation 1)")
+	assert.Nil(t, convs[1].Turns[1].Join, "a subagent's calls wait for nothing")
+	assert.Nil(t, convs[3].Turns[0].Join, "trace_0002's dropped leading subagent is waited for by none")
+
+	_, convs = open(t, Options{InputFile: "testdata/files/weka/trace_0001.json", MaxISL: 120})
+	require.Len(t, convs, 2)
+	assert.Nil(t, convs[0].Turns[0].Join)
+}

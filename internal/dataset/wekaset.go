@@ -127,7 +127,7 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 			continue
 		}
 		for _, c := range w.plan(tr) {
-			turns, first := w.convTurns(tr, c.sub)
+			turns, first := w.convTurns(tr, c.sub, nil)
 			if len(turns) == 0 {
 				continue
 			}
@@ -251,7 +251,12 @@ func subagentT(sub, r wekaRequest) float64 {
 // the previous turn's t after it. Requests outside the fixed schedule's
 // offsets are dropped. first is the first turn's time on the trace's
 // clock (ms).
-func (w *wekaSet) convTurns(tr wekaTrace, sub int32) (turns []Turn, first float64) {
+//
+// A main agent's call waits for the subagents listed right before it
+// (their conversations in subs, by request index; Turn.Join); a subagent
+// whose next main-agent call is dropped runs in the background, as AIPerf
+// makes it.
+func (w *wekaSet) convTurns(tr wekaTrace, sub int32, subs map[int]int) (turns []Turn, first float64) {
 	calls, base := tr.Requests, wekaRequest{}
 	if sub >= 0 {
 		base = tr.Requests[sub]
@@ -263,10 +268,16 @@ func (w *wekaSet) convTurns(tr wekaTrace, sub int32) (turns []Turn, first float6
 	h.Write([]byte(tr.ID))
 	seed := w.o.Seed ^ int64(h.Sum64())
 	prev := math.NaN()
+	var pending []int
 	for k, r := range calls {
 		if r.Type == "subagent" {
+			if c, ok := subs[k]; ok {
+				pending = append(pending, c)
+			}
 			continue
 		}
+		join := pending
+		pending = nil
 		t := r.T
 		if sub >= 0 {
 			t = subagentT(base, r)
@@ -275,7 +286,7 @@ func (w *wekaSet) convTurns(tr wekaTrace, sub int32) (turns []Turn, first float6
 			continue
 		}
 		ms := warp.at(t) * 1000
-		turn := Turn{MaxTokens: max(1, int(r.Out)), ModelRank: ranks[r.Model]}
+		turn := Turn{MaxTokens: max(1, int(r.Out)), ModelRank: ranks[r.Model], Join: join}
 		if sub < 0 && w.o.MaxOSL > 0 { // a subagent's calls keep their recorded out, as AIPerf's
 			turn.MaxTokens = min(turn.MaxTokens, w.o.MaxOSL)
 		}
@@ -375,7 +386,14 @@ func (w *wekaSet) Conversation(i int) (Conversation, error) {
 		return Conversation{}, fmt.Errorf("re-read %s (was the file changed since it was opened?): %w", w.paths[c.file], err)
 	}
 	conv := Conversation{ID: tr.ID, Mode: MessageArrayWithResponses, ModelRanked: true}
-	conv.Turns, _ = w.convTurns(tr, c.sub)
+	var subs map[int]int
+	if c.sub < 0 { // the trace's subagents follow its main agent
+		subs = map[int]int{}
+		for j := i + 1; j < len(w.convs) && w.convs[j].file == c.file; j++ {
+			subs[int(w.convs[j].sub)] = j
+		}
+	}
+	conv.Turns, _ = w.convTurns(tr, c.sub, subs)
 	if c.sub >= 0 {
 		conv.ID = tr.ID + "::sa:" + tr.Requests[c.sub].AgentID
 	}
