@@ -299,7 +299,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds)); err != nil {
+	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds), checkTurnExtras(c.p, c.ds)); err != nil {
 		c.ds.Close()
 		return &InputError{err}
 	}

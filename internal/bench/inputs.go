@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
@@ -139,6 +140,27 @@ func rankingsOptions(p plan.Profile) *dataset.Rankings {
 		QueryTokens:         or(p.RankingsQueryPromptTokenMean, plan.DefaultRankingsTokens),
 		QueryTokensStddev:   or(p.RankingsQueryPromptTokenStddev, 0),
 	}
+}
+
+// checkTurnExtras refuses --extra-inputs keys that a Baseten trace sets on
+// every turn (min_tokens, hash_ids, block_size): the row's value would
+// silently replace the user's, so AIPerf refuses them too.
+func checkTurnExtras(p plan.Profile, ds dataset.Dataset) error {
+	if dataset.Kind(ds) != dataset.TypeBasetenTrace {
+		return nil
+	}
+	extras := p.Extras()
+	var clash []string
+	for _, k := range []string{"min_tokens", "hash_ids", "block_size"} {
+		if _, ok := extras[k]; ok {
+			clash = append(clash, k)
+		}
+	}
+	if clash == nil {
+		return nil
+	}
+	return fmt.Errorf("--extra-inputs %s: a baseten_trace sets it on every request from the trace's row (min_tokens "+
+		"the recorded output length, hash_ids and block_size its KV-cache hints): drop it (nothing was sent)", strings.Join(clash, ", "))
 }
 
 // checkRaw refuses a raw run whose data holds no payloads: raw sends each

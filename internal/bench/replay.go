@@ -22,5 +22,7 @@ func replayOptions(p plan.Profile) dataset.Replay {
 		ClosedLoop:        !r.OpenLoop(),
 		Strict:            r.OpenLoopStrict,
 		Speedup:           derefOr(p.ReplaySpeedup, 0),
+		ThinkTimeOnly:     r.UseThinkTimeOnly,
+		MaxContext:        derefInt(r.MaxContextLength),
 	}
 }

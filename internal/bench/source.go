@@ -56,6 +56,9 @@ type source struct {
 	raw bool
 	// bust marks each session's prompt (--cache-bust); nil for none.
 	bust *cacheBust
+	// joins holds a turn back until the sessions it waits for have ended;
+	// nil across worker processes.
+	joins *joins
 }
 
 // prefetchAhead is how many sessions of a file dataset are prepared before
@@ -208,6 +211,9 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		s.id = src.ids.UUID()
 		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
 	}
+	if s.err == nil && s.c.ModelRanked { // the trace names each turn's model
+		s.model = s.c.Turns[i].ModelRank % len(src.p.Model)
+	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
 		RequestNum: c.PhaseNum, IssuedNs: c.IssuedNs, ReceivedNs: c.ReceivedNs,
@@ -216,12 +222,16 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		RequestID: src.ids.UUID(),
 	}
 	if s.err != nil {
+		src.joins.finish(c.Phase.Name, s.conv)
 		now := src.now()
 		rec.SentNs, rec.EndNs = now, now
 		rec.Error = &metrics.Error{Type: ErrTypeDataset, Message: fmt.Sprintf("read conversation %d: %v", s.conv, s.err)}
 		return rec
 	}
 	turn := &s.c.Turns[i]
+	if len(turn.Join) > 0 && src.joins != nil && joinable(c.Phase) {
+		src.joins.wait(ctx, c.Phase.Name, turn.Join)
+	}
 	var req request
 	if i == 0 && s.first != nil {
 		req = *s.first
@@ -255,6 +265,9 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	src.fin.text(rec.Index, text, reasoning, chat)
 	if req.history {
 		s.remember(turn, text, reasoning, resp.Err == nil)
+	}
+	if req.LastTurn {
+		src.joins.finish(c.Phase.Name, s.conv)
 	}
 	return rec
 }
@@ -381,6 +394,9 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 		draw = shard.Stride(sampler, spec.Worker, spec.Workers)
 	}
 	src := newSource(c.p, c.clock.Now, c.ds, draw, client, c.fin, c.tok.Count)
+	if c.worker == nil { // one process: every session of the schedule is here
+		src.joins = newJoins()
+	}
 	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), c.ds.Len(), c.tok.Count); src.bust != nil {
 		src.bodies = nil // each session's prompt is its own
 	}

@@ -45,6 +45,9 @@ func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
 	if err != nil {
 		return err
 	}
+	if det.Type == dataset.TypeWekaTrace || det.Type == dataset.TypeBasetenTrace {
+		return traceFilters(c.p, det.Type, o)
+	}
 	if det.Type != dataset.TypeMooncakeTrace {
 		return fmt.Errorf("--synthesis-* options rewrite a mooncake trace: %s is a %s file", c.p.InputFile, det.Type)
 	}
@@ -58,6 +61,20 @@ func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
 	}
 	fmt.Fprintf(c.log, "%s: synthesized as aiperf synthesize-trace does (%d lines from %d)\n", c.p.InputFile, st.Written, st.Rows)
 	o.InputFile = out
+	return nil
+}
+
+// traceFilters applies --synthesis-max-isl and --synthesis-max-osl to a
+// weka_trace or baseten_trace as AIPerf's loaders do (filters, not a
+// rewrite); the other --synthesis-* flags are refused, as AIPerf refuses
+// them for a Baseten trace.
+func traceFilters(p plan.Profile, kind string, o *dataset.Options) error {
+	if p.SynthesisSpeedupRatio != nil || p.SynthesisPrefixLenMultiplier != nil || p.SynthesisPrefixRootMultiplier != nil ||
+		p.SynthesisPromptLenMultiplier != nil || p.SynthesisBlockSize != nil {
+		return fmt.Errorf("%s is a %s: it takes only --synthesis-max-isl and --synthesis-max-osl (its filters); "+
+			"the other --synthesis-* flags rewrite a mooncake trace", p.InputFile, kind)
+	}
+	o.MaxISL, o.MaxOSL = derefInt(p.SynthesisMaxISL), derefInt(p.SynthesisMaxOSL)
 	return nil
 }
 

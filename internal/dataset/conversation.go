@@ -38,6 +38,9 @@ type Conversation struct {
 	Turns []Turn
 	// Mode is DeltasWithoutResponses or MessageArrayWithResponses.
 	Mode string
+	// ModelRanked: each turn names its model by ModelRank rather than the
+	// session's --model (a weka_trace's per-trace model rewriting).
+	ModelRanked bool
 }
 
 // Turn is one request of a conversation. Exactly one of Text (with
@@ -79,6 +82,13 @@ type Turn struct {
 	// DelayMs is the wait after the previous turn's reply before this turn
 	// is sent (turns after the first).
 	DelayMs float64
+	// ModelRank, in a ModelRanked conversation, picks the turn's model:
+	// --model number ModelRank modulo their number.
+	ModelRank int
+	// Join lists the conversations (indices) whose sessions must have sent
+	// their last turn before this turn is sent: a weka_trace's subagents,
+	// which the main agent's next call waits for (AIPerf's SPAWN_JOIN).
+	Join []int
 }
 
 // Dataset is the conversations of a run. Conversations may be materialised

@@ -27,7 +27,11 @@
 // sessions by session_id); the other traces AIPerf replays, each streamed
 // through the same line index: bailian_trace (sessions by parent_chat_id
 // chain, bailian.go), burst_gpt_trace (CSV, burstgpt.go),
-// sagemaker_data_capture (sagemaker.go); and recorded request bodies sent
+// sagemaker_data_capture (sagemaker.go), baseten_trace (Parquet rows,
+// baseten.go, its sessions sorted by timestamp), weka_trace (a JSON file
+// per agentic session, or a directory of them: a session for the main
+// agent and one per subagent, weka.go and wekaset.go); and recorded
+// request bodies sent
 // as written: raw_payload (a file, or a directory of conversations,
 // rawpayload.go) and inputs_json (one JSON document read an entry at a
 // time, inputsjson.go); detecting the type from the first record when

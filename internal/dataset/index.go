@@ -35,6 +35,9 @@ type rowInfo struct {
 	turn         int64
 	// skip: the line is not a record (a CSV file's header).
 	skip bool
+	// unordered: the row's session may list its rows in any order; they
+	// are sorted by timestamp (a Baseten trace's).
+	unordered bool
 }
 
 // fileDataset is a JSONL file (single_turn, multi_turn, mooncake_trace)
@@ -49,8 +52,9 @@ type fileDataset struct {
 	tok      tokenizer.Tokenizer
 	words    *words    // traces only
 	burst    *burstCSV // burst_gpt_trace only
-	captured float64   // sagemaker_data_capture: the first request's time (ms), its zero
-	block    int       // tokens per hash id (traces)
+	baseten  *basetenFile
+	captured float64 // sagemaker_data_capture: the first request's time (ms), its zero
+	block    int     // tokens per hash id (traces)
 	media    *fileMedia
 	zero     float64
 	files
@@ -111,19 +115,35 @@ type indexer struct {
 	rowTurns []int32
 	alias    []int32
 	merged   bool
+	// rowTS, when not nil, is each kept row's timestamp, for sorting the
+	// rows of unordered sessions.
+	rowTS []float64
 }
 
 // indexFile reads d.path, checking every line with check, and builds d's
 // index. It reports every problem found, up to maxProblems.
 func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo, []problem)) error {
+	ix := newIndexer(d)
+	if err := checkLines(ctx, d.f, check, ix.add); err != nil {
+		return fmt.Errorf("%s: %w", d.path, err)
+	}
+	return ix.finish()
+}
+
+// newIndexer starts the index of d.
+func newIndexer(d *fileDataset) *indexer {
 	ix := &indexer{d: d, ps: problems{path: d.path}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		sessions: map[[2]uint64]*sessionState{}}
 	if d.o.Replay.sampling() {
 		ix.convTurns = []int32{}
 	}
-	if err := checkLines(ctx, d.f, check, ix.add); err != nil {
-		return fmt.Errorf("%s: %w", d.path, err)
-	}
+	return ix
+}
+
+// finish groups the rows added and builds the schedule, once every row
+// was added, or reports the problems found.
+func (ix *indexer) finish() error {
+	d := ix.d
 	if err := ix.ps.err(); err != nil {
 		return err
 	}
@@ -131,7 +151,11 @@ func indexFile(ctx context.Context, d *fileDataset, check func([]byte) (rowInfo,
 	case ix.lines == 0:
 		return &LineError{Path: d.path, Msg: "no records: the file is empty or holds only blank lines"}
 	case len(d.off) == 0:
-		return &LineError{Path: d.path, Msg: fmt.Sprintf("no records left: all %d rows have timestamps outside the fixed schedule window %s", ix.skipped, offsetWindow(d.o))}
+		msg := fmt.Sprintf("no records left: all %d rows have timestamps outside the fixed schedule window %s", ix.skipped, offsetWindow(d.o))
+		if d.o.MaxISL > 0 && d.kind == TypeBasetenTrace {
+			msg += fmt.Sprintf(" or more than %d input tokens (--synthesis-max-isl)", d.o.MaxISL)
+		}
+		return &LineError{Path: d.path, Msg: msg}
 	}
 	ix.sessions = nil
 	ix.group()
@@ -201,6 +225,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	d.off = append(d.off, off)
 	d.n = append(d.n, uint32(len(line)))
 	ix.conv = append(ix.conv, conv)
+	if ix.rowTS != nil {
+		ix.rowTS = append(ix.rowTS, info.first)
+	}
 }
 
 // outside reports whether timestamp ts falls outside the offsets' window.
@@ -237,6 +264,10 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 	} else if st.pending {
 		ix.d.ts[st.conv], st.pending = info.ts0, false
 		ix.addTurns(st.conv, -1)
+	}
+	if info.unordered {
+		ix.d.ts[st.conv] = min(ix.d.ts[st.conv], info.ts)
+		return st.conv, true
 	}
 	where := fmt.Sprintf("session %s (first row at line %d)", brief(id), st.line)
 	if !math.IsNaN(info.first) && info.first < st.last {
@@ -289,7 +320,7 @@ func (ix *indexer) group() {
 	// exact-size copies: what append grew beyond the rows is freed
 	d.off, d.n, d.line, d.ts = slices.Clone(d.off), slices.Clone(d.n), slices.Clone(d.line), slices.Clone(d.ts)
 	if len(ix.conv) == n { // one row per conversation, already in order
-		ix.conv = nil
+		ix.conv, ix.rowTS = nil, nil
 		return
 	}
 	d.start = make([]uint32, n+1)
@@ -305,6 +336,10 @@ func (ix *indexer) group() {
 	if ix.merged {
 		turns = make([]int32, len(ix.rowTurns))
 	}
+	var ts []float64
+	if ix.rowTS != nil {
+		ts = make([]float64, len(ix.rowTS))
+	}
 	for i, c := range ix.conv {
 		j := next[c]
 		next[c]++
@@ -312,9 +347,15 @@ func (ix *indexer) group() {
 		if turns != nil {
 			turns[j] = ix.rowTurns[i]
 		}
+		if ts != nil {
+			ts[j] = ix.rowTS[i]
+		}
 	}
-	d.off, d.n, ix.conv, ix.rowTurns = off, size, nil, nil
+	d.off, d.n, ix.conv, ix.rowTurns, ix.rowTS = off, size, nil, nil, nil
 	ix.sortTurns(turns)
+	if ts != nil {
+		d.sortSessions(ts)
+	}
 }
 
 // schedule sets the schedule's zero and, when every conversation starts at
@@ -396,6 +437,9 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	lo, hi := uint32(i), uint32(i+1)
 	if d.start != nil {
 		lo, hi = d.start[i], d.start[i+1]
+	}
+	if d.baseten != nil {
+		return d.basetenConversation(i, lo, hi)
 	}
 	total := 0
 	for r := lo; r < hi; r++ {

@@ -167,7 +167,7 @@ func TestRandomPoolDirectory(t *testing.T) {
 		assert.Contains(t, []string{"Who are you?", "What is the meaning of life?", "Why?"}, query)
 	}
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/random_pool_dir", CustomType: TypeSingleTurn})
-	require.ErrorContains(t, err, "only random_pool (one pool per file) and raw_payload (one conversation per file) read a directory")
+	require.ErrorContains(t, err, "only random_pool (one pool per file), raw_payload (one conversation per file) and weka_trace (one trace per file) read a directory")
 }
 
 func TestShareGPTFile(t *testing.T) {
@@ -203,7 +203,7 @@ func TestDetect(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, TypeRandomPool, got.Type, "a given type is kept")
 	_, err = Detect("testdata/files/random_pool_dir", TypeMooncakeTrace)
-	assert.ErrorContains(t, err, "only random_pool (one pool per file) and raw_payload (one conversation per file) read a directory")
+	assert.ErrorContains(t, err, "only random_pool (one pool per file), raw_payload (one conversation per file) and weka_trace (one trace per file) read a directory")
 	_, err = Detect("testdata/files/nope.jsonl", "")
 	assert.ErrorContains(t, err, "is not a valid file or directory")
 }

@@ -51,6 +51,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	}
 	kind := o.CustomType
 	if st.IsDir() {
+		if kind == TypeWekaTrace || kind == "" && isWekaDir(o.InputFile) {
+			return openWekaChecked(ctx, tok, o)
+		}
 		if err := o.Replay.refuse("a directory"); err != nil {
 			return nil, err
 		}
@@ -63,8 +66,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 			return nil, fmt.Errorf("%s dataset: %s is a directory: give one capture file (concatenate them: "+
 				"find %s -name '*.jsonl' -exec cat {} + > all_captures.jsonl)", kind, o.InputFile, o.InputFile)
 		case kind != "" && kind != TypeRandomPool:
-			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
-				"(one conversation per file) read a directory", kind, o.InputFile)
+			return nil, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file), raw_payload "+
+				"(one conversation per file) and weka_trace (one trace per file) read a directory", kind, o.InputFile)
 		}
 		return openRandomPool(ctx, tok, o, true)
 	}
@@ -86,6 +89,16 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return openRandomPool(ctx, tok, o, false)
 	case TypeInputsJSON:
 		return openInputsJSON(ctx, tok, o)
+	case TypeBasetenTrace:
+		if err := o.Replay.refuse(kind); err != nil {
+			return nil, err
+		}
+		return openBaseten(ctx, tok, o)
+	case TypeWekaTrace:
+		return openWekaChecked(ctx, tok, o)
+	}
+	if isParquet(o.InputFile) {
+		return nil, fmt.Errorf("%s dataset: %s is a Parquet file: only baseten_trace reads Parquet here", kind, o.InputFile)
 	}
 	return openJSONL(ctx, tok, o, kind)
 }
@@ -184,16 +197,27 @@ func Detect(path, customType string) (Detected, error) {
 	}
 	if st.IsDir() {
 		switch {
+		case customType == TypeWekaTrace || customType == "" && isWekaDir(path):
+			return Detected{Type: TypeWekaTrace, Timestamped: true}, nil // every request's t
 		case customType == TypeRawPayload || customType == "" && isRawDir(path):
 			return Detected{Type: TypeRawPayload}, nil
 		case customType != "" && customType != TypeRandomPool:
-			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file) and raw_payload "+
-				"(one conversation per file) read a directory", customType, path)
+			return Detected{}, fmt.Errorf("%s dataset: %s is a directory: only random_pool (one pool per file), raw_payload "+
+				"(one conversation per file) and weka_trace (one trace per file) read a directory", customType, path)
 		}
 		return Detected{Type: TypeRandomPool}, nil
 	}
 	if customType == TypeInputsJSON || customType == "" && isInputsJSON(path) {
 		return Detected{Type: TypeInputsJSON}, nil
+	}
+	if customType == TypeWekaTrace || customType == "" && isWekaFile(path) {
+		return Detected{Type: TypeWekaTrace, Timestamped: true}, nil // every request's t
+	}
+	if customType == TypeBasetenTrace || customType == "" && hasBasetenColumns(path) {
+		return Detected{Type: TypeBasetenTrace, Timestamped: true}, nil // its timestamp_start_unix_ms column
+	}
+	if customType == "" && isParquet(path) {
+		return Detected{}, notBaseten(path)
 	}
 	if customType == TypeBurstGPTTrace || customType == "" && isBurstGPT(path) {
 		return Detected{Type: TypeBurstGPTTrace, Timestamped: true}, nil // its Timestamp column
@@ -228,6 +252,12 @@ func Detect(path, customType string) (Detected, error) {
 // detectFile detects the record type of a file from its first record.
 func detectFile(path string) (string, error) {
 	switch {
+	case hasBasetenColumns(path):
+		return TypeBasetenTrace, nil
+	case isWekaFile(path):
+		return TypeWekaTrace, nil
+	case isParquet(path):
+		return "", notBaseten(path)
 	case isInputsJSON(path):
 		return TypeInputsJSON, nil
 	case isBurstGPT(path):
@@ -315,10 +345,26 @@ func IsTrace(d Dataset) bool {
 	switch f := d.(type) {
 	case *fileDataset:
 		return IsTraceType(f.kind) || f.kind == TypeInputsJSON || f.kind == TypeRawPayload
-	case *rawDir:
+	case *rawDir, *wekaSet:
 		return true
 	}
 	return false
+}
+
+// Kind is the record type of d's input file: one of CustomTypes, or ""
+// for synthetic data and a public dataset.
+func Kind(d Dataset) string {
+	switch f := d.(type) {
+	case *fileDataset:
+		return f.kind
+	case *rawDir:
+		return TypeRawPayload
+	case *poolDataset:
+		return TypeRandomPool
+	case *wekaSet:
+		return TypeWekaTrace
+	}
+	return ""
 }
 
 // Turns is the number of turns (requests) in one pass over d: after
@@ -329,4 +375,18 @@ func Turns(d Dataset) int {
 		return t.turnCount()
 	}
 	return 0
+}
+
+// openWekaChecked opens a weka_trace file or directory, refusing the replay
+// controls it does not honour (all but its own idle-gap cap).
+func openWekaChecked(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
+	if o.UUIDAndStrip {
+		return nil, uuidStripRefused(TypeWekaTrace)
+	}
+	r := o.Replay
+	r.TraceIdleGapCapMs = nil
+	if err := r.refuse(TypeWekaTrace); err != nil {
+		return nil, err
+	}
+	return openWeka(ctx, tok, o)
 }

@@ -34,6 +34,10 @@ const (
 	// TypeSageMakerCapture is an Amazon SageMaker Data Capture file: the
 	// chat requests an endpoint received, and when.
 	TypeSageMakerCapture = "sagemaker_data_capture"
+	// TypeBasetenTrace is a Baseten completion trace, a Parquet export:
+	// literal completion prompts grouped into sessions, timestamps in Unix
+	// ms, KV-cache hints forwarded in the body.
+	TypeBasetenTrace = "baseten_trace"
 	// PublicShareGPT reads a local copy of ShareGPT_V3 (records of
 	// {"conversations": [{"from", "value"}, …]}); it is never downloaded.
 	PublicShareGPT = "sharegpt"
@@ -53,7 +57,7 @@ const (
 var PublicDatasets = []string{PublicShareGPT, PublicAIMO, PublicAIMOAIME, PublicAIMONuminaCoT, PublicAIMONumina15, PublicInstructCoder}
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON)
+var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace, TypeWekaTrace)
 
 // lineTypes are the record types of JSONL files, one JSON record a line.
 var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload,
@@ -61,7 +65,7 @@ var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMoon
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.
-var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture}
+var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture, TypeBasetenTrace, TypeWekaTrace}
 
 // IsTraceType reports whether files of record type kind are traces.
 func IsTraceType(kind string) bool { return slices.Contains(traceTypes, kind) }
@@ -186,8 +190,15 @@ type Options struct {
 	IgnoreDelays bool
 	DelayCapMs   *float64
 	// Replay holds the trace-replay controls of a JSONL file: session
-	// sampling, idle-gap caps, closed-loop and strict replay (replay.go).
+	// sampling, idle-gap caps, closed-loop and strict replay (replay.go);
+	// a weka_trace honours its TraceIdleGapCapMs, compressing each gap
+	// between a trace's consecutive request starts (wekaset.go).
 	Replay Replay
+	// MaxISL, when set, drops a weka_trace's API calls and a
+	// baseten_trace's rows of more input tokens, and MaxOSL caps their max
+	// tokens (a weka_trace's main agents' only) (--synthesis-max-isl,
+	// --synthesis-max-osl, AIPerf's filters for these traces).
+	MaxISL, MaxOSL int
 
 	// UUIDAndStrip strips the bytes of an image a single_turn session
 	// already sent with its image_uuids entry (--uuid-and-strip,

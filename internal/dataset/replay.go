@@ -35,6 +35,13 @@ type Replay struct {
 	// Speedup is the fixed schedule's speed-up (timestamps are divided by
 	// it when sent; 0 means 1): the caps are in replay time.
 	Speedup float64
+	// ThinkTimeOnly sends a weka_trace's later calls their recorded
+	// think_time after the previous reply, not at their recorded start
+	// (--use-think-time-only); MaxContext, when set, drops the weka_trace
+	// traces whose peak in+out tokens of one call exceed it
+	// (--max-context-length). The plan refuses both for other formats.
+	ThinkTimeOnly bool
+	MaxContext    int
 }
 
 // streamSessionSample keys the sessions --trace-session-sample-ratio keeps.

@@ -65,19 +65,29 @@ func outputTokens(o Options, outputLength *int64, row uint64) int {
 }
 
 // setTiming copies a row's timestamp (shifted to the schedule's zero) and
-// delay into t: none with IgnoreDelays off a fixed schedule, the timestamp
-// with the idle gaps before it collapsed (replay.go), the delay at most
-// DelayCapMs.
+// delay into t (timing), the timestamp with the idle gaps before it
+// collapsed (replay.go).
 func (d *fileDataset) setTiming(t *Turn, ts, delay *float64) {
-	if d.o.IgnoreDelays && !d.o.FixedSchedule {
+	if ts != nil {
+		shifted := d.compress(*ts) - d.zero
+		ts = &shifted
+	}
+	timing(d.o, t, ts, delay)
+}
+
+// timing copies a turn's timestamp (already shifted to the schedule's
+// zero) and delay into t: none with IgnoreDelays off a fixed schedule, the
+// delay at most DelayCapMs unless a trace idle-gap cap replaces it.
+func timing(o Options, t *Turn, ts, delay *float64) {
+	if o.IgnoreDelays && !o.FixedSchedule {
 		return
 	}
 	if ts != nil {
-		t.TimestampMs, t.HasTimestamp = d.compress(*ts)-d.zero, true
+		t.TimestampMs, t.HasTimestamp = *ts, true
 	}
 	if delay != nil {
 		t.DelayMs = *delay
-		if c := d.o.DelayCapMs; c != nil && d.o.Replay.TraceIdleGapCapMs == nil {
+		if c := o.DelayCapMs; c != nil && o.Replay.TraceIdleGapCapMs == nil {
 			t.DelayMs = min(t.DelayMs, *c)
 		}
 	}

@@ -21,7 +21,7 @@ const (
 
 // CustomDatasetTypes are the --custom-dataset-type values (its kong enum,
 // and the YAML dataset formats).
-var CustomDatasetTypes = []string{"single_turn", "multi_turn", "random_pool", "mooncake_trace", "bailian_trace", "burst_gpt_trace", "inputs_json", "raw_payload", "sagemaker_data_capture"}
+var CustomDatasetTypes = []string{"single_turn", "multi_turn", "random_pool", "mooncake_trace", "bailian_trace", "burst_gpt_trace", "inputs_json", "raw_payload", "sagemaker_data_capture", "baseten_trace", "weka_trace"}
 
 // Multi reports whether the profile's synthetic conversations have more
 // than one turn.

@@ -25,7 +25,8 @@ type TraceReplay struct {
 	ForceMinTokens          *bool    `json:"force_min_tokens,omitempty" name:"force-min-tokens" negatable:"" group:"Conversation input" help:"Pin min_tokens to the recorded output length (baseten_trace; the default there); --no-force-min-tokens lets EOS end generations."`
 
 	// AIPerf's weka_trace and agentic-replay controls: refused for the
-	// formats read here, as AIPerf refuses them (weka_trace is not read yet).
+	// other formats, as AIPerf refuses them; --allow-dataset-wrap for all,
+	// as no replay here reuses traces.
 	UseThinkTimeOnly bool  `json:"use_think_time_only,omitempty" name:"use-think-time-only" group:"Input" help:"weka_trace: each turn's delay is its recorded think_time only, not the whole gap since the previous request."`
 	MaxContextLength *int  `json:"max_context_length,omitempty" name:"max-context-length" group:"Input" placeholder:"TOKENS" help:"weka_trace: drop whole traces whose recorded peak prompt+output length exceeds TOKENS."`
 	AllowDatasetWrap *bool `json:"allow_dataset_wrap,omitempty" name:"allow-dataset-wrap" negatable:"" group:"Input" help:"weka_trace and agentic replay: reuse traces across concurrency lanes when --concurrency exceeds them (default: refused)."`
@@ -100,6 +101,6 @@ func (v *validator) weka(p *Profile, kind string) {
 		"applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind))
 	v.check(r.MaxContextLength == nil || weka, "max_context_length", fmt.Sprintf(
 		"applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind))
-	v.check(!deref(r.AllowDatasetWrap, false) || weka, "allow_dataset_wrap", fmt.Sprintf(
-		"applies to weka_trace and agentic replay (traces reused across concurrency lanes); a %s replay sends each session once: remove it", kind))
+	v.check(!deref(r.AllowDatasetWrap, false), "allow_dataset_wrap", fmt.Sprintf(
+		"reuses traces across AIPerf's agentic-replay concurrency lanes; a %s replay here sends each session once: remove it", kind))
 }

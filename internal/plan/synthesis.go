@@ -78,6 +78,13 @@ func (v *validator) synthesis(p *Profile) {
 	switch {
 	case p.InputFile == "" || p.PublicDataset != "":
 		v.add(field, "rewrites a mooncake trace before it is replayed: give --input-file with one (--custom-dataset-type mooncake_trace)")
+	case p.CustomDatasetType == "weka_trace" || p.CustomDatasetType == "baseten_trace":
+		for _, f := range flags {
+			if f != "--synthesis-max-isl" && f != "--synthesis-max-osl" {
+				v.add(strings.ReplaceAll(strings.TrimPrefix(f, "--"), "-", "_"), "a "+p.CustomDatasetType+
+					" takes only --synthesis-max-isl and --synthesis-max-osl (its filters); the others rewrite a mooncake trace")
+			}
+		}
 	case p.CustomDatasetType != "" && p.CustomDatasetType != "mooncake_trace":
 		v.add(field, fmt.Sprintf("requires --custom-dataset-type mooncake_trace (it rewrites a trace's hash ids and lengths), got %s", p.CustomDatasetType))
 	}

@@ -1,0 +1,311 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// wekaTrace is one Weka KV-cache-tester trace file (AIPerf's WekaTrace):
+// one agentic coding conversation whose requests interleave normal ("n")
+// and streaming ("s") API calls with subagent markers, each holding its
+// own requests.
+type wekaTrace struct {
+	ID         string         `json:"id"`
+	Models     []string       `json:"models"`
+	BlockSize  int64          `json:"block_size"`
+	Scope      string         `json:"hash_id_scope"`
+	ToolTokens int64          `json:"tool_tokens"`
+	SysTokens  int64          `json:"system_tokens"`
+	Requests   []wekaRequest  `json:"-"`
+	Totals     map[string]any `json:"totals"`
+}
+
+// wekaRequest is an element of a trace's requests: an API call, or (Type
+// "subagent") a subagent and its inner API calls.
+type wekaRequest struct {
+	T            float64  `json:"t"`
+	Type         string   `json:"type"`
+	Model        string   `json:"model"`
+	In           int64    `json:"in"`
+	Out          int64    `json:"out"`
+	HashIDs      []int64  `json:"hash_ids"`
+	InputTypes   []string `json:"input_types"`
+	OutputTypes  []string `json:"output_types"`
+	Stop         string   `json:"stop"`
+	APITime      *float64 `json:"api_time"`
+	ThinkTime    *float64 `json:"think_time"`
+	TTFT         *float64 `json:"ttft"`
+	AgentID      string   `json:"agent_id"`
+	SubagentType string   `json:"subagent_type"`
+	DurationMs   *int64   `json:"duration_ms"`
+	TotalTokens  *int64   `json:"total_tokens"`
+	ToolUseCount *int64   `json:"tool_use_count"`
+	Status       string   `json:"status"`
+	Models       []string `json:"models"`
+	ToolTokens   int64    `json:"tool_tokens"`
+	SysTokens    int64    `json:"system_tokens"`
+	Inner        []wekaRequest
+}
+
+// The fields of each object of a Weka trace (AIPerf's models forbid any
+// other) and those it requires.
+var (
+	wekaTraceFields    = []string{"id", "models", "block_size", "hash_id_scope", "tool_tokens", "system_tokens", "requests", "totals"}
+	wekaTraceRequired  = []string{"id", "models", "block_size", "hash_id_scope", "requests"}
+	wekaCallFields     = []string{"t", "type", "model", "in", "out", "hash_ids", "input_types", "output_types", "stop", "api_time", "think_time"}
+	wekaCallRequired   = []string{"t", "type", "model", "in", "out"}
+	wekaSubFields      = []string{"t", "type", "agent_id", "subagent_type", "duration_ms", "total_tokens", "tool_use_count", "status", "requests", "models", "tool_tokens", "system_tokens"}
+	wekaSubRequired    = []string{"t", "type", "agent_id", "subagent_type", "status", "requests", "models"}
+	maxWekaFile        = int64(maxLine)
+	wekaJoinEpsilonSec = 1e-6
+)
+
+// wekaDoc is a trace file's text, for placing problems at their lines.
+type wekaDoc struct {
+	data []byte
+	ps   []wekaProblem
+}
+
+// wekaProblem is a problem of a trace file at a byte offset.
+type wekaProblem struct {
+	off int
+	p   problem
+}
+
+func (d *wekaDoc) add(off int, field, format string, args ...any) {
+	d.ps = append(d.ps, wekaProblem{off, problemf(field, format, args...)})
+}
+
+// parseWeka decodes and checks a trace file's text as AIPerf's WekaTrace
+// model validates it; every problem is placed at the line of the object
+// it is in, its field a path (requests[3].in).
+func parseWeka(data []byte) (wekaTrace, []wekaProblem) {
+	d := &wekaDoc{data: data}
+	var tr wekaTrace
+	fields, ok := d.object(data, 0, "", wekaTraceFields, wekaTraceRequired)
+	if !ok {
+		return tr, d.ps
+	}
+	d.decode(fields, "id", "", &tr.ID, "a string")
+	d.decode(fields, "models", "", &tr.Models, "a list of strings")
+	if d.decode(fields, "block_size", "", &tr.BlockSize, "an integer") && tr.BlockSize <= 0 {
+		d.add(fields["block_size"].off, "block_size", "expected an integer greater than 0, got %d", tr.BlockSize)
+	}
+	if d.decode(fields, "hash_id_scope", "", &tr.Scope, "a string") && tr.Scope != "local" {
+		d.add(fields["hash_id_scope"].off, "hash_id_scope", `expected "local" (hash ids scoped to the trace; AIPerf rejects other scopes too), got %s`, brief(tr.Scope))
+	}
+	d.decode(fields, "tool_tokens", "", &tr.ToolTokens, "an integer")
+	d.decode(fields, "system_tokens", "", &tr.SysTokens, "an integer")
+	d.decode(fields, "totals", "", &tr.Totals, "an object")
+	if raw, ok := fields["requests"]; ok {
+		tr.Requests = d.requests(raw, "requests", true)
+	}
+	return tr, d.ps
+}
+
+// field is a raw field value and its offset in the document.
+type field struct {
+	raw json.RawMessage
+	off int
+}
+
+// object splits the object at off into its fields, checking their names.
+func (d *wekaDoc) object(raw []byte, off int, path string, allowed, required []string) (map[string]field, bool) {
+	fields := map[string]field{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		d.add(off, strings.TrimSuffix(path, "."), "expected an object, got %s", jsonKindOf(bytes.TrimSpace(raw)))
+		return nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			d.add(off+int(dec.InputOffset()), strings.TrimSuffix(path, "."), "invalid JSON: %v", err)
+			return nil, false
+		}
+		name := tok.(string)
+		var v json.RawMessage
+		start := int(dec.InputOffset())
+		if err := dec.Decode(&v); err != nil {
+			d.add(off+start, path+name, "invalid JSON: %v", err)
+			return nil, false
+		}
+		if !slices.Contains(allowed, name) {
+			d.add(off+start, path+name, "unknown field (AIPerf's schema forbids it): expected one of %s", strings.Join(allowed, ", "))
+			continue
+		}
+		fields[name] = field{v, off + start + leadingSpace(raw[start:])}
+	}
+	ok := true
+	for _, name := range required {
+		if _, has := fields[name]; !has {
+			d.add(off, path+name, "required")
+			ok = false
+		}
+	}
+	return fields, ok
+}
+
+func leadingSpace(b []byte) int { return len(b) - len(bytes.TrimLeft(b, " \t\r\n:")) }
+
+// decode decodes field name into v (when present and not null), reporting
+// a value of the wrong kind; it reports whether v was set.
+func (d *wekaDoc) decode(fields map[string]field, name, path string, v any, want string) bool {
+	f, ok := fields[name]
+	if !ok || string(f.raw) == "null" {
+		return false
+	}
+	if err := json.Unmarshal(f.raw, v); err != nil {
+		d.add(f.off, path+name, "expected %s, got %s", want, jsonKindOf(f.raw))
+		return false
+	}
+	return true
+}
+
+// requests decodes a requests list: API calls, and at the top level
+// subagents too.
+func (d *wekaDoc) requests(f field, path string, top bool) []wekaRequest {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(f.raw, &elems); err != nil {
+		d.add(f.off, path, "expected a list of requests, got %s", jsonKindOf(f.raw))
+		return nil
+	}
+	offs := elementOffsets(f.raw)
+	out := make([]wekaRequest, 0, len(elems))
+	for i, raw := range elems {
+		r, ok := d.request(raw, f.off+offs[i], fmt.Sprintf("%s[%d].", path, i), top)
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// request decodes and checks one element of a requests list.
+func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaRequest, bool) {
+	var r wekaRequest
+	var typ struct {
+		Type *string `json:"type"`
+	}
+	if json.Unmarshal(raw, &typ) != nil || typ.Type == nil {
+		d.object(raw, off, path, wekaCallFields, []string{"type"}) // reports what is wrong
+		return r, false
+	}
+	n := len(d.ps)
+	switch t := *typ.Type; {
+	case t == "n" || t == "s":
+		allowed := wekaCallFields
+		if t == "s" {
+			allowed = append(slices.Clone(allowed), "ttft")
+		}
+		fields, ok := d.object(raw, off, path, allowed, wekaCallRequired)
+		if !ok {
+			return r, false
+		}
+		r.Type = t
+		d.decode(fields, "t", path, &r.T, "a number")
+		d.decode(fields, "model", path, &r.Model, "a string")
+		d.decode(fields, "in", path, &r.In, "an integer")
+		d.decode(fields, "out", path, &r.Out, "an integer")
+		d.decode(fields, "hash_ids", path, &r.HashIDs, "a list of integers")
+		d.decode(fields, "input_types", path, &r.InputTypes, "a list of strings")
+		d.decode(fields, "output_types", path, &r.OutputTypes, "a list of strings")
+		d.decode(fields, "stop", path, &r.Stop, "a string")
+		d.decode(fields, "api_time", path, &r.APITime, "a number")
+		d.decode(fields, "think_time", path, &r.ThinkTime, "a number")
+		d.decode(fields, "ttft", path, &r.TTFT, "a number")
+		if r.In < 0 || r.In > maxInputLength {
+			d.add(off, path+"in", "expected an integer from 0 to %d, got %d", maxInputLength, r.In)
+		}
+		if r.Out < 0 || r.Out > maxInputLength {
+			d.add(off, path+"out", "expected an integer from 0 to %d, got %d", maxInputLength, r.Out)
+		}
+	case t == "subagent" && top:
+		fields, ok := d.object(raw, off, path, wekaSubFields, wekaSubRequired)
+		if !ok {
+			return r, false
+		}
+		r.Type = t
+		d.decode(fields, "t", path, &r.T, "a number")
+		d.decode(fields, "agent_id", path, &r.AgentID, "a string")
+		d.decode(fields, "subagent_type", path, &r.SubagentType, "a string")
+		d.decode(fields, "duration_ms", path, &r.DurationMs, "an integer")
+		d.decode(fields, "total_tokens", path, &r.TotalTokens, "an integer")
+		d.decode(fields, "tool_use_count", path, &r.ToolUseCount, "an integer")
+		d.decode(fields, "status", path, &r.Status, "a string")
+		d.decode(fields, "models", path, &r.Models, "a list of strings")
+		d.decode(fields, "tool_tokens", path, &r.ToolTokens, "an integer")
+		d.decode(fields, "system_tokens", path, &r.SysTokens, "an integer")
+		r.Inner = d.requests(fields["requests"], path+"requests", false)
+	default:
+		want := `"n" (an API call), "s" (a streaming API call) or "subagent"`
+		if !top {
+			want = `"n" or "s" (a subagent's requests are API calls)`
+		}
+		d.add(off, path+"type", "expected %s, got %s", want, brief(t))
+		return r, false
+	}
+	if math.IsNaN(r.T) || math.IsInf(r.T, 0) || r.T < 0 || r.T*1000 > MaxTimestampMs {
+		d.add(off, path+"t", "expected the request's time in seconds (a number from 0), got %v", r.T)
+	}
+	return r, len(d.ps) == n
+}
+
+// elementOffsets are the byte offsets of the elements of a JSON list.
+func elementOffsets(raw []byte) []int {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	var offs []int
+	for dec.More() {
+		start := int(dec.InputOffset())
+		offs = append(offs, start+leadingSpace(raw[start:])+commaSkip(raw[start:]))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+	}
+	return offs
+}
+
+// commaSkip is the length of a separator (comma and spaces) at the start
+// of b, after leading spaces.
+func commaSkip(b []byte) int {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) > 0 && t[0] == ',' {
+		return 1 + len(t[1:]) - len(bytes.TrimLeft(t[1:], " \t\r\n"))
+	}
+	return 0
+}
+
+// place turns a trace file's problems into LineErrors, each at the line of
+// its offset.
+func placeWeka(path string, data []byte, wps []wekaProblem, ps *problems) {
+	sort.SliceStable(wps, func(i, j int) bool { return wps[i].off < wps[j].off })
+	line, at := 1, 0
+	for _, wp := range wps {
+		off := min(wp.off, len(data))
+		line += bytes.Count(data[at:off], []byte{'\n'})
+		at = off
+		ps.add(line, wp.p)
+	}
+}
+
+// readWeka reads a trace file whole (at most maxWekaFile bytes).
+func readWeka(r io.Reader, path string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxWekaFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > maxWekaFile {
+		return nil, &LineError{Path: path, Msg: fmt.Sprintf("a trace file is longer than %d MiB", maxWekaFile>>20)}
+	}
+	return data, nil
+}
