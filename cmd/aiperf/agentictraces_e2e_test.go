@@ -169,15 +169,27 @@ func TestWekaTraceIdleGapCapFlag(t *testing.T) {
 		"--trace-idle-gap-cap-seconds", "0.05")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Equal(t, map[string]int{"trace_0001": 2, "trace_0001::sa:agent_001": 2, "trace_0001::sa:agent_002": 1}, sessionCounts(t, dir))
-	for args, want := range map[[2]string]string{
-		{"traces", "-1"}:          "--trace-idle-gap-cap-seconds must be between 0 and 86400, got -1",
-		{"bailian.jsonl", "0.05"}: "--trace-idle-gap-cap-seconds applies to a weka_trace only",
+	sent := m.control().InferenceRequests
+	for _, args := range [][]string{
+		{"--trace-idle-gap-cap-seconds=-1", "--trace-idle-gap-cap-seconds must be at least 0 and at most 86400, got -1"},
+		{"--trace-session-sample-ratio=0.5", "--trace-session-sample-ratio replays the sessions of a JSONL file (a trace, single_turn or multi_turn), not weka_trace"},
+		{"--max-context-length=179", "is in one of the 1 traces longer than --max-context-length 179"},
+		{"--allow-dataset-wrap", "--allow-dataset-wrap reuses traces across AIPerf's agentic-replay concurrency lanes"},
 	} {
-		inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", args[0],
-			"--trace-idle-gap-cap-seconds="+args[1])
+		inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "traces", args[0])
 		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
-		assert.Contains(t, inv.stderr, want)
+		assert.Contains(t, inv.stderr, args[1])
 	}
+	assert.Equal(t, sent, m.control().InferenceRequests, "each refused before any traffic")
+
+	// the weka controls: think time only, and a context limit the trace fits
+	inv = cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "traces",
+		"--use-think-time-only", "--max-context-length", "180", "--artifact-dir", "thinking")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, sent+5, m.control().InferenceRequests)
+	inv = cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "bailian.jsonl", "--use-think-time-only")
+	assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "--use-think-time-only applies to weka_trace")
 }
 
 // --extra-inputs keys that a Baseten trace sets on every request are

@@ -40,8 +40,8 @@ func replayTrace(t *testing.T, m *mockServer, trace string, flags ...string) []j
 	return jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
 }
 
-// sessionCounts counts the records of each session (by X-Correlation-ID).
-func sessionCounts(lines []jsonlLine) map[string]int {
+// correlationCounts counts the records of each session (by X-Correlation-ID).
+func correlationCounts(lines []jsonlLine) map[string]int {
 	out := map[string]int{}
 	for _, l := range lines {
 		out[l.Metadata.XCorrelationID]++
@@ -60,7 +60,7 @@ func TestTraceSessionSampleRatio(t *testing.T) {
 	trace := sessionTrace(rows...)
 	lines := replayTrace(t, m, trace, "--trace-session-sample-ratio", "0.3", "--random-seed", "7")
 	assert.Equal(t, 6, m.control().InferenceRequests)
-	got := sessionCounts(lines)
+	got := correlationCounts(lines)
 	assert.Len(t, got, 3)
 	for id, n := range got {
 		assert.Equal(t, 2, n, "session %s is replayed whole", id)
@@ -109,7 +109,7 @@ func TestSessionIdleControls(t *testing.T) {
 	} {
 		lines := replayTrace(t, m, trace, flags...)
 		require.Len(t, lines, 2, flags)
-		assert.Len(t, sessionCounts(lines), 1, "%v: one session of two turns", flags)
+		assert.Len(t, correlationCounts(lines), 1, "%v: one session of two turns", flags)
 	}
 }
 
@@ -117,10 +117,10 @@ func TestSessionIdleControls(t *testing.T) {
 func TestOpenLoopStrict(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	trace := sessionTrace([]int{0, 10, 20})
-	assert.Len(t, sessionCounts(replayTrace(t, m, trace, "--open-loop-replay", "--force-min-tokens", "--no-allow-dataset-wrap")), 1,
+	assert.Len(t, correlationCounts(replayTrace(t, m, trace, "--open-loop-replay", "--force-min-tokens", "--no-allow-dataset-wrap")), 1,
 		"the defaults, spelled out, are accepted")
 	lines := replayTrace(t, m, trace, "--open-loop-strict")
-	assert.Len(t, sessionCounts(lines), 3)
+	assert.Len(t, correlationCounts(lines), 3)
 	for _, l := range lines {
 		assert.Zero(t, l.Metadata.TurnIndex)
 	}
@@ -152,7 +152,7 @@ func TestTraceReplayRefused(t *testing.T) {
 			"--use-think-time-only and --ignore-trace-delays are mutually exclusive",
 			"--use-think-time-only applies to weka_trace, whose requests record their think_time; mooncake_trace records none",
 			"--max-context-length must be at least 1, got 0",
-			"--allow-dataset-wrap applies to weka_trace and agentic replay"}},
+			"--allow-dataset-wrap reuses traces across AIPerf's agentic-replay concurrency lanes"}},
 		{append(trace, "--max-context-length", "4096"), []string{
 			"--max-context-length applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not mooncake_trace"}},
 		{[]string{"--trace-session-sample-ratio", "0.5"}, []string{
@@ -203,7 +203,7 @@ func TestBailianFollowUpBeforeParent(t *testing.T) {
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
 	assert.Equal(t, 4, m.control().InferenceRequests)
-	got := sessionCounts(lines)
+	got := correlationCounts(lines)
 	assert.Len(t, got, 2)
 	byTurn := map[string][]int{}
 	for _, l := range lines {

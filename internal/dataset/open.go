@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		if err := o.Replay.refuse("a directory"); err != nil {
 			return nil, err
 		}
+		if err := o.Replay.refuseWeka("a directory of " + cmp.Or(kind, "files")); err != nil {
+			return nil, err
+		}
 		switch {
 		case o.UUIDAndStrip:
 			return nil, uuidStripRefused("directory")
@@ -78,6 +82,11 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	}
 	if o.UUIDAndStrip && kind != TypeSingleTurn {
 		return nil, uuidStripRefused(kind)
+	}
+	if kind != TypeWekaTrace {
+		if err := o.Replay.refuseWeka(kind); err != nil {
+			return nil, err
+		}
 	}
 	if kind == TypeRandomPool || kind == TypeInputsJSON {
 		if err := o.Replay.refuse(kind); err != nil {

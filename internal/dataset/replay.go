@@ -186,6 +186,19 @@ func (d *fileDataset) sessionTiming(c *Conversation) {
 	}
 }
 
+// refuseWeka is the error for the weka_trace controls given with an input
+// of kind, another format (the plan refuses them when the format is named;
+// here when it was detected), or nil when none is given.
+func (r Replay) refuseWeka(kind string) error {
+	switch {
+	case r.ThinkTimeOnly:
+		return fmt.Errorf("--use-think-time-only applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind)
+	case r.MaxContext > 0:
+		return fmt.Errorf("--max-context-length applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind)
+	}
+	return nil
+}
+
 // refuse is the error for replay controls given with an input that is not
 // an indexed JSONL file (what is the input), or nil when none is given.
 func (r Replay) refuse(what string) error {

@@ -96,7 +96,8 @@ func (v *validator) weka(p *Profile, kind string) {
 	v.check(!(r.UseThinkTimeOnly && p.IgnoreTraceDelays), "use_think_time_only",
 		"and --ignore-trace-delays are mutually exclusive (each sets a turn's delay differently): pick one")
 	v.intRange("max_context_length", r.MaxContextLength, 1, MaxTokens)
-	weka := slices.Contains(wekaFormats, p.CustomDatasetType)
+	// a detected format is checked when the file is read (dataset.Replay)
+	weka := slices.Contains(wekaFormats, p.CustomDatasetType) || p.CustomDatasetType == "" && p.InputFile != "" && p.PublicDataset == ""
 	v.check(!r.UseThinkTimeOnly || weka, "use_think_time_only", fmt.Sprintf(
 		"applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind))
 	v.check(r.MaxContextLength == nil || weka, "max_context_length", fmt.Sprintf(
