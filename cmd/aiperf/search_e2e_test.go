@@ -443,6 +443,12 @@ func noisyMock(seed int64) mock.Config {
 	return mock.Config{TTFT: 2, ITL: 2, ITLPerSeq: 2, TrialJitterCV: 0.05, RandomSeed: seed}
 }
 
+// noisyOSL is the noisy search's output length: long enough that a first
+// chunk the client reads late on a busy machine (the next ones then read at
+// once) takes little off the average ITL, (last - first) / (OSL - 1); at 8
+// a 7 ms stall took the 1 ms between the boundary's step and the SLA.
+const noisyOSL = 24
+
 // noisySearch runs max-concurrency-under-sla with an average-ITL SLA of
 // 19 ms (true boundary 8: 18 ms at 8, 20 ms at 9, 5% apart, so that one
 // trial in seven or so at 8 or 9 is on the wrong side) over [4, 64]
@@ -453,7 +459,7 @@ func noisySearch(t *testing.T, seed int64, tok string) *search.HistoryDoc {
 	m := startMock(t, noisyMock(seed))
 	dir := t.TempDir()
 	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok,
-		"--isl", "16", "--osl", "8", "--reset-kv-cache", "--num-profile-runs", "2", "--search-max-replicates", "5",
+		"--isl", "16", "--osl", strconv.Itoa(noisyOSL), "--reset-kv-cache", "--num-profile-runs", "2", "--search-max-replicates", "5",
 		"--search-recipe", "max-concurrency-under-sla", "--search-sla", "inter_token_latency:avg:lt:19",
 		"--concurrency-min", "4", "--concurrency-max", "64",
 		"--artifact-dir", "out", "--name", "noisy")
@@ -473,7 +479,7 @@ func TestNoisySearchBracketsTheBoundary(t *testing.T) {
 	subprocesses(t)
 	cfg := noisyMock(0)
 	b := 0
-	for c := 1; c <= 100 && float64(cfg.Steady(c, 0, 8).Step)/float64(time.Millisecond) < 19; c++ {
+	for c := 1; c <= 100 && float64(cfg.Steady(c, 0, noisyOSL).Step)/float64(time.Millisecond) < 19; c++ {
 		b = c
 	}
 	require.Equal(t, 8, b, "docs/mock.md's formula")
