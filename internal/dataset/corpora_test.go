@@ -36,7 +36,7 @@ func TestRandomCorpusExactLengths(t *testing.T) {
 		}
 		for _, isl := range []int{1, 7, 128, 550, 3000} {
 			t.Run(fmt.Sprintf("%s/isl=%d", name, isl), func(t *testing.T) {
-				entries, err := Synthetic(context.Background(), tok, Options{ISLMean: isl, Entries: 6, Seed: 3, Corpus: CorpusRandom})
+				entries, err := Synthetic(context.Background(), tok, Options{ISLMean: isl, Entries: 3, Seed: 3, Corpus: CorpusRandom})
 				require.NoError(t, err)
 				consecutive, pairs := 0, 0
 				for _, e := range entries {
