@@ -24,5 +24,7 @@ func replayOptions(p plan.Profile) dataset.Replay {
 		Speedup:           derefOr(p.ReplaySpeedup, 0),
 		ThinkTimeOnly:     r.UseThinkTimeOnly,
 		MaxContext:        derefInt(r.MaxContextLength),
+		OmitKVHints:       r.OmitKVHints,
+		NoMinTokens:       !derefOr(r.ForceMinTokens, true),
 	}
 }

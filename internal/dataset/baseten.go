@@ -361,8 +361,9 @@ func (d *fileDataset) sortSessions(ts []float64) {
 // basetenConversation reads conversation i's rows back: each row a turn
 // whose prompt is sent as recorded (a completions prompt), with
 // max(1, output_tokens) as its max tokens and AIPerf's per-row body
-// fields: min_tokens (the output length), hash_ids (total_hashes, when
-// any) and block_size (when given).
+// fields: min_tokens (the output length; not with --no-force-min-tokens),
+// hash_ids (total_hashes, when any) and block_size (when given), neither
+// with --omit-kv-hints.
 func (d *fileDataset) basetenConversation(i int, lo, hi uint32) (Conversation, error) {
 	c := Conversation{Mode: DeltasWithoutResponses}
 	if hi-lo > 1 {
@@ -385,12 +386,14 @@ func (d *fileDataset) basetenConversation(i int, lo, hi uint32) (Conversation, e
 		if d.o.MaxOSL > 0 {
 			out = min(out, d.o.MaxOSL) // --synthesis-max-osl: max_tokens and min_tokens
 		}
-		t := Turn{Text: br.prompt, InputTokens: d.tok.Count(br.prompt), MaxTokens: out,
-			Extra: map[string]any{"min_tokens": out}}
-		if len(br.hashes) > 0 {
+		t := Turn{Text: br.prompt, InputTokens: d.tok.Count(br.prompt), MaxTokens: out, Extra: map[string]any{}}
+		if !d.o.Replay.NoMinTokens { // --no-force-min-tokens lets EOS end it
+			t.Extra["min_tokens"] = out
+		}
+		if len(br.hashes) > 0 && !d.o.Replay.OmitKVHints {
 			t.Extra["hash_ids"] = br.hashes
 		}
-		if br.block > 0 {
+		if br.block > 0 && !d.o.Replay.OmitKVHints {
 			t.Extra["block_size"] = br.block
 		}
 		ms := float64(br.ts - d.baseten.min)

@@ -115,6 +115,24 @@ func TestBasetenFile(t *testing.T) {
 	assert.Equal(t, Detected{Type: TypeBasetenTrace, Timestamped: true}, det, "a .parquet file with the required columns")
 }
 
+// --omit-kv-hints leaves the recorded hash_ids and block_size out of the
+// bodies, --no-force-min-tokens the min_tokens; max_tokens stays the
+// recorded output. Both are refused for a file of another format, named or
+// detected.
+func TestBasetenBodyControls(t *testing.T) {
+	_, convs := open(t, Options{InputFile: "testdata/files/baseten.parquet", Replay: Replay{OmitKVHints: true}})
+	assert.Equal(t, map[string]any{"min_tokens": 5}, convs[0].Turns[0].Extra)
+	_, convs = open(t, Options{InputFile: "testdata/files/baseten.parquet", Replay: Replay{NoMinTokens: true}})
+	assert.Equal(t, map[string]any{"hash_ids": []int64{1, 2}, "block_size": int64(16)}, convs[0].Turns[0].Extra)
+	assert.Equal(t, 5, convs[0].Turns[0].MaxTokens)
+
+	for _, r := range []Replay{{OmitKVHints: true}, {NoMinTokens: true}} {
+		_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files/bailian.jsonl", Replay: r})
+		assert.ErrorContains(t, err, "applies to baseten_trace")
+		assert.ErrorContains(t, err, "bailian_trace sends")
+	}
+}
+
 func TestBasetenSessionColumn(t *testing.T) {
 	t.Setenv(BasetenSessionEnv, "poor_man_session_id")
 	_, convs := open(t, Options{InputFile: "testdata/files/baseten.parquet", CustomType: TypeBasetenTrace})

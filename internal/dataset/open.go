@@ -58,8 +58,11 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		if err := o.Replay.refuse("a directory"); err != nil {
 			return nil, err
 		}
-		if err := o.Replay.refuseWeka("a directory of " + cmp.Or(kind, "files")); err != nil {
-			return nil, err
+		for _, err := range []error{o.Replay.refuseWeka("a directory of " + cmp.Or(kind, "files")),
+			o.Replay.refuseKV("a directory of " + cmp.Or(kind, "files"))} {
+			if err != nil {
+				return nil, err
+			}
 		}
 		switch {
 		case o.UUIDAndStrip:
@@ -85,6 +88,11 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	}
 	if kind != TypeWekaTrace {
 		if err := o.Replay.refuseWeka(kind); err != nil {
+			return nil, err
+		}
+	}
+	if kind != TypeBasetenTrace {
+		if err := o.Replay.refuseKV(kind); err != nil {
 			return nil, err
 		}
 	}

@@ -42,6 +42,10 @@ type Replay struct {
 	// (--max-context-length). The plan refuses both for other formats.
 	ThinkTimeOnly bool
 	MaxContext    int
+	// OmitKVHints leaves a baseten_trace's recorded hash_ids and block_size
+	// out of its bodies (--omit-kv-hints), NoMinTokens its min_tokens
+	// (--no-force-min-tokens). The plan refuses both for other formats.
+	OmitKVHints, NoMinTokens bool
 }
 
 // streamSessionSample keys the sessions --trace-session-sample-ratio keeps.
@@ -195,6 +199,19 @@ func (r Replay) refuseWeka(kind string) error {
 		return fmt.Errorf("--use-think-time-only applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind)
 	case r.MaxContext > 0:
 		return fmt.Errorf("--max-context-length applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind)
+	}
+	return nil
+}
+
+// refuseKV is the error for the baseten_trace body controls given with an
+// input of kind, another format (detected: the plan refuses them when the
+// format is named), or nil when none is given.
+func (r Replay) refuseKV(kind string) error {
+	switch {
+	case r.OmitKVHints:
+		return fmt.Errorf("--omit-kv-hints applies to baseten_trace, whose request bodies forward the recorded hash_ids and block_size; %s sends none: remove it", kind)
+	case r.NoMinTokens:
+		return fmt.Errorf("--no-force-min-tokens applies to baseten_trace, which pins min_tokens to the recorded output length; %s sends no min_tokens: remove it", kind)
 	}
 	return nil
 }

@@ -36,6 +36,13 @@ type TraceReplay struct {
 // request bodies (AIPerf's baseten_trace).
 var kvHintFormats = []string{"baseten_trace"}
 
+// detectedFormat reports whether p's input file is of a format read from
+// the file itself: the format-only controls are then checked when it is
+// read (dataset.Replay), not here.
+func detectedFormat(p *Profile) bool {
+	return p.CustomDatasetType == "" && p.InputFile != "" && p.PublicDataset == ""
+}
+
 // Dataset formats that honour AIPerf's weka-only controls.
 var wekaFormats = []string{"weka_trace"}
 
@@ -80,7 +87,7 @@ func (v *validator) traceReplay(p *Profile) {
 	if kind == "" {
 		kind = "this input"
 	}
-	hints := slices.Contains(kvHintFormats, p.CustomDatasetType)
+	hints := slices.Contains(kvHintFormats, p.CustomDatasetType) || detectedFormat(p)
 	v.check(!r.OmitKVHints || hints, "omit_kv_hints", fmt.Sprintf(
 		"applies to baseten_trace, whose request bodies forward the recorded hash_ids and block_size; %s sends none: remove it", kind))
 	v.check(deref(r.ForceMinTokens, true) || hints, "force_min_tokens", fmt.Sprintf(
@@ -96,8 +103,7 @@ func (v *validator) weka(p *Profile, kind string) {
 	v.check(!(r.UseThinkTimeOnly && p.IgnoreTraceDelays), "use_think_time_only",
 		"and --ignore-trace-delays are mutually exclusive (each sets a turn's delay differently): pick one")
 	v.intRange("max_context_length", r.MaxContextLength, 1, MaxTokens)
-	// a detected format is checked when the file is read (dataset.Replay)
-	weka := slices.Contains(wekaFormats, p.CustomDatasetType) || p.CustomDatasetType == "" && p.InputFile != "" && p.PublicDataset == ""
+	weka := slices.Contains(wekaFormats, p.CustomDatasetType) || detectedFormat(p)
 	v.check(!r.UseThinkTimeOnly || weka, "use_think_time_only", fmt.Sprintf(
 		"applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind))
 	v.check(r.MaxContextLength == nil || weka, "max_context_length", fmt.Sprintf(
