@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -78,12 +77,12 @@ func TestCorpusChoice(t *testing.T) {
 	assert.Equal(t, random, draw(CorpusRandom), "the same seed gives the same random prompts")
 	assert.False(t, slices.ContainsFunc(random, func(e Entry) bool { return e.Prompt == "" }))
 
-	coding := draw(CorpusCoding)
+	coding, prose := draw(CorpusCoding), draw("")
 	assert.Equal(t, coding, draw(CorpusCoding), "the same seed gives the same coding prompts")
-	for _, e := range coding {
+	for i, e := range coding {
 		assert.Equal(t, 64, tok.Count(e.Prompt), "exactly the ISL: %q", e.Prompt)
-		assert.True(t, strings.ContainsAny(e.Prompt, "(){}[]=:"), "code, not prose: %q", e.Prompt)
-		assert.NotContains(t, draw("")[0].Prompt, e.Prompt)
+		assert.Contains(t, codingText(), e.Prompt, "cut from the coding corpus")
+		assert.NotEqual(t, prose[i].Prompt, e.Prompt)
 	}
 
 	_, err := Synthetic(context.Background(), tok, Options{ISLMean: 64, Entries: 1, Corpus: "shakespeare"})

@@ -58,11 +58,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		if err := o.Replay.refuse("a directory"); err != nil {
 			return nil, err
 		}
-		for _, err := range []error{o.Replay.refuseWeka("a directory of " + cmp.Or(kind, "files")),
-			o.Replay.refuseKV("a directory of " + cmp.Or(kind, "files"))} {
-			if err != nil {
-				return nil, err
-			}
+		if err := o.Replay.refuseFormatControls("a directory of " + cmp.Or(kind, "files")); err != nil {
+			return nil, err
 		}
 		switch {
 		case o.UUIDAndStrip:
@@ -86,15 +83,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	if o.UUIDAndStrip && kind != TypeSingleTurn {
 		return nil, uuidStripRefused(kind)
 	}
-	if kind != TypeWekaTrace {
-		if err := o.Replay.refuseWeka(kind); err != nil {
-			return nil, err
-		}
-	}
-	if kind != TypeBasetenTrace {
-		if err := o.Replay.refuseKV(kind); err != nil {
-			return nil, err
-		}
+	if err := o.Replay.refuseFormatControls(kind); err != nil {
+		return nil, err
 	}
 	if kind == TypeRandomPool || kind == TypeInputsJSON {
 		if err := o.Replay.refuse(kind); err != nil {
@@ -395,15 +385,18 @@ func Turns(d Dataset) int {
 }
 
 // openWekaChecked opens a weka_trace file or directory, refusing the replay
-// controls it does not honour (all but its own idle-gap cap).
+// controls it does not honour (the JSONL formats' but the idle-gap cap,
+// baseten_trace's).
 func openWekaChecked(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
 	if o.UUIDAndStrip {
 		return nil, uuidStripRefused(TypeWekaTrace)
 	}
 	r := o.Replay
 	r.TraceIdleGapCapMs = nil
-	if err := r.refuse(TypeWekaTrace); err != nil {
-		return nil, err
+	for _, err := range []error{r.refuse(TypeWekaTrace), r.refuseFormatControls(TypeWekaTrace)} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return openWeka(ctx, tok, o)
 }

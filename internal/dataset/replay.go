@@ -190,27 +190,20 @@ func (d *fileDataset) sessionTiming(c *Conversation) {
 	}
 }
 
-// refuseWeka is the error for the weka_trace controls given with an input
-// of kind, another format (the plan refuses them when the format is named;
-// here when it was detected), or nil when none is given.
-func (r Replay) refuseWeka(kind string) error {
+// refuseFormatControls is the error for the controls of one format given
+// with an input of kind, another (a detected format: the plan refuses them
+// when the format is named), or nil: weka_trace's think time and context
+// limit, baseten_trace's request-body controls.
+func (r Replay) refuseFormatControls(kind string) error {
+	weka, baseten := kind == TypeWekaTrace, kind == TypeBasetenTrace
 	switch {
-	case r.ThinkTimeOnly:
+	case r.ThinkTimeOnly && !weka:
 		return fmt.Errorf("--use-think-time-only applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind)
-	case r.MaxContext > 0:
+	case r.MaxContext > 0 && !weka:
 		return fmt.Errorf("--max-context-length applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind)
-	}
-	return nil
-}
-
-// refuseKV is the error for the baseten_trace body controls given with an
-// input of kind, another format (detected: the plan refuses them when the
-// format is named), or nil when none is given.
-func (r Replay) refuseKV(kind string) error {
-	switch {
-	case r.OmitKVHints:
+	case r.OmitKVHints && !baseten:
 		return fmt.Errorf("--omit-kv-hints applies to baseten_trace, whose request bodies forward the recorded hash_ids and block_size; %s sends none: remove it", kind)
-	case r.NoMinTokens:
+	case r.NoMinTokens && !baseten:
 		return fmt.Errorf("--no-force-min-tokens applies to baseten_trace, which pins min_tokens to the recorded output length; %s sends no min_tokens: remove it", kind)
 	}
 	return nil

@@ -115,6 +115,10 @@ func TestWekaIdleGapCap(t *testing.T) {
 		assert.ErrorContains(t, err, "--trace-session-sample-ratio")
 		assert.NotContains(t, err.Error(), "--trace-idle-gap-cap-seconds")
 	}
+	for _, path := range []string{"testdata/files/weka/trace_0001.json", "testdata/files/weka"} {
+		_, err := Open(context.Background(), o200k(t), Options{InputFile: path, Replay: Replay{OmitKVHints: true}})
+		assert.ErrorContains(t, err, "--omit-kv-hints applies to baseten_trace", "detected, a file or a directory")
+	}
 }
 
 // --synthesis-max-isl drops the calls of more input tokens (and the
