@@ -57,6 +57,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		SessionHeader:   c.p.SessionHeader,
 		ConnectionReuse: c.p.ConnectionReuseStrategy,
 		Multipart:       c.p.RequestContentType == "multipart/form-data",
+		RxCoalesce:      c.p.RxCoalesce(),
 	})
 	defer client.Close()
 

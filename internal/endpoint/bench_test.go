@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // benchTokens is the number of content chunks per streamed response.
@@ -180,4 +181,11 @@ func BenchmarkBody(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkClientStreamCoalesced is BenchmarkClientStream with the
+// connections read through the receive-coalescing poller, as aiperf profile
+// reads them by default (--rx-coalesce-usecs 20).
+func BenchmarkClientStreamCoalesced(b *testing.B) {
+	benchClientStream(b, Options{RxCoalesce: 20 * time.Microsecond})
 }

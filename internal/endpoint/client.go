@@ -17,6 +17,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/rxcoalesce"
 	"github.com/aiperf-go/aiperf/internal/sse"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	// of its JSON object (AIPerf's --request-content-type
 	// multipart/form-data); else the JSON itself.
 	Multipart bool
+	// RxCoalesce is the receive coalescing window (--rx-coalesce-usecs;
+	// 0: off): see package rxcoalesce.
+	RxCoalesce time.Duration
 	// SessionHeader names the header that carries a session's id instead
 	// of X-Correlation-ID (AIPerf's --session-header; "": X-Correlation-ID).
 	SessionHeader string
@@ -88,9 +92,10 @@ type Client struct {
 	host    string         // a --header Host:… override
 	// trace and traceFull are Options.Trace and TraceChunks.
 	trace, traceFull bool
-	session          string // the header of a session's id, canonical
-	reuse            string // Options.ConnectionReuse
-	form             bool   // Options.Multipart
+	session          string        // the header of a session's id, canonical
+	reuse            string        // Options.ConnectionReuse
+	form             bool          // Options.Multipart
+	rx               time.Duration // Options.RxCoalesce
 	// sticky holds each session's own client under ReuseSticky, until
 	// its last turn.
 	stickyMu sync.Mutex
@@ -129,8 +134,8 @@ func New(o Options) *Client {
 	streaming.Set("Accept", "text/event-stream")
 	o.Trace = o.Trace || o.TraceChunks
 	return &Client{
-		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace)},
-		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace)},
+		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce)},
+		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace, o.RxCoalesce)},
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
@@ -143,6 +148,7 @@ func New(o Options) *Client {
 		session:       session,
 		reuse:         o.ConnectionReuse,
 		form:          o.Multipart,
+		rx:            o.RxCoalesce,
 		sticky:        map[string]*http.Client{},
 	}
 }
@@ -169,10 +175,12 @@ func newTransport(maxConns int, keepAlive bool) *http.Transport {
 	}
 }
 
-// transport is newTransport whose connections count their reads and writes
-// when the client traces (only a traced client's do).
-func transport(maxConns int, keepAlive, traced bool) *http.Transport {
+// transport is newTransport whose connections are read through a poller
+// coalescing receive wake-ups over rx (0: none), and count their reads and
+// writes when the client traces (only a traced client's do).
+func transport(maxConns int, keepAlive, traced bool, rx time.Duration) *http.Transport {
 	t := newTransport(maxConns, keepAlive)
+	t.DialContext = rxcoalesce.Dialer(t.DialContext, rxcoalesce.Config{Window: rx})
 	if traced {
 		t.DialContext = countingDialer(t.DialContext)
 	}
@@ -205,7 +213,7 @@ func (c *Client) pool(req *Request) (hc *http.Client, last bool) {
 	defer c.stickyMu.Unlock()
 	hc = c.sticky[req.SessionID]
 	if hc == nil {
-		hc = &http.Client{Transport: transport(1, true, c.trace)}
+		hc = &http.Client{Transport: transport(1, true, c.trace, c.rx)}
 		c.sticky[req.SessionID] = hc
 	}
 	if req.LastTurn {

@@ -93,6 +93,9 @@ type Profile struct {
 	SessionHeader           string   `json:"session_header,omitempty" name:"session-header" group:"Endpoint" placeholder:"NAME" help:"Send each request's session id in this header instead of X-Correlation-ID (e.g. X-Session-ID), for routers that keep a session on one replica."`
 	UseLegacyMaxTokens      bool     `json:"use_legacy_max_tokens,omitempty" name:"use-legacy-max-tokens" group:"Endpoint" help:"Send chat's output cap as max_tokens instead of max_completion_tokens, for servers that only read the older field."`
 
+	// How the client reads its connections (clientio.go).
+	ClientIO
+
 	// Load.
 	Concurrency                    *int     `json:"concurrency,omitempty" group:"Load" placeholder:"N" help:"Requests kept in flight (concurrency mode); with --request-rate, a cap on in-flight requests."`
 	RequestRate                    *float64 `json:"request_rate,omitempty" name:"request-rate" group:"Load" placeholder:"RPS" help:"Open-loop target rate in requests/s."`

@@ -124,6 +124,7 @@ func (p *Profile) Check() error {
 
 	v.warmup(p)
 	v.network(p)
+	v.clientIO(p)
 	v.check(!strings.ContainsAny(p.ProfileExportPrefix, `/\`) && p.ProfileExportPrefix != "." && p.ProfileExportPrefix != "..",
 		"profile_export_prefix", fmt.Sprintf("must be a file name (the exports go to --artifact-dir), got %q", p.ProfileExportPrefix))
 	v.oneOf("export_level", p.ExportLevel, "", ExportSummary, ExportRecords, ExportRaw)

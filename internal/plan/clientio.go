@@ -1,0 +1,31 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+)
+
+// Bounds and default of --rx-coalesce-usecs.
+const (
+	DefaultRxCoalesceUsecs = 20
+	maxRxCoalesceUsecs     = 1000
+)
+
+// ClientIO holds how the client reads its connections, an extension of
+// AIPerf's options embedded in Profile like TraceReplay.
+type ClientIO struct {
+	RxCoalesceUsecs *int `json:"rx_coalesce_usecs,omitempty" name:"rx-coalesce-usecs" group:"Endpoint" placeholder:"US" help:"Coalesce receive wake-ups as a network card's rx-usecs does (Linux): while events keep arriving, read every connection at most US µs after its data lands instead of waking at each segment, so a busy server is not made to wake the client for every write (default 20; 0: a read per wake-up). Stamps are still taken when each event is read."`
+}
+
+// RxCoalesce is the client's receive coalescing window (0: off).
+func (c ClientIO) RxCoalesce() time.Duration {
+	return time.Duration(deref(c.RxCoalesceUsecs, DefaultRxCoalesceUsecs)) * time.Microsecond
+}
+
+// clientIO checks --rx-coalesce-usecs.
+func (v *validator) clientIO(p *Profile) {
+	if x := p.RxCoalesceUsecs; x != nil {
+		v.check(*x >= 0 && *x <= maxRxCoalesceUsecs, "rx_coalesce_usecs",
+			fmt.Sprintf("must be between 0 (off) and %d µs, got %d", maxRxCoalesceUsecs, *x))
+	}
+}

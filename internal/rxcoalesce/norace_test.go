@@ -1,0 +1,5 @@
+//go:build !race
+
+package rxcoalesce
+
+const raceEnabled = false

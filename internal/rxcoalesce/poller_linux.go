@@ -1,0 +1,247 @@
+//go:build linux
+
+package rxcoalesce
+
+import (
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// pollers are the process's pollers, one per configuration.
+var (
+	pollersMu sync.Mutex
+	pollers   = map[Config]*poller{}
+)
+
+// edgeIn is what every connection is watched for: readable, peer closed,
+// edge-triggered (syscall spells EPOLLET as a negative int).
+const edgeIn = uint32(syscall.EPOLLIN|syscall.EPOLLRDHUP) | 1<<31
+
+// poller is one epoll set read by one goroutine.
+type poller struct {
+	cfg  Config
+	epfd int
+	wait syscall.RawConn // the epoll set's descriptor in the runtime's poller (nil: none)
+
+	mu    sync.RWMutex
+	conns map[int32]*conn // by file descriptor
+}
+
+// pollerFor returns the poller of cfg, starting it on first use.
+func pollerFor(cfg Config) (*poller, error) {
+	pollersMu.Lock()
+	defer pollersMu.Unlock()
+	if p := pollers[cfg]; p != nil {
+		return p, nil
+	}
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	p := &poller{cfg: cfg, epfd: epfd, conns: map[int32]*conn{}}
+	p.wait = runtimeWait(epfd)
+	pollers[cfg] = p
+	go p.run()
+	return p, nil
+}
+
+// add registers c for read readiness.
+func (p *poller) add(c *conn) error {
+	p.mu.Lock()
+	p.conns[int32(c.fd)] = c
+	p.mu.Unlock()
+	ev := syscall.EpollEvent{Events: edgeIn, Fd: int32(c.fd)}
+	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
+		p.remove(c)
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
+// watchWrite asks for write readiness too (on) or for read readiness only.
+func (p *poller) watchWrite(c *conn, on bool) {
+	ev := syscall.EpollEvent{Events: edgeIn, Fd: int32(c.fd)}
+	if on {
+		ev.Events |= syscall.EPOLLOUT
+	}
+	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
+}
+
+// remove forgets c; its descriptor is still open.
+func (p *poller) remove(c *conn) {
+	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
+	p.mu.Lock()
+	if p.conns[int32(c.fd)] == c {
+		delete(p.conns, int32(c.fd))
+	}
+	p.mu.Unlock()
+}
+
+// run is the poller's loop. While events are dense (three in four recent
+// waits found one within a window or two) it looks at the connections
+// without waiting, yields after a look that found events, so that the
+// readers it woke run, and after one that found none sleeps Window and
+// looks again, up to holdWindows times: a busy server is never asked to
+// wake the client. Otherwise, or after those looks, it waits in the
+// runtime's poller, so that a sparse event is read as soon as it lands and
+// costs one look more than a plain net.Conn's read.
+//
+// What sets dense is what each wait found: a look after a sleep that
+// found events, or a wait in the runtime's poller that lasted under two
+// windows (its wake-up latency makes that measure err towards sparse).
+func (p *poller) run() {
+	events := make([]syscall.EpollEvent, 256)
+	w := p.cfg.Window
+	dense := 0 // in 1/256ths, a moving average over about eight waits
+	score := func(hit bool) {
+		x := 0
+		if hit {
+			x = 256
+		}
+		dense += (x - dense) / 8
+	}
+	for {
+		if dense >= 192 && p.poll(events) > 0 {
+			runtime.Gosched()
+			continue
+		}
+		found := false
+		for k := 0; dense >= 192 && k < holdWindows && !found; k++ {
+			runtime.Gosched() // whatever else is runnable runs before the sleep holds the thread
+			sleep(w)
+			found = p.poll(events) > 0
+			score(found)
+		}
+		if !found {
+			start := time.Now()
+			p.block(events)
+			score(time.Since(start) < 2*w)
+		}
+		runtime.Gosched()
+	}
+}
+
+// holdWindows is how many empty looks, a Window apart, end a spell of
+// coalescing.
+const holdWindows = 2
+
+// poll takes the ready events without waiting and signals their
+// connections, returning how many there were.
+func (p *poller) poll(events []syscall.EpollEvent) int {
+	n, err := syscall.EpollWait(p.epfd, events, 0)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	p.mu.RLock()
+	for _, ev := range events[:n] {
+		c := p.conns[ev.Fd]
+		if c == nil {
+			continue
+		}
+		if ev.Events&^syscall.EPOLLOUT != 0 {
+			signal(c.rd)
+		}
+		if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+			signal(c.wr)
+		}
+	}
+	p.mu.RUnlock()
+	return n
+}
+
+// block waits in the runtime's poller until the epoll set has an event and
+// signals its connections. The set's descriptor is registered there for
+// good: while the poller coalesces it does not wait in epoll, and with one
+// P (a client on a core of its own) no other thread does either.
+func (p *poller) block(events []syscall.EpollEvent) {
+	if p.wait == nil {
+		time.Sleep(time.Millisecond) // no descriptor to wait on: look every ms
+		return
+	}
+	_ = p.wait.Read(func(uintptr) bool { return p.poll(events) > 0 })
+}
+
+// runtimeWait registers a duplicate of the epoll set's descriptor epfd in
+// the runtime's poller, for block (nil if that cannot be done).
+func runtimeWait(epfd int) syscall.RawConn {
+	fd, err := dupCloexec(epfd)
+	if err != nil {
+		return nil
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil
+	}
+	rc, err := os.NewFile(uintptr(fd), "rxcoalesce").SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// signal wakes a connection's waiter, if any, without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// dupCloexec duplicates fd with FD_CLOEXEC set.
+func dupCloexec(fd int) (int, error) {
+	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return -1, os.NewSyscallError("fcntl", errno)
+	}
+	return int(nfd), nil
+}
+
+// prSetTimerslack is prctl's PR_SET_TIMERSLACK.
+const prSetTimerslack = 29
+
+// sleep holds the thread for d, with a timer slack of 1 µs (the default
+// 50 µs would stretch a 20 µs sleep to 70). It keeps the thread's P: the
+// poller sleeps only after every other runnable goroutine had its turn.
+func sleep(d time.Duration) {
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerslack, 1000, 0)
+	ts := syscall.NsecToTimespec(int64(d))
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+// adopt moves c's socket onto the poller of cfg: it reads and writes a
+// duplicate of the descriptor and closes c, which takes the original out of
+// the runtime's poller. A connection that is not TCP, or one that cannot
+// be moved, is returned as it is.
+func adopt(c net.Conn, cfg Config) net.Conn {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c
+	}
+	p, err := pollerFor(cfg)
+	if err != nil {
+		return c
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	fd := -1
+	if cerr := rc.Control(func(s uintptr) { fd, err = dupCloexec(int(s)) }); cerr != nil || err != nil {
+		return c
+	}
+	pc := newConn(fd, p, tc.LocalAddr(), tc.RemoteAddr())
+	if err = syscall.SetNonblock(fd, true); err == nil {
+		err = p.add(pc)
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return c
+	}
+	tc.Close()
+	return pc
+}

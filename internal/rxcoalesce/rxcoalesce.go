@@ -1,0 +1,51 @@
+// Package rxcoalesce reads a benchmark client's connections through one
+// shared poller that coalesces receive wake-ups, as a network card's
+// interrupt moderation (ethtool's rx-usecs) does.
+//
+// A client that sleeps in epoll between the server's writes is woken by each
+// of them, and where the receive runs on the sender's CPU (loopback, or a
+// client beside the server) that wake-up is the server's CPU time; so are
+// the acknowledgements that the client's many small reads send back. The
+// poller takes the ready connections without waiting and lets the readers
+// it woke run; when it finds none, it sleeps Window and looks again, twice,
+// before it waits in epoll (the runtime's poller). While events come at
+// least every other window, a busy server is never asked to wake the
+// client, and a read takes whatever arrived meanwhile in one go; a sparse
+// event is read as soon as it lands, as with a plain net.Conn.
+//
+// A reader still stamps what it reads when it reads it. What coalescing
+// costs is that, while events are that dense, a read may come up to Window
+// after its data arrived.
+package rxcoalesce
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// Config sets the coalescing.
+type Config struct {
+	// Window is the longest a segment waits for its read while the poller
+	// coalesces (0: off, connections are left as they were dialled).
+	Window time.Duration
+}
+
+// DialFunc is the shape of net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Dialer wraps dial so that the TCP connections it makes are read through
+// the process's poller of cfg. Where there is none (not Linux, or a
+// connection that is not TCP) a connection is returned as dial made it.
+func Dialer(dial DialFunc, cfg Config) DialFunc {
+	if cfg.Window <= 0 {
+		return dial
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return adopt(c, cfg), nil
+	}
+}
