@@ -15,7 +15,7 @@ import (
 // around aiperf's HTTP client (endpoint.Client) alone, without the engine,
 // the records or the exports, to tell the client's costs from the rest.
 func runEndpoint(url string, c, n int) error {
-	client := endpoint.New(endpoint.Options{MaxConns: c})
+	client := endpoint.New(endpoint.Options{MaxConns: c, RxCoalesce: plan.ClientIO{}.RxCoalesce()})
 	defer client.Close()
 	req := endpoint.Request{URL: url + "/v1/chat/completions", EndpointType: plan.EndpointChat, Model: "mock-model",
 		Prompt: strings.Repeat("lorem ipsum ", 32), MaxTokens: neutralTokens, Streaming: true}

@@ -66,6 +66,7 @@ func main() {
 	flag.Func("rates", "comma-separated request rates (default 1000,5000)", func(v string) error { return parseList(v, &rates) })
 	flag.StringVar(&mockFlags, "mock-flags", mockFlags, "flags of the mock server (e.g. \"--ttft 20 --itl 2\" for a server whose latency, not its CPU, bounds the load)")
 	flag.StringVar(&aiperfBin, "aiperf", aiperfBin, "aiperf binary (trial start-up)")
+	flag.IntVar(&rxUsecs, "rx-usecs", rxUsecs, "aiperf's --rx-coalesce-usecs in every measurement (-1: its default)")
 	flag.IntVar(&startups, "startup", startups, "trials of the start-up measurement (0: none)")
 	flag.Func("memory", "comma-separated request counts of the memory and post-run measurement (default 20000,200000; empty: none)",
 		func(v string) error { return parseList(v, &memoryRuns) })
@@ -118,6 +119,7 @@ var (
 	rates        = []float64{1000, 5000}
 	scrapeLevels = []int{1, 64}
 	mockFlags    = "--fast"
+	rxUsecs      = -1 // aiperf's --rx-coalesce-usecs (-1: its default)
 )
 
 // parseList parses "a,b,c" into a list of ints or floats.
@@ -263,6 +265,9 @@ func profile(url string, osl int) plan.Profile {
 	p.SyntheticInputTokensMean = 32
 	p.OutputTokensMean = plan.Ptr(osl)
 	p.NumDatasetEntries = 16
+	if rxUsecs >= 0 {
+		p.RxCoalesceUsecs = plan.Ptr(rxUsecs)
+	}
 	return p
 }
 

@@ -37,6 +37,19 @@ func neutralChunks() [][]byte {
 	return append(out, []byte("data: [DONE]\n\n"))
 }
 
+// connSegments is a connection's TCP figures from the kernel (TCP_INFO):
+// the segments it received and sent, and of those the ones carrying data
+// (the rest are pure ACKs, window updates, SYN, FIN); unackedUS, the µs
+// it had data sent but not yet acknowledged, or not yet sent
+// (tcpi_busy_time); its congestion window in segments and the bytes it
+// holds unsent (tcpi_notsent_bytes); and conns, 1 (sums count connections).
+type connSegments struct{ in, dataIn, out, dataOut, unackedUS, cwnd, unsent, conns int64 }
+
+func (a connSegments) plus(b connSegments) connSegments {
+	return connSegments{a.in + b.in, a.dataIn + b.dataIn, a.out + b.out, a.dataOut + b.dataOut,
+		a.unackedUS + b.unackedUS, a.cwnd + b.cwnd, a.unsent + b.unsent, a.conns + b.conns}
+}
+
 // serveNeutral is the -role server process of the pinned measurement: an
 // SSE server with no work of its own, so that its CPU time is what its
 // clients' requests cost it. Every POST has its body discarded and gets
@@ -47,7 +60,9 @@ func neutralChunks() [][]byte {
 // were accepted, the TCP segments its open connections received and sent
 // (connSegments), and the client's turnaround: how many times a
 // connection went from idle (a reply written) to active (the next request
-// arriving) and the µs that took in all. It serves /count on a listener
+// arriving) and the µs that took in all, then its open connections' µs
+// with data unacknowledged, their windows, unsent bytes and number
+// (connSegments). It serves /count on a listener
 // of its own, so that asking does not count. It prints its URL and the
 // control listener's on stdout and serves until its stdin ends.
 func serveNeutral(itl time.Duration) error {
@@ -85,7 +100,8 @@ func serveNeutral(itl time.Duration) error {
 			segs = segs.plus(segmentsOf(c))
 		}
 		mu.Unlock()
-		fmt.Fprintf(w, "%d %d %d %d %d %d %d %d", n, accepted, segs.in, segs.dataIn, segs.out, segs.dataOut, turns, turnUS)
+		fmt.Fprintf(w, "%d %d %d %d %d %d %d %d %d %d %d %d", n, accepted, segs.in, segs.dataIn, segs.out, segs.dataOut, turns, turnUS,
+			segs.unackedUS, segs.cwnd, segs.unsent, segs.conns)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

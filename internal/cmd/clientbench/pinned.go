@@ -38,7 +38,8 @@ func pinnedFlags() (role *string, c, n *int) {
 		"name the client and the concurrency (e.g. \"strace -c -f -o /tmp/{client}-{c}.strace\"; the CPU figures are then the wrapper's)")
 	flag.StringVar(&serverWrap, "pinned-server-wrap", "", "a command prefixing the pinned neutral server's, after taskset (as -pinned-client-wrap)")
 	flag.DurationVar(&pinnedITL, "pinned-itl", 0, "the pinned neutral server's gap between content chunks (0: none, as fast as it can)")
-	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: endpoint (aiperf's HTTP client alone), "+
+	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: aiperf-rx0 (aiperf with --rx-coalesce-usecs 0), "+
+		"endpoint (aiperf's HTTP client alone), "+
 		"minimal-nojson (the minimal client without decoding), minimal-32k (with a 32 KiB transport read buffer), "+
 		"minimal-headers (sending aiperf's headers)",
 		func(v string) error {
@@ -101,12 +102,15 @@ type pinnedFigures struct {
 	// server's connections sent (with data) and received (with data),
 	// counted on the connections open at both ends of the window; and the
 	// connections it accepted per 1,000 requests; the client's mean
-	// turnaround: from a reply's end to the next request on its connection.
-	detail [16]float64
+	// turnaround: from a reply's end to the next request on its connection;
+	// the µs the server's connections had data unacknowledged, the tail
+	// loss probes its TCP fired per 1,000 requests, and at the window's end
+	// its connections' mean congestion window and unsent bytes.
+	detail [20]float64
 }
 
 // detailHeader heads the columns of pinnedFigures.detail.
-const detailHeader = "client user ms\tsys ms\tpage faults\tswitches\treads\twrites\tserver user ms\tsys ms\tswitches\treads\tsegments out\twith data\tsegments in\twith data\tconnections per 1,000\tturnaround µs\t"
+const detailHeader = "client user ms\tsys ms\tpage faults\tswitches\treads\twrites\tserver user ms\tsys ms\tswitches\treads\tsegments out\twith data\tsegments in\twith data\tconnections per 1,000\tturnaround µs\tunacked µs\tloss probes per 1,000\tserver cwnd\tunsent bytes\t"
 
 // pinnedClients are the clients the pinned measurement can run: aiperf
 // and the minimal client always, the others when -pinned-extra names them.
@@ -117,12 +121,8 @@ func pinnedClients(self, aiperf string) map[string]pinnedClient {
 		}}
 	}
 	all := map[string]pinnedClient{
-		"aiperf": {"aiperf", func(url, dir string, c, n int) ([]string, error) {
-			return []string{aiperf, "profile", "--model", "mock-model", "--url", url, "--endpoint-type", "chat", "--streaming",
-				"--concurrency", strconv.Itoa(c), "--request-count", strconv.Itoa(n), "--synthetic-input-tokens-mean", "64",
-				"--output-tokens-mean", strconv.Itoa(neutralTokens), "--no-store", "--no-server-metrics", "--ui", "none",
-				"--artifact-dir", dir}, nil
-		}},
+		"aiperf":          aiperfClient("aiperf", aiperf, rxUsecs),
+		"aiperf-rx0":      aiperfClient("aiperf-rx0", aiperf, 0),
 		"minimal":         role("minimal", "minimal"),
 		"endpoint":        role("endpoint", "endpoint"),
 		"minimal-nojson":  role("minimal-nojson", "minimal", "-decode=false"),
@@ -130,6 +130,21 @@ func pinnedClients(self, aiperf string) map[string]pinnedClient {
 		"minimal-headers": role("minimal-headers", "minimal", "-headers"),
 	}
 	return all
+}
+
+// aiperfClient is aiperf profile as a pinned client, with
+// --rx-coalesce-usecs rx (aiperf's default if rx < 0).
+func aiperfClient(name, aiperf string, rx int) pinnedClient {
+	return pinnedClient{name, func(url, dir string, c, n int) ([]string, error) {
+		args := []string{aiperf, "profile", "--model", "mock-model", "--url", url, "--endpoint-type", "chat", "--streaming",
+			"--concurrency", strconv.Itoa(c), "--request-count", strconv.Itoa(n), "--synthetic-input-tokens-mean", "64",
+			"--output-tokens-mean", strconv.Itoa(neutralTokens), "--no-store", "--no-server-metrics", "--ui", "none",
+			"--artifact-dir", dir}
+		if rx >= 0 {
+			args = append(args, "--rx-coalesce-usecs", strconv.Itoa(rx))
+		}
+		return args, nil
+	}}
 }
 
 // measuredClients returns this binary's path and the clients to measure:
@@ -266,6 +281,7 @@ type pinnedSample struct {
 	served               int64
 	server, client       procCounters
 	inSegs, outSegs      int64
+	lossProbes           int64
 	conn                 connSegments // the server's connections' own counts
 	accepted             int64        // connections the server accepted
 	turns, turnUS        int64        // the server's count and µs of idle-to-active turns
@@ -336,7 +352,9 @@ func pinnedRun(self string, cl pinnedClient, c, n int) (pinnedFigures, error) {
 		detail: [...]float64{ms(cd.user), ms(cd.sys), per(cd.faults), per(cd.switches), per(cd.reads), per(cd.writes),
 			ms(sv.user), ms(sv.sys), per(sv.switches), per(sv.reads),
 			per(b.conn.out - a.conn.out), per(b.conn.dataOut - a.conn.dataOut), per(b.conn.in - a.conn.in), per(b.conn.dataIn - a.conn.dataIn),
-			1000 * per(b.accepted-a.accepted), float64(b.turnUS-a.turnUS) / float64(max(1, b.turns-a.turns))},
+			1000 * per(b.accepted-a.accepted), float64(b.turnUS-a.turnUS) / float64(max(1, b.turns-a.turns)),
+			per(b.conn.unackedUS - a.conn.unackedUS), 1000 * per(b.lossProbes-a.lossProbes),
+			float64(b.conn.cwnd) / float64(max(1, b.conn.conns)), float64(b.conn.unsent) / float64(max(1, b.conn.conns))},
 	}, nil
 }
 
@@ -397,7 +415,7 @@ func (s pinnedSample) read(control string) (pinnedSample, error) {
 	}
 	x.at = time.Now()
 	if _, err := fmt.Sscan(string(b), &x.served, &x.accepted, &x.conn.in, &x.conn.dataIn, &x.conn.out, &x.conn.dataOut,
-		&x.turns, &x.turnUS); err != nil {
+		&x.turns, &x.turnUS, &x.conn.unackedUS, &x.conn.cwnd, &x.conn.unsent, &x.conn.conns); err != nil {
 		return x, fmt.Errorf("the neutral server's count %q: %w", b, err)
 	}
 	if x.server, err = readProc(s.serverPID); err != nil {
@@ -406,6 +424,9 @@ func (s pinnedSample) read(control string) (pinnedSample, error) {
 	if x.client, err = readProc(s.clientPID); err != nil {
 		return x, err
 	}
-	x.inSegs, x.outSegs, err = tcpSegments(s.serverPID)
+	if x.inSegs, x.outSegs, err = tcpSegments(s.serverPID); err != nil {
+		return x, err
+	}
+	x.lossProbes, err = lossProbes(s.serverPID)
 	return x, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -78,30 +79,51 @@ func field(b []byte, name string) int64 {
 // tcpSegments reads InSegs and OutSegs of the Tcp lines of
 // /proc/PID/net/snmp: the counters of pid's network namespace.
 func tcpSegments(pid int) (in, out int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/snmp", pid))
+	v, err := netCounters(pid, "snmp", "Tcp:", "InSegs", "OutSegs")
 	if err != nil {
 		return 0, 0, err
 	}
-	var names []string
+	return v[0], v[1], nil
+}
+
+// lossProbes reads TCPLossProbes of /proc/PID/net/netstat: the tail loss
+// probes the namespace's senders fired, each after an ACK came later than
+// about twice the round trip.
+func lossProbes(pid int) (int64, error) {
+	v, err := netCounters(pid, "netstat", "TcpExt:", "TCPLossProbes")
+	if err != nil {
+		return 0, err
+	}
+	return v[0], nil
+}
+
+// netCounters reads the named counters of a /proc/PID/net file whose lines
+// come in pairs, names then values, each starting with prefix.
+func netCounters(pid int, file, prefix string, names ...string) ([]int64, error) {
+	path := fmt.Sprintf("/proc/%d/net/%s", pid, file)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var header []string
 	for line := range strings.Lines(string(b)) {
 		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Tcp:" {
+		if len(f) == 0 || f[0] != prefix {
 			continue
 		}
-		if names == nil {
-			names = f
+		if header == nil {
+			header = f
 			continue
 		}
-		for i := 1; i < len(f) && i < len(names); i++ {
-			v, _ := strconv.ParseInt(f[i], 10, 64)
-			switch names[i] {
-			case "InSegs":
-				in = v
-			case "OutSegs":
-				out = v
+		out := make([]int64, len(names))
+		for i, name := range names {
+			j := slices.Index(header, name)
+			if j < 0 || j >= len(f) {
+				return nil, fmt.Errorf("%s: no %s %s", path, prefix, name)
 			}
+			out[i], _ = strconv.ParseInt(f[j], 10, 64)
 		}
-		return in, out, nil
+		return out, nil
 	}
-	return 0, 0, fmt.Errorf("/proc/%d/net/snmp: no Tcp counters", pid)
+	return nil, fmt.Errorf("%s: no %s counters", path, prefix)
 }
