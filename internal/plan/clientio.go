@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -14,12 +15,20 @@ const (
 // ClientIO holds how the client reads its connections, an extension of
 // AIPerf's options embedded in Profile like TraceReplay.
 type ClientIO struct {
-	RxCoalesceUsecs *int `json:"rx_coalesce_usecs,omitempty" name:"rx-coalesce-usecs" group:"Endpoint" placeholder:"US" help:"Coalesce receive wake-ups as a network card's rx-usecs does (Linux): while events keep arriving, read every connection at most US µs after its data lands instead of waking at each segment, so a busy server is not made to wake the client for every write (default 20; 0: a read per wake-up). Stamps are still taken when each event is read."`
+	RxCoalesceUsecs *int `json:"rx_coalesce_usecs,omitempty" name:"rx-coalesce-usecs" group:"Endpoint" placeholder:"US" help:"Coalesce receive wake-ups as a network card's rx-usecs does (Linux): while events are dense, read every connection at most US µs after its data lands instead of waking at each segment, so a busy server is not made to wake the client for every write; 0: a read per wake-up. Default: 20 when the client runs on one CPU (GOMAXPROCS 1, e.g. under taskset), else 0. Stamps are still taken when each event is read."`
 }
 
-// RxCoalesce is the client's receive coalescing window (0: off).
+// RxCoalesce is the client's receive coalescing window (0: off). Unset, it
+// is DefaultRxCoalesceUsecs for a process that runs Go on one CPU and off
+// for one that runs it on more: measured on two cores, coalescing lowers a
+// one-CPU client's cost and its server's, and slows a client that shares
+// its cores with the server (docs/performance.md, receive coalescing).
 func (c ClientIO) RxCoalesce() time.Duration {
-	return time.Duration(deref(c.RxCoalesceUsecs, DefaultRxCoalesceUsecs)) * time.Microsecond
+	def := 0
+	if runtime.GOMAXPROCS(0) == 1 {
+		def = DefaultRxCoalesceUsecs
+	}
+	return time.Duration(deref(c.RxCoalesceUsecs, def)) * time.Microsecond
 }
 
 // clientIO checks --rx-coalesce-usecs.

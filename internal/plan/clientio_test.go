@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -11,7 +12,10 @@ import (
 func TestRxCoalesceUsecs(t *testing.T) {
 	p := valid()
 	require.NoError(t, p.Check())
-	assert.Equal(t, 20*time.Microsecond, p.RxCoalesce(), "the default")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	assert.Equal(t, 20*time.Microsecond, p.RxCoalesce(), "the default on one CPU")
+	runtime.GOMAXPROCS(2)
+	assert.Zero(t, p.RxCoalesce(), "the default on more")
 
 	p.RxCoalesceUsecs = Ptr(0)
 	require.NoError(t, p.Check())
