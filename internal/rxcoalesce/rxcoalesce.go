@@ -5,13 +5,14 @@
 // A client that sleeps in epoll between the server's writes is woken by each
 // of them, and where the receive runs on the sender's CPU (loopback, or a
 // client beside the server) that wake-up is the server's CPU time; so are
-// the acknowledgements that the client's many small reads send back. The
-// poller takes the ready connections without waiting and lets the readers
-// it woke run; when it finds none, it sleeps Window and looks again, twice,
-// before it waits in epoll (the runtime's poller). While events come at
-// least every other window, a busy server is never asked to wake the
-// client, and a read takes whatever arrived meanwhile in one go; a sparse
-// event is read as soon as it lands, as with a plain net.Conn.
+// the acknowledgements that the client's many small reads send back. While
+// events are dense (most recent waits found one within two windows), the
+// poller takes the ready connections without waiting, lets the readers it
+// woke run, and when it finds none sleeps Window and looks again, twice,
+// before it waits in epoll (the runtime's poller): a busy server is never
+// asked to wake the client, and a read takes whatever arrived meanwhile in
+// one go. While they are sparse, the poller waits in epoll, and an event is
+// read as soon as it lands, as with a plain net.Conn.
 //
 // A reader still stamps what it reads when it reads it. What coalescing
 // costs is that, while events are that dense, a read may come up to Window

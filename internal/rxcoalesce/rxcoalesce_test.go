@@ -109,7 +109,7 @@ func TestSparseMessagesAfterThePollerIdles(t *testing.T) {
 	})
 	r := bufio.NewReader(dial(t, addr))
 	for i := range 5 {
-		time.Sleep(5 * time.Millisecond) // longer than Hold: the poller waits in the runtime's poller
+		time.Sleep(5 * time.Millisecond) // sparse: the poller waits in the runtime's poller
 		release <- struct{}{}
 		var line string
 		within(t, func() { line, _ = r.ReadString('\n') })
