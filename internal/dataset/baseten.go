@@ -70,10 +70,13 @@ func openBasetenFile(f *os.File) (*basetenFile, error) {
 		return nil, err
 	}
 	var pf *parquet.File
-	err = guarded(func() (err error) {
-		pf, err = parquet.OpenFile(f, st.Size())
-		return err
-	})
+	err = checkParquetFooter(f, st.Size())
+	if err == nil {
+		err = guarded(func() (err error) {
+			pf, err = parquet.OpenFile(f, st.Size())
+			return err
+		})
+	}
 	if err != nil {
 		return nil, &LineError{Path: f.Name(), Msg: fmt.Sprintf("not a readable Parquet file (%v): a baseten_trace is a Parquet export", err)}
 	}
@@ -215,6 +218,9 @@ func (b *basetenFile) readRow(n int64) (parquet.Row, error) {
 	}
 	buf := make([]parquet.Row, 1)
 	if k, err := rows.ReadRows(buf); k != 1 {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, fmt.Errorf("row %d: %w", n+1, err)
 	}
 	return buf[0], nil
@@ -259,17 +265,9 @@ func indexBaseten(ctx context.Context, d *fileDataset) error {
 		return err
 	}
 	d.baseten = bt
-	tsCol := bt.col[btTime]
 	bt.min = math.MaxInt64
 	err = bt.scan(ctx, func(_ int64, row parquet.Row) error {
-		var vs []parquet.Value
-		row.Range(func(i int, v []parquet.Value) bool {
-			if i == tsCol {
-				vs = v
-			}
-			return i < tsCol
-		})
-		if v, p := scalarInt(vs, btTime, 0); p == nil && v != nil {
+		if v, p := scalarInt(bt.values(row, btTime), btTime, 0); p == nil && v != nil {
 			bt.min = min(bt.min, *v)
 		}
 		return nil

@@ -136,6 +136,9 @@ func (w *words) hashPrompt(seed int64, hashIDs []int64, inputLength, blockSize i
 	buf = buf[:cap(buf)]
 	n, done := 0, 0
 	for _, id := range hashIDs {
+		if done >= inputLength {
+			break // ids past the input's length add no words
+		}
 		k := min(blockSize, inputLength-done)
 		n = w.write(buf, n, rand.NewPCG(uint64(seed)^pickBlock, uint64(id)), k)
 		done += k

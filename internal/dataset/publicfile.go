@@ -132,6 +132,10 @@ func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]by
 			return nil
 		}
 		end := dec.InputOffset()
+		if len(raw) > maxLine {
+			report(offProblem{off: end - int64(len(raw)), p: problemf("", "record %d is longer than %d MiB", n+1, maxLine>>20)})
+			return nil
+		}
 		judge(raw, end-int64(len(raw)), 0)
 	}
 	if _, err := dec.Token(); err != nil {

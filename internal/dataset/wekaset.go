@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
@@ -49,9 +51,15 @@ func wekaFiles(path string) ([]string, error) {
 	if !st.IsDir() {
 		return []string{path}, nil
 	}
-	list, err := filepath.Glob(filepath.Join(path, "*.json"))
+	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
+	}
+	var list []string // *.json, read as names: a directory's own name may hold glob characters
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			list = append(list, filepath.Join(path, e.Name()))
+		}
 	}
 	if len(list) == 0 {
 		return nil, fmt.Errorf("%s: no .json trace files in the directory", path)
@@ -68,7 +76,7 @@ func isWekaFile(path string) bool {
 		return false
 	}
 	defer f.Close()
-	dec := json.NewDecoder(f)
+	dec := json.NewDecoder(io.LimitReader(f, maxWekaFile))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return false
 	}
@@ -131,7 +139,7 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 			continue
 		}
 		for _, c := range w.plan(tr) {
-			turns, first := w.convTurns(tr, c.sub, nil)
+			turns, first := w.convTurns(tr, c.sub, nil, false)
 			if len(turns) == 0 {
 				continue
 			}
@@ -257,13 +265,14 @@ func subagentT(sub, r wekaRequest) float64 {
 // max(1, out) as its max tokens; sent at t (seconds made ms), or t minus
 // the previous turn's t after it. Requests outside the fixed schedule's
 // offsets are dropped. first is the first turn's time on the trace's
-// clock (ms).
+// clock (ms). Without text the turns have no prompt text: opening the set
+// needs their count and times only.
 //
 // A main agent's call waits for the subagents listed right before it
 // (their conversations in subs, by request index; Turn.Join); a subagent
 // whose next main-agent call is dropped runs in the background, as AIPerf
 // makes it.
-func (w *wekaSet) convTurns(tr wekaTrace, sub int32, subs map[int]int) (turns []Turn, first float64) {
+func (w *wekaSet) convTurns(tr wekaTrace, sub int32, subs map[int]int, text bool) (turns []Turn, first float64) {
 	calls, base := tr.Requests, wekaRequest{}
 	if sub >= 0 {
 		base = tr.Requests[sub]
@@ -297,7 +306,9 @@ func (w *wekaSet) convTurns(tr wekaTrace, sub int32, subs map[int]int) (turns []
 		if sub < 0 && w.o.MaxOSL > 0 { // a subagent's calls keep their recorded out, as AIPerf's
 			turn.MaxTokens = min(turn.MaxTokens, w.o.MaxOSL)
 		}
-		turn.Text = w.words.hashPrompt(seed, r.HashIDs, int(r.In), int(tr.BlockSize), uint64(sub+1)<<32|uint64(k))
+		if text {
+			turn.Text = w.words.hashPrompt(seed, r.HashIDs, int(r.In), int(tr.BlockSize), uint64(sub+1)<<32|uint64(k))
+		}
 		turn.InputTokens = int(r.In)
 		var delay *float64
 		if math.IsNaN(prev) {
@@ -408,7 +419,7 @@ func (w *wekaSet) Conversation(i int) (Conversation, error) {
 			subs[int(w.convs[j].sub)] = j
 		}
 	}
-	conv.Turns, _ = w.convTurns(tr, c.sub, subs)
+	conv.Turns, _ = w.convTurns(tr, c.sub, subs, true)
 	if c.sub >= 0 {
 		conv.ID = tr.ID + "::sa:" + tr.Requests[c.sub].AgentID
 	}

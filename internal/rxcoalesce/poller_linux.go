@@ -26,7 +26,7 @@ const edgeIn = uint32(syscall.EPOLLIN|syscall.EPOLLRDHUP) | 1<<31
 type poller struct {
 	cfg  Config
 	epfd int
-	wait syscall.RawConn // the epoll set's descriptor in the runtime's poller (nil: none)
+	wait syscall.RawConn // the epoll set's descriptor in the runtime's poller
 
 	mu    sync.RWMutex
 	conns map[int32]*conn // by file descriptor
@@ -43,8 +43,12 @@ func pollerFor(cfg Config) (*poller, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	p := &poller{cfg: cfg, epfd: epfd, conns: map[int32]*conn{}}
-	p.wait = runtimeWait(epfd)
+	wait, err := runtimeWait(epfd)
+	if err != nil {
+		syscall.Close(epfd)
+		return nil, err
+	}
+	p := &poller{cfg: cfg, epfd: epfd, wait: wait, conns: map[int32]*conn{}}
 	pollers[cfg] = p
 	go p.run()
 	return p, nil
@@ -159,29 +163,27 @@ func (p *poller) poll(events []syscall.EpollEvent) int {
 // good: while the poller coalesces it does not wait in epoll, and with one
 // P (a client on a core of its own) no other thread does either.
 func (p *poller) block(events []syscall.EpollEvent) {
-	if p.wait == nil {
-		time.Sleep(time.Millisecond) // no descriptor to wait on: look every ms
-		return
-	}
 	_ = p.wait.Read(func(uintptr) bool { return p.poll(events) > 0 })
 }
 
 // runtimeWait registers a duplicate of the epoll set's descriptor epfd in
-// the runtime's poller, for block (nil if that cannot be done).
-func runtimeWait(epfd int) syscall.RawConn {
+// the runtime's poller, for block.
+func runtimeWait(epfd int) (syscall.RawConn, error) {
 	fd, err := dupCloexec(epfd)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return nil
+		return nil, os.NewSyscallError("fcntl", err)
 	}
-	rc, err := os.NewFile(uintptr(fd), "rxcoalesce").SyscallConn()
+	f := os.NewFile(uintptr(fd), "rxcoalesce")
+	rc, err := f.SyscallConn()
 	if err != nil {
-		return nil
+		f.Close()
+		return nil, err
 	}
-	return rc
+	return rc, nil
 }
 
 // signal wakes a connection's waiter, if any, without blocking.
