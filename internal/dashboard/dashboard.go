@@ -19,6 +19,10 @@ import (
 // Interval is how often the dashboard takes a snapshot and redraws.
 const Interval = 250 * time.Millisecond
 
+// closeWait bounds how long Close waits for the final frame before it
+// ends the program anyway (restoring the terminal).
+const closeWait = 10 * time.Second
+
 // Usable reports whether the dashboard can be drawn: both stdout and
 // stderr are terminals (it draws on stderr; a captured stdout means a
 // script is reading, so the plain progress line is kept).
@@ -175,7 +179,13 @@ func (d *Dashboard) Close() error {
 	s := d.snapshot()
 	s.Final = true
 	d.prog.Send(s)
-	<-d.done
+	select {
+	case <-d.done:
+	case <-time.After(closeWait): // never hold the run's end on the drawing
+		d.prog.Kill()
+		<-d.done
+		return fmt.Errorf("draw the dashboard: no final frame within %s, ended it", closeWait)
+	}
 	if d.err != nil {
 		return fmt.Errorf("draw the dashboard: %w", d.err)
 	}

@@ -105,6 +105,9 @@ func (m Model) tick() tea.Cmd {
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tickMsg:
+		if m.now.Final {
+			return m, nil
+		}
 		take := m.take
 		return m, func() tea.Msg { return take() }
 	case Snapshot:
@@ -136,12 +139,20 @@ func (m Model) next() tea.Cmd {
 
 // fold takes a snapshot in: its counters replace the previous ones, its
 // finished requests are added to their phases' estimates.
+//
+// Once the final snapshot is in, a later one can only be a tick's taken
+// before it: its records are added, its older counters are not, and the
+// run stays ended (else the ticks would start again and the program would
+// never quit).
 func (m *Model) fold(s Snapshot) {
-	if s.Phase != nil && (m.now.Phase == nil || m.now.Phase.Name != s.Phase.Name) {
+	if !m.now.Final && s.Phase != nil && (m.now.Phase == nil || m.now.Phase.Name != s.Phase.Name) {
 		m.recent = m.recent[:0]
 	}
 	for i := range s.Finished {
 		m.add(&s.Finished[i])
+	}
+	if m.now.Final {
+		return
 	}
 	s.Finished = nil
 	m.now = s

@@ -188,6 +188,30 @@ func TestUpdateQuitsOnFinalAndPrintsLog(t *testing.T) {
 	assert.Equal(t, tea.QuitMsg{}, cmd())
 }
 
+// TestUpdateQuitsWhenATickSnapshotArrivesAfterTheFinal: a tick's snapshot,
+// taken before Close's final one, can arrive after it while a log line is
+// being printed. The run stays ended: its records are counted, its older
+// counters are not, no tick follows, and the printed line ends the program.
+func TestUpdateQuitsWhenATickSnapshotArrivesAfterTheFinal(t *testing.T) {
+	ph := &plan.Phase{Name: "profiling", Kind: plan.KindProfiling}
+	m := NewModel("run", true, Interval, func() Snapshot { return Snapshot{} })
+	next, _ := m.Update(logMsg("warning: x"))
+	next, cmd := next.Update(Snapshot{Phase: ph, ElapsedS: 2, Sent: 9, Done: 9, Final: true})
+	assert.Nil(t, cmd, "a log line is still being printed")
+	late := Snapshot{Phase: ph, ElapsedS: 1.75, Sent: 8, Done: 7,
+		Finished: finished(streamed("profiling", 0, 10*ms, ms, 4))}
+	next, cmd = next.Update(late)
+	assert.Nil(t, cmd, "no tick after the final snapshot")
+	next, cmd = next.Update(tickMsg{})
+	assert.Nil(t, cmd, "a tick already scheduled takes no snapshot")
+	out := next.(Model).Render()
+	assert.Contains(t, out, "9 requests done\nin flight   0\n", "the final counters stand")
+	assert.Contains(t, out, "(1 requests)", "the late snapshot's record is counted")
+	_, cmd = next.Update(printedMsg{})
+	require.NotNil(t, cmd)
+	assert.Equal(t, tea.QuitMsg{}, cmd(), "the last line printed: quit")
+}
+
 func TestHistQuantilesWithinHalfAPercent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var h hist
