@@ -75,6 +75,9 @@ func (g *rendezvous) at(i int) func(http.Handler) http.Handler {
 					}
 				case <-r.Context().Done():
 					return // the trial was interrupted while held
+				case <-time.After(2 * time.Minute): // the other side never came: fail, never hang
+					http.Error(w, "rendezvous: the other lane's request never arrived", http.StatusServiceUnavailable)
+					return
 				}
 			}
 			h.ServeHTTP(w, r)

@@ -259,13 +259,7 @@ func TestSearchKilledAndResumed(t *testing.T) {
 
 	first := newAiperfCmd(t, dir, args...)
 	require.NoError(t, first.Start())
-	select {
-	case <-g.held: // the third probe's trial is under load
-	case <-time.After(3 * time.Minute):
-		_ = first.Process.Kill()
-		_ = first.Wait() // the output is complete
-		t.Fatalf("the third probe never sent a request:\n%s", first.out)
-	}
+	first.await(t, g.held, "the third probe's request") // its trial is under load
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
 	close(g.release)

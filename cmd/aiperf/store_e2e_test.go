@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -282,7 +283,7 @@ func heldSweep(t *testing.T, dir string, g *gate, args ...string) *aiperfCmd {
 	t.Helper()
 	cmd := newAiperfCmd(t, dir, args...)
 	require.NoError(t, cmd.Start())
-	<-g.arrived
+	cmd.await(t, g.arrived, "the first request")
 	return cmd
 }
 
@@ -375,6 +376,19 @@ func newAiperfCmd(t *testing.T, dir string, args ...string) *aiperfCmd {
 		}
 	})
 	return &aiperfCmd{Cmd: cmd, out: out}
+}
+
+// await returns once ch is closed, or kills the process and fails with
+// its output after 3 minutes (one that exited early never closes ch).
+func (c *aiperfCmd) await(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(3 * time.Minute):
+		_ = c.Process.Kill()
+		_ = c.Wait() // the output is complete
+		t.Fatalf("%s never arrived:\n%s", what, c.out)
+	}
 }
 
 // TestKilledSweepIsResumed: a sweep killed outright (SIGKILL: no chance to

@@ -190,13 +190,25 @@ func TestSeamlessPhaseStartsBeforePreviousDrains(t *testing.T) {
 		_, err := e.Run(context.Background(), phases)
 		assert.NoError(t, err)
 	}()
-	assert.Equal(t, "a", <-started)
-	assert.Equal(t, "b", <-started, "b starts while a's request is still in flight")
-	require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, "a", within(t, started))
+	assert.Equal(t, "b", within(t, started), "b starts while a's request is still in flight")
+	require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, time.Minute, time.Millisecond)
 	f.release <- struct{}{}
 	f.release <- struct{}{}
 	<-done
 	assert.Len(t, c.recs, 2)
+}
+
+// within receives from ch, failing the test (never hanging it) after a minute.
+func within[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatal("nothing arrived within a minute")
+		panic("unreachable")
+	}
 }
 
 func TestBeforeSendErrorAbortsPhase(t *testing.T) {
@@ -245,8 +257,8 @@ func TestCancelStopsIssuingAndStillDrains(t *testing.T) {
 	e.Hooks.Drained = func(plan.Phase) { drainedCalls.Add(1) }
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		require.Eventually(t, func() bool { return f.inflight.Load() == 2 }, 5*time.Second, time.Millisecond)
-		cancel()
+		defer cancel() // also when the wait fails: Run must end either way
+		assert.Eventually(t, func() bool { return f.inflight.Load() == 2 }, time.Minute, time.Millisecond)
 	}()
 	_, err := e.Run(ctx, []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Rate: 1000, RateMode: plan.RateConstant, Concurrency: 2, Requests: 100}})
 	require.ErrorIs(t, err, context.Canceled)
