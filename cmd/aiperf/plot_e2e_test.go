@@ -33,8 +33,10 @@ sweep(name = "slow", base = base(vars["slow"]), trials = 2, matrix = {"concurren
 // ends.
 func TestPlotTwoServers(t *testing.T) {
 	subprocesses(t)
-	fast := startMock(t, mock.Config{TTFT: 20, ITL: 1})
-	slow := startMock(t, mock.Config{TTFT: 60, ITL: 1})
+	// 10 ms per token: each stream is read token by token even on a busy
+	// machine, so interactivity (tokens/s per user) has values.
+	fast := startMock(t, mock.Config{TTFT: 20, ITL: 10})
+	slow := startMock(t, mock.Config{TTFT: 60, ITL: 10})
 	dir := t.TempDir()
 	tok := tinyTokenizer(t)
 	script := writeFile(t, dir, "pair.star", pairScript)

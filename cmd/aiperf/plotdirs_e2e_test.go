@@ -134,7 +134,8 @@ func TestPlotDocSingleRun(t *testing.T) {
 // next to ours, a point per run.
 func TestPlotDocMultiRun(t *testing.T) {
 	subprocesses(t)
-	m := startMock(t, mock.Config{TTFT: 5, ITL: 1, GPUMetrics: true, GPUs: 2})
+	// 10 ms per token, as in TestPlotTwoServers: interactivity has values.
+	m := startMock(t, mock.Config{TTFT: 5, ITL: 10, GPUMetrics: true, GPUs: 2})
 	dir := t.TempDir()
 	tok := tinyTokenizer(t)
 	gpu := []string{"--gpu-telemetry", m.URL + "/dcgm/metrics", "--tokenizer", tok, "--request-count", "8"}
