@@ -2,7 +2,10 @@ package dataset
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -177,4 +180,52 @@ func TestWekaThinkTimeAndMaxContext(t *testing.T) {
 	assert.Len(t, convs, 3, "a peak of exactly the limit is kept")
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, Replay: Replay{MaxContext: 179}})
 	assert.ErrorContains(t, err, "is in one of the 1 traces longer than --max-context-length 179")
+}
+
+// wekaManySubagents writes a trace of a main agent's call and n subagents
+// of one call each, 10 s apart, and returns its path and size.
+func wekaManySubagents(t testing.TB, n int) (string, int) {
+	var b strings.Builder
+	b.WriteString(`{"id": "wide", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "tool_tokens": 0, "system_tokens": 0,
+  "requests": [
+    {"t": 0.0, "type": "s", "model": "m", "in": 16, "out": 4, "hash_ids": [1]}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,
+    {"t": %d.0, "type": "subagent", "agent_id": "agent_%d", "subagent_type": "Explore", "status": "completed", "models": ["m"],
+     "requests": [{"t": %d.5, "type": "n", "model": "m", "in": 16, "out": 4, "hash_ids": [%d]}]}`, 10*(i+1), i, 10*(i+1), i+2)
+	}
+	b.WriteString("\n  ]\n}\n")
+	path := filepath.Join(t.TempDir(), "wide.json")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path, b.Len()
+}
+
+// TestWekaManySubagentsReadOnce: a trace's conversations (its main agent,
+// then each subagent) read one after another cost about one parse of the
+// file, not one each: reading all 401 allocates less than three times
+// what reading the first (which parses the file) does.
+func TestWekaManySubagentsReadOnce(t *testing.T) {
+	path, size := wekaManySubagents(t, 400)
+	capMs := 1000.0 // 400 idle gaps to warp
+	d, err := Open(context.Background(), o200k(t), Options{InputFile: path, Replay: Replay{TraceIdleGapCapMs: &capMs}})
+	require.NoError(t, err)
+	defer d.Close()
+	require.Equal(t, 401, d.Len())
+	var first, all uint64
+	for i := range d.Len() {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		c, err := d.Conversation(i)
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		all += after.TotalAlloc - before.TotalAlloc
+		if i == 0 {
+			first = all
+			continue
+		}
+		require.Len(t, c.Turns, 1)
+		assert.InDelta(t, 1000*float64(i), c.Turns[0].TimestampMs, 1e-6, "every gap of 10 s or more between calls warped to 1 s")
+	}
+	t.Logf("a file of %d bytes: its first conversation allocated %d bytes, all %d", size, first, all)
+	assert.Less(t, all, 3*first, "a parse per conversation")
 }

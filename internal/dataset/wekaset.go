@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -32,6 +33,7 @@ type wekaSet struct {
 	convs []wekaConv
 	zero  float64
 	turns int
+	cache wekaCache // the files read back last, parsed
 }
 
 // wekaConv is one conversation of a weka_trace dataset.
@@ -116,7 +118,7 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
 	}
-	w := &wekaSet{o: o, tok: tok, paths: paths}
+	w := &wekaSet{o: o, tok: tok, paths: paths, cache: newWekaCache(wekaCacheBytes)}
 	if w.words, err = blockWords(tok); err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
 	}
@@ -126,7 +128,7 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%s dataset: stopped at %s: %w", TypeWekaTrace, path, err)
 		}
-		tr, err := loadWeka(path)
+		tr, err := w.load(path)
 		if err != nil {
 			errs = append(errs, err)
 			if len(errs) >= maxProblems {
@@ -134,11 +136,11 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 			}
 			continue
 		}
-		if c := o.Replay.MaxContext; c > 0 && wekaPeak(tr) > int64(c) {
+		if c := o.Replay.MaxContext; c > 0 && wekaPeak(tr.wekaTrace) > int64(c) {
 			dropped++
 			continue
 		}
-		for _, c := range w.plan(tr) {
+		for _, c := range w.plan(tr.wekaTrace) {
 			turns, first := w.convTurns(tr, c.sub, nil, false)
 			if len(turns) == 0 {
 				continue
@@ -182,24 +184,34 @@ func joinProblems(errs []error) error {
 	return ps.err()
 }
 
-// loadWeka reads and checks one trace file.
-func loadWeka(path string) (wekaTrace, error) {
+// parsedWeka is a trace file read and checked, with what every one of its
+// conversations needs of the whole: its models' ranks and its idle-gap
+// warp, each computed once.
+type parsedWeka struct {
+	wekaTrace
+	ranks map[string]int
+	warp  *idleWarp
+	size  int // the file's bytes
+}
+
+// load reads and checks one trace file.
+func (w *wekaSet) load(path string) (*parsedWeka, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return wekaTrace{}, err
+		return nil, err
 	}
 	defer f.Close()
 	data, err := readWeka(f, path)
 	if err != nil {
-		return wekaTrace{}, err
+		return nil, err
 	}
 	tr, wps := parseWeka(data)
 	if wps != nil {
 		ps := problems{path: path}
 		placeWeka(path, data, wps, &ps)
-		return wekaTrace{}, ps.err()
+		return nil, ps.err()
 	}
-	return tr, nil
+	return &parsedWeka{wekaTrace: tr, ranks: modelRanks(tr), warp: w.idleWarp(tr), size: len(data)}, nil
 }
 
 // plan lists a trace's conversations: its main agent, then each subagent
@@ -272,14 +284,13 @@ func subagentT(sub, r wekaRequest) float64 {
 // (their conversations in subs, by request index; Turn.Join); a subagent
 // whose next main-agent call is dropped runs in the background, as AIPerf
 // makes it.
-func (w *wekaSet) convTurns(tr wekaTrace, sub int32, subs map[int]int, text bool) (turns []Turn, first float64) {
+func (w *wekaSet) convTurns(tr *parsedWeka, sub int32, subs map[int]int, text bool) (turns []Turn, first float64) {
 	calls, base := tr.Requests, wekaRequest{}
 	if sub >= 0 {
 		base = tr.Requests[sub]
 		calls = base.Inner
 	}
-	ranks := modelRanks(tr)
-	warp := w.idleWarp(tr)
+	ranks, warp := tr.ranks, tr.warp
 	h := fnv.New64a()
 	h.Write([]byte(tr.ID))
 	seed := w.o.Seed ^ int64(h.Sum64())
@@ -378,24 +389,25 @@ func (w *wekaSet) idleWarp(tr wekaTrace) *idleWarp {
 }
 
 // at maps time t (s): before a gap it moves by the gaps before; in a gap's
-// first cap seconds likewise; later in the gap, to the cap's end.
+// first cap seconds likewise; later in the gap, to the cap's end. The
+// gaps are in time order and apart: the first one not over by t decides.
 func (iw *idleWarp) at(t float64) float64 {
 	if iw == nil {
 		return t
 	}
-	shift := 0.0
-	for _, g := range iw.gaps {
-		switch {
-		case t < g.start:
-			return t - g.shift
-		case t < g.end && t-g.start <= iw.cap:
-			return t - g.shift
-		case t < g.end:
-			return g.start - g.shift + iw.cap
+	k := sort.Search(len(iw.gaps), func(k int) bool { return t < iw.gaps[k].end })
+	if k == len(iw.gaps) {
+		if k == 0 {
+			return t
 		}
-		shift = g.shift + g.excess
+		last := iw.gaps[k-1]
+		return t - last.shift - last.excess
 	}
-	return t - shift
+	g := iw.gaps[k]
+	if t >= g.start && t-g.start > iw.cap {
+		return g.start - g.shift + iw.cap
+	}
+	return t - g.shift
 }
 
 func (w *wekaSet) Len() int { return len(w.convs) }
@@ -407,7 +419,7 @@ func (w *wekaSet) Conversation(i int) (Conversation, error) {
 		return Conversation{}, fmt.Errorf("%s: conversation %d out of range [0, %d)", TypeWekaTrace, i, len(w.convs))
 	}
 	c := w.convs[i]
-	tr, err := loadWeka(w.paths[c.file])
+	tr, err := w.cache.get(int(c.file), func() (*parsedWeka, error) { return w.load(w.paths[c.file]) })
 	if err != nil {
 		return Conversation{}, fmt.Errorf("re-read %s (was the file changed since it was opened?): %w", w.paths[c.file], err)
 	}
