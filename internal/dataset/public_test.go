@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -161,4 +163,34 @@ func FuzzPublicParquet(f *testing.F) {
 			require.NoError(t, err)
 		}
 	})
+}
+
+// TestPublicRecordTooLong: a record over the limit is refused with its
+// place, in a JSON array before the decoder holds it whole (a file of one
+// endless record would fill the memory), and in JSON Lines.
+func TestPublicRecordTooLong(t *testing.T) {
+	long := `{"problem": "` + strings.Repeat("x", 8<<20) + `"}`
+	for name, body := range map[string]string{
+		"long.json":  "[\n  {\"problem\": \"a\"},\n  {\"problem\": \"b\"},\n  " + long + "\n]\n",
+		"long.jsonl": "{\"problem\": \"a\"}\n{\"problem\": \"b\"}\n" + long + "\n",
+	} {
+		path := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		r, err := openRecordFile(path)
+		require.NoError(t, err)
+		r.max = 1000
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = r.index(context.Background(), "problems", func([]byte) (bool, *problem) { return true, nil })
+		runtime.ReadMemStats(&after)
+		r.f.Close()
+		les := lineErrors(err)
+		require.Len(t, les, 1, "%s: %v", name, err)
+		assert.Equal(t, map[string]int{"long.json": 4, "long.jsonl": 3}[name], les[0].Line, name)
+		assert.Contains(t, les[0].Msg, "longer than 1000 bytes", name)
+		if name == "long.json" {
+			assert.Contains(t, les[0].Msg, "record 3 ")
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "the 8 MiB record was not held whole")
+		}
+	}
 }

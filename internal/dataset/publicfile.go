@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,7 @@ type recordFile struct {
 	format string
 	off    []int64  // kept record k: its byte offset, or its row for Parquet
 	n      []uint32 // its length in bytes (0 for Parquet)
+	max    int      // the longest record read, in bytes
 
 	mu   sync.Mutex // guards rows
 	rows *parquet.Reader
@@ -48,7 +50,7 @@ func openRecordFile(path string) (*recordFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &recordFile{path: path, f: f, format: formatJSONL}
+	r := &recordFile{path: path, f: f, format: formatJSONL, max: maxLine}
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	head = bytes.TrimLeft(bytes.TrimPrefix(head[:n], bom), " \t\r\n")
@@ -95,8 +97,8 @@ func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (rec
 		err = r.scanArray(ctx, what, judge, report)
 	default:
 		err = scanLines(ctx, io.NewSectionReader(r.f, 0, 1<<62), func(line []byte, no int, off int64) bool {
-			if len(line) > maxLine {
-				report(offProblem{off: off, p: problemf("", "record longer than %d MiB", maxLine>>20)})
+			if len(line) > r.max {
+				report(offProblem{off: off, p: problemf("", "record longer than %s", mib(r.max))})
 				return true
 			}
 			judge(line, off, 0)
@@ -117,7 +119,9 @@ func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (rec
 
 // scanArray reads a JSON array of records.
 func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]byte, int64, int), report func(offProblem)) error {
-	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(r.f, 0, 1<<62), 1<<20))
+	held := &heldLimit{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, 1<<62), 1<<20), max: int64(r.max) + 1<<16}
+	dec := json.NewDecoder(held)
+	held.dec = dec
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
 		report(offProblem{p: problemf("", "expected a JSON array of %s", what)})
 		return nil
@@ -127,13 +131,15 @@ func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]by
 			return fmt.Errorf("stopped at record %d: %w", n, ctx.Err())
 		}
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			report(syntaxProblem(dec, err))
+		start := dec.InputOffset()
+		err := dec.Decode(&raw)
+		end := dec.InputOffset()
+		if errors.Is(err, errHeld) || err == nil && len(raw) > r.max {
+			report(offProblem{off: r.valueStart(start), p: problemf("", "record %d is longer than %s", n+1, mib(r.max))})
 			return nil
 		}
-		end := dec.InputOffset()
-		if len(raw) > maxLine {
-			report(offProblem{off: end - int64(len(raw)), p: problemf("", "record %d is longer than %d MiB", n+1, maxLine>>20)})
+		if err != nil {
+			report(syntaxProblem(dec, err))
 			return nil
 		}
 		judge(raw, end-int64(len(raw)), 0)
@@ -146,6 +152,52 @@ func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]by
 		report(offProblem{off: dec.InputOffset(), p: problemf("", "unexpected data after the top-level array")})
 	}
 	return nil
+}
+
+// valueStart is the offset of the first byte from off on that is not
+// JSON whitespace or a comma (within 4 KiB; off itself past them).
+func (r *recordFile) valueStart(off int64) int64 {
+	var buf [4096]byte
+	n, _ := r.f.ReadAt(buf[:], off)
+	k := 0
+	for k < n && bytes.IndexByte([]byte(" \t\r\n,"), buf[k]) >= 0 {
+		k++
+	}
+	return off + int64(k)
+}
+
+// errHeld is heldLimit's refusal.
+var errHeld = errors.New("a JSON value longer than the limit")
+
+// heldLimit reads for a json.Decoder, refusing to read on once it holds
+// more than max bytes it has not consumed: one value's bytes (the decoder
+// holds a value whole before it returns it).
+type heldLimit struct {
+	r    io.Reader
+	dec  *json.Decoder
+	read int64
+	max  int64
+}
+
+func (h *heldLimit) Read(p []byte) (int, error) {
+	room := h.max - (h.read - h.dec.InputOffset())
+	if room <= 0 {
+		return 0, errHeld
+	}
+	if int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := h.r.Read(p)
+	h.read += int64(n)
+	return n, err
+}
+
+// mib says a byte count in MiB, or in bytes below one.
+func mib(n int) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
 }
 
 // scanParquet reads a Parquet file's rows, each as the JSON object of its
