@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/mock"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/rxcoalesce"
 )
 
 // TestRunWithReceiveCoalescing runs a cell whose connections are read
@@ -21,8 +23,12 @@ func TestRunWithReceiveCoalescing(t *testing.T) {
 	p.RxCoalesceUsecs = plan.Ptr(20)
 	p.OutputTokensMean = plan.Ptr(64)
 	p.Concurrency, p.RequestCount = plan.Ptr(16), plan.Ptr(400)
+	before := rxcoalesce.Adopted()
 	run, err := Run(context.Background(), Options{Profile: p, Version: "test"})
 	require.NoError(t, err)
+	if runtime.GOOS == "linux" {
+		assert.GreaterOrEqual(t, rxcoalesce.Adopted()-before, int64(16), "each of the 16 connections read through the poller")
+	}
 	assert.Equal(t, result.StatusComplete, run.Status)
 	require.Len(t, run.Records, 400)
 	for _, r := range run.Records {

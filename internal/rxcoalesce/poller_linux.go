@@ -245,5 +245,6 @@ func adopt(c net.Conn, cfg Config) net.Conn {
 		return c
 	}
 	tc.Close()
+	adopted.Add(1)
 	return pc
 }

@@ -22,8 +22,16 @@ package rxcoalesce
 import (
 	"context"
 	"net"
+	"sync/atomic"
 	"time"
 )
+
+// adopted counts the connections moved onto a poller.
+var adopted atomic.Int64
+
+// Adopted is how many connections this process moved onto a poller so far
+// (none where there is no poller: off Linux).
+func Adopted() int64 { return adopted.Load() }
 
 // Config sets the coalescing.
 type Config struct {
