@@ -87,7 +87,7 @@ func openPromptDataset(ctx context.Context, tok tokenizer.Tokenizer, o Options) 
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", name, err)
 	}
-	d := &promptDataset{o: o, name: name, col: promptColumns[name], rf: rf, tok: tok, files: files{list: []*os.File{rf.f}}}
+	d := &promptDataset{o: o, name: name, col: promptColumns[name], rf: rf, tok: tok}
 	shape := fmt.Sprintf("{%q: …} records", strings.Join(d.col.fields, `": …, "`))
 	records, err := rf.index(ctx, shape, func(raw []byte) (bool, *problem) {
 		text, p := d.col.prompt(raw)
@@ -100,6 +100,7 @@ func openPromptDataset(ctx context.Context, tok tokenizer.Tokenizer, o Options) 
 		rf.f.Close()
 		return nil, fmt.Errorf("%s dataset: %w", name, err)
 	}
+	d.files.list = []*os.File{rf.f} // a Parquet file's records are in their spill now
 	return d, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -62,5 +63,37 @@ func BenchmarkPublicIndex(b *testing.B) {
 			b.ReportMetric(float64(st.Size())/records, "file-B/record")
 			b.ReportMetric(float64(st.Size())*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
 		})
+	}
+}
+
+// BenchmarkPublicParquetRandomRead reads the records of a Parquet file of
+// one row group back in random order, as a random sampler replays them, at
+// two sizes: the time per record must not grow with the file's rows
+// (finding a row by reading its row group from the start made it grow
+// linearly, and the replay quadratic).
+func BenchmarkPublicParquetRandomRead(b *testing.B) {
+	type row struct {
+		Problem string `parquet:"problem"`
+	}
+	tok := o200k(b)
+	for _, records := range []int{5_000, 40_000} {
+		rows := make([]row, records)
+		for i := range rows {
+			rows[i].Problem = fmt.Sprintf("%d. Find every real x such that x squared exceeds the sum of its digits.", i)
+		}
+		pq := filepath.Join(b.TempDir(), "aimo.parquet")
+		require.NoError(b, parquet.WriteFile(pq, rows, parquet.PageBufferSize(1<<20)))
+		d, err := Open(context.Background(), tok, Options{InputFile: pq, PublicDataset: PublicAIMO})
+		require.NoError(b, err)
+		order := rand.New(rand.NewPCG(1, 2)).Perm(records)
+		b.Run(fmt.Sprintf("rows=%d", records), func(b *testing.B) {
+			k := 0
+			for b.Loop() {
+				_, err := d.Conversation(order[k%records])
+				require.NoError(b, err)
+				k++
+			}
+		})
+		d.Close()
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -193,4 +195,47 @@ func TestPublicRecordTooLong(t *testing.T) {
 			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "the 8 MiB record was not held whole")
 		}
 	}
+}
+
+// TestPublicParquetReadBackFromItsSpill: a Parquet file's kept rows are read
+// back in any order from the unlinked file written while indexing (none
+// left in the temporary directory), so the Parquet file is no longer
+// needed; Close releases it.
+func TestPublicParquetReadBackFromItsSpill(t *testing.T) {
+	type row struct {
+		Problem string `parquet:"problem"`
+	}
+	rows := make([]row, 3000)
+	for i := range rows {
+		if i%3 != 2 { // every third blank: dropped
+			rows[i].Problem = fmt.Sprintf("problem %d", i)
+		}
+	}
+	pq := writeParquet(t, "many.parquet", rows)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	fds := openFDs(t)
+	d, err := Open(context.Background(), o200k(t), Options{InputFile: pq, PublicDataset: PublicAIMO})
+	require.NoError(t, err)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the spill is unlinked")
+	require.NoError(t, os.Remove(pq))
+	require.Equal(t, 2000, d.Len())
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(d.Len()) {
+		c, err := d.Conversation(i)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("problem %d", i/2*3+i%2), c.Turns[0].Text)
+	}
+	require.NoError(t, d.Close())
+	assert.Equal(t, fds, openFDs(t), "no descriptor left open")
+}
+
+// openFDs counts this process's open descriptors (Linux; -1 elsewhere).
+func openFDs(t *testing.T) int {
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(es)
 }

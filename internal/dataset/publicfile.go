@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
@@ -28,16 +27,20 @@ const (
 // ShareGPT_V3 is published), JSON Lines, or Parquet (as Hugging Face serves
 // every dataset). It is indexed in one pass and each kept record is read
 // back when it is replayed, so memory holds the index, not the file.
+//
+// A Parquet file's kept records are written, as JSON, to an unlinked
+// temporary file while it is indexed, and read back from there: a Parquet
+// reader finds a row by reading its row group from the start (without the
+// optional page index, which pyarrow does not write), so replaying its
+// rows in random order would cost the square of their number.
 type recordFile struct {
 	path   string
-	f      *os.File
+	f      *os.File // the file records are read back from: the spill, for Parquet
 	format string
-	off    []int64  // kept record k: its byte offset, or its row for Parquet
-	n      []uint32 // its length in bytes (0 for Parquet)
+	off    []int64  // kept record k: its byte offset in f
+	n      []uint32 // its length in bytes
+	row    []int64  // its row (0-based), for Parquet
 	max    int      // the longest record read, in bytes
-
-	mu   sync.Mutex // guards rows
-	rows *parquet.Reader
 }
 
 // keepFunc judges one record (raw JSON of an object, not to be kept): keep
@@ -85,14 +88,14 @@ func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (rec
 		case p != nil:
 			report(offProblem{off: off + int64(max(p.at-1, 0)), noCol: p.at == 0, p: problem{Field: p.Field, Msg: p.Msg}})
 		case ok && row > 0:
-			r.off, r.n = append(r.off, int64(row-1)), append(r.n, 0)
+			r.off, r.n, r.row = append(r.off, off), append(r.n, uint32(len(raw))), append(r.row, int64(row-1))
 		case ok:
 			r.off, r.n = append(r.off, off), append(r.n, uint32(len(raw)))
 		}
 	}
 	switch r.format {
 	case formatParquet:
-		err = r.scanParquet(ctx, judge)
+		err = r.scanParquet(ctx, judge, report)
 	case formatJSON:
 		err = r.scanArray(ctx, what, judge, report)
 	default:
@@ -201,8 +204,43 @@ func mib(n int) string {
 }
 
 // scanParquet reads a Parquet file's rows, each as the JSON object of its
-// columns. A file that breaks the Parquet reader is refused, not a crash.
-func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, int)) (err error) {
+// columns, written one after another to a spill file that replaces the
+// Parquet file once every row is read (judge keeps a record at its offset
+// there). A file that breaks the Parquet reader is refused, not a crash.
+func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, int), report func(offProblem)) (err error) {
+	spill, err := os.CreateTemp("", "aiperf-parquet-*.json")
+	if err != nil {
+		return fmt.Errorf("create a file for the records of %s: %w", r.path, err)
+	}
+	os.Remove(spill.Name()) // gone with its last descriptor, even after a crash
+	w := bufio.NewWriterSize(spill, 1<<20)
+	var at int64
+	defer func() {
+		if err == nil {
+			if err = w.Flush(); err != nil {
+				err = fmt.Errorf("write the records of %s: %w", r.path, err)
+			}
+		}
+		if err != nil {
+			spill.Close()
+			return
+		}
+		r.f.Close()
+		r.f = spill
+	}()
+	return r.readParquet(ctx, func(raw []byte, row int) {
+		if len(raw) > r.max {
+			report(offProblem{line: row, p: problemf("", "row longer than %s", mib(r.max))})
+			return
+		}
+		w.Write(raw) // an error stays in w, for Flush
+		judge(raw, at, row)
+		at += int64(len(raw))
+	})
+}
+
+// readParquet hands each row of the Parquet file to fn, as JSON.
+func (r *recordFile) readParquet(ctx context.Context, fn func(raw []byte, row int)) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", p)}
@@ -231,9 +269,8 @@ func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, 
 		if err != nil {
 			return &LineError{Path: r.path, Line: row, Msg: fmt.Sprintf("unreadable Parquet row: %v", err)}
 		}
-		judge(raw, 0, row)
+		fn(raw, row)
 	}
-	r.rows = rows
 	return nil
 }
 
@@ -308,21 +345,9 @@ func (r *recordFile) Len() int { return len(r.off) }
 
 // record reads kept record k back as JSON.
 func (r *recordFile) record(k int) ([]byte, error) {
-	if r.format == formatParquet {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if err := r.rows.SeekToRow(r.off[k]); err != nil {
-			return nil, fmt.Errorf("re-read %s at row %d: %w", r.path, r.off[k]+1, err)
-		}
-		raw, err := readParquetRow(r.rows)
-		if err != nil {
-			return nil, fmt.Errorf("re-read %s at row %d: %w", r.path, r.off[k]+1, err)
-		}
-		return raw, nil
-	}
 	raw := make([]byte, r.n[k])
 	if _, err := r.f.ReadAt(raw, r.off[k]); err != nil {
-		return nil, fmt.Errorf("re-read %s at byte %d: %w", r.path, r.off[k], err)
+		return nil, fmt.Errorf("re-read %s: %w", r.where(k), err)
 	}
 	return raw, nil
 }
@@ -330,7 +355,7 @@ func (r *recordFile) record(k int) ([]byte, error) {
 // where names kept record k for an error.
 func (r *recordFile) where(k int) string {
 	if r.format == formatParquet {
-		return fmt.Sprintf("%s at row %d", r.path, r.off[k]+1)
+		return fmt.Sprintf("%s at row %d", r.path, r.row[k]+1)
 	}
 	return fmt.Sprintf("%s at byte %d", r.path, r.off[k])
 }

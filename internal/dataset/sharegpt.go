@@ -96,7 +96,7 @@ func openShareGPT(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Data
 	if err != nil {
 		return nil, fmt.Errorf("sharegpt dataset: %w", err)
 	}
-	d := &shareGPTDataset{o: o, rf: rf, start: []uint32{0}, files: files{list: []*os.File{rf.f}}}
+	d := &shareGPTDataset{o: o, rf: rf, start: []uint32{0}}
 	entries, err := rf.index(ctx, shareGPTShape, func(raw []byte) (bool, *problem) {
 		var e shareGPTEntry
 		if ps := decodeLine(raw, &e); ps != nil {
@@ -112,6 +112,7 @@ func openShareGPT(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Data
 		rf.f.Close()
 		return nil, fmt.Errorf("sharegpt dataset: %w", err)
 	}
+	d.files.list = []*os.File{rf.f} // a Parquet file's records are in their spill now
 	return d, nil
 }
 
