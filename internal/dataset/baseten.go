@@ -43,7 +43,8 @@ var btRequired = []string{btTime, btPrompt, btInput, btOutput}
 // first rows and the leaf column of each field it reads (-1: absent).
 type basetenFile struct {
 	pf      *parquet.File
-	firsts  []int64 // first row (0-based) of each row group
+	firsts  []int64    // first row (0-based) of each row group
+	rows    *rowReader // reads rows back by number
 	col     map[string]int
 	session string // the session column ("" for none)
 	min     int64  // the earliest timestamp: the zero of the trace's ms
@@ -104,6 +105,7 @@ func openBasetenFile(f *os.File) (*basetenFile, error) {
 		b.firsts = append(b.firsts, first)
 		first += rg.NumRows()
 	}
+	b.rows = newRowReader(pf, b.firsts)
 	return b, nil
 }
 
@@ -188,15 +190,6 @@ func (b *basetenFile) readRows(rows parquet.Rows, n int64, buf []parquet.Row, fn
 	}
 }
 
-// row reads row n (0-based) back.
-func (b *basetenFile) row(n int64) (row parquet.Row, err error) {
-	err = guarded(func() (err error) {
-		row, err = b.readRow(n)
-		return err
-	})
-	return row, err
-}
-
 // guarded runs fn, turning a panic of the Parquet reader (which a
 // corrupt file can cause) into an error.
 func guarded(fn func() error) (err error) {
@@ -206,24 +199,6 @@ func guarded(fn func() error) (err error) {
 		}
 	}()
 	return fn()
-}
-
-func (b *basetenFile) readRow(n int64) (parquet.Row, error) {
-	g, _ := slices.BinarySearch(b.firsts, n+1)
-	g--
-	rows := b.pf.RowGroups()[g].Rows()
-	defer rows.Close()
-	if err := rows.SeekToRow(n - b.firsts[g]); err != nil {
-		return nil, err
-	}
-	buf := make([]parquet.Row, 1)
-	if k, err := rows.ReadRows(buf); k != 1 {
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("row %d: %w", n+1, err)
-	}
-	return buf[0], nil
 }
 
 // values are the values of field's column in row (nil when absent).
@@ -368,7 +343,7 @@ func (d *fileDataset) basetenConversation(i int, lo, hi uint32) (Conversation, e
 		c.Mode = MessageArrayWithResponses
 	}
 	for r := lo; r < hi; r++ {
-		row, err := d.baseten.row(d.off[r])
+		row, err := d.baseten.rows.row(d.off[r])
 		if err != nil {
 			return Conversation{}, fmt.Errorf("re-read %s: %w", d.path, err)
 		}

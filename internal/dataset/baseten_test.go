@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -261,4 +264,77 @@ func TestBasetenCorruptFiles(t *testing.T) {
 			}, "byte %d", i)
 		}
 	}
+}
+
+// BenchmarkBasetenReplay reads a Baseten trace's conversations back in the
+// order of its schedule (10 rows a session, the file in time order, one
+// row group), at two sizes: the time per conversation must not grow with
+// the row group (finding a row by reading its row group from the start
+// made it grow linearly, and the replay quadratic).
+func BenchmarkBasetenReplay(b *testing.B) {
+	tok := o200k(b)
+	for _, rows := range []int{5_000, 40_000} {
+		path := filepath.Join(b.TempDir(), "trace.parquet")
+		f, err := os.Create(path)
+		require.NoError(b, err)
+		w := parquet.NewGenericWriter[basetenFixtureRow](f)
+		prompt := strings.Repeat("word ", 40)
+		batch := make([]basetenFixtureRow, rows)
+		for i := range batch {
+			batch[i] = basetenFixtureRow{Timestamp: 1_700_000_000_000 + int64(i)*10, Prompt: &prompt, Input: 40, Output: 5,
+				Session: ptr(strconv.Itoa(i / 10))}
+		}
+		_, err = w.Write(batch)
+		require.NoError(b, err)
+		require.NoError(b, w.Close())
+		require.NoError(b, f.Close())
+		d, err := Open(context.Background(), tok, Options{InputFile: path, CustomType: TypeBasetenTrace, FixedSchedule: true})
+		require.NoError(b, err)
+		sched := d.Schedule()
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			k := 0
+			for b.Loop() {
+				_, err := d.Conversation(sched[k%len(sched)].Conv)
+				require.NoError(b, err)
+				k++
+			}
+		})
+		d.Close()
+	}
+}
+
+// TestBasetenRowsReadBackInAnyOrder: conversations whose rows are spread
+// over three row groups, read back at once from 8 goroutines in random
+// order, each get their own rows (the open readers move back and forth,
+// seek, and are replaced).
+func TestBasetenRowsReadBackInAnyOrder(t *testing.T) {
+	const sessions = 200
+	rows := make([]basetenFixtureRow, 3*sessions)
+	for i := range rows { // session s: rows s, s+200, s+400
+		rows[i] = basetenFixtureRow{Timestamp: 1_700_000_000_000 + int64(i), Prompt: ptr("p" + strconv.Itoa(i)), Input: 1, Output: 1,
+			Session: ptr(strconv.Itoa(i % sessions))}
+	}
+	path := filepath.Join(t.TempDir(), "spread.parquet")
+	writeBaseten(t, path, rows, sessions)
+	d, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeBasetenTrace})
+	require.NoError(t, err)
+	defer d.Close()
+	require.Equal(t, sessions, d.Len())
+	order := rand.New(rand.NewPCG(3, 4)).Perm(sessions)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for _, i := range order[w*sessions/8 : (w+1)*sessions/8] {
+				c, err := d.Conversation(i)
+				if !assert.NoError(t, err) {
+					return
+				}
+				s, err := strconv.Atoi(c.ID)
+				require.NoError(t, err)
+				want := []string{"p" + strconv.Itoa(s), "p" + strconv.Itoa(s+sessions), "p" + strconv.Itoa(s+2*sessions)}
+				assert.Equal(t, want, texts(c), "session %d", s)
+			}
+		})
+	}
+	wg.Wait()
 }
