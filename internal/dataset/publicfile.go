@@ -158,7 +158,7 @@ func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]by
 }
 
 // valueStart is the offset of the first byte from off on that is not
-// JSON whitespace or a comma (within 4 KiB; off itself past them).
+// JSON whitespace or a comma, looking at most 4 KiB on.
 func (r *recordFile) valueStart(off int64) int64 {
 	var buf [4096]byte
 	n, _ := r.f.ReadAt(buf[:], off)
