@@ -161,19 +161,19 @@ func notBaseten(path string) error {
 func (b *basetenFile) scan(ctx context.Context, fn func(n int64, row parquet.Row) error) error {
 	buf := make([]parquet.Row, btBatchRows)
 	for g, rg := range b.pf.RowGroups() {
-		if err := guarded(func() error { return b.readRows(rg.Rows(), b.firsts[g], buf, fn) }); err != nil {
+		if err := guarded(func() error { return b.readRows(ctx, rg.Rows(), b.firsts[g], buf, fn) }); err != nil {
 			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stopped at row %d: %w", b.firsts[g], err)
 		}
 	}
 	return nil
 }
 
-func (b *basetenFile) readRows(rows parquet.Rows, n int64, buf []parquet.Row, fn func(int64, parquet.Row) error) error {
+func (b *basetenFile) readRows(ctx context.Context, rows parquet.Rows, n int64, buf []parquet.Row, fn func(int64, parquet.Row) error) error {
 	defer rows.Close()
 	for {
+		if err := ctx.Err(); err != nil { // Ctrl-C inside a row group of millions
+			return fmt.Errorf("stopped at row %d: %w", n+1, err)
+		}
 		k, err := rows.ReadRows(buf)
 		for _, row := range buf[:k] {
 			if ferr := fn(n, row); ferr != nil {

@@ -338,3 +338,31 @@ func TestBasetenRowsReadBackInAnyOrder(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestBasetenScanStopsWithinARowGroup: a scan stops within a batch of the
+// cancellation, not at the end of its row group (a group may hold
+// millions of rows).
+func TestBasetenScanStopsWithinARowGroup(t *testing.T) {
+	rows := make([]basetenFixtureRow, 2000)
+	for i := range rows {
+		rows[i] = basetenFixtureRow{Timestamp: int64(i), Prompt: ptr("p"), Input: 1, Output: 1}
+	}
+	path := filepath.Join(t.TempDir(), "one-group.parquet")
+	writeBaseten(t, path, rows, len(rows))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := openBasetenFile(f)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	seen := 0
+	err = b.scan(ctx, func(n int64, _ parquet.Row) error {
+		if seen++; n == 300 {
+			cancel()
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "stopped at row ")
+	assert.LessOrEqual(t, seen, 301+btBatchRows, "one batch after the cancellation at most")
+}
