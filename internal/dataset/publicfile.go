@@ -239,25 +239,27 @@ func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, 
 	})
 }
 
-// readParquet hands each row of the Parquet file to fn, as JSON.
-func (r *recordFile) readParquet(ctx context.Context, fn func(raw []byte, row int)) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", p)}
-		}
-	}()
+// readParquet hands each row of the Parquet file to fn, as JSON. The
+// Parquet reader's panics (a corrupt file can cause them) are errors.
+func (r *recordFile) readParquet(ctx context.Context, fn func(raw []byte, row int)) error {
 	st, err := r.f.Stat()
 	if err != nil {
 		return err
 	}
-	if err := checkParquetFooter(r.f, st.Size()); err != nil {
-		return &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", err)}
+	var rows *parquet.Reader
+	err = checkParquetFooter(r.f, st.Size())
+	if err == nil {
+		err = guarded(func() error {
+			pf, err := parquet.OpenFile(r.f, st.Size())
+			if err == nil {
+				rows = parquet.NewReader(pf)
+			}
+			return err
+		})
 	}
-	pf, err := parquet.OpenFile(r.f, st.Size())
 	if err != nil {
 		return &LineError{Path: r.path, Msg: fmt.Sprintf("not a readable Parquet file: %v", err)}
 	}
-	rows := parquet.NewReader(pf)
 	for row := 1; ; row++ {
 		if row%1024 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("stopped at row %d: %w", row, ctx.Err())
@@ -296,16 +298,15 @@ func checkParquetFooter(f io.ReaderAt, size int64) error {
 
 // readParquetRow reads the next row as the JSON object of its columns.
 func readParquetRow(rows *parquet.Reader) (raw []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("unreadable Parquet row: %v", p)
+	err = guarded(func() error {
+		m := map[string]any{}
+		if err := rows.Read(&m); err != nil {
+			return err
 		}
-	}()
-	m := map[string]any{}
-	if err := rows.Read(&m); err != nil {
-		return nil, err
-	}
-	return json.Marshal(m)
+		raw, err = json.Marshal(m)
+		return err
+	})
+	return raw, err
 }
 
 // place turns problems into LineErrors, reading the file once more to find
