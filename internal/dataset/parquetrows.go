@@ -57,13 +57,16 @@ func (r *rowReader) row(n int64) (row parquet.Row, err error) {
 	local := n - r.firsts[g]
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.cursor(g, local)
+	var c *rowCursor
 	err = guarded(func() (err error) {
+		c = r.cursor(g, local)
 		row, err = c.read(local, r.skip)
 		return err
 	})
 	if err != nil {
-		r.drop(c) // where it stands is unknown
+		if c != nil {
+			r.drop(c) // where it stands is unknown
+		}
 		return nil, fmt.Errorf("row %d: %w", n+1, err)
 	}
 	return row, nil
