@@ -68,9 +68,15 @@ var (
 
 // wekaDoc is a trace file's text, for placing problems at their lines.
 type wekaDoc struct {
-	data []byte
-	ps   []wekaProblem
+	data  []byte
+	ps    []wekaProblem // the first wekaKeptProblems
+	total int           // problems found
 }
+
+// wekaKeptProblems is how many problems of a file are kept to be placed
+// (a few times as many as are shown, which are the first by offset): a
+// hostile file's millions are counted, not held.
+const wekaKeptProblems = 4 * maxProblems
 
 // wekaProblem is a problem of a trace file at a byte offset.
 type wekaProblem struct {
@@ -79,18 +85,21 @@ type wekaProblem struct {
 }
 
 func (d *wekaDoc) add(off int, field, format string, args ...any) {
-	d.ps = append(d.ps, wekaProblem{off, problemf(field, format, args...)})
+	if d.total++; len(d.ps) < wekaKeptProblems {
+		d.ps = append(d.ps, wekaProblem{off, problemf(field, format, args...)})
+	}
 }
 
 // parseWeka decodes and checks a trace file's text as AIPerf's WekaTrace
 // model validates it; every problem is placed at the line of the object
-// it is in, its field a path (requests[3].in).
-func parseWeka(data []byte) (wekaTrace, []wekaProblem) {
+// it is in, its field a path (requests[3].in). more is how many problems
+// were found beyond those returned.
+func parseWeka(data []byte) (tr wekaTrace, ps []wekaProblem, more int) {
 	d := &wekaDoc{data: data}
-	var tr wekaTrace
+	defer func() { ps, more = d.ps, d.total-len(d.ps) }()
 	fields, ok := d.object(data, 0, "", wekaTraceFields, wekaTraceRequired)
 	if !ok {
-		return tr, d.ps
+		return tr, nil, 0
 	}
 	d.decode(fields, "id", "", &tr.ID, "a string")
 	d.decode(fields, "models", "", &tr.Models, "a list of strings")
@@ -106,7 +115,7 @@ func parseWeka(data []byte) (wekaTrace, []wekaProblem) {
 	if raw, ok := fields["requests"]; ok {
 		tr.Requests = d.requests(raw, "requests", true)
 	}
-	return tr, d.ps
+	return tr, nil, 0
 }
 
 // field is a raw field value and its offset in the document.
@@ -197,7 +206,7 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 		d.object(raw, off, path, wekaCallFields, []string{"type"}) // reports what is wrong
 		return r, false
 	}
-	n := len(d.ps)
+	n := d.total
 	switch t := *typ.Type; {
 	case t == "n" || t == "s":
 		allowed := wekaCallFields
@@ -254,7 +263,7 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 	if math.IsNaN(r.T) || math.IsInf(r.T, 0) || r.T < 0 || r.T*1000 > MaxTimestampMs {
 		d.add(off, path+"t", "expected the request's time in seconds (a number from 0), got %v", r.T)
 	}
-	return r, len(d.ps) == n
+	return r, d.total == n
 }
 
 // elementOffsets are the byte offsets of the elements of a JSON list.

@@ -229,3 +229,30 @@ func TestWekaManySubagentsReadOnce(t *testing.T) {
 	t.Logf("a file of %d bytes: its first conversation allocated %d bytes, all %d", size, first, all)
 	assert.Less(t, all, 3*first, "a parse per conversation")
 }
+
+// TestWekaManyProblemsCounted: a file of a thousand bad calls is refused
+// with the first 50 listed and the rest counted (a few times 50 are held
+// to be placed, however many the file has).
+func TestWekaManyProblemsCounted(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id": "bad", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [`)
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n{\"t\": %d, \"type\": \"n\", \"model\": \"m\", \"in\": -1, \"out\": 1}", i)
+	}
+	b.WriteString("\n]}\n")
+	_, ps, more := parseWeka([]byte(b.String()))
+	assert.Len(t, ps, wekaKeptProblems)
+	assert.Equal(t, 1000-wekaKeptProblems, more)
+
+	path := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeWekaTrace})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "1000 problems")
+	assert.Contains(t, err.Error(), "bad.json:2: requests[0].in: expected an integer from 0 to")
+	assert.Contains(t, err.Error(), "and 950 more problems")
+	assert.Len(t, lineErrors(err), 50)
+}

@@ -205,9 +205,9 @@ func (w *wekaSet) load(path string) (*parsedWeka, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, wps := parseWeka(data)
+	tr, wps, more := parseWeka(data)
 	if wps != nil {
-		ps := problems{path: path}
+		ps := problems{path: path, more: more}
 		placeWeka(path, data, wps, &ps)
 		return nil, ps.err()
 	}
