@@ -183,7 +183,10 @@ func (d *Dashboard) Close() error {
 	case <-d.done:
 	case <-time.After(closeWait): // never hold the run's end on the drawing
 		d.prog.Kill()
-		<-d.done
+		select {
+		case <-d.done:
+		case <-time.After(closeWait): // stuck writing to the terminal (^S): leave it
+		}
 		return fmt.Errorf("draw the dashboard: no final frame within %s, ended it", closeWait)
 	}
 	if d.err != nil {

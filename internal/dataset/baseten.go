@@ -190,17 +190,6 @@ func (b *basetenFile) readRows(ctx context.Context, rows parquet.Rows, n int64, 
 	}
 }
 
-// guarded runs fn, turning a panic of the Parquet reader (which a
-// corrupt file can cause) into an error.
-func guarded(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("corrupt Parquet data: %v", r)
-		}
-	}()
-	return fn()
-}
-
 // values are the values of field's column in row (nil when absent).
 func (b *basetenFile) values(row parquet.Row, field string) []parquet.Value {
 	c, ok := b.col[field]

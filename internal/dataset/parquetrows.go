@@ -132,3 +132,14 @@ func noRow(err error) error {
 	}
 	return err
 }
+
+// guarded runs fn, turning a panic of the Parquet reader (which a
+// corrupt file can cause) into an error.
+func guarded(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("corrupt Parquet data: %v", r)
+		}
+	}()
+	return fn()
+}

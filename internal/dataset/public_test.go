@@ -222,6 +222,14 @@ func TestPublicParquetReadBackFromItsSpill(t *testing.T) {
 	assert.Empty(t, left, "the spill is unlinked")
 	require.NoError(t, os.Remove(pq))
 	require.Equal(t, 2000, d.Len())
+	rf := d.(*promptDataset).rf
+	st, err := rf.f.Stat()
+	require.NoError(t, err)
+	var kept int64
+	for _, n := range rf.n {
+		kept += int64(n)
+	}
+	assert.Equal(t, kept, st.Size(), "the spill holds the kept records only")
 	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(d.Len()) {
 		c, err := d.Conversation(i)
 		require.NoError(t, err)

@@ -79,9 +79,10 @@ func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (rec
 			more++
 		}
 	}
-	judge := func(raw []byte, off int64, row int) {
+	judge := func(raw []byte, off int64, row int) (kept bool) {
 		records++
 		ok, p := keep(raw)
+		kept = ok && p == nil
 		switch {
 		case p != nil && row > 0:
 			report(offProblem{line: row, p: problem{Field: p.Field, Msg: p.Msg}})
@@ -92,6 +93,7 @@ func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (rec
 		case ok:
 			r.off, r.n = append(r.off, off), append(r.n, uint32(len(raw)))
 		}
+		return kept
 	}
 	switch r.format {
 	case formatParquet:
@@ -121,7 +123,7 @@ func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (rec
 }
 
 // scanArray reads a JSON array of records.
-func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]byte, int64, int), report func(offProblem)) error {
+func (r *recordFile) scanArray(ctx context.Context, what string, judge func([]byte, int64, int) bool, report func(offProblem)) error {
 	held := &heldLimit{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, 1<<62), 1<<20), max: int64(r.max) + 1<<16}
 	dec := json.NewDecoder(held)
 	held.dec = dec
@@ -204,13 +206,13 @@ func mib(n int) string {
 }
 
 // scanParquet reads a Parquet file's rows, each as the JSON object of its
-// columns, written one after another to a spill file that replaces the
-// Parquet file once every row is read (judge keeps a record at its offset
-// there). A file that breaks the Parquet reader is refused, not a crash.
-func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, int), report func(offProblem)) (err error) {
+// columns; those judge keeps (at their offset there) are written one after
+// another to a spill file that replaces the Parquet file once every row is
+// read. A file that breaks the Parquet reader is refused, not a crash.
+func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, int) bool, report func(offProblem)) (err error) {
 	spill, err := os.CreateTemp("", "aiperf-parquet-*.json")
 	if err != nil {
-		return fmt.Errorf("create a file for the records of %s: %w", r.path, err)
+		return fmt.Errorf("create a temporary file for the records of %s (set TMPDIR to a writable directory): %w", r.path, err)
 	}
 	os.Remove(spill.Name()) // gone with its last descriptor, even after a crash
 	w := bufio.NewWriterSize(spill, 1<<20)
@@ -218,7 +220,7 @@ func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, 
 	defer func() {
 		if err == nil {
 			if err = w.Flush(); err != nil {
-				err = fmt.Errorf("write the records of %s: %w", r.path, err)
+				err = fmt.Errorf("write the records of %s to a temporary file (TMPDIR needs room for them): %w", r.path, err)
 			}
 		}
 		if err != nil {
@@ -233,9 +235,10 @@ func (r *recordFile) scanParquet(ctx context.Context, judge func([]byte, int64, 
 			report(offProblem{line: row, p: problemf("", "row longer than %s", mib(r.max))})
 			return
 		}
-		w.Write(raw) // an error stays in w, for Flush
-		judge(raw, at, row)
-		at += int64(len(raw))
+		if judge(raw, at, row) { // kept at offset at of the spill
+			w.Write(raw) // an error stays in w, for Flush
+			at += int64(len(raw))
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"container/list"
+	"errors"
 	"sync"
 )
 
@@ -48,20 +49,32 @@ func (c *wekaCache) get(file int, load func() (*parsedWeka, error)) (*parsedWeka
 	c.files[file] = c.lru.PushFront(e)
 	c.mu.Unlock()
 
+	loaded := false
+	defer func() {
+		if !loaded { // load panicked: its waiters must not wait for ever
+			c.settle(e, nil, errors.New("reading the trace file panicked"))
+		}
+	}()
 	tr, err := load()
+	loaded = true
+	c.settle(e, tr, err)
+	return tr, err
+}
 
+// settle records how e's load ended and wakes its waiters: a trace is
+// kept and counted (dropping others over the budget), an error dropped.
+func (c *wekaCache) settle(e *wekaEntry, tr *parsedWeka, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.tr, e.err = tr, err
-	defer close(e.ready) // once kept and counted, or dropped
+	close(e.ready)
 	if err != nil {
-		c.lru.Remove(c.files[file])
-		delete(c.files, file)
-		return nil, err
+		c.lru.Remove(c.files[e.file])
+		delete(c.files, e.file)
+		return
 	}
 	c.used += tr.size
 	c.evict()
-	return tr, nil
 }
 
 // evict drops the least recently used parsed files over the budget,

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,4 +55,23 @@ func TestWekaCacheParsesOnceKeepsWithinBudget(t *testing.T) {
 	_, err = c.get(2, fail)
 	require.ErrorIs(t, err, boom)
 	assert.Equal(t, 2, failing, "an error is not kept: the next reader tries again")
+}
+
+// TestWekaCacheLoadPanics: a load that panics passes the panic on and
+// leaves nothing behind for the next reader to wait on.
+func TestWekaCacheLoadPanics(t *testing.T) {
+	c := newWekaCache(100)
+	assert.Panics(t, func() { _, _ = c.get(0, func() (*parsedWeka, error) { panic("boom") }) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tr, err := c.get(0, func() (*parsedWeka, error) { return &parsedWeka{size: 1}, nil })
+		assert.NoError(t, err)
+		assert.Equal(t, 1, tr.size)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the next reader waits on the panicked load")
+	}
 }

@@ -401,7 +401,7 @@ func (iw *idleWarp) at(t float64) float64 {
 			return t
 		}
 		last := iw.gaps[k-1]
-		return t - last.shift - last.excess
+		return t - (last.shift + last.excess) // as the gaps summed them
 	}
 	g := iw.gaps[k]
 	if t >= g.start && t-g.start > iw.cap {
