@@ -250,4 +250,3 @@ func loadRecords(ctx context.Context, q querier, id int64, r *result.Run) error 
 	}
 	return rows.Err()
 }
-
