@@ -109,10 +109,11 @@ func (e *inputsEntry) check() []problem {
 // entry of its "data" list, decoded, in order, until fn returns false. An
 // error about the document's shape is a *LineError without a path.
 func scanInputs(ctx context.Context, r io.Reader, fn func(inputsEntry) bool) error {
-	lc := &lineCounter{r: r}
+	hl := &heldLimit{r: r, max: maxLine}
+	lc := &lineCounter{r: hl}
 	dec := json.NewDecoder(lc)
 	dec.UseNumber()
-	lc.held = func() int64 { return lc.read - dec.InputOffset() }
+	hl.dec = dec
 	var before int64 // where the last token read starts, or whitespace before it
 	at := func(off int64, msg string) error {
 		line, col := lc.at(off)
@@ -207,24 +208,24 @@ func (e *inputsEntry) place(ps []problem) []problem {
 
 // lineCounter reads a document for a json.Decoder and tells the line and
 // column of a byte offset already read, keeping only the bytes from the
-// last offset asked for on (the decoder asks in order). It refuses to read
-// on while the decoder holds more than maxLine bytes of one value.
+// last offset asked for on (the decoder asks in order). Its heldLimit
+// refuses to read on once the decoder would hold more than maxLine bytes of
+// one value.
 type lineCounter struct {
-	r       io.Reader
-	read    int64        // bytes read so far
-	held    func() int64 // bytes read that the decoder has not consumed
-	pending []byte       // bytes from base on
+	r       *heldLimit
+	read    int64  // bytes read so far
+	pending []byte // bytes from base on
 	base    int64
 	line    int // 1-based line of base
 	col     int // 1-based column of base
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
-	if c.held() > maxLine {
-		line, _ := c.at(c.read - c.held())
+	n, err := c.r.Read(p)
+	if errors.Is(err, errHeld) {
+		line, _ := c.at(c.r.dec.InputOffset())
 		return 0, &LineError{Line: line, Msg: fmt.Sprintf("a value longer than %d MiB", maxLine>>20)}
 	}
-	n, err := c.r.Read(p)
 	c.pending = append(c.pending, p[:n]...)
 	c.read += int64(n)
 	return n, err
