@@ -96,12 +96,14 @@ func TestJSONExportMatchesAIPerfSchema(t *testing.T) {
 	}
 }
 
-// late says whether every stream of doc ended when its first token was
-// read (full_decode_duration at most 0): the client, held up, read each
-// whole at once, and a rate over that duration has no value.
+// late says whether every stream of doc was read whole at once (the
+// client held up): each ended when its first token was read and its
+// tokens came together (full_decode_duration and inter_token_latency at
+// most 0), so a rate over that duration has no value.
 func late(doc map[string]any) bool {
 	full, ok := doc["full_decode_duration"].(map[string]any)
-	return ok && full["max"] == 0.0
+	itl, ok2 := doc["inter_token_latency"].(map[string]any)
+	return ok && ok2 && full["max"] == 0.0 && itl["max"] == 0.0
 }
 
 // checkFields checks that obj has every field of want (when required) with
