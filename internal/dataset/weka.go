@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -124,9 +125,26 @@ type field struct {
 	off int
 }
 
+// namedField is a field of an object, in the object's order: its value
+// and where its name's colon ends (start, for an unknown field's problem).
+type namedField struct {
+	name  string
+	f     field
+	start int
+}
+
 // object splits the object at off into its fields, checking their names.
 func (d *wekaDoc) object(raw []byte, off int, path string, allowed, required []string) (map[string]field, bool) {
-	fields := map[string]field{}
+	list, ok := d.split(raw, off, path)
+	if !ok {
+		return nil, false
+	}
+	return d.check(list, off, path, allowed, required)
+}
+
+// split splits the object at off into its fields, in order.
+func (d *wekaDoc) split(raw []byte, off int, path string) ([]namedField, bool) {
+	var list []namedField
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		d.add(off, strings.TrimSuffix(path, "."), "expected an object, got %s", jsonKindOf(bytes.TrimSpace(raw)))
@@ -145,11 +163,21 @@ func (d *wekaDoc) object(raw []byte, off int, path string, allowed, required []s
 			d.add(off+start, path+name, "invalid JSON: %v", err)
 			return nil, false
 		}
-		if !slices.Contains(allowed, name) {
-			d.add(off+start, path+name, "unknown field (AIPerf's schema forbids it): expected one of %s", strings.Join(allowed, ", "))
+		list = append(list, namedField{name, field{v, off + start + leadingSpace(raw[start:])}, off + start})
+	}
+	return list, true
+}
+
+// check keeps the fields of list that allowed names (the last of a name
+// repeated), reporting the others, and the required ones missing.
+func (d *wekaDoc) check(list []namedField, off int, path string, allowed, required []string) (map[string]field, bool) {
+	fields := make(map[string]field, len(list))
+	for _, nf := range list {
+		if !slices.Contains(allowed, nf.name) {
+			d.add(nf.start, path+nf.name, "unknown field (AIPerf's schema forbids it): expected one of %s", strings.Join(allowed, ", "))
 			continue
 		}
-		fields[name] = field{v, off + start + leadingSpace(raw[start:])}
+		fields[nf.name] = nf.f
 	}
 	ok := true
 	for _, name := range required {
@@ -161,6 +189,55 @@ func (d *wekaDoc) object(raw []byte, off int, path string, allowed, required []s
 	return fields, ok
 }
 
+// intList reads a JSON list of integers written plainly (digits, an
+// optional minus) that fit an int64, as json.Unmarshal would; anything
+// else is left to json.Unmarshal (ok false).
+func intList(raw []byte) (out []int64, ok bool) {
+	i := 0
+	ws := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+			i++
+		}
+	}
+	ws()
+	if i == len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	i++
+	out = []int64{}
+	for ws(); i < len(raw) && raw[i] != ']'; ws() {
+		if len(out) > 0 {
+			if raw[i] != ',' {
+				return nil, false
+			}
+			i++
+			ws()
+		}
+		start := i
+		if i < len(raw) && raw[i] == '-' {
+			i++
+		}
+		digits := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		if i-digits > 1 && raw[digits] == '0' { // 01 is not JSON
+			return nil, false
+		}
+		n, err := strconv.ParseInt(string(raw[start:i]), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	if i == len(raw) {
+		return nil, false
+	}
+	i++
+	ws()
+	return out, i == len(raw)
+}
+
 func leadingSpace(b []byte) int { return len(b) - len(bytes.TrimLeft(b, " \t\r\n:")) }
 
 // decode decodes field name into v (when present and not null), reporting
@@ -169,6 +246,11 @@ func (d *wekaDoc) decode(fields map[string]field, name, path string, v any, want
 	f, ok := fields[name]
 	if !ok || string(f.raw) == "null" {
 		return false
+	}
+	if ids, ok := v.(*[]int64); ok { // hash_ids: most of a trace's bytes
+		if *ids, ok = intList(f.raw); ok {
+			return true
+		}
 	}
 	if err := json.Unmarshal(f.raw, v); err != nil {
 		d.add(f.off, path+name, "expected %s, got %s", want, jsonKindOf(f.raw))
@@ -180,16 +262,26 @@ func (d *wekaDoc) decode(fields map[string]field, name, path string, v any, want
 // requests decodes a requests list: API calls, and at the top level
 // subagents too.
 func (d *wekaDoc) requests(f field, path string, top bool) []wekaRequest {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(f.raw, &elems); err != nil {
+	switch t := bytes.TrimSpace(f.raw); {
+	case string(t) == "null":
+		return nil
+	case len(t) == 0 || t[0] != '[':
 		d.add(f.off, path, "expected a list of requests, got %s", jsonKindOf(f.raw))
 		return nil
 	}
-	offs := elementOffsets(f.raw)
-	out := make([]wekaRequest, 0, len(elems))
-	for i, raw := range elems {
-		r, ok := d.request(raw, f.off+offs[i], fmt.Sprintf("%s[%d].", path, i), top)
-		if ok {
+	dec := json.NewDecoder(bytes.NewReader(f.raw)) // f.raw is valid JSON: its decoder read it
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	var out []wekaRequest
+	for i := 0; dec.More(); i++ {
+		start := int(dec.InputOffset())
+		at := f.off + start + leadingSpace(f.raw[start:]) + commaSkip(f.raw[start:])
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			break
+		}
+		if r, ok := d.request(raw, at, fmt.Sprintf("%s[%d].", path, i), top); ok {
 			out = append(out, r)
 		}
 	}
@@ -199,21 +291,23 @@ func (d *wekaDoc) requests(f field, path string, top bool) []wekaRequest {
 // request decodes and checks one element of a requests list.
 func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaRequest, bool) {
 	var r wekaRequest
-	var typ struct {
-		Type *string `json:"type"`
+	list, ok := d.split(raw, off, path)
+	if !ok {
+		return r, false
 	}
-	if json.Unmarshal(raw, &typ) != nil || typ.Type == nil {
-		d.object(raw, off, path, wekaCallFields, []string{"type"}) // reports what is wrong
+	t, ok := d.typeOf(list, path)
+	if !ok {
+		d.check(list, off, path, wekaCallFields, []string{"type"}) // reports what else is wrong
 		return r, false
 	}
 	n := d.total
-	switch t := *typ.Type; {
+	switch {
 	case t == "n" || t == "s":
 		allowed := wekaCallFields
 		if t == "s" {
 			allowed = append(slices.Clone(allowed), "ttft")
 		}
-		fields, ok := d.object(raw, off, path, allowed, wekaCallRequired)
+		fields, ok := d.check(list, off, path, allowed, wekaCallRequired)
 		if !ok {
 			return r, false
 		}
@@ -236,7 +330,7 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 			d.add(off, path+"out", "expected an integer from 0 to %d, got %d", maxInputLength, r.Out)
 		}
 	case t == "subagent" && top:
-		fields, ok := d.object(raw, off, path, wekaSubFields, wekaSubRequired)
+		fields, ok := d.check(list, off, path, wekaSubFields, wekaSubRequired)
 		if !ok {
 			return r, false
 		}
@@ -266,22 +360,25 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 	return r, d.total == n
 }
 
-// elementOffsets are the byte offsets of the elements of a JSON list.
-func elementOffsets(raw []byte) []int {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	var offs []int
-	for dec.More() {
-		start := int(dec.InputOffset())
-		offs = append(offs, start+leadingSpace(raw[start:])+commaSkip(raw[start:]))
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			break
+// typeOf is a request's type: its (last) "type" field, a string. A type
+// that is there but not a string is reported; a missing one is the
+// caller's to report.
+func (d *wekaDoc) typeOf(list []namedField, path string) (string, bool) {
+	var typ *field
+	for i := range list {
+		if list[i].name == "type" {
+			typ = &list[i].f
 		}
 	}
-	return offs
+	if typ == nil {
+		return "", false
+	}
+	var t string
+	if json.Unmarshal(typ.raw, &t) != nil || string(typ.raw) == "null" {
+		d.add(typ.off, path+"type", "expected a string, got %s", jsonKindOf(typ.raw))
+		return "", false
+	}
+	return t, true
 }
 
 // commaSkip is the length of a separator (comma and spaces) at the start

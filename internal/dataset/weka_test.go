@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -255,4 +256,40 @@ func TestWekaManyProblemsCounted(t *testing.T) {
 	assert.Contains(t, err.Error(), "bad.json:2: requests[0].in: expected an integer from 0 to")
 	assert.Contains(t, err.Error(), "and 950 more problems")
 	assert.Len(t, lineErrors(err), 50)
+}
+
+// FuzzWekaIntList: where the fast reader of hash ids takes a list, it reads
+// what json.Unmarshal reads; where it does not, json.Unmarshal decides.
+func FuzzWekaIntList(f *testing.F) {
+	for _, s := range []string{"[]", " [ 1 , -2,3 ] ", "[9223372036854775807]", "[9223372036854775808]", "[-9223372036854775808]",
+		"[1.0]", "[1e3]", "[null]", `["1"]`, "[-0]", "[1,]", "[01]", "[-]", "[1 2]", "[1]x", "null", "{}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := intList(raw)
+		if !ok {
+			return
+		}
+		var want []int64
+		require.NoError(t, json.Unmarshal(raw, &want), "%q", raw)
+		if want == nil {
+			want = []int64{}
+		}
+		assert.Equal(t, want, got, "%q", raw)
+	})
+}
+
+// TestWekaTypeNotAString: a request whose type is there but not a string is
+// refused with that said (it was dropped without a word).
+func TestWekaTypeNotAString(t *testing.T) {
+	doc := `{"id": "x", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [
+  {"t": 0, "type": 5, "model": "m", "in": 1, "out": 1},
+  {"t": 1, "type": null, "model": "m", "in": 1, "out": 1}
+]}`
+	_, ps, _ := parseWeka([]byte(doc))
+	require.Len(t, ps, 2)
+	assert.Equal(t, "requests[0].type", ps[0].p.Field)
+	assert.Equal(t, "expected a string, got a number", ps[0].p.Msg)
+	assert.Equal(t, "requests[1].type", ps[1].p.Field)
+	assert.Contains(t, ps[1].p.Msg, "expected a string, got null")
 }
