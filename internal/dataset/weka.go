@@ -125,8 +125,9 @@ type field struct {
 	off int
 }
 
-// namedField is a field of an object, in the object's order: its value
-// and where its name's colon ends (start, for an unknown field's problem).
+// namedField is a field of an object, in the object's order: its value,
+// and start, the offset right after its name (where a problem of an
+// unknown field is placed).
 type namedField struct {
 	name  string
 	f     field
