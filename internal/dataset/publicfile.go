@@ -88,10 +88,11 @@ func (r *recordFile) index(ctx context.Context, what string, keep keepFunc) (rec
 			report(offProblem{line: row, p: problem{Field: p.Field, Msg: p.Msg}})
 		case p != nil:
 			report(offProblem{off: off + int64(max(p.at-1, 0)), noCol: p.at == 0, p: problem{Field: p.Field, Msg: p.Msg}})
-		case ok && row > 0:
-			r.off, r.n, r.row = append(r.off, off), append(r.n, uint32(len(raw))), append(r.row, int64(row-1))
 		case ok:
 			r.off, r.n = append(r.off, off), append(r.n, uint32(len(raw)))
+			if row > 0 {
+				r.row = append(r.row, int64(row-1))
+			}
 		}
 		return kept
 	}

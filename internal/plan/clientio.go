@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"runtime"
 	"time"
 )
@@ -33,8 +32,5 @@ func (c ClientIO) RxCoalesce() time.Duration {
 
 // clientIO checks --rx-coalesce-usecs.
 func (v *validator) clientIO(p *Profile) {
-	if x := p.RxCoalesceUsecs; x != nil {
-		v.check(*x >= 0 && *x <= maxRxCoalesceUsecs, "rx_coalesce_usecs",
-			fmt.Sprintf("must be between 0 (off) and %d µs, got %d", maxRxCoalesceUsecs, *x))
-	}
+	v.intRange("rx_coalesce_usecs", p.RxCoalesceUsecs, 0, maxRxCoalesceUsecs)
 }

@@ -25,8 +25,8 @@ func TestRxCoalesceUsecs(t *testing.T) {
 	require.NoError(t, p.Check())
 	assert.Equal(t, 250*time.Microsecond, p.RxCoalesce())
 
-	for _, bad := range []int{-1, 1001} {
+	for bad, want := range map[int]string{-1: "must be at least 0, got -1", 1001: "must be at most 1000, got 1001"} {
 		p.RxCoalesceUsecs = Ptr(bad)
-		require.ErrorContains(t, p.Check(), "--rx-coalesce-usecs must be between 0 (off) and 1000 µs, got")
+		require.ErrorContains(t, p.Check(), "--rx-coalesce-usecs "+want)
 	}
 }

@@ -25,7 +25,6 @@ type conn struct {
 	rdMu, wrMu sync.Mutex   // one Read and one Write at a time, as net's
 	mu         sync.RWMutex // read-held across each system call; Close takes it
 	closed     bool
-	closeOnce  sync.Once
 
 	rdl, wdl atomic.Int64 // deadlines in Unix ns (0: none)
 }
@@ -141,7 +140,7 @@ func (c *conn) wait(ch chan struct{}, dl *atomic.Int64) error {
 	if left <= 0 {
 		return os.ErrDeadlineExceeded
 	}
-	t := time.NewTimer(left)
+	t := time.NewTimer(left) // only under a deadline: net/http sets none on a body's reads
 	defer t.Stop()
 	select {
 	case <-ch:
@@ -163,19 +162,20 @@ func (c *conn) opError(op string, err error) error {
 // Close removes the socket from the poller and closes it; a blocked Read or
 // Write returns net.ErrClosed.
 func (c *conn) Close() error {
-	err := error(net.ErrClosed)
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closed = true
-		c.p.remove(c)
-		err = syscall.Close(c.fd)
+	c.mu.Lock()
+	if c.closed {
 		c.mu.Unlock()
-		close(c.done)
-		if err != nil {
-			err = c.opError("close", err)
-		}
-	})
-	return err
+		return net.ErrClosed
+	}
+	c.closed = true
+	c.p.remove(c)
+	err := syscall.Close(c.fd)
+	c.mu.Unlock()
+	close(c.done)
+	if err != nil {
+		return c.opError("close", err)
+	}
+	return nil
 }
 
 func (c *conn) LocalAddr() net.Addr  { return c.laddr }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // pollers are the process's pollers, one per configuration.
@@ -19,8 +21,8 @@ var (
 )
 
 // edgeIn is what every connection is watched for: readable, peer closed,
-// edge-triggered (syscall spells EPOLLET as a negative int).
-const edgeIn = uint32(syscall.EPOLLIN|syscall.EPOLLRDHUP) | 1<<31
+// edge-triggered.
+const edgeIn = uint32(unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET)
 
 // poller is one epoll set read by one goroutine.
 type poller struct {
@@ -54,14 +56,14 @@ func pollerFor(cfg Config) (*poller, error) {
 	return p, nil
 }
 
-// add registers c for read readiness.
+// add registers c for read readiness (known first, so that no event of
+// it finds it unknown).
 func (p *poller) add(c *conn) error {
 	p.mu.Lock()
 	p.conns[int32(c.fd)] = c
 	p.mu.Unlock()
-	ev := syscall.EpollEvent{Events: edgeIn, Fd: int32(c.fd)}
-	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
-		p.remove(c)
+	if err := p.ctl(syscall.EPOLL_CTL_ADD, c, edgeIn); err != nil {
+		p.forget(c)
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	return nil
@@ -69,16 +71,26 @@ func (p *poller) add(c *conn) error {
 
 // watchWrite asks for write readiness too (on) or for read readiness only.
 func (p *poller) watchWrite(c *conn, on bool) {
-	ev := syscall.EpollEvent{Events: edgeIn, Fd: int32(c.fd)}
+	events := edgeIn
 	if on {
-		ev.Events |= syscall.EPOLLOUT
+		events |= syscall.EPOLLOUT
 	}
-	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_MOD, c.fd, &ev)
+	_ = p.ctl(syscall.EPOLL_CTL_MOD, c, events)
 }
 
-// remove forgets c; its descriptor is still open.
+func (p *poller) ctl(op int, c *conn, events uint32) error {
+	ev := syscall.EpollEvent{Events: events, Fd: int32(c.fd)}
+	return syscall.EpollCtl(p.epfd, op, c.fd, &ev)
+}
+
+// remove takes c out of the epoll set and forgets it; its descriptor is
+// still open.
 func (p *poller) remove(c *conn) {
 	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
+	p.forget(c)
+}
+
+func (p *poller) forget(c *conn) {
 	p.mu.Lock()
 	if p.conns[int32(c.fd)] == c {
 		delete(p.conns, int32(c.fd))
@@ -101,30 +113,23 @@ func (p *poller) remove(c *conn) {
 func (p *poller) run() {
 	events := make([]syscall.EpollEvent, 256)
 	w := p.cfg.Window
-	dense := 0 // in 1/256ths, a moving average over about eight waits
-	score := func(hit bool) {
-		x := 0
-		if hit {
-			x = 256
-		}
-		dense += (x - dense) / 8
-	}
+	var d density
 	for {
-		if dense >= 192 && p.poll(events) > 0 {
+		if d.dense() && p.poll(events) > 0 {
 			runtime.Gosched()
 			continue
 		}
 		found := false
-		for k := 0; dense >= 192 && k < holdWindows && !found; k++ {
+		for k := 0; d.dense() && k < holdWindows && !found; k++ {
 			runtime.Gosched() // whatever else is runnable runs before the sleep holds the thread
 			sleep(w)
 			found = p.poll(events) > 0
-			score(found)
+			d.score(found)
 		}
 		if !found {
 			start := time.Now()
 			p.block(events)
-			score(time.Since(start) < 2*w)
+			d.score(time.Since(start) < 2*w)
 		}
 		runtime.Gosched()
 	}
@@ -196,21 +201,20 @@ func signal(ch chan struct{}) {
 
 // dupCloexec duplicates fd with FD_CLOEXEC set.
 func dupCloexec(fd int) (int, error) {
-	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
-	if errno != 0 {
-		return -1, os.NewSyscallError("fcntl", errno)
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("fcntl", err)
 	}
-	return int(nfd), nil
+	return nfd, nil
 }
-
-// prSetTimerslack is prctl's PR_SET_TIMERSLACK.
-const prSetTimerslack = 29
 
 // sleep holds the thread for d, with a timer slack of 1 µs (the default
 // 50 µs would stretch a 20 µs sleep to 70). It keeps the thread's P: the
 // poller sleeps only after every other runnable goroutine had its turn.
+// The slack is set on whichever thread runs the poller at the time, and
+// stays: over a run, on most of the runtime's threads.
 func sleep(d time.Duration) {
-	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerslack, 1000, 0)
+	syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1000, 0)
 	ts := syscall.NsecToTimespec(int64(d))
 	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 }
@@ -236,11 +240,8 @@ func adopt(c net.Conn, cfg Config) net.Conn {
 	if cerr := rc.Control(func(s uintptr) { fd, err = dupCloexec(int(s)) }); cerr != nil || err != nil {
 		return c
 	}
-	pc := newConn(fd, p, tc.LocalAddr(), tc.RemoteAddr())
-	if err = syscall.SetNonblock(fd, true); err == nil {
-		err = p.add(pc)
-	}
-	if err != nil {
+	pc := newConn(fd, p, tc.LocalAddr(), tc.RemoteAddr()) // non-blocking: it shares the original's file status
+	if err = p.add(pc); err != nil {
 		syscall.Close(fd)
 		return c
 	}

@@ -280,3 +280,27 @@ func TestReadsAllocateNothing(t *testing.T) {
 	})
 	assert.Less(t, allocs, 0.01, "allocations per chunk written and read")
 }
+
+// TestDensity: eleven hits in a row make a sparse poller dense (it then
+// looks without waiting); from steady density, one miss keeps it dense,
+// two end it (it waits in the runtime's poller again), and after three one
+// hit does not bring it back.
+func TestDensity(t *testing.T) {
+	var d density
+	for i := 1; i <= 10; i++ {
+		d.score(true)
+		require.False(t, d.dense(), "after %d hits", i)
+	}
+	d.score(true)
+	require.True(t, d.dense(), "after 11 hits")
+	for range 100 {
+		d.score(true)
+	}
+	d.score(false)
+	assert.True(t, d.dense(), "one miss")
+	d.score(false)
+	assert.False(t, d.dense(), "two misses")
+	d.score(false)
+	d.score(true)
+	assert.False(t, d.dense(), "one hit after three misses")
+}
