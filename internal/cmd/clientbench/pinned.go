@@ -106,11 +106,11 @@ type pinnedFigures struct {
 	// the µs the server's connections had data unacknowledged, the tail
 	// loss probes its TCP fired per 1,000 requests, and at the window's end
 	// its connections' mean congestion window and unsent bytes.
-	detail [20]float64
+	detail [21]float64
 }
 
 // detailHeader heads the columns of pinnedFigures.detail.
-const detailHeader = "client user ms\tsys ms\tpage faults\tswitches\treads\twrites\tserver user ms\tsys ms\tswitches\treads\tsegments out\twith data\tsegments in\twith data\tconnections per 1,000\tturnaround µs\tunacked µs\tloss probes per 1,000\tserver cwnd\tunsent bytes\t"
+const detailHeader = "client user ms\tsys ms\tpage faults\tswitches\treads\twrites\tserver user ms\tsys ms\tswitches\treads\twrites\tsegments out\twith data\tsegments in\twith data\tconnections per 1,000\tturnaround µs\tunacked µs\tloss probes per 1,000\tserver cwnd\tunsent bytes\t"
 
 // pinnedClients are the clients the pinned measurement can run: aiperf
 // and the minimal client always, the others when -pinned-extra names them.
@@ -350,7 +350,7 @@ func pinnedRun(self string, cl pinnedClient, c, n int) (pinnedFigures, error) {
 		segments:  per(b.inSegs - a.inSegs + b.outSegs - a.outSegs),
 		procCPU:   float64(proc.Microseconds()) / 1e3 / float64(n),
 		detail: [...]float64{ms(cd.user), ms(cd.sys), per(cd.faults), per(cd.switches), per(cd.reads), per(cd.writes),
-			ms(sv.user), ms(sv.sys), per(sv.switches), per(sv.reads),
+			ms(sv.user), ms(sv.sys), per(sv.switches), per(sv.reads), per(sv.writes),
 			per(b.conn.out - a.conn.out), per(b.conn.dataOut - a.conn.dataOut), per(b.conn.in - a.conn.in), per(b.conn.dataIn - a.conn.dataIn),
 			1000 * per(b.accepted-a.accepted), float64(b.turnUS-a.turnUS) / float64(max(1, b.turns-a.turns)),
 			per(b.conn.unackedUS - a.conn.unackedUS), 1000 * per(b.lossProbes-a.lossProbes),
