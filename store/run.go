@@ -129,6 +129,7 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
 		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail,
 		strings.Join(r.Audit.KVResetEvidence, ","), r.Audit.CapSkipped, string(workers), string(exports),
+		r.Audit.RxCoalesceUsecs,
 	})
 	if err != nil {
 		return 0, err
@@ -158,7 +159,8 @@ var runColumns = []string{"sweep_id", "cell_id", "trial", "trial_key", "name", "
 	"was_cancelled", "model", "url", "endpoint_type", "streaming", "mode", "concurrency", "request_rate", "isl", "osl",
 	"seed", "config", "cli_command", "tool_version", "host", "started_at", "ended_at", "artifact_dir", "record_count",
 	"target_rate", "achieved_rate", "cap_delayed", "retried", "precise_pacing", "client_bound", "warnings",
-	"kv_reset", "kv_reset_detail", "kv_reset_evidence", "cap_skipped", "workers", "exports"}
+	"kv_reset", "kv_reset_detail", "kv_reset_evidence", "cap_skipped", "workers", "exports",
+	"rx_coalesce_usecs"}
 
 // runRow is the values of runColumns.
 type runRow []any

@@ -32,7 +32,7 @@ const (
 
 // audit is the client's verdict on itself over the profiling phases.
 func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration) result.Audit {
-	a := result.Audit{Mode: "concurrency", PrecisePacing: p.PrecisePacing}
+	a := result.Audit{Mode: "concurrency", PrecisePacing: p.PrecisePacing, RxCoalesceUsecs: int(p.RxCoalesce().Microseconds())}
 	var firstSched, lastSched int64 = -1, 0
 	rates := map[float64]bool{}
 	for _, r := range reports {

@@ -30,6 +30,7 @@ func TestRunWithReceiveCoalescing(t *testing.T) {
 		assert.GreaterOrEqual(t, rxcoalesce.Adopted()-before, int64(16), "each of the 16 connections read through the poller")
 	}
 	assert.Equal(t, result.StatusComplete, run.Status)
+	assert.Equal(t, 20, run.Audit.RxCoalesceUsecs, "the audit says which window the client read with")
 	require.Len(t, run.Records, 400)
 	for _, r := range run.Records {
 		require.True(t, r.OK(), "%+v", r.Error)

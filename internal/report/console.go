@@ -234,6 +234,9 @@ func (p *printer) audit(run *result.Run) {
 	if a.PrecisePacing {
 		load += ", precise pacing"
 	}
+	if a.RxCoalesceUsecs > 0 {
+		load += fmt.Sprintf(", receive coalescing %d µs", a.RxCoalesceUsecs)
+	}
 	p.line("%s", load)
 	p.line("  (send rate: requests started per second, first to last send;")
 	p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")

@@ -159,6 +159,10 @@ type Audit struct {
 	// Workers are the worker processes of a sharded cell (--workers), in
 	// order; empty when the load came from this process.
 	Workers []Worker `json:"workers,omitempty"`
+	// RxCoalesceUsecs is the receive coalescing window the client read
+	// with (--rx-coalesce-usecs, or its default for the client's cores);
+	// 0: off.
+	RxCoalesceUsecs int `json:"rx_coalesce_usecs,omitempty"`
 }
 
 // CutWhy says why the Cut requests were cut, by cause ("2 still in flight
