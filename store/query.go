@@ -47,6 +47,9 @@ type RunRow struct {
 	// ClientBound is the run's CLIENT-BOUND flag: the client, not the
 	// server, shaped its numbers.
 	ClientBound bool `json:"client_bound,omitempty"`
+	// RxCoalesceUsecs is the receive coalescing window the client read
+	// with (0: off).
+	RxCoalesceUsecs int `json:"rx_coalesce_usecs,omitempty"`
 
 	// Stats maps "metric.stat" (e.g. "time_to_first_token.p99",
 	// "request_throughput.value") to the profiling-phase value.
@@ -311,7 +314,7 @@ func queryCells(ctx context.Context, q querier, sweepID int64) ([]Cell, error) {
 const runSelect = `
 	SELECT r.id, r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 		r.model, r.url, r.endpoint_type, r.streaming, r.mode, r.concurrency, r.request_rate, r.isl, r.osl, r.seed,
-		r.started_at, r.ended_at, r.artifact_dir, r.record_count, r.client_bound
+		r.started_at, r.ended_at, r.artifact_dir, r.record_count, r.client_bound, r.rx_coalesce_usecs
 	FROM runs r
 	LEFT JOIN sweeps s ON s.id = r.sweep_id
 	LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id`
@@ -334,7 +337,7 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 		)
 		if err := rows.Scan(&r.ID, &sweepID, &sweep, &cellID, &label, &params, &trial, &r.Name, &r.BenchmarkID,
 			&r.Status, &r.Error, &r.Model, &r.URL, &r.EndpointType, &r.Streaming, &r.Mode, &conc, &rate, &isl, &osl,
-			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound); err != nil {
+			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs); err != nil {
 			return nil, err
 		}
 		r.SweepID, r.Sweep, r.CellID, r.CellLabel, r.Trial = sweepID.Int64, sweep.String, cellID.String, label.String, int(trial.Int64)

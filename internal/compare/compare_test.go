@@ -50,6 +50,7 @@ type setup struct {
 	model   string
 	url     string
 	osl     int
+	rx      int // the client's receive coalescing window, µs
 	sweepID int64
 	cell    *plan.Cell
 }
@@ -76,7 +77,7 @@ func makeRun(s setup, number int, tr trial) *result.Run {
 	}
 	r := &result.Run{
 		Name: s.name, Config: cfg, Status: status, StartTime: testNow, EndTime: testNow.Add(time.Minute),
-		Audit: result.Audit{Mode: "concurrency", ClientBound: tr.bound},
+		Audit: result.Audit{Mode: "concurrency", ClientBound: tr.bound, RxCoalesceUsecs: s.rx},
 		Profiling: metrics.Summary{Metrics: []metrics.Metric{
 			{Tag: metrics.TagTTFT, Header: "Time to First Token", Unit: "ms", Stats: stats(tr.ttft, tr.ttft+10)},
 			{Tag: metrics.TagITL, Header: "Inter Token Latency", Unit: "ms", Stats: stats(4, 6)},
@@ -225,6 +226,11 @@ func TestGroupsNotes(t *testing.T) {
 	rep = groups(t, db, opt, "base", "gpu2")
 	assert.Equal(t, []string{"url: base = http://localhost:8000, gpu2 = http://gpu2:8000"}, rep.ConfigDifferences,
 		"two servers compared: the table says so")
+
+	saveGroup(t, db, setup{name: "pinned", rx: 20}, ttfts(20, 21)...)
+	rep = groups(t, db, opt, "base", "pinned")
+	assert.Equal(t, []string{"rx_coalesce_usecs: base = 0, pinned = 20"}, rep.ConfigDifferences,
+		"clients that read differently: the table says so")
 
 	saveGroup(t, db, setup{name: "starved"}, trial{ttft: 40, rps: 30, bound: true}, trial{ttft: 41, rps: 30})
 	rep = groups(t, db, opt, "base", "starved")

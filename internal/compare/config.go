@@ -23,6 +23,8 @@ var configFields = []struct {
 	{"request_rate", func(r *store.RunRow) string { return optional(r.RequestRate) }},
 	{"isl", func(r *store.RunRow) string { return optional(r.ISL) }},
 	{"osl", func(r *store.RunRow) string { return optional(r.OSL) }},
+	// how the client read (its default follows the client's cores)
+	{"rx_coalesce_usecs", func(r *store.RunRow) string { return strconv.Itoa(r.RxCoalesceUsecs) }},
 }
 
 func optional[T int | float64](p *T) string {
