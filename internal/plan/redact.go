@@ -287,7 +287,8 @@ const ellipsis = "…"
 
 // Redact returns s with every secret replaced by Redacted, and the userinfo
 // of every URL in it (scheme://user:password@host, user names included, as
-// a server or Go's HTTP errors echo them). Replacing is
+// a server or Go's HTTP errors echo them). A secret is also found under
+// JSON string escapes, two levels deep (redactescaped.go). Replacing is
 // repeated while it changes something, since a replacement can complete a
 // secret with the text around it; should one still remain, the whole text
 // is replaced. Text cut short with a trailing "…" also loses a trailing cut
@@ -298,7 +299,7 @@ func (r *Redactor) Redact(s string) string {
 	}
 	s = r.cutPrefix(redactUserinfo(s))
 	for range 4 {
-		out := r.replace(s)
+		out := r.escaped(r.replace(s))
 		if out == s {
 			return s
 		}

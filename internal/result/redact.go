@@ -2,6 +2,7 @@ package result
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -34,10 +35,14 @@ func (r *Run) Redacted(rd *plan.Redactor) *Run {
 		return a || b
 	})
 	c.Records = redactEach(c.Records, func(rec *metrics.Record) bool {
+		before := rec.Raw
 		raw := redactRaw(rd, rec)
 		if t := rec.ResponseText; t != nil {
 			if s := rd.Redact(*t); s != *t {
 				rec.ResponseText, raw = &s, true
+				if markers(s)-markers(*t) > rawMarkers(rec.Raw)-rawMarkers(before) {
+					blankResponses(rec) // a secret split over chunks: no one chunk shows it
+				}
 			}
 		}
 		if rec.Error == nil {
@@ -85,6 +90,34 @@ func redactRaw(rd *plan.Redactor, rec *metrics.Record) bool {
 	}
 	rec.Raw = out
 	return true
+}
+
+// markers counts the Redacted markers in s.
+func markers(s string) int { return strings.Count(s, plan.Redacted) }
+
+// rawMarkers counts the Redacted markers in a raw exchange's responses.
+func rawMarkers(raw *metrics.Raw) int {
+	n := 0
+	if raw != nil {
+		for _, x := range raw.Responses {
+			n += markers(string(x.Data))
+		}
+	}
+	return n
+}
+
+// blankResponses replaces the data of every response of rec's raw
+// exchange by Redacted: the reply's text held a secret that no single
+// response did, so its pieces are spread over several.
+func blankResponses(rec *metrics.Record) {
+	if rec.Raw == nil {
+		return
+	}
+	out := &metrics.Raw{Payload: rec.Raw.Payload, Responses: slices.Clone(rec.Raw.Responses)}
+	for i := range out.Responses {
+		out.Responses[i].Data = []byte(plan.Redacted)
+	}
+	rec.Raw = out
 }
 
 // redactEach applies redact to a copy of each element and returns xs, or a

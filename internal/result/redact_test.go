@@ -42,3 +42,33 @@ func TestRunRedacted(t *testing.T) {
 	clean := &Run{Records: []metrics.Record{{}}}
 	assert.Same(t, &clean.Records[0], &clean.Redacted(p.Redactor()).Records[0], "nothing to redact: nothing copied")
 }
+
+// TestRunRedactedSplitSecret: a server that streams a key back a few
+// characters per chunk leaves no chunk holding it; the reply's text does,
+// and the raw responses are blanked, while a secret whole in one chunk
+// costs only that secret.
+func TestRunRedactedSplitSecret(t *testing.T) {
+	const secret = "sk-run-secret"
+	p := plan.NewProfile()
+	p.APIKey = secret
+	chunk := func(s string) metrics.RawResponse {
+		return metrics.RawResponse{At: 1, Data: []byte(`{"choices":[{"delta":{"content":"` + s + `"}}]}`)}
+	}
+	split, whole := "key sk-run-secret", "key "+secret
+	run := &Run{Config: p, Records: []metrics.Record{
+		{ResponseText: &split, Raw: &metrics.Raw{Payload: []byte(`{}`),
+			Responses: []metrics.RawResponse{chunk("key sk-"), chunk("run-se"), chunk("cret")}}},
+		{ResponseText: &whole, Raw: &metrics.Raw{Payload: []byte(`{}`),
+			Responses: []metrics.RawResponse{chunk("key "), chunk(secret)}}},
+	}}
+	red := run.Redacted(p.Redactor())
+	for _, x := range red.Records[0].Raw.Responses {
+		assert.Equal(t, plan.Redacted, string(x.Data))
+		assert.Equal(t, int64(1), x.At, "the stamps stay")
+	}
+	assert.Equal(t, "key "+plan.Redacted, *red.Records[0].ResponseText)
+	assert.Equal(t, `{"choices":[{"delta":{"content":"key "}}]}`, string(red.Records[1].Raw.Responses[0].Data))
+	assert.Equal(t, `{"choices":[{"delta":{"content":"`+plan.Redacted+`"}}]}`, string(red.Records[1].Raw.Responses[1].Data))
+	assert.Equal(t, "sk-", string(run.Records[0].Raw.Responses[0].Data[len(`{"choices":[{"delta":{"content":"key `):][:3]),
+		"the original is untouched")
+}

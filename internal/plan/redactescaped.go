@@ -1,0 +1,175 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// escapeLevels is how many levels of JSON string escaping a secret is
+// looked for under: a server's JSON (PHP writes "/" as "\/", Python
+// non-ASCII as "\u00e9", any encoder may escape any character), and that
+// JSON quoted once more inside another's error message.
+const escapeLevels = 2
+
+// escaped replaces the secrets that s holds under JSON string escapes no
+// variant spells out (a "\/", a "\u0041" for "A"): it reads s with its
+// escapes decoded, up to escapeLevels deep, and replaces the source of
+// every match in s. Short secrets, replaced only where they stand alone,
+// are left to the plain forms.
+func (r *Redactor) escaped(s string) string {
+	if !strings.Contains(s, `\`) || len(r.long) == 0 {
+		return s
+	}
+	view, at := s, []int(nil) // at[i]: where view's byte i comes from in s; nil: itself
+	for range escapeLevels {
+		next, nextAt, ok := unescapeJSON(view)
+		if !ok {
+			break
+		}
+		if at != nil {
+			for i, j := range nextAt {
+				nextAt[i] = at[j]
+			}
+		}
+		view, at = next, nextAt
+		if spans := r.spans(view); len(spans) > 0 {
+			return cut(s, spans, at)
+		}
+	}
+	return s
+}
+
+// spans are the byte ranges of view that the long secrets match, in order
+// and apart (overlapping matches merged).
+func (r *Redactor) spans(view string) [][2]int {
+	var out [][2]int
+	for _, v := range r.long {
+		for from := 0; ; {
+			i := strings.Index(view[from:], v)
+			if i < 0 {
+				break
+			}
+			out = append(out, [2]int{from + i, from + i + len(v)})
+			from += i + 1
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.SortFunc(out, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+	merged := out[:1]
+	for _, sp := range out[1:] {
+		last := &merged[len(merged)-1]
+		if sp[0] <= last[1] {
+			last[1] = max(last[1], sp[1])
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// cut replaces in s the sources of the view's spans: view byte i comes
+// from s[at[i]:at[i+1]] (at has one entry more than the view, len(s)).
+func cut(s string, spans [][2]int, at []int) string {
+	var b strings.Builder
+	prev := 0
+	for _, sp := range spans {
+		from, to := at[sp[0]], at[sp[1]]
+		if from < prev {
+			from = prev
+		}
+		b.WriteString(s[prev:from])
+		b.WriteString(Redacted)
+		prev = to
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+// unescapeJSON decodes the JSON string escapes of s (\" \\ \/ \b \f \n \r
+// \t \uXXXX, surrogate pairs joined); anything else is kept as written.
+// at[i] is where byte i of the result starts in s, and at[len(result)] is
+// len(s). ok is false when s has no escape to decode.
+func unescapeJSON(s string) (out string, at []int, ok bool) {
+	var b []byte
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b, at = append(b, c), append(at, i)
+			i++
+			continue
+		}
+		r, n := escapeAt(s[i:])
+		if n == 0 {
+			b, at = append(b, c), append(at, i)
+			i++
+			continue
+		}
+		ok = true
+		start := len(b)
+		b = utf8.AppendRune(b, r)
+		for range len(b) - start {
+			at = append(at, i)
+		}
+		i += n
+	}
+	return string(b), append(at, len(s)), ok
+}
+
+// escapeAt decodes the escape that s starts with: its rune and length
+// (0: not an escape).
+func escapeAt(s string) (rune, int) {
+	switch s[1] {
+	case '"', '\\', '/':
+		return rune(s[1]), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r, ok := hex4(s[2:])
+		if !ok {
+			return 0, 0
+		}
+		if utf16.IsSurrogate(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if lo, ok := hex4(s[8:]); ok {
+				if joined := utf16.DecodeRune(r, lo); joined != utf8.RuneError {
+					return joined, 12
+				}
+			}
+		}
+		return r, 6
+	}
+	return 0, 0
+}
+
+// hex4 reads four hex digits.
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
