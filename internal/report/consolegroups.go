@@ -121,18 +121,26 @@ func (p *printer) oslMismatch(s metrics.Summary) {
 	if total <= 0 {
 		return
 	}
-	avg := "N/A"
+	avg, short, long := "N/A", true, false
 	if d, ok := s.Get(metrics.TagOSLMismatchDiffPct); ok && d.Stats != nil {
 		avg = strconv.FormatFloat(d.Stats.Avg, 'f', 1, 64) + "%"
+		short, long = d.Stats.Min < 0, d.Stats.Max > 0
 	}
 	p.section(OSLTitle)
 	p.line("%s of %s requests (%.1f%%) have an output length differing from the requested one by more than the threshold.",
 		strconv.FormatFloat(m.Value, 'f', -1, 64), strconv.FormatFloat(total, 'f', -1, 64), 100*m.Value/total)
 	p.line("Threshold (tokens): min(requested × %g%%, %g); average mismatch: %s", metrics.OSLMismatchPct,
 		metrics.OSLMismatchMaxTokens, avg)
-	p.line("Why: the server stopped (an EOS token) before the requested output length.")
-	p.line("Fix: --extra-inputs ignore_eos:true (vLLM, TensorRT-LLM), --extra-inputs min_tokens:N (vLLM, TensorRT-LLM, SGLang), " +
-		"or --use-server-token-count if the tokenizers disagree; per-request values: osl_mismatch_diff_pct in profile_export.jsonl.")
+	if short {
+		p.line("Why, for outputs too short: the server stopped (an EOS token) before the requested output length.")
+		p.line("Fix: --extra-inputs ignore_eos:true (vLLM, TensorRT-LLM), --extra-inputs min_tokens:N (vLLM, TensorRT-LLM, SGLang).")
+	}
+	if long {
+		p.line("Why, for outputs too long: the server did not apply the requested cap.")
+		p.line("Fix: --use-legacy-max-tokens (chat: the cap sent as max_tokens, for servers that ignore max_completion_tokens), " +
+			"or --extra-inputs with the cap field the server reads.")
+	}
+	p.line("Either way: --use-server-token-count if the tokenizers disagree; per-request values: osl_mismatch_diff_pct in profile_export.jsonl.")
 }
 
 // httpTrace prints AIPerf's HTTP Trace Timing table when the run was asked

@@ -109,3 +109,19 @@ func TestExportsCarrySpecDecode(t *testing.T) {
 	assert.Contains(t, lines[0], `"spec_decode_acceptance_length":{"value":2.5,"unit":"ratio"}`)
 	assert.NotContains(t, lines[1], "spec_decode", "the other request reported none")
 }
+
+// TestConsoleOSLMismatchTooLong: outputs past the cap are blamed on the
+// cap, not on an early EOS.
+func TestConsoleOSLMismatchTooLong(t *testing.T) {
+	run := minimalRun()
+	for i := range run.Records {
+		run.Records[i].RequestedOutputTokens = 1 // every output is longer
+	}
+	run.Profiling = metrics.Summarize(run.Records, false)
+	var buf bytes.Buffer
+	Console(Wide(&buf), run)
+	out := buf.String()
+	assert.Contains(t, out, "Why, for outputs too long: the server did not apply the requested cap.")
+	assert.Contains(t, out, "--use-legacy-max-tokens")
+	assert.NotContains(t, out, "EOS")
+}
