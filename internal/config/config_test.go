@@ -241,6 +241,20 @@ func TestErrors(t *testing.T) {
 			"bench.yaml:2: sweep.parameters: a zip sweep pairs lists element-wise: concurrency has 2 values, requests has 1",
 			"bench.yaml:3: multi_run.num_runs: must be between 1 and 10, got 30",
 		}},
+		{"a variation listed twice", []string{
+			"benchmark: {model: m, phases: {concurrency: 2, requests: 3}}",
+			"sweep: {type: zip, parameters: {concurrency: [2, 4, 2], requests: [1, 3, 1]}}",
+		}, []string{
+			"bench.yaml:2: sweep.parameters: variations 1 and 3 are the same (concurrency_2__requests_1): the same values are listed twice; " +
+				"each variation is a cell with a directory of its own, so list them once",
+		}},
+		{"multi_run values profile would refuse", []string{
+			"benchmark: {model: m, phases: {concurrency: 2}}",
+			"multi_run: {num_runs: 3, confidence_level: 0, cooldown_seconds: -5}",
+		}, []string{
+			"bench.yaml:2: multi_run.confidence_level: must be between 0 and 1 (exclusive), e.g. 0.95, got 0",
+			"bench.yaml:2: multi_run.cooldown_seconds: must be at least 0 seconds, got -5",
+		}},
 		{"a sweep path that does not resolve, an expression", []string{
 			"benchmark: {model: m, phases: [{name: warmup, requests: 2}, {name: main, kind: profiling, requests: 4}]}",
 			"sweep: {parameters: {phases.nosuch.rate: [1, 2], phases.main.requests: ['{{ 2 * n }}']}}",

@@ -87,8 +87,21 @@ func (d *decoder) multiRun(v *yaml.Node) {
 	var consistent *yaml.Node
 	d.fields(v, "multi_run", []field{
 		{keys("num_runs"), into(d.int, &m.NumRuns)},
-		{keys("cooldown_seconds"), into(d.float, &m.CooldownSeconds)},
-		{keys("confidence_level"), into(d.float, &m.ConfidenceLevel)},
+		{keys("cooldown_seconds"), func(path string, n *yaml.Node) {
+			if x, ok := d.float(path, n); ok && x < 0 {
+				d.errorf(n, path, "must be at least 0 seconds, got %g", x)
+			} else if ok {
+				m.CooldownSeconds = x
+			}
+		}},
+		{keys("confidence_level"), func(path string, n *yaml.Node) {
+			// as --confidence-level; 0 is not "unset" when written
+			if x, ok := d.float(path, n); ok && (x <= 0 || x >= 1) {
+				d.errorf(n, path, "must be between 0 and 1 (exclusive), e.g. 0.95, got %g", x)
+			} else if ok {
+				m.ConfidenceLevel = x
+			}
+		}},
 		{keys("set_consistent_seed"), func(path string, n *yaml.Node) {
 			if on, ok := d.bool(path, n); ok && !on {
 				consistent = n
@@ -220,10 +233,18 @@ func (d *decoder) gridPoints(params *yaml.Node) []point {
 	}
 	combos := plan.Combinations(lengths, d.sweepType == "zip") // per point, the index into each list
 	points := make([]point, len(combos))
+	variation := map[string]int{} // the parameters of each, as read
 	for i, c := range combos {
 		for k, l := range lists {
 			points[i].params = append(points[i].params, plan.Param{Name: l.path, Value: scalarValue(l.values[c[k]])})
 		}
+		key := fmt.Sprintf("%#v", points[i].params)
+		if first, dup := variation[key]; dup {
+			d.errorf(params, d.paramsPath(), "variations %d and %d are the same (%s): the same values are listed twice; "+
+				"each variation is a cell with a directory of its own, so list them once", first+1, i+1, plan.CellLabel(points[i].params))
+			return nil
+		}
+		variation[key] = i
 		points[i].apply = func(body, vars *yaml.Node, origin map[*yaml.Node]string) error {
 			for k, l := range lists {
 				var err error
