@@ -184,7 +184,7 @@ func newLoader(o Options, sb *sandbox) *loader {
 		sources:  sha256.New(),
 	}
 	if l.readFile == nil {
-		l.readFile = os.ReadFile
+		l.readFile = readScript
 	}
 	printFn := o.Print
 	if printFn == nil {

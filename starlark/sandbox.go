@@ -3,6 +3,7 @@ package starlark
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,6 +145,32 @@ func within(path string, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// MaxScriptBytes bounds a script or module file: it is read whole and
+// parsed before the memory bound can see it.
+const MaxScriptBytes = 16 << 20
+
+// readScript reads a script or module file of at most MaxScriptBytes.
+func readScript(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b []byte
+	fi, err := f.Stat()
+	if err == nil && fi.Size() <= MaxScriptBytes {
+		b, err = io.ReadAll(io.LimitReader(f, MaxScriptBytes+1)) // bounded should it grow meanwhile
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > MaxScriptBytes || len(b) > MaxScriptBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB, the most a script or module may be: "+
+			"keep data out of scripts, or generate fewer declarations", path, MaxScriptBytes>>20)
+	}
+	return b, nil
 }
 
 // regular refuses what is not a regular file: reading a FIFO or a device

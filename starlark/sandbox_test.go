@@ -165,3 +165,19 @@ func TestLoadRefusesAFIFO(t *testing.T) {
 	errs := scriptErrors(t, err)
 	assert.Equal(t, "cannot load fifo.star: read "+fifo+": "+fifo+" is not a regular file", errs[0].Msg)
 }
+
+// TestLoadRefusesAHugeModule: a module is read whole before any bound of
+// the script's own applies, so its size is bounded first (a sparse file
+// of 3 GiB costs the test nothing).
+func TestLoadRefusesAHugeModule(t *testing.T) {
+	t.Parallel()
+	dir := tree(t)
+	huge := filepath.Join(dir, "proj", "huge.star")
+	f, err := os.Create(huge)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(3<<30))
+	require.NoError(t, f.Close())
+	errs := scriptErrors(t, loadMain(t, dir, "load(\"huge.star\", \"x\")\n", starlark.Options{}))
+	assert.Equal(t, "cannot load huge.star: read "+huge+": "+huge+
+		" is larger than 16 MiB, the most a script or module may be: keep data out of scripts, or generate fewer declarations", errs[0].Msg)
+}
