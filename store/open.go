@@ -144,8 +144,14 @@ func OpenReadOnly(path string) (*DB, error) {
 		return nil, err
 	}
 	ctx := context.Background()
-	db, applied, err := openReadOnly(ctx, path, false)
-	if err == nil && writable(path) {
+	// A process that may not write the store reads it as immutable when no
+	// write-ahead log is there: read-only SQLite would create the -wal and
+	// -shm files, owned by this user, and leave them behind to lock the
+	// store's owner out.
+	w := writable(path)
+	_, walErr := os.Stat(path + "-wal")
+	db, applied, err := openReadOnly(ctx, path, !w && errors.Is(walErr, fs.ErrNotExist))
+	if err == nil && w {
 		db.db.Close()
 		db, applied, err = openReader(ctx, path, readerOptions)
 	}
@@ -391,8 +397,16 @@ func (db *DB) unusable(err error) error {
 		problem = "is not an SQLite database"
 	case se.Code == sqlite3.ErrCorrupt:
 		problem, remedy = "is damaged", "restore it from a backup, or move it aside to start a new store"
+	case se.Code == sqlite3.ErrReadonly && !writable(db.path):
+		problem, remedy = "is read-only", "make the file writable"
+	case se.Code == sqlite3.ErrReadonly && sideFileOf(db.path) != "":
+		problem = "cannot be written: " + sideFileOf(db.path) + " beside it is not writable by this user"
+		remedy = "remove it, or make it writable (SQLite keeps the store's -wal and -shm files there; another user's read may have left them)"
 	case se.Code == sqlite3.ErrReadonly:
 		problem, remedy = "is read-only", "make the file writable"
+	case busy(se):
+		problem = "is locked by another process (waited 30 s)"
+		remedy = "let that process finish (fuser names it), then try again"
 	case se.Code == sqlite3.ErrCantOpen || se.Code == sqlite3.ErrPerm || se.Code == sqlite3.ErrAuth:
 		problem = "cannot be opened"
 	case se.Code == sqlite3.ErrIoErr:
@@ -419,6 +433,17 @@ func (db *DB) unusable(err error) error {
 		reason += ": " + remedy
 	}
 	return &UnusableError{Path: db.path, Reason: reason, Err: err}
+}
+
+// sideFileOf names the store's -wal or -shm file when it exists and the
+// process may not write it ("" when neither is so).
+func sideFileOf(path string) string {
+	for _, side := range []string{path + "-shm", path + "-wal"} {
+		if _, err := os.Stat(side); err == nil && !writableFile(side) {
+			return side
+		}
+	}
+	return ""
 }
 
 // probeDir creates and removes a file in dir, to tell a directory SQLite

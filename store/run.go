@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -324,8 +325,10 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 }
 
 // DeleteRuns deletes the given runs with everything they own, in one
-// transaction: if any id is unknown nothing is deleted.
+// transaction: if any id is unknown nothing is deleted; an id given twice
+// counts once.
 func (db *DB) DeleteRuns(ctx context.Context, ids ...int64) error {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids))) // an id given twice is deleted once
 	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
 		for _, id := range ids {
 			res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)

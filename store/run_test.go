@@ -155,7 +155,7 @@ func TestDeleteRuns(t *testing.T) {
 	require.ErrorContains(t, err, "run 777 not found")
 	assert.Equal(t, 2, count(t, db, `SELECT count(*) FROM runs`), "nothing deleted when an id is unknown")
 
-	require.NoError(t, db.DeleteRuns(ctx, a))
+	require.NoError(t, db.DeleteRuns(ctx, a, a), "an id given twice counts once")
 	for _, table := range []string{"run_stats", "records", "run_errors", "control_calls"} {
 		assert.Zero(t, count(t, db, "SELECT count(*) FROM "+table+" WHERE run_id = ?", a), table+" cascades")
 		assert.NotZero(t, count(t, db, "SELECT count(*) FROM "+table+" WHERE run_id = ?", b), table+" of the other run stays")

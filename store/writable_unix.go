@@ -13,3 +13,9 @@ func writable(path string) bool {
 	const wOK = 2 // W_OK
 	return syscall.Access(path, wOK) == nil && syscall.Access(filepath.Dir(path), wOK) == nil
 }
+
+// writableFile reports whether the process may write the file path.
+func writableFile(path string) bool {
+	const wOK = 2 // W_OK
+	return syscall.Access(path, wOK) == nil
+}
