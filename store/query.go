@@ -133,8 +133,11 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]RunRow, error) {
 // Group is a set of runs compared as one side: the trials of a cell, the
 // runs sharing a --name, or a single run.
 type Group struct {
-	Ref  string   `json:"ref"`  // as the user wrote it
-	Desc string   `json:"desc"` // how Ref was resolved, e.g. `run 12`, `sweep "scan" (id 3), 3 trials`
+	Ref  string `json:"ref"`  // as the user wrote it
+	Desc string `json:"desc"` // how Ref was resolved, e.g. `run 12`, `sweep "scan" (id 3), 3 trials`
+	// Also is what else Ref names, by a rule it lost to (e.g. `a sweep
+	// named "slow"`); "" when nothing else.
+	Also string   `json:"also,omitempty"`
 	Runs []RunRow `json:"runs"`
 }
 
@@ -174,6 +177,9 @@ func resolveRef(ctx context.Context, q querier, g *Group) error {
 		runs, err := queryRuns(ctx, q, runSelect+" WHERE r.id = ?", id)
 		if err != nil || len(runs) == 1 {
 			g.Desc, g.Runs = fmt.Sprintf("run %d", id), runs
+			if err == nil {
+				g.Also, err = alsoNamed(ctx, q, ref, true, 0)
+			}
 			return err
 		}
 	}
@@ -183,11 +189,15 @@ func resolveRef(ctx context.Context, q querier, g *Group) error {
 	switch {
 	case err == nil && latestSweep.Valid:
 		g.Desc = fmt.Sprintf("runs named %q in sweep %d", ref, latestSweep.Int64)
-		g.Runs, err = queryRuns(ctx, q, runSelect+" WHERE r.name = ? AND r.sweep_id = ? ORDER BY r.trial, r.id", ref, latestSweep.Int64)
+		if g.Runs, err = queryRuns(ctx, q, runSelect+" WHERE r.name = ? AND r.sweep_id = ? ORDER BY r.trial, r.id", ref, latestSweep.Int64); err == nil {
+			g.Also, err = alsoNamed(ctx, q, ref, false, latestSweep.Int64)
+		}
 		return err
 	case err == nil:
 		g.Desc = fmt.Sprintf("standalone runs named %q", ref)
-		g.Runs, err = queryRuns(ctx, q, runSelect+" WHERE r.name = ? AND r.sweep_id IS NULL ORDER BY r.id", ref)
+		if g.Runs, err = queryRuns(ctx, q, runSelect+" WHERE r.name = ? AND r.sweep_id IS NULL ORDER BY r.id", ref); err == nil {
+			g.Also, err = alsoNamed(ctx, q, ref, false, 0)
+		}
 		return err
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
@@ -233,6 +243,29 @@ func resolveRef(ctx context.Context, q querier, g *Group) error {
 	g.Desc = fmt.Sprintf("sweep %q (id %d) cell %s", s.Name, s.ID, cell.Label)
 	g.Runs, err = queryRuns(ctx, q, runSelect+" WHERE r.sweep_id = ? AND r.cell_id = ? ORDER BY r.trial, r.id", s.ID, cell.ID)
 	return err
+}
+
+// alsoNamed says what else ref names than the runs it was read as: runs
+// named ref (asked when runs), a sweep named ref other than sweep (the
+// one the runs are in, as --num-profile-runs names it); "" when nothing.
+func alsoNamed(ctx context.Context, q querier, ref string, runs bool, sweep int64) (string, error) {
+	var what []string
+	var n int
+	if runs {
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE name = ?`, ref).Scan(&n); err != nil {
+			return "", err
+		}
+		if n > 0 {
+			what = append(what, fmt.Sprintf("runs named %q (--name)", ref))
+		}
+	}
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sweeps WHERE name = ? AND id != ?`, ref, sweep).Scan(&n); err != nil {
+		return "", err
+	}
+	if n > 0 {
+		what = append(what, fmt.Sprintf("a sweep named %q", ref))
+	}
+	return strings.Join(what, " and "), nil
 }
 
 // Cell is a stored sweep cell with its runs (trials).

@@ -301,10 +301,11 @@ func TestRunsByRef(t *testing.T) {
 		ref  string
 		want []int64
 		desc string
+		also string
 	}{
 		{ref: "2", want: []int64{a2}, desc: "run 2"},
 		{ref: "A", want: []int64{oldA, a2}, desc: `standalone runs named "A"`},
-		{ref: "B", want: repIDs, desc: `runs named "B" in sweep 1`},
+		{ref: "B", want: repIDs, desc: `runs named "B" in sweep 1`}, // the sweep named B is theirs
 		{ref: "lone", want: []int64{loneID}, desc: `sweep "lone" (id 3) cell concurrency_1`},
 		{ref: "scan/concurrency_4", want: c4IDs, desc: `sweep "scan" (id 2) cell concurrency_4`},
 		{ref: "scan/" + c4.ID, want: c4IDs},
@@ -318,6 +319,7 @@ func TestRunsByRef(t *testing.T) {
 			if tc.desc != "" {
 				assert.Equal(t, tc.desc, g.Desc)
 			}
+			assert.Equal(t, tc.also, g.Also)
 			assert.Equal(t, 50.0, g.Runs[0].Stats["request_throughput.value"])
 		})
 	}
@@ -337,6 +339,14 @@ func TestRunsByRef(t *testing.T) {
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
+
+	// A run named as a sweep: the name comes first, and the group says
+	// what it hid.
+	scanRun := save(newRun(runOpts{name: "scan", records: 2}))
+	g, err := db.RunsByRef(ctx, "scan", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{scanRun}, ids(g))
+	assert.Equal(t, `a sweep named "scan"`, g.Also)
 }
 
 func TestListRunsFilters(t *testing.T) {

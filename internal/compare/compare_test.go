@@ -227,6 +227,11 @@ func TestGroupsNotes(t *testing.T) {
 	assert.Equal(t, []string{"url: base = http://localhost:8000, gpu2 = http://gpu2:8000"}, rep.ConfigDifferences,
 		"two servers compared: the table says so")
 
+	saveGroup(t, db, setup{name: "1"}, ttfts(20, 21)...)
+	rep = groups(t, db, opt, "1", "base")
+	assert.Contains(t, rep.Notes, `"1" was read as run 1; it also names runs named "1" (--name): `+
+		"give run ids, or NAME/CELL for a sweep's cell, to pick another", "a run id comes first, and the note says what it hid")
+
 	saveGroup(t, db, setup{name: "pinned", rx: 20}, ttfts(20, 21)...)
 	rep = groups(t, db, opt, "base", "pinned")
 	assert.Equal(t, []string{"rx_coalesce_usecs: base = 0, pinned = 20"}, rep.ConfigDifferences,

@@ -70,6 +70,10 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 		if len(info.Excluded) > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %d run(s) not complete, left out: %v", info.Label, len(info.Excluded), info.Excluded))
 		}
+		if g.Also != "" {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%q was read as %s; it also names %s: give run ids, or NAME/CELL for a sweep's cell, to pick another",
+				g.Ref, g.Desc, g.Also))
+		}
 		if note := clientBoundNote(info.Label, g.Runs); note != "" {
 			rep.Notes = append(rep.Notes, note)
 		}
