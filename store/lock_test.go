@@ -133,3 +133,29 @@ func TestLockSweepRace(t *testing.T) {
 	assert.Equal(t, 1, won)
 	assert.Equal(t, n-1, lost)
 }
+
+// TestListSweepsTellsAbandoned: a running sweep is abandoned when its
+// claim's process on this host is gone, or it has no claim; one held on
+// another host cannot be told and stays running.
+func TestListSweepsTellsAbandoned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	_, err := db.BeginSweep(ctx, store.SweepMeta{Name: "scan", PlanSHA256: "abc"})
+	require.NoError(t, err)
+	abandoned := func() bool {
+		rows, err := db.ListSweeps(ctx, 0)
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		return rows[0].Abandoned
+	}
+	assert.True(t, abandoned(), "no claim")
+	lock, err := db.LockSweep(ctx, store.SweepClaim{Name: "scan", PlanSHA256: "abc", ArtifactDir: t.TempDir()})
+	require.NoError(t, err)
+	assert.False(t, abandoned(), "this process holds it")
+	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET pid = ?`, deadPID(t)))
+	assert.True(t, abandoned(), "its process exited")
+	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET host = 'elsewhere'`))
+	assert.False(t, abandoned(), "another host's process cannot be told")
+	require.NoError(t, lock.Release(ctx))
+}

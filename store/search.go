@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -187,6 +188,10 @@ type SweepRow struct {
 	Cells  int    `json:"cells"`
 	Runs   int    `json:"runs"`
 	Answer string `json:"answer,omitempty"` // a search's one-line answer
+	// Abandoned is set on a running sweep whose process is gone: killed
+	// on this host (its claim's process has exited) or its claim lost.
+	// --resume goes on with it.
+	Abandoned bool `json:"abandoned,omitempty"`
 }
 
 // ListSweeps lists the stored sweeps and searches, newest first (limit 0:
@@ -195,8 +200,10 @@ type SweepRow struct {
 func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 	query := `
 		SELECT s.id, s.name, s.script_path, s.trials, s.started_at, s.ended_at, s.status, s.kind, coalesce(s.search_answer, ''),
-			(SELECT count(*) FROM cells c WHERE c.sweep_id = s.id), (SELECT count(*) FROM runs r WHERE r.sweep_id = s.id)
-		FROM sweeps s ORDER BY s.id DESC`
+			(SELECT count(*) FROM cells c WHERE c.sweep_id = s.id), (SELECT count(*) FROM runs r WHERE r.sweep_id = s.id),
+			l.pid, coalesce(l.host, '')
+		FROM sweeps s LEFT JOIN sweep_locks l ON l.key = 'sweep ' || s.name || ' ' || s.plan_sha256
+		ORDER BY s.id DESC`
 	if limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -204,6 +211,7 @@ func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list sweeps: %w", err)
 	}
+	thisHost, _ := os.Hostname()
 	defer rows.Close()
 	var out []SweepRow
 	for rows.Next() {
@@ -211,10 +219,15 @@ func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 			r     SweepRow
 			start string
 			end   sql.NullString
+			pid   sql.NullInt64
+			host  string
 		)
 		if err := rows.Scan(&r.ID, &r.Name, &r.ScriptPath, &r.Trials, &start, &end, &r.Status, &r.Kind, &r.Answer,
-			&r.Cells, &r.Runs); err != nil {
+			&r.Cells, &r.Runs, &pid, &host); err != nil {
 			return nil, fmt.Errorf("list sweeps: %w", err)
+		}
+		if r.Status == sweepRunning {
+			r.Abandoned = !pid.Valid || host == thisHost && !processAlive(int(pid.Int64))
 		}
 		r.StartedAt, r.EndedAt = parseTime(start), nullTime(end)
 		out = append(out, r)

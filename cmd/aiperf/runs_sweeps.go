@@ -39,8 +39,12 @@ func (c *RunsSweepsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	rows := make([][]string, 0, len(sweeps))
 	for _, s := range sweeps {
+		status := s.Status
+		if s.Abandoned {
+			status = "abandoned (its process is gone: --resume goes on)"
+		}
 		rows = append(rows, []string{strconv.FormatInt(s.ID, 10), s.StartedAt.Local().Format("2006-01-02 15:04:05"), s.Name,
-			s.Kind, s.Status, strconv.Itoa(s.Cells), strconv.Itoa(s.Runs), orDash(s.Answer)})
+			s.Kind, status, strconv.Itoa(s.Cells), strconv.Itoa(s.Runs), orDash(s.Answer)})
 	}
 	report.Table(g.Stdout, []string{"id", "started", "name", "kind", "status", "cells/probes", "runs", "answer"}, rows, "rllllrrl")
 	return nil
