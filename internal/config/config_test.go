@@ -241,6 +241,10 @@ func TestErrors(t *testing.T) {
 			"bench.yaml:2: sweep.parameters: a zip sweep pairs lists element-wise: concurrency has 2 values, requests has 1",
 			"bench.yaml:3: multi_run.num_runs: must be between 1 and 10, got 30",
 		}},
+		{"an empty list of values", []string{
+			"benchmark: {model: m, phases: {concurrency: 2, requests: 3}}",
+			"sweep: {parameters: {concurrency: []}}",
+		}, []string{"bench.yaml:2: sweep.parameters.concurrency: expected at least one value, got an empty list"}},
 		{"a variation listed twice", []string{
 			"benchmark: {model: m, phases: {concurrency: 2, requests: 3}}",
 			"sweep: {type: zip, parameters: {concurrency: [2, 4, 2], requests: [1, 3, 1]}}",

@@ -200,8 +200,12 @@ func (d *decoder) gridPoints(params *yaml.Node) []point {
 	for i := 0; i+1 < len(params.Content); i += 2 {
 		k, vals := params.Content[i], deref(params.Content[i+1])
 		at := join(d.paramsPath(), k.Value)
-		if vals.Kind != yaml.SequenceNode || len(vals.Content) == 0 {
+		if vals.Kind != yaml.SequenceNode {
 			d.errorf(vals, at, "expected a list of values, got %s", d.describe(vals))
+			continue
+		}
+		if len(vals.Content) == 0 {
+			d.errorf(vals, at, "expected at least one value, got an empty list")
 			continue
 		}
 		if first, dup := seen[canonical(k.Value)]; dup {

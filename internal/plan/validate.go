@@ -266,7 +266,7 @@ func (v *validator) phases(phases []Phase) {
 		} else {
 			v.intRange(at("concurrency"), &ph.Concurrency, 0, MaxConcurrency)
 		}
-		v.check(ph.Rate != 0 || ph.Concurrency != 0 || ph.Fixed, at("concurrency"), "or rate is required")
+		v.check(ph.Rate != 0 || ph.Concurrency != 0 || ph.Fixed, at("concurrency"), "or rate is required, greater than 0")
 		if ph.Rate != 0 {
 			v.rate(at("rate"), &ph.Rate)
 		}
@@ -278,7 +278,7 @@ func (v *validator) phases(phases []Phase) {
 		v.oneOf(at("cap_policy"), ph.CapPolicy, "", CapSkip, CapDelay)
 		v.phaseRamps(at, ph)
 		v.check(ph.Users == 0, at("users"), "is set by --user-centric-rate and --num-users, not on a listed phase")
-		v.check(ph.Requests != 0 || ph.Duration != 0 || ph.Sessions != 0 || ph.Fixed, at("requests"), "or duration or sessions is required")
+		v.check(ph.Requests != 0 || ph.Duration != 0 || ph.Sessions != 0 || ph.Fixed, at("requests"), "or duration or sessions is required, greater than 0")
 		if ph.Requests != 0 {
 			v.intRange(at("requests"), &ph.Requests, 1, MaxRequests)
 		}
