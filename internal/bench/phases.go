@@ -47,7 +47,7 @@ func (c *cell) runPhases(ctx context.Context, col *servermetrics.Collector) phas
 func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out phasesOutcome) {
 	phases := c.phases
 	client := endpoint.New(endpoint.Options{
-		MaxEventBytes:   c.p.MaxEventBytes,
+		MaxEventBytes:   c.p.EventLimit(),
 		MaxConns:        maxInFlight(phases),
 		Timeout:         time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
 		Headers:         requestHeaders(c.p, c.o.Version),

@@ -56,7 +56,7 @@ func (c *cell) waitForModel(ctx context.Context, timeout time.Duration) error {
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	client := endpoint.New(endpoint.Options{
-		MaxConns: 1, MaxEventBytes: c.p.MaxEventBytes, Headers: requestHeaders(c.p, c.o.Version),
+		MaxConns: 1, MaxEventBytes: c.p.EventLimit(), Headers: requestHeaders(c.p, c.o.Version),
 		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
 	})
 	defer client.Close()

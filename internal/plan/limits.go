@@ -174,3 +174,6 @@ const (
 	ExportRecords = "records"
 	ExportRaw     = "raw" // records, and every request's payloads (profile_export_raw.jsonl)
 )
+
+// EventLimit is --max-event-bytes (0: unset, the client's default).
+func (p Profile) EventLimit() int { return deref(p.MaxEventBytes, 0) }

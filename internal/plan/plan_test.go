@@ -33,7 +33,7 @@ func TestValidateAcceptsDefaults(t *testing.T) {
 	p := valid()
 	require.NoError(t, p.Check())
 	p.ExtraInputs = []string{"n:1", `{"best_of":1,"temperature":0}`}
-	p.MaxEventBytes = 1 << 20
+	p.MaxEventBytes = Ptr(1 << 20)
 	require.NoError(t, p.Check(), "one choice, a larger event limit")
 }
 
@@ -58,7 +58,8 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"extra inputs json", func(p *Profile) { p.ExtraInputs = []string{"{bad"} }, "--extra-inputs is not a valid JSON object"},
 		{"several choices", func(p *Profile) { p.ExtraInputs = []string{"n:2"} }, "--extra-inputs n:2 asks for several choices per request: aiperf times choice 0 only"},
 		{"several choices json", func(p *Profile) { p.ExtraInputs = []string{`{"best_of": 3}`} }, "--extra-inputs best_of:3 asks for several choices"},
-		{"max event bytes", func(p *Profile) { p.MaxEventBytes = 100 }, "--max-event-bytes must be between 4096 and 1073741824 (omit it for 16 MiB), got 100"},
+		{"max event bytes", func(p *Profile) { p.MaxEventBytes = Ptr(100) }, "--max-event-bytes must be between 4096 and 1073741824 (omit it for 16 MiB), got 100"},
+		{"max event bytes 0", func(p *Profile) { p.MaxEventBytes = Ptr(0) }, "--max-event-bytes must be between 4096 and 1073741824 (omit it for 16 MiB), got 0"},
 		{"timeout", func(p *Profile) { p.RequestTimeoutSeconds = 0 }, "--request-timeout-seconds must be greater than 0, got 0"},
 		{"concurrency", func(p *Profile) { p.Concurrency = Ptr(0) }, "--concurrency must be at least 1, got 0"},
 		{"rate", func(p *Profile) { p.RequestRate = Ptr(-1.0) }, "--request-rate must be greater than 0, got -1"},

@@ -97,8 +97,10 @@ func (p *Profile) Check() error {
 		v.check(strings.TrimSpace(name) != "", "redact_param", "must name a URL query parameter or --extra-inputs key, got an empty name")
 	}
 	v.seconds("request_timeout_seconds", &p.RequestTimeoutSeconds, false)
-	v.check(p.MaxEventBytes == 0 || p.MaxEventBytes >= minEventBytes && p.MaxEventBytes <= maxEventBytes, "max_event_bytes",
-		fmt.Sprintf("must be between %d and %d (omit it for 16 MiB), got %d", minEventBytes, maxEventBytes, p.MaxEventBytes))
+	if x := p.MaxEventBytes; x != nil {
+		v.check(*x >= minEventBytes && *x <= maxEventBytes, "max_event_bytes",
+			fmt.Sprintf("must be between %d and %d (omit it for 16 MiB), got %d", minEventBytes, maxEventBytes, *x))
+	}
 
 	v.intRange("concurrency", p.Concurrency, 1, MaxConcurrency)
 	v.rate("request_rate", p.RequestRate)
