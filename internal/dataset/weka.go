@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,6 +70,7 @@ var (
 
 // wekaDoc is a trace file's text, for placing problems at their lines.
 type wekaDoc struct {
+	ctx   context.Context // checked between requests: a large file takes seconds
 	data  []byte
 	ps    []wekaProblem // the first wekaKeptProblems
 	total int           // problems found
@@ -94,9 +96,10 @@ func (d *wekaDoc) add(off int, field, format string, args ...any) {
 // parseWeka decodes and checks a trace file's text as AIPerf's WekaTrace
 // model validates it; every problem is placed at the line of the object
 // it is in, its field a path (requests[3].in). more is how many problems
-// were found beyond those returned.
-func parseWeka(data []byte) (tr wekaTrace, ps []wekaProblem, more int) {
-	d := &wekaDoc{data: data}
+// were found beyond those returned. Once ctx is done it stops between
+// requests; the caller asks ctx.
+func parseWeka(ctx context.Context, data []byte) (tr wekaTrace, ps []wekaProblem, more int) {
+	d := &wekaDoc{ctx: ctx, data: data}
 	defer func() { ps, more = d.ps, d.total-len(d.ps) }()
 	fields, ok := d.object(data, 0, "", wekaTraceFields, wekaTraceRequired)
 	if !ok {
@@ -276,6 +279,9 @@ func (d *wekaDoc) requests(f field, path string, top bool) []wekaRequest {
 	}
 	var out []wekaRequest
 	for i := 0; dec.More(); i++ {
+		if i%64 == 0 && d.ctx.Err() != nil {
+			return nil
+		}
 		start := int(dec.InputOffset())
 		at := f.off + start + leadingSpace(f.raw[start:]) + commaSkip(f.raw[start:])
 		var raw json.RawMessage

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func BenchmarkWekaParse(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ps, _ := parseWeka(data); ps != nil {
+		if _, ps, _ := parseWeka(context.Background(), data); ps != nil {
 			b.Fatal(ps[0].p.Msg)
 		}
 	}

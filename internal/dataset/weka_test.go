@@ -244,7 +244,7 @@ func TestWekaManyProblemsCounted(t *testing.T) {
 		fmt.Fprintf(&b, "\n{\"t\": %d, \"type\": \"n\", \"model\": \"m\", \"in\": -1, \"out\": 1}", i)
 	}
 	b.WriteString("\n]}\n")
-	_, ps, more := parseWeka([]byte(b.String()))
+	_, ps, more := parseWeka(context.Background(), []byte(b.String()))
 	assert.Len(t, ps, wekaKeptProblems)
 	assert.Equal(t, 1000-wekaKeptProblems, more)
 
@@ -286,10 +286,39 @@ func TestWekaTypeNotAString(t *testing.T) {
   {"t": 0, "type": 5, "model": "m", "in": 1, "out": 1},
   {"t": 1, "type": null, "model": "m", "in": 1, "out": 1}
 ]}`
-	_, ps, _ := parseWeka([]byte(doc))
+	_, ps, _ := parseWeka(context.Background(), []byte(doc))
 	require.Len(t, ps, 2)
 	assert.Equal(t, "requests[0].type", ps[0].p.Field)
 	assert.Equal(t, "expected a string, got a number", ps[0].p.Msg)
 	assert.Equal(t, "requests[1].type", ps[1].p.Field)
 	assert.Contains(t, ps[1].p.Msg, "expected a string, got null")
+}
+
+// TestWekaParseStops: a parse whose context is done stops between
+// requests (a 256 MiB file takes seconds), and loading the file says so.
+func TestWekaParseStops(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id": "t", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [`)
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n{\"t\": %d, \"type\": \"n\", \"model\": \"m\", \"in\": 1, \"out\": 1}", i)
+	}
+	b.WriteString("\n]}\n")
+	tr, ps, _ := parseWeka(context.Background(), []byte(b.String()))
+	require.Nil(t, ps)
+	require.Len(t, tr.Requests, 200)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tr, _, _ = parseWeka(ctx, []byte(b.String()))
+	assert.Empty(t, tr.Requests, "stopped before the first request")
+
+	path := filepath.Join(t.TempDir(), "t.json")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	w := &wekaSet{}
+	_, err := w.load(ctx, path)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "stopped reading "+path)
 }

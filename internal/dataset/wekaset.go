@@ -128,7 +128,7 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%s dataset: stopped at %s: %w", TypeWekaTrace, path, err)
 		}
-		tr, err := w.load(path)
+		tr, err := w.load(ctx, path)
 		if err != nil {
 			errs = append(errs, err)
 			if len(errs) >= maxProblems {
@@ -194,8 +194,8 @@ type parsedWeka struct {
 	size  int // the file's bytes
 }
 
-// load reads and checks one trace file.
-func (w *wekaSet) load(path string) (*parsedWeka, error) {
+// load reads and checks one trace file, or stops with ctx.
+func (w *wekaSet) load(ctx context.Context, path string) (*parsedWeka, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -205,7 +205,10 @@ func (w *wekaSet) load(path string) (*parsedWeka, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, wps, more := parseWeka(data)
+	tr, wps, more := parseWeka(ctx, data)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s dataset: stopped reading %s: %w", TypeWekaTrace, path, err)
+	}
 	if wps != nil {
 		ps := problems{path: path, more: more}
 		placeWeka(path, data, wps, &ps)
@@ -419,7 +422,7 @@ func (w *wekaSet) Conversation(i int) (Conversation, error) {
 		return Conversation{}, fmt.Errorf("%s: conversation %d out of range [0, %d)", TypeWekaTrace, i, len(w.convs))
 	}
 	c := w.convs[i]
-	tr, err := w.cache.get(int(c.file), func() (*parsedWeka, error) { return w.load(w.paths[c.file]) })
+	tr, err := w.cache.get(int(c.file), func() (*parsedWeka, error) { return w.load(context.Background(), w.paths[c.file]) })
 	if err != nil {
 		return Conversation{}, fmt.Errorf("re-read %s (was the file changed since it was opened?): %w", w.paths[c.file], err)
 	}
