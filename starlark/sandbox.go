@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // sandbox decides what load() may read: .star files inside the directory
@@ -153,7 +155,7 @@ const MaxScriptBytes = 16 << 20
 
 // readScript reads a script or module file of at most MaxScriptBytes.
 func readScript(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

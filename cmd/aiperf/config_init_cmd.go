@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/config"
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/starter"
 )
@@ -103,7 +104,7 @@ func (c *ConfigMigrateCmd) Run(g *Globals) error {
 	if c.InPlace && c.Output != "" {
 		return usageErr(errors.New("give --in-place or --output, not both"))
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read the config file: %w", err)
 	}

@@ -8,10 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/jinja"
 )
 
@@ -139,7 +139,7 @@ func templateSource(dir string, cfg map[string]json.RawMessage) (src, file strin
 // readFile reads a file of at most limit bytes; a larger one is an error
 // (it is not read whole).
 func readFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -60,7 +61,7 @@ func (e *Error) Error() string {
 // Load reads the YAML config file at path. The error joins one *Error per
 // problem found.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -140,7 +141,7 @@ func hasBasetenColumns(path string) bool {
 	if !isParquet(path) {
 		return false
 	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return false
 	}
@@ -211,7 +212,7 @@ func (b *basetenFile) values(row parquet.Row, field string) []parquet.Value {
 // checks every row and indexes it by session (rows of a session sorted by
 // timestamp). Conversation reads a session's rows back from the file.
 func openBaseten(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
-	f, err := os.Open(o.InputFile)
+	f, err := inputfile.Open(o.InputFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeBasetenTrace, err)
 	}

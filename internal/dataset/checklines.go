@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"unicode/utf8"
 )
 
 // Batches of lines checked in parallel: a batch closes at batchLines lines
@@ -34,6 +35,24 @@ type lineRef struct {
 	off        int64
 }
 
+// invalidUTF8 is the problem of a line that is not UTF-8, at its first bad
+// byte: JSON is UTF-8 (AIPerf's reader refuses the file), and a decoder
+// would send U+FFFD in its place.
+func invalidUTF8(line []byte) (problem, bool) {
+	if utf8.Valid(line) {
+		return problem{}, false
+	}
+	at := 0
+	for at < len(line) {
+		r, n := utf8.DecodeRune(line[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		at += n
+	}
+	return problem{Col: utf8.RuneCount(line[:at]) + 1, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x): save the file as UTF-8", line[at])}, true
+}
+
 // checkLines reads r's non-blank lines, runs check on them on every CPU,
 // and calls fn with each line, its number, byte offset and check results,
 // in file order, from the calling goroutine. fn must not keep line.
@@ -47,7 +66,12 @@ func checkLines(ctx context.Context, r io.Reader, check func([]byte) (rowInfo, [
 		wg.Go(func() {
 			for b := range work {
 				for i, l := range b.lines {
-					b.infos[i], b.probs[i] = check(b.buf[l.start:l.end])
+					line := b.buf[l.start:l.end]
+					if p, bad := invalidUTF8(line); bad {
+						b.probs[i] = []problem{p}
+						continue
+					}
+					b.infos[i], b.probs[i] = check(line)
 				}
 				close(b.done)
 			}

@@ -396,3 +396,14 @@ func TestSageMakerCaptureProblems(t *testing.T) {
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: "testdata/files", CustomType: TypeSageMakerCapture})
 	require.ErrorContains(t, err, "is a directory: give one capture file (concatenate them")
 }
+
+// TestNotUTF8Problem: a line that is not UTF-8 is refused at its first bad
+// byte's column, where a decoder would have sent U+FFFD.
+func TestNotUTF8Problem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "latin1.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte("{\"text\": \"ok\"}\n{\"text\": \"caf\xe9 \xff\"}\n"), 0o644))
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: path})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+":2:14: invalid UTF-8 (byte 0xe9): save the file as UTF-8")
+	assert.NotContains(t, err.Error(), ":1:", "the first line is fine")
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"unicode/utf8"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -29,7 +30,7 @@ type inputsSession struct {
 // matter; each entry is read back when it is replayed.
 func openInputsJSON(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
 	d := &fileDataset{kind: TypeInputsJSON, path: o.InputFile, o: o, tok: tok}
-	f, err := os.Open(o.InputFile)
+	f, err := inputfile.Open(o.InputFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeInputsJSON, err)
 	}
@@ -299,7 +300,7 @@ func isInputsJSON(path string) bool {
 	if len(path) < 5 || path[len(path)-5:] != ".json" {
 		return false
 	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return false
 	}

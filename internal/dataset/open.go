@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -136,7 +137,7 @@ func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind str
 			return nil, fmt.Errorf("%s dataset: %w", kind, err)
 		}
 	}
-	f, err := os.Open(o.InputFile)
+	f, err := inputfile.Open(o.InputFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", kind, err)
 	}
@@ -293,7 +294,7 @@ func placed(path string, no int, err error) error {
 
 // firstLine returns the first non-blank line of path and its number.
 func firstLine(path string) ([]byte, int, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("input file: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // The forms a public dataset's local file comes in.
@@ -49,7 +51,7 @@ type keepFunc func(raw []byte) (keep bool, p *problem)
 
 // openRecordFile opens path and tells its form from its first bytes.
 func openRecordFile(path string) (*recordFile, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

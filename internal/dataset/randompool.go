@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
@@ -108,7 +109,7 @@ func openRandomPool(ctx context.Context, tok tokenizer.Tokenizer, o Options, dir
 
 // indexPool indexes one pool file.
 func indexPool(ctx context.Context, path string, check func([]byte) (rowInfo, []problem)) (*pool, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

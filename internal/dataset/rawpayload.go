@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -99,7 +100,7 @@ func openRawDir(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Datase
 // checkRawFile checks the lines of one file of a raw_payload directory and
 // counts them.
 func checkRawFile(ctx context.Context, path string) (int, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return 0, err
 	}
@@ -125,7 +126,7 @@ func (d *rawDir) Conversation(i int) (Conversation, error) {
 		return Conversation{}, fmt.Errorf("%s: conversation %d out of range [0, %d)", d.o.InputFile, i, len(d.paths))
 	}
 	path := d.paths[i]
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return Conversation{}, fmt.Errorf("re-read %s: %w", path, err)
 	}

@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // captureRecord is one line of a SageMaker Data Capture file (AIPerf's
@@ -124,7 +125,7 @@ func parseCaptureTime(s string) float64 {
 // (its valid lines'), in ms: AIPerf zero-aligns a capture's timestamps, so
 // that the fixed-schedule offsets count from its first request.
 func captureStart(ctx context.Context, path string) (float64, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,8 @@ import (
 	"hash/maphash"
 	"math"
 	"os"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // MaxInputLength is the largest input_length a trace record may give.
@@ -41,7 +43,7 @@ type TraceRow struct {
 // is a *LineError is listed with them (its Path and Line filled in) and
 // the scan goes on; any other error stops it.
 func ScanTrace(ctx context.Context, path string, blockSize int, fn func(TraceRow) error) error {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("input file: %q is not a valid file", path)

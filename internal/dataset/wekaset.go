@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -73,7 +74,7 @@ func wekaFiles(path string) ([]string, error) {
 // isWekaFile reports whether path holds a Weka trace: a JSON object with
 // id, block_size and requests (AIPerf's detection).
 func isWekaFile(path string) bool {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return false
 	}
@@ -196,7 +197,7 @@ type parsedWeka struct {
 
 // load reads and checks one trace file, or stops with ctx.
 func (w *wekaSet) load(ctx context.Context, path string) (*parsedWeka, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"image"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // Bounds of a media file an input file names: larger ones are refused.
@@ -30,7 +31,7 @@ func maxFile(kind Kind) int64 {
 // (an image that decodes, a WAV or MP3 audio, an MP4 or WebM video) and not
 // larger than its bound, and returns it as a data URI.
 func Load(kind Kind, path string) (Item, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return Item{}, err
 	}
@@ -38,9 +39,6 @@ func Load(kind Kind, path string) (Item, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return Item{}, err
-	}
-	if !st.Mode().IsRegular() {
-		return Item{}, fmt.Errorf("%s is not a regular file", path)
 	}
 	if st.Size() > maxFile(kind) {
 		return Item{}, fmt.Errorf("%s is %d bytes: an %s may be at most %d MiB", path, st.Size(), kind, maxFile(kind)>>20)

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // Sampling strategies of a directory source (--image-source-sampling).
@@ -118,7 +120,7 @@ func decodeFile(path string) (image.Image, error) {
 	if st.Size() > maxSourceFile {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d MiB an image may have", path, st.Size(), maxSourceFile>>20)
 	}
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // RatePoint is one point of a request-rate series (AIPerf's
@@ -27,7 +28,7 @@ const maxRateSeriesBytes = 8 << 20
 // checks them: at least one, the first at time 0, times increasing, rates
 // finite, at least 0 and at most MaxRate, the last above 0.
 func ReadRateSeries(path string) ([]RatePoint, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot be read: %w", err)
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // hfFile is the part of a Hugging Face tokenizer.json this package reads.
@@ -126,7 +128,7 @@ func readMaybeGzip(path string) ([]byte, error) {
 	case fi.Size() > maxFileSize:
 		return nil, tooLarge
 	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
