@@ -71,6 +71,25 @@ func (e *engine) encode(text string) []int {
 	return ids
 }
 
+// count is len(encode(text)) without keeping the ids: a prompt of 100 MB
+// would hold hundreds of MB of them only to be counted.
+func (e *engine) count(text string) int {
+	if !utf8.ValidString(text) {
+		text = string([]rune(text))
+	}
+	n := 0
+	var scratch []int
+	e.split.split(text, func(piece string) {
+		if _, ok := e.ranks.lookup(piece); ok {
+			n++
+			return
+		}
+		scratch = e.merge(piece, scratch[:0])
+		n += len(scratch)
+	})
+	return n
+}
+
 func (e *engine) decode(ids []int) string {
 	var sb strings.Builder
 	for _, id := range ids {

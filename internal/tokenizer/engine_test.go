@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -84,4 +85,24 @@ func TestUncrossableNeverInsideAToken(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCountKeepsNoIDs: counting a long prompt allocates a small part of
+// what encoding it does (the ids of 100 MB of text are hundreds of MB).
+func TestCountKeepsNoIDs(t *testing.T) {
+	o200k, err := Load("o200k_base")
+	require.NoError(t, err)
+	text := strings.Repeat("lorem ipsum dolor ", 1<<16) // 1.2 MB, 196,608 tokens
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	var n int
+	encoded := allocated(func() { n = len(o200k.Encode(text)) })
+	counted := allocated(func() { assert.Equal(t, n, o200k.Count(text)) })
+	t.Logf("Encode allocated %d bytes, Count %d", encoded, counted)
+	assert.Less(t, counted, encoded/10)
 }

@@ -218,15 +218,31 @@ func (b *bpe) encodeOrdinary(text string) []int {
 	if text == "" {
 		return nil
 	}
+	return b.enc.encode(b.normal(text))
+}
+
+// normal is text under the tokenizer's Unicode normalizations.
+func (b *bpe) normal(text string) string {
 	for _, f := range b.forms {
 		text = f.String(text)
 	}
-	return b.enc.encode(text)
+	return text
 }
 
 func (b *bpe) Decode(ids []int) string { return b.enc.decode(ids) }
 
-func (b *bpe) Count(text string) int { return len(b.Encode(text)) }
+// Count is len(Encode(text)), counted without keeping the ids.
+func (b *bpe) Count(text string) int {
+	n := 0
+	b.added.split(text,
+		func(s string, _ bool) {
+			if s != "" {
+				n += b.enc.count(b.normal(s))
+			}
+		},
+		func(int) { n++ })
+	return n
+}
 
 // ErrUnsupported is wrapped by the error Load returns for a tokenizer.json
 // whose model or pipeline this package cannot run.
