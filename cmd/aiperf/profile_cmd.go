@@ -64,10 +64,13 @@ type ProfileCmd struct {
 	workers  bench.Workers // --executor kubernetes's, made by checkWorkers
 	varySeed bool          // every trial its own seed: VarySeedPerTrial, or no consistent seed
 
-	yamlCells    []plan.Cell // a config file's sweep: variations
-	yamlNotes    []string    // what reading the config file noted
-	warmupOnce   bool        // multi_run.disable_warmup_after_first: the config file's, or the flag's
-	yamlMultiRun bool        // the config file's multi_run: set warmupOnce
+	yamlCells []plan.Cell // a config file's sweep: variations
+	// where names a problem's field as the config file sets it for a
+	// cell (-1: the body); nil without a config file.
+	where        func(cell int, field string) string
+	yamlNotes    []string // what reading the config file noted
+	warmupOnce   bool     // multi_run.disable_warmup_after_first: the config file's, or the flag's
+	yamlMultiRun bool     // the config file's multi_run: set warmupOnce
 
 	// Set by the sweep runner for its children.
 	SpecFile   string `name:"spec-file" hidden:"" help:"Run the trial described by this JSON file (sweep runner)."`
@@ -103,7 +106,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if err := plan.CheckSeconds("parameter_sweep_cooldown_seconds", c.ParameterSweepCooldown, true); err != nil {
 		runErrs = append(runErrs, err)
 	}
-	if err := errors.Join(append(runErrs, spec.Profile.Check(), plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
+	if err := errors.Join(append(runErrs, placeFields(spec.Profile.Check(), -1, c.where), plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
 		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true))...); err != nil {
 		return usageErr(err)
 	}

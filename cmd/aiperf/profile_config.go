@@ -50,6 +50,12 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 			c.ParameterSweepSameSeed = *s.SameSeed
 		}
 	}
+	c.where = func(i int, field string) string {
+		if slices.Contains(flags, field) {
+			return "" // a flag set it
+		}
+		return file.Where(i, field)
+	}
 	c.yamlCells, err = yamlCells(file, cmp.Or(c.Name, "profile"), c.ParameterSweepSameSeed, func(p *plan.Profile) error {
 		return p.Overlay(&c.Profile, flags) // the flags given override every variation, as the base
 	})

@@ -754,4 +754,16 @@ func TestProfileYAMLSweep(t *testing.T) {
 	inv = cli(t, dir, "config", "validate", "bad.yaml")
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "(cell concurrency_0__isl_32)")
+
+	// A value the file sets is named by its line and key; one a flag sets,
+	// by the flag.
+	body, _, _ := strings.Cut(yaml, "\nsweep:")
+	writeFile(t, dir, "isl0.yaml", strings.Replace(body, "isl: 32", "isl: 0", 1))
+	inv = cli(t, dir, "config", "validate", "isl0.yaml")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "isl0.yaml:7: benchmark.dataset.prompts.isl must be at least 1, got 0")
+	inv = cli(t, dir, "profile", "--config", "sweep.yaml", "--isl", "0", "--ui", "none")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--synthetic-input-tokens-mean must be at least 1, got 0")
+	assert.Zero(t, m.control().InferenceRequests-24, "nothing more was sent")
 }

@@ -154,7 +154,7 @@ func (c *ProfileCmd) parameterSweep(ctx context.Context, g *Globals, spec runner
 // AIPerf's layout (see parameterSweep); every cell is checked first.
 func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec, dir string, cells []plan.Cell) error {
 	name := cmp.Or(c.Name, "profile")
-	if err := checkCells(cells); err != nil {
+	if err := checkCells(cells, c.where); err != nil {
 		return usageErr(err)
 	}
 	cooldown := c.ParameterSweepCooldown
@@ -217,14 +217,33 @@ func yamlCells(file *config.File, name string, sameSeed bool, overlay func(*plan
 }
 
 // checkCells readies every cell's profile (a grace period of inf) and
-// checks it as a single profile is, naming the cell in each problem.
-func checkCells(cells []plan.Cell) error {
+// checks it as a single profile is, naming the cell in each problem and,
+// where where names it (a config file's line and key; nil: none), the
+// field as the cell's source sets it.
+func checkCells(cells []plan.Cell, where func(cell int, field string) string) error {
 	var errs []error
 	for i := range cells {
 		cells[i].Profile.WaitForAll()
-		for _, fe := range plan.FieldErrors(cells[i].Profile.Check()) {
+		for _, fe := range plan.FieldErrors(placeFields(cells[i].Profile.Check(), i, where)) {
 			errs = append(errs, &plan.FieldError{Field: fe.Field, Msg: fe.Msg + " (cell " + cells[i].Label + ")"})
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// placeFields renames each field problem of err that where names for cell
+// (a config file's "FILE:LINE: PATH"); err is a join of *plan.FieldError,
+// as Profile.Check returns.
+func placeFields(err error, cell int, where func(cell int, field string) string) error {
+	if err == nil || where == nil {
+		return err
+	}
+	var errs []error
+	for _, fe := range plan.FieldErrors(err) {
+		if w := where(cell, fe.Field); w != "" {
+			fe = &plan.FieldError{Field: w, Msg: fe.Msg}
+		}
+		errs = append(errs, fe)
 	}
 	return errors.Join(errs...)
 }

@@ -34,7 +34,7 @@ func (d *decoder) topFields() []field {
 func (d *decoder) decodeTop(root *yaml.Node) {
 	d.fields(root, "", d.topFields())
 	d.checkPhaseDatasets()
-	if d.body.seed42 && d.setAt["random_seed"] == 0 {
+	if _, set := d.setAt["random_seed"]; d.body.seed42 && !set {
 		d.f.Profile.RandomSeed = 42 // AIPerf's set_consistent_seed
 	}
 }
@@ -234,8 +234,8 @@ func (d *decoder) shorthandPhase(kind string) func(string, *yaml.Node) {
 		if !d.mapping(v, path) {
 			return
 		}
-		if line, dup := d.setAt["phases"]; dup && d.shorthand == 0 {
-			d.errorf(v, path, "cannot be given with phases: (line %d): put the phase in that list", line)
+		if at, dup := d.setAt["phases"]; dup && d.shorthand == 0 {
+			d.errorf(v, path, "cannot be given with phases: (line %d): put the phase in that list", at.Line)
 			return
 		}
 		ph := d.phase(path, v, kind)
@@ -246,6 +246,6 @@ func (d *decoder) shorthandPhase(kind string) func(string, *yaml.Node) {
 			d.f.Profile.Phases = append(d.f.Profile.Phases, ph)
 		}
 		d.shorthand++
-		d.setAt["phases"] = v.Line
+		d.setAt["phases"] = Key{Line: v.Line} // no one path: the shorthands are phases of their own
 	}
 }

@@ -41,6 +41,35 @@ type File struct {
 	// Body is the benchmark: body as it was read: older shapes rewritten,
 	// ${VAR} and {{ }} replaced (it may hold secrets).
 	Body *yaml.Node
+	// Keys is where the body sets each option (by its JSON name).
+	Keys map[string]Key
+	name string // the file's name, as its errors give it
+}
+
+// Key is where a file sets an option: its path as written
+// (benchmark.dataset.prompts.isl) and line.
+type Key struct {
+	Path string
+	Line int
+}
+
+// Where names a problem's field (a Profile JSON name, or phases[i].x) as
+// the file sets it for sweep variation i (or the body, when i is out of
+// the sweep): "FILE:LINE: PATH", or "" when the file does not set it.
+func (f *File) Where(i int, field string) string {
+	keys := f.Keys
+	if f.Sweep != nil && i >= 0 && i < len(f.Sweep.Variations) {
+		keys = f.Sweep.Variations[i].Keys
+	}
+	if k, ok := keys[field]; ok && k.Path != "" {
+		return fmt.Sprintf("%s:%d: %s", f.name, k.Line, k.Path)
+	}
+	if rest, ok := strings.CutPrefix(field, "phases"); ok && strings.HasPrefix(rest, "[") {
+		if k, ok := keys["phases"]; ok && k.Path != "" {
+			return fmt.Sprintf("%s:%d: %s%s", f.name, k.Line, k.Path, rest)
+		}
+	}
+	return ""
 }
 
 // Error is one problem in a config file.
@@ -154,7 +183,7 @@ func Parse(name string, data []byte) (*File, error) {
 	d.render(base, "", vars)
 	d.f.Body = child(base, "benchmark")
 	d.decodeTop(base)
-	if d.multiRunSeed != nil && d.setAt["random_seed"] == 0 {
+	if _, set := d.setAt["random_seed"]; d.multiRunSeed != nil && !set {
 		d.errorf(d.multiRunSeed, "multi_run.set_consistent_seed", "false without a random_seed is not supported yet: "+
 			"every trial here draws the same workload; set random_seed")
 	}
@@ -171,7 +200,7 @@ func Parse(name string, data []byte) (*File, error) {
 		slices.SortStableFunc(d.errs, func(a, b error) int { return lineOf(a) - lineOf(b) }) // the file's order
 		return nil, errors.Join(d.errs...)
 	}
-	d.f.Schema, d.f.Notes = m.schema, d.notes
+	d.f.Schema, d.f.Notes, d.f.Keys, d.f.name = m.schema, d.notes, d.setAt, name
 	return &d.f, nil
 }
 

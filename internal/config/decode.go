@@ -36,7 +36,7 @@ type decoder struct {
 	file      string
 	lookupEnv func(string) (string, bool)
 	origin    map[*yaml.Node]string // scalars whose value came (partly) from the environment or a template
-	setAt     map[string]int        // option name → line that set it
+	setAt     map[string]Key        // option name → where the file set it
 	errs      []error
 	notes     []string
 	f         File
@@ -70,7 +70,7 @@ type bodyState struct {
 
 // newDecoder is a decoder of the named file starting from plan.NewProfile().
 func newDecoder(file string, lookupEnv func(string) (string, bool), origin map[*yaml.Node]string) *decoder {
-	d := &decoder{file: file, lookupEnv: lookupEnv, origin: origin, setAt: map[string]int{}, datasetName: "default"}
+	d := &decoder{file: file, lookupEnv: lookupEnv, origin: origin, setAt: map[string]Key{}, datasetName: "default"}
 	d.f.Profile = plan.NewProfile()
 	return d
 }
@@ -98,11 +98,11 @@ func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
 // mark records that the file set option, refusing a second setting (e.g.
 // random_seed both at the top level and under benchmark).
 func (d *decoder) mark(option string, n *yaml.Node, path string) {
-	if line, dup := d.setAt[option]; dup {
-		d.errorf(n, path, "sets %s again (already set at line %d)", option, line)
+	if at, dup := d.setAt[option]; dup {
+		d.errorf(n, path, "sets %s again (already set at line %d)", option, at.Line)
 		return
 	}
-	d.setAt[option] = n.Line
+	d.setAt[option] = Key{Path: path, Line: n.Line}
 }
 
 // fields applies a mapping's keys to the matching fields, reporting unknown

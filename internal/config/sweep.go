@@ -35,6 +35,9 @@ type Variation struct {
 	Profile plan.Profile
 	// Body is the variation's benchmark: body as read (it may hold secrets).
 	Body *yaml.Node
+	// Keys is where the file sets each option for this variation (a swept
+	// one: at its value in the sweep's list).
+	Keys map[string]Key
 }
 
 // MultiRun is a file's multi_run: section (AIPerf's --num-profile-runs in
@@ -415,7 +418,7 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 			}
 			d.errs = append(d.errs, err)
 		}
-		out = append(out, Variation{Params: p.params, Profile: sub.f.Profile, Body: child(c, "benchmark")})
+		out = append(out, Variation{Params: p.params, Profile: sub.f.Profile, Body: child(c, "benchmark"), Keys: sub.setAt})
 	}
 	return out
 }
