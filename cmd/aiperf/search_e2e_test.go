@@ -299,6 +299,32 @@ func TestSearchKilledAndResumed(t *testing.T) {
 	assert.Equal(t, "complete", sweeps[0].Status)
 }
 
+// TestSearchInterruptedPrintsItsTable: Ctrl-C during a probe stops the
+// search, and its table of the probes stored is still printed (it was read
+// back with the cancelled context and lost).
+func TestSearchInterruptedPrintsItsTable(t *testing.T) {
+	subprocesses(t)
+	g := &probeGate{at: 3, held: make(chan struct{}), release: make(chan struct{})}
+	m := startMockBehind(t, slaMock, g.wrap)
+	released := sync.OnceFunc(func() { close(g.release) })
+	t.Cleanup(released)
+	dir := t.TempDir()
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
+	require.NoError(t, err)
+	cmd := newAiperfCmd(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "requests=9", "--set", "sla_ms="+strconv.Itoa(slaMs),
+		"--set", "tok="+tinyTokenizer(t), "--ui", "none")
+	require.NoError(t, cmd.Start())
+	cmd.await(t, g.held, "the third probe's request")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	released()
+	ended := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(ended) }()
+	cmd.await(t, ended, "the interrupted search's end")
+	assert.Equal(t, ExitInterrupted, cmd.ProcessState.ExitCode(), cmd.out.String())
+	assert.NotContains(t, cmd.out.String(), "render the search's table")
+	assert.Contains(t, cmd.out.String(), "search sla: ", "the search's summary, under its table")
+}
+
 // TestSearchBadInputRefused: every bad search input is a clear message and
 // exit 2 before any traffic: the mock sees no request and no reset.
 func TestSearchBadInputRefused(t *testing.T) {

@@ -87,7 +87,7 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 	}
 	if out.Completed+out.Failed+out.Skipped > 0 {
 		fmt.Fprintln(g.Stdout)
-		if err := printSweepTable(ctx, g, db, fmt.Sprint(id), o.confidence, searchKeys(s)...); err != nil {
+		if err := printSweepTable(context.WithoutCancel(ctx), g, db, fmt.Sprint(id), o.confidence, searchKeys(s)...); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: render the search's table: %v\n", err)
 		}
 		fmt.Fprintf(g.Stdout, "search %s: %s\n", s.Name, out.Summary)
