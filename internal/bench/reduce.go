@@ -50,6 +50,10 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 		c.verifyReset(records)
 	}
 	run.Audit.Warnings = append(append(run.Audit.Warnings, c.warnings...), out.warnings...)
+	for _, tag := range run.Profiling.Dropped {
+		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
+			"%s is left out of the summary: its values are too large to sum in a float64 (check what the server reported)", tag))
+	}
 	if st := &c.fin.state; st.bare > 0 {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
 			"--apply-chat-template: the ISL of %d requests is their bare count: the chat template did not render their conversation (the first: %v)", st.bare, st.bareErr))

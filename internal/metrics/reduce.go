@@ -312,8 +312,11 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 		stats[idICL] = &icl
 	}
 	for id, st := range stats {
-		if st != nil {
-			d := recordDefs[id]
+		switch d := recordDefs[id]; {
+		case st == nil:
+		case !st.finite():
+			s.Dropped = append(s.Dropped, d.tag)
+		default:
 			s.Metrics = append(s.Metrics, Metric{Tag: d.tag, Header: d.header, Unit: d.unit, Stats: st})
 		}
 	}

@@ -371,3 +371,23 @@ func TestUnitOf(t *testing.T) {
 		assert.Equal(t, unit, UnitOf(tag), tag)
 	}
 }
+
+// TestSummarizeDropsWhatOverflows: values whose sum is past a float64 (a
+// server's absurd figures) give no statistics an export could hold: the
+// metric is left out and named, and the rest is summarised.
+func TestSummarizeDropsWhatOverflows(t *testing.T) {
+	huge := 1e308
+	var recs []Record
+	for range 3 {
+		r := reasoningStream()
+		r.Media = &MediaStats{VideoPeakMemoryMB: &huge}
+		recs = append(recs, r)
+	}
+	s := Summarize(recs, true)
+	assert.Equal(t, []string{TagVideoPeakMemory}, s.Dropped)
+	_, ok := s.Get(TagVideoPeakMemory)
+	assert.False(t, ok)
+	ttft, ok := s.Get(TagTTFT)
+	require.True(t, ok, "the other metrics stay")
+	assert.Equal(t, 3, ttft.Stats.Count)
+}

@@ -50,6 +50,16 @@ func computeSorted(sorted []float64) Stats {
 	}
 }
 
+// finite reports whether every statistic of s is a finite number.
+func (s Stats) finite() bool {
+	for _, x := range []float64{s.Avg, s.Min, s.Max, s.P1, s.P5, s.P10, s.P25, s.P50, s.P75, s.P90, s.P95, s.P99, s.Std, s.Sum} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // percentile is numpy.percentile(sorted, p) with the default "linear" method,
 // computed in the same floating-point order as numpy so results match it.
 func percentile(sorted []float64, p float64) float64 {

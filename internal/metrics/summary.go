@@ -38,6 +38,10 @@ type Summary struct {
 	// pooled_spec_decode_acceptance_histogram); nil when the server
 	// reported no speculative decoding.
 	SpecDecodeHistogram map[string]int `json:"spec_decode_histogram,omitempty"`
+	// Dropped are the record metrics left out because a statistic of
+	// theirs is not a finite number (values summing past float64, as a
+	// server's absurd figures can): no export could hold them.
+	Dropped []string `json:"-"`
 }
 
 // Get returns the metric with the given tag.
