@@ -29,6 +29,9 @@ func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
 	if o.Videos.Enabled() {
 		kinds = append(kinds, kind{"videos", o.Videos.Batch, func(n int) ([]media.Item, error) { return media.Videos(ctx, o.Videos, o.Seed, n) }})
 	}
+	if err := checkMediaHeld(o, d.turns); err != nil {
+		return err
+	}
 	for _, k := range kinds {
 		items, err := k.make(d.turns * k.batch)
 		if err != nil {
@@ -44,4 +47,35 @@ func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
 		}
 	}
 	return nil
+}
+
+// MaxMediaHeld bounds the synthetic images a run makes before its load,
+// all held as data URIs: 8 GiB (1,000 noise PNGs of 1024×1024 hold 4.2 GB).
+const MaxMediaHeld = 8 << 30
+
+// checkMediaHeld refuses synthetic images that would hold more than
+// MaxMediaHeld, before any is made: one per turn and --image-batch-size.
+func checkMediaHeld(o Options, turns int) error {
+	if !o.Images.Enabled() {
+		return nil
+	}
+	n := int64(turns) * int64(o.Images.Batch)
+	each := o.Images.HeldBytes()
+	if each == 0 || n <= MaxMediaHeld/each {
+		return nil
+	}
+	return fmt.Errorf("synthetic images: %d images (%d turns × --image-batch-size %d) of about %s each would hold about %s, "+
+		"more than the %s a run may: lower --num-dataset-entries, --image-batch-size or the image size",
+		n, turns, o.Images.Batch, gib(each), gib(each*n), gib(MaxMediaHeld))
+}
+
+// gib words a byte count in GiB, MiB or KiB.
+func gib(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 }

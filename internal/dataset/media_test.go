@@ -48,3 +48,15 @@ func TestSyntheticImages(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntheticImagesBounded: images that would hold more than
+// MaxMediaHeld are refused before one is made (8000×8000 noise PNGs for
+// 100 entries hold about 24 GiB).
+func TestSyntheticImagesBounded(t *testing.T) {
+	tok, err := tokenizer.Load("o200k_base")
+	require.NoError(t, err)
+	o := Options{ISLMean: 20, Entries: 100, Seed: 5, Images: media.ImageOptions{WidthMean: 8000, HeightMean: 8000, Batch: 1}}
+	_, err = Open(context.Background(), tok, o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "synthetic images: 100 images (100 turns × --image-batch-size 1) of about 244.2 MiB each would hold about 23.8 GiB")
+}

@@ -58,6 +58,25 @@ func (o ImageOptions) Enabled() bool {
 	return o.Batch > 0 && o.WidthMean > 0 && o.HeightMean > 0
 }
 
+// HeldBytes is about what one synthetic image of o holds as its data URI,
+// from the mean size: 4/3 of a noise PNG's 3 bytes a pixel and a filter
+// byte a row (a noise JPEG is about a fifth of that; random formats, the
+// mean of the two). Images from --image-source are not estimated (0).
+func (o ImageOptions) HeldBytes() int64 {
+	if o.Source != "" {
+		return 0
+	}
+	png := o.WidthMean*o.HeightMean*3 + o.HeightMean + 100
+	encoded := png
+	switch o.Format {
+	case FormatJPEG:
+		encoded = png / 5
+	case FormatRandom:
+		encoded = (png + png/5) / 2
+	}
+	return int64(encoded*4/3) + 32
+}
+
 // FlagError is a problem with one flag's value.
 type FlagError struct{ Flag, Msg string }
 

@@ -129,3 +129,16 @@ func TestImageOptionsValidate(t *testing.T) {
 	_, err := Images(context.Background(), ImageOptions{WidthMean: 1, HeightMean: 1, Batch: 1, Source: t.TempDir()}, 0, 1)
 	assert.ErrorContains(t, err, "no .png, .jpg, .jpeg or .gif files")
 }
+
+// TestHeldBytesEstimates: the estimate a run's memory check uses is within
+// a few percent of the data URIs made.
+func TestHeldBytesEstimates(t *testing.T) {
+	for _, format := range []string{FormatPNG, FormatJPEG} {
+		o := ImageOptions{WidthMean: 300, HeightMean: 200, Batch: 1, Format: format}
+		items, err := Images(context.Background(), o, 1, 1)
+		require.NoError(t, err)
+		got, est := float64(len(items[0].URL)), float64(o.HeldBytes())
+		assert.InEpsilon(t, got, est, 0.05, "%s: made %v bytes, estimated %v", format, got, est)
+	}
+	assert.Zero(t, ImageOptions{WidthMean: 300, HeightMean: 200, Source: "dir"}.HeldBytes(), "files are not estimated")
+}
