@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -164,4 +165,12 @@ func TestSummaryLine(t *testing.T) {
 		s.Summarize(h).String())
 	assert.Equal(t, "no probe yet; 0 probes, 0 trials against 2000 for a 1000-cell grid", s.Summarize(History{}).String())
 	assert.Equal(t, "search_iter_0007/profile_runs/run_0002", TrialDir(7, 2))
+
+	// A probe none of whose trials measured the statistic (they failed
+	// before any load) fails, and the line says it measured nothing.
+	f := Filter{Metric: "inter_token_latency", Stat: "avg", Op: "lt", Threshold: 12.5}
+	b := Bracket{Param: Param{Name: "concurrency"}, Fail: &Bound{Value: 1, Trials: 2, Confidence: math.NaN(),
+		Breach: &FilterVerdict{Filter: f, N: 0, Mean: math.NaN()}}}
+	assert.Equal(t, "concurrency: nothing passed, 1 failed unmeasured (no successful trial of 2 trials measured inter_token_latency:avg:lt:12.5: see runs show)",
+		b.String())
 }

@@ -141,13 +141,18 @@ func (b *Bracket) String() string {
 		}
 		parts = append(parts, strings.Join(xs, ", ")+" ambiguous")
 	}
-	if b.Fail != nil {
-		why := pct(b.Fail.Confidence)
-		if b.Fail.Breach != nil {
-			why += ": " + b.Fail.Breach.Filter.String()
+	switch f := b.Fail; {
+	case f != nil && f.Breach != nil && f.Breach.N == 0:
+		// an unmeasured statistic fails the probe, but says nothing of the server
+		parts = append(parts, fmt.Sprintf("%s failed unmeasured (no successful trial of %s measured %s: see runs show)",
+			fmtValue(f.Value), plural(f.Trials, "trial"), f.Breach.Filter.String()))
+	case f != nil:
+		why := pct(f.Confidence)
+		if f.Breach != nil {
+			why += ": " + f.Breach.Filter.String()
 		}
-		parts = append(parts, fmt.Sprintf("%s failed (%s)", fmtValue(b.Fail.Value), why))
-	} else {
+		parts = append(parts, fmt.Sprintf("%s failed (%s)", fmtValue(f.Value), why))
+	default:
 		parts = append(parts, "nothing failed")
 	}
 	return b.Param.Name + ": " + strings.Join(parts, ", ")
@@ -164,6 +169,14 @@ func (s Summary) String() string {
 		head = fmt.Sprintf("best probe %d at %v", s.Best.Index, []float64(s.Best.Point))
 	}
 	return fmt.Sprintf("%s; %d probes, %d trials against %d for a %d-cell grid", head, s.Probes, s.TrialsSpent, s.GridTrials, s.GridCells)
+}
+
+// plural is "1 trial" or "n trials".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func fmtValue(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
