@@ -432,7 +432,11 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 	case c.WorkersMax > 0 && c.Workers > c.WorkersMax:
 		return fmt.Errorf("--workers %d is more than --workers-max %d (nothing was sent)", c.Workers, c.WorkersMax)
 	}
-	if err := checkWorkers(c.Workers, p); err != nil {
+	profiles := []plan.Profile{p}
+	if c.SearchArgs.searching() {
+		profiles = nil // a search's probes set the load: its corners are checked (maybeSearch)
+	}
+	if err := checkWorkers(c.Workers, profiles...); err != nil {
 		return err
 	}
 	if err := c.WorkerDeadlines.check(); err != nil {

@@ -325,6 +325,19 @@ func TestSearchInterruptedPrintsItsTable(t *testing.T) {
 	assert.Contains(t, cmd.out.String(), "search sla: ", "the search's summary, under its table")
 }
 
+// TestSearchWithWorkers: --workers is checked against the search's probes,
+// not the base profile's concurrency (1, which no probe runs at).
+func TestSearchWithWorkers(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--request-count", "4", "--osl", "4", "--isl", "16",
+		"--workers", "2", "--search-recipe", "max-concurrency-under-sla", "--e2e-sla-ms", "5000",
+		"--concurrency-min", "2", "--concurrency-max", "3", "--ui", "none", "--artifact-dir", "out")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Contains(t, inv.stdout, "concurrency: 3 passed")
+}
+
 // TestSearchBadInputRefused: every bad search input is a clear message and
 // exit 2 before any traffic: the mock sees no request and no reset.
 func TestSearchBadInputRefused(t *testing.T) {
