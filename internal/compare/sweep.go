@@ -196,7 +196,8 @@ func (r *SweepReport) Table() Table {
 		t.Rows = append(t.Rows, r.row(c, params, named, probes))
 	}
 	if probes { // short lines, as the table
-		t.Notes = []string{"values: mean ± confidence half width over complete trials; *: the best probe",
+		t.Notes = []string{"values: mean ± confidence half width over complete trials",
+			"*: the column's best probe, passed or not (the answer is its verdicts)",
 			"trials: complete/planned when some failed; probe N ran in search_iter_000N"}
 	} else {
 		t.Notes = []string{"values: mean ± confidence half width over complete trials; trials: complete/planned when some are missing or failed",
