@@ -625,10 +625,10 @@ func TestYAMLControlHookErrors(t *testing.T) {
 			[]string{`bench.yaml:9: benchmark.endpoint.server_profiler: unknown key "path"`}},
 		{"relative path in YAML", `
     reset_kv_cache: {path: flush_cache}`,
-			[]string{"--reset-kv-cache-path must be a relative path starting with '/'"}},
+			[]string{"bench.yaml:7: benchmark.endpoint.reset_kv_cache.path must be a relative path starting with '/'"}},
 		{"zero timeout in YAML", `
     server_profiler: {timeout_seconds: 0}`,
-			[]string{"--server-profiler-timeout-seconds must be greater than 0"}},
+			[]string{"bench.yaml:7: benchmark.endpoint.server_profiler.timeout_seconds must be greater than 0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
