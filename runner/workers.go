@@ -61,7 +61,7 @@ func (w Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 			err := cmd.Wait()
 			if err != nil {
 				if last := log.last(); last != "" {
-					err = fmt.Errorf("%w: %s", err, last)
+					err = fmt.Errorf("%w (its last output: %q)", err, last)
 				}
 			}
 			return err

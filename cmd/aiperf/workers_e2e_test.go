@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -340,7 +341,8 @@ func (g *holdEachSender) hold(r *http.Request) bool {
 // exported; the profiler stops once, and the cell fails. Both workers are
 // held at the server mid-phase, and a record of the one killed has
 // arrived, when it is killed: it dies while it sends, with records to
-// keep, whatever the machine's speed; the other then goes on.
+// keep, whatever the machine's speed; the other is then told to stop (its
+// requests, held at the server until the run ends, are cut).
 func TestWorkerKilledMidPhase(t *testing.T) {
 	subprocesses(t)
 	tok := tinyTokenizer(t)
@@ -348,6 +350,8 @@ func TestWorkerKilledMidPhase(t *testing.T) {
 	m := startMockBehind(t, mock.Config{TTFT: 5, ITL: 1}, g.wrap)
 	fw := watchWorkers(t, 1)
 	fw.watched = make(chan struct{})
+	ended := make(chan struct{})
+	var waited atomic.Bool // the live worker was not stopped: its held requests had to be let go
 	go func() {
 		defer close(g.release)
 		for _, ready := range []chan struct{}{g.stuck, fw.watched} {
@@ -360,11 +364,18 @@ func TestWorkerKilledMidPhase(t *testing.T) {
 		fw.mu.Lock()
 		_ = syscall.Kill(fw.pids[1], syscall.SIGKILL)
 		fw.mu.Unlock()
+		select { // the live worker's requests stay held: only its stop ends them
+		case <-ended:
+		case <-time.After(hangGuard):
+			waited.Store(true)
+		}
 	}()
 	dir := t.TempDir()
 	resultFile := filepath.Join(dir, "result.json")
 	inv := cli(t, dir, quick(m.URL, "--tokenizer", tok, "--concurrency", "4", "--request-count", "40", "--workers", "2",
 		"--server-profiler", "--artifact-dir", filepath.Join(dir, "out"), "--result-file", resultFile)...)
+	close(ended)
+	assert.False(t, waited.Load(), "the live worker was told to stop when the other died")
 	assert.Equal(t, ExitFailure, inv.code, inv.stderr)
 	died := regexp.MustCompile(`worker 1 \(pid \d+\) died during the profiling phase \((\d+) records received from it are kept\): signal: killed`).
 		FindStringSubmatch(inv.stderr)

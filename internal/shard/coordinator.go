@@ -73,6 +73,9 @@ type peerState struct {
 	failed  string // the worker's error message
 	exited  bool
 	exitErr error
+	// lost: it ended without its done before the coordinator told the
+	// workers to stop (killed, crashed): the cell fails.
+	lost    bool
 	ready   map[int]bool
 	drained map[int]bool
 	// lastRecord is when its last record arrived (Unix ns; 0: none yet);

@@ -272,6 +272,12 @@ func (r *run) handle(e event) {
 	st := &r.c.peers[e.w]
 	if e.eof {
 		r.exited++
+		if st.done == nil && !r.stopping {
+			// it died (killed, crashed): the cell fails, so the others stop
+			// now rather than load the server for a result that is lost
+			st.lost = true
+			r.stop()
+		}
 		if r.c.condemned(e.w) {
 			r.stop() // it broke the protocol: the cell fails
 		}
@@ -415,7 +421,7 @@ func (r *run) workerErrors() []error {
 		switch {
 		case st.verdict != "":
 			errs = append(errs, r.verdictErr(i))
-		case st.done == nil && (!r.stopping || st.failed != ""):
+		case st.done == nil && (!r.stopping || st.failed != "" || st.lost):
 			errs = append(errs, fmt.Errorf("%s died %s (%d records received from it are kept): %s",
 				p.Name, r.when(st), st.records.Load(), r.why(i)))
 		case st.done != nil && st.done.Err != "" && !r.stopping:
