@@ -159,6 +159,11 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 		if r.Usage != nil && !r.Usage.Trusted() {
 			a.UsageUntrusted++
 		}
+		if r.Media != nil && r.Media.VideoUntrusted != "" {
+			if a.VideoUntrusted++; a.VideoUntrustedFirst == "" {
+				a.VideoUntrustedFirst = r.Media.VideoUntrusted
+			}
+		}
 		if streaming && r.ResponseNs.Len() > 0 && r.ResponseNs.First() == r.ResponseNs.Last() &&
 			metrics.OutputSequenceLength(r) >= 2 {
 			a.Bursts++
@@ -181,6 +186,10 @@ func tallyWarnings(a *result.Audit) []string {
 	if a.Malformed > 0 {
 		out = append(out, fmt.Sprintf("%d stream lines were not response chunks and were skipped (malformed_chunks in "+
 			"profile_export.jsonl)", a.Malformed))
+	}
+	if a.VideoUntrusted > 0 {
+		out = append(out, fmt.Sprintf("%d video jobs reported implausible figures (the first: %s): those figures are left "+
+			"out of the video metrics", a.VideoUntrusted, a.VideoUntrustedFirst))
 	}
 	if a.UsageUntrusted > 0 {
 		out = append(out, fmt.Sprintf("%d requests reported implausible token usage (usage_untrusted in "+

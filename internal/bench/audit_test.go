@@ -175,3 +175,15 @@ func TestAuditConcurrencyLag(t *testing.T) {
 	assert.True(t, a.ClientBound)
 	assert.Contains(t, strings.Join(a.Warnings, "\n"), "requests left that long after their slot freed")
 }
+
+// TestAuditCountsImplausibleVideoFigures: video jobs whose figures were
+// dropped are counted, with the first reason, in a warning.
+func TestAuditCountsImplausibleVideoFigures(t *testing.T) {
+	reports, recs := rateRun(3, time.Millisecond, 0, 0, 0)
+	recs[1].Media = &metrics.MediaStats{VideoUntrusted: "inference_time_s is negative (-3)"}
+	recs[2].Media = &metrics.MediaStats{VideoUntrusted: "peak_memory_mb is implausible (1e308)"}
+	a := audit(plan.Profile{}, reports, recs, 0, 0)
+	assert.Equal(t, 2, a.VideoUntrusted)
+	assert.Contains(t, a.Warnings, "2 video jobs reported implausible figures (the first: inference_time_s is negative (-3)): "+
+		"those figures are left out of the video metrics")
+}

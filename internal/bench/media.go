@@ -42,7 +42,7 @@ func mediaStats(req *endpoint.Request, resp *endpoint.Response) *metrics.MediaSt
 		count(req.Messages[i].Media)
 	}
 	if v := resp.Video; v != nil {
-		m.VideoInferenceS, m.VideoPeakMemoryMB = v.InferenceS, v.PeakMemoryMB
+		m.VideoInferenceS, m.VideoPeakMemoryMB, m.VideoUntrusted = v.InferenceS, v.PeakMemoryMB, v.Untrusted
 	}
 	if m == (metrics.MediaStats{}) && !hasMedia(req) {
 		return nil

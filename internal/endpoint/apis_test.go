@@ -3,6 +3,7 @@ package endpoint
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -133,8 +134,8 @@ func TestAPIErrorFramesFail(t *testing.T) {
 func TestAPIBodiesDecode(t *testing.T) {
 	emb := func(n int) string {
 		var d []string
-		for range n {
-			d = append(d, `{"object":"embedding","index":0,"embedding":[0.1,0.2]}`)
+		for i := range n {
+			d = append(d, fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[0.1,0.2]}`, i))
 		}
 		return `{"object":"list","data":[` + strings.Join(d, ",") + `],"usage":{"prompt_tokens":6,"total_tokens":6}}`
 	}
@@ -152,7 +153,7 @@ func TestAPIBodiesDecode(t *testing.T) {
 		{"nim rankings", plan.EndpointNIMRankings, `{"rankings":[{"index":1,"logit":2.5},{"index":0,"logit":-1}]}`, "", nil, ""},
 		{"nim rankings empty", plan.EndpointNIMRankings, `{"rankings":[]}`, "", nil, "no rankings"},
 		{"tei rankings list", plan.EndpointHFTEIRankings, `[{"index":0,"score":0.9}]`, "", nil, ""},
-		{"tei rankings of no index", plan.EndpointHFTEIRankings, `[{"score":0.9}]`, "", nil, "result 0 is not an object with an index"},
+		{"tei rankings of no index", plan.EndpointHFTEIRankings, `[{"score":0.9}]`, "", nil, "result 0 has no index"},
 		{"cohere rankings", plan.EndpointCohereRankings, `{"results":[{"index":0,"relevance_score":0.9}]}`, "", nil, ""},
 		{"cohere rankings in nim shape", plan.EndpointCohereRankings, `{"rankings":[{"index":0}]}`, "", nil, "no rankings"},
 		{"responses", plan.EndpointResponses, `{"object":"response","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"AB"}]}],"usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}`,

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -26,9 +27,14 @@ func embeddingsBody(req *Request) map[string]any {
 	return m
 }
 
-// embeddingsFormat reads an OpenAI embeddings list: one embedding per
-// input sent, and usage with prompt_tokens (no completion tokens).
-type embeddingsFormat struct{ inputs int }
+// embeddingsFormat reads an OpenAI embeddings list: one non-empty numeric
+// vector per input sent (a base64 string when the request asked for
+// encoding_format base64), all of one length, their indices covering the
+// inputs exactly once; and usage with prompt_tokens (no completion tokens).
+type embeddingsFormat struct {
+	inputs int
+	base64 bool // the request asked for encoding_format base64
+}
 
 func (embeddingsFormat) label() string { return "embeddings" }
 
@@ -38,6 +44,7 @@ func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
 	var v struct {
 		Data []struct {
 			Object    string          `json:"object"`
+			Index     json.RawMessage `json:"index"`
 			Embedding json.RawMessage `json:"embedding"`
 		} `json:"data"`
 		Usage *wireUsage      `json:"usage"`
@@ -52,15 +59,42 @@ func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
 	if len(v.Data) == 0 {
 		return piece{}, "the JSON body has no data"
 	}
-	for i, d := range v.Data {
-		if d.Object != "embedding" || len(d.Embedding) == 0 || isNull(d.Embedding) {
-			return piece{}, fmt.Sprintf("data[%d] is not an embedding object", i)
-		}
-	}
 	if len(v.Data) != f.inputs {
 		return piece{}, fmt.Sprintf("%d embeddings came back for %d inputs", len(v.Data), f.inputs)
 	}
+	idx := indexSet{n: f.inputs, what: "inputs"}
+	dims := 0
+	for i, d := range v.Data {
+		if d.Object != "embedding" || len(d.Embedding) == 0 {
+			return piece{}, fmt.Sprintf("data[%d] is not an embedding object", i)
+		}
+		n, why := embeddingDims(d.Embedding, f.base64)
+		if why != "" {
+			return piece{}, fmt.Sprintf("data[%d].embedding %s", i, why)
+		}
+		if i > 0 && n != dims {
+			return piece{}, fmt.Sprintf("data[%d].embedding has %d dimensions, data[0].embedding %d", i, n, dims)
+		}
+		dims = n
+		index := d.Index
+		if len(index) == 0 { // absent: its position
+			index = json.RawMessage(strconv.Itoa(i))
+		}
+		if why := idx.add(index); why != "" {
+			return piece{}, fmt.Sprintf("data[%d] %s", i, why)
+		}
+	}
 	return piece{usage: promptUsage(v.Usage)}, ""
+}
+
+// asksBase64 reports whether the request's extras ask for base64
+// embeddings (the turn's extra winning over --extra-inputs).
+func asksBase64(req *Request) bool {
+	v, ok := req.TurnExtra["encoding_format"]
+	if !ok {
+		v = req.Extra["encoding_format"]
+	}
+	return v == "base64"
 }
 
 // promptUsage converts the usage of an API that generates nothing: its

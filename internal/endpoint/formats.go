@@ -67,10 +67,12 @@ type piece struct {
 // formatFor is the format of a request's endpoint type.
 func formatFor(req *Request) format {
 	switch req.EndpointType {
-	case plan.EndpointEmbeddings, plan.EndpointNIMEmbeddings, plan.EndpointChatEmbeddings:
-		return embeddingsFormat{inputs: max(1, len(req.Inputs))}
+	case plan.EndpointEmbeddings, plan.EndpointNIMEmbeddings:
+		return embeddingsFormat{inputs: max(1, len(req.Inputs)), base64: asksBase64(req)}
+	case plan.EndpointChatEmbeddings: // one conversation sent: one embedding
+		return embeddingsFormat{inputs: 1, base64: asksBase64(req)}
 	case plan.EndpointNIMRankings, plan.EndpointHFTEIRankings, plan.EndpointCohereRankings:
-		return rankingsFormat{typ: req.EndpointType}
+		return rankingsFormat{typ: req.EndpointType, passages: sentCount(req, len(req.Passages))}
 	case plan.EndpointResponses:
 		return responsesFormat{}
 	case plan.EndpointMessages:
@@ -78,17 +80,26 @@ func formatFor(req *Request) format {
 	case plan.EndpointHuggingFaceGenerate:
 		return tgiFormat{}
 	case plan.EndpointTemplate, plan.EndpointRaw:
-		return detectFormat{field: req.ResponseField}
+		return detectFormat{field: req.ResponseField, texts: max(1, len(req.Inputs))}
 	case plan.EndpointImageGeneration, plan.EndpointImageEdit:
 		return imagesFormat{}
 	case plan.EndpointVideoGeneration:
 		return videoFormat{}
 	case plan.EndpointImageRetrieval:
-		return retrievalFormat{}
+		return retrievalFormat{images: sentCount(req, countImages(req))}
 	case plan.EndpointSolidoRAG:
 		return solidoFormat{}
 	}
 	return openaiFormat{}
+}
+
+// sentCount is n, the items the request body sends, or -1 (not known)
+// when a payload is sent as it is.
+func sentCount(req *Request, n int) int {
+	if len(req.Payload) > 0 {
+		return -1
+	}
+	return n
 }
 
 // openaiFormat is chat and completions: the scanner of decode.go.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime/multipart"
 	"net/textproto"
 	"slices"
@@ -134,7 +135,8 @@ func formValue(v any) string {
 
 // imagesFormat reads an image generation or edit reply: OpenAI's (and
 // SGLang's) {"data": [{"b64_json" | "url"}]} or NIM's {"artifacts":
-// [{"base64"}]}; at least one image must have come back.
+// [{"base64"}]}; at least one image must have come back, and each base64
+// image must be valid base64 of an image (imageHeader).
 type imagesFormat struct{}
 
 func (imagesFormat) label() string { return "images" }
@@ -164,11 +166,19 @@ func (imagesFormat) whole(b []byte, status int) (piece, string) {
 		if d.B64JSON == "" && d.URL == "" {
 			return piece{}, fmt.Sprintf("data[%d] has neither b64_json nor url", i)
 		}
+		if d.B64JSON != "" {
+			if why := imageHeader(d.B64JSON); why != "" {
+				return piece{}, fmt.Sprintf("data[%d].b64_json %s", i, why)
+			}
+		}
 		n++
 	}
 	for i, a := range v.Artifacts {
 		if a.Base64 == "" {
 			return piece{}, fmt.Sprintf("artifacts[%d] has no base64 image", i)
+		}
+		if why := imageHeader(a.Base64); why != "" {
+			return piece{}, fmt.Sprintf("artifacts[%d].base64 %s", i, why)
 		}
 		n++
 	}
@@ -180,4 +190,41 @@ func (imagesFormat) whole(b []byte, status int) (piece, string) {
 		p.usage = promptUsage(v.Usage)
 	}
 	return p, ""
+}
+
+// imageMagics are the first bytes of the image formats a generation reply
+// may carry.
+var imageMagics = []struct {
+	name  string
+	at    int
+	magic string
+}{
+	{"PNG", 0, "\x89PNG\r\n\x1a\n"},
+	{"JPEG", 0, "\xff\xd8\xff"},
+	{"GIF", 0, "GIF87a"},
+	{"GIF", 0, "GIF89a"},
+	{"WebP", 8, "WEBP"}, // after "RIFF" and the size
+}
+
+// imageHeader says why s is not a base64 image, "" when it is: valid
+// (standard, padded) base64 whose bytes start with a PNG, JPEG, GIF or
+// WebP header. The image itself is not decoded, nor its base64 kept: it
+// is streamed through a small buffer, its cost bounded by its length.
+func imageHeader(s string) string {
+	dec := base64.NewDecoder(base64.StdEncoding, strings.NewReader(s))
+	var head [12]byte
+	n, err := io.ReadFull(dec, head[:])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "is not valid base64"
+	}
+	if _, err := io.Copy(io.Discard, dec); err != nil {
+		return "is not valid base64"
+	}
+	for _, m := range imageMagics {
+		if n >= m.at+len(m.magic) && string(head[m.at:m.at+len(m.magic)]) == m.magic &&
+			(m.name != "WebP" || string(head[:4]) == "RIFF") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("is not an image: no PNG, JPEG, GIF or WebP header in its first %d decoded byte(s)", n)
 }

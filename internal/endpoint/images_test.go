@@ -64,13 +64,14 @@ func TestImageEditBody(t *testing.T) {
 // data or NIM artifacts).
 func TestImagesFormat(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"data": [{"b64_json": "iVBOR"}]}`:                            "",
-		`{"data": [{"url": "https://x/y.png"}, {"b64_json": "AA"}]}`:   "",
-		`{"artifacts": [{"base64": "AA", "finishReason": "SUCCESS"}]}`: "",
-		`{"data": []}`:                        "no image came back",
-		`{"data": [{"revised_prompt": "x"}]}`: "data[0] has neither b64_json nor url",
-		`{"artifacts": [{}]}`:                 "artifacts[0] has no base64 image",
-		`[1]`:                                 "not a JSON object",
+		`{"data": [{"b64_json": "iVBORw0KGgo="}]}`:                               "",
+		`{"data": [{"url": "https://x/y.png"}, {"b64_json": "/9j/4A=="}]}`:       "",
+		`{"artifacts": [{"base64": "iVBORw0KGgo=", "finishReason": "SUCCESS"}]}`: "",
+		`{"artifacts": [{"base64": "AA"}]}`:                                      "artifacts[0].base64 is not valid base64",
+		`{"data": []}`:                                                           "no image came back",
+		`{"data": [{"revised_prompt": "x"}]}`:                                    "data[0] has neither b64_json nor url",
+		`{"artifacts": [{}]}`:                                                    "artifacts[0] has no base64 image",
+		`[1]`:                                                                    "not a JSON object",
 	} {
 		p, why := imagesFormat{}.whole([]byte(body), 200)
 		assert.Contains(t, why, want, body)

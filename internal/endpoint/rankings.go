@@ -39,8 +39,12 @@ func rankingsBody(req *Request) map[string]any {
 
 // rankingsFormat reads a rankings reply: NIM {"rankings": [...]}, TEI a
 // bare list (or {"results": [...]}), Cohere {"results": [...]}; each
-// result an object with an index. An empty list is not an answer.
-type rankingsFormat struct{ typ string }
+// result an object with an integer index within the passages sent (each
+// once) and a finite numeric score. An empty list is not an answer.
+type rankingsFormat struct {
+	typ      string
+	passages int // the passages sent; -1 when not known (a payload sent as it is)
+}
 
 func (rankingsFormat) label() string { return "rankings" }
 
@@ -73,13 +77,48 @@ func (f rankingsFormat) whole(b []byte, status int) (piece, string) {
 	if len(list) == 0 {
 		return piece{}, "the JSON body has no rankings"
 	}
+	idx := indexSet{n: f.passages, what: "passages"}
 	for i, r := range list {
-		var x struct {
-			Index *int `json:"index"`
-		}
-		if json.Unmarshal(r, &x) != nil || x.Index == nil {
-			return piece{}, fmt.Sprintf("result %d is not an object with an index", i)
+		if why := f.result(r, &idx); why != "" {
+			return piece{}, fmt.Sprintf("result %d %s", i, why)
 		}
 	}
 	return piece{usage: promptUsage(v.Usage)}, ""
+}
+
+// scoreNames are the score fields of each rankings API, in the order
+// read: NIM's logit; TEI's score (or relevance_score, as vLLM's /rerank
+// answers); Cohere's relevance_score.
+var scoreNames = map[string][]string{
+	plan.EndpointNIMRankings:    {"logit"},
+	plan.EndpointHFTEIRankings:  {"score", "relevance_score"},
+	plan.EndpointCohereRankings: {"relevance_score"},
+}
+
+// result checks one ranking: an object, its index, its score.
+func (f rankingsFormat) result(r json.RawMessage, idx *indexSet) string {
+	var x map[string]json.RawMessage
+	if json.Unmarshal(r, &x) != nil || x == nil {
+		return "is not an object with an index"
+	}
+	if why := idx.add(x["index"]); why != "" {
+		return why
+	}
+	names := scoreNames[f.typ]
+	for _, name := range names {
+		s, ok := x[name]
+		if !ok {
+			continue
+		}
+		if !isFiniteNumber(s) {
+			return fmt.Sprintf("%s %s is not a finite number", name, shortValue(string(s)))
+		}
+		return ""
+	}
+	return fmt.Sprintf("has no %s score", names[0])
+}
+
+// isFiniteNumber reports whether raw is a JSON number within float64.
+func isFiniteNumber(raw json.RawMessage) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && finiteLiteral(raw)
 }

@@ -30,15 +30,29 @@ func imageRetrievalBody(req *Request) (map[string]any, error) {
 	return m, nil
 }
 
+// countImages is the images imageRetrievalBody sends.
+func countImages(req *Request) int {
+	n := 0
+	for _, it := range req.Media {
+		if it.Kind == media.Image {
+			n++
+		}
+	}
+	return n
+}
+
 // retrievalFormat reads NIM's object-detection reply: a non-empty data
-// list.
-type retrievalFormat struct{}
+// list of objects, each with an integer index within the images sent
+// (each once).
+type retrievalFormat struct {
+	images int // the images sent; -1 when not known (a payload sent as it is)
+}
 
 func (retrievalFormat) label() string { return "image retrieval" }
 
 func (retrievalFormat) stream() streamDecoder { return nonStreaming{} }
 
-func (retrievalFormat) whole(b []byte, status int) (piece, string) {
+func (f retrievalFormat) whole(b []byte, status int) (piece, string) {
 	var v struct {
 		Data  []json.RawMessage `json:"data"`
 		Error json.RawMessage   `json:"error"`
@@ -51,6 +65,18 @@ func (retrievalFormat) whole(b []byte, status int) (piece, string) {
 	}
 	if len(v.Data) == 0 {
 		return piece{}, "the JSON body has no data"
+	}
+	idx := indexSet{n: f.images, what: "images"}
+	for i, d := range v.Data {
+		var x struct {
+			Index json.RawMessage `json:"index"`
+		}
+		if d[0] != '{' || json.Unmarshal(d, &x) != nil {
+			return piece{}, fmt.Sprintf("data[%d] is not an object (%s)", i, shortValue(string(d)))
+		}
+		if why := idx.add(x.Index); why != "" {
+			return piece{}, fmt.Sprintf("data[%d] %s", i, why)
+		}
 	}
 	return piece{}, ""
 }

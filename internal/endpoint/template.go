@@ -40,7 +40,11 @@ func templateBody(req *Request) ([]byte, error) {
 // the first of the usual places (an embeddings or rankings list; text,
 // content, response, output, result, generated_text; an OpenAI choice).
 // A stream's events are read the same way and may end without a marker.
-type detectFormat struct{ field *payload.Field }
+// Embeddings found in a whole reply must be valid (detectvec.go).
+type detectFormat struct {
+	field *payload.Field
+	texts int // the texts the template was given
+}
 
 func (detectFormat) label() string { return "recognised" }
 
@@ -57,6 +61,11 @@ func (f detectFormat) whole(b []byte, status int) (piece, string) {
 			return piece{}, fmt.Sprintf("response_field %s matched nothing in the reply", f.field)
 		}
 		return piece{}, "no generated text, embeddings or rankings found in the reply (set --extra-inputs response_field:<path>)"
+	}
+	if p.err == nil && f.field == nil {
+		if why := f.checkEmbeddings(v); why != "" {
+			return piece{}, why
+		}
 	}
 	return p, ""
 }

@@ -50,8 +50,8 @@ type videoJob struct {
 	Status string          `json:"status"`
 	Error  json.RawMessage `json:"error"`
 	// SGLang's timings: inference_time_s and peak_memory_mb.
-	InferenceS   *float64 `json:"inference_time_s"`
-	PeakMemoryMB *float64 `json:"peak_memory_mb"`
+	InferenceS   videoFigure `json:"inference_time_s"`
+	PeakMemoryMB videoFigure `json:"peak_memory_mb"`
 }
 
 // videoFormat reads the submit reply: a job with an id, not failed.
@@ -63,8 +63,11 @@ func (videoFormat) stream() streamDecoder { return nonStreaming{} }
 
 func (videoFormat) whole(b []byte, status int) (piece, string) {
 	var j videoJob
-	if b[0] != '{' || json.Unmarshal(b, &j) != nil {
+	if b[0] != '{' {
 		return piece{}, "the body is not a JSON object"
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return piece{}, jsonProblem(err, "the body is not a JSON object")
 	}
 	if e := errorField(j.Error, status); e != nil {
 		return piece{err: e}, ""
@@ -76,9 +79,12 @@ func (videoFormat) whole(b []byte, status int) (piece, string) {
 }
 
 // VideoStats are a finished video job's server-reported figures (nil when
-// absent).
+// absent or implausible).
 type VideoStats struct {
 	InferenceS, PeakMemoryMB *float64
+	// Untrusted says why a reported figure was dropped (not a number,
+	// negative, not finite, above maxFigure), "" when none was.
+	Untrusted string
 	// Downloaded is the bytes of the video read (--download-video-content).
 	Downloaded int64
 }
@@ -105,7 +111,7 @@ func (c *Client) pollVideo(ctx context.Context, req *Request, res *Response) {
 		}
 		switch strings.ToLower(j.Status) {
 		case "completed", "succeeded", "success":
-			res.EndNs, res.Video = c.now(), &VideoStats{InferenceS: j.InferenceS, PeakMemoryMB: j.PeakMemoryMB}
+			res.EndNs, res.Video = c.now(), j.stats()
 			if req.DownloadVideo {
 				c.download(ctx, req, base+"/content", res)
 			}
@@ -139,8 +145,10 @@ func (c *Client) getJSON(ctx context.Context, req *Request, url string, v any) *
 		return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(fmt.Sprintf("poll the video job: %v", err))}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return &metrics.Error{Code: resp.StatusCode, Type: ErrTypeHTTP, Message: c.redact(fmt.Sprintf("poll the video job: HTTP %d: %s", resp.StatusCode, clipMsg(string(b))))}
-	case json.Unmarshal(b, v) != nil:
-		return &metrics.Error{Type: ErrTypeInvalidResponse, Message: c.redact("poll the video job: not a JSON job status: " + clipMsg(string(b)))}
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return &metrics.Error{Code: resp.StatusCode, Type: ErrTypeInvalidResponse,
+			Message: c.redact("poll the video job: " + jsonProblem(err, "not a JSON job status: "+clipMsg(string(b))))}
 	}
 	return nil
 }

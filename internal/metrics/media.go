@@ -58,6 +58,9 @@ type MediaStats struct {
 	// inference_time_s and peak_memory_mb, when the server reported them.
 	VideoInferenceS   *float64 `json:"video_inference_s,omitempty"`
 	VideoPeakMemoryMB *float64 `json:"video_peak_memory_mb,omitempty"`
+	// VideoUntrusted says why a figure the server reported was dropped
+	// (negative, not finite, implausible, not a number); "" when none was.
+	VideoUntrusted string `json:"video_untrusted,omitempty"`
 	// PayloadBytes is the size of the request body sent.
 	PayloadBytes int `json:"payload_bytes,omitempty"`
 }

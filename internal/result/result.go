@@ -163,6 +163,10 @@ type Audit struct {
 	// with (--rx-coalesce-usecs, or its default for the client's cores);
 	// 0: off.
 	RxCoalesceUsecs int `json:"rx_coalesce_usecs,omitempty"`
+	// VideoUntrusted counts the video jobs whose reported figures were
+	// implausible and left out; VideoUntrustedFirst is the first's reason.
+	VideoUntrusted      int    `json:"video_untrusted,omitempty"`
+	VideoUntrustedFirst string `json:"video_untrusted_first,omitempty"`
 }
 
 // CutWhy says why the Cut requests were cut, by cause ("2 still in flight
