@@ -147,7 +147,11 @@ func (p Profile) Secrets() []string {
 }
 
 // Redactor returns the redactor of p's secrets.
-func (p Profile) Redactor() *Redactor { return NewRedactor(p.Secrets()...) }
+func (p Profile) Redactor() *Redactor {
+	r := NewRedactor(p.Secrets()...)
+	r.urls, r.params = true, p.RedactParam
+	return r
+}
 
 // HeaderSecrets lists the secrets among headers about to be sent, derived as
 // Profile.Secrets derives them from --header values.
@@ -225,6 +229,11 @@ func urlSecrets(raw string) []string {
 type Redactor struct {
 	long  []string // replaced wherever they occur, longest first
 	short []string // replaced where they stand alone, longest first
+	// urls: the values of secret query parameters (IsSecretParam, with
+	// params) of every URL in a text are replaced too, whatever the
+	// profile's own secrets (a signed media URL of an input file).
+	urls   bool
+	params []string
 }
 
 // NewRedactor returns a Redactor for secrets (see Profile.Secrets). Each
@@ -280,7 +289,7 @@ func variants(s string) []string {
 }
 
 // Empty reports whether r has nothing to redact.
-func (r *Redactor) Empty() bool { return r == nil || len(r.long)+len(r.short) == 0 }
+func (r *Redactor) Empty() bool { return r == nil || len(r.long)+len(r.short) == 0 && !r.urls }
 
 // ellipsis marks text cut short; a secret cut there leaves a prefix behind.
 const ellipsis = "…"
@@ -297,7 +306,11 @@ func (r *Redactor) Redact(s string) string {
 	if r.Empty() || s == "" {
 		return s
 	}
-	s = r.cutPrefix(redactUserinfo(s))
+	s = redactUserinfo(s)
+	if r.urls {
+		s = redactURLQueries(s, r.params)
+	}
+	s = r.cutPrefix(s)
 	for range 4 {
 		out := r.escaped(r.replace(s))
 		if out == s {

@@ -81,3 +81,18 @@ func FuzzRedactEscaped(f *testing.F) {
 		}
 	})
 }
+
+// TestProfileRedactorRedactsURLQueriesInText: a signed URL inside any text
+// (an input file's image, a server's reply) loses its secret query values,
+// whatever the profile's own secrets, and --redact-param adds names.
+func TestProfileRedactorRedactsURLQueriesInText(t *testing.T) {
+	t.Parallel()
+	p := NewProfile()
+	p.RedactParam = []string{"sess"}
+	rd := p.Redactor()
+	require.False(t, rd.Empty(), "no secret configured, yet URLs are looked at")
+	in := `{"url":"https://b.s3.amazonaws.com/x.png?X-Amz-Signature=SIG123&w=1&sess=S1#f","t":"see http://h/a?b=c"}`
+	assert.Equal(t, `{"url":"https://b.s3.amazonaws.com/x.png?X-Amz-Signature=<redacted>&w=1&sess=<redacted>#f","t":"see http://h/a?b=c"}`,
+		rd.Redact(in))
+	assert.True(t, NewRedactor().Empty(), "a bare Redactor still has nothing to do")
+}

@@ -49,3 +49,40 @@ func isAuthorityByte(c byte) bool {
 	}
 	return strings.IndexByte("-._~%!$&'()*+,;=:@[]", c) >= 0
 }
+
+// redactURLQueries replaces the values of the secret query parameters
+// (IsSecretParam with marked) of every URL in text s, as RedactURL does
+// for one URL: a signed URL (X-Amz-Signature, sig, token) an input file's
+// record or a server's reply holds. A URL ends at the first byte that
+// cannot stand in one (a quote, a space, a backslash). Linear in s.
+func redactURLQueries(s string, marked []string) string {
+	if !strings.Contains(s, "://") || !strings.Contains(s, "?") {
+		return s
+	}
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			break
+		}
+		end := i + len("://")
+		for end < len(rest) && isURLByte(rest[end]) {
+			end++
+		}
+		b.WriteString(rest[:i])
+		b.WriteString(redactQuery(rest[i:end], marked))
+		rest = rest[end:]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
+// isURLByte reports whether c may stand in a URL (RFC 3986's unreserved
+// and reserved characters, '%'), or is part of a non-ASCII character.
+func isURLByte(c byte) bool {
+	return isAuthorityByte(c) || strings.IndexByte("/?#", c) >= 0
+}
