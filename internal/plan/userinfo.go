@@ -10,6 +10,18 @@ func redactUserinfo(s string) string {
 	if !strings.Contains(s, "@") {
 		return s
 	}
+	return mapURLs(s, isAuthorityByte, func(authority string) string {
+		at := strings.LastIndexByte(authority, '@')
+		if at < 0 {
+			return authority
+		}
+		return "://" + Redacted + authority[at:]
+	})
+}
+
+// mapURLs rewrites every URL of text s from its "://": fix gets each span
+// of "://" and the bytes after it that in accepts, and returns its text.
+func mapURLs(s string, in func(byte) bool, fix func(span string) string) string {
 	var b strings.Builder
 	rest := s
 	for {
@@ -17,20 +29,13 @@ func redactUserinfo(s string) string {
 		if i < 0 {
 			break
 		}
-		start := i + len("://")
-		end := start
-		for end < len(rest) && isAuthorityByte(rest[end]) {
+		end := i + len("://")
+		for end < len(rest) && in(rest[end]) {
 			end++
 		}
-		at := strings.LastIndexByte(rest[start:end], '@')
-		if at < 0 {
-			b.WriteString(rest[:start])
-			rest = rest[start:]
-			continue
-		}
-		b.WriteString(rest[:start])
-		b.WriteString(Redacted)
-		rest = rest[start+at:]
+		b.WriteString(rest[:i])
+		b.WriteString(fix(rest[i:end]))
+		rest = rest[end:]
 	}
 	if b.Len() == 0 {
 		return s
@@ -56,29 +61,10 @@ func isAuthorityByte(c byte) bool {
 // record or a server's reply holds. A URL ends at the first byte that
 // cannot stand in one (a quote, a space, a backslash). Linear in s.
 func redactURLQueries(s string, marked []string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "?") {
+	if !strings.Contains(s, "?") {
 		return s
 	}
-	var b strings.Builder
-	rest := s
-	for {
-		i := strings.Index(rest, "://")
-		if i < 0 {
-			break
-		}
-		end := i + len("://")
-		for end < len(rest) && isURLByte(rest[end]) {
-			end++
-		}
-		b.WriteString(rest[:i])
-		b.WriteString(redactQuery(rest[i:end], marked))
-		rest = rest[end:]
-	}
-	if b.Len() == 0 {
-		return s
-	}
-	b.WriteString(rest)
-	return b.String()
+	return mapURLs(s, isURLByte, func(u string) string { return redactQuery(u, marked) })
 }
 
 // isURLByte reports whether c may stand in a URL (RFC 3986's unreserved
