@@ -158,4 +158,11 @@ func TestListSweepsTellsAbandoned(t *testing.T) {
 	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET host = 'elsewhere'`))
 	assert.False(t, abandoned(), "another host's process cannot be told")
 	require.NoError(t, lock.Release(ctx))
+
+	other := MustOpenDB(t)
+	_, err = other.BeginSweep(ctx, store.SweepMeta{Name: "old"}) // no plan digest: its claim cannot be found
+	require.NoError(t, err)
+	rows, err := other.ListSweeps(ctx, 0)
+	require.NoError(t, err)
+	assert.False(t, rows[0].Abandoned, "not known, so not said")
 }

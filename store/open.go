@@ -150,7 +150,12 @@ func OpenReadOnly(path string) (*DB, error) {
 	// store's owner out.
 	w := writable(path)
 	_, walErr := os.Stat(path + "-wal")
-	db, applied, err := openReadOnly(ctx, path, !w && errors.Is(walErr, fs.ErrNotExist))
+	snapshot := accessKnown && !w && errors.Is(walErr, fs.ErrNotExist)
+	db, applied, err := openReadOnly(ctx, path, snapshot)
+	if se := (sqlite3.Error{}); snapshot && errors.As(err, &se) && se.Code == sqlite3.ErrCorrupt {
+		// written meanwhile, and read without locks: read it with them
+		db, applied, err = openReadOnly(ctx, path, false)
+	}
 	if err == nil && w {
 		db.db.Close()
 		db, applied, err = openReader(ctx, path, readerOptions)

@@ -2,6 +2,10 @@
 
 package store
 
+// accessKnown: writable cannot tell here, so a store is never read as an
+// immutable snapshot on its word.
+const accessKnown = false
+
 // writable is false where access(2) is not at hand: the store is opened
 // mode=ro, as before.
 func writable(string) bool { return false }

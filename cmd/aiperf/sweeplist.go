@@ -225,7 +225,7 @@ func checkCells(cells []plan.Cell, where func(cell int, field string) string) er
 	for i := range cells {
 		cells[i].Profile.WaitForAll()
 		for _, fe := range plan.FieldErrors(placeFields(cells[i].Profile.Check(), i, where)) {
-			errs = append(errs, &plan.FieldError{Field: fe.Field, Msg: fe.Msg + " (cell " + cells[i].Label + ")"})
+			errs = append(errs, &plan.FieldError{Field: fe.Field, Where: fe.Where, Msg: fe.Msg + " (cell " + cells[i].Label + ")"})
 		}
 	}
 	return errors.Join(errs...)
@@ -241,7 +241,7 @@ func placeFields(err error, cell int, where func(cell int, field string) string)
 	var errs []error
 	for _, fe := range plan.FieldErrors(err) {
 		if w := where(cell, fe.Field); w != "" {
-			fe = &plan.FieldError{Field: w, Msg: fe.Msg}
+			fe = &plan.FieldError{Field: fe.Field, Where: w, Msg: fe.Msg}
 		}
 		errs = append(errs, fe)
 	}

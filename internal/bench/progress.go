@@ -83,8 +83,8 @@ func line(progress func() *load.Progress, clock load.Clock, perSession float64, 
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
+	f := termsafe.File(w) // through the writers that lock, redact or mark it
+	if f == nil {
 		return false
 	}
 	st, err := f.Stat()

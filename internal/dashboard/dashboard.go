@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Interval is how often the dashboard takes a snapshot and redraws.
@@ -29,15 +29,8 @@ const closeWait = 10 * time.Second
 func Usable(stdout, stderr io.Writer) bool { return isTerminal(stdout) && isTerminal(stderr) }
 
 func isTerminal(w io.Writer) bool {
-	for { // through the writers that lock or mark it
-		u, ok := w.(interface{ Unwrap() io.Writer })
-		if !ok {
-			break
-		}
-		w = u.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
+	f := termsafe.File(w) // through the writers that lock, redact or mark it
+	return f != nil && term.IsTerminal(f.Fd())
 }
 
 // Options configure a dashboard.

@@ -449,6 +449,10 @@ type redactWriter struct {
 	w io.Writer
 }
 
+// Unwrap is the writer rw redacts for, for a check of what lies under it
+// (is it a terminal).
+func (rw redactWriter) Unwrap() io.Writer { return rw.w }
+
 func (rw redactWriter) Write(p []byte) (int, error) {
 	if _, err := io.WriteString(rw.w, rw.r.Redact(string(p))); err != nil {
 		return 0, err

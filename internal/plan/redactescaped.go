@@ -20,10 +20,11 @@ const escapeLevels = 2
 // every match in s. Short secrets, replaced only where they stand alone,
 // are left to the plain forms.
 func (r *Redactor) escaped(s string) string {
-	if !strings.Contains(s, `\`) || len(r.long) == 0 {
+	urls := r.urls && escapedURL(s)
+	if !strings.Contains(s, `\`) || len(r.long) == 0 && !urls {
 		return s
 	}
-	view, at := s, []int(nil) // at[i]: where view's byte i comes from in s; nil: itself
+	view, at := s, []int32(nil) // at[i]: where view's byte i comes from in s; nil: itself
 	for range escapeLevels {
 		next, nextAt, ok := unescapeJSON(view)
 		if !ok {
@@ -35,7 +36,11 @@ func (r *Redactor) escaped(s string) string {
 			}
 		}
 		view, at = next, nextAt
-		if spans := r.spans(view); len(spans) > 0 {
+		spans := r.spans(view)
+		if urls {
+			spans = merge(append(spans, querySpans(view, r.params)...))
+		}
+		if len(spans) > 0 {
 			return cut(s, spans, at)
 		}
 	}
@@ -56,6 +61,35 @@ func (r *Redactor) spans(view string) [][2]int {
 			from += i + 1
 		}
 	}
+	return merge(out)
+}
+
+// escapedURL reports whether s may hold a URL whose query only escapes
+// spell out: its slashes, '?', '&' or '=' escaped (\/, \u00XX).
+func escapedURL(s string) bool {
+	return strings.Contains(s, `\/`) || strings.Contains(s, `\u00`)
+}
+
+// querySpans are the byte ranges of the values of the secret query
+// parameters (IsSecretParam with marked) of every URL in s.
+func querySpans(s string, marked []string) [][2]int {
+	var out [][2]int
+	base := 0
+	mapURLs(s, isURLByte, func(u string) string {
+		at := base + strings.Index(s[base:], u)
+		for _, v := range queryValues(u) {
+			if v.end > v.start && IsSecretParam(v.name, marked) {
+				out = append(out, [2]int{at + v.start, at + v.end})
+			}
+		}
+		base = at + len(u)
+		return u
+	})
+	return out
+}
+
+// merge sorts spans and merges those that overlap.
+func merge(out [][2]int) [][2]int {
 	if len(out) == 0 {
 		return nil
 	}
@@ -74,11 +108,11 @@ func (r *Redactor) spans(view string) [][2]int {
 
 // cut replaces in s the sources of the view's spans: view byte i comes
 // from s[at[i]:at[i+1]] (at has one entry more than the view, len(s)).
-func cut(s string, spans [][2]int, at []int) string {
+func cut(s string, spans [][2]int, at []int32) string {
 	var b strings.Builder
 	prev := 0
 	for _, sp := range spans {
-		from, to := at[sp[0]], at[sp[1]]
+		from, to := int(at[sp[0]]), int(at[sp[1]])
 		if from < prev {
 			from = prev
 		}
@@ -93,19 +127,20 @@ func cut(s string, spans [][2]int, at []int) string {
 // unescapeJSON decodes the JSON string escapes of s (\" \\ \/ \b \f \n \r
 // \t \uXXXX, surrogate pairs joined); anything else is kept as written.
 // at[i] is where byte i of the result starts in s, and at[len(result)] is
-// len(s). ok is false when s has no escape to decode.
-func unescapeJSON(s string) (out string, at []int, ok bool) {
+// len(s) (offsets of 32 bits: a text is at most --max-event-bytes, 1 GiB).
+// ok is false when s has no escape to decode.
+func unescapeJSON(s string) (out string, at []int32, ok bool) {
 	var b []byte
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '\\' || i+1 == len(s) {
-			b, at = append(b, c), append(at, i)
+			b, at = append(b, c), append(at, int32(i))
 			i++
 			continue
 		}
 		r, n := escapeAt(s[i:])
 		if n == 0 {
-			b, at = append(b, c), append(at, i)
+			b, at = append(b, c), append(at, int32(i))
 			i++
 			continue
 		}
@@ -113,11 +148,11 @@ func unescapeJSON(s string) (out string, at []int, ok bool) {
 		start := len(b)
 		b = utf8.AppendRune(b, r)
 		for range len(b) - start {
-			at = append(at, i)
+			at = append(at, int32(i))
 		}
 		i += n
 	}
-	return string(b), append(at, len(s)), ok
+	return string(b), append(at, int32(len(s))), ok
 }
 
 // escapeAt decodes the escape that s starts with: its rune and length

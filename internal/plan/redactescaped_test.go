@@ -48,12 +48,12 @@ func TestUnescapeJSONMapsEveryByte(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`"`+in+`"`), &want))
 	assert.Equal(t, want, out)
 	require.Len(t, at, len(out)+1)
-	assert.Equal(t, len(in), at[len(out)])
+	assert.Equal(t, int32(len(in)), at[len(out)])
 	for i := 1; i < len(at); i++ {
 		assert.LessOrEqual(t, at[i-1], at[i], "offsets never go back")
 	}
 	e := strings.Index(out, "é")
-	assert.Equal(t, strings.Index(in, `\u00e9`), at[e])
+	assert.Equal(t, int32(strings.Index(in, `\u00e9`)), at[e])
 	assert.Equal(t, at[e], at[e+1], "both bytes of é come from one escape")
 	_, _, ok = unescapeJSON(`no escapes \x`)
 	assert.False(t, ok)
@@ -95,4 +95,12 @@ func TestProfileRedactorRedactsURLQueriesInText(t *testing.T) {
 	assert.Equal(t, `{"url":"https://b.s3.amazonaws.com/x.png?X-Amz-Signature=<redacted>&w=1&sess=<redacted>#f","t":"see http://h/a?b=c"}`,
 		rd.Redact(in))
 	assert.True(t, NewRedactor().Empty(), "a bare Redactor still has nothing to do")
+
+	// A signed URL a server writes in JSON with its slashes or '&' escaped.
+	for in, want := range map[string]string{
+		`{"url":"https:\/\/b.blob.core.windows.net\/x.png?st=1&sig=SIG123"}`: `{"url":"https:\/\/b.blob.core.windows.net\/x.png?st=1&sig=<redacted>"}`,
+		`{"url":"https://b.blob.core.windows.net/x.png?st=1\u0026sig=SIG123"}`: `{"url":"https://b.blob.core.windows.net/x.png?st=1\u0026sig=<redacted>"}`,
+	} {
+		assert.Equal(t, want, rd.Redact(in))
+	}
 }

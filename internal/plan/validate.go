@@ -17,9 +17,15 @@ import (
 type FieldError struct {
 	Field string
 	Msg   string
+	// Where names the field as its source wrote it, when that was not a
+	// flag ("bench.yaml:7: benchmark.dataset.prompts.isl"); "": the flag.
+	Where string
 }
 
 func (e *FieldError) Error() string {
+	if e.Where != "" {
+		return e.Where + " " + e.Msg
+	}
 	if strings.ContainsAny(e.Field, ".[") {
 		return e.Field + " " + e.Msg
 	}

@@ -2,7 +2,6 @@ package result
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -35,14 +34,15 @@ func (r *Run) Redacted(rd *plan.Redactor) *Run {
 		return a || b
 	})
 	c.Records = redactEach(c.Records, func(rec *metrics.Record) bool {
-		before := rec.Raw
 		raw := redactRaw(rd, rec)
 		if t := rec.ResponseText; t != nil {
 			if s := rd.Redact(*t); s != *t {
+				// The reply's text held a secret: whether some copy of it was
+				// split over chunks, where no one chunk shows it, cannot be told
+				// from the chunks (a field beside the content may hold another
+				// whole), so no chunk is kept.
 				rec.ResponseText, raw = &s, true
-				if markers(s)-markers(*t) > rawMarkers(rec.Raw)-rawMarkers(before) {
-					blankResponses(rec) // a secret split over chunks: no one chunk shows it
-				}
+				blankResponses(rec)
 			}
 		}
 		if rec.Error == nil {
@@ -92,23 +92,8 @@ func redactRaw(rd *plan.Redactor, rec *metrics.Record) bool {
 	return true
 }
 
-// markers counts the Redacted markers in s.
-func markers(s string) int { return strings.Count(s, plan.Redacted) }
-
-// rawMarkers counts the Redacted markers in a raw exchange's responses.
-func rawMarkers(raw *metrics.Raw) int {
-	n := 0
-	if raw != nil {
-		for _, x := range raw.Responses {
-			n += markers(string(x.Data))
-		}
-	}
-	return n
-}
-
 // blankResponses replaces the data of every response of rec's raw
-// exchange by Redacted: the reply's text held a secret that no single
-// response did, so its pieces are spread over several.
+// exchange by Redacted.
 func blankResponses(rec *metrics.Record) {
 	if rec.Raw == nil {
 		return

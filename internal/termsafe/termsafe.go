@@ -143,6 +143,22 @@ func Raw(w io.Writer) io.Writer {
 	return w
 }
 
+// File is the file under w and the writers around it that say what they
+// wrap (Unwrap() io.Writer: a lock, a redaction, a width mark), nil when
+// none is a file: whether output goes to a terminal is its question.
+func File(w io.Writer) *os.File {
+	for {
+		if f, ok := Raw(w).(*os.File); ok {
+			return f
+		}
+		u, ok := Raw(w).(interface{ Unwrap() io.Writer })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+}
+
 type writer struct {
 	mu      sync.Mutex
 	w       io.Writer

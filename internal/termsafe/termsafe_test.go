@@ -96,3 +96,18 @@ func BenchmarkText(b *testing.B) {
 		}
 	})
 }
+
+// wrapping is a writer around another that says so, as a redaction is.
+type wrapping struct{ io.Writer }
+
+func (w wrapping) Unwrap() io.Writer { return w.Writer }
+
+// TestFileUnderWrappers: the file under the escaping, a lock and any
+// writer that says what it wraps is found; a buffer is no file.
+func TestFileUnderWrappers(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Same(t, f, File(Writer(wrapping{Writer(f)})))
+	assert.Nil(t, File(wrapping{&strings.Builder{}}))
+}
