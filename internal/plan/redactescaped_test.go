@@ -98,7 +98,7 @@ func TestProfileRedactorRedactsURLQueriesInText(t *testing.T) {
 
 	// A signed URL a server writes in JSON with its slashes or '&' escaped.
 	for in, want := range map[string]string{
-		`{"url":"https:\/\/b.blob.core.windows.net\/x.png?st=1&sig=SIG123"}`: `{"url":"https:\/\/b.blob.core.windows.net\/x.png?st=1&sig=<redacted>"}`,
+		`{"url":"https:\/\/b.blob.core.windows.net\/x.png?st=1&sig=SIG123"}`:   `{"url":"https:\/\/b.blob.core.windows.net\/x.png?st=1&sig=<redacted>"}`,
 		`{"url":"https://b.blob.core.windows.net/x.png?st=1\u0026sig=SIG123"}`: `{"url":"https://b.blob.core.windows.net/x.png?st=1\u0026sig=<redacted>"}`,
 	} {
 		assert.Equal(t, want, rd.Redact(in))
