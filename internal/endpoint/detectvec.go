@@ -9,10 +9,11 @@ import (
 // checkEmbeddings says why the embeddings a template or raw reply holds
 // are not valid, "" when they are or when the reply's output is not
 // embeddings: OpenAI's data list, an "embeddings" list of vectors or one
-// "embedding" vector. At most the texts the template was given may come
-// back (a template may send only the first), each a non-empty vector of
-// finite numbers (or a base64 string of float32s), all of one length; the
-// data list's indices cover its entries exactly once.
+// "embedding" vector. How many texts a template sent is not known (it may
+// send one, all, or the passages), so their count is not checked; each
+// vector must be a non-empty list of finite numbers (or a base64 string
+// of float32s), all of one length; the data list's indices cover its
+// entries exactly once.
 func (f detectFormat) checkEmbeddings(v any) string {
 	for i, path := range detectPaths[:3] {
 		x, ok := path.Find(v)
@@ -25,11 +26,7 @@ func (f detectFormat) checkEmbeddings(v any) string {
 			data, _ := obj["data"].([]any)
 			return f.checkData(data)
 		case 1:
-			list, ok := x.([]any)
-			if !ok {
-				return "embeddings is not a list of vectors"
-			}
-			return f.checkVectors("embeddings", list)
+			return f.checkEmbeddingsField(x)
 		default:
 			if _, why := anyVectorDims(x); why != "" {
 				return "embedding " + why
@@ -40,11 +37,29 @@ func (f detectFormat) checkEmbeddings(v any) string {
 	return ""
 }
 
+// checkEmbeddingsField checks an "embeddings" field: a list of vectors, or
+// Cohere v2's object of them by type ({"float": [[...]], "int8": ...}).
+func (f detectFormat) checkEmbeddingsField(x any) string {
+	switch e := x.(type) {
+	case []any:
+		return f.checkVectors("embeddings", e)
+	case map[string]any:
+		for typ, lists := range e {
+			list, ok := lists.([]any)
+			if !ok {
+				return fmt.Sprintf("embeddings.%s is not a list of vectors", typ)
+			}
+			if why := f.checkVectors("embeddings."+typ, list); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	return "embeddings is not a list of vectors"
+}
+
 // checkData checks OpenAI's data list of embedding objects.
 func (f detectFormat) checkData(data []any) string {
-	if len(data) > f.texts {
-		return fmt.Sprintf("%d embeddings came back for %d inputs", len(data), f.texts)
-	}
 	idx := indexSet{n: len(data), what: "embeddings"}
 	vecs := make([]any, len(data))
 	for i, d := range data {
@@ -65,11 +80,8 @@ func (f detectFormat) checkData(data []any) string {
 	return f.checkVectors("data", vecs)
 }
 
-// checkVectors checks a list of at most f.texts vectors of one length.
+// checkVectors checks a list of vectors of one length.
 func (f detectFormat) checkVectors(name string, vecs []any) string {
-	if len(vecs) > f.texts {
-		return fmt.Sprintf("%d embeddings came back for %d inputs", len(vecs), f.texts)
-	}
 	dims := 0
 	for i, x := range vecs {
 		n, why := anyVectorDims(x)

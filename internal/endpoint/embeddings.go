@@ -32,7 +32,7 @@ func embeddingsBody(req *Request) map[string]any {
 // encoding_format base64), all of one length, their indices covering the
 // inputs exactly once; and usage with prompt_tokens (no completion tokens).
 type embeddingsFormat struct {
-	inputs int
+	inputs int  // the inputs sent; -1 when not known (a payload sent as it is)
 	base64 bool // the request asked for encoding_format base64
 }
 
@@ -59,7 +59,7 @@ func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
 	if len(v.Data) == 0 {
 		return piece{}, "the JSON body has no data"
 	}
-	if len(v.Data) != f.inputs {
+	if f.inputs >= 0 && len(v.Data) != f.inputs {
 		return piece{}, fmt.Sprintf("%d embeddings came back for %d inputs", len(v.Data), f.inputs)
 	}
 	idx := indexSet{n: f.inputs, what: "inputs"}
@@ -87,9 +87,16 @@ func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
 	return piece{usage: promptUsage(v.Usage)}, ""
 }
 
-// asksBase64 reports whether the request's extras ask for base64
-// embeddings (the turn's extra winning over --extra-inputs).
+// asksBase64 reports whether the request asks for base64 embeddings: its
+// payload sent as it is, or its extras (the turn's winning over
+// --extra-inputs).
 func asksBase64(req *Request) bool {
+	if len(req.Payload) > 0 {
+		var p struct {
+			EncodingFormat string `json:"encoding_format"`
+		}
+		return json.Unmarshal(req.Payload, &p) == nil && p.EncodingFormat == "base64"
+	}
 	v, ok := req.TurnExtra["encoding_format"]
 	if !ok {
 		v = req.Extra["encoding_format"]

@@ -68,9 +68,9 @@ type piece struct {
 func formatFor(req *Request) format {
 	switch req.EndpointType {
 	case plan.EndpointEmbeddings, plan.EndpointNIMEmbeddings:
-		return embeddingsFormat{inputs: max(1, len(req.Inputs)), base64: asksBase64(req)}
+		return embeddingsFormat{inputs: sentCount(req, max(1, len(req.Inputs))), base64: asksBase64(req)}
 	case plan.EndpointChatEmbeddings: // one conversation sent: one embedding
-		return embeddingsFormat{inputs: 1, base64: asksBase64(req)}
+		return embeddingsFormat{inputs: sentCount(req, 1), base64: asksBase64(req)}
 	case plan.EndpointNIMRankings, plan.EndpointHFTEIRankings, plan.EndpointCohereRankings:
 		return rankingsFormat{typ: req.EndpointType, passages: sentCount(req, len(req.Passages))}
 	case plan.EndpointResponses:
@@ -80,7 +80,7 @@ func formatFor(req *Request) format {
 	case plan.EndpointHuggingFaceGenerate:
 		return tgiFormat{}
 	case plan.EndpointTemplate, plan.EndpointRaw:
-		return detectFormat{field: req.ResponseField, texts: max(1, len(req.Inputs))}
+		return detectFormat{field: req.ResponseField}
 	case plan.EndpointImageGeneration, plan.EndpointImageEdit:
 		return imagesFormat{}
 	case plan.EndpointVideoGeneration:

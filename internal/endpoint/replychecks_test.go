@@ -105,6 +105,19 @@ func TestEmbeddingsRepliesMustHoldOneVectorPerInput(t *testing.T) {
 			{"lengths differ", embeddingsReply(e("0", `"`+float32s(1, 2, 3)+`"`), e("1", `"`+float32s(3, 4)+`"`)), "data[1].embedding has 2 dimensions, data[0].embedding 3"},
 		})
 	})
+	t.Run("a payload sent as it is", func(t *testing.T) {
+		// its inputs are not counted; its encoding_format is read from it
+		req := func(url string) Request {
+			r := apiReq(url, plan.EndpointEmbeddings, false)
+			r.Payload = []byte(`{"model":"m","input":["a","b","c"],"encoding_format":"base64"}`)
+			return r
+		}
+		checkReplies(t, req, []replyCase{
+			{"three base64 vectors", embeddingsReply(e("0", `"`+float32s(1, 2)+`"`), e("1", `"`+float32s(3, 4)+`"`),
+				e("2", `"`+float32s(5, 6)+`"`)), ""},
+			{"a null", embeddingsReply(e("0", "null")), "data[0].embedding is null"},
+		})
+	})
 	t.Run("chat embeddings", func(t *testing.T) {
 		checkReplies(t, func(url string) Request { return apiReq(url, plan.EndpointChatEmbeddings, false) }, []replyCase{
 			{"one conversation, one vector", embeddingsReply(e("0", "[1,2]")), ""},
@@ -115,7 +128,8 @@ func TestEmbeddingsRepliesMustHoldOneVectorPerInput(t *testing.T) {
 }
 
 // TestTemplateEmbeddingsRepliesAreChecked: a template reply read as
-// embeddings must hold valid vectors too.
+// embeddings must hold valid vectors too (their count is not known: a
+// template may send the passages, or one text).
 func TestTemplateEmbeddingsRepliesAreChecked(t *testing.T) {
 	tmpl, err := payload.Load(`{"input": {{ texts|tojson }}}`)
 	require.NoError(t, err)
@@ -136,7 +150,9 @@ func TestTemplateEmbeddingsRepliesAreChecked(t *testing.T) {
 		{"duplicate indices", `{"data":[` + e("0", "[1]") + "," + e("0", "[2]") + `]}`, "data[1] index 0 came twice"},
 		{"index outside", `{"data":[` + e("1", "[1]") + `]}`, "data[0] index 1 is outside the 1 embeddings sent"},
 		{"lengths differ", `{"embeddings":[[1,2],[3]]}`, "embeddings[1] embedding has 1 dimensions, embeddings[0] 2"},
-		{"more vectors than texts", `{"embeddings":[[1],[2],[3]]}`, "3 embeddings came back for 2 inputs"},
+		{"more vectors than texts (a template may send passages too)", `{"embeddings":[[1],[2],[3]]}`, ""},
+		{"Cohere v2's vectors by type", `{"embeddings":{"float":[[1,2],[3,4]],"int8":[[1,2],[3,4]]}}`, ""},
+		{"Cohere v2's bad vectors", `{"embeddings":{"float":[[1,null]]}}`, "embeddings.float[0] embedding element 1 is not a number (null)"},
 	})
 }
 

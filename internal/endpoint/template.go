@@ -41,10 +41,7 @@ func templateBody(req *Request) ([]byte, error) {
 // content, response, output, result, generated_text; an OpenAI choice).
 // A stream's events are read the same way and may end without a marker.
 // Embeddings found in a whole reply must be valid (detectvec.go).
-type detectFormat struct {
-	field *payload.Field
-	texts int // the texts the template was given
-}
+type detectFormat struct{ field *payload.Field }
 
 func (detectFormat) label() string { return "recognised" }
 
