@@ -272,7 +272,7 @@ func TestWekaTraceModelRewriting(t *testing.T) {
 	dir := t.TempDir()
 	writeWekaTraces(t, dir)
 	inv := cli(t, dir, "profile", "--model", "A", "--model", "B", "--model", "C", "--url", m.URL, "--endpoint-type", "chat",
-		"--input-file", "traces")
+		"--input-file", "traces", "--artifact-dir", "out")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	models := map[string]int{}
 	for _, b := range sent.sorted() {
@@ -280,7 +280,23 @@ func TestWekaTraceModelRewriting(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(b), &cb), b)
 		models[fmt.Sprintf("%s/%d", cb.Model, cb.MaxTokens)]++
 	}
-	assert.Equal(t, map[string]int{"A/20": 1, "A/30": 1, "A/12": 1, "B/10": 1, "B/1": 1, "B/5": 1}, models)
+	want := map[string]int{"A/20": 1, "A/30": 1, "A/12": 1, "B/10": 1, "B/1": 1, "B/5": 1}
+	assert.Equal(t, want, models)
+
+	// inputs.json holds the bodies sent, subagents' models included.
+	var inputs struct {
+		Data []struct {
+			Payloads []chatBody `json:"payloads"`
+		} `json:"data"`
+	}
+	readJSONInto(t, filepath.Join(dir, "out", "inputs.json"), &inputs)
+	recorded := map[string]int{}
+	for _, d := range inputs.Data {
+		for _, cb := range d.Payloads {
+			recorded[fmt.Sprintf("%s/%d", cb.Model, cb.MaxTokens)]++
+		}
+	}
+	assert.Equal(t, want, recorded)
 }
 
 // The main agent's call after a subagent waits until the subagent's last

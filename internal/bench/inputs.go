@@ -118,6 +118,7 @@ func (s sentSet) has(conv int) bool {
 // the turn, with the first --model.
 func (s *source) alone(conv int, c *dataset.Conversation, t int) endpoint.Request {
 	sess := &session{src: s, conv: conv, c: *c} // a fresh session holds no history
+	sess.model = s.turnModel(c, t, 0)           // as Send picks it for a trace that names models
 	return sess.request(&c.Turns[t], "").Request
 }
 

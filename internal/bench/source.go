@@ -198,6 +198,16 @@ func (s *session) prepare() {
 	s.first = &r
 }
 
+// turnModel is the index of the model turn t of c goes to: the one the
+// trace names (its rank among the trace's models, over the --model list),
+// else model.
+func (s *source) turnModel(c *dataset.Conversation, t, model int) int {
+	if c.ModelRanked {
+		return c.Turns[t].ModelRank % len(s.p.Model)
+	}
+	return model
+}
+
 // Send sends turn i of the conversation.
 func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record {
 	src := s.src
@@ -211,8 +221,8 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		s.id = src.ids.UUID()
 		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
 	}
-	if s.err == nil && s.c.ModelRanked { // the trace names each turn's model
-		s.model = s.c.Turns[i].ModelRank % len(src.p.Model)
+	if s.err == nil {
+		s.model = src.turnModel(&s.c, i, s.model)
 	}
 	rec := metrics.Record{
 		Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs,
