@@ -27,10 +27,13 @@ func Synthesize(ctx context.Context, in string, out io.Writer, p Params) (Stats,
 	if err := p.Validate(""); err != nil {
 		return Stats{}, err
 	}
-	s := &synthesis{p: p, ids: map[int64]bool{}}
+	s := &synthesis{p: p, ids: map[int64]bool{}, sessions: map[string]bool{}, copies: map[copyKey]string{}}
 	var st Stats
 	err := dataset.ScanTrace(ctx, in, p.BlockSize, func(row dataset.TraceRow) error {
 		st.Rows++
+		if row.SessionID != nil && p.PrefixRootMultiplier > 1 {
+			s.sessions[*row.SessionID] = true
+		}
 		st.MaxDepth = max(st.MaxDepth, len(row.HashIDs))
 		for _, id := range row.HashIDs {
 			if again, seen := s.ids[id]; !seen {
@@ -74,6 +77,30 @@ type synthesis struct {
 	rowIDs    []int64
 	isl       int
 	budget    int // the most hash ids a row may get
+	// sessions are the session ids taken: the trace's and the copies'
+	// made so far; copies names copy c of a session.
+	sessions map[string]bool
+	copies   map[copyKey]string
+}
+
+type copyKey struct {
+	id string
+	c  int
+}
+
+// copyName is the session id of copy c (> 0) of session id: id#c, with
+// another #c for as long as that names a session already (the trace may
+// hold "a#1" beside "a"), so that no two sessions merge.
+func (s *synthesis) copyName(id string, c int) string {
+	if name, ok := s.copies[copyKey{id, c}]; ok {
+		return name
+	}
+	name := fmt.Sprintf("%s#%d", id, c)
+	for s.sessions[name] {
+		name = fmt.Sprintf("%s#%d", name, c)
+	}
+	s.sessions[name], s.copies[copyKey{id, c}] = true, name
+	return name
 }
 
 // start sets where fresh ids begin: past the stretched shared ids, as
@@ -114,7 +141,9 @@ func (s *synthesis) transform(row dataset.TraceRow) error {
 		k++
 	}
 	m := s.p.PrefixLenMultiplier
-	if blocks := float64(k)*max(m, 1) + float64(row.InputLength)*s.p.PromptLenMultiplier/float64(b); s.p.MaxISL == 0 && blocks*float64(b) > 2*dataset.MaxInputLength {
+	// the shared blocks stretched, and the rest of the prompt scaled
+	rest := float64(max(row.InputLength-k*b, 0)) * s.p.PromptLenMultiplier
+	if blocks := float64(k)*max(m, 1) + rest/float64(b); s.p.MaxISL == 0 && blocks*float64(b) > 2*dataset.MaxInputLength {
 		return fmt.Errorf("its synthetic input would be about %.0f tokens, past the %d a trace row may hold: lower the multipliers or set --max-isl",
 			blocks*float64(b), dataset.MaxInputLength)
 	}
@@ -178,7 +207,8 @@ func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
 		set["output_length"] = func(b []byte) []byte { return appendInt(b, int64(osl)) }
 	}
 	if row.SessionID != nil && c > 0 {
-		set["session_id"] = func(b []byte) []byte { return appendString(b, fmt.Sprintf("%s#%d", *row.SessionID, c)) }
+		name := s.copyName(*row.SessionID, c)
+		set["session_id"] = func(b []byte) []byte { return appendString(b, name) }
 	}
 	line, err := rewrite(row.Raw, set)
 	if err != nil {

@@ -75,6 +75,22 @@ func TestRootMultiplierAndFields(t *testing.T) {
 	}, synth(t, in, p))
 }
 
+// A copy's name never merges it into another session: the trace's own
+// "a#1" stays its own, and so do the copies of both.
+func TestRootMultiplierNamesNoSessionTwice(t *testing.T) {
+	in := write(t,
+		`{"session_id": "a", "input_length": 10, "hash_ids": [1]}`,
+		`{"session_id": "a", "input_length": 10, "hash_ids": [2]}`,
+		`{"session_id": "a#1", "input_length": 10, "hash_ids": [3]}`)
+	p := Defaults()
+	p.BlockSize, p.PrefixRootMultiplier = 16, 2
+	var names []string
+	for _, l := range synth(t, in, p) {
+		names = append(names, l[strings.Index(l, `"session_id": "`)+len(`"session_id": "`):strings.Index(l, `", "input`)])
+	}
+	assert.Equal(t, []string{"a", "a#1#1", "a", "a#1#1", "a#1", "a#1#1#1"}, names)
+}
+
 // The done-when of issue 24: --prefix-root-multiplier 3 on the public
 // Mooncake slice gives three times the unique prefixes at the same
 // per-request hit structure.
@@ -141,7 +157,7 @@ func TestSynthesisBounds(t *testing.T) {
 	p.PrefixLenMultiplier = 1e6
 	var out bytes.Buffer
 	_, err := Synthesize(context.Background(), in, &out, p)
-	assert.ErrorContains(t, err, in+":1: input_length: its synthetic input would be about 512001000 tokens")
+	assert.ErrorContains(t, err, in+":1: input_length: its synthetic input would be about 512000488 tokens")
 	p = Defaults()
 	p.PromptLenMultiplier = 40000
 	_, err = Synthesize(context.Background(), in, &out, p)
