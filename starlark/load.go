@@ -110,6 +110,8 @@ func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 	var errs []error
 	if _, err := l.exec(path, target); err != nil {
 		errs = append(errs, err)
+	} else if err := l.unreadVars(o.Vars); err != nil {
+		errs = append(errs, err)
 	} else {
 		l.state.closed = true
 		for _, d := range l.state.sweeps {
@@ -158,7 +160,8 @@ type loader struct {
 	guard       *guard
 	limit       string // the limit the script went over, said instead of the cancellation
 	print       func(string)
-	sources     hash.Hash // every file read, for a search planner's digest
+	sources     hash.Hash       // every file read, for a search planner's digest
+	literals    map[string]bool // every string literal of every file read
 }
 
 type module struct {
@@ -182,6 +185,7 @@ func newLoader(o Options, sb *sandbox) *loader {
 		maxSteps: cmp.Or(o.MaxSteps, DefaultMaxSteps),
 		guard:    &guard{maxMemory: cmp.Or(o.MaxMemory, DefaultMaxMemory), baseline: heapBytes()},
 		sources:  sha256.New(),
+		literals: map[string]bool{},
 	}
 	if l.readFile == nil {
 		l.readFile = readScript
@@ -290,6 +294,12 @@ func (l *loader) run(display string, src []byte) (starlark.StringDict, error) {
 	if err != nil {
 		return nil, err
 	}
+	syntax.Walk(f, func(n syntax.Node) bool { // the names the script may read from vars
+		if lit, ok := n.(*syntax.Literal); ok && lit.Token == syntax.STRING {
+			l.literals[lit.Value.(string)] = true
+		}
+		return true
+	})
 	if err := rewriteFile(f); err != nil {
 		return nil, err
 	}
@@ -308,6 +318,34 @@ func (l *loader) scriptError(err error) error {
 }
 
 // varsDict builds the frozen vars dict, keys in sorted order.
+// unreadVars refuses a --set key that no loaded file names as a string
+// (vars.get("url"), vars["url"]): a misspelt key would otherwise leave the
+// script's default in place, silently.
+func (l *loader) unreadVars(vars map[string]string) error {
+	var unread []string
+	for k := range vars {
+		if !l.literals[k] {
+			unread = append(unread, k)
+		}
+	}
+	if len(unread) == 0 {
+		return nil
+	}
+	sort.Strings(unread)
+	names := make([]string, 0, len(l.literals))
+	for lit := range l.literals {
+		if len(lit) <= 64 && !strings.ContainsAny(lit, " \n/:") { // a name, not a sentence or a path
+			names = append(names, lit)
+		}
+	}
+	var errs []error
+	for _, k := range unread {
+		errs = append(errs, fmt.Errorf("--set %s: the script never reads a variable of that name (a misspelt key would "+
+			"leave its default in place)%s", k, plan.Suggest(k, names)))
+	}
+	return errors.Join(errs...)
+}
+
 func varsDict(vars map[string]string) *starlark.Dict {
 	keys := make([]string, 0, len(vars))
 	for k := range vars {

@@ -181,3 +181,16 @@ func TestLoadRefusesAHugeModule(t *testing.T) {
 	assert.Equal(t, "cannot load huge.star: read "+huge+": "+huge+
 		" is larger than 16 MiB, the most a script or module may be: keep data out of scripts, or generate fewer declarations", errs[0].Msg)
 }
+
+// TestLoadRefusesAnUnreadVar: a --set key no file of the script names is
+// refused (a misspelt one would leave the default in place), with the
+// closest name the script does use.
+func TestLoadRefusesAnUnreadVar(t *testing.T) {
+	t.Parallel()
+	dir := tree(t)
+	script := "n = int(vars.get(\"requests\", 10))\n"
+	require.NoError(t, loadMain(t, dir, script, starlark.Options{Vars: map[string]string{"requests": "3"}}))
+	err := loadMain(t, dir, script, starlark.Options{Vars: map[string]string{"requets": "3"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--set requets: the script never reads a variable of that name (a misspelt key would leave its default in place) (did you mean "requests"?)`)
+}
