@@ -33,6 +33,9 @@ func Console(w io.Writer, run *result.Run) {
 	p := &printer{w: w}
 	p.line(Title)
 	p.table(statsHeader, metricRows(run.Profiling.InGroup(metrics.GroupDefault)), "lrrrrrrr")
+	if spec := run.Config.Spec(); spec.Streams && spec.Tokens && !run.Config.Streaming {
+		p.line("No time to first token nor inter-token latency: the replies were not streamed (add --streaming).")
+	}
 	p.httpTrace(run)
 	p.usage(run.Profiling)
 	p.specDecode(run.Profiling)
@@ -182,6 +185,9 @@ func (p *printer) errors(run *result.Run) {
 			msg = msg[:maxMessage] + "…"
 		}
 		p.line("  %d × %s: %s", e.Count, kind, msg)
+	}
+	if run.Config.FailedRequestThreshold == nil && run.Status == result.StatusComplete && 2*failed >= total {
+		p.line("The run still counts as complete (exit 0): --failed-request-threshold RATIO fails a run with more failures (exit 1).")
 	}
 }
 

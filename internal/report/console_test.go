@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
@@ -136,4 +137,19 @@ func TestTableTightensPaddingLast(t *testing.T) {
 	buf.Reset()
 	Table(Wide(&buf), header, rows, "")
 	assert.Contains(t, buf.String(), "│ aaaaaaaaa │")
+}
+
+// TestConsoleNamesTheThresholdWhenMostFailed: a run most of whose requests
+// failed is still complete, and the console says how to make it fail.
+func TestConsoleNamesTheThresholdWhenMostFailed(t *testing.T) {
+	run := fixtureRun(t)
+	run.Status = result.StatusComplete
+	run.ErrorSummary[0].Count = 40
+	var buf bytes.Buffer
+	Console(Wide(&buf), run)
+	assert.Contains(t, buf.String(), "--failed-request-threshold RATIO fails a run with more failures (exit 1)")
+	run.Config.FailedRequestThreshold = plan.Ptr(0.5)
+	buf.Reset()
+	Console(Wide(&buf), run)
+	assert.NotContains(t, buf.String(), "--failed-request-threshold")
 }
