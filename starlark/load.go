@@ -317,7 +317,6 @@ func (l *loader) scriptError(err error) error {
 	return scriptError(err, l.limit)
 }
 
-// varsDict builds the frozen vars dict, keys in sorted order.
 // unreadVars refuses a --set key that no loaded file names as a string
 // (vars.get("url"), vars["url"]): a misspelt key would otherwise leave the
 // script's default in place, silently.
@@ -346,6 +345,7 @@ func (l *loader) unreadVars(vars map[string]string) error {
 	return errors.Join(errs...)
 }
 
+// varsDict builds the frozen vars dict, keys in sorted order.
 func varsDict(vars map[string]string) *starlark.Dict {
 	keys := make([]string, 0, len(vars))
 	for k := range vars {
