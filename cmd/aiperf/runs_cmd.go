@@ -238,9 +238,12 @@ func (c *RunsDeleteCmd) Run(ctx context.Context, g *Globals) error {
 
 // refErr turns an error about a reference the user gave (a run, name or
 // sweep that is not stored, or a sweep that is ambiguous as one group) into
-// a usage error; a not-found error also points at `aiperf runs list`.
+// a usage error; a not-found error also points at `aiperf runs list`, and
+// at `aiperf runs sweeps` for a sweep.
 func refErr(err error) error {
 	switch {
+	case errors.Is(err, store.ErrNotFound) && strings.Contains(err.Error(), "sweep"):
+		return usageErr(fmt.Errorf("%w (see aiperf runs list, and aiperf runs sweeps for sweeps and searches)", err))
 	case errors.Is(err, store.ErrNotFound):
 		return usageErr(fmt.Errorf("%w (see aiperf runs list)", err))
 	case errors.Is(err, store.ErrAmbiguous):
