@@ -231,25 +231,31 @@ func TestWekaManySubagentsReadOnce(t *testing.T) {
 	assert.Less(t, all, 3*first, "a parse per conversation")
 }
 
+// wekaCalls is a trace of n calls, one a line, each of in input tokens.
+func wekaCalls(n, in int) string {
+	var b strings.Builder
+	b.WriteString(`{"id": "t", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n{\"t\": %d, \"type\": \"n\", \"model\": \"m\", \"in\": %d, \"out\": 1}", i, in)
+	}
+	b.WriteString("\n]}\n")
+	return b.String()
+}
+
 // TestWekaManyProblemsCounted: a file of a thousand bad calls is refused
 // with the first 50 listed and the rest counted (a few times 50 are held
 // to be placed, however many the file has).
 func TestWekaManyProblemsCounted(t *testing.T) {
-	var b strings.Builder
-	b.WriteString(`{"id": "bad", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [`)
-	for i := range 1000 {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, "\n{\"t\": %d, \"type\": \"n\", \"model\": \"m\", \"in\": -1, \"out\": 1}", i)
-	}
-	b.WriteString("\n]}\n")
-	_, ps, more := parseWeka(context.Background(), []byte(b.String()))
+	doc := wekaCalls(1000, -1)
+	_, ps, more := parseWeka(context.Background(), []byte(doc))
 	assert.Len(t, ps, wekaKeptProblems)
 	assert.Equal(t, 1000-wekaKeptProblems, more)
 
 	path := filepath.Join(t.TempDir(), "bad.json")
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeWekaTrace})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "1000 problems")
@@ -297,26 +303,18 @@ func TestWekaTypeNotAString(t *testing.T) {
 // TestWekaParseStops: a parse whose context is done stops between
 // requests (a 256 MiB file takes seconds), and loading the file says so.
 func TestWekaParseStops(t *testing.T) {
-	var b strings.Builder
-	b.WriteString(`{"id": "t", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [`)
-	for i := range 200 {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, "\n{\"t\": %d, \"type\": \"n\", \"model\": \"m\", \"in\": 1, \"out\": 1}", i)
-	}
-	b.WriteString("\n]}\n")
-	tr, ps, _ := parseWeka(context.Background(), []byte(b.String()))
+	doc := wekaCalls(200, 1)
+	tr, ps, _ := parseWeka(context.Background(), []byte(doc))
 	require.Nil(t, ps)
 	require.Len(t, tr.Requests, 200)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	tr, _, _ = parseWeka(ctx, []byte(b.String()))
+	tr, _, _ = parseWeka(ctx, []byte(doc))
 	assert.Empty(t, tr.Requests, "stopped before the first request")
 
 	path := filepath.Join(t.TempDir(), "t.json")
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
 	w := &wekaSet{}
 	_, err := w.load(ctx, path)
 	require.ErrorIs(t, err, context.Canceled)
