@@ -317,6 +317,9 @@ func (l *loader) scriptError(err error) error {
 	return scriptError(err, l.limit)
 }
 
+// maxSuggested bounds the names an unread --set key is compared with.
+const maxSuggested = 10_000
+
 // unreadVars refuses a --set key that no loaded file names as a string
 // (vars.get("url"), vars["url"]): a misspelt key would otherwise leave the
 // script's default in place, silently.
@@ -336,6 +339,9 @@ func (l *loader) unreadVars(vars map[string]string) error {
 		if len(lit) <= 64 && !strings.ContainsAny(lit, " \n/:") { // a name, not a sentence or a path
 			names = append(names, lit)
 		}
+	}
+	if len(names) > maxSuggested { // a suggestion's cost is bounded: past this, none
+		names = nil
 	}
 	var errs []error
 	for _, k := range unread {

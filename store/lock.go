@@ -83,7 +83,7 @@ func (db *DB) LockSweep(ctx context.Context, c SweepClaim) (*SweepLock, error) {
 				return err
 			default:
 				o.Since = parseTime(since)
-				if o.Host != host || processAlive(o.PID) {
+				if !ownerGone(o.Host, host, o.PID) {
 					return &LockedError{Store: db.path, Owner: o, token: token}
 				}
 				lock.TookOver = append(lock.TookOver, o)
@@ -120,3 +120,7 @@ func (l *SweepLock) Release(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ownerGone reports whether a claim's owner, on host, is known to have
+// exited: only a process of this host (here) can be looked at.
+func ownerGone(host, here string, pid int) bool { return host == here && !processAlive(pid) }

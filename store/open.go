@@ -395,6 +395,10 @@ func (db *DB) unusable(err error) error {
 		return fmt.Errorf("open store %q: %w", db.path, err)
 	}
 	var problem, remedy string
+	side := "" // a -wal or -shm this user may not write
+	if se.Code == sqlite3.ErrReadonly {
+		side = sideFileOf(db.path)
+	}
 	switch {
 	case diskFull(se): // SQLITE_FULL, or an I/O error whose errno is ENOSPC
 		problem, remedy = "cannot be written: its disk is full", "free some space on it"
@@ -404,13 +408,13 @@ func (db *DB) unusable(err error) error {
 		problem, remedy = "is damaged", "restore it from a backup, or move it aside to start a new store"
 	case se.Code == sqlite3.ErrReadonly && !writable(db.path):
 		problem, remedy = "is read-only", "make the file writable"
-	case se.Code == sqlite3.ErrReadonly && sideFileOf(db.path) != "":
-		problem = "cannot be written: " + sideFileOf(db.path) + " beside it is not writable by this user"
+	case se.Code == sqlite3.ErrReadonly && side != "":
+		problem = "cannot be written: " + side + " beside it is not writable by this user"
 		remedy = "remove it, or make it writable (SQLite keeps the store's -wal and -shm files there; another user's read may have left them)"
 	case se.Code == sqlite3.ErrReadonly:
 		problem, remedy = "is read-only", "make the file writable"
 	case busy(se):
-		problem = "is locked by another process (waited 30 s)"
+		problem = fmt.Sprintf("is locked by another process (waited %v)", busyTimeout)
 		remedy = "let that process finish (fuser names it), then try again"
 	case se.Code == sqlite3.ErrCantOpen || se.Code == sqlite3.ErrPerm || se.Code == sqlite3.ErrAuth:
 		problem = "cannot be opened"

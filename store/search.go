@@ -202,7 +202,7 @@ func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 		SELECT s.id, s.name, s.script_path, s.trials, s.started_at, s.ended_at, s.status, s.kind, coalesce(s.search_answer, ''),
 			(SELECT count(*) FROM cells c WHERE c.sweep_id = s.id), (SELECT count(*) FROM runs r WHERE r.sweep_id = s.id),
 			l.pid, coalesce(l.host, ''), coalesce(s.plan_sha256, '')
-		FROM sweeps s LEFT JOIN sweep_locks l ON l.key = 'sweep ' || s.name || ' ' || s.plan_sha256
+		FROM sweeps s LEFT JOIN sweep_locks l ON l.key = 'sweep ' || s.name || ' ' || s.plan_sha256 -- LockSweep's key
 		ORDER BY s.id DESC`
 	if limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", limit)
@@ -228,7 +228,7 @@ func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 			return nil, fmt.Errorf("list sweeps: %w", err)
 		}
 		if r.Status == sweepRunning && plan != "" { // without its plan's digest its claim cannot be found
-			r.Abandoned = !pid.Valid || host == thisHost && !processAlive(int(pid.Int64))
+			r.Abandoned = !pid.Valid || ownerGone(host, thisHost, int(pid.Int64))
 		}
 		r.StartedAt, r.EndedAt = parseTime(start), nullTime(end)
 		out = append(out, r)

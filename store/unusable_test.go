@@ -17,7 +17,7 @@ func TestUnusableNamesALock(t *testing.T) {
 	db := &DB{path: filepath.Join(t.TempDir(), "x.db")}
 	var ue *UnusableError
 	require.ErrorAs(t, db.unusable(sqlite3.Error{Code: sqlite3.ErrBusy}), &ue)
-	assert.Contains(t, ue.Error(), "is locked by another process (waited 30 s)")
+	assert.Contains(t, ue.Error(), "is locked by another process (waited 30s)")
 	assert.Contains(t, ue.Error(), "let that process finish")
 }
 

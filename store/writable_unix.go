@@ -13,8 +13,7 @@ const accessKnown = true
 // writable reports whether the process may write path and its directory
 // (where SQLite keeps the -wal and -shm files).
 func writable(path string) bool {
-	const wOK = 2 // W_OK
-	return syscall.Access(path, wOK) == nil && syscall.Access(filepath.Dir(path), wOK) == nil
+	return writableFile(path) && writableFile(filepath.Dir(path))
 }
 
 // writableFile reports whether the process may write the file path.

@@ -60,7 +60,7 @@ func (f configFile) load(g *Globals, cmd string) (*config.File, plan.Sweep, erro
 	if len(cells) == 0 {
 		cells = []plan.Cell{{ID: plan.CellID(name, nil), Label: "base", Profile: file.Profile}}
 	}
-	err = checkCells(cells, func(i int, field string) string { return file.Where(i, field) })
+	err = checkCells(cells, file.Where)
 	sw := plan.Sweep{Name: name, Source: path, Cells: cells, Trials: max(1, file.MultiRun.NumRuns), Order: plan.OrderRepeated,
 		CooldownSeconds: file.MultiRun.CooldownSeconds, WarmupFirstTrialOnly: file.MultiRun.WarmupFirstTrialOnly,
 		VarySeedPerTrial: file.MultiRun.VarySeedPerTrial}

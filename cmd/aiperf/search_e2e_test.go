@@ -315,8 +315,7 @@ func TestSearchInterruptedPrintsItsTable(t *testing.T) {
 		"--set", "tok="+tinyTokenizer(t), "--ui", "none")
 	require.NoError(t, cmd.Start())
 	cmd.await(t, g.held, "the third probe's request")
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	released()
+	require.NoError(t, cmd.Process.Signal(os.Interrupt)) // the held probe is cut by it; the gate stays shut
 	ended := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(ended) }()
 	cmd.await(t, ended, "the interrupted search's end")

@@ -100,10 +100,9 @@ func (d *wekaDoc) add(off int, field, format string, args ...any) {
 // requests; the caller asks ctx.
 func parseWeka(ctx context.Context, data []byte) (tr wekaTrace, ps []wekaProblem, more int) {
 	d := &wekaDoc{ctx: ctx, data: data}
-	defer func() { ps, more = d.ps, d.total-len(d.ps) }()
 	fields, ok := d.object(data, 0, "", wekaTraceFields, wekaTraceRequired)
 	if !ok {
-		return tr, nil, 0
+		return tr, d.ps, d.total - len(d.ps)
 	}
 	d.decode(fields, "id", "", &tr.ID, "a string")
 	d.decode(fields, "models", "", &tr.Models, "a list of strings")
@@ -119,7 +118,7 @@ func parseWeka(ctx context.Context, data []byte) (tr wekaTrace, ps []wekaProblem
 	if raw, ok := fields["requests"]; ok {
 		tr.Requests = d.requests(raw, "requests", true)
 	}
-	return tr, nil, 0
+	return tr, d.ps, d.total - len(d.ps)
 }
 
 // field is a raw field value and its offset in the document.
@@ -251,11 +250,6 @@ func (d *wekaDoc) decode(fields map[string]field, name, path string, v any, want
 	if !ok || string(f.raw) == "null" {
 		return false
 	}
-	if ids, ok := v.(*[]int64); ok { // hash_ids: most of a trace's bytes
-		if *ids, ok = intList(f.raw); ok {
-			return true
-		}
-	}
 	if err := json.Unmarshal(f.raw, v); err != nil {
 		d.add(f.off, path+name, "expected %s, got %s", want, jsonKindOf(f.raw))
 		return false
@@ -323,7 +317,11 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 		d.decode(fields, "model", path, &r.Model, "a string")
 		d.decode(fields, "in", path, &r.In, "an integer")
 		d.decode(fields, "out", path, &r.Out, "an integer")
-		d.decode(fields, "hash_ids", path, &r.HashIDs, "a list of integers")
+		if ids, ok := intList(fields["hash_ids"].raw); ok { // most of a trace's bytes: read without reflection
+			r.HashIDs = ids
+		} else {
+			d.decode(fields, "hash_ids", path, &r.HashIDs, "a list of integers")
+		}
 		d.decode(fields, "input_types", path, &r.InputTypes, "a list of strings")
 		d.decode(fields, "output_types", path, &r.OutputTypes, "a list of strings")
 		d.decode(fields, "stop", path, &r.Stop, "a string")

@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -92,6 +93,9 @@ func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
 // --extra-inputs).
 func asksBase64(req *Request) bool {
 	if len(req.Payload) > 0 {
+		if !bytes.Contains(req.Payload, []byte("encoding_format")) { // most payloads: not parsed
+			return false
+		}
 		var p struct {
 			EncodingFormat string `json:"encoding_format"`
 		}

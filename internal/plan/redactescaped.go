@@ -20,8 +20,11 @@ const escapeLevels = 2
 // every match in s. Short secrets, replaced only where they stand alone,
 // are left to the plain forms.
 func (r *Redactor) escaped(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
 	urls := r.urls && escapedURL(s)
-	if !strings.Contains(s, `\`) || len(r.long) == 0 && !urls {
+	if len(r.long) == 0 && !urls {
 		return s
 	}
 	view, at := s, []int32(nil) // at[i]: where view's byte i comes from in s; nil: itself
