@@ -27,27 +27,47 @@ func (r *Redactor) escaped(s string) string {
 	if len(r.long) == 0 && !urls {
 		return s
 	}
-	view, at := s, []int32(nil) // at[i]: where view's byte i comes from in s; nil: itself
-	for range escapeLevels {
-		next, nextAt, ok := unescapeJSON(view)
+	// The views are made without their offsets first: most texts hold no
+	// secret, and the offsets cost 4 bytes a byte. Only a match has them
+	// made, down to its level.
+	view := s
+	for level := 1; level <= escapeLevels; level++ {
+		next, _, ok := unescapeJSON(view, false)
 		if !ok {
 			break
 		}
+		view = next
+		if r.matches(view, urls) != nil {
+			return r.cutAt(s, level, urls)
+		}
+	}
+	return s
+}
+
+// matches are the spans of view to replace: the long secrets', and with
+// urls the values of secret query parameters.
+func (r *Redactor) matches(view string, urls bool) [][2]int {
+	spans := r.spans(view)
+	if urls {
+		spans = merge(append(spans, querySpans(view, r.params)...))
+	}
+	return spans
+}
+
+// cutAt replaces in s what matches its view level escapes deep, tracing
+// each byte of the view back to s.
+func (r *Redactor) cutAt(s string, level int, urls bool) string {
+	view, at := s, []int32(nil) // at[i]: where view's byte i comes from in s; nil: itself
+	for range level {
+		next, nextAt, _ := unescapeJSON(view, true)
 		if at != nil {
 			for i, j := range nextAt {
 				nextAt[i] = at[j]
 			}
 		}
 		view, at = next, nextAt
-		spans := r.spans(view)
-		if urls {
-			spans = merge(append(spans, querySpans(view, r.params)...))
-		}
-		if len(spans) > 0 {
-			return cut(s, spans, at)
-		}
 	}
-	return s
+	return cut(s, r.matches(view, urls), at)
 }
 
 // spans are the byte ranges of view that the long secrets match, in order
@@ -130,32 +150,35 @@ func cut(s string, spans [][2]int, at []int32) string {
 // unescapeJSON decodes the JSON string escapes of s (\" \\ \/ \b \f \n \r
 // \t \uXXXX, surrogate pairs joined); anything else is kept as written.
 // at[i] is where byte i of the result starts in s, and at[len(result)] is
-// len(s) (offsets of 32 bits: a text is at most --max-event-bytes, 1 GiB).
-// ok is false when s has no escape to decode.
-func unescapeJSON(s string) (out string, at []int32, ok bool) {
-	var b []byte
+// len(s) (offsets of 32 bits: a text is at most --max-event-bytes, 1 GiB),
+// when track; nil otherwise. ok is false when s has no escape to decode.
+func unescapeJSON(s string, track bool) (out string, at []int32, ok bool) {
+	b := make([]byte, 0, len(s))
+	mark := func(i, n int) {
+		for ; track && n > 0; n-- {
+			at = append(at, int32(i))
+		}
+	}
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			b, at = append(b, c), append(at, int32(i))
-			i++
-			continue
+		r, n := rune(0), 0
+		if c == '\\' && i+1 < len(s) {
+			r, n = escapeAt(s[i:])
 		}
-		r, n := escapeAt(s[i:])
 		if n == 0 {
-			b, at = append(b, c), append(at, int32(i))
+			b = append(b, c)
+			mark(i, 1)
 			i++
 			continue
 		}
 		ok = true
 		start := len(b)
 		b = utf8.AppendRune(b, r)
-		for range len(b) - start {
-			at = append(at, int32(i))
-		}
+		mark(i, len(b)-start)
 		i += n
 	}
-	return string(b), append(at, int32(len(s))), ok
+	mark(len(s), 1)
+	return string(b), at, ok
 }
 
 // escapeAt decodes the escape that s starts with: its rune and length
