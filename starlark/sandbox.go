@@ -3,7 +3,6 @@ package starlark
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -155,24 +154,12 @@ const MaxScriptBytes = 16 << 20
 
 // readScript reads a script or module file of at most MaxScriptBytes.
 func readScript(path string) ([]byte, error) {
-	f, err := inputfile.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := inputfile.ReadFileMax(path, MaxScriptBytes)
+	if tl := (*inputfile.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("%w, the most a script or module may be: "+
+			"keep data out of scripts, or generate fewer declarations", err)
 	}
-	defer f.Close()
-	var b []byte
-	fi, err := f.Stat()
-	if err == nil && fi.Size() <= MaxScriptBytes {
-		b, err = io.ReadAll(io.LimitReader(f, MaxScriptBytes+1)) // bounded should it grow meanwhile
-	}
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > MaxScriptBytes || len(b) > MaxScriptBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB, the most a script or module may be: "+
-			"keep data out of scripts, or generate fewer declarations", path, MaxScriptBytes>>20)
-	}
-	return b, nil
+	return b, err
 }
 
 // regular refuses what is not a regular file: reading a FIFO or a device

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path/filepath"
@@ -74,7 +73,7 @@ var specialTokens = []string{"bos_token", "eos_token", "unk_token", "sep_token",
 // else tokenizer_config.json's chat_template.
 func Load(dir string) (*Template, error) {
 	file := filepath.Join(dir, ConfigFile)
-	data, err := readFile(file, maxConfig)
+	data, err := inputfile.ReadFileMax(file, maxConfig)
 	var cfg map[string]json.RawMessage // nil: no tokenizer_config.json
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // a chat_template.jinja may still be there
@@ -113,7 +112,7 @@ func Load(dir string) (*Template, error) {
 // is in: chat_template.jinja, else the config's chat_template.
 func templateSource(dir string, cfg map[string]json.RawMessage) (src, file string, err error) {
 	jinjaFile := filepath.Join(dir, TemplateFile)
-	b, err := readFile(jinjaFile, maxSource)
+	b, err := inputfile.ReadFileMax(jinjaFile, maxSource)
 	switch {
 	case err == nil:
 		if strings.TrimSpace(string(b)) == "" {
@@ -134,24 +133,6 @@ func templateSource(dir string, cfg map[string]json.RawMessage) (src, file strin
 		return "", "", fmt.Errorf("load chat template: the chat_template of %s is %d bytes, more than a template's %d", configFile, len(src), maxSource)
 	}
 	return src, configFile, nil
-}
-
-// readFile reads a file of at most limit bytes; a larger one is an error
-// (it is not read whole).
-func readFile(path string, limit int64) ([]byte, error) {
-	f, err := inputfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	switch {
-	case err != nil:
-		return nil, err
-	case int64(len(data)) > limit:
-		return nil, fmt.Errorf("%s is larger than %d MiB", path, limit>>20)
-	}
-	return data, nil
 }
 
 // source is the template text of a chat_template value: a string, or a

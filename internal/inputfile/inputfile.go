@@ -42,6 +42,42 @@ func ReadFile(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// ReadFileMax reads the regular file at path whole if it holds at most
+// limit bytes; a larger file is refused with a *TooLargeError, without
+// reading more than limit+1 bytes of it (a sparse file of terabytes costs
+// nothing).
+func ReadFileMax(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1)) // bounded should it grow meanwhile
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	return b, nil
+}
+
+// TooLargeError is ReadFileMax's refusal of a file over its limit.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Limit%(1<<20) == 0 {
+		return fmt.Sprintf("%s is larger than %d MiB", e.Path, e.Limit>>20)
+	}
+	return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit)
+}
+
 // NotRegularError is what Open returns, in an *fs.PathError, for a path
 // that is not a regular file.
 type NotRegularError struct{ Mode fs.FileMode }

@@ -32,3 +32,25 @@ func TestOpenRefusesWhatIsNotAFile(t *testing.T) {
 	_, err = Open(filepath.Join(dir, "missing"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestReadFileMaxRefusesALargerFile: a file of the limit reads whole; one
+// byte more is refused with TooLargeError, and a sparse file of a terabyte
+// is refused without being read.
+func TestReadFileMaxRefusesALargerFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(file, make([]byte, 1<<20), 0o644))
+	b, err := ReadFileMax(file, 1<<20)
+	require.NoError(t, err)
+	assert.Len(t, b, 1<<20)
+	_, err = ReadFileMax(file, 1<<20-1)
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.EqualError(t, err, file+" is larger than 1048575 bytes")
+	sparse := filepath.Join(dir, "sparse")
+	require.NoError(t, os.WriteFile(sparse, nil, 0o644))
+	require.NoError(t, os.Truncate(sparse, 1<<40))
+	_, err = ReadFileMax(sparse, 1<<20)
+	require.ErrorAs(t, err, &tl)
+	assert.EqualError(t, err, sparse+" is larger than 1 MiB")
+}
