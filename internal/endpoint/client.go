@@ -355,16 +355,20 @@ func (c *Client) failed(msg string) Response {
 // advertising keep-alive, so a pooled connection may be dead when it is used.
 // A request that fails on a reused connection before any response byte is
 // therefore sent once more on a fresh connection, and Retried is set. SentNs
-// is then the retry's send time: the dead attempt is client-side connection
-// management, not server latency, and counting it would inflate TTFT and
-// latency by a round trip the server never saw.
+// stays the first attempt's send time: the client cannot tell a connection
+// that was dead from a server that took the request, held it and dropped
+// it, and the caller waited through both attempts (a dead connection costs
+// a round trip; a stalling server its stall, which is not the client's send
+// lag).
 func (c *Client) send(ctx, rctx context.Context, hr *http.Request, hc *http.Client) (*http.Response, Response) {
 	var res Response
 	resp, t, err := c.attempt(hc, hr, hr.Body, &res)
 	if err != nil && t.reused.Load() && !t.gotByte.Load() && rctx.Err() == nil {
 		res.Retried = true
+		first := res.SentNs
 		body, _ := hr.GetBody() // a bytes.Reader: never fails
 		resp, _, err = c.attempt(c.fresh, hr, body, &res)
+		res.SentNs = first
 	}
 	if err != nil {
 		res.EndNs = c.now()

@@ -365,15 +365,20 @@ func TestDeadReusedConnectionIsRetried(t *testing.T) {
 	// Serves the first request of every connection, then reads the next one
 	// and closes without a byte: what llama-server does to a pooled
 	// connection it advertised as keep-alive.
+	// It takes the dropped request (stamping when, on the client's clock)
+	// before it closes: the retried request's time runs from its first send.
 	ok := chunked(200, "text/event-stream", tokA, done)
+	clock := testClock()
+	var dropped atomic.Int64
 	srv := newRawServer(t, func(_ *rawServer, conn net.Conn, n int, _ *http.Request, _ []byte) bool {
 		if n > 0 {
+			dropped.Store(clock())
 			return false
 		}
 		io.WriteString(conn, ok)
 		return true
 	})
-	c := newTestClient(t, Options{})
+	c := newTestClient(t, Options{Now: clock})
 	first := c.Do(context.Background(), chatReq(srv.url("/"), true))
 	require.Nil(t, first.Err)
 	assert.False(t, first.Retried)
@@ -386,6 +391,7 @@ func TestDeadReusedConnectionIsRetried(t *testing.T) {
 	assert.EqualValues(t, 2, srv.conns.Load())
 	assert.EqualValues(t, 3, srv.requests.Load())
 	assertStamps(t, second)
+	assert.Less(t, second.SentNs, dropped.Load(), "sent before the dropped attempt arrived, not when retried")
 }
 
 func TestRetriedOnlyOnce(t *testing.T) {

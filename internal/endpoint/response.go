@@ -71,7 +71,7 @@ type Response struct {
 	// reported (vLLM's metrics.speculative_decoding), nil when none.
 	SpecDecode *metrics.SpecDecode
 	// SentNs is taken immediately before the request is handed to the
-	// transport (of the retry, when Retried); EndNs when the response ended
+	// transport (of the first attempt, when Retried); EndNs when the response ended
 	// ([DONE] read, body read) or failed.
 	SentNs, EndNs int64
 	Err           *metrics.Error // nil on success
