@@ -138,9 +138,9 @@ func TestFinisherChecksMergedUsage(t *testing.T) {
 	f := finisherFor(t, nil)
 	f.merged = true
 	f.push(metrics.Record{Index: 0, PhaseKind: plan.KindProfiling, InputTokens: 16, OutputTokens: 4, RequestedOutputTokens: 4,
-		SentNs: 1, EndNs: 2, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4_000_000, TotalTokens: 4_000_016}})
+		SentNs: 1, EndNs: 2, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4_000_000, TotalTokens: new(4_000_016)}})
 	f.push(metrics.Record{Index: 1, PhaseKind: plan.KindProfiling, InputTokens: 16, OutputTokens: 4, RequestedOutputTokens: 4,
-		SentNs: 1, EndNs: 2, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4, TotalTokens: 20}})
+		SentNs: 1, EndNs: 2, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4, TotalTokens: new(20)}})
 	records, _, _, err := f.wait(context.Background())
 	require.NoError(t, err)
 	require.Len(t, records, 2)

@@ -67,7 +67,7 @@ func TestZeroCompletionUsageIsNotTrusted(t *testing.T) {
 	assert.Equal(t, 4, run.Audit.UsageUntrusted)
 	for _, r := range run.Records {
 		require.NotNil(t, r.Usage)
-		assert.Equal(t, "completion_tokens is 0 beside 5 chunk(s) of generated text", r.Usage.Untrusted)
+		assert.Equal(t, "completion_tokens is 0, fewer than the 5 chunk(s) of generated text that arrived", r.Usage.Untrusted)
 	}
 }
 

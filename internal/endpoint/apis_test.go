@@ -43,7 +43,7 @@ func TestAPIStreamsDecode(t *testing.T) {
 			event("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"B"}`),
 			event("response.output_text.done", `{"type":"response.output_text.done","output_index":0,"content_index":0,"text":"AB"}`),
 			event("response.completed", `{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7,"output_tokens_details":{"reasoning_tokens":0}}}}`),
-		}, []string{"A", "B"}, metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7, ReasoningReported: true}},
+		}, []string{"A", "B"}, metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: new(7), ReasoningReported: true}},
 		{"messages", plan.EndpointMessages, []string{
 			event("message_start", `{"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}`),
 			event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
@@ -145,7 +145,7 @@ func TestAPIBodiesDecode(t *testing.T) {
 		usage           *metrics.Usage
 		invalid         string // the failure's message, "" for a success
 	}{
-		{"embeddings", plan.EndpointEmbeddings, emb(2), "", &metrics.Usage{PromptTokens: 6, TotalTokens: 6}, ""},
+		{"embeddings", plan.EndpointEmbeddings, emb(2), "", &metrics.Usage{PromptTokens: 6, TotalTokens: new(6)}, ""},
 		{"embeddings count mismatch", plan.EndpointEmbeddings, emb(1), "", nil, "1 embeddings came back for 2 inputs"},
 		{"embeddings without data", plan.EndpointEmbeddings, `{"object":"list","data":[]}`, "", nil, "no data"},
 		{"embeddings of chat shape", plan.EndpointEmbeddings, `{"choices":[{"message":{"content":"x"}}]}`, "", nil, "no data"},
@@ -157,7 +157,7 @@ func TestAPIBodiesDecode(t *testing.T) {
 		{"cohere rankings", plan.EndpointCohereRankings, `{"results":[{"index":0,"relevance_score":0.9}]}`, "", nil, ""},
 		{"cohere rankings in nim shape", plan.EndpointCohereRankings, `{"rankings":[{"index":0}]}`, "", nil, "no rankings"},
 		{"responses", plan.EndpointResponses, `{"object":"response","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"AB"}]}],"usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}`,
-			"AB", &metrics.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}, ""},
+			"AB", &metrics.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: new(5)}, ""},
 		{"responses failed", plan.EndpointResponses, `{"object":"response","status":"failed","error":{"message":"boom"}}`, "", nil, "boom"},
 		{"responses of chat shape", plan.EndpointResponses, `{"choices":[]}`, "", nil, `not a response object`},
 		{"messages", plan.EndpointMessages, `{"type":"message","content":[{"type":"text","text":"AB"}],"usage":{"input_tokens":3,"output_tokens":2}}`,

@@ -62,7 +62,7 @@ const (
 )
 
 func TestStreamQuirks(t *testing.T) {
-	fullUsage := &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7, CachedTokens: ptr(3), ReasoningTokens: 1,
+	fullUsage := &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: new(7), CachedTokens: ptr(3), ReasoningTokens: 1,
 		ReasoningReported: true}
 	tests := []struct {
 		name       string
@@ -95,12 +95,12 @@ func TestStreamQuirks(t *testing.T) {
 			`data: {"choices":[{"text":"x","index":0,"finish_reason":null}],"object":"text_completion"}` + "\n\n",
 			`data: {"choices":[{"text":"y","index":0,"finish_reason":"length"}],"object":"text_completion","usage":{"completion_tokens":2,"prompt_tokens":9,"total_tokens":11}}` + "\n\n",
 			done},
-			texts: []string{"x", "y"}, reasonings: []string{"", ""}, usage: &metrics.Usage{PromptTokens: 9, CompletionTokens: 2, TotalTokens: 11}},
+			texts: []string{"x", "y"}, reasonings: []string{"", ""}, usage: &metrics.Usage{PromptTokens: 9, CompletionTokens: 2, TotalTokens: new(11)}},
 		{name: "continuous usage keeps the last", wire: []string{
 			`data: {"choices":[{"delta":{"content":"A"}}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}` + "\n\n",
 			`data: {"choices":[{"delta":{"content":"B"}}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}` + "\n\n",
 			`data: {"choices":[],"usage":null}` + "\n\n", done},
-			texts: []string{"A", "B"}, reasonings: []string{"", ""}, usage: &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7}},
+			texts: []string{"A", "B"}, reasonings: []string{"", ""}, usage: &metrics.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: new(7)}},
 		{name: "reasoning_content and reasoning", wire: []string{role,
 			`data: {"choices":[{"delta":{"reasoning_content":"think"}}]}` + "\n\n",
 			`data: {"choices":[{"delta":{"content":null,"reasoning":"more"}}]}` + "\n\n",
@@ -212,11 +212,11 @@ func TestNonStreaming(t *testing.T) {
 	}{
 		{name: "chat", body: `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],` +
 			`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`,
-			text: "hello", usage: &metrics.Usage{PromptTokens: 3, CompletionTokens: 1, TotalTokens: 4}},
+			text: "hello", usage: &metrics.Usage{PromptTokens: 3, CompletionTokens: 1, TotalTokens: new(4)}},
 		{name: "chat reasoning_content", body: `{"choices":[{"message":{"content":"ok","reasoning_content":"why"}}]}`, text: "ok", reasoning: "why"},
 		{name: "chat reasoning", body: `{"choices":[{"message":{"content":"ok","reasoning":"why"}}]}`, text: "ok", reasoning: "why"},
 		{name: "completions", completion: true, body: `{"object":"text_completion","choices":[{"text":"abc","index":0}],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}`,
-			text: "abc", usage: &metrics.Usage{PromptTokens: 2, CompletionTokens: 3, TotalTokens: 5}},
+			text: "abc", usage: &metrics.Usage{PromptTokens: 2, CompletionTokens: 3, TotalTokens: new(5)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

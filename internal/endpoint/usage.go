@@ -107,7 +107,10 @@ func (u *wireUsage) metrics() *metrics.Usage {
 	if u.malformed {
 		return &metrics.Usage{Untrusted: "usage is not an object of token counts"}
 	}
-	out := &metrics.Usage{PromptTokens: u.PromptTokens.N, CompletionTokens: u.CompletionTokens.N, TotalTokens: u.TotalTokens.N}
+	out := &metrics.Usage{PromptTokens: u.PromptTokens.N, CompletionTokens: u.CompletionTokens.N}
+	if n := u.TotalTokens.count(); n != nil && *n == out.PromptTokens+out.CompletionTokens {
+		out.TotalTokens = n
+	}
 	var problems []string
 	for _, f := range []struct {
 		name     string

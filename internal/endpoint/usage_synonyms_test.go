@@ -21,7 +21,7 @@ func TestUsageCacheAndDetailSynonyms(t *testing.T) {
 	}{
 		{"openai", `{"prompt_tokens":100,"completion_tokens":6,"total_tokens":106,"prompt_tokens_details":{"cached_tokens":96},` +
 			`"completion_tokens_details":{"reasoning_tokens":0,"accepted_prediction_tokens":3,"rejected_prediction_tokens":1}}`,
-			metrics.Usage{PromptTokens: 100, CompletionTokens: 6, TotalTokens: 106, CachedTokens: ptr(96), ReasoningReported: true,
+			metrics.Usage{PromptTokens: 100, CompletionTokens: 6, TotalTokens: new(106), CachedTokens: ptr(96), ReasoningReported: true,
 				AcceptedPredictionTokens: ptr(3), RejectedPredictionTokens: ptr(1)}},
 		{"input_tokens_details", `{"prompt_tokens":100,"completion_tokens":6,"input_tokens_details":{"cached_tokens":32}}`,
 			metrics.Usage{PromptTokens: 100, CompletionTokens: 6, CachedTokens: ptr(32)}},
@@ -38,6 +38,8 @@ func TestUsageCacheAndDetailSynonyms(t *testing.T) {
 		{"counts beyond the prompt are dropped", `{"prompt_tokens":10,"completion_tokens":6,"prompt_cache_miss_tokens":11,"cache_creation_input_tokens":-2,` +
 			`"completion_tokens_details":{"accepted_prediction_tokens":"x"}}`,
 			metrics.Usage{PromptTokens: 10, CompletionTokens: 6}},
+		{"a total that does not add up is dropped", `{"prompt_tokens":10,"completion_tokens":7,"total_tokens":3}`,
+			metrics.Usage{PromptTokens: 10, CompletionTokens: 7}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,6 +88,6 @@ func TestResponsesCacheUsage(t *testing.T) {
 	res := newTestClient(t, Options{}).Do(context.Background(), apiReq(srv.url("/"), plan.EndpointResponses, false))
 	require.Nil(t, res.Err)
 	require.NotNil(t, res.Usage)
-	assert.Equal(t, metrics.Usage{PromptTokens: 40, CompletionTokens: 6, TotalTokens: 46, CachedTokens: ptr(32),
+	assert.Equal(t, metrics.Usage{PromptTokens: 40, CompletionTokens: 6, TotalTokens: new(46), CachedTokens: ptr(32),
 		ReasoningTokens: 4, ReasoningReported: true}, *res.Usage)
 }

@@ -124,11 +124,15 @@ func TestTextOnlyOnAnotherChoiceIsInvalid(t *testing.T) {
 	}
 }
 
-// TestZeroCompletionUsageBesideTextIsUntrusted: usage claiming no
-// completion token for a reply that streamed text is flagged, so the
-// client's count stands in for it; a reply that carried no text may say 0.
-func TestZeroCompletionUsageBesideTextIsUntrusted(t *testing.T) {
+// TestTooFewCompletionTokensAreUntrusted: usage claiming fewer completion
+// tokens than the chunks of text that arrived (none, or a count sent on an
+// early chunk and never updated) is flagged, so the client's count stands
+// in for it; a reply that carried no text may say 0, and a count of at
+// least the chunks is trusted.
+func TestTooFewCompletionTokensAreUntrusted(t *testing.T) {
 	zero := `{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}`
+	one := `{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}`
+	two := `{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}`
 	for _, tc := range []struct {
 		name      string
 		streaming bool
@@ -136,10 +140,14 @@ func TestZeroCompletionUsageBesideTextIsUntrusted(t *testing.T) {
 		untrusted string
 	}{
 		{"stream", true, chunked(200, "text/event-stream", role, tokA, tokB, `data: {"choices":[],"usage":`+zero+"}\n\n", done),
-			"completion_tokens is 0 beside 2 chunk(s) of generated text"},
+			"completion_tokens is 0, fewer than the 2 chunk(s) of generated text that arrived"},
 		{"whole body", false, fixed(200, "application/json", `{"choices":[{"message":{"content":"hi"}}],"usage":`+zero+"}"),
-			"completion_tokens is 0 beside 1 chunk(s) of generated text"},
+			"completion_tokens is 0, fewer than the 1 chunk(s) of generated text that arrived"},
 		{"an empty reply", true, chunked(200, "text/event-stream", role, fin, `data: {"choices":[],"usage":`+zero+"}\n\n", done), ""},
+		{"a stale count on the first chunk", true, chunked(200, "text/event-stream", role,
+			`data: {"choices":[{"index":0,"delta":{"content":"A"}}],"usage":`+one+"}\n\n", tokB, tokA, done),
+			"completion_tokens is 1, fewer than the 3 chunk(s) of generated text that arrived"},
+		{"a count of the chunks", true, chunked(200, "text/event-stream", role, tokA, tokB, `data: {"choices":[],"usage":`+two+"}\n\n", done), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newRawServer(t, respond(tc.raw))

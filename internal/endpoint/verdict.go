@@ -26,9 +26,10 @@ func (o *otherChoices) add(p *piece) {
 // verdict has the last word on a response read without an error. Text
 // that arrived only on choices other than choice 0 makes it an invalid
 // response: aiperf asks for one choice and measures choice 0, so a success
-// without that text would report an OSL of 0. Usage that counts no
-// completion token beside generated text is not trusted: the client's
-// count stands in for it.
+// without that text would report an OSL of 0. Usage that counts fewer
+// completion tokens than the chunks of generated text that arrived (each
+// holds a token at least: a stale count from mid-stream, or a made-up one)
+// is not trusted: the client's count stands in for it.
 func (c *Client) verdict(res *Response, h http.Header, f format) {
 	if res.Err != nil {
 		return
@@ -38,7 +39,7 @@ func (c *Client) verdict(res *Response, h http.Header, f format) {
 			"generated text arrived only on choice %d (%d chunk(s)), none on choice 0, the one aiperf measures", o.first, o.chunks))
 		return
 	}
-	if u := res.Usage; u.Trusted() && u.CompletionTokens == 0 && len(res.Chunks) > 0 {
-		u.Untrusted = fmt.Sprintf("completion_tokens is 0 beside %d chunk(s) of generated text", len(res.Chunks))
+	if u := res.Usage; u.Trusted() && u.CompletionTokens < len(res.Chunks) {
+		u.Untrusted = fmt.Sprintf("completion_tokens is %d, fewer than the %d chunk(s) of generated text that arrived", u.CompletionTokens, len(res.Chunks))
 	}
 }

@@ -35,7 +35,7 @@ func TestOSLMismatch(t *testing.T) {
 
 	// The server's count is the OSL when it reported trusted usage.
 	r := req(100, 94)
-	r.Usage = &Usage{PromptTokens: 10, CompletionTokens: 100, TotalTokens: 110}
+	r.Usage = &Usage{PromptTokens: 10, CompletionTokens: 100, TotalTokens: new(110)}
 	assert.Equal(t, 0.0, metric(t, Summarize([]Record{r}, true), TagOSLMismatchCount).Value)
 
 	_, found := Summarize(records[4:], true).Get(TagOSLMismatchCount)

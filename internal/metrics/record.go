@@ -92,7 +92,10 @@ type Record struct {
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	// TotalTokens is total_tokens, nil when not reported or when it is not
+	// PromptTokens + CompletionTokens (a total that does not add up is not
+	// a count of anything).
+	TotalTokens *int `json:"total_tokens,omitempty"`
 	// ReasoningTokens is completion_tokens_details.reasoning_tokens;
 	// ReasoningReported says the field was there (a 0 that was reported).
 	ReasoningTokens   int  `json:"reasoning_tokens,omitempty"`

@@ -72,7 +72,7 @@ func TestRecordMetricsStreaming(t *testing.T) {
 
 func TestRecordMetricsUsage(t *testing.T) {
 	r := reasoningStream()
-	r.Usage = &Usage{PromptTokens: 110, CompletionTokens: 5, TotalTokens: 115}
+	r.Usage = &Usage{PromptTokens: 110, CompletionTokens: 5, TotalTokens: new(115)}
 	got, _, _ := values(RecordMetrics(r, true))
 	want := map[string]float64{
 		TagOSL:                    5, // server usage wins over the client's 4
@@ -269,6 +269,10 @@ func TestSummarizeUsageMetricsOnlyWhenReported(t *testing.T) {
 	assert.Equal(t, 1, metric(t, s, TagUsageCompletionTokens).Stats.Count)
 	assert.InDelta(t, 10, metric(t, s, TagUsagePromptDiffPct).Stats.Avg, 1e-9)
 	assert.InDelta(t, 100.0/3, metric(t, s, TagUsageCompletionDiffPct).Stats.Avg, 1e-9)
+	for _, tag := range []string{TagUsageTotalTokens, TagTotalUsageTotalTokens} {
+		_, ok = s.Get(tag)
+		assert.False(t, ok, "%s: no server reported a total, which is not a total of 0", tag)
+	}
 	// OSL now uses the server's 4 for the first request: 4 + 2 + 1.
 	assert.Equal(t, 7.0, metric(t, s, TagTotalOSL).Value)
 }

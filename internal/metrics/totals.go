@@ -48,15 +48,14 @@ type totals struct {
 	output, reasoning            int
 	tokens                       bool // a successful request produced output tokens
 	usagePrompt, usageCompletion int
-	usageTotal                   int
 	usage                        bool
 	// The optional usage counts, summed over the requests that reported
 	// them (nil: none did).
-	reasoningUsage, cacheRead, cacheWrite, cacheMiss, accepted, rejected *int
-	osl                                                                  oslMismatch
-	spec                                                                 specTotals
-	firstSend, lastEnd                                                   int64 // wall clock, ns
-	wall                                                                 bool
+	reasoningUsage, cacheRead, cacheWrite, cacheMiss, accepted, rejected, usageTotal *int
+	osl                                                                              oslMismatch
+	spec                                                                             specTotals
+	firstSend, lastEnd                                                               int64 // wall clock, ns
+	wall                                                                             bool
 }
 
 // addCount adds a reported count to a sum (nil: nothing reported yet).
@@ -89,7 +88,7 @@ func (t *totals) add(r *Record) {
 	if u := r.Usage; u.Trusted() {
 		t.usagePrompt += u.PromptTokens
 		t.usageCompletion += u.CompletionTokens
-		t.usageTotal += u.TotalTokens
+		addCount(&t.usageTotal, u.TotalTokens)
 		t.usage = true
 		if u.reasoningReported() {
 			addCount(&t.reasoningUsage, &u.ReasoningTokens)
@@ -151,5 +150,5 @@ func (t *totals) usageScalars(scalar func(def, float64)) {
 	opt(defTotalUsageReasoning, t.reasoningUsage)
 	opt(defTotalUsageAccepted, t.accepted)
 	opt(defTotalUsageRejected, t.rejected)
-	scalar(defTotalUsageTotal, float64(t.usageTotal))
+	opt(defTotalUsageTotal, t.usageTotal)
 }

@@ -16,8 +16,8 @@ func TestTotals(t *testing.T) {
 			ReasoningTokens: reasoning, Usage: u}
 	}
 	records := []Record{
-		ok(1000, 5, 0, &Usage{PromptTokens: 7, CompletionTokens: 5, TotalTokens: 12}),
-		ok(2000, 6, 3, &Usage{PromptTokens: 8, CompletionTokens: 9, TotalTokens: 17}),
+		ok(1000, 5, 0, &Usage{PromptTokens: 7, CompletionTokens: 5, TotalTokens: new(12)}),
+		ok(2000, 6, 3, &Usage{PromptTokens: 8, CompletionTokens: 9, TotalTokens: new(17)}),
 		ok(1500, 4, 0, &Usage{PromptTokens: -1, Untrusted: "negative"}),
 		{SentNs: 10, EndNs: 90, WallStartNs: 500, Error: &Error{Type: "HTTPError"}},
 	}

@@ -98,7 +98,7 @@ func visitUsage(r *Record, emit func(id int, v float64)) {
 	}
 	emitCount(idUsageAccepted, u.AcceptedPredictionTokens, emit)
 	emitCount(idUsageRejected, u.RejectedPredictionTokens, emit)
-	emit(idUsageTotal, float64(u.TotalTokens))
+	emitCount(idUsageTotal, u.TotalTokens, emit)
 	if r.InputTokens > 0 {
 		emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
 	}

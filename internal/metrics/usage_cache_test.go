@@ -13,7 +13,7 @@ func ptr(n int) *int { return &n }
 // count is judged against the client's like the prompt and completion.
 func TestRecordMetricsServerUsageDetails(t *testing.T) {
 	r := reasoningStream() // client: 100 prompt, 3 output + 1 reasoning tokens
-	r.Usage = &Usage{PromptTokens: 120, CompletionTokens: 4, TotalTokens: 124, ReasoningTokens: 2, ReasoningReported: true,
+	r.Usage = &Usage{PromptTokens: 120, CompletionTokens: 4, TotalTokens: new(124), ReasoningTokens: 2, ReasoningReported: true,
 		CachedTokens: ptr(96), CacheWriteTokens: ptr(16), CacheMissTokens: ptr(8),
 		AcceptedPredictionTokens: ptr(3), RejectedPredictionTokens: ptr(1)}
 	got, _, order := values(RecordMetrics(r, true))
@@ -46,7 +46,7 @@ func TestRecordMetricsServerUsageDetails(t *testing.T) {
 		TagUsageReasoningDiffPct}, usage)
 
 	// A count not reported is not a zero; a reported zero is.
-	r.Usage = &Usage{PromptTokens: 100, CompletionTokens: 4, TotalTokens: 104, CachedTokens: ptr(0)}
+	r.Usage = &Usage{PromptTokens: 100, CompletionTokens: 4, TotalTokens: new(104), CachedTokens: ptr(0)}
 	got, _, _ = values(RecordMetrics(r, true))
 	assert.Contains(t, got, TagUsageCacheReadTokens)
 	assert.Zero(t, got[TagUsageCacheReadTokens])
@@ -74,9 +74,9 @@ func TestPromptCacheTotals(t *testing.T) {
 			OutputTokens: 2, Usage: u}
 	}
 	records := []Record{
-		ok(&Usage{PromptTokens: 120, CompletionTokens: 2, TotalTokens: 122, CachedTokens: ptr(96), CacheWriteTokens: ptr(16)}),
-		ok(&Usage{PromptTokens: 80, CompletionTokens: 2, TotalTokens: 82, CachedTokens: ptr(0), ReasoningReported: true}),
-		ok(&Usage{PromptTokens: 100, CompletionTokens: 2, TotalTokens: 102}), // no cache report
+		ok(&Usage{PromptTokens: 120, CompletionTokens: 2, TotalTokens: new(122), CachedTokens: ptr(96), CacheWriteTokens: ptr(16)}),
+		ok(&Usage{PromptTokens: 80, CompletionTokens: 2, TotalTokens: new(82), CachedTokens: ptr(0), ReasoningReported: true}),
+		ok(&Usage{PromptTokens: 100, CompletionTokens: 2, TotalTokens: new(102)}), // no cache report
 		ok(&Usage{PromptTokens: 50, CachedTokens: ptr(50), Untrusted: "completion_tokens is missing"}),
 		{SentNs: 0, EndNs: 3 * msNs, InputTokens: 64, Error: &Error{Type: "HTTPError"},
 			Usage: &Usage{PromptTokens: 64, CompletionTokens: 0, CachedTokens: ptr(64)}},
@@ -105,9 +105,9 @@ func TestPromptCacheTotals(t *testing.T) {
 // off the client's makes the request a usage discrepancy, as in AIPerf.
 func TestUsageDiscrepancyCountsReasoning(t *testing.T) {
 	r := reasoningStream() // 3 output + 1 reasoning tokens, ISL 100
-	r.Usage = &Usage{PromptTokens: 100, CompletionTokens: 4, TotalTokens: 104, ReasoningTokens: 1, ReasoningReported: true}
+	r.Usage = &Usage{PromptTokens: 100, CompletionTokens: 4, TotalTokens: new(104), ReasoningTokens: 1, ReasoningReported: true}
 	agree := r
-	r.Usage = &Usage{PromptTokens: 100, CompletionTokens: 4, TotalTokens: 104, ReasoningTokens: 2, ReasoningReported: true}
+	r.Usage = &Usage{PromptTokens: 100, CompletionTokens: 4, TotalTokens: new(104), ReasoningTokens: 2, ReasoningReported: true}
 	s := Summarize([]Record{agree, r}, true)
 	assert.Equal(t, 1.0, metric(t, s, TagUsageDiscrepancyCount).Value)
 }

@@ -22,7 +22,7 @@ func groupRun(cached bool) (*bytes.Buffer, string) {
 	run := minimalRun()
 	for i := range run.Records {
 		r := &run.Records[i]
-		r.Usage = &metrics.Usage{PromptTokens: 1000, CompletionTokens: r.OutputTokens, TotalTokens: 1000 + r.OutputTokens}
+		r.Usage = &metrics.Usage{PromptTokens: 1000, CompletionTokens: r.OutputTokens, TotalTokens: new(1000 + r.OutputTokens)}
 		if cached {
 			r.Usage.CachedTokens = ptr(512 * i)
 		}
@@ -84,7 +84,7 @@ func TestConsoleHintsAtCacheReporting(t *testing.T) {
 func TestExportsCarrySpecDecode(t *testing.T) {
 	run := minimalRun()
 	r := &run.Records[0]
-	r.Usage = &metrics.Usage{PromptTokens: 1000, CompletionTokens: 128, TotalTokens: 1128}
+	r.Usage = &metrics.Usage{PromptTokens: 1000, CompletionTokens: 128, TotalTokens: new(1128)}
 	r.SpecDecode = &metrics.SpecDecode{Engine: "vllm", MeanAcceptanceLength: 2.5, DraftAcceptanceRate: 0.5,
 		NumAcceptedDraftTokens: 6, NumDraftTokens: 12, NumSpecSteps: 4, NumSpecTokens: ptr(3),
 		AcceptanceHistogram: map[int]int{10: 1, 2: 2, 0: 1}}

@@ -41,7 +41,7 @@ func streamed(index int, sentMs int64, isl int, chunkMs ...int64) metrics.Record
 		ScheduledNs: sent - msNs/4, SentNs: sent, EndNs: resp[len(resp)-1] + msNs/2,
 		WallStartNs: wallNs + sent, ResponseNs: metrics.StampsOf(resp...), FirstOutputNs: resp[0],
 		InputTokens: isl, OutputTokens: len(chunkMs), RequestedOutputTokens: len(chunkMs),
-		Usage:  &metrics.Usage{PromptTokens: isl + 1, CompletionTokens: len(chunkMs), TotalTokens: isl + 1 + len(chunkMs)},
+		Usage:  &metrics.Usage{PromptTokens: isl + 1, CompletionTokens: len(chunkMs), TotalTokens: new(isl + 1 + len(chunkMs))},
 		Status: 200,
 	}
 }

@@ -15,7 +15,7 @@ func BenchmarkRecordLine(b *testing.B) {
 		Streaming: true, Conversation: "conv-3", CorrelationID: "0123abcd-s000007", ScheduledNs: 1e9, SentNs: 1e9 + 5e4,
 		EndNs: 1e9 + 4e8, InputTokens: 550, OutputTokens: 64, Status: 200,
 		ResponseNs: metrics.StampsFrom(64, func(i int) int64 { return 1e9 + 2e7 + int64(i)*5e6 + int64(i%7)*1e3 }),
-		Usage:      &metrics.Usage{PromptTokens: 550, CompletionTokens: 64, TotalTokens: 614}}
+		Usage:      &metrics.Usage{PromptTokens: 550, CompletionTokens: 64, TotalTokens: new(614)}}
 	pr, pw := io.Pipe()
 	w := NewConn(nil, pw)
 	r := NewConn(pr, nil)

@@ -104,7 +104,7 @@ func checkUsage(r *metrics.Record) error {
 	for _, n := range []struct {
 		name string
 		v    int
-	}{{"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens}, {"total_tokens", u.TotalTokens},
+	}{{"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens}, {"total_tokens", opt(u.TotalTokens)},
 		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", opt(u.CachedTokens)},
 		{"cache_write_tokens", opt(u.CacheWriteTokens)}, {"cache_miss_tokens", opt(u.CacheMissTokens)},
 		{"accepted_prediction_tokens", opt(u.AcceptedPredictionTokens)},

@@ -23,7 +23,7 @@ func TestCheckRecord(t *testing.T) {
 	good := func() metrics.Record {
 		return metrics.Record{Index: 3, Phase: "profiling", PhaseKind: plan.KindProfiling, ScheduledNs: 2_000, SentNs: 2_100,
 			EndNs: 9_000, FirstOutputNs: 3_000, ResponseNs: metrics.StampsOf(3_000, 3_000, 4_000, 8_000), Status: 200,
-			InputTokens: 16, OutputTokens: 4, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4, TotalTokens: 20}}
+			InputTokens: 16, OutputTokens: 4, Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 4, TotalTokens: new(20)}}
 	}
 	r := good()
 	require.NoError(t, checkRecord(&r, win, 2))

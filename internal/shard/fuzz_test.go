@@ -25,7 +25,7 @@ const fuzzLimit = 4 << 10
 func FuzzWorkerChannel(f *testing.F) {
 	rec := metrics.Record{Index: 2, Phase: "profiling", PhaseKind: plan.KindProfiling, ScheduledNs: 10, SentNs: 20, EndNs: 90,
 		ResponseNs: metrics.StampsOf(30, 40, 80), FirstOutputNs: 30, Status: 200, InputTokens: 16, OutputTokens: 3,
-		Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 3, TotalTokens: 19}}
+		Usage: &metrics.Usage{PromptTokens: 16, CompletionTokens: 3, TotalTokens: new(19)}}
 	var seed bytes.Buffer
 	conn := NewConn(nil, &seed)
 	for _, m := range []*Msg{{Type: TypeHello, Start: 1}, {Type: TypePong, T0: 1, TW: 2}, {Type: TypeReady, Phase: "profiling"},
