@@ -53,7 +53,11 @@ func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 				return err
 			}
 		}
-		return insertRecords(ctx, tx, id, records)
+		if err := insertRecords(ctx, tx, id, records); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET record_count = record_count + ? WHERE id = ?`, len(records), id)
+		return err
 	})
 	if err != nil { // rolled back: the row and the records are not in the file
 		p.err = fmt.Errorf("store records while the run goes: %w", err)

@@ -29,6 +29,8 @@ func TestPendingRun(t *testing.T) {
 	require.Len(t, rows, 1)
 	assert.Equal(t, result.StatusInterrupted, rows[0].Status)
 	assert.Equal(t, store.PendingError, rows[0].Error)
+	assert.Equal(t, 10, rows[0].RecordCount, "what runs list and show say it holds")
+	assert.True(t, rows[0].EndedAt.IsZero(), "no end: its duration is unknown")
 	going, err := db.GetRun(ctx, rows[0].ID, true)
 	require.NoError(t, err)
 	assert.Len(t, going.Records, 10)

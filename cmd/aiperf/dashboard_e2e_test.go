@@ -143,6 +143,7 @@ func TestProfileDashboardSecondInterruptRestoresTheTerminal(t *testing.T) {
 	case <-time.After(hangGuard):
 		t.Fatalf("no profiler stop after the first Ctrl-C:\n%s", term.String())
 	}
+	time.Sleep(sameSignal) // not the first one delivered twice
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	code := exitCode(t, cmd, hangGuard)
 	out := term.shown()

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -82,6 +83,13 @@ func main() {
 	os.Exit(code)
 }
 
+// sameSignal is how soon after the first a second signal is taken as the
+// same one delivered twice (a variable for the test that holds it open).
+var sameSignal = time.Second
+
+// signalNotes is where interruptContext says what it does with a signal.
+var signalNotes io.Writer = os.Stderr
+
 // beforeHardExit, when set, runs before a second signal exits at once: the
 // dashboard restores the terminal it draws on.
 var beforeHardExit atomic.Pointer[func()]
@@ -89,7 +97,10 @@ var beforeHardExit atomic.Pointer[func()]
 // interruptContext returns a context cancelled by the first SIGINT or
 // SIGTERM (its cause: signalled): the run stops cleanly (in-flight requests
 // cut, profiler stopped, results written). With exitOnSecond, it says so at
-// once, and a second signal exits at once with ExitInterrupted. A sweep's trial child gets each Ctrl-C twice (from the
+// once, and a second signal exits at once with ExitInterrupted, unless it
+// came within sameSignal of the first: that is one signal delivered twice
+// (`timeout -s INT` signals its command and then the command's process
+// group), not a second Ctrl-C. A sweep's trial child gets each Ctrl-C twice (from the
 // terminal and forwarded by its parent), so it never exits early: its
 // parent does, and kills it if it outlives the parent's grace period.
 func interruptContext(exitOnSecond bool) (context.Context, func()) {
@@ -98,11 +109,13 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
+		var first time.Time
 		select {
 		case s := <-sigs:
+			first = time.Now()
 			cancel(signalled{s})
 			if exitOnSecond && beforeHardExit.Load() == nil { // not over the dashboard, which owns the terminal
-				fmt.Fprintf(os.Stderr, "aiperf: %v: stopping cleanly; a second one exits at once\n", signalled{s})
+				fmt.Fprintf(signalNotes, "aiperf: %v: stopping cleanly; a second one exits at once\n", signalled{s})
 			}
 		case <-done:
 			return
@@ -110,14 +123,23 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 		if !exitOnSecond {
 			return
 		}
-		select {
-		case <-sigs:
-			if f := beforeHardExit.Load(); f != nil {
-				(*f)()
+		for {
+			select {
+			case <-sigs:
+				if time.Since(first) < sameSignal {
+					fmt.Fprintf(signalNotes, "aiperf: a second signal within %v of the first is taken as the same one; "+
+						"send another to exit at once\n", sameSignal)
+					continue
+				}
+				if f := beforeHardExit.Load(); f != nil {
+					(*f)()
+				}
+				fmt.Fprintln(signalNotes, "aiperf: interrupted again: exiting now (the run in progress is not summarised or exported; "+
+					"records it already stored stay in the store as an interrupted run)")
+				os.Exit(ExitInterrupted)
+			case <-done:
+				return
 			}
-			fmt.Fprintln(os.Stderr, "aiperf: interrupted again: exiting now (the run in progress is not summarised or exported; records it already stored stay in the store as an interrupted run)")
-			os.Exit(ExitInterrupted)
-		case <-done:
 		}
 	}()
 	return ctx, func() {

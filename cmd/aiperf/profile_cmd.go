@@ -214,8 +214,9 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	}
 	var pending *store.Pending
 	if db != nil {
+		host, _ := os.Hostname()
 		pending = db.BeginRun(&result.Run{Name: spec.Name, Config: spec.Profile, CLICommand: opts.CLICommand,
-			ToolVersion: version, StartTime: time.Now()})
+			ToolVersion: version, Host: host, StartTime: time.Now()})
 		opts.Records = &recordsTo{ctx: context.WithoutCancel(ctx), pending: pending, log: g.Stderr}
 	}
 	if c.UI != "none" { // a terminal's line overwrites itself (its phase name is escaped)

@@ -169,7 +169,11 @@ func printRunHeader(w io.Writer, r *store.RunRow, run *result.Run) {
 		line("cell", fmt.Sprintf("%s (%s), trial %d", r.CellLabel, r.CellID, r.Trial))
 	}
 	line("started", r.StartedAt.Local().Format("2006-01-02 15:04:05 MST"))
-	line("duration", r.EndedAt.Sub(r.StartedAt).Round(1e6).String())
+	if r.EndedAt.IsZero() { // a pending run whose process ended before it finished
+		line("duration", "unknown: it did not finish")
+	} else {
+		line("duration", r.EndedAt.Sub(r.StartedAt).Round(1e6).String())
+	}
 	line("model", r.Model)
 	line("url", r.URL)
 	line("endpoint", fmt.Sprintf("%s, streaming %t", r.EndpointType, r.Streaming))
