@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -222,4 +223,60 @@ func findSweep(ctx context.Context, q querier, ref string) (Sweep, error) {
 	}
 	s.StartedAt, s.EndedAt = parseTime(start), nullTime(end)
 	return s, nil
+}
+
+// DirRun is a stored run found by its artifact directory.
+type DirRun struct {
+	RunID   int64
+	SweepID int64 // 0: not a sweep's trial
+	Dir     string
+}
+
+// RunsInDirs returns the stored runs whose artifact directory is one of
+// dirs, compared as stored (a path as the run was given it).
+func (db *DB) RunsInDirs(ctx context.Context, dirs []string) ([]DirRun, error) {
+	const chunk = 500 // bound parameters a statement
+	var out []DirRun
+	for len(dirs) > 0 {
+		n := min(chunk, len(dirs))
+		args := make([]any, n)
+		for i, d := range dirs[:n] {
+			args[i] = d
+		}
+		dirs = dirs[n:]
+		rows, err := db.db.QueryContext(ctx, `SELECT id, coalesce(sweep_id, 0), artifact_dir FROM runs WHERE artifact_dir IN (?`+
+			strings.Repeat(",?", n-1)+`) ORDER BY id`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("find the runs stored in trial directories: %w", err)
+		}
+		for rows.Next() {
+			var r DirRun
+			if err := rows.Scan(&r.RunID, &r.SweepID, &r.Dir); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find the runs stored in trial directories: %w", err)
+			}
+			out = append(out, r)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("find the runs stored in trial directories: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// SweepTrialDir returns the artifact directory of one of the sweep's
+// stored trials ("" when none is stored).
+func (db *DB) SweepTrialDir(ctx context.Context, sweepID int64) (string, error) {
+	var dir string
+	err := db.db.QueryRowContext(ctx, `SELECT artifact_dir FROM runs WHERE sweep_id = ? AND coalesce(artifact_dir, '') != '' LIMIT 1`,
+		sweepID).Scan(&dir)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find the trial directory of sweep %d: %w", sweepID, err)
+	}
+	return dir, nil
 }

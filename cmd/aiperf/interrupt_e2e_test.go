@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -247,4 +248,41 @@ func TestSweepResumeOfAChangedScriptSaysSo(t *testing.T) {
 	require.Equal(t, ExitOK, again.code, again.stderr)
 	assert.Contains(t, again.stderr, `note: --resume found no sweep "change" with these cells in `+filepath.Join(dir, "aiperf.db")+
 		" to continue (the script, a loaded module or a --set value changed, or it never ran): nothing was resumed; a new sweep (#2) starts")
+}
+
+// TestSweepResumeIntoAnEarlierSweepsDirectoryIsRefused: sweep #1 wrote its
+// trials under the default directory, sweep #2 of the same script under
+// B, where a trial did not complete (its run marked failed). --resume
+// without --artifact-dir B would run that trial over sweep #1's: it is
+// refused, naming the run it would overwrite and the directory to give,
+// and sweep #1's files are untouched; given B, it resumes.
+func TestSweepResumeIntoAnEarlierSweepsDirectoryIsRefused(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	script := writeFile(t, dir, "two.star", smallBase+`sweep(name = "two", base = base)`+"\n")
+	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+	first := cli(t, dir, args...)
+	require.Equal(t, ExitOK, first.code, first.stderr)
+	second := cli(t, dir, append(args, "--artifact-dir", "B")...)
+	require.Equal(t, ExitOK, second.code, second.stderr)
+	db, err := sql.Open("sqlite3", filepath.Join(dir, "aiperf.db"))
+	require.NoError(t, err)
+	_, err = db.Exec(`UPDATE runs SET status = 'failed' WHERE sweep_id = 2`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	trial := filepath.Join(dir, "artifacts", "two", "base", "trial_0001", "profile_export_aiperf.json")
+	before, err := os.ReadFile(trial)
+	require.NoError(t, err)
+
+	refused := cli(t, dir, append(args, "--resume")...)
+	require.Equal(t, ExitUsage, refused.code, refused.stderr)
+	assert.Contains(t, refused.stderr, `sweep "two": --resume continues sweep #2, but artifacts/two/base/trial_0001 holds run 1 of sweep #1, `+
+		"which it would overwrite; nothing was sent: give --artifact-dir B, where its trials are")
+	after, err := os.ReadFile(trial)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+
+	resumed := cli(t, dir, append(args, "--resume", "--artifact-dir", "B")...)
+	require.Equal(t, ExitOK, resumed.code, resumed.stderr)
 }

@@ -193,9 +193,12 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	}
 	defer release()
 	if !resumed && !o.overwrite {
-		if err := refuseEarlierTrials(g, sw, o); err != nil {
-			return err
-		}
+		err = refuseEarlierTrials(g, sw, o)
+	} else if resumed && !o.overwrite {
+		err = refuseOtherSweepsTrials(ctx, db, id, sw, o)
+	}
+	if err != nil {
+		return err
 	}
 	if resumed {
 		err = db.ReopenSweep(ctx, id)
@@ -307,6 +310,42 @@ func refuseEarlierTrials(g *Globals, sw plan.Sweep, o sweepOptions) error {
 	return usageErr(fmt.Errorf("sweep %q: %s holds a trial of an earlier sweep, which a new sweep would overwrite; nothing was sent: "+
 		"--resume continues that sweep (same script and --set values), --artifact-dir DIR writes elsewhere, or remove the directory",
 		sw.Name, what))
+}
+
+// refuseOtherSweepsTrials refuses to resume sweep id when a trial it has
+// still to run would write a directory that holds another sweep's stored
+// trial: the resume was given another --artifact-dir than the sweep ran
+// with, one where an earlier sweep of the same script wrote.
+func refuseOtherSweepsTrials(ctx context.Context, db *store.DB, id int64, sw plan.Sweep, o sweepOptions) error {
+	done, err := db.CompletedTrialKeys(ctx, id)
+	if err != nil {
+		return err
+	}
+	var dirs []string
+	for _, t := range sw.TrialList() {
+		if !done[t.Key()] {
+			d := o.trialDir(t)
+			dirs = append(dirs, d)
+			if abs, err := filepath.Abs(d); err == nil && abs != d {
+				dirs = append(dirs, abs)
+			}
+		}
+	}
+	runs, err := db.RunsInDirs(ctx, dirs)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(runs, func(r store.DirRun) bool { return r.SweepID != id })
+	if i < 0 {
+		return nil
+	}
+	hint := fmt.Sprintf("the --artifact-dir sweep #%d started with", id)
+	if own, err := db.SweepTrialDir(ctx, id); err == nil && own != "" {
+		hint = "--artifact-dir " + filepath.Dir(filepath.Dir(filepath.Dir(own))) + ", where its trials are"
+	}
+	other := runs[i]
+	return usageErr(fmt.Errorf("sweep %q: --resume continues sweep #%d, but %s holds run %d of sweep #%d, which it would overwrite; "+
+		"nothing was sent: give %s", sw.Name, id, other.Dir, other.RunID, other.SweepID, hint))
 }
 
 // sweepCommand is the command line args with the secrets of every
