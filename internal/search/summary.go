@@ -18,12 +18,14 @@ type Bound struct {
 }
 
 // Bracket is the answer of a 1D SLA search: the highest load that passed
-// and the lowest that failed, each with its confidence, and the loads
-// between them that stayed ambiguous after their replicates.
+// and the lowest that failed, each with its confidence, the loads
+// between them that stayed ambiguous after their replicates, and the loads
+// probed whose first trial never ended (an interrupted search).
 type Bracket struct {
 	Param        Param
 	Pass, Fail   *Bound
 	Ambiguous    []float64
+	Pending      []float64
 	NonMonotonic []int // iteration indexes whose verdict contradicted the bracket
 }
 
@@ -103,6 +105,9 @@ func (s *Search) bracket(obs []Observation) *Bracket {
 		if br.nonMonotonic[o.Index] {
 			out.NonMonotonic = append(out.NonMonotonic, o.Index)
 		}
+		if o.Verdict.Outcome == Pending {
+			out.Pending = append(out.Pending, o.Point[0])
+		}
 	}
 	return out
 }
@@ -135,11 +140,7 @@ func (b *Bracket) String() string {
 		parts = append(parts, "nothing passed")
 	}
 	if len(b.Ambiguous) > 0 {
-		var xs []string
-		for _, x := range b.Ambiguous {
-			xs = append(xs, fmtValue(x))
-		}
-		parts = append(parts, strings.Join(xs, ", ")+" ambiguous")
+		parts = append(parts, fmtValues(b.Ambiguous)+" ambiguous")
 	}
 	switch f := b.Fail; {
 	case f != nil && f.Breach != nil && f.Breach.N == 0:
@@ -155,7 +156,19 @@ func (b *Bracket) String() string {
 	default:
 		parts = append(parts, "nothing failed")
 	}
+	if len(b.Pending) > 0 {
+		parts = append(parts, fmtValues(b.Pending)+" pending (no trial ended)")
+	}
 	return b.Param.Name + ": " + strings.Join(parts, ", ")
+}
+
+// fmtValues is loads as a list, e.g. "8, 12".
+func fmtValues(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmtValue(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 // String is the summary's console line: the bracket (1D) or the best
@@ -168,7 +181,8 @@ func (s Summary) String() string {
 	case s.Best != nil:
 		head = fmt.Sprintf("best probe %d at %v", s.Best.Index, []float64(s.Best.Point))
 	}
-	return fmt.Sprintf("%s; %d probes, %d trials against %d for a %d-cell grid", head, s.Probes, s.TrialsSpent, s.GridTrials, s.GridCells)
+	return fmt.Sprintf("%s; %s, %s against %d for a %d-cell grid", head, plural(s.Probes, "probe"), plural(s.TrialsSpent, "trial"),
+		s.GridTrials, s.GridCells)
 }
 
 // plural is "1 trial" or "n trials".

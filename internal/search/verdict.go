@@ -15,6 +15,9 @@ const (
 	Pass      Outcome = "pass"
 	Fail      Outcome = "fail"
 	Ambiguous Outcome = "ambiguous"
+	// Pending is a probe none of whose trials has run yet (the search was
+	// interrupted before its first ended): it says nothing of the server.
+	Pending Outcome = "pending"
 )
 
 // FilterVerdict is the verdict on one SLA filter at one probe.
@@ -54,9 +57,14 @@ type Verdict struct {
 // A statistic no successful trial measured fails (AIPerf: unmeasurable is
 // infeasible). With one value, the filter is ambiguous while the probe may
 // still take another trial, and a point verdict (AIPerf's) once it may not.
+// A probe with no trial yet is Pending.
 func Judge(p Probe, filters []Filter, rule TrialRule) Verdict {
 	rule = rule.withDefaults()
 	v := Verdict{Outcome: Pass, Confidence: math.NaN()}
+	if len(p.Trials) == 0 {
+		v.Outcome = Pending
+		return v
+	}
 	if len(filters) == 0 {
 		return v
 	}

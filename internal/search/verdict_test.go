@@ -144,3 +144,23 @@ func TestConvergence(t *testing.T) {
 	assert.Equal(t, 0, n)
 	assert.ErrorContains(t, Convergence{Metric: "x", Mode: "distribution"}.check(), "per-request records")
 }
+
+// TestProbeWithoutTrialsIsPending: a probe whose first trial never ended
+// (the search was interrupted) is neither a pass nor a fail: the bracket
+// leaves it out of its ends and says it is pending.
+func TestProbeWithoutTrialsIsPending(t *testing.T) {
+	t.Parallel()
+	f := Filter{Metric: "x", Stat: "avg", Op: "lt", Threshold: 10}
+	assert.Equal(t, Pending, Judge(Probe{Point: Point{8}}, []Filter{f}, TrialRule{}).Outcome)
+	assert.Equal(t, Pending, Judge(Probe{Point: Point{8}}, nil, TrialRule{}).Outcome)
+	s, err := New(Config{Planner: PlannerMonotonic, Space: Space{{Name: "concurrency", Lo: 1, Hi: 64, Kind: KindInt}},
+		Filters: []Filter{f}})
+	require.NoError(t, err)
+	passed := probeOf("x.avg", 5)
+	passed.Point = Point{4}
+	sum := s.Summarize(History{Probes: []Probe{passed, {Point: Point{8}}}})
+	require.NotNil(t, sum.Bracket)
+	assert.Nil(t, sum.Bracket.Fail, "nothing failed: the probe at 8 ran no trial")
+	assert.Equal(t, []float64{8}, sum.Bracket.Pending)
+	assert.Contains(t, sum.String(), "concurrency: 4 passed (one trial), nothing failed, 8 pending (no trial ended); 2 probes, 1 trial against")
+}
