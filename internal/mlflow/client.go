@@ -105,6 +105,19 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%d: %s", e.Status, e.Message)
 }
 
+// NoAnswerError is a call the tracking server did not answer: refused,
+// reset, or still unanswered at the request timeout (or cancelled). Its
+// message is redacted.
+type NoAnswerError struct{ msg string }
+
+func (e *NoAnswerError) Error() string { return e.msg }
+
+// NoAnswer reports whether err is a call the server did not answer.
+func NoAnswer(err error) bool {
+	var na *NoAnswerError
+	return errors.As(err, &na)
+}
+
 // IsCode reports whether err is an APIError with that error_code.
 func IsCode(err error, code string) bool {
 	var ae *APIError
@@ -141,7 +154,7 @@ func (c *Client) send(ctx context.Context, method, u, ctype string, body io.Read
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("mlflow %s %s: %s", method, c.path(u), c.redact(err.Error()))
+		return &NoAnswerError{fmt.Sprintf("mlflow %s %s: %s", method, c.path(u), c.redact(err.Error()))}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))

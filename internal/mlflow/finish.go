@@ -24,9 +24,13 @@ import (
 type Outcome struct {
 	RunID     string
 	Uploaded  []string // artifact names, relative to the artifact directory
-	Metrics   int      // summary metric keys logged
+	Metrics   int      // summary metric keys logged (0 when their batch failed)
 	LiveDrops int64    // live scalars dropped at a full queue
-	Err       error    // the first failure (the rest was still tried)
+	// Err is the first failure. After an HTTP error the rest is still
+	// tried; after a call the server did not answer (NoAnswer) nothing
+	// more is sent, so that a server gone quiet costs one request timeout,
+	// not one per artifact.
+	Err error
 }
 
 // Finish ends the run: the live scalars still queued go, then the summary
@@ -36,15 +40,20 @@ type Outcome struct {
 func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
 	r.stopLive()
 	out := Outcome{RunID: r.Info.RunID, LiveDrops: r.dropped.Load()}
+	quiet := false // a call went unanswered: send nothing more
 	note := func(err error) {
 		if err != nil && out.Err == nil {
 			out.Err = err
 		}
+		quiet = quiet || NoAnswer(err)
 	}
 	ms := SummaryMetrics(run)
 	params, tags := r.params(run), r.tags(run)
-	note(r.c.LogBatch(ctx, r.Info.RunID, metricList(ms, time.Now()), tagList(params), tagList(tags)))
-	out.Metrics = len(ms)
+	if err := r.c.LogBatch(ctx, r.Info.RunID, metricList(ms, time.Now()), tagList(params), tagList(tags)); err != nil {
+		note(err)
+	} else {
+		out.Metrics = len(ms)
+	}
 	files, err := collect(r.o.ArtifactDir, cmpSlice(r.o.Globs, DefaultArtifactGlobs))
 	note(err)
 	names := make([]string, 0, len(files)+1)
@@ -56,6 +65,9 @@ func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
 		MetricKeys: slices.Sorted(maps.Keys(ms)), ParamKeys: slices.Sorted(maps.Keys(params)),
 		TagKeys: slices.Sorted(maps.Keys(tags)), UploadedArtifacts: names}))
 	for _, rel := range names {
+		if quiet {
+			break
+		}
 		if ctx.Err() != nil {
 			note(ctx.Err())
 			break
@@ -76,11 +88,22 @@ func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
 	case result.StatusFailed:
 		status = "FAILED"
 	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.http.Timeout)
+	if quiet {
+		return out
+	}
+	timeout := r.c.http.Timeout // the status is sent even after a Ctrl-C, then briefly
+	if ctx.Err() != nil {
+		timeout = min(timeout, interruptedUpdate)
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	note(r.c.UpdateRun(uctx, r.Info.RunID, status, time.Now()))
 	return out
 }
+
+// interruptedUpdate bounds the status update of a run whose finish a
+// Ctrl-C cut.
+const interruptedUpdate = 5 * time.Second
 
 // upload sends one artifact file, at AIPerf's place: plots under plots/,
 // everything else under exports/.

@@ -77,9 +77,10 @@ func Start(ctx context.Context, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	exp, err := c.ExperimentID(ctx, cmpOr(o.Experiment, plan.DefaultMLflowExperiment))
+	experiment := cmpOr(o.Experiment, plan.DefaultMLflowExperiment)
+	exp, err := c.ExperimentID(ctx, experiment)
 	if err != nil {
-		return nil, fmt.Errorf("mlflow experiment %q: %w", o.Experiment, err)
+		return nil, fmt.Errorf("mlflow experiment %q: %w", experiment, err)
 	}
 	name := cmpOr(o.RunName, "aiperf-"+o.BenchmarkID[:min(8, len(o.BenchmarkID))])
 	tags := tagList(o.Tags)

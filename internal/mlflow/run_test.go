@@ -212,3 +212,22 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 }
+
+// TestFinishStopsAtAServerGoneQuiet: a tracking server that stops
+// answering after the run was created gets one call of the finish (the
+// summary batch), not one per artifact and a status update each waiting
+// for its timeout; the outcome says no metric was logged.
+func TestFinishStopsAtAServerGoneQuiet(t *testing.T) {
+	fake := mlflowfake.Start(t)
+	ctx := context.Background()
+	r, err := Start(ctx, Options{TrackingURI: fake.URL, ArtifactDir: artifactDir(t), BenchmarkID: "0123456789abcdef"})
+	require.NoError(t, err)
+	fake.Quiet.Store(true)
+	out := r.Finish(ctx, finishedRun())
+	require.Error(t, out.Err)
+	assert.True(t, NoAnswer(out.Err), "%v", out.Err)
+	assert.Contains(t, out.Err.Error(), "mlflow POST /api/2.0/mlflow/runs/log-batch")
+	assert.EqualValues(t, 1, fake.Unanswered.Load(), "nothing after the call that went unanswered")
+	assert.Zero(t, out.Metrics, "the batch was not logged")
+	assert.Empty(t, out.Uploaded)
+}

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -47,6 +48,10 @@ type Server struct {
 	order       []string // run ids in creation order
 	// Auth, when set, is the Authorization header every call must carry.
 	Auth string
+	// Quiet, when set, closes every call's connection unanswered (a server
+	// gone away mid-run); Unanswered counts those calls.
+	Quiet      atomic.Bool
+	Unanswered atomic.Int64
 }
 
 // Start starts the fake on a loopback port, closed at cleanup.
@@ -87,6 +92,10 @@ func (s *Server) Experiments() map[string]string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.Quiet.Load() {
+		s.Unanswered.Add(1)
+		panic(http.ErrAbortHandler) // the connection closes without an answer
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	call := Call{Method: r.Method, Path: r.URL.Path}
