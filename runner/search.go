@@ -110,6 +110,20 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 	return out, nil
 }
 
+// ReasonUndriven is the convergence reason of a search stopped before a
+// probe it could not drive (its concurrency above the requests it sends).
+const ReasonUndriven = "undriven_load"
+
+// undriven says why a probe profile cannot apply its load ("" when it can).
+func undriven(p plan.Profile) string {
+	for _, ph := range p.PhaseList() {
+		if why := ph.Undriven(); why != "" && ph.Kind == plan.KindProfiling {
+			return why
+		}
+	}
+	return ""
+}
+
 // searchRun is one Search: the history so far, as the store holds it.
 type searchRun struct {
 	s    plan.Search
@@ -136,6 +150,12 @@ func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
 		cell, err := r.s.Cell(step.Probe, step.Point)
 		if err != nil {
 			return err
+		}
+		if why := undriven(cell.Profile); why != "" {
+			out.Reason = ReasonUndriven
+			r.progress("search %s: stopped (%s): the next probe, %s, cannot be driven: %s; the answer stops below it "+
+				"(give a --request-count of at least the load searched, or a --benchmark-duration)\n", r.s.Name, out.Reason, r.point(step.Point), why)
+			return nil
 		}
 		if step.Probe == len(r.h.Probes) {
 			if err := r.o.Store.AddSearchProbe(context.WithoutCancel(ctx), r.o.SweepID, cell, step.Point, step.Why); err != nil {

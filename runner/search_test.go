@@ -165,3 +165,26 @@ func readJSONFile(t *testing.T, path string, v any) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, v))
 }
+
+// TestSearchStopsBeforeALoadItCannotDrive: with 8 requests a probe, a probe
+// at concurrency 16 would never have 16 in flight: the search stops before
+// it, its answer ending with what it drove (8 passed, nothing failed).
+func TestSearchStopsBeforeALoadItCannotDrive(t *testing.T) {
+	s := slaSearch(search.TrialRule{})
+	s.Base.RequestCount = new(8)
+	var sent []int
+	l := &fakeExecutor{respond: func(ctx context.Context, n int, spec runner.Spec) (*result.Run, error) {
+		sent = append(sent, *spec.Profile.Concurrency)
+		return completeRun(spec, 1), nil
+	}}
+	_, o := searchSetup(t, s, l)
+	var progress bytes.Buffer
+	o.Progress = &progress
+	out, err := runner.Search(context.Background(), s, o)
+	require.NoError(t, err, progress.String())
+	assert.Equal(t, runner.ReasonUndriven, out.Reason)
+	assert.Equal(t, []int{1, 2, 4, 8}, sent)
+	assert.Contains(t, progress.String(), "search sla: stopped (undriven_load): the next probe, concurrency 16, cannot be driven: "+
+		"its concurrency 16 is more than the 8 requests it sends")
+	assert.Equal(t, "concurrency: 8 passed (one trial), nothing failed", out.Summary.Bracket.String())
+}

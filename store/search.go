@@ -121,7 +121,8 @@ func trialValues(r *RunRow, keys []string) map[string]float64 {
 }
 
 // SaveSearchHistory stores search sweepID's search_history.json (doc) and
-// its one-line answer, and each probe's verdict from doc's iterations.
+// its one-line answer, and each probe's verdict from doc's iterations (a
+// pending probe's as none yet: '').
 func (db *DB) SaveSearchHistory(ctx context.Context, sweepID int64, doc search.HistoryDoc, answer string) error {
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -137,8 +138,12 @@ func (db *DB) SaveSearchHistory(ctx context.Context, sweepID int64, doc search.H
 			return fmt.Errorf("search %d %w", sweepID, ErrNotFound)
 		}
 		for _, it := range doc.Iterations {
+			verdict := string(it.Verdict)
+			if it.Verdict == search.Pending {
+				verdict = ""
+			}
 			if _, err := tx.ExecContext(ctx, `UPDATE search_probes SET verdict = ?, confidence = ? WHERE sweep_id = ? AND idx = ?`,
-				string(it.Verdict), it.Confidence, sweepID, it.IterationIdx); err != nil {
+				verdict, it.Confidence, sweepID, it.IterationIdx); err != nil {
 				return err
 			}
 		}

@@ -65,6 +65,7 @@ func TestSearchHistoryRoundTrip(t *testing.T) {
 	doc := search.HistoryDoc{Iterations: []search.IterationDoc{
 		{IterationIdx: 0, Verdict: search.Pass, Confidence: &conf},
 		{IterationIdx: 1, Verdict: search.Fail},
+		{IterationIdx: 2, Verdict: search.Pending}, // interrupted before its trial ended: no verdict yet
 	}, TrialsSpent: 3}
 	require.NoError(t, db.SaveSearchHistory(ctx, id, doc, "concurrency: 1 passed, 2 failed"))
 	got, sw, err := db.SearchDoc(ctx, "sla")
@@ -73,6 +74,7 @@ func TestSearchHistoryRoundTrip(t *testing.T) {
 	assert.Equal(t, 3, got.TrialsSpent)
 	assert.Equal(t, search.Fail, got.Iterations[1].Verdict)
 	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM search_probes WHERE sweep_id = ? AND verdict = 'pass' AND confidence = 0.97`, id))
+	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM search_probes WHERE sweep_id = ? AND idx = 2 AND verdict = ''`, id))
 	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM search_probes WHERE sweep_id = ? AND idx = 0 AND why = ?`, id, "why "+first.Label))
 
 	_, _, err = db.SearchDoc(ctx, "grid")

@@ -254,7 +254,7 @@ func TestSearchKilledAndResumed(t *testing.T) {
 	dir := t.TempDir()
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
 	require.NoError(t, err)
-	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "requests=9", "--set", "sla_ms=" + strconv.Itoa(slaMs),
+	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "requests=16", "--set", "sla_ms=" + strconv.Itoa(slaMs),
 		"--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
 
 	first := newAiperfCmd(t, dir, args...)
@@ -311,7 +311,7 @@ func TestSearchInterruptedPrintsItsTable(t *testing.T) {
 	dir := t.TempDir()
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
 	require.NoError(t, err)
-	cmd := newAiperfCmd(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "requests=9", "--set", "sla_ms="+strconv.Itoa(slaMs),
+	cmd := newAiperfCmd(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "requests=16", "--set", "sla_ms="+strconv.Itoa(slaMs),
 		"--set", "tok="+tinyTokenizer(t), "--ui", "none")
 	require.NoError(t, cmd.Start())
 	cmd.await(t, g.held, "the third probe's request")

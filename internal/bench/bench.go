@@ -183,6 +183,11 @@ func newCell(o Options) *cell {
 	if log == nil {
 		log = io.Discard
 	}
+	for _, ph := range o.Profile.PhaseList() {
+		if why := ph.Undriven(); why != "" {
+			fmt.Fprintf(log, "warning: phase %s: %s (raise --request-count, or lower --concurrency)\n", ph.Name, why)
+		}
+	}
 	if o.Profile.Streaming && !o.Profile.Streams() {
 		// As AIPerf: --streaming is dropped for a type that cannot stream.
 		fmt.Fprintf(log, "note: --endpoint-type %s does not stream: --streaming is ignored\n", o.Profile.EndpointType)

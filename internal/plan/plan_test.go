@@ -392,3 +392,16 @@ func TestSearchDigestLeavesIntegrationsOut(t *testing.T) {
 	c.Base.URL = []string{"http://other:1"}
 	assert.NotEqual(t, a.Digest(), c.Digest(), "what it runs is")
 }
+
+
+// TestPhaseUndriven: a concurrency phase that sends fewer requests than its
+// concurrency never has that many in flight; a duration, a rate (whose
+// concurrency is a cap) or sessions bound it otherwise.
+func TestPhaseUndriven(t *testing.T) {
+	assert.Equal(t, "its concurrency 8 is more than the 4 requests it sends: at most 4 are ever in flight",
+		Phase{Concurrency: 8, Requests: 4}.Undriven())
+	assert.Empty(t, Phase{Concurrency: 4, Requests: 4}.Undriven())
+	assert.Empty(t, Phase{Concurrency: 8, Requests: 4, Duration: 10}.Undriven())
+	assert.Empty(t, Phase{Concurrency: 8, Rate: 5, Requests: 4}.Undriven(), "a rate phase's concurrency is a cap")
+	assert.Empty(t, Phase{Concurrency: 8, Requests: 4, Sessions: 2}.Undriven())
+}

@@ -332,6 +332,18 @@ type Phase struct {
 	Offset float64 `json:"schedule_offset,omitempty"`
 }
 
+// Undriven says why a concurrency phase cannot hold the requests in flight
+// it names: it sends fewer requests than its concurrency (no more than it
+// sends can ever be in flight). "" when it can, or when it is not bounded
+// by a request count alone.
+func (ph Phase) Undriven() string {
+	if ph.Rate > 0 || ph.Users > 0 || ph.Duration > 0 || ph.Sessions > 0 || ph.Fixed || ph.Requests <= 0 || ph.Concurrency <= ph.Requests {
+		return ""
+	}
+	return fmt.Sprintf("its concurrency %d is more than the %d requests it sends: at most %d are ever in flight",
+		ph.Concurrency, ph.Requests, ph.Requests)
+}
+
 // InlineRecords is InputFile while a config file's inline records are not
 // yet written to a file.
 const InlineRecords = "(inline records)"
