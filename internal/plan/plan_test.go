@@ -393,7 +393,6 @@ func TestSearchDigestLeavesIntegrationsOut(t *testing.T) {
 	assert.NotEqual(t, a.Digest(), c.Digest(), "what it runs is")
 }
 
-
 // TestPhaseUndriven: a concurrency phase that sends fewer requests than its
 // concurrency never has that many in flight; a duration, a rate (whose
 // concurrency is a cap) or sessions bound it otherwise.
