@@ -122,7 +122,7 @@ func trialValues(r *RunRow, keys []string) map[string]float64 {
 
 // SaveSearchHistory stores search sweepID's search_history.json (doc) and
 // its one-line answer, and each probe's verdict from doc's iterations (a
-// pending probe's as none yet: ”).
+// pending probe's as the empty verdict, none yet).
 func (db *DB) SaveSearchHistory(ctx context.Context, sweepID int64, doc search.HistoryDoc, answer string) error {
 	b, err := json.Marshal(doc)
 	if err != nil {
