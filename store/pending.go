@@ -38,7 +38,8 @@ func (db *DB) BeginRun(r *result.Run) *Pending {
 }
 
 // Add stores a batch of finished records (in any order); it adds the run's
-// row with the first. Nothing of a batch that fails is kept, in the file or
+// row with the first. A wait for another process's lock on the store ends
+// when ctx is cancelled (a Ctrl-C of the run): the batch then fails. Nothing of a batch that fails is kept, in the file or
 // here: after a failure Add does nothing and returns that failure, and
 // Complete stores every record itself.
 func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
@@ -46,17 +47,18 @@ func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 		return p.err
 	}
 	id := p.id
-	err := p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+	wctx := context.WithoutCancel(ctx) // only the wait for a lock is cut
+	err := p.db.inTxInterruptible(ctx, func(tx *sql.Tx, _ time.Time) error {
 		if id == 0 {
 			var err error
-			if id, err = saveRun(ctx, tx, p.skel, "", 0, nil); err != nil {
+			if id, err = saveRun(wctx, tx, p.skel, "", 0, nil); err != nil {
 				return err
 			}
 		}
-		if err := insertRecords(ctx, tx, id, records); err != nil {
+		if err := insertRecords(wctx, tx, id, records); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET record_count = record_count + ? WHERE id = ?`, len(records), id)
+		_, err := tx.ExecContext(wctx, `UPDATE runs SET record_count = record_count + ? WHERE id = ?`, len(records), id)
 		return err
 	})
 	if err != nil { // rolled back: the row and the records are not in the file

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +86,37 @@ func TestPendingRunFallsBack(t *testing.T) {
 			assert.Len(t, rows, 1)
 		})
 	}
+}
+
+// TestPendingAddStopsWaitingWhenInterrupted: a batch waiting for another
+// process's write lock on the store gives up when the run is interrupted
+// (SQLite's own busy wait would hold it for 30 s, whatever the context
+// says), and says why; once the lock is gone a batch goes in even from an
+// interrupted run.
+func TestPendingAddStopsWaitingWhenInterrupted(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db := openAt(t, path)
+	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
+	require.NoError(t, err)
+	defer other.Close()
+	lock, err := other.Begin() // another process's writer, holding the lock
+	require.NoError(t, err)
+	_, err = lock.Exec(`CREATE TABLE held (x)`)
+	require.NoError(t, err)
+
+	in := newRun(runOpts{name: "big", records: 4})
+	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
+	interrupted, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = p.Add(interrupted, in.Records[:2])
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "interrupted while waiting for another process's lock on the store (context canceled)")
+
+	require.NoError(t, lock.Rollback())
+	q := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
+	require.NoError(t, q.Add(interrupted, in.Records[2:]), "no wait: the Ctrl-C has nothing to cut")
+	id, n := q.Stored()
+	assert.NotZero(t, id)
+	assert.Equal(t, 2, n)
 }

@@ -217,7 +217,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		host, _ := os.Hostname()
 		pending = db.BeginRun(&result.Run{Name: spec.Name, Config: spec.Profile, CLICommand: opts.CLICommand,
 			ToolVersion: version, Host: host, StartTime: time.Now()})
-		opts.Records = &recordsTo{ctx: context.WithoutCancel(ctx), pending: pending, log: g.Stderr}
+		opts.Records = &recordsTo{ctx: ctx, pending: pending, log: g.Stderr} // a Ctrl-C ends a wait for a locked store
 	}
 	if c.UI != "none" { // a terminal's line overwrites itself (its phase name is escaped)
 		opts.Progress = redact.Writer(termsafe.Raw(g.Stderr))

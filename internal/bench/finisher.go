@@ -165,7 +165,11 @@ func (f *finisher) run() {
 		f.mu.Unlock()
 		for i := range batch {
 			f.finish(batch[i])
-			f.flushStore(f.batch)
+			least := f.batch
+			if f.state.stored == 0 {
+				least = 1 // the run's row goes in with its first record: a run killed early is not lost
+			}
+			f.flushStore(least)
 		}
 		clear(batch)
 		if closed && len(batch) == 0 {

@@ -107,14 +107,15 @@ func (b *batches) Add(records []metrics.Record) error {
 	return nil
 }
 
-// The finished records go to the store in batches while the load goes,
-// the rest when it ends; after a failure the store is given nothing more
-// and wait says so.
+// The finished records go to the store while the load goes, the first at
+// once (a run killed early still has its row) and then in batches, the
+// rest when it ends; after a failure the store is given nothing more and
+// wait says so.
 func TestFinisherStoresRecords(t *testing.T) {
 	for _, c := range []struct {
 		failAt int
 		want   []int
-	}{{0, []int{storeBatch, 904}}, {1, []int{storeBatch}}} {
+	}{{0, []int{1, storeBatch, 903}}, {1, []int{1}}} {
 		b := &batches{failAt: c.failAt}
 		f := finisherFor(t, nil, b)
 		for i := range storeBatch + 904 {

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// pollBusy is how long one attempt of an interruptible transaction lets
+// SQLite wait for another process's lock before the wait goes back to Go,
+// where a cancellation can end it: SQLite's own busy wait does not see a
+// cancelled context.
+const pollBusy = 100 * time.Millisecond
+
+// inTxInterruptible is inTx whose wait for another process's write lock
+// (up to busyTimeout, as _busy_timeout for the rest) ends at once when ctx
+// is cancelled, with an error saying so. A transaction once begun runs to
+// its commit or rollback, whatever ctx does.
+func (db *DB) inTxInterruptible(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) error {
+	wctx := context.WithoutCancel(ctx)
+	conn, err := db.db.Conn(wctx)
+	if err != nil {
+		return db.named(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(wctx, fmt.Sprintf("PRAGMA busy_timeout = %d", pollBusy.Milliseconds())); err != nil {
+		return err
+	}
+	defer conn.ExecContext(wctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds())) // back to the pool as it was
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		tx, err := conn.BeginTx(wctx, nil)
+		if err == nil {
+			if err := fn(tx, db.Now().UTC()); err != nil {
+				tx.Rollback()
+				return db.named(err)
+			}
+			return db.named(tx.Commit())
+		}
+		if !busy(err) || time.Now().After(deadline) {
+			return db.named(err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted while waiting for another process's lock on the store (%w): %w", context.Cause(ctx), err)
+		default:
+		}
+	}
+}
