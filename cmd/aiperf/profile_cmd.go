@@ -254,7 +254,14 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		}
 		return runErr
 	}
-	run = run.Redacted(redact)
+	return c.deliver(ctx, g, run.Redacted(redact), runErr, integ, db, pending, dir)
+}
+
+// deliver writes a finished run's exports into dir, ends its integrations,
+// shows its table and stores it (or hands it to a sweep's parent), then
+// draws its plots: runErr joined with what failed on the way.
+func (c *ProfileCmd) deliver(ctx context.Context, g *Globals, run *result.Run, runErr error, integ *integrations,
+	db *store.DB, pending *store.Pending, dir string) error {
 	errs := []error{runErr}
 	var paths []string
 	var stored string          // the line that says where the run is stored
@@ -268,11 +275,24 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		dir = "" // nothing was written there: the store must not point at it
 	}
 	run.Exports = integ.finish(ctx, run)
+	shown := false
+	show := func() { // the table and the export paths, once
+		if !shown && len(run.Records) > 0 {
+			report.Console(g.Stdout, run)
+			for _, p := range paths {
+				fmt.Fprintf(g.Stdout, "Export: %s\n", p)
+			}
+		}
+		shown = true
+	}
 	if c.ResultFile != "" {
 		if err := runner.WriteResult(c.ResultFile, run); err != nil {
 			errs = append(errs, err)
 		}
 	} else if db != nil {
+		if !c.ResultFrame {
+			show() // before the store, which may wait for another process's lock
+		}
 		id, err := completeRun(ctx, g, pending, run, dir, len(paths) > 0)
 		if err != nil {
 			errs = append(errs, err)
@@ -293,12 +313,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 			errs = append(errs, err)
 		}
 	}
-	if len(run.Records) > 0 {
-		report.Console(g.Stdout, run)
-		for _, p := range paths {
-			fmt.Fprintf(g.Stdout, "Export: %s\n", p)
-		}
-	}
+	show()
 	fmt.Fprint(g.Stdout, stored)
 	if drawPlots != nil {
 		errs = append(errs, drawPlots())
