@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
 )
@@ -119,4 +120,26 @@ func TestPendingAddStopsWaitingWhenInterrupted(t *testing.T) {
 	id, n := q.Stored()
 	assert.NotZero(t, id)
 	assert.Equal(t, 2, n)
+}
+
+// TestRunRowLoadFromConfigPhases: a run whose load a config file gave as a
+// phase list (no --concurrency or --request-rate) shows its profiling
+// phase's concurrency and rate, as runs list and compare read them.
+func TestRunRowLoadFromConfigPhases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	in := newRun(runOpts{name: "yaml", records: 2})
+	in.Config.Concurrency, in.Config.RequestRate = nil, nil
+	in.Config.Phases = []plan.Phase{{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 1},
+		{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 8, Rate: 20}}
+	_, err := db.SaveRun(ctx, in, "")
+	require.NoError(t, err)
+	rows, err := db.ListRuns(ctx, store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.NotNil(t, rows[0].Concurrency)
+	assert.Equal(t, 8, *rows[0].Concurrency)
+	require.NotNil(t, rows[0].RequestRate)
+	assert.Equal(t, 20.0, *rows[0].RequestRate)
 }

@@ -121,10 +121,11 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 		return 0, fmt.Errorf("run has cell %q but no sweep id", r.Info.CellID)
 	}
 
+	conc, rate := loadOf(cfg)
 	id, err := upsertRun(ctx, tx, at, runRow{
 		sweepID, cellID, trial, trialKey, r.Name, r.BenchmarkID, r.Status, r.Error, r.WasCancelled,
 		strings.Join(cfg.Model, ","), strings.Join(cfg.URL, ","), cfg.EndpointType, cfg.Streaming, runMode(r),
-		cfg.Concurrency, cfg.RequestRate, cfg.SyntheticInputTokensMean, cfg.OutputTokensMean, cfg.RandomSeed,
+		conc, rate, cfg.SyntheticInputTokensMean, cfg.OutputTokensMean, cfg.RandomSeed,
 		string(cfgJSON), r.CLICommand, r.ToolVersion, r.Host, formatTime(r.StartTime), formatTime(r.EndTime),
 		artifactDir, len(r.Records),
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
@@ -193,6 +194,24 @@ func upsertRun(ctx context.Context, tx *sql.Tx, at int64, row runRow) (int64, er
 		return 0, fmt.Errorf("insert run: %w", err)
 	}
 	return res.LastInsertId()
+}
+
+// loadOf is a run's concurrency and request rate as its row shows them:
+// the flags', else those of the first profiling phase a config file
+// listed (nil: not set).
+func loadOf(cfg plan.Profile) (*int, *float64) {
+	conc, rate := cfg.Concurrency, cfg.RequestRate
+	i := slices.IndexFunc(cfg.Phases, func(ph plan.Phase) bool { return ph.Kind == plan.KindProfiling })
+	if i < 0 {
+		return conc, rate
+	}
+	if ph := cfg.Phases[i]; conc == nil && ph.Concurrency > 0 {
+		conc = &ph.Concurrency
+	}
+	if ph := cfg.Phases[i]; rate == nil && ph.Rate > 0 {
+		rate = &ph.Rate
+	}
+	return conc, rate
 }
 
 // runMode is the audit's load mode, or the configuration's when the run
