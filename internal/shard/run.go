@@ -27,6 +27,11 @@ type run struct {
 	// not (Unix ns; 0: not yet): the others' drain deadline runs from it.
 	othersDrained []int64
 	startWall     []int64 // each phase's start instant (Unix ns)
+	// lastWatch is when the deadlines were last checked, resumed when this
+	// process was last found to have missed checks (Unix ns; 0: never): a
+	// process stopped (Ctrl-Z, a suspended VM) blames no worker for the
+	// silence it did not see, as no deadline runs from before resumed.
+	lastWatch, resumed int64
 }
 
 // handshake sends the specs, waits for every hello and measures each
@@ -140,7 +145,7 @@ func (r *run) next(deadline, tick <-chan time.Time, late func() error) (event, e
 		case <-deadline:
 			return event{}, late()
 		case <-tick:
-			if w := r.silent(); w >= 0 {
+			if w := r.silent(time.Now().UnixNano()); w >= 0 {
 				return event{}, r.verdictErr(w)
 			}
 		}
@@ -187,11 +192,15 @@ func (r *run) watch() {
 	if r.stopping {
 		return
 	}
-	if w := r.silent(); w >= 0 {
+	now := time.Now().UnixNano()
+	if r.lastWatch != 0 && now-r.lastWatch > int64(2*r.d.check()+time.Second) {
+		r.resumed = now
+	}
+	r.lastWatch = now
+	if w := r.silent(now); w >= 0 {
 		r.stop()
 		return
 	}
-	now := time.Now().UnixNano()
 	for k := range r.phases {
 		if !r.started[k] || r.fired[k] {
 			continue
@@ -210,14 +219,19 @@ func (r *run) watch() {
 }
 
 // silent condemns the first live worker whose channel has been waiting
-// for its next byte longer than the silence deadline; -1: none.
-func (r *run) silent() int {
+// for its next byte longer than the silence deadline (since this process
+// resumed, at most); -1: none.
+func (r *run) silent(now int64) int {
 	c := r.c
 	for i, p := range c.Peers {
 		if r.gone(i) {
 			continue
 		}
-		if wait := p.Conn.Waiting(); wait > r.d.Silence {
+		wait := p.Conn.Waiting()
+		if r.resumed != 0 {
+			wait = min(wait, time.Duration(now-r.resumed))
+		}
+		if wait > r.d.Silence {
 			c.condemn(i, fmt.Sprintf("sent nothing for %s %s (--worker-silence-timeout %s): stopped or hung",
 				wait.Round(time.Millisecond), r.when(&c.peers[i]), r.d.Silence))
 			return i
@@ -232,7 +246,7 @@ func (r *run) silent() int {
 func (r *run) lateDrain(k int, now int64) int {
 	c, ph := r.c, r.phases[k]
 	limit := r.d.drainFor(ph)
-	from := r.othersDrained[k]
+	from := max(r.othersDrained[k], r.resumed)
 	if ph.Duration > 0 {
 		from = max(from, r.startWall[k]+int64(ph.Duration*float64(time.Second)))
 	}
