@@ -203,7 +203,11 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 		if runErr == nil {
 			runErr = errors.New("exited without writing a result")
 		}
-		launchErr = redact.Error(fmt.Errorf("trial process: %w%s", runErr, LogTail(logPath)))
+		tail := LogTail(logPath)
+		if ee := (*exec.ExitError)(nil); errors.As(runErr, &ee) && ee.ExitCode() == -1 {
+			tail = "" // killed by a signal: its log's last line is what it was doing, not why it ended
+		}
+		launchErr = redact.Error(fmt.Errorf("trial process: %w%s", runErr, tail))
 		if len(stops) == 0 {
 			return nil, launchErr
 		}

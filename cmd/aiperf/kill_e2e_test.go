@@ -136,7 +136,7 @@ func TestSweepDeadTrialProfilerStoppedByRunner(t *testing.T) {
 	cancel() // the sweep is over: stop looking for the mark
 	require.NotZero(t, <-killed, "the long trial's child was killed; stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	require.Equal(t, ExitSomeFailed, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
-	assert.Contains(t, inv.stderr, "long trial 1: trial process: signal: killed")
+	assert.Contains(t, inv.stderr, "long trial 1: trial process: signal: killed\n", "no line of its log as if it were the cause")
 	assert.NotContains(t, inv.stdout+inv.stderr, secret)
 	assert.NoFileExists(t, mark, "the mark is gone once the stop was sent")
 
