@@ -236,9 +236,13 @@ func foreignTokenizer(p plan.Profile) string {
 		if enc == "" || enc == "builtin" { // AIPerf's name for the default encoding
 			enc = tokenizer.Default
 		}
-		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: pass "+
-			"--tokenizer %s (found in the local Hugging Face cache) or a tokenizer.json for exact counts",
-			enc, p.Model[0], p.Model[0])
+		how := fmt.Sprintf("pass --tokenizer %s (it is in the local Hugging Face cache)", p.Model[0])
+		if _, err := tokenizer.Locate(p.Model[0], p.TokenizerRevision); err != nil {
+			how = fmt.Sprintf("put it in the local Hugging Face cache (huggingface-cli download %s tokenizer.json) and pass "+
+				"--tokenizer %s, or pass the path of its tokenizer.json,", p.Model[0], p.Model[0])
+		}
+		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: %s for exact counts",
+			enc, p.Model[0], how)
 	}
 	return ""
 }
