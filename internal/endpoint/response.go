@@ -3,6 +3,7 @@ package endpoint
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -306,7 +307,48 @@ func bodyMessage(body []byte) string {
 			}
 		}
 	}
+	if isHTML(body) { // a web server's error page: its words, not its markup
+		return truncate(htmlText(body))
+	}
 	return truncate(string(body))
+}
+
+// isHTML reports a body that is an HTML page.
+func isHTML(b []byte) bool {
+	head := bytes.ToLower(bytes.TrimSpace(b[:min(len(b), 512)]))
+	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html")) ||
+		bytes.HasPrefix(head, []byte("<head")) || bytes.HasPrefix(head, []byte("<title"))
+}
+
+// htmlText is an HTML page's text: its tags dropped (a <style> or <script>
+// element whole), entities decoded, runs of white space one space.
+func htmlText(b []byte) string {
+	var out []byte
+	lower := bytes.ToLower(b)
+	unclosed := map[string]bool{} // looked for once: the text stays linear
+	for i := 0; i < len(b); {
+		if b[i] != '<' {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		end := bytes.IndexByte(b[i:], '>')
+		if end < 0 {
+			break
+		}
+		for _, el := range []string{"style", "script"} {
+			if !unclosed[el] && bytes.HasPrefix(lower[i+1:], []byte(el)) {
+				close := bytes.Index(lower[i:], []byte("</"+el))
+				unclosed[el] = close < 0
+				if close > end {
+					end = close + bytes.IndexByte(b[i+close:], '>')
+				}
+			}
+		}
+		out = append(out, ' ')
+		i += end + 1
+	}
+	return strings.Join(strings.Fields(html.UnescapeString(string(out))), " ")
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }

@@ -189,6 +189,23 @@ func (p *printer) errors(run *result.Run) {
 	if run.Config.FailedRequestThreshold == nil && run.Status == result.StatusComplete && 2*failed >= total {
 		p.line("The run still counts as complete (exit 0): --failed-request-threshold RATIO fails a run with more failures (exit 1).")
 	}
+	if 2*noRoute(run.ErrorSummary) >= total {
+		urls := run.Config.RequestURLs()
+		p.line("The server has no such route: check that -u is its base URL and --endpoint-type (or --endpoint) one it "+
+			"serves (requests went to %s).", strings.Join(urls, ", "))
+	}
+}
+
+// noRoute counts the failures that say the server does not serve the
+// request's route or method (404, 405, 501).
+func noRoute(errs []metrics.ErrorCount) int {
+	n := 0
+	for _, e := range errs {
+		if c := e.Error.Code; e.Error.Type == "HTTPError" && (c == 404 || c == 405 || c == 501) {
+			n += e.Count
+		}
+	}
+	return n
 }
 
 // hooks prints every control-plane call.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
@@ -152,4 +153,22 @@ func TestConsoleNamesTheThresholdWhenMostFailed(t *testing.T) {
 	buf.Reset()
 	Console(Wide(&buf), run)
 	assert.NotContains(t, buf.String(), "--failed-request-threshold")
+}
+
+// TestConsoleHintsAtAWrongRoute: a run whose requests mostly got 404, 405
+// or 501 (a URL or endpoint the server does not serve) says where they
+// went and what to check; other failures do not.
+func TestConsoleHintsAtAWrongRoute(t *testing.T) {
+	run := fixtureRun(t)
+	run.Config.URL, run.Config.EndpointType = []string{"http://127.0.0.1:8000"}, plan.EndpointChat
+	run.ErrorSummary[0].Count = 40
+	run.ErrorSummary[0].Error = metrics.Error{Code: 501, Type: "HTTPError", Message: "Error response"}
+	var buf bytes.Buffer
+	Console(Wide(&buf), run)
+	assert.Contains(t, buf.String(), "The server has no such route: check that -u is its base URL and --endpoint-type "+
+		"(or --endpoint) one it serves (requests went to http://127.0.0.1:8000/v1/chat/completions).")
+	run.ErrorSummary[0].Error.Code = 500
+	buf.Reset()
+	Console(Wide(&buf), run)
+	assert.NotContains(t, buf.String(), "no such route")
 }
