@@ -382,6 +382,13 @@ func TestParseKeys(t *testing.T) {
 	require.ErrorContains(t, err, `ttft: want metric.stat`)
 	_, err = compare.ParseKeys([]string{"ttft.p42"})
 	require.ErrorContains(t, err, `unknown statistic "p42"`)
+	keys, err = compare.ParseKeys([]string{"ttft.p99,ITL.avg,latency.p50"}) // the tables' short names
+	require.NoError(t, err)
+	assert.Equal(t, []compare.Key{{Metric: "time_to_first_token", Stat: "p99"}, {Metric: "inter_token_latency", Stat: "avg"},
+		{Metric: "request_latency", Stat: "p50"}}, keys)
+	_, err = compare.ParseKeys([]string{"time_to_frst_token.p99"})
+	assert.EqualError(t, err, `time_to_frst_token.p99: unknown metric "time_to_frst_token" (did you mean "time_to_first_token"?)`,
+		"a near miss gets the name, not the whole list")
 }
 
 func TestDirectionOf(t *testing.T) {

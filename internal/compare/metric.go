@@ -65,6 +65,9 @@ func parseKey(s string) (Key, error) {
 		return Key{}, errors.New("want metric.stat, e.g. time_to_first_token.p99")
 	}
 	k := Key{Metric: s[:i], Stat: s[i+1:]}
+	if tag, ok := clientAliases[strings.ToLower(k.Metric)]; ok {
+		k.Metric = tag
+	}
 	records, scalars := metrics.RecordTags(), metrics.ScalarTags()
 	switch {
 	case !slices.Contains(statNames, k.Stat) && k.Stat != statValue:
@@ -78,6 +81,8 @@ func parseKey(s string) (Key, error) {
 		if k.Stat != "avg" && k.Stat != statValue {
 			return k, fmt.Errorf("%s has a single value: use %s.avg", k.Metric, k.Metric)
 		}
+	case plan.Suggest(k.Metric, append(records, scalars...)) != "":
+		return k, fmt.Errorf("unknown metric %q%s", k.Metric, plan.Suggest(k.Metric, append(records, scalars...)))
 	default:
 		return k, fmt.Errorf("unknown metric %q%s; the metrics are %s (statistics %s) and %s (a single value: avg); "+
 			"the server's as server.FAMILY.STAT or an alias (%s), GPU telemetry as gpu.FAMILY.STAT",
@@ -85,6 +90,14 @@ func parseKey(s string) (Key, error) {
 			strings.Join(statNames, ", "), strings.Join(scalars, ", "), aliasList("server"))
 	}
 	return k, nil
+}
+
+// clientAliases are the short names the tables use for the client's
+// headline metrics, accepted for them.
+var clientAliases = map[string]string{
+	"ttft":    metrics.TagTTFT,
+	"itl":     metrics.TagITL,
+	"latency": metrics.TagRequestLatency,
 }
 
 // DefaultKeys are the headline statistics compared when --metric is not given.
