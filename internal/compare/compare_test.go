@@ -226,6 +226,9 @@ func TestGroupsNotes(t *testing.T) {
 	rep = groups(t, db, opt, "base", "gpu2")
 	assert.Equal(t, []string{"url: base = http://localhost:8000, gpu2 = http://gpu2:8000"}, rep.ConfigDifferences,
 		"two servers compared: the table says so")
+	saveGroup(t, db, setup{name: "typed", url: "localhost:8000/"}, ttfts(20, 21)...)
+	rep = groups(t, db, opt, "base", "typed")
+	assert.Empty(t, rep.ConfigDifferences, "one server, its URL typed without a scheme and with a trailing slash")
 
 	saveGroup(t, db, setup{name: "1"}, ttfts(20, 21)...)
 	rep = groups(t, db, opt, "1", "base")

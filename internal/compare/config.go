@@ -15,7 +15,7 @@ var configFields = []struct {
 	get  func(r *store.RunRow) string
 }{
 	{"model", func(r *store.RunRow) string { return r.Model }},
-	{"url", func(r *store.RunRow) string { return r.URL }}, // redacted when stored
+	{"url", func(r *store.RunRow) string { return sameURLs(r.URL) }}, // redacted when stored
 	{"endpoint_type", func(r *store.RunRow) string { return r.EndpointType }},
 	{"streaming", func(r *store.RunRow) string { return strconv.FormatBool(r.Streaming) }},
 	{"mode", func(r *store.RunRow) string { return r.Mode }},
@@ -25,6 +25,19 @@ var configFields = []struct {
 	{"osl", func(r *store.RunRow) string { return optional(r.OSL) }},
 	// how the client read (its default follows the client's cores)
 	{"rx_coalesce_usecs", func(r *store.RunRow) string { return strconv.Itoa(r.RxCoalesceUsecs) }},
+}
+
+// sameURLs is a run's --url list as the requests went: a URL given
+// without a scheme is http://, a trailing slash is none.
+func sameURLs(list string) string {
+	urls := strings.Split(list, ",")
+	for i, u := range urls {
+		if u != "" && !strings.Contains(u, "://") {
+			u = "http://" + u
+		}
+		urls[i] = strings.TrimSuffix(u, "/")
+	}
+	return strings.Join(urls, ",")
 }
 
 func optional[T int | float64](p *T) string {
