@@ -29,11 +29,13 @@ var version = "0.1.0-dev"
 
 // Globals are the options and streams every command receives.
 type Globals struct {
-	Store  string    `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
-	Wide   bool      `name:"wide" help:"Print tables and lines at full width (full metric names and cell labels) instead of fitting them to 120 columns."`
-	Stdout io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
-	Stderr io.Writer `kong:"-"` // escapes control characters (termsafe.Writer)
-	Args   []string  `kong:"-"` // the command line after the program name, as given
+	Store string `name:"store" env:"AIPERF_STORE" default:"artifacts/aiperf.db" help:"SQLite run store." placeholder:"PATH"`
+	Wide  bool   `name:"wide" help:"Print tables and lines at full width (full metric names and cell labels) instead of fitting them to 120 columns."`
+	// Version is --version, as aiperf version.
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+	Stdout  io.Writer        `kong:"-"` // escapes control characters (termsafe.Writer)
+	Stderr  io.Writer        `kong:"-"` // escapes control characters (termsafe.Writer)
+	Args    []string         `kong:"-"` // the command line after the program name, as given
 	// sweepLists are the profile command line's comma lists
 	// (--concurrency 8,16,32), each parsed as its first value.
 	sweepLists []sweepList
@@ -182,6 +184,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exited = code }),
 		kong.BindTo(ctx, (*context.Context)(nil)),
+		kong.Vars{"version": "aiperf " + version},
 	)...)
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf: internal error: %v\n", err)
@@ -193,7 +196,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	kctx, err := parser.Parse(parsed)
-	if exited >= 0 { // --help
+	if exited >= 0 { // --help, --version
 		return exited
 	}
 	if err != nil {

@@ -54,7 +54,18 @@ func (c *RunsListCmd) Run(ctx context.Context, g *Globals) error {
 		return encodeIndented(g.Stdout, nonNilRows(runs))
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(g.Stdout, "no runs in %s\n", g.Store)
+		var of []string
+		if c.Name != "" {
+			of = append(of, fmt.Sprintf("named %q", c.Name))
+		}
+		if c.Sweep != "" {
+			of = append(of, fmt.Sprintf("of sweep %q", c.Sweep))
+		}
+		if len(of) == 0 {
+			fmt.Fprintf(g.Stdout, "no runs in %s\n", g.Store)
+		} else {
+			fmt.Fprintf(g.Stdout, "no runs %s in %s (aiperf runs list shows them all)\n", strings.Join(of, " "), g.Store)
+		}
 		return nil
 	}
 	rows := make([][]string, 0, len(runs))

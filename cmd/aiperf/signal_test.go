@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/store"
 )
 
 // TestSignalDeliveredTwiceIsOne: `timeout -s INT` signals its command and
@@ -37,4 +40,21 @@ func TestSignalDeliveredTwiceIsOne(t *testing.T) {
 	}, hangGuard, 10*time.Millisecond, "the process is still here, and says why: %s", notes.String())
 	assert.Contains(t, notes.String(), "aiperf: SIGINT (Ctrl-C): stopping cleanly; a second one exits at once\n")
 	assert.Contains(t, notes.String(), "aiperf: a second signal within 1h0m0s of the first is taken as the same one; send another to exit at once\n")
+}
+
+// TestVersionFlagAndEmptyFilters: --version prints what aiperf version
+// prints; runs list says which filter matched nothing, not that the store
+// is empty.
+func TestVersionFlagAndEmptyFilters(t *testing.T) {
+	dir := t.TempDir()
+	flag, cmd := cli(t, dir, "--version"), cli(t, dir, "version")
+	require.Equal(t, ExitOK, flag.code, flag.stderr)
+	assert.Equal(t, cmd.stdout, flag.stdout)
+	assert.True(t, strings.HasPrefix(flag.stdout, "aiperf "), flag.stdout)
+	db, err := store.Open(filepath.Join(dir, "aiperf.db"))
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	none := cli(t, dir, "runs", "list", "--name", "nosuch")
+	require.Equal(t, ExitOK, none.code, none.stderr)
+	assert.Contains(t, none.stdout, `no runs named "nosuch" in `)
 }

@@ -93,9 +93,20 @@ func (s *Server) appendLocked(e Event) {
 	s.ctl.state.Events = append(s.ctl.state.Events, e)
 }
 
-// controlState answers GET /mock/control.
-func (s *Server) controlState(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.Control())
+// controlState answers GET /mock/control; ?events=admin keeps only the
+// admin routes' events (resets, profiler starts and stops), ?events=none
+// none of them: the counters alone.
+func (s *Server) controlState(w http.ResponseWriter, r *http.Request) {
+	c := s.Control()
+	switch r.URL.Query().Get("events") {
+	case "admin":
+		c.Events = slices.DeleteFunc(c.Events, func(e Event) bool {
+			return e.Kind == EventRequestStart || e.Kind == EventRequestEnd
+		})
+	case "none":
+		c.Events = []Event{}
+	}
+	writeJSON(w, http.StatusOK, c)
 }
 
 // clearControl answers POST /mock/control/clear: it empties the events and

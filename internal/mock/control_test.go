@@ -163,6 +163,11 @@ func TestControlOrderingAndClear(t *testing.T) {
 	assert.IsIncreasing(t, c.Events[1].HeaderNames, "sorted")
 	assert.NotContains(t, raw, key, "header values never reach the control JSON")
 	assert.NotContains(t, raw, `"v"`)
+	admin, _ := getControl(t, base, "?events=admin")
+	assert.Equal(t, []EventKind{EventReset, EventStartProfile, EventStopProfile}, kinds(admin.Events))
+	assert.Equal(t, 2, admin.InferenceRequests, "the counters stay")
+	none, _ := getControl(t, base, "?events=none")
+	assert.Empty(t, none.Events)
 
 	resp = post(t, base+"/mock/control/clear", nil)
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)

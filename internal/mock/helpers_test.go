@@ -145,10 +145,10 @@ func parseSSE(body io.Reader) ([]wireChunk, error) {
 	return chunks, nil
 }
 
-// getControl reads GET /mock/control.
-func getControl(t testing.TB, base string) (Control, string) {
+// getControl reads GET /mock/control (with query, e.g. "?events=admin").
+func getControl(t testing.TB, base string, query ...string) (Control, string) {
 	t.Helper()
-	resp, err := http.Get(base + "/mock/control")
+	resp, err := http.Get(base + "/mock/control" + strings.Join(query, ""))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	raw := readAll(t, resp)
