@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"time"
 )
@@ -25,9 +26,13 @@ func (db *DB) inTxInterruptible(ctx context.Context, fn func(tx *sql.Tx, now tim
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(wctx, fmt.Sprintf("PRAGMA busy_timeout = %d", pollBusy.Milliseconds())); err != nil {
-		return err
+		return db.named(err)
 	}
-	defer conn.ExecContext(wctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds())) // back to the pool as it was
+	defer func() { // back to the pool as it was, or not at all
+		if _, err := conn.ExecContext(wctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds())); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
 	deadline := time.Now().Add(busyTimeout)
 	for {
 		tx, err := conn.BeginTx(wctx, nil)

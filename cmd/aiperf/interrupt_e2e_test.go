@@ -234,11 +234,7 @@ sweep(name = "cut", base = base.replace(request_count = 2, concurrency = 1), mat
 // into a new artifact directory, says that nothing was resumed and a new
 // sweep started.
 func TestSweepResumeOfAChangedScriptSaysSo(t *testing.T) {
-	subprocesses(t)
-	m := startMock(t, mock.Config{Fast: true})
-	dir := t.TempDir()
-	script := writeFile(t, dir, "change.star", smallBase+`sweep(name = "change", base = base)`+"\n")
-	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+	dir, args := smallSweep(t, "change")
 	first := cli(t, dir, args...)
 	require.Equal(t, ExitOK, first.code, first.stderr)
 	assert.NotContains(t, first.stderr, "resume")
@@ -257,11 +253,7 @@ func TestSweepResumeOfAChangedScriptSaysSo(t *testing.T) {
 // refused, naming the run it would overwrite and the directory to give,
 // and sweep #1's files are untouched; given B, it resumes.
 func TestSweepResumeIntoAnEarlierSweepsDirectoryIsRefused(t *testing.T) {
-	subprocesses(t)
-	m := startMock(t, mock.Config{Fast: true})
-	dir := t.TempDir()
-	script := writeFile(t, dir, "two.star", smallBase+`sweep(name = "two", base = base)`+"\n")
-	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
+	dir, args := smallSweep(t, "two")
 	first := cli(t, dir, args...)
 	require.Equal(t, ExitOK, first.code, first.stderr)
 	second := cli(t, dir, append(args, "--artifact-dir", "B")...)
@@ -285,4 +277,16 @@ func TestSweepResumeIntoAnEarlierSweepsDirectoryIsRefused(t *testing.T) {
 
 	resumed := cli(t, dir, append(args, "--resume", "--artifact-dir", "B")...)
 	require.Equal(t, ExitOK, resumed.code, resumed.stderr)
+}
+
+// smallSweep is a one-cell sweep named name (smallBase) against a fast
+// mock, written in a new directory: the directory and the sweep's command
+// line.
+func smallSweep(t *testing.T, name string) (string, []string) {
+	t.Helper()
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	script := writeFile(t, dir, name+".star", smallBase+`sweep(name = "`+name+`", base = base)`+"\n")
+	return dir, []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
 }

@@ -129,6 +129,9 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 			select {
 			case <-sigs:
 				if time.Since(first) < sameSignal {
+					if beforeHardExit.Load() != nil { // the dashboard owns the terminal
+						continue
+					}
 					fmt.Fprintf(signalNotes, "aiperf: a second signal within %v of the first is taken as the same one; "+
 						"send another to exit at once\n", sameSignal)
 					continue

@@ -184,7 +184,7 @@ func newCell(o Options) *cell {
 		log = io.Discard
 	}
 	for _, ph := range o.Profile.PhaseList() {
-		if why := ph.Undriven(); why != "" {
+		if why := ph.Undriven(); why != "" && ph.Kind == plan.KindProfiling {
 			fmt.Fprintf(log, "warning: phase %s: %s (raise --request-count, or lower --concurrency)\n", ph.Name, why)
 		}
 	}

@@ -313,9 +313,23 @@ func bodyMessage(body []byte) string {
 	return truncate(string(body))
 }
 
+// asciiLower is b with A-Z lowered and every other byte as it is: indexes
+// into it are indexes into b (bytes.ToLower changes lengths: the Kelvin
+// sign, invalid UTF-8).
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
 // isHTML reports a body that is an HTML page.
 func isHTML(b []byte) bool {
-	head := bytes.ToLower(bytes.TrimSpace(b[:min(len(b), 512)]))
+	head := asciiLower(bytes.TrimSpace(b[:min(len(b), 512)]))
 	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html")) ||
 		bytes.HasPrefix(head, []byte("<head")) || bytes.HasPrefix(head, []byte("<title"))
 }
@@ -324,7 +338,7 @@ func isHTML(b []byte) bool {
 // element whole), entities decoded, runs of white space one space.
 func htmlText(b []byte) string {
 	var out []byte
-	lower := bytes.ToLower(b)
+	lower := asciiLower(b)
 	unclosed := map[string]bool{} // looked for once: the text stays linear
 	for i := 0; i < len(b); {
 		if b[i] != '<' {

@@ -349,4 +349,8 @@ func TestHTMLErrorPageIsReadAsText(t *testing.T) {
 	assert.Equal(t, "Error response Error response Error code: 501 Message: Unsupported method ('POST').", bodyMessage([]byte(page)))
 	assert.Equal(t, "<p>not a page", bodyMessage([]byte("<p>not a page")), "only a page is read as one")
 	assert.Equal(t, "x", htmlText([]byte("<html><style>"+strings.Repeat("<style>", 1000)+"x")), "an unclosed style is looked for once")
+	// Bytes whose lower case is shorter or longer (the Kelvin sign, invalid
+	// UTF-8) keep the tags where they are.
+	assert.Equal(t, strings.Repeat("\u212a", 10)+" x", htmlText([]byte("<html>"+strings.Repeat("\u212a", 10)+"<p>x</p>")))
+	assert.Equal(t, "\xff\xff visible ok", htmlText([]byte("<html>\xff\xff<p>visible</p><style>p{}</style>ok")))
 }

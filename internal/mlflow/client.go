@@ -106,8 +106,8 @@ func (e *APIError) Error() string {
 }
 
 // NoAnswerError is a call the tracking server did not answer: refused,
-// reset, or still unanswered at the request timeout (or cancelled). Its
-// message is redacted.
+// reset, or still unanswered at the request timeout (not one its caller
+// cancelled). Its message is redacted.
 type NoAnswerError struct{ msg string }
 
 func (e *NoAnswerError) Error() string { return e.msg }
@@ -154,7 +154,11 @@ func (c *Client) send(ctx context.Context, method, u, ctype string, body io.Read
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return &NoAnswerError{fmt.Sprintf("mlflow %s %s: %s", method, c.path(u), c.redact(err.Error()))}
+		msg := fmt.Sprintf("mlflow %s %s: %s", method, c.path(u), c.redact(err.Error()))
+		if ctx.Err() != nil { // cut by the caller, not left unanswered
+			return errors.New(msg)
+		}
+		return &NoAnswerError{msg}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))

@@ -38,6 +38,11 @@ type Outcome struct {
 // final mlflow_export.json, and the run's status (FINISHED, FAILED or
 // KILLED for an interrupted run) with its end time.
 func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
+	if ctx.Err() != nil { // an interrupted run still reports, briefly
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), interruptedFinish)
+		defer cancel()
+	}
 	r.stopLive()
 	out := Outcome{RunID: r.Info.RunID, LiveDrops: r.dropped.Load()}
 	quiet := false // a call went unanswered: send nothing more
@@ -102,8 +107,12 @@ func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
 }
 
 // interruptedUpdate bounds the status update of a run whose finish a
-// Ctrl-C cut.
-const interruptedUpdate = 5 * time.Second
+// Ctrl-C cut; interruptedFinish the whole finish of a run interrupted
+// before it (its summary, artifacts and status).
+const (
+	interruptedUpdate = 5 * time.Second
+	interruptedFinish = 30 * time.Second
+)
 
 // upload sends one artifact file, at AIPerf's place: plots under plots/,
 // everything else under exports/.

@@ -231,3 +231,23 @@ func TestFinishStopsAtAServerGoneQuiet(t *testing.T) {
 	assert.Zero(t, out.Metrics, "the batch was not logged")
 	assert.Empty(t, out.Uploaded)
 }
+
+// TestFinishOfAnInterruptedRun: a run interrupted before its finish (the
+// context already cancelled) still logs its summary and artifacts and ends
+// KILLED, bounded by its own deadline.
+func TestFinishOfAnInterruptedRun(t *testing.T) {
+	fake := mlflowfake.Start(t)
+	r, err := Start(context.Background(), Options{TrackingURI: fake.URL, ArtifactDir: artifactDir(t), BenchmarkID: "0123456789abcdef"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	run := finishedRun()
+	run.Status = result.StatusInterrupted
+	out := r.Finish(ctx, run)
+	require.NoError(t, out.Err)
+	assert.Positive(t, out.Metrics)
+	assert.NotEmpty(t, out.Uploaded)
+	runs := fake.Runs()
+	require.Len(t, runs, 1)
+	assert.Equal(t, "KILLED", runs[0].Status)
+}

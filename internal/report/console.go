@@ -197,11 +197,16 @@ func (p *printer) errors(run *result.Run) {
 }
 
 // noRoute counts the failures that say the server does not serve the
-// request's route or method (404, 405, 501).
+// request's route or method (404, 405, 501); a 404 about the model (vLLM's
+// and OpenAI's answer to an unknown --model) is not one.
 func noRoute(errs []metrics.ErrorCount) int {
 	n := 0
 	for _, e := range errs {
-		if c := e.Error.Code; e.Error.Type == "HTTPError" && (c == 404 || c == 405 || c == 501) {
+		c := e.Error.Code
+		if c == 404 && strings.Contains(strings.ToLower(e.Error.Message), "model") {
+			continue
+		}
+		if e.Error.Type == "HTTPError" && (c == 404 || c == 405 || c == 501) {
 			n += e.Count
 		}
 	}

@@ -167,8 +167,10 @@ func TestConsoleHintsAtAWrongRoute(t *testing.T) {
 	Console(Wide(&buf), run)
 	assert.Contains(t, buf.String(), "The server has no such route: check that -u is its base URL and --endpoint-type "+
 		"(or --endpoint) one it serves (requests went to http://127.0.0.1:8000/v1/chat/completions).")
-	run.ErrorSummary[0].Error.Code = 500
-	buf.Reset()
-	Console(Wide(&buf), run)
-	assert.NotContains(t, buf.String(), "no such route")
+	for _, e := range []metrics.Error{{Code: 500, Type: "HTTPError"}, {Code: 404, Type: "HTTPError", Message: "The model `x` does not exist."}} {
+		run.ErrorSummary[0].Error = e
+		buf.Reset()
+		Console(Wide(&buf), run)
+		assert.NotContains(t, buf.String(), "no such route", "%d %s", e.Code, e.Message)
+	}
 }

@@ -145,7 +145,7 @@ func (r *run) next(deadline, tick <-chan time.Time, late func() error) (event, e
 		case <-deadline:
 			return event{}, late()
 		case <-tick:
-			if w := r.silent(time.Now().UnixNano()); w >= 0 {
+			if w := r.silent(r.checked()); w >= 0 {
 				return event{}, r.verdictErr(w)
 			}
 		}
@@ -192,11 +192,7 @@ func (r *run) watch() {
 	if r.stopping {
 		return
 	}
-	now := time.Now().UnixNano()
-	if r.lastWatch != 0 && now-r.lastWatch > int64(2*r.d.check()+time.Second) {
-		r.resumed = now
-	}
-	r.lastWatch = now
+	now := r.checked()
 	if w := r.silent(now); w >= 0 {
 		r.stop()
 		return
@@ -216,6 +212,18 @@ func (r *run) watch() {
 			return
 		}
 	}
+}
+
+// checked notes a check of the deadlines now, and returns now (Unix ns).
+// A check later than the ticker allows means this process was stopped
+// (missed checks): resumed is then now.
+func (r *run) checked() int64 {
+	now := time.Now().UnixNano()
+	if r.lastWatch != 0 && now-r.lastWatch > int64(2*r.d.check()+time.Second) {
+		r.resumed = now
+	}
+	r.lastWatch = now
+	return now
 }
 
 // silent condemns the first live worker whose channel has been waiting
