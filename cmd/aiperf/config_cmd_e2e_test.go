@@ -138,7 +138,7 @@ func TestYAMLAdaptiveSearch(t *testing.T) {
 		"  dataset: {type: synthetic, prompts: {isl: 16, osl: 32}}",
 		"  phases:",
 		"    - {name: warmup, type: concurrency, concurrency: 1, requests: 1}",
-		"    - {name: profiling, type: concurrency, concurrency: 1, requests: 9}",
+		"    - {name: profiling, type: concurrency, concurrency: 1, requests: 16}",
 		"  artifacts: {dir: out}",
 		"sweep:",
 		"  type: adaptive_search",

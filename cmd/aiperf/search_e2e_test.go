@@ -53,7 +53,7 @@ func TestSearchFindsTheSLABoundary(t *testing.T) {
 	dir := t.TempDir()
 	tok := tinyTokenizer(t)
 	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok,
-		"--isl", "16", "--osl", "32", "--request-count", "9", "--reset-kv-cache", "--server-profiler",
+		"--isl", "16", "--osl", "32", "--request-count", "16", "--reset-kv-cache", "--server-profiler",
 		"--search-recipe", "max-concurrency-under-sla", "--search-sla", fmt.Sprintf("time_to_first_token:p99:lt:%d", slaMs),
 		"--concurrency-max", "1000", "--artifact-dir", "out", "--name", "sla")
 	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
