@@ -97,7 +97,8 @@ type Sample struct {
 	Value  float64
 }
 
-// Query runs an instant PromQL query.
+// Query runs an instant PromQL query. A range selector (q[5m]) answers
+// each series' last raw sample in the range, at its scrape time.
 func (s *Server) Query(q string) ([]Sample, error) {
 	resp, err := http.Get(s.URL + "/api/v1/query?query=" + url.QueryEscape(q))
 	if err != nil {
@@ -110,7 +111,8 @@ func (s *Server) Query(q string) ([]Sample, error) {
 		Data   struct {
 			Result []struct {
 				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
+				Value  []any             `json:"value"`  // a vector's sample
+				Values [][]any           `json:"values"` // a matrix's samples, oldest first
 			} `json:"result"`
 		} `json:"data"`
 	}
@@ -122,8 +124,15 @@ func (s *Server) Query(q string) ([]Sample, error) {
 	}
 	out := make([]Sample, 0, len(body.Data.Result))
 	for _, r := range body.Data.Result {
-		at, _ := r.Value[0].(float64)
-		str, _ := r.Value[1].(string)
+		pair := r.Value
+		if n := len(r.Values); n > 0 {
+			pair = r.Values[n-1]
+		}
+		if len(pair) != 2 {
+			return nil, fmt.Errorf("query %q: a sample is not [time, value]", q)
+		}
+		at, _ := pair[0].(float64)
+		str, _ := pair[1].(string)
 		v, err := strconv.ParseFloat(str, 64)
 		if err != nil {
 			return nil, fmt.Errorf("query %q: value %q: %w", q, str, err)
@@ -139,13 +148,13 @@ func (s *Server) WaitScraped(t testing.TB, q string, since time.Time) []Sample {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		samples, err := s.Query("timestamp(" + q + ")")
-		if err == nil && len(samples) > 0 && samples[0].Value >= float64(since.UnixNano())/1e9 {
-			out, err := s.Query(q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return out
+		// The raw samples of the last minutes, not the instant value: once
+		// the endpoint is gone Prometheus marks the series stale, and an
+		// instant query read after that finds nothing, however slow the
+		// machine was to ask.
+		samples, err := s.Query(q + "[10m]")
+		if err == nil && len(samples) > 0 && !samples[0].At.Before(since.Truncate(time.Millisecond)) {
+			return samples
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("prometheus has no sample of %s scraped after %s (last error %v)", q, since, err)
