@@ -114,16 +114,6 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 // probe it could not drive (its concurrency above the requests it sends).
 const ReasonUndriven = "undriven_load"
 
-// undriven says why a probe profile cannot apply its load ("" when it can).
-func undriven(p plan.Profile) string {
-	for _, ph := range p.PhaseList() {
-		if why := ph.Undriven(); why != "" && ph.Kind == plan.KindProfiling {
-			return why
-		}
-	}
-	return ""
-}
-
 // searchRun is one Search: the history so far, as the store holds it.
 type searchRun struct {
 	s    plan.Search
@@ -151,7 +141,7 @@ func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
 		if err != nil {
 			return err
 		}
-		if why := undriven(cell.Profile); why != "" {
+		if _, why := plan.Undriven(cell.Profile.PhaseList()); why != "" {
 			out.Reason = ReasonUndriven
 			r.progress("search %s: stopped (%s): the next probe, %s, cannot be driven: %s; the answer stops below it "+
 				"(give a --request-count of at least the load searched, or a --benchmark-duration)\n", r.s.Name, out.Reason, r.point(step.Point), why)

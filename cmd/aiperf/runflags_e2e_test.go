@@ -435,3 +435,19 @@ func TestRequestContentType(t *testing.T) {
 	assert.Equal(t, 3.0, metricAvg(t, exp, "request_count"), "every form was read and answered")
 	assert.Equal(t, 4.0, metricAvg(t, exp, "output_sequence_length"), "the mock read max_completion_tokens from its field")
 }
+
+// TestConcurrencyAboveRequestCountWarns: a profiling phase that sends fewer
+// requests than its concurrency says it never held that load; one that
+// sends enough says nothing.
+func TestConcurrencyAboveRequestCountWarns(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	for _, c := range []struct {
+		count string
+		warn  bool
+	}{{"4", true}, {"8", false}} {
+		inv := cli(t, t.TempDir(), quick(m.URL, "--concurrency", "8", "--request-count", c.count, "--no-store", "-v")...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		const warning = "warning: phase profiling: its concurrency 8 is more than the 4 requests it sends: at most 4 are ever in flight"
+		assert.Equal(t, c.warn, strings.Contains(inv.stderr, warning), inv.stderr)
+	}
+}

@@ -183,11 +183,6 @@ func newCell(o Options) *cell {
 	if log == nil {
 		log = io.Discard
 	}
-	for _, ph := range o.Profile.PhaseList() {
-		if why := ph.Undriven(); why != "" && ph.Kind == plan.KindProfiling {
-			fmt.Fprintf(log, "warning: phase %s: %s (raise --request-count, or lower --concurrency)\n", ph.Name, why)
-		}
-	}
 	if o.Profile.Streaming && !o.Profile.Streams() {
 		// As AIPerf: --streaming is dropped for a type that cannot stream.
 		fmt.Fprintf(log, "note: --endpoint-type %s does not stream: --streaming is ignored\n", o.Profile.EndpointType)
@@ -313,6 +308,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
+	if name, why := plan.Undriven(c.phases); why != "" {
+		fmt.Fprintf(c.log, "warning: phase %s: %s (raise --request-count, or lower --concurrency)\n", name, why)
+	}
 	if dataset.IsTrace(c.ds) {
 		onceThrough(c.p, c.phases, c.ds.Len())
 	}

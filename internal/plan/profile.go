@@ -344,6 +344,17 @@ func (ph Phase) Undriven() string {
 		ph.Concurrency, ph.Requests, ph.Requests)
 }
 
+// Undriven is the first profiling phase of phases that cannot hold its
+// load in flight (Phase.Undriven), its name and why; "" and "" when none.
+func Undriven(phases []Phase) (name, why string) {
+	for _, ph := range phases {
+		if why := ph.Undriven(); why != "" && ph.Kind == KindProfiling {
+			return ph.Name, why
+		}
+	}
+	return "", ""
+}
+
 // InlineRecords is InputFile while a config file's inline records are not
 // yet written to a file.
 const InlineRecords = "(inline records)"
