@@ -17,8 +17,9 @@ const pollBusy = 100 * time.Millisecond
 // inTxInterruptible is inTx whose wait for another process's write lock
 // (up to busyTimeout, as _busy_timeout for the rest) ends at once when ctx
 // is cancelled, with an error saying so. A transaction once begun runs to
-// its commit or rollback, whatever ctx does.
-func (db *DB) inTxInterruptible(ctx context.Context, fn func(tx *sql.Tx, now time.Time) error) error {
+// its commit or rollback, whatever ctx does: fn gets a context without
+// ctx's cancellation.
+func (db *DB) inTxInterruptible(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	wctx := context.WithoutCancel(ctx)
 	conn, err := db.db.Conn(wctx)
 	if err != nil {
@@ -37,7 +38,7 @@ func (db *DB) inTxInterruptible(ctx context.Context, fn func(tx *sql.Tx, now tim
 	for {
 		tx, err := conn.BeginTx(wctx, nil)
 		if err == nil {
-			if err := fn(tx, db.Now().UTC()); err != nil {
+			if err := fn(wctx, tx); err != nil {
 				tx.Rollback()
 				return db.named(err)
 			}

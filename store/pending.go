@@ -47,8 +47,7 @@ func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 		return p.err
 	}
 	id := p.id
-	wctx := context.WithoutCancel(ctx) // only the wait for a lock is cut
-	err := p.db.inTxInterruptible(ctx, func(tx *sql.Tx, _ time.Time) error {
+	err := p.db.inTxInterruptible(ctx, func(wctx context.Context, tx *sql.Tx) error { // only the wait for a lock is cut
 		if id == 0 {
 			var err error
 			if id, err = saveRun(wctx, tx, p.skel, "", 0, nil); err != nil {

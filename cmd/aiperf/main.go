@@ -129,11 +129,10 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 			select {
 			case <-sigs:
 				if time.Since(first) < sameSignal {
-					if beforeHardExit.Load() != nil { // the dashboard owns the terminal
-						continue
+					if beforeHardExit.Load() == nil { // not over the dashboard, which owns the terminal
+						fmt.Fprintf(signalNotes, "aiperf: a second signal within %v of the first is taken as the same one; "+
+							"send another to exit at once\n", sameSignal)
 					}
-					fmt.Fprintf(signalNotes, "aiperf: a second signal within %v of the first is taken as the same one; "+
-						"send another to exit at once\n", sameSignal)
 					continue
 				}
 				if f := beforeHardExit.Load(); f != nil {

@@ -192,10 +192,12 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return err
 	}
 	defer release()
-	if !resumed && !o.overwrite {
-		err = refuseEarlierTrials(g, sw, o)
-	} else if resumed && !o.overwrite {
+	switch {
+	case o.overwrite:
+	case resumed:
 		err = refuseOtherSweepsTrials(ctx, db, id, sw, o)
+	default:
+		err = refuseEarlierTrials(g, sw, o)
 	}
 	if err != nil {
 		return err
@@ -341,7 +343,8 @@ func refuseOtherSweepsTrials(ctx context.Context, db *store.DB, id int64, sw pla
 	}
 	hint := fmt.Sprintf("the --artifact-dir sweep #%d started with", id)
 	if own, err := db.SweepTrialDir(ctx, id); err == nil && own != "" {
-		hint = "--artifact-dir " + filepath.Dir(filepath.Dir(filepath.Dir(own))) + ", where its trials are"
+		root := filepath.Dir(filepath.Dir(filepath.Dir(own))) // own is <root>/<sweep>/<cell>/trial_NNNN (plan.Trial.Dir)
+		hint = "--artifact-dir " + root + ", where its trials are"
 	}
 	other := runs[i]
 	return usageErr(fmt.Errorf("sweep %q: --resume continues sweep #%d, but %s holds run %d of sweep #%d, which it would overwrite; "+

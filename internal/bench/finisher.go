@@ -165,11 +165,7 @@ func (f *finisher) run() {
 		f.mu.Unlock()
 		for i := range batch {
 			f.finish(batch[i])
-			least := f.batch
-			if f.state.stored == 0 {
-				least = 1 // the run's row goes in with its first record: a run killed early is not lost
-			}
-			f.flushStore(least)
+			f.flushStore(f.batch)
 		}
 		clear(batch)
 		if closed && len(batch) == 0 {
@@ -256,9 +252,14 @@ func (f *finisher) keep(r metrics.Record) {
 const storeBatch = 4096
 
 // flushStore hands the records not stored yet to the store when at least
-// least of them (and at least one) are waiting.
+// least of them (and at least one) are waiting; the first record goes
+// alone, so the run's row is in the store early (a run killed soon after
+// is not lost).
 func (f *finisher) flushStore(least int) {
 	st := &f.state
+	if st.stored == 0 {
+		least = 1
+	}
 	if f.store == nil || st.err != nil || len(st.records)-st.stored < max(least, 1) {
 		return
 	}

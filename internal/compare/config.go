@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -32,10 +33,9 @@ var configFields = []struct {
 func sameURLs(list string) string {
 	urls := strings.Split(list, ",")
 	for i, u := range urls {
-		if u != "" && !strings.Contains(u, "://") {
-			u = "http://" + u
+		if u != "" {
+			urls[i] = strings.TrimSuffix(plan.NormalizeURL(u), "/")
 		}
-		urls[i] = strings.TrimSuffix(u, "/")
 	}
 	return strings.Join(urls, ",")
 }

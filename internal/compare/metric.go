@@ -81,12 +81,13 @@ func parseKey(s string) (Key, error) {
 		if k.Stat != "avg" && k.Stat != statValue {
 			return k, fmt.Errorf("%s has a single value: use %s.avg", k.Metric, k.Metric)
 		}
-	case plan.Suggest(k.Metric, append(records, scalars...)) != "":
-		return k, fmt.Errorf("unknown metric %q%s", k.Metric, plan.Suggest(k.Metric, append(records, scalars...)))
 	default:
-		return k, fmt.Errorf("unknown metric %q%s; the metrics are %s (statistics %s) and %s (a single value: avg); "+
+		if near := plan.Suggest(k.Metric, slices.Concat(records, scalars)); near != "" {
+			return k, fmt.Errorf("unknown metric %q%s", k.Metric, near)
+		}
+		return k, fmt.Errorf("unknown metric %q; the metrics are %s (statistics %s) and %s (a single value: avg); "+
 			"the server's as server.FAMILY.STAT or an alias (%s), GPU telemetry as gpu.FAMILY.STAT",
-			k.Metric, plan.Suggest(k.Metric, append(records, scalars...)), strings.Join(records, ", "),
+			k.Metric, strings.Join(records, ", "),
 			strings.Join(statNames, ", "), strings.Join(scalars, ", "), aliasList("server"))
 	}
 	return k, nil

@@ -329,9 +329,13 @@ func asciiLower(b []byte) []byte {
 
 // isHTML reports a body that is an HTML page.
 func isHTML(b []byte) bool {
-	head := asciiLower(bytes.TrimSpace(b[:min(len(b), 512)]))
-	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html")) ||
-		bytes.HasPrefix(head, []byte("<head")) || bytes.HasPrefix(head, []byte("<title"))
+	head := bytes.TrimLeft(b[:min(len(b), 512)], " \t\r\n")
+	for _, p := range []string{"<!doctype html", "<html", "<head", "<title"} {
+		if len(head) >= len(p) && bytes.EqualFold(head[:len(p)], []byte(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // htmlText is an HTML page's text: its tags dropped (a <style> or <script>

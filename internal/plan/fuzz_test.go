@@ -105,14 +105,14 @@ func FuzzURL(f *testing.F) {
 				t.Fatalf("%q: check message %q shows the URL unredacted", raw, fe.Error())
 			}
 		}
-		u, err := url.Parse(normalizeURL(raw))
+		u, err := url.Parse(NormalizeURL(raw))
 		if err != nil || u.User == nil {
 			return
 		}
 		if !strings.Contains(red, Redacted) {
 			t.Fatalf("%q: userinfo %q left in %q", raw, u.User, red)
 		}
-		if v, err := url.Parse(normalizeURL(strings.Replace(red, Redacted, "x", 1))); err == nil && v.User != nil && v.User.String() != "x" {
+		if v, err := url.Parse(NormalizeURL(strings.Replace(red, Redacted, "x", 1))); err == nil && v.User != nil && v.User.String() != "x" {
 			t.Fatalf("%q: %q still holds userinfo %q", raw, red, v.User)
 		}
 		if pw, ok := u.User.Password(); ok && pw != "" {

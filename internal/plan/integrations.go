@@ -195,7 +195,7 @@ func (p Profile) GenAIProvider() string {
 	if len(p.URL) == 0 {
 		return "_OTHER"
 	}
-	u, err := url.Parse(normalizeURL(p.URL[0]))
+	u, err := url.Parse(NormalizeURL(p.URL[0]))
 	if err != nil {
 		return "_OTHER"
 	}
@@ -251,7 +251,7 @@ type Endpoint struct {
 func (p Profile) ServerEndpoints() []Endpoint {
 	out := make([]Endpoint, len(p.URL))
 	for i, raw := range p.URL {
-		u, err := url.Parse(normalizeURL(raw))
+		u, err := url.Parse(NormalizeURL(raw))
 		if err != nil {
 			continue
 		}

@@ -139,7 +139,7 @@ func (p *Profile) endpointPath() string {
 func (p *Profile) RequestURLs() []string {
 	out := make([]string, 0, len(p.URL))
 	for _, raw := range p.URL {
-		u, err := url.Parse(normalizeURL(raw))
+		u, err := url.Parse(NormalizeURL(raw))
 		if err != nil {
 			out = append(out, raw) // Check reports it
 			continue
@@ -214,7 +214,7 @@ func (p *Profile) Servers() []string {
 
 // parseOrigin parses a --url that names a host.
 func parseOrigin(raw string) (*url.URL, bool) {
-	u, err := url.Parse(normalizeURL(raw))
+	u, err := url.Parse(NormalizeURL(raw))
 	return u, err == nil && u.Host != ""
 }
 
@@ -381,8 +381,9 @@ func portOf(u *url.URL) string {
 	return "80"
 }
 
-// normalizeURL adds http:// when the scheme is missing, as AIPerf does.
-func normalizeURL(raw string) string {
+// NormalizeURL is a --url as requests go to it: http:// added when the
+// scheme is missing, as AIPerf does.
+func NormalizeURL(raw string) string {
 	if !strings.Contains(raw, "://") {
 		return "http://" + raw
 	}

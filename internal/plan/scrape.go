@@ -38,7 +38,7 @@ func (p *Profile) ScrapeTargets() (server, gpu []string) {
 
 // appendTarget appends raw as a metrics URL unless list holds it.
 func appendTarget(list []string, raw string) []string {
-	u, err := url.Parse(normalizeURL(raw))
+	u, err := url.Parse(NormalizeURL(raw))
 	if err != nil {
 		return list
 	}
@@ -61,7 +61,7 @@ func (v *validator) scrape(p *Profile) {
 			if f.name == "gpu_telemetry" && !v.gpuValue(raw) {
 				continue
 			}
-			u, err := url.Parse(normalizeURL(raw))
+			u, err := url.Parse(NormalizeURL(raw))
 			switch {
 			case err != nil || u.Host == "":
 				v.add(f.name, fmt.Sprintf("is not a URL: %q", RedactURL(raw)))

@@ -249,7 +249,7 @@ func (v *validator) hooks(p *Profile) {
 		v.add("server_profiler", "cannot be used with --server "+p.Server+": "+r)
 	}
 	for _, raw := range p.URL {
-		if u, err := url.Parse(normalizeURL(raw)); err == nil && u.Scheme != "http" && u.Scheme != "https" &&
+		if u, err := url.Parse(NormalizeURL(raw)); err == nil && u.Scheme != "http" && u.Scheme != "https" &&
 			(p.ResetHook().Enabled || p.ProfilerHook().Enabled) {
 			v.add("url", fmt.Sprintf("control hooks need HTTP transport, got scheme %q", u.Scheme))
 		}
@@ -352,7 +352,7 @@ func (v *validator) hookPath(field, path string) {
 }
 
 func (v *validator) url(raw string) {
-	u, err := url.Parse(normalizeURL(raw))
+	u, err := url.Parse(NormalizeURL(raw))
 	switch {
 	case err != nil:
 		v.add("url", fmt.Sprintf("is not a URL: %q", RedactURL(raw)))
