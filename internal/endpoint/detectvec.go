@@ -103,8 +103,7 @@ func anyVectorDims(x any) (int, string) {
 	case nil:
 		return 0, "is null"
 	case string:
-		raw, _ := json.Marshal(vec)
-		return base64Dims(raw)
+		return base64StringDims(vec)
 	case []any:
 		if len(vec) == 0 {
 			return 0, "is empty"

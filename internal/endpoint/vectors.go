@@ -96,6 +96,12 @@ func base64Dims(raw []byte) (int, string) {
 	if json.Unmarshal(raw, &s) != nil {
 		return 0, "is not a string"
 	}
+	return base64StringDims(s)
+}
+
+// base64StringDims is the length of a base64 float32 vector, or why it is
+// not one.
+func base64StringDims(s string) (int, string) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	switch {
 	case err != nil:
@@ -107,7 +113,7 @@ func base64Dims(raw []byte) (int, string) {
 	}
 	for k := 0; k < len(b); k += 4 {
 		f := math.Float32frombits(binary.LittleEndian.Uint32(b[k:]))
-		if f != f || math.IsInf(float64(f), 0) {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 			return 0, fmt.Sprintf("float32 %d is not finite", k/4)
 		}
 	}

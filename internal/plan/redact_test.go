@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -120,6 +121,9 @@ func TestRedactorWriter(t *testing.T) {
 	assert.Equal(t, len("control: FAILED: echo sk-long-secret\n"), n, "the caller's byte count")
 	assert.Equal(t, "control: FAILED: echo <redacted>\n", b.String())
 	assert.Same(t, &b, NewRedactor().Writer(&b), "nothing to redact: the writer itself")
+	u, ok := w.(interface{ Unwrap() io.Writer })
+	require.True(t, ok, "it says what it wraps, so a terminal under it is still found (termsafe.File)")
+	assert.Same(t, &b, u.Unwrap())
 }
 
 func TestIsSecretParam(t *testing.T) {

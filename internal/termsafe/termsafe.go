@@ -148,10 +148,11 @@ func Raw(w io.Writer) io.Writer {
 // none is a file: whether output goes to a terminal is its question.
 func File(w io.Writer) *os.File {
 	for {
-		if f, ok := Raw(w).(*os.File); ok {
+		w = Raw(w)
+		if f, ok := w.(*os.File); ok {
 			return f
 		}
-		u, ok := Raw(w).(interface{ Unwrap() io.Writer })
+		u, ok := w.(interface{ Unwrap() io.Writer })
 		if !ok {
 			return nil
 		}
