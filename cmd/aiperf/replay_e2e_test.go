@@ -108,6 +108,35 @@ func TestReplayTutorials(t *testing.T) {
 				assertSentLengths(t, dir, map[[2]float64]int{{512, 128}: 1, {300, 80}: 1, {200, 60}: 1})
 			},
 		},
+		"mooncake message deltas": {
+			doc: "docs/benchmark-modes/trace-replay.md (Replaying Message Deltas with Live Responses): request 2 is the " +
+				"first row's messages, the live reply to request 1, then the second row's",
+			change: "output_length 8 and a delay of 20 ms instead of 512 and 2000",
+			args: []string{"profile", "--model", "Qwen/Qwen3-0.6B", "--endpoint-type", "chat", "--streaming", "--url", "localhost:8000",
+				"--input-file", "deltas.jsonl", "--custom-dataset-type", "mooncake_trace"},
+			files: map[string]string{"deltas.jsonl": `{"session_id": "sess-1", "message_mode": "delta", "messages": [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Hello"}], "output_length": 8, "timestamp": 0}
+{"session_id": "sess-1", "message_mode": "delta", "messages": [{"role": "user", "content": "How are you?"}], "output_length": 8, "delay": 20}
+`},
+			mock: mock.Config{Fast: true},
+			after: func(t *testing.T, dir string, at map[string]tutorialServer) {
+				require.Equal(t, 2, at["localhost:8000"].requests)
+				type message struct{ Role, Content string }
+				var second struct{ Messages []message }
+				for _, b := range at["localhost:8000"].bodies {
+					var body struct{ Messages []message }
+					require.NoError(t, json.Unmarshal([]byte(b), &body))
+					if len(body.Messages) > len(second.Messages) {
+						second = body
+					}
+				}
+				require.Len(t, second.Messages, 4, "the history, the live reply and the delta")
+				assert.Equal(t, message{"system", "You are helpful."}, second.Messages[0])
+				assert.Equal(t, message{"user", "Hello"}, second.Messages[1])
+				assert.Equal(t, "assistant", second.Messages[2].Role)
+				assert.NotEmpty(t, strings.TrimSpace(second.Messages[2].Content), "the live reply to request 1")
+				assert.Equal(t, message{"user", "How are you?"}, second.Messages[3])
+			},
+		},
 		"SageMaker capture": {
 			doc: "docs/tutorials/sagemaker-data-capture.md (Download and Replay: single-file input): the captured requests on their times",
 			change: "all_captures.jsonl holds the tutorial's capture line and two more a second apart, instead of a synced S3 " +

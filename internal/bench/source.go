@@ -160,6 +160,7 @@ type session struct {
 	url     int
 	model   int
 	history []endpoint.Message
+	deltas  *deltaHistory // the history of a conversation of message deltas
 	// sent is the client count of the history's user turns and system
 	// prompts; the replies' counts are added once they are counted.
 	sent   int
@@ -302,6 +303,13 @@ func (s *session) request(t *dataset.Turn, id string) request {
 	switch {
 	case len(t.Payload) > 0:
 		r.Payload, r.isl = t.Payload, t.InputTokens
+	case len(t.Messages) > 0 && threadsDeltas(&s.c):
+		if s.deltas == nil {
+			s.deltas = &deltaHistory{}
+		}
+		r.RawMessages, r.Tools = s.deltas.add(t)
+		s.sent += t.InputTokens
+		r.isl, r.history = s.sent, true
 	case len(t.Messages) > 0:
 		r.RawMessages, r.isl = t.Messages, t.InputTokens
 	case s.c.Mode == dataset.DeltasWithoutResponses && (len(s.c.Turns) > 1 || s.c.System != "" || s.c.Context != ""):
@@ -350,6 +358,10 @@ func (s *session) remember(t *dataset.Turn, text, reasoning string, ok bool) {
 	reply := text
 	if strings.TrimSpace(reply) == "" {
 		reply = reasoning
+	}
+	if s.deltas != nil {
+		s.deltas.reply(reply)
+		return
 	}
 	s.history = append(s.history, endpoint.Message{Role: "assistant", Content: reply})
 }
