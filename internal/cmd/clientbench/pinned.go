@@ -20,6 +20,7 @@ import (
 var (
 	pinnedLevels   = []int{1, 64, 256}
 	pinnedRequests = 20000
+	pinnedRounds   = 5
 	// clientWrap and serverWrap prefix the pinned processes' command
 	// lines (e.g. "strace -c -f -o /tmp/{client}-{c}.strace"), {client}
 	// and {c} replaced by the client's name and the concurrency.
@@ -34,6 +35,7 @@ func pinnedFlags() (role *string, c, n *int) {
 	flag.Func("pinned", "comma-separated concurrency levels of the pinned measurement (default 1,64,256; empty: none)",
 		func(v string) error { return parseList(v, &pinnedLevels) })
 	flag.IntVar(&pinnedRequests, "pinned-requests", pinnedRequests, "requests per run of the pinned measurement")
+	flag.IntVar(&pinnedRounds, "pinned-rounds", pinnedRounds, "rounds of the pinned measurement, each running every client once (medians and verdicts over them)")
 	flag.StringVar(&clientWrap, "pinned-client-wrap", "", "a command prefixing each pinned client's, after taskset: {client} and {c} "+
 		"name the client and the concurrency (e.g. \"strace -c -f -o /tmp/{client}-{c}.strace\"; the CPU figures are then the wrapper's)")
 	flag.StringVar(&serverWrap, "pinned-server-wrap", "", "a command prefixing the pinned neutral server's, after taskset (as -pinned-client-wrap)")
@@ -173,7 +175,8 @@ func measuredClients() (self string, clients []pinnedClient, err error) {
 // clients), each on a core of its own with the neutral server on the
 // other, at each of pinnedLevels: req/s, the client's and the server's CPU
 // time per request and the loopback TCP segments per request, median of
-// rounds runs each, the clients' order rotating between rounds.
+// pinnedRounds runs each, the clients' order rotating between rounds; then
+// the verdicts of the paired ratios (printVerdicts).
 func pinned() error {
 	if len(pinnedLevels) == 0 {
 		return nil
@@ -196,14 +199,15 @@ func pinned() error {
 	}
 	fmt.Printf("pinned: the neutral SSE server (%d one-token chunks per reply, %s) on CPU 0, each client on CPU 1,\n"+
 		"%d requests per run, figures over the middle 80%% of each run's requests, median of %d runs, %s\n",
-		neutralTokens, server, pinnedRequests, rounds, netns)
+		neutralTokens, server, pinnedRequests, pinnedRounds, netns)
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\treq/s aiperf\tminimal\tratio\tclient CPU ms/req aiperf\tminimal\tratio\t"+
 		"server CPU ms/req aiperf\tminimal\tratio\tTCP segments/req aiperf\tminimal\twhole-process CPU ms/req aiperf\tminimal\t")
 	var details []string
+	var judged []levelRuns
 	for _, c := range pinnedLevels {
 		runs := make([][]pinnedFigures, len(clients))
-		for r := range rounds {
+		for r := range pinnedRounds {
 			for i := range clients {
 				k := (r + i) % len(clients)
 				f, err := pinnedRun(self, clients[k], c, pinnedRequests)
@@ -222,12 +226,15 @@ func pinned() error {
 			}
 			details = append(details, line)
 		}
+		judged = append(judged, levelRuns{c, runs[0], runs[1]})
 		a, m := med[0], med[1]
 		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f×\t%.3f\t%.3f\t%.2f×\t%.3f\t%.3f\t%.2f×\t%.1f\t%.1f\t%.3f\t%.3f\t\n", c,
 			a.reqPerSec, m.reqPerSec, a.reqPerSec/m.reqPerSec, a.clientCPU, m.clientCPU, a.clientCPU/m.clientCPU,
 			a.serverCPU, m.serverCPU, a.serverCPU/m.serverCPU, a.segments, m.segments, a.procCPU, m.procCPU)
 	}
 	tw.Flush()
+	fmt.Println()
+	printVerdicts(os.Stdout, judged)
 	fmt.Println("\nper request, in the same windows (medians):")
 	tw = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\tclient\treq/s\tserver CPU ms\tTCP segments\t"+detailHeader)
