@@ -56,6 +56,7 @@ func (c *cell) collect(ctx context.Context) (*servermetrics.Collector, error) {
 		Now:           c.clock.Now,
 		Warmup:        warmups,
 		Warn:          func(msg string) { fmt.Fprintf(c.log, "warning: %s\n", msg) },
+		Redact:        c.p.Redactor().Redact,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start server metrics collection: %w", err)

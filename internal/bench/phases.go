@@ -58,6 +58,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		ConnectionReuse: c.p.ConnectionReuseStrategy,
 		Multipart:       c.p.RequestContentType == "multipart/form-data",
 		RxCoalesce:      c.p.RxCoalesce(),
+		Secrets:         c.p.Secrets(),
 	})
 	defer client.Close()
 

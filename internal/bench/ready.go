@@ -13,6 +13,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/redirect"
 )
 
 // ready is the stage between prepare and the first control call: with
@@ -38,7 +39,7 @@ const maxProbeBody = 4 << 20
 
 // probeHTTP sends the /v1/models probes; like the inference client it
 // ignores HTTP(S)_PROXY.
-var probeHTTP = &http.Client{Transport: &http.Transport{}}
+var probeHTTP = &http.Client{Transport: &http.Transport{}, CheckRedirect: redirect.Check}
 
 // waitForModel probes every --wait-for-model-interval, for up to timeout,
 // until one probe of the --wait-for-model-mode passes: models (GET
@@ -57,7 +58,7 @@ func (c *cell) waitForModel(ctx context.Context, timeout time.Duration) error {
 	defer cancel()
 	client := endpoint.New(endpoint.Options{
 		MaxConns: 1, MaxEventBytes: c.p.EventLimit(), Headers: requestHeaders(c.p, c.o.Version),
-		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)),
+		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)), Secrets: c.p.Secrets(),
 	})
 	defer client.Close()
 	mode := c.p.WaitForModelMode

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/redirect"
 	"github.com/aiperf-go/aiperf/internal/rxcoalesce"
 	"github.com/aiperf-go/aiperf/internal/sse"
 )
@@ -74,6 +75,10 @@ type Options struct {
 	// the connection and its addresses (--export-http-trace). Off, the
 	// client does what it does without them: no hook, no counting.
 	Trace, TraceChunks bool
+	// Secrets are redacted from error messages besides the secret header
+	// values: a URL's secret query values, secret --extra-inputs values
+	// (plan.Profile.Secrets), which a server may echo back.
+	Secrets []string
 }
 
 // Client sends requests over one tuned HTTP/1.1 transport. It is safe for
@@ -88,7 +93,7 @@ type Client struct {
 	timeout time.Duration
 	maxResp int // Options.MaxEventBytes
 	now     func() int64
-	secrets *plan.Redactor // the secret header values, redacted from error messages
+	secrets *plan.Redactor // the secret header values and Options.Secrets, redacted from error messages
 	host    string         // a --header Host:… override
 	// trace and traceFull are Options.Trace and TraceChunks.
 	trace, traceFull bool
@@ -134,14 +139,14 @@ func New(o Options) *Client {
 	streaming.Set("Accept", "text/event-stream")
 	o.Trace = o.Trace || o.TraceChunks
 	return &Client{
-		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce)},
-		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace, o.RxCoalesce)},
+		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce), CheckRedirect: redirect.Check},
+		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace, o.RxCoalesce), CheckRedirect: redirect.Check},
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
 		maxResp:       o.MaxEventBytes,
 		now:           o.Now,
-		secrets:       plan.NewRedactor(plan.HeaderSecrets(headers)...),
+		secrets:       plan.NewRedactor(append(plan.HeaderSecrets(headers), o.Secrets...)...),
 		host:          headers.Get("Host"),
 		trace:         o.Trace,
 		traceFull:     o.TraceChunks,
@@ -213,7 +218,7 @@ func (c *Client) pool(req *Request) (hc *http.Client, last bool) {
 	defer c.stickyMu.Unlock()
 	hc = c.sticky[req.SessionID]
 	if hc == nil {
-		hc = &http.Client{Transport: transport(1, true, c.trace, c.rx)}
+		hc = &http.Client{Transport: transport(1, true, c.trace, c.rx), CheckRedirect: redirect.Check}
 		c.sticky[req.SessionID] = hc
 	}
 	if req.LastTurn {
@@ -325,6 +330,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		c.readHTTPError(in, &res)
+		c.redirected(resp, &res)
 	case req.Streaming && !isJSON(resp.Header):
 		if req.MaxTokens > 0 {
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))

@@ -183,6 +183,21 @@ func (c *Client) readHTTPError(body io.Reader, res *Response) {
 	res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeHTTP, Message: c.redact(msg)}
 }
 
+// redirected names, in the error of a redirect that was not followed (to
+// another origin, redirect.Check), where it pointed: the origin only, as
+// its path and query may hold what the request sent.
+func (c *Client) redirected(resp *http.Response, res *Response) {
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode/100 != 3 || loc == "" || res.Err == nil {
+		return
+	}
+	where := "a Location that is not a URL"
+	if u, err := resp.Request.URL.Parse(loc); err == nil && u.Host != "" {
+		where = u.Scheme + "://" + u.Host
+	}
+	res.Err.Message += c.redact(fmt.Sprintf(" (a redirect to %s, not followed to another origin: give the URL it should be with --url)", where))
+}
+
 // invalid is a 2xx response that is not an API response; the message names
 // the Content-Type that arrived.
 func (c *Client) invalid(status int, h http.Header, f format, what string) *metrics.Error {

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,4 +113,42 @@ func TestQuotedBodiesAreRedactedBeforeTheCut(t *testing.T) {
 			assert.NotContains(t, res.Err.Message, secret[:len("sk-straddl")], "not even its start: %s", res.Err.Message)
 		})
 	}
+}
+
+// A POST redirected to another origin (another port of the same host, where
+// Go would carry Authorization along) is not followed: that origin gets
+// nothing, and the error names where the redirect pointed, without its path
+// or query, and no secret.
+func TestRedirectToAnotherOriginIsNotFollowed(t *testing.T) {
+	var got atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { got.Add(1) }))
+	defer other.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/chat/completions?echo="+r.Header.Get("X-Api-Key"), http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+
+	c := newTestClient(t, Options{Headers: http.Header{"X-Api-Key": {"xak-secret-2"}}})
+	res := c.Do(context.Background(), chatReq(first.URL+"/v1/chat/completions", true))
+	require.NotNil(t, res.Err)
+	assert.Equal(t, http.StatusTemporaryRedirect, res.Err.Code)
+	assert.Contains(t, res.Err.Message, "a redirect to "+other.URL+", not followed")
+	assert.NotContains(t, res.Err.Message, "xak-secret-2")
+	assert.Zero(t, got.Load(), "the other origin got a request")
+}
+
+// Options.Secrets (a URL's secret query values, secret --extra-inputs
+// values) are redacted from a message at its source, before an error
+// summary normalises the digits that would keep it from matching later.
+func TestOptionSecretsAreRedactedAtTheSource(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, `{"error":{"message":"got %s"}}`, r.URL.RawQuery)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, Options{Secrets: []string{"QUERYSECRETVAL1"}})
+	res := c.Do(context.Background(), chatReq(srv.URL+"/v1/chat/completions?api_key=QUERYSECRETVAL1", false))
+	require.NotNil(t, res.Err)
+	assert.Contains(t, res.Err.Message, "api_key=")
+	assert.NotContains(t, res.Err.Message, "QUERYSECRET")
 }

@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/redirect"
 )
 
 // Client speaks MLflow's REST API.
@@ -44,7 +46,7 @@ func NewClient(trackingURI string, redact func(string) string) (*Client, error) 
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, errors.New("the mlflow tracking uri must be an http(s) URL of a tracking server")
 	}
-	c := &Client{http: &http.Client{Timeout: requestTimeout()}, redact: redact}
+	c := &Client{http: &http.Client{Timeout: requestTimeout(), CheckRedirect: redirect.Check}, redact: redact}
 	if c.redact == nil {
 		c.redact = func(s string) string { return s }
 	}

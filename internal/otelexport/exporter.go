@@ -273,15 +273,16 @@ func basicAuth(user, password string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
 }
 
-// EnvSecrets are the values of the secret headers (plan.IsSecretHeader:
-// Authorization, api-key, ...) of $OTEL_EXPORTER_OTLP_HEADERS and
+// EnvSecrets are the header values of $OTEL_EXPORTER_OTLP_HEADERS and
 // $OTEL_EXPORTER_OTLP_METRICS_HEADERS (key=value, comma-separated), which
-// the SDK sends: credentials to redact wherever the run writes.
+// the SDK sends: credentials to redact wherever the run writes. Every value
+// counts, whatever its header's name: those variables exist to carry
+// vendors' credentials, whose names (x-honeycomb-team, ...) say nothing.
 func EnvSecrets() []string {
 	var out []string
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"} {
 		for kv := range strings.SplitSeq(os.Getenv(k), ",") {
-			if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" && plan.IsSecretHeader(k) {
+			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
 				if dec, err := url.QueryUnescape(strings.TrimSpace(v)); err == nil {
 					v = dec
 				}

@@ -17,8 +17,9 @@ const Redacted = "<redacted>"
 
 // secretNameParts make a header secret when its lower-cased name contains
 // one: Authorization, Proxy-Authorization, Cookie, X-Api-Key, api-key,
-// Ocp-Apim-Subscription-Key, X-Auth-Token, CF-Access-Client-Secret, ...
-var secretNameParts = []string{"auth", "key", "token", "secret", "cookie", "password", "passwd", "credential"}
+// Ocp-Apim-Subscription-Key, X-Auth-Token, CF-Access-Client-Secret,
+// X-JWT-Assertion, X-Hub-Signature, ...
+var secretNameParts = []string{"auth", "key", "token", "secret", "cookie", "password", "passwd", "pwd", "credential", "jwt", "signature"}
 
 // minEmbeddedSecret is the length (in characters) from which a secret is
 // replaced wherever it occurs. A shorter one is replaced only where it stands
@@ -27,8 +28,8 @@ var secretNameParts = []string{"auth", "key", "token", "secret", "cookie", "pass
 const minEmbeddedSecret = 4
 
 // IsSecretHeader reports whether a header's value must never be shown: its
-// name contains auth, key, token, secret, cookie, password, passwd or
-// credential, in any case. To keep a header's value out of every record,
+// name contains auth, key, token, secret, cookie, password, passwd, pwd,
+// credential, jwt or signature, in any case. To keep a header's value out of every record,
 // give it such a name.
 func IsSecretHeader(name string) bool {
 	n := strings.ToLower(strings.TrimSpace(name))

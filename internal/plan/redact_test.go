@@ -18,7 +18,7 @@ func TestIsSecretHeader(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"Authorization", "proxy-authorization", "Cookie", "X-Api-Key", "api-key",
 		"Ocp-Apim-Subscription-Key", "X-Auth-Token", "CF-Access-Client-Secret", "X-Vault-Token", "x_api_key",
-		"X-Password", "X-Upstream-Credentials", " AUTHORIZATION "} {
+		"X-Password", "X-Upstream-Credentials", " AUTHORIZATION ", "X-JWT-Assertion", "X-Hub-Signature", "X-Pwd"} {
 		assert.True(t, IsSecretHeader(name), name)
 	}
 	for _, name := range []string{"X-Trace", "Content-Type", "User-Agent", "X-Request-Id", "Host", "OpenAI-Organization"} {

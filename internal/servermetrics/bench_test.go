@@ -76,7 +76,7 @@ func serve(b *testing.B, body string) string {
 // benchScrape scrapes url b.N times into one endpoint's storage.
 func benchScrape(b *testing.B, url string) {
 	client := newClient(DefaultTimeout)
-	buf := newEndpointBuf(DefaultMaxSeries)
+	buf := newEndpointBuf(DefaultMaxSeries, asIs)
 	seed := maphash.MakeSeed()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -97,7 +97,7 @@ func benchScrape(b *testing.B, url string) {
 // benchParse parses and stores body b.N times, without HTTP.
 func benchParse(b *testing.B, body string) {
 	h := http.Header{"Content-Type": {"text/plain; version=0.0.4"}}
-	buf := newEndpointBuf(DefaultMaxSeries)
+	buf := newEndpointBuf(DefaultMaxSeries, asIs)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	b.ResetTimer()

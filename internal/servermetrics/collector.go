@@ -65,6 +65,11 @@ type Options struct {
 	// parse) as it happens, from the scraping goroutines: it must be safe
 	// for concurrent use. Result.Warnings has them all at Stop.
 	Warn func(msg string)
+	// Redact cleans what a server wrote that aiperf keeps or shows (label
+	// names and values, family names and help, failure messages), since a
+	// server may echo the headers or the URL of a scrape; nil keeps it as it
+	// is.
+	Redact func(string) string
 }
 
 // Collector scrapes Prometheus endpoints while a run lasts: one goroutine
@@ -136,6 +141,9 @@ func Start(ctx context.Context, o Options) (*Collector, error) {
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries
 	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
 	c := &Collector{o: o, now: o.Now, seed: maphash.MakeSeed()}
 	if c.now == nil {
 		t0 := time.Now()
@@ -153,7 +161,7 @@ func Start(ctx context.Context, o Options) (*Collector, error) {
 				plan.RedactURL(t.URL), t.Source, SourceServer, SourceGPU)
 		}
 		c.eps = append(c.eps, &endpoint{Target: t, display: plan.RedactURL(t.URL), client: newClient(o.Timeout),
-			sem: make(chan struct{}, 1), buf: newEndpointBuf(o.MaxSeries)})
+			sem: make(chan struct{}, 1), buf: newEndpointBuf(o.MaxSeries, o.Redact)})
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.start = c.now()
@@ -302,7 +310,7 @@ func (c *Collector) fail(ep *endpoint, err error) {
 	if c.ctx.Err() != nil {
 		return
 	}
-	msg := err.Error()
+	msg := c.o.Redact(err.Error())
 	if errors.Is(err, errTimeout) {
 		msg = "timed out"
 	}

@@ -1,7 +1,10 @@
 package servermetrics
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
 // exporter is a programmable metrics endpoint: it serves body with
@@ -175,4 +179,54 @@ func TestSlowParseWarnsOnce(t *testing.T) {
 	assert.Contains(t, r.Warnings[0], "more than a quarter of the 0 ms interval (OpenMetrics: expfmt's parser is slow")
 	assert.EqualValues(t, 1, warnings.Load())
 	assert.Zero(t, r.Endpoints[0].Failures, "slow is not failed")
+}
+
+// A server that echoes its scrape's secrets (the Authorization header, the
+// URL's token) into label values, a label name, HELP text and the status
+// line of a failed scrape gets none of them into what the collector keeps:
+// series labels and descriptions, warnings.
+func TestEchoedSecretsAreRedacted(t *testing.T) {
+	const key, token = "sk-SECRETAPIKEY123456", "METRICSQ777"
+	var failing atomic.Bool
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				echo := req.Header.Get("Authorization") + " " + req.URL.RawQuery
+				if failing.Load() {
+					fmt.Fprintf(conn, "HTTP/1.1 503 %s\r\nContent-Length: 0\r\n\r\n", echo)
+					return
+				}
+				body := fmt.Sprintf("# HELP vllm:num_requests_running echo %s\n# TYPE vllm:num_requests_running gauge\n"+
+					"vllm:num_requests_running{auth=%q,x_%s=\"1\"} 1\n", echo, echo, "METRICSQ777")
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			}()
+		}
+	}()
+	redact := plan.NewRedactor(key, token).Redact
+	c := collect(t, Options{Endpoints: []Target{{URL: "http://" + ln.Addr().String() + "/metrics?token=" + token, Source: SourceServer}},
+		Headers: http.Header{"Authorization": {"Bearer " + key}}, Redact: redact})
+	c.Mark("profiling", true)
+	failing.Store(true)
+	c.Mark("profiling", false)
+	r := c.Stop()
+
+	out, err := json.Marshal(r)
+	require.NoError(t, err)
+	require.Contains(t, string(out), "num_requests_running", "the series was kept")
+	require.NotEmpty(t, r.Warnings, "the failed scrape is warned about")
+	assert.NotContains(t, string(out), key)
+	assert.NotContains(t, string(out), token)
+	assert.NotContains(t, strings.Join(r.Warnings, "\n"), key)
 }

@@ -55,7 +55,7 @@ func FuzzScrape(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			b := newEndpointBuf(maxSeries)
+			b := newEndpointBuf(maxSeries, asIs)
 			b.add(fams, 1, 0, true)
 			b.add(fams, 2, 0, false)
 			b.add(fams, 3, 0, true)

@@ -16,6 +16,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/aiperf-go/aiperf/internal/redirect"
 )
 
 // accept asks for the classic text format only. expfmt's OpenMetrics
@@ -41,7 +43,7 @@ func newClient(timeout time.Duration) *http.Client {
 		MaxIdleConns:          2,
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       90 * time.Second,
-	}}
+	}, CheckRedirect: redirect.Check}
 }
 
 // fetched is a scrape's outcome.

@@ -39,7 +39,8 @@ type timeline struct {
 
 // family is a metric family as its endpoint last declared it.
 type family struct {
-	name, typ, help string
+	name, typ, help string // name and help as shown: redacted
+	raw             string // the help as the server wrote it
 }
 
 // seriesBuf is one series: a family and a label set on one endpoint, one
@@ -86,10 +87,11 @@ type endpointBuf struct {
 	// stays under twice it.
 	maxSeries int
 	churned   int
+	redact    func(string) string // Options.Redact
 }
 
-func newEndpointBuf(maxSeries int) *endpointBuf {
-	return &endpointBuf{series: map[string]*seriesBuf{}, fams: map[string]*family{}, maxSeries: maxSeries}
+func newEndpointBuf(maxSeries int, redact func(string) string) *endpointBuf {
+	return &endpointBuf{series: map[string]*seriesBuf{}, fams: map[string]*family{}, maxSeries: maxSeries, redact: redact}
 }
 
 // add appends one scrape's families, taken at t after latency ns.
@@ -140,8 +142,8 @@ func (b *endpointBuf) addFamily(mf *dto.MetricFamily) {
 	}
 	name = AIPerfName(name, typ) // the one name of a counter: without _total
 	fam := b.fams[name]
-	if fam == nil || fam.typ != typ || fam.help != mf.GetHelp() {
-		fam = &family{name: name, typ: typ, help: mf.GetHelp()}
+	if fam == nil || fam.typ != typ || fam.raw != mf.GetHelp() {
+		fam = &family{name: b.redact(name), typ: typ, help: b.redact(mf.GetHelp()), raw: mf.GetHelp()}
 		b.fams[name] = fam
 	}
 	for _, m := range mf.GetMetric() {
@@ -230,7 +232,7 @@ func (b *endpointBuf) seriesFor(fam *family, labels []*dto.LabelPair) *seriesBuf
 	if len(labels) > 0 {
 		s.labels = make(map[string]string, len(labels))
 		for _, l := range labels {
-			s.labels[l.GetName()] = l.GetValue()
+			s.labels[b.redact(l.GetName())] = b.redact(l.GetValue())
 		}
 	}
 	s.reset(fam.typ, len(b.times))

@@ -1,0 +1,67 @@
+// Package redirect is the rule by which aiperf's HTTP clients follow a
+// server's redirects without carrying a secret to another origin.
+//
+// Go's client forwards every header but Authorization, Cookie and
+// WWW-Authenticate on a redirect, keeps those three for any port of the
+// same host, re-sends a POST body on a 307 or 308, and adds a Referer that
+// holds the previous URL with its query. Check, used as an http.Client's
+// CheckRedirect, follows a redirect within the same origin (scheme, host and
+// port) as it is; to another origin it follows only a GET or HEAD, with
+// every secret header (plan.IsSecretHeader) taken off, and it never sends
+// a Referer. A POST redirected to another origin is not followed: its 3xx
+// reply is the response, and the caller reports it.
+package redirect
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// maxHops is how many redirects a request follows, as Go's default.
+const maxHops = 10
+
+// ErrTooMany ends a request redirected more than maxHops times.
+var ErrTooMany = errors.New("too many redirects")
+
+// Check is an http.Client's CheckRedirect: req is the next request, via
+// the ones sent so far, the first of them the caller's.
+func Check(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxHops {
+		return fmt.Errorf("stopped after %d redirects: %w", len(via), ErrTooMany)
+	}
+	req.Header.Del("Referer")
+	if SameOrigin(req.URL, via[0].URL) {
+		return nil
+	}
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		return http.ErrUseLastResponse
+	}
+	for name := range req.Header {
+		if plan.IsSecretHeader(name) {
+			req.Header.Del(name)
+		}
+	}
+	return nil
+}
+
+// SameOrigin reports whether a and b have the same scheme, host and port
+// (an absent port being the scheme's default).
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// port is u's port, or its scheme's default.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}

@@ -1,0 +1,114 @@
+package redirect
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// seen records the requests a server got.
+type seen struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (s *seen) handler(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.reqs = append(s.reqs, r.Clone(r.Context()))
+		s.mu.Unlock()
+		next(w, r)
+	}
+}
+
+func ok(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+
+// send sends a request with secret and plain headers through a client that
+// follows redirects by Check.
+func send(t *testing.T, method, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader("{}"))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer sk-SECRET")
+	req.Header.Set("X-Api-Key", "XKEY")
+	req.Header.Set("X-Trace", "plain")
+	resp, err := (&http.Client{CheckRedirect: Check}).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp
+}
+
+// A GET redirected to another origin (here another port of the same host,
+// where Go's own rule would keep Authorization) arrives without a secret
+// header and without a Referer holding the first URL's query.
+func TestGetToAnotherOriginLosesSecrets(t *testing.T) {
+	var b seen
+	other := httptest.NewServer(b.handler(ok))
+	defer other.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/metrics", http.StatusFound)
+	}))
+	defer first.Close()
+
+	resp := send(t, http.MethodGet, first.URL+"/metrics?api_key=QUERYSECRET")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Len(t, b.reqs, 1)
+	h := b.reqs[0].Header
+	assert.Empty(t, h.Get("Authorization"))
+	assert.Empty(t, h.Get("X-Api-Key"))
+	assert.Empty(t, h.Get("Referer"))
+	assert.Equal(t, "plain", h.Get("X-Trace"))
+}
+
+// A POST redirected to another origin is not followed: the 307 is the
+// response, and the other origin gets neither the body nor a header.
+func TestPostToAnotherOriginIsNotFollowed(t *testing.T) {
+	var b seen
+	other := httptest.NewServer(b.handler(ok))
+	defer other.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+
+	resp := send(t, http.MethodPost, first.URL+"/v1/chat/completions")
+	assert.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode)
+	assert.Empty(t, b.reqs)
+}
+
+// Within the origin a redirect is followed as it is, headers and body
+// included, with no Referer.
+func TestSameOriginIsFollowed(t *testing.T) {
+	var s seen
+	srv := httptest.NewServer(s.handler(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+			return
+		}
+		ok(w, r)
+	}))
+	defer srv.Close()
+
+	resp := send(t, http.MethodPost, srv.URL+"/old?token=Q")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Len(t, s.reqs, 2)
+	last := s.reqs[1]
+	assert.Equal(t, "/new", last.URL.Path)
+	assert.Equal(t, "Bearer sk-SECRET", last.Header.Get("Authorization"))
+	assert.Empty(t, last.Header.Get("Referer"))
+}
+
+// A redirect loop ends.
+func TestLoopEnds(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/again", http.StatusFound)
+	}))
+	defer srv.Close()
+	_, err := (&http.Client{CheckRedirect: Check}).Get(srv.URL)
+	assert.ErrorIs(t, err, ErrTooMany)
+}
