@@ -173,3 +173,33 @@ func TestStopDuringMarks(t *testing.T) {
 		assert.GreaterOrEqual(t, p.EndNs, p.BeginNs)
 	}
 }
+
+// A warmup phase between two profiling phases is inside the profiling span,
+// which reaches from the first to the last: the span's totals hold its
+// requests, so the result says so, while each profiling phase's own figures
+// leave them out.
+func TestWarmupInsideTheSpanIsSaid(t *testing.T) {
+	base := startMock(t, mock.Config{Fast: true})
+	c := collect(t, Options{Endpoints: []Target{server(base)}, Warmup: []string{"w2"}})
+	for _, ph := range []struct {
+		name     string
+		requests int
+	}{{"p1", 2}, {"w2", 3}, {"p3", 1}} {
+		c.Mark(ph.name, true)
+		for i := range ph.requests {
+			chat(t, base, fmt.Sprintf("%s %d", ph.name, i), 2)
+		}
+		c.Mark(ph.name, false)
+	}
+	r := c.Stop()
+
+	assert.Equal(t, PhaseSpan, r.Span)
+	require.Len(t, r.Warnings, 1)
+	assert.Contains(t, r.Warnings[0], "from phase p1 to phase p3, holds w2, which is not profiling")
+	count := func(phase string) float64 {
+		return find(t, r, "vllm:e2e_request_latency_seconds", phase).Stats["count"]
+	}
+	assert.Equal(t, 2.0, count("p1"))
+	assert.Equal(t, 1.0, count("p3"))
+	assert.Equal(t, 6.0, count(PhaseSpan), "the span's totals hold w2's 3 requests")
+}

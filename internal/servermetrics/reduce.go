@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -56,8 +57,34 @@ func windows(r *Result, marks []mark, warmup []string, endpoints int) []window {
 		first, last := ws[prof[0]], ws[prof[len(prof)-1]]
 		r.Span = PhaseSpan
 		ws = append(ws, window{name: PhaseSpan, begin: first.begin, end: last.end, beginMark: first.beginMark, endMark: last.endMark})
+		if between := inBetween(r.Phases, prof); len(between) > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the profiling span, from phase %s to phase %s, holds %s, "+
+				"which is not profiling: its server-side totals include %s work (each profiling phase's own figures do not)",
+				first.name, last.name, strings.Join(between, ", "), plural(len(between), "that phase's", "those phases'")))
+		}
 	}
 	return ws
+}
+
+// inBetween names the phases between the first and the last of the
+// profiling phases prof that are not profiling (a warmup run between two
+// profiling phases).
+func inBetween(phases []Phase, prof []int) []string {
+	var out []string
+	for i := prof[0] + 1; i < prof[len(prof)-1]; i++ {
+		if !slices.Contains(prof, i) {
+			out = append(out, phases[i].Name)
+		}
+	}
+	return out
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func none(n int) []int64 {
