@@ -165,6 +165,9 @@ func headline(run *result.Run) string {
 	if run.Audit.ClientBound {
 		s += ", CLIENT-BOUND"
 	}
+	if run.Audit.KVReset == result.ResetNotCleared {
+		s += ", KV cache NOT cleared by the reset"
+	}
 	return s
 }
 

@@ -50,6 +50,9 @@ type RunRow struct {
 	// RxCoalesceUsecs is the receive coalescing window the client read
 	// with (0: off).
 	RxCoalesceUsecs int `json:"rx_coalesce_usecs,omitempty"`
+	// KVReset is the verdict of the run's KV-cache reset check
+	// (result.ResetVerified, ...; "" without a reset).
+	KVReset string `json:"kv_reset,omitempty"`
 
 	// Stats maps "metric.stat" (e.g. "time_to_first_token.p99",
 	// "request_throughput.value") to the profiling-phase value.
@@ -347,7 +350,8 @@ func queryCells(ctx context.Context, q querier, sweepID int64) ([]Cell, error) {
 const runSelect = `
 	SELECT r.id, r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 		r.model, r.url, r.endpoint_type, r.streaming, r.mode, r.concurrency, r.request_rate, r.isl, r.osl, r.seed,
-		r.started_at, r.ended_at, r.artifact_dir, r.record_count, r.client_bound, r.rx_coalesce_usecs
+		r.started_at, r.ended_at, r.artifact_dir, r.record_count, r.client_bound, r.rx_coalesce_usecs,
+		COALESCE(r.kv_reset, '')
 	FROM runs r
 	LEFT JOIN sweeps s ON s.id = r.sweep_id
 	LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id`
@@ -370,7 +374,7 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 		)
 		if err := rows.Scan(&r.ID, &sweepID, &sweep, &cellID, &label, &params, &trial, &r.Name, &r.BenchmarkID,
 			&r.Status, &r.Error, &r.Model, &r.URL, &r.EndpointType, &r.Streaming, &r.Mode, &conc, &rate, &isl, &osl,
-			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs); err != nil {
+			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs, &r.KVReset); err != nil {
 			return nil, err
 		}
 		r.SweepID, r.Sweep, r.CellID, r.CellLabel, r.Trial = sweepID.Int64, sweep.String, cellID.String, label.String, int(trial.Int64)

@@ -42,6 +42,7 @@ type trial struct {
 	rps    float64 // request_throughput
 	status string  // complete when empty
 	bound  bool    // CLIENT-BOUND
+	warm   bool    // its KV-cache reset did not clear the cache
 }
 
 // setup shapes a synthetic run's configuration and placement.
@@ -86,6 +87,9 @@ func makeRun(s setup, number int, tr trial) *result.Run {
 			{Tag: metrics.TagRequestThroughput, Header: "Request Throughput", Unit: "requests/sec", Value: tr.rps},
 			{Tag: metrics.TagErrorRequestCount, Header: "Error Request Count", Unit: "requests", Value: 0},
 		}},
+	}
+	if tr.warm {
+		r.Audit.KVReset = result.ResetNotCleared
 	}
 	if s.cell != nil {
 		r.Info = result.TrialInfo{SweepID: s.sweepID, CellID: s.cell.ID, CellLabel: s.cell.Label, Params: s.cell.Params, Trial: number}
@@ -245,6 +249,12 @@ func TestGroupsNotes(t *testing.T) {
 	assert.Contains(t, strings.Join(rep.Notes, "\n"), "warning: starved: 1 of 2 runs were CLIENT-BOUND [",
 		"a side the client shaped is called out")
 	assert.NotContains(t, strings.Join(rep.Notes, "\n"), "base: ")
+
+	saveGroup(t, db, setup{name: "warm"}, trial{ttft: 20, rps: 30, warm: true}, trial{ttft: 21, rps: 30})
+	rep = groups(t, db, opt, "base", "warm")
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "warning: warm: in 1 of 2 runs [",
+		"a side whose reset left the cache warm is called out")
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "the KV-cache reset did not clear the cache")
 }
 
 func TestGroupsTableNamesLongReferences(t *testing.T) {

@@ -74,9 +74,7 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%q was read as %s; it also names %s: give run ids, or NAME/CELL for a sweep's cell, to pick another",
 				g.Ref, g.Desc, g.Also))
 		}
-		if note := clientBoundNote(info.Label, g.Runs); note != "" {
-			rep.Notes = append(rep.Notes, note)
-		}
+		rep.Notes = append(rep.Notes, runNotes(info.Label, g.Runs)...)
 		rep.Groups = append(rep.Groups, info)
 		names[i], sides[i] = info.Label, g.Runs
 	}
@@ -216,23 +214,33 @@ func (r *GroupsReport) Table() Table {
 	return t
 }
 
-// clientBoundNote warns that some of a side's complete runs were
-// CLIENT-BOUND: their numbers are partly the client's, so a difference
-// may be the client's too.
-func clientBoundNote(label string, runs []store.RunRow) string {
-	var ids []int64
+// runNotes warns about a side's complete runs whose numbers are not the
+// server's alone: CLIENT-BOUND runs (the client shaped them, so a
+// difference may be the client's too), and runs whose KV-cache reset did
+// not clear the cache (their prefix-cache hits may be an earlier run's).
+func runNotes(label string, runs []store.RunRow) []string {
+	var bound, warm []int64
 	complete := 0
 	for _, r := range runs {
-		if r.Status == result.StatusComplete {
-			complete++
-			if r.ClientBound {
-				ids = append(ids, r.ID)
-			}
+		if r.Status != result.StatusComplete {
+			continue
+		}
+		complete++
+		if r.ClientBound {
+			bound = append(bound, r.ID)
+		}
+		if r.KVReset == result.ResetNotCleared {
+			warm = append(warm, r.ID)
 		}
 	}
-	if len(ids) == 0 {
-		return ""
+	var notes []string
+	if len(bound) > 0 {
+		notes = append(notes, fmt.Sprintf("warning: %s: %d of %d runs were CLIENT-BOUND %v (the client, not the server, shaped their numbers: "+
+			"see `aiperf runs show`); differences may be the client's", label, len(bound), complete, bound))
 	}
-	return fmt.Sprintf("warning: %s: %d of %d runs were CLIENT-BOUND %v (the client, not the server, shaped their numbers: "+
-		"see `aiperf runs show`); differences may be the client's", label, len(ids), complete, ids)
+	if len(warm) > 0 {
+		notes = append(notes, fmt.Sprintf("warning: %s: in %d of %d runs %v the KV-cache reset did not clear the cache (see `aiperf runs show`): "+
+			"their prefix-cache hits may be an earlier run's", label, len(warm), complete, warm))
+	}
+	return notes
 }

@@ -90,9 +90,7 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 			row.Values = append(row.Values, estimateOf(c.Runs, k, opt.ConfidenceLevel))
 		}
 		rep.Cells = append(rep.Cells, row)
-		if note := clientBoundNote(c.Label, c.Runs); note != "" {
-			rep.Notes = append(rep.Notes, note)
-		}
+		rep.Notes = append(rep.Notes, runNotes(c.Label, c.Runs)...)
 	}
 	rep.markPareto(s, opt.ConfidenceLevel)
 	rep.findBest()
@@ -400,9 +398,7 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 		name string
 		runs []store.RunRow
 	}{{na, allA}, {nb, allB}} {
-		if note := clientBoundNote(side.name, side.runs); note != "" {
-			rep.Notes = append(rep.Notes, note)
-		}
+		rep.Notes = append(rep.Notes, runNotes(side.name, side.runs)...)
 	}
 	return rep
 }
