@@ -106,6 +106,7 @@ func (p *printer) server(run *result.Run) {
 		return
 	}
 	rows := servermetrics.Headline(run.Server)
+	var notes []string
 	for _, section := range []string{servermetrics.SectionServer, servermetrics.SectionGPU} {
 		var table [][]string
 		for _, r := range rows {
@@ -116,12 +117,21 @@ func (p *printer) server(run *result.Run) {
 			if r.GPU != "" {
 				where += " gpu " + r.GPU
 			}
-			table = append(table, []string{where, r.Name, r.Stat, number(r.Value), r.Unit})
+			value := number(r.Value)
+			if r.Impossible != "" {
+				value += " (!)"
+				notes = append(notes, fmt.Sprintf("Warning: %s %s %s is %s %s, which cannot be (%s): the server's exporter is wrong, "+
+					"or the metric is not what its name says; (!) marks it above", where, r.Name, r.Stat, number(r.Value), r.Unit, r.Impossible))
+			}
+			table = append(table, []string{where, r.Name, r.Stat, value, r.Unit})
 		}
 		if len(table) > 0 {
 			p.section(section + " (scraped during the profiling phases)")
 			p.table([]string{"Endpoint", "Metric", "Stat", "Value", "Unit"}, table, "lllrl")
 		}
+	}
+	for _, n := range notes {
+		p.line("%s", n)
 	}
 	for _, w := range run.Server.Warnings {
 		p.line("Warning: %s", w)

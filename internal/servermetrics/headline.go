@@ -28,6 +28,10 @@ type Row struct {
 	// on the endpoint (one row each); counters and histograms are summed
 	// over their label sets instead.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Impossible says why Value cannot be what the server measured (a
+	// negative count, a percentage above 100, ...): its exporter is wrong,
+	// or the metric is not what its name says. "" for a plausible value.
+	Impossible string `json:"impossible,omitempty"`
 }
 
 // Headline picks the console rows over the profiling span (Result.Span).
@@ -37,7 +41,8 @@ type Row struct {
 // acceptance length (from vLLM's counters, or SGLang's gauges), preemptions, the server's TTFT, ITL and end-to-end
 // latency (p50, p99 from its histograms) and generated tokens per second.
 // Per GPU of each DCGM endpoint: utilization, memory used and power (avg,
-// max). A row whose family the server does not expose is left out.
+// max). A row whose family the server does not expose is left out; a row
+// whose value cannot be is kept, with Impossible saying why.
 func Headline(r *Result) []Row {
 	var rows []Row
 	for _, ep := range r.Endpoints {
@@ -54,6 +59,9 @@ func Headline(r *Result) []Row {
 		} else {
 			rows = append(rows, h.server()...)
 		}
+	}
+	for i := range rows {
+		rows[i].Impossible = impossible(rows[i])
 	}
 	return rows
 }

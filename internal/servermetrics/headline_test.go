@@ -209,3 +209,31 @@ func TestOtherServers(t *testing.T) {
 	assert.Equal(t, 75.0, get(se, "Prefix-cache hit rate ratio").Value, "cached over prompt tokens")
 	assert.Equal(t, "sglang:generation_tokens", get(se, "Generation throughput rate").Metric)
 }
+
+// Figures no server can report (KV-cache usage of 750%, more prefix-cache
+// hits than lookups, a negative running count) are kept in the headline
+// with the reason they cannot be, so the console can flag them.
+func TestImpossibleFiguresAreFlagged(t *testing.T) {
+	page := func(hits, queries int) string {
+		return "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc 7.5\n" +
+			"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running -5\n" +
+			"# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 2\n" +
+			fmt.Sprintf("# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n", hits) +
+			fmt.Sprintf("# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", queries)
+	}
+	e := newExporter(t, page(0, 0))
+	c := collect(t, Options{Endpoints: []Target{{URL: e.url, Source: SourceServer}}})
+	c.Mark("profiling", true)
+	e.set(page(250, 100))
+	c.Mark("profiling", false)
+	r := c.Stop()
+
+	why := map[string]string{}
+	for _, row := range Headline(&r) {
+		why[row.Name+" "+row.Stat] = row.Impossible
+	}
+	assert.Equal(t, "a percentage above 100", why["KV-cache usage max"])
+	assert.Equal(t, "a percentage above 100", why["Prefix-cache hit rate ratio"])
+	assert.Equal(t, "it is negative", why["Running requests avg"])
+	assert.Equal(t, "", why["Waiting requests max"], "a plausible figure")
+}
