@@ -12,14 +12,21 @@
 // The prompt is cut into cache blocks of cache_block_size tokens, each
 // named by what its tokens are (the hash ids covering them, and where in
 // those blocks they sit), chained to the blocks before it (kvcache.Sequence).
-// A request is admitted at its timestamp: its prompt's blocks are looked
-// up, the longest cached prefix is its hit, and they are cached
+// A later turn of a session sends the conversation so far, as replay
+// does: each earlier turn's prompt and its reply (output_length tokens,
+// the same words whatever the prompt, as the mock answers), then its own
+// prompt, one token stream whose blocks may straddle a reply and a prompt.
+// A request arrives at its timestamp; a later turn of a session without
+// one its delay after the previous turn ends, and never before (the reply
+// time the mock takes is not modelled beyond ttft and itl); another row
+// without one with the previous row, plus its delay. Its prompt's blocks
+// are looked up, the longest cached prefix is its hit, and they are cached
 // (kvcache.Cache.Serve). It completes ttft + (output_length-1) × itl later
 // (at once by default, like the mock under --fast), when its prompt's and
-// its reply's blocks (output_length tokens, the same reply for the same
-// prompt, as the mock answers) are cached again (Cache.Store). Arrivals and
-// completions are replayed in time order, a completion first at equal
-// times; the cache evicts the least recently used blocks beyond its
+// its reply's blocks are cached again (Cache.Store). The rows are kept
+// (memory linear in the trace) and replayed in arrival order, file order
+// at equal times, with the completions in time order, a completion first
+// at equal times; the cache evicts the least recently used blocks beyond its
 // capacity, whole blocks only, and does not pin the blocks of a running
 // request (the mock does not either).
 package cachesim

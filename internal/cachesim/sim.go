@@ -1,10 +1,12 @@
 package cachesim
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/kvcache"
@@ -44,18 +46,41 @@ type Result struct {
 	// PeakBlocks is the most blocks ever cached at once.
 	BlocksEvicted uint64 `json:"blocks_evicted"`
 	PeakBlocks    int    `json:"peak_blocks"`
+	// LaterTurns counts the requests that are a session's second turn or
+	// later: each sends its conversation so far (earlier prompts and
+	// replies) before its own prompt, all counted in PromptTokens.
+	LaterTurns int `json:"later_turns"`
 }
 
 // Simulator replays trace rows through a prefix cache. Use New, Add each
 // row in file order, then Result.
 type Simulator struct {
-	cfg     Config
-	cache   *kvcache.Cache
-	seed    maphash.Seed
-	now     float64 // the latest arrival, ms
-	nowLine int
-	pending completions
-	res     Result
+	cfg      Config
+	cache    *kvcache.Cache
+	seed     maphash.Seed
+	entries  []entry
+	sessions map[string]int32 // session id → its index in turns
+	turns    []sessionTurns
+	last     float64 // the previous row's arrival, ms
+	pending  completions
+	res      Result
+	done     bool
+}
+
+// entry is a row to replay: when it arrives, and what it sends.
+type entry struct {
+	at       float64
+	line     int
+	isl, osl int
+	ids      []int64
+	session  int32 // -1: none
+}
+
+// sessionTurns is what the arrivals of a session's next turn depend on:
+// when its latest turn ends (as simulated) and how many turns it has.
+type sessionTurns struct {
+	end float64
+	n   int32
 }
 
 // New returns a simulator of cfg's server with an empty cache.
@@ -75,44 +100,88 @@ func New(cfg Config) (*Simulator, error) {
 		return nil, fmt.Errorf("ttft and itl must be finite and at least 0 ms, got %g and %g", cfg.TTFTms, cfg.ITLms)
 	}
 	blocks := kvcache.Blocks(cfg.CapacityTokens, cfg.CacheBlockSize)
-	s := &Simulator{cfg: cfg, cache: kvcache.New(blocks), seed: maphash.MakeSeed(), now: math.Inf(-1)}
+	s := &Simulator{cfg: cfg, cache: kvcache.New(blocks), seed: maphash.MakeSeed(), sessions: map[string]int32{}}
 	s.res = Result{CapacityTokens: cfg.CapacityTokens, CacheBlockSize: cfg.CacheBlockSize, CapacityBlocks: blocks,
 		TTFTms: cfg.TTFTms, ITLms: cfg.ITLms}
 	return s, nil
 }
 
-// Add replays one row: the completions due by its arrival, then its
-// admission. A row arrives at its timestamp, or without one at the
-// previous row's arrival plus its delay; one that would arrive before the
-// previous row is refused with a *dataset.LineError (a trace replays in
-// time order).
-func (s *Simulator) Add(row dataset.TraceRow) error {
-	at := row.Timestamp
-	if math.IsNaN(at) {
-		at = max(s.now, 0)
-		if !math.IsNaN(row.Delay) {
-			at += row.Delay
+// Add keeps one row for the replay, resolving when it arrives: a later turn
+// of a session (by session_id) at its timestamp, or without one its delay
+// after the session's previous turn ends, and never before that end (the
+// replay sends a turn once the previous reply is in); any other row at its
+// timestamp, or without one at the previous row's arrival plus its delay.
+func (s *Simulator) Add(row dataset.TraceRow) {
+	e := entry{line: row.Line, isl: row.InputLength, osl: row.OutputLength, ids: slices.Clone(row.HashIDs), session: -1}
+	delay := row.Delay
+	if math.IsNaN(delay) {
+		delay = 0
+	}
+	base := max(s.last, 0)
+	var st *sessionTurns
+	if row.SessionID != nil {
+		k, ok := s.sessions[*row.SessionID]
+		if !ok {
+			k = int32(len(s.turns))
+			s.sessions[*row.SessionID] = k
+			s.turns = append(s.turns, sessionTurns{})
+		}
+		e.session, st = k, &s.turns[k]
+		if st.n > 0 {
+			base = st.end
 		}
 	}
-	if at < s.now {
-		return &dataset.LineError{Field: "timestamp", Msg: fmt.Sprintf(
-			"timestamp %v goes backwards: line %d arrived at %v; the simulator replays requests in time order: sort the trace by timestamp",
-			at, s.nowLine, s.now)}
+	e.at = base + delay
+	if !math.IsNaN(row.Timestamp) {
+		e.at = row.Timestamp
 	}
-	s.now, s.nowLine = at, row.Line
-	s.completeUntil(at)
-	p := s.prompt(row)
-	hit := s.cache.Serve(p.names)
-	s.res.Requests++
-	s.res.PromptTokens += int64(row.InputLength)
-	s.res.HitTokens += int64(hit * s.cfg.CacheBlockSize)
-	if hit > 0 {
-		s.res.RequestsWithHits++
+	if st != nil {
+		if st.n > 0 {
+			e.at = max(e.at, st.end)
+			s.res.LaterTurns++
+		}
+		st.n++
+		st.end = e.at + s.duration(e.osl)
 	}
-	s.peak()
-	end := at + s.duration(row.OutputLength)
-	heap.Push(&s.pending, completion{at: end, seq: s.res.Requests, names: s.withReply(p, row.OutputLength)})
-	return nil
+	s.last = e.at
+	s.entries = append(s.entries, e)
+}
+
+// replay replays the rows kept, in arrival order (file order at equal
+// times): the completions due by each arrival, then its admission. A
+// session's turn sends its conversation so far, every earlier turn's
+// prompt and reply, before its own prompt.
+func (s *Simulator) replay() {
+	slices.SortStableFunc(s.entries, func(a, b entry) int { return cmp.Compare(a.at, b.at) })
+	open := map[int32]*stream{} // the sessions with turns to come
+	for i := range s.entries {
+		e := &s.entries[i]
+		s.completeUntil(e.at)
+		st := open[e.session]
+		if st == nil {
+			st = s.newStream()
+		}
+		s.addPrompt(st, e)
+		hit := s.cache.Serve(st.names())
+		s.res.Requests++
+		s.res.PromptTokens += int64(st.tokens)
+		s.res.HitTokens += int64(hit * s.cfg.CacheBlockSize)
+		if hit > 0 {
+			s.res.RequestsWithHits++
+		}
+		s.peak()
+		s.addReply(st, e.osl)
+		heap.Push(&s.pending, completion{at: e.at + s.duration(e.osl), seq: s.res.Requests, names: st.names()})
+		if e.session >= 0 {
+			if s.turns[e.session].n--; s.turns[e.session].n > 0 {
+				open[e.session] = st
+			} else {
+				delete(open, e.session)
+			}
+		}
+		e.ids = nil
+	}
+	s.entries = nil
 }
 
 // duration is how long a request of osl output tokens runs, in ms.
@@ -138,9 +207,13 @@ func (s *Simulator) peak() {
 	s.res.PeakBlocks = max(s.res.PeakBlocks, blocks)
 }
 
-// Result completes every request still running and returns the replay's
-// figures.
+// Result replays the rows added, completes every request still running
+// and returns the replay's figures.
 func (s *Simulator) Result() Result {
+	if !s.done {
+		s.done = true
+		s.replay()
+	}
 	s.completeUntil(math.Inf(1))
 	r := s.res
 	r.BlocksEvicted = s.cache.Evictions()

@@ -20,7 +20,7 @@ func replay(t *testing.T, cfg Config, rows ...dataset.TraceRow) Result {
 	s, err := New(cfg)
 	require.NoError(t, err)
 	for _, r := range rows {
-		require.NoError(t, s.Add(r))
+		s.Add(r)
 	}
 	return s.Result()
 }
@@ -84,17 +84,49 @@ func TestCacheBlocksWithinHashBlocks(t *testing.T) {
 	assert.Equal(t, int64(4+8), r.HitTokens)
 }
 
-func TestBackwardsTimestamp(t *testing.T) {
-	s, err := New(Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 40})
-	require.NoError(t, err)
-	require.NoError(t, s.Add(row(1, 5, 4, 0, 1)))
-	require.NoError(t, s.Add(row(2, math.NaN(), 4, 0, 1)), "no timestamp: arrives with the previous row")
-	err = s.Add(row(3, 4, 4, 0, 1))
-	var le *dataset.LineError
-	require.ErrorAs(t, err, &le)
-	assert.Equal(t, "timestamp", le.Field)
-	assert.Contains(t, le.Msg, "timestamp 4 goes backwards: line 2 arrived at 5")
-	assert.Contains(t, le.Msg, "sort the trace by timestamp")
+// turn is row r as turn of session id, at its delay (NaN: none) after
+// the session's previous turn.
+func turn(r dataset.TraceRow, id string, delay float64) dataset.TraceRow {
+	r.SessionID, r.Delay = &id, delay
+	return r
+}
+
+// A delay is after the previous turn of the same session, not the previous
+// line: a trace listed session by session replays in arrival order.
+func TestDelaysPerSession(t *testing.T) {
+	cfg := Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 8} // 2 blocks
+	r := replay(t, cfg,
+		turn(row(1, 0, 8, 0, 1, 2), "x", math.NaN()),
+		turn(row(2, math.NaN(), 4, 0, 3), "x", 1000), // at 1000
+		turn(row(3, 500, 8, 0, 1, 2), "y", math.NaN()))
+	// in time order: x1 caches blocks 1, 2; y1 at 500 hits both; x2 at 1000
+	// re-sends x1's prompt, which hits too. (In file order x2 would evict
+	// block 1 before y1 came.)
+	assert.Equal(t, 3, r.Requests)
+	assert.Equal(t, 1, r.LaterTurns)
+	assert.Equal(t, int64(8+12+8), r.PromptTokens, "a later turn re-sends the earlier prompt")
+	assert.Equal(t, int64(8+8), r.HitTokens)
+
+	r = replay(t, Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 8, TTFTms: 600},
+		turn(row(1, 0, 8, 1, 1, 2), "x", math.NaN()),
+		turn(row(2, 100, 4, 0, 3), "x", math.NaN()), // not before x1 ends at 600
+		turn(row(3, 500, 8, 0, 1, 2), "y", math.NaN()))
+	assert.Equal(t, int64(8+8), r.HitTokens, "x2 comes after y1, once x1's reply is in")
+}
+
+// A session's turn sends the conversation so far: earlier prompts and
+// replies, then its own prompt. With distinct hash ids, everything but its
+// own prompt and the block straddling the previous reply and it hits.
+func TestTurnsResendHistory(t *testing.T) {
+	cfg := Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 400}
+	r := replay(t, cfg,
+		turn(row(1, 0, 8, 6, 1, 2), "s", math.NaN()),  // 8 + 6: blocks P1 P2 R1, 2 reply tokens left
+		turn(row(2, math.NaN(), 8, 6, 3, 4), "s", 10), // 14 + 8 = 22 tokens: 5 full blocks, 3 cached
+		turn(row(3, math.NaN(), 8, 2, 5, 6), "s", 10)) // 22 + 6 + 8 = 36 tokens: 9 blocks, 7 cached
+	assert.Equal(t, int64(8+22+36), r.PromptTokens)
+	assert.Equal(t, int64(4*(3+7)), r.HitTokens)
+	assert.Equal(t, 2, r.RequestsWithHits)
+	assert.Equal(t, 2, r.LaterTurns)
 }
 
 func TestConfigErrors(t *testing.T) {

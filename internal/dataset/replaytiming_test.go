@@ -120,7 +120,7 @@ func TestSessionTiming(t *testing.T) {
 	_, convs = open(t, Options{InputFile: path, FixedSchedule: true, Replay: Replay{ClosedLoop: true, Speedup: 2}})
 	ts, delay = at(convs[0])
 	assert.Equal(t, []float64{1000, 0, 0, 0}, ts)
-	assert.Equal(t, []float64{0, 500, 30000, 90000}, delay, "recorded gaps, at the speed-up")
+	assert.Equal(t, []float64{0, 500, 30000, 45000}, delay, "recorded gaps and delays, at the speed-up")
 	assert.False(t, convs[0].Turns[1].HasTimestamp)
 
 	d, convs := open(t, Options{InputFile: sessionsTrace(t, 2), FixedSchedule: true, Replay: Replay{Strict: true}})

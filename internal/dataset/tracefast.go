@@ -34,10 +34,10 @@ func fastTraceRow(line []byte, blockSize int) (TraceRow, bool) {
 		switch string(key) {
 		case "timestamp":
 			bit = 1
-			row.Timestamp, ok = p.time()
+			row.Timestamp, ok = p.time(MaxTimestampMs)
 		case "delay":
 			bit = 2
-			row.Delay, ok = p.time()
+			row.Delay, ok = p.time(MaxDelayMs)
 		case "input_length":
 			var n int64
 			n, ok = p.integer()
@@ -179,14 +179,15 @@ func (p *fastParser) integer() (int64, bool) {
 	return 0, false
 }
 
-// time reads a number of milliseconds ≥ 0 (checkTime's rule).
-func (p *fastParser) time() (float64, bool) {
+// time reads a number of milliseconds from 0 to hi (checkTime's and
+// checkDelay's rule).
+func (p *fastParser) time(hi float64) (float64, bool) {
 	text, _, ok := p.number()
 	if !ok {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(string(text), 64)
-	return v, err == nil && v >= 0 && !math.IsInf(v, 0)
+	return v, err == nil && v >= 0 && v <= hi
 }
 
 // integers reads a list of integers.

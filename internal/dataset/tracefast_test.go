@@ -15,6 +15,8 @@ var fastSeeds = []string{
 	`{"timestamp": -0, "input_length": 1}`,
 	`{"timestamp": -1, "input_length": 1}`,
 	`{"timestamp": 1e999, "input_length": 1}`,
+	`{"timestamp": 1e300, "input_length": 1}`,
+	`{"session_id": "s", "delay": 1e18, "input_length": 1}`,
 	`{"input_length": 5.0}`,
 	`{"input_length": 01}`,
 	`{"input_length": 0}`,

@@ -77,7 +77,8 @@ func (d *fileDataset) setTiming(t *Turn, ts, delay *float64) {
 
 // timing copies a turn's timestamp (already shifted to the schedule's
 // zero) and delay into t: none with IgnoreDelays off a fixed schedule, the
-// delay at most DelayCapMs unless a trace idle-gap cap replaces it.
+// delay divided by the replay speed-up (replay time, like the timestamps)
+// and then at most DelayCapMs unless a trace idle-gap cap replaces it.
 func timing(o Options, t *Turn, ts, delay *float64) {
 	if o.IgnoreDelays && !o.FixedSchedule {
 		return
@@ -86,7 +87,7 @@ func timing(o Options, t *Turn, ts, delay *float64) {
 		t.TimestampMs, t.HasTimestamp = *ts, true
 	}
 	if delay != nil {
-		t.DelayMs = *delay
+		t.DelayMs = *delay / o.Replay.speedup()
 		if c := o.DelayCapMs; c != nil && o.Replay.TraceIdleGapCapMs == nil {
 			t.DelayMs = min(t.DelayMs, *c)
 		}

@@ -201,9 +201,9 @@ type Profile struct {
 	FixedScheduleAutoOffset  bool     `json:"fixed_schedule_auto_offset,omitempty" name:"fixed-schedule-auto-offset" group:"Input" help:"Shift the schedule so its first timestamp is sent at once."`
 	FixedScheduleStartOffset *int     `json:"fixed_schedule_start_offset,omitempty" name:"fixed-schedule-start-offset" group:"Input" placeholder:"MS" help:"Replay only records at or after this timestamp (ms); it becomes the schedule's zero."`
 	FixedScheduleEndOffset   *int     `json:"fixed_schedule_end_offset,omitempty" name:"fixed-schedule-end-offset" group:"Input" placeholder:"MS" help:"Replay only records at or before this timestamp (ms)."`
-	ReplaySpeedup            *float64 `json:"replay_speedup,omitempty" name:"replay-speedup" group:"Input" placeholder:"X" help:"Replay a fixed schedule X times faster (timestamps divided by X)."`
+	ReplaySpeedup            *float64 `json:"replay_speedup,omitempty" name:"replay-speedup" group:"Input" placeholder:"X" help:"Replay a fixed schedule X times faster (timestamps and turn delays divided by X)."`
 	IgnoreTraceDelays        bool     `json:"ignore_trace_delays,omitempty" name:"ignore-trace-delays" group:"Input" help:"Drop the timestamps and delays of a file's turns at load, so that --concurrency or --request-rate sends them back to back instead of replaying the recorded gaps; no effect on a fixed schedule (add --no-fixed-schedule to a timestamped trace)."`
-	InterTurnDelayCapSeconds *float64 `json:"inter_turn_delay_cap_seconds,omitempty" name:"inter-turn-delay-cap-seconds" group:"Input" placeholder:"SECONDS" help:"Clamp each delay of a file's turns to at most this many seconds."`
+	InterTurnDelayCapSeconds *float64 `json:"inter_turn_delay_cap_seconds,omitempty" name:"inter-turn-delay-cap-seconds" group:"Input" placeholder:"SECONDS" help:"Clamp each delay of a file's turns to at most this many seconds of replay time (after --replay-speedup)."`
 	// Trace-replay controls (replay.go).
 	TraceReplay
 

@@ -106,7 +106,34 @@ func TestAnalyzeProblems(t *testing.T) {
 	_, err = Analyze(context.Background(), path, Options{BlockSize: 512})
 	require.NoError(t, err, "the analysis does not replay: order does not matter")
 	_, err = Analyze(context.Background(), path, Options{BlockSize: 512, Simulate: sim})
-	assert.ErrorContains(t, err, path+":2: timestamp: timestamp 5 goes backwards: line 1 arrived at 10")
+	require.NoError(t, err, "nor does it for the simulation, which replays in arrival order")
+	path = write(t, `{"timestamp": 1e300, "input_length": 4}`, `{"session_id": "a", "timestamp": 0, "input_length": 4}`,
+		`{"session_id": "a", "delay": 1e18, "input_length": 4}`)
+	_, err = Analyze(context.Background(), path, Options{BlockSize: 512})
+	require.Error(t, err, "profile refuses them")
+	assert.Contains(t, err.Error(), path+":1: timestamp: expected at most 9007199254740992 milliseconds, got 1e+300")
+	assert.Contains(t, err.Error(), path+":3: delay: expected at most 86400000 milliseconds (a day), got 1e+18")
+}
+
+// A trace listed session by session is simulated in arrival order, a
+// delay after the previous turn of its own session; a later turn re-sends
+// the conversation so far, which the report says.
+func TestSimulateSessions(t *testing.T) {
+	path := write(t,
+		`{"session_id": "x", "timestamp": 0, "input_length": 32, "output_length": 2, "hash_ids": [1, 2]}`,
+		`{"session_id": "x", "delay": 1000, "input_length": 16, "output_length": 2, "hash_ids": [3]}`,
+		`{"session_id": "y", "timestamp": 500, "input_length": 32, "output_length": 2, "hash_ids": [1, 4]}`,
+		`{"session_id": "y", "delay": 1000, "input_length": 16, "output_length": 2, "hash_ids": [5]}`)
+	r, err := Analyze(context.Background(), path, Options{BlockSize: 16,
+		Simulate: &cachesim.Config{HashBlockSize: 16, CacheBlockSize: 16, CapacityTokens: 1000}})
+	require.NoError(t, err)
+	s := r.Simulation
+	assert.Equal(t, int64(32+32+50+50), s.PromptTokens, "a later turn: 32 + 2 reply tokens + 16")
+	assert.Equal(t, int64(16+32+32), s.HitTokens, "the mock's figures (aiperf profile against aiperf-mock-server --block-size 16)")
+	assert.Equal(t, 2, s.LaterTurns)
+	var out bytes.Buffer
+	r.Print(&out)
+	assert.Contains(t, out.String(), "Session turns:       2 requests are later turns of a session: each re-sends its conversation so far")
 }
 
 // The JSON file has AIPerf's AnalysisStats keys in its order, the

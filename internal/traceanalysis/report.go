@@ -87,6 +87,10 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "Hit ratio:           %s\n", percent(s.HitRatio))
 		fmt.Fprintf(w, "Requests with hits:  %s of %s\n", integer(s.RequestsWithHits), integer(s.Requests))
 		fmt.Fprintf(w, "Blocks evicted:      %s (peak %s blocks cached)\n", integer(int(s.BlocksEvicted)), integer(s.PeakBlocks))
+		if s.LaterTurns > 0 {
+			fmt.Fprintf(w, "Session turns:       %s requests are later turns of a session: each re-sends its conversation so far (earlier prompts and the mock's replies), counted in the prompt tokens\n",
+				integer(s.LaterTurns))
+		}
 	}
 	fmt.Fprintln(w)
 }

@@ -3,6 +3,7 @@ package tracesynth
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -74,6 +75,7 @@ type synthesis struct {
 	maxShared int64
 	stretch   int   // whole blocks a context block becomes
 	next      int64 // the next fresh hash id
+	nextOK    bool  // next is within the int64 range
 	rowIDs    []int64
 	isl       int
 	budget    int // the most hash ids a row may get
@@ -110,20 +112,54 @@ func (s *synthesis) start() {
 	if s.p.PrefixLenMultiplier > 1 {
 		s.stretch = int(s.p.PrefixLenMultiplier)
 	}
-	s.next = (s.maxShared+1)*int64(s.stretch) + 1
+	// past the int64 range no fresh id is made: fresh refuses the rows
+	// that need one
+	s.next, s.nextOK = mulAdd(s.maxShared, int64(s.stretch), int64(s.stretch)+1) // (max+1)×stretch+1
 	s.budget = math.MaxInt
 	if s.p.MaxISL > 0 { // the ids past the cap are dropped: never made
 		s.budget = (s.p.MaxISL + s.p.BlockSize - 1) / s.p.BlockSize
 	}
 }
 
-// fresh appends n new hash ids to ids, at most up to the budget.
-func (s *synthesis) fresh(ids []int64, n int) []int64 {
-	for range min(n, s.budget-len(ids)) {
+// fresh appends n new hash ids to ids, at most up to the budget; ids past
+// the int64 range are an error.
+func (s *synthesis) fresh(ids []int64, n int) ([]int64, error) {
+	n = min(n, s.budget-len(ids))
+	if n <= 0 {
+		return ids, nil
+	}
+	if !s.nextOK || s.next > math.MaxInt64-int64(n) {
+		return ids, &dataset.LineError{Field: "hash_ids", Msg: fmt.Sprintf(
+			"its fresh hash ids, numbered past the largest shared id %d (stretched %d-fold), would pass the int64 range: renumber the trace's hash ids below 2^62",
+			s.maxShared, s.stretch)}
+	}
+	for range n {
 		ids = append(ids, s.next)
 		s.next++
 	}
-	return ids
+	return ids, nil
+}
+
+// mulAdd is h×m+c for m ≥ 1 and c ≥ 0, and whether it fits in an int64.
+func mulAdd(h, m, c int64) (int64, bool) {
+	p := h * m
+	if p/m != h || p > math.MaxInt64-c {
+		return 0, false
+	}
+	return p + c, true
+}
+
+// checkIDs refuses ids whose copies, each id h written as h×n+c for c in
+// [0, n), would pass the int64 range (n > 1, --prefix-root-multiplier).
+func checkIDs(ids []int64, n int64) error {
+	for _, h := range ids {
+		_, lo := mulAdd(h, n, 0)
+		_, hi := mulAdd(h, n, n-1)
+		if !lo || !hi {
+			return fmt.Errorf("hash id %d × %d (the prefix root multiplier) passes the int64 range: renumber the trace's hash ids below 2^62 or lower the multiplier", h, n)
+		}
+	}
+	return nil
 }
 
 // transform sets s.rowIDs and s.isl to row's synthetic hash ids and input
@@ -151,10 +187,18 @@ func (s *synthesis) transform(row dataset.TraceRow) error {
 	case m > 1:
 		for _, h := range ids[:k] {
 			for j := range min(s.stretch, s.budget-len(s.rowIDs)) {
-				s.rowIDs = append(s.rowIDs, h*int64(s.stretch)+int64(j))
+				id, ok := mulAdd(h, int64(s.stretch), int64(j))
+				if !ok {
+					return &dataset.LineError{Field: "hash_ids", Msg: fmt.Sprintf(
+						"hash id %d stretched %d-fold passes the int64 range: renumber the trace's hash ids below 2^62 or lower the prefix length multiplier", h, s.stretch)}
+				}
+				s.rowIDs = append(s.rowIDs, id)
 			}
 		}
-		s.rowIDs = s.fresh(s.rowIDs, int(math.Ceil(float64(k)*m))-k*s.stretch)
+		var err error
+		if s.rowIDs, err = s.fresh(s.rowIDs, int(math.Ceil(float64(k)*m))-k*s.stretch); err != nil {
+			return err
+		}
 	case m < 1 && k > 0:
 		s.rowIDs = append(s.rowIDs, ids[:max(1, int(float64(k)*m))]...)
 	default:
@@ -170,16 +214,25 @@ func (s *synthesis) transform(row dataset.TraceRow) error {
 	if context == 0 {
 		prompt = max(prompt, 1)
 	}
-	s.rowIDs = s.fresh(s.rowIDs, (prompt+b-1)/b)
 	s.isl = context + prompt
-	return nil
+	var err error
+	s.rowIDs, err = s.fresh(s.rowIDs, (prompt+b-1)/b)
+	return err
 }
 
 // write writes copy c of row's synthesis.
 func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
 	if c == 0 {
 		if err := s.transform(row); err != nil {
+			if le := (*dataset.LineError)(nil); errors.As(err, &le) {
+				return le
+			}
 			return &dataset.LineError{Field: "input_length", Msg: err.Error()}
+		}
+		if n := int64(s.p.PrefixRootMultiplier); n > 1 {
+			if err := checkIDs(s.rowIDs, n); err != nil {
+				return &dataset.LineError{Field: "hash_ids", Msg: err.Error()}
+			}
 		}
 	}
 	ids, isl := s.rowIDs, s.isl

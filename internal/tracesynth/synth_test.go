@@ -190,3 +190,34 @@ func TestOutputLenMultiplier(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "output_length 50 × 1e+06 is 50000000, past the")
 }
+
+// Hash ids whose synthetic ids would pass the int64 range are refused
+// with their line, never wrapped into another tree's ids.
+func TestIDOverflowRefused(t *testing.T) {
+	in := write(t,
+		`{"input_length": 32, "hash_ids": [4611686018427387904, 1]}`,
+		`{"input_length": 16, "hash_ids": [-4611686018427387904]}`,
+		`{"input_length": 16, "hash_ids": [-4611686018427387904]}`,
+		`{"input_length": 32, "hash_ids": [4611686018427387904, 3]}`)
+	p := Defaults()
+	p.BlockSize, p.PrefixRootMultiplier = 16, 2
+	var out bytes.Buffer
+	_, err := Synthesize(context.Background(), in, &out, p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), in+":1: hash_ids: hash id 4611686018427387904 × 2 (the prefix root multiplier) passes the int64 range")
+	assert.Contains(t, err.Error(), in+":4: hash_ids:")
+	assert.NotContains(t, err.Error(), in+":2:", "-2^62 × 2 + 1 fits")
+	assert.NotContains(t, err.Error(), in+":3:")
+
+	p = Defaults()
+	p.BlockSize, p.PrefixLenMultiplier = 16, 2
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, in+":1: hash_ids: hash id 4611686018427387904 stretched 2-fold passes the int64 range")
+
+	in = write(t, `{"input_length": 48, "hash_ids": [9223372036854775807, 1, 2]}`,
+		`{"input_length": 48, "hash_ids": [9223372036854775807, 3, 4]}`)
+	p = Defaults()
+	p.BlockSize = 16
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, in+":1: hash_ids: its fresh hash ids, numbered past the largest shared id 9223372036854775807")
+}
