@@ -62,5 +62,5 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 	if err != nil {
 		return spec, err
 	}
-	return spec, nil
+	return spec, checkYAMLSchedule(c.yamlCells)
 }

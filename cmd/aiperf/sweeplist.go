@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/runner"
@@ -143,11 +144,66 @@ func sweepCells(name string, base plan.Profile, lists []sweepList, zip, sameSeed
 // repeated mode; <dir>/<cell>/profile_runs/trial_NNNN/ and
 // <dir>/<cell>/aggregate/ in independent mode.
 func (c *ProfileCmd) parameterSweep(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
+	if why := fixedSchedule(spec.Profile); why != "" {
+		l := g.sweepLists[0]
+		return usageErr(fmt.Errorf("%s: a parameter sweep (%s %s) cannot run against a fixed schedule (%s): "+
+			"the trace's timestamps set the pace, so every cell would run the same load; "+
+			"pin a single value, or pass --no-fixed-schedule to keep the %s mode and ignore the timestamps",
+			l.flag, l.flag, listText(l.values), why, strings.TrimPrefix(l.flag, "--")))
+	}
 	cells, err := sweepCells(cmp.Or(c.Name, "profile"), spec.Profile, g.sweepLists, c.SweepType == "zip", c.ParameterSweepSameSeed)
 	if err != nil {
 		return usageErr(err)
 	}
 	return c.runCells(ctx, g, spec, dir, cells)
+}
+
+// listText is a comma list's values as typed: 1,2,4.
+func listText(values []any) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = fmt.Sprint(v)
+	}
+	return strings.Join(s, ",")
+}
+
+// fixedSchedule says why p's run replays its dataset's fixed schedule, as
+// the run decides it (bench.Timestamped), "" when it does not. A file that
+// cannot be read is left to the run to report.
+func fixedSchedule(p plan.Profile) string {
+	if p.FixedSchedule {
+		return "--fixed-schedule"
+	}
+	if ok, _ := bench.Timestamped(p); ok {
+		return fmt.Sprintf("the records of %s carry timestamps, which auto-promotes the run to a fixed schedule", p.InputFile)
+	}
+	return ""
+}
+
+// loadParams are the leaf names of a config file's sweep parameters that
+// shape the load, which a fixed schedule ignores.
+var loadParams = []string{"concurrency", "rate", "requests", "request_count", "duration", "sessions", "users",
+	"smoothness", "request_rate", "benchmark_duration", "num_users", "conversation_num", "num_sessions"}
+
+// checkYAMLSchedule refuses a config file's sweep of load parameters whose
+// cells replay an auto-promoted trace: each cell would run the same
+// schedule. (AIPerf promotes only from the command line; here the run
+// promotes a config file's trace too, so its sweep would be void.)
+func checkYAMLSchedule(cells []plan.Cell) error {
+	for _, cell := range cells {
+		for _, prm := range cell.Params {
+			leaf := prm.Name[strings.LastIndex(prm.Name, ".")+1:]
+			if !slices.Contains(loadParams, leaf) || cell.Profile.FixedSchedule {
+				continue
+			}
+			if why := fixedSchedule(cell.Profile); why != "" {
+				return fmt.Errorf("sweep.parameters.%s: a sweep of the load cannot run against a fixed schedule (%s): "+
+					"every cell would replay the same trace; sweep other parameters, or pass --no-fixed-schedule "+
+					"to run the phases as written and ignore the timestamps", prm.Name, why)
+			}
+		}
+	}
+	return nil
 }
 
 // runCells runs cells as one sweep of c.NumProfileRuns trials each, in

@@ -281,7 +281,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.sizeForTemplate(ctx, &o, chat)
 	c.sizeForCacheBust(&o)
-	detected, err := timestamped(c.p)
+	detected, err := Timestamped(c.p)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
@@ -295,6 +295,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	if detected {
 		o.FixedSchedule = true
+		c.run.Config.FixedSchedule = true // what ran, for the exports' input_config
 		fmt.Fprintf(c.log, "%s: its records carry timestamps: replaying them on a fixed schedule (--no-fixed-schedule to use --concurrency instead)\n", c.p.InputFile)
 	}
 	if c.ds, err = dataset.Open(ctx, tok, o); err != nil {
@@ -327,10 +328,10 @@ func (c *cell) prepare(ctx context.Context) error {
 	return nil
 }
 
-// timestamped reports whether p's input file is a trace whose records
+// Timestamped reports whether p's input file is a trace whose records
 // carry timestamps and nothing says otherwise: it is then replayed on its
 // fixed schedule, as AIPerf does.
-func timestamped(p plan.Profile) (bool, error) {
+func Timestamped(p plan.Profile) (bool, error) {
 	if p.InputFile == "" || p.PublicDataset != "" || p.FixedSchedule || p.NoFixedSchedule || p.RequestRate != nil ||
 		p.UserCentricRate != nil {
 		return false, nil
@@ -399,7 +400,7 @@ func CheckWorkers(p plan.Profile, n int) error {
 		return fmt.Errorf("--export-outputs-json is not available with --workers %d: the responses' text stays in the workers; "+
 			"leave it out, or use one process", n)
 	}
-	detected, err := timestamped(p)
+	detected, err := Timestamped(p)
 	if err != nil {
 		return nil
 	}

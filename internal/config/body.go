@@ -10,10 +10,12 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
-// topFields are the top-level keys besides the envelope's sweep:,
-// multi_run: and variables: (takeEnvelope).
+// topFields are the top-level keys: the body's, then the envelopeKeys
+// (sweep:, multi_run:, variables:), which takeEnvelope has taken out
+// before these are read, listed so that an unknown key's message names
+// them among the valid ones.
 func (d *decoder) topFields() []field {
-	return []field{
+	fs := []field{
 		{keys("schema_version"), d.schemaVersion},
 		{keys("random_seed"), d.opt("random_seed")},
 		{keys("benchmark"), func(path string, v *yaml.Node) {
@@ -27,6 +29,10 @@ func (d *decoder) topFields() []field {
 		{keys("plot"), d.notYet("plot: (figures drawn from the config)", "run aiperf plot after the run, or aiperf profile --auto-plot")},
 		{keys("no_sweep_table"), d.notYetUnless("false", "no_sweep_table: true", "")},
 	}
+	for _, ek := range envelopeKeys {
+		fs = append(fs, field{keys(ek.name), func(string, *yaml.Node) {}}) // read by takeEnvelope
+	}
+	return fs
 }
 
 // decodeTop decodes a (rendered) top level into d.f.Profile and applies

@@ -59,22 +59,33 @@ type envelope struct {
 	sweep, multiRun, variables *yaml.Node
 }
 
-// takeEnvelope removes sweep:, multi_run: and variables: from root.
+// envelopeKey is one key of the envelope and where takeEnvelope puts it.
+type envelopeKey struct {
+	name string
+	slot func(*envelope) **yaml.Node
+}
+
+// envelopeKeys are the envelope's top-level keys, each with its slot: the
+// one table takeEnvelope takes them by and topFields lists them from.
+var envelopeKeys = []envelopeKey{
+	{"sweep", func(e *envelope) **yaml.Node { return &e.sweep }},
+	{"multi_run", func(e *envelope) **yaml.Node { return &e.multiRun }},
+	{"variables", func(e *envelope) **yaml.Node { return &e.variables }},
+}
+
+// takeEnvelope removes the envelopeKeys (sweep:, multi_run:, variables:)
+// from root.
 func takeEnvelope(root *yaml.Node) envelope {
 	var e envelope
 	var kept []*yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], deref(root.Content[i+1])
-		switch snake(k.Value) {
-		case "sweep":
-			e.sweep = v
-		case "multi_run":
-			e.multiRun = v
-		case "variables":
-			e.variables = v
-		default:
+		at := slices.IndexFunc(envelopeKeys, func(ek envelopeKey) bool { return ek.name == snake(k.Value) })
+		if at < 0 {
 			kept = append(kept, root.Content[i], root.Content[i+1])
+			continue
 		}
+		*envelopeKeys[at].slot(&e) = v
 	}
 	root.Content = kept
 	return e

@@ -69,3 +69,14 @@ func TestYAMLSweeps(t *testing.T) {
 	assert.Equal(t, 32, b.Profile.Phases[0].Concurrency)
 	assert.Equal(t, 8, b.Profile.Phases[0].Requests)
 }
+
+// An unknown top-level key's message lists every valid top-level key,
+// the envelope's (sweep, multi_run, variables) among them, and a near
+// miss of an envelope key is suggested.
+func TestUnknownTopLevelKeyListsEnvelope(t *testing.T) {
+	_, err := parse("bogus: 1", "benchmark:", "  model: m")
+	require.ErrorContains(t, err, `unknown key "bogus" (expected one of: schema_version, random_seed, benchmark, plot, `+
+		`no_sweep_table, sweep, multi_run, variables)`)
+	_, err = parse("multi_runs: {num_runs: 2}", "benchmark:", "  model: m")
+	require.ErrorContains(t, err, `unknown key "multi_runs" (did you mean "multi_run"?)`)
+}

@@ -94,21 +94,26 @@ func datasetConfig(p plan.Profile) object {
 }
 
 // phasesConfig lists the phases run, AIPerf's phase type being the load
-// mode: concurrency, or the arrival pattern of a rate (constant, poisson).
+// mode: fixed_schedule (a replayed trace, with its offsets), concurrency,
+// or the arrival pattern of a rate (constant, poisson, gamma); each with
+// its stop conditions (requests, duration, sessions) as AIPerf's phase
+// config names them.
 func phasesConfig(p plan.Profile) []object {
 	list := p.PhaseList()
 	out := make([]object, len(list))
 	for i, ph := range list {
-		typ := "concurrency"
-		if ph.Rate > 0 {
-			typ = ph.RateMode
+		o := object{{"name", ph.Name}, {"kind", ph.Kind}, {"type", phaseType(ph)}}
+		if ph.Fixed {
+			o = append(o, fixedFields(p)...)
 		}
-		o := object{{"name", ph.Name}, {"kind", ph.Kind}, {"type", typ}}
 		if ph.Concurrency > 0 {
 			o = append(o, field{"concurrency", ph.Concurrency})
 		}
 		if ph.Rate > 0 {
 			o = append(o, field{"rate", ph.Rate})
+		}
+		if ph.Users > 0 {
+			o = append(o, field{"users", ph.Users})
 		}
 		if ph.Requests > 0 {
 			o = append(o, field{"requests", ph.Requests})
@@ -116,10 +121,39 @@ func phasesConfig(p plan.Profile) []object {
 		if ph.Duration > 0 {
 			o = append(o, field{"duration", ph.Duration})
 		}
+		if ph.Sessions > 0 {
+			o = append(o, field{"sessions", ph.Sessions})
+		}
 		if ph.GracePeriod >= 0 && ph.Duration > 0 { // < 0: wait for all, which JSON cannot say as a number
 			o = append(o, field{"grace_period", ph.GracePeriod})
 		}
 		out[i] = o
 	}
 	return out
+}
+
+// phaseType is AIPerf's phase type of ph.
+func phaseType(ph plan.Phase) string {
+	switch {
+	case ph.Fixed:
+		return "fixed_schedule"
+	case ph.Rate > 0 && ph.Users > 0:
+		return "user_centric"
+	case ph.Rate > 0:
+		return ph.RateMode
+	}
+	return "concurrency"
+}
+
+// fixedFields are a fixed_schedule phase's own fields, from the
+// --fixed-schedule-* options.
+func fixedFields(p plan.Profile) object {
+	o := object{{"auto_offset", p.FixedScheduleAutoOffset}}
+	if p.FixedScheduleStartOffset != nil {
+		o = append(o, field{"start_offset", *p.FixedScheduleStartOffset})
+	}
+	if p.FixedScheduleEndOffset != nil {
+		o = append(o, field{"end_offset", *p.FixedScheduleEndOffset})
+	}
+	return o
 }
