@@ -72,6 +72,11 @@ func WriteAll(dir string, run *result.Run) ([]string, error) {
 		paths = append(paths, path)
 	}
 	more, err := serverExports(dir, run, names)
+	paths = append(paths, more...)
+	if err != nil {
+		return paths, err
+	}
+	more, err = writePhases(dir, run, names)
 	return append(paths, more...), err
 }
 

@@ -57,6 +57,10 @@ type Run struct {
 	// (nil without it).
 	Timeslices   []metrics.Slice      `json:"timeslices,omitempty"`
 	ErrorSummary []metrics.ErrorCount `json:"error_summary"`
+	// Phases are each named phase's own summary, warmups included, when the
+	// profile names its phases (AIPerf's phase-scoped artifacts); nil
+	// otherwise.
+	Phases []PhaseResult `json:"phases,omitempty"`
 	ControlHooks []hooks.Call         `json:"control_hooks"`
 	Audit        Audit                `json:"audit"`
 	// Server is the server's own metrics and GPU telemetry, scraped during
@@ -71,6 +75,18 @@ type Run struct {
 	// StreamedJSONL is the partial file the run wrote profile_export.jsonl
 	// to while it went ("" for none); the exports rename it into place.
 	StreamedJSONL string `json:"-"`
+}
+
+// PhaseResult is one named phase's own figures: its index among the run's
+// phases (and among its profiling phases, -1 for a warmup), its name and
+// kind, and the summary and error counts of its requests alone.
+type PhaseResult struct {
+	Index          int                  `json:"phase_index"`
+	ProfilingIndex int                  `json:"profiling_index"`
+	Name           string               `json:"phase_name"`
+	Kind           string               `json:"phase_kind"`
+	Summary        metrics.Summary      `json:"summary"`
+	ErrorSummary   []metrics.ErrorCount `json:"error_summary"`
 }
 
 // Export is one place a run was sent: Kind is otel, mlflow or prometheus;
