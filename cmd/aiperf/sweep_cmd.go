@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -48,6 +49,9 @@ func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 	if len(sweeps)+len(a.searches) == 0 {
 		return nil, usageErr(fmt.Errorf("%s declares no sweep: call sweep(name = ..., base = profile(...)) or search(...)", a.Script))
 	}
+	if err := checkInputFiles(sweeps); err != nil {
+		return nil, usageErr(err)
+	}
 	if len(a.Only) == 0 {
 		return sweeps, nil
 	}
@@ -69,6 +73,27 @@ func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 	}
 	a.searches = slices.DeleteFunc(a.searches, func(s plan.Search) bool { return !slices.Contains(a.Only, s.Name) })
 	return slices.DeleteFunc(sweeps, func(s plan.Sweep) bool { return !slices.Contains(a.Only, s.Name) }), nil
+}
+
+// checkInputFiles reads the head of every cell's input file, once per file
+// and format, so that a file a cell cannot read fails the sweep before any
+// cell sends traffic rather than when its turn comes.
+func checkInputFiles(sweeps []plan.Sweep) error {
+	seen := map[[2]string]bool{}
+	for _, sw := range sweeps {
+		for _, cell := range sw.Cells {
+			p := cell.Profile
+			key := [2]string{p.InputFile, p.CustomDatasetType}
+			if p.InputFile == "" || p.PublicDataset != "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			if _, err := dataset.Detect(p.InputFile, p.CustomDatasetType); err != nil {
+				return fmt.Errorf("sweep %q cell %s: input_file: %w (nothing was sent)", sw.Name, cell.Label, err)
+			}
+		}
+	}
+	return nil
 }
 
 // SweepCmd is `aiperf sweep`.

@@ -435,6 +435,27 @@ func TestScriptErrorsExitTwoAndSendNothing(t *testing.T) {
 	assert.Empty(t, m.control().Events, "no script error sent anything")
 }
 
+// A cell whose input file cannot be read fails the plan and the sweep before
+// any cell sends traffic, not when its turn comes after the others ran.
+func TestSweepUnreadableInputFileExitsTwoBeforeTraffic(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "main.star", smallBase+`sweep(name = "s", base = base, scenarios = [
+    {"name": "ok", "concurrency": 1},
+    {"name": "bad", "concurrency": 2, "input_file": "missing.jsonl", "custom_dataset_type": "single_turn"},
+])
+`)
+	for _, cmd := range []string{"plan", "sweep"} {
+		inv := cli(t, dir, cmd, filepath.Join(dir, "main.star"), "--set", "url="+m.URL, "--set", "tok=unused")
+		assert.Equal(t, ExitUsage, inv.code, "%s: %s", cmd, inv.stderr)
+		assert.Contains(t, inv.stderr, `sweep "s" cell bad: input_file: input file: "`+filepath.Join(dir, "missing.jsonl")+
+			`" is not a valid file or directory (nothing was sent)`, cmd)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "aiperf.db"), "nothing was stored")
+	assert.Empty(t, m.control().Events, "nothing was sent")
+}
+
 func TestProfileNumProfileRuns(t *testing.T) {
 	subprocesses(t)
 	m := startMock(t, mock.Config{Fast: true})
