@@ -212,3 +212,19 @@ func TestBailianFollowUpBeforeParent(t *testing.T) {
 	assert.ElementsMatch(t, []int{0, 1, 2}, byTurn["8"], "the parent's session: three turns")
 	assert.Equal(t, []int{0}, byTurn["5"])
 }
+
+// A --request-count beyond what a fixed schedule holds cannot be honoured:
+// each record is sent once, and the run says so instead of passing over it.
+func TestRequestCountBeyondTheScheduleWarns(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	writeFile(t, dir, "t.jsonl", `{"timestamp": 0, "input_length": 8, "output_length": 2}
+{"timestamp": 10, "input_length": 8, "output_length": 2}
+{"timestamp": 20, "input_length": 8, "output_length": 2}
+`)
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--no-store", "--input-file", "t.jsonl",
+		"--custom-dataset-type", "mooncake_trace", "--request-count", "5")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "Warning: --request-count 5: the fixed schedule holds 3 requests, each sent once: 3 are sent", "in the summary")
+	assert.Equal(t, 3, m.control().InferenceRequests)
+}

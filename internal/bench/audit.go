@@ -94,7 +94,10 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 	}
 	if (a.Mode == "rate" || a.Mode == "user_centric" || a.Mode == "fixed") && n >= 2 && lastSched > firstSched {
 		scheduled := (n - 1) / (float64(lastSched-firstSched) / 1e9)
-		if a.CapDelayed == 0 && a.CapSkipped == 0 && a.AchievedRate < shortfallLimit*scheduled {
+		// Behind by a share of the rate and by more than lagLimit in all: on
+		// a schedule of a few ms, a millisecond late is not falling behind.
+		behind := time.Duration((lastSent - firstSent) - (lastSched - firstSched))
+		if a.CapDelayed == 0 && a.CapSkipped == 0 && a.AchievedRate < shortfallLimit*scheduled && behind > lagLimit {
 			a.ClientBound = true
 			a.Warnings = append(a.Warnings, fmt.Sprintf(
 				"achieved %.1f req/s, %.0f%% below the schedule's %.1f req/s: the client fell behind",

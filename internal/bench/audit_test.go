@@ -55,6 +55,16 @@ func TestAuditShortfallAndLagAreClientBound(t *testing.T) {
 	assert.Contains(t, strings.Join(a.Warnings, "\n"), "send lag p99 15.00 ms")
 }
 
+// On a schedule a few ms long, a last send 2 ms late is 9% of the
+// rate but not a client falling behind: the shortfall must also add up to
+// more than the lag limit.
+func TestAuditShortScheduleIsNotBehind(t *testing.T) {
+	reports, recs := rateRun(3, 10*time.Millisecond, 0, 2*time.Millisecond, 0)
+	a := audit(plan.Profile{}, reports, recs, 0, 0)
+	assert.Less(t, a.AchievedRate, shortfallLimit*100, "a shortfall by the rate alone")
+	assert.False(t, a.ClientBound, "%v", a.Warnings)
+}
+
 func TestAuditCapIsNotClientBound(t *testing.T) {
 	reports, recs := rateRun(100, 10*time.Millisecond, 15*time.Millisecond, 200*time.Millisecond, 40)
 	a := audit(plan.Profile{}, reports, recs, 0, 0)

@@ -267,8 +267,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	fmt.Fprintf(c.log, "tokens counted with %s\n", counted)
 	for _, w := range []string{foreignTokenizer(c.p), note} {
 		if w != "" {
-			fmt.Fprintf(c.log, "warning: %s\n", w)
-			c.warnings = append(c.warnings, w)
+			c.warn(w)
 		}
 	}
 	c.tok = tok
@@ -309,8 +308,11 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
+	if n := dataset.Turns(c.ds); o.FixedSchedule && c.p.RequestCount != nil && n > 0 && *c.p.RequestCount > n {
+		c.warn(fmt.Sprintf("--request-count %d: the fixed schedule holds %d requests, each sent once: %d are sent", *c.p.RequestCount, n, n))
+	}
 	if name, why := plan.Undriven(c.phases); why != "" {
-		fmt.Fprintf(c.log, "warning: phase %s: %s (raise --request-count, or lower --concurrency)\n", name, why)
+		c.warn(fmt.Sprintf("phase %s: %s (raise --request-count, or lower --concurrency)", name, why))
 	}
 	if dataset.IsTrace(c.ds) {
 		onceThrough(c.p, c.phases, c.ds.Len())
@@ -326,6 +328,13 @@ func (c *cell) prepare(ctx context.Context) error {
 	c.fin = newFinisher(tok, c.clock, c.p.Streams(), c.p.UseServerTokenCount, sink, c.o.Records, expectedRequests(c.phases))
 	c.fin.watch, c.fin.chat, c.fin.outputs = watchers(c.o.Watch, c.o.Exporters), chat, c.p.WritesOutputs()
 	return nil
+}
+
+// warn logs w as a warning and keeps it with the run's (its console
+// summary, exports and store row).
+func (c *cell) warn(w string) {
+	fmt.Fprintf(c.log, "warning: %s\n", w)
+	c.warnings = append(c.warnings, w)
 }
 
 // Timestamped reports whether p's input file is a trace whose records

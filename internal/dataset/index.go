@@ -78,6 +78,9 @@ type indexer struct {
 	// rowTS, when not nil, is each kept row's timestamp, for sorting the
 	// rows of unordered sessions.
 	rowTS []float64
+	// cut are the sessions whose latest row an offset dropped: their rows
+	// timed by a delay after it have nothing to be timed from, and go too.
+	cut map[[2]uint64]bool
 }
 
 // indexFile reads d.path, checking every line with check, and builds d's
@@ -154,7 +157,7 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 		ix.ps.add(no, problemf("message_mode", "delta rows cannot be replayed with fixed schedule start/end offsets: dropping rows would break the conversation's history"))
 		return
 	}
-	if outside(d.o, info.first) {
+	if ix.offsetDrops(info) {
 		ix.skipped++
 		return
 	}
@@ -188,6 +191,28 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	if ix.rowTS != nil {
 		ix.rowTS = append(ix.rowTS, info.first)
 	}
+}
+
+// offsetDrops reports whether the start and end offsets drop a row: its
+// timestamp is outside their window, or it has none and follows a row of
+// its session they dropped (a delay after a turn that is not replayed).
+func (ix *indexer) offsetDrops(info rowInfo) bool {
+	if info.session == nil {
+		return outside(ix.d.o, info.first)
+	}
+	key := ix.key(*info.session)
+	switch {
+	case outside(ix.d.o, info.first):
+		if ix.cut == nil {
+			ix.cut = map[[2]uint64]bool{}
+		}
+		ix.cut[key] = true
+		return true
+	case math.IsNaN(info.first) && ix.cut[key]:
+		return true
+	}
+	delete(ix.cut, key)
+	return false
 }
 
 // outside reports whether timestamp ts falls outside the offsets' window.

@@ -135,3 +135,23 @@ func TestReplayControlsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--open-loop-strict replays the sessions of a JSONL file")
 }
+
+// A start offset that drops a session's timestamped turn drops the turns
+// timed by a delay after it too (they have nothing to be timed from): the
+// trace is replayed, not refused for a line that is fine. A later turn of
+// that session with its own timestamp inside the window stays, and so does
+// a delay after it.
+func TestOffsetDropsTheDelaysOfADroppedTurn(t *testing.T) {
+	path := writeFile(t, "offsets.jsonl",
+		`{"session_id": "a", "timestamp": 0, "input_length": 5}`,
+		`{"session_id": "a", "timestamp": 400, "input_length": 5}`,
+		`{"session_id": "b", "timestamp": 100, "input_length": 5}`,
+		`{"session_id": "a", "delay": 100, "input_length": 5}`,
+		`{"session_id": "b", "delay": 600, "input_length": 5}`)
+	_, convs := open(t, Options{InputFile: path, FixedSchedule: true, StartOffsetMs: ptr(300.0)})
+	require.Len(t, convs, 1, "session b lost its timed turn, and its delay with it")
+	assert.Equal(t, "a", convs[0].ID)
+	require.Len(t, convs[0].Turns, 2, "a's turn at 400 and the delay after it")
+	assert.True(t, convs[0].Turns[0].HasTimestamp)
+	assert.Equal(t, 100.0, convs[0].Turns[1].DelayMs)
+}
