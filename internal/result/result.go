@@ -60,9 +60,9 @@ type Run struct {
 	// Phases are each named phase's own summary, warmups included, when the
 	// profile names its phases (AIPerf's phase-scoped artifacts); nil
 	// otherwise.
-	Phases []PhaseResult `json:"phases,omitempty"`
-	ControlHooks []hooks.Call         `json:"control_hooks"`
-	Audit        Audit                `json:"audit"`
+	Phases       []PhaseResult `json:"phases,omitempty"`
+	ControlHooks []hooks.Call  `json:"control_hooks"`
+	Audit        Audit         `json:"audit"`
 	// Server is the server's own metrics and GPU telemetry, scraped during
 	// the run and reduced per phase (nil when collection was off).
 	Server *servermetrics.Result `json:"server_metrics,omitempty"`
