@@ -32,8 +32,21 @@ type ScriptArgs struct {
 }
 
 // load runs the script and keeps the sweeps --only selects, in script
-// order; the searches it selects are kept in a.searches.
+// order; the searches it selects are kept in a.searches. The input files
+// of what is kept are read before anything runs (checkInputFiles).
 func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
+	sweeps, err := a.selected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInputFiles(sweeps, a.searches); err != nil {
+		return nil, usageErr(err)
+	}
+	return sweeps, nil
+}
+
+// selected runs the script and keeps what --only selects.
+func (a *ScriptArgs) selected(ctx context.Context) ([]plan.Sweep, error) {
 	if a.MaxTrials < 1 {
 		return nil, usageErr(fmt.Errorf("--max-trials must be at least 1, got %d", a.MaxTrials))
 	}
@@ -48,9 +61,6 @@ func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 	a.searches = script.Searches
 	if len(sweeps)+len(a.searches) == 0 {
 		return nil, usageErr(fmt.Errorf("%s declares no sweep: call sweep(name = ..., base = profile(...)) or search(...)", a.Script))
-	}
-	if err := checkInputFiles(sweeps); err != nil {
-		return nil, usageErr(err)
 	}
 	if len(a.Only) == 0 {
 		return sweeps, nil
@@ -75,22 +85,33 @@ func (a *ScriptArgs) load(ctx context.Context) ([]plan.Sweep, error) {
 	return slices.DeleteFunc(sweeps, func(s plan.Sweep) bool { return !slices.Contains(a.Only, s.Name) }), nil
 }
 
-// checkInputFiles reads the head of every cell's input file, once per file
-// and format, so that a file a cell cannot read fails the sweep before any
-// cell sends traffic rather than when its turn comes.
-func checkInputFiles(sweeps []plan.Sweep) error {
+// checkInputFiles reads the head of the input file of every cell and of
+// every search's base, once per file and format, so that a file a cell
+// cannot read fails the script before any cell sends traffic rather than
+// when its turn comes.
+func checkInputFiles(sweeps []plan.Sweep, searches []plan.Search) error {
 	seen := map[[2]string]bool{}
+	check := func(p plan.Profile, where string) error {
+		key := [2]string{p.InputFile, p.CustomDatasetType}
+		if p.InputFile == "" || p.PublicDataset != "" || seen[key] {
+			return nil
+		}
+		seen[key] = true
+		if _, err := dataset.Detect(p.InputFile, p.CustomDatasetType); err != nil {
+			return fmt.Errorf("%s: input_file: %w (nothing was sent)", where, err)
+		}
+		return nil
+	}
 	for _, sw := range sweeps {
 		for _, cell := range sw.Cells {
-			p := cell.Profile
-			key := [2]string{p.InputFile, p.CustomDatasetType}
-			if p.InputFile == "" || p.PublicDataset != "" || seen[key] {
-				continue
+			if err := check(cell.Profile, fmt.Sprintf("sweep %q cell %s", sw.Name, cell.Label)); err != nil {
+				return err
 			}
-			seen[key] = true
-			if _, err := dataset.Detect(p.InputFile, p.CustomDatasetType); err != nil {
-				return fmt.Errorf("sweep %q cell %s: input_file: %w (nothing was sent)", sw.Name, cell.Label, err)
-			}
+		}
+	}
+	for _, s := range searches {
+		if err := check(s.Base, fmt.Sprintf("search %q", s.Name)); err != nil {
+			return err
 		}
 	}
 	return nil

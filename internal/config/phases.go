@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -14,10 +13,6 @@ import (
 // phaseTypes are AIPerf's phase types; user_centric is not supported yet
 // in a phase list.
 var phaseTypes = []string{"concurrency", plan.RatePoisson, plan.RateGamma, plan.RateConstant, "fixed_schedule", "user_centric"}
-
-// phaseName is AIPerf's rule for phase names: they name directories and
-// sweep paths.
-var phaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // phases reads benchmark.phases: one profiling phase as an object, or a list.
 func (d *decoder) phases(path string, v *yaml.Node) {
@@ -71,7 +66,7 @@ func (d *decoder) phase(path string, v *yaml.Node, defaultName string) plan.Phas
 	switch {
 	case ph.Name == "":
 		d.errorf(v, path, "name is required")
-	case !phaseName.MatchString(ph.Name):
+	case !plan.PhaseNameOK(ph.Name):
 		d.errorf(v, join(path, "name"), "%q is not a phase name: use letters, digits, _ and -, starting with a letter or _", ph.Name)
 	}
 	if ph.Kind == "" {

@@ -133,8 +133,13 @@ func New(o Options) (*Exporter, error) {
 	silenceSDK.Do(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
 	e := &Exporter{o: o, endpoint: plan.RedactURL(o.Endpoint), queue: make(chan *metrics.Record, o.Queue),
 		done: make(chan struct{})}
+	client, err := httpClient(o.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("start the otel exporter for %s: %w", e.endpoint, err)
+	}
 	opts := []otlpmetrichttp.Option{
 		otlpmetrichttp.WithTimeout(o.Timeout),
+		otlpmetrichttp.WithHTTPClient(client),
 		// Cumulative points: a failed export is carried by the next one,
 		// so retries would only hold the reader up.
 		otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}),

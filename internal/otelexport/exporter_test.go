@@ -3,7 +3,10 @@ package otelexport
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,4 +190,28 @@ func TestEnvSecrets(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20tok-1,x-honeycomb-team=hc-key-9")
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "api-key=k2")
 	assert.Equal(t, []string{"Bearer tok-1", "tok-1", "hc-key-9", "k2"}, EnvSecrets(), "a vendor's header is a credential whatever its name")
+}
+
+// A collector that redirects is not followed: the other origin never gets
+// the metrics nor $OTEL_EXPORTER_OTLP_HEADERS (a vendor's credential under
+// a name that says nothing), and the exports fail instead.
+func TestRedirectingCollectorIsNotFollowed(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-honeycomb-team=hc-key-9")
+	var got atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { got.Add(1) }))
+	defer other.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/metrics", http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	e, err := New(testOptions(first.URL + "/v1/metrics"))
+	require.NoError(t, err)
+	recs := records(5)
+	for i := range recs {
+		e.Record(&recs[i])
+	}
+	otelcoltest.Wait(t, func() bool { return e.failed.Load() >= 1 })
+	rep := e.Close(context.Background())
+	assert.False(t, rep.Delivered)
+	assert.Zero(t, got.Load(), "the other origin got an export")
 }

@@ -175,12 +175,18 @@ func (v *validator) integrationURL(field, raw, want string) {
 	}
 }
 
-// CheckIntegrationURL checks that raw is an http(s) URL with a host; the
-// error says it must be want, showing raw with its credentials redacted.
+// CheckIntegrationURL checks that raw is an http(s) URL with a host and no
+// query or fragment (which its client would drop, or paste into every
+// path); the error says it must be want, showing raw with its credentials
+// redacted.
 func CheckIntegrationURL(raw, want string) error {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
 		return fmt.Errorf("must be %s, got %q", want, RedactURL(raw))
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return fmt.Errorf("must be %s without a query or fragment (it would not be sent as written), got %q: "+
+			"give credentials in the URL's user info or the integration's environment variables", want, RedactURL(raw))
 	}
 	return nil
 }

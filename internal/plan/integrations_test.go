@@ -76,3 +76,14 @@ func TestGenAIProvider(t *testing.T) {
 	assert.Equal(t, []Endpoint{{"h", 443}, {"127.0.0.1", 8000}},
 		Profile{URL: []string{"https://h/v1", "http://127.0.0.1:8000"}}.ServerEndpoints())
 }
+
+// An integration URL with a query or fragment is refused: its client would
+// drop the query (OTLP) or paste it into every path (MLflow), and the
+// credential it holds is shown redacted.
+func TestIntegrationURLWithQueryRefused(t *testing.T) {
+	err := CheckIntegrationURL("http://h:5000/?token=QSECRET", MLflowURIShape)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "without a query or fragment")
+	assert.NotContains(t, err.Error(), "QSECRET")
+	require.NoError(t, CheckIntegrationURL("http://u:p@h:5000/base", MLflowURIShape))
+}

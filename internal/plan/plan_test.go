@@ -118,13 +118,15 @@ func TestValidatePhases(t *testing.T) {
 	p := valid()
 	p.Phases = []Phase{
 		{Name: "w", Kind: KindWarmup, Concurrency: 2, Requests: 4, Seamless: true},
-		{Name: "w", Kind: "measure", Rate: 5, RateMode: "burst", Requests: 0},
+		{Name: "W", Kind: "measure", Rate: 5, RateMode: "burst", Requests: 0},
+		{Name: "../x", Kind: KindWarmup, Concurrency: 1, Requests: 1},
 	}
 	err := p.Check()
 	require.Error(t, err)
 	for _, want := range []string{
 		"phases[0].seamless is not allowed on the first phase",
-		`phases[1].name "w" is used twice`,
+		`phases[1].name "W" is used twice (names are unique without case)`,
+		`phases[2].name "../x" is not a phase name`,
 		`phases[1].kind must be warmup or profiling, got "measure"`,
 		`phases[1].type must be constant, poisson or gamma for a rate phase, got "burst"`,
 		"phases[1].requests or duration or sessions is required",

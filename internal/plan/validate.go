@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,14 +257,24 @@ func (v *validator) hooks(p *Profile) {
 	}
 }
 
+// phaseName is AIPerf's rule for phase names: they name directories
+// (phases/<name>/) and sweep paths.
+var phaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// PhaseNameOK reports whether name is a phase name: letters, digits, _ and
+// -, starting with a letter or _.
+func PhaseNameOK(name string) bool { return phaseName.MatchString(name) }
+
 func (v *validator) phases(phases []Phase) {
 	profiling := 0
 	names := map[string]bool{}
 	for i, ph := range phases {
 		at := func(f string) string { return phaseField(i, f) }
 		v.check(ph.Name != "", at("name"), "is required")
-		v.check(ph.Name == "" || !names[ph.Name], at("name"), fmt.Sprintf("%q is used twice", ph.Name))
-		names[ph.Name] = true
+		v.check(ph.Name == "" || PhaseNameOK(ph.Name), at("name"),
+			fmt.Sprintf("%q is not a phase name: use letters, digits, _ and -, starting with a letter or _", ph.Name))
+		v.check(ph.Name == "" || !names[strings.ToLower(ph.Name)], at("name"), fmt.Sprintf("%q is used twice (names are unique without case)", ph.Name))
+		names[strings.ToLower(ph.Name)] = true
 		v.check(ph.Kind == KindWarmup || ph.Kind == KindProfiling, at("kind"),
 			fmt.Sprintf("must be warmup or profiling, got %q", ph.Kind))
 		if ph.Kind == KindProfiling {

@@ -6,10 +6,11 @@
 // same host, re-sends a POST body on a 307 or 308, and adds a Referer that
 // holds the previous URL with its query. Check, used as an http.Client's
 // CheckRedirect, follows a redirect within the same origin (scheme, host and
-// port) as it is; to another origin it follows only a GET or HEAD, with
-// every secret header (plan.IsSecretHeader) taken off, and it never sends
-// a Referer. A POST redirected to another origin is not followed: its 3xx
-// reply is the response, and the caller reports it.
+// port) as it is; to another origin it follows only a request that was a
+// GET or HEAD from the start, with every secret header (plan.IsSecretHeader)
+// taken off, and it never sends a Referer. A POST redirected to another
+// origin (by any 3xx: a 301, 302 or 303 would turn it into a GET) is not
+// followed: its 3xx reply is the response, and the caller reports it.
 package redirect
 
 import (
@@ -38,7 +39,7 @@ func Check(req *http.Request, via []*http.Request) error {
 	if SameOrigin(req.URL, via[0].URL) {
 		return nil
 	}
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+	if m := via[0].Method; m != http.MethodGet && m != http.MethodHead { // a 301-303 has made a POST a GET by now
 		return http.ErrUseLastResponse
 	}
 	for name := range req.Header {

@@ -81,6 +81,23 @@ func TestPostToAnotherOriginIsNotFollowed(t *testing.T) {
 	assert.Empty(t, b.reqs)
 }
 
+// A POST answered by a 302 (which Go follows as a GET) is not followed to
+// another origin either: the reply of another server would pass for the
+// inference response.
+func TestPostTurnedGetIsNotFollowed(t *testing.T) {
+	var b seen
+	other := httptest.NewServer(b.handler(ok))
+	defer other.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+	}))
+	defer first.Close()
+
+	resp := send(t, http.MethodPost, first.URL+"/v1/chat/completions")
+	assert.Equal(t, http.StatusFound, resp.StatusCode)
+	assert.Empty(t, b.reqs)
+}
+
 // Within the origin a redirect is followed as it is, headers and body
 // included, with no Referer.
 func TestSameOriginIsFollowed(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
@@ -42,6 +43,9 @@ func writePhases(dir string, run *result.Run, names Names) ([]string, error) {
 	var paths []string
 	entries := make([]phaseEntry, 0, len(run.Phases))
 	for _, ph := range run.Phases {
+		if !plan.PhaseNameOK(ph.Name) {
+			return paths, fmt.Errorf("phase %q: not a phase name, no directory is made of it", ph.Name)
+		}
 		rel := filepath.Join("phases", ph.Name)
 		if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
 			return paths, fmt.Errorf("create %s: %w", rel, err)
@@ -87,11 +91,14 @@ func writePhases(dir string, run *result.Run, names Names) ([]string, error) {
 }
 
 // phaseRun is run as one phase's export sees it: that phase's summary and
-// errors in place of the profiling ones, and nothing that spans phases.
+// errors in place of the profiling ones, and none of the figures of other
+// phases (warmup, time slices, the server's metrics and GPU telemetry over
+// the profiling span: its own server metrics are server_metrics.json).
+// The run's identity (id, times, config, audit) stays the run's.
 func phaseRun(run *result.Run, ph result.PhaseResult) *result.Run {
 	own := *run
 	own.Profiling, own.ErrorSummary = ph.Summary, ph.ErrorSummary
-	own.Warmup, own.Timeslices, own.Phases, own.Records = nil, nil, nil, nil
+	own.Warmup, own.Timeslices, own.Phases, own.Records, own.Server = nil, nil, nil, nil, nil
 	return &own
 }
 

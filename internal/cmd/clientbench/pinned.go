@@ -35,7 +35,15 @@ func pinnedFlags() (role *string, c, n *int) {
 	flag.Func("pinned", "comma-separated concurrency levels of the pinned measurement (default 1,64,256; empty: none)",
 		func(v string) error { return parseList(v, &pinnedLevels) })
 	flag.IntVar(&pinnedRequests, "pinned-requests", pinnedRequests, "requests per run of the pinned measurement")
-	flag.IntVar(&pinnedRounds, "pinned-rounds", pinnedRounds, "rounds of the pinned measurement, each running every client once (medians and verdicts over them)")
+	flag.Func("pinned-rounds", "rounds of the pinned measurement, each running every client once (medians and verdicts over them; at least 2, default 5)",
+		func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 2 {
+				return fmt.Errorf("want a whole number of at least 2 (a verdict needs the spread of two rounds), got %q", v)
+			}
+			pinnedRounds = n
+			return nil
+		})
 	flag.StringVar(&clientWrap, "pinned-client-wrap", "", "a command prefixing each pinned client's, after taskset: {client} and {c} "+
 		"name the client and the concurrency (e.g. \"strace -c -f -o /tmp/{client}-{c}.strace\"; the CPU figures are then the wrapper's)")
 	flag.StringVar(&serverWrap, "pinned-server-wrap", "", "a command prefixing the pinned neutral server's, after taskset (as -pinned-client-wrap)")
