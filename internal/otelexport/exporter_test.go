@@ -2,6 +2,7 @@ package otelexport
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -89,10 +90,12 @@ func TestCollectorReceivesEveryRecord(t *testing.T) {
 	assert.Equal(t, uint64(failed), n)
 	n, _ = otelcoltest.Points(last, MetricDuration, map[string]string{"aiperf.phase": "profiling", "aiperf.outcome": "success"})
 	assert.Equal(t, uint64(profilingOK), n)
-	n, _ = otelcoltest.Points(last, MetricTokenUsage, map[string]string{"gen_ai.token.type": "input"})
-	assert.Equal(t, uint64(ok), n)
-	n, _ = otelcoltest.Points(last, MetricTokenUsage, map[string]string{"gen_ai.token.type": "output"})
-	assert.Equal(t, uint64(ok), n)
+	for _, typ := range []string{"input", "output"} { // each with the server's address and port
+		want := maps.Clone(genai)
+		want["gen_ai.token.type"] = typ
+		n, _ = otelcoltest.Points(last, MetricTokenUsage, want)
+		assert.Equal(t, uint64(ok), n, typ)
+	}
 	n, _ = otelcoltest.Points(last, MetricTimeToFirst, genai)
 	assert.Equal(t, uint64(ok), n)
 	n, _ = otelcoltest.Points(last, MetricTimePerChunk, genai)

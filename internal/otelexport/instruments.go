@@ -2,6 +2,7 @@ package otelexport
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -177,11 +178,16 @@ func (in *instruments) setsOf(k setKey) sets {
 	if in.requests != nil {
 		attrs = append(attrs, attribute.String("aiperf.outcome", k.outcome))
 	}
-	point := attribute.NewSet(attrs...)
+	// attribute.NewSet sorts the slice it is given in place: each set gets
+	// its own copy, or one would reorder (and the next append overwrite)
+	// the attributes of another.
+	with := func(kv ...attribute.KeyValue) attribute.Set {
+		return attribute.NewSet(slices.Concat(attrs, kv)...)
+	}
 	s := sets{
-		point:  metric.WithAttributeSet(point),
-		input:  metric.WithAttributeSet(attribute.NewSet(append(attrs, attribute.String("gen_ai.token.type", "input"))...)),
-		output: metric.WithAttributeSet(attribute.NewSet(append(attrs, attribute.String("gen_ai.token.type", "output"))...)),
+		point:  metric.WithAttributeSet(with()),
+		input:  metric.WithAttributeSet(with(attribute.String("gen_ai.token.type", "input"))),
+		output: metric.WithAttributeSet(with(attribute.String("gen_ai.token.type", "output"))),
 	}
 	in.sets[k] = s
 	return s
