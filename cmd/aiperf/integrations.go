@@ -59,7 +59,8 @@ func startIntegrations(ctx context.Context, spec runner.Spec, id, dir string, lo
 		in.live = livemetrics.Serve(ln, livemetrics.Options{
 			Labels:    livemetrics.Labels{Run: run, Cell: firstOf(spec.Info.CellLabel, "base"), Trial: strconv.Itoa(max(spec.Info.Trial, 1))},
 			Streaming: p.Streams(),
-			Info:      map[string]string{"benchmark_id": id, "model": p.Model[0], "endpoint_type": p.EndpointType},
+			Info:      map[string]string{"benchmark_id": id, "model": strings.Join(p.Model, ","), "endpoint_type": p.EndpointType},
+			Phases:    phaseNames(p.PhaseList()),
 		})
 		fmt.Fprintf(log, "live metrics: http://%s/metrics\n", in.live.Addr())
 	}
@@ -147,7 +148,9 @@ func (in *integrations) closeLive(ctx context.Context) {
 		if linger > 0 {
 			fmt.Fprintf(in.log, "live metrics: waiting up to %s for a last scrape of http://%s/metrics (--metrics-linger)\n", linger, addr)
 		}
-		scraped := in.live.Close(ctx, linger)
+		// After a Ctrl-C too, which cancelled ctx: the final counts are what
+		// the last scrape is for (a second Ctrl-C exits at once).
+		scraped := in.live.Close(context.WithoutCancel(ctx), linger)
 		in.ended = append(in.ended, result.Export{Kind: "prometheus", Target: "http://" + addr + "/metrics", OK: scraped,
 			Detail: map[bool]string{true: "final counts scraped", false: "final counts not scraped"}[scraped]})
 		in.live = nil
@@ -351,4 +354,13 @@ func uploadFigures(ctx context.Context, g *Globals, d *plot.Data, root string, p
 	}
 	fmt.Fprintf(g.Stdout, "uploaded %d figures to mlflow run %s\n", len(up), target.Ref)
 	return nil
+}
+
+// phaseNames are the names of phases, in order.
+func phaseNames(phases []plan.Phase) []string {
+	names := make([]string, len(phases))
+	for i, ph := range phases {
+		names[i] = ph.Name
+	}
+	return names
 }

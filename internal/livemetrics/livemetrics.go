@@ -39,6 +39,10 @@ type Options struct {
 	Streaming bool // TTFT and ITL are observed only for a streaming run
 	// Info are the labels of aiperf_run_info (model, endpoint type, ...).
 	Info map[string]string
+	// Phases are the run's phase names: their counters and histograms are
+	// served from the start, at 0, so that a rate() of a phase that has
+	// completed nothing (or only failed) is 0, not "no data".
+	Phases []string
 }
 
 // Buckets of the timing histograms, in seconds: 1 ms to about 2 min.
@@ -57,6 +61,7 @@ type Server struct {
 	streaming            bool
 
 	ended    atomic.Bool
+	lastEnd  atomic.Int64  // the latest record's end, on the run's clock
 	scraped  chan struct{} // closed by the first scrape served after the end
 	once     sync.Once
 	shutdown sync.Once
@@ -83,6 +88,15 @@ func Serve(ln net.Listener, o Options) *Server {
 	s.ttft = histogram(r, "aiperf_time_to_first_token_seconds", "Time to first token of streamed requests.")
 	s.itl = histogram(r, "aiperf_inter_token_latency_seconds", "Inter-token latency of streamed requests.")
 	s.latency = histogram(r, "aiperf_request_latency_seconds", "Request latency of successful requests.")
+	for _, ph := range o.Phases {
+		s.completed.WithLabelValues(ph)
+		s.cancelled.WithLabelValues(ph)
+		s.latency.WithLabelValues(ph)
+		if s.streaming {
+			s.ttft.WithLabelValues(ph)
+			s.itl.WithLabelValues(ph)
+		}
+	}
 	r.MustRegister(&phaseCollector{s: s})
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "aiperf_run_info", Help: "The run's settings, as labels.",
 		ConstLabels: o.Info})
@@ -126,6 +140,8 @@ func (s *Server) Watch(progress func() *load.Progress, clock load.Clock) {
 
 // Record counts a finished record.
 func (s *Server) Record(r *metrics.Record) {
+	for end := s.lastEnd.Load(); r.EndNs > end && !s.lastEnd.CompareAndSwap(end, r.EndNs); end = s.lastEnd.Load() {
+	}
 	switch {
 	case r.Cancelled:
 		s.cancelled.WithLabelValues(r.Phase).Inc()
@@ -181,7 +197,7 @@ type phaseCollector struct{ s *Server }
 var (
 	sentDesc     = prometheus.NewDesc("aiperf_requests_sent_total", "Requests sent in the phase.", []string{"phase"}, nil)
 	inFlightDesc = prometheus.NewDesc("aiperf_requests_in_flight", "Requests in flight in the phase.", []string{"phase"}, nil)
-	achievedDesc = prometheus.NewDesc("aiperf_request_rate_achieved", "Requests completed per second since the phase began.",
+	achievedDesc = prometheus.NewDesc("aiperf_request_rate_achieved", "Requests completed per second since the phase began (once the run ended, until its last request ended).",
 		[]string{"phase"}, nil)
 	targetDesc = prometheus.NewDesc("aiperf_request_rate_target", "The phase's target rate in requests/s (0: concurrency mode).",
 		[]string{"phase"}, nil)
@@ -209,7 +225,11 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(sentDesc, prometheus.CounterValue, float64(sent), name)
 	ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(sent-done), name)
 	if clk := c.s.clock.Load(); clk != nil {
-		if elapsed := float64(clk.Now()-pr.StartNs) / 1e9; elapsed > 0 {
+		until := clk.Now()
+		if c.s.ended.Load() { // the rate the phase achieved, not one falling while the last scrape is awaited
+			until = c.s.lastEnd.Load()
+		}
+		if elapsed := float64(until-pr.StartNs) / 1e9; elapsed > 0 {
 			ch <- prometheus.MustNewConstMetric(achievedDesc, prometheus.GaugeValue, float64(done)/elapsed, name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
@@ -46,38 +47,54 @@ func feed(s *Server, n int, errs ...string) {
 	}
 }
 
-func TestServesLiveCounts(t *testing.T) {
-	s := serve(t)
-	feed(s, 7, "Timeout", "HTTPError", "HTTPError")
+// scraped reads the endpoint's families once.
+func scraped(t *testing.T, s *Server) map[string]*dto.MetricFamily {
+	t.Helper()
 	resp, err := http.Get("http://" + s.Addr() + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(resp.Body)
 	require.NoError(t, err)
-	value := func(name string, labels map[string]string) float64 {
-		for _, m := range fams[name].GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			match := true
-			for k, v := range labels {
-				match = match && got[k] == v
-			}
-			if match {
-				switch {
-				case m.Counter != nil:
-					return m.GetCounter().GetValue()
-				case m.Gauge != nil:
-					return m.GetGauge().GetValue()
-				case m.Histogram != nil:
-					return float64(m.GetHistogram().GetSampleCount())
-				}
+	return fams
+}
+
+// valueOf is the value of the series of name with labels among fams (a
+// histogram's sample count), ok false when there is none.
+func valueOf(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	for _, m := range fams[name].GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range labels {
+			match = match && got[k] == v
+		}
+		if match {
+			switch {
+			case m.Counter != nil:
+				return m.GetCounter().GetValue(), true
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount()), true
 			}
 		}
-		t.Fatalf("no %s%v", name, labels)
-		return 0
+	}
+	return 0, false
+}
+
+func TestServesLiveCounts(t *testing.T) {
+	s := serve(t)
+	feed(s, 7, "Timeout", "HTTPError", "HTTPError")
+	fams := scraped(t, s)
+	value := func(name string, labels map[string]string) float64 {
+		v, ok := valueOf(fams, name, labels)
+		if !ok {
+			t.Fatalf("no %s%v", name, labels)
+		}
+		return v
 	}
 	all := map[string]string{"run": "demo", "cell": "concurrency_4", "trial": "1", "phase": "profiling"}
 	assert.Equal(t, 7.0, value("aiperf_requests_completed_total", all))
@@ -134,4 +151,46 @@ func BenchmarkRecord(b *testing.B) {
 	for b.Loop() {
 		s.Record(r)
 	}
+}
+
+// A phase's counters and histograms are served at 0 from the start, so
+// that rate() over a phase that has completed nothing is 0, not no data.
+func TestPhasesServedAtZero(t *testing.T) {
+	ln, err := Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	s := Serve(ln, Options{Labels: Labels{Run: "r", Cell: "c", Trial: "1"}, Streaming: true, Phases: []string{"warmup", "profiling"}})
+	t.Cleanup(func() { s.Close(context.Background(), 0) })
+	fams := scraped(t, s)
+	for _, name := range []string{"aiperf_requests_completed_total", "aiperf_requests_cancelled_total",
+		"aiperf_request_latency_seconds", "aiperf_time_to_first_token_seconds", "aiperf_inter_token_latency_seconds"} {
+		for _, ph := range []string{"warmup", "profiling"} {
+			v, ok := valueOf(fams, name, map[string]string{"phase": ph})
+			assert.True(t, ok, "%s{phase=%s}", name, ph)
+			assert.Zero(t, v)
+		}
+	}
+}
+
+// Once the run has ended, the achieved rate is the phase's: its completions
+// over the time from its start to its last request's end, not a rate that
+// falls while the last scrape is awaited.
+func TestAchievedRateStopsWithTheRun(t *testing.T) {
+	s := serve(t)
+	ph := &plan.Phase{Name: "profiling", Kind: plan.KindProfiling}
+	pr := &load.Progress{Phase: ph}
+	pr.Sent.Store(10)
+	pr.Done.Store(10)
+	s.Watch(func() *load.Progress { return pr }, load.NewClock())
+	for i := range 10 {
+		s.Record(&metrics.Record{Phase: "profiling", PhaseKind: plan.KindProfiling, EndNs: int64(i+1) * 1e8}) // the last at 1 s
+	}
+	done := make(chan bool)
+	go func() { done <- s.Close(context.Background(), time.Hour) }()
+	for !s.ended.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	v, ok := valueOf(scraped(t, s), "aiperf_request_rate_achieved", map[string]string{"phase": "profiling"})
+	assert.True(t, <-done)
+	require.True(t, ok)
+	assert.InDelta(t, 10.0, v, 1e-9, "10 requests in the 1 s to the last one's end")
 }
