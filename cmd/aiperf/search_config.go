@@ -2,8 +2,10 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
+	"github.com/aiperf-go/aiperf/internal/compare"
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -57,4 +59,23 @@ func configSearch(file *config.File, name string) (plan.Search, bool, error) {
 	}
 	return a.Search(searchInput{name: name, base: file.Profile, trials: max(1, file.MultiRun.NumRuns),
 		confidence: cmp.Or(file.MultiRun.ConfidenceLevel, 0.95), cooldown: cooldown})
+}
+
+// checkSearchMetrics checks that s optimises and filters on metrics a run
+// has (compare's rule: a client tag, an alias, server.FAMILY or
+// gpu.FAMILY, with a statistic it offers), so that a misspelt tag fails
+// before any probe instead of leaving every probe unmeasured.
+func checkSearchMetrics(s plan.Search) error {
+	c := s.Config
+	if c.Objective.Metric != "" {
+		if _, err := compare.ParseKeys([]string{c.Objective.Key()}); err != nil {
+			return fmt.Errorf("search %q: --search-metric %s: %w", s.Name, c.Objective.Metric, err)
+		}
+	}
+	for _, f := range c.Filters {
+		if _, err := compare.ParseKeys([]string{f.Key()}); err != nil {
+			return fmt.Errorf("search %q: --search-sla %s: %w", s.Name, f, err)
+		}
+	}
+	return nil
 }

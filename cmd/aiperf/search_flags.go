@@ -162,7 +162,7 @@ func (a *SearchArgs) Search(in searchInput) (s plan.Search, ok bool, err error) 
 		return s, true, err
 	}
 	s.Base.WaitForAll()
-	if err := s.Check(); err != nil {
+	if err := errors.Join(s.Check(), checkSearchMetrics(s)); err != nil {
 		return s, true, err
 	}
 	srch, err := s.New()

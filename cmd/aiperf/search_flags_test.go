@@ -75,3 +75,27 @@ func TestSearchFlags(t *testing.T) {
 		assert.EqualError(t, err, "--convergence-metric stops adding trials to a probe: give --num-profile-runs N (N ≥ 2) as the cap")
 	})
 }
+
+// A search on a metric a run does not have, or under an SLA no metric can
+// meet, is refused before any probe, naming the flag (and the nearest
+// metric); before, every probe ran and came back unmeasured.
+func TestSearchOnAnUnknownMetricRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--search-sla", "time_to_frist_token:p95:lt:60"},
+			`--search-sla time_to_frist_token:p95:lt:60: time_to_frist_token.p95: unknown metric "time_to_frist_token" (did you mean "time_to_first_token"?)`},
+		{[]string{"--search-space", "concurrency:1,10:int", "--search-metric", "throughput_x", "--search-direction", "maximize",
+			"--search-max-iterations", "6"}, `--search-metric throughput_x: throughput_x.avg: unknown metric "throughput_x"`},
+		{[]string{"--search-recipe", "max-concurrency-under-sla", "--search-sla", "time_to_first_token:p99:lt:0"},
+			"time_to_first_token.p99 lt 0 can never be met"},
+	} {
+		_, ok, err := searchFromArgs(t, c.args...)
+		assert.True(t, ok)
+		require.Error(t, err, "%v", c.args)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	_, _, err := searchFromArgs(t, "--search-recipe", "max-concurrency-under-sla", "--search-sla", "server.ttft:p99:lt:200")
+	assert.NoError(t, err, "a server metric is one a run has")
+}

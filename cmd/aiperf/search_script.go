@@ -69,6 +69,9 @@ type searchPlan struct {
 func planSearches(searches []plan.Search) ([]searchPlan, error) {
 	out := make([]searchPlan, 0, len(searches))
 	for _, s := range searches {
+		if err := checkSearchMetrics(s); err != nil {
+			return nil, usageErr(err)
+		}
 		srch, err := s.New()
 		if err != nil {
 			return nil, usageErr(err)

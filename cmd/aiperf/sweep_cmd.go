@@ -153,7 +153,7 @@ func (c *SweepCmd) Run(ctx context.Context, g *Globals) error {
 		}
 	}
 	for _, s := range c.searches {
-		if err := s.Check(); err != nil {
+		if err := errors.Join(s.Check(), checkSearchMetrics(s)); err != nil {
 			return usageErr(err)
 		}
 	}

@@ -58,6 +58,8 @@ func (f Filter) check() error {
 		return fmt.Errorf("op %q of %s is not lt, le, gt or ge", f.Op, f.Key())
 	case math.IsNaN(f.Threshold) || math.IsInf(f.Threshold, 0):
 		return fmt.Errorf("the threshold of %s is not a finite number", f.Key())
+	case f.Op == "lt" && f.Threshold <= 0 || f.Op == "le" && f.Threshold < 0:
+		return fmt.Errorf("%s %s %g can never be met: the metrics are at least 0", f.Key(), f.Op, f.Threshold)
 	}
 	return nil
 }
