@@ -14,4 +14,9 @@ func JudgeForTest(base, other []float64, dir Direction, confidence, thresholdPct
 	return v, v.format()
 }
 
+// JudgeKeyForTest is JudgeForTest for statistic k.
+func JudgeKeyForTest(k Key, base, other []float64, dir Direction, confidence, thresholdPct float64) Versus {
+	return judgeKey(k, newEstimate(base, confidence), newEstimate(other, confidence), dir, confidence, thresholdPct)
+}
+
 var FormatFloat = formatFloat

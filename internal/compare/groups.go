@@ -86,7 +86,7 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 			found = found || e.N > 0
 			m.Values = append(m.Values, e)
 			if i > 0 {
-				m.Versus = append(m.Versus, judge(m.Values[0], e, m.Better, opt.ConfidenceLevel, opt.thresholdOf(k)))
+				m.Versus = append(m.Versus, judgeKey(k, m.Values[0], e, m.Better, opt.ConfidenceLevel, opt.thresholdOf(k)))
 			}
 		}
 		if !found {

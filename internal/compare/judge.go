@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/stats"
@@ -110,6 +111,24 @@ type Versus struct {
 	ThresholdPct Num `json:"threshold_pct"`
 	TOSTP        Num `json:"tost_p_value"`
 }
+
+// judgeKey is judge for statistic k. A server's quantile is interpolated
+// inside a histogram bucket, so a run's value does not move until the
+// quantile crosses into another bucket, and its trials may agree to the
+// digit: equivalence shown from that spread is the interpolation's, not the
+// server's, and is called inconclusive (a difference beyond the threshold
+// still stands).
+func judgeKey(k Key, base, other Estimate, dir Direction, confidence, thresholdPct float64) Versus {
+	v := judge(base, other, dir, confidence, thresholdPct)
+	if v.Verdict == Equivalent && isServerKey(k) && slices.Contains(histogramQuantiles, k.Stat) {
+		v.Verdict = Inconclusive
+	}
+	return v
+}
+
+// histogramQuantiles are the statistics a server's histogram gives by
+// interpolation.
+var histogramQuantiles = []string{"p50", "p90", "p95", "p99"}
 
 // judge compares other against base for a statistic whose better direction
 // is dir, when both sides have at least two trials, at α = 1 − confidence

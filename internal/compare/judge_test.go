@@ -238,3 +238,16 @@ func TestFormatFloatShowsSmallValues(t *testing.T) {
 	}
 	assert.NotEqual(t, compare.FormatFloat(0.0025), compare.FormatFloat(0.01), "the +300% of a 0.0025 → 0.01 change shows in the values")
 }
+
+// A server quantile interpolated inside one histogram bucket agrees to the
+// digit across trials; TOST would show equivalence from that spread although
+// the server may differ by up to the bucket's width (here one side is 20%
+// slower, inside the 20–40 ms bucket). The verdict is inconclusive; the
+// client's own percentile of the same trials is equivalent.
+func TestServerQuantileEquivalenceIsInconclusive(t *testing.T) {
+	base, other := []float64{30.00, 30.00, 30.00}, []float64{30.03, 30.03, 30.03}
+	v := compare.JudgeKeyForTest(compare.Key{Metric: "server.ttft", Stat: "p50"}, base, other, compare.LowerIsBetter, 0.95, 5)
+	assert.Equal(t, compare.Inconclusive, v.Verdict)
+	v = compare.JudgeKeyForTest(compare.Key{Metric: "time_to_first_token", Stat: "p50"}, base, other, compare.LowerIsBetter, 0.95, 5)
+	assert.Equal(t, compare.Equivalent, v.Verdict)
+}

@@ -382,7 +382,7 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 				A:          estimateOf(ca.Runs, k, opt.ConfidenceLevel),
 				B:          estimateOf(cb.Runs, k, opt.ConfidenceLevel),
 			}
-			m.Versus = judge(m.A, m.B, m.Better, opt.ConfidenceLevel, opt.thresholdOf(k))
+			m.Versus = judgeKey(k, m.A, m.B, m.Better, opt.ConfidenceLevel, opt.thresholdOf(k))
 			d.Metrics = append(d.Metrics, m)
 		}
 		rep.Cells = append(rep.Cells, d)
