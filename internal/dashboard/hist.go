@@ -15,11 +15,18 @@ var histStep = math.Log(1.01)
 // hist is a streaming percentile estimate: constant memory, O(1) per
 // value, relative error under 0.5% inside its range.
 type hist struct {
-	counts [histBuckets]int64
-	n      int64
+	counts   [histBuckets]int64
+	n        int64
+	min, max float64 // the smallest and largest value seen
 }
 
 func (h *hist) add(v float64) {
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
 	b := 0
 	if v > histMin {
 		b = min(int(math.Log(v/histMin)/histStep), histBuckets-1)
@@ -29,8 +36,8 @@ func (h *hist) add(v float64) {
 }
 
 // quantile returns the estimate of the p-th percentile (0 < p ≤ 100), the
-// geometric middle of the bucket holding that rank; ok is false with no
-// value.
+// geometric middle of the bucket holding its nearest rank, kept within the
+// smallest and largest value seen; ok is false with no value.
 func (h *hist) quantile(p float64) (v float64, ok bool) {
 	if h.n == 0 {
 		return 0, false
@@ -43,5 +50,5 @@ func (h *hist) quantile(p float64) (v float64, ok bool) {
 			break
 		}
 	}
-	return histMin * math.Exp((float64(b)+0.5)*histStep), true
+	return min(max(histMin*math.Exp((float64(b)+0.5)*histStep), h.min), h.max), true
 }

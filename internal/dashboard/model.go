@@ -80,6 +80,7 @@ type phaseStats struct {
 	ttft, itl hist
 	errors    map[string]int
 	errOrder  []string // error kinds in first-seen order
+	cut       int64    // requests cut before they ended (on purpose, or by a Ctrl-C)
 }
 
 type sample struct {
@@ -174,6 +175,7 @@ func (m *Model) add(f *Finished) {
 	}
 	switch {
 	case f.Cancelled:
+		ps.cut++
 	case f.Error != "":
 		if ps.errors[f.Error] == 0 {
 			ps.errOrder = append(ps.errOrder, f.Error)
@@ -207,7 +209,10 @@ func (m Model) render() string {
 		return b.String()
 	}
 	done := ""
-	if m.now.Final {
+	switch {
+	case m.now.Final && m.short():
+		done = " · stopped before its end"
+	case m.now.Final:
 		done = " · done"
 	}
 	name := ph.Name
@@ -230,6 +235,27 @@ func (m Model) render() string {
 	return b.String()
 }
 
+// cut is how many of the phase's requests were cut before they ended.
+func (m Model) cut() int64 {
+	if ps := m.phases[m.now.Phase.Name]; ps != nil {
+		return ps.cut
+	}
+	return 0
+}
+
+// short reports whether the phase ended before its stop (its requests all
+// returned, or its duration passed): the run was interrupted.
+func (m Model) short() bool {
+	ph := m.now.Phase
+	switch {
+	case ph.Requests > 0:
+		return m.now.Done < int64(ph.Requests)
+	case ph.Duration > 0:
+		return m.now.ElapsedS < ph.Duration
+	}
+	return false
+}
+
 // fraction is how far the phase is, 0..1, and whether that is known.
 func (m Model) fraction() (float64, bool) {
 	ph := m.now.Phase
@@ -245,15 +271,19 @@ func (m Model) fraction() (float64, bool) {
 func (m Model) progress() string {
 	ph := m.now.Phase
 	f, ok := m.fraction()
+	cut := ""
+	if n := m.cut(); n > 0 {
+		cut = fmt.Sprintf(" (%d of them cut)", n)
+	}
 	if !ok {
-		return fmt.Sprintf("%d requests done", m.now.Done)
+		return fmt.Sprintf("%d requests done%s", m.now.Done, cut)
 	}
 	fill := int(f * barWidth)
 	bar := "[" + strings.Repeat("#", fill) + strings.Repeat("-", barWidth-fill) + "]"
 	if ph.Requests > 0 {
-		return fmt.Sprintf("%s %3.0f%%  %d/%d requests", bar, f*100, m.now.Done, ph.Requests)
+		return fmt.Sprintf("%s %3.0f%%  %d/%d requests%s", bar, f*100, m.now.Done, ph.Requests, cut)
 	}
-	return fmt.Sprintf("%s %3.0f%%  %.1f/%g s, %d requests done", bar, f*100, m.now.ElapsedS, ph.Duration, m.now.Done)
+	return fmt.Sprintf("%s %3.0f%%  %.1f/%g s, %d requests done%s", bar, f*100, m.now.ElapsedS, ph.Duration, m.now.Done, cut)
 }
 
 // eta is the phase's time left: its duration's rest, or its requests left
@@ -308,7 +338,7 @@ func (m Model) rates() string {
 	case ph.Concurrency > 0:
 		fmt.Fprintf(&b, "target      concurrency %d\n", ph.Concurrency)
 	}
-	fmt.Fprintf(&b, "completing  %.1f req/s", per(s.Done))
+	fmt.Fprintf(&b, "completing  %.1f req/s", per(s.Done-m.cut()))
 	if n := len(m.recent); n >= 2 && m.recent[n-1].t > m.recent[0].t {
 		a, z := m.recent[0], m.recent[n-1]
 		fmt.Fprintf(&b, " · last %.1f s: %.1f req/s", z.t-a.t, float64(z.done-a.done)/(z.t-a.t))

@@ -282,3 +282,39 @@ func TestViewEscapesControlCharacters(t *testing.T) {
 	assert.False(t, strings.ContainsFunc(out, func(r rune) bool { return r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f || r == 0x202e }),
 		"no control character but the view's newlines: %q", out)
 }
+
+// The last frame of a run cut short by a Ctrl-C says the phase stopped
+// before its end and how many of its requests were cut, and does not count
+// them as completions.
+func TestFinalFrameOfAnInterruptedPhase(t *testing.T) {
+	ph := &plan.Phase{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 4, Requests: 100}
+	cut := metrics.Record{Phase: "profiling", PhaseKind: plan.KindProfiling, Cancelled: true}
+	var recs []metrics.Record
+	for range 7 {
+		recs = append(recs, streamed("profiling", 0, 30*ms, 2*ms, 4))
+	}
+	for range 4 {
+		recs = append(recs, cut)
+	}
+	m := feed(t, NewModel("run", true, Interval, nil),
+		Snapshot{Phase: ph, ElapsedS: 1, Sent: 11, Done: 11, Finished: finished(recs...), Final: true})
+	out := m.Render()
+	assert.Contains(t, out, "1.0 s elapsed · stopped before its end")
+	assert.NotContains(t, out, "· done")
+	assert.Contains(t, out, "11/100 requests (4 of them cut)")
+	assert.Contains(t, out, "completing  7.0 req/s")
+}
+
+// A percentile is never outside the values seen: with few values the
+// bucket's middle could pass the largest.
+func TestHistQuantileWithinTheValuesSeen(t *testing.T) {
+	var h hist
+	low := histMin * math.Exp(2000*histStep) * 1.0001 // just above its bucket's lower bound: the middle is ~0.5% more
+	h.add(low)
+	v, ok := h.quantile(99)
+	require.True(t, ok)
+	assert.Equal(t, low, v)
+	h.add(2 * low)
+	v, _ = h.quantile(1)
+	assert.GreaterOrEqual(t, v, low)
+}
