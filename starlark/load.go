@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -162,6 +163,7 @@ type loader struct {
 	print       func(string)
 	sources     hash.Hash       // every file read, for a search planner's digest
 	literals    map[string]bool // every string literal of every file read
+	varKeys     map[string]bool // the literals read as vars.get("k") or vars["k"]
 }
 
 type module struct {
@@ -186,6 +188,7 @@ func newLoader(o Options, sb *sandbox) *loader {
 		guard:    &guard{maxMemory: cmp.Or(o.MaxMemory, DefaultMaxMemory), baseline: heapBytes()},
 		sources:  sha256.New(),
 		literals: map[string]bool{},
+		varKeys:  map[string]bool{},
 	}
 	if l.readFile == nil {
 		l.readFile = readScript
@@ -298,6 +301,9 @@ func (l *loader) run(display string, src []byte) (starlark.StringDict, error) {
 		if lit, ok := n.(*syntax.Literal); ok && lit.Token == syntax.STRING {
 			l.literals[lit.Value.(string)] = true
 		}
+		if k, ok := varKey(n); ok {
+			l.varKeys[k] = true
+		}
 		return true
 	})
 	if err := rewriteFile(f); err != nil {
@@ -334,10 +340,15 @@ func (l *loader) unreadVars(vars map[string]string) error {
 		return nil
 	}
 	sort.Strings(unread)
-	names := make([]string, 0, len(l.literals))
-	for lit := range l.literals {
-		if len(lit) <= 64 && !strings.ContainsAny(lit, " \n/:") { // a name, not a sentence or a path
-			names = append(names, lit)
+	names := make([]string, 0, len(l.varKeys))
+	for k := range l.varKeys { // the keys the script reads as vars.get("k") or vars["k"]
+		names = append(names, k)
+	}
+	if len(names) == 0 { // else (vars passed on under another name) the literals that could be names
+		for lit := range l.literals {
+			if len(lit) <= 64 && varName.MatchString(lit) {
+				names = append(names, lit)
+			}
 		}
 	}
 	if len(names) > maxSuggested { // a suggestion's cost is bounded: past this, none
@@ -349,6 +360,33 @@ func (l *loader) unreadVars(vars map[string]string) error {
 			"leave its default in place)%s", k, plan.Suggest(k, names)))
 	}
 	return errors.Join(errs...)
+}
+
+// varName is what a --set key that names a variable looks like.
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// varKey is the key n reads from the vars dict by name: the literal of
+// vars.get("k", ...) or vars["k"].
+func varKey(n syntax.Node) (string, bool) {
+	var x, key syntax.Expr
+	switch n := n.(type) {
+	case *syntax.CallExpr:
+		dot, ok := n.Fn.(*syntax.DotExpr)
+		if !ok || dot.Name.Name != "get" || len(n.Args) == 0 {
+			return "", false
+		}
+		x, key = dot.X, n.Args[0]
+	case *syntax.IndexExpr:
+		x, key = n.X, n.Y
+	default:
+		return "", false
+	}
+	id, ok := x.(*syntax.Ident)
+	lit, ok2 := key.(*syntax.Literal)
+	if !ok || !ok2 || id.Name != "vars" || lit.Token != syntax.STRING {
+		return "", false
+	}
+	return lit.Value.(string), true
 }
 
 // varsDict builds the frozen vars dict, keys in sorted order.

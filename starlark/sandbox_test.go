@@ -194,3 +194,17 @@ func TestLoadRefusesAnUnreadVar(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `--set requets: the script never reads a variable of that name (a misspelt key would leave its default in place) (did you mean "requests"?)`)
 }
+
+// The names suggested for an unread --set key are those the script reads
+// from vars, not every string it holds (a default "5", a dict's keys).
+func TestUnreadVarSuggestsVariables(t *testing.T) {
+	t.Parallel()
+	dir := tree(t)
+	script := "n = int(vars.get(\"n\", \"5\"))\nd = {\"a\": 1, \"b\": 2}\nurl = vars[\"url\"] if \"url\" in vars else \"x\"\n"
+	err := loadMain(t, dir, script, starlark.Options{Vars: map[string]string{"m": "3"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--set m: the script never reads a variable of that name`)
+	assert.Contains(t, err.Error(), `(did you mean "n"?)`)
+	assert.NotContains(t, err.Error(), `"5"`)
+	assert.NotContains(t, err.Error(), `"a"`)
+}
