@@ -10,8 +10,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
