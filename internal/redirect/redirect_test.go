@@ -65,37 +65,24 @@ func TestGetToAnotherOriginLosesSecrets(t *testing.T) {
 	assert.Equal(t, "plain", h.Get("X-Trace"))
 }
 
-// A POST redirected to another origin is not followed: the 307 is the
-// response, and the other origin gets neither the body nor a header.
+// A POST redirected to another origin is not followed, whatever the 3xx
+// (a 301, 302 or 303 makes Go follow it as a GET): the 3xx is the response,
+// and the other origin gets neither the body nor a header, nor a chance to
+// pass its reply off as the inference response.
 func TestPostToAnotherOriginIsNotFollowed(t *testing.T) {
-	var b seen
-	other := httptest.NewServer(b.handler(ok))
-	defer other.Close()
-	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
-	}))
-	defer first.Close()
-
-	resp := send(t, http.MethodPost, first.URL+"/v1/chat/completions")
-	assert.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode)
-	assert.Empty(t, b.reqs)
-}
-
-// A POST answered by a 302 (which Go follows as a GET) is not followed to
-// another origin either: the reply of another server would pass for the
-// inference response.
-func TestPostTurnedGetIsNotFollowed(t *testing.T) {
-	var b seen
-	other := httptest.NewServer(b.handler(ok))
-	defer other.Close()
-	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/x", http.StatusFound)
-	}))
-	defer first.Close()
-
-	resp := send(t, http.MethodPost, first.URL+"/v1/chat/completions")
-	assert.Equal(t, http.StatusFound, resp.StatusCode)
-	assert.Empty(t, b.reqs)
+	for _, code := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusMovedPermanently,
+		http.StatusFound, http.StatusSeeOther} {
+		var b seen
+		other := httptest.NewServer(b.handler(ok))
+		first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/v1/chat/completions", code)
+		}))
+		resp := send(t, http.MethodPost, first.URL+"/v1/chat/completions")
+		assert.Equal(t, code, resp.StatusCode)
+		assert.Empty(t, b.reqs, "%d", code)
+		first.Close()
+		other.Close()
+	}
 }
 
 // Within the origin a redirect is followed as it is, headers and body
