@@ -75,7 +75,7 @@ func startIntegrations(ctx context.Context, spec runner.Spec, id, dir string, lo
 			Resource: attrs, Provider: p.GenAIProvider(), Operation: p.GenAIOperation(), Streaming: p.Streams(),
 			Servers: servers, Labels: labels, Version: version, Warn: warn, Redact: in.redact.Redact})
 		if err != nil {
-			in.closeLive(ctx)
+			in.abort(ctx)
 			return nil, err
 		}
 		in.otel = exp
@@ -145,11 +145,16 @@ func (in *integrations) closeLive(ctx context.Context) {
 	if in.live != nil {
 		addr := in.live.Addr()
 		linger := time.Duration(in.p.Linger() * float64(time.Second))
+		if ctx.Err() != nil {
+			// After a Ctrl-C the final counts are still what the last scrape
+			// is for, but briefly: a sweep's trial child must store its
+			// result well inside its parent's grace (and a second Ctrl-C
+			// exits at once).
+			linger = min(linger, interruptedLinger)
+		}
 		if linger > 0 {
 			fmt.Fprintf(in.log, "live metrics: waiting up to %s for a last scrape of http://%s/metrics (--metrics-linger)\n", linger, addr)
 		}
-		// After a Ctrl-C too, which cancelled ctx: the final counts are what
-		// the last scrape is for (a second Ctrl-C exits at once).
 		scraped := in.live.Close(context.WithoutCancel(ctx), linger)
 		in.ended = append(in.ended, result.Export{Kind: "prometheus", Target: "http://" + addr + "/metrics", OK: scraped,
 			Detail: map[bool]string{true: "final counts scraped", false: "final counts not scraped"}[scraped]})
@@ -355,6 +360,9 @@ func uploadFigures(ctx context.Context, g *Globals, d *plot.Data, root string, p
 	fmt.Fprintf(g.Stdout, "uploaded %d figures to mlflow run %s\n", len(up), target.Ref)
 	return nil
 }
+
+// interruptedLinger bounds the wait for a last scrape after a Ctrl-C.
+const interruptedLinger = 5 * time.Second
 
 // phaseNames are the names of phases, in order.
 func phaseNames(phases []plan.Phase) []string {

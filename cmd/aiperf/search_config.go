@@ -2,8 +2,10 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/compare"
 	"github.com/aiperf-go/aiperf/internal/config"
@@ -61,21 +63,34 @@ func configSearch(file *config.File, name string) (plan.Search, bool, error) {
 		confidence: cmp.Or(file.MultiRun.ConfidenceLevel, 0.95), cooldown: cooldown})
 }
 
-// checkSearchMetrics checks that s optimises and filters on metrics a run
-// has (compare's rule: a client tag, an alias, server.FAMILY or
-// gpu.FAMILY, with a statistic it offers), so that a misspelt tag fails
-// before any probe instead of leaving every probe unmeasured.
+// checkSearchMetrics checks that s optimises, filters and converges on
+// statistics a probe measures: a client metric's tag (compare's rule, with
+// the nearest name) and a statistic it offers; not an alias (ttft) nor the
+// server's or GPU's metrics, which a probe's verdict does not read. A
+// misspelt tag fails before any probe instead of leaving every probe
+// unmeasured.
 func checkSearchMetrics(s plan.Search) error {
 	c := s.Config
-	if c.Objective.Metric != "" {
-		if _, err := compare.ParseKeys([]string{c.Objective.Key()}); err != nil {
-			return fmt.Errorf("search %q: --search-metric %s: %w", s.Name, c.Objective.Metric, err)
+	check := func(flag, given, metric, key string) error {
+		if metric == "" {
+			return nil
 		}
+		keys, err := compare.ParseKeys([]string{key})
+		switch {
+		case err != nil:
+			return fmt.Errorf("search %q: %s %s: %w", s.Name, flag, given, err)
+		case strings.Contains(keys[0].Metric, ".") || keys[0].Metric != metric:
+			return fmt.Errorf("search %q: %s %s: a search judges its probes by the client's metrics: name one by its tag "+
+				"(time_to_first_token, inter_token_latency, request_latency, output_token_throughput, ...)", s.Name, flag, given)
+		}
+		return nil
 	}
+	errs := []error{check("--search-metric", c.Objective.Metric, c.Objective.Metric, c.Objective.Key())}
 	for _, f := range c.Filters {
-		if _, err := compare.ParseKeys([]string{f.Key()}); err != nil {
-			return fmt.Errorf("search %q: --search-sla %s: %w", s.Name, f, err)
-		}
+		errs = append(errs, check("--search-sla", f.String(), f.Metric, f.Key()))
 	}
-	return nil
+	if cv := c.Trials.Convergence; cv != nil {
+		errs = append(errs, check("--convergence-metric", cv.Metric, cv.Metric, cv.Key()))
+	}
+	return errors.Join(errs...)
 }

@@ -96,6 +96,11 @@ func TestSearchOnAnUnknownMetricRefused(t *testing.T) {
 		require.Error(t, err, "%v", c.args)
 		assert.Contains(t, err.Error(), c.want)
 	}
-	_, _, err := searchFromArgs(t, "--search-recipe", "max-concurrency-under-sla", "--search-sla", "server.ttft:p99:lt:200")
-	assert.NoError(t, err, "a server metric is one a run has")
+	for _, sla := range []string{"server.ttft:p99:lt:200", "ttft:p99:lt:200"} {
+		_, _, err := searchFromArgs(t, "--search-recipe", "max-concurrency-under-sla", "--search-sla", sla)
+		require.Error(t, err, "%s: a probe's verdict reads the client's metrics by their tags", sla)
+		assert.Contains(t, err.Error(), "a search judges its probes by the client's metrics")
+	}
+	_, _, err := searchFromArgs(t, "--search-recipe", "max-concurrency-under-sla", "--search-sla", "time_to_first_token:p99:lt:200")
+	assert.NoError(t, err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/stats"
@@ -120,7 +121,7 @@ type Versus struct {
 // still stands).
 func judgeKey(k Key, base, other Estimate, dir Direction, confidence, thresholdPct float64) Versus {
 	v := judge(base, other, dir, confidence, thresholdPct)
-	if v.Verdict == Equivalent && isServerKey(k) && slices.Contains(histogramQuantiles, k.Stat) {
+	if v.Verdict == Equivalent && interpolated(k) {
 		v.Verdict = Inconclusive
 	}
 	return v
@@ -129,6 +130,21 @@ func judgeKey(k Key, base, other Estimate, dir Direction, confidence, thresholdP
 // histogramQuantiles are the statistics a server's histogram gives by
 // interpolation.
 var histogramQuantiles = []string{"p50", "p90", "p95", "p99"}
+
+// interpolated reports whether k is a quantile interpolated inside a
+// histogram's bucket: of a latency alias (server.ttft, itl, e2e_latency),
+// or of a family named as Prometheus names a histogram of durations
+// (..._seconds). A gauge's percentiles are taken over its samples, exactly.
+func interpolated(k Key) bool {
+	source, name, ok := serverSource(k.Metric)
+	if !ok || !slices.Contains(histogramQuantiles, k.Stat) {
+		return false
+	}
+	if a := findAlias(source, name); a != nil {
+		return slices.Equal(a.stats, latencyStats)
+	}
+	return strings.HasSuffix(name, "_seconds")
+}
 
 // judge compares other against base for a statistic whose better direction
 // is dir, when both sides have at least two trials, at α = 1 − confidence

@@ -251,3 +251,13 @@ func TestServerQuantileEquivalenceIsInconclusive(t *testing.T) {
 	v = compare.JudgeKeyForTest(compare.Key{Metric: "time_to_first_token", Stat: "p50"}, base, other, compare.LowerIsBetter, 0.95, 5)
 	assert.Equal(t, compare.Equivalent, v.Verdict)
 }
+
+// A gauge's percentile is taken over its samples, not interpolated: an
+// equivalence shown from its trials stands.
+func TestServerGaugePercentileEquivalenceStands(t *testing.T) {
+	base, other := []float64{30.00, 30.01, 30.02}, []float64{30.01, 30.02, 30.03}
+	v := compare.JudgeKeyForTest(compare.Key{Metric: "server.kv_cache_usage", Stat: "p50"}, base, other, compare.LowerIsBetter, 0.95, 5)
+	assert.Equal(t, compare.Equivalent, v.Verdict)
+	v = compare.JudgeKeyForTest(compare.Key{Metric: "server.vllm:e2e_request_latency_seconds", Stat: "p99"}, base, other, compare.LowerIsBetter, 0.95, 5)
+	assert.Equal(t, compare.Inconclusive, v.Verdict, "a raw histogram family")
+}

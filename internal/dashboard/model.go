@@ -243,17 +243,14 @@ func (m Model) cut() int64 {
 	return 0
 }
 
-// short reports whether the phase ended before its stop (its requests all
-// returned, or its duration passed): the run was interrupted.
+// short reports whether the phase ended before any of its stops (its
+// requests all returned, its duration passed): the run was interrupted.
 func (m Model) short() bool {
 	ph := m.now.Phase
-	switch {
-	case ph.Requests > 0:
-		return m.now.Done < int64(ph.Requests)
-	case ph.Duration > 0:
-		return m.now.ElapsedS < ph.Duration
+	if ph.Requests == 0 && ph.Duration == 0 {
+		return false
 	}
-	return false
+	return (ph.Requests == 0 || m.now.Done < int64(ph.Requests)) && (ph.Duration == 0 || m.now.ElapsedS < ph.Duration)
 }
 
 // fraction is how far the phase is, 0..1, and whether that is known.

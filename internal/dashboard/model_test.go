@@ -303,6 +303,10 @@ func TestFinalFrameOfAnInterruptedPhase(t *testing.T) {
 	assert.NotContains(t, out, "· done")
 	assert.Contains(t, out, "11/100 requests (4 of them cut)")
 	assert.Contains(t, out, "completing  7.0 req/s")
+
+	both := &plan.Phase{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 4, Requests: 100, Duration: 1}
+	m = feed(t, NewModel("run", true, Interval, nil), Snapshot{Phase: both, ElapsedS: 1, Sent: 50, Done: 50, Final: true})
+	assert.Contains(t, m.Render(), "· done", "its duration, the first of its two stops, ended it")
 }
 
 // A percentile is never outside the values seen: with few values the

@@ -229,8 +229,11 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 		if c.s.ended.Load() { // the rate the phase achieved, not one falling while the last scrape is awaited
 			until = c.s.lastEnd.Load()
 		}
-		if elapsed := float64(until-pr.StartNs) / 1e9; elapsed > 0 {
+		switch elapsed := float64(until-pr.StartNs) / 1e9; {
+		case elapsed > 0:
 			ch <- prometheus.MustNewConstMetric(achievedDesc, prometheus.GaugeValue, float64(done)/elapsed, name)
+		case c.s.ended.Load(): // the last phase ended nothing
+			ch <- prometheus.MustNewConstMetric(achievedDesc, prometheus.GaugeValue, 0, name)
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(targetDesc, prometheus.GaugeValue, pr.Phase.Rate, name)

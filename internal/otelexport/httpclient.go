@@ -34,7 +34,11 @@ func httpClient(timeout time.Duration) (*http.Client, error) {
 // ..._CLIENT_CERTIFICATE and ..._CLIENT_KEY: the client's pair), nil when
 // they give none.
 func envTLS() (*tls.Config, error) {
-	ca, cert, key := otlpEnv("CERTIFICATE"), otlpEnv("CLIENT_CERTIFICATE"), otlpEnv("CLIENT_KEY")
+	ca := otlpEnv("CERTIFICATE")
+	cert, key := os.Getenv("OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE"), os.Getenv("OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY")
+	if cert == "" && key == "" { // a pair, from one level: the SDK's rule
+		cert, key = os.Getenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"), os.Getenv("OTEL_EXPORTER_OTLP_CLIENT_KEY")
+	}
 	if ca == "" && cert == "" && key == "" {
 		return nil, nil
 	}
