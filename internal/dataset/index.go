@@ -78,8 +78,9 @@ type indexer struct {
 	// rowTS, when not nil, is each kept row's timestamp, for sorting the
 	// rows of unordered sessions.
 	rowTS []float64
-	// cut are the sessions whose latest row an offset dropped: their rows
-	// timed by a delay after it have nothing to be timed from, and go too.
+	// cut are the sessions whose rows an offset dropped before any was
+	// kept: a row of theirs timed by a delay would be their first turn,
+	// with nothing to be timed from, and goes too.
 	cut map[[2]uint64]bool
 }
 
@@ -194,8 +195,10 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 }
 
 // offsetDrops reports whether the start and end offsets drop a row: its
-// timestamp is outside their window, or it has none and follows a row of
-// its session they dropped (a delay after a turn that is not replayed).
+// timestamp is outside their window (AIPerf's rule: rows are dropped one
+// by one, and a row without a timestamp is kept), or it has none and would
+// be the first turn of a session whose timed rows they all dropped so far
+// (a delay after a turn that is not replayed, and no turn before it).
 func (ix *indexer) offsetDrops(info rowInfo) bool {
 	if info.session == nil {
 		return outside(ix.d.o, info.first)
@@ -203,12 +206,14 @@ func (ix *indexer) offsetDrops(info rowInfo) bool {
 	key := ix.key(*info.session)
 	switch {
 	case outside(ix.d.o, info.first):
-		if ix.cut == nil {
-			ix.cut = map[[2]uint64]bool{}
+		if ix.sessions[key] == nil {
+			if ix.cut == nil {
+				ix.cut = map[[2]uint64]bool{}
+			}
+			ix.cut[key] = true
 		}
-		ix.cut[key] = true
 		return true
-	case math.IsNaN(info.first) && ix.cut[key]:
+	case math.IsNaN(info.first) && ix.cut[key] && ix.sessions[key] == nil:
 		return true
 	}
 	delete(ix.cut, key)

@@ -136,11 +136,12 @@ func TestReplayControlsRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "--open-loop-strict replays the sessions of a JSONL file")
 }
 
-// A start offset that drops a session's timestamped turn drops the turns
-// timed by a delay after it too (they have nothing to be timed from): the
-// trace is replayed, not refused for a line that is fine. A later turn of
-// that session with its own timestamp inside the window stays, and so does
-// a delay after it.
+// A start offset that drops a session's first timed turn drops a turn timed
+// by a delay after it too, which would otherwise be the session's first turn
+// with nothing to be timed from: the trace is replayed, not refused for a
+// line that is fine. A later turn of a session with its own timestamp inside
+// the window stays, and so does a delay after it (rows are dropped one by
+// one, as AIPerf drops them: TestSchedule's window).
 func TestOffsetDropsTheDelaysOfADroppedTurn(t *testing.T) {
 	path := writeFile(t, "offsets.jsonl",
 		`{"session_id": "a", "timestamp": 0, "input_length": 5}`,
