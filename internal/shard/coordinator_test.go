@@ -174,10 +174,12 @@ func TestGraceKillFiresOnItsOwn(t *testing.T) {
 // prepared (it beats: it is not silent) fails the cell past the handshake
 // deadline, before any phase starts.
 func TestHandshakeTimeout(t *testing.T) {
-	c := newCell(t, shard.Deadlines{Handshake: 500 * time.Millisecond}, fakeworker.Good, fakeworker.NoHello)
+	// Long enough for the good worker's hello on a loaded machine under the
+	// race detector (500 ms was not, in CI): the test then waits it out.
+	c := newCell(t, shard.Deadlines{Handshake: 5 * time.Second}, fakeworker.Good, fakeworker.NoHello)
 	_, err := c.run(context.Background())
 	require.Error(t, err)
-	assert.Regexp(t, `worker 1 \(pid \d+, no-hello\) was not prepared \(no hello\) within 500ms of its spec `+
+	assert.Regexp(t, `worker 1 \(pid \d+, no-hello\) was not prepared \(no hello\) within 5s of its spec `+
 		`\(--worker-handshake-timeout\); it was killed`, err.Error())
 	assert.NotContains(t, err.Error(), "worker 0")
 	assert.Empty(t, c.hooks, "no phase started")
