@@ -254,7 +254,11 @@ func TestSearchKilledAndResumed(t *testing.T) {
 	dir := t.TempDir()
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
 	require.NoError(t, err)
-	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "requests=16", "--set", "sla_ms=" + strconv.Itoa(slaMs),
+	// 32 requests a probe drive every load the example's planner can reach
+	// (it grows a passing load by the TTFT's headroom, up to 4x: from 8, 32),
+	// whatever TTFT a loaded machine measures first; with 16 a slow first
+	// probe led it past 16 to an undriven load, and it stopped there.
+	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "requests=32", "--set", "sla_ms=" + strconv.Itoa(slaMs),
 		"--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
 
 	first := newAiperfCmd(t, dir, args...)
