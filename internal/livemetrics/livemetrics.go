@@ -15,8 +15,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,8 +108,9 @@ func Serve(ln net.Listener, o Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, req *http.Request) {
 		final := s.ended.Load()
+		start := time.Now()
 		h.ServeHTTP(w, req)
-		if final {
+		if final && delivered(req, time.Since(start)) {
 			s.once.Do(func() { close(s.scraped) })
 		}
 	})
@@ -188,6 +191,26 @@ func (s *Server) Close(ctx context.Context, linger time.Duration) bool {
 		}
 	})
 	return scraped
+}
+
+// delivered reports whether the scraper still wanted the answer it was
+// served: its connection is open and, when it said how long it waits
+// (Prometheus's X-Prometheus-Scrape-Timeout-Seconds), serving took less.
+// A scrape the scraper gave up on must not end the linger: the final
+// counts would never reach it.
+func delivered(req *http.Request, took time.Duration) bool {
+	if req.Context().Err() != nil {
+		return false
+	}
+	v := req.Header.Get("X-Prometheus-Scrape-Timeout-Seconds")
+	if v == "" {
+		return true
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(secs > 0) || math.IsInf(secs, 1) {
+		return true
+	}
+	return took < time.Duration(secs*float64(time.Second))
 }
 
 // phaseCollector reads the phase's live counters at scrape time: sent, in

@@ -2,6 +2,7 @@ package livemetrics
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -120,11 +121,45 @@ func TestCloseWaitsForTheFinalScrape(t *testing.T) {
 	for s.ended.Load() == false {
 		time.Sleep(time.Millisecond)
 	}
-	resp, err := http.Get("http://" + s.Addr() + "/metrics")
+	// A scrape whose scraper had given up (it allowed 1 ns) does not end
+	// the linger; the next one, with no stated timeout, does.
+	req, err := http.NewRequest(http.MethodGet, "http://"+s.Addr()+"/metrics", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "1e-9")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body) // the body's end is written once the handler returned
+	require.NoError(t, err)
+	resp.Body.Close()
+	select {
+	case <-s.scraped:
+		t.Fatal("a scrape its scraper gave up on ended the linger")
+	default:
+	}
+	resp, err = http.Get("http://" + s.Addr() + "/metrics")
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.True(t, <-done)
 	assert.False(t, serve(t).Close(context.Background(), 0), "no linger: not scraped")
+}
+
+func TestDelivered(t *testing.T) {
+	req := func(timeout string) *http.Request {
+		r, err := http.NewRequest(http.MethodGet, "http://x/metrics", nil)
+		require.NoError(t, err)
+		if timeout != "" {
+			r.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
+		}
+		return r
+	}
+	assert.True(t, delivered(req(""), time.Hour), "no stated timeout")
+	assert.True(t, delivered(req("0.9"), 100*time.Millisecond))
+	assert.False(t, delivered(req("0.9"), time.Second))
+	assert.True(t, delivered(req("junk"), time.Second), "an unreadable timeout is not trusted to refuse")
+	assert.True(t, delivered(req("-1"), time.Second))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.False(t, delivered(req("").WithContext(ctx), 0), "the scraper hung up")
 }
 
 // TestPrometheusScrapesTheCounts: Debian's Prometheus, scraping the
