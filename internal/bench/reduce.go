@@ -49,6 +49,8 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	}
 	if c.p.ResetHook().Enabled {
 		c.verifyReset(records)
+	} else if w := warmCache(records, c.independentPrompts()); w != "" {
+		run.Audit.Warnings = append(run.Audit.Warnings, w)
 	}
 	run.Audit.Warnings = append(append(run.Audit.Warnings, c.warnings...), out.warnings...)
 	for _, tag := range run.Profiling.Dropped {

@@ -24,8 +24,28 @@ import (
 // after the reset is checked.
 // hint says what commonly keeps the server's cache warm through a reset.
 func checkReset(records []metrics.Record, independent bool, hint string) (verdict, detail string) {
-	// Each prompt's first request (the lowest issue index), or only the
-	// very first request: positions in records, which are not copied.
+	checked, hits := firstHits(records, independent)
+	switch {
+	case checked == 0:
+		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens " +
+			"(vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report), so the reset could not be checked"
+	case hits > 0 && !independent:
+		return result.ResetNotCleared, "the first request after the reset was served from the prefix cache: the cache was not cleared (" + hint + ")"
+	case hits > 0:
+		return result.ResetNotCleared, fmt.Sprintf("%d of %d prompts were served from the prefix cache on their first "+
+			"request after the reset: the cache was not cleared (%s)", hits, checked, hint)
+	case !independent:
+		return result.ResetVerified, "the first request after the reset was not served from the prefix cache (its prompts share prefixes, so only the first is evidence)"
+	}
+	return result.ResetVerified, fmt.Sprintf("%d prompts sent for the first time after the reset, none served from the prefix cache", checked)
+}
+
+// firstHits counts, over each prompt's first request (the lowest issue
+// index; when the prompts are not independent, only the very first request
+// of the run), those whose server reported cached tokens (checked) and
+// those served from the prefix cache for at least half their prompt (hits).
+func firstHits(records []metrics.Record, independent bool) (checked, hits int) {
+	// Positions in records, which are not copied.
 	first := map[int]int{}
 	for i := range records {
 		key := records[i].Prompt
@@ -36,7 +56,6 @@ func checkReset(records []metrics.Record, independent bool, hint string) (verdic
 			first[key] = i
 		}
 	}
-	checked, hits := 0, 0
 	for _, i := range first {
 		r := &records[i]
 		if !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
@@ -51,19 +70,25 @@ func checkReset(records []metrics.Record, independent bool, hint string) (verdic
 			hits++
 		}
 	}
+	return checked, hits
+}
+
+// warmCache is the warning of a run without a KV-cache reset whose prompts
+// were served from the server's prefix cache on their first request: the
+// cache held them before the run (an earlier run with the same seed, or
+// other traffic), so TTFT measured cache hits. "" when nothing shows it.
+func warmCache(records []metrics.Record, independent bool) string {
+	checked, hits := firstHits(records, independent)
+	const why = ": the server's prefix cache held them before the run (an earlier run with the same seed?), " +
+		"so TTFT measures cache hits; --reset-kv-cache clears it before the load (docs/control-hooks.md)"
 	switch {
-	case checked == 0:
-		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens " +
-			"(vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report), so the reset could not be checked"
-	case hits > 0 && !independent:
-		return result.ResetNotCleared, "the first request after the reset was served from the prefix cache: the cache was not cleared (" + hint + ")"
-	case hits > 0:
-		return result.ResetNotCleared, fmt.Sprintf("%d of %d prompts were served from the prefix cache on their first "+
-			"request after the reset: the cache was not cleared (%s)", hits, checked, hint)
+	case hits == 0:
+		return ""
 	case !independent:
-		return result.ResetVerified, "the first request after the reset was not served from the prefix cache (its prompts share prefixes, so only the first is evidence)"
+		return "prefix cache warm at the start: the run's first request was served from the prefix cache" + why
 	}
-	return result.ResetVerified, fmt.Sprintf("%d prompts sent for the first time after the reset, none served from the prefix cache", checked)
+	return fmt.Sprintf("prefix cache warm at the start: %d of %d prompts were served from the prefix cache on their "+
+		"first request%s", hits, checked, why)
 }
 
 // verifyReset joins the two kinds of evidence about the KV-cache reset: the

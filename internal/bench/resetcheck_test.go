@@ -63,3 +63,20 @@ func TestFirstSendsOnly(t *testing.T) {
 	assert.True(t, firstSendsOnly(recs, 25), "prompts 0 and 1, each once, by t=25")
 	assert.False(t, firstSendsOnly(recs, 30), "prompt 0 again at t=30: its hits are legitimate")
 }
+
+// Without a reset, prompts served from the cache on their first request
+// mean the cache was warm before the run: a warning, not a verdict.
+func TestWarmCache(t *testing.T) {
+	cold := []metrics.Record{req(0, 0, n(0)), req(1, 1, n(16)), req(2, 0, n(100))}
+	assert.Empty(t, warmCache(cold, true), "repeats may hit; first requests did not")
+	assert.Empty(t, warmCache([]metrics.Record{req(0, 0, nil)}, true), "no cached_tokens: nothing shows it")
+
+	warm := []metrics.Record{req(0, 0, n(0)), req(1, 1, n(96)), req(2, 2, n(100))}
+	w := warmCache(warm, true)
+	assert.Contains(t, w, "prefix cache warm at the start: 2 of 3 prompts were served from the prefix cache on their first request")
+	assert.Contains(t, w, "--reset-kv-cache")
+
+	assert.Empty(t, warmCache(warm, false), "shared prefixes: only the run's first request is evidence, and it missed")
+	warm[0] = req(0, 0, n(90))
+	assert.Contains(t, warmCache(warm, false), "the run's first request was served from the prefix cache")
+}
