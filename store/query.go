@@ -53,6 +53,9 @@ type RunRow struct {
 	// KVReset is the verdict of the run's KV-cache reset check
 	// (result.ResetVerified, ...; "" without a reset).
 	KVReset string `json:"kv_reset,omitempty"`
+	// Config is the run's stored configuration (plan.Profile, secrets
+	// redacted), key by key; nil when it cannot be read.
+	Config map[string]json.RawMessage `json:"-"`
 
 	// Stats maps "metric.stat" (e.g. "time_to_first_token.p99",
 	// "request_throughput.value") to the profiling-phase value.
@@ -351,7 +354,7 @@ const runSelect = `
 	SELECT r.id, r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 		r.model, r.url, r.endpoint_type, r.streaming, r.mode, r.concurrency, r.request_rate, r.isl, r.osl, r.seed,
 		r.started_at, r.ended_at, r.artifact_dir, r.record_count, r.client_bound, r.rx_coalesce_usecs,
-		COALESCE(r.kv_reset, '')
+		COALESCE(r.kv_reset, ''), r.config
 	FROM runs r
 	LEFT JOIN sweeps s ON s.id = r.sweep_id
 	LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id`
@@ -370,11 +373,11 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 			seed                           sql.NullInt64
 			sweep, cellID, label, params   sql.NullString
 			rate                           sql.NullFloat64
-			start, end                     string
+			start, end, config             string
 		)
 		if err := rows.Scan(&r.ID, &sweepID, &sweep, &cellID, &label, &params, &trial, &r.Name, &r.BenchmarkID,
 			&r.Status, &r.Error, &r.Model, &r.URL, &r.EndpointType, &r.Streaming, &r.Mode, &conc, &rate, &isl, &osl,
-			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs, &r.KVReset); err != nil {
+			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs, &r.KVReset, &config); err != nil {
 			return nil, err
 		}
 		r.SweepID, r.Sweep, r.CellID, r.CellLabel, r.Trial = sweepID.Int64, sweep.String, cellID.String, label.String, int(trial.Int64)
@@ -391,6 +394,9 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 			r.Seed = &seed.Int64
 		}
 		r.StartedAt, r.EndedAt = parseTime(start), parseTime(end)
+		if json.Unmarshal([]byte(config), &r.Config) != nil {
+			r.Config = nil // a comparison then shows no configuration difference, not an error
+		}
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -51,7 +51,9 @@ type setup struct {
 	model   string
 	url     string
 	osl     int
-	rx      int // the client's receive coalescing window, µs
+	rx      int      // the client's receive coalescing window, µs
+	extra   []string // --extra-inputs
+	stddev  float64  // --isl-stddev
 	sweepID int64
 	cell    *plan.Cell
 }
@@ -72,6 +74,7 @@ func makeRun(s setup, number int, tr trial) *result.Run {
 	cfg.Streaming = true
 	cfg.Concurrency = plan.Ptr(8)
 	cfg.OutputTokensMean = plan.Ptr(max(s.osl, 64))
+	cfg.ExtraInputs, cfg.SyntheticInputTokensStddev = s.extra, s.stddev
 	status := tr.status
 	if status == "" {
 		status = result.StatusComplete
@@ -243,6 +246,19 @@ func TestGroupsNotes(t *testing.T) {
 	rep = groups(t, db, opt, "base", "pinned")
 	assert.Equal(t, []string{"rx_coalesce_usecs: base = 0, pinned = 20"}, rep.ConfigDifferences,
 		"clients that read differently: the table says so")
+
+	saveGroup(t, db, setup{name: "hot", extra: []string{"temperature:0.9", "ignore_eos:true"}, stddev: 50}, ttfts(20, 21)...)
+	rep = groups(t, db, opt, "base", "hot")
+	assert.Equal(t, []string{`extra_inputs: base = -, hot = ["temperature:0.9","ignore_eos:true"]`,
+		"synthetic_input_tokens_stddev: base = -, hot = 50"}, rep.ConfigDifferences,
+		"requests asking the server for other work: the table says so")
+	long := strings.Repeat("x", 150)
+	saveGroup(t, db, setup{name: "long1", extra: []string{long + "1"}}, ttfts(20, 21)...)
+	saveGroup(t, db, setup{name: "long2", extra: []string{long + "2"}}, ttfts(20, 21)...)
+	rep = groups(t, db, opt, "long1", "long2")
+	require.Len(t, rep.ConfigDifferences, 1, "values are compared whole, shown cut")
+	assert.Contains(t, rep.ConfigDifferences[0], "…")
+	assert.Less(t, len([]rune(rep.ConfigDifferences[0])), 250)
 
 	saveGroup(t, db, setup{name: "starved"}, trial{ttft: 40, rps: 30, bound: true}, trial{ttft: 41, rps: 30})
 	rep = groups(t, db, opt, "base", "starved")
