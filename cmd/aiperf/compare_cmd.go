@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/compare"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -30,6 +31,16 @@ func (c *CompareCmd) Validate() error {
 		return errors.New("nothing to compare: give run ids or names, or --sweep NAME (see aiperf runs list)")
 	case len(c.Sweep) > 2:
 		return fmt.Errorf("--sweep takes one sweep (its cells) or two (compared cell by cell), got %d", len(c.Sweep))
+	}
+	for i, ref := range c.Refs {
+		if strings.TrimSpace(ref) == "" {
+			return fmt.Errorf("run reference %d is empty: give a run id, a --name label, a sweep or SWEEP/CELL (see aiperf runs list)", i+1)
+		}
+	}
+	for _, ref := range c.Sweep {
+		if strings.TrimSpace(ref) == "" {
+			return errors.New("--sweep is empty: give a sweep's name or id (see aiperf runs sweeps)")
+		}
 	}
 	if _, err := c.options(); err != nil {
 		return err
@@ -83,6 +94,10 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 			}
 			all = append(all, sweepRuns(sides[i])...)
 		}
+		if sides[0].Sweep.ID == sides[1].Sweep.ID {
+			return usageErr(fmt.Errorf("--sweep %q and --sweep %q are the same sweep (id %d): a sweep compared with itself proves nothing",
+				c.Sweep[0], c.Sweep[1], sides[0].Sweep.ID))
+		}
 		rep = compare.SweepDiff(sides[0], sides[1], opt)
 	default:
 		groups := make([]*store.Group, len(c.Refs))
@@ -91,6 +106,9 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 				return refErr(err)
 			}
 			all = append(all, groups[i].Runs...)
+		}
+		if err := disjoint(groups); err != nil {
+			return usageErr(err)
 		}
 		rep = compare.Groups(groups, opt)
 	}
@@ -105,6 +123,29 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 		return usageErr(fmt.Errorf("--metric %w", err))
 	}
 	return compare.Render(g.Stdout, rep, c.Format)
+}
+
+// disjoint refuses groups that share runs: the verdicts treat the sides as
+// independent samples, and a run on both sides would show a group
+// "equivalent" to itself.
+func disjoint(groups []*store.Group) error {
+	owner := map[int64]int{}
+	for i, g := range groups {
+		var shared []int64
+		other := -1
+		for _, r := range g.Runs {
+			if j, ok := owner[r.ID]; ok && j != i {
+				shared, other = append(shared, r.ID), j
+				continue
+			}
+			owner[r.ID] = i
+		}
+		if len(shared) > 0 {
+			return fmt.Errorf("%q and %q share runs %v: a comparison needs groups of different runs (see aiperf runs list)",
+				groups[other].Ref, g.Ref, shared)
+		}
+	}
+	return nil
 }
 
 func sweepRuns(s *store.SweepRuns) []store.RunRow {

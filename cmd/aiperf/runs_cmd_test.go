@@ -202,7 +202,7 @@ func TestCompareCommand(t *testing.T) {
 
 		code, out, errOut := aiperf(t, "--store", path, "compare", "fast", "slow", "--threshold", "300")
 		require.Equal(t, ExitOK, code, errOut)
-		assert.Regexp(t, `time_to_first_token\.avg .*\+19\d\.\d% │ equivalent ±300% \(p[<=]0\.\d{3}\)`, out)
+		assert.Regexp(t, `time_to_first_token\.avg .*\+19\d\.\d% │ equivalent ±300% \(TOST p[<=]0\.\d{3}\)`, out)
 		assert.Contains(t, out, "threshold: ±300% of the baseline mean")
 	})
 	t.Run("single runs are unreplicated", func(t *testing.T) {
@@ -228,6 +228,10 @@ func TestCompareCommand(t *testing.T) {
 			{[]string{"compare", "fast", "slow", "--threshold", "inf"}, "--threshold must be a finite number, got +Inf"},
 			{[]string{"compare", "--sweep", "a", "--threshold=-inf"}, "--threshold must be a finite number, got -Inf"},
 			{[]string{"compare", "fast", "slow", "--threshold", "2%"}, "--threshold: expected a float"},
+			{[]string{"compare", "fast", "fast"}, `"fast" and "fast" share runs [1 2 3]: a comparison needs groups of different runs`},
+			{[]string{"compare", "slow", "1", "fast"}, `"1" and "fast" share runs [1]`},
+			{[]string{"compare", "", "fast"}, "run reference 1 is empty"},
+			{[]string{"compare", "--sweep", " "}, "--sweep is empty"},
 		}
 		for _, tc := range tests {
 			code, _, errOut := aiperf(t, append([]string{"--store", path}, tc.args...)...)

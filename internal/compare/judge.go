@@ -212,9 +212,9 @@ func verdictNotes(metrics []string, pcts []float64) []string {
 	if len(metrics) == 0 {
 		return nil
 	}
-	return []string{"better/worse: Welch's t-test significant and |Δ| beyond the threshold; " +
-		"equivalent ±T%: two one-sided tests (TOST) put the difference within ±T% (their p shown); " +
-		"inconclusive: neither; threshold 0: the plain test (better/worse or no significant difference).",
+	return []string{"better/worse: Welch's t-test significant (its p shown) and |Δ| beyond the threshold; " +
+		"equivalent ±T%: two one-sided tests (TOST) put the difference within ±T%; " +
+		"inconclusive: neither (for both, the TOST p is shown); threshold 0: the plain test (better/worse or no significant difference).",
 		thresholdNote(metrics, pcts)}
 }
 
@@ -229,20 +229,21 @@ func deltaPct(base, other float64) float64 {
 }
 
 // format renders the verdict with the p-value it rests on: Welch's, or for
-// equivalent and inconclusive the TOST's, after the threshold ("equivalent
-// ±2% (p=0.004)").
+// equivalent and inconclusive the TOST's, after the threshold and named as
+// such ("equivalent ±2% (TOST p=0.004)"): an inconclusive verdict's large
+// TOST p says equivalence is not shown, not that nothing changed.
 func (v Versus) format() string {
-	verdict, p := v.Verdict, float64(v.P)
+	verdict, p, name := v.Verdict, float64(v.P), "p"
 	if v.Verdict == Equivalent || v.Verdict == Inconclusive {
-		verdict, p = v.Verdict+" ±"+formatPct(float64(v.ThresholdPct)), float64(v.TOSTP)
+		verdict, p, name = v.Verdict+" ±"+formatPct(float64(v.ThresholdPct)), float64(v.TOSTP), "TOST p"
 	}
 	switch {
 	case math.IsNaN(p):
 		return verdict
 	case p < 0.001:
-		return verdict + " (p<0.001)"
+		return verdict + " (" + name + "<0.001)"
 	}
-	return fmt.Sprintf("%s (p=%.3f)", verdict, p)
+	return fmt.Sprintf("%s (%s=%.3f)", verdict, name, p)
 }
 
 func formatDelta(d Num) string {

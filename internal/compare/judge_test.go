@@ -45,7 +45,7 @@ func TestJudgeVerdicts(t *testing.T) {
 	}{
 		{name: "+0.9% with tiny noise is equivalent within 2%, though significant",
 			base: base, other: sample(100.9, 0.1, true), dir: compare.LowerIsBetter, threshold: 2,
-			want: compare.Equivalent, significant: true, cell: "equivalent ±2% (p<0.001)"},
+			want: compare.Equivalent, significant: true, cell: "equivalent ±2% (TOST p<0.001)"},
 		{name: "the same at threshold 0 is the plain test: worse",
 			base: base, other: sample(100.9, 0.1, true), dir: compare.LowerIsBetter, threshold: 0,
 			want: compare.Worse, significant: true, cell: "worse (p<0.001)"},
@@ -72,7 +72,7 @@ func TestJudgeVerdicts(t *testing.T) {
 			want: compare.Inconclusive, significant: true},
 		{name: "identical samples are equivalent",
 			base: base, other: base, dir: compare.LowerIsBetter, threshold: 2,
-			want: compare.Equivalent, cell: "equivalent ±2% (p<0.001)"},
+			want: compare.Equivalent, cell: "equivalent ±2% (TOST p<0.001)"},
 		{name: "identical samples at threshold 0: no significant difference",
 			base: base, other: base, dir: compare.LowerIsBetter, threshold: 0,
 			want: compare.NoDifference, cell: "no significant difference (p=1.000)"},
@@ -141,7 +141,7 @@ func TestJudgeTOSTByHand(t *testing.T) {
 	assert.Less(t, wantTOST, 0.05)
 	assert.True(t, v.Significant)
 	assert.Equal(t, compare.Equivalent, v.Verdict)
-	assert.Regexp(t, `^equivalent ±2% \(p=0\.00\d\)$`, cell)
+	assert.Regexp(t, `^equivalent ±2% \(TOST p=0\.00\d\)$`, cell)
 
 	plain, cell := compare.JudgeForTest(a, b, compare.LowerIsBetter, 0.95, 0)
 	assert.Equal(t, compare.Worse, plain.Verdict)
@@ -195,7 +195,7 @@ func TestGroupsThreshold(t *testing.T) {
 	assert.Equal(t, compare.Equivalent, v.Verdict)
 	tb := rep.Table()
 	row := tb.Rows[slices.IndexFunc(tb.Rows, func(r []string) bool { return r[0] == key })]
-	assert.Equal(t, "equivalent ±2% (p<0.001)", row[len(row)-1])
+	assert.Equal(t, "equivalent ±2% (TOST p<0.001)", row[len(row)-1])
 	assert.Contains(t, tb.Notes, "threshold: ±2% of the baseline mean; 0 for error_request_count.avg")
 
 	strict := groups(t, db, compare.Options{Threshold: ptr(0.5)}, "base", "shifted")

@@ -11,7 +11,9 @@ import (
 // A worker's input is untrusted: each record it sends is checked, once
 // moved onto the coordinator's timebase, before it is merged. A record no
 // request could have left (a stamp outside its phase's window, a negative
-// duration or count) fails the cell, naming the worker.
+// duration or count) fails the cell, naming the worker; so does one that
+// arrives twice or lies beyond the worker's share, and a done report that
+// does not account for the records that arrived (tally.go).
 
 // clockSlack is how far a worker's stamp may stray outside its phase's
 // window on the coordinator's clock, beside the clock estimate's round
@@ -41,8 +43,8 @@ func checkRecord(r *metrics.Record, w window, urls int) error {
 	for _, n := range []struct {
 		name string
 		v    int
-	}{{"index", r.Index}, {"session", r.Session}, {"turn", r.Turn}, {"prompt", r.Prompt}, {"url", r.URL},
-		{"input_tokens", r.InputTokens}, {"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
+	}{{"index", r.Index}, {"request_num", r.RequestNum}, {"session", r.Session}, {"turn", r.Turn}, {"prompt", r.Prompt},
+		{"url", r.URL}, {"input_tokens", r.InputTokens}, {"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
 		{"requested_output_tokens", r.RequestedOutputTokens}, {"malformed_chunks", r.MalformedChunks}} {
 		if n.v < 0 || n.v > maxNumber {
 			return fmt.Errorf("record %d: %s %d is out of range", r.Index, n.name, n.v)

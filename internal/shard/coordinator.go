@@ -61,6 +61,10 @@ type Coordinator struct {
 	// startNs holds each phase's start instant on the coordinator's clock
 	// once it was broadcast (0: not started): records are checked against it.
 	startNs []atomic.Int64
+	// cut is why the workers were told to stop when it was not an
+	// interrupt (CutWorkerFailed, CutHookFailed; nil: not told, or
+	// interrupted): their requests cut by the stop are marked with it.
+	cut atomic.Pointer[string]
 }
 
 // peerState is what the coordinator holds of one worker while it runs.
@@ -87,6 +91,13 @@ type peerState struct {
 	// broken protocol, an impossible record, a deadline missed; "" when it
 	// did not. Under Coordinator.mu.
 	verdict string
+	// What arrived of it, checked against its share and its account
+	// (tally.go); only its reader touches them. share is its spec's phases
+	// (nil: unknown), tally per phase, indexes its records' (its run's
+	// issue order).
+	share   []plan.Phase
+	tally   []tally
+	indexes seen
 }
 
 // WorkerOutcome is one worker's account, for the result.
@@ -147,16 +158,9 @@ func (c *Coordinator) peersExited(i int) bool {
 // cut their requests, as a Ctrl-C does) and Run returns its error.
 func (c *Coordinator) Run(ctx context.Context, phases []plan.Phase, specs []Spec) (Outcome, error) {
 	n := len(c.Peers)
-	c.peers = make([]peerState, n)
-	c.phases = phases
-	c.sent, c.phaseOf, c.startNs = map[string][]atomic.Int64{}, map[string]int{}, make([]atomic.Int64, len(phases))
-	for k, ph := range phases {
-		c.sent[ph.Name] = make([]atomic.Int64, n)
-		c.phaseOf[ph.Name] = k
-	}
+	c.setup(phases, specs)
 	events := make(chan event, 256*n)
 	for i, p := range c.Peers {
-		c.peers[i].ready, c.peers[i].drained = map[int]bool{}, map[int]bool{}
 		go c.read(i, p, events)
 	}
 	r := &run{c: c, ctx: ctx, phases: phases, events: events, d: c.Deadlines.resolved(),
@@ -207,6 +211,18 @@ func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
 			}
 		case TypeProgress:
 			c.progressed(w, m)
+		case TypeDrained:
+			c.drainedPhase(w, m.Phase)
+			events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())}
+		case TypeDone:
+			if m.Done == nil {
+				m.Done = &Done{}
+			}
+			if err := c.checkDone(w, m.Done); err != nil {
+				c.condemn(w, "sent an impossible done report: "+err.Error())
+				continue
+			}
+			events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())}
 		default:
 			events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())}
 		}
@@ -214,7 +230,8 @@ func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
 }
 
 // merge checks worker w's record, moves it onto the coordinator's
-// timebase, numbers it and hands it on.
+// timebase, tallies it (a duplicate or a request beyond the worker's share
+// is refused), numbers it and hands it on.
 func (c *Coordinator) merge(w int, rec metrics.Record) error {
 	n, st := len(c.Peers), &c.peers[w]
 	k, ok := c.phaseOf[rec.Phase]
@@ -231,6 +248,14 @@ func (c *Coordinator) merge(w int, rec metrics.Record) error {
 	if err := checkRecord(&rec, win, c.URLs); err != nil {
 		return err
 	}
+	if err := c.tallyRecord(w, k, &rec); err != nil {
+		return err
+	}
+	if rec.Cancelled && rec.CutBy == metrics.CutInterrupt {
+		if cut := c.cut.Load(); cut != nil {
+			rec.CutBy = *cut // cut by the coordinator's stop, not by an interrupt
+		}
+	}
 	rec.Index, rec.Session, rec.RequestNum = rec.Index*n+w, rec.Session*n+w, rec.RequestNum*n+w
 	rec.Worker = w
 	st.records.Add(1)
@@ -242,12 +267,17 @@ func (c *Coordinator) merge(w int, rec metrics.Record) error {
 	return nil
 }
 
-// progressed takes worker w's count of the requests a phase sent.
+// progressed takes worker w's count of the requests a phase sent; an
+// impossible one condemns it.
 func (c *Coordinator) progressed(w int, m *Msg) {
 	c.mu.Lock()
 	sent, pr := c.sent[m.Phase], c.progress
 	c.mu.Unlock()
 	if sent == nil {
+		return
+	}
+	if err := c.checkProgress(w, c.phaseOf[m.Phase], m.Sent); err != nil {
+		c.condemn(w, "sent an impossible progress report: "+err.Error())
 		return
 	}
 	sent[w].Store(m.Sent)

@@ -78,10 +78,18 @@ func (c *cell) hook(s string) {
 // run runs the cell's one profiling phase until it ends by itself.
 func (c *cell) run(ctx context.Context) (shard.Outcome, error) {
 	n := len(c.co.Peers)
-	phases := []plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Concurrency: n}}
+	return c.runPhases(ctx, []plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Concurrency: n}})
+}
+
+// runPhases runs phases, split among the cell's workers, until the cell
+// ends by itself.
+func (c *cell) runPhases(ctx context.Context, phases []plan.Phase) (shard.Outcome, error) {
+	n := len(c.co.Peers)
+	shares, err := shard.Split(phases, n)
+	require.NoError(c.t, err)
 	specs := make([]shard.Spec, n)
 	for i := range specs {
-		specs[i] = shard.Spec{Worker: i, Workers: n, Phases: phases}
+		specs[i] = shard.Spec{Worker: i, Workers: n, Phases: shares[i]}
 	}
 	type result struct {
 		out shard.Outcome

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aiperf-go/aiperf/internal/load"
@@ -51,9 +50,7 @@ func FuzzWorkerChannel(f *testing.F) {
 		c.Peers = []*Peer{{Name: "worker 0"}, {Name: "worker 1", Conn: NewConn(bytes.NewReader(data), io.Discard).Limit(fuzzLimit),
 			Wait: func() error { return nil }, Kill: func() {}}}
 		phases := []plan.Phase{{Name: "profiling", Kind: plan.KindProfiling}}
-		c.phases, c.phaseOf, c.startNs = phases, map[string]int{"profiling": 0}, make([]atomic.Int64, 1)
-		c.sent = map[string][]atomic.Int64{"profiling": make([]atomic.Int64, 2)}
-		c.peers = make([]peerState, 2)
+		c.setup(phases, nil)
 		c.startNs[0].Store(1)
 		c.peers[1].slack.Store(1000)
 		events := make(chan event, 1<<16)

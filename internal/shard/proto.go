@@ -64,7 +64,9 @@ type Msg struct {
 	Spec   *Spec           `json:"spec,omitempty"`
 	Record *metrics.Record `json:"rec,omitempty"`
 	Done   *Done           `json:"done,omitempty"`
-	Err    string          `json:"err,omitempty"`
+	// Err is an error's message; on a stop, why the coordinator stops the
+	// workers when it is not an interrupt (a worker failed).
+	Err string `json:"err,omitempty"`
 }
 
 // Spec is a worker's share of the cell. The profile carries the cell's

@@ -171,7 +171,7 @@ func (r *run) loop() error {
 			if r.err == nil {
 				r.err = fmt.Errorf("workers stopped: %w", context.Cause(r.ctx))
 			}
-			r.stop()
+			r.stop("", "")
 		case <-tick.C:
 			r.watch()
 		case <-kill:
@@ -194,7 +194,7 @@ func (r *run) watch() {
 	}
 	now := r.checked()
 	if w := r.silent(now); w >= 0 {
-		r.stop()
+		r.stopFor(w)
 		return
 	}
 	for k := range r.phases {
@@ -208,7 +208,7 @@ func (r *run) watch() {
 			continue
 		}
 		if w := r.lateDrain(k, now); w >= 0 {
-			r.stop()
+			r.stopFor(w)
 			return
 		}
 	}
@@ -298,10 +298,10 @@ func (r *run) handle(e event) {
 			// it died (killed, crashed): the cell fails, so the others stop
 			// now rather than load the server for a result that is lost
 			st.lost = true
-			r.stop()
+			r.stopFor(e.w)
 		}
 		if r.c.condemned(e.w) {
-			r.stop() // it broke the protocol: the cell fails
+			r.stopFor(e.w) // it broke the protocol: the cell fails
 		}
 		return
 	}
@@ -346,7 +346,7 @@ func (r *run) advance() {
 			if c.Hooks.BeforeSend != nil {
 				if err := c.Hooks.BeforeSend(r.ctx, r.phases[k]); err != nil {
 					r.err = err
-					r.stop()
+					r.stop(CutHookFailed, fmt.Sprintf("the %s phase's control hook failed", r.phases[k].Name))
 					return
 				}
 			}
@@ -385,12 +385,23 @@ func (r *run) any(ok func(*peerState) bool) bool {
 	return false
 }
 
-// stop tells every worker to stop (Ctrl-C, a failed hook).
-func (r *run) stop() {
+// stop tells every worker to stop (Ctrl-C, a failed hook, a failed
+// worker), once: cut is why, when not an interrupt ("": one), and marks
+// the requests the stop cuts (see Coordinator.cut); why says it on the
+// stop message.
+func (r *run) stop(cut, why string) {
 	if !r.stopping {
 		r.stopping = true
-		r.c.broadcast(&Msg{Type: TypeStop})
+		if cut != "" {
+			r.c.cut.Store(&cut) // before the stop: every request it cuts is marked
+		}
+		r.c.broadcast(&Msg{Type: TypeStop, Err: why})
 	}
+}
+
+// stopFor tells every worker to stop because worker w failed.
+func (r *run) stopFor(w int) {
+	r.stop(CutWorkerFailed, r.c.Peers[w].Name+" failed")
 }
 
 // kill ends every worker still running at once, failing each for why.

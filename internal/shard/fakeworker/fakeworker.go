@@ -43,6 +43,27 @@ const (
 	Future Mode = "future"
 	// Oversized sends a line longer than shard.MaxMessage.
 	Oversized Mode = "oversized"
+	// Duplicate sends each record twice.
+	Duplicate Mode = "duplicate"
+	// Foreign sends, beside its record, a copy numbered as a request never
+	// assigned to it (index and request_num +100000).
+	Foreign Mode = "foreign"
+	// WrongPhase sends its record of each phase after the first
+	// relabelled as one of the first phase (already drained), as a new
+	// request of it; its done report tells the truth.
+	WrongPhase Mode = "wrong-phase"
+	// DoneInflated reports a million requests sent per phase in its done.
+	DoneInflated Mode = "done-inflated"
+	// DoneNegative reports negative sessions and cancelled counts in its done.
+	DoneNegative Mode = "done-negative"
+	// ProgressInflated reports 10^15 requests sent as its progress.
+	ProgressInflated Mode = "progress-inflated"
+	// Crash sends its record and exits, with no done.
+	Crash Mode = "crash"
+	// CutOnStop is NeverDrained that, told to stop, first sends a second
+	// record cut by the stop (cancelled, cut_by interrupt), as a worker's
+	// request in flight is.
+	CutOnStop Mode = "cut-on-stop"
 )
 
 // Main runs a fake worker in mode on stdin and stdout; it returns the
@@ -65,6 +86,11 @@ type fake struct {
 	starts chan int64
 	stop   chan struct{} // closed by a stop (unless IgnoreStop) or the channel's end
 	once   sync.Once
+	phases []string // the spec's phase names
+	kinds  []string // and kinds
+	index  int      // its next record's index
+	// reports is its account, what an honest done reports.
+	reports []load.PhaseReport
 }
 
 // Run serves the coordinator on r and w as a fake worker in mode, until
@@ -77,7 +103,10 @@ func Run(r io.Reader, w io.Writer, mode Mode) error {
 	}
 	spec := m.Spec
 	f := &fake{conn: conn, mode: mode, clock: load.NewClock(), starts: make(chan int64, len(spec.Phases)),
-		stop: make(chan struct{})}
+		stop: make(chan struct{}), reports: make([]load.PhaseReport, len(spec.Phases))}
+	for _, ph := range spec.Phases {
+		f.phases, f.kinds = append(f.phases, ph.Name), append(f.kinds, ph.Kind)
+	}
 	if spec.HeartbeatNs > 0 {
 		go f.beat(time.Duration(spec.HeartbeatNs))
 	}
@@ -89,24 +118,75 @@ func Run(r io.Reader, w io.Writer, mode Mode) error {
 		return err
 	}
 	go f.serve()
-	for _, ph := range spec.Phases {
-		if err := f.phase(ph.Name, ph.Kind); err != nil {
+	for k, ph := range spec.Phases {
+		if err := f.phase(k, ph.Kind); err != nil {
 			return err
 		}
-		if mode == NeverDrained || mode == IgnoreStop {
+		if mode == Crash {
+			os.Exit(3)
+		}
+		if mode == NeverDrained || mode == IgnoreStop || mode == CutOnStop {
 			<-f.stop
+			if mode == CutOnStop {
+				if err := f.cut(k, ph.Kind); err != nil {
+					return err
+				}
+			}
 			break
 		}
 		if err := conn.Send(&shard.Msg{Type: shard.TypeDrained, Phase: ph.Name}); err != nil {
 			return err
 		}
 	}
-	return conn.Send(&shard.Msg{Type: shard.TypeDone, Done: &shard.Done{}})
+	return conn.Send(&shard.Msg{Type: shard.TypeDone, Done: f.done()})
 }
 
-// phase says it is ready, waits for the start instant and sends its one
-// record (or what its mode sends instead).
-func (f *fake) phase(name, kind string) error {
+// done is its done report: its account, or its mode's lie.
+func (f *fake) done() *shard.Done {
+	reps := append([]load.PhaseReport(nil), f.reports...)
+	for k := range reps {
+		switch f.mode {
+		case DoneInflated:
+			reps[k].Sent = 1_000_000
+		case DoneNegative:
+			reps[k].Sessions, reps[k].Cancelled = -5, -3
+		}
+	}
+	return &shard.Done{Reports: reps}
+}
+
+// record is the next record of phase k, a request begun at begun (on its
+// clock) and ended now, as its account counts it.
+func (f *fake) record(k int, kind string, begun int64) metrics.Record {
+	now := f.clock.Now()
+	r := &f.reports[k]
+	if r.Sent == 0 {
+		r.Sessions, r.FirstSchedNs = 1, begun
+	}
+	r.LastSchedNs = begun
+	rec := metrics.Record{Index: f.index, RequestNum: r.Sent, Phase: f.phases[k], PhaseKind: kind,
+		RequestID: fmt.Sprintf("fake-%06d", f.index), Model: "mock-model",
+		ScheduledNs: begun, SentNs: begun, EndNs: now, Status: 200, InputTokens: 4, OutputTokens: 1,
+		ResponseNs: metrics.StampsOf(now)}
+	f.index++
+	r.Sent++
+	return rec
+}
+
+// cut sends a record of phase k cut by a stop, as a real worker's request
+// in flight is: cancelled, by an interrupt as far as it knows.
+func (f *fake) cut(k int, kind string) error {
+	rec := f.record(k, kind, f.reports[k].StartNs)
+	rec.Cancelled, rec.CutBy, rec.OutputTokens, rec.ResponseNs = true, metrics.CutInterrupt, 0, metrics.Stamps{}
+	rec.Error = &metrics.Error{Type: "Cancelled", Message: "context canceled"}
+	f.reports[k].Cancelled++
+	return f.conn.Send(&shard.Msg{Type: shard.TypeRecord, Record: &rec})
+}
+
+// phase says it is ready for phase k, waits for the start instant and
+// sends its one record (or what its mode sends instead).
+func (f *fake) phase(k int, kind string) error {
+	name := f.phases[k]
 	if err := f.conn.Send(&shard.Msg{Type: shard.TypeReady, Phase: name}); err != nil {
 		return err
 	}
@@ -121,10 +201,17 @@ func (f *fake) phase(name, kind string) error {
 	f.mu.Unlock()
 	time.Sleep(time.Duration(target - f.clock.Wall(f.clock.Now())))
 	begun := target - f.clock.Start().UnixNano()
-	now := f.clock.Now()
-	rec := metrics.Record{Phase: name, PhaseKind: kind, RequestID: "fake-000000", Model: "mock-model",
-		ScheduledNs: begun, SentNs: begun, EndNs: now, Status: 200, InputTokens: 4, OutputTokens: 1,
-		ResponseNs: metrics.StampsOf(now)}
+	f.reports[k].StartNs = begun
+	if f.mode == WrongPhase && k > 0 {
+		// a request of this phase (its account true), told as one more of
+		// the first phase's
+		rec := f.record(k, kind, begun)
+		rec.Phase, rec.PhaseKind, rec.RequestNum = f.phases[0], f.kinds[0], f.reports[0].Sent
+		return f.conn.Send(&shard.Msg{Type: shard.TypeRecord, Record: &rec})
+	}
+	rec := f.record(k, kind, begun)
+	now := rec.EndNs
+	msgs := []*shard.Msg{{Type: shard.TypeRecord, Record: &rec}}
 	switch f.mode {
 	case Impossible:
 		rec.SentNs, rec.EndNs = now, begun-1 // ends before it was sent
@@ -134,8 +221,16 @@ func (f *fake) phase(name, kind string) error {
 		rec.ResponseNs = metrics.StampsOf(rec.EndNs)
 	case Oversized:
 		return f.conn.Send(&shard.Msg{Type: shard.TypeProgress, Phase: strings.Repeat("x", shard.MaxMessage)})
+	case Duplicate:
+		msgs = append(msgs, msgs[0])
+	case Foreign:
+		other := rec
+		other.Index, other.RequestNum = rec.Index+100000, rec.RequestNum+100000
+		msgs = append(msgs, &shard.Msg{Type: shard.TypeRecord, Record: &other})
+	case ProgressInflated:
+		msgs = append(msgs, &shard.Msg{Type: shard.TypeProgress, Phase: name, Sent: 1e15})
 	}
-	return f.conn.Send(&shard.Msg{Type: shard.TypeRecord, Record: &rec})
+	return f.conn.Send(msgs...)
 }
 
 // serve answers the coordinator until the channel ends.
