@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -266,4 +267,36 @@ func TestInputsJSONReplaysARun(t *testing.T) {
 		}
 	}
 	assert.Equal(t, sent, slices.Sorted(slices.Values(written)), "inputs.json holds the bodies sent")
+}
+
+// A trace cut short by --request-count writes inputs.json of what it sent:
+// a trace's prompts are made from its lengths, so writing every row could
+// cost gigabytes for a few requests.
+func TestInputsJSONOfACutTraceHoldsWhatWasSent(t *testing.T) {
+	var sent bodies
+	m := startMockBehind(t, mock.Config{Fast: true}, sent.wrap)
+	dir := t.TempDir()
+	var trace strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&trace, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 4}\n", i*10, 50+i)
+	}
+	writeFile(t, dir, "trace.jsonl", trace.String())
+	inv := cli(t, dir, "profile", "-m", "m", "-u", m.URL, "--endpoint-type", "chat", "--input-file", "trace.jsonl",
+		"--custom-dataset-type", "mooncake_trace", "--no-fixed-schedule", "--concurrency", "1", "--request-count", "2",
+		"--artifact-dir", "out", "--no-store")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	var doc struct {
+		Data []struct {
+			Payloads []json.RawMessage `json:"payloads"`
+		} `json:"data"`
+	}
+	readJSONInto(t, filepath.Join(dir, "out", "inputs.json"), &doc)
+	var written []string
+	for _, s := range doc.Data {
+		for _, p := range s.Payloads {
+			written = append(written, string(p))
+		}
+	}
+	require.Len(t, sent.sorted(), 2)
+	assert.Equal(t, sent.sorted(), slices.Sorted(slices.Values(written)), "the 2 rows sent, not the trace's 6")
 }

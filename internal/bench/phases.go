@@ -147,8 +147,13 @@ func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out
 			}
 		}
 		wctx, only := ctx, (func(int) bool)(nil)
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			wctx, only = context.WithoutCancel(ctx), c.sent.has
+		case dataset.IsTrace(c.ds):
+			// A trace's prompts are made from its lengths: a small file can
+			// ask for gigabytes, so only what was sent is written.
+			only = c.sent.has
 		}
 		if err == nil {
 			err = writeInputs(wctx, c.o.InputsFile, src, only)

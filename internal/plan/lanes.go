@@ -48,7 +48,12 @@ func (s Sweep) Lanes() []Lane {
 		}
 	}
 	var lanes []Lane
-	laneOf := map[int]int{} // root cell → lane
+	type member struct {
+		lane int
+		name string // a cell's label or a server
+	}
+	laneOf := map[int]int{}     // root cell → lane
+	listed := map[member]bool{} // what each lane lists already: linear, not a scan per trial
 	for _, t := range s.TrialList() {
 		root := find(index[t.Cell.ID])
 		l, ok := laneOf[root]
@@ -58,10 +63,12 @@ func (s Sweep) Lanes() []Lane {
 			lanes = append(lanes, Lane{})
 		}
 		lane := &lanes[l]
-		if !slices.Contains(lane.Cells, t.Cell.Label) {
+		if cell := (member{l, t.Cell.Label}); !listed[cell] {
+			listed[cell] = true
 			lane.Cells = append(lane.Cells, t.Cell.Label)
 			for _, srv := range t.Cell.Profile.Servers() {
-				if !slices.Contains(lane.Servers, srv) {
+				if m := (member{l, "\x00" + srv}); !listed[m] {
+					listed[m] = true
 					lane.Servers = append(lane.Servers, srv)
 				}
 			}

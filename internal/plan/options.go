@@ -23,16 +23,25 @@ type Option struct {
 }
 
 // fields lists the fields of struct type t, those of its embedded structs
-// (TraceReplay) in their place instead of the embedded struct itself.
+// (TraceReplay) in their place instead of the embedded struct itself. The
+// list is built once per type (a sweep's checks ask for it per cell); the
+// caller must not modify it.
 func fields(t reflect.Type) []reflect.StructField {
+	if v, ok := fieldCache.Load(t); ok {
+		return v.([]reflect.StructField)
+	}
 	var out []reflect.StructField
 	for _, f := range reflect.VisibleFields(t) {
 		if !f.Anonymous {
 			out = append(out, f)
 		}
 	}
-	return out
+	v, _ := fieldCache.LoadOrStore(t, out)
+	return v.([]reflect.StructField)
 }
+
+// fieldCache maps a reflect.Type to its fields.
+var fieldCache sync.Map
 
 // Options lists every settable Profile option by its snake_case name.
 func Options() []Option { return options() }
