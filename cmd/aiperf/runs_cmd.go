@@ -33,6 +33,14 @@ type RunsListCmd struct {
 	Format string `name:"format" enum:"table,json" default:"table" help:"Output: table or json."`
 }
 
+// Validate refuses a negative --limit.
+func (c *RunsListCmd) Validate() error {
+	if c.Limit < 0 {
+		return fmt.Errorf("--limit must be 0 (all) or more, got %d", c.Limit)
+	}
+	return nil
+}
+
 // headlineStats are the statistics `runs list` shows.
 var headlineStats = []string{
 	"request_throughput.avg", "time_to_first_token.avg", "time_to_first_token.p99",
@@ -203,6 +211,32 @@ type RunsExportCmd struct {
 	Output string `name:"output" short:"o" placeholder:"DIR" help:"Write the file into DIR (created if needed) instead of to stdout."`
 }
 
+// Validate refuses an --output that is a file, or whose export file exists:
+// a stored run exported over the run's own export would replace the
+// original with its reconstruction.
+func (c *RunsExportCmd) Validate() error {
+	if c.Output == "" {
+		return nil
+	}
+	if fi, err := os.Stat(c.Output); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--output %s is a file: give a directory", c.Output)
+	}
+	name := report.JSONFile
+	if c.Format == "csv" {
+		name = report.CSVFile
+	}
+	if path := filepath.Join(c.Output, name); fileExists(path) {
+		return fmt.Errorf("--output: %s exists (perhaps the run's own export): give another directory, or remove it", path)
+	}
+	return nil
+}
+
+// fileExists reports whether path names anything.
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
 // Run exports the run.
 func (c *RunsExportCmd) Run(ctx context.Context, g *Globals) error {
 	return withStoredRun(ctx, g, c.ID, func(_ *store.DB, run *result.Run) error {
@@ -242,13 +276,27 @@ func (c *RunsDeleteCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 	defer db.Close()
-	if err := db.DeleteRuns(ctx, c.IDs...); err != nil {
+	ids := uniqueIDs(c.IDs)
+	if err := db.DeleteRuns(ctx, ids...); err != nil {
 		return refErr(err)
 	}
-	for _, id := range c.IDs {
+	for _, id := range ids {
 		fmt.Fprintf(g.Stdout, "deleted run %d\n", id)
 	}
 	return nil
+}
+
+// uniqueIDs is ids without repeats, in their first order.
+func uniqueIDs(ids []int64) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // refErr turns an error about a reference the user gave (a run, name or

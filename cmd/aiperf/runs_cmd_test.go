@@ -117,9 +117,24 @@ func TestRunsCommands(t *testing.T) {
 		assert.Contains(t, doc, "time_to_first_token")
 		assert.NotContains(t, string(b), testAPIKey)
 
+		code, _, errOut = aiperf(t, "--store", path, "runs", "export", "3", "-o", dir)
+		assert.Equal(t, ExitUsage, code, "an export is not written over another")
+		assert.Contains(t, errOut, "profile_export_aiperf.json exists")
+		code, _, errOut = aiperf(t, "--store", path, "runs", "export", "3", "-o", filepath.Join(dir, "profile_export_aiperf.json"))
+		assert.Equal(t, ExitUsage, code)
+		assert.Contains(t, errOut, "is a file: give a directory")
+
 		code, out, _ = aiperf(t, "--store", path, "runs", "export", "2", "--format", "csv")
 		require.Equal(t, ExitOK, code)
 		assert.Contains(t, out, "Time to First Token (ms)")
+	})
+	t.Run("bad list and metric flags", func(t *testing.T) {
+		code, _, errOut := aiperf(t, "--store", path, "runs", "list", "--limit=-5")
+		assert.Equal(t, ExitUsage, code)
+		assert.Contains(t, errOut, "--limit must be 0 (all) or more, got -5")
+		code, _, errOut = aiperf(t, "--store", path, "compare", "fast", "slow", "--metric", ",")
+		assert.Equal(t, ExitUsage, code)
+		assert.Contains(t, errOut, "--metric names no statistic")
 	})
 	t.Run("unknown run", func(t *testing.T) {
 		code, _, errOut := aiperf(t, "--store", path, "runs", "show", "99")
@@ -141,7 +156,7 @@ func TestRunsDelete(t *testing.T) {
 	code, _, errOut := aiperf(t, "--store", path, "runs", "delete", "1", "77")
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "run 77 not found")
-	code, out, errOut := aiperf(t, "--store", path, "runs", "delete", "1", "2")
+	code, out, errOut := aiperf(t, "--store", path, "runs", "delete", "1", "2", "1")
 	require.Equal(t, ExitOK, code, errOut)
 	assert.Equal(t, "deleted run 1\ndeleted run 2\n", out)
 	code, out, _ = aiperf(t, "--store", path, "runs", "list", "--format", "json")

@@ -229,6 +229,11 @@ func TestGroupsNotes(t *testing.T) {
 	assert.Equal(t, compare.NoData, rep.Metrics[1].Versus[0].Verdict)
 	assert.Contains(t, rep.Notes, "no_such_metric.avg: no compared run has this statistic")
 
+	saveGroup(t, db, setup{name: "broken"}, trial{ttft: 1, rps: 1, status: result.StatusFailed})
+	saveGroup(t, db, setup{name: "broken2"}, trial{ttft: 1, rps: 1, status: result.StatusFailed})
+	rep = groups(t, db, compare.Options{Keys: opt.Keys[:1]}, "broken", "broken2")
+	assert.Contains(t, rep.Notes, "time_to_first_token.avg: no complete run (runs that did not complete are left out, above) has this statistic")
+
 	saveGroup(t, db, setup{name: "gpu2", url: "http://gpu2:8000"}, ttfts(20, 21)...)
 	rep = groups(t, db, opt, "base", "gpu2")
 	assert.Equal(t, []string{"url: base = http://localhost:8000, gpu2 = http://gpu2:8000"}, rep.ConfigDifferences,

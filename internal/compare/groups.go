@@ -90,7 +90,11 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 			}
 		}
 		if !found {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: no compared run has this statistic", k))
+			what := "no compared run"
+			if slices.ContainsFunc(rep.Groups, func(g GroupInfo) bool { return g.Trials == 0 && len(g.Excluded) > 0 }) {
+				what = "no complete run (runs that did not complete are left out, above)"
+			}
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %s has this statistic", k, what))
 		}
 		rep.Metrics = append(rep.Metrics, m)
 	}

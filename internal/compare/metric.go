@@ -51,6 +51,9 @@ func ParseKeys(specs []string) ([]Key, error) {
 			}
 		}
 	}
+	if len(specs) > 0 && len(out) == 0 {
+		return nil, errors.New("names no statistic: give metric.stat keys, e.g. time_to_first_token.p99")
+	}
 	return out, nil
 }
 
