@@ -27,8 +27,11 @@
 //	worker → coordinator   done     the worker's phase reports, audit and stalls
 //
 // At any time the coordinator may send halt (stop issuing, let the requests
-// in flight finish: the failed-request threshold) or stop (Ctrl-C: cut
-// everything); a worker whose channel closes stops. The coordinator alone
+// in flight finish: the failed-request threshold) or stop (Ctrl-C, or
+// another worker failed: cut everything; the message says why when it is
+// not an interrupt, and the records its stop cut are marked with that
+// cause, CutWorkerFailed, instead of an interrupt's); a worker whose
+// channel closes stops. The coordinator alone
 // calls control hooks: between every worker's ready and the start it
 // broadcasts, and after every worker drained (Coordinator.Hooks), so the
 // server's profiler brackets the profiling phase once; workers never do.
@@ -38,9 +41,12 @@
 // offset, and numbers them so that indexes and sessions stay unique.
 //
 // A worker is not trusted. A line is at most MaxMessage bytes; each record
-// is range-checked once on the coordinator's timebase (check.go); a worker
-// that breaks the protocol or sends an impossible record is killed, named
-// in the cell's error, and nothing more of it is taken. Nor is a worker
+// is range-checked once on the coordinator's timebase (check.go), and
+// tallied per worker and phase: a duplicate, a request beyond the worker's
+// share, or a done report that does not account for what arrived is
+// refused (tally.go); a worker that breaks the protocol, sends an
+// impossible record or an impossible account is killed, named in the
+// cell's error, and nothing more of it is taken. Nor is a worker
 // waited on for ever (Deadlines): one silent past the silence deadline
 // (not even a beat), not prepared within the handshake deadline, or going
 // on with a phase another worker drained past the drain deadline is
