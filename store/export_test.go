@@ -53,3 +53,19 @@ func FillForTest(ctx context.Context, db *DB) (free func() error, err error) {
 		return err
 	}, nil
 }
+
+// OnLockWaitForTest returns a channel closed when a write on the store at
+// path next finds it locked by another connection and waits.
+func OnLockWaitForTest(path string) <-chan struct{} {
+	ch := make(chan struct{})
+	lockWaits.Store(path, ch)
+	return ch
+}
+
+// NoRoomForTest replaces the free-space check of OpenReadOnly until the
+// returned func restores it.
+func NoRoomForTest(f func(dir string) bool) (restore func()) {
+	old := noRoom
+	noRoom = f
+	return func() { noRoom = old }
+}

@@ -4,9 +4,28 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
+
+// errLockWaitCut is wrapped by the error of a write whose wait for another
+// process's lock ctx ended.
+var errLockWaitCut = errors.New("interrupted while waiting for another process's lock on the store")
+
+// lockWaits holds, by store path, the channel a test waits on to learn that
+// a write is waiting for another process's lock (OnLockWaitForTest): the
+// test can then cancel the wait without racing it.
+var lockWaits sync.Map
+
+// lockWaited tells the test waiting on path's channel, if any, that a write
+// on path waits for a lock.
+func lockWaited(path string) {
+	if ch, ok := lockWaits.LoadAndDelete(path); ok {
+		close(ch.(chan struct{}))
+	}
+}
 
 // pollBusy is how long one attempt of an interruptible transaction lets
 // SQLite wait for another process's lock before the wait goes back to Go,
@@ -47,9 +66,10 @@ func (db *DB) inTxInterruptible(ctx context.Context, fn func(ctx context.Context
 		if !busy(err) || time.Now().After(deadline) {
 			return db.named(err)
 		}
+		lockWaited(db.path)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("interrupted while waiting for another process's lock on the store (%w): %w", context.Cause(ctx), err)
+			return fmt.Errorf("%w (%w): %w", errLockWaitCut, context.Cause(ctx), err)
 		default:
 		}
 	}

@@ -63,13 +63,21 @@ func (e *UnusableError) Unwrap() error { return e.Err }
 // and its parent directories if needed and applying pending migrations. It
 // then makes one write it rolls back, so a store that could not record a
 // run is refused now, not after a benchmark: every such refusal is an
-// *UnusableError. The path ":memory:" opens a private in-memory database.
+// *UnusableError. The path ":memory:" opens a private in-memory database;
+// any other path is a file name, taken as it is ("a?b.db", "file:x.db" are
+// files of those names, as OpenReadOnly reads them), and may not be empty.
 //
 // Open reads the database header and schema but not every page: damage deep
 // inside a large file is found by IntegrityCheck, which reads them all.
-func Open(path string) (*DB, error) {
-	if strings.Contains(path, "?") {
-		return nil, fmt.Errorf("open store %q: path must not contain '?'", path)
+func Open(path string) (*DB, error) { return OpenContext(context.Background(), path) }
+
+// OpenContext is Open whose wait for another process's lock on the store
+// (up to the 30 s busy timeout) ends at once when ctx is cancelled, with an
+// error that wraps ctx's cause (context.Canceled for a Ctrl-C), not an
+// *UnusableError: nothing was written.
+func OpenContext(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("open store: the path is empty")
 	}
 	if path != ":memory:" {
 		if err := checkFile(path, true); err != nil {
@@ -79,7 +87,11 @@ func Open(path string) (*DB, error) {
 			return nil, fmt.Errorf("open store %q: %w", path, err)
 		}
 	}
-	sqlDB, err := sql.Open("sqlite3", path+"?"+dsnOptions)
+	dsn := ":memory:?" + dsnOptions
+	if path != ":memory:" {
+		dsn = fileURI(path, dsnOptions)
+	}
+	sqlDB, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", path, err)
 	}
@@ -91,10 +103,14 @@ func Open(path string) (*DB, error) {
 	// Two processes creating one store at once: the one that comes second
 	// may find it locked where SQLite does not wait (switching a new file
 	// to WAL, upgrading a read to a write); it tries again.
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		err = db.prepare(context.Background())
-		if err == nil || !busy(err) || time.Since(start) > busyTimeout {
+	for start := time.Now(); ; {
+		err = db.prepare(ctx)
+		if err == nil || !busy(err) || time.Since(start) > busyTimeout || ctx.Err() != nil {
 			break
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
 		}
 	}
 	if err != nil {
@@ -102,6 +118,17 @@ func Open(path string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// fileURI is the SQLite URI of the file path with the query opts: the
+// characters a URI gives a meaning to are escaped, so that every path names
+// the file it spells.
+func fileURI(path, opts string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	if filepath.IsAbs(path) {
+		return "file://" + esc + "?" + opts // "file:///a" is /a; "file://a" would be host a
+	}
+	return "file:" + esc + "?" + opts
 }
 
 // busyTimeout is how long opening waits out another process's lock, as
@@ -115,55 +142,77 @@ func busy(err error) bool {
 }
 
 // prepare checks that db holds an aiperf store this binary understands,
-// applies pending migrations and proves that it can write.
+// applies pending migrations and proves that it can write. A failure once
+// ctx is cancelled is the interruption's, not the store's: it wraps ctx's
+// cause and is no *UnusableError.
 func (db *DB) prepare(ctx context.Context) error {
+	fail := func(err error) error {
+		switch {
+		case ctx.Err() == nil:
+			return db.unusable(err)
+		case errors.Is(err, context.Cause(ctx)):
+			return fmt.Errorf("open store %q: %w", db.path, err)
+		}
+		return fmt.Errorf("open store %q: interrupted (%w): %w", db.path, context.Cause(ctx), err)
+	}
 	applied, err := db.appliedMigrations(ctx)
 	if err != nil {
-		return db.unusable(err)
+		return fail(err)
 	}
 	pending, err := db.pending(applied)
 	if err != nil {
 		return err
 	}
 	if err := db.migrate(ctx, pending); err != nil {
-		return db.unusable(err)
+		return fail(err)
 	}
 	if err := db.probeWrite(ctx); err != nil {
-		return db.unusable(err)
+		return fail(err)
 	}
 	return nil
 }
 
 // OpenReadOnly opens an existing store for reading: `aiperf runs list`,
 // `show`, `export` and `compare` work on a store the user may not write, in
-// a directory SQLite cannot create its -shm and -wal files in. A store
-// with pending migrations is opened with Open instead, to apply them; when
-// it cannot be written that is an *UnusableError.
-func OpenReadOnly(path string) (*DB, error) {
+// a directory SQLite cannot create its -shm and -wal files in, and on a
+// full disk. A store with pending migrations is opened with Open instead,
+// to apply them; when it cannot be written that is an *UnusableError.
+func OpenReadOnly(path string) (*DB, error) { return OpenReadOnlyContext(context.Background(), path) }
+
+// OpenReadOnlyContext is OpenReadOnly whose wait for a lock (when it
+// upgrades an older store) ends when ctx is cancelled, as OpenContext's.
+func OpenReadOnlyContext(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("open store: the path is empty")
+	}
 	if err := checkFile(path, false); err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
 	// A process that may not write the store reads it as immutable when no
 	// write-ahead log is there: read-only SQLite would create the -wal and
 	// -shm files, owned by this user, and leave them behind to lock the
-	// store's owner out.
+	// store's owner out. So does one on a full disk, where SQLite would
+	// create them and fail to fill the -shm (and leave both behind).
 	w := writable(path)
-	_, walErr := os.Stat(path + "-wal")
-	snapshot := accessKnown && !w && errors.Is(walErr, fs.ErrNotExist)
+	emptyWAL := walEmpty(path)
+	full := noRoom(filepath.Dir(path))
+	snapshot := emptyWAL && (accessKnown && !w || full)
 	db, applied, err := openReadOnly(ctx, path, snapshot)
 	if se := (sqlite3.Error{}); snapshot && errors.As(err, &se) && se.Code == sqlite3.ErrCorrupt {
 		// written meanwhile, and read without locks: read it with them
 		db, applied, err = openReadOnly(ctx, path, false)
+		snapshot = false
 	}
-	if err == nil && w {
+	if err == nil && w && !snapshot {
 		db.db.Close()
 		db, applied, err = openReader(ctx, path, readerOptions)
 	}
-	if se := (sqlite3.Error{}); errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen) {
+	if se := (sqlite3.Error{}); errors.As(err, &se) && (se.Code == sqlite3.ErrReadonly || se.Code == sqlite3.ErrCantOpen ||
+		diskFull(se) && walEmpty(path)) {
 		// A WAL database needs its -shm file; in a read-only directory
-		// SQLite cannot create it. Nobody can write there either, so the
-		// file may be read as immutable.
+		// SQLite cannot create it, on a full disk it cannot fill it. Nobody
+		// can write there either, so the file may be read as immutable
+		// (an empty -wal holds nothing it would miss).
 		db, applied, err = openReadOnly(ctx, path, true)
 	}
 	if err != nil {
@@ -178,7 +227,7 @@ func OpenReadOnly(path string) (*DB, error) {
 		return db, nil
 	}
 	db.db.Close()
-	rw, err := Open(path)
+	rw, err := OpenContext(ctx, path)
 	var ue *UnusableError
 	if errors.As(err, &ue) {
 		return nil, &UnusableError{Path: path, Err: err, Reason: fmt.Sprintf(
@@ -187,6 +236,17 @@ func OpenReadOnly(path string) (*DB, error) {
 	}
 	return rw, err
 }
+
+// walEmpty reports whether the store at path has no write-ahead log, or
+// an empty one: the database file alone holds every committed write.
+func walEmpty(path string) bool {
+	fi, err := os.Stat(path + "-wal")
+	return errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0
+}
+
+// minRoom is the free space below which a read does not let SQLite create
+// the -wal and -shm files (the -shm alone takes 32 KiB).
+const minRoom = 256 << 10
 
 // openReadOnly opens path read-only (immutable: without its WAL) and reads
 // its applied migrations.
@@ -200,8 +260,7 @@ func openReadOnly(ctx context.Context, path string, immutable bool) (*DB, []stri
 
 // openReader opens path with opts and reads its applied migrations.
 func openReader(ctx context.Context, path, opts string) (*DB, []string, error) {
-	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + opts
-	sqlDB, err := sql.Open("sqlite3", uri)
+	sqlDB, err := sql.Open("sqlite3", fileURI(path, opts))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store %q: %w", path, err)
 	}
@@ -339,7 +398,7 @@ func (db *DB) migrate(ctx context.Context, pending []string) error {
 }
 
 func (db *DB) applyMigration(ctx context.Context, name string) error {
-	return db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
+	return db.inTxInterruptible(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx,
 			`CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 			return err
@@ -358,7 +417,7 @@ func (db *DB) applyMigration(ctx context.Context, name string) error {
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`, name, formatTime(now))
+		_, err = tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`, name, formatTime(db.Now()))
 		return err
 	})
 }
@@ -366,13 +425,35 @@ func (db *DB) applyMigration(ctx context.Context, name string) error {
 // errProbed rolls back the write probe.
 var errProbed = errors.New("write probe")
 
-// probeWrite writes one row and rolls it back. In WAL mode SQLite opens a
+// probeWrite writes a row into each table a run is stored in (migrations,
+// runs, run_stats, records) and rolls them back. In WAL mode SQLite opens a
 // read-only file without complaint and even begins a write transaction on
-// it; only the first page written fails.
+// it; only the first page written fails. And a damaged table (its root page
+// overwritten) is found only when a row goes into it: here, before any
+// traffic, not when the run is saved. A row refused by a constraint or a
+// trigger of the store's says nothing about the file and is let be.
 func (db *DB) probeWrite(ctx context.Context) error {
-	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+	err := db.inTxInterruptible(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES ('write probe', '')`); err != nil {
 			return err
+		}
+		var next int64 // reads the runs table's root and last pages
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM runs`).Scan(&next); err != nil {
+			return fmt.Errorf("table runs: %w", err)
+		}
+		// the probe's records need no run row: the check waits for a commit that never comes
+		if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+			return err
+		}
+		for _, probe := range []struct{ table, insert string }{
+			{"runs", `INSERT INTO runs (id, name, status, started_at, ended_at) VALUES (?1, 'write probe', 'interrupted', '', '')`},
+			{"run_stats", `INSERT INTO run_stats (run_id, phase, metric, stat, value) VALUES (?1, 'probe', 'probe', 'probe', 0)`},
+			{"records", `INSERT INTO records (run_id, idx, phase, phase_kind, scheduled_ns, sent_ns, end_ns) VALUES (?1, 0, '', '', 0, 0, 0)`},
+		} {
+			var se sqlite3.Error
+			if _, err := tx.ExecContext(ctx, probe.insert, next); err != nil && !(errors.As(err, &se) && se.Code == sqlite3.ErrConstraint) {
+				return fmt.Errorf("table %s: %w", probe.table, err)
+			}
 		}
 		return errProbed
 	})

@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -27,6 +27,7 @@ type Pending struct {
 	id     int64       // 0 until the first batch
 	stored int         // records added
 	err    error       // the first failure: no batch after it
+	cut    bool        // a batch's wait for a lock was ended by ctx (a Ctrl-C)
 }
 
 // BeginRun returns the pending run of r, whose name, configuration, command
@@ -39,9 +40,10 @@ func (db *DB) BeginRun(r *result.Run) *Pending {
 
 // Add stores a batch of finished records (in any order); it adds the run's
 // row with the first. A wait for another process's lock on the store ends
-// when ctx is cancelled (a Ctrl-C of the run): the batch then fails. Nothing of a batch that fails is kept, in the file or
-// here: after a failure Add does nothing and returns that failure, and
-// Complete stores every record itself.
+// when ctx is cancelled (a Ctrl-C of the run): the batch then fails, and
+// Complete does not wait for that lock again. Nothing of a batch that fails
+// is kept, in the file or here: after a failure Add does nothing and
+// returns that failure, and Complete stores every record itself.
 func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 	if p.err != nil || len(records) == 0 {
 		return p.err
@@ -61,6 +63,7 @@ func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 		return err
 	})
 	if err != nil { // rolled back: the row and the records are not in the file
+		p.cut = errors.Is(err, errLockWaitCut)
 		p.err = fmt.Errorf("store records while the run goes: %w", err)
 		return p.err
 	}
@@ -77,14 +80,17 @@ func (p *Pending) Stored() (id int64, records int) { return p.id, p.stored }
 // transaction, and returns its id. The records Add stored are kept when
 // they are all of r's; otherwise (a batch failed, or r has records Add did
 // not see) they are replaced by r's. A transient failure is tried again as
-// db.Retry says.
+// db.Retry says; a wait for a lock ends as SaveRun's does. When a Ctrl-C
+// already ended a batch's wait for a lock, Complete does not wait for it
+// again: it writes at once if the lock is gone, and otherwise gives up
+// (the run stays as the interrupted run its batches stored).
 func (p *Pending) Complete(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
 	if p.id == 0 {
 		return p.db.SaveRun(ctx, r, artifactDir)
 	}
 	var id int64
-	err := p.db.retry(ctx, "store run "+describeRun(r), func(ctx context.Context) error {
-		return p.db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+	err := p.db.retry(ctx, "store run "+describeRun(r), p.cut, func(wait context.Context) error {
+		return p.db.inTxInterruptible(wait, func(ctx context.Context, tx *sql.Tx) error {
 			var records []metrics.Record // nil: those stored are the run's
 			if p.err != nil || p.stored != len(r.Records) {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE run_id = ?`, p.id); err != nil {

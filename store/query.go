@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ type RunRow struct {
 	Seed         *int64   `json:"seed,omitempty"`
 
 	StartedAt   time.Time `json:"started_at"`
-	EndedAt     time.Time `json:"ended_at"`
+	EndedAt     time.Time `json:"ended_at,omitzero"` // zero: not ended (a run still going, or killed)
 	ArtifactDir string    `json:"artifact_dir,omitempty"`
 	RecordCount int       `json:"record_count"`
 	// ClientBound is the run's CLIENT-BOUND flag: the client, not the
@@ -448,7 +449,7 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		if err := rows.Scan(&id, &metric, &stat, &v, &unit); err != nil {
 			return fmt.Errorf("load statistics: %w", err)
 		}
-		if k := metric + "." + stat; wanted[k] {
+		if k := metric + "." + stat; wanted[k] && !math.IsNaN(v) && !math.IsInf(v, 0) { // a non-finite one: absent
 			r := index[id]
 			r.Stats[k], r.Units[metric] = v, unit
 		}

@@ -75,20 +75,29 @@ var DefaultRetry = Retry{For: 2 * time.Minute, Every: time.Second}
 
 // retry runs write, and while it fails with a transient error tries it
 // again every db.Retry.Every until db.Retry.For has passed, saying so on
-// db.Retry.Log. A cancellation of ctx during a wait gives up at once,
-// unless ctx had ended before the first attempt (an interrupted run is
-// still stored: a second Ctrl-C exits at once). what names the write, as
-// "store run 3".
-func (db *DB) retry(ctx context.Context, what string, write func(context.Context) error) error {
-	wctx := context.WithoutCancel(ctx) // a write once begun is finished or rolled back, never cut
-	err := write(wctx)
+// db.Retry.Log. write gets the context its wait for another process's lock
+// is to end with (inTxInterruptible): ctx, or, when ctx had ended before the
+// first attempt, one that never ends. So a cancellation of ctx during a
+// wait — for a lock, or between attempts — gives up at once, unless ctx had
+// ended before the first attempt (an interrupted run is still stored: a
+// second Ctrl-C exits at once). what names the write, as "store run 3".
+//
+// cut says that ctx's cancellation already ended a wait for a lock of this
+// run's (a batch stored while it went): that Ctrl-C came while the store
+// was waited for, so this write waits no more either — it is tried once
+// (and succeeds if the lock is gone by then).
+func (db *DB) retry(ctx context.Context, what string, cut bool, write func(wait context.Context) error) error {
+	wait := ctx
+	if ctx.Err() != nil && !cut {
+		wait = context.WithoutCancel(ctx)
+	}
+	err := write(wait)
 	r := db.Retry
 	if err == nil || r.For <= 0 || !transient(err) {
 		return err
 	}
-	stop := ctx.Done()
-	if ctx.Err() != nil {
-		stop = nil
+	if wait.Err() != nil { // cancelled while it waited for a lock, or wrote
+		return interrupted(wait, 1, err)
 	}
 	every := max(r.Every, time.Millisecond)
 	if r.Log != nil {
@@ -100,10 +109,10 @@ func (db *DB) retry(ctx context.Context, what string, write func(context.Context
 	for attempt := 2; ; attempt++ {
 		select {
 		case <-timer.C:
-		case <-stop:
-			return fmt.Errorf("gave up after %d attempts, interrupted (%w): %w", attempt-1, context.Cause(ctx), err)
+		case <-wait.Done():
+			return interrupted(wait, attempt-1, err)
 		}
-		if err = write(wctx); err == nil {
+		if err = write(wait); err == nil {
 			if r.Log != nil {
 				fmt.Fprintf(r.Log, "note: %s succeeded on attempt %d\n", what, attempt)
 			}
@@ -112,10 +121,23 @@ func (db *DB) retry(ctx context.Context, what string, write func(context.Context
 		if !transient(err) {
 			return err
 		}
+		if wait.Err() != nil {
+			return interrupted(wait, attempt, err)
+		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return fmt.Errorf("gave up after %d attempts in %s: %w", attempt, r.For, err)
 		}
 		timer.Reset(min(every, left))
 	}
+}
+
+// interrupted is the error of a write given up on after attempts because
+// ctx was cancelled; err, the last failure, may already say so (a wait for
+// a lock cut short).
+func interrupted(ctx context.Context, attempts int, err error) error {
+	if errors.Is(err, context.Cause(ctx)) {
+		return fmt.Errorf("gave up after %d attempts: %w", attempts, err)
+	}
+	return fmt.Errorf("gave up after %d attempts, interrupted (%w): %w", attempts, context.Cause(ctx), err)
 }

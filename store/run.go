@@ -5,9 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -36,12 +37,15 @@ const statValue = "value"
 // messages and scraped endpoints, so no secret reaches the file even if the
 // caller forgot.
 //
-// A transient failure (a full disk, an I/O error) is tried again as
-// db.Retry says; the write itself is never cut by ctx.
+// A transient failure (a full disk, an I/O error, a lock held past the busy
+// timeout) is tried again as db.Retry says. The write itself is never cut
+// by ctx; a wait for another process's lock, or between attempts, ends when
+// ctx is cancelled during it (not when it had ended before: an interrupted
+// run is stored).
 func (db *DB) SaveRun(ctx context.Context, r *result.Run, artifactDir string) (int64, error) {
 	var id int64
-	err := db.retry(ctx, "store run "+describeRun(r), func(ctx context.Context) error {
-		return db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+	err := db.retry(ctx, "store run "+describeRun(r), false, func(wait context.Context) error {
+		return db.inTxInterruptible(wait, func(ctx context.Context, tx *sql.Tx) error {
 			var err error
 			id, err = saveRun(ctx, tx, r, artifactDir, 0, r.Records)
 			return err
@@ -269,20 +273,48 @@ func insertStats(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run) er
 }
 
 // statMap flattens a metric into stat name → value: the Stats fields under
-// their JSON (AIPerf) names, or the single statValue of a scalar metric.
+// their JSON (AIPerf) names, or the single statValue of a scalar metric. A
+// statistic that is not a finite number (NaN, ±Inf: no JSON number can
+// carry it, and SQLite stores NaN as NULL) is left out, the others kept.
 func statMap(m metrics.Metric) map[string]float64 {
-	if m.Stats == nil {
-		return map[string]float64{statValue: m.Value}
+	out := map[string]float64{}
+	put := func(name string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[name] = v
+		}
 	}
-	b, _ := json.Marshal(m.Stats) // plain numbers: cannot fail
-	var out map[string]float64
-	json.Unmarshal(b, &out)
+	if m.Stats == nil {
+		put(statValue, m.Value)
+		return out
+	}
+	v, t := reflect.ValueOf(*m.Stats), reflect.TypeFor[metrics.Stats]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Float64:
+			put(name, f.Float())
+		case reflect.Int:
+			put(name, float64(f.Int()))
+		}
+	}
 	return out
+}
+
+// finite keeps the finite values of m: a non-finite one in a store (written
+// by another tool, or an older aiperf) is read as absent, not as an error
+// that hides every other.
+func finite(m map[string]float64) map[string]float64 {
+	for k, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			delete(m, k)
+		}
+	}
+	return m
 }
 
 // statsFromMap is the inverse of statMap for a record metric.
 func statsFromMap(m map[string]float64) (*metrics.Stats, error) {
-	b, err := json.Marshal(m)
+	b, err := json.Marshal(finite(m))
 	if err != nil {
 		return nil, err
 	}
@@ -345,10 +377,11 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 
 // DeleteRuns deletes the given runs with everything they own, in one
 // transaction: if any id is unknown nothing is deleted; an id given twice
-// counts once.
+// counts once. A wait for another process's lock on the store ends when
+// ctx is cancelled, and then nothing is deleted (the error says so).
 func (db *DB) DeleteRuns(ctx context.Context, ids ...int64) error {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids))) // an id given twice is deleted once
-	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+	err := db.inTxInterruptible(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, id := range ids {
 			res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
 			if err != nil {
@@ -361,7 +394,7 @@ func (db *DB) DeleteRuns(ctx context.Context, ids ...int64) error {
 		return nil
 	})
 	if err != nil {
-		return wrap(err, "delete runs")
+		return wrap(err, "delete runs (nothing was deleted)")
 	}
 	return nil
 }

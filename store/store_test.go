@@ -172,9 +172,28 @@ func TestOpen(t *testing.T) {
 		assert.Equal(t, store.MigrationCount(), count(t, again, `SELECT count(*) FROM migrations`))
 		assert.Equal(t, 1, count(t, again, `SELECT count(*) FROM runs`))
 	})
-	t.Run("rejects a path with a query", func(t *testing.T) {
-		_, err := store.Open("x.db?mode=ro")
-		require.ErrorContains(t, err, `open store "x.db?mode=ro"`)
+	t.Run("a path is the file it spells", func(t *testing.T) {
+		// "?" and "file:" used to reach SQLite as a query and a URI: the
+		// runs went to another file than the one readers then opened.
+		dir := t.TempDir()
+		for _, name := range []string{"x.db?mode=ro", "file:x.db", "a#b%20.db"} {
+			path := filepath.Join(dir, name)
+			db, err := store.Open(path)
+			require.NoError(t, err, name)
+			_, err = db.SaveRun(ctx, newRun(runOpts{name: "x", records: 1}), "")
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+			require.FileExists(t, filepath.Join(dir, name))
+			r, err := store.OpenReadOnly(path)
+			require.NoError(t, err, name)
+			assert.Equal(t, 1, count(t, r, `SELECT count(*) FROM runs`), name)
+			require.NoError(t, r.Close())
+		}
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Len(t, entries, 3, "no other file was written")
+		_, err = store.Open("")
+		require.ErrorContains(t, err, "the path is empty")
 	})
 	t.Run("wraps errors with the path", func(t *testing.T) {
 		blocker := filepath.Join(t.TempDir(), "file")
@@ -183,4 +202,24 @@ func TestOpen(t *testing.T) {
 		require.ErrorContains(t, err, "open store")
 		require.ErrorContains(t, err, blocker)
 	})
+}
+
+// TestOpenRelativeFileColonPath: a relative path beginning "file:" (as
+// --store file:x.db gives it) is the file of that name, for Open and
+// OpenReadOnly alike; it used to be taken as an SQLite URI by Open only,
+// which wrote x.db where readers then looked for "file:x.db".
+func TestOpenRelativeFileColonPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	db, err := store.Open("file:x.db")
+	require.NoError(t, err)
+	_, err = db.SaveRun(context.Background(), newRun(runOpts{name: "x", records: 1}), "")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	assert.FileExists(t, filepath.Join(dir, "file:x.db"))
+	assert.NoFileExists(t, filepath.Join(dir, "x.db"))
+	r, err := store.OpenReadOnly("file:x.db")
+	require.NoError(t, err)
+	defer r.Close()
+	assert.Equal(t, 1, count(t, r, `SELECT count(*) FROM runs`))
 }

@@ -69,7 +69,7 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	db, err := openStoreToRead(g.Store)
+	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {
 		return err
 	}

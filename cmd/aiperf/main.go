@@ -138,8 +138,8 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 				if f := beforeHardExit.Load(); f != nil {
 					(*f)()
 				}
-				fmt.Fprintln(signalNotes, "aiperf: interrupted again: exiting now (the run in progress is not summarised or exported; "+
-					"records it already stored stay in the store as an interrupted run)")
+				fmt.Fprintln(signalNotes, "aiperf: interrupted again: exiting now (what the run in progress had not yet summarised, exported "+
+					"or stored is lost; records it already stored stay in the store as an interrupted run)")
 				os.Exit(ExitInterrupted)
 			case <-done:
 				return
@@ -208,6 +208,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cli.Globals.Wide { // marked under the escaping, which termsafe.Raw peels off
 		stdout = termsafe.Writer(report.Wide(termsafe.Raw(stdout)))
 		stderr = termsafe.Writer(report.Wide(termsafe.Raw(stderr)))
+	}
+	if err := checkStoreFlags(kctx, &cli.Globals, cli.Profile.NoStore); err != nil { // --store, AIPERF_STORE, --no-store
+		return printError(stderr, err)
 	}
 	cli.Globals.Stdout, cli.Globals.Stderr, cli.Globals.Args, cli.Globals.sweepLists = stdout, stderr, args, lists
 	return printError(stderr, kctx.Run(&cli.Globals))

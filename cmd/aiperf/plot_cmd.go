@@ -120,7 +120,7 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 // upload is --mlflow-upload: the written figures go to the MLflow run the
 // drawn stored runs were logged to.
 func (c *PlotCmd) upload(ctx context.Context, g *Globals, out string, paths []string) error {
-	db, err := openStoreToRead(g.Store)
+	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (c *PlotCmd) source(ctx context.Context, g *Globals) (plotserver.Source, st
 			return nil, "", usageErr(err)
 		}
 		src := func() ([]plot.Figure, []string, error) {
-			db, err := openStoreToRead(g.Store)
+			db, err := openStoreToRead(ctx, g.Store)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -262,7 +262,7 @@ func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func
 // to draw is a warning (the results are already stored and exported), or
 // with required (--plot-required) the error returned.
 func autoPlot(ctx context.Context, g *Globals, sel plot.Selection, dir string, required bool) error {
-	db, err := openStoreToRead(g.Store)
+	db, err := openStoreToRead(ctx, g.Store)
 	if err == nil {
 		defer db.Close()
 		var paths []string

@@ -195,7 +195,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	var db *store.DB
 	if c.ResultFile == "" && !c.NoStore { // a sweep child's parent stores the result
 		var err error
-		if db, err = openStoreToWrite(g.Store, otherStoreOrNone); err != nil {
+		if db, err = openStoreToWrite(ctx, g.Store, otherStoreOrNone); err != nil {
 			return err
 		}
 		defer db.Close()

@@ -30,7 +30,7 @@ func (c *ReportCmd) Validate() error {
 
 // Run loads the selection and writes the report.
 func (c *ReportCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreToRead(g.Store)
+	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ var headlineStats = []string{
 
 // Run lists the runs.
 func (c *RunsListCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreToRead(g.Store)
+	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (c *RunsShowCmd) Run(ctx context.Context, g *Globals) error {
 // withStoredRun opens the store and calls fn with run id (without its
 // records), its configuration redacted once more before it is shown.
 func withStoredRun(ctx context.Context, g *Globals, id int64, fn func(db *store.DB, run *result.Run) error) error {
-	db, err := openStoreToRead(g.Store)
+	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ type RunsDeleteCmd struct {
 
 // Run deletes the runs.
 func (c *RunsDeleteCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openExistingStore(g.Store)
+	db, err := openExistingStore(ctx, g.Store)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ type RunsSweepsCmd struct {
 // Run lists the sweeps and searches, newest first: a search with its
 // probes (cells) and its answer.
 func (c *RunsSweepsCmd) Run(ctx context.Context, g *Globals) error {
-	db, err := openStoreToRead(g.Store)
+	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {
 		return err
 	}

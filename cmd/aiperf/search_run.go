@@ -38,7 +38,7 @@ type searchOptions struct {
 // the one --resume continues), runs it (runner.Search), and prints its
 // answer and its probes' table. Exit codes as runSweep's.
 func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) error {
-	db, err := openStoreToWrite(g.Store, otherStoreNothing)
+	db, err := openStoreToWrite(ctx, g.Store, otherStoreNothing)
 	if err != nil {
 		return err
 	}

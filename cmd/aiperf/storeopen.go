@@ -7,6 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
@@ -19,32 +22,82 @@ const (
 	otherStoreNothing = "nothing was sent; " + otherStore
 )
 
+// checkStoreFlags settles the store of the command line kctx parsed, before
+// anything runs: an AIPERF_STORE that is set but empty is taken as unset
+// (the default store); an empty --store, an in-memory database (whose runs
+// would be lost on exit) and an SQLite URI are usage errors, unless
+// profile's --no-store leaves the store unused.
+func checkStoreFlags(kctx *kong.Context, g *Globals, noStore bool) error {
+	given := false // on the command line, not from AIPERF_STORE or the default
+	for _, p := range kctx.Path {
+		given = given || p.Flag != nil && p.Flag.Name == "store"
+	}
+	if !given && strings.TrimSpace(g.Store) == "" {
+		for _, f := range kctx.Flags() {
+			if f.Name == "store" {
+				g.Store = f.Default
+			}
+		}
+	}
+	if cmd, _, _ := strings.Cut(kctx.Command(), " "); noStoreCommands[cmd] {
+		return nil
+	}
+	if noStore { // --store with it is not refused: the e2e helpers (cliRun) give --store to every command
+		return nil
+	}
+	field := "AIPERF_STORE"
+	if given {
+		field = "--store"
+	}
+	path := g.Store
+	switch {
+	case strings.TrimSpace(path) == "":
+		return usageErr(fmt.Errorf("%s is empty: give the path of the store file (the default is artifacts/aiperf.db), "+
+			"or --no-store to record nothing", field))
+	case path == ":memory:" || strings.HasPrefix(path, "file::memory:"):
+		return usageErr(fmt.Errorf("%s %s is an in-memory database, whose runs would be lost when aiperf exits: "+
+			"give the path of a store file, or --no-store to record nothing", field, path))
+	case strings.HasPrefix(path, "file:"):
+		return usageErr(fmt.Errorf("%s %s is an SQLite URI: give the path of the store file (%s)", field, path,
+			strings.TrimPrefix(strings.SplitN(path, "?", 2)[0], "file:")))
+	}
+	return nil
+}
+
+// noStoreCommands never open the store: they take any --store.
+var noStoreCommands = map[string]bool{"plan": true, "config": true, "analyze-trace": true, "synthesize-trace": true,
+	"mock-server": true, "version": true, "worker": true}
+
 // openStoreToWrite opens the store for writing before anything is sent: a store
 // that could not record the result is a usage error (exit 2) saying what to
-// do instead.
-func openStoreToWrite(path, instead string) (*store.DB, error) {
-	db, err := store.Open(path)
+// do instead. A Ctrl-C while it waits for another process's lock ends the
+// wait (exit 130).
+func openStoreToWrite(ctx context.Context, path, instead string) (*store.DB, error) {
+	db, err := store.OpenContext(ctx, path)
+	if errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("%w; nothing was sent or changed", err)
+	}
 	return db, storeErr(err, instead)
 }
 
 // openExistingStore opens an existing store for writing (`runs delete`);
 // unlike store.Open it does not create an empty database where none was
 // recorded.
-func openExistingStore(path string) (*store.DB, error) {
+func openExistingStore(ctx context.Context, path string) (*store.DB, error) {
 	if err := storeExists(path); err != nil {
 		return nil, err
 	}
-	return openStoreToWrite(path, otherStore)
+	return openStoreToWrite(ctx, path, otherStore)
 }
 
 // openStoreToRead opens an existing store for reading only (`runs list`,
 // `show`, `export`, `compare`), which also works on a read-only file or
-// directory.
-func openStoreToRead(path string) (*store.DB, error) {
+// directory, and on a full disk.
+func openStoreToRead(ctx context.Context, path string) (*store.DB, error) {
 	if err := storeExists(path); err != nil {
 		return nil, err
 	}
-	db, err := store.OpenReadOnly(path)
+	db, err := store.OpenReadOnlyContext(ctx, path)
 	return db, storeErr(err, otherStore)
 }
 

@@ -219,7 +219,7 @@ type sweepOptions struct {
 // another process runs the sweep or writes its directory, or a new sweep
 // would overwrite an earlier one's trials.
 func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) error {
-	db, err := openStoreToWrite(g.Store, otherStoreNothing)
+	db, err := openStoreToWrite(ctx, g.Store, otherStoreNothing)
 	if err != nil {
 		return err
 	}
