@@ -40,6 +40,8 @@ func (s *scanner) chunk(w *wireChunk) error {
 		switch {
 		case keyIs(key, "choices"):
 			return s.choices(w)
+		case keyIs(key, "object"):
+			return s.text(&w.Object)
 		case keyIs(key, "usage"):
 			return s.usage(w)
 		case keyIs(key, "metrics"):
@@ -96,10 +98,25 @@ func (s *scanner) choice(c *wireChoice) error {
 			}
 			return err
 		case keyIs(key, "text"):
+			if s.null() {
+				c.has |= nullText
+				return nil
+			}
+			c.has |= hasText
 			return s.text(&c.Text)
 		case keyIs(key, "delta"):
+			if s.null() {
+				c.has |= nullDelta
+				return nil
+			}
+			c.has |= hasDelta
 			return s.message(&c.Delta)
 		case keyIs(key, "message"):
+			if s.null() {
+				c.has |= nullMessage
+				return nil
+			}
+			c.has |= hasMessage
 			return s.message(&c.Message)
 		}
 		_, err := s.skip()

@@ -51,8 +51,8 @@ func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
 		Usage *wireUsage      `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	}
-	if b[0] != '{' || json.Unmarshal(b, &v) != nil {
-		return piece{}, "the body is not a JSON object"
+	if why := decodeObject(b, &v); why != "" {
+		return piece{}, why
 	}
 	if e := errorField(v.Error, status); e != nil {
 		return piece{err: e}, ""

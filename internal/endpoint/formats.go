@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"encoding/json"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -62,6 +63,11 @@ type piece struct {
 	images int
 	// job is a video job's id (videoFormat).
 	job string
+	// why says why a kindMalformed event is not one of the API's.
+	why string
+	// invalid, set on a kindChunk event, says why the event makes the
+	// whole reply invalid (an event of the API that contradicts itself).
+	invalid string
 }
 
 // formatFor is the format of a request's endpoint type.
@@ -82,7 +88,7 @@ func formatFor(req *Request) format {
 	case plan.EndpointTemplate, plan.EndpointRaw:
 		return detectFormat{field: req.ResponseField}
 	case plan.EndpointImageGeneration, plan.EndpointImageEdit:
-		return imagesFormat{}
+		return imagesFormat{n: askedImages(req)}
 	case plan.EndpointVideoGeneration:
 		return videoFormat{}
 	case plan.EndpointImageRetrieval:
@@ -90,7 +96,10 @@ func formatFor(req *Request) format {
 	case plan.EndpointSolidoRAG:
 		return solidoFormat{}
 	}
-	return openaiFormat{}
+	if req.EndpointType == plan.EndpointCompletions {
+		return openaiFormat{api: apiCompletions}
+	}
+	return openaiFormat{api: apiChat}
 }
 
 // sentCount is n, the items the request body sends, or -1 (not known)
@@ -102,25 +111,34 @@ func sentCount(req *Request, n int) int {
 	return n
 }
 
-// openaiFormat is chat and completions: the scanner of decode.go.
-type openaiFormat struct{}
+// openaiFormat is chat and completions: the scanner of decode.go. Each
+// reply must have its API's shape (wireChunk.shapeProblem): a completions
+// reply on the chat route, or a chat reply on the completions route, is
+// not an answer to the request.
+type openaiFormat struct{ api openaiAPI }
 
 func (openaiFormat) label() string { return "OpenAI" }
 
-func (openaiFormat) stream() streamDecoder { return &openaiStream{} }
+func (f openaiFormat) stream() streamDecoder { return &openaiStream{api: f.api} }
 
-func (openaiFormat) whole(b []byte, status int) (piece, string) {
+func (f openaiFormat) whole(b []byte, status int) (piece, string) {
 	var w wireChunk
-	if b[0] != '{' || decodeChunk(b, &w) != nil {
+	if b[0] != '{' {
 		return piece{}, "the body is not a JSON object"
+	}
+	if err := decodeChunk(b, &w); err != nil {
+		return piece{}, openaiProblem(b)
 	}
 	if e := w.failure(status); e != nil {
 		return piece{err: e}, ""
 	}
-	switch {
-	case !w.hasChoices:
+	if !w.hasChoices {
 		return piece{}, "the JSON body has no choices"
-	case w.first() == nil:
+	}
+	if why := w.shapeProblem(f.api, false); why != "" {
+		return piece{}, why
+	}
+	if w.first() == nil {
 		return piece{}, "the JSON body has no choice with index 0"
 	}
 	p := piece{usage: w.usage(), spec: w.specDecode()}
@@ -133,6 +151,7 @@ func (openaiFormat) whole(b []byte, status int) (piece, string) {
 // are decoded without allocating (decodeTransient), so the text of a piece
 // is valid only until the next event.
 type openaiStream struct {
+	api     openaiAPI
 	w       wireChunk
 	scratch []byte
 }
@@ -154,10 +173,21 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	if e := w.failure(status); e != nil {
 		return piece{err: e}, kindChunk
 	}
+	if why := w.shapeProblem(s.api, true); why != "" {
+		return piece{why: why}, kindMalformed // another API's chunk: counted, skipped
+	}
 	p := piece{usage: w.usage(), spec: w.specDecode()}
 	p.text, p.reasoning = w.output()
 	p.other, p.hasOther = w.other()
 	return p, kindChunk
+}
+
+// openaiProblem says why a body the scanner refused is not a reply: the
+// first field of the wrong type, named with the type expected, when the
+// body is valid JSON; else that it is not a JSON object.
+func openaiProblem(b []byte) string {
+	var w wireChunk
+	return jsonProblem(json.Unmarshal(b, &w), "the body is not a JSON object")
 }
 
 // eventError describes an "event: error" frame: its {"error": …} object, or

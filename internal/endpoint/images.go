@@ -137,13 +137,57 @@ func formValue(v any) string {
 // SGLang's) {"data": [{"b64_json" | "url"}]} or NIM's {"artifacts":
 // [{"base64"}]}; at least one image must have come back, and each base64
 // image must be valid base64 of an image (imageHeader).
-type imagesFormat struct{}
+type imagesFormat struct {
+	n int // the images asked for ("n"); -1 when not known (a payload sent as it is, an n that is not a count)
+}
+
+// askedImages is the "n" a generation or edit request sends: 1, or an
+// --extra-inputs or turn's n; -1 when not known.
+func askedImages(req *Request) int {
+	if len(req.Payload) > 0 {
+		return -1
+	}
+	n := 1
+	for _, extra := range []map[string]any{req.Extra, req.TurnExtra} {
+		v, ok := extra["n"]
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case float64:
+			n = int(x)
+			if float64(n) != x {
+				return -1
+			}
+		case int:
+			n = x
+		case json.Number:
+			i, err := x.Int64()
+			if err != nil {
+				return -1
+			}
+			n = int(i)
+		case string:
+			i, err := strconv.Atoi(x)
+			if err != nil {
+				return -1
+			}
+			n = i
+		default:
+			return -1
+		}
+	}
+	if n < 1 {
+		return -1
+	}
+	return n
+}
 
 func (imagesFormat) label() string { return "images" }
 
 func (imagesFormat) stream() streamDecoder { return nonStreaming{} }
 
-func (imagesFormat) whole(b []byte, status int) (piece, string) {
+func (f imagesFormat) whole(b []byte, status int) (piece, string) {
 	var v struct {
 		Data []struct {
 			B64JSON string `json:"b64_json"`
@@ -155,8 +199,8 @@ func (imagesFormat) whole(b []byte, status int) (piece, string) {
 		Usage *wireUsage      `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	}
-	if b[0] != '{' || json.Unmarshal(b, &v) != nil {
-		return piece{}, "the body is not a JSON object"
+	if why := decodeObject(b, &v); why != "" {
+		return piece{}, why
 	}
 	if e := errorField(v.Error, status); e != nil {
 		return piece{err: e}, ""
@@ -184,6 +228,9 @@ func (imagesFormat) whole(b []byte, status int) (piece, string) {
 	}
 	if n == 0 {
 		return piece{}, "no image came back (no data nor artifacts)"
+	}
+	if f.n > 0 && n > f.n {
+		return piece{}, fmt.Sprintf("%d images came back, more than the %d asked for (n)", n, f.n)
 	}
 	p := piece{images: n}
 	if v.Usage != nil {

@@ -71,7 +71,7 @@ func (m *messagesUsage) metrics() *metrics.Usage {
 			}
 		}
 	}
-	return w.metrics()
+	return w.named("input_tokens", "output_tokens")
 }
 
 // messagesContent is a message's content blocks.
@@ -130,8 +130,8 @@ func (messagesFormat) stream() streamDecoder { return &messagesStream{} }
 
 func (messagesFormat) whole(b []byte, status int) (piece, string) {
 	var ev messagesEvent
-	if b[0] != '{' || json.Unmarshal(b, &ev) != nil {
-		return piece{}, "the body is not a JSON object"
+	if why := decodeObject(b, &ev); why != "" {
+		return piece{}, why
 	}
 	if e := errorField(ev.Error, status); e != nil {
 		return piece{err: e}, ""

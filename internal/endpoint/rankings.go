@@ -71,6 +71,8 @@ func (f rankingsFormat) whole(b []byte, status int) (piece, string) {
 		if f.typ == plan.EndpointNIMRankings {
 			list = v.Rankings
 		}
+	case b[0] == '{':
+		return piece{}, decodeObject(b, &v) // why v did not decode
 	default:
 		return piece{}, "the body is not a JSON object"
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/redirect"
 	"github.com/aiperf-go/aiperf/internal/sse"
 )
 
@@ -70,6 +71,9 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		case kindMalformed:
 			if res.MalformedChunks++; bad == "" {
 				bad = c.snippet(data)
+				if p.why != "" {
+					bad += ": " + p.why
+				}
 			}
 			continue
 		case kindEnd:
@@ -84,6 +88,11 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			return
 		}
 		valid++
+		if p.invalid != "" {
+			res.EndNs = ev.At
+			res.Err = c.invalid(res.Status, h, f, p.invalid)
+			return
+		}
 		if p.err != nil {
 			res.EndNs = ev.At
 			p.err.Message = c.redact(p.err.Message)
@@ -183,19 +192,26 @@ func (c *Client) readHTTPError(body io.Reader, res *Response) {
 	res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeHTTP, Message: c.redact(msg)}
 }
 
-// redirected names, in the error of a redirect that was not followed (to
-// another origin, redirect.Check), where it pointed: the origin only, as
-// its path and query may hold what the request sent.
+// redirected names, in the error of a redirect that was not followed
+// (redirect.Check), where it pointed and why: the origin only, as its path
+// and query may hold what the request sent.
 func (c *Client) redirected(resp *http.Response, res *Response) {
 	loc := resp.Header.Get("Location")
 	if resp.StatusCode/100 != 3 || loc == "" || res.Err == nil {
 		return
 	}
 	where := "a Location that is not a URL"
+	why := "to another origin"
 	if u, err := resp.Request.URL.Parse(loc); err == nil && u.Host != "" {
 		where = u.Scheme + "://" + u.Host
+		if redirect.SameOrigin(u, resp.Request.URL) {
+			why = "as it would resend the " + resp.Request.Method + " as a GET without its body (only a 307 or 308 keeps them)"
+			if resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect {
+				why = "as it would send the request without its body"
+			}
+		}
 	}
-	res.Err.Message += c.redact(fmt.Sprintf(" (a redirect to %s, not followed to another origin: give the URL it should be with --url)", where))
+	res.Err.Message += c.redact(fmt.Sprintf(" (a redirect to %s, not followed %s: give the URL it should be with --url)", where, why))
 }
 
 // invalid is a 2xx response that is not an API response; the message names
@@ -209,7 +225,17 @@ func (c *Client) invalid(status int, h http.Header, f format, what string) *metr
 		ct = "no Content-Type"
 	}
 	return &metrics.Error{Code: status, Type: ErrTypeInvalidResponse,
-		Message: c.redact(fmt.Sprintf("not an %s response (%s): %s", f.label(), ct, what))}
+		Message: c.redact(fmt.Sprintf("not %s %s response (%s): %s", article(f.label()), f.label(), ct, what))}
+}
+
+// article is the indefinite article of an API's label: "an OpenAI", "a
+// TGI", "a recognised" (the labels are names read letter by letter or
+// words; none starts with a silent consonant or a "you" sound).
+func article(label string) string {
+	if label != "" && strings.ContainsRune("AEIOUaeiou", rune(label[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // tooLarge is a response beyond the client's size limit.
@@ -239,6 +265,21 @@ func (c *Client) snippet(b []byte) string {
 		s += "…"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// isHTMLType reports a response labelled as an HTML page (text/html or
+// application/xhtml+xml): never an SSE stream, nor an API's reply.
+func isHTMLType(h http.Header) bool {
+	mt, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	mt = strings.TrimSpace(mt)
+	return strings.EqualFold(mt, "text/html") || strings.EqualFold(mt, "application/xhtml+xml")
+}
+
+// isDetect reports the format of template and raw endpoints, whose
+// non-JSON reply is taken as its text.
+func isDetect(f format) bool {
+	_, ok := f.(detectFormat)
+	return ok
 }
 
 // isJSON reports a JSON (not SSE) response, sent by servers that ignore

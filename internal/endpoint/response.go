@@ -3,6 +3,7 @@ package endpoint
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html"
 	"strconv"
 	"strings"
@@ -135,6 +136,7 @@ func (r *Response) keep(at int64, event string, data []byte, whole bool) {
 // completions, completions chunks and completions, usage-only chunks and
 // error frames. Unknown fields are skipped by the decoder.
 type wireChunk struct {
+	Object  string          `json:"object"` // "chat.completion", "chat.completion.chunk", "text_completion"; may be absent
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
@@ -149,17 +151,38 @@ type wireChoice struct {
 	Text    string      `json:"text"`    // completions
 	Delta   wireMessage `json:"delta"`   // chat chunk
 	Message wireMessage `json:"message"` // chat completion
+
+	// has records which of text, delta and message the choice held, and
+	// which were null (set by the scanner of decode.go only).
+	has choiceFields
 }
 
-// choiceIndex is a choice's "index". Anything but an integer (null, a
-// string) reads as 0, so a sloppy server's only choice is still measured.
+// choiceFields are the members a choice held (wireChoice.has).
+type choiceFields uint8
+
+const (
+	hasText choiceFields = 1 << iota
+	hasDelta
+	hasMessage
+	nullText
+	nullDelta
+	nullMessage
+)
+
+// choiceIndex is a choice's "index": absent means 0. Anything but a
+// non-negative integer (null, a string such as "0", a fraction) reads as
+// badIndex, which matches no choice and makes the reply invalid
+// (wireChunk.shapeProblem).
 type choiceIndex int
+
+// badIndex is an index that is not a non-negative integer.
+const badIndex choiceIndex = -1
 
 // UnmarshalJSON implements json.Unmarshaler; it never fails.
 func (c *choiceIndex) UnmarshalJSON(b []byte) error {
 	n, err := strconv.Atoi(string(b))
-	if err != nil {
-		n = 0
+	if err != nil || n < 0 {
+		n = int(badIndex)
 	}
 	*c = choiceIndex(n)
 	return nil
@@ -176,6 +199,66 @@ type toolCall struct {
 	Function struct {
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+}
+
+// openaiAPI is the OpenAI API a reply answers: its choices' shape.
+type openaiAPI int
+
+const (
+	apiChat        openaiAPI = iota // choices[].message, choices[].delta in a stream
+	apiCompletions                  // choices[].text
+)
+
+// what names the API's reply in messages.
+func (a openaiAPI) what() string {
+	if a == apiCompletions {
+		return "a completions reply"
+	}
+	return "a chat completions reply"
+}
+
+// shapeProblem says why a decoded reply (stream: a stream chunk) is not
+// of api's shape, "" when it is: a choice whose index is not a
+// non-negative integer; for chat, a choice that
+// lacks its message (a whole reply) or carries text or a message but no
+// delta (a stream chunk); for completions, a choice that lacks its text (a
+// whole reply) or carries a delta or message but no text (a stream chunk).
+//
+// The shape is judged by the choices' fields, not by "object": servers
+// label replies loosely (TGI 1.4 sent chat stream chunks as
+// "text_completion"), and a reply of the other API lacks this one's field.
+func (w *wireChunk) shapeProblem(api openaiAPI, stream bool) string {
+	for i := range w.Choices {
+		c := &w.Choices[i]
+		if c.Index == badIndex {
+			return fmt.Sprintf("choices[%d].index is not a non-negative integer", i)
+		}
+		switch {
+		case api == apiChat && stream:
+			if c.has&hasDelta == 0 && c.has&(hasText|hasMessage) != 0 {
+				return fmt.Sprintf("choices[%d] has no delta object (%s's stream chunks carry one)", i, api.what())
+			}
+		case api == apiChat:
+			if c.has&hasMessage == 0 {
+				if c.has&nullMessage != 0 {
+					return fmt.Sprintf("choices[%d].message is null, expected an object (%s)", i, api.what())
+				}
+				return fmt.Sprintf("choices[%d] has no message object (%s's choices carry one)", i, api.what())
+			}
+		case stream:
+			if c.has&hasText == 0 && c.has&(hasDelta|hasMessage) != 0 {
+				return fmt.Sprintf("choices[%d] has no text (%s's stream chunks carry it, not a delta or message)", i, api.what())
+			}
+		default:
+			if c.has&hasText == 0 {
+				if c.has&nullText != 0 {
+					return fmt.Sprintf("choices[%d].text is null, expected a string (%s)", i, api.what())
+				}
+				return fmt.Sprintf("choices[%d] has no text (%s's choices carry one)", i, api.what())
+			}
+		}
+	}
+	return ""
 }
 
 // reset empties w for the next decode, keeping its choices slot.
@@ -254,13 +337,17 @@ func (w *wireChunk) failure(status int) *metrics.Error {
 	return &metrics.Error{Code: errorCode(w.Error, status), Type: ErrTypeStream, Message: errorText(w.Error)}
 }
 
-// errorCode is error.code when it is a number, else status.
+// errorCode is error.code when it is an integer HTTP error status
+// (400-599), else status, the HTTP status of the reply. That is AIPerf's
+// rule for an error object in a stream (sse_utils._raise_for_data_error):
+// a server's own code such as -1, 99999999999999 or 200 is not an HTTP
+// status and never stands for one.
 func errorCode(raw json.RawMessage, status int) int {
 	var e struct {
 		Code json.RawMessage `json:"code"`
 	}
 	if raw[0] == '{' && json.Unmarshal(raw, &e) == nil {
-		if n, err := strconv.Atoi(string(e.Code)); err == nil {
+		if n, err := strconv.Atoi(string(e.Code)); err == nil && n >= 400 && n <= 599 {
 			return n
 		}
 	}

@@ -2,6 +2,8 @@ package endpoint
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 )
@@ -68,7 +70,7 @@ func (u *responsesUsage) metrics() *metrics.Usage {
 	}
 	w := wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
 		InputTokensDetails: u.InputTokensDetails, CompletionTokensDetails: u.OutputTokensDetails}
-	return w.metrics()
+	return w.named("input_tokens", "output_tokens")
 }
 
 // responseObject is a Responses API response (a whole body, or the
@@ -144,8 +146,8 @@ func (responsesFormat) stream() streamDecoder { return &responsesStream{streamed
 
 func (responsesFormat) whole(b []byte, status int) (piece, string) {
 	var r responseObject
-	if b[0] != '{' || json.Unmarshal(b, &r) != nil {
-		return piece{}, "the body is not a JSON object"
+	if why := decodeObject(b, &r); why != "" {
+		return piece{}, why
 	}
 	if e := errorField(r.Error, status); e != nil {
 		return piece{err: e}, ""
@@ -156,6 +158,12 @@ func (responsesFormat) whole(b []byte, status int) (piece, string) {
 	if e := r.failure(status); e != nil {
 		return piece{err: e}, ""
 	}
+	var out struct {
+		Output json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal(b, &out) == nil && (len(out.Output) == 0 || isNull(out.Output)) {
+		return piece{}, "the response has no output (an array of output items)"
+	}
 	text, reasoning := r.output()
 	return piece{text: text, reasoning: reasoning, usage: r.Usage.metrics()}, ""
 }
@@ -165,14 +173,28 @@ func (responsesFormat) whole(b []byte, status int) (piece, string) {
 // event's text is taken only for a part no delta carried.
 type responsesStream struct {
 	streamed map[[2]int]bool // (output_index, content_index) parts with deltas
+	events   bool            // an event of the API was read
 }
 
 func (s *responsesStream) eofEnds() bool { return false }
 
 func (s *responsesStream) event(name string, data []byte, status int) (piece, eventKind) {
 	if isDone(data) {
+		if s.events { // the stream's end is response.completed (or failed, incomplete), never [DONE] alone
+			return piece{err: &metrics.Error{Code: status, Type: ErrTypeIncompleteStream,
+				Message: "data: [DONE] arrived before response.completed (the stream ended without its final event)"}}, kindChunk
+		}
 		return piece{end: true}, kindEnd
 	}
+	p, kind := s.decode(data, status)
+	if kind == kindChunk {
+		s.events = true
+	}
+	return p, kind
+}
+
+// decode decodes one event of the stream.
+func (s *responsesStream) decode(data []byte, status int) (piece, eventKind) {
 	var ev struct {
 		Type         string          `json:"type"`
 		Delta        string          `json:"delta"`
@@ -203,6 +225,11 @@ func (s *responsesStream) event(name string, data []byte, status int) (piece, ev
 	case "response.completed", "response.incomplete":
 		p := piece{end: true}
 		if ev.Response != nil {
+			if want := strings.TrimPrefix(ev.Type, "response."); ev.Response.Status != "" && ev.Response.Status != want {
+				// response.completed of a failed response: not an event of the API
+				return piece{invalid: fmt.Sprintf("%s carries response.status %q, expected %q",
+					ev.Type, shortValue(ev.Response.Status), want)}, kindChunk
+			}
 			p.usage = ev.Response.Usage.metrics()
 		}
 		return p, kindChunk

@@ -57,8 +57,8 @@ func (f retrievalFormat) whole(b []byte, status int) (piece, string) {
 		Data  []json.RawMessage `json:"data"`
 		Error json.RawMessage   `json:"error"`
 	}
-	if b[0] != '{' || json.Unmarshal(b, &v) != nil {
-		return piece{}, "the body is not a JSON object"
+	if why := decodeObject(b, &v); why != "" {
+		return piece{}, why
 	}
 	if e := errorField(v.Error, status); e != nil {
 		return piece{err: e}, ""
@@ -109,8 +109,8 @@ func (solidoFormat) whole(b []byte, status int) (piece, string) {
 		Content *string         `json:"content"`
 		Error   json.RawMessage `json:"error"`
 	}
-	if b[0] != '{' || json.Unmarshal(b, &v) != nil {
-		return piece{}, "the body is not a JSON object"
+	if why := decodeObject(b, &v); why != "" {
+		return piece{}, why
 	}
 	if e := errorField(v.Error, status); e != nil {
 		return piece{err: e}, ""

@@ -50,7 +50,10 @@ func (f detectFormat) stream() streamDecoder { return detectStream{f} }
 func (f detectFormat) whole(b []byte, status int) (piece, string) {
 	v, err := payload.Decode(b)
 	if err != nil {
-		return piece{text: string(b)}, "" // a plain-text reply is its text
+		if isHTML(b) { // a gateway's page, whatever its Content-Type
+			return piece{}, "the reply is an HTML page"
+		}
+		return piece{text: string(b)}, "" // a plain-text reply is its text (AIPerf's)
 	}
 	p, ok := f.detect(v, status)
 	if !ok {

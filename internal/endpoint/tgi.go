@@ -43,13 +43,13 @@ func (tgiFormat) whole(b []byte, status int) (piece, string) {
 	switch b[0] {
 	case '[':
 		var list []tgiEvent
-		if json.Unmarshal(b, &list) != nil || len(list) == 0 {
-			return piece{}, "the body is not a list of generations"
+		if err := json.Unmarshal(b, &list); err != nil || len(list) == 0 {
+			return piece{}, jsonProblem(err, "the body is not a list of generations")
 		}
 		ev = list[0]
 	case '{':
-		if json.Unmarshal(b, &ev) != nil {
-			return piece{}, "the body is not a JSON object"
+		if why := decodeObject(b, &ev); why != "" {
+			return piece{}, why
 		}
 	default:
 		return piece{}, "the body is not a JSON object"

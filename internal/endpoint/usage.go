@@ -100,7 +100,12 @@ func shortValue(s string) string {
 func (w *wireChunk) usage() *metrics.Usage { return w.Usage.metrics() }
 
 // metrics converts a usage object (nil: nil).
-func (u *wireUsage) metrics() *metrics.Usage {
+func (u *wireUsage) metrics() *metrics.Usage { return u.named("prompt_tokens", "completion_tokens") }
+
+// named is metrics for an API whose prompt and completion counts have
+// other names (input_tokens and output_tokens): its problems name the
+// fields the server sent.
+func (u *wireUsage) named(prompt, completion string) *metrics.Usage {
 	if u == nil {
 		return nil
 	}
@@ -117,8 +122,8 @@ func (u *wireUsage) metrics() *metrics.Usage {
 		c        usageCount
 		required bool
 	}{
-		{"prompt_tokens", u.PromptTokens, true},
-		{"completion_tokens", u.CompletionTokens, true},
+		{prompt, u.PromptTokens, true},
+		{completion, u.CompletionTokens, true},
 		{"total_tokens", u.TotalTokens, false},
 	} {
 		switch {

@@ -36,7 +36,7 @@ func TestOnlyAPIResponsesSucceed(t *testing.T) {
 		want      string // in the message
 	}{
 		{"html page", false, fixed(200, "text/html", nginxPage), `(text/html): the body is not a JSON object: "<!DOCTYPE html> <html>`},
-		{"html page to a streaming request", true, fixed(200, "text/html; charset=utf-8", nginxPage), "(text/html): the stream ended before any response chunk (no data: line held one)"},
+		{"html page to a streaming request", true, fixed(200, "text/html; charset=utf-8", nginxPage), `(text/html): a stream's Content-Type is text/event-stream, not an HTML page's: "<!DOCTYPE html> <html>`},
 		{"empty object", false, fixed(200, "application/json", `{}`), "(application/json): the JSON body has no choices: \"{}\""},
 		{"empty object to a streaming request", true, fixed(200, "application/json", `{}`), "the JSON body has no choices"},
 		{"empty choices", false, fixed(200, "application/json", `{"choices":[]}`), "no choice with index 0"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -73,13 +74,51 @@ func (j *videoJob) stats() *VideoStats {
 	return &VideoStats{InferenceS: j.InferenceS.ptr(), PeakMemoryMB: j.PeakMemoryMB.ptr(), Untrusted: strings.Join(bad, "; ")}
 }
 
+// decodeObject decodes a body that must be a JSON object into v, and
+// says why it is not one of v's shape ("" when it decoded): a field of the
+// wrong type is named (jsonProblem).
+func decodeObject(b []byte, v any) string {
+	if len(b) == 0 || b[0] != '{' {
+		return "the body is not a JSON object"
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return jsonProblem(err, "the body is not a JSON object")
+	}
+	return ""
+}
+
 // jsonProblem words a JSON decoding error: a field of the wrong type is
-// named with the type it had and the one expected; any other error is
-// otherwise.
+// named (its path, as "choices.message") with the JSON type it had and the
+// one expected ("choices.message is a JSON string, not an object"); any
+// other error is otherwise (and so is none: err is never nil when a body
+// was refused).
 func jsonProblem(err error, otherwise string) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%s is a JSON %s, not a %s", te.Field, te.Value, te.Type)
+		return fmt.Sprintf("%s is a JSON %s, not %s", te.Field, te.Value, jsonKind(te.Type))
 	}
 	return otherwise
+}
+
+// jsonKind names the JSON type a Go type decodes from, with its article.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a " + t.String()
 }

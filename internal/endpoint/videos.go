@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 )
@@ -63,11 +66,8 @@ func (videoFormat) stream() streamDecoder { return nonStreaming{} }
 
 func (videoFormat) whole(b []byte, status int) (piece, string) {
 	var j videoJob
-	if b[0] != '{' {
-		return piece{}, "the body is not a JSON object"
-	}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return piece{}, jsonProblem(err, "the body is not a JSON object")
+	if why := decodeObject(b, &j); why != "" {
+		return piece{}, why
 	}
 	if e := errorField(j.Error, status); e != nil {
 		return piece{err: e}, ""
@@ -75,8 +75,38 @@ func (videoFormat) whole(b []byte, status int) (piece, string) {
 	if j.ID == "" {
 		return piece{}, "the job has no id"
 	}
+	if why := badJobID(j.ID); why != "" {
+		return piece{}, fmt.Sprintf("the job id %q %s", shortValue(j.ID), why)
+	}
 	return piece{job: j.ID}, ""
 }
+
+// badJobID says why a job id cannot be put in the poll path
+// /v1/videos/{id}, "" when it can: an id holding '/', '?', '#', '%',
+// '\', "..", white space or a control character would make the poll
+// another URL (a path of the server's choosing, another host).
+func badJobID(id string) string {
+	if id == "." || strings.Contains(id, "..") {
+		return `holds ".." (a path step): not a job id`
+	}
+	for _, r := range id {
+		switch {
+		case strings.ContainsRune("/?#%\\", r):
+			return fmt.Sprintf("holds %q: not a job id that can be a path segment", r)
+		case unicode.IsSpace(r) || unicode.IsControl(r):
+			return "holds white space or a control character: not a job id"
+		}
+	}
+	return ""
+}
+
+// Video job statuses (OpenAI's, with the synonyms servers use): a
+// pending job is polled again; any other status is not one of a job.
+var (
+	videoDone    = []string{"completed", "succeeded", "success"}
+	videoFailed  = []string{"failed", "error", "cancelled", "canceled"}
+	videoPending = []string{"queued", "in_progress", "pending", "running", "processing"}
+)
 
 // VideoStats are a finished video job's server-reported figures (nil when
 // absent or implausible).
@@ -94,7 +124,7 @@ type VideoStats struct {
 // with the job's error), then downloads the video when asked. ctx bounds
 // it (the request timeout).
 func (c *Client) pollVideo(ctx context.Context, req *Request, res *Response) {
-	base := strings.TrimRight(req.URL, "/") + "/" + res.job
+	base := strings.TrimRight(req.URL, "/") + "/" + url.PathEscape(res.job) // badJobID refused the ids it would change
 	tick := time.NewTicker(pollInterval())
 	defer tick.Stop()
 	for {
@@ -109,19 +139,27 @@ func (c *Client) pollVideo(ctx context.Context, req *Request, res *Response) {
 			res.EndNs, res.Err = c.now(), err
 			return
 		}
-		switch strings.ToLower(j.Status) {
-		case "completed", "succeeded", "success":
+		switch st := strings.ToLower(j.Status); {
+		case slices.Contains(videoDone, st):
 			res.EndNs, res.Video = c.now(), j.stats()
 			if req.DownloadVideo {
 				c.download(ctx, req, base+"/content", res)
 			}
 			return
-		case "failed", "error", "cancelled", "canceled":
+		case slices.Contains(videoFailed, st):
 			msg := string(j.Error)
 			if msg == "" {
 				msg = "no error given"
 			}
 			res.EndNs, res.Err = c.now(), &metrics.Error{Type: ErrTypeHTTP, Message: c.redact(fmt.Sprintf("video job %s %s: %s", res.job, j.Status, clipMsg(msg)))}
+			return
+		case !slices.Contains(videoPending, st):
+			what := fmt.Sprintf("status %q", shortValue(j.Status))
+			if j.Status == "" {
+				what = "no status"
+			}
+			res.EndNs, res.Err = c.now(), &metrics.Error{Code: res.Status, Type: ErrTypeInvalidResponse, Message: c.redact(fmt.Sprintf(
+				"poll the video job %s: the job has %s, expected one of queued, in_progress, completed or failed", res.job, what))}
 			return
 		}
 	}

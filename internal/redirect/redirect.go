@@ -9,8 +9,12 @@
 // port) as it is; to another origin it follows only a request that was a
 // GET or HEAD from the start, with every secret header (plan.IsSecretHeader)
 // taken off, and it never sends a Referer. A POST redirected to another
-// origin (by any 3xx: a 301, 302 or 303 would turn it into a GET) is not
-// followed: its 3xx reply is the response, and the caller reports it.
+// origin (by any 3xx) is not followed: its 3xx reply is the response, and
+// the caller reports it. Nor is a redirect, to any origin, that would
+// change the request's method or drop its body: a 301, 302 or 303 makes
+// Go resend a POST as a bodiless GET, whose reply would be measured as
+// the answer to a request never sent. Only a 307 or 308, which keep both,
+// is followed within the origin.
 package redirect
 
 import (
@@ -36,6 +40,9 @@ func Check(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("stopped after %d redirects: %w", len(via), ErrTooMany)
 	}
 	req.Header.Del("Referer")
+	if ChangesRequest(req, via[0]) {
+		return http.ErrUseLastResponse
+	}
 	if SameOrigin(req.URL, via[0].URL) {
 		return nil
 	}
@@ -48,6 +55,17 @@ func Check(req *http.Request, via []*http.Request) error {
 		}
 	}
 	return nil
+}
+
+// ChangesRequest reports whether next, a redirect of first, is not the
+// same request: another method, or (but for a GET or HEAD, whose body
+// means nothing) without first's body.
+func ChangesRequest(next, first *http.Request) bool {
+	if next.Method != first.Method {
+		return true
+	}
+	bodied := first.Method != http.MethodGet && first.Method != http.MethodHead
+	return bodied && first.ContentLength != 0 && next.ContentLength != first.ContentLength
 }
 
 // SameOrigin reports whether a and b have the same scheme, host and port

@@ -116,3 +116,54 @@ func TestLoopEnds(t *testing.T) {
 	_, err := (&http.Client{CheckRedirect: Check}).Get(srv.URL)
 	assert.ErrorIs(t, err, ErrTooMany)
 }
+
+// A redirect within the origin that would change the method or drop the
+// body (a 301, 302 or 303 resends a POST as a bodiless GET) is not
+// followed: its 3xx is the response. A 307 or 308 keeps both and is
+// followed; a GET's 302 stays a GET and is followed.
+func TestSameOriginRedirectThatChangesTheRequestIsNotFollowed(t *testing.T) {
+	for _, tc := range []struct {
+		method   string
+		code     int
+		followed bool
+	}{
+		{http.MethodPost, http.StatusMovedPermanently, false},
+		{http.MethodPost, http.StatusFound, false},
+		{http.MethodPost, http.StatusSeeOther, false},
+		{http.MethodPost, http.StatusTemporaryRedirect, true},
+		{http.MethodPost, http.StatusPermanentRedirect, true},
+		{http.MethodGet, http.StatusFound, true},
+		{http.MethodGet, http.StatusSeeOther, true},
+	} {
+		var s seen
+		srv := httptest.NewServer(s.handler(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/old" {
+				http.Redirect(w, r, "/new", tc.code)
+				return
+			}
+			ok(w, r)
+		}))
+		resp := send(t, tc.method, srv.URL+"/old")
+		srv.Close()
+		if !tc.followed {
+			assert.Equal(t, tc.code, resp.StatusCode, "%s %d", tc.method, tc.code)
+			assert.Len(t, s.reqs, 1, "%s %d: the changed request is never sent", tc.method, tc.code)
+			continue
+		}
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "%s %d", tc.method, tc.code)
+		require.Len(t, s.reqs, 2, "%s %d", tc.method, tc.code)
+		assert.Equal(t, tc.method, s.reqs[1].Method)
+	}
+}
+
+func TestChangesRequest(t *testing.T) {
+	post := func(n int64) *http.Request {
+		r, _ := http.NewRequest(http.MethodPost, "http://a/", strings.NewReader(strings.Repeat("x", int(n))))
+		return r
+	}
+	get, _ := http.NewRequest(http.MethodGet, "http://a/", nil)
+	assert.True(t, ChangesRequest(get, post(2)), "POST made a GET")
+	assert.True(t, ChangesRequest(post(0), post(2)), "body dropped")
+	assert.False(t, ChangesRequest(post(2), post(2)))
+	assert.False(t, ChangesRequest(get, get))
+}
