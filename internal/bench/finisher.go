@@ -35,8 +35,8 @@ type finisher struct {
 	store     RecordSink // nil: the records are stored after the run
 	watch     Watcher    // nil: none
 	// server takes ISL and the output counts from the server's usage
-	// (--use-server-token-count): the tokenizer counts only replies
-	// without usage.
+	// (--use-server-token-count) when it is plausible beside the client's
+	// own counts, which the tokenizer still makes (finish).
 	server bool
 	// merged records come finished from the workers of a sharded cell:
 	// only their wall-clock stamp and their usage's check are this
@@ -82,6 +82,9 @@ type finisherState struct {
 	// not render (their ISL is the bare count); bareErr is the first's error.
 	bare    int
 	bareErr error
+	// noOSL counts the replies left uncounted that no trusted usage gives
+	// an OSL either: their OSL is unknown (metrics.OSLKnown).
+	noOSL int
 }
 
 type turnReply struct{ turn, tokens int }
@@ -189,19 +192,23 @@ func (f *finisher) finish(r metrics.Record) {
 		f.keep(r)
 		return
 	}
-	fromServer := f.server && serverCounts(&r)
-	templated := false
 	replied := o.text != "" || o.reasoning != ""
 	if f.outputs && replied {
 		text := o.reasoning + o.text // AIPerf's: the reasoning channel, then the answer
 		r.ResponseText = &text
 	}
+	// The client counts every reply, also under --use-server-token-count:
+	// the server's counts are judged against the client's (CheckUsage) and
+	// the client's stand in for them when they are not plausible. There
+	// the chat template is rendered only when the server's prompt count
+	// cannot be taken (it holds the template).
+	templated, stopped := false, f.stop.Load()
 	switch {
-	case fromServer:
 	case !ok:
-	case f.stop.Load():
+	case stopped:
 		if replied {
 			f.missed.Add(1)
+			r.Uncounted = true // its OSL is the server's, if trusted, else unknown: not 0
 		}
 	default:
 		if replied {
@@ -210,17 +217,29 @@ func (f *finisher) finish(r metrics.Record) {
 		if o.reasoning != "" {
 			r.ReasoningTokens = f.tok.Count(o.reasoning)
 		}
-		templated = o.req != nil && f.templated(&r, o.req)
+		if o.req != nil && !(f.server && r.Usage.Trusted()) {
+			templated = f.templated(&r, o.req)
+		}
 	}
 	st := &f.state
-	// The server's prompt count, and the rendered conversation, hold the
-	// replies.
-	if r.History && !fromServer && !templated {
+	// The rendered conversation holds the replies.
+	if r.History && !templated {
 		for _, rep := range st.replies[r.Session] {
 			if rep.turn < r.Turn {
 				r.InputTokens += rep.tokens
 			}
 		}
+	}
+	metrics.CheckUsage(&r) // the server's counts beside the client's, before they replace them
+	switch {
+	case !f.server:
+	case serverCounts(&r):
+		r.Uncounted = false // the server's counts are the record's
+	case ok && o.req != nil && !templated && !stopped:
+		f.templated(&r, o.req) // no usage to take: the ISL as counted without the flag
+	}
+	if r.OK() && !metrics.OSLKnown(&r) {
+		st.noOSL++
 	}
 	if r.OK() && r.History {
 		n := r.OutputTokens
@@ -229,8 +248,20 @@ func (f *finisher) finish(r metrics.Record) {
 		}
 		st.replies[r.Session] = append(st.replies[r.Session], turnReply{r.Turn, n})
 	}
-	metrics.CheckUsage(&r)
 	f.keep(r)
+}
+
+// uncountedWarning is the audit's warning for the uncounted responses wait
+// reported (uncounted > 0), once it has returned.
+func (f *finisher) uncountedWarning(uncounted int) string {
+	w := fmt.Sprintf("interrupted while counting output tokens: %d responses were not counted by the client", uncounted)
+	n := f.state.noOSL
+	if n == 0 {
+		return w + " (their OSL is the server's usage)"
+	}
+	return w + fmt.Sprintf("; %d of them had no plausible server usage either: their OSL is unknown, so they are left out of "+
+		"the OSL, inter-token latency and output throughput metrics, and the output token totals and throughput count "+
+		"only the other replies (a lower bound)", n)
 }
 
 // keep stamps a finished record's wall-clock send, writes its line of the
@@ -331,8 +362,10 @@ func (s *jsonlSink) finish() (string, error) {
 }
 
 // serverCounts takes a record's ISL and output counts from its server
-// usage (--use-server-token-count), reporting whether it had usage to take
-// them from; a request without usage keeps the client's counts.
+// usage (--use-server-token-count), reporting whether it had trusted usage
+// to take them from (metrics.CheckUsage has judged it against the client's
+// counts); a request without, or with untrusted usage, keeps the client's
+// counts.
 func serverCounts(r *metrics.Record) bool {
 	u := r.Usage
 	if u == nil || u.Untrusted != "" {

@@ -18,7 +18,7 @@ type oslMismatch struct {
 
 func (o *oslMismatch) add(r *Record) {
 	req := r.RequestedOutputTokens
-	if req <= 0 {
+	if req <= 0 || !OSLKnown(r) {
 		return
 	}
 	o.asked++

@@ -64,6 +64,13 @@ type Record struct {
 	ReasoningTokens       int    `json:"reasoning_tokens,omitempty"` // client count of reasoning text
 	RequestedOutputTokens int    `json:"requested_output_tokens,omitempty"`
 	Usage                 *Usage `json:"usage,omitempty"` // server-reported usage, when present
+	// Uncounted marks a reply whose text the client did not count (the run
+	// was interrupted while the replies were being counted): its
+	// OutputTokens and ReasoningTokens are not counts. Its OSL is the
+	// server's trusted usage when it has one, else unknown (OSLKnown): it
+	// then has no OSL, output throughput, ITL or OSL mismatch, and adds
+	// nothing to the output totals, rather than a made-up 0.
+	Uncounted bool `json:"uncounted,omitempty"`
 	// SpecDecode is the server's speculative-decoding acceptance for the
 	// request, when it reported one (vLLM --per-request-spec-decode-metrics).
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`

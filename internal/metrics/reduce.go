@@ -37,13 +37,17 @@ func RecordMetrics(r Record, streaming bool) []Value {
 
 // OutputSequenceLength is the request's OSL: the server's completion token
 // count when it reported usage that can be trusted, else the client's count
-// of output plus reasoning tokens.
+// of output plus reasoning tokens (0 when neither is known: OSLKnown).
 func OutputSequenceLength(r *Record) int {
 	if r.Usage.Trusted() {
 		return r.Usage.CompletionTokens
 	}
 	return r.OutputTokens + r.ReasoningTokens
 }
+
+// OSLKnown reports whether the request's OSL is known: the client counted
+// its reply, or the server's usage gives it.
+func OSLKnown(r *Record) bool { return !r.Uncounted || r.Usage.Trusted() }
 
 // LatencyNs is the request latency in ns: from send to the last response that
 // carried generated text, or to the end of the request when none did.
@@ -62,15 +66,18 @@ type TokenTimes struct {
 	TTFTNs    int64
 	HasITL    bool // streamed with an OSL of at least 2: ITLNs holds inter_token_latency
 	ITLNs     float64
+	// NoOSL: the OSL is not known (OSLKnown): OSL is 0 and there is no ITL.
+	NoOSL bool
 }
 
 // Times returns a successful request's latency, OSL, TTFT and ITL; cheap,
 // for live views (the metrics are computed from the same).
 func Times(r *Record, streaming bool) TokenTimes {
-	t := TokenTimes{LatencyNs: LatencyNs(r), OSL: OutputSequenceLength(r), Streamed: streaming && r.ResponseNs.Len() > 0}
+	t := TokenTimes{LatencyNs: LatencyNs(r), OSL: OutputSequenceLength(r), Streamed: streaming && r.ResponseNs.Len() > 0,
+		NoOSL: !OSLKnown(r)}
 	if t.Streamed {
 		t.TTFTNs = r.ResponseNs.First() - r.SentNs
-		if t.HasITL = t.OSL >= 2; t.HasITL {
+		if t.HasITL = t.OSL >= 2 && !t.NoOSL; t.HasITL {
 			t.ITLNs = float64(t.LatencyNs-t.TTFTNs) / float64(t.OSL-1)
 		}
 	}
@@ -123,20 +130,24 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 	if full.hasITL && full.itlNs > 0 {
 		emit(idFullPerUser, 1e9/full.itlNs)
 	}
-	if tt.LatencyNs > 0 {
+	if tt.LatencyNs > 0 && !tt.NoOSL {
 		emit(idE2E, float64(osl)/(float64(tt.LatencyNs)/1e9))
 	}
 	if streamed && tt.TTFTNs > 0 && r.InputTokens > 0 {
 		emit(idPrefill, float64(r.InputTokens)/(float64(tt.TTFTNs)/1e9))
 	}
-	emit(idOSL, float64(osl))
+	if !tt.NoOSL {
+		emit(idOSL, float64(osl))
+	}
 	emit(idISL, float64(r.InputTokens))
-	emit(idOutputTokens, float64(r.OutputTokens))
-	if r.ReasoningTokens > 0 {
-		emit(idReasoningTokens, float64(r.ReasoningTokens))
+	if !r.Uncounted {
+		emit(idOutputTokens, float64(r.OutputTokens))
+		if r.ReasoningTokens > 0 {
+			emit(idReasoningTokens, float64(r.ReasoningTokens))
+		}
 	}
 	visitUsage(r, emit)
-	if req := r.RequestedOutputTokens; req > 0 {
+	if req := r.RequestedOutputTokens; req > 0 && !tt.NoOSL {
 		emit(idOSLMismatch, 100*float64(osl-req)/float64(req))
 	}
 	visitSpecDecode(r.SpecDecode, emit)
@@ -161,7 +172,7 @@ func fullDecode(r *Record, tt TokenTimes) fullTimes {
 		return fullTimes{}
 	}
 	f := fullTimes{ok: true, ns: r.EndNs - r.ResponseNs.First()}
-	if f.hasITL = tt.OSL >= 2; f.hasITL {
+	if f.hasITL = tt.OSL >= 2 && !tt.NoOSL; f.hasITL {
 		f.itlNs = float64(f.ns) / float64(tt.OSL-1)
 	}
 	return f
@@ -281,7 +292,7 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 		totalISL += float64(r.InputTokens)
 		if !r.NoTokens {
 			tokens = true
-			totalOSL += float64(OutputSequenceLength(r))
+			totalOSL += float64(OutputSequenceLength(r)) // 0 when not known: the total is then a lower bound
 		}
 		if r.Usage != nil {
 			withUsage = true

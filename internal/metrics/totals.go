@@ -81,7 +81,7 @@ func (t *totals) add(r *Record) {
 		return
 	}
 	if !r.NoTokens {
-		t.output += r.OutputTokens
+		t.output += r.OutputTokens // 0 for a reply not counted (Uncounted)
 		t.reasoning += r.ReasoningTokens
 		t.tokens = true
 	}

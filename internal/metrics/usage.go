@@ -15,9 +15,13 @@ const (
 
 // CheckUsage marks the record's server usage untrusted when its counts are
 // implausible beside the client's: more completion tokens than were
-// requested, or a prompt or completion count wildly off the client's
-// count. Call it once the client counts (InputTokens, OutputTokens,
-// ReasoningTokens) are final; usage already untrusted is left as it is.
+// requested, a prompt or completion count wildly off the client's count,
+// or no prompt tokens for a prompt the client counted tokens in. Call it
+// once the client counts (InputTokens, OutputTokens, ReasoningTokens) are
+// final, and before any is replaced by the server's (a count compared with
+// itself is always plausible); usage already untrusted is left as it is.
+// A reply the client did not count (Uncounted) has its completion count
+// judged by max_tokens only.
 func CheckUsage(r *Record) {
 	u := r.Usage
 	if !u.Trusted() || !r.OK() {
@@ -35,8 +39,10 @@ func CheckUsage(r *Record) {
 		u.Untrusted = fmt.Sprintf("completion_tokens %d exceeds the %d max tokens requested", u.CompletionTokens, req)
 	case u.ReasoningTokens > u.CompletionTokens:
 		u.Untrusted = fmt.Sprintf("reasoning_tokens %d exceeds completion_tokens %d", u.ReasoningTokens, u.CompletionTokens)
-	case absurd(visible, client):
+	case !r.Uncounted && absurd(visible, client):
 		u.Untrusted = fmt.Sprintf("completion_tokens %d is implausible beside the %d tokens the client counted", u.CompletionTokens, client)
+	case u.PromptTokens == 0 && r.InputTokens > 0:
+		u.Untrusted = fmt.Sprintf("prompt_tokens is 0 for a prompt the client counted %d tokens in", r.InputTokens)
 	case absurd(u.PromptTokens, r.InputTokens):
 		u.Untrusted = fmt.Sprintf("prompt_tokens %d is implausible beside the %d tokens the client sent", u.PromptTokens, r.InputTokens)
 	}

@@ -26,6 +26,9 @@ func TestCheckUsage(t *testing.T) {
 		{"reasoning beyond completion", rec(550, 10, 0, Usage{PromptTokens: 550, CompletionTokens: 10, ReasoningTokens: 50}), "reasoning_tokens 50 exceeds completion_tokens 10"},
 		{"prompt wildly short", rec(50_000, 10, 0, Usage{PromptTokens: 3, CompletionTokens: 10}), "prompt_tokens 3 is implausible beside the 50000 tokens the client sent"},
 		{"already untrusted stays", rec(550, 10, 0, Usage{Untrusted: "completion_tokens is null"}), "completion_tokens is null"},
+		{"no prompt tokens for a prompt", rec(16, 10, 0, Usage{PromptTokens: 0, CompletionTokens: 10}), "prompt_tokens is 0 for a prompt the client counted 16 tokens in"},
+		{"no prompt, no prompt tokens", rec(0, 10, 0, Usage{PromptTokens: 0, CompletionTokens: 10}), ""},
+		{"prompt 1e9 for 16 tokens", rec(16, 10, 0, Usage{PromptTokens: 1_000_000_000, CompletionTokens: 10}), "prompt_tokens 1000000000 is implausible beside the 16 tokens the client sent"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,6 +43,54 @@ func TestCheckUsage(t *testing.T) {
 	none := Record{}
 	CheckUsage(&none)
 	assert.Nil(t, none.Usage)
+	// A reply the client did not count has no count to judge the server's
+	// by: only max_tokens bounds it.
+	uncounted := Record{InputTokens: 16, Uncounted: true, RequestedOutputTokens: 500, Usage: &Usage{PromptTokens: 16, CompletionTokens: 400}}
+	CheckUsage(&uncounted)
+	assert.Empty(t, uncounted.Usage.Untrusted)
+	uncounted.Usage.CompletionTokens = 5000
+	CheckUsage(&uncounted)
+	assert.Equal(t, "completion_tokens 5000 exceeds the 500 max tokens requested", uncounted.Usage.Untrusted)
+}
+
+// TestUncountedReplyHasNoOSL: a reply the client did not count (an
+// interrupted run) and no trusted usage gives an OSL of has no OSL, rather
+// than 0: it is left out of every metric made from the OSL, and keeps its
+// times; with trusted usage, its OSL is the server's.
+func TestUncountedReplyHasNoOSL(t *testing.T) {
+	counted := Record{SentNs: 0, EndNs: 10 * msNs, ResponseNs: StampsOf(2*msNs, 6*msNs, 10*msNs), InputTokens: 100,
+		OutputTokens: 9, RequestedOutputTokens: 10}
+	unknown := counted
+	unknown.OutputTokens, unknown.Uncounted = 0, true
+	refused := unknown
+	refused.Usage = &Usage{PromptTokens: 100, CompletionTokens: 1, Untrusted: "completion_tokens is 1, fewer than the 3 chunk(s)"}
+	server := unknown
+	server.Usage = &Usage{PromptTokens: 100, CompletionTokens: 11}
+	assert.False(t, OSLKnown(&unknown))
+	assert.False(t, OSLKnown(&refused))
+	assert.True(t, OSLKnown(&server))
+	assert.True(t, OSLKnown(&counted))
+	tt := Times(&unknown, true)
+	assert.True(t, tt.NoOSL)
+	assert.False(t, tt.HasITL)
+
+	s := Summarize([]Record{counted, unknown, refused, server}, true)
+	for tag, count := range map[string]int{TagOSL: 2, TagITL: 2, TagPerUserThroughput: 2, TagE2EOutputThroughput: 2, TagOSLMismatchDiffPct: 2,
+		TagOutputTokenCount: 1, TagTTFT: 4, TagRequestLatency: 4, TagISL: 4} {
+		m, ok := s.Get(tag)
+		require.True(t, ok, tag)
+		assert.Equal(t, count, m.Stats.Count, tag)
+	}
+	osl, _ := s.Get(TagOSL)
+	assert.Equal(t, 9.0, osl.Stats.Min, "no OSL of 0")
+	total, _ := s.Get(TagTotalOSL)
+	assert.Equal(t, 20.0, total.Value, "the known OSLs: a lower bound")
+	mismatch, _ := s.Get(TagOSLMismatchCount)
+	assert.Equal(t, 2.0, mismatch.Value, "9 and the server's 11 miss the 10 asked; the unknown OSLs are not judged")
+	rec := RecordMetrics(unknown, true)
+	for _, v := range rec {
+		assert.NotEqual(t, TagOSL, v.Tag, "the per-request export has no OSL for it")
+	}
 }
 
 func TestUntrustedUsageFallsBackToClientCounts(t *testing.T) {

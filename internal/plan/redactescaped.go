@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -14,12 +15,25 @@ import (
 // JSON quoted once more inside another's error message.
 const escapeLevels = 2
 
-// escaped replaces the secrets that s holds under JSON string escapes no
-// variant spells out (a "\/", a "\u0041" for "A"): it reads s with its
-// escapes decoded, up to escapeLevels deep, and replaces the source of
-// every match in s. Short secrets, replaced only where they stand alone,
-// are left to the plain forms.
+// escaped replaces the secrets that s holds altered (alteredSpans: in
+// another case, or their first characters only), then those it holds
+// under JSON string escapes no variant spells out (a "\/", a "\u0041" for
+// "A"), as written or altered: it reads s with its escapes decoded, up to
+// escapeLevels deep, and replaces the source of every match in s. Short
+// secrets, replaced only where they stand alone, are left to the plain
+// forms.
 func (r *Redactor) escaped(s string) string {
+	// The escaped forms first: cut at its first escape, a prefix would
+	// leave the rest of its run behind, escaped.
+	s = r.unescaped(s)
+	if spans := r.alteredSpans(s); spans != nil {
+		s = cut(s, spans, nil)
+	}
+	return s
+}
+
+// unescaped replaces what s holds under JSON string escapes.
+func (r *Redactor) unescaped(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -29,15 +43,20 @@ func (r *Redactor) escaped(s string) string {
 	}
 	// The views are made without their offsets first: most texts hold no
 	// secret, and the offsets cost 4 bytes a byte. Only a match has them
-	// made, down to its level.
-	view := s
-	for level := 1; level <= escapeLevels; level++ {
+	// made, down to its level. The deepest view is looked at first: an
+	// altered secret's run is longest there (a prefix cut short at a
+	// deeper escape would leave the rest of it; the Redact loop comes back
+	// for what only a shallower view shows).
+	var views []string
+	for view := s; len(views) < escapeLevels; {
 		next, _, ok := unescapeJSON(view, false)
 		if !ok {
 			break
 		}
-		view = next
-		if r.matches(view, urls) != nil {
+		views, view = append(views, next), next
+	}
+	for level := len(views); level >= 1; level-- {
+		if r.matches(views[level-1], urls) != nil {
 			return r.cutAt(s, level, urls)
 		}
 	}
@@ -70,10 +89,10 @@ func (r *Redactor) cutAt(s string, level int, urls bool) string {
 	return cut(s, r.matches(view, urls), at)
 }
 
-// spans are the byte ranges of view that the long secrets match, in order
-// and apart (overlapping matches merged).
+// spans are the byte ranges of view that the long secrets match, as
+// written or altered, in order and apart (overlapping matches merged).
 func (r *Redactor) spans(view string) [][2]int {
-	var out [][2]int
+	out := r.alteredSpans(view)
 	for _, v := range r.long {
 		for from := 0; ; {
 			i := strings.Index(view[from:], v)
@@ -130,12 +149,16 @@ func merge(out [][2]int) [][2]int {
 }
 
 // cut replaces in s the sources of the view's spans: view byte i comes
-// from s[at[i]:at[i+1]] (at has one entry more than the view, len(s)).
+// from s[at[i]:at[i+1]] (at has one entry more than the view, len(s));
+// at nil: the view is s.
 func cut(s string, spans [][2]int, at []int32) string {
 	var b strings.Builder
 	prev := 0
 	for _, sp := range spans {
-		from, to := int(at[sp[0]]), int(at[sp[1]])
+		from, to := sp[0], sp[1]
+		if at != nil {
+			from, to = int(at[from]), int(at[to])
+		}
 		if from < prev {
 			from = prev
 		}
@@ -233,4 +256,164 @@ func hex4(s string) (rune, bool) {
 		}
 	}
 	return r, true
+}
+
+// A server may echo a secret altered: upper-cased in an error message, or
+// cut to its first characters with the rest masked ("sk-ZZTOPSECR***").
+// Both are looked for, in a single pass over the text per secret:
+//
+//   - a long secret of minFoldedSecret characters or more is found in any
+//     case of its ASCII letters (an "Sk-Abc…" key in "SK-ABC…");
+//   - a run of minPrefix characters or more that begins a secret of
+//     minPrefixSecret characters or more, holding no white space, is
+//     found in any case too: a key's echoed first characters.
+//
+// The minimums keep ordinary words whole: a secret shorter than
+// minFoldedSecret is matched only as written, and a prefix must be
+// minPrefix characters long, taken from a secret long enough that its
+// prefix is no common word (a random key's first 8 characters are not
+// text; a dictionary-word password's are, and that word is then redacted
+// wherever it occurs, which hides nothing but the word). A secret with
+// white space (a whole "Bearer …" header value, a Cookie header) has no
+// prefix rule: its start is a scheme word, and its credential is a secret
+// of its own.
+const (
+	minFoldedSecret = 8
+	minPrefixSecret = 16
+	minPrefix       = 8
+)
+
+// alteredSpans are the byte ranges of s that hold a long secret in another
+// ASCII case, or a prefix of one (see above), in order and apart; nil when
+// there are none. Runs inside a Redacted marker are left alone (a secret
+// that starts with "redacted" would otherwise redact the marker forever).
+// Linear in len(s) for each secret.
+func (r *Redactor) alteredSpans(s string) [][2]int {
+	if len(r.long) == 0 || len(s) < minPrefix {
+		return nil
+	}
+	folded := foldASCII(s)
+	var out [][2]int
+	for _, v := range r.long {
+		if p := alteredMin(v); p > 0 {
+			out = appendRuns(out, folded, foldASCII(v), p)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	kept := out[:0]
+	for _, sp := range out {
+		for sp[1] < len(s) && !utf8.RuneStart(s[sp[1]]) {
+			sp[1]++ // the whole of a character the run ends in
+		}
+		if !inMarker(s, sp) {
+			kept = append(kept, sp)
+		}
+	}
+	return merge(kept)
+}
+
+// alteredMin is how many bytes of v's start a run must match to count as
+// an altered echo of v (len(v) when only the whole secret counts), 0 when
+// v is looked for as written only.
+func alteredMin(v string) int {
+	n := utf8.RuneCountInString(v)
+	if n < minFoldedSecret || !utf8.ValidString(v) {
+		return 0
+	}
+	if n < minPrefixSecret || strings.ContainsFunc(v, unicode.IsSpace) {
+		return len(v)
+	}
+	p := 0
+	for range minPrefix {
+		_, size := utf8.DecodeRuneInString(v[p:])
+		p += size
+	}
+	return p
+}
+
+// appendRuns appends the byte ranges of text where a prefix of pat of p
+// bytes or more ends, merged where they overlap. Candidates are found by
+// strings.Index of pat's first p bytes; from each, a Knuth-Morris-Pratt
+// automaton runs until no prefix of p bytes or more is open, and the
+// search resumes where one could start: no byte is read more than twice.
+func appendRuns(out [][2]int, text, pat string, p int) [][2]int {
+	head := pat[:p]
+	var fail []int
+	for from := 0; from+p <= len(text); {
+		i := strings.Index(text[from:], head)
+		if i < 0 {
+			break
+		}
+		i += from
+		if fail == nil {
+			fail = failure(pat)
+		}
+		from = len(text)
+		for j, state := i, 0; j < len(text); j++ {
+			for state > 0 && (state == len(pat) || text[j] != pat[state]) {
+				state = fail[state-1]
+			}
+			if text[j] == pat[state] {
+				state++
+			}
+			if state >= p {
+				start, end := j+1-state, j+1
+				if n := len(out); n > 0 && start <= out[n-1][1] && out[n-1][0] <= start {
+					out[n-1][1] = max(out[n-1][1], end)
+				} else {
+					out = append(out, [2]int{start, end})
+				}
+			} else if j+1-i > p {
+				// No run of p bytes is open: one starts at j+1-state or later.
+				from = j + 1 - state
+				break
+			}
+		}
+	}
+	return out
+}
+
+// failure is the Knuth-Morris-Pratt failure function of pat: fail[k] is
+// the length of the longest proper prefix of pat[:k+1] that is also its
+// suffix.
+func failure(pat string) []int {
+	fail := make([]int, len(pat))
+	for k, n := 1, 0; k < len(pat); k++ {
+		for n > 0 && pat[k] != pat[n] {
+			n = fail[n-1]
+		}
+		if pat[k] == pat[n] {
+			n++
+		}
+		fail[k] = n
+	}
+	return fail
+}
+
+// foldASCII is s with its ASCII capitals lower-cased (s itself when it has
+// none): byte offsets are kept.
+func foldASCII(s string) string {
+	i := strings.IndexFunc(s, func(c rune) bool { return 'A' <= c && c <= 'Z' })
+	if i < 0 {
+		return s
+	}
+	b := []byte(s)
+	for k := i; k < len(b); k++ {
+		if c := b[k]; 'A' <= c && c <= 'Z' {
+			b[k] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// inMarker reports whether span sp of s lies within a Redacted marker.
+func inMarker(s string, sp [2]int) bool {
+	for st := max(0, sp[1]-len(Redacted)); st <= sp[0]; st++ {
+		if strings.HasPrefix(s[st:], Redacted) {
+			return true
+		}
+	}
+	return false
 }

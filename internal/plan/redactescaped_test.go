@@ -2,6 +2,8 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -21,7 +23,7 @@ func TestRedactorFindsEscapedSecrets(t *testing.T) {
 		`quoted twice`:          {`{"error":"{\"c\":\"SPL\\/IT-SECRET-KEY\\/42\"}"}`, `{"error":"{\"c\":\"<redacted>\"}"}`},
 		`twice, beside a plain`: {`SPL/IT-SECRET-KEY/42 and SPL\/IT-SECRET-KEY\/42`, `<redacted> and <redacted>`},
 		`escapes, no secret`:    {`{"c":"a\/b \u00e9 \n \x \u12"}`, `{"c":"a\/b \u00e9 \n \x \u12"}`},
-		`a trailing backslash`:  {`SPL\/IT-SECRET-KEY\/4\`, `SPL\/IT-SECRET-KEY\/4\`},
+		`a trailing backslash`:  {`SPL\/IT-SECRET-KEY\/4\`, `<redacted>\`}, // the key's first 19 characters
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Equal(t, tc.want, rd.Redact(tc.in))
@@ -103,4 +105,88 @@ func TestProfileRedactorRedactsURLQueriesInText(t *testing.T) {
 	} {
 		assert.Equal(t, want, rd.Redact(in))
 	}
+}
+
+// TestRedactorFindsAlteredSecrets: a server echoes a key upper-cased (an
+// error message shouted), lower-cased, or cut to its first characters with
+// the rest masked; as written, escaped or both.
+func TestRedactorFindsAlteredSecrets(t *testing.T) {
+	t.Parallel()
+	// A header's value, and its credential (as Profile.Secrets lists them).
+	rd := NewRedactor("sk-ZZTOPSECRETKEY4242", "Pass-word1", "Bearer tok-abcdefgh12345678", "tok-abcdefgh12345678")
+	for name, tc := range map[string]struct{ in, want string }{
+		"upper-cased":                  {`{"error":"INVALID KEY SK-ZZTOPSECRETKEY4242"}`, `{"error":"INVALID KEY <redacted>"}`},
+		"lower-cased":                  {`key sk-zztopsecretkey4242.`, `key <redacted>.`},
+		"first 12 characters":          {`key sk-ZZTOPSECR*********`, `key <redacted>*********`},
+		"first 8 characters, any case": {`key SK-ZZTOP... is wrong`, `key <redacted>... is wrong`},
+		"prefix escaped":               {`{"m":"SK-ZZTOP\u0053ECR***"}`, `{"m":"<redacted>***"}`},
+		"prefix quoted twice":          {`{"e":"{\"m\":\"sk-ZZTOPSEC\\u0052***\"}"}`, `{"e":"{\"m\":\"<redacted>***\"}"}`},
+		"prefix then the whole key":    {`sk-ZZTOPSsk-ZZTOPSECRETKEY4242`, `<redacted><redacted>`},
+		"two echoes":                   {`a sk-zztopsecr b SK-ZZTOPSECRETKEY4242 c`, `a <redacted> b <redacted> c`},
+		"a 10-character secret, cased": {`PASS-WORD1 and pass-word1`, `<redacted> and <redacted>`},
+		"its prefix is not a secret":   {`Pass-wor`, `Pass-wor`},
+		"7 characters of a long key":   {`sk-ZZTO and sk-zztoZ`, `sk-ZZTO and sk-zztoZ`},
+		"a header's credential prefix": {`TOK-ABCDEFGH***`, `<redacted>***`},
+		"not a header value's prefix":  {`missing Bearer token`, `missing Bearer token`},
+		"the marker stays":             {`<redacted> <REDACTED>`, `<redacted> <REDACTED>`},
+		"words are left":               {`the quick brown fox skipped the sketch`, `the quick brown fox skipped the sketch`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, rd.Redact(tc.in))
+		})
+	}
+	// A secret that starts with the marker's word does not redact the
+	// marker again and again.
+	rd = NewRedactor("redacted-0123456789abcdef")
+	assert.Equal(t, `x <redacted> y <redacted>`, rd.Redact(`x REDACTED-0123456789ABCDEF y redacted-01`))
+	// A non-ASCII secret: its ASCII letters in any case, the rest as written.
+	rd = NewRedactor("clé-très-secrète-42")
+	assert.Equal(t, `<redacted>…`, rd.Redact(`CLé-TRès-SE…`))
+}
+
+// TestAppendRunsMatchesNaive: the single pass finds exactly the bytes that
+// some run of p or more bytes beginning the pattern covers, on texts of
+// few letters (many overlapping partial matches).
+func TestAppendRunsMatchesNaive(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, pat := range []string{"aaaaaaaaaaaaaaaa", "abababababababab", "aabaabaaabaabaab", "abcabdabcabcabda"} {
+		for p := 1; p <= len(pat); p += 3 {
+			for range 300 {
+				b := make([]byte, rng.IntN(60))
+				for i := range b {
+					b[i] = "abcd"[rng.IntN(2+rng.IntN(3))]
+				}
+				text := string(b)
+				want := make([]bool, len(text))
+				for i := range text {
+					for l := p; l <= len(pat) && i+l <= len(text); l++ {
+						if text[i:i+l] == pat[:l] {
+							for k := i; k < i+l; k++ {
+								want[k] = true
+							}
+						}
+					}
+				}
+				got := make([]bool, len(text))
+				for _, sp := range merge(appendRuns(nil, text, pat, p)) {
+					for k := sp[0]; k < sp[1]; k++ {
+						got[k] = true
+					}
+				}
+				require.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "pattern %q, p %d, text %q", pat, p, text)
+			}
+		}
+	}
+}
+
+// TestAlteredSpansLinear: a text that partly matches a secret at every
+// byte costs a bounded number of steps a byte, not the secret's length (a
+// scan that tried each start would take 4096 steps a byte here: minutes).
+func TestAlteredSpansLinear(t *testing.T) {
+	t.Parallel()
+	secret := strings.Repeat("a", 4096) + "b"
+	text := strings.Repeat(strings.Repeat("a", 4095)+"c", 256) // 1 MiB: runs of 4095 a's, none the whole key
+	require.Len(t, appendRuns(nil, text, secret, minPrefix), 256)
+	assert.Equal(t, strings.Repeat("<redacted>c", 256), NewRedactor(secret).Redact(text))
 }

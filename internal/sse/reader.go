@@ -44,6 +44,7 @@ type Reader struct {
 	long []byte // a line longer than the read buffer, accumulated
 	rest []byte // lines left in the current segment after a lone CR
 	more bool   // rest holds at least one (possibly empty) line
+	read bool   // a line was read: a byte order mark is no longer stripped
 
 	data    []byte // the event being built; returned as Event.Data
 	name    string
@@ -103,7 +104,7 @@ func (r *Reader) Reset(src io.Reader, now func() int64) {
 	if cap(r.data) > maxKeep {
 		r.data = nil
 	}
-	r.rest, r.more, r.err = nil, false, nil
+	r.rest, r.more, r.read, r.err = nil, false, false, nil
 	r.clear()
 }
 
@@ -184,8 +185,12 @@ func (r *Reader) field(line []byte) {
 	}
 }
 
+// bom is U+FEFF in UTF-8: a byte order mark.
+var bom = []byte("\ufeff")
+
 // line returns the next line without its terminator (LF, CRLF or CR) and
-// without trailing spaces or tabs.
+// without trailing spaces or tabs, and the stream's first without a
+// leading byte order mark.
 func (r *Reader) line() ([]byte, error) {
 	var s []byte
 	if r.more {
@@ -196,6 +201,12 @@ func (r *Reader) line() ([]byte, error) {
 			return nil, err
 		}
 		s = seg
+		if !r.read {
+			// The spec: one leading U+FEFF BYTE ORDER MARK is ignored. Left
+			// in place, it makes the first line an unknown field ("\ufeffdata")
+			// and the first event is silently lost.
+			s, r.read = bytes.TrimPrefix(s, bom), true
+		}
 		if n := len(s); n > 0 && s[n-1] == '\n' {
 			s = s[:n-1]
 		}

@@ -55,6 +55,14 @@ var cases = []struct {
 	{"done", "data: [DONE]\n\n", []ev{{"", "[DONE]"}}},
 	{"long line", "data: " + longLine + "\r\n\r\ndata: b\n\n", []ev{{"", longLine}, {"", "b"}}},
 	{"long line with lone cr", "data: " + longLine + "\rdata: z\r\r", []ev{{"", longLine + "\nz"}}},
+	{"leading byte order mark", "\ufeffdata: a\n\ndata: b\n\n", []ev{{"", "a"}, {"", "b"}}},
+	{"byte order mark, crlf", "\ufeffdata: a\r\n\r\n", []ev{{"", "a"}}},
+	{"byte order mark, lone cr", "\ufeffdata: a\rdata: b\r\r", []ev{{"", "a\nb"}}},
+	{"byte order mark then blank line", "\ufeff\ndata: a\n\n", []ev{{"", "a"}}},
+	{"byte order mark on a long line", "\ufeffdata: " + longLine + "\n\n", []ev{{"", longLine}}},
+	{"only one byte order mark is stripped", "\ufeff\ufeffdata: a\n\ndata: b\n\n", []ev{{"", "b"}}},
+	{"a later byte order mark is kept", "data: a\n\n\ufeffdata: b\n\n", []ev{{"", "a"}}},
+	{"byte order mark in a value is kept", "data: \ufeffa\n\n", []ev{{"", "\ufeffa"}}},
 }
 
 // readAll collects every event (Data copied) until Next fails.
@@ -168,11 +176,17 @@ func TestReaderReset(t *testing.T) {
 	got, err := readAll(r)
 	require.ErrorIs(t, err, io.EOF)
 	assert.Equal(t, []ev{{"", "fresh"}}, got)
+	// Each stream may open with its own byte order mark.
+	r.Reset(strings.NewReader("\ufeffdata: bom\n\n"), counter())
+	got, err = readAll(r)
+	require.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, []ev{{"", "bom"}}, got)
 }
 
 // reference is a deliberately naive parser with the same rules, used as an
 // oracle: normalise line endings, split, then apply the fields.
 func reference(in string) []ev {
+	in = strings.TrimPrefix(in, "\ufeff")
 	in = strings.ReplaceAll(in, "\r\n", "\n")
 	in = strings.ReplaceAll(in, "\r", "\n")
 	lines := strings.Split(in, "\n")

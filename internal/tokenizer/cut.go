@@ -1,5 +1,7 @@
 package tokenizer
 
+import "unicode/utf8"
+
 // A long piece is merged in chunks, cut where no merge can cross. The first
 // merge across a boundary would join a part ending there with one starting
 // there into a token, so a boundary that no token spans is never crossed,
@@ -7,8 +9,18 @@ package tokenizer
 // pairs in one chunk never rank differently for what happens in another,
 // and their order (rank, then offset) is the same within the chunk. Small
 // chunks keep the merge's arrays in the cache; Chinese without spaces, one
-// piece however long, has such boundaries between most characters. A run
-// of one character has none and is merged whole.
+// piece however long, has such boundaries between most characters.
+//
+// A run with no such boundary (one character repeated, as a hostile reply
+// can be) is cut anyway every maxRun bytes, at a character boundary, so
+// that merging stays linear in the text and its memory a small multiple
+// of maxRun: the merge's arrays and queue take some 50 bytes a byte, 500
+// MB for a 10 MB run merged whole. This is the only place where the count
+// is not exactly tiktoken's: a forced cut can change the tokens next to
+// it, by a token or two at most per maxRun bytes of uncuttable run (none
+// for a run of one character whose token length divides maxRun). Text
+// with a boundary at least every maxRun bytes, which is all ordinary
+// text, is merged exactly.
 
 // chunk is the length from which a piece is cut, and the length of the
 // chunks sought.
@@ -18,19 +30,45 @@ const chunk = 256
 // the chunk is allowed to grow by another chunk length.
 const cutSearch = 32
 
-// mergeLong merges a long piece chunk by chunk, at boundaries no token spans.
+// maxRun is the longest stretch of a piece merged in one go: past it a
+// chunk is cut where no boundary was found (see above).
+const maxRun = 16 << 10
+
+// mergeLong merges a long piece chunk by chunk, at boundaries no token
+// spans, or every maxRun bytes where there are none.
 func (e *engine) mergeLong(piece string, ids []int) []int {
 	start := 0
 	for c := chunk; c+chunk < len(piece); c += chunk {
+		cut := false
 		for end := min(c+cutSearch, len(piece)-1); c < end; c++ {
 			if e.uncrossable(piece, c) {
 				ids = e.mergeWhole(piece[start:c], ids)
-				start = c
+				start, cut = c, true
 				break
 			}
 		}
+		if !cut && c-start >= maxRun {
+			c = forcedCut(piece, start)
+			ids = e.mergeWhole(piece[start:c], ids)
+			start = c
+		}
 	}
 	return e.mergeWhole(piece[start:], ids)
+}
+
+// forcedCut is where a stretch of p from start with no boundary that no
+// token spans is cut: maxRun bytes on, moved back to the start of its
+// character (a UTF-8 sequence is never split; text that is not UTF-8 is
+// cut where it falls). p holds more than maxRun bytes from start.
+func forcedCut(p string, start int) int {
+	c := start + maxRun
+	for k := 0; k < utf8.UTFMax-1 && !utf8.RuneStart(p[c]); k++ {
+		c--
+	}
+	if !utf8.RuneStart(p[c]) {
+		return start + maxRun
+	}
+	return c
 }
 
 // uncrossable reports whether no token spans the boundary at c, 0 < c <

@@ -205,11 +205,15 @@ func (m *mergesModel) encodeChunk(piece string, ids []int) []int {
 // which the characters on either side stand next to each other, and if no
 // token holds them so, the chunks merge on their own exactly as the piece
 // does, in the same order within each. Most chunks are then short words.
+// A stretch with no such boundary is cut every maxRun bytes anyway, at a
+// character boundary, as the engine's mergeLong cuts one (cut.go): the
+// count near such a cut is approximate, the cost linear.
 func (m *mergesModel) encodeLong(piece string, ids []int) []int {
 	start := 0
 	if m.byteLevel {
 		for c := 1; c < len(piece); c++ {
-			if !m.adjacent.has(rune(piece[c-1]), rune(piece[c])) {
+			if !m.adjacent.has(rune(piece[c-1]), rune(piece[c])) ||
+				c-start >= maxRun && (utf8.RuneStart(piece[c]) || c-start >= maxRun+utf8.UTFMax) {
 				ids = m.encodeChunk(piece[start:c], ids)
 				start = c
 			}
@@ -224,11 +228,9 @@ func (m *mergesModel) encodeLong(piece string, ids []int) []int {
 		if !known && r >= utf8.RuneSelf {
 			_, known = m.vocab.lookup(piece[c : c+utf8.RuneLen(r)])
 		}
-		if prevKnown && known {
-			if !m.adjacent.has(prev, r) {
-				ids = m.encodeChunk(piece[start:c], ids)
-				start = c
-			}
+		if prevKnown && known && !m.adjacent.has(prev, r) || c-start >= maxRun {
+			ids = m.encodeChunk(piece[start:c], ids)
+			start = c
 		}
 		prev, prevKnown = r, known
 	}
