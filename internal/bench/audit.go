@@ -153,6 +153,8 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 			a.CutInterrupt++
 		case metrics.CutOnPurpose:
 			a.CutOnPurpose++
+		case metrics.CutWorkerFailed, metrics.CutHookFailed:
+			a.CutStopped++
 		}
 	case r.Error != nil:
 		if r.Error.Type == endpoint.ErrTypeClient {

@@ -100,13 +100,15 @@ func TestAuditTalliesWhatTheRequestsSay(t *testing.T) {
 		recs[i].OutputTokens = 3
 	}
 	recs[1].ResponseNs = metrics.StampsOf(recs[1].SentNs+40, recs[1].SentNs+40, recs[1].SentNs+40)
-	recs[2].Cancelled = true
+	recs[2].Cancelled, recs[2].CutBy = true, metrics.CutWorkerFailed
 	recs[3].Error = &metrics.Error{Type: "ClientError", Message: "the client ran out of file descriptors"}
 	recs[4].Usage = &metrics.Usage{CompletionTokens: -1, Untrusted: "completion_tokens is negative (-1)"}
 	recs[5].MalformedChunks = 2
 	a := audit(plan.Profile{Streaming: true}, reports, recs, 0, 0)
 	assert.Equal(t, 1, a.Bursts)
 	assert.Equal(t, 1, a.Cut)
+	assert.Equal(t, 1, a.CutStopped, "cut on a worker stopped because another failed")
+	assert.Contains(t, a.CutWhy(), "in flight on a worker stopped because another worker or a control hook failed")
 	assert.Equal(t, 1, a.ClientErrors)
 	assert.Equal(t, 1, a.UsageUntrusted)
 	assert.Equal(t, 2, a.Malformed)

@@ -62,8 +62,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 			"--apply-chat-template: the ISL of %d requests is their bare count: the chat template did not render their conversation (the first: %v)", st.bare, st.bareErr))
 	}
 	if uncounted > 0 {
-		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
-			"interrupted while counting output tokens: %d responses were not counted by the client (their OSL is the server's usage where it reported one)", uncounted))
+		run.Audit.Warnings = append(run.Audit.Warnings, c.fin.uncountedWarning(uncounted))
 	}
 }
 

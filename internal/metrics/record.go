@@ -82,7 +82,7 @@ type Record struct {
 	Error     *Error `json:"error,omitempty"`     // nil on success
 	Retried   bool   `json:"retried,omitempty"`   // failed on a reused connection before any byte; retried once on a fresh one
 	Cancelled bool   `json:"cancelled,omitempty"` // cut before it ended (excluded from metrics); CutBy says why
-	CutBy     string `json:"cut_by,omitempty"`    // CutGracePeriod, CutInterrupt or CutOnPurpose ("" unknown)
+	CutBy     string `json:"cut_by,omitempty"`    // CutGracePeriod, CutInterrupt, CutOnPurpose, CutWorkerFailed or CutHookFailed ("" unknown)
 	// MalformedChunks counts the stream's data lines that were not a
 	// response chunk (unparseable, or JSON of another shape); they were
 	// skipped.
@@ -141,9 +141,11 @@ type Error struct {
 
 // Why a request was cut (Record.CutBy).
 const (
-	CutGracePeriod = "grace_period"      // still in flight when its phase's grace period ended
-	CutInterrupt   = "interrupt"         // in flight when the run was interrupted (Ctrl-C)
-	CutOnPurpose   = "cancellation_rate" // aborted on purpose (--request-cancellation-rate)
+	CutGracePeriod  = "grace_period"      // still in flight when its phase's grace period ended
+	CutInterrupt    = "interrupt"         // in flight when the run was interrupted (Ctrl-C)
+	CutOnPurpose    = "cancellation_rate" // aborted on purpose (--request-cancellation-rate)
+	CutWorkerFailed = "worker_failed"     // in flight on a worker stopped because another worker failed (--workers)
+	CutHookFailed   = "hook_failed"       // in flight on a worker stopped because a control hook failed (--workers)
 )
 
 // OK reports whether the request succeeded and counts toward metrics.

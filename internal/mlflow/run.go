@@ -147,7 +147,7 @@ func (r *Run) Record(rec *metrics.Record) {
 		}
 	}
 	put(liveDuration, float64(tt.LatencyNs)/1e9)
-	if !rec.NoTokens {
+	if !rec.NoTokens && !tt.NoOSL { // an uncounted reply's OSL is not known, not 0
 		put(liveTokens, float64(tt.OSL))
 	}
 	if tt.Streamed && !rec.NoTokens {

@@ -150,7 +150,7 @@ func (in *instruments) record(ctx context.Context, r *metrics.Record) {
 	tt := metrics.Times(r, in.o.Streaming)
 	in.duration.Record(ctx, float64(tt.LatencyNs)/1e9, s.point)
 	in.tokens.Record(ctx, float64(r.InputTokens), s.input)
-	if !r.NoTokens {
+	if !r.NoTokens && !tt.NoOSL { // an uncounted reply's OSL is not known, not 0
 		in.tokens.Record(ctx, float64(tt.OSL), s.output)
 	}
 	if tt.Streamed && !r.NoTokens {

@@ -154,13 +154,16 @@ type Audit struct {
 	CutGracePeriod int     `json:"cut_grace_period,omitempty"` // of them, still in flight when the grace period ended
 	CutInterrupt   int     `json:"cut_interrupt,omitempty"`    // of them, in flight when the run was interrupted
 	CutOnPurpose   int     `json:"cut_on_purpose,omitempty"`   // of them, aborted by --request-cancellation-rate
-	ClientErrors   int     `json:"client_errors,omitempty"`    // requests failed for the client host's own limits (file descriptors, ports)
-	Bursts         int     `json:"bursts,omitempty"`           // streamed requests whose tokens all arrived in one read (ITL 0)
-	Malformed      int     `json:"malformed_chunks,omitempty"` // stream lines that were not response chunks, skipped
-	UsageUntrusted int     `json:"usage_untrusted,omitempty"`  // requests whose server usage was implausible: client counts used
-	ClientBound    bool    `json:"client_bound"`               // the client could not keep up
-	KVReset        string  `json:"kv_reset,omitempty"`         // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
-	KVResetDetail  string  `json:"kv_reset_detail,omitempty"`  // what the check saw
+	// CutStopped: of them, in flight on a worker (--workers) stopped
+	// because another worker or a control hook failed.
+	CutStopped     int    `json:"cut_stopped,omitempty"`
+	ClientErrors   int    `json:"client_errors,omitempty"`    // requests failed for the client host's own limits (file descriptors, ports)
+	Bursts         int    `json:"bursts,omitempty"`           // streamed requests whose tokens all arrived in one read (ITL 0)
+	Malformed      int    `json:"malformed_chunks,omitempty"` // stream lines that were not response chunks, skipped
+	UsageUntrusted int    `json:"usage_untrusted,omitempty"`  // requests whose server usage was implausible: client counts used
+	ClientBound    bool   `json:"client_bound"`               // the client could not keep up
+	KVReset        string `json:"kv_reset,omitempty"`         // ResetVerified, ResetNotCleared or ResetUnverifiable; "" without a reset
+	KVResetDetail  string `json:"kv_reset_detail,omitempty"`  // what the check saw
 	// KVResetEvidence is what the verdict rests on: EvidenceCachedTokens,
 	// EvidenceServerCounters, both, or none (unverifiable).
 	KVResetEvidence []string `json:"kv_reset_evidence,omitempty"`
@@ -199,7 +202,8 @@ func (a *Audit) CutWhy() string {
 	add(a.CutGracePeriod, "still in flight at the end of the grace period")
 	add(a.CutInterrupt, "in flight when the run was interrupted")
 	add(a.CutOnPurpose, "cancelled on purpose (--request-cancellation-rate)")
-	add(a.Cut-a.CutGracePeriod-a.CutInterrupt-a.CutOnPurpose, "cut for a reason not recorded")
+	add(a.CutStopped, "in flight on a worker stopped because another worker or a control hook failed")
+	add(a.Cut-a.CutGracePeriod-a.CutInterrupt-a.CutOnPurpose-a.CutStopped, "cut for a reason not recorded")
 	return strings.Join(parts, ", ")
 }
 

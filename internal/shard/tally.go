@@ -22,8 +22,8 @@ import (
 // cause a worker's request cut by that stop is marked with
 // (metrics.Record.CutBy) instead of metrics.CutInterrupt.
 const (
-	CutWorkerFailed = "worker_failed" // another worker failed (died, missed a deadline, lied)
-	CutHookFailed   = "hook_failed"   // a control hook (the KV reset, the profiler) failed
+	CutWorkerFailed = metrics.CutWorkerFailed // another worker failed (died, missed a deadline, lied)
+	CutHookFailed   = metrics.CutHookFailed   // a control hook (the KV reset, the profiler) failed
 )
 
 // pageBits is how many numbers one page of a seen set holds: 1024 bits,
