@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -449,7 +448,7 @@ func loadStats(ctx context.Context, q querier, runs []RunRow, keys []string) err
 		if err := rows.Scan(&id, &metric, &stat, &v, &unit); err != nil {
 			return fmt.Errorf("load statistics: %w", err)
 		}
-		if k := metric + "." + stat; wanted[k] && !math.IsNaN(v) && !math.IsInf(v, 0) { // a non-finite one: absent
+		if k := metric + "." + stat; wanted[k] && isFinite(v) { // a non-finite one: absent
 			r := index[id]
 			r.Stats[k], r.Units[metric] = v, unit
 		}

@@ -279,7 +279,7 @@ func insertStats(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run) er
 func statMap(m metrics.Metric) map[string]float64 {
 	out := map[string]float64{}
 	put := func(name string, v float64) {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if isFinite(v) {
 			out[name] = v
 		}
 	}
@@ -300,12 +300,15 @@ func statMap(m metrics.Metric) map[string]float64 {
 	return out
 }
 
+// isFinite reports whether v is a number JSON can carry (not NaN, not ±Inf).
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
 // finite keeps the finite values of m: a non-finite one in a store (written
 // by another tool, or an older aiperf) is read as absent, not as an error
 // that hides every other.
 func finite(m map[string]float64) map[string]float64 {
 	for k, v := range m {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if !isFinite(v) {
 			delete(m, k)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -144,7 +143,7 @@ func loadRunStats(ctx context.Context, q querier, id int64, r *result.Run) error
 		if err := rows.Scan(&k.phase, &k.metric, &stat, &v, &unit, &header); err != nil {
 			return err
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if !isFinite(v) {
 			continue // not a number JSON can carry: read as absent (statMap stores none)
 		}
 		if metric[k] == nil {

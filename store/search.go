@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -113,7 +112,7 @@ func trialValues(r *RunRow, keys []string) map[string]float64 {
 	out := map[string]float64{}
 	for _, k := range keys {
 		m, s, _ := strings.Cut(k, ".")
-		if v, ok := r.Stat(m, s); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if v, ok := r.Stat(m, s); ok && isFinite(v) {
 			out[k] = v
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -78,7 +77,7 @@ func insertServer(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run, r
 	// The statistics after every series they refer to.
 	for i := range sm.Series {
 		for stat, v := range sm.Series[i].Stats {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !isFinite(v) {
 				continue
 			}
 			if err := stats.add(ctx, runID, i, stat, v); err != nil {

@@ -202,7 +202,7 @@ func (f *finisher) finish(r metrics.Record) {
 	// the client's stand in for them when they are not plausible. There
 	// the chat template is rendered only when the server's prompt count
 	// cannot be taken (it holds the template).
-	templated, stopped := false, f.stop.Load()
+	templated, tried, stopped := false, false, f.stop.Load()
 	switch {
 	case !ok:
 	case stopped:
@@ -218,7 +218,7 @@ func (f *finisher) finish(r metrics.Record) {
 			r.ReasoningTokens = f.tok.Count(o.reasoning)
 		}
 		if o.req != nil && !(f.server && r.Usage.Trusted()) {
-			templated = f.templated(&r, o.req)
+			templated, tried = f.templated(&r, o.req), true
 		}
 	}
 	st := &f.state
@@ -235,7 +235,7 @@ func (f *finisher) finish(r metrics.Record) {
 	case !f.server:
 	case serverCounts(&r):
 		r.Uncounted = false // the server's counts are the record's
-	case ok && o.req != nil && !templated && !stopped:
+	case ok && o.req != nil && !tried && !stopped:
 		f.templated(&r, o.req) // no usage to take: the ISL as counted without the flag
 	}
 	if r.OK() && !metrics.OSLKnown(&r) {

@@ -331,19 +331,8 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		c.readHTTPError(in, &res)
 		c.redirected(resp, &res)
-	case isHTMLType(resp.Header) && (req.Streaming || isDetect(f)):
-		// A page, not a stream nor a reply: a gateway's or a login page
-		// (a JSON reply is read whatever its Content-Type, and fails when
-		// it is HTML; a template or raw reply, whose plain text is its
-		// output, and a stream are refused by their Content-Type).
-		b, _ := io.ReadAll(io.LimitReader(in, int64(min(c.maxResp, maxErrorBody))))
-		res.EndNs = c.now()
-		res.keep(res.EndNs, "", b, true)
-		what := "the reply is an HTML page: "
-		if req.Streaming {
-			what = "a stream's Content-Type is text/event-stream, not an HTML page's: "
-		}
-		res.Err = c.invalid(res.Status, resp.Header, f, what+c.snippet(b))
+	case isHTMLType(resp.Header) && req.Streaming:
+		c.readHTMLStream(in, resp.Header, f, &res)
 	case req.Streaming && !isJSON(resp.Header):
 		if req.MaxTokens > 0 {
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
@@ -453,3 +442,15 @@ func (c *Client) header(req Request) http.Header {
 // redact hides the secret header values (the bearer token, an X-Api-Key,
 // a cookie, ...) in text that came from the server.
 func (c *Client) redact(s string) string { return c.secrets.Redact(s) }
+
+// readHTMLStream fails a stream whose Content-Type is an HTML page's: a
+// gateway's or a login page. (A JSON reply is read whatever its
+// Content-Type, and fails when it is HTML; a template or raw reply, whose
+// plain text is its output, fails when its body is a page: Flask and
+// Express label plain text text/html.)
+func (c *Client) readHTMLStream(in io.Reader, h http.Header, f format, res *Response) {
+	b, _ := io.ReadAll(io.LimitReader(in, int64(min(c.maxResp, maxErrorBody))))
+	res.EndNs = c.now()
+	res.keep(res.EndNs, "", b, true)
+	res.Err = c.invalid(res.Status, h, f, "a stream's Content-Type is text/event-stream, not an HTML page's: "+c.snippet(b))
+}

@@ -40,8 +40,6 @@ func (s *scanner) chunk(w *wireChunk) error {
 		switch {
 		case keyIs(key, "choices"):
 			return s.choices(w)
-		case keyIs(key, "object"):
-			return s.text(&w.Object)
 		case keyIs(key, "usage"):
 			return s.usage(w)
 		case keyIs(key, "metrics"):

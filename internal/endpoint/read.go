@@ -275,13 +275,6 @@ func isHTMLType(h http.Header) bool {
 	return strings.EqualFold(mt, "text/html") || strings.EqualFold(mt, "application/xhtml+xml")
 }
 
-// isDetect reports the format of template and raw endpoints, whose
-// non-JSON reply is taken as its text.
-func isDetect(f format) bool {
-	_, ok := f.(detectFormat)
-	return ok
-}
-
 // isJSON reports a JSON (not SSE) response, sent by servers that ignore
 // "stream": true.
 func isJSON(h http.Header) bool {

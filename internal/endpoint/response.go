@@ -136,7 +136,6 @@ func (r *Response) keep(at int64, event string, data []byte, whole bool) {
 // completions, completions chunks and completions, usage-only chunks and
 // error frames. Unknown fields are skipped by the decoder.
 type wireChunk struct {
-	Object  string          `json:"object"` // "chat.completion", "chat.completion.chunk", "text_completion"; may be absent
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`

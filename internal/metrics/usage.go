@@ -43,7 +43,11 @@ func CheckUsage(r *Record) {
 		u.Untrusted = fmt.Sprintf("completion_tokens %d is implausible beside the %d tokens the client counted", u.CompletionTokens, client)
 	case u.PromptTokens == 0 && r.InputTokens > 0:
 		u.Untrusted = fmt.Sprintf("prompt_tokens is 0 for a prompt the client counted %d tokens in", r.InputTokens)
-	case absurd(u.PromptTokens, r.InputTokens):
+	case absurd(u.PromptTokens, r.InputTokens) && !(r.Media != nil && u.PromptTokens > r.InputTokens):
+		// The client counts a prompt's text; the server also its images,
+		// audio and video (a short question about one image: 10 tokens
+		// of text, over 1,000 in all), so with media only a count below
+		// the text's is implausible.
 		u.Untrusted = fmt.Sprintf("prompt_tokens %d is implausible beside the %d tokens the client sent", u.PromptTokens, r.InputTokens)
 	}
 }

@@ -271,16 +271,17 @@ func hex4(s string) (rune, bool) {
 // The minimums keep ordinary words whole: a secret shorter than
 // minFoldedSecret is matched only as written, and a prefix must be
 // minPrefix characters long, taken from a secret long enough that its
-// prefix is no common word (a random key's first 8 characters are not
-// text; a dictionary-word password's are, and that word is then redacted
-// wherever it occurs, which hides nothing but the word). A secret with
-// white space (a whole "Bearer …" header value, a Cookie header) has no
-// prefix rule: its start is a scheme word, and its credential is a secret
-// of its own.
+// prefix is no common word (a random key's first 12 characters are not
+// text, even behind a vendor's "sk-proj-"; a dictionary-word password's
+// may be, and that word is then redacted wherever it occurs, which hides
+// nothing but the word). A secret with white space (a whole "Bearer …"
+// header value, a Cookie header) or a user name (user:pass) has no prefix
+// rule: its start is a scheme word or the user name, and its credential is
+// a secret of its own.
 const (
 	minFoldedSecret = 8
 	minPrefixSecret = 16
-	minPrefix       = 8
+	minPrefix       = 12
 )
 
 // alteredSpans are the byte ranges of s that hold a long secret in another
@@ -292,11 +293,10 @@ func (r *Redactor) alteredSpans(s string) [][2]int {
 	if len(r.long) == 0 || len(s) < minPrefix {
 		return nil
 	}
-	folded := foldASCII(s)
 	var out [][2]int
 	for _, v := range r.long {
 		if p := alteredMin(v); p > 0 {
-			out = appendRuns(out, folded, foldASCII(v), p)
+			out = appendRuns(out, s, foldASCII(v), p)
 		}
 	}
 	if len(out) == 0 {
@@ -322,7 +322,7 @@ func alteredMin(v string) int {
 	if n < minFoldedSecret || !utf8.ValidString(v) {
 		return 0
 	}
-	if n < minPrefixSecret || strings.ContainsFunc(v, unicode.IsSpace) {
+	if n < minPrefixSecret || strings.ContainsFunc(v, unicode.IsSpace) || userInfo(v) {
 		return len(v)
 	}
 	p := 0
@@ -333,16 +333,24 @@ func alteredMin(v string) int {
 	return p
 }
 
-// appendRuns appends the byte ranges of text where a prefix of pat of p
-// bytes or more ends, merged where they overlap. Candidates are found by
-// strings.Index of pat's first p bytes; from each, a Knuth-Morris-Pratt
-// automaton runs until no prefix of p bytes or more is open, and the
-// search resumes where one could start: no byte is read more than twice.
+// userInfo reports whether v holds a user name before its password (a URL's
+// user:pass, Basic auth's), as written or URL-escaped: its start is the
+// user name, which is no secret and must not be redacted wherever it occurs.
+func userInfo(v string) bool {
+	return strings.Contains(v, ":") || strings.Contains(v, "%3A") || strings.Contains(v, "%3a")
+}
+
+// appendRuns appends the byte ranges of text where a prefix of pat (ASCII
+// lower-case) of p bytes or more ends, text's ASCII letters in any case,
+// merged where they overlap. Candidates are found by indexFold of pat's
+// first p bytes; from each, a Knuth-Morris-Pratt automaton runs until no
+// prefix of p bytes or more is open, and the search resumes where one could
+// start: no byte is read more than twice, and text is not copied.
 func appendRuns(out [][2]int, text, pat string, p int) [][2]int {
 	head := pat[:p]
 	var fail []int
 	for from := 0; from+p <= len(text); {
-		i := strings.Index(text[from:], head)
+		i := indexFold(text[from:], head)
 		if i < 0 {
 			break
 		}
@@ -352,10 +360,11 @@ func appendRuns(out [][2]int, text, pat string, p int) [][2]int {
 		}
 		from = len(text)
 		for j, state := i, 0; j < len(text); j++ {
-			for state > 0 && (state == len(pat) || text[j] != pat[state]) {
+			c := lowerASCII(text[j])
+			for state > 0 && (state == len(pat) || c != pat[state]) {
 				state = fail[state-1]
 			}
-			if text[j] == pat[state] {
+			if c == pat[state] {
 				state++
 			}
 			if state >= p {
@@ -373,6 +382,73 @@ func appendRuns(out [][2]int, text, pat string, p int) [][2]int {
 		}
 	}
 	return out
+}
+
+// indexFold is the index of the first instance of head (ASCII lower-case)
+// in text, text's ASCII letters in any case; -1 if none. The next instance
+// of each case of head's first byte is kept, not searched for again, so
+// the scan is linear for a short head.
+func indexFold(text, head string) int {
+	lo, up := head[0], head[0]
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nextLo, nextUp := -1, -1 // the next instance of each at or after i (-2: none left)
+	for i := 0; i+len(head) <= len(text); {
+		if nextLo != -2 && nextLo < i {
+			if nextLo = strings.IndexByte(text[i:], lo); nextLo < 0 {
+				nextLo = -2
+			} else {
+				nextLo += i
+			}
+		}
+		if up == lo {
+			nextUp = nextLo
+		} else if nextUp != -2 && nextUp < i {
+			if nextUp = strings.IndexByte(text[i:], up); nextUp < 0 {
+				nextUp = -2
+			} else {
+				nextUp += i
+			}
+		}
+		switch {
+		case nextLo == -2 && nextUp == -2:
+			return -1
+		case nextLo == -2:
+			i = nextUp
+		case nextUp == -2:
+			i = nextLo
+		default:
+			i = min(nextLo, nextUp)
+		}
+		if i+len(head) > len(text) {
+			return -1
+		}
+		if equalFoldASCII(text[i:i+len(head)], head) {
+			return i
+		}
+		i++
+	}
+	return -1
+}
+
+// equalFoldASCII reports whether s, its ASCII letters in any case, is lower
+// (ASCII lower-case).
+func equalFoldASCII(s, lower string) bool {
+	for k := range len(s) {
+		if lowerASCII(s[k]) != lower[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII is c lower-cased when it is an ASCII capital.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // failure is the Knuth-Morris-Pratt failure function of pat: fail[k] is
@@ -401,9 +477,7 @@ func foldASCII(s string) string {
 	}
 	b := []byte(s)
 	for k := i; k < len(b); k++ {
-		if c := b[k]; 'A' <= c && c <= 'Z' {
-			b[k] = c + 'a' - 'A'
-		}
+		b[k] = lowerASCII(b[k])
 	}
 	return string(b)
 }

@@ -118,10 +118,11 @@ func TestRedactorFindsAlteredSecrets(t *testing.T) {
 		"upper-cased":                  {`{"error":"INVALID KEY SK-ZZTOPSECRETKEY4242"}`, `{"error":"INVALID KEY <redacted>"}`},
 		"lower-cased":                  {`key sk-zztopsecretkey4242.`, `key <redacted>.`},
 		"first 12 characters":          {`key sk-ZZTOPSECR*********`, `key <redacted>*********`},
-		"first 8 characters, any case": {`key SK-ZZTOP... is wrong`, `key <redacted>... is wrong`},
+		"first 12, any case":           {`key SK-ZZTOPSECR... is wrong`, `key <redacted>... is wrong`},
+		"8 characters are not enough":  {`key SK-ZZTOP... is wrong`, `key SK-ZZTOP... is wrong`},
 		"prefix escaped":               {`{"m":"SK-ZZTOP\u0053ECR***"}`, `{"m":"<redacted>***"}`},
 		"prefix quoted twice":          {`{"e":"{\"m\":\"sk-ZZTOPSEC\\u0052***\"}"}`, `{"e":"{\"m\":\"<redacted>***\"}"}`},
-		"prefix then the whole key":    {`sk-ZZTOPSsk-ZZTOPSECRETKEY4242`, `<redacted><redacted>`},
+		"prefix then the whole key":    {`sk-ZZTOPSECRsk-ZZTOPSECRETKEY4242`, `<redacted><redacted>`},
 		"two echoes":                   {`a sk-zztopsecr b SK-ZZTOPSECRETKEY4242 c`, `a <redacted> b <redacted> c`},
 		"a 10-character secret, cased": {`PASS-WORD1 and pass-word1`, `<redacted> and <redacted>`},
 		"its prefix is not a secret":   {`Pass-wor`, `Pass-wor`},
@@ -138,10 +139,14 @@ func TestRedactorFindsAlteredSecrets(t *testing.T) {
 	// A secret that starts with the marker's word does not redact the
 	// marker again and again.
 	rd = NewRedactor("redacted-0123456789abcdef")
-	assert.Equal(t, `x <redacted> y <redacted>`, rd.Redact(`x REDACTED-0123456789ABCDEF y redacted-01`))
+	assert.Equal(t, `x <redacted> y <redacted>`, rd.Redact(`x REDACTED-0123456789ABCDEF y redacted-012`))
 	// A non-ASCII secret: its ASCII letters in any case, the rest as written.
 	rd = NewRedactor("clé-très-secrète-42")
-	assert.Equal(t, `<redacted>…`, rd.Redact(`CLé-TRès-SE…`))
+	assert.Equal(t, `<redacted>…`, rd.Redact(`CLé-TRès-SEC…`))
+	// A URL's user:pass has no prefix rule: the user name is no secret.
+	rd = NewRedactor("benchmark:s3cretpassw0rd")
+	assert.Equal(t, `Benchmark results for benchmarking`, rd.Redact(`Benchmark results for benchmarking`))
+	assert.Equal(t, `<redacted> and <redacted>`, rd.Redact(`BENCHMARK:S3CRETPASSW0RD and benchmark%3As3cretpassw0rd`))
 }
 
 // TestAppendRunsMatchesNaive: the single pass finds exactly the bytes that
