@@ -17,6 +17,18 @@ type seen struct {
 	reqs []*http.Request
 }
 
+// redirecting is a server that redirects /old to /new with code and
+// answers the rest, noting every request in s.
+func (s *seen) redirecting(code int) *httptest.Server {
+	return httptest.NewServer(s.handler(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", code)
+			return
+		}
+		ok(w, r)
+	}))
+}
+
 func (s *seen) handler(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -89,13 +101,7 @@ func TestPostToAnotherOriginIsNotFollowed(t *testing.T) {
 // included, with no Referer.
 func TestSameOriginIsFollowed(t *testing.T) {
 	var s seen
-	srv := httptest.NewServer(s.handler(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/old" {
-			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
-			return
-		}
-		ok(w, r)
-	}))
+	srv := s.redirecting(http.StatusTemporaryRedirect)
 	defer srv.Close()
 
 	resp := send(t, http.MethodPost, srv.URL+"/old?token=Q")
@@ -136,13 +142,7 @@ func TestSameOriginRedirectThatChangesTheRequestIsNotFollowed(t *testing.T) {
 		{http.MethodGet, http.StatusSeeOther, true},
 	} {
 		var s seen
-		srv := httptest.NewServer(s.handler(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/old" {
-				http.Redirect(w, r, "/new", tc.code)
-				return
-			}
-			ok(w, r)
-		}))
+		srv := s.redirecting(tc.code)
 		resp := send(t, tc.method, srv.URL+"/old")
 		srv.Close()
 		if !tc.followed {
