@@ -40,12 +40,6 @@ func checkReset(records []metrics.Record, independent bool, hint string) (verdic
 	return result.ResetVerified, fmt.Sprintf("%d prompts sent for the first time after the reset, none served from the prefix cache", checked)
 }
 
-// minEvidencePrompt is the shortest prompt, in tokens, whose first request
-// is evidence: half of it is more than the preamble a chat template puts
-// before every prompt (Llama 3's, Qwen's: about 30 tokens), which the
-// server caches from the run's own first request.
-const minEvidencePrompt = 100
-
 // firstHits counts, over each prompt's first request (the lowest issue
 // index; when the prompts are not independent, only the very first request
 // of the run), those whose server reported cached tokens (checked) and
@@ -67,15 +61,12 @@ func firstHits(records []metrics.Record, independent bool) (checked, hits int) {
 		if !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
 			continue
 		}
+		checked++
 		prompt := r.Usage.PromptTokens
 		if prompt == 0 {
 			prompt = r.InputTokens
 		}
-		if prompt < minEvidencePrompt {
-			continue
-		}
-		checked++
-		if 2*(*r.Usage.CachedTokens) >= prompt {
+		if prompt > 0 && 2*(*r.Usage.CachedTokens) >= prompt {
 			hits++
 		}
 	}
