@@ -52,19 +52,8 @@ func TestSaveRunLockWait(t *testing.T) {
 	for _, pending := range []bool{false, true} {
 		name := map[bool]string{false: "SaveRun", true: "Pending.Complete"}[pending]
 		t.Run(name+" gives up at a Ctrl-C while it waits", func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "aiperf.db")
-			db := openAt(t, path)
-			db.Retry = store.Retry{For: time.Hour, Every: time.Hour}
-			in := newRun(runOpts{name: "locked", records: 8})
-			p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
-			if pending {
-				require.NoError(t, p.Add(context.Background(), in.Records[:4]))
-			}
-			release := holdLock(t, path)
-			waiting := store.OnLockWaitForTest(path)
 			ctx, cancel := context.WithCancel(context.Background())
-			ended := make(chan error, 1)
-			go func() { _, err := p.Complete(ctx, in, ""); ended <- err }()
+			db, release, waiting, ended := lockedCompletion(t, ctx, pending, "", &store.Retry{For: time.Hour, Every: time.Hour})
 			<-waiting
 			cancel()
 			err := <-ended
@@ -82,19 +71,9 @@ func TestSaveRunLockWait(t *testing.T) {
 			}
 		})
 		t.Run(name+" of an interrupted run waits the lock out", func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "aiperf.db")
-			db := openAt(t, path)
-			in := newRun(runOpts{name: "interrupted", records: 8, status: result.StatusInterrupted})
-			p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
-			if pending {
-				require.NoError(t, p.Add(context.Background(), in.Records[:4]))
-			}
-			release := holdLock(t, path)
-			waiting := store.OnLockWaitForTest(path)
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // the first Ctrl-C stopped the run
-			ended := make(chan error, 1)
-			go func() { _, err := p.Complete(ctx, in, ""); ended <- err }()
+			db, release, waiting, ended := lockedCompletion(t, ctx, pending, result.StatusInterrupted, nil)
 			<-waiting
 			release()
 			require.NoError(t, <-ended)
@@ -104,6 +83,31 @@ func TestSaveRunLockWait(t *testing.T) {
 			assert.Equal(t, 8, rows[0].RecordCount)
 		})
 	}
+}
+
+// lockedCompletion begins a run of 8 records with status on a new store
+// (4 of them stored first when pending; retry, when given, its retries),
+// makes another connection hold the store's lock, and completes the run
+// with ctx in the background: it returns the store, the lock's release, a
+// channel closed once the save waits for the lock, and the save's error.
+func lockedCompletion(t *testing.T, ctx context.Context, pending bool, status string, retry *store.Retry) (
+	db *store.DB, release func(), waiting <-chan struct{}, ended <-chan error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db = openAt(t, path)
+	if retry != nil {
+		db.Retry = *retry
+	}
+	in := newRun(runOpts{name: "locked", records: 8, status: status})
+	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
+	if pending {
+		require.NoError(t, p.Add(context.Background(), in.Records[:4]))
+	}
+	release = holdLock(t, path)
+	waiting = store.OnLockWaitForTest(path)
+	done := make(chan error, 1)
+	go func() { _, err := p.Complete(ctx, in, ""); done <- err }()
+	return db, release, waiting, done
 }
 
 // Opening a store another process holds locked gives up at a Ctrl-C during

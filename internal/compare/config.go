@@ -12,11 +12,14 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-// configFields are the settings whose mismatch makes a comparison suspect.
-var configFields = []struct {
+// configField is a setting of a run, read as text.
+type configField struct {
 	name string
 	get  func(r *store.RunRow) string
-}{
+}
+
+// configFields are the settings whose mismatch makes a comparison suspect.
+var configFields = []configField{
 	{"model", func(r *store.RunRow) string { return r.Model }},
 	{"url", func(r *store.RunRow) string { return sameURLs(r.URL) }}, // redacted when stored
 	{"endpoint_type", func(r *store.RunRow) string { return r.EndpointType }},
@@ -58,10 +61,7 @@ const maxValueText = 100
 
 func init() {
 	for _, k := range workloadKeys {
-		configFields = append(configFields, struct {
-			name string
-			get  func(r *store.RunRow) string
-		}{k, func(r *store.RunRow) string { return configValue(r, k) }})
+		configFields = append(configFields, configField{k, func(r *store.RunRow) string { return configValue(r, k) }})
 	}
 }
 

@@ -11,12 +11,15 @@ func TestCheckUsage(t *testing.T) {
 	rec := func(in, out, maxTokens int, u Usage) Record {
 		return Record{InputTokens: in, OutputTokens: out, RequestedOutputTokens: maxTokens, Usage: &u}
 	}
-	type usageCase struct {
+	withImage := func(r Record) Record {
+		r.Media = &MediaStats{Images: 1}
+		return r
+	}
+	tests := []struct {
 		name      string
 		r         Record
 		untrusted string
-	}
-	tests := []usageCase{
+	}{
 		{"honest", rec(550, 64, 64, Usage{PromptTokens: 562, CompletionTokens: 64}), ""},
 		{"tokenizers differ a little", rec(550, 60, 64, Usage{PromptTokens: 540, CompletionTokens: 64}), ""},
 		{"tiny prompt, big chat template", rec(1, 5, 0, Usage{PromptTokens: 90, CompletionTokens: 5}), ""},
@@ -29,14 +32,12 @@ func TestCheckUsage(t *testing.T) {
 		{"already untrusted stays", rec(550, 10, 0, Usage{Untrusted: "completion_tokens is null"}), "completion_tokens is null"},
 		{"no prompt tokens for a prompt", rec(16, 10, 0, Usage{PromptTokens: 0, CompletionTokens: 10}), "prompt_tokens is 0 for a prompt the client counted 16 tokens in"},
 		{"no prompt, no prompt tokens", rec(0, 10, 0, Usage{PromptTokens: 0, CompletionTokens: 10}), ""},
+		{"a short question about an image (the server counts the image)",
+			withImage(rec(10, 10, 0, Usage{PromptTokens: 1_300, CompletionTokens: 10})), ""},
+		{"with media, a prompt count below the text's", withImage(rec(5_000, 10, 0, Usage{PromptTokens: 3, CompletionTokens: 10})),
+			"prompt_tokens 3 is implausible beside the 5000 tokens the client sent"},
 		{"prompt 1e9 for 16 tokens", rec(16, 10, 0, Usage{PromptTokens: 1_000_000_000, CompletionTokens: 10}), "prompt_tokens 1000000000 is implausible beside the 16 tokens the client sent"},
 	}
-	image := rec(10, 10, 0, Usage{PromptTokens: 1_300, CompletionTokens: 10})
-	image.Media = &MediaStats{Images: 1}
-	tests = append(tests, usageCase{"a short question about an image (the server counts the image)", image, ""})
-	shortImage := rec(5_000, 10, 0, Usage{PromptTokens: 3, CompletionTokens: 10})
-	shortImage.Media = &MediaStats{Images: 1}
-	tests = append(tests, usageCase{"with media, a prompt count below the text's", shortImage, "prompt_tokens 3 is implausible beside the 5000 tokens the client sent"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.r
