@@ -202,6 +202,7 @@ func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
 		}
 		switch m.Type {
 		case TypeBeat:
+			continue
 		case TypeRecord:
 			if m.Record == nil {
 				continue
@@ -209,11 +210,12 @@ func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
 			if err := c.merge(w, *m.Record); err != nil {
 				c.condemn(w, "sent an impossible record: "+err.Error())
 			}
+			continue
 		case TypeProgress:
 			c.progressed(w, m)
+			continue
 		case TypeDrained:
 			c.drainedPhase(w, m.Phase)
-			events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())}
 		case TypeDone:
 			if m.Done == nil {
 				m.Done = &Done{}
@@ -222,10 +224,8 @@ func (c *Coordinator) read(w int, p *Peer, events chan<- event) {
 				c.condemn(w, "sent an impossible done report: "+err.Error())
 				continue
 			}
-			events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())}
-		default:
-			events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())}
 		}
+		events <- event{w: w, m: m, at: c.Clock.Wall(c.Clock.Now())} // for the run loop
 	}
 }
 
