@@ -23,9 +23,13 @@ const (
 	EventRequestEnd   EventKind = "request_end"   // an inference request's reply is complete
 )
 
-// maxEvents caps the event log (about 100 MB); later events are counted as
-// dropped.
-const maxEvents = 1_000_000
+// maxEvents and maxEventBytes cap the event log (about 100 MB of events
+// of a few headers, and 64 MiB of paths and header names however many a
+// client sends); later events are counted as dropped.
+const (
+	maxEvents     = 1_000_000
+	maxEventBytes = 64 << 20
+)
 
 // Event is one entry of the control log. HeaderNames holds the sorted
 // canonical names of the request's headers, never their values. Status is
@@ -62,6 +66,7 @@ type controlLog struct {
 	state      Control
 	adminCalls int // admin calls seen by the fault knob since start or clear
 	maxEvents  int
+	bytes      int // the events' paths and header names, as counted by eventBytes
 }
 
 // Control returns a copy of the control state.
@@ -86,11 +91,22 @@ func (s *Server) record(e Event) {
 }
 
 func (s *Server) appendLocked(e Event) {
-	if len(s.ctl.state.Events) >= s.ctl.maxEvents {
+	size := eventBytes(e)
+	if len(s.ctl.state.Events) >= s.ctl.maxEvents || s.ctl.bytes+size > maxEventBytes {
 		s.ctl.state.DroppedEvents++
 		return
 	}
+	s.ctl.bytes += size
 	s.ctl.state.Events = append(s.ctl.state.Events, e)
+}
+
+// eventBytes is about what e holds in memory beyond its fixed fields.
+func eventBytes(e Event) int {
+	n := len(e.Path)
+	for _, h := range e.HeaderNames {
+		n += len(h) + 16
+	}
+	return n
 }
 
 // controlState answers GET /mock/control; ?events=admin keeps only the
@@ -115,7 +131,7 @@ func (s *Server) controlState(w http.ResponseWriter, r *http.Request) {
 func (s *Server) clearControl(w http.ResponseWriter, _ *http.Request) {
 	s.ctl.mu.Lock()
 	s.ctl.state = Control{}
-	s.ctl.adminCalls = 0
+	s.ctl.adminCalls, s.ctl.bytes = 0, 0
 	s.cache.ClearHits()
 	s.ctl.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)

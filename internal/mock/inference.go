@@ -20,6 +20,10 @@ const statusClientGone = 499
 // maxRequestBytes bounds an inference request body.
 const maxRequestBytes = 64 << 20
 
+// defaultMaxModelLen is --max-model-len's default: it bounds the tokens a
+// reply can hold (a non-streaming one is built whole in memory).
+const defaultMaxModelLen = 1 << 20
+
 // endpoint describes one inference route's wire shapes.
 type endpoint struct {
 	chat        bool
@@ -235,10 +239,20 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 		g.model = s.cfg.Model
 	}
 	g.id = ep.idPrefix + strconv.FormatUint(s.nextID.Add(1), 16)
-	if limit != nil {
+	room := s.cfg.MaxModelLen - prompt
+	switch {
+	case room < 1:
+		return nil, fmt.Errorf("this model's maximum context length is %d tokens, and the prompt has %d: no room for output (--max-model-len)", s.cfg.MaxModelLen, prompt)
+	case limit != nil && *limit > room:
+		return nil, fmt.Errorf("'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d)",
+			*limit, s.cfg.MaxModelLen, prompt, *limit, s.cfg.MaxModelLen, prompt)
+	case limit != nil:
 		g.tokens, g.finish = *limit, "length"
-	} else {
+	default:
 		g.tokens = s.drawLength(prompt)
+		if g.tokens >= room {
+			g.tokens, g.finish = room, "length"
+		}
 	}
 	if ep.chat && isReasoningModel(g.model) {
 		g.reasoning = g.tokens / 4

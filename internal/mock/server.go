@@ -47,6 +47,8 @@ type Server struct {
 	energy     gpuMeter // the synthetic GPUs' energy counter (--gpu-metrics)
 	handler    http.Handler
 	nextID     atomic.Uint64
+	// bodyTimeout bounds reading a request's body (bodyReadTimeout).
+	bodyTimeout time.Duration
 
 	rngMu    sync.Mutex
 	rng      *rand.Rand // --error-rate and unbounded lengths
@@ -65,6 +67,9 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	if cfg.BlockSize == 0 {
 		cfg.BlockSize = defaultBlockSize
+	}
+	if cfg.MaxModelLen == 0 {
+		cfg.MaxModelLen = defaultMaxModelLen
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -103,7 +108,8 @@ func New(cfg Config) (*Server, error) {
 		sharedClock() // started now rather than on the first request
 	}
 	s.ctl.maxEvents = maxEvents
-	s.handler = s.routes()
+	s.bodyTimeout = bodyReadTimeout
+	s.handler = s.boundBodyRead(s.routes())
 	if cfg.AccessLogs {
 		out := cfg.AccessLog
 		if out == nil {
@@ -270,3 +276,39 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 // Unwrap exposes the underlying writer to http.ResponseController, through
 // which the streaming handlers flush.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// bodyReadTimeout bounds how long a client may take to send a request's
+// body, as ReadHeaderTimeout bounds its headers: a client that trickles its
+// body is cut instead of holding a connection and a handler for ever.
+const bodyReadTimeout = 30 * time.Second
+
+// boundBodyRead gives each request with a body s.bodyTimeout to send it.
+// The deadline is lifted once the body is read to its end, so that a long
+// reply (and net/http's watch for the client leaving) is not cut by it.
+func (s *Server) boundBodyRead(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts its connection's read deadline when the body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted { // after a timeout the deadline stays: net/http's discard of the rest must not wait
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
