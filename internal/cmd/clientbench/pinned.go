@@ -48,7 +48,7 @@ func pinnedFlags() (role *string, c, n *int) {
 		"name the client and the concurrency (e.g. \"strace -c -f -o /tmp/{client}-{c}.strace\"; the CPU figures are then the wrapper's)")
 	flag.StringVar(&serverWrap, "pinned-server-wrap", "", "a command prefixing the pinned neutral server's, after taskset (as -pinned-client-wrap)")
 	flag.DurationVar(&pinnedITL, "pinned-itl", 0, "the pinned neutral server's gap between content chunks (0: none, as fast as it can)")
-	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: aiperf-rx0 (aiperf with --rx-coalesce-usecs 0), "+
+	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: aiperf-rxN (aiperf with --rx-coalesce-usecs N, e.g. aiperf-rx0), "+
 		"endpoint (aiperf's HTTP client alone), "+
 		"minimal-nojson (the minimal client without decoding), minimal-32k (with a 32 KiB transport read buffer), "+
 		"minimal-headers (sending aiperf's headers)",
@@ -132,7 +132,6 @@ func pinnedClients(self, aiperf string) map[string]pinnedClient {
 	}
 	all := map[string]pinnedClient{
 		"aiperf":          aiperfClient("aiperf", aiperf, rxUsecs),
-		"aiperf-rx0":      aiperfClient("aiperf-rx0", aiperf, 0),
 		"minimal":         role("minimal", "minimal"),
 		"endpoint":        role("endpoint", "endpoint"),
 		"minimal-nojson":  role("minimal-nojson", "minimal", "-decode=false"),
@@ -171,8 +170,13 @@ func measuredClients() (self string, clients []pinnedClient, err error) {
 	clients = []pinnedClient{all["aiperf"], all["minimal"]}
 	for _, name := range pinnedExtra {
 		cl, ok := all[name]
+		if n, found := strings.CutPrefix(name, "aiperf-rx"); !ok && found {
+			if rx, err := strconv.Atoi(n); err == nil && rx >= 0 {
+				cl, ok = aiperfClient(name, aiperf, rx), true
+			}
+		}
 		if !ok {
-			return "", nil, fmt.Errorf("-pinned-extra: no client %q (endpoint, minimal-nojson, minimal-32k or minimal-headers)", name)
+			return "", nil, fmt.Errorf("-pinned-extra: no client %q (aiperf-rxN, endpoint, minimal-nojson, minimal-32k or minimal-headers)", name)
 		}
 		clients = append(clients, cl)
 	}
@@ -234,7 +238,11 @@ func pinned() error {
 			}
 			details = append(details, line)
 		}
-		judged = append(judged, levelRuns{c, runs[0], runs[1]})
+		for k, cl := range clients {
+			if k != 1 && strings.HasPrefix(cl.name, "aiperf") {
+				judged = append(judged, levelRuns{c, cl.name, runs[k], runs[1]})
+			}
+		}
 		a, m := med[0], med[1]
 		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f×\t%.3f\t%.3f\t%.2f×\t%.3f\t%.3f\t%.2f×\t%.1f\t%.1f\t%.3f\t%.3f\t\n", c,
 			a.reqPerSec, m.reqPerSec, a.reqPerSec/m.reqPerSec, a.clientCPU, m.clientCPU, a.clientCPU/m.clientCPU,

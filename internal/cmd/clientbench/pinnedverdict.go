@@ -81,6 +81,7 @@ func pairedRatios(aiperf, minimal []pinnedFigures, get func(pinnedFigures) float
 // concurrency, round by round.
 type levelRuns struct {
 	c                int
+	client           string // aiperf, or an aiperf-rxN of -pinned-extra
 	aiperf, baseline []pinnedFigures
 }
 
@@ -92,7 +93,7 @@ func printVerdicts(w io.Writer, levels []levelRuns) {
 	fmt.Fprintf(w, "verdicts: aiperf ÷ minimal, paired by round (geometric mean [%.0f%% interval]), one-sided at %.0f%%:\n",
 		100*verdictConfidence, 100*(1+verdictConfidence)/2)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	head := "concurrency\t"
+	head := "concurrency\tclient\t"
 	for _, b := range pinnedBounds {
 		op := "≤"
 		if b.atLeast {
@@ -102,7 +103,7 @@ func printVerdicts(w io.Writer, levels []levelRuns) {
 	}
 	fmt.Fprintln(tw, head+"minimal req/s between rounds\t")
 	for _, l := range levels {
-		line := fmt.Sprintf("%d\t", l.c)
+		line := fmt.Sprintf("%d\t%s\t", l.c, l.client)
 		for _, b := range pinnedBounds {
 			v := judgeRatios(pairedRatios(l.aiperf, l.baseline, b.get), b)
 			line += fmt.Sprintf("%.2f× [%.2f, %.2f] %s\t", v.mean, v.low, v.high, v.verdict)

@@ -41,7 +41,7 @@ func TestVerdictsPairRounds(t *testing.T) {
 	fig := func(rps, cpu float64) pinnedFigures {
 		return pinnedFigures{reqPerSec: rps, clientCPU: cpu, serverCPU: cpu}
 	}
-	l := levelRuns{c: 64,
+	l := levelRuns{c: 64, client: "aiperf",
 		aiperf:   []pinnedFigures{fig(2200, 0.30), fig(1100, 0.60), fig(3300, 0.20)},
 		baseline: []pinnedFigures{fig(2000, 0.33), fig(1000, 0.66), fig(3000, 0.22)},
 	}
