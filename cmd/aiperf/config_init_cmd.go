@@ -92,7 +92,7 @@ func containsFold(list []string, s string) bool {
 type ConfigMigrateCmd struct {
 	configFile `embed:""`
 	Output     string `name:"output" short:"o" placeholder:"FILE" help:"Write the migrated file here (an existing file is never overwritten); default: print it."`
-	InPlace    bool   `name:"in-place" help:"Rewrite the file itself, keeping the original as FILE.bak."`
+	InPlace    bool   `name:"in-place" help:"Rewrite the file itself, keeping the original as FILE.bak (FILE.bak.1, ... when that exists: an existing file is never overwritten)."`
 }
 
 // Run rewrites the file in schema 2.0.
@@ -104,7 +104,10 @@ func (c *ConfigMigrateCmd) Run(g *Globals) error {
 	if c.InPlace && c.Output != "" {
 		return usageErr(errors.New("give --in-place or --output, not both"))
 	}
-	data, err := inputfile.ReadFile(path)
+	data, err := inputfile.ReadFileMax(path, config.MaxFileBytes) // a huge file is refused unread
+	if tl := (*inputfile.TooLargeError)(nil); errors.As(err, &tl) {
+		return usageErr(fmt.Errorf("read the config file: %w, the most a config file may be", err))
+	}
 	if err != nil {
 		return fmt.Errorf("read the config file: %w", err)
 	}
@@ -118,14 +121,7 @@ func (c *ConfigMigrateCmd) Run(g *Globals) error {
 		fmt.Fprintf(g.Stderr, "%s is already in the current shape: left as it is\n", path)
 		return nil
 	case c.InPlace:
-		if err := os.WriteFile(path+".bak", data, 0o644); err != nil {
-			return fmt.Errorf("keep the original: %w", err)
-		}
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			return fmt.Errorf("rewrite the config file (the original is %s.bak): %w", path, err)
-		}
-		fmt.Fprintf(g.Stderr, "rewrote %s in schema 2.0 (the original is %s.bak)\n", path, path)
-		return nil
+		return rewriteInPlace(g, path, data, out)
 	case c.Output != "":
 		return writeNew(c.Output, out, "the migrated file")
 	}
@@ -133,21 +129,79 @@ func (c *ConfigMigrateCmd) Run(g *Globals) error {
 	return err
 }
 
+// maxBackups bounds the names keepOriginal tries: FILE.bak, FILE.bak.1, ...
+const maxBackups = 100
+
+// rewriteInPlace replaces the file at path (whose content is data) with out,
+// first keeping data in a new backup file (see keepOriginal).
+func rewriteInPlace(g *Globals, path string, data, out []byte) error {
+	bak, err := keepOriginal(path, data)
+	if err != nil {
+		return err
+	}
+	if bak != path+".bak" {
+		fmt.Fprintf(g.Stderr, "%s.bak exists: it is left as it is\n", path)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return fmt.Errorf("rewrite the config file (the original is %s): %w", bak, err)
+	}
+	fmt.Fprintf(g.Stderr, "rewrote %s in schema 2.0 (the original is %s)\n", path, bak)
+	return nil
+}
+
+// keepOriginal writes data, the content of the file at path, to the first
+// free name of path.bak, path.bak.1, ... path.bak.99 and returns it. It
+// never overwrites a file nor writes through a symlink (each name is
+// created exclusively), and keeps the original's permissions.
+func keepOriginal(path string, data []byte) (string, error) {
+	perm := fs.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	for i := range maxBackups {
+		bak := path + ".bak"
+		if i > 0 {
+			bak = fmt.Sprintf("%s.bak.%d", path, i)
+		}
+		err := createNew(bak, data, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("keep the original as %s (%s is left as it is): %w", bak, path, err)
+		}
+		return bak, nil
+	}
+	return "", usageErr(fmt.Errorf("%s.bak and %s.bak.1 to .bak.%d all exist: %s is left as it is; "+
+		"remove old backups or give --output instead of --in-place", path, path, maxBackups-1, path))
+}
+
+// createNew writes data to a new file at path with perm; an existing file
+// (a symlink too) gives an error wrapping fs.ErrExist. A partly written
+// file is removed.
+func createNew(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+	}
+	return err
+}
+
 // writeNew writes data to a new file at path, refusing (a usage error) to
 // overwrite one; what names the file in errors.
 func writeNew(path string, data []byte, what string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	err := createNew(path, data, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return usageErr(fmt.Errorf("%s exists: it is left as it is; remove it or give another --output", path))
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", what, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", what, err)
-	}
-	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", what, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -87,24 +88,41 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Path, e.Msg)
 }
 
-// Load reads the YAML config file at path. The error joins one *Error per
-// problem found.
+// MaxFileBytes bounds a config file: it is read whole and parsed into a
+// node per value before maxValues can be checked (as
+// starlark.MaxScriptBytes bounds a script). Parsing costs about 2 s and
+// 200 MB per MiB of densely packed values, so the cap is far below the
+// Starlark one; 100,000 values and a long prompt or template fit in it.
+const MaxFileBytes = 1 << 20
+
+// Load reads the YAML config file at path, refusing one of more than
+// MaxFileBytes without reading the rest of it. The error joins one *Error
+// per problem found.
 func Load(path string) (*File, error) {
-	data, err := inputfile.ReadFile(path)
+	data, err := inputfile.ReadFileMax(path, MaxFileBytes)
+	if tl := (*inputfile.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("read config: %w, %s", err, tooLarge)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	return Parse(path, data)
 }
 
-// maxValues bounds the values a file may hold once its aliases are
-// followed, so that a few nested anchors cannot expand into billions.
+// tooLarge says what to do about a file over MaxFileBytes.
+const tooLarge = "the most a config file may be: keep data out of the config (datasets, traces and prompts go in the files it names)"
+
+// maxValues bounds the values a file may hold (once its aliases are
+// followed, so that a few nested anchors cannot expand into billions).
 const maxValues = 100_000
 
 // ReadTree parses data into its one YAML document's root node, refusing
-// what the reader cannot use: a syntax error, no or several documents, a
-// file whose aliases expand past maxValues.
+// what the reader cannot use: more than MaxFileBytes, a syntax error, no
+// or several documents, more than maxValues values (aliases followed).
 func ReadTree(name string, data []byte) (*yaml.Node, error) {
+	if len(data) > MaxFileBytes {
+		return nil, &Error{File: name, Line: 1, Msg: fmt.Sprintf("the file is larger than %d MiB, %s", MaxFileBytes>>20, tooLarge)}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -122,35 +140,54 @@ func ReadTree(name string, data []byte) (*yaml.Node, error) {
 		return nil, &Error{File: name, Line: line, Msg: "only one YAML document is allowed"}
 	}
 	root := doc.Content[0]
-	if n := expandedSize(root, map[*yaml.Node]int{}); n > maxValues {
-		return nil, &Error{File: name, Line: 1, Msg: fmt.Sprintf(
-			"the file holds more than %d values once its aliases (*name) are followed: write the values out", maxValues)}
+	if c := countValues(root); c.n > maxValues {
+		msg := fmt.Sprintf("the file holds more than %d values, the most a config file may hold: "+
+			"keep data out of the config (datasets, traces and prompts go in the files it names)", maxValues)
+		if c.aliases {
+			msg = fmt.Sprintf("the file holds more than %d values once its aliases (*name) are followed, "+
+				"the most a config file may hold: write the values out, or alias fewer of them", maxValues)
+		}
+		return nil, &Error{File: name, Line: c.line, Msg: msg}
 	}
 	return root, nil
 }
 
-// expandedSize counts the nodes under n with aliases followed, each node
-// counted once per path to it but computed once (memo), so it is linear.
-func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
-	if n == nil {
-		return 0
+// valueCount is what countValues found: how many values (up to
+// maxValues+1), whether an alias was followed, and the line where the
+// count passed maxValues (the alias being followed, when inside one).
+type valueCount struct {
+	n       int
+	aliases bool
+	line    int
+}
+
+// countValues counts the nodes under n with aliases followed, stopping
+// once past maxValues: it visits at most maxValues+1 nodes, whatever the
+// aliases (a cycle among them included) would expand to.
+func countValues(n *yaml.Node) valueCount {
+	var c valueCount
+	c.walk(n, 0)
+	return c
+}
+
+// walk counts n and what it holds; alias is the line of the outermost
+// alias being followed (0 outside one).
+func (c *valueCount) walk(n *yaml.Node, alias int) {
+	if n == nil || c.n > maxValues {
+		return
 	}
-	if v, ok := memo[n]; ok {
-		return v
+	c.n++
+	if c.n > maxValues {
+		c.line = cmp.Or(alias, n.Line, 1)
+		return
 	}
-	memo[n] = maxValues + 1 // a cycle counts as too many
-	total := 1
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		total = expandedSize(n.Alias, memo)
+		c.aliases = true
+		c.walk(n.Alias, cmp.Or(alias, n.Line))
 	}
-	for _, c := range n.Content {
-		total += expandedSize(c, memo)
-		if total > maxValues {
-			break
-		}
+	for _, child := range n.Content {
+		c.walk(child, alias)
 	}
-	memo[n] = min(total, maxValues+1)
-	return memo[n]
 }
 
 // Parse is Load on data already read; name is used in error messages.
@@ -168,7 +205,7 @@ func Parse(name string, data []byte) (*File, error) {
 	d.migrated, d.body.flat = m, m.schema == SchemaFlat
 	d.notes = append(d.notes, m.notes(name)...)
 	d.substitute(root, "")
-	env := takeEnvelope(root)
+	env := d.takeEnvelope(root)
 	vars := d.resolveVariables(clone(env.variables, origin))
 	d.multiRun(env.multiRun)
 	d.body.seed42 = env.multiRun != nil && d.multiRunSeed == nil

@@ -118,7 +118,7 @@ func (d *decoder) fields(n *yaml.Node, path string, fs []field) {
 		at := join(path, k.Value)
 		idx := slices.IndexFunc(fs, func(f field) bool { return slices.Contains(f.names, snake(k.Value)) })
 		if idx < 0 {
-			d.errorf(k, pathOr(path), "unknown key %q%s", k.Value, suggest(snake(k.Value), fs))
+			d.errorf(k, pathOr(path), "unknown key %q%s", k.Value, suggest(snake(k.Value), d.named(path, fs)))
 			continue
 		}
 		if first, dup := seen[idx]; dup {
@@ -187,9 +187,10 @@ func into[T any](read func(string, *yaml.Node) (T, bool), dst *T) func(string, *
 }
 
 // str reads a string. A value substituted from the environment is text
-// whatever it looks like.
+// whatever it looks like, and is tagged so.
 func (d *decoder) str(path string, n *yaml.Node) (string, bool) {
 	if n.Kind == yaml.ScalarNode && (n.ShortTag() == tagStr || d.origin[n] != "") {
+		n.Tag = tagStr // the body, printed, says it is text: ${KEY:} is "", not null
 		return n.Value, true
 	}
 	d.errorf(n, path, "expected string, got %s", d.describe(n))
@@ -391,6 +392,26 @@ func snake(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// named are the keys an unknown key at path is named among: fs, except
+// at the top level of a file in the flat shape, whose keys are the body's
+// (bodyKeys) and the envelope's, as that shape spells them.
+func (d *decoder) named(path string, fs []field) []field {
+	if path != "" || !d.body.flat {
+		return fs
+	}
+	var out []field
+	for _, k := range bodyKeys {
+		out = append(out, field{keys(k), nil})
+	}
+	for _, f := range fs {
+		if !slices.Contains(f.names, "benchmark") && !slices.Contains(f.names, "schema_version") &&
+			!slices.ContainsFunc(bodyKeys, func(k string) bool { return slices.Contains(f.names, k) }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // suggest proposes the accepted keys closest to a misspelt one (the main

@@ -94,6 +94,10 @@ func (d *decoder) headers(path string, v *yaml.Node) {
 			if !ok {
 				return
 			}
+			if err := plan.CheckHeaderName(name); err != nil { // "Authorization:Bearer" would send another header
+				d.errorf(k, path, "header name %v", err)
+				return
+			}
 			if val.Kind != yaml.ScalarNode {
 				d.errorf(val, join(path, name), "expected a header value, got %s", d.describe(val))
 				return

@@ -74,10 +74,11 @@ var envelopeKeys = []envelopeKey{
 }
 
 // takeEnvelope removes the envelopeKeys (sweep:, multi_run:, variables:)
-// from root.
-func takeEnvelope(root *yaml.Node) envelope {
+// from root, refusing one given twice (multi_run: and multiRun: too).
+func (d *decoder) takeEnvelope(root *yaml.Node) envelope {
 	var e envelope
 	var kept []*yaml.Node
+	seen := map[int]*yaml.Node{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], deref(root.Content[i+1])
 		at := slices.IndexFunc(envelopeKeys, func(ek envelopeKey) bool { return ek.name == snake(k.Value) })
@@ -85,6 +86,11 @@ func takeEnvelope(root *yaml.Node) envelope {
 			kept = append(kept, root.Content[i], root.Content[i+1])
 			continue
 		}
+		if first, dup := seen[at]; dup {
+			d.errorf(k, k.Value, "repeats key %q of line %d", first.Value, first.Line)
+			continue
+		}
+		seen[at] = k
 		*envelopeKeys[at].slot(&e) = v
 	}
 	root.Content = kept
@@ -135,6 +141,7 @@ func (d *decoder) multiRun(v *yaml.Node) {
 // them to copies of the benchmark body and the variables.
 type point struct {
 	params []plan.Param
+	at     []nodeAt // where each parameter's value is written
 	apply  func(body, vars *yaml.Node, origin map[*yaml.Node]string) error
 }
 
@@ -226,6 +233,9 @@ func (d *decoder) gridPoints(params *yaml.Node) []point {
 			d.errorf(k, at, "is the same parameter as %s: give it once", first)
 			continue
 		}
+		if !d.checkParam(k, vals.Content) {
+			continue
+		}
 		seen[canonical(k.Value)] = k.Value
 		lists = append(lists, list{k.Value, k, vals.Content})
 	}
@@ -255,6 +265,7 @@ func (d *decoder) gridPoints(params *yaml.Node) []point {
 	for i, c := range combos {
 		for k, l := range lists {
 			points[i].params = append(points[i].params, plan.Param{Name: l.path, Value: scalarValue(l.values[c[k]])})
+			points[i].at = append(points[i].at, nodeAt{l.values[c[k]], join(d.paramsPath(), l.path)})
 		}
 		key := fmt.Sprintf("%#v", points[i].params)
 		if first, dup := variation[key]; dup {
@@ -316,6 +327,7 @@ func (d *decoder) scenarios(runs, v *yaml.Node) []point {
 		}
 		names[strings.ToLower(name)] = i
 		points = append(points, point{params: []plan.Param{{Name: "scenario", Value: name}},
+			at: []nodeAt{{cmp.Or(child(run, "name"), run), at + ".name"}},
 			apply: func(body, vs *yaml.Node, origin map[*yaml.Node]string) error {
 				if vars != nil {
 					for j := 0; j+1 < len(vars.Content); j += 2 {
@@ -390,9 +402,12 @@ func (d *decoder) checkPoints(root, vars *yaml.Node, points []point) {
 }
 
 // variations decodes the benchmark body once per point, on copies of root
-// and the variables with the point applied; a variation's problems name it.
+// and the variables with the point applied; a variation's problems name it
+// (a problem every variation has is said once). A sweep whose parameter
+// carries a secret is refused, and nothing else said: the labels that name
+// variations would show it.
 func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation {
-	if size := expandedSize(root, map[*yaml.Node]int{}) + expandedSize(vars, map[*yaml.Node]int{}); len(points)*size > maxValues*10 {
+	if size := countValues(root).n + countValues(vars).n; len(points)*size > maxValues*10 {
 		d.errorf(root, "sweep", "%d variations of a body of %d values are too many to expand: sweep fewer values", len(points), size)
 		return nil
 	}
@@ -402,6 +417,9 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 	}
 	names := plan.CellLabels(labels)
 	out := make([]Variation, 0, len(points))
+	profiles := make([]*plan.Profile, len(points))
+	var errs []error
+	perVariation := make([][]error, len(points))
 	reported := map[string]bool{} // a path that does not resolve fails every variation: said once
 	for i, p := range points {
 		c, body, vs := d.copies(root, vars)
@@ -415,7 +433,7 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 			}
 			if !reported[e.Error()] {
 				reported[e.Error()] = true
-				d.errs = append(d.errs, e)
+				errs = append(errs, e)
 			}
 			continue
 		}
@@ -423,13 +441,40 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 		sub.body = d.body
 		sub.render(c, "", sub.resolveVariables(vs))
 		sub.decodeTop(c)
-		for _, err := range sub.errs {
-			if e, ok := err.(*Error); ok {
-				e.Msg += " (sweep variation " + names[i] + ")"
-			}
-			d.errs = append(d.errs, err)
-		}
+		perVariation[i], profiles[i] = sub.errs, &sub.f.Profile
 		out = append(out, Variation{Params: p.params, Profile: sub.f.Profile, Body: child(c, "benchmark"), Keys: sub.setAt})
+	}
+	if d.secretVariations(points, profiles) {
+		return nil
+	}
+	d.errs = append(append(d.errs, errs...), variationErrors(perVariation, names)...)
+	return out
+}
+
+// variationErrors names each variation's problems by its label, saying
+// once, unlabelled, a problem that every variation has.
+func variationErrors(perVariation [][]error, names []string) []error {
+	count := map[string]int{}
+	for _, errs := range perVariation {
+		for _, err := range errs {
+			count[err.Error()]++
+		}
+	}
+	var out []error
+	said := map[string]bool{}
+	for i, errs := range perVariation {
+		for _, err := range errs {
+			e, ok := err.(*Error)
+			switch text := err.Error(); {
+			case count[text] == len(perVariation) && said[text]:
+			case count[text] == len(perVariation) || !ok:
+				said[text] = true
+				out = append(out, err)
+			default:
+				e.Msg += " (sweep variation " + names[i] + ")"
+				out = append(out, e)
+			}
+		}
 	}
 	return out
 }

@@ -35,6 +35,7 @@ func (d *decoder) resolveVariables(vars *yaml.Node) *templates {
 		return t
 	}
 	pending := map[string]*yaml.Node{}
+	keyAt := map[string]*yaml.Node{} // each name's key, to refuse it twice
 	var order []string
 	for i := 0; i+1 < len(vars.Content); i += 2 {
 		k, v := vars.Content[i], deref(vars.Content[i+1])
@@ -42,6 +43,11 @@ func (d *decoder) resolveVariables(vars *yaml.Node) *templates {
 			d.errorf(k, "variables", "%q is not a variable name: use letters, digits and _", k.Value)
 			continue
 		}
+		if first, dup := keyAt[k.Value]; dup {
+			d.errorf(k, "variables."+k.Value, "repeats key %q of line %d", first.Value, first.Line)
+			continue
+		}
+		keyAt[k.Value] = k
 		pending[k.Value], order = v, append(order, k.Value)
 	}
 	for len(pending) > 0 {
