@@ -78,6 +78,9 @@ func (p *Profile) Check() error {
 		v.check(strings.HasPrefix(p.Endpoint, "/") && !strings.Contains(p.Endpoint, "://"), "endpoint",
 			fmt.Sprintf("must be a path starting with '/', got %q", p.Endpoint))
 	}
+	v.check(!strings.ContainsFunc(p.APIKey, isControl), "api_key",
+		"holds a control character (a line break, say), which cannot be sent in an HTTP header: "+
+			"give the key without it (the key is not shown)")
 	for _, h := range p.Header {
 		if err := CheckHeader(h); err != nil {
 			v.add("header", err.Error())
@@ -421,6 +424,19 @@ func CheckHeader(h string) error {
 		return nil
 	}
 	return fmt.Errorf("must be Key:Value with Key an HTTP header name and no control characters, got %q", redactHeaderArg(h))
+}
+
+// CheckHeaderName checks a header name given on its own (the key of a
+// config file's headers: object): it must be an HTTP header name, an RFC
+// 9110 token, so no colon, space or control character. A name with a
+// colon would be sent under its part before the colon, the rest moving
+// into the value. The error never shows what follows a secret name.
+func CheckHeaderName(name string) error {
+	if isHeaderName(name) {
+		return nil
+	}
+	return fmt.Errorf("must be an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~; no colon, space or control character), got %q",
+		redactHeaderArg(name))
 }
 
 // redactHeaderArg shows a malformed --header value without its secret: when
