@@ -136,7 +136,8 @@ type target struct {
 func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	base := strings.TrimRight(t.origin, "/")
 	start := c.now()
-	call := Call{Hook: t.hook, Phase: t.phase, Origin: plan.RedactURL(base), Path: t.path, StartedAt: start.UnixNano()}
+	// A path's query may carry a credential (?token=): recorded redacted, as the origin.
+	call := Call{Hook: t.hook, Phase: t.phase, Origin: plan.RedactURL(base), Path: plan.RedactURL(t.path), StartedAt: start.UnixNano()}
 	deadline := start.Add(t.retryBudget)
 	backoff := firstBackoff
 	var err error
@@ -165,7 +166,7 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 		if call.Attempts > 1 {
 			attempts = fmt.Sprintf(" (after %d attempts)", call.Attempts)
 		}
-		return call, c.redact.Error(fmt.Errorf("POST %s%s: %w%s", call.Origin, t.path, err, attempts))
+		return call, c.redact.Error(fmt.Errorf("POST %s%s: %w%s", call.Origin, call.Path, err, attempts))
 	}
 	return call, nil
 }

@@ -56,6 +56,22 @@ func TestResetWire(t *testing.T) {
 	assert.Equal(t, want, calls[0])
 }
 
+// TestCallPathRedacted: a hook path's secret query value reaches the
+// server but not the call's record (the console table, the exports, the
+// store).
+func TestCallPathRedacted(t *testing.T) {
+	t.Parallel()
+	var rec recorder
+	srv := rec.serve(t, "a", ok)
+	c := newTestClient(authHeaders(), newFakeClock())
+	calls, err := c.Reset(context.Background(), []string{srv.URL}, resetHook("/reset_prefix_cache?token=TOKQSECRET2&timeout=3", time.Minute))
+	require.NoError(t, err)
+	require.Len(t, rec.all(), 1)
+	assert.Equal(t, "/reset_prefix_cache?token=TOKQSECRET2&timeout=3", rec.all()[0].URI)
+	require.Len(t, calls, 1)
+	assert.Equal(t, "/reset_prefix_cache?token=<redacted>&timeout=3", calls[0].Path)
+}
+
 func TestResetRetryPolicy(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -63,6 +63,9 @@ func (p Profile) Redacted() Profile {
 	p.ServerMetrics = redactURLs(p.ServerMetrics, p.RedactParam)
 	p.GPUTelemetry = redactURLs(p.GPUTelemetry, p.RedactParam)
 	p.ExtraInputs = redactExtra(p.ExtraInputs, p.RedactParam)
+	p.ResetKVCachePath = redactPaths(p.ResetKVCachePath, p.RedactParam)
+	p.ServerProfilerStartPath = redactQuery(p.ServerProfilerStartPath, p.RedactParam)
+	p.ServerProfilerStopPath = redactQuery(p.ServerProfilerStopPath, p.RedactParam)
 	p.OtelURL = redactOne(p.OtelURL, p.RedactParam)
 	p.MLflowTrackingURI = redactOne(p.MLflowTrackingURI, p.RedactParam)
 	return p
@@ -74,6 +77,25 @@ func redactOne(raw string, marked []string) string {
 		return raw
 	}
 	return redactURL(raw, marked)
+}
+
+// redactPaths is a copy of the control-hook paths with their secret query
+// values (marked names too) replaced.
+func redactPaths(paths, marked []string) []string {
+	if len(paths) == 0 {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, path := range paths {
+		out[i] = redactQuery(path, marked)
+	}
+	return out
+}
+
+// hookPaths are the control hooks' paths, which may carry a query.
+func (p Profile) hookPaths() []string {
+	return slices.DeleteFunc(slices.Concat(p.ResetKVCachePath, []string{p.ServerProfilerStartPath, p.ServerProfilerStopPath}),
+		func(s string) bool { return s == "" })
 }
 
 // redactURLs is a copy of urls with each one's userinfo and secret query
@@ -128,8 +150,9 @@ func userinfoSpan(raw string) (start, end int, ok bool) {
 // authorization scheme ("Bearer sk-…"), a Basic credential decoded, and each
 // cookie's value, the userinfo of every URL (user, password, and the
 // Basic credential an HTTP client builds from them), the values of every
-// URL's secret query parameters and of the secret --extra-inputs keys (see
-// IsSecretParam, with --redact-param). A redacted profile has none.
+// URL's and control-hook path's secret query parameters and of the secret
+// --extra-inputs keys (see IsSecretParam, with --redact-param). A redacted
+// profile has none.
 func (p Profile) Secrets() []string {
 	var out []string
 	if p.APIKey != Redacted {
@@ -143,6 +166,9 @@ func (p Profile) Secrets() []string {
 	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry, p.integrationURLs()) {
 		out = append(out, urlSecrets(raw)...)
 		out = append(out, querySecrets(raw, p.RedactParam)...)
+	}
+	for _, path := range p.hookPaths() {
+		out = append(out, querySecrets(path, p.RedactParam)...)
 	}
 	return append(out, extraSecrets(p.ExtraInputs, p.RedactParam)...)
 }

@@ -182,6 +182,28 @@ func TestProfileSecretParams(t *testing.T) {
 	assert.Equal(t, red, red.Redacted(), "redacting twice changes nothing")
 }
 
+// TestHookPathSecrets: a control hook's path may carry a credential in its
+// query, as a URL may; it is a secret of the profile, redacted in the
+// redacted profile, and not sweepable.
+func TestHookPathSecrets(t *testing.T) {
+	t.Parallel()
+	p := NewProfile()
+	p.ResetKVCachePath = []string{"/reset_prefix_cache?token=TOKQSECRET2", "/flush_cache?timeout=5"}
+	p.ServerProfilerStartPath = "/start_profile?api_key=APIQSECRET2"
+	p.ServerProfilerStopPath = "/stop_profile"
+	got := p.Secrets()
+	assert.Contains(t, got, "TOKQSECRET2")
+	assert.Contains(t, got, "APIQSECRET2")
+	assert.NotContains(t, got, "5")
+	red := p.Redacted()
+	assert.Equal(t, []string{"/reset_prefix_cache?token=<redacted>", "/flush_cache?timeout=5"}, red.ResetKVCachePath)
+	assert.Equal(t, "/start_profile?api_key=<redacted>", red.ServerProfilerStartPath)
+	assert.Equal(t, "/stop_profile", red.ServerProfilerStopPath)
+	assert.Empty(t, NewRedactor(red.Secrets()...).long, "a redacted profile has no secrets left")
+	assert.True(t, Param{Name: "server_profiler_start_path", Value: p.ServerProfilerStartPath}.Secret(nil))
+	assert.False(t, Param{Name: "server_profiler_stop_path", Value: "/stop_profile"}.Secret(nil))
+}
+
 // TestURLUserName: a URL's user name, with a password or without
 // (http://user@host), is hidden wherever a URL carries it — the
 // configuration, and any URL in text a server or an error echoes — but is

@@ -172,6 +172,10 @@ func (p Param) Secret(marked []string) bool {
 			if len(extraSecrets([]string{v}, marked)) > 0 {
 				return true
 			}
+		case "reset_kv_cache_path", "server_profiler_start_path", "server_profiler_stop_path":
+			if len(querySecrets(v, marked)) > 0 {
+				return true
+			}
 		}
 	}
 	return false
