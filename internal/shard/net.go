@@ -129,7 +129,9 @@ func (l *Listener) Close() {
 	})
 }
 
-// Conn waits for worker i's connection, joined, until ctx ends.
+// Conn waits for worker i's connection, joined, until ctx ends. The
+// listener beats on it until the coordinator first writes on it (the
+// worker's spec): the worker knows its coordinator is alive.
 func (l *Listener) Conn(ctx context.Context, i int) (net.Conn, error) {
 	select {
 	case c := <-l.slots[i]:
@@ -224,10 +226,11 @@ func (l *Listener) join(c net.Conn) {
 		_ = c.Close()
 		return
 	}
+	k := keepAlive(c, joinedBeat) // until the spec: the coordinator may wait for every worker to join
 	select {
-	case l.slots[j.Worker] <- c:
+	case l.slots[j.Worker] <- k:
 	case <-l.done:
-		_ = c.Close()
+		_ = k.Close()
 	}
 }
 
@@ -303,13 +306,17 @@ func (s *summary) flush() {
 // retrying for up to wait while the coordinator cannot be reached or
 // closes the connection before it answers (a pod may start before its
 // network is up; a coordinator may have too many connections waiting). A
-// refusal is an error at once.
+// refusal is an error at once. ctx bounds the connection's whole life:
+// once it ends, a read from the connection (the join's answer, the spec,
+// any later message) ends at once with an error wrapping ctx's cause, and
+// each write has at most writeGrace.
 func Dial(ctx context.Context, addr, token string, i int, wait time.Duration) (net.Conn, error) {
 	deadline := time.Now().Add(wait)
 	var d net.Dialer
 	for {
-		c, err := d.DialContext(ctx, "tcp", addr)
+		raw, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
+			c := bindConn(ctx, raw)
 			var refused bool
 			if refused, err = joinAs(c, token, i); err == nil {
 				return c, nil
@@ -318,6 +325,9 @@ func Dial(ctx context.Context, addr, token string, i int, wait time.Duration) (n
 			if refused {
 				return nil, err
 			}
+		}
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) { // stopped between attempts
+			err = fmt.Errorf("stopped (%w) after: %w", context.Cause(ctx), err)
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			return nil, fmt.Errorf("connect to the coordinator at %s: %w", addr, err)

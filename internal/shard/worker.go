@@ -32,12 +32,14 @@ type Worker struct {
 // for them, starts the worker's heartbeats: the coordinator takes a worker
 // that says nothing for long to have stalled, whatever it is doing
 // (preparing, sending, reducing). A worker never calls control hooks: a
-// spec whose profile has them on is refused.
+// spec whose profile has them on is refused. On a connection from Dial,
+// the wait for the spec ends with the worker's context, and with an error
+// once the coordinator sent nothing (not even a beat) for specSilence.
 func Accept(r io.Reader, w io.Writer) (*Worker, error) {
 	conn := NewConn(r, w)
-	m, err := conn.Recv()
+	m, err := readSpec(conn, r)
 	if err != nil {
-		return nil, fmt.Errorf("read the worker's spec: %w", err)
+		return nil, err
 	}
 	if m.Type == TypeError {
 		return nil, fmt.Errorf("the coordinator refused this worker: %s", m.Err)
