@@ -57,7 +57,10 @@ func Write(w io.Writer, d *plot.Data, opt Options) error {
 	if err := tmpl.Execute(&buf, v); err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
-	_, err = w.Write(buf.Bytes())
+	// Names from the store or a server (sweep, cell, model, a hook's
+	// error) may hold control characters: the page shows them escaped, as
+	// its figures (plot.Label) and the terminal do.
+	_, err = io.WriteString(w, plot.Markup(buf.String()))
 	return err
 }
 

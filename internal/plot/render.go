@@ -23,7 +23,8 @@ const DPI = 96
 
 // Encode draws the figure at w×h pixels in its Theme and writes it as PNG
 // or SVG. The SVG has no external reference: text is <text> in the
-// Liberation fonts' family names, with the viewer's fallback.
+// Liberation fonts' family names, with the viewer's fallback; every text
+// shows as Label does, so the SVG is well-formed XML whatever the names.
 func (f Figure) Encode(out io.Writer, format string, w, h int) error {
 	if w < 64 || h < 64 || w > 16384 || h > 16384 {
 		return fmt.Errorf("figure size %d×%d pixels: each side must be 64 to 16384", w, h)
@@ -38,7 +39,7 @@ func (f Figure) Encode(out io.Writer, format string, w, h int) error {
 	default:
 		return fmt.Errorf("unknown figure format %q (want png or svg)", format)
 	}
-	dc := draw.New(themed(c, f.Theme))
+	dc := draw.New(themed(labelCanvas{c}, f.Theme))
 	dc.FillPolygon(color.White, []vg.Point{{X: dc.Min.X, Y: dc.Min.Y}, {X: dc.Max.X, Y: dc.Min.Y},
 		{X: dc.Max.X, Y: dc.Max.Y}, {X: dc.Min.X, Y: dc.Max.Y}})
 	if err := f.draw(dc); err != nil {

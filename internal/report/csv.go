@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
@@ -82,12 +83,13 @@ func statValues(s *metrics.Stats) []statValue {
 }
 
 // csvName is the metric's header with its unit, except for plain counts
-// ("Request Count"), as AIPerf names them.
+// ("Request Count"), as AIPerf names them; as csvcell.Text, since
+// a run read from a file written elsewhere names its own metrics.
 func csvName(m metrics.Metric) string {
 	if m.Unit == "" || m.Unit == "count" || m.Unit == metrics.UnitRequests {
-		return m.Header
+		return csvcell.Text(m.Header)
 	}
-	return m.Header + " (" + m.Unit + ")"
+	return csvcell.Text(m.Header + " (" + m.Unit + ")")
 }
 
 // csvNumber formats v with two decimals.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
@@ -44,7 +45,9 @@ func WriteTimeslicesCSV(w io.Writer, run *result.Run) error {
 		slices.SortFunc(ms, func(a, b metrics.Metric) int { return strings.Compare(a.Tag, b.Tag) })
 		index := strconv.Itoa(i)
 		for _, m := range ms {
-			row := func(stat, value string) { _ = cw.Write([]string{index, m.Header, m.Unit, stat, value}) }
+			row := func(stat, value string) {
+				_ = cw.Write([]string{index, csvcell.Text(m.Header), csvcell.Text(m.Unit), stat, value})
+			}
 			if m.Stats == nil {
 				row("avg", sliceNumber(m.Value))
 				continue

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 )
 
@@ -164,7 +165,8 @@ func WriteGPUJSON(w io.Writer, r *Result, phase string, m Meta) error {
 // WriteGPUCSV writes the GPU telemetry section AIPerf appends to
 // profile_export_aiperf.csv: Endpoint, GPU_Index, GPU_Name, GPU_UUID,
 // Platform, Metric ("NVIDIA GPU Power Usage (W)"), avg, min, max, p1 … p99,
-// std, two decimals.
+// std, two decimals; what the exporter names (index, name, UUID, a custom
+// field's help text) as csvcell.Text.
 func WriteGPUCSV(w io.Writer, r *Result, phase string) error {
 	keys, groups := gpuGroups(r, phase)
 	cw := csv.NewWriter(w)
@@ -173,7 +175,8 @@ func WriteGPUCSV(w io.Writer, r *Result, phase string) error {
 		for _, s := range groups[k] {
 			f := gpuFieldOf(s.Metric, s.Description)
 			st := scaled(s.Stats, f.scale)
-			row := []string{displayEndpoint(k.endpoint), k.index, s.Labels["modelName"], k.uuid, "nvidia", f.display + " (" + f.unit + ")"}
+			row := []string{csvcell.Text(displayEndpoint(k.endpoint)), csvcell.Text(k.index), csvcell.Text(s.Labels["modelName"]), csvcell.Text(k.uuid),
+				"nvidia", csvcell.Text(f.display + " (" + f.unit + ")")}
 			for _, key := range gpuStatKeys {
 				v, ok := st[key]
 				row = append(row, "")

@@ -1,0 +1,24 @@
+package csvcell
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestText(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                           "",
+		"vllm:num_requests_running":  "vllm:num_requests_running",
+		`=HYPERLINK("http://evil/")`: `'=HYPERLINK("http://evil/")`,
+		"+1+1":                       "'+1+1",
+		"-1+1":                       "'-1+1",
+		"@SUM(A1)":                   "'@SUM(A1)",
+		"\t=1":                       "'\t=1",
+		"\r=1":                       "'\r=1",
+		"a=1":                        "a=1",
+		" =1":                        " =1",
+	} {
+		assert.Equal(t, want, Text(in), "%q", in)
+	}
+}
