@@ -57,6 +57,7 @@ const bigAlloc = 1 << 20
 type guard struct {
 	maxMemory uint64
 	baseline  uint64
+	maxSteps  uint64            // the step limit of a thread (the script's, or a planner call's)
 	slice     starlark.Callable // x[lo:hi:step], compiled without the rewrite
 }
 
@@ -212,7 +213,7 @@ func checkBinary(th *starlark.Thread, op syntax.Token, x, y starlark.Value) erro
 			return checkSized(th, what, add(nx, ny), ux)
 		}
 		if l, ok := x.(*starlark.List); ok && op == syntax.PLUS { // list += iterable
-			return checkElements(th, what, add(l.Len(), starlark.Len(y)))
+			return checkElements(th, what, add(l.Len(), max(elementCount(th, y), 0)))
 		}
 	case syntax.STAR:
 		if ux == "bits" && uy == "bits" {
@@ -227,6 +228,10 @@ func checkBinary(th *starlark.Thread, op syntax.Token, x, y starlark.Value) erro
 	case syntax.PERCENT:
 		if f, ok := x.(starlark.String); ok {
 			return checkFormat(th, "x % y", string(f), "%", y)
+		}
+	case syntax.EQL, syntax.NEQ, syntax.LT, syntax.GT, syntax.LE, syntax.GE, syntax.IN, syntax.NOT_IN:
+		if err := checkCompare(th, op, x, y); err != nil {
+			return err
 		}
 	}
 	work(th, x, y)
@@ -264,16 +269,11 @@ func checkCall(th *starlark.Thread, fn starlark.Value, args starlark.Tuple, kwar
 	}
 	switch name {
 	case "list", "tuple", "sorted", "set", "dict", "enumerate", "reversed", "min", "max", "any", "all", "zip":
-		for _, a := range args {
-			if n := starlark.Len(a); n > 0 {
-				if err := checkElements(th, name+"()", n); err != nil {
-					return err
-				}
-			}
+		if err := checkIterables(th, name+"()", args); err != nil {
+			return err
 		}
-		if name == "sorted" && len(args) > 0 { // its comparisons
-			n := starlark.Len(args[0])
-			charge(th, mul(n, bits.Len(uint(n)))>>2)
+		if name == "sorted" || name == "min" || name == "max" {
+			return checkSort(th, name, args)
 		}
 	case "str", "repr", "print", "json.encode", "json.indent":
 		vals := args
@@ -338,19 +338,25 @@ func checkMethod(th *starlark.Thread, name string, recv starlark.Value, args sta
 		switch name {
 		case "extend":
 			if len(args) > 0 {
-				return checkElements(th, what, add(n, starlark.Len(args[0])))
+				return checkElements(th, what, add(n, max(elementCount(th, args[0]), 0)))
 			}
 		case "append", "insert":
 			return checkElements(th, what, n+1)
+		case "index", "remove": // an element compared with each
+			return spend(th, what, walked(th, recv))
 		}
 	case *starlark.Dict, *starlark.Set:
 		switch name {
 		case "update", "union", "symmetric_difference":
 			total := n
 			for _, a := range args {
-				total = add(total, starlark.Len(a))
+				total = add(total, max(elementCount(th, a), 0))
 			}
 			return checkElements(th, what, total)
+		case "difference", "intersection", "issubset", "issuperset":
+			if err := checkIterables(th, what, args); err != nil {
+				return err
+			}
 		}
 	}
 	charge(th, n>>4) // a method reads its receiver at most once

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -53,7 +52,9 @@ type Options struct {
 	// os.ReadFile. Paths are then checked lexically: an in-memory file
 	// system has no symlinks to resolve.
 	ReadFile func(path string) ([]byte, error)
-	// Print receives the script's print() output; nil writes it to os.Stderr.
+	// Print receives the script's print() lines, their control characters
+	// escaped, the secrets of the script's profiles redacted and their size
+	// bounded (output.go); nil writes them to os.Stderr.
 	Print func(msg string)
 }
 
@@ -106,6 +107,7 @@ func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 	l := newLoader(o, sb)
 	stop := context.AfterFunc(ctx, func() { l.thread.Cancel(context.Cause(ctx).Error()) })
 	defer stop()
+	defer l.out.flush()
 
 	var out Script
 	var errs []error
@@ -139,9 +141,11 @@ func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 		}
 		err = l.scriptError(err)
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			flat = append(flat, j.Unwrap()...)
+			for _, e := range j.Unwrap() {
+				flat = append(flat, l.out.redactError(e))
+			}
 		} else {
-			flat = append(flat, err)
+			flat = append(flat, l.out.redactError(err))
 		}
 	}
 	return Script{}, errors.Join(flat...)
@@ -159,8 +163,8 @@ type loader struct {
 	loading     []loading          // the load chain, for cycle messages
 	maxSteps    uint64
 	guard       *guard
-	limit       string // the limit the script went over, said instead of the cancellation
-	print       func(string)
+	limit       string          // the limit the script went over, said instead of the cancellation
+	out         *output         // print() and the secrets error messages must not show
 	sources     hash.Hash       // every file read, for a search planner's digest
 	literals    map[string]bool // every string literal of every file read
 	varKeys     map[string]bool // the literals read as vars.get("k") or vars["k"]
@@ -185,7 +189,7 @@ func newLoader(o Options, sb *sandbox) *loader {
 		sandbox:  sb,
 		cache:    map[string]*module{},
 		maxSteps: cmp.Or(o.MaxSteps, DefaultMaxSteps),
-		guard:    &guard{maxMemory: cmp.Or(o.MaxMemory, DefaultMaxMemory), baseline: heapBytes()},
+		guard:    &guard{maxMemory: cmp.Or(o.MaxMemory, DefaultMaxMemory), baseline: heapBytes(), maxSteps: cmp.Or(o.MaxSteps, DefaultMaxSteps)},
 		sources:  sha256.New(),
 		literals: map[string]bool{},
 		varKeys:  map[string]bool{},
@@ -193,11 +197,7 @@ func newLoader(o Options, sb *sandbox) *loader {
 	if l.readFile == nil {
 		l.readFile = readScript
 	}
-	printFn := o.Print
-	if printFn == nil {
-		printFn = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
-	}
-	l.print = printFn
+	l.out = newOutput(o.Print)
 	l.predeclared = starlark.StringDict{
 		"profile": starlark.NewBuiltin("profile", profileBuiltin),
 		"sweep":   starlark.NewBuiltin("sweep", sweepBuiltin),
@@ -211,12 +211,13 @@ func newLoader(o Options, sb *sandbox) *loader {
 	l.thread = &starlark.Thread{
 		Name:       "aiperf sweep script",
 		Load:       func(t *starlark.Thread, m string) (starlark.StringDict, error) { return l.load(t, m) },
-		Print:      func(_ *starlark.Thread, msg string) { printFn(msg) },
+		Print:      func(_ *starlark.Thread, msg string) { l.out.print(msg) },
 		OnMaxSteps: l.checkpoint,
 	}
 	l.thread.SetMaxExecutionSteps(min(memoryCheckSteps, l.maxSteps))
 	l.thread.SetLocal(stateKey, l.state)
 	l.thread.SetLocal(guardKey, l.guard)
+	l.thread.SetLocal(outputKey, l.out)
 	l.guard.slice = l.prelude("slice")
 	return l
 }

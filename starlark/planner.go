@@ -27,7 +27,7 @@ type planner struct {
 	space    search.Space
 	keys     []string // the statistics every probe carries, "metric.stat"
 	maxSteps uint64
-	print    func(string)
+	out      *output // the script's print() and secrets
 	ctx      context.Context
 	state    *declared // the script's, closed: a planner declares nothing
 	guard    *guard    // the script's memory bound
@@ -48,17 +48,24 @@ func (p *planner) Next(obs []search.Observation) search.Decision {
 	return d
 }
 
-// NextFrom calls the function with the history and reads its answer.
+// NextFrom calls the function with the history and reads its answer; its
+// errors show no secret of the script's profiles.
 func (p *planner) NextFrom(h search.History, obs []search.Observation) (search.Decision, error) {
+	d, err := p.nextFrom(h, obs)
+	return d, p.out.redactError(err)
+}
+
+func (p *planner) nextFrom(h search.History, obs []search.Observation) (search.Decision, error) {
 	thread := &starlark.Thread{
 		Name:  "search " + p.search + " planner",
-		Print: func(_ *starlark.Thread, msg string) { p.print(msg) },
+		Print: func(_ *starlark.Thread, msg string) { p.out.print(msg) },
 		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
 			return nil, errors.New("a planner cannot load(): load modules at the top of the script")
 		},
 	}
 	thread.SetLocal(stateKey, p.state)
 	thread.SetLocal(guardKey, p.guard)
+	thread.SetLocal(outputKey, p.out)
 	over := false
 	thread.OnMaxSteps = func(t *starlark.Thread) {
 		over = true

@@ -58,7 +58,8 @@ func (w *sizer) size(v starlark.Value, depth int) (int, error) {
 	var (
 		key   any
 		elems func(yield func(starlark.Value) bool)
-		each  = 2 // ", " between elements
+		each  = 2     // ", " between elements
+		stop  = false // stop walking past MaxStringBytes (the walks of containers say the whole size)
 	)
 	switch v := v.(type) {
 	case starlark.String:
@@ -85,6 +86,11 @@ func (w *sizer) size(v starlark.Value, depth int) (int, error) {
 				}
 			}
 		}
+	case starlark.Iterable: // s.codepoints(), s.elems(), b.elems(): the list they yield
+		if v.Type() == "range" {
+			return 64, nil // its bounds
+		}
+		elems, stop = starlark.Elements(v), true
 	case starlark.HasAttrs: // a struct or module: its fields
 		each = 4
 		elems = func(yield func(starlark.Value) bool) {
@@ -106,7 +112,9 @@ func (w *sizer) size(v starlark.Value, depth int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		total = add(total, add(n, each))
+		if total = add(total, add(n, each)); stop && total > MaxStringBytes {
+			break // over the bound already: the rest need not be walked
+		}
 	}
 	if key != nil {
 		w.seen[key] = total

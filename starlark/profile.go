@@ -18,35 +18,38 @@ type profileValue struct {
 var _ starlark.HasAttrs = (*profileValue)(nil)
 
 // profileBuiltin implements profile(**options).
-func profileBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func profileBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("%s: options are keyword arguments, e.g. %s(concurrency = 8)", b.Name(), b.Name())
 	}
-	return (&profileValue{p: plan.NewProfile()}).with(b.Name(), kwargs)
+	return (&profileValue{p: plan.NewProfile()}).with(th, b.Name(), kwargs)
 }
 
 // replaceMethod implements p.replace(**options).
-func replaceMethod(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func replaceMethod(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 {
 		return nil, fmt.Errorf("replace: options are keyword arguments, e.g. base.replace(concurrency = 8)")
 	}
-	return b.Receiver().(*profileValue).with("replace", kwargs)
+	return b.Receiver().(*profileValue).with(th, "replace", kwargs)
 }
 
 // with returns a copy of pv with the keyword arguments applied. Option.Set
 // replaces slices rather than mutating them, so the shallow copy is safe.
-func (pv *profileValue) with(fn string, kwargs []starlark.Tuple) (*profileValue, error) {
+// The copy's secrets are recorded, for print() and errors to redact.
+func (pv *profileValue) with(th *starlark.Thread, fn string, kwargs []starlark.Tuple) (*profileValue, error) {
 	out := &profileValue{p: pv.p, set: slices.Clone(pv.set)}
 	for _, kv := range kwargs {
 		name := string(kv[0].(starlark.String))
 		o, err := setOption(&out.p, name, kv[1])
 		if err != nil {
+			addSecrets(th, out.p) // those given before: the error must not show them either
 			return nil, fmt.Errorf("%s: %w", fn, err)
 		}
 		if !slices.Contains(out.set, o.Name) {
 			out.set = append(out.set, o.Name)
 		}
 	}
+	addSecrets(th, out.p)
 	return out, nil
 }
 

@@ -350,7 +350,7 @@ func (d *searchDecl) bind(ctx context.Context, l *loader) (plan.Search, error) {
 			return s, at(err)
 		}
 		s.Planner = &planner{search: s.Name, fn: d.fn, space: s.Config.Space, keys: srch.Config().Keys(),
-			maxSteps: l.maxSteps, print: l.print, ctx: ctx, state: l.state, guard: l.guard}
+			maxSteps: l.maxSteps, out: l.out, ctx: ctx, state: l.state, guard: l.guard}
 		s.PlannerDigest = hex.EncodeToString(l.sources.Sum(nil))
 	}
 	if err := s.Check(); err != nil {
