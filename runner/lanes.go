@@ -120,6 +120,18 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 			s.skipped(l, t)
 			continue
 		}
+		spec := Spec{Profile: t.Cell.Profile, Name: s.o.Name, CLICommand: s.o.CLICommand, Info: result.TrialInfo{
+			Sweep: s.sw.Name, SweepID: s.o.SweepID, CellID: t.Cell.ID, CellLabel: t.Cell.Label,
+			Params: t.Cell.Params, Trial: t.Number, SweepUUID: s.o.SweepUUID, Variation: s.variation[t.Cell.ID],
+		}}
+		if s.o.Resume {
+			if stored, ok := s.storeUnstored(ctx, l, t, spec); stored || !ok {
+				if !ok {
+					return
+				}
+				continue
+			}
+		}
 		if wait := time.Duration(s.sw.Cooldown(prev, t) * float64(time.Second)); ran && wait > 0 {
 			if !sleep(ctx, wait) {
 				return
@@ -129,10 +141,6 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 			return
 		}
 		prev, ran = t, true
-		spec := Spec{Profile: t.Cell.Profile, Name: s.o.Name, CLICommand: s.o.CLICommand, Info: result.TrialInfo{
-			Sweep: s.sw.Name, SweepID: s.o.SweepID, CellID: t.Cell.ID, CellLabel: t.Cell.Label,
-			Params: t.Cell.Params, Trial: t.Number, SweepUUID: s.o.SweepUUID, Variation: s.variation[t.Cell.ID],
-		}}
 		s.progress(t, "running")
 		start := time.Now()
 		run, err := s.o.Executor.Launch(ctx, spec, s.o.TrialDir(t))
@@ -156,9 +164,7 @@ func (s *sweepRun) skipped(l int, t plan.Trial) {
 		s.results[t.Cell.ID] = append(s.results[t.Cell.ID], r)
 	}
 	s.progressLocked(t, "already stored, skipped")
-	if s.last[t.Cell.ID] == t.Number {
-		s.o.aggregate(s.sw, t, s.results[t.Cell.ID])
-	}
+	s.cellEndedLocked(t)
 }
 
 // interrupted notes a trial stopped by a cancellation (or by Ctrl-C
@@ -185,9 +191,13 @@ func (s *sweepRun) ended(ctx context.Context, l int, t plan.Trial, spec Spec, ru
 	if s.storeErr != nil {
 		return false
 	}
-	if _, serr := s.o.Store.SaveRun(context.WithoutCancel(ctx), run, s.o.TrialDir(t)); serr != nil {
-		s.storeErr = fmt.Errorf("store %s %s trial %d: %w; the trial is not stored, its exports are in %s (--resume runs it again)",
-			s.sw.Name, t.Cell.Label, t.Number, serr, s.o.TrialDir(t))
+	// A Ctrl-C during the store's wait (for another process's lock, or
+	// between attempts) gives up at once: the result stays in the trial's
+	// result.json, which --resume stores (storeUnstored).
+	if _, serr := s.o.Store.SaveRun(ctx, run, s.o.TrialDir(t)); serr != nil {
+		s.storeErr = fmt.Errorf("store %s %s trial %d: %w; the trial is not stored, its exports and %s are in %s "+
+			"(--resume stores it from there)", s.sw.Name, t.Cell.Label, t.Number, serr, ResultFile, s.o.TrialDir(t))
+		s.out.StoreFailed = true
 		s.cancel()
 		return false
 	}
@@ -202,10 +212,18 @@ func (s *sweepRun) ended(ctx context.Context, l int, t plan.Trial, spec Spec, ru
 		s.out.Failures = append(s.out.Failures, fmt.Sprintf("%s trial %d: %s", t.Cell.Label, t.Number, run.Error))
 	}
 	s.progressLocked(t, fmt.Sprintf("%s (ETA %s)", headline(run), s.etaLocked().Round(time.Second)))
-	if s.last[t.Cell.ID] == t.Number {
-		s.o.aggregate(s.sw, t, s.results[t.Cell.ID])
-	}
+	s.cellEndedLocked(t)
 	return true
+}
+
+// cellEndedLocked writes the aggregate of t's cell and warns of its
+// unverifiable KV-cache resets when t is the cell's last trial.
+func (s *sweepRun) cellEndedLocked(t plan.Trial) {
+	if s.last[t.Cell.ID] != t.Number {
+		return
+	}
+	s.o.aggregate(s.sw, t, s.results[t.Cell.ID])
+	s.o.warnUnverifiable(s.sw, t.Cell, s.results[t.Cell.ID])
 }
 
 // etaLocked estimates the time left (see estimate), each trial left

@@ -162,6 +162,10 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create trial dir: %w", err)
 	}
+	if pid, running := TrialRunning(dir); running {
+		return nil, fmt.Errorf("the trial process of an earlier run (pid %d) still runs in %s: this trial was not started "+
+			"(wait for it to end, or stop it: kill %d)", pid, dir, pid)
+	}
 	specPath := filepath.Join(dir, SpecFile)
 	resultPath := filepath.Join(dir, ResultFile)
 	logPath := filepath.Join(dir, LogFile)
@@ -187,13 +191,22 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 	if p.Workers > 1 {
 		args = append(append(args, "--workers", fmt.Sprint(p.Workers)), p.WorkerArgs...)
 	}
+	alive, lives, err := os.Pipe() // the child reads EOF once this process is gone (ExitWithParent)
+	if err != nil {
+		return nil, fmt.Errorf("start trial process: %w", err)
+	}
+	defer lives.Close()
 	cmd := exec.CommandContext(ctx, p.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), ChildEnv+"=1")
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.Env = append(os.Environ(), ChildEnv+"=1", ParentFDEnv+"=3")
+	cmd.ExtraFiles = []*os.File{alive}
+	cmd.Cancel = func() error {
+		_, _ = lives.Write([]byte{'i'}) // interrupted by its parent: should the parent die now, the child exits at once
+		return cmd.Process.Signal(os.Interrupt)
+	}
 	cmd.SysProcAttr = orphanSignal()
 	cmd.WaitDelay = p.grace(spec)
-	runErr := cmd.Run()
+	runErr := runRecorded(cmd, filepath.Join(dir, PIDFile), alive)
 
 	redact := spec.Profile.Redactor()
 	redactFile(logPath, redact) // a crash dump is written past the child's own redaction
@@ -265,4 +278,17 @@ func LogTail(path string) string {
 		return ": " + l
 	}
 	return ""
+}
+
+// runRecorded runs cmd with its pid in pidPath while it runs (TrialRunning),
+// closing this process's copy of childEnd once the child holds its own.
+func runRecorded(cmd *exec.Cmd, pidPath string, childEnd *os.File) error {
+	err := cmd.Start()
+	childEnd.Close()
+	if err != nil {
+		return err
+	}
+	_ = os.WriteFile(pidPath, []byte(fmt.Sprintln(cmd.Process.Pid)), 0o644) // best effort: it only guards a resume
+	defer os.Remove(pidPath)
+	return cmd.Wait()
 }

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,9 +39,13 @@ func TestMain(m *testing.M) {
 		os.Exit(fakeChild(mode, os.Args[1:]))
 	}
 	if dir := os.Getenv(parentMode); dir != "" {
-		os.Setenv(childMode, "stop")
+		os.Setenv(childMode, cmp.Or(os.Getenv(parentChildMode), "stop"))
 		os.Unsetenv(parentMode)
-		_, _ = runner.Local{Binary: os.Args[0]}.Launch(context.Background(), runner.Spec{Profile: plan.NewProfile()}, dir)
+		ctx, cancel := context.WithCancel(context.Background())
+		if os.Getenv(parentInterrupts) != "" {
+			go cancelOnceStarted(ctx, cancel, dir)
+		}
+		_, _ = runner.Local{Binary: os.Args[0]}.Launch(ctx, runner.Spec{Profile: plan.NewProfile()}, dir)
 		select {} // the test kills us
 	}
 	os.Exit(m.Run())
@@ -53,6 +58,7 @@ func TestMain(m *testing.M) {
 //	crash   prints a panic line and exits 2 without a result
 //	stop    on SIGINT, writes an interrupted result and exits 130
 //	hang    ignores SIGINT and never exits
+//	watch   see watchParent
 //	dies    leaves a profiler mark, prints a panic line quoting the API
 //	        key and exits 2 without a result (as if killed mid-profile)
 //
@@ -98,6 +104,8 @@ func fakeChild(mode string, args []string) int {
 	case "hang":
 		for range sigs { // swallow every SIGINT
 		}
+	case "watch":
+		return watchParent(arg("--artifact-dir"), sigs, writeRun)
 	case "dies":
 		h := spec.Profile.ProfilerHook()
 		b, _ := json.Marshal(hooks.Mark{PID: os.Getpid(), Phase: "profiling", Origins: spec.Profile.Origins(),
@@ -121,15 +129,7 @@ func launchChild(t *testing.T, mode string, cancelOnStart bool) (*result.Run, er
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if cancelOnStart {
-		go func() {
-			for ctx.Err() == nil {
-				if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
-					cancel()
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}()
+		go cancelOnceStarted(ctx, cancel, dir)
 	}
 	p := plan.NewProfile()
 	p.APIKey = "sk-process-secret"

@@ -49,6 +49,9 @@ type Options struct {
 	// Progress receives a line when each trial starts and one when it ends,
 	// with its headline metrics and the ETA (nil: none).
 	Progress io.Writer
+	// Warnings receives a line for each cell whose trials' KV-cache resets
+	// could not be verified (nil: Progress).
+	Warnings io.Writer
 	// Parallel is how many server lanes may run at once (see Lanes); 0 or
 	// 1 runs one trial at a time in plan order.
 	Parallel int
@@ -58,7 +61,10 @@ type Options struct {
 type Outcome struct {
 	Total, Skipped, Completed, Failed int
 	Interrupted                       bool
-	Failures                          []string // "cell trial N: error"
+	// StoreFailed says a trial's result could not be stored, which stopped
+	// the sweep (Run's error says which and where its result is kept).
+	StoreFailed bool
+	Failures    []string // "cell trial N: error"
 }
 
 // ErrTrialsFailed is returned when the sweep finished but some trials failed.

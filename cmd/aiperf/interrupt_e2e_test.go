@@ -290,3 +290,37 @@ func smallSweep(t *testing.T, name string) (string, []string) {
 	script := writeFile(t, dir, name+".star", smallBase+`sweep(name = "`+name+`", base = base)`+"\n")
 	return dir, []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
 }
+
+// TestProfileMultiRunResumes: an interrupted `aiperf profile
+// --num-profile-runs 3` says to rerun with --resume, and that works: the
+// same command with --resume continues the stored sweep, skipping the
+// trial stored complete, into the same directory.
+func TestProfileMultiRunResumes(t *testing.T) {
+	subprocesses(t)
+	m := startHoldingMock(t, mock.Config{Fast: true}, func(_ string, n int64) bool { return n == 3 }) // the second trial's first
+	dir := t.TempDir()
+	args := quick(m.url, "--request-count", "2", "--concurrency", "1", "--num-profile-runs", "3", "--artifact-dir", "out",
+		"--tokenizer", tinyTokenizer(t))
+	cmd, stdout, stderr := startAiperf(t, dir, filepath.Join(dir, "aiperf.db"), args...)
+	code := interruptWhenHeld(t, m, cmd, stderr)
+	require.Equal(t, ExitInterrupted, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stderr.String(), `sweep "profile" interrupted after 1 of 3 trials (rerun with --resume to finish)`)
+
+	again := cli(t, dir, append(args, "--resume")...)
+	require.Equal(t, ExitOK, again.code, "stdout:\n%s\nstderr:\n%s", again.stdout, again.stderr)
+	assert.NotContains(t, again.stderr, "nothing was resumed")
+	db, err := store.Open(filepath.Join(dir, "aiperf.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	sweeps, err := db.ListSweeps(context.Background(), 10)
+	require.NoError(t, err)
+	require.Len(t, sweeps, 1, "the same sweep, continued")
+	done, err := db.CompletedTrialKeys(context.Background(), sweeps[0].ID)
+	require.NoError(t, err)
+	assert.Len(t, done, 3)
+	assert.FileExists(t, filepath.Join(dir, "out", "aggregate", "profile_export_aiperf_aggregate.json"))
+
+	single := cli(t, dir, quick(m.url, "--request-count", "2", "--resume")...)
+	assert.Equal(t, ExitUsage, single.code, single.stderr)
+	assert.Contains(t, single.stderr, "a single run has nothing to resume (nothing was sent)")
+}

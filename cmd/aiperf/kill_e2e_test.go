@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -235,4 +237,59 @@ func TestProfileKilledKeepsItsRecords(t *testing.T) {
 		}
 		assert.NotContains(t, string(b), secret, f)
 	}
+}
+
+// TestSweepSecondInterruptLeavesNoTrialBehind: the first Ctrl-C of a sweep
+// interrupts its trial child, whose clean stop then hangs on a profiler
+// stop that never answers; the second Ctrl-C exits the parent at once, and
+// the child goes with it (it would otherwise finish its stop unattended,
+// adopted by init, while a --resume ran the same trial in its directory).
+func TestSweepSecondInterruptLeavesNoTrialBehind(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{TTFT: 2000, ITL: 1})
+	url, stopping := holdProfilerStop(t, m)
+	dir := t.TempDir()
+	script := writeFile(t, dir, "orphan.star", smallBase+`
+sweep(name = "orphan", base = base.replace(server_profiler = True, server_profiler_timeout_seconds = 3600))
+`)
+	cmd, _, stderr := startAiperf(t, dir, filepath.Join(dir, "aiperf.db"), "sweep", script,
+		"--set", "url="+url, "--set", "tok="+tinyTokenizer(t))
+	require.Eventually(t, func() bool { return m.control().InferenceRequests > 0 }, hangGuard, 10*time.Millisecond)
+	child := trialPID(t, filepath.Join(dir, "artifacts", "orphan", "base", "trial_0001"))
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) }) // should the test fail: before the mock waits for it
+
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	<-stopping             // the child's clean stop is under way, blocked on the profiler
+	time.Sleep(sameSignal) // not the first one delivered twice
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	require.Equal(t, ExitInterrupted, exitCode(t, cmd, hangGuard), stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted again: exiting now")
+	require.Eventually(t, func() bool { return processGone(child) }, hangGuard, 10*time.Millisecond,
+		"the trial child (pid %d) outlived its parent", child)
+}
+
+// trialPID is the pid of the trial child running in dir, from the mark its
+// server profiler leaves there.
+func trialPID(t *testing.T, dir string) int {
+	t.Helper()
+	var mark hooks.Mark
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, runner.ProfilerMarkFile))
+		return err == nil && json.Unmarshal(b, &mark) == nil && mark.PID > 0
+	}, hangGuard, 10*time.Millisecond, "the trial's profiler mark")
+	return mark.PID
+}
+
+// processGone reports whether pid has exited (a zombie no one reaped yet
+// has too).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
 }

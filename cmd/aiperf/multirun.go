@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -72,6 +75,41 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		workers:    c.Workers,
 		workerArgs: c.WorkerDeadlines.args(),
 		overwrite:  true,
+		resume:     c.Resume,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
+	})
+}
+
+// checkResume refuses --resume where there is nothing it can continue:
+// it continues the modes whose trials run as one stored sweep or search
+// (--num-profile-runs, comma lists, a config file's sweep:, a search),
+// the instruction an interrupted one prints ("rerun with --resume").
+func (c *ProfileCmd) checkResume(g *Globals) error {
+	if !c.Resume {
+		return nil
+	}
+	switch {
+	case c.NoStore:
+		return usageErr(errors.New("--resume continues a run stored in the store; --no-store stores nothing (nothing was sent)"))
+	case len(c.Variant) > 0:
+		return usageErr(errors.New("--resume continues --num-profile-runs, comma lists, a config file's sweep: or a search; " +
+			"not --variant (nothing was sent)"))
+	case c.NumProfileRuns < 2 && len(g.sweepLists) == 0 && len(c.yamlCells) == 0 && c.SearchRecipe == "":
+		return usageErr(errors.New("--resume continues a run of several trials (--num-profile-runs, comma lists, a config " +
+			"file's sweep: or a search); a single run has nothing to resume (nothing was sent)"))
+	}
+	return nil
+}
+
+// exitWithParent makes a local sweep's trial child exit at once when its
+// parent, having interrupted it, exits (a second Ctrl-C): no trial process
+// is left behind (runner.ExitWithParent). It returns the watch's end.
+func (c *ProfileCmd) exitWithParent(g *Globals) (stop func()) {
+	if c.SpecFile == "" || c.RemoteSpec || os.Getenv(runner.ChildEnv) == "" {
+		return func() {}
+	}
+	return runner.ExitWithParent(func() {
+		fmt.Fprintln(g.Stderr, "aiperf: the sweep parent exited after interrupting this trial: exiting now (nothing of it is stored)")
+		os.Exit(ExitInterrupted)
 	})
 }

@@ -44,6 +44,7 @@ type ProfileCmd struct {
 	WarmupAfterFirst          bool     `name:"profile-run-disable-warmup-after-first" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs, only the first trial of a cell runs the warmup: the others measure the warmed server (default); --no-profile-run-disable-warmup-after-first warms up every trial."`
 	VarySeedPerTrial          bool     `name:"vary-seed-per-trial" negatable:"" group:"Run" help:"With --num-profile-runs, give each trial its own seed, derived from the cell's seed, label and trial number (the same on every rerun): the trials also vary the workload."`
 	NoStore                   bool     `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
+	Resume                    bool     `name:"resume" group:"Run" help:"With several trials (--num-profile-runs, comma lists, a config file's sweep:) or a search, continue the latest interrupted run of the same command (same name, cells and trials), skipping trials stored as complete."`
 	SweepType                 string   `name:"sweep-type" enum:"grid,zip" default:"grid" group:"Sweep" help:"How comma lists (--concurrency 8,16,32 --osl 64,128) combine: grid (every combination) or zip (element-wise; lists of one length) (default ${default})."`
 	ParameterSweepMode        string   `name:"parameter-sweep-mode" enum:"repeated,independent" default:"repeated" group:"Sweep" help:"With --num-profile-runs and a comma list: repeated (every value's trial 1, then trial 2, ...) or independent (every trial of one value, then the next) (default ${default})."`
 	ParameterSweepCooldown    float64  `name:"parameter-sweep-cooldown-seconds" group:"Sweep" placeholder:"SECONDS" help:"Pause between the values of a comma-list sweep."`
@@ -82,6 +83,7 @@ type ProfileCmd struct {
 
 // Run executes the profile command.
 func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) error {
+	defer c.exitWithParent(g)()
 	spec, err := c.spec(kctx)
 	if err == nil {
 		err = spec.Profile.LoadRateSeries()
@@ -125,6 +127,9 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		if err := writeInlineRecords(&c.yamlCells[i].Profile, dir); err != nil {
 			return err
 		}
+	}
+	if err := c.checkResume(g); err != nil {
+		return err
 	}
 	if len(c.Variant) > 0 {
 		return c.variants(ctx, g, spec, dir)

@@ -230,5 +230,6 @@ func (c *ProfileCmd) maybeSearch(ctx context.Context, g *Globals, spec runner.Sp
 		return true, usageErr(fmt.Errorf("search %q: %w", s.Name, err))
 	}
 	return true, runSearch(ctx, g, s, searchOptions{dir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name,
-		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()), workers: c.Workers, workerArgs: c.WorkerDeadlines.args(), overwrite: true})
+		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()), workers: c.Workers, workerArgs: c.WorkerDeadlines.args(), overwrite: true,
+		resume: c.Resume})
 }

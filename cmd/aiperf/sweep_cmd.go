@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/mlflow"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -237,7 +238,15 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	if err != nil {
 		return err
 	}
-	defer release()
+	storeCut := false // a Ctrl-C ended a wait for the store: it is not waited for again
+	defer func() {
+		if !storeCut {
+			release()
+		}
+	}()
+	if err := refuseRunningTrials(sw, o); err != nil {
+		return err
+	}
 	switch {
 	case o.overwrite:
 	case resumed:
@@ -278,6 +287,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		Resume:     resumed,
 		Confidence: o.confidence,
 		Parallel:   o.parallel,
+		Warnings:   g.Stderr,
 	}
 	if o.ui != "none" {
 		if !o.quietTrials {
@@ -294,15 +304,30 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		sw.Cells = cells // the trials are the parent run's children
 	}
 	out, runErr := runner.Run(ctx, sw, opts)
+	storeCut = out.StoreFailed && ctx.Err() != nil
+	return endSweep(ctx, g, db, id, parent, o, out, runErr, storeCut)
+}
+
+// endSweep records how sweep id ended, prints its table and failures, and
+// returns runErr with its exit code. storeCut says a Ctrl-C ended a wait for
+// the store: the sweep is then not marked, as that would wait again.
+func endSweep(ctx context.Context, g *Globals, db *store.DB, id int64, parent *mlflow.Run, o sweepOptions, out runner.Outcome,
+	runErr error, storeCut bool) error {
 	status := result.StatusComplete
 	switch {
-	case out.Interrupted:
+	case out.Interrupted || out.StoreFailed:
 		status = result.StatusInterrupted
 	case out.Failed > 0:
 		status = result.StatusFailed
 	}
 	endParent(ctx, g, parent, status)
-	if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
+	if storeCut {
+		// Marking the sweep and releasing its claim would wait for the
+		// same lock: the claim is taken over by the next run (its pid is
+		// gone), and a sweep left marked running is resumed as any.
+		fmt.Fprintf(g.Stderr, "note: sweep #%d stays marked running in %s (the Ctrl-C came while waiting for the store); "+
+			"--resume continues it\n", id, g.Store)
+	} else if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if out.Completed+out.Skipped > 0 {
@@ -331,6 +356,19 @@ func sweepClaim(sw plan.Sweep, o sweepOptions) store.SweepClaim {
 		root = filepath.Dir(filepath.Dir(o.trialDir(trials[0]))) // <artifact-dir>/<sweep>
 	}
 	return store.SweepClaim{Name: sw.Name, PlanSHA256: sw.Digest(), ArtifactDir: root}
+}
+
+// refuseRunningTrials refuses to run a sweep while the trial child of an
+// earlier run of it still runs in one of its trial directories (that run's
+// parent died first, killed outright): both would write the same files.
+func refuseRunningTrials(sw plan.Sweep, o sweepOptions) error {
+	for _, t := range sw.TrialList() {
+		if pid, running := runner.TrialRunning(o.trialDir(t)); running {
+			return usageErr(fmt.Errorf("sweep %q: the trial process of an earlier run (pid %d) still runs in %s; nothing was sent: "+
+				"wait for it to end (or stop it: kill %d), then run again", sw.Name, pid, o.trialDir(t), pid))
+		}
+	}
+	return nil
 }
 
 // refuseEarlierTrials refuses to start a new sweep whose trial directories

@@ -220,10 +220,10 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 	repeated := c.ParameterSweepMode == plan.OrderRepeated
 	o := sweepOptions{
 		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true, workers: c.Workers,
-		quietTrials: c.NoSweepTable,
-		workerArgs:  c.WorkerDeadlines.args(),
-		script:      "(aiperf profile with comma lists)",
-		cliCommand:  redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
+		quietTrials: c.NoSweepTable, resume: c.Resume,
+		workerArgs: c.WorkerDeadlines.args(),
+		script:     "(aiperf profile with comma lists)",
+		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 		trialDir: func(t plan.Trial) string {
 			cell := plan.DirName(t.Cell.Label)
 			switch {
