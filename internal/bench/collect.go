@@ -53,6 +53,7 @@ func (c *cell) collect(ctx context.Context) (*servermetrics.Collector, error) {
 		SliceDuration: slice,
 		Interval:      time.Duration(interval * float64(time.Second)),
 		Headers:       controlHeaders(c.p),
+		Origins:       c.p.URL, // the credentials go only to a target of the inference servers' origins
 		Now:           c.clock.Now,
 		Warmup:        warmups,
 		Warn:          func(msg string) { fmt.Fprintf(c.log, "warning: %s\n", msg) },

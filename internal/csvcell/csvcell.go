@@ -4,14 +4,19 @@
 // cell is written with a single quote in front and shown as text.
 package csvcell
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Text is s as a CSV cell: prefixed with a single quote when it begins
-// with = + - @, a tab or a carriage return. Numbers an export formats itself
-// do not pass through it: -0.5 stays a number.
+// with = + - @, a tab or a carriage return, unless it is a number (a label
+// value of -1 stays a number, as AIPerf's export has it).
 func Text(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
+		if _, err := strconv.ParseFloat(s, 64); err != nil {
+			return "'" + s
+		}
 	}
 	return s
 }

@@ -22,3 +22,11 @@ func TestText(t *testing.T) {
 		assert.Equal(t, want, Text(in), "%q", in)
 	}
 }
+
+// TestNumbersStayNumbers: a cell that is a number, signed or not, is left
+// as it is: only text is neutralised.
+func TestNumbersStayNumbers(t *testing.T) {
+	for _, s := range []string{"-1", "+1", "-0.5", "-1e3", "+Inf", "-inf"} {
+		assert.Equal(t, s, Text(s))
+	}
+}

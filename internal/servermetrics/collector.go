@@ -30,7 +30,8 @@ type Target struct {
 	Source string // SourceServer or SourceGPU
 	// Anonymous targets get none of Options.Headers (a default DCGM
 	// exporter the user did not name: the server's credentials are not
-	// its business).
+	// its business). The others get them as scrapeHeader says: the
+	// credential headers only on an inference URL's origin (Origins).
 	Anonymous bool
 }
 
@@ -45,9 +46,14 @@ type Options struct {
 	// an endpoint's periodic scrape in flight included (DefaultMarkTimeout
 	// when 0), so that a mark never holds the load up for longer.
 	MarkTimeout time.Duration
-	// Headers go with every scrape (the server's auth); they are never
-	// logged or exported.
+	// Headers are the benchmark's (the server's auth); they are never
+	// logged or exported. A target that is not Anonymous gets those that
+	// are not credentials (plan.IsSecretHeader), and the credentials too
+	// when its URL has no userinfo and is on one of Origins (scrapeHeader).
 	Headers http.Header
+	// Origins are the inference URLs (--url): the origins (scheme, host,
+	// port) where the credential headers may go. None: they go nowhere.
+	Origins []string
 	// Now is the run's monotonic clock in nanoseconds; nil starts one.
 	Now func() int64
 	// SliceDuration adds per-slice statistics to every series (AIPerf's
@@ -107,6 +113,7 @@ type mark struct {
 type endpoint struct {
 	Target
 	display string
+	header  http.Header // what of Options.Headers its scrapes send
 	client  *http.Client
 	sem     chan struct{}
 
@@ -160,8 +167,8 @@ func Start(ctx context.Context, o Options) (*Collector, error) {
 			return nil, fmt.Errorf("server metrics: %s has source %q, want %q or %q",
 				plan.RedactURL(t.URL), t.Source, SourceServer, SourceGPU)
 		}
-		c.eps = append(c.eps, &endpoint{Target: t, display: plan.RedactURL(t.URL), client: newClient(o.Timeout),
-			sem: make(chan struct{}, 1), buf: newEndpointBuf(o.MaxSeries, o.Redact)})
+		c.eps = append(c.eps, &endpoint{Target: t, display: plan.RedactURL(t.URL), header: scrapeHeader(t, u, o.Headers, o.Origins),
+			client: newClient(o.Timeout), sem: make(chan struct{}, 1), buf: newEndpointBuf(o.MaxSeries, o.Redact)})
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.start = c.now()
@@ -272,11 +279,7 @@ func (c *Collector) scrape(ctx context.Context, ep *endpoint, pinned bool) int64
 	}
 	defer func() { <-ep.sem }()
 	t0 := c.now()
-	headers := c.o.Headers
-	if ep.Anonymous {
-		headers = nil
-	}
-	f, err := fetch(ctx, ep.client, ep.URL, headers, c.o.MaxSeries, c.seed)
+	f, err := fetch(ctx, ep.client, ep.URL, ep.header, c.o.MaxSeries, c.seed)
 	if err != nil {
 		c.fail(ep, err)
 		return -1

@@ -63,7 +63,7 @@ func TestCSVExportsNeutraliseFormulas(t *testing.T) {
 	assert.Contains(t, s, `,gauge,"'=HYPERLINK(""http://evil/"")x",`, "a metric name")
 	assert.Contains(t, s, `'=evil_label`, "a label name (a column)")
 	assert.Contains(t, s, `"'=HYPERLINK(""http://evil/"")"`, "a label value")
-	assert.Contains(t, s, `,'@x,'+1,'`+"\t"+`x,plain,'=cmd|' /C calc'!A0`, "label values and the description")
+	assert.Contains(t, s, `,'@x,+1,'`+"\t"+`x,plain,'=cmd|' /C calc'!A0`, "label values and the description")
 	assert.Contains(t, s, `,-0.5000,`, "a negative gauge stays a number")
 	assert.Contains(t, s, `cfg_info,'-key,'=val,`, "an info family's key and value")
 	g := gpus.String()

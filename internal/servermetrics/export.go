@@ -185,6 +185,9 @@ func jsonSeries(s Series, m Meta) object {
 		o = append(o, field{"labels", sortedLabels(s.Labels)})
 	}
 	o = append(o, field{"stats", ordered(s.Stats, statKeys(s.Type))})
+	if s.Impossible != "" {
+		o = append(o, field{"impossible", s.Impossible}) // an extension AIPerf's parser ignores
+	}
 	if s.Type == TypeHistogram {
 		o = append(o, field{"buckets", buckets(s.Buckets)})
 	}

@@ -42,7 +42,8 @@ type Row struct {
 // latency (p50, p99 from its histograms) and generated tokens per second.
 // Per GPU of each DCGM endpoint: utilization, memory used and power (avg,
 // max). A row whose family the server does not expose is left out; a row
-// whose value cannot be is kept, with Impossible saying why.
+// whose value cannot be, or that comes from an impossible series (its
+// refused stats), is kept, with Impossible saying why.
 func Headline(r *Result) []Row {
 	var rows []Row
 	for _, ep := range r.Endpoints {
@@ -50,18 +51,20 @@ func Headline(r *Result) []Row {
 		for _, s := range r.Series {
 			if s.Endpoint == ep.URL && s.Phase == r.Span {
 				name := AIPerfName(s.Metric, s.Type) // also a result of a version that kept the _total
-				fams[name] = append(fams[name], s)
+				fams[name] = append(fams[name], shown(s))
 			}
 		}
 		h := headline{endpoint: ep.URL, fams: fams}
+		var epRows []Row
 		if ep.Source == SourceGPU {
-			rows = append(rows, h.gpu()...)
+			epRows = h.gpu()
 		} else {
-			rows = append(rows, h.server()...)
+			epRows = h.server()
 		}
-	}
-	for i := range rows {
-		rows[i].Impossible = impossible(rows[i])
+		for i := range epRows {
+			epRows[i].Impossible = cmp.Or(impossible(epRows[i]), h.impossibleSource(epRows[i]))
+		}
+		rows = append(rows, epRows...)
 	}
 	return rows
 }

@@ -119,6 +119,17 @@ type Series struct {
 	Buckets []Bucket `json:"buckets,omitempty"`
 	// Timeslices are the statistics per time slice (--slice-duration).
 	Timeslices []Timeslice `json:"timeslices,omitempty"`
+	// Impossible says why the series cannot be what the server measured
+	// (a counter that fell more than once in the run, a histogram whose
+	// buckets contradict each other or its count, a negative sum): its
+	// exporter is wrong. "" for a plausible series. The figures it makes
+	// untrue (a counter's every stat; a histogram's sum, avg and
+	// estimates) are moved from Stats (and left out of Timeslices) to
+	// Refused, so that no export, store or comparison takes them as true.
+	Impossible string `json:"impossible,omitempty"`
+	// Refused are the stats taken out of Stats for Impossible, as they
+	// were computed: the console shows them marked (!).
+	Refused map[string]float64 `json:"refused,omitempty"`
 }
 
 // Bucket is a histogram bucket's delta count.

@@ -32,7 +32,7 @@ func TestServingDCGMKeepsOnlyExporters(t *testing.T) {
 }
 
 // TestAnonymousTargetsGetNoHeaders: the server's credentials go with every
-// scrape but an anonymous one's (a default DCGM exporter).
+// scrape on its origin but an anonymous one's (a default DCGM exporter).
 func TestAnonymousTargetsGetNoHeaders(t *testing.T) {
 	var namedWith, namedWithout, defaultWith, defaultWithout atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +53,7 @@ func TestAnonymousTargetsGetNoHeaders(t *testing.T) {
 	col, err := Start(context.Background(), Options{
 		Endpoints: []Target{{URL: srv.URL + "/named", Source: SourceGPU}, {URL: srv.URL + "/default", Source: SourceGPU, Anonymous: true}},
 		Headers:   http.Header{"Authorization": {"Bearer sk-secret"}},
+		Origins:   []string{srv.URL},
 	})
 	require.NoError(t, err)
 	col.Stop()

@@ -141,6 +141,7 @@ func reduce(r *Result, marks []mark, o Options) {
 	}
 	for ei, b := range r.timeline.endpoints {
 		ep := r.Endpoints[ei]
+		warned := map[*seriesBuf]bool{}
 		for _, w := range ws {
 			sp, ok := b.span(w, ei)
 			if !ok {
@@ -154,6 +155,13 @@ func reduce(r *Result, marks []mark, o Options) {
 				out.Source, out.Endpoint, out.Phase, out.Metric, out.Type = ep.Source, ep.URL, w.name, s.fam.name, s.typ
 				out.Labels, out.Description = s.labels, s.fam.help
 				out.Friendly, out.Unit = describe(s.fam.name, s.typ)
+				if why := s.impossible(); why != "" {
+					refuse(&out, why)
+					if !warned[s] {
+						warned[s] = true
+						r.Warnings = append(r.Warnings, impossibleWarning(ep, s))
+					}
+				}
 				r.Series = append(r.Series, out)
 			}
 		}

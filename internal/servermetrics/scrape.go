@@ -55,9 +55,10 @@ type fetched struct {
 	series int           // the body's series when more than the cap (0: within it)
 }
 
-// fetch GETs a metrics endpoint and parses the first maxSeries series of
-// its body (capSeries). The error never carries the URL (the caller names
-// the endpoint, redacted).
+// fetch GETs a metrics endpoint with header (scrapeHeader's) and its URL's
+// userinfo as Basic, and parses the first maxSeries series of its body
+// (capSeries). The error never carries the URL (the caller names the
+// endpoint, redacted).
 func fetch(ctx context.Context, client *http.Client, rawURL string, header http.Header, maxSeries int, seed maphash.Seed) (fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
@@ -66,6 +67,7 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, header http.
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
+	basicAuth(req)
 	req.Header.Set("Accept", accept)
 	resp, err := client.Do(req)
 	if err != nil {

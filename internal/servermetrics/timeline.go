@@ -57,6 +57,12 @@ type seriesBuf struct {
 	bounds     []float64
 	count, sum []float64
 	cells      []float64
+	// bad is why a sample of the run could not be (the first reason);
+	// falls counts a counter's falls, last is its last sample (NaN
+	// before one): see impossible.
+	bad   string
+	falls int
+	last  float64
 }
 
 // stride is the number of cells a histogram or summary takes per scrape.
@@ -159,6 +165,9 @@ func (b *endpointBuf) addFamily(mf *dto.MetricFamily) {
 			s.setSummary(last, m.GetSummary())
 		default:
 			s.vals[last] = finite(scalar(m))
+			if typ == TypeCounter {
+				s.noteCounter(s.vals[last])
+			}
 		}
 	}
 }
@@ -248,6 +257,7 @@ func byName(a, b *dto.LabelPair) int { return cmp.Compare(a.GetName(), b.GetName
 func (s *seriesBuf) reset(typ string, n int) {
 	s.typ = typ
 	s.vals, s.count, s.sum, s.cells, s.bounds = nil, nil, nil, nil, nil
+	s.bad, s.falls, s.last = "", 0, math.NaN()
 	if typ != TypeHistogram && typ != TypeSummary {
 		s.vals = nans(n)
 		return
@@ -288,6 +298,7 @@ func (s *seriesBuf) setHistogram(i int, h *dto.Histogram) {
 		values = append(values, count)
 	}
 	sum := h.GetSampleSum()
+	s.noteHistogram(bounds, values, count, sum)
 	if !allFinite(values) || !allFinite([]float64{count, sum}) || slices.ContainsFunc(bounds, math.IsNaN) || !s.layout(bounds, i) {
 		return
 	}

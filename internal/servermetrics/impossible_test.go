@@ -1,0 +1,123 @@
+package servermetrics
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scrapeEach serves each page in turn, one per mark scrape (the baseline
+// scrape gets pages[0]), inside one profiling phase; it returns the result.
+func scrapeEach(t *testing.T, pages ...string) Result {
+	t.Helper()
+	e := newExporter(t, pages[0])
+	c := collect(t, Options{Endpoints: []Target{{URL: e.url, Source: SourceServer}}})
+	c.Mark("profiling", true)
+	for i, p := range pages[1:] {
+		e.set(p)
+		c.Mark(fmt.Sprintf("step%d", i), true)
+	}
+	c.Mark("profiling", false)
+	return c.Stop()
+}
+
+// headlineWhy maps each headline row (name and stat) to its Impossible.
+func headlineWhy(r *Result) map[string]string {
+	why := map[string]string{}
+	for _, row := range Headline(r) {
+		why[row.Name+" "+row.Stat] = row.Impossible
+	}
+	return why
+}
+
+// exportJSON is the profiling span's JSON export.
+func exportJSON(t *testing.T, r *Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, WriteJSON(&b, r, "", Meta{}))
+	return b.String()
+}
+
+func genTokens(v float64) string {
+	return fmt.Sprintf("# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %g\n", v)
+}
+
+// A counter that falls on every scrape is no restarting server: its series
+// is impossible, its total and rate are refused (out of Stats, the exports),
+// a warning says why, and the console's row is marked.
+func TestCounterFallingMoreThanOnceIsImpossible(t *testing.T) {
+	r := scrapeEach(t, genTokens(1e15), genTokens(0), genTokens(3e15), genTokens(0))
+	s := find(t, r, "vllm:generation_tokens", "profiling")
+	assert.Contains(t, s.Impossible, "fell 2 times")
+	assert.NotContains(t, s.Stats, "rate")
+	assert.NotContains(t, s.Stats, "total")
+	assert.Greater(t, s.Refused["rate"], 1e15, "kept aside, as computed")
+	require.Len(t, r.Warnings, 1)
+	assert.Contains(t, r.Warnings[0], "vllm:generation_tokens cannot be what the server measured (the counter fell 2 times")
+	assert.Contains(t, headlineWhy(&r)["Generation throughput rate"], "fell 2 times")
+	out := exportJSON(t, &r)
+	assert.Contains(t, out, `"impossible": "the counter fell 2 times`)
+	assert.NotContains(t, out, `"rate"`)
+
+	once := scrapeEach(t, genTokens(10), genTokens(20), genTokens(5), genTokens(15)) // one restart
+	assert.Empty(t, once.Warnings)
+	assert.Equal(t, 25.0, find(t, once, "vllm:generation_tokens", "profiling").Stats["total"])
+	assert.Empty(t, headlineWhy(&once)["Generation throughput rate"])
+}
+
+// ttft is a vLLM TTFT histogram page: cumulative counts for le 0.01, 0.1,
+// 1, then +Inf when inf ≥ 0.
+func ttft(b1, b2, b3, inf, sum, count string) string {
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:time_to_first_token_seconds histogram\n")
+	for i, c := range []string{b1, b2, b3, inf} {
+		if c != "" {
+			fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{le=%q} %s\n", []string{"0.01", "0.1", "1", "+Inf"}[i], c)
+		}
+	}
+	fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_sum %s\nvllm:time_to_first_token_seconds_count %s\n", sum, count)
+	return b.String()
+}
+
+// A histogram that contradicts itself — cumulative counts that fall, a
+// bucket above _count, a negative or non-finite sum — is impossible: no
+// average or percentile estimate is reported as true.
+func TestContradictoryHistogramIsImpossible(t *testing.T) {
+	good := ttft("1", "2", "3", "3", "0.5", "3")
+	for _, tc := range []struct {
+		name, bad, why string
+	}{
+		{"falling buckets", ttft("200", "20", "2", "", "1", "2"), "cumulative bucket counts that fall (le=0.01 holds 200, le=0.1 20)"},
+		{"bucket above count", ttft("5", "6", "8", "8", "1", "7"), "a bucket above the histogram's count (le=1 holds 8, _count is 7)"},
+		{"negative sum", ttft("5", "6", "8", "8", "-10", "8"), "a negative histogram sum (-10)"},
+		{"NaN sum", ttft("5", "6", "8", "8", "NaN", "8"), "a histogram sum of NaN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := scrapeEach(t, good, tc.bad, good)
+			s := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
+			assert.Equal(t, tc.why, s.Impossible)
+			assert.Contains(t, s.Stats, "count", "the server's own count stays")
+			for _, k := range []string{"avg", "sum", "sum_rate", "p50_estimate", "p99_estimate", StatP50BucketLower} {
+				assert.NotContains(t, s.Stats, k)
+			}
+			require.Len(t, r.Warnings, 1)
+			assert.Contains(t, r.Warnings[0], tc.why)
+			out := exportJSON(t, &r)
+			assert.Contains(t, out, `"impossible"`)
+			assert.NotContains(t, out, "_estimate")
+			assert.NotContains(t, out, `"avg"`)
+			for row, why := range headlineWhy(&r) {
+				assert.Contains(t, why, tc.why, row)
+			}
+		})
+	}
+	r := scrapeEach(t, good, ttft("2", "4", "6", "6", "1.5", "6"), ttft("3", "6", "9", "9", "2", "9"))
+	assert.Empty(t, r.Warnings, "a plausible histogram")
+	s := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
+	assert.Empty(t, s.Impossible)
+	assert.Contains(t, s.Stats, "p50_estimate")
+}
