@@ -230,7 +230,10 @@ func (f *finisher) finish(r metrics.Record) {
 			}
 		}
 	}
-	metrics.CheckUsage(&r) // the server's counts beside the client's, before they replace them
+	// The server's counts beside the client's and beside the text that
+	// arrived, before they replace them.
+	metrics.CheckUsage(&r)
+	metrics.CheckReceived(&r, len(o.text), len(o.reasoning))
 	switch {
 	case !f.server:
 	case serverCounts(&r):

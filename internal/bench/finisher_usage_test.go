@@ -104,7 +104,7 @@ func TestFinisherUncountedHasNoFakeOSL(t *testing.T) {
 		f.stop.Store(true) // as wait does once ctx ends
 		f.push(reply(f, 1, nil))
 		f.push(reply(f, 2, nil))
-		f.push(reply(f, 3, &metrics.Usage{PromptTokens: 16, CompletionTokens: 300}))
+		f.push(reply(f, 3, &metrics.Usage{PromptTokens: 16, CompletionTokens: 10}))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		rest, uncounted, _, err := f.wait(ctx)
@@ -119,7 +119,7 @@ func TestFinisherUncountedHasNoFakeOSL(t *testing.T) {
 		withUsage := records[3]
 		assert.Empty(t, withUsage.Usage.Untrusted, "server %v: a count not made is no ground to refuse the server's", server)
 		assert.True(t, metrics.OSLKnown(&withUsage))
-		assert.Equal(t, 300, metrics.OutputSequenceLength(&withUsage))
+		assert.Equal(t, 10, metrics.OutputSequenceLength(&withUsage))
 
 		s := metrics.Summarize(records, true)
 		osl, ok := s.Get(metrics.TagOSL)
@@ -128,7 +128,7 @@ func TestFinisherUncountedHasNoFakeOSL(t *testing.T) {
 		assert.Equal(t, 2.0, osl.Stats.Min, "no OSL of 0")
 		total, ok := s.Get(metrics.TagTotalOSL)
 		require.True(t, ok)
-		assert.Equal(t, 302.0, total.Value)
+		assert.Equal(t, 12.0, total.Value)
 		lat, ok := s.Get(metrics.TagRequestLatency)
 		require.True(t, ok)
 		assert.Equal(t, 4, lat.Stats.Count, "their latency stands")

@@ -40,6 +40,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		valid int    // response events read
 		bad   string // the first data line that was not one
 	)
+	defer func() { c.textless(res, h, f, bad) }()
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -130,6 +131,20 @@ func endMarker(f format) string {
 		return "the event with generated_text"
 	}
 	return "data: [DONE]"
+}
+
+// textless fails a stream that ended as a success with malformed data
+// lines and no generated text on any valid chunk: the lines that were not
+// chunks of the API may have been its output, so the reply is not a valid
+// response (an empty reply is one only when every line was a chunk). Text
+// on another choice is left to verdict, which names it.
+func (c *Client) textless(res *Response, h http.Header, f format, first string) {
+	if res.Err != nil || res.MalformedChunks == 0 || len(res.Chunks) > 0 || res.others.chunks > 0 {
+		return
+	}
+	res.Err = c.invalid(res.Status, h, f, fmt.Sprintf(
+		"no response chunk carried generated text: %d data line(s) were not response chunks (first: %s)",
+		res.MalformedChunks, first))
 }
 
 // noChunk words a stream that held no response chunk.

@@ -52,6 +52,55 @@ func CheckUsage(r *Record) {
 	}
 }
 
+// specialTokens is how many completion tokens a reply may hold beyond the
+// bytes of its text: special tokens (an end-of-sequence token vLLM counts,
+// a chat template's markers) decode to nothing. A reply with no text holds
+// at most its end-of-sequence token (emptyReplyTokens).
+const (
+	specialTokens    = 8
+	emptyReplyTokens = 1
+)
+
+// CheckReceived marks the record's server usage untrusted when its
+// completion count is more than the text that arrived could hold: every
+// token decodes to a byte at least, so completion_tokens cannot exceed the
+// UTF-8 bytes of the text and reasoning received (textBytes,
+// reasoningBytes), plus specialTokens, and a reply without any text cannot
+// claim more than emptyReplyTokens. Reasoning the server counted but did
+// not stream (reasoning_tokens with no reasoning text: OpenAI's hidden
+// reasoning) is not held against it. Call it with the reply's text, as
+// CheckUsage before any count is replaced by the server's, also for a reply
+// the client did not count (Uncounted): the bytes are known even then.
+// Usage already untrusted is left as it is.
+func CheckReceived(r *Record, textBytes, reasoningBytes int) {
+	u := r.Usage
+	if !u.Trusted() || !r.OK() || r.NoTokens {
+		return
+	}
+	visible := u.CompletionTokens
+	if reasoningBytes == 0 {
+		visible -= min(u.ReasoningTokens, u.CompletionTokens)
+	}
+	received := textBytes + reasoningBytes
+	switch {
+	case received == 0 && visible > emptyReplyTokens:
+		u.Untrusted = fmt.Sprintf("%s: no generated text arrived", streamedClaim(u, visible))
+	case received > 0 && visible > received+specialTokens:
+		u.Untrusted = fmt.Sprintf("%s, more than the %d byte(s) of generated text that arrived could hold",
+			streamedClaim(u, visible), received)
+	}
+}
+
+// streamedClaim names the completion tokens a server says it streamed:
+// its completion_tokens, less the hidden reasoning when there is some.
+func streamedClaim(u *Usage, visible int) string {
+	if visible == u.CompletionTokens {
+		return fmt.Sprintf("completion_tokens %d", u.CompletionTokens)
+	}
+	return fmt.Sprintf("completion_tokens %d (%d beside the %d hidden reasoning tokens)",
+		u.CompletionTokens, visible, u.CompletionTokens-visible)
+}
+
 // absurd reports a server count more than usageRatio times off the client's.
 func absurd(server, client int) bool {
 	return server > usageRatio*client+usageSlack || client > usageRatio*server+usageSlack
