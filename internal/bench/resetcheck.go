@@ -24,53 +24,119 @@ import (
 // after the reset is checked.
 // hint says what commonly keeps the server's cache warm through a reset.
 func checkReset(records []metrics.Record, independent bool, hint string) (verdict, detail string) {
-	checked, hits := firstHits(records, independent)
+	return resetVerdict(firstHits(records, independent), independent, hint)
+}
+
+// resetVerdict is checkReset's verdict on the first requests' evidence.
+func resetVerdict(f firsts, independent bool, hint string) (verdict, detail string) {
 	switch {
-	case checked == 0:
+	case f.checked == 0 && f.overlapped > 0 && !independent:
+		return result.ResetUnverifiable, "the next request was sent before the reply to the first request after the reset began, " +
+			"and the prompts share prefixes, so either may have reached the server first: cached_tokens cannot check the reset"
+	case f.checked == 0 && f.overlapped > 0:
+		return result.ResetUnverifiable, fmt.Sprintf("each of the %d prompts had its next request sent before the reply to its "+
+			"first request after the reset began, so either may have reached the server first: cached_tokens cannot check the reset",
+			f.overlapped)
+	case f.checked == 0:
 		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens " +
 			"(vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report), so the reset could not be checked"
-	case hits > 0 && !independent:
+	case f.hits > 0 && !independent:
 		return result.ResetNotCleared, "the first request after the reset was served from the prefix cache: the cache was not cleared (" + hint + ")"
-	case hits > 0:
+	case f.hits > 0:
 		return result.ResetNotCleared, fmt.Sprintf("%d of %d prompts were served from the prefix cache on their first "+
-			"request after the reset: the cache was not cleared (%s)", hits, checked, hint)
+			"request after the reset: the cache was not cleared (%s)", f.hits, f.checked, hint)
 	case !independent:
 		return result.ResetVerified, "the first request after the reset was not served from the prefix cache (its prompts share prefixes, so only the first is evidence)"
 	}
-	return result.ResetVerified, fmt.Sprintf("%d prompts sent for the first time after the reset, none served from the prefix cache", checked)
+	detail = fmt.Sprintf("%d prompts sent for the first time after the reset, none served from the prefix cache", f.checked)
+	if f.overlapped > 0 {
+		detail += fmt.Sprintf("; %d more not judged: their next request was sent before the reply to the first began, "+
+			"so either may have reached the server first", f.overlapped)
+	}
+	return result.ResetVerified, detail
 }
 
-// firstHits counts, over each prompt's first request (the lowest issue
-// index; when the prompts are not independent, only the very first request
-// of the run), those whose server reported cached tokens (checked) and
-// those served from the prefix cache for at least half their prompt (hits).
-func firstHits(records []metrics.Record, independent bool) (checked, hits int) {
-	// Positions in records, which are not copied.
-	first := map[int]int{}
+// firsts is what the first requests of the prompts show: how many were
+// judged (the server reported their cached tokens), how many of those were
+// served from the prefix cache for at least half their prompt, and how many
+// were not judged because another request with the same prompt overlapped.
+type firsts struct{ checked, hits, overlapped int }
+
+// firstHits judges each prompt's first request (when the prompts are not
+// independent, only the very first request of the run). The first is the
+// first sent, and it is evidence only when no other request with the same
+// prompt could have reached the server before it: when the next one was
+// sent before the first's reply began, their prefills may have overlapped
+// (several copies of a prompt in flight at once, and a later copy reaching
+// the server first on a client short of CPU), so it is counted as
+// overlapped, neither hit nor miss.
+func firstHits(records []metrics.Record, independent bool) (f firsts) {
+	// Positions in records, which are not copied: each prompt's first and
+	// next request in send order (next -1: none).
+	type pair struct{ first, next int }
+	order := map[int]pair{}
 	for i := range records {
 		key := records[i].Prompt
 		if !independent {
 			key = 0
 		}
-		if j, ok := first[key]; !ok || records[i].Index < records[j].Index {
-			first[key] = i
+		p, ok := order[key]
+		switch {
+		case !ok:
+			p = pair{i, -1}
+		case sentEarlier(&records[i], &records[p.first]):
+			p = pair{i, p.first}
+		case p.next < 0 || sentEarlier(&records[i], &records[p.next]):
+			p.next = i
 		}
+		order[key] = p
 	}
-	for _, i := range first {
-		r := &records[i]
+	for _, p := range order {
+		r := &records[p.first]
 		if !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
 			continue
 		}
-		checked++
+		if p.next >= 0 && overlaps(r, &records[p.next]) {
+			f.overlapped++
+			continue
+		}
+		f.checked++
 		prompt := r.Usage.PromptTokens
 		if prompt == 0 {
 			prompt = r.InputTokens
 		}
 		if prompt > 0 && 2*(*r.Usage.CachedTokens) >= prompt {
-			hits++
+			f.hits++
 		}
 	}
-	return checked, hits
+	return f
+}
+
+// sentEarlier orders records by send stamp, then issue index; a record
+// never sent (SentNs 0) comes after every sent one.
+func sentEarlier(a, b *metrics.Record) bool {
+	switch {
+	case (a.SentNs == 0) != (b.SentNs == 0):
+		return b.SentNs == 0
+	case a.SentNs != b.SentNs:
+		return a.SentNs < b.SentNs
+	}
+	return a.Index < b.Index
+}
+
+// overlaps reports whether next, sent after first, was sent before first's
+// reply began (its first response, else its end), so that next may have
+// reached the server first. Without send stamps (records built without
+// them) nothing overlaps.
+func overlaps(first, next *metrics.Record) bool {
+	if next.SentNs == 0 {
+		return false
+	}
+	began := first.ResponseNs.First()
+	if began == 0 {
+		began = first.EndNs
+	}
+	return began == 0 || next.SentNs < began
 }
 
 // warmCache is the warning of a run without a KV-cache reset whose prompts
@@ -78,29 +144,34 @@ func firstHits(records []metrics.Record, independent bool) (checked, hits int) {
 // cache held them before the run (an earlier run with the same seed, or
 // other traffic), so TTFT measured cache hits. "" when nothing shows it.
 func warmCache(records []metrics.Record, independent bool) string {
-	checked, hits := firstHits(records, independent)
+	f := firstHits(records, independent)
 	const why = ": the server's prefix cache held them before the run (an earlier run with the same seed?), " +
 		"so TTFT measures cache hits; --reset-kv-cache clears it before the load (docs/control-hooks.md)"
 	switch {
-	case hits == 0:
+	case f.hits == 0:
 		return ""
 	case !independent:
 		return "prefix cache warm at the start: the run's first request was served from the prefix cache" + why
 	}
 	return fmt.Sprintf("prefix cache warm at the start: %d of %d prompts were served from the prefix cache on their "+
-		"first request%s", hits, checked, why)
+		"first request%s", f.hits, f.checked, why)
 }
 
 // verifyReset joins the two kinds of evidence about the KV-cache reset: the
 // server's cached-token usage of the first requests (checkReset) and its
 // scraped prefix-cache counters (servermetrics.ResetEvidence). Either one
-// showing a warm cache means not cleared; either one showing a cold cache,
+// showing a warm cache means not cleared, with one exception: when every
+// endpoint's counters saw a cold cache, they decide over cached_tokens hits
+// (ambiguous client-side evidence: which copy of a prompt, or which prompt
+// of a shared prefix, reached the server first is the client's guess, the
+// counters are the server's count). Either one showing a cold cache,
 // without the other contradicting it, means verified. The audit records
 // which evidence the verdict rests on.
 func (c *cell) verifyReset(records []metrics.Record) {
 	a := &c.run.Audit
 	independent := c.independentPrompts()
-	a.KVReset, a.KVResetDetail = checkReset(records, independent, c.p.ResetHint())
+	f := firstHits(records, independent)
+	a.KVReset, a.KVResetDetail = resetVerdict(f, independent, c.p.ResetHint())
 	if a.KVReset != result.ResetUnverifiable {
 		a.KVResetEvidence = append(a.KVResetEvidence, result.EvidenceCachedTokens)
 	}
@@ -112,6 +183,17 @@ func (c *cell) verifyReset(records []metrics.Record) {
 		evs = servermetrics.ResetEvidence(c.run.Server, c.run.Server.Span,
 			func(until int64) bool { return independent && firstSendsOnly(records, until) })
 	}
+	c.joinServerEvidence(evs, f, independent)
+	if a.KVReset == result.ResetNotCleared {
+		a.Warnings = append(a.Warnings, "kv cache reset: "+a.KVResetDetail)
+	}
+}
+
+// joinServerEvidence joins the endpoints' prefix-cache counters to the
+// cached_tokens verdict f gave (see verifyReset).
+func (c *cell) joinServerEvidence(evs []servermetrics.Evidence, f firsts, independent bool) {
+	a := &c.run.Audit
+	cold := 0
 	for _, ev := range evs {
 		a.ServerResetEvidence = append(a.ServerResetEvidence, ev.Verdict+": "+ev.Detail)
 		switch ev.Verdict {
@@ -121,6 +203,7 @@ func (c *cell) verifyReset(records []metrics.Record) {
 					": the cache was not cleared ("+c.p.ResetHint()+")"
 			}
 		case servermetrics.EvidenceCold:
+			cold++
 			if a.KVReset == result.ResetUnverifiable {
 				a.KVReset, a.KVResetDetail = result.ResetVerified, "the server's prefix-cache counters: "+ev.Detail
 			}
@@ -131,9 +214,19 @@ func (c *cell) verifyReset(records []metrics.Record) {
 			a.KVResetEvidence = append(a.KVResetEvidence, result.EvidenceServerCounters)
 		}
 	}
-	if a.KVReset == result.ResetNotCleared {
-		a.Warnings = append(a.Warnings, "kv cache reset: "+a.KVResetDetail)
+	if cold == 0 || cold < len(evs) || a.KVReset != result.ResetNotCleared || f.hits == 0 {
+		return
 	}
+	// Every endpoint's counters say cold; only cached_tokens says warm.
+	which := fmt.Sprintf("%d of %d prompts' first requests after the reset", f.hits, f.checked)
+	if !independent {
+		which = "the first request after the reset"
+	}
+	a.KVReset = result.ResetVerified
+	a.KVResetDetail = "the server's prefix-cache counters: " + evs[0].Detail + "; the cached_tokens usage of " + which +
+		" showed prefix-cache hits, which the counters contradict: that client-side evidence is ambiguous " +
+		"(another request with the same prompt or prefix may have reached the server first), so the counters decide"
+	a.KVResetEvidence = []string{result.EvidenceServerCounters}
 }
 
 // firstSendsOnly reports whether every request sent up to t (on the run's

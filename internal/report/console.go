@@ -47,9 +47,7 @@ func Console(w io.Writer, run *result.Run) {
 	p.hooks(run)
 	p.audit(run)
 	if run.Warmup != nil {
-		if m, ok := run.Warmup.Get(metrics.TagRequestCount); ok {
-			p.line("Warmup: %s requests, excluded from these metrics", strconv.FormatFloat(m.Value, 'f', -1, 64))
-		}
+		p.warmup(run.Warmup)
 	}
 	if m, ok := run.Profiling.Get(metrics.TagBenchmarkDuration); ok {
 		p.line("Benchmark Duration: %s sec", number(m.Value))
@@ -60,6 +58,30 @@ func Console(w io.Writer, run *result.Run) {
 	if run.Status == result.StatusFailed && run.Error != "" {
 		p.line("Run failed: %s", run.Error)
 	}
+}
+
+// warmup says how many warmup requests were sent (successful, failed and
+// cancelled alike), and how many of them failed or were cancelled.
+func (p *printer) warmup(w *metrics.Summary) {
+	m, ok := w.Get(metrics.TagRequestCount)
+	if !ok {
+		return
+	}
+	sent := m.Value
+	var notes []string
+	for _, c := range []struct{ tag, what string }{
+		{metrics.TagErrorRequestCount, "failed"}, {metrics.TagCancelledRequestCount, "cancelled"},
+	} {
+		if m, ok := w.Get(c.tag); ok && m.Value > 0 {
+			sent += m.Value
+			notes = append(notes, strconv.FormatFloat(m.Value, 'f', -1, 64)+" "+c.what)
+		}
+	}
+	what := strconv.FormatFloat(sent, 'f', -1, 64) + " requests"
+	if len(notes) > 0 {
+		what += " (" + strings.Join(notes, ", ") + ")"
+	}
+	p.line("Warmup: %s, excluded from these metrics", what)
 }
 
 // statsHeader heads a console table of metrics.
