@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,14 +137,19 @@ type target struct {
 func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	base := strings.TrimRight(t.origin, "/")
 	start := c.now()
-	// A path's query may carry a credential (?token=): recorded redacted, as the origin.
+	// A path's query may carry a credential (?token=): recorded redacted,
+	// as the origin, and redacted where a reply or an error quotes it.
+	redact := c.redact
+	if qs := plan.QuerySecrets(t.path); len(qs) > 0 {
+		redact = plan.NewRedactor(slices.Concat(plan.HeaderSecrets(c.headers), qs)...)
+	}
 	call := Call{Hook: t.hook, Phase: t.phase, Origin: plan.RedactURL(base), Path: plan.RedactURL(t.path), StartedAt: start.UnixNano()}
 	deadline := start.Add(t.retryBudget)
 	backoff := firstBackoff
 	var err error
 	for {
 		call.Attempts++
-		call.Status, call.Warning, err = c.attempt(ctx, base+t.path, t.timeout)
+		call.Status, call.Warning, err = c.attempt(ctx, base+t.path, t.timeout, redact)
 		if err == nil || !t.retry || !retryable(call.Status) || ctx.Err() != nil {
 			break
 		}
@@ -161,12 +167,12 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	if err != nil {
 		// A transport error can quote what the server sent (a broken
 		// status line echoing the request, say).
-		call.Error = c.redact.Redact(err.Error())
+		call.Error = redact.Redact(err.Error())
 		attempts := ""
 		if call.Attempts > 1 {
 			attempts = fmt.Sprintf(" (after %d attempts)", call.Attempts)
 		}
-		return call, c.redact.Error(fmt.Errorf("POST %s%s: %w%s", call.Origin, call.Path, err, attempts))
+		return call, redact.Error(fmt.Errorf("POST %s%s: %w%s", call.Origin, call.Path, err, attempts))
 	}
 	return call, nil
 }
@@ -175,7 +181,7 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 // no answer arrived) and, for a 2xx, a warning when the body is a JSON object
 // with "success": false (see readReply). A non-2xx error ends with a short,
 // redacted excerpt of the answer.
-func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Duration) (int, string, error) {
+func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Duration, redact *plan.Redactor) (int, string, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		actx, cancel = context.WithTimeout(ctx, timeout)
@@ -199,7 +205,7 @@ func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Durati
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyRead))
-	warning, detail := readReply(resp.StatusCode, body, c.redact)
+	warning, detail := readReply(resp.StatusCode, body, redact)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		if detail != "" {
 			detail = ": " + detail

@@ -69,7 +69,7 @@ func printPlan(g *Globals, sweeps []plan.Sweep, searches []searchPlan, format, n
 		rows := [][]string{}
 		for _, t := range sw.TrialList() {
 			p := t.Cell.Profile
-			rows = append(rows, []string{fmt.Sprint(total + 1), t.Dir(), t.Cell.ID, describeLoad(p), fmt.Sprint(p.RandomSeed), hooksOf(p)})
+			rows = append(rows, []string{fmt.Sprint(total + 1), t.Dir(), t.Cell.ID, describeLoad(p), fmt.Sprint(p.RandomSeed), hooksOf(p.Redacted())})
 			total++
 		}
 		report.Table(g.Stdout, []string{"#", "directory", "id", "load", "seed", "hooks"}, rows, "rlllrl")

@@ -212,3 +212,20 @@ func TestHeaderNameRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "benchmark.endpoint.headers: header name")
 	assert.NotContains(t, err.Error(), "HDRSECRET9")
 }
+
+// A key set once in the body is no swept secret, even where a swept value
+// holds its text: vLLM's placeholder key "EMPTY" beside a model named
+// "EMPTY-x", a key "1234" beside a concurrency of 1234.
+func TestSweepValueHoldingTheBodysKey(t *testing.T) {
+	for _, c := range [][2]string{
+		{"EMPTY", "model: [EMPTY-x, y]"},
+		{"test", "model: [test-a, test-b]"},
+		{`"1234"`, "concurrency: [1234, 8]"},
+	} {
+		_, err := parse(
+			`benchmark: {model: m, endpoint: {url: "http://h:1", api_key: `+c[0]+`}, phases: {requests: 2}}`,
+			"sweep: {parameters: {"+c[1]+"}}",
+		)
+		assert.NoError(t, err, c[1])
+	}
+}

@@ -36,7 +36,7 @@ func (d *decoder) checkParam(k *yaml.Node, values []*yaml.Node) bool {
 		}
 	}
 	for _, v := range values {
-		if sweptSecret(plan.Param{Name: k.Value, Value: scalarValue(v)}, nil) {
+		if sweptSecret(plan.Param{Name: k.Value, Value: scalarValue(v)}, nil, nil) {
 			d.errorf(v, at, notSwept)
 			return false
 		}
@@ -47,16 +47,11 @@ func (d *decoder) checkParam(k *yaml.Node, values []*yaml.Node) bool {
 // sweptSecret reports whether a swept value carries a secret that would
 // reach cell labels, artifact paths and the store: the value of a secret
 // option named by the path's last key (plan.Param.Secret, as the Starlark
-// path asks it: endpoint.api_key is api_key), or, given the variation's
-// profile, any of its secrets (an API key set from a swept variable, a
-// secret header or URL credentials inside a swept object) in the value's
-// text.
-func sweptSecret(prm plan.Param, p *plan.Profile) bool {
-	var marked []string
-	var r *plan.Redactor
-	if p != nil {
-		marked, r = p.RedactParam, p.Redactor()
-	}
+// path asks it: endpoint.api_key is api_key), or one that r redacts: a
+// secret of the variation's profile that not every variation shares (an
+// API key set from a swept variable, a secret header or URL credentials
+// inside a swept object). marked are the profile's --redact-param names.
+func sweptSecret(prm plan.Param, marked []string, r *plan.Redactor) bool {
 	leaf := snake(prm.Name[strings.LastIndex(prm.Name, ".")+1:])
 	if (plan.Param{Name: leaf, Value: prm.Value}).Secret(marked) {
 		return true
@@ -66,21 +61,42 @@ func sweptSecret(prm plan.Param, p *plan.Profile) bool {
 }
 
 // secretVariations refuses the sweep when a variation's parameter carries
-// one of the variation's secrets, once per parameter; it reports whether
-// any did.
+// one of the variation's secrets that vary with the sweep (a key every
+// variation shares, set once in the body, may also be a substring of a
+// swept model name: "EMPTY" of "EMPTY-x"), once per parameter; it reports
+// whether any did.
 func (d *decoder) secretVariations(points []point, profiles []*plan.Profile) bool {
+	shared := map[string]int{}
+	decoded := 0
+	for _, p := range profiles {
+		if p != nil {
+			decoded++
+			for _, s := range uniq(p.Secrets()) {
+				shared[s]++
+			}
+		}
+	}
 	found := false
 	reported := map[string]bool{}
 	for i, p := range points {
 		if profiles[i] == nil {
 			continue
 		}
+		own := slices.DeleteFunc(uniq(profiles[i].Secrets()), func(s string) bool { return shared[s] == decoded })
+		r := plan.NewRedactor(own...)
 		for j, prm := range p.params {
-			if at := p.at[j]; !reported[at.path] && sweptSecret(prm, profiles[i]) {
+			if at := p.at[j]; !reported[at.path] && sweptSecret(prm, profiles[i].RedactParam, r) {
 				reported[at.path], found = true, true
 				d.errorf(at.n, at.path, notSwept)
 			}
 		}
 	}
 	return found
+}
+
+// uniq is ss sorted without repeats.
+func uniq(ss []string) []string {
+	ss = slices.Clone(ss)
+	slices.Sort(ss)
+	return slices.Compact(ss)
 }

@@ -79,6 +79,11 @@ func redactOne(raw string, marked []string) string {
 	return redactURL(raw, marked)
 }
 
+// QuerySecrets lists the values of raw's secret query parameters (see
+// IsSecretParam), as written and unescaped: a control hook's path may
+// carry one (?token=).
+func QuerySecrets(raw string) []string { return querySecrets(raw, nil) }
+
 // redactPaths is a copy of the control-hook paths with their secret query
 // values (marked names too) replaced.
 func redactPaths(paths, marked []string) []string {

@@ -362,7 +362,7 @@ func (v *validator) hookPath(field, path string) {
 		return
 	}
 	v.check(strings.HasPrefix(path, "/") && !strings.Contains(path, "://"), field,
-		fmt.Sprintf("must be a relative path starting with '/', got %q", path))
+		fmt.Sprintf("must be a relative path starting with '/', got %q", RedactURL(path))) // its query may hold a credential
 }
 
 func (v *validator) url(raw string) {
