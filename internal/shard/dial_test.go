@@ -162,7 +162,11 @@ func TestWorkerStoppedDuringTheRun(t *testing.T) {
 // taken to have stalled.
 func TestWorkerDropsACoordinatorThatSendsNoSpec(t *testing.T) {
 	setTimings(t, joinedBeat, 200*time.Millisecond, writeGrace)
-	addr, _ := fakeCoordinator(t, quietAfterJoined)
+	addr, _ := fakeCoordinator(t, func(c net.Conn) { // it beat once, then went quiet
+		answer(c, Msg{Type: TypeJoined})
+		answer(c, Msg{Type: TypeBeat})
+		time.Sleep(time.Minute)
+	})
 	c, err := Dial(context.Background(), addr, "tok", 0, 3*time.Second)
 	require.NoError(t, err)
 	defer c.Close()

@@ -228,6 +228,12 @@ func (l *Listener) join(c net.Conn) {
 	}
 	k := keepAlive(c, joinedBeat) // until the spec: the coordinator may wait for every worker to join
 	select {
+	case <-l.done: // closed meanwhile: a slot taken now would never be drained, its beats never stopped
+		_ = k.Close()
+		return
+	default:
+	}
+	select {
 	case l.slots[j.Worker] <- k:
 	case <-l.done:
 		_ = k.Close()

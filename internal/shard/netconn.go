@@ -169,12 +169,13 @@ func (d *dialled) Close() error {
 // a dialled coordinator each must come within specSilence of the last.
 func readSpec(conn *Conn, r any) (*Msg, error) {
 	d, _ := r.(*dialled)
+	beats := false // a coordinator of an earlier version sends none: it is waited for, as it always was
 	for {
-		if d != nil {
+		if d != nil && beats {
 			_ = d.SetReadDeadline(time.Now().Add(specSilence))
 		}
 		m, err := conn.Recv()
-		if d != nil {
+		if d != nil && beats {
 			_ = d.SetReadDeadline(time.Time{})
 		}
 		switch {
@@ -186,5 +187,6 @@ func readSpec(conn *Conn, r any) (*Msg, error) {
 		case m.Type != TypeBeat:
 			return m, nil
 		}
+		beats = true
 	}
 }
