@@ -40,8 +40,12 @@ func runsTrial(pid int, dir string) bool {
 		}
 		spec = filepath.Join(cwd, spec)
 	}
-	want, err := filepath.Abs(filepath.Join(dir, SpecFile))
-	return err == nil && filepath.Clean(spec) == want
+	// The same directory, not the same name: a working directory reached
+	// through a symlink names it otherwise than /proc's cwd does (and the
+	// spec file itself is gone once the child read it).
+	running, err1 := os.Stat(filepath.Dir(spec))
+	ours, err2 := os.Stat(dir)
+	return filepath.Base(spec) == SpecFile && err1 == nil && err2 == nil && os.SameFile(running, ours)
 }
 
 // closeOnExec keeps fd from the processes the child starts.

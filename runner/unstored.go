@@ -17,6 +17,9 @@ import (
 // this cell and this trial. stored says it was; ok is false when storing
 // it failed, which stops the sweep as any store failure does.
 func (s *sweepRun) storeUnstored(ctx context.Context, l int, t plan.Trial, spec Spec) (stored, ok bool) {
+	if ctx.Err() != nil {
+		return false, true // interrupted: nothing more is stored (the store's wait could not be cut)
+	}
 	run, err := ReadResult(filepath.Join(s.o.TrialDir(t), ResultFile))
 	if err != nil || run.Status != result.StatusComplete || run.Info.SweepID != spec.Info.SweepID ||
 		run.Info.CellID != spec.Info.CellID || run.Info.Trial != spec.Info.Trial {

@@ -40,7 +40,7 @@ func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string) {
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	p.RandomSeed, c.varySeed = int64(binary.BigEndian.Uint64(b[:])>>1), true
+	p.RandomSeed, c.varySeed, c.drawnSeed = int64(binary.BigEndian.Uint64(b[:])>>1), true, true
 }
 
 // multiRun runs the cell --num-profile-runs times, as a sweep of one cell.
@@ -94,6 +94,9 @@ func (c *ProfileCmd) checkResume(g *Globals) error {
 	case len(c.Variant) > 0:
 		return usageErr(errors.New("--resume continues --num-profile-runs, comma lists, a config file's sweep: or a search; " +
 			"not --variant (nothing was sent)"))
+	case c.drawnSeed:
+		return usageErr(errors.New("--resume with --no-set-consistent-seed needs --random-seed: a seed drawn anew plans " +
+			"another sweep, which cannot continue the interrupted one (nothing was sent)"))
 	case c.NumProfileRuns < 2 && len(g.sweepLists) == 0 && len(c.yamlCells) == 0 && c.SearchRecipe == "":
 		return usageErr(errors.New("--resume continues a run of several trials (--num-profile-runs, comma lists, a config " +
 			"file's sweep: or a search); a single run has nothing to resume (nothing was sent)"))

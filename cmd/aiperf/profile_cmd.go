@@ -62,8 +62,9 @@ type ProfileCmd struct {
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
 	WorkerDeadlines           `embed:""`
 
-	workers  bench.Workers // --executor kubernetes's, made by checkWorkers
-	varySeed bool          // every trial its own seed: VarySeedPerTrial, or no consistent seed
+	workers   bench.Workers // --executor kubernetes's, made by checkWorkers
+	varySeed  bool          // every trial its own seed: VarySeedPerTrial, or no consistent seed
+	drawnSeed bool          // --no-set-consistent-seed drew the seed now
 
 	yamlCells []plan.Cell // a config file's sweep: variations
 	// where names a problem's field as the config file sets it for a
