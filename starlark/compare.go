@@ -13,6 +13,7 @@ package starlark
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -29,41 +30,109 @@ func spend(th *starlark.Thread, what string, n int) error {
 	return fmt.Errorf("%s would take about %d steps, past the script's step limit of %d steps", what, n, g.maxSteps)
 }
 
-// walked is the cost of walking v whole: its printed size in steps (16
-// bytes a step), 0 for a value that holds no others.
-func walked(th *starlark.Thread, v starlark.Value) int {
-	switch v.(type) {
-	case *starlark.List, starlark.Tuple, *starlark.Dict, *starlark.Set:
-		n, _ := printed(th, v) // nested too deep: the comparison fails at its own depth limit
-		return n >> 4
+// budget is how many steps the thread has left (0 past its limit), or -1
+// without a limit: what a comparison's cost is counted up to.
+func budget(th *starlark.Thread) int {
+	g, _ := th.Local(guardKey).(*guard)
+	if g == nil || g.maxSteps == 0 {
+		return -1
 	}
-	return 0
+	return int(max(int64(g.maxSteps)-int64(th.Steps), 0))
 }
 
-// checkCompare charges a comparison or a membership test.
+// compareDepth bounds the walk of nested values, as the interpreter bounds
+// a comparison's recursion.
+const compareDepth = 1000
+
+// compared is about how many steps comparing v whole takes: one for each
+// value it holds at any depth (a shared part each time it occurs), one more
+// per 16 bytes of a string inside it; a value that is no list, tuple, dict or set
+// (a profile, which compares by identity) is one. It stops counting past
+// limit (no limit below 0: then nothing is counted, nothing being charged).
+func compared(v starlark.Value, limit int) int {
+	if limit < 0 {
+		return 0
+	}
+	n := 0
+	var walk func(v starlark.Value, depth int)
+	walk = func(v starlark.Value, depth int) {
+		if n > limit || depth > compareDepth {
+			return
+		}
+		n++
+		switch v := v.(type) {
+		case starlark.String:
+			if depth > 0 { // a string operand's own bytes are charged with the operation (work)
+				n += len(v) >> 4
+			}
+		case starlark.Bytes:
+			if depth > 0 {
+				n += len(v) >> 4
+			}
+		case starlark.Tuple:
+			for _, e := range v {
+				walk(e, depth+1)
+			}
+		case *starlark.List:
+			for i := 0; i < v.Len() && n <= limit; i++ {
+				walk(v.Index(i), depth+1)
+			}
+		case *starlark.Dict, *starlark.Set:
+			it := v.(starlark.Iterable).Iterate()
+			defer it.Done()
+			var k starlark.Value
+			for n <= limit && it.Next(&k) {
+				walk(k, depth+1)
+				if d, ok := v.(*starlark.Dict); ok {
+					e, _, _ := d.Get(k)
+					walk(e, depth+1)
+				}
+			}
+		}
+	}
+	walk(v, 0)
+	return n
+}
+
+// checkCompare charges a comparison or a membership test: the smaller
+// operand walked (nothing for == and != of sequences of different lengths,
+// which the interpreter answers from their lengths), every element of a
+// list or tuple searched, a dict or set key hashed.
 func checkCompare(th *starlark.Thread, op syntax.Token, x, y starlark.Value) error {
 	what := "x " + op.String() + " y"
+	limit := budget(th)
 	switch op {
 	case syntax.IN, syntax.NOT_IN:
 		switch y.(type) {
 		case *starlark.List, starlark.Tuple: // x compared with each element
-			return spend(th, what, walked(th, y))
+			return spend(th, what, compared(y, limit))
 		}
-		return spend(th, what, walked(th, x)) // hashed
+		return spend(th, what, compared(x, limit)) // hashed
+	case syntax.EQL, syntax.NEQ:
+		xs, xok := x.(starlark.Indexable)
+		ys, yok := y.(starlark.Indexable)
+		if xok && yok && xs.Len() != ys.Len() {
+			return nil
+		}
 	}
-	return spend(th, what, min(walked(th, x), walked(th, y)))
+	cx := compared(x, limit)
+	return spend(th, what, compared(y, cx))
 }
 
 // checkSort charges sorted(), min() and max() for their comparisons: each
-// element is compared about log n times (once for min and max).
-func checkSort(th *starlark.Thread, name string, args starlark.Tuple) error {
+// element is compared about log n times (once for min and max); with a
+// key= the keys are compared, each call of it charged as it runs.
+func checkSort(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) error {
 	if len(args) == 0 {
 		return nil
 	}
 	n := max(elementCount(th, args[0]), 0)
-	cost := walked(th, args[0])
+	cost := n
+	if !slices.ContainsFunc(kwargs, func(kv starlark.Tuple) bool { return kv[0] == starlark.String("key") }) {
+		cost = max(n, compared(args[0], budget(th)))
+	}
 	if name == "sorted" {
-		cost = mul(max(n, cost), bits.Len(uint(n)))
+		cost = mul(cost, bits.Len(uint(n)))
 	}
 	return spend(th, name+"()", cost)
 }

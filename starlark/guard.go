@@ -273,7 +273,7 @@ func checkCall(th *starlark.Thread, fn starlark.Value, args starlark.Tuple, kwar
 			return err
 		}
 		if name == "sorted" || name == "min" || name == "max" {
-			return checkSort(th, name, args)
+			return checkSort(th, name, args, kwargs)
 		}
 	case "str", "repr", "print", "json.encode", "json.indent":
 		vals := args
@@ -343,7 +343,7 @@ func checkMethod(th *starlark.Thread, name string, recv starlark.Value, args sta
 		case "append", "insert":
 			return checkElements(th, what, n+1)
 		case "index", "remove": // an element compared with each
-			return spend(th, what, walked(th, recv))
+			return spend(th, what, compared(recv, budget(th)))
 		}
 	case *starlark.Dict, *starlark.Set:
 		switch name {

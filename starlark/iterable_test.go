@@ -95,3 +95,25 @@ func TestLongBuiltinsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOrdinaryComparisonsAllowed: what sweep scripts do with their
+// profiles stays far under the step limit: a profile compares by identity
+// and costs one step however many options it holds, sorting with a key=
+// compares the keys, and == of sequences of different lengths is answered
+// from their lengths.
+func TestOrdinaryComparisonsAllowed(t *testing.T) {
+	t.Parallel()
+	src := `base = profile(model = "m")
+ps = [base.replace(concurrency = 1 + i % 64) for i in range(1300)]
+by = sorted(ps, key = lambda p: p.concurrency)
+out = []
+for p in ps[:200]:
+    if p not in out:
+        out.append(p)
+hits = len([p for p in ps[:100] if p in ps])
+empty = len([1 for i in range(1000) if ps == []])
+ds = sorted([{"c": i % 7, "i": i} for i in range(5000)], key = lambda d: d["c"])
+sweep(name = "s", base = base)
+`
+	loadScript(t, src, starlark.Options{})
+}
