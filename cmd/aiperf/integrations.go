@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
@@ -133,7 +134,9 @@ func (in *integrations) exporters() []bench.Exporter {
 // live endpoint (after its final scrape, at most --metrics-linger).
 func (in *integrations) closeLive(ctx context.Context) {
 	if in.otel != nil {
-		rep := in.otel.Close(context.WithoutCancel(ctx))
+		closeCtx, cancel := afterInterrupt(ctx, interruptedLinger)
+		rep := in.otel.Close(closeCtx)
+		cancel()
 		detail := fmt.Sprintf("%d records, %d dropped, %d of %d exports failed", rep.Recorded, rep.Dropped, rep.Failed, rep.Exports)
 		if rep.LastError != "" {
 			detail += ": " + rep.LastError
@@ -363,6 +366,30 @@ func uploadFigures(ctx context.Context, g *Globals, d *plot.Data, root string, p
 
 // interruptedLinger bounds the wait for a last scrape after a Ctrl-C.
 const interruptedLinger = 5 * time.Second
+
+// afterInterrupt is a context that outlives ctx by grace: the last export
+// of an integration runs to its own bound, unless the run is interrupted,
+// before it or while it runs, which leaves it grace more (a collector that
+// hangs held a Ctrl-C for its whole 11 s bound).
+func afterInterrupt(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var t *time.Timer
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		t = time.AfterFunc(grace, cancel)
+		mu.Unlock()
+	})
+	return c, func() {
+		stop()
+		mu.Lock()
+		if t != nil {
+			t.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
 
 // phaseNames are the names of phases, in order.
 func phaseNames(phases []plan.Phase) []string {
