@@ -101,6 +101,7 @@ func TestExampleDetails(t *testing.T) {
 		var got []int
 		for _, c := range s.Cells {
 			got = append(got, *c.Profile.Concurrency, *c.Profile.RequestCount)
+			assert.Equal(t, *c.Profile.RequestCount+10, c.Profile.NumDatasetEntries, "a prompt for every request, warmup's included")
 			assert.True(t, c.Profile.ResetKVCache)
 			assert.True(t, c.Profile.Streaming)
 		}
