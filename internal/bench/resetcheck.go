@@ -30,9 +30,6 @@ func checkReset(records []metrics.Record, independent bool, hint string) (verdic
 // resetVerdict is checkReset's verdict on the first requests' evidence.
 func resetVerdict(f firsts, independent bool, hint string) (verdict, detail string) {
 	switch {
-	case f.checked == 0 && f.overlapped > 0 && !independent:
-		return result.ResetUnverifiable, "the next request was sent before the reply to the first request after the reset began, " +
-			"and the prompts share prefixes, so either may have reached the server first: cached_tokens cannot check the reset"
 	case f.checked == 0 && f.overlapped > 0:
 		return result.ResetUnverifiable, fmt.Sprintf("each of the %d prompts had its next request sent before the reply to its "+
 			"first request after the reset began, so either may have reached the server first: cached_tokens cannot check the reset",
@@ -64,12 +61,14 @@ type firsts struct{ checked, hits, overlapped int }
 
 // firstHits judges each prompt's first request (when the prompts are not
 // independent, only the very first request of the run). The first is the
-// first sent, and it is evidence only when no other request with the same
-// prompt could have reached the server before it: when the next one was
-// sent before the first's reply began, their prefills may have overlapped
-// (several copies of a prompt in flight at once, and a later copy reaching
-// the server first on a client short of CPU), so it is counted as
-// overlapped, neither hit nor miss.
+// first sent, and, of independent prompts, it is evidence only when no
+// other request with the same prompt could have reached the server before
+// it: when the next one was sent before the first's reply began, their
+// prefills may have overlapped (several copies of a prompt in flight at
+// once, and a later copy reaching the server first on a client short of
+// CPU), so it is counted as overlapped, neither hit nor miss. (The very
+// first request of prompts that share prefixes is judged as it is: the
+// others hold different prompts, whose shared part is not half of it.)
 func firstHits(records []metrics.Record, independent bool) (f firsts) {
 	// Positions in records, which are not copied: each prompt's first and
 	// next request in send order (next -1: none).
@@ -96,7 +95,7 @@ func firstHits(records []metrics.Record, independent bool) (f firsts) {
 		if !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
 			continue
 		}
-		if p.next >= 0 && overlaps(r, &records[p.next]) {
+		if independent && p.next >= 0 && overlaps(r, &records[p.next]) {
 			f.overlapped++
 			continue
 		}
