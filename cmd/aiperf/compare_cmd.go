@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/compare"
@@ -103,7 +104,7 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 		groups := make([]*store.Group, len(c.Refs))
 		for i, ref := range c.Refs {
 			if groups[i], err = db.RunsByRef(ctx, ref, opt.StatKeys()); err != nil {
-				return refErr(err)
+				return refErr(cellHint(ctx, db, ref, err))
 			}
 			all = append(all, groups[i].Runs...)
 		}
@@ -146,6 +147,47 @@ func disjoint(groups []*store.Group) error {
 		}
 	}
 	return nil
+}
+
+// maxListedCells is how many cell labels a "cell not found" error lists.
+const maxListedCells = 20
+
+// cellHint adds to err, a failure to find ref, the labels nearest ref's
+// cell when ref is SWEEP/CELL of a stored sweep without that cell ("did you
+// mean"), and the sweep's labels when it has at most maxListedCells; else
+// it returns err as it is.
+func cellHint(ctx context.Context, db *store.DB, ref string, err error) error {
+	i := strings.LastIndex(ref, "/")
+	if i <= 0 || !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	s, serr := db.SweepRuns(ctx, ref[:i], nil)
+	if serr != nil || len(s.Cells) == 0 {
+		return err
+	}
+	cell := ref[i+1:]
+	labels := make([]string, 0, len(s.Cells))
+	for _, c := range s.Cells {
+		if c.Label == cell || c.ID == cell {
+			return err // the cell is there: something else is missing
+		}
+		labels = append(labels, c.Label)
+	}
+	hint := plan.Suggest(cell, labels)
+	if len(labels) <= maxListedCells {
+		hint += fmt.Sprintf("; its %d cells: %s", len(labels), strings.Join(labels, ", "))
+	}
+	return fmt.Errorf("%w%s", err, hint)
+}
+
+// cellHintIn is cellHint for the reference among refs whose cell err names.
+func cellHintIn(ctx context.Context, db *store.DB, refs []string, err error) error {
+	for _, ref := range refs {
+		if i := strings.LastIndex(ref, "/"); i > 0 && strings.Contains(err.Error(), "cell "+strconv.Quote(ref[i+1:])) {
+			return cellHint(ctx, db, ref, err)
+		}
+	}
+	return err
 }
 
 func sweepRuns(s *store.SweepRuns) []store.RunRow {

@@ -52,10 +52,55 @@ func (c *PlotCmd) Validate() error {
 			return fmt.Errorf("--only %q: %w", pat, err)
 		}
 	}
+	for _, a := range c.Refs {
+		if err := pathArg(a); err != nil {
+			return err
+		}
+	}
 	if c.Width < 64 || c.Height < 64 || c.Width > 16384 || c.Height > 16384 {
 		return fmt.Errorf("--width and --height must be 64 to 16384 pixels, got %d×%d", c.Width, c.Height)
 	}
 	return plan.CheckConfidence("confidence_level", c.ConfidenceLevel)
+}
+
+// pathArg refuses an argument written as a path (see looksLikePath) that
+// names no directory, rather than reading it as a stored-run reference:
+// naming it, and the nearest directories beside it.
+func pathArg(a string) error {
+	if !looksLikePath(a) {
+		return nil
+	}
+	st, err := os.Stat(a)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("%s is a file, not an artifact directory: give the directory holding the run (%s)", a, filepath.Dir(a))
+	}
+	var dirs []string
+	if entries, err := os.ReadDir(filepath.Dir(a)); err == nil {
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, e.Name())
+			}
+		}
+	}
+	return fmt.Errorf("artifact directory %s does not exist%s: give an existing directory, or a stored run (a run id, a --name label or SWEEP/CELL-LABEL: see aiperf runs list)",
+		a, plan.Suggest(filepath.Base(a), dirs))
+}
+
+// looksLikePath reports whether a is written as a path: it starts with
+// '.', '/' or '~', or it has a separator after an existing directory
+// (artifacts/run1). SWEEP/CELL-LABEL, whose SWEEP is no directory, is not.
+func looksLikePath(a string) bool {
+	if strings.HasPrefix(a, ".") || strings.HasPrefix(a, "~") || filepath.IsAbs(a) || strings.HasPrefix(a, "/") {
+		return true
+	}
+	if !strings.ContainsRune(a, '/') && !strings.ContainsRune(a, filepath.Separator) {
+		return false
+	}
+	st, err := os.Stat(filepath.Dir(a))
+	return err == nil && st.IsDir()
 }
 
 // split sorts the arguments: those naming a directory are artifact paths,
@@ -128,7 +173,7 @@ func (c *PlotCmd) upload(ctx context.Context, g *Globals, out string, paths []st
 	_, refs := c.split()
 	d, err := plot.Load(ctx, db, plot.Selection{Sweeps: c.Sweep, Refs: refs}, c.ConfidenceLevel)
 	if err != nil {
-		return refErr(err)
+		return refErr(cellHintIn(ctx, db, refs, err))
 	}
 	return uploadFigures(ctx, g, d, out, paths)
 }
@@ -230,7 +275,7 @@ func storedFigures(ctx context.Context, db *store.DB, sel plot.Selection, keep f
 	confidence float64) ([]plot.Figure, []string, error) {
 	d, err := plot.Load(ctx, db, sel, confidence)
 	if err != nil {
-		return nil, nil, refErr(err)
+		return nil, nil, refErr(cellHintIn(ctx, db, sel.Refs, err))
 	}
 	figs, notes := d.Figures()
 	trajectories, err := trajectoryFigures(ctx, db, sel)

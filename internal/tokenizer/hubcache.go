@@ -68,14 +68,29 @@ func findInHubCache(id, revision string) (string, error) {
 			searched = append(searched, problem)
 		}
 	}
+	return "", &hubMissError{id: id, revision: revision, searched: searched}
+}
+
+// hubMissError is a model id that is not in the local Hugging Face cache.
+type hubMissError struct {
+	id, revision string
+	searched     []string // each path looked at, and what was wrong with it
+}
+
+func (e *hubMissError) Error() string {
+	return fmt.Sprintf("load tokenizer %s: %s", e.id, e.detail())
+}
+
+// detail is the error without its "load tokenizer ID" prefix.
+func (e *hubMissError) detail() string {
 	at := ""
-	if revision != "main" {
-		at = " --revision " + revision
+	if e.revision != "main" {
+		at = " --revision " + e.revision
 	}
-	return "", fmt.Errorf("load tokenizer %s: not found in the local Hugging Face cache (nothing is ever downloaded); searched:\n  %s\n"+
+	return fmt.Sprintf("not found in the local Hugging Face cache (nothing is ever downloaded); searched:\n  %s\n"+
 		"fix: pass the path of a tokenizer.json file (or of a directory holding one), "+
 		"or populate the cache with `huggingface-cli download %s tokenizer.json%s`",
-		id, strings.Join(searched, "\n  "), id, at)
+		strings.Join(e.searched, "\n  "), e.id, at)
 }
 
 // onlySnapshot returns the tokenizer.json of the only snapshot in the

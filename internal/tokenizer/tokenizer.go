@@ -61,8 +61,8 @@ var (
 //   - "", "builtin" or a built-in encoding name ("o200k_base", "cl100k_base");
 //   - the path of a tokenizer.json file (gzip-compressed if it ends in .gz);
 //   - a directory holding tokenizer.json;
-//   - a Hugging Face model id ("org/name"), looked up only in the local
-//     Hugging Face cache.
+//   - a Hugging Face model id ("org/name", or "name" without an org such
+//     as "gpt2"), looked up only in the local Hugging Face cache.
 //
 // Built-in encodings are built once per process and shared.
 func Load(spec string) (Tokenizer, error) { return LoadRevision(spec, "") }
@@ -109,9 +109,32 @@ func Locate(spec, revision string) (string, error) {
 		return findInHubCache(spec, revision)
 	case strings.ContainsAny(spec, `/\`) || strings.HasSuffix(spec, ".json") || strings.HasSuffix(spec, ".gz"):
 		return "", fmt.Errorf("load tokenizer: %s does not exist", spec)
+	case looksLikeBareModelID(spec): // "gpt2": models--gpt2 in the cache, as Hugging Face resolves it
+		path, err := findInHubCache(spec, revision)
+		var miss *hubMissError
+		if errors.As(err, &miss) {
+			return "", fmt.Errorf("load tokenizer: unknown tokenizer %q: not a built-in (%s), an existing tokenizer.json file or directory, "+
+				"or a Hugging Face model id (name or org/name) in the local cache: %s", spec, strings.Join(builtinNames, ", "), miss.detail())
+		}
+		return path, err
 	}
-	return "", fmt.Errorf("load tokenizer: unknown tokenizer %q: not a built-in (%s), an existing tokenizer.json file or directory, or a Hugging Face model id (org/name)",
+	return "", fmt.Errorf("load tokenizer: unknown tokenizer %q: not a built-in (%s), an existing tokenizer.json file or directory, or a Hugging Face model id (name or org/name)",
 		spec, strings.Join(builtinNames, ", "))
+}
+
+// looksLikeBareModelID reports whether spec has the shape of a Hugging Face
+// model id without an organisation ("gpt2", "bert-base-uncased"): letters,
+// digits, '-', '_' and '.', not starting with '.' or '-'.
+func looksLikeBareModelID(spec string) bool {
+	if spec == "" || len(spec) > 96 || spec[0] == '.' || spec[0] == '-' {
+		return false
+	}
+	for _, r := range spec {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // revisionError refuses a revision for a spec that is not a model id.
@@ -120,7 +143,7 @@ func revisionError(spec, revision string) error {
 	if spec == "" || spec == "builtin" {
 		what = "the built-in " + Default
 	}
-	return fmt.Errorf("load tokenizer: revision %s applies only to a Hugging Face model id (org/name) looked up in the local cache, not to %s",
+	return fmt.Errorf("load tokenizer: revision %s applies only to a Hugging Face model id (name or org/name) looked up in the local cache, not to %s",
 		brief(revision), what)
 }
 
