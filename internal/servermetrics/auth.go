@@ -3,9 +3,9 @@ package servermetrics
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/redirect"
 )
 
 // scrapeHeader is what of the benchmark's headers h go with target t's
@@ -37,28 +37,11 @@ func scrapeHeader(t Target, u *url.URL, h http.Header, origins []string) http.He
 // "http://" when its scheme is missing, as a --url is).
 func onOrigin(u *url.URL, urls []string) bool {
 	for _, raw := range urls {
-		if o, err := url.Parse(plan.NormalizeURL(raw)); err == nil && o.Host != "" && sameOrigin(u, o) {
+		if o, err := url.Parse(plan.NormalizeURL(raw)); err == nil && o.Host != "" && redirect.SameOrigin(u, o) {
 			return true
 		}
 	}
 	return false
-}
-
-// sameOrigin compares scheme, host (in any case) and port (the scheme's
-// default when absent), as a browser does: localhost and 127.0.0.1 differ.
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-// port is u's port, or its scheme's default.
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }
 
 // basicAuth sets req's Authorization to Basic from its URL's userinfo, when
