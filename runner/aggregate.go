@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/artifacts"
+	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
@@ -176,7 +176,7 @@ func writeCollated(dir string, cell plan.Cell, runs []*result.Run, trialDir func
 // as "Title Case Key,value" rows.
 func (a Aggregate) CSV() ([]byte, error) {
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	w := csvcell.NewWriter(&buf)
 	rows := [][]string{{"metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"}}
 	keys := make([]string, 0, len(a.Metrics))
 	for k := range a.Metrics {

@@ -1,11 +1,13 @@
 package compare
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
@@ -39,8 +41,9 @@ type Report interface {
 }
 
 // Render writes r in the given format: "table" (a box table, the console
-// style of package report), "markdown", "csv" (the table rows only) or
-// "json" (the report itself).
+// style of package report), "markdown", "csv" (the table rows only, a
+// "mean ± half width" column as two columns of numbers) or "json" (the
+// report itself).
 func Render(w io.Writer, r Report, format string) error {
 	switch format {
 	case FormatJSON:
@@ -49,10 +52,10 @@ func Render(w io.Writer, r Report, format string) error {
 		}
 		return nil
 	case FormatCSV:
-		t := r.Table()
-		cw := csv.NewWriter(w)
-		cw.Write(t.Header)
-		cw.WriteAll(t.Rows) // flushes
+		header, rows := r.Table().csv()
+		cw := csvcell.NewWriter(w)
+		cw.Write(header)
+		cw.WriteAll(rows) // flushes
 		if err := cw.Error(); err != nil {
 			return fmt.Errorf("render csv: %w", err)
 		}
@@ -73,6 +76,58 @@ func Render(w io.Writer, r Report, format string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown format %q (want table, markdown, csv or json)", format)
+}
+
+// csv is t's header and rows for CSV: a column holding "mean ± half width"
+// cells is written as two, the mean under its header and the half width
+// under "HEADER ±" (empty where a cell has none), so that a spreadsheet
+// reads numbers.
+func (t Table) csv() ([]string, [][]string) {
+	split := make([]bool, len(t.Header))
+	for _, row := range t.Rows {
+		for j, c := range row {
+			if _, _, ok := plusMinus(c); ok && j < len(split) {
+				split[j] = true
+			}
+		}
+	}
+	if !slices.Contains(split, true) {
+		return t.Header, t.Rows
+	}
+	widen := func(cells []string, second func(string) (string, string)) []string {
+		out := make([]string, 0, len(cells)+len(split))
+		for j, c := range cells {
+			if j < len(split) && split[j] {
+				a, b := second(c)
+				out = append(out, a, b)
+				continue
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	header := widen(t.Header, func(h string) (string, string) { return h, h + " ±" })
+	rows := make([][]string, len(t.Rows))
+	for i, row := range t.Rows {
+		rows[i] = widen(row, func(c string) (string, string) {
+			if m, hw, ok := plusMinus(c); ok {
+				return m, hw
+			}
+			return c, ""
+		})
+	}
+	return header, rows
+}
+
+// plusMinus splits "20.07 ± 0.63" into its two numbers.
+func plusMinus(c string) (mean, halfWidth string, ok bool) {
+	mean, halfWidth, ok = strings.Cut(c, " ± ")
+	if !ok {
+		return "", "", false
+	}
+	_, e1 := strconv.ParseFloat(mean, 64)
+	_, e2 := strconv.ParseFloat(halfWidth, 64)
+	return mean, halfWidth, e1 == nil && e2 == nil
 }
 
 // groupedRows blanks the leading Group cells that repeat the row above.

@@ -10,11 +10,12 @@ import (
 )
 
 // Text is s as a CSV cell: prefixed with a single quote when it begins
-// with = + - @, a tab or a carriage return, unless it is a number (a label
-// value of -1 stays a number, as AIPerf's export has it).
+// with = + - @, a tab or a carriage return, unless it is a number or a
+// percentage (a label value of -1 stays a number, as AIPerf's export has
+// it; a change of +12.5% stays a change) or a lone dash.
 func Text(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		if _, err := strconv.ParseFloat(s, 64); err != nil {
+	if s != "" && s != "-" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		if _, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64); err != nil {
 			return "'" + s
 		}
 	}

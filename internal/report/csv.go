@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"slices"
@@ -21,7 +20,7 @@ import (
 // Python's csv module writes them. Rows in each section are sorted by metric
 // tag, as AIPerf sorts them.
 func WriteCSV(w io.Writer, run *result.Run) error {
-	cw := csv.NewWriter(w)
+	cw := csvcell.NewWriter(w)
 	cw.UseCRLF = true
 	var records, scalars []metrics.Metric
 	for _, m := range run.Profiling.Metrics {
@@ -83,13 +82,12 @@ func statValues(s *metrics.Stats) []statValue {
 }
 
 // csvName is the metric's header with its unit, except for plain counts
-// ("Request Count"), as AIPerf names them; as csvcell.Text, since
-// a run read from a file written elsewhere names its own metrics.
+// ("Request Count"), as AIPerf names them.
 func csvName(m metrics.Metric) string {
 	if m.Unit == "" || m.Unit == "count" || m.Unit == metrics.UnitRequests {
-		return csvcell.Text(m.Header)
+		return m.Header
 	}
-	return csvcell.Text(m.Header + " (" + m.Unit + ")")
+	return m.Header + " (" + m.Unit + ")"
 }
 
 // csvNumber formats v with two decimals.

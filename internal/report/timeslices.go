@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -37,7 +36,7 @@ func WriteTimeslicesJSON(w io.Writer, run *result.Run) error {
 // metric (sorted by tag) of each slice; derived and aggregate metrics have
 // one row, stat avg. Values have two decimals, counts none, as AIPerf.
 func WriteTimeslicesCSV(w io.Writer, run *result.Run) error {
-	cw := csv.NewWriter(w)
+	cw := csvcell.NewWriter(w)
 	cw.UseCRLF = true
 	_ = cw.Write([]string{"Timeslice", "Metric", "Unit", "Stat", "Value"})
 	for i, s := range run.Timeslices {
@@ -46,7 +45,7 @@ func WriteTimeslicesCSV(w io.Writer, run *result.Run) error {
 		index := strconv.Itoa(i)
 		for _, m := range ms {
 			row := func(stat, value string) {
-				_ = cw.Write([]string{index, csvcell.Text(m.Header), csvcell.Text(m.Unit), stat, value})
+				_ = cw.Write([]string{index, m.Header, m.Unit, stat, value})
 			}
 			if m.Stats == nil {
 				row("avg", sliceNumber(m.Value))

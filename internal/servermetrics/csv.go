@@ -2,7 +2,6 @@ package servermetrics
 
 import (
 	"cmp"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"slices"
@@ -24,7 +23,7 @@ var csvHistogramKeys = []string{"count", "count_rate", "sum", "sum_rate", "avg",
 // Description, and for histograms the bucket deltas as "le=count;…". Info
 // families (gauges named *_info) come last, one row per label: Endpoint,
 // Metric, Key, Value, Description. Floats have four decimals, counts none.
-// Text from the server is written as csvcell.Text: a name or value that a
+// Every cell goes through csvcell: a name or value from the server that a
 // spreadsheet would run as a formula starts with a single quote.
 func WriteCSV(w io.Writer, r *Result, phase string, m Meta) error {
 	if _, err := fmt.Fprintf(w, "# AIPerf Server Metrics Export (CSV)\n# aiperf_version: %s\n# schema_version: %s\n"+
@@ -41,7 +40,7 @@ func WriteCSV(w io.Writer, r *Result, phase string, m Meta) error {
 		}
 		byType[s.Type] = append(byType[s.Type], s)
 	}
-	cw := csv.NewWriter(w)
+	cw := csvcell.NewWriter(w)
 	first := true
 	section := func(rows [][]string) {
 		if !first {
@@ -84,7 +83,7 @@ func csvSection(typ string, ss []Series) [][]string {
 	slices.Sort(labels)
 	header := append([]string{"Endpoint", "Type", "Metric", "Unit"}, keys...)
 	for _, l := range labels { // the server's label names
-		header = append(header, csvcell.Text(l))
+		header = append(header, l)
 	}
 	header = append(header, "Description")
 	if typ == TypeHistogram {
@@ -97,21 +96,21 @@ func csvSection(typ string, ss []Series) [][]string {
 	rows := [][]string{header}
 	for _, s := range ss {
 		_, unit := describe(s.Metric, s.Type)
-		row := []string{csvcell.Text(displayEndpoint(s.Endpoint)), typ, csvcell.Text(AIPerfName(s.Metric, typ)), csvcell.Text(unit)}
+		row := []string{displayEndpoint(s.Endpoint), typ, AIPerfName(s.Metric, typ), unit}
 		for _, k := range keys {
 			v, ok := s.Stats[k]
 			row = append(row, csvNumber(v, ok, k == "count"))
 		}
 		for _, l := range labels {
-			row = append(row, csvcell.Text(s.Labels[l]))
+			row = append(row, s.Labels[l])
 		}
-		row = append(row, csvcell.Text(s.Description))
+		row = append(row, s.Description)
 		if typ == TypeHistogram {
 			parts := make([]string, len(s.Buckets))
 			for i, b := range s.Buckets {
 				parts[i] = b.LE + "=" + csvNumber(b.Count, true, true)
 			}
-			row = append(row, csvcell.Text(strings.Join(parts, ";")))
+			row = append(row, strings.Join(parts, ";"))
 		}
 		rows = append(rows, row)
 	}
@@ -126,8 +125,8 @@ func csvInfo(ss []Series) [][]string {
 	rows := [][]string{{"Endpoint", "Metric", "Key", "Value", "Description"}}
 	for _, s := range ss {
 		for _, l := range sortedLabels(s.Labels) {
-			rows = append(rows, []string{csvcell.Text(displayEndpoint(s.Endpoint)), csvcell.Text(s.Metric), csvcell.Text(l.key),
-				csvcell.Text(l.val.(string)), csvcell.Text(s.Description)})
+			rows = append(rows, []string{displayEndpoint(s.Endpoint), s.Metric, l.key,
+				l.val.(string), s.Description})
 		}
 	}
 	return rows

@@ -3,7 +3,6 @@ package servermetrics
 import (
 	"bufio"
 	"cmp"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -165,18 +164,17 @@ func WriteGPUJSON(w io.Writer, r *Result, phase string, m Meta) error {
 // WriteGPUCSV writes the GPU telemetry section AIPerf appends to
 // profile_export_aiperf.csv: Endpoint, GPU_Index, GPU_Name, GPU_UUID,
 // Platform, Metric ("NVIDIA GPU Power Usage (W)"), avg, min, max, p1 … p99,
-// std, two decimals; what the exporter names (index, name, UUID, a custom
-// field's help text) as csvcell.Text.
+// std, two decimals; every cell through csvcell (the exporter names the
+// index, name, UUID and a custom field's help text).
 func WriteGPUCSV(w io.Writer, r *Result, phase string) error {
 	keys, groups := gpuGroups(r, phase)
-	cw := csv.NewWriter(w)
+	cw := csvcell.NewWriter(w)
 	_ = cw.Write(append([]string{"Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric"}, gpuStatKeys...))
 	for _, k := range keys {
 		for _, s := range groups[k] {
 			f := gpuFieldOf(s.Metric, s.Description)
 			st := scaled(s.Stats, f.scale)
-			row := []string{csvcell.Text(displayEndpoint(k.endpoint)), csvcell.Text(k.index), csvcell.Text(s.Labels["modelName"]), csvcell.Text(k.uuid),
-				"nvidia", csvcell.Text(f.display + " (" + f.unit + ")")}
+			row := []string{displayEndpoint(k.endpoint), k.index, s.Labels["modelName"], k.uuid, "nvidia", f.display + " (" + f.unit + ")"}
 			for _, key := range gpuStatKeys {
 				v, ok := st[key]
 				row = append(row, "")
