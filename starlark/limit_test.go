@@ -125,11 +125,8 @@ func TestAllocationBounds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := loadFiles(t, map[string]string{"sweeps.star": tt.src}, starlark.Options{})
-			errs := scriptErrors(t, err)
-			require.Len(t, errs, 1)
-			assert.Equal(t, "sweeps.star:"+tt.pos, errs[0].Pos, errs[0].Msg)
-			assert.Contains(t, errs[0].Msg, tt.msg)
+			msg := oneScriptError(t, tt.src, tt.pos)
+			assert.Contains(t, msg, tt.msg)
 		})
 	}
 }

@@ -42,6 +42,17 @@ func loadScript(t *testing.T, src string, o starlark.Options) []plan.Sweep {
 }
 
 // scriptErrors unpacks the *starlark.Error values of a (joined) error.
+// oneScriptError loads src as sweeps.star, requires exactly one script
+// error, at line:column pos, and returns its message.
+func oneScriptError(t *testing.T, src, pos string) string {
+	t.Helper()
+	_, err := loadFiles(t, map[string]string{"sweeps.star": src}, starlark.Options{})
+	errs := scriptErrors(t, err)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "sweeps.star:"+pos, errs[0].Pos, errs[0].Msg)
+	return errs[0].Msg
+}
+
 func scriptErrors(t *testing.T, err error) []*starlark.Error {
 	t.Helper()
 	require.Error(t, err)

@@ -59,11 +59,11 @@ func (p Profile) Redacted() Profile {
 		}
 		p.Header = hs
 	}
-	p.URL = redactURLs(p.URL, p.RedactParam)
-	p.ServerMetrics = redactURLs(p.ServerMetrics, p.RedactParam)
-	p.GPUTelemetry = redactURLs(p.GPUTelemetry, p.RedactParam)
+	p.URL = redactEach(p.URL, p.RedactParam, redactURL)
+	p.ServerMetrics = redactEach(p.ServerMetrics, p.RedactParam, redactURL)
+	p.GPUTelemetry = redactEach(p.GPUTelemetry, p.RedactParam, redactURL)
 	p.ExtraInputs = redactExtra(p.ExtraInputs, p.RedactParam)
-	p.ResetKVCachePath = redactPaths(p.ResetKVCachePath, p.RedactParam)
+	p.ResetKVCachePath = redactEach(p.ResetKVCachePath, p.RedactParam, redactQuery)
 	p.ServerProfilerStartPath = redactQuery(p.ServerProfilerStartPath, p.RedactParam)
 	p.ServerProfilerStopPath = redactQuery(p.ServerProfilerStopPath, p.RedactParam)
 	p.OtelURL = redactOne(p.OtelURL, p.RedactParam)
@@ -84,34 +84,21 @@ func redactOne(raw string, marked []string) string {
 // carry one (?token=).
 func QuerySecrets(raw string) []string { return querySecrets(raw, nil) }
 
-// redactPaths is a copy of the control-hook paths with their secret query
-// values (marked names too) replaced.
-func redactPaths(paths, marked []string) []string {
-	if len(paths) == 0 {
-		return paths
-	}
-	out := make([]string, len(paths))
-	for i, path := range paths {
-		out[i] = redactQuery(path, marked)
-	}
-	return out
-}
-
 // hookPaths are the control hooks' paths, which may carry a query.
 func (p Profile) hookPaths() []string {
 	return slices.DeleteFunc(slices.Concat(p.ResetKVCachePath, []string{p.ServerProfilerStartPath, p.ServerProfilerStopPath}),
 		func(s string) bool { return s == "" })
 }
 
-// redactURLs is a copy of urls with each one's userinfo and secret query
-// values (marked names too) replaced.
-func redactURLs(urls, marked []string) []string {
-	if len(urls) == 0 {
-		return urls
+// redactEach is a copy of list with each entry passed through redact
+// with the names marked secret by --redact-param (nil stays nil).
+func redactEach(list, marked []string, redact func(s string, marked []string) string) []string {
+	if len(list) == 0 {
+		return list
 	}
-	out := make([]string, len(urls))
-	for i, raw := range urls {
-		out[i] = redactURL(raw, marked)
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = redact(s, marked)
 	}
 	return out
 }
