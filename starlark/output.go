@@ -6,12 +6,15 @@ package starlark
 // output) and from showing a secret a profile of the script holds (its API
 // key, secret header values, URL credentials and secret query parameters,
 // redacted as internal/plan redacts them: a profile's fields are readable,
-// base.api_key included). print() is bounded: MaxPrintLine a call,
+// base.api_key included). While the script loads, its print() lines are
+// held until it ends, so that a line printed before the profile that holds
+// its secret is redacted too. print() is bounded: MaxPrintLine a call,
 // MaxPrintBytes in all.
 
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -47,13 +50,23 @@ type output struct {
 	written  int            // bytes written by print()
 	left     int            // lines left out
 	leftB    int            // bytes left out
+	holding  bool           // print() lines are held, not written
+	held     []heldLine     // the lines held, each cut to what redact keeps
+	heldB    int            // bytes held
+}
+
+// heldLine is a print() line held until the script has loaded: its text
+// (cut a little past MaxPrintLine) and the length of the whole line.
+type heldLine struct {
+	text string
+	size int
 }
 
 func newOutput(write func(string)) *output {
 	if write == nil {
 		write = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 	}
-	return &output{write: write, secrets: map[string]bool{}}
+	return &output{write: write, secrets: map[string]bool{}, holding: true}
 }
 
 // addSecrets records the secrets of a profile the script built.
@@ -75,14 +88,18 @@ func addSecrets(th *starlark.Thread, p plan.Profile) {
 
 // redact is s cut to MaxPrintLine, its secrets redacted and its control
 // characters escaped (newlines and tabs kept). Called with mu held.
-func (o *output) redact(s string) string {
+func (o *output) redact(s string) string { return o.redactCut(s, len(s)) }
+
+// redactCut is redact of a line of size bytes of which s holds at least
+// the first MaxPrintLine + utf8.UTFMax.
+func (o *output) redactCut(s string, size int) string {
 	cut := 0
-	if len(s) > MaxPrintLine {
+	if size > MaxPrintLine {
 		end := MaxPrintLine
 		for end > 0 && !utf8.RuneStart(s[end]) {
 			end--
 		}
-		cut, s = len(s)-end, s[:end]+"…" // Redact drops a secret cut short before "…"
+		cut, s = size-end, s[:end]+"…" // Redact drops a secret cut short before "…"
 	}
 	if o.redactor == nil {
 		o.redactor = plan.NewRedactor(o.list...)
@@ -95,31 +112,61 @@ func (o *output) redact(s string) string {
 	return s
 }
 
-// print writes one print() line, or counts it as left out once
-// MaxPrintBytes are written or the profiles hold too many secrets.
+// print writes one print() line (holds it while the script loads), or
+// counts it as left out once MaxPrintBytes are written or held or the
+// profiles hold too many secrets.
 func (o *output) print(msg string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.written >= MaxPrintBytes || len(o.list) > maxSecrets {
-		o.left++
-		o.leftB = add(o.leftB, len(msg)+1)
+	if !o.holding {
+		o.emit(msg, len(msg))
 		return
 	}
-	line := o.redact(msg)
+	if o.heldB >= MaxPrintBytes {
+		o.leaveOut(len(msg))
+		return
+	}
+	keep := msg[:min(len(msg), MaxPrintLine+utf8.UTFMax)]
+	o.held = append(o.held, heldLine{text: strings.Clone(keep), size: len(msg)})
+	o.heldB += len(keep)
+}
+
+// emit writes a line of size bytes (text holds at least its first
+// MaxPrintLine + utf8.UTFMax), or counts it as left out. Called with mu
+// held.
+func (o *output) emit(text string, size int) {
+	if o.written >= MaxPrintBytes || len(o.list) > maxSecrets {
+		o.leaveOut(size)
+		return
+	}
+	line := o.redactCut(text, size)
 	if o.written += len(line) + 1; o.written > MaxPrintBytes {
 		o.written = MaxPrintBytes
-		o.left++
-		o.leftB = add(o.leftB, len(msg)+1)
+		o.leaveOut(size)
 		o.write(fmt.Sprintf("print: the script has printed %d bytes, the most it may; the rest is left out", MaxPrintBytes))
 		return
 	}
 	o.write(line)
 }
 
-// flush says how much print() left out, if anything.
+// leaveOut counts a line of size bytes as left out. Called with mu held.
+func (o *output) leaveOut(size int) {
+	o.left++
+	o.leftB = add(o.leftB, size+1)
+}
+
+// flush writes the lines held while the script loaded, redacted with
+// every secret its profiles hold, and says how much print() left out, if
+// anything; later lines (a search planner's) are written as printed.
 func (o *output) flush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.holding = false
+	held := o.held
+	o.held, o.heldB = nil, 0
+	for _, h := range held {
+		o.emit(h.text, h.size)
+	}
 	switch {
 	case o.left == 0:
 		return

@@ -82,3 +82,18 @@ sweep(name = "a", base = ps[0])
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0], "print: 1 lines (11 bytes) left out: the script's profiles hold more than 256 secrets")
 }
+
+// TestPrintBeforeTheProfileRedacted: a line printed before the profile
+// that holds its secret is built is redacted too (print() lines are held
+// until the script has loaded), and the lines keep their order.
+func TestPrintBeforeTheProfileRedacted(t *testing.T) {
+	t.Parallel()
+	src := `key = "sk-EARLY-SECRET-7"
+print("using " + key)
+print("second")
+sweep(name = "a", base = profile(model = "m", api_key = key))
+`
+	var got []string
+	loadScript(t, src, starlark.Options{Print: func(msg string) { got = append(got, msg) }})
+	assert.Equal(t, []string{"using <redacted>", "second"}, got)
+}
