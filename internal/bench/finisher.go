@@ -188,7 +188,7 @@ func (f *finisher) finish(r metrics.Record) {
 	delete(f.texts, r.Index)
 	f.mu.Unlock()
 	if f.merged { // counted by its worker; its usage judged again here, as a local record's
-		metrics.CheckUsage(&r)
+		rejudge(&r)
 		f.keep(r)
 		return
 	}
@@ -236,8 +236,7 @@ func (f *finisher) finish(r metrics.Record) {
 	metrics.CheckReceived(&r, len(o.text), len(o.reasoning))
 	switch {
 	case !f.server:
-	case serverCounts(&r):
-		r.Uncounted = false // the server's counts are the record's
+	case metrics.TakeServerCounts(&r): // the client's kept for the audits (Record.Client)
 	case ok && o.req != nil && !tried && !stopped:
 		f.templated(&r, o.req) // no usage to take: the ISL as counted without the flag
 	}
@@ -364,18 +363,14 @@ func (s *jsonlSink) finish() (string, error) {
 	return s.path, nil
 }
 
-// serverCounts takes a record's ISL and output counts from its server
-// usage (--use-server-token-count), reporting whether it had trusted usage
-// to take them from (metrics.CheckUsage has judged it against the client's
-// counts); a request without, or with untrusted usage, keeps the client's
-// counts.
-func serverCounts(r *metrics.Record) bool {
-	u := r.Usage
-	if u == nil || u.Untrusted != "" {
-		return false
+// rejudge checks a worker's record's server usage against the client's
+// counts the worker made (kept in Record.Client where the server's
+// replaced them, under --use-server-token-count); usage it finds untrusted
+// gives the client's counts back to the record, as a local record keeps
+// them.
+func rejudge(r *metrics.Record) {
+	metrics.CheckUsage(r)
+	if !r.Usage.Trusted() {
+		metrics.RestoreClientCounts(r)
 	}
-	r.InputTokens = u.PromptTokens
-	r.ReasoningTokens = min(u.ReasoningTokens, u.CompletionTokens)
-	r.OutputTokens = u.CompletionTokens - r.ReasoningTokens
-	return true
 }

@@ -70,7 +70,8 @@ func TestFinisherServerCountsChecked(t *testing.T) {
 	assert.Equal(t, 16.0, isl.Stats.Min, "no ISL of 0")
 	d, ok := s.Get(metrics.TagUsageDiscrepancyCount)
 	require.True(t, ok)
-	assert.Equal(t, 3.0, d.Value, "each refused usage is a discrepancy")
+	assert.Equal(t, 4.0, d.Value, "each refused usage is a discrepancy, and so is the honest one's prompt count, 56% off "+
+		"the client's 16 (judged against the client's count, not the server's that replaced it)")
 	a := audit(plan.NewProfile(), nil, records, 0, 0)
 	assert.Equal(t, 3, a.UsageUntrusted)
 }

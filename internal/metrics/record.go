@@ -71,6 +71,13 @@ type Record struct {
 	// then has no OSL, output throughput, ITL or OSL mismatch, and adds
 	// nothing to the output totals, rather than a made-up 0.
 	Uncounted bool `json:"uncounted,omitempty"`
+	// Client holds the client's own counts once the server's usage has
+	// replaced InputTokens, OutputTokens, ReasoningTokens and Uncounted
+	// (--use-server-token-count); nil when those are the client's. The
+	// usage audits (CheckUsage, the usage_*_diff_pct metrics,
+	// usage_discrepancy_count) compare the server's usage with the
+	// client's counts (ClientCounted), never with itself.
+	Client *ClientCounts `json:"client_counts,omitempty"`
 	// SpecDecode is the server's speculative-decoding acceptance for the
 	// request, when it reported one (vLLM --per-request-spec-decode-metrics).
 	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
@@ -90,6 +97,59 @@ type Record struct {
 	// Media is what a request with media carried and what the server
 	// reported of them (media.go); nil for a request without.
 	Media *MediaStats `json:"media,omitempty"`
+}
+
+// ClientCounts are a request's token counts as the client's tokenizer
+// made them (Record's fields of the same names).
+type ClientCounts struct {
+	InputTokens     int  `json:"input_tokens"`
+	OutputTokens    int  `json:"output_tokens"`
+	ReasoningTokens int  `json:"reasoning_tokens,omitempty"`
+	Uncounted       bool `json:"uncounted,omitempty"`
+}
+
+// output is the client's count of generated tokens, reasoning included.
+func (c *ClientCounts) output() int { return c.OutputTokens + c.ReasoningTokens }
+
+// ClientCounted returns the client's own counts of r: those kept when the
+// server's replaced them (Client), else the record's.
+func (r *Record) ClientCounted() ClientCounts {
+	if r.Client != nil {
+		return *r.Client
+	}
+	return ClientCounts{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, ReasoningTokens: r.ReasoningTokens,
+		Uncounted: r.Uncounted}
+}
+
+// TakeServerCounts replaces r's ISL and output counts with its server
+// usage's (--use-server-token-count), keeping the client's in Client for
+// the audits, and reports whether it had trusted usage to take them from
+// (CheckUsage has judged it against the client's counts). A request
+// without, or with untrusted usage, keeps the client's counts.
+func TakeServerCounts(r *Record) bool {
+	u := r.Usage
+	if !u.Trusted() {
+		return false
+	}
+	c := r.ClientCounted()
+	r.Client = &c
+	r.InputTokens = u.PromptTokens
+	r.ReasoningTokens = min(u.ReasoningTokens, u.CompletionTokens)
+	r.OutputTokens = u.CompletionTokens - r.ReasoningTokens
+	r.Uncounted = false // the server's counts are the record's
+	return true
+}
+
+// RestoreClientCounts puts the client's counts back on r where the
+// server's replaced them (TakeServerCounts): its usage was judged
+// untrusted after all (a merged worker's record).
+func RestoreClientCounts(r *Record) {
+	c := r.Client
+	if c == nil {
+		return
+	}
+	r.InputTokens, r.OutputTokens, r.ReasoningTokens, r.Uncounted = c.InputTokens, c.OutputTokens, c.ReasoningTokens, c.Uncounted
+	r.Client = nil
 }
 
 // Usage is the server's token accounting (OpenAI `usage`), its vendor

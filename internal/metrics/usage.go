@@ -18,37 +18,39 @@ const (
 // requested, a prompt or completion count wildly off the client's count,
 // or no prompt tokens for a prompt the client counted tokens in. Call it
 // once the client counts (InputTokens, OutputTokens, ReasoningTokens) are
-// final, and before any is replaced by the server's (a count compared with
-// itself is always plausible); usage already untrusted is left as it is.
-// A reply the client did not count (Uncounted) has its completion count
-// judged by max_tokens only.
+// final; once the server's have replaced them (TakeServerCounts: a merged
+// worker's record) it judges the usage against the client's counts kept
+// in Client, never against itself. Usage already untrusted is left as it
+// is. A reply the client did not count (Uncounted) has its completion
+// count judged by max_tokens only.
 func CheckUsage(r *Record) {
 	u := r.Usage
 	if !u.Trusted() || !r.OK() {
 		return
 	}
+	c := r.ClientCounted()
 	// Reasoning the server did not stream (OpenAI's hidden reasoning) is in
 	// completion_tokens but not in the client's count.
 	visible := u.CompletionTokens
-	if r.ReasoningTokens == 0 {
+	if c.ReasoningTokens == 0 {
 		visible -= u.ReasoningTokens
 	}
-	client := r.OutputTokens + r.ReasoningTokens
+	client := c.output()
 	switch req := r.RequestedOutputTokens; {
 	case req > 0 && u.CompletionTokens > req+req/10+maxTokensSlack:
 		u.Untrusted = fmt.Sprintf("completion_tokens %d exceeds the %d max tokens requested", u.CompletionTokens, req)
 	case u.ReasoningTokens > u.CompletionTokens:
 		u.Untrusted = fmt.Sprintf("reasoning_tokens %d exceeds completion_tokens %d", u.ReasoningTokens, u.CompletionTokens)
-	case !r.Uncounted && absurd(visible, client):
+	case !c.Uncounted && absurd(visible, client):
 		u.Untrusted = fmt.Sprintf("completion_tokens %d is implausible beside the %d tokens the client counted", u.CompletionTokens, client)
-	case u.PromptTokens == 0 && r.InputTokens > 0:
-		u.Untrusted = fmt.Sprintf("prompt_tokens is 0 for a prompt the client counted %d tokens in", r.InputTokens)
-	case absurd(u.PromptTokens, r.InputTokens) && !(r.Media != nil && u.PromptTokens > r.InputTokens):
+	case u.PromptTokens == 0 && c.InputTokens > 0:
+		u.Untrusted = fmt.Sprintf("prompt_tokens is 0 for a prompt the client counted %d tokens in", c.InputTokens)
+	case absurd(u.PromptTokens, c.InputTokens) && !(r.Media != nil && u.PromptTokens > c.InputTokens):
 		// The client counts a prompt's text; the server also its images,
 		// audio and video (a short question about one image: 10 tokens
 		// of text, over 1,000 in all), so with media only a count below
 		// the text's is implausible.
-		u.Untrusted = fmt.Sprintf("prompt_tokens %d is implausible beside the %d tokens the client sent", u.PromptTokens, r.InputTokens)
+		u.Untrusted = fmt.Sprintf("prompt_tokens %d is implausible beside the %d tokens the client sent", u.PromptTokens, c.InputTokens)
 	}
 }
 
@@ -113,8 +115,8 @@ const usageDiffLimit = 10.0
 
 // usageDiscrepancy reports whether r counts toward usage_discrepancy_count:
 // its usage is untrusted, or a prompt, completion or reasoning count
-// differs from the client's by more than usageDiffLimit percent (AIPerf's
-// definition).
+// differs from the client's (ClientCounted) by more than usageDiffLimit
+// percent (AIPerf's definition).
 func usageDiscrepancy(r *Record) bool {
 	u := r.Usage
 	if u == nil {
@@ -123,15 +125,16 @@ func usageDiscrepancy(r *Record) bool {
 	if u.Untrusted != "" {
 		return true
 	}
-	if r.InputTokens > 0 && diffPct(u.PromptTokens, r.InputTokens) > usageDiffLimit {
+	c := r.ClientCounted()
+	if c.InputTokens > 0 && diffPct(u.PromptTokens, c.InputTokens) > usageDiffLimit {
 		return true
 	}
-	client := r.OutputTokens + r.ReasoningTokens
+	client := c.output()
 	if !r.NoTokens && client > 0 && diffPct(u.CompletionTokens, client) > usageDiffLimit {
 		return true
 	}
-	return !r.NoTokens && u.reasoningReported() && r.ReasoningTokens > 0 &&
-		diffPct(u.ReasoningTokens, r.ReasoningTokens) > usageDiffLimit
+	return !r.NoTokens && u.reasoningReported() && c.ReasoningTokens > 0 &&
+		diffPct(u.ReasoningTokens, c.ReasoningTokens) > usageDiffLimit
 }
 
 // reasoningReported reports whether the server gave a reasoning count.
@@ -141,7 +144,8 @@ func (u *Usage) reasoningReported() bool { return u.ReasoningReported || u.Reaso
 // generates tokens, from trusted server usage: the counts in AIPerf's
 // order (prompt, its cache reads, writes and misses, completion,
 // reasoning, predicted-output tokens, total), each when reported, then
-// the differences from the client's counts.
+// the differences from the client's counts (ClientCounted: the client's
+// own also where the server's replaced them on the record).
 func visitUsage(r *Record, emit func(id int, v float64)) {
 	u := r.Usage
 	if !u.Trusted() {
@@ -158,14 +162,15 @@ func visitUsage(r *Record, emit func(id int, v float64)) {
 	emitCount(idUsageAccepted, u.AcceptedPredictionTokens, emit)
 	emitCount(idUsageRejected, u.RejectedPredictionTokens, emit)
 	emitCount(idUsageTotal, u.TotalTokens, emit)
-	if r.InputTokens > 0 {
-		emit(idUsagePromptDiff, diffPct(u.PromptTokens, r.InputTokens))
+	c := r.ClientCounted()
+	if c.InputTokens > 0 {
+		emit(idUsagePromptDiff, diffPct(u.PromptTokens, c.InputTokens))
 	}
-	if client := r.OutputTokens + r.ReasoningTokens; client > 0 {
+	if client := c.output(); client > 0 {
 		emit(idUsageCompletionDiff, diffPct(u.CompletionTokens, client))
 	}
-	if u.reasoningReported() && r.ReasoningTokens > 0 {
-		emit(idUsageReasoningDiff, diffPct(u.ReasoningTokens, r.ReasoningTokens))
+	if u.reasoningReported() && c.ReasoningTokens > 0 {
+		emit(idUsageReasoningDiff, diffPct(u.ReasoningTokens, c.ReasoningTokens))
 	}
 }
 

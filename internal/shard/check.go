@@ -40,14 +40,16 @@ func checkRecord(r *metrics.Record, w window, urls int) error {
 	if r.PhaseKind != ph.Kind {
 		return fmt.Errorf("a record of the %s phase marked phase_kind %q (want %q)", ph.Name, r.PhaseKind, ph.Kind)
 	}
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"index", r.Index}, {"request_num", r.RequestNum}, {"session", r.Session}, {"turn", r.Turn}, {"prompt", r.Prompt},
-		{"url", r.URL}, {"input_tokens", r.InputTokens}, {"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
-		{"requested_output_tokens", r.RequestedOutputTokens}, {"malformed_chunks", r.MalformedChunks}} {
-		if n.v < 0 || n.v > maxNumber {
-			return fmt.Errorf("record %d: %s %d is out of range", r.Index, n.name, n.v)
+	if err := checkNumbers(r.Index, "", []number{{"index", r.Index}, {"request_num", r.RequestNum}, {"session", r.Session},
+		{"turn", r.Turn}, {"prompt", r.Prompt}, {"url", r.URL}, {"input_tokens", r.InputTokens},
+		{"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
+		{"requested_output_tokens", r.RequestedOutputTokens}, {"malformed_chunks", r.MalformedChunks}}); err != nil {
+		return err
+	}
+	if c := r.Client; c != nil {
+		if err := checkNumbers(r.Index, "client_counts ", []number{{"input_tokens", c.InputTokens},
+			{"output_tokens", c.OutputTokens}, {"reasoning_tokens", c.ReasoningTokens}}); err != nil {
+			return err
 		}
 	}
 	if urls > 0 && r.URL >= urls {
@@ -103,16 +105,26 @@ func checkUsage(r *metrics.Record) error {
 		}
 		return *n
 	}
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens}, {"total_tokens", opt(u.TotalTokens)},
+	return checkNumbers(r.Index, "usage ", []number{{"prompt_tokens", u.PromptTokens},
+		{"completion_tokens", u.CompletionTokens}, {"total_tokens", opt(u.TotalTokens)},
 		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", opt(u.CachedTokens)},
 		{"cache_write_tokens", opt(u.CacheWriteTokens)}, {"cache_miss_tokens", opt(u.CacheMissTokens)},
 		{"accepted_prediction_tokens", opt(u.AcceptedPredictionTokens)},
-		{"rejected_prediction_tokens", opt(u.RejectedPredictionTokens)}} {
+		{"rejected_prediction_tokens", opt(u.RejectedPredictionTokens)}})
+}
+
+// number is a record's count or number, by its JSON name.
+type number struct {
+	name string
+	v    int
+}
+
+// checkNumbers refuses the first of a record's numbers that is negative
+// or beyond maxNumber, its name prefixed by where it lies ("usage ").
+func checkNumbers(index int, prefix string, nums []number) error {
+	for _, n := range nums {
 		if n.v < 0 || n.v > maxNumber {
-			return fmt.Errorf("record %d: usage %s %d is out of range", r.Index, n.name, n.v)
+			return fmt.Errorf("record %d: %s%s %d is out of range", index, prefix, n.name, n.v)
 		}
 	}
 	return nil

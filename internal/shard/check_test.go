@@ -27,6 +27,8 @@ func TestCheckRecord(t *testing.T) {
 	}
 	r := good()
 	require.NoError(t, checkRecord(&r, win, 2))
+	r.Client = &metrics.ClientCounts{InputTokens: 12, OutputTokens: 3} // the server's counts replaced these
+	require.NoError(t, checkRecord(&r, win, 2))
 	for name, c := range map[string]struct {
 		edit func(*metrics.Record)
 		want string
@@ -44,6 +46,8 @@ func TestCheckRecord(t *testing.T) {
 		"itl":            {func(r *metrics.Record) { r.ResponseNs = metrics.StampsOf(3_000, 5_000, 4_000, 8_000) }, "response_ns goes back in time"},
 		"first output":   {func(r *metrics.Record) { r.FirstOutputNs = 9_500 }, "first_output_ns is outside the request"},
 		"negative turns": {func(r *metrics.Record) { r.Turn = -2 }, "turn -2 is out of range"},
+		"client counts": {func(r *metrics.Record) { r.Client = &metrics.ClientCounts{InputTokens: 16, OutputTokens: -2} },
+			"client_counts output_tokens -2 is out of range"},
 		"cache usage": {func(r *metrics.Record) { n := -1; r.Usage.CacheMissTokens = &n },
 			"usage cache_miss_tokens -1 is out of range"},
 		"spec decode steps": {func(r *metrics.Record) { r.SpecDecode = &metrics.SpecDecode{NumSpecSteps: -3} },
