@@ -192,7 +192,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: internal error: %v\n", err)
 		return ExitFailure
 	}
-	parsed, lists, err := takeSweepLists(args)
+	parsed, lists, err := takeSweepLists(joinNegativeValues(parser.Model, args))
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage

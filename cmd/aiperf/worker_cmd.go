@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -26,6 +27,12 @@ type WorkerCmd struct {
 
 // Run serves the coordinator until the worker's share of the load ended.
 func (c WorkerCmd) Run(ctx context.Context, g *Globals) error {
+	if c.WorkerIndex < 0 {
+		return usageErr(fmt.Errorf("--worker-index must be 0 or more, got %d", c.WorkerIndex))
+	}
+	if c.ConnectWait < 0 {
+		return usageErr(fmt.Errorf("--connect-wait must be 0 or more, got %v", c.ConnectWait))
+	}
 	var r io.Reader = os.Stdin
 	w := termsafe.Raw(g.Stdout) // the coordinator's protocol
 	if c.Connect != "" {
@@ -48,9 +55,13 @@ func (c WorkerCmd) Run(ctx context.Context, g *Globals) error {
 	if c.Connect != "" {
 		wk.UseAPIKey(os.Getenv(runner.APIKeyEnv)) // kept off the network (shard.Peer.KeyApart)
 	}
-	if err := bench.Work(ctx, wk, g.Stderr); err != nil {
+	err = bench.Work(ctx, wk, g.Stderr)
+	var stopped *bench.Interrupted
+	switch {
+	case errors.As(err, &stopped): // its done report is out: exit 130
+		return withCode(ExitInterrupted, err)
+	case err != nil:
 		wk.Fail(err)
-		return err
 	}
-	return nil
+	return err
 }

@@ -220,8 +220,10 @@ func (f *failingWorkers) Start(ctx context.Context, i int) (*shard.Peer, error) 
 	}
 	return &shard.Peer{Name: fmt.Sprintf("worker %d (pid %d)", i, cmd.Process.Pid), Conn: shard.NewConn(r, in),
 		Wait: func() error {
-			err := cmd.Wait()
-			return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+			if err := cmd.Wait(); err != nil {
+				return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+			}
+			return nil
 		},
 		Kill: func() { _ = cmd.Process.Kill() }}, nil
 }

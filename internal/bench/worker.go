@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -18,8 +19,12 @@ import (
 // reports and its own audit. A worker never calls control hooks, waits for
 // the model or scrapes the server: the coordinator does. An error before
 // the load is reported on w (the coordinator fails the cell) and returned.
+// When ctx ended (a signal stopped the process) once the load began, the
+// worker still sends its records and done report, and then returns an
+// *Interrupted: its share was cut short.
 func Work(ctx context.Context, w *shard.Worker, log io.Writer) error {
 	spec := w.Spec() // checked by shard.Accept: no control hook on
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := newCell(Options{Profile: spec.Profile, Version: spec.Version, Log: log, Records: w})
@@ -38,11 +43,35 @@ func Work(ctx context.Context, w *shard.Worker, log io.Writer) error {
 	out := c.runPhases(ctx, nil)
 	c.reduce(ctx, out)
 	d := shard.Done{Reports: out.reports, Audit: c.run.Audit, StallP99: int64(out.stallP99), StallMax: int64(out.stallMax)}
-	if out.err != nil {
+	stopped := parent.Err() != nil // a signal, not the coordinator's stop
+	switch {
+	case out.err != nil && stopped && errors.Is(out.err, context.Canceled):
+		d.Err = fmt.Sprintf("stopped by %v during its load", context.Cause(parent))
+	case out.err != nil:
 		d.Err = out.err.Error()
 	}
-	return w.Finish(d)
+	if err := w.Finish(d); err != nil {
+		return err
+	}
+	if stopped {
+		return &Interrupted{Cause: context.Cause(parent)}
+	}
+	return nil
 }
+
+// Interrupted is Work's error when the worker's own context ended (SIGINT
+// or SIGTERM) after its load began: its records and done report went to
+// the coordinator, which judges the cell; the process exits as interrupted
+// so that what supervises it (a Job, a shell) knows its share was cut
+// short. Cause is the context's cause (context.Canceled, naming the
+// signal).
+type Interrupted struct{ Cause error }
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted during the load (%v): its records and report went to the coordinator", e.Cause)
+}
+
+func (e *Interrupted) Unwrap() error { return e.Cause }
 
 // follow connects a worker's engine to its coordinator until the returned
 // function is called: the coordinator's halt stops its issuing, and the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -114,12 +113,16 @@ type Exporter struct {
 var silenceSDK sync.Once
 
 // New starts an exporter. It fails only on options that cannot work (a
-// malformed endpoint); a collector that does not answer is found later,
-// and warned about once.
+// malformed endpoint, a malformed $OTEL_EXPORTER_OTLP_HEADERS entry: see
+// CheckEnvHeaders), before anything is sent; a collector that does not
+// answer is found later, and warned about once.
 func New(o Options) (*Exporter, error) {
 	u, err := url.Parse(o.Endpoint)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("otel endpoint %q is not a URL", plan.RedactURL(o.Endpoint))
+	}
+	if err := CheckEnvHeaders(); err != nil {
+		return nil, err
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -276,28 +279,4 @@ func (c *counting) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 
 func basicAuth(user, password string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
-}
-
-// EnvSecrets are the header values of $OTEL_EXPORTER_OTLP_HEADERS and
-// $OTEL_EXPORTER_OTLP_METRICS_HEADERS (key=value, comma-separated), which
-// the SDK sends: credentials to redact wherever the run writes. Every value
-// counts, whatever its header's name: those variables exist to carry
-// vendors' credentials, whose names (x-honeycomb-team, ...) say nothing.
-func EnvSecrets() []string {
-	var out []string
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"} {
-		for kv := range strings.SplitSeq(os.Getenv(k), ",") {
-			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
-				if dec, err := url.QueryUnescape(strings.TrimSpace(v)); err == nil {
-					v = dec
-				}
-				v = strings.TrimSpace(v)
-				out = append(out, v)
-				if _, cred, ok := strings.Cut(v, " "); ok { // "Bearer <token>": the token alone too
-					out = append(out, strings.TrimSpace(cred))
-				}
-			}
-		}
-	}
-	return out
 }

@@ -1,0 +1,108 @@
+package otelexport
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// headerEnvs are the variables the SDK's OTLP/HTTP metrics exporter takes
+// headers from (the _TRACES_ one is not read: no traces are exported).
+var headerEnvs = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"}
+
+// envHeader is one comma-separated entry of a headers variable, read as
+// the SDK reads it: key=value, the key trimmed, the value percent-decoded
+// then trimmed. err says why the SDK would drop it (silently).
+type envHeader struct {
+	pos        int    // its place in the variable, 1 for the first
+	key, value string // value: decoded, else as written
+	hasValue   bool   // an '=' was found
+	err        error
+}
+
+// envHeaders yields each headers variable's name and entries, in order;
+// blank entries (a trailing comma) are left out.
+func envHeaders() iter.Seq2[string, envHeader] {
+	return func(yield func(string, envHeader) bool) {
+		for _, name := range headerEnvs {
+			for i, entry := range strings.Split(os.Getenv(name), ",") {
+				if strings.TrimSpace(entry) != "" && !yield(name, parseHeader(i+1, entry)) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// parseHeader reads the entry at pos as the SDK does.
+func parseHeader(pos int, entry string) envHeader {
+	k, v, ok := strings.Cut(entry, "=")
+	h := envHeader{pos: pos, key: strings.TrimSpace(k), value: strings.TrimSpace(v), hasValue: ok}
+	dec, err := url.PathUnescape(v)
+	dec = strings.TrimSpace(dec)
+	switch {
+	case !ok:
+		h.err = errors.New("it has no '=' (key=value)")
+	case !validHeaderKey(h.key):
+		h.err = errors.New("its key is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)")
+	case err != nil:
+		h.err = fmt.Errorf("the value of %q is not URL-encoded (a '%%' not followed by two hex digits: write %%25 for '%%')", h.key)
+	case strings.ContainsFunc(dec, isCTL):
+		h.value, h.err = dec, fmt.Errorf("the value of %q holds a control character, which no header may", h.key)
+	default:
+		h.value = dec
+	}
+	return h
+}
+
+// validHeaderKey reports whether key is an HTTP token, the SDK's rule.
+func validHeaderKey(key string) bool {
+	return key != "" && !strings.ContainsFunc(key, func(c rune) bool {
+		return c > 0x7e || c <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", c)
+	})
+}
+
+// isCTL is an ASCII control character other than a tab.
+func isCTL(c rune) bool { return (c < ' ' && c != '\t') || c == 0x7f }
+
+// CheckEnvHeaders refuses a malformed entry of $OTEL_EXPORTER_OTLP_HEADERS
+// or $OTEL_EXPORTER_OTLP_METRICS_HEADERS (comma-separated key=value, the
+// values URL-encoded), which the SDK would drop without a word: the export
+// would go out without it (its credential, usually) and fail far away. The
+// error names the variable, the entry's place and its key, never a value.
+// An unencoded space inside a value is accepted, as the SDK sends it.
+func CheckEnvHeaders() error {
+	var errs []error
+	for name, h := range envHeaders() {
+		if h.err != nil {
+			errs = append(errs, fmt.Errorf("$%s: entry %d: %w", name, h.pos, h.err))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.Join(append(errs, errors.New("the OpenTelemetry exporter would drop such a header and send without it "+
+		"(nothing was sent): write comma-separated key=value entries, each value URL-encoded (%2C for ',', %25 for '%')"))...)
+}
+
+// EnvSecrets are the header values of $OTEL_EXPORTER_OTLP_HEADERS and
+// $OTEL_EXPORTER_OTLP_METRICS_HEADERS (key=value, comma-separated), which
+// the SDK sends: credentials to redact wherever the run writes. Every value
+// counts, whatever its header's name: those variables exist to carry
+// vendors' credentials, whose names (x-honeycomb-team, ...) say nothing.
+func EnvSecrets() []string {
+	var out []string
+	for _, h := range envHeaders() {
+		if !h.hasValue || h.value == "" {
+			continue
+		}
+		out = append(out, h.value)
+		if _, cred, ok := strings.Cut(h.value, " "); ok { // "Bearer <token>": the token alone too
+			out = append(out, strings.TrimSpace(cred))
+		}
+	}
+	return out
+}
