@@ -137,3 +137,26 @@ benchmark:
 	assert.Equal(t, float64(30+2*mock.ImageTokens(256, 128)), metricAvg(t, exp, "usage_prompt_tokens"),
 		"each request's two images counted by the mock")
 }
+
+// TestConfigRuntimeSection: a config file's runtime: section (AIPerf's
+// RuntimeConfig) sets --ui (ui: none prints nothing on stderr, where the
+// default ui names the tokenizer) and
+// --workers-max (workers: 1 caps --workers 2, exit 2 before traffic),
+// and a flag given beside the file wins.
+func TestConfigRuntimeSection(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	path := writeFile(t, dir, "bench.yaml", integrationsConfig(m.URL, "  runtime: {ui: none, workers: 1, record_processors: 32}\n"))
+	inv := cli(t, dir, "profile", "--config", path, "--no-store")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.NotContains(t, inv.stderr, "tokens counted with", "ui: none")
+	inv = cli(t, dir, "profile", "--config", path, "--no-store", "--ui", "simple")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "tokens counted with", "--ui beats the file's ui")
+
+	sent := m.control().InferenceRequests
+	inv = cli(t, dir, "profile", "--config", path, "--no-store", "--workers", "2")
+	require.Equal(t, ExitUsage, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "--workers-max 1")
+	assert.Equal(t, sent, m.control().InferenceRequests, "nothing was sent")
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -20,13 +21,47 @@ const (
 	optionalListType = "optionallist"
 )
 
+// consumeMultiple are the flags AIPerf declares consume_multiple (its
+// config/flags/cli_config.py): each occurrence takes every value that
+// follows up to the next flag. Those of them this client has (a list of
+// strings) read so on every command that takes no positional argument;
+// the ones tagged listType or optionalListType already do.
+var consumeMultiple = []string{"url", "extra-inputs", "header", "dataset-filter", "stream", "otel-resource-attributes",
+	"mlflow-tag", "mlflow-artifact-glob", "wandb-tag", "server-metrics", "server-metrics-formats", "gpu-telemetry"}
+
 // parserOptions are the kong options every parse of the command tree uses:
 // the list flags' mappers.
 func parserOptions() []kong.Option {
 	return []kong.Option{
 		kong.NamedMapper(listType, listMapper{}),
 		kong.NamedMapper(optionalListType, listMapper{bare: true}),
+		kong.PostBuild(consumeMultipleFlags),
 	}
+}
+
+// consumeMultipleFlags gives the consumeMultiple flags the list mapper on
+// every leaf command without positional arguments (on a command with one,
+// such as aiperf sweep SCRIPT, a value list would swallow it: there they
+// stay repeatable only). A flag with a sep: tag keeps splitting each value
+// on it (--stream metrics,timing).
+func consumeMultipleFlags(k *kong.Kong) error {
+	return kong.Visit(k.Model, func(n kong.Visitable, next kong.Next) error {
+		node, ok := n.(*kong.Node)
+		if !ok || len(node.Children) > 0 || len(node.Positional) > 0 {
+			return next(nil)
+		}
+		for _, f := range node.Flags {
+			t := f.Target.Type()
+			if !slices.Contains(consumeMultiple, f.Name) || t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.String {
+				continue
+			}
+			if _, done := f.Value.Mapper.(listMapper); done {
+				continue
+			}
+			f.Value.Mapper = listMapper{split: f.Tag.Has("sep") && f.Tag.Sep != -1}
+		}
+		return next(nil)
+	})
 }
 
 // listMapper decodes one occurrence of a list flag into a []string it
@@ -35,7 +70,8 @@ func parserOptions() []kong.Option {
 // following flag (or anything starting with "-") is never taken as a
 // value, and arguments after "--" are not either.
 type listMapper struct {
-	bare bool // the flag may be given with no value at all
+	bare  bool // the flag may be given with no value at all
+	split bool // each value is also split on the flag's sep: tag
 }
 
 // Decode implements kong.Mapper.
@@ -54,6 +90,13 @@ func (m listMapper) Decode(ctx *kong.DecodeContext, target reflect.Value) error 
 	}
 	if len(values) == 0 && !m.bare {
 		return fmt.Errorf("expected a value (one or more, space-separated, or the flag repeated), got %s", next(ctx.Scan.Peek()))
+	}
+	if m.split && ctx.Value != nil && ctx.Value.Tag != nil {
+		var parts []string
+		for _, v := range values {
+			parts = append(parts, strings.Split(v, string(ctx.Value.Tag.Sep))...)
+		}
+		values = parts
 	}
 	for _, v := range values {
 		target.Set(reflect.Append(target, reflect.ValueOf(v).Convert(target.Type().Elem())))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -74,4 +75,55 @@ func TestURLStrategy(t *testing.T) {
 	_, err = parseProfile(t, "--url-strategy", "random")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "round_robin")
+}
+
+// TestConsumeMultipleFlags: every flag AIPerf declares consume_multiple
+// (its cli_config.py) takes space-separated values, as its cli-options.md
+// shows (--extra-inputs temperature:0.7 top_p:0.9), adds up with the
+// repeated form, stops at the next flag (a negative number included) and
+// keeps its own separator.
+func TestConsumeMultipleFlags(t *testing.T) {
+	p, err := parseProfile(t, "-m", "m", "--extra-inputs", "temperature:0.7", "top_p:0.9", "--extra-inputs", "seed:1",
+		"-H", "X-A:1", "X-B:2", "--header=X-C:3", "--concurrency", "2",
+		"--stream", "metrics", "timing", "--otel-resource-attributes", "team=inference", "env=prod",
+		"--mlflow-tag", "team:perf", "run:1", "--mlflow-artifact-glob", "*.json", "*.csv",
+		"--server-metrics-formats", "json", "parquet,jsonl")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"temperature:0.7", "top_p:0.9", "seed:1"}, p.ExtraInputs)
+	assert.Equal(t, []string{"X-A:1", "X-B:2", "X-C:3"}, p.Header, "space-separated, then inline")
+	assert.Equal(t, 2, *p.Concurrency, "the flag after a list is not swallowed")
+	assert.Equal(t, []string{"metrics", "timing"}, p.Stream)
+	assert.Equal(t, []string{"team=inference", "env=prod"}, p.OtelResourceAttributes)
+	assert.Equal(t, []string{"team:perf", "run:1"}, p.MLflowTag)
+	assert.Equal(t, []string{"*.json", "*.csv"}, p.MLflowArtifactGlob)
+	assert.Equal(t, []string{"json", "parquet", "jsonl"}, p.ServerMetricsFormats, "comma lists still split")
+
+	p, err = parseProfile(t, "--stream=metrics,timing", "--extra-inputs", `{"a": 1}`, "-HX-D:4")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"metrics", "timing"}, p.Stream)
+	assert.Equal(t, []string{`{"a": 1}`}, p.ExtraInputs)
+	assert.Equal(t, []string{"X-D:4"}, p.Header)
+
+	_, err = parseProfile(t, "--server-metrics-formats", "json", "xml")
+	require.Error(t, err, "each value still meets the flag's enum")
+	assert.Contains(t, err.Error(), `"xml"`)
+
+	_, err = parseProfile(t, "--extra-inputs", "--concurrency", "2")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "expected a value")
+}
+
+// TestConsumeMultipleNotOnPositionalCommands: on a command that takes a
+// positional argument (aiperf sweep SCRIPT) the list flags stay
+// repeatable only, so the argument after one is still the script.
+func TestConsumeMultipleNotOnPositionalCommands(t *testing.T) {
+	script := t.TempDir() + "/s.star"
+	require.NoError(t, os.WriteFile(script, nil, 0o600))
+	var cli CLI
+	parser, err := kong.New(&cli, append(parserOptions(), kong.Exit(func(int) { t.Fatal("kong exited") }))...)
+	require.NoError(t, err)
+	_, err = parser.Parse([]string{"sweep", "--mlflow-tag", "a:b", script})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a:b"}, cli.Sweep.MLflowTag)
+	assert.Equal(t, script, cli.Sweep.Script)
 }

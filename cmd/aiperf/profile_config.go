@@ -35,6 +35,12 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 		c.warmupOnce, c.varySeed, c.yamlMultiRun = m.WarmupFirstTrialOnly, m.VarySeedPerTrial, true
 	}
 	c.yamlNotes = file.Notes
+	if file.Runtime.UI != "" && !slices.Contains(flags, "ui") { // runtime.ui: --ui
+		c.UI = file.Runtime.UI
+	}
+	if file.Runtime.WorkersMax > 0 && !slices.Contains(flags, "workers_max") { // runtime.workers: --workers-max
+		c.WorkersMax = file.Runtime.WorkersMax
+	}
 	c.SearchArgs.fromConfig(file.Search, flags)
 	if s := file.Search; s != nil && s.CooldownSeconds != nil && !slices.Contains(flags, "profile_run_cooldown_seconds") {
 		c.ProfileRunCooldownSeconds = max(c.ProfileRunCooldownSeconds, *s.CooldownSeconds) // one pause between probes' trials

@@ -73,6 +73,7 @@ func (d *decoder) benchmarkFields() []field {
 		})},
 		{keys("otel"), d.section(d.otelFields)},
 		{keys("mlflow"), d.section(d.mlflowFields)},
+		{keys("runtime"), d.section(d.runtimeFields)},
 		{keys("random_seed"), d.opt("random_seed")},
 	}, d.notYetFields()...)
 }

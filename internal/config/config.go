@@ -44,7 +44,24 @@ type File struct {
 	Body *yaml.Node
 	// Keys is where the body sets each option (by its JSON name).
 	Keys map[string]Key
-	name string // the file's name, as its errors give it
+	// Runtime is what the body's runtime: section sets that is an option
+	// of the command rather than of the benchmark (zero without one).
+	Runtime Runtime
+	name    string // the file's name, as its errors give it
+}
+
+// Runtime is what a file's runtime: section (AIPerf's RuntimeConfig) sets
+// that this client has: the progress display and the cap on worker
+// processes. Its other keys are AIPerf's own process tuning, read and
+// ignored with a note, or refused.
+type Runtime struct {
+	// UI is runtime.ui as --ui takes it (none, simple, dashboard); "" when
+	// the file does not set it.
+	UI string
+	// WorkersMax is runtime.workers: AIPerf's total of worker processes,
+	// the value its --workers-max sets, and so --workers-max here (0 when
+	// not set).
+	WorkersMax int
 }
 
 // Key is where a file sets an option: its path as written

@@ -27,8 +27,9 @@ func canonical(path string) string {
 // setPath sets the value at a sweep parameter path of the benchmark body:
 // a bare phase field (concurrency, rate, ...), phases.SELECTOR.FIELD
 // (SELECTOR an index, a phase name, or "profiling" for the one profiling
-// phase), datasets.NAME.… or dataset.… for the body's one dataset, or any
-// other dotted path of mapping keys (created when missing).
+// phase; warmup or profiling for the body's warmup: or profiling:
+// shorthand), datasets.NAME.… or dataset.… for the body's one dataset, or
+// any other dotted path of mapping keys (created when missing).
 func setPath(body *yaml.Node, path string, val *yaml.Node, origin map[*yaml.Node]string) error {
 	parts := strings.Split(canonical(path), ".")
 	n := body
@@ -38,6 +39,10 @@ func setPath(body *yaml.Node, path string, val *yaml.Node, origin map[*yaml.Node
 			return fmt.Errorf("want phases.PHASE.FIELD")
 		}
 		ph, err := phaseNode(child(body, "phases"), parts[1])
+		if sh := child(body, parts[1]); err != nil && child(body, "phases") == nil && sh != nil &&
+			(parts[1] == plan.KindWarmup || parts[1] == plan.KindProfiling) {
+			ph, err = sh, nil // the warmup: or profiling: shorthand, that phase
+		}
 		if err != nil {
 			return err
 		}
@@ -76,16 +81,26 @@ func setPath(body *yaml.Node, path string, val *yaml.Node, origin map[*yaml.Node
 	return nil
 }
 
+// flatPhaseNames are the names a flat phases: mapping (one phase) goes by
+// when it has no name: of its own: AIPerf's loader names it profiling, and
+// its earlier loader default (_benchmark_normalizers.py), so a sweep path
+// may say phases.default.concurrency.
+var flatPhaseNames = []string{plan.KindProfiling, "default"}
+
 // phaseNode picks a phase of the phases: value by index, then by name,
 // then "profiling" for its one profiling-kind phase (a flat mapping is
-// that phase), as AIPerf resolves sweep paths.
+// that phase, also named default), as AIPerf resolves sweep paths.
 func phaseNode(phases *yaml.Node, sel string) (*yaml.Node, error) {
 	switch {
 	case phases == nil:
 		return nil, fmt.Errorf("the benchmark has no phases")
 	case phases.Kind == yaml.MappingNode:
-		if sel != plan.KindProfiling && sel != "0" {
-			return nil, fmt.Errorf("the benchmark has one (profiling) phase, not %q", sel)
+		names := flatPhaseNames
+		if n := child(phases, "name"); n != nil {
+			names = slices.Compact([]string{n.Value, plan.KindProfiling})
+		}
+		if !slices.Contains(names, sel) && sel != "0" {
+			return nil, fmt.Errorf("the benchmark has one phase, %s, not %q", strings.Join(names, " or "), sel)
 		}
 		return phases, nil
 	case phases.Kind != yaml.SequenceNode:
@@ -255,10 +270,12 @@ func mergePhases(body, v *yaml.Node, origin map[*yaml.Node]string) error {
 	} else if v.Kind != yaml.SequenceNode {
 		return fmt.Errorf("phases: expected a list of named phases")
 	}
+	var flat *yaml.Node                                   // the flat phase, unnamed, when the body had one
 	if phases != nil && phases.Kind == yaml.MappingNode { // the flat phase becomes a list to merge by name
 		one := clone(phases, origin)
 		if child(one, "name") == nil {
 			one.Content = append([]*yaml.Node{scalar("name", one.Line), scalar(plan.KindProfiling, one.Line)}, one.Content...)
+			flat = one
 		}
 		phases = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{one}, Line: one.Line}
 		setChild(body, "phases", phases)
@@ -273,9 +290,15 @@ func mergePhases(body, v *yaml.Node, origin map[*yaml.Node]string) error {
 		if item.Kind != yaml.MappingNode || name == nil {
 			return fmt.Errorf("phases: each overlay phase needs a name: to match")
 		}
-		if target, err := phaseNode(phases, name.Value); err == nil {
+		target, err := phaseNode(phases, name.Value)
+		if flat != nil && slices.Contains(flatPhaseNames, name.Value) {
+			target, err = flat, nil // the flat phase under either of its names; it keeps its own
+		}
+		if err == nil {
 			for i := 0; i+1 < len(item.Content); i += 2 {
-				merge(target, item.Content[i].Value, deref(item.Content[i+1]), origin)
+				if target != flat || snake(item.Content[i].Value) != "name" {
+					merge(target, item.Content[i].Value, deref(item.Content[i+1]), origin)
+				}
 			}
 			continue
 		}

@@ -45,9 +45,12 @@ func (s Schema) String() string {
 }
 
 // bodyKeys are the benchmark body's keys that the flat shape has at the
-// top level (AIPerf's loader moves the same set).
-var bodyKeys = []string{"model", "models", "endpoint", "dataset", "datasets", "phases", "artifacts", "slos", "tokenizer",
-	"gpu_telemetry", "server_metrics", "runtime", "logging", "metrics", "accuracy"}
+// top level (AIPerf's loader moves the same set), the warmup: and
+// profiling: phase shorthands among them (AIPerf's
+// _normalize_warmup_profiling_to_phases reads them wherever the body is;
+// its dev/deploy/test-benchmark-config.yaml is such a flat file).
+var bodyKeys = []string{"model", "models", "endpoint", "dataset", "datasets", "phases", "warmup", "profiling", "artifacts",
+	"slos", "tokenizer", "gpu_telemetry", "server_metrics", "runtime", "logging", "metrics", "accuracy"}
 
 // runKeys are the keys a 2.0 scenario run has; any other is a body key of
 // the pre-envelope run shape.

@@ -441,6 +441,10 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 		sub.body = d.body
 		sub.render(c, "", sub.resolveVariables(vs))
 		sub.decodeTop(c)
+		if sub.f.Runtime != d.f.Runtime {
+			sub.errorf(cmp.Or(child(child(c, "benchmark"), "runtime"), root), join(d.bodyPath(), "runtime"),
+				"cannot differ between the sweep's variations: its ui and workers are the whole run's; set them once in the body")
+		}
 		perVariation[i], profiles[i] = sub.errs, &sub.f.Profile
 		out = append(out, Variation{Params: p.params, Profile: sub.f.Profile, Body: child(c, "benchmark"), Keys: sub.setAt})
 	}

@@ -52,7 +52,6 @@ func (d *decoder) notYetUnless(def, what, hint string) func(string, *yaml.Node) 
 // notYetSections are the benchmark body's AIPerf sections this reader
 // does not implement, each with what to do instead.
 var notYetSections = map[string][2]string{
-	"runtime":           {"runtime: (AIPerf's worker and communication settings)", "use aiperf profile --workers N"},
 	"logging":           {"logging:", "use aiperf profile -v or --log-level"},
 	"metrics":           {"metrics: (AIPerf's metric aggregation settings)", ""},
 	"accuracy":          {"accuracy: (accuracy benchmarks)", ""},
