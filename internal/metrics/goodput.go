@@ -1,8 +1,9 @@
 package metrics
 
 // SLO is one of AIPerf's --goodput objectives: a request is good when every
-// record metric an SLO names has a value that meets it: at most the
-// threshold, or at least it for a metric where larger is better (BetterOf).
+// record metric an SLO names has a value that meets it: at least the
+// threshold for a metric AIPerf flags LARGER_IS_BETTER (LargerIsBetter),
+// at most it for any other.
 type SLO struct {
 	Tag   string
 	Value float64
@@ -11,8 +12,58 @@ type SLO struct {
 var (
 	defGoodput      = def{TagGoodput, "Goodput", UnitRequestsSec}
 	defGoodCount    = def{TagGoodRequestCount, "Good Request Count", UnitRequests}
-	defGoodFraction = def{TagGoodRequestFraction, "Good Request Fraction", UnitRatio}
+	defGoodFraction = def{TagGoodRequestFraction, "GoodRequestFraction", UnitRatio} // AIPerf's header, as it spells it
 )
+
+// largerIsBetter are the record metrics AIPerf flags
+// MetricFlags.LARGER_IS_BETTER. Its GoodRequestCountMetric judges an SLO by
+// that flag alone: value ≥ threshold with it, value ≤ threshold without
+// (also for the metrics where neither way is better). One exception, ours
+// and documented (docs/aiperf-compatibility.md): image_throughput, a
+// throughput AIPerf does not flag, is a floor too. This is not compare's
+// direction (BetterOf), which calls plain token counts neither.
+var largerIsBetter = map[string]bool{
+	TagImageThroughput:         true, // not flagged by AIPerf: see above
+	TagPerUserThroughput:       true,
+	TagFullPerUser:             true,
+	TagE2EOutputThroughput:     true,
+	TagPrefillPerUser:          true,
+	TagOSL:                     true,
+	TagISL:                     true,
+	TagOutputTokenCount:        true,
+	TagReasoningTokenCount:     true,
+	TagUsagePromptTokens:       true,
+	TagUsageCacheReadTokens:    true,
+	TagUsageCompletionTokens:   true,
+	TagUsageReasoningTokens:    true,
+	TagUsageAcceptedPrediction: true,
+	TagUsageTotalTokens:        true,
+	TagSpecAcceptanceLength:    true,
+	TagSpecDraftAcceptanceRate: true,
+	TagSpecAcceptedPerVerified: true,
+	TagRTFX:                    true,
+}
+
+// LargerIsBetter reports whether AIPerf flags the record metric tag
+// LARGER_IS_BETTER (or it is image_throughput): an SLO on it is a floor (a
+// request meets it with a value at least the threshold); on any other
+// metric an SLO is a ceiling.
+func LargerIsBetter(tag string) bool { return largerIsBetter[tag] }
+
+// GoodputTags are the metrics an SLO can name, in display order: every
+// record metric (one value per successful request), but
+// inter_chunk_latency, which has one value per gap of a stream, and
+// error_isl, which only a failed request has (and only a successful
+// request can be good).
+func GoodputTags() []string {
+	out := make([]string, 0, len(recordDefs))
+	for id, d := range recordDefs {
+		if id != idICL && id != idErrorISL {
+			out = append(out, d.tag)
+		}
+	}
+	return out
+}
 
 // goodRequests counts the successful, not cancelled records that meet
 // every SLO; a record without a value of a metric an SLO names (no TTFT
@@ -27,7 +78,7 @@ func goodRequests(records []Record, streaming bool, slos []SLO) int {
 	for _, o := range slos {
 		for id, d := range recordDefs {
 			if d.tag == o.Tag {
-				objs = append(objs, objective{id, o.Value, BetterOf(o.Tag) == Higher})
+				objs = append(objs, objective{id, o.Value, LargerIsBetter(o.Tag)})
 			}
 		}
 	}

@@ -48,3 +48,80 @@ func TestGoodput(t *testing.T) {
 	s = Summarize(records, false, SLO{TagTTFT, 1e9})
 	assert.Zero(t, get(TagGoodRequestCount), "no TTFT without streaming")
 }
+
+// TestGoodputDirectionIsAIPerfs: an SLO is a floor (the value at least the
+// threshold) on every metric AIPerf flags LARGER_IS_BETTER, a ceiling (at
+// most) on every other, as AIPerf's GoodRequestCountMetric._passes. The
+// OSL, the prefill throughput per user and the usage prompt count are
+// floors; a latency and a cache-miss count are ceilings.
+func TestGoodputDirectionIsAIPerfs(t *testing.T) {
+	rec := func(osl, isl int, ttftMs int64) Record {
+		return Record{SentNs: 0, EndNs: 100 * msNs, ResponseNs: StampsOf(ttftMs*msNs, 100*msNs), InputTokens: isl,
+			OutputTokens: osl, Usage: &Usage{PromptTokens: isl, CompletionTokens: osl, CacheMissTokens: new(isl / 2)}}
+	}
+	// OSL 5, 15, 25; ISL 100, 200, 300 (prefill 100/0.01 s = 10,000, 200/0.02 s = 10,000, 300/0.05 s = 6,000 tokens/s).
+	records := []Record{rec(5, 100, 10), rec(15, 200, 20), rec(25, 300, 50)}
+	good := func(slo SLO) float64 {
+		return metric(t, Summarize(records, true, slo), TagGoodRequestCount).Value
+	}
+	assert.Equal(t, 1.0, good(SLO{TagOSL, 25}), "only OSL 25 is at least 25 (at most 25: all three)")
+	assert.Equal(t, 2.0, good(SLO{TagPrefillPerUser, 8000}), "10,000 tokens/s twice")
+	assert.Equal(t, 1.0, good(SLO{TagUsagePromptTokens, 300}), "300 prompt tokens")
+	assert.Equal(t, 1.0, good(SLO{TagISL, 300}))
+	assert.Equal(t, 1.0, good(SLO{TagOutputTokenCount, 25}))
+	assert.Equal(t, 1.0, good(SLO{TagUsageCacheMissTokens, 50}), "a ceiling: 50 misses")
+	assert.Equal(t, 1.0, good(SLO{TagTTFT, 10}), "a ceiling: 10 ms")
+}
+
+// TestGoodRequestFractionHeader: AIPerf's header and unit.
+func TestGoodRequestFractionHeader(t *testing.T) {
+	s := Summarize(summaryRecords()[:3], true, SLO{TagRequestLatency, 25})
+	m := metric(t, s, TagGoodRequestFraction)
+	assert.Equal(t, "GoodRequestFraction", m.Header)
+	assert.Equal(t, UnitRatio, m.Unit)
+}
+
+// TestLargerIsBetterIsAIPerfsFlag: the record metrics AIPerf flags
+// LARGER_IS_BETTER, each one this package computes, and image_throughput
+// (our documented exception); where compare judges a metric
+// higher-is-better without AIPerf's flag, it is named here.
+func TestLargerIsBetterIsAIPerfsFlag(t *testing.T) {
+	want := []string{TagPerUserThroughput, TagFullPerUser, TagE2EOutputThroughput, TagPrefillPerUser, TagOSL, TagISL,
+		TagOutputTokenCount, TagReasoningTokenCount, TagUsagePromptTokens, TagUsageCacheReadTokens,
+		TagUsageCompletionTokens, TagUsageReasoningTokens, TagUsageAcceptedPrediction, TagUsageTotalTokens,
+		TagSpecAcceptanceLength, TagSpecDraftAcceptanceRate, TagSpecAcceptedPerVerified, TagRTFX,
+		TagImageThroughput} // the last one ours: AIPerf does not flag it
+	var got []string
+	for _, tag := range RecordTags() {
+		if LargerIsBetter(tag) {
+			got = append(got, tag)
+		}
+	}
+	assert.ElementsMatch(t, want, got)
+	notFlagged := map[string]bool{TagHTTPConnectionReused: true, TagSpecAcceptedDraftTokens: true}
+	for _, tag := range RecordTags() {
+		if BetterOf(tag) == Higher && !notFlagged[tag] {
+			assert.True(t, LargerIsBetter(tag), "%s: higher is better in compare but not a goodput floor", tag)
+		}
+		if LargerIsBetter(tag) {
+			assert.NotEqual(t, Lower, BetterOf(tag), tag)
+		}
+	}
+}
+
+// TestGoodputTags: every record metric with one value per successful
+// request can be an objective; the inter-chunk latencies (a list per
+// request) and error_isl (a failed request's) cannot.
+func TestGoodputTags(t *testing.T) {
+	tags := GoodputTags()
+	for _, tag := range RecordTags() {
+		switch tag {
+		case TagICL, TagErrorISL, TagNetworkAdjustedTTFT, TagNetworkAdjustedTTFO, TagNetworkAdjustedLatency:
+			assert.NotContains(t, tags, tag)
+		default:
+			assert.Contains(t, tags, tag)
+		}
+	}
+	assert.Contains(t, tags, TagPrefillPerUser)
+	assert.Contains(t, tags, TagE2EOutputThroughput)
+}

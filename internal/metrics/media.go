@@ -36,9 +36,9 @@ func init() {
 	// AIPerf's display orders where it has them (RTFx 850, the images'
 	// 860 and 861); the video job's figures follow. num_images,
 	// audio_duration and the payload's size are exported only. AIPerf
-	// flags none of the image metrics LARGER_IS_BETTER, but a throughput
-	// is: images/sec and RTFx are goodput floors, higher-is-better in
-	// compare.
+	// flags RTFx LARGER_IS_BETTER and none of the image metrics, but a
+	// throughput is: images/sec and RTFx are goodput floors
+	// (LargerIsBetter), higher-is-better in compare.
 	catalog[TagRTFX] = info{GroupDefault, 850, Higher}
 	catalog[TagImageThroughput] = info{GroupDefault, 860, Higher}
 	catalog[TagImageLatency] = info{GroupDefault, 861, Lower}

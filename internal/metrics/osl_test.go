@@ -33,10 +33,13 @@ func TestOSLMismatch(t *testing.T) {
 	assert.Equal(t, 2.0, metric(t, s, TagOSLMismatchCount).Value)
 	assert.Equal(t, 4, metric(t, s, TagOSLMismatchDiffPct).Stats.Count)
 
-	// The server's count is the OSL when it reported trusted usage.
+	// The OSL is the client's count, as AIPerf's, also beside trusted
+	// usage; the server's only under --use-server-token-count.
 	r := req(100, 94)
 	r.Usage = &Usage{PromptTokens: 10, CompletionTokens: 100, TotalTokens: new(110)}
-	assert.Equal(t, 0.0, metric(t, Summarize([]Record{r}, true), TagOSLMismatchCount).Value)
+	assert.Equal(t, 1.0, metric(t, Summarize([]Record{r}, true), TagOSLMismatchCount).Value, "the client's 94")
+	TakeServerCounts(&r)
+	assert.Equal(t, 0.0, metric(t, Summarize([]Record{r}, true), TagOSLMismatchCount).Value, "the server's 100")
 
 	_, found := Summarize(records[4:], true).Get(TagOSLMismatchCount)
 	assert.False(t, found, "no request asked for an output length")

@@ -35,19 +35,40 @@ func RecordMetrics(r Record, streaming bool) []Value {
 	return out
 }
 
-// OutputSequenceLength is the request's OSL: the server's completion token
-// count when it reported usage that can be trusted, else the client's count
-// of output plus reasoning tokens (0 when neither is known: OSLKnown).
+// OutputSequenceLength is the request's OSL as AIPerf counts it: its
+// output plus reasoning tokens, as the client's tokenizer counted them,
+// whatever usage the server reported; under --use-server-token-count the
+// record's counts are the server's trusted usage (TakeServerCounts), so
+// the OSL is its completion_tokens. Our extension: a reply the client did
+// not count (Uncounted, a run interrupted while counting) has the server's
+// trusted completion_tokens as its OSL, else none (OSLKnown; 0 here).
 func OutputSequenceLength(r *Record) int {
-	if r.Usage.Trusted() {
-		return r.Usage.CompletionTokens
+	output, reasoning, _ := outputCounts(r)
+	return output + reasoning
+}
+
+// outputCounts are the request's output and reasoning token counts, the
+// OSL's parts (OutputSequenceLength), and whether they are known: the
+// record's own, or for a reply the client did not count (Uncounted) its
+// server's trusted usage (completion_tokens less reasoning_tokens, and
+// reasoning_tokens), as TakeServerCounts would take them.
+func outputCounts(r *Record) (output, reasoning int, known bool) {
+	switch u := r.Usage; {
+	case !r.Uncounted:
+		return r.OutputTokens, r.ReasoningTokens, true
+	case u.Trusted():
+		reasoning = min(u.ReasoningTokens, u.CompletionTokens)
+		return u.CompletionTokens - reasoning, reasoning, true
 	}
-	return r.OutputTokens + r.ReasoningTokens
+	return 0, 0, false
 }
 
 // OSLKnown reports whether the request's OSL is known: the client counted
-// its reply, or the server's usage gives it.
-func OSLKnown(r *Record) bool { return !r.Uncounted || r.Usage.Trusted() }
+// its reply, or the server's trusted usage gives it.
+func OSLKnown(r *Record) bool {
+	_, _, known := outputCounts(r)
+	return known
+}
 
 // LatencyNs is the request latency in ns: from send to the last response that
 // carried generated text, or to the end of the request when none did.
@@ -140,10 +161,10 @@ func visit(r *Record, streaming, gaps bool, emit func(id int, v float64)) {
 		emit(idOSL, float64(osl))
 	}
 	emit(idISL, float64(r.InputTokens))
-	if !r.Uncounted {
-		emit(idOutputTokens, float64(r.OutputTokens))
-		if r.ReasoningTokens > 0 {
-			emit(idReasoningTokens, float64(r.ReasoningTokens))
+	if output, reasoning, known := outputCounts(r); known {
+		emit(idOutputTokens, float64(output))
+		if reasoning > 0 {
+			emit(idReasoningTokens, float64(reasoning))
 		}
 	}
 	visitUsage(r, emit)

@@ -75,15 +75,24 @@ func TestRecordMetricsUsage(t *testing.T) {
 	r.Usage = &Usage{PromptTokens: 110, CompletionTokens: 5, TotalTokens: new(115)}
 	got, _, _ := values(RecordMetrics(r, true))
 	want := map[string]float64{
-		TagOSL:                    5, // server usage wins over the client's 4
-		TagITL:                    3, // (52 − 40) / (5 − 1)
-		TagPerUserThroughput:      1e3 / 3,
-		TagOutputTokenCount:       3, // client count stays
+		TagOSL:                    4, // the client's 3 + 1, as AIPerf's, not the server's 5
+		TagITL:                    4, // (52 − 40) / (4 − 1)
+		TagPerUserThroughput:      250,
+		TagOutputTokenCount:       3,
 		TagUsagePromptTokens:      110,
 		TagUsageCompletionTokens:  5,
 		TagUsagePromptDiffPct:     10, // |110 − 100| / 100
 		TagUsageCompletionDiffPct: 25, // |5 − 4| / 4: against the client's OSL
 	}
+	for tag, v := range want {
+		assert.InDelta(t, v, got[tag], 1e-9, tag)
+	}
+
+	// --use-server-token-count: the server's counts are the record's.
+	require.True(t, TakeServerCounts(&r))
+	got, _, _ = values(RecordMetrics(r, true))
+	want[TagOSL], want[TagITL], want[TagPerUserThroughput], want[TagOutputTokenCount] = 5, 3, 1e3/3, 5
+	want[TagISL] = 110
 	for tag, v := range want {
 		assert.InDelta(t, v, got[tag], 1e-9, tag)
 	}
@@ -273,8 +282,8 @@ func TestSummarizeUsageMetricsOnlyWhenReported(t *testing.T) {
 		_, ok = s.Get(tag)
 		assert.False(t, ok, "%s: no server reported a total, which is not a total of 0", tag)
 	}
-	// OSL now uses the server's 4 for the first request: 4 + 2 + 1.
-	assert.Equal(t, 7.0, metric(t, s, TagTotalOSL).Value)
+	// The OSL stays the client's 3 for the first request, as AIPerf's: 3 + 2 + 1.
+	assert.Equal(t, 6.0, metric(t, s, TagTotalOSL).Value)
 }
 
 func TestSummarizeAllFailed(t *testing.T) {

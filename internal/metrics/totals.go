@@ -81,8 +81,11 @@ func (t *totals) add(r *Record) {
 		return
 	}
 	if !r.NoTokens {
-		t.output += r.OutputTokens // 0 for a reply not counted (Uncounted)
-		t.reasoning += r.ReasoningTokens
+		// The OSL's parts (outputCounts): nothing for a reply whose OSL is
+		// not known, so the totals are then a lower bound.
+		output, reasoning, _ := outputCounts(r)
+		t.output += output
+		t.reasoning += reasoning
 		t.tokens = true
 	}
 	if u := r.Usage; u.Trusted() {

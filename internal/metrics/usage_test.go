@@ -84,7 +84,7 @@ func TestUncountedReplyHasNoOSL(t *testing.T) {
 
 	s := Summarize([]Record{counted, unknown, refused, server}, true)
 	for tag, count := range map[string]int{TagOSL: 2, TagITL: 2, TagPerUserThroughput: 2, TagE2EOutputThroughput: 2, TagOSLMismatchDiffPct: 2,
-		TagOutputTokenCount: 1, TagTTFT: 4, TagRequestLatency: 4, TagISL: 4} {
+		TagOutputTokenCount: 2, TagTTFT: 4, TagRequestLatency: 4, TagISL: 4} {
 		m, ok := s.Get(tag)
 		require.True(t, ok, tag)
 		assert.Equal(t, count, m.Stats.Count, tag)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
 )
 
 // SLO is one of AIPerf's --goodput objectives: a record metric's tag and
@@ -15,13 +17,11 @@ type SLO struct {
 	Value float64
 }
 
-// GoodputTags are the record metrics an SLO can name: the ones with one
-// value per request.
-var GoodputTags = []string{
-	"time_to_first_token", "time_to_second_token", "time_to_first_output_token", "request_latency",
-	"inter_token_latency", "output_token_throughput_per_user", "output_sequence_length", "input_sequence_length",
-	"output_token_count", "reasoning_token_count",
-}
+// GoodputTags are the metrics an SLO can name, as AIPerf's --goodput takes
+// any record metric: every per-request metric aiperf computes
+// (metrics.GoodputTags), each judged in AIPerf's direction
+// (metrics.LargerIsBetter).
+var GoodputTags = metrics.GoodputTags()
 
 // ParseGoodput reads AIPerf's --goodput syntax: "tag:value" pairs
 // separated by spaces (or commas), e.g. "time_to_first_token:200
@@ -33,8 +33,8 @@ func ParseGoodput(s string) ([]SLO, error) {
 		if !ok || tag == "" || val == "" {
 			return nil, fmt.Errorf("%q is not tag:value (e.g. time_to_first_token:200)", pair)
 		}
-		if !slices.Contains(GoodputTags, tag) {
-			return nil, fmt.Errorf("unknown metric %q: use one of %s", tag, strings.Join(GoodputTags, ", "))
+		if err := goodputTag(tag); err != nil {
+			return nil, err
 		}
 		x, err := strconv.ParseFloat(val, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
@@ -49,6 +49,43 @@ func ParseGoodput(s string) ([]SLO, error) {
 		return nil, fmt.Errorf("no objective in %q", s)
 	}
 	return out, nil
+}
+
+// goodputTag checks that an SLO can name tag: a metric with one value per
+// successful request (GoodputTags), naming a misspelt one's nearest.
+func goodputTag(tag string) error {
+	switch {
+	case slices.Contains(GoodputTags, tag):
+		return nil
+	case tag == metrics.TagICL:
+		return fmt.Errorf("%s has a value per gap between a stream's responses, not one per request: "+
+			"an objective needs one (inter_token_latency is the request's mean gap)", tag)
+	case tag == metrics.TagErrorISL:
+		return fmt.Errorf("%s is measured on failed requests only, and only a successful request can be good "+
+			"(input_sequence_length is a successful request's)", tag)
+	case metrics.Known(tag):
+		return fmt.Errorf("%s is not a metric of each request (the run's, or derived from the run's): an objective "+
+			"names a per-request metric, e.g. time_to_first_token, inter_token_latency, request_latency", tag)
+	}
+	hint := Suggest(tag, GoodputTags)
+	if full, ok := shortGoodputNames[strings.ToLower(tag)]; ok {
+		hint = fmt.Sprintf(" (did you mean %q?)", full)
+	}
+	if hint == "" {
+		hint = ": an objective names a per-request metric, e.g. time_to_first_token, inter_token_latency, " +
+			"request_latency, output_token_throughput_per_user (docs/metrics.md lists them)"
+	}
+	return fmt.Errorf("unknown metric %q%s", tag, hint)
+}
+
+// shortGoodputNames are the short names an objective is often written
+// with (AIPerf's short headers, vLLM's --goodput names), and the tag each
+// stands for: neither AIPerf nor aiperf takes them, but the refusal names
+// the tag.
+var shortGoodputNames = map[string]string{
+	"ttft": metrics.TagTTFT, "ttst": metrics.TagTTST, "ttfo": metrics.TagTTFO, "itl": metrics.TagITL,
+	"tpot": metrics.TagITL, "e2el": metrics.TagRequestLatency, "latency": metrics.TagRequestLatency,
+	"osl": metrics.TagOSL, "isl": metrics.TagISL,
 }
 
 // goodput checks --goodput.

@@ -27,3 +27,27 @@ func TestGoodputOption(t *testing.T) {
 		assert.Contains(t, err.Error(), want, in)
 	}
 }
+
+// --goodput takes every per-request metric AIPerf's does (any record metric
+// aiperf computes), refuses the ones no successful request has one value
+// of, and proposes the nearest tag for a misspelt one.
+func TestGoodputTakesEveryRecordMetric(t *testing.T) {
+	slos, err := ParseGoodput("prefill_throughput_per_user:1000 e2e_output_token_throughput:50 output_sequence_length:100 " +
+		"usage_prompt_cache_read_tokens:10 http_req_waiting:5 spec_decode_acceptance_length:1.5")
+	require.NoError(t, err)
+	assert.Len(t, slos, 6)
+	for in, want := range map[string]string{
+		"prefill_throughput_per_usr:1": `unknown metric "prefill_throughput_per_usr" (did you mean "prefill_throughput_per_user"?)`,
+		"ttft:200":                     `unknown metric "ttft" (did you mean "time_to_first_token"?)`,
+		"tokens_per_second:5":          `unknown metric "tokens_per_second": an objective names a per-request metric, e.g.`,
+		"inter_chunk_latency:5":        "inter_chunk_latency has a value per gap between a stream's responses",
+		"error_isl:100":                "error_isl is measured on failed requests only",
+		"request_throughput:5":         "request_throughput is not a metric of each request",
+	} {
+		p := valid()
+		p.Goodput = in
+		err := p.Check()
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+	}
+}
