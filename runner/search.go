@@ -130,7 +130,7 @@ func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
 	for first := true; ; first = false {
 		step, err := r.srch.Next(r.h)
 		if err != nil {
-			return fmt.Errorf("search %q: %w", r.s.Name, err)
+			return searchErr(r.s.Name, err)
 		}
 		if step.Stop {
 			out.Reason = step.Reason
@@ -257,7 +257,11 @@ func describeObservation(o search.Observation, c search.Config) string {
 	}
 	var parts []string
 	for _, f := range v.Filters {
-		if v.Breach == nil || f.Filter == v.Breach.Filter {
+		switch {
+		case v.Breach != nil && f.Filter != v.Breach.Filter:
+		case math.IsNaN(f.Mean):
+			parts = append(parts, fmt.Sprintf("%s not measured", f.Filter))
+		default:
 			parts = append(parts, fmt.Sprintf("%s at %.4g", f.Filter, f.Mean))
 		}
 	}
@@ -309,7 +313,7 @@ func replay(s plan.Search, srch *search.Search, h search.History) error {
 	for i, p := range h.Probes {
 		step, err := srch.Next(search.History{Probes: h.Probes[:i]})
 		if err != nil {
-			return fmt.Errorf("search %q: replay the stored probe %d: %w", s.Name, i, err)
+			return searchErr(s.Name, fmt.Errorf("replay the stored probe %d: %w", i, err))
 		}
 		if step.Stop || step.Probe != i || !step.Point.Equal(p.Point) {
 			now := "stops"
@@ -322,6 +326,16 @@ func replay(s plan.Search, srch *search.Search, h search.History) error {
 		}
 	}
 	return nil
+}
+
+// searchErr is err of search name, prefixed with the name unless it
+// already says it (a Starlark planner's error names its search at its
+// line).
+func searchErr(name string, err error) error {
+	if strings.Contains(err.Error(), fmt.Sprintf("search %q", name)) {
+		return err
+	}
+	return fmt.Errorf("search %q: %w", name, err)
 }
 
 // removeStaleSearchSpecs removes the trial specs a killed run left under

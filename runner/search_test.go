@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -187,4 +188,50 @@ func TestSearchStopsBeforeALoadItCannotDrive(t *testing.T) {
 	assert.Contains(t, progress.String(), "search sla: stopped (undriven_load): the next probe, concurrency 16, cannot be driven: "+
 		"its concurrency 16 is more than the 8 requests it sends")
 	assert.Equal(t, "concurrency: 8 passed (one trial), nothing failed", out.Summary.Bracket.String())
+}
+
+// A probe whose filtered statistic no trial measured says so in its
+// verdict line ("not measured"), not "at NaN".
+func TestSearchVerdictOfAnUnmeasuredStatistic(t *testing.T) {
+	s := slaSearch(search.TrialRule{})
+	s.Config.Filters = []search.Filter{{Metric: "inter_token_latency", Stat: "p99", Op: "lt", Threshold: 80}}
+	_, o := searchSetup(t, s, &fakeExecutor{respond: byConcurrency})
+	var progress bytes.Buffer
+	o.Progress = &progress
+	_, err := runner.Search(context.Background(), s, o)
+	require.NoError(t, err, progress.String())
+	assert.Contains(t, progress.String(), "search sla probe 0: concurrency 1: fail: inter_token_latency:p99:lt:80 not measured; "+
+		"request_throughput.avg 10 after 1 trial")
+	assert.NotContains(t, progress.String(), "NaN")
+}
+
+// failingPlanner proposes lo, then fails with an error that names its
+// search at its line, as a Starlark planner's does.
+type failingPlanner struct{ err error }
+
+func (p failingPlanner) Next(obs []search.Observation) search.Decision {
+	panic("Search.Next calls NextFrom")
+}
+
+func (p failingPlanner) NextFrom(_ search.History, obs []search.Observation) (search.Decision, error) {
+	if len(obs) == 0 {
+		return search.Decision{Point: search.Point{1}, Why: "start"}, nil
+	}
+	return search.Decision{}, p.err
+}
+
+// A planner's failure that names its search is not prefixed with the name
+// again; one that does not is.
+func TestSearchPlannerErrorNamesTheSearchOnce(t *testing.T) {
+	for given, want := range map[string]string{
+		`/p/later.star:3:1: search "sla": planner plan: no idea`: `/p/later.star:3:1: search "sla": planner plan: no idea`,
+		`no idea`: `search "sla": no idea`,
+	} {
+		s := slaSearch(search.TrialRule{})
+		s.Config.Planner = "starlark:plan"
+		s.Planner = failingPlanner{err: errors.New(given)}
+		_, o := searchSetup(t, s, &fakeExecutor{respond: byConcurrency})
+		_, err := runner.Search(context.Background(), s, o)
+		assert.EqualError(t, err, want)
+	}
 }

@@ -40,8 +40,8 @@ type searchArgs struct {
 	sla, stats, grid            *starlark.List
 	objective, direction        string
 	planner                     starlark.Value
-	maxIterations, initialPts   int
-	seed                        int
+	maxIterations, initialPts   starlark.Value // None: the planner's default
+	seed                        starlark.Value // None: 0
 	trials, maxReplicates       int
 	confidence, cooldownSeconds starlark.Value
 }
@@ -128,9 +128,13 @@ func (a *searchArgs) declare(pos syntax.Position) (*searchDecl, error) {
 	if a.trials < 1 {
 		return nil, fmt.Errorf("trials must be at least 1, got %d", a.trials)
 	}
-	c := search.Config{Space: space, Filters: filters, Extra: extra, MaxIterations: a.maxIterations,
-		InitialPoints: a.initialPts, Seed: int64(a.seed),
+	budget, err := a.budget()
+	if err != nil {
+		return nil, err
+	}
+	c := search.Config{Space: space, Filters: filters, Extra: extra,
 		Trials: search.TrialRule{Min: a.trials, Max: max(a.maxReplicates, a.trials), Confidence: conf}}
+	budget.Apply(&c)
 	if a.maxReplicates != 0 && a.maxReplicates < a.trials {
 		return nil, fmt.Errorf("max_replicates %d is below trials %d, the trials every probe runs", a.maxReplicates, a.trials)
 	}
@@ -172,6 +176,33 @@ func (a *searchArgs) declare(pos syntax.Position) (*searchDecl, error) {
 		Source: fmt.Sprintf("%s:%d", pos.Filename(), pos.Line)}
 	return d, nil
 }
+
+// budget reads max_iterations, initial_points and seed (None: not given)
+// and checks them by the command line's rule (search.Budget).
+func (a *searchArgs) budget() (search.Budget, error) {
+	var b search.Budget
+	for _, k := range []struct {
+		name string
+		v    starlark.Value
+		set  func(int64)
+	}{
+		{"max_iterations", a.maxIterations, func(n int64) { b.MaxIterations = ptrTo(int(n)) }},
+		{"initial_points", a.initialPts, func(n int64) { b.InitialPoints = ptrTo(int(n)) }},
+		{"seed", a.seed, func(n int64) { b.Seed = &n }},
+	} {
+		if k.v == nil || k.v == starlark.None {
+			continue
+		}
+		var n int64
+		if err := starlark.AsInt(k.v, &n); err != nil {
+			return b, fmt.Errorf("%s: %w", k.name, err)
+		}
+		k.set(n)
+	}
+	return b, b.Check(search.BudgetArguments)
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // parseSpace reads space: a dict of option → [lo, hi] (an int parameter
 // when both bounds are ints), or a list of AIPerf's --search-space strings

@@ -202,6 +202,20 @@ search(name = "s", base = base, space = {"concurrency": [1, 100]}, sla = ["time_
 		{"a bad filter", one(`space = {"concurrency": [1, 9]}, sla = ["ttft:p99:lt"]`), 0, "sweeps.star:2:7", `sla[0]: --search-sla "ttft:p99:lt": want metric_tag:stat:op:threshold`},
 		{"a name taken", one(`space = {"concurrency": [1, 9]}, sla = ["request_latency:p99:lt:9"]`) + "sweep(name = \"s\", base = base)\n", 0, "sweeps.star:3:6",
 			`sweep: name "s" is already used by the sweep at sweeps.star:2:7`},
+		{"no iterations", one(`space = {"concurrency": [1, 9]}, sla = ["request_latency:p99:lt:9"], max_iterations = 0`), 0, "sweeps.star:2:7",
+			`search: max_iterations must be between 2 and 200 (got 0)`},
+		{"one iteration", one(`space = {"concurrency": [1, 9]}, sla = ["request_latency:p99:lt:9"], max_iterations = 1`), 0, "sweeps.star:2:7",
+			`search: max_iterations must be between 2 and 200 (got 1)`},
+		{"negative iterations", one(`space = {"concurrency": [1, 9]}, sla = ["request_latency:p99:lt:9"], max_iterations = -3`), 0, "sweeps.star:2:7",
+			`search: max_iterations must be between 2 and 200 (got -3)`},
+		{"no initial points", one(`space = {"concurrency": [1, 9]}, objective = "request_latency.avg", initial_points = 0`), 0, "sweeps.star:2:7",
+			`search: initial_points must be at least 1 (got 0)`},
+		{"initial points over the budget", one(`space = {"concurrency": [1, 9]}, objective = "request_latency.avg", initial_points = 4, max_iterations = 4`),
+			0, "sweeps.star:2:7", `search: initial_points 4 must be below max_iterations 4`},
+		{"a negative seed", one(`space = {"concurrency": [1, 9]}, sla = ["request_latency:p99:lt:9"], seed = -1`), 0, "sweeps.star:2:7",
+			`search: seed must be ≥ 0 (got -1)`},
+		{"a string budget", one(`space = {"concurrency": [1, 9]}, sla = ["request_latency:p99:lt:9"], max_iterations = "9"`), 0, "sweeps.star:2:7",
+			`search: max_iterations: got string, want int`},
 		{"a bad probe profile", one(`space = {"warmup_request_count": [0, 9]}, objective = "request_latency.avg", direction = "minimize", max_iterations = 8`),
 			0, "sweeps.star:2:7", `search "s": --warmup-request-count must be greater than 0, got 0 (omit it for no warmup) (in the search's probe with every parameter at its lower bound: warmup_request_count_0)`},
 	}
@@ -213,6 +227,22 @@ search(name = "s", base = base, space = {"concurrency": [1, 100]}, sla = ["time_
 			assert.Equal(t, tc.pos, errs[0].Pos, errs[0].Msg)
 			assert.Contains(t, errs[0].Msg, tc.msg)
 		})
+	}
+}
+
+// search()'s budget follows the command line's rule: a Bayesian search of
+// 2 to 5 iterations fits its default initial points to the budget.
+func TestSearchBudgetFitsTheDefaults(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{2, 3, 5} {
+		ss, err := loadSearches(t, searchBase+fmt.Sprintf(`
+search(name = "s", base = base, space = {"concurrency": [1, 9]}, objective = "request_latency.avg", direction = "minimize", max_iterations = %d)
+`, n), starlark.Options{})
+		require.NoError(t, err, "%d iterations", n)
+		srch, err := ss[0].New()
+		require.NoError(t, err)
+		assert.Equal(t, n, srch.Config().MaxIterations)
+		assert.Equal(t, min(5, n-1), srch.Config().InitialPoints)
 	}
 }
 

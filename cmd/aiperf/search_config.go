@@ -10,6 +10,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/compare"
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/search"
 )
 
 // fromConfig sets the --search-* values a config file's adaptive_search
@@ -63,34 +64,67 @@ func configSearch(file *config.File, name string) (plan.Search, bool, error) {
 		confidence: cmp.Or(file.MultiRun.ConfidenceLevel, 0.95), cooldown: cooldown})
 }
 
-// checkSearchMetrics checks that s optimises, filters and converges on
-// statistics a probe measures: a client metric's tag (compare's rule, with
-// the nearest name) and a statistic it offers; not an alias (ttft) nor the
-// server's or GPU's metrics, which a probe's verdict does not read. A
-// misspelt tag fails before any probe instead of leaving every probe
-// unmeasured.
+// checkSearchMetrics checks that s optimises, filters, converges on and
+// reads statistics a probe measures: a client metric's tag (compare's
+// rule, with the nearest name) and a statistic it offers; not an alias
+// (ttft) nor the server's or GPU's metrics, which a probe's verdict does
+// not read; and, without streaming, none only a streamed reply measures
+// (TTFT, ITL, ...). A misspelt tag or a streaming-only one fails before any
+// probe instead of leaving every probe unmeasured. A script's search is
+// named by where it is declared and its arguments; the command line's by
+// its flags.
 func checkSearchMetrics(s plan.Search) error {
 	c := s.Config
-	check := func(flag, given, metric, key string) error {
+	script := s.Source != ""
+	label := func(flag, arg string) string {
+		if script {
+			return arg
+		}
+		return flag
+	}
+	check := func(what, given, metric, key string) error {
 		if metric == "" {
 			return nil
 		}
 		keys, err := compare.ParseKeys([]string{key})
 		switch {
 		case err != nil:
-			return fmt.Errorf("search %q: %s %s: %w", s.Name, flag, given, err)
+			return searchErr(s, fmt.Errorf("%s %s: %w", what, given, err))
 		case strings.Contains(keys[0].Metric, ".") || keys[0].Metric != metric:
-			return fmt.Errorf("search %q: %s %s: a search judges its probes by the client's metrics: name one by its tag "+
-				"(time_to_first_token, inter_token_latency, request_latency, output_token_throughput, ...)", s.Name, flag, given)
+			return searchErr(s, fmt.Errorf("%s %s: a search judges its probes by the client's metrics: name one by its tag "+
+				"(time_to_first_token, inter_token_latency, request_latency, output_token_throughput, ...)", what, given))
+		case !s.Base.Streaming && search.StreamingOnly(metric):
+			fix := "add --streaming"
+			if script {
+				fix = "give the base profile streaming = True"
+			}
+			return searchErr(s, fmt.Errorf("%s %s reads a streaming-only metric: %s", what, given, fix))
 		}
 		return nil
 	}
-	errs := []error{check("--search-metric", c.Objective.Metric, c.Objective.Metric, c.Objective.Key())}
+	objective := c.Objective.Metric
+	if script {
+		objective = c.Objective.Key()
+	}
+	errs := []error{check(label("--search-metric", "objective"), objective, c.Objective.Metric, c.Objective.Key())}
 	for _, f := range c.Filters {
-		errs = append(errs, check("--search-sla", f.String(), f.Metric, f.Key()))
+		errs = append(errs, check(label("--search-sla", "sla"), f.String(), f.Metric, f.Key()))
 	}
 	if cv := c.Trials.Convergence; cv != nil {
 		errs = append(errs, check("--convergence-metric", cv.Metric, cv.Metric, cv.Key()))
 	}
+	for _, k := range c.Extra {
+		metric, _, _ := strings.Cut(k, ".")
+		errs = append(errs, check(label("statistic", "stats"), k, metric, k))
+	}
 	return errors.Join(errs...)
+}
+
+// searchErr is err about search s: named by where a script declares it
+// (file:line), or by its name.
+func searchErr(s plan.Search, err error) error {
+	if s.Source != "" {
+		return fmt.Errorf("%s: search %q: %w", s.Source, s.Name, err)
+	}
+	return fmt.Errorf("search %q: %w", s.Name, err)
 }

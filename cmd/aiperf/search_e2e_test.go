@@ -385,6 +385,13 @@ func TestSearchBadInputRefused(t *testing.T) {
 			`search "max-concurrency-under-sla": --workers 4 is more than the profiling phase's concurrency 1`},
 		"a grid recipe with a list": {stream("--search-recipe", "concurrency-ramp", "--concurrency", "1,2"),
 			`--concurrency lists values to sweep, and recipe "concurrency-ramp" chooses its own points`},
+		"a streaming-only objective without streaming": {base("--request-count", "20", "--search-space", "concurrency:1,10:int",
+			"--search-metric", "time_to_first_token", "--search-direction", "minimize", "--search-max-iterations", "6", "--search-initial-points", "2"),
+			`search "search": --search-metric time_to_first_token reads a streaming-only metric: add --streaming`},
+		"no initial points": {stream("--search-space", "concurrency:1,10:int", "--search-metric", "request_latency", "--search-direction", "minimize",
+			"--search-initial-points", "0", "--search-max-iterations", "3"), `--search-initial-points must be at least 1 (got 0)`},
+		"an error rate above 100%": {stream("--search-recipe", "max-concurrency-under-sla", "--search-sla", "request_error_rate:avg:gt:100"),
+			`request_error_rate.avg gt 100 can never be met: request_error_rate is at most 100`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			inv := cli(t, "", tc.args...)
@@ -416,8 +423,90 @@ search(name = "s", base = base, space = {"concurrency": [1, 1000]}, sla = ["time
 			assert.Contains(t, inv.stderr, want)
 		})
 	}
+	scriptRefused(t, m.URL)
 	c := m.control()
 	assert.Zero(t, c.InferenceRequests+c.ResetCount, "nothing was sent")
+}
+
+// scriptRefused: a script's search that reads a metric no probe measures
+// (misspelt, an alias, streaming-only without streaming) or whose budget
+// breaks the command line's rule is refused at its line before any
+// traffic, exit 2. Before, a misspelt stats key and a streaming-only
+// objective or SLA without streaming ran every probe unmeasured.
+func scriptRefused(t *testing.T, url string) {
+	const script = `
+base = profile(model = "mock-model", url = vars["url"], streaming = %s, reset_kv_cache = True)
+search(name = "s", base = base, space = {"concurrency": [1, 10]}, %s)
+`
+	for name, tc := range map[string]struct{ streaming, args, want string }{
+		"a misspelt stats key": {"True", `sla = ["request_latency:p99:lt:900"], stats = ["request_latncy.p99"]`,
+			`s.star:3: search "s": stats request_latncy.p99: request_latncy.p99: unknown metric "request_latncy" (did you mean "request_latency"?)`},
+		"an alias in the SLA": {"True", `sla = ["ttft:p99:lt:80"]`,
+			`s.star:3: search "s": sla ttft:p99:lt:80: a search judges its probes by the client's metrics`},
+		"a streaming-only SLA without streaming": {"False", `sla = ["inter_token_latency:p99:lt:80"]`,
+			`s.star:3: search "s": sla inter_token_latency:p99:lt:80 reads a streaming-only metric: give the base profile streaming = True`},
+		"a streaming-only objective without streaming": {"False", `objective = "time_to_first_token.avg", direction = "minimize"`,
+			`s.star:3: search "s": objective time_to_first_token.avg reads a streaming-only metric`},
+		"streaming-only stats without streaming": {"False", `objective = "request_latency.avg", direction = "minimize", stats = ["inter_token_latency.p99"]`,
+			`s.star:3: search "s": stats inter_token_latency.p99 reads a streaming-only metric`},
+		"one iteration": {"True", `sla = ["request_latency:p99:lt:900"], max_iterations = 1`,
+			`s.star:3:7: search: max_iterations must be between 2 and 200 (got 1)`},
+	} {
+		t.Run("a script's "+name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := writeFile(t, dir, "s.star", fmt.Sprintf(script, tc.streaming, tc.args))
+			inv := cli(t, dir, "sweep", path, "--set", "url="+url)
+			assert.Equal(t, ExitUsage, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+			assert.Contains(t, inv.stderr, tc.want)
+		})
+	}
+}
+
+// TestSearchGridAnswerAboveALowFailure: a grid whose lowest load fails a
+// throughput floor (1 request at a time against slaMock holds a slot 258 ms
+// or more: under 4 requests/s, whatever the machine) and whose highest
+// breaks the TTFT SLA (at 9, a request waits for a slot) answers with the
+// passes above the low failure: the answer line, boundary_summary and
+// best_trials agree on the highest pass, and the low failure is named as
+// non-monotonic. Before, "concurrency: nothing passed, 1 failed" and
+// feasible_max null. --resume of a search never run says it starts anew.
+func TestSearchGridAnswerAboveALowFailure(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, slaMock)
+	dir := t.TempDir()
+	tok := tinyTokenizer(t)
+	path := writeFile(t, dir, "grid.star", fmt.Sprintf(`
+base = profile(model = "mock-model", url = vars["url"], streaming = True, tokenizer = vars["tok"],
+               synthetic_input_tokens_mean = 16, output_tokens_mean = 32, request_count = 9)
+search(name = "grid", base = base, space = {"concurrency": [1, 9]}, planner = "grid",
+       grid = [{"concurrency": 1}, {"concurrency": 8}, {"concurrency": 9}],
+       sla = ["time_to_first_token:p99:lt:%d", "request_throughput:avg:gt:5"], objective = "request_throughput.avg")
+`, slaMs))
+	inv := cli(t, dir, "sweep", path, "--set", "url="+m.URL, "--set", "tok="+tok, "--ui", "none", "--resume")
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Contains(t, inv.stderr, `note: --resume found no search "grid" with this configuration`)
+	assert.Contains(t, inv.stderr, "nothing was resumed; a new search (#1) starts")
+
+	var doc search.HistoryDoc
+	readJSONInto(t, filepath.Join(dir, "artifacts", "grid", runner.HistoryFile), &doc)
+	require.Len(t, doc.Iterations, 3)
+	verdicts := make([]bool, 3)
+	for i, it := range doc.Iterations {
+		verdicts[i] = it.Feasible
+	}
+	require.Equal(t, []bool{false, true, false}, verdicts, "1 under the throughput floor, 8 within the SLA, 9 over it: %+v", doc.Iterations)
+	assert.Equal(t, "request_throughput", doc.Iterations[0].SLA[1].Metric)
+	assert.True(t, doc.Iterations[0].NonMonotonicWarning)
+	bs := doc.BoundarySummary
+	require.NotNil(t, bs)
+	require.NotNil(t, bs.FeasibleMax)
+	assert.EqualValues(t, 8, bs.FeasibleMax.Value)
+	assert.EqualValues(t, 1, bs.InfeasibleMin.Value, "AIPerf's infeasible_min: the lowest failure")
+	require.NotNil(t, bs.InfeasibleAbove)
+	assert.EqualValues(t, 9, bs.InfeasibleAbove.Value)
+	assert.EqualValues(t, 8, doc.BestTrials[0].VariationValues["phases.profiling.concurrency"])
+	assert.Contains(t, inv.stdout, fmt.Sprintf("search grid: concurrency: 8 passed (one trial), 9 failed (one trial: time_to_first_token:p99:lt:%d); "+
+		"not monotonic: 1 failed below 8 (request_throughput:avg:gt:5); best feasible: concurrency 8 (request_throughput.avg ", slaMs))
 }
 
 // TestPrefillCurveRecoversTheCost: prefill-ttft-curve against a mock that

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -44,8 +43,8 @@ type SearchArgs struct {
 	SearchStat          string   `name:"search-stat" group:"Search" placeholder:"STAT" help:"Its statistic (default avg)."`
 	SearchDirection     string   `name:"search-direction" group:"Search" placeholder:"DIR" help:"maximize or minimize."`
 	SearchMaxIterations *int     `name:"search-max-iterations" group:"Search" placeholder:"N" help:"Probes at most (2-200; required with --search-space)."`
-	SearchInitialPoints *int     `name:"search-initial-points" group:"Search" placeholder:"N" help:"Bayesian optimisation: space-filling probes first (default 5)."`
-	SearchRandomSeed    *int64   `name:"search-random-seed" group:"Search" placeholder:"N" help:"Seed of the planner (default 0): the same seed proposes the same probes."`
+	SearchInitialPoints *int     `name:"search-initial-points" group:"Search" placeholder:"N" help:"Bayesian optimisation: space-filling probes first, at least 1 (default 5, or --search-max-iterations - 1 when less)."`
+	SearchRandomSeed    *int64   `name:"search-random-seed" group:"Search" placeholder:"N" help:"Seed of the planner, ≥ 0 (default 0): the same seed proposes the same probes."`
 	SearchPlanner       string   `name:"search-planner" group:"Search" placeholder:"NAME" help:"With --search-space: bayesian (default), monotonic_sla or smooth_isotonic."`
 	SearchMaxReplicates *int     `name:"search-max-replicates" group:"Search" placeholder:"N" help:"A probe whose SLA verdict is ambiguous takes more trials, up to N (default --num-profile-runs)."`
 
@@ -149,8 +148,8 @@ func (a *SearchArgs) Search(in searchInput) (s plan.Search, ok bool, err error) 
 	if err != nil {
 		return s, true, err
 	}
-	if n := a.SearchMaxIterations; n != nil && (*n < 2 || *n > 200) {
-		return s, true, fmt.Errorf("--search-max-iterations must be between 2 and 200 (got %d)", *n)
+	if err := a.budget().Check(search.BudgetFlags); err != nil {
+		return s, true, err
 	}
 	s = plan.Search{Name: in.name, Base: in.base, CooldownSeconds: in.cooldown}
 	if a.SearchRecipe != "" {
@@ -282,17 +281,7 @@ func (a *SearchArgs) explicitSearch(s *plan.Search, in searchInput, filters []se
 			return fmt.Errorf("--search-metric %s needs --search-direction maximize or minimize", a.SearchMetric)
 		}
 	}
-	if a.SearchInitialPoints != nil {
-		c.InitialPoints = *a.SearchInitialPoints
-	}
-	if a.SearchRandomSeed != nil {
-		c.Seed = *a.SearchRandomSeed
-	}
-	if !in.base.Streaming {
-		if i := slices.IndexFunc(filters, streamingOnly); i >= 0 {
-			return fmt.Errorf("--search-sla %s reads a streaming-only metric: add --streaming", filters[i])
-		}
-	}
+	a.budget().Apply(&c)
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -300,8 +289,7 @@ func (a *SearchArgs) explicitSearch(s *plan.Search, in searchInput, filters []se
 	return nil
 }
 
-// streamingOnly tells whether a filter reads TTFT or ITL, which only a
-// streamed reply measures.
-func streamingOnly(f search.Filter) bool {
-	return f.Metric == "time_to_first_token" || f.Metric == "inter_token_latency"
+// budget is the search's budget as the flags give it.
+func (a *SearchArgs) budget() search.Budget {
+	return search.Budget{MaxIterations: a.SearchMaxIterations, InitialPoints: a.SearchInitialPoints, Seed: a.SearchRandomSeed}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -11,13 +13,20 @@ import (
 	"github.com/aiperf-go/aiperf/internal/search"
 )
 
-// searchFromArgs parses a profile command line and builds its search.
+// searchFromArgs parses a streaming profile command line and builds its
+// search.
 func searchFromArgs(t *testing.T, args ...string) (plan.Search, bool, error) {
+	t.Helper()
+	return searchFromProfile(t, append([]string{"--streaming"}, args...)...)
+}
+
+// searchFromProfile parses a profile command line and builds its search.
+func searchFromProfile(t *testing.T, args ...string) (plan.Search, bool, error) {
 	t.Helper()
 	var cli CLI
 	parser, err := kong.New(&cli, append(parserOptions(), kong.Exit(func(int) { t.Fatal("kong exited") }))...)
 	require.NoError(t, err)
-	parsed, lists, err := takeSweepLists(append([]string{"profile", "-m", "m", "-u", "http://a:1", "--streaming"}, args...))
+	parsed, lists, err := takeSweepLists(append([]string{"profile", "-m", "m", "-u", "http://a:1"}, args...))
 	require.NoError(t, err)
 	_, err = parser.Parse(parsed)
 	require.NoError(t, err)
@@ -103,4 +112,73 @@ func TestSearchOnAnUnknownMetricRefused(t *testing.T) {
 	}
 	_, _, err := searchFromArgs(t, "--search-recipe", "max-concurrency-under-sla", "--search-sla", "time_to_first_token:p99:lt:200")
 	assert.NoError(t, err)
+}
+
+// A search that reads a streaming-only metric without --streaming is
+// refused before any probe, whichever flag reads it; before, only
+// --search-sla was checked, and a --search-metric time_to_first_token
+// search ran every probe unmeasured.
+func TestSearchOnAStreamingOnlyMetricNeedsStreaming(t *testing.T) {
+	space := []string{"--search-space", "concurrency:1,10:int", "--search-max-iterations", "6"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--search-metric", "time_to_first_token", "--search-direction", "minimize", "--search-initial-points", "2"},
+			`search "s": --search-metric time_to_first_token reads a streaming-only metric: add --streaming`},
+		{[]string{"--search-metric", "request_latency", "--search-direction", "minimize", "--search-sla", "inter_token_latency:p99:lt:80"},
+			`search "s": --search-sla inter_token_latency:p99:lt:80 reads a streaming-only metric: add --streaming`},
+		{[]string{"--search-metric", "request_latency", "--search-direction", "minimize", "--num-profile-runs", "3",
+			"--convergence-metric", "output_token_throughput_per_user"},
+			`search "s": --convergence-metric output_token_throughput_per_user reads a streaming-only metric: add --streaming`},
+	} {
+		_, ok, err := searchFromProfile(t, append(space, c.args...)...)
+		assert.True(t, ok)
+		assert.ErrorContains(t, err, c.want, "%v", c.args)
+		_, _, err = searchFromArgs(t, append(space, c.args...)...)
+		assert.NoError(t, err, "with --streaming: %v", c.args)
+	}
+	_, _, err := searchFromProfile(t, append(space, "--search-metric", "request_latency", "--search-direction", "minimize")...)
+	assert.NoError(t, err, "request_latency is measured without streaming")
+}
+
+// The budget: the default initial points fit any --search-max-iterations
+// from 2 (before, 2 to 5 failed, blaming --search-initial-points 5, never
+// given); 0 initial points and a negative seed are refused, naming the flag.
+func TestSearchBudgetFlags(t *testing.T) {
+	obj := []string{"--search-space", "concurrency:1,10:int", "--search-metric", "request_latency", "--search-direction", "minimize"}
+	for _, n := range []int{2, 3, 5} {
+		s, _, err := searchFromArgs(t, append(obj, "--search-max-iterations", strconv.Itoa(n))...)
+		require.NoError(t, err, "%d iterations", n)
+		srch, err := s.New()
+		require.NoError(t, err)
+		assert.Equal(t, min(5, n-1), srch.Config().InitialPoints)
+	}
+	for args, want := range map[string]string{
+		"--search-initial-points 0 --search-max-iterations 3": "--search-initial-points must be at least 1 (got 0)",
+		"--search-initial-points 4 --search-max-iterations 3": "--search-initial-points 4 must be below --search-max-iterations 3",
+		"--search-random-seed=-1 --search-max-iterations 3":   "--search-random-seed must be ≥ 0 (got -1)",
+		"--search-max-iterations 1":                           "--search-max-iterations must be between 2 and 200 (got 1)",
+	} {
+		_, _, err := searchFromArgs(t, append(obj, strings.Fields(args)...)...)
+		assert.ErrorContains(t, err, want, args)
+	}
+	_, _, err := searchFromArgs(t, "--search-recipe", "max-throughput-ttft-sla", "--ttft-sla-ms", "80", "--search-max-iterations", "3")
+	assert.NoError(t, err, "the recipe's 5 initial points are cut to fit 3 iterations")
+}
+
+// An SLA no value of its metric can meet is refused: a percentage above
+// 100, a fraction above 1.
+func TestSearchOnAnUnmeetableBoundRefused(t *testing.T) {
+	for sla, want := range map[string]string{
+		"request_error_rate:avg:gt:100":  "request_error_rate.avg gt 100 can never be met: request_error_rate is at most 100",
+		"request_error_rate:avg:ge:101":  "request_error_rate.avg ge 101 can never be met",
+		"good_request_fraction:avg:gt:1": "good_request_fraction.avg gt 1 can never be met: good_request_fraction is at most 1",
+		"request_latency:p99:lt:0":       "request_latency.p99 lt 0 can never be met",
+	} {
+		_, _, err := searchFromArgs(t, "--search-recipe", "max-concurrency-under-sla", "--search-sla", sla)
+		assert.ErrorContains(t, err, want, sla)
+	}
+	_, _, err := searchFromArgs(t, "--search-recipe", "max-concurrency-under-sla", "--search-sla", "request_error_rate:avg:ge:100")
+	assert.NoError(t, err, "every request failing meets ge 100")
 }

@@ -61,6 +61,10 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 	if err != nil {
 		return err
 	}
+	if o.resume && !resumed {
+		fmt.Fprintf(g.Stderr, "note: --resume found no search %q with this configuration in %s to continue (the script, a loaded module, "+
+			"a flag or a --set value changed, or it never ran): nothing was resumed; a new search (#%d) starts\n", s.Name, g.Store, id)
+	}
 	if o.executor == nil {
 		if o.executor, err = localExecutor(o.workers, o.workerArgs); err != nil {
 			return err

@@ -73,38 +73,29 @@ func (b bisector) Next(obs []Observation) Decision {
 	return Decision{Point: Point{b.midpoint(gap)}, Why: fmt.Sprintf("bisect [%g, %g]", gap[0], gap[1])}
 }
 
-// bracket is the latched state of a 1D search: the highest passing and the
-// lowest failing probe, the ambiguous probes between them (ascending) and
-// the probes whose verdict contradicted the bracket when they came.
+// bracket is the latched state of a 1D planner: the highest passing and
+// the lowest failing probe, and the ambiguous probes between them
+// (ascending). It steers the planner; the answer (Search.bracket) reads the
+// probes in any order.
 type bracket struct {
-	pass, fail   *Observation
-	amb          []Observation
-	nonMonotonic map[int]bool
+	pass, fail *Observation
+	amb        []Observation
 }
 
 // latch replays obs in order as AIPerf's monotonic planner latches
 // verdicts: a pass raises the low end unless it is at or above the lowest
 // failure, a fail lowers the high end unless it is at or below the highest
-// pass; a verdict that contradicts the bracket is flagged non-monotonic and
-// leaves it alone.
+// pass; a verdict that contradicts the bracket leaves it alone.
 func latch(obs []Observation) bracket {
-	br := bracket{nonMonotonic: map[int]bool{}}
+	var br bracket
 	for i := range obs {
 		o := &obs[i]
 		x := o.Point[0]
-		switch o.Verdict.Outcome {
-		case Pass:
-			if br.fail != nil && x >= br.fail.Point[0] {
-				br.nonMonotonic[o.Index] = true
-			} else if br.pass == nil || x > br.pass.Point[0] {
-				br.pass = o
-			}
-		case Fail:
-			if br.pass != nil && x <= br.pass.Point[0] {
-				br.nonMonotonic[o.Index] = true
-			} else if br.fail == nil || x < br.fail.Point[0] {
-				br.fail = o
-			}
+		switch {
+		case o.Verdict.Outcome == Pass && (br.fail == nil || x < br.fail.Point[0]) && (br.pass == nil || x > br.pass.Point[0]):
+			br.pass = o
+		case o.Verdict.Outcome == Fail && (br.pass == nil || x > br.pass.Point[0]) && (br.fail == nil || x < br.fail.Point[0]):
+			br.fail = o
 		}
 	}
 	for _, o := range obs {

@@ -100,7 +100,8 @@ func TestOneDimEdges(t *testing.T) {
 		assert.Len(t, h.Probes, 3)
 	})
 	t.Run("non-monotonic", func(t *testing.T) {
-		// A pass at 16 after the failure at 8 is flagged; the bracket stays.
+		// A pass at 16 after the failure at 8: the planner's bracket stays,
+		// the answer is the highest pass and flags the failure below it.
 		f := func(c float64) float64 {
 			if c >= 8 && c < 16 {
 				return 200
@@ -118,7 +119,17 @@ func TestOneDimEdges(t *testing.T) {
 		assert.Equal(t, 8.0, br.Fail.Value)
 		assert.Empty(t, br.NonMonotonic)
 		h.Probes[4].Trials[0].Values["time_to_first_token.p95"] = 10 // 16 passes above the failure at 8
-		assert.Equal(t, []int{4}, s.Summarize(h).Bracket.NonMonotonic)
+		// the planner's bracket stays [4, 8]; the answer's highest pass is 16,
+		// the failure at 8 below it flagged
+		step, err := s.Next(h)
+		require.NoError(t, err)
+		assert.Equal(t, "bisect [4, 8]", step.Why)
+		br = s.Summarize(h).Bracket
+		assert.Equal(t, 16.0, br.Pass.Value)
+		assert.Nil(t, br.Fail)
+		require.Len(t, br.Below, 1)
+		assert.Equal(t, 8.0, br.Below[0].Value)
+		assert.Equal(t, []int{3}, br.NonMonotonic)
 	})
 }
 

@@ -98,13 +98,19 @@ type BestTrialDoc struct {
 	ParetoRank      int            `json:"pareto_rank"`
 }
 
-// BoundaryDoc is boundary_summary: the bracket of a 1D search.
+// BoundaryDoc is boundary_summary: the bracket of a 1D search, AIPerf's
+// history-derived one: feasible_max the highest passing value,
+// infeasible_min the lowest failing one.
 type BoundaryDoc struct {
 	SweptDimPath      string         `json:"swept_dim_path"`
 	FeasibleMax       *FeasibleDoc   `json:"feasible_max"`
 	InfeasibleMin     *InfeasibleDoc `json:"infeasible_min"`
 	BindingConstraint string         `json:"binding_constraint,omitempty"`
 	Ambiguous         []any          `json:"ambiguous,omitempty"` // ours: loads left ambiguous between the ends
+	// InfeasibleAbove (ours) is the lowest failing value above feasible_max
+	// when infeasible_min is at or below it (the SLA is not monotonic in
+	// the load): the bracket's upper end.
+	InfeasibleAbove *InfeasibleDoc `json:"infeasible_above,omitempty"`
 }
 
 // FeasibleDoc is the highest load that passed.
@@ -224,27 +230,37 @@ func (s *Search) configDoc() HistoryConfig {
 // boundaryDoc is boundary_summary: null unless the search is 1D and one
 // end of the bracket exists.
 func (s *Search) boundaryDoc(br *Bracket, obs []Observation) *BoundaryDoc {
-	if br == nil || (br.Pass == nil && br.Fail == nil) {
+	if br == nil || (br.Pass == nil && br.InfeasibleMin() == nil) {
 		return nil
 	}
+	low := br.InfeasibleMin()
 	p := br.Param
 	out := &BoundaryDoc{SweptDimPath: p.Key()}
 	if b := br.Pass; b != nil {
 		out.FeasibleMax = &FeasibleDoc{Value: p.value(b.Value), IterationIdx: b.Index, ObjectiveValue: num(b.Objective),
 			Confidence: num(b.Confidence), Trials: b.Trials}
 	}
-	if b := br.Fail; b != nil {
-		out.InfeasibleMin = &InfeasibleDoc{Value: p.value(b.Value), IterationIdx: b.Index, Confidence: num(b.Confidence), Trials: b.Trials}
-		if b.Breach != nil {
-			d := filterDoc(*b.Breach)
-			out.InfeasibleMin.FirstBreach = &d
-		}
+	if low != nil {
+		out.InfeasibleMin = infeasibleDoc(p, low)
 		if s.cfg.Planner == PlannerSmoothIsotonic {
-			out.BindingConstraint = s.binding(obs[b.Index])
+			out.BindingConstraint = s.binding(obs[low.Index])
 		}
+	}
+	if br.Fail != nil && br.Fail != low {
+		out.InfeasibleAbove = infeasibleDoc(p, br.Fail)
 	}
 	for _, x := range br.Ambiguous {
 		out.Ambiguous = append(out.Ambiguous, p.value(x))
+	}
+	return out
+}
+
+// infeasibleDoc is a failing end of the bracket with its first breach.
+func infeasibleDoc(p Param, b *Bound) *InfeasibleDoc {
+	out := &InfeasibleDoc{Value: p.value(b.Value), IterationIdx: b.Index, Confidence: num(b.Confidence), Trials: b.Trials}
+	if b.Breach != nil {
+		d := filterDoc(*b.Breach)
+		out.FirstBreach = &d
 	}
 	return out
 }

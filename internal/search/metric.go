@@ -6,10 +6,28 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
 )
 
 // Stats a filter or an objective may name (AIPerf's SLAFilter stat set).
 var knownStats = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"}
+
+// streamingOnlyTags are the client metrics only a streamed reply measures:
+// a run without streaming has none of them (metrics.Summarize).
+var streamingOnlyTags = []string{
+	metrics.TagTTFT, metrics.TagTTST, metrics.TagTTFO, metrics.TagDecodeDuration, metrics.TagFullDecodeDuration,
+	metrics.TagITL, metrics.TagFullITL, metrics.TagICL, metrics.TagPerUserThroughput, metrics.TagFullPerUser,
+	metrics.TagPrefillPerUser,
+}
+
+// StreamingOnly tells whether metric is one only a streamed reply measures
+// (time_to_first_token, inter_token_latency, ...).
+func StreamingOnly(metric string) bool { return slices.Contains(streamingOnlyTags, metric) }
+
+// boundedTags are the metrics that cannot exceed a bound: a percentage of
+// the requests, and a fraction of them.
+var boundedTags = map[string]float64{metrics.TagRequestErrorRate: 100, metrics.TagGoodRequestFraction: 1}
 
 // Filter is one SLA filter (AIPerf's SLAFilter): the statistic Stat of
 // metric Metric must satisfy Op (lt, le, gt, ge) against Threshold, in the
@@ -60,6 +78,9 @@ func (f Filter) check() error {
 		return fmt.Errorf("the threshold of %s is not a finite number", f.Key())
 	case f.Op == "lt" && f.Threshold <= 0 || f.Op == "le" && f.Threshold < 0:
 		return fmt.Errorf("%s %s %g can never be met: the metrics are at least 0", f.Key(), f.Op, f.Threshold)
+	}
+	if hi, ok := boundedTags[f.Metric]; ok && (f.Op == "gt" && f.Threshold >= hi || f.Op == "ge" && f.Threshold > hi) {
+		return fmt.Errorf("%s %s %g can never be met: %s is at most %g", f.Key(), f.Op, f.Threshold, f.Metric, hi)
 	}
 	return nil
 }

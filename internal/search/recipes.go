@@ -140,15 +140,11 @@ func (r *Recipe) tune(in RecipeInputs) error {
 		}
 		return nil
 	}
-	if in.MaxIterations != nil {
-		r.Config.MaxIterations = *in.MaxIterations
+	b := Budget{MaxIterations: in.MaxIterations, InitialPoints: in.InitialPoints, Seed: in.Seed}
+	if err := b.Check(BudgetFlags); err != nil {
+		return fmt.Errorf("recipe %q: %w", r.Name, err)
 	}
-	if in.InitialPoints != nil {
-		r.Config.InitialPoints = *in.InitialPoints
-	}
-	if in.Seed != nil {
-		r.Config.Seed = *in.Seed
-	}
+	b.Apply(&r.Config)
 	return nil
 }
 
@@ -224,7 +220,7 @@ func slaFilters(name string, in RecipeInputs) ([]Filter, error) {
 
 // streamingOnly tells whether a filter reads a streaming-only metric.
 func streamingOnly(fs []Filter) bool {
-	return slices.ContainsFunc(fs, func(f Filter) bool { return f.Metric == tagTTFT || f.Metric == tagITL })
+	return slices.ContainsFunc(fs, func(f Filter) bool { return StreamingOnly(f.Metric) })
 }
 
 // intBounds resolves a --X-min/--X-max pair against defaults.

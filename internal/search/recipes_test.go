@@ -201,7 +201,7 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Space[0].Lo = 0 }, "lo, which must be > 0"},
 		{func(c *Config) { c.Trials = TrialRule{Min: 3, Max: 2} }, "--search-max-replicates 2 is below"},
 		{func(c *Config) { c.Trials.Confidence = 1.5 }, "--confidence-level"},
-		{func(c *Config) { c.Planner, c.InitialPoints, c.MaxIterations = PlannerBayesian, 9, 9 }, "--search-initial-points 9"},
+		{func(c *Config) { c.Planner, c.InitialPoints, c.MaxIterations = PlannerBayesian, 9, 9 }, "9 initial points must be at least 1 and below its 9 iterations"},
 		{func(c *Config) { c.Planner, c.Objective = PlannerBayesian, Objective{} }, "no objective metric"},
 		{func(c *Config) { c.Planner, c.Grid = PlannerGrid, []Point{{5000}} }, "grid point 0"},
 	}

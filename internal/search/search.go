@@ -32,7 +32,7 @@ type Config struct {
 	// MaxIterations caps the probes (not the trials); 0 takes the planner's
 	// default: 20 monotonic, len(Grid) grid, else 30.
 	MaxIterations int
-	InitialPoints int   // bayesian: space-filling points before the GP (5 when 0)
+	InitialPoints int   // bayesian: space-filling points before the GP (0: DefaultInitialPoints)
 	Seed          int64 // --search-random-seed: every planner is deterministic given it
 	// Precision is the 1D planners' relative bracket precision: they stop
 	// when (fail − pass)/fail is below it, or the gap is 1 for int (0.05).
@@ -60,7 +60,7 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	if c.InitialPoints == 0 {
-		c.InitialPoints = 5
+		c.InitialPoints = DefaultInitialPoints(c.MaxIterations)
 	}
 	if c.Precision == 0 {
 		c.Precision = 0.05
@@ -115,8 +115,8 @@ func (c Config) validatePlanner(d Config) error {
 	case PlannerMonotonic, PlannerSmoothIsotonic:
 		return checkOneDim(c)
 	case PlannerBayesian:
-		if d.InitialPoints >= d.MaxIterations {
-			return fmt.Errorf("--search-initial-points %d must be below --search-max-iterations %d", d.InitialPoints, d.MaxIterations)
+		if d.InitialPoints < 1 || d.InitialPoints >= d.MaxIterations {
+			return fmt.Errorf("the bayesian planner's %d initial points must be at least 1 and below its %d iterations", d.InitialPoints, d.MaxIterations)
 		}
 	case PlannerGrid:
 		if len(c.Grid) == 0 {

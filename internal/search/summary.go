@@ -3,6 +3,8 @@ package search
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -17,16 +19,30 @@ type Bound struct {
 	Breach     *FilterVerdict // the failing end's first breached filter
 }
 
-// Bracket is the answer of a 1D SLA search: the highest load that passed
-// and the lowest that failed, each with its confidence, the loads
-// between them that stayed ambiguous after their replicates, and the loads
-// probed whose first trial never ended (an interrupted search).
+// Bracket is the answer of a 1D SLA search, as AIPerf's history-derived
+// boundary_summary reads it: the highest load that passed and the lowest
+// that failed above it, each with its confidence, the loads between them
+// that stayed ambiguous after their replicates, and the loads probed whose
+// first trial never ended (an interrupted search). Failures at or below
+// the highest pass (the SLA is not monotonic in the load: a throughput
+// floor fails the low loads, say) are Below, lowest first; the lowest of
+// all failures is boundary_summary's infeasible_min.
 type Bracket struct {
 	Param        Param
 	Pass, Fail   *Bound
+	Below        []Bound // failures at or below Pass, ascending
 	Ambiguous    []float64
 	Pending      []float64
-	NonMonotonic []int // iteration indexes whose verdict contradicted the bracket
+	NonMonotonic []int // iteration indexes of the failures in Below
+}
+
+// InfeasibleMin is the lowest failing load (AIPerf's infeasible_min): the
+// lowest of Below, else Fail; nil when nothing failed.
+func (b *Bracket) InfeasibleMin() *Bound {
+	if len(b.Below) > 0 {
+		return &b.Below[0]
+	}
+	return b.Fail
 }
 
 // Summary is what a search has found and spent.
@@ -42,22 +58,31 @@ type Summary struct {
 	Bracket    *Bracket     // 1D searches only
 	Best       *Observation // feasibility first, then the objective
 	Feasible   int          // probes that passed
+
+	space     Space
+	objective Objective
+	filtered  bool // the search has SLA filters: Best's verdict is told
+	bestFirst bool // the answer is the best probe (Bayesian), the bracket after it
+	bestToo   bool // the answer names the best probe after the bracket (grid, Starlark)
 }
 
 // Summarize sums up history h.
 func (s *Search) Summarize(h History) Summary {
 	obs := s.Observe(h)
-	sum := Summary{Probes: len(h.Probes), TrialsSpent: h.TrialsSpent(), Best: s.best(obs)}
+	c := s.cfg
+	sum := Summary{Probes: len(h.Probes), TrialsSpent: h.TrialsSpent(), Best: s.best(obs), space: c.Space,
+		objective: c.Objective, filtered: len(c.Filters) > 0, bestFirst: c.Planner == PlannerBayesian}
+	sum.bestToo = !sum.bestFirst && c.Planner != PlannerMonotonic && c.Planner != PlannerSmoothIsotonic
 	for _, o := range obs {
 		if o.Verdict.Outcome == Pass {
 			sum.Feasible++
 		}
 	}
-	if len(s.cfg.Space) == 1 && len(obs) > 0 {
+	if len(c.Space) == 1 && len(obs) > 0 {
 		sum.Bracket = s.bracket(obs)
 	}
 	sum.GridCells = s.gridCells(sum.Bracket)
-	sum.GridTrials = sum.GridCells * s.cfg.Trials.Min
+	sum.GridTrials = sum.GridCells * c.Trials.Min
 	return sum
 }
 
@@ -83,33 +108,57 @@ func (s *Search) best(obs []Observation) *Observation {
 	return bestAny
 }
 
+// bracket reads the answer of a 1D search off its probes, in any order
+// (a grid's or a Bayesian search's probes need not come up the load).
 func (s *Search) bracket(obs []Observation) *Bracket {
-	br := latch(obs)
 	out := &Bracket{Param: s.cfg.Space[0]}
-	bound := func(o *Observation) *Bound {
-		if o == nil {
-			return nil
+	var pass *Observation
+	for i := range obs {
+		if o := &obs[i]; o.Verdict.Outcome == Pass && (pass == nil || o.Point[0] > pass.Point[0]) {
+			pass = o
 		}
-		b := &Bound{Value: o.Point[0], Index: o.Index, Confidence: o.Verdict.Confidence, Objective: o.Objective, Trials: o.Trials}
-		if o.Verdict.Breach != nil {
-			br := *o.Verdict.Breach
-			b.Breach = &br
+	}
+	if pass != nil {
+		out.Pass = boundOf(pass)
+	}
+	fails := make([]*Observation, 0, len(obs))
+	for i := range obs {
+		if obs[i].Verdict.Outcome == Fail {
+			fails = append(fails, &obs[i])
 		}
-		return b
 	}
-	out.Pass, out.Fail = bound(br.pass), bound(br.fail)
-	for _, o := range br.amb {
-		out.Ambiguous = append(out.Ambiguous, o.Point[0])
-	}
-	for _, o := range obs {
-		if br.nonMonotonic[o.Index] {
+	sort.SliceStable(fails, func(i, j int) bool { return fails[i].Point[0] < fails[j].Point[0] })
+	for _, o := range fails {
+		switch {
+		case pass != nil && o.Point[0] <= pass.Point[0]:
+			out.Below = append(out.Below, *boundOf(o))
 			out.NonMonotonic = append(out.NonMonotonic, o.Index)
-		}
-		if o.Verdict.Outcome == Pending {
-			out.Pending = append(out.Pending, o.Point[0])
+		case out.Fail == nil:
+			out.Fail = boundOf(o)
 		}
 	}
+	sort.Ints(out.NonMonotonic)
+	for _, o := range obs {
+		x := o.Point[0]
+		switch {
+		case o.Verdict.Outcome == Pending:
+			out.Pending = append(out.Pending, x)
+		case o.Verdict.Outcome == Ambiguous && (out.Pass == nil || x > out.Pass.Value) && (out.Fail == nil || x < out.Fail.Value):
+			out.Ambiguous = append(out.Ambiguous, x)
+		}
+	}
+	slices.Sort(out.Ambiguous)
 	return out
+}
+
+// boundOf is probe o as one end of a bracket.
+func boundOf(o *Observation) *Bound {
+	b := &Bound{Value: o.Point[0], Index: o.Index, Confidence: o.Verdict.Confidence, Objective: o.Objective, Trials: o.Trials}
+	if o.Verdict.Breach != nil {
+		br := *o.Verdict.Breach
+		b.Breach = &br
+	}
+	return b
 }
 
 func (s *Search) gridCells(br *Bracket) int {
@@ -131,7 +180,9 @@ func (s *Search) gridCells(br *Bracket) int {
 }
 
 // String is the bracket as the console shows it, e.g.
-// "concurrency: 8 passed (97.5%), 9 failed (98.1%: time_to_first_token:p95:lt:80)".
+// "concurrency: 8 passed (97.5%), 9 failed (98.1%: time_to_first_token:p95:lt:80)";
+// failures below the highest pass follow it, e.g. "; not monotonic: 1
+// failed below 8 (output_token_throughput:avg:gt:500)".
 func (b *Bracket) String() string {
 	var parts []string
 	if b.Pass != nil {
@@ -153,13 +204,47 @@ func (b *Bracket) String() string {
 			why += ": " + f.Breach.Filter.String()
 		}
 		parts = append(parts, fmt.Sprintf("%s failed (%s)", fmtValue(f.Value), why))
+	case len(b.Below) > 0:
+		parts = append(parts, "nothing failed above it")
 	default:
 		parts = append(parts, "nothing failed")
 	}
 	if len(b.Pending) > 0 {
 		parts = append(parts, fmtValues(b.Pending)+" pending (no trial ended)")
 	}
-	return b.Param.Name + ": " + strings.Join(parts, ", ")
+	return b.Param.Name + ": " + strings.Join(parts, ", ") + b.below()
+}
+
+// below is the failures below the highest pass, e.g. "; not monotonic: 1,
+// 2 failed below 8 (output_token_throughput:avg:gt:500)", or "".
+func (b *Bracket) below() string {
+	if len(b.Below) == 0 {
+		return ""
+	}
+	xs := make([]float64, len(b.Below))
+	var why []string
+	for i, f := range b.Below {
+		xs[i] = f.Value
+		if f.Breach == nil {
+			continue
+		}
+		w := f.Breach.Filter.String()
+		if f.Breach.N == 0 {
+			w += " unmeasured"
+		}
+		if !slices.Contains(why, w) {
+			why = append(why, w)
+		}
+	}
+	where := "below"
+	if xs[len(xs)-1] == b.Pass.Value {
+		where = "at or below"
+	}
+	s := fmt.Sprintf("; not monotonic: %s failed %s %s", fmtValues(xs), where, fmtValue(b.Pass.Value))
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, ", ") + ")"
+	}
+	return s
 }
 
 // fmtValues is loads as a list, e.g. "8, 12".
@@ -171,18 +256,51 @@ func fmtValues(xs []float64) string {
 	return strings.Join(s, ", ")
 }
 
-// String is the summary's console line: the bracket (1D) or the best
-// probe, and the trials spent against the grid replaced.
+// String is the summary's console line: the bracket of a 1D search with
+// SLA filters and the best probe (a Bayesian search's first, a grid's or a
+// Starlark planner's after the bracket; alone without a bracket), then the
+// trials spent against the grid replaced.
 func (s Summary) String() string {
-	head := "no probe yet"
-	switch {
-	case s.Bracket != nil:
-		head = s.Bracket.String()
-	case s.Best != nil:
-		head = fmt.Sprintf("best probe %d at %v", s.Best.Index, []float64(s.Best.Point))
+	var heads []string
+	bracket := s.Bracket != nil && (s.filtered || s.Best == nil)
+	if bracket {
+		heads = append(heads, s.Bracket.String())
 	}
-	return fmt.Sprintf("%s; %s, %s against %d for a %d-cell grid", head, plural(s.Probes, "probe"), plural(s.TrialsSpent, "trial"),
-		s.GridTrials, s.GridCells)
+	if best := s.best(); best != "" && (!bracket || s.bestFirst || s.bestToo) {
+		if s.bestFirst {
+			heads = slices.Insert(heads, 0, best)
+		} else {
+			heads = append(heads, best)
+		}
+	}
+	if len(heads) == 0 {
+		heads = append(heads, "no probe yet")
+	}
+	return fmt.Sprintf("%s; %s, %s against %d for a %d-cell grid", strings.Join(heads, "; "), plural(s.Probes, "probe"),
+		plural(s.TrialsSpent, "trial"), s.GridTrials, s.GridCells)
+}
+
+// best is the best probe as the answer names it, e.g. "best feasible:
+// concurrency 7 (output_token_throughput.avg 812.3)", or "" when no probe
+// measured the objective.
+func (s Summary) best() string {
+	b := s.Best
+	if b == nil {
+		return ""
+	}
+	what := "best"
+	switch {
+	case !s.filtered:
+	case b.Verdict.Outcome == Pass:
+		what = "best feasible"
+	default:
+		what = "best (nothing passed)"
+	}
+	vals := make([]string, len(b.Point))
+	for i, x := range b.Point {
+		vals[i] = s.space[i].Name + " " + fmtValue(x)
+	}
+	return fmt.Sprintf("%s: %s (%s %.4g)", what, strings.Join(vals, ", "), s.objective.Key(), b.Objective)
 }
 
 // plural is "1 trial" or "n trials".
