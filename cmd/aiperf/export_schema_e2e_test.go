@@ -135,9 +135,11 @@ func hasType(v any, typ string) bool {
 			if alt == "string" {
 				return true
 			}
-			if alt == "datetime" {
-				if _, err := time.Parse(time.RFC3339Nano, x); err == nil {
-					return true
+			if alt == "datetime" { // ISO 8601: with a zone, or naive as AIPerf's datetime.fromtimestamp
+				for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
+					if _, err := time.Parse(layout, x); err == nil {
+						return true
+					}
 				}
 			}
 		case bool:

@@ -14,16 +14,21 @@ import (
 )
 
 // WriteCSV writes profile_export_aiperf.csv in AIPerf's two-section layout:
-// record metrics under `Metric,avg,min,max,p1,…,p99,std`, a blank line, then
-// derived and aggregate metrics under `Metric,Value`. Names carry the unit
-// ("Time to First Token (ms)"), values two decimals, lines end in CRLF as
-// Python's csv module writes them. Rows in each section are sorted by metric
-// tag, as AIPerf sorts them.
+// record metrics under `Metric,avg,min,max,sum,p1,…,p99,std` (AIPerf's
+// STAT_KEYS), a blank line, then derived and aggregate metrics under
+// `Metric,Value`. Names carry the unit ("Time to First Token (ms)"), values
+// two decimals, lines end in CRLF as Python's csv module writes them. Rows
+// in each section are sorted by metric tag, as AIPerf sorts them; AIPerf's
+// internal metrics are left out (exported). With GPU telemetry, two blank
+// lines and AIPerf's GPU table follow.
 func WriteCSV(w io.Writer, run *result.Run) error {
 	cw := csvcell.NewWriter(w)
 	cw.UseCRLF = true
 	var records, scalars []metrics.Metric
 	for _, m := range run.Profiling.Metrics {
+		if !exported(m) {
+			continue
+		}
 		if m.Stats != nil {
 			records = append(records, m)
 		} else {
@@ -60,8 +65,8 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 	if err := cw.Error(); err != nil {
 		return fmt.Errorf("write csv export: %w", err)
 	}
-	if hasSource(run, servermetrics.SourceGPU) { // AIPerf appends the GPU telemetry section
-		if _, err := io.WriteString(w, "\r\n"); err != nil {
+	if hasSource(run, servermetrics.SourceGPU) { // AIPerf appends the GPU telemetry section after two empty rows
+		if _, err := io.WriteString(w, "\r\n\r\n"); err != nil {
 			return fmt.Errorf("write csv export: %w", err)
 		}
 		return servermetrics.WriteGPUCSV(w, run.Server, "")
@@ -75,11 +80,24 @@ type statValue struct {
 	x    float64
 }
 
-// statValues are the statistics AIPerf's CSV exports write, in its order.
+// statValues are the statistics AIPerf's CSV exports write, in its order
+// (STAT_KEYS, src/aiperf/common/constants.py: sum after max).
 func statValues(s *metrics.Stats) []statValue {
-	return []statValue{{"avg", s.Avg}, {"min", s.Min}, {"max", s.Max}, {"p1", s.P1}, {"p5", s.P5}, {"p10", s.P10},
+	return []statValue{{"avg", s.Avg}, {"min", s.Min}, {"max", s.Max}, {"sum", s.Sum}, {"p1", s.P1}, {"p5", s.P5}, {"p10", s.P10},
 		{"p25", s.P25}, {"p50", s.P50}, {"p75", s.P75}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"std", s.Std}}
 }
+
+// internalTags are the metrics AIPerf flags INTERNAL (MetricFlags.INTERNAL):
+// computed, but left out of its JSON and CSV summaries and time slices
+// (MetricResultsProcessor.summarize drops them). Ours stay in the run's
+// result and the store.
+var internalTags = map[string]bool{
+	metrics.TagMinRequestTimestamp:  true, // min_request_metric.py
+	metrics.TagMaxResponseTimestamp: true, // max_response_metric.py
+}
+
+// exported reports whether m belongs in AIPerf's summary exports.
+func exported(m metrics.Metric) bool { return !internalTags[m.Tag] }
 
 // csvName is the metric's header with its unit, except for plain counts
 // ("Request Count"), as AIPerf names them.

@@ -24,7 +24,7 @@ func TestWriteCSVNeutralisesFormulaNames(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteCSV(&buf, run))
 	out := buf.String()
-	assert.Contains(t, out, "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n'@cmd (ms),-1.25,0.00,")
+	assert.Contains(t, out, "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n'@cmd (ms),-1.25,0.00,")
 	assert.Contains(t, out, "\r\nMetric,Value\r\nError Request Count,0.00\r\nRequest Count,0.00\r\n\"'=HYPERLINK(\"\"http://evil/\"\")\",-0.50\r\n")
 	cr := csv.NewReader(strings.NewReader(out))
 	cr.FieldsPerRecord = -1

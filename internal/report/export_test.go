@@ -53,7 +53,7 @@ func TestWriteJSON(t *testing.T) {
 		"output_token_throughput", "total_token_throughput", "request_throughput", "request_count",
 		"error_request_count", "total_isl", "total_osl", "total_error_isl", "benchmark_duration", "usage_discrepancy_count",
 		"osl_mismatch_count", "cancelled_request_count", "total_output_tokens", "total_usage_prompt_tokens", "total_usage_completion_tokens",
-		"total_usage_total_tokens", "min_request_timestamp", "max_response_timestamp", "request_error_rate", "warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
+		"total_usage_total_tokens", "request_error_rate", "warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
 		"client_audit", "input_config",
 	}, topLevelKeys(t, buf.Bytes()))
 
@@ -62,8 +62,14 @@ func TestWriteJSON(t *testing.T) {
 	assert.Equal(t, "1.5", doc["schema_version"])
 	assert.Equal(t, "0.1.0-test", doc["aiperf_version"])
 	assert.Equal(t, "bench-0001", doc["benchmark_id"])
-	assert.Equal(t, "2026-01-02T03:04:05.000000Z", doc["start_time"])
-	assert.Equal(t, "2026-01-02T03:04:05.200000Z", doc["end_time"])
+	// AIPerf's naive datetime.fromtimestamp(...).isoformat(): local time, no zone.
+	assert.Equal(t, run.StartTime.Local().Format("2006-01-02T15:04:05"), doc["start_time"])
+	assert.Equal(t, run.EndTime.Local().Format("2006-01-02T15:04:05.000000"), doc["end_time"])
+	assert.NotContains(t, doc["end_time"], "Z")
+	for _, tag := range []string{metrics.TagMinRequestTimestamp, metrics.TagMaxResponseTimestamp} {
+		assert.NotContains(t, doc, tag, "AIPerf's INTERNAL metrics are left out")
+		assert.NotContains(t, doc["warmup_metrics"], tag)
+	}
 	assert.Equal(t, false, doc["was_cancelled"])
 
 	assert.Equal(t, map[string]any{
@@ -202,7 +208,8 @@ func TestWriteJSONL(t *testing.T) {
 	assert.Equal(t, 0.0, md["turn_index"])
 	assert.Equal(t, "profiling", md["benchmark_phase"])
 	assert.Equal(t, false, md["was_cancelled"])
-	assert.Nil(t, md["cancellation_time_ns"])
+	assert.NotContains(t, md, "cancellation_time_ns", "None is left out, as AIPerf's exclude_none dump")
+	assert.NotContains(t, string(bytes.SplitN(buf.Bytes(), []byte("\n"), 2)[0]), "null")
 	assert.Equal(t, false, md["retried"], "retried is always present")
 	assert.Equal(t, 0.0, md["malformed_chunks"], "malformed_chunks is always present")
 	assert.NotContains(t, md, "usage_untrusted", "only when the usage was refused")
@@ -239,7 +246,7 @@ func TestWriteJSONL(t *testing.T) {
 	failed := lines[4] // request 6: HTTP 500
 	assert.Equal(t, &metrics.Error{Code: 500, Type: "HTTPError", Message: "Internal Server Error"}, failed.Error)
 	assert.Equal(t, 500.0, failed.Metadata["http_status"])
-	assert.Nil(t, failed.Metadata["request_ack_ns"])
+	assert.NotContains(t, failed.Metadata, "request_ack_ns")
 	require.Len(t, failed.Metrics, 1)
 	assert.Equal(t, 255.0, failed.Metrics["error_isl"].Value)
 
@@ -256,7 +263,9 @@ func TestWriteJSONLNonStreaming(t *testing.T) {
 	require.NoError(t, WriteJSONL(&buf, minimalRun()))
 	lines := readJSONL(t, buf.Bytes())
 	require.Len(t, lines, 2)
-	assert.Nil(t, lines[0].Metadata["request_ack_ns"])
+	assert.NotContains(t, lines[0].Metadata, "request_ack_ns")
+	assert.NotContains(t, buf.String(), `"error"`, "no error key on success")
+	assert.NotContains(t, buf.String(), "null")
 	assert.NotContains(t, lines[0].Metrics, "time_to_first_token")
 	assert.NotContains(t, lines[0].Metrics, "inter_chunk_latency")
 	assert.Equal(t, 250.0, lines[0].Metrics["request_latency"].Value)
@@ -269,7 +278,9 @@ func TestWriteCSV(t *testing.T) {
 	golden(t, "profile_export_aiperf.csv.golden", buf.Bytes())
 
 	text := buf.String()
-	assert.True(t, strings.HasPrefix(text, "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n"))
+	assert.True(t, strings.HasPrefix(text, "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n"),
+		"AIPerf's STAT_KEYS")
+	assert.NotContains(t, text, "Timestamp", "AIPerf's INTERNAL metrics are left out")
 	sections := strings.Split(text, "\r\n\r\n")
 	require.Len(t, sections, 2, "two sections separated by one blank line")
 
@@ -277,10 +288,10 @@ func TestWriteCSV(t *testing.T) {
 	require.NoError(t, err)
 	rows := map[string][]string{}
 	for _, row := range stats[1:] {
-		assert.Len(t, row, 14)
+		assert.Len(t, row, 15)
 		rows[row[0]] = row[1:]
 	}
-	assert.Equal(t, []string{"43.00", "40.00", "48.00"}, rows["Time to First Token (ms)"][:3])
+	assert.Equal(t, []string{"43.00", "40.00", "48.00", "172.00"}, rows["Time to First Token (ms)"][:4], "avg, min, max, sum")
 	assert.Equal(t, "Decode Duration (ms)", stats[1][0], "rows sorted by tag (decode_duration first), as AIPerf writes them")
 	scalars, err := csv.NewReader(strings.NewReader(sections[1])).ReadAll()
 	require.NoError(t, err)

@@ -79,10 +79,13 @@ type scalarBlock struct {
 	Avg  float64 `json:"avg"`
 }
 
-// metricBlocks returns one field per metric of s, keyed by tag.
+// metricBlocks returns one field per exported metric of s, keyed by tag.
 func metricBlocks(s metrics.Summary) object {
 	out := make(object, 0, len(s.Metrics))
 	for _, m := range s.Metrics {
+		if !exported(m) {
+			continue
+		}
 		if m.Stats != nil {
 			out = append(out, field{m.Tag, recordBlock{Unit: m.Unit, Stats: *m.Stats}})
 			continue
@@ -142,12 +145,25 @@ func histogramObject(h map[string]int) object {
 	return out
 }
 
-// timestamp is t in ISO 8601 (UTC, microseconds), or null when unset.
+// timestamp is t as AIPerf writes start_time and end_time, or null when
+// unset: a naive datetime.fromtimestamp(ns / 1e9), local time without a
+// zone, serialised as isoformat does (microseconds, left out when zero).
+// The absolute times stay in the JSONL's and the control hooks' Unix ns.
 func timestamp(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+	return isoLocal(t, time.Local)
+}
+
+// isoLocal formats t in loc as Python's naive datetime.isoformat: to the
+// nearest microsecond, no fraction when that is zero, no zone.
+func isoLocal(t time.Time, loc *time.Location) string {
+	t = t.In(loc).Round(time.Microsecond)
+	if t.Nanosecond() == 0 {
+		return t.Format("2006-01-02T15:04:05")
+	}
+	return t.Format("2006-01-02T15:04:05.000000")
 }
 
 // nonNil turns a nil slice into an empty one so it encodes as [] not null.

@@ -81,7 +81,8 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendMetadata appends md as encoding/json would marshal it.
+// appendMetadata appends md as encoding/json would marshal it: an unset
+// optional time is left out, as AIPerf leaves out its None fields.
 func appendMetadata(b []byte, md *jsonlMetadata) []byte {
 	num := func(b []byte, key string, v int64) []byte {
 		b = append(b, key...)
@@ -89,7 +90,7 @@ func appendMetadata(b []byte, md *jsonlMetadata) []byte {
 	}
 	ptr := func(b []byte, key string, v *int64) []byte {
 		if v == nil {
-			return append(append(b, key...), "null"...)
+			return b
 		}
 		return num(b, key, *v)
 	}

@@ -18,7 +18,8 @@ var cancelledError = metrics.Error{Code: 499, Type: "RequestCancellationError",
 
 // jsonlMetadata is AIPerf's per-request metadata plus our extensions
 // (phase, scheduled_ns, send_lag_ns, http_status, retried, malformed_chunks,
-// usage_untrusted).
+// usage_untrusted). An optional time that is unset (nil) is left out of the
+// line, not written null: AIPerf's JSONL writers dump with exclude_none.
 type jsonlMetadata struct {
 	RequestNum         int    `json:"request_num"`
 	SessionNum         int    `json:"session_num"`
@@ -26,16 +27,16 @@ type jsonlMetadata struct {
 	XCorrelationID     string `json:"x_correlation_id"`
 	ConversationID     string `json:"conversation_id"`
 	TurnIndex          int    `json:"turn_index"`
-	CreditIssuedNs     *int64 `json:"credit_issued_ns"`
-	CreditReceivedNs   *int64 `json:"credit_received_ns"`
+	CreditIssuedNs     *int64 `json:"credit_issued_ns,omitempty"`
+	CreditReceivedNs   *int64 `json:"credit_received_ns,omitempty"`
 	RequestStartNs     int64  `json:"request_start_ns"`
-	RequestAckNs       *int64 `json:"request_ack_ns"`
+	RequestAckNs       *int64 `json:"request_ack_ns,omitempty"`
 	RequestEndNs       int64  `json:"request_end_ns"`
 	WorkerID           string `json:"worker_id"`
 	RecordProcessorID  string `json:"record_processor_id"`
 	BenchmarkPhase     string `json:"benchmark_phase"`
 	WasCancelled       bool   `json:"was_cancelled"`
-	CancellationTimeNs *int64 `json:"cancellation_time_ns"`
+	CancellationTimeNs *int64 `json:"cancellation_time_ns,omitempty"`
 	// ClockOffsetNs is what to subtract from these times to put them on
 	// the run's clock: always 0, for every time here already is on it
 	// (a worker's records are moved onto the coordinator's clock).
@@ -53,9 +54,9 @@ type jsonlMetadata struct {
 // WriteJSONL writes profile_export.jsonl: one line per profiling request
 // (warmup excluded), failed and cancelled ones included with their error.
 // Each line holds AIPerf's metadata, the request's metrics in display units
-// ({"tag": {"value": v, "unit": u}}, in display order) and the error (null on
-// success). Wall-clock fields derive from the record's WallStartNs, the wall
-// time of its send.
+// ({"tag": {"value": v, "unit": u}}, in display order) and the error (no
+// "error" key on success: AIPerf leaves its None fields out). Wall-clock
+// fields derive from the record's WallStartNs, the wall time of its send.
 func WriteJSONL(w io.Writer, run *result.Run) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var (
@@ -123,10 +124,8 @@ func AppendJSONL(b []byte, r *metrics.Record, streaming bool) ([]byte, error) {
 		b = append(b, `,"trace_data":`...)
 		b = appendTraceData(b, r)
 	}
-	b = append(b, `,"error":`...)
-	if errDetails == nil {
-		b = append(b, "null"...)
-	} else {
+	if errDetails != nil { // absent on success, as AIPerf's exclude_none dump
+		b = append(b, `,"error":`...)
 		l := newLine()
 		l.value(errDetails)
 		if l.err != nil {

@@ -75,14 +75,18 @@ func rawLine(r *metrics.Record, streaming bool) object {
 		}
 		responses[i].Packets = append(responses[i].Packets, rawPacket{"data", string(x.Data)})
 	}
-	var status any
+	// None is left out, as AIPerf's exclude_none dump: no status without a
+	// response, no error on success.
+	line := object{{"metadata", md}, {"start_perf_ns", r.SentNs}, {"payload", payload}}
 	if r.Status != 0 {
-		status = r.Status
+		line = append(line, field{"status", r.Status})
 	}
-	line := object{{"metadata", md}, {"start_perf_ns", r.SentNs}, {"payload", payload}, {"status", status},
-		{"responses", responses}}
+	line = append(line, field{"responses", responses})
 	if r.HTTP != nil && r.HTTP.Full { // --export-http-trace
 		line = append(line, field{"trace_data", json.RawMessage(appendTraceData(nil, r))})
 	}
-	return append(line, field{"error", errDetails})
+	if errDetails != nil {
+		line = append(line, field{"error", errDetails})
+	}
+	return line
 }

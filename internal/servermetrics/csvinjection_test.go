@@ -69,4 +69,5 @@ func TestCSVExportsNeutraliseFormulas(t *testing.T) {
 	g := gpus.String()
 	assert.Contains(t, g, `,0,"'=HYPERLINK(""http://evil/"")",'+GPU-0,nvidia,`, "the GPU's name and UUID")
 	assert.Contains(t, g, `,'=1+1 (W),`, "a custom field's help")
+	assert.Contains(t, g, `,'@node`+"\r\n", "the GPU's host (AIPerf's optional Hostname column)")
 }

@@ -112,17 +112,29 @@ func gpuRank(name string) int {
 	return len(gpuFields)
 }
 
-// gpuStatKeys are the stats of a GPU metric, in AIPerf's order.
-var gpuStatKeys = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
+// gpuStatKeys are the stats of a GPU metric, in AIPerf's order (its
+// STAT_KEYS: sum after max).
+var gpuStatKeys = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
 
-// scaled is a gauge's stats in the field's unit (the count stays).
+// gpuJSONKeys are the stats of a GPU metric in the JSON export: as
+// profile_export_aiperf.json's record metrics, count and sum last.
+var gpuJSONKeys = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum"}
+
+// scaled is a gauge's stats in the field's unit (the count stays), with
+// the sum of its samples (AIPerf's np.sum of the time series) when it has
+// both an average and a count.
 func scaled(st map[string]float64, scale float64) map[string]float64 {
-	out := make(map[string]float64, len(st))
+	out := make(map[string]float64, len(st)+1)
 	for k, v := range st {
 		if k != "count" {
 			v *= scale
 		}
 		out[k] = v
+	}
+	avg, okAvg := out["avg"]
+	n, okN := out["count"]
+	if _, ok := out["sum"]; !ok && okAvg && okN {
+		out["sum"] = avg * n
 	}
 	return out
 }
@@ -131,7 +143,7 @@ func scaled(st map[string]float64, scale float64) map[string]float64 {
 // span) as AIPerf's "telemetry_data" object of profile_export_aiperf.json:
 // a summary, and per endpoint (host:port) and GPU ("gpu_<index>") its
 // identity and each metric's stats (avg, min, max, p1 … p99, std, count,
-// unit) in AIPerf's units (power W, memory used GB, framebuffer MB, …).
+// sum, unit) in AIPerf's units (power W, memory used GB, framebuffer MB, …).
 func WriteGPUJSON(w io.Writer, r *Result, phase string, m Meta) error {
 	keys, groups := gpuGroups(r, phase)
 	endpoints := object{}
@@ -142,7 +154,7 @@ func WriteGPUJSON(w io.Writer, r *Result, phase string, m Meta) error {
 		metrics := object{}
 		for _, s := range ss {
 			f := gpuFieldOf(s.Metric, s.Description)
-			o := ordered(scaled(s.Stats, f.scale), append(slices.Clone(gpuStatKeys), "count"))
+			o := ordered(scaled(s.Stats, f.scale), gpuJSONKeys)
 			metrics = append(metrics, field{f.name, append(o, field{"unit", f.unit})})
 		}
 		l := ss[0].Labels
@@ -162,15 +174,28 @@ func WriteGPUJSON(w io.Writer, r *Result, phase string, m Meta) error {
 }
 
 // WriteGPUCSV writes the GPU telemetry section AIPerf appends to
-// profile_export_aiperf.csv: Endpoint, GPU_Index, GPU_Name, GPU_UUID,
-// Platform, Metric ("NVIDIA GPU Power Usage (W)"), avg, min, max, p1 … p99,
-// std, two decimals; every cell through csvcell (the exporter names the
-// index, name, UUID and a custom field's help text).
+// profile_export_aiperf.csv (_write_telemetry_section): Endpoint,
+// GPU_Index, GPU_Name, GPU_UUID, Platform, Metric ("NVIDIA GPU Power Usage
+// (W)"), avg, min, max, sum, p1 … p99, std, two decimals, then Hostname
+// when any GPU has one (AIPerf's optional column; a GPU without one has
+// "None" there, Python's str(None)). Lines end in CRLF, as Python's csv
+// module writes them; every cell goes through csvcell (the exporter names
+// the index, name, UUID, host and a custom field's help text).
 func WriteGPUCSV(w io.Writer, r *Result, phase string) error {
 	keys, groups := gpuGroups(r, phase)
+	hosts := slices.ContainsFunc(keys, func(k gpuKey) bool { return groups[k][0].Labels["Hostname"] != "" })
 	cw := csvcell.NewWriter(w)
-	_ = cw.Write(append([]string{"Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric"}, gpuStatKeys...))
+	cw.UseCRLF = true
+	header := append([]string{"Endpoint", "GPU_Index", "GPU_Name", "GPU_UUID", "Platform", "Metric"}, gpuStatKeys...)
+	if hosts {
+		header = append(header, "Hostname")
+	}
+	_ = cw.Write(header)
 	for _, k := range keys {
+		host := groups[k][0].Labels["Hostname"]
+		if host == "" {
+			host = "None"
+		}
 		for _, s := range groups[k] {
 			f := gpuFieldOf(s.Metric, s.Description)
 			st := scaled(s.Stats, f.scale)
@@ -181,6 +206,9 @@ func WriteGPUCSV(w io.Writer, r *Result, phase string) error {
 				if ok {
 					row[len(row)-1] = strconv.FormatFloat(v, 'f', 2, 64)
 				}
+			}
+			if hosts {
+				row = append(row, host)
 			}
 			_ = cw.Write(row)
 		}
