@@ -95,6 +95,9 @@ func Aggregates(cell plan.Cell, runs []*result.Run, trials int, confidence float
 		agg.Metadata.NumSuccessfulRuns++
 		agg.Metadata.RunLabels = append(agg.Metadata.RunLabels, result.RunLabel(r.Info.Trial))
 		for _, m := range r.Profiling.Metrics {
+			if !report.Exported(m) {
+				continue // AIPerf's INTERNAL metrics: not in its aggregate either
+			}
 			for stat, v := range statValues(m) {
 				key := m.Tag + "_" + stat
 				values[key] = append(values[key], v)

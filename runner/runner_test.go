@@ -499,3 +499,18 @@ func TestNewSweepUUIDIsARandomVersion4UUID(t *testing.T) {
 	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, a)
 	assert.NotEqual(t, a, b)
 }
+
+// TestAggregateLeavesOutInternalMetrics: AIPerf's INTERNAL metrics (the
+// first request's and last response's timestamps) are not aggregated, as
+// AIPerf's summaries leave them out.
+func TestAggregateLeavesOutInternalMetrics(t *testing.T) {
+	cell := testSweep(1, 0, 1).Cells[0]
+	run := completeRun(runner.Spec{Profile: cell.Profile}, 12)
+	run.Profiling.Metrics = append(run.Profiling.Metrics,
+		metrics.Metric{Tag: metrics.TagMinRequestTimestamp, Unit: metrics.UnitNs, Value: 1.7e18},
+		metrics.Metric{Tag: metrics.TagMaxResponseTimestamp, Unit: metrics.UnitNs, Value: 1.8e18})
+	agg := runner.Aggregates(cell, []*result.Run{run}, 1, 0.95)
+	assert.Contains(t, agg.Metrics, "request_throughput_avg")
+	assert.NotContains(t, agg.Metrics, "min_request_timestamp_avg")
+	assert.NotContains(t, agg.Metrics, "max_response_timestamp_avg")
+}

@@ -97,7 +97,7 @@ func (c *ProfileCmd) checkResume(g *Globals) error {
 	case c.drawnSeed:
 		return usageErr(errors.New("--resume with --no-set-consistent-seed needs --random-seed: a seed drawn anew plans " +
 			"another sweep, which cannot continue the interrupted one (nothing was sent)"))
-	case c.NumProfileRuns < 2 && len(g.sweepLists) == 0 && len(c.yamlCells) == 0 && c.SearchRecipe == "":
+	case c.NumProfileRuns < 2 && len(g.sweepLists) == 0 && len(c.yamlCells) == 0 && c.SearchRecipe == "" && len(c.SearchSpace) == 0:
 		return usageErr(errors.New("--resume continues a run of several trials (--num-profile-runs, comma lists, a config " +
 			"file's sweep: or a search); a single run has nothing to resume (nothing was sent)"))
 	}

@@ -255,10 +255,19 @@ func bracketOf(b *search.BoundaryDoc) *TrajectoryBracket {
 			parts = append(parts, fmtNum(x)+" passed")
 		}
 	}
-	if b.InfeasibleMin != nil {
-		if x, ok := number(b.InfeasibleMin.Value); ok {
+	fail := b.InfeasibleMin
+	if b.InfeasibleAbove != nil { // a failure lies below the highest pass: the bracket's upper end is above it
+		fail = b.InfeasibleAbove
+	}
+	if fail != nil {
+		if x, ok := number(fail.Value); ok {
 			out.Fail = x
 			parts = append(parts, fmtNum(x)+" failed")
+		}
+	}
+	if fail != b.InfeasibleMin && b.InfeasibleMin != nil {
+		if x, ok := number(b.InfeasibleMin.Value); ok {
+			parts = append(parts, "not monotonic: "+fmtNum(x)+" failed below")
 		}
 	}
 	var amb []string

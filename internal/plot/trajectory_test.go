@@ -82,6 +82,17 @@ func TestTrajectoryOfSLASearch(t *testing.T) {
 	assert.Equal(t, []float64{8, 9}, tr.Bracket.Ambiguous)
 	assert.Equal(t, "bracket: 7 passed, 8, 9 ambiguous, 10 failed", tr.Bracket.Label)
 
+	// A failure below the highest pass (not monotonic): the bracket's
+	// upper end is the failure above the pass, and the label names both.
+	low := *b
+	low.InfeasibleAbove, low.InfeasibleMin = b.InfeasibleMin, &search.InfeasibleDoc{Value: int64(2)}
+	nm := doc
+	nm.BoundarySummary = &low
+	tr2, err := plot.TrajectoryOf(nm, plot.TrajectoryOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 10.0, tr2.Bracket.Fail)
+	assert.Equal(t, "bracket: 7 passed, 8, 9 ambiguous, 10 failed, not monotonic: 2 failed below", tr2.Bracket.Label)
+
 	// Without the history: the same means and intervals, no trial dots.
 	bare, err := plot.TrajectoryOf(doc, plot.TrajectoryOptions{Name: "searches/s1/trajectory", Title: "mine"})
 	require.NoError(t, err)

@@ -26,7 +26,7 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 	cw.UseCRLF = true
 	var records, scalars []metrics.Metric
 	for _, m := range run.Profiling.Metrics {
-		if !exported(m) {
+		if !Exported(m) {
 			continue
 		}
 		if m.Stats != nil {
@@ -96,8 +96,9 @@ var internalTags = map[string]bool{
 	metrics.TagMaxResponseTimestamp: true, // max_response_metric.py
 }
 
-// exported reports whether m belongs in AIPerf's summary exports.
-func exported(m metrics.Metric) bool { return !internalTags[m.Tag] }
+// Exported reports whether m belongs in AIPerf's summary exports (its
+// JSON, CSV, time slices and the sweep aggregate).
+func Exported(m metrics.Metric) bool { return !internalTags[m.Tag] }
 
 // csvName is the metric's header with its unit, except for plain counts
 // ("Request Count"), as AIPerf names them.

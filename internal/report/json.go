@@ -83,7 +83,7 @@ type scalarBlock struct {
 func metricBlocks(s metrics.Summary) object {
 	out := make(object, 0, len(s.Metrics))
 	for _, m := range s.Metrics {
-		if !exported(m) {
+		if !Exported(m) {
 			continue
 		}
 		if m.Stats != nil {

@@ -44,7 +44,7 @@ func WriteTimeslicesCSV(w io.Writer, run *result.Run) error {
 		slices.SortFunc(ms, func(a, b metrics.Metric) int { return strings.Compare(a.Tag, b.Tag) })
 		index := strconv.Itoa(i)
 		for _, m := range ms {
-			if !exported(m) {
+			if !Exported(m) {
 				continue
 			}
 			row := func(stat, value string) {
