@@ -52,7 +52,8 @@ func TestSearchFindsTheSLABoundary(t *testing.T) {
 	require.Equal(t, 8, trueBoundary(slaMock, 32, 99, slaMs*time.Millisecond), "docs/mock.md's formula")
 	dir := t.TempDir()
 	tok := tinyTokenizer(t)
-	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok,
+	// The tiny tokenizer is not the mock's: the ITL's OSL is the server's.
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok, "--use-server-token-count",
 		"--isl", "16", "--osl", "32", "--request-count", "16", "--reset-kv-cache", "--server-profiler",
 		"--search-recipe", "max-concurrency-under-sla", "--search-sla", fmt.Sprintf("time_to_first_token:p99:lt:%d", slaMs),
 		"--concurrency-max", "1000", "--artifact-dir", "out", "--name", "sla")
@@ -583,7 +584,8 @@ func noisySearch(t *testing.T, seed int64, tok string) *search.HistoryDoc {
 	t.Helper()
 	m := startMock(t, noisyMock(seed))
 	dir := t.TempDir()
-	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok,
+	// The tiny tokenizer is not the mock's: the ITL's OSL is the server's.
+	inv := cli(t, dir, "profile", "-m", "mock-model", "-u", m.URL, "--streaming", "--ui", "none", "--tokenizer", tok, "--use-server-token-count",
 		"--isl", "16", "--osl", strconv.Itoa(noisyOSL), "--reset-kv-cache", "--num-profile-runs", "2", "--search-max-replicates", "5",
 		"--search-recipe", "max-concurrency-under-sla", "--search-sla", "inter_token_latency:avg:lt:19",
 		"--concurrency-min", "4", "--concurrency-max", "64",
