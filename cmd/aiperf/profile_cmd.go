@@ -71,6 +71,7 @@ type ProfileCmd struct {
 	// cell (-1: the body); nil without a config file.
 	where        func(cell int, field string) string
 	yamlNotes    []string // what reading the config file noted
+	capFrom      string   // where --workers-max came from, when a config file's runtime.workers set it
 	warmupOnce   bool     // multi_run.disable_warmup_after_first: the config file's, or the flag's
 	yamlMultiRun bool     // the config file's multi_run: set warmupOnce
 
@@ -452,7 +453,11 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 	case c.WorkersMax < 0:
 		return fmt.Errorf("--workers-max must be at least 1, got %d (nothing was sent)", c.WorkersMax)
 	case c.WorkersMax > 0 && c.Workers > c.WorkersMax:
-		return fmt.Errorf("--workers %d is more than --workers-max %d (nothing was sent)", c.Workers, c.WorkersMax)
+		from := "--workers-max"
+		if c.capFrom != "" {
+			from = c.capFrom
+		}
+		return fmt.Errorf("--workers %d is more than %s %d (nothing was sent)", c.Workers, from, c.WorkersMax)
 	}
 	profiles := []plan.Profile{p}
 	if c.SearchArgs.searching() {

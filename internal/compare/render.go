@@ -80,11 +80,36 @@ func Render(w io.Writer, r Report, format string) error {
 
 // csv is t's header and rows for CSV: a column holding "mean ± half width"
 // cells is written as two, the mean under its header and the half width
-// under "HEADER ±" (empty where a cell has none), so that a spreadsheet
-// reads numbers.
+// under "HEADER ±" (empty where a cell has none), and a cell marked best
+// ("20.07 ± 0.63 *") loses its mark to a last column, "best", naming the
+// marked cells' columns, so that a spreadsheet reads numbers.
 func (t Table) csv() ([]string, [][]string) {
-	split := make([]bool, len(t.Header))
-	for _, row := range t.Rows {
+	header, rows, best := t.Header, make([][]string, len(t.Rows)), make([]string, len(t.Rows))
+	for i, row := range t.Rows {
+		rows[i] = slices.Clone(row)
+		var marked []string
+		for j, c := range row {
+			if v, ok := strings.CutSuffix(c, " *"); ok && j < len(header) && number(v) {
+				rows[i][j], marked = v, append(marked, header[j])
+			}
+		}
+		best[i] = strings.Join(marked, ";")
+	}
+	header, rows = splitPlusMinus(header, rows)
+	if slices.ContainsFunc(best, func(b string) bool { return b != "" }) {
+		header = append(slices.Clone(header), "best")
+		for i := range rows {
+			rows[i] = append(rows[i], best[i])
+		}
+	}
+	return header, rows
+}
+
+// splitPlusMinus writes each column holding "mean ± half width" cells as
+// two (csv).
+func splitPlusMinus(header []string, rows [][]string) ([]string, [][]string) {
+	split := make([]bool, len(header))
+	for _, row := range rows {
 		for j, c := range row {
 			if _, _, ok := plusMinus(c); ok && j < len(split) {
 				split[j] = true
@@ -92,7 +117,7 @@ func (t Table) csv() ([]string, [][]string) {
 		}
 	}
 	if !slices.Contains(split, true) {
-		return t.Header, t.Rows
+		return header, rows
 	}
 	widen := func(cells []string, second func(string) (string, string)) []string {
 		out := make([]string, 0, len(cells)+len(split))
@@ -106,17 +131,23 @@ func (t Table) csv() ([]string, [][]string) {
 		}
 		return out
 	}
-	header := widen(t.Header, func(h string) (string, string) { return h, h + " ±" })
-	rows := make([][]string, len(t.Rows))
-	for i, row := range t.Rows {
-		rows[i] = widen(row, func(c string) (string, string) {
+	wide := make([][]string, len(rows))
+	for i, row := range rows {
+		wide[i] = widen(row, func(c string) (string, string) {
 			if m, hw, ok := plusMinus(c); ok {
 				return m, hw
 			}
 			return c, ""
 		})
 	}
-	return header, rows
+	return widen(header, func(h string) (string, string) { return h, h + " ±" }), wide
+}
+
+// number reports whether c is a number or "mean ± half width".
+func number(c string) bool {
+	_, err := strconv.ParseFloat(c, 64)
+	_, _, ok := plusMinus(c)
+	return err == nil || ok
 }
 
 // plusMinus splits "20.07 ± 0.63" into its two numbers.

@@ -22,12 +22,12 @@ func TestRenderCSVCells(t *testing.T) {
 		Header: []string{"metric", "base", "base Δ"},
 		Rows: [][]string{
 			{`=HYPERLINK("http://evil/")`, "20.07 ± 0.63", "+1.5%"},
-			{"vllm:num_requests_running", "3.00", "n/a"},
+			{"vllm:num_requests_running", "3.00 *", "n/a"},
 		},
 	}
 	var b strings.Builder
 	require.NoError(t, compare.Render(&b, r, compare.FormatCSV))
-	assert.Equal(t, "metric,base,base ±,base Δ\n"+
-		`"'=HYPERLINK(""http://evil/"")",20.07,0.63,+1.5%`+"\n"+
-		"vllm:num_requests_running,3.00,,n/a\n", b.String())
+	assert.Equal(t, "metric,base,base ±,base Δ,best\n"+
+		`"'=HYPERLINK(""http://evil/"")",20.07,0.63,+1.5%,`+"\n"+
+		"vllm:num_requests_running,3.00,,n/a,base\n", b.String(), "a best mark moves to the best column")
 }

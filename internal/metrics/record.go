@@ -134,10 +134,16 @@ func TakeServerCounts(r *Record) bool {
 	c := r.ClientCounted()
 	r.Client = &c
 	r.InputTokens = u.PromptTokens
-	r.ReasoningTokens = min(u.ReasoningTokens, u.CompletionTokens)
-	r.OutputTokens = u.CompletionTokens - r.ReasoningTokens
+	r.OutputTokens, r.ReasoningTokens = u.outputParts()
 	r.Uncounted = false // the server's counts are the record's
 	return true
+}
+
+// outputParts are the server's completion tokens as output and reasoning
+// tokens (a reasoning count above the completion count is cut to it).
+func (u *Usage) outputParts() (output, reasoning int) {
+	reasoning = min(u.ReasoningTokens, u.CompletionTokens)
+	return u.CompletionTokens - reasoning, reasoning
 }
 
 // RestoreClientCounts puts the client's counts back on r where the

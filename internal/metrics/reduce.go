@@ -57,8 +57,8 @@ func outputCounts(r *Record) (output, reasoning int, known bool) {
 	case !r.Uncounted:
 		return r.OutputTokens, r.ReasoningTokens, true
 	case u.Trusted():
-		reasoning = min(u.ReasoningTokens, u.CompletionTokens)
-		return u.CompletionTokens - reasoning, reasoning, true
+		output, reasoning = u.outputParts()
+		return output, reasoning, true
 	}
 	return 0, 0, false
 }

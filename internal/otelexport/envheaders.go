@@ -73,11 +73,17 @@ func isCTL(c rune) bool { return (c < ' ' && c != '\t') || c == 0x7f }
 // values URL-encoded), which the SDK would drop without a word: the export
 // would go out without it (its credential, usually) and fail far away. The
 // error names the variable, the entry's place and its key, never a value.
+// When the metrics variable is set the SDK sends its headers alone, so
+// only it is checked (EnvSecrets still redacts both).
 // An unencoded space inside a value is accepted, as the SDK sends it.
 func CheckEnvHeaders() error {
 	var errs []error
+	sent := headerEnvs[0]
+	if os.Getenv(headerEnvs[1]) != "" { // the metrics variable replaces the generic one whole (the SDK's rule)
+		sent = headerEnvs[1]
+	}
 	for name, h := range envHeaders() {
-		if h.err != nil {
+		if h.err != nil && name == sent {
 			errs = append(errs, fmt.Errorf("$%s: entry %d: %w", name, h.pos, h.err))
 		}
 	}

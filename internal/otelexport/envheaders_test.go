@@ -80,3 +80,14 @@ func TestEnvSecretsAsSent(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "")
 	assert.Equal(t, []string{"tok+en", "s3cret%zz"}, EnvSecrets())
 }
+
+// TestCheckEnvHeadersOfTheVariableSent: with the metrics variable set the
+// SDK sends its headers alone, so a malformed generic variable (set for
+// other tools) does not refuse the run, and a malformed metrics one does.
+func TestCheckEnvHeadersOfTheVariableSent(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "not a header")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "x-api-key=k")
+	assert.NoError(t, CheckEnvHeaders())
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "x-api-key=k%zz")
+	assert.ErrorContains(t, CheckEnvHeaders(), "$OTEL_EXPORTER_OTLP_METRICS_HEADERS: entry 1")
+}
