@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/aiperf-go/aiperf/internal/cachesim"
 	"github.com/aiperf-go/aiperf/internal/traceanalysis"
@@ -22,10 +23,10 @@ type AnalyzeTraceCmd struct {
 	traceInput
 	BlockSize      int     `name:"block-size" default:"512" placeholder:"TOKENS" help:"Tokens per hash id of the trace (default ${default})."`
 	OutputFile     string  `name:"output-file" placeholder:"FILE" help:"Also write the report as JSON (AIPerf's analysis file) to FILE."`
-	KVCacheTokens  int     `name:"kv-cache-tokens" placeholder:"TOKENS" help:"Replay the trace on its schedule through an LRU prefix cache of this many tokens (the mock server's cache model) and report its hit ratio and evictions."`
+	KVCacheTokens  *int    `name:"kv-cache-tokens" placeholder:"TOKENS" help:"Replay the trace on its schedule through an LRU prefix cache of this many tokens, at least one --cache-block-size block (the mock server's cache model), and report its hit ratio and evictions (default: no simulation)."`
 	CacheBlockSize int     `name:"cache-block-size" placeholder:"TOKENS" help:"The simulated cache's block (page) size in tokens (default: --block-size), as the server's --block-size."`
-	TTFTms         float64 `name:"ttft-ms" placeholder:"MS" help:"Simulated time to first token: a request's prompt and reply blocks are cached again when it completes, TTFT + (output_length-1) × ITL after it arrives (default 0: at once, like aiperf-mock-server --fast)."`
-	ITLms          float64 `name:"itl-ms" placeholder:"MS" help:"Simulated inter-token latency (default 0)."`
+	TTFTms         float64 `name:"ttft-ms" placeholder:"MS" help:"Simulated time to first token, 0 to 86400000 (a day): a request's prompt and reply blocks are cached again when it completes, TTFT + (output_length-1) × ITL after it arrives (default 0: at once, like aiperf-mock-server --fast)."`
+	ITLms          float64 `name:"itl-ms" placeholder:"MS" help:"Simulated inter-token latency, 0 to 86400000 (default 0)."`
 }
 
 // traceInput is the trace file, given as an argument or, as AIPerf also
@@ -57,15 +58,21 @@ func (c *AnalyzeTraceCmd) Validate() error {
 	if _, err := c.path(); err != nil {
 		return err
 	}
+	block := cmp.Or(c.CacheBlockSize, c.BlockSize)
 	switch {
 	case c.BlockSize < 1:
 		return fmt.Errorf("--block-size must be at least 1 token, got %d", c.BlockSize)
-	case c.KVCacheTokens < 0:
-		return fmt.Errorf("--kv-cache-tokens must be at least 1 block, got %d", c.KVCacheTokens)
-	case c.KVCacheTokens == 0 && (c.CacheBlockSize != 0 || c.TTFTms != 0 || c.ITLms != 0):
+	case c.KVCacheTokens != nil && *c.KVCacheTokens < max(block, 1):
+		return fmt.Errorf("--kv-cache-tokens must be at least one cache block, %d tokens (--cache-block-size, default --block-size), got %d: "+
+			"leave it out to skip the simulation", block, *c.KVCacheTokens)
+	case c.KVCacheTokens == nil && (c.CacheBlockSize != 0 || c.TTFTms != 0 || c.ITLms != 0):
 		return errors.New("--cache-block-size, --ttft-ms and --itl-ms configure the simulation: give --kv-cache-tokens too")
 	case c.CacheBlockSize < 0:
 		return fmt.Errorf("--cache-block-size must be at least 1 token, got %d", c.CacheBlockSize)
+	case !(c.TTFTms >= 0 && c.TTFTms <= cachesim.MaxDurationMs):
+		return fmt.Errorf("--ttft-ms must be from 0 to %d ms (a day), got %g", cachesim.MaxDurationMs, c.TTFTms)
+	case !(c.ITLms >= 0 && c.ITLms <= cachesim.MaxDurationMs):
+		return fmt.Errorf("--itl-ms must be from 0 to %d ms (a day), got %g", cachesim.MaxDurationMs, c.ITLms)
 	}
 	return nil
 }
@@ -74,10 +81,18 @@ func (c *AnalyzeTraceCmd) Validate() error {
 func (c *AnalyzeTraceCmd) Run(ctx context.Context, g *Globals) error {
 	defer lean()()
 	path, _ := c.path()
-	o := traceanalysis.Options{BlockSize: c.BlockSize}
-	if c.KVCacheTokens > 0 {
+	if c.OutputFile != "" {
+		if err := checkOutputFile(c.OutputFile, "--output-file"); err != nil {
+			return usageErr(err)
+		}
+	}
+	o := traceanalysis.Options{BlockSize: c.BlockSize, AsProfile: true}
+	if c.KVCacheTokens != nil {
 		o.Simulate = &cachesim.Config{HashBlockSize: c.BlockSize, CacheBlockSize: cmp.Or(c.CacheBlockSize, c.BlockSize),
-			CapacityTokens: c.KVCacheTokens, TTFTms: c.TTFTms, ITLms: c.ITLms}
+			CapacityTokens: *c.KVCacheTokens, TTFTms: c.TTFTms, ITLms: c.ITLms}
+		o.Simulating = func(requests int) {
+			fmt.Fprintf(g.Stderr, "%s: simulating the KV cache over %d requests (Ctrl-C stops it)\n", path, requests)
+		}
 	}
 	r, err := traceanalysis.Analyze(ctx, path, o)
 	if err != nil {
@@ -116,6 +131,40 @@ func traceErr(err error) error {
 	return usageErr(err)
 }
 
+// checkOutputFile checks, before any work, that a file can be written at
+// path (named by what in errors): not a directory, in a directory that is
+// writable or can be made in one that is (a probe file is made and
+// removed there), and writable when it exists.
+func checkOutputFile(path, what string) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s %s is a directory: give a file path", what, path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0) // neither truncated nor written
+		if err != nil {
+			return fmt.Errorf("%s %s is not writable: %w", what, path, err)
+		}
+		return f.Close()
+	}
+	dir := filepath.Dir(path)
+	for { // the nearest directory that exists
+		st, err := os.Stat(dir)
+		if err == nil && !st.IsDir() {
+			return fmt.Errorf("%s %s: %s is not a directory", what, path, dir)
+		}
+		if err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	probe, err := os.CreateTemp(dir, ".aiperf-write-check-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write in %s: %w", what, path, dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
 // writeOutput writes an output file, making its directory.
 func writeOutput(path string, b []byte) error {
 	if dir := filepath.Dir(path); dir != "." {
@@ -127,6 +176,15 @@ func writeOutput(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// factor shows a ratio as AIPerf does (1.00, 2.50), or as %g when two
+// decimals would hide it (1e-20, 0.125, 1e+30).
+func factor(x float64) string {
+	if s := fmt.Sprintf("%.2f", x); x < 1e6 && len(strconv.FormatFloat(x, 'f', -1, 64)) <= len(s) {
+		return s
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }
 
 // SynthesizeTraceCmd is `aiperf synthesize-trace`: a mooncake trace
@@ -147,7 +205,7 @@ type SynthesizeTraceCmd struct {
 func (c *SynthesizeTraceCmd) params() tracesynth.Params {
 	return tracesynth.Params{SpeedupRatio: c.SpeedupRatio, PrefixLenMultiplier: c.PrefixLenMultiplier,
 		PrefixRootMultiplier: c.PrefixRootMultiplier, PromptLenMultiplier: c.PromptLenMultiplier, OutputLenMultiplier: 1,
-		MaxISL: c.MaxISL, BlockSize: c.BlockSize}
+		MaxISL: c.MaxISL, BlockSize: c.BlockSize, Command: true}
 }
 
 // outputPath is the file to write.
@@ -171,17 +229,28 @@ func (c *SynthesizeTraceCmd) Validate() error {
 	return c.params().Validate("")
 }
 
+// outputWhat names the output file in errors, as it was given.
+func (c *SynthesizeTraceCmd) outputWhat() string {
+	if c.Output != "" {
+		return "the output file"
+	}
+	return "--output-file"
+}
+
 // Run writes the synthetic trace.
 func (c *SynthesizeTraceCmd) Run(ctx context.Context, g *Globals) error {
 	defer lean()()
 	in, _ := c.path()
 	out, _ := c.outputPath()
+	if err := checkOutputFile(out, c.outputWhat()); err != nil {
+		return usageErr(err)
+	}
 	w := g.Stdout
 	fmt.Fprintf(w, "\nStarting trace synthesis...\n")
 	fmt.Fprintf(w, "Input file:                %s\nOutput file:               %s\n", in, out)
-	fmt.Fprintf(w, "Block size:                %d\nSpeedup ratio:             %.2f\n", c.BlockSize, c.SpeedupRatio)
-	fmt.Fprintf(w, "Prefix length multiplier:  %.2f\nPrefix root multiplier:    %d\n", c.PrefixLenMultiplier, c.PrefixRootMultiplier)
-	fmt.Fprintf(w, "Prompt length multiplier:  %.2f\n", c.PromptLenMultiplier)
+	fmt.Fprintf(w, "Block size:                %d\nSpeedup ratio:             %s\n", c.BlockSize, factor(c.SpeedupRatio))
+	fmt.Fprintf(w, "Prefix length multiplier:  %s\nPrefix root multiplier:    %d\n", factor(c.PrefixLenMultiplier), c.PrefixRootMultiplier)
+	fmt.Fprintf(w, "Prompt length multiplier:  %s\n", factor(c.PromptLenMultiplier))
 	if c.MaxISL > 0 {
 		fmt.Fprintf(w, "Max ISL:                   %d\n", c.MaxISL)
 	}

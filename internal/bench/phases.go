@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -158,7 +159,10 @@ func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out
 		if err == nil {
 			err = writeInputs(wctx, c.o.InputsFile, src, only)
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, dataset.ErrInputChanged):
+			out.warnings = append(out.warnings, fmt.Sprintf("%s not written: it would not show what was sent: %v", InputsFile, err))
+		case err != nil:
 			out.warnings = append(out.warnings, err.Error())
 		}
 	}

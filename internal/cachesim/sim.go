@@ -3,6 +3,7 @@ package cachesim
 import (
 	"cmp"
 	"container/heap"
+	"context"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -52,6 +53,15 @@ type Result struct {
 	LaterTurns int `json:"later_turns"`
 }
 
+// MaxDurationMs bounds the simulated TTFT and ITL: a day each, so that a
+// request's duration, ttft + (osl-1) × itl with osl at most 2^24, stays a
+// finite time.
+const MaxDurationMs = 24 * 60 * 60 * 1000
+
+// checkEvery is how many requests the replay handles between looks at its
+// context: a few microseconds of work at the most.
+const checkEvery = 64
+
 // Simulator replays trace rows through a prefix cache. Use New, Add each
 // row in file order, then Result.
 type Simulator struct {
@@ -65,6 +75,7 @@ type Simulator struct {
 	pending  completions
 	res      Result
 	done     bool
+	spent    error // why a replay stopped before its end
 }
 
 // entry is a row to replay: when it arrives, and what it sends.
@@ -96,8 +107,10 @@ func New(cfg Config) (*Simulator, error) {
 	case cfg.CapacityTokens/cfg.CacheBlockSize > kvcache.MaxBlocks:
 		return nil, fmt.Errorf("a KV cache of %d tokens is %d blocks of %d tokens: at most %d blocks (%d tokens) are simulated",
 			cfg.CapacityTokens, cfg.CapacityTokens/cfg.CacheBlockSize, cfg.CacheBlockSize, kvcache.MaxBlocks, kvcache.MaxBlocks*cfg.CacheBlockSize)
-	case cfg.TTFTms < 0 || cfg.ITLms < 0 || math.IsNaN(cfg.TTFTms+cfg.ITLms) || math.IsInf(cfg.TTFTms+cfg.ITLms, 0):
-		return nil, fmt.Errorf("ttft and itl must be finite and at least 0 ms, got %g and %g", cfg.TTFTms, cfg.ITLms)
+	case !(cfg.TTFTms >= 0 && cfg.TTFTms <= MaxDurationMs):
+		return nil, fmt.Errorf("ttft must be from 0 to %d ms (a day), got %g", MaxDurationMs, cfg.TTFTms)
+	case !(cfg.ITLms >= 0 && cfg.ITLms <= MaxDurationMs):
+		return nil, fmt.Errorf("itl must be from 0 to %d ms (a day), got %g", MaxDurationMs, cfg.ITLms)
 	}
 	blocks := kvcache.Blocks(cfg.CapacityTokens, cfg.CacheBlockSize)
 	s := &Simulator{cfg: cfg, cache: kvcache.New(blocks), seed: maphash.MakeSeed(), sessions: map[string]int32{}}
@@ -151,10 +164,15 @@ func (s *Simulator) Add(row dataset.TraceRow) {
 // times): the completions due by each arrival, then its admission. A
 // session's turn sends its conversation so far, every earlier turn's
 // prompt and reply, before its own prompt.
-func (s *Simulator) replay() {
+func (s *Simulator) replay(ctx context.Context) error {
 	slices.SortStableFunc(s.entries, func(a, b entry) int { return cmp.Compare(a.at, b.at) })
 	open := map[int32]*stream{} // the sessions with turns to come
 	for i := range s.entries {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("the KV-cache simulation stopped at request %d of %d: %w", i, len(s.entries), err)
+			}
+		}
 		e := &s.entries[i]
 		s.completeUntil(e.at)
 		st := open[e.session]
@@ -182,6 +200,7 @@ func (s *Simulator) replay() {
 		e.ids = nil
 	}
 	s.entries = nil
+	return nil
 }
 
 // duration is how long a request of osl output tokens runs, in ms.
@@ -196,10 +215,28 @@ func (s *Simulator) duration(osl int) float64 {
 // they complete.
 func (s *Simulator) completeUntil(t float64) {
 	for len(s.pending) > 0 && s.pending[0].at <= t {
-		c := heap.Pop(&s.pending).(completion)
-		s.cache.Store(c.names)
-		s.peak()
+		s.complete()
 	}
+}
+
+// complete stores the blocks of the next request to complete.
+func (s *Simulator) complete() {
+	c := heap.Pop(&s.pending).(completion)
+	s.cache.Store(c.names)
+	s.peak()
+}
+
+// drain completes every request still running.
+func (s *Simulator) drain(ctx context.Context) error {
+	for n := 0; len(s.pending) > 0; n++ {
+		if n%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("the KV-cache simulation stopped with %d requests to complete: %w", len(s.pending), err)
+			}
+		}
+		s.complete()
+	}
+	return nil
 }
 
 func (s *Simulator) peak() {
@@ -208,19 +245,27 @@ func (s *Simulator) peak() {
 }
 
 // Result replays the rows added, completes every request still running
-// and returns the replay's figures.
-func (s *Simulator) Result() Result {
+// and returns the replay's figures. It stops, with ctx's error, when ctx
+// is done (it looks every few requests); the simulator is then spent.
+func (s *Simulator) Result(ctx context.Context) (Result, error) {
+	if s.spent != nil {
+		return Result{}, s.spent
+	}
 	if !s.done {
 		s.done = true
-		s.replay()
+		if s.spent = s.replay(ctx); s.spent != nil {
+			return Result{}, s.spent
+		}
 	}
-	s.completeUntil(math.Inf(1))
+	if s.spent = s.drain(ctx); s.spent != nil {
+		return Result{}, s.spent
+	}
 	r := s.res
 	r.BlocksEvicted = s.cache.Evictions()
 	if r.PromptTokens > 0 {
 		r.HitRatio = float64(r.HitTokens) / float64(r.PromptTokens)
 	}
-	return r
+	return r, nil
 }
 
 // completion is a running request: when it ends and the blocks it then

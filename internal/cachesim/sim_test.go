@@ -1,6 +1,8 @@
 package cachesim
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -22,7 +24,9 @@ func replay(t *testing.T, cfg Config, rows ...dataset.TraceRow) Result {
 	for _, r := range rows {
 		s.Add(r)
 	}
-	return s.Result()
+	r, err := s.Result(context.Background())
+	require.NoError(t, err)
+	return r
 }
 
 func TestSharedPrefixHits(t *testing.T) {
@@ -137,9 +141,64 @@ func TestConfigErrors(t *testing.T) {
 		{Config{HashBlockSize: 0, CacheBlockSize: 4, CapacityTokens: 4}, "hash block size must be at least 1"},
 		{Config{HashBlockSize: 4, CacheBlockSize: 16, CapacityTokens: 8}, "a KV cache of 8 tokens holds no block of 16 tokens"},
 		{Config{HashBlockSize: 4, CacheBlockSize: 1, CapacityTokens: 1 << 30}, "at most 2097152 blocks"},
-		{Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 4, ITLms: -1}, "ttft and itl must be finite"},
+		{Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 4, ITLms: -1}, "itl must be from 0 to 86400000 ms (a day), got -1"},
+		{Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 4, TTFTms: 1e308}, "ttft must be from 0 to 86400000 ms (a day), got 1e+308"},
+		{Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 4, TTFTms: math.NaN()}, "ttft must be from 0 to 86400000 ms (a day), got NaN"},
 	} {
 		_, err := New(c.cfg)
 		assert.ErrorContains(t, err, c.want)
+	}
+}
+
+// cancelledAfter is a context that reports itself cancelled from its
+// n-th look on: the replay's looks, counted, stand for a Ctrl-C arriving
+// mid-replay, with no clock involved.
+type cancelledAfter struct {
+	context.Context
+	n, looks int
+}
+
+func (c *cancelledAfter) Err() error {
+	if c.looks++; c.looks >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A replay stops when its context is cancelled, mid-way and in the final
+// completions, with the context's error and no figures; before, it ran to
+// its end whatever the context (a Ctrl-C during a long simulation was
+// ignored and the report written).
+func TestReplayStopsWhenCancelled(t *testing.T) {
+	rows := make([]dataset.TraceRow, 10*checkEvery)
+	for i := range rows {
+		rows[i] = row(i+1, float64(i), 8, 1, int64(i), int64(i+1))
+	}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"mid-replay", Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 64},
+			fmt.Sprintf("the KV-cache simulation stopped at request %d of %d: context canceled", 2*checkEvery, len(rows))},
+		{"completing", Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 64, TTFTms: 1e6}, // all still running at the end
+			fmt.Sprintf("the KV-cache simulation stopped with %d requests to complete: context canceled", len(rows))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := New(c.cfg)
+			require.NoError(t, err)
+			for _, r := range rows {
+				s.Add(r)
+			}
+			looks := 3 // mid-replay: the third look, at request 2×checkEvery
+			if c.cfg.TTFTms > 0 {
+				looks = len(rows)/checkEvery + 1 // the replay's looks, then the first of the completions
+			}
+			_, err = s.Result(&cancelledAfter{Context: context.Background(), n: looks})
+			require.ErrorIs(t, err, context.Canceled)
+			assert.EqualError(t, err, c.want)
+			_, err = s.Result(context.Background())
+			assert.ErrorIs(t, err, context.Canceled, "spent")
+		})
 	}
 }

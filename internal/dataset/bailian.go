@@ -230,12 +230,13 @@ func (ix *indexer) sortTurns(turns []int32) {
 			idx[i] = lo + i
 		}
 		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(turns[a], turns[b]) })
-		off, size := make([]int64, len(idx)), make([]uint32, len(idx))
+		off, size, sum := make([]int64, len(idx)), make([]uint32, len(idx)), make([]uint32, len(idx))
 		for i, r := range idx {
-			off[i], size[i] = d.off[r], d.n[r]
+			off[i], size[i], sum[i] = d.off[r], d.n[r], d.sum[r]
 		}
 		copy(d.off[lo:hi], off)
 		copy(d.n[lo:hi], size)
+		copy(d.sum[lo:hi], sum)
 	}
 }
 

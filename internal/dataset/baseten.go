@@ -216,7 +216,7 @@ func openBaseten(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Datas
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeBasetenTrace, err)
 	}
-	d := &fileDataset{kind: TypeBasetenTrace, path: o.InputFile, o: o, tok: tok, f: f, files: files{list: []*os.File{f}}}
+	d := &fileDataset{kind: TypeBasetenTrace, path: o.InputFile, o: o, tok: tok, f: f, files: files{list: []*os.File{f}}, stamp: stampOf(f)}
 	if err := indexBaseten(ctx, d); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s dataset: %w", TypeBasetenTrace, err)

@@ -59,12 +59,14 @@
 //
 // A JSONL file is read once when it is opened, its lines checked on every
 // CPU in bounded batches, and only an index is kept: per row its byte
-// offset and length, per conversation its first line and start time, 24
-// bytes per row for a trace (BenchmarkIndex: flat from 100,000 to 1,000,000
-// rows). Conversation(i) reads the conversation's rows back with ReadAt and
-// builds its turns, so a large trace costs the index plus what is in
-// flight, and a Dataset is safe for concurrent use. The file must not
-// change while it is replayed. Offsets (--fixed-schedule-start-offset,
+// offset, length and CRC-32C, per conversation its first line and start
+// time, 28 bytes per row for a trace (BenchmarkIndex: flat from 100,000 to
+// 1,000,000 rows). Conversation(i) reads the conversation's rows back with
+// ReadAt and builds its turns, so a large trace costs the index plus what
+// is in flight, and a Dataset is safe for concurrent use. The file must not
+// change while it is replayed: a row read back from a file whose size or
+// modification time changed since it was opened, or whose text is not the
+// one indexed, is refused with ErrInputChanged (changed.go). Offsets (--fixed-schedule-start-offset,
 // -end-offset) drop rows at load; Schedule lists each conversation's start
 // in ascending order, shifted so that the first is 0 with auto-offset, or
 // to the start offset.

@@ -102,7 +102,9 @@ func (ps *problems) err() error {
 }
 
 // excerpt quotes at most 24 characters of line around byte offset off, so
-// that an error can show where it is without echoing a long line.
+// that an error can show where it is without echoing a long line: in
+// backquotes, or, when it holds a control character or a backquote, as a Go
+// string with them escaped.
 func excerpt(line []byte, off int) string {
 	const half = 12
 	off = max(0, min(off, len(line)))
@@ -113,7 +115,12 @@ func excerpt(line []byte, off int) string {
 	for k := 0; k < utf8.UTFMax-1 && end < len(line) && !utf8.RuneStart(line[end]); k++ {
 		end++
 	}
-	s := strconv.Quote(string(line[start:end]))
+	s := string(line[start:end])
+	if strconv.CanBackquote(s) { // JSON's own quotes shown as they are
+		s = "`" + s + "`"
+	} else { // control characters escaped
+		s = strconv.Quote(s)
+	}
 	if start > 0 {
 		s = "…" + s
 	}

@@ -70,7 +70,7 @@ func TestMooncakeProblems(t *testing.T) {
 		10: "timestamp: expected a number of milliseconds ≥ 0, got -5",
 		11: "output_length: expected an integer from 1 to 16777216, got 0",
 		12: "extra: expected an object, got a list",
-		13: `mooncake.jsonl:13:21: invalid JSON near …"length\": 10,, }": invalid character ',' looking for beginning of object key string`,
+		13: "mooncake.jsonl:13:21: invalid JSON near …`length\": 10,, }`: invalid character ',' looking for beginning of object key string",
 		14: "mooncake.jsonl:14:1: expected a JSON object, got a list",
 		15: "a single_turn record in a mooncake_trace file: one file holds one record type",
 		16: "a multi_turn record in a mooncake_trace file",
@@ -172,7 +172,7 @@ func TestFileProblems(t *testing.T) {
 			"amb.jsonl:2: multiple loaders can handle the data format: single_turn and mooncake_trace"},
 		{"typed but invalid", Options{InputFile: write("typed.jsonl", `{"type": "mooncake_trace"}`)},
 			"typed.jsonl:1: exactly one of 'input_length', 'text_input', 'messages', or 'payload' must be provided (the record's type is mooncake_trace)"},
-		{"bad json first", Options{InputFile: write("syntax.jsonl", `{"text": }`)}, `syntax.jsonl:1:10: invalid JSON near "{\"text\": }": invalid character '}' looking for beginning of value`},
+		{"bad json first", Options{InputFile: write("syntax.jsonl", `{"text": }`)}, "syntax.jsonl:1:10: invalid JSON near `{\"text\": }`: invalid character '}' looking for beginning of value"},
 		{"window empty", Options{InputFile: head200, FixedSchedule: true, StartOffsetMs: ptr(1e9)},
 			"no records left: all 200 rows have timestamps outside the fixed schedule window [1e+09, +∞] ms"},
 		{"fixed schedule without timestamps", Options{InputFile: write("nots.jsonl", `{"input_length": 5}`), FixedSchedule: true},
@@ -406,4 +406,55 @@ func TestNotUTF8Problem(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path+":2:14: invalid UTF-8 (byte 0xe9): save the file as UTF-8")
 	assert.NotContains(t, err.Error(), ":1:", "the first line is fine")
+}
+
+// The year a replay may last is checked in replay time: timestamps and
+// delays divided by --replay-speedup (and after the idle-gap caps), so a
+// slow-down that would schedule a request years out is refused before any
+// traffic, naming the flag and the speed-up it needs. Before, the check
+// ran on the recorded times and the replay waited for years.
+func TestTraceHorizonAfterSpeedup(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		return path
+	}
+	two := write("yr2.jsonl", `{"input_length": 8, "hash_ids": [1,2], "timestamp": 0}`+"\n"+
+		`{"input_length": 8, "hash_ids": [1,3], "timestamp": 100}`+"\n")
+	fixed := func(path string, r Replay) Options {
+		return Options{InputFile: path, FixedSchedule: true, Replay: r, BlockSize: 4}
+	}
+	wantProblemsOf(t, fixed(two, Replay{Speedup: 1e-9}), map[int]string{
+		2: "timestamp: timestamp 100 is 100ms after the schedule's zero, 0 (timestamps count from the start of the run), " +
+			"and --replay-speedup 1e-09 makes that 3 years of replay: beyond the year a replay may last: raise --replay-speedup to at least 3.18e-09",
+	})
+	for _, r := range []Replay{{Speedup: 3.18e-9}, {Speedup: 1e-9, IdleGapCapMs: ptr(1000.0)}} {
+		_, err := Open(context.Background(), o200k(t), fixed(two, r))
+		assert.NoError(t, err, "within a year of replay: %+v", r)
+	}
+
+	gap := write("gap.jsonl", `{"input_length": 8, "timestamp": 0}`+"\n"+`{"input_length": 8, "timestamp": 4e10}`+"\n")
+	_, err := Open(context.Background(), o200k(t), fixed(gap, Replay{IdleGapCapMs: ptr(1000.0), Speedup: 0.5}))
+	assert.NoError(t, err, "a 463-day gap collapsed to 1 s of replay")
+
+	delay := write("delay.jsonl", `{"session_id": "s", "input_length": 8, "timestamp": 0}`+"\n"+
+		`{"session_id": "s", "input_length": 8, "delay": 50}`+"\n")
+	wantProblemsOf(t, fixed(delay, Replay{Speedup: 1e-9}), map[int]string{
+		2: "delay: delay 50 ms and --replay-speedup 1e-09 make a wait of 579 days: beyond the year a replay may last: raise --replay-speedup to at least 1.59e-09",
+	})
+	o := fixed(delay, Replay{Speedup: 1e-9})
+	o.DelayCapMs = ptr(60_000.0)
+	_, err = Open(context.Background(), o200k(t), o)
+	assert.NoError(t, err, "--inter-turn-delay-cap-seconds caps the wait")
+}
+
+// A JSON error shows the text around it with its own quotes as they are
+// (before: …"timestamp\": NaN}"), and escapes only what a terminal must
+// not see raw.
+func TestExcerptQuoting(t *testing.T) {
+	line := []byte(`{"input_length": 8, "hash_ids": [1,2], "timestamp": NaN}`)
+	assert.Equal(t, "…`\"timestamp\": NaN}`", excerpt(line, len(line)-5))
+	assert.Equal(t, `"a\x1bb"`, excerpt([]byte("a\x1bb"), 1), "a control character escaped")
+	assert.Equal(t, "\"a`b\"", excerpt([]byte("a`b"), 1), "a backquote inside: a Go string")
 }

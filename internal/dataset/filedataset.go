@@ -43,6 +43,12 @@ type fileDataset struct {
 	// gaps collapse the idle gaps longer than --max-idle-gap-cap-seconds
 	// (replay.go), in time order.
 	gaps []gapShift
+	// sum is each row's checksum when the file was indexed (in the rows'
+	// order; nil for a Parquet file) and stamp the file's size and
+	// modification time when it was opened: a row read back is checked
+	// against both (changed.go).
+	sum   []uint32
+	stamp fileStamp
 }
 
 // convBuilder is a conversation being read back.
@@ -58,6 +64,9 @@ func (d *fileDataset) Len() int { return len(d.ts) }
 // its turns. It is safe for concurrent use.
 func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	if err := d.readable(d.path, i, len(d.ts)); err != nil {
+		return Conversation{}, err
+	}
+	if err := d.unchanged(); err != nil {
 		return Conversation{}, err
 	}
 	lo, hi := uint32(i), uint32(i+1)
@@ -76,10 +85,10 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 	for r := lo; r < hi; r++ {
 		line := buf[:d.n[r]]
 		buf = buf[d.n[r]:]
-		if _, err := d.f.ReadAt(line, d.off[r]); err != nil {
-			return Conversation{}, fmt.Errorf("re-read %s at byte %d: %w", d.path, d.off[r], err)
+		_, err := d.f.ReadAt(line, d.off[r])
+		if err := d.checkRow(r, line, err); err != nil {
+			return Conversation{}, err
 		}
-		var err error
 		switch d.kind {
 		case TypeSingleTurn:
 			err = d.singleTurn(&b, line, uint64(d.off[r]))
@@ -136,5 +145,5 @@ func (d *fileDataset) turnCount() int { return d.turns }
 
 // indexBytes is the memory the index holds, in bytes.
 func (d *fileDataset) indexBytes() int {
-	return cap(d.off)*8 + cap(d.n)*4 + cap(d.start)*4 + cap(d.line)*4 + cap(d.ts)*8
+	return cap(d.off)*8 + cap(d.n)*4 + cap(d.start)*4 + cap(d.line)*4 + cap(d.ts)*8 + cap(d.sum)*4
 }

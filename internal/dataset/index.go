@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"math"
 	"slices"
+	"time"
 )
 
 // rowInfo is what checking a line tells the index about it.
@@ -34,6 +35,8 @@ type rowInfo struct {
 	// unordered: the row's session may list its rows in any order; they
 	// are sorted by timestamp (a Baseten trace's).
 	unordered bool
+	// delay is the longest delay of the row's turns, in ms (0: none).
+	delay float64
 }
 
 // sessionState is what indexing remembers of a session while it reads.
@@ -63,7 +66,11 @@ type indexer struct {
 	// line (0: none), checked against the horizon once the zero is known.
 	latest     float64
 	latestLine int
-	chains     chains // bailian sessions
+	// delay is the longest delay of the rows kept and delayLine its line
+	// (0: none), checked against the horizon in replay time.
+	delay     float64
+	delayLine int
+	chains    chains // bailian sessions
 	// convTurns counts each conversation's turns while sessions are to be
 	// sampled; times are the rows' timestamps while idle gaps are to be
 	// capped (replay.go).
@@ -180,6 +187,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	if !math.IsNaN(info.last) && (ix.latestLine == 0 || info.last > ix.latest) {
 		ix.latest, ix.latestLine = info.last, no
 	}
+	if info.delay > ix.delay {
+		ix.delay, ix.delayLine = info.delay, no
+	}
 	if info.chained {
 		ix.rowTurns = append(ix.rowTurns, int32(min(info.turn, math.MaxInt32)))
 		ix.adopt(info.chat, conv)
@@ -188,6 +198,9 @@ func (ix *indexer) add(line []byte, no int, off int64, info rowInfo, ps []proble
 	ix.noteTimes(info)
 	d.off = append(d.off, off)
 	d.n = append(d.n, uint32(len(line)))
+	if d.baseten == nil { // a Parquet row is read back by its number
+		d.sum = append(d.sum, rowSum(line))
+	}
 	ix.conv = append(ix.conv, conv)
 	if ix.rowTS != nil {
 		ix.rowTS = append(ix.rowTS, info.first)
@@ -308,7 +321,7 @@ func (ix *indexer) group() {
 	d := ix.d
 	n := len(d.ts)
 	// exact-size copies: what append grew beyond the rows is freed
-	d.off, d.n, d.line, d.ts = slices.Clone(d.off), slices.Clone(d.n), slices.Clone(d.line), slices.Clone(d.ts)
+	d.off, d.n, d.line, d.ts, d.sum = slices.Clone(d.off), slices.Clone(d.n), slices.Clone(d.line), slices.Clone(d.ts), slices.Clone(d.sum)
 	if len(ix.conv) == n { // one row per conversation, already in order
 		ix.conv, ix.rowTS = nil, nil
 		return
@@ -321,7 +334,7 @@ func (ix *indexer) group() {
 		d.start[c+1] += d.start[c]
 	}
 	next := slices.Clone(d.start[:n])
-	off, size := make([]int64, len(d.off)), make([]uint32, len(d.n))
+	off, size, sum := make([]int64, len(d.off)), make([]uint32, len(d.n)), slices.Clone(d.sum)
 	var turns []int32
 	if ix.merged {
 		turns = make([]int32, len(ix.rowTurns))
@@ -334,6 +347,9 @@ func (ix *indexer) group() {
 		j := next[c]
 		next[c]++
 		off[j], size[j] = d.off[i], d.n[i]
+		if sum != nil {
+			sum[j] = d.sum[i]
+		}
 		if turns != nil {
 			turns[j] = ix.rowTurns[i]
 		}
@@ -341,7 +357,7 @@ func (ix *indexer) group() {
 			ts[j] = ix.rowTS[i]
 		}
 	}
-	d.off, d.n, ix.conv, ix.rowTurns, ix.rowTS = off, size, nil, nil, nil
+	d.off, d.n, d.sum, ix.conv, ix.rowTurns, ix.rowTS = off, size, sum, nil, nil, nil
 	ix.sortTurns(turns)
 	if ts != nil {
 		d.sortSessions(ts)
@@ -357,7 +373,7 @@ func (ix *indexer) schedule() error {
 		if math.IsNaN(ts) {
 			missing++
 			if d.o.FixedSchedule {
-				ix.ps.add(int(d.line[c]), problemf("timestamp", "the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn"))
+				ix.ps.add(int(d.line[c]), noStartTime())
 			}
 			continue
 		}
@@ -378,21 +394,86 @@ func (ix *indexer) schedule() error {
 		d.zero = *d.o.StartOffsetMs
 		zero = fmt.Sprintf("%v (--fixed-schedule-start-offset)", d.zero)
 	}
-	if after := ix.latest - d.zero; ix.latestLine > 0 && after > MaxScheduleMs {
-		hint := ""
-		if !d.o.AutoOffset && d.o.StartOffsetMs == nil {
-			hint = "; timestamps that count from an epoch need --fixed-schedule-auto-offset"
+	if ix.latestLine > 0 {
+		if p, late := ix.horizon(zero); late {
+			ix.ps.add(ix.latestLine, p)
+			return ix.ps.err()
 		}
-		ix.ps.add(ix.latestLine, problemf("timestamp", "timestamp %v is %s after the schedule's zero, %s: "+
-			"beyond the year a replay may last (timestamps are milliseconds)%s", ix.latest, days(after), zero, hint))
+	}
+	if p, late := ix.delayHorizon(); late {
+		ix.ps.add(ix.delayLine, p)
 		return ix.ps.err()
 	}
 	d.timed = missing == 0
 	return nil
 }
 
-// days says how long ms milliseconds are, in days or years.
+// horizon checks the latest timestamp against the year a replay may last,
+// in replay time: after the idle-gap cap (already applied to it) and
+// divided by --replay-speedup, as the run schedules it. zero says what
+// the schedule's zero is.
+func (ix *indexer) horizon(zero string) (problem, bool) {
+	d := ix.d
+	recorded := ix.latest - d.zero
+	speed := d.o.Replay.speedup()
+	after := recorded / speed
+	if after <= MaxScheduleMs {
+		return problem{}, false
+	}
+	msg := fmt.Sprintf("timestamp %v is %s after the schedule's zero, %s", ix.latest, days(recorded), zero)
+	if speed != 1 {
+		msg += fmt.Sprintf(", and --replay-speedup %g makes that %s of replay", speed, days(after))
+	}
+	msg += ": beyond the year a replay may last"
+	switch {
+	case recorded <= MaxScheduleMs: // the speed-up's doing
+		msg += fmt.Sprintf(": raise --replay-speedup to at least %.3g", ceil3(recorded/MaxScheduleMs))
+	case !d.o.AutoOffset && d.o.StartOffsetMs == nil:
+		msg += " (timestamps are milliseconds); timestamps that count from an epoch need --fixed-schedule-auto-offset"
+	default:
+		msg += " (timestamps are milliseconds)"
+	}
+	return problemf("timestamp", "%s", msg), true
+}
+
+// delayHorizon checks the longest delay against the year a replay may
+// last, in replay time: divided by --replay-speedup and then capped, as
+// timing sets it (a delay is at most a day, so only a slow-down can).
+func (ix *indexer) delayHorizon() (problem, bool) {
+	o := ix.d.o
+	after := ix.delay / o.Replay.speedup()
+	switch {
+	case o.Replay.TraceIdleGapCapMs != nil:
+		after = min(after, *o.Replay.TraceIdleGapCapMs)
+	case o.DelayCapMs != nil:
+		after = min(after, *o.DelayCapMs)
+	}
+	if after <= MaxScheduleMs || o.IgnoreDelays && !o.FixedSchedule {
+		return problem{}, false
+	}
+	return problemf("delay", "delay %v ms and --replay-speedup %g make a wait of %s: beyond the year a replay may last: "+
+		"raise --replay-speedup to at least %.3g (or cap the delays with --inter-turn-delay-cap-seconds)",
+		ix.delay, o.Replay.speedup(), days(after), ceil3(ix.delay/MaxScheduleMs)), true
+}
+
+// ceil3 is x > 0 rounded up to 3 significant digits.
+func ceil3(x float64) float64 {
+	unit := math.Pow(10, math.Floor(math.Log10(x))-2)
+	return math.Ceil(x/unit) * unit
+}
+
+// noStartTime is the problem of a conversation a fixed schedule cannot
+// start: its first turn has no timestamp.
+func noStartTime() problem {
+	return problemf("timestamp", "the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn")
+}
+
+// days says how long ms milliseconds are: as a duration under two days,
+// else in days or years.
 func days(ms float64) string {
+	if ms < 2*MaxDelayMs {
+		return time.Duration(ms * float64(time.Millisecond)).Round(time.Millisecond).String()
+	}
 	if d := ms / MaxDelayMs; d < 2*365 {
 		return fmt.Sprintf("%.0f days", d)
 	}

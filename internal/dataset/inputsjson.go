@@ -34,7 +34,7 @@ func openInputsJSON(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Da
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeInputsJSON, err)
 	}
-	d.f, d.list = f, []*os.File{f}
+	d.f, d.list, d.stamp = f, []*os.File{f}, stampOf(f)
 	ix := &indexer{d: d, ps: problems{path: d.path}}
 	ids := map[uint64]int{} // session ids (hashed) → their line
 	seed := maphash.MakeSeed()

@@ -97,6 +97,9 @@ func decodeMooncake(line []byte, blockSize int) (rowInfo, mooncakeRecord, []prob
 	}
 	info := rowInfo{session: r.SessionID, turns: 1, ts: timeOrNaN(r.Timestamp)}
 	info.ts0, info.first, info.last = info.ts, info.ts, info.ts
+	if r.Delay != nil {
+		info.delay = *r.Delay
+	}
 	switch {
 	case isSet(r.Payload):
 		info.mode = modePayload

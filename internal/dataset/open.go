@@ -141,7 +141,7 @@ func openJSONL(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind str
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", kind, err)
 	}
-	d.f, d.list = f, []*os.File{f}
+	d.f, d.list, d.stamp = f, []*os.File{f}, stampOf(f)
 	if err := indexFile(ctx, d, withTypeHint(kind, check)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s dataset: %w", kind, err)

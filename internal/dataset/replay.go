@@ -81,7 +81,7 @@ func (ix *indexer) sample() {
 	picks := rand.New(rand.NewPCG(uint64(d.o.Seed), streamSessionSample)).Perm(n)[:k]
 	slices.Sort(picks)
 	var off []int64
-	var size, start []uint32
+	var size, start, sum []uint32
 	line, ts := make([]uint32, 0, k), make([]float64, 0, k)
 	if d.start != nil {
 		start = append(make([]uint32, 0, k+1), 0)
@@ -93,13 +93,16 @@ func (ix *indexer) sample() {
 			lo, hi = d.start[c], d.start[c+1]
 		}
 		off, size = append(off, d.off[lo:hi]...), append(size, d.n[lo:hi]...)
+		if d.sum != nil {
+			sum = append(sum, d.sum[lo:hi]...)
+		}
 		if start != nil {
 			start = append(start, uint32(len(off)))
 		}
 		line, ts = append(line, d.line[c]), append(ts, d.ts[c])
 		d.turns += int(ix.convTurns[c])
 	}
-	d.off, d.n, d.start, d.line, d.ts = off, size, start, line, ts
+	d.off, d.n, d.sum, d.start, d.line, d.ts = off, size, sum, start, line, ts
 	ix.convTurns = nil
 }
 

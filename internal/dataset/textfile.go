@@ -18,7 +18,11 @@ func checkSingleTurn(line []byte, fm *fileMedia) (rowInfo, []problem) {
 		return rowInfo{}, ps
 	}
 	ts := timeOrNaN(r.Timestamp)
-	return rowInfo{session: r.SessionID, turns: 1, ts: ts, ts0: ts, first: ts, last: ts}, nil
+	info := rowInfo{session: r.SessionID, turns: 1, ts: ts, ts0: ts, first: ts, last: ts}
+	if r.Delay != nil {
+		info.delay = *r.Delay
+	}
+	return info, nil
 }
 
 // checkMultiTurn validates a multi_turn line (AIPerf's MultiTurn): a
@@ -38,6 +42,9 @@ func checkMultiTurn(line []byte, fm *fileMedia) (rowInfo, []problem) {
 	for i := range r.Turns {
 		t := &r.Turns[i]
 		ps = append(ps, t.check(fmt.Sprintf("turns[%d].", i), false, fm)...)
+		if t.Delay != nil && *t.Delay > info.delay {
+			info.delay = *t.Delay
+		}
 		if t.Timestamp == nil {
 			continue
 		}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,15 +35,36 @@ type TraceRow struct {
 	SessionID *string
 }
 
-// ScanTrace reads the mooncake_trace file at path in order and calls fn
-// with each valid record, in bounded memory whatever the file's size. Every
-// record is checked as Open checks it (hash_ids against input_length for
-// blockSize tokens per hash id; a session's timestamps must not go
-// backwards), and every problem is reported as Open reports them, file and
-// line, field and expectation, up to 50, joined. An error fn returns that
-// is a *LineError is listed with them (its Path and Line filled in) and
-// the scan goes on; any other error stops it.
+// ScanOptions say how ScanTraceWith reads a trace.
+type ScanOptions struct {
+	// BlockSize is the tokens per hash id the rows' hash_ids must fit.
+	BlockSize int
+	// AsProfile checks the file as aiperf profile --input-file FILE checks
+	// it when no other flag says what it is: a record with a bailian_trace's
+	// keys is refused (profile detects such a file as one, with timestamps in
+	// seconds and sessions by chat_id, which a mooncake_trace reader would
+	// misread), and when the first record has a timestamp (profile then
+	// replays the file on a fixed schedule) every conversation's first row
+	// must have one.
+	AsProfile bool
+}
+
+// ScanTrace is ScanTraceWith with the rows' hash ids checked for
+// blockSize tokens per id.
 func ScanTrace(ctx context.Context, path string, blockSize int, fn func(TraceRow) error) error {
+	return ScanTraceWith(ctx, path, ScanOptions{BlockSize: blockSize}, fn)
+}
+
+// ScanTraceWith reads the mooncake_trace file at path in order and calls
+// fn with each valid record, in bounded memory whatever the file's size.
+// Every record is checked as Open checks it (hash_ids against input_length
+// for o.BlockSize tokens per hash id; a session's timestamps must not go
+// backwards; and o.AsProfile's checks), and every problem is reported as
+// Open reports them, file and line, field and expectation, up to 50,
+// joined. An error fn returns that is a *LineError is listed with them
+// (its Path and Line filled in) and the scan goes on; any other error
+// stops it.
+func ScanTraceWith(ctx context.Context, path string, o ScanOptions, fn func(TraceRow) error) error {
 	f, err := inputfile.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -51,19 +73,13 @@ func ScanTrace(ctx context.Context, path string, blockSize int, fn func(TraceRow
 		return fmt.Errorf("input file: %w", err)
 	}
 	defer f.Close()
-	check := withTypeHint(TypeMooncakeTrace, func(line []byte) (rowInfo, []problem) {
-		if row, ok := fastTraceRow(line, blockSize); ok {
-			return rowInfo{trace: row}, nil
-		}
-		info, r, ps := decodeMooncake(line, blockSize)
-		if ps == nil {
-			info.trace = rowOf(r)
-		}
-		return info, ps
-	})
 	s := traceScan{ps: problems{path: path}, seed: maphash.MakeSeed(), last: map[uint64]sessionLast{}}
+	if o.AsProfile {
+		det, err := Detect(path, TypeMooncakeTrace) // profile's rule for a fixed schedule
+		s.timed = err == nil && det.Timestamped
+	}
 	var stop error
-	err = checkLines(ctx, f, check, func(line []byte, no int, _ int64, info rowInfo, ps []problem) {
+	err = checkLines(ctx, f, traceCheck(o), func(line []byte, no int, _ int64, info rowInfo, ps []problem) {
 		if stop != nil {
 			return
 		}
@@ -74,7 +90,7 @@ func ScanTrace(ctx context.Context, path string, blockSize int, fn func(TraceRow
 		}
 		row := info.trace
 		row.Line, row.Raw = no, line
-		if !s.inOrder(row) {
+		if !s.checkRow(row) {
 			return
 		}
 		if err := fn(row); err != nil {
@@ -99,32 +115,85 @@ func ScanTrace(ctx context.Context, path string, blockSize int, fn func(TraceRow
 	return nil
 }
 
-// traceScan is what ScanTrace remembers across rows.
-type traceScan struct {
-	ps   problems
-	rows int
-	seed maphash.Seed
-	last map[uint64]sessionLast // per session (by hashed id)
+// traceCheck is the line check of a trace scan: the common shape read
+// without encoding/json, any other line checked in full.
+func traceCheck(o ScanOptions) func([]byte) (rowInfo, []problem) {
+	full := withTypeHint(TypeMooncakeTrace, func(line []byte) (rowInfo, []problem) {
+		info, r, ps := decodeMooncake(line, o.BlockSize)
+		if ps == nil {
+			info.trace = rowOf(r)
+		}
+		return info, ps
+	})
+	return func(line []byte) (rowInfo, []problem) {
+		if row, ok := fastTraceRow(line, o.BlockSize); ok {
+			return rowInfo{trace: row}, nil
+		}
+		if o.AsProfile && isBailian(line) {
+			return rowInfo{}, []problem{problemf("chat_id", "a bailian_trace record (chat_id, parent_chat_id, timestamps in seconds), "+
+				"which a mooncake_trace reader would misread: analyze-trace and synthesize-trace read mooncake_trace records only "+
+				"(aiperf profile --custom-dataset-type bailian_trace replays this file)")}
+		}
+		return full(line)
+	}
 }
 
-// sessionLast is a session's latest timestamp and its line.
+// isBailian reports whether line is a bailian_trace record.
+func isBailian(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"chat_id"`)) {
+		return false
+	}
+	_, ps := checkBailian(line, 0)
+	return ps == nil
+}
+
+// traceScan is what ScanTrace remembers across rows.
+type traceScan struct {
+	ps    problems
+	rows  int
+	seed  maphash.Seed
+	last  map[uint64]sessionLast // per session (by hashed id)
+	timed bool                   // every conversation's first row needs a timestamp
+}
+
+// sessionLast is a session's latest timestamp (NaN: none yet) and its
+// line.
 type sessionLast struct {
 	ts   float64
 	line int
 }
 
-// inOrder checks that a session row's timestamp does not go backwards.
-func (s *traceScan) inOrder(row TraceRow) bool {
-	if row.SessionID == nil || math.IsNaN(row.Timestamp) {
-		return true
+// checkRow checks a row against the rows before it: a conversation's
+// first row has a timestamp when the scan is timed (as Open's fixed
+// schedule needs), and a session's timestamps do not go backwards.
+func (s *traceScan) checkRow(row TraceRow) bool {
+	untimed := math.IsNaN(row.Timestamp)
+	if row.SessionID == nil {
+		return s.starts(row.Line, untimed)
 	}
 	key := maphash.String(s.seed, *row.SessionID)
-	last, ok := s.last[key]
-	if ok && row.Timestamp < last.ts {
+	last, seen := s.last[key]
+	switch {
+	case !seen && !s.starts(row.Line, untimed):
+		s.last[key] = sessionLast{math.NaN(), row.Line} // its first row is the one reported
+		return false
+	case untimed:
+		return true
+	case seen && row.Timestamp < last.ts:
 		s.ps.add(row.Line, backwards(row.Timestamp, "session "+brief(*row.SessionID), last.ts, last.line))
 		return false
 	}
 	s.last[key] = sessionLast{row.Timestamp, row.Line}
+	return true
+}
+
+// starts checks the first row of a conversation, at line: on a timed
+// scan it needs a timestamp.
+func (s *traceScan) starts(line int, untimed bool) bool {
+	if s.timed && untimed {
+		s.ps.add(line, noStartTime())
+		return false
+	}
 	return true
 }
 

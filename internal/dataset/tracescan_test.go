@@ -119,3 +119,47 @@ func TestScanTraceBoundsOutputLength(t *testing.T) {
 		assert.Contains(t, err.Error(), "output_length: expected an integer from 1 to 16777216", n)
 	}
 }
+
+// AsProfile checks a trace as profile checks it given no other flag, with
+// the same problems: a timestamped trace (its first record has one) needs
+// a timestamp on every conversation's first row (profile's fixed
+// schedule), and a Bailian record is refused rather than misread as a
+// mooncake one. Without AsProfile (profile's own --synthesis-* pass, which
+// knows --no-fixed-schedule) neither is checked.
+func TestScanTraceAsProfile(t *testing.T) {
+	mixed := writeLines(t,
+		`{"input_length": 8, "hash_ids": [1,2], "timestamp": 0}`,
+		`{"input_length": 8, "hash_ids": [1,3], "delay": 50}`,
+		`{"session_id": "s", "input_length": 8, "timestamp": 200}`,
+		`{"session_id": "s", "input_length": 8}`,
+		`{"session_id": "u", "input_length": 8, "delay": 5}`,
+		`{"session_id": "u", "input_length": 8, "timestamp": 300}`,
+		`{"session_id": "u", "input_length": 8}`)
+	scan := func(path string, asProfile bool) error {
+		return ScanTraceWith(context.Background(), path, ScanOptions{BlockSize: 4, AsProfile: asProfile}, func(TraceRow) error { return nil })
+	}
+	require.NoError(t, scan(mixed, false))
+	err := scan(mixed, true)
+	require.Error(t, err)
+	_, perr := Open(context.Background(), o200k(t), Options{InputFile: mixed, FixedSchedule: true, BlockSize: 4})
+	require.Error(t, perr)
+	assert.Equal(t, perr.Error(), "mooncake_trace dataset: "+err.Error(), "the problems profile reports, at the same lines")
+	assert.Contains(t, err.Error(), mixed+":2: timestamp: the first turn of this conversation has no timestamp")
+	assert.Contains(t, err.Error(), mixed+":5: timestamp: the first turn of this conversation has no timestamp")
+
+	untimed := writeLines(t, `{"input_length": 8}`, `{"input_length": 8, "timestamp": 5}`)
+	assert.NoError(t, scan(untimed, true), "not timestamped: profile sends it at --concurrency")
+
+	bailian := writeLines(t,
+		`{"chat_id": 1, "parent_chat_id": -1, "timestamp": 1.5, "input_length": 32, "output_length": 10, "turn": 1, "hash_ids": [1, 2]}`,
+		`{"chat_id": 2, "parent_chat_id": 1, "timestamp": 3, "input_length": 48, "output_length": 10, "type": "text", "turn": 2}`)
+	err = scan(bailian, false)
+	require.Error(t, err, "its type is not a mooncake one")
+	assert.NotContains(t, err.Error(), ":1:", "read as mooncake when the caller says it is one")
+	err = scan(bailian, true)
+	require.Error(t, err)
+	for _, line := range []string{":1: chat_id: a bailian_trace record", ":2: chat_id: a bailian_trace record"} {
+		assert.Contains(t, err.Error(), bailian+line)
+	}
+	assert.Contains(t, err.Error(), "--custom-dataset-type bailian_trace")
+}

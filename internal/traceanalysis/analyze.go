@@ -18,8 +18,16 @@ type Options struct {
 	// BlockSize is the tokens per hash id (AIPerf's --block-size).
 	BlockSize int
 	// Simulate, when set, replays the trace through a KV cache of that
-	// configuration in the first pass.
+	// configuration, its rows kept in the first pass and replayed after
+	// the second.
 	Simulate *cachesim.Config
+	// Simulating, when set, is called as the replay starts, with the
+	// number of requests it replays (the longest part of a large trace's
+	// analysis: a progress line).
+	Simulating func(requests int)
+	// AsProfile checks the trace as aiperf profile checks a file given no
+	// other flag (dataset.ScanOptions).
+	AsProfile bool
 }
 
 // analysis is the state of the two passes.
@@ -35,7 +43,9 @@ type analysis struct {
 
 // Analyze reads the mooncake trace at path and returns its report. A
 // malformed record, or hash ids that do not fit their input length, is an
-// error listing every problem (dataset.ScanTrace).
+// error listing every problem (dataset.ScanTraceWith). When ctx is done it
+// stops, in the passes over the file or in the simulation, with ctx's
+// error and no report.
 func Analyze(ctx context.Context, path string, o Options) (*Report, error) {
 	if o.BlockSize < 1 {
 		return nil, fmt.Errorf("--block-size must be at least 1 token, got %d", o.BlockSize)
@@ -47,13 +57,25 @@ func Analyze(ctx context.Context, path string, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	if err := dataset.ScanTrace(ctx, path, o.BlockSize, a.first); err != nil {
+	so := dataset.ScanOptions{BlockSize: o.BlockSize, AsProfile: o.AsProfile}
+	if err := dataset.ScanTraceWith(ctx, path, so, a.first); err != nil {
 		return nil, err
 	}
-	if err := dataset.ScanTrace(ctx, path, o.BlockSize, a.second); err != nil {
+	if err := dataset.ScanTraceWith(ctx, path, so, a.second); err != nil {
 		return nil, err
 	}
-	return a.report(), nil
+	r := a.report()
+	if a.sim != nil {
+		if o.Simulating != nil {
+			o.Simulating(r.TotalRequests)
+		}
+		res, err := a.sim.Result(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.Simulation = &res
+	}
+	return r, nil
 }
 
 // first collects a row's lengths, its hit rate with an infinite cache
@@ -141,10 +163,6 @@ func (a *analysis) report() *Report {
 	}
 	if a.totalPrefixes > 0 { // occurrences of prefixes seen more than once
 		r.PrefixReuseRatio = float64(a.totalPrefixes-(distinct-repeated)) / float64(a.totalPrefixes)
-	}
-	if a.sim != nil {
-		res := a.sim.Result()
-		r.Simulation = &res
 	}
 	return r
 }

@@ -232,3 +232,41 @@ func plainly(rows [][]int64) plain {
 	}
 	return plain{prefixes: len(prefixes), reuse: float64(reused) / float64(total), hitRate: hit / float64(len(rows))}
 }
+
+// A context cancelled once the simulation has started (as a Ctrl-C during
+// it) stops the analysis with its error and no report; before, the
+// simulation ran to its end and the report was written.
+func TestAnalyzeStopsInTheSimulation(t *testing.T) {
+	path := write(t, `{"timestamp": 0, "input_length": 32, "hash_ids": [1, 2]}`, `{"timestamp": 5, "input_length": 32, "hash_ids": [1, 3]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := 0
+	r, err := Analyze(ctx, path, Options{BlockSize: 16,
+		Simulate:   &cachesim.Config{HashBlockSize: 16, CacheBlockSize: 16, CapacityTokens: 1000},
+		Simulating: func(requests int) { started = requests; cancel() }})
+	assert.Equal(t, 2, started, "told the simulation starts, and of how many requests")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, r)
+}
+
+// AsProfile refuses what profile refuses in a file given no other flag.
+func TestAnalyzeAsProfile(t *testing.T) {
+	path := write(t, `{"input_length": 8, "hash_ids": [1,2], "timestamp": 0}`, `{"input_length": 8, "hash_ids": [1,3], "delay": 50}`)
+	_, err := Analyze(context.Background(), path, Options{BlockSize: 4})
+	require.NoError(t, err)
+	_, err = Analyze(context.Background(), path, Options{BlockSize: 4, AsProfile: true})
+	assert.EqualError(t, err, path+":2: timestamp: the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn")
+}
+
+// Counts of one are singular (before: "1 blocks of 512 tokens").
+func TestReportPlurals(t *testing.T) {
+	var out bytes.Buffer
+	(&Report{Simulation: &cachesim.Result{CapacityTokens: 512, CapacityBlocks: 1, CacheBlockSize: 512, PeakBlocks: 1, LaterTurns: 1}}).Print(&out)
+	assert.Contains(t, out.String(), "KV cache:            512 tokens (1 block of 512 tokens)\n")
+	assert.Contains(t, out.String(), "Blocks evicted:      0 (peak 1 block cached)\n")
+	assert.Contains(t, out.String(), "Session turns:       1 request is a later turn of a session: each re-sends")
+	out.Reset()
+	(&Report{Simulation: &cachesim.Result{CapacityTokens: 1, CapacityBlocks: 1, CacheBlockSize: 1, PeakBlocks: 2000}}).Print(&out)
+	assert.Contains(t, out.String(), "KV cache:            1 token (1 block of 1 token)\n")
+	assert.Contains(t, out.String(), "(peak 2,000 blocks cached)\n")
+}

@@ -81,15 +81,15 @@ func (r *Report) Print(w io.Writer) {
 	if s := r.Simulation; s != nil {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "KV-Cache Simulation (LRU, the mock server's cache model)")
-		fmt.Fprintf(w, "KV cache:            %s tokens (%s blocks of %s tokens)\n", integer(s.CapacityTokens), integer(s.CapacityBlocks), integer(s.CacheBlockSize))
+		fmt.Fprintf(w, "KV cache:            %s (%s of %s)\n", counted(s.CapacityTokens, "token"), counted(s.CapacityBlocks, "block"), counted(s.CacheBlockSize, "token"))
 		fmt.Fprintf(w, "Request duration:    TTFT %g ms + ITL %g ms per output token after the first\n", s.TTFTms, s.ITLms)
 		fmt.Fprintf(w, "Prefix-cache hits:   %s of %s prompt tokens\n", integer(int(s.HitTokens)), integer(int(s.PromptTokens)))
 		fmt.Fprintf(w, "Hit ratio:           %s\n", percent(s.HitRatio))
 		fmt.Fprintf(w, "Requests with hits:  %s of %s\n", integer(s.RequestsWithHits), integer(s.Requests))
-		fmt.Fprintf(w, "Blocks evicted:      %s (peak %s blocks cached)\n", integer(int(s.BlocksEvicted)), integer(s.PeakBlocks))
+		fmt.Fprintf(w, "Blocks evicted:      %s (peak %s cached)\n", integer(int(s.BlocksEvicted)), counted(s.PeakBlocks, "block"))
 		if s.LaterTurns > 0 {
-			fmt.Fprintf(w, "Session turns:       %s requests are later turns of a session: each re-sends its conversation so far (earlier prompts and the mock's replies), counted in the prompt tokens\n",
-				integer(s.LaterTurns))
+			fmt.Fprintf(w, "Session turns:       %s: each re-sends its conversation so far (earlier prompts and the mock's replies), counted in the prompt tokens\n",
+				plural(s.LaterTurns, "request is a later turn of a session", "requests are later turns of a session"))
 		}
 	}
 	fmt.Fprintln(w)
@@ -110,6 +110,17 @@ func (s *MetricStats) values() []string {
 
 // integer formats n with thousands separators.
 func integer(n int) string { return strings.TrimSuffix(report.Number(float64(n)), ".00") }
+
+// counted is n with thousands separators and noun, plural unless n is 1.
+func counted(n int, noun string) string { return plural(n, noun, noun+"s") }
+
+// plural is n with thousands separators and one, or many unless n is 1.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return integer(n) + " " + many
+}
 
 // percent formats a ratio as Python's {:.2%}.
 func percent(r float64) string { return fmt.Sprintf("%.2f%%", 100*r) }

@@ -23,7 +23,26 @@ type Params struct {
 	MaxISL               int     // input length cap (0: none)
 	MaxOSL               int     // output length cap (0: none)
 	BlockSize            int     // tokens per hash id
+	// Command is synthesize-trace's: its flags are named as its own
+	// (--speedup-ratio; otherwise as profile's, --synthesis-speedup-ratio),
+	// and the trace is checked as profile checks a file given no other flag
+	// (dataset.ScanOptions.AsProfile: profile checks its synthetic trace
+	// itself, knowing its other flags).
+	Command bool
 }
+
+// prefix is what the flags' names start with in the command p is given
+// to (Validate's prefix).
+func (p Params) prefix() string {
+	if p.Command {
+		return ""
+	}
+	return "synthesis-"
+}
+
+// flag is the flag of parameter name (speedup-ratio) in the command p is
+// given to.
+func (p Params) flag(name string) string { return "--" + p.prefix() + name }
 
 // Defaults are the parameters that change nothing.
 func Defaults() Params {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 )
@@ -25,12 +26,13 @@ type Stats struct {
 // with p to out. A malformed input is an error listing every problem, and
 // then nothing is written.
 func Synthesize(ctx context.Context, in string, out io.Writer, p Params) (Stats, error) {
-	if err := p.Validate(""); err != nil {
+	if err := p.Validate(p.prefix()); err != nil {
 		return Stats{}, err
 	}
 	s := &synthesis{p: p, ids: map[int64]bool{}, sessions: map[string]bool{}, copies: map[copyKey]string{}}
 	var st Stats
-	err := dataset.ScanTrace(ctx, in, p.BlockSize, func(row dataset.TraceRow) error {
+	so := dataset.ScanOptions{BlockSize: p.BlockSize, AsProfile: p.Command}
+	err := dataset.ScanTraceWith(ctx, in, so, func(row dataset.TraceRow) error {
 		st.Rows++
 		if row.SessionID != nil && p.PrefixRootMultiplier > 1 {
 			s.sessions[*row.SessionID] = true
@@ -53,7 +55,7 @@ func Synthesize(ctx context.Context, in string, out io.Writer, p Params) (Stats,
 	st.HashIDs = len(s.ids)
 	s.start()
 	w := bufio.NewWriterSize(out, 1<<20)
-	err = dataset.ScanTrace(ctx, in, p.BlockSize, func(row dataset.TraceRow) error {
+	err = dataset.ScanTraceWith(ctx, in, so, func(row dataset.TraceRow) error {
 		for c := range p.PrefixRootMultiplier {
 			if err := s.write(w, row, c); err != nil {
 				return err
@@ -150,13 +152,14 @@ func mulAdd(h, m, c int64) (int64, bool) {
 }
 
 // checkIDs refuses ids whose copies, each id h written as h×n+c for c in
-// [0, n), would pass the int64 range (n > 1, --prefix-root-multiplier).
-func checkIDs(ids []int64, n int64) error {
+// [0, n), would pass the int64 range (n > 1, the prefix root multiplier,
+// given with flag).
+func checkIDs(ids []int64, n int64, flag string) error {
 	for _, h := range ids {
 		_, lo := mulAdd(h, n, 0)
 		_, hi := mulAdd(h, n, n-1)
 		if !lo || !hi {
-			return fmt.Errorf("hash id %d × %d (the prefix root multiplier) passes the int64 range: renumber the trace's hash ids below 2^62 or lower the multiplier", h, n)
+			return fmt.Errorf("hash id %d × %d (%s) passes the int64 range: renumber the trace's hash ids below 2^62 or lower %s", h, n, flag, flag)
 		}
 	}
 	return nil
@@ -180,8 +183,8 @@ func (s *synthesis) transform(row dataset.TraceRow) error {
 	// the shared blocks stretched, and the rest of the prompt scaled
 	rest := float64(max(row.InputLength-k*b, 0)) * s.p.PromptLenMultiplier
 	if blocks := float64(k)*max(m, 1) + rest/float64(b); s.p.MaxISL == 0 && blocks*float64(b) > 2*dataset.MaxInputLength {
-		return fmt.Errorf("its synthetic input would be about %.0f tokens, past the %d a trace row may hold: lower the multipliers or set --max-isl",
-			blocks*float64(b), dataset.MaxInputLength)
+		return fmt.Errorf("its synthetic input would be about %.0f tokens, past the %d a trace row may hold: lower the multipliers or set %s",
+			blocks*float64(b), dataset.MaxInputLength, s.p.flag("max-isl"))
 	}
 	switch {
 	case m > 1:
@@ -190,7 +193,7 @@ func (s *synthesis) transform(row dataset.TraceRow) error {
 				id, ok := mulAdd(h, int64(s.stretch), int64(j))
 				if !ok {
 					return &dataset.LineError{Field: "hash_ids", Msg: fmt.Sprintf(
-						"hash id %d stretched %d-fold passes the int64 range: renumber the trace's hash ids below 2^62 or lower the prefix length multiplier", h, s.stretch)}
+						"hash id %d stretched %d-fold passes the int64 range: renumber the trace's hash ids below 2^62 or lower %s", h, s.stretch, s.p.flag("prefix-len-multiplier"))}
 				}
 				s.rowIDs = append(s.rowIDs, id)
 			}
@@ -230,14 +233,15 @@ func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
 			return &dataset.LineError{Field: "input_length", Msg: err.Error()}
 		}
 		if n := int64(s.p.PrefixRootMultiplier); n > 1 {
-			if err := checkIDs(s.rowIDs, n); err != nil {
+			if err := checkIDs(s.rowIDs, n, s.p.flag("prefix-root-multiplier")); err != nil {
 				return &dataset.LineError{Field: "hash_ids", Msg: err.Error()}
 			}
 		}
 	}
 	ids, isl := s.rowIDs, s.isl
 	if isl > dataset.MaxInputLength && (s.p.MaxISL == 0 || s.p.MaxISL > dataset.MaxInputLength) {
-		return &dataset.LineError{Field: "input_length", Msg: fmt.Sprintf("its synthetic input length %d is past the %d a trace row may hold: lower the multipliers or set --max-isl", isl, dataset.MaxInputLength)}
+		return &dataset.LineError{Field: "input_length", Msg: fmt.Sprintf("its synthetic input length %d is past the %d a trace row may hold: lower the multipliers or set %s",
+			isl, dataset.MaxInputLength, s.p.flag("max-isl"))}
 	}
 	if s.p.MaxISL > 0 && isl > s.p.MaxISL {
 		isl = s.p.MaxISL
@@ -252,7 +256,11 @@ func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
 		set["input_length"] = func(b []byte) []byte { return appendInt(b, int64(isl)) }
 	}
 	if !math.IsNaN(row.Timestamp) && s.p.SpeedupRatio > 0 {
-		set["timestamp"] = func(b []byte) []byte { return appendInt(b, int64(row.Timestamp/s.p.SpeedupRatio)) }
+		ts, err := s.timestamp(row.Timestamp)
+		if err != nil {
+			return err
+		}
+		set["timestamp"] = func(b []byte) []byte { return appendInt(b, ts) }
 	}
 	if osl, err := s.outputLength(row); err != nil {
 		return fmt.Errorf("line %d: %w", row.Line, err)
@@ -269,6 +277,29 @@ func (s *synthesis) write(w *bufio.Writer, row dataset.TraceRow, c int) error {
 	}
 	_, err = w.Write(line)
 	return err
+}
+
+// timestamp is a row's timestamp ts divided by the speed-up ratio, in
+// whole ms. One past what a trace timestamp may be (2^53 ms, which
+// analyze-trace and profile accept; past the int64 range it would wrap)
+// is refused, naming the flag and the least ratio that keeps it.
+func (s *synthesis) timestamp(ts float64) (int64, error) {
+	r := s.p.SpeedupRatio
+	if scaled := ts / r; scaled <= dataset.MaxTimestampMs {
+		return int64(scaled), nil
+	}
+	return 0, &dataset.LineError{Field: "timestamp", Msg: fmt.Sprintf(
+		"timestamp %s divided by %s %g is %g ms, past the %d ms a trace timestamp may be: raise %s to at least %g",
+		strconv.FormatFloat(ts, 'f', -1, 64), s.p.flag("speedup-ratio"), r, ts/r, int64(dataset.MaxTimestampMs), s.p.flag("speedup-ratio"), minRatio(ts))}
+}
+
+// minRatio is the least speed-up ratio that keeps timestamp ts within a
+// trace's, shown to 3 significant digits and rounded up.
+func minRatio(ts float64) float64 {
+	x := ts / dataset.MaxTimestampMs
+	unit := math.Pow(10, math.Floor(math.Log10(x))-2)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(math.Ceil(x/unit)*unit, 'g', 3, 64), 64)
+	return r
 }
 
 // appendIDs writes ids as a JSON list, each h as h×n+c.
@@ -323,8 +354,8 @@ func (s *synthesis) outputLength(row dataset.TraceRow) (int, error) {
 	if m := s.p.OutputLenMultiplier; m != 1 && osl > 0 {
 		x := math.RoundToEven(float64(osl) * m)
 		if x > dataset.MaxInputLength {
-			return 0, fmt.Errorf("output_length %d × %g is %.0f, past the %d a trace row may hold: lower the output length multiplier or set the max OSL",
-				osl, m, x, dataset.MaxInputLength)
+			return 0, fmt.Errorf("output_length %d × %g is %.0f, past the %d a trace row may hold: lower %s or set %s",
+				osl, m, x, dataset.MaxInputLength, s.p.flag("output-len-multiplier"), s.p.flag("max-osl"))
 		}
 		osl = max(1, int(x))
 	}

@@ -161,7 +161,10 @@ func TestSynthesisBounds(t *testing.T) {
 	p = Defaults()
 	p.PromptLenMultiplier = 40000
 	_, err = Synthesize(context.Background(), in, &out, p)
-	assert.ErrorContains(t, err, "past the 16777216 a trace row may hold: lower the multipliers or set --max-isl")
+	assert.ErrorContains(t, err, "past the 16777216 a trace row may hold: lower the multipliers or set --synthesis-max-isl", "profile's flag")
+	p.Command = true
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, "past the 16777216 a trace row may hold: lower the multipliers or set --max-isl", "synthesize-trace's")
 	p.MaxISL = 4096
 	_, err = Synthesize(context.Background(), in, &out, p)
 	assert.NoError(t, err, "--max-isl caps it")
@@ -204,7 +207,7 @@ func TestIDOverflowRefused(t *testing.T) {
 	var out bytes.Buffer
 	_, err := Synthesize(context.Background(), in, &out, p)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), in+":1: hash_ids: hash id 4611686018427387904 × 2 (the prefix root multiplier) passes the int64 range")
+	assert.Contains(t, err.Error(), in+":1: hash_ids: hash id 4611686018427387904 × 2 (--synthesis-prefix-root-multiplier) passes the int64 range")
 	assert.Contains(t, err.Error(), in+":4: hash_ids:")
 	assert.NotContains(t, err.Error(), in+":2:", "-2^62 × 2 + 1 fits")
 	assert.NotContains(t, err.Error(), in+":3:")
@@ -220,4 +223,41 @@ func TestIDOverflowRefused(t *testing.T) {
 	p.BlockSize = 16
 	_, err = Synthesize(context.Background(), in, &out, p)
 	assert.ErrorContains(t, err, in+":1: hash_ids: its fresh hash ids, numbered past the largest shared id 9223372036854775807")
+}
+
+// A speed-up ratio that would put a timestamp past what a trace may hold
+// (2^53 ms, what analyze-trace and profile accept) is refused with the
+// line, the flag and the least ratio that keeps it; before, 100 / 1e-20
+// wrapped to -9223372036854775808 and was written.
+func TestSpeedupRatioOverflowRefused(t *testing.T) {
+	in := write(t,
+		`{"input_length": 8, "hash_ids": [1, 2], "timestamp": 0}`,
+		`{"input_length": 8, "hash_ids": [1, 3], "timestamp": 100}`)
+	p := Defaults()
+	p.BlockSize, p.SpeedupRatio, p.Command = 4, 1e-20, true
+	var out bytes.Buffer
+	_, err := Synthesize(context.Background(), in, &out, p)
+	assert.EqualError(t, err, in+":2: timestamp: timestamp 100 divided by --speedup-ratio 1e-20 is 1e+22 ms, "+
+		"past the 9007199254740992 ms a trace timestamp may be: raise --speedup-ratio to at least 1.12e-14")
+	p.Command = false
+	_, err = Synthesize(context.Background(), in, &out, p)
+	assert.ErrorContains(t, err, in+":2: timestamp: timestamp 100 divided by --synthesis-speedup-ratio 1e-20", "profile's flag")
+
+	p.SpeedupRatio = 1.12e-14
+	assert.Equal(t, `{"input_length": 8, "hash_ids": [1, 4], "timestamp": 8928571428571428}`, synth(t, in, p)[1], "the least ratio shown fits (the unique id 3 is fresh: 4)")
+	p.SpeedupRatio = 0.5
+	assert.Equal(t, `{"input_length": 8, "hash_ids": [1, 4], "timestamp": 200}`, synth(t, in, p)[1])
+}
+
+// synthesize-trace checks its input as profile checks a file given no
+// other flag; profile's own synthesis leaves that to its dataset load,
+// which knows --no-fixed-schedule.
+func TestCommandChecksAsProfile(t *testing.T) {
+	in := write(t, `{"input_length": 8, "hash_ids": [1, 2], "timestamp": 0}`, `{"input_length": 8, "hash_ids": [1, 3]}`)
+	p := Defaults()
+	p.BlockSize, p.MaxISL = 4, 8
+	synth(t, in, p)
+	p.Command = true
+	_, err := Synthesize(context.Background(), in, &bytes.Buffer{}, p)
+	assert.EqualError(t, err, in+":2: timestamp: the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn")
 }
