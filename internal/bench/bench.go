@@ -236,8 +236,12 @@ func foreignTokenizer(p plan.Profile) string {
 			how = fmt.Sprintf("put it in the local Hugging Face cache (huggingface-cli download %s tokenizer.json) and pass "+
 				"--tokenizer %s, or pass the path of its tokenizer.json,", p.Model[0], p.Model[0])
 		}
-		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: %s for exact counts "+
-			"(or --use-server-token-count to take the server's usage)", enc, p.Model[0], how)
+		alt := " (or --use-server-token-count to take the server's usage)"
+		if p.UseServerTokenCount {
+			alt = " (--use-server-token-count takes the server's usage where it is trusted)"
+		}
+		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: %s for exact counts%s",
+			enc, p.Model[0], how, alt)
 	}
 	return ""
 }

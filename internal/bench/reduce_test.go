@@ -37,6 +37,10 @@ func TestForeignTokenizerWarning(t *testing.T) {
 	assert.Contains(t, foreignTokenizer(p), "own tokenizer: pass --tokenizer meta-llama/Llama-3.1-8B-Instruct (it is in the local Hugging Face cache)")
 	p.Tokenizer = "builtin" // AIPerf's name for it: the warning names the encoding
 	assert.Contains(t, foreignTokenizer(p), "built-in "+tokenizer.Default+" encoding")
+	assert.Contains(t, foreignTokenizer(p), "(or --use-server-token-count to take the server's usage)")
+	p.UseServerTokenCount = true // not suggested again once given
+	assert.Contains(t, foreignTokenizer(p), "(--use-server-token-count takes the server's usage where it is trusted)")
+	p.UseServerTokenCount = false
 	p.Tokenizer = "meta-llama/Llama-3.1-8B-Instruct"
 	assert.Empty(t, foreignTokenizer(p))
 	p.Tokenizer, p.Model = "", []string{"mock-model"}

@@ -325,10 +325,10 @@ func (r *Redactor) Redact(s string) string {
 	if r.Empty() || s == "" {
 		return s
 	}
-	s = redactUserinfo(s)
-	if r.urls {
+	if r.urls { // before the userinfo: a URL's span ends at the '<' of a redacted userinfo
 		s = redactURLQueries(s, r.params)
 	}
+	s = redactUserinfo(s)
 	s = r.cutPrefix(s)
 	for range 4 {
 		out := r.escaped(r.replace(s))

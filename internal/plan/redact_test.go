@@ -237,3 +237,13 @@ func TestURLUserName(t *testing.T) {
 	}
 	assert.Equal(t, "http://h:1 a@b", NewRedactor("sk-long-secret").Redact("http://h:1 a@b"), "no URL userinfo: as is")
 }
+
+// TestRedactorURLWithUserinfoAndSignedQuery: a URL in text with both a
+// user:password and a signed query (a media URL of an input file) loses
+// both; the userinfo's marker used to end the URL before its query.
+func TestRedactorURLWithUserinfoAndSignedQuery(t *testing.T) {
+	t.Parallel()
+	r := NewProfile().Redactor()
+	got := r.Redact(`"https://u:pw@img.example.com/c.png?sig=TOKSECRET789&w=2", "https://h/a.png?X-Amz-Signature=S1"`)
+	assert.Equal(t, `"https://<redacted>@img.example.com/c.png?sig=<redacted>&w=2", "https://h/a.png?X-Amz-Signature=<redacted>"`, got)
+}
