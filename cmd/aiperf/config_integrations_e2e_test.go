@@ -157,6 +157,6 @@ func TestConfigRuntimeSection(t *testing.T) {
 	sent := m.control().InferenceRequests
 	inv = cli(t, dir, "profile", "--config", path, "--no-store", "--workers", "2")
 	require.Equal(t, ExitUsage, inv.code, inv.stderr)
-	assert.Contains(t, inv.stderr, "--workers 2 is more than runtime.workers of "+path+" 1")
+	assert.Contains(t, inv.stderr, "--workers 2 is more than --workers-max 1 (runtime.workers in "+path+")")
 	assert.Equal(t, sent, m.control().InferenceRequests, "nothing was sent")
 }

@@ -453,11 +453,11 @@ func (c *ProfileCmd) checkWorkers(p plan.Profile, single bool, log io.Writer) er
 	case c.WorkersMax < 0:
 		return fmt.Errorf("--workers-max must be at least 1, got %d (nothing was sent)", c.WorkersMax)
 	case c.WorkersMax > 0 && c.Workers > c.WorkersMax:
-		from := "--workers-max"
+		from := ""
 		if c.capFrom != "" {
-			from = c.capFrom
+			from = " (" + c.capFrom + ")"
 		}
-		return fmt.Errorf("--workers %d is more than %s %d (nothing was sent)", c.Workers, from, c.WorkersMax)
+		return fmt.Errorf("--workers %d is more than --workers-max %d%s (nothing was sent)", c.Workers, c.WorkersMax, from)
 	}
 	profiles := []plan.Profile{p}
 	if c.SearchArgs.searching() {

@@ -39,7 +39,7 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 		c.UI = file.Runtime.UI
 	}
 	if file.Runtime.WorkersMax > 0 && !slices.Contains(flags, "workers_max") { // runtime.workers: --workers-max
-		c.WorkersMax, c.capFrom = file.Runtime.WorkersMax, "runtime.workers of "+c.Config
+		c.WorkersMax, c.capFrom = file.Runtime.WorkersMax, "runtime.workers in "+c.Config
 	}
 	c.SearchArgs.fromConfig(file.Search, flags)
 	if s := file.Search; s != nil && s.CooldownSeconds != nil && !slices.Contains(flags, "profile_run_cooldown_seconds") {
