@@ -112,7 +112,7 @@ func newRun(o runOpts) *result.Run {
 			{Hook: "profiler_start", Phase: "profiling", Origin: "http://127.0.0.1:8000", Path: "/start_profile", Status: 503, Attempts: 3, DurationMs: 12, Error: "status 503", StartedAt: start.UnixNano() + 1},
 		},
 		Audit: result.Audit{Mode: "concurrency", AchievedRate: o.reqPerS, SendLagMs: &metrics.Stats{Avg: 0.1, P50: 0.05, P99: 0.9, Count: o.records},
-			Retried: 1, CapSkipped: 3, Warnings: []string{"client busy"}, RxCoalesceUsecs: 20,
+			Retried: 1, CapSkipped: 3, Warnings: []string{"client busy"}, RxCoalesceUsecs: 20, TokensCountedWith: "o200k_base (built-in tiktoken encoding)",
 			Workers: []result.Worker{{Name: "worker-0", ClockOffsetNs: -120, ClockRTTNs: 40000, Records: 7, AchievedRate: 2.5}}},
 	}
 	if o.cell != nil {
@@ -222,4 +222,17 @@ func TestOpenRelativeFileColonPath(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	assert.Equal(t, 1, count(t, r, `SELECT count(*) FROM runs`))
+}
+
+// TestTokensCountedWithStored: the tokenizer a run was counted with comes
+// back from the store, so runs export writes the client audit whole.
+func TestTokensCountedWithStored(t *testing.T) {
+	t.Parallel()
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	id, err := db.SaveRun(ctx, newRun(runOpts{name: "x", records: 2}), "")
+	require.NoError(t, err)
+	got, err := db.GetRun(ctx, id, false)
+	require.NoError(t, err)
+	assert.Equal(t, "o200k_base (built-in tiktoken encoding)", got.Audit.TokensCountedWith)
 }
