@@ -58,9 +58,11 @@ type Result struct {
 // finite time.
 const MaxDurationMs = 24 * 60 * 60 * 1000
 
-// checkEvery is how many requests the replay handles between looks at its
-// context: a few microseconds of work at the most.
-const checkEvery = 64
+// checkEvery is how many requests (or completions) the replay handles
+// between looks at its context: one, as a turn late in a long session
+// sends its whole conversation (a request's work grows with its turn), and
+// a look costs a few nanoseconds.
+const checkEvery = 1
 
 // Simulator replays trace rows through a prefix cache. Use New, Add each
 // row in file order, then Result.
@@ -174,7 +176,9 @@ func (s *Simulator) replay(ctx context.Context) error {
 			}
 		}
 		e := &s.entries[i]
-		s.completeUntil(e.at)
+		if err := s.completeUntil(ctx, e.at); err != nil {
+			return err
+		}
 		st := open[e.session]
 		if st == nil {
 			st = s.newStream()
@@ -212,11 +216,15 @@ func (s *Simulator) duration(osl int) float64 {
 }
 
 // completeUntil stores the blocks of every request done by t, in the order
-// they complete.
-func (s *Simulator) completeUntil(t float64) {
+// they complete, until ctx ends.
+func (s *Simulator) completeUntil(ctx context.Context, t float64) error {
 	for len(s.pending) > 0 && s.pending[0].at <= t {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("the KV-cache simulation stopped with %d requests to complete: %w", len(s.pending), err)
+		}
 		s.complete()
 	}
+	return nil
 }
 
 // complete stores the blocks of the next request to complete.

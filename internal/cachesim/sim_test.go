@@ -179,8 +179,9 @@ func TestReplayStopsWhenCancelled(t *testing.T) {
 		cfg  Config
 		want string
 	}{
+		// The third look: between arrivals, completing the first request.
 		{"mid-replay", Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 64},
-			fmt.Sprintf("the KV-cache simulation stopped at request %d of %d: context canceled", 2*checkEvery, len(rows))},
+			"the KV-cache simulation stopped with 1 requests to complete: context canceled"},
 		{"completing", Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 64, TTFTms: 1e6}, // all still running at the end
 			fmt.Sprintf("the KV-cache simulation stopped with %d requests to complete: context canceled", len(rows))},
 	} {
@@ -190,7 +191,7 @@ func TestReplayStopsWhenCancelled(t *testing.T) {
 			for _, r := range rows {
 				s.Add(r)
 			}
-			looks := 3 // mid-replay: the third look, at request 2×checkEvery
+			looks := 3 // mid-replay: request 0's, request 1's, then completing request 0
 			if c.cfg.TTFTms > 0 {
 				looks = len(rows)/checkEvery + 1 // the replay's looks, then the first of the completions
 			}

@@ -79,7 +79,7 @@ func isCTL(c rune) bool { return (c < ' ' && c != '\t') || c == 0x7f }
 func CheckEnvHeaders() error {
 	var errs []error
 	sent := headerEnvs[0]
-	if os.Getenv(headerEnvs[1]) != "" { // the metrics variable replaces the generic one whole (the SDK's rule)
+	if strings.TrimSpace(os.Getenv(headerEnvs[1])) != "" { // the metrics variable replaces the generic one whole (the SDK's rule)
 		sent = headerEnvs[1]
 	}
 	for name, h := range envHeaders() {

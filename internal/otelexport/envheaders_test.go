@@ -55,20 +55,26 @@ func TestCheckEnvHeaders(t *testing.T) {
 }
 
 // TestNewRefusesMalformedEnvHeaders: the exporter does not start, so
-// nothing reaches the collector, and the error is every bad entry's.
+// nothing reaches the collector, and the error is every bad entry's of the
+// variable the SDK sends (the metrics one when set, else the generic one).
 func TestNewRefusesMalformedEnvHeaders(t *testing.T) {
-	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer s3cret,x-key")
-	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "a=%")
 	var got atomic.Int32
 	col := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { got.Add(1) }))
 	defer col.Close()
-	e, err := New(testOptions(col.URL + "/v1/metrics"))
-	require.Error(t, err)
-	assert.Nil(t, e)
-	assert.Contains(t, err.Error(), "$OTEL_EXPORTER_OTLP_HEADERS: entry 2: it has no '='")
-	assert.Contains(t, err.Error(), `$OTEL_EXPORTER_OTLP_METRICS_HEADERS: entry 1: the value of "a" is not URL-encoded`)
-	assert.Contains(t, err.Error(), "nothing was sent")
-	assert.NotContains(t, err.Error(), "s3cret")
+	for _, tc := range []struct{ generic, metrics, want string }{
+		{"Authorization=Bearer s3cret,x-key,b=%", "", "$OTEL_EXPORTER_OTLP_HEADERS: entry 2: it has no '='"},
+		{"Authorization=Bearer s3cret,x-key", "a=%,c=s3cret%", `$OTEL_EXPORTER_OTLP_METRICS_HEADERS: entry 1: the value of "a" is not URL-encoded`},
+		{"Authorization=Bearer s3cret,x-key", " ", "$OTEL_EXPORTER_OTLP_HEADERS: entry 2"}, // blank: the SDK sends the generic one
+	} {
+		t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", tc.generic)
+		t.Setenv("OTEL_EXPORTER_OTLP_METRICS_HEADERS", tc.metrics)
+		e, err := New(testOptions(col.URL + "/v1/metrics"))
+		require.Error(t, err, tc.want)
+		assert.Nil(t, e)
+		assert.Contains(t, err.Error(), tc.want)
+		assert.Contains(t, err.Error(), "nothing was sent")
+		assert.NotContains(t, err.Error(), "s3cret")
+	}
 	assert.Zero(t, got.Load())
 }
 

@@ -255,20 +255,24 @@ func bracketOf(b *search.BoundaryDoc) *TrajectoryBracket {
 			parts = append(parts, fmtNum(x)+" passed")
 		}
 	}
-	fail := b.InfeasibleMin
-	if b.InfeasibleAbove != nil { // a failure lies below the highest pass: the bracket's upper end is above it
-		fail = b.InfeasibleAbove
-	}
-	if fail != nil {
-		if x, ok := number(fail.Value); ok {
-			out.Fail = x
-			parts = append(parts, fmtNum(x)+" failed")
+	// The bracket's upper end is the lowest failure above the highest pass:
+	// infeasible_above (ours) when a failure lies below the pass, else
+	// infeasible_min unless it too lies below (AIPerf's own histories).
+	fail, below := b.InfeasibleMin, math.NaN()
+	if b.InfeasibleMin != nil {
+		if x, ok := number(b.InfeasibleMin.Value); ok && x < out.Pass {
+			fail, below = b.InfeasibleAbove, x
 		}
 	}
-	if fail != b.InfeasibleMin && b.InfeasibleMin != nil {
-		if x, ok := number(b.InfeasibleMin.Value); ok {
-			parts = append(parts, "not monotonic: "+fmtNum(x)+" failed below")
-		}
+	switch x, ok := failValue(fail); {
+	case ok:
+		out.Fail = x
+		parts = append(parts, fmtNum(x)+" failed")
+	case !math.IsNaN(below):
+		parts = append(parts, "nothing failed above it")
+	}
+	if !math.IsNaN(below) {
+		parts = append(parts, "not monotonic: "+fmtNum(below)+" failed below")
 	}
 	var amb []string
 	for _, v := range b.Ambiguous {
@@ -282,6 +286,14 @@ func bracketOf(b *search.BoundaryDoc) *TrajectoryBracket {
 	}
 	out.Label = "bracket: " + strings.Join(parts, ", ")
 	return out
+}
+
+// failValue is a failure's value, if it has a number.
+func failValue(f *search.InfeasibleDoc) (float64, bool) {
+	if f == nil {
+		return math.NaN(), false
+	}
+	return number(f.Value)
 }
 
 // verdictOf is an iteration's verdict: "" when the search has no SLA

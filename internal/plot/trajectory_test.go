@@ -93,6 +93,14 @@ func TestTrajectoryOfSLASearch(t *testing.T) {
 	assert.Equal(t, 10.0, tr2.Bracket.Fail)
 	assert.Equal(t, "bracket: 7 passed, 8, 9 ambiguous, 10 failed, not monotonic: 2 failed below", tr2.Bracket.Label)
 
+	// Every failure below the highest pass (AIPerf's own history has no
+	// infeasible_above): no upper end, and the label says so.
+	low.InfeasibleAbove = nil
+	tr3, err := plot.TrajectoryOf(nm, plot.TrajectoryOptions{})
+	require.NoError(t, err)
+	assert.True(t, math.IsNaN(tr3.Bracket.Fail))
+	assert.Equal(t, "bracket: 7 passed, 8, 9 ambiguous, nothing failed above it, not monotonic: 2 failed below", tr3.Bracket.Label)
+
 	// Without the history: the same means and intervals, no trial dots.
 	bare, err := plot.TrajectoryOf(doc, plot.TrajectoryOptions{Name: "searches/s1/trajectory", Title: "mine"})
 	require.NoError(t, err)

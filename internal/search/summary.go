@@ -293,6 +293,8 @@ func (s Summary) best() string {
 	case !s.filtered:
 	case b.Verdict.Outcome == Pass:
 		what = "best feasible"
+	case s.Feasible > 0:
+		what = "best measured (no probe that passed measured the objective)"
 	default:
 		what = "best (nothing passed)"
 	}

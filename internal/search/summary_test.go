@@ -89,6 +89,12 @@ func TestBestProbeSearchAnswerNamesTheBestFeasible(t *testing.T) {
 	// nothing passed: the best measured probe, said to be infeasible
 	h = historyOf(probeAt{5, 90, 500}, probeAt{9, 95, 900})
 	assert.Contains(t, s.Summarize(h).String(), "best (nothing passed): concurrency 9 (output_token_throughput.avg 900); concurrency: nothing passed, 5 failed")
+
+	// a probe passed but measured no objective: the best is a failure,
+	// not said to be the only kind there is
+	sum = s.Summarize(h)
+	sum.Feasible = 1
+	assert.Contains(t, sum.String(), "best measured (no probe that passed measured the objective): concurrency 9")
 }
 
 // A failure at the very load of the highest pass (two probes of one load,
