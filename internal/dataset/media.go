@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/media"
 )
@@ -49,24 +51,58 @@ func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
 	return nil
 }
 
-// MaxMediaHeld bounds the synthetic images a run makes before its load,
+// MaxMediaHeld bounds the synthetic media a run makes before its load,
 // all held as data URIs: 8 GiB (1,000 noise PNGs of 1024×1024 hold 4.2 GB).
 const MaxMediaHeld = 8 << 30
 
-// checkMediaHeld refuses synthetic images that would hold more than
-// MaxMediaHeld, before any is made: one per turn and --image-batch-size.
+// heldKind is one kind of synthetic media as checkMediaHeld weighs it.
+type heldKind struct {
+	what, batchFlag string
+	batch           int
+	each, largest   int64 // the estimate a medium holds on average, and the largest
+	lower           string
+}
+
+// checkMediaHeld refuses synthetic media that would hold more than
+// MaxMediaHeld together (images, audios and videos: one per turn and batch,
+// each at its estimate over many), or one medium larger than
+// media.MaxItemBytes (at its largest draw), before any is made.
 func checkMediaHeld(o Options, turns int) error {
-	if !o.Images.Enabled() {
+	var kinds []heldKind
+	if o.Images.Enabled() {
+		kinds = append(kinds, heldKind{"images", "--image-batch-size", o.Images.Batch, o.Images.HeldBytes(), o.Images.MaxItemHeld(), o.Images.Lower()})
+	}
+	if o.Audios.Enabled() {
+		kinds = append(kinds, heldKind{"audios", "--audio-batch-size", o.Audios.Batch, o.Audios.HeldBytes(), o.Audios.MaxItemHeld(), o.Audios.Lower()})
+	}
+	if o.Videos.Enabled() {
+		kinds = append(kinds, heldKind{"videos", "--video-batch-size", o.Videos.Batch, o.Videos.HeldBytes(), o.Videos.MaxItemHeld(), o.Videos.Lower()})
+	}
+	var total float64
+	var parts []string
+	for _, k := range kinds {
+		if k.largest > media.MaxItemBytes {
+			return fmt.Errorf("synthetic %s: one would hold up to about %s, more than the %s one medium may: lower %s",
+				k.what, gib(k.largest), gib(media.MaxItemBytes), k.lower)
+		}
+		n := float64(turns) * float64(k.batch)
+		total += n * float64(k.each)
+		parts = append(parts, fmt.Sprintf("%d %s (%d turns × %s %d) of about %s each",
+			int64(n), k.what, turns, k.batchFlag, k.batch, gib(k.each)))
+	}
+	if total <= MaxMediaHeld {
 		return nil
 	}
-	n := int64(turns) * int64(o.Images.Batch)
-	each := o.Images.HeldBytes()
-	if each == 0 || n <= MaxMediaHeld/each {
-		return nil
+	var lower []string
+	for _, k := range kinds {
+		lower = append(lower, k.batchFlag, k.lower)
 	}
-	return fmt.Errorf("synthetic images: %d images (%d turns × --image-batch-size %d) of about %s each would hold about %s, "+
-		"more than the %s a run may: lower --num-dataset-entries, --image-batch-size or the image size",
-		n, turns, o.Images.Batch, gib(each), gib(each*n), gib(MaxMediaHeld))
+	what := "synthetic media"
+	if len(kinds) == 1 {
+		what = "synthetic " + kinds[0].what
+	}
+	return fmt.Errorf("%s: %s would hold about %s, more than the %s a run may: lower --num-dataset-entries, %s",
+		what, strings.Join(parts, " and "), gib(int64(min(total, math.MaxInt64))), gib(MaxMediaHeld), strings.Join(lower, ", "))
 }
 
 // gib words a byte count in GiB, MiB or KiB.

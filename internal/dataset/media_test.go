@@ -60,3 +60,32 @@ func TestSyntheticImagesBounded(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "synthetic images: 100 images (100 turns × --image-batch-size 1) of about 244.2 MiB each would hold about 23.8 GiB")
 }
+
+// TestSyntheticMediaBounded: audios and videos count against MaxMediaHeld
+// with images, the spread of image sizes counts, and one medium over
+// media.MaxItemBytes is refused, all before any is made.
+func TestSyntheticMediaBounded(t *testing.T) {
+	for name, c := range map[string]struct {
+		o    Options
+		want string
+	}{
+		"audio total": {Options{Audios: media.AudioOptions{LengthMean: 60, Batch: 1, Depths: []int{32}, SampleRatesKHz: []float64{192}, Channels: 2}},
+			"synthetic audios: 100 audios (100 turns × --audio-batch-size 1) of about 117.2 MiB each would hold about 11.4 GiB, more than the 8.0 GiB a run may: lower --num-dataset-entries, --audio-batch-size, --audio-length-mean"},
+		"audio item": {Options{Audios: media.AudioOptions{LengthMean: 600, Batch: 1, Depths: []int{32}, SampleRatesKHz: []float64{192}, Channels: 2}},
+			"synthetic audios: one would hold up to about 1.1 GiB, more than the 1.0 GiB one medium may: lower --audio-length-mean"},
+		"image spread": {Options{Images: media.ImageOptions{WidthMean: 100, HeightMean: 100, WidthStddev: 10000, HeightStddev: 10000, Batch: 1}},
+			"synthetic images: one would hold up to about 1.0 GiB"},
+		"video total": {Options{Videos: media.VideoOptions{Width: 1920, Height: 1080, Batch: 1, Seconds: 10, FPS: 8}},
+			"synthetic videos: 100 videos (100 turns × --video-batch-size 1) of about 316.4 MiB each would hold about 30.9 GiB"},
+		"together": {Options{Images: media.ImageOptions{WidthMean: 4000, HeightMean: 4000, Batch: 1},
+			Audios: media.AudioOptions{LengthMean: 60, Batch: 1, SampleRatesKHz: []float64{96}, Channels: 2}},
+			"synthetic media: 100 images (100 turns × --image-batch-size 1) of about 61.0 MiB each and 100 audios (100 turns × --audio-batch-size 1) of about 29.3 MiB each would hold about 8.8 GiB"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.ErrorContains(t, checkMediaHeld(c.o, 100), c.want)
+		})
+	}
+	ok := Options{Images: media.ImageOptions{WidthMean: 512, HeightMean: 512, WidthStddev: 50, HeightStddev: 50, Batch: 1},
+		Audios: media.AudioOptions{LengthMean: 30, LengthStddev: 5, Batch: 1}, Videos: media.VideoOptions{Width: 640, Height: 480, Batch: 1, Seconds: 5, FPS: 4}}
+	assert.NoError(t, checkMediaHeld(ok, 100))
+}

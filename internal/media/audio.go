@@ -83,6 +83,60 @@ func (o AudioOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
+// defaults are the depths, rates (kHz) and channels drawn from: AIPerf's
+// 16 bits, 16 kHz and mono when not given.
+func (o AudioOptions) defaults() (depths []int, rates []float64, channels int) {
+	depths, rates, channels = o.Depths, o.SampleRatesKHz, max(1, o.Channels)
+	if len(depths) == 0 {
+		depths = []int{16}
+	}
+	if len(rates) == 0 {
+		rates = []float64{16}
+	}
+	return depths, rates, channels
+}
+
+// mp3BytesPerSecond is about what ffmpeg's libmp3lame writes a second at
+// its default 128 kbit/s.
+const mp3BytesPerSecond = 16000
+
+// HeldBytes is about what one synthetic audio of o holds as its data URI,
+// on average over many: 4/3 of its PCM (the mean duration of the
+// distribution clamped to 1 ms and MaxAudioSeconds, times the mean of the
+// sample rates and of the depths drawn from, times the channels) and the
+// 44-byte header; an MP3, 4/3 of 16,000 bytes a second.
+func (o AudioOptions) HeldBytes() int64 {
+	depths, rates, ch := o.defaults()
+	secs := clampedMean(o.LengthMean, o.LengthStddev, 0.001, MaxAudioSeconds)
+	if o.Format == FormatMP3 {
+		return uriBytes(secs * mp3BytesPerSecond)
+	}
+	var rate, depth float64
+	for _, r := range rates {
+		rate += r * 1000 / float64(len(rates))
+	}
+	for _, d := range depths {
+		depth += float64(d) / float64(len(depths))
+	}
+	return uriBytes(secs*rate*float64(ch)*depth/8 + 44)
+}
+
+// MaxItemHeld is about what the largest synthetic audio of o holds as its
+// data URI (an MP3's, the WAV it is encoded from): its duration at the
+// mean + TailSigmas standard deviations (at most MaxAudioSeconds), at the
+// highest sample rate and depth drawn from.
+func (o AudioOptions) MaxItemHeld() int64 {
+	depths, rates, ch := o.defaults()
+	return uriBytes(tail(o.LengthMean, o.LengthStddev, 0.001, MaxAudioSeconds)*slices.Max(rates)*1000*
+		float64(ch)*float64(slices.Max(depths))/8 + 44)
+}
+
+// Lower names the flags that make audios smaller.
+func (o AudioOptions) Lower() string { return audioLower }
+
+// audioLower is what to lower when audios are too large.
+const audioLower = "--audio-length-mean (or its --audio-length-stddev), --audio-sample-rates, --audio-depths or --audio-num-channels"
+
 // streamAudio keys the random draws of synthetic audio.
 const streamAudio uint64 = 0x617564 // "aud"
 
@@ -99,13 +153,7 @@ func Audios(ctx context.Context, o AudioOptions, seed int64, n int) ([]Item, err
 			return nil, err
 		}
 	}
-	depths, rates, channels := o.Depths, o.SampleRatesKHz, max(1, o.Channels)
-	if len(depths) == 0 {
-		depths = []int{16}
-	}
-	if len(rates) == 0 {
-		rates = []float64{16}
-	}
+	depths, rates, channels := o.defaults()
 	return parallel(ctx, n, func(j int) (Item, error) {
 		r := rand.New(rand.NewPCG(uint64(seed)^streamAudio, uint64(j)))
 		secs := o.LengthMean
@@ -115,6 +163,10 @@ func Audios(ctx context.Context, o AudioOptions, seed int64, n int) ([]Item, err
 		secs = min(MaxAudioSeconds, max(0.001, secs))
 		rate := int(math.Round(rates[r.IntN(len(rates))] * 1000))
 		depth := depths[r.IntN(len(depths))]
+		if b := uriBytes(math.Round(secs*float64(rate))*float64(channels*depth/8) + 44); b > MaxItemBytes {
+			return Item{}, fmt.Errorf("synthetic audio %d (%.1f s at %d Hz, %d bits, %d channels): %w", j, secs, rate, depth, channels,
+				&ItemError{What: "audio", Bytes: b, Lower: audioLower})
+		}
 		wav := NoiseWAV(r, int(math.Round(secs*float64(rate))), rate, channels, depth)
 		if o.Format == FormatMP3 {
 			mp3, err := encodeMP3(ctx, wav)

@@ -159,7 +159,10 @@ func ParseWAV(b []byte) (WAV, error) {
 			if w.Channels < 1 || w.SampleRate < 1 || w.BitsPerSample < 8 || w.BitsPerSample%8 != 0 {
 				return WAV{}, fmt.Errorf("a fmt chunk of %d channels, %d Hz, %d bits", w.Channels, w.SampleRate, w.BitsPerSample)
 			}
-			w.DataBytes = min(size, int64(len(b)-body))
+			if size > int64(len(b)-body) {
+				return WAV{}, fmt.Errorf("a data chunk of %d bytes in a file that holds %d after its header: truncated", size, len(b)-body)
+			}
+			w.DataBytes = size
 			return w, nil
 		}
 		off = body + int(size) + int(size&1)

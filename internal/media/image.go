@@ -59,22 +59,62 @@ func (o ImageOptions) Enabled() bool {
 }
 
 // HeldBytes is about what one synthetic image of o holds as its data URI,
-// from the mean size: 4/3 of a noise PNG's 3 bytes a pixel and a filter
+// on average over many: 4/3 of a noise PNG's 3 bytes a pixel and a filter
 // byte a row (a noise JPEG is about a fifth of that; random formats, the
-// mean of the two). Images from --image-source are not estimated (0).
+// mean of the two), at the mean width and height of the distributions as
+// drawn, clamped to 1 and MaxImageSide (a spread that meets a bound moves
+// the mean: 100 ± 10,000 pixels averages about 3,823). Images from
+// --image-source are not estimated (0).
 func (o ImageOptions) HeldBytes() int64 {
 	if o.Source != "" {
 		return 0
 	}
-	png := o.WidthMean*o.HeightMean*3 + o.HeightMean + 100
-	encoded := png
+	w := clampedMean(o.WidthMean, o.WidthStddev, 1, MaxImageSide)
+	h := clampedMean(o.HeightMean, o.HeightStddev, 1, MaxImageSide)
+	png := imageFile(w, h, FormatPNG)
 	switch o.Format {
 	case FormatJPEG:
-		encoded = png / 5
+		return uriBytes(png / 5)
 	case FormatRandom:
-		encoded = (png + png/5) / 2
+		return uriBytes((png + png/5) / 2)
 	}
-	return int64(encoded*4/3) + 32
+	return uriBytes(png)
+}
+
+// MaxItemHeld is about what the largest synthetic image of o holds as its
+// data URI: each side at its mean + TailSigmas standard deviations (within
+// 1 and MaxImageSide), a PNG unless every image is a JPEG. Images from
+// --image-source are not estimated (0).
+func (o ImageOptions) MaxItemHeld() int64 {
+	if o.Source != "" {
+		return 0
+	}
+	return uriBytes(imageFile(tail(o.WidthMean, o.WidthStddev, 1, MaxImageSide),
+		tail(o.HeightMean, o.HeightStddev, 1, MaxImageSide), o.Format))
+}
+
+// imageFile is about the size of a w×h noise image's file: a PNG, 3 bytes
+// a pixel and a filter byte a row; a JPEG, a fifth of that.
+func imageFile(w, h float64, format string) float64 {
+	png := w*h*3 + h + 100
+	if format == FormatJPEG {
+		return png / 5
+	}
+	return png
+}
+
+// Lower names the flags that make images smaller.
+func (o ImageOptions) Lower() string { return imageLower }
+
+// imageLower is what to lower when images are too large.
+const imageLower = "--image-width-mean, --image-height-mean or their --image-*-stddev (or use --image-format jpeg)"
+
+// checkImageItem refuses an image of w×h in format too large to hold.
+func checkImageItem(w, h int, format string) error {
+	if b := uriBytes(imageFile(float64(w), float64(h), format)); b > MaxItemBytes {
+		return &ItemError{What: "image", Bytes: b, Lower: imageLower}
+	}
+	return nil
 }
 
 // FlagError is a problem with one flag's value.
@@ -95,7 +135,7 @@ func (o ImageOptions) Validate() error {
 			bad(f.flag, "must be between 0 and %d pixels, got %v", MaxImageSide, f.v)
 		}
 	}
-	if (o.WidthMean > 0) != (o.HeightMean > 0) {
+	if (o.WidthMean > 0) != (o.HeightMean > 0) && o.WidthMean >= 0 && o.HeightMean >= 0 {
 		bad("image-width-mean", "and --image-height-mean go together: give both (got %v and %v)", o.WidthMean, o.HeightMean)
 	}
 	if o.Batch < 0 {
@@ -135,6 +175,11 @@ func Images(ctx context.Context, o ImageOptions, seed int64, n int) ([]Item, err
 			format = FormatPNG
 		case FormatRandom:
 			format = []string{FormatPNG, FormatJPEG}[r.IntN(2)]
+		}
+		if src == nil {
+			if err := checkImageItem(w, h, format); err != nil {
+				return Item{}, fmt.Errorf("synthetic image %d (%d×%d): %w", j, w, h, err)
+			}
 		}
 		var img image.Image
 		level := png.NoCompression // noise does not compress: the filters and deflate are wasted work

@@ -126,7 +126,10 @@ func TestImageOptionsValidate(t *testing.T) {
 		require.Error(t, err, "%+v", o)
 		assert.Contains(t, err.Error(), want)
 	}
-	_, err := Images(context.Background(), ImageOptions{WidthMean: 1, HeightMean: 1, Batch: 1, Source: t.TempDir()}, 0, 1)
+	err := ImageOptions{WidthMean: -5, HeightMean: 10}.Validate()
+	assert.ErrorContains(t, err, "--image-width-mean must be between 0")
+	assert.NotContains(t, err.Error(), "go together", "both were given: only the bound is wrong")
+	_, err = Images(context.Background(), ImageOptions{WidthMean: 1, HeightMean: 1, Batch: 1, Source: t.TempDir()}, 0, 1)
 	assert.ErrorContains(t, err, "no .png, .jpg, .jpeg or .gif files")
 }
 

@@ -89,10 +89,10 @@ func (o VideoOptions) Validate() error {
 	if o.Batch < 0 {
 		bad("video-batch-size", "must be at least 0, got %d", o.Batch)
 	}
-	if math.IsNaN(o.Seconds) || o.Seconds < 0 || o.Seconds > MaxVideoSeconds {
-		bad("video-duration", "must be between 0 and %d seconds, got %v", MaxVideoSeconds, o.Seconds)
+	if math.IsNaN(o.Seconds) || o.Seconds <= 0 || o.Seconds > MaxVideoSeconds {
+		bad("video-duration", "must be more than 0 and at most %d seconds, got %v", MaxVideoSeconds, o.Seconds)
 	}
-	if o.FPS < 0 || o.FPS > MaxVideoFPS {
+	if o.FPS < 1 || o.FPS > MaxVideoFPS {
 		bad("video-fps", "must be between 1 and %d, got %d", MaxVideoFPS, o.FPS)
 	}
 	switch o.Synth {
@@ -123,6 +123,38 @@ func (o VideoOptions) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// frames is the frames of a video: round(duration × fps), at least 1.
+func (o VideoOptions) frames() int { return max(1, int(math.Round(o.Seconds*float64(o.FPS)))) }
+
+// HeldBytes bounds what one synthetic video of o holds as its data URI:
+// 4/3 of its frames as the encoder takes them (yuv420p, 1.5 bytes a pixel)
+// and of its audio track's PCM. An encoder does not make the frames larger
+// than that (noise, which does not compress, encodes to about 0.4 of it
+// with libvpx-vp9 or libx264; moving shapes to far less), so the bound is
+// safe, and generous for the smooth synthesis types.
+func (o VideoOptions) HeldBytes() int64 {
+	o = o.withDefaults()
+	b := float64(o.Width) * float64(o.Height) * 1.5 * float64(o.frames())
+	if o.AudioChannels > 0 {
+		rate := o.AudioRateHz
+		if rate <= 96 {
+			rate *= 1000
+		}
+		b += o.Seconds * rate * float64(o.AudioChannels*o.AudioDepth/8)
+	}
+	return uriBytes(b + 4096)
+}
+
+// videoLower is what to lower when videos are too large.
+const videoLower = "--video-width, --video-height, --video-duration or --video-fps"
+
+// MaxItemHeld is what the largest synthetic video of o holds: every video
+// of o has the same size, HeldBytes.
+func (o VideoOptions) MaxItemHeld() int64 { return o.HeldBytes() }
+
+// Lower names the flags that make videos smaller.
+func (o VideoOptions) Lower() string { return videoLower }
 
 // VideoEncoder checks that ffmpeg is installed with the encoders o needs,
 // saying what to install when it is not.
@@ -159,8 +191,8 @@ func Videos(ctx context.Context, o VideoOptions, seed int64, n int) ([]Item, err
 		return nil, err
 	}
 	o = o.withDefaults()
-	if o.FPS == 0 {
-		o.FPS = 4
+	if b := o.MaxItemHeld(); b > MaxItemBytes {
+		return nil, &ItemError{What: "video", Bytes: b, Lower: videoLower}
 	}
 	if err := VideoEncoder(o); err != nil {
 		return nil, err
@@ -179,7 +211,7 @@ func Videos(ctx context.Context, o VideoOptions, seed int64, n int) ([]Item, err
 
 // encodeVideo pipes the frames (raw RGB) to ffmpeg and returns the file.
 func encodeVideo(ctx context.Context, o VideoOptions, r *rand.Rand) ([]byte, error) {
-	frames := max(1, int(math.Round(o.Seconds*float64(o.FPS))))
+	frames := o.frames()
 	args := []string{"-hide_banner", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
 		"-s", fmt.Sprintf("%dx%d", o.Width, o.Height), "-r", fmt.Sprint(o.FPS), "-i", "pipe:0"}
 	// The file, not a pipe: ffmpeg seeks back to write the duration
@@ -226,6 +258,9 @@ func encodeVideo(ctx context.Context, o VideoOptions, r *rand.Rand) ([]byte, err
 	}
 	in.Close()
 	if err := cmd.Wait(); err != nil || werr != nil {
+		if ctx.Err() != nil { // ffmpeg was killed because the run was stopped
+			return nil, fmt.Errorf("ffmpeg %s/%s: %w", o.Format, o.Codec, ctx.Err())
+		}
 		return nil, fmt.Errorf("ffmpeg %s/%s: %v %v: %s", o.Format, o.Codec, err, werr, strings.TrimSpace(stderr.String()))
 	}
 	return os.ReadFile(out)

@@ -20,6 +20,8 @@ func TestImageOptionsChecked(t *testing.T) {
 		"bad format":  {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean, p.ImageFormat = 8, 8, "webp" }, "--image-format must be"},
 		"huge":        {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean = 1e6, 8 }, "between 0 and 16384 pixels"},
 		"bundled":     {func(p *Profile) { p.ImageWidthMean, p.ImageHeightMean, p.ImageSource = 8, 8, "assets" }, "ships no bundled images"},
+		"fps 0":       {func(p *Profile) { p.VideoWidth, p.VideoHeight, p.VideoFPS = 64, 48, new(0) }, "--video-fps must be between 1 and 240, got 0"},
+		"duration 0":  {func(p *Profile) { p.VideoWidth, p.VideoHeight, p.VideoDuration = 64, 48, new(0.0) }, "--video-duration must be more than 0"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := NewProfile()
