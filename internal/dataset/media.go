@@ -21,6 +21,10 @@ func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
 		batch int
 		make  func(n int) ([]media.Item, error)
 	}
+	left, err := checkMediaHeld(o, d.turns)
+	if err != nil {
+		return err
+	}
 	var kinds []kind
 	if o.Images.Enabled() {
 		kinds = append(kinds, kind{"images", o.Images.Batch, func(n int) ([]media.Item, error) { return media.Images(ctx, o.Images, o.Seed, n) }})
@@ -29,10 +33,7 @@ func (d *memDataset) attachMedia(ctx context.Context, o Options) error {
 		kinds = append(kinds, kind{"audios", o.Audios.Batch, func(n int) ([]media.Item, error) { return media.Audios(ctx, o.Audios, o.Seed, n) }})
 	}
 	if o.Videos.Enabled() {
-		kinds = append(kinds, kind{"videos", o.Videos.Batch, func(n int) ([]media.Item, error) { return media.Videos(ctx, o.Videos, o.Seed, n) }})
-	}
-	if err := checkMediaHeld(o, d.turns); err != nil {
-		return err
+		kinds = append(kinds, kind{"videos", o.Videos.Batch, func(n int) ([]media.Item, error) { return media.Videos(ctx, o.Videos, o.Seed, n, left) }})
 	}
 	for _, k := range kinds {
 		items, err := k.make(d.turns * k.batch)
@@ -64,10 +65,12 @@ type heldKind struct {
 }
 
 // checkMediaHeld refuses synthetic media that would hold more than
-// MaxMediaHeld together (images, audios and videos: one per turn and batch,
-// each at its estimate over many), or one medium larger than
-// media.MaxItemBytes (at its largest draw), before any is made.
-func checkMediaHeld(o Options, turns int) error {
+// MaxMediaHeld together (images and audios: one per turn and batch, each
+// at its estimate over many), or one medium larger than
+// media.MaxItemBytes (at its largest draw), before any is made. It
+// returns what is left of MaxMediaHeld for videos, whose encoded size is
+// known only as they are made (media.Videos counts it).
+func checkMediaHeld(o Options, turns int) (int64, error) {
 	var kinds []heldKind
 	if o.Images.Enabled() {
 		kinds = append(kinds, heldKind{"images", "--image-batch-size", o.Images.Batch, o.Images.HeldBytes(), o.Images.MaxItemHeld(), o.Images.Lower()})
@@ -75,14 +78,11 @@ func checkMediaHeld(o Options, turns int) error {
 	if o.Audios.Enabled() {
 		kinds = append(kinds, heldKind{"audios", "--audio-batch-size", o.Audios.Batch, o.Audios.HeldBytes(), o.Audios.MaxItemHeld(), o.Audios.Lower()})
 	}
-	if o.Videos.Enabled() {
-		kinds = append(kinds, heldKind{"videos", "--video-batch-size", o.Videos.Batch, o.Videos.HeldBytes(), o.Videos.MaxItemHeld(), o.Videos.Lower()})
-	}
 	var total float64
 	var parts []string
 	for _, k := range kinds {
 		if k.largest > media.MaxItemBytes {
-			return fmt.Errorf("synthetic %s: one would hold up to about %s, more than the %s one medium may: lower %s",
+			return 0, fmt.Errorf("synthetic %s: one would hold up to about %s, more than the %s one medium may: lower %s",
 				k.what, gib(k.largest), gib(media.MaxItemBytes), k.lower)
 		}
 		n := float64(turns) * float64(k.batch)
@@ -91,7 +91,7 @@ func checkMediaHeld(o Options, turns int) error {
 			int64(n), k.what, turns, k.batchFlag, k.batch, gib(k.each)))
 	}
 	if total <= MaxMediaHeld {
-		return nil
+		return max(1, MaxMediaHeld-int64(total)), nil
 	}
 	var lower []string
 	for _, k := range kinds {
@@ -101,7 +101,7 @@ func checkMediaHeld(o Options, turns int) error {
 	if len(kinds) == 1 {
 		what = "synthetic " + kinds[0].what
 	}
-	return fmt.Errorf("%s: %s would hold about %s, more than the %s a run may: lower --num-dataset-entries, %s",
+	return 0, fmt.Errorf("%s: %s would hold about %s, more than the %s a run may: lower --num-dataset-entries, %s",
 		what, strings.Join(parts, " and "), gib(int64(min(total, math.MaxInt64))), gib(MaxMediaHeld), strings.Join(lower, ", "))
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -76,20 +77,27 @@ func TestAudioItemBounded(t *testing.T) {
 	assert.Contains(t, err.Error(), "lower --audio-length-mean")
 }
 
-// TestVideoEstimates: a video's bound is its yuv420p frames (and audio
-// PCM); a video over MaxItemBytes is refused before ffmpeg is looked for.
+// TestVideoEstimates: before encoding a video holds its audio track's PCM
+// (its frames are piped to ffmpeg one at a time).
 func TestVideoEstimates(t *testing.T) {
 	o := VideoOptions{Width: 640, Height: 480, Batch: 1, Seconds: 10, FPS: 8}
-	assert.Equal(t, uriBytes(640*480*1.5*80+4096), o.HeldBytes())
+	assert.Equal(t, uriBytes(4096), o.HeldBytes())
 	o.AudioChannels, o.AudioRateHz = 2, 48
-	assert.Equal(t, uriBytes(640*480*1.5*80+10*48000*2*2+4096), o.HeldBytes(), "kHz, 16 bits by default")
-	big := VideoOptions{Width: 7680, Height: 4320, Batch: 1, Seconds: 60, FPS: 30}
-	assert.Greater(t, big.MaxItemHeld(), int64(MaxItemBytes))
-	t.Setenv("PATH", t.TempDir())
-	_, err := Videos(context.Background(), big, 1, 1)
-	var ie *ItemError
-	require.ErrorAs(t, err, &ie)
-	assert.Contains(t, err.Error(), "lower --video-width, --video-height, --video-duration or --video-fps")
+	assert.Equal(t, uriBytes(10*48000*2*2+4096), o.HeldBytes(), "kHz, 16 bits by default")
+}
+
+// TestVideosCountWhatTheyHold: the encoded videos count against the budget
+// as they are made, and past it the error says what to lower.
+func TestVideosCountWhatTheyHold(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg is not installed")
+	}
+	o := VideoOptions{Width: 64, Height: 48, Batch: 1, Seconds: 1, FPS: 4, Synth: SynthNoise}
+	items, err := Videos(context.Background(), o, 1, 2, 0)
+	require.NoError(t, err)
+	_, err = Videos(context.Background(), o, 1, 2, int64(len(items[0].URL))/2)
+	assert.ErrorContains(t, err, "the videos made so far hold about")
+	assert.ErrorContains(t, err, "lower --num-dataset-entries, --video-batch-size, --video-width")
 }
 
 // TestVideoOptionsZero: --video-fps 0 and --video-duration 0 are refused,
@@ -133,7 +141,7 @@ func TestVideoCanceled(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	_, err := Videos(ctx, VideoOptions{Width: 64, Height: 48, Batch: 1, Seconds: 600, FPS: 240, Synth: SynthNoise}, 1, 1)
+	_, err := Videos(ctx, VideoOptions{Width: 64, Height: 48, Batch: 1, Seconds: 600, FPS: 240, Synth: SynthNoise}, 1, 1, 0)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 }

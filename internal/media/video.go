@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // Video synthesis types (--video-synth-type) and formats (--video-format).
@@ -135,7 +136,7 @@ func (o VideoOptions) frames() int { return max(1, int(math.Round(o.Seconds*floa
 // safe, and generous for the smooth synthesis types.
 func (o VideoOptions) HeldBytes() int64 {
 	o = o.withDefaults()
-	b := float64(o.Width) * float64(o.Height) * 1.5 * float64(o.frames())
+	b := 0.0
 	if o.AudioChannels > 0 {
 		rate := o.AudioRateHz
 		if rate <= 96 {
@@ -149,8 +150,11 @@ func (o VideoOptions) HeldBytes() int64 {
 // videoLower is what to lower when videos are too large.
 const videoLower = "--video-width, --video-height, --video-duration or --video-fps"
 
-// MaxItemHeld is what the largest synthetic video of o holds: every video
-// of o has the same size, HeldBytes.
+// MaxItemHeld is what a synthetic video of o holds before ffmpeg encodes
+// it: its audio track's PCM (HeldBytes). Its frames are made one at a time
+// and piped to ffmpeg, and what the encoded file holds (from a few KiB a
+// second for moving shapes to near the raw frames for noise) is counted
+// as each video is made (Videos).
 func (o VideoOptions) MaxItemHeld() int64 { return o.HeldBytes() }
 
 // Lower names the flags that make videos smaller.
@@ -185,8 +189,11 @@ const streamVideo uint64 = 0x766964 // "vid"
 
 // Videos returns n synthetic videos: video j is drawn from (seed, j)
 // alone, its frames made here and encoded by ffmpeg (found at run time;
-// an error names the package when it is missing), kept as data URIs.
-func Videos(ctx context.Context, o VideoOptions, seed int64, n int) ([]Item, error) {
+// an error names the package when it is missing), kept as data URIs. A
+// video whose file would hold more than MaxItemBytes, or videos holding
+// more than budget together (0: no bound), stop it with an error that
+// says what to lower.
+func Videos(ctx context.Context, o VideoOptions, seed int64, n int, budget int64) ([]Item, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -197,11 +204,16 @@ func Videos(ctx context.Context, o VideoOptions, seed int64, n int) ([]Item, err
 	if err := VideoEncoder(o); err != nil {
 		return nil, err
 	}
+	var held atomic.Int64
 	return parallel(ctx, n, func(j int) (Item, error) {
 		r := rand.New(rand.NewPCG(uint64(seed)^streamVideo, uint64(j)))
 		b, err := encodeVideo(ctx, o, r)
 		if err != nil {
 			return Item{}, fmt.Errorf("synthetic video %d: %w", j, err)
+		}
+		if total := held.Add(uriBytes(float64(len(b)))); budget > 0 && total > budget {
+			return Item{}, fmt.Errorf("the videos made so far hold about %s, past the %s left of the run's bound on "+
+				"media: lower --num-dataset-entries, --video-batch-size, %s", Bytes(total), Bytes(budget), videoLower)
 		}
 		it := encoded(Video, o.Format, "video/"+o.Format, b)
 		it.Width, it.Height, it.Seconds = o.Width, o.Height, o.Seconds
@@ -262,6 +274,9 @@ func encodeVideo(ctx context.Context, o VideoOptions, r *rand.Rand) ([]byte, err
 			return nil, fmt.Errorf("ffmpeg %s/%s: %w", o.Format, o.Codec, ctx.Err())
 		}
 		return nil, fmt.Errorf("ffmpeg %s/%s: %v %v: %s", o.Format, o.Codec, err, werr, strings.TrimSpace(stderr.String()))
+	}
+	if fi, err := os.Stat(out); err == nil && uriBytes(float64(fi.Size())) > MaxItemBytes {
+		return nil, &ItemError{What: "video", Bytes: uriBytes(float64(fi.Size())), Lower: videoLower}
 	}
 	return os.ReadFile(out)
 }

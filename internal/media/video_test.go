@@ -17,7 +17,7 @@ import (
 // before any is made, naming the package to install.
 func TestVideosNeedFFmpeg(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := Videos(context.Background(), VideoOptions{Width: 32, Height: 32, Batch: 1, Seconds: 1, FPS: 2}, 1, 1)
+	_, err := Videos(context.Background(), VideoOptions{Width: 32, Height: 32, Batch: 1, Seconds: 1, FPS: 2}, 1, 1, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "install ffmpeg (Debian/Ubuntu: apt-get install ffmpeg); ffmpeg is not on PATH")
 }
@@ -35,7 +35,7 @@ func TestVideos(t *testing.T) {
 		{Synth: SynthNoise, Format: FormatWebM, AudioChannels: 1, AudioRateHz: 16},
 	} {
 		c.Width, c.Height, c.Batch, c.Seconds, c.FPS = 64, 48, 1, 2, 4
-		items, err := Videos(context.Background(), c, 3, 2)
+		items, err := Videos(context.Background(), c, 3, 2, 0)
 		require.NoError(t, err, "%+v", c)
 		assert.True(t, items[0].URL != items[1].URL, "%s: no two videos alike", c.Synth)
 		raw, err := base64.StdEncoding.DecodeString(items[0].Data())
