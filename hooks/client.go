@@ -65,7 +65,7 @@ func New(headers http.Header) *Client {
 // readiness probes).
 func Headers(p plan.Profile) http.Header {
 	h := http.Header{}
-	for _, kv := range p.Header {
+	for _, kv := range plan.ExpandHeaders(p.Header) {
 		k, v, _ := strings.Cut(kv, ":")
 		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}

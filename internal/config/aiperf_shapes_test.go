@@ -160,3 +160,26 @@ func TestRuntimeSection(t *testing.T) {
 		})
 	}
 }
+
+// A sweep path on the flat shape's profiling: section may name the phase
+// default, as it may on a flat phases: mapping; an unknown one is refused
+// naming the sections that are there (not "the benchmark has no phases").
+func TestFlatShapeSweepDefaultPhase(t *testing.T) {
+	f, err := parse("model: m", "profiling: {type: concurrency, concurrency: 1, requests: 4}",
+		"sweep: {type: grid, parameters: {phases.default.concurrency: [2, 3]}}")
+	require.NoError(t, err)
+	require.Len(t, f.Sweep.Variations, 2)
+	assert.Equal(t, 3, f.Sweep.Variations[1].Profile.Phases[0].Concurrency)
+
+	f, err = parse("model: m", "warmup: {type: concurrency, concurrency: 1, requests: 2}",
+		"profiling: {type: concurrency, concurrency: 1, requests: 4}",
+		"sweep: {type: grid, parameters: {phases.1.concurrency: [2, 3]}}")
+	require.NoError(t, err)
+	assert.Equal(t, 3, f.Sweep.Variations[1].Profile.Phases[1].Concurrency)
+
+	_, err = parse("model: m", "profiling: {type: concurrency, concurrency: 1, requests: 4}",
+		"sweep: {type: grid, parameters: {phases.steady.concurrency: [2, 3]}}")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "has no phases")
+	assert.Contains(t, err.Error(), `no phase "steady": the benchmark's phases are its profiling: section`)
+}

@@ -39,9 +39,8 @@ func setPath(body *yaml.Node, path string, val *yaml.Node, origin map[*yaml.Node
 			return fmt.Errorf("want phases.PHASE.FIELD")
 		}
 		ph, err := phaseNode(child(body, "phases"), parts[1])
-		if sh := child(body, parts[1]); err != nil && child(body, "phases") == nil && sh != nil &&
-			(parts[1] == plan.KindWarmup || parts[1] == plan.KindProfiling) {
-			ph, err = sh, nil // the warmup: or profiling: shorthand, that phase
+		if child(body, "phases") == nil {
+			ph, err = shorthandPhase(body, parts[1])
 		}
 		if err != nil {
 			return err
@@ -134,6 +133,40 @@ func phaseNode(phases *yaml.Node, sel string) (*yaml.Node, error) {
 		return nil, fmt.Errorf("%d phases are of kind profiling and none is named profiling: name the phase", len(byKind))
 	}
 	return nil, fmt.Errorf("no phase named %q (the phases: %s)", sel, strings.Join(names, ", "))
+}
+
+// shorthandPhase picks a phase of a body without phases: by the warmup:
+// and profiling: shorthands: warmup or profiling names that phase, and the
+// profiling phase also goes by its index among them and by default (as the
+// one phase of a flat phases: mapping does).
+func shorthandPhase(body *yaml.Node, sel string) (*yaml.Node, error) {
+	warm, prof := child(body, plan.KindWarmup), child(body, plan.KindProfiling)
+	var names []string
+	for _, sh := range []struct {
+		name string
+		n    *yaml.Node
+	}{{plan.KindWarmup, warm}, {plan.KindProfiling, prof}} {
+		if sh.n != nil {
+			names = append(names, sh.name)
+		}
+	}
+	switch {
+	case sel == plan.KindWarmup && warm != nil:
+		return warm, nil
+	case sel == plan.KindProfiling && prof != nil, sel == "default" && prof != nil:
+		return prof, nil
+	case len(names) == 0:
+		return nil, fmt.Errorf("the benchmark has no phases: (neither a phases: list nor a profiling: section)")
+	}
+	if i, err := strconv.Atoi(sel); err == nil && i >= 0 && i < len(names) {
+		return child(body, names[i]), nil
+	}
+	sections := names[0] + ": section"
+	if len(names) > 1 {
+		sections = "warmup: and profiling: sections"
+	}
+	return nil, fmt.Errorf("no phase %q: the benchmark's phases are its %s (use phases.%s.FIELD)",
+		sel, sections, names[len(names)-1])
 }
 
 // phaseKind is a phase node's kind as the decoder will read it.

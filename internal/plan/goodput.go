@@ -93,7 +93,26 @@ func (v *validator) goodput(p *Profile) {
 	if p.Goodput == "" {
 		return
 	}
-	if _, err := ParseGoodput(p.Goodput); err != nil {
+	slos, err := ParseGoodput(p.Goodput)
+	if err != nil {
 		v.add("goodput", err.Error())
+		return
+	}
+	if p.Streams() {
+		return
+	}
+	var only []string
+	for _, o := range slos {
+		if metrics.StreamingOnly(o.Tag) {
+			only = append(only, o.Tag)
+		}
+	}
+	if len(only) > 0 {
+		fix := "add --streaming"
+		if p.Streaming { // the endpoint type does not stream
+			fix = fmt.Sprintf("the %s endpoint does not stream: use a streaming endpoint type with --streaming", p.EndpointType)
+		}
+		v.add("goodput", fmt.Sprintf("%s reads a streaming-only metric, which a run without streaming does not measure "+
+			"(every request would fail the objective): %s", strings.Join(only, ", "), fix))
 	}
 }

@@ -51,3 +51,19 @@ func TestGoodputTakesEveryRecordMetric(t *testing.T) {
 		assert.Contains(t, err.Error(), want, in)
 	}
 }
+
+// An objective on a streaming-only metric without --streaming is refused
+// before traffic: no request would have the metric, so none would be good.
+func TestGoodputStreamingOnlyNeedsStreaming(t *testing.T) {
+	p := valid()
+	p.EndpointType, p.Streaming = EndpointChat, false
+	p.Goodput = "inter_token_latency:5 request_latency:100"
+	err := p.Check()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--goodput inter_token_latency reads a streaming-only metric")
+	assert.Contains(t, err.Error(), "add --streaming")
+	p.Goodput = "request_latency:100 output_sequence_length:5"
+	assert.NoError(t, p.Check())
+	p.Goodput, p.Streaming = "inter_token_latency:5 time_to_first_token:9", true
+	assert.NoError(t, p.Check())
+}

@@ -49,13 +49,12 @@ func (p Profile) Redacted() Profile {
 		p.APIKey = Redacted
 	}
 	if len(p.Header) > 0 {
-		hs := make([]string, len(p.Header))
-		for i, h := range p.Header {
-			k, _, _ := strings.Cut(h, ":")
-			if IsSecretHeader(k) {
-				h = k + ":" + Redacted
+		var hs []string
+		for _, kv := range headerPairs(p.Header) {
+			if IsSecretHeader(kv[0]) {
+				kv[1] = Redacted
 			}
-			hs[i] = h
+			hs = append(hs, kv[0]+":"+kv[1])
 		}
 		p.Header = hs
 	}
@@ -137,6 +136,22 @@ func userinfoSpan(raw string) (start, end int, ok bool) {
 	return start, start + at, true
 }
 
+// headerPairs are the headers of hs as they are sent (HeaderFields: a
+// JSON object or a comma list is several), an entry that does not parse
+// taken whole at its first ':'.
+func headerPairs(hs []string) [][2]string {
+	var out [][2]string
+	for _, h := range hs {
+		if fields, err := HeaderFields(h); err == nil {
+			out = append(out, fields...)
+			continue
+		}
+		k, v, _ := strings.Cut(h, ":")
+		out = append(out, [2]string{k, v})
+	}
+	return out
+}
+
 // Secrets lists the secrets of p, as configured: the API key, the values of
 // secret headers (see IsSecretHeader) with the credential after an
 // authorization scheme ("Bearer sk-…"), a Basic credential decoded, and each
@@ -150,9 +165,9 @@ func (p Profile) Secrets() []string {
 	if p.APIKey != Redacted {
 		out = append(out, p.APIKey)
 	}
-	for _, h := range p.Header {
-		if k, v, ok := strings.Cut(h, ":"); ok && IsSecretHeader(k) {
-			out = append(out, headerSecrets(k, v)...)
+	for _, kv := range headerPairs(p.Header) {
+		if IsSecretHeader(kv[0]) {
+			out = append(out, headerSecrets(kv[0], kv[1])...)
 		}
 	}
 	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry, p.integrationURLs()) {

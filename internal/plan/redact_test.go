@@ -247,3 +247,18 @@ func TestRedactorURLWithUserinfoAndSignedQuery(t *testing.T) {
 	got := r.Redact(`"https://u:pw@img.example.com/c.png?sig=TOKSECRET789&w=2", "https://h/a.png?X-Amz-Signature=S1"`)
 	assert.Equal(t, `"https://<redacted>@img.example.com/c.png?sig=<redacted>&w=2", "https://h/a.png?X-Amz-Signature=<redacted>"`, got)
 }
+
+// TestHeaderSecretsInEveryForm: a secret header given in a comma list or a
+// JSON object (-H X-A:1,Authorization:Bearer sk) is a secret, and redacted,
+// as one given alone.
+func TestHeaderSecretsInEveryForm(t *testing.T) {
+	t.Parallel()
+	p := NewProfile()
+	p.Header = []string{"X-A:1,Authorization:Bearer sk-COMMA-1", `{"X-Api-Key": "k-JSON-2", "X-B": "2"}`, "Accept: a, b"}
+	got := p.Secrets()
+	assert.Contains(t, got, "sk-COMMA-1")
+	assert.Contains(t, got, "k-JSON-2")
+	red := p.Redacted()
+	assert.Equal(t, []string{"X-A:1", "Authorization:" + Redacted, "X-Api-Key:" + Redacted, "X-B:2", "Accept:a, b"}, red.Header)
+	assert.Empty(t, NewRedactor(red.Secrets()...).long, "a redacted profile has no secrets left")
+}

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -97,7 +96,7 @@ func (p *Profile) Check() error {
 			continue
 		}
 		for _, key := range []string{"n", "best_of"} {
-			if n, ok := m[key]; ok && n != float64(1) && n != nil {
+			if n, ok := m[key]; ok && !isOne(n) && n != nil {
 				v.add("extra_inputs", fmt.Sprintf("%s:%v asks for several choices per request: aiperf times choice 0 only, "+
 					"and the server's usage would count every choice; remove it (send more requests instead)", key, n))
 			}
@@ -377,28 +376,6 @@ func (v *validator) url(raw string) {
 	}
 }
 
-// ParseExtraInput parses one --extra-inputs value: key:value (the value is
-// decoded as JSON when it parses, else kept as a string) or a JSON object.
-func ParseExtraInput(s string) (map[string]any, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "{") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(s), &m); err != nil {
-			return nil, fmt.Errorf("is not a valid JSON object: %v", err)
-		}
-		return m, nil
-	}
-	k, val, ok := strings.Cut(s, ":")
-	if !ok || strings.TrimSpace(k) == "" {
-		return nil, fmt.Errorf("must be key:value or a JSON object, got %q", s)
-	}
-	var decoded any
-	if err := json.Unmarshal([]byte(val), &decoded); err != nil {
-		decoded = val
-	}
-	return map[string]any{strings.TrimSpace(k): decoded}, nil
-}
-
 // isHeaderName reports whether s is an HTTP header name (an RFC 9110 token).
 func isHeaderName(s string) bool {
 	if s == "" {
@@ -414,17 +391,6 @@ func isHeaderName(s string) bool {
 
 // isControl reports the characters a header value may not hold.
 func isControl(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
-
-// CheckHeader checks one --header value: Key:Value with Key an HTTP header
-// name (an RFC 9110 token) and no control characters in Value. The error
-// never shows the value of a header whose name looks secret.
-func CheckHeader(h string) error {
-	k, val, ok := strings.Cut(h, ":")
-	if ok && isHeaderName(k) && !strings.ContainsFunc(val, isControl) {
-		return nil
-	}
-	return fmt.Errorf("must be Key:Value with Key an HTTP header name and no control characters, got %q", redactHeaderArg(h))
-}
 
 // CheckHeaderName checks a header name given on its own (the key of a
 // config file's headers: object): it must be an HTTP header name, an RFC

@@ -51,8 +51,8 @@ func endpointConfig(p plan.Profile) object {
 		e = append(e, field{"api_key", p.APIKey})
 	}
 	if len(p.Header) > 0 {
-		h := make(object, 0, len(p.Header))
-		for _, kv := range p.Header {
+		h := object{}
+		for _, kv := range plan.ExpandHeaders(p.Header) {
 			k, v, _ := strings.Cut(kv, ":")
 			h = append(h, field{strings.TrimSpace(k), strings.TrimSpace(v)})
 		}

@@ -13,17 +13,9 @@ import (
 // Stats a filter or an objective may name (AIPerf's SLAFilter stat set).
 var knownStats = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"}
 
-// streamingOnlyTags are the client metrics only a streamed reply measures:
-// a run without streaming has none of them (metrics.Summarize).
-var streamingOnlyTags = []string{
-	metrics.TagTTFT, metrics.TagTTST, metrics.TagTTFO, metrics.TagDecodeDuration, metrics.TagFullDecodeDuration,
-	metrics.TagITL, metrics.TagFullITL, metrics.TagICL, metrics.TagPerUserThroughput, metrics.TagFullPerUser,
-	metrics.TagPrefillPerUser,
-}
-
 // StreamingOnly tells whether metric is one only a streamed reply measures
-// (time_to_first_token, inter_token_latency, ...).
-func StreamingOnly(metric string) bool { return slices.Contains(streamingOnlyTags, metric) }
+// (time_to_first_token, inter_token_latency, ...): metrics.StreamingOnly.
+func StreamingOnly(metric string) bool { return metrics.StreamingOnly(metric) }
 
 // boundedTags are the metrics that cannot exceed a bound: a percentage of
 // the requests, and a fraction of them.
