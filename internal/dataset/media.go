@@ -83,12 +83,12 @@ func checkMediaHeld(o Options, turns int) (int64, error) {
 	for _, k := range kinds {
 		if k.largest > media.MaxItemBytes {
 			return 0, fmt.Errorf("synthetic %s: one would hold up to about %s, more than the %s one medium may: lower %s",
-				k.what, gib(k.largest), gib(media.MaxItemBytes), k.lower)
+				k.what, media.Bytes(k.largest), media.Bytes(media.MaxItemBytes), k.lower)
 		}
 		n := float64(turns) * float64(k.batch)
 		total += n * float64(k.each)
 		parts = append(parts, fmt.Sprintf("%d %s (%d turns × %s %d) of about %s each",
-			int64(n), k.what, turns, k.batchFlag, k.batch, gib(k.each)))
+			int64(n), k.what, turns, k.batchFlag, k.batch, media.Bytes(k.each)))
 	}
 	if total <= MaxMediaHeld {
 		return max(1, MaxMediaHeld-int64(total)), nil
@@ -102,16 +102,5 @@ func checkMediaHeld(o Options, turns int) (int64, error) {
 		what = "synthetic " + kinds[0].what
 	}
 	return 0, fmt.Errorf("%s: %s would hold about %s, more than the %s a run may: lower --num-dataset-entries, %s",
-		what, strings.Join(parts, " and "), gib(int64(min(total, math.MaxInt64))), gib(MaxMediaHeld), strings.Join(lower, ", "))
-}
-
-// gib words a byte count in GiB, MiB or KiB.
-func gib(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+		what, strings.Join(parts, " and "), media.Bytes(int64(min(total, math.MaxInt64))), media.Bytes(MaxMediaHeld), strings.Join(lower, ", "))
 }
