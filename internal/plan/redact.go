@@ -50,11 +50,18 @@ func (p Profile) Redacted() Profile {
 	}
 	if len(p.Header) > 0 {
 		var hs []string
-		for _, kv := range headerPairs(p.Header) {
-			if IsSecretHeader(kv[0]) {
-				kv[1] = Redacted
+		for _, h := range p.Header {
+			pairs := headerPairs([]string{h})
+			if !slices.ContainsFunc(pairs, func(kv [2]string) bool { return IsSecretHeader(kv[0]) }) {
+				hs = append(hs, h) // as written
+				continue
 			}
-			hs = append(hs, kv[0]+":"+kv[1])
+			for _, kv := range pairs { // a list or an object holding a secret: one header each
+				if IsSecretHeader(kv[0]) {
+					kv[1] = Redacted
+				}
+				hs = append(hs, kv[0]+":"+kv[1])
+			}
 		}
 		p.Header = hs
 	}
