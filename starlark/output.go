@@ -128,7 +128,7 @@ func (o *output) print(msg string) {
 	}
 	keep := msg[:min(len(msg), MaxPrintLine+utf8.UTFMax)]
 	o.held = append(o.held, heldLine{text: strings.Clone(keep), size: len(msg)})
-	o.heldB += len(keep)
+	o.heldB += len(keep) + 1 // as written, with its newline: a million empty lines are bounded too
 }
 
 // emit writes a line of size bytes (text holds at least its first

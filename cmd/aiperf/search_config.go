@@ -9,8 +9,8 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/compare"
 	"github.com/aiperf-go/aiperf/internal/config"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
-	"github.com/aiperf-go/aiperf/internal/search"
 )
 
 // fromConfig sets the --search-* values a config file's adaptive_search
@@ -93,7 +93,7 @@ func checkSearchMetrics(s plan.Search) error {
 		case strings.Contains(keys[0].Metric, ".") || keys[0].Metric != metric:
 			return searchErr(s, fmt.Errorf("%s %s: a search judges its probes by the client's metrics: name one by its tag "+
 				"(time_to_first_token, inter_token_latency, request_latency, output_token_throughput, ...)", what, given))
-		case !s.Base.Streaming && search.StreamingOnly(metric):
+		case !s.Base.Streaming && metrics.StreamingOnly(metric):
 			fix := "add --streaming"
 			if script {
 				fix = "give the base profile streaming = True"

@@ -13,10 +13,6 @@ import (
 // Stats a filter or an objective may name (AIPerf's SLAFilter stat set).
 var knownStats = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"}
 
-// StreamingOnly tells whether metric is one only a streamed reply measures
-// (time_to_first_token, inter_token_latency, ...): metrics.StreamingOnly.
-func StreamingOnly(metric string) bool { return metrics.StreamingOnly(metric) }
-
 // boundedTags are the metrics that cannot exceed a bound: a percentage of
 // the requests, and a fraction of them.
 var boundedTags = map[string]float64{metrics.TagRequestErrorRate: 100, metrics.TagGoodRequestFraction: 1}

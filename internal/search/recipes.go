@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
 )
 
 // Recipe names (AIPerf's --search-recipe values).
@@ -220,7 +222,7 @@ func slaFilters(name string, in RecipeInputs) ([]Filter, error) {
 
 // streamingOnly tells whether a filter reads a streaming-only metric.
 func streamingOnly(fs []Filter) bool {
-	return slices.ContainsFunc(fs, func(f Filter) bool { return StreamingOnly(f.Metric) })
+	return slices.ContainsFunc(fs, func(f Filter) bool { return metrics.StreamingOnly(f.Metric) })
 }
 
 // intBounds resolves a --X-min/--X-max pair against defaults.
