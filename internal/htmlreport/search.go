@@ -168,7 +168,8 @@ func filterCell(sla []search.FilterDoc, i int) string {
 }
 
 // bracketTable is a 1D SLA search's answer: the highest load that passed,
-// the loads left ambiguous, the lowest that failed with its first breach.
+// the loads left ambiguous, the lowest that failed above it with its first
+// breach, and a failure below the highest pass (not monotonic) apart.
 func bracketTable(id string, doc search.HistoryDoc) *table {
 	b := doc.BoundarySummary
 	if b == nil || len(doc.Config.SLAFilters) == 0 {
@@ -190,23 +191,36 @@ func bracketTable(id string, doc search.HistoryDoc) *table {
 		}
 		t.Rows = append(t.Rows, row{Class: "ambiguous", Cells: []string{"ambiguous between", strings.Join(vs, ", "), "", "", "", ""}})
 	}
-	if f := b.InfeasibleMin; f != nil {
-		breach := ""
-		if fb := f.FirstBreach; fb != nil {
-			breach = fb.Filter.String()
-			if fb.Observed != nil {
-				breach += ": observed " + stat(*fb.Observed)
-			}
-		}
-		t.Rows = append(t.Rows, row{Class: "fail", Cells: []string{"lowest fail", value(f.Value), strconv.Itoa(f.IterationIdx),
-			strconv.Itoa(f.Trials), confidence(f.Confidence), breach}})
-	} else {
+	above, below := b.Ends()
+	switch {
+	case above != nil:
+		t.Rows = append(t.Rows, failRow("lowest fail", above))
+	case below != nil:
+		t.Rows = append(t.Rows, row{Cells: []string{"lowest fail", "none failed above", "", "", "", ""}})
+	default:
 		t.Rows = append(t.Rows, row{Cells: []string{"lowest fail", "none failed", "", "", "", ""}})
+	}
+	if below != nil {
+		t.Rows = append(t.Rows, failRow("failed below", below))
+		t.Notes = append(t.Notes, "not monotonic: "+value(below.Value)+" failed below the highest pass")
 	}
 	if b.BindingConstraint != "" {
 		t.Notes = append(t.Notes, "binding constraint: "+b.BindingConstraint)
 	}
 	return t
+}
+
+// failRow is a failing end of the bracket with its first breach.
+func failRow(end string, f *search.InfeasibleDoc) row {
+	breach := ""
+	if fb := f.FirstBreach; fb != nil {
+		breach = fb.Filter.String()
+		if fb.Observed != nil {
+			breach += ": observed " + stat(*fb.Observed)
+		}
+	}
+	return row{Class: "fail", Cells: []string{end, value(f.Value), strconv.Itoa(f.IterationIdx), strconv.Itoa(f.Trials),
+		confidence(f.Confidence), breach}}
 }
 
 func dimName(d search.SpaceDoc) string {

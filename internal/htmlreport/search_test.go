@@ -67,6 +67,31 @@ func TestReportSearchSection(t *testing.T) {
 	assert.Contains(t, bracket, "time_to_first_token:p95:lt:85: observed ")
 }
 
+// A failure below the highest pass (the SLA not monotonic in the load) is
+// not the bracket's upper end: the table shows the failure above the pass
+// as the lowest fail and the one below apart, with a note.
+func TestReportSearchNotMonotonic(t *testing.T) {
+	db := twoSweeps(t, 1, 1)
+	s := slaSearch(t)
+	b := *s.Doc.BoundarySummary
+	fail := b.InfeasibleMin
+	b.InfeasibleAbove, b.InfeasibleMin = fail, &search.InfeasibleDoc{Value: int64(2), IterationIdx: 5, Trials: 3}
+	s.Doc.BoundarySummary = &b
+	html := string(writeReport(t, load(t, db, "fast"), filepath.Join(t.TempDir(), "r.html"), s))
+	bracket := section(t, html, `id="search-0-bracket"`)
+	assert.Contains(t, bracket, fmt.Sprintf(`<td>lowest fail</td><td class="num">%d</td>`, fail.Value))
+	assert.Contains(t, bracket, `<td>failed below</td><td class="num">2</td><td class="num">5</td><td class="num">3</td>`)
+	assert.Contains(t, html, "not monotonic: 2 failed below the highest pass")
+
+	// AIPerf's own history has no infeasible_above: its infeasible_min
+	// below feasible_max is placed by value, and nothing failed above.
+	b.InfeasibleAbove = nil
+	html = string(writeReport(t, load(t, db, "fast"), filepath.Join(t.TempDir(), "r2.html"), s))
+	bracket = section(t, html, `id="search-0-bracket"`)
+	assert.Contains(t, bracket, `<td>lowest fail</td><td class="num">none failed above</td>`)
+	assert.Contains(t, bracket, `<td>failed below</td><td class="num">2</td>`)
+}
+
 // A search with nothing to draw still has its section, saying why.
 func TestReportSearchWithoutProbes(t *testing.T) {
 	db := twoSweeps(t, 1, 1)

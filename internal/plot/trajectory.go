@@ -1,7 +1,6 @@
 package plot
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -170,7 +169,7 @@ func (t *Trajectory) xAxis(doc search.HistoryDoc) ([]float64, error) {
 	dim := doc.Config.SearchSpace[0]
 	t.X = TrajectoryAxis{Label: paramLabel(dim), Param: dim.Path}
 	for i, it := range doc.Iterations {
-		x, ok := number(it.VariationValues[dim.Path])
+		x, ok := search.Number(it.VariationValues[dim.Path])
 		if !ok {
 			return nil, fmt.Errorf("iteration %d of search_history.json has no number for %s in variation_values", it.IterationIdx, dim.Path)
 		}
@@ -250,19 +249,17 @@ func bracketOf(b *search.BoundaryDoc) *TrajectoryBracket {
 	out := &TrajectoryBracket{Pass: math.NaN(), Fail: math.NaN()}
 	var parts []string
 	if b.FeasibleMax != nil {
-		if x, ok := number(b.FeasibleMax.Value); ok {
+		if x, ok := search.Number(b.FeasibleMax.Value); ok {
 			out.Pass = x
 			parts = append(parts, fmtNum(x)+" passed")
 		}
 	}
-	// The bracket's upper end is the lowest failure above the highest pass:
-	// infeasible_above (ours) when a failure lies below the pass, else
-	// infeasible_min unless it too lies below (AIPerf's own histories).
-	fail, below := b.InfeasibleMin, math.NaN()
-	if b.InfeasibleMin != nil {
-		if x, ok := number(b.InfeasibleMin.Value); ok && x < out.Pass {
-			fail, below = b.InfeasibleAbove, x
-		}
+	// The bracket's upper end is the lowest failure above the highest pass;
+	// a failure below it says the SLA is not monotonic in the load.
+	fail, low := b.Ends()
+	below := math.NaN()
+	if x, ok := failValue(low); ok {
+		below = x
 	}
 	switch x, ok := failValue(fail); {
 	case ok:
@@ -276,7 +273,7 @@ func bracketOf(b *search.BoundaryDoc) *TrajectoryBracket {
 	}
 	var amb []string
 	for _, v := range b.Ambiguous {
-		if x, ok := number(v); ok {
+		if x, ok := search.Number(v); ok {
 			out.Ambiguous = append(out.Ambiguous, x)
 			amb = append(amb, fmtNum(x))
 		}
@@ -293,7 +290,7 @@ func failValue(f *search.InfeasibleDoc) (float64, bool) {
 	if f == nil {
 		return math.NaN(), false
 	}
-	return number(f.Value)
+	return search.Number(f.Value)
 }
 
 // verdictOf is an iteration's verdict: "" when the search has no SLA
@@ -409,29 +406,6 @@ func (d direction) String() string {
 		return "lower"
 	}
 	return ""
-}
-
-// number reads a variation value: a number as search_history.json holds
-// it in memory (int64, float64) or decoded (float64, json.Number).
-func number(v any) (float64, bool) {
-	var x float64
-	switch n := v.(type) {
-	case float64:
-		x = n
-	case int64:
-		x = float64(n)
-	case int:
-		x = float64(n)
-	case json.Number:
-		f, err := n.Float64()
-		if err != nil {
-			return 0, false
-		}
-		x = f
-	default:
-		return 0, false
-	}
-	return x, finite(x)
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
