@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -409,4 +410,34 @@ func TestResetPathsMigration(t *testing.T) {
 	got, err := db.GetRun(ctx, id, false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/flush_cache"}, got.Config.ResetKVCachePath)
+}
+
+// A row another tool (or an older build) wrote, with no achieved rate and
+// a time without fractional seconds, reads back: the rate 0, the time as
+// written (not year 1, not a scan error).
+func TestRunWrittenElsewhereReadsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db := openAt(t, path)
+	id, err := db.SaveRun(ctx, newRun(runOpts{name: "other", records: 1}), "")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	raw, err := sql.Open("sqlite3", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE runs SET achieved_rate = NULL, started_at = '2025-01-01T00:00:00Z', ended_at = '2025-01-01T00:01:00+01:00'`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	db = openAt(t, path)
+	got, err := db.GetRun(ctx, id, false)
+	require.NoError(t, err)
+	assert.Zero(t, got.Audit.AchievedRate)
+	assert.True(t, got.StartTime.Equal(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)), "started %s", got.StartTime)
+	assert.True(t, got.EndTime.Equal(time.Date(2024, 12, 31, 23, 1, 0, 0, time.UTC)), "ended %s", got.EndTime)
+	runs, err := db.ListRuns(ctx, store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, 2025, runs[0].StartedAt.Year())
 }

@@ -60,7 +60,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		mode, cfgJSON, start, end, warns string
 		workers, exports                 string
 		evidence                         string
-		targetRate                       sql.NullFloat64
+		targetRate, achievedRate         sql.NullFloat64
 	)
 	err := q.QueryRowContext(ctx, `
 		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
@@ -74,7 +74,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		WHERE r.id = ?`, id).Scan(
 		&sweepID, &sweepName, &cellID, &cellLabel, &params, &trial, &r.Name, &r.BenchmarkID, &r.Status, &r.Error,
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
-		&targetRate, &r.Audit.AchievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
+		&targetRate, &achievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
 		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers,
 		&exports, &r.Audit.RxCoalesceUsecs, &r.Audit.TokensCountedWith)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -111,7 +111,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 			return nil, fmt.Errorf("decode cell params: %w", err)
 		}
 	}
-	r.Audit.Mode, r.Audit.TargetRate = mode, targetRate.Float64
+	r.Audit.Mode, r.Audit.TargetRate, r.Audit.AchievedRate = mode, targetRate.Float64, achievedRate.Float64
 	if evidence != "" {
 		r.Audit.KVResetEvidence = strings.Split(evidence, ",")
 	}

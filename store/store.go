@@ -93,7 +93,10 @@ func wrap(err error, format string, args ...any) error {
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 func parseTime(s string) time.Time {
-	t, _ := time.Parse(timeFormat, s)
+	t, err := time.Parse(timeFormat, s)
+	if err != nil { // written by hand or by another tool: any RFC 3339 time
+		t, _ = time.Parse(time.RFC3339Nano, s)
+	}
 	return t
 }
 

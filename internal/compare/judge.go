@@ -174,6 +174,10 @@ func judge(base, other Estimate, dir Direction, confidence, thresholdPct float64
 	}
 	alpha := 1 - confidence
 	w := stats.Welch(a, b)
+	if math.IsNaN(w.P) { // a spread past float64's range: nothing to judge
+		v.Verdict = NoData
+		return v
+	}
 	v.P, v.Significant = Num(w.P), w.P < alpha
 	margin := thresholdPct / 100 * math.Abs(a.Mean)
 	if margin > 0 {

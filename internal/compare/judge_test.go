@@ -86,6 +86,12 @@ func TestJudgeVerdicts(t *testing.T) {
 			want: compare.Unreplicated, cell: compare.Unreplicated},
 		{name: "no value is n/a",
 			base: nil, other: base, dir: compare.LowerIsBetter, threshold: 2, want: compare.NoData},
+		{name: "values beyond 1e154 are judged as their scaled-down selves (p=0.021): worse",
+			base: []float64{1e160, 2e160, 3e160}, other: []float64{4e160, 5e160, 6e160}, dir: compare.LowerIsBetter,
+			threshold: 2, want: compare.Worse, significant: true, cell: "worse (p=0.021)"},
+		{name: "a spread past float64's range is n/a, not inconclusive",
+			base: []float64{math.MaxFloat64, -math.MaxFloat64}, other: []float64{1, 2}, dir: compare.LowerIsBetter,
+			want: compare.NoData},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

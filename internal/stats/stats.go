@@ -75,7 +75,24 @@ func StdDev(xs []float64) float64 {
 	for _, x := range xs {
 		ss += (x - m) * (x - m)
 	}
-	return math.Sqrt(ss / float64(len(xs)-1))
+	if !math.IsInf(ss, 1) {
+		return math.Sqrt(ss / float64(len(xs)-1))
+	}
+	// Deviations beyond 1e154 overflow when squared: scale them by the
+	// largest (an infinite or NaN value stays NaN).
+	var scale float64
+	for _, x := range xs {
+		scale = max(scale, math.Abs(x-m))
+	}
+	if math.IsInf(scale, 0) {
+		return math.NaN()
+	}
+	ss = 0
+	for _, x := range xs {
+		d := (x - m) / scale
+		ss += d * d
+	}
+	return scale * math.Sqrt(ss/float64(len(xs)-1))
 }
 
 // TCritical is the two-sided critical value of Student's t distribution with
@@ -101,16 +118,34 @@ func Welch(a, b Agg) WelchResult {
 	if a.N < 2 || b.N < 2 {
 		return WelchResult{T: nan, DF: nan, P: nan}
 	}
-	va, vb := a.Std*a.Std/float64(a.N), b.Std*b.Std/float64(b.N)
+	se, df := welchSE(a, b)
 	diff := b.Mean - a.Mean
-	if va+vb == 0 {
+	if se == 0 {
 		df := float64(a.N + b.N - 2)
 		if diff == 0 {
 			return WelchResult{T: 0, DF: df, P: 1}
 		}
 		return WelchResult{T: math.Copysign(math.Inf(1), diff), DF: df, P: 0}
 	}
-	t := diff / math.Sqrt(va+vb)
-	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	t := diff / se
 	return WelchResult{T: t, DF: df, P: tTwoSided(t, df)}
+}
+
+// welchSE is the standard error of the difference of a's and b's means,
+// √(s²a/na + s²b/nb), and its Welch–Satterthwaite degrees of freedom.
+// Where a square overflows (standard deviations beyond 1e154) they are
+// computed from each side's share of the variance. Both need N ≥ 2.
+func welchSE(a, b Agg) (se, df float64) {
+	va, vb := a.Std*a.Std/float64(a.N), b.Std*b.Std/float64(b.N)
+	if df = (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1)); !math.IsNaN(df) && !math.IsInf(va+vb, 0) {
+		return math.Sqrt(va + vb), df
+	}
+	sa, sb := a.Std/math.Sqrt(float64(a.N)), b.Std/math.Sqrt(float64(b.N))
+	se = math.Hypot(sa, sb)
+	if se == 0 || math.IsInf(se, 0) || math.IsNaN(se) {
+		return se, math.NaN()
+	}
+	ra, rb := sa/se, sb/se
+	ra, rb = ra*ra, rb*rb // each side's share of the variance
+	return se, 1 / (ra*ra/float64(a.N-1) + rb*rb/float64(b.N-1))
 }

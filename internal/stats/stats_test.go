@@ -140,3 +140,26 @@ func TestWelch(t *testing.T) {
 		assert.True(t, math.IsInf(diff.T, 1))
 	})
 }
+
+// Values beyond 1e154 square past float64's range: the spread, Welch's
+// test and the TOST are those of the same values scaled down, not NaN.
+func TestHugeValuesDoNotOverflow(t *testing.T) {
+	small, huge := [][]float64{{1, 2, 3}, {4, 5, 6}}, [][]float64{{1e160, 2e160, 3e160}, {4e160, 5e160, 6e160}}
+	var aggs [2][2]Agg
+	for i, xs := range [][][]float64{small, huge} {
+		for j := range xs {
+			aggs[i][j] = Aggregate(xs[j], 0.95)
+		}
+	}
+	assert.InDelta(t, 1e160, aggs[1][0].Std, 1e148)
+	assert.InDelta(t, 2e160-aggs[1][0].T*1e160/math.Sqrt(3), aggs[1][0].CILow, 1e148)
+	w, wh := Welch(aggs[0][0], aggs[0][1]), Welch(aggs[1][0], aggs[1][1])
+	assert.InDelta(t, 3.674235, wh.T, 1e-6)
+	assert.InDelta(t, 4, wh.DF, 1e-9)
+	assert.InDelta(t, w.P, wh.P, 1e-12)
+	assert.InDelta(t, 0.0213, wh.P, 1e-4)
+	tost, tosth := TOST(aggs[0][0], aggs[0][1], 0.5), TOST(aggs[1][0], aggs[1][1], 0.5e160)
+	assert.InDelta(t, tost.P, tosth.P, 1e-12)
+	assert.InDelta(t, tost.DF, tosth.DF, 1e-9)
+	assert.True(t, math.IsNaN(StdDev([]float64{1, math.Inf(1)})), "an infinite value has no spread")
+}

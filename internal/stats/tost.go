@@ -30,9 +30,9 @@ func TOST(a, b Agg, margin float64) TOSTResult {
 	if a.N < 2 || b.N < 2 || !(margin >= 0) || math.IsInf(margin, 0) {
 		return TOSTResult{TLower: nan, TUpper: nan, DF: nan, PLower: nan, PUpper: nan, P: nan}
 	}
-	va, vb := a.Std*a.Std/float64(a.N), b.Std*b.Std/float64(b.N)
+	se, df := welchSE(a, b)
 	diff := b.Mean - a.Mean
-	if va+vb == 0 {
+	if se == 0 {
 		r := TOSTResult{TLower: math.Inf(1), TUpper: math.Inf(-1), DF: float64(a.N + b.N - 2)}
 		if diff <= -margin {
 			r.TLower, r.PLower = math.Inf(-1), 1
@@ -43,8 +43,6 @@ func TOST(a, b Agg, margin float64) TOSTResult {
 		r.P = max(r.PLower, r.PUpper)
 		return r
 	}
-	se := math.Sqrt(va + vb)
-	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
 	r := TOSTResult{TLower: (diff + margin) / se, TUpper: (diff - margin) / se, DF: df}
 	r.PLower = TCDF(-r.TLower, df) // = 1 − TCDF(TLower), without the cancellation
 	r.PUpper = TCDF(r.TUpper, df)
