@@ -177,20 +177,22 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxScratch = 4 << 20
 
-// checkHashIDs checks that hash ids fit an input length as AIPerf does:
-// every block but the last is full and the last holds 1 to blockSize
-// tokens, or all blocks are full and the rest of the prompt is fresh text.
+// checkHashIDs checks that hash ids fit an input length as AIPerf does
+// (PromptGenerator._build_token_sequence): every block but the last is
+// full and the last holds 1 to blockSize tokens. An input longer than its
+// blocks cover is refused too: it is a trace replayed with the wrong
+// --prompt-input-tokens-block-size, whose prefix sharing would be lost.
 func checkHashIDs(inputLength int64, hashIDs []int64, blockSize int) string {
 	m, b := int64(len(hashIDs)), int64(blockSize)
-	if m == 0 || m*b <= inputLength {
+	if m == 0 {
 		return ""
 	}
 	last := inputLength - (m-1)*b
 	if last > 0 && last <= b {
 		return ""
 	}
-	return fmt.Sprintf("input length: %d, hash ids: %s, block size: %d are not compatible: the final hash block size: %d must be greater than 0 and less than or equal to %d (%d hash ids need an input_length of at least %d)",
-		inputLength, briefIDs(hashIDs), blockSize, last, blockSize, m, (m-1)*b+1)
+	return fmt.Sprintf("input length: %d, hash ids: %s, block size: %d are not compatible: the final hash block size: %d must be greater than 0 and less than or equal to %d (%d hash ids need an input_length of %d to %d: replay a trace with the block size it was made with, --prompt-input-tokens-block-size)",
+		inputLength, briefIDs(hashIDs), blockSize, last, blockSize, m, (m-1)*b+1, m*b)
 }
 
 // briefIDs prints at most 8 hash ids.

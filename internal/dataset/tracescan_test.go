@@ -151,7 +151,7 @@ func TestScanTraceAsProfile(t *testing.T) {
 	assert.NoError(t, scan(untimed, true), "not timestamped: profile sends it at --concurrency")
 
 	bailian := writeLines(t,
-		`{"chat_id": 1, "parent_chat_id": -1, "timestamp": 1.5, "input_length": 32, "output_length": 10, "turn": 1, "hash_ids": [1, 2]}`,
+		`{"chat_id": 1, "parent_chat_id": -1, "timestamp": 1.5, "input_length": 8, "output_length": 10, "turn": 1, "hash_ids": [1, 2]}`,
 		`{"chat_id": 2, "parent_chat_id": 1, "timestamp": 3, "input_length": 48, "output_length": 10, "type": "text", "turn": 2}`)
 	err = scan(bailian, false)
 	require.Error(t, err, "its type is not a mooncake one")
