@@ -284,6 +284,9 @@ func detectFile(path string) (string, error) {
 
 // placed places a detection error at line no of path.
 func placed(path string, no int, err error) error {
+	if ke, ok := err.(*keyedError); ok {
+		return placeKeyed(path, no, ke)
+	}
 	var le *LineError
 	if errors.As(err, &le) {
 		le.Path, le.Line = path, no
@@ -316,7 +319,9 @@ func firstLine(path string) ([]byte, int, error) {
 
 // detectLine picks the record type of a first record as AIPerf does: its
 // "type" if that names a known type (the record must then be valid), else
-// the one type whose schema accepts it (random_pool needs its "type").
+// the one type whose schema accepts it (random_pool needs its "type"). When
+// no type accepts it but its keys name one (keyedType), the error is a
+// *keyedError holding its problems as that type.
 func detectLine(line []byte) (string, error) {
 	var typed struct {
 		Type *string `json:"type"`
@@ -339,7 +344,12 @@ func detectLine(line []byte) (string, error) {
 	}
 	switch len(fits) {
 	case 0:
-		return "", &LineError{Msg: "no loader can handle the data format: specify --custom-dataset-type explicitly"}
+		if kind, marks := keyedType(line); kind != "" {
+			if _, ps := checkerFor(kind, 0, nil)(line); len(ps) > 0 {
+				return "", &keyedError{kind: kind, marks: marks, ps: ps}
+			}
+		}
+		return "", &LineError{Msg: noLoader + ": specify --custom-dataset-type explicitly"}
 	case 1:
 		return fits[0], nil
 	}
