@@ -36,11 +36,12 @@ func newTurnQueue(cap int, ramp float64) *turnQueue {
 }
 
 // pick chooses what to send at schedule time target: the oldest due turn,
-// else the first turn of a new session. When the cap is full and no turn
-// is due, AIPerf's policy (CapSkip) drops the send: skipped, counted as
-// cap-skipped. Otherwise, when neither is possible, it waits for a turn to
-// become due, a cap slot to free up (counting a cap-delayed send) or every
-// session to end. ok is false when there is nothing left to send or the
+// else the first turn of a new session. When the cap is full, no turn is
+// due and a new session could still start, AIPerf's policy (CapSkip) drops
+// the send: skipped, counted as cap-skipped. Otherwise, when neither is
+// possible, it waits for a turn to become due, a cap slot to free up
+// (counting a cap-delayed send, only while a new session could start) or
+// every session to end. ok is false when there is nothing left to send or the
 // phase stopped issuing.
 func (q *turnQueue) pick(p *phaseRun, target int64) (w turnWork, skipped, ok bool) {
 	delayed := false
@@ -70,6 +71,12 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (w turnWork, skipped, ok boo
 				q.mu.Unlock()
 				return turnWork{}, false, false
 			}
+		} else if !p.canStartSession() {
+			// No new session may start (the count is sent, the sessions
+			// are started): the cap holds back nothing, so the send is
+			// neither skipped nor delayed; it waits for a running
+			// session's next turn, or for every session to end.
+			capFull = false
 		}
 		q.mu.Unlock()
 		if capFull && p.ph.CapPolicy != plan.CapDelay {

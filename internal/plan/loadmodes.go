@@ -10,15 +10,24 @@ import (
 // constant rate to within a tenth of a percent.
 const MaxSmoothness = 1e6
 
-// arrival checks the arrival pattern and its smoothness (AIPerf §3.1): the
-// smoothness is a gamma shape > 0, turns the default pattern into gamma, and
-// is refused with any other explicit pattern and outside a rate mode.
+// arrival checks the arrival pattern and its smoothness (AIPerf §3.1): a
+// pattern other than the default (poisson) or concurrency_burst needs a
+// rate; the smoothness is a gamma shape > 0, turns the default pattern into
+// gamma, and is refused with any other explicit pattern and outside a rate
+// mode.
 func (v *validator) arrival(p *Profile) {
 	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson, RateGamma, RateConcurrencyBurst)
 	v.rateSeries(p)
 	v.check(p.RequestRateMode != RateConcurrencyBurst || p.RequestRate == nil && p.RequestRateSeries == "", "request_rate_mode",
 		"concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate: "+
 			"drop --request-rate, or pick constant, poisson or gamma")
+	// The default, poisson, cannot be told from an explicit one here, so
+	// only the other patterns are refused without a rate.
+	v.check(p.RequestRateMode == RatePoisson || p.RequestRateMode == RateConcurrencyBurst || p.RequestRate != nil ||
+		p.RequestRateSeries != "" || p.WarmupRequestRate != nil || len(p.Phases) > 0, "request_rate_mode",
+		fmt.Sprintf("%s shapes the gaps between sends of a rate and needs --request-rate: add --request-rate, "+
+			"or drop --request-rate-mode (without a rate, --concurrency sends each request the instant a slot is free)",
+			p.RequestRateMode))
 	x := p.ArrivalSmoothness
 	if x == nil || v.nonFinite["arrival_smoothness"] {
 		return

@@ -116,3 +116,34 @@ func TestPrefillConcurrencyPhases(t *testing.T) {
 	assert.Equal(t, 2, phases[0].PrefillConcurrency, "the warmup's, within its concurrency")
 	assert.Equal(t, 4, phases[1].PrefillConcurrency)
 }
+
+// TestArrivalPatternNeedsARate: constant and gamma shape a rate's gaps and
+// are refused without one; the default (poisson) and concurrency_burst,
+// AIPerf's concurrency mode, are not; a warmup rate or a config file's
+// phases give the pattern a rate to shape.
+func TestArrivalPatternNeedsARate(t *testing.T) {
+	for _, mode := range []string{RateConstant, RateGamma} {
+		p := valid()
+		p.Concurrency, p.RequestRateMode = Ptr(3), mode
+		err := p.Check()
+		require.Error(t, err, mode)
+		assert.Contains(t, err.Error(), "--request-rate-mode "+mode+" shapes the gaps between sends of a rate and needs --request-rate")
+	}
+	for name, set := range map[string]func(p *Profile){
+		"poisson":           func(p *Profile) { p.RequestRateMode = RatePoisson },
+		"concurrency_burst": func(p *Profile) { p.RequestRateMode = RateConcurrencyBurst },
+		"with a rate":       func(p *Profile) { p.RequestRate, p.RequestRateMode = Ptr(5.0), RateConstant },
+		"with a warmup rate": func(p *Profile) {
+			p.WarmupRequestRate, p.WarmupRequestCount, p.RequestRateMode = Ptr(5.0), Ptr(3), RateGamma
+		},
+		"with phases": func(p *Profile) {
+			p.RequestRateMode = RateConstant
+			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 5, RateMode: RateConstant, Requests: 3}}
+		},
+	} {
+		p := valid()
+		p.Concurrency = Ptr(3)
+		set(&p)
+		assert.NoError(t, p.Check(), name)
+	}
+}

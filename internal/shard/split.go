@@ -12,7 +12,15 @@ import (
 // request count, the session count and the prefill cap are shared out with
 // the remainder going to the first workers; a rate is divided by w and a
 // duration kept. A constant rate's worker i is offset by i/rate, so the w
-// schedules (k·w + i)/rate merge into the constant one, k/rate. Poisson
+// schedules (k·w + i)/rate merge into the constant one, k/rate. A rate
+// with an in-flight cap is divided in proportion to each worker's part of
+// the cap instead, and so are its request and session counts (CapShare),
+// so that every worker sends as many requests per slot of its cap as one
+// process would: with equal rates, a worker with one slot fewer than
+// another would find its cap full (and drop sends) while the other had
+// free slots. When w divides the cap the parts are equal and nothing
+// changes; when it does not, a constant rate's workers keep their offsets
+// i/rate but their merged sends are no longer evenly spaced. Poisson
 // arrivals stay Poisson (a sum of w independent Poisson(rate/w) streams is
 // Poisson(rate)) given each worker its own seed. Gamma arrivals of shape
 // other than 1 do not merge into a gamma process: the merged gaps are
@@ -50,6 +58,11 @@ func Split(phases []plan.Phase, w int) ([][]plan.Phase, error) {
 				s.Rate = ph.Rate * float64(s.Users) / float64(ph.Users)
 			case ph.Rate > 0:
 				s.Rate = ph.Rate / float64(w)
+				if ph.Concurrency > 0 { // each worker's part of the rate is its part of the cap
+					s.Rate = ph.Rate * float64(s.Concurrency) / float64(ph.Concurrency)
+					s.Requests = CapShare(ph.Requests, ph.Concurrency, w, i)
+					s.Sessions = CapShare(ph.Sessions, ph.Concurrency, w, i)
+				}
 				if ph.RateMode != plan.RatePoisson && ph.RateMode != plan.RateGamma {
 					s.Offset = ph.Offset + float64(i)/ph.Rate
 				}
@@ -110,6 +123,15 @@ func Share(n, w, i int) int {
 		s++
 	}
 	return s
+}
+
+// CapShare is worker i's part of n split among w in proportion to its part
+// of the cap c (Share(c, w, i)): n is dealt in rounds of c, each worker
+// taking its part of the cap from every whole round and the last, partial
+// round shared out as Share does. It is Share(n, w, i) when w divides c,
+// and never less than 1 when n ≥ w.
+func CapShare(n, c, w, i int) int {
+	return n/c*Share(c, w, i) + Share(n%c, w, i)
 }
 
 // Sampler draws the index of the next conversation to send.

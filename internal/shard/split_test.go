@@ -218,3 +218,48 @@ func (s *lockedSeq) Next() int {
 	s.n++
 	return s.n - 1
 }
+
+// TestRateWithACapSplitsByCapShare: with a rate and an in-flight cap, each
+// worker's rate, request count and session count are its part of the cap's,
+// so every worker sends as many requests per slot as one process would.
+func TestRateWithACapSplitsByCapShare(t *testing.T) {
+	shares, err := Split([]plan.Phase{{Name: "profiling", Rate: 12, RateMode: plan.RateConstant, Concurrency: 3,
+		Requests: 10, Sessions: 7}}, 2)
+	require.NoError(t, err)
+	var got [][]float64
+	for _, s := range shares {
+		p := s[0]
+		got = append(got, []float64{float64(p.Concurrency), p.Rate, float64(p.Requests), float64(p.Sessions)})
+		assert.InDelta(t, 4.0, p.Rate/float64(p.Concurrency), 1e-12, "one process's 12/s over 3 slots")
+	}
+	assert.Equal(t, [][]float64{{2, 8, 7, 5}, {1, 4, 3, 2}}, got)
+
+	shares, err = Split([]plan.Phase{{Name: "profiling", Rate: 12, RateMode: plan.RateConstant, Concurrency: 4, Requests: 10}}, 2)
+	require.NoError(t, err)
+	for i, s := range shares {
+		assert.Equal(t, 6.0, s[0].Rate, "a cap the workers divide splits the rate evenly")
+		assert.Equal(t, 5, s[0].Requests)
+		assert.InDelta(t, float64(i)/12, s[0].Offset, 1e-12)
+	}
+}
+
+func TestCapShareDealsRoundsOfTheCap(t *testing.T) {
+	for c := 1; c <= 12; c++ {
+		for w := 1; w <= c; w++ {
+			for n := range 60 {
+				sum := 0
+				for i := range w {
+					s := CapShare(n, c, w, i)
+					sum += s
+					if c%w == 0 {
+						assert.Equal(t, Share(n, w, i), s, "n %d c %d w %d: equal parts of the cap are Share", n, c, w)
+					}
+					if n >= w {
+						assert.Positive(t, s, "n %d c %d w %d: every worker gets some", n, c, w)
+					}
+				}
+				assert.Equal(t, n, sum, "n %d c %d w %d", n, c, w)
+			}
+		}
+	}
+}
