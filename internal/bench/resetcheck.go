@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -24,19 +25,20 @@ import (
 // after the reset is checked.
 // hint says what commonly keeps the server's cache warm through a reset.
 func checkReset(records []metrics.Record, independent bool, hint string) (verdict, detail string) {
-	return resetVerdict(firstHits(records, independent), independent, hint)
+	return resetVerdict(firstHits(records, independent), independent, hint, "")
 }
 
-// resetVerdict is checkReset's verdict on the first requests' evidence.
-func resetVerdict(f firsts, independent bool, hint string) (verdict, detail string) {
+// resetVerdict is checkReset's verdict on the first requests' evidence;
+// server is --server ("" when not given).
+func resetVerdict(f firsts, independent bool, hint, server string) (verdict, detail string) {
 	switch {
 	case f.checked == 0 && f.overlapped > 0:
 		return result.ResetUnverifiable, fmt.Sprintf("each of the %d prompts had its next request sent before the reply to its "+
 			"first request after the reset began, so either may have reached the server first: cached_tokens cannot check the reset",
 			f.overlapped)
 	case f.checked == 0:
-		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens " +
-			"(vLLM: --enable-prompt-tokens-details; SGLang: --enable-cache-report), so the reset could not be checked"
+		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens (" + cachedTokensHint(server) +
+			"), so the reset could not be checked"
 	case f.hits > 0 && !independent:
 		return result.ResetNotCleared, "the first request after the reset was served from the prefix cache: the cache was not cleared (" + hint + ")"
 	case f.hits > 0:
@@ -51,6 +53,27 @@ func resetVerdict(f firsts, independent bool, hint string) (verdict, detail stri
 			"so either may have reached the server first", f.overlapped)
 	}
 	return result.ResetVerified, detail
+}
+
+// cachedTokensHint says how a server reports cached_tokens: the flag that
+// turns it on, or what it reports instead.
+func cachedTokensHint(server string) string {
+	const (
+		vllm   = "vLLM: --enable-prompt-tokens-details"
+		sglang = "SGLang: --enable-cache-report"
+	)
+	switch server {
+	case "vllm":
+		return vllm
+	case "sglang":
+		return sglang
+	case "llamacpp":
+		// tools/server/server-task.cpp: usage_json_oaicompat in newer
+		// builds, only timings.cache_n before.
+		return "llama.cpp: older llama-server builds report the prompt tokens they reused only as timings.cache_n, " +
+			"which aiperf does not read; newer ones report cached_tokens"
+	}
+	return vllm + "; " + sglang
 }
 
 // firsts is what the first requests of the prompts show: how many were
@@ -170,22 +193,114 @@ func (c *cell) verifyReset(records []metrics.Record) {
 	a := &c.run.Audit
 	independent := c.independentPrompts()
 	f := firstHits(records, independent)
-	a.KVReset, a.KVResetDetail = resetVerdict(f, independent, c.p.ResetHint())
+	a.KVReset, a.KVResetDetail = resetVerdict(f, independent, c.p.ResetHint(), c.p.Server)
 	if a.KVReset != result.ResetUnverifiable {
 		a.KVResetEvidence = append(a.KVResetEvidence, result.EvidenceCachedTokens)
 	}
-	var evs []servermetrics.Evidence
+	var (
+		evs         []servermetrics.Evidence
+		implausible []string
+	)
 	if c.run.Server != nil {
 		// Hits in the first scrape interval after the reset prove a warm
 		// cache only when every request of that interval was the first
 		// of an independent prompt.
 		evs = servermetrics.ResetEvidence(c.run.Server, c.run.Server.Span,
 			func(until int64) bool { return independent && firstSendsOnly(records, until) })
+		implausible = distrustCounters(evs, records, phaseEnd(c.run.Server))
 	}
 	c.joinServerEvidence(evs, f, independent)
+	if a.KVReset == result.ResetUnverifiable && len(implausible) > 0 {
+		a.KVResetDetail += "; the server's prefix-cache counters cannot be right: " + strings.Join(implausible, "; ")
+	}
 	if a.KVReset == result.ResetNotCleared {
 		a.Warnings = append(a.Warnings, "kv cache reset: "+a.KVResetDetail)
 	}
+}
+
+// distrustCounters checks each endpoint's prefix-cache counters against
+// what the client sent before they are used: every request that completed
+// between two scrapes had its prompt looked up between them (a server
+// counts a prompt when it schedules it, or at the latest when it finishes
+// it), so the counters must count at least the prompt tokens of those
+// requests. Counters that count fewer than half of them (half of an even
+// share among the endpoints with counters, when there are several: a
+// request reached one of them) count something else or lost counts: a
+// cold verdict on them would verify a reset on no evidence ("0 of 3 prompt
+// tokens looked up" while 550-token prompts were sent), so they become no
+// evidence (EvidenceNone), either way. Half leaves room for tokenizers and
+// chat templates that count differently, not for a tenfold error. The
+// windows checked are the first interval that saw lookups and the whole
+// window to phaseEndNs (0: not known); one with no request completed in it
+// checks nothing. It returns why, for each endpoint it distrusts.
+func distrustCounters(evs []servermetrics.Evidence, records []metrics.Record, phaseEndNs int64) (why []string) {
+	endpoints := 0
+	for _, ev := range evs {
+		if ev.Source != "" {
+			endpoints++
+		}
+	}
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Verdict == servermetrics.EvidenceNone {
+			continue
+		}
+		windows := []struct {
+			to      int64
+			queries float64
+			what    string
+		}{
+			{ev.ToNs, ev.Queries, fmt.Sprintf("in the first %.2f s after the reset", float64(ev.ToNs-ev.FromNs)/1e9)},
+			{phaseEndNs, ev.PhaseQueries, "from the reset to the end of the phase"},
+		}
+		for _, w := range windows {
+			tokens, requests := completedPrompts(records, ev.FromNs, w.to)
+			if tokens == 0 || 2*float64(endpoints)*w.queries >= float64(tokens) {
+				continue
+			}
+			share := "half"
+			if endpoints > 1 {
+				share = fmt.Sprintf("half of a 1/%d share", endpoints)
+			}
+			reason := fmt.Sprintf("%s counted %g prompt tokens looked up (%s) %s, fewer than %s of the %d prompt tokens "+
+				"of the %d requests that completed in that time", ev.Endpoint, w.queries, ev.Source, w.what, share, tokens, requests)
+			ev.Verdict = servermetrics.EvidenceNone
+			ev.Detail = reason + ", so its counters are no evidence (they counted: " + ev.Detail + ")"
+			why = append(why, reason)
+			break
+		}
+	}
+	return why
+}
+
+// completedPrompts sums the client's prompt tokens of the successful
+// requests sent at or after from that ended by to (to ≤ 0: none).
+func completedPrompts(records []metrics.Record, from, to int64) (tokens, requests int) {
+	if to <= 0 {
+		return 0, 0
+	}
+	for i := range records {
+		r := &records[i]
+		if !r.OK() || r.SentNs < from || r.EndNs <= 0 || r.EndNs > to {
+			continue
+		}
+		if n := r.ClientCounted().InputTokens; n > 0 {
+			tokens += n
+			requests++
+		}
+	}
+	return tokens, requests
+}
+
+// phaseEnd is when the phase ResetEvidence reads (the span) ended, on the
+// run's clock; 0 when not known.
+func phaseEnd(r *servermetrics.Result) int64 {
+	for _, p := range r.Phases {
+		if p.Name == r.Span && p.EndNs > 0 {
+			return p.EndNs
+		}
+	}
+	return 0
 }
 
 // joinServerEvidence joins the endpoints' prefix-cache counters to the

@@ -78,7 +78,7 @@ func TestVerifyResetCountersDecide(t *testing.T) {
 	newCell := func() *cell {
 		c := &cell{p: plan.NewProfile(), run: &result.Run{}}
 		a := &c.run.Audit
-		a.KVReset, a.KVResetDetail = resetVerdict(warm, true, c.p.ResetHint())
+		a.KVReset, a.KVResetDetail = resetVerdict(warm, true, c.p.ResetHint(), "")
 		a.KVResetEvidence = []string{result.EvidenceCachedTokens}
 		return c
 	}

@@ -48,6 +48,10 @@ func (s *scanner) chunk(w *wireChunk) error {
 			raw, err := s.skip()
 			w.Error = append(w.Error[:0], raw...)
 			return err
+		case keyIs(key, "object"):
+			raw, err := s.skip()
+			w.errorObject = string(raw) == `"error"`
+			return err
 		}
 		_, err := s.skip()
 		return err
@@ -116,6 +120,16 @@ func (s *scanner) choice(c *wireChoice) error {
 			}
 			c.has |= hasMessage
 			return s.message(&c.Message)
+		case keyIs(key, "finish_reason"):
+			// Only whether it is a non-empty string matters (null: not
+			// finished); a value of another type is skipped, not refused.
+			raw, err := s.skip()
+			if err == nil && len(raw) > 2 && raw[0] == '"' {
+				c.has |= finished
+			} else {
+				c.has &^= finished
+			}
+			return err
 		}
 		_, err := s.skip()
 		return err

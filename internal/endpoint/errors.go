@@ -2,6 +2,8 @@ package endpoint
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +54,27 @@ func (c *Client) transportError(ctx, rctx context.Context, err error) *metrics.E
 	if e := clientError(err); e != nil {
 		return e
 	}
-	return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(connMessage(err))}
+	msg := connMessage(err)
+	if certError(err) {
+		msg += "; " + certHint
+	}
+	return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(msg)}
+}
+
+// certHint is the fix of a server certificate the client does not accept.
+const certHint = "trust the server's CA with SSL_CERT_FILE=ca.pem (or the certificate needs a subject alternative name for this host)"
+
+// certError reports a failure to verify the server's TLS certificate: an
+// unknown authority, a name the certificate does not hold, or an invalid
+// (expired, not yet valid, misused) certificate.
+func certError(err error) bool {
+	var (
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		verify   *tls.CertificateVerificationError
+	)
+	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
 }
 
 // clientLimits are the errors of a client host out of resources: they say

@@ -97,9 +97,38 @@ func formatFor(req *Request) format {
 		return solidoFormat{}
 	}
 	if req.EndpointType == plan.EndpointCompletions {
-		return openaiFormat{api: apiCompletions}
+		return openaiFormat{api: apiCompletions, usage: asksUsage(req)}
 	}
-	return openaiFormat{api: apiChat}
+	return openaiFormat{api: apiChat, usage: asksUsage(req)}
+}
+
+// asksUsage reports whether a chat or completions request asks for the
+// usage chunk at the end of its stream (stream_options.include_usage): the
+// body aiperf builds asks for it when it streams, unless --extra-inputs or
+// the turn's extra replace stream_options; a payload sent as it is asks
+// for it when it says so.
+func asksUsage(req *Request) bool {
+	var so any
+	if len(req.Payload) > 0 {
+		var p struct {
+			StreamOptions any `json:"stream_options"`
+		}
+		if json.Unmarshal(req.Payload, &p) != nil {
+			return false
+		}
+		so = p.StreamOptions
+	} else if v, ok := req.TurnExtra["stream_options"]; ok {
+		so = v
+	} else if v, ok := req.Extra["stream_options"]; ok {
+		so = v
+	} else {
+		return req.Streaming
+	}
+	b, err := json.Marshal(so)
+	var o struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	return err == nil && json.Unmarshal(b, &o) == nil && o.IncludeUsage
 }
 
 // sentCount is n, the items the request body sends, or -1 (not known)
@@ -114,12 +143,16 @@ func sentCount(req *Request, n int) int {
 // openaiFormat is chat and completions: the scanner of decode.go. Each
 // reply must have its API's shape (wireChunk.shapeProblem): a completions
 // reply on the chat route, or a chat reply on the completions route, is
-// not an answer to the request.
-type openaiFormat struct{ api openaiAPI }
+// not an answer to the request. usage is set when the request asks for
+// the usage chunk (asksUsage).
+type openaiFormat struct {
+	api   openaiAPI
+	usage bool
+}
 
 func (openaiFormat) label() string { return "OpenAI" }
 
-func (f openaiFormat) stream() streamDecoder { return &openaiStream{api: f.api} }
+func (f openaiFormat) stream() streamDecoder { return &openaiStream{api: f.api, wantUsage: f.usage} }
 
 func (f openaiFormat) whole(b []byte, status int) (piece, string) {
 	var w wireChunk
@@ -130,6 +163,9 @@ func (f openaiFormat) whole(b []byte, status int) (piece, string) {
 		return piece{}, openaiProblem(b)
 	}
 	if e := w.failure(status); e != nil {
+		return piece{err: e}, ""
+	}
+	if e := flatError(&w, b, status); e != nil {
 		return piece{err: e}, ""
 	}
 	if !w.hasChoices {
@@ -154,9 +190,27 @@ type openaiStream struct {
 	api     openaiAPI
 	w       wireChunk
 	scratch []byte
+	// wantUsage is set when the request asked for the usage chunk;
+	// finished once choice 0 had a finish_reason, usage once a chunk
+	// carried usage from then on (the finishing chunk included).
+	wantUsage, finished, usage bool
 }
 
 func (s *openaiStream) eofEnds() bool { return false }
+
+// whole reports whether the stream read so far is a whole reply although
+// data: [DONE] has not arrived: choice 0, the one measured, had its
+// finish_reason, and the usage chunk the request asked for arrived with or
+// after it. When it is not, why says what is missing.
+func (s *openaiStream) whole() (ok bool, why string) {
+	switch {
+	case !s.finished:
+		return false, "before choice 0's finish_reason"
+	case s.wantUsage && !s.usage:
+		return false, "before the usage chunk that stream_options.include_usage asks for (choice 0 had finished)"
+	}
+	return true, ""
+}
 
 func (s *openaiStream) event(name string, data []byte, status int) (piece, eventKind) {
 	if name == "error" {
@@ -167,14 +221,28 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	}
 	w := &s.w
 	w.reset()
-	if data[0] != '{' || decodeTransient(data, w, &s.scratch) != nil || !w.shaped() {
+	if data[0] != '{' || decodeTransient(data, w, &s.scratch) != nil {
 		return piece{}, kindMalformed
 	}
 	if e := w.failure(status); e != nil {
 		return piece{err: e}, kindChunk
 	}
+	if w.errorObject || !w.shaped() {
+		if e := flatError(w, data, status); e != nil {
+			return piece{err: e}, kindChunk
+		}
+	}
+	if !w.shaped() {
+		return piece{}, kindMalformed
+	}
 	if why := w.shapeProblem(s.api, true); why != "" {
 		return piece{why: why}, kindMalformed // another API's chunk: counted, skipped
+	}
+	if c := w.first(); c != nil && c.has&finished != 0 {
+		s.finished = true
+	}
+	if s.finished && w.Usage != nil {
+		s.usage = true
 	}
 	p := piece{usage: w.usage(), spec: w.specDecode()}
 	p.text, p.reasoning = w.output()
@@ -190,12 +258,15 @@ func openaiProblem(b []byte) string {
 	return jsonProblem(json.Unmarshal(b, &w), "the body is not a JSON object")
 }
 
-// eventError describes an "event: error" frame: its {"error": …} object, or
-// its text.
+// eventError describes an "event: error" frame: its {"error": …} object,
+// an unwrapped error object (flatError), or its text.
 func eventError(data []byte, status int) *metrics.Error {
 	var w wireChunk
 	if len(data) > 0 && data[0] == '{' && decodeChunk(data, &w) == nil {
 		if e := w.failure(status); e != nil {
+			return e
+		}
+		if e := flatError(&w, data, status); e != nil {
 			return e
 		}
 	}

@@ -26,7 +26,11 @@ const (
 // readStream reads SSE events until the API's end marker ([DONE] for
 // OpenAI), an error frame or the end. A stream without a single response
 // event is an invalid response; data lines that are not events of the API
-// are counted in Response.MalformedChunks and skipped.
+// are counted in Response.MalformedChunks and skipped. A body that ends
+// cleanly before the end marker is an incomplete stream, unless the API
+// has no end marker (eofEnds) or its last events already made the reply
+// whole (a wholeStream decoder): the response then ends at the last
+// event read.
 func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response, first func()) {
 	rd := readers.Get().(*sse.Reader)
 	rd.SetMax(c.maxResp)
@@ -37,8 +41,9 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 	}()
 	dec := f.stream()
 	var (
-		valid int    // response events read
-		bad   string // the first data line that was not one
+		valid  int    // response events read
+		bad    string // the first data line that was not one
+		lastAt int64  // the stamp of the last event read
 	)
 	defer func() { c.textless(res, h, f, bad) }()
 	for {
@@ -50,7 +55,16 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 				res.Err = c.invalid(res.Status, h, f, noChunk("the stream ended", res.MalformedChunks, bad))
 			case errors.Is(err, io.EOF) && dec.eofEnds():
 			case errors.Is(err, io.EOF):
-				res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream, Message: "stream ended before " + endMarker(f)}
+				msg := "stream ended before " + endMarker(f)
+				if ws, ok := dec.(wholeStream); ok {
+					whole, why := ws.whole()
+					if whole {
+						res.EndNs = lastAt
+						return
+					}
+					msg += " and " + why
+				}
+				res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream, Message: msg}
 			case errors.Is(err, sse.ErrTooLarge):
 				res.Err = c.tooLarge(res.Status, "an SSE line or event")
 			case errors.Is(err, errEncoding):
@@ -64,6 +78,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		if len(data) == 0 && ev.Name != "error" {
 			continue // a keep-alive
 		}
+		lastAt = ev.At
 		res.keep(ev.At, ev.Name, data, false)
 		p, kind := dec.event(ev.Name, data, res.Status)
 		switch kind {
@@ -118,6 +133,17 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			return
 		}
 	}
+}
+
+// wholeStream is a stream decoder whose API has an end marker, but whose
+// events can already have made the reply whole (OpenAI's finish_reason):
+// a body that ends cleanly after them is a complete reply, as AIPerf's
+// check of a chat stream's completion takes [DONE] or a finish_reason. A
+// body that breaks (a transport error) is still an incomplete stream.
+type wholeStream interface {
+	// whole reports whether the events read so far make a whole reply;
+	// when they do not, why says what is missing.
+	whole() (ok bool, why string)
 }
 
 // endMarker names the event that ends a stream of format f.

@@ -143,6 +143,9 @@ type wireChunk struct {
 
 	// hasChoices is set by decodeChunk when "choices" held an array.
 	hasChoices bool
+	// errorObject is set by decodeChunk when "object" was "error": vLLM's
+	// ErrorResponse, sent unwrapped (flatError).
+	errorObject bool
 }
 
 type wireChoice struct {
@@ -151,8 +154,9 @@ type wireChoice struct {
 	Delta   wireMessage `json:"delta"`   // chat chunk
 	Message wireMessage `json:"message"` // chat completion
 
-	// has records which of text, delta and message the choice held, and
-	// which were null (set by the scanner of decode.go only).
+	// has records which of text, delta and message the choice held, which
+	// were null, and whether it had finished (set by the scanner of
+	// decode.go only).
 	has choiceFields
 }
 
@@ -166,6 +170,9 @@ const (
 	nullText
 	nullDelta
 	nullMessage
+	// finished is a choice whose finish_reason is a non-empty string: the
+	// server says its generation ended.
+	finished
 )
 
 // choiceIndex is a choice's "index": absent means 0. Anything but a
@@ -334,6 +341,46 @@ func (w *wireChunk) failure(status int) *metrics.Error {
 		return nil
 	}
 	return &metrics.Error{Code: errorCode(w.Error, status), Type: ErrTypeStream, Message: errorText(w.Error)}
+}
+
+// flatError returns the error of a reply that is an error object not
+// wrapped in "error": vLLM's ErrorResponse ({"object": "error", "message",
+// "type", "code"}), which vLLM sends as it is in a stream. A reply is one
+// when its "object" is "error", or when it has no choices, usage or error
+// member but a string "message" beside an integer "code" or a string
+// "type". nil for any other reply; data is the reply w was decoded from.
+func flatError(w *wireChunk, data []byte, status int) *metrics.Error {
+	if !w.errorObject && (w.hasChoices || w.Usage != nil || len(w.Error) > 0 && !isNull(w.Error)) {
+		return nil
+	}
+	var e struct {
+		Message json.RawMessage `json:"message"`
+		Type    json.RawMessage `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(data, &e) != nil {
+		return nil
+	}
+	msg := errorText(e.Message)
+	if !w.errorObject && (!isText(e.Message) || !isInteger(e.Code) && !isText(e.Type)) {
+		return nil
+	}
+	if msg == "" {
+		msg = "the server sent an error object without a message"
+	}
+	return &metrics.Error{Code: errorCode(data, status), Type: ErrTypeStream, Message: msg}
+}
+
+// isText reports a JSON string that is not empty.
+func isText(raw json.RawMessage) bool {
+	var s string
+	return len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil && s != ""
+}
+
+// isInteger reports a JSON integer.
+func isInteger(raw json.RawMessage) bool {
+	_, err := strconv.Atoi(string(raw))
+	return err == nil
 }
 
 // errorCode is error.code when it is an integer HTTP error status
