@@ -301,9 +301,12 @@ func (r *searchRun) point(pt search.Point) string {
 	return strings.Join(parts, ", ")
 }
 
+// progress prints a line, fitted to the terminal's width (report.Fit), as
+// a sweep's progress is.
 func (r *searchRun) progress(format string, args ...any) {
 	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, format, args...)
+		line := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
+		fmt.Fprintln(r.o.Progress, report.Fit(r.o.Progress, line))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/search"
 	"github.com/aiperf-go/aiperf/runner"
@@ -62,7 +63,7 @@ func TestSearchRunsProbesAsCells(t *testing.T) {
 	}}
 	db, o := searchSetup(t, s, l)
 	var progress bytes.Buffer
-	o.Progress = &progress
+	o.Progress = report.Wide(&progress) // whole lines, as aiperf --wide prints them
 
 	out, err := runner.Search(context.Background(), s, o)
 	require.NoError(t, err, progress.String())
@@ -180,7 +181,7 @@ func TestSearchStopsBeforeALoadItCannotDrive(t *testing.T) {
 	}}
 	_, o := searchSetup(t, s, l)
 	var progress bytes.Buffer
-	o.Progress = &progress
+	o.Progress = report.Wide(&progress) // whole lines, as aiperf --wide prints them
 	out, err := runner.Search(context.Background(), s, o)
 	require.NoError(t, err, progress.String())
 	assert.Equal(t, runner.ReasonUndriven, out.Reason)
@@ -197,7 +198,7 @@ func TestSearchVerdictOfAnUnmeasuredStatistic(t *testing.T) {
 	s.Config.Filters = []search.Filter{{Metric: "inter_token_latency", Stat: "p99", Op: "lt", Threshold: 80}}
 	_, o := searchSetup(t, s, &fakeExecutor{respond: byConcurrency})
 	var progress bytes.Buffer
-	o.Progress = &progress
+	o.Progress = report.Wide(&progress) // whole lines, as aiperf --wide prints them
 	_, err := runner.Search(context.Background(), s, o)
 	require.NoError(t, err, progress.String())
 	assert.Contains(t, progress.String(), "search sla probe 0: concurrency 1: fail: inter_token_latency:p99:lt:80 not measured; "+

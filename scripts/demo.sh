@@ -9,8 +9,8 @@ WORK=${DEMO_DIR:-artifacts/demo}
 mkdir -p "$WORK"
 LOG="$WORK/mock-server.log"
 # The runs go to the store every aiperf command reads by default
-# (artifacts/aiperf.db, or $AIPERF_STORE), so `aiperf plot --sweep demo`
-# and `aiperf compare` work afterwards as printed. Each demo starts afresh:
+# (artifacts/aiperf.db, or $AIPERF_STORE), so the commands printed here
+# (`bin/aiperf compare --sweep demo`, ...) work afterwards as printed. Each demo starts afresh:
 # aiperf refuses to run a new sweep over the trial directories of an
 # earlier one, so the previous demo's directories go (its runs stay in the
 # store; a name means its latest sweep).
@@ -48,7 +48,7 @@ echo "demo: each trial's own check of its reset (from the server's cached-token 
 grep -h "KV cache reset" "$WORK"/demo/*/trial_*/aiperf.log | sed 's/:.*//' | sort | uniq -c
 echo
 echo "demo: is concurrency 4 slower per request than concurrency 1 beyond run-to-run noise?"
-echo "  aiperf compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128"
+echo "  $BIN/aiperf compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128"
 "$BIN/aiperf" compare demo/concurrency_1__synthetic_input_tokens_mean_128 demo/concurrency_4__synthetic_input_tokens_mean_128
 
 # The same sweep against a server three times slower to its first token,
@@ -59,8 +59,14 @@ echo "demo: the same sweep against a slower server (--ttft 60) at $URL"
 "$BIN/aiperf" sweep examples/demo.star --set url="$URL" --set name=demo-slow --artifact-dir "$WORK" --ui none >/dev/null
 echo
 echo "demo: figures of both sweeps (Pareto fronts overlaid), and one HTML report:"
-echo "  aiperf plot --sweep demo --sweep demo-slow -o $WORK/plots"
+echo "  $BIN/aiperf plot --sweep demo --sweep demo-slow -o $WORK/plots"
 "$BIN/aiperf" plot --sweep demo --sweep demo-slow -o "$WORK/plots"
-echo "  aiperf report --sweep demo --sweep demo-slow -o $WORK/report.html"
+echo "  $BIN/aiperf report --sweep demo --sweep demo-slow -o $WORK/report.html"
 "$BIN/aiperf" report --sweep demo --sweep demo-slow -o "$WORK/report.html"
 echo "demo: open $WORK/report.html in a browser (one file, works offline); the figures are in $WORK/plots/"
+echo
+echo "demo: the runs stay in the store (${AIPERF_STORE:-artifacts/aiperf.db}); afterwards, from the repository root:"
+echo "  $BIN/aiperf compare --sweep demo                     # the sweep's table again"
+echo "  $BIN/aiperf compare --sweep demo --sweep demo-slow   # the two sweeps, cell by cell"
+echo "  $BIN/aiperf runs sweeps                              # every stored sweep"
+echo "demo: or put $BIN on your PATH and drop the prefix: export PATH=\"$(cd "$BIN" && pwd):\$PATH\""

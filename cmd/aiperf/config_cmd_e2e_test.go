@@ -169,3 +169,22 @@ func TestYAMLAdaptiveSearch(t *testing.T) {
 			"probe %d: the probe's concurrency is the listed profiling phase's", i)
 	}
 }
+
+// config init -o names the file it wrote in the template's "Run it" line;
+// printed to stdout, the template keeps the placeholder this.yaml.
+func TestConfigInitNamesItsFile(t *testing.T) {
+	dir := t.TempDir()
+	inv := cli(t, dir, "config", "init", "-o", "start.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	b, err := os.ReadFile(filepath.Join(dir, "start.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "# Run it:    aiperf profile --config start.yaml\n")
+	assert.Contains(t, string(b), "# Check it:  aiperf config validate start.yaml\n")
+	assert.NotContains(t, string(b), "minimal.yaml")
+	inv = cli(t, dir, "config", "validate", "start.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+
+	inv = cli(t, dir, "config", "init")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "# Run it:    aiperf profile --config this.yaml\n")
+}

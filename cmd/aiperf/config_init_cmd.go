@@ -42,6 +42,7 @@ func (c *ConfigInitCmd) Run(g *Globals) error {
 		_, err := fmt.Fprint(g.Stdout, text)
 		return err
 	}
+	text = starter.Named(text, c.Output) // "aiperf profile --config this.yaml" names the file
 	if err := writeNew(c.Output, []byte(text), "the config file"); err != nil {
 		return err
 	}

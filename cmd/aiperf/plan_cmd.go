@@ -11,7 +11,7 @@ import (
 
 // PlanCmd is `aiperf plan`: expand a script and print every trial.
 type PlanCmd struct {
-	ScriptArgs  `embed:""`
+	ScriptArgs  `embed:"" set:"only_verb=Show"`
 	Format      string `name:"format" enum:"table,json" default:"table" help:"Output: table or json."`
 	ParallelArg `embed:""`
 }

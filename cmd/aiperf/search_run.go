@@ -10,6 +10,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/compare"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
@@ -74,7 +75,8 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 		CLICommand: o.cliCommand, Name: o.name, Confidence: o.confidence, Dir: o.dir}
 	if o.ui != "none" {
 		opts.Progress = g.Stderr
-		fmt.Fprintf(g.Stderr, "search %q (#%d): %s; artifacts under %s, store %s\n", s.Name, id, s.Describe(), o.dir, g.Store)
+		fmt.Fprintln(g.Stderr, report.Fit(g.Stderr, fmt.Sprintf("search %q (#%d): %s; artifacts under %s, store %s",
+			s.Name, id, s.Describe(), o.dir, g.Store)))
 	}
 	parent := searchParent(ctx, g, &s) // after the digest: where results also go is no part of it
 	out, runErr := runner.Search(ctx, s, opts)
@@ -94,7 +96,7 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 		if err := printSweepTable(context.WithoutCancel(ctx), g, db, fmt.Sprint(id), o.confidence, searchKeys(s)...); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: render the search's table: %v\n", err)
 		}
-		fmt.Fprintf(g.Stdout, "search %s: %s\n", s.Name, out.Summary)
+		fmt.Fprintln(g.Stdout, report.Fit(g.Stdout, fmt.Sprintf("search %s: %s", s.Name, out.Summary)))
 		fmt.Fprintf(g.Stdout, "History: %s\n", filepath.Join(o.dir, runner.HistoryFile))
 	}
 	for _, f := range out.Failures {

@@ -19,15 +19,16 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-// ScriptArgs are the flags shared by `plan` and `sweep`.
+// ScriptArgs are the flags shared by `plan` and `sweep`. The command that
+// embeds them sets only_verb, the verb of --only's help (Show, Run).
 type ScriptArgs struct {
 	Script string            `arg:"" type:"existingfile" help:"Starlark sweep script (.star)."`
 	Set    map[string]string `name:"set" placeholder:"KEY=VALUE" help:"Script variable, read with vars.get(KEY) (repeatable)."`
-	Only   []string          `name:"only" placeholder:"NAME" help:"Run only the sweep(s) with this name (repeatable)."`
+	Only   []string          `name:"only" placeholder:"NAME" help:"${only_verb} only the sweeps and searches with this name (repeatable)."`
 
 	// The sandbox and the size limit of the plan (see starlark.Options).
 	LibPaths  []string `name:"lib-path" type:"existingdir" sep:"none" placeholder:"DIR" help:"Let load() also read modules under DIR (repeatable); by default only the script's own directory tree."`
-	MaxTrials int      `name:"max-trials" default:"100000" placeholder:"N" help:"Refuse a plan of more trials (cells × trials, summed over the script's sweeps)."`
+	MaxTrials int      `name:"max-trials" default:"100000" placeholder:"N" help:"Refuse a plan of more trials (cells × trials, summed over the script's sweeps; default ${default})."`
 
 	searches []plan.Search // the script's searches --only selects
 }
@@ -120,7 +121,7 @@ func checkInputFiles(sweeps []plan.Sweep, searches []plan.Search) error {
 
 // SweepCmd is `aiperf sweep`.
 type SweepCmd struct {
-	ScriptArgs      `embed:""`
+	ScriptArgs      `embed:"" set:"only_verb=Run"`
 	ArtifactDir     string  `name:"artifact-dir" default:"artifacts" help:"Root of the trial directories: <dir>/<sweep>/<cell>/trial_NNNN." placeholder:"DIR"`
 	Resume          bool    `name:"resume" help:"Continue the latest run of the same sweep with the same cells (same script, vars and modules), skipping trials stored as complete."`
 	ConfidenceLevel float64 `name:"confidence-level" default:"0.95" help:"Confidence level of per-cell intervals and compare verdicts."`

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -44,4 +46,43 @@ sweep(name = "s", base = base.replace(server_profiler = True),
 	plan := cliRun(ctx, t, dir, "--wide", "plan", script, "--set", "url="+m.URL, "--set", "tok=unused")
 	require.Equal(t, ExitOK, plan.code, plan.stderr)
 	assert.Contains(t, plan.stdout, "s/concurrency_1__synthetic_input_tokens_mean_16/trial_0001", "--wide: labels whole")
+}
+
+// TestSearchProgressFits: a search's header, probe and answer lines fit
+// 120 columns as a sweep's progress does; --wide keeps them whole.
+func TestSearchProgressFits(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	script := writeFile(t, dir, "grid.star", `
+base = profile(model = "mock-model", url = vars["url"], streaming = True, tokenizer = vars["tok"],
+               synthetic_input_tokens_mean = 16, output_tokens_mean = 4, request_count = 4)
+search(name = "a_search_with_a_rather_long_name", base = base, space = {"concurrency": [1, 2]}, planner = "grid",
+       grid = [{"concurrency": 1}, {"concurrency": 2}],
+       sla = ["time_to_first_token:p99:lt:100000", "request_throughput:avg:gt:0.001", "inter_token_latency:p99:lt:100000"],
+       objective = "output_token_throughput.avg")
+`)
+	args := []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t)}
+	inv := cliRun(context.Background(), t, dir, args...)
+	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
+	assert.Contains(t, inv.stderr, "search a_search_with_a_rather_long_name probe 1: concurrency 2: pass")
+	assert.Contains(t, inv.stdout, "search a_search_with_a_rather_long_name: concurrency: 2 passed")
+	for _, out := range []string{inv.stdout, inv.stderr} {
+		for line := range strings.SplitSeq(out, "\n") {
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), report.MaxWidth, "%q", line)
+		}
+	}
+
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "artifacts")))
+	wide := cliRun(context.Background(), t, dir, append([]string{"--wide"}, args...)...)
+	require.Equal(t, ExitOK, wide.code, "stdout:\n%s\nstderr:\n%s", wide.stdout, wide.stderr)
+	header := lineContaining(t, wide.stderr, `search "a_search_with_a_rather_long_name" (#2): `)
+	assert.Greater(t, utf8.RuneCountInString(header), report.MaxWidth, "--wide: the header whole")
+	assert.Contains(t, header, "store "+filepath.Join(dir, "aiperf.db"))
+	for _, line := range []string{
+		lineContaining(t, wide.stderr, "search a_search_with_a_rather_long_name probe 1: concurrency 2: pass"),
+		lineContaining(t, wide.stdout, "search a_search_with_a_rather_long_name: concurrency: 2 passed"),
+	} {
+		assert.Greater(t, utf8.RuneCountInString(line), report.MaxWidth, "--wide: whole, %q", line)
+	}
 }

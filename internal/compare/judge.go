@@ -209,17 +209,31 @@ func judge(base, other Estimate, dir Direction, confidence, thresholdPct float64
 	return v
 }
 
+// heldBack reports whether v is a server histogram quantile's verdict that
+// TOST showed equivalent and judgeKey made inconclusive: its TOST p is below
+// α = 1 − confidence, which for any other statistic is equivalent.
+func (v Versus) heldBack(confidence float64) bool {
+	return v.Verdict == Inconclusive && float64(v.TOSTP) < 1-confidence
+}
+
 // verdictNotes explain the verdicts under a table of judged statistics
 // (metric.stat and its threshold, in order): what each verdict means, and
-// the thresholds. None when nothing was judged.
-func verdictNotes(metrics []string, pcts []float64) []string {
+// the thresholds; heldBack adds why a server histogram quantile is
+// inconclusive where TOST put it within the threshold (some row is). None
+// when nothing was judged.
+func verdictNotes(metrics []string, pcts []float64, heldBack bool) []string {
 	if len(metrics) == 0 {
 		return nil
 	}
-	return []string{"better/worse: Welch's t-test significant (its p shown) and |Δ| beyond the threshold; " +
+	legend := "better/worse: Welch's t-test significant (its p shown) and |Δ| beyond the threshold; " +
 		"equivalent ±T%: two one-sided tests (TOST) put the difference within ±T%; " +
-		"inconclusive: neither (for both, the TOST p is shown); threshold 0: the plain test (better/worse or no significant difference).",
-		thresholdNote(metrics, pcts)}
+		"inconclusive: neither (for both, the TOST p is shown); threshold 0: the plain test (better/worse or no significant difference)."
+	if heldBack {
+		legend += " A server histogram quantile (server.ttft.p50, …) is never called equivalent: it is interpolated " +
+			"inside one bucket, so its trials can agree to the digit while the server moved by up to the bucket's width; " +
+			"it is inconclusive even with a small TOST p."
+	}
+	return []string{legend, thresholdNote(metrics, pcts)}
 }
 
 func deltaPct(base, other float64) float64 {

@@ -389,3 +389,29 @@ func TestRenderServerGolden(t *testing.T) {
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &back))
 	assert.Len(t, back["client_minus_server_ttft_p50_ms"], 2)
 }
+
+// A server histogram quantile TOST would call equivalent is inconclusive
+// (judgeKey); the legend under the table says why, and only when such a
+// row is in it.
+func TestLegendExplainsHeldBackServerQuantile(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, filepath.Join(t.TempDir(), "aiperf.db"))
+	same := []vllm{{kv: 0.3, ttftS: 0.030}, {kv: 0.3, ttftS: 0.030}}
+	saveServerGroup(t, db, setup{name: "one"}, ttfts(20, 21), same)
+	saveServerGroup(t, db, setup{name: "four"}, ttfts(20, 21), same)
+	const why = "A server histogram quantile (server.ttft.p50, …) is never called equivalent"
+	table := func(rep compare.Report) string {
+		var buf bytes.Buffer
+		require.NoError(t, compare.Render(&buf, rep, "markdown"))
+		return buf.String()
+	}
+
+	rep := groups(t, db, compare.Options{Keys: keys(t, "time_to_first_token.avg,server.ttft.p50")}, "one", "four")
+	v := metric(t, rep, "server.ttft.p50").Versus[0]
+	require.Equal(t, compare.Inconclusive, v.Verdict, "trials agreeing to the digit")
+	require.Less(t, float64(v.TOSTP), 0.05)
+	assert.Contains(t, table(rep), why)
+
+	rep = groups(t, db, compare.Options{Keys: keys(t, "time_to_first_token.avg,server.kv_cache_usage.max")}, "one", "four")
+	assert.NotContains(t, table(rep), why, "no server histogram quantile held back")
+}

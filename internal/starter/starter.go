@@ -179,3 +179,32 @@ func replace(n *yaml.Node, v, singular, plural string) {
 	}
 	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: singular}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v})
 }
+
+// FilePlaceholder stands for the file a template is written to in its
+// comments ("aiperf profile --config this.yaml").
+const FilePlaceholder = "this.yaml"
+
+// Named is a template's text with FilePlaceholder in its comment lines
+// replaced by file, quoted for a POSIX shell when it needs to be.
+func Named(text, file string) string {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			line = strings.ReplaceAll(line, FilePlaceholder, shellQuote(file))
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// shellQuote is s as one word for a POSIX shell: as it is when every
+// character is safe, else in single quotes.
+func shellQuote(s string) string {
+	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/+=:,@%", r))
+	}) < 0
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -84,3 +84,19 @@ func TestGetAndSearch(t *testing.T) {
 	assert.Subset(t, found, []string{"sweep_distributions", "scenario_workload_profiles"})
 	assert.False(t, slices.Contains(found, "minimal"))
 }
+
+// Named puts the file written into the template's comments, quoted when a
+// shell needs it, and leaves the YAML itself alone.
+func TestNamed(t *testing.T) {
+	tm, err := Get("minimal")
+	require.NoError(t, err)
+	assert.Contains(t, tm.Text, "aiperf profile --config "+FilePlaceholder, "printed to stdout: the placeholder")
+	text := Named(tm.Text, "start.yaml")
+	assert.Contains(t, text, "# Run it:    aiperf profile --config start.yaml\n")
+	assert.Contains(t, text, "# Check it:  aiperf config validate start.yaml\n")
+	assert.NotContains(t, text, "minimal.yaml")
+	assert.NotContains(t, text, FilePlaceholder)
+	assert.Contains(t, Named(tm.Text, "my run's.yaml"), `aiperf profile --config 'my run'\''s.yaml'`)
+	assert.Equal(t, "x: this.yaml\n# this.yaml\n", Named("x: this.yaml\n# this.yaml\n", FilePlaceholder), "only comments change")
+	assert.Equal(t, "x: this.yaml\n# a.yaml\n", Named("x: this.yaml\n# this.yaml\n", "a.yaml"))
+}
