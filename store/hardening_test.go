@@ -214,8 +214,9 @@ func TestRunRowWithoutEndOmitsEndedAt(t *testing.T) {
 }
 
 // A statistic that is not a finite number is not stored (a NaN used to drop
-// the metric's every statistic, or fail the save), and one found in a store
-// is read as absent: listing, showing and exporting still work.
+// the metric's every statistic, or fail the save). Listing reads one found
+// in a store as absent; a run read back keeps it (±Inf), and one not stored
+// reads as NaN, not 0, so that showing and exporting say so (n/a, null).
 func TestNonFiniteStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -238,6 +239,7 @@ func TestNonFiniteStatistics(t *testing.T) {
 	require.NotNil(t, ttft)
 	require.NotNil(t, ttft.Stats)
 	assert.Equal(t, 30.0, ttft.Stats.P99, "the finite statistics of the metric are kept")
+	assert.True(t, math.IsNaN(ttft.Stats.Std), "the one not stored reads as NaN, not 0")
 
 	// one written by another tool
 	other, err := db.SaveRun(ctx, newRun(runOpts{name: "inf", records: 3}), "")
@@ -259,8 +261,19 @@ func TestNonFiniteStatistics(t *testing.T) {
 	}
 	run, err := db.GetRun(ctx, other, false)
 	require.NoError(t, err)
-	_, err = json.Marshal(run)
-	require.NoError(t, err, "runs show / export")
+	stored, throughput := metricOf(t, run, metrics.TagTTFT), metricOf(t, run, metrics.TagRequestThroughput)
+	require.NotNil(t, stored.Stats)
+	assert.True(t, math.IsInf(stored.Stats.P99, 1), "a stored +Inf is kept, not read as 0")
+	assert.Equal(t, 40.0, stored.Stats.Max, "the finite statistics of the metric are kept")
+	assert.True(t, math.IsInf(throughput.Value, -1), "a metric whose only value is -Inf is kept")
+}
+
+// metricOf is run's profiling metric tag.
+func metricOf(t *testing.T, run *result.Run, tag string) metrics.Metric {
+	t.Helper()
+	m, ok := run.Profiling.Get(tag)
+	require.True(t, ok, "metric %s is there", tag)
+	return m
 }
 
 // A read on a full disk works and leaves the store's directory as it found

@@ -303,29 +303,31 @@ func statMap(m metrics.Metric) map[string]float64 {
 // isFinite reports whether v is a number JSON can carry (not NaN, not ±Inf).
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// finite keeps the finite values of m: a non-finite one in a store (written
-// by another tool, or an older aiperf) is read as absent, not as an error
-// that hides every other.
-func finite(m map[string]float64) map[string]float64 {
-	for k, v := range m {
-		if !isFinite(v) {
-			delete(m, k)
+// statsFromMap is the inverse of statMap for a record metric, a statistic
+// the store lacks read as absent. In a summary, absent is NaN, not 0
+// (statMap leaves out one that is not a finite number), and a stored ±Inf
+// (written by another tool) is kept: the tables and exports show both as
+// not a number (n/a, null), never as 0. A count that is absent or not
+// finite is 0: an int has no NaN.
+func statsFromMap(m map[string]float64, absent float64) *metrics.Stats {
+	var st metrics.Stats
+	v, t := reflect.ValueOf(&st).Elem(), reflect.TypeFor[metrics.Stats]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		x, ok := m[name]
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Float64:
+			if !ok {
+				x = absent
+			}
+			f.SetFloat(x)
+		case reflect.Int:
+			if ok && isFinite(x) {
+				f.SetInt(int64(x))
+			}
 		}
 	}
-	return m
-}
-
-// statsFromMap is the inverse of statMap for a record metric.
-func statsFromMap(m map[string]float64) (*metrics.Stats, error) {
-	b, err := json.Marshal(finite(m))
-	if err != nil {
-		return nil, err
-	}
-	var st metrics.Stats
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
+	return &st
 }
 
 func insertErrors(ctx context.Context, tx *sql.Tx, runID int64, errs []metrics.ErrorCount) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -120,7 +121,10 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 }
 
 // loadRunStats rebuilds the profiling and warmup summaries (in display
-// order) and the audit's send lag from run_stats.
+// order) and the audit's send lag from run_stats. A summary's statistic
+// that is not a finite number (±Inf, written by another tool) is kept as
+// it is, so that the tables and exports show it as such (n/a, null)
+// rather than as 0 or not at all; the audit's is read as absent.
 func loadRunStats(ctx context.Context, q querier, id int64, r *result.Run) error {
 	rows, err := q.QueryContext(ctx, `
 		SELECT phase, metric, stat, value, unit, header FROM run_stats WHERE run_id = ? ORDER BY phase, ord, metric`, id)
@@ -143,8 +147,8 @@ func loadRunStats(ctx context.Context, q querier, id int64, r *result.Run) error
 		if err := rows.Scan(&k.phase, &k.metric, &stat, &v, &unit, &header); err != nil {
 			return err
 		}
-		if !isFinite(v) {
-			continue // not a number JSON can carry: read as absent (statMap stores none)
+		if !isFinite(v) && k.phase == phaseAudit {
+			continue // the audit's JSON carries no such number: read as absent
 		}
 		if metric[k] == nil {
 			order = append(order, k)
@@ -160,8 +164,10 @@ func loadRunStats(ctx context.Context, q querier, id int64, r *result.Run) error
 		m := metric[k]
 		if v, ok := values[k][statValue]; ok && len(values[k]) == 1 {
 			m.Value = v
-		} else if m.Stats, err = statsFromMap(values[k]); err != nil {
-			return fmt.Errorf("%s %s: %w", k.phase, k.metric, err)
+		} else if k.phase == phaseAudit {
+			m.Stats = statsFromMap(values[k], 0) // the audit's JSON carries no NaN
+		} else {
+			m.Stats = statsFromMap(values[k], math.NaN())
 		}
 		switch k.phase {
 		case phaseProfiling:

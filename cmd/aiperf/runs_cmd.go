@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
@@ -83,11 +84,11 @@ func (c *RunsListCmd) Run(ctx context.Context, g *Globals) error {
 			metric, s, _ := strings.Cut(key, ".")
 			if v, ok := r.Stat(metric, s); ok {
 				if strings.HasSuffix(metric, "_count") {
-					return strconv.FormatFloat(v, 'f', 0, 64)
+					return numfmt.Text(v, 0)
 				}
-				return strconv.FormatFloat(v, 'f', 2, 64)
+				return numfmt.Text(v, 2)
 			}
-			return "-"
+			return "-" // absent, or not a finite number (the store reads those as absent)
 		}
 		// The table leaves out ttft avg (--format json has it): twelve
 		// columns of a sweep's cell labels, addresses and 3-digit
@@ -138,8 +139,11 @@ type RunsShowCmd struct {
 // Run shows the run.
 func (c *RunsShowCmd) Run(ctx context.Context, g *Globals) error {
 	return withStoredRun(ctx, g, c.ID, func(db *store.DB, run *result.Run) error {
-		if c.Format == "json" {
-			return encodeIndented(g.Stdout, run)
+		if c.Format == "json" { // a statistic that is not a finite number as null
+			if err := report.RunJSON(g.Stdout, run); err != nil {
+				return fmt.Errorf("encode json: %w", err)
+			}
+			return nil
 		}
 		rows, err := db.ListRuns(ctx, store.RunFilter{IDs: []int64{c.ID}})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/aiperf-go/aiperf/internal/compare"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -35,7 +36,7 @@ func printServerMetrics(w io.Writer, run *result.Run) {
 	if heads := compare.ServerHeadlines(series); len(heads) > 0 {
 		rows := make([][]string, len(heads))
 		for i, h := range heads {
-			rows[i] = []string{h.Key, strconv.FormatFloat(h.Value, 'f', 2, 64), h.Unit, h.Family}
+			rows[i] = []string{h.Key, numfmt.Text(h.Value, 2), h.Unit, h.Family}
 		}
 		fmt.Fprintln(w, "Profiling phase (compare them with aiperf compare --metric KEY):")
 		report.Table(w, []string{"key", "value", "unit", "from"}, rows, "lrll")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/stats"
 	"github.com/aiperf-go/aiperf/store"
@@ -281,7 +282,7 @@ func formatFloat(f float64) string {
 	}
 	a := math.Abs(f)
 	if a == 0 || a >= 0.995 {
-		return fmt.Sprintf("%.2f", f)
+		return numfmt.Fixed(f, 2) // 1.00e+300 for a huge value, not 300 digits
 	}
 	if a < 1e-9 {
 		return fmt.Sprintf("%.2g", f)

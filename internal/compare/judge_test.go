@@ -238,7 +238,7 @@ func TestGroupsThreshold(t *testing.T) {
 func TestFormatFloatShowsSmallValues(t *testing.T) {
 	for in, want := range map[float64]string{
 		0: "0.00", 1: "1.00", 12.345: "12.35", 0.5: "0.50", 0.05: "0.050", 0.0025: "0.0025", 0.01: "0.010",
-		-0.0031: "-0.0031", 0.999: "1.00", 1e-12: "1e-12",
+		-0.0031: "-0.0031", 0.999: "1.00", 1e-12: "1e-12", 1e300: "1.00e+300", -6e15: "-6.00e+15",
 	} {
 		assert.Equal(t, want, compare.FormatFloat(in), "%v", in)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/compare"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
@@ -326,7 +327,7 @@ func runTables(d *plot.Data, sides [][]store.RunRow) (hooks, audit table, proble
 			for _, c := range r.ControlHooks {
 				note := strings.TrimSpace(c.Error + " " + c.Warning)
 				line := row{Cells: []string{id, rr.CellLabel, trial, c.Hook, c.Phase, c.Path,
-					strconv.Itoa(c.Status), strconv.Itoa(c.Attempts), strconv.FormatFloat(c.DurationMs, 'f', 1, 64),
+					strconv.Itoa(c.Status), strconv.Itoa(c.Attempts), numfmt.Fixed(c.DurationMs, 1),
 					map[bool]string{true: "yes", false: "no"}[c.OK], note}}
 				switch {
 				case !c.OK:

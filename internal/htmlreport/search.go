@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/search"
 )
@@ -259,12 +260,13 @@ func or(s, alt string) string {
 
 func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
-// stat shows a statistic with two decimals, as the sweep tables do.
+// stat shows a statistic with two decimals, as the sweep tables do (a
+// huge one in scientific notation).
 func stat(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "—"
 	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
+	return numfmt.Fixed(x, 2)
 }
 
 func confidence(c *float64) string {

@@ -250,16 +250,12 @@ func (c *CDF) Figure(cell string) Figure {
 				if len(l.X) == 0 {
 					continue
 				}
-				xys := make(plotter.XYs, len(l.X))
-				for j := range l.X {
-					xys[j].X, xys[j].Y = l.X[j], l.P[j]
-				}
-				line, err := plotter.NewLine(xys)
+				line, err := plotter.NewLine(cdfSteps(l))
 				if err != nil {
 					return err
 				}
 				line.Color, line.Width = palette[i%len(palette)], vg.Points(1.5)
-				line.StepStyle = plotter.PreStep
+				line.StepStyle = plotter.PostStep
 				p.Add(line)
 				p.Legend.Add(l.Name, line)
 			}
@@ -269,4 +265,18 @@ func (c *CDF) Figure(cell string) Figure {
 		return drawGrid([][]*gplot.Plot{row})(dc)
 	}
 	return f
+}
+
+// cdfSteps are the corners of a line's empirical CDF drawn as post-steps:
+// it rises from 0 at the smallest value, and from one point to the next
+// holds its fraction up to the next value, where it rises. A line of one
+// value (a run of one request, or all its requests alike) is a rise from
+// 0 to 1 at that value, not a lone point that draws nothing.
+func cdfSteps(l CDFLine) plotter.XYs {
+	xys := make(plotter.XYs, 0, len(l.X)+1)
+	xys = append(xys, plotter.XY{X: l.X[0], Y: 0})
+	for j := range l.X {
+		xys = append(xys, plotter.XY{X: l.X[j], Y: l.P[j]})
+	}
+	return xys
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
@@ -74,10 +74,10 @@ func (p *printer) warmup(w *metrics.Summary) {
 	} {
 		if m, ok := w.Get(c.tag); ok && m.Value > 0 {
 			sent += m.Value
-			notes = append(notes, strconv.FormatFloat(m.Value, 'f', -1, 64)+" "+c.what)
+			notes = append(notes, requests(m.Value)+" "+c.what)
 		}
 	}
-	what := strconv.FormatFloat(sent, 'f', -1, 64) + " requests"
+	what := requests(sent) + " requests"
 	if len(notes) > 0 {
 		what += " (" + strings.Join(notes, ", ") + ")"
 	}
@@ -334,26 +334,18 @@ func (p *printer) audit(run *result.Run) {
 }
 
 // Number formats v with two decimals and thousands separators, as the
-// console tables show values.
+// console tables show values (numfmt.Grouped): a huge value in scientific
+// notation, one that is not a finite number as n/a.
 func Number(v float64) string { return number(v) }
 
-// number formats v with two decimals and thousands separators.
-func number(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'f', -1, 64)
+// number formats v as Number does.
+func number(v float64) string { return numfmt.Grouped(v, 2) }
+
+// requests formats a count of requests: its digits, without decimals (a
+// huge or non-finite one as number shows it).
+func requests(v float64) string {
+	if s, ok := numfmt.Whole(v); ok {
+		return s
 	}
-	s := strconv.FormatFloat(v, 'f', 2, 64)
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	whole, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return sign + b.String() + "." + frac
+	return number(v)
 }

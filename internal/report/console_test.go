@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -86,7 +87,7 @@ func TestConsoleNonStreamingOmitsStreamingRows(t *testing.T) {
 func TestNumber(t *testing.T) {
 	tests := map[float64]string{
 		0: "0.00", 1.005: "1.00", 12.345: "12.35", 999.999: "1,000.00", 1234567.891: "1,234,567.89",
-		-4321.5: "-4,321.50", 100: "100.00",
+		-4321.5: "-4,321.50", 100: "100.00", 1e300: "1.00e+300", -6e20: "-6.00e+20", math.Inf(1): "n/a",
 	}
 	for in, want := range tests {
 		assert.Equal(t, want, number(in), "%v", in)

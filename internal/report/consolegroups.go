@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
@@ -123,12 +124,12 @@ func (p *printer) oslMismatch(s metrics.Summary) {
 	}
 	avg, short, long := "N/A", true, false
 	if d, ok := s.Get(metrics.TagOSLMismatchDiffPct); ok && d.Stats != nil {
-		avg = strconv.FormatFloat(d.Stats.Avg, 'f', 1, 64) + "%"
+		avg = numfmt.Text(d.Stats.Avg, 1) + "%"
 		short, long = d.Stats.Min < 0, d.Stats.Max > 0
 	}
 	p.section(OSLTitle)
 	p.line("%s of %s requests (%.1f%%) have an output length differing from the requested one by more than the threshold.",
-		strconv.FormatFloat(m.Value, 'f', -1, 64), strconv.FormatFloat(total, 'f', -1, 64), 100*m.Value/total)
+		requests(m.Value), requests(total), 100*m.Value/total)
 	p.line("Threshold (tokens): min(requested × %g%%, %g); average mismatch: %s", metrics.OSLMismatchPct,
 		metrics.OSLMismatchMaxTokens, avg)
 	if short {

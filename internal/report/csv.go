@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 )
@@ -109,5 +109,6 @@ func csvName(m metrics.Metric) string {
 	return m.Header + " (" + m.Unit + ")"
 }
 
-// csvNumber formats v with two decimals.
-func csvNumber(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+// csvNumber formats v with two decimals, a huge one in scientific
+// notation and one that is not a finite number as n/a (numfmt.Text).
+func csvNumber(v float64) string { return numfmt.Text(v, 2) }

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
@@ -66,17 +68,35 @@ func WriteJSON(w io.Writer, run *result.Run) error {
 	return nil
 }
 
-// recordBlock is a record metric's stats block: unit, avg, min, max,
-// p1…p99, std, count, sum.
-type recordBlock struct {
-	Unit string `json:"unit"`
-	metrics.Stats
+// recordBlock is a record metric's stats block: unit, then its statistics
+// (statsObject).
+func recordBlock(unit string, st *metrics.Stats) object {
+	return append(object{{"unit", unit}}, statsObject(st)...)
 }
 
-// scalarBlock is a derived or aggregate metric's block: unit and avg only.
-type scalarBlock struct {
-	Unit string  `json:"unit"`
-	Avg  float64 `json:"avg"`
+// statsObject is a record metric's statistics, avg, min, max, p1…p99, std,
+// count, sum under metrics.Stats' JSON names, in its order. A statistic
+// that is not a finite number (a stored run's ±Inf, or one its store
+// lacks) is null: no JSON number carries it, and 0 would be a lie.
+func statsObject(st *metrics.Stats) object {
+	v, t := reflect.ValueOf(*st), reflect.TypeFor[metrics.Stats]()
+	out := make(object, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := v.Field(i)
+		value := f.Interface()
+		if f.Kind() == reflect.Float64 {
+			value = numfmt.Null(f.Float())
+		}
+		out = append(out, field{name, value})
+	}
+	return out
+}
+
+// scalarBlock is a derived or aggregate metric's block: unit and avg only,
+// avg null when it is not a finite number.
+func scalarBlock(unit string, v float64) object {
+	return object{{"unit", unit}, {"avg", numfmt.Null(v)}}
 }
 
 // metricBlocks returns one field per exported metric of s, keyed by tag.
@@ -87,12 +107,46 @@ func metricBlocks(s metrics.Summary) object {
 			continue
 		}
 		if m.Stats != nil {
-			out = append(out, field{m.Tag, recordBlock{Unit: m.Unit, Stats: *m.Stats}})
+			out = append(out, field{m.Tag, recordBlock(m.Unit, m.Stats)})
 			continue
 		}
-		out = append(out, field{m.Tag, scalarBlock{Unit: m.Unit, Avg: m.Value}})
+		out = append(out, field{m.Tag, scalarBlock(m.Unit, m.Value)})
 	}
 	return out
+}
+
+// RunJSON writes run as indented JSON (see JSON), as `runs show --format
+// json` shows a stored run: its summaries' values and statistics that are
+// not finite numbers (a stored ±Inf, or a statistic its store lacks) are
+// null, which encoding/json would refuse. The summaries come after the
+// run's other fields.
+func RunJSON(w io.Writer, run *result.Run) error {
+	return JSON(w, struct {
+		*result.Run
+		Profiling summaryJSON  `json:"profiling"`
+		Warmup    *summaryJSON `json:"warmup,omitempty"`
+	}{run, summaryJSON(run.Profiling), (*summaryJSON)(run.Warmup)})
+}
+
+// summaryJSON is a metrics.Summary in its JSON shape, a value or a
+// statistic that is not a finite number null.
+type summaryJSON metrics.Summary
+
+// MarshalJSON encodes the summary as metrics.Summary's JSON.
+func (s summaryJSON) MarshalJSON() ([]byte, error) {
+	var ms []object
+	for _, m := range s.Metrics {
+		o := object{{"tag", m.Tag}, {"header", m.Header}, {"unit", m.Unit}, {"value", numfmt.Null(m.Value)}}
+		if m.Stats != nil {
+			o = append(o, field{"stats", statsObject(m.Stats)})
+		}
+		ms = append(ms, o)
+	}
+	out := object{{"metrics", ms}}
+	if len(s.SpecDecodeHistogram) > 0 {
+		out = append(out, field{"spec_decode_histogram", s.SpecDecodeHistogram})
+	}
+	return out.MarshalJSON()
 }
 
 // runInfo is AIPerf's run_info block (schema 1.3): trial from 0, run_label

@@ -3,13 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
@@ -69,8 +69,8 @@ func WriteTimeslicesCSV(w io.Writer, run *result.Run) error {
 // sliceNumber formats a derived or aggregate value: a whole number (a
 // count) without decimals, as AIPerf writes its integers, else two.
 func sliceNumber(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
+	if s, ok := numfmt.Whole(v); ok {
+		return s
 	}
 	return csvNumber(v)
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/csvcell"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 )
 
 // csvHistogramKeys are the histogram columns of AIPerf's CSV, in its order.
@@ -133,13 +133,14 @@ func csvInfo(ss []Series) [][]string {
 }
 
 // csvNumber formats a stat as AIPerf's CSV does: empty when absent, an
-// integer for counts, four decimals otherwise.
+// integer for counts, four decimals otherwise; a huge value in scientific
+// notation (numfmt.Fixed).
 func csvNumber(v float64, ok, integer bool) string {
-	switch {
-	case !ok:
+	if !ok {
 		return ""
-	case integer && v == float64(int64(v)):
-		return strconv.FormatInt(int64(v), 10)
 	}
-	return strconv.FormatFloat(v, 'f', 4, 64)
+	if s, whole := numfmt.Whole(v); integer && whole {
+		return s
+	}
+	return numfmt.Fixed(v, 4)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 )
 
 // gpuField maps a DCGM field to AIPerf's GPU telemetry metric: its name,
@@ -204,7 +205,7 @@ func WriteGPUCSV(w io.Writer, r *Result, phase string) error {
 				v, ok := st[key]
 				row = append(row, "")
 				if ok {
-					row[len(row)-1] = strconv.FormatFloat(v, 'f', 2, 64)
+					row[len(row)-1] = numfmt.Fixed(v, 2)
 				}
 			}
 			if hosts {
