@@ -51,6 +51,12 @@ func TestBadFlags(t *testing.T) {
 		{"step budget under max-num-seqs", []string{"--max-num-seqs", "16", "--max-num-batched-tokens", "8"}, "--max-num-batched-tokens"},
 		{"negative per-seq step", []string{"--itl-concurrency-lin-ms", "-1"}, "--itl-concurrency-lin-ms"},
 		{"trial jitter range", []string{"--trial-jitter-cv", "20"}, "--trial-jitter-cv"},
+		{"ttft overflow", []string{"--ttft", "1e308"}, "--ttft must be between 0 and 3600000 ms (one hour), got 1e+308"},
+		{"ttft past an hour", []string{"--ttft", "9.3e12"}, "--ttft must be between 0 and 3600000 ms (one hour), got 9.3e+12"},
+		{"prefill overflow", []string{"--prefill-us-per-token", "1e308"}, "--prefill-us-per-token must be between 0 and 3600000000 us (one hour)"},
+		{"per-seq step overflow", []string{"--itl-concurrency-lin-ms", "1e308"}, "--itl-concurrency-lin-ms must be between 0 and 3600000 ms"},
+		{"video frame overflow", []string{"--video-gen-ms-per-frame=1e308"}, "--video-gen-ms-per-frame must be between 0 and 3600000 ms"},
+		{"admin latency overflow", []string{"--admin-latency-ms", "1e300"}, "--admin-latency-ms must be between 0 and 3600000 ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr lockedBuffer

@@ -821,6 +821,10 @@ func TestKVResetIsVerifiedNotTrusted(t *testing.T) {
 		return readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))["client_audit"].(map[string]any)
 	}
 	twice := func(t *testing.T, cfg mock.Config, extra ...string) (first, second invocation, dir string) {
+		// The prompts are 16 tokens. A hit never covers a prompt's last
+		// token (vLLM recomputes it), so with blocks of 16 none could hit;
+		// with blocks of 8 a repeated prompt hits on its first block.
+		cfg.BlockSize = 8
 		m := startMock(t, cfg)
 		dir = t.TempDir()
 		args := quick(m.URL, append([]string{"--reset-kv-cache", "--request-count", "8", "--warmup-request-count", "2",

@@ -24,7 +24,7 @@ func parseResponses(raw []byte, _ bool) (*completionRequest, error) {
 		Model        string          `json:"model"`
 		Input        json.RawMessage `json:"input"`
 		Instructions *string         `json:"instructions"`
-		MaxOutput    *int            `json:"max_output_tokens"`
+		MaxOutput    *intParam       `json:"max_output_tokens"`
 		Stream       bool            `json:"stream"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -57,7 +57,7 @@ func parseMessages(raw []byte, _ bool) (*completionRequest, error) {
 		Model     string          `json:"model"`
 		Messages  []chatMessage   `json:"messages"`
 		System    json.RawMessage `json:"system"`
-		MaxTokens *int            `json:"max_tokens"`
+		MaxTokens *intParam       `json:"max_tokens"`
 		Stream    bool            `json:"stream"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -80,7 +80,7 @@ func parseTGI(raw []byte, stream bool) (*completionRequest, error) {
 	var v struct {
 		Inputs     json.RawMessage `json:"inputs"`
 		Parameters struct {
-			MaxNewTokens *int `json:"max_new_tokens"`
+			MaxNewTokens *intParam `json:"max_new_tokens"`
 		} `json:"parameters"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {

@@ -39,7 +39,7 @@ func TestMaxModelLen(t *testing.T) {
 	resp = post(t, url+"/v1/completions", map[string]any{"model": "m", "prompt": strings.Repeat("word ", 200), "max_tokens": 1})
 	body = readAll(t, resp)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
-	assert.Contains(t, body, "no room for output")
+	assert.Contains(t, body, `"This model's maximum context length is 40 tokens. However, your request has 250 input tokens. Please reduce the length of the input messages."`)
 
 	_, err := New(Config{MaxModelLen: -1})
 	assert.ErrorContains(t, err, "--max-model-len must be >= 0")

@@ -82,19 +82,20 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--%s must be a finite number, got %g", f.flag, f.v)
 		}
 	}
+	for _, f := range []struct {
+		flag, unit string
+		v, max     float64
+	}{{"ttft", "ms", c.TTFT, maxLatencyMS}, {"itl", "ms", c.ITL, maxLatencyMS},
+		{"prefill-us-per-token", "us", c.Prefill, maxLatencyUS}, {"itl-concurrency-lin-ms", "ms", c.ITLPerSeq, maxLatencyMS},
+		{"itl-per-osl-token-ms", "ms", c.ITLPerOSL, maxLatencyMS}, {"admin-latency-ms", "ms", c.AdminLatencyMS, maxLatencyMS},
+		{"video-gen-ms-per-frame", "ms", c.VideoGenMSPerFrame, maxLatencyMS}, {"image-gen-us-per-pixel", "us", c.ImageGenUSPerPixel, maxLatencyUS}} {
+		if f.v < 0 || f.v > f.max {
+			return fmt.Errorf("--%s must be between 0 and %.0f %s (one hour), got %g", f.flag, f.max, f.unit, f.v)
+		}
+	}
 	switch {
 	case c.Port < 0 || c.Port > 65535:
 		return fmt.Errorf("--port must be between 0 and 65535, got %d", c.Port)
-	case c.TTFT < 0:
-		return fmt.Errorf("--ttft must be >= 0 ms, got %g", c.TTFT)
-	case c.ITL < 0:
-		return fmt.Errorf("--itl must be >= 0 ms, got %g", c.ITL)
-	case c.Prefill < 0:
-		return fmt.Errorf("--prefill-us-per-token must be >= 0, got %g", c.Prefill)
-	case c.ITLPerSeq < 0:
-		return fmt.Errorf("--itl-concurrency-lin-ms must be >= 0, got %g", c.ITLPerSeq)
-	case c.ITLPerOSL < 0:
-		return fmt.Errorf("--itl-per-osl-token-ms must be >= 0, got %g", c.ITLPerOSL)
 	case c.TrialJitterCV < 0 || c.TrialJitterCV > maxTrialJitterCV:
 		return fmt.Errorf("--trial-jitter-cv must be between 0 and %g, got %g", float64(maxTrialJitterCV), c.TrialJitterCV)
 	case c.ErrorRate < 0 || c.ErrorRate > 100:
@@ -107,12 +108,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--admin-fail-status must be an HTTP status between 200 and 599, got %d", c.AdminFailStatus)
 	case c.AdminFailStatus != 0 && c.AdminFailCount == 0:
 		return fmt.Errorf("--admin-fail-status needs --admin-fail-count >= 1")
-	case c.VideoGenMSPerFrame < 0:
-		return fmt.Errorf("--video-gen-ms-per-frame must be >= 0, got %g", c.VideoGenMSPerFrame)
-	case c.ImageGenUSPerPixel < 0:
-		return fmt.Errorf("--image-gen-us-per-pixel must be >= 0, got %g", c.ImageGenUSPerPixel)
-	case c.AdminLatencyMS < 0:
-		return fmt.Errorf("--admin-latency-ms must be >= 0, got %g", c.AdminLatencyMS)
 	case c.BlockSize < 1 || c.BlockSize > maxBlockSize:
 		return fmt.Errorf("--block-size must be between 1 and %d tokens, got %d", maxBlockSize, c.BlockSize)
 	case c.KVCacheTokens < 0:
@@ -135,6 +130,15 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// maxLatencyMS and maxLatencyUS bound every latency flag, in its unit, to
+// one hour: a time, or a time per token, per running sequence, per pixel or
+// per frame. The durations the mock computes from them saturate at
+// maxDelay (model.go), so no count they multiply can overflow.
+const (
+	maxLatencyMS = 3_600_000
+	maxLatencyUS = 3_600_000_000
+)
 
 // maxTrialJitterCV bounds --trial-jitter-cv (a lognormal of CV 10 already
 // puts most of its mass near 0).
@@ -159,12 +163,17 @@ func (c *Config) model() latencyModel {
 		return m
 	}
 	m.ttft, m.itl, m.perSeq, m.perOSL = msDuration(c.TTFT), msDuration(c.ITL), msDuration(c.ITLPerSeq), msDuration(c.ITLPerOSL)
-	m.prefill = time.Duration(math.Round(c.Prefill * float64(time.Microsecond)))
+	m.prefill = usDuration(c.Prefill)
 	return m
 }
 
 // msDuration converts milliseconds to the nearest nanosecond (4.35 ms is
 // 4,350,000 ns, not the 4,349,999 its float product truncates to).
 func msDuration(ms float64) time.Duration {
-	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+	return floatDuration(ms * float64(time.Millisecond))
+}
+
+// usDuration converts microseconds to the nearest nanosecond.
+func usDuration(us float64) time.Duration {
+	return floatDuration(us * float64(time.Microsecond))
 }

@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -45,7 +44,8 @@ type Event struct {
 
 // Control is the state served at GET /mock/control: admin-call counters
 // (successful calls only), the number of inference requests received, the
-// prefix cache's counters, and the events in arrival order. CacheHits counts
+// prefix cache's counters, and the events in the order they were logged (an
+// admin call's when it is answered, after its effect). CacheHits counts
 // the requests served with cached_tokens > 0; CacheEntries is the number of
 // blocks the prefix cache holds now (only reset routes empty it, not
 // POST /mock/control/clear).
@@ -141,26 +141,25 @@ func (s *Server) clearControl(w http.ResponseWriter, _ *http.Request) {
 type adminRoute struct {
 	kind  EventKind
 	check func(*http.Request) error // validates parameters (nil: none)
+	act   func()                    // the call's effect (nil: none)
 	reply func(http.ResponseWriter) // the success answer
 }
 
 // adminRoutes maps each admin path to its behaviour, after vLLM
 // (/reset_prefix_cache, JSON success) and SGLang (/flush_cache with
 // ?timeout=, plain-text answers). Both reset paths share one counter and
-// empty the prefix cache just before answering, unless --reset-noop, or
-// --reset-success-false on /reset_prefix_cache.
+// empty the prefix cache, unless --reset-noop, or --reset-success-false on
+// /reset_prefix_cache.
 func (s *Server) adminRoutes() map[string]adminRoute {
 	return map[string]adminRoute{
-		"/reset_prefix_cache": {kind: EventReset, reply: func(w http.ResponseWriter) {
+		"/reset_prefix_cache": {kind: EventReset, act: func() {
 			if !s.cfg.ResetSuccessFalse {
 				s.resetCache()
 			}
+		}, reply: func(w http.ResponseWriter) {
 			writeJSON(w, http.StatusOK, map[string]bool{"success": !s.cfg.ResetSuccessFalse})
 		}},
-		"/flush_cache": {kind: EventReset, check: checkFlushTimeout, reply: func(w http.ResponseWriter) {
-			s.resetCache()
-			writeText(w, "Cache flushed.")
-		}},
+		"/flush_cache":   {kind: EventReset, check: checkFlushTimeout, act: s.resetCache, reply: textReply("Cache flushed.")},
 		"/slots/{id}":    s.eraseSlot(), // llama-server
 		"/start_profile": {kind: EventStartProfile, reply: textReply("Start profiling.")},
 		"/stop_profile":  {kind: EventStopProfile, reply: textReply("Stop profiling. This will take some time.")},
@@ -194,17 +193,20 @@ func checkFlushTimeout(r *http.Request) error {
 // admin serves one admin route. Every call is an event; only calls that
 // answer normally increment the counters. Order of checks: method (405),
 // parameters (400), then the fault knob (the first --admin-fail-count
-// calls that get this far answer --admin-fail-status), then
-// --admin-latency-ms, then the answer. Admin routes never require the API
-// key and never count as inference.
+// calls that get this far answer --admin-fail-status, counted in arrival
+// order), then --admin-latency-ms, then the call's effect (a reset empties
+// the cache and begins a trial), its event and counter, and the answer.
+// Once past the checks a call runs to its end even if its client has gone
+// (as vLLM's handler does), so a counted reset has always emptied the
+// cache, and its event is logged when it has. Admin routes never require
+// the API key and never count as inference.
 func (s *Server) admin(route adminRoute) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ev := Event{Kind: route.kind, Path: r.URL.Path, HeaderNames: headerNames(r.Header)}
 		if r.Method != http.MethodPost {
 			ev.Status = http.StatusMethodNotAllowed
 			s.record(ev)
-			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, ev.Status, "method_not_allowed", r.Method+" is not allowed, use POST")
+			writeMethodNotAllowed(w, r)
 			return
 		}
 		if route.check != nil {
@@ -215,46 +217,60 @@ func (s *Server) admin(route adminRoute) http.HandlerFunc {
 				return
 			}
 		}
-		fault := s.admitAdmin(&ev)
-		if s.adminDelay > 0 && !sleep(r.Context(), s.adminDelay) {
-			return
+		fault := s.admitAdmin()
+		if s.adminDelay > 0 {
+			time.Sleep(s.adminDelay) // not cut short by the client leaving
 		}
 		if fault {
+			ev.Status = s.cfg.AdminFailStatus
+			s.record(ev)
 			writeError(w, ev.Status, "mock_admin_fault", "injected by --admin-fail-status")
 			return
+		}
+		if route.act != nil {
+			route.act()
 		}
 		if route.kind == EventReset { // a trial begins (--trial-jitter-cv)
 			s.newTrial()
 		}
+		ev.Status = http.StatusOK
+		s.countAdmin(ev)
 		route.reply(w)
 	}
 }
 
-// admitAdmin applies the fault knob to an admin call, records its event and,
-// otherwise, bumps its counter. It sets ev's status and time and reports
-// whether the call is a fault.
-func (s *Server) admitAdmin(ev *Event) (fault bool) {
-	ev.TNs = time.Since(s.start).Nanoseconds()
+// writeMethodNotAllowed answers 405 with an OpenAI-shaped error naming
+// the one method the route takes, POST.
+func writeMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", http.MethodPost)
+	writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed, use POST")
+}
+
+// admitAdmin applies the fault knob to an admin call on its arrival and
+// reports whether the call is a fault.
+func (s *Server) admitAdmin() (fault bool) {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
 	fault = s.ctl.adminCalls < s.cfg.AdminFailCount
 	s.ctl.adminCalls++
-	ev.Status = http.StatusOK
-	if fault {
-		ev.Status = s.cfg.AdminFailStatus
-	}
-	s.appendLocked(*ev)
-	if !fault {
-		switch ev.Kind {
-		case EventReset:
-			s.ctl.state.ResetCount++
-		case EventStartProfile:
-			s.ctl.state.ProfilerStarts++
-		case EventStopProfile:
-			s.ctl.state.ProfilerStops++
-		}
-	}
 	return fault
+}
+
+// countAdmin records the event of an admin call that answered normally,
+// stamped now, and bumps its counter, together.
+func (s *Server) countAdmin(ev Event) {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	ev.TNs = time.Since(s.start).Nanoseconds()
+	s.appendLocked(ev)
+	switch ev.Kind {
+	case EventReset:
+		s.ctl.state.ResetCount++
+	case EventStartProfile:
+		s.ctl.state.ProfilerStarts++
+	case EventStopProfile:
+		s.ctl.state.ProfilerStops++
+	}
 }
 
 // headerNames returns the sorted canonical names of h (never values).
@@ -265,16 +281,4 @@ func headerNames(h http.Header) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// sleep waits d or until ctx ends; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

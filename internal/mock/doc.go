@@ -31,7 +31,10 @@
 // --block-size tokens named by chained hashes, and the longest prefix of
 // blocks already cached is the hit, reported as
 // usage.prompt_tokens_details.cached_tokens (whole blocks only; a partial
-// trailing block is never cached; --no-cache-report leaves the field out).
+// trailing block is never cached; as in vLLM, a hit never covers the
+// prompt's last token, recomputed for its logits, so at most
+// ⌊(n−1)/block⌋ blocks of an n-token prompt; --no-cache-report leaves the
+// field out).
 // When a reply is complete its blocks are cached with the prompt's, so the
 // next turn of a conversation, which resends the reply as the assistant
 // message, hits on both. The cache holds --kv-cache-tokens (in blocks;
@@ -66,7 +69,9 @@
 // It also serves the control-hook admin routes of real servers
 // (POST /reset_prefix_cache, /flush_cache, /start_profile, /stop_profile),
 // with fault knobs. A reset that answers normally empties the prefix cache
-// (a fault-knob answer, --reset-success-false or --reset-noop does not).
+// (a fault-knob answer, --reset-success-false or --reset-noop does not);
+// an admin call runs to its end even if its client leaves during
+// --admin-latency-ms, so a counted reset has always emptied the cache.
 // It records every admin call and every inference request's start and end
 // in an ordered event log readable at GET /mock/control, with counters
 // (cache hits and entries included), so tests can verify hook ordering and

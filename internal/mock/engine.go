@@ -53,10 +53,21 @@ func (s *Server) admit(ctx context.Context, x *exchange, g *generation, arrival 
 
 // prefill consults the prefix cache for g's prompt, reports the cached
 // tokens in g's usage (unless --no-cache-report) and returns the number of
-// uncached prompt tokens, which the model prefills.
+// uncached prompt tokens, which the model prefills. As in vLLM
+// (KVCacheManager.get_computed_blocks), a hit covers at most the prompt's
+// first n−1 tokens, in whole blocks: the last token is always recomputed
+// to obtain its logits, so a prompt of n tokens reports at most
+// ⌊(n−1)/block⌋ blocks cached, and a prompt of exactly whole blocks found
+// whole in the cache still prefills its last block. Its blocks are all
+// cached (touched) either way.
 func (s *Server) prefill(g *generation) int {
 	prompt := g.usage.PromptTokens
-	cached := s.cache.Serve(g.blocks.Hashes()) * s.blockSize
+	hashes := g.blocks.Hashes()
+	usable := min(len(hashes), max(prompt-1, 0)/s.blockSize)
+	cached := s.cache.Serve(hashes[:usable]) * s.blockSize
+	if usable < len(hashes) { // the whole prompt again, so its blocks keep vLLM's eviction order
+		s.cache.Store(hashes)
+	}
 	s.metrics.cacheQueries.Add(uint64(prompt))
 	s.metrics.cacheHits.Add(uint64(cached))
 	if !s.cfg.NoCacheReport {

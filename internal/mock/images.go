@@ -74,7 +74,7 @@ func (s *Server) generateImages(r *http.Request, pixels int) bool {
 	if s.cfg.Fast || s.cfg.ImageGenUSPerPixel <= 0 {
 		return true
 	}
-	t := time.NewTimer(time.Duration(s.cfg.ImageGenUSPerPixel * float64(pixels) * float64(time.Microsecond)))
+	t := time.NewTimer(usDuration(s.cfg.ImageGenUSPerPixel * float64(pixels)))
 	defer t.Stop()
 	select {
 	case <-t.C:

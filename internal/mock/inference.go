@@ -49,8 +49,10 @@ type completionRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
 	Prompt              json.RawMessage `json:"prompt"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	MaxTokens           *intParam       `json:"max_tokens"`
+	MaxCompletionTokens *intParam       `json:"max_completion_tokens"`
+	MinTokens           *intParam       `json:"min_tokens"` // vLLM's extra parameter
+	N                   *intParam       `json:"n"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -152,12 +154,12 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 		}
 		req, err := readRequest(w, r, ep)
 		if err != nil {
-			x.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
 			return
 		}
 		g, err := s.plan(ep, req)
 		if err != nil {
-			x.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
 			return
 		}
 		if s.injectError() {
@@ -217,14 +219,32 @@ func (s *Server) drawLength(promptTokens int) int {
 }
 
 // plan decides what a request produces. max_completion_tokens wins over
-// max_tokens when both are set (vLLM's rule).
+// max_tokens when both are set (vLLM's rule). Without either, the output
+// length is drawn (drawLength) and stops at the context limit; min_tokens
+// raises it to at least that many, as vLLM generates min_tokens before it
+// lets the model stop. The checks and their messages are vLLM's.
 func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) {
 	limit := req.MaxCompletionTokens
 	if limit == nil {
 		limit = req.MaxTokens
 	}
 	if limit != nil && *limit < 1 {
-		return nil, fmt.Errorf("max_tokens must be at least 1, got %d", *limit)
+		return nil, vllmError(fmt.Sprintf("max_tokens must be at least 1, got %d.", *limit))
+	}
+	minTokens := 0
+	if req.MinTokens != nil {
+		if minTokens = int(*req.MinTokens); minTokens < 0 {
+			return nil, vllmError(fmt.Sprintf("min_tokens must be greater than or equal to 0, got %d.", minTokens))
+		}
+	}
+	if limit != nil && minTokens > int(*limit) {
+		return nil, vllmError(fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", *limit, minTokens))
+	}
+	if req.N != nil && *req.N != 1 {
+		if *req.N < 1 {
+			return nil, vllmError(fmt.Sprintf("n must be at least 1, got %d.", *req.N))
+		}
+		return nil, fmt.Errorf("n must be 1: the mock returns one choice per request, got n=%d", *req.N)
 	}
 	segs, prompt, err := s.promptSegments(ep, req)
 	if err != nil {
@@ -242,14 +262,17 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 	room := s.cfg.MaxModelLen - prompt
 	switch {
 	case room < 1:
-		return nil, fmt.Errorf("this model's maximum context length is %d tokens, and the prompt has %d: no room for output (--max-model-len)", s.cfg.MaxModelLen, prompt)
-	case limit != nil && *limit > room:
+		return nil, vllmError(fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.",
+			s.cfg.MaxModelLen, prompt))
+	case limit != nil && int(*limit) > room:
 		return nil, fmt.Errorf("'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d)",
 			*limit, s.cfg.MaxModelLen, prompt, *limit, s.cfg.MaxModelLen, prompt)
+	case limit == nil && minTokens > room: // vLLM's max_tokens is then the room left
+		return nil, vllmError(fmt.Sprintf("min_tokens must be less than or equal to max_tokens=%d, got %d.", room, minTokens))
 	case limit != nil:
-		g.tokens, g.finish = *limit, "length"
+		g.tokens, g.finish = int(*limit), "length"
 	default:
-		g.tokens = s.drawLength(prompt)
+		g.tokens = max(s.drawLength(prompt), minTokens)
 		if g.tokens >= room {
 			g.tokens, g.finish = room, "length"
 		}

@@ -141,7 +141,7 @@ func TestOutputLengthWithoutMaxTokens(t *testing.T) {
 	assert.Equal(t, int32(1), calls.Load(), "the prompt count is cached")
 
 	// A one-token prompt still produces at least one token.
-	resp := post(t, base+"/v1/completions", map[string]any{"prompt": ""})
+	resp := post(t, base+"/v1/completions", map[string]any{"prompt": "x"})
 	var c wireChunk
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
 	assert.Equal(t, 1, c.Usage.CompletionTokens)

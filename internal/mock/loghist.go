@@ -68,9 +68,56 @@ func (h *logHist) observeN(v int64, n uint64) {
 		return
 	}
 	h.counts[logBucket(v)].Add(n)
-	h.sum.Add(v * int64(n))
+	h.addSum(v, n)
 	raise(&h.max, v)
 	raise(&h.least, math.MaxInt64-max(v, 0))
+}
+
+// addSum adds n × v to the sum. The sum saturates at the bounds of int64
+// rather than wrapping, which only durations near the mock's maxDelay
+// could reach, so the common case is a single atomic add.
+func (h *logHist) addSum(v int64, n uint64) {
+	const small = 1 << 40 // about 18 minutes; n times it cannot overflow
+	if v > -small && v < small && n < 1<<22 {
+		if sum := h.sum.Add(v * int64(n)); sum > -small<<22 && sum < math.MaxInt64-small<<22 {
+			return
+		}
+		h.sum.Add(-v * int64(n)) // near a bound: undo, then add with saturation
+	}
+	for {
+		old := h.sum.Load()
+		if h.sum.CompareAndSwap(old, satAdd(old, satMul(v, n))) {
+			return
+		}
+	}
+}
+
+// satMul returns n × v, saturated at the bounds of int64.
+func satMul(v int64, n uint64) int64 {
+	switch {
+	case v == 0 || n == 0:
+		return 0
+	case n > math.MaxInt64 || v > 0 && v > math.MaxInt64/int64(n):
+		if v > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	case v < 0 && v < math.MinInt64/int64(n):
+		return math.MinInt64
+	}
+	return v * int64(n)
+}
+
+// satAdd returns a + b, saturated at the bounds of int64.
+func satAdd(a, b int64) int64 {
+	switch s := a + b; {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	default:
+		return s
+	}
 }
 
 // countStats is the count, sum, minimum and maximum of small non-negative

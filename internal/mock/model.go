@@ -35,14 +35,14 @@ func (m *latencyModel) batched() bool { return m.perSeq != 0 }
 // step is the time of an engine step that begins with n requests
 // generating, for a request of osl output tokens.
 func (m *latencyModel) step(n, osl int) time.Duration {
-	return m.itl + time.Duration(n)*m.perSeq + time.Duration(osl)*m.perOSL
+	return addDelay(m.itl, addDelay(mulDelay(n, m.perSeq), mulDelay(osl, m.perOSL)))
 }
 
 // firstStep is the time of a request's first prefill step: --ttft plus
 // the prefill of all its uncached tokens. The model charges every chunk's
 // tokens here; only the further chunks' step times come later.
 func (m *latencyModel) firstStep(uncached int) time.Duration {
-	return m.ttft + time.Duration(uncached)*m.prefill
+	return addDelay(m.ttft, mulDelay(uncached, m.prefill))
 }
 
 // chunks is the number of engine steps that prefill a prompt with this
@@ -56,12 +56,45 @@ func (m *latencyModel) chunks(uncached int) int {
 	return (uncached + m.budget - 1) / m.budget
 }
 
-// scaled returns d times the trial scale s (d itself at scale 1).
+// scaled returns d times the trial scale s (d itself at scale 1), at most
+// maxDelay.
 func scaled(d time.Duration, s float64) time.Duration {
 	if s == 1 {
 		return d
 	}
-	return time.Duration(math.Round(float64(d) * s))
+	return floatDuration(float64(d) * s)
+}
+
+// maxDelay is the longest duration the mock computes: a step, a prefill, a
+// scheduled wait. Its latency flags are at most an hour each (config.go),
+// but multiplied by a count (tokens, running sequences, pixels, frames)
+// they could overflow; their products and sums saturate here instead,
+// about eleven years, which no client waits for, and which the timing
+// statistics can sum thousands of times before they saturate.
+const maxDelay = 100_000 * time.Hour
+
+// mulDelay returns n × d (n, d ≥ 0), at most maxDelay.
+func mulDelay(n int, d time.Duration) time.Duration {
+	if n <= 0 || d <= 0 {
+		return 0
+	}
+	if d > maxDelay/time.Duration(n) {
+		return maxDelay
+	}
+	return min(time.Duration(n)*d, maxDelay)
+}
+
+// addDelay returns a + b (both in [0, maxDelay]), at most maxDelay.
+func addDelay(a, b time.Duration) time.Duration {
+	return min(a+b, maxDelay)
+}
+
+// floatDuration rounds ns nanoseconds to a duration in [0, maxDelay].
+func floatDuration(ns float64) time.Duration {
+	if !(ns > 0) { // NaN too
+		return 0
+	}
+	return time.Duration(math.Round(min(ns, float64(maxDelay))))
 }
 
 // trialScale draws the latency scale of a new trial: 1 without

@@ -53,7 +53,7 @@ func (p *pacer) wait(ctx context.Context, k int) bool {
 	if p.k < k && !m.batched() { // every step alike: priced at once
 		gap := scaled(m.step(0, p.osl), p.scale)
 		p.s.timing.Load().schedGap.observeN(int64(gap), uint64(k-p.k))
-		p.due = p.due.Add(time.Duration(k-p.k) * gap)
+		p.due = p.due.Add(mulDelay(k-p.k, gap))
 		p.k = k
 	}
 	for p.k < k {
@@ -78,7 +78,7 @@ func (p *pacer) wait(ctx context.Context, k int) bool {
 func (p *pacer) prefill(ctx context.Context) bool {
 	m := &p.s.model
 	if !m.batched() {
-		p.due = p.due.Add(time.Duration(p.chunks) * scaled(m.step(0, p.osl), p.scale))
+		p.due = p.due.Add(mulDelay(p.chunks, scaled(m.step(0, p.osl), p.scale)))
 		p.chunks = 0
 	}
 	for ; p.chunks > 0; p.chunks-- {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // errPromptShape is the error for a prompt or content value of no known shape.
@@ -21,6 +22,10 @@ func (s *Server) promptSegments(ep endpoint, req *completionRequest) ([]segment,
 			return nil, 0, errors.New("prompt is required")
 		}
 		if segs, err = s.rawSegments(req.Prompt, 0, nil); err != nil {
+			var re *requestError
+			if errors.As(err, &re) {
+				return nil, 0, err
+			}
 			return nil, 0, fmt.Errorf("prompt: %w", err)
 		}
 	} else {
@@ -36,6 +41,9 @@ func (s *Server) promptSegments(ep endpoint, req *completionRequest) ([]segment,
 	n := 0
 	for _, sg := range segs {
 		n += len(sg.ids)
+	}
+	if n == 0 && !ep.chat { // a chat prompt always has its template's tokens in vLLM
+		return nil, 0, vllmError("The decoder prompt cannot be empty")
 	}
 	return segs, n, nil
 }
@@ -84,12 +92,18 @@ func (s *Server) rawSegments(raw json.RawMessage, tag uint64, segs []segment) ([
 	case shapeIDs:
 		var batch []int
 		if err = json.Unmarshal(raw, &batch); err == nil {
+			if verr := checkIDs(batch); verr != nil {
+				return nil, verr
+			}
 			ids(batch)
 		}
 	case shapeBatches:
 		var batches [][]int
 		if err = json.Unmarshal(raw, &batches); err == nil {
 			for _, b := range batches {
+				if verr := checkIDs(b); verr != nil {
+					return nil, verr
+				}
 				ids(b)
 			}
 		}
@@ -103,6 +117,17 @@ func (s *Server) rawSegments(raw json.RawMessage, tag uint64, segs []segment) ([
 		segs = append(segs, segment{tag: tag})
 	}
 	return segs, nil
+}
+
+// checkIDs refuses token ids no vocabulary holds: negative ones, or ones
+// past 32 bits (the mock keeps ids as uint32), with vLLM's message.
+func checkIDs(batch []int) error {
+	for _, id := range batch {
+		if id < 0 || id > math.MaxUint32 {
+			return vllmError(fmt.Sprintf("Token id %d is out of vocabulary", id))
+		}
+	}
+	return nil
 }
 
 // The JSON shapes of a prompt or content value.

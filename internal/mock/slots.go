@@ -23,8 +23,7 @@ func (s *Server) listSlots(w http.ResponseWriter, _ *http.Request) {
 // that slot's cache: a reset route (the mock's prefix cache is one for
 // every slot, so erasing any empties it, unless --reset-noop).
 func (s *Server) eraseSlot() adminRoute {
-	return adminRoute{kind: EventReset, check: checkErase, reply: func(w http.ResponseWriter) {
-		s.resetCache()
+	return adminRoute{kind: EventReset, check: checkErase, act: s.resetCache, reply: func(w http.ResponseWriter) {
 		writeJSON(w, http.StatusOK, map[string]any{"n_erased": 0})
 	}}
 }

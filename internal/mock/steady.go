@@ -47,11 +47,11 @@ func (c Config) Steady(concurrency, uncached, output int) Steady {
 		st.Batch = min(concurrency, c.MaxNumSeqs)
 	}
 	st.Step = m.step(st.Batch, output)
-	st.TTFT = m.firstStep(max(uncached, 0)) + time.Duration(m.chunks(max(uncached, 0))-1)*st.Step
-	st.E2E = st.TTFT + time.Duration(output-1)*st.Step
+	st.TTFT = addDelay(m.firstStep(max(uncached, 0)), mulDelay(m.chunks(max(uncached, 0))-1, st.Step))
+	st.E2E = addDelay(st.TTFT, mulDelay(output-1, st.Step))
 	if q := concurrency - st.Batch; q > 0 {
 		waves, rest := q/st.Batch, q%st.Batch
-		st.ShortWait = time.Duration(waves) * st.E2E
+		st.ShortWait = mulDelay(waves, st.E2E)
 		st.LongWait, st.LongShare = st.ShortWait, 1
 		if rest > 0 {
 			st.LongWait += st.E2E

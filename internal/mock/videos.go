@@ -101,7 +101,7 @@ func (s *Server) newVideoJob(raw map[string]json.RawMessage) (*videoJob, error) 
 	}
 	gen := time.Duration(0)
 	if !s.cfg.Fast {
-		gen = msDuration(s.cfg.TTFT) + time.Duration(float64(j.frames)*s.cfg.VideoGenMSPerFrame*float64(time.Millisecond))
+		gen = addDelay(msDuration(s.cfg.TTFT), msDuration(float64(j.frames)*s.cfg.VideoGenMSPerFrame))
 	}
 	j.due = j.created.Add(gen)
 	return j, nil

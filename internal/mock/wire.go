@@ -47,14 +47,14 @@ func readRequest(w http.ResponseWriter, r *http.Request, ep endpoint) (*completi
 	}
 	if ep.parse == nil {
 		var req completionRequest
-		if err := json.NewDecoder(body).Decode(&req); err != nil {
-			return nil, fmt.Errorf("decode request body: %w", err)
+		if err := decodeBody(body, &req); err != nil {
+			return nil, err
 		}
 		return &req, nil
 	}
 	var raw json.RawMessage
-	if err := json.NewDecoder(body).Decode(&raw); err != nil {
-		return nil, fmt.Errorf("decode request body: %w", err)
+	if err := decodeBody(body, &raw); err != nil {
+		return nil, err
 	}
 	req, err := ep.parse(raw, ep.stream)
 	if err != nil {
