@@ -87,6 +87,7 @@ func TestSweepParentKilledLeavesNoSpec(t *testing.T) {
 		_, err := os.Stat(filepath.Join(longDir, runner.ResultFile))
 		return err == nil && m.control().ProfilerStops == 2
 	}, hangGuard, 5*time.Millisecond, "the orphaned child finished")
+	awaitOrphansGone(t, dir) // it wrote its result; a resume while it still runs is refused
 	assert.Empty(t, filesNamed(t, dir, runner.SpecFile), "no trial spec outlives a killed parent")
 	assertNoSecretInStore(t, dir, secret)
 

@@ -271,6 +271,7 @@ func TestSearchKilledAndResumed(t *testing.T) {
 	killed := filepath.Join(dir, "artifacts", "sla", search.TrialDir(2, 1), runner.ResultFile)
 	require.Eventually(t, func() bool { _, err := os.Stat(killed); return err == nil }, time.Minute, 5*time.Millisecond,
 		"the orphaned trial child is interrupted and exits")
+	awaitOrphansGone(t, dir) // it wrote its result; a resume while it still runs is refused
 
 	db := openStore(t, dir)
 	before, err := db.ListRuns(context.Background(), store.RunFilter{Sweep: "sla"})

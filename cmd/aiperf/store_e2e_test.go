@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -403,6 +405,10 @@ func TestKilledSweepIsResumed(t *testing.T) {
 	require.NoError(t, first.Process.Kill())
 	_ = first.Wait() // reaped: its pid is free
 	close(g.release)
+	// Its trial child, orphaned, finishes its clean stop on its own; a
+	// resume while it runs is refused (TestTrialRunningKnowsAnOrphanedChild),
+	// so wait for it to end, however slow the machine.
+	awaitOrphansGone(t, dir)
 
 	resumed := cli(t, dir, append(args, "--resume")...)
 	require.Equal(t, ExitOK, resumed.code, resumed.stderr)
@@ -413,6 +419,26 @@ func TestKilledSweepIsResumed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, runs, 2, "both trials stored once")
 	assert.GreaterOrEqual(t, srv.Control().InferenceRequests, 8)
+}
+
+// awaitOrphansGone waits until no trial process recorded under dir (a
+// runner.PIDFile in a trial directory) still runs (the limit only guards
+// against a hang).
+func awaitOrphansGone(t *testing.T, dir string) {
+	t.Helper()
+	var trials []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == runner.PIDFile {
+			trials = append(trials, filepath.Dir(path))
+		}
+		return err
+	}))
+	for _, trial := range trials {
+		require.Eventually(t, func() bool {
+			_, running := runner.TrialRunning(trial)
+			return !running
+		}, 2*time.Minute, 10*time.Millisecond, "the orphaned trial in %s", trial)
+	}
 }
 
 // TestProfileNamesKeepTheirExportsApart: two runs labelled --name before
