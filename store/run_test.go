@@ -440,4 +440,13 @@ func TestRunWrittenElsewhereReadsBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
 	assert.Equal(t, 2025, runs[0].StartedAt.Year())
+
+	raw, err = sql.Open("sqlite3", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE runs SET started_at = '2025-02-03 04:05:06'`) // SQLite's CURRENT_TIMESTAMP
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	got, err = db.GetRun(ctx, id, false)
+	require.NoError(t, err)
+	assert.True(t, got.StartTime.Equal(time.Date(2025, 2, 3, 4, 5, 6, 0, time.UTC)), "started %s", got.StartTime)
 }

@@ -94,8 +94,10 @@ func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 func parseTime(s string) time.Time {
 	t, err := time.Parse(timeFormat, s)
-	if err != nil { // written by hand or by another tool: any RFC 3339 time
-		t, _ = time.Parse(time.RFC3339Nano, s)
+	if err != nil { // written by hand or by another tool: any RFC 3339 time, or SQLite's CURRENT_TIMESTAMP (UTC)
+		if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			t, _ = time.Parse(time.DateTime, s)
+		}
 	}
 	return t
 }

@@ -605,7 +605,7 @@ sweep(name = "w", base = base.replace(concurrency = 4), scenarios = [{"name": "c
 		{[]string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--workers", "1000000"},
 			"--workers 1000000 is more than 256"},
 		{quick(m.URL, "--request-rate", "2", "--benchmark-duration", "1", "--workers", "4"),
-			"--workers 4 is more than the 2 requests the profiling phase sends (2/s for 1 s)"},
+			"--workers 4 leaves a worker less than one of the 2 requests the profiling phase sends (2/s for 1 s)"},
 		{[]string{"profile", "-m", "mock-model", "-u", m.URL, "--ui", "none", "--input-file", path, "--custom-dataset-type",
 			"mooncake_trace", "--reset-kv-cache", "--workers", "4", "--no-store"},
 			"--workers 4 is more than the 3 entries of the fixed schedule"},

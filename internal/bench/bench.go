@@ -315,6 +315,9 @@ func (c *cell) prepare(ctx context.Context) error {
 	if n := dataset.Turns(c.ds); o.FixedSchedule && c.p.RequestCount != nil && n > 0 && *c.p.RequestCount > n {
 		c.warn(fmt.Sprintf("--request-count %d: the fixed schedule holds %d requests, each sent once: %d are sent", *c.p.RequestCount, n, n))
 	}
+	if w := c.p.UnusedRateMode(c.phases); w != "" {
+		c.warn(w)
+	}
 	if name, why := plan.Undriven(c.phases); why != "" {
 		c.warn(fmt.Sprintf("phase %s: %s (raise --request-count, or lower --concurrency)", name, why))
 	}

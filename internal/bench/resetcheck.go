@@ -227,8 +227,10 @@ func (c *cell) verifyReset(records []metrics.Record) {
 // share among the endpoints with counters, when there are several: a
 // request reached one of them) count something else or lost counts: a
 // cold verdict on them would verify a reset on no evidence ("0 of 3 prompt
-// tokens looked up" while 550-token prompts were sent), so they become no
-// evidence (EvidenceNone), either way. Half leaves room for tokenizers and
+// tokens looked up" while 550-token prompts were sent), so it becomes no
+// evidence (EvidenceNone). A warm or mixed one stands: its hits are real
+// whatever share of the traffic the counters saw (a replica behind a load
+// balancer that the reset did not reach). Half leaves room for tokenizers and
 // chat templates that count differently, not for a tenfold error. The
 // windows checked are the first interval that saw lookups and the whole
 // window to phaseEndNs (0: not known); one with no request completed in it
@@ -242,8 +244,8 @@ func distrustCounters(evs []servermetrics.Evidence, records []metrics.Record, ph
 	}
 	for i := range evs {
 		ev := &evs[i]
-		if ev.Verdict == servermetrics.EvidenceNone {
-			continue
+		if ev.Verdict != servermetrics.EvidenceCold {
+			continue // hits are hits, whatever share of the traffic the counters saw
 		}
 		windows := []struct {
 			to      int64

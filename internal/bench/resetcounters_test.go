@@ -63,7 +63,8 @@ func countersRun(t *testing.T, server string, hits, queries float64) *result.Aud
 
 // TestResetCountersAreCheckedAgainstWhatWasSent: prefix-cache counters that
 // count far fewer prompt tokens than the requests answered in their window
-// sent cannot be right, and verify nothing; counters that count them do.
+// sent cannot be right, and verify nothing; counters that count them do;
+// hits on too few lookups still show a warm cache.
 func TestResetCountersAreCheckedAgainstWhatWasSent(t *testing.T) {
 	t.Run("too few lookups", func(t *testing.T) {
 		a := countersRun(t, "", 0, 3)
@@ -77,8 +78,11 @@ func TestResetCountersAreCheckedAgainstWhatWasSent(t *testing.T) {
 		assert.Contains(t, a.ServerResetEvidence[0], "so its counters are no evidence (they counted: 0 of 3 prompt tokens looked up")
 	})
 	t.Run("too few lookups, warm", func(t *testing.T) {
-		a := countersRun(t, "", 3, 3)
-		assert.Equal(t, result.ResetUnverifiable, a.KVReset, "implausible counters prove no warm cache either: %s", a.KVResetDetail)
+		// Hits are hits whatever share of the traffic the counters saw (a
+		// replica the reset did not reach, behind a load balancer).
+		a := countersRun(t, "", 500, 500)
+		assert.Equal(t, result.ResetNotCleared, a.KVReset, a.KVResetDetail)
+		assert.NotContains(t, a.KVResetDetail, "cannot be right")
 	})
 	t.Run("lookups of what was sent", func(t *testing.T) {
 		a := countersRun(t, "", 0, 1700)

@@ -121,9 +121,10 @@ const (
 
 // hashPrompt returns the prompt of a trace row: inputLength tokens made of
 // the blocks of hashIDs, blockSize words each, the last block cut so that
-// the total is inputLength; the whole prompt of a row without hash ids is
-// fresh words keyed by row (checkHashIDs refuses an input_length longer
-// than the blocks cover). Every block is a function of (seed, hash id)
+// the total is inputLength; words past the blocks (a weka trace's
+// unshared tail; a trace row's input_length may not run past its blocks:
+// checkHashIDs) and the whole prompt of a row without hash ids are fresh
+// words keyed by row. Every block is a function of (seed, hash id)
 // alone, so it is identical wherever its id appears and across runs with
 // the same seed, and a cut block is the first words of the full one. The
 // caller has checked the lengths with checkHashIDs.

@@ -2,14 +2,15 @@ package endpoint
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"syscall"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -55,26 +56,29 @@ func (c *Client) transportError(ctx, rctx context.Context, err error) *metrics.E
 		return e
 	}
 	msg := connMessage(err)
-	if certError(err) {
-		msg += "; " + certHint
+	if hint := certHint(err); hint != "" {
+		msg += "; " + hint
 	}
 	return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(msg)}
 }
 
-// certHint is the fix of a server certificate the client does not accept.
-const certHint = "trust the server's CA with SSL_CERT_FILE=ca.pem (or the certificate needs a subject alternative name for this host)"
-
-// certError reports a failure to verify the server's TLS certificate: an
-// unknown authority, a name the certificate does not hold, or an invalid
-// (expired, not yet valid, misused) certificate.
-func certError(err error) bool {
+// certHint is the fix of a server certificate the client does not accept:
+// an unknown authority is trusted through SSL_CERT_FILE (read by Go on
+// Linux and the BSDs; macOS uses its keychain), a certificate without this
+// host's name needs one. "" for any other error (an expired certificate
+// has no such fix).
+func certHint(err error) string {
 	var (
 		unknown  x509.UnknownAuthorityError
 		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		verify   *tls.CertificateVerificationError
 	)
-	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
+	switch {
+	case errors.As(err, &unknown):
+		return "trust the server's CA with SSL_CERT_FILE=ca.pem (Linux; on macOS, add it to the keychain)"
+	case errors.As(err, &hostname):
+		return "the server's certificate does not name this host: use a host it names, or a certificate with a subject alternative name for it"
+	}
+	return ""
 }
 
 // clientLimits are the errors of a client host out of resources: they say
@@ -124,4 +128,44 @@ func connMessage(err error) string {
 		return ue.Err.Error() // without the URL
 	}
 	return err.Error()
+}
+
+// flatError returns the error of a reply that is an error object not
+// wrapped in "error": vLLM's ErrorResponse ({"object": "error", "message",
+// "type", "code"}), which vLLM sends as it is in a stream. A reply is one
+// when its "object" is "error", or when it has no choices, usage or error
+// member but a string "message" beside an integer "code" or a string
+// "type". nil for any other reply; data is the reply w was decoded from.
+func flatError(w *wireChunk, data []byte, status int) *metrics.Error {
+	if !w.errorObject && (w.hasChoices || w.Usage != nil || len(w.Error) > 0 && !isNull(w.Error)) {
+		return nil
+	}
+	var e struct {
+		Message json.RawMessage `json:"message"`
+		Type    json.RawMessage `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(data, &e) != nil {
+		return nil
+	}
+	msg := errorText(e.Message)
+	if !w.errorObject && (!isText(e.Message) || !isInteger(e.Code) && !isText(e.Type)) {
+		return nil
+	}
+	if msg == "" {
+		msg = "the server sent an error object without a message"
+	}
+	return &metrics.Error{Code: errorCode(data, status), Type: ErrTypeStream, Message: msg}
+}
+
+// isText reports a JSON string that is not empty.
+func isText(raw json.RawMessage) bool {
+	var s string
+	return len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil && s != ""
+}
+
+// isInteger reports a JSON integer.
+func isInteger(raw json.RawMessage) bool {
+	_, err := strconv.Atoi(string(raw))
+	return err == nil
 }

@@ -97,9 +97,9 @@ func formatFor(req *Request) format {
 		return solidoFormat{}
 	}
 	if req.EndpointType == plan.EndpointCompletions {
-		return openaiFormat{api: apiCompletions, usage: asksUsage(req)}
+		return openaiFormat{api: apiCompletions, req: req}
 	}
-	return openaiFormat{api: apiChat, usage: asksUsage(req)}
+	return openaiFormat{api: apiChat, req: req}
 }
 
 // asksUsage reports whether a chat or completions request asks for the
@@ -143,16 +143,17 @@ func sentCount(req *Request, n int) int {
 // openaiFormat is chat and completions: the scanner of decode.go. Each
 // reply must have its API's shape (wireChunk.shapeProblem): a completions
 // reply on the chat route, or a chat reply on the completions route, is
-// not an answer to the request. usage is set when the request asks for
-// the usage chunk (asksUsage).
+// not an answer to the request. req is the request, read only when a
+// stream ends without [DONE] (asksUsage: it may parse a whole payload, so
+// never while a reply is being timed).
 type openaiFormat struct {
-	api   openaiAPI
-	usage bool
+	api openaiAPI
+	req *Request
 }
 
 func (openaiFormat) label() string { return "OpenAI" }
 
-func (f openaiFormat) stream() streamDecoder { return &openaiStream{api: f.api, wantUsage: f.usage} }
+func (f openaiFormat) stream() streamDecoder { return &openaiStream{api: f.api, req: f.req} }
 
 func (f openaiFormat) whole(b []byte, status int) (piece, string) {
 	var w wireChunk
@@ -190,10 +191,11 @@ type openaiStream struct {
 	api     openaiAPI
 	w       wireChunk
 	scratch []byte
-	// wantUsage is set when the request asked for the usage chunk;
-	// finished once choice 0 had a finish_reason, usage once a chunk
-	// carried usage from then on (the finishing chunk included).
-	wantUsage, finished, usage bool
+	// req is the request (asksUsage, read at the stream's end); finished
+	// is set once choice 0 had a finish_reason, usage once a chunk carried
+	// usage from then on (the finishing chunk included).
+	req             *Request
+	finished, usage bool
 }
 
 func (s *openaiStream) eofEnds() bool { return false }
@@ -206,7 +208,7 @@ func (s *openaiStream) whole() (ok bool, why string) {
 	switch {
 	case !s.finished:
 		return false, "before choice 0's finish_reason"
-	case s.wantUsage && !s.usage:
+	case !s.usage && s.req != nil && asksUsage(s.req):
 		return false, "before the usage chunk that stream_options.include_usage asks for (choice 0 had finished)"
 	}
 	return true, ""

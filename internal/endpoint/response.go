@@ -343,46 +343,6 @@ func (w *wireChunk) failure(status int) *metrics.Error {
 	return &metrics.Error{Code: errorCode(w.Error, status), Type: ErrTypeStream, Message: errorText(w.Error)}
 }
 
-// flatError returns the error of a reply that is an error object not
-// wrapped in "error": vLLM's ErrorResponse ({"object": "error", "message",
-// "type", "code"}), which vLLM sends as it is in a stream. A reply is one
-// when its "object" is "error", or when it has no choices, usage or error
-// member but a string "message" beside an integer "code" or a string
-// "type". nil for any other reply; data is the reply w was decoded from.
-func flatError(w *wireChunk, data []byte, status int) *metrics.Error {
-	if !w.errorObject && (w.hasChoices || w.Usage != nil || len(w.Error) > 0 && !isNull(w.Error)) {
-		return nil
-	}
-	var e struct {
-		Message json.RawMessage `json:"message"`
-		Type    json.RawMessage `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	}
-	if json.Unmarshal(data, &e) != nil {
-		return nil
-	}
-	msg := errorText(e.Message)
-	if !w.errorObject && (!isText(e.Message) || !isInteger(e.Code) && !isText(e.Type)) {
-		return nil
-	}
-	if msg == "" {
-		msg = "the server sent an error object without a message"
-	}
-	return &metrics.Error{Code: errorCode(data, status), Type: ErrTypeStream, Message: msg}
-}
-
-// isText reports a JSON string that is not empty.
-func isText(raw json.RawMessage) bool {
-	var s string
-	return len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil && s != ""
-}
-
-// isInteger reports a JSON integer.
-func isInteger(raw json.RawMessage) bool {
-	_, err := strconv.Atoi(string(raw))
-	return err == nil
-}
-
 // errorCode is error.code when it is an integer HTTP error status
 // (400-599), else status, the HTTP status of the reply. That is AIPerf's
 // rule for an error object in a stream (sse_utils._raise_for_data_error):

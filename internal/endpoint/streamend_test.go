@@ -200,22 +200,27 @@ func TestCertificateFailureNamesTheFix(t *testing.T) {
 	require.NotNil(t, res.Err)
 	assert.Equal(t, ErrTypeConnection, res.Err.Type)
 	assert.Contains(t, res.Err.Message, "x509: certificate signed by unknown authority")
-	assert.True(t, strings.HasSuffix(res.Err.Message, "; "+certHint), res.Err.Message)
+	assert.True(t, strings.HasSuffix(res.Err.Message, "; trust the server's CA with SSL_CERT_FILE=ca.pem (Linux; on macOS, add it to the keychain)"), res.Err.Message)
 
 	// Other transport errors get no such hint.
 	res = newTestClient(t, Options{}).Do(context.Background(), chatReq("http://127.0.0.1:1/v1/chat/completions", true))
 	require.NotNil(t, res.Err)
 	assert.NotContains(t, res.Err.Message, "SSL_CERT_FILE")
 
-	// Each kind of verification failure is recognised.
-	for _, err := range []error{
-		x509.UnknownAuthorityError{},
-		x509.HostnameError{Host: "gpu1"},
-		x509.CertificateInvalidError{Reason: x509.Expired},
-		fmt.Errorf("dial: %w", x509.HostnameError{Host: "gpu1"}),
-		&tls.CertificateVerificationError{Err: errors.New("verification failed")},
+	// Each kind of verification failure gets its own fix, and one with
+	// no such fix (an expired certificate) none.
+	for err, want := range map[error]string{
+		x509.UnknownAuthorityError{}:                                         "SSL_CERT_FILE",
+		x509.HostnameError{Host: "gpu1"}:                                     "subject alternative name",
+		fmt.Errorf("dial: %w", x509.HostnameError{Host: "gpu1"}):             "subject alternative name",
+		&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}: "SSL_CERT_FILE",
+		x509.CertificateInvalidError{Reason: x509.Expired}:                   "",
+		errors.New("x509: looks like one"):                                   "",
 	} {
-		assert.True(t, certError(err), "%T", err)
+		if want == "" {
+			assert.Empty(t, certHint(err), "%T", err)
+		} else {
+			assert.Contains(t, certHint(err), want, "%T", err)
+		}
 	}
-	assert.False(t, certError(errors.New("x509: looks like one")))
 }

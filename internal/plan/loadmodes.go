@@ -11,23 +11,22 @@ import (
 const MaxSmoothness = 1e6
 
 // arrival checks the arrival pattern and its smoothness (AIPerf §3.1): a
-// pattern other than the default (poisson) or concurrency_burst needs a
-// rate; the smoothness is a gamma shape > 0, turns the default pattern into
-// gamma, and is refused with any other explicit pattern and outside a rate
-// mode.
+// pattern is refused with --user-centric-rate; the smoothness is a gamma
+// shape > 0, turns the default pattern into gamma, and is refused with any
+// other explicit pattern and outside a rate mode.
 func (v *validator) arrival(p *Profile) {
 	v.oneOf("request_rate_mode", p.RequestRateMode, RateConstant, RatePoisson, RateGamma, RateConcurrencyBurst)
 	v.rateSeries(p)
 	v.check(p.RequestRateMode != RateConcurrencyBurst || p.RequestRate == nil && p.RequestRateSeries == "", "request_rate_mode",
 		"concurrency_burst sends each request the instant a --concurrency slot is free and takes no --request-rate: "+
 			"drop --request-rate, or pick constant, poisson or gamma")
-	// The default, poisson, cannot be told from an explicit one here, so
-	// only the other patterns are refused without a rate.
-	v.check(p.RequestRateMode == RatePoisson || p.RequestRateMode == RateConcurrencyBurst || p.RequestRate != nil ||
-		p.RequestRateSeries != "" || p.WarmupRequestRate != nil || len(p.Phases) > 0, "request_rate_mode",
-		fmt.Sprintf("%s shapes the gaps between sends of a rate and needs --request-rate: add --request-rate, "+
-			"or drop --request-rate-mode (without a rate, --concurrency sends each request the instant a slot is free)",
-			p.RequestRateMode))
+	// As AIPerf: a pattern with --user-centric-rate is refused (the users
+	// pace themselves); without any rate it is left unused, which bench
+	// warns of (UnusedRateMode). The default, poisson, cannot be told from
+	// an explicit one here.
+	v.check(p.UserCentricRate == nil || p.RequestRateMode == RatePoisson, "request_rate_mode",
+		fmt.Sprintf("%s cannot be used with --user-centric-rate, whose users pace their own turns: "+
+			"drop --request-rate-mode", p.RequestRateMode))
 	x := p.ArrivalSmoothness
 	if x == nil || v.nonFinite["arrival_smoothness"] {
 		return
@@ -222,4 +221,22 @@ func (v *validator) userCentric(p *Profile) {
 	case p.RequestRateRampDuration != nil:
 		v.add("request_rate_ramp_duration", "is not supported with --user-centric-rate yet: drop it")
 	}
+}
+
+// UnusedRateMode says, when it is so, that p's explicit arrival pattern
+// (constant or gamma) shapes no phase of phases: none has a rate (the
+// pattern applies to a rate) and none is a fixed schedule. AIPerf then
+// sends each request the instant a --concurrency slot is free
+// (concurrency_burst) and so does aiperf, saying so. "" otherwise.
+func (p *Profile) UnusedRateMode(phases []Phase) string {
+	if p.RequestRateMode != RateConstant && p.RequestRateMode != RateGamma {
+		return ""
+	}
+	for _, ph := range phases {
+		if ph.Rate > 0 || ph.Fixed {
+			return ""
+		}
+	}
+	return fmt.Sprintf("--request-rate-mode %s shapes the gaps of a rate, and no phase has one: --concurrency sends each "+
+		"request the instant a slot is free (concurrency_burst); add --request-rate to pace them", p.RequestRateMode)
 }

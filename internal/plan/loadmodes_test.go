@@ -117,33 +117,28 @@ func TestPrefillConcurrencyPhases(t *testing.T) {
 	assert.Equal(t, 4, phases[1].PrefillConcurrency)
 }
 
-// TestArrivalPatternNeedsARate: constant and gamma shape a rate's gaps and
-// are refused without one; the default (poisson) and concurrency_burst,
-// AIPerf's concurrency mode, are not; a warmup rate or a config file's
-// phases give the pattern a rate to shape.
-func TestArrivalPatternNeedsARate(t *testing.T) {
+// An arrival pattern without a rate is AIPerf's concurrency_burst: not
+// refused (AIPerf accepts --concurrency 3 --arrival-pattern constant), but
+// warned of; with --user-centric-rate it is refused, as AIPerf refuses it.
+func TestArrivalPatternWithoutARate(t *testing.T) {
 	for _, mode := range []string{RateConstant, RateGamma} {
 		p := valid()
 		p.Concurrency, p.RequestRateMode = Ptr(3), mode
+		require.NoError(t, p.Check(), mode)
+		w := p.UnusedRateMode([]Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 3, Requests: 6}})
+		assert.Contains(t, w, "--request-rate-mode "+mode+" shapes the gaps of a rate, and no phase has one")
+		assert.Empty(t, p.UnusedRateMode([]Phase{{Name: "profiling", Kind: KindProfiling, Fixed: true}}), "a fixed schedule")
+		assert.Empty(t, p.UnusedRateMode([]Phase{{Name: "profiling", Kind: KindProfiling, Rate: 5}}), "a rate")
+
+		p.UserCentricRate = Ptr(2.0)
 		err := p.Check()
 		require.Error(t, err, mode)
-		assert.Contains(t, err.Error(), "--request-rate-mode "+mode+" shapes the gaps between sends of a rate and needs --request-rate")
+		assert.Contains(t, err.Error(), "--request-rate-mode "+mode+" cannot be used with --user-centric-rate")
+		assert.NotContains(t, err.Error(), "--request-rate-mode --request-rate-mode")
 	}
-	for name, set := range map[string]func(p *Profile){
-		"poisson":           func(p *Profile) { p.RequestRateMode = RatePoisson },
-		"concurrency_burst": func(p *Profile) { p.RequestRateMode = RateConcurrencyBurst },
-		"with a rate":       func(p *Profile) { p.RequestRate, p.RequestRateMode = Ptr(5.0), RateConstant },
-		"with a warmup rate": func(p *Profile) {
-			p.WarmupRequestRate, p.WarmupRequestCount, p.RequestRateMode = Ptr(5.0), Ptr(3), RateGamma
-		},
-		"with phases": func(p *Profile) {
-			p.RequestRateMode = RateConstant
-			p.Phases = []Phase{{Name: "p", Kind: KindProfiling, Rate: 5, RateMode: RateConstant, Requests: 3}}
-		},
-	} {
+	for _, mode := range []string{RatePoisson, RateConcurrencyBurst} {
 		p := valid()
-		p.Concurrency = Ptr(3)
-		set(&p)
-		assert.NoError(t, p.Check(), name)
+		p.Concurrency, p.RequestRateMode = Ptr(3), mode
+		assert.Empty(t, p.UnusedRateMode([]Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 3}}), mode)
 	}
 }

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -104,15 +103,32 @@ func checkShares(ph plan.Phase, w int) error {
 		}
 	}
 	// A rate phase bounded by its duration alone sends about rate ×
-	// duration requests: a worker beyond that count would send none.
+	// duration requests: a worker whose part of them (an even one, or its
+	// part of the cap's) is below one would send none.
 	if ph.Rate > 0 && ph.Users == 0 && ph.Duration > 0 && ph.Requests == 0 && ph.Sessions == 0 && !ph.Fixed {
-		if n := ph.Rate * ph.Duration; n < float64(w) {
-			most := max(int(math.Floor(n)), 1)
-			return fmt.Errorf("--workers %d is more than the %g requests the %s phase sends (%g/s for %g s): every "+
-				"worker needs a share of them; use at most %d workers", w, n, ph.Name, ph.Rate, ph.Duration, most)
+		if n := ph.Rate * ph.Duration; !sendsEach(ph, n, w) {
+			most := 1
+			for k := w - 1; k > 1; k-- {
+				if sendsEach(ph, n, k) {
+					most = k
+					break
+				}
+			}
+			return fmt.Errorf("--workers %d leaves a worker less than one of the %g requests the %s phase sends (%g/s for %g s): "+
+				"every worker needs a share of them; use at most %d workers", w, n, ph.Name, ph.Rate, ph.Duration, most)
 		}
 	}
 	return nil
+}
+
+// sendsEach reports whether each of w workers gets at least one of the n
+// requests of rate phase ph: its even part, or with an in-flight cap its
+// part of the cap's (the last worker's is the least).
+func sendsEach(ph plan.Phase, n float64, w int) bool {
+	if ph.Concurrency > 0 {
+		return n*float64(Share(ph.Concurrency, w, w-1))/float64(ph.Concurrency) >= 1
+	}
+	return n >= float64(w)
 }
 
 // Share is worker i's part of n split among w: n/w, plus one for the

@@ -58,7 +58,10 @@ func TestSplitRefusesMoreWorkersThanAShare(t *testing.T) {
 		{plan.Phase{Name: "profiling", Concurrency: 3}, "--workers 4 is more than the profiling phase's concurrency 3"},
 		{plan.Phase{Name: "warmup", Concurrency: 8, Requests: 2}, "--workers 4 is more than the warmup phase's request count 2"},
 		{plan.Phase{Name: "p", Rate: 10, Concurrency: 8, PrefillConcurrency: 1}, "prefill concurrency 1: every worker needs a share of it; use at most 1 workers"},
-		{plan.Phase{Name: "profiling", Rate: 1.5, Duration: 2}, "--workers 4 is more than the 3 requests the profiling phase sends (1.5/s for 2 s): every worker needs a share of them; use at most 3 workers"},
+		{plan.Phase{Name: "profiling", Rate: 1.5, Duration: 2}, "--workers 4 leaves a worker less than one of the 3 requests the profiling phase sends (1.5/s for 2 s): every worker needs a share of them; use at most 3 workers"},
+		// Under a cap the rate follows the cap's split (2, 2, 2, 1 of 7):
+		// the last worker's part of 4 requests is 4/7.
+		{plan.Phase{Name: "profiling", Rate: 1, Duration: 4, Concurrency: 7}, "--workers 4 leaves a worker less than one of the 4 requests the profiling phase sends (1/s for 4 s): every worker needs a share of them; use at most 3 workers"},
 	} {
 		_, err := Split([]plan.Phase{c.ph}, 4)
 		require.Error(t, err)
