@@ -266,6 +266,13 @@ func TestNonFiniteStatistics(t *testing.T) {
 	assert.True(t, math.IsInf(stored.Stats.P99, 1), "a stored +Inf is kept, not read as 0")
 	assert.Equal(t, 40.0, stored.Stats.Max, "the finite statistics of the metric are kept")
 	assert.True(t, math.IsInf(throughput.Value, -1), "a metric whose only value is -Inf is kept")
+
+	// A count past an int's range is not wrapped to a negative count.
+	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE run_stats SET value = 1e300 WHERE run_id = ? AND metric = ? AND stat = 'count'`,
+		other, metrics.TagTTFT))
+	run, err = db.GetRun(ctx, other, false)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, metricOf(t, run, metrics.TagTTFT).Stats.Count, 0)
 }
 
 // metricOf is run's profiling metric tag.

@@ -322,7 +322,7 @@ func statsFromMap(m map[string]float64, absent float64) *metrics.Stats {
 			}
 			f.SetFloat(x)
 		case reflect.Int:
-			if ok && isFinite(x) {
+			if ok && isFinite(x) && math.Abs(x) < math.MaxInt64 { // 1e300 would wrap to a negative count
 				f.SetInt(int64(x))
 			}
 		}

@@ -47,8 +47,8 @@ func (s *Server) encoder(api int) http.HandlerFunc {
 			return
 		}
 		var req encoderRequest
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&req); err != nil {
-			x.fail(w, http.StatusBadRequest, "invalid_request_error", "decode request body: "+err.Error())
+		if err := decodeBody(http.MaxBytesReader(w, r.Body, maxRequestBytes), &req); err != nil {
+			x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
 			return
 		}
 		segs, items, err := s.encoderSegments(api, &req)

@@ -194,6 +194,12 @@ func TestBodyIsOneJSONValue(t *testing.T) {
 		{"/v1/completions", `{"prompt":"hi","max_tokens":1}]`, http.StatusBadRequest},
 		{"/v1/messages", `{"max_tokens":1,"messages":[{"role":"user","content":"hi"}]} {}`, http.StatusBadRequest},
 		{"/v1/completions", "{\"prompt\":\"hi\",\"max_tokens\":1} \r\n\t", http.StatusOK},
+		// every route that reads a JSON body, not only the inference ones
+		{"/v1/embeddings", `{"model":"m","input":"hi"}{}`, http.StatusBadRequest},
+		{"/v2/rerank", `{"model":"m","query":"q","documents":["a"]} x`, http.StatusBadRequest},
+		{"/v1/infer", `{"input":[{"text":"q"}]}{}`, http.StatusBadRequest},
+		{"/v1/images/generations", `{"prompt":"a cat"}{}`, http.StatusBadRequest},
+		{"/v1/videos", `{"prompt":"a cat"}{}`, http.StatusBadRequest},
 	} {
 		status, raw := postRaw(t, base+tc.path, tc.body)
 		assert.Equal(t, tc.want, status, "%s: %s", tc.body, raw)

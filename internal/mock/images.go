@@ -3,7 +3,6 @@ package mock
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -51,7 +50,7 @@ func (s *Server) images(edit bool) http.HandlerFunc {
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
 		req, width, height, err := readImageRequest(r, edit)
 		if err != nil {
-			x.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
 			return
 		}
 		n := 1
@@ -91,8 +90,8 @@ func readImageRequest(r *http.Request, edit bool) (imageRequest, int, int, error
 	var req imageRequest
 	w, h := 1024, 1024
 	if !edit {
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			return req, 0, 0, fmt.Errorf("decode request body: %w", err)
+		if err := decodeBody(r.Body, &req); err != nil {
+			return req, 0, 0, err
 		}
 	} else {
 		var err error

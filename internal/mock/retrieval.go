@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,8 +27,8 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 			URL  string `json:"url"`
 		} `json:"input"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&req); err != nil {
-		x.fail(w, http.StatusBadRequest, "invalid_request_error", "decode request body: "+err.Error())
+	if err := decodeBody(http.MaxBytesReader(w, r.Body, maxRequestBytes), &req); err != nil {
+		x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
 		return
 	}
 	if len(req.Input) == 0 {
@@ -70,8 +69,8 @@ func (s *Server) solido(w http.ResponseWriter, r *http.Request) {
 		Query          []string `json:"query"`
 		InferenceModel string   `json:"inference_model"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&req); err != nil {
-		x.fail(w, http.StatusBadRequest, "invalid_request_error", "decode request body: "+err.Error())
+	if err := decodeBody(http.MaxBytesReader(w, r.Body, maxRequestBytes), &req); err != nil {
+		x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
 		return
 	}
 	if len(req.Query) == 0 {

@@ -42,8 +42,8 @@ func (s *Server) submitVideo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var raw map[string]json.RawMessage
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&raw); err != nil {
-		x.fail(w, http.StatusBadRequest, "invalid_request_error", "decode request body: "+err.Error())
+	if err := decodeBody(http.MaxBytesReader(w, r.Body, maxRequestBytes), &raw); err != nil {
+		x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
 		return
 	}
 	job, err := s.newVideoJob(raw)

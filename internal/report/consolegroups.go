@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -112,19 +113,21 @@ func (p *printer) power(s metrics.Summary) {
 // lengths missed the max_tokens they asked for by more than the threshold.
 func (p *printer) oslMismatch(s metrics.Summary) {
 	m, ok := s.Get(metrics.TagOSLMismatchCount)
-	if !ok || m.Value <= 0 {
+	if !ok || !(m.Value > 0) || math.IsInf(m.Value, 0) { // a count read back as ±Inf or NaN says nothing
 		return
 	}
 	total := 0.0
 	if c, ok := s.Get(metrics.TagRequestCount); ok {
 		total = c.Value
 	}
-	if total <= 0 {
+	if !(total > 0) || math.IsInf(total, 0) {
 		return
 	}
 	avg, short, long := "N/A", true, false
 	if d, ok := s.Get(metrics.TagOSLMismatchDiffPct); ok && d.Stats != nil {
-		avg = numfmt.Text(d.Stats.Avg, 1) + "%"
+		if avg = numfmt.Text(d.Stats.Avg, 1); avg != numfmt.NA {
+			avg += "%"
+		}
 		short, long = d.Stats.Min < 0, d.Stats.Max > 0
 	}
 	p.section(OSLTitle)

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -124,4 +125,17 @@ func TestConsoleOSLMismatchTooLong(t *testing.T) {
 	assert.Contains(t, out, "Why, for outputs too long: the server did not apply the requested cap.")
 	assert.Contains(t, out, "--use-legacy-max-tokens")
 	assert.NotContains(t, out, "EOS")
+}
+
+// An OSL mismatch count or request count that is not a finite number (read
+// back from a store another tool wrote) prints no warning with NaN% in it.
+func TestOSLMismatchSkipsNonFiniteCounts(t *testing.T) {
+	run := minimalRun()
+	run.Profiling.Metrics = append(run.Profiling.Metrics,
+		metrics.Metric{Tag: metrics.TagOSLMismatchCount, Value: math.Inf(1)},
+		metrics.Metric{Tag: metrics.TagRequestCount, Value: math.Inf(1)})
+	var buf bytes.Buffer
+	Console(Wide(&buf), run)
+	assert.NotContains(t, buf.String(), OSLTitle)
+	assert.NotContains(t, buf.String(), "NaN")
 }
