@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,25 +23,64 @@ const consistentSeed = 42
 // trialPolicy applies AIPerf's multi-run policy to the base profile p.
 // Warmup: only the first trial of a cell warms up
 // (--profile-run-disable-warmup-after-first, unless the config file's
-// multi_run: says). Seeds: with several trials and no --random-seed (nor a
-// config file, whose multi_run: says), every trial uses consistentSeed, or
-// with --no-set-consistent-seed a seed drawn now, made different for each
-// trial; --vary-seed-per-trial derives each trial's seed from the cell's.
-func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string) {
+// multi_run: says), except in a cell that resets the KV cache before each
+// trial (plan.Sweep.WarmupFirstTrialOnly): every trial of it warms up, as
+// a note says once (a warning when the flag was given explicitly: it is
+// not applied). Seeds: with several trials and no
+// --random-seed (nor a config file, whose multi_run: says), every trial uses
+// consistentSeed, or with --no-set-consistent-seed a seed drawn now, made
+// different for each trial; --vary-seed-per-trial derives each trial's seed
+// from the cell's.
+func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string, notes io.Writer) error {
 	if !c.yamlMultiRun || slices.Contains(explicit, "profile_run_disable_warmup_after_first") {
 		c.warmupOnce = c.WarmupAfterFirst
 	}
+	if err := c.resetWarmup(p, explicit, notes); err != nil {
+		return err
+	}
 	c.varySeed = c.varySeed || c.VarySeedPerTrial // a config file's multi_run: may have set it
 	if c.NumProfileRuns < 2 || c.SpecFile != "" || c.Config != "" || slices.Contains(explicit, "random_seed") {
-		return
+		return nil
 	}
 	if c.SetConsistentSeed {
 		p.RandomSeed = consistentSeed
-		return
+		return nil
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	p.RandomSeed, c.varySeed, c.drawnSeed = int64(binary.BigEndian.Uint64(b[:])>>1), true, true
+	return nil
+}
+
+// resetWarmup says, once, that the trials of a cell resetting the KV cache
+// all keep their warmup (plan.ResetKeepsWarmupNote; the config file's
+// reader may have said it already), and warns that
+// --profile-run-disable-warmup-after-first given explicitly with such a
+// reset is not applied (AIPerf accepts the two together): its trials after
+// the first would measure the cache the reset just emptied, averaged with
+// a warm first trial. (A config file's
+// disable_warmup_after_first: true cannot be told from AIPerf's default,
+// which files often repeat: it gets the note.)
+func (c *ProfileCmd) resetWarmup(p *plan.Profile, explicit []string, notes io.Writer) error {
+	if !c.warmupOnce || c.NumProfileRuns < 2 || c.SpecFile != "" {
+		return nil
+	}
+	resets := p.ResetsCache() && len(c.yamlCells) == 0
+	for i := range c.yamlCells {
+		resets = resets || c.yamlCells[i].Profile.ResetsCache()
+	}
+	switch {
+	case !resets:
+		return nil
+	case slices.Contains(explicit, "profile_run_disable_warmup_after_first"):
+		fmt.Fprintln(notes, "warning: --profile-run-disable-warmup-after-first is not applied with a KV-cache reset "+
+			"(--reset-kv-cache or reset_kv_cache): every trial resets the cache before its load, so the trials after the "+
+			"first would measure an emptied cache, not the warmed server, averaged with a warm first trial; every trial "+
+			"runs its warmup (for cold-cache trials: --warmup-request-count 0)")
+	case !slices.Contains(c.yamlNotes, plan.ResetKeepsWarmupNote):
+		fmt.Fprintln(notes, "note: "+plan.ResetKeepsWarmupNote)
+	}
+	return nil
 }
 
 // multiRun runs the cell --num-profile-runs times, as a sweep of one cell.

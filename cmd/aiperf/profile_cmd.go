@@ -41,7 +41,7 @@ type ProfileCmd struct {
 	ProfileRunCooldownSeconds float64  `name:"profile-run-cooldown-seconds" group:"Run" placeholder:"SECONDS" help:"Pause between trials of --num-profile-runs."`
 	ConfidenceLevel           float64  `name:"confidence-level" default:"0.95" group:"Run" help:"Confidence level of the multi-run intervals."`
 	SetConsistentSeed         bool     `name:"set-consistent-seed" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs above 1 and no --random-seed, every trial uses seed 42, so all draw the same workload (default); --no-set-consistent-seed draws a new seed per trial."`
-	WarmupAfterFirst          bool     `name:"profile-run-disable-warmup-after-first" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs, only the first trial of a cell runs the warmup: the others measure the warmed server (default); --no-profile-run-disable-warmup-after-first warms up every trial."`
+	WarmupAfterFirst          bool     `name:"profile-run-disable-warmup-after-first" negatable:"" default:"true" group:"Run" help:"With --num-profile-runs, only the first trial of a cell runs the warmup: the others measure the server it warmed (default); --no-profile-run-disable-warmup-after-first warms up every trial. With a KV-cache reset (--reset-kv-cache), which empties the cache before each trial, every trial runs its warmup, and this flag, given explicitly, is not applied (with a warning)."`
 	VarySeedPerTrial          bool     `name:"vary-seed-per-trial" negatable:"" group:"Run" help:"With --num-profile-runs, give each trial its own seed, derived from the cell's seed, label and trial number (the same on every rerun): the trials also vary the workload."`
 	NoStore                   bool     `name:"no-store" group:"Run" help:"Do not record the run in the SQLite store."`
 	Resume                    bool     `name:"resume" group:"Run" help:"With several trials (--num-profile-runs, comma lists, a config file's sweep:) or a search, continue the latest interrupted run of the same command (same name, cells and trials), skipping trials stored as complete."`
@@ -93,9 +93,11 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if err != nil {
 		return usageErr(err)
 	}
-	c.trialPolicy(&spec.Profile, explicitFlags(kctx))
 	for _, n := range c.yamlNotes {
 		fmt.Fprintln(g.Stderr, "note: "+n)
+	}
+	if err := c.trialPolicy(&spec.Profile, explicitFlags(kctx), g.Stderr); err != nil {
+		return usageErr(err)
 	}
 	spec.Profile.WaitForAll()
 	var runErrs []error

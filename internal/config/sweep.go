@@ -47,7 +47,9 @@ type MultiRun struct {
 	CooldownSeconds float64
 	ConfidenceLevel float64
 	// WarmupFirstTrialOnly is disable_warmup_after_first (AIPerf's default
-	// true): trials after the first skip the warmup phases.
+	// true): trials after the first skip the warmup phases, except those
+	// of a cell that resets the KV cache before each trial
+	// (plan.Sweep.WarmupFirstTrialOnly).
 	WarmupFirstTrialOnly bool
 	// VarySeedPerTrial is vary_seed_per_trial: each trial its own seed.
 	VarySeedPerTrial bool
@@ -452,7 +454,24 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 		return nil
 	}
 	d.errs = append(append(d.errs, errs...), variationErrors(perVariation, names)...)
+	d.resetWarmupNote(out)
 	return out
+}
+
+// resetWarmupNote notes, once, that the trials of a multi_run: whose
+// variations reset the KV cache all keep their warmup despite
+// disable_warmup_after_first (see plan.Sweep.WarmupFirstTrialOnly).
+func (d *decoder) resetWarmupNote(vars []Variation) {
+	m := d.f.MultiRun
+	if m.NumRuns < 2 || !m.WarmupFirstTrialOnly {
+		return
+	}
+	for i := range vars {
+		if vars[i].Profile.ResetsCache() {
+			d.notes = append(d.notes, plan.ResetKeepsWarmupNote)
+			return
+		}
+	}
 }
 
 // variationErrors names each variation's problems by its label, saying

@@ -28,7 +28,10 @@ type Sweep struct {
 	// Source is where the sweep was declared (file:line), for messages.
 	Source string `json:"source,omitempty"`
 	// WarmupFirstTrialOnly drops the warmup from every cell's trials after
-	// the first (AIPerf's multi_run.disable_warmup_after_first).
+	// the first (AIPerf's multi_run.disable_warmup_after_first), except
+	// from a cell that resets the KV cache before each trial (ResetsCache):
+	// its reset has just emptied the cache the first trial's warmup filled,
+	// so every trial of it keeps its warmup.
 	WarmupFirstTrialOnly bool `json:"warmup_first_trial_only,omitempty"`
 	// VarySeedPerTrial gives every trial of a cell its own seed, TrialSeed
 	// of the cell's (AIPerf's multi_run.vary_seed_per_trial); else a
@@ -96,9 +99,10 @@ func (s Sweep) TrialList() []Trial {
 }
 
 // trial is cell's trial n, without its warmup after the first when
-// WarmupFirstTrialOnly, with its own seed when VarySeedPerTrial.
+// WarmupFirstTrialOnly and the cell does not reset the KV cache, with its
+// own seed when VarySeedPerTrial.
 func (s Sweep) trial(c Cell, n int) Trial {
-	if s.WarmupFirstTrialOnly && n > 1 {
+	if s.WarmupFirstTrialOnly && n > 1 && !c.Profile.ResetsCache() {
 		c.Profile = c.Profile.WithoutWarmup()
 	}
 	if s.VarySeedPerTrial {
@@ -106,6 +110,19 @@ func (s Sweep) trial(c Cell, n int) Trial {
 	}
 	return Trial{Sweep: s.Name, Cell: c, Number: n}
 }
+
+// ResetsCache reports whether every run of p POSTs a KV-cache reset
+// before any load (--reset-kv-cache, any of its path, timeout or retry
+// settings, or reset_kv_cache: in a config file): each trial of a sweep of
+// p then starts from an empty cache, whatever the trials before it did.
+func (p *Profile) ResetsCache() bool { return p.ResetHook().Enabled }
+
+// ResetKeepsWarmupNote is what a multi-run says, once, when
+// WarmupFirstTrialOnly meets a cell that resets the KV cache.
+const ResetKeepsWarmupNote = "every trial resets the KV cache before its load (reset_kv_cache / --reset-kv-cache), " +
+	"so every trial runs its warmup: disable_warmup_after_first (--profile-run-disable-warmup-after-first, " +
+	"on by default) does not apply, as trials after the first would otherwise measure the cache the reset " +
+	"just emptied, not the warmed server"
 
 // TrialSeed is trial n's seed of a cell labelled label whose seed is seed:
 // the first 63 bits of SHA-256 over the three, as AIPerf derives a seed per
