@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -21,6 +22,19 @@ type Mark struct {
 	Origins        []string `json:"origins"`
 	StopPath       string   `json:"stop_path"`
 	TimeoutSeconds float64  `json:"timeout_seconds"`
+	// StartedAt is when the start was about to be sent (wall-clock ns): a
+	// start still on its way may reach the server until TimeoutSeconds
+	// after it, so a stop on the dead process's behalf waits until then.
+	StartedAt int64 `json:"started_at_ns,omitempty"`
+}
+
+// StartDeadline is when a start this mark records stops being on its
+// way: TimeoutSeconds after it was sent (zero time when unknown).
+func (m Mark) StartDeadline() time.Time {
+	if m.StartedAt <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, m.StartedAt).Add(time.Duration(m.TimeoutSeconds * float64(time.Second)))
 }
 
 // write writes m to path atomically (a reader sees all of it or nothing).

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,10 @@ func TestProfilerMarkLifecycle(t *testing.T) {
 
 	require.NoError(t, p.Start(context.Background(), "profiling"))
 	require.NotNil(t, atStart, "the mark was written before the start was sent")
+	assert.NotZero(t, atStart.StartedAt, "the mark says when the start was sent")
+	assert.Equal(t, time.Duration(5*time.Second), atStart.StartDeadline().Sub(time.Unix(0, atStart.StartedAt)),
+		"a start may be on its way until its timeout after it was sent")
+	atStart.StartedAt = 0
 	assert.Equal(t, Mark{PID: os.Getpid(), Phase: "profiling", Origins: []string{a.URL}, StopPath: "/stop_profile", TimeoutSeconds: 5}, *atStart)
 	b, err := os.ReadFile(mark)
 	require.NoError(t, err)

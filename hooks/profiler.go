@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -170,7 +171,7 @@ func (p *Profiler) writeMark(phase string) error {
 		return nil
 	}
 	m := Mark{PID: os.Getpid(), Phase: phase, Origins: p.origins, StopPath: p.hook.StopPath,
-		TimeoutSeconds: p.hook.Timeout.Seconds()}
+		TimeoutSeconds: p.hook.Timeout.Seconds(), StartedAt: time.Now().UnixNano()}
 	if err := m.write(p.mark); err != nil {
 		return fmt.Errorf("write profiler mark: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/artifacts"
 	"github.com/aiperf-go/aiperf/internal/csvcell"
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/numfmt"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -213,7 +214,7 @@ func csvNum(v *float64, decimals int) string {
 	if v == nil {
 		return ""
 	}
-	return strconv.FormatFloat(*v, 'f', decimals, 64)
+	return numfmt.Fixed(*v, decimals) // 1.00e+300 for a huge value, as the per-run CSV
 }
 
 // statValues lists the run-level statistics of a metric: "value" for a

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -13,20 +15,36 @@ import (
 )
 
 // Lanes are the lanes Run runs with parallel: the sweep's server lanes
-// (plan.Sweep.Lanes) when parallel > 1 and there are several, else one lane
-// of every trial in plan order (today's one-at-a-time sweep, whatever
-// servers its cells load).
+// (ServerLanes: plan.Sweep.Lanes, those that reach one server merged) when
+// parallel > 1 and there are several, else one lane of every trial in plan
+// order (today's one-at-a-time sweep, whatever servers its cells load).
 func Lanes(sw plan.Sweep, parallel int) []plan.Lane {
-	lanes := sw.Lanes()
+	lanes, _, _ := lanesFor(context.Background(), sw, parallel, lookupHost)
+	return lanes
+}
+
+// lookupHost resolves the host names of a --parallel sweep's servers.
+var lookupHost lookupFunc = net.DefaultResolver.LookupIPAddr
+
+// lanesFor is Lanes with the identities of the sweep's servers and the
+// notes of ServerLanes; names are looked up only with parallel > 1.
+func lanesFor(ctx context.Context, sw plan.Sweep, parallel int, lookup lookupFunc) ([]plan.Lane, serverIDs, []string) {
+	if parallel <= 1 {
+		lookup = noLookup
+	}
+	lanes, ids, notes := serverLanes(ctx, sw, lookup)
+	if parallel <= 1 {
+		notes = nil
+	}
 	if parallel > 1 && len(lanes) > 1 {
-		return lanes
+		return lanes, ids, notes
 	}
 	one := plan.Lane{Trials: sw.TrialList()}
 	for _, l := range lanes {
 		one.Servers = append(one.Servers, l.Servers...)
 		one.Cells = append(one.Cells, l.Cells...)
 	}
-	return []plan.Lane{one}
+	return []plan.Lane{one}, ids, notes
 }
 
 // sweepRun is one Run: its lanes run on up to Options.Parallel goroutines,
@@ -36,6 +54,7 @@ type sweepRun struct {
 	sw        plan.Sweep
 	o         Options
 	lanes     []plan.Lane
+	ids       serverIDs       // what identifies each server (lanesFor)
 	done      map[string]bool // trials stored complete by an earlier run
 	position  map[string]int  // trial key → its place in the plan, from 1
 	last      map[string]int  // cell id → its last trial's number
@@ -111,10 +130,14 @@ func (s *sweepRun) take() int {
 }
 
 // runLane runs lane l's trials one after another, with the sweep's
-// cooldowns between those it runs.
+// cooldowns between those it runs. A trial whose KV-cache reset got no
+// answer may see that reset run on its server later (a server finishes a
+// call whose client left): the lane's next trial on that server waits for
+// it (lateResetGrace, with the cooldown) and is stored with a warning.
 func (s *sweepRun) runLane(ctx context.Context, l int) {
 	var prev plan.Trial // the lane's last trial run
 	ran := false
+	var late []lateReset // resets that may still run on a server of the lane
 	for _, t := range s.lanes[l].Trials {
 		if s.done[t.Key()] {
 			s.skipped(l, t)
@@ -132,26 +155,67 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 				continue
 			}
 		}
-		if wait := time.Duration(s.sw.Cooldown(prev, t) * float64(time.Second)); ran && wait > 0 {
-			if !sleep(ctx, wait) {
-				return
-			}
+		var under []lateReset // this trial's servers' late resets
+		under, late = s.lateOn(late, t)
+		wait := time.Duration(0)
+		if ran {
+			wait = time.Duration(s.sw.Cooldown(prev, t) * float64(time.Second))
+		}
+		if grace := graceLeft(under); grace > wait {
+			s.progress(t, fmt.Sprintf("waiting %s first: %s", grace.Round(time.Second), under[0].describe()))
+			wait = grace
+		}
+		if wait > 0 && !sleep(ctx, wait) {
+			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		prev, ran = t, true
+		if _, err := os.Stat(filepath.Join(s.o.TrialDir(t), ProfilerMarkFile)); err == nil {
+			s.progress(t, "an earlier run of this trial died with its server profiler possibly running: stopping it first")
+		}
 		s.progress(t, "running")
 		start := time.Now()
+		noteStop := context.AfterFunc(ctx, func() { s.profilerNote(t) })
 		run, err := s.o.Executor.Launch(ctx, spec, s.o.TrialDir(t))
+		noteStop()
 		if ctx.Err() != nil || (run != nil && run.Status == result.StatusInterrupted) {
 			s.interrupted(t)
 			return
+		}
+		late = append(late, s.unanswered(t, run)...)
+		if len(under) > 0 {
+			if run == nil {
+				run = failedRun(spec, err)
+			}
+			for _, r := range under {
+				run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), r.describe()+" and may have run during this trial")
+			}
 		}
 		if !s.ended(ctx, l, t, spec, run, err, time.Since(start)) {
 			return
 		}
 	}
+}
+
+// profilerNote says, at an interruption, that t's server profiler is
+// running or being started (its trial's mark is there): the trial stops it
+// before it ends, but a second Ctrl-C exits at once, the trial with it,
+// and may leave it running, which the trial's next run stops first.
+func (s *sweepRun) profilerNote(t plan.Trial) {
+	if !t.Cell.Profile.ProfilerHook().Enabled {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(s.o.TrialDir(t), ProfilerMarkFile)); err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.o.warn("note: sweep %q %s trial %d: its server profiler is running or being started; the trial stops it before "+
+		"it ends. A second Ctrl-C exits at once and may leave it running: `aiperf sweep --resume` (or the next run of "+
+		"this trial) stops it first (its origins are in %s)\n", s.sw.Name, t.Cell.Label, t.Number,
+		filepath.Join(s.o.TrialDir(t), ProfilerMarkFile))
 }
 
 // skipped notes a trial an earlier run stored complete.

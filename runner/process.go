@@ -170,7 +170,13 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 	resultPath := filepath.Join(dir, ResultFile)
 	logPath := filepath.Join(dir, LogFile)
 	spec.ProfilerMark = filepath.Join(dir, ProfilerMarkFile)
-	os.Remove(spec.ProfilerMark) // a previous run's: this trial starts afresh
+	// A previous run's mark: its process died (a second Ctrl-C, a crash)
+	// with its profiler possibly running. Stop it before this run starts
+	// its own, and record the stop on this run.
+	earlier, earlierErr := stopEarlierProfiler(ctx, spec, dir)
+	if errors.Is(earlierErr, errStillRunning) || (earlierErr != nil && ctx.Err() != nil) {
+		return nil, earlierErr
+	}
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("encode trial spec: %w", err)
@@ -221,12 +227,21 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 			tail = "" // killed by a signal: its log's last line is what it was doing, not why it ended
 		}
 		launchErr = redact.Error(fmt.Errorf("trial process: %w%s", runErr, tail))
-		if len(stops) == 0 {
+		if len(stops) == 0 && len(earlier) == 0 {
 			return nil, launchErr
 		}
 		run = failedRun(spec, launchErr) // to record the stops
 	}
 	run = run.Redacted(redact)
+	if len(earlier) > 0 {
+		// Before this run's own calls, as they were sent.
+		run.ControlHooks = append(slices.Clone(earlier), run.ControlHooks...)
+		msg := "server profiler " + earlierNote
+		if earlierErr != nil {
+			msg = redact.Redact(earlierErr.Error()) + " (" + earlierNote + ")"
+		}
+		run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), msg)
+	}
 	if len(stops) > 0 {
 		run.ControlHooks = append(slices.Clone(run.ControlHooks), stops...)
 		msg := "server profiler " + orphanNote
@@ -236,6 +251,52 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 		run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), msg)
 	}
 	return run, launchErr
+}
+
+// earlierNote is the warning on every profiler stop the runner sends, before
+// a trial runs again, on behalf of an earlier run of it whose process died
+// with its profiler possibly running (a second Ctrl-C during its profiler
+// start, say).
+const earlierNote = "stopped by the sweep runner before the trial ran again: an earlier run's trial process died " +
+	"with its profiler possibly running"
+
+// errStillRunning refuses a trial whose earlier run's process still runs.
+var errStillRunning = errors.New("the trial process of an earlier run still runs")
+
+// stopEarlierProfiler stops the profiler that an earlier run of the trial in
+// dir left marked (its process is gone; one still running is refused,
+// wrapping errStillRunning), with the trial's headers, to the origins both
+// the mark and the trial name, and removes the mark. A start the dead
+// process had on its way may reach the server until its timeout after it
+// was sent: the stop waits until then, lest it arrive first (a Ctrl-C during
+// that wait leaves the mark for the next run). Without a mark it does
+// nothing.
+func stopEarlierProfiler(ctx context.Context, spec Spec, dir string) ([]hooks.Call, error) {
+	m, err := hooks.ReadMark(spec.ProfilerMark)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil && m.PID > 0 && m.PID != os.Getpid() && runsTrial(m.PID, dir) {
+		return nil, fmt.Errorf("%w (pid %d) in %s with its server profiler running: this trial was not started "+
+			"(wait for it to end, or stop it: kill -INT %d)", errStillRunning, m.PID, dir, m.PID)
+	}
+	h := spec.Profile.ProfilerHook()
+	if err == nil {
+		if h.StopPath == "" {
+			h.StopPath = m.StopPath
+		}
+		if h.Timeout <= 0 {
+			h.Timeout = time.Duration(m.TimeoutSeconds * float64(time.Second))
+		}
+		if d := time.Until(m.StartDeadline()); d > 0 {
+			if !sleep(ctx, min(d, time.Duration(m.TimeoutSeconds*float64(time.Second)))) {
+				return nil, fmt.Errorf("interrupted while waiting to stop the server profiler an earlier run left running: %w",
+					context.Cause(ctx))
+			}
+		}
+	}
+	c := hooks.New(hooks.Headers(spec.Profile))
+	return c.StopMarked(context.WithoutCancel(ctx), spec.ProfilerMark, spec.Profile.Origins(), h, earlierNote)
 }
 
 // orphanNote is the warning on every profiler stop the runner sends on behalf
@@ -288,7 +349,11 @@ func runRecorded(cmd *exec.Cmd, pidPath string, childEnd *os.File) error {
 	if err != nil {
 		return err
 	}
-	_ = os.WriteFile(pidPath, []byte(fmt.Sprintln(cmd.Process.Pid)), 0o644) // best effort: it only guards a resume
+	// Written whole or not at all (a reader never sees it empty), best
+	// effort: it only guards a resume.
+	if tmp := pidPath + ".tmp"; os.WriteFile(tmp, []byte(fmt.Sprintln(cmd.Process.Pid)), 0o644) == nil {
+		_ = os.Rename(tmp, pidPath)
+	}
 	defer os.Remove(pidPath)
 	return cmd.Wait()
 }

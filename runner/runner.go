@@ -88,7 +88,15 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 			return Outcome{Total: len(trials)}, fmt.Errorf("read completed trials: %w", err)
 		}
 	}
-	s := newSweepRun(sw, o, Lanes(sw, o.Parallel), trials, done)
+	lanes, ids, notes := lanesFor(ctx, sw, o.Parallel, lookupHost)
+	for _, n := range notes {
+		o.warn("note: sweep %q --parallel %d: %s\n", sw.Name, o.Parallel, n)
+	}
+	if o.Parallel > 1 && len(sw.Lanes()) > 1 && len(lanes) <= 1 {
+		o.warn("note: sweep %q --parallel %d: every cell loads one server, so its trials run one at a time\n", sw.Name, o.Parallel)
+	}
+	s := newSweepRun(sw, o, lanes, trials, done)
+	s.ids = ids
 	out, storeErr := s.run(ctx)
 	switch {
 	case storeErr != nil:
@@ -147,6 +155,17 @@ func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		line := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
 		fmt.Fprintln(o.Progress, report.Fit(o.Progress, line))
+	}
+}
+
+// warn prints a line on Warnings (or Progress when nil).
+func (o Options) warn(format string, args ...any) {
+	w := o.Warnings
+	if w == nil {
+		w = o.Progress
+	}
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"strings"
 
@@ -124,7 +125,7 @@ func (c *ConfigExpandCmd) Run(g *Globals) error {
 	if s, ok, _ := configSearch(file, sw.Name); ok {
 		fmt.Fprintf(g.Stdout, "an adaptive search: %s; its probes are chosen as it runs, each of %s; nothing was sent. "+
 			"aiperf profile --config FILE runs it.\n", s.Describe(), plural(sw.Trials, "trial"))
-	} else if err := printPlan(g, []plan.Sweep{sw}, nil, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
+	} else if err := printPlan(context.Background(), g, []plan.Sweep{sw}, nil, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)

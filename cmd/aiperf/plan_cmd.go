@@ -7,6 +7,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/runner"
 )
 
 // PlanCmd is `aiperf plan`: expand a script and print every trial.
@@ -29,14 +30,14 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	return printPlan(g, sweeps, searches, c.Format, "Directories are under aiperf sweep's --artifact-dir.", c.Parallel)
+	return printPlan(ctx, g, sweeps, searches, c.Format, "Directories are under aiperf sweep's --artifact-dir.", c.Parallel)
 }
 
 // printPlan prints every trial of sweeps as a table, or as JSON, then each
 // search; note ends the table's summary line. With parallel > 0 it
 // describes how `aiperf sweep --parallel parallel` schedules each sweep
 // (its server lanes).
-func printPlan(g *Globals, sweeps []plan.Sweep, searches []searchPlan, format, note string, parallel int) error {
+func printPlan(ctx context.Context, g *Globals, sweeps []plan.Sweep, searches []searchPlan, format, note string, parallel int) error {
 	if format == "json" {
 		type trialOut struct {
 			plan.Trial
@@ -57,7 +58,7 @@ func printPlan(g *Globals, sweeps []plan.Sweep, searches []searchPlan, format, n
 		if parallel > 0 {
 			lanes := map[string][]plan.Lane{}
 			for _, sw := range sweeps {
-				lanes[sw.Name] = sw.Lanes()
+				lanes[sw.Name], _ = runner.ServerLanes(ctx, sw)
 			}
 			out["lanes"] = lanes
 		}
@@ -74,7 +75,7 @@ func printPlan(g *Globals, sweeps []plan.Sweep, searches []searchPlan, format, n
 		}
 		report.Table(g.Stdout, []string{"#", "directory", "id", "load", "seed", "hooks"}, rows, "rlllrl")
 		if parallel > 0 {
-			describeSchedule(g.Stdout, sw, parallel)
+			describeSchedule(ctx, g.Stdout, sw, parallel, true)
 		}
 	}
 	printSearchPlans(g, searches)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/runner"
 )
 
 // ParallelArg is `--parallel`, shared by `plan` (which describes the
@@ -23,9 +25,16 @@ func (a ParallelArg) check() error {
 
 // describeSchedule tells how a sweep's trials will run with --parallel
 // parallel: nothing with 1 on one server (today's sweep), else its server
-// lanes and which cells share each one, or a note that they run serially.
-func describeSchedule(w io.Writer, sw plan.Sweep, parallel int) {
-	lanes := sw.Lanes()
+// lanes (runner.ServerLanes: names of one machine's port merged) and which
+// cells share each one, or a note that they run serially; withNotes adds
+// the notes of merged lanes and unresolved names.
+func describeSchedule(ctx context.Context, w io.Writer, sw plan.Sweep, parallel int, withNotes bool) {
+	lanes, notes := runner.ServerLanes(ctx, sw)
+	if withNotes {
+		for _, n := range notes {
+			fmt.Fprintln(w, "note: "+n)
+		}
+	}
 	switch {
 	case len(lanes) <= 1 && parallel <= 1:
 		return

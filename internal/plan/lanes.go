@@ -18,7 +18,12 @@ type Lane struct {
 // origins share any server, directly or through another cell, are in one
 // lane. Lanes are ordered by their first trial in the plan; a cell whose
 // URLs name no server shares a lane with the other such cells.
-func (s Sweep) Lanes() []Lane {
+func (s Sweep) Lanes() []Lane { return s.LanesBy(nil) }
+
+// LanesBy is Lanes with servers that are one machine's port told by ids:
+// two servers are one when the identities ids gives them meet (a server
+// ids gives none is its own spelling; nil: every server is).
+func (s Sweep) LanesBy(ids func(server string) []string) []Lane {
 	// Union-find over the cells, joined through each server they load.
 	parent := make([]int, len(s.Cells))
 	for i := range parent {
@@ -40,10 +45,18 @@ func (s Sweep) Lanes() []Lane {
 			servers = []string{""}
 		}
 		for _, srv := range servers {
-			if j, ok := owner[srv]; ok {
-				parent[find(i)] = find(j)
-			} else {
-				owner[srv] = i
+			keys := []string{srv}
+			if ids != nil {
+				if own := ids(srv); len(own) > 0 {
+					keys = own
+				}
+			}
+			for _, k := range keys {
+				if j, ok := owner[k]; ok {
+					parent[find(i)] = find(j)
+				} else {
+					owner[k] = i
+				}
 			}
 		}
 	}
