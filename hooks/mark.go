@@ -29,12 +29,20 @@ type Mark struct {
 }
 
 // StartDeadline is when a start this mark records stops being on its
-// way: TimeoutSeconds after it was sent (zero time when unknown).
+// way: the starts go to the origins one after another, each within
+// TimeoutSeconds, so len(Origins) timeouts after the first was sent (zero
+// time when unknown).
 func (m Mark) StartDeadline() time.Time {
 	if m.StartedAt <= 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, m.StartedAt).Add(time.Duration(m.TimeoutSeconds * float64(time.Second)))
+	return time.Unix(0, m.StartedAt).Add(m.StartWindow())
+}
+
+// StartWindow is how long the starts of the mark's origins may take in
+// all: a timeout each.
+func (m Mark) StartWindow() time.Duration {
+	return time.Duration(float64(max(1, len(m.Origins))) * m.TimeoutSeconds * float64(time.Second))
 }
 
 // write writes m to path atomically (a reader sees all of it or nothing).

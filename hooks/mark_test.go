@@ -33,6 +33,9 @@ func TestProfilerMarkLifecycle(t *testing.T) {
 	assert.NotZero(t, atStart.StartedAt, "the mark says when the start was sent")
 	assert.Equal(t, time.Duration(5*time.Second), atStart.StartDeadline().Sub(time.Unix(0, atStart.StartedAt)),
 		"a start may be on its way until its timeout after it was sent")
+	two := *atStart
+	two.Origins = append(two.Origins, "http://b:1")
+	assert.Equal(t, 10*time.Second, two.StartWindow(), "the starts go one after another: a timeout each")
 	atStart.StartedAt = 0
 	assert.Equal(t, Mark{PID: os.Getpid(), Phase: "profiling", Origins: []string{a.URL}, StopPath: "/stop_profile", TimeoutSeconds: 5}, *atStart)
 	b, err := os.ReadFile(mark)

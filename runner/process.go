@@ -289,7 +289,7 @@ func stopEarlierProfiler(ctx context.Context, spec Spec, dir string) ([]hooks.Ca
 			h.Timeout = time.Duration(m.TimeoutSeconds * float64(time.Second))
 		}
 		if d := time.Until(m.StartDeadline()); d > 0 {
-			if !sleep(ctx, min(d, time.Duration(m.TimeoutSeconds*float64(time.Second)))) {
+			if !sleep(ctx, min(d, m.StartWindow())) {
 				return nil, fmt.Errorf("interrupted while waiting to stop the server profiler an earlier run left running: %w",
 					context.Cause(ctx))
 			}

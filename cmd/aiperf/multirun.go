@@ -31,25 +31,22 @@ const consistentSeed = 42
 // consistentSeed, or with --no-set-consistent-seed a seed drawn now, made
 // different for each trial; --vary-seed-per-trial derives each trial's seed
 // from the cell's.
-func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string, notes io.Writer) error {
+func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string, notes io.Writer) {
 	if !c.yamlMultiRun || slices.Contains(explicit, "profile_run_disable_warmup_after_first") {
 		c.warmupOnce = c.WarmupAfterFirst
 	}
-	if err := c.resetWarmup(p, explicit, notes); err != nil {
-		return err
-	}
+	c.resetWarmup(p, explicit, notes)
 	c.varySeed = c.varySeed || c.VarySeedPerTrial // a config file's multi_run: may have set it
 	if c.NumProfileRuns < 2 || c.SpecFile != "" || c.Config != "" || slices.Contains(explicit, "random_seed") {
-		return nil
+		return
 	}
 	if c.SetConsistentSeed {
 		p.RandomSeed = consistentSeed
-		return nil
+		return
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	p.RandomSeed, c.varySeed, c.drawnSeed = int64(binary.BigEndian.Uint64(b[:])>>1), true, true
-	return nil
 }
 
 // resetWarmup says, once, that the trials of a cell resetting the KV cache
@@ -61,9 +58,9 @@ func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string, notes io.Wr
 // a warm first trial. (A config file's
 // disable_warmup_after_first: true cannot be told from AIPerf's default,
 // which files often repeat: it gets the note.)
-func (c *ProfileCmd) resetWarmup(p *plan.Profile, explicit []string, notes io.Writer) error {
+func (c *ProfileCmd) resetWarmup(p *plan.Profile, explicit []string, notes io.Writer) {
 	if !c.warmupOnce || c.NumProfileRuns < 2 || c.SpecFile != "" {
-		return nil
+		return
 	}
 	resets := p.ResetsCache() && len(c.yamlCells) == 0
 	for i := range c.yamlCells {
@@ -71,7 +68,7 @@ func (c *ProfileCmd) resetWarmup(p *plan.Profile, explicit []string, notes io.Wr
 	}
 	switch {
 	case !resets:
-		return nil
+		return
 	case slices.Contains(explicit, "profile_run_disable_warmup_after_first"):
 		fmt.Fprintln(notes, "warning: --profile-run-disable-warmup-after-first is not applied with a KV-cache reset "+
 			"(--reset-kv-cache or reset_kv_cache): every trial resets the cache before its load, so the trials after the "+
@@ -80,7 +77,6 @@ func (c *ProfileCmd) resetWarmup(p *plan.Profile, explicit []string, notes io.Wr
 	case !slices.Contains(c.yamlNotes, plan.ResetKeepsWarmupNote):
 		fmt.Fprintln(notes, "note: "+plan.ResetKeepsWarmupNote)
 	}
-	return nil
 }
 
 // multiRun runs the cell --num-profile-runs times, as a sweep of one cell.

@@ -58,7 +58,10 @@ func printPlan(ctx context.Context, g *Globals, sweeps []plan.Sweep, searches []
 		if parallel > 0 {
 			lanes := map[string][]plan.Lane{}
 			for _, sw := range sweeps {
-				lanes[sw.Name], _ = runner.ServerLanes(ctx, sw)
+				lanes[sw.Name] = sw.Lanes()
+				if parallel > 1 {
+					lanes[sw.Name], _ = runner.ServerLanes(ctx, sw)
+				}
 			}
 			out["lanes"] = lanes
 		}

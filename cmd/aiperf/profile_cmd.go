@@ -96,9 +96,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	for _, n := range c.yamlNotes {
 		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
-	if err := c.trialPolicy(&spec.Profile, explicitFlags(kctx), g.Stderr); err != nil {
-		return usageErr(err)
-	}
+	c.trialPolicy(&spec.Profile, explicitFlags(kctx), g.Stderr)
 	spec.Profile.WaitForAll()
 	var runErrs []error
 	if !slices.Contains(logLevels, strings.ToUpper(c.LogLevel)) {

@@ -25,12 +25,15 @@ func (a ParallelArg) check() error {
 
 // describeSchedule tells how a sweep's trials will run with --parallel
 // parallel: nothing with 1 on one server (today's sweep), else its server
-// lanes (runner.ServerLanes: names of one machine's port merged) and which
-// cells share each one, or a note that they run serially; withNotes adds
-// the notes of merged lanes and unresolved names.
-func describeSchedule(ctx context.Context, w io.Writer, sw plan.Sweep, parallel int, withNotes bool) {
-	lanes, notes := runner.ServerLanes(ctx, sw)
-	if withNotes {
+// lanes and which cells share each one, or a note that they run serially.
+// With resolve and parallel > 1 the lanes are runner.ServerLanes' (names of
+// one machine's port merged, with its notes); else by spelling (a sweep's
+// runner looks the names up itself, and says what it merged).
+func describeSchedule(ctx context.Context, w io.Writer, sw plan.Sweep, parallel int, resolve bool) {
+	lanes := sw.Lanes()
+	if resolve && parallel > 1 {
+		var notes []string
+		lanes, notes = runner.ServerLanes(ctx, sw)
 		for _, n := range notes {
 			fmt.Fprintln(w, "note: "+n)
 		}

@@ -298,7 +298,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
 	}
 	if o.parallel > 1 && (o.ui != "none" || len(sw.Lanes()) <= 1) {
-		describeSchedule(ctx, g.Stderr, sw, o.parallel, false) // the lanes, or the note that it runs serially (the runner notes merged lanes)
+		describeSchedule(ctx, g.Stderr, sw, o.parallel, false) // by spelling: the runner looks the names up and notes what it merged
 	}
 	parent, cells := sweepParent(ctx, g, sw)
 	if cells != nil {

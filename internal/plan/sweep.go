@@ -28,10 +28,10 @@ type Sweep struct {
 	// Source is where the sweep was declared (file:line), for messages.
 	Source string `json:"source,omitempty"`
 	// WarmupFirstTrialOnly drops the warmup from every cell's trials after
-	// the first (AIPerf's multi_run.disable_warmup_after_first), except
-	// from a cell that resets the KV cache before each trial (ResetsCache):
-	// its reset has just emptied the cache the first trial's warmup filled,
-	// so every trial of it keeps its warmup.
+	// the first (AIPerf's multi_run.disable_warmup_after_first), unless a
+	// cell resets the KV cache before each trial (Sweep.ResetsCache): its
+	// reset empties the cache the warmups filled, so every trial keeps its
+	// warmup.
 	WarmupFirstTrialOnly bool `json:"warmup_first_trial_only,omitempty"`
 	// VarySeedPerTrial gives every trial of a cell its own seed, TrialSeed
 	// of the cell's (AIPerf's multi_run.vary_seed_per_trial); else a
@@ -82,27 +82,36 @@ const (
 // cell's trial 1, then every cell's trial 2, ...
 func (s Sweep) TrialList() []Trial {
 	var out []Trial
+	warmEach := s.ResetsCache() // read once: linear in the trials
 	if s.Order == OrderRepeated {
 		for n := 1; n <= max(1, s.Trials); n++ {
 			for _, c := range s.Cells {
-				out = append(out, s.trial(c, n))
+				out = append(out, s.trial(c, n, warmEach))
 			}
 		}
 		return out
 	}
 	for _, c := range s.Cells {
 		for n := 1; n <= max(1, s.Trials); n++ {
-			out = append(out, s.trial(c, n))
+			out = append(out, s.trial(c, n, warmEach))
 		}
 	}
 	return out
 }
 
+// ResetsCache reports whether a cell of the sweep resets the KV cache
+// before each trial: its trials then empty the cache the others' warmups
+// filled (trials of cells on one server alternate, OrderRepeated), so every
+// trial of every cell keeps its warmup.
+func (s Sweep) ResetsCache() bool {
+	return slices.ContainsFunc(s.Cells, func(c Cell) bool { return c.Profile.ResetsCache() })
+}
+
 // trial is cell's trial n, without its warmup after the first when
-// WarmupFirstTrialOnly and the cell does not reset the KV cache, with its
+// WarmupFirstTrialOnly and no cell resets the KV cache (warmEach), with its
 // own seed when VarySeedPerTrial.
-func (s Sweep) trial(c Cell, n int) Trial {
-	if s.WarmupFirstTrialOnly && n > 1 && !c.Profile.ResetsCache() {
+func (s Sweep) trial(c Cell, n int, warmEach bool) Trial {
+	if s.WarmupFirstTrialOnly && n > 1 && !warmEach {
 		c.Profile = c.Profile.WithoutWarmup()
 	}
 	if s.VarySeedPerTrial {
@@ -119,7 +128,7 @@ func (p *Profile) ResetsCache() bool { return p.ResetHook().Enabled }
 
 // ResetKeepsWarmupNote is what a multi-run says, once, when
 // WarmupFirstTrialOnly meets a cell that resets the KV cache.
-const ResetKeepsWarmupNote = "every trial resets the KV cache before its load (reset_kv_cache / --reset-kv-cache), " +
+const ResetKeepsWarmupNote = "a trial resets the KV cache before its load (reset_kv_cache / --reset-kv-cache), " +
 	"so every trial runs its warmup: disable_warmup_after_first (--profile-run-disable-warmup-after-first, " +
 	"on by default) does not apply, as trials after the first would otherwise measure the cache the reset " +
 	"just emptied, not the warmed server"
