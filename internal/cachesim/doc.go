@@ -20,7 +20,8 @@
 // one its delay after the previous turn ends, and never before (the reply
 // time the mock takes is not modelled beyond ttft and itl); another row
 // without one with the previous row, plus its delay. Its prompt's blocks
-// are looked up, the longest cached prefix is its hit, and they are cached
+// are looked up, the longest cached prefix is its hit (at most the blocks
+// of its first n−1 tokens, as vLLM and the mock), and they are cached
 // (kvcache.Cache.Serve). It completes ttft + (output_length-1) × itl later
 // (at once by default, like the mock under --fast), when its prompt's and
 // its reply's blocks are cached again (Cache.Store). The rows are kept

@@ -184,7 +184,7 @@ func (s *Simulator) replay(ctx context.Context) error {
 			st = s.newStream()
 		}
 		s.addPrompt(st, e)
-		hit := s.cache.Serve(st.names())
+		hit := s.serve(st)
 		s.res.Requests++
 		s.res.PromptTokens += int64(st.tokens)
 		s.res.HitTokens += int64(hit * s.cfg.CacheBlockSize)
@@ -298,4 +298,20 @@ func (h *completions) Pop() any {
 	c := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return c
+}
+
+// serve looks st's prompt up and caches its blocks, as the mock and vLLM
+// (KVCacheManager.get_computed_blocks) do: a hit covers at most the
+// prompt's first n−1 tokens, in whole blocks (the last token is always
+// recomputed for its logits), so a prompt of exactly whole blocks found
+// whole in the cache still prefills its last block. It returns the blocks
+// served from the cache.
+func (s *Simulator) serve(st *stream) int {
+	names := st.names()
+	usable := min(len(names), max(st.tokens-1, 0)/s.cfg.CacheBlockSize)
+	hit := s.cache.Serve(names[:usable])
+	if usable < len(names) { // the whole prompt again, so its blocks keep the mock's eviction order
+		s.cache.Store(names)
+	}
+	return hit
 }

@@ -62,14 +62,17 @@ func TestEviction(t *testing.T) {
 		row(2, 1, 4, 0, 1),
 		row(3, 2, 8, 0, 1, 2))
 	assert.Equal(t, 2, r.CapacityBlocks)
-	assert.Equal(t, int64(4+8), r.HitTokens, "the first prompt's head, its first 2 blocks, stays cached")
+	// Row 2's one block is never a hit (its last token is recomputed);
+	// row 3 looks up its first block only (7 of its 8 tokens, in whole blocks).
+	assert.Equal(t, int64(4), r.HitTokens, "the first prompt's head, its first 2 blocks, stays cached")
 	assert.Equal(t, uint64(2), r.BlocksEvicted, "block 3, when admitted and again when completed (the last touched first, then the eviction)")
 }
 
 // Completions are replayed at their time: a request still running when
 // the next arrives caches its blocks after that arrival.
 func TestCompletionsAtTheirTime(t *testing.T) {
-	rows := []dataset.TraceRow{row(1, 0, 4, 1, 1), row(2, 1, 4, 1, 2), row(3, 2, 4, 1, 1)}
+	// 5 tokens each: one full block, looked up (a hit never covers the last token).
+	rows := []dataset.TraceRow{row(1, 0, 5, 1, 1, 101), row(2, 1, 5, 1, 2, 102), row(3, 2, 5, 1, 1, 103)}
 	at := Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 4} // 1 block
 	assert.Zero(t, replay(t, at, rows...).HitTokens, "each request done as it arrives: block 2 evicts block 1")
 	at.TTFTms = 1.5
@@ -103,19 +106,20 @@ func TestDelaysPerSession(t *testing.T) {
 		turn(row(1, 0, 8, 0, 1, 2), "x", math.NaN()),
 		turn(row(2, math.NaN(), 4, 0, 3), "x", 1000), // at 1000
 		turn(row(3, 500, 8, 0, 1, 2), "y", math.NaN()))
-	// in time order: x1 caches blocks 1, 2; y1 at 500 hits both; x2 at 1000
-	// re-sends x1's prompt, which hits too. (In file order x2 would evict
-	// block 1 before y1 came.)
+	// in time order: x1 caches blocks 1, 2; y1 at 500 hits block 1 (its
+	// last block holds its last token, recomputed); x2 at 1000 re-sends x1's
+	// prompt, whose 2 blocks hit. (In file order x2 would evict block 1
+	// before y1 came.)
 	assert.Equal(t, 3, r.Requests)
 	assert.Equal(t, 1, r.LaterTurns)
 	assert.Equal(t, int64(8+12+8), r.PromptTokens, "a later turn re-sends the earlier prompt")
-	assert.Equal(t, int64(8+8), r.HitTokens)
+	assert.Equal(t, int64(4+8), r.HitTokens)
 
 	r = replay(t, Config{HashBlockSize: 4, CacheBlockSize: 4, CapacityTokens: 8, TTFTms: 600},
 		turn(row(1, 0, 8, 1, 1, 2), "x", math.NaN()),
 		turn(row(2, 100, 4, 0, 3), "x", math.NaN()), // not before x1 ends at 600
 		turn(row(3, 500, 8, 0, 1, 2), "y", math.NaN()))
-	assert.Equal(t, int64(8+8), r.HitTokens, "x2 comes after y1, once x1's reply is in")
+	assert.Equal(t, int64(4+8), r.HitTokens, "x2 comes after y1, once x1's reply is in")
 }
 
 // A session's turn sends the conversation so far: earlier prompts and
