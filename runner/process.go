@@ -233,24 +233,24 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 		run = failedRun(spec, launchErr) // to record the stops
 	}
 	run = run.Redacted(redact)
-	if len(earlier) > 0 {
-		// Before this run's own calls, as they were sent.
+	if len(earlier) > 0 { // before this run's own calls, as they were sent
 		run.ControlHooks = append(slices.Clone(earlier), run.ControlHooks...)
-		msg := "server profiler " + earlierNote
-		if earlierErr != nil {
-			msg = redact.Redact(earlierErr.Error()) + " (" + earlierNote + ")"
-		}
-		run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), msg)
+		run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), stopWarning(earlierErr, earlierNote, redact))
 	}
 	if len(stops) > 0 {
 		run.ControlHooks = append(slices.Clone(run.ControlHooks), stops...)
-		msg := "server profiler " + orphanNote
-		if stopErr != nil {
-			msg = redact.Redact(stopErr.Error()) + " (" + orphanNote + ")"
-		}
-		run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), msg)
+		run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), stopWarning(stopErr, orphanNote, redact))
 	}
 	return run, launchErr
+}
+
+// stopWarning is the run's warning on profiler stops the runner sent on a
+// trial process's behalf (note says why), with their failure if any.
+func stopWarning(err error, note string, redact *plan.Redactor) string {
+	if err != nil {
+		return redact.Redact(err.Error()) + " (" + note + ")"
+	}
+	return "server profiler " + note
 }
 
 // earlierNote is the warning on every profiler stop the runner sends, before

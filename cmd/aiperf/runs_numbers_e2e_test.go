@@ -93,13 +93,13 @@ func TestNonFiniteStoredStatisticsAreNotZero(t *testing.T) {
 
 	show := cli(t, dir, "runs", "show", "1")
 	require.Equal(t, ExitOK, show.code, show.stderr)
-	row := lineWith(t, show.stdout, "Time to First Token (ms)")
+	row := lineContaining(t, show.stdout, "Time to First Token (ms)")
 	cells := strings.Split(row, "│")
 	require.GreaterOrEqual(t, len(cells), 8, row)
 	assert.Equal(t, []string{"n/a", "n/a"}, []string{strings.TrimSpace(cells[2]), strings.TrimSpace(cells[4])}, "avg, max: %s", row)
 	assert.Equal(t, "n/a", strings.TrimSpace(cells[5]), "p99: %s", row)
 	assert.NotEqual(t, "0.00", strings.TrimSpace(cells[3]), "min is kept: %s", row)
-	assert.Contains(t, lineWith(t, show.stdout, "Output Token Throughput (tokens/sec)"), "n/a")
+	assert.Contains(t, lineContaining(t, show.stdout, "Output Token Throughput (tokens/sec)"), "n/a")
 
 	exp := cli(t, dir, "runs", "export", "1", "--format", "csv")
 	require.Equal(t, ExitOK, exp.code, exp.stderr)
@@ -150,16 +150,4 @@ func TestNonFiniteStoredStatisticsAreNotZero(t *testing.T) {
 		}
 		assert.NotNil(t, ttft["min"], "the finite statistics are kept")
 	}
-}
-
-// lineWith is the first line of out that contains s.
-func lineWith(t *testing.T, out, s string) string {
-	t.Helper()
-	for line := range strings.SplitSeq(out, "\n") {
-		if strings.Contains(line, s) {
-			return line
-		}
-	}
-	require.Failf(t, "no line", "none has %q in:\n%s", s, out)
-	return ""
 }
