@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/runner"
+)
+
+// writeExports writes the run's exports into dir, or, when that fails, into
+// a new temporary directory, so a run that sent traffic always leaves them
+// somewhere; it returns their paths and directory.
+func writeExports(dir string, run *result.Run) ([]string, string, error) {
+	paths, err := report.WriteAll(dir, run)
+	if err == nil {
+		return paths, dir, nil
+	}
+	err = fmt.Errorf("write exports to %s: %w", dir, err)
+	tmp, tmpErr := os.MkdirTemp("", "aiperf-run-")
+	if tmpErr == nil {
+		var p []string
+		if p, tmpErr = report.WriteAll(tmp, run); tmpErr == nil {
+			return p, tmp, fmt.Errorf("%w; wrote them to %s instead", err, tmp)
+		}
+	}
+	return nil, "", fmt.Errorf("%w; nor to a temporary directory: %w", err, tmpErr)
+}
+
+// cliCommand is the command line a run exports: the user's, which a trial
+// child gets from its parent, else this process's; secrets redacted.
+func cliCommand(args []string, spec runner.Spec, redact *plan.Redactor) string {
+	if spec.CLICommand != "" {
+		return redact.Redact(spec.CLICommand)
+	}
+	return redactedCommand(args, spec.Profile.URL, redact)
+}
+
+// defaultArtifactDir follows AIPerf: artifacts/<model>-openai-<endpoint>-<stimulus>,
+// and ends with -<name> for a run given a --name (ours), so that two runs
+// labelled apart (before, after) keep their exports apart.
+func defaultArtifactDir(p plan.Profile, name string) string {
+	dir := aiperfArtifactDir(p)
+	if name != "" {
+		dir += "-" + strings.NewReplacer("/", "_", ":", "_", string(filepath.Separator), "_").Replace(name)
+	}
+	return dir
+}
+
+// aiperfArtifactDir is AIPerf's default: artifacts/<model>-openai-<endpoint>-<stimulus>.
+func aiperfArtifactDir(p plan.Profile) string {
+	model := strings.NewReplacer("/", "_", ":", "_").Replace(p.Model[0])
+	stim := "concurrency1"
+	if p.UserCentricRate != nil {
+		stim = fmt.Sprintf("user_centric_rate%g", *p.UserCentricRate)
+	} else if p.RequestRate != nil {
+		stim = fmt.Sprintf("request_rate%g", *p.RequestRate)
+	} else if p.Concurrency != nil {
+		stim = fmt.Sprintf("concurrency%d", *p.Concurrency)
+	}
+	// YAML phases: the stimulus of each profiling phase, so that two files
+	// with different loads do not share a directory.
+	var phases []string
+	for _, ph := range p.Phases {
+		switch {
+		case ph.Kind != plan.KindProfiling:
+		case ph.Rate > 0:
+			phases = append(phases, fmt.Sprintf("request_rate%g", ph.Rate))
+		default:
+			phases = append(phases, fmt.Sprintf("concurrency%d", max(ph.Concurrency, 1)))
+		}
+	}
+	if len(phases) > 0 {
+		stim = strings.Join(phases, "-")
+	}
+	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
+}
+
+// redactedCommand is "aiperf " + args with every secret redacted: the API
+// key, secret header values and URL credentials. Matching the values rather
+// than the flags catches every spelling (--api-key=K, -HName:V, -vH Name:V,
+// --url=http://user:pw@host, ...); a URL's userinfo is also replaced as
+// written, so no escaping of the password (p%61ss for pass) lets it through.
+func redactedCommand(args []string, urls []string, redact *plan.Redactor) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		for _, raw := range urls {
+			if red := plan.RedactURL(raw); red != raw {
+				a = strings.ReplaceAll(a, raw, red)
+			}
+		}
+		out[i] = redact.Redact(a)
+	}
+	return "aiperf " + strings.Join(out, " ")
+}
