@@ -88,7 +88,7 @@ func FromBytes(kind Kind, b []byte) (Item, error) {
 			it.Seconds = w.Seconds()
 			return it, nil
 		} else if !isMP3(b) {
-			return Item{}, fmt.Errorf("not a WAV or MP3 audio (%v)", err)
+			return Item{}, fmt.Errorf("not a WAV or MP3 audio (%w)", err)
 		}
 		return encoded(Audio, "mp3", "audio/mpeg", b), nil
 	case Video:

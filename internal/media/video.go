@@ -273,7 +273,8 @@ func encodeVideo(ctx context.Context, o VideoOptions, r *rand.Rand) ([]byte, err
 		if ctx.Err() != nil { // ffmpeg was killed because the run was stopped
 			return nil, fmt.Errorf("ffmpeg %s/%s: %w", o.Format, o.Codec, ctx.Err())
 		}
-		return nil, fmt.Errorf("ffmpeg %s/%s: %v %v: %s", o.Format, o.Codec, err, werr, strings.TrimSpace(stderr.String()))
+		// err is nil when ffmpeg exited 0 but stopped reading its input.
+		return nil, fmt.Errorf("ffmpeg %s/%s: %w: %s", o.Format, o.Codec, errors.Join(err, werr), strings.TrimSpace(stderr.String()))
 	}
 	if fi, err := os.Stat(out); err == nil && uriBytes(float64(fi.Size())) > MaxItemBytes {
 		return nil, &ItemError{What: "video", Bytes: uriBytes(float64(fi.Size())), Lower: videoLower}

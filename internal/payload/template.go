@@ -148,7 +148,7 @@ func (t *Template) Render(v Vars) ([]byte, error) {
 	out := bytes.TrimSpace(b.Bytes())
 	var obj map[string]any
 	if err := json.Unmarshal(out, &obj); err != nil {
-		return nil, fmt.Errorf("does not render a JSON object (%v): %q", err, cut(string(out)))
+		return nil, fmt.Errorf("does not render a JSON object (%w): %q", err, cut(string(out)))
 	}
 	return out, nil
 }

@@ -24,7 +24,7 @@ func ParseExtraInput(s string) (map[string]any, error) {
 	if strings.HasPrefix(s, "{") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(s), &m); err != nil {
-			return nil, fmt.Errorf("is not a valid JSON object: %v", err)
+			return nil, fmt.Errorf("is not a valid JSON object: %w", err)
 		}
 		return m, nil
 	}

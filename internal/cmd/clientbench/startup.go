@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -117,8 +118,11 @@ func loadSeconds(path string) (float64, error) {
 	defer db.Close()
 	var s sql.NullFloat64
 	err = db.QueryRow(`SELECT sum(value) FROM run_stats WHERE metric = 'benchmark_duration' AND phase = 'profiling'`).Scan(&s)
-	if err != nil || !s.Valid {
-		return 0, fmt.Errorf("read the sweep's benchmark durations: %v", err)
+	if err != nil {
+		return 0, fmt.Errorf("read the sweep's benchmark durations: %w", err)
+	}
+	if !s.Valid {
+		return 0, errors.New("read the sweep's benchmark durations: the store holds none")
 	}
 	return s.Float64, nil
 }

@@ -6,6 +6,7 @@
 package fakeworker
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -98,8 +99,11 @@ type fake struct {
 func Run(r io.Reader, w io.Writer, mode Mode) error {
 	conn := shard.NewConn(r, w)
 	m, err := conn.Recv()
-	if err != nil || m.Spec == nil {
-		return fmt.Errorf("read the spec: %v", err)
+	if err != nil {
+		return fmt.Errorf("read the spec: %w", err)
+	}
+	if m.Spec == nil {
+		return errors.New("read the spec: the first message carries none")
 	}
 	spec := m.Spec
 	f := &fake{conn: conn, mode: mode, clock: load.NewClock(), starts: make(chan int64, len(spec.Phases)),
