@@ -268,24 +268,15 @@ func diffPct(server, client int) float64 {
 // and good_request_fraction.
 func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	var (
-		vals               [numRecordMetrics][]float64
-		ok, failed         int
-		totalISL, totalOSL float64
-		totalErrISL        float64
-		okSpan, failSpan   span
-		withUsage          bool // a successful request reported usage
-		discrepancies      int
-		malformed          int
-		cancelled          int // cut by the phase's end or aborted on purpose
-		tot                totals
-		tokens             bool // a successful request generated tokens
+		vals [numRecordMetrics][]float64
+		ok   int
+		t    tally
 	)
 	for i := range records {
 		if records[i].OK() {
 			ok++
 		}
 	}
-	hasICL := false
 	emit := func(id int, v float64) {
 		if vals[id] == nil {
 			vals[id] = make([]float64, 0, ok)
@@ -295,39 +286,11 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 	for i := range records {
 		r := &records[i]
 		if r.Cancelled {
-			cancelled++
+			t.cancelled++
 			continue
 		}
 		visit(r, streaming, false, emit) // the gaps are read in two passes below
-		tot.add(r)
-		hasICL = hasICL || streaming && r.OK() && r.ResponseNs.Len() >= 2
-		malformed += r.MalformedChunks
-		if r.Error != nil {
-			failed++
-			totalErrISL += float64(r.InputTokens)
-			if r.EndNs != 0 {
-				failSpan.cover(r.SentNs, r.EndNs)
-			}
-			continue
-		}
-		totalISL += float64(r.InputTokens)
-		if !r.NoTokens {
-			tokens = true
-			totalOSL += float64(OutputSequenceLength(r)) // 0 when not known: the total is then a lower bound
-		}
-		if r.Usage != nil {
-			withUsage = true
-			if usageDiscrepancy(r) {
-				discrepancies++
-			}
-		}
-		okSpan.cover(r.SentNs, r.SentNs+LatencyNs(r))
-	}
-	// The benchmark runs from the first send to the last response of the
-	// successful requests, or of the failed ones when none succeeded.
-	window := okSpan
-	if !window.set {
-		window = failSpan
+		t.add(r, streaming)
 	}
 
 	var (
@@ -335,12 +298,12 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 		icl Stats
 		wg  sync.WaitGroup
 	)
-	if hasICL {
+	if t.hasICL {
 		wg.Go(func() { icl = computeStream(gapParts(records)...) })
 	}
 	stats := computeAll(&vals)
 	wg.Wait()
-	if hasICL {
+	if t.hasICL {
 		stats[idICL] = &icl
 	}
 	for id, st := range stats {
@@ -352,53 +315,105 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 			s.Metrics = append(s.Metrics, Metric{Tag: d.tag, Header: d.header, Unit: d.unit, Stats: st})
 		}
 	}
+	duration := t.scalars(&s, ok)
+	if len(slos) > 0 {
+		addGoodput(&s, goodRequests(records, streaming, slos), ok+t.failed, duration)
+	}
+	return s
+}
+
+// tally is what Summarize counts over a phase's records besides each
+// record metric's values.
+type tally struct {
+	failed, cancelled, malformed, discrepancies int
+	totalISL, totalOSL, totalErrISL             float64
+	okSpan, failSpan                            span
+	withUsage                                   bool // a successful request reported usage
+	tokens                                      bool // a successful request generated tokens
+	hasICL                                      bool
+	tot                                         totals
+}
+
+// add counts r, a record that was not cancelled.
+func (t *tally) add(r *Record, streaming bool) {
+	t.tot.add(r)
+	t.hasICL = t.hasICL || streaming && r.OK() && r.ResponseNs.Len() >= 2
+	t.malformed += r.MalformedChunks
+	if r.Error != nil {
+		t.failed++
+		t.totalErrISL += float64(r.InputTokens)
+		if r.EndNs != 0 {
+			t.failSpan.cover(r.SentNs, r.EndNs)
+		}
+		return
+	}
+	t.totalISL += float64(r.InputTokens)
+	if !r.NoTokens {
+		t.tokens = true
+		t.totalOSL += float64(OutputSequenceLength(r)) // 0 when not known: the total is then a lower bound
+	}
+	if r.Usage != nil {
+		t.withUsage = true
+		if usageDiscrepancy(r) {
+			t.discrepancies++
+		}
+	}
+	t.okSpan.cover(r.SentNs, r.SentNs+LatencyNs(r))
+}
+
+// scalars appends the derived and aggregate metrics of ok successful
+// requests to s, and returns the benchmark's duration in seconds (0 when
+// no request ended).
+func (t *tally) scalars(s *Summary, ok int) float64 {
 	scalar := func(d def, v float64) {
 		s.Metrics = append(s.Metrics, Metric{Tag: d.tag, Header: d.header, Unit: d.unit, Value: v})
 	}
+	// The benchmark runs from the first send to the last response of the
+	// successful requests, or of the failed ones when none succeeded.
+	window := t.okSpan
+	if !window.set {
+		window = t.failSpan
+	}
 	duration := float64(window.to-window.from) / 1e9
 	if window.set && duration > 0 {
-		if tokens {
-			scalar(defOutputThroughput, totalOSL/duration)
-			scalar(defTotalThroughput, (totalISL+totalOSL)/duration)
+		if t.tokens {
+			scalar(defOutputThroughput, t.totalOSL/duration)
+			scalar(defTotalThroughput, (t.totalISL+t.totalOSL)/duration)
 		}
 		scalar(defRequestRate, float64(ok)/duration)
 	}
 	scalar(defRequestCount, float64(ok))
-	scalar(defErrorCount, float64(failed))
+	scalar(defErrorCount, float64(t.failed))
 	if ok > 0 {
-		scalar(defTotalISL, totalISL)
+		scalar(defTotalISL, t.totalISL)
 	}
-	if tokens {
-		scalar(defTotalOSL, totalOSL)
+	if t.tokens {
+		scalar(defTotalOSL, t.totalOSL)
 	}
-	if failed > 0 {
-		scalar(defTotalErrorISL, totalErrISL)
+	if t.failed > 0 {
+		scalar(defTotalErrorISL, t.totalErrISL)
 	}
 	if window.set {
 		scalar(defDuration, duration)
 	}
-	if withUsage {
-		scalar(defUsageDiscrepancy, float64(discrepancies))
+	if t.withUsage {
+		scalar(defUsageDiscrepancy, float64(t.discrepancies))
 	}
-	if tot.osl.asked > 0 {
-		scalar(defOSLMismatch, float64(tot.osl.missed))
+	if t.tot.osl.asked > 0 {
+		scalar(defOSLMismatch, float64(t.tot.osl.missed))
 	}
-	if malformed > 0 {
-		scalar(defMalformedChunks, float64(malformed))
+	if t.malformed > 0 {
+		scalar(defMalformedChunks, float64(t.malformed))
 	}
-	if cancelled > 0 {
-		scalar(defCancelledCount, float64(cancelled))
+	if t.cancelled > 0 {
+		scalar(defCancelledCount, float64(t.cancelled))
 	}
-	tot.scalars(scalar, ok, failed)
-	s.SpecDecodeHistogram = tot.spec.pooled()
-	if len(slos) > 0 {
-		d := 0.0
-		if window.set {
-			d = duration
-		}
-		addGoodput(&s, goodRequests(records, streaming, slos), ok+failed, d)
+	t.tot.scalars(scalar, ok, t.failed)
+	s.SpecDecodeHistogram = t.tot.spec.pooled()
+	if !window.set {
+		return 0
 	}
-	return s
+	return duration
 }
 
 // span is a time interval in ns, grown to cover others.
