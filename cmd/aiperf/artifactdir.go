@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -51,17 +54,16 @@ func defaultArtifactDir(p plan.Profile, name string) string {
 	return dir
 }
 
-// aiperfArtifactDir is AIPerf's default: artifacts/<model>-openai-<endpoint>-<stimulus>.
+// aiperfArtifactDir is AIPerf's default: artifacts/<model>-openai-<endpoint>-<stimulus>,
+// the model the first of -m with _multi when there are several
+// (UserConfig._get_artifact_model_name).
 func aiperfArtifactDir(p plan.Profile) string {
-	model := strings.NewReplacer("/", "_", ":", "_").Replace(p.Model[0])
-	stim := "concurrency1"
-	if p.UserCentricRate != nil {
-		stim = fmt.Sprintf("user_centric_rate%g", *p.UserCentricRate)
-	} else if p.RequestRate != nil {
-		stim = fmt.Sprintf("request_rate%g", *p.RequestRate)
-	} else if p.Concurrency != nil {
-		stim = fmt.Sprintf("concurrency%d", *p.Concurrency)
+	model := p.Model[0]
+	if len(p.Model) > 1 {
+		model += "_multi"
 	}
+	model = strings.NewReplacer("/", "_", ":", "_").Replace(model)
+	stim := stimulus(p)
 	// YAML phases: the stimulus of each profiling phase, so that two files
 	// with different loads do not share a directory.
 	var phases []string
@@ -78,6 +80,47 @@ func aiperfArtifactDir(p plan.Profile) string {
 		stim = strings.Join(phases, "-")
 	}
 	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
+}
+
+// stimulus names p's load as AIPerf's UserConfig._get_artifact_stimulus
+// does: fixed_schedule for a trace replayed on its timestamps,
+// user_centric-users<N>-qps<Q>, else concurrency<C> and request_rate<R>
+// (each when given, joined by "-"; concurrency1 when neither is), the
+// rates written as Python writes a float (200.0, 2.5).
+func stimulus(p plan.Profile) string {
+	if fixed, _ := bench.Timestamped(p); p.FixedSchedule || fixed {
+		return "fixed_schedule"
+	}
+	if p.UserCentricRate != nil {
+		s := "user_centric"
+		if p.NumUsers != nil {
+			s += fmt.Sprintf("-users%d", *p.NumUsers)
+		}
+		return s + "-qps" + pyFloat(*p.UserCentricRate)
+	}
+	var parts []string
+	if p.Concurrency != nil {
+		parts = append(parts, fmt.Sprintf("concurrency%d", *p.Concurrency))
+	}
+	if p.RequestRate != nil {
+		parts = append(parts, "request_rate"+pyFloat(*p.RequestRate))
+	}
+	if len(parts) == 0 {
+		return "concurrency1"
+	}
+	return strings.Join(parts, "-")
+}
+
+// pyFloat writes f as Python's repr of a float: 200.0, 2.5, 1e-05, 1e+16.
+func pyFloat(f float64) string {
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		return strconv.FormatFloat(f, 'e', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 // redactedCommand is "aiperf " + args with every secret redacted: the API

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -86,6 +89,38 @@ func TestDefaultArtifactDirNamesYAMLPhases(t *testing.T) {
 	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency16-request_rate2.5", defaultArtifactDir(p, ""))
 	assert.Equal(t, "artifacts/org_model-openai-chat-concurrency16-request_rate2.5-after_v2", defaultArtifactDir(p, "after/v2"),
 		"a --name keeps the run's exports apart from another name's")
+}
+
+// TestDefaultArtifactDirIsAIPerfs: without --name the directory is the
+// one AIPerf's UserConfig names (_get_artifact_stimulus and
+// _get_artifact_model_name), so scripts that build the path find it.
+func TestDefaultArtifactDirIsAIPerfs(t *testing.T) {
+	base := plan.NewProfile()
+	base.Model = []string{"Qwen/Qwen3-0.6B"}
+	dir := func(edit func(p *plan.Profile)) string {
+		p := base
+		edit(&p)
+		return strings.TrimPrefix(defaultArtifactDir(p, ""), "artifacts/Qwen_Qwen3-0.6B")
+	}
+	assert.Equal(t, "-openai-chat-concurrency100-request_rate200.0", dir(func(p *plan.Profile) {
+		p.Concurrency, p.RequestRate = plan.Ptr(100), plan.Ptr(200.0)
+	}))
+	assert.Equal(t, "-openai-chat-request_rate2.5", dir(func(p *plan.Profile) { p.RequestRate = plan.Ptr(2.5) }))
+	assert.Equal(t, "-openai-chat-request_rate1e-05", dir(func(p *plan.Profile) { p.RequestRate = plan.Ptr(0.00001) }))
+	assert.Equal(t, "-openai-chat-user_centric-users4-qps10.0", dir(func(p *plan.Profile) {
+		p.UserCentricRate, p.NumUsers = plan.Ptr(10.0), plan.Ptr(4)
+	}))
+	assert.Equal(t, "-openai-chat-fixed_schedule", dir(func(p *plan.Profile) {
+		p.InputFile, p.FixedSchedule = "trace.jsonl", true
+	}))
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	require.NoError(t, os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 10, "output_length": 2}`+"\n"), 0o600))
+	assert.Equal(t, "-openai-chat-fixed_schedule", dir(func(p *plan.Profile) {
+		p.InputFile, p.CustomDatasetType = trace, "mooncake_trace"
+	}), "a trace with timestamps is replayed on its schedule without --fixed-schedule")
+	assert.Equal(t, "_multi-openai-chat-concurrency1", dir(func(p *plan.Profile) {
+		p.Model = []string{"Qwen/Qwen3-0.6B", "other"}
+	}))
 }
 
 // TestAIPerfSpellings: AIPerf's spellings of the options we implement parse
