@@ -103,6 +103,21 @@ func looksLikePath(a string) bool {
 	return err == nil && st.IsDir()
 }
 
+// notADirectory adds to err, when no store could be read, that the
+// first reference written with a separator (artifacts/run1, from another
+// directory) is no directory either: it was read as a stored run.
+func notADirectory(refs []string, err error) error {
+	for _, r := range refs {
+		if err == nil {
+			break
+		}
+		if strings.ContainsAny(r, "/"+string(filepath.Separator)) {
+			return fmt.Errorf("%s is no directory here, so it was read as a stored run: %w", r, err)
+		}
+	}
+	return err
+}
+
 // split sorts the arguments: those naming a directory are artifact paths,
 // the others stored-run references.
 func (c *PlotCmd) split() (dirs, refs []string) {
@@ -199,10 +214,11 @@ func (c *PlotCmd) source(ctx context.Context, g *Globals) (plotserver.Source, st
 		src := func() ([]plot.Figure, []string, error) {
 			db, err := openStoreToRead(ctx, g.Store)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, notADirectory(refs, err)
 			}
 			defer db.Close()
-			return storedFigures(ctx, db, sel, c.keep, c.ConfidenceLevel)
+			figs, notes, err := storedFigures(ctx, db, sel, c.keep, c.ConfidenceLevel)
+			return figs, notes, notADirectory(refs, err)
 		}
 		return src, cmp.Or(c.Output, filepath.Join("artifacts", "plots")), nil
 	}

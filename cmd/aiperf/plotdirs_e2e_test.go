@@ -216,6 +216,9 @@ func TestPlotDirErrors(t *testing.T) {
 	bad = cli(t, t.TempDir(), "plot")
 	assert.Equal(t, ExitUsage, bad.code)
 	assert.Contains(t, bad.stderr, "artifacts: no such directory")
+	bad = cli(t, t.TempDir(), "plot", "nothere/run1")
+	assert.Equal(t, ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, "nothere/run1 is no directory here, so it was read as a stored run: no run store at")
 
 	m := startMock(t, mock.Config{TTFT: 2, ITL: 1})
 	inv := cli(t, dir, quick(m.URL, "--request-count", "4", "--artifact-dir", "run", "--no-store")...)
