@@ -148,17 +148,19 @@ func (in *integrations) closeLive(ctx context.Context) {
 	if in.live != nil {
 		addr := in.live.Addr()
 		linger := time.Duration(in.p.Linger() * float64(time.Second))
+		wait, stop := ctx, "; Ctrl-C stops waiting"
 		if ctx.Err() != nil {
 			// After a Ctrl-C the final counts are still what the last scrape
 			// is for, but briefly: a sweep's trial child must store its
 			// result well inside its parent's grace (and a second Ctrl-C
 			// exits at once).
-			linger = min(linger, interruptedLinger)
+			linger, wait, stop = min(linger, interruptedLinger), context.WithoutCancel(ctx), ""
 		}
 		if linger > 0 {
-			fmt.Fprintf(in.log, "live metrics: waiting up to %s for a last scrape of http://%s/metrics (--metrics-linger)\n", linger, addr)
+			fmt.Fprintf(in.log, "live metrics: waiting up to %s for a last scrape of http://%s/metrics (--metrics-linger%s)\n",
+				linger, addr, stop)
 		}
-		scraped := in.live.Close(context.WithoutCancel(ctx), linger)
+		scraped := in.live.Close(wait, linger) // a Ctrl-C during the wait ends it
 		in.ended = append(in.ended, result.Export{Kind: "prometheus", Target: "http://" + addr + "/metrics", OK: scraped,
 			Detail: map[bool]string{true: "final counts scraped", false: "final counts not scraped"}[scraped]})
 		in.live = nil

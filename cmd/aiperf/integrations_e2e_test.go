@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/otelexport"
 	"github.com/aiperf-go/aiperf/internal/otelexport/otelcoltest"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/store"
 )
 
 // TestOtelURLDeliversEveryRequest: a profile run with --otel-url delivers,
@@ -182,4 +185,26 @@ func TestSweepLogsParentAndChildRuns(t *testing.T) {
 		uploaded++
 	}
 	assert.Positive(t, uploaded)
+}
+
+// TestCtrlCEndsTheWaitForALastScrape: with --metrics-listen and nobody
+// scraping, the run prints its table, then waits for a last scrape; a
+// Ctrl-C during that wait ends it at once (it used to wait out the whole
+// --metrics-linger and exit 0), the run is stored complete, and the exit
+// code is 130.
+func TestCtrlCEndsTheWaitForALastScrape(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	cmd, stdout, stderr := startAiperf(t, dir, filepath.Join(dir, "aiperf.db"), quick(m.URL, "--request-count", "6",
+		"--metrics-listen", closedAddr(t), "--metrics-linger", "3600", "--artifact-dir", "out")...)
+	awaitOutput(t, stderr, "for a last scrape")
+	assert.Contains(t, stdout.String(), "Request Latency", "the table is printed before the wait")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	require.Equal(t, ExitInterrupted, exitCode(t, cmd, 2*time.Minute), "stderr:\n%s", stderr)
+	assert.Contains(t, stderr.String(), "interrupted after the run ended (its table, exports and stored result are complete)")
+	assert.Contains(t, stdout.String(), "Stored: run 1")
+	runs, err := openStore(t, dir).ListRuns(context.Background(), store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, result.StatusComplete, runs[0].Status)
 }

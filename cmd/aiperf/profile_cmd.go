@@ -281,7 +281,6 @@ func (c *ProfileCmd) deliver(ctx context.Context, g *Globals, run *result.Run, r
 	} else {
 		dir = "" // nothing was written there: the store must not point at it
 	}
-	run.Exports = integ.finish(ctx, run)
 	shown := false
 	show := func() { // the table and the export paths, once
 		if !shown && len(run.Records) > 0 {
@@ -292,14 +291,15 @@ func (c *ProfileCmd) deliver(ctx context.Context, g *Globals, run *result.Run, r
 		}
 		shown = true
 	}
+	if !c.ResultFrame {
+		show() // before the integrations' waits (a last scrape) and the store's (another process's lock)
+	}
+	run.Exports = integ.finish(ctx, run)
 	if c.ResultFile != "" {
 		if err := runner.WriteResult(c.ResultFile, run); err != nil {
 			errs = append(errs, err)
 		}
 	} else if db != nil {
-		if !c.ResultFrame {
-			show() // before the store, which may wait for another process's lock
-		}
 		id, err := completeRun(ctx, g, pending, run, dir, len(paths) > 0)
 		if err != nil {
 			errs = append(errs, err)
@@ -324,6 +324,10 @@ func (c *ProfileCmd) deliver(ctx context.Context, g *Globals, run *result.Run, r
 	fmt.Fprint(g.Stdout, stored)
 	if drawPlots != nil {
 		errs = append(errs, drawPlots())
+	}
+	if runErr == nil && ctx.Err() != nil { // a Ctrl-C after the load, while the run was being delivered
+		errs = append(errs, fmt.Errorf("interrupted after the run ended (its table, exports and stored result are complete): %w",
+			context.Cause(ctx)))
 	}
 	return errors.Join(errs...)
 }
