@@ -33,35 +33,7 @@ const (
 // audit is the client's verdict on itself over the profiling phases.
 func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration) result.Audit {
 	a := result.Audit{Mode: "concurrency", PrecisePacing: p.PrecisePacing, RxCoalesceUsecs: int(p.RxCoalesce().Microseconds())}
-	var firstSched, lastSched int64 = -1, 0
-	rates := map[float64]bool{}
-	for _, r := range reports {
-		if r.Phase.Kind != plan.KindProfiling || r.Sent == 0 {
-			continue
-		}
-		if r.Phase.Fixed {
-			a.Mode = "fixed"
-		}
-		if r.Phase.Rate > 0 {
-			a.Mode = "rate"
-			if r.Phase.Users > 0 {
-				a.Mode = "user_centric"
-			}
-			rates[r.Phase.Rate] = true
-			// One target only when every rate phase asks for the same
-			// rate; phases at several rates are judged by their schedule.
-			a.TargetRate = r.Phase.Rate
-			if len(rates) > 1 {
-				a.TargetRate = 0
-			}
-		}
-		a.CapDelayed += r.CapDelayed
-		a.CapSkipped += r.CapSkipped
-		if firstSched < 0 || r.FirstSchedNs < firstSched {
-			firstSched = r.FirstSchedNs
-		}
-		lastSched = max(lastSched, r.LastSchedNs)
-	}
+	firstSched, lastSched := auditPhases(&a, reports)
 	if len(prof) == 0 {
 		return a
 	}
@@ -93,39 +65,7 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 			a.SendLagMs.P99, lagLimit))
 	}
 	if (a.Mode == "rate" || a.Mode == "user_centric" || a.Mode == "fixed") && n >= 2 && lastSched > firstSched {
-		scheduled := (n - 1) / (float64(lastSched-firstSched) / 1e9)
-		// Behind by a share of the rate and by more than lagLimit in all: on
-		// a schedule of a few ms, a millisecond late is not falling behind.
-		behind := time.Duration((lastSent - firstSent) - (lastSched - firstSched))
-		if a.CapDelayed == 0 && a.CapSkipped == 0 && a.AchievedRate < shortfallLimit*scheduled && behind > lagLimit {
-			a.ClientBound = true
-			a.Warnings = append(a.Warnings, fmt.Sprintf(
-				"achieved %.1f req/s, %.0f%% below the schedule's %.1f req/s: the client fell behind",
-				a.AchievedRate, 100*(1-a.AchievedRate/scheduled), scheduled))
-		}
-		if a.CapDelayed == 0 && a.SendLagMs.P99 > float64(lagLimit)/1e6 {
-			// Precise pacing removes timer lateness (~1 ms), not lag of
-			// this size: the client host could not keep up.
-			a.ClientBound = true
-			a.Warnings = append(a.Warnings, fmt.Sprintf(
-				"send lag p99 %.2f ms exceeds %v: sends left later than scheduled; the client host could not keep up with this rate",
-				a.SendLagMs.P99, lagLimit))
-		}
-		if a.CapSkipped > 0 {
-			a.Warnings = append(a.Warnings, fmt.Sprintf(
-				"%d sends of the schedule were skipped because the --concurrency cap was full when they came due "+
-					"(AIPerf's policy; --cap-policy delay waits for a slot instead): %d were sent, below the target %.1f req/s",
-				a.CapSkipped, len(prof), a.TargetRate))
-		}
-		if a.CapDelayed > 0 {
-			why := "the server did not keep up with %.1f req/s at this cap"
-			if p.ConcurrencyRampDuration != nil {
-				why = "the server did not keep up with %.1f req/s at this cap, or --concurrency-ramp-duration had not opened the slot yet"
-			}
-			a.Warnings = append(a.Warnings, fmt.Sprintf(
-				"%d of %d sends waited for a free in-flight slot (--concurrency cap): "+why+"; latency counts from the actual send",
-				a.CapDelayed, len(prof), a.TargetRate))
-		}
+		scheduleVerdicts(&a, p, len(prof), lastSent-firstSent, lastSched-firstSched)
 	}
 	if a.ClientErrors > 0 {
 		a.ClientBound = true
@@ -137,6 +77,82 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 			float64(stallP99)/1e6, float64(stallMax)/1e6))
 	}
 	return a
+}
+
+// auditPhases reads the profiling phases' reports into a: the load mode,
+// the target rate, the cap's skips and delays; it returns the first and
+// last scheduled send (-1 and 0 when none was).
+func auditPhases(a *result.Audit, reports []load.PhaseReport) (firstSched, lastSched int64) {
+	firstSched = -1
+	rates := map[float64]bool{}
+	for _, r := range reports {
+		if r.Phase.Kind != plan.KindProfiling || r.Sent == 0 {
+			continue
+		}
+		if r.Phase.Fixed {
+			a.Mode = "fixed"
+		}
+		if r.Phase.Rate > 0 {
+			a.Mode = "rate"
+			if r.Phase.Users > 0 {
+				a.Mode = "user_centric"
+			}
+			rates[r.Phase.Rate] = true
+			// One target only when every rate phase asks for the same
+			// rate; phases at several rates are judged by their schedule.
+			a.TargetRate = r.Phase.Rate
+			if len(rates) > 1 {
+				a.TargetRate = 0
+			}
+		}
+		a.CapDelayed += r.CapDelayed
+		a.CapSkipped += r.CapSkipped
+		if firstSched < 0 || r.FirstSchedNs < firstSched {
+			firstSched = r.FirstSchedNs
+		}
+		lastSched = max(lastSched, r.LastSchedNs)
+	}
+	return firstSched, lastSched
+}
+
+// scheduleVerdicts judges a scheduled load (rate, user-centric, fixed) of
+// sent requests: whether the client kept its schedule (sentNs and schedNs
+// the spans of the actual and the scheduled sends), and what the
+// --concurrency cap skipped or delayed.
+func scheduleVerdicts(a *result.Audit, p plan.Profile, sent int, sentNs, schedNs int64) {
+	scheduled := float64(sent-1) / (float64(schedNs) / 1e9)
+	// Behind by a share of the rate and by more than lagLimit in all: on
+	// a schedule of a few ms, a millisecond late is not falling behind.
+	behind := time.Duration(sentNs - schedNs)
+	if a.CapDelayed == 0 && a.CapSkipped == 0 && a.AchievedRate < shortfallLimit*scheduled && behind > lagLimit {
+		a.ClientBound = true
+		a.Warnings = append(a.Warnings, fmt.Sprintf(
+			"achieved %.1f req/s, %.0f%% below the schedule's %.1f req/s: the client fell behind",
+			a.AchievedRate, 100*(1-a.AchievedRate/scheduled), scheduled))
+	}
+	if a.CapDelayed == 0 && a.SendLagMs.P99 > float64(lagLimit)/1e6 {
+		// Precise pacing removes timer lateness (~1 ms), not lag of
+		// this size: the client host could not keep up.
+		a.ClientBound = true
+		a.Warnings = append(a.Warnings, fmt.Sprintf(
+			"send lag p99 %.2f ms exceeds %v: sends left later than scheduled; the client host could not keep up with this rate",
+			a.SendLagMs.P99, lagLimit))
+	}
+	if a.CapSkipped > 0 {
+		a.Warnings = append(a.Warnings, fmt.Sprintf(
+			"%d sends of the schedule were skipped because the --concurrency cap was full when they came due "+
+				"(AIPerf's policy; --cap-policy delay waits for a slot instead): %d were sent, below the target %.1f req/s",
+			a.CapSkipped, sent, a.TargetRate))
+	}
+	if a.CapDelayed > 0 {
+		why := "the server did not keep up with %.1f req/s at this cap"
+		if p.ConcurrencyRampDuration != nil {
+			why = "the server did not keep up with %.1f req/s at this cap, or --concurrency-ramp-duration had not opened the slot yet"
+		}
+		a.Warnings = append(a.Warnings, fmt.Sprintf(
+			"%d of %d sends waited for a free in-flight slot (--concurrency cap): "+why+"; latency counts from the actual send",
+			a.CapDelayed, sent, a.TargetRate))
+	}
 }
 
 // tally counts what one profiling request says about the client and the
