@@ -223,6 +223,10 @@ func TestAbsurdUsageIsNotTrusted(t *testing.T) {
 	}
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r) // a scrape of /metrics, whenever it comes, takes no turn of the cycle
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, tok := range []string{" one", " two", " three", " four", " five"} {
 			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", tok)
