@@ -181,7 +181,7 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 		run, err := s.o.Executor.Launch(ctx, spec, s.o.TrialDir(t))
 		noteStop()
 		if ctx.Err() != nil || (run != nil && run.Status == result.StatusInterrupted) {
-			s.interrupted(t)
+			s.interrupted(t, ctx.Err() == nil)
 			return
 		}
 		late = append(late, s.unanswered(t, run)...)
@@ -233,11 +233,14 @@ func (s *sweepRun) skipped(l int, t plan.Trial) {
 
 // interrupted notes a trial stopped by a cancellation (or by Ctrl-C
 // reaching its process) and stops every lane.
-func (s *sweepRun) interrupted(t plan.Trial) {
+func (s *sweepRun) interrupted(t plan.Trial, ownSignal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.out.Interrupted {
 		s.out.Interrupted = true
+		if ownSignal { // the trial's process was signalled, not the sweep
+			s.out.TrialInterrupted = fmt.Sprintf("%s trial %d", t.Cell.Label, t.Number)
+		}
 		s.cancel()
 	}
 	s.progressLocked(t, "interrupted (not stored)")

@@ -61,6 +61,9 @@ type Options struct {
 type Outcome struct {
 	Total, Skipped, Completed, Failed int
 	Interrupted                       bool
+	// TrialInterrupted names the trial ("cell trial N") whose own process
+	// was interrupted while the sweep was not: that stops the sweep too.
+	TrialInterrupted string
 	// StoreFailed says a trial's result could not be stored, which stopped
 	// the sweep (Run's error says which and where its result is kept).
 	StoreFailed bool
@@ -103,8 +106,12 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		return out, storeErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
-		return out, &interrupted{msg: fmt.Sprintf("sweep %q interrupted after %d of %d trials (rerun with --resume to finish)",
-			sw.Name, out.Completed+out.Failed+out.Skipped, out.Total), cause: context.Cause(ctx)}
+		msg := fmt.Sprintf("sweep %q interrupted after %d of %d trials (rerun with --resume to finish)",
+			sw.Name, out.Completed+out.Failed+out.Skipped, out.Total)
+		if ctx.Err() == nil && out.TrialInterrupted != "" {
+			msg += ": " + out.TrialInterrupted + " was interrupted by a signal to its own process, not to the sweep"
+		}
+		return out, &interrupted{msg: msg, cause: context.Cause(ctx)}
 	case out.Failed > 0:
 		return out, fmt.Errorf("%w: %d of %d trials of sweep %q failed", ErrTrialsFailed, out.Failed, out.Total, sw.Name)
 	}

@@ -358,6 +358,26 @@ func TestCancellationStopsWithoutStoringTheInterruptedTrial(t *testing.T) {
 	}
 }
 
+// TestATrialSignalledAloneStopsTheSweepAndSaysSo: a trial whose own
+// process got a Ctrl-C (the sweep did not) stops the sweep as an
+// interrupt, and the error names that trial and says why.
+func TestATrialSignalledAloneStopsTheSweepAndSaysSo(t *testing.T) {
+	l := &fakeExecutor{respond: func(_ context.Context, n int, spec runner.Spec) (*result.Run, error) {
+		r := completeRun(spec, 10)
+		if n == 1 {
+			r.Status, r.WasCancelled = result.StatusInterrupted, true
+		}
+		return r, nil
+	}}
+	o, _ := options(t, l, &fakeStore{})
+	sw := testSweep(2, 0, 1, 2)
+	out, err := runner.Run(context.Background(), sw, o)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, sw.Cells[0].Label+" trial 2", out.TrialInterrupted)
+	assert.Contains(t, err.Error(), "interrupted after 1 of 4 trials (rerun with --resume to finish): "+
+		sw.Cells[0].Label+" trial 2 was interrupted by a signal to its own process, not to the sweep")
+}
+
 // writeResult writes a trial's result.json as a child would.
 func writeResult(t *testing.T, dir string, run *result.Run) {
 	t.Helper()
