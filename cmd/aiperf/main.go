@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -79,6 +80,11 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
+	// A reader that went away (aiperf profile … | head -1) makes a write to
+	// stdout or stderr fail with EPIPE, not kill the process: the run goes
+	// on, is exported and stored. (Notify, not Ignore: a process this one
+	// starts gets SIGPIPE's default back.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := interruptContext(os.Getenv(runner.ChildEnv) == "")
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -245,7 +251,10 @@ func printError(stderr io.Writer, err error) int {
 	}
 	code := ExitFailure
 	var ee *exitError
+	var pe *fs.PathError
 	switch {
+	case errors.As(err, &pe) && pe.Path == os.Stdout.Name() && errors.Is(pe.Err, syscall.EPIPE):
+		return ExitOK // the reader of the output went away (aiperf runs list | head): it had what it wanted
 	case errors.As(err, &ee):
 		code = ee.code
 	case errors.Is(err, context.Canceled):

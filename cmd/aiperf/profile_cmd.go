@@ -326,8 +326,11 @@ func (c *ProfileCmd) deliver(ctx context.Context, g *Globals, run *result.Run, r
 		errs = append(errs, drawPlots())
 	}
 	if runErr == nil && ctx.Err() != nil { // a Ctrl-C after the load, while the run was being delivered
-		errs = append(errs, fmt.Errorf("interrupted after the run ended (its table, exports and stored result are complete): %w",
-			context.Cause(ctx)))
+		what := "interrupted after the run ended"
+		if errors.Join(errs...) == nil {
+			what += " (its table, exports and stored result are complete)"
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", what, context.Cause(ctx)))
 	}
 	return errors.Join(errs...)
 }
