@@ -353,6 +353,35 @@ func TestSweepReport(t *testing.T) {
 	assert.InDelta(t, 25-4.302652729911275/1.7320508075688772, float64(e.CILow), 1e-9)
 }
 
+// TestClientBoundCellIsNeitherBestNorPareto: a cell with a CLIENT-BOUND
+// trial (its client failed a share of its requests itself, and its
+// numbers look best) is not starred best, is not on the Pareto front and
+// pushes no other cell off it; its row says client-bound.
+func TestClientBoundCellIsNeitherBestNorPareto(t *testing.T) {
+	t.Parallel()
+	db := openStore(t, ":memory:")
+	cells := map[int][]trial{
+		1:   {{ttft: 20, rps: 10}, {ttft: 21, rps: 10.5}},
+		300: {{ttft: 5, rps: 900, bound: true}, {ttft: 6, rps: 880}},
+	}
+	saveSweep(t, db, "bound", cells, 1, 300)
+	opt := compare.Options{}
+	s, err := db.SweepRuns(context.Background(), "bound", opt.StatKeys())
+	require.NoError(t, err)
+	rep := compare.Sweep(s, opt)
+	require.Len(t, rep.Cells, 2)
+	assert.False(t, rep.Cells[0].ClientBound)
+	assert.True(t, rep.Cells[1].ClientBound)
+	assert.True(t, rep.Cells[0].ParetoOptimal, "the bound cell pushes no cell off the front")
+	assert.False(t, rep.Cells[1].ParetoOptimal)
+	for _, b := range rep.Best {
+		assert.NotEqual(t, rep.Cells[1].Label, b.Cell, b.Metric)
+	}
+	tb := rep.Table()
+	assert.Equal(t, "client-bound", tb.Rows[1][len(tb.Rows[1])-1])
+	assert.Contains(t, strings.Join(tb.Notes, "\n"), "a client-bound cell (a CLIENT-BOUND trial: the client shaped its numbers) is neither")
+}
+
 func TestSweepTableNamesScenarioCells(t *testing.T) {
 	t.Parallel()
 	db := openStore(t, ":memory:")

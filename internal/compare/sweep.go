@@ -9,6 +9,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -43,6 +44,10 @@ type SweepCell struct {
 	Runs          int          `json:"runs"`   // stored trials, any status
 	Values        []Estimate   `json:"values"` // one per metric
 	ParetoOptimal bool         `json:"pareto_optimal"`
+	// ClientBound says a complete trial of the cell was CLIENT-BOUND: the
+	// client, not the server, shaped its numbers, so the cell is neither a
+	// best cell nor on (or beating others off) the Pareto front.
+	ClientBound bool `json:"client_bound,omitempty"`
 }
 
 // ParetoAxes names the statistics the Pareto front is computed on.
@@ -85,7 +90,8 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 		rep.Metrics = append(rep.Metrics, MetricInfo{Metric: k.String(), Unit: unitOf(k, all), Better: DirectionOf(k)})
 	}
 	for _, c := range s.Cells {
-		row := SweepCell{ID: c.ID, Label: c.Label, Index: c.Index, Params: c.Params, Runs: len(c.Runs), Trials: completeRuns(c.Runs)}
+		row := SweepCell{ID: c.ID, Label: c.Label, Index: c.Index, Params: c.Params, Runs: len(c.Runs), Trials: completeRuns(c.Runs),
+			ClientBound: slices.ContainsFunc(c.Runs, func(r store.RunRow) bool { return r.Status == result.StatusComplete && r.ClientBound })}
 		for _, k := range keys {
 			row.Values = append(row.Values, estimateOf(c.Runs, k, opt.ConfidenceLevel))
 		}
@@ -115,7 +121,7 @@ func (r *SweepReport) markPareto(s *store.SweepRuns, confidence float64) {
 	var points []point
 	for i, c := range s.Cells {
 		thr, lat := estimateOf(c.Runs, paretoThroughput, confidence), estimateOf(c.Runs, latency, confidence)
-		if thr.N > 0 && lat.N > 0 {
+		if thr.N > 0 && lat.N > 0 && !r.Cells[i].ClientBound {
 			points = append(points, point{i, thr.agg.Mean, lat.agg.Mean})
 		}
 	}
@@ -138,7 +144,7 @@ func (r *SweepReport) findBest() {
 		best, spread := -1, false
 		for i, c := range r.Cells {
 			e := c.Values[j]
-			if e.N == 0 {
+			if e.N == 0 || c.ClientBound {
 				continue
 			}
 			if best >= 0 && e.agg.Mean != r.Cells[best].Values[j].agg.Mean {
@@ -200,6 +206,9 @@ func (r *SweepReport) Table() Table {
 	} else {
 		t.Notes = []string{"values: mean ± confidence half width over complete trials; trials: complete/planned when some are missing or failed",
 			"*: best cell for the metric; pareto: not beaten on both " + r.Pareto.Throughput + " (higher) and " + r.Pareto.Latency + " (lower)"}
+		if slices.ContainsFunc(r.Cells, func(c SweepCell) bool { return c.ClientBound }) {
+			t.Notes[1] += "; a client-bound cell (a CLIENT-BOUND trial: the client shaped its numbers) is neither"
+		}
 	}
 	t.Notes = append(t.Notes, r.Notes...)
 	return t
@@ -231,7 +240,7 @@ func (r *SweepReport) row(c SweepCell, params []string, named, probes bool) []st
 		row = append(row, cell)
 	}
 	if !probes {
-		row = append(row, map[bool]string{true: "yes"}[c.ParetoOptimal])
+		row = append(row, map[bool]string{true: "yes"}[c.ParetoOptimal]+map[bool]string{true: "client-bound"}[c.ClientBound])
 	}
 	return row
 }
