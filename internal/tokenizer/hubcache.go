@@ -9,22 +9,24 @@ import (
 
 // hubCacheRoot returns the Hugging Face hub cache directory the way
 // huggingface_hub resolves it: $HF_HUB_CACHE, else $HF_HOME/hub, else
-// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.
-func hubCacheRoot() string {
+// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub; an
+// error when none is set and there is no home directory ($HOME unset).
+func hubCacheRoot() (string, error) {
 	if dir := os.Getenv("HF_HUB_CACHE"); dir != "" {
-		return dir
+		return dir, nil
 	}
 	if dir := os.Getenv("HF_HOME"); dir != "" {
-		return filepath.Join(dir, "hub")
+		return filepath.Join(dir, "hub"), nil
 	}
 	if dir := os.Getenv("XDG_CACHE_HOME"); dir != "" {
-		return filepath.Join(dir, "huggingface", "hub")
+		return filepath.Join(dir, "huggingface", "hub"), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		home = "~"
+		return "", fmt.Errorf("no Hugging Face cache to look in (%w, and HF_HUB_CACHE, HF_HOME and XDG_CACHE_HOME are unset): "+
+			"set HF_HUB_CACHE, or give --tokenizer a tokenizer.json path", err)
 	}
-	return filepath.Join(home, ".cache", "huggingface", "hub")
+	return filepath.Join(home, ".cache", "huggingface", "hub"), nil
 }
 
 // findInHubCache returns the path of model id's tokenizer.json in the local
@@ -41,7 +43,11 @@ func findInHubCache(id, revision string) (string, error) {
 	if !filepath.IsLocal(revision) || strings.ContainsAny(revision, `\`) {
 		return "", fmt.Errorf("load tokenizer %s: revision %s is not a branch, tag or commit hash", id, brief(revision))
 	}
-	repo := filepath.Join(hubCacheRoot(), "models--"+strings.ReplaceAll(id, "/", "--"))
+	root, err := hubCacheRoot()
+	if err != nil {
+		return "", fmt.Errorf("load tokenizer %s: %w", id, err)
+	}
+	repo := filepath.Join(root, "models--"+strings.ReplaceAll(id, "/", "--"))
 	snapshots := filepath.Join(repo, "snapshots")
 	ref := filepath.Join(repo, "refs", filepath.FromSlash(revision))
 	var searched []string

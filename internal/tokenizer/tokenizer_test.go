@@ -288,9 +288,23 @@ func TestHubCacheRootDefault(t *testing.T) {
 	t.Setenv("HF_HUB_CACHE", "")
 	t.Setenv("HF_HOME", "")
 	t.Setenv("XDG_CACHE_HOME", "")
-	assert.Equal(t, filepath.Join(home, ".cache", "huggingface", "hub"), hubCacheRoot())
+	root := func() string {
+		r, err := hubCacheRoot()
+		require.NoError(t, err)
+		return r
+	}
+	assert.Equal(t, filepath.Join(home, ".cache", "huggingface", "hub"), root())
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "xdg"))
-	assert.Equal(t, filepath.Join(home, "xdg", "huggingface", "hub"), hubCacheRoot())
+	assert.Equal(t, filepath.Join(home, "xdg", "huggingface", "hub"), root())
+
+	// No home and nothing set: no cache to look in, said so (not a "~"
+	// directory searched relative to the working directory).
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	_, err := findInHubCache("org/model", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "load tokenizer org/model: no Hugging Face cache to look in")
+	assert.Contains(t, err.Error(), "set HF_HUB_CACHE, or give --tokenizer a tokenizer.json path")
 }
 
 func TestUnsupportedTokenizers(t *testing.T) {
