@@ -17,7 +17,8 @@ import (
 // list (testdata/aiperf_profile_options.txt, a snapshot of AIPerf's
 // docs/cli-options.md): every name AIPerf documents is accepted by our
 // command line, or is on testdata/aiperf_profile_unsupported.txt with the
-// issue that covers it or why it never will be.
+// issue that covers it, why it never will be, or what building it would
+// take when no issue covers it yet.
 const (
 	parityOptionsFile     = "testdata/aiperf_profile_options.txt"
 	parityUnsupportedFile = "testdata/aiperf_profile_unsupported.txt"
@@ -37,8 +38,9 @@ type unsupportedEntry struct {
 }
 
 // reasonRe is what a not-supported entry's reason must start with: the
-// issue that covers the option, or n/a with a one-line justification.
-var reasonRe = regexp.MustCompile(`^(issue (\d+)|n/a): \S`)
+// issue that covers the option, n/a with a one-line justification, or not
+// built with what the option would take (no issue covers it yet).
+var reasonRe = regexp.MustCompile(`^(issue (\d+)|n/a|not built): \S`)
 
 func readAIPerfOptions(t *testing.T) []aiperfOption {
 	t.Helper()
@@ -63,7 +65,7 @@ func readUnsupported(t *testing.T) map[string]unsupportedEntry {
 		name, reason, _ := strings.Cut(line, "\t")
 		reason = strings.TrimSpace(reason)
 		if !reasonRe.MatchString(reason) {
-			t.Errorf("%s:%d: %s: the reason must read \"issue N: ...\" or \"n/a: why\", got %q",
+			t.Errorf("%s:%d: %s: the reason must read \"issue N: ...\", \"n/a: why\" or \"not built: what it takes\", got %q",
 				parityUnsupportedFile, n, name, reason)
 		}
 		if prev, dup := out[name]; dup {
@@ -149,7 +151,7 @@ func parityCategory(reason string) string {
 	if m[2] != "" {
 		return "issue " + m[2]
 	}
-	return "n/a"
+	return m[1]
 }
 
 // parityResult is what comparing AIPerf's option list with our names
@@ -237,9 +239,10 @@ func TestAIPerfFlagParityCatchesGaps(t *testing.T) {
 	if accepted["--no-such-aiperf-flag"] {
 		t.Error("--no-such-aiperf-flag: found in the model")
 	}
-	opts := []aiperfOption{{section: "Endpoint", names: []string{"--model", "--gap"}}, {section: "X", names: []string{"--later"}}}
+	opts := []aiperfOption{{section: "Endpoint", names: []string{"--model", "--gap"}}, {section: "X", names: []string{"--later", "--unbuilt"}}}
 	r := compareParity(opts, map[string]unsupportedEntry{
 		"--model": {line: 3, reason: "issue 25: x"}, "--later": {line: 4, reason: "issue 26: y"}, "--gone": {line: 5, reason: "n/a: z"},
+		"--unbuilt": {line: 6, reason: "not built: w"},
 	}, accepted)
 	if !slices.Equal(r.unlisted, []string{"--gap (Endpoint)"}) {
 		t.Errorf("unlisted = %q, want the one gap", r.unlisted)
@@ -247,7 +250,7 @@ func TestAIPerfFlagParityCatchesGaps(t *testing.T) {
 	if len(r.stale) != 2 || !strings.Contains(r.stale[0], "--model is accepted now") || !strings.Contains(r.stale[1], "--gone is not an option") {
 		t.Errorf("stale = %q, want --model (accepted) and --gone (undocumented)", r.stale)
 	}
-	if !slices.Equal(r.missing["issue 26"], []string{"--later"}) || r.complete != 0 {
+	if !slices.Equal(r.missing["issue 26"], []string{"--later"}) || !slices.Equal(r.missing["not built"], []string{"--unbuilt"}) || r.complete != 0 {
 		t.Errorf("missing = %v, complete = %d", r.missing, r.complete)
 	}
 }

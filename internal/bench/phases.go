@@ -60,6 +60,9 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		Multipart:       c.p.RequestContentType == "multipart/form-data",
 		RxCoalesce:      c.p.RxCoalesce(),
 		Secrets:         c.p.Secrets(),
+		// AIPerf's --require-stream-completion: the readiness probe's
+		// client (ready.go) does not check, as it is not measured.
+		RequireStreamCompletion: c.p.RequireStreamCompletion,
 	})
 	defer client.Close()
 

@@ -75,6 +75,11 @@ type Options struct {
 	// the connection and its addresses (--export-http-trace). Off, the
 	// client does what it does without them: no hook, no counting.
 	Trace, TraceChunks bool
+	// RequireStreamCompletion is AIPerf's --require-stream-completion: a
+	// streamed chat reply must be SSE, hold only chat completion chunks and
+	// end with data: [DONE] (or, without it, a finish_reason on every
+	// choice seen), with no data after [DONE] (strict.go).
+	RequireStreamCompletion bool
 	// Secrets are redacted from error messages besides the secret header
 	// values: a URL's secret query values, secret --extra-inputs values
 	// (plan.Profile.Secrets), which a server may echo back.
@@ -101,6 +106,7 @@ type Client struct {
 	reuse            string        // Options.ConnectionReuse
 	form             bool          // Options.Multipart
 	rx               time.Duration // Options.RxCoalesce
+	strict           bool          // Options.RequireStreamCompletion
 	// sticky holds each session's own client under ReuseSticky, until
 	// its last turn.
 	stickyMu sync.Mutex
@@ -154,6 +160,7 @@ func New(o Options) *Client {
 		reuse:         o.ConnectionReuse,
 		form:          o.Multipart,
 		rx:            o.RxCoalesce,
+		strict:        o.RequireStreamCompletion,
 		sticky:        map[string]*http.Client{},
 	}
 }
@@ -321,6 +328,10 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		defer func() { rest.trace, out.HTTP = nil, tr.finish() }()
 	}
 	f := formatFor(&req)
+	strict := c.strictFor(&req)
+	if strict {
+		f = openaiFormat{api: apiChat, req: &req, strict: true}
+	}
 	in, err := decodeBody(resp.Header, rest)
 	if err != nil {
 		res.EndNs = c.now()
@@ -331,6 +342,8 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		c.readHTTPError(in, &res)
 		c.redirected(resp, &res)
+	case strict && !isSSE(resp.Header):
+		c.readNotSSE(in, resp.Header, f, &res)
 	case isHTMLType(resp.Header) && req.Streaming:
 		c.readHTMLStream(in, resp.Header, f, &res)
 	case req.Streaming && !isJSON(resp.Header):

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -146,14 +147,21 @@ func sentCount(req *Request, n int) int {
 // not an answer to the request. req is the request, read only when a
 // stream ends without [DONE] (asksUsage: it may parse a whole payload, so
 // never while a reply is being timed).
+//
+// strict is --require-stream-completion's check of a streamed chat reply
+// (strict.go): the read loop fails the events it would otherwise skip, and
+// a stream without [DONE] needs a finish_reason on every choice seen.
 type openaiFormat struct {
-	api openaiAPI
-	req *Request
+	api    openaiAPI
+	req    *Request
+	strict bool
 }
 
 func (openaiFormat) label() string { return "OpenAI" }
 
-func (f openaiFormat) stream() streamDecoder { return &openaiStream{api: f.api, req: f.req} }
+func (f openaiFormat) stream() streamDecoder {
+	return &openaiStream{api: f.api, req: f.req, choices: choiceSet{on: f.strict}}
+}
 
 func (f openaiFormat) whole(b []byte, status int) (piece, string) {
 	var w wireChunk
@@ -196,6 +204,9 @@ type openaiStream struct {
 	// usage from then on (the finishing chunk included).
 	req             *Request
 	finished, usage bool
+	// choices tracks every choice seen and whether it finished, under
+	// --require-stream-completion only (strict.go).
+	choices choiceSet
 }
 
 func (s *openaiStream) eofEnds() bool { return false }
@@ -210,6 +221,9 @@ func (s *openaiStream) whole() (ok bool, why string) {
 		return false, "before choice 0's finish_reason"
 	case !s.usage && s.req != nil && asksUsage(s.req):
 		return false, "before the usage chunk that stream_options.include_usage asks for (choice 0 had finished)"
+	}
+	if i, ok := s.choices.unfinished(); ok {
+		return false, fmt.Sprintf("before choice %d's finish_reason (--require-stream-completion needs one on every choice seen)", i)
 	}
 	return true, ""
 }
@@ -242,6 +256,9 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	}
 	if c := w.first(); c != nil && c.has&finished != 0 {
 		s.finished = true
+	}
+	if s.choices.on {
+		s.choices.observe(w.Choices)
 	}
 	if s.finished && w.Usage != nil {
 		s.usage = true

@@ -30,7 +30,8 @@ const (
 // cleanly before the end marker is an incomplete stream, unless the API
 // has no end marker (eofEnds) or its last events already made the reply
 // whole (a wholeStream decoder): the response then ends at the last
-// event read.
+// event read. Under --require-stream-completion (a strict format) what
+// this skips fails the request instead (strict.go).
 func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response, first func()) {
 	rd := readers.Get().(*sse.Reader)
 	rd.SetMax(c.maxResp)
@@ -40,6 +41,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		readers.Put(rd)
 	}()
 	dec := f.stream()
+	strict := isStrict(f)
 	var (
 		valid  int    // response events read
 		bad    string // the first data line that was not one
@@ -49,33 +51,15 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			res.EndNs = c.now()
-			switch {
-			case errors.Is(err, io.EOF) && valid == 0:
-				res.Err = c.invalid(res.Status, h, f, noChunk("the stream ended", res.MalformedChunks, bad))
-			case errors.Is(err, io.EOF) && dec.eofEnds():
-			case errors.Is(err, io.EOF):
-				msg := "stream ended before " + endMarker(f)
-				if ws, ok := dec.(wholeStream); ok {
-					whole, why := ws.whole()
-					if whole {
-						res.EndNs = lastAt
-						return
-					}
-					msg += " and " + why
-				}
-				res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream, Message: msg}
-			case errors.Is(err, sse.ErrTooLarge):
-				res.Err = c.tooLarge(res.Status, "an SSE line or event")
-			case errors.Is(err, errEncoding):
-				res.Err = c.invalid(res.Status, h, f, err.Error())
-			default:
-				res.Err = c.readError(ctx, rctx, res.Status, ErrTypeIncompleteStream, err)
-			}
+			c.streamStopped(ctx, rctx, err, dec, h, f, res, streamSoFar{valid: valid, bad: bad, lastAt: lastAt})
 			return
 		}
 		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 && ev.Name != "error" {
+			if strict && ev.Name == "" { // a data: line with nothing in it
+				res.EndNs, res.Err = ev.At, c.invalid(res.Status, h, f, strictEmpty)
+				return
+			}
 			continue // a keep-alive
 		}
 		lastAt = ev.At
@@ -85,6 +69,10 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		case kindSkip:
 			continue
 		case kindMalformed:
+			if strict {
+				res.EndNs, res.Err = ev.At, c.invalid(res.Status, h, f, c.strictMalformed(data, p.why))
+				return
+			}
 			if res.MalformedChunks++; bad == "" {
 				bad = c.snippet(data)
 				if p.why != "" {
@@ -100,6 +88,8 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 					when = endMarker(f) + " arrived"
 				}
 				res.Err = c.invalid(res.Status, h, f, noChunk(when, res.MalformedChunks, bad))
+			} else if strict {
+				c.afterDone(ctx, rctx, rd, h, f, res)
 			}
 			return
 		}
@@ -132,6 +122,45 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			res.EndNs = ev.At
 			return
 		}
+	}
+}
+
+// streamSoFar is what the read loop knew when the body stopped: the
+// response events read, the first data line that was not one, the stamp
+// of the last event.
+type streamSoFar struct {
+	valid  int
+	bad    string
+	lastAt int64
+}
+
+// streamStopped describes a stream whose body stopped (err from the SSE
+// reader) before its end marker: a clean end is a whole reply when the API
+// has none or its events made the reply whole (wholeStream), else an
+// incomplete stream; a read failure is described as what it was.
+func (c *Client) streamStopped(ctx, rctx context.Context, err error, dec streamDecoder, h http.Header, f format, res *Response, so streamSoFar) {
+	res.EndNs = c.now()
+	switch {
+	case errors.Is(err, io.EOF) && so.valid == 0:
+		res.Err = c.invalid(res.Status, h, f, noChunk("the stream ended", res.MalformedChunks, so.bad))
+	case errors.Is(err, io.EOF) && dec.eofEnds():
+	case errors.Is(err, io.EOF):
+		msg := "stream ended before " + endMarker(f)
+		if ws, ok := dec.(wholeStream); ok {
+			whole, why := ws.whole()
+			if whole {
+				res.EndNs = so.lastAt
+				return
+			}
+			msg += " and " + why
+		}
+		res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream, Message: msg}
+	case errors.Is(err, sse.ErrTooLarge):
+		res.Err = c.tooLarge(res.Status, "an SSE line or event")
+	case errors.Is(err, errEncoding):
+		res.Err = c.invalid(res.Status, h, f, err.Error())
+	default:
+		res.Err = c.readError(ctx, rctx, res.Status, ErrTypeIncompleteStream, err)
 	}
 }
 
@@ -288,12 +317,15 @@ func (c *Client) tooLarge(status int, what string) *metrics.Error {
 // snippet quotes the start of an unexpected payload: secrets redacted
 // before it is cut (so no cut secret leaves its start behind), control
 // characters replaced, at most snippetLen bytes.
-func (c *Client) snippet(b []byte) string {
+func (c *Client) snippet(b []byte) string { return c.snippetN(b, snippetLen) }
+
+// snippetN is snippet of at most n bytes.
+func (c *Client) snippetN(b []byte, n int) string {
 	b = bytes.TrimSpace(b)
-	b = []byte(c.redact(string(b[:min(len(b), snippetLen+secretWindow)])))
-	cut := len(b) > snippetLen
+	b = []byte(c.redact(string(b[:min(len(b), n+secretWindow)])))
+	cut := len(b) > n
 	if cut {
-		b = b[:snippetLen]
+		b = b[:n]
 	}
 	s := strings.ToValidUTF8(string(b), "?")
 	s = strings.Map(func(r rune) rune {

@@ -76,14 +76,17 @@ func TestWholeOutput(t *testing.T) {
 // readAllocs is the allocations of reading one stream of n chunks, its
 // response sized as Do sizes it for max_tokens n; traced, its body is read
 // as a traced request's is (Options.Trace: each read stamped).
-func readAllocs(t *testing.T, n int, traced bool) float64 {
+func readAllocs(t *testing.T, n int, traced, strict bool) float64 {
 	wire, _, _ := longStream(n)
 	body := []byte(strings.Join(wire, ""))
-	c := New(Options{})
+	c := New(Options{RequireStreamCompletion: strict})
 	defer c.Close()
 	req := chatReq("http://x/v1/chat/completions", true)
 	h := http.Header{"Content-Type": []string{"text/event-stream"}}
 	f := formatFor(&req)
+	if strict {
+		f = openaiFormat{api: apiChat, req: &req, strict: true}
+	}
 	src := bytes.NewReader(body)
 	var in io.Reader = src
 	if traced {
@@ -107,9 +110,14 @@ func TestReadStreamAllocatesNothingPerChunk(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	for _, traced := range []bool{false, true} {
-		short, long := readAllocs(t, 64, traced), readAllocs(t, 4096, traced)
+		short, long := readAllocs(t, 64, traced, false), readAllocs(t, 4096, traced, false)
 		assert.Less(t, short, 64.0, "allocations of a 64-chunk stream (traced %v)", traced)
 		assert.Less(t, (long-short)/(4096-64), 0.01, "allocations per chunk (%v for 64 chunks, %v for 4,096; traced %v)",
 			short, long, traced)
 	}
+	// --require-stream-completion tracks the choices seen in bits, and
+	// reads what follows [DONE] with the same reader.
+	short, long := readAllocs(t, 64, false, true), readAllocs(t, 4096, false, true)
+	assert.Less(t, short, 64.0, "allocations of a 64-chunk strict stream")
+	assert.Less(t, (long-short)/(4096-64), 0.01, "allocations per chunk of a strict stream (%v for 64 chunks, %v for 4,096)", short, long)
 }

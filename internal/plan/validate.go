@@ -72,6 +72,7 @@ func (p *Profile) Check() error {
 		v.url(raw)
 	}
 	v.checkEndpoint(p)
+	v.streamCompletion(p)
 	v.media(p)
 	if p.Endpoint != "" {
 		v.check(strings.HasPrefix(p.Endpoint, "/") && !strings.Contains(p.Endpoint, "://"), "endpoint",
