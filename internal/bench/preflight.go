@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -29,6 +30,9 @@ func preflight(ctx context.Context, origins []string) error {
 			}
 		}
 		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+		if msg := endpoint.ClientLimit(err); msg != "" {
+			return fmt.Errorf("connect to server %s: %s (the server was not reached, nothing was sent): %w", o, msg, err)
+		}
 		if err != nil {
 			return fmt.Errorf("server %s is unreachable: %w", o, err)
 		}

@@ -97,12 +97,22 @@ var clientLimits = []struct {
 // clientError returns an ErrTypeClient error when err is the client host
 // running out of a resource, nil otherwise.
 func clientError(err error) *metrics.Error {
-	for _, l := range clientLimits {
-		if errors.Is(err, l.errno) {
-			return &metrics.Error{Type: ErrTypeClient, Message: l.msg}
-		}
+	if msg := ClientLimit(err); msg != "" {
+		return &metrics.Error{Type: ErrTypeClient, Message: msg}
 	}
 	return nil
+}
+
+// ClientLimit says what to do when err is the client host out of a
+// resource (file descriptors, local ports, socket buffers): it says
+// nothing about the server. "" for any other error.
+func ClientLimit(err error) string {
+	for _, l := range clientLimits {
+		if errors.Is(err, l.errno) {
+			return l.msg
+		}
+	}
+	return ""
 }
 
 // connMessage words a transport error without the request URL, naming the
