@@ -199,8 +199,9 @@ func TestProfileSaveFailureKeepsTableAndExports(t *testing.T) {
 }
 
 // TestProfileExportFailureKeepsTable: when the artifact directory cannot
-// be written, the exports go to a temporary directory, the table is still
-// printed and the run stored, and the command fails naming both places.
+// be written, the exports (inputs.json too) go to a temporary directory,
+// the table is still printed and the run stored, and the command fails
+// naming both places.
 func TestProfileExportFailureKeepsTable(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
@@ -217,6 +218,10 @@ func TestProfileExportFailureKeepsTable(t *testing.T) {
 	assert.Equal(t, tmp, filepath.Dir(fallback[1]))
 	assert.Contains(t, inv.stdout, "Export: "+filepath.Join(fallback[1], "profile_export_aiperf.json"))
 	assert.Equal(t, 4, countLines(t, filepath.Join(fallback[1], "profile_export.jsonl")))
+	inputs := regexp.MustCompile(`write inputs.json: [^;]*; wrote it to\s+(\S+inputs\.json)`).FindStringSubmatch(inv.stdout)
+	require.Len(t, inputs, 2, "inputs.json, what was sent, is kept too:\n%s", inv.stdout)
+	assert.Equal(t, tmp, filepath.Dir(filepath.Dir(inputs[1])))
+	assert.FileExists(t, inputs[1])
 
 	show := cli(t, dir, "runs", "show", "1")
 	require.Equal(t, ExitOK, show.code, show.stderr)

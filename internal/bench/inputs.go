@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +50,26 @@ func writeInputs(ctx context.Context, path string, s *source, only func(conv int
 		return fmt.Errorf("write %s: %w", InputsFile, err)
 	}
 	return nil
+}
+
+// writeInputsSomewhere writes inputs.json at path or, when that fails for
+// any reason but a changed input, into a new temporary directory, as the
+// other exports go there when their directory cannot be written: a run
+// that sent traffic always leaves what it sent somewhere. Its error says
+// where it went.
+func writeInputsSomewhere(ctx context.Context, path string, s *source, only func(conv int) bool) error {
+	err := writeInputs(ctx, path, s, only)
+	if err == nil || errors.Is(err, dataset.ErrInputChanged) || ctx.Err() != nil {
+		return err
+	}
+	tmp, tmpErr := os.MkdirTemp("", "aiperf-inputs-")
+	if tmpErr == nil {
+		if tmpErr = writeInputs(ctx, filepath.Join(tmp, InputsFile), s, only); tmpErr == nil {
+			return fmt.Errorf("%w; wrote it to %s instead", err, filepath.Join(tmp, InputsFile))
+		}
+		os.RemoveAll(tmp)
+	}
+	return fmt.Errorf("%w; nor to a temporary directory: %w", err, tmpErr)
 }
 
 // encodeInputs writes the inputs.json document of the conversations only

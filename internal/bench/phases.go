@@ -96,6 +96,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 	out.stallP99, out.stallMax = stall.Stop()
 	stopProgress()
 	out.health, out.measured = prof.health()
+	client.Close() // its idle connections' descriptors, which writing inputs.json may need
 	c.endPhases(ctx, prof, src, &out)
 	return out
 }
@@ -160,7 +161,7 @@ func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out
 			only = c.sent.has
 		}
 		if err == nil {
-			err = writeInputs(wctx, c.o.InputsFile, src, only)
+			err = writeInputsSomewhere(wctx, c.o.InputsFile, src, only)
 		}
 		switch {
 		case errors.Is(err, dataset.ErrInputChanged):
