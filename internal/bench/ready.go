@@ -42,8 +42,8 @@ const maxProbeBody = 4 << 20
 var probeHTTP = &http.Client{Transport: &http.Transport{}, CheckRedirect: redirect.Check}
 
 // waitForModel probes every --wait-for-model-interval, for up to timeout,
-// until one probe of the --wait-for-model-mode passes: models (GET
-// /v1/models of every origin lists every --model), inference (a one-token
+// until one probe of the --wait-for-model-mode passes: models (the model
+// list of every --url, its base path + /v1/models, lists every --model), inference (a one-token
 // request of the endpoint type to every --url succeeds) or both, in that
 // order. Nothing of the probe is recorded. A server still not ready fails
 // the run before the reset hook and any load, saying why.
@@ -91,8 +91,8 @@ func (c *cell) waitForModel(ctx context.Context, timeout time.Duration) error {
 // probe runs one readiness check of mode.
 func (c *cell) probe(ctx context.Context, client *endpoint.Client, mode string) error {
 	if mode == plan.WaitModels || mode == plan.WaitBoth {
-		for _, o := range c.p.Origins() {
-			if err := c.probeModels(ctx, o); err != nil {
+		for _, u := range c.p.ModelsURLs() {
+			if err := c.probeModels(ctx, u); err != nil {
 				return err
 			}
 		}
@@ -107,12 +107,14 @@ func (c *cell) probe(ctx context.Context, client *endpoint.Client, mode string) 
 	return nil
 }
 
-// probeModels passes when GET origin/v1/models answers 200 with a model
-// list naming every --model.
-func (c *cell) probeModels(ctx context.Context, origin string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/v1/models", nil)
+// probeModels passes when GET url (a --url's model list, plan's
+// ModelsURLs: its base path, path parameters and query kept) answers 200
+// with a model list naming every --model. Its errors show url redacted.
+func (c *cell) probeModels(ctx context.Context, url string) error {
+	shown := "GET " + c.p.Redactor().Redact(url)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return fmt.Errorf("build the /v1/models probe: %w", err)
+		return fmt.Errorf("build the %s probe: %w", plan.ModelsPath, err)
 	}
 	req.Header = controlHeaders(c.p)
 	resp, err := probeHTTP.Do(req)
@@ -121,15 +123,15 @@ func (c *cell) probeModels(ctx context.Context, origin string) error {
 		if errors.As(err, &uerr) { // *url.Error: drop the URL, keep the cause
 			err = uerr.Unwrap()
 		}
-		return fmt.Errorf("GET %s/v1/models: %w", origin, err)
+		return fmt.Errorf("%s: %w", shown, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
 	if err != nil {
-		return fmt.Errorf("GET %s/v1/models: read the reply: %w", origin, err)
+		return fmt.Errorf("%s: read the reply: %w", shown, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s/v1/models: HTTP %d", origin, resp.StatusCode)
+		return fmt.Errorf("%s: HTTP %d", shown, resp.StatusCode)
 	}
 	var list struct {
 		Data []struct {
@@ -137,7 +139,7 @@ func (c *cell) probeModels(ctx context.Context, origin string) error {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
-		return fmt.Errorf("GET %s/v1/models: not a model list", origin)
+		return fmt.Errorf("%s: not a model list", shown)
 	}
 	ids := make([]string, len(list.Data))
 	for i, m := range list.Data {
@@ -145,7 +147,7 @@ func (c *cell) probeModels(ctx context.Context, origin string) error {
 	}
 	for _, m := range c.p.Model {
 		if !slices.Contains(ids, m) {
-			return fmt.Errorf("GET %s/v1/models: %q is not listed (listed: %s)", origin, m, strings.Join(ids, ", "))
+			return fmt.Errorf("%s: %q is not listed (listed: %s)", shown, m, strings.Join(ids, ", "))
 		}
 	}
 	return nil

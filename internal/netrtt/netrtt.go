@@ -2,8 +2,8 @@
 // as AIPerf's --network-latency-automatic does: a fresh TCP connection to
 // each server's host and port on an interval while the load runs, its
 // handshake timed (one round trip, no server work; no TLS, so http and
-// https measure the same). The mean over the successful probes is the RTT
-// the network-adjusted latencies subtract.
+// https measure the same). Each server's mean over its successful probes
+// is the RTT the network-adjusted latencies of its requests subtract.
 package netrtt
 
 import (
@@ -38,9 +38,17 @@ type Target struct {
 // Targets are the distinct host:port of urls (a scheme's default port when
 // the URL has none; http:// assumed when it has no scheme), in order.
 func Targets(urls []string) []Target {
-	var out []Target
-	seen := map[string]bool{}
-	for _, raw := range urls {
+	targets, _ := TargetsOf(urls)
+	return targets
+}
+
+// TargetsOf is Targets and, for each of urls, the index of its target in
+// them (-1 for a URL with no host): which round trip its requests take.
+func TargetsOf(urls []string) (targets []Target, of []int) {
+	of = make([]int, len(urls))
+	seen := map[string]int{}
+	for i, raw := range urls {
+		of[i] = -1
 		if !strings.Contains(raw, "://") {
 			raw = "http://" + raw
 		}
@@ -56,16 +64,17 @@ func Targets(urls []string) []Target {
 			port = p
 		}
 		key := net.JoinHostPort(u.Hostname(), strconv.Itoa(port))
-		if seen[key] {
+		if k, ok := seen[key]; ok {
+			of[i] = k
 			continue
 		}
-		seen[key] = true
+		seen[key], of[i] = len(targets), len(targets)
 		// The URL names the target in the samples: its origin only, no
 		// credentials, path or query.
 		origin := u.Scheme + "://" + u.Host
-		out = append(out, Target{URL: origin, Host: u.Hostname(), Port: port})
+		targets = append(targets, Target{URL: origin, Host: u.Hostname(), Port: port})
 	}
-	return out
+	return targets, of
 }
 
 // Sample is one probe (AIPerf's NetworkLatencySample): when it started on
@@ -157,8 +166,9 @@ func (p *Prober) probeAll(ctx context.Context) {
 	}
 }
 
-// probe times one handshake with target i and records the sample.
-func (p *Prober) probe(ctx context.Context, i int) {
+// probe times one handshake with target i and records the sample; it
+// reports whether the handshake succeeded.
+func (p *Prober) probe(ctx context.Context, i int) bool {
 	s := Sample{AtNs: p.o.Now(), Target: p.o.Targets[i]}
 	dctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
@@ -171,18 +181,20 @@ func (p *Prober) probe(ctx context.Context, i int) {
 		s.Err = err.Error()
 	}
 	if ctx.Err() != nil && !s.OK {
-		return // cut by Stop or the run's end: not the network's failure
+		return false // cut by Stop or the run's end: not the network's failure
 	}
 	p.mu.Lock()
 	p.samples = append(p.samples, s)
 	p.mu.Unlock()
+	return s.OK
 }
 
 // Stop ends the probing: a target with fewer than MinSamples successful
 // probes is probed again, one probe after the other, until it has them,
-// it failed twice that many times, or TopUpTimeout passed for all of them
-// (no top-up once Start's context ended: an interrupted run ends at once).
-// It returns every sample in the order they were taken.
+// 2×MinSamples of these top-up probes failed, or TopUpTimeout passed for
+// all targets together (no top-up once Start's context ended: an
+// interrupted run ends at once). It returns every sample in the order they
+// were taken.
 func (p *Prober) Stop() []Sample {
 	p.cancel()
 	p.loop.Wait()
@@ -190,8 +202,12 @@ func (p *Prober) Stop() []Sample {
 	ctx, cancel := context.WithTimeout(p.parent, TopUpTimeout)
 	defer cancel()
 	for i := range p.o.Targets {
-		for tries := 0; p.successes(i) < MinSamples && tries < 2*MinSamples && ctx.Err() == nil; tries++ {
-			p.probe(ctx, i)
+		for ok, failed := p.successes(i), 0; ok < MinSamples && failed < 2*MinSamples && ctx.Err() == nil; {
+			if p.probe(ctx, i) {
+				ok++
+			} else {
+				failed++
+			}
 		}
 	}
 	p.mu.Lock()
@@ -229,4 +245,37 @@ func Mean(samples []Sample) (int64, bool) {
 		return 0, false
 	}
 	return sum / n, true
+}
+
+// TargetRTT is one target's round trip: the mean of its successful probes
+// (0 when none succeeded), and how many of its probes succeeded and failed.
+type TargetRTT struct {
+	Target Target
+	RTTNs  int64
+	OK     int
+	Failed int
+}
+
+// MeanByTarget is the round trip of each of targets, in their order, from
+// its own samples.
+func MeanByTarget(samples []Sample, targets []Target) []TargetRTT {
+	out := make([]TargetRTT, len(targets))
+	for i, t := range targets {
+		var own []Sample
+		for _, s := range samples {
+			if s.Target == t {
+				own = append(own, s)
+			}
+		}
+		out[i].Target = t
+		out[i].RTTNs, _ = Mean(own)
+		for _, s := range own {
+			if s.OK {
+				out[i].OK++
+			} else {
+				out[i].Failed++
+			}
+		}
+	}
+	return out
 }

@@ -117,3 +117,70 @@ func TestInterruptedRunIsNotToppedUp(t *testing.T) {
 	assert.LessOrEqual(t, len(samples), 1)
 	assert.LessOrEqual(t, accepted.Load(), int64(1))
 }
+
+// TestTopUpCountsFailures: the top-up probes a target until it has
+// MinSamples successes or 2×MinSamples of its probes failed, the failures
+// counted, not the tries: a server that refuses the first six top-up
+// handshakes (a closed port) and then accepts still ends with MinSamples.
+func TestTopUpCountsFailures(t *testing.T) {
+	up, accepted := listener(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	var calls atomic.Int64
+	first := make(chan struct{})
+	p := Start(context.Background(), Options{Targets: []Target{up}, Interval: time.Hour, Now: clock(),
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			n := calls.Add(1)
+			if n == 1 {
+				defer close(first)
+			}
+			if n <= 7 { // the first probe and six top-up probes are refused
+				addr = closed
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		}})
+	<-first
+	samples := p.Stop()
+	var ok, failed int
+	for _, s := range samples {
+		if s.OK {
+			ok++
+		} else {
+			failed++
+		}
+	}
+	assert.Equal(t, MinSamples, ok, "six failures are fewer than ten: the top-up goes on to five successes")
+	assert.Equal(t, int64(1+6+MinSamples), calls.Load(), "the first probe, six refused top-up probes, five accepted")
+	assert.GreaterOrEqual(t, failed, 6, "the first probe's failure is dropped when Stop cut it")
+	require.Eventually(t, func() bool { return accepted.Load() >= int64(ok) }, 10*time.Second, time.Millisecond,
+		"the server accepts the handshakes (hang guard)")
+
+	// A target that never answers gets 2×MinSamples failed top-up probes.
+	p = Start(context.Background(), Options{Targets: []Target{up}, Interval: time.Hour, Now: clock(),
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, closed)
+		}})
+	samples = p.Stop()
+	assert.GreaterOrEqual(t, len(samples), 2*MinSamples)
+	assert.LessOrEqual(t, len(samples), 2*MinSamples+1, "the first probe, if it ended before Stop, then ten failures")
+}
+
+// TestTargetsOf: each URL's target, shared by the URLs of one host:port.
+func TestTargetsOf(t *testing.T) {
+	targets, of := TargetsOf([]string{"http://a:8000/v1", "::bad", "https://b", "a:8000/x?y=1", "http://b:443"})
+	assert.Equal(t, []Target{{URL: "http://a:8000", Host: "a", Port: 8000}, {URL: "https://b", Host: "b", Port: 443}}, targets)
+	assert.Equal(t, []int{0, -1, 1, 0, 1}, of)
+}
+
+// TestMeanByTarget: each target's mean over its own successful probes.
+func TestMeanByTarget(t *testing.T) {
+	a, b, c := Target{URL: "http://a", Host: "a", Port: 80}, Target{URL: "http://b", Host: "b", Port: 80},
+		Target{URL: "http://c", Host: "c", Port: 80}
+	samples := []Sample{{Target: a, OK: true, RTTNs: 10}, {Target: b, OK: true, RTTNs: 1000}, {Target: a, OK: true, RTTNs: 30},
+		{Target: a, Err: "refused"}, {Target: c, Err: "refused"}}
+	assert.Equal(t, []TargetRTT{{Target: a, RTTNs: 20, OK: 2, Failed: 1}, {Target: b, RTTNs: 1000, OK: 1},
+		{Target: c, Failed: 1}}, MeanByTarget(samples, []Target{a, b, c}))
+}

@@ -72,6 +72,7 @@ func (p Profile) Redacted() Profile {
 	p.ResetKVCachePath = redactEach(p.ResetKVCachePath, p.RedactParam, redactQuery)
 	p.ServerProfilerStartPath = redactQuery(p.ServerProfilerStartPath, p.RedactParam)
 	p.ServerProfilerStopPath = redactQuery(p.ServerProfilerStopPath, p.RedactParam)
+	p.Endpoint = redactQuery(p.Endpoint, p.RedactParam) // its query goes on the wire (urljoin.go)
 	p.OtelURL = redactOne(p.OtelURL, p.RedactParam)
 	p.MLflowTrackingURI = redactOne(p.MLflowTrackingURI, p.RedactParam)
 	return p
@@ -181,7 +182,7 @@ func (p Profile) Secrets() []string {
 		out = append(out, urlSecrets(raw)...)
 		out = append(out, querySecrets(raw, p.RedactParam)...)
 	}
-	for _, path := range p.hookPaths() {
+	for _, path := range append(p.hookPaths(), p.Endpoint) {
 		out = append(out, querySecrets(path, p.RedactParam)...)
 	}
 	return append(out, extraSecrets(p.ExtraInputs, p.RedactParam)...)

@@ -133,43 +133,6 @@ func (p *Profile) endpointPath() string {
 	return p.Spec().Path
 }
 
-// RequestURLs are the full inference URLs, one per --url, in order. The
-// endpoint path is appended without repeating segments the URL already ends
-// with, as AIPerf does: http://h:8000/v1 gives http://h:8000/v1/chat/completions.
-func (p *Profile) RequestURLs() []string {
-	out := make([]string, 0, len(p.URL))
-	for _, raw := range p.URL {
-		u, err := url.Parse(NormalizeURL(raw))
-		if err != nil {
-			out = append(out, raw) // Check reports it
-			continue
-		}
-		if path := p.endpointPath(); path != "" { // template and raw: the URL as it is
-			u.Path = joinDeduped(u.Path, path)
-		}
-		u.RawPath = ""
-		out = append(out, u.String())
-	}
-	return out
-}
-
-// joinDeduped appends path to base, dropping the longest run of base's last
-// segments that path starts with.
-func joinDeduped(base, path string) string {
-	b := strings.Split(strings.Trim(base, "/"), "/")
-	q := strings.Split(strings.Trim(path, "/"), "/")
-	if b[0] == "" {
-		b = nil
-	}
-	for k := min(len(b), len(q)); k > 0; k-- {
-		if slices.Equal(b[len(b)-k:], q[:k]) {
-			b = b[:len(b)-k]
-			break
-		}
-	}
-	return "/" + strings.Join(append(b, q...), "/")
-}
-
 // Origins are the unique scheme://host:port of every --url, in first-seen
 // order: the targets of control hooks.
 func (p *Profile) Origins() []string {

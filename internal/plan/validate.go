@@ -74,9 +74,8 @@ func (p *Profile) Check() error {
 	v.checkEndpoint(p)
 	v.streamCompletion(p)
 	v.media(p)
-	if p.Endpoint != "" {
-		v.check(strings.HasPrefix(p.Endpoint, "/") && !strings.Contains(p.Endpoint, "://"), "endpoint",
-			fmt.Sprintf("must be a path starting with '/', got %q", p.Endpoint))
+	if err := CheckEndpointPath(p.Endpoint); p.Endpoint != "" && err != nil {
+		v.add("endpoint", err.Error())
 	}
 	v.check(!strings.ContainsFunc(p.APIKey, isControl), "api_key",
 		"holds a control character (a line break, say), which cannot be sent in an HTTP header: "+
