@@ -39,6 +39,7 @@ var configFields = []configField{
 // any of them names it.
 var workloadKeys = []string{
 	"endpoint", "extra_inputs", "use_server_token_count", "connection_reuse_strategy", "request_content_type",
+	"require_stream_completion",
 	"use_legacy_max_tokens",
 	"request_rate_mode", "arrival_smoothness", "cap_policy", "prefill_concurrency", "request_rate_series",
 	"user_centric_rate", "num_users", "phases", "request_cancellation_rate", "request_cancellation_delay", "goodput",
