@@ -32,13 +32,15 @@ import (
 // 8 ms a token, 8 requests at once. With 32 output tokens a slot is held
 // 10 + 31·8 = 258 ms, so up to concurrency 8 every TTFT is 10 ms and from 9
 // one request in each wave waits a whole 258 ms more (docs/mock.md): a p99
-// TTFT SLA of slaMs holds up to 8 and breaks at 9, with more than 100 ms
-// to spare on either side (the mock's delays are lower bounds; a loaded
-// machine only adds to them).
+// TTFT SLA of slaMs holds up to 8 and breaks at 9. A loaded machine only
+// adds to the mock's delays, so the break at 9 (268 ms) holds whatever the
+// load; the SLA sits near it so that a pass up to 8 leaves the client 220
+// ms of its own delay to spare (at 130 ms, a client starved for 120 ms
+// beside CPU burners failed concurrency 1: "nothing passed").
 var slaMock = mock.Config{TTFT: 10, ITL: 8, MaxNumSeqs: 8}
 
 // slaMs is the p99 TTFT SLA (ms) the search tests hold slaMock to.
-const slaMs = 130
+const slaMs = 230
 
 // TestSearchFindsTheSLABoundary: max-concurrency-under-sla over [1, 1000]
 // finds the boundary of what it measured (on a quiet machine the mock's,
