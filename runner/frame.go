@@ -42,6 +42,13 @@ const (
 	kindExports = "EXPORTS"
 )
 
+// MaxFramePayload is the most a frame's payload may hold once decompressed,
+// whatever its header says, and the most the frames decoded from one
+// output may hold together: a frame over it fails, never filling memory (a
+// gzip bomb). A pod log carries far less than it gzipped (the kubelet
+// serves 10 MiB of it by default).
+const MaxFramePayload = 256 << 20
+
 // ErrNoFrame is returned by ReadFrame when the text holds no result frame.
 var ErrNoFrame = errors.New("no result frame in the output")
 
@@ -106,11 +113,13 @@ func ReadFrame(r io.Reader) (*result.Run, error) {
 	return decodeResult(js, "frame")
 }
 
-// frame is one frame read back: its kind, header fields and data.
+// frame is one frame read back: its kind, header fields and data, and
+// what the frames of its output may still decode (shared by them).
 type frame struct {
 	kind   string
 	header map[string]string
 	data   string
+	budget *int
 }
 
 // scanFrames reads every complete frame of r, in order; a frame still open
@@ -122,6 +131,7 @@ func scanFrames(r io.Reader) ([]frame, error) {
 		frames []frame
 		cur    *frame
 		data   strings.Builder
+		budget = MaxFramePayload
 	)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
@@ -132,7 +142,7 @@ func scanFrames(r io.Reader) ([]frame, error) {
 		kind, what, _ := strings.Cut(rest, "-")
 		switch {
 		case strings.HasPrefix(what, "BEGIN v1 "):
-			cur = &frame{kind: kind, header: map[string]string{}}
+			cur = &frame{kind: kind, header: map[string]string{}, budget: &budget}
 			data.Reset()
 			for _, field := range strings.Fields(what[len("BEGIN v1 "):]) {
 				k, v, _ := strings.Cut(field, "=")
@@ -157,9 +167,21 @@ func scanFrames(r io.Reader) ([]frame, error) {
 }
 
 // decode returns the frame's payload, checked against its header's size
-// and checksum.
+// and checksum, and never more than MaxFramePayload (all its output's
+// frames together) whatever the header says.
 func (f *frame) decode() ([]byte, error) {
-	n, _ := strconv.Atoi(f.header["bytes"])
+	n, err := strconv.Atoi(f.header["bytes"])
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("corrupt frame: its header's size bytes=%q is not a size", f.header["bytes"])
+	}
+	left := MaxFramePayload
+	if f.budget != nil {
+		left = *f.budget
+	}
+	if n > left {
+		return nil, fmt.Errorf("the frame says it holds %d bytes, over the %d MiB the frames of one output may hold "+
+			"(%d MiB left)", n, MaxFramePayload>>20, left>>20)
+	}
 	want := f.header["sha256"]
 	z, err := base64.StdEncoding.DecodeString(f.data)
 	if err != nil {
@@ -172,6 +194,9 @@ func (f *frame) decode() ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(zr, int64(n)+1))
 	if err != nil {
 		return nil, fmt.Errorf("corrupt frame: %w", err)
+	}
+	if f.budget != nil {
+		*f.budget -= len(b)
 	}
 	sum := sha256.Sum256(b)
 	if len(b) != n || hex.EncodeToString(sum[:]) != want {

@@ -2,6 +2,10 @@ package runner_test
 
 import (
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,13 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
 // framedRun is a result large enough to span many frame lines.
 func framedRun(status string) *result.Run {
-	r := &result.Run{Status: status, Host: "pod-1", StartTime: time.Unix(1700000000, 0).UTC()}
+	r := &result.Run{Status: status, Host: "pod-1", StartTime: time.Unix(1700000000, 0).UTC(),
+		Config:    plan.Profile{Model: []string{"m"}, URL: []string{"http://127.0.0.1:8000"}},
+		Profiling: metrics.Summary{Metrics: []metrics.Metric{{Tag: "request_count", Value: 2000}}}}
 	for i := range 2000 {
 		r.Records = append(r.Records, metrics.Record{Index: i, RequestID: fmt.Sprintf("req-%d-%x", i, uint32(i)*2654435761), Model: "m"})
 	}
@@ -83,4 +90,51 @@ func TestFrameRefusesDamage(t *testing.T) {
 
 	_, err = runner.ReadFrame(strings.NewReader(frameOf(t, &result.Run{Status: "weird"})))
 	assert.ErrorContains(t, err, `invalid status "weird"`)
+}
+
+// rawFrame is a frame of kind as a child would print it, with bytes= as
+// given (the payload's size when "").
+func rawFrame(kind string, payload []byte, bytesField string) string {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	_, _ = zw.Write(payload)
+	_ = zw.Close()
+	if bytesField == "" {
+		bytesField = fmt.Sprint(len(payload))
+	}
+	sum := sha256.Sum256(payload)
+	return fmt.Sprintf("AIPERF-%s-BEGIN v1 bytes=%s sha256=%s\nAIPERF-%s-DATA %s\nAIPERF-%s-END\n",
+		kind, bytesField, hex.EncodeToString(sum[:]), kind, base64.StdEncoding.EncodeToString(z.Bytes()), kind)
+}
+
+// A result frame whose header claims more than MaxFramePayload is refused
+// before anything is decompressed: the header does not set the limit.
+func TestFrameRefusesAGzipBomb(t *testing.T) {
+	bomb := rawFrame("RESULT", bytes.Repeat([]byte{' '}, 1<<20), "8589934592") // 1 MiB of spaces claiming 8 GiB
+	_, err := runner.ReadFrame(strings.NewReader(bomb))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "decode result frame: the frame says it holds 8589934592 bytes, over the 256 MiB")
+
+	_, err = runner.ReadFrame(strings.NewReader(rawFrame("RESULT", []byte(`{}`), "-5")))
+	assert.ErrorContains(t, err, `bytes="-5" is not a size`)
+}
+
+// A result frame must carry what any run carries: a hollow one with a
+// valid checksum is not stored as a complete trial.
+func TestFrameRefusesAHollowResult(t *testing.T) {
+	for name, js := range map[string]string{
+		"it names no model":                             `{"status":"complete"}`,
+		"it names no URL":                               `{"status":"failed","config":{"model":["m"]}}`,
+		"it is complete without a profiling summary":    `{"status":"complete","config":{"model":["m"],"url":["http://h:1"]}}`,
+		"it names no model (an interrupted run has it)": `{"status":"interrupted","config":{"url":["http://h:1"]}}`,
+	} {
+		_, err := runner.ReadFrame(strings.NewReader(rawFrame("RESULT", []byte(js), "")))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "the result frame is not a run's result: "+strings.TrimSuffix(name,
+			" (an interrupted run has it)"), name)
+	}
+	ok := `{"status":"failed","config":{"model":["m"],"url":["http://h:1"]},"error":"endpoint refused"}`
+	run, err := runner.ReadFrame(strings.NewReader(rawFrame("RESULT", []byte(ok), "")))
+	require.NoError(t, err, "a failed run has no summary to carry")
+	assert.Equal(t, "endpoint refused", run.Error)
 }

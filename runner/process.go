@@ -107,7 +107,11 @@ func WriteResult(path string, run *result.Run) error {
 	return nil
 }
 
-// decodeResult decodes a child's result read from where.
+// decodeResult decodes a child's result read from where ("frame": a
+// remote child's result frame; else a result file's path). It must be what
+// any run of `aiperf profile` leaves, whatever its status: its profile's
+// model and URL (checked before any run), and when complete its profiling
+// summary (the request count at least); else it is not a run's result.
 func decodeResult(b []byte, where string) (*result.Run, error) {
 	var r result.Run
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -115,9 +119,25 @@ func decodeResult(b []byte, where string) (*result.Run, error) {
 	}
 	switch r.Status {
 	case result.StatusComplete, result.StatusFailed, result.StatusInterrupted:
+	default:
+		return nil, fmt.Errorf("decode trial result %s: invalid status %q", where, r.Status)
+	}
+	var lacks string
+	switch {
+	case len(r.Config.Model) == 0:
+		lacks = "it names no model"
+	case len(r.Config.URL) == 0:
+		lacks = "it names no URL"
+	case r.Status == result.StatusComplete && len(r.Profiling.Metrics) == 0:
+		lacks = "it is complete without a profiling summary"
+	default:
 		return &r, nil
 	}
-	return nil, fmt.Errorf("decode trial result %s: invalid status %q", where, r.Status)
+	what := "the result file"
+	if where == "frame" {
+		what = "the result frame"
+	}
+	return nil, fmt.Errorf("decode trial result %s: %s is not a run's result: %s", where, what, lacks)
 }
 
 // Local is the local executor: it launches each trial as `<Binary> profile --spec-file ...`.

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
@@ -79,8 +80,15 @@ func fakeChild(mode string, args []string) int {
 	if _, err := os.Stat(arg("--spec-file")); !errors.Is(err, os.ErrNotExist) {
 		panic("fake child: the spec outlived its reading")
 	}
-	writeRun := func(status string) {
-		b, _ := json.Marshal(&result.Run{Config: spec.Profile.Redacted(), Info: spec.Info, Status: status})
+	writeRun := func(status string) { // what every run carries: a model, a URL, a summary when complete
+		run := &result.Run{Config: spec.Profile.Redacted(), Info: spec.Info, Status: status}
+		if len(run.Config.Model) == 0 {
+			run.Config.Model = []string{"m"}
+		}
+		if status == result.StatusComplete {
+			run.Profiling.Metrics = []metrics.Metric{{Tag: "request_count", Value: 1}}
+		}
+		b, _ := json.Marshal(run)
 		if err := os.WriteFile(arg("--result-file"), b, 0o644); err != nil {
 			panic(err)
 		}

@@ -71,7 +71,7 @@ type KubeArgs struct {
 	Kubeconfig      string        `name:"kubeconfig" group:"Executor" placeholder:"FILE" help:"Kubeconfig file (default: the in-cluster configuration, then $KUBECONFIG or ~/.kube/config)."`
 	CPU             string        `name:"cpu" group:"Executor" placeholder:"QUANTITY" help:"CPU request of each pod (e.g. 4, 500m)."`
 	Memory          string        `name:"memory" group:"Executor" placeholder:"QUANTITY" help:"Memory request of each pod (e.g. 2Gi)."`
-	ScheduleTimeout time.Duration `name:"schedule-timeout" default:"5m" group:"Executor" placeholder:"DURATION" help:"Fail a Job whose pod is not scheduled (a worker: has not connected) within this long, with the pod's events (default ${default})."`
+	ScheduleTimeout time.Duration `name:"schedule-timeout" default:"5m" group:"Executor" placeholder:"DURATION" help:"Fail a Job whose pod has not started (not scheduled, or its image not pulled; a worker: has not connected) within this long, with the pod's events (default ${default})."`
 }
 
 // checkLocal refuses the kubernetes flags when nothing runs there.

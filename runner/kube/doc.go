@@ -7,8 +7,8 @@
 // the parent reads them back from the pod's log through the API, so the
 // parent needs nothing but credentials, leaves the trial's directory as a
 // local trial does and stores the result as it stores a local trial's. The Job, its ConfigMap and
-// its Secret are deleted when the trial ends, is cancelled, or its pod is
-// not scheduled in time.
+// its Secret are deleted when the trial ends, is cancelled, or its pod does
+// not start in time.
 //
 // Workers runs a sharded cell's workers (profile --workers N --executor
 // kubernetes) as Jobs made the same way, whose pods dial the coordinator

@@ -5,14 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +25,10 @@ import (
 type Executor struct {
 	Cluster
 	Config
+	apiRetry time.Duration // how long API calls may fail in a row once a pod started
+	logWait  time.Duration // how long a finished pod's log may take to read
+	logMax   int           // the most of a pod's log read
+	logKeep  int           // the most of it kept as the trial's LogFile
 }
 
 var _ runner.Executor = (*Executor)(nil)
@@ -37,19 +41,17 @@ func New(c Cluster, cfg Config) (*Executor, error) {
 	if c.Namespace == "" {
 		return nil, errors.New("--namespace is required: the kubeconfig's context names none")
 	}
-	if cfg.ScheduleTimeout == 0 {
-		cfg.ScheduleTimeout = 5 * time.Minute
-	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 2 * time.Second
 	}
-	return &Executor{Cluster: c, Config: cfg}, nil
+	return &Executor{Cluster: c, Config: cfg, apiRetry: defaultAPIRetry, logWait: defaultLogWait, logMax: MaxPodLog,
+		logKeep: keptLog}, nil
 }
 
 // Launch runs one trial as a Job, waits for it, reads its result from the
 // pod's log (kept, redacted, as the trial's LogFile in dir) and deletes the
 // Job, its pod, ConfigMap and Secret, whatever happened, ctx cancelled
-// included.
+// included: those this trial created, never another's of the same name.
 func (e *Executor) Launch(ctx context.Context, spec runner.Spec, dir string) (run *result.Run, err error) {
 	remote, apiKey, err := runner.RemoteSpec(spec)
 	if err != nil {
@@ -65,8 +67,9 @@ func (e *Executor) Launch(ctx context.Context, spec runner.Spec, dir string) (ru
 		return nil, err
 	}
 	where := fmt.Sprintf("trial job %s/%s", e.Namespace, name)
+	m := &made{name: name}
 	defer func() {
-		if cerr := e.cleanup(ctx, name); cerr != nil {
+		if cerr := e.cleanup(ctx, m); cerr != nil {
 			if run != nil {
 				run.Audit.Warnings = append(run.Audit.Warnings, cerr.Error())
 			} else {
@@ -75,31 +78,59 @@ func (e *Executor) Launch(ctx context.Context, spec runner.Spec, dir string) (ru
 		}
 		err = redact.Error(err)
 	}()
-	job, err := e.start(ctx, o)
+	deadline := time.Now().Add(e.ScheduleTimeout) // for its pod to start, the Job's creation included
+	if err := e.start(ctx, o, deadline, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	job, warnings, err := e.wait(ctx, name, deadline)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	job, err = e.wait(ctx, job.Name)
+	run, log, err := e.collect(ctx, job, spec, dir, where)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, err
 	}
+	run = run.Redacted(redact)
+	run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), warnings...)
+	return e.ingest(run, log, dir, where)
+}
+
+// collect reads the result of the ended Job from its pod's log, which it
+// keeps (redacted, without the frames' payload, its end only past
+// keptLog) as the trial's LogFile in dir. A Job that failed is named with
+// how its pod ended (evicted, OOMKilled, its exit code); a result that is
+// not the trial's own is refused.
+func (e *Executor) collect(ctx context.Context, job *batchv1.Job, spec runner.Spec, dir, where string) (*result.Run, []byte, error) {
+	how := "succeeded"
+	if failed, why := jobFailed(job); failed {
+		how = "failed (" + why + e.podFailure(ctx, job.Name) + ")"
+	}
+	log, err := e.readLog(ctx, job.Name)
 	logPath := filepath.Join(dir, runner.LogFile)
-	log, err := e.readLog(ctx, name)
+	if werr := keepLog(logPath, log, err, e.logKeep, spec.Profile.Redactor()); werr != nil {
+		return nil, nil, fmt.Errorf("%s: %w", where, errors.Join(err, werr))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, nil, fmt.Errorf("%s %s; its result could not be read: %w", where, how, err)
 	}
-	if err := os.WriteFile(logPath, []byte(redact.Redact(string(runner.StripFrameData(log)))), 0o644); err != nil {
-		return nil, fmt.Errorf("write trial log: %w", err)
-	}
-	run, err = runner.ReadFrame(bytes.NewReader(log))
+	run, err := runner.ReadFrame(bytes.NewReader(log))
 	if err != nil {
-		how := "succeeded"
-		if failed, why := jobFailed(job); failed {
-			how = "failed (" + why + ")"
-		}
-		return nil, fmt.Errorf("%s %s without a result: %w%s", where, how, err, runner.LogTail(logPath))
+		return nil, nil, fmt.Errorf("%s %s without a result: %w%s", where, how, err, runner.LogTail(logPath))
 	}
-	return e.ingest(run.Redacted(redact), log, dir, where)
+	if err := sameTrial(run.Info, spec.Info); err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %w", where, how, err)
+	}
+	return run, log, nil
+}
+
+// sameTrial refuses a result that names another trial than the one run.
+func sameTrial(got, want result.TrialInfo) error {
+	if got.SweepID != want.SweepID || got.CellID != want.CellID || got.Trial != want.Trial || got.SweepUUID != want.SweepUUID {
+		return fmt.Errorf("the result frame is not this trial's: it names sweep %d (%q) cell %q trial %d, "+
+			"the trial is sweep %d (%q) cell %q trial %d", got.SweepID, got.SweepUUID, got.CellID, got.Trial,
+			want.SweepID, want.SweepUUID, want.CellID, want.Trial)
+	}
+	return nil
 }
 
 // ingest brings the trial's exports back from its log into dir and keeps
@@ -118,85 +149,101 @@ func (e *Executor) ingest(run *result.Run, log []byte, dir, where string) (*resu
 	return run, nil
 }
 
+// made is what one trial (or worker) created, by kind ("job",
+// "configmap", "secret") → its UID ("" when a create's answer was lost, so
+// that it may exist): what its cleanup deletes, and nothing else.
+type made struct {
+	name string
+	mu   sync.Mutex
+	uids map[string]types.UID
+}
+
+// note records the answer to creating an object of kind: created, or
+// perhaps (no answer); an object refused (AlreadyExists: someone else's of
+// that name, Forbidden, Invalid) is not this trial's.
+func (m *made) note(kind string, obj metav1.Object, err error) {
+	var status apierrors.APIStatus
+	if err != nil && errors.As(err, &status) && status.Status().Code >= 400 && status.Status().Code < 500 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.uids == nil {
+		m.uids = map[string]types.UID{}
+	}
+	m.uids[kind] = ""
+	if err == nil && obj != nil {
+		m.uids[kind] = obj.GetUID()
+	}
+}
+
 // start creates the Job suspended, then its ConfigMap and Secret owned by
-// it, then lets it run.
-func (e *Executor) start(ctx context.Context, o trialObjects) (*batchv1.Job, error) {
+// it, then lets it run, each call bounded by deadline; m records what it
+// created.
+func (e *Executor) start(ctx context.Context, o trialObjects, deadline time.Time, m *made) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	within := func(err error) error {
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("%w (not done within %s, --schedule-timeout)", err, e.ScheduleTimeout)
+		}
+		return err
+	}
 	jobs := e.Client.BatchV1().Jobs(e.Namespace)
 	job, err := jobs.Create(ctx, o.job, metav1.CreateOptions{})
+	m.note("job", job, err)
 	if err != nil {
-		return nil, fmt.Errorf("create job: %w", err)
+		return within(fmt.Errorf("create job: %w", err))
 	}
 	o.ownedBy(job)
 	if o.spec != nil {
-		if _, err := e.Client.CoreV1().ConfigMaps(e.Namespace).Create(ctx, o.spec, metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("create the trial spec's configmap: %w", err)
+		cm, err := e.Client.CoreV1().ConfigMaps(e.Namespace).Create(ctx, o.spec, metav1.CreateOptions{})
+		m.note("configmap", cm, err)
+		if err != nil {
+			return within(fmt.Errorf("create the trial spec's configmap: %w", err))
 		}
 	}
 	if o.secret != nil {
-		if _, err := e.Client.CoreV1().Secrets(e.Namespace).Create(ctx, o.secret, metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("create the job's secret: %w", err)
+		secret, err := e.Client.CoreV1().Secrets(e.Namespace).Create(ctx, o.secret, metav1.CreateOptions{})
+		m.note("secret", secret, err)
+		if err != nil {
+			return within(fmt.Errorf("create the job's secret: %w", err))
 		}
 	}
-	job, err = jobs.Patch(ctx, job.Name, types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("start job: %w", err)
+	if _, err := jobs.Patch(ctx, job.Name, types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{}); err != nil {
+		return within(fmt.Errorf("start job: %w", err))
 	}
-	return job, nil
+	return nil
 }
 
-// cleanup deletes the trial's objects; the Job's pod goes with it
-// (propagation Background). It is not cut short by ctx: a cancelled sweep
-// deletes its Jobs too.
-func (e *Executor) cleanup(ctx context.Context, name string) error {
+// cleanup deletes what the trial created (its UID a precondition, when
+// known); the Job's pod goes with it (propagation Background). It is not
+// cut short by ctx: a cancelled sweep deletes its Jobs too.
+func (e *Executor) cleanup(ctx context.Context, m *made) error {
+	m.mu.Lock()
+	uids := maps.Clone(m.uids)
+	m.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	bg := metav1.DeletePropagationBackground
-	del := metav1.DeleteOptions{PropagationPolicy: &bg}
 	var errs []error
-	for what, f := range map[string]func() error{
-		"job":       func() error { return e.Client.BatchV1().Jobs(e.Namespace).Delete(ctx, name, del) },
-		"configmap": func() error { return e.Client.CoreV1().ConfigMaps(e.Namespace).Delete(ctx, name, del) },
-		"secret":    func() error { return e.Client.CoreV1().Secrets(e.Namespace).Delete(ctx, name, del) },
-	} {
-		if err := f(); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", what, e.Namespace, name, err))
+	for _, kind := range slices.Sorted(maps.Keys(uids)) {
+		del := metav1.DeleteOptions{PropagationPolicy: &bg}
+		if uid := uids[kind]; uid != "" {
+			del.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		var err error
+		switch kind {
+		case "job":
+			err = e.Client.BatchV1().Jobs(e.Namespace).Delete(ctx, m.name, del)
+		case "configmap":
+			err = e.Client.CoreV1().ConfigMaps(e.Namespace).Delete(ctx, m.name, del)
+		case "secret":
+			err = e.Client.CoreV1().Secrets(e.Namespace).Delete(ctx, m.name, del)
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", kind, e.Namespace, m.name, err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// readLog reads the log of the Job's pod (the latest, should there be more).
-func (e *Executor) readLog(ctx context.Context, job string) ([]byte, error) {
-	pods, err := e.pods(ctx, job)
-	if err != nil {
-		return nil, err
-	}
-	if len(pods) == 0 {
-		return nil, errors.New("the job ended without a pod to read the result from")
-	}
-	pod := pods[0]
-	for _, p := range pods[1:] {
-		if p.CreationTimestamp.After(pod.CreationTimestamp.Time) {
-			pod = p
-		}
-	}
-	rc, err := e.podLog(ctx, pod.Name)
-	if err != nil {
-		return nil, fmt.Errorf("read the log of pod %s: %w", pod.Name, err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return nil, fmt.Errorf("read the log of pod %s: %w", pod.Name, err)
-	}
-	return b, nil
-}
-
-// pods lists the pods of the Job.
-func (e *Executor) pods(ctx context.Context, job string) ([]corev1.Pod, error) {
-	l, err := e.Client.CoreV1().Pods(e.Namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + job})
-	if err != nil {
-		return nil, fmt.Errorf("list the job's pods: %w", err)
-	}
-	return l.Items, nil
 }

@@ -50,8 +50,10 @@ type Config struct {
 	Command []string
 	// CPU and Memory are the container's resource requests ("" asks for none).
 	CPU, Memory string
-	// ScheduleTimeout is how long a trial's pod may wait to be scheduled
-	// (default 5 minutes).
+	// ScheduleTimeout is how long a trial's pod may take to start (to be
+	// scheduled, its image pulled, its container running), from the
+	// creation of its Job; it must be positive (the flag's default is 5
+	// minutes).
 	ScheduleTimeout time.Duration
 	// Poll is how often the Job and its pod are checked besides the watch
 	// (default 2 seconds).
@@ -71,8 +73,9 @@ func (c Config) check() error {
 			return fmt.Errorf("%s %q is not a Kubernetes quantity (e.g. 2, 500m, 4Gi): %w", q.flag, q.v, err)
 		}
 	}
-	if c.ScheduleTimeout < 0 {
-		return fmt.Errorf("--schedule-timeout must not be negative, got %s", c.ScheduleTimeout)
+	if c.ScheduleTimeout <= 0 {
+		return fmt.Errorf("--schedule-timeout must be positive (how long a pod may take to start, e.g. 5m), got %s",
+			c.ScheduleTimeout)
 	}
 	return nil
 }

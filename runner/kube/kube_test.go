@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
@@ -33,7 +34,8 @@ import (
 // parent must redact from the kept log; sleep waits to be interrupted;
 // noframe fails without a result; exports writes a file to its artifact
 // directory and frames it before its result; corrupt does so with a frame
-// altered on the way.
+// altered on the way; hollow prints a frame of a result that is no run's;
+// other prints another trial's result.
 const childMode = "AIPERF_KUBE_TEST_CHILD"
 
 func TestMain(m *testing.M) {
@@ -89,7 +91,13 @@ func child(mode string) int {
 	}
 	fmt.Printf("connecting with key %s\n", spec.Profile.APIKey)
 	run := &result.Run{Status: result.StatusComplete, Info: spec.Info, CLICommand: "key=" + spec.Profile.APIKey,
-		Config: spec.Profile.Redacted()}
+		Config: spec.Profile.Redacted(), Profiling: metrics.Summary{Metrics: []metrics.Metric{{Tag: "request_count", Value: 8}}}}
+	switch mode {
+	case "hollow": // a valid frame holding no run
+		run = &result.Run{Status: result.StatusComplete}
+	case "other": // another trial's result
+		run.Info.Trial++
+	}
 	if err := runner.WriteFrame(os.Stdout, run); err != nil {
 		return 1
 	}
@@ -131,6 +139,9 @@ func newCluster(t *testing.T, mode string) *cluster {
 func (c *cluster) executor(t *testing.T, cfg kube.Config) *kube.Executor {
 	t.Helper()
 	cfg.Image, cfg.Poll = "ghcr.io/acme/aiperf:1.2", 20*time.Millisecond
+	if cfg.ScheduleTimeout == 0 {
+		cfg.ScheduleTimeout = time.Minute
+	}
 	cl := kube.Cluster{Client: c.cs, Namespace: ns}
 	if c.kubelet != nil {
 		cl.Logs = c.kubelet.Logs
@@ -142,7 +153,7 @@ func (c *cluster) executor(t *testing.T, cfg kube.Config) *kube.Executor {
 
 func trialSpec(key string) runner.Spec {
 	p := plan.NewProfile()
-	p.URL, p.APIKey = []string{"http://127.0.0.1:1"}, key
+	p.Model, p.URL, p.APIKey = []string{"m"}, []string{"http://127.0.0.1:1"}, key
 	return runner.Spec{Profile: p, Info: result.TrialInfo{Sweep: "Big Sweep!", SweepID: 7, CellID: "c0ffee1234567890",
 		CellLabel: "concurrency_8", Trial: 2, SweepUUID: "5f0c6a52-0000-4000-8000-000000000001"}}
 }
@@ -279,6 +290,7 @@ func TestJobWithoutResultFailsWithItsLog(t *testing.T) {
 	assert.Nil(t, run)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "failed (BackoffLimitExceeded")
+	assert.Contains(t, err.Error(), "-pod: container aiperf terminated (Error) with exit code 1)", "how its pod ended")
 	assert.Contains(t, err.Error(), "no result frame")
 	assert.Contains(t, err.Error(), "kubelet: exit status 1", "the log's last line")
 	assert.Empty(t, only[*batchv1.Job](t, c, "jobs").Spec.Template.Spec.Containers[0].Env[1:], "no key, no secret ref")
@@ -375,8 +387,12 @@ func TestConfigErrorsNameTheFlag(t *testing.T) {
 	assert.ErrorContains(t, err, `--cpu "two" is not a Kubernetes quantity`)
 	_, err = kube.New(cl, kube.Config{Image: "x", Memory: "lots"})
 	assert.ErrorContains(t, err, `--memory "lots"`)
-	_, err = kube.New(kube.Cluster{Client: cl.Client}, kube.Config{Image: "x"})
+	_, err = kube.New(kube.Cluster{Client: cl.Client}, kube.Config{Image: "x", ScheduleTimeout: time.Minute})
 	assert.ErrorContains(t, err, "--namespace is required")
+	for _, d := range []time.Duration{0, -time.Second} { // 0 is not "the default": the flag's default is 5m
+		_, err = kube.New(cl, kube.Config{Image: "x", ScheduleTimeout: d})
+		assert.ErrorContains(t, err, "--schedule-timeout must be positive", d)
+	}
 
 	spec := trialSpec("")
 	spec.Profile.Header = []string{"Authorization: Bearer sk-in-a-header"}

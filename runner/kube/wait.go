@@ -15,70 +15,249 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
+// Bounds of the API calls made while a trial runs.
+const (
+	// apiCallTimeout bounds one call once the trial's pod started.
+	apiCallTimeout = 30 * time.Second
+	// reportTimeout bounds the reads that explain a failure (the pod's
+	// state, its events), made past the deadline that failed it.
+	reportTimeout = 15 * time.Second
+	// defaultAPIRetry is how long the calls may fail in a row, once the
+	// pod started, before the trial fails.
+	defaultAPIRetry = 2 * time.Minute
+	// maxWarnings bounds the API failures a run records.
+	maxWarnings = 10
+)
+
+// waiter follows one Job until it ends. Until its pod started (a container
+// running or ended), every API call is bounded by the start deadline
+// (--schedule-timeout), a 429's Retry-After included; after that, each call
+// by apiCallTimeout. A call refused for want of rights (403, 401) fails the
+// trial at once; other failures are retried until the deadline, or, once
+// the pod started, for Executor.apiRetry in a row.
+type waiter struct {
+	e        *Executor
+	name     string
+	deadline time.Time // the start deadline
+	started  bool
+
+	failingFrom time.Time // when the calls began to fail in a row (zero: they do not)
+	warnings    []string  // the API failures retried, for the run's record
+}
+
 // wait watches the Job until it succeeds or fails, checking it every Poll
-// as well (a watch may miss events or close). A Job whose pod is not
-// scheduled within ScheduleTimeout fails, with the pod's events.
-func (e *Executor) wait(ctx context.Context, name string) (*batchv1.Job, error) {
-	jobs := e.Client.BatchV1().Jobs(e.Namespace)
-	var w watch.Interface
-	defer func() {
-		if w != nil {
-			w.Stop()
-		}
+// as well (a watch may miss events or close). A Job whose pod has not
+// started by deadline fails, with why: its pod unscheduled, a container
+// waiting (ImagePullBackOff: …), its events.
+func (e *Executor) wait(ctx context.Context, name string, deadline time.Time) (*batchv1.Job, []string, error) {
+	wt := &waiter{e: e, name: name, deadline: deadline}
+	job, err := wt.run(ctx)
+	return job, wt.warnings, err
+}
+
+func (wt *waiter) run(ctx context.Context) (*batchv1.Job, error) {
+	wctx, stop := context.WithCancel(ctx)
+	ended, refused := make(chan *batchv1.Job, 1), make(chan error, 1)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		wt.watch(wctx, ended, refused)
 	}()
-	watchJob := func() <-chan watch.Event {
-		if w != nil {
-			w.Stop()
-		}
-		var err error
-		if w, err = jobs.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name}); err != nil {
-			w = nil
-			return nil // the polling goes on; the next tick watches again
-		}
-		return w.ResultChan()
-	}
-	events := watchJob()
-	tick := time.NewTicker(e.Poll)
+	defer func() { stop(); <-watching }()
+	tick := time.NewTicker(wt.e.Poll)
 	defer tick.Stop()
-	deadline := time.Now().Add(e.ScheduleTimeout)
-	scheduled := false
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("cancelled, the job is deleted: %w", ctx.Err())
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			if job, isJob := ev.Object.(*batchv1.Job); isJob && job.Name == name && jobDone(job) {
-				return job, nil
-			}
+		case job := <-ended:
+			return job, nil
+		case err := <-refused:
+			return nil, fmt.Errorf("%w (the identity needs get, list and watch on jobs: see RBAC in docs/kubernetes.md)", err)
 		case <-tick.C:
-			if events == nil {
-				events = watchJob()
-			}
-			job, err := jobs.Get(ctx, name, metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				return nil, errors.New("the job was deleted by someone else while it ran")
-			case err == nil && jobDone(job):
-				return job, nil
-			}
-			if !scheduled {
-				if scheduled = e.scheduled(ctx, name); !scheduled && time.Now().After(deadline) {
-					return nil, fmt.Errorf("its pod was not scheduled within %s (--schedule-timeout); the job is deleted; %s",
-						e.ScheduleTimeout, e.events(ctx, name))
-				}
+			job, err := wt.check(ctx)
+			if job != nil || err != nil {
+				return job, err
 			}
 		}
 	}
+}
+
+// watch watches the Job until ctx ends, in its own goroutine (a call may
+// wait out a 429's Retry-After), each watch for at most apiCallTimeout,
+// again every Poll: it sends the Job once it ended to ended, a watch
+// refused for want of rights to refused. Other failures are left to the
+// polling, which reads the Job too.
+func (wt *waiter) watch(ctx context.Context, ended chan<- *batchv1.Job, refused chan<- error) {
+	jobs := wt.e.Client.BatchV1().Jobs(wt.e.Namespace)
+	for ctx.Err() == nil {
+		wctx, cancel := context.WithTimeout(ctx, apiCallTimeout)
+		w, err := jobs.Watch(wctx, metav1.ListOptions{FieldSelector: "metadata.name=" + wt.name})
+		if forbidden(err) {
+			cancel()
+			refused <- fmt.Errorf("watch the job: %w", err)
+			return
+		}
+		if err == nil {
+			job := watchUntil(wctx, w, wt.name)
+			w.Stop()
+			if job != nil {
+				cancel()
+				ended <- job
+				return
+			}
+		}
+		cancel()
+		if !sleep(ctx, wt.e.Poll) {
+			return
+		}
+	}
+}
+
+// watchUntil returns the Job once w says it ended, or nil when w closes or
+// ctx ends (a watcher may not close of itself when its ctx does).
+func watchUntil(ctx context.Context, w watch.Interface, name string) *batchv1.Job {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			if job, isJob := ev.Object.(*batchv1.Job); isJob && job.Name == name && jobDone(job) {
+				return job
+			}
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// check reads the Job (and, until it started, its pods) once: the Job if
+// it ended, or an error that ends the wait.
+func (wt *waiter) check(ctx context.Context) (*batchv1.Job, error) {
+	cctx, cancel := wt.callCtx(ctx)
+	defer cancel()
+	job, err := wt.e.Client.BatchV1().Jobs(wt.e.Namespace).Get(cctx, wt.name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, errors.New("the job was deleted by someone else while it ran")
+	case err != nil:
+		return nil, wt.failed(ctx, fmt.Errorf("read the job: %w", err))
+	case jobDone(job):
+		return job, nil
+	}
+	wt.ok()
+	if wt.started || jobStarted(job) {
+		wt.started = true
+		return nil, nil
+	}
+	pods, err := wt.e.pods(cctx, wt.name)
+	if err != nil {
+		return nil, wt.failed(ctx, err)
+	}
+	if slices.ContainsFunc(pods, podStarted) {
+		wt.started = true
+		return nil, nil
+	}
+	if time.Now().After(wt.deadline) {
+		return nil, wt.notStarted(ctx, pods, nil)
+	}
+	return nil, nil
+}
+
+// callCtx bounds one API call: by the start deadline until the pod
+// started (once it passed, by reportTimeout: a last look at the pod), by
+// apiCallTimeout after.
+func (wt *waiter) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	switch {
+	case wt.started:
+		return context.WithTimeout(ctx, apiCallTimeout)
+	case time.Now().After(wt.deadline):
+		return context.WithTimeout(ctx, reportTimeout)
+	}
+	return context.WithDeadline(ctx, wt.deadline)
+}
+
+// ok notes a round of calls that succeeded.
+func (wt *waiter) ok() { wt.failingFrom = time.Time{} }
+
+// failed decides what a failed call means: a refusal for want of rights
+// ends the wait at once; any other failure is retried, until the start
+// deadline while the pod has not started, for apiRetry in a row after.
+func (wt *waiter) failed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("cancelled, the job is deleted: %w", ctx.Err())
+	}
+	if forbidden(err) {
+		return fmt.Errorf("%w (the identity lacks a right the executor needs: see RBAC in docs/kubernetes.md)", err)
+	}
+	now := time.Now()
+	if wt.failingFrom.IsZero() {
+		wt.failingFrom = now
+		if len(wt.warnings) < maxWarnings {
+			wt.warnings = append(wt.warnings, fmt.Sprintf("job %s/%s: the API failed, retried: %v", wt.e.Namespace, wt.name, err))
+		}
+	}
+	switch {
+	case !wt.started && now.After(wt.deadline):
+		return wt.notStarted(ctx, nil, err)
+	case wt.started && now.Sub(wt.failingFrom) >= wt.e.apiRetry:
+		return fmt.Errorf("the API failed for %s in a row, the job is deleted: %w", wt.e.apiRetry.Round(time.Second), err)
+	}
+	return nil
+}
+
+// forbidden says whether err is the API refusing the caller's identity or
+// its rights: retrying cannot help.
+func forbidden(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
+}
+
+// notStarted is the error of a Job whose pod did not start in time: its
+// pods' state (unscheduled, a container waiting and why) and the events,
+// or the API failure that kept them from being read.
+func (wt *waiter) notStarted(ctx context.Context, pods []corev1.Pod, apiErr error) error {
+	e := wt.e
+	what := "its pod was not scheduled"
+	if slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Spec.NodeName != "" }) {
+		what = "its pod did not start"
+	}
+	if apiErr != nil {
+		what = "its pod could not be seen to start"
+	}
+	msg := fmt.Sprintf("%s within %s (--schedule-timeout); the job is deleted", what, e.ScheduleTimeout)
+	if apiErr != nil {
+		msg += fmt.Sprintf("; the API failed: %v", apiErr)
+	}
+	if s := podsWaiting(pods); s != "" {
+		msg += "; " + s
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
+	defer cancel()
+	return errors.New(msg + "; " + e.events(rctx, wt.name))
 }
 
 // jobDone says whether the Job has ended, well or not.
 func jobDone(job *batchv1.Job) bool {
 	failed, _ := jobFailed(job)
 	return failed || job.Status.Succeeded > 0 || condition(job, batchv1.JobComplete)
+}
+
+// jobStarted says whether the Job reports a pod ready (the aiperf container
+// has no readiness probe: ready is running).
+func jobStarted(job *batchv1.Job) bool {
+	return job.Status.Ready != nil && *job.Status.Ready > 0
 }
 
 // jobFailed says whether the Job failed, and why.
@@ -95,56 +274,4 @@ func condition(job *batchv1.Job, t batchv1.JobConditionType) bool {
 	return slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool {
 		return c.Type == t && c.Status == corev1.ConditionTrue
 	})
-}
-
-// scheduled says whether a pod of the Job is bound to a node.
-func (e *Executor) scheduled(ctx context.Context, job string) bool {
-	pods, err := e.pods(ctx, job)
-	if err != nil {
-		return false
-	}
-	for _, p := range pods {
-		if p.Spec.NodeName != "" || p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded ||
-			p.Status.Phase == corev1.PodFailed {
-			return true
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// events says what the cluster reported about the Job's pods (or the Job,
-// when it has none): the scheduler's reasons, an image that cannot be
-// pulled, a quota.
-func (e *Executor) events(ctx context.Context, job string) string {
-	names := []string{job}
-	if pods, err := e.pods(ctx, job); err == nil {
-		for _, p := range pods {
-			names = append(names, p.Name)
-		}
-	}
-	var msgs []string
-	for _, name := range names {
-		l, err := e.Client.CoreV1().Events(e.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
-		if err != nil {
-			return "its events could not be read: " + err.Error()
-		}
-		for _, ev := range l.Items {
-			if ev.InvolvedObject.Name != name { // a client that ignores the field selector
-				continue
-			}
-			m := fmt.Sprintf("%s %s: %s", ev.InvolvedObject.Name, ev.Reason, strings.TrimSpace(ev.Message))
-			if !slices.Contains(msgs, m) {
-				msgs = append(msgs, m)
-			}
-		}
-	}
-	if len(msgs) == 0 {
-		return "no events were reported about it or its pod"
-	}
-	return "events: " + strings.Join(msgs, "; ")
 }

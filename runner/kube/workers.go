@@ -54,6 +54,7 @@ type Workers struct {
 	mu      sync.Mutex
 	ln      *shard.Listener
 	names   []string
+	made    []*made // what each worker's start created
 	joinBy  time.Time
 	stopped bool
 }
@@ -87,18 +88,20 @@ func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 			return nil, err
 		}
 	}
-	name := w.names[i]
+	name, m := w.names[i], w.made[i]
 	jctx, cancel := context.WithDeadline(ctx, w.joinBy)
 	conn, err := w.ln.Conn(jctx, i)
 	cancel()
 	if err != nil {
-		w.stop()
 		if ctx.Err() != nil {
+			w.stop()
 			return nil, fmt.Errorf("worker %d (job %s/%s): cancelled before it joined; the cell's jobs are deleted: %w",
 				i, w.e.Namespace, name, ctx.Err())
 		}
+		why := w.e.notJoined(ctx, name) // before its Job and pod are deleted
+		w.stop()
 		return nil, fmt.Errorf("worker %d (job %s/%s) did not connect within %s (--schedule-timeout); the cell's jobs "+
-			"are deleted; %s", i, w.e.Namespace, name, w.e.ScheduleTimeout, w.e.events(context.WithoutCancel(ctx), name))
+			"are deleted; %s", i, w.e.Namespace, name, w.e.ScheduleTimeout, why)
 	}
 	if i == w.count-1 {
 		w.ln.Close()
@@ -109,7 +112,7 @@ func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 		once.Do(func() {
 			killed.Store(true)
 			_ = conn.Close()
-			_ = w.e.cleanup(ctx, name)
+			_ = w.e.cleanup(ctx, m)
 		})
 	}
 	return &shard.Peer{
@@ -123,7 +126,7 @@ func (w *Workers) Start(ctx context.Context, i int) (*shard.Peer, error) {
 			}
 			err := w.waitJob(ctx, name)
 			once.Do(func() {
-				if cerr := w.e.cleanup(ctx, name); cerr != nil {
+				if cerr := w.e.cleanup(ctx, m); cerr != nil {
 					err = errors.Join(err, cerr)
 				}
 			})
@@ -153,7 +156,7 @@ func (w *Workers) launch(ctx context.Context) error {
 	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails
 	shardID := hex.EncodeToString(r[:])
 	w.mu.Lock()
-	w.ln, w.names = ln, make([]string, w.count)
+	w.ln, w.names, w.made = ln, make([]string, w.count), make([]*made, w.count)
 	w.mu.Unlock()
 	w.joinBy = time.Now().Add(w.e.ScheduleTimeout)
 	for i := range w.count {
@@ -169,10 +172,11 @@ func (w *Workers) launch(ctx context.Context) error {
 		secret, env := secretEnv(meta, values)
 		o := trialObjects{secret: secret,
 			job: w.e.podJob(meta, []string{"worker", "--connect", addr, "--worker-index", strconv.Itoa(i)}, env, nil, nil)}
+		m := &made{name: name}
 		w.mu.Lock()
-		w.names[i] = name
+		w.names[i], w.made[i] = name, m
 		w.mu.Unlock()
-		if _, err := w.e.start(ctx, o); err != nil {
+		if err := w.e.start(ctx, o, w.joinBy, m); err != nil {
 			return fmt.Errorf("worker %d (job %s/%s): %w", i, w.e.Namespace, name, err)
 		}
 	}
@@ -190,19 +194,20 @@ func (w *Workers) stop() {
 	if w.ln != nil {
 		w.ln.Close()
 	}
-	for _, name := range w.names {
-		if name != "" {
-			_ = w.e.cleanup(context.Background(), name)
+	for _, m := range w.made {
+		if m != nil {
+			_ = w.e.cleanup(context.Background(), m)
 		}
 	}
 }
 
 // waitJob waits for the worker's Job to end once its channel closed, and
-// says how it ended: a failed pod's last log line explains it.
+// says how it ended: how its pod ended (evicted, OOMKilled, its exit code)
+// and its log's last line explain a failure.
 func (w *Workers) waitJob(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workerExitWait)
 	defer cancel()
-	job, err := w.e.wait(ctx, name)
+	job, _, err := w.e.wait(ctx, name, time.Now().Add(w.e.ScheduleTimeout)) // its pod started: it joined
 	if err != nil {
 		return err
 	}
@@ -210,7 +215,7 @@ func (w *Workers) waitJob(ctx context.Context, name string) error {
 	if !failed {
 		return nil
 	}
-	err = fmt.Errorf("its pod failed (%s)", why)
+	err = fmt.Errorf("its pod failed (%s%s)", why, w.e.podFailure(ctx, name))
 	if log, lerr := w.e.readLog(ctx, name); lerr == nil {
 		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
 		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {

@@ -7,6 +7,7 @@ package kubetest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,7 +30,8 @@ import (
 // container's env (values, Secret and ConfigMap keys), creates the Job's pod,
 // runs Command with the container's args (mount paths rewritten to the
 // volumes' directories) and the pod's env, keeps its stdout and stderr as
-// the pod's log, and records the outcome in the pod's and the Job's status.
+// the pod's log, and records the outcome in the pod's status (its container
+// running, then terminated with the exit code) and the Job's.
 // Deleting the Job interrupts its process, as deleting a pod does.
 type Kubelet struct {
 	Client    kubernetes.Interface
@@ -127,6 +129,16 @@ func (k *Kubelet) run(ctx context.Context, job *batchv1.Job, out *bytes.Buffer) 
 	}
 	if pod != nil {
 		pod.Status.Phase = phase
+		exit := int32(0)
+		if ee := (*exec.ExitError)(nil); errors.As(code, &ee) {
+			exit = int32(ee.ExitCode())
+		} else if code != nil {
+			exit = 128
+		}
+		for i := range pod.Status.ContainerStatuses {
+			pod.Status.ContainerStatuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: exit, Reason: map[bool]string{true: "Completed", false: "Error"}[exit == 0]}}
+		}
 		_, _ = k.Client.CoreV1().Pods(k.Namespace).UpdateStatus(bg, pod, metav1.UpdateOptions{})
 	}
 	cur, err := k.Client.BatchV1().Jobs(k.Namespace).Get(bg, job.Name, metav1.GetOptions{})
@@ -153,6 +165,10 @@ func (k *Kubelet) createPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod,
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Labels: labels, CreationTimestamp: metav1.Now()},
 		Spec:       *job.Spec.Template.Spec.DeepCopy(),
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	for _, c := range job.Spec.Template.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name,
+			Image: c.Image, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}})
 	}
 	pod.Spec.NodeName = "kubetest-node"
 	return k.Client.CoreV1().Pods(k.Namespace).Create(ctx, pod, metav1.CreateOptions{})
