@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,8 +240,11 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 	stops, stopErr := stopOrphanedProfiler(ctx, spec)
 	run, launchErr := ReadResult(resultPath)
 	if launchErr != nil {
-		if runErr == nil {
+		switch {
+		case runErr == nil && errors.Is(launchErr, fs.ErrNotExist):
 			runErr = errors.New("exited without writing a result")
+		case runErr == nil:
+			runErr = launchErr // a result, but not a run's (decodeResult says why)
 		}
 		tail := LogTail(logPath)
 		if ee := (*exec.ExitError)(nil); errors.As(runErr, &ee) && ee.ExitCode() == -1 {

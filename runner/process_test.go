@@ -105,6 +105,11 @@ func fakeChild(mode string, args []string) int {
 	case "crash":
 		fmt.Fprintln(os.Stderr, "starting\npanic: boom")
 		return 2
+	case "hollow": // exits 0 with a result that is no run's
+		if err := os.WriteFile(arg("--result-file"), []byte(`{"status":"complete"}`), 0o644); err != nil {
+			panic(err)
+		}
+		return 0
 	case "stop":
 		<-sigs
 		writeRun(result.StatusInterrupted)
@@ -182,6 +187,13 @@ func TestProcessLaunch(t *testing.T) {
 		assert.Contains(t, err.Error(), "exit status 2")
 		assert.Contains(t, err.Error(), ": panic: boom", "the last line of the child's log explains the crash")
 		assert.NoFileExists(t, filepath.Join(dir, runner.SpecFile))
+	})
+	t.Run("a result that is no run's is refused, saying why", func(t *testing.T) {
+		run, err, _ := launchChild(t, "hollow", false)
+		assert.Nil(t, run)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "is not a run's result: it names no model")
+		assert.NotContains(t, err.Error(), "without writing a result")
 	})
 	t.Run("interrupted child stops cleanly", func(t *testing.T) {
 		run, err, _ := launchChild(t, "stop", true)
