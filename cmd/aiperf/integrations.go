@@ -99,7 +99,7 @@ func startIntegrations(ctx context.Context, spec runner.Spec, id, dir string, lo
 		if in.mlErr != nil {
 			warn(fmt.Sprintf("MLflow tracking server at %s: %v; the run goes on without MLflow", plan.RedactURL(p.MLflowTrackingURI), in.mlErr))
 		} else {
-			in.ml.StartLive()
+			in.ml.StartLiveContext(ctx) // a Ctrl-C starts the grace of a send left unanswered
 			fmt.Fprintf(log, "mlflow: run %s in experiment %s\n", in.ml.Info.RunID, p.MLflowExperimentName())
 		}
 	}
@@ -137,12 +137,7 @@ func (in *integrations) closeLive(ctx context.Context) {
 		closeCtx, cancel := afterInterrupt(ctx, interruptedLinger)
 		rep := in.otel.Close(closeCtx)
 		cancel()
-		detail := fmt.Sprintf("%d records, %d dropped, %d of %d exports failed", rep.Recorded, rep.Dropped, rep.Failed, rep.Exports)
-		if rep.LastError != "" {
-			detail += ": " + rep.LastError
-		}
-		in.ended = append(in.ended, result.Export{Kind: "otel", Target: rep.Endpoint, OK: rep.Delivered && rep.Dropped == 0,
-			Detail: detail})
+		in.ended = append(in.ended, result.Export{Kind: "otel", Target: rep.Endpoint, OK: rep.OK(), Detail: rep.Detail()})
 		in.otel = nil
 	}
 	if in.live != nil {
@@ -325,7 +320,7 @@ func endParent(ctx context.Context, g *Globals, r *mlflow.Run, status string) {
 	if r == nil {
 		return
 	}
-	if err := r.End(context.WithoutCancel(ctx), map[string]string{result.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
+	if err := r.End(ctx, map[string]string{ // after a Ctrl-C, End waits 5 s at mostresult.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
 		result.StatusInterrupted: "KILLED"}[status]); err != nil {
 		fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", r.Info.RunID, err)
 	}

@@ -126,8 +126,12 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &ae) && ae.Code == code
 }
 
-// maxAnswer bounds what is read of an answer.
-const maxAnswer = 4 << 20
+// maxAnswer bounds what is read of an answer, maxMessage (characters) what
+// is kept of an error answer's message.
+const (
+	maxAnswer  = 4 << 20
+	maxMessage = 512
+)
 
 // do sends a JSON request (in nil: none) and decodes the answer into out
 // (nil: ignored).
@@ -173,10 +177,12 @@ func (c *Client) send(ctx context.Context, method, u, ctype string, body io.Read
 			Code    string `json:"error_code"`
 			Message string `json:"message"`
 		}
+		// The message is redacted whole, then bounded: a server's echo of a
+		// long value (a refused parameter) is never printed whole.
 		if json.Unmarshal(b, &e) == nil && e.Code != "" {
-			ae.Code, ae.Message = e.Code, c.redact(e.Message)
+			ae.Code, ae.Message = e.Code, Preview(c.redact(e.Message), maxMessage)
 		} else {
-			ae.Message = c.redact(strings.TrimSpace(string(b[:min(len(b), 512)])))
+			ae.Message = Preview(c.redact(strings.TrimSpace(string(b))), maxMessage)
 		}
 		return fmt.Errorf("mlflow %s %s: %w", method, c.path(u), ae)
 	}

@@ -34,57 +34,31 @@ type Outcome struct {
 }
 
 // Finish ends the run: the live scalars still queued go, then the summary
-// metrics, parameters and tags in batches, the artifact files and the
-// final mlflow_export.json, and the run's status (FINISHED, FAILED or
-// KILLED for an interrupted run) with its end time.
+// metrics, parameters and tags (each kind in its own batches, clipped to
+// MLflow's limits, so that one rejected cannot lose the others), the
+// artifact files and the final mlflow_export.json, and the run's status
+// (FINISHED, FAILED or KILLED for an interrupted run) with its end time.
 func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
+	e := &ending{out: Outcome{RunID: r.Info.RunID}}
+	e.note(r.stopLive(ctx)) // a live send of the end left unanswered: nothing more is sent
+	e.out.LiveDrops = r.dropped.Load()
 	if ctx.Err() != nil { // an interrupted run still reports, briefly
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), interruptedFinish)
 		defer cancel()
 	}
-	r.stopLive()
-	out := Outcome{RunID: r.Info.RunID, LiveDrops: r.dropped.Load()}
-	quiet := false // a call went unanswered: send nothing more
-	note := func(err error) {
-		if err != nil && out.Err == nil {
-			out.Err = err
-		}
-		quiet = quiet || NoAnswer(err)
-	}
 	ms := SummaryMetrics(run)
 	params, tags := r.params(run), r.tags(run)
-	if err := r.c.LogBatch(ctx, r.Info.RunID, metricList(ms, time.Now()), tagList(params), tagList(tags)); err != nil {
-		note(err)
-	} else {
-		out.Metrics = len(ms)
-	}
+	r.logSummary(ctx, e, ms, params, tags)
 	files, err := collect(r.o.ArtifactDir, cmpSlice(r.o.Globs, DefaultArtifactGlobs))
-	note(err)
-	names := make([]string, 0, len(files)+1)
-	for _, f := range files {
-		names = append(names, f)
-	}
-	names = append(names, ExportFile)
-	note(r.writeExportFile(exportFile{LiveStreaming: r.queue != nil, ReusedLiveRun: r.queue != nil,
+	e.note(err)
+	names := append(files, ExportFile)
+	e.note(r.writeExportFile(exportFile{LiveStreaming: r.queue != nil, ReusedLiveRun: r.queue != nil,
 		MetricKeys: slices.Sorted(maps.Keys(ms)), ParamKeys: slices.Sorted(maps.Keys(params)),
 		TagKeys: slices.Sorted(maps.Keys(tags)), UploadedArtifacts: names}))
-	for _, rel := range names {
-		if quiet {
-			break
-		}
-		if ctx.Err() != nil {
-			note(ctx.Err())
-			break
-		}
-		if err := r.upload(ctx, rel); err != nil {
-			note(err)
-			if errors.Is(err, ErrNotProxied) {
-				break
-			}
-			continue
-		}
-		out.Uploaded = append(out.Uploaded, rel)
+	r.uploadAll(ctx, e, names)
+	if e.quiet {
+		return e.out
 	}
 	status := "FINISHED"
 	switch run.Status {
@@ -93,17 +67,72 @@ func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
 	case result.StatusFailed:
 		status = "FAILED"
 	}
-	if quiet {
-		return out
-	}
 	timeout := r.c.http.Timeout // the status is sent even after a Ctrl-C, then briefly
 	if ctx.Err() != nil {
 		timeout = min(timeout, interruptedUpdate)
 	}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	note(r.c.UpdateRun(uctx, r.Info.RunID, status, time.Now()))
-	return out
+	e.note(r.c.UpdateRun(uctx, r.Info.RunID, status, time.Now()))
+	return e.out
+}
+
+// ending is the outcome of a finish as it goes: its first failure, and
+// whether a call went unanswered (quiet: nothing more is sent).
+type ending struct {
+	out   Outcome
+	quiet bool
+}
+
+func (e *ending) note(err error) {
+	if err != nil && e.out.Err == nil {
+		e.out.Err = err
+	}
+	e.quiet = e.quiet || NoAnswer(err)
+}
+
+// logSummary logs the summary metrics, then the parameters, then the tags,
+// each kind in requests of its own: a parameter the server refuses (one
+// logged before with another value, say) loses neither the metrics nor the
+// tags. Values over MLflow's limits are clipped, with one warning.
+func (r *Run) logSummary(ctx context.Context, e *ending, ms map[string]float64, params, tags map[string]string) {
+	pl, tl := tagList(params), tagList(tags)
+	r.warnClipped(append(clipKVs(pl, "param", maxParamValue), clipKVs(tl, "tag", maxTagValue)...))
+	if !e.quiet {
+		if err := r.c.LogBatch(ctx, r.Info.RunID, metricList(ms, time.Now()), nil, nil); err != nil {
+			e.note(err)
+		} else {
+			e.out.Metrics = len(ms)
+		}
+	}
+	if !e.quiet {
+		e.note(r.c.LogBatch(ctx, r.Info.RunID, nil, pl, nil))
+	}
+	if !e.quiet {
+		e.note(r.c.LogBatch(ctx, r.Info.RunID, nil, nil, tl))
+	}
+}
+
+// uploadAll uploads the artifact files in turn, until a call goes
+// unanswered, ctx ends (a Ctrl-C) or the artifacts prove not proxied.
+func (r *Run) uploadAll(ctx context.Context, e *ending, names []string) {
+	for _, rel := range names {
+		if e.quiet {
+			return
+		}
+		if ctx.Err() != nil {
+			e.note(ctx.Err())
+			return
+		}
+		if err := r.upload(ctx, rel); err != nil {
+			e.note(err)
+			if errors.Is(err, ErrNotProxied) {
+				return
+			}
+			continue
+		}
+		e.out.Uploaded = append(e.out.Uploaded, rel)
+	}
 }
 
 // interruptedUpdate bounds the status update of a run whose finish a
@@ -293,7 +322,7 @@ func (r *Run) params(run *result.Run) map[string]string {
 		out["loadgen.benchmark_duration"] = strconv.FormatFloat(*p.BenchmarkDuration, 'g', -1, 64)
 	}
 	if run.CLICommand != "" {
-		out["aiperf.cli_command"] = truncate(run.CLICommand, 6000)
+		out["aiperf.cli_command"] = run.CLICommand // clipped as every value is
 	}
 	for _, prm := range run.Info.Params {
 		b, _ := json.Marshal(prm.Value)
@@ -320,11 +349,4 @@ func (r *Run) tags(run *result.Run) map[string]string {
 	}
 	maps.Copy(out, r.o.Tags)
 	return out
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

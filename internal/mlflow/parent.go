@@ -22,7 +22,9 @@ func StartParent(ctx context.Context, o Options, sweep string, params map[string
 	if err != nil {
 		return nil, err
 	}
-	if err := r.c.LogBatch(ctx, r.Info.RunID, nil, tagList(params), nil); err != nil {
+	pl := tagList(params)
+	r.warnClipped(clipKVs(pl, "param", maxParamValue))
+	if err := r.c.LogBatch(ctx, r.Info.RunID, nil, pl, nil); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -36,9 +38,14 @@ func withTag(m map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// End sets the run's final status (FINISHED, FAILED or KILLED).
+// End sets the run's final status (FINISHED, FAILED or KILLED): within the
+// request timeout, or interruptedUpdate when ctx is already done (a Ctrl-C).
 func (r *Run) End(ctx context.Context, status string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.http.Timeout)
+	timeout := r.c.http.Timeout
+	if ctx.Err() != nil {
+		timeout = min(timeout, interruptedUpdate)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	return r.c.UpdateRun(ctx, r.Info.RunID, status, time.Now())
 }

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aiperf-go/aiperf/internal/load"
-	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -61,6 +59,20 @@ type Run struct {
 	dropped atomic.Int64
 	liveErr atomic.Bool
 	once    sync.Once
+
+	// liveCtx bounds the live sends: liveCancel cuts the one in flight,
+	// liveGrace after the run's interrupt (or the finish's).
+	liveCtx    context.Context
+	liveCancel context.CancelFunc
+	unwatch    func() bool // stops watching the run's context
+	graceOnce  sync.Once
+	// ending: the run is ending (Finish began, or the run was
+	// interrupted); a live send then left unanswered is endErr, and
+	// Finish sends nothing more (set by the live goroutine before done).
+	ending atomic.Bool
+	endErr error
+
+	clipWarned map[string]bool // what a warning said was clipped
 }
 
 // Start creates (or reuses) the experiment and creates the run, a child
@@ -83,7 +95,13 @@ func Start(ctx context.Context, o Options) (*Run, error) {
 		return nil, fmt.Errorf("mlflow experiment %q: %w", experiment, err)
 	}
 	name := cmpOr(o.RunName, "aiperf-"+o.BenchmarkID[:min(8, len(o.BenchmarkID))])
+	if short, cut := clip(name, maxRunName, clipMark); cut { // a longer one fails the run's creation
+		o.Warn(fmt.Sprintf("mlflow run name %q is %d characters, over MLflow's %d: the run is named %q",
+			Preview(name, 60), len([]rune(name)), maxRunName, Preview(short, 60)))
+		name = short
+	}
 	tags := tagList(o.Tags)
+	cs := clipKVs(tags, "tag", maxTagValue)
 	tags = append(tags, KV{"mlflow.runName", name})
 	parent := o.ParentRunID
 	if parent != "" {
@@ -103,105 +121,8 @@ func Start(ctx context.Context, o Options) (*Run, error) {
 	if info.RunName == "" {
 		r.Info.RunName = name
 	}
+	r.warnClipped(cs)
 	return r, nil
-}
-
-// StartLive starts sending the live.* scalars and records the live run in
-// ArtifactDir's mlflow_export.json.
-func (r *Run) StartLive() {
-	if r.o.Interval <= 0 {
-		r.o.Interval = 2 * time.Second
-	}
-	if r.o.Queue <= 0 {
-		r.o.Queue = 1 << 14
-	}
-	r.queue, r.done = make(chan Metric, r.o.Queue), make(chan struct{})
-	_ = r.writeExportFile(exportFile{LiveStreaming: true}) // rewritten by Finish
-	go r.live()
-}
-
-// Watch is part of bench.Exporter.
-func (r *Run) Watch(func() *load.Progress, load.Clock) {}
-
-// The live scalars: AIPerf's live.* keys of the GenAI metric names.
-const (
-	liveDuration = "live.gen_ai.client.operation.duration"
-	liveTokens   = "live.gen_ai.client.token.usage"
-	liveFirst    = "live.gen_ai.client.operation.time_to_first_chunk"
-	livePerChunk = "live.gen_ai.client.operation.time_per_output_chunk"
-)
-
-// Record queues the live scalars of a successful request, at its index as
-// the step; it never blocks.
-func (r *Run) Record(rec *metrics.Record) {
-	if r.queue == nil || !rec.OK() {
-		return
-	}
-	now, step := time.Now().UnixMilli(), int64(rec.Index)
-	tt := metrics.Times(rec, r.o.Streaming)
-	put := func(key string, v float64) {
-		select {
-		case r.queue <- Metric{Key: key, Value: v, Timestamp: now, Step: step}:
-		default:
-			r.dropped.Add(1)
-		}
-	}
-	put(liveDuration, float64(tt.LatencyNs)/1e9)
-	if !rec.NoTokens && !tt.NoOSL { // an uncounted reply's OSL is not known, not 0
-		put(liveTokens, float64(tt.OSL))
-	}
-	if tt.Streamed && !rec.NoTokens {
-		put(liveFirst, float64(tt.TTFTNs)/1e9)
-		if tt.HasITL {
-			put(livePerChunk, tt.ITLNs/1e9)
-		}
-	}
-}
-
-// live sends the queued scalars every Interval, or as soon as a batch is
-// full; after a failure it stops sending (one warning) and drains.
-func (r *Run) live() {
-	defer close(r.done)
-	t := time.NewTicker(r.o.Interval)
-	defer t.Stop()
-	var batch []Metric
-	flush := func() {
-		if len(batch) == 0 || r.liveErr.Load() {
-			batch = batch[:0]
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), r.c.http.Timeout)
-		err := r.c.LogBatch(ctx, r.Info.RunID, batch, nil, nil)
-		cancel()
-		if err != nil && r.liveErr.CompareAndSwap(false, true) {
-			r.o.Warn(fmt.Sprintf("mlflow live logging stopped: %v; the summary is still uploaded when the run ends", err))
-		}
-		batch = batch[:0]
-	}
-	for {
-		select {
-		case m, ok := <-r.queue:
-			if !ok {
-				flush()
-				return
-			}
-			if batch = append(batch, m); len(batch) >= batchMetrics {
-				flush()
-			}
-		case <-t.C:
-			flush()
-		}
-	}
-}
-
-// stopLive sends what is queued and stops the live goroutine.
-func (r *Run) stopLive() {
-	r.once.Do(func() {
-		if r.queue != nil {
-			close(r.queue)
-			<-r.done
-		}
-	})
 }
 
 // Dropped is how many live scalars found the queue full.

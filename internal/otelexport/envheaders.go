@@ -78,10 +78,7 @@ func isCTL(c rune) bool { return (c < ' ' && c != '\t') || c == 0x7f }
 // An unencoded space inside a value is accepted, as the SDK sends it.
 func CheckEnvHeaders() error {
 	var errs []error
-	sent := headerEnvs[0]
-	if strings.TrimSpace(os.Getenv(headerEnvs[1])) != "" { // the metrics variable replaces the generic one whole (the SDK's rule)
-		sent = headerEnvs[1]
-	}
+	sent := sentHeaderEnv()
 	for name, h := range envHeaders() {
 		if h.err != nil && name == sent {
 			errs = append(errs, fmt.Errorf("$%s: entry %d: %w", name, h.pos, h.err))
@@ -110,5 +107,44 @@ func EnvSecrets() []string {
 			out = append(out, strings.TrimSpace(cred))
 		}
 	}
+	return out
+}
+
+// sentHeaderEnv is the headers variable the SDK sends: the metrics one when
+// set (not blank), which replaces the generic one whole, else the generic.
+func sentHeaderEnv() string {
+	if strings.TrimSpace(os.Getenv(headerEnvs[1])) != "" {
+		return headerEnvs[1]
+	}
+	return headerEnvs[0]
+}
+
+// sentEnvHeaders are the headers the SDK would send from the environment, read
+// as it reads them (sentHeaderEnv's entries; a later entry of a key wins).
+// Passing headers to the SDK replaces these, so they are passed along.
+func sentEnvHeaders() map[string]string {
+	out := map[string]string{}
+	sent := sentHeaderEnv()
+	for name, h := range envHeaders() {
+		if name == sent && h.err == nil {
+			out[h.key] = h.value
+		}
+	}
+	return out
+}
+
+// withAuthorization is the environment's headers with Authorization set to
+// auth (the --otel-url's user:password): the URL, given for this run, wins
+// over the environment for that header alone (the SDK's rule too: headers
+// given in code replace the environment's), whatever the case the
+// environment wrote it in.
+func withAuthorization(env map[string]string, auth string) map[string]string {
+	out := make(map[string]string, len(env)+1)
+	for k, v := range env {
+		if !strings.EqualFold(k, "Authorization") {
+			out[k] = v
+		}
+	}
+	out["Authorization"] = auth
 	return out
 }

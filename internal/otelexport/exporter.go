@@ -1,9 +1,9 @@
 package otelexport
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -79,13 +79,40 @@ type Report struct {
 	// full and were not.
 	Recorded int64 `json:"recorded"`
 	Dropped  int64 `json:"dropped"`
-	// Exports were attempted, Failed of them did not reach the collector,
-	// the last with LastError; Delivered says the final one did, so the
-	// collector holds every recorded point.
-	Exports   int64  `json:"exports"`
-	Failed    int64  `json:"failed"`
-	LastError string `json:"last_error,omitempty"`
-	Delivered bool   `json:"delivered"`
+	// Exports were attempted, Failed of them were not accepted by the
+	// collector (not reached, refused, cut), the last with LastError, worded
+	// by what it was (its HTTP status and Retry-After, TLS, refused, no
+	// answer in time, the run's interrupt). Partial of them were accepted
+	// with some data points rejected (a partial success): delivered, not
+	// failed. Delivered says the final one was accepted, so the collector
+	// holds every recorded point but the Rejected ones that export's
+	// partial success rejected (Partial's last word in LastRejection).
+	Exports       int64  `json:"exports"`
+	Failed        int64  `json:"failed"`
+	LastError     string `json:"last_error,omitempty"`
+	Partial       int64  `json:"partial,omitempty"`
+	Rejected      int64  `json:"rejected,omitempty"`
+	LastRejection string `json:"last_rejection,omitempty"`
+	Delivered     bool   `json:"delivered"`
+}
+
+// OK reports whether the collector holds every recorded point: the final
+// export was accepted whole and nothing was dropped.
+func (r Report) OK() bool { return r.Delivered && r.Dropped == 0 && r.Rejected == 0 }
+
+// Detail is the report in a line, for the run's record of where it went.
+func (r Report) Detail() string {
+	s := fmt.Sprintf("%d records, %d dropped, %d of %d exports failed", r.Recorded, r.Dropped, r.Failed, r.Exports)
+	if r.Partial > 0 {
+		s += fmt.Sprintf(", %d accepted with data points rejected", r.Partial)
+	}
+	if r.Delivered && r.Rejected > 0 {
+		s += fmt.Sprintf(" (the last rejected %d: %s)", r.Rejected, r.LastRejection)
+	}
+	if r.LastError != "" {
+		s += ": " + r.LastError
+	}
+	return s
 }
 
 // Exporter streams a run's records to a collector. It implements
@@ -101,10 +128,13 @@ type Exporter struct {
 
 	recorded, dropped atomic.Int64
 	exports, failed   atomic.Int64
-	warned            atomic.Bool
+	warned, warnedPS  atomic.Bool
+	closeCtx          atomic.Pointer[context.Context] // Close's: once it ends, the run was interrupted
 	mu                sync.Mutex
 	lastErr           error
 	lastOK            bool
+	partial, rejected int64 // exports accepted in part; points the last one rejected
+	lastRejection     string
 	closeOnce         sync.Once
 }
 
@@ -149,7 +179,8 @@ func New(o Options) (*Exporter, error) {
 	}
 	if user := u.User; user != nil {
 		pw, _ := user.Password()
-		opts = append(opts, otlpmetrichttp.WithHeaders(map[string]string{"Authorization": basicAuth(user.Username(), pw)}))
+		// WithHeaders replaces the environment's headers: they go along.
+		opts = append(opts, otlpmetrichttp.WithHeaders(withAuthorization(sentEnvHeaders(), basicAuth(user.Username(), pw))))
 		u.User = nil
 	}
 	opts = append(opts, otlpmetrichttp.WithEndpointURL(u.String()))
@@ -224,6 +255,7 @@ func (e *Exporter) run() {
 // record.
 func (e *Exporter) Close(ctx context.Context) Report {
 	e.closeOnce.Do(func() {
+		e.closeCtx.Store(&ctx)
 		close(e.queue)
 		<-e.done
 		ctx, cancel := context.WithTimeout(ctx, e.o.Timeout+time.Second)
@@ -237,27 +269,44 @@ func (e *Exporter) Close(ctx context.Context) Report {
 	if e.lastErr != nil {
 		rep.LastError = e.o.Redact(e.lastErr.Error())
 	}
-	rep.Delivered = e.lastOK
+	rep.Delivered, rep.Partial = e.lastOK, e.partial
+	if e.lastOK {
+		rep.Rejected, rep.LastRejection = e.rejected, e.o.Redact(e.lastRejection)
+	}
 	e.mu.Unlock()
 	return rep
 }
 
 // exported notes the outcome of one export: the first failure is the one
-// warning.
-func (e *Exporter) exported(err error) {
+// warning, and the first partial success another.
+func (e *Exporter) exported(o outcome) {
 	e.mu.Lock()
-	e.lastOK = err == nil
-	if err != nil {
-		e.lastErr = err
+	e.lastOK = o.failure == nil
+	e.rejected, e.lastRejection = o.rejected, o.message
+	if o.failure != nil {
+		e.lastErr = o.failure
+	}
+	if o.partial {
+		e.partial++
 	}
 	e.mu.Unlock()
-	if err == nil {
-		return
-	}
-	e.failed.Add(1)
-	if e.o.Warn != nil && e.warned.CompareAndSwap(false, true) {
-		e.o.Warn(e.o.Redact(fmt.Sprintf("OpenTelemetry collector at %s is not reachable (%v): metrics are not exported "+
-			"while it is not; the run goes on", e.endpoint, err)))
+	switch {
+	case o.failure != nil:
+		e.failed.Add(1)
+		tail := "metrics are not exported while it fails (the next export carries every point so far); the run goes on"
+		if o.cut {
+			tail = "the collector may lack the points of the run's last seconds"
+		}
+		if e.o.Warn != nil && e.warned.CompareAndSwap(false, true) {
+			e.o.Warn(e.o.Redact(fmt.Sprintf("OpenTelemetry collector at %s: an export failed: %v; %s", e.endpoint, o.failure, tail)))
+		}
+	case o.partial && e.o.Warn != nil && e.warnedPS.CompareAndSwap(false, true):
+		what := "some data points"
+		if o.rejected > 0 {
+			what = fmt.Sprintf("%d data points", o.rejected)
+		}
+		e.o.Warn(e.o.Redact(fmt.Sprintf("OpenTelemetry collector at %s accepted an export but rejected %s of it (%s); "+
+			"the rest was delivered; the run goes on", e.endpoint, what, clip(cmp.Or(o.message, "no reason given"), 300))))
 	}
 }
 
@@ -268,13 +317,18 @@ type counting struct {
 }
 
 func (c *counting) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
-	err := c.Exporter.Export(ctx, rm)
+	a := &answer{}
+	err := c.Exporter.Export(context.WithValue(ctx, answerKey{}, a), rm)
 	c.e.exports.Add(1)
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		err = fmt.Errorf("export cut: %w", err)
-	}
-	c.e.exported(err)
+	c.e.exported(judge(err, a, c.e.interrupted(), c.e.o.Timeout, c.e.o.Redact))
 	return err
+}
+
+// interrupted reports whether Close's context ended (the run's interrupt:
+// its caller bounds the last export so), which is what cuts an export.
+func (e *Exporter) interrupted() bool {
+	p := e.closeCtx.Load()
+	return p != nil && (*p).Err() != nil
 }
 
 func basicAuth(user, password string) string {

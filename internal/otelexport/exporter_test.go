@@ -140,7 +140,7 @@ func TestUnreachableCollectorIsOneWarning(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, warned, 1, "...one warning")
-	assert.Contains(t, warned[0], "OpenTelemetry collector at http://<redacted>@"+addr+"/v1/metrics is not reachable")
+	assert.Contains(t, warned[0], "OpenTelemetry collector at http://<redacted>@"+addr+"/v1/metrics: an export failed: the collector is not reachable: it refused the connection")
 	assert.NotContains(t, warned[0]+rep.LastError, "s3cret")
 	assert.False(t, rep.Delivered)
 	assert.Equal(t, int64(20), rep.Recorded)

@@ -17,6 +17,7 @@ import (
 // $OTEL_EXPORTER_OTLP_HEADERS header, whose names (x-honeycomb-team, ...)
 // say nothing of the credentials they hold, to wherever it points; a
 // collector that redirects fails its exports instead, and is warned about.
+// Its transport notes each answer for the export's report (observing).
 func httpClient(timeout time.Duration) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyFromEnvironment
@@ -25,7 +26,7 @@ func httpClient(timeout time.Duration) (*http.Client, error) {
 		return nil, err
 	}
 	tr.TLSClientConfig = cfg
-	return &http.Client{Transport: tr, Timeout: timeout,
+	return &http.Client{Transport: observing{tr}, Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
 }
 

@@ -4,7 +4,9 @@
 // (/api/2.0/mlflow/experiments/get-by-name and create, runs/create,
 // runs/update, runs/get, runs/log-batch with its limits and immutable
 // params, and the proxied /api/2.0/mlflow-artifacts/artifacts PUT), with
-// MLflow's error shape ({"error_code", "message"}), and records every call.
+// MLflow's error shape ({"error_code", "message"}) and its length limits
+// (a param value 6000 characters, a tag value 8000, a key 250, a run name
+// 250), and records every call.
 // It is not MLflow: tests that need the real server set
 // MLFLOW_TRACKING_URI.
 package mlflowfake
@@ -52,14 +54,47 @@ type Server struct {
 	// gone away mid-run); Unanswered counts those calls.
 	Quiet      atomic.Bool
 	Unanswered atomic.Int64
+	// Hang, when set, holds every call unanswered (counted in Unanswered)
+	// until its client gives up or Release is called, which closes its
+	// connection unanswered (a server gone quiet, its connections open).
+	Hang    atomic.Bool
+	hanging atomic.Int64
+	relMu   sync.Mutex
+	release chan struct{}
 }
 
 // Start starts the fake on a loopback port, closed at cleanup.
 func Start(t testing.TB) *Server {
-	s := &Server{experiments: map[string]string{"Default": "0"}, runs: map[string]*Run{}}
+	s := &Server{experiments: map[string]string{"Default": "0"}, runs: map[string]*Run{}, release: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
+	t.Cleanup(s.Release) // first: Close waits for the calls held
 	return s
+}
+
+// Hanging is how many calls Hang holds now.
+func (s *Server) Hanging() int64 { return s.hanging.Load() }
+
+// Release ends the calls Hang holds, closing their connections unanswered.
+func (s *Server) Release() {
+	s.relMu.Lock()
+	defer s.relMu.Unlock()
+	close(s.release)
+	s.release = make(chan struct{})
+}
+
+func (s *Server) hang(r *http.Request) {
+	s.Unanswered.Add(1)
+	_, _ = io.Copy(io.Discard, r.Body) // the server sees the client hang up only once the body is read
+	s.relMu.Lock()
+	rel := s.release
+	s.relMu.Unlock()
+	s.hanging.Add(1)
+	defer s.hanging.Add(-1)
+	select {
+	case <-r.Context().Done():
+	case <-rel:
+	}
 }
 
 // Calls returns the calls so far.
@@ -92,6 +127,10 @@ func (s *Server) Experiments() map[string]string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.Hang.Load() {
+		s.hang(r)
+		panic(http.ErrAbortHandler)
+	}
 	if s.Quiet.Load() {
 		s.Unanswered.Add(1)
 		panic(http.ErrAbortHandler) // the connection closes without an answer
@@ -176,6 +215,14 @@ func (s *Server) createRun(b map[string]any) (int, any) {
 	if !found {
 		return apiErr(404, "RESOURCE_DOES_NOT_EXIST", "No Experiment with id="+exp+" exists")
 	}
+	if n := len([]rune(str(b["run_name"]))); n > maxRunName {
+		return apiErr(400, "INVALID_PARAMETER_VALUE", fmt.Sprintf("Run name had length %d, which exceeded length limit of %d", n, maxRunName))
+	}
+	for _, t := range list(b["tags"]) {
+		if status, answer, bad := overLimit("Tag", t, maxTagValue); bad {
+			return status, answer
+		}
+	}
 	id := fmt.Sprintf("%032x", len(s.order)+1)
 	run := &Run{ID: id, Experiment: exp, Name: str(b["run_name"]), Status: "RUNNING", Params: map[string]string{},
 		Tags: map[string]string{}, Metrics: map[string][]float64{}, Artifacts: map[string][]byte{}}
@@ -205,6 +252,16 @@ func (s *Server) logBatch(b map[string]any) (int, any) {
 		return apiErr(400, "INVALID_PARAMETER_VALUE", "A batch logging request can contain at most 1000 items in total.")
 	}
 	for _, p := range ps {
+		if status, answer, bad := overLimit("Param", p, maxParamValue); bad {
+			return status, answer
+		}
+	}
+	for _, t := range ts {
+		if status, answer, bad := overLimit("Tag", t, maxTagValue); bad {
+			return status, answer
+		}
+	}
+	for _, p := range ps {
 		k, v := str(p["key"]), str(p["value"])
 		if old, ok := run.Params[k]; ok && old != v {
 			return apiErr(400, "INVALID_PARAMETER_VALUE", fmt.Sprintf("Changing param values is not allowed. Param with key='%s' was already logged with value='%s' for run ID='%s'. Attempted logging new value '%s'.", k, old, run.ID, v))
@@ -222,6 +279,30 @@ func (s *Server) logBatch(b map[string]any) (int, any) {
 		run.Tags[str(t["key"])] = str(t["value"])
 	}
 	return 200, map[string]any{}
+}
+
+// MLflow's length limits, in characters.
+const (
+	maxParamValue = 6000
+	maxTagValue   = 8000
+	maxKey        = 250
+	maxRunName    = 250
+)
+
+// overLimit is MLflow's refusal of a param or tag over its limits (the
+// whole request fails), its message quoting the value's start as MLflow's
+// does.
+func overLimit(what string, kv map[string]any, limit int) (int, any, bool) {
+	k, v := []rune(str(kv["key"])), []rune(str(kv["value"]))
+	if len(k) > maxKey {
+		st, a := apiErr(400, "INVALID_PARAMETER_VALUE", fmt.Sprintf("%s key '%s' had length %d, which exceeded length limit of %d", what, string(k), len(k), maxKey))
+		return st, a, true
+	}
+	if len(v) > limit {
+		st, a := apiErr(400, "INVALID_PARAMETER_VALUE", fmt.Sprintf("%s value '%s' had length %d, which exceeded length limit of %d", what, string(v), len(v), limit))
+		return st, a, true
+	}
+	return 0, nil, false
 }
 
 func (s *Server) putArtifact(rest string, body io.Reader) (int, any) {

@@ -1,0 +1,225 @@
+package otelexport
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// answerKey carries an export's *answer, through the SDK, to the
+// transport, which fills it in: what the collector answered, which the
+// SDK's errors lose (a 429's status and Retry-After, a partial success's
+// count).
+type answerKey struct{}
+
+// answer is the collector's answer to one export (status 0: none came).
+type answer struct {
+	status     string // "429 Too Many Requests"
+	code       int
+	retryAfter string
+	body       string // the start of an error answer's body
+	partial    bool   // a 2xx whose partial_success rejected points or said why
+	rejected   int64
+	message    string // the partial success's error_message
+}
+
+// Bounds of what the transport reads ahead of the SDK: an error answer's
+// start, and a success answer (a partial success is a few bytes). Of an
+// error answer cut at its bound, the last secretTail bytes are left out:
+// a credential the answer echoes there, cut, could not be redacted.
+const (
+	maxErrorBody   = 4 << 10
+	maxSuccessBody = 64 << 10
+	secretTail     = 256
+)
+
+// observing is the exporter's transport: it notes each answer in the
+// request's *answer, then hands the SDK the answer unchanged.
+type observing struct{ base http.RoundTripper }
+
+func (o observing) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := o.base.RoundTrip(req)
+	a, _ := req.Context().Value(answerKey{}).(*answer)
+	if a == nil || err != nil {
+		return resp, err
+	}
+	a.status, a.code, a.retryAfter = resp.Status, resp.StatusCode, resp.Header.Get("Retry-After")
+	limit := maxErrorBody
+	if ok := resp.StatusCode/100 == 2; ok {
+		limit = maxSuccessBody
+	}
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, int64(limit)))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	switch {
+	case resp.StatusCode/100 != 2:
+		if len(head) == limit {
+			head = head[:limit-secretTail]
+		}
+		a.body = strings.TrimSpace(strings.Map(printable, strings.ToValidUTF8(string(head), "?")))
+	case len(head) < limit && resp.Header.Get("Content-Type") == "application/x-protobuf":
+		a.rejected, a.message, a.partial = partialSuccess(head)
+	}
+	return resp, nil
+}
+
+// printable replaces control characters (a terminal's escapes) by spaces.
+func printable(r rune) rune {
+	if r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		return ' '
+	}
+	return r
+}
+
+// partialSuccess reads an ExportMetricsServiceResponse: its partial_success
+// (field 1) holds rejected_data_points (1) and error_message (2). Like the
+// SDK, a partial success is one that rejected points or gave a message.
+func partialSuccess(b []byte) (rejected int64, message string, ok bool) {
+	var inner []byte
+	if !protoFields(b, func(num, _ uint64, data []byte) {
+		if num == 1 && data != nil {
+			inner = data
+		}
+	}) || inner == nil {
+		return 0, "", false
+	}
+	protoFields(inner, func(num, v uint64, data []byte) {
+		switch {
+		case num == 1 && data == nil:
+			rejected = int64(v)
+		case num == 2 && data != nil:
+			message = string(data)
+		}
+	})
+	return rejected, message, rejected != 0 || message != ""
+}
+
+// protoFields calls fn with each field of a protobuf message: its number
+// and its varint value or its length-delimited bytes (fixed-width fields
+// are skipped); false when b is not a well-formed message.
+func protoFields(b []byte, fn func(num, v uint64, data []byte)) bool {
+	for len(b) > 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
+			return false
+		}
+		b = b[n:]
+		switch key & 7 {
+		case 0:
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				return false
+			}
+			b = b[n:]
+			fn(key>>3, v, nil)
+		case 2:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || l > uint64(len(b)-n) {
+				return false
+			}
+			fn(key>>3, 0, b[n:n+int(l)])
+			b = b[n+int(l):]
+		case 1, 5:
+			w := map[uint64]int{1: 8, 5: 4}[key&7]
+			if len(b) < w {
+				return false
+			}
+			b = b[w:]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// outcome is what became of one export.
+type outcome struct {
+	failure  error // nil: the collector accepted it (wholly, or partly: partial)
+	cut      bool  // the failure: the run's interrupt cut it
+	partial  bool
+	rejected int64  // points a partial success rejected
+	message  string // why, as the collector said
+}
+
+// judge words an export's outcome by what happened: the collector's HTTP
+// status (and Retry-After), its partial success, a TLS failure, a refused
+// or unreachable address, no answer in time, or the run's interrupt.
+// The body of an error answer is redacted whole, then clipped.
+func judge(err error, a *answer, interrupted bool, timeout time.Duration, redact func(string) string) outcome {
+	switch {
+	case err == nil:
+		return outcome{}
+	case a.code/100 == 2: // accepted: with points rejected, or an answer the SDK could not read
+		if a.partial {
+			return outcome{partial: true, rejected: a.rejected, message: a.message}
+		}
+		return outcome{partial: true, message: err.Error()}
+	case a.code != 0:
+		msg := "the collector answered HTTP " + a.status
+		if a.code/100 == 3 {
+			msg += " (a redirect, not followed)"
+		}
+		if a.retryAfter != "" {
+			msg += " (Retry-After: " + a.retryAfter + ")"
+		}
+		if a.body != "" {
+			msg += ": " + clip(redact(a.body), 200)
+		}
+		return outcome{failure: errors.New(msg)}
+	}
+	return outcome{failure: transportFailure(err, interrupted, timeout), cut: interrupted && errors.Is(err, context.Canceled)}
+}
+
+// transportFailure words an export that got no answer.
+func transportFailure(err error, interrupted bool, timeout time.Duration) error {
+	var dns *net.DNSError
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	var alert tls.AlertError
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled) && interrupted:
+		return fmt.Errorf("the export was cut by the run's interrupt (Ctrl-C) before the collector answered: %w", err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("the export was cut as the exporter shut down, before the collector answered: %w", err)
+	case errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verify),
+		errors.As(err, &record), errors.As(err, &alert), strings.Contains(err.Error(), "tls: "),
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return fmt.Errorf("TLS with the collector failed (check its certificate, $OTEL_EXPORTER_OTLP_CERTIFICATE and the URL's scheme): %w", err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("the collector is not reachable: it refused the connection: %w", err)
+	case errors.As(err, &dns):
+		return fmt.Errorf("the collector is not reachable: its host name could not be resolved: %w", err)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("the collector did not answer within %s: %w", timeout, err)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return fmt.Errorf("the collector closed the connection without an answer: %w", err)
+	case errors.As(err, new(*net.OpError)):
+		return fmt.Errorf("the collector is not reachable: %w", err)
+	}
+	return fmt.Errorf("the export failed: %w", err)
+}
+
+// clip cuts s to n characters, marking the cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
