@@ -320,7 +320,8 @@ func endParent(ctx context.Context, g *Globals, r *mlflow.Run, status string) {
 	if r == nil {
 		return
 	}
-	if err := r.End(ctx, map[string]string{ // after a Ctrl-C, End waits 5 s at mostresult.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
+	// After a Ctrl-C (ctx done), End waits 5 s at most.
+	if err := r.End(ctx, map[string]string{result.StatusComplete: "FINISHED", result.StatusFailed: "FAILED",
 		result.StatusInterrupted: "KILLED"}[status]); err != nil {
 		fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", r.Info.RunID, err)
 	}

@@ -199,14 +199,18 @@ func (r *SweepReport) Table() Table {
 	for _, c := range r.Cells {
 		t.Rows = append(t.Rows, r.row(c, params, named, probes))
 	}
+	bound := slices.ContainsFunc(r.Cells, func(c SweepCell) bool { return c.ClientBound })
 	if probes { // short lines, as the table
 		t.Notes = []string{"values: mean ± confidence half width over complete trials",
 			"*: the column's best probe, passed or not (the answer is its verdicts)",
 			"trials: complete/planned when some failed; probe N ran in search_iter_000N"}
+		if bound {
+			t.Notes[1] += "; a CLIENT-BOUND probe gets none"
+		}
 	} else {
 		t.Notes = []string{"values: mean ± confidence half width over complete trials; trials: complete/planned when some are missing or failed",
 			"*: best cell for the metric; pareto: not beaten on both " + r.Pareto.Throughput + " (higher) and " + r.Pareto.Latency + " (lower)"}
-		if slices.ContainsFunc(r.Cells, func(c SweepCell) bool { return c.ClientBound }) {
+		if bound {
 			t.Notes[1] += "; a client-bound cell (a CLIENT-BOUND trial: the client shaped its numbers) is neither"
 		}
 	}

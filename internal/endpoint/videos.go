@@ -119,12 +119,28 @@ type VideoStats struct {
 	Downloaded int64
 }
 
+// jobURL is the route of job under the submit URL (its status, or with
+// suffix /content its video): /v1/videos/{id}, the submit URL's query kept
+// after it (an api-version, say), not its path extended past the query.
+// badJobID refused the ids that would change as a path segment.
+func jobURL(submit, job, suffix string) string {
+	u, err := url.Parse(submit)
+	if err != nil { // it was sent: it parses
+		return strings.TrimRight(submit, "/") + "/" + url.PathEscape(job) + suffix
+	}
+	raw := strings.TrimRight(u.EscapedPath(), "/") + "/" + url.PathEscape(job) + suffix
+	if u.Path, err = url.PathUnescape(raw); err == nil {
+		u.RawPath = raw
+	}
+	return u.String()
+}
+
 // pollVideo follows a submitted job to its end: it polls the job every
 // pollInterval until completed (success) or failed (the request fails
 // with the job's error), then downloads the video when asked. ctx bounds
 // it (the request timeout).
 func (c *Client) pollVideo(ctx context.Context, req *Request, res *Response) {
-	base := strings.TrimRight(req.URL, "/") + "/" + url.PathEscape(res.job) // badJobID refused the ids it would change
+	status, content := jobURL(req.URL, res.job, ""), jobURL(req.URL, res.job, "/content")
 	tick := time.NewTicker(pollInterval())
 	defer tick.Stop()
 	for {
@@ -135,7 +151,7 @@ func (c *Client) pollVideo(ctx context.Context, req *Request, res *Response) {
 		case <-tick.C:
 		}
 		var j videoJob
-		if err := c.getJSON(ctx, req, base, &j); err != nil {
+		if err := c.getJSON(ctx, req, status, &j); err != nil {
 			res.EndNs, res.Err = c.now(), err
 			return
 		}
@@ -143,7 +159,7 @@ func (c *Client) pollVideo(ctx context.Context, req *Request, res *Response) {
 		case slices.Contains(videoDone, st):
 			res.EndNs, res.Video = c.now(), j.stats()
 			if req.DownloadVideo {
-				c.download(ctx, req, base+"/content", res)
+				c.download(ctx, req, content, res)
 			}
 			return
 		case slices.Contains(videoFailed, st):

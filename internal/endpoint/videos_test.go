@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -66,4 +67,38 @@ func TestVideoJob(t *testing.T) {
 	res = c.Do(context.Background(), req)
 	require.NotNil(t, res.Err)
 	assert.Contains(t, res.Err.Message, "the job has no id")
+}
+
+// TestVideoJobKeepsTheQuery: a submit URL with a query (an api-version, a
+// gateway's tenant) polls /v1/videos/{id} and downloads its /content with
+// the same query after the path, not the id appended to the query.
+func TestVideoJobKeepsTheQuery(t *testing.T) {
+	t.Setenv(PollIntervalEnv, "0.1")
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/gw/v1/videos":
+			_, _ = w.Write([]byte(`{"id": "v1", "status": "queued"}`))
+		case "/gw/v1/videos/v1":
+			_, _ = w.Write([]byte(`{"id": "v1", "status": "completed"}`))
+		case "/gw/v1/videos/v1/content":
+			_, _ = w.Write(make([]byte, 10))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	res := New(Options{}).Do(context.Background(), Request{URL: srv.URL + "/gw/v1/videos?api-version=1",
+		EndpointType: plan.EndpointVideoGeneration, Model: "wan", Prompt: "a lake", DownloadVideo: true})
+	require.Nil(t, res.Err)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"POST /gw/v1/videos?api-version=1", "GET /gw/v1/videos/v1?api-version=1",
+		"GET /gw/v1/videos/v1/content?api-version=1"}, seen)
 }

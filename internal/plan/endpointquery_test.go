@@ -38,3 +38,27 @@ func TestEndpointQuerySecretsRedacted(t *testing.T) {
 	assert.Contains(t, p.Redacted().Endpoint, "x=1")
 	assert.NotContains(t, p.Redactor().Redact(p.RequestURLs()[0]), "sk-endpoint-secret")
 }
+
+// TestQueriesSentAsWritten: a query is sent as written, so one that no
+// request line may carry (a space, a control character) or with a broken
+// percent escape is refused before any traffic, in --url and --endpoint
+// alike; ';' and escaped values are fine.
+func TestQueriesSentAsWritten(t *testing.T) {
+	check := func(u, endpoint string) error {
+		p := NewProfile()
+		p.Model, p.URL, p.Endpoint = []string{"m"}, []string{u}, endpoint
+		return p.Check()
+	}
+	for _, c := range []struct{ url, endpoint, want string }{
+		{"http://127.0.0.1:8000/v1", "/v1/chat/completions?x=a b&api_key=S", `--endpoint has a query holding a space or control character (" ")`},
+		{"http://127.0.0.1:8000/v1", "/v1/chat/completions?x=%zz", `--endpoint has a query with an invalid percent escape ("%zz")`},
+		{"http://127.0.0.1:8000/v1?x=a b", "", `--url has a query holding a space or control character (" ")`},
+		{"http://127.0.0.1:8000/v1?x=%4", "", `--url has a query with an invalid percent escape ("%4")`},
+	} {
+		err := check(c.url, c.endpoint)
+		require.Error(t, err, "%s %s", c.url, c.endpoint)
+		assert.Contains(t, err.Error(), c.want)
+		assert.Regexp(t, `write (it escaped \(%20 for a space\)|a literal % as %25)`, err.Error(), "what to do")
+	}
+	assert.NoError(t, check("http://127.0.0.1:8000/v1?a=1;b=2&c=%20d", "/v1/chat/completions?e=f%2Fg"))
+}

@@ -110,25 +110,53 @@ func CheckEndpointPath(path string) error {
 	if strings.Contains(path, "#") {
 		return fmt.Errorf("must not hold a fragment ('#'), which is never sent to a server, got %q", path)
 	}
-	if _, err := parsePath(path); err != nil {
+	u, err := parsePath(path)
+	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
 		return fmt.Errorf("is not a valid URL path (%w), got %q", err, path)
 	}
+	if err := CheckQuery(u.RawQuery); err != nil {
+		return fmt.Errorf("%w, got %q", err, path)
+	}
 	return nil
 }
 
+// CheckQuery reports what makes a URL's query unsendable as written: a
+// space or a control character (a request line cannot carry one: a server
+// answers 400), or an invalid percent escape. It is sent as written, so it
+// must be escaped already.
+func CheckQuery(raw string) error {
+	if i := strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }); i >= 0 {
+		return fmt.Errorf("has a query holding a space or control character (%q), which no request line may carry: write it escaped (%%20 for a space)",
+			raw[i:i+1])
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' && (i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2])) {
+			return fmt.Errorf("has a query with an invalid percent escape (%q): write a literal %% as %%25", raw[i:min(i+3, len(raw))])
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
 // joinDeduped appends path to base, dropping the longest run of base's last
-// segments that path starts with.
+// segments that path starts with; a trailing slash of path is kept (the
+// path is sent as written).
 func joinDeduped(base, path string) string {
 	b := segments(base)
 	q := strings.Split(strings.Trim(path, "/"), "/")
 	if k := overlap(b, q); k > 0 {
 		b = b[:len(b)-k]
 	}
-	return "/" + strings.Join(append(b, q...), "/")
+	joined := "/" + strings.Join(append(b, q...), "/")
+	if strings.HasSuffix(path, "/") && !strings.HasSuffix(joined, "/") {
+		joined += "/"
+	}
+	return joined
 }
 
 // trimOverlap is base less the longest run of its last segments that path

@@ -17,6 +17,7 @@ func TestRequestURLsMergeTheEndpointQuery(t *testing.T) {
 		{"http://h:1?k=1&k=2", "/v1/chat/completions", "http://h:1/v1/chat/completions?k=1&k=2"},
 		{"http://h:1", "/v1/chat/completions?api-version=7", "http://h:1/v1/chat/completions?api-version=7"},
 		{"http://h:1?a%20b=1", "/e?a+b=2", "http://h:1/e?a+b=2"},
+		{"http://h:1/v1", "/v1/chat/completions/", "http://h:1/v1/chat/completions/"}, // a trailing slash as written
 	} {
 		p := valid()
 		p.URL, p.Endpoint = []string{c.url}, c.endpoint

@@ -373,6 +373,10 @@ func (v *validator) url(raw string) {
 		v.add("url", fmt.Sprintf("has no host: %q", RedactURL(raw)))
 	case u.Scheme != "http" && u.Scheme != "https":
 		v.add("url", fmt.Sprintf("must use http or https, got %q", u.Scheme))
+	default:
+		if err := CheckQuery(u.RawQuery); err != nil {
+			v.add("url", fmt.Sprintf("%v, got %q", err, RedactURL(raw)))
+		}
 	}
 }
 
