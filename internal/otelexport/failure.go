@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,9 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // answerKey carries an export's *answer, through the SDK, to the
@@ -84,65 +86,15 @@ func printable(r rune) rune {
 	return r
 }
 
-// partialSuccess reads an ExportMetricsServiceResponse: its partial_success
-// (field 1) holds rejected_data_points (1) and error_message (2). Like the
-// SDK, a partial success is one that rejected points or gave a message.
+// partialSuccess reads an ExportMetricsServiceResponse's partial_success:
+// like the SDK, a partial success is one that rejected points or said why.
 func partialSuccess(b []byte) (rejected int64, message string, ok bool) {
-	var inner []byte
-	if !protoFields(b, func(num, _ uint64, data []byte) {
-		if num == 1 && data != nil {
-			inner = data
-		}
-	}) || inner == nil {
+	var resp colmetricpb.ExportMetricsServiceResponse
+	if proto.Unmarshal(b, &resp) != nil || resp.PartialSuccess == nil {
 		return 0, "", false
 	}
-	protoFields(inner, func(num, v uint64, data []byte) {
-		switch {
-		case num == 1 && data == nil:
-			rejected = int64(v)
-		case num == 2 && data != nil:
-			message = string(data)
-		}
-	})
-	return rejected, message, rejected != 0 || message != ""
-}
-
-// protoFields calls fn with each field of a protobuf message: its number
-// and its varint value or its length-delimited bytes (fixed-width fields
-// are skipped); false when b is not a well-formed message.
-func protoFields(b []byte, fn func(num, v uint64, data []byte)) bool {
-	for len(b) > 0 {
-		key, n := binary.Uvarint(b)
-		if n <= 0 {
-			return false
-		}
-		b = b[n:]
-		switch key & 7 {
-		case 0:
-			v, n := binary.Uvarint(b)
-			if n <= 0 {
-				return false
-			}
-			b = b[n:]
-			fn(key>>3, v, nil)
-		case 2:
-			l, n := binary.Uvarint(b)
-			if n <= 0 || l > uint64(len(b)-n) {
-				return false
-			}
-			fn(key>>3, 0, b[n:n+int(l)])
-			b = b[n+int(l):]
-		case 1, 5:
-			w := map[uint64]int{1: 8, 5: 4}[key&7]
-			if len(b) < w {
-				return false
-			}
-			b = b[w:]
-		default:
-			return false
-		}
-	}
-	return true
+	ps := resp.PartialSuccess
+	return ps.RejectedDataPoints, ps.ErrorMessage, ps.RejectedDataPoints != 0 || ps.ErrorMessage != ""
 }
 
 // outcome is what became of one export.

@@ -108,8 +108,10 @@ func (wt *waiter) watch(ctx context.Context, ended chan<- *batchv1.Job, refused 
 			}
 		}
 		cancel()
-		if !sleep(ctx, wt.e.Poll) {
+		select {
+		case <-ctx.Done():
 			return
+		case <-time.After(wt.e.Poll):
 		}
 	}
 }
@@ -129,17 +131,6 @@ func watchUntil(ctx context.Context, w watch.Interface, name string) *batchv1.Jo
 				return job
 			}
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
