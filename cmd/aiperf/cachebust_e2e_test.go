@@ -104,5 +104,5 @@ func TestCacheBustWarmupIsolation(t *testing.T) {
 	inv = cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--cache-bust", "warmup_isolation_system", "--no-store")
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--cache-bust warmup_isolation_system needs a system message to mark: "+
-		"give --shared-system-prompt-length, or use warmup_isolation_first_turn")
+		"give --shared-system-prompt-length or --system-prompt, or use warmup_isolation_first_turn")
 }

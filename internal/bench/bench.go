@@ -163,7 +163,9 @@ type cell struct {
 	// counted names the tokenizer (and chat template) for the audit.
 	counted string
 	ds      dataset.Dataset
-	tmp     string // a directory of temporary files, removed when the cell ends
+	// systemPrompt is --system-prompt, or --system-prompt-file's text.
+	systemPrompt string
+	tmp          string // a directory of temporary files, removed when the cell ends
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
@@ -252,6 +254,11 @@ func foreignTokenizer(p plan.Profile) string {
 // schedule, as AIPerf does, unless --no-fixed-schedule or a request rate
 // says otherwise.
 func (c *cell) prepare(ctx context.Context) error {
+	system, err := readSystemPrompt(c.p)
+	if err != nil {
+		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
+	}
+	c.systemPrompt = system
 	tok, err := tokenizer.LoadRevision(c.p.Tokenizer, c.p.TokenizerRevision)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
@@ -307,7 +314,7 @@ func (c *cell) prepare(ctx context.Context) error {
 		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
-	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds), checkTurnExtras(c.p, c.ds)); err != nil {
+	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds), checkTurnExtras(c.p, c.ds), c.checkSystemPrompt()); err != nil {
 		c.ds.Close()
 		return &InputError{err}
 	}

@@ -87,7 +87,9 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer, only func(conv i
 		if only != nil && !only(i) {
 			continue
 		}
-		c, err := s.ds.Conversation(i)
+		read := &session{src: s, conv: i}
+		read.load() // with --system-prompt, as it is sent
+		c, err := read.c, read.err
 		if err != nil {
 			return fmt.Errorf("conversation %d: %w", i, err)
 		}

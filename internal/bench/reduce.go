@@ -89,11 +89,11 @@ func (c *cell) slos() []metrics.SLO {
 }
 
 // independentPrompts reports whether the run's prompts share no prefix by
-// construction: synthetic single-turn prompts with no shared system prompt,
+// construction: synthetic single-turn prompts with no shared or verbatim system prompt,
 // user context or prefix pool.
 func (c *cell) independentPrompts() bool {
 	p := &c.p
-	return p.InputFile == "" && !p.Multi() && p.SharedSystemPromptLength == nil && p.UserContextPromptLength == nil &&
+	return p.InputFile == "" && !p.Multi() && p.SharedSystemPromptLength == nil && !p.HasSystemPrompt() && p.UserContextPromptLength == nil &&
 		p.PromptPrefixPoolSize == 0
 }
 

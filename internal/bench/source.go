@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -56,6 +57,9 @@ type source struct {
 	raw bool
 	// bust marks each session's prompt (--cache-bust); nil for none.
 	bust *cacheBust
+	// systemPrompt is --system-prompt's text, added to every conversation
+	// as it is read ("" for none).
+	systemPrompt string
 	// joins holds a turn back until the sessions it waits for have ended;
 	// nil across worker processes.
 	joins *joins
@@ -186,8 +190,7 @@ func (s *session) Due(i int) (time.Duration, int64, bool) {
 // encodes its first request: the costly part of a trace's session (a
 // prompt of many thousand tokens), done before its send time.
 func (s *session) prepare() {
-	s.c, s.err = s.src.ds.Conversation(s.conv)
-	s.loaded = true
+	s.load()
 	if s.err != nil || len(s.src.p.Model) > 1 || s.src.bust != nil && s.src.bust.phased() {
 		return
 	}
@@ -214,7 +217,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	src := s.src
 	if i == 0 {
 		if !s.loaded {
-			s.c, s.err = src.ds.Conversation(s.conv)
+			s.load()
 		}
 		if s.err == nil {
 			src.bust.apply(s, c.Phase.Kind)
@@ -323,6 +326,10 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		s.history = append(s.history, endpoint.Message{Role: role, Content: t.Text, Media: t.Media})
 		s.sent += t.InputTokens
 		r.Messages, r.isl, r.history = s.history, s.sent, true
+	case s.c.System != "" || s.c.Context != "": // self-contained turns, each after the opening
+		msgs, n := s.opening()
+		r.Messages = append(msgs, endpoint.Message{Role: cmp.Or(t.Role, "user"), Content: t.Text, Media: t.Media})
+		r.isl = n + t.InputTokens
 	default:
 		r.Prompt, r.isl, r.Media = t.Text, t.InputTokens, t.Media
 		if len(s.c.Turns) == 1 { // the cache holds one body per conversation
@@ -419,6 +426,7 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 	if c.worker == nil { // one process: every session of the schedule is here
 		src.joins = newJoins()
 	}
+	src.systemPrompt = c.systemPrompt
 	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), c.ds.Len(), c.tok.Count); src.bust != nil {
 		src.bodies = nil // each session's prompt is its own
 	}

@@ -60,6 +60,8 @@ func (d *decoder) dataset(path string, v *yaml.Node, name string) {
 		{keys("type"), func(string, *yaml.Node) {}},
 		{keys("random_seed"), d.opt("random_seed")},
 		{keys("sampling"), d.opt("dataset_sampling_strategy", "sequential", "random", "shuffle")},
+		{keys("system_prompt"), d.opt("system_prompt")},
+		{keys("system_prompt_file"), d.opt("system_prompt_file")},
 	}
 	switch typ {
 	case "synthetic":

@@ -16,8 +16,8 @@ const (
 func (v *validator) cacheBust(p *Profile) {
 	v.oneOf("cache_bust", p.CacheBust, "", CacheBustNone, CacheBustSystemPrefix, CacheBustSystemSuffix,
 		CacheBustFirstTurnPrefix, CacheBustFirstTurnSuffix, CacheBustWarmupIsolationSystem, CacheBustWarmupIsolationFirstTurn)
-	v.check(p.CacheBust != CacheBustWarmupIsolationSystem || p.InputFile != "" ||
+	v.check(p.CacheBust != CacheBustWarmupIsolationSystem || p.InputFile != "" || p.HasSystemPrompt() ||
 		p.SharedSystemPromptLength != nil && *p.SharedSystemPromptLength > 0, "cache_bust",
-		"warmup_isolation_system needs a system message to mark: give --shared-system-prompt-length, "+
+		"warmup_isolation_system needs a system message to mark: give --shared-system-prompt-length or --system-prompt, "+
 			"or use warmup_isolation_first_turn")
 }

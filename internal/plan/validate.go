@@ -194,6 +194,7 @@ func (v *validator) warmup(p *Profile) {
 
 // dataset checks the synthetic prompt options.
 func (v *validator) dataset(p *Profile) {
+	v.systemPrompt(p)
 	v.intRange("synthetic_input_tokens_mean", &p.SyntheticInputTokensMean, 1, MaxTokens)
 	v.tokens("synthetic_input_tokens_stddev", p.SyntheticInputTokensStddev)
 	v.intRange("output_tokens_mean", p.OutputTokensMean, 1, MaxTokens)
