@@ -473,31 +473,3 @@ func (d *decoder) resetWarmupNote(vars []Variation) {
 		}
 	}
 }
-
-// variationErrors names each variation's problems by its label, saying
-// once, unlabelled, a problem that every variation has.
-func variationErrors(perVariation [][]error, names []string) []error {
-	count := map[string]int{}
-	for _, errs := range perVariation {
-		for _, err := range errs {
-			count[err.Error()]++
-		}
-	}
-	var out []error
-	said := map[string]bool{}
-	for i, errs := range perVariation {
-		for _, err := range errs {
-			e, ok := err.(*Error)
-			switch text := err.Error(); {
-			case count[text] == len(perVariation) && said[text]:
-			case count[text] == len(perVariation) || !ok:
-				said[text] = true
-				out = append(out, err)
-			default:
-				e.Msg += " (sweep variation " + names[i] + ")"
-				out = append(out, e)
-			}
-		}
-	}
-	return out
-}

@@ -75,6 +75,13 @@ func (v *validator) inputs(p *Profile) {
 
 	v.intRange("chat_template_max_steps", p.ChatTemplateMaxSteps, 1, 1<<62)
 	v.check(p.ChatTemplateMaxSteps == nil || p.ApplyChatTemplate, "chat_template_max_steps", "applies to --apply-chat-template")
+	v.conversations(p)
+	v.prefixes(p, file)
+}
+
+// conversations checks the shape of synthetic conversations: how many,
+// their turns and the think time between them.
+func (v *validator) conversations(p *Profile) {
 	v.intRange("conversation_num", p.ConversationNum, 1, MaxRequests)
 	v.check(p.ConversationNum == nil || p.RequestCount == nil, "conversation_num",
 		"cannot be used with --request-count: stop on sessions or on requests, not both")
@@ -99,7 +106,11 @@ func (v *validator) inputs(p *Profile) {
 		v.check(p.Spec().Messages && p.Spec().Tokens, "conversation_turn_mean",
 			"needs --endpoint-type chat, responses or messages: a multi-turn session re-sends its history as messages")
 	}
+}
 
+// prefixes checks the shared-prefix options, and refuses the synthetic-only
+// ones with an input file.
+func (v *validator) prefixes(p *Profile, file bool) {
 	v.check(p.PromptInputTokensBlockSize >= 0 && p.PromptInputTokensBlockSize <= MaxTokens, "prompt_input_tokens_block_size",
 		fmt.Sprintf("must be between 1 and %d, got %d", MaxTokens, p.PromptInputTokensBlockSize))
 	v.check(p.PromptPrefixPoolSize >= 0 && p.PromptPrefixPoolSize <= MaxDatasetEntries, "prompt_prefix_pool_size",

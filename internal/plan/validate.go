@@ -63,6 +63,38 @@ func FieldErrors(err error) []*FieldError {
 func (p *Profile) Check() error {
 	v := &validator{}
 	v.allFinite(p)
+	v.request(p)
+	v.counts(p)
+	v.warmup(p)
+	v.network(p)
+	v.clientIO(p)
+	v.exports(p)
+	v.cancellation(p)
+	v.failedRequestThreshold(p)
+	v.waitForModel(p)
+	v.rampChecks(p)
+	v.userCentric(p)
+	v.capPolicy(p)
+	v.prefill(p)
+	v.dataset(p)
+	v.inputs(p)
+	v.traceReplay(p)
+	v.cacheBust(p)
+	v.promptCorpus(p)
+	v.synthesis(p)
+	v.scrape(p)
+	v.hooks(p)
+	v.goodput(p)
+	v.integrations(p)
+	if len(p.Phases) > 0 {
+		v.phases(p.Phases)
+	}
+	return errors.Join(v.errs...)
+}
+
+// request checks what every request carries: the model, URLs, endpoint,
+// headers, body extras and the reply limits.
+func (v *validator) request(p *Profile) {
 	v.check(len(p.Model) > 0, "model", "is required: name the served model, e.g. --model my-model")
 	for _, m := range p.Model {
 		v.check(strings.TrimSpace(m) != "", "model", "must not be empty: name the served model, e.g. --model my-model")
@@ -110,7 +142,11 @@ func (p *Profile) Check() error {
 		v.check(*x >= minEventBytes && *x <= maxEventBytes, "max_event_bytes",
 			fmt.Sprintf("must be between %d and %d (omit it for 16 MiB), got %d", minEventBytes, maxEventBytes, *x))
 	}
+}
 
+// counts checks how much load is sent: concurrency, rate, request count,
+// duration and the warmup's size.
+func (v *validator) counts(p *Profile) {
 	v.intRange("concurrency", p.Concurrency, 1, MaxConcurrency)
 	v.rate("request_rate", p.RequestRate)
 	v.arrival(p)
@@ -132,10 +168,10 @@ func (p *Profile) Check() error {
 	default:
 		v.seconds("warmup_duration", w, false)
 	}
+}
 
-	v.warmup(p)
-	v.network(p)
-	v.clientIO(p)
+// exports checks the export file names, level and formats.
+func (v *validator) exports(p *Profile) {
 	v.check(!strings.ContainsAny(p.ProfileExportPrefix, `/\`) && p.ProfileExportPrefix != "." && p.ProfileExportPrefix != "..",
 		"profile_export_prefix", fmt.Sprintf("must be a file name (the exports go to --artifact-dir), got %q", p.ProfileExportPrefix))
 	v.oneOf("export_level", p.ExportLevel, "", ExportSummary, ExportRecords, ExportRaw)
@@ -144,32 +180,16 @@ func (p *Profile) Check() error {
 	}
 	v.check(len(p.SummaryFormats) == 0 || slices.Contains(p.SummaryFormats, "json"), "artifacts.summary",
 		"must include json: the JSON summary is always written (list json alone to leave out the CSV)")
+}
+
+// cancellation checks --request-cancellation-rate and its delay.
+func (v *validator) cancellation(p *Profile) {
 	if x := p.RequestCancellationRate; x != nil && !v.nonFinite["request_cancellation_rate"] {
 		v.check(*x > 0 && *x <= 100, "request_cancellation_rate", fmt.Sprintf("must be a percentage in (0, 100], got %g", *x))
 	}
 	v.seconds("request_cancellation_delay", p.RequestCancellationDelay, true)
 	v.check(p.RequestCancellationDelay == nil || p.RequestCancellationRate != nil || v.nonFinite["request_cancellation_delay"],
 		"request_cancellation_delay", "needs --request-cancellation-rate")
-	v.failedRequestThreshold(p)
-	v.waitForModel(p)
-	v.rampChecks(p)
-	v.userCentric(p)
-	v.capPolicy(p)
-	v.prefill(p)
-	v.dataset(p)
-	v.inputs(p)
-	v.traceReplay(p)
-	v.cacheBust(p)
-	v.promptCorpus(p)
-	v.synthesis(p)
-	v.scrape(p)
-	v.hooks(p)
-	v.goodput(p)
-	v.integrations(p)
-	if len(p.Phases) > 0 {
-		v.phases(p.Phases)
-	}
-	return errors.Join(v.errs...)
 }
 
 // warmup checks the warmup-specific load options: each needs a warmup.
