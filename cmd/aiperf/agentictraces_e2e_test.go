@@ -301,9 +301,11 @@ func TestWekaTraceModelRewriting(t *testing.T) {
 
 // The main agent's call after a subagent waits until the subagent's last
 // call has returned (AIPerf's SPAWN_JOIN), though the trace records it
-// earlier: with an 800 ms time to first token, agent_001 (calls at 0.2 s
-// and after its first reply) ends after 1.8 s, while trace_0001's second
-// call is due at 0.6 s, once its first (about 0.9 s) has returned.
+// earlier: with an 800 ms time to first token, agent_001 (calls at 0.3 s
+// and after its first reply: the trace's subagent times read as relative to
+// their markers, as agent_002's 0.1 s precedes its own) ends after 1.8 s,
+// while trace_0001's second call is due at 0.6 s, once its first (about
+// 0.9 s) has returned.
 func TestWekaTraceMainAgentWaitsForSubagent(t *testing.T) {
 	m := startMock(t, mock.Config{TTFT: 800, ITL: 1})
 	dir := t.TempDir()

@@ -314,6 +314,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
+	for _, n := range dataset.Notes(c.ds) {
+		fmt.Fprintln(c.log, n)
+	}
 	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds), checkTurnExtras(c.p, c.ds), c.checkSystemPrompt()); err != nil {
 		c.ds.Close()
 		return &InputError{err}

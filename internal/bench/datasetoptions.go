@@ -34,6 +34,7 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		IgnoreDelays:       p.IgnoreTraceDelays,
 		UUIDAndStrip:       p.UUIDAndStrip,
 		Replay:             replayOptions(p),
+		WekaBasis:          p.WekaNestedTimestampBasis,
 		Corpus:             p.PromptCorpus,
 	}
 	if x := p.InterTurnDelayCapSeconds; x != nil {

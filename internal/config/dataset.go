@@ -160,6 +160,7 @@ func (d *decoder) fileFields() []field {
 		{keys("trace_idle_gap_cap_seconds"), d.opt("trace_idle_gap_cap_seconds")},
 		{keys("ignore_trace_delays"), d.opt("ignore_trace_delays")},
 		{keys("use_think_time_only"), d.opt("use_think_time_only")},
+		{keys("weka_nested_timestamp_basis"), d.opt("weka_nested_timestamp_basis", "auto", "absolute", "relative")},
 		{keys("max_context_length"), d.opt("max_context_length")},
 		{keys("force_min_tokens"), d.opt("force_min_tokens")},
 	}

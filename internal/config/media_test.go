@@ -101,7 +101,7 @@ func TestMediaSectionErrors(t *testing.T) {
 		{[]string{"benchmark:", "  dataset:", "    video: {batch_size: 1, audio: {codec: mp3}}"},
 			`bench.yaml:3: benchmark.dataset.video.audio.codec: expected aac | libvorbis | libopus, got "mp3"`},
 		{[]string{"benchmark:", "  dataset: {type: file, path: x.jsonl, images: {batch_size: 1}}"},
-			`bench.yaml:2: benchmark.dataset: unknown key "images" (expected one of: name, type, random_seed, sampling, system_prompt, system_prompt_file, path, format, records, entries, synthesis, prompts, trace_session_sample_ratio, inter_turn_delay_cap_seconds, max_idle_gap_cap_seconds, replay_speedup, open_loop_replay, open_loop_strict, omit_kv_hints, trace_idle_gap_cap_seconds, ignore_trace_delays, use_think_time_only, max_context_length, force_min_tokens)`},
+			`bench.yaml:2: benchmark.dataset: unknown key "images" (expected one of: name, type, random_seed, sampling, system_prompt, system_prompt_file, path, format, records, entries, synthesis, prompts, trace_session_sample_ratio, inter_turn_delay_cap_seconds, max_idle_gap_cap_seconds, replay_speedup, open_loop_replay, open_loop_strict, omit_kv_hints, trace_idle_gap_cap_seconds, ignore_trace_delays, use_think_time_only, weka_nested_timestamp_basis, max_context_length, force_min_tokens)`},
 		{[]string{"benchmark:", "  endpoint: {download_video_content: yes-please}"},
 			`bench.yaml:2: benchmark.endpoint.download_video_content: expected false | true, got string "yes-please"`},
 	}

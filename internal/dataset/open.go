@@ -37,7 +37,7 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return nil, fmt.Errorf("input file: %w", err)
 	}
 	if name := o.PublicDataset; name != "" {
-		if err := o.Replay.refuse("--public-dataset " + name); err != nil {
+		if err := errors.Join(o.Replay.refuse("--public-dataset "+name), o.refuseWekaBasis("--public-dataset "+name)); err != nil {
 			return nil, err
 		}
 		if o.FixedSchedule {
@@ -59,7 +59,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		if err := o.Replay.refuse("a directory"); err != nil {
 			return nil, err
 		}
-		if err := o.Replay.refuseFormatControls("a directory of " + cmp.Or(kind, "files")); err != nil {
+		if err := errors.Join(o.Replay.refuseFormatControls("a directory of "+cmp.Or(kind, "files")),
+			o.refuseWekaBasis("a directory of "+cmp.Or(kind, "files"))); err != nil {
 			return nil, err
 		}
 		switch {
@@ -84,7 +85,7 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	if o.UUIDAndStrip && kind != TypeSingleTurn {
 		return nil, uuidStripRefused(kind)
 	}
-	if err := o.Replay.refuseFormatControls(kind); err != nil {
+	if err := errors.Join(o.Replay.refuseFormatControls(kind), o.refuseWekaBasis(kind)); err != nil {
 		return nil, err
 	}
 	if kind == TypeRandomPool || kind == TypeInputsJSON {

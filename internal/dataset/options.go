@@ -199,6 +199,10 @@ type Options struct {
 	// tokens (a weka_trace's main agents' only) (--synthesis-max-isl,
 	// --synthesis-max-osl, AIPerf's filters for these traces).
 	MaxISL, MaxOSL int
+	// WekaBasis is how a weka_trace's subagent request times are read:
+	// one of WekaBases, "" for WekaBasisAuto (--weka-nested-timestamp-basis;
+	// wekabasis.go).
+	WekaBasis string
 
 	// UUIDAndStrip strips the bytes of an image a single_turn session
 	// already sent with its image_uuids entry (--uuid-and-strip,

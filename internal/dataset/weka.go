@@ -53,6 +53,7 @@ type wekaRequest struct {
 	ToolTokens   int64    `json:"tool_tokens"`
 	SysTokens    int64    `json:"system_tokens"`
 	Inner        []wekaRequest
+	off          int // where it starts in its file
 }
 
 // The fields of each object of a Weka trace (AIPerf's models forbid any
@@ -283,6 +284,7 @@ func (d *wekaDoc) requests(f field, path string, top bool) []wekaRequest {
 			break
 		}
 		if r, ok := d.request(raw, at, fmt.Sprintf("%s[%d].", path, i), top); ok {
+			r.off = at
 			out = append(out, r)
 		}
 	}

@@ -35,6 +35,11 @@ type wekaSet struct {
 	zero  float64
 	turns int
 	cache wekaCache // the files read back last, parsed
+	// given is the basis asked for (Options.WekaBasis), relative the one
+	// used (auto's choice, wekabasis.go), note what to tell of it (Notes).
+	given    string
+	relative bool
+	note     string
 }
 
 // wekaConv is one conversation of a weka_trace dataset.
@@ -113,18 +118,23 @@ func isWekaDir(path string) bool {
 // (every problem listed), and indexes its conversations: the main agent's
 // API calls (one conversation named by the trace's id), and each subagent
 // that a main-agent request precedes (a conversation of its own, named
-// <id>::sa:<agent_id>, as AIPerf names it). A file is read one at a time.
+// <id>::sa:<agent_id>, as AIPerf names it), its requests' times read on
+// o.WekaBasis (wekabasis.go). A file is read one at a time, and once.
 func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
 	paths, err := wekaFiles(o.InputFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
 	}
-	w := &wekaSet{o: o, tok: tok, paths: paths, cache: newWekaCache(wekaCacheBytes)}
+	basis, err := newWekaBasis(o.WekaBasis)
+	if err != nil {
+		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
+	}
+	w := &wekaSet{o: o, tok: tok, paths: paths, cache: newWekaCache(wekaCacheBytes), given: o.WekaBasis}
 	if w.words, err = blockWords(tok); err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
 	}
 	var errs []error
-	low, dropped := math.Inf(1), 0
+	dropped := 0
 	for i, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%s dataset: stopped at %s: %w", TypeWekaTrace, path, err)
@@ -137,24 +147,20 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 			}
 			continue
 		}
+		basis.add(tr, path) // the whole input decides auto's basis, dropped traces too
 		if c := o.Replay.MaxContext; c > 0 && wekaPeak(tr.wekaTrace) > int64(c) {
 			dropped++
 			continue
 		}
-		for _, c := range w.plan(tr.wekaTrace) {
-			turns, first := w.convTurns(tr, c.sub, nil, false)
-			if len(turns) == 0 {
-				continue
-			}
-			c.file, c.ts = int32(i), first
-			low = min(low, c.ts)
-			w.convs = append(w.convs, c)
-			w.turns += len(turns)
+		for _, rel := range basis.bases() {
+			w.index(&basis.ix[btoi(rel)], tr, int32(i), rel)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, joinProblems(errs))
 	}
+	ix := basis.done()
+	w.convs, w.turns, w.relative, w.note = ix.convs, ix.turns, basis.relative, basis.note()
 	if len(w.convs) == 0 {
 		isl := ""
 		if o.MaxISL > 0 {
@@ -168,7 +174,7 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 	}
 	switch {
 	case o.AutoOffset:
-		w.zero = low
+		w.zero = ix.low
 	case o.StartOffsetMs != nil:
 		w.zero = *o.StartOffsetMs
 	}
@@ -186,13 +192,16 @@ func joinProblems(errs []error) error {
 }
 
 // parsedWeka is a trace file read and checked, with what every one of its
-// conversations needs of the whole: its models' ranks and its idle-gap
-// warp, each computed once.
+// conversations needs of the whole: its models' ranks, its subagent
+// requests' basis (relative or not) and its idle-gap warp on that basis,
+// each computed once.
 type parsedWeka struct {
 	wekaTrace
-	ranks map[string]int
-	warp  *idleWarp
-	size  int // the file's bytes
+	ranks    map[string]int
+	relative bool
+	warp     *idleWarp
+	scan     nestedScan // what its subagent requests tell of their basis
+	size     int        // the file's bytes
 }
 
 // load reads and checks one trace file, or stops with ctx.
@@ -210,12 +219,16 @@ func (w *wekaSet) load(ctx context.Context, path string) (*parsedWeka, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s dataset: stopped reading %s: %w", TypeWekaTrace, path, err)
 	}
+	if wps == nil && w.given == WekaBasisAbsolute {
+		wps, more = absoluteProblems(tr, path)
+	}
 	if wps != nil {
 		ps := problems{path: path, more: more}
 		placeWeka(path, data, wps, &ps)
 		return nil, ps.err()
 	}
-	return &parsedWeka{wekaTrace: tr, ranks: modelRanks(tr), warp: w.idleWarp(tr), size: len(data)}, nil
+	return &parsedWeka{wekaTrace: tr, ranks: modelRanks(tr), relative: w.relative, warp: w.idleWarp(tr, w.relative),
+		scan: scanNested(tr), size: len(data)}, nil
 }
 
 // plan lists a trace's conversations: its main agent, then each subagent
@@ -265,16 +278,6 @@ func modelRanks(tr wekaTrace) map[string]int {
 	return ranks
 }
 
-// subagentT is an inner request's time on the trace's clock: current
-// captures record it absolute, older ones relative to the spawn, which a
-// time before the spawn's tells (AIPerf's rule).
-func subagentT(sub, r wekaRequest) float64 {
-	if r.T+wekaJoinEpsilonSec < sub.T {
-		return sub.T + r.T
-	}
-	return r.T
-}
-
 // convTurns builds the turns of conversation sub (-1: the main agent) of
 // a trace: each API call a turn whose prompt is in tokens built from its
 // hash ids (the trace's block size, its own hash namespace), with
@@ -311,7 +314,7 @@ func (w *wekaSet) convTurns(tr *parsedWeka, sub int32, subs map[int]int, text bo
 		pending = nil
 		t := r.T
 		if sub >= 0 {
-			t = subagentT(base, r)
+			t = nestedT(base, r, tr.relative)
 		}
 		if outside(w.o, t*1000) || w.o.MaxISL > 0 && r.In > int64(w.o.MaxISL) {
 			continue
@@ -366,7 +369,7 @@ type idleWarp struct {
 	gaps []idleGap
 }
 
-func (w *wekaSet) idleWarp(tr wekaTrace) *idleWarp {
+func (w *wekaSet) idleWarp(tr wekaTrace, relative bool) *idleWarp {
 	if w.o.Replay.TraceIdleGapCapMs == nil {
 		return nil
 	}
@@ -377,7 +380,7 @@ func (w *wekaSet) idleWarp(tr wekaTrace) *idleWarp {
 			continue
 		}
 		for _, in := range r.Inner {
-			starts = append(starts, subagentT(r, in))
+			starts = append(starts, nestedT(r, in, relative))
 		}
 	}
 	slices.Sort(starts)

@@ -27,9 +27,10 @@ type TraceReplay struct {
 	// AIPerf's weka_trace and agentic-replay controls: refused for the
 	// other formats, as AIPerf refuses them; --allow-dataset-wrap for all,
 	// as no replay here reuses traces.
-	UseThinkTimeOnly bool  `json:"use_think_time_only,omitempty" name:"use-think-time-only" group:"Input" help:"weka_trace: each turn's delay is its recorded think_time only, not the whole gap since the previous request."`
-	MaxContextLength *int  `json:"max_context_length,omitempty" name:"max-context-length" group:"Input" placeholder:"TOKENS" help:"weka_trace: drop whole traces whose recorded peak prompt+output length exceeds TOKENS."`
-	AllowDatasetWrap *bool `json:"allow_dataset_wrap,omitempty" name:"allow-dataset-wrap" negatable:"" group:"Input" help:"weka_trace and agentic replay: reuse traces across concurrency lanes when --concurrency exceeds them (default: refused)."`
+	UseThinkTimeOnly         bool   `json:"use_think_time_only,omitempty" name:"use-think-time-only" group:"Input" help:"weka_trace: each turn's delay is its recorded think_time only, not the whole gap since the previous request."`
+	MaxContextLength         *int   `json:"max_context_length,omitempty" name:"max-context-length" group:"Input" placeholder:"TOKENS" help:"weka_trace: drop whole traces whose recorded peak prompt+output length exceeds TOKENS."`
+	AllowDatasetWrap         *bool  `json:"allow_dataset_wrap,omitempty" name:"allow-dataset-wrap" negatable:"" group:"Input" help:"weka_trace and agentic replay: reuse traces across concurrency lanes when --concurrency exceeds them (default: refused)."`
+	WekaNestedTimestampBasis string `json:"weka_nested_timestamp_basis,omitempty" name:"weka-nested-timestamp-basis" enum:",auto,absolute,relative" default:"" group:"Input" placeholder:"BASIS" help:"weka_trace: a subagent's request timestamps are absolute (the root trace's clock), relative (added to its marker's) or auto (the default: relative for the whole corpus when any of them is more than 1 µs before its marker, else absolute)."`
 }
 
 // Dataset formats that put recorded KV hints and min_tokens in their
@@ -110,4 +111,5 @@ func (v *validator) weka(p *Profile, kind string) {
 		"applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind))
 	v.check(!deref(r.AllowDatasetWrap, false), "allow_dataset_wrap", fmt.Sprintf(
 		"reuses traces across AIPerf's agentic-replay concurrency lanes; a %s replay here sends each session once: remove it", kind))
+	v.wekaBasis(p, kind)
 }
