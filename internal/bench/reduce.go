@@ -26,6 +26,11 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming, c.slos()...)
+	if c.p.PerChunkUsage {
+		if w := metrics.ChunkUsageWarning(prof, c.p.Streaming); w != "" {
+			c.warn(w)
+		}
+	}
 	if run.Server != nil {
 		metrics.AddEnergy(&run.Profiling, servermetrics.GPUEnergy(run.Server), c.profilingConcurrency())
 	}

@@ -299,7 +299,7 @@ func (s *session) request(t *dataset.Turn, id string) request {
 	src := s.src
 	r := request{Request: endpoint.Request{
 		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
-		MaxTokens: t.MaxTokens, LegacyMaxTokens: src.p.UseLegacyMaxTokens, Streaming: src.p.Streams(), Extra: src.extra, TurnExtra: t.Extra,
+		MaxTokens: t.MaxTokens, LegacyMaxTokens: src.p.UseLegacyMaxTokens, Streaming: src.p.Streams(), PerChunkUsage: src.p.PerChunkUsage, Extra: src.extra, TurnExtra: t.Extra,
 		Tools: t.Tools, RequestID: id, SessionID: s.id, Inputs: t.Inputs, Query: t.Query, Passages: t.Passages,
 		Template: src.template, ResponseField: src.field, DownloadVideo: src.p.DownloadVideoContent,
 	}}

@@ -31,6 +31,7 @@ func (d *decoder) endpointFields() []field {
 		}},
 		{keys("extra"), d.extra},
 		{keys("use_server_token_count"), d.opt("use_server_token_count")},
+		{keys("per_chunk_usage"), d.opt("per_chunk_usage")},
 		{keys("wait_for_model_timeout"), d.opt("wait_for_model_timeout")},
 		{keys("wait_for_model_interval"), d.opt("wait_for_model_interval")},
 		{keys("wait_for_model_mode"), d.opt("wait_for_model_mode", plan.WaitModels, plan.WaitInference, plan.WaitBoth)},

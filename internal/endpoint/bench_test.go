@@ -20,12 +20,20 @@ const benchTokens = 64
 
 // newFastSSEServer streams benchTokens vLLM-shaped chunks, a usage chunk and
 // [DONE], flushing each one, with no delay.
-func newFastSSEServer(b *testing.B) *httptest.Server {
+func newFastSSEServer(b *testing.B) *httptest.Server { return newFastSSEServerUsage(b, false) }
+
+// newFastSSEServerUsage is newFastSSEServer whose every chunk carries the
+// usage so far when continuous is set (vLLM's continuous_usage_stats).
+func newFastSSEServerUsage(b *testing.B, continuous bool) *httptest.Server {
 	var body [][]byte
 	for i := range benchTokens {
+		u := ""
+		if continuous {
+			u = fmt.Sprintf(`,"usage":{"prompt_tokens":550,"completion_tokens":%d,"total_tokens":%d}`, i+1, 551+i)
+		}
 		body = append(body, fmt.Appendf(nil, "data: {\"id\":\"chatcmpl-0123456789\",\"object\":\"chat.completion.chunk\","+
 			"\"created\":1700000000,\"model\":\"mock-model\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok%d\"},"+
-			"\"logprobs\":null,\"finish_reason\":null}]}\n\n", i))
+			"\"logprobs\":null,\"finish_reason\":null}]%s}\n\n", i, u))
 	}
 	body = append(body, []byte(usage), []byte(done))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,15 +84,21 @@ func BenchmarkClientStreamTraced(b *testing.B) {
 	b.Run("chunks", func(b *testing.B) { benchClientStream(b, Options{TraceChunks: true}) })
 }
 
-func benchClientStream(b *testing.B, o Options) {
+func benchClientStream(b *testing.B, o Options) { benchClientStreamUsage(b, o, false) }
+
+// BenchmarkClientStreamChunkUsage is BenchmarkClientStream under
+// --per-chunk-usage: every chunk carries the usage so far.
+func BenchmarkClientStreamChunkUsage(b *testing.B) { benchClientStreamUsage(b, Options{}, true) }
+
+func benchClientStreamUsage(b *testing.B, o Options, perChunk bool) {
 	for _, conc := range []int{1, 64} {
 		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
-			srv := newFastSSEServer(b)
+			srv := newFastSSEServerUsage(b, perChunk)
 			o.MaxConns = conc
 			c := New(o)
 			defer c.Close()
 			req := chatReq(srv.URL+"/v1/chat/completions", true)
-			req.MaxTokens = benchTokens
+			req.MaxTokens, req.PerChunkUsage = benchTokens, perChunk
 			b.ReportAllocs()
 			runParallel(b, conc, func() int {
 				res := c.Do(context.Background(), req)
@@ -167,6 +181,20 @@ func BenchmarkDecodeTransient(b *testing.B) {
 		}
 		if text, _ := w.output(); text != " tok1" {
 			b.Fatal(text)
+		}
+	}
+}
+
+// BenchmarkDecodeTransientChunkUsage is BenchmarkDecodeTransient of a
+// chunk that carries usage, as every chunk does under --per-chunk-usage,
+// decoded as the read loop then decodes it (the usage decoded once, at
+// the stream's end).
+func BenchmarkDecodeTransientChunkUsage(b *testing.B) {
+	dec := perChunkStream()
+	b.ReportAllocs()
+	for b.Loop() {
+		if p, _ := dec.event("", usageChunk, 200); p.text != " tok1" {
+			b.Fatal(p.text)
 		}
 	}
 }

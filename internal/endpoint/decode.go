@@ -34,6 +34,16 @@ func decodeTransient(data []byte, w *wireChunk, scratch *[]byte) error {
 	return s.chunk(w)
 }
 
+// decodeStreamed is decodeTransient leaving the usage object undecoded:
+// w.usageRaw aliases its bytes in data, and w.Usage stays nil. A stream
+// whose every chunk carries usage (--per-chunk-usage) is decoded this way,
+// its usage decoded once at its end (chunkUsage).
+func decodeStreamed(data []byte, w *wireChunk, scratch *[]byte) error {
+	*scratch = (*scratch)[:0]
+	s := scanner{b: data, scratch: scratch, rawUsage: true}
+	return s.chunk(w)
+}
+
 // chunk reads a response object into w.
 func (s *scanner) chunk(w *wireChunk) error {
 	err := s.object(func(key []byte) error {
@@ -193,12 +203,16 @@ func (s *scanner) toolCalls(m *wireMessage) error {
 
 func (s *scanner) usage(w *wireChunk) error {
 	if s.null() {
-		w.Usage = nil
+		w.Usage, w.usageRaw = nil, nil
 		return nil
 	}
 	raw, err := s.skip()
 	if err != nil {
 		return err
+	}
+	if s.rawUsage {
+		w.usageRaw = raw
+		return nil
 	}
 	w.Usage = new(wireUsage)
 	if json.Unmarshal(raw, w.Usage) != nil {

@@ -147,7 +147,7 @@ func connMessage(err error) string {
 // member but a string "message" beside an integer "code" or a string
 // "type". nil for any other reply; data is the reply w was decoded from.
 func flatError(w *wireChunk, data []byte, status int) *metrics.Error {
-	if !w.errorObject && (w.hasChoices || w.Usage != nil || len(w.Error) > 0 && !isNull(w.Error)) {
+	if !w.errorObject && (w.hasChoices || w.hasUsage() || len(w.Error) > 0 && !isNull(w.Error)) {
 		return nil
 	}
 	var e struct {

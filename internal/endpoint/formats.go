@@ -118,6 +118,8 @@ func asksUsage(req *Request) bool {
 			return false
 		}
 		so = p.StreamOptions
+	} else if req.PerChunkUsage && req.EndpointType == plan.EndpointChat {
+		so = chunkStreamOptions(req) // include_usage unless the author's stream_options say otherwise
 	} else if v, ok := req.TurnExtra["stream_options"]; ok {
 		so = v
 	} else if v, ok := req.Extra["stream_options"]; ok {
@@ -160,7 +162,8 @@ type openaiFormat struct {
 func (openaiFormat) label() string { return "OpenAI" }
 
 func (f openaiFormat) stream() streamDecoder {
-	return &openaiStream{api: f.api, req: f.req, choices: choiceSet{on: f.strict}}
+	return &openaiStream{api: f.api, req: f.req, choices: choiceSet{on: f.strict},
+		perChunk: f.api == apiChat && f.req != nil && f.req.PerChunkUsage}
 }
 
 func (f openaiFormat) whole(b []byte, status int) (piece, string) {
@@ -207,7 +210,15 @@ type openaiStream struct {
 	// choices tracks every choice seen and whether it finished, under
 	// --require-stream-completion only (strict.go).
 	choices choiceSet
+	// perChunk: the request asked for usage on every chunk
+	// (--per-chunk-usage); chunks keeps it, decoded at the end (endUsage).
+	perChunk bool
+	chunks   chunkUsage
 }
+
+// endUsage is the stream's last usage under --per-chunk-usage, with its
+// first content chunk's count; nil otherwise (the events carried it).
+func (s *openaiStream) endUsage() *metrics.Usage { return s.chunks.usage() }
 
 func (s *openaiStream) eofEnds() bool { return false }
 
@@ -237,7 +248,11 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	}
 	w := &s.w
 	w.reset()
-	if data[0] != '{' || decodeTransient(data, w, &s.scratch) != nil {
+	decode := decodeTransient
+	if s.perChunk {
+		decode = decodeStreamed
+	}
+	if data[0] != '{' || decode(data, w, &s.scratch) != nil {
 		return piece{}, kindMalformed
 	}
 	if e := w.failure(status); e != nil {
@@ -260,12 +275,17 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	if s.choices.on {
 		s.choices.observe(w.Choices)
 	}
-	if s.finished && w.Usage != nil {
+	if s.finished && w.hasUsage() {
 		s.usage = true
 	}
-	p := piece{usage: w.usage(), spec: w.specDecode()}
+	p := piece{spec: w.specDecode()}
 	p.text, p.reasoning = w.output()
 	p.other, p.hasOther = w.other()
+	if s.perChunk {
+		s.chunks.observe(w.usageRaw, p.text != "" || p.reasoning != "")
+	} else {
+		p.usage = w.usage()
+	}
 	return p, kindChunk
 }
 

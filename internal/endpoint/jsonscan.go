@@ -17,6 +17,8 @@ type scanner struct {
 	// scratch, when set, receives the decoded strings that hold escapes;
 	// text then returns strings aliasing b or *scratch (decodeTransient).
 	scratch *[]byte
+	// rawUsage leaves a chunk's usage object undecoded (decodeStreamed).
+	rawUsage bool
 }
 
 // ws skips white space.

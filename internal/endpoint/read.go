@@ -41,6 +41,13 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		readers.Put(rd)
 	}()
 	dec := f.stream()
+	if u, ok := dec.(usageAtEnd); ok {
+		defer func() {
+			if usage := u.endUsage(); usage != nil {
+				res.Usage = usage
+			}
+		}()
+	}
 	strict := isStrict(f)
 	var (
 		valid  int    // response events read
@@ -123,6 +130,14 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			return
 		}
 	}
+}
+
+// usageAtEnd is a stream decoder that decodes its events' usage once the
+// stream ends, not event by event (openaiStream under --per-chunk-usage):
+// endUsage is the last usage read, nil when none was (Response.Usage is
+// then what the events carried).
+type usageAtEnd interface {
+	endUsage() *metrics.Usage
 }
 
 // streamSoFar is what the read loop knew when the body stopped: the

@@ -51,6 +51,11 @@ type Request struct {
 	Extra           map[string]any // merged into the body (--extra-inputs); its keys win
 	TurnExtra       map[string]any // merged after Extra (a dataset turn's extra): its keys win over both
 	RequestID       string         // sent as X-Request-ID when not empty
+	// PerChunkUsage is AIPerf's --per-chunk-usage (chat only): the body
+	// asks for usage on every chunk (stream_options.continuous_usage_stats,
+	// an author's own stream_options values winning), and the reply's
+	// Usage.FirstChunkTokens is the first content chunk's completion_tokens.
+	PerChunkUsage bool
 	// SessionID, when set, is sent as X-Correlation-ID and
 	// X-Session-Affinity: every request of a session carries it.
 	SessionID string
@@ -131,6 +136,9 @@ func Body(req Request) ([]byte, error) {
 	}
 	maps.Copy(m, req.Extra)
 	maps.Copy(m, req.TurnExtra)
+	if req.PerChunkUsage && req.EndpointType == plan.EndpointChat {
+		askChunkUsage(m)
+	}
 	if req.parts == nil {
 		return encode(m)
 	}

@@ -141,6 +141,9 @@ type wireChunk struct {
 	Error   json.RawMessage `json:"error"`
 	Metrics *wireMetrics    `json:"metrics"` // vLLM's per-request metrics (specdecode.go)
 
+	// usageRaw is the usage object's bytes when decodeStreamed left it
+	// undecoded (Usage is then nil).
+	usageRaw []byte
 	// hasChoices is set by decodeChunk when "choices" held an array.
 	hasChoices bool
 	// errorObject is set by decodeChunk when "object" was "error": vLLM's
@@ -276,8 +279,12 @@ func (w *wireChunk) reset() {
 // shaped reports whether the chunk has the shape of an OpenAI response or
 // stream chunk: a choices array (possibly empty), a usage object or an error.
 func (w *wireChunk) shaped() bool {
-	return w.hasChoices || w.Usage != nil || (len(w.Error) > 0 && !isNull(w.Error))
+	return w.hasChoices || w.hasUsage() || (len(w.Error) > 0 && !isNull(w.Error))
 }
+
+// hasUsage reports whether the chunk carried a usage object, decoded or
+// not (usageRaw).
+func (w *wireChunk) hasUsage() bool { return w.Usage != nil || w.usageRaw != nil }
 
 // first returns the choice with index 0, nil if there is none. Only that
 // choice is measured: the text of other choices (n > 1) is never merged

@@ -186,6 +186,13 @@ type Usage struct {
 	// completion_tokens_details' counts of a predicted output (OpenAI).
 	AcceptedPredictionTokens *int `json:"accepted_prediction_tokens,omitempty"`
 	RejectedPredictionTokens *int `json:"rejected_prediction_tokens,omitempty"`
+	// FirstChunkTokens is, under --per-chunk-usage, the completion_tokens
+	// of the first streamed response that carried both generated text and
+	// usage: the tokens the first content chunk held (AIPerf's
+	// first_content_chunk_tokens), which inter_token_latency subtracts
+	// from the OSL instead of 1 (DecodeTokens). nil without the flag, or
+	// when no response carried both.
+	FirstChunkTokens *int `json:"first_content_chunk_tokens,omitempty"`
 	// Untrusted says why the server's counts are not used (a count that is
 	// missing, null, negative or not an integer, or implausible beside the
 	// client's count); the client's counts stand in for them. Empty when

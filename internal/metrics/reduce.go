@@ -99,7 +99,7 @@ func Times(r *Record, streaming bool) TokenTimes {
 	if t.Streamed {
 		t.TTFTNs = r.ResponseNs.First() - r.SentNs
 		if t.HasITL = t.OSL >= 2 && !t.NoOSL; t.HasITL {
-			t.ITLNs = float64(t.LatencyNs-t.TTFTNs) / float64(t.OSL-1)
+			t.ITLNs = float64(t.LatencyNs-t.TTFTNs) / float64(DecodeTokens(r, t.OSL))
 		}
 	}
 	return t

@@ -40,6 +40,7 @@ type Config struct {
 	ResetNoop         bool    `name:"reset-noop" help:"Answer /reset_prefix_cache and /flush_cache as usual but keep the prefix cache (a reset that reports success without resetting, vllm#57727)."`
 	NoCacheReport     bool    `name:"no-cache-report" help:"Leave usage.prompt_tokens_details.cached_tokens out of replies, like vLLM without --enable-prompt-tokens-details."`
 	SpecDecodeStats   bool    `name:"spec-decode-stats" help:"Report each chat and completions reply's speculative-decoding acceptance at the response root, metrics.speculative_decoding (on a stream's usage frame), like vLLM with --per-request-spec-decode-metrics summary."`
+	FirstChunkTokens  int     `name:"first-chunk-tokens" default:"1" placeholder:"N" help:"Output tokens the first content chunk of a streamed chat or completions reply carries, as a server that streams several tokens at a time (TRT-LLM's stream_interval) bundles them; it goes out when its last token is due, every later chunk carries one (default ${default})."`
 
 	BlockSize        int  `name:"block-size" default:"16" placeholder:"TOKENS" help:"Prefix-cache block size in tokens: prompts are cached and matched in whole blocks (default ${default}, as vLLM)."`
 	KVCacheTokens    int  `name:"kv-cache-tokens" default:"0" placeholder:"TOKENS" help:"KV-cache capacity in tokens; cached blocks beyond it are evicted least recently used first (default 0: the largest the mock allows, 2,097,152 blocks)."`
@@ -125,6 +126,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--max-num-batched-tokens must be >= 0 (0: no limit), got %d", c.MaxBatchedTokens)
 	case c.MaxBatchedTokens > 0 && c.MaxBatchedTokens < c.MaxNumSeqs:
 		return fmt.Errorf("--max-num-batched-tokens (%d) must be >= --max-num-seqs (%d), as in vLLM: every running sequence takes a token of each step", c.MaxBatchedTokens, c.MaxNumSeqs)
+	case c.FirstChunkTokens < 1 || c.FirstChunkTokens > maxFirstChunkTokens:
+		return fmt.Errorf("--first-chunk-tokens must be between 1 and %d, got %d", maxFirstChunkTokens, c.FirstChunkTokens)
 	case c.GPUMetrics && (c.GPUs < 1 || c.GPUs > maxGPUs):
 		return fmt.Errorf("--gpus must be between 1 and %d with --gpu-metrics, got %d", maxGPUs, c.GPUs)
 	}

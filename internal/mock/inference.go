@@ -56,6 +56,9 @@ type completionRequest struct {
 	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
+		// ContinuousUsageStats asks for the cumulative usage on every
+		// chunk, as vLLM: honoured with IncludeUsage (chunkusage.go).
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
 }
 
@@ -88,7 +91,8 @@ type generation struct {
 	id        string
 	created   int64
 	model     string
-	tokens    int // output tokens, one per chunk
+	tokens    int // output tokens, one per chunk but the first (first)
+	first     int // the tokens the first content chunk carries (--first-chunk-tokens), at least 1
 	reasoning int // the first `reasoning` tokens are reasoning_content (chat only)
 	finish    string
 	blocks    *blockHasher // the prompt's block hashes, then the reply's
@@ -167,8 +171,8 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 			return
 		}
 		x.status = http.StatusOK
-		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		wire := newWire(ep, includeUsage)
+		so := req.StreamOptions
+		wire := newWire(ep, so != nil && so.IncludeUsage, so != nil && so.ContinuousUsageStats)
 		defer wire.release()
 		if req.Stream {
 			s.stream(r.Context(), w, x, g, arrival, wire)
@@ -287,6 +291,7 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 	if s.cfg.SpecDecodeStats && ep.wire == nil {
 		g.spec = newSpecDecoding(g.tokens)
 	}
+	g.first = s.firstChunk(ep, g)
 	return g, nil
 }
 
@@ -352,8 +357,8 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 		return
 	}
 	defer f.finish()
-	for k := range g.tokens {
-		if !f.pacer.wait(ctx, k) {
+	for k := 0; k < g.tokens; k = g.chunkEnd(k) {
+		if !f.pacer.wait(ctx, g.chunkEnd(k)-1) { // a chunk goes out when its last token is due
 			x.status = statusClientGone
 			return
 		}
@@ -366,7 +371,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, x *exchange,
 		if !send(wire.token(g, k)) {
 			return
 		}
-		f.flushed(released, time.Now())
+		f.flushed(released, time.Now(), g.chunkEnd(k)-k)
 	}
 	f.freeSlot()
 	if tail := wire.tail(g); tail != nil && !send(tail) {
@@ -389,6 +394,7 @@ type chunker struct {
 	prefix       []byte
 	buf          []byte
 	includeUsage bool
+	continuous   bool // usage on every chunk (stream_options.continuous_usage_stats)
 }
 
 var chunkers = sync.Pool{New: func() any {
@@ -419,13 +425,16 @@ func (c *chunker) open(g *generation) []byte {
 	if !g.ep.chat {
 		return nil
 	}
-	c.buf = append(append(c.buf[:0], c.prefix...),
-		`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+	b := append(append(c.buf[:0], c.prefix...),
+		`{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`...)
+	c.buf = c.closeChunk(b, g, 0)
 	return c.buf
 }
 
-// token is the chunk carrying output token k.
+// token is the chunk carrying output token k, and the tokens after it up
+// to g.chunkEnd(k).
 func (c *chunker) token(g *generation, k int) []byte {
+	end := g.chunkEnd(k)
 	b := append(c.buf[:0], c.prefix...)
 	switch {
 	case !g.ep.chat:
@@ -435,18 +444,20 @@ func (c *chunker) token(g *generation, k int) []byte {
 	default:
 		b = append(b, `{"index":0,"delta":{"content":"`...)
 	}
-	b = append(b, word(k)...)
+	for j := k; j < end; j++ {
+		b = append(b, word(j)...)
+	}
 	if g.ep.chat {
 		b = append(b, `"},"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `","logprobs":null,"finish_reason":`...)
 	}
-	if k == g.tokens-1 {
+	if end == g.tokens {
 		b = append(append(append(b, '"'), g.finish...), '"')
 	} else {
 		b = append(b, "null"...)
 	}
-	c.buf = append(b, "}]}\n\n"...)
+	c.buf = c.closeChunk(append(b, "}]"...), g, end)
 	return c.buf
 }
 

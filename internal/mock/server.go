@@ -71,6 +71,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxModelLen == 0 {
 		cfg.MaxModelLen = defaultMaxModelLen
 	}
+	if cfg.FirstChunkTokens == 0 {
+		cfg.FirstChunkTokens = 1
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

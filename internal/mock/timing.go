@@ -151,14 +151,15 @@ func (s *Server) clearTimingRoute(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// flushed records that f's streaming reply's current token, released at
+// flushed records that f's streaming reply's current chunk of n tokens
+// (one, but for a bundled first chunk: --first-chunk-tokens), released at
 // released, was flushed at now: its lateness against the schedule at both
 // times, and the time since arrival (the first) or since the previous
-// token's flush (the others); then counts the token as gone out when it
+// chunk's flush (the others); then counts its tokens as gone out when it
 // was released, before its write: the client may read it before the flush
 // returns, and the server's own TTFT (vLLM's histogram) must not exceed
 // what any client could see.
-func (f *flight) flushed(released, now time.Time) {
+func (f *flight) flushed(released, now time.Time, n int) {
 	st := f.s.timing.Load()
 	due := f.pacer.due
 	st.release.observe(int64(released.Sub(due)))
@@ -169,5 +170,5 @@ func (f *flight) flushed(released, now time.Time) {
 		st.gap.observe(int64(now.Sub(f.flush)))
 	}
 	f.flush = now
-	f.tokens(released, 1)
+	f.tokens(released, n)
 }

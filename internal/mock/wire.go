@@ -23,12 +23,14 @@ type tokenWire interface {
 }
 
 // newWire is the wire of ep's API (OpenAI's chunker by default).
-func newWire(ep endpoint, includeUsage bool) tokenWire {
+// continuous is stream_options.continuous_usage_stats, which only
+// OpenAI's chunker honours (chunkusage.go).
+func newWire(ep endpoint, includeUsage, continuous bool) tokenWire {
 	if ep.wire != nil {
 		return ep.wire(includeUsage)
 	}
 	c := chunkers.Get().(*chunker)
-	c.includeUsage = includeUsage
+	c.includeUsage, c.continuous = includeUsage, includeUsage && continuous
 	return c
 }
 

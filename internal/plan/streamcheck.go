@@ -7,6 +7,7 @@ import "fmt"
 // endpoint type, and --extra-inputs must not turn streaming off for every
 // request (the check would then have nothing to check).
 func (v *validator) streamCompletion(p *Profile) {
+	v.perChunkUsage(p)
 	if !p.RequireStreamCompletion {
 		return
 	}
