@@ -36,6 +36,13 @@ func datasetOptions(p plan.Profile) dataset.Options {
 		Replay:             replayOptions(p),
 		WekaBasis:          p.WekaNestedTimestampBasis,
 		Corpus:             p.PromptCorpus,
+		CorpusStyle:        p.RandomCorpusStyle,
+	}
+	if p.RandomRangeRatio != "" {
+		// Checked by plan.Check before any dataset is built.
+		if in, out, err := plan.ParseRangeRatio(p.RandomRangeRatio, p.RandomCorpusStyle); err == nil {
+			o.RangeRatio = &dataset.RangeRatio{Input: in, Output: out}
+		}
 	}
 	if x := p.InterTurnDelayCapSeconds; x != nil {
 		o.DelayCapMs = plan.Ptr(*x * 1000)

@@ -121,6 +121,8 @@ func (d *decoder) promptFields() []field {
 		{keys("sequence_distribution"), d.sequenceDistribution},
 		{keys("cache_bust"), d.cacheBust},
 		{keys("corpus"), d.opt("prompt_corpus", "sonnet", "coding", "random")},
+		{keys("random_range_ratio"), d.rangeRatio},
+		{keys("random_corpus_style"), d.opt("random_corpus_style", "vllm", "sglang")},
 	}
 }
 
@@ -267,4 +269,43 @@ func (d *decoder) records(path string, v *yaml.Node) {
 	}
 	d.f.Profile.InputRecords, d.f.Profile.InputFile = b.String(), plan.InlineRecords
 	d.mark("input_file", v, path)
+}
+
+// rangeRatio reads prompts.random_range_ratio, a number or AIPerf's
+// {input: R, output: R} object, into the flag's text form (the plan checks
+// its values).
+func (d *decoder) rangeRatio(path string, n *yaml.Node) {
+	text := n.Value
+	switch {
+	case n.Kind == yaml.MappingNode:
+		m := map[string]float64{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			x, ok := d.float(join(path, k.Value), v)
+			if !ok {
+				return
+			}
+			m[k.Value] = x
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			d.errorf(n, path, "%v", err)
+			return
+		}
+		text = string(b)
+	case n.Kind == yaml.ScalarNode && (n.ShortTag() == tagInt || n.ShortTag() == tagFloat):
+		if _, ok := d.float(path, n); !ok {
+			return
+		}
+	default:
+		if _, ok := d.str(path, n); !ok {
+			return
+		}
+	}
+	o, _ := plan.LookupOption("random_range_ratio")
+	if err := o.Set(&d.f.Profile, text); err != nil {
+		d.errorf(n, path, "%v", err)
+		return
+	}
+	d.mark("random_range_ratio", n, path)
 }

@@ -25,7 +25,7 @@ const streamPassages = streamPrefix + 1
 // ISL-drawn lengths (batched embeddings), or a query and passages
 // (rankings). A turn's InputTokens is the sum over its texts.
 func openInputs(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
-	ids, err := corpusFor(tok, o.Corpus)
+	ids, err := o.corpus(tok)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func openInputs(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Datase
 			l := o.lengthsOf(mixture)
 			t.Inputs = make([]string, o.Batch)
 			for k := range t.Inputs {
-				n := drawLength(lengths, l.isl, l.islSD)
+				n := l.drawISL(lengths)
 				if t.Inputs[k], err = text(fmt.Sprintf("request %d input %d", i, k), n); err != nil {
 					return nil, err
 				}

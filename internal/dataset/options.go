@@ -216,6 +216,15 @@ type Options struct {
 	// Corpus is the --prompt-corpus synthetic prompts are cut from: one of
 	// Corpora, or "" for CorpusSonnet.
 	Corpus string
+	// RangeRatio, when set, draws synthetic ISLs and OSLs uniformly from
+	// windows around ISLMean and OSLMean instead of normal distributions
+	// (--random-range-ratio; rangeratio.go); ISLStddev, OSLStddev and
+	// SeqDist are then unset.
+	RangeRatio *RangeRatio
+	// CorpusStyle is --random-corpus-style, CorpusStyleVLLM ("" too) or
+	// CorpusStyleSGLang: RangeRatio's windows, and the token pool of
+	// CorpusRandom.
+	CorpusStyle string
 }
 
 // validate checks the options of Synthetic.
@@ -235,6 +244,9 @@ func (o Options) validate() error {
 	}
 	if o.Entries < 1 {
 		errs = append(errs, fmt.Errorf("number of dataset entries must be at least 1, got %d", o.Entries))
+	}
+	if err := o.checkRange(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("synthetic dataset: %w", err)

@@ -44,7 +44,7 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 	if o.Batch > 1 || o.Rankings != nil {
 		return openInputs(ctx, tok, o)
 	}
-	ids, err := corpusFor(tok, o.Corpus)
+	ids, err := o.corpus(tok)
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +89,10 @@ func openSynthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dat
 			n = drawLength(turns, max(1, o.TurnMean), o.TurnStddev)
 		}
 		for k := range n {
-			t := Turn{InputTokens: drawLength(lengths, l.isl, l.islSD)}
+			t := Turn{InputTokens: l.drawISL(lengths)}
 			t.InputTokens = max(1, t.InputTokens-o.Template.of(k))
 			if l.osl > 0 {
-				t.MaxTokens = drawLength(lengths, l.osl, l.oslSD)
+				t.MaxTokens = l.drawOSL(lengths)
 			}
 			if t.Text, err = prompt(fmt.Sprintf("conversation %d turn %d", i, k), windows, t.InputTokens); err != nil {
 				return nil, err

@@ -44,7 +44,8 @@ const (
 )
 
 // Synthetic returns o.Entries prompts. Lengths are drawn from normal
-// distributions, rounded and clamped to at least 1 token. Each prompt is a
+// distributions, rounded and clamped to at least 1 token (from a bucket of
+// o.SeqDist when set, uniformly from the windows of o.RangeRatio when set). Each prompt is a
 // window of the corpus's tokens (wrapping around) decoded to text; the text is
 // re-encoded and the window shortened or lengthened until the text has
 // exactly the drawn length under tok, or another window is drawn. The same
@@ -54,21 +55,22 @@ func Synthetic(ctx context.Context, tok tokenizer.Tokenizer, o Options) ([]Entry
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	ids, err := corpusFor(tok, o.Corpus)
+	ids, err := o.corpus(tok)
 	if err != nil {
 		return nil, err
 	}
 	lengths := rand.New(rand.NewPCG(uint64(o.Seed), streamLengths))
 	windows := rand.New(rand.NewPCG(uint64(o.Seed), streamWindows))
+	mixture := rand.New(rand.NewPCG(uint64(o.Seed), streamMixture))
 	entries := make([]Entry, o.Entries)
 	for i := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("synthetic prompts: stopped after %d of %d: %w", i, o.Entries, err)
 		}
-		isl := drawLength(lengths, o.ISLMean, o.ISLStddev)
-		osl := 0
-		if o.OSLMean > 0 {
-			osl = drawLength(lengths, o.OSLMean, o.OSLStddev)
+		l := o.lengthsOf(mixture)
+		isl, osl := l.drawISL(lengths), 0
+		if l.osl > 0 {
+			osl = l.drawOSL(lengths)
 		}
 		prompt, err := exactPrompt(tok, ids, isl, windows)
 		if err != nil {

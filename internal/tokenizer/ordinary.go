@@ -21,6 +21,30 @@ func Ordinary(t Tokenizer) ([]int, error) {
 	return ids, nil
 }
 
+// Vocabulary returns every id of t, in ascending order: its ordinary
+// tokens and its special and added tokens too. It is the pool sglang's
+// random-ids prompts draw from (no special-token exclusion), where Ordinary
+// is vLLM's.
+func Vocabulary(t Tokenizer) ([]int, error) {
+	o, ok := t.(interface{ every() []int })
+	if !ok {
+		return nil, fmt.Errorf("tokenizer %s does not list its vocabulary", t.Name())
+	}
+	ids := o.every()
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("tokenizer %s has no tokens", t.Name())
+	}
+	return ids, nil
+}
+
+// withExtra adds extra to the ascending ids, keeping them ascending and
+// distinct.
+func withExtra(ids []int, extra []int) []int {
+	ids = append(ids, extra...)
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
 // ordinaryOf lists the ids of v less those special reports, ascending.
 func ordinaryOf(v *vocab, special func(id int) bool) []int {
 	ids := make([]int, 0, v.len())
@@ -46,6 +70,19 @@ func (b *bpe) ordinary() []int {
 	})
 }
 
+func (b *bpe) every() []int {
+	var extra []int
+	for id := range b.enc.specials {
+		extra = append(extra, id)
+	}
+	for _, id := range b.added.ids {
+		if id >= 0 {
+			extra = append(extra, int(id))
+		}
+	}
+	return withExtra(ordinaryOf(b.enc.ranks, func(int) bool { return false }), extra)
+}
+
 func (p *pipeline) ordinary() []int {
 	v, ok := p.model.(interface{ vocabulary() *vocab })
 	if !ok {
@@ -55,6 +92,18 @@ func (p *pipeline) ordinary() []int {
 		_, added := p.addedText[id]
 		return added
 	})
+}
+
+func (p *pipeline) every() []int {
+	v, ok := p.model.(interface{ vocabulary() *vocab })
+	if !ok {
+		return nil
+	}
+	var extra []int
+	for id := range p.addedText {
+		extra = append(extra, id)
+	}
+	return withExtra(ordinaryOf(v.vocabulary(), func(int) bool { return false }), extra)
 }
 
 func (m *mergesModel) vocabulary() *vocab { return m.vocab }

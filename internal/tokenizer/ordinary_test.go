@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,5 +36,40 @@ func TestOrdinaryFamilies(t *testing.T) {
 		require.Len(t, special, 1, c.file)
 		assert.NotContains(t, ids, special[0], "%s: %s is added", c.file, c.added)
 		assert.NotEmpty(t, tok.Decode(ids[len(ids)/2:len(ids)/2+1]), c.file)
+	}
+}
+
+// TestVocabulary: every family lists its whole vocabulary, its special and
+// added tokens included, ascending and each id once; it holds every
+// ordinary token.
+func TestVocabulary(t *testing.T) {
+	for _, c := range []struct{ spec, special string }{
+		{"o200k_base", "<|endoftext|>"},
+		{"testdata/qwen3.tokenizer.json.gz", "<|im_start|>"},
+		{"testdata/llama2.tokenizer.json.gz", "<s>"},
+		{"testdata/bert-base-uncased.tokenizer.json.gz", "[CLS]"},
+	} {
+		tok, err := Load(c.spec)
+		require.NoError(t, err, c.spec)
+		all, err := Vocabulary(tok)
+		require.NoError(t, err, c.spec)
+		ordinary, err := Ordinary(tok)
+		require.NoError(t, err, c.spec)
+		assert.IsIncreasing(t, all, c.spec)
+		assert.Greater(t, len(all), len(ordinary), c.spec)
+		for _, id := range ordinary {
+			if _, ok := slices.BinarySearch(all, id); !ok {
+				t.Fatalf("%s: ordinary id %d is not in the vocabulary", c.spec, id)
+			}
+		}
+		id := 199999 // o200k_base's <|endoftext|>, which its Encode spells out as ordinary text
+		if c.spec != "o200k_base" {
+			special := tok.Encode(c.special)
+			require.Len(t, special, 1, c.spec)
+			id = special[0]
+		}
+		_, ok := slices.BinarySearch(all, id)
+		assert.True(t, ok, "%s: %s is in the vocabulary", c.spec, c.special)
+		assert.Equal(t, c.special, tok.Decode([]int{id}), c.spec)
 	}
 }
