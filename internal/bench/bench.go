@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -165,7 +166,11 @@ type cell struct {
 	ds      dataset.Dataset
 	// systemPrompt is --system-prompt, or --system-prompt-file's text.
 	systemPrompt string
-	tmp          string // a directory of temporary files, removed when the cell ends
+	// sign signs each request (--auth-type sigv4; nil for none), with the
+	// credentials whose secrets are signSecrets (sign.go).
+	sign        func(*http.Request, []byte) error
+	signSecrets []string
+	tmp         string // a directory of temporary files, removed when the cell ends
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
@@ -259,6 +264,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
 	c.systemPrompt = system
+	if err := c.signing(ctx); err != nil {
+		return err
+	}
 	tok, err := tokenizer.LoadRevision(c.p.Tokenizer, c.p.TokenizerRevision)
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}

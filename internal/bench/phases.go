@@ -59,7 +59,8 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		ConnectionReuse: c.p.ConnectionReuseStrategy,
 		Multipart:       c.p.RequestContentType == "multipart/form-data",
 		RxCoalesce:      c.p.RxCoalesce(),
-		Secrets:         c.p.Secrets(),
+		Secrets:         c.secrets(),
+		Sign:            c.sign,
 		// AIPerf's --require-stream-completion: the readiness probe's
 		// client (ready.go) does not check, as it is not measured.
 		RequireStreamCompletion: c.p.RequireStreamCompletion,

@@ -58,7 +58,7 @@ func (c *cell) waitForModel(ctx context.Context, timeout time.Duration) error {
 	defer cancel()
 	client := endpoint.New(endpoint.Options{
 		MaxConns: 1, MaxEventBytes: c.p.EventLimit(), Headers: requestHeaders(c.p, c.o.Version),
-		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)), Secrets: c.p.Secrets(),
+		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)), Secrets: c.secrets(), Sign: c.sign,
 	})
 	defer client.Close()
 	mode := c.p.WaitForModelMode
@@ -117,6 +117,11 @@ func (c *cell) probeModels(ctx context.Context, url string) error {
 		return fmt.Errorf("build the %s probe: %w", plan.ModelsPath, err)
 	}
 	req.Header = controlHeaders(c.p)
+	if c.sign != nil {
+		if err := c.sign(req, nil); err != nil {
+			return fmt.Errorf("%s: sign the probe: %w", shown, err)
+		}
+	}
 	resp, err := probeHTTP.Do(req)
 	if err != nil {
 		var uerr interface{ Unwrap() error }

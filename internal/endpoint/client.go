@@ -80,6 +80,9 @@ type Options struct {
 	// end with data: [DONE] (or, without it, a finish_reason on every
 	// choice seen), with no data after [DONE] (strict.go).
 	RequireStreamCompletion bool
+	// Sign, when set, signs each request with its final body, right before
+	// it is sent (--auth-type sigv4); its error fails the request.
+	Sign func(r *http.Request, body []byte) error
 	// Secrets are redacted from error messages besides the secret header
 	// values: a URL's secret query values, secret --extra-inputs values
 	// (plan.Profile.Secrets), which a server may echo back.
@@ -102,11 +105,12 @@ type Client struct {
 	host    string         // a --header Host:… override
 	// trace and traceFull are Options.Trace and TraceChunks.
 	trace, traceFull bool
-	session          string        // the header of a session's id, canonical
-	reuse            string        // Options.ConnectionReuse
-	form             bool          // Options.Multipart
-	rx               time.Duration // Options.RxCoalesce
-	strict           bool          // Options.RequireStreamCompletion
+	session          string                            // the header of a session's id, canonical
+	reuse            string                            // Options.ConnectionReuse
+	form             bool                              // Options.Multipart
+	rx               time.Duration                     // Options.RxCoalesce
+	strict           bool                              // Options.RequireStreamCompletion
+	sign             func(*http.Request, []byte) error // Options.Sign
 	// sticky holds each session's own client under ReuseSticky, until
 	// its last turn.
 	stickyMu sync.Mutex
@@ -161,6 +165,7 @@ func New(o Options) *Client {
 		form:          o.Multipart,
 		rx:            o.RxCoalesce,
 		strict:        o.RequireStreamCompletion,
+		sign:          o.Sign,
 		sticky:        map[string]*http.Client{},
 	}
 }
@@ -295,20 +300,11 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		abortMu.Unlock()
 		cancel()
 	}
-	hr, err := http.NewRequestWithContext(rctx, http.MethodPost, req.URL, bytes.NewReader(body))
+	hr, err := c.build(rctx, &req, body, contentType)
 	if err != nil {
 		done()
-		return c.failed(fmt.Sprintf("build request: %v", err))
+		return c.failed(err.Error())
 	}
-	if hr.URL.Scheme != "http" && hr.URL.Scheme != "https" {
-		done()
-		return c.failed(fmt.Sprintf("build request: unsupported URL scheme %q (want http or https)", hr.URL.Scheme))
-	}
-	hr.Header = c.header(req)
-	if contentType != "" {
-		hr.Header["Content-Type"] = []string{contentType}
-	}
-	hr.Host = c.host // a --header Host:… override; empty means the URL's host
 	hc, last := c.pool(&req)
 	hr.Close = last // the connection closes once the response is read
 	resp, res := c.send(ctx, rctx, hr, hc)
@@ -338,23 +334,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		res.Err = c.invalid(res.Status, resp.Header, f, err.Error())
 		return res
 	}
-	switch {
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		c.readHTTPError(in, &res)
-		c.redirected(resp, &res)
-	case strict && !isSSE(resp.Header):
-		c.readNotSSE(in, resp.Header, f, &res)
-	case isHTMLType(resp.Header) && req.Streaming:
-		c.readHTMLStream(in, resp.Header, f, &res)
-	case req.Streaming && !isJSON(resp.Header):
-		if req.MaxTokens > 0 {
-			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
-			res.textHint = min(req.MaxTokens*textPerToken, maxChunkHint*textPerToken)
-		}
-		c.readStream(ctx, rctx, in, resp.Header, f, &res, req.FirstToken)
-	default:
-		c.readWhole(ctx, rctx, in, resp.Header, f, &res)
-	}
+	c.readReply(ctx, rctx, &req, resp, in, f, strict, &res)
 	c.verdict(&res, resp.Header, f)
 	if req.EndpointType == plan.EndpointVideoGeneration && res.Err == nil {
 		c.pollVideo(rctx, &req, &res)
@@ -397,6 +377,51 @@ func (c *Client) send(ctx, rctx context.Context, hr *http.Request, hc *http.Clie
 		return nil, res
 	}
 	return resp, res
+}
+
+// readReply reads resp's body in, by its status and Content-Type: an HTTP
+// error, a stream, or a whole reply.
+func (c *Client) readReply(ctx, rctx context.Context, req *Request, resp *http.Response, in io.Reader, f format, strict bool, res *Response) {
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		c.readHTTPError(in, res)
+		c.redirected(resp, res)
+	case strict && !isSSE(resp.Header):
+		c.readNotSSE(in, resp.Header, f, res)
+	case isHTMLType(resp.Header) && req.Streaming:
+		c.readHTMLStream(in, resp.Header, f, res)
+	case req.Streaming && !isJSON(resp.Header):
+		if req.MaxTokens > 0 {
+			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
+			res.textHint = min(req.MaxTokens*textPerToken, maxChunkHint*textPerToken)
+		}
+		c.readStream(ctx, rctx, in, resp.Header, f, res, req.FirstToken)
+	default:
+		c.readWhole(ctx, rctx, in, resp.Header, f, res)
+	}
+}
+
+// build is the HTTP request of req with body: its headers, a --header Host
+// override, and its signature when requests are signed.
+func (c *Client) build(ctx context.Context, req *Request, body []byte, contentType string) (*http.Request, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	if hr.URL.Scheme != "http" && hr.URL.Scheme != "https" {
+		return nil, fmt.Errorf("build request: unsupported URL scheme %q (want http or https)", hr.URL.Scheme)
+	}
+	hr.Header = c.header(*req)
+	if contentType != "" {
+		hr.Header["Content-Type"] = []string{contentType}
+	}
+	hr.Host = c.host // a --header Host:… override; empty means the URL's host
+	if c.sign != nil {
+		if err := c.sign(hr, body); err != nil {
+			return nil, fmt.Errorf("sign the request: %w", err)
+		}
+	}
+	return hr, nil
 }
 
 // connTrace records what httptrace reports about one attempt.

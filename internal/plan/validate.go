@@ -104,6 +104,7 @@ func (v *validator) request(p *Profile) {
 		v.url(raw)
 	}
 	v.checkEndpoint(p)
+	v.sigv4(p)
 	v.streamCompletion(p)
 	v.media(p)
 	if err := CheckEndpointPath(p.Endpoint); p.Endpoint != "" && err != nil {

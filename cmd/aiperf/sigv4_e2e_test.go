@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/sigv4"
+)
+
+// checkSigV4 is what an AWS front end does with a request (a fake of it,
+// over internal/sigv4, whose algorithm sign_test.go checks against AWS's
+// published vectors): the request as it arrived, its signed headers and
+// its body, signed again with the secret, must give its Authorization.
+func checkSigV4(r *http.Request, body []byte, secret, region, service string) error {
+	auth := r.Header.Get("Authorization")
+	rest, ok := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 Credential=")
+	if !ok {
+		return fmt.Errorf("not a SigV4 Authorization: %q", auth)
+	}
+	cred, rest, _ := strings.Cut(rest, ", SignedHeaders=")
+	signed, _, _ := strings.Cut(rest, ", Signature=")
+	parts := strings.Split(cred, "/")
+	if len(parts) != 5 || parts[2] != region || parts[3] != service {
+		return fmt.Errorf("credential scope %q, want region %s and service %s", cred, region, service)
+	}
+	at, err := time.Parse("20060102T150405Z", r.Header.Get(sigv4.HeaderDate))
+	if err != nil {
+		return err
+	}
+	again, err := http.NewRequest(r.Method, "http://"+r.Host+r.RequestURI, nil)
+	if err != nil {
+		return err
+	}
+	again.Host = r.Host
+	for _, name := range strings.Split(signed, ";") {
+		if name != "host" {
+			again.Header[http.CanonicalHeaderKey(name)] = r.Header.Values(name)
+		}
+	}
+	c := sigv4.Credentials{AccessKeyID: parts[0], SecretAccessKey: secret, SessionToken: r.Header.Get(sigv4.HeaderSecurityToken)}
+	sigv4.Sign(again, body, c, region, service, at)
+	if got := again.Header.Get("Authorization"); got != auth {
+		return fmt.Errorf("signature does not verify:\n got  %s\n want %s", auth, got)
+	}
+	return nil
+}
+
+// --auth-type sigv4 signs every request (the inference requests and both
+// readiness probes) with the environment's credentials, so that a server
+// checking signatures accepts all; --api-key is not sent, and no secret
+// is printed.
+func TestSigV4SignsEveryRequest(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTESTKEY")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "the-secret-of-this-test")
+	t.Setenv("AWS_SESSION_TOKEN", "session-token-of-this-test")
+	var mu sync.Mutex
+	var verified int
+	var problems []string
+	m := startMockBehind(t, mock.Config{Fast: true}, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/mock/") || r.URL.Path == "/metrics" {
+				h.ServeHTTP(w, r)
+				return
+			}
+			body, err := io.ReadAll(r.Body)
+			require.NoError(t, err)
+			err = checkSigV4(r, body, "the-secret-of-this-test", "us-west-2", "sagemaker")
+			if err == nil && r.Header.Get(sigv4.HeaderSecurityToken) != "session-token-of-this-test" {
+				err = fmt.Errorf("session token %q", r.Header.Get(sigv4.HeaderSecurityToken))
+			}
+			mu.Lock()
+			if err != nil {
+				problems = append(problems, r.Method+" "+r.URL.Path+": "+err.Error())
+			} else {
+				verified++
+			}
+			mu.Unlock()
+			if err != nil {
+				http.Error(w, "forbidden", http.StatusForbidden)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+		})
+	})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--streaming", "--isl", "20", "--osl", "4",
+		"--request-count", "6", "--concurrency", "2", "--api-key", "sk-never-sent", "--wait-for-model-timeout", "30",
+		"--wait-for-model-mode", "both", "--auth-type", "sigv4", "--aws-region", "us-west-2", "--aws-service", "sagemaker", "--no-store")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Empty(t, problems)
+	assert.GreaterOrEqual(t, verified, 8, "6 requests and the two probes, each verified")
+	out := inv.stdout + inv.stderr
+	assert.Contains(t, out, "--api-key is not sent")
+	for _, secret := range []string{"the-secret-of-this-test", "session-token-of-this-test", "sk-never-sent"} {
+		assert.NotContains(t, out, secret)
+	}
+}
+
+// Misuse is refused before any traffic (exit 2), naming what to do.
+func TestSigV4Refusals(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".aws"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".aws", "config"),
+		[]byte("[profile sso]\nsso_session = corp\n"), 0o600))
+	m := startMock(t, mock.Config{Fast: true})
+	base := []string{"profile", "-m", "m", "--url", m.URL, "--request-count", "2", "--no-store"}
+	sig := []string{"--auth-type", "sigv4", "--aws-region", "us-east-1", "--aws-service", "execute-api"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--aws-region", "us-east-1"}, "--aws-region needs --auth-type sigv4"},
+		{[]string{"--auth-type", "sigv4", "--aws-region", "us-east-1"}, "--auth-type sigv4 requires --aws-service"},
+		{append([]string{"--url", "http://10.1.2.3:8000"}, sig...), "is plain HTTP to another machine: use https"},
+		{append([]string{"--reset-kv-cache"}, sig...), "sigv4 does not sign the control hooks"},
+		{sig, "no AWS credentials found"},
+		{append([]string{"--aws-profile", "sso"}, sig...), "AWS profile sso: its sso_session"},
+	} {
+		inv := cli(t, t.TempDir(), append(append([]string{}, base...), tc.args...)...)
+		assert.Equal(t, ExitUsage, inv.code, "%v: %s", tc.args, inv.stderr)
+		assert.Contains(t, inv.stderr, tc.want, "%v", tc.args)
+	}
+	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
+}
