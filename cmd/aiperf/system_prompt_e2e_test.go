@@ -109,7 +109,8 @@ func TestSystemPromptRefusals(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "blank.txt"), []byte(" \n\t\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "latin1.txt"), []byte("caf\xe9"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "payload.jsonl"),
-		[]byte(`{"session_id": "p", "payload": {"model": "m", "messages": [{"role": "user", "content": "x"}]}}`+"\n"), 0o644))
+		[]byte(`{"session_id": "q", "messages": [{"role": "user", "content": "fine"}]}`+"\n"+
+			`{"session_id": "p", "payload": {"model": "m", "messages": [{"role": "user", "content": "x"}]}}`+"\n"), 0o644))
 	base := []string{"profile", "-m", "m", "--url", m.URL, "--request-count", "2", "--no-store"}
 	for _, tc := range []struct {
 		args []string

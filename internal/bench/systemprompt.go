@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,17 +143,24 @@ func (s *session) load() {
 }
 
 // checkSystemPrompt refuses, before any traffic, --system-prompt on data
-// whose first conversation cannot carry it (payload records).
-func (c *cell) checkSystemPrompt() error {
-	if c.systemPrompt == "" || c.ds.Len() == 0 {
+// that cannot carry it: a conversation with payload records, or a messages
+// array it cannot be merged into. Every conversation is looked at (read
+// again: one pass over the input, only with --system-prompt).
+func (c *cell) checkSystemPrompt(ctx context.Context) error {
+	if c.systemPrompt == "" {
 		return nil
 	}
-	conv, err := c.ds.Conversation(0)
-	if err != nil {
-		return err
-	}
-	if err := addSystemPrompt(&conv, c.systemPrompt, c.tok.Count); err != nil {
-		return fmt.Errorf("%w (nothing was sent)", err)
+	for i := range c.ds.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		conv, err := c.ds.Conversation(i)
+		if err != nil {
+			return err
+		}
+		if err := addSystemPrompt(&conv, c.systemPrompt, func(string) int { return 0 }); err != nil {
+			return fmt.Errorf("%w (nothing was sent)", err)
+		}
 	}
 	return nil
 }
