@@ -10,9 +10,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -143,11 +145,7 @@ func canonicalHeaders(req *http.Request) (names, block string) {
 			values[name] = append(values[name], strings.Join(strings.Fields(v), " "))
 		}
 	}
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(values))
 	var b strings.Builder
 	for _, k := range keys {
 		b.WriteString(k + ":" + strings.Join(values[k], ",") + "\n")
