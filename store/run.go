@@ -358,7 +358,8 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 		return nil
 	}
 	rows := newBatch(tx, `INSERT INTO records (run_id, idx, phase, phase_kind, url_idx, scheduled_ns, sent_ns, ttft_ns,
-		latency_ns, end_ns, wall_start_ns, isl, osl, reasoning_tokens, status, error_type, retried, cancelled) VALUES `, 18)
+		latency_ns, end_ns, wall_start_ns, isl, osl, reasoning_tokens, status, error_type, retried, cancelled,
+		first_chunk_tokens) VALUES `, 19)
 	defer rows.close()
 	for i := range records {
 		rec := &records[i]
@@ -373,11 +374,25 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 		}
 		if err := rows.add(ctx, runID, rec.Index, rec.Phase, rec.PhaseKind, rec.URL,
 			rec.ScheduledNs, rec.SentNs, ttft, latency, rec.EndNs, rec.WallStartNs,
-			rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens, rec.Status, errType, rec.Retried, rec.Cancelled); err != nil {
+			rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens, rec.Status, errType, rec.Retried, rec.Cancelled,
+			firstChunkTokens(rec)); err != nil {
 			return fmt.Errorf("record %d: %w", rec.Index, err)
 		}
 	}
 	return rows.flush(ctx)
+}
+
+// firstChunkTokens is the records.first_chunk_tokens of rec: its first
+// content chunk's count (metrics.Usage.FirstChunkTokens) when its usage is
+// trusted, the only usage metrics.DecodeTokens reads it from; else nil
+// (NULL), as the ITL then divides by OSL − 1. A plain int64 rather than an
+// sql.NullInt64: nil and a small count box without allocating, once per
+// record of a large run.
+func firstChunkTokens(rec *metrics.Record) any {
+	if u := rec.Usage; u.Trusted() && u.FirstChunkTokens != nil {
+		return int64(*u.FirstChunkTokens)
+	}
+	return nil
 }
 
 // DeleteRuns deletes the given runs with everything they own, in one

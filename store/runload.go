@@ -17,8 +17,11 @@ import (
 // GetRun reconstructs a stored run: configuration, summaries, error summary,
 // control-hook calls, audit and server metrics, plus its records when
 // withRecords is set.
-// Records come back compact: no request id, model, usage or error message,
-// and ResponseNs holds only the first and last response stamps.
+// Records come back compact: no request id, model or error message,
+// ResponseNs holds only the first and last response stamps, and Usage is
+// nil but for a record stored with its first content chunk's count
+// (--per-chunk-usage), whose Usage holds that count alone
+// (FirstChunkTokens), so that metrics.Times gives the run's own ITL.
 func (db *DB) GetRun(ctx context.Context, id int64, withRecords bool) (*result.Run, error) {
 	var r *result.Run
 	err := db.inSnapshot(ctx, func(q querier) error {
@@ -228,22 +231,28 @@ func loadCalls(ctx context.Context, q querier, id int64, r *result.Run) error {
 func loadRecords(ctx context.Context, q querier, id int64, r *result.Run) error {
 	rows, err := q.QueryContext(ctx, `
 		SELECT idx, phase, phase_kind, url_idx, scheduled_ns, sent_ns, ttft_ns, latency_ns, end_ns, wall_start_ns,
-			isl, osl, reasoning_tokens, status, error_type, retried, cancelled
+			isl, osl, reasoning_tokens, status, error_type, retried, cancelled, first_chunk_tokens
 		FROM records WHERE run_id = ? ORDER BY idx`, id)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	// Scan sets every nullable column, NULL or not: declared once, they
+	// are not allocated again for each record.
+	var (
+		ttft, latency, firstChunk sql.NullInt64
+		errType                   sql.NullString
+	)
 	for rows.Next() {
-		var (
-			rec           metrics.Record
-			ttft, latency sql.NullInt64
-			errType       sql.NullString
-		)
+		var rec metrics.Record
 		if err := rows.Scan(&rec.Index, &rec.Phase, &rec.PhaseKind, &rec.URL, &rec.ScheduledNs, &rec.SentNs,
 			&ttft, &latency, &rec.EndNs, &rec.WallStartNs, &rec.InputTokens, &rec.OutputTokens,
-			&rec.ReasoningTokens, &rec.Status, &errType, &rec.Retried, &rec.Cancelled); err != nil {
+			&rec.ReasoningTokens, &rec.Status, &errType, &rec.Retried, &rec.Cancelled, &firstChunk); err != nil {
 			return err
+		}
+		if firstChunk.Valid { // stored from trusted usage only (firstChunkTokens)
+			n := int(firstChunk.Int64)
+			rec.Usage = &metrics.Usage{FirstChunkTokens: &n}
 		}
 		if ttft.Valid {
 			rec.ResponseNs = metrics.StampsOf(rec.SentNs + ttft.Int64)

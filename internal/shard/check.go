@@ -91,9 +91,14 @@ func checkMedia(r *metrics.Record) error {
 	return nil
 }
 
-// checkUsage refuses negative usage counts: the server's plausibility
-// (metrics.CheckUsage) is judged when the record is finished, as a local
-// record's is.
+// checkUsage refuses negative usage counts, the first content chunk's
+// (first_content_chunk_tokens, --per-chunk-usage) among them: no reply's
+// usage holds one (a negative count is not read as one). The server's
+// plausibility (metrics.CheckUsage) is judged when the record is finished,
+// as a local record's is; so is a first chunk count of 0 or of the whole
+// reply or more, which a server may report: the ITL then divides by
+// OSL − 1 and the run's warning names the request (metrics.DecodeTokens,
+// ChunkUsageWarning), as in a run without --workers.
 func checkUsage(r *metrics.Record) error {
 	u := r.Usage
 	if u == nil {
@@ -110,7 +115,8 @@ func checkUsage(r *metrics.Record) error {
 		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", opt(u.CachedTokens)},
 		{"cache_write_tokens", opt(u.CacheWriteTokens)}, {"cache_miss_tokens", opt(u.CacheMissTokens)},
 		{"accepted_prediction_tokens", opt(u.AcceptedPredictionTokens)},
-		{"rejected_prediction_tokens", opt(u.RejectedPredictionTokens)}})
+		{"rejected_prediction_tokens", opt(u.RejectedPredictionTokens)},
+		{"first_content_chunk_tokens", opt(u.FirstChunkTokens)}})
 }
 
 // number is a record's count or number, by its JSON name.

@@ -29,6 +29,13 @@ func TestCheckRecord(t *testing.T) {
 	require.NoError(t, checkRecord(&r, win, 2))
 	r.Client = &metrics.ClientCounts{InputTokens: 12, OutputTokens: 3} // the server's counts replaced these
 	require.NoError(t, checkRecord(&r, win, 2))
+	// A first content chunk count a server may report passes: one the ITL
+	// cannot use (0, the whole reply or more) falls back to OSL − 1 with
+	// the run's warning, as without --workers.
+	for _, n := range []int{1, 0, 3, 4, 9} {
+		r.Usage.FirstChunkTokens = new(n)
+		require.NoError(t, checkRecord(&r, win, 2), "first_content_chunk_tokens %d", n)
+	}
 	for name, c := range map[string]struct {
 		edit func(*metrics.Record)
 		want string
@@ -50,6 +57,10 @@ func TestCheckRecord(t *testing.T) {
 			"client_counts output_tokens -2 is out of range"},
 		"cache usage": {func(r *metrics.Record) { n := -1; r.Usage.CacheMissTokens = &n },
 			"usage cache_miss_tokens -1 is out of range"},
+		"first chunk": {func(r *metrics.Record) { r.Usage.FirstChunkTokens = new(-3) },
+			"usage first_content_chunk_tokens -3 is out of range"},
+		"huge first chunk": {func(r *metrics.Record) { r.Usage.FirstChunkTokens = new(1 << 50) },
+			"usage first_content_chunk_tokens 1125899906842624 is out of range"},
 		"spec decode steps": {func(r *metrics.Record) { r.SpecDecode = &metrics.SpecDecode{NumSpecSteps: -3} },
 			"a speculative-decoding count -3 is out of range"},
 		"spec decode rate": {func(r *metrics.Record) {
