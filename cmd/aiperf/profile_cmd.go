@@ -53,7 +53,7 @@ type ProfileCmd struct {
 	ParameterSweepSameSeed    bool     `name:"parameter-sweep-same-seed" negatable:"" group:"Sweep" help:"Every value of a comma-list sweep uses --random-seed (default: the seed plus the value's position)."`
 	AutoPlot                  bool     `name:"auto-plot" negatable:"" group:"Run" help:"When the run is stored, write its figures (TTFT/ITL CDFs, timeline) as PNG to <artifact-dir>/plots; a failure to draw is a warning."`
 	PlotRequired              bool     `name:"plot-required" group:"Run" help:"With --auto-plot, a failure to draw fails the run (exit 1; its results stay stored and exported) instead of a warning."`
-	Transport                 string   `name:"transport" aliases:"transport-type" enum:",http" default:"" group:"Run" placeholder:"TRANSPORT" help:"AIPerf's transport: http, the only one (for http:// and https:// URLs alike)."`
+	Transport                 string   `name:"transport" aliases:"transport-type" enum:",http,sagemaker" default:"" group:"Run" placeholder:"TRANSPORT" help:"AIPerf's transport: http (for http:// and https:// URLs alike), or sagemaker (SageMaker Runtime, which --sagemaker-endpoint-name selects, and needs)."`
 	Workers                   int      `name:"workers" default:"1" group:"Run" placeholder:"N" help:"Send the cell's load from N worker processes, split exactly (concurrency, rate and request counts divided, one KV reset and one profiler bracket from this process); at most the concurrency (default ${default}: this process)."`
 	WorkersMax                int      `name:"workers-max" aliases:"max-workers" group:"Run" placeholder:"N" help:"AIPerf's cap on its worker processes: this client sends from one process unless --workers, which may not exceed it."`
 	Executor                  string   `name:"executor" enum:"local,kubernetes" default:"local" group:"Run" help:"Where --workers run: local subprocesses, or kubernetes (a Job each, whose pod dials back to --coordinator-address) (default ${default})."`
@@ -98,7 +98,8 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	c.trialPolicy(&spec.Profile, explicitFlags(kctx), g.Stderr)
 	spec.Profile.WaitForAll()
-	var runErrs []error
+	c.sageMakerDefaults(kctx, &spec.Profile)
+	runErrs := c.checkTransport(spec.Profile)
 	if !slices.Contains(logLevels, strings.ToUpper(c.LogLevel)) {
 		runErrs = append(runErrs, &plan.FieldError{Field: "log_level",
 			Msg: fmt.Sprintf("must be one of %s, got %q", strings.Join(logLevels, ", "), c.LogLevel)})
@@ -152,6 +153,37 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 		return c.multiRun(ctx, g, spec, dir)
 	}
 	return c.single(ctx, g, spec, dir)
+}
+
+// sageMakerDefaults fills in what the SageMaker transport implies
+// (plan.Profile.SageMakerDefaults): without a --url of the user's (a flag
+// or the config file's; --url's own default is a local server's), the
+// base is SageMaker Runtime's in --aws-region. A runner's spec file holds
+// the profile already filled in.
+func (c *ProfileCmd) sageMakerDefaults(kctx *kong.Context, p *plan.Profile) {
+	if c.SpecFile != "" || !p.SageMakerOn() {
+		return
+	}
+	fromFile := c.Config != "" && c.where != nil && c.where(-1, "url") != ""
+	if !slices.Contains(explicitFlags(kctx), "url") && !fromFile {
+		p.URL = nil
+	}
+	p.SageMakerDefaults()
+}
+
+// checkTransport checks --transport against the SageMaker transport,
+// which --sagemaker-endpoint-name selects: sagemaker needs it, http
+// refuses it.
+func (c *ProfileCmd) checkTransport(p plan.Profile) []error {
+	switch {
+	case c.Transport == plan.TransportSageMaker && !p.SageMakerOn():
+		return []error{&plan.FieldError{Field: "transport", Msg: "sagemaker requires --sagemaker-endpoint-name: without it the request path " +
+			"would be /endpoints//invocations. Name the SageMaker endpoint to invoke"}}
+	case c.Transport == "http" && p.SageMakerOn():
+		return []error{&plan.FieldError{Field: "transport", Msg: "http cannot invoke a SageMaker endpoint, which --sagemaker-endpoint-name " +
+			"names: drop --transport (or give sagemaker), or drop --sagemaker-endpoint-name"}}
+	}
+	return nil
 }
 
 // logLevels are AIPerf's --log-level values.

@@ -280,6 +280,7 @@ func checkCells(cells []plan.Cell, where func(cell int, field string) string) er
 	var errs []error
 	for i := range cells {
 		cells[i].Profile.WaitForAll()
+		cells[i].Profile.SageMakerDefaults()
 		for _, fe := range plan.FieldErrors(placeFields(cells[i].Profile.Check(), i, where)) {
 			errs = append(errs, &plan.FieldError{Field: fe.Field, Where: fe.Where, Msg: fe.Msg + " (cell " + cells[i].Label + ")"})
 		}

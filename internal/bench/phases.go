@@ -61,6 +61,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		RxCoalesce:      c.p.RxCoalesce(),
 		Secrets:         c.secrets(),
 		Sign:            c.sign,
+		SageMaker:       endpoint.SageMakerOf(&c.p),
 		// AIPerf's --require-stream-completion: the readiness probe's
 		// client (ready.go) does not check, as it is not measured.
 		RequireStreamCompletion: c.p.RequireStreamCompletion,

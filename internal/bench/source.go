@@ -332,6 +332,9 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		r.isl = n + t.InputTokens
 	default:
 		r.Prompt, r.isl, r.Media = t.Text, t.InputTokens, t.Media
+		if src.p.EndpointType == plan.EndpointAudioTranscription {
+			r.isl = 0 // its input is the audio: no text is sent
+		}
 		if len(s.c.Turns) == 1 { // the cache holds one body per conversation
 			r.Body = src.cachedBody(s.conv, s.model, r.Request)
 		}

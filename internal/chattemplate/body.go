@@ -25,12 +25,19 @@ var textParts = map[string]bool{"text": true, "input_text": true, "output_text":
 // Responses or Messages API body; an embeddings input of strings is none).
 // Each item with a string role is a message whose content is its string
 // content or its text parts joined (media parts dropped); an assistant's
-// tool_calls pass through. ok is false for a body with no such array
+// tool_calls pass through. A top-level system prompt, Messages API's
+// "system" (a string or text blocks) or Responses' "instructions", comes
+// first as a system message. ok is false for a body with no such array
 // (completions, embeddings, rankings): its ISL is the bare text's count.
 func Messages(body []byte) (chat Chat, ok bool, err error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		return Chat{}, false, fmt.Errorf("read the request body's messages: %w", err)
+	}
+	for _, field := range []string{"system", "instructions"} {
+		if system := text(top[field]); system != "" {
+			chat.Messages = append(chat.Messages, Message{Role: "system", Content: system})
+		}
 	}
 	for _, field := range []string{"messages", "input"} {
 		items, isItems := itemArray(top[field])
@@ -41,6 +48,9 @@ func Messages(body []byte) (chat Chat, ok bool, err error) {
 		for _, it := range items {
 			chat.add(it)
 		}
+	}
+	if !ok {
+		chat.Messages = nil
 	}
 	chat.tools(top["tools"])
 	return chat, ok, nil

@@ -51,3 +51,25 @@ func TestMessagesOfOtherBodies(t *testing.T) {
 	_, _, err := Messages([]byte(`not json`))
 	assert.ErrorContains(t, err, "read the request body's messages")
 }
+
+// TestMessagesOfSystemFields: the system prompt a Messages API body carries
+// as its top-level "system" (a string or text blocks), or a Responses body
+// as "instructions", is the conversation's first message.
+func TestMessagesOfSystemFields(t *testing.T) {
+	for _, tc := range []struct{ name, body, system string }{
+		{"messages, string", `{"system":"Be brief.","messages":[{"role":"user","content":"hi"}],"max_tokens":4}`, "Be brief."},
+		{"messages, text blocks", `{"system":[{"type":"text","text":"Be "},{"type":"text","text":"brief."}],"messages":[{"role":"user","content":"hi"}]}`, "Be brief."},
+		{"responses", `{"instructions":"Be brief.","input":[{"type":"message","role":"user","content":"hi"}]}`, "Be brief."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			chat, ok, err := Messages([]byte(tc.body))
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Equal(t, []Message{{Role: "system", Content: tc.system}, {Role: "user", Content: "hi"}}, chat.Messages)
+		})
+	}
+	chat, ok, err := Messages([]byte(`{"system":"","messages":[{"role":"user","content":"hi"}]}`))
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, []Message{{Role: "user", Content: "hi"}}, chat.Messages, "an empty system prompt is none")
+}

@@ -204,7 +204,7 @@ func TestErrors(t *testing.T) {
 			"  phases:",
 			"    - {name: w, kind: cooldown, type: ramp, concurrency: 1, requests: 1}",
 		}, []string{
-			`bench.yaml:2: benchmark.endpoint.type: expected chat | cohere_rankings | completions | responses | messages | chat_embeddings | embeddings | hf_tei_rankings | huggingface_generate | image_generation | image_edit | video_generation | image_retrieval | nim_embeddings | nim_rankings | raw | solido_rag | template, got "generate"`,
+			`bench.yaml:2: benchmark.endpoint.type: expected chat | cohere_rankings | completions | responses | messages | chat_embeddings | embeddings | hf_tei_rankings | huggingface_generate | image_generation | image_edit | video_generation | image_retrieval | nim_embeddings | nim_rankings | raw | solido_rag | template | audio_transcription, got "generate"`,
 			`bench.yaml:2: benchmark.endpoint.server: expected vllm | sglang | trtllm | llamacpp, got "tgi"`,
 			`bench.yaml:3: benchmark.dataset.type: expected synthetic | file | public, got "files"`,
 			`bench.yaml:3: benchmark.dataset.prompts.isl.type: expected normal | fixed, got "uniform"`,

@@ -9,6 +9,7 @@ import (
 )
 
 func (d *decoder) endpointFields() []field {
+	transport, sagemaker := d.sageMakerFields()
 	return []field{
 		{keys("url", "urls"), d.opt("url")},
 		{keys("url_strategy"), d.notYetUnless("round_robin", "a url_strategy other than round_robin", "")},
@@ -50,7 +51,8 @@ func (d *decoder) endpointFields() []field {
 			{keys("stop_path"), d.opt("server_profiler_stop_path")},
 			{keys("timeout_seconds"), d.opt("server_profiler_timeout_seconds")},
 		})},
-		{keys("transport"), d.notYetUnless("http", "a transport other than http", "")},
+		{keys("transport"), transport},
+		{keys("sagemaker"), sagemaker},
 		{keys("connection_reuse"), d.opt("connection_reuse_strategy", "pooled", "never", "sticky-user-sessions")},
 		{keys("http2"), d.notYetUnless("false", "http2: true", "")},
 		{keys("ssl_verify"), d.notYetUnless("true", "ssl_verify: false", "")},
@@ -157,4 +159,48 @@ func (d *decoder) extra(path string, v *yaml.Node) {
 	}
 	d.f.Profile.ExtraInputs = out
 	d.mark("extra_inputs", v, path)
+}
+
+// sageMakerFields read endpoint.transport (http, or sagemaker: SageMaker
+// Runtime) and the endpoint.sagemaker section: endpoint_name,
+// target_model, inference_component_name and target_variant, AIPerf's
+// --sagemaker-* options. transport: sagemaker needs the section's
+// endpoint_name, checked once both were read.
+func (d *decoder) sageMakerFields() (transport, sagemaker func(string, *yaml.Node)) {
+	var pending *yaml.Node // transport: sagemaker, read before the section
+	var pendingPath string
+	seen := false
+	need := func(v *yaml.Node, path string) {
+		if d.f.Profile.SageMakerEndpointName == "" {
+			d.errorf(v, path, "sagemaker requires sagemaker.endpoint_name: without it the request path would be /endpoints//invocations")
+		}
+	}
+	other := d.notYetUnless("http", "a transport other than http or sagemaker", "")
+	transport = func(path string, v *yaml.Node) {
+		if v.Kind != yaml.ScalarNode || v.Value != plan.TransportSageMaker {
+			other(path, v)
+			return
+		}
+		if seen {
+			need(v, path)
+			return
+		}
+		pending, pendingPath = v, path
+	}
+	sagemaker = func(path string, v *yaml.Node) {
+		seen = true
+		if !d.mapping(v, path) {
+			return
+		}
+		d.fields(v, path, []field{
+			{keys("endpoint_name"), d.opt("sagemaker_endpoint_name")},
+			{keys("target_model"), d.opt("sagemaker_target_model")},
+			{keys("inference_component_name"), d.opt("sagemaker_inference_component_name")},
+			{keys("target_variant"), d.opt("sagemaker_target_variant")},
+		})
+		if pending != nil {
+			need(pending, pendingPath)
+		}
+	}
+	return transport, sagemaker
 }

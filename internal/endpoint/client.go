@@ -83,6 +83,11 @@ type Options struct {
 	// Sign, when set, signs each request with its final body, right before
 	// it is sent (--auth-type sigv4); its error fails the request.
 	Sign func(r *http.Request, body []byte) error
+	// SageMaker, when set, sends each request as SageMaker Runtime's
+	// InvokeEndpoint (streaming: InvokeEndpointWithResponseStream) with
+	// its headers (eventstream_sagemaker.go); an event-stream reply is
+	// read whatever this says.
+	SageMaker *SageMaker
 	// Secrets are redacted from error messages besides the secret header
 	// values: a URL's secret query values, secret --extra-inputs values
 	// (plan.Profile.Secrets), which a server may echo back.
@@ -111,6 +116,7 @@ type Client struct {
 	rx               time.Duration                     // Options.RxCoalesce
 	strict           bool                              // Options.RequireStreamCompletion
 	sign             func(*http.Request, []byte) error // Options.Sign
+	sagemaker        bool                              // Options.SageMaker set
 	// sticky holds each session's own client under ReuseSticky, until
 	// its last turn.
 	stickyMu sync.Mutex
@@ -147,6 +153,9 @@ func New(o Options) *Client {
 	}
 	streaming := headers.Clone()
 	streaming.Set("Accept", "text/event-stream")
+	if o.SageMaker != nil {
+		o.SageMaker.headers(headers, streaming)
+	}
 	o.Trace = o.Trace || o.TraceChunks
 	return &Client{
 		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce), CheckRedirect: redirect.Check},
@@ -166,6 +175,7 @@ func New(o Options) *Client {
 		rx:            o.RxCoalesce,
 		strict:        o.RequireStreamCompletion,
 		sign:          o.Sign,
+		sagemaker:     o.SageMaker != nil,
 		sticky:        map[string]*http.Client{},
 	}
 }
@@ -264,7 +274,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		req.Raw.Payload = body
 	}
 	contentType := ""
-	if c.form {
+	if c.form && !plan.SpecOf(req.EndpointType).Form {
 		var err error
 		if body, contentType, err = formBody(body); err != nil {
 			return c.failed(err.Error())
@@ -328,7 +338,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	if strict {
 		f = openaiFormat{api: apiChat, req: &req, strict: true}
 	}
-	in, err := decodeBody(resp.Header, rest)
+	in, err := replyBody(resp.Header, rest)
 	if err != nil {
 		res.EndNs = c.now()
 		res.Err = c.invalid(res.Status, resp.Header, f, err.Error())
@@ -462,12 +472,15 @@ func (c *Client) header(req Request) http.Header {
 	if req.Streaming {
 		base = c.streamHeaders
 	}
-	h := make(http.Header, len(base)+3)
+	h := make(http.Header, len(base)+4)
 	maps.Copy(h, base)
 	if req.RequestID != "" {
 		h["X-Request-Id"] = []string{req.RequestID}
+		if c.sagemaker {
+			h[sageMakerInferenceID] = h["X-Request-Id"]
+		}
 	}
-	if req.EndpointType == plan.EndpointImageEdit {
+	if plan.SpecOf(req.EndpointType).Form {
 		h["Content-Type"] = []string{MultipartType}
 	}
 	if req.SessionID != "" {

@@ -40,3 +40,25 @@ func formBody(body []byte) ([]byte, string, error) {
 	}
 	return buf.Bytes(), w.FormDataContentType(), nil
 }
+
+// newForm starts a multipart/form-data body in buf with the process's
+// boundary (MultipartType's, the Content-Type a form endpoint's request
+// carries) and writes fields in key order, each as formValue's text; the
+// caller adds its file part and closes the writer.
+func newForm(buf *bytes.Buffer, fields map[string]any) (*multipart.Writer, error) {
+	w := multipart.NewWriter(buf)
+	if err := w.SetBoundary(multipartBoundary); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := w.WriteField(k, formValue(fields[k])); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}

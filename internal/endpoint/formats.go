@@ -96,6 +96,8 @@ func formatFor(req *Request) format {
 		return retrievalFormat{images: sentCount(req, countImages(req))}
 	case plan.EndpointSolidoRAG:
 		return solidoFormat{}
+	case plan.EndpointAudioTranscription:
+		return transcriptionFormat{}
 	}
 	if req.EndpointType == plan.EndpointCompletions {
 		return openaiFormat{api: apiCompletions, req: req}

@@ -1,7 +1,9 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 )
@@ -11,14 +13,14 @@ import (
 const messagesMaxTokens = 1024
 
 // messagesBody is an Anthropic Messages API body: "messages" without the
-// system prompt, which goes in "system"; "max_tokens" always; "stream" only
-// when streaming.
+// system prompt, which goes in "system" (the API takes only user and
+// assistant messages); "max_tokens" always; "stream" only when streaming.
 func messagesBody(req *Request) map[string]any {
 	m := make(map[string]any, 5+len(req.Extra)+len(req.TurnExtra))
 	m["model"] = req.Model
 	system, msgs := splitSystem(req)
 	if msgs == nil {
-		m["messages"] = req.RawMessages
+		system, m["messages"] = liftSystem(req.RawMessages)
 	} else {
 		m["messages"] = msgs
 	}
@@ -36,6 +38,72 @@ func messagesBody(req *Request) map[string]any {
 		m["tools"] = req.Tools
 	}
 	return m
+}
+
+// liftSystem separates the leading system messages of a raw messages array
+// from the rest: their texts joined by a blank line (a list content's text
+// parts joined by a newline, as vLLM renders them), and the array without
+// them. raw is returned as it is when it has no leading system message (or
+// is not an array of messages).
+func liftSystem(raw json.RawMessage) (string, json.RawMessage) {
+	if !bytes.Contains(raw, []byte(`"system"`)) {
+		return "", raw // the usual case, not decoded
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(raw, &elems) != nil {
+		return "", raw
+	}
+	var texts []string
+	n := 0
+	for ; n < len(elems); n++ {
+		var msg struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(elems[n], &msg) != nil || msg.Role != "system" {
+			break
+		}
+		text, ok := systemText(msg.Content)
+		if !ok {
+			break
+		}
+		if text != "" {
+			texts = append(texts, text)
+		}
+	}
+	if n == 0 {
+		return "", raw
+	}
+	rest, err := json.Marshal(elems[n:])
+	if err != nil {
+		return "", raw
+	}
+	return strings.Join(texts, "\n\n"), rest
+}
+
+// systemText is a system message's text: its string content, or the text
+// of its "text" parts joined by a newline; ok is false for another content.
+func systemText(content json.RawMessage) (text string, ok bool) {
+	if len(content) == 0 || isNull(content) {
+		return "", true
+	}
+	if json.Unmarshal(content, &text) == nil {
+		return text, true
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(content, &parts) != nil {
+		return "", false
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), true
 }
 
 // messagesUsage is the Messages API's usage object. Its input_tokens are

@@ -129,6 +129,8 @@ func Body(req Request) ([]byte, error) {
 		m = solidoBody(&req)
 	case plan.EndpointImageEdit:
 		return imageEditBody(&req)
+	case plan.EndpointAudioTranscription:
+		return audioTranscriptionBody(&req)
 	case plan.EndpointRaw:
 		return nil, fmt.Errorf("build request body: --endpoint-type raw sends each record's payload as it is, and this record has none")
 	default:

@@ -204,7 +204,9 @@ func fullDecode(r *Record, tt TokenTimes) fullTimes {
 // prompt count and its prefix-cache counts, and the send lag.
 func visitInputOnly(r *Record, emit func(id int, v float64)) {
 	emit(idLatency, ms(LatencyNs(r)))
-	emit(idISL, float64(r.InputTokens))
+	if r.InputTokens > 0 { // none for an audio transcription, whose input is no text
+		emit(idISL, float64(r.InputTokens))
+	}
 	if u := r.Usage; u.Trusted() {
 		emit(idUsagePrompt, float64(u.PromptTokens))
 		emitCount(idUsageCacheRead, u.CachedTokens, emit)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // The token-generating APIs besides OpenAI's: the OpenAI Responses API,
@@ -12,7 +13,7 @@ import (
 // every route, and writes its own reply frames.
 var (
 	responsesEndpoint = endpoint{chat: true, idPrefix: "resp_", parse: parseResponses, wire: func(bool) tokenWire { return &responsesWire{} }}
-	messagesEndpoint  = endpoint{chat: true, idPrefix: "msg_", parse: parseMessages, wire: func(bool) tokenWire { return &messagesWire{} }}
+	messagesEndpoint  = endpoint{chat: true, idPrefix: "msg_", parse: parseMessages, wire: func(bool) tokenWire { return &messagesWire{} }, errorReply: writeAnthropicError}
 	tgiEndpoint       = endpoint{idPrefix: "tgi-", parse: parseTGI, wire: func(bool) tokenWire { return tgiWire{} }}
 	tgiStreamEndpoint = endpoint{idPrefix: "tgi-", parse: parseTGI, wire: func(bool) tokenWire { return tgiWire{} }, stream: true}
 )
@@ -51,7 +52,9 @@ func parseResponses(raw []byte, _ bool) (*completionRequest, error) {
 }
 
 // parseMessages reads {"model", "messages", "system", "max_tokens",
-// "stream"}; max_tokens is required, as Anthropic's API has it.
+// "stream"}; max_tokens is required and a message's role is user or
+// assistant (the system prompt is the top-level "system"), as Anthropic's
+// API has it.
 func parseMessages(raw []byte, _ bool) (*completionRequest, error) {
 	var v struct {
 		Model     string          `json:"model"`
@@ -66,12 +69,44 @@ func parseMessages(raw []byte, _ bool) (*completionRequest, error) {
 	if v.MaxTokens == nil {
 		return nil, errors.New("max_tokens: field required")
 	}
+	if err := messageRoles(v.Messages); err != nil {
+		return nil, err
+	}
 	req := &completionRequest{Model: v.Model, MaxTokens: v.MaxTokens, Stream: v.Stream}
 	if len(v.System) > 0 && shape(v.System) != shapeNull {
 		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: v.System})
 	}
 	req.Messages = append(req.Messages, v.Messages...)
 	return req, nil
+}
+
+// messageRoles refuses a message whose role is not user or assistant, in
+// the words of Anthropic's API.
+func messageRoles(msgs []chatMessage) error {
+	for i, m := range msgs {
+		switch m.Role {
+		case "user", "assistant":
+		case "system":
+			return errors.New(`messages: Unexpected role "system". The Messages API accepts a top-level ` +
+				"`system` parameter, not \"system\" as an input message role.")
+		default:
+			return fmt.Errorf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		}
+	}
+	return nil
+}
+
+// writeAnthropicError answers with an error in the shape of Anthropic's
+// API: {"type": "error", "error": {"type", "message"}}.
+func writeAnthropicError(w http.ResponseWriter, status int, typ, msg string) {
+	type apiError struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	writeJSON(w, status, struct {
+		Type  string   `json:"type"`
+		Error apiError `json:"error"`
+	}{"error", apiError{Type: typ, Message: msg}})
 }
 
 // parseTGI reads {"inputs", "parameters": {"max_new_tokens"}}; the route

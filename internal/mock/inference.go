@@ -36,6 +36,9 @@ type endpoint struct {
 	wire  func(includeUsage bool) tokenWire
 	// stream: the route always streams (TGI's /generate_stream).
 	stream bool
+	// errorReply writes the route's reply to a request it refuses (nil:
+	// writeError, OpenAI's shape).
+	errorReply func(w http.ResponseWriter, status int, typ, msg string)
 }
 
 var (
@@ -147,6 +150,18 @@ func (x *exchange) fail(w http.ResponseWriter, status int, typ, msg string) {
 	writeError(w, status, typ, msg)
 }
 
+// reject ends the exchange with the route's error reply to a request it
+// refuses.
+func (x *exchange) reject(w http.ResponseWriter, ep endpoint, err error) {
+	if ep.errorReply == nil {
+		x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
+		return
+	}
+	x.status = requestStatus(err)
+	x.end()
+	ep.errorReply(w, x.status, "invalid_request_error", err.Error())
+}
+
 // inference serves one inference route.
 func (s *Server) inference(ep endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -158,12 +173,12 @@ func (s *Server) inference(ep endpoint) http.HandlerFunc {
 		}
 		req, err := readRequest(w, r, ep)
 		if err != nil {
-			x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
+			x.reject(w, ep, err)
 			return
 		}
 		g, err := s.plan(ep, req)
 		if err != nil {
-			x.fail(w, requestStatus(err), "invalid_request_error", err.Error())
+			x.reject(w, ep, err)
 			return
 		}
 		if s.injectError() {

@@ -140,6 +140,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/v1/videos", postOnly(s.submitVideo))
 	mux.HandleFunc("/v1/infer", postOnly(s.retrieve))
 	mux.HandleFunc("/rag/api/prompt", postOnly(s.solido))
+	mux.HandleFunc("/v1/audio/transcriptions", postOnly(s.transcribe))
+	s.sageMakerRoutes(mux)
 	mux.HandleFunc("GET /v1/videos/{id}", s.videoStatus(false))
 	mux.HandleFunc("GET /v1/videos/{id}/content", s.videoStatus(true))
 	mux.HandleFunc("GET /v1/models", s.models)

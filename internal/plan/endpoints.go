@@ -24,6 +24,9 @@ const (
 	EndpointVideoGeneration     = "video_generation"
 	EndpointImageRetrieval      = "image_retrieval"
 	EndpointSolidoRAG           = "solido_rag"
+	// EndpointAudioTranscription uploads each request's audio as a
+	// multipart/form-data file (OpenAI's /v1/audio/transcriptions).
+	EndpointAudioTranscription = "audio_transcription"
 )
 
 // EndpointSpec is what AIPerf's plugin registry says of one endpoint type.
@@ -45,6 +48,9 @@ type EndpointSpec struct {
 	// Messages: the body carries a conversation (a system prompt, a
 	// session's history).
 	Messages bool
+	// Form: each body is multipart/form-data with a file part (image_edit's
+	// reference image, audio_transcription's audio), never JSON.
+	Form bool
 }
 
 var endpointSpecs = map[string]EndpointSpec{
@@ -62,21 +68,26 @@ var endpointSpecs = map[string]EndpointSpec{
 	EndpointTemplate:            {Streams: true, Tokens: true},
 	EndpointRaw:                 {Streams: true, Tokens: true},
 	EndpointImageGeneration:     {Path: "/v1/images/generations"},
-	EndpointImageEdit:           {Path: "/v1/images/edits"},
+	EndpointImageEdit:           {Path: "/v1/images/edits", Form: true},
 	EndpointVideoGeneration:     {Path: "/v1/videos"},
 	EndpointImageRetrieval:      {Path: "/v1/infer"},
 	EndpointSolidoRAG:           {Path: "/rag/api/prompt", Tokens: true},
+	EndpointAudioTranscription:  {Path: "/v1/audio/transcriptions", Form: true},
 }
 
 // EndpointTypes lists the --endpoint-type values, in AIPerf's order.
 var EndpointTypes = []string{EndpointChat, EndpointCohereRankings, EndpointCompletions, EndpointResponses,
 	EndpointMessages, EndpointChatEmbeddings, EndpointEmbeddings, EndpointHFTEIRankings,
 	EndpointHuggingFaceGenerate, EndpointImageGeneration, EndpointImageEdit, EndpointVideoGeneration, EndpointImageRetrieval, EndpointNIMEmbeddings, EndpointNIMRankings,
-	EndpointRaw, EndpointSolidoRAG, EndpointTemplate}
+	EndpointRaw, EndpointSolidoRAG, EndpointTemplate, EndpointAudioTranscription}
 
 // Spec is the profile's endpoint type's spec (the zero spec for an unknown
 // type, which Check refuses).
 func (p *Profile) Spec() EndpointSpec { return endpointSpecs[p.EndpointType] }
+
+// SpecOf is the spec of an endpoint type (the zero spec for an unknown
+// one).
+func SpecOf(endpointType string) EndpointSpec { return endpointSpecs[endpointType] }
 
 // Streams reports whether requests stream: --streaming on a type that can.
 func (p *Profile) Streams() bool { return p.Streaming && p.Spec().Streams }
@@ -149,6 +160,7 @@ func (v *validator) checkEndpoint(p *Profile) {
 		v.check(!p.Multi(), "conversation_turn_mean", fmt.Sprintf("does not apply to %s requests, which are single-turn: remove it", p.EndpointType))
 	}
 	v.checkTemplate(p)
+	v.audioTranscription(p)
 	if p.EndpointType == EndpointRaw && p.InputFile == "" {
 		v.add("endpoint_type", "raw sends each record's payload as it is: give --input-file with mooncake_trace payload rows")
 	}

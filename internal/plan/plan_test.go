@@ -48,7 +48,7 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"no url", func(p *Profile) { p.URL = nil }, "--url is required"},
 		{"bad scheme", func(p *Profile) { p.URL = []string{"ftp://h:1"} }, `--url must use http or https, got "ftp"`},
 		{"no host", func(p *Profile) { p.URL = []string{"http://"} }, "--url has no host"},
-		{"endpoint type", func(p *Profile) { p.EndpointType = "generate" }, `--endpoint-type must be one of chat, cohere_rankings, completions, responses, messages, chat_embeddings, embeddings, hf_tei_rankings, huggingface_generate, image_generation, image_edit, video_generation, image_retrieval, nim_embeddings, nim_rankings, raw, solido_rag, template, got "generate"`},
+		{"endpoint type", func(p *Profile) { p.EndpointType = "generate" }, `--endpoint-type must be one of chat, cohere_rankings, completions, responses, messages, chat_embeddings, embeddings, hf_tei_rankings, huggingface_generate, image_generation, image_edit, video_generation, image_retrieval, nim_embeddings, nim_rankings, raw, solido_rag, template, audio_transcription, got "generate"`},
 		{"endpoint path", func(p *Profile) { p.Endpoint = "v1/chat" }, `--endpoint must be a path starting with '/'`},
 		{"header", func(p *Profile) { p.Header = []string{"NoColon"} }, `--header must be Key:Value with Key an HTTP header name and no control characters, got "NoColon"`},
 		{"secret header hidden", func(p *Profile) { p.Header = []string{"Authorization Bearer x"} }, `--header must be Key:Value`},

@@ -22,6 +22,9 @@ const MaxSeries = 10_000_000
 func (p *Profile) ScrapeTargets() (server, gpu []string) {
 	if !p.NoServerMetrics {
 		for _, o := range p.Origins() {
+			if p.SageMakerOn() {
+				break // SageMaker Runtime serves no /metrics of its containers
+			}
 			server = appendTarget(server, o)
 		}
 		for _, raw := range p.ServerMetrics {

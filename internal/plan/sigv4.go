@@ -17,6 +17,7 @@ const AuthSigV4 = "sigv4"
 // HTTP beyond this machine. What this client does not sign (the control
 // hooks, a video job's polls) is refused with it.
 func (v *validator) sigv4(p *Profile) {
+	v.sagemaker(p)
 	v.oneOf("auth_type", p.AuthType, "", AuthSigV4)
 	if p.AuthType == "" {
 		for _, o := range []struct{ name, value string }{{"aws_region", p.AWSRegion}, {"aws_service", p.AWSService}, {"aws_profile", p.AWSProfile}} {

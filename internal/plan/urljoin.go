@@ -17,10 +17,14 @@ const ModelsPath = "/v1/models"
 // http://h:8000/v1/chat/completions). The URL's escaping (/a%2Fb), its
 // semicolon path parameters (/proxy;tenant=blue) and its query are kept;
 // the --endpoint's query parameters replace the URL's of the same key
-// (joinURL).
+// (joinURL). Through SageMaker Runtime the path is its invocation route
+// (sageMakerPath) instead of the endpoint type's.
 func (p *Profile) RequestURLs() []string {
 	out := make([]string, 0, len(p.URL))
 	path := p.endpointPath()
+	if p.SageMakerOn() {
+		path = p.sageMakerPath()
+	}
 	for _, raw := range p.URL {
 		u, err := joinURL(raw, path, path)
 		if err != nil {

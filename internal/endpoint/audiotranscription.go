@@ -1,0 +1,143 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/textproto"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/media"
+)
+
+// audioTranscriptionBody is audio_transcription's multipart/form-data
+// body, AIPerf's: the model and the extras as fields (in key order), then
+// the turn's first audio as the "file" part, audio.<format> with its
+// format's Content-Type. A "file" extra is the endpoint's and is not sent
+// (plan.Check refuses it in --extra-inputs).
+func audioTranscriptionBody(req *Request) ([]byte, error) {
+	audio := firstAudio(req)
+	if audio == nil {
+		return nil, errors.New("build request body: audio_transcription needs an audio, and this turn has none")
+	}
+	if !strings.HasPrefix(audio.URL, "data:") {
+		return nil, fmt.Errorf("build request body: audio_transcription uploads the audio's bytes, and this turn's audio is a URL (%s): give a local file or a data URI", audio.URL)
+	}
+	raw, err := base64.StdEncoding.DecodeString(audio.Data())
+	if err != nil {
+		return nil, fmt.Errorf("build request body: the audio's data URI: %w", err)
+	}
+	fields := map[string]any{"model": req.Model}
+	for _, extra := range []map[string]any{req.Extra, req.TurnExtra} {
+		for k, v := range extra {
+			if k != "file" {
+				fields[k] = v
+			}
+		}
+	}
+	var buf bytes.Buffer
+	w, err := newForm(&buf, fields)
+	if err != nil {
+		return nil, fmt.Errorf("build request body: %w", err)
+	}
+	format := audioFormat(audio)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename="audio.%s"`, format))
+	h.Set("Content-Type", audioMIME(format))
+	part, err := w.CreatePart(h)
+	if err == nil {
+		_, err = part.Write(raw)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build request body: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// firstAudio is the request's first audio: of its media (a single turn),
+// else of its last message (the current turn of a conversation); nil
+// when it has none.
+func firstAudio(req *Request) *media.Item {
+	items := req.Media
+	if len(items) == 0 && len(req.Messages) > 0 {
+		items = req.Messages[len(req.Messages)-1].Media
+	}
+	for i := range items {
+		if items[i].Kind == media.Audio {
+			return &items[i]
+		}
+	}
+	return nil
+}
+
+// audioFormat is an audio's file format: the Item's, else its data URI's
+// subtype (audio/mpeg is mp3), else wav.
+func audioFormat(it *media.Item) string {
+	if it.Format != "" {
+		return it.Format
+	}
+	head, _, _ := strings.Cut(strings.TrimPrefix(it.URL, "data:"), ";")
+	switch sub := strings.TrimPrefix(head, "audio/"); {
+	case sub == "mpeg":
+		return "mp3"
+	case sub != "" && sub != head:
+		return strings.TrimPrefix(sub, "x-")
+	}
+	return "wav"
+}
+
+// audioMIME is the Content-Type AIPerf gives an audio file of a format.
+func audioMIME(format string) string {
+	switch format {
+	case "mp3":
+		return "audio/mpeg"
+	case "m4a", "mp4":
+		return "audio/mp4"
+	}
+	return "audio/" + format // wav, flac, ogg, webm and any other
+}
+
+// transcriptionFormat reads an audio transcription reply: OpenAI's JSON
+// {"text": ..., "usage"?: ...}. A reply without a string "text" is not a
+// transcription (a response_format of text, srt or vtt is not read, as in
+// AIPerf). Usage of type "tokens" is kept as input and output tokens; a
+// "duration" usage counts seconds, not tokens, and is left in the raw
+// reply only.
+type transcriptionFormat struct{}
+
+func (transcriptionFormat) label() string { return "audio transcription" }
+
+func (transcriptionFormat) stream() streamDecoder { return nonStreaming{} }
+
+func (transcriptionFormat) whole(b []byte, status int) (piece, string) {
+	var v struct {
+		Text  *string         `json:"text"`
+		Usage json.RawMessage `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	if why := decodeObject(b, &v); why != "" {
+		return piece{}, why
+	}
+	if e := errorField(v.Error, status); e != nil {
+		return piece{err: e}, ""
+	}
+	if v.Text == nil {
+		return piece{}, `no "text" in the reply (a transcription is {"text": ...})`
+	}
+	p := piece{text: *v.Text}
+	var u struct {
+		Type string `json:"type"`
+	}
+	if len(v.Usage) > 0 && json.Unmarshal(v.Usage, &u) == nil && u.Type == "tokens" {
+		var tokens responsesUsage
+		if json.Unmarshal(v.Usage, &tokens) == nil {
+			p.usage = tokens.metrics()
+		}
+	}
+	return p, ""
+}
