@@ -99,7 +99,7 @@ func (v *validator) request(p *Profile) {
 	for _, m := range p.Model {
 		v.check(strings.TrimSpace(m) != "", "model", "must not be empty: name the served model, e.g. --model my-model")
 	}
-	v.check(len(p.URL) > 0, "url", "is required, e.g. --url http://127.0.0.1:8000")
+	v.check(len(p.URL) > 0 || p.SageMakerOn(), "url", "is required, e.g. --url http://127.0.0.1:8000") // SageMaker: from --aws-region
 	for _, raw := range p.URL {
 		v.url(raw)
 	}
