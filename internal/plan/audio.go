@@ -1,9 +1,5 @@
 package plan
 
-// audio_transcription sends each request's audio, so synthetic audio goes
-// with it as it goes with chat (media.go's mediaEndpoints).
-func init() { mediaEndpoints[EndpointAudioTranscription] = true }
-
 // audioTranscription checks the options of --endpoint-type
 // audio_transcription: each request uploads one audio as the multipart
 // "file" part, so there must be audio (synthetic or an input file's), the

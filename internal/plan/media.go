@@ -52,8 +52,9 @@ func (p *Profile) Videos() media.VideoOptions {
 
 // mediaEndpoints are the endpoint types whose requests carry images,
 // audios and videos (content parts of a chat message).
-// (image_edit: its reference image).
-var mediaEndpoints = map[string]bool{EndpointChat: true, EndpointImageEdit: true, EndpointImageRetrieval: true}
+// (image_edit: its reference image; audio_transcription: its audio).
+var mediaEndpoints = map[string]bool{EndpointChat: true, EndpointImageEdit: true, EndpointImageRetrieval: true,
+	EndpointAudioTranscription: true}
 
 // SendsMedia reports whether requests of the endpoint type carry media.
 func SendsMedia(endpointType string) bool { return mediaEndpoints[endpointType] }
