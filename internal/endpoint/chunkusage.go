@@ -5,21 +5,22 @@ import (
 	"maps"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
-// askChunkUsage makes a streamed chat body ask for usage on every chunk, as
-// AIPerf's --per-chunk-usage does: its stream_options gain include_usage
-// and continuous_usage_stats, both true, unless the author's own
-// stream_options (--extra-inputs, a turn's extra) set them already
-// (Python's setdefault). A stream_options that is not an object is left
-// as it is, and a body that does not stream is not changed.
-func askChunkUsage(m map[string]any) {
+// askUsage makes a streamed chat or completions body ask for its usage,
+// as AIPerf does: its stream_options gain include_usage (and, with
+// continuous, --per-chunk-usage's continuous_usage_stats), both true,
+// unless the author's own stream_options (--extra-inputs, a turn's extra)
+// set them already (Python's setdefault). A stream_options that is not an
+// object is left as it is, and a body that does not stream is not changed.
+func askUsage(m map[string]any, continuous bool) {
 	if stream, _ := m["stream"].(bool); !stream {
 		return
 	}
 	so := map[string]any{}
 	switch v := m["stream_options"].(type) {
-	case nil: // absent (or null): the options are the flag's alone
+	case nil: // absent (or null): the options are aiperf's alone
 	case map[string]bool: // the body's own (openaiBody)
 		for k, b := range v {
 			so[k] = b
@@ -29,7 +30,11 @@ func askChunkUsage(m map[string]any) {
 	default:
 		return
 	}
-	for _, k := range []string{"include_usage", "continuous_usage_stats"} {
+	keys := []string{"include_usage", "continuous_usage_stats"}
+	if !continuous {
+		keys = keys[:1]
+	}
+	for _, k := range keys {
 		if _, ok := so[k]; !ok {
 			so[k] = true
 		}
@@ -37,10 +42,16 @@ func askChunkUsage(m map[string]any) {
 	m["stream_options"] = so
 }
 
-// chunkStreamOptions is the stream_options a --per-chunk-usage chat body
-// sends (Body): the body's own, or the author's that replace them, with
-// askChunkUsage's defaults.
-func chunkStreamOptions(req *Request) any {
+// continuousUsage reports whether req's body asks for usage on every chunk
+// (--per-chunk-usage, chat only).
+func continuousUsage(req *Request) bool {
+	return req.PerChunkUsage && req.EndpointType == plan.EndpointChat
+}
+
+// streamOptions is the stream_options a chat or completions body sends
+// (Body): the body's own, or the author's that replace them, with
+// askUsage's defaults.
+func streamOptions(req *Request) any {
 	m := map[string]any{"stream": req.Streaming}
 	if req.Streaming {
 		m["stream_options"] = map[string]bool{"include_usage": true}
@@ -52,7 +63,7 @@ func chunkStreamOptions(req *Request) any {
 			}
 		}
 	}
-	askChunkUsage(m)
+	askUsage(m, continuousUsage(req))
 	return m["stream_options"]
 }
 

@@ -26,11 +26,11 @@ func streamOptionsOf(t *testing.T, req Request) any {
 }
 
 // TestChunkUsageBody: --per-chunk-usage adds continuous_usage_stats (and
-// include_usage) to a streamed chat body's stream_options, AIPerf's
-// setdefault: an author's own values (--extra-inputs, a turn's extra)
-// win, a stream_options that is not an object is left as it is, and
-// completions, a body that does not stream and a request without the flag
-// are not changed. asksUsage reads the same options.
+// include_usage) to a streamed chat body's stream_options, and every
+// streamed chat or completions body include_usage, AIPerf's setdefault:
+// an author's own values (--extra-inputs, a turn's extra) win, a
+// stream_options that is not an object is left as it is, and a body that
+// does not stream is not changed. asksUsage reads the same options.
 func TestChunkUsageBody(t *testing.T) {
 	both := map[string]any{"include_usage": true, "continuous_usage_stats": true}
 	author := map[string]any{"continuous_usage_stats": false}
@@ -55,6 +55,15 @@ func TestChunkUsageBody(t *testing.T) {
 			map[string]any{"include_usage": true}, true},
 		{"not streamed", func(r *Request) { r.Streaming = false }, nil, false},
 		{"completions", func(r *Request) { r.EndpointType = plan.EndpointCompletions }, map[string]any{"include_usage": true}, true},
+		// Without the flag too, an author's stream_options keeps
+		// include_usage unless it sets it (AIPerf's setdefault on every
+		// streamed chat body).
+		{"without it, the author's options", func(r *Request) {
+			r.PerChunkUsage, r.Extra = false, map[string]any{"stream_options": author}
+		}, map[string]any{"include_usage": true, "continuous_usage_stats": false}, true},
+		{"completions, the author's options", func(r *Request) {
+			r.EndpointType, r.Extra = plan.EndpointCompletions, map[string]any{"stream_options": map[string]any{"x": 1.0}}
+		}, map[string]any{"include_usage": true, "x": 1.0}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

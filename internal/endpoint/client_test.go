@@ -609,7 +609,7 @@ func TestBody(t *testing.T) {
 		{"extra merged last",
 			Request{EndpointType: plan.EndpointChat, Model: "m", Prompt: "p", MaxTokens: 8, Streaming: true,
 				Extra: map[string]any{"max_completion_tokens": 2, "ignore_eos": true, "stream_options": map[string]any{"continuous_usage_stats": true}}},
-			`{"ignore_eos":true,"max_completion_tokens":2,"messages":[{"role":"user","content":"p"}],"model":"m","stream":true,"stream_options":{"continuous_usage_stats":true}}`},
+			`{"ignore_eos":true,"max_completion_tokens":2,"messages":[{"role":"user","content":"p"}],"model":"m","stream":true,"stream_options":{"continuous_usage_stats":true,"include_usage":true}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

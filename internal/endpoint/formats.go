@@ -108,7 +108,7 @@ func formatFor(req *Request) format {
 // asksUsage reports whether a chat or completions request asks for the
 // usage chunk at the end of its stream (stream_options.include_usage): the
 // body aiperf builds asks for it when it streams, unless --extra-inputs or
-// the turn's extra replace stream_options; a payload sent as it is asks
+// the turn's extra set include_usage false; a payload sent as it is asks
 // for it when it says so.
 func asksUsage(req *Request) bool {
 	var so any
@@ -120,14 +120,8 @@ func asksUsage(req *Request) bool {
 			return false
 		}
 		so = p.StreamOptions
-	} else if req.PerChunkUsage && req.EndpointType == plan.EndpointChat {
-		so = chunkStreamOptions(req) // include_usage unless the author's stream_options say otherwise
-	} else if v, ok := req.TurnExtra["stream_options"]; ok {
-		so = v
-	} else if v, ok := req.Extra["stream_options"]; ok {
-		so = v
 	} else {
-		return req.Streaming
+		so = streamOptions(req) // include_usage unless the author's stream_options say otherwise
 	}
 	b, err := json.Marshal(so)
 	var o struct {

@@ -138,8 +138,8 @@ func Body(req Request) ([]byte, error) {
 	}
 	maps.Copy(m, req.Extra)
 	maps.Copy(m, req.TurnExtra)
-	if req.PerChunkUsage && req.EndpointType == plan.EndpointChat {
-		askChunkUsage(m)
+	if req.EndpointType == plan.EndpointChat || req.EndpointType == plan.EndpointCompletions {
+		askUsage(m, continuousUsage(&req))
 	}
 	if req.parts == nil {
 		return encode(m)
