@@ -153,3 +153,13 @@ func TestWekaBasisRefused(t *testing.T) {
 	assert.NoError(t, Options{WekaBasis: WekaBasisAbsolute}.refuseWekaBasis(TypeWekaTrace))
 	assert.Nil(t, Notes(nil))
 }
+
+// An early call's error is placed at its "t", not at its object's "{", in
+// a pretty-printed file.
+func TestKeyOffset(t *testing.T) {
+	doc := []byte("{\n  \"type\": \"n\",\n  \"t\" : 10\n}")
+	assert.Equal(t, strings.Index(string(doc), `"t" :`), keyOffset(doc, 0, "t"))
+	doc = []byte(`{"tx": 1, "note": "t", "t": 2}`)
+	assert.Equal(t, strings.Index(string(doc), `"t":`), keyOffset(doc, 0, "t"))
+	assert.Equal(t, 3, keyOffset([]byte(`{"a": 1}`), 3, "t"), "no such key: the object's offset")
+}

@@ -220,7 +220,7 @@ func (w *wekaSet) load(ctx context.Context, path string) (*parsedWeka, error) {
 		return nil, fmt.Errorf("%s dataset: stopped reading %s: %w", TypeWekaTrace, path, err)
 	}
 	if wps == nil && w.given == WekaBasisAbsolute {
-		wps, more = absoluteProblems(tr, path)
+		wps, more = absoluteProblems(tr, path, data)
 	}
 	if wps != nil {
 		ps := problems{path: path, more: more}
