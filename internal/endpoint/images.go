@@ -68,19 +68,9 @@ func imageEditBody(req *Request) ([]byte, error) {
 		}
 	}
 	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	if err := w.SetBoundary(multipartBoundary); err != nil {
+	w, err := newForm(&buf, fields)
+	if err != nil {
 		return nil, fmt.Errorf("build request body: %w", err)
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if err := w.WriteField(k, formValue(fields[k])); err != nil {
-			return nil, fmt.Errorf("build request body: %w", err)
-		}
 	}
 	if err := imageField(w, ref); err != nil {
 		return nil, fmt.Errorf("build request body: %w", err)
