@@ -1,7 +1,9 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -80,22 +82,60 @@ type chunkUsage struct {
 	seen  bool
 	found bool // a response with both text and usage arrived
 	first *int // its completion_tokens, nil when not a count
+	// problem says why the per-chunk counts cannot be believed (the first
+	// content chunk's is not a count, or a cumulative count went down):
+	// the reply's usage is then not trusted. prev is the last count read.
+	problem string
+	prev    int
 }
 
 // observe notes one response's usage object (raw, nil: none) and whether
-// the response carried generated text.
+// the response carried generated text. Each count is read with a scan of
+// its bytes (nothing allocated) to check that it never goes down.
 func (c *chunkUsage) observe(raw []byte, text bool) {
 	if raw == nil {
 		return
 	}
 	c.last, c.seen = append(c.last[:0], raw...), true
+	if n, ok := completionCount(raw); ok && c.problem == "" {
+		if n < c.prev {
+			c.problem = fmt.Sprintf("its per-chunk completion_tokens went down (%d, then %d): they are not cumulative counts", c.prev, n)
+		}
+		c.prev = n
+	}
 	if text && !c.found {
 		c.found = true
 		var u wireUsage
 		if json.Unmarshal(raw, &u) == nil {
-			c.first = u.CompletionTokens.count()
+			if c.first = u.CompletionTokens.count(); c.first == nil && u.CompletionTokens.Set && c.problem == "" {
+				c.problem = "the first content chunk's completion_tokens is " + u.CompletionTokens.Bad
+			}
 		}
 	}
+}
+
+// completionCount is the whole number of raw's "completion_tokens" key,
+// read without decoding raw; false when there is none or it is not a
+// plain whole number (the decoder judges those).
+func completionCount(raw []byte) (int, bool) {
+	const key = `"completion_tokens"`
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	rest := bytes.TrimLeft(raw[i+len(key):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return 0, false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	n, digits := 0, 0
+	for ; digits < len(rest) && digits < 12 && rest[digits] >= '0' && rest[digits] <= '9'; digits++ {
+		n = n*10 + int(rest[digits]-'0')
+	}
+	if digits == 0 || digits < len(rest) && (rest[digits] == '.' || rest[digits] == 'e' || rest[digits] == 'E' || rest[digits] >= '0' && rest[digits] <= '9') {
+		return 0, false
+	}
+	return n, true
 }
 
 // usage is the last usage object read, as the read loop would have taken
@@ -111,5 +151,8 @@ func (c *chunkUsage) usage() *metrics.Usage {
 	}
 	out := u.metrics()
 	out.FirstChunkTokens = c.first
+	if c.problem != "" && out.Untrusted == "" {
+		out.Untrusted = c.problem
+	}
 	return out
 }

@@ -91,7 +91,8 @@ const (
 // last usage object, exactly as without the flag, and FirstChunkTokens
 // is the completion_tokens of the first response carrying both generated
 // text (reasoning included) and usage; nil when none did, or when its
-// count is not one. Completions requests are read as without the flag.
+// count is not one, which, as a count that goes down, makes the usage
+// untrusted. Completions requests are read as without the flag.
 func TestChunkUsageStream(t *testing.T) {
 	final := &metrics.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: new(9), CachedTokens: new(2)}
 	tests := []struct {
@@ -100,6 +101,7 @@ func TestChunkUsageStream(t *testing.T) {
 		wire       []string
 		usage      *metrics.Usage // without the flag; with it, the same plus first
 		first      *int
+		untrusted  string // with the flag: why the per-chunk counts are not believed
 		errType    string
 	}{
 		{name: "vllm continuous usage", wire: []string{roleU, tokABC, tokDU, finU, usageU, done}, usage: final, first: new(3)},
@@ -111,7 +113,10 @@ func TestChunkUsageStream(t *testing.T) {
 		{name: "no usage at all", wire: []string{role, tokA, done}},
 		{name: "the first count is not a count", wire: []string{
 			`data: {"choices":[{"index":0,"delta":{"content":"A"}}],"usage":{"prompt_tokens":5,"completion_tokens":-1}}` + "\n\n",
-			tokDU, usageU, done}, usage: final},
+			tokDU, usageU, done}, usage: final, untrusted: "the first content chunk's completion_tokens is negative (-1)"},
+		{name: "a count that goes down", wire: []string{
+			`data: {"choices":[{"index":0,"delta":{"content":"A"}}],"usage":{"prompt_tokens":5,"completion_tokens":8,"total_tokens":13}}` + "\n\n",
+			tokDU, usageU, done}, usage: final, first: new(8), untrusted: "its per-chunk completion_tokens went down (8, then 4): they are not cumulative counts"},
 		{name: "a null usage keeps the last", wire: []string{tokABC, tokDU, `data: {"choices":[],"usage":null}` + "\n\n", done},
 			usage: &metrics.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: new(9)}, first: new(3)},
 		{name: "a malformed last usage", wire: []string{tokABC, `data: {"choices":[],"usage":5}` + "\n\n", done},
@@ -145,6 +150,9 @@ func TestChunkUsageStream(t *testing.T) {
 				if on && want != nil {
 					w := *want
 					w.FirstChunkTokens = tc.first
+					if tc.untrusted != "" {
+						w.Untrusted = tc.untrusted
+					}
 					want = &w
 				}
 				assert.Equal(t, want, res.Usage, "flag %v", on)
@@ -223,4 +231,40 @@ func TestChunkUsageAllocatesNothingPerChunk(t *testing.T) {
 	short, long := chunkUsageAllocs(t, 64), chunkUsageAllocs(t, 4096)
 	assert.Less(t, short, 96.0, "allocations of a 64-chunk stream")
 	assert.Less(t, (long-short)/(4096-64), 0.01, "allocations per chunk (%v for 64 chunks, %v for 4,096)", short, long)
+}
+
+// A server's per-chunk counts are believed only while they are cumulative:
+// a count that goes down, or a first content chunk's count that is not a
+// count, makes the reply's usage untrusted (its OSL the client's count, its
+// ITL divided by OSL − 1), saying why.
+func TestChunkUsageChecksItsCounts(t *testing.T) {
+	usageOf := func(counts ...string) *metrics.Usage {
+		var c chunkUsage
+		c.observe([]byte(`{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}`), false) // the role chunk
+		for _, n := range counts {
+			c.observe([]byte(`{"prompt_tokens":5,"completion_tokens":`+n+`,"total_tokens":9}`), true)
+		}
+		return c.usage()
+	}
+	u := usageOf("3", "4", "5")
+	require.NotNil(t, u.FirstChunkTokens)
+	assert.Equal(t, 3, *u.FirstChunkTokens)
+	assert.Empty(t, u.Untrusted, "total_tokens aside, cumulative counts are believed")
+
+	u = usageOf("8", "3", "4", "10")
+	assert.Contains(t, u.Untrusted, "its per-chunk completion_tokens went down (8, then 3)")
+	u = usageOf("-3", "4")
+	assert.Contains(t, u.Untrusted, "the first content chunk's completion_tokens is negative")
+	u = usageOf("2.5", "4")
+	assert.Contains(t, u.Untrusted, "the first content chunk's completion_tokens is")
+
+	for raw, want := range map[string]int{`{"completion_tokens": 12}`: 12, `{"completion_tokens_details":{},"completion_tokens":7}`: 7} {
+		n, ok := completionCount([]byte(raw))
+		assert.True(t, ok, raw)
+		assert.Equal(t, want, n, raw)
+	}
+	for _, raw := range []string{`{}`, `{"completion_tokens":-1}`, `{"completion_tokens":1.5}`, `{"completion_tokens":"4"}`, `{"completion_tokens":1e3}`} {
+		_, ok := completionCount([]byte(raw))
+		assert.False(t, ok, raw)
+	}
 }
