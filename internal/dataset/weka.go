@@ -252,7 +252,11 @@ func (d *wekaDoc) decode(fields map[string]field, name, path string, v any, want
 		return false
 	}
 	if err := json.Unmarshal(f.raw, v); err != nil {
-		d.add(f.off, path+name, "expected %s, got %s", want, jsonKindOf(f.raw))
+		got := jsonKindOf(f.raw)
+		if got == "a number" { // out of the type's range (1e400), or a fraction for a whole number
+			got = string(f.raw[:min(len(f.raw), 40)]) + ", which does not fit"
+		}
+		d.add(f.off, path+name, "expected %s, got %s", want, got)
 		return false
 	}
 	return true
@@ -362,7 +366,7 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 		return r, false
 	}
 	if math.IsNaN(r.T) || math.IsInf(r.T, 0) || r.T < 0 || r.T*1000 > MaxTimestampMs {
-		d.add(off, path+"t", "expected the request's time in seconds (a number from 0), got %v", r.T)
+		d.add(off, path+"t", "expected the request's time in seconds (a number from 0 to %g), got %v", float64(MaxTimestampMs)/1000, r.T)
 	}
 	return r, d.total == n
 }

@@ -163,3 +163,17 @@ func TestKeyOffset(t *testing.T) {
 	assert.Equal(t, strings.Index(string(doc), `"t":`), keyOffset(doc, 0, "t"))
 	assert.Equal(t, 3, keyOffset([]byte(`{"a": 1}`), 3, "t"), "no such key: the object's offset")
 }
+
+// A time that does not fit a number, or is past the schedule's limit, is
+// named with its value and the limit.
+func TestWekaTimeOutOfRange(t *testing.T) {
+	dir := writeWeka(t, map[string]string{"far.json": `{"id": "far", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "requests": [
+  {"t": 0, "type": "n", "model": "m", "in": 64, "out": 4, "hash_ids": [1]},
+  {"t": 1e400, "type": "n", "model": "m", "in": 64, "out": 4, "hash_ids": [1]},
+  {"t": 1e15, "type": "n", "model": "m", "in": 64, "out": 4, "hash_ids": [1]}
+]}`})
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: dir})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "far.json:3: requests[1].t: expected a number, got 1e400, which does not fit")
+	assert.Contains(t, err.Error(), "far.json:4: requests[2].t: expected the request's time in seconds (a number from 0 to 9.007199254740992e+12), got 1e+15")
+}
