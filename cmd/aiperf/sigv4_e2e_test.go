@@ -141,3 +141,68 @@ func TestSigV4Refusals(t *testing.T) {
 	}
 	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
 }
+
+// A server that echoes every signed request's headers back, in error
+// replies and in the generated text, gets none of the credentials or
+// signatures into the exports (raw payloads and responses, outputs.json,
+// the records) or the console.
+func TestSigV4SecretsNeverLeave(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDECHOEDBACKKEY")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret-never-sent")
+	t.Setenv("AWS_SESSION_TOKEN", "session-token-echoed-back")
+	var mu sync.Mutex
+	var signatures []string
+	var n int
+	srv := startMockBehind(t, mock.Config{Fast: true}, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/chat/completions" {
+				h.ServeHTTP(w, r)
+				return
+			}
+			auth := r.Header.Get("Authorization")
+			echo := auth + " " + r.Header.Get(sigv4.HeaderSecurityToken)
+			mu.Lock()
+			_, sig, _ := strings.Cut(auth, "Signature=")
+			signatures = append(signatures, sig)
+			n++
+			odd := n%2 == 1
+			mu.Unlock()
+			if odd {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"error": {"message": %q}}`, "bad request: "+echo)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", echo)
+			fmt.Fprintf(w, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		})
+	})
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "mock-model", "--url", srv.URL, "--streaming", "--isl", "10", "--osl", "4",
+		"--request-count", "6", "--concurrency", "1", "--export-level", "raw", "--export-outputs-json",
+		"--auth-type", "sigv4", "--aws-region", "us-east-1", "--aws-service", "execute-api", "--artifact-dir", "out", "--no-store")
+	require.Equal(t, ExitOK, inv.code, "half the requests fail, the run does not: %s", inv.stderr)
+	require.Len(t, signatures, 6)
+	secrets := append([]string{"AKIDECHOEDBACKKEY", "secret-never-sent", "session-token-echoed-back"}, signatures...)
+	files := 0
+	require.NoError(t, filepath.WalkDir(filepath.Join(dir, "out"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for _, s := range secrets {
+			assert.NotContains(t, string(b), s, "%s", path)
+		}
+		return nil
+	}))
+	assert.GreaterOrEqual(t, files, 4, "the raw export, outputs.json, the records and the summary")
+	for _, s := range secrets {
+		assert.NotContains(t, inv.stdout+inv.stderr, s)
+	}
+}

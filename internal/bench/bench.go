@@ -166,11 +166,9 @@ type cell struct {
 	ds      dataset.Dataset
 	// systemPrompt is --system-prompt, or --system-prompt-file's text.
 	systemPrompt string
-	// sign signs each request (--auth-type sigv4; nil for none), with the
-	// credentials whose secrets are signSecrets (sign.go).
-	sign        func(*http.Request, []byte) error
-	signSecrets []string
-	tmp         string // a directory of temporary files, removed when the cell ends
+	// sign signs each request (--auth-type sigv4; nil for none; sign.go).
+	sign func(*http.Request, []byte) error
+	tmp  string // a directory of temporary files, removed when the cell ends
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule

@@ -59,7 +59,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		ConnectionReuse: c.p.ConnectionReuseStrategy,
 		Multipart:       c.p.RequestContentType == "multipart/form-data",
 		RxCoalesce:      c.p.RxCoalesce(),
-		Secrets:         c.secrets(),
+		Secrets:         c.p.Secrets(),
 		Sign:            c.sign,
 		SageMaker:       endpoint.SageMakerOf(&c.p),
 		// AIPerf's --require-stream-completion: the readiness probe's

@@ -58,7 +58,7 @@ func (c *cell) waitForModel(ctx context.Context, timeout time.Duration) error {
 	defer cancel()
 	client := endpoint.New(endpoint.Options{
 		MaxConns: 1, MaxEventBytes: c.p.EventLimit(), Headers: requestHeaders(c.p, c.o.Version),
-		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)), Secrets: c.secrets(), Sign: c.sign,
+		Timeout: time.Duration(c.p.RequestTimeoutSeconds * float64(time.Second)), Secrets: c.p.Secrets(), Sign: c.sign,
 	})
 	defer client.Close()
 	mode := c.p.WaitForModelMode

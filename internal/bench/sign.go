@@ -12,13 +12,16 @@ import (
 
 // signing readies --auth-type sigv4 before any traffic: its credentials
 // are read now (a failure is the user's to mend, exit 2), and c.sign signs
-// each request with them, read again when they are about to expire. Their
-// secrets join what is redacted from error messages.
+// each request with them, read again when they are about to expire.
 func (c *cell) signing(ctx context.Context) error {
 	if c.p.AuthType != plan.AuthSigV4 {
 		return nil
 	}
-	chain := &sigv4.Chain{Profile: c.p.AWSProfile}
+	// Each set of credentials read, the first and every refresh's, is
+	// hidden from then on by every Redactor of the process (error
+	// messages, exports), whatever a server echoes back.
+	plan.HideSignatures()
+	chain := &sigv4.Chain{Profile: c.p.AWSProfile, OnRead: func(cr sigv4.Credentials) { plan.AddSecrets(cr.Secrets()...) }}
 	creds, err := chain.Get(ctx)
 	if err != nil {
 		return &InputError{fmt.Errorf("--auth-type sigv4: %w (nothing was sent)", err)}
@@ -27,7 +30,6 @@ func (c *cell) signing(ctx context.Context) error {
 	if c.p.APIKey != "" {
 		c.warn("--api-key is not sent: --auth-type sigv4 signs every request in its Authorization header, as AIPerf does")
 	}
-	c.signSecrets = creds.Secrets()
 	region, service := c.p.AWSRegion, c.p.AWSService
 	c.sign = func(r *http.Request, body []byte) error {
 		creds, err := chain.Get(r.Context())
@@ -39,7 +41,3 @@ func (c *cell) signing(ctx context.Context) error {
 	}
 	return nil
 }
-
-// secrets are the values redacted from the clients' error messages: the
-// profile's, and the signing credentials'.
-func (c *cell) secrets() []string { return append(c.p.Secrets(), c.signSecrets...) }

@@ -3,12 +3,10 @@ package endpoint
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
@@ -17,8 +15,6 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
-	"github.com/aiperf-go/aiperf/internal/redirect"
-	"github.com/aiperf-go/aiperf/internal/rxcoalesce"
 	"github.com/aiperf-go/aiperf/internal/sse"
 )
 
@@ -158,8 +154,8 @@ func New(o Options) *Client {
 	}
 	o.Trace = o.Trace || o.TraceChunks
 	return &Client{
-		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce), CheckRedirect: redirect.Check},
-		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace, o.RxCoalesce), CheckRedirect: redirect.Check},
+		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce), CheckRedirect: checkRedirect(o)},
+		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace, o.RxCoalesce), CheckRedirect: checkRedirect(o)},
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
@@ -178,40 +174,6 @@ func New(o Options) *Client {
 		sagemaker:     o.SageMaker != nil,
 		sticky:        map[string]*http.Client{},
 	}
-}
-
-// newTransport is HTTP/1.1 only, uncompressed, with an idle pool of maxConns
-// per host and no cap on active connections. It ignores HTTP(S)_PROXY, as
-// AIPerf's client does: a proxy would add its own latency to every metric.
-func newTransport(maxConns int, keepAlive bool) *http.Transport {
-	return &http.Transport{
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		ForceAttemptHTTP2:   false,
-		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
-		TLSHandshakeTimeout: 10 * time.Second,
-		DisableKeepAlives:   !keepAlive,
-		DisableCompression:  true,
-		MaxIdleConns:        0, // no global limit; MaxIdleConnsPerHost bounds each --url
-		MaxIdleConnsPerHost: maxConns,
-		IdleConnTimeout:     90 * time.Second,
-		ReadBufferSize:      ioBufferSize,
-		WriteBufferSize:     ioBufferSize,
-	}
-}
-
-// transport is newTransport whose connections are read through a poller
-// coalescing receive wake-ups over rx (0: none), and count their reads and
-// writes when the client traces (only a traced client's do).
-func transport(maxConns int, keepAlive, traced bool, rx time.Duration) *http.Transport {
-	t := newTransport(maxConns, keepAlive)
-	t.DialContext = rxcoalesce.Dialer(t.DialContext, rxcoalesce.Config{Window: rx})
-	if traced {
-		t.DialContext = countingDialer(t.DialContext)
-	}
-	return t
 }
 
 // Close closes idle connections.
@@ -240,7 +202,7 @@ func (c *Client) pool(req *Request) (hc *http.Client, last bool) {
 	defer c.stickyMu.Unlock()
 	hc = c.sticky[req.SessionID]
 	if hc == nil {
-		hc = &http.Client{Transport: transport(1, true, c.trace, c.rx), CheckRedirect: redirect.Check}
+		hc = &http.Client{Transport: transport(1, true, c.trace, c.rx), CheckRedirect: c.keep.CheckRedirect}
 		c.sticky[req.SessionID] = hc
 	}
 	if req.LastTurn {

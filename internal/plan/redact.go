@@ -330,7 +330,11 @@ func variants(s string) []string {
 }
 
 // Empty reports whether r has nothing to redact.
-func (r *Redactor) Empty() bool { return r == nil || len(r.long)+len(r.short) == 0 && !r.urls }
+func (r *Redactor) Empty() bool { return r.ownEmpty() && learntNothing() }
+
+// ownEmpty reports whether r itself hides nothing (the secrets learnt
+// while running aside).
+func (r *Redactor) ownEmpty() bool { return r == nil || len(r.long)+len(r.short) == 0 && !r.urls }
 
 // ellipsis marks text cut short; a secret cut there leaves a prefix behind.
 const ellipsis = "…"
@@ -344,7 +348,8 @@ const ellipsis = "…"
 // is replaced. Text cut short with a trailing "…" also loses a trailing cut
 // secret (its first 4 or more characters).
 func (r *Redactor) Redact(s string) string {
-	if r.Empty() || s == "" {
+	s = hideLearnt(r, s)
+	if r.ownEmpty() || s == "" {
 		return s
 	}
 	if r.urls { // before the userinfo: a URL's span ends at the '<' of a redacted userinfo

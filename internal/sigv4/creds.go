@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // Credentials are what a request is signed with. Expires is zero for
@@ -42,6 +44,8 @@ func (c Credentials) Secrets() []string {
 const (
 	processTimeout  = time.Minute
 	maxProcessBytes = 1 << 20
+	// maxFileBytes bounds a credentials or config file.
+	maxFileBytes = 1 << 20
 	// refreshBefore is how long before they expire credentials are read
 	// again (AWS's SDKs refresh 10 to 15 minutes ahead).
 	refreshBefore = 10 * time.Minute
@@ -60,25 +64,63 @@ const (
 type Chain struct {
 	Profile string              // --aws-profile ("" for the default)
 	Getenv  func(string) string // os.Getenv when nil
+	Now     func() time.Time    // time.Now when nil
+	// OnRead, when set, is called with each set of credentials read (under
+	// the chain's lock): the run hides their secrets from then on.
+	OnRead func(Credentials)
 
-	mu  sync.Mutex
-	got Credentials
+	mu        sync.Mutex
+	got       Credentials
+	refreshAt time.Time // when got is read again (zero: never)
 }
 
-// Get returns credentials valid for at least a while, read again when the
-// last ones are about to expire.
+// Get returns credentials that have not expired, read again from
+// refreshBefore before they expire (but at most once a minute, should they
+// come back that close to it). Credentials read already expired are an
+// error.
 func (ch *Chain) Get(ctx context.Context) (Credentials, error) {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	if ch.got.AccessKeyID != "" && (ch.got.Expires.IsZero() || time.Until(ch.got.Expires) > refreshBefore) {
+	now := ch.now()
+	if ch.got.AccessKeyID != "" && (ch.refreshAt.IsZero() || now.Before(ch.refreshAt)) {
 		return ch.got, nil
 	}
 	c, err := ch.read(ctx)
 	if err != nil {
 		return Credentials{}, err
 	}
-	ch.got = c
+	if !c.Expires.IsZero() && !c.Expires.After(now) {
+		return Credentials{}, fmt.Errorf("AWS credentials: %s gave credentials that expired at %s: renew them", c.Source, c.Expires.Format(time.RFC3339))
+	}
+	if ch.OnRead != nil {
+		ch.OnRead(c)
+	}
+	ch.got, ch.refreshAt = c, refreshTime(c, now)
 	return c, nil
+}
+
+// refreshTime is when credentials c, read at now, are read again: zero
+// for credentials that do not expire, else refreshBefore before they
+// expire, but not within a minute of now, nor after they expire.
+func refreshTime(c Credentials, now time.Time) time.Time {
+	if c.Expires.IsZero() {
+		return time.Time{}
+	}
+	at := c.Expires.Add(-refreshBefore)
+	if soonest := now.Add(time.Minute); at.Before(soonest) {
+		at = soonest
+	}
+	if at.After(c.Expires) {
+		at = c.Expires
+	}
+	return at
+}
+
+func (ch *Chain) now() time.Time {
+	if ch.Now != nil {
+		return ch.Now()
+	}
+	return time.Now()
 }
 
 func (ch *Chain) getenv(k string) string {
@@ -162,7 +204,7 @@ func staticKeys(sec map[string]string, source string) (Credentials, bool) {
 // (a missing file has none). Values are taken as they are; a nested block
 // (an indented key of a service section) is skipped.
 func readINI(path string) (map[string]map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFileMax(path, maxFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -203,9 +245,17 @@ func runProcess(ctx context.Context, command, source string) (Credentials, error
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	var out bytes.Buffer
-	cmd.Stdout = &limited{w: &out, left: maxProcessBytes}
+	lim := &limited{w: &out, left: maxProcessBytes, stop: cancel}
+	cmd.Stdout = lim
 	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	// A child it leaves behind holding its output does not hold the run:
+	// the wait for the output ends 2 s after the process did.
+	cmd.WaitDelay = 2 * time.Second
+	// ErrWaitDelay: it exited well, a child of its still holding its output.
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		if lim.over {
+			err = fmt.Errorf("it printed more than %d bytes", maxProcessBytes)
+		}
 		return Credentials{}, fmt.Errorf("AWS credentials: run %s (%s): %w", source, args[0], err)
 	}
 	var v struct {
@@ -257,14 +307,19 @@ func splitCommand(s string) []string {
 	return args
 }
 
-// limited writes at most left bytes to w, then fails.
+// limited writes at most left bytes to w, then fails (over set) and
+// stops the process (stop), which would block on a full pipe otherwise.
 type limited struct {
 	w    *bytes.Buffer
 	left int
+	over bool
+	stop func()
 }
 
 func (l *limited) Write(p []byte) (int, error) {
 	if len(p) > l.left {
+		l.over = true
+		l.stop()
 		return 0, fmt.Errorf("more than %d bytes of output", maxProcessBytes)
 	}
 	l.left -= len(p)

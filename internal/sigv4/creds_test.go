@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,30 +66,74 @@ func TestChainEnvironmentThenProfiles(t *testing.T) {
 }
 
 // credential_process is run (a real subprocess), its JSON read, and run
-// again once its credentials are about to expire.
+// again once its credentials come within refreshBefore of expiring (not
+// before a minute has passed, should they come back that close); what it
+// gives expired is an error, and every read is reported to OnRead.
 func TestChainCredentialProcess(t *testing.T) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	script := filepath.Join(dir, "creds helper.sh")
-	expires := time.Now().Add(5 * time.Minute).UTC().Format(time.RFC3339) // inside the refresh margin
-	write(t, script, fmt.Sprintf("#!/bin/sh\necho run >> %q\n"+
-		`echo '{"Version": 1, "AccessKeyId": "AKPROC", "SecretAccessKey": "sproc", "SessionToken": "tproc", "Expiration": "%s"}'`+"\n", runs, expires))
-	require.NoError(t, os.Chmod(script, 0o755))
+	t0 := time.Now()
+	writeHelper := func(expires time.Time) {
+		write(t, script, fmt.Sprintf("#!/bin/sh\necho run >> %q\n"+
+			`echo '{"Version": 1, "AccessKeyId": "AKPROC", "SecretAccessKey": "sproc", "SessionToken": "tproc", "Expiration": "%s"}'`+"\n",
+			runs, expires.UTC().Format(time.RFC3339)))
+		require.NoError(t, os.Chmod(script, 0o755))
+	}
+	writeHelper(t0.Add(5 * time.Minute)) // inside the refresh margin
 	write(t, filepath.Join(dir, "config"), fmt.Sprintf("[profile proc]\ncredential_process = \"%s\" --flag\n", script))
-	ch := &Chain{Profile: "proc", Getenv: env(dir, "AWS_CONFIG_FILE", filepath.Join(dir, "config"))}
-	for range 2 {
+	now := t0
+	var read []string
+	ch := &Chain{Profile: "proc", Getenv: env(dir, "AWS_CONFIG_FILE", filepath.Join(dir, "config")), Now: func() time.Time { return now },
+		OnRead: func(c Credentials) { read = append(read, c.SessionToken) }}
+	count := func() int {
+		b, err := os.ReadFile(runs)
+		require.NoError(t, err)
+		return strings.Count(string(b), "run")
+	}
+	for _, at := range []time.Duration{0, 30 * time.Second} {
+		now = t0.Add(at)
 		c, err := ch.Get(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, "AKPROC", c.AccessKeyID)
 		assert.Equal(t, "tproc", c.SessionToken)
 	}
-	b, err := os.ReadFile(runs)
+	assert.Equal(t, 1, count(), "not run again within a minute")
+	now = t0.Add(61 * time.Second)
+	_, err := ch.Get(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 2, strings.Count(string(b), "run"), "credentials that expire within the margin are read again")
+	assert.Equal(t, 2, count(), "run again once a minute has passed, the credentials still within the margin")
+	assert.Equal(t, []string{"tproc", "tproc"}, read)
+
+	writeHelper(t0.Add(-time.Minute))
+	_, err = (&Chain{Profile: "proc", Getenv: env(dir, "AWS_CONFIG_FILE", filepath.Join(dir, "config"))}).Get(context.Background())
+	assert.ErrorContains(t, err, "gave credentials that expired at")
 
 	write(t, filepath.Join(dir, "config"), "[profile proc]\ncredential_process = /bin/echo not-json\n")
 	_, err = (&Chain{Profile: "proc", Getenv: env(dir, "AWS_CONFIG_FILE", filepath.Join(dir, "config"))}).Get(context.Background())
 	assert.ErrorContains(t, err, "did not print its JSON")
+}
+
+// A credential_process that leaves a child holding its output, or prints
+// without end, is ended; a config file that is not a regular file, or too
+// large, is refused without reading it through.
+func TestChainHostileSources(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	get := func() error {
+		_, err := (&Chain{Profile: "p", Getenv: env(dir, "AWS_CONFIG_FILE", cfg)}).Get(context.Background())
+		return err
+	}
+	write(t, cfg, "[profile p]\ncredential_process = /bin/sh -c \"sleep 20 2>/dev/null & echo '{}'\"\n")
+	assert.ErrorContains(t, get(), "printed no Version 1", "the child left running does not hold the read")
+	write(t, cfg, "[profile p]\ncredential_process = /bin/sh -c \"yes\"\n")
+	assert.ErrorContains(t, get(), "printed more than 1048576 bytes")
+	require.NoError(t, os.Remove(cfg))
+	require.NoError(t, syscall.Mkfifo(cfg, 0o600))
+	assert.ErrorContains(t, get(), "not a regular file")
+	require.NoError(t, os.Remove(cfg))
+	write(t, cfg, "[profile p]\n"+strings.Repeat("x", 2<<20))
+	assert.ErrorContains(t, get(), "AWS credentials")
 }
 
 func TestSplitCommand(t *testing.T) {

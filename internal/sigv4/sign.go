@@ -7,6 +7,7 @@
 package sigv4
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,7 +16,6 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -86,21 +86,26 @@ func canonicalURI(u *url.URL) string {
 }
 
 // canonicalQuery is the query's parameters, each name and value decoded and
-// encoded again strictly, sorted by name then value.
+// encoded again strictly, sorted by name, then by value (not as whole
+// "name=value" texts: a=1 sorts before a-b=2).
 func canonicalQuery(raw string) string {
 	if raw == "" {
 		return ""
 	}
-	var pairs []string
+	var pairs [][2]string
 	for _, part := range strings.Split(raw, "&") {
 		if part == "" {
 			continue
 		}
 		k, v, _ := strings.Cut(part, "=")
-		pairs = append(pairs, encode(unescape(k), false)+"="+encode(unescape(v), false))
+		pairs = append(pairs, [2]string{encode(unescape(k), false), encode(unescape(v), false)})
 	}
-	sort.Strings(pairs)
-	return strings.Join(pairs, "&")
+	slices.SortFunc(pairs, func(a, b [2]string) int { return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1])) })
+	out := make([]string, len(pairs))
+	for i, p := range pairs {
+		out[i] = p[0] + "=" + p[1]
+	}
+	return strings.Join(out, "&")
 }
 
 // unescape decodes a query component as a server would ("+" is a space);

@@ -94,6 +94,7 @@ func TestSignCoversTheRequest(t *testing.T) {
 	assert.Equal(t, "/endpoints/my%253Aep/invocations", canonicalURI(mustURL(t, "https://h/endpoints/my%3Aep/invocations")))
 	assert.Equal(t, "/a/", canonicalURI(mustURL(t, "https://h/a/./b/../")))
 	assert.Equal(t, "a=1&b=%20&b=x", canonicalQuery("b=x&b=+&a=1"))
+	assert.Equal(t, "a=1&a-b=2", canonicalQuery("a-b=2&a=1"), "by name, then value: not by the whole text (botocore)")
 }
 
 func hexOf(b []byte) string { return hex.EncodeToString(b) }
