@@ -131,4 +131,18 @@ func TestAudioTranscriptionInputFile(t *testing.T) {
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Zero(t, metricAvg(t, onlyExport(t, dir), "error_request_count"))
 	assert.Equal(t, int64(2), files.Load())
+
+	// A record without an audio (checked over every record), or with one
+	// by URL (by the reader), is refused before any request.
+	for file, want := range map[string]string{
+		`{"text": "ignored", "audio": "a.wav"}` + "\n" + `{"text": "no audio"}` + "\n": "turn 0 has no audio",
+		`{"text": "ignored", "audio": "https://example.com/a.wav"}` + "\n":             "must be a local file or a data URI, not a URL",
+	} {
+		writeFile(t, dir, "bad.jsonl", file)
+		inv = cli(t, dir, "profile", "-m", "whisper-1", "-u", m.URL, "--endpoint-type", "audio_transcription",
+			"--input-file", "bad.jsonl", "--custom-dataset-type", "single_turn", "--request-count", "2", "--ui", "none")
+		assert.Equal(t, ExitUsage, inv.code, inv.stderr)
+		assert.Contains(t, inv.stderr, want)
+	}
+	assert.Equal(t, int64(2), files.Load(), "nothing sent by the refused runs")
 }

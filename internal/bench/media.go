@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
@@ -20,6 +22,33 @@ func checkMedia(p plan.Profile, ds dataset.Dataset) error {
 		return nil
 	}
 	return fmt.Errorf("%s names images, audios or videos, and --endpoint-type %s sends none: use chat (nothing was sent)", p.InputFile, p.EndpointType)
+}
+
+// checkAudio refuses, before any traffic, an input file an audio
+// transcription cannot be sent from: every turn uploads its first audio,
+// so each must have one (the readers refuse an audio given by URL).
+// Every conversation is looked at (one pass over the input, only for
+// audio_transcription).
+func checkAudio(ctx context.Context, p plan.Profile, ds dataset.Dataset) error {
+	if p.EndpointType != plan.EndpointAudioTranscription || p.InputFile == "" {
+		return nil
+	}
+	for i := range ds.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := ds.Conversation(i)
+		if err != nil {
+			return err
+		}
+		for k := range c.Turns {
+			if !slices.ContainsFunc(c.Turns[k].Media, func(m media.Item) bool { return m.Kind == media.Audio }) {
+				return fmt.Errorf("%s: conversation %s, turn %d has no audio, and --endpoint-type audio_transcription uploads one "+
+					"a request: give each record an audio (nothing was sent)", p.InputFile, c.ID, k)
+			}
+		}
+	}
+	return nil
 }
 
 // mediaStats is what a request with media carried (its image parts, every
