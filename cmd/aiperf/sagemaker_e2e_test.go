@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,8 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/aiperf-go/aiperf/internal/mock"
 )
 
 // sageMakerSeen is one request the fake SageMaker front end took.
@@ -30,32 +26,13 @@ type sageMakerSeen struct {
 // us-west-2), refusing one that does not verify with 403, and records
 // each request.
 func startSageMaker(t *testing.T) (*mockServer, func() []sageMakerSeen) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDSAGEMAKER")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "the-sagemaker-secret")
-	t.Setenv("AWS_SESSION_TOKEN", "")
+	awsEnv(t, "AKIDSAGEMAKER", "the-sagemaker-secret", "")
 	var mu sync.Mutex
 	var seen []sageMakerSeen
-	m := startMockBehind(t, mock.Config{Fast: true}, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/metrics" || len(r.URL.Path) > 6 && r.URL.Path[:6] == "/mock/" {
-				h.ServeHTTP(w, r)
-				return
-			}
-			body, err := io.ReadAll(r.Body)
-			require.NoError(t, err)
-			err = checkSigV4(r, body, "the-sagemaker-secret", "us-west-2", "sagemaker")
-			mu.Lock()
-			seen = append(seen, sageMakerSeen{path: r.URL.EscapedPath(), header: r.Header.Clone(), err: err})
-			mu.Unlock()
-			if err != nil {
-				http.Error(w, "forbidden", http.StatusForbidden)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			h.ServeHTTP(w, r)
-		})
+	m := behindAWS(t, "the-sagemaker-secret", "", "us-west-2", "sagemaker", func(r *http.Request, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, sageMakerSeen{path: r.URL.EscapedPath(), header: r.Header.Clone(), err: err})
 	})
 	return m, func() []sageMakerSeen {
 		mu.Lock()

@@ -57,20 +57,22 @@ func checkSigV4(r *http.Request, body []byte, secret, region, service string) er
 	return nil
 }
 
-// --auth-type sigv4 signs every request (the inference requests and both
-// readiness probes) with the environment's credentials, so that a server
-// checking signatures accepts all; --api-key is not sent, and no secret
-// is printed.
-func TestSigV4SignsEveryRequest(t *testing.T) {
+// awsEnv gives the process AWS credentials in the environment, and a HOME
+// without ~/.aws.
+func awsEnv(t *testing.T, id, secret, token string) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTESTKEY")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "the-secret-of-this-test")
-	t.Setenv("AWS_SESSION_TOKEN", "session-token-of-this-test")
-	var mu sync.Mutex
-	var verified int
-	var problems []string
-	m := startMockBehind(t, mock.Config{Fast: true}, func(h http.Handler) http.Handler {
+	t.Setenv("AWS_ACCESS_KEY_ID", id)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_SESSION_TOKEN", token)
+}
+
+// behindAWS is the mock behind a fake AWS front end: each request but the
+// mock's own routes has its signature checked (checkSigV4, with secret,
+// for region and service, and its session token token), is handed to
+// seen with the check's error, and is refused with 403 when it fails.
+func behindAWS(t *testing.T, secret, token, region, service string, seen func(r *http.Request, err error)) *mockServer {
+	return startMockBehind(t, mock.Config{Fast: true}, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(r.URL.Path, "/mock/") || r.URL.Path == "/metrics" {
 				h.ServeHTTP(w, r)
@@ -78,17 +80,11 @@ func TestSigV4SignsEveryRequest(t *testing.T) {
 			}
 			body, err := io.ReadAll(r.Body)
 			require.NoError(t, err)
-			err = checkSigV4(r, body, "the-secret-of-this-test", "us-west-2", "sagemaker")
-			if err == nil && r.Header.Get(sigv4.HeaderSecurityToken) != "session-token-of-this-test" {
-				err = fmt.Errorf("session token %q", r.Header.Get(sigv4.HeaderSecurityToken))
+			err = checkSigV4(r, body, secret, region, service)
+			if got := r.Header.Get(sigv4.HeaderSecurityToken); err == nil && got != token {
+				err = fmt.Errorf("session token %q", got)
 			}
-			mu.Lock()
-			if err != nil {
-				problems = append(problems, r.Method+" "+r.URL.Path+": "+err.Error())
-			} else {
-				verified++
-			}
-			mu.Unlock()
+			seen(r, err)
 			if err != nil {
 				http.Error(w, "forbidden", http.StatusForbidden)
 				return
@@ -96,6 +92,26 @@ func TestSigV4SignsEveryRequest(t *testing.T) {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			h.ServeHTTP(w, r)
 		})
+	})
+}
+
+// --auth-type sigv4 signs every request (the inference requests and both
+// readiness probes) with the environment's credentials, so that a server
+// checking signatures accepts all; --api-key is not sent, and no secret
+// is printed.
+func TestSigV4SignsEveryRequest(t *testing.T) {
+	awsEnv(t, "AKIDTESTKEY", "the-secret-of-this-test", "session-token-of-this-test")
+	var mu sync.Mutex
+	var verified int
+	var problems []string
+	m := behindAWS(t, "the-secret-of-this-test", "session-token-of-this-test", "us-west-2", "sagemaker", func(r *http.Request, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			problems = append(problems, r.Method+" "+r.URL.Path+": "+err.Error())
+		} else {
+			verified++
+		}
 	})
 	dir := t.TempDir()
 	inv := cli(t, dir, "profile", "-m", "mock-model", "--url", m.URL, "--streaming", "--isl", "20", "--osl", "4",
@@ -147,11 +163,7 @@ func TestSigV4Refusals(t *testing.T) {
 // signatures into the exports (raw payloads and responses, outputs.json,
 // the records) or the console.
 func TestSigV4SecretsNeverLeave(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDECHOEDBACKKEY")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret-never-sent")
-	t.Setenv("AWS_SESSION_TOKEN", "session-token-echoed-back")
+	awsEnv(t, "AKIDECHOEDBACKKEY", "secret-never-sent", "session-token-echoed-back")
 	var mu sync.Mutex
 	var signatures []string
 	var n int

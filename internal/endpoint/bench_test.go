@@ -99,16 +99,22 @@ func benchClientStreamUsage(b *testing.B, o Options, perChunk bool) {
 			defer c.Close()
 			req := chatReq(srv.URL+"/v1/chat/completions", true)
 			req.MaxTokens, req.PerChunkUsage = benchTokens, perChunk
-			b.ReportAllocs()
-			runParallel(b, conc, func() int {
-				res := c.Do(context.Background(), req)
-				if res.Err != nil || len(res.Chunks) != benchTokens {
-					b.Errorf("bad response: %+v (%d chunks)", res.Err, len(res.Chunks))
-				}
-				return len(res.Chunks)
-			})
+			benchDo(b, c, conc, req)
 		})
 	}
+}
+
+// benchDo sends req with c from conc goroutines, b.N times in all,
+// reporting allocations; a reply without benchTokens chunks fails b.
+func benchDo(b *testing.B, c *Client, conc int, req Request) {
+	b.ReportAllocs()
+	runParallel(b, conc, func() int {
+		res := c.Do(context.Background(), req)
+		if res.Err != nil || len(res.Chunks) != benchTokens {
+			b.Errorf("bad response: %+v (%d chunks)", res.Err, len(res.Chunks))
+		}
+		return len(res.Chunks)
+	})
 }
 
 // BenchmarkBaselineStream is the floor Client.Do is compared with: a

@@ -23,7 +23,10 @@ func askUsage(m map[string]any, continuous bool) {
 	so := map[string]any{}
 	switch v := m["stream_options"].(type) {
 	case nil: // absent (or null): the options are aiperf's alone
-	case map[string]bool: // the body's own (openaiBody)
+	case map[string]bool: // the body's own (openaiBody): include_usage already
+		if !continuous {
+			return // nothing to add: no map built per request
+		}
 		for k, b := range v {
 			so[k] = b
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 )
@@ -36,10 +35,16 @@ const (
 // that carries an exception or error event.
 var errEventStream = errors.New("sagemaker event stream")
 
-// isEventStream reports whether h labels its body an AWS event stream.
+// isEventStream reports whether h labels its body an AWS event stream:
+// its media type, parameters aside. Read on every reply, it allocates
+// nothing (mime.ParseMediaType would, twice).
 func isEventStream(h http.Header) bool {
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && strings.EqualFold(mt, EventStreamType)
+	ct := h.Get("Content-Type")
+	if len(ct) < len(EventStreamType) || !strings.EqualFold(ct[:len(EventStreamType)], EventStreamType) {
+		return false
+	}
+	rest := strings.TrimLeft(ct[len(EventStreamType):], " \t")
+	return rest == "" || rest[0] == ';'
 }
 
 // replyBody is decodeBody's reader, unframed when it is an AWS event

@@ -212,14 +212,7 @@ func BenchmarkClientStreamEventStream(b *testing.B) {
 			defer c.Close()
 			req := chatReq(srv.URL+"/endpoints/ep/invocations-response-stream", true)
 			req.MaxTokens = benchTokens
-			b.ReportAllocs()
-			runParallel(b, conc, func() int {
-				res := c.Do(context.Background(), req)
-				if res.Err != nil || len(res.Chunks) != benchTokens {
-					b.Errorf("bad response: %+v (%d chunks)", res.Err, len(res.Chunks))
-				}
-				return len(res.Chunks)
-			})
+			benchDo(b, c, conc, req)
 		})
 	}
 }
@@ -232,4 +225,14 @@ func TestEventStreamLongMessage(t *testing.T) {
 	got, err := io.ReadAll(iotest.HalfReader(newEventStream(bytes.NewReader(stream))))
 	require.NoError(t, err)
 	assert.Equal(t, "a"+long+"b", string(got))
+}
+
+func TestIsEventStream(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/vnd.amazon.eventstream": true, "Application/VND.Amazon.EventStream; charset=x": true,
+		"application/vnd.amazon.eventstream ;x=1": true, "application/vnd.amazon.eventstreams": false,
+		"text/event-stream": false, "": false,
+	} {
+		assert.Equal(t, want, isEventStream(http.Header{"Content-Type": {ct}}), ct)
+	}
 }
