@@ -143,7 +143,7 @@ func (d *decoder) fileFields() []field {
 		{keys("path"), d.opt("input_file")},
 		{keys("format"), func(path string, n *yaml.Node) {
 			if s, ok := d.str(path, n); ok && !slices.Contains(plan.CustomDatasetTypes, s) {
-				d.errorf(n, path, "format %q is not supported yet: use one of %s", s, strings.Join(plan.CustomDatasetTypes, ", "))
+				d.errorf(n, path, "format %q is not supported yet: use %s", s, plan.CustomDatasetTypesHelp())
 				return
 			}
 			d.opt("custom_dataset_type")(path, n)

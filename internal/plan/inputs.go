@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -19,9 +20,38 @@ const (
 	DefaultDatasetEntries = 100
 )
 
-// CustomDatasetTypes are the --custom-dataset-type values (its kong enum,
-// and the YAML dataset formats).
-var CustomDatasetTypes = []string{"single_turn", "multi_turn", "random_pool", "mooncake_trace", "bailian_trace", "burst_gpt_trace", "inputs_json", "raw_payload", "sagemaker_data_capture", "baseten_trace", "weka_trace"}
+// CustomDatasetTypes are the --custom-dataset-type values (and the YAML
+// dataset formats): the record types, then AIPerf's SPEED-Bench configs.
+var CustomDatasetTypes = append([]string{"single_turn", "multi_turn", "random_pool", "mooncake_trace", "bailian_trace",
+	"burst_gpt_trace", "inputs_json", "raw_payload", "sagemaker_data_capture", "baseten_trace", "weka_trace", "tracelab"},
+	SpeedBenchTypes...)
+
+// CustomDatasetTypesHelp names the --custom-dataset-type values for an
+// error: the record types, and the SPEED-Bench configs by their pattern.
+func CustomDatasetTypesHelp() string {
+	return "one of " + strings.Join(CustomDatasetTypes[:len(CustomDatasetTypes)-len(SpeedBenchTypes)], ", ") +
+		", or speed_bench_<config> (aiperf profile --help lists them)"
+}
+
+// SpeedBenchTypes are AIPerf's speed_bench_* dataset types: NVIDIA's
+// SPEED-Bench, its qualitative split, one per category of it, and the
+// throughput splits by input length and entropy tier.
+var SpeedBenchTypes = speedBenchTypes()
+
+func speedBenchTypes() []string {
+	ts := []string{"speed_bench_qualitative"}
+	for _, c := range []string{"coding", "humanities", "math", "multilingual", "qa", "rag", "reasoning", "roleplay", "stem",
+		"summarization", "writing"} {
+		ts = append(ts, "speed_bench_"+c)
+	}
+	for _, n := range []string{"1k", "2k", "8k", "16k", "32k"} {
+		ts = append(ts, "speed_bench_throughput_"+n)
+		for _, tier := range []string{"low_entropy", "mixed", "high_entropy"} {
+			ts = append(ts, "speed_bench_throughput_"+n+"_"+tier)
+		}
+	}
+	return ts
+}
 
 // Multi reports whether the profile's synthetic conversations have more
 // than one turn.
@@ -33,6 +63,8 @@ func (p *Profile) Multi() bool {
 // options and their combinations, with AIPerf's rules.
 func (v *validator) inputs(p *Profile) {
 	file := p.InputFile != ""
+	v.check(p.CustomDatasetType == "" || slices.Contains(CustomDatasetTypes, p.CustomDatasetType), "custom_dataset_type",
+		fmt.Sprintf("unknown type %q: use %s", p.CustomDatasetType, CustomDatasetTypesHelp()))
 	v.check(file || p.CustomDatasetType == "", "custom_dataset_type", "needs --input-file (the file to read)")
 	v.check(file || p.PublicDataset == "", "public_dataset", "needs --input-file (the local file of the public dataset; nothing is downloaded)")
 	v.check(p.PublicDataset == "" || p.CustomDatasetType == "", "public_dataset", "cannot be used with --custom-dataset-type: pick one")

@@ -84,6 +84,8 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"reset timeout", func(p *Profile) { p.ResetKVCacheTimeoutSeconds = Ptr(0.0) }, "--reset-kv-cache-timeout-seconds must be greater than 0, got 0"},
 		{"profiler timeout", func(p *Profile) { p.ServerProfilerTimeoutSeconds = Ptr(-2.0) }, "--server-profiler-timeout-seconds must be greater than 0, got -2"},
 		{"max retry", func(p *Profile) { p.ResetKVCacheMaxRetrySeconds = Ptr(-1.0) }, "--reset-kv-cache-max-retry-seconds must be 0 or more, got -1"},
+		{"dataset type", func(p *Profile) { p.InputFile, p.CustomDatasetType = "x.jsonl", "dag_jsonl" },
+			`--custom-dataset-type unknown type "dag_jsonl": use one of single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, inputs_json, raw_payload, sagemaker_data_capture, baseten_trace, weka_trace, tracelab, or speed_bench_<config>`},
 		{"server", func(p *Profile) { p.Server = "tgi" }, `--server must be one of vllm, sglang, trtllm, llamacpp, got "tgi"`},
 		{"trtllm reset", func(p *Profile) { p.Server = "trtllm"; p.ResetKVCache = true }, "--reset-kv-cache cannot be used with --server trtllm: trtllm-serve has no KV-cache reset route"},
 		{"trtllm profiler", func(p *Profile) { p.Server = "trtllm"; p.ServerProfilerStartPath = "/start" }, "--server-profiler cannot be used with --server trtllm"},
