@@ -146,3 +146,18 @@ func TestAudioTranscriptionInputFile(t *testing.T) {
 	}
 	assert.Equal(t, int64(2), files.Load(), "nothing sent by the refused runs")
 }
+
+// TestAudioTranscriptionWaitsForModel: the inference readiness probe of
+// audio_transcription uploads an audio as the requests do (a probe without
+// one is a request the server refuses, so the model was never "ready").
+func TestAudioTranscriptionWaitsForModel(t *testing.T) {
+	var files atomic.Int64
+	m := startMockBehind(t, mock.Config{TTFT: 1, ITL: 0.1}, audioFileParts(&files))
+	dir := t.TempDir()
+	inv := cli(t, dir, "profile", "-m", "whisper-1", "-u", m.URL, "--endpoint-type", "audio_transcription",
+		"--audio-length-mean", "1", "--request-count", "2", "--ui", "none", "--num-dataset-entries", "1",
+		"--wait-for-model-timeout", "30", "--wait-for-model-mode", "inference")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, int64(3), files.Load(), "the probe and both requests uploaded an audio.wav")
+	assert.Equal(t, 2.0, metricAvg(t, onlyExport(t, dir), "request_count"), "the probe is not recorded")
+}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/redirect"
 )
@@ -158,6 +160,17 @@ func (c *cell) probeModels(ctx context.Context, url string) error {
 	return nil
 }
 
+// probeAudio is the audio an audio_transcription probe uploads: 0.1 s of
+// quiet noise (the synthetic audio's), 16 kHz mono 16-bit PCM.
+var probeAudio = func() media.Item {
+	const frames = 1600
+	it, err := media.FromBytes(media.Audio, media.NoiseWAV(rand.New(rand.NewPCG(0, 0)), frames, 16000, 1, 16))
+	if err != nil {
+		panic(err) // NoiseWAV writes a valid WAV
+	}
+	return it
+}()
+
 // probeInference passes when a one-token request of the endpoint type to
 // url, for the first --model, gets a valid successful reply.
 func (c *cell) probeInference(ctx context.Context, client *endpoint.Client, url string) error {
@@ -168,6 +181,9 @@ func (c *cell) probeInference(ctx context.Context, client *endpoint.Client, url 
 	}
 	if c.p.Spec().Tokens {
 		req.MaxTokens = 1
+	}
+	if c.p.EndpointType == plan.EndpointAudioTranscription {
+		req.Media = []media.Item{probeAudio} // it uploads an audio, or the server refuses the request
 	}
 	if resp := client.Do(ctx, req); resp.Err != nil {
 		return fmt.Errorf("a one-token %s request to %s failed: %s", c.p.EndpointType, plan.RedactURL(url), resp.Err.Message)
