@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -160,16 +163,35 @@ func (c *cell) probeModels(ctx context.Context, url string) error {
 	return nil
 }
 
-// probeAudio is the audio an audio_transcription probe uploads: 0.1 s of
-// quiet noise (the synthetic audio's), 16 kHz mono 16-bit PCM.
-var probeAudio = func() media.Item {
-	const frames = 1600
-	it, err := media.FromBytes(media.Audio, media.NoiseWAV(rand.New(rand.NewPCG(0, 0)), frames, 16000, 1, 16))
+// The files the inference probe uploads: audio_transcription's audio, 0.1 s
+// of quiet noise (the synthetic audio's), 16 kHz mono 16-bit PCM; and
+// image_edit's reference image, a grey 64×64 PNG.
+var (
+	probeAudio = mustMedia(media.Audio, media.NoiseWAV(rand.New(rand.NewPCG(0, 0)), 1600, 16000, 1, 16))
+	probeImage = mustMedia(media.Image, greyPNG(64))
+)
+
+// mustMedia is b as a media item; b is built here, so an error is a bug.
+func mustMedia(kind media.Kind, b []byte) media.Item {
+	it, err := media.FromBytes(kind, b)
 	if err != nil {
-		panic(err) // NoiseWAV writes a valid WAV
+		panic(fmt.Sprintf("the probe's %s: %v", kind, err))
 	}
 	return it
-}()
+}
+
+// greyPNG is a mid-grey side×side PNG.
+func greyPNG(side int) []byte {
+	img := image.NewGray(image.Rect(0, 0, side, side))
+	for i := range img.Pix {
+		img.Pix[i] = 128
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err) // a write to memory
+	}
+	return buf.Bytes()
+}
 
 // probeInference passes when a one-token request of the endpoint type to
 // url, for the first --model, gets a valid successful reply.
@@ -182,8 +204,11 @@ func (c *cell) probeInference(ctx context.Context, client *endpoint.Client, url 
 	if c.p.Spec().Tokens {
 		req.MaxTokens = 1
 	}
-	if c.p.EndpointType == plan.EndpointAudioTranscription {
-		req.Media = []media.Item{probeAudio} // it uploads an audio, or the server refuses the request
+	switch c.p.EndpointType { // these upload a file, or the server refuses the request
+	case plan.EndpointAudioTranscription:
+		req.Media = []media.Item{probeAudio}
+	case plan.EndpointImageEdit:
+		req.Media = []media.Item{probeImage}
 	}
 	if resp := client.Do(ctx, req); resp.Err != nil {
 		return fmt.Errorf("a one-token %s request to %s failed: %s", c.p.EndpointType, plan.RedactURL(url), resp.Err.Message)
