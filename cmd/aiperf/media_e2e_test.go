@@ -266,18 +266,22 @@ func TestImageEditTutorial(t *testing.T) {
 	assert.Equal(t, 5, m.control().InferenceRequests, "a warmup and 4 profiling edits, each a valid multipart upload")
 }
 
-// TestImageEditWaitsForModel: the inference readiness probe of image_edit
-// uploads a reference image as its requests do (without one the server
-// refuses every probe, and the model is never "ready").
-func TestImageEditWaitsForModel(t *testing.T) {
-	m := startMock(t, mock.Config{Fast: true})
-	dir := t.TempDir()
-	inv := cli(t, dir, "profile", "-m", "flux", "--url", m.URL, "--endpoint-type", "image_edit", "--image-batch-size", "1",
-		"--image-width-mean", "32", "--image-height-mean", "32", "--request-count", "2", "--num-dataset-entries", "1",
-		"--ui", "none", "--wait-for-model-timeout", "30", "--wait-for-model-mode", "inference")
-	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	assert.Equal(t, 3, m.control().InferenceRequests, "the probe and both edits, each a valid multipart upload")
-	assert.Equal(t, 2.0, metricAvg(t, onlyExport(t, dir), "request_count"), "the probe is not recorded")
+// TestImageUploadsWaitForModel: the inference readiness probe of image_edit
+// and image_retrieval uploads an image as their requests do (without one
+// the server refuses every probe, and the model is never "ready").
+func TestImageUploadsWaitForModel(t *testing.T) {
+	for _, et := range []string{"image_edit", "image_retrieval"} {
+		t.Run(et, func(t *testing.T) {
+			m := startMock(t, mock.Config{Fast: true})
+			dir := t.TempDir()
+			inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", et, "--image-batch-size", "1",
+				"--image-width-mean", "32", "--image-height-mean", "32", "--request-count", "2", "--num-dataset-entries", "1",
+				"--ui", "none", "--wait-for-model-timeout", "30", "--wait-for-model-mode", "inference")
+			require.Equal(t, ExitOK, inv.code, inv.stderr)
+			assert.Equal(t, 3, m.control().InferenceRequests, "the probe and both requests, each with its image")
+			assert.Equal(t, 2.0, metricAvg(t, onlyExport(t, dir), "request_count"), "the probe is not recorded")
+		})
+	}
 }
 
 // TestSyntheticVideoTutorial runs docs/tutorials/synthetic-video.md's

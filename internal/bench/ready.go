@@ -165,7 +165,8 @@ func (c *cell) probeModels(ctx context.Context, url string) error {
 
 // The files the inference probe uploads: audio_transcription's audio, 0.1 s
 // of quiet noise (the synthetic audio's), 16 kHz mono 16-bit PCM; and
-// image_edit's reference image, a grey 64×64 PNG.
+// image_edit's reference image and image_retrieval's image, a grey 64×64
+// PNG.
 var (
 	probeAudio = mustMedia(media.Audio, media.NoiseWAV(rand.New(rand.NewPCG(0, 0)), 1600, 16000, 1, 16))
 	probeImage = mustMedia(media.Image, greyPNG(64))
@@ -207,7 +208,7 @@ func (c *cell) probeInference(ctx context.Context, client *endpoint.Client, url 
 	switch c.p.EndpointType { // these upload a file, or the server refuses the request
 	case plan.EndpointAudioTranscription:
 		req.Media = []media.Item{probeAudio}
-	case plan.EndpointImageEdit:
+	case plan.EndpointImageEdit, plan.EndpointImageRetrieval:
 		req.Media = []media.Item{probeImage}
 	}
 	if resp := client.Do(ctx, req); resp.Err != nil {
