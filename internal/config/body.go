@@ -54,7 +54,7 @@ func (d *decoder) schemaVersion(path string, v *yaml.Node) {
 func (d *decoder) benchmarkFields() []field {
 	return append([]field{
 		{keys("model", "models"), d.models},
-		{keys("endpoint"), d.section(d.endpointFields)},
+		{keys("endpoint"), d.endpoint},
 		{keys("dataset"), d.singleDataset},
 		{keys("datasets"), d.datasets},
 		{keys("tokenizer"), d.tokenizer},

@@ -8,8 +8,19 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
-func (d *decoder) endpointFields() []field {
-	transport, sagemaker := d.sageMakerFields()
+// endpoint reads an endpoint section.
+func (d *decoder) endpoint(path string, v *yaml.Node) {
+	if !d.mapping(v, path) {
+		return
+	}
+	transport, sagemaker, done := d.sageMakerFields()
+	d.fields(v, path, d.endpointFields(transport, sagemaker))
+	done()
+}
+
+// endpointFields are an endpoint section's keys; transport and sagemaker
+// are sageMakerFields' readers.
+func (d *decoder) endpointFields(transport, sagemaker func(string, *yaml.Node)) []field {
 	return []field{
 		{keys("url", "urls"), d.opt("url")},
 		{keys("url_strategy"), d.notYetUnless("round_robin", "a url_strategy other than round_robin", "")},
@@ -165,8 +176,9 @@ func (d *decoder) extra(path string, v *yaml.Node) {
 // Runtime) and the endpoint.sagemaker section: endpoint_name,
 // target_model, inference_component_name and target_variant, AIPerf's
 // --sagemaker-* options. transport: sagemaker needs the section's
-// endpoint_name, checked once both were read.
-func (d *decoder) sageMakerFields() (transport, sagemaker func(string, *yaml.Node)) {
+// endpoint_name, checked once both were read, or by done, called after the
+// endpoint section, when it has no sagemaker section.
+func (d *decoder) sageMakerFields() (transport, sagemaker func(string, *yaml.Node), done func()) {
 	var pending *yaml.Node // transport: sagemaker, read before the section
 	var pendingPath string
 	seen := false
@@ -202,5 +214,10 @@ func (d *decoder) sageMakerFields() (transport, sagemaker func(string, *yaml.Nod
 			need(pending, pendingPath)
 		}
 	}
-	return transport, sagemaker
+	done = func() {
+		if pending != nil && !seen {
+			need(pending, pendingPath)
+		}
+	}
+	return transport, sagemaker, done
 }

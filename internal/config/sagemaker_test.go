@@ -25,6 +25,7 @@ func TestSageMakerKeys(t *testing.T) {
 	for _, order := range []string{
 		"  endpoint: {transport: sagemaker, sagemaker: {target_variant: v1}}",
 		"  endpoint: {sagemaker: {target_variant: v1}, transport: sagemaker}",
+		"  endpoint: {transport: sagemaker}",
 	} {
 		_, err := parse("benchmark:", "  model: m", order)
 		assert.ErrorContains(t, err, "benchmark.endpoint.transport: sagemaker requires sagemaker.endpoint_name")
