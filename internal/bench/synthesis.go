@@ -45,7 +45,7 @@ func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
 	if err != nil {
 		return err
 	}
-	if det.Type == dataset.TypeWekaTrace || det.Type == dataset.TypeBasetenTrace {
+	if det.Type == dataset.TypeWekaTrace || det.Type == dataset.TypeBasetenTrace || det.Type == dataset.TypeTraceLab {
 		return traceFilters(c.p, det.Type, o)
 	}
 	if det.Type != dataset.TypeMooncakeTrace {
@@ -65,7 +65,7 @@ func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
 }
 
 // traceFilters applies --synthesis-max-isl and --synthesis-max-osl to a
-// weka_trace or baseten_trace as AIPerf's loaders do (filters, not a
+// weka_trace, tracelab or baseten_trace as AIPerf's loaders do (filters, not a
 // rewrite); the other --synthesis-* flags are refused, as AIPerf refuses
 // them for a Baseten trace.
 func traceFilters(p plan.Profile, kind string, o *dataset.Options) error {

@@ -82,6 +82,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 			return nil, err
 		}
 	}
+	if kind == TypeTraceLab {
+		return openTraceLab(ctx, tok, o)
+	}
 	if o.UUIDAndStrip && kind != TypeSingleTurn {
 		return nil, uuidStripRefused(kind)
 	}
@@ -216,6 +219,9 @@ func Detect(path, customType string) (Detected, error) {
 		}
 		return Detected{Type: TypeRandomPool}, nil
 	}
+	if customType == TypeTraceLab || customType == "" && isTraceLabFile(path) {
+		return Detected{Type: TypeTraceLab, Timestamped: true}, nil // its rounds' timing events
+	}
 	if customType == TypeInputsJSON || customType == "" && isInputsJSON(path) {
 		return Detected{Type: TypeInputsJSON}, nil
 	}
@@ -261,6 +267,8 @@ func Detect(path, customType string) (Detected, error) {
 // detectFile detects the record type of a file from its first record.
 func detectFile(path string) (string, error) {
 	switch {
+	case isTraceLabFile(path):
+		return TypeTraceLab, nil
 	case hasBasetenColumns(path):
 		return TypeBasetenTrace, nil
 	case isWekaFile(path):
@@ -381,7 +389,7 @@ func Kind(d Dataset) string {
 	case *poolDataset:
 		return TypeRandomPool
 	case *wekaSet:
-		return TypeWekaTrace
+		return f.kind // weka_trace, or tracelab
 	}
 	return ""
 }

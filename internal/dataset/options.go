@@ -57,7 +57,7 @@ const (
 var PublicDatasets = []string{PublicShareGPT, PublicAIMO, PublicAIMOAIME, PublicAIMONuminaCoT, PublicAIMONumina15, PublicInstructCoder}
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace, TypeWekaTrace)
+var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace, TypeWekaTrace, TypeTraceLab)
 
 // lineTypes are the record types of JSONL files, one JSON record a line.
 var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload,
@@ -65,7 +65,8 @@ var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMoon
 
 // traceTypes are the record types that are traces: replayed line by line,
 // each once, on their timestamps when they carry them.
-var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture, TypeBasetenTrace, TypeWekaTrace}
+var traceTypes = []string{TypeMooncakeTrace, TypeBailianTrace, TypeBurstGPTTrace, TypeSageMakerCapture, TypeBasetenTrace, TypeWekaTrace,
+	TypeTraceLab}
 
 // IsTraceType reports whether files of record type kind are traces.
 func IsTraceType(kind string) bool { return slices.Contains(traceTypes, kind) }

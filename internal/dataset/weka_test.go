@@ -321,8 +321,7 @@ func TestWekaParseStops(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "t.json")
 	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
-	w := &wekaSet{}
-	_, err := w.load(ctx, path)
+	_, _, err := readWekaFile(ctx, path, "")
 	require.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "stopped reading "+path)
 }

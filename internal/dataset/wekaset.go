@@ -30,14 +30,14 @@ type wekaSet struct {
 	o     Options
 	tok   tokenizer.Tokenizer
 	words *words
-	paths []string
+	kind  string     // TypeWekaTrace, or TypeTraceLab (Kind)
+	src   wekaSource // where each trace comes from (wekasource.go)
 	convs []wekaConv
 	zero  float64
 	turns int
-	cache wekaCache // the files read back last, parsed
-	// given is the basis asked for (Options.WekaBasis), relative the one
-	// used (auto's choice, wekabasis.go), note what to tell of it (Notes).
-	given    string
+	cache wekaCache // the traces read back last, parsed
+	// relative is the basis used (auto's choice, wekabasis.go), note what
+	// to tell of it and of the source (Notes).
 	relative bool
 	note     string
 }
@@ -115,31 +115,38 @@ func isWekaDir(path string) bool {
 }
 
 // openWeka reads every trace file of o.InputFile, checking each whole
-// (every problem listed), and indexes its conversations: the main agent's
-// API calls (one conversation named by the trace's id), and each subagent
-// that a main-agent request precedes (a conversation of its own, named
-// <id>::sa:<agent_id>, as AIPerf names it), its requests' times read on
-// o.WekaBasis (wekabasis.go). A file is read one at a time, and once.
+// (every problem listed), and indexes its conversations (openWekaSet).
 func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, error) {
 	paths, err := wekaFiles(o.InputFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
 	}
-	basis, err := newWekaBasis(o.WekaBasis)
+	return openWekaSet(ctx, tok, o, TypeWekaTrace, &wekaFileSource{paths: paths, given: o.WekaBasis}, o.WekaBasis, 0)
+}
+
+// openWekaSet reads every trace of src and indexes its conversations: the
+// main agent's API calls (one conversation named by the trace's id), and
+// each subagent that a main-agent request precedes (a conversation of its
+// own, named <id>::sa:<agent_id>, as AIPerf names it), its requests' times
+// read on basis (wekabasis.go). A trace is read one at a time, and once.
+// A trace with a call of more than --max-context-length tokens is dropped;
+// limit > 0 keeps the first limit traces left (AIPerf's filter, then cap).
+func openWekaSet(ctx context.Context, tok tokenizer.Tokenizer, o Options, kind string, src wekaSource, basis string, limit int) (*wekaSet, error) {
+	b, err := newWekaBasis(basis)
 	if err != nil {
-		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
+		return nil, fmt.Errorf("%s dataset: %w", kind, err)
 	}
-	w := &wekaSet{o: o, tok: tok, paths: paths, cache: newWekaCache(wekaCacheBytes), given: o.WekaBasis}
+	w := &wekaSet{o: o, tok: tok, kind: kind, src: src, cache: newWekaCache(wekaCacheBytes)}
 	if w.words, err = blockWords(tok); err != nil {
-		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, err)
+		return nil, fmt.Errorf("%s dataset: %w", kind, err)
 	}
 	var errs []error
-	dropped := 0
-	for i, path := range paths {
+	dropped, kept := 0, 0
+	for i := range src.count() {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("%s dataset: stopped at %s: %w", TypeWekaTrace, path, err)
+			return nil, fmt.Errorf("%s dataset: stopped at %s: %w", kind, src.name(i), err)
 		}
-		tr, err := w.load(ctx, path)
+		tr, err := w.load(ctx, i, false)
 		if err != nil {
 			errs = append(errs, err)
 			if len(errs) >= maxProblems {
@@ -147,20 +154,24 @@ func openWeka(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset,
 			}
 			continue
 		}
-		basis.add(tr, path) // the whole input decides auto's basis, dropped traces too
+		b.add(tr, src.name(i)) // the whole input decides auto's basis, dropped traces too
 		if c := o.Replay.MaxContext; c > 0 && wekaPeak(tr.wekaTrace) > int64(c) {
 			dropped++
 			continue
 		}
-		for _, rel := range basis.bases() {
-			w.index(&basis.ix[btoi(rel)], tr, int32(i), rel)
+		if limit > 0 && kept == limit {
+			continue
+		}
+		kept++
+		for _, rel := range b.bases() {
+			w.index(&b.ix[btoi(rel)], tr, int32(i), rel)
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s dataset: %w", TypeWekaTrace, joinProblems(errs))
+		return nil, fmt.Errorf("%s dataset: %w", kind, joinProblems(errs))
 	}
-	ix := basis.done()
-	w.convs, w.turns, w.relative, w.note = ix.convs, ix.turns, basis.relative, basis.note()
+	ix := b.done()
+	w.convs, w.turns, w.relative, w.note = ix.convs, ix.turns, b.relative, b.note()
 	if len(w.convs) == 0 {
 		isl := ""
 		if o.MaxISL > 0 {
@@ -204,31 +215,15 @@ type parsedWeka struct {
 	size     int        // the file's bytes
 }
 
-// load reads and checks one trace file, or stops with ctx.
-func (w *wekaSet) load(ctx context.Context, path string) (*parsedWeka, error) {
-	f, err := inputfile.Open(path)
+// load reads trace i of the set's source (with its hash ids when ids),
+// or stops with ctx.
+func (w *wekaSet) load(ctx context.Context, i int, ids bool) (*parsedWeka, error) {
+	tr, size, err := w.src.read(ctx, i, ids)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := readWeka(f, path)
-	if err != nil {
-		return nil, err
-	}
-	tr, wps, more := parseWeka(ctx, data)
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s dataset: stopped reading %s: %w", TypeWekaTrace, path, err)
-	}
-	if wps == nil && w.given == WekaBasisAbsolute {
-		wps, more = absoluteProblems(tr, path, data)
-	}
-	if wps != nil {
-		ps := problems{path: path, more: more}
-		placeWeka(path, data, wps, &ps)
-		return nil, ps.err()
 	}
 	return &parsedWeka{wekaTrace: tr, ranks: modelRanks(tr), relative: w.relative, warp: w.idleWarp(tr, w.relative),
-		scan: scanNested(tr), size: len(data)}, nil
+		scan: scanNested(tr), size: size}, nil
 }
 
 // plan lists a trace's conversations: its main agent, then each subagent
@@ -423,12 +418,12 @@ func (w *wekaSet) Len() int { return len(w.convs) }
 // turns.
 func (w *wekaSet) Conversation(i int) (Conversation, error) {
 	if i < 0 || i >= len(w.convs) {
-		return Conversation{}, fmt.Errorf("%s: conversation %d out of range [0, %d)", TypeWekaTrace, i, len(w.convs))
+		return Conversation{}, fmt.Errorf("%s: conversation %d out of range [0, %d)", w.kind, i, len(w.convs))
 	}
 	c := w.convs[i]
-	tr, err := w.cache.get(int(c.file), func() (*parsedWeka, error) { return w.load(context.Background(), w.paths[c.file]) })
+	tr, err := w.cache.get(int(c.file), func() (*parsedWeka, error) { return w.load(context.Background(), int(c.file), true) })
 	if err != nil {
-		return Conversation{}, fmt.Errorf("re-read %s (was the file changed since it was opened?): %w", w.paths[c.file], err)
+		return Conversation{}, fmt.Errorf("re-read %s (was the file changed since it was opened?): %w", w.src.name(int(c.file)), err)
 	}
 	conv := Conversation{ID: tr.ID, Mode: MessageArrayWithResponses, ModelRanked: true}
 	var subs map[int]int
@@ -443,7 +438,7 @@ func (w *wekaSet) Conversation(i int) (Conversation, error) {
 		conv.ID = tr.ID + "::sa:" + tr.Requests[c.sub].AgentID
 	}
 	if len(conv.Turns) == 0 {
-		return Conversation{}, fmt.Errorf("re-read %s: conversation %s has no requests (was the file changed since it was opened?)", w.paths[c.file], conv.ID)
+		return Conversation{}, fmt.Errorf("re-read %s: conversation %s has no requests (was the file changed since it was opened?)", w.src.name(int(c.file)), conv.ID)
 	}
 	return conv, nil
 }

@@ -44,8 +44,13 @@ func detectedFormat(p *Profile) bool {
 	return p.CustomDatasetType == "" && p.InputFile != "" && p.PublicDataset == ""
 }
 
-// Dataset formats that honour AIPerf's weka-only controls.
-var wekaFormats = []string{"weka_trace"}
+// Dataset formats that honour AIPerf's weka-only controls: weka_trace, and
+// tracelab, which AIPerf replays as Weka traces (whose subagents' times it
+// writes itself, so --weka-nested-timestamp-basis is weka_trace's only).
+var (
+	wekaFormats      = []string{"weka_trace", "tracelab"}
+	wekaBasisFormats = []string{"weka_trace"}
+)
 
 // OpenLoop reports whether later turns keep their recorded timestamps
 // (--open-loop-replay, the default).
@@ -106,9 +111,9 @@ func (v *validator) weka(p *Profile, kind string) {
 	v.intRange("max_context_length", r.MaxContextLength, 1, MaxTokens)
 	weka := slices.Contains(wekaFormats, p.CustomDatasetType) || detectedFormat(p)
 	v.check(!r.UseThinkTimeOnly || weka, "use_think_time_only", fmt.Sprintf(
-		"applies to weka_trace, whose requests record their think_time; %s records none: remove it", kind))
+		"applies to weka_trace and tracelab, whose requests record their think_time; %s records none: remove it", kind))
 	v.check(r.MaxContextLength == nil || weka, "max_context_length", fmt.Sprintf(
-		"applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind))
+		"applies to weka_trace and tracelab (it drops whole traces whose recorded peak prompt+output length exceeds it), not %s: remove it", kind))
 	v.check(!deref(r.AllowDatasetWrap, false), "allow_dataset_wrap", fmt.Sprintf(
 		"reuses traces across AIPerf's agentic-replay concurrency lanes; a %s replay here sends each session once: remove it", kind))
 	v.wekaBasis(p, kind)

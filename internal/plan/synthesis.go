@@ -78,7 +78,7 @@ func (v *validator) synthesis(p *Profile) {
 	switch {
 	case p.InputFile == "" || p.PublicDataset != "":
 		v.add(field, "rewrites a mooncake trace before it is replayed: give --input-file with one (--custom-dataset-type mooncake_trace)")
-	case p.CustomDatasetType == "weka_trace" || p.CustomDatasetType == "baseten_trace":
+	case p.CustomDatasetType == "weka_trace" || p.CustomDatasetType == "baseten_trace" || p.CustomDatasetType == "tracelab":
 		for _, f := range flags {
 			if f != "--synthesis-max-isl" && f != "--synthesis-max-osl" {
 				v.add(strings.ReplaceAll(strings.TrimPrefix(f, "--"), "-", "_"), "a "+p.CustomDatasetType+

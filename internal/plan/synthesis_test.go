@@ -34,3 +34,33 @@ func TestSynthesisFlags(t *testing.T) {
 		assert.Contains(t, onlyError(t, p.Check(), c.field), c.msg)
 	}
 }
+
+// A tracelab corpus is replayed as weka traces: it takes the weka
+// filters and controls, but not the weka-only timestamp basis (its
+// subagents' times are written by the conversion) nor the mooncake
+// rewrites.
+func TestTraceLabTakesTheWekaControls(t *testing.T) {
+	t.Parallel()
+	tracelab := func() Profile {
+		p := withPhases()
+		p.InputFile, p.CustomDatasetType = "corpus.jsonl.gz", "tracelab"
+		return p
+	}
+	p := tracelab()
+	p.SynthesisMaxISL, p.SynthesisMaxOSL = Ptr(5000), Ptr(100)
+	p.TraceReplay.UseThinkTimeOnly, p.TraceReplay.MaxContextLength = true, Ptr(100000)
+	assert.NoError(t, p.Check())
+
+	for _, c := range []struct {
+		set   func(*Profile)
+		field string
+		msg   string
+	}{
+		{func(p *Profile) { p.WekaNestedTimestampBasis = "relative" }, "weka_nested_timestamp_basis", "applies to weka_trace"},
+		{func(p *Profile) { p.SynthesisSpeedupRatio = Ptr(2.0) }, "synthesis_speedup_ratio", "a tracelab takes only --synthesis-max-isl and --synthesis-max-osl"},
+	} {
+		p := tracelab()
+		c.set(&p)
+		assert.Contains(t, onlyError(t, p.Check(), c.field), c.msg)
+	}
+}

@@ -13,7 +13,7 @@ func (v *validator) wekaBasis(p *Profile, kind string) {
 	switch b := p.WekaNestedTimestampBasis; b {
 	case "", "auto":
 	case "absolute", "relative":
-		weka := slices.Contains(wekaFormats, p.CustomDatasetType) || detectedFormat(p)
+		weka := slices.Contains(wekaBasisFormats, p.CustomDatasetType) || detectedFormat(p)
 		v.check(weka, "weka_nested_timestamp_basis", fmt.Sprintf(
 			"%s applies to weka_trace, whose subagents' requests carry their own timestamps; %s has none: remove it", b, kind))
 	default:
