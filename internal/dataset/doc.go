@@ -30,9 +30,12 @@
 // sagemaker_data_capture (sagemaker.go), baseten_trace (Parquet rows,
 // baseten.go, its sessions sorted by timestamp), weka_trace (a JSON file
 // per agentic session, or a directory of them: a session for the main
-// agent and one per subagent, weka.go and wekaset.go); and recorded
-// request bodies sent
-// as written: raw_payload (a file, or a directory of conversations,
+// agent and one per subagent, weka.go and wekaset.go), tracelab (a
+// TraceLab JSONL corpus, optionally gzipped, converted in memory into
+// Weka traces behind wekasource.go's seam: tracelab*.go) and AIPerf's
+// speed_bench_* configs (SPEED-Bench rows, each a conversation of its
+// messages, filtered by category: speedbench.go); and recorded request
+// bodies sent as written: raw_payload (a file, or a directory of conversations,
 // rawpayload.go) and inputs_json (one JSON document read an entry at a
 // time, inputsjson.go); detecting the type from the first record when
 // none is given; and public datasets (--public-dataset: sharegpt.go, and

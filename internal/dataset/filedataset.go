@@ -52,6 +52,21 @@ type fileDataset struct {
 }
 
 // convBuilder is a conversation being read back.
+// rowRange is the rows [lo, hi) of conversation i, once the file is
+// checked readable and unchanged.
+func (d *fileDataset) rowRange(i int) (lo, hi uint32, err error) {
+	if err := d.readable(d.path, i, len(d.ts)); err != nil {
+		return 0, 0, err
+	}
+	if err := d.unchanged(); err != nil {
+		return 0, 0, err
+	}
+	if d.start != nil {
+		return d.start[i], d.start[i+1], nil
+	}
+	return uint32(i), uint32(i + 1), nil
+}
+
 type convBuilder struct {
 	Conversation
 	lead bool            // multi_turn: the first turn may be hoisted
@@ -63,15 +78,9 @@ func (d *fileDataset) Len() int { return len(d.ts) }
 // Conversation reads conversation i's rows back from the file and builds
 // its turns. It is safe for concurrent use.
 func (d *fileDataset) Conversation(i int) (Conversation, error) {
-	if err := d.readable(d.path, i, len(d.ts)); err != nil {
+	lo, hi, err := d.rowRange(i)
+	if err != nil {
 		return Conversation{}, err
-	}
-	if err := d.unchanged(); err != nil {
-		return Conversation{}, err
-	}
-	lo, hi := uint32(i), uint32(i+1)
-	if d.start != nil {
-		lo, hi = d.start[i], d.start[i+1]
 	}
 	if d.baseten != nil {
 		return d.basetenConversation(i, lo, hi)

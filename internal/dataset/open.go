@@ -109,6 +109,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	case TypeWekaTrace:
 		return openWekaChecked(ctx, tok, o)
 	}
+	if IsSpeedBenchType(kind) {
+		return openSpeedBench(ctx, tok, o, kind)
+	}
 	if isParquet(o.InputFile) {
 		return nil, fmt.Errorf("%s dataset: %s is a Parquet file: only baseten_trace reads Parquet here", kind, o.InputFile)
 	}
@@ -390,6 +393,8 @@ func Kind(d Dataset) string {
 		return TypeRandomPool
 	case *wekaSet:
 		return f.kind // weka_trace, or tracelab
+	case *speedBenchSet:
+		return f.kind
 	}
 	return ""
 }

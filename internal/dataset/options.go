@@ -260,8 +260,8 @@ func (o Options) validate() error {
 func (o Options) validateOpen() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if o.CustomType != "" && !slices.Contains(CustomTypes, o.CustomType) {
-		bad("unknown custom dataset type %q: expected one of %v", o.CustomType, CustomTypes)
+	if o.CustomType != "" && !slices.Contains(CustomTypes, o.CustomType) && !IsSpeedBenchType(o.CustomType) {
+		bad("unknown custom dataset type %q: expected one of %v or speed_bench_<config>", o.CustomType, CustomTypes)
 	}
 	if o.PublicDataset != "" && !slices.Contains(PublicDatasets, o.PublicDataset) {
 		bad("unknown public dataset %q: expected one of %v", o.PublicDataset, PublicDatasets)
