@@ -37,6 +37,9 @@ func ParseRangeRatio(text, style string) (input, output float64, err error) {
 		}
 	} else {
 		x, err := strconv.ParseFloat(s, 64)
+		if strings.ContainsAny(s, "xX") { // Go's hexadecimal float, which AIPerf's float() refuses
+			err = strconv.ErrSyntax
+		}
 		if err != nil {
 			if sglang {
 				return 0, 0, fmt.Errorf("must be a plain float for the sglang corpus style, got %q", text)

@@ -45,6 +45,7 @@ func TestCheckRangeRatio(t *testing.T) {
 		"sglang tiny isl":   {"0.9", CorpusStyleSGLang, func(p *Profile) { osl(p); p.SyntheticInputTokensMean = 1 }, ""},
 		"blank":             {" ", "", osl, "--random-range-ratio value cannot be empty: give a ratio such as 0.3, or omit the option"},
 		"not a number":      {"wide", "", osl, `--random-range-ratio must be a float or a JSON object with "input" and "output" keys, got "wide"`},
+		"hex float":         {"0x1p-2", "", osl, `--random-range-ratio must be a float or a JSON object with "input" and "output" keys, got "0x1p-2"`},
 		"bad json":          {"{input: 0.3}", "", osl, `--random-range-ratio must be a float or a JSON object with "input" and "output" keys, got "{input: 0.3}"`},
 		"missing key":       {`{"input": 0.3}`, "", osl, `--random-range-ratio JSON object missing keys: [output]: give {"input": R, "output": R}`},
 		"unexpected key":    {`{"input": 0.3, "output": 0.1, "x": 1}`, "", osl, `--random-range-ratio JSON object has unexpected keys: ["x"]`},
