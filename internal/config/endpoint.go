@@ -181,14 +181,25 @@ func (d *decoder) extra(path string, v *yaml.Node) {
 func (d *decoder) sageMakerFields() (transport, sagemaker func(string, *yaml.Node), done func()) {
 	var pending *yaml.Node // transport: sagemaker, read before the section
 	var pendingPath string
+	var plain *yaml.Node // transport: http
+	var plainPath string
 	seen := false
 	need := func(v *yaml.Node, path string) {
 		if d.f.Profile.SageMakerEndpointName == "" {
 			d.errorf(v, path, "sagemaker requires sagemaker.endpoint_name: without it the request path would be /endpoints//invocations")
 		}
 	}
+	refuse := func() {
+		if plain != nil && seen {
+			d.errorf(plain, plainPath, "http cannot invoke a SageMaker endpoint, which the sagemaker section names: "+
+				"drop transport (or give sagemaker), or drop the sagemaker section")
+		}
+	}
 	other := d.notYetUnless("http", "a transport other than http or sagemaker", "")
 	transport = func(path string, v *yaml.Node) {
+		if v.Kind == yaml.ScalarNode && v.Value == "http" {
+			plain, plainPath = v, path
+		}
 		if v.Kind != yaml.ScalarNode || v.Value != plan.TransportSageMaker {
 			other(path, v)
 			return
@@ -218,6 +229,7 @@ func (d *decoder) sageMakerFields() (transport, sagemaker func(string, *yaml.Nod
 		if pending != nil && !seen {
 			need(pending, pendingPath)
 		}
+		refuse()
 	}
 	return transport, sagemaker, done
 }

@@ -30,6 +30,13 @@ func TestSageMakerKeys(t *testing.T) {
 		_, err := parse("benchmark:", "  model: m", order)
 		assert.ErrorContains(t, err, "benchmark.endpoint.transport: sagemaker requires sagemaker.endpoint_name")
 	}
+	for _, order := range []string{
+		"  endpoint: {transport: http, sagemaker: {endpoint_name: ep}}",
+		"  endpoint: {sagemaker: {endpoint_name: ep}, transport: http}",
+	} {
+		_, err := parse("benchmark:", "  model: m", order)
+		assert.ErrorContains(t, err, "benchmark.endpoint.transport: http cannot invoke a SageMaker endpoint")
+	}
 	_, err := parse("benchmark:", "  model: m", "  endpoint: {transport: grpc}")
 	assert.ErrorContains(t, err, "a transport other than http or sagemaker is not supported yet")
 }
