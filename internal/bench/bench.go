@@ -323,7 +323,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	for _, n := range dataset.Notes(c.ds) {
 		fmt.Fprintln(c.log, n)
 	}
-	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds), checkAudio(ctx, c.p, c.ds), checkTurnExtras(c.p, c.ds),
+	if err := errors.Join(checkRaw(c.p, c.ds), checkMedia(c.p, c.ds), checkAudio(ctx, c.p, c.ds), checkHistory(ctx, c.p, c.ds), checkTurnExtras(c.p, c.ds),
 		c.checkSystemPrompt(ctx)); err != nil {
 		c.ds.Close()
 		return &InputError{err}

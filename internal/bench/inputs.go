@@ -187,6 +187,40 @@ func checkTurnExtras(p plan.Profile, ds dataset.Dataset) error {
 		"the recorded output length, hash_ids and block_size its KV-cache hints): drop it (nothing was sent)", strings.Join(clash, ", "))
 }
 
+// checkHistory refuses, before any traffic, conversations that an endpoint
+// type without messages cannot send: a request that re-sends a
+// conversation's history, or opens with its system message, is a messages
+// array, and completions, embeddings and the other such types send a
+// prompt (the synthetic multi-turn options are refused by plan.Check for
+// the same reason). Every conversation of a dataset that is not a trace is
+// looked at, only for those types.
+func checkHistory(ctx context.Context, p plan.Profile, ds dataset.Dataset) error {
+	if p.Spec().Messages || p.EndpointType == plan.EndpointRaw || p.InputFile == "" || dataset.IsTrace(ds) {
+		return nil
+	}
+	for i := range ds.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := ds.Conversation(i)
+		if err != nil {
+			return err
+		}
+		what := ""
+		switch {
+		case c.System != "":
+			what = "opens with a system message"
+		case c.Mode == dataset.DeltasWithoutResponses && len(c.Turns) > 1:
+			what = fmt.Sprintf("has %d turns, each re-sending the conversation so far", len(c.Turns))
+		}
+		if what != "" {
+			return fmt.Errorf("%s: conversation %q %s, which only a messages array carries, and --endpoint-type %s "+
+				"sends a prompt: use chat, responses or messages (nothing was sent)", p.InputFile, c.ID, what, p.EndpointType)
+		}
+	}
+	return nil
+}
+
 // checkRaw refuses a raw run whose data holds no payloads: raw sends each
 // record's payload as it is, so a trace of input lengths would fail every
 // request.

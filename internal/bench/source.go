@@ -330,6 +330,9 @@ func (s *session) request(t *dataset.Turn, id string) request {
 		msgs, n := s.opening()
 		r.Messages = append(msgs, endpoint.Message{Role: cmp.Or(t.Role, "user"), Content: t.Text, Media: t.Media})
 		r.isl = n + t.InputTokens
+	case t.Role != "" && t.Role != "user" && src.p.Spec().Messages: // a lone turn sent under its own role, as AIPerf's
+		r.Messages = []endpoint.Message{{Role: t.Role, Content: t.Text, Media: t.Media}}
+		r.isl = t.InputTokens
 	default:
 		r.Prompt, r.isl, r.Media = t.Text, t.InputTokens, t.Media
 		if src.p.EndpointType == plan.EndpointAudioTranscription {

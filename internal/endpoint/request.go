@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/media"
@@ -100,6 +101,10 @@ func Body(req Request) ([]byte, error) {
 	if len(req.Payload) > 0 {
 		return req.Payload, nil
 	}
+	if (req.Messages != nil || len(req.RawMessages) > 0) && slices.Contains(promptOnly, req.EndpointType) {
+		return nil, fmt.Errorf("build request body: --endpoint-type %s sends a prompt, and this request is a conversation's "+
+			"messages (its history, its system message or a message row): use chat, responses or messages", req.EndpointType)
+	}
 	var m map[string]any
 	switch req.EndpointType {
 	case plan.EndpointChat, plan.EndpointCompletions:
@@ -150,6 +155,11 @@ func Body(req Request) ([]byte, error) {
 	}
 	return req.parts.splice(body)
 }
+
+// promptOnly are the endpoint types whose body carries a prompt (or an
+// input) and no messages: a request of messages cannot be one of theirs.
+var promptOnly = []string{plan.EndpointCompletions, plan.EndpointEmbeddings, plan.EndpointNIMEmbeddings,
+	plan.EndpointHuggingFaceGenerate, plan.EndpointSolidoRAG, plan.EndpointImageGeneration, plan.EndpointVideoGeneration}
 
 // encode writes a body: keys sorted, HTML characters not escaped.
 func encode(m map[string]any) ([]byte, error) {
