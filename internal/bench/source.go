@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +53,13 @@ type source struct {
 	// ahead holds sessions the prefetcher prepared, for a file dataset.
 	ahead chan *session
 	stop  chan struct{}
+	// held is the text of the sessions in ahead, in bytes (prefetchBytes
+	// bounds it); room signals that some was taken, or Stop.
+	heldMu  sync.Mutex
+	room    *sync.Cond
+	held    int
+	stopped bool
+	waiting bool // the prefetcher waits for room
 	// cancel picks the requests --request-cancellation-rate aborts.
 	cancel cancellation
 	// raw keeps each profiling request's wire exchange (--export-level raw).
@@ -63,38 +72,6 @@ type source struct {
 	// joins holds a turn back until the sessions it waits for have ended;
 	// nil across worker processes.
 	joins *joins
-}
-
-// prefetchAhead is how many sessions of a file dataset are prepared before
-// they are needed.
-const prefetchAhead = 64
-
-// prefetch starts preparing the sampler's next conversations ahead of the
-// engine: reading a trace's conversation and building its prompt are off
-// the path between a request's schedule and its send. Stop ends it.
-func (s *source) prefetch() {
-	s.ahead, s.stop = make(chan *session, prefetchAhead), make(chan struct{})
-	go func() {
-		for {
-			sess := &session{src: s, conv: s.sampler.Next()}
-			sess.prepare()
-			select {
-			case s.ahead <- sess:
-			case <-s.stop:
-				return
-			}
-		}
-	}()
-}
-
-// prefetched is the next prepared session.
-func (s *source) prefetched() *session { return <-s.ahead }
-
-// Stop ends the prefetcher, if any.
-func (s *source) Stop() {
-	if s.stop != nil {
-		close(s.stop)
-	}
 }
 
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
@@ -436,8 +413,8 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), c.ds.Len(), c.tok.Count); src.bust != nil {
 		src.bodies = nil // each session's prompt is its own
 	}
-	if c.p.InputFile != "" {
-		src.prefetch()
+	if c.p.InputFile != "" && slices.ContainsFunc(c.phases, func(ph plan.Phase) bool { return !ph.Fixed }) {
+		src.prefetch() // a fixed schedule's sessions are prepared as their times come (Fixed)
 	}
 	return src, nil
 }
