@@ -150,11 +150,11 @@ func TestTraceReplayRefused(t *testing.T) {
 			"--max-idle-gap-cap-seconds applies to a fixed schedule"}},
 		{append(trace, "--use-think-time-only", "--ignore-trace-delays", "--max-context-length", "0", "--allow-dataset-wrap"), []string{
 			"--use-think-time-only and --ignore-trace-delays are mutually exclusive",
-			"--use-think-time-only applies to weka_trace, whose requests record their think_time; mooncake_trace records none",
+			"--use-think-time-only applies to weka_trace and tracelab, whose requests record their think_time; mooncake_trace records none",
 			"--max-context-length must be at least 1, got 0",
 			"--allow-dataset-wrap reuses traces across AIPerf's agentic-replay concurrency lanes"}},
 		{append(trace, "--max-context-length", "4096"), []string{
-			"--max-context-length applies to weka_trace (it drops whole traces whose recorded peak prompt+output length exceeds it), not mooncake_trace"}},
+			"--max-context-length applies to weka_trace and tracelab (it drops whole traces whose recorded peak prompt+output length exceeds it), not mooncake_trace"}},
 		{[]string{"--trace-session-sample-ratio", "0.5"}, []string{
 			"--trace-session-sample-ratio samples the sessions of --input-file: give one"}},
 	} {

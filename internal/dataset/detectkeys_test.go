@@ -143,4 +143,7 @@ func TestDetectTestdata(t *testing.T) {
 	_, err := Detect("testdata/files/raw_payload.jsonl", "")
 	assert.ErrorContains(t, err, "multiple loaders can handle the data format: mooncake_trace and raw_payload",
 		"a body with messages is both, as in AIPerf")
+	_, err = Detect("testdata/files/speed_bench.jsonl", "")
+	assert.ErrorContains(t, err, "speed_bench.jsonl:1: a SPEED-Bench row (question_id, category, messages): give --custom-dataset-type speed_bench_<config>",
+		"its type says which rows to send")
 }

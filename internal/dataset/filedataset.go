@@ -51,7 +51,6 @@ type fileDataset struct {
 	stamp fileStamp
 }
 
-// convBuilder is a conversation being read back.
 // rowRange is the rows [lo, hi) of conversation i, once the file is
 // checked readable and unchanged.
 func (d *fileDataset) rowRange(i int) (lo, hi uint32, err error) {
@@ -67,6 +66,7 @@ func (d *fileDataset) rowRange(i int) (lo, hi uint32, err error) {
 	return uint32(i), uint32(i + 1), nil
 }
 
+// convBuilder is a conversation being read back.
 type convBuilder struct {
 	Conversation
 	lead bool            // multi_turn: the first turn may be hoisted

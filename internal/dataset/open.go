@@ -348,6 +348,10 @@ func detectLine(line []byte) (string, error) {
 		}
 		return kind, nil
 	}
+	if _, _, ps := checkSpeedBench(line, false); ps == nil {
+		return "", &LineError{Msg: "a SPEED-Bench row (question_id, category, messages): give --custom-dataset-type " +
+			"speed_bench_<config>, the split or category whose rows to send (aiperf profile --help lists them)"}
+	}
 	var fits []string
 	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload, TypeSageMakerCapture} {
 		if _, ps := checkerFor(kind, 0, nil)(line); ps == nil {

@@ -37,8 +37,21 @@ type captureRequest struct {
 	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
 }
 
-// The ISO 8601 forms an inferenceTime may take; one without a zone is UTC.
-var captureLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00"}
+// The ISO 8601 forms an inferenceTime (or a TraceLab event's timestamp)
+// may take, those Python's datetime.fromisoformat reads: a T or a space
+// between date and time, seconds and their fraction optional, a zone as Z,
+// ±hh:mm or ±hhmm, or none (UTC); a date alone; the basic form.
+var captureLayouts = func() []string {
+	var ls []string
+	for _, sep := range []string{"T", " "} {
+		for _, clock := range []string{"15:04:05.999999999", "15:04"} {
+			for _, zone := range []string{"Z07:00", "Z0700", ""} {
+				ls = append(ls, "2006-01-02"+sep+clock+zone)
+			}
+		}
+	}
+	return append(ls, "2006-01-02", "20060102T150405.999999999Z07:00", "20060102T150405.999999999Z0700", "20060102T150405.999999999")
+}()
 
 // decodeCapture decodes and checks a capture line as AIPerf's loader reads
 // it: eventMetadata.inferenceTime (ms since the epoch), and
@@ -115,7 +128,7 @@ func captureBody(e *captureEntry) ([]byte, *problem) {
 func parseCaptureTime(s string) float64 {
 	for _, layout := range captureLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return float64(t.UnixNano()) / 1e6
+			return float64(t.Unix())*1e3 + float64(t.Nanosecond())/1e6 // UnixNano wraps outside 1678–2262
 		}
 	}
 	return math.NaN()

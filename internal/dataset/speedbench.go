@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/aiperf-go/aiperf/internal/inputfile"
@@ -94,6 +95,9 @@ type speedBenchRow struct {
 	QuestionID *string           `json:"question_id"`
 	Category   *string           `json:"category"`
 	Messages   []json.RawMessage `json:"messages"`
+	// lead: its first message is a system message, which a conversation
+	// it opens hoists into its system message (as multi_turn's).
+	lead bool
 }
 
 // speedBenchMessage is one message of a row.
@@ -133,6 +137,7 @@ func checkSpeedBench(line []byte, keep bool) (speedBenchRow, [][2]string, []prob
 		}
 		role, content, mps := checkSpeedBenchMessage(fmt.Sprintf("messages[%d]", i), raw)
 		ps = append(ps, mps...)
+		r.lead = r.lead || i == 0 && role == "system"
 		if keep && len(ps) == 0 {
 			msgs = append(msgs, [2]string{role, content})
 		}
@@ -170,11 +175,15 @@ func nonBlankString(field string, raw json.RawMessage) (string, []problem) {
 		return "", []problem{problemf(field, "missing: expected a non-blank string")}
 	case json.Unmarshal(raw, &s) != nil:
 		return "", []problem{problemf(field, "expected a string, got %s", jsonKindOf(raw))}
-	case strings.TrimSpace(s) == "":
+	case strings.TrimFunc(s, pythonSpace) == "": // AIPerf's str.strip()
 		return "", []problem{problemf(field, "expected a non-blank string, got %s", brief(s))}
 	}
 	return s, nil
 }
+
+// pythonSpace is Python's str.isspace: Unicode's white space and the
+// information separators U+001C to U+001F.
+func pythonSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
 
 // openSpeedBench indexes a SPEED-Bench JSONL file: every row is checked,
 // the rows of the type's category (every row, for a type without one)
@@ -215,7 +224,7 @@ func (s *speedBenchSet) Conversation(i int) (Conversation, error) {
 	if err != nil {
 		return Conversation{}, err
 	}
-	c := Conversation{Mode: DeltasWithoutResponses}
+	b := convBuilder{Conversation: Conversation{Mode: DeltasWithoutResponses}}
 	for r := lo; r < hi; r++ {
 		line := make([]byte, d.n[r])
 		_, err := d.f.ReadAt(line, d.off[r])
@@ -226,15 +235,16 @@ func (s *speedBenchSet) Conversation(i int) (Conversation, error) {
 		if ps != nil {
 			return Conversation{}, d.changed("its row at byte %d is no longer a SPEED-Bench row", d.off[r])
 		}
-		if c.ID == "" {
-			c.ID = *row.QuestionID
+		if b.ID == "" {
+			b.ID, b.lead = *row.QuestionID, row.lead
 		}
 		for k, m := range msgs {
-			c.Turns = append(c.Turns, Turn{Text: m[1], Role: m[0], InputTokens: d.tok.Count(m[1]),
+			b.Turns = append(b.Turns, Turn{Text: m[1], Role: m[0], InputTokens: d.tok.Count(m[1]),
 				MaxTokens: outputTokens(d.o, nil, uint64(d.off[r])+uint64(k))})
 		}
 	}
-	return c, nil
+	b.hoistSystem()
+	return b.Conversation, nil
 }
 
 // maxTallied bounds the categories a categoryTally names.
@@ -275,7 +285,7 @@ func (t *categoryTally) check(line []byte) (rowInfo, []problem) {
 	}
 	t.matched.Add(1)
 	nan := math.NaN()
-	return rowInfo{session: r.QuestionID, turns: len(r.Messages), ts: nan, ts0: nan, first: nan, last: nan}, nil
+	return rowInfo{session: r.QuestionID, turns: len(r.Messages), lead: r.lead, ts: nan, ts0: nan, first: nan, last: nan}, nil
 }
 
 // noneMatched reports whether every row was valid and of another category.

@@ -17,8 +17,10 @@ import (
 const speedBenchFile = "testdata/files/speed_bench.jsonl"
 
 // A SPEED-Bench file's rows are conversations keyed by question_id, their
-// messages the turns in order, each under its role: a leading system
-// message stays a turn (AIPerf's SpeedBenchLoader does not hoist it).
+// messages the turns in order, each under its role; a leading system
+// message is the conversation's system message, as a multi_turn file's
+// leading system turn is (AIPerf's SpeedBenchLoader is its multi-turn
+// loader), so that no request is a system message alone.
 func TestSpeedBenchFile(t *testing.T) {
 	tok := o200k(t)
 	d, convs := open(t, Options{InputFile: speedBenchFile, CustomType: "speed_bench_qualitative", OSLMean: 12})
@@ -26,16 +28,16 @@ func TestSpeedBenchFile(t *testing.T) {
 	assert.Equal(t, SamplingSequential, d.Sampling(), "AIPerf's multi-turn loader's preferred order")
 	assert.Nil(t, d.Schedule(), "SPEED-Bench rows have no timestamps")
 	assert.False(t, IsTrace(d))
-	assert.Equal(t, 6, Turns(d))
+	assert.Equal(t, 5, Turns(d), "six messages, one of them hoisted")
 	require.Equal(t, []string{"5a1e3f0c9b2d4e6f8a7b1c2d3e4f5a6b", "6b2f4a1d0c3e5f7a9b8c2d3e4f5a6b7c",
 		"7c3a5b2e1d4f6a8b0c9d3e4f5a6b7c8d", "8d4b6c3f2e5a7b9c1d0e4f5a6b7c8d9e"}, convIDs(convs), "every row, whatever its category")
 
 	c := convs[2]
 	assert.Equal(t, DeltasWithoutResponses, c.Mode, "each turn re-sends the conversation so far")
-	assert.Empty(t, c.System, "the system message is not hoisted")
-	require.Len(t, c.Turns, 3)
-	assert.Equal(t, []string{"You are a careful Go reviewer.", "Explain what a select statement does.", "Now add a timeout to it."}, texts(c))
-	for k, role := range []string{"system", "user", "user"} {
+	assert.Equal(t, "You are a careful Go reviewer.", c.System, "the leading system message is hoisted")
+	require.Len(t, c.Turns, 2)
+	assert.Equal(t, []string{"Explain what a select statement does.", "Now add a timeout to it."}, texts(c))
+	for k, role := range []string{"user", "user"} {
 		assert.Equal(t, role, c.Turns[k].Role, "turn %d", k)
 		assert.Equal(t, tok.Count(c.Turns[k].Text), c.Turns[k].InputTokens, "turn %d", k)
 		assert.Equal(t, 12, c.Turns[k].MaxTokens, "--osl: SPEED-Bench rows have no output length")
@@ -59,7 +61,7 @@ func TestSpeedBenchCategories(t *testing.T) {
 		assert.Equal(t, kind, Kind(d))
 	}
 	_, convs := open(t, Options{InputFile: speedBenchFile, CustomType: "speed_bench_coding"})
-	assert.Len(t, convs[1].Turns, 3, "a kept row's turns are all its messages")
+	assert.Len(t, convs[1].Turns, 2, "a kept row's turns are all its messages but the hoisted system message")
 }
 
 // The 32 types (the qualitative split, its 11 domains, 5 throughput splits
@@ -112,6 +114,7 @@ func TestSpeedBenchProblems(t *testing.T) {
 		`{` + ok + `, "messages": [{"content": "no role"}]}`,
 		`{"category": "coding", "messages": [{"role": "user", "content": "x"}]}`,
 		`{` + ok + `, "messages": [{"role": "user", "content": "x"}]`,
+		`{` + ok + `, "messages": [{"role": "user", "content": "\u001f\u001c "}]}`,
 	}
 	path := filepath.Join(dir, "speed.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
@@ -126,6 +129,7 @@ func TestSpeedBenchProblems(t *testing.T) {
 		9:  "messages[0].role: missing: expected a non-blank string",
 		10: "question_id: missing",
 		11: "invalid JSON",
+		12: `messages[0].content: expected a non-blank string`, // Python's strip() takes the separators too
 	})
 	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: "speed_bench_coding"})
 	assert.Contains(t, err.Error(), "SPECDEC_BENCH", "the placeholder's error says where the prompts come from")

@@ -33,6 +33,11 @@ const TraceLabBlockSize = 64
 // one's 650 MB) is refused once it has inflated this much.
 var traceLabMaxBytes int64 = 4 << 30
 
+// traceLabMaxSessions caps the sessions of a corpus: each costs about 240
+// bytes kept whatever its rows hold, so the cap bounds what a corpus of
+// bare session ids (which gzips tenfold) can make the reader hold.
+var traceLabMaxSessions = 1 << 20
+
 // traceLabDetectKeys are the keys whose presence in a first record makes a
 // file a TraceLab corpus (AIPerf's detection).
 var traceLabDetectKeys = []string{"session_id", "round_index", "input_tokens_total", "prefix_tokens", "newly_append_tokens", "timing_events"}
@@ -211,7 +216,7 @@ func convertTraceLab(ctx context.Context, path string, block int, join traceLabJ
 	if err != nil {
 		return nil, "", err
 	}
-	return c.plan(block, join)
+	return c.plan(ctx, block, join)
 }
 
 // readTraceLab reads and checks every row of the corpus at path, grouping
@@ -226,6 +231,7 @@ func readTraceLab(ctx context.Context, path string, join traceLabJoin) (*tlCorpu
 	defer f.Close()
 	c := newTLCorpus(path)
 	ps := problems{path: path}
+	crowded := 0 // the line of the session past traceLabMaxSessions
 	err = scanLines(ctx, r, func(line []byte, no int, _ int64) bool {
 		if p, bad := invalidUTF8(line); bad {
 			ps.add(no, p)
@@ -241,12 +247,16 @@ func readTraceLab(ctx context.Context, path string, join traceLabJoin) (*tlCorpu
 			ps.addAll(no, probs)
 			return true
 		}
-		if ps.empty() && deref(row.SessionID) != "" {
-			c.add(&row, info, no)
+		if ps.empty() && deref(row.SessionID) != "" && !c.add(&row, info, no) {
+			crowded = no
+			return false
 		}
 		return true
 	})
 	switch {
+	case crowded > 0:
+		return nil, &LineError{Path: path, Line: crowded, Msg: fmt.Sprintf("more than %d sessions: more than tracelab replay "+
+			"holds (split the corpus, or take a slice: zcat %s | head -20000 | gzip > slice.jsonl.gz)", traceLabMaxSessions, path)}
 	case errors.Is(err, errTraceLabTooLarge):
 		return nil, &LineError{Path: path, Msg: fmt.Sprintf("more than %d MiB of JSONL text (decompressed): a gzip bomb, or a corpus "+
 			"larger than tracelab replay reads (split it, or take a slice: zcat %s | head -20000 | gzip > slice.jsonl.gz)", traceLabMaxBytes>>20, path)}

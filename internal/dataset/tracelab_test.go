@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,17 @@ func TestTraceLabHashIDs(t *testing.T) {
 	assert.Nil(t, tr.Requests[0].HashIDs, "indexing builds no hash ids")
 	_, _, err = convertTraceLab(context.Background(), writeTL(t, "h.jsonl", rows), 0, traceLabJoin{})
 	assert.EqualError(t, err, "TraceLab block size must be positive, got 0")
+}
+
+// Event times take the ISO 8601 forms Python's datetime.fromisoformat
+// reads (AIPerf's parse), and times far from today do not wrap.
+func TestTraceLabTimeForms(t *testing.T) {
+	const jan1 = 1767225600000.0 // 2026-01-01T00:00:00Z in ms
+	for _, s := range []string{"2026-01-01T00:00:00Z", "2026-01-01 00:00:00", "2026-01-01T00:00:00+0000", "2026-01-01T00:00Z",
+		"2026-01-01", "20260101T000000Z", "2026-01-01T01:00:00+01:00"} {
+		assert.Equal(t, jan1, parseCaptureTime(s), s)
+	}
+	assert.Equal(t, jan1+500, parseCaptureTime("2026-01-01T00:00:00.5Z"))
+	assert.Equal(t, 10413792000000.0, parseCaptureTime("2300-01-01T00:00:00Z"), "after 2262: no wrap")
+	assert.True(t, math.IsNaN(parseCaptureTime("31/05/2026")))
 }

@@ -2,10 +2,12 @@ package dataset
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"regexp"
 	"slices"
+	"time"
 )
 
 // tlCorpus is a TraceLab corpus read: its sessions in order of their first
@@ -37,11 +39,15 @@ func newTLCorpus(path string) *tlCorpus {
 	return &tlCorpus{path: path, byID: map[string]int32{}, modelIx: map[string]int32{}, strs: map[string]string{}, t0: math.Inf(1)}
 }
 
-// add adds a checked row of a session.
-func (c *tlCorpus) add(r *traceLabRow, info tlRowInfo, line int) {
+// add adds a checked row of a session; false, adding nothing, when it
+// would be a session past traceLabMaxSessions.
+func (c *tlCorpus) add(r *traceLabRow, info tlRowInfo, line int) bool {
 	id := *r.SessionID
 	k, ok := c.byID[id]
 	if !ok {
+		if len(c.sessions) >= traceLabMaxSessions {
+			return false
+		}
 		k = int32(len(c.sessions))
 		c.byID[id] = k
 		c.sessions = append(c.sessions, tlSession{id: id, line: line, user: c.intern(r.User), project: c.intern(r.Project),
@@ -59,7 +65,7 @@ func (c *tlCorpus) add(r *traceLabRow, info tlRowInfo, line int) {
 		}
 	}
 	if !info.dated {
-		return
+		return true
 	}
 	model := cmp.Or(deref(r.Model), "unknown")
 	m, ok := c.modelIx[model]
@@ -71,6 +77,7 @@ func (c *tlCorpus) add(r *traceLabRow, info tlRowInfo, line int) {
 	info.round.model = m
 	s.rounds = append(s.rounds, info.round)
 	c.t0 = min(c.t0, info.round.submit)
+	return true
 }
 
 // intern keeps one copy of each user and project name.
@@ -112,12 +119,18 @@ type tlTrace struct {
 // children that failed to nest, as standalone traces. A session without a
 // dated round makes none. Two traces (or two subagents of one) whose ids
 // are the same once made safe are refused.
-func (c *tlCorpus) plan(block int, join traceLabJoin) (*traceLabSource, string, error) {
+func (c *tlCorpus) plan(ctx context.Context, block int, join traceLabJoin) (*traceLabSource, string, error) {
+	if err := c.checkSpan(); err != nil {
+		return nil, "", err
+	}
 	children := map[int32][]tlKid{}
 	var stats tlJoinStats
 	if join.on {
 		var links map[int32]tlWindow
-		links, stats = c.joinIndex(join)
+		var err error
+		if links, stats, err = c.joinIndex(ctx, join); err != nil {
+			return nil, "", err
+		}
 		children = c.group(links, &stats)
 	}
 	nested := map[int32]bool{}
@@ -206,5 +219,34 @@ func (s *traceLabSource) checkIDs() error {
 			}
 		}
 	}
+	return ps.err()
+}
+
+// checkSpan refuses a corpus whose rounds span more than the year a replay
+// may last (its times count from the earliest round): a session dated far
+// from the others, a clock reset to 1970 say, would hold every other one
+// back for decades. The problem is placed at the earliest session's line.
+func (c *tlCorpus) checkSpan() error {
+	first, last := -1, -1
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range c.sessions {
+		for _, r := range c.sessions[i].rounds {
+			if r.submit < lo {
+				first, lo = i, r.submit
+			}
+			if r.submit > hi {
+				last, hi = i, r.submit
+			}
+		}
+	}
+	if first < 0 || (hi-lo)*1000 <= MaxScheduleMs {
+		return nil
+	}
+	at := func(s float64) string { return time.UnixMilli(int64(s * 1000)).UTC().Format(time.RFC3339) }
+	ps := problems{path: c.path}
+	ps.add(c.sessions[first].line, problemf("timing_events", "the corpus's rounds span %s, from session %s at %s to session %s (line %d) "+
+		"at %s: beyond the year a replay may last (its times count from the earliest round); a session dated far from the "+
+		"others (a clock reset to 1970, say) is the usual cause: drop or fix its rows", days((hi-lo)*1000), brief(c.sessions[first].id), at(lo),
+		brief(c.sessions[last].id), c.sessions[last].line, at(hi)))
 	return ps.err()
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -88,4 +89,33 @@ func TestTraceLabBadFiles(t *testing.T) {
 	require.Less(t, st.Size(), int64(4<<10), "1 MiB of spaces gzips to a few KB")
 	err = openTLErr(t, bomb)
 	assert.ErrorContains(t, err, bomb+": more than 0 MiB of JSONL text (decompressed): a gzip bomb, or a corpus larger than tracelab replay reads")
+}
+
+// TestTraceLabSpanBeyondAYear: a session dated decades from the others (a
+// clock reset to 1970) would hold every other session back for decades on
+// the corpus's clock: the corpus is refused, naming both ends.
+func TestTraceLabSpanBeyondAYear(t *testing.T) {
+	zeroed := tlRow("claude:zeroed", 0, 0, 1, 64, 0, 1, nil)
+	zeroed["timing_events"] = []map[string]any{{"event_type": "user_message", "timestamp": "1970-01-01T00:00:00Z"},
+		{"event_type": "text", "timestamp": "1970-01-01T00:00:01Z"}}
+	text := mustJSON(t, tlRow("claude:a", 0, 0, 1, 64, 0, 1, nil)) + "\n" + mustJSON(t, zeroed) + "\n"
+	msg := openTLErr(t, writeTLText(t, "span.jsonl", []byte(text))).Error()
+	assert.Contains(t, msg, "span.jsonl:2: timing_events: the corpus's rounds span")
+	assert.Contains(t, msg, "years, from session \"claude:zeroed\" at 1970-01-01T00:00:00Z to session \"claude:a\" (line 1)")
+	assert.Contains(t, msg, "beyond the year a replay may last")
+}
+
+// TestTraceLabSessionCap: a corpus of more sessions than the reader holds
+// is refused at the first row past the cap (bare session ids gzip tenfold,
+// so the text cap alone would let such a corpus hold gigabytes).
+func TestTraceLabSessionCap(t *testing.T) {
+	saved := traceLabMaxSessions
+	traceLabMaxSessions = 3
+	t.Cleanup(func() { traceLabMaxSessions = saved })
+	var text strings.Builder
+	for i := range 5 {
+		text.WriteString(mustJSON(t, tlRow(fmt.Sprintf("claude:s%d", i), 0, float64(i), float64(i)+1, 64, 0, 1, nil)) + "\n")
+	}
+	msg := openTLErr(t, writeTLText(t, "many.jsonl", []byte(text.String()))).Error()
+	assert.Contains(t, msg, "many.jsonl:4: more than 3 sessions: more than tracelab replay holds")
 }

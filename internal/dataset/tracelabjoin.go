@@ -2,8 +2,10 @@ package dataset
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // tlWindow is a spawn window of a parent session: an Agent/Task call
@@ -58,7 +60,13 @@ func identOf(s *tlSession) tlIdent {
 // window's child; of several windows the tightest wins (then the earliest,
 // then the parent's id), and the ambiguity is counted. It returns each
 // child's window (its parent in it).
-func (c *tlCorpus) joinIndex(join traceLabJoin) (map[int32]tlWindow, tlJoinStats) {
+//
+// Each identity's windows are sorted by start, so a session looks only at
+// those that start in [its last stamp − the identity's longest window, its
+// first stamp]: the join is about linear in the corpus, not quadratic, for
+// windows of minutes among weeks. It stops, with ctx's error, when ctx is
+// done.
+func (c *tlCorpus) joinIndex(ctx context.Context, join traceLabJoin) (map[int32]tlWindow, tlJoinStats, error) {
 	var stats tlJoinStats
 	byIdent := map[tlIdent][]tlWindow{}
 	for i := range c.sessions {
@@ -79,16 +87,32 @@ func (c *tlCorpus) joinIndex(join traceLabJoin) (map[int32]tlWindow, tlJoinStats
 		byIdent[id] = append(byIdent[id], ws...)
 	}
 	stats.windows = stats.windowsClaude + stats.windowsCodex
+	longest := map[tlIdent]float64{}
+	for id, ws := range byIdent {
+		slices.SortFunc(ws, func(a, b tlWindow) int { return cmp.Compare(a.start, b.start) })
+		for _, w := range ws {
+			longest[id] = max(longest[id], w.end-w.start)
+		}
+	}
 	links := map[int32]tlWindow{}
 	hit := map[[2]float64]map[int32]bool{}
 	for i := range c.sessions {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return nil, stats, ctx.Err()
+		}
 		s := &c.sessions[i]
 		if math.IsNaN(s.lo) {
 			continue
 		}
+		id := identOf(s)
+		ws := byIdent[id]
+		from, _ := slices.BinarySearchFunc(ws, s.hi-longest[id], func(w tlWindow, t float64) int { return cmp.Compare(w.start, t) })
 		best, n := tlWindow{}, 0
-		for _, w := range byIdent[identOf(s)] {
-			if w.parent == int32(i) || s.lo < w.start || s.hi > w.end {
+		for _, w := range ws[from:] {
+			if w.start > s.lo {
+				break // sorted by start: none later contains s
+			}
+			if w.parent == int32(i) || s.hi > w.end {
 				continue
 			}
 			if n++; n == 1 || c.tighter(w, best) {
@@ -117,7 +141,7 @@ func (c *tlCorpus) joinIndex(join traceLabJoin) (map[int32]tlWindow, tlJoinStats
 			stats.matchedClaude++
 		}
 	}
-	return links, stats
+	return links, stats, nil
 }
 
 // tighter orders windows as AIPerf picks among them: shorter first, then
