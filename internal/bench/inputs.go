@@ -198,14 +198,7 @@ func checkHistory(ctx context.Context, p plan.Profile, ds dataset.Dataset) error
 	if p.Spec().Messages || p.EndpointType == plan.EndpointRaw || p.InputFile == "" || dataset.IsTrace(ds) {
 		return nil
 	}
-	for i := range ds.Len() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		c, err := ds.Conversation(i)
-		if err != nil {
-			return err
-		}
+	return eachConversation(ctx, ds, func(c *dataset.Conversation) error {
 		what := ""
 		switch {
 		case c.System != "":
@@ -216,6 +209,24 @@ func checkHistory(ctx context.Context, p plan.Profile, ds dataset.Dataset) error
 		if what != "" {
 			return fmt.Errorf("%s: conversation %q %s, which only a messages array carries, and --endpoint-type %s "+
 				"sends a prompt: use chat, responses or messages (nothing was sent)", p.InputFile, c.ID, what, p.EndpointType)
+		}
+		return nil
+	})
+}
+
+// eachConversation calls check on every conversation of ds in turn (read
+// back: one pass over the input), until one fails or ctx is done.
+func eachConversation(ctx context.Context, ds dataset.Dataset, check func(*dataset.Conversation) error) error {
+	for i := range ds.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := ds.Conversation(i)
+		if err != nil {
+			return err
+		}
+		if err := check(&c); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -33,22 +33,15 @@ func checkAudio(ctx context.Context, p plan.Profile, ds dataset.Dataset) error {
 	if p.EndpointType != plan.EndpointAudioTranscription || p.InputFile == "" {
 		return nil
 	}
-	for i := range ds.Len() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		c, err := ds.Conversation(i)
-		if err != nil {
-			return err
-		}
+	return eachConversation(ctx, ds, func(c *dataset.Conversation) error {
 		for k := range c.Turns {
 			if !slices.ContainsFunc(c.Turns[k].Media, func(m media.Item) bool { return m.Kind == media.Audio }) {
 				return fmt.Errorf("%s: conversation %s, turn %d has no audio, and --endpoint-type audio_transcription uploads one "+
 					"a request: give each record an audio (nothing was sent)", p.InputFile, c.ID, k)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // mediaStats is what a request with media carried (its image parts, every

@@ -150,17 +150,10 @@ func (c *cell) checkSystemPrompt(ctx context.Context) error {
 	if c.systemPrompt == "" {
 		return nil
 	}
-	for i := range c.ds.Len() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		conv, err := c.ds.Conversation(i)
-		if err != nil {
-			return err
-		}
-		if err := addSystemPrompt(&conv, c.systemPrompt, func(string) int { return 0 }); err != nil {
+	return eachConversation(ctx, c.ds, func(conv *dataset.Conversation) error {
+		if err := addSystemPrompt(conv, c.systemPrompt, func(string) int { return 0 }); err != nil {
 			return fmt.Errorf("%w (nothing was sent)", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
