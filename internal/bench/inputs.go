@@ -190,12 +190,12 @@ func checkTurnExtras(p plan.Profile, ds dataset.Dataset) error {
 // checkHistory refuses, before any traffic, conversations that an endpoint
 // type without messages cannot send: a request that re-sends a
 // conversation's history, or opens with its system message, is a messages
-// array, and completions, embeddings and the other such types send a
-// prompt (the synthetic multi-turn options are refused by plan.Check for
-// the same reason). Every conversation of a dataset that is not a trace is
-// looked at, only for those types.
+// array, and completions, embeddings and the other types endpoint.PromptOnly
+// names send a prompt (the synthetic multi-turn options are refused by
+// plan.Check for the same reason). Every conversation of a dataset that is
+// not a trace is looked at, only for those types.
 func checkHistory(ctx context.Context, p plan.Profile, ds dataset.Dataset) error {
-	if p.Spec().Messages || p.EndpointType == plan.EndpointRaw || p.InputFile == "" || dataset.IsTrace(ds) {
+	if !endpoint.PromptOnly(p.EndpointType) || p.InputFile == "" || dataset.IsTrace(ds) {
 		return nil
 	}
 	return eachConversation(ctx, ds, func(c *dataset.Conversation) error {

@@ -71,9 +71,13 @@ func (s *source) Stop() {
 	}
 }
 
-// size is the text of the session's prepared conversation, in bytes.
+// size is the text of the session's prepared conversation and first
+// request's body, in bytes.
 func (s *session) size() int {
 	n := len(s.c.System) + len(s.c.Context)
+	if s.first != nil {
+		n += len(s.first.Body)
+	}
 	for i := range s.c.Turns {
 		n += len(s.c.Turns[i].Text) + len(s.c.Turns[i].Messages) + len(s.c.Turns[i].Payload)
 	}

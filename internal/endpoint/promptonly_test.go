@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -13,6 +15,8 @@ import (
 // message row) is not sent as an empty prompt to an endpoint type whose
 // body has none: building it fails, saying which types take messages.
 func TestPromptOnlyTypesRefuseMessages(t *testing.T) {
+	tmpl, err := payload.Load(`{"q": {{ text|tojson }}}`)
+	require.NoError(t, err)
 	for _, et := range promptOnly {
 		for _, req := range []Request{
 			{EndpointType: et, Model: "m", Messages: []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}}},
@@ -21,9 +25,11 @@ func TestPromptOnlyTypesRefuseMessages(t *testing.T) {
 			_, err := Body(req)
 			require.ErrorContains(t, err, "--endpoint-type "+et+" sends a prompt, and this request is a conversation's messages")
 		}
-		_, err := Body(Request{EndpointType: et, Model: "m", Prompt: "u", Inputs: []string{"u"}})
+		_, err := Body(Request{EndpointType: et, Model: "m", Prompt: "u", Inputs: []string{"u"}, Template: tmpl})
 		require.NoError(t, err, et)
 	}
-	_, err := Body(Request{EndpointType: plan.EndpointChat, Model: "m", Messages: []Message{{Role: "user", Content: "u"}}})
+	assert.Contains(t, promptOnly, plan.EndpointTemplate, "a template renders the prompt: a messages request would render empty")
+	assert.False(t, PromptOnly(plan.EndpointAudioTranscription), "a transcription of a conversation uploads its current turn's audio")
+	_, err = Body(Request{EndpointType: plan.EndpointChat, Model: "m", Messages: []Message{{Role: "user", Content: "u"}}})
 	require.NoError(t, err)
 }

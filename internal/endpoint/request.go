@@ -101,7 +101,7 @@ func Body(req Request) ([]byte, error) {
 	if len(req.Payload) > 0 {
 		return req.Payload, nil
 	}
-	if (req.Messages != nil || len(req.RawMessages) > 0) && slices.Contains(promptOnly, req.EndpointType) {
+	if (req.Messages != nil || len(req.RawMessages) > 0) && PromptOnly(req.EndpointType) {
 		return nil, fmt.Errorf("build request body: --endpoint-type %s sends a prompt, and this request is a conversation's "+
 			"messages (its history, its system message or a message row): use chat, responses or messages", req.EndpointType)
 	}
@@ -159,7 +159,13 @@ func Body(req Request) ([]byte, error) {
 // promptOnly are the endpoint types whose body carries a prompt (or an
 // input) and no messages: a request of messages cannot be one of theirs.
 var promptOnly = []string{plan.EndpointCompletions, plan.EndpointEmbeddings, plan.EndpointNIMEmbeddings,
-	plan.EndpointHuggingFaceGenerate, plan.EndpointSolidoRAG, plan.EndpointImageGeneration, plan.EndpointVideoGeneration}
+	plan.EndpointHuggingFaceGenerate, plan.EndpointSolidoRAG, plan.EndpointImageGeneration, plan.EndpointVideoGeneration,
+	plan.EndpointTemplate}
+
+// PromptOnly reports whether endpointType's body carries a prompt and no
+// messages, so that a request of a conversation's messages (its history,
+// its system message) cannot be sent as one.
+func PromptOnly(endpointType string) bool { return slices.Contains(promptOnly, endpointType) }
 
 // encode writes a body: keys sorted, HTML characters not escaped.
 func encode(m map[string]any) ([]byte, error) {
