@@ -126,6 +126,9 @@ func captureBody(e *captureEntry) ([]byte, *problem) {
 // parseCaptureTime is an ISO 8601 time in ms since the epoch, NaN when it
 // is not one.
 func parseCaptureTime(s string) float64 {
+	if len(s) > 10 && (s[10] == 'T' || s[10] == ' ') && (len(s) < 13 || !isDigit(s[11]) || !isDigit(s[12])) {
+		return math.NaN() // a one-digit hour, which Go's layout takes and ISO 8601 does not
+	}
 	for _, layout := range captureLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
 			return float64(t.Unix())*1e3 + float64(t.Nanosecond())/1e6 // UnixNano wraps outside 1678–2262
@@ -133,6 +136,8 @@ func parseCaptureTime(s string) float64 {
 	}
 	return math.NaN()
 }
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // captureStart is the earliest inferenceTime of the capture file at path
 // (its valid lines'), in ms: AIPerf zero-aligns a capture's timestamps, so

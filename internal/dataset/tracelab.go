@@ -45,20 +45,50 @@ var traceLabDetectKeys = []string{"session_id", "round_index", "input_tokens_tot
 // traceLabSuffixes are the names a TraceLab file is detected under.
 var traceLabSuffixes = []string{".jsonl", ".jsonl.gz", ".json.gz", ".gz"}
 
-// errTraceLabTooLarge is the read error past traceLabMaxBytes.
-var errTraceLabTooLarge = errors.New("too large")
+// errTraceLabTooLarge is the read error past traceLabMaxBytes, and
+// errTraceLabBomb that of a stream that inflates as no JSONL does.
+var (
+	errTraceLabTooLarge = errors.New("too large")
+	errTraceLabBomb     = errors.New("a gzip bomb")
+)
 
-// cappedReader fails once more than max bytes have been read through it.
+// A gzip stream that has inflated more than traceLabBombAfter bytes at
+// more than traceLabBombRatio times its compressed size is a bomb (JSONL
+// compresses about tenfold; a stream of blank lines, a thousandfold), so
+// that it is refused in seconds rather than at traceLabMaxBytes.
+var traceLabBombAfter int64 = 256 << 20 // a variable for its test
+
+const traceLabBombRatio = 500
+
+// cappedReader fails once more than max bytes have been read through it,
+// or, when in counts the compressed bytes under it, once what it inflates
+// to is a bomb.
 type cappedReader struct {
 	r   io.Reader
+	in  *countingReader // nil: not compressed
 	n   int64
 	max int64
 }
 
 func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.n > c.max {
+	switch {
+	case c.n > c.max:
 		return 0, errTraceLabTooLarge
+	case c.in != nil && c.n > traceLabBombAfter && c.n > traceLabBombRatio*c.in.n:
+		return 0, errTraceLabBomb
 	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
@@ -72,17 +102,17 @@ func traceLabText(path string) (io.Reader, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	var r io.Reader = br
+	in := &countingReader{r: f}
+	br := bufio.NewReaderSize(in, 1<<16)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("gzip: %w", err)
 		}
-		r = zr
+		return &cappedReader{r: zr, in: in, max: traceLabMaxBytes}, f, nil
 	}
-	return &cappedReader{r: r, max: traceLabMaxBytes}, f, nil
+	return &cappedReader{r: br, max: traceLabMaxBytes}, f, nil
 }
 
 // isTraceLabFile reports whether path holds a TraceLab corpus: a file
@@ -260,6 +290,9 @@ func readTraceLab(ctx context.Context, path string, join traceLabJoin) (*tlCorpu
 	case errors.Is(err, errTraceLabTooLarge):
 		return nil, &LineError{Path: path, Msg: fmt.Sprintf("more than %d MiB of JSONL text (decompressed): a gzip bomb, or a corpus "+
 			"larger than tracelab replay reads (split it, or take a slice: zcat %s | head -20000 | gzip > slice.jsonl.gz)", traceLabMaxBytes>>20, path)}
+	case errors.Is(err, errTraceLabBomb):
+		return nil, &LineError{Path: path, Msg: fmt.Sprintf("a gzip bomb: past %d MiB its text inflates more than %d-fold "+
+			"(JSONL compresses about tenfold)", traceLabBombAfter>>20, traceLabBombRatio)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return nil, fmt.Errorf("%s: %w", path, err)
 	case err != nil:

@@ -185,4 +185,5 @@ func TestTraceLabTimeForms(t *testing.T) {
 	assert.Equal(t, jan1+500, parseCaptureTime("2026-01-01T00:00:00.5Z"))
 	assert.Equal(t, 10413792000000.0, parseCaptureTime("2300-01-01T00:00:00Z"), "after 2262: no wrap")
 	assert.True(t, math.IsNaN(parseCaptureTime("31/05/2026")))
+	assert.True(t, math.IsNaN(parseCaptureTime("2026-01-01T5:00:00Z")), "a one-digit hour, which fromisoformat refuses")
 }

@@ -89,6 +89,16 @@ func TestTraceLabBadFiles(t *testing.T) {
 	require.Less(t, st.Size(), int64(4<<10), "1 MiB of spaces gzips to a few KB")
 	err = openTLErr(t, bomb)
 	assert.ErrorContains(t, err, bomb+": more than 0 MiB of JSONL text (decompressed): a gzip bomb, or a corpus larger than tracelab replay reads")
+
+	// A valid row, then blank lines that inflate a thousandfold: refused
+	// once past traceLabBombAfter, long before the text cap.
+	traceLabMaxBytes = saved
+	savedAfter := traceLabBombAfter
+	traceLabBombAfter = 1 << 20
+	t.Cleanup(func() { traceLabBombAfter = savedAfter })
+	blank := writeTLText(t, "blank.jsonl.gz", append([]byte(mustJSON(t, tlRow("claude:a", 0, 0, 1, 64, 0, 1, nil))+"\n"),
+		bytes.Repeat([]byte("\n"), 8<<20)...))
+	assert.ErrorContains(t, openTLErr(t, blank), blank+": a gzip bomb: past 1 MiB its text inflates more than 500-fold")
 }
 
 // TestTraceLabSpanBeyondAYear: a session dated decades from the others (a
