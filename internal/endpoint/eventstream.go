@@ -127,12 +127,8 @@ func (e *eventStream) next() error {
 	if total < eventMinLength || hlen > total-eventMinLength {
 		return fmt.Errorf("%w: a message's lengths are inconsistent (total %d bytes, headers %d bytes)", errEventStream, total, hlen)
 	}
-	if cap(e.buf) < int(total) {
-		e.buf = make([]byte, 0, total)
-		copy(e.buf[:eventPrelude], b)
-	}
-	b = e.buf[:total]
-	if _, err := io.ReadFull(e.r, b[eventPrelude:]); err != nil {
+	b, err := e.readMessage(int(total))
+	if err != nil {
 		return e.truncated(err)
 	}
 	if got, want := crc32.ChecksumIEEE(b[:total-4]), binary.BigEndian.Uint32(b[total-4:]); got != want {
@@ -143,6 +139,31 @@ func (e *eventStream) next() error {
 		return err
 	}
 	return e.handle(&h, b[eventPrelude+hlen:total-4])
+}
+
+// readMessage reads the rest of a message of total bytes whose prelude is
+// in e.buf. The buffer grows as the bytes arrive (doubling), not to what
+// the prelude claims: a prelude of 16 MiB on a stream that sends nothing
+// more holds no 16 MiB.
+func (e *eventStream) readMessage(total int) ([]byte, error) {
+	b := e.buf[:eventPrelude]
+	for len(b) < total {
+		if len(b) == cap(b) {
+			grown := make([]byte, len(b), min(total, 2*cap(b)))
+			copy(grown, b)
+			b = grown
+		}
+		n, err := e.r.Read(b[len(b):min(cap(b), total)])
+		b = b[:len(b)+n]
+		if err != nil && len(b) < total {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	e.buf = b[:0]
+	return b, nil
 }
 
 // truncated is the error of a body that ended, or failed, inside a

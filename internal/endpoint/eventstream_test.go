@@ -55,6 +55,10 @@ func TestEventStreamAWSVectors(t *testing.T) {
 
 	var h eventHeaders
 	require.NoError(t, parseEventHeaders(vec[12:12+0x20], &h))
+	pp := payloadPart(nil, "x")
+	require.NoError(t, parseEventHeaders(pp[12:12+binary.BigEndian.Uint32(pp[4:8])], &h))
+	assert.Equal(t, []string{"event", "PayloadPart", "application/octet-stream"},
+		[]string{string(h.messageType), string(h.eventType), string(h.contentType)})
 	// Both messages check out, and carry no PayloadPart: nothing is read.
 	for _, v := range []string{awsVector, awsNoHeaders} {
 		b, err := io.ReadAll(newEventStream(bytes.NewReader(unhex(t, v))))
@@ -97,9 +101,7 @@ func TestEventStreamFailures(t *testing.T) {
 	badPrelude[9] ^= 1
 	badMessage := bytes.Clone(good)
 	badMessage[len(badMessage)-6] ^= 1
-	huge := binary.BigEndian.AppendUint32(nil, MaxEventStreamMessage+1)
-	huge = binary.BigEndian.AppendUint32(huge, 0)
-	huge = binary.BigEndian.AppendUint32(huge, crc32.ChecksumIEEE(huge))
+	huge := prelude(MaxEventStreamMessage+1, 0)
 	exception := mock.AppendEventMessage(bytes.Clone(good), [][2]string{{":message-type", "exception"}, {":exception-type", "ModelStreamError"},
 		{":content-type", "application/json"}}, []byte(`{"Message":"the model crashed","ErrorCode":"ModelError"}`))
 	errorEvent := mock.AppendEventMessage(nil, [][2]string{{":message-type", "error"}, {":error-code", "InternalStreamFailure"},
@@ -114,7 +116,8 @@ func TestEventStreamFailures(t *testing.T) {
 		"truncated":    {good[:len(good)-3], "ended inside a message"},
 		"exception":    {exception, "ModelStreamError: the model crashed (ModelError)"},
 		"error":        {errorEvent, "error InternalStreamFailure: stream broke"},
-		"inconsistent": {mock.AppendEventMessage(nil, nil, nil)[:12], "ended inside a message"},
+		"inconsistent": {prelude(16, 1), "lengths are inconsistent (total 16 bytes, headers 1 bytes)"},
+		"short":        {mock.AppendEventMessage(nil, nil, nil)[:12], "ended inside a message"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := io.ReadAll(newEventStream(bytes.NewReader(c.in)))
@@ -123,6 +126,26 @@ func TestEventStreamFailures(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
+}
+
+// prelude is a message prelude of total and headers lengths, its CRC right.
+func prelude(total, headers uint32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, total)
+	b = binary.BigEndian.AppendUint32(b, headers)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+}
+
+// A prelude that claims a message of 16 MiB on a stream that sends no more
+// holds no 16 MiB: the buffer grows as bytes arrive.
+func TestEventStreamGrowsAsBytesArrive(t *testing.T) {
+	e := newEventStream(bytes.NewReader(prelude(MaxEventStreamMessage, 0)))
+	_, err := io.ReadAll(e)
+	require.ErrorContains(t, err, "ended inside a message")
+	assert.Equal(t, eventBuffer, cap(e.buf))
+	big := payloadPart(nil, strings.Repeat("x", 100_000))
+	got, err := io.ReadAll(newEventStream(iotest.OneByteReader(bytes.NewReader(big))))
+	require.NoError(t, err)
+	assert.Len(t, got, 100_000, "a message larger than the first buffer, read a byte at a time")
 }
 
 // sageMakerServer streams body (SSE text) as SageMaker does: PayloadPart
