@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/media"
 )
@@ -27,22 +28,23 @@ func audioIDs(data, format string) ([]uint32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input_audio: invalid base64 data: %w", err)
 	}
-	var secs float64
-	switch format {
-	case "wav":
-		w, err := media.ParseWAV(raw)
-		if err != nil {
-			return nil, fmt.Errorf("input_audio: invalid WAV data: %w", err)
-		}
-		secs = w.Seconds()
-	case "mp3":
-		if secs, err = mp3Seconds(raw); err != nil {
-			return nil, fmt.Errorf("input_audio: invalid MP3 data: %w", err)
-		}
-	default:
+	if format != "wav" && format != "mp3" {
 		return nil, fmt.Errorf("input_audio: format %q: expected wav or mp3", format)
 	}
+	secs, err := audioSeconds(raw, format)
+	if err != nil {
+		return nil, fmt.Errorf("input_audio: invalid %s data: %w", strings.ToUpper(format), err)
+	}
 	return mediaIDs(raw, AudioTokens(secs)), nil
+}
+
+// audioSeconds is the duration of a WAV or an MP3 ("wav" or "mp3").
+func audioSeconds(raw []byte, format string) (float64, error) {
+	if format == "wav" {
+		w, err := media.ParseWAV(raw)
+		return w.Seconds(), err
+	}
+	return mp3Seconds(raw)
 }
 
 // mp3Seconds walks an MP3 stream's Layer III frames (after an ID3v2 tag)

@@ -8,8 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"time"
-
-	"github.com/aiperf-go/aiperf/internal/media"
 )
 
 // Audio transcription (OpenAI's /v1/audio/transcriptions): a multipart
@@ -79,16 +77,16 @@ func readTranscriptionForm(r *http.Request) ([]byte, float64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("file: %w", err)
 	}
-	var secs float64
+	var format string
 	switch mt {
 	case "audio/wav", "audio/x-wav", "audio/wave":
-		wav, werr := media.ParseWAV(raw)
-		secs, err = wav.Seconds(), werr
+		format = "wav"
 	case "audio/mpeg", "audio/mp3":
-		secs, err = mp3Seconds(raw)
+		format = "mp3"
 	default:
 		return nil, 0, fmt.Errorf("file: Content-Type %q: expected an audio, audio/wav or audio/mpeg", ct)
 	}
+	secs, err := audioSeconds(raw, format)
 	if err != nil {
 		return nil, 0, fmt.Errorf("file: invalid %s data: %w", mt, err)
 	}
