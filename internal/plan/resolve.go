@@ -164,7 +164,7 @@ func (p *Profile) Servers() []string {
 			continue
 		}
 		host := strings.ToLower(u.Hostname())
-		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		if isLoopback(host) {
 			host = "localhost"
 		}
 		if key := u.Scheme + "://" + net.JoinHostPort(host, portOf(u)); !slices.Contains(out, key) {
@@ -173,6 +173,16 @@ func (p *Profile) Servers() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// isLoopback reports whether host is this machine: localhost (any case),
+// 127.0.0.0/8 or ::1.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // parseOrigin parses a --url that names a host.

@@ -2,8 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 )
 
@@ -39,7 +37,7 @@ func (v *validator) sigv4(p *Profile) {
 			fmt.Sprintf("must be a plain name such as us-west-2 or sagemaker, got %q", o.value))
 	}
 	for _, raw := range p.URL {
-		if u, err := url.Parse(NormalizeURL(raw)); err == nil && u.Scheme == "http" && !loopback(u.Hostname()) {
+		if u, ok := parseOrigin(raw); ok && u.Scheme == "http" && !isLoopback(u.Hostname()) {
 			v.add("auth_type", fmt.Sprintf("sigv4 puts the signature and any session token into every request's headers, and %s is "+
 				"plain HTTP to another machine: use https, or drop --auth-type", RedactURL(raw)))
 		}
@@ -48,14 +46,4 @@ func (v *validator) sigv4(p *Profile) {
 		"sigv4 cannot sign a video_generation job's polls and downloads here: drop --auth-type, or use another endpoint type")
 	v.check(!p.ResetHook().Enabled && !p.ProfilerHook().Enabled, "auth_type",
 		"sigv4 does not sign the control hooks (--reset-kv-cache, --server-profiler): drop them, or drop --auth-type")
-}
-
-// loopback reports whether host is this machine: localhost, 127.0.0.0/8
-// or ::1.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
