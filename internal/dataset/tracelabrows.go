@@ -172,21 +172,15 @@ func deref[T any](p *T) T {
 
 // minNaN and maxNaN are min and max where NaN is "none yet".
 func minNaN(a, b float64) float64 {
-	if math.IsNaN(a) {
+	if math.IsNaN(a) || b < a {
 		return b
 	}
-	if math.IsNaN(b) {
-		return a
-	}
-	return min(a, b)
+	return a
 }
 
 func maxNaN(a, b float64) float64 {
-	if math.IsNaN(a) {
+	if math.IsNaN(a) || b > a {
 		return b
 	}
-	if math.IsNaN(b) {
-		return a
-	}
-	return max(a, b)
+	return a
 }
