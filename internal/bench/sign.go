@@ -21,7 +21,8 @@ func (c *cell) signing(ctx context.Context) error {
 	// hidden from then on by every Redactor of the process (error
 	// messages, exports), whatever a server echoes back.
 	plan.HideSignatures()
-	chain := &sigv4.Chain{Profile: c.p.AWSProfile, OnRead: func(cr sigv4.Credentials) { plan.AddSecrets(cr.Secrets()...) }}
+	chain := &sigv4.Chain{Profile: c.p.AWSProfile, OnRead: func(cr sigv4.Credentials) { plan.AddSecrets(cr.Secrets()...) },
+		Background: ctx} // refreshes end with the cell (Ctrl-C), not with the request that started them
 	creds, err := chain.Get(ctx)
 	if err != nil {
 		return &InputError{fmt.Errorf("--auth-type sigv4: %w (nothing was sent)", err)}

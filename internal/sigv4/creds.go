@@ -68,10 +68,17 @@ type Chain struct {
 	// OnRead, when set, is called with each set of credentials read (under
 	// the chain's lock): the run hides their secrets from then on.
 	OnRead func(Credentials)
+	// Background, when set, is the context of refreshes read while the
+	// credentials held have not yet expired: Get then returns them at once
+	// and reads the next in the background (one read at a time), so that
+	// a slow credential_process does not hold every request; Get waits
+	// only for credentials it has none of, or whose time is up.
+	Background context.Context
 
-	mu        sync.Mutex
-	got       Credentials
-	refreshAt time.Time // when got is read again (zero: never)
+	mu         sync.Mutex
+	got        Credentials
+	refreshAt  time.Time // when got is read again (zero: never)
+	refreshing bool      // a background read is under way
 }
 
 // Get returns credentials that have not expired, read again from
@@ -82,9 +89,22 @@ func (ch *Chain) Get(ctx context.Context) (Credentials, error) {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	now := ch.now()
-	if ch.got.AccessKeyID != "" && (ch.refreshAt.IsZero() || now.Before(ch.refreshAt)) {
+	held := ch.got.AccessKeyID != ""
+	if held && (ch.refreshAt.IsZero() || now.Before(ch.refreshAt)) {
 		return ch.got, nil
 	}
+	if held && ch.Background != nil && now.Before(ch.got.Expires) {
+		if !ch.refreshing {
+			ch.refreshing = true
+			go ch.refresh()
+		}
+		return ch.got, nil
+	}
+	return ch.readLocked(ctx, now)
+}
+
+// readLocked reads credentials and holds them, under ch.mu.
+func (ch *Chain) readLocked(ctx context.Context, now time.Time) (Credentials, error) {
 	c, err := ch.read(ctx)
 	if err != nil {
 		return Credentials{}, err
@@ -97,6 +117,24 @@ func (ch *Chain) Get(ctx context.Context) (Credentials, error) {
 	}
 	ch.got, ch.refreshAt = c, refreshTime(c, now)
 	return c, nil
+}
+
+// refresh reads the next credentials in the background. A failure keeps
+// those held until they expire, tried again a minute later.
+func (ch *Chain) refresh() {
+	c, err := ch.read(ch.Background)
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.refreshing = false
+	now := ch.now()
+	if err != nil || !c.Expires.IsZero() && !c.Expires.After(now) {
+		ch.refreshAt = now.Add(time.Minute)
+		return
+	}
+	if ch.OnRead != nil {
+		ch.OnRead(c)
+	}
+	ch.got, ch.refreshAt = c, refreshTime(c, now)
 }
 
 // refreshTime is when credentials c, read at now, are read again: zero

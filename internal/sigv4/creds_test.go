@@ -140,3 +140,48 @@ func TestSplitCommand(t *testing.T) {
 	assert.Equal(t, []string{"/opt/my tool", "--a", "b"}, splitCommand(`"/opt/my tool"  --a b`))
 	assert.Empty(t, splitCommand("  "))
 }
+
+// With a Background context, credentials due for refresh but not expired
+// are returned at once while the next are read in the background (one
+// read at a time): a slow credential_process holds no request. Until the
+// read ends, the held credentials serve.
+func TestChainRefreshesInTheBackground(t *testing.T) {
+	dir := t.TempDir()
+	runs, gate := filepath.Join(dir, "runs"), filepath.Join(dir, "gate")
+	script := filepath.Join(dir, "helper.sh")
+	t0 := time.Now()
+	// Each run waits for the gate (up to 20 s), then gives a token named by
+	// its run's number.
+	write(t, script, fmt.Sprintf("#!/bin/sh\necho start >> %[1]q\nn=$(grep -c start %[1]q)\ni=0\n"+
+		"while [ ! -e %[2]q ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done\necho end >> %[1]q\n"+
+		`echo '{"Version": 1, "AccessKeyId": "AK", "SecretAccessKey": "s", "SessionToken": "t'$n'", "Expiration": "%[3]s"}'`+"\n",
+		runs, gate, t0.Add(5*time.Minute).UTC().Format(time.RFC3339)))
+	require.NoError(t, os.Chmod(script, 0o755))
+	write(t, filepath.Join(dir, "config"), fmt.Sprintf("[profile proc]\ncredential_process = %s\n", script))
+	write(t, gate, "")
+	now := t0
+	ch := &Chain{Profile: "proc", Getenv: env(dir, "AWS_CONFIG_FILE", filepath.Join(dir, "config")), Background: context.Background()}
+	ch.Now = func() time.Time { return now }
+	c, err := ch.Get(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "t1", c.SessionToken)
+
+	require.NoError(t, os.Remove(gate))
+	now = t0.Add(61 * time.Second) // past the refresh time, before the expiry
+	c, err = ch.Get(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "t1", c.SessionToken, "the held credentials, at once")
+	b, err := os.ReadFile(runs)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(b), "end"), "Get did not wait for the second run, which waits at the gate")
+
+	write(t, gate, "")
+	for c.SessionToken != "t2" { // until the background read is held
+		c, err = ch.Get(context.Background())
+		require.NoError(t, err)
+		time.Sleep(time.Millisecond)
+	}
+	b, err = os.ReadFile(runs)
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(b), "start"), "one background read, however many Gets")
+}
