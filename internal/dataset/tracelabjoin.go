@@ -61,62 +61,66 @@ func identOf(s *tlSession) tlIdent {
 // then the parent's id), and the ambiguity is counted. It returns each
 // child's window (its parent in it).
 //
-// Each identity's windows are sorted by start, so a session looks only at
-// those that start in [its last stamp − the identity's longest window, its
-// first stamp]: the join is about linear in the corpus, not quadratic, for
-// windows of minutes among weeks. It stops, with ctx's error, when ctx is
+// An identity's windows are kept by duration class (a power of two), each
+// class sorted by start, so a session looks only at the windows of each
+// class that start in [its last stamp − the class's longest window, its
+// first stamp]: about linear in the corpus, not quadratic, even beside a
+// window as long as the corpus. It stops, with ctx's error, when ctx is
 // done.
 func (c *tlCorpus) joinIndex(ctx context.Context, join traceLabJoin) (map[int32]tlWindow, tlJoinStats, error) {
 	var stats tlJoinStats
-	byIdent := map[tlIdent][]tlWindow{}
+	ix := tlWindowIndex{classes: map[tlIdent][]int{}, windows: map[tlClassKey][]tlWindow{}, longest: map[tlClassKey]float64{}}
 	for i := range c.sessions {
 		s := &c.sessions[i]
 		id := tlIdent{}
 		if !math.IsNaN(s.lo) { // a session without a time stamp has no identity of its own (AIPerf's (None, None))
 			id = identOf(s)
 		}
-		var ws []tlWindow
 		switch {
 		case s.codex && join.codex && !math.IsNaN(s.spawn) && !math.IsNaN(s.wait) && s.wait > s.spawn:
-			ws = []tlWindow{{start: s.spawn, end: s.wait, durMs: int64((s.wait - s.spawn) * 1000), parent: int32(i), codex: true}}
+			ix.add(id, tlWindow{start: s.spawn, end: s.wait, durMs: int64((s.wait - s.spawn) * 1000), parent: int32(i), codex: true})
 			stats.windowsCodex++
 		case !s.codex:
-			ws = s.windows
-			stats.windowsClaude += len(ws)
+			for _, w := range s.windows {
+				ix.add(id, w)
+			}
+			stats.windowsClaude += len(s.windows)
 		}
-		byIdent[id] = append(byIdent[id], ws...)
 	}
 	stats.windows = stats.windowsClaude + stats.windowsCodex
-	longest := map[tlIdent]float64{}
-	for id, ws := range byIdent {
+	for _, ws := range ix.windows {
 		slices.SortFunc(ws, func(a, b tlWindow) int { return cmp.Compare(a.start, b.start) })
-		for _, w := range ws {
-			longest[id] = max(longest[id], w.end-w.start)
-		}
 	}
 	links := map[int32]tlWindow{}
 	hit := map[[2]float64]map[int32]bool{}
+	visited, check := 0, 0
 	for i := range c.sessions {
-		if i%4096 == 0 && ctx.Err() != nil {
-			return nil, stats, ctx.Err()
+		if visited >= check {
+			if err := ctx.Err(); err != nil {
+				return nil, stats, err
+			}
+			check = visited + 1<<16
 		}
 		s := &c.sessions[i]
 		if math.IsNaN(s.lo) {
 			continue
 		}
-		id := identOf(s)
-		ws := byIdent[id]
-		from, _ := slices.BinarySearchFunc(ws, s.hi-longest[id], func(w tlWindow, t float64) int { return cmp.Compare(w.start, t) })
 		best, n := tlWindow{}, 0
-		for _, w := range ws[from:] {
-			if w.start > s.lo {
-				break // sorted by start: none later contains s
-			}
-			if w.parent == int32(i) || s.hi > w.end {
-				continue
-			}
-			if n++; n == 1 || c.tighter(w, best) {
-				best = w
+		id := identOf(s)
+		for _, class := range ix.classes[id] {
+			k := tlClassKey{id, class}
+			ws := ix.windows[k]
+			from, _ := slices.BinarySearchFunc(ws, s.hi-ix.longest[k], func(w tlWindow, t float64) int { return cmp.Compare(w.start, t) })
+			for _, w := range ws[from:] {
+				if visited++; w.start > s.lo {
+					break // sorted by start: none later contains s
+				}
+				if w.parent == int32(i) || s.hi > w.end {
+					continue
+				}
+				if n++; n == 1 || c.tighter(w, best) {
+					best = w
+				}
 			}
 		}
 		if n == 0 {
@@ -142,6 +146,27 @@ func (c *tlCorpus) joinIndex(ctx context.Context, join traceLabJoin) (map[int32]
 		}
 	}
 	return links, stats, nil
+}
+
+// tlWindowIndex is the spawn windows of each identity by duration class.
+type tlWindowIndex struct {
+	classes map[tlIdent][]int // the identity's classes, in order of first window
+	windows map[tlClassKey][]tlWindow
+	longest map[tlClassKey]float64 // the class's longest window (s)
+}
+
+type tlClassKey struct {
+	id    tlIdent
+	class int // math.Ilogb of the duration (s)
+}
+
+func (ix *tlWindowIndex) add(id tlIdent, w tlWindow) {
+	k := tlClassKey{id, math.Ilogb(w.end - w.start)}
+	if _, ok := ix.windows[k]; !ok {
+		ix.classes[id] = append(ix.classes[id], k.class)
+	}
+	ix.windows[k] = append(ix.windows[k], w)
+	ix.longest[k] = max(ix.longest[k], w.end-w.start)
 }
 
 // tighter orders windows as AIPerf picks among them: shorter first, then

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 )
 
 // traceLabSource is a TraceLab corpus as a weka set's source: the planned
@@ -51,12 +52,9 @@ func (s *traceLabSource) read(_ context.Context, i int, ids bool) (wekaTrace, in
 	pending := map[int][]wekaRequest{}
 	for _, k := range t.kids {
 		e := s.subagent(k, mint, ids, &models)
-		anchor := 0
-		for j, r := range reqs {
-			if r.T <= e.T {
-				anchor = j
-			}
-		}
+		// the last call at or before the spawn (the calls are in time order)
+		after := sort.Search(len(reqs), func(j int) bool { return reqs[j].T > e.T })
+		anchor := max(0, after-1)
 		pending[anchor] = append(pending[anchor], e)
 	}
 	size := 0
