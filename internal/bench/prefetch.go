@@ -21,7 +21,7 @@ func (s *source) prefetch() {
 		for {
 			sess := &session{src: s, conv: s.sampler.Next()}
 			sess.prepare()
-			if !s.hold(sess.size()) {
+			if sess.bytes = sess.size(); !s.hold(sess.bytes) {
 				return
 			}
 			select {
@@ -54,7 +54,7 @@ func (s *source) hold(n int) bool {
 func (s *source) prefetched() *session {
 	sess := <-s.ahead
 	s.heldMu.Lock()
-	s.held -= sess.size()
+	s.held -= sess.bytes
 	s.heldMu.Unlock()
 	s.room.Signal()
 	return sess

@@ -18,7 +18,9 @@ func TestPrefetchHoldsABudgetOfText(t *testing.T) {
 	defer func(b int) { prefetchBytes = b }(prefetchBytes)
 	prefetchBytes = 1000
 	sessionOf := func(n int) *session {
-		return &session{c: dataset.Conversation{Turns: []dataset.Turn{{Text: strings.Repeat("x", n)}}}}
+		sess := &session{c: dataset.Conversation{Turns: []dataset.Turn{{Text: strings.Repeat("x", n)}}}}
+		sess.bytes = sess.size()
+		return sess
 	}
 	s := &source{ahead: make(chan *session, prefetchAhead), stop: make(chan struct{})}
 	s.room = newRoom(s)
@@ -36,7 +38,7 @@ func TestPrefetchHoldsABudgetOfText(t *testing.T) {
 		waits = s.waiting
 		s.heldMu.Unlock()
 	}
-	assert.Equal(t, 1500, s.prefetched().size())
+	assert.Equal(t, 1500, s.prefetched().bytes)
 	assert.True(t, <-done, "the engine took the session: the next one is held")
 
 	go func() { done <- s.hold(900) }()

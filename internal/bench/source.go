@@ -148,6 +148,7 @@ type session struct {
 	loaded bool     // prepare read the conversation
 	busted bool     // the cache-bust marker was applied
 	first  *request // the first request, built by prepare
+	bytes  int      // what the prefetcher holds of it (size), while it waits to be taken
 }
 
 // Turns is the conversation's number of turns; the engine asks for it (and
