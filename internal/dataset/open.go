@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -314,12 +315,7 @@ func firstLine(path string) ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("input file: %w", err)
 	}
 	defer f.Close()
-	var first []byte
-	var firstNo int
-	err = scanLines(context.Background(), f, func(line []byte, no int, off int64) bool {
-		first, firstNo = append([]byte{}, line...), no
-		return false
-	})
+	first, firstNo, err := firstRecord(f)
 	if err != nil {
 		return nil, 0, fmt.Errorf("input file %s: %w", path, err)
 	}
@@ -327,6 +323,16 @@ func firstLine(path string) ([]byte, int, error) {
 		return nil, 0, &LineError{Path: path, Msg: "no records: the file is empty or holds only blank lines"}
 	}
 	return first, firstNo, nil
+}
+
+// firstRecord is the first non-blank line of r and its number (nil when
+// there is none).
+func firstRecord(r io.Reader) (first []byte, no int, err error) {
+	err = scanLines(context.Background(), r, func(line []byte, n int, _ int64) bool {
+		first, no = append([]byte{}, line...), n
+		return false
+	})
+	return first, no, err
 }
 
 // detectLine picks the record type of a first record as AIPerf does: its

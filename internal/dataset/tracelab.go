@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -119,7 +120,7 @@ func traceLabText(path string) (io.Reader, io.Closer, error) {
 // named as JSONL (optionally gzipped) whose first record has every one of
 // traceLabDetectKeys.
 func isTraceLabFile(path string) bool {
-	if !hasSuffix(path, traceLabSuffixes) {
+	if !slices.ContainsFunc(traceLabSuffixes, func(suffix string) bool { return strings.HasSuffix(path, suffix) }) {
 		return false
 	}
 	r, c, err := traceLabText(path)
@@ -127,28 +128,17 @@ func isTraceLabFile(path string) bool {
 		return false
 	}
 	defer c.Close()
+	line, _, err := firstRecord(r)
 	var first map[string]json.RawMessage
-	_ = scanLines(context.Background(), r, func(line []byte, _ int, _ int64) bool {
-		if json.Unmarshal(line, &first) != nil {
-			first = nil
-		}
+	if err != nil || json.Unmarshal(line, &first) != nil {
 		return false
-	})
+	}
 	for _, k := range traceLabDetectKeys {
 		if _, ok := first[k]; !ok {
 			return false
 		}
 	}
 	return true
-}
-
-func hasSuffix(path string, suffixes []string) bool {
-	for _, s := range suffixes {
-		if strings.HasSuffix(path, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // traceLabJoin holds AIPerf's subagent-join knobs, read from its
