@@ -54,6 +54,7 @@ type wekaRequest struct {
 	SysTokens    int64    `json:"system_tokens"`
 	Inner        []wekaRequest
 	off          int // where it starts in its file
+	tOff         int // where its "t" value is (an API call's)
 }
 
 // The fields of each object of a Weka trace (AIPerf's models forbid any
@@ -318,7 +319,7 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 		if !ok {
 			return r, false
 		}
-		r.Type = t
+		r.Type, r.tOff = t, fields["t"].off
 		d.decode(fields, "t", path, &r.T, "a number")
 		d.decode(fields, "model", path, &r.Model, "a string")
 		d.decode(fields, "in", path, &r.In, "an integer")
@@ -345,7 +346,7 @@ func (d *wekaDoc) request(raw []byte, off int, path string, top bool) (wekaReque
 		if !ok {
 			return r, false
 		}
-		r.Type = t
+		r.Type, r.tOff = t, fields["t"].off
 		d.decode(fields, "t", path, &r.T, "a number")
 		d.decode(fields, "agent_id", path, &r.AgentID, "a string")
 		d.decode(fields, "subagent_type", path, &r.SubagentType, "a string")

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -76,9 +75,9 @@ func earlyWhere(tr wekaTrace, path string, i, k int) string {
 
 // absoluteProblems are the problems of a trace read with the absolute
 // basis: every subagent request more than wekaJoinEpsilonSec before its
-// marker, placed at its "t" in data, in AIPerf's words; more is how many were
-// found beyond wekaKeptProblems.
-func absoluteProblems(tr wekaTrace, path string, data []byte) (ps []wekaProblem, more int) {
+// marker, placed at its "t", in AIPerf's words; more is how many were found
+// beyond wekaKeptProblems.
+func absoluteProblems(tr wekaTrace, path string) (ps []wekaProblem, more int) {
 	for i, sub := range tr.Requests {
 		for k, r := range sub.Inner {
 			if r.T+wekaJoinEpsilonSec >= sub.T {
@@ -88,7 +87,7 @@ func absoluteProblems(tr wekaTrace, path string, data []byte) (ps []wekaProblem,
 				more++
 				continue
 			}
-			ps = append(ps, wekaProblem{keyOffset(data, r.off, "t"), problemf(fmt.Sprintf("requests[%d].requests[%d].t", i, k),
+			ps = append(ps, wekaProblem{r.tOff, problemf(fmt.Sprintf("requests[%d].requests[%d].t", i, k),
 				"%s timestamp %s precedes its marker timestamp %s (--weka-nested-timestamp-basis absolute reads it on the root trace's clock: "+
 					"give relative if this producer times a subagent's requests from its marker)",
 				earlyWhere(tr, path, i, k), pyFloat(r.T), pyFloat(sub.T))})
@@ -254,29 +253,5 @@ func (w *wekaSet) index(ix *wekaIndex, tr *parsedWeka, file int32, relative bool
 		ix.low = min(ix.low, c.ts)
 		ix.convs = append(ix.convs, c)
 		ix.turns += len(turns)
-	}
-}
-
-// keyOffset is the offset of the first "key" key of data's object at off
-// (its first match after off; a flat request object holds no other),
-// else off.
-func keyOffset(data []byte, off int, key string) int {
-	if off < 0 || off >= len(data) {
-		return off
-	}
-	quoted := []byte(`"` + key + `"`)
-	for i := off; ; {
-		j := bytes.Index(data[i:], quoted)
-		if j < 0 {
-			return off
-		}
-		k := i + j + len(quoted)
-		for k < len(data) && (data[k] == ' ' || data[k] == '\t' || data[k] == '\n' || data[k] == '\r') {
-			k++
-		}
-		if k < len(data) && data[k] == ':' {
-			return i + j
-		}
-		i = k
 	}
 }

@@ -156,12 +156,16 @@ func TestWekaBasisRefused(t *testing.T) {
 
 // An early call's error is placed at its "t", not at its object's "{", in
 // a pretty-printed file.
-func TestKeyOffset(t *testing.T) {
-	doc := []byte("{\n  \"type\": \"n\",\n  \"t\" : 10\n}")
-	assert.Equal(t, strings.Index(string(doc), `"t" :`), keyOffset(doc, 0, "t"))
-	doc = []byte(`{"tx": 1, "note": "t", "t": 2}`)
-	assert.Equal(t, strings.Index(string(doc), `"t":`), keyOffset(doc, 0, "t"))
-	assert.Equal(t, 3, keyOffset([]byte(`{"a": 1}`), 3, "t"), "no such key: the object's offset")
+func TestEarlyCallPlacedAtItsT(t *testing.T) {
+	doc := "{\"id\": \"x\", \"models\": [\"m\"], \"block_size\": 64, \"hash_id_scope\": \"local\", \"requests\": [\n" +
+		"  {\"type\": \"n\", \"t\": 0, \"model\": \"m\", \"in\": 1, \"out\": 1},\n" +
+		"  {\"type\": \"subagent\", \"t\": 100, \"agent_id\": \"a\", \"subagent_type\": \"x\", \"status\": \"done\", \"models\": [\"m\"],\n" +
+		"   \"requests\": [{\n     \"type\": \"n\",\n     \"t\" : 10,\n     \"model\": \"m\", \"in\": 1, \"out\": 1}]}]}"
+	tr, ps, _ := parseWeka(context.Background(), []byte(doc))
+	require.Empty(t, ps)
+	aps, _ := absoluteProblems(tr, "x.json")
+	require.Len(t, aps, 1)
+	assert.Equal(t, strings.Index(doc, `"t" : 10`)+len(`"t" : `), aps[0].off, "at the early call's t value, on its line")
 }
 
 // A time that does not fit a number, or is past the schedule's limit, is

@@ -56,7 +56,7 @@ func readWekaFile(ctx context.Context, path, given string) (wekaTrace, int, erro
 		return wekaTrace{}, 0, fmt.Errorf("%s dataset: stopped reading %s: %w", TypeWekaTrace, path, err)
 	}
 	if wps == nil && given == WekaBasisAbsolute {
-		wps, more = absoluteProblems(tr, path, data)
+		wps, more = absoluteProblems(tr, path)
 	}
 	if wps != nil {
 		ps := problems{path: path, more: more}
