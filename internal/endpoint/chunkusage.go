@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -121,16 +120,10 @@ func (c *chunkUsage) observe(raw []byte, text bool) {
 // read without decoding raw; false when there is none or it is not a
 // plain whole number (the decoder judges those).
 func completionCount(raw []byte) (int, bool) {
-	const key = `"completion_tokens"`
-	i := bytes.Index(raw, []byte(key))
-	if i < 0 {
+	rest, ok := jsonMemberValue(raw, `"completion_tokens"`)
+	if !ok {
 		return 0, false
 	}
-	rest := bytes.TrimLeft(raw[i+len(key):], " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
-		return 0, false
-	}
-	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
 	n, digits := 0, 0
 	for ; digits < len(rest) && digits < 12 && rest[digits] >= '0' && rest[digits] <= '9'; digits++ {
 		n = n*10 + int(rest[digits]-'0')

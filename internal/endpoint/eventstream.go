@@ -76,6 +76,7 @@ type eventStream struct {
 	r   io.Reader
 	buf []byte // the current message
 	dec []byte // the current payload, base64-decoded, when it came JSON-wrapped
+	esc []byte // its base64 text with "\/" unescaped, when it had any
 	out []byte // what is left of the current payload to deliver
 	err error  // sticky: io.EOF at the end, or why the stream failed
 	// small is buf's first backing array.
@@ -198,16 +199,22 @@ func (e *eventStream) handle(h *eventHeaders, payload []byte) error {
 // (the shape Bedrock's PayloadPart has; SageMaker's payload is the bytes
 // themselves), decoding it into e.dec.
 func (e *eventStream) unwrap(payload []byte) error {
-	v, ok := jsonStringField(payload, "Bytes")
+	v, ok := jsonStringField(payload, `"Bytes"`)
 	if !ok {
-		v, ok = jsonStringField(payload, "bytes")
+		v, ok = jsonStringField(payload, `"bytes"`)
 	}
 	if !ok {
 		e.out = payload // JSON the container sent as it is
 		return nil
 	}
-	if bytes.IndexByte(v, '\\') >= 0 { // an escaped '/' ("\/")
-		v = bytes.ReplaceAll(v, []byte(`\/`), []byte("/"))
+	if bytes.IndexByte(v, '\\') >= 0 { // an escaped '/' ("\/"), unescaped into a buffer kept for the next
+		e.esc = e.esc[:0]
+		for i := 0; i < len(v); i++ {
+			if v[i] != '\\' || i+1 == len(v) || v[i+1] != '/' {
+				e.esc = append(e.esc, v[i])
+			}
+		}
+		v = e.esc
 	}
 	if cap(e.dec) < base64.StdEncoding.DecodedLen(len(v)) {
 		e.dec = make([]byte, base64.StdEncoding.DecodedLen(len(v)))
@@ -221,18 +228,11 @@ func (e *eventStream) unwrap(payload []byte) error {
 }
 
 // jsonStringField is the raw (still escaped) value of the string member
-// name of the JSON object b, found without decoding the rest.
-func jsonStringField(b []byte, name string) ([]byte, bool) {
-	i := bytes.Index(b, []byte(`"`+name+`"`))
-	if i < 0 {
-		return nil, false
-	}
-	rest := bytes.TrimLeft(b[i+len(name)+2:], " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
-		return nil, false
-	}
-	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-	if len(rest) == 0 || rest[0] != '"' {
+// quotedName ("\"Bytes\"") of the JSON object b, found without decoding the
+// rest.
+func jsonStringField(b []byte, quotedName string) ([]byte, bool) {
+	rest, ok := jsonMemberValue(b, quotedName)
+	if !ok || len(rest) == 0 || rest[0] != '"' {
 		return nil, false
 	}
 	end := bytes.IndexByte(rest[1:], '"')
@@ -240,6 +240,21 @@ func jsonStringField(b []byte, name string) ([]byte, bool) {
 		return nil, false
 	}
 	return rest[1 : 1+end], true
+}
+
+// jsonMemberValue is what follows the first member named quotedName (its
+// name with its quotes) of the JSON text b: its value and the rest of b;
+// false when no such member is there. It scans b; it decodes nothing.
+func jsonMemberValue(b []byte, quotedName string) ([]byte, bool) {
+	i := bytes.Index(b, []byte(quotedName))
+	if i < 0 {
+		return nil, false
+	}
+	rest := bytes.TrimLeft(b[i+len(quotedName):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return nil, false
+	}
+	return bytes.TrimLeft(rest[1:], " \t\r\n"), true
 }
 
 // exceptionMessage is an exception event's message: its payload's
