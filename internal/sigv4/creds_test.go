@@ -133,7 +133,7 @@ func TestChainHostileSources(t *testing.T) {
 	assert.ErrorContains(t, get(), "not a regular file")
 	require.NoError(t, os.Remove(cfg))
 	write(t, cfg, "[profile p]\n"+strings.Repeat("x", 2<<20))
-	assert.ErrorContains(t, get(), "AWS credentials")
+	assert.ErrorContains(t, get(), cfg+" is larger than 1 MiB")
 }
 
 func TestSplitCommand(t *testing.T) {
