@@ -15,7 +15,10 @@ func TestSigV4Checks(t *testing.T) {
 	sig := func(p *Profile) { p.AuthType, p.AWSRegion, p.AWSService = AuthSigV4, "us-west-2", "sagemaker" }
 	assert.NoError(t, check(sig))
 	assert.NoError(t, check(func(p *Profile) { sig(p); p.URL = []string{"https://runtime.sagemaker.us-west-2.amazonaws.com"} }))
-	assert.NoError(t, check(func(p *Profile) { sig(p); p.URL = []string{"localhost:8000", "http://[::1]:9000", "http://LOCALHOST:8000"} }), "loopback may be plain HTTP")
+	assert.NoError(t, check(func(p *Profile) {
+		sig(p)
+		p.URL = []string{"localhost:8000", "http://[::1]:9000", "http://LOCALHOST:8000"}
+	}), "loopback may be plain HTTP")
 	for _, tc := range []struct {
 		mut  func(p *Profile)
 		want string
