@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -107,6 +108,10 @@ func auditPhases(a *result.Audit, reports []load.PhaseReport) (firstSched, lastS
 		}
 		a.CapDelayed += r.CapDelayed
 		a.CapSkipped += r.CapSkipped
+		if r.Branches != nil {
+			a.Branches = cmp.Or(a.Branches, &metrics.BranchStats{})
+			a.Branches.Add(*r.Branches)
+		}
 		if firstSched < 0 || r.FirstSchedNs < firstSched {
 			firstSched = r.FirstSchedNs
 		}

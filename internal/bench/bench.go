@@ -338,11 +338,11 @@ func (c *cell) prepare(ctx context.Context) error {
 	if name, why := plan.Undriven(c.phases); why != "" {
 		c.warn(fmt.Sprintf("phase %s: %s (raise --request-count, or lower --concurrency)", name, why))
 	}
-	if dataset.IsTrace(c.ds) {
+	if _, tree := c.ds.(dataset.Tree); tree || dataset.IsTrace(c.ds) { // a DAG file: each root once, as AIPerf
 		onceThrough(c.p, c.phases, c.ds.Len())
 	}
 	if c.o.InputsFile != "" {
-		c.sent = newSentSet(c.ds.Len())
+		c.sent = newSentSet(dataset.Nodes(c.ds))
 	}
 	var sink *jsonlSink
 	if c.o.JSONLFile != "" {

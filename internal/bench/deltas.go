@@ -18,9 +18,10 @@ type deltaHistory struct {
 }
 
 // threadsDeltas reports whether the turns of c that carry messages are
-// deltas of one conversation, to be threaded with the live replies.
+// deltas of one conversation, to be threaded with the live replies (a DAG
+// conversation's even with one turn: its forks inherit them).
 func threadsDeltas(c *dataset.Conversation) bool {
-	return c.Mode == dataset.DeltasWithoutResponses && len(c.Turns) > 1
+	return c.Mode == dataset.DeltasWithoutResponses && (len(c.Turns) > 1 || c.DAG)
 }
 
 // add appends a turn's messages (a JSON array, checked when the dataset was

@@ -27,10 +27,11 @@ func TestCheckHistory(t *testing.T) {
 	two := convs{{ID: "a", Mode: dataset.DeltasWithoutResponses, Turns: []dataset.Turn{{Text: "x"}, {Text: "y"}}}}
 	sys := convs{{ID: "b", Mode: dataset.DeltasWithoutResponses, System: "be brief", Turns: []dataset.Turn{{Text: "x"}}}}
 	selfContained := convs{{ID: "c", Mode: dataset.MessageArrayWithResponses, Turns: []dataset.Turn{{Text: "x"}, {Text: "y"}}}}
+	dag := convs{{ID: "d", DAG: true, Mode: dataset.MessageArrayWithResponses, Turns: []dataset.Turn{{Messages: []byte(`[{"role":"user","content":"x"}]`)}}}}
 	for et, refused := range map[string]bool{plan.EndpointCompletions: true, plan.EndpointTemplate: true, plan.EndpointEmbeddings: true,
 		plan.EndpointChat: false, plan.EndpointResponses: false, plan.EndpointAudioTranscription: false} {
 		p := plan.Profile{EndpointType: et, InputFile: "f.jsonl"}
-		for _, ds := range []convs{two, sys} {
+		for _, ds := range []convs{two, sys, dag} {
 			err := checkHistory(context.Background(), p, ds)
 			if refused {
 				assert.ErrorContains(t, err, "--endpoint-type "+et+" sends a prompt: use chat, responses or messages", et)

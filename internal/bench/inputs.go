@@ -80,7 +80,7 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer, only func(conv i
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString(`{"data": [`)
 	first := true
-	for i := range s.ds.Len() {
+	for i := range dataset.Nodes(s.ds) { // a DAG file's branches too
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -205,6 +205,8 @@ func checkHistory(ctx context.Context, p plan.Profile, ds dataset.Dataset) error
 			what = "opens with a system message"
 		case c.Mode == dataset.DeltasWithoutResponses && len(c.Turns) > 1:
 			what = fmt.Sprintf("has %d turns, each re-sending the conversation so far", len(c.Turns))
+		case c.DAG:
+			what = "is a dag_jsonl conversation of messages"
 		}
 		if what != "" {
 			return fmt.Errorf("%s: conversation %q %s, which only a messages array carries, and --endpoint-type %s "+
@@ -217,11 +219,15 @@ func checkHistory(ctx context.Context, p plan.Profile, ds dataset.Dataset) error
 // eachConversation calls check on every conversation of ds in turn (read
 // back: one pass over the input), until one fails or ctx is done.
 func eachConversation(ctx context.Context, ds dataset.Dataset, check func(*dataset.Conversation) error) error {
-	for i := range ds.Len() {
+	read := ds.Conversation
+	if t, ok := ds.(dataset.Tree); ok { // the branches too
+		read = t.Node
+	}
+	for i := range dataset.Nodes(ds) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := ds.Conversation(i)
+		c, err := read(i)
 		if err != nil {
 			return err
 		}

@@ -72,6 +72,9 @@ type source struct {
 	// joins holds a turn back until the sessions it waits for have ended;
 	// nil across worker processes.
 	joins *joins
+	// tree is the dataset when its conversations start one another
+	// (dag_jsonl): its sessions are dagSessions.
+	tree dataset.Tree
 }
 
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,
@@ -115,6 +118,9 @@ func (s *source) MeanTurns() float64 {
 // by the prefetcher when the dataset is read from a file, else on its
 // first send.
 func (s *source) Next() load.Session {
+	if s.tree != nil {
+		return &dagSession{session: &session{src: s, conv: s.sampler.Next()}}
+	}
 	if s.ahead != nil {
 		return s.prefetched()
 	}
@@ -149,6 +155,7 @@ type session struct {
 	busted bool     // the cache-bust marker was applied
 	first  *request // the first request, built by prepare
 	bytes  int      // what the prefetcher holds of it (size), while it waits to be taken
+	placed bool     // url and model were given (a DAG branch takes its parent's)
 }
 
 // Turns is the conversation's number of turns; the engine asks for it (and
@@ -201,7 +208,9 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 			src.bust.apply(s, c.Phase.Kind)
 		}
 		s.id = src.ids.UUID()
-		s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
+		if !s.placed {
+			s.url, s.model = c.Index%len(src.urls), src.modelOf(c.Index)
+		}
 	}
 	if s.err == nil {
 		s.model = src.turnModel(&s.c, i, s.model)
@@ -221,6 +230,7 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 		return rec
 	}
 	turn := &s.c.Turns[i]
+	rec.Model = cmp.Or(turn.Model, rec.Model)
 	if len(turn.Join) > 0 && src.joins != nil && joinable(c.Phase) {
 		src.joins.wait(ctx, c.Phase.Name, turn.Join)
 	}
@@ -276,7 +286,7 @@ type request struct {
 func (s *session) request(t *dataset.Turn, id string) request {
 	src := s.src
 	r := request{Request: endpoint.Request{
-		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: src.p.Model[s.model],
+		URL: src.urls[s.url], EndpointType: src.p.EndpointType, Model: cmp.Or(t.Model, src.p.Model[s.model]),
 		MaxTokens: t.MaxTokens, LegacyMaxTokens: src.p.UseLegacyMaxTokens, Streaming: src.p.Streams(), PerChunkUsage: src.p.PerChunkUsage, Extra: src.extra, TurnExtra: t.Extra,
 		Tools: t.Tools, RequestID: id, SessionID: s.id, Inputs: t.Inputs, Query: t.Query, Passages: t.Passages,
 		Template: src.template, ResponseField: src.field, DownloadVideo: src.p.DownloadVideoContent,
@@ -407,6 +417,7 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 		draw = shard.Stride(sampler, spec.Worker, spec.Workers)
 	}
 	src := newSource(c.p, c.clock.Now, c.ds, draw, client, c.fin, c.tok.Count)
+	src.tree, _ = c.ds.(dataset.Tree)
 	if c.worker == nil { // one process: every session of the schedule is here
 		src.joins = newJoins()
 	}
@@ -414,7 +425,7 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), c.ds.Len(), c.tok.Count); src.bust != nil {
 		src.bodies = nil // each session's prompt is its own
 	}
-	if c.p.InputFile != "" && slices.ContainsFunc(c.phases, func(ph plan.Phase) bool { return !ph.Fixed }) {
+	if c.p.InputFile != "" && src.tree == nil && slices.ContainsFunc(c.phases, func(ph plan.Phase) bool { return !ph.Fixed }) {
 		src.prefetch() // a fixed schedule's sessions are prepared as their times come (Fixed)
 	}
 	return src, nil

@@ -135,7 +135,11 @@ func systemContent(content json.RawMessage, text string) (json.RawMessage, error
 
 // load reads the session's conversation and adds --system-prompt to it.
 func (s *session) load() {
-	s.c, s.err = s.src.ds.Conversation(s.conv)
+	if s.src.tree != nil { // a branch's conversation is a node past the roots
+		s.c, s.err = s.src.tree.Node(s.conv)
+	} else {
+		s.c, s.err = s.src.ds.Conversation(s.conv)
+	}
 	s.loaded = true
 	if s.err == nil && s.src.systemPrompt != "" {
 		s.err = addSystemPrompt(&s.c, s.src.systemPrompt, s.src.system)

@@ -138,19 +138,12 @@ func (d *decoder) osl() func(string, *yaml.Node) {
 		func(mean float64) { p.OutputTokensMean = plan.Ptr(int(mean)) }, func(sd float64) { p.OutputTokensStddev = sd })
 }
 
-// aiperfOnlyFormats are AIPerf's dataset formats not built here.
-var aiperfOnlyFormats = []string{"dag_jsonl"}
-
 func (d *decoder) fileFields() []field {
 	return []field{
 		{keys("path"), d.opt("input_file")},
 		{keys("format"), func(path string, n *yaml.Node) {
 			if s, ok := d.str(path, n); ok && !slices.Contains(plan.CustomDatasetTypes, s) {
-				what := "is not a format" // AIPerf's that are not built here are "not supported yet"
-				if slices.Contains(aiperfOnlyFormats, s) {
-					what = "is not supported yet"
-				}
-				d.errorf(n, path, "format %q %s: use %s", s, what, plan.CustomDatasetTypesHelp())
+				d.errorf(n, path, "format %q is not a format: use %s", s, plan.CustomDatasetTypesHelp())
 				return
 			}
 			d.opt("custom_dataset_type")(path, n)

@@ -41,6 +41,47 @@ type Conversation struct {
 	// ModelRanked: each turn names its model by ModelRank rather than the
 	// session's --model (a weka_trace's per-trace model rewriting).
 	ModelRanked bool
+	// DAG marks a dag_jsonl conversation: its turns' messages are threaded
+	// with the live replies (in DeltasWithoutResponses) even when it has
+	// one turn, since the conversations it forks inherit them.
+	DAG bool
+	// PreSpawns are the conversations (Tree nodes) started, each from an
+	// empty history, right before turn 0 is sent (dag_jsonl's
+	// pre_session_spawns); nobody waits for them.
+	PreSpawns []int
+}
+
+// Branch is a conversation a dag_jsonl turn starts once it returned: one
+// of AIPerf's FORK or SPAWN children.
+type Branch struct {
+	// Node is the child conversation (Tree.Node).
+	Node int
+	// Fork: the child starts from the parent's history so far, the live
+	// reply to this turn included (FORK); else from nothing (SPAWN).
+	Fork bool
+	// JoinAt is the parent's turn that waits until the child's session has
+	// ended (AIPerf's SPAWN_JOIN); 0 for none.
+	JoinAt int
+}
+
+// Tree is a dataset of conversations that start one another (dag_jsonl).
+// Len and Conversation are its roots, the conversations no other starts,
+// which the sampler draws: nodes 0 to Len()-1. Node reads any
+// conversation of it, roots first.
+type Tree interface {
+	Dataset
+	// Nodes is the number of conversations, roots and children.
+	Nodes() int
+	// Node materialises conversation i (0 ≤ i < Nodes()).
+	Node(i int) (Conversation, error)
+}
+
+// Nodes is the number of conversations of d, a Tree's branches included.
+func Nodes(d Dataset) int {
+	if t, ok := d.(Tree); ok {
+		return t.Nodes()
+	}
+	return d.Len()
 }
 
 // Turn is one request of a conversation. Exactly one of Text (with
@@ -85,6 +126,12 @@ type Turn struct {
 	// ModelRank, in a ModelRanked conversation, picks the turn's model:
 	// --model number ModelRank modulo their number.
 	ModelRank int
+	// Model is the model the turn names over the session's (a dag_jsonl
+	// turn's "model"); "" for the session's.
+	Model string
+	// Branches are the conversations this turn starts once it returned
+	// (dag_jsonl's forks and spawns).
+	Branches []Branch
 	// Join lists the conversations (indices) whose sessions must have sent
 	// their last turn before this turn is sent: a weka_trace's subagents,
 	// which the main agent's next call waits for (AIPerf's SPAWN_JOIN).

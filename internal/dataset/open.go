@@ -69,6 +69,9 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 			return nil, uuidStripRefused("directory")
 		case kind == TypeRawPayload || kind == "" && isRawDir(o.InputFile):
 			return openRawDir(ctx, tok, o)
+		case kind == TypeDAGJSONL:
+			return nil, fmt.Errorf("%s dataset: %s is a directory: give one JSONL file, one conversation a line (a conversation "+
+				"and the ones it starts must be in the same file)", kind, o.InputFile)
 		case kind == TypeSageMakerCapture:
 			return nil, fmt.Errorf("%s dataset: %s is a directory: give one capture file (concatenate them: "+
 				"find %s -name '*.jsonl' -exec cat {} + > all_captures.jsonl)", kind, o.InputFile, o.InputFile)
@@ -92,7 +95,7 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 	if err := errors.Join(o.Replay.refuseFormatControls(kind), o.refuseWekaBasis(kind)); err != nil {
 		return nil, err
 	}
-	if kind == TypeRandomPool || kind == TypeInputsJSON {
+	if kind == TypeRandomPool || kind == TypeInputsJSON || kind == TypeDAGJSONL {
 		if err := o.Replay.refuse(kind); err != nil {
 			return nil, err
 		}
@@ -109,6 +112,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return openBaseten(ctx, tok, o)
 	case TypeWekaTrace:
 		return openWekaChecked(ctx, tok, o)
+	case TypeDAGJSONL:
+		return openDAGJSONL(ctx, tok, o)
 	}
 	if IsSpeedBenchType(kind) {
 		return openSpeedBench(ctx, tok, o, kind)
@@ -338,8 +343,9 @@ func firstRecord(r io.Reader) (first []byte, no int, err error) {
 // detectLine picks the record type of a first record as AIPerf does: its
 // "type" if that names a known type (the record must then be valid), else
 // the one type whose schema accepts it (random_pool needs its "type"). When
-// no type accepts it but its keys name one (keyedType), the error is a
-// *keyedError holding its problems as that type.
+// no type accepts it but it has a dag_jsonl conversation's shape
+// (isDAGLine), it is one; when its keys name another type (keyedType), the
+// error is a *keyedError holding its problems as that type.
 func detectLine(line []byte) (string, error) {
 	var typed struct {
 		Type *string `json:"type"`
@@ -366,6 +372,9 @@ func detectLine(line []byte) (string, error) {
 	}
 	switch len(fits) {
 	case 0:
+		if isDAGLine(line) {
+			return TypeDAGJSONL, nil
+		}
 		if kind, marks := keyedType(line); kind != "" {
 			if _, ps := checkerFor(kind, 0, nil)(line); len(ps) > 0 {
 				return "", &keyedError{kind: kind, marks: marks, ps: ps}
@@ -405,6 +414,8 @@ func Kind(d Dataset) string {
 		return f.kind // weka_trace, or tracelab
 	case *speedBenchSet:
 		return f.kind
+	case *dagSet:
+		return TypeDAGJSONL
 	}
 	return ""
 }

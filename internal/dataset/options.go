@@ -57,7 +57,8 @@ const (
 var PublicDatasets = []string{PublicShareGPT, PublicAIMO, PublicAIMOAIME, PublicAIMONuminaCoT, PublicAIMONumina15, PublicInstructCoder}
 
 // CustomTypes lists the accepted --custom-dataset-type values.
-var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace, TypeWekaTrace, TypeTraceLab)
+var CustomTypes = append(slices.Clone(lineTypes), TypeBurstGPTTrace, TypeInputsJSON, TypeBasetenTrace, TypeWekaTrace, TypeTraceLab,
+	TypeDAGJSONL)
 
 // lineTypes are the record types of JSONL files, one JSON record a line.
 var lineTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload,

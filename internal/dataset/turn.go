@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync/atomic"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
 // files are the open files a dataset reads its conversations back from.
@@ -95,8 +97,12 @@ func timing(o Options, t *Turn, ts, delay *float64) {
 }
 
 // countMessages is the client tokenizer's count of the text content of an
-// OpenAI messages array: string contents and the text of text parts.
-func (d *fileDataset) countMessages(raw json.RawMessage) int {
+// OpenAI messages array (messagesTokens).
+func (d *fileDataset) countMessages(raw json.RawMessage) int { return messagesTokens(d.tok, raw) }
+
+// messagesTokens is tok's count of the text content of an OpenAI messages
+// array: string contents and the text of text parts.
+func messagesTokens(tok tokenizer.Tokenizer, raw json.RawMessage) int {
 	var msgs []struct {
 		Content json.RawMessage `json:"content"`
 	}
@@ -107,7 +113,7 @@ func (d *fileDataset) countMessages(raw json.RawMessage) int {
 	for _, m := range msgs {
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
-			n += d.tok.Count(s)
+			n += tok.Count(s)
 			continue
 		}
 		var parts []struct {
@@ -117,7 +123,7 @@ func (d *fileDataset) countMessages(raw json.RawMessage) int {
 		if json.Unmarshal(m.Content, &parts) == nil {
 			for _, p := range parts {
 				if p.Type == "text" {
-					n += d.tok.Count(p.Text)
+					n += tok.Count(p.Text)
 				}
 			}
 		}

@@ -86,12 +86,13 @@ func (e *Engine) Stop() {
 // PhaseReport is what the engine knows about a phase once it drained.
 type PhaseReport struct {
 	Phase                     plan.Phase
-	Sent                      int   // credits issued
-	Sessions                  int   // sessions started
-	Cancelled                 int   // requests cut at the end of the grace period (or by Ctrl-C)
-	CapDelayed                int   // rate and fixed modes: sends that waited for a free in-flight slot
-	CapSkipped                int   // rate mode: sends dropped because the in-flight cap was full (CapSkip)
-	StartNs                   int64 // when the phase began sending
+	Sent                      int                  // credits issued
+	Sessions                  int                  // sessions started
+	Cancelled                 int                  // requests cut at the end of the grace period (or by Ctrl-C)
+	CapDelayed                int                  // rate and fixed modes: sends that waited for a free in-flight slot
+	CapSkipped                int                  // rate mode: sends dropped because the in-flight cap was full (CapSkip)
+	Branches                  *metrics.BranchStats // the branches of a Brancher's sessions (nil: none started)
+	StartNs                   int64                // when the phase began sending
 	FirstSchedNs, LastSchedNs int64
 }
 
@@ -200,6 +201,7 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	e.current.Store(progress)
 
 	p := &phaseRun{e: e, ph: ph, r: r, n: n, issueCtx: issueCtx, phaseCtx: phaseCtx, progress: progress, full: make(chan struct{})}
+	p.branchCtx, p.stopBranches = context.WithCancel(issueCtx)
 	if ph.PrefillConcurrency > 0 {
 		p.prefill = make(chan struct{}, ph.PrefillConcurrency)
 		if ph.PrefillRamp > 0 && ph.PrefillConcurrency > 1 {
@@ -238,6 +240,7 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 			<-done
 		}
 		r.Cancelled = int(p.cancelled.Load())
+		r.Branches = p.endBranches()
 		<-handoff
 		if e.Hooks.Drained != nil {
 			e.Hooks.Drained(*ph)

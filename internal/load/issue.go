@@ -23,9 +23,15 @@ type phaseRun struct {
 	phaseCtx context.Context // ends when in-flight requests are cut
 	progress *Progress
 
-	inflight  sync.WaitGroup // requests claimed and not yet returned
-	cancelled atomic.Int64
-	prefill   chan struct{} // the prefill cap's slots (nil: no cap)
+	inflight sync.WaitGroup // requests claimed and not yet returned
+	branches sync.WaitGroup // sessions a Brancher started, running (branch.go)
+	counts   branchCounts
+	// branchCtx ends when the branches still waiting to send must stop:
+	// with issueCtx, or once the issuer returned (stopBranches).
+	branchCtx    context.Context
+	stopBranches context.CancelFunc
+	cancelled    atomic.Int64
+	prefill      chan struct{} // the prefill cap's slots (nil: no cap)
 
 	mu       sync.Mutex // guards the budgets and the report's counters
 	requests int
@@ -193,12 +199,16 @@ func (p *phaseRun) issueConcurrency() {
 				if !ok {
 					return
 				}
+				if b, ok := s.(Brancher); ok {
+					p.runTree(b, sid, c)
+					continue
+				}
 				p.continueSession(s, sid, p.send(s, 0, c), timer)
 			}
 		})
 	}
 	stopped := make(chan struct{})
-	go func() { slots.Wait(); close(stopped) }()
+	go func() { slots.Wait(); p.branches.Wait(); close(stopped) }()
 	select {
 	case <-p.full:
 	case <-p.issueCtx.Done():
@@ -234,6 +244,7 @@ func (p *phaseRun) issueRate() {
 		}
 		w, skipped, ok := q.pick(p, target)
 		if !ok {
+			p.waitBranches() // a tree's branches may still start turns
 			return
 		}
 		if skipped {
@@ -245,6 +256,11 @@ func (p *phaseRun) issueRate() {
 			return
 		}
 		go func() {
+			if b, ok := w.s.(Brancher); ok && w.turn == 0 { // its later turns follow their delays, not the ticks
+				p.runTree(b, w.sid, c)
+				q.end()
+				return
+			}
 			rec := p.send(w.s, w.turn, c)
 			if next := w.turn + 1; next < w.s.Turns() {
 				q.later(turnWork{s: w.s, sid: w.sid, turn: next}, p.due(w.s, next, max(rec.EndNs, rec.SentNs)), p.e.Clock)

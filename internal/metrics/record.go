@@ -26,6 +26,13 @@ type Record struct {
 	// CorrelationID the session's X-Correlation-ID.
 	Conversation  string `json:"conversation,omitempty"`
 	CorrelationID string `json:"correlation_id,omitempty"`
+	// DAG marks a request of a dag_jsonl conversation; AgentDepth is its
+	// session's depth in the tree (0 for a root) and ParentCorrelationID the
+	// correlation id of the session that started it ("" for a root and a
+	// pre-session spawn), AIPerf's agent_depth and parent_correlation_id.
+	DAG                 bool   `json:"dag,omitempty"`
+	AgentDepth          int    `json:"agent_depth,omitempty"`
+	ParentCorrelationID string `json:"parent_correlation_id,omitempty"`
 	// History reports that the request re-sent its session's history: its
 	// InputTokens gain the replies' tokens once they are counted (the
 	// bench's finisher adds them).

@@ -23,8 +23,12 @@ const (
 // CustomDatasetTypes are the --custom-dataset-type values (and the YAML
 // dataset formats): the record types, then AIPerf's SPEED-Bench configs.
 var CustomDatasetTypes = append([]string{"single_turn", "multi_turn", "random_pool", "mooncake_trace", "bailian_trace",
-	"burst_gpt_trace", "inputs_json", "raw_payload", "sagemaker_data_capture", "baseten_trace", "weka_trace", "tracelab"},
+	"burst_gpt_trace", "inputs_json", "raw_payload", "sagemaker_data_capture", "baseten_trace", "weka_trace", "tracelab", TypeDAG},
 	SpeedBenchTypes...)
+
+// TypeDAG is AIPerf's dag_jsonl: conversations whose turns start others
+// (forks inheriting the history, spawned sub-agents, joins).
+const TypeDAG = "dag_jsonl"
 
 // CustomDatasetTypesHelp names the --custom-dataset-type values for an
 // error: the record types, and the SPEED-Bench configs by their pattern.
@@ -70,6 +74,12 @@ func (v *validator) inputs(p *Profile) {
 	v.check(p.PublicDataset == "" || p.CustomDatasetType == "", "public_dataset", "cannot be used with --custom-dataset-type: pick one")
 	v.check(!p.FixedSchedule || file, "fixed_schedule", "needs --input-file (a trace with timestamps)")
 	v.check(!(p.FixedSchedule && p.NoFixedSchedule), "no_fixed_schedule", "cannot be used with --fixed-schedule")
+	if p.CustomDatasetType == TypeDAG {
+		v.check(!p.FixedSchedule, "fixed_schedule", "cannot be used with --custom-dataset-type dag_jsonl: its turns have no "+
+			"timestamps (a branch starts when its parent's turn returns); use --concurrency or --request-rate")
+		v.check(p.UserCentricRate == nil, "user_centric_rate", "cannot be used with --custom-dataset-type dag_jsonl: "+
+			"a branch runs outside the users' turn gaps; use --concurrency or --request-rate")
+	}
 	fixedOnly := []struct {
 		name string
 		set  bool

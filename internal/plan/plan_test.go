@@ -84,8 +84,13 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"reset timeout", func(p *Profile) { p.ResetKVCacheTimeoutSeconds = Ptr(0.0) }, "--reset-kv-cache-timeout-seconds must be greater than 0, got 0"},
 		{"profiler timeout", func(p *Profile) { p.ServerProfilerTimeoutSeconds = Ptr(-2.0) }, "--server-profiler-timeout-seconds must be greater than 0, got -2"},
 		{"max retry", func(p *Profile) { p.ResetKVCacheMaxRetrySeconds = Ptr(-1.0) }, "--reset-kv-cache-max-retry-seconds must be 0 or more, got -1"},
-		{"dataset type", func(p *Profile) { p.InputFile, p.CustomDatasetType = "x.jsonl", "dag_jsonl" },
-			`--custom-dataset-type unknown type "dag_jsonl": use one of single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, inputs_json, raw_payload, sagemaker_data_capture, baseten_trace, weka_trace, tracelab, or speed_bench_<config>`},
+		{"dataset type", func(p *Profile) { p.InputFile, p.CustomDatasetType = "x.jsonl", "dag_json" },
+			`--custom-dataset-type unknown type "dag_json": use one of single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, inputs_json, raw_payload, sagemaker_data_capture, baseten_trace, weka_trace, tracelab, dag_jsonl, or speed_bench_<config>`},
+		{"dag fixed schedule", func(p *Profile) { p.InputFile, p.CustomDatasetType, p.FixedSchedule = "x.jsonl", "dag_jsonl", true },
+			`--fixed-schedule cannot be used with --custom-dataset-type dag_jsonl: its turns have no timestamps`},
+		{"dag users", func(p *Profile) {
+			p.InputFile, p.CustomDatasetType, p.UserCentricRate, p.NumUsers = "x.jsonl", "dag_jsonl", Ptr(2.0), Ptr(2)
+		}, `--user-centric-rate cannot be used with --custom-dataset-type dag_jsonl`},
 		{"server", func(p *Profile) { p.Server = "tgi" }, `--server must be one of vllm, sglang, trtllm, llamacpp, got "tgi"`},
 		{"trtllm reset", func(p *Profile) { p.Server = "trtllm"; p.ResetKVCache = true }, "--reset-kv-cache cannot be used with --server trtllm: trtllm-serve has no KV-cache reset route"},
 		{"trtllm profiler", func(p *Profile) { p.Server = "trtllm"; p.ServerProfilerStartPath = "/start" }, "--server-profiler cannot be used with --server trtllm"},

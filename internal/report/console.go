@@ -325,6 +325,11 @@ func (p *printer) audit(run *result.Run) {
 	if a.Retried > 0 {
 		p.line("Requests retried on a fresh connection: %d", a.Retried)
 	}
+	if b := a.Branches; b != nil {
+		p.line("DAG branches: %d started, %d completed, %d errored, %d cut by the run's end (%d joins never came); "+
+			"joined turns that waited: %d", b.ChildrenSpawned, b.ChildrenCompleted, b.ChildrenErrored, b.ChildrenTruncated,
+			b.JoinsSuppressed, b.ParentsSuspended)
+	}
 	for _, w := range a.Warnings {
 		p.line("Warning: %s", w)
 	}

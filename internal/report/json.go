@@ -54,6 +54,9 @@ func WriteJSON(w io.Writer, run *result.Run) error {
 	if telemetry != nil {
 		doc = append(doc, field{"telemetry_data", telemetry})
 	}
+	if run.Audit.Branches != nil { // a DAG run's, as AIPerf's (which leaves it out of a linear run's)
+		doc = append(doc, field{"branch_stats", run.Audit.Branches})
+	}
 	doc = append(doc,
 		field{"error_summary", nonNil(run.ErrorSummary)},
 		field{"runtime_submission_invalid_reasons", []string{}},

@@ -112,6 +112,10 @@ func appendMetadata(b []byte, md *jsonlMetadata) []byte {
 	b = strconv.AppendBool(append(b, `,"was_cancelled":`...), md.WasCancelled)
 	b = ptr(b, `,"cancellation_time_ns":`, md.CancellationTimeNs)
 	b = num(b, `,"clock_offset_ns":`, md.ClockOffsetNs)
+	b = ptr(b, `,"agent_depth":`, intPtr(md.AgentDepth))
+	if md.ParentCorrelationID != "" {
+		b = str(b, `,"parent_correlation_id":`, md.ParentCorrelationID)
+	}
 	b = str(b, `,"phase":`, md.Phase)
 	b = num(b, `,"scheduled_ns":`, md.ScheduledNs)
 	b = num(b, `,"send_lag_ns":`, md.SendLagNs)
@@ -124,4 +128,13 @@ func appendMetadata(b []byte, md *jsonlMetadata) []byte {
 		b = str(b, `,"usage_untrusted":`, md.UsageUntrusted)
 	}
 	return append(b, '}')
+}
+
+// intPtr widens an optional int for appendMetadata's ptr.
+func intPtr(v *int) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
 }

@@ -41,6 +41,10 @@ type jsonlMetadata struct {
 	// the run's clock: always 0, for every time here already is on it
 	// (a worker's records are moved onto the coordinator's clock).
 	ClockOffsetNs int64 `json:"clock_offset_ns"`
+	// AgentDepth and ParentCorrelationID are AIPerf's DAG fields, written
+	// for a dag_jsonl run's requests only.
+	AgentDepth          *int   `json:"agent_depth,omitempty"`
+	ParentCorrelationID string `json:"parent_correlation_id,omitempty"`
 
 	Phase           string `json:"phase"`        // phase name (several profiling phases may run)
 	ScheduledNs     int64  `json:"scheduled_ns"` // wall-clock ns the schedule wanted the send
@@ -192,24 +196,28 @@ func workerID(i int) string {
 func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.Error) {
 	wall := func(ns int64) int64 { return r.WallStartNs + ns - r.SentNs }
 	md := jsonlMetadata{
-		RequestNum:        r.RequestNum,
-		SessionNum:        r.Session,
-		XRequestID:        r.RequestID,
-		XCorrelationID:    r.CorrelationID,
-		ConversationID:    r.Conversation,
-		TurnIndex:         r.Turn,
-		RequestStartNs:    r.WallStartNs,
-		RequestEndNs:      wall(r.EndNs),
-		WorkerID:          workerID(r.Worker),
-		RecordProcessorID: "record_processor_0",
-		BenchmarkPhase:    plan.KindProfiling,
-		WasCancelled:      r.Cancelled,
-		Phase:             r.Phase,
-		ScheduledNs:       wall(r.ScheduledNs),
-		SendLagNs:         r.SentNs - r.ScheduledNs,
-		HTTPStatus:        r.Status,
-		Retried:           r.Retried,
-		MalformedChunks:   r.MalformedChunks,
+		RequestNum:          r.RequestNum,
+		SessionNum:          r.Session,
+		XRequestID:          r.RequestID,
+		XCorrelationID:      r.CorrelationID,
+		ConversationID:      r.Conversation,
+		TurnIndex:           r.Turn,
+		RequestStartNs:      r.WallStartNs,
+		RequestEndNs:        wall(r.EndNs),
+		WorkerID:            workerID(r.Worker),
+		RecordProcessorID:   "record_processor_0",
+		BenchmarkPhase:      plan.KindProfiling,
+		WasCancelled:        r.Cancelled,
+		Phase:               r.Phase,
+		ScheduledNs:         wall(r.ScheduledNs),
+		SendLagNs:           r.SentNs - r.ScheduledNs,
+		HTTPStatus:          r.Status,
+		Retried:             r.Retried,
+		MalformedChunks:     r.MalformedChunks,
+		ParentCorrelationID: r.ParentCorrelationID,
+	}
+	if r.DAG {
+		md.AgentDepth = &r.AgentDepth
 	}
 	if r.Usage != nil {
 		md.UsageUntrusted = r.Usage.Untrusted

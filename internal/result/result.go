@@ -145,15 +145,18 @@ type Audit struct {
 	SendLagMs    *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
 	// Health is the client process's own account of the profiling phases;
 	// nil when it was not measured.
-	Health         *Health `json:"client_health,omitempty"`
-	CapDelayed     int     `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
-	CapSkipped     int     `json:"cap_skipped,omitempty"` // rate sends dropped at a full in-flight cap (AIPerf's policy)
-	Retried        int     `json:"retried,omitempty"`     // reused-connection retries
-	PrecisePacing  bool    `json:"precise_pacing,omitempty"`
-	Cut            int     `json:"cut,omitempty"`              // requests cut before they ended: cancelled, excluded (why: below)
-	CutGracePeriod int     `json:"cut_grace_period,omitempty"` // of them, still in flight when the grace period ended
-	CutInterrupt   int     `json:"cut_interrupt,omitempty"`    // of them, in flight when the run was interrupted
-	CutOnPurpose   int     `json:"cut_on_purpose,omitempty"`   // of them, aborted by --request-cancellation-rate
+	Health     *Health `json:"client_health,omitempty"`
+	CapDelayed int     `json:"cap_delayed,omitempty"` // sends that waited for the in-flight cap
+	CapSkipped int     `json:"cap_skipped,omitempty"` // rate sends dropped at a full in-flight cap (AIPerf's policy)
+	// Branches counts a DAG run's forks and spawns in the profiling phases
+	// (nil: none started); the JSON export's top-level branch_stats.
+	Branches       *metrics.BranchStats `json:"branches,omitempty"`
+	Retried        int                  `json:"retried,omitempty"` // reused-connection retries
+	PrecisePacing  bool                 `json:"precise_pacing,omitempty"`
+	Cut            int                  `json:"cut,omitempty"`              // requests cut before they ended: cancelled, excluded (why: below)
+	CutGracePeriod int                  `json:"cut_grace_period,omitempty"` // of them, still in flight when the grace period ended
+	CutInterrupt   int                  `json:"cut_interrupt,omitempty"`    // of them, in flight when the run was interrupted
+	CutOnPurpose   int                  `json:"cut_on_purpose,omitempty"`   // of them, aborted by --request-cancellation-rate
 	// CutStopped: of them, in flight on a worker (--workers) stopped
 	// because another worker or a control hook failed.
 	CutStopped     int    `json:"cut_stopped,omitempty"`

@@ -357,6 +357,10 @@ func (c *Coordinator) outcome(phases []plan.Phase) Outcome {
 			m.Cancelled += w.Cancelled
 			m.CapDelayed += w.CapDelayed
 			m.CapSkipped += w.CapSkipped
+			if w.Branches != nil {
+				m.Branches = cmp.Or(m.Branches, &metrics.BranchStats{})
+				m.Branches.Add(*w.Branches)
+			}
 		}
 	}
 	for i, p := range c.Peers {

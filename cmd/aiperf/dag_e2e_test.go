@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// dagFile is a dag_jsonl tree: a root that spawns a sub-agent at turn 0
+// (joined at turn 2), warms up another before its turn 0, and forks two
+// continuations at its last turn.
+const dagFile = `{"session_id":"root","pre_session_spawns":["pre"],"turns":[{"messages":[{"role":"system","content":"You are careful."},{"role":"user","content":"Summarize the document."}],"max_tokens":8,"spawns":[{"children":["agent"],"join_at":2}]},{"messages":[{"role":"user","content":"Continue."}],"max_tokens":8},{"messages":[{"role":"user","content":"Wrap up."}],"max_tokens":8,"forks":["branch-a","branch-b"]}]}
+{"session_id":"agent","turns":[{"messages":[{"role":"system","content":"You are a sub-agent."},{"role":"user","content":"Search the code."}],"max_tokens":8},{"messages":[{"role":"user","content":"Report."}],"max_tokens":8}]}
+{"session_id":"pre","turns":[{"messages":[{"role":"user","content":"Warm the cache."}],"max_tokens":4}]}
+{"session_id":"branch-a","turns":[{"messages":[{"role":"user","content":"Expand."}],"max_tokens":8},{"messages":[{"role":"user","content":"Tighten."}],"max_tokens":8}]}
+{"session_id":"branch-b","turns":[{"messages":[{"role":"user","content":"Critique."}],"max_tokens":8,"model":"critic","extra":{"temperature":0.5}}]}
+`
+
+// dagRequest is one request of a DAG run, from the raw export.
+type dagRequest struct {
+	Metadata struct {
+		Conversation string `json:"conversation_id"`
+		Turn         int    `json:"turn_index"`
+		Correlation  string `json:"x_correlation_id"`
+		Parent       string `json:"parent_correlation_id"`
+		Depth        *int   `json:"agent_depth"`
+		Start        int64  `json:"request_start_ns"`
+		End          int64  `json:"request_end_ns"`
+	} `json:"metadata"`
+	Status  int `json:"status"`
+	Payload struct {
+		Model       string       `json:"model"`
+		Temperature *float64     `json:"temperature"`
+		Messages    []dagMessage `json:"messages"`
+	} `json:"payload"`
+}
+
+type dagMessage struct{ Role, Content string }
+
+// TestDAGRunsForksSpawnsAndJoins replays a dag_jsonl tree against the mock
+// and checks, from what was sent: every conversation's turns, a fork's
+// request continuing its parent's conversation with the parent's live
+// replies, a spawn starting from nothing and its join holding the
+// parent's turn, the tree's depths and parents, a turn's model and extra.
+func TestDAGRunsForksSpawnsAndJoins(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tree.dag.jsonl"), []byte(dagFile), 0o644))
+	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--streaming",
+		"--input-file", "tree.dag.jsonl", "--custom-dataset-type", "dag_jsonl", "--concurrency", "1",
+		"--export-level", "raw", "--artifact-dir", "out", "--no-store")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	b, err := os.ReadFile(filepath.Join(dir, "out", "profile_export_raw.jsonl"))
+	require.NoError(t, err)
+	reqs := map[string][]dagRequest{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r dagRequest
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		assert.Equal(t, 200, r.Status, l)
+		require.NotNil(t, r.Metadata.Depth, "a DAG request carries agent_depth: %s", l)
+		reqs[r.Metadata.Conversation] = append(reqs[r.Metadata.Conversation], r)
+	}
+	turns := map[string]int{"root": 3, "agent": 2, "pre": 1, "branch-a": 2, "branch-b": 1}
+	for conv, n := range turns {
+		require.Len(t, reqs[conv], n, "one root's tree, once (the sessions default to the roots): %s", conv)
+		for i, r := range reqs[conv] {
+			require.Equal(t, i, r.Metadata.Turn, "%s's turns in order", conv)
+		}
+	}
+	root, agent, a := reqs["root"], reqs["agent"], reqs["branch-a"]
+	// The fork continues the root's conversation: its turn 2's messages,
+	// the live reply to it, then its own.
+	last := root[2].Payload.Messages
+	require.Equal(t, []string{"system", "user", "assistant", "user", "assistant", "user"}, roles(last))
+	fork := a[0].Payload.Messages
+	require.Len(t, fork, len(last)+2)
+	assert.Equal(t, last, fork[:len(last)], "a fork sends its parent's conversation as it was sent")
+	assert.Equal(t, "assistant", fork[len(last)].Role)
+	assert.NotEmpty(t, fork[len(last)].Content, "the parent's live reply")
+	assert.Equal(t, dagMessage{"user", "Expand."}, fork[len(last)+1])
+	assert.Len(t, a[1].Payload.Messages, len(fork)+2, "the fork's own turns accumulate")
+	// The spawn starts from nothing; the root's turn 2 waits for it.
+	assert.Equal(t, []dagMessage{{"system", "You are a sub-agent."}, {"user", "Search the code."}}, agent[0].Payload.Messages)
+	assert.GreaterOrEqual(t, agent[0].Metadata.Start, root[0].Metadata.End, "a spawn starts once its turn returned")
+	assert.GreaterOrEqual(t, root[2].Metadata.Start, agent[1].Metadata.End, "the joined turn waits for the sub-agent's last turn")
+	assert.Equal(t, []dagMessage{{"user", "Warm the cache."}}, reqs["pre"][0].Payload.Messages)
+	// Depths and parents.
+	rootID := root[0].Metadata.Correlation
+	for conv, want := range map[string]struct {
+		depth  int
+		parent string
+	}{"root": {0, ""}, "agent": {1, rootID}, "pre": {1, ""}, "branch-a": {1, rootID}, "branch-b": {1, rootID}} {
+		r := reqs[conv][0]
+		assert.Equal(t, want.depth, *r.Metadata.Depth, conv)
+		assert.Equal(t, want.parent, r.Metadata.Parent, conv)
+	}
+	assert.NotEqual(t, rootID, a[0].Metadata.Correlation, "a branch is a session of its own")
+	b0 := reqs["branch-b"][0].Payload
+	assert.Equal(t, "critic", b0.Model, "a turn's model")
+	require.NotNil(t, b0.Temperature)
+	assert.Equal(t, 0.5, *b0.Temperature, "a turn's extra")
+	assert.Equal(t, "m", root[0].Payload.Model)
+
+	// The fork's input length counts the root's conversation, its replies
+	// included; the JSON export has AIPerf's branch_stats.
+	jl, err := os.ReadFile(filepath.Join(dir, "out", "profile_export.jsonl"))
+	require.NoError(t, err)
+	isl := map[string]float64{}
+	for _, l := range strings.Split(strings.TrimSpace(string(jl)), "\n") {
+		var line struct {
+			Metadata struct {
+				Conversation string `json:"conversation_id"`
+				Turn         int    `json:"turn_index"`
+			} `json:"metadata"`
+			Metrics struct {
+				ISL struct{ Value float64 } `json:"input_sequence_length"`
+			} `json:"metrics"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &line), l)
+		isl[fmt.Sprintf("%s/%d", line.Metadata.Conversation, line.Metadata.Turn)] = line.Metrics.ISL.Value
+	}
+	assert.Greater(t, isl["branch-a/0"], isl["root/2"]+8, "8 reply tokens and the fork's own prompt on top of the root's last request")
+	var doc struct {
+		Branches map[string]int `json:"branch_stats"`
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "out", "profile_export_aiperf.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	assert.Equal(t, 4, doc.Branches["children_spawned"], "agent, pre, branch-a, branch-b")
+	assert.Equal(t, 4, doc.Branches["children_completed"])
+	assert.Zero(t, doc.Branches["children_truncated"])
+	assert.Equal(t, doc.Branches["parents_suspended"], doc.Branches["parents_resumed"])
+	assert.Contains(t, inv.stdout, "DAG branches: 4 started, 4 completed")
+}
+
+func roles(msgs []dagMessage) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Role
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/load"
+	"github.com/aiperf-go/aiperf/internal/metrics"
+)
+
+// dagSession is a session of a dag_jsonl conversation, whose turns start
+// other conversations' sessions (load.Brancher): AIPerf's FORK children
+// from the history so far, its live replies included, and SPAWN children
+// from nothing. A branch is sent to its parent's URL with its parent's
+// model (the server that holds the parent's prefix), unless its turns
+// name their own model.
+type dagSession struct {
+	*session
+	// depth is AIPerf's agent_depth: 0 for a root, its parent's + 1 for a
+	// branch; parent is the parent's correlation id ("" for a root and a
+	// pre-session spawn).
+	depth  int
+	parent string
+	// replies is the client count of the live replies in the history, for
+	// a fork's input length (counted only while a later turn forks).
+	replies int
+}
+
+// Send sends turn i and marks its record as a DAG request.
+func (d *dagSession) Send(ctx context.Context, i int, c load.Credit) metrics.Record {
+	rec := d.session.Send(ctx, i, c)
+	rec.DAG, rec.AgentDepth, rec.ParentCorrelationID = true, d.depth, d.parent
+	return rec
+}
+
+// Branches are the sessions turn i starts (i = -1: the pre-session spawns),
+// whether it succeeded or not, as AIPerf's: a failed turn's forks inherit
+// its history without a reply.
+func (d *dagSession) Branches(i int, rec metrics.Record) []load.Branch {
+	if !d.loaded { // a root is read when its turn 0 is sent: its pre-session spawns are asked for first
+		d.load()
+	}
+	if d.err != nil {
+		return nil
+	}
+	if i < 0 {
+		out := make([]load.Branch, 0, len(d.c.PreSpawns))
+		for _, n := range d.c.PreSpawns {
+			out = append(out, load.Branch{Session: d.child(n, false, "")})
+		}
+		return out
+	}
+	if forksFrom(&d.c, i) && rec.OK() {
+		d.replies += d.lastReply()
+	}
+	bs := d.c.Turns[i].Branches
+	out := make([]load.Branch, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, load.Branch{Session: d.child(b.Node, b.Fork, d.id), JoinAt: b.JoinAt})
+	}
+	return out
+}
+
+// child is the session of node n started by d: a fork with d's history so
+// far, else from nothing; parent is its parent's correlation id.
+func (d *dagSession) child(n int, fork bool, parent string) *dagSession {
+	s := &session{src: d.src, conv: n, url: d.url, model: d.model, placed: true, loaded: true}
+	s.c, s.err = d.src.tree.Node(n)
+	if s.err == nil && !fork && d.src.systemPrompt != "" { // a fork's history holds it already
+		s.err = addSystemPrompt(&s.c, d.src.systemPrompt, d.src.system)
+	}
+	if fork && d.deltas != nil {
+		s.deltas = &deltaHistory{msgs: slices.Clone(d.deltas.msgs), tools: d.deltas.tools}
+		s.sent = d.sent + d.replies
+	}
+	return &dagSession{session: s, depth: d.depth + 1, parent: parent}
+}
+
+// forksFrom reports whether turn i or a later one of c forks: the replies
+// from turn i on are then part of a fork's input.
+func forksFrom(c *dataset.Conversation, i int) bool {
+	for _, t := range c.Turns[i:] {
+		if slices.ContainsFunc(t.Branches, func(b dataset.Branch) bool { return b.Fork }) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastReply is the client count of the live reply last added to the
+// history (0 when the last message is not one).
+func (d *dagSession) lastReply() int {
+	if d.deltas == nil || len(d.deltas.msgs) == 0 {
+		return 0
+	}
+	var m struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(d.deltas.msgs[len(d.deltas.msgs)-1], &m) != nil || m.Role != "assistant" || strings.TrimSpace(m.Content) == "" {
+		return 0
+	}
+	return d.src.fin.tok.Count(m.Content)
+}

@@ -1,0 +1,402 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aiperf-go/aiperf/internal/tokenizer"
+)
+
+// The branches of a dag_jsonl file: each turn's forks and spawns as read
+// from its line, then the graph they draw, checked whole (every child
+// declared, a FORK child of one parent, no cycle) before the conversations
+// are ordered roots first.
+
+// forks reads turn k's forks (of n turns): a bare session id, or
+// {"child", "background"}. A foreground fork ends its parent, so only the
+// last turn may hold one.
+func (c *dagConv) forks(f string, k, n int, raw json.RawMessage) []problem {
+	list, ps := dagList(f+".forks", raw, `session ids or {"child": …, "background": …} objects`)
+	if len(list) == 0 {
+		return ps
+	}
+	seen, foreground := map[string]bool{}, false
+	for j, e := range list {
+		ef := fmt.Sprintf("%s.forks[%d]", f, j)
+		child, background, p := dagForkEntry(ef, e)
+		switch {
+		case p != nil:
+			ps = append(ps, p...)
+			continue
+		case seen[child]:
+			ps = append(ps, problemf(ef, "child %s is listed twice in this turn's forks: it would start twice", brief(child)))
+			continue
+		case !background && k < n-1 && !foreground:
+			foreground = true
+			ps = append(ps, problemf(ef, "session %s turn %d has foreground FORK branches but is not the last turn; use "+
+				`{"child": ..., "background": true} to keep the parent running, or move the fork to the last turn`, brief(c.ID), k))
+		}
+		seen[child] = true
+		c.refs = append(c.refs, dagRef{id: child, field: ef, turn: k, fork: true})
+	}
+	return ps
+}
+
+// dagForkEntry reads one entry of forks.
+func dagForkEntry(f string, raw json.RawMessage) (child string, background bool, ps []problem) {
+	if jsonKindOf(raw) == "a string" {
+		child, ps = dagID(f, raw)
+		return child, false, ps
+	}
+	var m map[string]json.RawMessage
+	if jsonKindOf(raw) != "an object" || json.Unmarshal(raw, &m) != nil {
+		return "", false, []problem{problemf(f, `expected a session id or a {"child": …, "background": …} object, got %s`, jsonKindOf(raw))}
+	}
+	for _, key := range sortedKeys(m) {
+		if key != "child" && key != "background" {
+			ps = append(ps, problemf(f, `unknown key %q: a fork is a session id or {"child": …, "background": …}`, key))
+		}
+	}
+	child, p := dagID(f+".child", m["child"])
+	ps = append(ps, p...)
+	if raw := m["background"]; isSet(raw) && json.Unmarshal(raw, &background) != nil {
+		ps = append(ps, problemf(f+".background", "expected true or false, got %s", dagGot(raw)))
+	}
+	return child, background, ps
+}
+
+// spawns reads turn k's spawns (of n turns): a bare session id, joined at
+// the next turn (none after the last), or {"children", "join_at"}.
+func (c *dagConv) spawns(f string, k, n int, raw json.RawMessage) []problem {
+	list, ps := dagList(f+".spawns", raw, `session ids or {"children": […], "join_at": …} objects`)
+	if len(list) == 0 {
+		return ps
+	}
+	seen := map[string]bool{}
+	next := 0 // the bare form's join: the next turn, none after the last
+	if k+1 < n {
+		next = k + 1
+	}
+	for j, e := range list {
+		ef := fmt.Sprintf("%s.spawns[%d]", f, j)
+		if jsonKindOf(e) == "a string" {
+			child, p := dagID(ef, e)
+			ps = append(ps, p...)
+			ps = append(ps, c.spawn(seen, ef, child, k, next, p == nil)...)
+			continue
+		}
+		children, join, p := dagSpawnGroup(ef, e, k, n)
+		ps = append(ps, p...)
+		if join < 0 {
+			join = next
+		}
+		for i, child := range children {
+			ps = append(ps, c.spawn(seen, fmt.Sprintf("%s.children[%d]", ef, i), child, k, join, p == nil)...)
+		}
+	}
+	return ps
+}
+
+// spawn adds a SPAWN child of turn k joined at turn join (0: none), once.
+func (c *dagConv) spawn(seen map[string]bool, f, child string, k, join int, ok bool) []problem {
+	switch {
+	case !ok:
+		return nil
+	case seen[child]:
+		return []problem{problemf(f, "child %s is listed twice in this turn's spawns: it would start twice", brief(child))}
+	}
+	seen[child] = true
+	c.refs = append(c.refs, dagRef{id: child, field: f, turn: k, joinAt: join})
+	return nil
+}
+
+// dagSpawnGroup reads a {"children", "join_at"} entry of turn k's spawns
+// (of n turns); join is -1 when join_at is not given.
+func dagSpawnGroup(f string, raw json.RawMessage, k, n int) (children []string, join int, ps []problem) {
+	var m map[string]json.RawMessage
+	if jsonKindOf(raw) != "an object" || json.Unmarshal(raw, &m) != nil {
+		return nil, -1, []problem{problemf(f, `expected a session id or a {"children": […], "join_at": …} object, got %s`, jsonKindOf(raw))}
+	}
+	for _, key := range sortedKeys(m) {
+		if key != "children" && key != "join_at" {
+			ps = append(ps, problemf(f, `unknown key %q: a spawn is a session id or {"children": […], "join_at": …}`, key))
+		}
+	}
+	list, p := dagList(f+".children", m["children"], "session ids")
+	if ps = append(ps, p...); p == nil && len(list) == 0 {
+		ps = append(ps, problemf(f+".children", "expected a non-empty list of session ids"))
+	}
+	for i, e := range list {
+		id, p := dagID(fmt.Sprintf("%s.children[%d]", f, i), e)
+		children, ps = append(children, id), append(ps, p...)
+	}
+	join = -1
+	if raw := m["join_at"]; isSet(raw) {
+		v, ok := dagInt(raw)
+		switch {
+		case !ok:
+			ps = append(ps, problemf(f+".join_at", "expected the index of a later turn of this conversation (an integer), got %s", dagGot(raw)))
+		case v <= int64(k):
+			ps = append(ps, problemf(f+".join_at", "join_at=%d must be strictly greater than the spawning turn index %d", v, k))
+		case v >= int64(n):
+			ps = append(ps, problemf(f+".join_at", "join_at=%d is out of range (the conversation has %d turns)", v, n))
+		default:
+			join = int(v)
+		}
+	}
+	return children, join, ps
+}
+
+// dagParent is where a FORK child is forked.
+type dagParent struct{ conv, turn int }
+
+// checkDAG checks the graph of convs: every child declared, a FORK child
+// forked once and never pre-spawned, system messages where the history
+// starts, no cycle. It resolves each reference's target.
+func checkDAG(ctx context.Context, path string, convs []*dagConv) error {
+	ix := make(map[string]int, len(convs))
+	for i, c := range convs {
+		ix[c.ID] = i
+	}
+	ps := problems{path: path}
+	forked := map[int]dagParent{}
+	for i, c := range convs {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", path, ctx.Err())
+		}
+		for r := range c.refs {
+			ref := &c.refs[r]
+			to, ok := ix[ref.id]
+			if !ok {
+				ps.add(c.line, problemf(ref.field, "branch target %s is not declared: no line of the file has that "+
+					"session_id (known: %s)", brief(ref.id), dagKnown(convs)))
+				continue
+			}
+			ref.to = to
+			if p, twice := forked[to]; ref.fork && twice {
+				ps.add(c.line, problemf(ref.field, "session %s is forked by both %s turn %d (line %d) and %s turn %d: "+
+					"FORK children need one parent, whose history they continue; spawn it instead, or copy it under "+
+					"another session_id", brief(ref.id), brief(convs[p.conv].ID), p.turn, convs[p.conv].line, brief(c.ID), ref.turn))
+			} else if ref.fork {
+				forked[to] = dagParent{i, ref.turn}
+			}
+		}
+	}
+	if err := ps.err(); err != nil {
+		return err
+	}
+	checkDAGForked(&ps, convs, forked)
+	if err := ps.err(); err != nil {
+		return err
+	}
+	return dagCycle(ctx, path, convs)
+}
+
+// checkDAGForked checks what a FORK child may not be: pre-spawned (which
+// starts it from nothing), or holding a system message (which only a
+// root's or a spawned conversation's turn 0 may hold, where the history
+// starts).
+func checkDAGForked(ps *problems, convs []*dagConv, forked map[int]dagParent) {
+	for i, c := range convs {
+		for _, ref := range c.refs {
+			if p, ok := forked[ref.to]; ok && ref.turn < 0 {
+				ps.add(c.line, problemf(ref.field, "session %s is referenced by %s pre_session_spawns but is also a FORK "+
+					"target (of %s turn %d, line %d): pre-session children must be SPAWN-mode, started from an empty history",
+					brief(ref.id), brief(c.ID), brief(convs[p.conv].ID), p.turn, convs[p.conv].line))
+			}
+		}
+		_, fork := forked[i]
+		for _, at := range c.system {
+			if at[0] > 0 || fork {
+				ps.add(c.line, problemf(fmt.Sprintf("turns[%d].messages[%d]", at[0], at[1]), "session %s turn %d: only a "+
+					"root's or a spawned conversation's turn 0 may hold a system message: a forked conversation inherits "+
+					"its parent's, and a later system message is dropped by chat templates; author it as a user message",
+					brief(c.ID), at[0]))
+			}
+		}
+	}
+}
+
+// dagKnown lists the first session ids of the file, for an error.
+func dagKnown(convs []*dagConv) string {
+	const shown = 10
+	var ids []string
+	for _, c := range convs[:min(shown, len(convs))] {
+		ids = append(ids, brief(c.ID))
+	}
+	if len(convs) > shown {
+		ids = append(ids, fmt.Sprintf("and %d more", len(convs)-shown))
+	}
+	return strings.Join(ids, ", ")
+}
+
+// dagCycle finds a cycle of references with an iterative depth-first
+// search (a long chain costs no stack), in time linear in conversations
+// and references.
+func dagCycle(ctx context.Context, path string, convs []*dagConv) error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	state, pos := make([]uint8, len(convs)), make([]int, len(convs))
+	type frame struct{ node, next int }
+	var stack []frame
+	steps := 0
+	for s := range convs {
+		if state[s] != white {
+			continue
+		}
+		state[s], pos[s], stack = grey, 0, append(stack[:0], frame{s, 0})
+		for len(stack) > 0 {
+			if steps++; steps%4096 == 0 && ctx.Err() != nil {
+				return fmt.Errorf("%s: %w", path, ctx.Err())
+			}
+			top := &stack[len(stack)-1]
+			c := convs[top.node]
+			if top.next == len(c.refs) {
+				state[top.node], stack = black, stack[:len(stack)-1]
+				continue
+			}
+			ref := c.refs[top.next]
+			top.next++
+			switch state[ref.to] {
+			case grey:
+				ids := make([]int, 0, len(stack)-pos[ref.to]+1)
+				for _, f := range stack[pos[ref.to]:] {
+					ids = append(ids, f.node)
+				}
+				return &LineError{Path: path, Line: c.line, Field: ref.field, Msg: "cycle detected: " +
+					dagPath(convs, append(ids, ref.to)) + ": a conversation cannot start itself, directly or through " +
+					"the conversations it starts; remove one of these references"}
+			case white:
+				state[ref.to], pos[ref.to] = grey, len(stack)
+				stack = append(stack, frame{ref.to, 0})
+			}
+		}
+	}
+	return nil
+}
+
+// dagPath writes a cycle's session ids joined by arrows, the middle of a
+// long one elided.
+func dagPath(convs []*dagConv, ids []int) string {
+	var names []string
+	for i, id := range ids {
+		if len(ids) > 9 && i == 4 {
+			names = append(names, fmt.Sprintf("… (%d more)", len(ids)-8))
+		}
+		if len(ids) <= 9 || i < 4 || i >= len(ids)-4 {
+			names = append(names, brief(convs[id].ID))
+		}
+	}
+	return strings.Join(names, " -> ")
+}
+
+// buildDAG orders convs (checked) roots first, in file order, then the
+// children in file order, and resolves their branches to node indices.
+func buildDAG(ctx context.Context, tok tokenizer.Tokenizer, o Options, convs []*dagConv) (*dagSet, error) {
+	child := make([]bool, len(convs))
+	for _, c := range convs {
+		for _, ref := range c.refs {
+			child[ref.to] = true
+		}
+	}
+	node := make([]int, len(convs))
+	d := &dagSet{nodes: make([]Conversation, 0, len(convs)), sampling: samplingOr(o, SamplingRandom)}
+	for _, roots := range []bool{true, false} {
+		for i, c := range convs {
+			if child[i] != roots {
+				node[i] = len(d.nodes)
+				d.nodes = append(d.nodes, c.Conversation)
+				d.turns += len(c.Turns)
+			}
+		}
+		if roots {
+			d.roots = len(d.nodes)
+		}
+	}
+	if d.roots == 0 {
+		return nil, &LineError{Path: o.InputFile, Msg: "no root conversation: every conversation is started by another " +
+			"(forks, spawns or pre_session_spawns), so nothing starts the trees; remove a reference"}
+	}
+	for i, c := range convs {
+		n := &d.nodes[node[i]]
+		for _, ref := range c.refs {
+			if ref.turn < 0 {
+				n.PreSpawns = append(n.PreSpawns, node[ref.to])
+				continue
+			}
+			t := &n.Turns[ref.turn]
+			t.Branches = append(t.Branches, Branch{Node: node[ref.to], Fork: ref.fork, JoinAt: ref.joinAt})
+		}
+	}
+	if err := countDAGTokens(ctx, tok, d.nodes); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.InputFile, err)
+	}
+	return d, nil
+}
+
+// countDAGTokens counts the input tokens of every turn, on every CPU.
+func countDAGTokens(ctx context.Context, tok tokenizer.Tokenizer, nodes []Conversation) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(nodes) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				for k := range nodes[i].Turns {
+					t := &nodes[i].Turns[k]
+					t.InputTokens = messagesTokens(tok, t.Messages)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// dagInt decodes an integer written as one (not a boolean, not 1.0).
+func dagInt(raw json.RawMessage) (int64, bool) {
+	if jsonKindOf(raw) != "a number" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	return v, err == nil
+}
+
+// dagGot names a JSON value for an error: as written when short.
+func dagGot(raw json.RawMessage) string {
+	if s := bytes.TrimSpace(raw); len(s) <= 24 {
+		return string(s)
+	}
+	return jsonKindOf(raw)
+}
+
+// isDAGLine reports whether a first record that no other type accepts has
+// the shape of a dag_jsonl conversation, as AIPerf's loader probes one: a
+// string session_id and a non-empty list of turn objects, one of which has
+// a messages list, forks or spawns.
+func isDAGLine(line []byte) bool {
+	var rec struct {
+		SessionID json.RawMessage              `json:"session_id"`
+		Turns     []map[string]json.RawMessage `json:"turns"`
+	}
+	if json.Unmarshal(line, &rec) != nil || jsonKindOf(rec.SessionID) != "a string" {
+		return false
+	}
+	for _, t := range rec.Turns {
+		_, forks := t["forks"]
+		_, spawns := t["spawns"]
+		if jsonKindOf(t["messages"]) == "a list" || forks || spawns {
+			return true
+		}
+	}
+	return false
+}

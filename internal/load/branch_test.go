@@ -1,0 +1,203 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
+)
+
+// fakeNode is a conversation of a fake tree: its turns, the branches each
+// turn starts (by node name), and those started before its turn 0.
+type fakeNode struct {
+	turns    int
+	branches map[int][]fakeBranch
+	pre      []string
+	delay0   time.Duration // its turn 0's delay, as a branch
+}
+
+type fakeBranch struct {
+	node   string
+	joinAt int
+}
+
+// fakeTree is a Source whose every session is the tree under root. Each
+// record's Conversation names the node, Turn its turn.
+type fakeTree struct {
+	clock Clock
+	nodes map[string]fakeNode
+	root  string
+	work  time.Duration
+
+	mu      sync.Mutex
+	started []string // branches in the order they were started
+}
+
+type fakeTreeSession struct {
+	t    *fakeTree
+	name string
+}
+
+func (f *fakeTree) Next() Session     { return &fakeTreeSession{f, f.root} }
+func (f *fakeTree) Fixed(int) Session { return f.Next() }
+
+func (s *fakeTreeSession) Turns() int { return s.t.nodes[s.name].turns }
+func (s *fakeTreeSession) Due(i int) (time.Duration, int64, bool) {
+	if i == 0 {
+		return s.t.nodes[s.name].delay0, 0, false
+	}
+	return 0, 0, false
+}
+
+func (s *fakeTreeSession) Send(ctx context.Context, i int, c Credit) metrics.Record {
+	rec := metrics.Record{Index: c.Index, Phase: c.Phase.Name, ScheduledNs: c.ScheduledNs, SentNs: s.t.clock.Now(),
+		Conversation: s.name, Turn: i, Session: c.Session}
+	select {
+	case <-time.After(s.t.work):
+	case <-ctx.Done():
+		rec.Error = &metrics.Error{Type: "Cancelled"}
+	}
+	rec.EndNs = s.t.clock.Now()
+	return rec
+}
+
+func (s *fakeTreeSession) Branches(i int, _ metrics.Record) []Branch {
+	n := s.t.nodes[s.name]
+	var out []Branch
+	if i < 0 {
+		for _, name := range n.pre {
+			out = append(out, Branch{Session: &fakeTreeSession{s.t, name}})
+		}
+	}
+	for _, b := range n.branches[i] {
+		out = append(out, Branch{Session: &fakeTreeSession{s.t, b.node}, JoinAt: b.joinAt})
+	}
+	s.t.mu.Lock()
+	for _, b := range out {
+		s.t.started = append(s.t.started, b.Session.(*fakeTreeSession).name)
+	}
+	s.t.mu.Unlock()
+	return out
+}
+
+// byNode indexes the records by node and turn.
+func byNode(recs []metrics.Record) map[string]map[int]metrics.Record {
+	out := map[string]map[int]metrics.Record{}
+	for _, r := range recs {
+		if out[r.Conversation] == nil {
+			out[r.Conversation] = map[int]metrics.Record{}
+		}
+		out[r.Conversation][r.Turn] = r
+	}
+	return out
+}
+
+func runTreePhase(t *testing.T, f *fakeTree, ph plan.Phase) ([]PhaseReport, []metrics.Record) {
+	t.Helper()
+	c := &collector{}
+	e := &Engine{Clock: f.clock, Source: f, OnRecord: c.add}
+	reports, err := e.Run(context.Background(), []plan.Phase{ph})
+	require.NoError(t, err)
+	return reports, c.recs
+}
+
+// A root forks two children at its last turn, spawns a sub-agent at turn 0
+// joined at turn 2, and one before its turn 0; the sub-agent spawns one of
+// its own in the background.
+func agentTree() map[string]fakeNode {
+	return map[string]fakeNode{
+		"root": {turns: 3, pre: []string{"pre"},
+			branches: map[int][]fakeBranch{0: {{"agent", 2}}, 2: {{"fork-a", 0}, {"fork-b", 0}}}},
+		"agent":  {turns: 2, branches: map[int][]fakeBranch{0: {{"bg", 0}}}},
+		"bg":     {turns: 1, delay0: 3 * time.Millisecond},
+		"pre":    {turns: 1},
+		"fork-a": {turns: 2},
+		"fork-b": {turns: 1},
+	}
+}
+
+func TestTreeRunsBranchesAfterTheirTurnAndJoins(t *testing.T) {
+	f := &fakeTree{clock: NewClock(), nodes: agentTree(), root: "root", work: time.Millisecond}
+	reports, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Sessions: 1})
+	require.Len(t, recs, 3+2+1+1+2+1, "every turn of every node of the tree")
+	assert.Equal(t, 1, reports[0].Sessions, "the phase's session budget counts trees")
+	n := byNode(recs)
+	assert.LessOrEqual(t, n["pre"][0].ScheduledNs, n["root"][0].SentNs, "a pre-session spawn is due before the root's turn 0 is sent")
+	assert.GreaterOrEqual(t, n["agent"][0].SentNs, n["root"][0].EndNs, "a spawn starts after its turn returned")
+	assert.GreaterOrEqual(t, n["root"][2].SentNs, n["agent"][1].EndNs, "turn 2 joins the agent: it waits for its last turn")
+	assert.GreaterOrEqual(t, n["bg"][0].ScheduledNs, n["agent"][0].EndNs+int64(3*time.Millisecond), "a branch's turn 0 is due its delay after it started")
+	for _, c := range []string{"fork-a", "fork-b"} {
+		assert.GreaterOrEqual(t, n[c][0].SentNs, n["root"][2].EndNs, "%s starts once the forking turn returned", c)
+	}
+	assert.GreaterOrEqual(t, n["fork-a"][1].SentNs, n["fork-a"][0].EndNs)
+	sessions := map[int]string{}
+	for _, r := range recs {
+		if s, ok := sessions[r.Session]; ok {
+			assert.Equal(t, s, r.Conversation, "a session number is one node's")
+		}
+		sessions[r.Session] = r.Conversation
+	}
+	assert.Len(t, sessions, 6, "each node its own session number")
+	st := reports[0].Branches
+	require.NotNil(t, st)
+	assert.Equal(t, 5, st.ChildrenSpawned)
+	assert.Equal(t, 5, st.ChildrenCompleted)
+	assert.Zero(t, st.ChildrenTruncated+st.ChildrenErrored+st.JoinsSuppressed)
+	assert.Equal(t, 1, st.ChildrenDelayed, "bg's turn 0 has a delay")
+	assert.Equal(t, st.ParentsSuspended, st.ParentsResumed)
+}
+
+func TestTreeFreesItsSlotWithItsRootsLastTurn(t *testing.T) {
+	f := &fakeTree{clock: NewClock(), nodes: agentTree(), root: "root", work: time.Millisecond}
+	reports, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Sessions: 2})
+	require.Len(t, recs, 2*10, "the phase ends once the last tree's branches ended")
+	assert.Equal(t, 2, reports[0].Sessions)
+	var roots []metrics.Record // by session, each root's turns in order
+	bySession := map[int][]metrics.Record{}
+	for _, r := range recs {
+		if r.Conversation == "root" {
+			bySession[r.Session] = append(bySession[r.Session], r)
+		}
+	}
+	require.Len(t, bySession, 2)
+	for _, turns := range bySession {
+		require.Len(t, turns, 3)
+		roots = append(roots, turns...)
+	}
+	first, second := roots[:3], roots[3:]
+	if second[0].SentNs < first[0].SentNs {
+		first, second = second, first
+	}
+	assert.GreaterOrEqual(t, second[0].SentNs, first[2].EndNs, "at concurrency 1 the next root starts once the first root's last turn returned")
+}
+
+func TestRequestCountCutsATree(t *testing.T) {
+	f := &fakeTree{clock: NewClock(), nodes: agentTree(), root: "root", work: time.Millisecond}
+	reports, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Requests: 4})
+	assert.Len(t, recs, 4, "branches count against the request count")
+	assert.Equal(t, 4, reports[0].Sent)
+	st := reports[0].Branches
+	require.NotNil(t, st, "the tree's branches need 7 requests: some were started")
+	assert.Positive(t, st.ChildrenTruncated, "a branch stopped by the request count")
+	assert.Equal(t, st.ChildrenSpawned, st.ChildrenCompleted+st.ChildrenErrored+st.ChildrenTruncated)
+}
+
+func TestSessionsWithoutBranchesReportNone(t *testing.T) {
+	f := &fakeSessions{clock: NewClock(), turns: 2, work: time.Millisecond}
+	reports, _ := runSessions(t, f, nil, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 2, Sessions: 3})
+	assert.Nil(t, reports[0].Branches)
+}
+
+func TestRateModeRunsTrees(t *testing.T) {
+	f := &fakeTree{clock: NewClock(), nodes: agentTree(), root: "root", work: time.Millisecond}
+	_, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Rate: 200, RateMode: plan.RateConstant, Sessions: 2})
+	require.Len(t, recs, 2*10)
+	n := byNode(recs)
+	assert.Len(t, n, 6)
+}
