@@ -148,3 +148,44 @@ func roles(msgs []dagMessage) []string {
 	}
 	return out
 }
+
+// A background fork runs beside its parent: each continues from the fork
+// point on its own (neither sees the other's later messages), and
+// --system-prompt opens the root and a spawn, not again the fork, which
+// continues the root's conversation.
+func TestDAGBackgroundForkAndSystemPrompt(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	file := `{"session_id":"root","turns":[{"messages":[{"role":"user","content":"Start."}],"max_tokens":4,"forks":[{"child":"bg","background":true}],"spawns":["sub"]},{"messages":[{"role":"user","content":"Parent goes on."}],"max_tokens":4}]}
+{"session_id":"bg","turns":[{"messages":[{"role":"user","content":"Background work."}],"max_tokens":4},{"messages":[{"role":"user","content":"More background."}],"max_tokens":4}]}
+{"session_id":"sub","turns":[{"messages":[{"role":"user","content":"Sub-agent."}],"max_tokens":4}]}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bg.jsonl"), []byte(file), 0o644))
+	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "bg.jsonl",
+		"--custom-dataset-type", "dag_jsonl", "--concurrency", "1", "--system-prompt", "PRE",
+		"--export-level", "raw", "--artifact-dir", "out", "--no-store")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	b, err := os.ReadFile(filepath.Join(dir, "out", "profile_export_raw.jsonl"))
+	require.NoError(t, err)
+	sent := map[string][][]dagMessage{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r dagRequest
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		sent[r.Metadata.Conversation] = append(sent[r.Metadata.Conversation], r.Payload.Messages)
+	}
+	require.Len(t, sent["root"], 2)
+	require.Len(t, sent["bg"], 2)
+	require.Len(t, sent["sub"], 1)
+	root0, root1, bg0, bg1 := sent["root"][0], sent["root"][1], sent["bg"][0], sent["bg"][1]
+	assert.Equal(t, []dagMessage{{"system", "PRE"}, {"user", "Start."}}, root0)
+	require.Len(t, root1, 4)
+	assert.Equal(t, root0, root1[:2])
+	assert.Equal(t, dagMessage{"user", "Parent goes on."}, root1[3], "the parent goes on without the fork's messages")
+	require.Len(t, bg0, 4)
+	assert.Equal(t, root1[:3], bg0[:3], "the fork continues from the fork point: the root's turn and its reply")
+	assert.Equal(t, dagMessage{"user", "Background work."}, bg0[3])
+	require.Len(t, bg1, 6)
+	assert.Equal(t, bg0, bg1[:4])
+	assert.Equal(t, dagMessage{"user", "More background."}, bg1[5], "without the parent's later turn")
+	assert.Equal(t, []dagMessage{{"system", "PRE"}, {"user", "Sub-agent."}}, sent["sub"][0], "a spawn opens with the system prompt")
+}

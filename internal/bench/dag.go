@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -25,8 +24,10 @@ type dagSession struct {
 	depth  int
 	parent string
 	// replies is the client count of the live replies in the history, for
-	// a fork's input length (counted only while a later turn forks).
-	replies int
+	// a fork's input length, counted up to lastFork, the last turn that
+	// forks (-1: none; -2: not known yet).
+	replies  int
+	lastFork int
 }
 
 // Send sends turn i and marks its record as a DAG request.
@@ -53,8 +54,11 @@ func (d *dagSession) Branches(i int, rec metrics.Record) []load.Branch {
 		}
 		return out
 	}
-	if forksFrom(&d.c, i) && rec.OK() {
-		d.replies += d.lastReply()
+	if d.lastFork == -2 {
+		d.lastFork = lastFork(&d.c)
+	}
+	if i <= d.lastFork && rec.OK() && d.deltas != nil && strings.TrimSpace(d.reply) != "" {
+		d.replies += d.src.fin.tok.Count(d.reply)
 	}
 	bs := d.c.Turns[i].Branches
 	out := make([]load.Branch, 0, len(bs))
@@ -76,32 +80,15 @@ func (d *dagSession) child(n int, fork bool, parent string) *dagSession {
 		s.deltas = &deltaHistory{msgs: slices.Clone(d.deltas.msgs), tools: d.deltas.tools}
 		s.sent = d.sent + d.replies
 	}
-	return &dagSession{session: s, depth: d.depth + 1, parent: parent}
+	return &dagSession{session: s, depth: d.depth + 1, parent: parent, lastFork: -2}
 }
 
-// forksFrom reports whether turn i or a later one of c forks: the replies
-// from turn i on are then part of a fork's input.
-func forksFrom(c *dataset.Conversation, i int) bool {
-	for _, t := range c.Turns[i:] {
-		if slices.ContainsFunc(t.Branches, func(b dataset.Branch) bool { return b.Fork }) {
-			return true
+// lastFork is the last turn of c that forks, -1 for none.
+func lastFork(c *dataset.Conversation) int {
+	for i := len(c.Turns) - 1; i >= 0; i-- {
+		if slices.ContainsFunc(c.Turns[i].Branches, func(b dataset.Branch) bool { return b.Fork }) {
+			return i
 		}
 	}
-	return false
-}
-
-// lastReply is the client count of the live reply last added to the
-// history (0 when the last message is not one).
-func (d *dagSession) lastReply() int {
-	if d.deltas == nil || len(d.deltas.msgs) == 0 {
-		return 0
-	}
-	var m struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	if json.Unmarshal(d.deltas.msgs[len(d.deltas.msgs)-1], &m) != nil || m.Role != "assistant" || strings.TrimSpace(m.Content) == "" {
-		return 0
-	}
-	return d.src.fin.tok.Count(m.Content)
+	return -1
 }

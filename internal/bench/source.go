@@ -119,7 +119,7 @@ func (s *source) MeanTurns() float64 {
 // first send.
 func (s *source) Next() load.Session {
 	if s.tree != nil {
-		return &dagSession{session: &session{src: s, conv: s.sampler.Next()}}
+		return &dagSession{session: &session{src: s, conv: s.sampler.Next()}, lastFork: -2}
 	}
 	if s.ahead != nil {
 		return s.prefetched()
@@ -156,6 +156,7 @@ type session struct {
 	first  *request // the first request, built by prepare
 	bytes  int      // what the prefetcher holds of it (size), while it waits to be taken
 	placed bool     // url and model were given (a DAG branch takes its parent's)
+	reply  string   // the last live reply remembered
 }
 
 // Turns is the conversation's number of turns; the engine asks for it (and
@@ -360,6 +361,7 @@ func (s *session) remember(t *dataset.Turn, text, reasoning string, ok bool) {
 	if strings.TrimSpace(reply) == "" {
 		reply = reasoning
 	}
+	s.reply = reply
 	if s.deltas != nil {
 		s.deltas.reply(reply)
 		return
@@ -422,7 +424,7 @@ func (c *cell) source(client *endpoint.Client) (*source, error) {
 		src.joins = newJoins()
 	}
 	src.systemPrompt = c.systemPrompt
-	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), c.ds.Len(), c.tok.Count); src.bust != nil {
+	if src.bust = newCacheBust(c.p.CacheBust, c.bustSalt(), dataset.Nodes(c.ds), c.tok.Count); src.bust != nil {
 		src.bodies = nil // each session's prompt is its own
 	}
 	if c.p.InputFile != "" && src.tree == nil && slices.ContainsFunc(c.phases, func(ph plan.Phase) bool { return !ph.Fixed }) {

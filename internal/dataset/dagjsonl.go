@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/aiperf-go/aiperf/internal/inputfile"
@@ -23,7 +24,7 @@ const TypeDAGJSONL = "dag_jsonl"
 // conversations and turns it may hold (each costs its structures whatever
 // its text holds). Variables for their tests.
 var (
-	dagMaxBytes int64 = 1 << 30
+	dagMaxBytes int64 = 256 << 20 // held at about 12 times its size
 	dagMaxConvs       = 1 << 21
 	dagMaxTurns       = 1 << 22
 )
@@ -66,6 +67,8 @@ type dagSet struct {
 	sampling string
 }
 
+// Len is the number of roots, which the sampler draws; Nodes every
+// conversation of the file.
 func (d *dagSet) Len() int   { return d.roots }
 func (d *dagSet) Nodes() int { return len(d.nodes) }
 
@@ -88,6 +91,9 @@ func (d *dagSet) Node(i int) (Conversation, error) {
 	return c, nil
 }
 
+// Schedule is nil (the turns have no timestamps), Sampling AIPerf's
+// preference for the file (random) unless one is given, and Close has
+// nothing to close (the file was read whole).
 func (d *dagSet) Schedule() []Timed { return nil }
 func (d *dagSet) Sampling() string  { return d.sampling }
 func (d *dagSet) Close() error      { return nil }
@@ -209,7 +215,7 @@ func parseDAGLine(line []byte, off int64, o Options) (*dagConv, []problem) {
 		}
 	}
 	var ps []problem
-	for _, k := range sortedKeys(top) {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !slices.Contains(dagConvKeys, k) && !slices.Contains(dagOrchestratorKeys, k) {
 			ps = append(ps, problemf("", "unknown key %q: a dag_jsonl conversation has session_id, turns, "+
 				"pre_session_spawns and context_mode", k))
@@ -237,16 +243,6 @@ func parseDAGLine(line []byte, off int64, o Options) (*dagConv, []problem) {
 		return c, ps
 	}
 	return c, nil
-}
-
-// sortedKeys are m's keys in order.
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // contextMode reads context_mode.
@@ -296,7 +292,7 @@ func (c *dagConv) turn(k, n int, raw json.RawMessage, row uint64, o Options) []p
 		return []problem{problemf(f, "expected a turn object, got %s", jsonKindOf(raw))}
 	}
 	var ps []problem
-	for _, key := range sortedKeys(m) {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(dagTurnKeys, key) {
 			ps = append(ps, problemf(f, "unknown key %q: a turn has messages, model, max_tokens, tools, extra, forks, "+
 				"spawns and delay; put other request fields in \"extra\"", key))
@@ -382,6 +378,10 @@ func dagExtra(t *Turn, f string, raw json.RawMessage) []problem {
 	extra, err := decodeExtra(raw)
 	if jsonKindOf(raw) != "an object" || err != nil {
 		return []problem{problemf(f+".extra", "expected an object of request fields, got %s", jsonKindOf(raw))}
+	}
+	if _, ok := extra["messages"]; ok {
+		return []problem{problemf(f+".extra.messages", "would replace the turn's messages and the history before them: "+
+			"put the turn's messages in its \"messages\"")}
 	}
 	t.Extra = extra
 	return nil

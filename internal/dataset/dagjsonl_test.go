@@ -172,7 +172,26 @@ func TestDAGMultiRootOrder(t *testing.T) {
 	}
 	assert.Equal(t, []Branch{{Node: 4, Fork: true}, {Node: 3}}, nodes[0].Turns[0].Branches)
 	assert.Equal(t, []Branch{{Node: 3}}, nodes[1].Turns[0].Branches)
-	assert.Equal(t, 5, Turns(d))
+	assert.Equal(t, 6, Turns(d), "one pass over each root's tree: shared runs under rA and under rB")
+}
+
+// A tree runs a conversation once per reference to it: a few lines can
+// draw billions of sessions, refused past dagMaxTree at the root's line.
+func TestDAGTreeBounded(t *testing.T) {
+	lines := []string{}
+	for i := range 20 { // each conversation spawns the next from both of its turns: 2^20 sessions
+		next := fmt.Sprintf(`"spawns":["s%d"]`, i+1)
+		if i == 19 {
+			next = `"max_tokens":1`
+		}
+		lines = append(lines, fmt.Sprintf(`{"session_id":"s%d","turns":[{"messages":[{"role":"user","content":"a"}],%s},`+
+			`{"messages":[{"role":"user","content":"b"}],%s}]}`, i, next, next))
+	}
+	path := writeFile(t, "wide.jsonl", lines...)
+	_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeDAGJSONL})
+	assert.ErrorContains(t, err, path+`:1: session_id: session "s0" starts a tree of more than 100000 sessions`)
+	d := openDAG(t, Options{}, lines[12:]...) // 2^8 - 1 sessions of 2 turns
+	assert.Equal(t, 2*(1<<8-1), Turns(d))
 }
 
 // A dag_jsonl file is detected by its shape: AIPerf's probe (a session_id
@@ -188,7 +207,7 @@ func TestDAGDetected(t *testing.T) {
 	assert.ErrorContains(t, err, "a dag_jsonl record in a multi_turn file")
 }
 
-// A 200,000-conversation chain loads (no recursion), and a long chain
+// A 50,000-conversation chain loads (no recursion), and a long chain
 // closed into a cycle is reported with its middle elided.
 func TestDAGLongChain(t *testing.T) {
 	chain := func(n int, closed bool) []string {
@@ -202,7 +221,7 @@ func TestDAGLongChain(t *testing.T) {
 		}
 		return lines
 	}
-	const n = 200_000
+	const n = 50_000
 	d := openDAG(t, Options{}, chain(n, false)...)
 	assert.Equal(t, 1, d.Len())
 	assert.Equal(t, n, d.Nodes())
@@ -291,6 +310,11 @@ func TestDAGProblems(t *testing.T) {
 		"join_at bool":     {[]string{ok, dagLine("X", dagTurn(`,"spawns":[{"children":["ok"],"join_at":true}]`), dagTurn(""))}, 2, "turns[0].spawns[0].join_at: expected the index of a later turn"},
 		"empty children":   {[]string{ok, dagLine("X", dagTurn(`,"spawns":[{"children":[]}]`))}, 2, "turns[0].spawns[0].children: expected a non-empty list of session ids"},
 		"no conversations": {[]string{"", "  "}, 0, "no conversations: the file is empty or holds only blank lines"},
+		"extra messages":   {[]string{dagLine("a", dagTurn(`,"extra":{"messages":[]}`))}, 1, "turns[0].extra.messages: would replace the turn's messages"},
+		"isolated parent forks": {[]string{`{"session_id":"a","context_mode":"message_array_with_responses","turns":[` + dagTurn(`,"forks":["b"]`) + `]}`, dagLine("b", dagTurn(""))}, 1,
+			`turns[0].forks[0]: session "a" forks "b", but its context_mode message_array_with_responses keeps no history for a fork to continue`},
+		"isolated fork": {[]string{dagLine("a", dagTurn(`,"forks":["b"]`)), `{"session_id":"b","context_mode":"message_array_with_responses","turns":[` + dagTurn("") + `]}`}, 2,
+			`context_mode: session "b" is forked (by "a" turn 0, line 1) and would drop the history it continues`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := writeFile(t, "dag.jsonl", c.lines...)

@@ -5,13 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-
-	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
 // The branches of a dag_jsonl file: each turn's forks and spawns as read
@@ -59,7 +56,7 @@ func dagForkEntry(f string, raw json.RawMessage) (child string, background bool,
 	if jsonKindOf(raw) != "an object" || json.Unmarshal(raw, &m) != nil {
 		return "", false, []problem{problemf(f, `expected a session id or a {"child": …, "background": …} object, got %s`, jsonKindOf(raw))}
 	}
-	for _, key := range sortedKeys(m) {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		if key != "child" && key != "background" {
 			ps = append(ps, problemf(f, `unknown key %q: a fork is a session id or {"child": …, "background": …}`, key))
 		}
@@ -124,7 +121,7 @@ func dagSpawnGroup(f string, raw json.RawMessage, k, n int) (children []string, 
 	if jsonKindOf(raw) != "an object" || json.Unmarshal(raw, &m) != nil {
 		return nil, -1, []problem{problemf(f, `expected a session id or a {"children": […], "join_at": …} object, got %s`, jsonKindOf(raw))}
 	}
-	for _, key := range sortedKeys(m) {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		if key != "children" && key != "join_at" {
 			ps = append(ps, problemf(f, `unknown key %q: a spawn is a session id or {"children": […], "join_at": …}`, key))
 		}
@@ -212,7 +209,21 @@ func checkDAGForked(ps *problems, convs []*dagConv, forked map[int]dagParent) {
 					brief(ref.id), brief(c.ID), brief(convs[p.conv].ID), p.turn, convs[p.conv].line))
 			}
 		}
+		if c.Mode == MessageArrayWithResponses {
+			for _, ref := range c.refs {
+				if ref.fork {
+					ps.add(c.line, problemf(ref.field, "session %s forks %s, but its context_mode %s keeps no history for a "+
+						"fork to continue: spawn it instead, or drop context_mode", brief(c.ID), brief(ref.id), MessageArrayWithResponses))
+				}
+			}
+		}
 		_, fork := forked[i]
+		if fork && c.Mode == MessageArrayWithResponses {
+			p := forked[i]
+			ps.add(c.line, problemf("context_mode", "session %s is forked (by %s turn %d, line %d) and would drop the history "+
+				"it continues: a fork sends its parent's conversation first; drop context_mode, or spawn it",
+				brief(c.ID), brief(convs[p.conv].ID), p.turn, convs[p.conv].line))
+		}
 		for _, at := range c.system {
 			if at[0] > 0 || fork {
 				ps.add(c.line, problemf(fmt.Sprintf("turns[%d].messages[%d]", at[0], at[1]), "session %s turn %d: only a "+
@@ -298,68 +309,6 @@ func dagPath(convs []*dagConv, ids []int) string {
 		}
 	}
 	return strings.Join(names, " -> ")
-}
-
-// buildDAG orders convs (checked) roots first, in file order, then the
-// children in file order, and resolves their branches to node indices.
-func buildDAG(ctx context.Context, tok tokenizer.Tokenizer, o Options, convs []*dagConv) (*dagSet, error) {
-	child := make([]bool, len(convs))
-	for _, c := range convs {
-		for _, ref := range c.refs {
-			child[ref.to] = true
-		}
-	}
-	node := make([]int, len(convs))
-	d := &dagSet{nodes: make([]Conversation, 0, len(convs)), sampling: samplingOr(o, SamplingRandom)}
-	for _, roots := range []bool{true, false} {
-		for i, c := range convs {
-			if child[i] != roots {
-				node[i] = len(d.nodes)
-				d.nodes = append(d.nodes, c.Conversation)
-				d.turns += len(c.Turns)
-			}
-		}
-		if roots {
-			d.roots = len(d.nodes)
-		}
-	}
-	if d.roots == 0 {
-		return nil, &LineError{Path: o.InputFile, Msg: "no root conversation: every conversation is started by another " +
-			"(forks, spawns or pre_session_spawns), so nothing starts the trees; remove a reference"}
-	}
-	for i, c := range convs {
-		n := &d.nodes[node[i]]
-		for _, ref := range c.refs {
-			if ref.turn < 0 {
-				n.PreSpawns = append(n.PreSpawns, node[ref.to])
-				continue
-			}
-			t := &n.Turns[ref.turn]
-			t.Branches = append(t.Branches, Branch{Node: node[ref.to], Fork: ref.fork, JoinAt: ref.joinAt})
-		}
-	}
-	if err := countDAGTokens(ctx, tok, d.nodes); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.InputFile, err)
-	}
-	return d, nil
-}
-
-// countDAGTokens counts the input tokens of every turn, on every CPU.
-func countDAGTokens(ctx context.Context, tok tokenizer.Tokenizer, nodes []Conversation) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(nodes) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				for k := range nodes[i].Turns {
-					t := &nodes[i].Turns[k]
-					t.InputTokens = messagesTokens(tok, t.Messages)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
 }
 
 // dagInt decodes an integer written as one (not a boolean, not 1.0).

@@ -37,20 +37,8 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		}
 		return nil, fmt.Errorf("input file: %w", err)
 	}
-	if name := o.PublicDataset; name != "" {
-		if err := errors.Join(o.Replay.refuse("--public-dataset "+name), o.refuseWekaBasis("--public-dataset "+name)); err != nil {
-			return nil, err
-		}
-		if o.FixedSchedule {
-			return nil, fmt.Errorf("%s dataset: a fixed schedule needs timestamps, and its records have none", name)
-		}
-		if st.IsDir() {
-			return nil, fmt.Errorf("%s dataset: %s is a directory: give the dataset's file (JSON, JSON Lines or Parquet)", name, o.InputFile)
-		}
-		if name == PublicShareGPT {
-			return openShareGPT(ctx, tok, o)
-		}
-		return openPromptDataset(ctx, tok, o)
+	if o.PublicDataset != "" {
+		return openPublic(ctx, tok, o, st.IsDir())
 	}
 	kind := o.CustomType
 	if st.IsDir() {
@@ -122,6 +110,24 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return nil, fmt.Errorf("%s dataset: %s is a Parquet file: only baseten_trace reads Parquet here", kind, o.InputFile)
 	}
 	return openJSONL(ctx, tok, o, kind)
+}
+
+// openPublic opens --public-dataset's local file.
+func openPublic(ctx context.Context, tok tokenizer.Tokenizer, o Options, dir bool) (Dataset, error) {
+	name := o.PublicDataset
+	if err := errors.Join(o.Replay.refuse("--public-dataset "+name), o.refuseWekaBasis("--public-dataset "+name)); err != nil {
+		return nil, err
+	}
+	if o.FixedSchedule {
+		return nil, fmt.Errorf("%s dataset: a fixed schedule needs timestamps, and its records have none", name)
+	}
+	if dir {
+		return nil, fmt.Errorf("%s dataset: %s is a directory: give the dataset's file (JSON, JSON Lines or Parquet)", name, o.InputFile)
+	}
+	if name == PublicShareGPT {
+		return openShareGPT(ctx, tok, o)
+	}
+	return openPromptDataset(ctx, tok, o)
 }
 
 // openJSONL indexes a single_turn, multi_turn, mooncake_trace or

@@ -46,6 +46,18 @@ func askUsage(m map[string]any, continuous bool) {
 	m["stream_options"] = so
 }
 
+// unstreamed drops aiperf's own stream_options from a body whose author
+// turned streaming off (--extra-inputs or a turn's extra "stream": false):
+// servers refuse stream_options on a request that does not stream. An
+// author's own stream_options stay.
+func unstreamed(m map[string]any) {
+	if stream, ok := m["stream"].(bool); ok && !stream {
+		if _, ours := m["stream_options"].(map[string]bool); ours {
+			delete(m, "stream_options")
+		}
+	}
+}
+
 // continuousUsage reports whether req's body asks for usage on every chunk
 // (--per-chunk-usage, chat only).
 func continuousUsage(req *Request) bool {
@@ -67,6 +79,7 @@ func streamOptions(req *Request) any {
 			}
 		}
 	}
+	unstreamed(m)
 	askUsage(m, continuousUsage(req))
 	return m["stream_options"]
 }

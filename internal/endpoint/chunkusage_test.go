@@ -30,7 +30,7 @@ func streamOptionsOf(t *testing.T, req Request) any {
 // streamed chat or completions body include_usage, AIPerf's setdefault:
 // an author's own values (--extra-inputs, a turn's extra) win, a
 // stream_options that is not an object is left as it is, and a body that
-// does not stream is not changed. asksUsage reads the same options.
+// does not stream sends none of aiperf's. asksUsage reads the same options.
 func TestChunkUsageBody(t *testing.T) {
 	both := map[string]any{"include_usage": true, "continuous_usage_stats": true}
 	author := map[string]any{"continuous_usage_stats": false}
@@ -51,8 +51,13 @@ func TestChunkUsageBody(t *testing.T) {
 		{"extra-inputs stream:true without --streaming", func(r *Request) {
 			r.Streaming, r.Extra = false, map[string]any{"stream": true}
 		}, both, true},
-		{"extra-inputs stream:false", func(r *Request) { r.Extra = map[string]any{"stream": false} },
-			map[string]any{"include_usage": true}, true},
+		// AIPerf reads the merged body: a server refuses stream_options on
+		// a request that does not stream.
+		{"extra-inputs stream:false", func(r *Request) { r.Extra = map[string]any{"stream": false} }, nil, false},
+		{"a turn's stream:false", func(r *Request) { r.TurnExtra = map[string]any{"stream": false} }, nil, false},
+		{"stream:false, the author's options stay", func(r *Request) {
+			r.Extra = map[string]any{"stream": false, "stream_options": map[string]any{"x": 1.0}}
+		}, map[string]any{"x": 1.0}, false},
 		{"not streamed", func(r *Request) { r.Streaming = false }, nil, false},
 		{"completions", func(r *Request) { r.EndpointType = plan.EndpointCompletions }, map[string]any{"include_usage": true}, true},
 		// Without the flag too, an author's stream_options keeps

@@ -144,6 +144,7 @@ func Body(req Request) ([]byte, error) {
 	maps.Copy(m, req.Extra)
 	maps.Copy(m, req.TurnExtra)
 	if req.EndpointType == plan.EndpointChat || req.EndpointType == plan.EndpointCompletions {
+		unstreamed(m)
 		askUsage(m, continuousUsage(&req))
 	}
 	if req.parts == nil {

@@ -20,10 +20,11 @@ type Branch struct {
 
 // Brancher is a Session whose turns start other sessions. As in AIPerf,
 // the sessions it starts (and theirs) take no session slot, rate tick or
-// session budget of their own: the slot the Brancher took is free again
-// once its own last turn returned, so at a fork the requests in flight can
-// exceed the concurrency. They count against the request count and stop
-// with the phase's issuing; the phase stops issuing only once they ended.
+// session budget of their own (each turn goes once due), and the slot the
+// Brancher took is free again once its own last turn returned, so at a
+// fork the requests in flight can exceed the concurrency. They count
+// against the request count and stop with the phase's issuing; the phase
+// stops issuing only once they ended.
 type Brancher interface {
 	Session
 	// Branches lists the sessions to start once turn i returned as rec;
@@ -44,10 +45,52 @@ func (b *branchCounts) add(f func(*metrics.BranchStats)) {
 	b.mu.Unlock()
 }
 
+// sendQueued sends rate mode's turn w under c and queues the session's
+// next turn once due, or ends the session. A Brancher's turns start their
+// branches, and a turn that joins some waits until they ended: then, as
+// AIPerf dispatches a joined turn, it is sent at once, off the ticks.
+func (p *phaseRun) sendQueued(q *turnQueue, w turnWork, c Credit) {
+	b, _ := w.s.(Brancher)
+	if b != nil { // counted before its credit returns: the drain waits for the branches it starts
+		p.branches.Add(1)
+		defer p.branches.Done()
+	}
+	if b != nil && w.turn == 0 {
+		w.gates = map[int][]<-chan struct{}{}
+		p.branch(b, -1, metrics.Record{}, w.gates)
+	}
+	for {
+		rec := p.send(w.s, w.turn, c)
+		p.branch(b, w.turn, rec, w.gates)
+		w.turn++
+		if w.turn >= w.s.Turns() {
+			q.end()
+			return
+		}
+		waited, ok := p.join(w.gates[w.turn])
+		if !ok {
+			q.end()
+			return
+		}
+		if !waited {
+			q.later(w, p.due(w.s, w.turn, max(rec.EndNs, rec.SentNs)), p.e.Clock)
+			return
+		}
+		if c, ok = p.claim(p.e.Clock.Now(), w.sid, w.turn); !ok {
+			q.end()
+			return
+		}
+	}
+}
+
 // runTree sends the turns of b, the first claimed as c, starting the
 // sessions its turns ask for on goroutines of their own; it returns once
 // b's own last turn returned.
 func (p *phaseRun) runTree(b Brancher, sid int, c Credit) {
+	// Counted before its first credit returns: once the phase's requests
+	// have drained, every branch a root could start is counted already.
+	p.branches.Add(1)
+	defer p.branches.Done()
 	p.runNode(b, sid, &c, 0)
 }
 
@@ -66,7 +109,8 @@ func (p *phaseRun) waitBranches() {
 // claimed already, else due from startNs), each once the branches it joins
 // have ended and its time has come, and starts the branches each turn asks
 // for. It returns when the session ends or the phase stops issuing: sent
-// says whether its last turn was sent, failed whether that turn failed.
+// says whether its last turn was sent and not cut (by the grace period or
+// an interrupt), failed whether that turn failed.
 func (p *phaseRun) runNode(s Session, sid int, first *Credit, startNs int64) (sent, failed bool) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -84,28 +128,31 @@ func (p *phaseRun) runNode(s Session, sid int, first *Credit, startNs int64) (se
 		last = p.send(s, i, c)
 		p.branch(b, i, last, gates)
 	}
-	return true, last.Error != nil
+	return !last.Cancelled, last.Error != nil
 }
 
-// claimNode waits until turn i of s is due (after the branches it joins
-// have ended: then no earlier than that) and claims its credit.
+// claimNode waits until turn i of s is due and claims its credit. A turn
+// that had to wait for the branches it joins is due at once, as AIPerf
+// dispatches a joined turn; else its delay after the previous turn (after
+// the branch started, for a branch's turn 0).
 func (p *phaseRun) claimNode(s Session, sid, i int, joins []<-chan struct{}, startNs int64, last metrics.Record,
 	timer *time.Timer) (Credit, bool) {
-	if !p.join(joins) {
+	waited, ok := p.join(joins)
+	if !ok {
 		return Credit{}, false
 	}
 	var sched int64
-	if i == 0 {
+	switch {
+	case waited:
+		sched = p.e.Clock.Now()
+	case i == 0:
 		delay, _, _ := s.Due(0)
 		if delay > 0 {
 			p.counts.add(func(s *metrics.BranchStats) { s.ChildrenDelayed++ })
 		}
 		sched = startNs + int64(delay)
-	} else {
+	default:
 		sched = p.due(s, i, max(last.EndNs, last.SentNs))
-	}
-	if len(joins) > 0 {
-		sched = max(sched, p.e.Clock.Now())
 	}
 	if !p.e.waitUntil(p.branchCtx, timer, sched) {
 		return Credit{}, false
@@ -113,10 +160,9 @@ func (p *phaseRun) claimNode(s Session, sid, i int, joins []<-chan struct{}, sta
 	return p.claim(sched, sid, i)
 }
 
-// join waits until the branches a turn joins have ended (false when the
-// phase stopped issuing first), counting a turn that had to wait.
-func (p *phaseRun) join(joins []<-chan struct{}) bool {
-	waited := false
+// join waits until the branches a turn joins have ended (ok false when
+// the phase stopped issuing first), counting a turn that had to wait.
+func (p *phaseRun) join(joins []<-chan struct{}) (waited, ok bool) {
 	for _, done := range joins {
 		select {
 		case <-done:
@@ -130,20 +176,20 @@ func (p *phaseRun) join(joins []<-chan struct{}) bool {
 		select {
 		case <-done:
 		case <-p.branchCtx.Done():
-			return false
+			return waited, false
 		}
 	}
 	if waited {
 		p.counts.add(func(s *metrics.BranchStats) { s.ParentsResumed++ })
 	}
-	return true
+	return waited, true
 }
 
 // branch starts the branches turn i of b asks for, each a session
 // numbered in the run's sequence, and records which of b's turns wait for
 // them in gates.
 func (p *phaseRun) branch(b Brancher, i int, rec metrics.Record, gates map[int][]<-chan struct{}) {
-	if b == nil {
+	if b == nil || rec.Cancelled { // a turn cut before it ended starts nothing
 		return
 	}
 	for _, br := range b.Branches(i, rec) {

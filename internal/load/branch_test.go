@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,12 @@ type fakeTree struct {
 
 	mu      sync.Mutex
 	started []string // branches in the order they were started
+
+	// hold, when set, is a node whose turns wait until the second root's
+	// turn 0 was sent (second closes then; roots counts them).
+	hold   string
+	roots  atomic.Int32
+	second chan struct{}
 }
 
 type fakeTreeSession struct {
@@ -58,6 +65,16 @@ func (s *fakeTreeSession) Due(i int) (time.Duration, int64, bool) {
 func (s *fakeTreeSession) Send(ctx context.Context, i int, c Credit) metrics.Record {
 	rec := metrics.Record{Index: c.Index, Phase: c.Phase.Name, ScheduledNs: c.ScheduledNs, SentNs: s.t.clock.Now(),
 		Conversation: s.name, Turn: i, Session: c.Session}
+	if s.name == s.t.root && i == 0 && s.t.roots.Add(1) == 2 && s.t.second != nil {
+		close(s.t.second)
+	}
+	if s.name == s.t.hold && s.t.roots.Load() < 2 {
+		select {
+		case <-s.t.second:
+		case <-time.After(time.Minute): // the next root never started: the slot was held
+			rec.Error = &metrics.Error{Type: "NeverReleased"}
+		}
+	}
 	select {
 	case <-time.After(s.t.work):
 	case <-ctx.Done():
@@ -154,7 +171,10 @@ func TestTreeRunsBranchesAfterTheirTurnAndJoins(t *testing.T) {
 }
 
 func TestTreeFreesItsSlotWithItsRootsLastTurn(t *testing.T) {
-	f := &fakeTree{clock: NewClock(), nodes: agentTree(), root: "root", work: time.Millisecond}
+	// fork-a, of the first tree, returns only once the second root started:
+	// a slot held until the whole tree ended would never let it.
+	f := &fakeTree{clock: NewClock(), nodes: agentTree(), root: "root", work: time.Millisecond, hold: "fork-a",
+		second: make(chan struct{})}
 	reports, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Sessions: 2})
 	require.Len(t, recs, 2*10, "the phase ends once the last tree's branches ended")
 	assert.Equal(t, 2, reports[0].Sessions)
@@ -175,6 +195,9 @@ func TestTreeFreesItsSlotWithItsRootsLastTurn(t *testing.T) {
 		first, second = second, first
 	}
 	assert.GreaterOrEqual(t, second[0].SentNs, first[2].EndNs, "at concurrency 1 the next root starts once the first root's last turn returned")
+	for _, r := range recs {
+		assert.Nil(t, r.Error, "%s turn %d", r.Conversation, r.Turn)
+	}
 }
 
 func TestRequestCountCutsATree(t *testing.T) {
@@ -196,8 +219,30 @@ func TestSessionsWithoutBranchesReportNone(t *testing.T) {
 
 func TestRateModeRunsTrees(t *testing.T) {
 	f := &fakeTree{clock: NewClock(), nodes: agentTree(), root: "root", work: time.Millisecond}
-	_, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Rate: 200, RateMode: plan.RateConstant, Sessions: 2})
+	reports, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Rate: 200, RateMode: plan.RateConstant, Sessions: 2})
 	require.Len(t, recs, 2*10)
 	n := byNode(recs)
 	assert.Len(t, n, 6)
+	for _, r := range recs {
+		if r.Conversation == "root" && r.Turn == 0 {
+			assert.Zero(t, (r.ScheduledNs-reports[0].StartNs)%int64(5*time.Millisecond), "a root's first turn on the rate's ticks")
+		}
+	}
+}
+
+// The request count reached by a root's only turn: the branches it starts
+// are counted, and cut, before the phase reports (a root counted among the
+// branches until it returns, so the drain cannot miss them).
+func TestBranchesOfTheLastRequestAreCounted(t *testing.T) {
+	nodes := map[string]fakeNode{
+		"root": {turns: 1, branches: map[int][]fakeBranch{0: {{"a", 0}, {"b", 0}}}},
+		"a":    {turns: 1}, "b": {turns: 1},
+	}
+	for range 20 {
+		f := &fakeTree{clock: NewClock(), nodes: nodes, root: "root"}
+		reports, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1})
+		require.Len(t, recs, 1)
+		require.NotNil(t, reports[0].Branches, "the branches the last request started")
+		assert.Equal(t, metrics.BranchStats{ChildrenSpawned: 2, ChildrenTruncated: 2}, *reports[0].Branches)
+	}
 }

@@ -27,7 +27,8 @@ type phaseRun struct {
 	branches sync.WaitGroup // sessions a Brancher started, running (branch.go)
 	counts   branchCounts
 	// branchCtx ends when the branches still waiting to send must stop:
-	// with issueCtx, or once the issuer returned (stopBranches).
+	// with issueCtx, or once the phase's requests have drained
+	// (stopBranches, from endBranches).
 	branchCtx    context.Context
 	stopBranches context.CancelFunc
 	cancelled    atomic.Int64
@@ -255,19 +256,7 @@ func (p *phaseRun) issueRate() {
 			q.end()
 			return
 		}
-		go func() {
-			if b, ok := w.s.(Brancher); ok && w.turn == 0 { // its later turns follow their delays, not the ticks
-				p.runTree(b, w.sid, c)
-				q.end()
-				return
-			}
-			rec := p.send(w.s, w.turn, c)
-			if next := w.turn + 1; next < w.s.Turns() {
-				q.later(turnWork{s: w.s, sid: w.sid, turn: next}, p.due(w.s, next, max(rec.EndNs, rec.SentNs)), p.e.Clock)
-				return
-			}
-			q.end()
-		}()
+		go p.sendQueued(q, w, c)
 		if p.e.Precise {
 			// The new goroutine waits in this P's run queue; yield so it
 			// starts now instead of when another P steals it (~150 µs).

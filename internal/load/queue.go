@@ -15,6 +15,8 @@ type turnWork struct {
 	turn  int
 	dueNs int64
 	sched int64 // the schedule time it is sent for
+	// gates are a Brancher's turns waiting for its branches (branch.go).
+	gates map[int][]<-chan struct{}
 }
 
 // turnQueue is rate mode's bookkeeping of sessions: the later turns of
