@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,18 +46,18 @@ type dagRequest struct {
 
 type dagMessage struct{ Role, Content string }
 
-// TestDAGRunsForksSpawnsAndJoins replays a dag_jsonl tree against the mock
-// and checks, from what was sent: every conversation's turns, a fork's
-// request continuing its parent's conversation with the parent's live
-// replies, a spawn starting from nothing and its join holding the
-// parent's turn, the tree's depths and parents, a turn's model and extra.
-func TestDAGRunsForksSpawnsAndJoins(t *testing.T) {
+// runDAG writes file as a dag_jsonl input, profiles it against a fast mock
+// at --concurrency 1 with flags, and returns the requests sent, by
+// conversation in send order (each a success carrying agent_depth), the
+// run and its directory.
+func runDAG(t *testing.T, file string, flags ...string) (map[string][]dagRequest, invocation, string) {
+	t.Helper()
 	m := startMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tree.dag.jsonl"), []byte(dagFile), 0o644))
-	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--streaming",
-		"--input-file", "tree.dag.jsonl", "--custom-dataset-type", "dag_jsonl", "--concurrency", "1",
-		"--export-level", "raw", "--artifact-dir", "out", "--no-store")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tree.dag.jsonl"), []byte(file), 0o644))
+	args := append([]string{"profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "tree.dag.jsonl",
+		"--custom-dataset-type", "dag_jsonl", "--concurrency", "1", "--export-level", "raw", "--artifact-dir", "out", "--no-store"}, flags...)
+	inv := cli(t, dir, args...)
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	b, err := os.ReadFile(filepath.Join(dir, "out", "profile_export_raw.jsonl"))
 	require.NoError(t, err)
@@ -68,6 +69,16 @@ func TestDAGRunsForksSpawnsAndJoins(t *testing.T) {
 		require.NotNil(t, r.Metadata.Depth, "a DAG request carries agent_depth: %s", l)
 		reqs[r.Metadata.Conversation] = append(reqs[r.Metadata.Conversation], r)
 	}
+	return reqs, inv, dir
+}
+
+// TestDAGRunsForksSpawnsAndJoins replays a dag_jsonl tree against the mock
+// and checks, from what was sent: every conversation's turns, a fork's
+// request continuing its parent's conversation with the parent's live
+// replies, a spawn starting from nothing and its join holding the
+// parent's turn, the tree's depths and parents, a turn's model and extra.
+func TestDAGRunsForksSpawnsAndJoins(t *testing.T) {
+	reqs, inv, dir := runDAG(t, dagFile, "--streaming")
 	turns := map[string]int{"root": 3, "agent": 2, "pre": 1, "branch-a": 2, "branch-b": 1}
 	for conv, n := range turns {
 		require.Len(t, reqs[conv], n, "one root's tree, once (the sessions default to the roots): %s", conv)
@@ -154,24 +165,16 @@ func roles(msgs []dagMessage) []string {
 // --system-prompt opens the root and a spawn, not again the fork, which
 // continues the root's conversation.
 func TestDAGBackgroundForkAndSystemPrompt(t *testing.T) {
-	m := startMock(t, mock.Config{Fast: true})
-	dir := t.TempDir()
 	file := `{"session_id":"root","turns":[{"messages":[{"role":"user","content":"Start."}],"max_tokens":4,"forks":[{"child":"bg","background":true}],"spawns":["sub"]},{"messages":[{"role":"user","content":"Parent goes on."}],"max_tokens":4}]}
 {"session_id":"bg","turns":[{"messages":[{"role":"user","content":"Background work."}],"max_tokens":4},{"messages":[{"role":"user","content":"More background."}],"max_tokens":4}]}
 {"session_id":"sub","turns":[{"messages":[{"role":"user","content":"Sub-agent."}],"max_tokens":4}]}
 `
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "bg.jsonl"), []byte(file), 0o644))
-	inv := cli(t, dir, "profile", "-m", "m", "--url", m.URL, "--endpoint-type", "chat", "--input-file", "bg.jsonl",
-		"--custom-dataset-type", "dag_jsonl", "--concurrency", "1", "--system-prompt", "PRE",
-		"--export-level", "raw", "--artifact-dir", "out", "--no-store")
-	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	b, err := os.ReadFile(filepath.Join(dir, "out", "profile_export_raw.jsonl"))
-	require.NoError(t, err)
+	reqs, _, _ := runDAG(t, file, "--system-prompt", "PRE")
 	sent := map[string][][]dagMessage{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r dagRequest
-		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
-		sent[r.Metadata.Conversation] = append(sent[r.Metadata.Conversation], r.Payload.Messages)
+	for conv, rs := range reqs {
+		for _, r := range rs {
+			sent[conv] = append(sent[conv], r.Payload.Messages)
+		}
 	}
 	require.Len(t, sent["root"], 2)
 	require.Len(t, sent["bg"], 2)
@@ -188,4 +191,28 @@ func TestDAGBackgroundForkAndSystemPrompt(t *testing.T) {
 	assert.Equal(t, bg0, bg1[:4])
 	assert.Equal(t, dagMessage{"user", "More background."}, bg1[5], "without the parent's later turn")
 	assert.Equal(t, []dagMessage{{"system", "PRE"}, {"user", "Sub-agent."}}, sent["sub"][0], "a spawn opens with the system prompt")
+}
+
+// An orchestrator (AIPerf's gated spine) sends nothing itself: its rounds
+// spawn their conversations, the next round once the previous one's have
+// all returned and its think time has passed.
+func TestDAGOrchestratorRounds(t *testing.T) {
+	file := `{"session_id":"spine","orchestrator":true,"rounds":[{"spawns":["plan-a","plan-b"],"think_time_ms":5},{"spawns":["review"],"think_time_ms":40}]}
+{"session_id":"plan-a","turns":[{"messages":[{"role":"user","content":"Plan part A."}],"max_tokens":4},{"messages":[{"role":"user","content":"Refine A."}],"max_tokens":4}]}
+{"session_id":"plan-b","turns":[{"messages":[{"role":"user","content":"Plan part B."}],"max_tokens":4}]}
+{"session_id":"review","turns":[{"messages":[{"role":"user","content":"Review both plans."}],"max_tokens":4}]}
+`
+	reqs, inv, _ := runDAG(t, file)
+	assert.Empty(t, reqs["spine"], "the orchestrator sends nothing")
+	require.Len(t, reqs["plan-a"], 2)
+	require.Len(t, reqs["plan-b"], 1)
+	require.Len(t, reqs["review"], 1)
+	round0 := max(reqs["plan-a"][1].Metadata.End, reqs["plan-b"][0].Metadata.End)
+	assert.GreaterOrEqual(t, reqs["review"][0].Metadata.Start, round0+int64(40*time.Millisecond),
+		"round 1 waits for all of round 0 and its think time")
+	for conv, rs := range reqs {
+		assert.Equal(t, 1, *rs[0].Metadata.Depth, conv)
+		assert.Empty(t, rs[0].Metadata.Parent, "%s: an orchestrator has no correlation id to name", conv)
+	}
+	assert.Contains(t, inv.stdout, "DAG branches: 3 started, 3 completed")
 }

@@ -2,12 +2,16 @@ package bench
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
 // dagSession is a session of a dag_jsonl conversation, whose turns start
@@ -28,7 +32,54 @@ type dagSession struct {
 	// forks (-1: none; -2: not known yet).
 	replies  int
 	lastFork int
+	// draws are an orchestrator session's think times (nil until drawn).
+	draws *rand.Rand
 }
+
+// Silent reports that turn i is an orchestrator's round, which sends
+// nothing. A root orchestrator is placed (its URL and model, which its
+// branches take) as its session starts, by the run's count of them.
+func (d *dagSession) Silent(i int) bool {
+	if !d.loaded {
+		d.load()
+	}
+	if d.err != nil || !d.c.Turns[i].NoRequest {
+		return false
+	}
+	if !d.placed {
+		n := int(d.src.orchestrators.Add(1) - 1)
+		d.url, d.model, d.placed = n%len(d.src.urls), d.src.modelOf(n), true
+	}
+	return true
+}
+
+// Due is the turn's delay; an orchestrator's round with a think-time
+// distribution draws it, once per session and round, from a stream of
+// --random-seed's (the set of draws is reproducible, not which session
+// gets which), at most a day.
+func (d *dagSession) Due(i int) (time.Duration, int64, bool) {
+	delay, at, abs := d.session.Due(i)
+	th := d.c.Think
+	if th == nil || abs || d.err != nil || d.c.Turns[i].DelayMs == 0 { // the last gate has no think time
+		return delay, at, abs
+	}
+	if d.draws == nil {
+		d.draws = rand.New(rand.NewPCG(uint64(d.src.p.RandomSeed), thinkSalt^uint64(d.src.thinks.Add(1))))
+	}
+	ms := d.c.Turns[i].DelayMs * math.Exp(th.Sigma*d.draws.NormFloat64())
+	if th.MinMs > 0 {
+		ms = max(ms, th.MinMs)
+	}
+	if th.MaxMs > 0 {
+		ms = min(ms, th.MaxMs)
+	}
+	ms = min(ms, plan.MaxDelayMs) // sigma ≤ 10 may still draw past any duration
+	return time.Duration(ms * float64(time.Millisecond)), 0, false
+}
+
+// thinkSalt keeps the think-time draws apart from the other draws of the
+// seed.
+const thinkSalt = 0x7468696e6b // "think"
 
 // Send sends turn i and marks its record as a DAG request.
 func (d *dagSession) Send(ctx context.Context, i int, c load.Credit) metrics.Record {

@@ -99,14 +99,17 @@ func (s *source) encodeInputs(ctx context.Context, w io.Writer, only func(conv i
 		first = false
 		id, _ := json.Marshal(c.ID)
 		fmt.Fprintf(bw, "\n  {\"session_id\": %s, \"payloads\": [", id)
+		sep := ""
 		for t := range c.Turns {
+			if c.Turns[t].NoRequest { // an orchestrator's round sends nothing
+				continue
+			}
 			body, err := endpoint.Body(s.alone(i, &c, t))
 			if err != nil {
 				return fmt.Errorf("conversation %s turn %d: %w", c.ID, t, err)
 			}
-			if t > 0 {
-				bw.WriteString(", ")
-			}
+			bw.WriteString(sep)
+			sep = ", "
 			if !rd.Empty() {
 				body = []byte(rd.Redact(string(body)))
 			}

@@ -73,8 +73,10 @@ type source struct {
 	// nil across worker processes.
 	joins *joins
 	// tree is the dataset when its conversations start one another
-	// (dag_jsonl): its sessions are dagSessions.
-	tree dataset.Tree
+	// (dag_jsonl): its sessions are dagSessions. orchestrators counts the
+	// orchestrator sessions placed, thinks those that drew a think time.
+	tree                  dataset.Tree
+	orchestrators, thinks atomic.Int64
 }
 
 func newSource(p plan.Profile, now func() int64, ds dataset.Dataset, sampler interface{ Next() int }, client *endpoint.Client,

@@ -49,6 +49,18 @@ type Conversation struct {
 	// empty history, right before turn 0 is sent (dag_jsonl's
 	// pre_session_spawns); nobody waits for them.
 	PreSpawns []int
+	// Think, on an orchestrator conversation (whose turns are NoRequest
+	// rounds), draws each turn's delay per session from a lognormal whose
+	// median is the turn's DelayMs; nil: the delays as they are.
+	Think *ThinkTime
+}
+
+// ThinkTime is an orchestrator's think-time distribution (dag_jsonl's
+// think_time_sigma, think_time_min_ms, think_time_max_ms): a round's
+// delay is DelayMs × e^(Sigma·Z), Z standard normal, clamped to
+// [MinMs, MaxMs] (a bound of 0: none).
+type ThinkTime struct {
+	Sigma, MinMs, MaxMs float64
 }
 
 // Branch is a conversation a dag_jsonl turn starts once it returned: one
@@ -132,6 +144,9 @@ type Turn struct {
 	// Branches are the conversations this turn starts once it returned
 	// (dag_jsonl's forks and spawns).
 	Branches []Branch
+	// NoRequest: the turn sends nothing and only starts its Branches (a
+	// round of a dag_jsonl orchestrator conversation).
+	NoRequest bool
 	// Join lists the conversations (indices) whose sessions must have sent
 	// their last turn before this turn is sent: a weka_trace's subagents,
 	// which the main agent's next call waits for (AIPerf's SPAWN_JOIN).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
@@ -30,7 +31,8 @@ var (
 )
 
 // The keys of a dag_jsonl conversation and of its turns; the orchestrator
-// keys are AIPerf's request-less fan-out drivers, not built here.
+// keys, "orchestrator" first, are AIPerf's request-less fan-out drivers
+// (dagorchestrator.go).
 var (
 	dagConvKeys         = []string{"session_id", "turns", "pre_session_spawns", "context_mode"}
 	dagOrchestratorKeys = []string{"orchestrator", "spawns", "rounds", "think_time_ms", "think_time_sigma",
@@ -208,22 +210,25 @@ func parseDAGLine(line []byte, off int64, o Options) (*dagConv, []problem) {
 	if ps := decodeLine(line, &top); ps != nil {
 		return nil, ps
 	}
-	for _, k := range dagOrchestratorKeys {
-		if truthy(top[k]) {
-			return nil, []problem{problemf(k, "orchestrator conversations (request-less fan-out drivers, gated rounds) are not "+
-				"built here: author the fan-out as a root conversation's turn \"spawns\" instead")}
-		}
-	}
 	var ps []problem
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !slices.Contains(dagConvKeys, k) && !slices.Contains(dagOrchestratorKeys, k) {
 			ps = append(ps, problemf("", "unknown key %q: a dag_jsonl conversation has session_id, turns, "+
-				"pre_session_spawns and context_mode", k))
+				"pre_session_spawns and context_mode, and an orchestrator %s", k, strings.Join(dagOrchestratorKeys, ", ")))
 		}
 	}
 	c := &dagConv{Conversation: Conversation{DAG: true, Mode: DeltasWithoutResponses}}
 	id, p := dagID("session_id", top["session_id"])
 	c.ID, ps = id, append(ps, p...)
+	if truthy(top["orchestrator"]) {
+		return c, append(ps, c.orchestrator(top)...)
+	}
+	for _, k := range dagOrchestratorKeys[1:] {
+		if k == "spawns" && truthy(top[k]) || k != "spawns" && isSet(top[k]) {
+			ps = append(ps, problemf(k, "applies to an orchestrator conversation (\"orchestrator\": true, no turns); "+
+				"a conversation's turns start others with their own \"spawns\""))
+		}
+	}
 	ps = append(ps, c.contextMode(top["context_mode"])...)
 	ps = append(ps, c.preSpawns(top["pre_session_spawns"])...)
 	turns, p := dagList("turns", top["turns"], "turn objects")
@@ -379,9 +384,11 @@ func dagExtra(t *Turn, f string, raw json.RawMessage) []problem {
 	if jsonKindOf(raw) != "an object" || err != nil {
 		return []problem{problemf(f+".extra", "expected an object of request fields, got %s", jsonKindOf(raw))}
 	}
-	if _, ok := extra["messages"]; ok {
-		return []problem{problemf(f+".extra.messages", "would replace the turn's messages and the history before them: "+
-			"put the turn's messages in its \"messages\"")}
+	for _, k := range []string{"messages", "input", "system"} { // chat's, the Responses API's, Anthropic's conversation
+		if _, ok := extra[k]; ok {
+			return []problem{problemf(f+".extra."+k, "would replace the conversation the turn sends (its messages and "+
+				"the history before them), which its forks would not continue: put the turn's messages in its \"messages\"")}
+		}
 	}
 	t.Extra = extra
 	return nil

@@ -248,11 +248,7 @@ func dagLine(id string, turns ...string) string {
 // Every problem is reported at its line and field, saying what to do.
 func TestDAGProblems(t *testing.T) {
 	ok := dagLine("ok", dagTurn(""))
-	for name, c := range map[string]struct {
-		lines []string
-		line  int
-		want  string
-	}{
+	cases := map[string]dagProblem{
 		"invalid JSON":       {[]string{ok, `{"session_id":"a",`}, 2, "invalid JSON"},
 		"not an object":      {[]string{`[1]`}, 1, "expected a JSON object, got a list"},
 		"missing session_id": {[]string{`{"turns":[` + dagTurn("") + `]}`}, 1, "session_id: missing: expected a session id"},
@@ -269,8 +265,6 @@ func TestDAGProblems(t *testing.T) {
 		"role not string":    {[]string{dagLine("a", `{"messages":[{"role":3}]}`)}, 1, "turns[0].messages[0].role: expected a string, got 3"},
 		"unknown conv key":   {[]string{`{"session_id":"a","not_a_real_field":1,"turns":[` + dagTurn("") + `]}`}, 1, `unknown key "not_a_real_field": a dag_jsonl conversation has session_id, turns, pre_session_spawns and context_mode`},
 		"unknown turn key":   {[]string{dagLine("a", dagTurn(`,"max_token":5`))}, 1, `turns[0]: unknown key "max_token": a turn has messages, model, max_tokens, tools, extra, forks, spawns and delay; put other request fields in "extra"`},
-		"orchestrator":       {[]string{ok, `{"session_id":"start","orchestrator":true,"spawns":["ok"]}`}, 2, `orchestrator: orchestrator conversations (request-less fan-out drivers, gated rounds) are not built here: author the fan-out as a root conversation's turn "spawns" instead`},
-		"rounds":             {[]string{`{"session_id":"a","rounds":3,"turns":[` + dagTurn("") + `]}`}, 1, "rounds: orchestrator conversations"},
 		"max_tokens bool":    {[]string{dagLine("a", dagTurn(`,"max_tokens":true`))}, 1, "turns[0].max_tokens: expected an integer ≥ 1, got true"},
 		"max_tokens float":   {[]string{dagLine("a", dagTurn(`,"max_tokens":1.5`))}, 1, "turns[0].max_tokens: expected an integer ≥ 1, got 1.5"},
 		"max_tokens zero":    {[]string{dagLine("a", dagTurn(`,"max_tokens":0`))}, 1, "turns[0].max_tokens: expected an integer ≥ 1, got 0"},
@@ -310,12 +304,28 @@ func TestDAGProblems(t *testing.T) {
 		"join_at bool":     {[]string{ok, dagLine("X", dagTurn(`,"spawns":[{"children":["ok"],"join_at":true}]`), dagTurn(""))}, 2, "turns[0].spawns[0].join_at: expected the index of a later turn"},
 		"empty children":   {[]string{ok, dagLine("X", dagTurn(`,"spawns":[{"children":[]}]`))}, 2, "turns[0].spawns[0].children: expected a non-empty list of session ids"},
 		"no conversations": {[]string{"", "  "}, 0, "no conversations: the file is empty or holds only blank lines"},
-		"extra messages":   {[]string{dagLine("a", dagTurn(`,"extra":{"messages":[]}`))}, 1, "turns[0].extra.messages: would replace the turn's messages"},
+		"extra messages":   {[]string{dagLine("a", dagTurn(`,"extra":{"messages":[]}`))}, 1, "turns[0].extra.messages: would replace the conversation the turn sends"},
+		"extra input":      {[]string{dagLine("a", dagTurn(`,"extra":{"input":"x"}`))}, 1, "turns[0].extra.input: would replace the conversation"},
+		"extra system":     {[]string{dagLine("a", dagTurn(`,"extra":{"system":"x"}`))}, 1, "turns[0].extra.system: would replace the conversation"},
 		"isolated parent forks": {[]string{`{"session_id":"a","context_mode":"message_array_with_responses","turns":[` + dagTurn(`,"forks":["b"]`) + `]}`, dagLine("b", dagTurn(""))}, 1,
 			`turns[0].forks[0]: session "a" forks "b", but its context_mode message_array_with_responses keeps no history for a fork to continue`},
 		"isolated fork": {[]string{dagLine("a", dagTurn(`,"forks":["b"]`)), `{"session_id":"b","context_mode":"message_array_with_responses","turns":[` + dagTurn("") + `]}`}, 2,
 			`context_mode: session "b" is forked (by "a" turn 0, line 1) and would drop the history it continues`},
-	} {
+	}
+	checkDAGProblems(t, cases)
+}
+
+// dagProblem is a file's lines and its first problem: its line and what
+// its message says.
+type dagProblem struct {
+	lines []string
+	line  int
+	want  string
+}
+
+// checkDAGProblems opens each case's file and checks its first problem.
+func checkDAGProblems(t *testing.T, cases map[string]dagProblem) {
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			path := writeFile(t, "dag.jsonl", c.lines...)
 			_, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: TypeDAGJSONL})
@@ -328,6 +338,34 @@ func TestDAGProblems(t *testing.T) {
 			assert.True(t, strings.HasPrefix(les[0].Error(), path+":"), les[0].Error())
 		})
 	}
+}
+
+// An orchestrator's problems, and an orchestrator's keys elsewhere.
+func TestDAGOrchestratorProblems(t *testing.T) {
+	ok := dagLine("ok", dagTurn(""))
+	checkDAGProblems(t, map[string]dagProblem{
+		"rounds without orchestrator": {[]string{`{"session_id":"a","rounds":3,"turns":[` + dagTurn("") + `]}`}, 1, `rounds: applies to an orchestrator conversation ("orchestrator": true, no turns)`},
+		"orchestrator turns":          {[]string{ok, `{"session_id":"o","orchestrator":true,"spawns":["ok"],"turns":[` + dagTurn("") + `]}`}, 2, "turns: an orchestrator sends no request of its own"},
+		"orchestrator no spawns":      {[]string{`{"session_id":"o","orchestrator":true}`}, 1, "spawns: an orchestrator needs the conversations it starts"},
+		"orchestrator pre":            {[]string{ok, `{"session_id":"o","orchestrator":true,"spawns":["ok"],"pre_session_spawns":["ok"]}`}, 2, "pre_session_spawns: an orchestrator starts its conversations in spawns"},
+		"orchestrator not bool":       {[]string{ok, `{"session_id":"o","orchestrator":1,"spawns":["ok"]}`}, 2, "orchestrator: expected true (an orchestrator conversation) or false, got 1"},
+		"sigma past the bound":        {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":5,"think_time_sigma":11}`}, 2, "think_time_sigma: expected at most 10, got 11"},
+		"think past a day":            {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":1e12}`}, 2, "think_time_ms: expected at most 86400000 milliseconds (a day)"},
+		"sigma alone":                 {[]string{ok, `{"session_id":"o","orchestrator":true,"spawns":["ok"],"think_time_sigma":1}`}, 2, "think_time_sigma: think times pace rounds: give rounds too"},
+		"zero think, no orchestrator": {[]string{`{"session_id":"a","think_time_ms":0,"turns":[` + dagTurn("") + `]}`}, 1, `think_time_ms: applies to an orchestrator conversation`},
+		"orchestrator context_mode":   {[]string{ok, `{"session_id":"o","orchestrator":true,"spawns":["ok"],"context_mode":"garbage"}`}, 2, `context_mode: expected "deltas_without_responses"`},
+		"rounds past the bound":       {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":60000,"spawns":["ok","ok2"]}`, dagLine("ok2", dagTurn(""))}, 2, "rounds: 60000 rounds of 2 conversations start more than 100000 sessions"},
+		"rounds zero":                 {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":0,"spawns":["ok"]}`}, 2, "rounds: expected a number of rounds (an integer from 1"},
+		"rounds list and spawns":      {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":[{"spawns":["ok"]}],"spawns":["ok"]}`}, 2, "spawns: a list of rounds names each round's spawns"},
+		"round unknown key":           {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":[{"spawns":["ok"],"think":1}]}`}, 2, `rounds[0]: unknown key "think": a round has spawns and think_time_ms`},
+		"round undeclared":            {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":[{"spawns":["ok"]},{"spawns":["zz"]}]}`}, 2, `rounds[1].spawns[0]: branch target "zz" is not declared`},
+		"think without rounds":        {[]string{ok, `{"session_id":"o","orchestrator":true,"spawns":["ok"],"think_time_ms":5}`}, 2, "think_time_ms: think times pace rounds: give rounds too"},
+		"sigma without median":        {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_sigma":0.5}`}, 2, "think_time_sigma: draws around think_time_ms"},
+		"clamp without sigma":         {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":5,"think_time_max_ms":9}`}, 2, "think_time_max_ms: think_time_min_ms and think_time_max_ms clamp the draws"},
+		"clamp reversed": {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":5,"think_time_sigma":1,"think_time_min_ms":9,"think_time_max_ms":2}`}, 2,
+			"think_time_min_ms: must be at most think_time_max_ms (2), got 9"},
+		"negative think": {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":-5}`}, 2, "think_time_ms: expected a number of milliseconds ≥ 0, got -5"},
+	})
 }
 
 // Every problem of a file's lines is listed, not the first only.
@@ -395,4 +433,41 @@ func TestDAGCancelled(t *testing.T) {
 	cancel()
 	_, err := Open(ctx, o200k(t), Options{InputFile: path, CustomType: TypeDAGJSONL})
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// An orchestrator sends nothing: its rounds are silent turns, each
+// spawning its children joined at the next, the last a gate that joins
+// the last round; rounds N repeat the spawns, a list gives each round its
+// own, and think times become the rounds' delays.
+func TestDAGOrchestrator(t *testing.T) {
+	child := func(id string) string { return dagLine(id, dagTurn("")) }
+	d := openDAG(t, Options{},
+		`{"session_id":"spine","orchestrator":true,"rounds":2,"think_time_ms":40,"think_time_sigma":0.5,"think_time_min_ms":10,"think_time_max_ms":90,"spawns":["a","b"]}`,
+		`{"session_id":"plain","orchestrator":true,"spawns":["a"]}`,
+		`{"session_id":"staged","orchestrator":true,"rounds":[{"spawns":["a"],"think_time_ms":7},{"spawns":["b","c"]}]}`,
+		child("a"), child("b"), child("c"))
+	assert.Equal(t, 3, d.Len(), "the orchestrators are the roots")
+	spine, err := d.Conversation(0)
+	require.NoError(t, err)
+	assert.Equal(t, &ThinkTime{Sigma: 0.5, MinMs: 10, MaxMs: 90}, spine.Think)
+	require.Len(t, spine.Turns, 3)
+	a, b, c := 3, 4, 5
+	for k, want := range [][]Branch{{{Node: a, JoinAt: 1}, {Node: b, JoinAt: 1}}, {{Node: a, JoinAt: 2}, {Node: b, JoinAt: 2}}, nil} {
+		tr := spine.Turns[k]
+		assert.True(t, tr.NoRequest, "round %d", k)
+		assert.Equal(t, want, tr.Branches, "round %d", k)
+		assert.Empty(t, tr.Messages)
+	}
+	assert.Equal(t, 40.0, spine.Turns[0].DelayMs)
+	assert.Equal(t, 40.0, spine.Turns[1].DelayMs)
+	assert.Zero(t, spine.Turns[2].DelayMs, "the last gate has no think time")
+	plain, _ := d.Conversation(1)
+	require.Len(t, plain.Turns, 2, "one round and its gate")
+	assert.Equal(t, []Branch{{Node: a, JoinAt: 1}}, plain.Turns[0].Branches)
+	assert.Nil(t, plain.Think)
+	staged, _ := d.Conversation(2)
+	require.Len(t, staged.Turns, 3)
+	assert.Equal(t, 7.0, staged.Turns[0].DelayMs)
+	assert.Equal(t, []Branch{{Node: b, JoinAt: 2}, {Node: c, JoinAt: 2}}, staged.Turns[1].Branches)
+	assert.Equal(t, 4+1+3, Turns(d), "the requests of one pass over each tree: a round sends none")
 }

@@ -75,7 +75,12 @@ func (d *dagSet) expand(path string, convs []*dagConv, node []int) error {
 	sessions, turns := make([]int, len(d.nodes)), make([]int, len(d.nodes))
 	for _, i := range dagPostOrder(d) {
 		n := &d.nodes[i]
-		sessions[i], turns[i] = 1, len(n.Turns)
+		sessions[i] = 1
+		for t := range n.Turns {
+			if !n.Turns[t].NoRequest { // an orchestrator's rounds send nothing
+				turns[i]++
+			}
+		}
 		add := func(child int) {
 			sessions[i] = min(sessions[i]+sessions[child], dagMaxTree+1)
 			turns[i] = min(turns[i]+turns[child], 1<<40)

@@ -31,6 +31,11 @@ type Brancher interface {
 	// i = -1 asks for those to start before turn 0 (pre-session spawns).
 	// It is called from the goroutine that sent the turn.
 	Branches(i int, rec metrics.Record) []Branch
+	// Silent reports that turn i sends no request (a turn of AIPerf's
+	// orchestrator conversations, a round of fan-out): it takes no credit,
+	// is due its delay after the branches it joins have ended (turn 0: after
+	// the session started), and then starts its branches.
+	Silent(i int) bool
 }
 
 // branchCounts is a phase's metrics.BranchStats as they are counted.
@@ -45,13 +50,33 @@ func (b *branchCounts) add(f func(*metrics.BranchStats)) {
 	b.mu.Unlock()
 }
 
+// startQueued starts rate mode's Brancher session w on its tick, off the
+// issuer's goroutine (reading its conversation may take a while): an
+// orchestrator runs its rounds as they come due, any other sends its turns
+// through the queue (sendQueued). The caller counted it among the
+// branches.
+func (p *phaseRun) startQueued(q *turnQueue, w turnWork, b Brancher) {
+	defer p.branches.Done()
+	if b.Silent(0) {
+		p.runNode(b, w.sid, w.sched, true)
+		q.end()
+		return
+	}
+	c, ok := p.claim(w.sched, w.sid, 0)
+	if !ok {
+		q.end()
+		return
+	}
+	p.sendQueued(q, w, c)
+}
+
 // sendQueued sends rate mode's turn w under c and queues the session's
 // next turn once due, or ends the session. A Brancher's turns start their
 // branches, and a turn that joins some waits until they ended: then, as
 // AIPerf dispatches a joined turn, it is sent at once, off the ticks.
 func (p *phaseRun) sendQueued(q *turnQueue, w turnWork, c Credit) {
 	b, _ := w.s.(Brancher)
-	if b != nil { // counted before its credit returns: the drain waits for the branches it starts
+	if b != nil && w.turn > 0 { // counted before its credit returns: the drain waits for the branches it starts
 		p.branches.Add(1)
 		defer p.branches.Done()
 	}
@@ -83,15 +108,15 @@ func (p *phaseRun) sendQueued(q *turnQueue, w turnWork, c Credit) {
 	}
 }
 
-// runTree sends the turns of b, the first claimed as c, starting the
-// sessions its turns ask for on goroutines of their own; it returns once
-// b's own last turn returned.
-func (p *phaseRun) runTree(b Brancher, sid int, c Credit) {
+// runTree sends the turns of root b, its turn 0 at once (a silent one
+// once its delay has passed), starting the sessions its turns ask for on
+// goroutines of their own; it returns once b's own last turn returned.
+func (p *phaseRun) runTree(b Brancher, sid int) {
 	// Counted before its first credit returns: once the phase's requests
 	// have drained, every branch a root could start is counted already.
 	p.branches.Add(1)
 	defer p.branches.Done()
-	p.runNode(b, sid, &c, 0)
+	p.runNode(b, sid, p.e.Clock.Now(), true)
 }
 
 // waitBranches returns once every branch the phase started has ended, or
@@ -105,59 +130,78 @@ func (p *phaseRun) waitBranches() {
 	}
 }
 
-// runNode sends the turns of s in order (turn 0 under first when it was
-// claimed already, else due from startNs), each once the branches it joins
+// runNode sends the turns of s in order, each once the branches it joins
 // have ended and its time has come, and starts the branches each turn asks
-// for. It returns when the session ends or the phase stops issuing: sent
-// says whether its last turn was sent and not cut (by the grace period or
-// an interrupt), failed whether that turn failed.
-func (p *phaseRun) runNode(s Session, sid int, first *Credit, startNs int64) (sent, failed bool) {
+// for; a root's turn 0 is due at once (startNs), a branch's its delay after
+// startNs. It returns when the session ends or the phase stops issuing:
+// sent says whether its last turn was sent and not cut (by the grace
+// period or an interrupt), failed whether that turn failed.
+func (p *phaseRun) runNode(s Session, sid int, startNs int64, root bool) (sent, failed bool) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	b, _ := s.(Brancher)
 	gates := map[int][]<-chan struct{}{}
-	p.branch(b, -1, metrics.Record{}, gates)
 	var last metrics.Record
 	for i := 0; i < s.Turns(); i++ { // known once turn 0 is sent (a lazily read conversation)
-		c, ok := Credit{}, true
-		if i == 0 && first != nil {
-			c = *first
-		} else if c, ok = p.claimNode(s, sid, i, gates[i], startNs, last, timer); !ok {
+		silent := b != nil && b.Silent(i)
+		sched, ok := p.dueAt(s, i, gates[i], startNs, last, silent, root && i == 0, timer)
+		if !ok {
 			return false, false
 		}
-		last = p.send(s, i, c)
+		var c Credit
+		if !silent {
+			if c, ok = p.claim(sched, sid, i); !ok {
+				return false, false
+			}
+		}
+		if i == 0 { // the pre-session spawns, once turn 0 holds its credit
+			p.branch(b, -1, metrics.Record{}, gates)
+		}
+		if silent {
+			last = metrics.Record{SentNs: sched, EndNs: sched}
+		} else {
+			last = p.send(s, i, c)
+		}
 		p.branch(b, i, last, gates)
 	}
 	return !last.Cancelled, last.Error != nil
 }
 
-// claimNode waits until turn i of s is due and claims its credit. A turn
-// that had to wait for the branches it joins is due at once, as AIPerf
-// dispatches a joined turn; else its delay after the previous turn (after
-// the branch started, for a branch's turn 0).
-func (p *phaseRun) claimNode(s Session, sid, i int, joins []<-chan struct{}, startNs int64, last metrics.Record,
-	timer *time.Timer) (Credit, bool) {
+// dueAt waits until turn i of s is due, and returns that time. A turn that
+// had to wait for the branches it joins is due at once, as AIPerf
+// dispatches a joined turn, but a silent one (an orchestrator's round)
+// its delay after they ended; else a root's turn 0 at once (at) and a
+// branch's its delay after it started, a later turn its delay after the
+// previous one returned.
+func (p *phaseRun) dueAt(s Session, i int, joins []<-chan struct{}, startNs int64, last metrics.Record, silent, at bool,
+	timer *time.Timer) (int64, bool) {
 	waited, ok := p.join(joins)
 	if !ok {
-		return Credit{}, false
+		return 0, false
 	}
+	delay := func() int64 { d, _, _ := s.Due(i); return int64(d) }
 	var sched int64
 	switch {
-	case waited:
+	case silent && i == 0:
+		sched = startNs + delay()
+	case silent:
+		sched = max(p.e.Clock.Now(), last.EndNs) + delay()
+	case waited, at:
 		sched = p.e.Clock.Now()
 	case i == 0:
-		delay, _, _ := s.Due(0)
-		if delay > 0 {
+		if d := delay(); d > 0 {
 			p.counts.add(func(s *metrics.BranchStats) { s.ChildrenDelayed++ })
+			sched = startNs + d
+		} else {
+			sched = startNs
 		}
-		sched = startNs + int64(delay)
 	default:
 		sched = p.due(s, i, max(last.EndNs, last.SentNs))
 	}
 	if !p.e.waitUntil(p.branchCtx, timer, sched) {
-		return Credit{}, false
+		return 0, false
 	}
-	return p.claim(sched, sid, i)
+	return sched, true
 }
 
 // join waits until the branches a turn joins have ended (ok false when
@@ -202,7 +246,7 @@ func (p *phaseRun) branch(b Brancher, i int, rec metrics.Record, gates map[int][
 		p.counts.add(func(s *metrics.BranchStats) { s.ChildrenSpawned++ })
 		p.branches.Go(func() {
 			defer close(done)
-			sent, failed := p.runNode(br.Session, sid, nil, start)
+			sent, failed := p.runNode(br.Session, sid, start, false)
 			p.counts.add(func(s *metrics.BranchStats) {
 				switch {
 				case !sent:

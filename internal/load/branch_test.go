@@ -1,7 +1,9 @@
 package load
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,6 +23,9 @@ type fakeNode struct {
 	branches map[int][]fakeBranch
 	pre      []string
 	delay0   time.Duration // its turn 0's delay, as a branch
+	silent   bool          // its turns send nothing (an orchestrator's rounds)
+	delay    time.Duration // its later turns' delay
+	slow     bool          // its requests never end on their own
 }
 
 type fakeBranch struct {
@@ -59,8 +64,10 @@ func (s *fakeTreeSession) Due(i int) (time.Duration, int64, bool) {
 	if i == 0 {
 		return s.t.nodes[s.name].delay0, 0, false
 	}
-	return 0, 0, false
+	return s.t.nodes[s.name].delay, 0, false
 }
+
+func (s *fakeTreeSession) Silent(int) bool { return s.t.nodes[s.name].silent }
 
 func (s *fakeTreeSession) Send(ctx context.Context, i int, c Credit) metrics.Record {
 	rec := metrics.Record{Index: c.Index, Phase: c.Phase.Name, ScheduledNs: c.ScheduledNs, SentNs: s.t.clock.Now(),
@@ -75,8 +82,12 @@ func (s *fakeTreeSession) Send(ctx context.Context, i int, c Credit) metrics.Rec
 			rec.Error = &metrics.Error{Type: "NeverReleased"}
 		}
 	}
+	work := s.t.work
+	if s.t.nodes[s.name].slow {
+		work = time.Hour
+	}
 	select {
-	case <-time.After(s.t.work):
+	case <-time.After(work):
 	case <-ctx.Done():
 		rec.Error = &metrics.Error{Type: "Cancelled"}
 	}
@@ -244,5 +255,97 @@ func TestBranchesOfTheLastRequestAreCounted(t *testing.T) {
 		require.Len(t, recs, 1)
 		require.NotNil(t, reports[0].Branches, "the branches the last request started")
 		assert.Equal(t, metrics.BranchStats{ChildrenSpawned: 2, ChildrenTruncated: 2}, *reports[0].Branches)
+	}
+}
+
+// An orchestrator's spine: three silent turns, each round's spawns joined
+// at the next, which is due its delay after they ended. It sends nothing
+// itself, and holds its slot until its last round has joined.
+func TestSilentTurnsRunRounds(t *testing.T) {
+	nodes := map[string]fakeNode{
+		"spine": {turns: 3, silent: true, delay: 3 * time.Millisecond,
+			branches: map[int][]fakeBranch{0: {{"a", 1}, {"b", 1}}, 1: {{"c", 2}}}},
+		"a": {turns: 1}, "b": {turns: 2}, "c": {turns: 1},
+	}
+	f := &fakeTree{clock: NewClock(), nodes: nodes, root: "spine", work: time.Millisecond}
+	reports, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Sessions: 2})
+	require.Len(t, recs, 2*4, "the rounds' requests only")
+	assert.Equal(t, 8, reports[0].Sent, "a silent turn takes no credit")
+	st := reports[0].Branches
+	require.NotNil(t, st)
+	assert.Equal(t, metrics.BranchStats{ChildrenSpawned: 6, ChildrenCompleted: 6, ParentsSuspended: st.ParentsSuspended,
+		ParentsResumed: st.ParentsSuspended}, *st)
+	// At concurrency 1 the trees run one after the other: in send order,
+	// each tree's a and b (round 0) come before its c (round 1), which
+	// waits for both and the think time; the next tree's round 0 waits for
+	// the first tree's c.
+	slices.SortFunc(recs, func(x, y metrics.Record) int { return cmp.Compare(x.SentNs, y.SentNs) })
+	var round0End, prevEnd int64
+	for _, r := range recs {
+		require.NotEqual(t, "spine", r.Conversation)
+		switch r.Conversation {
+		case "c":
+			assert.GreaterOrEqual(t, r.ScheduledNs, round0End+int64(3*time.Millisecond), "round 1 waits for round 0 and the think time")
+			prevEnd, round0End = r.EndNs, 0
+		default:
+			assert.GreaterOrEqual(t, r.SentNs, prevEnd, "a spine holds its slot until its last round joined")
+			round0End = max(round0End, r.EndNs)
+		}
+	}
+}
+
+// A turn cut in flight by the phase's end starts nothing, and a branch cut
+// in flight on its last turn is truncated, not errored.
+func TestCutTurnsStartNothing(t *testing.T) {
+	cut := plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Duration: 0.5, GracePeriod: 0}
+	f := &fakeTree{clock: NewClock(), root: "root", nodes: map[string]fakeNode{
+		"root": {turns: 1, slow: true, branches: map[int][]fakeBranch{0: {{"a", 0}}}}, "a": {turns: 1}}}
+	reports, recs := runTreePhase(t, f, cut)
+	require.Len(t, recs, 1)
+	assert.True(t, recs[0].Cancelled)
+	assert.Nil(t, reports[0].Branches, "the cut root started no branch")
+
+	f = &fakeTree{clock: NewClock(), root: "root", nodes: map[string]fakeNode{
+		"root": {turns: 1, branches: map[int][]fakeBranch{0: {{"a", 0}}}}, "a": {turns: 1, slow: true}}}
+	cut.Sessions = 1
+	reports, _ = runTreePhase(t, f, cut)
+	require.NotNil(t, reports[0].Branches)
+	assert.Equal(t, 1, reports[0].Branches.ChildrenSpawned)
+	assert.Equal(t, 1, reports[0].Branches.ChildrenTruncated, "cut in flight")
+	assert.Zero(t, reports[0].Branches.ChildrenErrored)
+}
+
+// Once the request count is reached, an orchestrator stops between rounds
+// (its next round could send nothing), in both modes: its think time of
+// an hour is never waited out.
+func TestSilentRoundsStopAtTheRequestCount(t *testing.T) {
+	nodes := map[string]fakeNode{
+		"spine": {turns: 4, silent: true, delay: time.Hour,
+			branches: map[int][]fakeBranch{0: {{"a", 1}}, 1: {{"a", 2}}, 2: {{"a", 3}}}},
+		"a": {turns: 2},
+	}
+	for _, ph := range []plan.Phase{
+		{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1},
+		{Name: "p", Kind: plan.KindProfiling, Rate: 1000, RateMode: plan.RateConstant, Requests: 1},
+	} {
+		f := &fakeTree{clock: NewClock(), nodes: nodes, root: "spine", work: time.Millisecond}
+		reports, recs := runTreePhase(t, f, ph)
+		require.Len(t, recs, 1)
+		st := reports[0].Branches
+		require.NotNil(t, st)
+		assert.Equal(t, 1, st.ChildrenSpawned, "no round after the count was reached")
+		assert.Equal(t, 1, st.ChildrenTruncated, "a's second turn could not be sent")
+	}
+}
+
+// A root's turn 0 holds its credit before its pre-session spawns start:
+// the request count's last credit is the root's, not its spawn's.
+func TestPreSpawnsFollowTheRootsCredit(t *testing.T) {
+	nodes := map[string]fakeNode{"root": {turns: 1, pre: []string{"pre"}}, "pre": {turns: 1}}
+	for range 20 {
+		f := &fakeTree{clock: NewClock(), nodes: nodes, root: "root", work: time.Millisecond}
+		_, recs := runTreePhase(t, f, plan.Phase{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1})
+		require.Len(t, recs, 1)
+		assert.Equal(t, "root", recs[0].Conversation)
 	}
 }

@@ -63,6 +63,7 @@ func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 	p.inflight.Add(1)
 	if p.requests++; p.requests == p.ph.Requests {
 		close(p.full)
+		p.stopBranches() // no branch waiting for its time can send any more
 	}
 	r := p.r
 	if r.Sent == 0 {
@@ -103,8 +104,8 @@ func (p *phaseRun) sessionAllowed() bool {
 
 // emit hands a finished request's record on, marking a request cut by the
 // phase's end as cancelled, by its grace period or by an interrupt (one
-// aborted on purpose already is).
-func (p *phaseRun) emit(rec metrics.Record) {
+// aborted on purpose already is), and returns it so marked.
+func (p *phaseRun) emit(rec metrics.Record) metrics.Record {
 	if rec.Cancelled || rec.Error != nil && p.phaseCtx.Err() != nil {
 		if !rec.Cancelled {
 			rec.CutBy = metrics.CutInterrupt
@@ -121,6 +122,7 @@ func (p *phaseRun) emit(rec metrics.Record) {
 	if p.e.OnRecord != nil {
 		p.e.OnRecord(rec)
 	}
+	return rec
 }
 
 // send sends turn turn of s under credit c (claimed, so counted in flight),
@@ -133,9 +135,7 @@ func (p *phaseRun) send(s Session, turn int, c Credit) metrics.Record {
 		c.FirstToken = release
 		defer release()
 	}
-	rec := s.Send(p.phaseCtx, turn, c)
-	p.emit(rec)
-	return rec
+	return p.emit(s.Send(p.phaseCtx, turn, c))
 }
 
 // due is when turn i ≥ 1 of s may be sent, turn i-1 having ended at endNs:
@@ -196,13 +196,13 @@ func (p *phaseRun) issueConcurrency() {
 					return
 				}
 				s := p.e.Source.Next()
+				if b, ok := s.(Brancher); ok {
+					p.runTree(b, sid)
+					continue
+				}
 				c, ok := p.claim(p.e.Clock.Now(), sid, 0)
 				if !ok {
 					return
-				}
-				if b, ok := s.(Brancher); ok {
-					p.runTree(b, sid, c)
-					continue
 				}
 				p.continueSession(s, sid, p.send(s, 0, c), timer)
 			}
@@ -249,6 +249,11 @@ func (p *phaseRun) issueRate() {
 			return
 		}
 		if skipped {
+			continue
+		}
+		if b, ok := w.s.(Brancher); ok && w.turn == 0 {
+			p.branches.Add(1) // counted before it claims anything
+			go p.startQueued(q, w, b)
 			continue
 		}
 		c, ok := p.claim(w.sched, w.sid, w.turn)
