@@ -349,6 +349,7 @@ func TestDAGOrchestratorProblems(t *testing.T) {
 		"orchestrator no spawns":      {[]string{`{"session_id":"o","orchestrator":true}`}, 1, "spawns: an orchestrator needs the conversations it starts"},
 		"orchestrator pre":            {[]string{ok, `{"session_id":"o","orchestrator":true,"spawns":["ok"],"pre_session_spawns":["ok"]}`}, 2, "pre_session_spawns: an orchestrator starts its conversations in spawns"},
 		"orchestrator not bool":       {[]string{ok, `{"session_id":"o","orchestrator":1,"spawns":["ok"]}`}, 2, "orchestrator: expected true (an orchestrator conversation) or false, got 1"},
+		"negative sigma":              {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":5,"think_time_sigma":-1}`}, 2, "think_time_sigma: expected a number from 0 to 10, got -1"},
 		"sigma past the bound":        {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":5,"think_time_sigma":11}`}, 2, "think_time_sigma: expected at most 10, got 11"},
 		"think past a day":            {[]string{ok, `{"session_id":"o","orchestrator":true,"rounds":2,"spawns":["ok"],"think_time_ms":1e12}`}, 2, "think_time_ms: expected at most 86400000 milliseconds (a day)"},
 		"sigma alone":                 {[]string{ok, `{"session_id":"o","orchestrator":true,"spawns":["ok"],"think_time_sigma":1}`}, 2, "think_time_sigma: think times pace rounds: give rounds too"},

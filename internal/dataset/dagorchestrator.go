@@ -154,6 +154,9 @@ func dagThink(top map[string]json.RawMessage) (float64, *ThinkTime, []problem) {
 			vals[k], ps = v, append(ps, p...)
 		}
 	}
+	if sigma, ok := vals["think_time_sigma"]; ok && sigma < 0 { // not milliseconds: its own words
+		ps = append(ps, problemf("think_time_sigma", "expected a number from 0 to %d, got %g", dagMaxSigma, sigma))
+	}
 	_, ms := vals["think_time_ms"]
 	sigma, hasSigma := vals["think_time_sigma"]
 	lo, hasLo := vals["think_time_min_ms"]
@@ -181,12 +184,15 @@ func dagThink(top map[string]json.RawMessage) (float64, *ThinkTime, []problem) {
 	return vals["think_time_ms"], &ThinkTime{Sigma: sigma, MinMs: lo, MaxMs: hi}, nil
 }
 
-// dagMs decodes a think time: a number of milliseconds from 0 to a day
-// (or a sigma, bounded by dagThink).
+// dagMs decodes a think time: a number of milliseconds from 0 to a day.
+// A sigma is read as one too, and a negative one reported by dagThink.
 func dagMs(f string, raw json.RawMessage) (float64, []problem) {
 	var v float64
 	if jsonKindOf(raw) != "a number" || json.Unmarshal(raw, &v) != nil {
 		return 0, []problem{problemf(f, "expected a number ≥ 0, got %s", dagGot(raw))}
+	}
+	if f == "think_time_sigma" && v < 0 {
+		return v, nil
 	}
 	return v, checkDelay(f, &v)
 }
