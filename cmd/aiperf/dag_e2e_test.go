@@ -216,3 +216,15 @@ func TestDAGOrchestratorRounds(t *testing.T) {
 	}
 	assert.Contains(t, inv.stdout, "DAG branches: 3 started, 3 completed")
 }
+
+// --cache-bust with a DAG file: a branch's conversation is a node past the
+// roots, which the cache-bust passes once did not count (a panic as soon as
+// a branch sent).
+func TestDAGCacheBust(t *testing.T) {
+	reqs, _, _ := runDAG(t, dagFile, "--cache-bust", "first_turn_prefix")
+	n := 0
+	for _, rs := range reqs {
+		n += len(rs)
+	}
+	assert.Equal(t, 9, n, "every turn of the tree, each a success")
+}
