@@ -27,9 +27,11 @@ func TestAppendersMatchEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", `q"uote\back`, "ctl\x00\x01\x1f\n\r\t", "<&>", "é漢字", "bad\xff\xfeutf8", "\u2028\u2029", "\x7f"} {
 		assert.Equal(t, marshal(t, s), string(appendString(nil, s)), "%q", s)
 	}
-	ack, cut := int64(5), int64(9)
+	ack, cut, depth, root := int64(5), int64(9), 2, 0
 	for _, md := range []jsonlMetadata{
 		{},
+		{AgentDepth: &root},
+		{AgentDepth: &depth, ParentCorrelationID: "p\"arent"}, // a DAG branch's
 		{SessionNum: 3, XRequestID: "r\"1", XCorrelationID: "c", ConversationID: "conv\n", TurnIndex: 2, RequestStartNs: 1,
 			RequestAckNs: &ack, RequestEndNs: 7, WorkerID: "w", RecordProcessorID: "p", BenchmarkPhase: "profiling",
 			WasCancelled: true, CancellationTimeNs: &cut, Phase: "profiling", ScheduledNs: -4, SendLagNs: 2, HTTPStatus: 200,
