@@ -28,10 +28,11 @@ type dagSession struct {
 	depth  int
 	parent string
 	// replies is the client count of the live replies in the history, for
-	// a fork's input length, counted up to lastFork, the last turn that
-	// forks (-1: none; -2: not known yet).
-	replies  int
-	lastFork int
+	// a fork's input length, counted up to the last turn that forks
+	// (lastFork, -1 for none, once forksKnown).
+	replies    int
+	lastFork   int
+	forksKnown bool
 	// draws are an orchestrator session's think times (nil until drawn).
 	draws *rand.Rand
 }
@@ -105,8 +106,8 @@ func (d *dagSession) Branches(i int, rec metrics.Record) []load.Branch {
 		}
 		return out
 	}
-	if d.lastFork == -2 {
-		d.lastFork = lastFork(&d.c)
+	if !d.forksKnown {
+		d.lastFork, d.forksKnown = lastFork(&d.c), true
 	}
 	if i <= d.lastFork && rec.OK() && d.deltas != nil && strings.TrimSpace(d.reply) != "" {
 		d.replies += d.src.fin.tok.Count(d.reply)
@@ -131,7 +132,7 @@ func (d *dagSession) child(n int, fork bool, parent string) *dagSession {
 		s.deltas = &deltaHistory{msgs: slices.Clone(d.deltas.msgs), tools: d.deltas.tools}
 		s.sent = d.sent + d.replies
 	}
-	return &dagSession{session: s, depth: d.depth + 1, parent: parent, lastFork: -2}
+	return &dagSession{session: s, depth: d.depth + 1, parent: parent}
 }
 
 // lastFork is the last turn of c that forks, -1 for none.

@@ -121,7 +121,7 @@ func (s *source) MeanTurns() float64 {
 // first send.
 func (s *source) Next() load.Session {
 	if s.tree != nil {
-		return &dagSession{session: &session{src: s, conv: s.sampler.Next()}, lastFork: -2}
+		return &dagSession{session: &session{src: s, conv: s.sampler.Next()}}
 	}
 	if s.ahead != nil {
 		return s.prefetched()

@@ -210,13 +210,8 @@ func parseDAGLine(line []byte, off int64, o Options) (*dagConv, []problem) {
 	if ps := decodeLine(line, &top); ps != nil {
 		return nil, ps
 	}
-	var ps []problem
-	for _, k := range slices.Sorted(maps.Keys(top)) {
-		if !slices.Contains(dagConvKeys, k) && !slices.Contains(dagOrchestratorKeys, k) {
-			ps = append(ps, problemf("", "unknown key %q: a dag_jsonl conversation has session_id, turns, "+
-				"pre_session_spawns and context_mode, and an orchestrator %s", k, strings.Join(dagOrchestratorKeys, ", ")))
-		}
-	}
+	ps := dagUnknownKeys("", top, slices.Concat(dagConvKeys, dagOrchestratorKeys), "a dag_jsonl conversation has "+
+		"session_id, turns, pre_session_spawns and context_mode, and an orchestrator "+strings.Join(dagOrchestratorKeys, ", "))
 	c := &dagConv{Conversation: Conversation{DAG: true, Mode: DeltasWithoutResponses}}
 	id, p := dagID("session_id", top["session_id"])
 	c.ID, ps = id, append(ps, p...)
@@ -296,13 +291,8 @@ func (c *dagConv) turn(k, n int, raw json.RawMessage, row uint64, o Options) []p
 	if jsonKindOf(raw) != "an object" || json.Unmarshal(raw, &m) != nil {
 		return []problem{problemf(f, "expected a turn object, got %s", jsonKindOf(raw))}
 	}
-	var ps []problem
-	for _, key := range slices.Sorted(maps.Keys(m)) {
-		if !slices.Contains(dagTurnKeys, key) {
-			ps = append(ps, problemf(f, "unknown key %q: a turn has messages, model, max_tokens, tools, extra, forks, "+
-				"spawns and delay; put other request fields in \"extra\"", key))
-		}
-	}
+	ps := dagUnknownKeys(f, m, dagTurnKeys, "a turn has messages, model, max_tokens, tools, extra, forks, spawns and "+
+		"delay; put other request fields in \"extra\"")
 	t := Turn{MaxTokens: outputTokens(o, nil, row)}
 	var p []problem
 	t.Messages, p = c.messages(f, k, m["messages"])
@@ -409,6 +399,18 @@ func dagDelay(t *Turn, f string, raw json.RawMessage, o Options) []problem {
 	}
 	timing(o, t, nil, &delay)
 	return nil
+}
+
+// dagUnknownKeys reports each key of object m (at field f) that is not
+// one of allowed, in order, saying what the object has.
+func dagUnknownKeys(f string, m map[string]json.RawMessage, allowed []string, has string) []problem {
+	var ps []problem
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(allowed, key) {
+			ps = append(ps, problemf(f, "unknown key %q: %s", key, has))
+		}
+	}
+	return ps
 }
 
 // dagList decodes a list field (nil when absent or null).

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -56,11 +54,7 @@ func dagForkEntry(f string, raw json.RawMessage) (child string, background bool,
 	if jsonKindOf(raw) != "an object" || json.Unmarshal(raw, &m) != nil {
 		return "", false, []problem{problemf(f, `expected a session id or a {"child": …, "background": …} object, got %s`, jsonKindOf(raw))}
 	}
-	for _, key := range slices.Sorted(maps.Keys(m)) {
-		if key != "child" && key != "background" {
-			ps = append(ps, problemf(f, `unknown key %q: a fork is a session id or {"child": …, "background": …}`, key))
-		}
-	}
+	ps = dagUnknownKeys(f, m, []string{"child", "background"}, `a fork is a session id or {"child": …, "background": …}`)
 	child, p := dagID(f+".child", m["child"])
 	ps = append(ps, p...)
 	if raw := m["background"]; isSet(raw) && json.Unmarshal(raw, &background) != nil {
@@ -121,11 +115,7 @@ func dagSpawnGroup(f string, raw json.RawMessage, k, n int) (children []string, 
 	if jsonKindOf(raw) != "an object" || json.Unmarshal(raw, &m) != nil {
 		return nil, -1, []problem{problemf(f, `expected a session id or a {"children": […], "join_at": …} object, got %s`, jsonKindOf(raw))}
 	}
-	for _, key := range slices.Sorted(maps.Keys(m)) {
-		if key != "children" && key != "join_at" {
-			ps = append(ps, problemf(f, `unknown key %q: a spawn is a session id or {"children": […], "join_at": …}`, key))
-		}
-	}
+	ps = dagUnknownKeys(f, m, []string{"children", "join_at"}, `a spawn is a session id or {"children": […], "join_at": …}`)
 	list, p := dagList(f+".children", m["children"], "session ids")
 	if ps = append(ps, p...); p == nil && len(list) == 0 {
 		ps = append(ps, problemf(f+".children", "expected a non-empty list of session ids"))

@@ -120,12 +120,7 @@ func dagRoundObject(f string, raw json.RawMessage, think float64) (dagRound, []p
 		return dagRound{}, []problem{problemf(f, `expected a round object {"spawns": […], "think_time_ms": …}, got %s`,
 			jsonKindOf(raw))}
 	}
-	var ps []problem
-	for _, key := range slices.Sorted(maps.Keys(m)) {
-		if key != "spawns" && key != "think_time_ms" {
-			ps = append(ps, problemf(f, `unknown key %q: a round has spawns and think_time_ms`, key))
-		}
-	}
+	ps := dagUnknownKeys(f, m, []string{"spawns", "think_time_ms"}, "a round has spawns and think_time_ms")
 	spawns, p := dagList(f+".spawns", m["spawns"], "session ids")
 	if ps = append(ps, p...); p == nil && len(spawns) == 0 {
 		ps = append(ps, problemf(f+".spawns", "expected a non-empty list of session ids"))
@@ -150,11 +145,15 @@ func dagThink(top map[string]json.RawMessage) (float64, *ThinkTime, []problem) {
 	vals := map[string]float64{}
 	for _, k := range []string{"think_time_ms", "think_time_sigma", "think_time_min_ms", "think_time_max_ms"} {
 		if raw := top[k]; isSet(raw) {
-			v, p := dagMs(k, raw)
+			read := dagMs
+			if k == "think_time_sigma" { // not milliseconds: bounded below
+				read = dagNumber
+			}
+			v, p := read(k, raw)
 			vals[k], ps = v, append(ps, p...)
 		}
 	}
-	if sigma, ok := vals["think_time_sigma"]; ok && sigma < 0 { // not milliseconds: its own words
+	if sigma, ok := vals["think_time_sigma"]; ok && sigma < 0 {
 		ps = append(ps, problemf("think_time_sigma", "expected a number from 0 to %d, got %g", dagMaxSigma, sigma))
 	}
 	_, ms := vals["think_time_ms"]
@@ -184,15 +183,20 @@ func dagThink(top map[string]json.RawMessage) (float64, *ThinkTime, []problem) {
 	return vals["think_time_ms"], &ThinkTime{Sigma: sigma, MinMs: lo, MaxMs: hi}, nil
 }
 
-// dagMs decodes a think time: a number of milliseconds from 0 to a day.
-// A sigma is read as one too, and a negative one reported by dagThink.
-func dagMs(f string, raw json.RawMessage) (float64, []problem) {
+// dagNumber decodes a JSON number.
+func dagNumber(f string, raw json.RawMessage) (float64, []problem) {
 	var v float64
 	if jsonKindOf(raw) != "a number" || json.Unmarshal(raw, &v) != nil {
 		return 0, []problem{problemf(f, "expected a number ≥ 0, got %s", dagGot(raw))}
 	}
-	if f == "think_time_sigma" && v < 0 {
-		return v, nil
+	return v, nil
+}
+
+// dagMs decodes a think time: a number of milliseconds from 0 to a day.
+func dagMs(f string, raw json.RawMessage) (float64, []problem) {
+	v, ps := dagNumber(f, raw)
+	if ps != nil {
+		return 0, ps
 	}
 	return v, checkDelay(f, &v)
 }

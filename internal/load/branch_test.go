@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,14 +40,13 @@ type fakeTree struct {
 	root  string
 	work  time.Duration
 
-	mu      sync.Mutex
-	started []string // branches in the order they were started
-
 	// hold, when set, is a node whose turns wait until the second root's
 	// turn 0 was sent (second closes then; roots counts them).
 	hold   string
 	roots  atomic.Int32
 	second chan struct{}
+	// slowSent, when set, is called as a slow node's request goes out.
+	slowSent func()
 }
 
 type fakeTreeSession struct {
@@ -85,6 +83,9 @@ func (s *fakeTreeSession) Send(ctx context.Context, i int, c Credit) metrics.Rec
 	work := s.t.work
 	if s.t.nodes[s.name].slow {
 		work = time.Hour
+		if s.t.slowSent != nil {
+			s.t.slowSent()
+		}
 	}
 	select {
 	case <-time.After(work):
@@ -106,11 +107,6 @@ func (s *fakeTreeSession) Branches(i int, _ metrics.Record) []Branch {
 	for _, b := range n.branches[i] {
 		out = append(out, Branch{Session: &fakeTreeSession{s.t, b.node}, JoinAt: b.joinAt})
 	}
-	s.t.mu.Lock()
-	for _, b := range out {
-		s.t.started = append(s.t.started, b.Session.(*fakeTreeSession).name)
-	}
-	s.t.mu.Unlock()
 	return out
 }
 
@@ -305,10 +301,15 @@ func TestCutTurnsStartNothing(t *testing.T) {
 	assert.True(t, recs[0].Cancelled)
 	assert.Nil(t, reports[0].Branches, "the cut root started no branch")
 
-	f = &fakeTree{clock: NewClock(), root: "root", nodes: map[string]fakeNode{
+	// The branch is cut by an interrupt once it is in flight (not by a
+	// duration the root's request would have to beat).
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	f = &fakeTree{clock: NewClock(), root: "root", slowSent: interrupt, nodes: map[string]fakeNode{
 		"root": {turns: 1, branches: map[int][]fakeBranch{0: {{"a", 0}}}}, "a": {turns: 1, slow: true}}}
-	cut.Sessions = 1
-	reports, _ = runTreePhase(t, f, cut)
+	e := &Engine{Clock: f.clock, Source: f}
+	reports, err := e.Run(ctx, []plan.Phase{{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Sessions: 1}})
+	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, reports[0].Branches)
 	assert.Equal(t, 1, reports[0].Branches.ChildrenSpawned)
 	assert.Equal(t, 1, reports[0].Branches.ChildrenTruncated, "cut in flight")
