@@ -352,7 +352,7 @@ func (c *Client) send(ctx, rctx context.Context, hr *http.Request, hc *http.Clie
 }
 
 // readReply reads resp's body in, by its status and Content-Type: an HTTP
-// error, a stream, or a whole reply.
+// error, a stream (asked for, or text/event-stream), or a whole reply.
 func (c *Client) readReply(ctx, rctx context.Context, req *Request, resp *http.Response, in io.Reader, f format, strict bool, res *Response) {
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
@@ -367,6 +367,11 @@ func (c *Client) readReply(ctx, rctx context.Context, req *Request, resp *http.R
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
 			res.textHint = min(req.MaxTokens*textPerToken, maxChunkHint*textPerToken)
 		}
+		c.readStream(ctx, rctx, in, resp.Header, f, res, req.FirstToken)
+	case isSSE(resp.Header):
+		// A stream nobody asked for with --streaming: the body's extras
+		// said "stream": true. Read as AIPerf does, by its Content-Type;
+		// the run's streaming-only metrics stay off.
 		c.readStream(ctx, rctx, in, resp.Header, f, res, req.FirstToken)
 	default:
 		c.readWhole(ctx, rctx, in, resp.Header, f, res)

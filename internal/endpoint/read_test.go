@@ -73,6 +73,23 @@ func TestWholeOutput(t *testing.T) {
 	assert.Equal(t, "hmm", reasoning)
 }
 
+// A request not asked to stream whose body's extras said "stream": true is
+// answered with a stream: it is read as one (as AIPerf reads by the
+// Content-Type), its text and usage whole, not failed as a broken JSON reply.
+func TestUnaskedStreamIsRead(t *testing.T) {
+	wire, texts, _ := longStream(3)
+	srv := newRawServer(t, sseClose(wire...))
+	c := newTestClient(t, Options{})
+	req := chatReq(srv.url("/v1/chat/completions"), false)
+	req.Extra = map[string]any{"stream": true}
+	res := c.Do(context.Background(), req)
+	require.Nil(t, res.Err)
+	text, _ := res.Output()
+	assert.Equal(t, strings.Join(texts, ""), text)
+	require.NotNil(t, res.Usage)
+	assert.Equal(t, 2, res.Usage.CompletionTokens)
+}
+
 // readAllocs is the allocations of reading one stream of n chunks, its
 // response sized as Do sizes it for max_tokens n; traced, its body is read
 // as a traced request's is (Options.Trace: each read stamped).
