@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -137,4 +139,47 @@ func TestReadStreamAllocatesNothingPerChunk(t *testing.T) {
 	short, long := readAllocs(t, 64, false, true), readAllocs(t, 4096, false, true)
 	assert.Less(t, short, 64.0, "allocations of a 64-chunk strict stream")
 	assert.Less(t, (long-short)/(4096-64), 0.01, "allocations per chunk of a strict stream (%v for 64 chunks, %v for 4,096)", short, long)
+}
+
+// endless streams piece until the client goes away (at most a million
+// times, so that a client that never does fails the test instead of
+// hanging it).
+func endless(piece string) rawHandler {
+	return func(_ *rawServer, conn net.Conn, _ int, _ *http.Request, _ []byte) bool {
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+		for range 1_000_000 {
+			if _, err := io.WriteString(conn, piece); err != nil {
+				break
+			}
+		}
+		return false
+	}
+}
+
+// A stream that never ends keeps at most 16 MiB (its text and chunks, or
+// its raw events when they are kept), or --max-event-bytes, and then
+// fails as too large, instead of growing the client's memory until the
+// request timeout.
+func TestEndlessStreamIsBounded(t *testing.T) {
+	cases := []struct {
+		name, piece string
+		raw         bool
+	}{
+		{"text", `data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("x", 8000) + `"}}]}` + "\n\n", false},
+		{"raw events without text", `data: {"choices":[{"index":0,"delta":{}}],"pad":"` + strings.Repeat("x", 8000) + `"}` + "\n\n", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRawServer(t, endless(tc.piece))
+			c := newTestClient(t, Options{})
+			req := chatReq(srv.url("/v1/chat/completions"), true)
+			if tc.raw {
+				req.Raw = &metrics.Raw{}
+			}
+			res := c.Do(context.Background(), req)
+			require.NotNil(t, res.Err)
+			assert.Equal(t, ErrTypeTooLarge, res.Err.Type, res.Err.Message)
+			assert.LessOrEqual(t, res.kept, replyFloor+len(tc.piece))
+		})
+	}
 }

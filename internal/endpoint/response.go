@@ -97,7 +97,13 @@ type Response struct {
 	// bytes they alias. textHint is the capacity text starts with.
 	text, reasoning []byte
 	textHint        int
+	// kept is the bytes a stream has kept so far: its chunks (their text,
+	// reasoning and record) and its raw events; readStream bounds it.
+	kept int
 }
+
+// chunkBytes is what keeping one chunk costs besides its text: its record.
+const chunkBytes = int(unsafe.Sizeof(Chunk{}))
 
 // appendChunk keeps a chunk read at at, copying its text and reasoning (the
 // decoder's, valid only until its next event) into the response's own
@@ -107,6 +113,7 @@ func (r *Response) appendChunk(at int64, text, reasoning string) {
 		r.text = make([]byte, 0, max(r.textHint, len(text)))
 	}
 	r.Chunks = append(r.Chunks, Chunk{At: at, Text: own(&r.text, text), Reasoning: own(&r.reasoning, reasoning)})
+	r.kept += chunkBytes + len(text) + len(reasoning)
 }
 
 // own appends s to *buf and returns the appended bytes as a string.
@@ -129,6 +136,7 @@ func (r *Response) Output() (text, reasoning string) {
 func (r *Response) keep(at int64, event string, data []byte, whole bool) {
 	if r.raw != nil {
 		r.raw.Responses = append(r.raw.Responses, metrics.RawResponse{At: at, Event: event, Data: bytes.Clone(data), Whole: whole})
+		r.kept += len(event) + len(data)
 	}
 }
 
