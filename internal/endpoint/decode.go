@@ -131,13 +131,17 @@ func (s *scanner) choice(c *wireChoice) error {
 			c.has |= hasMessage
 			return s.message(&c.Message)
 		case keyIs(key, "finish_reason"):
-			// Only whether it is a non-empty string matters (null: not
-			// finished); a value of another type is skipped, not refused.
+			// Whether it is a non-empty string matters (null: not
+			// finished), and whether it says the server gave up: "abort"
+			// or "error" (vLLM), or an object of that type (SGLang); a
+			// value of another type is skipped, not refused.
 			raw, err := s.skip()
+			c.has &^= finished | aborted
 			if err == nil && len(raw) > 2 && raw[0] == '"' {
 				c.has |= finished
-			} else {
-				c.has &^= finished
+			}
+			if err == nil && abortReason(raw) {
+				c.has |= finished | aborted
 			}
 			return err
 		}
@@ -242,4 +246,22 @@ func (s *scanner) metrics(w *wireChunk) error {
 		w.Metrics = nil // not an object: no acceptance (json.Unmarshal would refuse the chunk)
 	}
 	return nil
+}
+
+// abortReason reports a finish_reason that says the server gave the
+// generation up rather than finished it: "abort" or "error" (vLLM's
+// FinishReason), or an object whose "type" is one of them (SGLang's
+// {"type": "abort", "message": …}).
+func abortReason(raw []byte) bool {
+	switch string(raw) {
+	case `"abort"`, `"error"`:
+		return true
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	var o struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(raw, &o) == nil && (o.Type == "abort" || o.Type == "error")
 }

@@ -184,6 +184,9 @@ const (
 	// finished is a choice whose finish_reason is a non-empty string: the
 	// server says its generation ended.
 	finished
+	// aborted is a choice whose finish_reason says the server gave it up
+	// (abortReason): the request failed.
+	aborted
 )
 
 // choiceIndex is a choice's "index": absent means 0. Anything but a
@@ -349,10 +352,15 @@ func (c *wireChoice) carries() bool {
 	return text != "" || reasoning != ""
 }
 
-// failure returns the error carried by the chunk, nil if it carries none.
+// failure returns the error carried by the chunk, nil if it carries none:
+// its error member, or choice 0 given up (aborted).
 // status is the HTTP status, used when the error has no numeric code.
 func (w *wireChunk) failure(status int) *metrics.Error {
 	if len(w.Error) == 0 || isNull(w.Error) {
+		if c := w.first(); c != nil && c.has&aborted != 0 {
+			return &metrics.Error{Code: status, Type: ErrTypeStream,
+				Message: "the server gave the generation up: its finish_reason says abort or error"}
+		}
 		return nil
 	}
 	return &metrics.Error{Code: errorCode(w.Error, status), Type: ErrTypeStream, Message: errorText(w.Error)}

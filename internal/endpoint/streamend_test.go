@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
+	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -188,6 +189,91 @@ func TestUnwrappedErrorFrameFailsTheRequest(t *testing.T) {
 			require.Nil(t, res.Err)
 			assert.Equal(t, 1, res.MalformedChunks)
 		})
+	}
+}
+
+// TestUnknownAPIErrorFramesFailTheRequest: a template or raw endpoint's
+// reply, whose API aiperf does not know, fails on vLLM's unwrapped error
+// object and on an "event: error" frame as a chat reply does, instead of
+// counting as a success with the text before it.
+func TestUnknownAPIErrorFramesFailTheRequest(t *testing.T) {
+	oom := `{"object":"error","message":"CUDA out of memory","type":"InternalServerError","param":null,"code":500}`
+	tmpl, err := payload.Load(`{"model": {{ model|tojson }}, "prompt": {{ text|tojson }}, "stream": {{ stream|lower }}}`)
+	require.NoError(t, err)
+	tests := []struct {
+		name      string
+		streaming bool
+		body      string
+		message   string
+	}{
+		{"stream, after content", true, tokA + tokB + "data: " + oom + "\n\n" + done, "CUDA out of memory"},
+		{"stream, event: error", true, tokA + "event: error\ndata: {\"message\": \"evicted\"}\n\n" + done, "evicted"},
+		{"whole body", false, oom, "CUDA out of memory"},
+	}
+	for _, typ := range []string{plan.EndpointTemplate, plan.EndpointRaw} {
+		for _, tc := range tests {
+			t.Run(typ+", "+tc.name, func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body)
+					w.Header().Set("Content-Type", map[bool]string{true: "text/event-stream", false: "application/json"}[tc.streaming])
+					io.WriteString(w, tc.body)
+				}))
+				t.Cleanup(srv.Close)
+				req := apiReq(srv.URL+"/v1/chat/completions", typ, tc.streaming)
+				req.Template, req.Payload = tmpl, nil
+				if typ == plan.EndpointRaw {
+					req.Payload = []byte(`{"model":"m","prompt":"hi","stream":true}`)
+				}
+				res := newTestClient(t, Options{}).Do(context.Background(), req)
+				require.NotNil(t, res.Err)
+				assert.Equal(t, ErrTypeStream, res.Err.Type)
+				assert.Contains(t, res.Err.Message, tc.message)
+			})
+		}
+	}
+}
+
+// TestAbortedGenerationFailsTheRequest: a reply whose choice 0 ends with
+// a finish_reason that says the server gave it up (vLLM's "abort" and
+// "error", SGLang's {"type": "abort"}) is a failed request, streamed or
+// whole, not a success with a short output; other reasons still succeed.
+func TestAbortedGenerationFailsTheRequest(t *testing.T) {
+	chunk := func(reason string) string {
+		return `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":` + reason + `}]}` + "\n\n"
+	}
+	body := func(reason string) string {
+		return `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"content":"A"},"finish_reason":` + reason + `}]}`
+	}
+	for _, tc := range []struct {
+		reason string
+		failed bool
+	}{
+		{`"abort"`, true}, {`"error"`, true}, {`{"type":"abort","message":"out of memory"}`, true},
+		{`{"type":"error"}`, true}, {`"stop"`, false}, {`"length"`, false}, {`{"type":"stop"}`, false},
+	} {
+		for _, streaming := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, streaming %v", tc.reason, streaming), func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body)
+					if !streaming {
+						w.Header().Set("Content-Type", "application/json")
+						io.WriteString(w, body(tc.reason))
+						return
+					}
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, tokA+chunk(tc.reason)+done)
+				}))
+				t.Cleanup(srv.Close)
+				res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.URL+"/v1/chat/completions", streaming))
+				if !tc.failed {
+					require.Nil(t, res.Err)
+					return
+				}
+				require.NotNil(t, res.Err)
+				assert.Equal(t, ErrTypeStream, res.Err.Type)
+				assert.Contains(t, res.Err.Message, "gave the generation up")
+			})
+		}
 	}
 }
 

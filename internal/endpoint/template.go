@@ -39,7 +39,9 @@ func templateBody(req *Request) ([]byte, error) {
 // aiperf does not know: the text at response_field when it is set, else
 // the first of the usual places (an embeddings or rankings list; text,
 // content, response, output, result, generated_text; an OpenAI choice).
-// A stream's events are read the same way and may end without a marker.
+// A stream's events are read the same way and may end without a marker;
+// an error object (wrapped in "error", or vLLM's with "object": "error")
+// and an "event: error" frame fail the request.
 // Embeddings found in a whole reply must be valid (detectvec.go).
 type detectFormat struct{ field *payload.Field }
 
@@ -78,6 +80,10 @@ func (f detectFormat) detect(v any, status int) (piece, bool) {
 		if e, ok := obj["error"]; ok && e != nil {
 			raw, _ := json.Marshal(e)
 			return piece{err: errorField(raw, status)}, true
+		}
+		if obj["object"] == "error" { // vLLM's ErrorResponse, unwrapped
+			raw, _ := json.Marshal(obj)
+			return piece{err: flatError(&wireChunk{errorObject: true}, raw, status)}, true
 		}
 		if u, ok := obj["usage"].(map[string]any); ok {
 			raw, _ := json.Marshal(u)
@@ -127,7 +133,10 @@ type detectStream struct{ f detectFormat }
 
 func (detectStream) eofEnds() bool { return true }
 
-func (s detectStream) event(_ string, data []byte, status int) (piece, eventKind) {
+func (s detectStream) event(name string, data []byte, status int) (piece, eventKind) {
+	if name == "error" {
+		return piece{err: eventError(data, status)}, kindChunk
+	}
 	if isDone(data) {
 		return piece{end: true}, kindEnd
 	}
