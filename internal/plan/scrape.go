@@ -66,8 +66,10 @@ func (v *validator) scrape(p *Profile) {
 			}
 			u, err := url.Parse(NormalizeURL(raw))
 			switch {
-			case err != nil || u.Host == "":
+			case err != nil || u.Hostname() == "":
 				v.add(f.name, fmt.Sprintf("is not a URL: %q", RedactURL(raw)))
+			case badPort(u) != "":
+				v.add(f.name, fmt.Sprintf("%s: %q", badPort(u), RedactURL(raw)))
 			case u.Scheme != "http" && u.Scheme != "https":
 				v.add(f.name, fmt.Sprintf("must use http or https, got %q", u.Scheme))
 			}

@@ -389,10 +389,14 @@ func (v *validator) hookPath(field, path string) {
 func (v *validator) url(raw string) {
 	u, err := url.Parse(NormalizeURL(raw))
 	switch {
+	case err != nil && strings.Count(raw, "://") > 1:
+		v.add("url", fmt.Sprintf("is not a URL: %q: give each server its own --url (-u A -u B)", RedactURL(raw)))
 	case err != nil:
 		v.add("url", fmt.Sprintf("is not a URL: %q", RedactURL(raw)))
-	case u.Host == "":
+	case u.Hostname() == "":
 		v.add("url", fmt.Sprintf("has no host: %q", RedactURL(raw)))
+	case badPort(u) != "":
+		v.add("url", fmt.Sprintf("%s: %q", badPort(u), RedactURL(raw)))
 	case u.Scheme != "http" && u.Scheme != "https":
 		v.add("url", fmt.Sprintf("must use http or https, got %q", u.Scheme))
 	default:
@@ -400,6 +404,19 @@ func (v *validator) url(raw string) {
 			v.add("url", fmt.Sprintf("%v, got %q", err, RedactURL(raw)))
 		}
 	}
+}
+
+// badPort says what is wrong with u's port, "" when it has none or one
+// from 1 to 65535 (Go's parser accepts any digits).
+func badPort(u *url.URL) string {
+	p := u.Port()
+	if p == "" {
+		return ""
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("has port %s, not one from 1 to 65535", p)
+	}
+	return ""
 }
 
 // isHeaderName reports whether s is an HTTP header name (an RFC 9110 token).
