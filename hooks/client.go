@@ -111,8 +111,12 @@ func (c *Client) Reset(ctx context.Context, origins []string, h plan.ResetHook) 
 			call, err := c.post(ctx, target{hook: HookReset, origin: origin, path: path,
 				timeout: h.Timeout, retryBudget: h.MaxRetry, retry: true})
 			calls = append(calls, call)
-			if err != nil && h.Guessed && call.Status == http.StatusNotFound {
-				if hint := c.presetHint(ctx, origin, h.Timeout); hint != "" {
+			if err != nil && call.Status == http.StatusNotFound {
+				hint := h.Missing
+				if h.Guessed {
+					hint = c.presetHint(ctx, origin, h.Timeout)
+				}
+				if hint != "" {
 					err = fmt.Errorf("%w; %s", err, hint)
 				}
 			}

@@ -13,19 +13,23 @@ import (
 
 // A 404 on the default reset route names the --server preset whose routes
 // the server answers (read-only GETs, never a flush); an explicit path
-// that 404s is the user's choice and is not second-guessed.
+// that 404s is the user's choice and is not second-guessed; a preset's
+// route that 404s says what that server needs to serve it.
 func TestResetNotFoundSuggestsPreset(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct {
 		answers string // the one GET route the fake answers
 		guessed bool
+		missing string // the --server preset's advice (plan.ResetHook.Missing)
 		want    string
 	}{
-		"llama-server":     {"/slots", true, "pass --server llamacpp"},
-		"sglang":           {"/server_info", true, "pass --server sglang"},
-		"vllm without dev": {"/version", true, "VLLM_SERVER_DEV_MODE=1"},
-		"nothing known":    {"/other", true, ""},
-		"explicit path":    {"/slots", false, ""},
+		"llama-server":     {"/slots", true, "", "pass --server llamacpp"},
+		"sglang":           {"/server_info", true, "", "pass --server sglang"},
+		"vllm without dev": {"/version", true, "", "VLLM_SERVER_DEV_MODE=1"},
+		"nothing known":    {"/other", true, "", ""},
+		"explicit path":    {"/slots", false, "", ""},
+		"--server vllm": {"/version", false, "vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1",
+			"VLLM_SERVER_DEV_MODE=1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var gets atomic.Int32
@@ -42,7 +46,7 @@ func TestResetNotFoundSuggestsPreset(t *testing.T) {
 			}))
 			defer srv.Close()
 			h := resetHook("/reset_prefix_cache", 0)
-			h.Guessed = c.guessed
+			h.Guessed, h.Missing = c.guessed, c.missing
 			_, err := New(authHeaders()).Reset(context.Background(), []string{srv.URL}, h)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "404")

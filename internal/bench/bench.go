@@ -454,7 +454,7 @@ func (c *cell) reset(ctx context.Context) error {
 		return fmt.Errorf("interrupted during the KV-cache reset call (no load was sent): %w", err)
 	}
 	if err != nil {
-		return fmt.Errorf("reset kv cache (no load was sent): %w", err)
+		return fmt.Errorf("%w (no load was sent)", err) // err says "reset kv cache: …"
 	}
 	return nil
 }

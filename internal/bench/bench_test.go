@@ -86,7 +86,7 @@ func TestRunResetFailureSendsNothing(t *testing.T) {
 	p.ResetKVCache = true
 	run, err := Run(context.Background(), Options{Profile: p})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "reset kv cache (no load was sent)")
+	assert.Contains(t, err.Error(), "(no load was sent)")
 	assert.Equal(t, result.StatusFailed, run.Status)
 	assert.Empty(t, run.Records)
 	require.Len(t, run.ControlHooks, 1)

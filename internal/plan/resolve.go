@@ -26,6 +26,9 @@ type ResetHook struct {
 	// Guessed: Paths is DefaultResetPath, chosen by neither
 	// --reset-kv-cache-path nor --server; a 404 there is worth a hint.
 	Guessed bool
+	// Missing says why the --server preset's route may answer 404 (vLLM's
+	// needs VLLM_SERVER_DEV_MODE=1); "" for none or an explicit path.
+	Missing string
 }
 
 // Describe says what the reset will call on each origin, as `aiperf plan`
@@ -56,12 +59,15 @@ type serverRoutes struct {
 	// ResetHint says what commonly keeps this server's cache warm through a
 	// reset, for the warning of a reset the run shows did not clear it.
 	ResetHint string
+	// ResetMissing says why the preset's reset route may answer 404.
+	ResetMissing string
 }
 
 // servers maps --server values to their routes.
 var servers = map[string]serverRoutes{
 	"vllm": {ResetPath: "/reset_prefix_cache", StartPath: "/start_profile", StopPath: "/stop_profile",
-		ResetHint: "vLLM: requests still running, or an offload tier (LMCache, CPU offload) that the reset does not empty"},
+		ResetHint:    "vLLM: requests still running, or an offload tier (LMCache, CPU offload) that the reset does not empty",
+		ResetMissing: "vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1 in its environment"},
 	"sglang": {ResetPath: "/flush_cache", StartPath: "/start_profile", StopPath: "/stop_profile",
 		ResetHint: "SGLang: the server was not idle; try --reset-kv-cache-path '/flush_cache?timeout=30'"},
 	"trtllm": {ResetRefusal: trtllmRefusal, ProfilerRefusal: trtllmRefusal},
@@ -107,6 +113,7 @@ func (p *Profile) ResetHook() ResetHook {
 	if len(h.Paths) == 0 {
 		h.Paths = []string{firstNonEmpty(servers[p.Server].ResetPath, DefaultResetPath)}
 		h.Guessed = p.Server == ""
+		h.Missing = servers[p.Server].ResetMissing
 	}
 	return h
 }
