@@ -19,8 +19,9 @@ import (
 // TestReaderGoneDoesNotLoseTheRun: a run whose stdout's reader went away
 // (`aiperf profile … | head -1`) used to die of SIGPIPE (exit 141) when it
 // printed its table, before storing it; now the write fails, the run is
-// stored complete and exits 0, and so does a listing cut short (`aiperf
-// runs show 1 | head -1`), quietly.
+// stored complete and exits 0, and so do a listing and the help cut short
+// (`aiperf runs show 1 | head -1`, `aiperf profile --help | head -1`),
+// quietly.
 func TestReaderGoneDoesNotLoseTheRun(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
@@ -47,4 +48,5 @@ func TestReaderGoneDoesNotLoseTheRun(t *testing.T) {
 	assert.Equal(t, result.StatusComplete, runs[0].Status)
 	assert.FileExists(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
 	assert.Equal(t, ExitOK, headOne("runs", "show", "1"))
+	assert.Equal(t, ExitOK, headOne("profile", "--help"), "the help, cut short (aiperf profile --help | head -1)")
 }

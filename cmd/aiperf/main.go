@@ -207,6 +207,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if exited >= 0 { // --help, --version
 		return exited
 	}
+	if errors.Is(err, syscall.EPIPE) { // the help's reader went away (aiperf profile --help | head)
+		return ExitOK
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage
