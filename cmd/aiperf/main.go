@@ -211,7 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
+		fmt.Fprintf(stderr, "aiperf: error: %s\n", parseMessage(err))
 		return ExitUsage
 	}
 	if cli.Globals.Wide { // marked under the escaping, which termsafe.Raw peels off
