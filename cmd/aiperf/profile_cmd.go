@@ -61,6 +61,7 @@ type ProfileCmd struct {
 	SearchArgs                `embed:""`
 	CoordinatorAddress        string `name:"coordinator-address" group:"Executor" placeholder:"HOST:PORT" help:"Where worker pods dial this process (--workers N --executor kubernetes): a host they reach, port 0 for any (default: $POD_IP:0 in a pod)."`
 	WorkerDeadlines           `embed:""`
+	AIPerfIgnored             `embed:""`
 
 	workers   bench.Workers // --executor kubernetes's, made by checkWorkers
 	varySeed  bool          // every trial its own seed: VarySeedPerTrial, or no consistent seed
@@ -96,6 +97,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	for _, n := range c.yamlNotes {
 		fmt.Fprintln(g.Stderr, "note: "+n)
 	}
+	c.AIPerfIgnored.note(g.Stderr)
 	c.trialPolicy(&spec.Profile, explicitFlags(kctx), g.Stderr)
 	spec.Profile.WaitForAll()
 	c.sageMakerDefaults(kctx, &spec.Profile)
