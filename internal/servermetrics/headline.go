@@ -2,6 +2,8 @@ package servermetrics
 
 import (
 	"cmp"
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,7 +113,8 @@ func (h *headline) server() []Row {
 			stat string
 		}{{0.5, "p50 est."}, {0.99, "p99 est."}} { // interpolated inside a bucket: its width is the resolution
 			if v, ok := bucketQuantile(p.q, bounds, counts); ok {
-				h.add(Row{Name: knownByName[name].friendly, Stat: p.stat, Value: v * 1000, Unit: "ms", Metric: name})
+				h.add(Row{Name: knownByName[name].friendly, Stat: p.stat, Value: v * 1000, Unit: "ms" + bucketNote(p.q, bounds, counts),
+					Metric: name})
 			}
 		}
 	}
@@ -266,4 +269,19 @@ func cmpGPU(a, b string) int {
 		return cmp.Compare(x, y)
 	}
 	return cmp.Compare(a, b)
+}
+
+// bucketNote names the bucket a quantile estimate was interpolated in, in
+// milliseconds (", in 0–300"): its width is the estimate's resolution, and
+// a wide one (the buckets a server declares) can put the estimate far from
+// every value the client measured.
+func bucketNote(q float64, bounds, counts []float64) string {
+	lo, hi, _, ok := quantileBucket(q, bounds, counts)
+	switch {
+	case !ok:
+		return ""
+	case math.IsInf(hi, 1):
+		return fmt.Sprintf(", above %s", strconv.FormatFloat(lo*1000, 'g', 4, 64))
+	}
+	return fmt.Sprintf(", in %s–%s", strconv.FormatFloat(lo*1000, 'g', 4, 64), strconv.FormatFloat(hi*1000, 'g', 4, 64))
 }

@@ -50,8 +50,9 @@ func TestHeadline(t *testing.T) {
 	}
 	assert.Equal(t, []string{"Running requests avg requests", "Running requests max requests", "Waiting requests avg requests",
 		"Waiting requests max requests", "KV-cache usage max %", "Prefix-cache hit rate ratio %", "Preemptions total preemptions",
-		"Server TTFT p50 est. ms", "Server TTFT p99 est. ms", "Server ITL p50 est. ms", "Server ITL p99 est. ms", "Server e2e latency p50 est. ms",
-		"Server e2e latency p99 est. ms", "Generation throughput rate tokens/s"}, server)
+		"Server TTFT p50 est. ms, in 20–40", "Server TTFT p99 est. ms, in 20–40", "Server ITL p50 est. ms, in 0–10",
+		"Server ITL p99 est. ms, in 0–10", "Server e2e latency p50 est. ms, in 0–300", "Server e2e latency p99 est. ms, in 0–300",
+		"Generation throughput rate tokens/s"}, server)
 	var want []string
 	for _, g := range []string{"0", "1"} {
 		for _, n := range []string{"GPU utilization avg %", "GPU utilization max %", "GPU memory used avg MiB", "GPU memory used max MiB",
