@@ -147,6 +147,11 @@ func TestRunsCommands(t *testing.T) {
 		assert.Equal(t, ExitUsage, code)
 		assert.Contains(t, errOut, "no run store at "+missing)
 		assert.NoFileExists(t, missing, "reading never creates a store")
+		code, _, errOut = aiperf(t, "--store", "none.db", "runs", "list")
+		assert.Equal(t, ExitUsage, code)
+		wd, err := os.Getwd()
+		require.NoError(t, err)
+		assert.Contains(t, errOut, "no run store at none.db (relative to this directory, "+wd+")", "a relative path says where it was looked for")
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -103,8 +104,12 @@ func openStoreToRead(ctx context.Context, path string) (*store.DB, error) {
 
 func storeExists(path string) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return usageErr(fmt.Errorf("no run store at %s: runs are recorded by aiperf profile and aiperf sweep "+
-			"(--store or AIPERF_STORE picks another file)", path))
+		where := ""
+		if wd, err := os.Getwd(); err == nil && !filepath.IsAbs(path) {
+			where = " (relative to this directory, " + wd + ")"
+		}
+		return usageErr(fmt.Errorf("no run store at %s%s: runs are recorded by aiperf profile and aiperf sweep "+
+			"(--store or AIPERF_STORE picks another file)", path, where))
 	}
 	return nil
 }
