@@ -111,7 +111,8 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 }
 
 // ReasonUndriven is the convergence reason of a search stopped before a
-// probe it could not drive (its concurrency above the requests it sends).
+// probe it could not drive (its concurrency above the requests it sends);
+// before its first one, Search fails with ErrNothingDriven.
 const ReasonUndriven = "undriven_load"
 
 // searchRun is one Search: the history so far, as the store holds it.
@@ -124,7 +125,8 @@ type searchRun struct {
 }
 
 // loop runs steps until the planner stops (out.Reason), a trial is
-// interrupted, or the store or the planner fails.
+// interrupted, the store or the planner fails, or the first probe cannot be
+// driven (ErrNothingDriven).
 func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
 	cooldown := time.Duration(r.s.CooldownSeconds * float64(time.Second))
 	for first := true; ; first = false {
@@ -143,6 +145,11 @@ func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
 		}
 		if _, why := plan.Undriven(cell.Profile.PhaseList()); why != "" {
 			out.Reason = ReasonUndriven
+			if len(r.h.Probes) == 0 { // nothing measured: no answer, a failure whatever the UI shows
+				return fmt.Errorf("search %q: %w: it stopped (%s) before its first probe, %s, which cannot be driven: %s; "+
+					"give a --request-count of at least the loads searched, or a --benchmark-duration",
+					r.s.Name, ErrNothingDriven, out.Reason, r.point(step.Point), why)
+			}
 			r.progress("search %s: stopped (%s): the next probe, %s, cannot be driven: %s; the answer stops below it "+
 				"(give a --request-count of at least the load searched, or a --benchmark-duration)\n", r.s.Name, out.Reason, r.point(step.Point), why)
 			return nil

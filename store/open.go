@@ -80,6 +80,9 @@ func OpenContext(ctx context.Context, path string) (*DB, error) {
 		if err := checkFile(path, true); err != nil {
 			return nil, err
 		}
+		if err := refuseReadOnlyFile(path); err != nil {
+			return nil, err
+		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("open store %q: %w", path, err)
 		}
@@ -115,6 +118,19 @@ func OpenContext(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// refuseReadOnlyFile refuses an existing store file the process may not
+// write before SQLite opens it: opened read-write, SQLite falls back to
+// reading it and creates its -wal and -shm files, owned by this user, which
+// it cannot remove on close (a read-only connection never does); left
+// behind, they lock the store's owner out. The refusal is the one the
+// write probe would have made (unusable), with nothing created.
+func refuseReadOnlyFile(path string) error {
+	if _, err := os.Stat(path); err != nil || !accessKnown || writableFile(path) {
+		return nil
+	}
+	return (&DB{path: path}).unusable(sqlite3.Error{Code: sqlite3.ErrReadonly})
 }
 
 // fileURI is the SQLite URI of the file path with the query opts: the

@@ -11,6 +11,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/runner"
 )
 
 // fromConfig sets the --search-* values a config file's adaptive_search
@@ -72,7 +73,8 @@ func configSearch(file *config.File, name string) (plan.Search, bool, error) {
 // (TTFT, ITL, ...). A misspelt tag or a streaming-only one fails before any
 // probe instead of leaving every probe unmeasured. A script's search is
 // named by where it is declared and its arguments; the command line's by
-// its flags.
+// its flags. It also refuses a search that can drive none of its probes
+// (checkSearchDriven).
 func checkSearchMetrics(s plan.Search) error {
 	c := s.Config
 	script := s.Source != ""
@@ -117,7 +119,45 @@ func checkSearchMetrics(s plan.Search) error {
 		metric, _, _ := strings.Cut(k, ".")
 		errs = append(errs, check(label("statistic", "stats"), k, metric, k))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, checkSearchDriven(s))...)
+}
+
+// checkSearchDriven refuses a search none of whose probes can be driven
+// (runner.UndrivenSpace: every probe's concurrency above the requests it
+// sends), which would otherwise stop before its first probe having sent
+// nothing. Only a space every point of which is undriven is refused: one
+// that starts at a load it can drive runs, and stops below the first one it
+// cannot (runner.ReasonUndriven).
+func checkSearchDriven(s plan.Search) error {
+	u, ok, err := runner.UndrivenSpace(s)
+	if err != nil || !ok {
+		return nil // a probe's profile Check reports
+	}
+	var space []string
+	for _, p := range s.Config.Space {
+		space = append(space, fmt.Sprintf("%s:%g,%g:%s", p.Name, p.Lo, p.Hi, p.Kind))
+	}
+	var corner []string
+	for _, p := range u.Corner.Params {
+		corner = append(corner, fmt.Sprintf("%s %v", p.Name, p.Value))
+	}
+	drives := ""
+	if u.Highest > u.Concurrency {
+		drives = fmt.Sprintf(" (%d drives every probe)", u.Highest)
+	}
+	what := fmt.Sprintf("--search-space %s", strings.Join(space, " --search-space "))
+	fix := fmt.Sprintf("give a --request-count of at least %d%s, a space starting at a load of %d or below, or a --benchmark-duration",
+		u.Concurrency, drives, u.Requests)
+	if s.Config.Recipe != "" {
+		what = fmt.Sprintf("--search-recipe %s's space %s", s.Config.Recipe, strings.Join(space, " "))
+	}
+	if s.Source != "" {
+		what = "space " + strings.Join(space, " ")
+		fix = fmt.Sprintf("give the base profile a request_count of at least %d%s, start the space at a load of %d or below, "+
+			"or give the base profile a benchmark_duration", u.Concurrency, drives, u.Requests)
+	}
+	return searchErr(s, fmt.Errorf("%s: no probe of the space can be driven: at %s, %s; nothing was sent: %s",
+		what, strings.Join(corner, ", "), u.Why, fix))
 }
 
 // searchErr is err about search s: named by where a script declares it
