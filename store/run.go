@@ -201,18 +201,20 @@ func upsertRun(ctx context.Context, tx *sql.Tx, at int64, row runRow) (int64, er
 }
 
 // loadOf is a run's concurrency and request rate as its row shows them:
-// the flags', else those of the first profiling phase a config file
-// listed (nil: not set).
+// the flags', else those of the first profiling phase, as a config file
+// listed it or the flags' defaults make it (concurrency 1 when none is
+// given) (nil: not set).
 func loadOf(cfg plan.Profile) (*int, *float64) {
 	conc, rate := cfg.Concurrency, cfg.RequestRate
-	i := slices.IndexFunc(cfg.Phases, func(ph plan.Phase) bool { return ph.Kind == plan.KindProfiling })
+	phases := cfg.PhaseList()
+	i := slices.IndexFunc(phases, func(ph plan.Phase) bool { return ph.Kind == plan.KindProfiling })
 	if i < 0 {
 		return conc, rate
 	}
-	if ph := cfg.Phases[i]; conc == nil && ph.Concurrency > 0 {
+	if ph := phases[i]; conc == nil && ph.Concurrency > 0 {
 		conc = &ph.Concurrency
 	}
-	if ph := cfg.Phases[i]; rate == nil && ph.Rate > 0 {
+	if ph := phases[i]; rate == nil && ph.Rate > 0 {
 		rate = &ph.Rate
 	}
 	return conc, rate

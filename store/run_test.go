@@ -450,3 +450,20 @@ func TestRunWrittenElsewhereReadsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got.StartTime.Equal(time.Date(2025, 2, 3, 4, 5, 6, 0, time.UTC)), "started %s", got.StartTime)
 }
+
+// A run given no concurrency lists the one it ran at, 1 (the flags'
+// default), not a bare "concurrency".
+func TestDefaultConcurrencyIsListed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	in := newRun(runOpts{name: "default"})
+	in.Config.Concurrency = nil
+	_, err := db.SaveRun(ctx, in, "artifacts/x")
+	require.NoError(t, err)
+	rows, err := db.ListRuns(ctx, store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.NotNil(t, rows[0].Concurrency)
+	assert.Equal(t, 1, *rows[0].Concurrency)
+}
