@@ -101,7 +101,8 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 		return out, runErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
-		return out, fmt.Errorf("search %q interrupted after %s: %w", s.Name, plural(r.h.TrialsSpent(), "trial"), context.Canceled)
+		return out, &interrupted{msg: fmt.Sprintf("search %q interrupted after %s (rerun with --resume to continue it)",
+			s.Name, plural(r.h.TrialsSpent(), "trial")), cause: context.Cause(ctx)}
 	}
 	r.postProcess()
 	if out.Failed > 0 {
