@@ -54,6 +54,7 @@ type setup struct {
 	rx      int      // the client's receive coalescing window, µs
 	extra   []string // --extra-inputs
 	stddev  float64  // --isl-stddev
+	count   int      // --request-count (0: unset)
 	sweepID int64
 	cell    *plan.Cell
 }
@@ -75,6 +76,9 @@ func makeRun(s setup, number int, tr trial) *result.Run {
 	cfg.Concurrency = plan.Ptr(8)
 	cfg.OutputTokensMean = plan.Ptr(max(s.osl, 64))
 	cfg.ExtraInputs, cfg.SyntheticInputTokensStddev = s.extra, s.stddev
+	if s.count > 0 {
+		cfg.RequestCount = plan.Ptr(s.count)
+	}
 	status := tr.status
 	if status == "" {
 		status = result.StatusComplete
@@ -257,6 +261,10 @@ func TestGroupsNotes(t *testing.T) {
 	assert.Equal(t, []string{`extra_inputs: base = -, hot = ["temperature:0.9","ignore_eos:true"]`,
 		"synthetic_input_tokens_stddev: base = -, hot = 50"}, rep.ConfigDifferences,
 		"requests asking the server for other work: the table says so")
+	saveGroup(t, db, setup{name: "short", count: 20}, ttfts(20, 21)...)
+	rep = groups(t, db, opt, "base", "short")
+	assert.Equal(t, []string{"request_count: base = -, short = 20"}, rep.ConfigDifferences,
+		"fewer requests sent: request_count.avg's verdict is the configuration's, and the table says so")
 	long := strings.Repeat("x", 150)
 	saveGroup(t, db, setup{name: "long1", extra: []string{long + "1"}}, ttfts(20, 21)...)
 	saveGroup(t, db, setup{name: "long2", extra: []string{long + "2"}}, ttfts(20, 21)...)

@@ -54,6 +54,9 @@ var workloadKeys = []string{
 	"conversation_num", "conversation_turn_mean", "conversation_turn_delay_mean", "conversation_turn_delay_ratio",
 	"prompt_prefix_pool_size", "prompt_prefix_length", "shared_system_prompt_length", "user_context_prompt_length",
 	"cache_bust", "reset_kv_cache", "reset_kv_cache_path",
+	// how much was sent: request_count.avg is a verdict of its own, and a
+	// longer run warms a cache longer
+	"request_count", "benchmark_duration", "warmup_request_count", "warmup_duration",
 }
 
 // maxValueText bounds a side's values as a note shows them (they are
