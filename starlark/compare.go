@@ -16,18 +16,21 @@ import (
 	"slices"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 )
 
 // spend charges n steps to an operation about to run in one go, and
 // refuses it when they take the thread past its step limit.
 func spend(th *starlark.Thread, what string, n int) error {
+	left := budget(th)
 	charge(th, n)
 	g, _ := th.Local(guardKey).(*guard)
 	if g == nil || g.maxSteps == 0 || th.Steps <= g.maxSteps {
 		return nil
 	}
-	return fmt.Errorf("%s would take about %d steps, past the script's step limit of %d steps", what, n, g.maxSteps)
+	return fmt.Errorf("%s would take more than the %d steps left of the script's step limit of %d steps "+
+		"(it walks its operands whole, a part they share each time it occurs): use smaller or less nested values", what, left, g.maxSteps)
 }
 
 // budget is how many steps the thread has left (0 past its limit), or -1
@@ -76,6 +79,12 @@ func compared(v starlark.Value, limit int) int {
 		case *starlark.List:
 			for i := 0; i < v.Len() && n <= limit; i++ {
 				walk(v.Index(i), depth+1)
+			}
+		case *starlarkstruct.Struct: // compared and hashed field by field
+			for _, name := range v.AttrNames() {
+				if f, err := v.Attr(name); err == nil && f != nil && n <= limit {
+					walk(f, depth+1)
+				}
 			}
 		case *starlark.Dict, *starlark.Set:
 			it := v.(starlark.Iterable).Iterate()
@@ -127,12 +136,27 @@ func checkSort(th *starlark.Thread, name string, args starlark.Tuple, kwargs []s
 		return nil
 	}
 	n := max(elementCount(th, args[0]), 0)
-	cost := n
-	if !slices.ContainsFunc(kwargs, func(kv starlark.Tuple) bool { return kv[0] == starlark.String("key") }) {
-		cost = max(n, compared(args[0], budget(th)))
-	}
+	times := 1 // how often an element is compared
 	if name == "sorted" {
-		cost = mul(cost, bits.Len(uint(n)))
+		times = max(bits.Len(uint(n)), 1)
 	}
-	return spend(th, name+"()", cost)
+	k := slices.IndexFunc(kwargs, func(kv starlark.Tuple) bool { return kv[0] == starlark.String("key") })
+	if k < 0 {
+		return spend(th, name+"()", mul(max(n, compared(args[0], budget(th))), times))
+	}
+	kwargs[k][1] = chargedKey(name, kwargs[k][1], times) // the call's own kwargs, made for it
+	return spend(th, name+"()", mul(n, times))
+}
+
+// chargedKey wraps a sort's key function: each key it returns is charged
+// for the comparisons it will take part in (times each) before the sort
+// compares it, and refused past the step limit.
+func chargedKey(name string, key starlark.Value, times int) starlark.Value {
+	return starlark.NewBuiltin(guardName+"key", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		v, err := starlark.Call(th, key, args, kwargs)
+		if err != nil {
+			return nil, err
+		}
+		return v, spend(th, name+"()", mul(compared(v, budget(th)), times))
+	})
 }

@@ -1,6 +1,7 @@
 package starlark
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/big"
@@ -89,7 +90,7 @@ func size(matrix, zip *starlark.Dict, scenarios *starlark.List) (*big.Int, strin
 		if s, ok := starlark.AsString(k); ok {
 			return s
 		}
-		return k.String()
+		return shown(k)
 	}
 	switch {
 	case matrix != nil:
@@ -147,6 +148,9 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 	byID := map[string]string{}
 	byLabel := map[string]string{} // folded label → label: one directory on case-insensitive file systems
 	for k, pt := range d.labelled() {
+		if k%cancelEvery == 0 && l.ctx != nil && l.ctx.Err() != nil {
+			return sw, []error{l.ctx.Err()} // LoadScript says the load was interrupted
+		}
 		p := d.base
 		for _, prm := range pt.params {
 			if prm.Secret(d.base.RedactParam) {
@@ -201,15 +205,22 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 	if len(sw.Cells) == 0 {
 		return sw, []error{at(": skip dropped every cell")}
 	}
-	return sw, d.validate(sw.Cells, at)
+	return sw, d.validate(l.ctx, sw.Cells, at)
 }
+
+// cancelEvery is how many cells expanding or validating a sweep handles
+// between looks at the load's context.
+const cancelEvery = 256
 
 // validate runs Profile.Check on every cell. A problem every cell shares
 // (a missing model, say) is reported once for the sweep.
-func (d *declaration) validate(cells []plan.Cell, at func(string, ...any) error) []error {
+func (d *declaration) validate(ctx context.Context, cells []plan.Cell, at func(string, ...any) error) []error {
 	perCell := make([][]string, len(cells))
 	count := map[string]int{}
 	for i := range cells {
+		if i%cancelEvery == 0 && ctx != nil && ctx.Err() != nil {
+			return []error{ctx.Err()}
+		}
 		for _, fe := range plan.FieldErrors(cells[i].Profile.Check()) {
 			perCell[i] = append(perCell[i], fe.Error())
 			count[fe.Error()]++

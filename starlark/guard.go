@@ -201,6 +201,9 @@ func work(th *starlark.Thread, vs ...starlark.Value) {
 
 // checkBinary checks x op y before it is computed.
 func checkBinary(th *starlark.Thread, op syntax.Token, x, y starlark.Value) error {
+	if err := checkHashBinary(th, op, x, y); err != nil {
+		return err
+	}
 	what := "x " + op.String() + " y"
 	nx, ux := sizeOf(x)
 	ny, uy := sizeOf(y)
@@ -275,7 +278,8 @@ func checkCall(th *starlark.Thread, fn starlark.Value, args starlark.Tuple, kwar
 		if name == "sorted" || name == "min" || name == "max" {
 			return checkSort(th, name, args, kwargs)
 		}
-	case "str", "repr", "print", "json.encode", "json.indent":
+		return checkHashBuiltin(th, name, args)
+	case "str", "repr", "print", "fail", "json.encode", "json.indent":
 		vals := args
 		for _, kv := range kwargs {
 			vals = append(vals[:len(vals):len(vals)], kv[1])
@@ -313,6 +317,9 @@ func checkCall(th *starlark.Thread, fn starlark.Value, args starlark.Tuple, kwar
 func checkMethod(th *starlark.Thread, name string, recv starlark.Value, args starlark.Tuple) error {
 	what := name + "()"
 	n, _ := sizeOf(recv)
+	if err := checkHashMethod(th, name, recv, args); err != nil {
+		return err
+	}
 	switch recv := recv.(type) {
 	case starlark.String:
 		s := string(recv)

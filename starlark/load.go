@@ -105,6 +105,7 @@ func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 		return Script{}, err
 	}
 	l := newLoader(o, sb)
+	l.ctx = ctx
 	stop := context.AfterFunc(ctx, func() { l.thread.Cancel(context.Cause(ctx).Error()) })
 	defer stop()
 	defer l.out.flush()
@@ -118,6 +119,10 @@ func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 	} else {
 		l.state.closed = true
 		for _, d := range l.state.sweeps {
+			if err := ctx.Err(); err != nil {
+				errs = append(errs, err)
+				break
+			}
 			sw, problems := d.expand(l)
 			out.Sweeps = append(out.Sweeps, sw)
 			errs = append(errs, problems...)
@@ -154,6 +159,7 @@ func LoadScript(ctx context.Context, path string, o Options) (Script, error) {
 // loader runs one script and the modules it loads on a single thread, so
 // the step limit, cancellation and backtraces span every file.
 type loader struct {
+	ctx         context.Context // the load's: expanding a sweep's cells stops with it
 	thread      *starlark.Thread
 	state       *declared
 	predeclared starlark.StringDict
@@ -315,6 +321,9 @@ func (l *loader) run(display string, src []byte) (starlark.StringDict, error) {
 		return nil, err
 	}
 	globals, err := prog.Init(l.thread, l.predeclared)
+	if ferr := l.checkFreeze(f, globals); ferr != nil { // left unfrozen: the load fails
+		return globals, cmp.Or(err, ferr)
+	}
 	globals.Freeze()
 	return globals, err
 }

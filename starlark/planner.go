@@ -100,7 +100,7 @@ func (p *planner) nextFrom(h search.History, obs []search.Observation) (search.D
 	}
 	if err != nil {
 		return search.Decision{}, &Error{Pos: p.position().String(),
-			Msg: fmt.Sprintf("search %q: planner %s returned %s: %v; return a point of the space as a dict, or None to stop", p.search, p.fn.Name(), v, err)}
+			Msg: fmt.Sprintf("search %q: planner %s returned %s: %v; return a point of the space as a dict, or None to stop", p.search, p.fn.Name(), shown(v), err)}
 	}
 	return search.Decision{Point: pt, Why: why}, nil
 }

@@ -130,3 +130,17 @@ func dictValues(d *starlark.Dict) []starlark.Value {
 	}
 	return out
 }
+
+// shown is v as an error message shows it: as str() prints it when that
+// is short, else by its type and size (a value that shares its parts
+// could print as exabytes).
+func shown(v starlark.Value) string {
+	w := sizer{seen: map[any]int{}}
+	if n, err := w.size(v, 0); err == nil && n <= 1024 {
+		return v.String()
+	}
+	if n, unit := sizeOf(v); unit != "" {
+		return fmt.Sprintf("a %s of %d %s", v.Type(), n, unit)
+	}
+	return "a " + v.Type()
+}

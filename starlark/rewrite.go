@@ -58,10 +58,11 @@ func (r *rewriter) stmts(list []syntax.Stmt) {
 func (r *rewriter) stmt(s syntax.Stmt) {
 	switch s := s.(type) {
 	case *syntax.AssignStmt:
+		simple := pure(s.LHS) // before its keys are guarded
 		r.target(s.LHS)
 		s.RHS = r.expr(s.RHS)
 		if op, ok := augmented[s.Op]; ok {
-			if !pure(s.LHS) && r.err == nil {
+			if !simple && r.err == nil {
 				r.err = syntax.Error{Pos: s.OpPos, Msg: fmt.Sprintf("%s to a target that calls a function is not supported: "+
 					"assign the call's result to a variable first", s.Op)}
 			}
@@ -94,7 +95,7 @@ func (r *rewriter) stmt(s syntax.Stmt) {
 func (r *rewriter) target(e syntax.Expr) {
 	switch e := e.(type) {
 	case *syntax.IndexExpr:
-		e.X, e.Y = r.expr(e.X), r.expr(e.Y)
+		e.X, e.Y = r.expr(e.X), keyCall(r.expr(e.Y))
 	case *syntax.DotExpr:
 		e.X = r.expr(e.X)
 	case *syntax.TupleExpr:
@@ -177,15 +178,15 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 	case *syntax.DictExpr:
 		for _, x := range e.List {
 			if de, ok := x.(*syntax.DictEntry); ok {
-				de.Key, de.Value = r.expr(de.Key), r.expr(de.Value)
+				de.Key, de.Value = keyCall(r.expr(de.Key)), r.expr(de.Value)
 			}
 		}
-	case *syntax.DictEntry:
-		e.Key, e.Value = r.expr(e.Key), r.expr(e.Value)
+	case *syntax.DictEntry: // a dict comprehension's
+		e.Key, e.Value = keyCall(r.expr(e.Key)), r.expr(e.Value)
 	case *syntax.DotExpr:
 		e.X = r.expr(e.X)
 	case *syntax.IndexExpr:
-		e.X, e.Y = r.expr(e.X), r.expr(e.Y)
+		e.X, e.Y = r.expr(e.X), keyCall(r.expr(e.Y))
 	case *syntax.LambdaExpr:
 		r.params(e.Params)
 		e.Body = r.expr(e.Body)
@@ -206,6 +207,13 @@ func (r *rewriter) expr(e syntax.Expr) syntax.Expr {
 // guardCall is a call of the guard name at pos.
 func guardCall(name string, pos syntax.Position, args ...syntax.Expr) *syntax.CallExpr {
 	return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: pos, Name: name}, Lparen: pos, Args: args, Rparen: pos}
+}
+
+// keyCall wraps a dict key or an index in the key guard, at its position,
+// which charges its hash (hashing.go).
+func keyCall(e syntax.Expr) syntax.Expr {
+	start, _ := e.Span()
+	return guardCall(keyGuard, start, e)
 }
 
 // pure reports whether evaluating e twice does what evaluating it once
@@ -264,6 +272,7 @@ func (g *guard) builtins() starlark.StringDict {
 		return starlark.Call(th, args[0], args[1:], kwargs)
 	})
 	d[noneName] = starlark.None
+	d[keyGuard] = starlark.NewBuiltin(keyGuard, keyBuiltin)
 	d[sliceGuard] = starlark.NewBuiltin(sliceGuard, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 		work(th, args[0])
 		return starlark.Call(th, g.slice, args, nil)

@@ -123,7 +123,7 @@ func (a *searchArgs) declare(pos syntax.Position) (*searchDecl, error) {
 	}
 	cool, ok := starlark.AsFloat(a.cooldownSeconds)
 	if !ok || cool < 0 {
-		return nil, fmt.Errorf("cooldown_seconds: want a number ≥ 0, got %s", a.cooldownSeconds)
+		return nil, fmt.Errorf("cooldown_seconds: want a number ≥ 0, got %s", shown(a.cooldownSeconds))
 	}
 	if a.trials < 1 {
 		return nil, fmt.Errorf("trials must be at least 1, got %d", a.trials)
@@ -218,7 +218,7 @@ func parseSpace(v starlark.Value) (search.Space, error) {
 			}
 			seq, ok := kv[1].(starlark.Indexable)
 			if !ok || seq.Len() != 2 {
-				return nil, fmt.Errorf("space: %s: want [lo, hi], got %s", key, kv[1])
+				return nil, fmt.Errorf("space: %s: want [lo, hi], got %s", key, shown(kv[1]))
 			}
 			kind := search.KindInt
 			var bounds [2]string

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -17,7 +18,11 @@ type PlanCmd struct {
 	ParallelArg `embed:""`
 }
 
-// Run prints the plan. It never sends a request.
+// Run prints the plan. It never sends a request. Expanding and writing a
+// plan of 100,000 trials takes half a minute, much of it in calls that do
+// not look at ctx (the trial list, the table): they run aside, their output
+// cut off at the first Ctrl-C, which returns at once (nothing was sent,
+// nothing is left to undo).
 func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 	if err := c.ParallelArg.check(); err != nil {
 		return err
@@ -30,7 +35,31 @@ func (c *PlanCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	return printPlan(ctx, g, sweeps, searches, c.Format, "Directories are under aiperf sweep's --artifact-dir.", c.Parallel)
+	out := *g
+	out.Stdout = ctxWriter{ctx: ctx, w: g.Stdout}
+	done := make(chan error, 1)
+	go func() {
+		done <- printPlan(ctx, &out, sweeps, searches, c.Format, "Directories are under aiperf sweep's --artifact-dir.", c.Parallel)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("plan interrupted (nothing was sent): %w", context.Cause(ctx))
+	}
+}
+
+// ctxWriter writes to w until ctx is done, then refuses.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // printPlan prints every trial of sweeps as a table, or as JSON, then each
@@ -46,10 +75,16 @@ func printPlan(ctx context.Context, g *Globals, sweeps []plan.Sweep, searches []
 		}
 		var trials []trialOut
 		for _, sw := range sweeps {
-			for _, t := range sw.TrialList() {
+			for i, t := range sw.TrialList() {
+				if err := interrupted(ctx, i); err != nil {
+					return err
+				}
 				t.Cell.Profile = t.Cell.Profile.Redacted()
 				trials = append(trials, trialOut{Trial: t, Key: t.Key(), Dir: t.Dir()})
 			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		out := map[string]any{"sweeps": redactedSweeps(sweeps), "trials": trials}
 		if len(searches) > 0 {
@@ -71,10 +106,16 @@ func printPlan(ctx context.Context, g *Globals, sweeps []plan.Sweep, searches []
 	for _, sw := range sweeps {
 		fmt.Fprintf(g.Stdout, "sweep %q (%s): %s × %s\n", sw.Name, sw.Source, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"))
 		rows := [][]string{}
-		for _, t := range sw.TrialList() {
+		for i, t := range sw.TrialList() {
+			if err := interrupted(ctx, i); err != nil {
+				return err
+			}
 			p := t.Cell.Profile
 			rows = append(rows, []string{fmt.Sprint(total + 1), t.Dir(), t.Cell.ID, describeLoad(p), fmt.Sprint(p.RandomSeed), hooksOf(p.Redacted())})
 			total++
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		report.Table(g.Stdout, []string{"#", "directory", "id", "load", "seed", "hooks"}, rows, "rlllrl")
 		if parallel > 0 {
@@ -91,6 +132,15 @@ func printPlan(ctx context.Context, g *Globals, sweeps []plan.Sweep, searches []
 	}
 	fmt.Fprintf(g.Stdout, "%s; nothing was sent. %s\n", what, note)
 	return nil
+}
+
+// interrupted is ctx's error every 256th trial i of a plan being printed:
+// a plan of 100,000 trials takes long enough that Ctrl-C must stop it.
+func interrupted(ctx context.Context, i int) error {
+	if i%256 != 0 {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // plural is "1 trial", "2 trials", ...
