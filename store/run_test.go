@@ -341,6 +341,11 @@ func TestRunsByRef(t *testing.T) {
 		})
 	}
 
+	// A sweep misspelt (compare --sweep, runs list --sweep) is proposed.
+	_, err = db.ListRuns(ctx, store.RunFilter{Sweep: "sacn"})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	assert.Equal(t, `sweep "sacn" not found (did you mean "scan"?)`, err.Error())
+
 	// A run named as a sweep: the name comes first, and the group says
 	// what it hid.
 	scanRun := save(newRun(runOpts{name: "scan", records: 2}))

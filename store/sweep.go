@@ -213,7 +213,7 @@ func findSweep(ctx context.Context, q querier, ref string) (Sweep, error) {
 	)
 	err := row.Scan(&s.ID, &s.Name, &s.ScriptPath, &s.PlanSHA256, &vars, &s.Trials, &start, &end, &s.Status, &s.Kind)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Sweep{}, fmt.Errorf("sweep %q %w", ref, ErrNotFound)
+		return Sweep{}, fmt.Errorf("sweep %q %w%s", ref, ErrNotFound, nearSweeps(ctx, q, ref))
 	}
 	if err != nil {
 		return Sweep{}, err
@@ -279,4 +279,22 @@ func (db *DB) SweepTrialDir(ctx context.Context, sweepID int64) (string, error) 
 		return "", fmt.Errorf("find the trial directory of sweep %d: %w", sweepID, err)
 	}
 	return dir, nil
+}
+
+// nearSweeps proposes the stored sweep names closest to a misspelt ref
+// (plan.Suggest); "" when none is close or they cannot be read.
+func nearSweeps(ctx context.Context, q querier, ref string) string {
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT name FROM sweeps ORDER BY name LIMIT 10000`)
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil {
+			names = append(names, n)
+		}
+	}
+	return plan.Suggest(ref, names)
 }
