@@ -55,6 +55,10 @@ type ctxWriter struct {
 	w   io.Writer
 }
 
+// Unwrap is w, so that what it was marked with (--wide, a terminal) shows
+// through.
+func (c ctxWriter) Unwrap() io.Writer { return c.w }
+
 func (c ctxWriter) Write(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err

@@ -25,7 +25,8 @@ func Wide(w io.Writer) io.Writer { return wideWriter{w} }
 func (w wideWriter) Unwrap() io.Writer { return w.Writer }
 
 // isWide reports whether w was made with Wide, under the CLI's escaping
-// writer (and the lock it adds) or not.
+// writer (and the lock it adds) or not, and under writers that say what
+// they wrap (Unwrap() io.Writer).
 func isWide(w io.Writer) bool {
 	for w = termsafe.Raw(w); ; {
 		if _, ok := w.(wideWriter); ok {
@@ -35,7 +36,7 @@ func isWide(w io.Writer) bool {
 		if !ok {
 			return false
 		}
-		w = u.Unwrap()
+		w = termsafe.Raw(u.Unwrap())
 	}
 }
 
