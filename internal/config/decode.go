@@ -66,11 +66,14 @@ type nodeAt struct {
 type bodyState struct {
 	flat   bool // the file is in the flat shape: body paths have no benchmark. prefix
 	seed42 bool // multi_run's set_consistent_seed: no random_seed means 42, as in AIPerf
+	// rendered is what rendering {{ }} has built, the variations included.
+	rendered *renderBudget
 }
 
 // newDecoder is a decoder of the named file starting from plan.NewProfile().
 func newDecoder(file string, lookupEnv func(string) (string, bool), origin map[*yaml.Node]string) *decoder {
 	d := &decoder{file: file, lookupEnv: lookupEnv, origin: origin, setAt: map[string]Key{}, datasetName: "default"}
+	d.body.rendered = &renderBudget{}
 	d.f.Profile = plan.NewProfile()
 	return d
 }

@@ -19,6 +19,7 @@ func (d *decoder) phases(path string, v *yaml.Node) {
 	switch v.Kind {
 	case yaml.MappingNode:
 		d.f.Profile.Phases = []plan.Phase{d.phase(path, v, plan.KindProfiling)}
+		d.markPhase(path, 0, v)
 	case yaml.SequenceNode:
 		if len(v.Content) == 0 {
 			d.errorf(v, path, "expected at least one phase")
@@ -32,6 +33,7 @@ func (d *decoder) phases(path string, v *yaml.Node) {
 				continue
 			}
 			ph := d.phase(at, item, "")
+			d.markPhase(path, i, item)
 			if j, dup := names[strings.ToLower(ph.Name)]; dup && ph.Name != "" {
 				d.errorf(item, at, "name %q is used by phases[%d] too (names are compared without case): rename one", ph.Name, j)
 			}
@@ -44,6 +46,16 @@ func (d *decoder) phases(path string, v *yaml.Node) {
 		return
 	}
 	d.mark("phases", v, path)
+}
+
+// markPhase records where phase i sets each field, so that a range check
+// on phases[i].FIELD names its value's line: in a sweep's variation, the
+// line of the swept value rather than the body's.
+func (d *decoder) markPhase(path string, i int, v *yaml.Node) {
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		field := fmt.Sprintf("[%d].%s", i, snake(v.Content[j].Value))
+		d.setAt["phases"+field] = Key{Path: path + field, Line: deref(v.Content[j+1]).Line}
+	}
 }
 
 // phaseState is what a phase's fields say before they are combined.
