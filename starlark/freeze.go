@@ -43,6 +43,8 @@ func freezeWork(v starlark.Value, once map[any]bool, limit int) int {
 			for i := range v.NumParams() {
 				push(v.ParamDefault(i))
 			}
+		case *starlark.Builtin: // a bound method ([…].append): its receiver is frozen
+			push(v.Receiver())
 		case *starlark.List, *starlark.Dict, *starlark.Set, *starlarkstruct.Struct:
 			if once[v] {
 				continue

@@ -65,6 +65,8 @@ func TestFreezeRefused(t *testing.T) {
 	t.Parallel()
 	msg := oneScriptError(t, sharedTuple+"T = mkt(25)\nsweep(name = \"s\", base = profile(model = \"m\"))\n", "11:1")
 	assert.Contains(t, msg, "global T: freezing it at the end of the module would take more than the ")
+	msg = oneScriptError(t, sharedTuple+"F = [mkt(25)].append\nsweep(name = \"s\", base = profile(model = \"m\"))\n", "11:1")
+	assert.Contains(t, msg, "global F: freezing it", "a bound method freezes its receiver")
 
 	loadScript(t, sharedTuple+"def f():\n    t = mkt(25)\n    return 1\nx = f()\nsweep(name = \"s\", base = profile(model = \"m\"))\n",
 		starlark.Options{})
