@@ -71,8 +71,8 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		}
 		lastAt = ev.At
 		res.keep(ev.At, ev.Name, data, false)
-		if res.kept > c.maxReply() {
-			res.EndNs, res.Err = ev.At, c.replyTooLarge(res.Status)
+		if res.kept > c.maxReply(res) { // the chunks kept so far, this event's raw data: at most one event over
+			res.EndNs, res.Err = ev.At, c.replyTooLarge(res)
 			return
 		}
 		p, kind := dec.event(ev.Name, data, res.Status)
@@ -116,22 +116,12 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			res.Err = p.err
 			return
 		}
-		if p.usage != nil {
-			res.Usage = p.usage
-		}
-		if p.spec != nil {
-			res.SpecDecode = p.spec
-		}
-		res.others.add(&p)
+		res.take(&p)
 		if p.text != "" || p.reasoning != "" {
 			if len(res.Chunks) == 0 && first != nil {
 				first()
 			}
 			res.appendChunk(ev.At, p.text, p.reasoning)
-			if res.kept > c.maxReply() {
-				res.EndNs, res.Err = ev.At, c.replyTooLarge(res.Status)
-				return
-			}
 		}
 		if p.end {
 			res.EndNs = ev.At
@@ -335,23 +325,6 @@ func article(label string) string {
 func (c *Client) tooLarge(status int, what string) *metrics.Error {
 	return &metrics.Error{Code: status, Type: ErrTypeTooLarge,
 		Message: fmt.Sprintf("%s exceeds %d bytes (--max-event-bytes)", what, c.maxResp)}
-}
-
-// replyFloor is the least a streamed reply may keep (its text, its chunks'
-// records, its raw events): 16 MiB, hundreds of thousands of tokens even
-// one per event, so that an endless stream fails instead of growing the
-// client's memory until the request timeout.
-const replyFloor = 16 << 20
-
-// maxReply is the bytes a streamed reply may keep: replyFloor, or one
-// event's bound (--max-event-bytes) when that is more.
-func (c *Client) maxReply() int { return max(replyFloor, c.maxResp) }
-
-// replyTooLarge fails a streamed reply that kept more than maxReply bytes.
-func (c *Client) replyTooLarge(status int) *metrics.Error {
-	return &metrics.Error{Code: status, Type: ErrTypeTooLarge,
-		Message: fmt.Sprintf("the streamed reply kept more than %d bytes of text, chunks and raw events: an endless stream? "+
-			"(the bound is 16 MiB or --max-event-bytes, the larger)", c.maxReply())}
 }
 
 // snippet quotes the start of an unexpected payload: secrets redacted

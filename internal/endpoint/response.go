@@ -102,9 +102,6 @@ type Response struct {
 	kept int
 }
 
-// chunkBytes is what keeping one chunk costs besides its text: its record.
-const chunkBytes = int(unsafe.Sizeof(Chunk{}))
-
 // appendChunk keeps a chunk read at at, copying its text and reasoning (the
 // decoder's, valid only until its next event) into the response's own
 // buffers: no allocation per chunk once they have grown.
