@@ -387,6 +387,10 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 			}
 		}
 		r.Concurrency, r.ISL, r.OSL = intPtr(conc), intPtr(isl), intPtr(osl)
+		if r.Concurrency == nil && r.Mode == "concurrency" { // stored before loadOf wrote the default
+			r.Concurrency = new(int)
+			*r.Concurrency = 1
+		}
 		if rate.Valid {
 			r.RequestRate = &rate.Float64
 		}

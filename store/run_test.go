@@ -472,3 +472,32 @@ func TestDefaultConcurrencyIsListed(t *testing.T) {
 	require.NotNil(t, rows[0].Concurrency)
 	assert.Equal(t, 1, *rows[0].Concurrency)
 }
+
+// A run stored before the default concurrency was written (its column
+// NULL) reads as concurrency 1 too, so that compare does not call it a
+// configuration difference against a newer run of the same command.
+func TestOlderDefaultConcurrencyReadsAsOne(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db, err := store.Open(path)
+	require.NoError(t, err)
+	in := newRun(runOpts{name: "old"})
+	in.Config.Concurrency = nil
+	_, err = db.SaveRun(ctx, in, "artifacts/x")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	raw, err := sql.Open("sqlite3", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE runs SET concurrency = NULL`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	db, err = store.Open(path)
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.ListRuns(ctx, store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.NotNil(t, rows[0].Concurrency)
+	assert.Equal(t, 1, *rows[0].Concurrency)
+}
