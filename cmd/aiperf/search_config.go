@@ -141,20 +141,18 @@ func checkSearchDriven(s plan.Search) error {
 	for _, p := range u.Corner.Params {
 		corner = append(corner, fmt.Sprintf("%s %v", p.Name, p.Value))
 	}
-	drives := ""
-	if u.Highest > u.Concurrency {
-		drives = fmt.Sprintf(" (%d drives every probe)", u.Highest)
-	}
+	// The highest load, not the lowest: a planner may probe any point first
+	// (bayesian starts inside the space), and stops below one it cannot drive.
 	what := fmt.Sprintf("--search-space %s", strings.Join(space, " --search-space "))
-	fix := fmt.Sprintf("give a --request-count of at least %d%s, a space starting at a load of %d or below, or a --benchmark-duration",
-		u.Concurrency, drives, u.Requests)
+	fix := fmt.Sprintf("give a --request-count of at least %d (the space's highest load: a search may probe any load first), "+
+		"a space starting at a load of %d or below, or a --benchmark-duration", u.Highest, u.Requests)
 	if s.Config.Recipe != "" {
 		what = fmt.Sprintf("--search-recipe %s's space %s", s.Config.Recipe, strings.Join(space, " "))
 	}
 	if s.Source != "" {
 		what = "space " + strings.Join(space, " ")
-		fix = fmt.Sprintf("give the base profile a request_count of at least %d%s, start the space at a load of %d or below, "+
-			"or give the base profile a benchmark_duration", u.Concurrency, drives, u.Requests)
+		fix = fmt.Sprintf("give the base profile a request_count of at least %d (the space's highest load), start the space "+
+			"at a load of %d or below, or give the base profile a benchmark_duration", u.Highest, u.Requests)
 	}
 	return searchErr(s, fmt.Errorf("%s: no probe of the space can be driven: at %s, %s; nothing was sent: %s",
 		what, strings.Join(corner, ", "), u.Why, fix))

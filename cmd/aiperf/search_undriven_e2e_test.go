@@ -29,7 +29,8 @@ func TestSearchUndrivenSpaceRefused(t *testing.T) {
 	require.Equal(t, ExitUsage, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	assert.Contains(t, inv.stderr, `search "search": --search-space concurrency:50,100:int: no probe of the space can be driven: `+
 		"at concurrency 50, its concurrency 50 is more than the 8 requests it sends: at most 8 are ever in flight; nothing was sent: "+
-		"give a --request-count of at least 50 (100 drives every probe), a space starting at a load of 8 or below, or a --benchmark-duration")
+		"give a --request-count of at least 100 (the space's highest load: a search may probe any load first), "+
+		"a space starting at a load of 8 or below, or a --benchmark-duration")
 	assert.NoFileExists(t, filepath.Join(dir, "und", runner.HistoryFile))
 	assert.NoFileExists(t, filepath.Join(dir, "aiperf.db"))
 
@@ -40,7 +41,7 @@ search(name = "s", base = base, space = {"concurrency": [50, 100]}, sla = ["requ
 	inv = cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--ui", "none")
 	require.Equal(t, ExitUsage, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	assert.Contains(t, inv.stderr, `s.star:3: search "s": space concurrency:50,100:int: no probe of the space can be driven`)
-	assert.Contains(t, inv.stderr, "give the base profile a request_count of at least 50")
+	assert.Contains(t, inv.stderr, "give the base profile a request_count of at least 100 (the space's highest load)")
 	c := m.control()
 	assert.Zero(t, c.InferenceRequests+c.ResetCount, "nothing was sent")
 }

@@ -389,10 +389,12 @@ func (v *validator) hookPath(field, path string) {
 func (v *validator) url(raw string) {
 	u, err := url.Parse(NormalizeURL(raw))
 	switch {
-	case err != nil && strings.Count(raw, "://") > 1:
+	case err != nil && strings.Contains(raw, ","):
 		v.add("url", fmt.Sprintf("is not a URL: %q: give each server its own --url (-u A -u B)", RedactURL(raw)))
 	case err != nil:
 		v.add("url", fmt.Sprintf("is not a URL: %q", RedactURL(raw)))
+	case u.Hostname() == "" && u.Port() != "":
+		v.add("url", fmt.Sprintf("has no host: %q (localhost:%s for this machine)", RedactURL(raw), u.Port()))
 	case u.Hostname() == "":
 		v.add("url", fmt.Sprintf("has no host: %q", RedactURL(raw)))
 	case badPort(u) != "":
