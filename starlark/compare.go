@@ -152,7 +152,7 @@ func checkSort(th *starlark.Thread, name string, args starlark.Tuple, kwargs []s
 // for the comparisons it will take part in (times each) before the sort
 // compares it, and refused past the step limit.
 func chargedKey(name string, key starlark.Value, times int) starlark.Value {
-	return starlark.NewBuiltin(guardName+"key", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return starlark.NewBuiltin(keyGuard, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		v, err := starlark.Call(th, key, args, kwargs)
 		if err != nil {
 			return nil, err
