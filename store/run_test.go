@@ -457,47 +457,36 @@ func TestRunWrittenElsewhereReadsBack(t *testing.T) {
 }
 
 // A run given no concurrency lists the one it ran at, 1 (the flags'
-// default), not a bare "concurrency".
+// default), not a bare "concurrency"; so does one stored before the
+// default was written (its column NULL), so that compare does not call it
+// a configuration difference against a newer run of the same command.
 func TestDefaultConcurrencyIsListed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := MustOpenDB(t)
-	in := newRun(runOpts{name: "default"})
-	in.Config.Concurrency = nil
-	_, err := db.SaveRun(ctx, in, "artifacts/x")
-	require.NoError(t, err)
-	rows, err := db.ListRuns(ctx, store.RunFilter{})
-	require.NoError(t, err)
-	require.Len(t, rows, 1)
-	require.NotNil(t, rows[0].Concurrency)
-	assert.Equal(t, 1, *rows[0].Concurrency)
-}
-
-// A run stored before the default concurrency was written (its column
-// NULL) reads as concurrency 1 too, so that compare does not call it a
-// configuration difference against a newer run of the same command.
-func TestOlderDefaultConcurrencyReadsAsOne(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "aiperf.db")
+	listedAt := func() int {
+		db, err := store.Open(path)
+		require.NoError(t, err)
+		defer db.Close()
+		rows, err := db.ListRuns(ctx, store.RunFilter{})
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		require.NotNil(t, rows[0].Concurrency)
+		return *rows[0].Concurrency
+	}
 	db, err := store.Open(path)
 	require.NoError(t, err)
-	in := newRun(runOpts{name: "old"})
+	in := newRun(runOpts{name: "default"})
 	in.Config.Concurrency = nil
 	_, err = db.SaveRun(ctx, in, "artifacts/x")
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
+	assert.Equal(t, 1, listedAt())
+
 	raw, err := sql.Open("sqlite3", path)
 	require.NoError(t, err)
 	_, err = raw.Exec(`UPDATE runs SET concurrency = NULL`)
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
-	db, err = store.Open(path)
-	require.NoError(t, err)
-	defer db.Close()
-	rows, err := db.ListRuns(ctx, store.RunFilter{})
-	require.NoError(t, err)
-	require.Len(t, rows, 1)
-	require.NotNil(t, rows[0].Concurrency)
-	assert.Equal(t, 1, *rows[0].Concurrency)
+	assert.Equal(t, 1, listedAt(), "stored before the default was written")
 }
