@@ -70,8 +70,7 @@ func hashWork(v starlark.Value, limit int) (int, error) {
 }
 
 // keysWork is hashWork summed over what an iterable holds (a dict's keys,
-// a list's, tuple's or set's elements, the pairs of a list of pairs), up
-// to limit.
+// a list's, tuple's or set's elements), up to limit.
 func keysWork(v starlark.Value, limit int) (int, error) {
 	if limit < 0 {
 		return 0, nil
@@ -83,9 +82,6 @@ func keysWork(v starlark.Value, limit int) (int, error) {
 	}
 	n := 0
 	for e := range starlark.Elements(v.(starlark.Iterable)) {
-		if l, ok := e.(*starlark.List); ok { // a pair of dict(), update(): its key is hashed
-			e = starlark.Tuple(listElements(l))
-		}
 		w, err := hashWork(e, limit-n)
 		if err != nil {
 			return 0, err
@@ -97,13 +93,25 @@ func keysWork(v starlark.Value, limit int) (int, error) {
 	return n, nil
 }
 
-// listElements is a list's elements.
-func listElements(l *starlark.List) []starlark.Value {
-	out := make([]starlark.Value, l.Len())
-	for i := range out {
-		out[i] = l.Index(i)
+// pairKeys are the keys dict() and dict.update() hash of their
+// arguments: a dict's keys, and the first of each pair a list or tuple of
+// pairs holds (its value is not hashed).
+func pairKeys(args starlark.Tuple) []starlark.Value {
+	var keys []starlark.Value
+	for _, a := range args {
+		switch a := a.(type) {
+		case *starlark.Dict:
+			keys = append(keys, a.Keys()...)
+		case *starlark.List, starlark.Tuple:
+			for e := range starlark.Elements(a.(starlark.Iterable)) {
+				if pair, ok := e.(starlark.Indexable); ok && pair.Len() == 2 {
+					e = pair.Index(0)
+				}
+				keys = append(keys, e)
+			}
+		}
 	}
-	return out
+	return keys
 }
 
 // spendHash charges what hashes keys (hashWork of each of keys, keysWork
@@ -132,8 +140,10 @@ func spendHash(th *starlark.Thread, what string, keys, iterables []starlark.Valu
 // dict() its pairs' keys and set() its elements.
 func checkHashBuiltin(th *starlark.Thread, name string, args starlark.Tuple) error {
 	switch name {
-	case "dict", "set":
-		return spendHash(th, name+"()", nil, args)
+	case "dict":
+		return spendHash(th, "dict()", pairKeys(args), nil)
+	case "set":
+		return spendHash(th, "set()", nil, args)
 	}
 	return nil
 }
@@ -148,7 +158,7 @@ func checkHashMethod(th *starlark.Thread, name string, recv starlark.Value, args
 		case "get", "pop", "setdefault":
 			return spendHash(th, what, args[:min(len(args), 1)], nil)
 		case "update":
-			return spendHash(th, what, nil, args)
+			return spendHash(th, what, pairKeys(args), nil)
 		}
 	case *starlark.Set:
 		switch name {

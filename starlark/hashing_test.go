@@ -57,6 +57,14 @@ func TestHashingRefused(t *testing.T) {
 	}
 }
 
+// TestPairValuesAreNotHashed: dict() and update() hash a pair's key, not
+// its value: a value that shares its parts is no reason to refuse them.
+func TestPairValuesAreNotHashed(t *testing.T) {
+	t.Parallel()
+	loadScript(t, sharedTuple+"def f():\n    t = mkt(25)\n    d = dict([(\"k\", t)])\n    d.update([[\"j\", t]])\n"+
+		"    return len(d)\nn = f()\nsweep(name = \"s\", base = profile(model = \"m\"))\n", starlark.Options{})
+}
+
 // TestFreezeRefused: a global that shares its parts is refused where it is
 // assigned: the module's end freezes it, and go.starlark.net walks a tuple
 // whole each time it occurs (T = mkt(60) used to hang after the script's
