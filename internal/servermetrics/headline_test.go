@@ -2,7 +2,9 @@ package servermetrics
 
 import (
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,13 +47,22 @@ func TestHeadline(t *testing.T) {
 			assert.Equal(t, base+"/dcgm/metrics", row.Endpoint)
 			continue
 		}
+		if unit, lo, hi, ok := bucketOf(t, row.Unit); ok {
+			// Which bucket holds a latency depends on how busy the machine
+			// is; that the estimate lies inside the bucket named does not.
+			name = row.Name + " " + row.Stat + " " + unit
+			assert.True(t, lo <= row.Value && row.Value <= hi, "%s %s = %g outside %g–%g", row.Name, row.Stat, row.Value, lo, hi)
+			if row.Name == "Server TTFT" {
+				assert.GreaterOrEqual(t, lo, 20.0, "the mock's TTFT is 20 ms at least")
+			}
+		}
 		server = append(server, name)
 		assert.Equal(t, base+"/metrics", row.Endpoint)
 	}
 	assert.Equal(t, []string{"Running requests avg requests", "Running requests max requests", "Waiting requests avg requests",
 		"Waiting requests max requests", "KV-cache usage max %", "Prefix-cache hit rate ratio %", "Preemptions total preemptions",
-		"Server TTFT p50 est. ms, in 20–40", "Server TTFT p99 est. ms, in 20–40", "Server ITL p50 est. ms, in 0–10",
-		"Server ITL p99 est. ms, in 0–10", "Server e2e latency p50 est. ms, in 0–300", "Server e2e latency p99 est. ms, in 0–300",
+		"Server TTFT p50 est. ms", "Server TTFT p99 est. ms", "Server ITL p50 est. ms",
+		"Server ITL p99 est. ms", "Server e2e latency p50 est. ms", "Server e2e latency p99 est. ms",
 		"Generation throughput rate tokens/s"}, server)
 	var want []string
 	for _, g := range []string{"0", "1"} {
@@ -237,4 +248,26 @@ func TestImpossibleFiguresAreFlagged(t *testing.T) {
 	assert.Equal(t, "a percentage above 100", why["Prefix-cache hit rate ratio"])
 	assert.Equal(t, "it is negative", why["Running requests avg"])
 	assert.Equal(t, "", why["Waiting requests max"], "a plausible figure")
+}
+
+// bucketOf splits a latency row's unit ("ms, in 20–40" or "ms, above 300")
+// into the unit and the bucket's bounds in milliseconds.
+func bucketOf(t *testing.T, unit string) (string, float64, float64, bool) {
+	t.Helper()
+	u, note, ok := strings.Cut(unit, ", ")
+	if !ok {
+		return unit, 0, 0, false
+	}
+	if above, ok := strings.CutPrefix(note, "above "); ok {
+		lo, err := strconv.ParseFloat(above, 64)
+		require.NoError(t, err, unit)
+		return u, lo, math.Inf(1), true
+	}
+	los, his, ok := strings.Cut(strings.TrimPrefix(note, "in "), "–")
+	require.True(t, ok, unit)
+	lo, err := strconv.ParseFloat(los, 64)
+	require.NoError(t, err, unit)
+	hi, err := strconv.ParseFloat(his, 64)
+	require.NoError(t, err, unit)
+	return u, lo, hi, true
 }
