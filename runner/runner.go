@@ -41,10 +41,13 @@ type Options struct {
 	CLICommand string
 	// TrialDir and CellDir place artifacts (absolute or relative to the
 	// working directory).
-	TrialDir   func(plan.Trial) string
-	CellDir    func(plan.Cell) string
-	Name       string  // --name label given to every trial's run (optional)
-	Resume     bool    // skip trials the store holds as complete
+	TrialDir func(plan.Trial) string
+	CellDir  func(plan.Cell) string
+	Name     string // --name label given to every trial's run (optional)
+	Resume   bool   // skip trials the store holds as complete
+	// Discarded says the store is dropped at exit (profile --no-store): an
+	// interrupted sweep cannot be resumed, and its message says so.
+	Discarded  bool
 	Confidence float64 // for the per-cell aggregate
 	// Progress receives a line when each trial starts and one when it ends,
 	// with its headline metrics and the ETA (nil: none).
@@ -106,8 +109,8 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		return out, storeErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
-		msg := fmt.Sprintf("sweep %q interrupted after %d of %d trials (rerun with --resume to finish)",
-			sw.Name, out.Completed+out.Failed+out.Skipped, out.Total)
+		msg := fmt.Sprintf("sweep %q interrupted after %d of %d trials (%s)",
+			sw.Name, out.Completed+out.Failed+out.Skipped, out.Total, resumeHint(o.Discarded, "rerun with --resume to finish"))
 		if ctx.Err() == nil && out.TrialInterrupted != "" {
 			msg += ": " + out.TrialInterrupted + " was interrupted by a signal to its own process, not to the sweep"
 		}
@@ -125,6 +128,15 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 type interrupted struct {
 	msg   string
 	cause error // ctx's cause; nil when only a trial was interrupted
+}
+
+// resumeHint is what an interrupted run's message advises: resume, or,
+// when its store is discarded at exit, nothing kept to resume.
+func resumeHint(discarded bool, resume string) string {
+	if discarded {
+		return "--no-store kept nothing to resume"
+	}
+	return resume
 }
 
 func (e *interrupted) Error() string {

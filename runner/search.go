@@ -45,6 +45,9 @@ type SearchOptions struct {
 	// Dir is the search's artifact directory: search_history.json,
 	// search_iter_NNNN/profile_runs/run_NNNN/ and sweep_aggregate/.
 	Dir string
+	// Discarded says the store is dropped at exit (profile --no-store), as
+	// Options.Discarded.
+	Discarded bool
 	// Progress receives a line per probe (its point and why, then its
 	// verdict), each trial's lines and why the search stopped (nil: none).
 	Progress io.Writer
@@ -101,8 +104,8 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 		return out, runErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
-		return out, &interrupted{msg: fmt.Sprintf("search %q interrupted after %s (rerun with --resume to continue it)",
-			s.Name, plural(r.h.TrialsSpent(), "trial")), cause: context.Cause(ctx)}
+		return out, &interrupted{msg: fmt.Sprintf("search %q interrupted after %s (%s)", s.Name, plural(r.h.TrialsSpent(), "trial"),
+			resumeHint(o.Discarded, "rerun with --resume to continue it")), cause: context.Cause(ctx)}
 	}
 	r.postProcess()
 	if out.Failed > 0 {

@@ -291,6 +291,37 @@ func smallSweep(t *testing.T, name string) (string, []string) {
 	return dir, []string{"sweep", script, "--set", "url=" + m.URL, "--set", "tok=" + tinyTokenizer(t), "--ui", "none"}
 }
 
+// TestNoStoreSeveralTrialsKeepsNothing: profile --no-store with several
+// trials runs them through a scratch store, so nothing lands in --store's
+// file and nothing is left in the temporary directory, whether the sweep
+// completes or is interrupted (which then says there is nothing to resume).
+func TestNoStoreSeveralTrialsKeepsNothing(t *testing.T) {
+	subprocesses(t)
+	m := startHoldingMock(t, mock.Config{Fast: true}, func(_ string, n int64) bool { return n == 3 }) // the second trial's first
+	dir, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	args := quick(m.url, "--request-count", "2", "--concurrency", "1", "--num-profile-runs", "3", "--artifact-dir", "out",
+		"--tokenizer", tinyTokenizer(t), "--no-store")
+	cmd, stdout, stderr := startAiperf(t, dir, filepath.Join(dir, "aiperf.db"), args...)
+	code := interruptWhenHeld(t, m, cmd, stderr)
+	require.Equal(t, ExitInterrupted, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stderr.String(), `sweep "profile" interrupted after 1 of 3 trials (--no-store kept nothing to resume)`)
+	assert.NoFileExists(t, filepath.Join(dir, "aiperf.db"))
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the scratch store is removed")
+
+	m.releaseHeld()
+	done := cli(t, dir, append(args, "--ui", "simple")...)
+	require.Equal(t, ExitOK, done.code, "stdout:\n%s\nstderr:\n%s", done.stdout, done.stderr)
+	assert.Contains(t, done.stderr, "store none (--no-store)")
+	assert.FileExists(t, filepath.Join(dir, "out", "aggregate", "profile_export_aiperf_aggregate.json"))
+	assert.NoFileExists(t, filepath.Join(dir, "aiperf.db"))
+	left, err = os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the scratch store is removed")
+}
+
 // TestProfileMultiRunResumes: an interrupted `aiperf profile
 // --num-profile-runs 3` says to rerun with --resume, and that works: the
 // same command with --resume continues the stored sweep, skipping the

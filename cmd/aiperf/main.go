@@ -40,6 +40,17 @@ type Globals struct {
 	// sweepLists are the profile command line's comma lists
 	// (--concurrency 8,16,32), each parsed as its first value.
 	sweepLists []sweepList
+	// scratch says Store is a temporary file dropped at exit (profile
+	// --no-store with several trials): nothing of the run is kept.
+	scratch bool
+}
+
+// storeName is the store as the console names it.
+func (g *Globals) storeName() string {
+	if g.scratch {
+		return "none (--no-store)"
+	}
+	return g.Store
 }
 
 // CLI is the command tree.

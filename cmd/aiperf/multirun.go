@@ -133,11 +133,31 @@ func (c *ProfileCmd) checkResume(g *Globals) error {
 	case c.drawnSeed:
 		return usageErr(errors.New("--resume with --no-set-consistent-seed needs --random-seed: a seed drawn anew plans " +
 			"another sweep, which cannot continue the interrupted one (nothing was sent)"))
-	case c.NumProfileRuns < 2 && len(g.sweepLists) == 0 && len(c.yamlCells) == 0 && c.SearchRecipe == "" && len(c.SearchSpace) == 0:
+	case !c.severalTrials(g):
 		return usageErr(errors.New("--resume continues a run of several trials (--num-profile-runs, comma lists, a config " +
 			"file's sweep: or a search); a single run has nothing to resume (nothing was sent)"))
 	}
 	return nil
+}
+
+// severalTrials says whether the command line asks for more than one run
+// (--num-profile-runs, comma lists, --variant, a config file's sweep: or a
+// search): those run as a sweep or search of trial subprocesses, kept in
+// a store.
+func (c *ProfileCmd) severalTrials(g *Globals) bool {
+	return c.NumProfileRuns > 1 || len(g.sweepLists) > 0 || len(c.yamlCells) > 0 || len(c.Variant) > 0 || c.SearchArgs.searching()
+}
+
+// scratchStore points g at a store of its own in a new temporary directory,
+// for a sweep or search under --no-store: its trials report through a store,
+// but the user's keeps nothing of them. drop removes the directory.
+func scratchStore(g *Globals) (drop func(), err error) {
+	dir, err := os.MkdirTemp("", "aiperf-no-store-")
+	if err != nil {
+		return nil, fmt.Errorf("make a scratch store for --no-store: %w", err)
+	}
+	g.Store, g.scratch = filepath.Join(dir, "aiperf.db"), true
+	return func() { os.RemoveAll(dir) }, nil
 }
 
 // exitWithParent makes a local sweep's trial child exit at once when its

@@ -136,6 +136,13 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	if err := c.checkResume(g); err != nil {
 		return err
 	}
+	if c.NoStore && c.severalTrials(g) {
+		drop, err := scratchStore(g)
+		if err != nil {
+			return err
+		}
+		defer drop()
+	}
 	if len(c.Variant) > 0 {
 		return c.variants(ctx, g, spec, dir)
 	}

@@ -72,11 +72,11 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 		}
 	}
 	opts := runner.SearchOptions{Executor: o.executor, Store: db, SweepID: id, SweepUUID: runner.NewSweepUUID(),
-		CLICommand: o.cliCommand, Name: o.name, Confidence: o.confidence, Dir: o.dir}
+		CLICommand: o.cliCommand, Name: o.name, Confidence: o.confidence, Dir: o.dir, Discarded: g.scratch}
 	if o.ui != "none" {
 		opts.Progress = g.Stderr
 		fmt.Fprintln(g.Stderr, report.Fit(g.Stderr, fmt.Sprintf("search %q (#%d): %s; artifacts under %s, store %s",
-			s.Name, id, s.Describe(), o.dir, g.Store)))
+			s.Name, id, s.Describe(), o.dir, g.storeName())))
 	}
 	parent := searchParent(ctx, g, &s) // after the digest: where results also go is no part of it
 	out, runErr := runner.Search(ctx, s, opts)

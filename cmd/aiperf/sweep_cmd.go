@@ -286,6 +286,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		CellDir:    o.cellDir,
 		Name:       o.name,
 		Resume:     resumed,
+		Discarded:  g.scratch,
 		Confidence: o.confidence,
 		Parallel:   o.parallel,
 		Warnings:   g.Stderr,
@@ -295,7 +296,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 			opts.Progress = g.Stderr
 		}
 		fmt.Fprintf(g.Stderr, "sweep %q (#%d): %s × %s, artifacts under %s, store %s\n",
-			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.Store)
+			sw.Name, id, plural(len(sw.Cells), "cell"), plural(max(1, sw.Trials), "trial"), o.artifactDir, g.storeName())
 	}
 	if o.parallel > 1 && (o.ui != "none" || len(sw.Lanes()) <= 1) {
 		describeSchedule(ctx, g.Stderr, sw, o.parallel, false) // by spelling: the runner looks the names up and notes what it merged
