@@ -276,6 +276,18 @@ func TestUseServerTokenCount(t *testing.T) {
 	}
 }
 
+// TestUINoneKeepsNotes: --ui none prints nothing while the run goes but
+// its notes and warnings (--streaming dropped for a type that cannot
+// stream), not the rest of the run's log.
+func TestUINoneKeepsNotes(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	inv := cli(t, "", "profile", "-m", "mock-model", "-u", m.URL, "--endpoint-type", "embeddings", "--streaming", "--ui", "none",
+		"--request-count", "2", "--no-store")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "note: --endpoint-type embeddings does not stream: --streaming is ignored\n")
+	assert.NotContains(t, inv.stderr, "tokens counted with")
+}
+
 // TestConversationsOverResponsesAndMessages: a multi-turn session over the
 // Responses and Messages APIs re-sends its history (the system prompt as
 // instructions / system), and every request's ISL is what the mock counted.

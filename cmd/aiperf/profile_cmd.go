@@ -270,8 +270,9 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 	if c.UI != "none" { // a terminal's line overwrites itself (its phase name is escaped)
 		opts.Progress = redact.Writer(termsafe.Raw(g.Stderr))
 	}
-	if c.verbose() || c.UI != "none" {
-		opts.Log = redact.Writer(g.Stderr)
+	opts.Log = redact.Writer(g.Stderr)
+	if !c.verbose() && c.UI == "none" {
+		opts.Log = notices(opts.Log)
 	}
 	closeDashboard := c.dashboard(g, spec, &opts)
 	if c.workers != nil {
