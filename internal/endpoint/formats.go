@@ -268,8 +268,9 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	if c := w.first(); c != nil && c.has&finished != 0 {
 		s.finished = true
 	}
-	if s.choices.on {
-		s.choices.observe(w.Choices)
+	if s.choices.on && !s.choices.observe(w.Choices) {
+		return piece{err: &metrics.Error{Code: status, Type: ErrTypeInvalidResponse,
+			Message: fmt.Sprintf("the stream carried more than %d choices", 64+maxChoices)}}, kindChunk
 	}
 	if s.finished && w.hasUsage() {
 		s.usage = true

@@ -149,9 +149,15 @@ type choiceSet struct {
 	high       map[int]bool // index -> finished
 }
 
+// maxChoices bounds the choices above 63 a stream may carry under
+// --require-stream-completion: a reply of more is refused, not recorded
+// choice by choice without end.
+const maxChoices = 4096
+
 // observe records the choices of one chunk (whose indexes are valid: the
-// chunk's shape was checked).
-func (s *choiceSet) observe(cs []wireChoice) {
+// chunk's shape was checked); false when the stream carried more choices
+// than maxChoices.
+func (s *choiceSet) observe(cs []wireChoice) bool {
 	for i := range cs {
 		idx, fin := int(cs[i].Index), cs[i].has&finished != 0
 		switch {
@@ -165,9 +171,14 @@ func (s *choiceSet) observe(cs []wireChoice) {
 			if s.high == nil {
 				s.high = map[int]bool{}
 			}
-			s.high[idx] = s.high[idx] || fin
+			was, ok := s.high[idx]
+			if !ok && len(s.high) >= maxChoices {
+				return false
+			}
+			s.high[idx] = was || fin
 		}
 	}
+	return true
 }
 
 // unfinished returns the lowest choice seen without a finish_reason.

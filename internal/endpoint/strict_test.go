@@ -153,6 +153,23 @@ func TestRequireStreamCompletionBoundsTheBodyQuoted(t *testing.T) {
 	assert.Contains(t, res.Err.Message, `aaaa…"`)
 }
 
+// TestRequireStreamCompletionBoundsTheChoices: an endless stream of new
+// choice indexes fails once past the choices the flag keeps track of, not
+// grows the client without end.
+func TestRequireStreamCompletionBoundsTheChoices(t *testing.T) {
+	res, _ := strictDo(t, true, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, tokA)
+		for i := 1; i < 64+maxChoices+100 && r.Context().Err() == nil; i++ {
+			fmt.Fprintf(w, `data: {"choices":[{"index":%d,"delta":{"content":"x"},"finish_reason":null}]}`+"\n\n", i)
+		}
+	}, nil)
+	require.NotNil(t, res.Err, "a success under --require-stream-completion")
+	assert.Equal(t, ErrTypeInvalidResponse, res.Err.Type)
+	assert.Equal(t, fmt.Sprintf("the stream carried more than %d choices", 64+maxChoices), res.Err.Message)
+}
+
 // TestRequireStreamCompletionSkipsRequestsThatDoNotStream: a request whose
 // own body sets stream to false (a turn's extra, a payload sent as it is)
 // is not checked: its JSON reply is read whole, as without the flag.
