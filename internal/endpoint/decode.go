@@ -142,6 +142,7 @@ func (s *scanner) choice(c *wireChoice) error {
 			}
 			if err == nil && abortReason(raw) {
 				c.has |= finished | aborted
+				c.reason = append(c.reason[:0], raw...)
 			}
 			return err
 		}

@@ -166,6 +166,9 @@ type wireChoice struct {
 	// were null, and whether it had finished (set by the scanner of
 	// decode.go only).
 	has choiceFields
+	// reason is a finish_reason that gave the generation up, as sent
+	// (aborted; a copy, kept for the error's message).
+	reason []byte
 }
 
 // choiceFields are the members a choice held (wireChoice.has).
@@ -356,7 +359,7 @@ func (w *wireChunk) failure(status int) *metrics.Error {
 	if len(w.Error) == 0 || isNull(w.Error) {
 		if c := w.first(); c != nil && c.has&aborted != 0 {
 			return &metrics.Error{Code: status, Type: ErrTypeStream,
-				Message: "the server gave the generation up: its finish_reason says abort or error"}
+				Message: "the server gave the generation up: finish_reason " + truncate(string(c.reason))}
 		}
 		return nil
 	}

@@ -271,7 +271,7 @@ func TestAbortedGenerationFailsTheRequest(t *testing.T) {
 				}
 				require.NotNil(t, res.Err)
 				assert.Equal(t, ErrTypeStream, res.Err.Type)
-				assert.Contains(t, res.Err.Message, "gave the generation up")
+				assert.Equal(t, "the server gave the generation up: finish_reason "+tc.reason, res.Err.Message)
 			})
 		}
 	}
