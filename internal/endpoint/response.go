@@ -366,69 +366,6 @@ func (w *wireChunk) failure(status int) *metrics.Error {
 	return &metrics.Error{Code: errorCode(w.Error, status), Type: ErrTypeStream, Message: errorText(w.Error)}
 }
 
-// errorCode is error.code when it is an integer HTTP error status
-// (400-599), else status, the HTTP status of the reply. That is AIPerf's
-// rule for an error object in a stream (sse_utils._raise_for_data_error):
-// a server's own code such as -1, 99999999999999 or 200 is not an HTTP
-// status and never stands for one.
-func errorCode(raw json.RawMessage, status int) int {
-	var e struct {
-		Code json.RawMessage `json:"code"`
-	}
-	if raw[0] == '{' && json.Unmarshal(raw, &e) == nil {
-		if n, err := strconv.Atoi(string(e.Code)); err == nil && n >= 400 && n <= 599 {
-			return n
-		}
-	}
-	return status
-}
-
-// errorText turns an error value into a message: a string as is, an object's
-// "message" (or "msg"), any other JSON as its text.
-func errorText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isNull(raw) {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return truncate(s)
-	}
-	var obj struct {
-		Message json.RawMessage `json:"message"`
-		Msg     json.RawMessage `json:"msg"`
-	}
-	if raw[0] == '{' && json.Unmarshal(raw, &obj) == nil {
-		for _, m := range []json.RawMessage{obj.Message, obj.Msg} {
-			if len(m) > 0 && !isNull(m) {
-				return errorText(m)
-			}
-		}
-	}
-	return truncate(string(raw))
-}
-
-// bodyMessage extracts a message from a non-2xx body: {"error":{"message"}},
-// {"error":"…"}, {"message":…} or {"detail":…}; else the trimmed text.
-func bodyMessage(body []byte) string {
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message json.RawMessage `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-	}
-	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' && json.Unmarshal(t, &v) == nil {
-		for _, m := range []json.RawMessage{v.Error, v.Message, v.Detail} {
-			if msg := errorText(m); msg != "" {
-				return msg
-			}
-		}
-	}
-	if isHTML(body) { // a web server's error page: its words, not its markup
-		return truncate(htmlText(body))
-	}
-	return truncate(string(body))
-}
-
 // asciiLower is b with A-Z lowered and every other byte as it is: indexes
 // into it are indexes into b (bytes.ToLower changes lengths: the Kelvin
 // sign, invalid UTF-8).
