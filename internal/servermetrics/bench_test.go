@@ -159,7 +159,7 @@ func BenchmarkCollectMillionSeries(b *testing.B) {
 	b.ResetTimer()
 	c.Mark("profiling", true)
 	for range b.N {
-		c.scrapeAll(false)
+		c.scrapeAll(false, nil)
 	}
 	c.Mark("profiling", false)
 	b.StopTimer()

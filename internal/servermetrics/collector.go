@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -172,7 +173,7 @@ func Start(ctx context.Context, o Options) (*Collector, error) {
 	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.start = c.now()
-	c.scrapeAll(true)
+	c.scrapeAll(true, nil)
 	for _, ep := range c.eps {
 		c.wg.Add(1)
 		go c.loop(ep)
@@ -225,8 +226,11 @@ func (c *Collector) Mark(phase string, begin bool) {
 	if pi < 0 {
 		return
 	}
-	times := c.scrapeAll(true)
+	times := c.scrapeAll(true, nil)
 	end := c.now()
+	if begin {
+		times = c.refreshBegin(pi, times, end)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	last := int64(-1)
@@ -247,6 +251,35 @@ func (c *Collector) Mark(phase string, begin bool) {
 	}
 }
 
+// staleMark is how long before a begin Mark returns an endpoint's mark
+// scrape may have landed (while Mark waited for a slower endpoint) and
+// still stand for the phase's beginning.
+const staleMark = 20 * time.Millisecond
+
+// refreshBegin renews a begin mark that waited for a slower endpoint, or
+// one that did not answer: the load starts only when Mark returns, so a
+// sample an endpoint gave long before would count the wait as part of the
+// phase (an idle stretch in its rates and gauge averages). The phase then
+// begins now, and the endpoints whose marks are stale are scraped again;
+// those that did not answer are not waited for twice. It returns the
+// marks' times.
+func (c *Collector) refreshBegin(pi int, times []int64, end int64) []int64 {
+	stale := func(i int) bool { return times[i] >= 0 && end-times[i] > int64(staleMark) }
+	if !slices.ContainsFunc(times, func(t int64) bool { return t >= 0 && end-t > int64(staleMark) }) {
+		return times
+	}
+	c.mu.Lock()
+	c.phases[pi].BeginNs = c.now()
+	c.mu.Unlock()
+	again := c.scrapeAll(true, stale)
+	for i, t := range again {
+		if stale(i) {
+			times[i] = t
+		}
+	}
+	return times
+}
+
 // stopped reports whether Stop began.
 func (c *Collector) stopped() bool {
 	c.mu.Lock()
@@ -254,15 +287,19 @@ func (c *Collector) stopped() bool {
 	return c.stopping
 }
 
-// scrapeAll scrapes every endpoint concurrently within MarkTimeout and
-// returns each scrape's time (−1 where it failed).
-func (c *Collector) scrapeAll(pinned bool) []int64 {
+// scrapeAll scrapes every endpoint (or those only picks, when not nil)
+// concurrently within MarkTimeout and returns each scrape's time (−1 where
+// it failed or was not picked).
+func (c *Collector) scrapeAll(pinned bool, only func(int) bool) []int64 {
 	ctx, cancel := context.WithTimeout(c.ctx, c.o.MarkTimeout)
 	defer cancel()
 	times := make([]int64, len(c.eps))
 	var wg sync.WaitGroup
 	for i, ep := range c.eps {
-		wg.Go(func() { times[i] = c.scrape(ctx, ep, pinned) })
+		times[i] = -1
+		if only == nil || only(i) {
+			wg.Go(func() { times[i] = c.scrape(ctx, ep, pinned) })
+		}
 	}
 	wg.Wait()
 	return times

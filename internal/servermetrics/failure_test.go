@@ -114,6 +114,39 @@ func TestBrokenEndpointsWarnOnceAndCollectionGoesOn(t *testing.T) {
 	assert.Contains(t, r.Warnings[0], "server metrics: scrape "+notFound.URL+"/metrics: HTTP 404 Not Found (")
 }
 
+// A begin mark that waited for an endpoint which never answers does not
+// count the wait in another endpoint's phase: the load starts when Mark
+// returns, so that endpoint is scraped again for its mark, and the idle
+// samples of the wait stay out of the phase's figures.
+func TestAHungEndpointDoesNotStretchTheOthersPhase(t *testing.T) {
+	gauge := func(v int) string {
+		return fmt.Sprintf("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %d\n", v)
+	}
+	healthy := newExporter(t, gauge(0))
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(hung.Close)
+	served := func() int {
+		healthy.mu.Lock()
+		defer healthy.mu.Unlock()
+		return len(healthy.headers)
+	}
+	const wait = 500 * time.Millisecond // a hundred periodic scrapes of the healthy endpoint, or as many as a busy machine runs
+	c := collect(t, Options{Endpoints: []Target{{URL: healthy.url, Source: SourceServer}, {URL: hung.URL + "/metrics", Source: SourceServer}},
+		Interval: 5 * time.Millisecond, Timeout: wait, MarkTimeout: wait})
+	c.Mark("profiling", true) // waits for the hung endpoint
+	healthy.set(gauge(8))     // the load, as soon as Mark returns
+	from := served()
+	require.Eventually(t, func() bool { return served() >= from+40 }, time.Minute, time.Millisecond) // a hang guard
+	c.Mark("profiling", false)
+	r := c.Stop()
+
+	running := find(t, r, "vllm:num_requests_running", "profiling")
+	assert.Equal(t, 8.0, running.Stats["max"])
+	assert.Greater(t, running.Stats["avg"], 6.0, "the wait's idle samples (0) are not the phase's: %v", running.Stats)
+	require.Len(t, r.Phases, 1)
+	assert.Greater(t, r.Phases[0].BeginNs, int64(2*wait), "the phase begins when the mark's wait ended (after Start's)")
+}
+
 // A URL's own credentials go with its scrapes, as Basic, in place of the
 // benchmark's, and nowhere else: not in the result, its warnings or its
 // JSON; a password in the URL is redacted.

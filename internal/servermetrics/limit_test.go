@@ -85,7 +85,7 @@ func TestSeriesCap(t *testing.T) {
 			fmt.Fprintf(&sb, "user_requests{user=\"u%d\"} 1\n", i*400+j)
 		}
 		churn.set(sb.String())
-		c.scrapeAll(false)
+		c.scrapeAll(false, nil)
 	}
 	c.Mark("profiling", false)
 	r := c.Stop()
