@@ -34,7 +34,8 @@ func insertServer(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run, r
 	if err != nil {
 		return fmt.Errorf("encode warnings: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET server_warnings = ? WHERE id = ?`, string(warnJSON), runID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET server_warnings = ?, server_span = ?, server_start_ns = ?, server_end_ns = ? WHERE id = ?`,
+		string(warnJSON), sm.Span, sm.StartNs, sm.EndNs, runID); err != nil {
 		return err
 	}
 	for i, e := range sm.Endpoints {
@@ -120,14 +121,18 @@ func phaseKinds(cfg *plan.Profile) map[string]string {
 // loadServer rebuilds result.Run.Server: nil when the run was saved without
 // server metrics.
 func loadServer(ctx context.Context, q querier, id int64, r *result.Run) error {
-	var warns sql.NullString
-	if err := q.QueryRowContext(ctx, `SELECT server_warnings FROM runs WHERE id = ?`, id).Scan(&warns); err != nil {
+	var (
+		warns, span    sql.NullString
+		startNs, endNs sql.NullInt64
+	)
+	if err := q.QueryRowContext(ctx, `SELECT server_warnings, server_span, server_start_ns, server_end_ns FROM runs WHERE id = ?`,
+		id).Scan(&warns, &span, &startNs, &endNs); err != nil {
 		return err
 	}
 	if !warns.Valid {
 		return nil
 	}
-	sm := &servermetrics.Result{}
+	sm := &servermetrics.Result{Span: span.String, StartNs: startNs.Int64, EndNs: endNs.Int64}
 	if err := json.Unmarshal([]byte(warns.String), &sm.Warnings); err != nil {
 		return fmt.Errorf("decode warnings: %w", err)
 	}
@@ -161,8 +166,27 @@ func loadServer(ctx context.Context, q querier, id int64, r *result.Run) error {
 	for _, s := range series {
 		sm.Series = append(sm.Series, s.Series)
 	}
+	if !span.Valid {
+		sm.Span = inferSpan(series, phaseKinds(&r.Config))
+	}
 	r.Server = sm
 	return nil
+}
+
+// inferSpan is the profiling span of a run stored before the span was
+// kept: PhaseSpan when series were reduced over it, else the one profiling
+// phase ("" when there is none).
+func inferSpan(series []runSeries, kinds map[string]string) string {
+	span := ""
+	for _, s := range series {
+		switch {
+		case s.Phase == servermetrics.PhaseSpan:
+			return servermetrics.PhaseSpan
+		case kinds[s.Phase] == plan.KindProfiling:
+			span = s.Phase
+		}
+	}
+	return span
 }
 
 // runSeries is a stored series with the run it belongs to.

@@ -32,6 +32,7 @@ func serverResult(n int) *servermetrics.Result {
 				Interval: 333 * time.Millisecond, LastError: "context deadline exceeded"},
 		},
 		Warnings: []string{"http://127.0.0.1:9400/metrics: 2 scrapes timed out"},
+		Span:     plan.KindProfiling, StartNs: 1_000_000, EndNs: 31_000_000_000,
 	}
 	gauge := func(avg float64) map[string]float64 {
 		return map[string]float64{"avg": avg, "min": avg / 2, "max": avg * 2, "std": avg / 10, "p50": avg, "p90": avg * 1.5, "p99": avg * 1.9}
@@ -75,6 +76,17 @@ func TestServerMetricsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, in.Server, got.Server, "endpoints, warnings and every series of every phase come back")
 
+	t.Run("a run stored before the span was kept has it inferred from its series", func(t *testing.T) {
+		older := newRun(runOpts{name: "older", records: 3})
+		older.Server = serverResult(12)
+		id, err := db.SaveRun(ctx, older, "")
+		require.NoError(t, err)
+		require.NoError(t, store.ExecForTest(ctx, db, `UPDATE runs SET server_span = NULL, server_start_ns = NULL, server_end_ns = NULL WHERE id = ?`, id))
+		got, err := db.GetRun(ctx, id, false)
+		require.NoError(t, err)
+		assert.Equal(t, plan.KindProfiling, got.Server.Span, "the one profiling phase")
+		assert.Zero(t, got.Server.StartNs)
+	})
 	t.Run("a run without server metrics comes back without them", func(t *testing.T) {
 		plain := newRun(runOpts{name: "plain", records: 3})
 		id, err := db.SaveRun(ctx, plain, "")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,6 +60,46 @@ func TestGPUPowerEfficiency(t *testing.T) {
 	avg := metricAvg(t, doc, "nvidia_average_gpu_power")
 	assert.InDelta(t, metricAvg(t, doc, "request_throughput")/avg, metricAvg(t, doc, "nvidia_performance_per_watt"), 1e-9)
 	assert.NotContains(t, doc, "nvidia_goodput_per_watt", "no --goodput")
+}
+
+// TestRunsExportKeepsGPUTelemetry: a run exported from the store carries
+// the GPU telemetry its own export had (telemetry_data, the CSV's GPU
+// section), every GPU with every statistic.
+func TestRunsExportKeepsGPUTelemetry(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 5, ITL: 1, GPUMetrics: true, GPUs: 2})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--concurrency", "2", "--request-count", "8", "--gpu-telemetry", m.URL+"/dcgm/metrics",
+		"--artifact-dir", "out")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	telemetry := func(doc map[string]any) map[string]any {
+		t.Helper()
+		data, ok := doc["telemetry_data"].(map[string]any)
+		require.True(t, ok, "telemetry_data")
+		return data
+	}
+	ran := telemetry(readJSON(t, filepath.Join(dir, "out", report.JSONFile)))
+	require.NotEmpty(t, ran["endpoints"])
+
+	inv = cli(t, dir, "runs", "export", "1", "--format", "json")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(inv.stdout), &doc))
+	stored := telemetry(doc)
+	assert.Equal(t, ran["endpoints"], stored["endpoints"])
+	summary := stored["summary"].(map[string]any)
+	assert.Less(t, summary["start_time"], summary["end_time"], "the collection's bounds")
+
+	gpuSection := func(csv string) string {
+		t.Helper()
+		i := strings.Index(csv, "Endpoint,GPU_Index,")
+		require.GreaterOrEqual(t, i, 0, "a GPU section")
+		return csv[i:]
+	}
+	inv = cli(t, dir, "runs", "export", "1", "--format", "csv")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	section := gpuSection(inv.stdout)
+	assert.Equal(t, gpuSection(readFile(t, filepath.Join(dir, "out", "profile_export_aiperf.csv"))), section)
+	assert.Greater(t, strings.Count(section, "\n"), 10, "a row per GPU and metric")
 }
 
 // TestSpecDecodeAcceptanceMetrics: a server reporting each request's
