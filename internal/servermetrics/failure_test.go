@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,6 +146,39 @@ func TestAHungEndpointDoesNotStretchTheOthersPhase(t *testing.T) {
 	assert.Greater(t, running.Stats["avg"], 6.0, "the wait's idle samples (0) are not the phase's: %v", running.Stats)
 	require.Len(t, r.Phases, 1)
 	assert.Greater(t, r.Phases[0].BeginNs, int64(2*wait), "the phase begins when the mark's wait ended (after Start's)")
+}
+
+// An endpoint that stops answering in the middle of a phase gives a
+// counter delta of part of the phase: it is refused, with why, not
+// reported as the phase's total and rate.
+func TestAnEndpointThatStopsAnsweringIsNotAWholePhase(t *testing.T) {
+	var failing atomic.Bool
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "exporter crashed", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %d\n", 100*served.Add(1))
+	}))
+	t.Cleanup(srv.Close)
+	c := collect(t, Options{Endpoints: []Target{{URL: srv.URL + "/metrics", Source: SourceServer}}, Interval: 5 * time.Millisecond})
+	c.Mark("profiling", true)
+	began, from := time.Now(), served.Load()
+	require.Eventually(t, func() bool { return served.Load() >= from+5 }, time.Minute, time.Millisecond) // a hang guard
+	failing.Store(true)
+	time.Sleep(max(time.Since(began), 50*time.Millisecond)) // half the phase at least, unanswered
+	c.Mark("profiling", false)
+	r := c.Stop()
+
+	tokens := find(t, r, "vllm:generation_tokens", "profiling")
+	assert.Empty(t, tokens.Stats, "no total or rate of part of the phase")
+	assert.Positive(t, tokens.Refused["total"])
+	assert.Contains(t, tokens.Impossible, "stopped answering")
+	assert.True(t, slices.ContainsFunc(r.Warnings, func(w string) bool {
+		return strings.Contains(w, srv.URL) && strings.Contains(w, "counters and histograms over that phase are left out")
+	}), "%q", r.Warnings)
 }
 
 // A URL's own credentials go with its scrapes, as Basic, in place of the

@@ -147,6 +147,7 @@ func reduce(r *Result, marks []mark, o Options) {
 			if !ok {
 				continue
 			}
+			short, shortSaid := b.uncovered(w, ei, sp, o.Interval), false
 			for _, s := range b.order {
 				out, ok := reduceSeries(s, sp, o.SliceDuration)
 				if !ok {
@@ -160,6 +161,12 @@ func reduce(r *Result, marks []mark, o Options) {
 					if !warned[s] {
 						warned[s] = true
 						r.Warnings = append(r.Warnings, impossibleWarning(ep, s))
+					}
+				} else if short != "" && (s.typ == TypeCounter || s.typ == TypeHistogram) {
+					refuseAll(&out, short)
+					if !shortSaid {
+						shortSaid = true
+						r.Warnings = append(r.Warnings, uncoveredWarning(ep, short))
 					}
 				}
 				r.Series = append(r.Series, out)
