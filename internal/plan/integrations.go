@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,8 +149,13 @@ func (v *validator) integrations(p *Profile) {
 		v.add("mlflow_tag", err.Error())
 	}
 	for _, g := range p.MLflowArtifactGlob {
-		v.check(strings.TrimSpace(g) != "" && !strings.HasPrefix(g, "/") && !slices.Contains(strings.Split(g, "/"), ".."),
-			"mlflow_artifact_glob", fmt.Sprintf("must be a pattern relative to the artifact directory, got %q", g))
+		_, bad := path.Match(strings.TrimPrefix(g, "**/"), "")
+		switch {
+		case strings.TrimSpace(g) == "" || strings.HasPrefix(g, "/") || slices.Contains(strings.Split(g, "/"), ".."):
+			v.add("mlflow_artifact_glob", fmt.Sprintf("must be a pattern relative to the artifact directory, got %q", g))
+		case bad != nil:
+			v.add("mlflow_artifact_glob", fmt.Sprintf("%q is not a glob pattern (%v): escape [ ] * ? \\ with \\ to match them as they are", g, bad))
+		}
 	}
 	if p.MetricsListen != "" {
 		host, port, err := net.SplitHostPort(p.MetricsListen)

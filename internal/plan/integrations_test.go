@@ -37,7 +37,7 @@ func TestIntegrationChecks(t *testing.T) {
 	bad.OtelURL, bad.Stream = "grpc://c:4317", []string{"traces"}
 	bad.OtelResourceAttributes = []string{"team"}
 	bad.MLflowTrackingURI, bad.MLflowTag = "file:./mlruns", []string{"novalue"}
-	bad.MLflowArtifactGlob = []string{"../*.json"}
+	bad.MLflowArtifactGlob = []string{"../*.json", "[", "**/x["}
 	bad.MetricsListen = "9464"
 	var msgs []string
 	for _, fe := range FieldErrors(bad.Check()) {
@@ -50,6 +50,8 @@ func TestIntegrationChecks(t *testing.T) {
 		`--mlflow-tracking-uri must be an http(s) URL of an MLflow tracking server, got "file:./mlruns"`,
 		`--mlflow-tag must be key:value pairs, got "novalue"`,
 		`--mlflow-artifact-glob must be a pattern relative to the artifact directory, got "../*.json"`,
+		`--mlflow-artifact-glob "[" is not a glob pattern (syntax error in pattern): escape [ ] * ? \ with \ to match them as they are`,
+		`--mlflow-artifact-glob "**/x[" is not a glob pattern (syntax error in pattern): escape [ ] * ? \ with \ to match them as they are`,
 		`--metrics-listen must be HOST:PORT or :PORT (port 0: any free port), got "9464"`,
 	}, msgs)
 }
