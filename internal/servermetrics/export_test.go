@@ -60,6 +60,13 @@ func dcgmExposition(i int) string {
 				f.name, g, g, g, g, f.v(g))
 		}
 	}
+	// DCGM's energy counter, in mJ since boot: 1 kJ a step on GPU 0, 2 on GPU 1.
+	b.WriteString("# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since boot (in mJ).\n" +
+		"# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n")
+	for g := range 2 {
+		fmt.Fprintf(&b, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"%d\",UUID=\"GPU-%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node1\"} %d\n",
+			g, g, 5_000_000_000+int64(i)*int64(g+1)*1_000_000)
+	}
 	return b.String()
 }
 

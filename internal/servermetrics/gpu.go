@@ -118,12 +118,15 @@ func gpuRank(name string) int {
 var gpuStatKeys = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
 
 // gpuJSONKeys are the stats of a GPU metric in the JSON export: as
-// profile_export_aiperf.json's record metrics, count and sum last.
-var gpuJSONKeys = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum"}
+// profile_export_aiperf.json's record metrics, count and sum last; then a
+// counter's total and rate (an extension).
+var gpuJSONKeys = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count", "sum",
+	"total", "rate"}
 
 // scaled is a gauge's stats in the field's unit (the count stays), with
 // the sum of its samples (AIPerf's np.sum of the time series) when it has
-// both an average and a count.
+// both an average and a count; a counter's (the energy consumed) has its
+// increase over the phase as its sum.
 func scaled(st map[string]float64, scale float64) map[string]float64 {
 	out := make(map[string]float64, len(st)+1)
 	for k, v := range st {
@@ -134,8 +137,13 @@ func scaled(st map[string]float64, scale float64) map[string]float64 {
 	}
 	avg, okAvg := out["avg"]
 	n, okN := out["count"]
-	if _, ok := out["sum"]; !ok && okAvg && okN {
+	total, okTotal := out["total"]
+	switch _, ok := out["sum"]; {
+	case ok:
+	case okAvg && okN:
 		out["sum"] = avg * n
+	case okTotal:
+		out["sum"] = total
 	}
 	return out
 }
