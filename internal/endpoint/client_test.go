@@ -456,8 +456,11 @@ func TestTimeout(t *testing.T) {
 		}
 	}
 	const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	// The timeout leaves room for what the server wrote to be read before
+	// it, beside CPU burners (-race); the subtests wait for it side by side.
+	const timeout = 2 * time.Second
 	timedOut := func(code int) *metrics.Error {
-		return &metrics.Error{Code: code, Type: ErrTypeTimeout, Message: "request timed out after 100ms"}
+		return &metrics.Error{Code: code, Type: ErrTypeTimeout, Message: "request timed out after 2s"}
 	}
 	tests := []struct {
 		name      string
@@ -479,8 +482,9 @@ func TestTimeout(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newRawServer(t, stall(tc.raw))
-			c := newTestClient(t, Options{Timeout: 100 * time.Millisecond})
+			c := newTestClient(t, Options{Timeout: timeout})
 			got := make(chan Response, 1)
 			go func() { got <- c.Do(context.Background(), chatReq(srv.url("/"), tc.streaming)) }()
 			var res Response

@@ -231,7 +231,10 @@ func TestEmptyPromptAndTokenIDs(t *testing.T) {
 }
 
 func TestRefusalFidelity(t *testing.T) {
-	_, base := start(t, Config{Fast: true, MaxModelLen: 8, CountTokens: countWords})
+	s, base := start(t, Config{Fast: true, MaxModelLen: 8, CountTokens: countWords})
+	// The 64 MiB body below is decoded as it arrives: under -race beside
+	// CPU burners that takes longer than the mock's 30 s body timeout.
+	s.bodyTimeout = time.Hour
 
 	status, raw := postRaw(t, base+"/v1/completions", `{"prompt":"a b c d e f g h i j"}`)
 	assert.Equal(t, http.StatusBadRequest, status)

@@ -93,7 +93,9 @@ func countIn(r Result, ep int, p Phase) int {
 }
 
 // The server's TTFT p50, estimated from the scraped histogram over the
-// phase, is within one bucket of the client's TTFT p50 at concurrency 1.
+// phase, lies in the bucket of the mock's TTFT or above it, and not above
+// the client's TTFT p50 at concurrency 1 (the server's TTFT is inside the
+// client's): bounds a busy machine cannot break.
 func TestServerTTFTFromTheHistogramMatchesTheClient(t *testing.T) {
 	base := startMock(t, mock.Config{TTFT: 150, ITL: 2})
 	c := collect(t, Options{Endpoints: []Target{server(base)}, Interval: 50 * time.Millisecond})
@@ -112,7 +114,8 @@ func TestServerTTFTFromTheHistogramMatchesTheClient(t *testing.T) {
 	bounds := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0}
 	bucket := func(v float64) int { i, _ := slices.BinarySearch(bounds, v); return i }
 	p50 := h.Stats["p50_estimate"]
-	assert.InDelta(t, bucket(client[3]), bucket(p50), 1, "client p50 %.4fs, server p50 %.4fs", client[3], p50)
+	assert.GreaterOrEqual(t, bucket(p50), bucket(0.150), "server p50 %.4fs, the mock's TTFT 150 ms", p50)
+	assert.LessOrEqual(t, bucket(p50), bucket(client[3]), "client p50 %.4fs, server p50 %.4fs", client[3], p50)
 	assert.LessOrEqual(t, h.Stats["avg"], stats.Mean(client), "the server starts later and writes before the client reads")
 }
 

@@ -74,12 +74,14 @@ func TestScheduleTimeoutHoldsUnderRetryAfter(t *testing.T) {
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	require.NoError(t, err)
 	e, err := kube.New(kube.Cluster{Client: cs, Namespace: ns},
-		kube.Config{Image: "x", ScheduleTimeout: 500 * time.Millisecond, Poll: 20 * time.Millisecond})
+		// The bound covers creating the objects too: long enough for that
+		// beside CPU burners (-race), so that it ends in the throttled watch.
+		kube.Config{Image: "x", ScheduleTimeout: 5 * time.Second, Poll: 20 * time.Millisecond})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	_, err = launchWithin(t, e, dir) // without the bound: an hour's sleep in the first watch
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "its pod could not be seen to start within 500ms (--schedule-timeout); the job is deleted")
+	assert.Contains(t, err.Error(), "its pod could not be seen to start within 5s (--schedule-timeout); the job is deleted")
 	assert.Contains(t, err.Error(), "no events were reported")
 	api.mu.Lock()
 	defer api.mu.Unlock()
