@@ -3,6 +3,7 @@ package servermetrics
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -67,6 +68,30 @@ func TestCounterFallingMoreThanOnceIsImpossible(t *testing.T) {
 	assert.Empty(t, once.Warnings)
 	assert.Equal(t, 25.0, find(t, once, "vllm:generation_tokens", "profiling").Stats["total"])
 	assert.Empty(t, headlineWhy(&once)["Generation throughput rate"])
+}
+
+// A gauge or counter sample of ±Inf is no measurement: the series is
+// impossible, its figures refused, a warning says why; a gauge's NaN is
+// its exporter's "no value", skipped silently.
+func TestInfiniteSampleIsImpossible(t *testing.T) {
+	running := func(v string) string {
+		return "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running " + v + "\n"
+	}
+	r := scrapeEach(t, running("1"), running("+Inf"), running("1"), running("-Inf"))
+	s := find(t, r, "vllm:num_requests_running", "profiling")
+	assert.Equal(t, "a sample of +Inf", s.Impossible)
+	assert.Empty(t, s.Stats)
+	require.Len(t, r.Warnings, 1)
+	assert.Contains(t, r.Warnings[0], "vllm:num_requests_running cannot be what the server measured (a sample of +Inf)")
+	assert.Contains(t, r.Warnings[0], "its statistics are left out")
+	assert.Contains(t, headlineWhy(&r)["Running requests max"], "a sample of +Inf")
+
+	r = scrapeEach(t, genTokens(1), genTokens(5), genTokens(math.Inf(1)), genTokens(9))
+	assert.Equal(t, "a sample of +Inf", find(t, r, "vllm:generation_tokens", "profiling").Impossible, "not a fall")
+
+	nan := scrapeEach(t, running("1"), running("NaN"), running("3"))
+	assert.Empty(t, nan.Warnings)
+	assert.Equal(t, 3.0, find(t, nan, "vllm:num_requests_running", "profiling").Stats["max"])
 }
 
 // ttft is a vLLM TTFT histogram page: cumulative counts for le 0.01, 0.1,

@@ -127,8 +127,11 @@ func impossibleWarning(ep Endpoint, s *seriesBuf) string {
 	if ep.Source == SourceGPU {
 		what = "GPU telemetry"
 	}
-	if s.typ == TypeHistogram {
+	switch s.typ {
+	case TypeHistogram:
 		untrue = "sum, average and percentile estimates"
+	case TypeGauge:
+		untrue = "statistics"
 	}
 	name := s.fam.name
 	if len(s.labels) > 0 {

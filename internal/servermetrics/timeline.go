@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -164,7 +165,11 @@ func (b *endpointBuf) addFamily(mf *dto.MetricFamily) {
 		case TypeSummary:
 			s.setSummary(last, m.GetSummary())
 		default:
-			s.vals[last] = finite(scalar(m))
+			v := scalar(m)
+			if math.IsInf(v, 0) {
+				s.flag(fmt.Sprintf("a sample of %g", v)) // kept absent; a NaN is a gauge's "no value"
+			}
+			s.vals[last] = finite(v)
 			if typ == TypeCounter {
 				s.noteCounter(s.vals[last])
 			}
