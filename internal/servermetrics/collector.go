@@ -264,16 +264,19 @@ const staleMark = 20 * time.Millisecond
 // those that did not answer are not waited for twice. It returns the
 // marks' times.
 func (c *Collector) refreshBegin(pi int, times []int64, end int64) []int64 {
-	stale := func(i int) bool { return times[i] >= 0 && end-times[i] > int64(staleMark) }
-	if !slices.ContainsFunc(times, func(t int64) bool { return t >= 0 && end-t > int64(staleMark) }) {
+	var stale []bool
+	for _, t := range times {
+		stale = append(stale, t >= 0 && end-t > int64(staleMark))
+	}
+	if !slices.Contains(stale, true) {
 		return times
 	}
 	c.mu.Lock()
 	c.phases[pi].BeginNs = c.now()
 	c.mu.Unlock()
-	again := c.scrapeAll(true, stale)
+	again := c.scrapeAll(true, func(i int) bool { return stale[i] })
 	for i, t := range again {
-		if stale(i) {
+		if stale[i] {
 			times[i] = t
 		}
 	}
