@@ -34,9 +34,12 @@ const (
 // audit is the client's verdict on itself over the profiling phases.
 func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration) result.Audit {
 	a := result.Audit{Mode: "concurrency", PrecisePacing: p.PrecisePacing, RxCoalesceUsecs: int(p.RxCoalesce().Microseconds())}
-	firstSched, lastSched := auditPhases(&a, reports)
+	firstSched, lastSched, gated := auditPhases(&a, reports)
 	if len(prof) == 0 {
 		return a
+	}
+	if gated > 0 {
+		a.Warnings = append(a.Warnings, gatedNote(gated, len(prof)))
 	}
 	lags := make([]float64, len(prof))
 	firstSent, lastSent := prof[0].SentNs, prof[0].SentNs
@@ -82,8 +85,9 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 
 // auditPhases reads the profiling phases' reports into a: the load mode,
 // the target rate, the cap's skips and delays; it returns the first and
-// last scheduled send (-1 and 0 when none was).
-func auditPhases(a *result.Audit, reports []load.PhaseReport) (firstSched, lastSched int64) {
+// last scheduled send (-1 and 0 when none was) and how many turns waited
+// for their previous reply past their time (load.PhaseReport.ReplyGated).
+func auditPhases(a *result.Audit, reports []load.PhaseReport) (firstSched, lastSched int64, gated int) {
 	firstSched = -1
 	rates := map[float64]bool{}
 	for _, r := range reports {
@@ -108,6 +112,7 @@ func auditPhases(a *result.Audit, reports []load.PhaseReport) (firstSched, lastS
 		}
 		a.CapDelayed += r.CapDelayed
 		a.CapSkipped += r.CapSkipped
+		gated += r.ReplyGated
 		if r.Branches != nil {
 			a.Branches = cmp.Or(a.Branches, &metrics.BranchStats{})
 			a.Branches.Add(*r.Branches)
@@ -117,7 +122,18 @@ func auditPhases(a *result.Audit, reports []load.PhaseReport) (firstSched, lastS
 		}
 		lastSched = max(lastSched, r.LastSchedNs)
 	}
-	return firstSched, lastSched
+	return firstSched, lastSched, gated
+}
+
+// gatedNote words the turns of a replayed trace that waited for their
+// previous reply past their timestamp: the server set their pace, not the
+// client. Each was scheduled at that reply's end, so the send lag and the
+// schedule's rate the client is judged by are what the replies allowed.
+func gatedNote(gated, sent int) string {
+	return fmt.Sprintf("%d of %d sends were later turns that waited for their previous reply past their timestamp "+
+		"(open-loop replay): the server's replies, not the client, paced them, so the trace's own rate was not "+
+		"reached; each is scheduled at the end of the reply it waited for (send lag and the schedule's rate count from there)",
+		gated, sent)
 }
 
 // scheduleVerdicts judges a scheduled load (rate, user-centric, fixed) of

@@ -199,3 +199,27 @@ func TestAuditCountsImplausibleVideoFigures(t *testing.T) {
 	assert.Contains(t, a.Warnings, "2 video jobs reported implausible figures (the first: inference_time_s is negative (-3)): "+
 		"those figures are left out of the video metrics")
 }
+
+// A replayed trace whose later turns waited for slow replies past their
+// timestamps: the engine schedules each at the reply's end, so the client
+// kept its schedule; the audit says the server paced those turns and does
+// not blame the client.
+func TestAuditReplyGatedTurnsAreNotClientBound(t *testing.T) {
+	ms := int64(time.Millisecond)
+	ph := plan.Phase{Name: "p", Kind: plan.KindProfiling, Fixed: true}
+	var recs []metrics.Record
+	// 4 sessions: turn 0 at its timestamp (k·50 ms), turn 1 stamped 20 ms
+	// later but held by a 300 ms reply, so scheduled at that reply's end.
+	for k := range int64(4) {
+		at := k * 50 * ms
+		recs = append(recs, metrics.Record{PhaseKind: plan.KindProfiling, ScheduledNs: at, SentNs: at + ms/10, EndNs: at + 300*ms},
+			metrics.Record{PhaseKind: plan.KindProfiling, Turn: 1, ScheduledNs: at + 300*ms, SentNs: at + 300*ms + ms/10})
+	}
+	r := load.PhaseReport{Phase: ph, Sent: 8, ReplyGated: 4, FirstSchedNs: 0, LastSchedNs: 450 * ms}
+	a := audit(plan.Profile{}, []load.PhaseReport{r}, recs, 0, 0)
+	assert.Equal(t, "fixed", a.Mode)
+	assert.False(t, a.ClientBound, "%v", a.Warnings)
+	w := strings.Join(a.Warnings, "\n")
+	assert.Contains(t, w, "4 of 8 sends were later turns that waited for their previous reply past their timestamp")
+	assert.NotContains(t, w, "the client fell behind")
+}

@@ -98,7 +98,8 @@ func (p *phaseRun) sendQueued(q *turnQueue, w turnWork, c Credit) {
 			return
 		}
 		if !waited {
-			q.later(w, p.due(w.s, w.turn, max(rec.EndNs, rec.SentNs)), p.e.Clock)
+			due, _ := p.due(w.s, w.turn, max(rec.EndNs, rec.SentNs)) // its send is on the rate grid: pick schedules it
+			q.later(w, due, p.e.Clock)
 			return
 		}
 		if c, ok = p.claim(p.e.Clock.Now(), w.sid, w.turn); !ok {
@@ -196,7 +197,7 @@ func (p *phaseRun) dueAt(s Session, i int, joins []<-chan struct{}, startNs int6
 			sched = startNs
 		}
 	default:
-		sched = p.due(s, i, max(last.EndNs, last.SentNs))
+		sched, _ = p.due(s, i, max(last.EndNs, last.SentNs)) // a DAG's turns have no timestamps: never gated
 	}
 	if !p.e.waitUntil(p.branchCtx, timer, sched) {
 		return 0, false

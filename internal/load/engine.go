@@ -91,9 +91,10 @@ type PhaseReport struct {
 	Cancelled                 int                  // requests cut at the end of the grace period (or by Ctrl-C)
 	CapDelayed                int                  // rate and fixed modes: sends that waited for a free in-flight slot
 	CapSkipped                int                  // rate mode: sends dropped because the in-flight cap was full (CapSkip)
+	ReplyGated                int                  // later turns whose absolute time passed while they waited for the previous reply
 	Branches                  *metrics.BranchStats // the branches of a Brancher's sessions (nil: none started)
 	StartNs                   int64                // when the phase began sending
-	FirstSchedNs, LastSchedNs int64
+	FirstSchedNs, LastSchedNs int64                // the earliest and the latest scheduled send
 }
 
 // Progress counts the requests of one phase, for the progress display.

@@ -65,11 +65,13 @@ func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 		close(p.full)
 		p.stopBranches() // no branch waiting for its time can send any more
 	}
+	// The schedule's span, earliest to latest: senders claim in parallel,
+	// so the last claim need not be the latest time.
 	r := p.r
 	if r.Sent == 0 {
-		r.FirstSchedNs = sched
+		r.FirstSchedNs, r.LastSchedNs = sched, sched
 	}
-	r.LastSchedNs = sched
+	r.FirstSchedNs, r.LastSchedNs = min(r.FirstSchedNs, sched), max(r.LastSchedNs, sched)
 	r.Sent++
 	p.progress.Sent.Add(1)
 	return Credit{Index: int(p.e.index.Add(1) - 1), Phase: p.ph, ScheduledNs: sched, Session: sid, Turn: turn,
@@ -139,13 +141,25 @@ func (p *phaseRun) send(s Session, turn int, c Credit) metrics.Record {
 }
 
 // due is when turn i ≥ 1 of s may be sent, turn i-1 having ended at endNs:
-// its delay after that end, or its absolute time on the phase's schedule.
-func (p *phaseRun) due(s Session, i int, endNs int64) int64 {
+// its delay after that end, or its absolute time on the phase's schedule,
+// or that end when it is later (gated: the turn waited for the reply, as
+// open-loop replay does). A gated turn is scheduled at the reply's end:
+// the wait is the server's, so the send lag keeps measuring the client.
+func (p *phaseRun) due(s Session, i int, endNs int64) (sched int64, gated bool) {
 	delay, at, abs := s.Due(i)
 	if abs {
-		return p.r.StartNs + p.scaled(at)
+		sched = p.r.StartNs + p.scaled(at)
+		return max(sched, endNs), endNs > sched
 	}
-	return endNs + int64(delay)
+	return endNs + int64(delay), false
+}
+
+// countGated counts a sent turn that waited for its previous reply past
+// its absolute time.
+func (p *phaseRun) countGated() {
+	p.mu.Lock()
+	p.r.ReplyGated++
+	p.mu.Unlock()
 }
 
 // scaled divides a schedule offset by the phase's replay speed-up.
@@ -160,13 +174,16 @@ func (p *phaseRun) scaled(at int64) int64 {
 // due, until the session ends or the phase stops issuing.
 func (p *phaseRun) continueSession(s Session, sid int, last metrics.Record, timer *time.Timer) {
 	for i := 1; i < s.Turns(); i++ {
-		sched := p.due(s, i, max(last.EndNs, last.SentNs))
+		sched, gated := p.due(s, i, max(last.EndNs, last.SentNs))
 		if !p.e.waitUntil(p.issueCtx, timer, sched) {
 			return
 		}
 		c, ok := p.claim(sched, sid, i)
 		if !ok {
 			return
+		}
+		if gated {
+			p.countGated()
 		}
 		last = p.send(s, i, c)
 	}

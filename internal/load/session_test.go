@@ -221,3 +221,75 @@ func TestRateModeCapSkips(t *testing.T) {
 	assert.LessOrEqual(t, r.Sent+r.CapSkipped, 200, "no more than the 200 ticks send or skip")
 	assert.Greater(t, int64(r.Sent+r.CapSkipped), last, "every tick up to the last send (%d) sent or skipped", last)
 }
+
+// TestFixedScheduleGatedTurnIsScheduledAtTheReply: a later turn whose
+// timestamp passes while its previous reply is still coming waits for the
+// reply (open-loop replay); its schedule becomes the reply's end, so its
+// send lag measures the client, not the server's slowness, and it is
+// counted as reply-gated.
+func TestFixedScheduleGatedTurnIsScheduledAtTheReply(t *testing.T) {
+	ms := int64(time.Millisecond)
+	fixed := func(yield func(int, int64) bool) {
+		for c := range 3 {
+			if !yield(c, int64(c)*ms) {
+				return
+			}
+		}
+	}
+	// Each reply takes at least 30 ms: turn 1, stamped 1 ms after the
+	// phase's start, always comes due before its previous reply ends.
+	f := &fakeSessions{clock: NewClock(), turns: 2, abs: []int64{0, ms}, work: 30 * time.Millisecond}
+	reports, recs := runSessions(t, f, fixed, plan.Phase{Name: "p", Kind: plan.KindProfiling, Fixed: true})
+	require.Len(t, recs, 6)
+	by := turnsBySession(recs)
+	for sid, turns := range by {
+		require.Len(t, turns, 2)
+		assert.Equal(t, turns[0].EndNs, turns[1].ScheduledNs, "session %d: turn 1 is scheduled when the reply it waited for ended", sid)
+		assert.GreaterOrEqual(t, turns[1].SentNs, turns[1].ScheduledNs)
+	}
+	assert.Equal(t, 3, reports[0].ReplyGated, "every turn 1 waited for its reply")
+	assert.Equal(t, turnsFirstSched(recs), reports[0].FirstSchedNs)
+	assert.Equal(t, turnsLastSched(recs), reports[0].LastSchedNs, "the phase's schedule span ends at the last gated turn's schedule")
+}
+
+// TestFixedScheduleTurnKeepsItsTimestampOrTheReply: whatever the timing,
+// a later turn is scheduled at the later of its timestamp and its previous
+// reply's end, and only the turns the reply held past their timestamp are
+// counted as reply-gated.
+func TestFixedScheduleTurnKeepsItsTimestampOrTheReply(t *testing.T) {
+	ms := int64(time.Millisecond)
+	fixed := func(yield func(int, int64) bool) {
+		for c := range 4 {
+			if !yield(c, 0) {
+				return
+			}
+		}
+	}
+	// Turn 1 is stamped at the start: always held by turn 0's reply. Turn
+	// 2 usually is not (its timestamp comes long after), but either way
+	// holds the rule.
+	f := &fakeSessions{clock: NewClock(), turns: 3, abs: []int64{0, 0, 200 * ms}, work: 2 * time.Millisecond}
+	reports, recs := runSessions(t, f, fixed, plan.Phase{Name: "p", Kind: plan.KindProfiling, Fixed: true})
+	require.Len(t, recs, 12)
+	gated := 0
+	for sid, turns := range turnsBySession(recs) {
+		for i := 1; i < len(turns); i++ {
+			at := reports[0].StartNs + f.abs[i]
+			prev := turns[i-1].EndNs
+			assert.Equal(t, max(at, prev), turns[i].ScheduledNs, "session %d turn %d", sid, i)
+			if prev > at {
+				gated++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, gated, 4, "every turn 1 waited for its reply")
+	assert.Equal(t, gated, reports[0].ReplyGated)
+}
+
+func turnsFirstSched(recs []metrics.Record) int64 {
+	return slices.MinFunc(recs, func(a, b metrics.Record) int { return int(a.ScheduledNs - b.ScheduledNs) }).ScheduledNs
+}
+
+func turnsLastSched(recs []metrics.Record) int64 {
+	return slices.MaxFunc(recs, func(a, b metrics.Record) int { return int(a.ScheduledNs - b.ScheduledNs) }).ScheduledNs
+}

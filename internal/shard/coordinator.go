@@ -356,6 +356,7 @@ func (c *Coordinator) outcome(phases []plan.Phase) Outcome {
 			m.Sessions += w.Sessions
 			m.Cancelled += w.Cancelled
 			m.CapDelayed += w.CapDelayed
+			m.ReplyGated += w.ReplyGated
 			m.CapSkipped += w.CapSkipped
 			if w.Branches != nil {
 				m.Branches = cmp.Or(m.Branches, &metrics.BranchStats{})
