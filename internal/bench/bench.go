@@ -121,19 +121,23 @@ var ErrAllFailed = errors.New("no profiling request succeeded")
 func Run(ctx context.Context, o Options) (*result.Run, error) {
 	c := newCell(o)
 	defer c.discard()
-	if err := c.prepare(ctx); err != nil {
+	err := c.prepare(ctx)
+	if err == nil { // open, even if an interrupt came meanwhile
+		defer c.ds.Close()
+		defer c.fin.close()
+	}
+	if err := interrupted(ctx, stagePrepare, err); err != nil {
 		return c.fail(err)
 	}
-	defer c.ds.Close()
-	defer c.fin.close()
-	if err := c.shareOut(); err != nil {
+	if err := interrupted(ctx, stageShareOut, c.shareOut()); err != nil {
 		return c.fail(err)
 	}
-	if err := c.ready(ctx); err != nil {
+	if err := interrupted(ctx, stageReady, c.ready(ctx)); err != nil {
 		return c.fail(err)
 	}
 	col, err := c.collect(ctx)
-	if err != nil {
+	if err = interrupted(ctx, stageCollect, err); err != nil {
+		c.collected(col)
 		return c.fail(err)
 	}
 	if err := c.reset(ctx); err != nil {
@@ -329,14 +333,9 @@ func (c *cell) prepare(ctx context.Context) error {
 		return &InputError{err}
 	}
 	c.phases = phasesOf(c.p, o.FixedSchedule)
-	if n := dataset.Turns(c.ds); o.FixedSchedule && c.p.RequestCount != nil && n > 0 && *c.p.RequestCount > n {
-		c.warn(fmt.Sprintf("--request-count %d: the fixed schedule holds %d requests, each sent once: %d are sent", *c.p.RequestCount, n, n))
-	}
-	if w := c.p.UnusedRateMode(c.phases); w != "" {
-		c.warn(w)
-	}
-	if name, why := plan.Undriven(c.phases); why != "" {
-		c.warn(fmt.Sprintf("phase %s: %s (raise --request-count, or lower --concurrency)", name, why))
+	if err := c.checkPhases(o.FixedSchedule); err != nil {
+		c.ds.Close()
+		return &InputError{err}
 	}
 	if _, tree := c.ds.(dataset.Tree); tree || dataset.IsTrace(c.ds) { // a DAG file: each root once, as AIPerf
 		onceThrough(c.p, c.phases, c.ds.Len())

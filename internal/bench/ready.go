@@ -23,14 +23,9 @@ import (
 
 // ready is the stage between prepare and the first control call: with
 // --wait-for-model-timeout it probes the server until it is ready (AIPerf's
-// wait for model), then it dials every origin once (preflight). An
-// interrupt says it came here.
-func (c *cell) ready(ctx context.Context) (err error) {
-	defer func() {
-		if err != nil && ctx.Err() != nil {
-			err = fmt.Errorf("interrupted while waiting for the server (no load was sent): %w", context.Cause(ctx))
-		}
-	}()
+// wait for model), then it dials every origin once (preflight). Run says
+// an interrupt came here (stageReady).
+func (c *cell) ready(ctx context.Context) error {
 	if t := c.p.WaitForModelTimeout; t != nil && *t > 0 {
 		if err := c.waitForModel(ctx, time.Duration(*t*float64(time.Second))); err != nil {
 			return err

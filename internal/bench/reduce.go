@@ -133,6 +133,9 @@ func (c *cell) finish(ctx context.Context, out phasesOutcome) (*result.Run, erro
 	case out.err != nil:
 		return c.fail(out.err)
 	}
+	if err := nothingSent(c.phases, out.reports, prof); err != nil {
+		return c.fail(err)
+	}
 	if err := allFailed(c.run, prof); err != nil {
 		return c.fail(err)
 	}
