@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ type burstCSV struct {
 
 // readBurstHeader reads the header of the BurstGPT file at path.
 func readBurstHeader(path string) (*burstCSV, error) {
-	line, no, err := firstLine(path)
+	line, no, err := firstLine(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func parseBurstHeader(line []byte) (*burstCSV, []string) {
 // isBurstGPT reports whether the file at path starts with a BurstGPT
 // header (AIPerf's can_load).
 func isBurstGPT(path string) bool {
-	line, _, err := firstLine(path)
+	line, _, err := firstLine(context.Background(), path)
 	if err != nil {
 		return false
 	}

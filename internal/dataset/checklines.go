@@ -128,6 +128,9 @@ func scanLines(ctx context.Context, r io.Reader, fn func(line []byte, no int, of
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
+				if err := ctx.Err(); err != nil { // a line of up to maxLine, read 1 MiB at a time
+					return fmt.Errorf("stopped in line %d: %w", no, err)
+				}
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
 				if len(long) > maxLine {

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +50,8 @@ type fileDataset struct {
 	// against both (changed.go).
 	sum   []uint32
 	stamp fileStamp
+	// counts are the token counts of its long texts, once counted.
+	counts countCache
 }
 
 // rowRange is the rows [lo, hi) of conversation i, once the file is
@@ -69,6 +72,7 @@ func (d *fileDataset) rowRange(i int) (lo, hi uint32, err error) {
 // convBuilder is a conversation being read back.
 type convBuilder struct {
 	Conversation
+	tok  *ctxTok         // counts under the read's context
 	lead bool            // multi_turn: the first turn may be hoisted
 	seen map[string]bool // single_turn under --uuid-and-strip: the image uuids sent with bytes
 }
@@ -78,6 +82,12 @@ func (d *fileDataset) Len() int { return len(d.ts) }
 // Conversation reads conversation i's rows back from the file and builds
 // its turns. It is safe for concurrent use.
 func (d *fileDataset) Conversation(i int) (Conversation, error) {
+	return d.ConversationContext(context.Background(), i)
+}
+
+// ConversationContext is Conversation that gives up with ctx's error once
+// ctx is done, counting a long text's tokens included.
+func (d *fileDataset) ConversationContext(ctx context.Context, i int) (Conversation, error) {
 	lo, hi, err := d.rowRange(i)
 	if err != nil {
 		return Conversation{}, err
@@ -90,8 +100,11 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 		total += int(d.n[r])
 	}
 	buf := make([]byte, total)
-	b := convBuilder{Conversation: Conversation{Mode: DeltasWithoutResponses}}
+	b := convBuilder{Conversation: Conversation{Mode: DeltasWithoutResponses}, tok: &ctxTok{Tokenizer: d.tok, ctx: ctx, cache: &d.counts}}
 	for r := lo; r < hi; r++ {
+		if err := ctx.Err(); err != nil {
+			return Conversation{}, fmt.Errorf("read conversation %d: %w", i, err)
+		}
 		line := buf[:d.n[r]]
 		buf = buf[d.n[r]:]
 		_, err := d.f.ReadAt(line, d.off[r])
@@ -115,6 +128,9 @@ func (d *fileDataset) Conversation(i int) (Conversation, error) {
 			err = d.inputsTurns(&b, line)
 		default:
 			err = d.mooncakeTurn(&b, line, uint64(d.off[r]))
+		}
+		if b.tok.err != nil {
+			return Conversation{}, fmt.Errorf("read conversation %d: %w", i, b.tok.err)
 		}
 		if err != nil {
 			return Conversation{}, fmt.Errorf("re-read %s at byte %d (was the file changed since it was opened?): %w", d.path, d.off[r], err)

@@ -70,7 +70,7 @@ func Open(ctx context.Context, tok tokenizer.Tokenizer, o Options) (Dataset, err
 		return openRandomPool(ctx, tok, o, true)
 	}
 	if kind == "" {
-		if kind, err = detectFile(o.InputFile); err != nil {
+		if kind, err = detectFile(ctx, o.InputFile); err != nil {
 			return nil, err
 		}
 	}
@@ -197,7 +197,7 @@ func withTypeHint(kind string, check func([]byte) (rowInfo, []problem)) func([]b
 		}
 		// raw_payload takes any body with a messages list: naming it would
 		// hide what is wrong with a messages row of the file's own type
-		if other, err := detectLine(line); err == nil && other != kind && other != TypeRawPayload {
+		if other, err := detectLine(context.Background(), line); err == nil && other != kind && other != TypeRawPayload {
 			return rowInfo{}, []problem{problemf("", "a %s record in a %s file: one file holds one record type", other, kind)}
 		}
 		return info, ps
@@ -218,6 +218,12 @@ type Detected struct {
 // returns its type, detected as AIPerf does when customType is "", and
 // whether it carries a timestamp.
 func Detect(path, customType string) (Detected, error) {
+	return DetectContext(context.Background(), path, customType)
+}
+
+// DetectContext is Detect that gives up with ctx's error once ctx is done,
+// between its passes over the first record (which may hold 256 MiB).
+func DetectContext(ctx context.Context, path, customType string) (Detected, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return Detected{}, fmt.Errorf("input file: %q is not a valid file or directory", path)
@@ -252,13 +258,16 @@ func Detect(path, customType string) (Detected, error) {
 	if customType == TypeBurstGPTTrace || customType == "" && isBurstGPT(path) {
 		return Detected{Type: TypeBurstGPTTrace, Timestamped: true}, nil // its Timestamp column
 	}
-	line, no, err := firstLine(path)
+	if err := ctx.Err(); err != nil {
+		return Detected{}, fmt.Errorf("detect the record type of %s: %w", path, err)
+	}
+	line, no, err := firstLine(ctx, path)
 	if err != nil {
 		return Detected{}, err
 	}
 	kind := customType
 	if kind == "" {
-		if kind, err = detectLine(line); err != nil {
+		if kind, err = detectLine(ctx, line); err != nil {
 			return Detected{}, placed(path, no, err)
 		}
 	}
@@ -279,27 +288,30 @@ func Detect(path, customType string) (Detected, error) {
 	return Detected{Type: kind, Timestamped: ts}, nil
 }
 
-// detectFile detects the record type of a file from its first record.
-func detectFile(path string) (string, error) {
-	switch {
-	case isTraceLabFile(path):
-		return TypeTraceLab, nil
-	case hasBasetenColumns(path):
-		return TypeBasetenTrace, nil
-	case isWekaFile(path):
-		return TypeWekaTrace, nil
-	case isParquet(path):
-		return "", notBaseten(path)
-	case isInputsJSON(path):
-		return TypeInputsJSON, nil
-	case isBurstGPT(path):
-		return TypeBurstGPTTrace, nil
+// detectFile detects the record type of a file from its first record,
+// giving up with ctx's error between its passes over it.
+func detectFile(ctx context.Context, path string) (string, error) {
+	for _, c := range []struct {
+		is   func(string) bool
+		kind string
+	}{{isTraceLabFile, TypeTraceLab}, {hasBasetenColumns, TypeBasetenTrace}, {isWekaFile, TypeWekaTrace},
+		{isParquet, ""}, {isInputsJSON, TypeInputsJSON}, {isBurstGPT, TypeBurstGPTTrace}} {
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("detect the record type of %s: %w", path, err)
+		}
+		switch {
+		case !c.is(path):
+		case c.kind == "":
+			return "", notBaseten(path)
+		default:
+			return c.kind, nil
+		}
 	}
-	line, no, err := firstLine(path)
+	line, no, err := firstLine(ctx, path)
 	if err != nil {
 		return "", err
 	}
-	kind, err := detectLine(line)
+	kind, err := detectLine(ctx, line)
 	if err != nil {
 		return "", placed(path, no, err)
 	}
@@ -320,13 +332,13 @@ func placed(path string, no int, err error) error {
 }
 
 // firstLine returns the first non-blank line of path and its number.
-func firstLine(path string) ([]byte, int, error) {
+func firstLine(ctx context.Context, path string) ([]byte, int, error) {
 	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("input file: %w", err)
 	}
 	defer f.Close()
-	first, firstNo, err := firstRecord(f)
+	first, firstNo, err := firstRecord(ctx, f)
 	if err != nil {
 		return nil, 0, fmt.Errorf("input file %s: %w", path, err)
 	}
@@ -338,8 +350,8 @@ func firstLine(path string) ([]byte, int, error) {
 
 // firstRecord is the first non-blank line of r and its number (nil when
 // there is none).
-func firstRecord(r io.Reader) (first []byte, no int, err error) {
-	err = scanLines(context.Background(), r, func(line []byte, n int, _ int64) bool {
+func firstRecord(ctx context.Context, r io.Reader) (first []byte, no int, err error) {
+	err = scanLines(ctx, r, func(line []byte, n int, _ int64) bool {
 		first, no = append([]byte{}, line...), n
 		return false
 	})
@@ -352,7 +364,7 @@ func firstRecord(r io.Reader) (first []byte, no int, err error) {
 // no type accepts it but it has a dag_jsonl conversation's shape
 // (isDAGLine), it is one; when its keys name another type (keyedType), the
 // error is a *keyedError holding its problems as that type.
-func detectLine(line []byte) (string, error) {
+func detectLine(ctx context.Context, line []byte) (string, error) {
 	var typed struct {
 		Type *string `json:"type"`
 	}
@@ -372,6 +384,9 @@ func detectLine(line []byte) (string, error) {
 	}
 	var fits []string
 	for _, kind := range []string{TypeSingleTurn, TypeMultiTurn, TypeMooncakeTrace, TypeBailianTrace, TypeRawPayload, TypeSageMakerCapture} {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		if _, ps := checkerFor(kind, 0, nil)(line); ps == nil {
 			fits = append(fits, kind)
 		}

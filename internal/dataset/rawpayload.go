@@ -163,7 +163,7 @@ func isRawDir(path string) bool {
 		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".jsonl") {
 			continue
 		}
-		if line, _, err := firstLine(filepath.Join(path, e.Name())); err == nil {
+		if line, _, err := firstLine(context.Background(), filepath.Join(path, e.Name())); err == nil {
 			_, ps := checkRawPayload(line)
 			return ps == nil
 		}

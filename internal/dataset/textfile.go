@@ -72,13 +72,13 @@ func checkMultiTurn(line []byte, fm *fileMedia) (rowInfo, []problem) {
 
 // textTurn builds the turn of a single_turn line or multi_turn turn. Several
 // texts are joined by a newline into one message.
-func (d *fileDataset) textTurn(r *turnRecord, row uint64) (Turn, error) {
+func (d *fileDataset) textTurn(c *convBuilder, r *turnRecord, row uint64) (Turn, error) {
 	texts, ps := r.texts("")
 	if len(ps) > 0 {
 		return Turn{}, fmt.Errorf("%s", ps[0].Msg)
 	}
 	text := strings.Join(texts, "\n")
-	t := Turn{Text: text, InputTokens: d.tok.Count(text), MaxTokens: outputTokens(d.o, r.OutputLength, row)}
+	t := Turn{Text: text, InputTokens: c.tok.Count(text), MaxTokens: outputTokens(d.o, r.OutputLength, row)}
 	refs, _ := r.mediaRefs("", false)
 	var err error
 	if t.Media, err = d.media.list(refs); err != nil {
@@ -105,7 +105,7 @@ func (d *fileDataset) singleTurn(c *convBuilder, line []byte, row uint64) error 
 	if c.ID == "" && r.SessionID != nil {
 		c.ID = *r.SessionID
 	}
-	t, err := d.textTurn(&r, row)
+	t, err := d.textTurn(c, &r, row)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (d *fileDataset) multiTurn(c *convBuilder, line []byte, row uint64) error {
 		c.ID = *r.SessionID
 	}
 	for i := range r.Turns {
-		t, err := d.textTurn(&r.Turns[i], row+uint64(i))
+		t, err := d.textTurn(c, &r.Turns[i], row+uint64(i))
 		if err != nil {
 			return fmt.Errorf("turns[%d]: %w", i, err)
 		}

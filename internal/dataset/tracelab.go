@@ -128,7 +128,7 @@ func isTraceLabFile(path string) bool {
 		return false
 	}
 	defer c.Close()
-	line, _, err := firstRecord(r)
+	line, _, err := firstRecord(context.Background(), r)
 	var first map[string]json.RawMessage
 	if err != nil || json.Unmarshal(line, &first) != nil {
 		return false

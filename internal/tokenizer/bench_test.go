@@ -127,3 +127,23 @@ func BenchmarkCountFamilies(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCountLongPiece counts texts that are one piece however long:
+// one character repeated and random letters without a space, at growing
+// sizes (a record may hold 256 MiB): time per byte must stay flat.
+//
+//	go test -run '^$' -bench CountLongPiece -benchtime 2x ./internal/tokenizer
+func BenchmarkCountLongPiece(b *testing.B) {
+	tok, err := Load(Default)
+	require.NoError(b, err)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, size := range []int{1 << 20, 4 << 20, 16 << 20} {
+		letters := make([]byte, size)
+		for i := range letters {
+			letters[i] = byte('a' + rng.IntN(26))
+		}
+		for kind, text := range map[string]string{"single-char": strings.Repeat("a", size), "letters": string(letters)} {
+			b.Run(fmt.Sprintf("%s/%dMB", kind, size>>20), func(b *testing.B) { benchCount(b, text, tok.Count) })
+		}
+	}
+}

@@ -35,10 +35,18 @@ const cutSearch = 32
 const maxRun = 16 << 10
 
 // mergeLong merges a long piece chunk by chunk, at boundaries no token
-// spans, or every maxRun bytes where there are none.
-func (e *engine) mergeLong(piece string, ids []int) []int {
-	start := 0
+// spans, or every maxRun bytes where there are none. It gives up, with
+// done false, as soon as stop (nil: never) returns true, which it asks
+// every checkBytes.
+func (e *engine) mergeLong(piece string, ids []int, stop func() bool) (_ []int, done bool) {
+	start, checked := 0, 0
+	var last forced
 	for c := chunk; c+chunk < len(piece); c += chunk {
+		if stop != nil && c-checked >= checkBytes {
+			if checked = c; stop() {
+				return ids, false
+			}
+		}
 		cut := false
 		for end := min(c+cutSearch, len(piece)-1); c < end; c++ {
 			if e.uncrossable(piece, c) {
@@ -49,11 +57,27 @@ func (e *engine) mergeLong(piece string, ids []int) []int {
 		}
 		if !cut && c-start >= maxRun {
 			c = forcedCut(piece, start)
-			ids = e.mergeWhole(piece[start:c], ids)
+			ids = last.merge(e, piece[start:c], ids)
 			start = c
 		}
 	}
-	return e.mergeWhole(piece[start:], ids)
+	return e.mergeWhole(piece[start:], ids), true
+}
+
+// forced remembers the last stretch cut by force and its ids: a run of one
+// character repeated is cut into equal stretches, which are merged once.
+// Merging is a function of the stretch alone, so this is exact.
+type forced struct {
+	text string
+	ids  []int
+}
+
+// merge appends the ids of stretch s.
+func (f *forced) merge(e *engine, s string, ids []int) []int {
+	if s != f.text || f.ids == nil {
+		f.text, f.ids = s, e.mergeWhole(s, f.ids[:0])
+	}
+	return append(ids, f.ids...)
 }
 
 // forcedCut is where a stretch of p from start with no boundary that no

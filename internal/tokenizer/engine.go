@@ -74,20 +74,40 @@ func (e *engine) encode(text string) []int {
 // count is len(encode(text)) without keeping the ids: a prompt of 100 MB
 // would hold hundreds of MB of them only to be counted.
 func (e *engine) count(text string) int {
+	n, _ := e.countUntil(text, nil)
+	return n
+}
+
+// checkBytes is how much text counting goes through between two calls of
+// its stop function: some milliseconds of work.
+const checkBytes = 64 << 10
+
+// countUntil is count that gives up, with done false, as soon as stop (nil:
+// never) returns true; stop is called every checkBytes of text or so,
+// within a piece too, however long the piece.
+func (e *engine) countUntil(text string, stop func() bool) (n int, done bool) {
 	if !utf8.ValidString(text) {
 		text = string([]rune(text))
 	}
-	n := 0
 	var scratch []int
-	e.split.split(text, func(piece string) {
+	since := 0
+	done = true
+	splitWhile(e.split, text, func(piece string) bool {
+		if since += len(piece); stop != nil && since >= checkBytes {
+			if since = 0; stop() {
+				done = false
+				return false
+			}
+		}
 		if _, ok := e.ranks.lookup(piece); ok {
 			n++
-			return
+			return true
 		}
-		scratch = e.merge(piece, scratch[:0])
+		scratch, done = e.mergeUntil(piece, scratch[:0], stop)
 		n += len(scratch)
+		return done
 	})
-	return n
+	return n, done
 }
 
 func (e *engine) decode(ids []int) string {

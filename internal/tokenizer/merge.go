@@ -18,10 +18,17 @@ const smallPiece = 64
 // adjacent pair whose concatenation has the lowest rank, the leftmost of
 // equal ones, until no pair is a token.
 func (e *engine) merge(piece string, ids []int) []int {
+	ids, _ = e.mergeUntil(piece, ids, nil)
+	return ids
+}
+
+// mergeUntil is merge that gives up, with done false, as soon as stop (nil:
+// never) returns true; stop is called every checkBytes of a long piece.
+func (e *engine) mergeUntil(piece string, ids []int, stop func() bool) (_ []int, done bool) {
 	if len(piece) >= 2*chunk+cutSearch {
-		return e.mergeLong(piece, ids)
+		return e.mergeLong(piece, ids, stop)
 	}
-	return e.mergeWhole(piece, ids)
+	return e.mergeWhole(piece, ids), true
 }
 
 // mergeWhole merges a piece in one go, by either algorithm.

@@ -183,9 +183,19 @@ func (m *mergesModel) encode(piece string, ids []int) []int {
 		}
 	}
 	if len(piece) > smallPiece {
-		return m.encodeLong(piece, ids)
+		ids, _ = m.encodeLong(piece, ids, nil)
+		return ids
 	}
 	return m.encodeChunk(piece, ids)
+}
+
+// encodeUntil is encode that gives up, with done false, as soon as stop
+// (nil: never) returns true; stop is called every checkBytes of the piece.
+func (m *mergesModel) encodeUntil(piece string, ids []int, stop func() bool) (_ []int, done bool) {
+	if len(piece) <= smallPiece || m.ignoreMerges {
+		return m.encode(piece, ids), true
+	}
+	return m.encodeLong(piece, ids, stop)
 }
 
 // encodeChunk appends the ids of a piece, or of a chunk of one that no
@@ -208,20 +218,33 @@ func (m *mergesModel) encodeChunk(piece string, ids []int) []int {
 // A stretch with no such boundary is cut every maxRun bytes anyway, at a
 // character boundary, as the engine's mergeLong cuts one (cut.go): the
 // count near such a cut is approximate, the cost linear.
-func (m *mergesModel) encodeLong(piece string, ids []int) []int {
-	start := 0
+func (m *mergesModel) encodeLong(piece string, ids []int, stop func() bool) (_ []int, done bool) {
+	start, checked := 0, 0
+	stopped := func(c int) bool {
+		if stop == nil || c-checked < checkBytes {
+			return false
+		}
+		checked = c
+		return stop()
+	}
 	if m.byteLevel {
 		for c := 1; c < len(piece); c++ {
+			if stopped(c) {
+				return ids, false
+			}
 			if !m.adjacent.has(rune(piece[c-1]), rune(piece[c])) ||
 				c-start >= maxRun && (utf8.RuneStart(piece[c]) || c-start >= maxRun+utf8.UTFMax) {
 				ids = m.encodeChunk(piece[start:c], ids)
 				start = c
 			}
 		}
-		return m.encodeChunk(piece[start:], ids)
+		return m.encodeChunk(piece[start:], ids), true
 	}
 	prev, prevKnown := rune(-1), false
 	for c, r := range piece {
+		if stopped(c) {
+			return ids, false
+		}
 		// Both characters must be symbols of their own: an unknown one may
 		// fuse with its neighbour.
 		known := r < utf8.RuneSelf && m.asciiIDs[r] >= 0
@@ -234,7 +257,7 @@ func (m *mergesModel) encodeLong(piece string, ids []int) []int {
 		}
 		prev, prevKnown = r, known
 	}
-	return m.encodeChunk(piece[start:], ids)
+	return m.encodeChunk(piece[start:], ids), true
 }
 
 // symbols appends the initial symbols of a piece.

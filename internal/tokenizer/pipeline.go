@@ -114,17 +114,26 @@ func (p *pipeline) Describe() string {
 }
 
 func (p *pipeline) Encode(text string) []int {
+	ids, _ := p.encodeUntil(text, nil)
+	return ids
+}
+
+// encodeUntil is Encode that gives up, with done false, as soon as stop
+// (nil: never) returns true; stop is called every checkBytes of text or
+// so, within a long piece too when the model can stop there.
+func (p *pipeline) encodeUntil(text string, stop func() bool) (ids []int, done bool) {
 	if !utf8.ValidString(text) {
 		text = string([]rune(text)) // each bad byte as U+FFFD, as the engine reads it
 	}
-	ids := make([]int, 0, len(text)/4+1)
+	ids, done = make([]int, 0, len(text)/4+1), true
 	var pieces, next []string
+	since := 0
 	p.added.split(text,
 		func(s string, atStart bool) {
 			for _, n := range p.norm {
 				s = n(s)
 			}
-			if s == "" {
+			if s == "" || !done {
 				return
 			}
 			pieces = append(pieces[:0], s)
@@ -133,13 +142,34 @@ func (p *pipeline) Encode(text string) []int {
 				pieces, next = next, pieces
 			}
 			for _, piece := range pieces {
-				if piece != "" {
-					ids = p.model.encode(piece, ids)
+				if since += len(piece); stop != nil && since >= checkBytes {
+					if since = 0; stop() {
+						done = false
+						return
+					}
+				}
+				if ids, done = p.encodePiece(piece, ids, stop); !done {
+					return
 				}
 			}
 		},
 		func(id int) { ids = append(ids, id) })
-	return ids
+	return ids, done
+}
+
+// encodePiece appends the ids of one pre-tokenized piece, stopping as
+// encodeUntil does when the model can.
+func (p *pipeline) encodePiece(piece string, ids []int, stop func() bool) ([]int, bool) {
+	if piece == "" {
+		return ids, true
+	}
+	m, ok := p.model.(interface {
+		encodeUntil(string, []int, func() bool) ([]int, bool)
+	})
+	if ok && stop != nil {
+		return m.encodeUntil(piece, ids, stop)
+	}
+	return p.model.encode(piece, ids), true
 }
 
 func (p *pipeline) Count(text string) int { return len(p.Encode(text)) }

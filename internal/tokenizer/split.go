@@ -51,14 +51,32 @@ type splitter interface {
 type scanner func(text string) int
 
 func (s scanner) split(text string, yield func(string)) {
+	s.splitWhile(text, func(piece string) bool { yield(piece); return true })
+}
+
+// splitWhile is split that stops once yield returns false.
+func (s scanner) splitWhile(text string, yield func(string) bool) {
 	for text != "" {
 		n := s(text)
 		if n <= 0 { // cannot happen; a panic beats a hang
 			panic("tokenizer: split pattern scanner made no progress")
 		}
-		yield(text[:n])
+		if !yield(text[:n]) {
+			return
+		}
 		text = text[n:]
 	}
+}
+
+// splitWhile cuts text into pieces with sp until yield returns false: at
+// once with a scanner, else (a regexp2 splitter) by skipping the rest.
+func splitWhile(sp splitter, text string, yield func(string) bool) {
+	if s, ok := sp.(scanner); ok {
+		s.splitWhile(text, yield)
+		return
+	}
+	going := true
+	sp.split(text, func(piece string) { going = going && yield(piece) })
 }
 
 // regexSplitter splits with any regexp2 pattern: the pieces are its matches.

@@ -256,14 +256,7 @@ func (b *bpe) Decode(ids []int) string { return b.enc.decode(ids) }
 
 // Count is len(Encode(text)), counted without keeping the ids.
 func (b *bpe) Count(text string) int {
-	n := 0
-	b.added.split(text,
-		func(s string, _ bool) {
-			if s != "" {
-				n += b.enc.count(b.normal(s))
-			}
-		},
-		func(int) { n++ })
+	n, _ := b.countUntil(text, nil)
 	return n
 }
 
