@@ -374,11 +374,9 @@ func dagExtra(t *Turn, f string, raw json.RawMessage) []problem {
 	if jsonKindOf(raw) != "an object" || err != nil {
 		return []problem{problemf(f+".extra", "expected an object of request fields, got %s", jsonKindOf(raw))}
 	}
-	for _, k := range []string{"messages", "input", "system"} { // chat's, the Responses API's, Anthropic's conversation
-		if _, ok := extra[k]; ok {
-			return []problem{problemf(f+".extra."+k, "would replace the conversation the turn sends (its messages and "+
-				"the history before them), which its forks would not continue: put the turn's messages in its \"messages\"")}
-		}
+	if k := promptKeyOf(extra); k != "" {
+		return []problem{problemf(f+".extra."+k, "would replace the conversation the turn sends (its messages and "+
+			"the history before them), which its forks would not continue: put the turn's messages in its \"messages\"")}
 	}
 	t.Extra = extra
 	return nil

@@ -92,6 +92,9 @@ func decodeMooncake(line []byte, blockSize int) (rowInfo, mooncakeRecord, []prob
 	ps = append(ps, checkTime("timestamp", r.Timestamp)...)
 	ps = append(ps, checkDelay("delay", r.Delay)...)
 	ps = append(ps, checkObject("extra", r.Extra)...)
+	if !delta || !extraHasMessages(r.Extra) { // else said above, in AIPerf's words
+		ps = append(ps, checkExtraPrompt("extra", r.Extra)...)
+	}
 	if len(ps) > 0 {
 		return rowInfo{}, r, ps
 	}
@@ -217,10 +220,10 @@ func (d *fileDataset) mooncakeTurn(c *convBuilder, line []byte, row uint64) erro
 		}
 		d.hashTurn(&t, ids, int(*r.InputLength), row)
 	case r.TextInput != nil:
-		t.Text, t.InputTokens = *r.TextInput, d.tok.Count(*r.TextInput)
+		t.Text, t.InputTokens = *r.TextInput, c.tok.Count(*r.TextInput)
 	case isSet(r.Messages):
 		t.Messages = json.RawMessage(bytes.Clone(r.Messages))
-		t.InputTokens = d.countMessages(r.Messages)
+		t.InputTokens = messagesTokens(c.tok, r.Messages)
 		if isSet(r.Tools) {
 			t.Tools = json.RawMessage(bytes.Clone(r.Tools))
 		}
@@ -231,7 +234,7 @@ func (d *fileDataset) mooncakeTurn(c *convBuilder, line []byte, row uint64) erro
 		}
 	default:
 		t.Payload = json.RawMessage(bytes.Clone(r.Payload))
-		t.InputTokens = d.countPayload(r.Payload)
+		t.InputTokens = payloadTokens(c.tok, r.Payload)
 		c.Mode = MessageArrayWithResponses
 	}
 	if r.ContextMode != nil {

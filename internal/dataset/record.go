@@ -281,6 +281,7 @@ func (t *turnRecord) check(field string, pool bool, fm *fileMedia) []problem {
 			ps = append(ps, problemf(field+"output_length", "expected an integer greater than 0, got %d", *t.OutputLength))
 		}
 		ps = append(ps, checkObject(field+"extra", t.Extra)...)
+		ps = append(ps, checkExtraPrompt(field+"extra", t.Extra)...)
 	}
 	return ps
 }

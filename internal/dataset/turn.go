@@ -133,7 +133,11 @@ func messagesTokens(tok tokenizer.Tokenizer, raw json.RawMessage) int {
 
 // countPayload counts the text of a request body's messages or prompt; 0
 // when it has neither.
-func (d *fileDataset) countPayload(raw json.RawMessage) int {
+func (d *fileDataset) countPayload(raw json.RawMessage) int { return payloadTokens(d.tok, raw) }
+
+// payloadTokens is tok's count of the text of a request body's messages or
+// prompt; 0 when it has neither.
+func payloadTokens(tok tokenizer.Tokenizer, raw json.RawMessage) int {
 	var p struct {
 		Messages json.RawMessage `json:"messages"`
 		Prompt   json.RawMessage `json:"prompt"`
@@ -142,11 +146,11 @@ func (d *fileDataset) countPayload(raw json.RawMessage) int {
 		return 0
 	}
 	if isSet(p.Messages) {
-		return d.countMessages(p.Messages)
+		return messagesTokens(tok, p.Messages)
 	}
 	var s string
 	if json.Unmarshal(p.Prompt, &s) == nil {
-		return d.tok.Count(s)
+		return tok.Count(s)
 	}
 	return 0
 }
