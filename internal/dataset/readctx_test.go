@@ -6,37 +6,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/ctxtest"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
-
-// doneAfter is a context that is done from its n-th look on: an interrupt
-// that lands in the middle of a read, wherever the machine's speed puts it.
-type doneAfter struct {
-	context.Context
-	n, looks atomic.Int64
-}
-
-func newDoneAfter(n int64) *doneAfter {
-	c := &doneAfter{Context: context.Background()}
-	c.n.Store(n)
-	return c
-}
-
-func (c *doneAfter) Err() error {
-	if c.looks.Add(1) >= c.n.Load() {
-		return context.Canceled
-	}
-	return nil
-}
-
-func (c *doneAfter) Done() <-chan struct{} { return nil }
-
-func (c *doneAfter) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // hugeRow is a record of 8 MiB of one character: counting it looks at ctx
 // many times.
@@ -54,11 +30,11 @@ func TestConversationContextStopsCounting(t *testing.T) {
 			d, err := Open(context.Background(), o200k(t), Options{InputFile: path, CustomType: kind})
 			require.NoError(t, err)
 			defer d.Close()
-			ctx := newDoneAfter(5) // some looks into the count
+			ctx := ctxtest.NewDoneAfter(5) // some looks into the count
 			_, err = ConversationContext(ctx, d, 0)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-			assert.Equal(t, int64(5), ctx.looks.Load(), "read on after ctx was done")
+			assert.Equal(t, int64(5), ctx.Looks(), "read on after ctx was done")
 
 			got, err := ConversationContext(context.Background(), d, 0)
 			require.NoError(t, err)
@@ -107,10 +83,10 @@ func TestLongTextCountedOnce(t *testing.T) {
 func TestOpenStopsInAHugeFirstRecord(t *testing.T) {
 	path := writeFile(t, "huge.jsonl", hugeRow("text"))
 	for _, n := range []int64{1, 2, 4, 8} {
-		ctx := newDoneAfter(n)
+		ctx := ctxtest.NewDoneAfter(n)
 		_, err := Open(ctx, o200k(t), Options{InputFile: path})
 		require.Error(t, err, "done at look %d", n)
 		assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-		assert.Equal(t, n, ctx.looks.Load(), "read on after ctx was done")
+		assert.Equal(t, n, ctx.Looks(), "read on after ctx was done")
 	}
 }

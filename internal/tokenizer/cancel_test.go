@@ -4,37 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/ctxtest"
 )
-
-// errAfter is a context that is done from its n-th look on: a cancellation
-// that lands in the middle of a count, at a point independent of speed.
-type errAfter struct {
-	context.Context
-	n, looks atomic.Int64
-}
-
-func newErrAfter(n int64) *errAfter {
-	c := &errAfter{Context: context.Background()}
-	c.n.Store(n)
-	return c
-}
-
-func (c *errAfter) Err() error {
-	if c.looks.Add(1) >= c.n.Load() {
-		return context.Canceled
-	}
-	return nil
-}
-
-func (c *errAfter) Done() <-chan struct{} { return nil }
-
-func (c *errAfter) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // cancelTexts are long texts of one piece (one character repeated, which a
 // 256 MiB record can be) and of many (prose).
@@ -65,11 +41,11 @@ func TestCountContextLooksOften(t *testing.T) {
 				continue // WordPiece gives a word longer than 100 characters [UNK] at once
 			}
 			t.Run(tok.Name()+"/"+kind, func(t *testing.T) {
-				ctx := newErrAfter(1 << 40)
+				ctx := ctxtest.NewDoneAfter(1 << 40)
 				n, err := CountContext(ctx, tok, text)
 				require.NoError(t, err)
 				assert.Equal(t, tok.Count(text), n)
-				assert.GreaterOrEqual(t, ctx.looks.Load(), int64(len(text)/checkBytes/2),
+				assert.GreaterOrEqual(t, ctx.Looks(), int64(len(text)/checkBytes/2),
 					"ctx looked at fewer than once every 2×%d bytes", checkBytes)
 			})
 		}
@@ -85,11 +61,11 @@ func TestCountContextStops(t *testing.T) {
 				continue
 			}
 			t.Run(tok.Name()+"/"+kind, func(t *testing.T) {
-				ctx := newErrAfter(3)
+				ctx := ctxtest.NewDoneAfter(3)
 				_, err := CountContext(ctx, tok, text)
 				require.Error(t, err)
 				assert.True(t, errors.Is(err, context.Canceled), "%v", err)
-				assert.Equal(t, int64(3), ctx.looks.Load(), "looked at ctx again after it was done")
+				assert.Equal(t, int64(3), ctx.Looks(), "looked at ctx again after it was done")
 			})
 		}
 	}
