@@ -13,29 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/ctxtest"
 	"github.com/aiperf-go/aiperf/internal/mock"
 )
-
-// cancelOn is an output stream that cancels a run's context the moment
-// the run writes marker: the in-process stand-in for a Ctrl-C at a given
-// point, which reaches the command as its context's cancellation, as the
-// binary's SIGINT handler does, with no race against the machine's speed.
-type cancelOn struct {
-	mu     sync.Mutex
-	b      bytes.Buffer
-	marker string
-	cancel context.CancelFunc
-}
-
-func (c *cancelOn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.b.Write(p)
-	if strings.Contains(c.b.String(), c.marker) {
-		c.cancel()
-	}
-	return len(p), nil
-}
 
 // A Ctrl-C once the KV-cache simulation has started (its progress line is
 // the marker) stops analyze-trace: exit 130, no report printed or written.
@@ -48,11 +28,11 @@ func TestAnalyzeTraceInterruptedInTheSimulation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout bytes.Buffer
-	stderr := &cancelOn{marker: "simulating the KV cache over 50 requests", cancel: cancel}
+	stderr := &ctxtest.CancelOn{Marker: "simulating the KV cache over 50 requests", Cancel: cancel}
 	code := run(ctx, []string{"analyze-trace", "trace.jsonl", "--kv-cache-tokens", "2000000", "--cache-block-size", "16",
 		"--output-file", "out/analysis.json"}, &stdout, stderr)
-	assert.Equal(t, ExitInterrupted, code, stderr.b.String())
-	assert.Contains(t, stderr.b.String(), "the KV-cache simulation stopped at request 0 of 50: context canceled")
+	assert.Equal(t, ExitInterrupted, code, stderr.String())
+	assert.Contains(t, stderr.String(), "the KV-cache simulation stopped at request 0 of 50: context canceled")
 	assert.NotContains(t, stdout.String(), "Trace Analysis Report")
 	assert.NoFileExists(t, filepath.Join(dir, "out", "analysis.json"))
 

@@ -1,17 +1,15 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/ctxtest"
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/mock"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -64,32 +62,13 @@ func TestRunThatSentNothingIsFlagged(t *testing.T) {
 	assert.Equal(t, result.StatusFailed, run.Status)
 }
 
-// cancelOn cancels its context when a line it is written holds a string:
-// an interrupt at a known point of the run.
-type cancelOn struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	on     string
-	cancel context.CancelFunc
-}
-
-func (w *cancelOn) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(b)
-	if strings.Contains(w.buf.String(), w.on) {
-		w.cancel()
-	}
-	return len(b), nil
-}
-
 // A Ctrl-C while the dataset is being prepared is reported as such, not
 // as a wait for the server that never began.
 func TestInterruptWhilePreparingNamesTheStage(t *testing.T) {
 	srv, url := startMock(t, mock.Config{Fast: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := &cancelOn{on: "tokens counted with", cancel: cancel} // written by prepare, before the dataset opens
+	log := &ctxtest.CancelOn{Marker: "tokens counted with", Cancel: cancel} // written by prepare, before the dataset opens
 	run, err := Run(ctx, Options{Profile: profile(url), Log: log})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Contains(t, err.Error(), "interrupted while preparing the dataset (nothing was sent)")

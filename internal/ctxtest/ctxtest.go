@@ -1,11 +1,14 @@
-// Package ctxtest holds a context for tests of work that looks at its
-// context as it goes: one that is done from its n-th look on, so that an
-// interruption lands in the middle of the work at a point the machine's
-// speed does not move.
+// Package ctxtest holds contexts for tests of interruptions: one done from
+// its n-th look on, and a writer that cancels one when a run writes a
+// marker, so that an interruption lands in the middle of the work at a
+// point the machine's speed does not move.
 package ctxtest
 
 import (
+	"bytes"
 	"context"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -41,3 +44,30 @@ func (c *DoneAfter) Done() <-chan struct{} { return nil }
 
 // Deadline is none.
 func (c *DoneAfter) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// CancelOn is a writer that calls Cancel once what was written to it holds
+// Marker: an interruption at a known point of a run that logs as it goes
+// (the in-process stand-in for a Ctrl-C, with no race against the
+// machine's speed). String is what was written.
+type CancelOn struct {
+	Marker string
+	Cancel context.CancelFunc
+	mu     sync.Mutex
+	b      bytes.Buffer
+}
+
+func (c *CancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.b.Write(p)
+	if strings.Contains(c.b.String(), c.Marker) {
+		c.Cancel()
+	}
+	return len(p), nil
+}
+
+func (c *CancelOn) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
