@@ -318,7 +318,10 @@ func TestCutTurnsStartNothing(t *testing.T) {
 
 // Once the request count is reached, an orchestrator stops between rounds
 // (its next round could send nothing), in both modes: its think time of
-// an hour is never waited out.
+// an hour is never waited out. The rate is one root a second: a silent
+// root claims no request, so at a rate whose next root came before the
+// first child's claim (a busy machine's milliseconds) that root would
+// start a child too.
 func TestSilentRoundsStopAtTheRequestCount(t *testing.T) {
 	nodes := map[string]fakeNode{
 		"spine": {turns: 4, silent: true, delay: time.Hour,
@@ -327,7 +330,7 @@ func TestSilentRoundsStopAtTheRequestCount(t *testing.T) {
 	}
 	for _, ph := range []plan.Phase{
 		{Name: "p", Kind: plan.KindProfiling, Concurrency: 1, Requests: 1},
-		{Name: "p", Kind: plan.KindProfiling, Rate: 1000, RateMode: plan.RateConstant, Requests: 1},
+		{Name: "p", Kind: plan.KindProfiling, Rate: 1, RateMode: plan.RateConstant, Requests: 1},
 	} {
 		f := &fakeTree{clock: NewClock(), nodes: nodes, root: "spine", work: time.Millisecond}
 		reports, recs := runTreePhase(t, f, ph)
