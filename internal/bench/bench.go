@@ -301,7 +301,7 @@ func (c *cell) prepare(ctx context.Context) error {
 	}
 	c.sizeForTemplate(ctx, &o, chat)
 	c.sizeForCacheBust(&o)
-	detected, err := Timestamped(c.p)
+	detected, err := timestamped(ctx, c.p) // a huge first record is read under ctx: Ctrl-C ends it
 	if err != nil {
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}
@@ -363,12 +363,16 @@ func (c *cell) warn(w string) {
 // Timestamped reports whether p's input file is a trace whose records
 // carry timestamps and nothing says otherwise: it is then replayed on its
 // fixed schedule, as AIPerf does.
-func Timestamped(p plan.Profile) (bool, error) {
+func Timestamped(p plan.Profile) (bool, error) { return timestamped(context.Background(), p) }
+
+// timestamped is Timestamped that gives up with ctx's error once ctx is
+// done (dataset.DetectContext).
+func timestamped(ctx context.Context, p plan.Profile) (bool, error) {
 	if p.InputFile == "" || p.PublicDataset != "" || p.FixedSchedule || p.NoFixedSchedule || p.RequestRate != nil ||
 		p.UserCentricRate != nil {
 		return false, nil
 	}
-	det, err := dataset.Detect(p.InputFile, p.CustomDatasetType)
+	det, err := dataset.DetectContext(ctx, p.InputFile, p.CustomDatasetType)
 	if err != nil {
 		return false, err
 	}
