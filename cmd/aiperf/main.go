@@ -58,6 +58,7 @@ type CLI struct {
 	Globals
 
 	Profile         ProfileCmd         `cmd:"" help:"Benchmark one cell against an OpenAI-compatible server."`
+	Chat            ChatCmd            `cmd:"" help:"Chat with an endpoint a message at a time, each reply followed by its TTFT, TPS, ITL and prompt-cache hit rate (AIPerf's sanity check)."`
 	Plan            PlanCmd            `cmd:"" help:"Print every trial a .star sweep script declares; sends nothing."`
 	Sweep           SweepCmd           `cmd:"" help:"Run a .star sweep script: every trial in its own subprocess, results stored."`
 	Runs            RunsCmd            `cmd:"" help:"List, show, export and delete stored runs."`

@@ -219,7 +219,7 @@ func chunkUsageAllocs(t *testing.T, n int) float64 {
 	return testing.AllocsPerRun(20, func() {
 		src.Reset(body)
 		res := Response{Chunks: make([]Chunk, 0, n+1), textHint: n * textPerToken}
-		c.readStream(context.Background(), context.Background(), src, h, formatFor(&req), &res, nil)
+		c.readStream(context.Background(), context.Background(), src, h, formatFor(&req), &res, streamHooks{})
 		if res.Err != nil || len(res.Chunks) != n || *res.Usage.FirstChunkTokens != 1 || res.Usage.CompletionTokens != n {
 			t.Fatalf("bad stream: %v, %d chunks, usage %+v", res.Err, len(res.Chunks), res.Usage)
 		}

@@ -41,6 +41,8 @@ type Options struct {
 	// Timeout is the per-request deadline covering connect, send and the
 	// whole response (0: none).
 	Timeout time.Duration
+	// ConnectTimeout bounds establishing a connection (0: 30 s).
+	ConnectTimeout time.Duration
 	// Headers are sent with every request: --header values, Authorization
 	// and User-Agent. Every secret header value is redacted from error messages.
 	Headers http.Header
@@ -110,6 +112,7 @@ type Client struct {
 	reuse            string                            // Options.ConnectionReuse
 	form             bool                              // Options.Multipart
 	rx               time.Duration                     // Options.RxCoalesce
+	dial             time.Duration                     // Options.ConnectTimeout
 	strict           bool                              // Options.RequireStreamCompletion
 	sign             func(*http.Request, []byte) error // Options.Sign
 	sagemaker        bool                              // Options.SageMaker set
@@ -154,8 +157,8 @@ func New(o Options) *Client {
 	}
 	o.Trace = o.Trace || o.TraceChunks
 	return &Client{
-		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce), CheckRedirect: checkRedirect(o)},
-		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace, o.RxCoalesce), CheckRedirect: checkRedirect(o)},
+		keep:          &http.Client{Transport: transport(o.MaxConns, true, o.Trace, o.RxCoalesce, o.ConnectTimeout), CheckRedirect: checkRedirect(o)},
+		fresh:         &http.Client{Transport: transport(o.MaxConns, false, o.Trace, o.RxCoalesce, o.ConnectTimeout), CheckRedirect: checkRedirect(o)},
 		headers:       headers,
 		streamHeaders: streaming,
 		timeout:       o.Timeout,
@@ -169,6 +172,7 @@ func New(o Options) *Client {
 		reuse:         o.ConnectionReuse,
 		form:          o.Multipart,
 		rx:            o.RxCoalesce,
+		dial:          o.ConnectTimeout,
 		strict:        o.RequireStreamCompletion,
 		sign:          o.Sign,
 		sagemaker:     o.SageMaker != nil,
@@ -202,7 +206,7 @@ func (c *Client) pool(req *Request) (hc *http.Client, last bool) {
 	defer c.stickyMu.Unlock()
 	hc = c.sticky[req.SessionID]
 	if hc == nil {
-		hc = &http.Client{Transport: transport(1, true, c.trace, c.rx), CheckRedirect: c.keep.CheckRedirect}
+		hc = &http.Client{Transport: transport(1, true, c.trace, c.rx, c.dial), CheckRedirect: c.keep.CheckRedirect}
 		c.sticky[req.SessionID] = hc
 	}
 	if req.LastTurn {
@@ -367,12 +371,12 @@ func (c *Client) readReply(ctx, rctx context.Context, req *Request, resp *http.R
 			res.Chunks = make([]Chunk, 0, min(req.MaxTokens+1, maxChunkHint))
 			res.textHint = min(req.MaxTokens*textPerToken, maxChunkHint*textPerToken)
 		}
-		c.readStream(ctx, rctx, in, resp.Header, f, res, req.FirstToken)
+		c.readStream(ctx, rctx, in, resp.Header, f, res, hooksOf(req))
 	case isSSE(resp.Header):
 		// A stream nobody asked for with --streaming: the body's extras
 		// said "stream": true. Read as AIPerf does, by its Content-Type;
 		// the run's streaming-only metrics stay off.
-		c.readStream(ctx, rctx, in, resp.Header, f, res, req.FirstToken)
+		c.readStream(ctx, rctx, in, resp.Header, f, res, hooksOf(req))
 	default:
 		c.readWhole(ctx, rctx, in, resp.Header, f, res)
 	}

@@ -40,7 +40,7 @@ func BenchmarkReadStreamRaw(b *testing.B) {
 				if raw {
 					res.raw = &metrics.Raw{}
 				}
-				c.readStream(context.Background(), context.Background(), bytes.NewReader(body), h, formatFor(&req), &res, nil)
+				c.readStream(context.Background(), context.Background(), bytes.NewReader(body), h, formatFor(&req), &res, streamHooks{})
 				if res.Err != nil || len(res.Chunks) != benchTokens {
 					b.Fatalf("bad stream: %v", res.Err)
 				}

@@ -23,6 +23,15 @@ const (
 	secretWindow = 4096
 )
 
+// streamHooks are a request's callbacks from its stream's read loop
+// (Request.FirstToken, Request.OnChunk); nil ones cost a comparison.
+type streamHooks struct {
+	first func()
+	chunk func(text, reasoning string)
+}
+
+func hooksOf(req *Request) streamHooks { return streamHooks{first: req.FirstToken, chunk: req.OnChunk} }
+
 // readStream reads SSE events until the API's end marker ([DONE] for
 // OpenAI), an error frame or the end. A stream without a single response
 // event is an invalid response; data lines that are not events of the API
@@ -32,7 +41,7 @@ const (
 // whole (a wholeStream decoder): the response then ends at the last
 // event read. Under --require-stream-completion (a strict format) what
 // this skips fails the request instead (strict.go).
-func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response, first func()) {
+func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.Header, f format, res *Response, on streamHooks) {
 	rd := readers.Get().(*sse.Reader)
 	rd.SetMax(c.maxResp)
 	rd.Reset(body, c.now)
@@ -118,10 +127,13 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		}
 		res.take(&p)
 		if p.text != "" || p.reasoning != "" {
-			if len(res.Chunks) == 0 && first != nil {
-				first()
+			if len(res.Chunks) == 0 && on.first != nil {
+				on.first()
 			}
 			res.appendChunk(ev.At, p.text, p.reasoning)
+			if on.chunk != nil {
+				on.chunk(p.text, p.reasoning)
+			}
 		}
 		if p.end {
 			res.EndNs = ev.At

@@ -114,7 +114,7 @@ func readAllocs(t *testing.T, n int, traced, strict bool) float64 {
 	return testing.AllocsPerRun(20, func() {
 		src.Reset(body)
 		res := Response{Chunks: make([]Chunk, 0, n+1), textHint: n * textPerToken}
-		c.readStream(context.Background(), context.Background(), in, h, f, &res, nil)
+		c.readStream(context.Background(), context.Background(), in, h, f, &res, streamHooks{})
 		if res.Err != nil || len(res.Chunks) != n {
 			t.Fatalf("bad stream: %v, %d chunks", res.Err, len(res.Chunks))
 		}

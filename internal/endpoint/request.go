@@ -73,6 +73,10 @@ type Request struct {
 	// FirstToken, when set, is called once when a stream's first response
 	// with text (content or reasoning) is read: the end of its prefill.
 	FirstToken func()
+	// OnChunk, when set, is called with each streamed response's text and
+	// reasoning as it is read, after its stamp (aiperf chat prints them as
+	// they come). The strings are valid only during the call.
+	OnChunk func(text, reasoning string)
 	// Body, when set, is the request's JSON body as Body(req) builds it:
 	// bodies depend only on the prompt, model and options, so a caller that
 	// sends the same prompts again can build each once and reuse it.

@@ -21,13 +21,17 @@ func checkRedirect(o Options) func(*http.Request, []*http.Request) error {
 	return redirect.Check
 }
 
+// defaultDialTimeout bounds a connection's establishment unless
+// Options.ConnectTimeout sets another bound.
+const defaultDialTimeout = 30 * time.Second
+
 // newTransport is HTTP/1.1 only, uncompressed, with an idle pool of maxConns
 // per host and no cap on active connections. It ignores HTTP(S)_PROXY, as
 // AIPerf's client does: a proxy would add its own latency to every metric.
 func newTransport(maxConns int, keepAlive bool) *http.Transport {
 	return &http.Transport{
 		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
+			Timeout:   defaultDialTimeout,
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
 		ForceAttemptHTTP2:   false,
@@ -44,10 +48,14 @@ func newTransport(maxConns int, keepAlive bool) *http.Transport {
 }
 
 // transport is newTransport whose connections are read through a poller
-// coalescing receive wake-ups over rx (0: none), and count their reads and
-// writes when the client traces (only a traced client's do).
-func transport(maxConns int, keepAlive, traced bool, rx time.Duration) *http.Transport {
+// coalescing receive wake-ups over rx (0: none), are established within
+// dial (0: defaultDialTimeout), and count their reads and writes when the
+// client traces (only a traced client's do).
+func transport(maxConns int, keepAlive, traced bool, rx, dial time.Duration) *http.Transport {
 	t := newTransport(maxConns, keepAlive)
+	if dial > 0 {
+		t.DialContext = (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext
+	}
 	t.DialContext = rxcoalesce.Dialer(t.DialContext, rxcoalesce.Config{Window: rx})
 	if traced {
 		t.DialContext = countingDialer(t.DialContext)
