@@ -203,6 +203,8 @@ type openaiStream struct {
 	// usage from then on (the finishing chunk included).
 	req             *Request
 	finished, usage bool
+	// choice0 is set once a chunk carried choice 0, the one measured.
+	choice0 bool
 	// choices tracks every choice seen and whether it finished, under
 	// --require-stream-completion only (strict.go).
 	choices choiceSet
@@ -217,6 +219,17 @@ type openaiStream struct {
 func (s *openaiStream) endUsage() *metrics.Usage { return s.chunks.usage() }
 
 func (s *openaiStream) eofEnds() bool { return false }
+
+// noChoice says why a stream that reached its end marker is not a reply:
+// none of its chunks carried choice 0 (each had an empty choices list, as
+// a usage-only chunk has), so nothing of a completion arrived; "" when one
+// did. A whole reply without choice 0 fails the same way.
+func (s *openaiStream) noChoice() string {
+	if s.choice0 {
+		return ""
+	}
+	return "no chunk carried a choice with index 0 (every choices list was empty or held other indices)"
+}
 
 // whole reports whether the stream read so far is a whole reply although
 // data: [DONE] has not arrived: choice 0, the one measured, had its
@@ -265,8 +278,9 @@ func (s *openaiStream) event(name string, data []byte, status int) (piece, event
 	if why := w.shapeProblem(s.api, true); why != "" {
 		return piece{why: why}, kindMalformed // another API's chunk: counted, skipped
 	}
-	if c := w.first(); c != nil && c.has&finished != 0 {
-		s.finished = true
+	if c := w.first(); c != nil {
+		s.choice0 = true
+		s.finished = s.finished || c.has&finished != 0
 	}
 	if s.choices.on && !s.choices.observe(w.Choices) {
 		return piece{err: &metrics.Error{Code: status, Type: ErrTypeInvalidResponse,

@@ -23,6 +23,19 @@ const (
 	secretWindow = 4096
 )
 
+// choiceless is a stream decoder whose API's replies need a choice (the
+// OpenAI chat and completions streams): noChoice says why a stream that
+// ended had none, "" when it had one.
+type choiceless interface{ noChoice() string }
+
+// noChoice is dec's noChoice, "" for a decoder of another API.
+func noChoice(dec streamDecoder) string {
+	if cl, ok := dec.(choiceless); ok {
+		return cl.noChoice()
+	}
+	return ""
+}
+
 // streamHooks are a request's callbacks from its stream's read loop
 // (Request.FirstToken, Request.OnChunk); nil ones cost a comparison.
 type streamHooks struct {
@@ -108,6 +121,8 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 					when = endMarker(f) + " arrived"
 				}
 				res.Err = c.invalid(res.Status, h, f, noChunk(when, res.MalformedChunks, bad))
+			} else if why := noChoice(dec); why != "" && res.others.chunks == 0 { // else the other choices' check says more
+				res.Err = c.invalid(res.Status, h, f, why)
 			} else if strict {
 				c.afterDone(ctx, rctx, rd, h, f, res)
 			}

@@ -124,6 +124,30 @@ func TestTextOnlyOnAnotherChoiceIsInvalid(t *testing.T) {
 	}
 }
 
+// TestAStreamWithoutAChoiceIsInvalid: a stream whose every chunk has an
+// empty choices list (a usage-only chunk, or nothing) carried no
+// completion: an invalid response, as the same body whole is, not a
+// success with an OSL of 0. A reply of no tokens still has its choice 0.
+func TestAStreamWithoutAChoiceIsInvalid(t *testing.T) {
+	for name, chunks := range map[string][]string{
+		"empty choices": {`data: {"id":"x","choices":[]}` + "\n\n"},
+		"only usage":    {`data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}}` + "\n\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newRawServer(t, respond(chunked(200, "text/event-stream", append(chunks, done)...)))
+			res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), true))
+			require.NotNil(t, res.Err, "nothing of a completion arrived: not a success")
+			assert.Equal(t, ErrTypeInvalidResponse, res.Err.Type)
+			assert.Contains(t, res.Err.Message, "no chunk carried a choice with index 0")
+		})
+	}
+	srv := newRawServer(t, respond(chunked(200, "text/event-stream",
+		`data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}`+"\n\n",
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`+"\n\n", done)))
+	res := newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.url("/"), true))
+	assert.Nil(t, res.Err, "a reply of no tokens, its choice 0 there")
+}
+
 // TestTooFewCompletionTokensAreUntrusted: usage claiming fewer completion
 // tokens than the chunks of text that arrived (none, or a count sent on an
 // early chunk and never updated) is flagged, so the client's count stands
