@@ -224,6 +224,27 @@ func TestOpenRelativeFileColonPath(t *testing.T) {
 	assert.Equal(t, 1, count(t, r, `SELECT count(*) FROM runs`))
 }
 
+// TestScheduledRateStored: a rate run's schedule rate comes back from the
+// store, so runs show judges its send rate by the schedule, as the run did;
+// a concurrency run has none.
+func TestScheduledRateStored(t *testing.T) {
+	t.Parallel()
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	r := newRun(runOpts{name: "x", records: 2})
+	r.Audit.Mode, r.Audit.TargetRate, r.Audit.ScheduledRate = "rate", 20, 17.16
+	id, err := db.SaveRun(ctx, r, "")
+	require.NoError(t, err)
+	got, err := db.GetRun(ctx, id, false)
+	require.NoError(t, err)
+	assert.Equal(t, 17.16, got.Audit.ScheduledRate)
+	id, err = db.SaveRun(ctx, newRun(runOpts{name: "y", records: 2}), "")
+	require.NoError(t, err)
+	got, err = db.GetRun(ctx, id, false)
+	require.NoError(t, err)
+	assert.Zero(t, got.Audit.ScheduledRate)
+}
+
 // TestTokensCountedWithStored: the tokenizer a run was counted with comes
 // back from the store, so runs export writes the client audit whole.
 func TestTokensCountedWithStored(t *testing.T) {

@@ -142,6 +142,7 @@ func gatedNote(gated, sent int) string {
 // --concurrency cap skipped or delayed.
 func scheduleVerdicts(a *result.Audit, p plan.Profile, sent int, sentNs, schedNs int64) {
 	scheduled := float64(sent-1) / (float64(schedNs) / 1e9)
+	a.ScheduledRate = scheduled
 	// Behind by a share of the rate and by more than lagLimit in all: on
 	// a schedule of a few ms, a millisecond late is not falling behind.
 	behind := time.Duration(sentNs - schedNs)

@@ -38,6 +38,7 @@ func TestAuditOnSchedule(t *testing.T) {
 	assert.Equal(t, "rate", a.Mode)
 	assert.Equal(t, 100.0, a.TargetRate)
 	assert.InDelta(t, 100, a.AchievedRate, 0.01)
+	assert.InDelta(t, 100, a.ScheduledRate, 0.01, "the schedule's own rate, beside the target")
 	assert.InDelta(t, 0.1, a.SendLagMs.P99, 1e-9)
 	assert.False(t, a.ClientBound)
 	assert.Empty(t, a.Warnings)

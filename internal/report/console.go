@@ -269,17 +269,22 @@ func (p *printer) hooks(run *result.Run) {
 	}
 }
 
-// audit prints the client's self-audit.
-func (p *printer) audit(run *result.Run) {
-	a := run.Audit
-	if a.Mode == "" {
-		return
-	}
-	p.section("")
-	load := fmt.Sprintf("Client: %s mode, send rate %s req/s", a.Mode, number(a.AchievedRate))
+// clientLoad is the audit's first line: the load mode, what was asked
+// for, the schedule drawn for it (a random schedule of a few requests is
+// off its target by chance) and the send rate against that schedule.
+func clientLoad(a *result.Audit) string {
+	load := fmt.Sprintf("Client: %s mode", a.Mode)
 	if a.TargetRate > 0 {
-		load = fmt.Sprintf("Client: %s mode, target %s req/s, send rate %s req/s (%s%% of target)", a.Mode,
-			number(a.TargetRate), number(a.AchievedRate), number(100*a.AchievedRate/a.TargetRate))
+		load += fmt.Sprintf(", target %s req/s", number(a.TargetRate))
+	}
+	if a.ScheduledRate > 0 {
+		load += fmt.Sprintf(", schedule %s req/s, send rate %s req/s (%s%% of the schedule)", number(a.ScheduledRate),
+			number(a.AchievedRate), number(100*a.AchievedRate/a.ScheduledRate))
+	} else {
+		load += fmt.Sprintf(", send rate %s req/s", number(a.AchievedRate))
+		if a.TargetRate > 0 { // a run stored before the schedule's rate was kept
+			load += fmt.Sprintf(" (%s%% of target)", number(100*a.AchievedRate/a.TargetRate))
+		}
 	}
 	if a.PrecisePacing {
 		load += ", precise pacing"
@@ -287,7 +292,17 @@ func (p *printer) audit(run *result.Run) {
 	if a.RxCoalesceUsecs > 0 {
 		load += fmt.Sprintf(", receive coalescing %d µs", a.RxCoalesceUsecs)
 	}
-	p.line("%s", load)
+	return load
+}
+
+// audit prints the client's self-audit.
+func (p *printer) audit(run *result.Run) {
+	a := run.Audit
+	if a.Mode == "" {
+		return
+	}
+	p.section("")
+	p.line("%s", clientLoad(&a))
 	p.line("  (send rate: requests started per second, first to last send;")
 	p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")
 	if a.TokensCountedWith != "" {

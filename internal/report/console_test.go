@@ -175,3 +175,18 @@ func TestConsoleHintsAtAWrongRoute(t *testing.T) {
 		assert.NotContains(t, buf.String(), "no such route", "%d %s", e.Code, e.Message)
 	}
 }
+
+// TestClientLoadJudgesTheSendRateByTheSchedule: a random schedule of a few
+// requests is off its target by chance, so the send rate is put beside the
+// schedule drawn, not the target alone; a run stored without the
+// schedule's rate keeps the old line.
+func TestClientLoadJudgesTheSendRateByTheSchedule(t *testing.T) {
+	a := result.Audit{Mode: "rate", TargetRate: 20, ScheduledRate: 17.16, AchievedRate: 17.1}
+	assert.Equal(t, "Client: rate mode, target 20.00 req/s, schedule 17.16 req/s, send rate 17.10 req/s (99.65% of the schedule)",
+		clientLoad(&a))
+	a.ScheduledRate = 0
+	assert.Equal(t, "Client: rate mode, target 20.00 req/s, send rate 17.10 req/s (85.50% of target)", clientLoad(&a))
+	fixed := result.Audit{Mode: "fixed", ScheduledRate: 4, AchievedRate: 4, PrecisePacing: true}
+	assert.Equal(t, "Client: fixed mode, schedule 4.00 req/s, send rate 4.00 req/s (100.00% of the schedule), precise pacing",
+		clientLoad(&fixed))
+}

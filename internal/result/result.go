@@ -141,8 +141,13 @@ type Audit struct {
 	// between the first and the last send. It is not request_throughput,
 	// which counts successful requests per second of benchmark duration
 	// (first send to last response).
-	AchievedRate float64        `json:"achieved_rate"`
-	SendLagMs    *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
+	AchievedRate float64 `json:"achieved_rate"`
+	// ScheduledRate is the schedule's own rate (rate, user-centric and
+	// fixed modes): its profiling sends per second between the first and
+	// the last scheduled send. A random schedule of a few requests is
+	// off its target by chance; the send rate is judged against this.
+	ScheduledRate float64        `json:"scheduled_rate,omitempty"`
+	SendLagMs     *metrics.Stats `json:"send_lag_ms,omitempty"` // sent − scheduled
 	// Health is the client process's own account of the profiling phases;
 	// nil when it was not measured.
 	Health     *Health `json:"client_health,omitempty"`
