@@ -267,3 +267,21 @@ func TestServerGaugePercentileEquivalenceStands(t *testing.T) {
 	v = compare.JudgeKeyForTest(compare.Key{Metric: "server.vllm:e2e_request_latency_seconds", Stat: "p99"}, base, other, compare.LowerIsBetter, 0.95, 5)
 	assert.Equal(t, compare.Inconclusive, v.Verdict, "a raw histogram family")
 }
+
+// TestThresholdBounds: --threshold is a finite % from 0 to 1000; a wider
+// one left float64's range on large means (1e308 % of a mean of 200), and
+// two metrics with one Δ got different verdicts.
+func TestThresholdBounds(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []float64{0, 2, 1000} {
+		assert.NoError(t, compare.Options{Threshold: ptr(ok)}.Validate(), "%g", ok)
+	}
+	for bad, want := range map[float64]string{-1: "must be 0 or more", 1000.5: "must be at most 1000", 1e308: "must be at most 1000",
+		math.Inf(1): "finite", math.NaN(): "finite"} {
+		err := compare.Options{Threshold: ptr(bad)}.Validate()
+		if assert.Error(t, err, "%g", bad) {
+			assert.Contains(t, err.Error(), want)
+			assert.Contains(t, err.Error(), "threshold")
+		}
+	}
+}

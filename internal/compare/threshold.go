@@ -62,14 +62,22 @@ func (o Options) thresholdOf(k Key) float64 {
 	return DefaultThreshold(k)
 }
 
-// checkThreshold refuses a threshold that is not a finite number ≥ 0, as a
-// *plan.FieldError naming --threshold.
+// maxThreshold bounds a threshold, in % of the baseline mean: a change
+// worth acting on is not ten times the baseline, and beyond it the margin
+// of a large mean leaves float64's range (1e308 % of a mean of 200 did,
+// and two metrics with one Δ got different verdicts).
+const maxThreshold = 1000
+
+// checkThreshold refuses a threshold that is not a finite number from 0
+// to maxThreshold, as a *plan.FieldError naming --threshold.
 func checkThreshold(x float64) error {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
 		return &plan.FieldError{Field: "threshold", Msg: fmt.Sprintf("must be a finite number, got %g", x)}
 	case x < 0:
 		return &plan.FieldError{Field: "threshold", Msg: fmt.Sprintf("must be 0 or more (a %% of the baseline mean), got %g", x)}
+	case x > maxThreshold:
+		return &plan.FieldError{Field: "threshold", Msg: fmt.Sprintf("must be at most %d (a %% of the baseline mean: ten times it), got %g", maxThreshold, x)}
 	}
 	return nil
 }
