@@ -187,6 +187,9 @@ func (r *GroupsReport) Table() Table {
 		for i, e := range r.ClientMinusServerTTFT {
 			if parts[i] = e.format(); e.N > 0 {
 				parts[i] += " ms"
+				if i < len(r.ServerTTFTBucket) && unresolved(e, r.ServerTTFTBucket[i]) {
+					parts[i] += ", not resolved"
+				}
 			}
 			parts[i] += " (" + names[i] + ")"
 		}

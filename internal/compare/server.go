@@ -205,6 +205,14 @@ func clientMinusServerTTFT(runs []store.RunRow, confidence float64) (Estimate, B
 	return newEstimate(diffs, confidence), bucket
 }
 
+// unresolved reports a client-minus-server TTFT gap smaller than the
+// width of the bucket the server's p50 was interpolated in: the server's
+// p50 could lie anywhere in it, so the gap's size, even its sign, is not
+// known.
+func unresolved(gap Estimate, b Bucket) bool {
+	return b != (Bucket{}) && math.Abs(float64(gap.Mean)) < b.HighMs-b.LowMs
+}
+
 // Bucket is the histogram bucket a server quantile was interpolated in.
 type Bucket struct {
 	LowMs  float64 `json:"low_ms"`
