@@ -392,14 +392,26 @@ func isHTML(b []byte) bool {
 }
 
 // htmlText is an HTML page's text: its tags dropped (a <style> or <script>
-// element whole), entities decoded, runs of white space one space.
+// element whole), entities decoded, runs of white space one space, and a
+// piece of text between tags that repeats the piece before it left out (an
+// error page's <title> and <h1> usually say the same).
 func htmlText(b []byte) string {
-	var out []byte
+	var (
+		pieces []string
+		cur    []byte
+	)
+	flush := func() {
+		t := strings.Join(strings.Fields(html.UnescapeString(string(cur))), " ")
+		cur = cur[:0]
+		if t != "" && (len(pieces) == 0 || pieces[len(pieces)-1] != t) {
+			pieces = append(pieces, t)
+		}
+	}
 	lower := asciiLower(b)
 	unclosed := map[string]bool{} // looked for once: the text stays linear
 	for i := 0; i < len(b); {
 		if b[i] != '<' {
-			out = append(out, b[i])
+			cur = append(cur, b[i])
 			i++
 			continue
 		}
@@ -416,10 +428,11 @@ func htmlText(b []byte) string {
 				}
 			}
 		}
-		out = append(out, ' ')
+		flush()
 		i += end + 1
 	}
-	return strings.Join(strings.Fields(html.UnescapeString(string(out))), " ")
+	flush()
+	return strings.Join(pieces, " ")
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }

@@ -365,12 +365,12 @@ func TestUsageCountsAreReadLeniently(t *testing.T) {
 // TestHTMLErrorPageIsReadAsText: a web server's error page (Python's
 // http.server answering a POST it does not support) is described by its
 // words, so the useful line is not cut off behind markup; a style element
-// is dropped whole.
+// is dropped whole, and the <h1> repeating the <title> is said once.
 func TestHTMLErrorPageIsReadAsText(t *testing.T) {
 	page := "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta charset=\"utf-8\">\n        <title>Error response</title>\n" +
 		"<style>p { color: red; }</style>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        <p>Error code: 501</p>\n" +
 		"        <p>Message: Unsupported method (&#x27;POST&#x27;).</p>\n    </body>\n</html>\n"
-	assert.Equal(t, "Error response Error response Error code: 501 Message: Unsupported method ('POST').", bodyMessage([]byte(page)))
+	assert.Equal(t, "Error response Error code: 501 Message: Unsupported method ('POST').", bodyMessage([]byte(page)))
 	assert.Equal(t, "<p>not a page", bodyMessage([]byte("<p>not a page")), "only a page is read as one")
 	assert.Equal(t, "x", htmlText([]byte("<html><style>"+strings.Repeat("<style>", 1000)+"x")), "an unclosed style is looked for once")
 	// Bytes whose lower case is shorter or longer (the Kelvin sign, invalid

@@ -213,8 +213,9 @@ func (p *printer) errors(run *result.Run) {
 	}
 	if 2*noRoute(run.ErrorSummary) >= total {
 		urls := run.Config.RequestURLs()
-		p.line("The server has no such route: check that -u is its base URL and --endpoint-type (or --endpoint) one it "+
-			"serves (requests went to %s).", strings.Join(urls, ", "))
+		p.line("The server does not serve this route or method (HTTP 404, 405 or 501): check that -u is its base URL and "+
+			"--endpoint-type (or --endpoint) one it serves, and that it is an inference server, not a plain web server "+
+			"(requests went to %s).", strings.Join(urls, ", "))
 	}
 }
 

@@ -166,13 +166,14 @@ func TestConsoleHintsAtAWrongRoute(t *testing.T) {
 	run.ErrorSummary[0].Error = metrics.Error{Code: 501, Type: "HTTPError", Message: "Error response"}
 	var buf bytes.Buffer
 	Console(Wide(&buf), run)
-	assert.Contains(t, buf.String(), "The server has no such route: check that -u is its base URL and --endpoint-type "+
-		"(or --endpoint) one it serves (requests went to http://127.0.0.1:8000/v1/chat/completions).")
+	assert.Contains(t, buf.String(), "The server does not serve this route or method (HTTP 404, 405 or 501): check that -u "+
+		"is its base URL and --endpoint-type (or --endpoint) one it serves, and that it is an inference server, not a plain "+
+		"web server (requests went to http://127.0.0.1:8000/v1/chat/completions).")
 	for _, e := range []metrics.Error{{Code: 500, Type: "HTTPError"}, {Code: 404, Type: "HTTPError", Message: "The model `x` does not exist."}} {
 		run.ErrorSummary[0].Error = e
 		buf.Reset()
 		Console(Wide(&buf), run)
-		assert.NotContains(t, buf.String(), "no such route", "%d %s", e.Code, e.Message)
+		assert.NotContains(t, buf.String(), "does not serve this route", "%d %s", e.Code, e.Message)
 	}
 }
 
