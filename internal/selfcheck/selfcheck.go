@@ -86,9 +86,15 @@ type Report struct {
 	ProcessCPU float64
 	Cores      int
 	// HostCPU is the share of the host's CPU time that was not idle, in
-	// percent; NaN where /proc/stat is unavailable.
+	// percent; NaN where /proc/stat is unavailable, or over a window of
+	// fewer than minHostTicks clock ticks in all (a run of a few ms: one
+	// tick would read 100%).
 	HostCPU float64
 }
+
+// minHostTicks is the fewest clock ticks of /proc/stat (all CPUs) a
+// window needs for its host CPU share: a hundred resolve it to 1%.
+const minHostTicks = 100
 
 // Report summarises the window.
 func (w *Window) Report() Report {
@@ -97,7 +103,7 @@ func (w *Window) Report() Report {
 	if w.wall > 0 {
 		r.ProcessCPU = 100 * float64(w.cpu) / float64(w.wall) / float64(r.Cores)
 	}
-	if w.hostTotal > 0 {
+	if w.hostTotal >= minHostTicks {
 		r.HostCPU = 100 * float64(w.hostBusy) / float64(w.hostTotal)
 	}
 	var total uint64

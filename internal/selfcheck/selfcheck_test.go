@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,15 +16,29 @@ import (
 // latency; the quantiles read the histogram's buckets.
 func TestWindow(t *testing.T) {
 	a := Take()
-	var wg sync.WaitGroup
-	stop := time.Now().Add(200 * time.Millisecond)
+	var (
+		wg   sync.WaitGroup
+		done atomic.Bool
+	)
 	for range 4 * runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			for time.Now().Before(stop) {
+			for !done.Load() {
 				runtime.Gosched()
 			}
 		})
 	}
+	// Spin for 200 ms and until the host's clock counted enough ticks for
+	// its share (where /proc/stat is there), within a hang guard.
+	_, t0 := hostTicks()
+	start := time.Now()
+	for time.Since(start) < time.Minute {
+		_, t1 := hostTicks()
+		if time.Since(start) >= 200*time.Millisecond && (t0 == 0 || t1-t0 >= 2*minHostTicks) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	done.Store(true)
 	wg.Wait()
 	b := Take()
 	var w Window
@@ -38,6 +53,15 @@ func TestWindow(t *testing.T) {
 		assert.Positive(t, r.HostCPU, "the spinning goroutines kept the host busy")
 		assert.LessOrEqual(t, r.HostCPU, 100.0)
 	}
+}
+
+// TestShortWindowHasNoHostShare: a window of a few clock ticks has no
+// host CPU share (one tick of a 10 ms run read as 100% busy).
+func TestShortWindowHasNoHostShare(t *testing.T) {
+	w := Window{hostBusy: 1, hostTotal: 1}
+	assert.True(t, math.IsNaN(w.Report().HostCPU))
+	w = Window{hostBusy: 50, hostTotal: minHostTicks}
+	assert.Equal(t, 50.0, w.Report().HostCPU)
 }
 
 func TestQuantileOfBuckets(t *testing.T) {
