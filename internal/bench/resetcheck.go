@@ -80,7 +80,12 @@ func cachedTokensHint(server string) string {
 // judged (the server reported their cached tokens), how many of those were
 // served from the prefix cache for at least half their prompt, and how many
 // were not judged because another request with the same prompt overlapped.
-type firsts struct{ checked, hits, overlapped int }
+// contested counts the hits that another request in flight may have
+// caused: of prompts sharing prefixes, the run's first request hit while
+// the second was sent before its reply began (it may have reached the
+// server first and cached the shared prefix). The other hits are
+// unambiguous: nothing the run sent could have put them in the cache.
+type firsts struct{ checked, hits, overlapped, contested int }
 
 // firstHits judges each prompt's first request (when the prompts are not
 // independent, only the very first request of the run). The first is the
@@ -129,6 +134,9 @@ func firstHits(records []metrics.Record, independent bool) (f firsts) {
 		}
 		if prompt > 0 && 2*(*r.Usage.CachedTokens) >= prompt {
 			f.hits++
+			if !independent && p.next >= 0 && overlaps(r, &records[p.next]) {
+				f.contested++
+			}
 		}
 	}
 	return f
@@ -183,12 +191,17 @@ func warmCache(records []metrics.Record, independent bool) string {
 // server's cached-token usage of the first requests (checkReset) and its
 // scraped prefix-cache counters (servermetrics.ResetEvidence). Either one
 // showing a warm cache means not cleared, with one exception: when every
-// endpoint's counters saw a cold cache, they decide over cached_tokens hits
-// (ambiguous client-side evidence: which copy of a prompt, or which prompt
-// of a shared prefix, reached the server first is the client's guess, the
-// counters are the server's count). Either one showing a cold cache,
-// without the other contradicting it, means verified. The audit records
-// which evidence the verdict rests on.
+// endpoint's counters saw a cold cache, they decide over a cached_tokens hit
+// that another request in flight may have caused (prompts that share
+// prefixes, the second sent before the first's reply began: which reached
+// the server first is the client's guess, the counters are the server's
+// count). A hit nothing in flight could have caused (firstHits already
+// leaves out first requests overlapped by a copy of their prompt) stays not
+// cleared: counters that saw no hit did not see that request (another
+// replica behind a load balancer, a tier they do not count), and the
+// detail says so. Either one showing a cold cache, without the other
+// contradicting it, means verified. The audit records which evidence the
+// verdict rests on.
 func (c *cell) verifyReset(records []metrics.Record) {
 	a := &c.run.Audit
 	independent := c.independentPrompts()
@@ -334,15 +347,41 @@ func (c *cell) joinServerEvidence(evs []servermetrics.Evidence, f firsts, indepe
 		return
 	}
 	// Every endpoint's counters say cold; only cached_tokens says warm.
-	which := fmt.Sprintf("%d of %d prompts' first requests after the reset", f.hits, f.checked)
-	if !independent {
-		which = "the first request after the reset"
+	counters := evs[0].Detail
+	if len(evs) > 1 {
+		counters = fmt.Sprintf("all %d endpoints; %s: %s", len(evs), evs[0].Endpoint, evs[0].Detail)
+	}
+	if f.contested == 0 {
+		// A hit nothing in flight could have caused: counters that saw no
+		// hit did not see that request (another replica, a tier they do
+		// not count), and cannot prove the absence of what they missed.
+		a.KVResetDetail = unseenHits(f, independent, counters, c.p.ResetHint())
+		a.KVResetEvidence = []string{result.EvidenceCachedTokens}
+		return
 	}
 	a.KVReset = result.ResetVerified
-	a.KVResetDetail = "the server's prefix-cache counters: " + evs[0].Detail + "; the cached_tokens usage of " + which +
-		" showed prefix-cache hits, which the counters contradict: that client-side evidence is ambiguous " +
-		"(another request with the same prompt or prefix may have reached the server first), so the counters decide"
+	a.KVResetDetail = "the server's prefix-cache counters: " + counters + "; the cached_tokens usage of the first request " +
+		"after the reset showed prefix-cache hits, which the counters contradict: that client-side evidence is ambiguous " +
+		"(the prompts share prefixes and the second request was sent before the reply to the first began, so it may have " +
+		"reached the server first and cached the shared prefix), so the counters decide"
 	a.KVResetEvidence = []string{result.EvidenceServerCounters}
+}
+
+// unseenHits is the detail of a reset not cleared by the cached_tokens of
+// first requests that nothing else in flight could have warmed, although
+// every endpoint's prefix-cache counters (counters) saw a cold cache.
+func unseenHits(f firsts, independent bool, counters, hint string) string {
+	which := fmt.Sprintf("%d of %d prompts were served from the prefix cache on their first request after the reset "+
+		"(their replies' cached_tokens), with nothing else in flight that could have warmed them", f.hits, f.checked)
+	if !independent {
+		which = "the run's first request after the reset was served from the prefix cache (its reply's cached_tokens), " +
+			"with nothing else in flight that could have warmed it"
+	}
+	return which + ", but the server's prefix-cache counters saw a cold cache (" + counters + "): those counters did " +
+		"not see the requests that hit, so they prove nothing about where those were served: the cache was not cleared " +
+		"(likely several replicas behind one URL, such as a load balancer, and the reset and /metrics reached only some " +
+		"of them: reset every replica, e.g. give each replica's URL with --url, and point --server-metrics at each " +
+		"replica's /metrics; other causes: " + hint + ")"
 }
 
 // firstSendsOnly reports whether every request sent up to t (on the run's

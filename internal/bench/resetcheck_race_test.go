@@ -69,38 +69,45 @@ func TestWarmCacheCopiesInFlight(t *testing.T) {
 }
 
 // TestVerifyResetCountersDecide: the server's counters say cold, the
-// cached_tokens of the first requests say warm: one verdict, the counters'.
+// cached_tokens of the run's first request say warm, and another request
+// in flight may have caused that hit (prompts sharing prefixes, the second
+// sent before the first's reply began): one verdict, the counters'.
 func TestVerifyResetCountersDecide(t *testing.T) {
 	coldEv := servermetrics.Evidence{Verdict: servermetrics.EvidenceCold,
 		Detail: "0 of 5120 prompt tokens looked up in the first 0.01 s after the reset were served from the prefix cache"}
 	warmEv := servermetrics.Evidence{Verdict: servermetrics.EvidenceWarm, Detail: "5000 of 5120 prompt tokens ..."}
-	warm := firsts{checked: 100, hits: 13}
-	newCell := func() *cell {
+	// The second request was sent at 150, before the first's reply began
+	// at 900: it may have reached the server first.
+	recs := []metrics.Record{timed(0, 0, n(96), 100, 900), timed(1, 1, n(0), 150, 800)}
+	contested := firstHits(recs, false)
+	assert.Equal(t, firsts{checked: 1, hits: 1, contested: 1}, contested)
+	newCell := func(f firsts) *cell {
 		c := &cell{p: plan.NewProfile(), run: &result.Run{}}
 		a := &c.run.Audit
-		a.KVReset, a.KVResetDetail = resetVerdict(warm, true, c.p.ResetHint(), "")
+		a.KVReset, a.KVResetDetail = resetVerdict(f, false, c.p.ResetHint(), "")
 		a.KVResetEvidence = []string{result.EvidenceCachedTokens}
 		return c
 	}
 
-	c := newCell()
-	c.joinServerEvidence([]servermetrics.Evidence{coldEv}, warm, true)
+	c := newCell(contested)
+	c.joinServerEvidence([]servermetrics.Evidence{coldEv}, contested, false)
 	a := c.run.Audit
 	assert.Equal(t, result.ResetVerified, a.KVReset)
 	assert.Equal(t, []string{result.EvidenceServerCounters}, a.KVResetEvidence)
 	assert.Contains(t, a.KVResetDetail, coldEv.Detail)
-	assert.Contains(t, a.KVResetDetail, "13 of 100 prompts' first requests after the reset showed prefix-cache hits")
+	assert.Contains(t, a.KVResetDetail, "the cached_tokens usage of the first request after the reset showed prefix-cache hits")
 	assert.Contains(t, a.KVResetDetail, "ambiguous")
+	assert.Contains(t, a.KVResetDetail, "the second request was sent before the reply to the first began")
 	assert.NotContains(t, a.KVResetDetail, "the cache was not cleared")
 
 	// One endpoint warm: the cache was not cleared, whatever the other says.
-	c = newCell()
-	c.joinServerEvidence([]servermetrics.Evidence{coldEv, warmEv}, warm, true)
+	c = newCell(contested)
+	c.joinServerEvidence([]servermetrics.Evidence{coldEv, warmEv}, contested, false)
 	assert.Equal(t, result.ResetNotCleared, c.run.Audit.KVReset)
 
 	// Counters without evidence (mixed, none) leave cached_tokens' verdict.
-	c = newCell()
-	c.joinServerEvidence([]servermetrics.Evidence{{Verdict: servermetrics.EvidenceMixed}}, warm, true)
+	c = newCell(contested)
+	c.joinServerEvidence([]servermetrics.Evidence{{Verdict: servermetrics.EvidenceMixed}}, contested, false)
 	assert.Equal(t, result.ResetNotCleared, c.run.Audit.KVReset)
-	assert.Contains(t, c.run.Audit.KVResetDetail, "13 of 100 prompts were served from the prefix cache")
+	assert.Contains(t, c.run.Audit.KVResetDetail, "the first request after the reset was served from the prefix cache")
 }
