@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -131,13 +132,27 @@ func (c *Client) Reset(ctx context.Context, origins []string, h plan.ResetHook) 
 // target is one control POST to make.
 type target struct {
 	hook, phase, origin, path string
-	timeout                   time.Duration // per attempt; <= 0 means none
+	timeout                   time.Duration // per attempt; never none: at least minTimeout
 	retryBudget               time.Duration // measured from the first attempt
 	retry                     bool
 }
 
+// minTimeout is the least time an attempt gets. A positive timeout setting
+// too small for a time.Duration arrives as 0, which must still bound the
+// call (at once), never mean "no timeout".
+const minTimeout = time.Nanosecond
+
+// attemptTimeout is the timeout an attempt gets for a setting of d.
+func attemptTimeout(d time.Duration) time.Duration { return max(d, minTimeout) }
+
+// errNotSent marks a call whose request was never sent because it cannot
+// be built (its path cannot be sent as written): a retry would fail the
+// same way, and nothing reached the server.
+var errNotSent = errors.New("not sent")
+
 // post sends one control POST (with retries when t.retry) and returns its
-// Call, with an error naming the origin, path and cause.
+// Call, with an error naming the origin, path and cause. A path that cannot
+// be sent as written (plan.CheckHookPath) fails at once: nothing is sent.
 func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	base := strings.TrimRight(t.origin, "/")
 	start := c.now()
@@ -147,31 +162,15 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	if qs := plan.QuerySecrets(t.path); len(qs) > 0 {
 		redact = plan.NewRedactor(slices.Concat(plan.HeaderSecrets(c.headers), qs)...)
 	}
-	call := Call{Hook: t.hook, Phase: t.phase, Origin: plan.RedactURL(base), Path: plan.RedactURL(t.path), StartedAt: start.UnixNano()}
-	deadline := start.Add(t.retryBudget)
-	backoff := firstBackoff
-	var err error
-	for {
-		call.Attempts++
-		call.Status, call.Warning, err = c.attempt(ctx, base+t.path, t.timeout, redact)
-		if err == nil || !t.retry || !retryable(call.Status) || ctx.Err() != nil {
-			break
-		}
-		if !c.now().Add(backoff).Before(deadline) {
-			break
-		}
-		if serr := c.sleep(ctx, backoff); serr != nil {
-			err = fmt.Errorf("interrupted before retrying (%w): %w", err, serr)
-			break
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
+	call := Call{Hook: t.hook, Phase: t.phase, Origin: escapeControls(plan.RedactURL(base)),
+		Path: escapeControls(plan.RedactURL(t.path)), StartedAt: start.UnixNano()}
+	err := c.send(ctx, t, start.Add(t.retryBudget), redact, &call)
 	call.DurationMs = float64(c.now().Sub(start)) / float64(time.Millisecond)
 	call.OK = err == nil
 	if err != nil {
 		// A transport error can quote what the server sent (a broken
 		// status line echoing the request, say).
-		call.Error = redact.Redact(err.Error())
+		call.Error = escapeControls(redact.Redact(err.Error()))
 		attempts := ""
 		if call.Attempts > 1 {
 			attempts = fmt.Sprintf(" (after %d attempts)", call.Attempts)
@@ -181,19 +180,49 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	return call, nil
 }
 
+// send makes t's attempts, retrying while the next one would start before
+// deadline, records them in call and returns the last attempt's error. A
+// path that cannot be sent makes no attempt.
+func (c *Client) send(ctx context.Context, t target, deadline time.Time, redact *plan.Redactor, call *Call) error {
+	if err := plan.CheckHookPath(t.path); err != nil {
+		return fmt.Errorf("%w: its path %w", errNotSent, err)
+	}
+	base := strings.TrimRight(t.origin, "/")
+	backoff := firstBackoff
+	for {
+		call.Attempts++
+		var err error
+		call.Status, call.Warning, err = c.attempt(ctx, base+t.path, t.timeout, redact)
+		if err == nil || !t.retry || !retryable(call.Status) || errors.Is(err, errNotSent) || ctx.Err() != nil {
+			return err
+		}
+		if !c.now().Add(backoff).Before(deadline) {
+			return err
+		}
+		if serr := c.sleep(ctx, backoff); serr != nil {
+			return fmt.Errorf("interrupted before retrying (%w): %w", err, serr)
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
 // attempt makes one POST with an empty body. It returns the status (0 when
 // no answer arrived) and, for a 2xx, a warning when the body is a JSON object
 // with "success": false (see readReply). A non-2xx error ends with a short,
-// redacted excerpt of the answer.
+// redacted excerpt of the answer. A 2xx whose body does not arrive whole
+// (within the timeout, at most maxBodyRead bytes) fails: what it says is
+// unknown. A request that cannot be built wraps errNotSent.
 func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Duration, redact *plan.Redactor) (int, string, error) {
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		actx, cancel = context.WithTimeout(ctx, timeout)
-	}
+	timeout = attemptTimeout(timeout)
+	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, rawURL, http.NoBody)
 	if err != nil {
-		return 0, "", fmt.Errorf("build request: %w", err)
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // the URL is already in the caller's message
+		}
+		return 0, "", fmt.Errorf("%w: the request cannot be built: %w", errNotSent, err)
 	}
 	req.Header = c.headers.Clone()
 	resp, err := c.http.Do(req)
@@ -208,15 +237,54 @@ func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Durati
 		return 0, "", err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyRead))
-	warning, detail := readReply(resp.StatusCode, body, redact)
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBodyRead+1))
+	status := fmt.Sprintf("status %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		_, detail := readReply(resp.StatusCode, body[:min(len(body), maxBodyRead)], redact)
 		if detail != "" {
 			detail = ": " + detail
 		}
-		return resp.StatusCode, "", fmt.Errorf("status %d %s%s", resp.StatusCode, http.StatusText(resp.StatusCode), detail)
+		return resp.StatusCode, "", fmt.Errorf("%s%s", status, detail)
 	}
+	if err := bodyError(ctx, rerr, len(body), timeout); err != nil {
+		return resp.StatusCode, "", fmt.Errorf("%s, but %w", status, err)
+	}
+	warning, _ := readReply(resp.StatusCode, body, redact)
 	return resp.StatusCode, warning, nil
+}
+
+// bodyError says why a 2xx answer's body of n bytes (read with error rerr,
+// within timeout) cannot be read: it did not finish, or it is larger than
+// maxBodyRead. nil when it arrived whole.
+func bodyError(ctx context.Context, rerr error, n int, timeout time.Duration) error {
+	switch {
+	case rerr != nil && ctx.Err() == nil && errors.Is(rerr, context.DeadlineExceeded):
+		return fmt.Errorf("the reply's body did not finish within %s: %w", timeout, context.DeadlineExceeded)
+	case rerr != nil:
+		return fmt.Errorf("the reply's body did not finish: %w", rerr)
+	case n > maxBodyRead:
+		return fmt.Errorf("the reply's body is larger than %d KiB, more than a control route answers: "+
+			"its {\"success\": false}, if any, cannot be read", maxBodyRead>>10)
+	}
+	return nil
+}
+
+// escapeControls writes every control character of s (a line break, ESC,
+// DEL) as \xNN, so that a path or error quoting a flag's value stays on one
+// line and cannot drive a terminal.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, `\x%02x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // retryable reports whether a failed reset attempt may be repeated: no

@@ -5,9 +5,12 @@
 //
 // A Client owns its own HTTP transport, separate from the benchmark pool and
 // blind to HTTP(S)_PROXY. Every POST has an empty body; any 2xx answer is a
-// success. A llama.cpp server has no reset route: its reset lists the slots
-// (GET /slots) and erases each (POST /slots/{id}?action=erase). Reset retries transport errors and 409/423/429/503 with a doubling
-// backoff inside a time budget, and the first origin that fails aborts it.
+// success once its body has arrived whole (within the timeout, at most
+// 64 KiB). A route that cannot be sent as written is refused unsent. A
+// llama.cpp server has no reset route: its reset lists the slots (GET /slots,
+// at most 1,024) and erases each (POST /slots/{id}?action=erase). Reset
+// retries transport errors and 409/423/429/503 with a doubling backoff inside
+// a time budget, and the first origin that fails aborts it.
 // Profiler start is all-or-nothing (a partial start, or one interrupted, is
 // undone in reverse order on every origin that may have started); profiler
 // stop tries every origin and reports failures together. A profiler can leave

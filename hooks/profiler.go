@@ -54,8 +54,9 @@ func (p *Profiler) WithMark(path string) *Profiler {
 // dropped connection) may have, and is stopped too. A start POST in flight when ctx is cancelled is not cut short: it gets
 // its answer (within the hook timeout), so the stop sent next cannot reach
 // the server before it; then no further origin is started, every origin
-// started is stopped, and the error wraps ctx's. Starting an owner that is
-// already active does nothing.
+// started is stopped, and the error wraps ctx's. A stop path that cannot be
+// sent (plan.CheckHookPath) refuses the start: nothing is sent. Starting an
+// owner that is already active does nothing.
 func (p *Profiler) Start(ctx context.Context, owner string) error {
 	if !p.hook.Enabled {
 		return nil
@@ -66,6 +67,11 @@ func (p *Profiler) Start(ctx context.Context, owner string) error {
 		return nil
 	}
 	if len(p.owners) == 0 {
+		// A stop that cannot be sent would leave the profiler running.
+		if err := plan.CheckHookPath(p.hook.StopPath); err != nil {
+			return fmt.Errorf("server profiler start: %w: the stop path %w, so the profiler could never be stopped",
+				errNotSent, err)
+		}
 		if err := p.writeMark(owner); err != nil {
 			return fmt.Errorf("server profiler start: %w", err)
 		}
@@ -100,12 +106,13 @@ func (p *Profiler) Start(ctx context.Context, owner string) error {
 // mayHaveStarted reports whether a start call may have started the
 // profiler: it succeeded, or it was sent and got no answer (a timeout, a
 // dropped connection). An answer, even an error, is the server's word that
-// it did not start; a connection that was never opened carried nothing.
+// it did not start; a connection that was never opened, or a request never
+// built, carried nothing.
 func mayHaveStarted(call Call, err error) bool {
 	if err == nil {
 		return true
 	}
-	if call.Status != 0 {
+	if call.Status != 0 || errors.Is(err, errNotSent) {
 		return false
 	}
 	var op *net.OpError

@@ -15,6 +15,12 @@ import (
 // parameters and state; a few MiB covers hundreds of slots).
 const maxSlotsRead = 4 << 20
 
+// maxSlots bounds the slots a reset erases. llama-server has as many as its
+// -np (4 by default, rarely more than a few hundred); a longer list is not
+// one to trust, and each slot costs a POST with its own retries, a console
+// row, an export entry and a store row.
+const maxSlots = 1024
+
 // resetSlots is the reset of a llama.cpp server (llama-server), which has no
 // cache-reset route: it lists the slots (GET /slots) and erases each
 // (POST /slots/{id}?action=erase, retried as any reset POST).
@@ -41,10 +47,7 @@ func (c *Client) resetSlots(ctx context.Context, origin string, h plan.ResetHook
 
 // listSlots returns the ids of the server's slots.
 func (c *Client) listSlots(ctx context.Context, base string, h plan.ResetHook) ([]int, error) {
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if h.Timeout > 0 {
-		actx, cancel = context.WithTimeout(ctx, h.Timeout)
-	}
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout(h.Timeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, base+"/slots", http.NoBody)
 	if err != nil {
@@ -66,21 +69,41 @@ func (c *Client) listSlots(ctx context.Context, base string, h plan.ResetHook) (
 	case len(body) > maxSlotsRead:
 		return nil, fmt.Errorf("the answer is larger than %d bytes", maxSlotsRead)
 	}
-	var slots []struct {
-		ID *int `json:"id"`
-	}
+	var slots []slot
 	if err := json.Unmarshal(body, &slots); err != nil {
 		return nil, fmt.Errorf("the answer is not a JSON array of slots: %w", err)
 	}
-	ids := make([]int, 0, len(slots))
-	for i, s := range slots {
-		if s.ID == nil {
-			return nil, fmt.Errorf("slot %d of the answer has no id", i)
-		}
-		ids = append(ids, *s.ID)
-	}
-	if len(ids) == 0 {
+	return slotIDs(slots)
+}
+
+// slot is an entry of a GET /slots answer, of which only the id is read.
+type slot struct {
+	ID *int `json:"id"`
+}
+
+// slotIDs returns the ids of a slot listing: at least one and at most
+// maxSlots, each present, not negative and listed once.
+func slotIDs(slots []slot) ([]int, error) {
+	if len(slots) == 0 {
 		return nil, fmt.Errorf("the server lists no slots")
+	}
+	if len(slots) > maxSlots {
+		return nil, fmt.Errorf("the server lists %d slots, more than the %d a reset erases (llama-server has "+
+			"as many as its -np): not a slot list to trust", len(slots), maxSlots)
+	}
+	ids := make([]int, 0, len(slots))
+	seen := make(map[int]bool, len(slots))
+	for i, s := range slots {
+		switch {
+		case s.ID == nil:
+			return nil, fmt.Errorf("slot %d of the answer has no id", i)
+		case *s.ID < 0:
+			return nil, fmt.Errorf("the answer is malformed: slot %d has a negative id (%d)", i, *s.ID)
+		case seen[*s.ID]:
+			return nil, fmt.Errorf("the answer is malformed: slot %d repeats the id %d of an earlier slot", i, *s.ID)
+		}
+		seen[*s.ID] = true
+		ids = append(ids, *s.ID)
 	}
 	return ids, nil
 }

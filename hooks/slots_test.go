@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,6 +31,9 @@ func TestResetSlots(t *testing.T) {
 		"not an array": {`{"id":0}`, 200, nil, "not a JSON array of slots"},
 		"no id":        {`[{"n_ctx":4096}]`, 200, nil, "slot 0 of the answer has no id"},
 		"no slots":     {`[]`, 200, nil, "lists no slots"},
+		"too many":     {slotListing(maxSlots + 1), 200, nil, "the server lists 1025 slots, more than the 1024 a reset erases"},
+		"duplicate id": {`[{"id":0},{"id":1},{"id":0}]`, 200, nil, "the answer is malformed: slot 2 repeats the id 0 of an earlier slot"},
+		"negative id":  {`[{"id":0},{"id":-1}]`, 200, nil, "the answer is malformed: slot 1 has a negative id (-1)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -68,4 +73,31 @@ func TestResetSlots(t *testing.T) {
 			assert.False(t, strings.Contains(calls[0].Error, secret))
 		})
 	}
+}
+
+// slotListing is a GET /slots answer listing n slots, ids 0 to n-1.
+func slotListing(n int) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = fmt.Sprintf(`{"id":%d,"n_ctx":4096}`, i)
+	}
+	return "[" + strings.Join(entries, ",") + "]"
+}
+
+// TestSlotIDsBound: a listing of maxSlots slots is accepted whole, in
+// order; one more is refused.
+func TestSlotIDsBound(t *testing.T) {
+	t.Parallel()
+	var slots []slot
+	require.NoError(t, json.Unmarshal([]byte(slotListing(maxSlots)), &slots))
+	ids, err := slotIDs(slots)
+	require.NoError(t, err)
+	require.Len(t, ids, maxSlots)
+	assert.Equal(t, maxSlots-1, ids[maxSlots-1])
+
+	n := maxSlots
+	slots = append(slots, slot{ID: &n})
+	_, err = slotIDs(slots)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "1025 slots, more than the 1024")
 }

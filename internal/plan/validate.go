@@ -257,30 +257,6 @@ func (v *validator) seqDist(p *Profile) int {
 	return largest
 }
 
-func (v *validator) hooks(p *Profile) {
-	v.oneOf("server", p.Server, append([]string{""}, ServerNames...)...)
-	for _, path := range p.ResetKVCachePath {
-		v.hookPath("reset_kv_cache_path", path)
-	}
-	v.hookPath("server_profiler_start_path", p.ServerProfilerStartPath)
-	v.hookPath("server_profiler_stop_path", p.ServerProfilerStopPath)
-	v.seconds("reset_kv_cache_timeout_seconds", p.ResetKVCacheTimeoutSeconds, false)
-	v.seconds("server_profiler_timeout_seconds", p.ServerProfilerTimeoutSeconds, false)
-	v.seconds("reset_kv_cache_max_retry_seconds", p.ResetKVCacheMaxRetrySeconds, true)
-	if r := servers[p.Server].ResetRefusal; r != "" && p.ResetHook().Enabled {
-		v.add("reset_kv_cache", "cannot be used with --server "+p.Server+": "+r)
-	}
-	if r := servers[p.Server].ProfilerRefusal; r != "" && p.ProfilerHook().Enabled {
-		v.add("server_profiler", "cannot be used with --server "+p.Server+": "+r)
-	}
-	for _, raw := range p.URL {
-		if u, err := url.Parse(NormalizeURL(raw)); err == nil && u.Scheme != "http" && u.Scheme != "https" &&
-			(p.ResetHook().Enabled || p.ProfilerHook().Enabled) {
-			v.add("url", fmt.Sprintf("control hooks need HTTP transport, got scheme %q", u.Scheme))
-		}
-	}
-}
-
 // phaseName is AIPerf's rule for phase names: they name directories
 // (phases/<name>/) and sweep paths.
 var phaseName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
@@ -376,14 +352,6 @@ func (v *validator) oneOf(field, got string, allowed ...string) {
 		}
 	}
 	v.add(field, fmt.Sprintf("must be one of %s, got %q", strings.Join(shown, ", "), got))
-}
-
-func (v *validator) hookPath(field, path string) {
-	if path == "" {
-		return
-	}
-	v.check(strings.HasPrefix(path, "/") && !strings.Contains(path, "://"), field,
-		fmt.Sprintf("must be a relative path starting with '/', got %q", RedactURL(path))) // its query may hold a credential
 }
 
 func (v *validator) url(raw string) {
