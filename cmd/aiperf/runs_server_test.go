@@ -33,8 +33,9 @@ func scrapedRun(name string, ttftMs, serverTTFTMs, hits float64) *result.Run {
 			{URL: "http://127.0.0.1:9400/metrics", Source: "gpu", Scrapes: 5, Failures: 5, Interval: 333 * time.Millisecond, LastError: "404 Not Found"}},
 		Warnings: []string{"http://127.0.0.1:9400/metrics: 404 Not Found; no GPU telemetry"},
 		Series: []servermetrics.Series{
-			series("vllm:num_requests_running", "gauge", map[string]float64{"avg": 1.5, "max": 2}),
-			series("vllm:kv_cache_usage_perc", "gauge", map[string]float64{"avg": 0.1, "max": 0.125}),
+			// a gauge's avg is AIPerf's mean of the samples; the console and compare read its average over time
+			series("vllm:num_requests_running", "gauge", map[string]float64{"avg": 1, servermetrics.StatTimeWeightedAvg: 1.5, "max": 2}),
+			series("vllm:kv_cache_usage_perc", "gauge", map[string]float64{"avg": 0.05, servermetrics.StatTimeWeightedAvg: 0.1, "max": 0.125}),
 			series("vllm:prefix_cache_hits", "counter", map[string]float64{"total": hits, "rate": hits}),
 			series("vllm:prefix_cache_queries", "counter", map[string]float64{"total": 1000, "rate": 1000}),
 			series("vllm:time_to_first_token_seconds", "histogram", map[string]float64{"count": 8, "sum": 8 * serverTTFTMs / 1000,

@@ -89,6 +89,11 @@ func selectSeries(series []servermetrics.Series, source, metric string) []*serve
 	return out
 }
 
+// isGauge tells a gauge (or an untyped family, reduced as one).
+func isGauge(s *servermetrics.Series) bool {
+	return s.Type == servermetrics.TypeGauge || s.Type == servermetrics.TypeUnknown
+}
+
 func isHistogram(s *servermetrics.Series) bool {
 	return s.Type == servermetrics.TypeHistogram || s.Type == servermetrics.TypeSummary
 }
@@ -261,13 +266,17 @@ func CheckServerKeys(keys []Key, runs []store.RunRow, known func() ([]store.Serv
 			var offered []string
 			for _, s := range sel {
 				for st := range s.Stats {
-					if st = keyStat(st); !slices.Contains(offered, st) {
+					if st = keyStat(s, st); st != "" && !slices.Contains(offered, st) {
 						offered = append(offered, st)
 					}
 				}
 			}
 			slices.Sort(offered)
-			return fmt.Errorf("%s: %s is a %s: its statistics are %s", k, sel[0].Metric, sel[0].Type, strings.Join(offered, ", "))
+			why := ""
+			if k.Stat == "avg" && isGauge(sel[0]) {
+				why = " (a gauge's avg is its average over time, which runs stored by older versions lack)"
+			}
+			return fmt.Errorf("%s: %s is a %s: its statistics are %s%s", k, sel[0].Metric, sel[0].Type, strings.Join(offered, ", "), why)
 		}
 	}
 	return nil
@@ -293,18 +302,33 @@ func unknownFamily(k Key, source, name string, known func() ([]store.ServerMetri
 		k, source, name, plan.Suggest(name, candidates), have, aliasList(source))
 }
 
-// keyStat is the name a key gives a series' statistic: statOf's inverse.
-func keyStat(stat string) string {
-	if stat == "total" {
+// keyStat is the name a key gives a series' statistic: statOf's inverse
+// ("" for a gauge's stored avg, which no key reads).
+func keyStat(s *servermetrics.Series, stat string) string {
+	switch {
+	case stat == "total":
 		return "delta"
+	case stat == servermetrics.StatTimeWeightedAvg:
+		return "avg"
+	case stat == "avg" && isGauge(s):
+		return ""
 	}
 	return strings.TrimSuffix(stat, "_estimate")
 }
 
 // statOf is a series' statistic as a key names it: the collector names a
 // counter's increase "total" (AIPerf's export name, "delta" here) and a
-// histogram's quantiles "p50_estimate" (AIPerf's; "p50" here).
+// histogram's quantiles "p50_estimate" (AIPerf's; "p50" here). A gauge's
+// avg is its average over time (servermetrics.StatTimeWeightedAvg), never
+// the stored avg, AIPerf's mean of the samples, which weighs the marks
+// before and after the load like the scrapes during it: a run stored
+// before the collector kept the former has no gauge avg, rather than one
+// of another meaning.
 func statOf(s *servermetrics.Series, stat string) (float64, bool) {
+	if stat == "avg" && isGauge(s) {
+		v, ok := s.Stats[servermetrics.StatTimeWeightedAvg]
+		return v, ok
+	}
 	if v, ok := s.Stats[stat]; ok {
 		return v, true
 	}

@@ -17,7 +17,10 @@ import (
 	"github.com/aiperf-go/aiperf/store"
 )
 
-const vllmEndpoint = "http://localhost:8000/metrics"
+const (
+	vllmEndpoint = "http://localhost:8000/metrics"
+	twa          = servermetrics.StatTimeWeightedAvg
+)
 
 // vllm is what a vLLM server's /metrics says over one run's profiling
 // phase.
@@ -41,8 +44,11 @@ func withServer(r *result.Run, v vllm) *result.Run {
 			sm.Series = append(sm.Series, servermetrics.Series{Source: "server", Endpoint: vllmEndpoint, Metric: metric,
 				Labels: map[string]string{"model_name": "mock-model"}, Type: typ, Phase: phase, Stats: stats})
 		}
-		series("vllm:kv_cache_usage_perc", servermetrics.TypeGauge, map[string]float64{"avg": f * v.kv / 2, "min": 0, "max": f * v.kv, "p50": f * v.kv / 2})
-		series("vllm:num_requests_running", servermetrics.TypeGauge, map[string]float64{"avg": f * v.running, "max": f * v.running * 2})
+		series("vllm:kv_cache_usage_perc", servermetrics.TypeGauge, map[string]float64{"avg": f * v.kv / 3, twa: f * v.kv / 2,
+			"min": 0, "max": f * v.kv, "p50": f * v.kv / 2})
+		// AIPerf's avg, the samples' mean, reads half the time-weighted one (the marks' zeros)
+		series("vllm:num_requests_running", servermetrics.TypeGauge, map[string]float64{"avg": f * v.running / 2, twa: f * v.running,
+			"max": f * v.running * 2})
 		series("vllm:prefix_cache_hits", servermetrics.TypeCounter, map[string]float64{"total": f * v.hits, "rate": f * v.hits / 60})
 		series("vllm:prefix_cache_queries", servermetrics.TypeCounter, map[string]float64{"total": v.queries, "rate": v.queries / 60})
 		series("vllm:time_to_first_token_seconds", servermetrics.TypeHistogram,
@@ -114,7 +120,7 @@ func TestServerAggregation(t *testing.T) {
 	t.Parallel()
 	gauge := func(endpoint string, avg, maxV, p99 float64) servermetrics.Series {
 		return servermetrics.Series{Source: "server", Endpoint: endpoint, Metric: "vllm:num_requests_running", Type: "gauge",
-			Phase: "profiling", Stats: map[string]float64{"avg": avg, "min": avg / 2, "max": maxV, "std": avg / 4, "p99": p99}}
+			Phase: "profiling", Stats: map[string]float64{"avg": avg / 2, twa: avg, "min": avg / 2, "max": maxV, "std": avg / 4, "p99": p99}}
 	}
 	hist := func(endpoint string, count, p50 float64, unit string) servermetrics.Series {
 		return servermetrics.Series{Source: "server", Endpoint: endpoint, Metric: "vllm:time_to_first_token_seconds", Type: "histogram",
@@ -134,15 +140,18 @@ func TestServerAggregation(t *testing.T) {
 	// as a result of a version that kept the _total spells them
 	olderNames := []servermetrics.Series{counter("vllm:generation_tokens_total", 600), counter("vllm:generation_tokens_total", 400),
 		counter("vllm:prefix_cache_hits_total", 30), counter("vllm:prefix_cache_queries_total", 100)}
+	// as a version that kept only AIPerf's avg (the samples' mean) stored a gauge
+	olderGauge := []servermetrics.Series{{Source: "server", Endpoint: "a", Metric: "vllm:num_requests_running", Type: "gauge",
+		Phase: "profiling", Stats: map[string]float64{"avg": 2, "min": 0, "max": 4}}}
 	sglang := []servermetrics.Series{
-		{Source: "server", Endpoint: "a", Metric: "sglang:cache_hit_rate", Type: "gauge", Phase: "profiling", Stats: map[string]float64{"avg": 0.42}},
+		{Source: "server", Endpoint: "a", Metric: "sglang:cache_hit_rate", Type: "gauge", Phase: "profiling", Stats: map[string]float64{"avg": 0.3, twa: 0.42}},
 		{Source: "server", Endpoint: "a", Metric: "sglang:token_usage", Type: "gauge", Phase: "profiling", Stats: map[string]float64{"max": 0.8}},
 		{Source: "server", Endpoint: "a", Metric: "sglang:time_to_first_token_seconds", Type: "histogram", Unit: "ms", Phase: "profiling",
 			Stats: map[string]float64{"count": 4, "sum": 80, "p50": 20}},
 	}
 	gpus := []servermetrics.Series{
-		{Source: "gpu", Endpoint: "d", Metric: "DCGM_FI_DEV_GPU_UTIL", Type: "gauge", Labels: map[string]string{"gpu": "0"}, Phase: "profiling", Stats: map[string]float64{"avg": 80}},
-		{Source: "gpu", Endpoint: "d", Metric: "DCGM_FI_DEV_GPU_UTIL", Type: "gauge", Labels: map[string]string{"gpu": "1"}, Phase: "profiling", Stats: map[string]float64{"avg": 60}},
+		{Source: "gpu", Endpoint: "d", Metric: "DCGM_FI_DEV_GPU_UTIL", Type: "gauge", Labels: map[string]string{"gpu": "0"}, Phase: "profiling", Stats: map[string]float64{"avg": 70, twa: 80}},
+		{Source: "gpu", Endpoint: "d", Metric: "DCGM_FI_DEV_GPU_UTIL", Type: "gauge", Labels: map[string]string{"gpu": "1"}, Phase: "profiling", Stats: map[string]float64{"avg": 50, twa: 60}},
 	}
 	tests := []struct {
 		name   string
@@ -151,7 +160,10 @@ func TestServerAggregation(t *testing.T) {
 		want   float64
 		absent bool
 	}{
-		{"gauge avg: mean of the series' averages", twoEndpoints, "server.vllm:num_requests_running.avg", 3, false},
+		{"gauge avg: mean of the series' averages over time (not of AIPerf's samples' means)", twoEndpoints,
+			"server.vllm:num_requests_running.avg", 3, false},
+		{"a gauge stored without its average over time (an older run) has no avg", olderGauge, "server.running.avg", 0, true},
+		{"… but its other statistics", olderGauge, "server.running.max", 4, false},
 		{"gauge max: the largest", twoEndpoints, "server.running.max", 9, false},
 		{"gauge min: the smallest", twoEndpoints, "server.vllm:num_requests_running.min", 1, false},
 		{"gauge std: the largest", twoEndpoints, "server.vllm:num_requests_running.std", 1, false},

@@ -60,7 +60,15 @@
 // from the first profiling phase's begin to the last one's end. Per series:
 //
 //   - gauge (and untyped): avg, min, max, std (n−1), p1 … p99 (numpy's
-//     linear percentiles) over the samples taken in the window;
+//     linear percentiles) over the samples taken in the window, marks
+//     included, as AIPerf computes them (each sample counts once, however
+//     long it held); and time_weighted_avg (StatTimeWeightedAvg), the
+//     average over time from the begin mark to the end mark, each scrape
+//     between them holding until the next and the first also from the
+//     begin mark (the marks are the state before the first request and
+//     after the last reply, at the window's edges, and hold for no time).
+//     The console and compare show the latter as a gauge's avg; the
+//     exports, in AIPerf's shape, the former;
 //   - counter: total = its increase from the begin mark's scrape to the end
 //     mark's (without a mark: the last scrape before the window, the last in
 //     it), a fall being a reset from 0 as in Prometheus's increase(); a

@@ -37,7 +37,8 @@ type Row struct {
 }
 
 // Headline picks the console rows over the profiling span (Result.Span).
-// Per server endpoint: running and waiting requests (avg, max), KV-cache
+// Per server endpoint: running and waiting requests (avg, max; a gauge's
+// avg is its average over time, StatTimeWeightedAvg), KV-cache
 // usage (max), prefix-cache hit rate (hits over queries, or the server's
 // own hit-rate gauge), speculative decoding's draft acceptance rate and
 // acceptance length (from vLLM's counters, or SGLang's gauges), preemptions, the server's TTFT, ITL and end-to-end
@@ -121,17 +122,24 @@ func (h *headline) server() []Row {
 	if name, ss := h.pick(roleGenTokens); name != "" {
 		h.add(Row{Name: "Generation throughput", Stat: "rate", Value: sumStat(ss, "rate"), Unit: "tokens/s", Metric: name})
 	} else if name, ss := h.pick(roleGenThroughput); name != "" {
-		h.add(Row{Name: "Generation throughput", Stat: "avg", Value: sumStat(ss, "avg"), Unit: "tokens/s", Metric: name})
+		if v, n := sumFigure(ss, "avg"); n > 0 {
+			h.add(Row{Name: "Generation throughput", Stat: "avg", Value: v, Unit: "tokens/s", Metric: name})
+		}
 	}
 	return h.rows
 }
 
-// gauges adds the stats of the role's gauge, scaled, a row per label set.
+// gauges adds the stats of the role's gauge, scaled, a row per label set
+// (its avg the time-weighted one: figure).
 func (h *headline) gauges(r role, unit string, scale float64, stats ...string) {
 	name, ss := h.pick(r)
 	for _, s := range ss {
 		for _, st := range stats {
-			row := Row{Name: knownByName[name].friendly, Stat: st, Value: s.Stats[st] * scale, Unit: unit, Metric: name}
+			v, ok := figure(s, st)
+			if !ok {
+				continue
+			}
+			row := Row{Name: knownByName[name].friendly, Stat: st, Value: v * scale, Unit: unit, Metric: name}
 			if len(ss) > 1 {
 				row.Labels = s.Labels
 			}
@@ -150,7 +158,9 @@ func (h *headline) hitRate() {
 		return
 	}
 	if name, ss := h.pick(roleHitRate); name != "" {
-		h.add(Row{Name: "Prefix-cache hit rate", Stat: "avg", Value: 100 * sumStat(ss, "avg") / float64(len(ss)), Unit: "%", Metric: name})
+		if v, n := sumFigure(ss, "avg"); n > 0 {
+			h.add(Row{Name: "Prefix-cache hit rate", Stat: "avg", Value: 100 * v / float64(n), Unit: "%", Metric: name})
+		}
 	}
 }
 
@@ -204,6 +214,30 @@ func lookupFamilies(has func(name string) bool) (lookupNames, bool) {
 	return lookupNames{}, false
 }
 
+// figure is a gauge series' statistic as the console shows it: its avg is
+// the time-weighted average (StatTimeWeightedAvg), not AIPerf's mean of the
+// samples, which weighs the marks taken before and after the load like
+// the scrapes during it and so depends on the run's length; false when the
+// series has none (no scrape between the window's edges, or a result of an
+// older version).
+func figure(s Series, st string) (float64, bool) {
+	if st == "avg" {
+		st = StatTimeWeightedAvg
+	}
+	v, ok := s.Stats[st]
+	return v, ok
+}
+
+// sumFigure sums a figure over the series that have it, and counts them.
+func sumFigure(ss []Series, st string) (sum float64, n int) {
+	for _, s := range ss {
+		if v, ok := figure(s, st); ok {
+			sum, n = sum+v, n+1
+		}
+	}
+	return sum, n
+}
+
 // sumStat sums a stat over series.
 func sumStat(ss []Series, stat string) float64 {
 	var sum float64
@@ -244,8 +278,10 @@ func (h *headline) gpu() []Row {
 		name, ss := h.pick(g.role)
 		for _, s := range ss {
 			for _, st := range []string{"avg", "max"} {
-				h.rows = append(h.rows, Row{Section: SectionGPU, Endpoint: h.endpoint, GPU: gpuID(s.Labels), Name: knownByName[name].friendly,
-					Stat: st, Value: s.Stats[st], Unit: g.unit, Metric: name})
+				if v, ok := figure(s, st); ok {
+					h.rows = append(h.rows, Row{Section: SectionGPU, Endpoint: h.endpoint, GPU: gpuID(s.Labels), Name: knownByName[name].friendly,
+						Stat: st, Value: v, Unit: g.unit, Metric: name})
+				}
 			}
 		}
 	}

@@ -96,7 +96,9 @@ type Series struct {
 	// Stats are the reduced values, keyed as AIPerf's server-metrics export
 	// keys them:
 	//   - gauge, unknown: avg, min, max, std (n−1), p1 … p99 (p1, p5, p10,
-	//     p25, p50, p75, p90, p95, p99) over its samples in the phase;
+	//     p25, p50, p75, p90, p95, p99) over its samples in the phase, and
+	//     StatTimeWeightedAvg (not AIPerf's: the exports leave it out), its
+	//     average over time, when a scrape fell between the phase's edges;
 	//   - counter: total (the increase, counter resets handled) and rate
 	//     (total per second), plus rate_avg, rate_min, rate_max, rate_std
 	//     over the complete time slices when slicing is on;

@@ -97,11 +97,14 @@ func none(n int) []int64 {
 
 // span is a window on one endpoint: ref is the counters' reference scrape
 // (the window's begin mark, else the last scrape before it), lo..hi the
-// scrapes inside it (hi is the end mark when there is one).
+// scrapes inside it (hi is the end mark when there is one), edge..hi those
+// a gauge's time-weighted average covers (edge is the begin mark when
+// there is one, else lo: a scrape that landed while the mark was taken is
+// from before the load as well).
 type span struct {
-	ref, lo, hi int
-	begin, end  int64
-	times       []int64
+	ref, lo, hi, edge int
+	begin, end        int64
+	times             []int64
 }
 
 // span locates window w on the endpoint's retained scrapes.
@@ -113,9 +116,11 @@ func (b *endpointBuf) span(w window, ep int) (span, bool) {
 	if t := w.endMark[ep]; t >= 0 {
 		sp.hi = b.at(t)
 	}
+	sp.edge = sp.lo
 	switch t := w.beginMark[ep]; {
 	case t >= 0:
 		sp.ref = b.at(t)
+		sp.edge = sp.ref
 	case sp.lo > 0:
 		sp.ref = sp.lo - 1
 	default:
@@ -215,6 +220,9 @@ func reduceSeries(s *seriesBuf, sp span, slice time.Duration) (Series, bool) {
 		out.Stats, ok = summaryStats(s, sp)
 	default:
 		out.Stats, ok = gaugeStats(s.vals, sp.lo, sp.hi, true)
+		if v, tw := timeWeightedAvg(s.vals, sp.times, sp.edge, sp.hi); ok && tw {
+			out.Stats[StatTimeWeightedAvg] = v
+		}
 	}
 	if ok && slice > 0 && s.typ != TypeSummary {
 		out.Timeslices = timeslices(s, sp, int64(slice))

@@ -62,7 +62,11 @@ func TestCounterAndHistogramResets(t *testing.T) {
 
 	g := find(t, r, "depth", "profiling") // samples 1, 3, 5, 7
 	assert.InDelta(t, math.Sqrt(20.0/3), g.Stats["std"], 1e-12, "n−1")
+	// over time, the edges (1, 7) hold for no time: 3 and 5, weighted by the clock
+	assert.GreaterOrEqual(t, g.Stats[StatTimeWeightedAvg], 3.0)
+	assert.LessOrEqual(t, g.Stats[StatTimeWeightedAvg], 5.0)
 	delete(g.Stats, "std")
+	delete(g.Stats, StatTimeWeightedAvg)
 	assert.Equal(t, map[string]float64{"avg": 4, "min": 1, "max": 7, "count": 4, "p1": 1.06, "p5": 1.3, "p10": 1.6,
 		"p25": 2.5, "p50": 4, "p75": 5.5, "p90": 6.4, "p95": 6.7, "p99": 6.94}, roundAll(g.Stats), "numpy's percentiles")
 }

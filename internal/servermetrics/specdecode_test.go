@@ -8,14 +8,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// specRows scrapes body0 at the profiling phase's start and body1 at its
-// end and returns the Server rows named "Spec decode …".
-func specRows(t *testing.T, body0, body1 string) []Row {
+// specRows scrapes the first body at the profiling phase's start, each of
+// the next between its edges and the last at its end, and returns the
+// Server rows named "Spec decode …".
+func specRows(t *testing.T, bodies ...string) []Row {
 	t.Helper()
-	srv := newExporter(t, body0)
-	c := collect(t, Options{Endpoints: []Target{{URL: srv.url, Source: SourceServer}}})
+	srv := newExporter(t, bodies[0])
+	c := collect(t, Options{Endpoints: []Target{{URL: srv.url, Source: SourceServer}}, Warmup: []string{between}})
 	c.Mark("profiling", true)
-	srv.set(body1)
+	for _, b := range bodies[1 : len(bodies)-1] {
+		srv.set(b)
+		scrapeBetween(c)
+	}
+	srv.set(bodies[len(bodies)-1])
 	c.Mark("profiling", false)
 	r := c.Stop()
 	require.Empty(t, r.Warnings)
@@ -48,10 +53,11 @@ func TestServerSpecDecodeRows(t *testing.T) {
 		return fmt.Sprintf("# TYPE sglang:spec_accept_rate gauge\nsglang:spec_accept_rate %g\n"+
 			"# TYPE sglang:spec_accept_length gauge\nsglang:spec_accept_length %g\n", rate, length)
 	}
-	rows = specRows(t, sglang(0.5, 3), sglang(0.7, 4))
+	rows = specRows(t, sglang(0.5, 3), sglang(0.6, 3.5), sglang(0.7, 4))
 	require.Len(t, rows, 2)
-	assert.InDelta(t, 60, rows[0].Value, 1e-9, "the average of the span's samples, in %")
+	assert.InDelta(t, 60, rows[0].Value, 1e-9, "the average over time of the span (the scrape between its edges), in %")
 	assert.InDelta(t, 3.5, rows[1].Value, 1e-9)
+	assert.Empty(t, specRows(t, sglang(0.5, 3), sglang(0.7, 4)), "no scrape between the edges: no average over time")
 	assert.Equal(t, "tokens/step", rows[1].Unit)
 
 	assert.Empty(t, specRows(t, "# TYPE x gauge\nx 1\n", "# TYPE x gauge\nx 2\n"), "no speculative decoding")
