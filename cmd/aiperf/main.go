@@ -110,8 +110,8 @@ var sameSignal = time.Second
 // signalNotes is where interruptContext says what it does with a signal.
 var signalNotes io.Writer = os.Stderr
 
-// beforeHardExit, when set, runs before a second signal exits at once: the
-// dashboard restores the terminal it draws on.
+// beforeHardExit, when set, runs before a second signal exits at once
+// (hardExit): the dashboard restores the terminal it draws on.
 var beforeHardExit atomic.Pointer[func()]
 
 // interruptContext returns a context cancelled by the first SIGINT or
@@ -133,10 +133,12 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 		select {
 		case s := <-sigs:
 			first = time.Now()
-			cancel(signalled{s})
+			// Said before the run is cancelled: before what the run then
+			// says of its clean stop (a profiler call it waits for).
 			if exitOnSecond && beforeHardExit.Load() == nil { // not over the dashboard, which owns the terminal
 				fmt.Fprintf(signalNotes, "aiperf: %v: stopping cleanly; a second one exits at once\n", signalled{s})
 			}
+			cancel(signalled{s})
 		case <-done:
 			return
 		}
@@ -153,12 +155,7 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 					}
 					continue
 				}
-				if f := beforeHardExit.Load(); f != nil {
-					(*f)()
-				}
-				fmt.Fprintln(signalNotes, "aiperf: interrupted again: exiting now (what the run in progress had not yet summarised, exported "+
-					"or stored is lost; records it already stored stay in the store as an interrupted run)")
-				os.Exit(ExitInterrupted)
+				hardExit()
 			case <-done:
 				return
 			}

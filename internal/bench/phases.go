@@ -185,6 +185,7 @@ type bracketing struct {
 	profiler *hooks.Profiler // nil when the hook is off
 	col      *servermetrics.Collector
 
+	live     *liveProfiler // what the profiler may be doing, for a hard exit (profiler.go)
 	mu       sync.Mutex
 	reached  reached
 	logged   int // profiler calls already logged
@@ -204,6 +205,7 @@ func (c *cell) bracket(ctx context.Context, col *servermetrics.Collector) *brack
 	b := &bracketing{c: c, ctx: ctx, col: col, begun: map[string]selfcheck.Snapshot{}}
 	if h := c.p.ProfilerHook(); h.Enabled {
 		b.profiler = c.control.Profiler(c.p.Origins(), h).WithMark(c.o.ProfilerMark)
+		b.live = newLiveProfiler(c, h)
 	}
 	return b
 }
@@ -214,7 +216,7 @@ func (b *bracketing) hooks() load.Hooks {
 	var h load.Hooks
 	h.BeforeSend = func(ctx context.Context, ph plan.Phase) error {
 		if b.profiler != nil && ph.Kind == plan.KindProfiling {
-			err := b.profiler.Start(ctx, ph.Name)
+			err := b.startProfiler(ctx, ph.Name)
 			b.logNew()
 			if err != nil {
 				if ctx.Err() != nil {
@@ -227,6 +229,12 @@ func (b *bracketing) hooks() load.Hooks {
 		}
 		if col != nil {
 			col.Mark(ph.Name, true)
+			if ctx.Err() != nil { // the interrupt cut the scrape: the phase sends nothing
+				b.mu.Lock()
+				b.reached.scrapeCut = ph.Kind
+				b.mu.Unlock()
+				return nil
+			}
 		}
 		b.mu.Lock()
 		b.reached.sending = append(b.reached.sending, ph)
@@ -258,7 +266,7 @@ func (b *bracketing) hooks() load.Hooks {
 		if b.profiler != nil && ph.Kind == plan.KindProfiling {
 			// The engine runs a seamless successor's BeforeSend first, so
 			// back-to-back profiling phases share one start/stop.
-			b.warn(b.profiler.Stop(context.Background(), ph.Name))
+			b.stopProfiler(ph.Name)
 			b.logNew()
 		}
 	}
@@ -279,7 +287,8 @@ func (b *bracketing) finish() []string {
 	if b.profiler == nil {
 		return nil
 	}
-	b.warn(b.profiler.StopAll(context.Background()))
+	b.stopProfiler("")
+	b.live.forget()
 	b.c.run.ControlHooks = append(b.c.run.ControlHooks, b.profiler.Calls()...)
 	b.logNew()
 	return b.warnings

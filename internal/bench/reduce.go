@@ -129,7 +129,7 @@ func (c *cell) finish(ctx context.Context, out phasesOutcome) (*result.Run, erro
 		if cause == nil {
 			cause = out.err
 		}
-		return c.fail(fmt.Errorf("interrupted (%s): %w", out.reached.when(len(c.phases), prof, warm), cause))
+		return c.fail(fmt.Errorf("interrupted %s: %w", out.reached.where(len(c.phases), prof, warm), cause))
 	case out.err != nil:
 		return c.fail(out.err)
 	}
@@ -149,6 +149,24 @@ type reached struct {
 	sending  []plan.Phase // the phases that began sending, in order
 	drained  int          // of them, those whose every request returned before the interrupt
 	startCut bool         // the interrupt cut a profiler start call: its phase sent nothing
+	// scrapeCut is the kind of the phase whose opening server-metrics
+	// scrape the interrupt cut ("": none): that phase sent nothing.
+	scrapeCut string
+	stopCut   bool // the interrupt came while a profiler stop call went
+}
+
+// where says where the interrupted run had got to, of phases in all, with
+// its profiling and warmup records: what follows "interrupted" in its
+// error.
+func (r reached) where(phases int, prof, warm []metrics.Record) string {
+	if r.scrapeCut != "" && len(r.sending) == 0 {
+		return "while " + string(stageCollect)
+	}
+	w := "(" + r.when(phases, prof, warm) + ")"
+	if r.stopCut {
+		w += " while stopping the server profiler"
+	}
+	return w
 }
 
 // when says where the interrupted run had got to, of phases in all, with
@@ -165,6 +183,9 @@ func (r reached) when(phases int, prof, warm []metrics.Record) string {
 		return "during the server profiler start call, after warmup (" + returned(warm, plan.KindWarmup) + "): no profiling request was sent"
 	case r.startCut:
 		return "during the server profiler start call: no request was sent"
+	case r.scrapeCut == plan.KindProfiling && len(prof) == 0 && len(warm) > 0:
+		return "during the server-metrics scrape that begins profiling, after warmup (" + returned(warm, plan.KindWarmup) +
+			"): no profiling request was sent"
 	case len(r.sending) == 0:
 		return "before any request was sent"
 	case last.Kind == plan.KindWarmup && r.drained == len(r.sending):

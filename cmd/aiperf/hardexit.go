@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/aiperf-go/aiperf/internal/bench"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
+)
+
+// leftRunning says what a process exiting at once may leave running: the
+// server profilers its runs started and had not stopped (a variable for
+// the test).
+var leftRunning = bench.ProfilersLeftRunning
+
+// hardExit is a second signal's exit: the dashboard gives back the
+// terminal (beforeHardExit), then it says that it exits at once and what
+// that may leave running, and exits with ExitInterrupted.
+func hardExit() {
+	if f := beforeHardExit.Load(); f != nil {
+		(*f)()
+	}
+	fmt.Fprint(signalNotes, hardExitMessage())
+	os.Exit(ExitInterrupted)
+}
+
+// hardExitMessage is what hardExit says.
+func hardExitMessage() string {
+	msg := "aiperf: interrupted again: exiting now (what the run in progress had not yet summarised, exported " +
+		"or stored is lost; records it already stored stay in the store as an interrupted run)\n"
+	for _, note := range leftRunning() {
+		msg += "aiperf: " + termsafe.Text(note) + "\n"
+	}
+	return msg
+}
