@@ -66,6 +66,7 @@ type CLI struct {
 	Plot            PlotCmd            `cmd:"" help:"Draw runs as PNG and SVG, from their artifact directories (as AIPerf's plot: its figures over time and comparisons, next to ours) or the store: Pareto views, bars, CDFs, timelines."`
 	Config          ConfigCmd          `cmd:"" help:"AIPerf's YAML helpers: validate a config file, expand its sweep into trials."`
 	Report          ReportCmd          `cmd:"" help:"Write one self-contained HTML report of stored runs or sweeps (tables, verdicts, figures, audits)."`
+	Analyze         AnalyzeCmd         `cmd:"" help:"Views of a finished run: its sessions as swim lanes, its conversations' messages."`
 	AnalyzeTrace    AnalyzeTraceCmd    `cmd:"" name:"analyze-trace" help:"Analyze a mooncake trace: AIPerf's prefix statistics and ISL/OSL distributions, and the hit ratio it gets on a KV cache of a given size."`
 	SynthesizeTrace SynthesizeTraceCmd `cmd:"" name:"synthesize-trace" help:"Write a synthetic mooncake trace from a real one: scaled timestamps, prefixes, prompts and prefix trees, its prefix structure kept."`
 	MockServer      MockServerCmd      `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
