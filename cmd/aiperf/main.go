@@ -208,6 +208,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aiperf: internal error: %v\n", err)
 		return ExitFailure
 	}
+	if len(args) == 0 { // a bare aiperf: its commands, as --help lists them
+		_, _ = parser.Parse([]string{"--help"})
+		return ExitUsage
+	}
 	parsed, lists, err := takeSweepLists(joinNegativeValues(parser.Model, args))
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
