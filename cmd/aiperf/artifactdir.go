@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,7 +49,11 @@ func cliCommand(args []string, spec runner.Spec, redact *plan.Redactor) string {
 // and ends with -<name> for a run given a --name (ours), so that two runs
 // labelled apart (before, after) keep their exports apart.
 func defaultArtifactDir(p plan.Profile, name string) string {
-	dir := aiperfArtifactDir(p)
+	return withRunName(aiperfArtifactDir(p, joinStimulus(stimulusParts(p))), name)
+}
+
+// withRunName is dir ending with -<name> for a run given a --name.
+func withRunName(dir, name string) string {
 	if name != "" {
 		dir += "-" + strings.NewReplacer("/", "_", ":", "_", string(filepath.Separator), "_").Replace(name)
 	}
@@ -57,29 +63,45 @@ func defaultArtifactDir(p plan.Profile, name string) string {
 // aiperfArtifactDir is AIPerf's default: artifacts/<model>-openai-<endpoint>-<stimulus>,
 // the model the first of -m with _multi when there are several
 // (UserConfig._get_artifact_model_name).
-func aiperfArtifactDir(p plan.Profile) string {
+func aiperfArtifactDir(p plan.Profile, stim string) string {
 	model := p.Model[0]
 	if len(p.Model) > 1 {
 		model += "_multi"
 	}
 	model = strings.NewReplacer("/", "_", ":", "_").Replace(model)
-	stim := stimulus(p)
-	// YAML phases: the stimulus of each profiling phase, so that two files
-	// with different loads do not share a directory.
-	var phases []string
+	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
+}
+
+// stimPart is one part of a load's name: concurrency and 8 for concurrency8.
+type stimPart struct{ name, value string }
+
+// joinStimulus is the parts as AIPerf joins them: concurrency16-request_rate2.5.
+func joinStimulus(parts []stimPart) string {
+	out := make([]string, len(parts))
+	for i, part := range parts {
+		out[i] = part.name + part.value
+	}
+	return strings.Join(out, "-")
+}
+
+// stimulusParts name p's load (stimulus); with YAML phases, the load of
+// each profiling phase, so that two files with different loads do not
+// share a directory.
+func stimulusParts(p plan.Profile) []stimPart {
+	var phases []stimPart
 	for _, ph := range p.Phases {
 		switch {
 		case ph.Kind != plan.KindProfiling:
 		case ph.Rate > 0:
-			phases = append(phases, fmt.Sprintf("request_rate%g", ph.Rate))
+			phases = append(phases, stimPart{"request_rate", fmt.Sprintf("%g", ph.Rate)})
 		default:
-			phases = append(phases, fmt.Sprintf("concurrency%d", max(ph.Concurrency, 1)))
+			phases = append(phases, stimPart{"concurrency", fmt.Sprint(max(ph.Concurrency, 1))})
 		}
 	}
 	if len(phases) > 0 {
-		stim = strings.Join(phases, "-")
+		return phases
 	}
-	return filepath.Join("artifacts", fmt.Sprintf("%s-openai-%s-%s", model, p.EndpointType, stim))
+	return stimulus(p)
 }
 
 // stimulus names p's load as AIPerf's UserConfig._get_artifact_stimulus
@@ -87,28 +109,28 @@ func aiperfArtifactDir(p plan.Profile) string {
 // user_centric-users<N>-qps<Q>, else concurrency<C> and request_rate<R>
 // (each when given, joined by "-"; concurrency1 when neither is), the
 // rates written as Python writes a float (200.0, 2.5).
-func stimulus(p plan.Profile) string {
+func stimulus(p plan.Profile) []stimPart {
 	if fixed, _ := bench.Timestamped(p); p.FixedSchedule || fixed {
-		return "fixed_schedule"
+		return []stimPart{{name: "fixed_schedule"}}
 	}
 	if p.UserCentricRate != nil {
-		s := "user_centric"
+		parts := []stimPart{{name: "user_centric"}}
 		if p.NumUsers != nil {
-			s += fmt.Sprintf("-users%d", *p.NumUsers)
+			parts = append(parts, stimPart{"users", fmt.Sprint(*p.NumUsers)})
 		}
-		return s + "-qps" + pyFloat(*p.UserCentricRate)
+		return append(parts, stimPart{"qps", pyFloat(*p.UserCentricRate)})
 	}
-	var parts []string
+	var parts []stimPart
 	if p.Concurrency != nil {
-		parts = append(parts, fmt.Sprintf("concurrency%d", *p.Concurrency))
+		parts = append(parts, stimPart{"concurrency", fmt.Sprint(*p.Concurrency)})
 	}
 	if p.RequestRate != nil {
-		parts = append(parts, "request_rate"+pyFloat(*p.RequestRate))
+		parts = append(parts, stimPart{"request_rate", pyFloat(*p.RequestRate)})
 	}
 	if len(parts) == 0 {
-		return "concurrency1"
+		return []stimPart{{"concurrency", "1"}}
 	}
-	return strings.Join(parts, "-")
+	return parts
 }
 
 // pyFloat writes f as Python's repr of a float: 200.0, 2.5, 1e-05, 1e+16.
@@ -139,4 +161,123 @@ func redactedCommand(args []string, urls []string, redact *plan.Redactor) string
 		out[i] = redact.Redact(a)
 	}
 	return "aiperf " + strings.Join(out, " ")
+}
+
+// maxSweepValues is how many values of a swept part its name lists; a
+// longer sweep is named by its first and last values and its count, which
+// keeps the directory's name within what a file system takes.
+const maxSweepValues = 12
+
+// cellsStimulus names the load of cells run as one sweep (word "sweep") or
+// the corner probes of one search (word "search"): the cells' common name
+// when they share one; else, for each part that differs, AIPerf's name of
+// a swept --concurrency list, concurrency_sweep_1_2_4
+// (UserConfig._get_artifact_stimulus), the values in the cells' order, and
+// ours for the other parts (request_rate_sweep_10.0_20.0), a search's
+// bounds (concurrency_search_1_1000) and a long sweep
+// (concurrency_sweep_1_to_64_20_values); <word>_mixed_loads when the cells'
+// loads differ in kind (a scenario at a rate, another at a concurrency).
+func cellsStimulus(cells []plan.Cell, word string) string {
+	all := make([][]stimPart, len(cells))
+	for i := range cells {
+		all[i] = stimulusParts(cells[i].Profile)
+	}
+	out := slices.Clone(all[0])
+	for k, part := range out {
+		var values []string
+		for _, parts := range all {
+			if len(parts) != len(out) || parts[k].name != part.name {
+				return word + "_mixed_loads"
+			}
+			if !slices.Contains(values, parts[k].value) {
+				values = append(values, parts[k].value)
+			}
+		}
+		switch {
+		case len(values) > maxSweepValues:
+			out[k].value = fmt.Sprintf("_%s_%s_to_%s_%d_values", word, values[0], values[len(values)-1], len(values))
+		case len(values) > 1:
+			out[k].value = "_" + word + "_" + strings.Join(values, "_")
+		}
+	}
+	return joinStimulus(out)
+}
+
+// cellsArtifactDir is the default artifact directory of a run of cells
+// (defaultArtifactDir's for base and name), its load named by
+// cellsStimulus: not one cell's concurrency for a sweep that runs several.
+func cellsArtifactDir(base plan.Profile, name string, cells []plan.Cell, word string) string {
+	if len(cells) == 0 {
+		return defaultArtifactDir(base, name)
+	}
+	return withRunName(aiperfArtifactDir(base, cellsStimulus(cells, word)), name)
+}
+
+// defaultDir is the run's artifact directory when neither --artifact-dir
+// nor the config file's artifacts.dir names one (defaultArtifactDir): for a
+// run of several cells, in the order Run picks its mode, a search's (named
+// by its corner probes), a comma-list sweep's or a config file's sweep:'s
+// (cellsArtifactDir). A search or list the run will refuse is named as a
+// single cell: the run stops before writing anything.
+func (c *ProfileCmd) defaultDir(g *Globals, spec runner.Spec) string {
+	if c.SearchArgs.searching() {
+		s, ok, err := c.SearchArgs.Search(searchInput{name: cmp.Or(c.Name, c.SearchRecipe, "search"), base: spec.Profile,
+			trials: c.NumProfileRuns, confidence: c.ConfidenceLevel, lists: g.sweepLists, cooldown: c.ProfileRunCooldownSeconds})
+		if ok && err == nil {
+			if corners, err := s.Corners(); err == nil {
+				return cellsArtifactDir(spec.Profile, spec.Name, corners, "search")
+			}
+		}
+		return defaultArtifactDir(spec.Profile, spec.Name)
+	}
+	if len(g.sweepLists) > 0 {
+		cells, err := sweepCells(cmp.Or(c.Name, "profile"), spec.Profile, g.sweepLists, c.SweepType == "zip", true)
+		if err == nil {
+			return cellsArtifactDir(spec.Profile, spec.Name, cells, "sweep")
+		}
+	}
+	return cellsArtifactDir(spec.Profile, spec.Name, c.yamlCells, "sweep")
+}
+
+// runLayout places a run's trials (trialDir) and each cell's aggregate
+// (cellDir, nil: none) under dir, in AIPerf's layout (the "artifact
+// directory layout reference" of its sweep and multi-run docs;
+// orchestrator._resolve_artifact_dir):
+//
+//	one cell, one trial        dir/
+//	one cell, N trials         dir/profile_runs/run_NNNN/, dir/aggregate/
+//	a sweep, one trial         dir/<cell>/
+//	a sweep, N trials          dir/profile_runs/trial_NNNN/<cell>/ (repeated) or
+//	                           dir/<cell>/profile_runs/trial_NNNN/ (independent)
+//
+// A sweep's (swept: comma lists, a config file's sweep:) per-cell
+// aggregates go to dir/aggregate/<cell>/ in repeated order and
+// dir/<cell>/aggregate/ in independent order. aiperf profile places its
+// trials with it and aiperf config expand prints them with it.
+func runLayout(dir string, sw plan.Sweep, swept bool) (trialDir func(plan.Trial) string, cellDir func(plan.Cell) string) {
+	repeated := sw.Order == plan.OrderRepeated
+	switch {
+	case !swept && sw.Trials <= 1:
+		return func(plan.Trial) string { return dir }, nil
+	case !swept:
+		return func(t plan.Trial) string { return filepath.Join(dir, "profile_runs", result.RunLabel(t.Number)) },
+			func(plan.Cell) string { return filepath.Join(dir, "aggregate") }
+	}
+	trialDir = func(t plan.Trial) string {
+		cell := plan.DirName(t.Cell.Label)
+		switch {
+		case sw.Trials <= 1:
+			return filepath.Join(dir, cell)
+		case repeated:
+			return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", t.Number), cell)
+		}
+		return filepath.Join(dir, cell, "profile_runs", fmt.Sprintf("trial_%04d", t.Number))
+	}
+	cellDir = func(c plan.Cell) string {
+		if repeated {
+			return filepath.Join(dir, "aggregate", plan.DirName(c.Label))
+		}
+		return filepath.Join(dir, plan.DirName(c.Label), "aggregate")
+	}
+	return trialDir, cellDir
 }

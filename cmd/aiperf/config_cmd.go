@@ -2,8 +2,8 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -11,6 +11,8 @@ import (
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/search"
+	"github.com/aiperf-go/aiperf/runner"
 )
 
 // ConfigCmd is `aiperf config`: AIPerf's YAML helpers.
@@ -110,6 +112,7 @@ func (c *ConfigExpandCmd) Run(g *Globals) error {
 		return err
 	}
 	vars := variations(file, sw)
+	dir := runDir(file, sw) // before --index: the base directory names every cell's load
 	if c.Index != nil {
 		i := *c.Index
 		if i < 0 || i >= len(vars) {
@@ -120,13 +123,14 @@ func (c *ConfigExpandCmd) Run(g *Globals) error {
 	}
 	switch c.Format {
 	case "yaml", "json":
-		return c.printStructured(g, file, sw, vars)
+		return c.printStructured(g, file, sw, vars, dir)
 	}
 	if s, ok, _ := configSearch(file, sw.Name); ok {
 		fmt.Fprintf(g.Stdout, "an adaptive search: %s; its probes are chosen as it runs, each of %s; nothing was sent. "+
-			"aiperf profile --config FILE runs it.\n", s.Describe(), plural(sw.Trials, "trial"))
-	} else if err := printPlan(context.Background(), g, []plan.Sweep{sw}, nil, "table", "aiperf profile --config FILE runs them.", 0); err != nil {
-		return err
+			"aiperf profile --config FILE runs it, into %s (a probe's trial in %s, ...).\n", s.Describe(), plural(sw.Trials, "trial"),
+			dir, filepath.Join(dir, search.TrialDir(0, 1)))
+	} else {
+		printTrials(g, sw, dir, file.Sweep != nil)
 	}
 	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)
 	if !c.Full {
@@ -137,6 +141,53 @@ func (c *ConfigExpandCmd) Run(g *Globals) error {
 		fmt.Fprint(g.Stdout, indent(v.body, "  "))
 	}
 	return nil
+}
+
+// runDir is where aiperf profile --config FILE, without flags, writes:
+// the file's artifacts.dir, else the run's default for the file's search
+// or sweep (ProfileCmd.defaultDir, the run's own code).
+func runDir(file *config.File, sw plan.Sweep) string {
+	if file.ArtifactDir != "" {
+		return file.ArtifactDir
+	}
+	run := ProfileCmd{NumProfileRuns: sw.Trials, ConfidenceLevel: cmp.Or(file.MultiRun.ConfidenceLevel, 0.95),
+		ProfileRunCooldownSeconds: file.MultiRun.CooldownSeconds}
+	run.SearchArgs.fromConfig(file.Search, nil)
+	if file.Sweep != nil {
+		run.yamlCells = sw.Cells
+	}
+	return run.defaultDir(&Globals{}, runner.Spec{Profile: file.Profile})
+}
+
+// printTrials prints every trial as aiperf plan does, in the directory
+// aiperf profile --config FILE writes it to (runLayout under dir, the
+// run's own code; swept: the file declares a sweep), then where each
+// cell's aggregate goes; both relative to dir, which the first line names.
+func printTrials(g *Globals, sw plan.Sweep, dir string, swept bool) {
+	trialDir, cellDir := runLayout(dir, sw, swept)
+	under := func(path string) string {
+		if rel, err := filepath.Rel(dir, path); err == nil {
+			return rel
+		}
+		return path
+	}
+	fmt.Fprintf(g.Stdout, "sweep %q (%s): %s × %s, into %s\n", sw.Name, sw.Source, plural(len(sw.Cells), "cell"),
+		plural(max(1, sw.Trials), "trial"), dir)
+	trials := sw.TrialList()
+	rows := make([][]string, len(trials))
+	for i, t := range trials {
+		p := t.Cell.Profile
+		rows[i] = []string{fmt.Sprint(i + 1), under(trialDir(t)), t.Cell.ID, describeLoad(p), fmt.Sprint(p.RandomSeed), hooksOf(p.Redacted())}
+	}
+	report.Table(g.Stdout, []string{"#", "directory", "id", "load", "seed", "hooks"}, rows, "rlllrl")
+	if cellDir != nil {
+		rows = rows[:0]
+		for _, cell := range sw.Cells {
+			rows = append(rows, []string{cell.Label, under(cellDir(cell))})
+		}
+		report.Table(g.Stdout, []string{"cell", "aggregate directory"}, rows, "ll")
+	}
+	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent. aiperf profile --config FILE runs them.\n", plural(len(trials), "trial"))
 }
 
 // variation is one variation of a file, for expand: its body as YAML with
@@ -179,22 +230,36 @@ func redactedYAML(body *yaml.Node, p plan.Profile) string {
 	return p.Redactor().Redact(b.String())
 }
 
-// printStructured prints the variations as one YAML or JSON document.
-func (c *ConfigExpandCmd) printStructured(g *Globals, file *config.File, sw plan.Sweep, vars []variation) error {
+// printStructured prints the variations as one YAML or JSON document, each
+// with the directories its trials and aggregate go to (runLayout under
+// dir; none for a search, whose probes are chosen as it runs).
+func (c *ConfigExpandCmd) printStructured(g *Globals, file *config.File, sw plan.Sweep, vars []variation, dir string) error {
 	type out struct {
-		Index      int            `json:"index" yaml:"index"`
-		Label      string         `json:"label" yaml:"label"`
-		Parameters map[string]any `json:"parameters,omitempty" yaml:"parameters,omitempty"`
-		Trials     int            `json:"trials" yaml:"trials"`
-		Benchmark  any            `json:"benchmark,omitempty" yaml:"benchmark,omitempty"`
+		Index        int            `json:"index" yaml:"index"`
+		Label        string         `json:"label" yaml:"label"`
+		Parameters   map[string]any `json:"parameters,omitempty" yaml:"parameters,omitempty"`
+		Trials       int            `json:"trials" yaml:"trials"`
+		TrialDirs    []string       `json:"trial_dirs,omitempty" yaml:"trial_dirs,omitempty"`
+		AggregateDir string         `json:"aggregate_dir,omitempty" yaml:"aggregate_dir,omitempty"`
+		Benchmark    any            `json:"benchmark,omitempty" yaml:"benchmark,omitempty"`
+	}
+	trialDir, cellDir := runLayout(dir, sw, file.Sweep != nil)
+	if _, searching, _ := configSearch(file, sw.Name); searching {
+		trialDir, cellDir = nil, nil
 	}
 	doc := struct {
 		Schema     string `json:"schema" yaml:"schema"`
 		Source     string `json:"source" yaml:"source"`
 		Variations []out  `json:"variations" yaml:"variations"`
 	}{Schema: file.Schema.String(), Source: sw.Source}
-	for _, v := range vars {
+	for i, v := range vars {
 		o := out{Index: v.Index, Label: v.Label, Trials: max(1, sw.Trials)}
+		for n := 1; trialDir != nil && n <= o.Trials; n++ {
+			o.TrialDirs = append(o.TrialDirs, trialDir(plan.Trial{Sweep: sw.Name, Cell: sw.Cells[i], Number: n}))
+		}
+		if cellDir != nil {
+			o.AggregateDir = cellDir(sw.Cells[i])
+		}
 		if len(v.Params) > 0 {
 			o.Parameters = map[string]any{}
 			for _, p := range v.Params {

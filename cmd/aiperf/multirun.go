@@ -12,7 +12,6 @@ import (
 	"slices"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
-	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -51,7 +50,8 @@ func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string, notes io.Wr
 
 // resetWarmup says, once, that the trials of a cell resetting the KV cache
 // all keep their warmup (plan.ResetKeepsWarmupNote; the config file's
-// reader may have said it already), and warns that
+// reader may have said it already), when there is a warmup to keep
+// (plan.Sweep.ResetKeepsWarmup), and warns that
 // --profile-run-disable-warmup-after-first given explicitly with such a
 // reset is not applied (AIPerf accepts the two together): its trials after
 // the first would measure the cache the reset just emptied, averaged with
@@ -59,15 +59,15 @@ func (c *ProfileCmd) trialPolicy(p *plan.Profile, explicit []string, notes io.Wr
 // disable_warmup_after_first: true cannot be told from AIPerf's default,
 // which files often repeat: it gets the note.)
 func (c *ProfileCmd) resetWarmup(p *plan.Profile, explicit []string, notes io.Writer) {
-	if !c.warmupOnce || c.NumProfileRuns < 2 || c.SpecFile != "" {
+	if c.SpecFile != "" {
 		return
 	}
-	resets := p.ResetsCache() && len(c.yamlCells) == 0
-	for i := range c.yamlCells {
-		resets = resets || c.yamlCells[i].Profile.ResetsCache()
+	sw := plan.Sweep{Trials: c.NumProfileRuns, WarmupFirstTrialOnly: c.warmupOnce, Cells: c.yamlCells}
+	if len(c.yamlCells) == 0 {
+		sw.Cells = []plan.Cell{{Profile: *p}}
 	}
 	switch {
-	case !resets:
+	case !sw.ResetKeepsWarmup():
 		return
 	case slices.Contains(explicit, "profile_run_disable_warmup_after_first"):
 		fmt.Fprintln(notes, "warning: --profile-run-disable-warmup-after-first is not applied with a KV-cache reset "+
@@ -97,22 +97,21 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 			Profile: spec.Profile,
 		}},
 	}
+	// AIPerf's layout: <dir>/profile_runs/run_0001, ..., <dir>/aggregate.
+	trialDir, cellDir := runLayout(dir, sweep, false)
 	return runSweep(ctx, g, sweep, sweepOptions{
 		artifactDir: dir,
 		confidence:  c.ConfidenceLevel,
 		ui:          c.UI,
 		name:        c.Name,
-		// AIPerf's layout: <dir>/profile_runs/run_0001, ..., <dir>/aggregate.
-		trialDir: func(t plan.Trial) string {
-			return filepath.Join(dir, "profile_runs", result.RunLabel(t.Number))
-		},
-		cellDir:    func(plan.Cell) string { return filepath.Join(dir, "aggregate") },
-		script:     "(aiperf profile --num-profile-runs)",
-		workers:    c.Workers,
-		workerArgs: c.WorkerDeadlines.args(),
-		overwrite:  true,
-		resume:     c.Resume,
-		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
+		trialDir:    trialDir,
+		cellDir:     cellDir,
+		script:      "(aiperf profile --num-profile-runs)",
+		workers:     c.Workers,
+		workerArgs:  c.WorkerDeadlines.args(),
+		overwrite:   true,
+		resume:      c.Resume,
+		cliCommand:  redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	})
 }
 

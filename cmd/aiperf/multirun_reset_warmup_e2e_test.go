@@ -130,3 +130,38 @@ func TestYAMLMultiRunResetKeepsWarmup(t *testing.T) {
 		assert.Equal(t, 4, m.control().ProfilerStarts)
 	}
 }
+
+// TestResetWarmupNoteNeedsAWarmup: a config file resetting the KV cache in
+// a multi-run with no warmup says nothing of keeping warmups (there is
+// none to keep), in config validate, config expand and the run; every
+// trial runs without one.
+func TestResetWarmupNoteNeedsAWarmup(t *testing.T) {
+	subprocesses(t)
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	path := writeFile(t, dir, "cold.yaml", strings.Join([]string{
+		`schemaVersion: "2.0"`,
+		"multi_run: {num_runs: 2}",
+		"benchmark:",
+		"  model: mock-model",
+		"  endpoint: {url: '" + m.URL + "', reset_kv_cache: true, server_profiler: true}",
+		"  tokenizer: " + tinyTokenizer(t),
+		"  dataset: {type: synthetic, entries: 4, prompts: {isl: 16, osl: 4}}",
+		"  phases: {type: concurrency, concurrency: 1, requests: 2}",
+		"sweep: {type: grid, parameters: {concurrency: [1, 2]}}",
+	}, "\n"))
+	for _, cmd := range []string{"validate", "expand"} {
+		inv := cli(t, dir, "config", cmd, path)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		assert.NotContains(t, inv.stderr, "disable_warmup_after_first", "config %s", cmd)
+	}
+	inv := cli(t, dir, "profile", "--config", path, "--ui", "none", "--artifact-dir", "out")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.NotContains(t, inv.stderr, "disable_warmup_after_first")
+	assert.Equal(t, []int{0, 0, 0, 0}, warmupsPerTrial(m))
+
+	inv = cli(t, dir, "profile", "--config", path, "--ui", "none", "--artifact-dir", "out2", "--profile-run-disable-warmup-after-first")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.NotContains(t, inv.stderr, "--profile-run-disable-warmup-after-first is not applied",
+		"no warmup: the flag has nothing to drop, nothing to warn of")
+}

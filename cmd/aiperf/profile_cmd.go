@@ -123,7 +123,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	dir := c.ArtifactDir
 	if dir == "" {
-		dir = defaultArtifactDir(spec.Profile, spec.Name)
+		dir = c.defaultDir(g, spec)
 	}
 	if err := writeInlineRecords(&spec.Profile, dir); err != nil {
 		return err

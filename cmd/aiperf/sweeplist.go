@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,9 +138,9 @@ func sweepCells(name string, base plan.Profile, lists []sweepList, zip, sameSeed
 
 // parameterSweep runs the command line's comma lists as a sweep: a cell per
 // value (or combination), each trial its own subprocess with its own reset,
-// stored, in AIPerf's artifact layout: <dir>/<cell>/ with one trial;
-// <dir>/profile_runs/trial_NNNN/<cell>/ and <dir>/aggregate/<cell>/ in
-// repeated mode; <dir>/<cell>/profile_runs/trial_NNNN/ and
+// stored, in AIPerf's artifact layout (runLayout): <dir>/<cell>/ with one
+// trial; <dir>/profile_runs/trial_NNNN/<cell>/ and <dir>/aggregate/<cell>/
+// in repeated mode; <dir>/<cell>/profile_runs/trial_NNNN/ and
 // <dir>/<cell>/aggregate/ in independent mode.
 func (c *ProfileCmd) parameterSweep(ctx context.Context, g *Globals, spec runner.Spec, dir string) error {
 	if why := fixedSchedule(spec.Profile); why != "" {
@@ -217,30 +216,14 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 	sw := plan.Sweep{Name: name, Cells: cells, Trials: c.NumProfileRuns, CooldownSeconds: c.ProfileRunCooldownSeconds,
 		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode, WarmupFirstTrialOnly: c.warmupOnce,
 		VarySeedPerTrial: c.varySeed}
-	repeated := c.ParameterSweepMode == plan.OrderRepeated
 	o := sweepOptions{
 		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true, workers: c.Workers,
 		quietTrials: c.NoSweepTable, resume: c.Resume,
 		workerArgs: c.WorkerDeadlines.args(),
 		script:     "(aiperf profile with comma lists)",
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
-		trialDir: func(t plan.Trial) string {
-			cell := plan.DirName(t.Cell.Label)
-			switch {
-			case c.NumProfileRuns == 1:
-				return filepath.Join(dir, cell)
-			case repeated:
-				return filepath.Join(dir, "profile_runs", fmt.Sprintf("trial_%04d", t.Number), cell)
-			}
-			return filepath.Join(dir, cell, "profile_runs", fmt.Sprintf("trial_%04d", t.Number))
-		},
-		cellDir: func(cell plan.Cell) string {
-			if repeated {
-				return filepath.Join(dir, "aggregate", plan.DirName(cell.Label))
-			}
-			return filepath.Join(dir, plan.DirName(cell.Label), "aggregate")
-		},
 	}
+	o.trialDir, o.cellDir = runLayout(dir, sw, true) // what aiperf config expand prints
 	return runSweep(ctx, g, sw, o)
 }
 

@@ -460,16 +460,15 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 
 // resetWarmupNote notes, once, that the trials of a multi_run: whose
 // variations reset the KV cache all keep their warmup despite
-// disable_warmup_after_first (see plan.Sweep.WarmupFirstTrialOnly).
+// disable_warmup_after_first (plan.Sweep.ResetKeepsWarmup): only when a
+// variation has a warmup to keep.
 func (d *decoder) resetWarmupNote(vars []Variation) {
 	m := d.f.MultiRun
-	if m.NumRuns < 2 || !m.WarmupFirstTrialOnly {
-		return
-	}
+	sw := plan.Sweep{Trials: m.NumRuns, WarmupFirstTrialOnly: m.WarmupFirstTrialOnly, Cells: make([]plan.Cell, len(vars))}
 	for i := range vars {
-		if vars[i].Profile.ResetsCache() {
-			d.notes = append(d.notes, plan.ResetKeepsWarmupNote)
-			return
-		}
+		sw.Cells[i].Profile = vars[i].Profile
+	}
+	if sw.ResetKeepsWarmup() {
+		d.notes = append(d.notes, plan.ResetKeepsWarmupNote)
 	}
 }

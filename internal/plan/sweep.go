@@ -126,8 +126,26 @@ func (s Sweep) trial(c Cell, n int, warmEach bool) Trial {
 // p then starts from an empty cache, whatever the trials before it did.
 func (p *Profile) ResetsCache() bool { return p.ResetHook().Enabled }
 
+// HasWarmup reports whether a run of p warms up before it profiles: a
+// listed warmup phase, or a warmup flag (--warmup-request-count,
+// --warmup-duration, --num-warmup-sessions) that makes one.
+func (p *Profile) HasWarmup() bool {
+	return slices.ContainsFunc(p.PhaseList(), func(ph Phase) bool { return ph.Kind == KindWarmup })
+}
+
+// ResetKeepsWarmup reports whether the sweep's KV-cache reset keeps a
+// warmup that WarmupFirstTrialOnly would drop: several trials, a cell that
+// resets the cache (ResetsCache) and a cell with a warmup (HasWarmup).
+// Only then is ResetKeepsWarmupNote true: without a warmup every trial
+// runs the same with or without the rule.
+func (s Sweep) ResetKeepsWarmup() bool {
+	return s.WarmupFirstTrialOnly && s.Trials > 1 && s.ResetsCache() &&
+		slices.ContainsFunc(s.Cells, func(c Cell) bool { return c.Profile.HasWarmup() })
+}
+
 // ResetKeepsWarmupNote is what a multi-run says, once, when
-// WarmupFirstTrialOnly meets a cell that resets the KV cache.
+// WarmupFirstTrialOnly meets a cell that resets the KV cache and a warmup
+// (Sweep.ResetKeepsWarmup).
 const ResetKeepsWarmupNote = "a trial resets the KV cache before its load (reset_kv_cache / --reset-kv-cache), " +
 	"so every trial runs its warmup: disable_warmup_after_first (--profile-run-disable-warmup-after-first, " +
 	"on by default) does not apply, as trials after the first would otherwise measure the cache the reset " +

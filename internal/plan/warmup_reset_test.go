@@ -42,3 +42,43 @@ func TestWarmupFirstTrialOnlyKeepsWarmupAfterReset(t *testing.T) {
 		}
 	}
 }
+
+// TestResetKeepsWarmupNeedsAWarmup: the reset rule keeps a warmup only
+// where there is one (a listed warmup phase or a warmup flag): a sweep
+// resetting the KV cache with no warmup runs the same either way, and
+// ResetKeepsWarmupNote would be false.
+func TestResetKeepsWarmupNeedsAWarmup(t *testing.T) {
+	cold := NewProfile()
+	cold.Model = []string{"m"}
+	cold.ResetKVCache = true
+	cold.Phases = []Phase{{Name: "profiling", Kind: KindProfiling, Concurrency: 4, Requests: 8}}
+	listed := cold
+	listed.Phases = append([]Phase{{Name: "warmup", Kind: KindWarmup, Concurrency: 1, Requests: 2}}, cold.Phases...)
+	flags := NewProfile()
+	flags.Model, flags.ResetKVCache, flags.WarmupRequestCount = []string{"m"}, true, Ptr(3)
+	plain := NewProfile()
+	plain.Model = []string{"m"}
+	assert.False(t, cold.HasWarmup())
+	assert.False(t, plain.HasWarmup())
+	assert.True(t, listed.HasWarmup())
+	assert.True(t, flags.HasWarmup())
+	sweep := func(trials int, profiles ...Profile) Sweep {
+		sw := Sweep{Trials: trials, WarmupFirstTrialOnly: true}
+		for _, p := range profiles {
+			sw.Cells = append(sw.Cells, Cell{Profile: p})
+		}
+		return sw
+	}
+	assert.False(t, sweep(3, cold).ResetKeepsWarmup(), "a reset and no warmup")
+	assert.False(t, sweep(3, cold, cold).ResetKeepsWarmup())
+	assert.True(t, sweep(3, listed).ResetKeepsWarmup())
+	assert.True(t, sweep(3, flags).ResetKeepsWarmup())
+	withoutReset := listed
+	withoutReset.ResetKVCache = false
+	assert.True(t, sweep(3, cold, withoutReset).ResetKeepsWarmup(), "one cell's reset keeps another's warmup")
+	assert.False(t, sweep(3, withoutReset).ResetKeepsWarmup(), "a warmup and no reset")
+	assert.False(t, sweep(1, listed).ResetKeepsWarmup(), "one trial")
+	all := sweep(3, listed)
+	all.WarmupFirstTrialOnly = false
+	assert.False(t, all.ResetKeepsWarmup(), "every trial warms up anyway")
+}
