@@ -257,7 +257,20 @@ func TestErrors(t *testing.T) {
 			"multi_run: {num_runs: 3, confidence_level: 0, cooldown_seconds: -5}",
 		}, []string{
 			"bench.yaml:2: multi_run.confidence_level: must be between 0 and 1 (exclusive), e.g. 0.95, got 0",
-			"bench.yaml:2: multi_run.cooldown_seconds: must be at least 0 seconds, got -5",
+			"bench.yaml:2: multi_run.cooldown_seconds: must be 0 or more, got -5",
+		}},
+		{"sweep and search cooldowns profile would refuse", []string{
+			"benchmark: {model: m, phases: {concurrency: 2}}",
+			"sweep: {type: grid, parameters: {concurrency: [1, 2]}, cooldown_seconds: 1e18}",
+		}, []string{
+			"bench.yaml:2: sweep.cooldown_seconds: must be at most 31536000 seconds (one year), got 1e+18",
+		}},
+		{"a search cooldown below 0", []string{
+			"benchmark: {model: m, phases: {concurrency: 2}}",
+			"sweep: {type: adaptive_search, planner: monotonic_sla, search_space: [{path: phases.profiling.concurrency, lo: 1, hi: 4, kind: int}], " +
+				"sla_filters: [{metric: inter_token_latency, stat: avg, op: lt, threshold: 5}], max_iterations: 4, cooldown_seconds: -5}",
+		}, []string{
+			"bench.yaml:2: sweep.cooldown_seconds: must be 0 or more, got -5",
 		}},
 		{"a sweep path that does not resolve, an expression", []string{
 			"benchmark: {model: m, phases: [{name: warmup, requests: 2}, {name: main, kind: profiling, requests: 4}]}",

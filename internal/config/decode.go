@@ -232,6 +232,24 @@ func (d *decoder) float(path string, n *yaml.Node) (float64, bool) {
 	return v, true
 }
 
+// pause is seconds bounded as a cooldown: 0 or more and at most a year
+// (plan.CheckSeconds, as the cooldown flags are).
+func (d *decoder) pause(path string, n *yaml.Node) (float64, bool) {
+	x, ok := d.seconds(path, n, false)
+	if !ok {
+		return 0, false
+	}
+	if err := plan.CheckSeconds(path, x, true); err != nil {
+		msg := err.Error()
+		if fe, ok := err.(*plan.FieldError); ok {
+			msg = fe.Msg
+		}
+		d.errorf(n, path, "%s", msg)
+		return 0, false
+	}
+	return x, true
+}
+
 func (d *decoder) bool(path string, n *yaml.Node) (bool, bool) {
 	var v bool
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != tagBool || n.Decode(&v) != nil {

@@ -57,7 +57,7 @@ func (d *decoder) adaptiveSearch(v *yaml.Node) {
 		}, &s.Planner)},
 		{keys("sla_filters"), func(path string, n *yaml.Node) { s.SLA = d.slaFilters(path, n) }},
 		{keys("cooldown_seconds"), func(path string, n *yaml.Node) {
-			if x, ok := d.float(path, n); ok {
+			if x, ok := d.pause(path, n); ok {
 				s.CooldownSeconds = &x
 			}
 		}},

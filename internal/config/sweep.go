@@ -110,9 +110,7 @@ func (d *decoder) multiRun(v *yaml.Node) {
 	d.fields(v, "multi_run", []field{
 		{keys("num_runs"), into(d.int, &m.NumRuns)},
 		{keys("cooldown_seconds"), func(path string, n *yaml.Node) {
-			if x, ok := d.float(path, n); ok && x < 0 {
-				d.errorf(n, path, "must be at least 0 seconds, got %g", x)
-			} else if ok {
+			if x, ok := d.pause(path, n); ok {
 				m.CooldownSeconds = x
 			}
 		}},
@@ -176,7 +174,7 @@ func (d *decoder) sweepPoints(v *yaml.Node) []point {
 		{keys("parameters"), func(_ string, n *yaml.Node) { params = n }},
 		{keys("runs"), func(_ string, n *yaml.Node) { runs = n }},
 		{keys("cooldown_seconds"), func(path string, n *yaml.Node) {
-			if x, ok := d.float(path, n); ok {
+			if x, ok := d.pause(path, n); ok {
 				s.CooldownSeconds = &x
 			}
 		}},
