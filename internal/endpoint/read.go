@@ -45,6 +45,17 @@ type streamHooks struct {
 
 func hooksOf(req *Request) streamHooks { return streamHooks{first: req.FirstToken, chunk: req.OnChunk} }
 
+// read calls the hooks of a response with text just read (first: the
+// stream's first).
+func (on streamHooks) read(first bool, text, reasoning string) {
+	if first && on.first != nil {
+		on.first()
+	}
+	if on.chunk != nil {
+		on.chunk(text, reasoning)
+	}
+}
+
 // readStream reads SSE events until the API's end marker ([DONE] for
 // OpenAI), an error frame or the end. A stream without a single response
 // event is an invalid response; data lines that are not events of the API
@@ -142,13 +153,9 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		}
 		res.take(&p)
 		if p.text != "" || p.reasoning != "" {
-			if len(res.Chunks) == 0 && on.first != nil {
-				on.first()
-			}
+			first := len(res.Chunks) == 0
 			res.appendChunk(ev.At, p.text, p.reasoning)
-			if on.chunk != nil {
-				on.chunk(p.text, p.reasoning)
-			}
+			on.read(first, p.text, p.reasoning)
 		}
 		if p.end {
 			res.EndNs = ev.At
