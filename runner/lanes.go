@@ -60,6 +60,10 @@ type sweepRun struct {
 	last      map[string]int  // cell id → its last trial's number
 	variation map[string]int  // cell id → the cell's index
 	cooldown  time.Duration
+	// beyond are the trials stored complete past the plan's trials (an
+	// earlier run of the sweep had more), by cell id: each cell's
+	// aggregate counts them too, as the store and its table do.
+	beyond map[string][]plan.Trial
 
 	cancel context.CancelFunc // stops every lane
 
@@ -79,7 +83,7 @@ func newSweepRun(sw plan.Sweep, o Options, lanes []plan.Lane, trials []plan.Tria
 	s := &sweepRun{
 		sw: sw, o: o, lanes: lanes, done: done,
 		position: make(map[string]int, len(trials)), last: map[string]int{}, variation: make(map[string]int, len(sw.Cells)),
-		cooldown: time.Duration(sw.CooldownSeconds * float64(time.Second)),
+		cooldown: seconds(sw.CooldownSeconds),
 		out:      Outcome{Total: len(trials)}, results: map[string][]*result.Run{},
 	}
 	for i, t := range trials {
@@ -159,7 +163,7 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 		under, late = s.lateOn(late, t)
 		wait := time.Duration(0)
 		if ran {
-			wait = time.Duration(s.sw.Cooldown(prev, t) * float64(time.Second))
+			wait = seconds(s.sw.Cooldown(prev, t))
 		}
 		if grace := graceLeft(under); grace > wait {
 			s.progress(t, fmt.Sprintf("waiting %s first: %s", grace.Round(time.Second), under[0].describe()))
@@ -289,8 +293,14 @@ func (s *sweepRun) cellEndedLocked(t plan.Trial) {
 	if s.last[t.Cell.ID] != t.Number {
 		return
 	}
-	s.o.aggregate(s.sw, t, s.results[t.Cell.ID])
-	s.o.warnUnverifiable(s.sw, t.Cell, s.results[t.Cell.ID])
+	runs := s.results[t.Cell.ID]
+	for _, b := range s.beyond[t.Cell.ID] {
+		if r, err := ReadResult(filepath.Join(s.o.TrialDir(b), ResultFile)); err == nil {
+			runs = append(runs, r)
+		}
+	}
+	s.o.aggregate(s.sw, t, runs, s.sw.Trials+len(s.beyond[t.Cell.ID]))
+	s.o.warnUnverifiable(s.sw, t.Cell, runs)
 }
 
 // etaLocked estimates the time left (see estimate), each trial left

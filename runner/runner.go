@@ -8,12 +8,15 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,6 +87,10 @@ var ErrTrialsFailed = errors.New("some trials failed")
 // error, and the sweep continues. On ctx cancellation every running trial
 // is stopped (its child interrupted cleanly, its Job deleted), nothing
 // partial is stored, and Run returns an error wrapping context.Canceled.
+// With Resume, the trials stored complete are skipped and stay in their
+// cells' aggregates, those past sw.Trials too (a resume with fewer trials);
+// one whose result.json is not where o.TrialDir puts it (a resume into
+// another --artifact-dir) refuses the run before any trial (CheckResume).
 func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	trials := sw.TrialList()
 	removeStaleSpecs(trials, o.TrialDir)
@@ -92,6 +99,9 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		var err error
 		if done, err = o.Store.CompletedTrialKeys(ctx, o.SweepID); err != nil {
 			return Outcome{Total: len(trials)}, fmt.Errorf("read completed trials: %w", err)
+		}
+		if err := checkStored(ctx, sw, o, done); err != nil {
+			return Outcome{Total: len(trials)}, err
 		}
 	}
 	lanes, ids, notes := lanesFor(ctx, sw, o.Parallel, lookupHost)
@@ -103,6 +113,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	}
 	s := newSweepRun(sw, o, lanes, trials, done)
 	s.ids = ids
+	s.keepBeyond(done)
 	out, storeErr := s.run(ctx)
 	switch {
 	case storeErr != nil:
@@ -154,9 +165,10 @@ func (e *interrupted) Unwrap() error {
 	return e.cause
 }
 
-// aggregate writes the aggregate of t's cell over runs (called when t is
-// the cell's last trial, whether it ran now or was stored by an earlier run).
-func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run) {
+// aggregate writes the aggregate of t's cell over runs, trials in all
+// (called when t is the cell's last trial, whether it ran now or was stored
+// by an earlier run).
+func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run, trials int) {
 	if o.CellDir == nil {
 		return
 	}
@@ -164,7 +176,9 @@ func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run) {
 	if o.TrialDir == nil {
 		trialDir = nil
 	}
-	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, sw.Trials, o.Confidence, trialDir, sw.CooldownSeconds); err != nil {
+	runs = slices.Clone(runs)
+	slices.SortStableFunc(runs, func(a, b *result.Run) int { return cmp.Compare(a.Info.Trial, b.Info.Trial) })
+	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, trials, o.Confidence, trialDir, sw.CooldownSeconds); err != nil {
 		o.progress("warning: write aggregate for %s: %v\n", t.Cell.Label, err)
 	}
 }
@@ -226,6 +240,21 @@ func failedRun(spec Spec, err error) *result.Run {
 		Config: spec.Profile.Redacted(), Info: spec.Info, Name: spec.Name, Host: host,
 		StartTime: now, EndTime: now, Status: result.StatusFailed, Error: err.Error(),
 	}
+}
+
+// seconds converts a duration in seconds to a time.Duration without
+// overflow: at most the longest Duration (about 292 years), 0 for a value
+// that is not above 0 (NaN included). A cooldown is checked before it gets
+// here (plan.CheckSeconds); this keeps one that was not from wrapping around
+// to a negative Duration, which would mean no pause at all.
+func seconds(x float64) time.Duration {
+	switch {
+	case !(x > 0):
+		return 0
+	case x >= float64(math.MaxInt64)/float64(time.Second):
+		return math.MaxInt64
+	}
+	return time.Duration(x * float64(time.Second))
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
@@ -72,19 +71,23 @@ type SearchOutcome struct {
 // after Ctrl-C or a crash replays the stored trials and continues with the
 // first trial not yet run: nothing is run twice, and the same seed reaches
 // the same answer. The stored probes must be the ones this search proposes
-// (same config, seed and planner), else Search refuses before any trial.
+// (same config, seed and planner) and every trial they ran still stored,
+// else Search refuses before any trial (CheckSearchResume, ErrRefused).
 func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome, error) {
 	var out SearchOutcome
 	srch, err := s.New()
 	if err != nil {
 		return out, fmt.Errorf("search %q: %w", s.Name, err)
 	}
+	if err := plan.CheckSeconds("cooldown_seconds", s.CooldownSeconds, true); err != nil {
+		return out, fmt.Errorf("search %q: %w (nothing was sent)", s.Name, err)
+	}
 	keys := srch.Config().Keys()
 	h, err := o.Store.SearchHistory(ctx, o.SweepID, keys)
 	if err != nil {
 		return out, err
 	}
-	if err := replay(s, srch, h); err != nil {
+	if err := checkSearchStored(ctx, s, srch, h, o); err != nil {
 		return out, err
 	}
 	removeStaleSearchSpecs(o.Dir)
@@ -132,7 +135,7 @@ type searchRun struct {
 // interrupted, the store or the planner fails, or the first probe cannot be
 // driven (ErrNothingDriven).
 func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
-	cooldown := time.Duration(r.s.CooldownSeconds * float64(time.Second))
+	cooldown := seconds(r.s.CooldownSeconds)
 	for first := true; ; first = false {
 		step, err := r.srch.Next(r.h)
 		if err != nil {
@@ -156,6 +159,7 @@ func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
 			}
 			r.progress("search %s: stopped (%s): the next probe, %s, cannot be driven: %s; the answer stops below it "+
 				"(give a --request-count of at least the load searched, or a --benchmark-duration)\n", r.s.Name, out.Reason, r.point(step.Point), why)
+			r.stopUndriven(step.Point, cell)
 			return nil
 		}
 		if step.Probe == len(r.h.Probes) {
@@ -304,13 +308,7 @@ func (r *searchRun) postProcess() {
 }
 
 // point renders a point as its options, e.g. "concurrency 16".
-func (r *searchRun) point(pt search.Point) string {
-	var parts []string
-	for _, p := range r.s.Params(pt) {
-		parts = append(parts, fmt.Sprintf("%s %v", p.Name, p.Value))
-	}
-	return strings.Join(parts, ", ")
-}
+func (r *searchRun) point(pt search.Point) string { return pointText(r.s, pt) }
 
 // progress prints a line, fitted to the terminal's width (report.Fit), as
 // a sweep's progress is.
@@ -319,27 +317,6 @@ func (r *searchRun) progress(format string, args ...any) {
 		line := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
 		fmt.Fprintln(r.o.Progress, report.Fit(r.o.Progress, line))
 	}
-}
-
-// replay checks that the stored probes are the ones this search proposes:
-// given the probes before it, the planner proposes each stored one again.
-func replay(s plan.Search, srch *search.Search, h search.History) error {
-	for i, p := range h.Probes {
-		step, err := srch.Next(search.History{Probes: h.Probes[:i]})
-		if err != nil {
-			return searchErr(s.Name, fmt.Errorf("replay the stored probe %d: %w", i, err))
-		}
-		if step.Stop || step.Probe != i || !step.Point.Equal(p.Point) {
-			now := "stops"
-			if !step.Stop {
-				now = fmt.Sprintf("proposes %v for probe %d", []float64(step.Point), step.Probe)
-			}
-			return fmt.Errorf("search %q: the store holds probe %d at %v, but this search now %s: it is not the search "+
-				"that stored them (its planner, seed or trial rule changed); nothing was sent: start it anew without --resume",
-				s.Name, i, []float64(p.Point), now)
-		}
-	}
-	return nil
 }
 
 // searchErr is err of search name, prefixed with the name unless it

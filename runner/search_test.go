@@ -133,7 +133,8 @@ func TestSearchResumes(t *testing.T) {
 	none := &fakeExecutor{}
 	o.Executor = none
 	_, err = runner.Search(context.Background(), changed, o)
-	assert.ErrorContains(t, err, `search "sla": the store holds probe 3 at [8], but this search now proposes [3] for probe 3: it is not the search that stored them`)
+	assert.ErrorContains(t, err, `search "sla": the store holds probe 3 at concurrency 8, but this search now proposes concurrency 3 for probe 3: it is not the search that stored them`)
+	assert.ErrorIs(t, err, runner.ErrRefused)
 	assert.Empty(t, none.calls)
 
 	again := &fakeExecutor{respond: byConcurrency}

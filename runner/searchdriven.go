@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -68,4 +69,28 @@ func UndrivenSpace(s plan.Search) (u Undriven, ok bool, err error) {
 		}
 	}
 	return u, true, nil
+}
+
+// stopUndriven tells the search it stopped before next, a probe it could
+// not drive (cell is that probe's): its answer then names the loads not
+// driven and why, and compares it with a grid of the loads it could drive
+// (the box around the last probe run, search.Space.DrivenBox).
+func (r *searchRun) stopUndriven(next search.Point, cell plan.Cell) {
+	why := "they cannot be driven"
+	phases := cell.Profile.PhaseList()
+	if i := slices.IndexFunc(phases, func(ph plan.Phase) bool { return ph.Kind == plan.KindProfiling && ph.Undriven() != "" }); i >= 0 {
+		why = fmt.Sprintf("--request-count %d cannot drive them", phases[i].Requests)
+	}
+	last := r.h.Probes[len(r.h.Probes)-1].Point
+	r.srch.StopUndriven(search.Undriven{Next: next, Why: why, Driven: r.s.Config.Space.DrivenBox(last, r.driven)})
+}
+
+// driven tells whether the probe at pt could be driven (plan.Undriven).
+func (r *searchRun) driven(pt search.Point) bool {
+	cell, err := r.s.Cell(0, pt)
+	if err != nil {
+		return false
+	}
+	_, why := plan.Undriven(cell.Profile.PhaseList())
+	return why == ""
 }

@@ -2,6 +2,8 @@ package starlark
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"go.starlark.net/starlark"
@@ -53,10 +55,26 @@ func setOption(p *plan.Profile, name string, v starlark.Value) (plan.Option, err
 	if !ok {
 		return o, fmt.Errorf("%s: want %s, got %s", name, o.TypeName(), v.Type())
 	}
+	if holdsRedacted(g) {
+		return o, fmt.Errorf("%s: %s is what a profile's secret reads back as (p.api_key, a secret header, URL credentials), not "+
+			"the secret: give the secret itself (vars.get(...)), or derive the profile with p.replace(...), which keeps it", name, plan.Redacted)
+	}
 	if err := o.Set(p, g); err != nil {
 		return o, fmt.Errorf("%s: %w", name, err)
 	}
 	return o, nil
+}
+
+// holdsRedacted tells whether a value (as toGo returns it) holds the
+// marker a secret reads back as (profileValue.Attr).
+func holdsRedacted(g any) bool {
+	switch x := g.(type) {
+	case string:
+		return strings.Contains(x, plan.Redacted)
+	case []any:
+		return slices.ContainsFunc(x, holdsRedacted)
+	}
+	return false
 }
 
 // suggest lists the option names closest to a misspelt one (see plan.Suggest).

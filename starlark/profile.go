@@ -81,7 +81,12 @@ func (pv *profileValue) Truth() starlark.Bool { return starlark.True }
 // Hash fails: profiles are not dict keys.
 func (pv *profileValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: profile") }
 
-// Attr returns an option's value, or the replace method.
+// Attr returns an option's value, or the replace method. Secrets read
+// back as plan.Redacted, as String shows them (p.api_key is "<redacted>";
+// a secret header's value, a URL's credentials and secret query
+// parameters too): a script that reads one cannot put it into a sweep's
+// name, a cell's label, a directory, the store or a message. p.replace()
+// keeps them.
 func (pv *profileValue) Attr(name string) (starlark.Value, error) {
 	if name == "replace" {
 		return starlark.NewBuiltin("replace", replaceMethod).BindReceiver(pv), nil
@@ -90,7 +95,8 @@ func (pv *profileValue) Attr(name string) (starlark.Value, error) {
 	if err != nil {
 		return nil, nil // the interpreter reports it, with a spelling hint
 	}
-	return toStarlark(o.Get(&pv.p)), nil
+	shown := pv.p.Redacted()
+	return toStarlark(o.Get(&shown)), nil
 }
 
 // AttrNames lists every option and replace.

@@ -122,8 +122,12 @@ func (a *searchArgs) declare(pos syntax.Position) (*searchDecl, error) {
 		return nil, fmt.Errorf("confidence: want float, got %s", a.confidence.Type())
 	}
 	cool, ok := starlark.AsFloat(a.cooldownSeconds)
-	if !ok || cool < 0 {
+	if !ok {
 		return nil, fmt.Errorf("cooldown_seconds: want a number ≥ 0, got %s", shown(a.cooldownSeconds))
+	}
+	var bad *plan.FieldError
+	if errors.As(plan.CheckSeconds("cooldown_seconds", cool, true), &bad) { // finite, 0 to one year, as sweep()'s
+		return nil, fmt.Errorf("cooldown_seconds %s", bad.Msg)
 	}
 	if a.trials < 1 {
 		return nil, fmt.Errorf("trials must be at least 1, got %d", a.trials)
@@ -302,7 +306,7 @@ func pointOf(space search.Space, v starlark.Value) (search.Point, error) {
 		return nil, fmt.Errorf("want a dict of %s, got %s", paramNames(space), v.Type())
 	}
 	pt := make(search.Point, len(space))
-	set := make([]bool, len(space))
+	set := make([]string, len(space)) // the key that gave each parameter
 	for _, kv := range d.Items() {
 		key, ok := starlark.AsString(kv[0])
 		if !ok {
@@ -312,14 +316,17 @@ func pointOf(space search.Space, v starlark.Value) (search.Point, error) {
 		if i < 0 {
 			return nil, fmt.Errorf("%s is not a searched parameter (the space is %s)", key, paramNames(space))
 		}
+		if set[i] != "" { // by its name and by an alias or path: one of the values would be dropped
+			return nil, fmt.Errorf("%s and %s name one parameter, %s: give it once", set[i], key, space[i].Name)
+		}
 		x, ok := starlark.AsFloat(kv[1])
 		if !ok {
 			return nil, fmt.Errorf("%s: want a number, got %s", key, kv[1].Type())
 		}
-		pt[i], set[i] = x, true
+		pt[i], set[i] = x, key
 	}
 	for i, p := range space {
-		if !set[i] {
+		if set[i] == "" {
 			return nil, fmt.Errorf("%s is missing (the space is %s)", p.Name, paramNames(space))
 		}
 	}

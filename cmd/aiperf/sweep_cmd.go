@@ -255,6 +255,9 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 	default:
 		err = refuseEarlierTrials(g, sw, o)
 	}
+	if err == nil && resumed { // its stored trials must be in o's directories: their cells' aggregates are rebuilt from them
+		err = refusedResume(runner.CheckResume(ctx, sw, runner.Options{Store: db, SweepID: id, TrialDir: o.trialDir}))
+	}
 	if err != nil {
 		return err
 	}
@@ -435,6 +438,15 @@ func refuseOtherSweepsTrials(ctx context.Context, db *store.DB, id int64, sw pla
 	other := runs[i]
 	return usageErr(fmt.Errorf("sweep %q: --resume continues sweep #%d, but %s holds run %d of sweep #%d, which it would overwrite; "+
 		"nothing was sent: give %s", sw.Name, id, other.Dir, other.RunID, other.SweepID, hint))
+}
+
+// refusedResume is err, a usage error (exit 2) when the runner refused a
+// --resume before anything was sent (runner.ErrRefused).
+func refusedResume(err error) error {
+	if errors.Is(err, runner.ErrRefused) {
+		return usageErr(err)
+	}
+	return err
 }
 
 // sweepCommand is the command line args with the secrets of every

@@ -19,7 +19,10 @@ type HistoryDoc struct {
 	Recipe            *string        `json:"recipe"`
 	ConvergenceReason *string        `json:"convergence_reason"`
 	TrialsSpent       int            `json:"trials_spent"`    // ours
-	GridEquivalent    GridDoc        `json:"grid_equivalent"` // ours
+	GridEquivalent    GridDoc        `json:"grid_equivalent"` // ours: of the loads driven (Undriven)
+	// Undriven (ours) is where the search stopped short of its space, the
+	// loads it could not drive (convergence_reason undriven_load).
+	Undriven *UndrivenDoc `json:"undriven,omitempty"`
 }
 
 // HistoryConfig is the config block: AIPerf's AdaptiveSearchSweep fields,
@@ -158,7 +161,8 @@ func (s *Search) Document(h History, reason string) HistoryDoc {
 	obs := s.Observe(h)
 	sum := s.Summarize(h)
 	doc := HistoryDoc{Config: s.configDoc(), Recipe: strOrNil(s.cfg.Recipe), ConvergenceReason: strOrNil(reason),
-		TrialsSpent: sum.TrialsSpent, GridEquivalent: GridDoc{Cells: sum.GridCells, Trials: sum.GridTrials}}
+		TrialsSpent: sum.TrialsSpent, GridEquivalent: GridDoc{Cells: sum.GridCells, Trials: sum.GridTrials},
+		Undriven: s.undriven.doc(s.cfg.Space)}
 	var nonMono map[int]bool
 	if sum.Bracket != nil {
 		nonMono = map[int]bool{}

@@ -223,8 +223,9 @@ type Step struct {
 
 // Search drives a planner under a config.
 type Search struct {
-	cfg     Config
-	planner Planner
+	cfg      Config
+	planner  Planner
+	undriven *Undriven // where it stopped short of its space (StopUndriven)
 }
 
 // New validates cfg and builds its planner.

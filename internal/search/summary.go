@@ -58,6 +58,10 @@ type Summary struct {
 	Bracket    *Bracket     // 1D searches only
 	Best       *Observation // feasibility first, then the objective
 	Feasible   int          // probes that passed
+	// Undriven is where the search stopped short of its space, the loads
+	// above it not driven (nil: it did not): GridCells covers the loads
+	// it could drive only.
+	Undriven *Undriven
 
 	space     Space
 	objective Objective
@@ -71,7 +75,7 @@ func (s *Search) Summarize(h History) Summary {
 	obs := s.Observe(h)
 	c := s.cfg
 	sum := Summary{Probes: len(h.Probes), TrialsSpent: h.TrialsSpent(), Best: s.best(obs), space: c.Space,
-		objective: c.Objective, filtered: len(c.Filters) > 0, bestFirst: c.Planner == PlannerBayesian}
+		objective: c.Objective, filtered: len(c.Filters) > 0, bestFirst: c.Planner == PlannerBayesian, Undriven: s.undriven}
 	sum.bestToo = !sum.bestFirst && c.Planner != PlannerMonotonic && c.Planner != PlannerSmoothIsotonic
 	for _, o := range obs {
 		if o.Verdict.Outcome == Pass {
@@ -162,11 +166,21 @@ func boundOf(o *Observation) *Bound {
 }
 
 func (s *Search) gridCells(br *Bracket) int {
+	space := s.cfg.Space
+	if s.undriven != nil {
+		space = s.undriven.Driven // the loads it could not drive are no part of the comparison
+	}
 	if s.cfg.Planner == PlannerGrid {
-		return len(s.cfg.Grid)
+		n := 0
+		for _, pt := range s.cfg.Grid {
+			if space.within(pt) {
+				n++
+			}
+		}
+		return n
 	}
 	cells := 1.0
-	for _, p := range s.cfg.Space {
+	for _, p := range space {
 		step := s.cfg.Precision * (p.Hi - p.Lo)
 		if p.Kind == KindInt {
 			step = 1
@@ -258,8 +272,9 @@ func fmtValues(xs []float64) string {
 
 // String is the summary's console line: the bracket of a 1D search with
 // SLA filters and the best probe (a Bayesian search's first, a grid's or a
-// Starlark planner's after the bracket; alone without a bracket), then the
-// trials spent against the grid replaced.
+// Starlark planner's after the bracket; alone without a bracket), the loads
+// it did not drive when it stopped short of its space, then the trials
+// spent against the grid replaced.
 func (s Summary) String() string {
 	var heads []string
 	bracket := s.Bracket != nil && (s.filtered || s.Best == nil)
@@ -275,6 +290,9 @@ func (s Summary) String() string {
 	}
 	if len(heads) == 0 {
 		heads = append(heads, "no probe yet")
+	}
+	if s.Undriven != nil {
+		heads = append(heads, s.Undriven.String(s.space))
 	}
 	return fmt.Sprintf("%s; %s, %s against %d for a %d-cell grid", strings.Join(heads, "; "), plural(s.Probes, "probe"),
 		plural(s.TrialsSpent, "trial"), s.GridTrials, s.GridCells)
