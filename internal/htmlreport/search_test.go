@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/browsertest"
 	"github.com/aiperf-go/aiperf/internal/htmlreport"
 	"github.com/aiperf-go/aiperf/internal/plot/plottest"
 	"github.com/aiperf-go/aiperf/internal/search"
@@ -122,21 +123,21 @@ func TestSearchReportInChromium(t *testing.T) {
 	writeReport(t, load(t, db, "fast"), path, s)
 
 	ctx, p := browse(t, path)
-	assert.Greater(t, eval[float64](t, ctx, `document.querySelector("#fig-search-0-trajectory svg").getBoundingClientRect().height`), 200.0,
+	assert.Greater(t, browsertest.Eval[float64](t, ctx, `document.querySelector("#fig-search-0-trajectory svg").getBoundingClientRect().height`), 200.0,
 		"the trajectory is drawn with a height on the page")
-	assert.Equal(t, len(s.Doc.Iterations), eval[int](t, ctx, `document.querySelectorAll("#search-0-probes tbody tr").length`))
-	assert.Equal(t, 3, eval[int](t, ctx, `document.querySelectorAll("#search-0-bracket tbody tr").length`), "pass, ambiguous, fail")
+	assert.Equal(t, len(s.Doc.Iterations), browsertest.Eval[int](t, ctx, `document.querySelectorAll("#search-0-probes tbody tr").length`))
+	assert.Equal(t, 3, browsertest.Eval[int](t, ctx, `document.querySelectorAll("#search-0-bracket tbody tr").length`), "pass, ambiguous, fail")
 	// Sorting the probes by verdict keeps every row.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#search-0-probes thead th:nth-child(5)`)))
-	assert.Equal(t, len(s.Doc.Iterations), eval[int](t, ctx, `document.querySelectorAll("#search-0-probes tbody tr").length`))
-	assert.Equal(t, "ambiguous", eval[string](t, ctx, `document.querySelector("#search-0-probes tbody tr td:nth-child(5)").textContent`))
+	assert.Equal(t, len(s.Doc.Iterations), browsertest.Eval[int](t, ctx, `document.querySelectorAll("#search-0-probes tbody tr").length`))
+	assert.Equal(t, "ambiguous", browsertest.Eval[string](t, ctx, `document.querySelector("#search-0-probes tbody tr td:nth-child(5)").textContent`))
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	notBlank(t, shot)
 	if out := os.Getenv("AIPERF_SEARCH_SHOT"); out != "" {
 		require.NoError(t, os.WriteFile(out, shot, 0o644))
 	}
-	assert.Empty(t, p.problems, "no console error, exception or request leaving file://")
+	assert.Empty(t, p.Problems(), "no console error, exception or request leaving file://")
 }
 
 // A search without SLA filters (concurrency-ramp) has no verdicts and no

@@ -1,45 +1,22 @@
 package turnview
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// chromium finds a chromium to open the page in; without one the test
-// skips, except in CI.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "chromium-headless-shell", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium in PATH, and CI is set (apt-get install chromium)")
-	}
-	t.Skip("no chromium in PATH (apt-get install chromium): the viewer is not opened in a browser")
-	return ""
-}
+	"github.com/aiperf-go/aiperf/internal/browsertest"
+)
 
 // TestViewerInChromium opens a page of hostile texts: its style and
 // script run under its policy with no error, nothing is requested, no
 // text of the export runs as script, and following a repeat's link opens
 // the collapsed turn the message is shown in.
 func TestViewerInChromium(t *testing.T) {
-	bin := chromium(t)
 	rs := session("c", "s", 3, 1)
 	rs[0].msgs = append(rs[0].msgs, map[string]any{"role": "user", "content": `<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>`})
 	for i := 1; i < len(rs); i++ {
@@ -49,42 +26,9 @@ func TestViewerInChromium(t *testing.T) {
 	page := render(t, build(t, writeExport(t, reqs(rs)...), defaults))
 	require.NoError(t, os.WriteFile(path, []byte(page), 0o644))
 
-	var mu sync.Mutex
-	var problems []string
-	add := func(s string) { mu.Lock(); problems = append(problems, s); mu.Unlock() }
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	url := "file://" + path
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
-				add("console " + string(e.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			add("exception: " + e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				add("log: " + e.Entry.Text) // a policy violation, among others
-			}
-		case *network.EventRequestWillBeSent:
-			if e.Request.URL != url {
-				add("request: " + e.Request.URL)
-			}
-		}
-	}))
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady("body")))
+	ctx, browser := browsertest.Open(t, path, 1280, 900)
 
-	truth := func(js string) bool {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
-		require.NoError(t, err, js)
-		return v
-	}
+	truth := func(js string) bool { t.Helper(); return browsertest.Eval[bool](t, ctx, js) }
 	assert.True(t, truth(`getComputedStyle(document.querySelector("pre")).whiteSpace === "pre-wrap"`), "the inline style applies")
 	assert.False(t, truth(`window.pwned !== undefined`), "no text of the export ran")
 
@@ -98,7 +42,5 @@ func TestViewerInChromium(t *testing.T) {
 		return !!m && m.closest("details.turn") === first && first.open;
 	})()`), "the link opened the turn its message is shown in")
 	assert.False(t, truth(`window.pwned !== undefined`))
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Empty(t, problems, "no console error, policy violation or request: %s", strings.Join(problems, "; "))
+	assert.Empty(t, browser.Problems(), "no console error, policy violation or request")
 }
