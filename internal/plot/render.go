@@ -81,7 +81,7 @@ func newPlot(title, x, y string) *gplot.Plot {
 		t.Typeface, t.Variant = sans.Typeface, sans.Variant
 	}
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
-	p.X.Tick.Marker, p.Y.Tick.Marker = preciseTicks{}, preciseTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = PreciseTicks{}, PreciseTicks{}
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.Legend.Top = true
 	return p
@@ -112,11 +112,12 @@ func drawGrid(rows [][]*gplot.Plot) func(dc draw.Canvas) error {
 	}
 }
 
-// preciseTicks are gonum's default ticks labelled with four significant
+// PreciseTicks are gonum's default ticks labelled with four significant
 // digits, so that close values (ITLs of 1.98 and 2.02 ms) read apart.
-type preciseTicks struct{}
+type PreciseTicks struct{}
 
-func (preciseTicks) Ticks(lo, hi float64) []gplot.Tick {
+// Ticks are gonum's default ticks between lo and hi, relabelled.
+func (PreciseTicks) Ticks(lo, hi float64) []gplot.Tick {
 	ticks := gplot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
 		if ticks[i].Label != "" {

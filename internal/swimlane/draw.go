@@ -169,22 +169,8 @@ func newPlot(x, y string) *gplot.Plot {
 		f.Typeface, f.Variant = "Liberation", "Sans"
 	}
 	p.X.Label.Text, p.Y.Label.Text = x, y
-	p.X.Tick.Marker = preciseTicks{}
+	p.X.Tick.Marker = plot.PreciseTicks{}
 	return p
-}
-
-// preciseTicks are gonum's default ticks labelled with four significant
-// digits.
-type preciseTicks struct{}
-
-func (preciseTicks) Ticks(lo, hi float64) []gplot.Tick {
-	ticks := gplot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', 4, 64)
-		}
-	}
-	return ticks
 }
 
 // xMax is the time axis' end, as AIPerf's: a hair past the last end, at

@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/aiperf-go/aiperf/internal/plot"
 )
 
 // The reference lines' styles.
@@ -40,7 +42,7 @@ func (v *View) concPlot() *gplot.Plot {
 	}
 	v.addMarkers(p)
 	p.X.Min, p.X.Max = 0, v.xMax()
-	p.Y.Tick.Marker = preciseTicks{}
+	p.Y.Tick.Marker = plot.PreciseTicks{}
 	p.Y.Min = 0
 	p.Y.Max = max(float64(v.PeakActive)*1.15, float64(slots)*1.15, float64(v.Target)*1.15, 1)
 	return p
