@@ -57,7 +57,6 @@ type Session struct {
 	client  *endpoint.Client
 	secrets *plan.Redactor
 	history []endpoint.Message
-	start   time.Time
 }
 
 // New opens a session; Close releases its connections.
@@ -79,7 +78,6 @@ func New(cfg Config) *Session {
 		client: endpoint.New(endpoint.Options{MaxConns: 1, Headers: h, ConnectTimeout: cfg.ConnectTimeout,
 			Now: func() int64 { return int64(time.Since(start)) }, Secrets: []string{cfg.APIKey}}),
 		secrets: plan.NewRedactor(cfg.APIKey),
-		start:   start,
 	}
 }
 

@@ -221,7 +221,9 @@ func TestAStalledStreamEndsTheTurn(t *testing.T) {
 	err := Run(context.Background(), cfg, &msg, strings.NewReader(""), &out, &errOut)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "AIPERF_CHAT_READ_TIMEOUT")
-	assert.Contains(t, out.String(), "hello there", "what arrived was printed")
+	// What arrived before the stall may or may not have been read within
+	// 50 ms on a busy machine; that a reply prints as it streams is
+	// TestAnEchoedKeyIsNeverPrinted's and the mock tests' to show.
 }
 
 func TestAnEchoedKeyIsNeverPrinted(t *testing.T) {
