@@ -23,6 +23,8 @@ type conn struct {
 	done   chan struct{} // closed by Close
 
 	rdMu, wrMu sync.Mutex   // one Read and one Write at a time, as net's
+	drained    bool         // the last read emptied the socket (under rdMu)
+	unusual    atomic.Bool  // the poller saw a FIN, an error or urgent data
 	mu         sync.RWMutex // read-held across each system call; Close takes it
 	closed     bool
 
@@ -36,12 +38,27 @@ func newConn(fd int, p *poller, laddr, raddr net.Addr) *conn {
 
 // Read reads what the socket holds, waiting for the poller's signal when
 // it holds nothing.
+//
+// A read that returned less than it was asked for emptied the socket (a
+// TCP receive takes everything queued, up to len(b)), so the next one
+// waits for the poller's signal before its system call instead of spending
+// one to learn that again: every segment that lands later signals, and a
+// signal sent meanwhile is pending. A signal for data already read costs
+// the read that finds nothing, as before. Once the poller has seen the
+// peer's FIN, an error or urgent data (a receive stops short at each, with
+// no later event to wake the reader) every read goes to the socket.
 func (c *conn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
 	c.rdMu.Lock()
 	defer c.rdMu.Unlock()
+	if c.drained && !c.unusual.Load() {
+		c.drained = false
+		if err := c.wait(c.rd, &c.rdl); err != nil {
+			return 0, c.opError("read", err)
+		}
+	}
 	for {
 		if expired(&c.rdl) {
 			return 0, c.opError("read", os.ErrDeadlineExceeded)
@@ -49,6 +66,7 @@ func (c *conn) Read(b []byte) (int, error) {
 		n, err := c.io(b, false)
 		switch {
 		case err == nil && n > 0:
+			c.drained = n < len(b)
 			return n, nil
 		case err == nil:
 			return 0, io.EOF

@@ -21,8 +21,12 @@ var (
 )
 
 // edgeIn is what every connection is watched for: readable, peer closed,
-// edge-triggered.
-const edgeIn = uint32(unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET)
+// urgent data, edge-triggered.
+const edgeIn = uint32(unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLPRI | unix.EPOLLET)
+
+// unusual are the events after which a short read may leave something
+// unread (a FIN, an error, data past an urgent mark): see conn.Read.
+const unusual = uint32(unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR | unix.EPOLLPRI)
 
 // poller is one epoll set read by one goroutine.
 type poller struct {
@@ -151,6 +155,9 @@ func (p *poller) poll(events []syscall.EpollEvent) int {
 		c := p.conns[ev.Fd]
 		if c == nil {
 			continue
+		}
+		if ev.Events&unusual != 0 {
+			c.unusual.Store(true)
 		}
 		if ev.Events&^syscall.EPOLLOUT != 0 {
 			signal(c.rd)
