@@ -71,6 +71,8 @@ type sweepRun struct {
 	out      Outcome
 	storeErr error
 	results  map[string][]*result.Run // cell id → ended trials (this run's and resumed ones)
+	stopped  map[string]string        // cell id → why it converged (Sweep.Convergence)
+	notRun   map[string]int           // cell id → its trials passed over once it converged
 	left     []int                    // lane → trials not ended yet, skipped or not
 	started  []bool                   // lane → taken by a goroutine
 	ran      int
@@ -85,6 +87,7 @@ func newSweepRun(sw plan.Sweep, o Options, lanes []plan.Lane, trials []plan.Tria
 		position: make(map[string]int, len(trials)), last: map[string]int{}, variation: make(map[string]int, len(sw.Cells)),
 		cooldown: seconds(sw.CooldownSeconds),
 		out:      Outcome{Total: len(trials)}, results: map[string][]*result.Run{},
+		stopped: map[string]string{}, notRun: map[string]int{},
 	}
 	for i, t := range trials {
 		s.position[t.Key()] = i + 1
@@ -158,6 +161,9 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 				}
 				continue
 			}
+		}
+		if s.stopConverged(l, t) {
+			continue
 		}
 		var under []lateReset // this trial's servers' late resets
 		under, late = s.lateOn(late, t)
@@ -299,7 +305,7 @@ func (s *sweepRun) cellEndedLocked(t plan.Trial) {
 			runs = append(runs, r)
 		}
 	}
-	s.o.aggregate(s.sw, t, runs, s.sw.Trials+len(s.beyond[t.Cell.ID]))
+	s.o.aggregate(s.sw, t, runs, s.sw.Trials+len(s.beyond[t.Cell.ID])-s.notRun[t.Cell.ID])
 	s.o.warnUnverifiable(s.sw, t.Cell, runs)
 }
 

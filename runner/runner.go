@@ -66,7 +66,13 @@ type Options struct {
 // Outcome summarises a sweep run.
 type Outcome struct {
 	Total, Skipped, Completed, Failed int
-	Interrupted                       bool
+	// Converged counts the trials not run because their cell had converged
+	// (plan.Sweep.Convergence).
+	Converged int
+	// ConvergedCells says, per cell that converged, after how many trials
+	// and on what.
+	ConvergedCells []string
+	Interrupted    bool
 	// TrialInterrupted names the trial ("cell trial N") whose own process
 	// was interrupted while the sweep was not: that stops the sweep too.
 	TrialInterrupted string
@@ -121,7 +127,7 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
 		msg := fmt.Sprintf("sweep %q interrupted after %d of %d trials (%s)",
-			sw.Name, out.Completed+out.Failed+out.Skipped, out.Total, resumeHint(o.Discarded, "rerun with --resume to finish"))
+			sw.Name, out.Completed+out.Failed+out.Skipped+out.Converged, out.Total, resumeHint(o.Discarded, "rerun with --resume to finish"))
 		if ctx.Err() == nil && out.TrialInterrupted != "" {
 			msg += ": " + out.TrialInterrupted + " was interrupted by a signal to its own process, not to the sweep"
 		}

@@ -74,7 +74,22 @@ func (f configFile) load(g *Globals, cmd string) (*config.File, plan.Sweep, erro
 	if err != nil {
 		return nil, sw, usageErr(err)
 	}
+	if cv := file.MultiRun.Convergence; cv != nil && file.Search == nil {
+		a := SearchArgs{ConvergenceMetric: cv.Metric, ConvergenceStat: cv.Stat, ConvergenceMode: cv.Mode, ConvergenceThreshold: cv.Threshold}
+		if sw.Convergence, err = a.multiRunConvergence(sw.Trials, cells[0].Profile); err != nil {
+			return nil, sw, usageErr(fmt.Errorf("%s: multi_run.convergence (as the flag): %w", path, err))
+		}
+	}
 	return file, sw, nil
+}
+
+// stopsWhen says when a sweep's cells stop adding trials ("" without a
+// convergence criterion).
+func stopsWhen(sw plan.Sweep) string {
+	if sw.Convergence == nil {
+		return ""
+	}
+	return fmt.Sprintf("; each cell stops adding trials once %s, after at least %d", sw.Convergence.Describe(), min(3, sw.Trials))
 }
 
 // ConfigValidateCmd is `aiperf config validate FILE`.
@@ -91,7 +106,7 @@ func (c *ConfigValidateCmd) Run(g *Globals) error {
 	if s, ok, _ := configSearch(file, sw.Name); ok {
 		fmt.Fprintf(g.Stdout, "%s is valid: an adaptive search (%s) × %s\n", sw.Source, s.Describe(), plural(sw.Trials, "trial"))
 	} else {
-		fmt.Fprintf(g.Stdout, "%s is valid: %s × %s\n", sw.Source, plural(len(sw.Cells), "cell"), plural(sw.Trials, "trial"))
+		fmt.Fprintf(g.Stdout, "%s is valid: %s × %s%s\n", sw.Source, plural(len(sw.Cells), "cell"), plural(sw.Trials, "trial"), stopsWhen(sw))
 	}
 	fmt.Fprintf(g.Stdout, "read as %s\n", file.Schema)
 	return nil
@@ -187,7 +202,7 @@ func printTrials(g *Globals, sw plan.Sweep, dir string, swept bool) {
 		}
 		report.Table(g.Stdout, []string{"cell", "aggregate directory"}, rows, "ll")
 	}
-	fmt.Fprintf(g.Stdout, "%s in total; nothing was sent. aiperf profile --config FILE runs them.\n", plural(len(trials), "trial"))
+	fmt.Fprintf(g.Stdout, "%s in total%s; nothing was sent. aiperf profile --config FILE runs them.\n", plural(len(trials), "trial"), stopsWhen(sw))
 }
 
 // variation is one variation of a file, for expand: its body as YAML with

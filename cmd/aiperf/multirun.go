@@ -91,6 +91,7 @@ func (c *ProfileCmd) multiRun(ctx context.Context, g *Globals, spec runner.Spec,
 		CooldownSeconds:      c.ProfileRunCooldownSeconds,
 		WarmupFirstTrialOnly: c.warmupOnce,
 		VarySeedPerTrial:     c.varySeed,
+		Convergence:          c.converge,
 		Cells: []plan.Cell{{
 			ID:      plan.CellID(name, nil),
 			Label:   "base",

@@ -21,6 +21,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/search"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 	"github.com/aiperf-go/aiperf/store"
@@ -66,6 +67,9 @@ type ProfileCmd struct {
 	workers   bench.Workers // --executor kubernetes's, made by checkWorkers
 	varySeed  bool          // every trial its own seed: VarySeedPerTrial, or no consistent seed
 	drawnSeed bool          // --no-set-consistent-seed drew the seed now
+	// converge is the --convergence-* criterion of a run of several trials
+	// without a search (multiRunConvergence; nil: none).
+	converge *search.Convergence
 
 	yamlCells []plan.Cell // a config file's sweep: variations
 	// where names a problem's field as the config file sets it for a
@@ -112,6 +116,12 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	if err := plan.CheckSeconds("parameter_sweep_cooldown_seconds", c.ParameterSweepCooldown, true); err != nil {
 		runErrs = append(runErrs, err)
+	}
+	if !c.SearchArgs.searching() {
+		var err error
+		if c.converge, err = c.SearchArgs.multiRunConvergence(c.NumProfileRuns, spec.Profile); err != nil {
+			runErrs = append(runErrs, err)
+		}
 	}
 	if err := errors.Join(append(runErrs, placeFields(spec.Profile.Check(), -1, c.where), plan.CheckConfidence("confidence_level", c.ConfidenceLevel),
 		plan.CheckSeconds("profile_run_cooldown_seconds", c.ProfileRunCooldownSeconds, true))...); err != nil {

@@ -34,6 +34,10 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 		}
 		c.warmupOnce, c.varySeed, c.yamlMultiRun = m.WarmupFirstTrialOnly, m.VarySeedPerTrial, true
 	}
+	if cv := file.MultiRun.Convergence; cv != nil && !slices.Contains(flags, "convergence_metric") {
+		a := &c.SearchArgs
+		a.ConvergenceMetric, a.ConvergenceStat, a.ConvergenceMode, a.ConvergenceThreshold = cv.Metric, cv.Stat, cv.Mode, cv.Threshold
+	}
 	c.yamlNotes = file.Notes
 	if file.Runtime.UI != "" && !slices.Contains(flags, "ui") { // runtime.ui: --ui
 		c.UI = file.Runtime.UI

@@ -48,10 +48,10 @@ type SearchArgs struct {
 	SearchPlanner       string   `name:"search-planner" group:"Search" placeholder:"NAME" help:"With --search-space: bayesian (default), monotonic_sla or smooth_isotonic."`
 	SearchMaxReplicates *int     `name:"search-max-replicates" group:"Search" placeholder:"N" help:"A probe whose SLA verdict is ambiguous takes more trials, up to N (default --num-profile-runs)."`
 
-	ConvergenceMetric    string   `name:"convergence-metric" group:"Search" placeholder:"TAG" help:"Stop adding trials to a probe once this metric is stable (with --num-profile-runs as the cap)."`
-	ConvergenceStat      string   `name:"convergence-stat" group:"Search" placeholder:"STAT" help:"Its statistic (default avg)."`
-	ConvergenceThreshold *float64 `name:"convergence-threshold" group:"Search" placeholder:"X" help:"ci_width: the interval's width over the mean (default 0.10); cv: std over mean (default 0.05)."`
-	ConvergenceMode      string   `name:"convergence-mode" group:"Search" placeholder:"MODE" help:"ci_width (default) or cv."`
+	ConvergenceMetric    string   `name:"convergence-metric" group:"Search" placeholder:"TAG" help:"Stop adding trials to a cell (or a search's probe) once this metric is stable, after at least min(3, N) of the --num-profile-runs N."`
+	ConvergenceStat      string   `name:"convergence-stat" group:"Search" placeholder:"STAT" help:"Its statistic: avg (default), p50, p90, p95, p99, min or max (ci_width and cv)."`
+	ConvergenceThreshold *float64 `name:"convergence-threshold" group:"Search" placeholder:"X" help:"ci_width: the interval's width over the mean (default 0.10); cv: std over mean (default 0.05); distribution: the KS p-value to exceed (default 0.05; higher is stricter)."`
+	ConvergenceMode      string   `name:"convergence-mode" group:"Search" placeholder:"MODE" help:"ci_width (default), cv or distribution (the latest trial's requests against the earlier trials', by a Kolmogorov-Smirnov test; not for a search)."`
 }
 
 // recipeOnly are the flags that are recipe inputs, by flag name, with
@@ -109,9 +109,7 @@ func (a *SearchArgs) stray() []string {
 	}{
 		{"--search-sla", len(a.SearchSLA) > 0}, {"--search-max-iterations", a.SearchMaxIterations != nil},
 		{"--search-initial-points", a.SearchInitialPoints != nil}, {"--search-random-seed", a.SearchRandomSeed != nil},
-		{"--search-max-replicates", a.SearchMaxReplicates != nil}, {"--convergence-metric", a.ConvergenceMetric != ""},
-		{"--convergence-stat", a.ConvergenceStat != ""}, {"--convergence-threshold", a.ConvergenceThreshold != nil},
-		{"--convergence-mode", a.ConvergenceMode != ""},
+		{"--search-max-replicates", a.SearchMaxReplicates != nil},
 	} {
 		if f.set {
 			out = append(out, f.flag)

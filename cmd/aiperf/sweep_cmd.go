@@ -342,6 +342,9 @@ func endSweep(ctx context.Context, g *Globals, db *store.DB, id int64, parent *m
 			fmt.Fprintf(g.Stderr, "warning: render sweep table: %v\n", err)
 		}
 	}
+	for _, c := range out.ConvergedCells {
+		fmt.Fprintf(g.Stderr, "converged: %s\n", c)
+	}
 	for _, f := range out.Failures {
 		fmt.Fprintf(g.Stderr, "failed: %s\n", f)
 	}

@@ -215,7 +215,7 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 	cooldown := c.ParameterSweepCooldown
 	sw := plan.Sweep{Name: name, Cells: cells, Trials: c.NumProfileRuns, CooldownSeconds: c.ProfileRunCooldownSeconds,
 		CellCooldownSeconds: &cooldown, Order: c.ParameterSweepMode, WarmupFirstTrialOnly: c.warmupOnce,
-		VarySeedPerTrial: c.varySeed}
+		VarySeedPerTrial: c.varySeed, Convergence: c.converge}
 	o := sweepOptions{
 		artifactDir: dir, confidence: c.ConfidenceLevel, ui: c.UI, name: c.Name, overwrite: true, workers: c.Workers,
 		quietTrials: c.NoSweepTable, resume: c.Resume,

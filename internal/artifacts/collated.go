@@ -98,7 +98,7 @@ func Collate(version string, runs []CollatedRun, failed []FailedRun, cooldown fl
 		if r.JSONL == "" {
 			continue
 		}
-		values, err := requestValues(r.JSONL)
+		values, err := RequestValues(r.JSONL)
 		if err != nil {
 			return c, err
 		}
@@ -133,10 +133,10 @@ type requestLine struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// requestValues reads a JSONL's numeric metric values by tag, over its
+// RequestValues reads a JSONL's numeric metric values by tag, over its
 // error-free profiling requests; a line that is not a record is skipped,
 // as AIPerf does.
-func requestValues(path string) (map[string][]float64, error) {
+func RequestValues(path string) (map[string][]float64, error) {
 	out := map[string][]float64{}
 	rows := 0
 	err := lines(path, func(line []byte, _ int) error {

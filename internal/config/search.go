@@ -194,21 +194,22 @@ func (d *decoder) slaFilters(path string, v *yaml.Node) []string {
 	return out
 }
 
-// convergence reads multi_run.convergence, which this tool applies to a
-// search's probes.
+// convergence reads multi_run.convergence: a search's probes' criterion
+// (ci_width or cv: a search reads no per-request records), or without an
+// adaptive_search sweep each cell's (distribution too).
 func (d *decoder) convergence(path string, v *yaml.Node) {
-	if d.f.Search == nil {
-		d.errorf(v, path, "adaptive convergence outside an adaptive_search sweep is not supported yet: set num_runs")
-		return
-	}
 	if !d.mapping(v, path) {
 		return
+	}
+	modes := []string{"ci_width", "cv"}
+	if d.f.Search == nil {
+		modes = append(modes, "distribution")
 	}
 	c := &Convergence{}
 	d.fields(v, path, []field{
 		{keys("metric"), into(d.str, &c.Metric)},
 		{keys("stat"), into(d.str, &c.Stat)},
-		{keys("mode"), into(func(p string, n *yaml.Node) (string, bool) { return d.enum(p, n, "ci_width", "cv") }, &c.Mode)},
+		{keys("mode"), into(func(p string, n *yaml.Node) (string, bool) { return d.enum(p, n, modes...) }, &c.Mode)},
 		{keys("threshold"), func(p string, n *yaml.Node) {
 			if x, ok := d.float(p, n); ok {
 				c.Threshold = &x
@@ -216,5 +217,9 @@ func (d *decoder) convergence(path string, v *yaml.Node) {
 		}},
 		{keys("min_runs"), d.notYetUnless("3", "a min_runs other than 3", "")},
 	})
+	if d.f.Search == nil {
+		d.f.MultiRun.Convergence = c
+		return
+	}
 	d.f.Search.Convergence = c
 }

@@ -109,7 +109,6 @@ func TestNotSupportedYet(t *testing.T) {
 		{[]string{"no_sweep_table: true"}, `bench.yaml:1: no_sweep_table: no_sweep_table: true is not supported yet`},
 		{[]string{"sweep: {type: sobol, samples: 8}"}, `bench.yaml:1: sweep.type: sweep type sobol is not supported yet: use grid, zip, scenarios or adaptive_search`},
 		{[]string{"sweep: {type: latin_hypercube, samples: 8}"}, `bench.yaml:1: sweep.type: sweep type latin_hypercube is not supported yet: use grid, zip, scenarios or adaptive_search`},
-		{[]string{"multi_run: {num_runs: 3, convergence: {metric: ttft}}"}, `bench.yaml:1: multi_run.convergence: adaptive convergence outside an adaptive_search sweep is not supported yet: set num_runs`},
 		{[]string{"sweep: {type: adaptive_search, search_space: [{path: concurrency, lo: 1, hi: 9, kind: int}], max_iterations: 5,",
 			"  objectives: [{metric: a, stat: avg, direction: maximize}, {metric: b, stat: p99, direction: minimize}]}"},
 			`bench.yaml:2: sweep.objectives: several objectives (a multi-objective Pareto search) are not supported yet: give one`},
@@ -273,4 +272,18 @@ func TestAdaptiveSearch(t *testing.T) {
 	_, err = parse("sweep: {type: adaptive_search}")
 	require.EqualError(t, err, "bench.yaml:1: sweep.search_space: an adaptive_search sweep needs search_space: [{path, lo, hi, kind}]\n"+
 		"bench.yaml:1: sweep.max_iterations: an adaptive_search sweep needs max_iterations (2-200): how many probes it may run")
+}
+
+// TestMultiRunConvergence: without an adaptive_search sweep,
+// multi_run.convergence is each cell's criterion (distribution too); a
+// search's probes take ci_width or cv only.
+func TestMultiRunConvergence(t *testing.T) {
+	f, err := parse("multi_run: {num_runs: 5, convergence: {metric: request_latency, mode: distribution, threshold: 0.2}}")
+	require.NoError(t, err)
+	assert.Equal(t, &Convergence{Metric: "request_latency", Mode: "distribution", Threshold: plan.Ptr(0.2)}, f.MultiRun.Convergence)
+	assert.Nil(t, f.Search)
+
+	_, err = parse("sweep: {type: adaptive_search, search_space: [{path: concurrency, lo: 1, hi: 9, kind: int}], max_iterations: 5}",
+		"multi_run: {num_runs: 4, convergence: {metric: request_latency, mode: distribution}}")
+	require.ErrorContains(t, err, "multi_run.convergence.mode")
 }

@@ -53,6 +53,10 @@ type MultiRun struct {
 	WarmupFirstTrialOnly bool
 	// VarySeedPerTrial is vary_seed_per_trial: each trial its own seed.
 	VarySeedPerTrial bool
+	// Convergence is convergence: without an adaptive_search sweep (a
+	// search's is Search.Convergence): each cell stops adding trials once
+	// it holds, as --convergence-*.
+	Convergence *Convergence
 }
 
 // envelope is the file's cross-variation keys, taken out of the top

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/aiperf-go/aiperf/internal/search"
 )
 
 // Sweep is a declared set of benchmark cells, each run Trials times.
@@ -37,6 +39,10 @@ type Sweep struct {
 	// of the cell's (AIPerf's multi_run.vary_seed_per_trial); else a
 	// cell's trials share its seed.
 	VarySeedPerTrial bool `json:"vary_seed_per_trial,omitempty"`
+	// Convergence stops adding trials to a cell once its criterion holds
+	// (AIPerf's --convergence-metric with --num-profile-runs): a cell runs
+	// at least min(3, Trials) trials and at most Trials; nil runs them all.
+	Convergence *search.Convergence `json:"convergence,omitempty"`
 }
 
 // Param is one swept parameter of a cell: a Profile option name and its value.

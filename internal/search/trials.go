@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -38,8 +39,11 @@ func (r TrialRule) check() error {
 	case r.Confidence != 0 && !(r.Confidence > 0 && r.Confidence < 1):
 		return fmt.Errorf("--confidence-level %g must be between 0 and 1 (exclusive)", r.Confidence)
 	}
-	if r.Convergence != nil {
-		return r.Convergence.check()
+	if c := r.Convergence; c != nil {
+		if c.Mode == ModeDistribution {
+			return fmt.Errorf("--convergence-mode distribution needs per-request records, which a search does not read: use ci_width or cv")
+		}
+		return c.Check()
 	}
 	return nil
 }
@@ -78,15 +82,25 @@ func (r TrialRule) More(p Probe, filters []Filter) (int, string) {
 type Convergence struct {
 	Metric    string
 	Stat      string  // avg when empty
-	Threshold float64 // the mode's default when 0: ci_width 0.10, cv 0.05
-	Mode      string  // ci_width (default) or cv
+	Threshold float64 // the mode's default when 0: ci_width 0.10, cv 0.05, distribution 0.05
+	Mode      string  // ci_width (default), cv or distribution (a plain multi-run's only)
 }
 
 // Convergence modes.
 const (
-	ModeCIWidth = "ci_width"
-	ModeCV      = "cv"
+	ModeCIWidth      = "ci_width"
+	ModeCV           = "cv"
+	ModeDistribution = "distribution"
 )
+
+// mode is c's mode and threshold, defaults applied.
+func (c Convergence) mode() (string, float64) {
+	mode := cmp.Or(c.Mode, ModeCIWidth)
+	if c.Threshold != 0 {
+		return mode, c.Threshold
+	}
+	return mode, map[string]float64{ModeCIWidth: 0.10, ModeCV: 0.05, ModeDistribution: 0.05}[mode]
+}
 
 // Key is the "metric.stat" name of the watched statistic.
 func (c Convergence) Key() string {
@@ -96,49 +110,73 @@ func (c Convergence) Key() string {
 	return c.Metric + "." + c.Stat
 }
 
-func (c Convergence) check() error {
+// Describe is c in a few words: "request_latency.avg ci_width < 0.1",
+// "request_latency distribution KS p > 0.05".
+func (c Convergence) Describe() string {
+	mode, thr := c.mode()
+	if mode == ModeDistribution {
+		return fmt.Sprintf("%s distribution KS p > %g", c.Metric, thr)
+	}
+	return fmt.Sprintf("%s %s < %g", c.Key(), mode, thr)
+}
+
+// Check says what is wrong with c, naming the flag.
+func (c Convergence) Check() error {
 	switch {
 	case c.Metric == "":
 		return fmt.Errorf("--convergence-metric is empty")
-	case c.Mode == "distribution":
-		return fmt.Errorf("--convergence-mode distribution needs per-request records, which a search does not read: use ci_width or cv")
-	case c.Mode != "" && c.Mode != ModeCIWidth && c.Mode != ModeCV:
-		return fmt.Errorf("--convergence-mode %q is not ci_width or cv", c.Mode)
+	case c.Mode != "" && c.Mode != ModeCIWidth && c.Mode != ModeCV && c.Mode != ModeDistribution:
+		return fmt.Errorf("--convergence-mode %q is not ci_width, cv or distribution", c.Mode)
 	case c.Threshold != 0 && !(c.Threshold > 0 && c.Threshold < 1):
 		return fmt.Errorf("--convergence-threshold %g must be between 0 and 1 (exclusive)", c.Threshold)
 	}
 	return nil
 }
 
-// Converged tells whether values (one per successful trial) are stable, and
-// if not why: after at least min(3, cap) values, ci_width holds when the
-// two-sided Student-t interval's full width is below Threshold × |mean|
-// (AIPerf's CIWidthConvergence), cv when std/|mean| is below Threshold.
+// Converged tells whether values (one per successful trial) are stable,
+// with what was measured (or why nothing was): after at least min(3, cap)
+// values, ci_width holds when the two-sided Student-t interval's full width
+// is below Threshold × |mean| (AIPerf's CIWidthConvergence), cv when
+// std/|mean| is below Threshold. A distribution criterion is judged by
+// ConvergedDistribution instead.
 func (c Convergence) Converged(values []float64, confidence float64, cap int) (bool, string) {
 	need := min(3, max(cap, 1))
 	if len(values) < need {
 		return false, fmt.Sprintf("convergence: %d of at least %d values of %s", len(values), need, c.Key())
 	}
 	if len(values) < 2 {
-		return true, ""
+		return true, "convergence: one trial allowed"
 	}
 	a := stats.Aggregate(values, confidence)
 	if a.Mean == 0 {
 		return false, fmt.Sprintf("convergence: the mean of %s is 0", c.Key())
 	}
-	mode, thr := c.Mode, c.Threshold
-	if mode == "" {
-		mode = ModeCIWidth
-	}
+	mode, thr := c.mode()
 	ratio := 2 * a.HalfWidth() / math.Abs(a.Mean)
 	if mode == ModeCV {
 		ratio = a.CV
 	}
-	if thr == 0 {
-		thr = map[string]float64{ModeCIWidth: 0.10, ModeCV: 0.05}[mode]
-	}
 	if ratio < thr {
-		return true, ""
+		return true, fmt.Sprintf("convergence: %s %s %.3g < %g over %d trials", c.Key(), mode, ratio, thr, len(values))
 	}
 	return false, fmt.Sprintf("convergence: %s %s %.3g ≥ %g", c.Key(), mode, ratio, thr)
+}
+
+// ConvergedDistribution judges a distribution criterion as AIPerf's
+// DistributionConvergence does: the latest trial's per-request values of
+// the metric against those of the trials before it, pooled, by a
+// two-sample Kolmogorov-Smirnov test, converged when its p-value is above
+// Threshold (a higher threshold is stricter). Fewer than two values on
+// either side is not converged.
+func (c Convergence) ConvergedDistribution(prior, latest []float64) (bool, string) {
+	if len(prior) < 2 || len(latest) < 2 {
+		return false, fmt.Sprintf("convergence: %d and %d per-request values of %s (2 a side needed)", len(prior), len(latest), c.Metric)
+	}
+	_, thr := c.mode()
+	ks := stats.KSTwoSample(prior, latest)
+	if ks.P > thr {
+		return true, fmt.Sprintf("convergence: %s distribution KS p %.3g > %g (D %.3g, %d against %d requests)",
+			c.Metric, ks.P, thr, ks.D, len(latest), len(prior))
+	}
+	return false, fmt.Sprintf("convergence: %s distribution KS p %.3g ≤ %g (D %.3g)", c.Metric, ks.P, thr, ks.D)
 }

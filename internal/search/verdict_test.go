@@ -142,7 +142,8 @@ func TestConvergence(t *testing.T) {
 	assert.Equal(t, 1, n)
 	n, _ = rule.More(probeOf("x.avg", 100, 101, 102), nil)
 	assert.Equal(t, 0, n)
-	assert.ErrorContains(t, Convergence{Metric: "x", Mode: "distribution"}.check(), "per-request records")
+	assert.ErrorContains(t, TrialRule{Convergence: &Convergence{Metric: "x", Mode: "distribution"}}.check(), "per-request records")
+	assert.NoError(t, Convergence{Metric: "x", Mode: "distribution"}.Check(), "a plain multi-run reads them")
 }
 
 // TestProbeWithoutTrialsIsPending: a probe whose first trial never ended
@@ -163,4 +164,33 @@ func TestProbeWithoutTrialsIsPending(t *testing.T) {
 	assert.Nil(t, sum.Bracket.Fail, "nothing failed: the probe at 8 ran no trial")
 	assert.Equal(t, []float64{8}, sum.Bracket.Pending)
 	assert.Contains(t, sum.String(), "concurrency: 4 passed (one trial), nothing failed, 8 pending (no trial ended); 2 probes, 1 trial against")
+}
+
+// TestConvergedDistribution: the latest trial's requests against the
+// earlier trials', pooled; a higher threshold is stricter.
+func TestConvergedDistribution(t *testing.T) {
+	var prior, same, shifted []float64
+	for i := range 40 {
+		prior = append(prior, float64(i%20))
+	}
+	for i := range 20 {
+		same, shifted = append(same, float64(i)+0.5), append(shifted, float64(i)+15)
+	}
+	c := Convergence{Metric: "request_latency", Mode: ModeDistribution}
+	ok, why := c.ConvergedDistribution(prior, same)
+	assert.True(t, ok, why)
+	assert.Contains(t, why, "KS p")
+	ok, why = c.ConvergedDistribution(prior, shifted)
+	assert.False(t, ok, why)
+	var near []float64 // D 0.15: converged at 0.05, not at 0.999
+	for i := range 20 {
+		near = append(near, float64(i)+3)
+	}
+	ok, why = c.ConvergedDistribution(prior, near)
+	assert.True(t, ok, why)
+	ok, why = Convergence{Metric: "request_latency", Mode: ModeDistribution, Threshold: 0.999}.ConvergedDistribution(prior, near)
+	assert.False(t, ok, why)
+	ok, why = c.ConvergedDistribution(prior, []float64{1})
+	assert.False(t, ok)
+	assert.Contains(t, why, "2 a side")
 }

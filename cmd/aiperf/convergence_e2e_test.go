@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aiperf-go/aiperf/internal/mock"
+)
+
+// TestMultiRunConvergence: --convergence-* on a plain --num-profile-runs
+// run (AIPerf's adaptive multi-run) stops once the cell's statistic is
+// stable after min(3, N) trials, says so, and aggregates the trials that
+// ran; a config file's multi_run.convergence does the same. The mock's
+// fixed 40 ms TTFT makes the request latency's spread between trials far
+// below the cv threshold.
+func TestMultiRunConvergence(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	m := startMock(t, mock.Config{TTFT: 40, ITL: 1})
+	inv := cli(t, "", quick(m.URL, "--tokenizer", tok, "--request-count", "3", "--num-profile-runs", "6",
+		"--convergence-metric", "request_latency", "--convergence-mode", "cv", "--convergence-threshold", "0.9",
+		"--artifact-dir", "out")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "converged: base after 3 of 6 trials (convergence: request_latency.avg cv ")
+	assert.Equal(t, 9, m.control().InferenceRequests, "three trials of three requests")
+	agg := readJSON(t, filepath.Join("out", "aggregate", "profile_export_aiperf_aggregate.json"))
+	assert.EqualValues(t, 3, agg["metadata"].(map[string]any)["num_profile_runs"])
+	_, err := os.Stat(filepath.Join("out", "profile_runs", "run_0004"))
+	assert.True(t, os.IsNotExist(err), "no fourth trial")
+
+	dir := t.TempDir()
+	m = startMock(t, mock.Config{TTFT: 40, ITL: 1})
+	cfg := writeFile(t, dir, "bench.yaml", strings.Join([]string{
+		`schemaVersion: "2.0"`,
+		"multi_run: {num_runs: 5, convergence: {metric: request_latency, mode: cv, threshold: 0.9}}",
+		"benchmark:",
+		"  model: mock-model",
+		"  endpoint: {url: '" + m.URL + "', streaming: true}",
+		"  dataset: {type: synthetic, entries: 4, prompts: {isl: 16, osl: 4}}",
+		"  phases: {type: concurrency, concurrency: 1, requests: 2}",
+	}, "\n"))
+	inv = cli(t, dir, "config", "validate", cfg)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "1 cell × 5 trials; each cell stops adding trials once request_latency.avg cv < 0.9, after at least 3")
+	inv = cli(t, dir, "profile", "--config", cfg, "--tokenizer", tok, "--ui", "none", "--artifact-dir", "out")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stderr, "converged: base after 3 of 5 trials")
+	assert.Equal(t, 6, m.control().InferenceRequests)
+}
+
+// TestConvergenceFlagErrors: each misuse exits 2 naming the flag, before
+// any request.
+func TestConvergenceFlagErrors(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--convergence-metric", "request_latency"}, "--convergence-metric stops adding trials to a cell: give --num-profile-runs N (N ≥ 2)"},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "ttft"}, `--convergence-metric "ttft" is not a metric of ours`},
+		{[]string{"--num-profile-runs", "3", "--convergence-mode", "cv"}, "--convergence-mode need --convergence-metric"},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_latency", "--convergence-stat", "p42"}, `--convergence-stat "p42" must be one of`},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_latency", "--convergence-mode", "distribution",
+			"--export-level", "summary"}, "drop --export-level summary"},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_latency", "--convergence-mode", "ks"}, `--convergence-mode "ks" is not ci_width, cv or distribution`},
+		{[]string{"--num-profile-runs", "3", "--convergence-metric", "request_latency", "--convergence-threshold", "1.5"}, "--convergence-threshold 1.5 must be between 0 and 1"},
+	} {
+		inv := cli(t, "", quick(m.URL, append([]string{"--request-count", "1"}, c.args...)...)...)
+		assert.Equal(t, ExitUsage, inv.code, "%v: %s", c.args, inv.stderr)
+		assert.Contains(t, inv.stderr, c.want, c.args)
+	}
+	assert.Zero(t, m.control().InferenceRequests)
+
+	bad := writeFile(t, t.TempDir(), "bad.yaml", strings.Join([]string{
+		`schemaVersion: "2.0"`,
+		"multi_run: {num_runs: 3, convergence: {metric: ttft}}",
+		"benchmark: {model: m, endpoint: {url: '" + m.URL + "'}}",
+	}, "\n"))
+	inv := cli(t, "", "config", "validate", bad)
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, `bad.yaml: multi_run.convergence (as the flag): --convergence-metric "ttft" is not a metric of ours`)
+}
