@@ -44,10 +44,13 @@ func (c *ChatCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	err = chat.Run(ctx, cfg, c.Quick, os.Stdin, g.Stdout, g.Stderr)
 	var failed *chat.FailedTurns
+	var output *chat.OutputError
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 		return err
-	case errors.As(err, &failed):
+	case errors.Is(err, chat.ErrLongLine):
+		return usageErr(err)
+	case errors.As(err, &failed), errors.As(err, &output):
 		return withCode(ExitFailure, err)
 	case c.Quick != nil:
 		return fmt.Errorf("request failed: %w", err)
@@ -67,6 +70,9 @@ func (c *ChatCmd) config() (chat.Config, error) {
 	if cfg.URL, err = chat.ChatURL(c.URL); err != nil {
 		return cfg, err
 	}
+	if err = chat.CheckAPIKey(cfg.APIKey); err != nil {
+		return cfg, err
+	}
 	if cfg.ConnectTimeout, err = envSeconds(envChatConnect, chat.DefaultConnectTimeout); err != nil {
 		return cfg, err
 	}
@@ -79,6 +85,10 @@ func (c *ChatCmd) config() (chat.Config, error) {
 	return cfg, nil
 }
 
+// minTimeout is the shortest timeout a variable may set: a shorter one
+// would be no bound (a zero Duration is the default) or none that holds.
+const minTimeout = time.Millisecond
+
 // envSeconds is the duration the environment variable name gives in
 // seconds, def when it is unset or empty.
 func envSeconds(name string, def time.Duration) (time.Duration, error) {
@@ -87,8 +97,9 @@ func envSeconds(name string, def time.Duration) (time.Duration, error) {
 		return def, nil
 	}
 	s, err := strconv.ParseFloat(raw, 64)
-	if err != nil || math.IsNaN(s) || s <= 0 || s > 1e6 {
-		return 0, fmt.Errorf("%s=%q: give seconds, a number above 0 and at most 1000000 (default %g)", name, raw, def.Seconds())
+	if err != nil || math.IsNaN(s) || s*float64(time.Second) < float64(minTimeout) || s > 1e6 {
+		return 0, fmt.Errorf("%s=%q: give seconds, a number from %g to 1000000 (default %g)",
+			name, raw, minTimeout.Seconds(), def.Seconds())
 	}
 	return time.Duration(s * float64(time.Second)), nil
 }

@@ -8,10 +8,12 @@
 // A session resends its history every turn unless NoHistory; a failed
 // turn is reported and the conversation goes on without it. A turn has no
 // overall deadline: a connection must be made within ConnectTimeout and
-// each streamed chunk must follow the previous one (or the request) within
-// ReadTimeout. The API key, and a server that echoes it, never reach the
-// output: a reply is printed through a redactor that holds back just
-// enough of its end to see a key split across chunks (secretsafe.go).
+// each byte of the reply must follow the previous one (or the request)
+// within ReadTimeout. The secrets aiperf profile finds in the same --url
+// and --api-key (the key, the URL's password and Basic credential, its
+// secret query values) never reach the output, however a server echoes
+// them: a reply is printed through profile's redactor, holding back just
+// enough of its end to see a secret split across chunks (secretsafe.go).
 package chat
 
 import (
@@ -20,13 +22,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/endpoint"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/sse"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -46,7 +48,7 @@ type Config struct {
 	APIKey       string // sent as a Bearer token; redacted from everything printed
 	Tokenizer    tokenizer.Tokenizer
 	// ConnectTimeout and ReadTimeout bound a connection's establishment
-	// and the wait for each streamed chunk (0: the defaults).
+	// and the wait for each byte of the reply (0: the defaults).
 	ConnectTimeout, ReadTimeout time.Duration
 	Version                     string // in the User-Agent
 }
@@ -55,8 +57,18 @@ type Config struct {
 type Session struct {
 	cfg     Config
 	client  *endpoint.Client
-	secrets *plan.Redactor
+	secrets []string       // aiperf profile's of the same --url and --api-key
+	red     *plan.Redactor // and its redactor of them
 	history []endpoint.Message
+	// afterFunc starts a turn's stall timer (time.AfterFunc; a test's
+	// own timer to see it restarted).
+	afterFunc func(d time.Duration, f func()) stallTimer
+}
+
+// stallTimer is a turn's stall timer, a *time.Timer.
+type stallTimer interface {
+	Reset(d time.Duration) bool
+	Stop() bool
 }
 
 // New opens a session; Close releases its connections.
@@ -73,12 +85,24 @@ func New(cfg Config) *Session {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	start := time.Now()
+	p := profileOf(cfg.URL, cfg.APIKey)
+	secrets := p.Secrets()
 	return &Session{
 		cfg: cfg,
 		client: endpoint.New(endpoint.Options{MaxConns: 1, Headers: h, ConnectTimeout: cfg.ConnectTimeout,
-			Now: func() int64 { return int64(time.Since(start)) }, Secrets: []string{cfg.APIKey}}),
-		secrets: plan.NewRedactor(cfg.APIKey),
+			MaxEventBytes: MaxReply, Now: func() int64 { return int64(time.Since(start)) }, Secrets: secrets}),
+		secrets:   secrets,
+		red:       p.Redactor(),
+		afterFunc: func(d time.Duration, f func()) stallTimer { return time.AfterFunc(d, f) },
 	}
+}
+
+// profileOf is a chat session's settings as aiperf profile's: its
+// secrets (the API key, the URL's password, Basic credential and secret
+// query values) and its checks of them are profile's.
+func profileOf(rawURL, apiKey string) plan.Profile {
+	return plan.Profile{URL: []string{rawURL}, APIKey: apiKey, Model: []string{"chat"},
+		EndpointType: plan.EndpointChat, Streaming: true}
 }
 
 // Close closes the session's idle connections.
@@ -92,23 +116,31 @@ type Turn struct {
 	Reply    string // the assistant's text kept in the history
 }
 
-// errStalled is the cause of a turn cut for a chunk that did not come.
+// errStalled is the cause of a turn cut for a reply byte that did not come.
 var errStalled = errors.New("stalled")
+
+// MaxReply bounds a reply: a response body, one SSE line or event, and a
+// stream's text and chunks in all (the client's default bounds, which
+// aiperf profile's --max-event-bytes changes and chat does not).
+const MaxReply = sse.DefaultMaxEvent
 
 // Send sends message as the next user turn, prints the reply to out as it
 // streams, and returns the turn's figures. A failed request is an error
-// (its message redacted) and leaves the history as it was.
+// (its message redacted) and leaves the history as it was; so is a reply
+// with data lines that are not chunks of the API, though its text was
+// printed. Every byte read restarts the ReadTimeout, chunks without text
+// and a whole reply trickling in too.
 func (s *Session) Send(ctx context.Context, message string, out io.Writer) (Turn, error) {
 	msgs := s.messages(message)
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stall := time.AfterFunc(s.cfg.ReadTimeout, func() { cancel(errStalled) })
+	stall := s.afterFunc(s.cfg.ReadTimeout, func() { cancel(errStalled) })
 	defer stall.Stop()
-	printer := newSecretSafe(out, s.secrets, s.cfg.APIKey)
+	printer := newSecretSafe(out, s.red, s.secrets...)
 	chunks := 0
 	req := endpoint.Request{URL: s.cfg.URL, EndpointType: plan.EndpointChat, Model: s.cfg.Model, Messages: msgs,
-		Streaming: true, OnChunk: func(text, reasoning string) {
-			stall.Reset(s.cfg.ReadTimeout)
+		Streaming: true, OnRead: func() { stall.Reset(s.cfg.ReadTimeout) },
+		OnChunk: func(text, reasoning string) {
 			chunks++
 			printer.write(reasoning)
 			printer.write(text)
@@ -119,12 +151,14 @@ func (s *Session) Send(ctx context.Context, message string, out io.Writer) (Turn
 		printer.write(reasoning)
 		printer.write(text)
 	}
-	printed := printer.flush()
-	if printed {
+	if printer.flush() {
 		fmt.Fprintln(out)
 	}
-	if resp.Err != nil {
+	switch {
+	case resp.Err != nil:
 		return Turn{}, s.failure(rctx, resp.Err)
+	case resp.MalformedChunks > 0:
+		return Turn{}, fmt.Errorf("%s: %s", endpoint.ErrTypeInvalidResponse, malformed(resp.MalformedChunks))
 	}
 	t := s.measure(msgs, &resp, chunks > 0)
 	if !s.cfg.NoHistory {
@@ -132,6 +166,16 @@ func (s *Session) Send(ctx context.Context, message string, out io.Writer) (Turn
 			endpoint.Message{Role: "assistant", Content: t.Reply})
 	}
 	return t, nil
+}
+
+// malformed says that n data lines of a stream were not chunks of the API.
+func malformed(n int) string {
+	lines := "1 data line of the stream was"
+	if n > 1 {
+		lines = fmt.Sprintf("%d data lines of the stream were", n)
+	}
+	return lines + " not a chat completion chunk (skipped, so the reply printed may lack text): " +
+		"the reply is not a valid response of the API"
 }
 
 // messages are the turn's messages: the system prompt, the history, the
@@ -146,16 +190,21 @@ func (s *Session) messages(message string) []endpoint.Message {
 }
 
 // failure is the error of a failed request: a stall, an interrupt, or
-// what the client classified (its message already redacted).
+// what the client classified, redacted (the client's message already is;
+// this redactor also knows secret query values in any URL).
 func (s *Session) failure(rctx context.Context, e *metrics.Error) error {
 	switch cause := context.Cause(rctx); {
 	case errors.Is(cause, errStalled):
-		return fmt.Errorf("no reply chunk within %s (AIPERF_CHAT_READ_TIMEOUT): the server stalled", s.cfg.ReadTimeout)
+		return fmt.Errorf("no reply byte within %s (AIPERF_CHAT_READ_TIMEOUT): the server stalled", s.cfg.ReadTimeout)
 	case cause != nil:
 		return cause
 	}
-	msg := strings.TrimSpace(e.Message)
-	if e.Code != 0 {
+	msg := s.red.Redact(strings.TrimSpace(e.Message))
+	switch {
+	case e.Type == endpoint.ErrTypeTooLarge:
+		msg = fmt.Sprintf("the reply is larger than aiperf chat reads: over %d MiB (a response body, one SSE line or event, "+
+			"or a stream's text in all), a bound chat does not change: an endless stream?", MaxReply>>20)
+	case e.Code != 0:
 		return fmt.Errorf("%s (HTTP %d): %s", e.Type, e.Code, msg)
 	}
 	return fmt.Errorf("%s: %s", e.Type, msg)
@@ -190,23 +239,30 @@ func (s *Session) measure(msgs []endpoint.Message, resp *endpoint.Response, stre
 }
 
 // ChatURL is the chat completions URL of base, a --url as aiperf profile
-// takes it: http:// added when it has no scheme, /v1/chat/completions
+// takes it and checks it (a port from 1 to 65535, a query without white
+// space, ...): http:// added when it has no scheme, /v1/chat/completions
 // appended without repeating the segments base ends with (a base ending
 // in /v1, or the whole route, is used as it is).
 func ChatURL(base string) (string, error) {
-	u, err := url.Parse(plan.NormalizeURL(strings.TrimSpace(base)))
-	shown := plan.RedactURL(base)
-	var uerr *url.Error
-	switch {
-	case errors.As(err, &uerr): // its message holds the URL, password and all
-		return "", fmt.Errorf("--url %q: %w", shown, uerr.Err)
-	case err != nil:
-		return "", fmt.Errorf("--url %q: %w", shown, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("--url %q: the scheme must be http or https", shown)
-	case u.Host == "":
-		return "", fmt.Errorf("--url %q: no host", shown)
+	p := profileOf(strings.TrimSpace(base), "")
+	if err := refused(p, "url"); err != nil {
+		return "", err
 	}
-	p := plan.Profile{URL: []string{strings.TrimSpace(base)}, EndpointType: plan.EndpointChat, Streaming: true}
 	return p.RequestURLs()[0], nil
+}
+
+// CheckAPIKey checks --api-key as aiperf profile does: it must be
+// sendable in an HTTP header.
+func CheckAPIKey(key string) error { return refused(profileOf("http://localhost", key), "api_key") }
+
+// refused is what aiperf profile's checks (plan.Profile.Check) find wrong
+// with p's field, nil when nothing: the others are not chat's settings.
+func refused(p plan.Profile, field string) error {
+	var errs []error
+	for _, fe := range plan.FieldErrors(p.Check()) {
+		if fe.Field == field {
+			errs = append(errs, fe)
+		}
+	}
+	return errors.Join(errs...)
 }

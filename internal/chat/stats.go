@@ -18,8 +18,9 @@ import (
 // TTFT included; ITL is the decode time over the tokens after the first
 // (metrics.Times), left out for a reply of one token. The cache line is
 // the server's usage (cached of prompt tokens), left out when the server
-// reports no cached tokens; usage that fails the client's checks is named
-// instead (our addition). A reply that was not streamed has no TTFT or ITL.
+// reports no cached tokens; usage that fails the client's checks, or a
+// cache count dropped as not a count, is named instead (our addition). A
+// reply that was not streamed has no TTFT or ITL.
 func (t Turn) Stats() string {
 	r := &t.Record
 	tt := metrics.Times(r, t.Streamed)
@@ -50,18 +51,21 @@ func (t Turn) Stats() string {
 }
 
 // cacheLine is the prompt-cache line of usage u, "" when the server
-// reported no cached tokens.
+// reported no cached tokens; a Usage line when its counts failed the
+// checks, or the cache count it reported was dropped (not a count, or
+// above the prompt tokens).
 func cacheLine(u *metrics.Usage) string {
 	switch {
-	case u == nil || u.CachedTokens == nil && u.Trusted():
+	case u == nil:
 		return ""
 	case !u.Trusted():
 		return fmt.Sprintf("Usage: the server's token counts are not trusted: %s\n", u.Untrusted)
+	case u.CachedTokens == nil && u.CacheDropped != "":
+		return fmt.Sprintf("Usage: the server's cache count is not used: %s\n", u.CacheDropped)
+	case u.CachedTokens == nil:
+		return ""
 	}
 	cached, prompt := *u.CachedTokens, u.PromptTokens
-	if cached < 0 || cached > prompt {
-		return fmt.Sprintf("Cache: the server reported %d cached of %d prompt tokens, which is not a count\n", cached, prompt)
-	}
 	rate := 0.0
 	if prompt > 0 {
 		rate = 100 * float64(cached) / float64(prompt)

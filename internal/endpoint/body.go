@@ -34,12 +34,17 @@ type tracked struct {
 	eof   bool
 	err   error   // the last read error other than io.EOF
 	trace *tracer // the request's, until its response ended (nil untraced)
+	// onRead is Request.OnRead, until the response ended (nil: none).
+	onRead func()
 }
 
 func (t *tracked) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	if t.trace != nil {
 		t.trace.body(n)
+	}
+	if n > 0 && t.onRead != nil {
+		t.onRead()
 	}
 	switch {
 	case err == io.EOF:

@@ -294,8 +294,10 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	}
 	res.Status = resp.StatusCode
 	res.raw = req.Raw
-	rest := &tracked{r: resp.Body, trace: res.tracer}
+	rest := &tracked{r: resp.Body, trace: res.tracer, onRead: req.OnRead}
 	defer func() { release(resp.Body, rest, done) }()
+	// Before release: what is drained after the response is not part of it.
+	defer func() { rest.onRead = nil }()
 	if tr := res.tracer; tr != nil { // first: what is drained after the response is not part of it
 		defer func() { rest.trace, out.HTTP = nil, tr.finish() }()
 	}

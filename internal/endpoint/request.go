@@ -77,6 +77,12 @@ type Request struct {
 	// reasoning as it is read, after its stamp (aiperf chat prints them as
 	// they come). The strings are valid only during the call.
 	OnChunk func(text, reasoning string)
+	// OnRead, when set, is called after every read of the response body
+	// that returned bytes (before they are parsed), until the response
+	// ends: not for what is drained after it. Any byte counts, a
+	// keep-alive, a chunk without text or a whole body trickling in
+	// (aiperf chat's AIPERF_CHAT_READ_TIMEOUT restarts on it).
+	OnRead func()
 	// Body, when set, is the request's JSON body as Body(req) builds it:
 	// bodies depend only on the prompt, model and options, so a caller that
 	// sends the same prompts again can build each once and reuse it.

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -142,6 +143,9 @@ func (u *wireUsage) named(prompt, completion string) *metrics.Usage {
 	}
 	read = append(read, u.CacheReadInputTokens, u.PromptCacheHitTokens)
 	out.CachedTokens = cacheCount(out.PromptTokens, read...)
+	if out.CachedTokens == nil {
+		out.CacheDropped = droppedCache(out.PromptTokens, read...)
+	}
 	out.CacheWriteTokens = cacheCount(out.PromptTokens, u.CacheCreationTokens)
 	out.CacheMissTokens = cacheCount(out.PromptTokens, u.PromptCacheMissTokens)
 	if d := u.CompletionTokensDetails; d != nil {
@@ -161,6 +165,23 @@ func (c usageCount) count() *int {
 	}
 	n := c.N
 	return &n
+}
+
+// droppedCache says why cacheCount kept no count of the synonyms when
+// the server reported one: a count above the prompt tokens, or a value
+// that is not a count; "" when none was reported (a null is none).
+func droppedCache(prompt int, synonyms ...usageCount) string {
+	for _, c := range synonyms {
+		if n := c.count(); n != nil {
+			return fmt.Sprintf("%d cached tokens, more than the %d prompt tokens", *n, prompt)
+		}
+	}
+	for _, c := range synonyms {
+		if c.Bad != "" && c.Bad != "null" {
+			return "a cached token count that is " + c.Bad
+		}
+	}
+	return ""
 }
 
 // cacheCount is the first valid count of the synonyms, in the order given,

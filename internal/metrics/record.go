@@ -189,6 +189,12 @@ type Usage struct {
 	CachedTokens     *int `json:"cached_tokens,omitempty"`
 	CacheWriteTokens *int `json:"cache_write_tokens,omitempty"`
 	CacheMissTokens  *int `json:"cache_miss_tokens,omitempty"`
+	// CacheDropped says why the cache reads the server reported are not
+	// in CachedTokens (a count above the prompt tokens, or a value that
+	// is not a count), "" when it reported none or a valid one. The reads
+	// are dropped as if not reported, and this is not exported: aiperf
+	// chat names it on its Usage line.
+	CacheDropped string `json:"-"`
 	// AcceptedPredictionTokens and RejectedPredictionTokens are
 	// completion_tokens_details' counts of a predicted output (OpenAI).
 	AcceptedPredictionTokens *int `json:"accepted_prediction_tokens,omitempty"`
