@@ -26,7 +26,8 @@
 //	    The option's value: int, float, string, bool, list of strings, or
 //	    None when unset.
 //	sweep(name, base, matrix = None, zip = None, scenarios = None,
-//	      trials = 1, cooldown_seconds = 0, skip = None, same_seed = False)
+//	      trials = 1, cooldown_seconds = 0, skip = None, same_seed = False,
+//	      convergence = None)
 //	    Declares a sweep over base (a profile). At most one of:
 //	      matrix    = {"option": [values], ...}  Cartesian product; the first
 //	                  key is the outermost loop (itertools.product order).
@@ -38,7 +39,9 @@
 //	    cell.label its label and cell.profile its full profile.
 //	    Each cell's random_seed is the base seed plus the cell's position in
 //	    the expansion (before skip), unless the cell sets random_seed itself
-//	    or same_seed = True.
+//	    or same_seed = True. convergence = {"metric": ..., "stat": ...,
+//	    "mode": ..., "threshold": ...} stops each cell adding trials once
+//	    its statistic is stable (as --convergence-*, trials the cap).
 //	search(name, base, space, sla = None, objective = "", direction = "maximize",
 //	       planner = None, max_iterations = 0, initial_points = 0, seed = 0,
 //	       trials = 1, max_replicates = 0, confidence = 0.95, grid = None,

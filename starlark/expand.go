@@ -141,6 +141,7 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 		Trials:          d.trials,
 		CooldownSeconds: d.cooldown,
 		Source:          fmt.Sprintf("%s:%d", d.pos.Filename(), d.pos.Line),
+		Convergence:     d.converge,
 	}
 	at := func(format string, a ...any) error {
 		return &Error{Pos: d.pos.String(), Msg: fmt.Sprintf("sweep %q", d.name) + fmt.Sprintf(format, a...)}

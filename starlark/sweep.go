@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/search"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )
@@ -36,6 +37,7 @@ type declaration struct {
 	cooldown  float64
 	skip      starlark.Callable
 	sameSeed  bool
+	converge  *search.Convergence // convergence = {...}: each cell stops adding trials once it holds
 }
 
 // axis is one swept option of a matrix or zip, its values normalised by
@@ -63,10 +65,12 @@ func sweepBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 		cooldown    starlark.Value = starlark.MakeInt(0)
 		skip        starlark.Callable
 		sameSeed    bool
+		converge    *starlark.Dict
 	)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs,
 		"name", &name, "base", &base, "matrix??", &matrix, "zip??", &zip, "scenarios??", &scenarios,
-		"trials?", &trials, "cooldown_seconds?", &cooldown, "skip??", &skip, "same_seed?", &sameSeed); err != nil {
+		"trials?", &trials, "cooldown_seconds?", &cooldown, "skip??", &skip, "same_seed?", &sameSeed,
+		"convergence??", &converge); err != nil {
 		return nil, err
 	}
 	fail := func(format string, a ...any) error { return fmt.Errorf("sweep: "+format, a...) }
@@ -99,6 +103,10 @@ func sweepBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	}
 
 	d := &declaration{name: name, pos: pos, base: pv.p, trials: trials, cooldown: cool, skip: skip, sameSeed: sameSeed}
+	var err error
+	if d.converge, err = parseConvergence(converge, d); err != nil {
+		return nil, fail("%w", err)
+	}
 	given := 0
 	for _, set := range []bool{matrix != nil, zip != nil, scenarios != nil} {
 		if set {
@@ -112,7 +120,6 @@ func sweepBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 	if err := st.admit(cells, how, trials); err != nil {
 		return nil, fail("%w", err)
 	}
-	var err error
 	switch {
 	case matrix != nil:
 		d.mode = "matrix"
