@@ -40,6 +40,7 @@ func (d *decoder) topFields() []field {
 func (d *decoder) decodeTop(root *yaml.Node) {
 	d.fields(root, "", d.topFields())
 	d.checkPhaseDatasets()
+	d.serverMetricsDefaults()
 	if _, set := d.setAt["random_seed"]; d.body.seed42 && !set {
 		d.f.Profile.RandomSeed = 42 // AIPerf's set_consistent_seed
 	}
@@ -63,14 +64,8 @@ func (d *decoder) benchmarkFields() []field {
 		{keys("profiling"), d.shorthandPhase(plan.KindProfiling)},
 		{keys("artifacts"), d.section(d.artifactsFields)},
 		{keys("slos"), d.slos},
-		{keys("gpu_telemetry"), d.section(func() []field {
-			return d.collector("gpu_telemetry", "no_gpu_telemetry")
-		})},
-		{keys("server_metrics"), d.section(func() []field {
-			fs := d.collector("server_metrics", "no_server_metrics")
-			return append(fs, field{keys("formats"), d.opt("server_metrics_formats")},
-				field{keys("interval"), d.opt("server_metrics_interval")})
-		})},
+		{keys("gpu_telemetry"), d.telemetry("gpu_telemetry", d.gpuTelemetryFields)},
+		{keys("server_metrics"), d.telemetry("server_metrics", d.serverMetricsFields)},
 		{keys("otel"), d.section(d.otelFields)},
 		{keys("mlflow"), d.section(d.mlflowFields)},
 		{keys("runtime"), d.section(d.runtimeFields)},
@@ -218,20 +213,6 @@ func (d *decoder) slos(path string, v *yaml.Node) {
 	}
 	d.f.Profile.Goodput = goodput
 	d.mark("goodput", v, path)
-}
-
-// collector is gpu_telemetry: or server_metrics:: enabled and urls.
-func (d *decoder) collector(urls, off string) []field {
-	return []field{
-		{keys("enabled"), func(path string, v *yaml.Node) {
-			if on, ok := d.bool(path, v); ok && !on {
-				o, _ := plan.LookupOption(off)
-				_ = o.Set(&d.f.Profile, true)
-				d.mark(off, v, path)
-			}
-		}},
-		{keys("urls", "url"), d.opt(urls)},
-	}
 }
 
 // shorthandPhase reads the body's warmup: or profiling: shorthand: one

@@ -40,6 +40,7 @@ func TestLoadFullFile(t *testing.T) {
 	want.SyntheticInputTokensStddev = 64
 	want.OutputTokensMean = plan.Ptr(256)
 	want.Tokenizer = "o200k_base"
+	want.ServerMetricsFormats = []string{"json", "csv", "parquet"} // AIPerf's config default
 	want.Phases = []plan.Phase{
 		{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 4, Requests: 40, GracePeriod: -1},
 		{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 16, Rate: 20, RateMode: plan.RatePoisson, Duration: 90, GracePeriod: 20},

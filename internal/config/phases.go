@@ -66,6 +66,7 @@ type phaseState struct {
 	grace                  *float64
 	concurrency, smoothing *yaml.Node
 	excluded               *nodeAt // exclude_from_results
+	prefillRamp            *nodeAt
 	users                  *yaml.Node
 }
 
@@ -91,6 +92,7 @@ func (d *decoder) phase(path string, v *yaml.Node, defaultName string) plan.Phas
 		d.exclude(s.excluded, ph.Kind)
 	}
 	d.phaseType(path, s)
+	d.unusedPrefillRamp(s)
 	switch {
 	case s.grace != nil:
 		ph.GracePeriod = *s.grace
@@ -155,7 +157,10 @@ func (d *decoder) phaseFields(s *phaseState) []field {
 		}},
 		{keys("prefill_concurrency"), into(d.int, &ph.PrefillConcurrency)},
 		{keys("concurrency_ramp"), ramp(&ph.ConcurrencyRamp)},
-		{keys("prefill_ramp"), ramp(&ph.PrefillRamp)},
+		{keys("prefill_ramp"), func(path string, n *yaml.Node) {
+			s.prefillRamp = &nodeAt{n, path}
+			ramp(&ph.PrefillRamp)(path, n)
+		}},
 		{keys("rate_ramp"), ramp(&ph.RateRamp)},
 		{keys("cancellation"), func(path string, n *yaml.Node) {
 			if !d.mapping(n, path) {
@@ -186,6 +191,19 @@ func (d *decoder) phaseFields(s *phaseState) []field {
 		{keys("agentic_cache_warmup_duration"), d.notYet("agentic replay (agentic_cache_warmup_duration)", "")},
 		{keys("agentic_warmup_grace_period"), d.notYet("agentic replay (agentic_warmup_grace_period)", "")},
 	}
+}
+
+// unusedPrefillRamp drops, with a note, the prefill ramp of a phase with
+// no prefill_concurrency: AIPerf ramps only a prefill cap, and starts no
+// ramp without one (its timing's _build_prefill_concurrency_ramper), so
+// the file runs there. A negative ramp is left for the range check.
+func (d *decoder) unusedPrefillRamp(s *phaseState) {
+	if s.prefillRamp == nil || s.ph.PrefillRamp <= 0 || s.ph.PrefillConcurrency != 0 {
+		return
+	}
+	d.note(s.prefillRamp.n, s.prefillRamp.path, "ramps prefill_concurrency, which this phase does not set: ignored, as AIPerf does "+
+		"(set prefill_concurrency to cap and ramp the requests in prefill, or remove it)")
+	s.ph.PrefillRamp = 0
 }
 
 // exclude reads the deprecated exclude_from_results: AIPerf takes a

@@ -450,6 +450,11 @@ func (d *decoder) variations(root, vars *yaml.Node, points []point) []Variation 
 				"cannot differ between the sweep's variations: its ui and workers are the whole run's; set them once in the body")
 		}
 		perVariation[i], profiles[i] = sub.errs, &sub.f.Profile
+		for _, n := range sub.notes { // what a variation's values alone cause (a swept prefill_ramp), said once
+			if !slices.Contains(d.notes, n) {
+				d.notes = append(d.notes, n)
+			}
+		}
 		out = append(out, Variation{Params: p.params, Profile: sub.f.Profile, Body: child(c, "benchmark"), Keys: sub.setAt})
 	}
 	if d.secretVariations(points, profiles) {

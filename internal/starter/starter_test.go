@@ -45,6 +45,8 @@ func TestTemplatesLoad(t *testing.T) {
 	}
 	assert.Contains(t, names, "minimal")
 	assert.Contains(t, names, "goodput_slo", "yaml-config.md's config init example names it")
+	assert.Subset(t, names, []string{"http_trace_metrics", "fixed_schedule", "gpu_telemetry", "ramping", "embeddings",
+		"multi_turn_conversation"}, "AIPerf's bundled templates that run here")
 }
 
 // With replaces the model and the URL, singular or list, keeping the
