@@ -16,7 +16,6 @@ import (
 	"github.com/aiperf-go/aiperf/internal/mlflow"
 	"github.com/aiperf-go/aiperf/internal/otelexport"
 	"github.com/aiperf-go/aiperf/internal/plan"
-	"github.com/aiperf-go/aiperf/internal/plot"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
 )
@@ -325,41 +324,6 @@ func endParent(ctx context.Context, g *Globals, r *mlflow.Run, status string) {
 		result.StatusInterrupted: "KILLED"}[status]); err != nil {
 		fmt.Fprintf(g.Stderr, "warning: mlflow parent run %s: %v\n", r.Info.RunID, err)
 	}
-}
-
-// uploadFigures is plot --mlflow-upload: the figures go to the MLflow run
-// the drawn runs were logged to, as the store recorded it: the parent run
-// their trials share, else their one run.
-func uploadFigures(ctx context.Context, g *Globals, d *plot.Data, root string, paths []string) error {
-	var target result.Export
-	targets := map[string]bool{}
-	for _, r := range d.Runs {
-		for _, e := range r.Exports {
-			if e.Kind != "mlflow" || e.Ref == "" {
-				continue
-			}
-			id := firstOf(e.Parent, e.Ref)
-			targets[id] = true
-			target, target.Ref = e, id
-		}
-	}
-	switch len(targets) {
-	case 0:
-		return usageErr(fmt.Errorf("--mlflow-upload: none of the drawn runs was logged to MLflow (--mlflow-tracking-uri); " +
-			"the figures are written"))
-	case 1:
-	default:
-		return usageErr(fmt.Errorf("--mlflow-upload: the drawn runs were logged to %d MLflow runs with no common parent; "+
-			"draw one run or one sweep to upload its figures (they are written)", len(targets)))
-	}
-	pngs := slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return !strings.HasSuffix(p, ".png") })
-	up, err := mlflow.UploadFigures(ctx, target.Target, target.Ref, root, pngs,
-		plan.NewRedactor(mlflow.EnvSecrets()...).Redact)
-	if err != nil {
-		return fmt.Errorf("upload the figures to mlflow run %s (%d of %d uploaded): %w", target.Ref, len(up), len(pngs), err)
-	}
-	fmt.Fprintf(g.Stdout, "uploaded %d figures to mlflow run %s\n", len(up), target.Ref)
-	return nil
 }
 
 // interruptedLinger bounds the wait for a last scrape after a Ctrl-C.

@@ -70,8 +70,13 @@ type CLI struct {
 	AnalyzeTrace    AnalyzeTraceCmd    `cmd:"" name:"analyze-trace" help:"Analyze a mooncake trace: AIPerf's prefix statistics and ISL/OSL distributions, and the hit ratio it gets on a KV cache of a given size."`
 	SynthesizeTrace SynthesizeTraceCmd `cmd:"" name:"synthesize-trace" help:"Write a synthetic mooncake trace from a real one: scaled timestamps, prefixes, prompts and prefix trees, its prefix structure kept."`
 	MockServer      MockServerCmd      `cmd:"" name:"mock-server" help:"Run the built-in OpenAI-compatible mock server."`
+	Plugins         PluginsCmd         `cmd:"" help:"List AIPerf's plugin categories that aiperf has and their types (endpoint types, dataset formats, arrival patterns, search planners, ...): aiperf plugins [category] [type]."`
 	Version         VersionCmd         `cmd:"" help:"Print the version."`
 	Worker          WorkerCmd          `cmd:"" hidden:"" help:"One worker process of a sharded cell (profile --workers), driven over stdin and stdout."`
+
+	// --install-completion, AIPerf's: run() makes it the hidden command.
+	InstallCompletionFlag installCompletionFlag `name:"install-completion" help:"Install the shell completion of aiperf and exit: aiperf --install-completion [--shell bash|zsh|fish] [-o PATH] (default: the shell $SHELL names, in its completions directory)."`
+	InstallCompletion     InstallCompletionCmd  `cmd:"" name:"install-completion" hidden:"" help:"Install the shell completion of aiperf (aiperf --install-completion)."`
 }
 
 // VersionCmd prints the version.
@@ -212,7 +217,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = parser.Parse([]string{"--help"})
 		return ExitUsage
 	}
-	parsed, lists, err := takeSweepLists(joinNegativeValues(parser.Model, args))
+	parsed, lists, err := takeSweepLists(joinNegativeValues(parser.Model, completionArgs(args)))
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf: error: %v\n", err)
 		return ExitUsage

@@ -33,9 +33,12 @@ type PlotCmd struct {
 	Width           int      `name:"width" default:"1024" help:"Figure width in pixels (SVG: at 96 per inch)."`
 	Height          int      `name:"height" default:"640" help:"Figure height in pixels."`
 	ConfidenceLevel float64  `name:"confidence-level" default:"0.95" help:"Confidence level of the whiskers (intervals of the mean over trials), in (0, 1)."`
-	MLflowUpload    bool     `name:"mlflow-upload" help:"Upload the figures of stored runs to the MLflow run they were logged to (--mlflow-tracking-uri): a single run's, or the parent run of a sweep's trials; credentials from $MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD."`
-	Verbose         bool     `name:"verbose" help:"Say which figures are drawn."`
-	Dashboard       bool     `name:"dashboard" help:"Serve the figures on a local web page instead of writing them (AIPerf's dashboard mode; reload the page to read the runs again; Ctrl-C stops it)."`
+	MLflowUpload    bool     `name:"mlflow-upload" negatable:"" help:"Upload the PNG figures to an existing MLflow run, as AIPerf's: an artifact directory's run is the one its mlflow_export.json names (or the parent run its runs share), a stored run's the one the store recorded (a sweep's parent run); credentials from the tracking URI or $MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD. Not with --dashboard."`
+	MLflowURI       string   `name:"mlflow-tracking-uri" placeholder:"URL" help:"With --mlflow-upload: the tracking server (default: the one the run was logged to, else $MLFLOW_TRACKING_URI)."`
+	MLflowRunID     string   `name:"mlflow-run-id" placeholder:"ID" help:"With --mlflow-upload: the MLflow run that receives the figures (default: the one the run was logged to)."`
+	Verbose         bool     `name:"verbose" negatable:"" help:"Say which figures are drawn."`
+	Dashboard       bool     `name:"dashboard" negatable:"" help:"Serve the figures on a local web page instead of writing them (AIPerf's dashboard mode; reload the page to read the runs again; Ctrl-C stops it)."`
+	EmptyPaths      bool     `name:"empty-paths" help:"AIPerf's: no paths given, so ./artifacts is read (as with no argument)."`
 	Host            string   `name:"host" default:"127.0.0.1" help:"Address the dashboard listens on (only with --dashboard)."`
 	Port            int      `name:"port" default:"8050" help:"Port the dashboard listens on (only with --dashboard; 0 picks a free one)."`
 }
@@ -56,6 +59,13 @@ func (c *PlotCmd) Validate() error {
 		if err := pathArg(a); err != nil {
 			return err
 		}
+	}
+	if err := c.validateMLflow(); err != nil {
+		return err
+	}
+	if c.EmptyPaths && len(c.Refs)+len(c.Paths) > 0 {
+		return fmt.Errorf("--empty-paths says there are no paths (./artifacts is read), but %s was given: drop one",
+			slices.Concat(c.Paths, c.Refs)[0])
 	}
 	if c.Width < 64 || c.Height < 64 || c.Width > 16384 || c.Height > 16384 {
 		return fmt.Errorf("--width and --height must be 64 to 16384 pixels, got %d×%d", c.Width, c.Height)
@@ -154,6 +164,11 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 	if c.Dashboard {
 		return c.serve(ctx, g, src, theme)
 	}
+	c.noteMLflowFlags(g.Stderr)
+	target, err := c.dirTarget() // refused before drawing: nothing is written
+	if err != nil {
+		return err
+	}
 	figs, notes, err := src()
 	if err != nil {
 		return err
@@ -171,26 +186,15 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 		}
 	}
 	fmt.Fprintf(g.Stdout, "wrote %d figures to %s (%s)\n", len(paths)/len(c.Format), out, strings.Join(c.Format, ", "))
-	if c.MLflowUpload {
-		return c.upload(ctx, g, out, paths)
+	if !c.MLflowUpload {
+		return nil
 	}
-	return nil
-}
-
-// upload is --mlflow-upload: the written figures go to the MLflow run the
-// drawn stored runs were logged to.
-func (c *PlotCmd) upload(ctx context.Context, g *Globals, out string, paths []string) error {
-	db, err := openStoreToRead(ctx, g.Store)
-	if err != nil {
-		return err
+	if target == nil { // stored runs: the MLflow run the store recorded
+		if target, err = c.storedTarget(ctx, g); err != nil {
+			return err
+		}
 	}
-	defer db.Close()
-	_, refs := c.split()
-	d, err := plot.Load(ctx, db, plot.Selection{Sweeps: c.Sweep, Refs: refs}, c.ConfidenceLevel)
-	if err != nil {
-		return refErr(cellHintIn(ctx, db, refs, err))
-	}
-	return uploadFigures(ctx, g, d, out, paths)
+	return sendFigures(ctx, g, *target, out, paths)
 }
 
 // source checks what to draw and returns how to read its figures (those
@@ -202,8 +206,6 @@ func (c *PlotCmd) source(ctx context.Context, g *Globals) (plotserver.Source, st
 	switch {
 	case len(dirs) > 0 && stored:
 		return nil, "", usageErr(fmt.Errorf("give artifact directories or stored runs (run ids, names, --sweep), not both: %s is a directory", dirs[0]))
-	case !stored && c.MLflowUpload:
-		return nil, "", usageErr(errors.New("--mlflow-upload sends the figures of stored runs (run ids, names, --sweep) to their MLflow run; artifact directories have none"))
 	case stored && c.Config != "":
 		return nil, "", usageErr(errors.New("--config chooses AIPerf's figures of artifact directories; stored runs are drawn without it"))
 	case stored:
@@ -222,9 +224,7 @@ func (c *PlotCmd) source(ctx context.Context, g *Globals) (plotserver.Source, st
 		}
 		return src, cmp.Or(c.Output, filepath.Join("artifacts", "plots")), nil
 	}
-	if len(dirs) == 0 {
-		dirs = []string{"artifacts"} // AIPerf's default
-	}
+	dirs = orDefaultDirs(dirs)
 	cfg, notes, err := plotConfig(c.Config)
 	if err != nil {
 		return nil, "", usageErr(err)
@@ -234,6 +234,14 @@ func (c *PlotCmd) source(ctx context.Context, g *Globals) (plotserver.Source, st
 		return figs, append(slices.Clone(notes), more...), err
 	}
 	return src, cmp.Or(c.Output, filepath.Join(dirs[0], "plots")), nil
+}
+
+// orDefaultDirs is dirs, else AIPerf's default ./artifacts.
+func orDefaultDirs(dirs []string) []string {
+	if len(dirs) == 0 {
+		return []string{"artifacts"}
+	}
+	return dirs
 }
 
 // serve is --dashboard: the figures on a local web page until Ctrl-C.
