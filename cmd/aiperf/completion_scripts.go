@@ -159,16 +159,19 @@ func bashScript(nodes []*compNode) string {
 	return b.String()
 }
 
-// bashMain completes the word at COMP_CWORD (bash splits --flag=value at
-// the '=', a word of its own).
-const bashMain = `__aiperf_has() { # word, then a list: is the word in it?
+// shHas is bash's and zsh's test of a word against a list.
+const shHas = `__aiperf_has() { # word, then a list: is the word in it?
   local w="$1" x
   shift
   for x in "$@"; do [[ $x == "$w" ]] && return 0; done
   return 1
 }
 
-_aiperf() {
+`
+
+// bashMain completes the word at COMP_CWORD (bash splits --flag=value at
+// the '=', a word of its own).
+const bashMain = shHas + `_aiperf() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" at="" w sub i skip=0
   local -a vflags
   COMPREPLY=()

@@ -29,14 +29,7 @@ func zshScript(nodes []*compNode) string {
 
 // zshMain completes words[CURRENT] ("path" is zsh's $PATH array: the
 // command's path is "at").
-const zshMain = `__aiperf_has() { # word, then a list: is the word in it?
-  local w="$1" x
-  shift
-  for x in "$@"; do [[ $x == "$w" ]] && return 0; done
-  return 1
-}
-
-_aiperf() {
+const zshMain = shHas + `_aiperf() {
   local cur="${words[CURRENT]}" prev="${words[CURRENT-1]}" at="" w sub v i skip=0
   local -a vflags items
   for ((i = 2; i < CURRENT; i++)); do
