@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/swimlane"
+	"github.com/aiperf-go/aiperf/internal/tracesynth"
 )
 
 // SwimLaneCmd is `aiperf analyze swim-lane`, AIPerf's per-session swim
@@ -73,11 +74,6 @@ func imageFormat(path string) (string, error) {
 func (c *SwimLaneCmd) Run(ctx context.Context, g *Globals) error {
 	defer lean()()
 	dirs := c.dirs()
-	if c.Out != "" {
-		if err := checkOutputFile(c.Out, "--out"); err != nil {
-			return usageErr(err)
-		}
-	}
 	opt := swimlane.Options{Ramp: c.Ramp}
 	if c.Concurrency != nil {
 		opt.Target = *c.Concurrency
@@ -100,8 +96,34 @@ func (c *SwimLaneCmd) Run(ctx context.Context, g *Globals) error {
 	return nil
 }
 
-// draw writes one run directory's swim lane.
+// outputs are the files drawing dir writes (the image, and the viewer
+// with --html), each named as the command line names it.
+func (c *SwimLaneCmd) outputs(dir string) (paths, whats []string) {
+	if c.Out != "" {
+		paths, whats = []string{c.Out}, []string{"--out"}
+	} else {
+		paths, whats = []string{filepath.Join(dir, "swim_lane.png")}, []string{"the image"}
+	}
+	if c.HTML {
+		page := filepath.Join(dir, "swim_lane.html")
+		if c.Out != "" {
+			page = strings.TrimSuffix(c.Out, filepath.Ext(c.Out)) + ".html"
+		}
+		paths, whats = append(paths, page), append(whats, "the viewer")
+	}
+	return paths, whats
+}
+
+// draw writes one run directory's swim lane. Its outputs are checked
+// before the run is read: a FIFO, a device other than a character device,
+// or a run's own file is refused.
 func (c *SwimLaneCmd) draw(ctx context.Context, g *Globals, dir string, opt swimlane.Options) error {
+	paths, whats := c.outputs(dir)
+	for i, p := range paths {
+		if err := checkOutputFile(p, whats[i], filepath.Join(dir, swimlane.FileJSONL), filepath.Join(dir, swimlane.FileJSON)); err != nil {
+			return usageErr(err)
+		}
+	}
 	run, err := swimlane.Load(ctx, dir)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -113,10 +135,7 @@ func (c *SwimLaneCmd) draw(ctx context.Context, g *Globals, dir string, opt swim
 	for _, n := range v.Notes {
 		fmt.Fprintf(g.Stderr, "note: %s: %s\n", dir, n)
 	}
-	out := c.Out
-	if out == "" {
-		out = filepath.Join(dir, "swim_lane.png")
-	}
+	out := paths[0]
 	format, err := imageFormat(out)
 	if err != nil {
 		return usageErr(err)
@@ -134,17 +153,11 @@ func (c *SwimLaneCmd) draw(ctx context.Context, g *Globals, dir string, opt swim
 	if !c.HTML {
 		return nil
 	}
-	page := filepath.Join(dir, "swim_lane.html")
-	if c.Out != "" {
-		page = strings.TrimSuffix(c.Out, filepath.Ext(c.Out)) + ".html"
-	}
-	buf.Reset()
-	if err := v.WriteHTML(&buf); err != nil {
+	page := paths[1]
+	size, err := tracesynth.WriteOutput(page, v.WriteHTML) // streamed, not held
+	if err != nil {
 		return err
 	}
-	if err := writeOutput(page, buf.Bytes()); err != nil {
-		return err
-	}
-	fmt.Fprintf(g.Stdout, "saved %s (%.1f kB: open it in a browser, it needs no network)\n", page, float64(buf.Len())/1000)
+	fmt.Fprintf(g.Stdout, "saved %s (%.1f kB: open it in a browser, it needs no network)\n", page, float64(size)/1000)
 	return nil
 }

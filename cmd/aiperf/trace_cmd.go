@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -82,7 +83,7 @@ func (c *AnalyzeTraceCmd) Run(ctx context.Context, g *Globals) error {
 	defer lean()()
 	path, _ := c.path()
 	if c.OutputFile != "" {
-		if err := checkOutputFile(c.OutputFile, "--output-file"); err != nil {
+		if err := checkOutputFile(c.OutputFile, "--output-file", path); err != nil {
 			return usageErr(err)
 		}
 	}
@@ -96,7 +97,7 @@ func (c *AnalyzeTraceCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	r, err := traceanalysis.Analyze(ctx, path, o)
 	if err != nil {
-		return traceErr(err)
+		return traceErr(tracesynth.NameBlockSizeFlag(err, "--block-size"))
 	}
 	r.Print(g.Stdout)
 	if c.OutputFile == "" {
@@ -132,21 +133,33 @@ func traceErr(err error) error {
 }
 
 // checkOutputFile checks, before any work, that a file can be written at
-// path (named by what in errors): not a directory, in a directory that is
-// writable or can be made in one that is (a probe file is made and
-// removed there), and writable when it exists.
-func checkOutputFile(path, what string) error {
-	if st, err := os.Stat(path); err == nil {
-		if st.IsDir() {
-			return fmt.Errorf("%s %s is a directory: give a file path", what, path)
+// path (named by what in errors), as tracesynth.CheckOutput allows: not a
+// directory, FIFO, socket or block device (a character device, /dev/null,
+// is written in place); not one of the inputs, under whatever name; in a
+// directory that is writable or can be made in one that is (a probe file
+// is made and removed there); and writable when it is a file.
+func checkOutputFile(path, what string, inputs ...string) error {
+	inPlace, err := tracesynth.CheckOutput(path)
+	if err != nil {
+		return fmt.Errorf("%s %w", what, err)
+	}
+	for _, in := range inputs {
+		if tracesynth.SameFile(path, in) {
+			return fmt.Errorf("%s %s is the input file %s: write elsewhere", what, path, in)
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0) // neither truncated nor written
+	}
+	if inPlace {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if target, err := filepath.EvalSymlinks(path); err == nil { // a regular file: replaced by a rename in its directory
+		f, err := os.OpenFile(target, os.O_WRONLY, 0) // neither truncated nor written
 		if err != nil {
 			return fmt.Errorf("%s %s is not writable: %w", what, path, err)
 		}
-		return f.Close()
+		f.Close()
+		dir = filepath.Dir(target)
 	}
-	dir := filepath.Dir(path)
 	for { // the nearest directory that exists
 		st, err := os.Stat(dir)
 		if err == nil && !st.IsDir() {
@@ -165,17 +178,15 @@ func checkOutputFile(path, what string) error {
 	return os.Remove(probe.Name())
 }
 
-// writeOutput writes an output file, making its directory.
+// writeOutput writes an output file whole (tracesynth.WriteOutput: a
+// temporary file renamed into place, its directory made; a character
+// device written in place, anything else but a regular file refused).
 func writeOutput(path string, b []byte) error {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	_, err := tracesynth.WriteOutput(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+	return err
 }
 
 // factor shows a ratio as AIPerf does (1.00, 2.50), or as %g when two
@@ -223,8 +234,8 @@ func (c *SynthesizeTraceCmd) Validate() error {
 	if err != nil {
 		return err
 	}
-	if filepath.Clean(in) == filepath.Clean(out) {
-		return fmt.Errorf("the output file is the input file (%s): write the synthetic trace elsewhere", in)
+	if filepath.Clean(in) == filepath.Clean(out) || tracesynth.SameFile(in, out) {
+		return fmt.Errorf("the output file %s is the input file %s: write the synthetic trace elsewhere", out, in)
 	}
 	return c.params().Validate("")
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/aiperf-go/aiperf/internal/numfmt"
+	"github.com/aiperf-go/aiperf/internal/tracesynth"
 	"github.com/aiperf-go/aiperf/internal/turnview"
 )
 
@@ -68,7 +67,7 @@ func (c *TurnMessagesCmd) Run(ctx context.Context, g *Globals) error {
 		if c.Out != "" {
 			out, what = c.Out, "--out"
 		}
-		if err := checkOutputFile(out, what); err != nil {
+		if err := checkOutputFile(out, what, fs...); err != nil {
 			return usageErr(err)
 		}
 		jobs, files = append(jobs, job{d, out}), append(files, fs)
@@ -115,39 +114,11 @@ func (c *TurnMessagesCmd) announce(g *Globals, files []string) {
 	}
 }
 
-// writeViewer writes the page to a temporary file beside path, renamed
-// into place once whole: an interrupted or failed write leaves no partial
-// page. It returns the page's size.
+// writeViewer writes the page as every output file is written
+// (tracesynth.WriteOutput): to a temporary file beside path, renamed into
+// place once whole, so an interrupted or failed write leaves no partial
+// page; a character device written in place, anything else but a regular
+// file refused. It returns the page's size.
 func writeViewer(path string, v *turnview.View) (int64, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, ".turn_messages-*.html")
-	if err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	w := bufio.NewWriterSize(f, 1<<16)
-	err = v.WriteHTML(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	return st.Size(), nil
+	return tracesynth.WriteOutput(path, v.WriteHTML)
 }

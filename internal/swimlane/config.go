@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // maxConfigBytes bounds profile_export_aiperf.json.
@@ -39,21 +40,20 @@ type export struct {
 // (input_config.aiperf_go). The duration is the measured one at the top
 // level, else the configured loadgen.benchmark_duration, as AIPerf reads
 // them.
+//
+// It is read as inputfile.ReadFileMax reads a file: a FIFO or a device is
+// refused (Check refuses them by their mode first), and no more than
+// maxConfigBytes+1 bytes are read of a file that grows.
 func (r *Run) readConfig(path string) error {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := inputfile.ReadFileMax(path, maxConfigBytes)
+	switch tl := (*inputfile.TooLargeError)(nil); {
+	case errors.Is(err, fs.ErrNotExist):
 		r.Notes = append(r.Notes, fmt.Sprintf("no %s beside the records: no benchmark-end marker, nor a ramp-done one unless --ramp gives it", FileJSON))
 		return nil
-	}
-	if err == nil && st.Size() > maxConfigBytes {
-		err = fmt.Errorf("larger than %d MiB", maxConfigBytes>>20)
-	}
-	var b []byte
-	if err == nil {
-		b, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+	case errors.As(err, &tl):
+		return fmt.Errorf("read %s: larger than %d MiB", path, maxConfigBytes>>20)
+	case err != nil:
+		return fmt.Errorf("read %s: %w", path, unwrapPath(err))
 	}
 	var e export
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -126,3 +126,12 @@ func seconds(raw json.RawMessage) *float64 {
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// unwrapPath is a *fs.PathError's cause, for an error that names the path
+// already.
+func unwrapPath(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

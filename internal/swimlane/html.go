@@ -1,7 +1,6 @@
 package swimlane
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -39,8 +38,9 @@ func (v *View) WriteHTML(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("write the swim lane viewer: %w", err)
 	}
-	var buf bytes.Buffer
-	err = viewerTmpl.Execute(&buf, struct {
+	// Executed into w, unbuffered here: the page is as large as its data
+	// (tens of MB for a big run), which is not held twice.
+	err = viewerTmpl.Execute(w, struct {
 		Title string
 		CSS   template.CSS
 		JS    template.JS
@@ -49,8 +49,7 @@ func (v *View) WriteHTML(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("write the swim lane viewer: %w", err)
 	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	return nil
 }
 
 // payload is the viewer's data: times in seconds from T0.
@@ -114,8 +113,8 @@ type curveJSON struct {
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // payload is the view's data for the viewer: the lanes of the drawn slots,
-// in time order, while they hold at most limit requests (the first at
-// least).
+// in time order, while they hold at most limit requests; a first lane that
+// alone holds more is cut at limit (its sessions by start, each by turn).
 func (v *View) payload(limit int) payload {
 	p := payload{Title: plot.Label(v.Title()), XMax: round4(v.xMax()), Rows: v.Rows, SlotCount: len(v.Layout.Slots),
 		Peak: v.PeakActive, Target: v.Target, Ramp: v.RampS, RampDur: v.rampDur, Bench: v.BenchEndS, BenchDur: v.benchDur,
@@ -142,49 +141,66 @@ func (v *View) payload(limit int) payload {
 		for _, m := range lane.Members {
 			n += len(m.Depths)
 		}
-		if held+n > limit && held > 0 {
-			p.Notes = append(p.Notes, fmt.Sprintf("the viewer holds the %d requests of the first %d sessions to start (the image draws every session of its slots)",
-				held, len(p.Sessions)))
+		if held+n > limit {
+			if held == 0 { // the first lane, cut
+				held = p.addLane(v, ln, limit)
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("the viewer holds the %d requests of the first %d sessions to start, at most %d "+
+				"(the image draws every session of its slots)", held, len(p.Sessions), limit))
 			break
 		}
-		held += n
-		p.addLane(v, ln)
+		held += p.addLane(v, ln, limit-held)
 	}
 	return p
 }
 
-// addLane adds a lane, its sessions and their requests.
-func (p *payload) addLane(v *View, ln int) {
+// addLane adds a lane, its sessions and their requests, at most room of
+// them (the sessions by start, each session's requests by turn); it
+// returns the requests it took.
+func (p *payload) addLane(v *View, ln, room int) int {
 	lane := v.Layout.Lanes[ln]
 	off := v.Layout.Slots[lane.Slot].Offset
 	li := len(p.Lanes)
 	p.Lanes = append(p.Lanes, laneJSON{Slot: lane.Slot, First: round4(v.sec(lane.First)), Last: round4(v.sec(lane.Last)),
 		Color: ln % len(laneColors)})
+	taken := 0
 	for _, m := range lane.Members {
+		if taken >= room {
+			break
+		}
 		ss := v.Run.Sessions[m.Session]
 		si := len(p.Sessions)
 		p.Sessions = append(p.Sessions, sessJSON{ID: plot.Label(ss.ID), Conv: plot.Label(ss.Conversation), Lane: li,
 			Row0: off + m.Row0, Rows: m.Rows, Sub: ss.Sub})
 		for k, q := range v.Run.SessionRequests(int(m.Session)) {
+			if taken >= room {
+				break
+			}
+			taken++
 			row := off + m.Row0 + int(m.Depths[k])
 			if row >= v.Rows {
 				continue
 			}
-			r := v.Run.Requests[q]
-			flag := 0
-			if r.Failed() {
-				flag |= 1
-			}
-			if r.Warmup {
-				flag |= 2
-			}
-			c := &p.Req
-			c.S, c.E = append(c.S, round4(v.sec(r.Start))), append(c.E, round4(v.sec(r.End)))
-			c.Row, c.Sess, c.Turn, c.Flag = append(c.Row, row), append(c.Sess, si), append(c.Turn, r.Turn), append(c.Flag, flag)
-			c.TTFT, c.Lat = append(c.TTFT, msJSON(r.TTFTms)), append(c.Lat, msJSON(r.LatencyMs))
-			c.ISL, c.OSL, c.Err = append(c.ISL, r.ISL), append(c.OSL, r.OSL), append(c.Err, r.Err)
+			p.addRequest(v, v.Run.Requests[q], row, si)
 		}
 	}
+	return taken
+}
+
+// addRequest adds a request, drawn in row, of session si.
+func (p *payload) addRequest(v *View, r Request, row, si int) {
+	flag := 0
+	if r.Failed() {
+		flag |= 1
+	}
+	if r.Warmup {
+		flag |= 2
+	}
+	c := &p.Req
+	c.S, c.E = append(c.S, round4(v.sec(r.Start))), append(c.E, round4(v.sec(r.End)))
+	c.Row, c.Sess, c.Turn, c.Flag = append(c.Row, row), append(c.Sess, si), append(c.Turn, r.Turn), append(c.Flag, flag)
+	c.TTFT, c.Lat = append(c.TTFT, msJSON(r.TTFTms)), append(c.Lat, msJSON(r.LatencyMs))
+	c.ISL, c.OSL, c.Err = append(c.ISL, r.ISL), append(c.OSL, r.OSL), append(c.Err, r.Err)
 }
 
 // msJSON is a time in ms to 0.1, -1 when absent.

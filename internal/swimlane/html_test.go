@@ -77,5 +77,33 @@ func TestHTMLLimit(t *testing.T) {
 	assert.Len(t, p.Sessions, 3)
 	assert.Len(t, p.Req.S, 6)
 	assert.Contains(t, p.Notes[len(p.Notes)-1], "the viewer holds the 6 requests of the first 3 sessions to start")
-	assert.Len(t, v.payload(1).Req.S, 2, "the first lane at least")
+	p = v.payload(1)
+	assert.Len(t, p.Req.S, 1, "a first lane over the limit is cut at it")
+	assert.Contains(t, p.Notes[len(p.Notes)-1], "the viewer holds the 1 requests of the first 1 sessions to start, at most 1")
+}
+
+// A lane holding more requests than the viewer's limit (one long session,
+// or a root with many subagents) is cut at the limit, by session start
+// then turn, with the note: before, the first lane was held whole,
+// however many requests it had.
+func TestHTMLLimitCutsTheFirstLane(t *testing.T) {
+	var lines []string
+	for i := range 10 {
+		lines = append(lines, rec("s", "c", i, float64(100*i), float64(100*i+40), nil, ""))
+	}
+	for i := range 3 {
+		lines = append(lines, rec(fmt.Sprintf("kid%d", i), "k", 0, float64(10+i), float64(20+i), map[string]any{"parent_correlation_id": "s", "agent_depth": 1}, ""))
+	}
+	v := NewView(load(t, lines, ""), Options{})
+	require.Len(t, v.Layout.Lanes, 1, "one lane: the root and its subagents")
+	p := v.payload(4)
+	assert.Len(t, p.Req.S, 4)
+	assert.Equal(t, []int32{0, 1, 2, 3}, p.Req.Turn, "the root's first turns")
+	assert.Len(t, p.Sessions, 1)
+	assert.Contains(t, p.Notes[len(p.Notes)-1], "the viewer holds the 4 requests of the first 1 sessions to start, at most 4")
+	p = v.payload(11)
+	assert.Len(t, p.Req.S, 11)
+	assert.Len(t, p.Sessions, 2, "the root whole, then the first subagent's request")
+	_, p = page(t, v)
+	assert.Len(t, p.Req.S, 13, "under the limit: every request")
 }

@@ -39,29 +39,23 @@ type Slot struct {
 	Lanes  []int32 // its lanes, in time order
 }
 
-// NewLayout lays the run's sessions out as AIPerf's swim lane does.
+// NewLayout lays the run's sessions out as AIPerf's swim lane does. A
+// session costs no allocation of its own: the lanes' members and the
+// requests' rows are windows of one slice each.
 func NewLayout(r *Run) *Layout {
 	keys, members := lanesOf(r)
 	l := &Layout{Lanes: make([]Lane, len(keys))}
+	b := &laneBufs{members: make([]Member, 0, len(r.Sessions)), depths: make([]int32, len(r.Requests))}
 	for i, key := range keys {
-		l.Lanes[i] = r.lane(key, members[i])
+		l.Lanes[i] = r.lane(key, members(i), b)
 	}
 	// By first start, then first end, then first seen: the slots' order.
-	idx := make([]int, len(l.Lanes))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmpInt64(l.Lanes[a].First, l.Lanes[b].First); c != 0 {
+	slices.SortStableFunc(l.Lanes, func(a, b Lane) int {
+		if c := cmpInt64(a.First, b.First); c != 0 {
 			return c
 		}
-		return cmpInt64(l.Lanes[a].Last, l.Lanes[b].Last)
+		return cmpInt64(a.Last, b.Last)
 	})
-	sorted := make([]Lane, len(idx))
-	for i, j := range idx {
-		sorted[i] = l.Lanes[j]
-	}
-	l.Lanes = sorted
 	spans := make([][2]int64, len(l.Lanes))
 	for i, ln := range l.Lanes {
 		spans[i] = [2]int64{ln.First, ln.Last}
@@ -81,11 +75,26 @@ func NewLayout(r *Run) *Layout {
 	return l
 }
 
+// laneBufs are the slices the lanes' members and rows are cut from.
+type laneBufs struct {
+	members []Member // a member per session
+	depths  []int32  // a row per request, at its place in Run.order
+}
+
 // lanesOf groups the sessions into lanes: each session's lane key is its
 // tree's root (rootOf), a key naming no session of the run being a
 // phantom root, a lane of subagents only. It returns the keys in first-seen
-// order and each lane's sessions.
-func lanesOf(r *Run) ([]string, [][]int32) {
+// order and each lane's sessions (by index). A run without parent or root
+// ids has a lane per session, found without a map.
+func lanesOf(r *Run) ([]string, func(i int) []int32) {
+	if !slices.ContainsFunc(r.Sessions, func(s Session) bool { return s.Parent != "" || s.Root != "" }) {
+		keys := make([]string, len(r.Sessions))
+		for i, s := range r.Sessions {
+			keys[i] = s.ID
+		}
+		one := make([]int32, 1) // lane reads it, keeping none of it
+		return keys, func(i int) []int32 { one[0] = int32(i); return one }
+	}
 	roots := rootOf(r)
 	at := map[string]int{}
 	var keys []string
@@ -100,7 +109,7 @@ func lanesOf(r *Run) ([]string, [][]int32) {
 		}
 		members[i] = append(members[i], int32(s))
 	}
-	return keys, members
+	return keys, func(i int) []int32 { return members[i] }
 }
 
 // rootOf is each session's lane key. With root_correlation_id in the
@@ -155,9 +164,12 @@ func cmpOr(a, b string) string {
 // lane lays out one lane: the root session's requests in rows of their own
 // (a request starting before an earlier one ended takes the next row),
 // then each subagent session, by first start, in the first window of rows
-// below the root's that every earlier subagent has left.
-func (r *Run) lane(key string, sessions []int32) Lane {
+// below the root's that every earlier subagent has left. Its members and
+// their rows are cut from b.
+func (r *Run) lane(key string, sessions []int32, b *laneBufs) Lane {
 	ln := Lane{Root: key, First: r.Sessions[sessions[0]].First, Last: r.Sessions[sessions[0]].Last}
+	off := len(b.members)
+	ln.Members = b.members[off:off:min(off+len(sessions), cap(b.members))]
 	root := -1
 	for _, s := range sessions {
 		ss := r.Sessions[s]
@@ -167,15 +179,18 @@ func (r *Run) lane(key string, sessions []int32) Lane {
 		}
 	}
 	if root >= 0 {
-		depths, rows := r.depths(root)
+		depths, rows := r.depths(root, b.depths)
 		ln.Members = append(ln.Members, Member{Session: int32(root), Rows: rows, Depths: depths})
 		ln.Rows = rows
 	}
-	kids := slices.DeleteFunc(slices.Clone(sessions), func(s int32) bool { return int(s) == root })
-	slices.SortStableFunc(kids, func(a, b int32) int { return cmpInt64(r.Sessions[a].First, r.Sessions[b].First) })
+	var kids []int32
+	if len(sessions) > 1 || root < 0 {
+		kids = slices.DeleteFunc(slices.Clone(sessions), func(s int32) bool { return int(s) == root })
+		slices.SortStableFunc(kids, func(a, b int32) int { return cmpInt64(r.Sessions[a].First, r.Sessions[b].First) })
+	}
 	var ends []int64 // each child row's last end
 	for _, k := range kids {
-		depths, rows := r.depths(int(k))
+		depths, rows := r.depths(int(k), b.depths)
 		start, end := r.Sessions[k].First, r.Sessions[k].Last
 		row := 0
 		for ; row < len(ends); row++ {
@@ -199,14 +214,22 @@ func (r *Run) lane(key string, sessions []int32) Lane {
 		ln.Members = append(ln.Members, Member{Session: k, Row0: ln.Rows + row, Rows: rows, Depths: depths})
 	}
 	ln.Rows += len(ends)
+	b.members = b.members[:off+len(ln.Members)]
 	return ln
 }
 
 // depths stacks a session's requests: each takes the lowest row whose
 // last request has ended when it starts. It returns each request's row (in
-// the order of SessionRequests) and the rows used.
-func (r *Run) depths(s int) ([]int32, int) {
+// the order of SessionRequests, the session's window of all, a row per
+// request of the run at its place in Run.order) and the rows used.
+func (r *Run) depths(s int, all []int32) ([]int32, int) {
+	ss := r.Sessions[s]
+	out := all[ss.off : ss.off+ss.n : ss.off+ss.n]
 	reqs := r.SessionRequests(s)
+	if len(reqs) == 1 {
+		out[0] = 0
+		return out, 1
+	}
 	spans := make([][2]int64, len(reqs))
 	for i, q := range reqs {
 		spans[i] = [2]int64{r.Requests[q].Start, r.Requests[q].End}
@@ -221,7 +244,6 @@ func (r *Run) depths(s int) ([]int32, int) {
 		sorted[i] = spans[j]
 	}
 	rows, n := pack(sorted)
-	out := make([]int32, len(spans))
 	for i, j := range byStart {
 		out[j] = int32(rows[i])
 	}

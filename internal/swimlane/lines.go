@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // A decoding worker takes batchLines lines at once, or fewer making
@@ -33,11 +34,12 @@ type batch struct {
 
 // readLines decodes every non-blank line of path as a record, on every CPU,
 // and calls each with them in file order; it stops at the first line that
-// is not a record (naming it path:line), or when each fails.
+// is not a record (naming it path:line), or when each fails. A path that is
+// not a regular file is refused unread (inputfile.Open).
 func readLines(ctx context.Context, path string, each func(*record, int) error, grow func(lines int)) error {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return err
 	}
 	defer f.Close()
 	var size int64

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // The files of a run directory the view reads.
@@ -78,7 +80,10 @@ func (r *Run) SessionRequests(s int) []int32 {
 }
 
 // Check checks that dir is a run directory with a profile_export.jsonl,
-// saying what is missing.
+// saying what is missing, and that it and profile_export_aiperf.json (when
+// there is one) are regular files: a FIFO or a device is refused by its
+// mode, before it is opened, as inputfile.Open refuses it (a FIFO's open
+// would wait for a writer, a device's read might never end).
 func Check(dir string) error {
 	path := filepath.Join(dir, FileJSONL)
 	st, err := os.Stat(path)
@@ -92,8 +97,20 @@ func Check(dir string) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	case st.IsDir():
 		return fmt.Errorf("%s is a directory, not the run's record file", path)
+	case !st.Mode().IsRegular():
+		return notRegular(path, st.Mode())
+	}
+	config := filepath.Join(dir, FileJSON)
+	if st, err := os.Stat(config); err == nil && !st.Mode().IsRegular() {
+		return notRegular(config, st.Mode())
 	}
 	return nil
+}
+
+// notRegular is the refusal of an input that is not a regular file, as
+// inputfile.Open words it.
+func notRegular(path string, mode fs.FileMode) error {
+	return &fs.PathError{Op: "open", Path: path, Err: inputfile.NotRegularError{Mode: mode}}
 }
 
 // Load reads a run directory: its profile_export.jsonl (required) and
@@ -190,8 +207,9 @@ func (c *collector) add(rec *record, n int) error {
 	s, ok := c.sessions[string(key)]
 	if !ok {
 		s = int32(len(c.r.Sessions))
-		c.sessions[string(key)] = s
-		c.r.Sessions = append(c.r.Sessions, Session{ID: string(key), Conversation: string(rec.conversation), First: rec.start, Last: rec.end})
+		id := string(key) // one copy, the map's key and the session's id
+		c.sessions[id] = s
+		c.r.Sessions = append(c.r.Sessions, Session{ID: id, Conversation: c.conversation(rec.conversation, id), First: rec.start, Last: rec.end})
 	}
 	ss := &c.r.Sessions[s]
 	ss.First, ss.Last = min(ss.First, rec.start), max(ss.Last, rec.end)
@@ -218,6 +236,15 @@ func (c *collector) add(rec *record, n int) error {
 	}
 	c.r.Requests = append(c.r.Requests, q)
 	return nil
+}
+
+// conversation is a session's conversation_id: its id's text when they
+// are the same (a run without x_correlation_id), else its own copy.
+func (c *collector) conversation(conv []byte, id string) string {
+	if string(conv) == id {
+		return id
+	}
+	return string(conv)
 }
 
 // finish checks what was read and orders each session's requests.

@@ -187,6 +187,9 @@ func integer(v []byte) (int64, bool, error) {
 	if isNull(v) {
 		return 0, false, nil
 	}
+	if !jsonNumber(v) {
+		return 0, false, fmt.Errorf("want an integer, got %.40s", v)
+	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(string(v), 64)
@@ -198,13 +201,14 @@ func integer(v []byte) (int64, bool, error) {
 	return n, true, nil
 }
 
-// number is a JSON number (absent for null).
+// number is a JSON number (absent for null): strconv.ParseFloat's other
+// forms (Inf, infinity, NaN, hex, underscores) are not JSON.
 func number(v []byte) (float64, bool, error) {
 	if isNull(v) {
 		return 0, false, nil
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
+	if err != nil || !jsonNumber(v) {
 		return 0, false, fmt.Errorf("want a number, got %.40s", v)
 	}
 	return f, true, nil
@@ -274,7 +278,11 @@ func skipString(b []byte, i int) (int, error) {
 	for j := i + 1; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '\\':
-			j++
+			n := escapeLen(b[j+1:])
+			if n == 0 {
+				return j, fmt.Errorf("invalid escape in a string at offset %d", j)
+			}
+			j += n
 		case c == '"':
 			return j + 1, nil
 		case c < 0x20:
@@ -284,9 +292,33 @@ func skipString(b []byte, i int) (int, error) {
 	return len(b), fmt.Errorf("unterminated string at offset %d", i)
 }
 
+// escapeLen is the length of the JSON escape after a backslash at the
+// start of b (\n, \uABCD), 0 when it is not one.
+func escapeLen(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	switch b[0] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 1
+	case 'u':
+		if len(b) < 5 {
+			return 0
+		}
+		for _, h := range b[1:5] {
+			if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+				return 0
+			}
+		}
+		return 5
+	}
+	return 0
+}
+
 // skipValue returns the offset after the value starting at b[i]: a
-// string, an object or array (brackets matched, strings inside skipped),
-// or a literal (a number, true, false, null).
+// string, an object or array (checked as JSON: keys, colons, commas and
+// brackets in their places, every value in it a JSON value), or a literal
+// (a JSON number, true, false, null).
 func skipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return i, errors.New("a value is missing at the line's end")
@@ -295,29 +327,13 @@ func skipValue(b []byte, i int) (int, error) {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
-		var stack []byte
-		for j := i; j < len(b); j++ {
-			switch c := b[j]; c {
-			case '"':
-				end, err := skipString(b, j)
-				if err != nil {
-					return end, err
-				}
-				j = end - 1
-			case '{', '[':
-				stack = append(stack, c)
-			case '}', ']':
-				if len(stack) == 0 || (c == '}') != (stack[len(stack)-1] == '{') {
-					return j, fmt.Errorf("unbalanced %q at offset %d", c, j)
-				}
-				stack = stack[:len(stack)-1]
-				if len(stack) == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return len(b), fmt.Errorf("unterminated %q at offset %d", b[i], i)
+		return skipNested(b, i)
 	}
+	return skipLiteral(b, i)
+}
+
+// skipLiteral returns the offset after the literal starting at b[i].
+func skipLiteral(b []byte, i int) (int, error) {
 	j := i
 	for j < len(b) && (b[j] == '-' || b[j] == '+' || b[j] == '.' || (b[j] >= '0' && b[j] <= '9') || (b[j] >= 'a' && b[j] <= 'z') || (b[j] >= 'A' && b[j] <= 'Z')) {
 		j++
@@ -328,11 +344,146 @@ func skipValue(b []byte, i int) (int, error) {
 	return j, nil
 }
 
-// literal reports whether s is true, false, null or a number.
+// skipNested returns the offset after the object or array starting at
+// b[i], its nesting kept on a stack of its own (no recursion).
+func skipNested(b []byte, i int) (int, error) {
+	var open [32]byte
+	stack := open[:0] // the open brackets (on the stack unless deep)
+	j := i
+	for { // a value starts at j
+		j = skipSpace(b, j)
+		if j >= len(b) {
+			return j, fmt.Errorf("unterminated %q at offset %d", b[i], i)
+		}
+		var err error
+		switch c := b[j]; c {
+		case '{', '[':
+			stack = append(stack, c)
+			j = skipSpace(b, j+1)
+			if j < len(b) && b[j] == closer(c) { // empty
+				stack, j = stack[:len(stack)-1], j+1
+				break
+			}
+			if c == '{' {
+				if j, err = skipKey(b, j); err != nil {
+					return j, err
+				}
+			}
+			continue
+		case '"':
+			j, err = skipString(b, j)
+		default:
+			j, err = skipLiteral(b, j)
+		}
+		if err != nil {
+			return j, err
+		}
+		if j, err = afterValue(b, i, j, &stack); err != nil || len(stack) == 0 {
+			return j, err
+		}
+	}
+}
+
+// afterValue reads what follows a value at b[j] inside the nesting of
+// stack (started at b[i]): the brackets it closes, then the comma (and
+// key) before the next value, if any.
+func afterValue(b []byte, i, j int, stack *[]byte) (int, error) {
+	for len(*stack) > 0 {
+		j = skipSpace(b, j)
+		top := (*stack)[len(*stack)-1]
+		switch {
+		case j >= len(b):
+			return j, fmt.Errorf("unterminated %q at offset %d", b[i], i)
+		case b[j] == closer(top):
+			*stack, j = (*stack)[:len(*stack)-1], j+1
+		case b[j] == ',' && top == '{':
+			return skipKey(b, j+1)
+		case b[j] == ',':
+			return j + 1, nil
+		case b[j] == '}' || b[j] == ']':
+			return j, fmt.Errorf("unbalanced %q at offset %d", b[j], j)
+		default:
+			return j, fmt.Errorf("want ',' or %q at offset %d", closer(top), j)
+		}
+	}
+	return j, nil
+}
+
+// skipKey returns the offset after an object's key and its colon, at b[j]
+// after blanks.
+func skipKey(b []byte, j int) (int, error) {
+	j = skipSpace(b, j)
+	if j >= len(b) || b[j] != '"' {
+		return j, fmt.Errorf("want a key at offset %d", j)
+	}
+	j, err := skipString(b, j)
+	if err != nil {
+		return j, err
+	}
+	j = skipSpace(b, j)
+	if j >= len(b) || b[j] != ':' {
+		return j, fmt.Errorf("want ':' after a key at offset %d", j)
+	}
+	return j + 1, nil
+}
+
+// closer is the bracket that closes open.
+func closer(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ']'
+}
+
+// literal reports whether s is true, false, null or a JSON number.
 func literal(s []byte) bool {
 	switch string(s) {
 	case "true", "false", "null":
 		return true
 	}
-	return s[0] == '-' || (s[0] >= '0' && s[0] <= '9')
+	return jsonNumber(s)
+}
+
+// jsonNumber reports whether s is a number as JSON writes one:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func jsonNumber(s []byte) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(s, i)
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		if j := digits(s, i+1); j > i+1 {
+			i = j
+		} else {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(s, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(s)
+}
+
+// digits is the offset after the run of digits at s[i].
+func digits(s []byte, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 )
@@ -50,7 +49,7 @@ func Synthesize(ctx context.Context, in string, out io.Writer, p Params) (Stats,
 		return nil
 	})
 	if err != nil {
-		return st, err
+		return st, NameBlockSizeFlag(err, p.flag("block-size"))
 	}
 	st.HashIDs = len(s.ids)
 	s.start()
@@ -65,10 +64,34 @@ func Synthesize(ctx context.Context, in string, out io.Writer, p Params) (Stats,
 		return nil
 	})
 	if err != nil {
-		return st, err
+		return st, NameBlockSizeFlag(err, p.flag("block-size"))
 	}
 	return st, w.Flush()
 }
+
+// profileBlockSizeFlag is the flag the trace reader's block-size problems
+// name: profile's, which other commands name by their own.
+const profileBlockSizeFlag = "--prompt-input-tokens-block-size"
+
+// NameBlockSizeFlag is err, from reading a trace with a command whose
+// block-size flag is flag (analyze-trace's and synthesize-trace's
+// --block-size), with profile's flag, which the trace reader names in its
+// problems, named as flag; errors.Is and errors.As see err.
+func NameBlockSizeFlag(err error, flag string) error {
+	if err == nil || flag == profileBlockSizeFlag || !strings.Contains(err.Error(), profileBlockSizeFlag) {
+		return err
+	}
+	return renamed{err, strings.ReplaceAll(err.Error(), profileBlockSizeFlag, flag)}
+}
+
+// renamed is an error shown with another text.
+type renamed struct {
+	err  error
+	text string
+}
+
+func (r renamed) Error() string { return r.text }
+func (r renamed) Unwrap() error { return r.err }
 
 // synthesis is the state of the second pass.
 type synthesis struct {
@@ -315,34 +338,20 @@ func appendIDs(b []byte, ids []int64, n, c int64) []byte {
 }
 
 // WriteFile synthesizes the trace at in into the file out, written whole
-// or not at all (a temporary file renamed into place).
+// or not at all, as WriteOutput writes it (a FIFO, a device but a
+// character device, or a directory at out is refused, never replaced). An
+// out that is the input file, under whatever name, is refused.
 func WriteFile(ctx context.Context, in, out string, p Params) (Stats, error) {
-	if dir := filepath.Dir(out); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return Stats{}, fmt.Errorf("write %s: %w", out, err)
-		}
+	if SameFile(in, out) {
+		return Stats{}, fmt.Errorf("the output file %s is the input file %s: write the synthetic trace elsewhere", out, in)
 	}
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
-	if err != nil {
-		return Stats{}, fmt.Errorf("write %s: %w", out, err)
-	}
-	defer os.Remove(f.Name()) // after the rename, nothing
-	// 0644 as os.Create would give it (a temporary file is 0600).
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return Stats{}, fmt.Errorf("write %s: %w", out, err)
-	}
-	st, err := Synthesize(ctx, in, f, p)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write %s: %w", out, cerr)
-	}
-	if err != nil {
-		return st, err
-	}
-	if err := os.Rename(f.Name(), out); err != nil {
-		return st, fmt.Errorf("write %s: %w", out, err)
-	}
-	return st, nil
+	var st Stats
+	_, err := WriteOutput(out, func(w io.Writer) error {
+		var err error
+		st, err = Synthesize(ctx, in, w, p)
+		return err
+	})
+	return st, err
 }
 
 // outputLength is row's output length scaled by --output-len-multiplier

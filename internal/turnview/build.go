@@ -102,6 +102,10 @@ func Build(ctx context.Context, files []string, opt Options) (*View, error) {
 	if len(x.recs) == 0 {
 		return nil, fmt.Errorf("%s: no request records: the run sent no profiling request", strings.Join(files, ", "))
 	}
+	if x.payloads == 0 {
+		return nil, fmt.Errorf("%s: no request payloads: profile with --export-level raw "+
+			"(its raw records hold each request's payload, the messages sent; these %d records have none)", strings.Join(files, ", "), len(x.recs))
+	}
 	groups := x.groups()
 	v := &View{Files: len(files), Options: opt, Conversations: len(groups), Turns: len(x.recs),
 		MessageRefs: x.messages, Roles: x.legend()}
@@ -135,6 +139,7 @@ type index struct {
 	recs     []rec
 	corrConv map[int32]int32 // x_correlation_id → its conversation
 	messages int
+	payloads int // records with a payload object
 	roles    map[string]int
 	order    []string // roles in order of appearance
 }
@@ -166,6 +171,9 @@ func (x *index) read(ctx context.Context, file int32, path string) error {
 			x.corrConv[r.corr] = r.conv
 		}
 		x.messages += f.messages
+		if f.payload {
+			x.payloads++
+		}
 		return true, s.end()
 	})
 }

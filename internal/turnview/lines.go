@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
 // eachLine opens path and calls fn at the start of each line that holds a
 // record (blank lines are skipped, as AIPerf skips them), with the
 // scanner there and the line's number; fn reads the record or skips the
-// line. fn returning false stops the reading.
+// line. fn returning false stops the reading. A path that is not a regular
+// file is refused unread (inputfile.Open: a FIFO's open never waits).
 func eachLine(ctx context.Context, path string, fn func(s *scanner) (bool, error)) error {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return fmt.Errorf("read raw export: %w", err)
 	}

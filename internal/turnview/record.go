@@ -19,6 +19,7 @@ type fields struct {
 	cancelled, failed         bool
 	maxTokens                 string
 	messages                  int
+	payload                   bool // the record has a payload object (a raw record)
 }
 
 // decoder reads records, calling message for each message of a payload
@@ -46,6 +47,8 @@ func (d *decoder) record() error {
 		case "metadata":
 			return d.ifObject(d.metadata)
 		case "payload":
+			c, err := d.s.peek()
+			d.f.payload = err == nil && c == '{'
 			return d.ifObject(d.payload)
 		case "error":
 			v, err := d.s.scalar(1)
