@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/outputfile"
 	"github.com/aiperf-go/aiperf/internal/swimlane"
-	"github.com/aiperf-go/aiperf/internal/tracesynth"
 )
 
 // SwimLaneCmd is `aiperf analyze swim-lane`, AIPerf's per-session swim
@@ -154,7 +154,7 @@ func (c *SwimLaneCmd) draw(ctx context.Context, g *Globals, dir string, opt swim
 		return nil
 	}
 	page := paths[1]
-	size, err := tracesynth.WriteOutput(page, v.WriteHTML) // streamed, not held
+	size, err := outputfile.Write(page, v.WriteHTML) // streamed, not held
 	if err != nil {
 		return err
 	}

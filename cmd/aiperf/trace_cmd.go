@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/aiperf-go/aiperf/internal/cachesim"
+	"github.com/aiperf-go/aiperf/internal/outputfile"
 	"github.com/aiperf-go/aiperf/internal/traceanalysis"
 	"github.com/aiperf-go/aiperf/internal/tracesynth"
 )
@@ -133,18 +134,18 @@ func traceErr(err error) error {
 }
 
 // checkOutputFile checks, before any work, that a file can be written at
-// path (named by what in errors), as tracesynth.CheckOutput allows: not a
+// path (named by what in errors), as outputfile.Check allows: not a
 // directory, FIFO, socket or block device (a character device, /dev/null,
 // is written in place); not one of the inputs, under whatever name; in a
 // directory that is writable or can be made in one that is (a probe file
 // is made and removed there); and writable when it is a file.
 func checkOutputFile(path, what string, inputs ...string) error {
-	inPlace, err := tracesynth.CheckOutput(path)
+	inPlace, err := outputfile.Check(path)
 	if err != nil {
 		return fmt.Errorf("%s %w", what, err)
 	}
 	for _, in := range inputs {
-		if tracesynth.SameFile(path, in) {
+		if outputfile.SameFile(path, in) {
 			return fmt.Errorf("%s %s is the input file %s: write elsewhere", what, path, in)
 		}
 	}
@@ -178,11 +179,11 @@ func checkOutputFile(path, what string, inputs ...string) error {
 	return os.Remove(probe.Name())
 }
 
-// writeOutput writes an output file whole (tracesynth.WriteOutput: a
+// writeOutput writes an output file whole (outputfile.Write: a
 // temporary file renamed into place, its directory made; a character
 // device written in place, anything else but a regular file refused).
 func writeOutput(path string, b []byte) error {
-	_, err := tracesynth.WriteOutput(path, func(w io.Writer) error {
+	_, err := outputfile.Write(path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
@@ -234,7 +235,7 @@ func (c *SynthesizeTraceCmd) Validate() error {
 	if err != nil {
 		return err
 	}
-	if filepath.Clean(in) == filepath.Clean(out) || tracesynth.SameFile(in, out) {
+	if filepath.Clean(in) == filepath.Clean(out) || outputfile.SameFile(in, out) {
 		return fmt.Errorf("the output file %s is the input file %s: write the synthetic trace elsewhere", out, in)
 	}
 	return c.params().Validate("")

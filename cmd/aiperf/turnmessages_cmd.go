@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/aiperf-go/aiperf/internal/numfmt"
-	"github.com/aiperf-go/aiperf/internal/tracesynth"
+	"github.com/aiperf-go/aiperf/internal/outputfile"
 	"github.com/aiperf-go/aiperf/internal/turnview"
 )
 
@@ -115,10 +115,10 @@ func (c *TurnMessagesCmd) announce(g *Globals, files []string) {
 }
 
 // writeViewer writes the page as every output file is written
-// (tracesynth.WriteOutput): to a temporary file beside path, renamed into
+// (outputfile.Write): to a temporary file beside path, renamed into
 // place once whole, so an interrupted or failed write leaves no partial
 // page; a character device written in place, anything else but a regular
 // file refused. It returns the page's size.
 func writeViewer(path string, v *turnview.View) (int64, error) {
-	return tracesynth.WriteOutput(path, v.WriteHTML)
+	return outputfile.Write(path, v.WriteHTML)
 }

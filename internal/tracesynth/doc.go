@@ -27,10 +27,6 @@
 // The input is read twice, streamed (dataset.ScanTrace, every problem
 // listed); memory is a slot per distinct hash id.
 //
-// CheckOutput and WriteOutput are the output-file rule of the trace and
-// analysis commands (synthesize-trace, analyze-trace, analyze swim-lane and
-// turn-messages), as inputfile.Open is their input rule: a regular file
-// replaced whole by a rename, a character device written in place, any
-// other existing file (a FIFO, a socket, a block device, a directory)
-// refused by its mode before it is opened.
+// Its output is written by package outputfile, as its input is read by
+// package inputfile.
 package tracesynth

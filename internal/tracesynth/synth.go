@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
+	"github.com/aiperf-go/aiperf/internal/outputfile"
 )
 
 // Stats describe a synthesis.
@@ -338,15 +339,15 @@ func appendIDs(b []byte, ids []int64, n, c int64) []byte {
 }
 
 // WriteFile synthesizes the trace at in into the file out, written whole
-// or not at all, as WriteOutput writes it (a FIFO, a device but a
+// or not at all, as outputfile.Write writes it (a FIFO, a device but a
 // character device, or a directory at out is refused, never replaced). An
 // out that is the input file, under whatever name, is refused.
 func WriteFile(ctx context.Context, in, out string, p Params) (Stats, error) {
-	if SameFile(in, out) {
+	if outputfile.SameFile(in, out) {
 		return Stats{}, fmt.Errorf("the output file %s is the input file %s: write the synthetic trace elsewhere", out, in)
 	}
 	var st Stats
-	_, err := WriteOutput(out, func(w io.Writer) error {
+	_, err := outputfile.Write(out, func(w io.Writer) error {
 		var err error
 		st, err = Synthesize(ctx, in, w, p)
 		return err

@@ -1,4 +1,16 @@
-package tracesynth
+// Package outputfile writes a command's output files under one rule, as
+// package inputfile opens its inputs: the trace and analysis commands'
+// (synthesize-trace, analyze-trace --output-file, analyze swim-lane,
+// analyze turn-messages, and profile's synthetic trace) and report -o.
+//
+// A path that does not exist is created; a regular file (or the regular
+// file a symbolic link names) is replaced whole, a temporary file beside it
+// renamed over it once written; a character device (/dev/null, /dev/stdout
+// on a terminal) is written in place, never replaced. Anything else that
+// exists is refused by its mode, before it is opened: a named pipe, whose
+// open waits for a reader that may never come (no signal reaches a blocked
+// open), a socket, a block device or a directory.
+package outputfile
 
 import (
 	"bufio"
@@ -12,23 +24,10 @@ import (
 	"github.com/aiperf-go/aiperf/internal/inputfile"
 )
 
-// The output files of the trace and analysis commands (synthesize-trace,
-// analyze-trace --output-file, analyze swim-lane, analyze turn-messages,
-// and profile's synthetic trace) are checked and written here, as their
-// inputs are opened by inputfile: one rule for what may be written.
-//
-// A path that does not exist is created; a regular file (or the regular
-// file a symbolic link names) is replaced whole, a temporary file beside it
-// renamed over it once written; a character device (/dev/null, /dev/stdout
-// on a terminal) is written in place, never replaced. Anything else that
-// exists is refused by its mode, before it is opened: a named pipe, whose
-// open waits for a reader that may never come (no signal reaches a blocked
-// open), a socket, a block device or a directory.
-
-// CheckOutput checks, without opening it, that path may be written as an
+// Check checks, without opening it, that path may be written as an
 // output file, and reports whether it is a character device, written in
 // place rather than replaced. The refusal names path and what it is.
-func CheckOutput(path string) (inPlace bool, err error) {
+func Check(path string) (inPlace bool, err error) {
 	if _, err := os.Lstat(path); err != nil {
 		return false, nil // nothing there (or the directory is at fault, which the write says)
 	}
@@ -66,13 +65,13 @@ func SameFile(a, b string) bool {
 	return err == nil && os.SameFile(sa, sb)
 }
 
-// WriteOutput writes the output file path with write, as CheckOutput
+// Write writes the output file path with write, as Check
 // allows (its directory made): whole or not at all, a temporary file
 // renamed over it once written, so that an error or an interruption
 // leaves what was there; a character device is written in place. An
 // error of write is returned as it is. It returns the bytes written.
-func WriteOutput(path string, write func(io.Writer) error) (int64, error) {
-	inPlace, err := CheckOutput(path)
+func Write(path string, write func(io.Writer) error) (int64, error) {
+	inPlace, err := Check(path)
 	if err != nil {
 		return 0, err
 	}
@@ -104,7 +103,7 @@ func WriteOutput(path string, write func(io.Writer) error) (int64, error) {
 	}
 	// Checked again: what was put there meanwhile is not replaced unless
 	// it is a regular file.
-	switch inPlace, err := CheckOutput(target); {
+	switch inPlace, err := Check(target); {
 	case err != nil:
 		return 0, err
 	case inPlace:
