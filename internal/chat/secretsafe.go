@@ -1,10 +1,7 @@
 package chat
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
-	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -46,29 +43,12 @@ func newSecretSafe(out io.Writer, red *plan.Redactor, secrets ...string) *secret
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		for _, v := range forms(s) {
+		for _, v := range plan.SecretVariants(s) {
 			p.plain = max(p.plain, len(v))
 		}
 	}
 	p.escaped = escapeFactor * p.plain
 	return p
-}
-
-// forms are the spellings of s the Redactor looks for (plan's variants):
-// as written, URL-escaped, and as a JSON string's contents with and
-// without HTML escapes.
-func forms(s string) []string {
-	out := []string{s, url.QueryEscape(s), url.PathEscape(s)}
-	for _, html := range []bool{false, true} {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(html)
-		if enc.Encode(s) == nil {
-			q := strings.TrimSpace(b.String())
-			out = append(out, q[1:len(q)-1])
-		}
-	}
-	return out
 }
 
 // write takes the next piece of the reply and prints what can no longer

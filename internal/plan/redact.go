@@ -291,7 +291,7 @@ func NewRedactor(secrets ...string) *Redactor {
 		if s == "" || strings.Contains(Redacted, s) {
 			continue
 		}
-		for _, v := range variants(s) {
+		for _, v := range SecretVariants(s) {
 			if seen[v] {
 				continue
 			}
@@ -314,8 +314,10 @@ func NewRedactor(secrets ...string) *Redactor {
 	return r
 }
 
-// variants are the forms of s a server may echo.
-func variants(s string) []string {
+// SecretVariants are the forms of s a server may echo, which a Redactor
+// hides: as written, URL-escaped, and as a JSON string's contents with and
+// without HTML escapes.
+func SecretVariants(s string) []string {
 	out := []string{s, url.QueryEscape(s), url.PathEscape(s)}
 	for _, html := range []bool{false, true} {
 		var b bytes.Buffer
