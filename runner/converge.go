@@ -2,6 +2,7 @@ package runner
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -13,12 +14,19 @@ import (
 	"github.com/aiperf-go/aiperf/internal/search"
 )
 
+// convergedStore is the part of the store (store.DB has it) that records
+// why a cell stopped before its planned trials.
+type convergedStore interface {
+	MarkConverged(ctx context.Context, sweepID int64, cellID, why string) error
+}
+
 // stopConverged tells whether t's cell needs no more trials under the
 // sweep's convergence criterion (plan.Sweep.Convergence), judged on the
 // trials of the cell that ended; if so it notes t as not run (the cell's
 // aggregate is written when its last trial is passed over, as when it
-// ends). The first time a cell converges, a line says on what.
-func (s *sweepRun) stopConverged(l int, t plan.Trial) bool {
+// ends). The first time a cell converges, a line says on what and the
+// store records it (a failure to is a warning: the trials are stored).
+func (s *sweepRun) stopConverged(ctx context.Context, l int, t plan.Trial) bool {
 	c := s.sw.Convergence
 	if c == nil {
 		return false
@@ -33,6 +41,11 @@ func (s *sweepRun) stopConverged(l int, t plan.Trial) bool {
 			return false
 		}
 		why = reason
+		if cs, ok := s.o.Store.(convergedStore); ok {
+			if err := cs.MarkConverged(context.WithoutCancel(ctx), s.o.SweepID, t.Cell.ID, why); err != nil {
+				s.o.warn("warning: sweep %q %s: %v (its missing trials will read as missing, not as not needed)\n", s.sw.Name, t.Cell.Label, err)
+			}
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

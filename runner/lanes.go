@@ -162,7 +162,7 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 				continue
 			}
 		}
-		if s.stopConverged(l, t) {
+		if s.stopConverged(ctx, l, t) {
 			continue
 		}
 		var under []lateReset // this trial's servers' late resets

@@ -280,7 +280,10 @@ type Cell struct {
 	Label  string       `json:"label"`
 	Index  int          `json:"index"`
 	Params []plan.Param `json:"params"`
-	Runs   []RunRow     `json:"runs"`
+	// Converged says why the cell stopped before its planned trials under
+	// the sweep's convergence criterion ("" when it did not).
+	Converged string   `json:"converged,omitempty"`
+	Runs      []RunRow `json:"runs"`
 }
 
 // SweepRuns is a sweep with its cells in index order, each holding its
@@ -327,7 +330,7 @@ func (db *DB) SweepRuns(ctx context.Context, ref string, stats []string) (*Sweep
 }
 
 func queryCells(ctx context.Context, q querier, sweepID int64) ([]Cell, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, label, idx, params FROM cells WHERE sweep_id = ? ORDER BY idx, id`, sweepID)
+	rows, err := q.QueryContext(ctx, `SELECT id, label, idx, params, COALESCE(converged, '') FROM cells WHERE sweep_id = ? ORDER BY idx, id`, sweepID)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +341,7 @@ func queryCells(ctx context.Context, q querier, sweepID int64) ([]Cell, error) {
 			c      Cell
 			params string
 		)
-		if err := rows.Scan(&c.ID, &c.Label, &c.Index, &params); err != nil {
+		if err := rows.Scan(&c.ID, &c.Label, &c.Index, &params, &c.Converged); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(params), &c.Params); err != nil {

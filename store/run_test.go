@@ -205,7 +205,7 @@ func TestSweepLifecycle(t *testing.T) {
 		assert.Equal(t, want, keys, "the failed trial is not complete")
 	})
 	t.Run("a rerun trial replaces the failed attempt", func(t *testing.T) {
-		require.NoError(t, db.ReopenSweep(ctx, sweepID))
+		require.NoError(t, db.ReopenSweep(ctx, sweepID, 2))
 		newID, err := db.SaveRun(ctx, newRun(runOpts{records: 3, sweepID: sweepID, cell: &cells[1], trial: 1}), "")
 		require.NoError(t, err)
 		_, err = db.GetRun(ctx, failedID, false)

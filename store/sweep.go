@@ -120,9 +120,45 @@ func (db *DB) FindResumableSweep(ctx context.Context, name, planSHA string) (id 
 	return id, true, nil
 }
 
-// ReopenSweep marks a sweep running again (for --resume).
-func (db *DB) ReopenSweep(ctx context.Context, id int64) error {
-	return db.setSweepStatus(ctx, id, sweepRunning)
+// ReopenSweep marks a sweep running again (for --resume) with trials
+// planned per cell (a resume may change them), and clears its cells'
+// convergence marks: the resumed run sets them again (MarkConverged) for
+// the cells that converge under its criterion.
+func (db *DB) ReopenSweep(ctx context.Context, id int64, trials int) error {
+	if err := db.setSweepStatus(ctx, id, sweepRunning); err != nil {
+		return err
+	}
+	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE sweeps SET trials = ? WHERE id = ?`, max(1, trials), id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE cells SET converged = NULL WHERE sweep_id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return wrap(err, "reopen sweep %d", id)
+	}
+	return nil
+}
+
+// MarkConverged records why a cell of the sweep stopped adding trials
+// before its planned number (a convergence criterion was met), so that its
+// missing trials read as not needed rather than lost.
+func (db *DB) MarkConverged(ctx context.Context, sweepID int64, cellID, why string) error {
+	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET converged = ? WHERE sweep_id = ? AND id = ?`, why, sweepID, cellID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("cell %s of sweep %d %w", cellID, sweepID, ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap(err, "mark cell %s of sweep %d converged", cellID, sweepID)
+	}
+	return nil
 }
 
 // FinishSweep records a sweep's final status (result.StatusComplete,

@@ -22,12 +22,19 @@ func TestMultiRunConvergence(t *testing.T) {
 	subprocesses(t)
 	tok := tinyTokenizer(t)
 	m := startMock(t, mock.Config{TTFT: 40, ITL: 1})
-	inv := cli(t, "", quick(m.URL, "--tokenizer", tok, "--request-count", "3", "--num-profile-runs", "6",
+	first := t.TempDir()
+	inv := cli(t, first, quick(m.URL, "--tokenizer", tok, "--request-count", "3", "--num-profile-runs", "6",
 		"--convergence-metric", "request_latency", "--convergence-mode", "cv", "--convergence-threshold", "0.9",
 		"--artifact-dir", "out")...)
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	assert.Contains(t, inv.stderr, "converged: base after 3 of 6 trials (convergence: request_latency.avg cv ")
+	const converged = "converged: base after 3 of 6 trials (convergence: request_latency.avg cv "
+	assert.Contains(t, inv.stdout, converged, "the table's note, from the store")
+	assert.NotContains(t, inv.stderr, converged, "said once")
+	assert.Regexp(t, `│ base +│ +3 │`, inv.stdout, "three trials, none missing: the other three were not needed")
 	assert.Equal(t, 9, m.control().InferenceRequests, "three trials of three requests")
+	later := cli(t, first, "compare", "--sweep", "profile")
+	require.Equal(t, ExitOK, later.code, later.stderr)
+	assert.Contains(t, later.stdout, converged, "the store remembers why the cell stopped")
 	agg := readJSON(t, filepath.Join("out", "aggregate", "profile_export_aiperf_aggregate.json"))
 	assert.EqualValues(t, 3, agg["metadata"].(map[string]any)["num_profile_runs"])
 	_, err := os.Stat(filepath.Join("out", "profile_runs", "run_0004"))
@@ -49,7 +56,7 @@ func TestMultiRunConvergence(t *testing.T) {
 	assert.Contains(t, inv.stdout, "1 cell × 5 trials; each cell stops adding trials once request_latency.avg cv < 0.9, after at least 3")
 	inv = cli(t, dir, "profile", "--config", cfg, "--tokenizer", tok, "--ui", "none", "--artifact-dir", "out")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	assert.Contains(t, inv.stderr, "converged: base after 3 of 5 trials")
+	assert.Contains(t, inv.stdout, "converged: base after 3 of 5 trials")
 	assert.Equal(t, 6, m.control().InferenceRequests)
 }
 

@@ -57,7 +57,7 @@ func runSearch(ctx context.Context, g *Globals, s plan.Search, o searchOptions) 
 		id, err = db.BeginSweep(ctx, store.SweepMeta{Name: s.Name, ScriptPath: o.script, PlanSHA256: s.Digest(),
 			Vars: redactVars(o.vars, s.Base.Redactor()), Trials: max(1, s.Config.Trials.Min), Kind: store.KindSearch})
 	} else if err = refusedResume(runner.CheckSearchResume(ctx, s, runner.SearchOptions{Store: db, SweepID: id, Dir: o.dir})); err == nil {
-		err = db.ReopenSweep(ctx, id) // a search that cannot go on from what the store holds is refused first, untouched
+		err = db.ReopenSweep(ctx, id, max(1, s.Config.Trials.Min)) // a search that cannot go on from what the store holds is refused first, untouched
 	}
 	if err != nil {
 		return err

@@ -262,7 +262,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		return err
 	}
 	if resumed {
-		err = db.ReopenSweep(ctx, id)
+		err = db.ReopenSweep(ctx, id, sw.Trials)
 	} else {
 		id, err = db.BeginSweep(ctx, store.SweepMeta{Name: sw.Name, ScriptPath: o.script, PlanSHA256: sw.Digest(),
 			Vars: o.vars, Trials: sw.Trials, Cells: sw.Cells})
@@ -335,15 +335,20 @@ func endSweep(ctx context.Context, g *Globals, db *store.DB, id int64, parent *m
 	} else if err := db.FinishSweep(context.WithoutCancel(ctx), id, status); err != nil {
 		return errors.Join(runErr, err)
 	}
+	tabled := false // the table's notes say which cells converged, as the store records them
 	if out.Completed+out.Skipped > 0 {
 		fmt.Fprintln(g.Stdout)
 		// What completed is shown even when the sweep was interrupted.
 		if err := printSweepTable(context.WithoutCancel(ctx), g, db, fmt.Sprint(id), o.confidence); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: render sweep table: %v\n", err)
+		} else {
+			tabled = true
 		}
 	}
 	for _, c := range out.ConvergedCells {
-		fmt.Fprintf(g.Stderr, "converged: %s\n", c)
+		if !tabled {
+			fmt.Fprintf(g.Stderr, "converged: %s\n", c)
+		}
 	}
 	for _, f := range out.Failures {
 		fmt.Fprintf(g.Stderr, "failed: %s\n", f)

@@ -48,6 +48,9 @@ type SweepCell struct {
 	// client, not the server, shaped its numbers, so the cell is neither a
 	// best cell nor on (or beating others off) the Pareto front.
 	ClientBound bool `json:"client_bound,omitempty"`
+	// Converged says why the cell stopped before its planned trials under
+	// the sweep's convergence criterion ("" when it did not).
+	Converged string `json:"converged,omitempty"`
 }
 
 // ParetoAxes names the statistics the Pareto front is computed on.
@@ -91,12 +94,16 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 	}
 	for _, c := range s.Cells {
 		row := SweepCell{ID: c.ID, Label: c.Label, Index: c.Index, Params: c.Params, Runs: len(c.Runs), Trials: completeRuns(c.Runs),
-			ClientBound: slices.ContainsFunc(c.Runs, func(r store.RunRow) bool { return r.Status == result.StatusComplete && r.ClientBound })}
+			ClientBound: slices.ContainsFunc(c.Runs, func(r store.RunRow) bool { return r.Status == result.StatusComplete && r.ClientBound }),
+			Converged:   c.Converged}
 		for _, k := range keys {
 			row.Values = append(row.Values, estimateOf(c.Runs, k, opt.ConfidenceLevel))
 		}
 		rep.Cells = append(rep.Cells, row)
 		rep.Notes = append(rep.Notes, runNotes(c.Label, c.Runs)...)
+		if c.Converged != "" {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("converged: %s after %d of %d trials (%s)", c.Label, len(c.Runs), s.Sweep.Trials, c.Converged))
+		}
 	}
 	rep.markPareto(s, opt.ConfidenceLevel)
 	rep.findBest()
@@ -231,9 +238,13 @@ func (r *SweepReport) row(c SweepCell, params []string, named, probes bool) []st
 	for _, name := range params {
 		row = append(row, paramValue(c.Params, name))
 	}
+	planned := r.Sweep.Trials
+	if c.Converged != "" { // the rest were not needed, not lost (a note says so)
+		planned = c.Runs
+	}
 	trials := strconv.Itoa(c.Trials)
-	if c.Runs != c.Trials || c.Runs < r.Sweep.Trials {
-		trials = fmt.Sprintf("%d/%d", c.Trials, max(c.Runs, r.Sweep.Trials))
+	if c.Runs != c.Trials || c.Runs < planned {
+		trials = fmt.Sprintf("%d/%d", c.Trials, max(c.Runs, planned))
 	}
 	row = append(row, trials)
 	for j, e := range c.Values {
