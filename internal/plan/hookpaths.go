@@ -67,7 +67,8 @@ func (v *validator) hookTimeout(field string, x *float64) {
 // CheckHookPath checks a control-hook route (a reset or profiler path) as
 // it is sent: appended to an origin and POSTed as written. It must not be
 // empty, must start with '/', must not hold a URL (://), a control
-// character (a line break, DEL) or an invalid percent escape, and its query
+// character (a line break, DEL), a '#' (a fragment is never sent) or an
+// invalid percent escape, and its query
 // must be one a request line can carry (CheckQuery). The error quotes the
 // path with its secret query values redacted and its control characters
 // escaped, so it stays on one line.
@@ -87,6 +88,10 @@ func checkHookPath(path string, marked []string) error {
 	if i := strings.IndexFunc(path, isURLControl); i >= 0 {
 		return fmt.Errorf("holds a control character (%q), which no request line can carry: remove it, "+
 			"or write it percent-encoded (%%%02X), got %s", path[i:i+1], path[i], shown)
+	}
+	if i := strings.IndexByte(path, '#'); i >= 0 {
+		return fmt.Errorf("holds a '#', where a URL's fragment starts: what follows it is never sent; "+
+			"write it percent-encoded (%%23) if the route holds one, got %s", shown)
 	}
 	route, query, _ := strings.Cut(path, "?")
 	if bad := badEscape(route); bad != "" {

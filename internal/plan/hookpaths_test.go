@@ -17,8 +17,8 @@ var hookPathFlags = map[string]func(p *Profile, path string){
 }
 
 // TestHookPathUnsendable: a route that could never be sent as written (an
-// invalid percent escape, a control character, a query no request line can
-// carry) is refused for every hook, naming the flag, on one line, its
+// invalid percent escape, a control character, a fragment, a query no
+// request line can carry) is refused for every hook, naming the flag, on one line, its
 // secret query values redacted.
 func TestHookPathUnsendable(t *testing.T) {
 	cases := []struct {
@@ -34,6 +34,8 @@ func TestHookPathUnsendable(t *testing.T) {
 		{"tab", "/a\tb", `holds a control character ("\t")`},
 		{"escape in the query", "/flush?timeout=%zz", `has a query with an invalid percent escape ("%zz")`},
 		{"space in the query", "/flush?a=b c", `has a query holding a space or control character`},
+		{"fragment", "/flush#now", `holds a '#', where a URL's fragment starts: what follows it is never sent; write it percent-encoded (%23)`},
+		{"fragment in the query", "/flush?timeout=30#x", `holds a '#'`},
 	}
 	for flag, set := range hookPathFlags {
 		for _, tc := range cases {
