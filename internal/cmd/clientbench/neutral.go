@@ -65,7 +65,7 @@ func (a connSegments) plus(b connSegments) connSegments {
 // (connSegments). It serves /count on a listener
 // of its own, so that asking does not count. It prints its URL and the
 // control listener's on stdout and serves until its stdin ends.
-func serveNeutral(itl time.Duration) error {
+func serveNeutral(itl time.Duration, cc string) error {
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
@@ -103,7 +103,7 @@ func serveNeutral(itl time.Duration) error {
 		fmt.Fprintf(w, "%d %d %d %d %d %d %d %d %d %d %d %d", n, accepted, segs.in, segs.dataIn, segs.out, segs.dataOut, turns, turnUS,
 			segs.unackedUS, segs.cwnd, segs.unsent, segs.conns)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenWithCC("127.0.0.1:0", cc)
 	if err != nil {
 		return err
 	}

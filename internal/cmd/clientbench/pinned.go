@@ -26,6 +26,7 @@ var (
 	// and {c} replaced by the client's name and the concurrency.
 	clientWrap, serverWrap string
 	pinnedITL              time.Duration
+	pinnedCC               string   // the neutral server's TCP congestion control ("": the system's)
 	pinnedExtra            []string // more clients of the pinned measurement
 )
 
@@ -48,6 +49,8 @@ func pinnedFlags() (role *string, c, n *int) {
 		"name the client and the concurrency (e.g. \"strace -c -f -o /tmp/{client}-{c}.strace\"; the CPU figures are then the wrapper's)")
 	flag.StringVar(&serverWrap, "pinned-server-wrap", "", "a command prefixing the pinned neutral server's, after taskset (as -pinned-client-wrap)")
 	flag.DurationVar(&pinnedITL, "pinned-itl", 0, "the pinned neutral server's gap between content chunks (0: none, as fast as it can)")
+	flag.StringVar(&pinnedCC, "pinned-cc", "", "the pinned neutral server's TCP congestion control (TCP_CONGESTION on its listener, e.g. cubic; "+
+		"default: the system's, net.ipv4.tcp_congestion_control)")
 	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: aiperf-rxN (aiperf with --rx-coalesce-usecs N, e.g. aiperf-rx0), "+
 		"endpoint (aiperf's HTTP client alone), "+
 		"minimal-nojson (the minimal client without decoding), minimal-32k (with a 32 KiB transport read buffer), "+
@@ -71,7 +74,7 @@ func pinnedFlags() (role *string, c, n *int) {
 func runRole(role, url string, c, n int) error {
 	switch role {
 	case "server":
-		return serveNeutral(pinnedITL)
+		return serveNeutral(pinnedITL, pinnedCC)
 	case "minimal":
 		return runMinimal(url, c, n)
 	case "endpoint":
@@ -209,9 +212,9 @@ func pinned() error {
 	if pinnedITL > 0 {
 		server = fmt.Sprintf("%v apart", pinnedITL)
 	}
-	fmt.Printf("pinned: the neutral SSE server (%d one-token chunks per reply, %s) on CPU 0, each client on CPU 1,\n"+
+	fmt.Printf("pinned: the neutral SSE server (%d one-token chunks per reply, %s, TCP congestion control %s) on CPU 0, each client on CPU 1,\n"+
 		"%d requests per run, figures over the middle 80%% of each run's requests, median of %d runs, %s\n",
-		neutralTokens, server, pinnedRequests, pinnedRounds, netns)
+		neutralTokens, server, congestionControl(pinnedCC), pinnedRequests, pinnedRounds, netns)
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\treq/s aiperf\tminimal\tratio\tclient CPU ms/req aiperf\tminimal\tratio\t"+
 		"server CPU ms/req aiperf\tminimal\tratio\tTCP segments/req aiperf\tminimal\twhole-process CPU ms/req aiperf\tminimal\t")
@@ -320,7 +323,7 @@ func pinnedRun(self string, cl pinnedClient, c, n int) (pinnedFigures, error) {
 	}
 	defer os.RemoveAll(dir)
 	srv := exec.Command("taskset", append([]string{"-c", "0"}, wrapped(serverWrap, cl.name, c, self, "-role", "server",
-		"-pinned-itl", pinnedITL.String())...)...)
+		"-pinned-itl", pinnedITL.String(), "-pinned-cc", pinnedCC)...)...)
 	url, control, stop, err := startServer(srv)
 	if err != nil {
 		return pinnedFigures{}, err
