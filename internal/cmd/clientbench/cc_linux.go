@@ -13,10 +13,10 @@ import (
 
 // listenWithCC listens on addr with TCP congestion control cc on the
 // listener (TCP_CONGESTION; its accepted connections inherit it), or the
-// system's when cc is "".
+// system's when cc is "" or "system".
 func listenWithCC(addr, cc string) (net.Listener, error) {
 	lc := net.ListenConfig{}
-	if cc != "" {
+	if cc != "" && cc != "system" {
 		lc.Control = func(_, _ string, c syscall.RawConn) error {
 			var serr error
 			if err := c.Control(func(fd uintptr) {
@@ -25,7 +25,8 @@ func listenWithCC(addr, cc string) (net.Listener, error) {
 				return err
 			}
 			if serr != nil {
-				return fmt.Errorf("set TCP congestion control %q (net.ipv4.tcp_available_congestion_control lists those the kernel has): %w", cc, serr)
+				return fmt.Errorf("set TCP congestion control %q (net.ipv4.tcp_available_congestion_control lists those the kernel has; "+
+					"-pinned-cc system keeps the system's): %w", cc, serr)
 			}
 			return nil
 		}
@@ -34,9 +35,9 @@ func listenWithCC(addr, cc string) (net.Listener, error) {
 }
 
 // congestionControl names the congestion control the pinned server uses:
-// cc, or the system's default.
+// cc, or the system's default ("" or "system").
 func congestionControl(cc string) string {
-	if cc != "" {
+	if cc != "" && cc != "system" {
 		return cc
 	}
 	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,7 +15,19 @@ import (
 // its accepted connections send with (reno: always built in and allowed to
 // anyone); an unknown one is refused, naming it.
 func TestListenWithCC(t *testing.T) {
-	ln, err := listenWithCC("127.0.0.1:0", "reno")
+	assert.Equal(t, "reno", acceptedCC(t, "reno"))
+	system, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(system)), acceptedCC(t, "system"))
+
+	_, err = listenWithCC("127.0.0.1:0", "no-such-cc")
+	require.ErrorContains(t, err, `set TCP congestion control "no-such-cc"`)
+}
+
+// acceptedCC is the congestion control of a connection accepted by
+// listenWithCC(cc).
+func acceptedCC(t *testing.T, cc string) string {
+	ln, err := listenWithCC("127.0.0.1:0", cc)
 	require.NoError(t, err)
 	defer ln.Close()
 	c, err := net.Dial("tcp", ln.Addr().String())
@@ -30,8 +43,5 @@ func TestListenWithCC(t *testing.T) {
 		got, err = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, "reno", strings.TrimRight(got, "\x00"))
-
-	_, err = listenWithCC("127.0.0.1:0", "no-such-cc")
-	require.ErrorContains(t, err, `set TCP congestion control "no-such-cc"`)
+	return strings.TrimRight(got, "\x00")
 }

@@ -41,13 +41,15 @@ func neutralChunks() [][]byte {
 // the segments it received and sent, and of those the ones carrying data
 // (the rest are pure ACKs, window updates, SYN, FIN); unackedUS, the µs
 // it had data sent but not yet acknowledged, or not yet sent
-// (tcpi_busy_time); its congestion window in segments and the bytes it
-// holds unsent (tcpi_notsent_bytes); and conns, 1 (sums count connections).
-type connSegments struct{ in, dataIn, out, dataOut, unackedUS, cwnd, unsent, conns int64 }
+// (tcpi_busy_time); its congestion window in segments, the bytes it
+// holds unsent (tcpi_notsent_bytes) and its pacing rate in bytes a second
+// (tcpi_pacing_rate: enforced by bbr, which asks the kernel to pace, and
+// by cubic only under the fq qdisc); and conns, 1 (sums count connections).
+type connSegments struct{ in, dataIn, out, dataOut, unackedUS, cwnd, unsent, pacing, conns int64 }
 
 func (a connSegments) plus(b connSegments) connSegments {
 	return connSegments{a.in + b.in, a.dataIn + b.dataIn, a.out + b.out, a.dataOut + b.dataOut,
-		a.unackedUS + b.unackedUS, a.cwnd + b.cwnd, a.unsent + b.unsent, a.conns + b.conns}
+		a.unackedUS + b.unackedUS, a.cwnd + b.cwnd, a.unsent + b.unsent, a.pacing + b.pacing, a.conns + b.conns}
 }
 
 // serveNeutral is the -role server process of the pinned measurement: an
@@ -100,8 +102,8 @@ func serveNeutral(itl time.Duration, cc string) error {
 			segs = segs.plus(segmentsOf(c))
 		}
 		mu.Unlock()
-		fmt.Fprintf(w, "%d %d %d %d %d %d %d %d %d %d %d %d", n, accepted, segs.in, segs.dataIn, segs.out, segs.dataOut, turns, turnUS,
-			segs.unackedUS, segs.cwnd, segs.unsent, segs.conns)
+		fmt.Fprintf(w, "%d %d %d %d %d %d %d %d %d %d %d %d %d", n, accepted, segs.in, segs.dataIn, segs.out, segs.dataOut, turns, turnUS,
+			segs.unackedUS, segs.cwnd, segs.unsent, segs.pacing, segs.conns)
 	})
 	ln, err := listenWithCC("127.0.0.1:0", cc)
 	if err != nil {

@@ -26,7 +26,7 @@ var (
 	// and {c} replaced by the client's name and the concurrency.
 	clientWrap, serverWrap string
 	pinnedITL              time.Duration
-	pinnedCC               string   // the neutral server's TCP congestion control ("": the system's)
+	pinnedCC               string   // the neutral server's TCP congestion control ("system": the system's)
 	pinnedExtra            []string // more clients of the pinned measurement
 )
 
@@ -49,8 +49,9 @@ func pinnedFlags() (role *string, c, n *int) {
 		"name the client and the concurrency (e.g. \"strace -c -f -o /tmp/{client}-{c}.strace\"; the CPU figures are then the wrapper's)")
 	flag.StringVar(&serverWrap, "pinned-server-wrap", "", "a command prefixing the pinned neutral server's, after taskset (as -pinned-client-wrap)")
 	flag.DurationVar(&pinnedITL, "pinned-itl", 0, "the pinned neutral server's gap between content chunks (0: none, as fast as it can)")
-	flag.StringVar(&pinnedCC, "pinned-cc", "", "the pinned neutral server's TCP congestion control (TCP_CONGESTION on its listener, e.g. cubic; "+
-		"default: the system's, net.ipv4.tcp_congestion_control)")
+	flag.StringVar(&pinnedCC, "pinned-cc", "cubic", "the pinned neutral server's TCP congestion control (TCP_CONGESTION on its listener; "+
+		"system: the system's, net.ipv4.tcp_congestion_control). Linux's default, cubic, by default: under bbr, whose window on "+
+		"loopback is about 16 segments, a client that acknowledges late makes the server's writes merge and cost it less")
 	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: aiperf-rxN (aiperf with --rx-coalesce-usecs N, e.g. aiperf-rx0), "+
 		"endpoint (aiperf's HTTP client alone), "+
 		"minimal-nojson (the minimal client without decoding), minimal-32k (with a 32 KiB transport read buffer), "+
@@ -118,12 +119,13 @@ type pinnedFigures struct {
 	// turnaround: from a reply's end to the next request on its connection;
 	// the µs the server's connections had data unacknowledged, the tail
 	// loss probes its TCP fired per 1,000 requests, and at the window's end
-	// its connections' mean congestion window and unsent bytes.
-	detail [21]float64
+	// its connections' mean congestion window, unsent bytes and pacing
+	// rate (MB/s).
+	detail [22]float64
 }
 
 // detailHeader heads the columns of pinnedFigures.detail.
-const detailHeader = "client user ms\tsys ms\tpage faults\tswitches\treads\twrites\tserver user ms\tsys ms\tswitches\treads\twrites\tsegments out\twith data\tsegments in\twith data\tconnections per 1,000\tturnaround µs\tunacked µs\tloss probes per 1,000\tserver cwnd\tunsent bytes\t"
+const detailHeader = "client user ms\tsys ms\tpage faults\tswitches\treads\twrites\tserver user ms\tsys ms\tswitches\treads\twrites\tsegments out\twith data\tsegments in\twith data\tconnections per 1,000\tturnaround µs\tunacked µs\tloss probes per 1,000\tserver cwnd\tunsent bytes\tpacing MB/s\t"
 
 // pinnedClients are the clients the pinned measurement can run: aiperf
 // and the minimal client always, the others when -pinned-extra names them.
@@ -380,7 +382,8 @@ func pinnedRun(self string, cl pinnedClient, c, n int) (pinnedFigures, error) {
 			per(b.conn.out - a.conn.out), per(b.conn.dataOut - a.conn.dataOut), per(b.conn.in - a.conn.in), per(b.conn.dataIn - a.conn.dataIn),
 			1000 * per(b.accepted-a.accepted), float64(b.turnUS-a.turnUS) / float64(max(1, b.turns-a.turns)),
 			per(b.conn.unackedUS - a.conn.unackedUS), 1000 * per(b.lossProbes-a.lossProbes),
-			float64(b.conn.cwnd) / float64(max(1, b.conn.conns)), float64(b.conn.unsent) / float64(max(1, b.conn.conns))},
+			float64(b.conn.cwnd) / float64(max(1, b.conn.conns)), float64(b.conn.unsent) / float64(max(1, b.conn.conns)),
+			float64(b.conn.pacing) / 1e6 / float64(max(1, b.conn.conns))},
 	}, nil
 }
 
@@ -441,7 +444,7 @@ func (s pinnedSample) read(control string) (pinnedSample, error) {
 	}
 	x.at = time.Now()
 	if _, err := fmt.Sscan(string(b), &x.served, &x.accepted, &x.conn.in, &x.conn.dataIn, &x.conn.out, &x.conn.dataOut,
-		&x.turns, &x.turnUS, &x.conn.unackedUS, &x.conn.cwnd, &x.conn.unsent, &x.conn.conns); err != nil {
+		&x.turns, &x.turnUS, &x.conn.unackedUS, &x.conn.cwnd, &x.conn.unsent, &x.conn.pacing, &x.conn.conns); err != nil {
 		return x, fmt.Errorf("the neutral server's count %q: %w", b, err)
 	}
 	if x.server, err = readProc(s.serverPID); err != nil {
