@@ -17,7 +17,7 @@ import (
 // convergedStore is the part of the store (store.DB has it) that records
 // why a cell stopped before its planned trials.
 type convergedStore interface {
-	MarkConverged(ctx context.Context, sweepID int64, cellID, why string) error
+	MarkConverged(ctx context.Context, sweepID int64, cellID string, after int, why string) error
 }
 
 // stopConverged tells whether t's cell needs no more trials under the
@@ -42,7 +42,7 @@ func (s *sweepRun) stopConverged(ctx context.Context, l int, t plan.Trial) bool 
 		}
 		why = reason
 		if cs, ok := s.o.Store.(convergedStore); ok {
-			if err := cs.MarkConverged(context.WithoutCancel(ctx), s.o.SweepID, t.Cell.ID, why); err != nil {
+			if err := cs.MarkConverged(context.WithoutCancel(ctx), s.o.SweepID, t.Cell.ID, len(runs), why); err != nil {
 				s.o.warn("warning: sweep %q %s: %v (its missing trials will read as missing, not as not needed)\n", s.sw.Name, t.Cell.Label, err)
 			}
 		}
@@ -61,6 +61,33 @@ func (s *sweepRun) stopConverged(ctx context.Context, l int, t plan.Trial) bool 
 	s.left[l]--
 	s.cellEndedLocked(t)
 	return true
+}
+
+// unconverged notes why t's cell did not converge, once t, its last trial,
+// ended without its criterion having held before it: the criterion judged
+// on all its trials (ended and stored runs are judged the same way).
+func (s *sweepRun) unconverged(t plan.Trial) {
+	c := s.sw.Convergence
+	if c == nil || s.last[t.Cell.ID] != t.Number {
+		return
+	}
+	s.mu.Lock()
+	_, stopped := s.stopped[t.Cell.ID]
+	runs := slices.Clone(s.results[t.Cell.ID])
+	s.mu.Unlock()
+	if stopped {
+		return
+	}
+	ok, why := s.converged(*c, t.Cell, runs)
+	if ok {
+		return // it holds on the last trial: none was left to skip
+	}
+	if why == "" {
+		why = fmt.Sprintf("convergence: %d trials ended, %d needed to judge", len(runs), min(3, s.sw.Trials))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out.Unconverged = append(s.out.Unconverged, fmt.Sprintf("%s after %d of %d trials (%s)", t.Cell.Label, len(runs), s.sw.Trials, why))
 }
 
 // converged judges criterion c on a cell's ended trials, as AIPerf's

@@ -19,7 +19,7 @@ import (
 // TestConvergedCellStopsAddingTrials: under a criterion a cell runs at
 // least min(3, Trials) trials, stops once its statistic is stable, and its
 // aggregate counts the trials that ran; a cell that never settles runs
-// them all.
+// them all, and the outcome says on what it did not.
 func TestConvergedCellStopsAddingTrials(t *testing.T) {
 	sw := testSweep(6, 0, 1, 4)
 	sw.Convergence = &search.Convergence{Metric: "time_to_first_token", Mode: search.ModeCV, Threshold: 0.05}
@@ -34,7 +34,9 @@ func TestConvergedCellStopsAddingTrials(t *testing.T) {
 	out, err := runner.Run(context.Background(), sw, o)
 	require.NoError(t, err)
 	assert.Equal(t, runner.Outcome{Total: 12, Completed: 9, Converged: 3, ConvergedCells: []string{
-		"concurrency_1 after 3 of 6 trials (convergence: time_to_first_token.avg cv 0.0099 < 0.05 over 3 trials)"}}, out)
+		"concurrency_1 after 3 of 6 trials (convergence: time_to_first_token.avg cv 0.0099 < 0.05 over 3 trials)"},
+		Unconverged: []string{"concurrency_4 after 6 of 6 trials (convergence: time_to_first_token.avg cv 0.612 ≥ 0.05)"}}, out,
+		"the cell that never settled says why, judged on all its trials")
 	assert.Len(t, l.keys(), 9)
 	assert.Contains(t, unfold(progress.String()), "not run: the cell converged after 3 trials (convergence: time_to_first_token.avg cv 0.0099 < 0.05 over 3 trials)")
 

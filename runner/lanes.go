@@ -206,6 +206,7 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 		if !s.ended(ctx, l, t, spec, run, err, time.Since(start)) {
 			return
 		}
+		s.unconverged(t)
 	}
 }
 

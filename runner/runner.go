@@ -72,7 +72,10 @@ type Outcome struct {
 	// ConvergedCells says, per cell that converged, after how many trials
 	// and on what.
 	ConvergedCells []string
-	Interrupted    bool
+	// Unconverged says, per cell that ran all its trials without its
+	// criterion holding, why (its last judgement, on every trial).
+	Unconverged []string
+	Interrupted bool
 	// TrialInterrupted names the trial ("cell trial N") whose own process
 	// was interrupted while the sweep was not: that stops the sweep too.
 	TrialInterrupted string
@@ -126,8 +129,11 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 		return out, storeErr
 	case out.Interrupted || ctx.Err() != nil:
 		out.Interrupted = true
-		msg := fmt.Sprintf("sweep %q interrupted after %d of %d trials (%s)",
-			sw.Name, out.Completed+out.Failed+out.Skipped+out.Converged, out.Total, resumeHint(o.Discarded, "rerun with --resume to finish"))
+		ended := fmt.Sprintf("%d of %d trials", out.Completed+out.Failed+out.Skipped, out.Total)
+		if out.Converged > 0 {
+			ended += fmt.Sprintf(", %d more not needed (their cells converged)", out.Converged)
+		}
+		msg := fmt.Sprintf("sweep %q interrupted after %s (%s)", sw.Name, ended, resumeHint(o.Discarded, "rerun with --resume to finish"))
 		if ctx.Err() == nil && out.TrialInterrupted != "" {
 			msg += ": " + out.TrialInterrupted + " was interrupted by a signal to its own process, not to the sweep"
 		}

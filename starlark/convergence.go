@@ -15,7 +15,8 @@ var convergenceKeys = []string{"metric", "stat", "mode", "threshold"}
 
 // parseConvergence reads sweep()'s convergence = {"metric": ..., "stat":
 // ..., "mode": ..., "threshold": ...} (None: nil) and checks it as the
-// --convergence-* flags are checked for the sweep's trials and base.
+// --convergence-* flags are checked for the sweep's trials (and each cell,
+// once expanded: plan.Sweep.CheckConvergence).
 func parseConvergence(v *starlark.Dict, d *declaration) (*search.Convergence, error) {
 	if v == nil {
 		return nil, nil
@@ -50,7 +51,7 @@ func parseConvergence(v *starlark.Dict, d *declaration) (*search.Convergence, er
 			c.Mode = s
 		}
 	}
-	if err := c.CheckMultiRun(d.trials, d.base.Streaming, d.base.ExportLevel != "summary"); err != nil {
+	if err := c.CheckMultiRun(d.trials); err != nil {
 		return nil, fmt.Errorf("convergence: %w", err)
 	}
 	return c, nil

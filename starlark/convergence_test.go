@@ -25,6 +25,8 @@ sweep(name = "c", base = profile(model = "m", streaming = True), trials = 5,
 		`sweep(name = "c", base = profile(model = "m"), trials = 3, convergence = {"metric": "ttft"})`:                                                   `"ttft" is not a metric of ours`,
 		`sweep(name = "c", base = profile(model = "m"), trials = 3, convergence = {"metric": "request_latency", "x": 1})`:                                "convergence: unknown key",
 		`sweep(name = "c", base = profile(model = "m"), trials = 3, convergence = {"metric": "request_latency", "mode": "distribution", "stat": "p99"})`: "distribution compares every request's value",
+		`sweep(name = "c", base = profile(model = "m", streaming = True), trials = 4, matrix = {"streaming": [True, False]},
+		       convergence = {"metric": "time_to_first_token"})`: "time_to_first_token is a streaming-only metric (cell streaming_false)",
 	} {
 		_, err := loadFiles(t, map[string]string{"sweeps.star": src}, starlark.Options{})
 		require.Error(t, err, src)

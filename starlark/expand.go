@@ -206,6 +206,9 @@ func (d *declaration) expand(l *loader) (plan.Sweep, []error) {
 	if len(sw.Cells) == 0 {
 		return sw, []error{at(": skip dropped every cell")}
 	}
+	if err := sw.CheckConvergence(); err != nil {
+		return sw, []error{at(": convergence: %v", err)}
+	}
 	return sw, d.validate(l.ctx, sw.Cells, at)
 }
 

@@ -281,9 +281,11 @@ type Cell struct {
 	Index  int          `json:"index"`
 	Params []plan.Param `json:"params"`
 	// Converged says why the cell stopped before its planned trials under
-	// the sweep's convergence criterion ("" when it did not).
-	Converged string   `json:"converged,omitempty"`
-	Runs      []RunRow `json:"runs"`
+	// the sweep's convergence criterion ("" when it did not), after
+	// ConvergedAfter of them had ended.
+	Converged      string   `json:"converged,omitempty"`
+	ConvergedAfter int      `json:"converged_after,omitempty"`
+	Runs           []RunRow `json:"runs"`
 }
 
 // SweepRuns is a sweep with its cells in index order, each holding its
@@ -330,7 +332,7 @@ func (db *DB) SweepRuns(ctx context.Context, ref string, stats []string) (*Sweep
 }
 
 func queryCells(ctx context.Context, q querier, sweepID int64) ([]Cell, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, label, idx, params, COALESCE(converged, '') FROM cells WHERE sweep_id = ? ORDER BY idx, id`, sweepID)
+	rows, err := q.QueryContext(ctx, `SELECT id, label, idx, params, COALESCE(converged, ''), COALESCE(converged_after, 0) FROM cells WHERE sweep_id = ? ORDER BY idx, id`, sweepID)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +343,7 @@ func queryCells(ctx context.Context, q querier, sweepID int64) ([]Cell, error) {
 			c      Cell
 			params string
 		)
-		if err := rows.Scan(&c.ID, &c.Label, &c.Index, &params, &c.Converged); err != nil {
+		if err := rows.Scan(&c.ID, &c.Label, &c.Index, &params, &c.Converged, &c.ConvergedAfter); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(params), &c.Params); err != nil {

@@ -132,7 +132,7 @@ func (db *DB) ReopenSweep(ctx context.Context, id int64, trials int) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE sweeps SET trials = ? WHERE id = ?`, max(1, trials), id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE cells SET converged = NULL WHERE sweep_id = ?`, id)
+		_, err := tx.ExecContext(ctx, `UPDATE cells SET converged = NULL, converged_after = NULL WHERE sweep_id = ?`, id)
 		return err
 	})
 	if err != nil {
@@ -142,11 +142,13 @@ func (db *DB) ReopenSweep(ctx context.Context, id int64, trials int) error {
 }
 
 // MarkConverged records why a cell of the sweep stopped adding trials
-// before its planned number (a convergence criterion was met), so that its
-// missing trials read as not needed rather than lost.
-func (db *DB) MarkConverged(ctx context.Context, sweepID int64, cellID, why string) error {
+// before its planned number (a convergence criterion was met) after the
+// given number of them, so that its missing trials read as not needed
+// rather than lost.
+func (db *DB) MarkConverged(ctx context.Context, sweepID int64, cellID string, after int, why string) error {
 	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
-		res, err := tx.ExecContext(ctx, `UPDATE cells SET converged = ? WHERE sweep_id = ? AND id = ?`, why, sweepID, cellID)
+		res, err := tx.ExecContext(ctx, `UPDATE cells SET converged = ?, converged_after = ? WHERE sweep_id = ? AND id = ?`,
+			why, after, sweepID, cellID)
 		if err != nil {
 			return err
 		}

@@ -76,7 +76,10 @@ func (f configFile) load(g *Globals, cmd string) (*config.File, plan.Sweep, erro
 	}
 	if cv := file.MultiRun.Convergence; cv != nil && file.Search == nil {
 		a := SearchArgs{ConvergenceMetric: cv.Metric, ConvergenceStat: cv.Stat, ConvergenceMode: cv.Mode, ConvergenceThreshold: cv.Threshold}
-		if sw.Convergence, err = a.multiRunConvergence(sw.Trials, cells[0].Profile); err != nil {
+		if sw.Convergence, err = a.multiRunConvergence(sw.Trials); err == nil {
+			err = sw.CheckConvergence()
+		}
+		if err != nil {
 			return nil, sw, usageErr(fmt.Errorf("%s: multi_run.convergence (as the flag): %w", path, err))
 		}
 	}
@@ -88,6 +91,10 @@ func (f configFile) load(g *Globals, cmd string) (*config.File, plan.Sweep, erro
 func stopsWhen(sw plan.Sweep) string {
 	if sw.Convergence == nil {
 		return ""
+	}
+	if sw.Trials <= 3 {
+		return fmt.Sprintf("; convergence (%s) is judged once %d trials ended, so it can stop none of %d", sw.Convergence.Describe(),
+			min(3, sw.Trials), sw.Trials)
 	}
 	return fmt.Sprintf("; each cell stops adding trials once %s, after at least %d", sw.Convergence.Describe(), min(3, sw.Trials))
 }

@@ -3,16 +3,16 @@ package main
 import (
 	"errors"
 
-	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/search"
 )
 
 // multiRunConvergence is the criterion the --convergence-* flags set for a
 // run of several trials without a search (AIPerf's adaptive multi-run:
 // each cell stops adding trials once it holds; nil when none is set),
-// checked by search.Convergence.CheckMultiRun. Every error names its flag;
-// nothing has been sent.
-func (a *SearchArgs) multiRunConvergence(trials int, base plan.Profile) (*search.Convergence, error) {
+// checked by search.Convergence.CheckMultiRun (and against each cell by
+// plan.Sweep.CheckConvergence, once the cells are known). Every error
+// names its flag; nothing has been sent.
+func (a *SearchArgs) multiRunConvergence(trials int) (*search.Convergence, error) {
 	if a.ConvergenceMetric == "" {
 		if a.ConvergenceStat != "" || a.ConvergenceThreshold != nil || a.ConvergenceMode != "" {
 			return nil, errors.New("--convergence-stat, --convergence-threshold and --convergence-mode need --convergence-metric")
@@ -26,5 +26,5 @@ func (a *SearchArgs) multiRunConvergence(trials int, base plan.Profile) (*search
 			return nil, errors.New("--convergence-threshold 0 must be between 0 and 1 (exclusive)")
 		}
 	}
-	return c, c.CheckMultiRun(trials, base.Streaming, base.ExportLevel != "summary")
+	return c, c.CheckMultiRun(trials)
 }

@@ -119,7 +119,7 @@ func (c *ProfileCmd) Run(ctx context.Context, kctx *kong.Context, g *Globals) er
 	}
 	if !c.SearchArgs.searching() {
 		var err error
-		if c.converge, err = c.SearchArgs.multiRunConvergence(c.NumProfileRuns, spec.Profile); err != nil {
+		if c.converge, err = c.SearchArgs.multiRunConvergence(c.NumProfileRuns); err != nil {
 			runErrs = append(runErrs, err)
 		}
 	}

@@ -34,9 +34,21 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 		}
 		c.warmupOnce, c.varySeed, c.yamlMultiRun = m.WarmupFirstTrialOnly, m.VarySeedPerTrial, true
 	}
-	if cv := file.MultiRun.Convergence; cv != nil && !slices.Contains(flags, "convergence_metric") {
+	if cv := file.MultiRun.Convergence; cv != nil { // each --convergence-* flag given beats its key
 		a := &c.SearchArgs
-		a.ConvergenceMetric, a.ConvergenceStat, a.ConvergenceMode, a.ConvergenceThreshold = cv.Metric, cv.Stat, cv.Mode, cv.Threshold
+		for _, f := range []struct {
+			flag  string
+			apply func()
+		}{
+			{"convergence_metric", func() { a.ConvergenceMetric = cv.Metric }},
+			{"convergence_stat", func() { a.ConvergenceStat = cv.Stat }},
+			{"convergence_mode", func() { a.ConvergenceMode = cv.Mode }},
+			{"convergence_threshold", func() { a.ConvergenceThreshold = cv.Threshold }},
+		} {
+			if !slices.Contains(flags, f.flag) {
+				f.apply()
+			}
+		}
 	}
 	c.yamlNotes = file.Notes
 	if file.Runtime.UI != "" && !slices.Contains(flags, "ui") { // runtime.ui: --ui

@@ -221,6 +221,13 @@ type sweepOptions struct {
 // another process runs the sweep or writes its directory, or a new sweep
 // would overwrite an earlier one's trials.
 func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) error {
+	if err := sw.CheckConvergence(); err != nil { // a config file's or the flags', on the cells they made
+		return usageErr(err)
+	}
+	if sw.Convergence != nil && sw.Trials <= 3 {
+		fmt.Fprintf(g.Stderr, "note: a cell's convergence is judged once %d trials ended, so with %d trials a cell it holds "+
+			"for still runs them all; with 4 or more it stops adding trials\n", min(3, sw.Trials), sw.Trials)
+	}
 	db, err := openStoreToWrite(ctx, g.Store, otherStoreNothing)
 	if err != nil {
 		return err
@@ -349,6 +356,9 @@ func endSweep(ctx context.Context, g *Globals, db *store.DB, id int64, parent *m
 		if !tabled {
 			fmt.Fprintf(g.Stderr, "converged: %s\n", c)
 		}
+	}
+	for _, c := range out.Unconverged {
+		fmt.Fprintf(g.Stderr, "not converged: %s\n", c)
 	}
 	for _, f := range out.Failures {
 		fmt.Fprintf(g.Stderr, "failed: %s\n", f)

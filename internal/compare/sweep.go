@@ -49,8 +49,10 @@ type SweepCell struct {
 	// best cell nor on (or beating others off) the Pareto front.
 	ClientBound bool `json:"client_bound,omitempty"`
 	// Converged says why the cell stopped before its planned trials under
-	// the sweep's convergence criterion ("" when it did not).
-	Converged string `json:"converged,omitempty"`
+	// the sweep's convergence criterion ("" when it did not), after
+	// ConvergedAfter of them.
+	Converged      string `json:"converged,omitempty"`
+	ConvergedAfter int    `json:"converged_after,omitempty"`
 }
 
 // ParetoAxes names the statistics the Pareto front is computed on.
@@ -95,14 +97,14 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 	for _, c := range s.Cells {
 		row := SweepCell{ID: c.ID, Label: c.Label, Index: c.Index, Params: c.Params, Runs: len(c.Runs), Trials: completeRuns(c.Runs),
 			ClientBound: slices.ContainsFunc(c.Runs, func(r store.RunRow) bool { return r.Status == result.StatusComplete && r.ClientBound }),
-			Converged:   c.Converged}
+			Converged:   c.Converged, ConvergedAfter: c.ConvergedAfter}
 		for _, k := range keys {
 			row.Values = append(row.Values, estimateOf(c.Runs, k, opt.ConfidenceLevel))
 		}
 		rep.Cells = append(rep.Cells, row)
 		rep.Notes = append(rep.Notes, runNotes(c.Label, c.Runs)...)
 		if c.Converged != "" {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("converged: %s after %d of %d trials (%s)", c.Label, len(c.Runs), s.Sweep.Trials, c.Converged))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("converged: %s after %d of %d trials (%s)", c.Label, c.ConvergedAfter, s.Sweep.Trials, c.Converged))
 		}
 	}
 	rep.markPareto(s, opt.ConfidenceLevel)
@@ -240,7 +242,7 @@ func (r *SweepReport) row(c SweepCell, params []string, named, probes bool) []st
 	}
 	planned := r.Sweep.Trials
 	if c.Converged != "" { // the rest were not needed, not lost (a note says so)
-		planned = c.Runs
+		planned = c.ConvergedAfter
 	}
 	trials := strconv.Itoa(c.Trials)
 	if c.Runs != c.Trials || c.Runs < planned {

@@ -274,3 +274,23 @@ func Combinations(lengths []int, zip bool) [][]int {
 	}
 	return out
 }
+
+// CheckConvergence checks the sweep's convergence criterion (nil: none)
+// against each of its cells (search.Convergence.CheckCell), naming the
+// first cell it cannot be judged on when there are several.
+func (s Sweep) CheckConvergence() error {
+	if s.Convergence == nil {
+		return nil
+	}
+	for _, c := range s.Cells {
+		label := c.Label
+		if len(s.Cells) == 1 {
+			label = ""
+		}
+		p := c.Profile
+		if err := s.Convergence.CheckCell(label, p.Streaming, p.Goodput != "", p.ExportLevel != "summary"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -17,7 +17,9 @@ type KS struct {
 // at least one value; otherwise D and P are NaN), as scipy's ks_2samp
 // (AIPerf's) does by default: P exact (the share of the samples'
 // interleavings whose distance reaches D, counted over the lattice of
-// paths) while neither sample has over exactMax values, else the
+// paths) while n·m is at most exactMax² (scipy's rule is neither sample
+// over exactMax values: this takes those, and lopsided samples too, where
+// the limiting distribution is far off: 10,001 values against 2), else the
 // asymptotic Kolmogorov distribution's at √(nm/(n+m))·D. Both samples are
 // sorted (copies); the exact count takes O(nm) time and O(m) memory.
 func KSTwoSample(a, b []float64) KS {
@@ -42,14 +44,14 @@ func KSTwoSample(a, b []float64) KS {
 		h = max(h, abs64(int64(i)*(l/int64(n))-int64(j)*(l/int64(m))))
 	}
 	d := float64(h) / float64(l)
-	if max(n, m) > exactMax {
+	if int64(n)*int64(m) > exactMax*exactMax {
 		return KS{D: d, P: kolmogorovQ(math.Sqrt(float64(n)*float64(m)/float64(n+m)) * d)}
 	}
 	return KS{D: d, P: pathsReaching(n, m, h, l)}
 }
 
-// exactMax is the largest sample KSTwoSample's exact p-value takes
-// (scipy's MAX_AUTO_N).
+// exactMax is scipy's MAX_AUTO_N: KSTwoSample's exact p-value takes
+// samples up to exactMax² interleaving steps.
 const exactMax = 10000
 
 // pathsReaching is the probability that a uniformly random interleaving of

@@ -37,8 +37,10 @@ func TestKSTwoSampleEdges(t *testing.T) {
 	assert.Equal(t, []float64{3, 1, 2}, same, "the inputs are left unsorted")
 }
 
-// Past exactMax values a side the p-value is the asymptotic Kolmogorov
-// distribution's, whose 5% and 1% points are 1.3581 and 1.6276.
+// Past exactMax² steps (n·m) the p-value is the asymptotic Kolmogorov
+// distribution's, whose 5% and 1% points are 1.3581 and 1.6276; a
+// lopsided pair below that, 10,001 values against 2, is counted exactly,
+// where the limiting distribution is far off.
 func TestKSTwoSampleAsymptotic(t *testing.T) {
 	assert.InDelta(t, 0.05, kolmogorovQ(1.3581), 1e-4)
 	assert.InDelta(t, 0.01, kolmogorovQ(1.6276), 1e-4)
@@ -51,4 +53,10 @@ func TestKSTwoSampleAsymptotic(t *testing.T) {
 	ks := KSTwoSample(a, b)
 	assert.InDelta(t, 0.01, ks.D, 1e-4)
 	assert.InDelta(t, kolmogorovQ(math.Sqrt(float64(n)/2)*ks.D), ks.P, 1e-12)
+
+	// Both values of the small sample above all n: D = 1, and of the
+	// C(n+2, 2) interleavings only the two extremes reach it.
+	ks = KSTwoSample(a, []float64{1e9, 2e9})
+	assert.Equal(t, 1.0, ks.D)
+	assert.InEpsilon(t, 2/(float64(n+2)*float64(n+1)/2), ks.P, 1e-6)
 }
