@@ -122,6 +122,11 @@ func Search(ctx context.Context, s plan.Search, o SearchOptions) (SearchOutcome,
 // before its first one, Search fails with ErrNothingDriven.
 const ReasonUndriven = "undriven_load"
 
+// ReasonUnmeasured is the convergence reason of a search stopped at a probe
+// whose trials all failed: nothing there says where the SLA holds, and a
+// planner reading it as a failure would settle on a false boundary.
+const ReasonUnmeasured = "unmeasured_probe"
+
 // searchRun is one Search: the history so far, as the store holds it.
 type searchRun struct {
 	s    plan.Search
@@ -196,7 +201,13 @@ func (r *searchRun) loop(ctx context.Context, out *SearchOutcome) error {
 			out.Interrupted = true
 			return nil
 		}
-		r.verdict(step.Probe)
+		if r.verdict(step.Probe) == search.Unmeasured {
+			out.Reason = ReasonUnmeasured
+			r.progress("search %s: stopped (%s): every trial of probe %d, %s, failed, so it says nothing of the SLA; "+
+				"the answer stops there (see the failures below; once the server is fixed, --resume goes on)\n",
+				r.s.Name, out.Reason, step.Probe, r.point(step.Point))
+			return nil
+		}
 	}
 }
 
@@ -246,14 +257,16 @@ func (r *searchRun) aggregate(cell plan.Cell) {
 	}
 }
 
-// verdict prints a probe's verdict once it has all the trials it takes.
-func (r *searchRun) verdict(probe int) {
+// verdict prints a probe's verdict once it has all the trials it takes,
+// and returns its outcome (Pending while it takes more).
+func (r *searchRun) verdict(probe int) search.Outcome {
 	c := r.srch.Config()
 	if k, _ := c.Trials.More(r.h.Probes[probe], c.Filters); k > 0 {
-		return
+		return search.Pending
 	}
 	o := r.srch.Observe(r.h)[probe]
 	r.progress("search %s probe %d: %s: %s\n", r.s.Name, probe, r.point(o.Point), describeObservation(o, c))
+	return o.Verdict.Outcome
 }
 
 // describeObservation is a probe's verdict in one line, e.g. "fail (98.1%):
@@ -263,6 +276,8 @@ func describeObservation(o search.Observation, c search.Config) string {
 	v := o.Verdict
 	var s string
 	switch {
+	case v.Outcome == search.Unmeasured:
+		s = "unmeasured (every trial failed)"
 	case len(c.Filters) == 0:
 		s = "measured"
 	case math.IsNaN(v.Confidence):

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -236,5 +237,39 @@ func TestSearchPlannerErrorNamesTheSearchOnce(t *testing.T) {
 		_, o := searchSetup(t, s, &fakeExecutor{respond: byConcurrency})
 		_, err := runner.Search(context.Background(), s, o)
 		assert.EqualError(t, err, want)
+	}
+}
+
+// TestSearchStopsAtAnUnmeasuredProbe: a probe whose trials all failed (the
+// server went away: no request succeeded) is unmeasured, neither a pass
+// nor a breach, with or without an SLA, and the search stops there rather
+// than bisecting on it to a false boundary.
+func TestSearchStopsAtAnUnmeasuredProbe(t *testing.T) {
+	for _, filtered := range []bool{true, false} {
+		s := slaSearch(search.TrialRule{})
+		if !filtered { // a grid needs no SLA
+			s.Config.Filters, s.Config.Planner, s.Config.Grid = nil, search.PlannerGrid, []search.Point{{1}, {2}, {4}, {8}}
+		}
+		var sent []int
+		l := &fakeExecutor{respond: func(_ context.Context, _ int, spec runner.Spec) (*result.Run, error) {
+			c := *spec.Profile.Concurrency
+			sent = append(sent, c)
+			r := completeRun(spec, 10*float64(c))
+			if c >= 4 { // the server is gone from here on
+				r.Status, r.Error, r.Profiling = result.StatusFailed, "every profiling request failed: 8 of 8", metrics.Summary{}
+			}
+			return r, nil
+		}}
+		_, o := searchSetup(t, s, l)
+		var progress bytes.Buffer
+		o.Progress = report.Wide(&progress)
+		out, err := runner.Search(context.Background(), s, o)
+		require.ErrorIs(t, err, runner.ErrTrialsFailed, "filtered %v", filtered)
+		assert.Equal(t, runner.ReasonUnmeasured, out.Reason)
+		assert.Equal(t, []int{1, 2, 4}, sent, "no probe after the unmeasured one")
+		assert.Contains(t, progress.String(), "search sla probe 2: concurrency 4: unmeasured (every trial failed)")
+		assert.Contains(t, progress.String(), "search sla: stopped (unmeasured_probe): every trial of probe 2, concurrency 4, failed")
+		assert.Equal(t, "concurrency: 2 passed (one trial), nothing failed, 4 unmeasured (every trial failed)", out.Summary.Bracket.String(),
+			"filtered %v", filtered)
 	}
 }

@@ -138,7 +138,7 @@ func (db *DB) SaveSearchHistory(ctx context.Context, sweepID int64, doc search.H
 		}
 		for _, it := range doc.Iterations {
 			verdict := string(it.Verdict)
-			if it.Verdict == search.Pending {
+			if it.Verdict == search.Pending || it.Verdict == search.Unmeasured { // neither is a verdict on the SLA
 				verdict = ""
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE search_probes SET verdict = ?, confidence = ? WHERE sweep_id = ? AND idx = ?`,

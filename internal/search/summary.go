@@ -33,7 +33,8 @@ type Bracket struct {
 	Below        []Bound // failures at or below Pass, ascending
 	Ambiguous    []float64
 	Pending      []float64
-	NonMonotonic []int // iteration indexes of the failures in Below
+	Unmeasured   []float64 // probes whose trials all failed
+	NonMonotonic []int     // iteration indexes of the failures in Below
 }
 
 // InfeasibleMin is the lowest failing load (AIPerf's infeasible_min): the
@@ -147,6 +148,8 @@ func (s *Search) bracket(obs []Observation) *Bracket {
 		switch {
 		case o.Verdict.Outcome == Pending:
 			out.Pending = append(out.Pending, x)
+		case o.Verdict.Outcome == Unmeasured:
+			out.Unmeasured = append(out.Unmeasured, x)
 		case o.Verdict.Outcome == Ambiguous && (out.Pass == nil || x > out.Pass.Value) && (out.Fail == nil || x < out.Fail.Value):
 			out.Ambiguous = append(out.Ambiguous, x)
 		}
@@ -222,6 +225,9 @@ func (b *Bracket) String() string {
 		parts = append(parts, "nothing failed above it")
 	default:
 		parts = append(parts, "nothing failed")
+	}
+	if len(b.Unmeasured) > 0 {
+		parts = append(parts, fmtValues(b.Unmeasured)+" unmeasured (every trial failed)")
 	}
 	if len(b.Pending) > 0 {
 		parts = append(parts, fmtValues(b.Pending)+" pending (no trial ended)")

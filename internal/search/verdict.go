@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/aiperf-go/aiperf/internal/stats"
 )
@@ -18,6 +19,10 @@ const (
 	// Pending is a probe none of whose trials has run yet (the search was
 	// interrupted before its first ended): it says nothing of the server.
 	Pending Outcome = "pending"
+	// Unmeasured is a probe whose trials ended and all failed (no request
+	// succeeded, or the server could not be reached): it says nothing of
+	// the SLA either, and a search stops there.
+	Unmeasured Outcome = "unmeasured"
 )
 
 // FilterVerdict is the verdict on one SLA filter at one probe.
@@ -57,12 +62,17 @@ type Verdict struct {
 // A statistic no successful trial measured fails (AIPerf: unmeasurable is
 // infeasible). With one value, the filter is ambiguous while the probe may
 // still take another trial, and a point verdict (AIPerf's) once it may not.
-// A probe with no trial yet is Pending.
+// A probe with no trial yet is Pending, one whose trials all failed
+// Unmeasured, with or without filters.
 func Judge(p Probe, filters []Filter, rule TrialRule) Verdict {
 	rule = rule.withDefaults()
 	v := Verdict{Outcome: Pass, Confidence: math.NaN()}
 	if len(p.Trials) == 0 {
 		v.Outcome = Pending
+		return v
+	}
+	if !slices.ContainsFunc(p.Trials, func(t Trial) bool { return t.OK }) {
+		v.Outcome = Unmeasured
 		return v
 	}
 	if len(filters) == 0 {
