@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -330,7 +331,7 @@ func TestRunsByRef(t *testing.T) {
 	}{
 		{"scan", `"scan" is ambiguous: sweep "scan" (id 2) has 2 cells; compare them with --sweep scan, or pick one as scan/<cell label>, e.g. scan/concurrency_1`, store.ErrAmbiguous},
 		{"nothing", `run, run name or sweep "nothing" not found`, store.ErrNotFound},
-		{"9999", `run, run name or sweep "9999" not found`, store.ErrNotFound},
+		{"9999", "run 9999 not found: deleted, or never stored", store.ErrNotFound},
 		{"scan/concurrency_99", `cell "concurrency_99" of sweep "scan" (id 2) not found`, store.ErrNotFound},
 	}
 	for _, tc := range errs {
@@ -340,6 +341,13 @@ func TestRunsByRef(t *testing.T) {
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
+
+	// A run id no run has any more is not read as the sweep of that id.
+	require.NoError(t, db.DeleteRuns(ctx, oldA))
+	_, err = db.RunsByRef(ctx, strconv.FormatInt(oldA, 10), nil)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	assert.Equal(t, `run 1 not found: deleted, or never stored; sweep #1, "B", is another thing: to compare its runs give "B" (or B/CELL)`,
+		err.Error())
 
 	// A sweep misspelt (compare --sweep, runs list --sweep) is proposed.
 	_, err = db.ListRuns(ctx, store.RunFilter{Sweep: "sacn"})

@@ -236,7 +236,7 @@ func TestCompareCommand(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"compare", "999"}, `run, run name or sweep "999" not found (see aiperf runs list, and aiperf runs sweeps for sweeps and searches)`},
+			{[]string{"compare", "999"}, `run 999 not found: deleted, or never stored (see aiperf runs list)`},
 			{[]string{"compare", "--sweep", "nope"}, `sweep "nope" not found (see aiperf runs list, and aiperf runs sweeps for sweeps and searches)`},
 			{[]string{"compare"}, "nothing to compare"},
 			{[]string{"compare", "fast", "--sweep", "x"}, "not both"},

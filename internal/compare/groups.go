@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -114,10 +113,11 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 	return rep
 }
 
-// groupLabel names a group in headers: "run 12" for a run id, else the ref.
+// groupLabel names a group in headers: "run 12" for a run id, else the ref
+// (a sweep named 12 is "12").
 func groupLabel(g *store.Group) string {
-	if _, err := strconv.ParseInt(g.Ref, 10, 64); err == nil {
-		return "run " + g.Ref
+	if g.Desc == "run "+g.Ref {
+		return g.Desc
 	}
 	return g.Ref
 }
