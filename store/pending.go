@@ -64,7 +64,7 @@ func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 	})
 	if err != nil { // rolled back: the row and the records are not in the file
 		p.cut = errors.Is(err, errLockWaitCut)
-		p.err = fmt.Errorf("store records while the run goes: %w", err)
+		p.err = fmt.Errorf("store records in %s while the run goes: %w", p.db.path, err)
 		return p.err
 	}
 	p.id, p.stored = id, p.stored+len(records)

@@ -68,7 +68,7 @@ func TestBriefDiskFullLosesNoRun(t *testing.T) {
 		name   string
 		freeAt string // what the run says when the test frees the disk
 	}{
-		{"freed mid-run", "warning: store records while the run goes: the disk holding store"},
+		{"freed mid-run", "while the run goes: the disk holding store"},
 		{"freed at the end", "trying again every"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

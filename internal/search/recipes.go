@@ -179,7 +179,11 @@ func itlSLA(name string, in RecipeInputs) (*float64, error) {
 }
 
 func positive(flag string, x *float64) error {
-	if x != nil && !(*x > 0 && !math.IsInf(*x, 0)) {
+	switch {
+	case x == nil:
+	case math.IsNaN(*x) || math.IsInf(*x, 0):
+		return fmt.Errorf("%s must be a finite number > 0, got %g", flag, *x)
+	case *x <= 0:
 		return fmt.Errorf("%s must be a number > 0 (got %g): a threshold ≤ 0 can never be met", flag, *x)
 	}
 	return nil

@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,6 +108,8 @@ func TestRecipeErrors(t *testing.T) {
 		{RecipeMaxThroughputTTFT, RecipeInputs{Streaming: true}, "requires --ttft-sla-ms"},
 		{RecipeMaxThroughputTTFT, RecipeInputs{TTFTSLAms: ptr(200.0)}, "requires --streaming"},
 		{RecipeMaxThroughputTTFT, RecipeInputs{TTFTSLAms: ptr(0.0), Streaming: true}, "--ttft-sla-ms must be a number > 0"},
+		{RecipeMaxThroughputTTFT, RecipeInputs{TTFTSLAms: ptr(math.Inf(1)), Streaming: true}, "--ttft-sla-ms must be a finite number > 0, got +Inf"},
+		{RecipeMaxThroughputTTFT, RecipeInputs{TTFTSLAms: ptr(math.NaN()), Streaming: true}, "--ttft-sla-ms must be a finite number > 0, got NaN"},
 		{RecipeMaxThroughputITL, RecipeInputs{ITLSLAms: ptr(5.0), TPOTSLAms: ptr(5.0), Streaming: true}, "aliases; give one"},
 		{RecipeMaxConcurrency, RecipeInputs{Streaming: true}, "requires at least one of --ttft-sla-ms"},
 		{RecipeMaxConcurrency, RecipeInputs{ITLSLAms: ptr(20.0)}, "requires --streaming"},
