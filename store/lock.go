@@ -124,3 +124,30 @@ func (l *SweepLock) Release(ctx context.Context) error {
 // ownerGone reports whether a claim's owner, on host, is known to have
 // exited: only a process of this host (here) can be looked at.
 func ownerGone(host, here string, pid int) bool { return host == here && !processAlive(pid) }
+
+// notRunning refuses run id when it is a trial of a sweep or search that a
+// live aiperf is running (its claim held): that process would read its
+// trials back as never run, and answer from what is left.
+func (db *DB) notRunning(ctx context.Context, tx *sql.Tx, id int64) error {
+	var (
+		o            LockOwner
+		since, token string
+	)
+	err := tx.QueryRowContext(ctx, `
+		SELECT l.what, l.pid, l.host, l.started_at, l.token FROM runs r
+		JOIN sweeps s ON s.id = r.sweep_id AND s.status = 'running'
+		JOIN sweep_locks l ON l.key = 'sweep ' || s.name || ' ' || COALESCE(s.plan_sha256, '')
+		WHERE r.id = ?`, id).Scan(&o.What, &o.PID, &o.Host, &since, &token)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	host, _ := os.Hostname()
+	if ownerGone(o.Host, host, o.PID) {
+		return nil
+	}
+	o.Since = parseTime(since)
+	return fmt.Errorf("run %d is a trial of a sweep still running: %w", id, &LockedError{Store: db.path, Owner: o, token: token})
+}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -165,4 +167,35 @@ func TestListSweepsTellsAbandoned(t *testing.T) {
 	rows, err := other.ListSweeps(ctx, 0)
 	require.NoError(t, err)
 	assert.False(t, rows[0].Abandoned, "not known, so not said")
+}
+
+// TestDeleteRunsOfARunningSweep: a trial of a sweep that a live aiperf is
+// running (its claim held) is not deleted, nor anything else given with
+// it: that process would read its ended trials back as never run. Once
+// the claim is released, or the sweep has ended, the run can go.
+func TestDeleteRunsOfARunningSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	cell := testCell("scan", 1, 0)
+	id, err := db.BeginSweep(ctx, store.SweepMeta{Name: "scan", PlanSHA256: "abc", Trials: 2, Cells: []plan.Cell{cell}})
+	require.NoError(t, err)
+	first, err := db.SaveRun(ctx, newRun(runOpts{records: 1, sweepID: id, cell: &cell, trial: 1}), "")
+	require.NoError(t, err)
+	lone, err := db.SaveRun(ctx, newRun(runOpts{records: 1}), "")
+	require.NoError(t, err)
+	lock, err := db.LockSweep(ctx, store.SweepClaim{Name: "scan", PlanSHA256: "abc", ArtifactDir: t.TempDir()})
+	require.NoError(t, err)
+
+	err = db.DeleteRuns(ctx, lone, first)
+	var le *store.LockedError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, os.Getpid(), le.Owner.PID)
+	assert.Contains(t, err.Error(), fmt.Sprintf("run %d is a trial of a sweep still running: sweep \"scan\" is in use by another aiperf", first))
+	assert.Contains(t, err.Error(), "nothing was deleted")
+	_, err = db.GetRun(ctx, lone, false)
+	require.NoError(t, err, "all or nothing")
+
+	require.NoError(t, lock.Release(ctx))
+	require.NoError(t, db.DeleteRuns(ctx, lone, first))
 }

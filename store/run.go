@@ -405,6 +405,9 @@ func (db *DB) DeleteRuns(ctx context.Context, ids ...int64) error {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids))) // an id given twice is deleted once
 	err := db.inTxInterruptible(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, id := range ids {
+			if err := db.notRunning(ctx, tx, id); err != nil {
+				return err
+			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
 			if err != nil {
 				return err
