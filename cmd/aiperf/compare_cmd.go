@@ -99,7 +99,13 @@ func (c *CompareCmd) Run(ctx context.Context, g *Globals) error {
 			return usageErr(fmt.Errorf("--sweep %q and --sweep %q are the same sweep (id %d): a sweep compared with itself proves nothing",
 				c.Sweep[0], c.Sweep[1], sides[0].Sweep.ID))
 		}
-		rep = compare.SweepDiff(sides[0], sides[1], opt)
+		d := compare.SweepDiff(sides[0], sides[1], opt)
+		if len(d.Cells) == 0 {
+			return usageErr(fmt.Errorf("sweeps %q and %q share no cell (cells are matched by their parameters: %s against %s): "+
+				"nothing to compare; compare one cell of each instead: aiperf compare %s/%s %s/%s", c.Sweep[0], c.Sweep[1],
+				strings.Join(d.OnlyA, ", "), strings.Join(d.OnlyB, ", "), c.Sweep[0], firstOr(d.OnlyA), c.Sweep[1], firstOr(d.OnlyB)))
+		}
+		rep = d
 	default:
 		groups := make([]*store.Group, len(c.Refs))
 		for i, ref := range c.Refs {
@@ -208,4 +214,12 @@ func printSweepTable(ctx context.Context, g *Globals, db *store.DB, sweepRef str
 		return err
 	}
 	return compare.Render(g.Stdout, compare.Sweep(s, opt), compare.FormatTable)
+}
+
+// firstOr is the first of labels, or CELL when there is none.
+func firstOr(labels []string) string {
+	if len(labels) == 0 {
+		return "CELL"
+	}
+	return labels[0]
 }

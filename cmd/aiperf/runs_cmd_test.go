@@ -298,4 +298,18 @@ func TestPrintSweepTable(t *testing.T) {
 	assert.Contains(t, errOut, "--sweep scan, or pick one as scan/<cell label>, e.g. scan/concurrency_1")
 	code, _, errOut = aiperf(t, "--store", path, "compare", "scan/concurrency_1", "scan/concurrency_2")
 	assert.Equal(t, ExitOK, code, errOut)
+
+	// Two sweeps with no cell in common have nothing to compare: a usage
+	// error that names the cells of each, not an empty table.
+	other, err := db.BeginSweep(ctx, store.SweepMeta{Name: "isl", Trials: 1})
+	require.NoError(t, err)
+	params := []plan.Param{{Name: "synthetic_input_tokens_mean", Value: float64(16)}}
+	r := storedRun("", 30)
+	r.Info = result.TrialInfo{Sweep: "isl", SweepID: other, CellID: plan.CellID("isl", params), CellLabel: plan.CellLabel(params), Params: params, Trial: 1}
+	_, err = db.SaveRun(ctx, r, "")
+	require.NoError(t, err)
+	code, _, errOut = aiperf(t, "--store", path, "compare", "--sweep", "scan", "--sweep", "isl")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, `sweeps "scan" and "isl" share no cell (cells are matched by their parameters: concurrency_1, concurrency_2 `+
+		`against synthetic_input_tokens_mean_16): nothing to compare; compare one cell of each instead: aiperf compare scan/concurrency_1 isl/synthetic_input_tokens_mean_16`)
 }
