@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/aiperf-go/aiperf/internal/starter"
 )
 
 // `aiperf --install-completion [--shell bash|zsh|fish] [-o PATH]`, AIPerf's
@@ -25,7 +27,7 @@ var completionShells = []string{"bash", "zsh", "fish"}
 // turns into this hidden command so that its flags parse as a command's.
 type InstallCompletionCmd struct {
 	Shell  string `name:"shell" enum:",bash,zsh,fish" default:"" placeholder:"SHELL" help:"bash, zsh or fish (default: the shell $SHELL names)."`
-	Output string `name:"output" short:"o" placeholder:"PATH" help:"Where the script is written (default: the shell's completions directory: bash ~/.local/share/bash-completion/completions/aiperf, zsh ~/.zfunc/_aiperf, fish ~/.config/fish/completions/aiperf.fish)."`
+	Output string `name:"output" short:"o" placeholder:"PATH" help:"Where the script is written (default: the shell's completions directory: bash $BASH_COMPLETION_USER_DIR/completions/aiperf, else $XDG_DATA_HOME/bash-completion/completions/aiperf ($XDG_DATA_HOME: ~/.local/share when unset); zsh ~/.zfunc/_aiperf; fish $XDG_CONFIG_HOME/fish/completions/aiperf.fish (~/.config when unset))."`
 }
 
 // installCompletionFlag is --install-completion in the help. run() takes
@@ -63,11 +65,9 @@ func (c *InstallCompletionCmd) Run(g *Globals, k *kong.Context) error {
 	script := completionScript(shell, completionTree(k.Model))
 	out := c.Output
 	if out == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return usageErr(fmt.Errorf("no home directory to install the %s completion in (%w): give -o PATH", shell, err))
+		if out, err = defaultCompletionPath(shell, os.Getenv); err != nil {
+			return usageErr(err)
 		}
-		out = defaultCompletionPath(shell, home)
 	}
 	if err := writeCompletion(out, script); err != nil {
 		return err
@@ -103,38 +103,84 @@ func completionScript(shell string, nodes []*compNode) string {
 	return bashScript(nodes)
 }
 
-// defaultCompletionPath is where shell looks for a user's completions.
-func defaultCompletionPath(shell, home string) string {
+// defaultCompletionPath is where shell looks for a user's completions:
+// bash-completion in $BASH_COMPLETION_USER_DIR/completions (its first
+// absolute directory), else in $XDG_DATA_HOME/bash-completion/completions;
+// fish in $XDG_CONFIG_HOME/fish/completions; zsh has no such place, so
+// ~/.zfunc, which the printed advice puts on $fpath. An XDG variable that
+// is unset, empty or relative is ignored, as the XDG Base Directory
+// specification says, for its default under the home directory.
+func defaultCompletionPath(shell string, getenv func(string) string) (string, error) {
+	if shell == "bash" {
+		for dir := range strings.SplitSeq(getenv("BASH_COMPLETION_USER_DIR"), ":") {
+			if filepath.IsAbs(dir) {
+				return filepath.Join(dir, "completions", "aiperf"), nil
+			}
+		}
+	}
+	xdg := map[string]string{"bash": "XDG_DATA_HOME", "fish": "XDG_CONFIG_HOME"}[shell]
+	if dir := getenv(xdg); xdg != "" && filepath.IsAbs(dir) {
+		return completionUnder(shell, dir), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no home directory to install the %s completion in (%w): give -o PATH", shell, err)
+	}
 	switch shell {
 	case "zsh":
-		return filepath.Join(home, ".zfunc", "_aiperf")
+		return filepath.Join(home, ".zfunc", "_aiperf"), nil
 	case "fish":
-		return filepath.Join(home, ".config", "fish", "completions", "aiperf.fish")
+		return completionUnder(shell, filepath.Join(home, ".config")), nil
 	}
-	return filepath.Join(home, ".local", "share", "bash-completion", "completions", "aiperf")
+	return completionUnder(shell, filepath.Join(home, ".local", "share")), nil
 }
 
-// writeCompletion writes the script (its directory made), replacing any.
-func writeCompletion(path, script string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("install the completion: -o %s: %w", path, err)
+// completionUnder is the completion's path under the XDG base directory
+// shell's completions live in: bash-completion's data, fish's config.
+func completionUnder(shell, base string) string {
+	if shell == "fish" {
+		return filepath.Join(base, "fish", "completions", "aiperf.fish")
 	}
-	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
-		return fmt.Errorf("install the completion: -o %s: %w", path, err)
+	return filepath.Join(base, "bash-completion", "completions", "aiperf")
+}
+
+// writeCompletion writes the script (its directory made), replacing a
+// file there as the output-file rule does (outputfile): a named pipe, a
+// socket, a directory or a block device is refused (exit 2) before it is
+// opened, where opening a pipe would wait for a reader for ever.
+func writeCompletion(path, script string) error {
+	if err := checkOutputFile(path, "-o"); err != nil {
+		return usageErr(fmt.Errorf("install the completion: %w", err))
+	}
+	if err := writeOutput(path, []byte(script)); err != nil {
+		return fmt.Errorf("install the completion: %w", err)
 	}
 	return nil
 }
 
-// completionAdvice says what the shell needs to load the script.
+// completionAdvice says what the shell needs to load the script, naming
+// it by its absolute path (the startup file is read from another
+// directory). zsh's compinit autoloads from $fpath only a file named for
+// the function it defines, _aiperf: a file named otherwise is sourced
+// after compinit, where the script registers itself with compdef.
 func completionAdvice(w io.Writer, shell, path string, conventional bool) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	word := starter.ShellQuote(path)
 	switch {
-	case shell == "zsh":
+	case shell == "zsh" && filepath.Base(path) == "_aiperf":
 		fmt.Fprintf(w, "zsh loads it from a directory on $fpath: add these lines to ~/.zshrc (before any compinit), then start a new shell:\n"+
-			"  fpath=(%s $fpath)\n  autoload -Uz compinit && compinit\n", filepath.Dir(path))
+			"  fpath=(%s $fpath)\n  autoload -Uz compinit && compinit\n", starter.ShellQuote(filepath.Dir(path)))
+	case shell == "zsh":
+		fmt.Fprintf(w, "zsh's compinit loads a completion from $fpath only from a file named _aiperf, and this one is named %s: "+
+			"add these lines to ~/.zshrc (the first unless compinit is called there already), then start a new shell:\n"+
+			"  autoload -Uz compinit && compinit\n  source %s\n"+
+			"(or name the file _aiperf and put its directory on $fpath before compinit)\n", filepath.Base(path), word)
 	case !conventional:
-		fmt.Fprintf(w, "load it from your shell's startup file: source %s\n", path)
+		fmt.Fprintf(w, "load it from your shell's startup file: source %s\n", word)
 	case shell == "bash":
-		fmt.Fprintln(w, "bash-completion (2.8 or later) loads it in new shells; without bash-completion, add to ~/.bashrc: source "+path)
+		fmt.Fprintln(w, "bash-completion (2.8 or later) loads it in new shells; without bash-completion, add to ~/.bashrc: source "+word)
 	default:
 		fmt.Fprintln(w, "fish loads it in new shells")
 	}

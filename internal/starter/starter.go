@@ -190,16 +190,16 @@ func Named(text, file string) string {
 	var b strings.Builder
 	for line := range strings.Lines(text) {
 		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			line = strings.ReplaceAll(line, FilePlaceholder, shellQuote(file))
+			line = strings.ReplaceAll(line, FilePlaceholder, ShellQuote(file))
 		}
 		b.WriteString(line)
 	}
 	return b.String()
 }
 
-// shellQuote is s as one word for a POSIX shell: as it is when every
+// ShellQuote is s as one word for a POSIX shell: as it is when every
 // character is safe, else in single quotes.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/+=:,@%", r))
 	}) < 0
