@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -187,4 +188,51 @@ func TestConfigInitNamesItsFile(t *testing.T) {
 	inv = cli(t, dir, "config", "init")
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Contains(t, inv.stdout, "# Run it:    aiperf profile --config this.yaml\n")
+}
+
+// config init refuses, exit 2 with nothing written, an --output in a
+// directory that does not exist (it exited 1) or under a file, and a --url
+// that config validate refuses in the file written (a comma-separated
+// list is not one URL): the same values written into the template by hand
+// are refused by config validate. A ${VAR} URL is left for the file's
+// reader; a password in a refused URL is never printed.
+func TestConfigInitRefusals(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "afile", "x\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", filepath.Join("nodir", "x.yaml")}, "write the config file: the directory nodir does not exist: make it first, or give another --output"},
+		{[]string{"-o", filepath.Join("afile", "x.yaml")}, "a part of its directory is a file, not a directory: give another --output"},
+		{[]string{"-o", "c.yaml", "-u", "http://a:1, http://b:2"}, `--url is not a URL: "http://a:1, http://b:2": config init writes one url; list the servers under benchmark.endpoint.urls`},
+		{[]string{"-o", "c.yaml", "-u", "http://perf:" + plotSecret + "@a:99999"}, `--url has port 99999, not one from 1 to 65535: "http://<redacted>@a:99999": config validate would refuse the file, so nothing was written`},
+		{[]string{"-u", "ftp://a"}, `--url must use http or https, got "ftp"`},
+	} {
+		inv := cli(t, dir, append([]string{"config", "init"}, c.args...)...)
+		assert.Equal(t, ExitUsage, inv.code, "%v: %s", c.args, inv.stderr)
+		assert.Contains(t, inv.stderr, c.want, c.args)
+		assert.NotContains(t, inv.stderr, plotSecret)
+		assert.Empty(t, inv.stdout, c.args)
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "nodir"))
+	assert.NoFileExists(t, filepath.Join(dir, "c.yaml"))
+
+	tmpl := cli(t, dir, "config", "init")
+	require.Equal(t, ExitOK, tmpl.code, tmpl.stderr)
+	require.Contains(t, tmpl.stdout, "url: http://localhost:8000\n")
+	for i, url := range []string{`"http://a:1, http://b:2"`, "http://a:99999", "ftp://a"} {
+		name := fmt.Sprintf("byhand%d.yaml", i)
+		writeFile(t, dir, name, strings.Replace(tmpl.stdout, "url: http://localhost:8000\n", "url: "+url+"\n", 1))
+		inv := cli(t, dir, "config", "validate", name)
+		assert.Equal(t, ExitUsage, inv.code, "config validate refuses %s too: %s", url, inv.stderr)
+	}
+
+	for _, url := range []string{"localhost:8000", "${AIPERF_TEST_URL:http://127.0.0.1:8000}"} {
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, "ok.yaml")))
+		inv := cli(t, dir, "config", "init", "-o", "ok.yaml", "-u", url)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		inv = cli(t, dir, "config", "validate", "ok.yaml")
+		assert.Equal(t, ExitOK, inv.code, "%s: %s", url, inv.stderr)
+	}
 }

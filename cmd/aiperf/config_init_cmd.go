@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/aiperf-go/aiperf/internal/config"
 	"github.com/aiperf-go/aiperf/internal/inputfile"
+	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/starter"
 )
@@ -34,6 +37,9 @@ func (c *ConfigInitCmd) Run(g *Globals) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	if err := checkInitURL(c.URL); err != nil {
+		return usageErr(err)
+	}
 	text, err := t.With(c.Model, c.URL)
 	if err != nil {
 		return err
@@ -48,6 +54,27 @@ func (c *ConfigInitCmd) Run(g *Globals) error {
 	}
 	fmt.Fprintf(g.Stderr, "wrote %s (template %s); run it with: aiperf profile --config %s\n", c.Output, t.Name, c.Output)
 	return nil
+}
+
+// checkInitURL refuses a --url that config validate would refuse in the
+// file written, by the check a profile's URLs get (plan.CheckURL). A
+// ${VAR} or {{ }} in it is resolved when the file is read, and checked
+// then.
+func checkInitURL(raw string) error {
+	if raw == "" || strings.Contains(raw, "${") || strings.Contains(raw, "{{") {
+		return nil
+	}
+	err := plan.CheckURL(raw)
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(raw, ","):
+		return fmt.Errorf("--url is not a URL: %q: config init writes one url; list the servers under "+
+			"benchmark.endpoint.urls in the file it writes, one item each; nothing was written", plan.RedactURL(raw))
+	}
+	// %v: a profile's field errors print under "invalid configuration
+	// (nothing was sent)", which is not what happened here.
+	return fmt.Errorf("%v: config validate would refuse the file, so nothing was written", err)
 }
 
 // list prints the templates that match, grouped by category.
@@ -196,14 +223,25 @@ func createNew(path string, data []byte, perm fs.FileMode) error {
 }
 
 // writeNew writes data to a new file at path, refusing (a usage error) to
-// overwrite one; what names the file in errors.
+// overwrite one, or to write where path cannot be created: a directory
+// that does not exist (it is not made), a file where a directory should
+// be, a directory not writable. what names the file in errors.
 func writeNew(path string, data []byte, what string) error {
 	err := createNew(path, data, 0o644)
-	if errors.Is(err, fs.ErrExist) {
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
 		return usageErr(fmt.Errorf("%s exists: it is left as it is; remove it or give another --output", path))
+	case errors.Is(err, fs.ErrNotExist):
+		return usageErr(fmt.Errorf("write %s: the directory %s does not exist: make it first, or give another --output",
+			what, filepath.Dir(path)))
+	case errors.Is(err, syscall.ENOTDIR):
+		return usageErr(fmt.Errorf("write %s: %s: a part of its directory is a file, not a directory: give another --output",
+			what, path))
+	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && pe.Op == "open":
+		return usageErr(fmt.Errorf("write %s: %s cannot be created (%v): give another --output", what, path, pe.Err))
 	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", what, err)
-	}
-	return nil
+	return fmt.Errorf("write %s: %w", what, err)
 }

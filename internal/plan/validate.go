@@ -354,6 +354,15 @@ func (v *validator) oneOf(field, got string, allowed ...string) {
 	v.add(field, fmt.Sprintf("must be one of %s, got %q", strings.Join(shown, ", "), got))
 }
 
+// CheckURL checks one endpoint URL as a profile's validation does (a
+// --url, a config file's url), for what writes one without running it
+// (config init); the error is that validation's.
+func CheckURL(raw string) error {
+	var v validator
+	v.url(raw)
+	return errors.Join(v.errs...)
+}
+
 func (v *validator) url(raw string) {
 	u, err := url.Parse(NormalizeURL(raw))
 	switch {
