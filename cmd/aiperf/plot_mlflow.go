@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/inputfile"
 	"github.com/aiperf-go/aiperf/internal/mlflow"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/plot"
@@ -24,13 +25,15 @@ import (
 // mlflow_export.json (ours: else the parent run, or the one run, that the
 // exports found under it name); the server --mlflow-tracking-uri, else the
 // export's tracking_uri, else $MLFLOW_TRACKING_URI. Stored runs go to the
-// run the store recorded (a sweep's parent run). The tracking URI is never
-// printed: it may hold credentials.
+// run the store recorded: one run drawn (one trial too) to its own, several
+// or a sweep to their parent run. The tracking URI is never printed: it may
+// hold credentials.
 
 // mlflowTarget is the MLflow run the figures go to.
 type mlflowTarget struct {
-	uri   string // as given or recorded (an export's has its credentials redacted)
-	runID string
+	uri     string // as given or recorded (an export's has its credentials redacted)
+	uriFrom string // where uri came from, for messages: a flag, a variable, a file or the store
+	runID   string
 }
 
 // mlflowExport is what plot reads of an mlflow_export.json (AIPerf's
@@ -105,11 +108,15 @@ func (c *PlotCmd) dirTarget() (*mlflowTarget, error) {
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	t := mlflowTarget{uri: trackingURI(c.MLflowURI, exp.TrackingURI), runID: firstOf(c.MLflowRunID, exp.RunID)}
+	t := mlflowTarget{runID: firstOf(c.MLflowRunID, exp.RunID)}
+	t.uri, t.uriFrom = trackingURI(c.MLflowURI, exp.TrackingURI, from)
 	switch {
-	case t.runID == "":
+	case t.runID == "" && from == "":
 		return nil, usageErr(fmt.Errorf("--mlflow-upload: %s has no %s (its run was not logged with --mlflow-tracking-uri): "+
 			"give the MLflow run with --mlflow-run-id", dirs[0], mlflow.ExportFile))
+	case t.runID == "":
+		return nil, usageErr(fmt.Errorf("--mlflow-upload: no MLflow run is named in %s (its run_id is empty or missing): "+
+			"give the MLflow run with --mlflow-run-id", from))
 	case t.uri == "" && from == "":
 		return nil, usageErr(fmt.Errorf("--mlflow-upload: no MLflow tracking server (%s has no %s): "+
 			"give --mlflow-tracking-uri or set $MLFLOW_TRACKING_URI", dirs[0], mlflow.ExportFile))
@@ -119,36 +126,27 @@ func (c *PlotCmd) dirTarget() (*mlflowTarget, error) {
 	}
 	if err := checkTrackingURI(t.uri); err != nil {
 		return nil, usageErr(fmt.Errorf("--mlflow-upload: the tracking uri %s (from %s): %w",
-			plan.RedactURL(t.uri), uriSource(c.MLflowURI, exp.TrackingURI, from), err))
+			plan.RedactURL(t.uri), t.uriFrom, err))
 	}
 	return &t, nil
 }
 
-// uriSource names where the tracking URI came from, for messages.
-func uriSource(flag, exported, from string) string {
-	switch {
-	case flag != "":
-		return "--mlflow-tracking-uri"
-	case exported != "":
-		return from
-	}
-	return "$MLFLOW_TRACKING_URI"
-}
-
-// trackingURI is flag, else the recorded URI, else $MLFLOW_TRACKING_URI.
-// A recorded URI (ours has its credentials redacted) gives way to
-// $MLFLOW_TRACKING_URI naming the same server, which may carry them.
-func trackingURI(flag, recorded string) string {
+// trackingURI is flag, else the recorded URI (recordedIn names where),
+// else $MLFLOW_TRACKING_URI, with where it came from. A recorded URI
+// (ours has its credentials redacted) gives way to $MLFLOW_TRACKING_URI
+// naming the same server, which may carry them.
+func trackingURI(flag, recorded, recordedIn string) (uri, from string) {
+	const envName = "$MLFLOW_TRACKING_URI"
 	env := strings.TrimSpace(os.Getenv("MLFLOW_TRACKING_URI"))
 	switch {
 	case flag != "":
-		return flag
+		return flag, "--mlflow-tracking-uri"
 	case recorded == "":
-		return env
+		return env, envName
 	case env != "" && serverOf(env) == serverOf(recorded):
-		return env
+		return env, envName
 	}
-	return recorded
+	return recorded, recordedIn
 }
 
 // serverOf is a URL without its userinfo (redacted or not) and trailing
@@ -201,22 +199,29 @@ func findExport(dir string) (exp mlflowExport, from string, err error) {
 }
 
 // readExport decodes an mlflow_export.json (fs.ErrNotExist when absent).
+// What is not a regular file is refused unopened (a FIFO's open would
+// wait for a writer).
 func readExport(path string) (mlflowExport, error) {
 	var e mlflowExport
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return e, err
-		}
-		return e, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxExportFile+1))
+	b, err := inputfile.ReadFileMax(path, maxExportFile)
+	var (
+		nr inputfile.NotRegularError
+		tl *inputfile.TooLargeError
+		pe *fs.PathError
+	)
 	switch {
-	case err != nil:
-		return e, fmt.Errorf("read %s: %w", path, err)
-	case len(b) > maxExportFile:
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		return e, err
+	case errors.As(err, &nr):
+		return e, fmt.Errorf("--mlflow-upload: %s is %s, not an MLflow export record: give the MLflow run with "+
+			"--mlflow-run-id and the server with --mlflow-tracking-uri", path, nr.Kind())
+	case errors.As(err, &tl):
 		return e, fmt.Errorf("%s is over %d bytes: not an MLflow export record; give --mlflow-run-id", path, maxExportFile)
+	case errors.As(err, &pe):
+		return e, fmt.Errorf("read %s: %w", path, pe.Err) // the path named once
+	default:
+		return e, fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := json.Unmarshal(b, &e); err != nil {
 		return e, fmt.Errorf("%s is not an MLflow export record (a JSON object): %w; give --mlflow-run-id and --mlflow-tracking-uri",
@@ -264,11 +269,19 @@ func (c *PlotCmd) storedTarget(ctx context.Context, g *Globals) (*mlflowTarget, 
 	if err != nil {
 		return nil, refErr(cellHintIn(ctx, db, refs, err))
 	}
+	// One run drawn (one trial, not a sweep) goes to its own MLflow run, as
+	// its artifact directory's export names it; several, or a sweep, to the
+	// parent run they share.
+	own := len(d.Runs) == 1 && len(d.Sweeps) == 0
 	uris := map[string]string{} // run id → tracking uri
 	for _, r := range d.Runs {
 		for _, e := range r.Exports {
 			if e.Kind == "mlflow" && e.Ref != "" {
-				uris[firstOf(e.Parent, e.Ref)] = e.Target
+				id := firstOf(e.Parent, e.Ref)
+				if own {
+					id = e.Ref
+				}
+				uris[id] = e.Target
 			}
 		}
 	}
@@ -285,7 +298,7 @@ func (c *PlotCmd) storedTarget(ctx context.Context, g *Globals) (*mlflowTarget, 
 	for id, uri := range uris {
 		t.runID, recorded = firstOf(c.MLflowRunID, id), uri
 	}
-	if t.uri = trackingURI(c.MLflowURI, recorded); t.uri == "" {
+	if t.uri, t.uriFrom = trackingURI(c.MLflowURI, recorded, "the store"); t.uri == "" {
 		return nil, usageErr(errors.New("--mlflow-upload: no MLflow tracking server: give --mlflow-tracking-uri or " +
 			"set $MLFLOW_TRACKING_URI (the figures are written)"))
 	}
@@ -303,12 +316,32 @@ func sendFigures(ctx context.Context, g *Globals, t mlflowTarget, root string, p
 		hint := ""
 		var ae *mlflow.APIError
 		if errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403) {
-			hint = " (give the server's credentials in --mlflow-tracking-uri as user:password@, or in " +
-				"$MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD: a recorded tracking uri has none)"
+			hint = " (" + credentialsHint(t) + ")"
 		}
 		return fmt.Errorf("upload the figures to mlflow run %s (%d of %d uploaded; the figures are written)%s: %w",
 			t.runID, len(up), len(pngs), hint, err)
 	}
 	fmt.Fprintf(g.Stdout, "uploaded %d figures to mlflow run %s\n", len(up), t.runID)
 	return nil
+}
+
+// credentialsHint says, for a server that refused the upload, which
+// credentials were sent (as the client picks them: the URI's, else
+// MLflow's variables') and what to do; never their values.
+func credentialsHint(t mlflowTarget) string {
+	const give = "give the server's credentials in --mlflow-tracking-uri as user:password@, or in " +
+		"$MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD"
+	u, err := url.Parse(strings.Replace(strings.TrimSpace(t.uri), plan.Redacted+"@", "", 1)) // as the client reads it
+	switch {
+	case err == nil && u.User != nil:
+		return "the server refused the user and password in " + t.uriFrom + ": check them, and that the user may write to the run"
+	case os.Getenv("MLFLOW_TRACKING_TOKEN") != "":
+		return "the server refused the token in $MLFLOW_TRACKING_TOKEN: check it, and that it may write to the run"
+	case os.Getenv("MLFLOW_TRACKING_USERNAME") != "":
+		return "the server refused the user and password in $MLFLOW_TRACKING_USERNAME/PASSWORD: check them, " +
+			"and that the user may write to the run"
+	case t.uriFrom != "--mlflow-tracking-uri" && t.uriFrom != "$MLFLOW_TRACKING_URI":
+		return give + ": the tracking uri recorded in " + t.uriFrom + " keeps none"
+	}
+	return give + ": none were sent"
 }

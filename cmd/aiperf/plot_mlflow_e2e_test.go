@@ -104,18 +104,30 @@ func TestPlotMLflowUploadArtifactDir(t *testing.T) {
 	assert.NotContains(t, out.stdout+out.stderr, plotSecret)
 
 	// A wrong password: the figures are written, the upload fails (exit 1)
-	// saying where credentials go, and the password is not printed.
+	// saying the flag's credentials were refused (not that a recorded uri
+	// has none), and the password is not printed.
 	out = cliBinary(t, dir, "plot", "run", "--mlflow-upload", "--format", "png", "--only", "cdf", "-o", "figs",
 		"--mlflow-tracking-uri", withCredentials(fake, "wr0ng-"+plotSecret), "--mlflow-run-id", target)
 	require.Equal(t, ExitFailure, out.code, out.stderr)
 	assert.Contains(t, out.stderr, "401")
-	assert.Contains(t, out.stderr, "give the server's credentials in --mlflow-tracking-uri")
+	assert.Contains(t, out.stderr, "the server refused the user and password in --mlflow-tracking-uri: check them")
+	assert.NotContains(t, out.stderr, "recorded", "the uri was given, not recorded")
 	assert.NotContains(t, out.stdout+out.stderr, plotSecret)
+	// None sent: the flag's uri has none.
+	out = cliBinary(t, dir, "plot", "run", "--mlflow-upload", "--format", "png", "--only", "cdf", "-o", "figs",
+		"--mlflow-tracking-uri", fake.URL, "--mlflow-run-id", target)
+	require.Equal(t, ExitFailure, out.code, out.stderr)
+	assert.Contains(t, out.stderr, "give the server's credentials in --mlflow-tracking-uri as user:password@, or in "+
+		"$MLFLOW_TRACKING_TOKEN or $MLFLOW_TRACKING_USERNAME/PASSWORD: none were sent")
 
 	// The export's tracking URI with its credentials redacted, as ours
 	// writes it: $MLFLOW_TRACKING_URI naming the same server supplies them.
 	editExport(t, filepath.Join(dir, "run", mlflow.ExportFile), map[string]any{
 		"tracking_uri": plan.RedactURL(withCredentials(fake, plotSecret)), "run_id": target})
+	t.Setenv("MLFLOW_TRACKING_URI", "")
+	out = cliBinary(t, dir, "plot", "run", "--mlflow-upload", "--format", "png", "--only", "cdf", "-o", "figs2")
+	require.Equal(t, ExitFailure, out.code, out.stderr)
+	assert.Contains(t, out.stderr, ": the tracking uri recorded in "+filepath.Join("run", mlflow.ExportFile)+" keeps none")
 	t.Setenv("MLFLOW_TRACKING_URI", withCredentials(fake, plotSecret))
 	out = cliBinary(t, dir, "plot", "run", "--mlflow-upload", "--format", "png", "--only", "cdf", "-o", "figs2")
 	require.Equal(t, ExitOK, out.code, out.stderr)
@@ -168,6 +180,11 @@ func TestPlotMLflowUploadRefused(t *testing.T) {
 	// export can name a file store.
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "run"), 0o755))
 	writeFile(t, filepath.Join(dir, "aiperf"), mlflow.ExportFile, `{"tracking_uri": "file:./mlruns", "run_id": "abc"}`)
+	// An export that names no run, one that is a directory.
+	writeFile(t, filepath.Join(dir, "null"), mlflow.ExportFile, "null")
+	writeFile(t, filepath.Join(dir, "norun"), mlflow.ExportFile, `{"run_id": "", "tracking_uri": "http://127.0.0.1:1"}`)
+	writeFile(t, filepath.Join(dir, "dirs", "trial"), mlflow.ExportFile, `{"run_id": ""}`)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "isdir", mlflow.ExportFile), 0o755))
 	t.Setenv("MLFLOW_TRACKING_URI", "")
 	for _, c := range []struct {
 		args []string
@@ -175,6 +192,10 @@ func TestPlotMLflowUploadRefused(t *testing.T) {
 	}{
 		{[]string{"run", "aiperf", "--mlflow-upload"}, "--mlflow-upload takes exactly one artifact directory"},
 		{[]string{"run", "--mlflow-upload"}, "has no mlflow_export.json (its run was not logged with --mlflow-tracking-uri): give the MLflow run with --mlflow-run-id"},
+		{[]string{"null", "--mlflow-upload"}, "no MLflow run is named in " + filepath.Join("null", mlflow.ExportFile) + " (its run_id is empty or missing): give the MLflow run with --mlflow-run-id"},
+		{[]string{"norun", "--mlflow-upload"}, "no MLflow run is named in " + filepath.Join("norun", mlflow.ExportFile) + " (its run_id is empty or missing)"},
+		{[]string{"dirs", "--mlflow-upload"}, "no MLflow run is named in the 1 mlflow_export.json files under dirs (its run_id is empty or missing)"},
+		{[]string{"isdir", "--mlflow-upload"}, "--mlflow-upload: " + filepath.Join("isdir", mlflow.ExportFile) + " is a directory, not an MLflow export record: give the MLflow run with --mlflow-run-id"},
 		{[]string{"run", "--mlflow-upload", "--mlflow-run-id", "abc"}, "no MLflow tracking server (run has no mlflow_export.json): give --mlflow-tracking-uri or set $MLFLOW_TRACKING_URI"},
 		{[]string{"aiperf", "--mlflow-upload"}, "the tracking uri file:./mlruns (from " + filepath.Join("aiperf", mlflow.ExportFile) + "): want the http(s) URL"},
 		{[]string{"run", "--mlflow-upload", "--mlflow-tracking-uri", "file:./mlruns"}, "--mlflow-tracking-uri file:./mlruns: want the http(s) URL"},
@@ -187,8 +208,16 @@ func TestPlotMLflowUploadRefused(t *testing.T) {
 		assert.Equal(t, ExitUsage, bad.code, "%v: %s", c.args, bad.stderr)
 		assert.Contains(t, bad.stderr, c.want, c.args)
 		assert.NotContains(t, bad.stderr, plotSecret)
+		assert.LessOrEqual(t, strings.Count(bad.stderr, mlflow.ExportFile), 1, "%v: the file named once: %s", c.args, bad.stderr)
 		assert.NoDirExists(t, filepath.Join(dir, "run", "plots"), c.args)
 	}
+
+	// A FIFO is refused unopened (its open waited for a writer for ever):
+	// a subprocess, which hangGuard kills should it block.
+	mkfifo(t, filepath.Join(dir, "fifo", mlflow.ExportFile))
+	bad := cliBinary(t, dir, "plot", "fifo", "--mlflow-upload")
+	assert.Equal(t, ExitUsage, bad.code, bad.stderr)
+	assert.Contains(t, bad.stderr, "--mlflow-upload: "+filepath.Join("fifo", mlflow.ExportFile)+" is a named pipe (FIFO), not an MLflow export record")
 }
 
 // TestPlotAIPerfNegativeFlags: AIPerf's (cyclopts') negative forms of

@@ -83,16 +83,21 @@ func (e *TooLargeError) Error() string {
 type NotRegularError struct{ Mode fs.FileMode }
 
 func (e NotRegularError) Error() string {
-	what := "not a regular file"
+	return fmt.Sprintf("is %s, not a regular file: give the path of a file", e.Kind())
+}
+
+// Kind says what the path is: "a directory", "a named pipe (FIFO)", "a
+// socket", "a device", else "not a regular file".
+func (e NotRegularError) Kind() string {
 	switch m := e.Mode; {
 	case m.IsDir():
-		what = "a directory"
+		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
+		return "a named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:
-		what = "a socket"
+		return "a socket"
 	case m&fs.ModeDevice != 0:
-		what = "a device"
+		return "a device"
 	}
-	return fmt.Sprintf("is %s, not a regular file: give the path of a file", what)
+	return "not a regular file"
 }
