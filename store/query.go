@@ -254,28 +254,6 @@ func resolveRef(ctx context.Context, q querier, g *Group) error {
 	return err
 }
 
-// numberNotARun refuses a ref that reads as a run id no stored run has
-// (deleted, or never there), unless a sweep is named so: a sweep's id
-// standing in for it would compare other runs under the same number.
-func numberNotARun(ctx context.Context, q querier, ref string) error {
-	id, err := strconv.ParseInt(ref, 10, 64)
-	if err != nil {
-		return nil
-	}
-	var name string
-	switch err := q.QueryRowContext(ctx, `SELECT name FROM sweeps WHERE name = ? LIMIT 1`, ref).Scan(&name); {
-	case err == nil:
-		return nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return err
-	}
-	if err := q.QueryRowContext(ctx, `SELECT name FROM sweeps WHERE id = ?`, id).Scan(&name); err == nil {
-		return fmt.Errorf("run %d %w: deleted, or never stored; sweep #%d, %q, is another thing: to compare its runs give %q "+
-			"(or %s/CELL)", id, ErrNotFound, id, name, name, name)
-	}
-	return fmt.Errorf("run %d %w: deleted, or never stored", id, ErrNotFound)
-}
-
 // alsoNamed says what else ref names than the runs it was read as: runs
 // named ref (asked when runs), a sweep named ref other than sweep (the
 // one the runs are in, as --num-profile-runs names it); "" when nothing.
