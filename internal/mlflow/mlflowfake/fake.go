@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -104,13 +105,17 @@ func (s *Server) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
-// Runs returns the runs in creation order (copies).
+// Runs returns the runs in creation order (copies, their maps too: a
+// request still being served, such as one its client gave up on and sent
+// again, writes the fake's own).
 func (s *Server) Runs() []Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Run, 0, len(s.order))
 	for _, id := range s.order {
-		out = append(out, *s.runs[id])
+		r := *s.runs[id]
+		r.Params, r.Tags, r.Metrics, r.Artifacts = maps.Clone(r.Params), maps.Clone(r.Tags), maps.Clone(r.Metrics), maps.Clone(r.Artifacts)
+		out = append(out, r)
 	}
 	return out
 }
