@@ -31,10 +31,7 @@ func (s *sweepRun) stopConverged(ctx context.Context, l int, t plan.Trial) bool 
 	if c == nil {
 		return false
 	}
-	s.mu.Lock()
-	why, stopped := s.stopped[t.Cell.ID]
-	runs := slices.Clone(s.results[t.Cell.ID])
-	s.mu.Unlock()
+	why, stopped, runs := s.cellSoFar(t.Cell.ID)
 	if !stopped {
 		ok, reason := s.converged(*c, t.Cell, runs)
 		if !ok {
@@ -51,7 +48,7 @@ func (s *sweepRun) stopConverged(ctx context.Context, l int, t plan.Trial) bool 
 	defer s.mu.Unlock()
 	if !stopped {
 		s.stopped[t.Cell.ID] = why
-		s.out.ConvergedCells = append(s.out.ConvergedCells, fmt.Sprintf("%s after %d of %d trials (%s)", t.Cell.Label, len(runs), s.sw.Trials, why))
+		s.out.ConvergedCells = append(s.out.ConvergedCells, s.afterTrials(t.Cell, len(runs), why))
 		s.progressLocked(t, fmt.Sprintf("not run: the cell converged after %d trials (%s)", len(runs), why))
 	} else {
 		s.progressLocked(t, "not run: the cell converged")
@@ -71,10 +68,7 @@ func (s *sweepRun) unconverged(t plan.Trial) {
 	if c == nil || s.last[t.Cell.ID] != t.Number {
 		return
 	}
-	s.mu.Lock()
-	_, stopped := s.stopped[t.Cell.ID]
-	runs := slices.Clone(s.results[t.Cell.ID])
-	s.mu.Unlock()
+	_, stopped, runs := s.cellSoFar(t.Cell.ID)
 	if stopped {
 		return
 	}
@@ -87,7 +81,22 @@ func (s *sweepRun) unconverged(t plan.Trial) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.out.Unconverged = append(s.out.Unconverged, fmt.Sprintf("%s after %d of %d trials (%s)", t.Cell.Label, len(runs), s.sw.Trials, why))
+	s.out.Unconverged = append(s.out.Unconverged, s.afterTrials(t.Cell, len(runs), why))
+}
+
+// cellSoFar is a cell's convergence so far: why it converged (stopped
+// says whether it did) and its ended trials (a copy).
+func (s *sweepRun) cellSoFar(id string) (why string, stopped bool, runs []*result.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	why, stopped = s.stopped[id]
+	return why, stopped, slices.Clone(s.results[id])
+}
+
+// afterTrials is a cell's convergence line: "<cell> after 3 of 6 trials
+// (<why>)".
+func (s *sweepRun) afterTrials(c plan.Cell, ended int, why string) string {
+	return fmt.Sprintf("%s after %d of %d trials (%s)", c.Label, ended, s.sw.Trials, why)
 }
 
 // converged judges criterion c on a cell's ended trials, as AIPerf's

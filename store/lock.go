@@ -64,28 +64,21 @@ func (db *DB) LockSweep(ctx context.Context, c SweepClaim) (*SweepLock, error) {
 	host, _ := os.Hostname()
 	pid := os.Getpid()
 	keys := []struct{ key, what string }{
-		{"sweep " + c.Name + " " + c.PlanSHA256, fmt.Sprintf("sweep %q", c.Name)},
+		{sweepKey(c.Name, c.PlanSHA256), fmt.Sprintf("sweep %q", c.Name)},
 		{"artifacts " + dir, "artifact directory " + dir},
 	}
 	lock := &SweepLock{db: db, token: rand.Text()}
 	err = db.inTx(ctx, func(tx *sql.Tx, now time.Time) error {
 		lock.TookOver = nil
 		for _, k := range keys {
-			var (
-				o            LockOwner
-				since, token string
-			)
-			err := tx.QueryRowContext(ctx, `SELECT what, pid, host, started_at, token FROM sweep_locks WHERE key = ?`, k.key).
-				Scan(&o.What, &o.PID, &o.Host, &since, &token)
+			o, token, err := claimOwner(ctx, tx, k.key)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 			case err != nil:
 				return err
+			case !ownerGone(o.Host, host, o.PID):
+				return &LockedError{Store: db.path, Owner: o, token: token}
 			default:
-				o.Since = parseTime(since)
-				if !ownerGone(o.Host, host, o.PID) {
-					return &LockedError{Store: db.path, Owner: o, token: token}
-				}
 				lock.TookOver = append(lock.TookOver, o)
 			}
 			if _, err := tx.ExecContext(ctx, `
@@ -125,29 +118,39 @@ func (l *SweepLock) Release(ctx context.Context) error {
 // exited: only a process of this host (here) can be looked at.
 func ownerGone(host, here string, pid int) bool { return host == here && !processAlive(pid) }
 
+// sweepKey is the claim key of a sweep (name and plan digest).
+func sweepKey(name, planSHA string) string { return "sweep " + name + " " + planSHA }
+
+// claimOwner reads the owner of the claim key (sql.ErrNoRows: none) and
+// its token.
+func claimOwner(ctx context.Context, tx *sql.Tx, key string) (o LockOwner, token string, err error) {
+	var since string
+	err = tx.QueryRowContext(ctx, `SELECT what, pid, host, started_at, token FROM sweep_locks WHERE key = ?`, key).
+		Scan(&o.What, &o.PID, &o.Host, &since, &token)
+	o.Since = parseTime(since)
+	return o, token, err
+}
+
 // notRunning refuses run id when it is a trial of a sweep or search that a
 // live aiperf is running (its claim held): that process would read its
 // trials back as never run, and answer from what is left.
 func (db *DB) notRunning(ctx context.Context, tx *sql.Tx, id int64) error {
-	var (
-		o            LockOwner
-		since, token string
-	)
-	err := tx.QueryRowContext(ctx, `
-		SELECT l.what, l.pid, l.host, l.started_at, l.token FROM runs r
-		JOIN sweeps s ON s.id = r.sweep_id AND s.status = 'running'
-		JOIN sweep_locks l ON l.key = 'sweep ' || s.name || ' ' || COALESCE(s.plan_sha256, '')
-		WHERE r.id = ?`, id).Scan(&o.What, &o.PID, &o.Host, &since, &token)
+	var name, plan string
+	err := tx.QueryRowContext(ctx, `SELECT s.name, COALESCE(s.plan_sha256, '') FROM runs r
+		JOIN sweeps s ON s.id = r.sweep_id AND s.status = ? WHERE r.id = ?`, sweepRunning, id).Scan(&name, &plan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	o, token, err := claimOwner(ctx, tx, sweepKey(name, plan))
+	host, _ := os.Hostname()
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, sql.ErrNoRows) || err == nil && ownerGone(o.Host, host, o.PID):
 		return nil
 	case err != nil:
 		return err
 	}
-	host, _ := os.Hostname()
-	if ownerGone(o.Host, host, o.PID) {
-		return nil
-	}
-	o.Since = parseTime(since)
 	return fmt.Errorf("run %d is a trial of a sweep still running: %w", id, &LockedError{Store: db.path, Owner: o, token: token})
 }

@@ -125,14 +125,16 @@ func (db *DB) FindResumableSweep(ctx context.Context, name, planSHA string) (id 
 // convergence marks: the resumed run sets them again (MarkConverged) for
 // the cells that converge under its criterion.
 func (db *DB) ReopenSweep(ctx context.Context, id int64, trials int) error {
-	if err := db.setSweepStatus(ctx, id, sweepRunning); err != nil {
-		return err
-	}
 	err := db.inTx(ctx, func(tx *sql.Tx, _ time.Time) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE sweeps SET trials = ? WHERE id = ?`, max(1, trials), id); err != nil {
+		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET status = ?, ended_at = NULL, trials = ? WHERE id = ?`,
+			sweepRunning, max(1, trials), id)
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE cells SET converged = NULL, converged_after = NULL WHERE sweep_id = ?`, id)
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("sweep %d %w", id, ErrNotFound)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE cells SET converged = NULL, converged_after = NULL WHERE sweep_id = ?`, id)
 		return err
 	})
 	if err != nil {

@@ -35,19 +35,18 @@ func (c *ProfileCmd) fromConfig(kctx *kong.Context, spec runner.Spec) (runner.Sp
 		c.warmupOnce, c.varySeed, c.yamlMultiRun = m.WarmupFirstTrialOnly, m.VarySeedPerTrial, true
 	}
 	if cv := file.MultiRun.Convergence; cv != nil { // each --convergence-* flag given beats its key
-		a := &c.SearchArgs
-		for _, f := range []struct {
-			flag  string
-			apply func()
-		}{
-			{"convergence_metric", func() { a.ConvergenceMetric = cv.Metric }},
-			{"convergence_stat", func() { a.ConvergenceStat = cv.Stat }},
-			{"convergence_mode", func() { a.ConvergenceMode = cv.Mode }},
-			{"convergence_threshold", func() { a.ConvergenceThreshold = cv.Threshold }},
-		} {
-			if !slices.Contains(flags, f.flag) {
-				f.apply()
-			}
+		a, given := &c.SearchArgs, func(flag string) bool { return slices.Contains(flags, flag) }
+		if !given("convergence_metric") {
+			a.ConvergenceMetric = cv.Metric
+		}
+		if !given("convergence_stat") {
+			a.ConvergenceStat = cv.Stat
+		}
+		if !given("convergence_mode") {
+			a.ConvergenceMode = cv.Mode
+		}
+		if !given("convergence_threshold") {
+			a.ConvergenceThreshold = cv.Threshold
 		}
 	}
 	c.yamlNotes = file.Notes

@@ -21,7 +21,8 @@ type KS struct {
 // over exactMax values: this takes those, and lopsided samples too, where
 // the limiting distribution is far off: 10,001 values against 2), else the
 // asymptotic Kolmogorov distribution's at √(nm/(n+m))·D. Both samples are
-// sorted (copies); the exact count takes O(nm) time and O(m) memory.
+// sorted (copies); the exact count takes O(nm) time and O(min(n, m))
+// memory, at most exactMax values.
 func KSTwoSample(a, b []float64) KS {
 	if len(a) == 0 || len(b) == 0 {
 		return KS{D: math.NaN(), P: math.NaN()}
@@ -47,7 +48,7 @@ func KSTwoSample(a, b []float64) KS {
 	if int64(n)*int64(m) > exactMax*exactMax {
 		return KS{D: d, P: kolmogorovQ(math.Sqrt(float64(n)*float64(m)/float64(n+m)) * d)}
 	}
-	return KS{D: d, P: pathsReaching(n, m, h, l)}
+	return KS{D: d, P: pathsReaching(max(n, m), min(n, m), h, l)} // symmetric: the row over the smaller sample
 }
 
 // exactMax is scipy's MAX_AUTO_N: KSTwoSample's exact p-value takes

@@ -59,4 +59,5 @@ func TestKSTwoSampleAsymptotic(t *testing.T) {
 	ks = KSTwoSample(a, []float64{1e9, 2e9})
 	assert.Equal(t, 1.0, ks.D)
 	assert.InEpsilon(t, 2/(float64(n+2)*float64(n+1)/2), ks.P, 1e-6)
+	assert.Equal(t, ks, KSTwoSample([]float64{1e9, 2e9}, a), "the same either way round")
 }
