@@ -61,7 +61,7 @@ func (db *DB) LockSweep(ctx context.Context, c SweepClaim) (*SweepLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock sweep %q: %w", c.Name, err)
 	}
-	host, _ := os.Hostname()
+	host := hostname()
 	pid := os.Getpid()
 	keys := []struct{ key, what string }{
 		{sweepKey(c.Name, c.PlanSHA256), fmt.Sprintf("sweep %q", c.Name)},
@@ -118,6 +118,12 @@ func (l *SweepLock) Release(ctx context.Context) error {
 // exited: only a process of this host (here) can be looked at.
 func ownerGone(host, here string, pid int) bool { return host == here && !processAlive(pid) }
 
+// hostname is this machine's name as claims record it ("" when unknown).
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
 // sweepKey is the claim key of a sweep (name and plan digest).
 func sweepKey(name, planSHA string) string { return "sweep " + name + " " + planSHA }
 
@@ -135,6 +141,11 @@ func claimOwner(ctx context.Context, tx *sql.Tx, key string) (o LockOwner, token
 // live aiperf is running (its claim held): that process would read its
 // trials back as never run, and answer from what is left.
 func (db *DB) notRunning(ctx context.Context, tx *sql.Tx, id int64) error {
+	if o, token, err := claimOwner(ctx, tx, runKey(id)); err == nil && !ownerGone(o.Host, hostname(), o.PID) {
+		return fmt.Errorf("run %d is still going: %w", id, &LockedError{Store: db.path, Owner: o, token: token})
+	} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
 	var name, plan string
 	err := tx.QueryRowContext(ctx, `SELECT s.name, COALESCE(s.plan_sha256, '') FROM runs r
 		JOIN sweeps s ON s.id = r.sweep_id AND s.status = ? WHERE r.id = ?`, sweepRunning, id).Scan(&name, &plan)
@@ -145,9 +156,8 @@ func (db *DB) notRunning(ctx context.Context, tx *sql.Tx, id int64) error {
 		return err
 	}
 	o, token, err := claimOwner(ctx, tx, sweepKey(name, plan))
-	host, _ := os.Hostname()
 	switch {
-	case errors.Is(err, sql.ErrNoRows) || err == nil && ownerGone(o.Host, host, o.PID):
+	case errors.Is(err, sql.ErrNoRows) || err == nil && ownerGone(o.Host, hostname(), o.PID):
 		return nil
 	case err != nil:
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -198,4 +199,53 @@ func TestDeleteRunsOfARunningSweep(t *testing.T) {
 
 	require.NoError(t, lock.Release(ctx))
 	require.NoError(t, db.DeleteRuns(ctx, lone, first))
+}
+
+// TestPendingRunTellsRunning: a pending run is read as running while its
+// process writes it (its claim held), and cannot be deleted then; once its
+// process is gone it is the interrupted run it was stored as, and one that
+// completed holds no claim.
+func TestPendingRunTellsRunning(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	in := newRun(runOpts{name: "big", records: 4})
+	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
+	require.NoError(t, p.Add(ctx, in.Records[:2]))
+	id, _ := p.Stored()
+	status := func() string {
+		rows, err := db.ListRuns(ctx, store.RunFilter{})
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		run, err := db.GetRun(ctx, id, false)
+		require.NoError(t, err)
+		assert.Equal(t, rows[0].Status, run.Status, "runs list and runs show agree")
+		return rows[0].Status
+	}
+	assert.Equal(t, result.StatusRunning, status(), "this process writes it")
+	err := db.DeleteRuns(ctx, id)
+	var le *store.LockedError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), fmt.Sprintf("run %d is still going: run %d is in use by another aiperf (pid %d", id, id, os.Getpid()))
+
+	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET host = 'elsewhere'`))
+	assert.Equal(t, result.StatusRunning, status(), "another host's process cannot be told")
+	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET host = ?, pid = ?`, hostname(t), deadPID(t)))
+	assert.Equal(t, result.StatusInterrupted, status(), "its process exited")
+	require.NoError(t, store.ExecForTest(ctx, db, `UPDATE sweep_locks SET pid = ?`, os.Getpid()))
+
+	_, err = p.Complete(ctx, in, "")
+	require.NoError(t, err)
+	assert.Equal(t, result.StatusComplete, status())
+	n, err := store.CountForTest(ctx, db, `SELECT COUNT(*) FROM sweep_locks`)
+	require.NoError(t, err)
+	assert.Zero(t, n, "Complete releases its claim")
+	require.NoError(t, db.DeleteRuns(ctx, id))
+}
+
+func hostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	require.NoError(t, err)
+	return h
 }

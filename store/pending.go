@@ -2,9 +2,13 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"time"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -28,6 +32,7 @@ type Pending struct {
 	stored int         // records added
 	err    error       // the first failure: no batch after it
 	cut    bool        // a batch's wait for a lock was ended by ctx (a Ctrl-C)
+	token  string      // the claim "run ID" that tells readers the row is still being written
 }
 
 // BeginRun returns the pending run of r, whose name, configuration, command
@@ -53,6 +58,9 @@ func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 		if id == 0 {
 			var err error
 			if id, err = saveRun(wctx, tx, p.skel, "", 0, nil); err != nil {
+				return err
+			}
+			if err := p.claim(wctx, tx, id); err != nil {
 				return err
 			}
 		}
@@ -99,7 +107,10 @@ func (p *Pending) Complete(ctx context.Context, r *result.Run, artifactDir strin
 				records = r.Records
 			}
 			var err error
-			id, err = saveRun(ctx, tx, r, artifactDir, p.id, records)
+			if id, err = saveRun(ctx, tx, r, artifactDir, p.id, records); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `DELETE FROM sweep_locks WHERE key = ? AND token = ?`, runKey(p.id), p.token)
 			return err
 		})
 	})
@@ -107,4 +118,28 @@ func (p *Pending) Complete(ctx context.Context, r *result.Run, artifactDir strin
 		return 0, fmt.Errorf("save run %s: %w", describeRun(r), err)
 	}
 	return id, nil
+}
+
+// claim marks row id as written by this process (a claim "run ID" in
+// sweep_locks), so that a reader tells a run still going (its owner alive)
+// from one whose process ended before Complete (the claim outlives it).
+func (p *Pending) claim(ctx context.Context, tx *sql.Tx, id int64) error {
+	p.token = rand.Text()
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sweep_locks (key, what, pid, host, started_at, token)
+		VALUES (?, ?, ?, ?, ?, ?)`, runKey(id), fmt.Sprintf("run %d", id), os.Getpid(), hostname(), formatTime(time.Now()), p.token)
+	return err
+}
+
+// runKey is the claim key of a run being written.
+func runKey(id int64) string { return "run " + strconv.FormatInt(id, 10) }
+
+// stillGoing reports whether a run stored as interrupted is a pending run
+// whose process is still writing it: its claim (pid on host, "" when it has
+// none) is held by a live process, or by one on another host, where that
+// cannot be checked.
+func stillGoing(status string, pid int, host string) bool {
+	if status != result.StatusInterrupted || host == "" {
+		return false
+	}
+	return !ownerGone(host, hostname(), pid)
 }

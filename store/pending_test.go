@@ -15,7 +15,8 @@ import (
 )
 
 // A pending run is in the store with its finished records while it goes,
-// as an interrupted run (what it stays if its process dies); Complete
+// stored as an interrupted run (what it stays if its process dies) and
+// read as running while its process lives (TestPendingRunTellsRunning); Complete
 // turns it into the finished run, its records stored once, exactly as
 // SaveRun would have stored them.
 func TestPendingRun(t *testing.T) {
@@ -30,7 +31,7 @@ func TestPendingRun(t *testing.T) {
 	rows, err := db.ListRuns(ctx, store.RunFilter{})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
-	assert.Equal(t, result.StatusInterrupted, rows[0].Status)
+	assert.Equal(t, result.StatusRunning, rows[0].Status)
 	assert.Equal(t, store.PendingError, rows[0].Error)
 	assert.Equal(t, 10, rows[0].RecordCount, "what runs list and show say it holds")
 	assert.True(t, rows[0].EndedAt.IsZero(), "no end: its duration is unknown")

@@ -66,27 +66,33 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		evidence                         string
 		targetRate, achievedRate         sql.NullFloat64
 		scheduledRate                    sql.NullFloat64
+		claimPID                         int
+		claimHost                        string
 	)
 	err := q.QueryRowContext(ctx, `
 		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 			r.was_cancelled, r.mode, r.config, r.cli_command, r.tool_version, r.host, r.started_at, r.ended_at,
 			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings,
 			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence, r.cap_skipped, r.workers,
-			r.exports, r.rx_coalesce_usecs, r.tokens_counted_with, r.scheduled_rate
+			r.exports, r.rx_coalesce_usecs, r.tokens_counted_with, r.scheduled_rate, COALESCE(l.pid, 0), COALESCE(l.host, '')
 		FROM runs r
 		LEFT JOIN sweeps s ON s.id = r.sweep_id
 		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
+		LEFT JOIN sweep_locks l ON l.key = 'run ' || r.id
 		WHERE r.id = ?`, id).Scan(
 		&sweepID, &sweepName, &cellID, &cellLabel, &params, &trial, &r.Name, &r.BenchmarkID, &r.Status, &r.Error,
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
 		&targetRate, &achievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
 		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers,
-		&exports, &r.Audit.RxCoalesceUsecs, &r.Audit.TokensCountedWith, &scheduledRate)
+		&exports, &r.Audit.RxCoalesceUsecs, &r.Audit.TokensCountedWith, &scheduledRate, &claimPID, &claimHost)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if stillGoing(r.Status, claimPID, claimHost) {
+		r.Status = result.StatusRunning
 	}
 	if err := json.Unmarshal([]byte(cfgJSON), &r.Config); err != nil {
 		return nil, fmt.Errorf("decode config: %w", err)

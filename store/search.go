@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -215,7 +214,7 @@ func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list sweeps: %w", err)
 	}
-	thisHost, _ := os.Hostname()
+	thisHost := hostname()
 	defer rows.Close()
 	var out []SweepRow
 	for rows.Next() {

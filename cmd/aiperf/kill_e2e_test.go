@@ -187,8 +187,9 @@ func lastNonRequest(seg []string) string {
 }
 
 // TestProfileKilledKeepsItsRecords: `aiperf profile` stores the records it
-// finished while its load goes, so one killed outright (SIGKILL) leaves an
-// interrupted run with them in the store, and no secret.
+// finished while its load goes (read as running until then), so one killed
+// outright (SIGKILL) leaves an interrupted run with them in the store, and
+// no secret.
 func TestProfileKilledKeepsItsRecords(t *testing.T) {
 	const secret = "sk-killed-profile-secret-0042"
 	subprocesses(t)
@@ -214,6 +215,7 @@ func TestProfileKilledKeepsItsRecords(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { row := stored(); return row != nil && row.RecordCount > 1 }, hangGuard, 20*time.Millisecond,
 		"the first record, then the first batch, are stored while the load goes")
+	assert.Equal(t, result.StatusRunning, stored().Status, "read as running while its process lives")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 

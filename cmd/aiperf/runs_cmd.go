@@ -195,9 +195,12 @@ func printRunHeader(w io.Writer, r *store.RunRow, run *result.Run) {
 		line("cell", fmt.Sprintf("%s (%s), trial %d", r.CellLabel, r.CellID, r.Trial))
 	}
 	line("started", r.StartedAt.Local().Format("2006-01-02 15:04:05 MST"))
-	if r.EndedAt.IsZero() { // a pending run whose process ended before it finished
+	switch {
+	case r.Status == result.StatusRunning:
+		line("duration", "still going")
+	case r.EndedAt.IsZero(): // a pending run whose process ended before it finished
 		line("duration", "unknown: it did not finish")
-	} else {
+	default:
 		line("duration", r.EndedAt.Sub(r.StartedAt).Round(1e6).String())
 	}
 	line("model", r.Model)

@@ -20,6 +20,9 @@ const (
 	StatusComplete    = "complete"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+	// StatusRunning is never stored: the store reads it for a run whose
+	// row it holds as interrupted while its process is still writing it.
+	StatusRunning = "running"
 )
 
 // Outcomes of the KV-cache reset check (Audit.KVReset).
