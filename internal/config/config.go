@@ -269,13 +269,26 @@ func lineOf(err error) int {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// yamlParserErrors are yaml.v3's parser errors. It counts their line from
+// 0, where its scanner's are counted from 1, and gives where the mapping or
+// sequence being parsed begins (when that is not the first line), so the
+// mistake is on that line or below it: an unclosed "{" is its line, a stray
+// "}" may be lines down.
+var yamlParserErrors = []string{"did not find expected node content", "did not find expected key",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected '-' indicator"}
+
 // syntaxError turns "yaml: line N: msg" into an *Error at line N. yaml.v3
 // leaves the line out when the problem is on the first line, and for bad
 // bytes (invalid UTF-8, control characters), which are found here instead.
 func syntaxError(name string, data []byte, err error) error {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return &Error{File: name, Line: line, Msg: "invalid YAML: " + m[2]}
+		msg := m[2]
+		if slices.Contains(yamlParserErrors, msg) {
+			line++
+			msg += " (in what begins on this line: the mistake is here or below)"
+		}
+		return &Error{File: name, Line: line, Msg: "invalid YAML: " + msg}
 	}
 	return &Error{File: name, Line: badByteLine(data), Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 }

@@ -324,7 +324,27 @@ func TestErrors(t *testing.T) {
 			"benchmark:",
 			"  model: m",
 			" endpoint: x",
-		}, []string{`bench.yaml:2: invalid YAML: did not find expected key`}}, // the line yaml.v3 reports
+		}, []string{`bench.yaml:3: invalid YAML: did not find expected key (in what begins on this line: the mistake is here or below)`}},
+		{"unclosed flow mapping", []string{
+			"benchmark:",
+			"  model: m",
+			"  endpoint:",
+			"    url: http://127.0.0.1:8000",
+			"    reset_kv_cache: {path: /x, timeout_seconds: 10",
+			"  phases: {type: concurrency, concurrency: 1, requests: 2}",
+		}, []string{`bench.yaml:5: invalid YAML: did not find expected ',' or '}' (in what begins on this line: the mistake is here or below)`}},
+		{"stray closing brace", []string{
+			"benchmark:",
+			"  model: m",
+			"  endpoint:",
+			"    url: http://127.0.0.1:8000",
+			`    reset_kv_cache: {path: "/a", timeout_seconds: 10}}`,
+		}, []string{`bench.yaml:4: invalid YAML: did not find expected key (in what begins on this line: the mistake is here or below)`}},
+		{"scanner error", []string{
+			"benchmark:",
+			"  model: m",
+			"  endpoint: @x",
+		}, []string{`bench.yaml:3: invalid YAML: found character that cannot start any token`}},
 		{"two documents", []string{
 			"benchmark: {model: a}",
 			"---",
