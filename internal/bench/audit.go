@@ -160,20 +160,27 @@ func scheduleVerdicts(a *result.Audit, p plan.Profile, sent int, sentNs, schedNs
 			"send lag p99 %.2f ms exceeds %v: sends left later than scheduled; the client host could not keep up with this rate",
 			a.SendLagMs.P99, lagLimit))
 	}
+	// The rate the cap held back: the target of one --request-rate, else
+	// (a fixed schedule, phases at several rates) the schedule's own.
+	rate, target := fmt.Sprintf("%.1f req/s", a.TargetRate), fmt.Sprintf("the target %.1f req/s", a.TargetRate)
+	if a.TargetRate == 0 {
+		rate = fmt.Sprintf("the schedule's %.1f req/s", scheduled)
+		target = rate
+	}
 	if a.CapSkipped > 0 {
 		a.Warnings = append(a.Warnings, fmt.Sprintf(
 			"%d sends of the schedule were skipped because the --concurrency cap was full when they came due "+
-				"(AIPerf's policy; --cap-policy delay waits for a slot instead): %d were sent, below the target %.1f req/s",
-			a.CapSkipped, sent, a.TargetRate))
+				"(AIPerf's policy; --cap-policy delay waits for a slot instead): %d were sent, below %s",
+			a.CapSkipped, sent, target))
 	}
 	if a.CapDelayed > 0 {
-		why := "the server did not keep up with %.1f req/s at this cap"
+		why := "the server did not keep up with " + rate + " at this cap"
 		if p.ConcurrencyRampDuration != nil {
-			why = "the server did not keep up with %.1f req/s at this cap, or --concurrency-ramp-duration had not opened the slot yet"
+			why += ", or --concurrency-ramp-duration had not opened the slot yet"
 		}
 		a.Warnings = append(a.Warnings, fmt.Sprintf(
-			"%d of %d sends waited for a free in-flight slot (--concurrency cap): "+why+"; latency counts from the actual send",
-			a.CapDelayed, sent, a.TargetRate))
+			"%d of %d sends waited for a free in-flight slot (--concurrency cap): %s; latency counts from the actual send",
+			a.CapDelayed, sent, why))
 	}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -74,4 +75,27 @@ func TestInterruptWhilePreparingNamesTheStage(t *testing.T) {
 	assert.Contains(t, err.Error(), "interrupted while preparing the dataset (nothing was sent)")
 	assert.Equal(t, result.StatusInterrupted, run.Status)
 	assert.Zero(t, srv.Control().InferenceRequests)
+}
+
+// A fixed schedule held back by --concurrency names the schedule's rate
+// in its warning (it has no target rate: it said 0.0 req/s).
+func TestFixedScheduleHeldByTheCapNamesItsRate(t *testing.T) {
+	_, url := startMock(t, mock.Config{TTFT: 20, ITL: 5})
+	path := filepath.Join(t.TempDir(), "cc.jsonl")
+	var trace []byte
+	for i := range 5 {
+		trace = fmt.Appendf(trace, `{"timestamp": %d, "input_length": 8, "output_length": 50}`+"\n", 10*i)
+	}
+	require.NoError(t, os.WriteFile(path, trace, 0o644))
+	p := profile(url)
+	p.InputFile, p.RequestCount, p.Concurrency = path, nil, plan.Ptr(1)
+	run, err := Run(context.Background(), Options{Profile: p})
+	require.NoError(t, err)
+	assert.Equal(t, "fixed", run.Audit.Mode)
+	assert.Zero(t, run.Audit.TargetRate)
+	require.Equal(t, 4, run.Audit.CapDelayed, "each request of 265 ms or more holds the next four sends, 10 ms apart")
+	assert.Contains(t, run.Audit.Warnings, fmt.Sprintf("4 of 5 sends waited for a free in-flight slot (--concurrency cap): "+
+		"the server did not keep up with the schedule's %.1f req/s at this cap; latency counts from the actual send",
+		run.Audit.ScheduledRate))
+	assert.InDelta(t, 100, run.Audit.ScheduledRate, 1)
 }
