@@ -191,7 +191,7 @@ func TestProfileInterruptedCutWording(t *testing.T) {
 		"--request-count", "10", "--artifact-dir", "out")...)
 	code := interruptWhenHeld(t, m, cmd, stderr)
 	require.Equal(t, ExitInterrupted, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Contains(t, stderr.String(), "interrupted (during profiling: 2 of 3 profiling requests had returned, 1 was cut)")
+	assert.Contains(t, stderr.String(), "interrupted (during profiling: 2 of 3 profiling requests had returned, 1 was cut; 7 of 10 were never sent)")
 	assert.Contains(t, stdout.String(), "Cut: 1 requests were cancelled and excluded from the metrics: 1 in flight when the run was interrupted")
 	assert.NotContains(t, stdout.String()+stderr.String(), "grace period")
 }

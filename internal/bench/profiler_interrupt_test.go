@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -148,8 +150,29 @@ func TestRunInterruptedBeforeProfilerStop(t *testing.T) {
 	release()
 	r := <-done
 	require.ErrorIs(t, r.err, context.Canceled)
-	assert.Contains(t, r.err.Error(), "interrupted (during profiling: 0 of 1 profiling requests had returned, 1 was cut): ")
+	assert.Contains(t, r.err.Error(), "interrupted (during profiling: 0 of 1 profiling requests had returned, 1 was cut; 11 of 12 were never sent): ")
 	assert.NotContains(t, r.err.Error(), "while stopping")
+}
+
+// TestRunInterruptedDuringAFixedSchedule: a Ctrl-C before a fixed
+// schedule's second request is due says it was never sent (it said all
+// the requests had returned, of one).
+func TestRunInterruptedDuringAFixedSchedule(t *testing.T) {
+	_, url, held, _ := holdRoute(t, "/v1/")
+	path := filepath.Join(t.TempDir(), "two.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"timestamp": 0, "input_length": 8, "output_length": 2}
+{"timestamp": 600000, "input_length": 8, "output_length": 2}
+`), 0o644))
+	p := profile(url)
+	p.InputFile, p.RequestCount = path, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, Options{Profile: p})
+	await(t, held, "the first request")
+	cancel()
+	r := <-done
+	require.ErrorIs(t, r.err, context.Canceled)
+	assert.Contains(t, r.err.Error(), "interrupted (during profiling: 0 of 1 profiling requests had returned, 1 was cut; 1 of 2 was never sent): ")
 }
 
 // TestRunInterruptedDuringProfilerStart: a Ctrl-C while the profiler

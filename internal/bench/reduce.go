@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -129,7 +130,9 @@ func (c *cell) finish(ctx context.Context, out phasesOutcome) (*result.Run, erro
 		if cause == nil {
 			cause = out.err
 		}
-		return c.fail(fmt.Errorf("interrupted %s: %w", out.reached.where(len(c.phases), prof, warm), cause))
+		r := out.reached
+		r.planned = c.plannedProfiling()
+		return c.fail(fmt.Errorf("interrupted %s: %w", r.where(len(c.phases), prof, warm), cause))
 	case out.err != nil:
 		return c.fail(out.err)
 	}
@@ -153,6 +156,32 @@ type reached struct {
 	// scrape the interrupt cut ("": none): that phase sent nothing.
 	scrapeCut string
 	stopCut   bool // the interrupt came while a profiler stop call went
+	// planned is how many profiling requests the phases would send (0:
+	// not known, a phase of a duration).
+	planned int
+}
+
+// plannedProfiling is how many requests the cell's profiling phases would
+// send: each phase's count, a fixed schedule's whole trace without one;
+// 0 when a phase ends by its duration alone.
+func (c *cell) plannedProfiling() int {
+	n := 0
+	for _, ph := range c.phases {
+		switch {
+		case ph.Kind != plan.KindProfiling:
+		case ph.Duration > 0:
+			return 0
+		case ph.Fixed && ph.Requests == 0:
+			n += dataset.Turns(c.ds)
+		case ph.Fixed:
+			n += min(ph.Requests, dataset.Turns(c.ds))
+		case ph.Requests > 0:
+			n += ph.Requests
+		default:
+			return 0
+		}
+	}
+	return n
 }
 
 // where says where the interrupted run had got to, of phases in all, with
@@ -193,7 +222,15 @@ func (r reached) when(phases int, prof, warm []metrics.Record) string {
 	case last.Kind == plan.KindWarmup:
 		return "during warmup: " + returned(warm, plan.KindWarmup) + "; no profiling request was sent"
 	}
-	return "during profiling: " + returned(prof, plan.KindProfiling)
+	w := "during profiling: " + returned(prof, plan.KindProfiling)
+	if unsent := r.planned - len(prof); unsent > 0 {
+		were := "were"
+		if unsent == 1 {
+			were = "was"
+		}
+		w += fmt.Sprintf("; %d of %d %s never sent", unsent, r.planned, were)
+	}
+	return w
 }
 
 // returned says how many of records (requests of kind) had returned and
