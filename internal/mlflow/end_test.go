@@ -252,3 +252,50 @@ func TestAServersEchoIsBounded(t *testing.T) {
 	assert.Contains(t, err.Error(), "400 INVALID_PARAMETER_VALUE: Param value 'vvv")
 	assert.Less(t, len(err.Error()), 700)
 }
+
+// TestAfterACtrlCTheStatusGetsFiveSeconds: a tracking server that never
+// answers runs/update held an interrupted run's end for the whole request
+// timeout (120 s by default; 600 s here) when the Ctrl-C came before the
+// finish (its 30 s bound was dropped for the status) or while the status
+// was on its way. After a Ctrl-C the status gets interruptedUpdate, then is
+// cut: the server did not answer; the summary and files went before it.
+func TestAfterACtrlCTheStatusGetsFiveSeconds(t *testing.T) {
+	t.Setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "600")
+	for _, mode := range []string{"before the finish", "during the status update"} {
+		t.Run(mode, func(t *testing.T) {
+			fake := mlflowfake.Start(t)
+			fake.HangPath.Store("/runs/update")
+			r, err := Start(context.Background(), Options{TrackingURI: fake.URL, ArtifactDir: artifactDir(t),
+				BenchmarkID: "0123456789abcdef"})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			run := finishedRun()
+			run.Status = result.StatusInterrupted
+			cut := time.Now()
+			if mode == "before the finish" {
+				cancel()
+			}
+			got := make(chan Outcome, 1)
+			go func() { got <- r.Finish(ctx, run) }()
+			if mode != "before the finish" {
+				waitFor(t, "the status update held by the server", func() bool { return fake.Hanging() == 1 })
+				cut = time.Now()
+				cancel()
+			}
+			var out Outcome
+			select {
+			case out = <-got:
+			case <-time.After(hangGuard):
+				t.Fatal("Finish still waits after the Ctrl-C")
+			}
+			assert.GreaterOrEqual(t, time.Since(cut), interruptedUpdate, "the status had its grace")
+			require.Error(t, out.Err)
+			assert.True(t, NoAnswer(out.Err), "%v", out.Err)
+			assert.Contains(t, out.Err.Error(), "runs/update (KILLED): no answer 5s after the run's interrupt")
+			assert.EqualValues(t, 1, fake.Unanswered.Load(), "the status update only went unanswered")
+			assert.Positive(t, out.Metrics, "the summary went before")
+			assert.NotEmpty(t, out.Uploaded, "the files went before")
+		})
+	}
+}

@@ -40,23 +40,25 @@ type Outcome struct {
 // (FINISHED, FAILED or KILLED for an interrupted run) with its end time.
 func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
 	e := &ending{out: Outcome{RunID: r.Info.RunID}}
+	// An interrupted run still reports, briefly: interruptedFinish in all,
+	// the last interruptedUpdate of it left to the status.
+	sctx, cancel := ctx, context.CancelFunc(func() {})
+	if ctx.Err() != nil {
+		sctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), interruptedFinish-interruptedUpdate)
+	}
+	defer cancel()
 	e.note(r.stopLive(ctx)) // a live send of the end left unanswered: nothing more is sent
 	e.out.LiveDrops = r.dropped.Load()
-	if ctx.Err() != nil { // an interrupted run still reports, briefly
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), interruptedFinish)
-		defer cancel()
-	}
 	ms := SummaryMetrics(run)
 	params, tags := r.params(run), r.tags(run)
-	r.logSummary(ctx, e, ms, params, tags)
+	r.logSummary(sctx, e, ms, params, tags)
 	files, err := collect(r.o.ArtifactDir, cmpSlice(r.o.Globs, DefaultArtifactGlobs))
 	e.note(err)
 	names := append(files, ExportFile)
 	e.note(r.writeExportFile(exportFile{LiveStreaming: r.queue != nil, ReusedLiveRun: r.queue != nil,
 		MetricKeys: slices.Sorted(maps.Keys(ms)), ParamKeys: slices.Sorted(maps.Keys(params)),
 		TagKeys: slices.Sorted(maps.Keys(tags)), UploadedArtifacts: names}))
-	r.uploadAll(ctx, e, names)
+	r.uploadAll(sctx, e, names)
 	if e.quiet {
 		return e.out
 	}
@@ -67,13 +69,7 @@ func (r *Run) Finish(ctx context.Context, run *result.Run) Outcome {
 	case result.StatusFailed:
 		status = "FAILED"
 	}
-	timeout := r.c.http.Timeout // the status is sent even after a Ctrl-C, then briefly
-	if ctx.Err() != nil {
-		timeout = min(timeout, interruptedUpdate)
-	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	e.note(r.c.UpdateRun(uctx, r.Info.RunID, status, time.Now()))
+	e.note(r.End(ctx, status)) // sent even after a Ctrl-C, then briefly
 	return e.out
 }
 
@@ -135,9 +131,10 @@ func (r *Run) uploadAll(ctx context.Context, e *ending, names []string) {
 	}
 }
 
-// interruptedUpdate bounds the status update of a run whose finish a
-// Ctrl-C cut; interruptedFinish the whole finish of a run interrupted
-// before it (its summary, artifacts and status).
+// interruptedUpdate bounds the status update of a run interrupted (a
+// Ctrl-C, before its finish or during it); interruptedFinish the whole
+// finish of a run interrupted before it (its live batch, summary,
+// artifacts and status).
 const (
 	interruptedUpdate = 5 * time.Second
 	interruptedFinish = 30 * time.Second

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -38,16 +39,22 @@ func withTag(m map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// End sets the run's final status (FINISHED, FAILED or KILLED): within the
-// request timeout, or interruptedUpdate when ctx is already done (a Ctrl-C).
+// End sets the run's final status (FINISHED, FAILED or KILLED) within the
+// request timeout; ctx's end (a Ctrl-C), before the call or while it waits,
+// leaves it interruptedUpdate more at most.
 func (r *Run) End(ctx context.Context, status string) error {
-	timeout := r.c.http.Timeout
-	if ctx.Err() != nil {
-		timeout = min(timeout, interruptedUpdate)
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.c.http.Timeout)
 	defer cancel()
-	return r.c.UpdateRun(ctx, r.Info.RunID, status, time.Now())
+	var cut atomic.Bool
+	defer context.AfterFunc(ctx, func() {
+		time.AfterFunc(interruptedUpdate, func() { cut.Store(true); cancel() })
+	})()
+	err := r.c.UpdateRun(uctx, r.Info.RunID, status, time.Now())
+	if err != nil && cut.Load() {
+		return &NoAnswerError{fmt.Sprintf("mlflow POST /api/2.0/mlflow/runs/update (%s): no answer %s after the run's interrupt",
+			status, interruptedUpdate)}
+	}
+	return err
 }
 
 // UploadFigures uploads figure files (paths under root) to an MLflow run,

@@ -58,10 +58,14 @@ type Server struct {
 	// Hang, when set, holds every call unanswered (counted in Unanswered)
 	// until its client gives up or Release is called, which closes its
 	// connection unanswered (a server gone quiet, its connections open).
-	Hang    atomic.Bool
-	hanging atomic.Int64
-	relMu   sync.Mutex
-	release chan struct{}
+	Hang atomic.Bool
+	// HangPath, when set (a string), holds as Hang does the calls whose
+	// path ends with it only (runs/update: a server that never sets a
+	// run's status).
+	HangPath atomic.Value
+	hanging  atomic.Int64
+	relMu    sync.Mutex
+	release  chan struct{}
 }
 
 // Start starts the fake on a loopback port, closed at cleanup.
@@ -132,7 +136,7 @@ func (s *Server) Experiments() map[string]string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.Hang.Load() {
+	if p, _ := s.HangPath.Load().(string); s.Hang.Load() || (p != "" && strings.HasSuffix(r.URL.Path, p)) {
 		s.hang(r)
 		panic(http.ErrAbortHandler)
 	}
