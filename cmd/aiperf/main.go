@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -195,8 +196,12 @@ func (s signalled) Is(target error) bool { return target == context.Canceled }
 // Everything printed goes through termsafe: control characters a server,
 // an error body or a stored name carries are shown escaped, never acted on
 // by the terminal (the few outputs that must stay raw take termsafe.Raw).
+// The standard log package's lines (net/http's own, which quote a server's
+// bytes) go to stderr redacted of every secret the command knows.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = termsafe.Writer(stdout), termsafe.Writer(stderr)
+	defer log.SetOutput(log.Writer())
+	log.SetOutput(plan.LogWriter(stderr))
 	var cli CLI
 	exited := -1
 	parser, err := kong.New(&cli, append(parserOptions(),

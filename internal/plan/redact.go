@@ -282,8 +282,14 @@ type Redactor struct {
 // JSON-escaped (with and without HTML escaping) and URL-escaped. Secrets of
 // fewer than 4 characters are replaced only where they stand alone. Empty
 // secrets, and the few that the marker itself contains (which no marker
-// could hide), are ignored.
+// could hide), are ignored. The standard log's writer hides them too, from
+// then on (LogWriter).
 func NewRedactor(secrets ...string) *Redactor {
+	remember(secrets)
+	return newRedactor(secrets...)
+}
+
+func newRedactor(secrets ...string) *Redactor {
 	seen := map[string]bool{}
 	r := &Redactor{}
 	for _, s := range secrets {
@@ -350,7 +356,12 @@ const ellipsis = "…"
 // is replaced. Text cut short with a trailing "…" also loses a trailing cut
 // secret (its first 4 or more characters).
 func (r *Redactor) Redact(s string) string {
-	s = hideLearnt(r, s)
+	// What this process learnt is hidden after r's own: its userinfo
+	// marker would end the span of a URL whose query r hides.
+	return hideLearnt(r, r.redactOwn(s))
+}
+
+func (r *Redactor) redactOwn(s string) string {
 	if r.ownEmpty() || s == "" {
 		return s
 	}
