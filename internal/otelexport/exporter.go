@@ -319,6 +319,7 @@ type counting struct {
 func (c *counting) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
 	a := &answer{}
 	err := c.Exporter.Export(context.WithValue(ctx, answerKey{}, a), rm)
+	a.late = a.late || err != nil && pastDeadline(ctx) // the reader's timeout, which says only that it was one
 	c.e.exports.Add(1)
 	c.e.exported(judge(err, a, c.e.interrupted(), c.e.o.Timeout, c.e.o.Redact))
 	return err

@@ -1,8 +1,11 @@
 package otelexport
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -15,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/aiperf-go/aiperf/internal/otelexport/otelcoltest"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -72,9 +77,13 @@ func accepted(rejected int64, msg string) http.HandlerFunc {
 // exportOnce records a few records through an exporter of url, lets it
 // export, and closes it, returning its report and warnings.
 func exportOnce(t *testing.T, url string, untilExports int64) (Report, []string) {
+	return exportOpts(t, testOptions(url), untilExports)
+}
+
+// exportOpts is exportOnce with options of its own.
+func exportOpts(t *testing.T, o Options, untilExports int64) (Report, []string) {
 	var mu sync.Mutex
 	var warned []string
-	o := testOptions(url)
 	o.Warn = func(s string) { mu.Lock(); warned = append(warned, s); mu.Unlock() }
 	e, err := New(o)
 	require.NoError(t, err)
@@ -263,4 +272,100 @@ func TestAnEchoedCredentialIsNotPrinted(t *testing.T) {
 	assert.Contains(t, rep.LastError, "the collector answered HTTP 400 Bad Request: bad auth=Basic <redacted> key=<redacted>")
 	assert.NotContains(t, warned[0]+rep.LastError, "s3cret")
 	assert.NotContains(t, warned[0]+rep.LastError, cred)
+}
+
+// exportWith is exportOnce with a timeout of its own, and the last export
+// only (the one Close sends): none left in flight for the shutdown to cut.
+func exportWith(t *testing.T, url string, timeout time.Duration) (Report, []string) {
+	o := testOptions(url)
+	o.Timeout, o.Interval = timeout, time.Hour
+	return exportOpts(t, o, 0)
+}
+
+// TestOnlyOTLPsPartialSuccessIsPartial: a 200 whose body never ends (a
+// byte at a time, past the export's timeout) and a 200 whose body is not
+// an OTLP response were reported as partial successes ("accepted an export
+// but rejected some data points of it", stored as accepted): the first is
+// no answer in time, the second a failed export; neither is delivered.
+func TestOnlyOTLPsPartialSuccessIsPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer http.HandlerFunc
+		want   string
+	}{
+		{name: "a body that never ends", answer: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			w.Header().Set("Content-Length", "100000")
+			w.WriteHeader(http.StatusOK)
+			for {
+				if _, err := w.Write([]byte{0x0a}); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}, want: "the collector did not answer within 1s (it began an answer, HTTP 200 OK, and did not finish it)"},
+		{name: "not an OTLP response", answer: func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			_, _ = w.Write(bytes.Repeat([]byte{0xff}, 64)) // a varint that never ends
+		}, want: "the collector answered HTTP 200 OK, but not with an OTLP export response"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			col := startFake(t, false, tc.answer)
+			rep, warned := exportWith(t, col.URL+"/v1/metrics", time.Second)
+			assert.False(t, rep.Delivered)
+			assert.Equal(t, rep.Exports, rep.Failed)
+			assert.Zero(t, rep.Partial)
+			assert.Contains(t, rep.LastError, tc.want)
+			assert.NotContains(t, rep.Detail(), "accepted")
+			require.Len(t, warned, 1)
+			assert.Contains(t, warned[0], "an export failed: "+tc.want)
+			assert.NotContains(t, warned[0], "rejected")
+		})
+	}
+}
+
+// TestNoAnswerInTimeWhicheverTimeoutCutIt: a collector that never answers
+// is cut by whichever of the export's timeouts comes first, the reader's
+// ("reader collect and export timeout", "reader force flush timeout"), the
+// SDK's or the HTTP client's; the failure says the same whichever it was:
+// no answer in time.
+func TestNoAnswerInTimeWhicheverTimeoutCutIt(t *testing.T) {
+	col := startFake(t, false, func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	rep, warned := exportWith(t, col.URL+"/v1/metrics", time.Second)
+	assert.False(t, rep.Delivered)
+	assert.Equal(t, rep.Exports, rep.Failed)
+	assert.Contains(t, rep.LastError, "the collector did not answer within 1s")
+	require.Len(t, warned, 1)
+	assert.Contains(t, warned[0], "an export failed: the collector did not answer within 1s")
+}
+
+// stalled is an OTLP exporter whose collector never answers: its export
+// fails when ctx ends, with ctx's cause, as Go's HTTP client fails it.
+type stalled struct{ sdkmetric.Exporter }
+
+func (stalled) Export(ctx context.Context, _ *metricdata.ResourceMetrics) error {
+	<-ctx.Done()
+	return fmt.Errorf("failed to upload metrics: Post \"http://127.0.0.1:1/v1/metrics\": %w", context.Cause(ctx))
+}
+
+// TestTheReadersTimeoutIsNoAnswerInTime: the reader's timeout, when it
+// cuts the export before the HTTP client's does, fails it with a cause
+// that says only which timeout it was; the failure is no answer in time all
+// the same, as when the client's cut it.
+func TestTheReadersTimeoutIsNoAnswerInTime(t *testing.T) {
+	for _, cause := range []string{"reader collect and export timeout", "reader force flush timeout"} {
+		e := &Exporter{o: Options{Timeout: 10 * time.Second, Redact: func(s string) string { return s }}}
+		ctx, cancel := context.WithTimeoutCause(context.Background(), time.Millisecond, errors.New(cause))
+		err := (&counting{Exporter: stalled{}, e: e}).Export(ctx, &metricdata.ResourceMetrics{})
+		cancel()
+		require.ErrorContains(t, err, cause)
+		require.Error(t, e.lastErr)
+		assert.Contains(t, e.lastErr.Error(), "the collector did not answer within 10s: ")
+		assert.EqualValues(t, 1, e.failed.Load())
+	}
 }
