@@ -33,7 +33,9 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 		}
 	}
 	if run.Server != nil {
-		metrics.AddEnergy(&run.Profiling, servermetrics.GPUEnergy(run.Server), c.profilingConcurrency())
+		for _, w := range metrics.AddEnergy(&run.Profiling, servermetrics.GPUEnergy(run.Server), c.profilingConcurrency()) {
+			c.warn(w)
+		}
 	}
 	c.adjustForNetwork()
 	if d := c.p.SliceDuration; d != nil {

@@ -1,5 +1,11 @@
 package metrics
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // AIPerf's NVIDIA GPU power-efficiency metrics (power_efficiency_metrics.py),
 // from DCGM's power gauge and energy counter over the profiling phase.
 const (
@@ -44,6 +50,11 @@ type GPUEnergy struct {
 	// Seconds is the window the telemetry covers, the profiling phase as
 	// marked; 0 when unknown (the benchmark duration stands in for it).
 	Seconds float64
+	// PowerUntrue and EnergyUntrue say why a GPU's power draw or energy
+	// counter cannot be what it measured (its series refused as
+	// impossible, a figure no GPU reaches), or "": a metric summed from
+	// them is refused.
+	PowerUntrue, EnergyUntrue string
 }
 
 // AddEnergy appends AIPerf's GPU power-efficiency metrics to s, a
@@ -52,8 +63,10 @@ type GPUEnergy struct {
 // benchmark_duration (and the average power the total power); each metric
 // only when what it divides by is there and not zero (energy per user
 // needs the phase's concurrency, goodput per watt --goodput). Nothing is
-// added when the GPUs reported neither power nor energy.
-func AddEnergy(s *Summary, g GPUEnergy, concurrency int) {
+// added when the GPUs reported neither power nor energy. A metric summed
+// from an untrue figure (g's PowerUntrue or EnergyUntrue) is left out, not
+// given as a true number, and a returned warning says which and why.
+func AddEnergy(s *Summary, g GPUEnergy, concurrency int) []string {
 	value := func(tag string) (float64, bool) {
 		m, ok := s.Get(tag)
 		return m.Value, ok
@@ -70,7 +83,7 @@ func AddEnergy(s *Summary, g GPUEnergy, concurrency int) {
 	case g.HasPower && duration > 0:
 		energy, avgPower = g.PowerW*duration, g.PowerW
 	default:
-		return
+		return nil
 	}
 	var out []Metric
 	add := func(d def, v float64) {
@@ -116,5 +129,39 @@ func AddEnergy(s *Summary, g GPUEnergy, concurrency int) {
 	if concurrency > 0 {
 		add(defEnergyPerUser, energy/float64(concurrency))
 	}
-	s.Metrics = append(s.Metrics, out...)
+	kept, warnings := refuseUntrue(out, g)
+	s.Metrics = append(s.Metrics, kept...)
+	return warnings
+}
+
+// refuseUntrue leaves out of out the metrics summed from an untrue figure:
+// Total GPU Power from the power gauges, the others from the energy (the
+// counters, or the power without one), and says which and why.
+func refuseUntrue(out []Metric, g GPUEnergy) ([]Metric, []string) {
+	energyWhy := g.EnergyUntrue
+	if !g.HasEnergy {
+		energyWhy = g.PowerUntrue // the energy is the power over the phase
+	}
+	var warnings []string
+	for _, r := range []struct {
+		why   string
+		power bool
+	}{{g.PowerUntrue, true}, {energyWhy, false}} {
+		if r.why == "" {
+			continue
+		}
+		var left []string
+		out = slices.DeleteFunc(out, func(m Metric) bool {
+			if (m.Tag == TagTotalGPUPower) != r.power {
+				return false
+			}
+			left = append(left, m.Header)
+			return true
+		})
+		if len(left) > 0 {
+			warnings = append(warnings, fmt.Sprintf("GPU power efficiency: %s left out of the console, the exports and the store: "+
+				"they would sum a GPU figure that cannot be what it measured (%s)", strings.Join(left, ", "), r.why))
+		}
+	}
+	return out, warnings
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // energySummary is a profiling summary with round totals: 100 requests of
@@ -84,4 +85,37 @@ func TestAddEnergyWithoutTheCounter(t *testing.T) {
 	none := energySummary(true)
 	AddEnergy(&none, GPUEnergy{}, 8)
 	assert.Empty(t, energyValues(none), "no GPU reported power or energy")
+}
+
+// TestAddEnergyRefusesWhatUntrueFiguresSum: a metric summed from a GPU
+// figure that cannot be is left out, not given as a number, and a warning
+// says which and why: Total GPU Power from the power gauges, the others
+// from the energy counters, or from the power when there is no counter.
+func TestAddEnergyRefusesWhatUntrueFiguresSum(t *testing.T) {
+	s := energySummary(true)
+	warnings := AddEnergy(&s, GPUEnergy{PowerW: 200, HasPower: true, EnergyJ: 1000, HasEnergy: true, PowerUntrue: "GPU 1 draws 50,000 W"}, 8)
+	got := energyValues(s)
+	assert.NotContains(t, got, TagTotalGPUPower)
+	assert.InDelta(t, 1000, got[TagTotalGPUEnergy], 1e-12, "the counters are true")
+	assert.Len(t, got, 11)
+	assert.Equal(t, []string{"GPU power efficiency: Total GPU Power left out of the console, the exports and the store: " +
+		"they would sum a GPU figure that cannot be what it measured (GPU 1 draws 50,000 W)"}, warnings)
+
+	s = energySummary(true)
+	warnings = AddEnergy(&s, GPUEnergy{PowerW: 200, HasPower: true, EnergyJ: 1000, HasEnergy: true, EnergyUntrue: "GPU 1's counter fell"}, 8)
+	assert.Equal(t, map[string]float64{TagTotalGPUPower: 200}, energyValues(s))
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "Energy Delay Product, Performance per Watt, Output Tokens per Second per Watt, Goodput per Watt, "+
+		"Average GPU Power, Total GPU Energy, Energy per Total Token, Energy per Output Token, Energy per Request, "+
+		"Output Tokens per Joule, Energy per User left out")
+	assert.Contains(t, warnings[0], "(GPU 1's counter fell)")
+
+	s = energySummary(false)
+	warnings = AddEnergy(&s, GPUEnergy{PowerW: 150, HasPower: true, PowerUntrue: "GPU 1 draws 50,000 W"}, 8)
+	assert.Empty(t, energyValues(s), "without a counter the energy is the power over the phase")
+	assert.Len(t, warnings, 2)
+
+	s = energySummary(false)
+	assert.Empty(t, AddEnergy(&s, GPUEnergy{PowerW: 150, HasPower: true}, 8), "nothing untrue, nothing said")
+	assert.Len(t, energyValues(s), 11)
 }

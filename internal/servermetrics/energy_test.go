@@ -51,3 +51,38 @@ func TestGPUEnergyOverTheProfilingPhase(t *testing.T) {
 	}
 	assert.Equal(t, metrics.GPUEnergy{}, GPUEnergy(nil))
 }
+
+// TestGPUEnergySaysWhatIsUntrue: a GPU drawing 50,000 W (no GPU can) whose
+// energy counter falls on every scrape is left out of both sums, and
+// PowerUntrue and EnergyUntrue say why, naming it: a sum over the other
+// GPU alone would pass for the GPUs' own.
+func TestGPUEnergySaysWhatIsUntrue(t *testing.T) {
+	exposition := func(i int) string {
+		var b strings.Builder
+		b.WriteString("# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+		for g, w := range []int{300, 50_000} {
+			fmt.Fprintf(&b, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",UUID=\"GPU-%d\"} %d\n", g, g, w)
+		}
+		b.WriteString("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n")
+		for g, mj := range []int{1e6 + i*1e5, 1e9 - i*1e3} {
+			fmt.Fprintf(&b, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"%d\",UUID=\"GPU-%d\"} %d\n", g, g, mj)
+		}
+		return b.String()
+	}
+	gpu := newExporter(t, exposition(0))
+	var clock int64
+	c := collect(t, Options{Endpoints: []Target{{URL: gpu.url, Source: SourceGPU}}, Now: func() int64 { return clock }})
+	gpu.set(exposition(1))
+	clock = 1e9
+	c.Mark("profiling", true)
+	gpu.set(exposition(2))
+	clock = 3e9
+	c.Mark("profiling", false)
+	r := c.Stop()
+	e := GPUEnergy(&r)
+	assert.Equal(t, 300.0, e.PowerW, "GPU 1's power left out")
+	assert.True(t, e.HasPower)
+	assert.Equal(t, gpu.url+" GPU 1 DCGM_FI_DEV_POWER_USAGE: avg 50,000.00 W, above 10000 W for one GPU", e.PowerUntrue)
+	assert.True(t, e.HasEnergy, "an energy sum, untrue: not a sum without a counter")
+	assert.Contains(t, e.EnergyUntrue, gpu.url+" GPU 1 DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION: the counter fell 2 times")
+}

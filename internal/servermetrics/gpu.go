@@ -297,8 +297,11 @@ const (
 // span: their average power draw, and their energy counters' increase in
 // joules (an exporter that declares the counter a gauge gives its
 // max − min, the increase of a counter that only grows), with the span's
-// length when it is one marked phase. A nil result, or one without GPU
-// telemetry, is zero.
+// length when it is one marked phase. A GPU whose power series cannot be
+// (impossible, or a draw no GPU reaches, which the console marks (!)) or
+// whose energy counter is impossible makes the sum untrue: PowerUntrue or
+// EnergyUntrue says why, and its figure is left out of the sum. A nil
+// result, or one without GPU telemetry, is zero.
 func GPUEnergy(r *Result) metrics.GPUEnergy {
 	var e metrics.GPUEnergy
 	if r == nil {
@@ -312,20 +315,52 @@ func GPUEnergy(r *Result) metrics.GPUEnergy {
 	for _, s := range exported(r, SourceGPU, "") {
 		switch s.Metric {
 		case dcgmPower:
-			if v, ok := s.Stats["avg"]; ok {
+			why := untruePower(s)
+			e.PowerUntrue = cmp.Or(e.PowerUntrue, why)
+			if v, ok := s.Stats["avg"]; ok && why == "" {
 				e.PowerW, e.HasPower = e.PowerW+v, true
 			}
 		case dcgmEnergy:
-			total, ok := s.Stats["total"]
-			if s.Type != TypeCounter {
-				hi, okHi := s.Stats["max"]
-				lo, okLo := s.Stats["min"]
-				total, ok = hi-lo, okHi && okLo
-			}
-			if ok {
-				e.EnergyJ, e.HasEnergy = e.EnergyJ+total/1e3, true
+			joules, ok := energyIncrease(s)
+			if s.Impossible != "" {
+				e.EnergyUntrue = cmp.Or(e.EnergyUntrue, gpuName(s)+": "+s.Impossible)
+				e.HasEnergy = true // the sum covers every GPU, or it is none
+			} else if ok {
+				e.EnergyJ, e.HasEnergy = e.EnergyJ+joules, true
 			}
 		}
 	}
 	return e
+}
+
+// energyIncrease is a GPU's energy counter's increase over the span, J.
+func energyIncrease(s Series) (float64, bool) {
+	total, ok := s.Stats["total"]
+	if s.Type != TypeCounter {
+		hi, okHi := s.Stats["max"]
+		lo, okLo := s.Stats["min"]
+		total, ok = hi-lo, okHi && okLo
+	}
+	return total / 1e3, ok
+}
+
+// untruePower says why a GPU's power series cannot be what it drew: the
+// series is impossible, or a sample's figure is one no GPU reports.
+func untruePower(s Series) string {
+	if s.Impossible != "" {
+		return gpuName(s) + ": " + s.Impossible
+	}
+	for _, k := range []string{"avg", "max", "min"} {
+		if v, ok := s.Stats[k]; ok {
+			if why := impossible(Row{Value: v, Unit: "W"}); why != "" {
+				return fmt.Sprintf("%s: %s %s W, %s", gpuName(s), k, numfmt.Grouped(v, 2), why)
+			}
+		}
+	}
+	return ""
+}
+
+// gpuName names a GPU's series: its endpoint, the GPU and the field.
+func gpuName(s Series) string {
+	return fmt.Sprintf("%s GPU %s %s", s.Endpoint, gpuID(s.Labels), s.Metric)
 }
