@@ -146,3 +146,37 @@ func TestContradictoryHistogramIsImpossible(t *testing.T) {
 	assert.Empty(t, s.Impossible)
 	assert.Contains(t, s.Stats, "p50_estimate")
 }
+
+// A series a scrape holds twice (the same family and labels) has two
+// values at one time, and which one the server measured is not said:
+// Prometheus refuses the duplicate. The series is impossible (the first
+// sample kept, its figures refused, a warning naming it), the family's
+// other series stay; a histogram held twice (expfmt merges it into one
+// sample with every bucket twice) is refused the same way.
+func TestDuplicatedSeriesIsImpossible(t *testing.T) {
+	page := func(i int) string {
+		return fmt.Sprintf("# TYPE h_dup gauge\nh_dup{a=\"1\"} %d\nh_dup{a=\"2\"} %d\nh_dup{a=\"1\"} %d\n"+
+			"# TYPE h_lat histogram\nh_lat_bucket{le=\"1\"} %d\nh_lat_bucket{le=\"+Inf\"} %d\nh_lat_sum 1\nh_lat_count %d\n"+
+			"h_lat_bucket{le=\"1\"} 1\nh_lat_bucket{le=\"+Inf\"} 1\nh_lat_sum 1\nh_lat_count 1\n", i, i, 1000+i, i, i, i)
+	}
+	r := scrapeEach(t, page(25), page(30), page(35))
+	dup := find(t, r, "h_dup", "profiling", "a=1")
+	assert.Contains(t, dup.Impossible, "the scrape held it twice")
+	assert.Empty(t, dup.Stats, "no statistic of a series whose values are not known")
+	assert.Equal(t, 35.0, dup.Refused["max"], "the first sample kept aside, never the duplicate's 1035")
+	other := find(t, r, "h_dup", "profiling", "a=2")
+	assert.Empty(t, other.Impossible)
+	assert.Equal(t, 35.0, other.Stats["max"])
+	for _, s := range r.Series {
+		assert.NotEqual(t, "h_lat", s.Metric, "no sample of it kept: which buckets were whose is not said")
+	}
+	require.Len(t, r.Warnings, 2)
+	joined := strings.Join(r.Warnings, "\n")
+	assert.Contains(t, joined, `h_dup{a="1"} cannot be what the server measured (the scrape held it twice`)
+	assert.Contains(t, joined, "h_lat cannot be what the server measured (the scrape held it twice")
+	assert.Contains(t, exportJSON(t, &r), `"impossible": "the scrape held it twice`)
+	assert.NotContains(t, exportJSON(t, &r), "1035")
+
+	clean := scrapeEach(t, "# TYPE g gauge\ng{a=\"1\"} 1\ng{a=\"2\"} 2\n", "# TYPE g gauge\ng{a=\"2\"} 2\ng{a=\"1\"} 1\n")
+	assert.Empty(t, clean.Warnings, "every series once a scrape, in any order")
+}

@@ -86,6 +86,29 @@ func (s *seriesBuf) noteHistogram(bounds, cum []float64, count, sum float64) {
 	}
 }
 
+// duplicated is why a series a scrape held twice cannot be: which of its
+// samples the server measured is not said. Prometheus refuses the
+// duplicate (a sample for a series and time it has); its first is kept.
+const duplicated = "the scrape held it twice (the same family and labels), and a series has one value at a time: " +
+	"the first was kept"
+
+// repeats flags s and reports whether a histogram's upper bounds or a
+// summary's quantiles hold one twice: expfmt merges a histogram or
+// summary that a scrape held twice into one sample with every bucket
+// twice.
+func (s *seriesBuf) repeats(bounds []float64) bool {
+	if !slices.IsSorted(bounds) {
+		bounds = slices.Sorted(slices.Values(bounds))
+	}
+	for j := 1; j < len(bounds); j++ {
+		if bounds[j] == bounds[j-1] {
+			s.flag(duplicated)
+			return true
+		}
+	}
+	return false
+}
+
 // impossible says why s cannot be what its server measured, or "".
 func (s *seriesBuf) impossible() string {
 	switch {

@@ -156,6 +156,10 @@ func reduce(r *Result, marks []mark, o Options) {
 			for _, s := range b.order {
 				out, ok := reduceSeries(s, sp, o.SliceDuration)
 				if !ok {
+					if s.impossible() != "" && !warned[s] { // every sample refused: a histogram held twice each scrape
+						warned[s] = true
+						r.Warnings = append(r.Warnings, impossibleWarning(ep, s))
+					}
 					continue
 				}
 				out.Source, out.Endpoint, out.Phase, out.Metric, out.Type = ep.Source, ep.URL, w.name, s.fam.name, s.typ

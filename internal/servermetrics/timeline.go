@@ -64,6 +64,9 @@ type seriesBuf struct {
 	bad   string
 	falls int
 	last  float64
+	// seen is the endpoint's scrape (endpointBuf.scrapes) that last gave
+	// the series a sample: a second one in that scrape is a duplicate.
+	seen int
 }
 
 // stride is the number of cells a histogram or summary takes per scrape.
@@ -95,6 +98,7 @@ type endpointBuf struct {
 	maxSeries int
 	churned   int
 	redact    func(string) string // Options.Redact
+	scrapes   int                 // scrapes added, thinned or not
 }
 
 func newEndpointBuf(maxSeries int, redact func(string) string) *endpointBuf {
@@ -109,6 +113,7 @@ func (b *endpointBuf) add(fams []*dto.MetricFamily, t, latency int64, pinned boo
 	b.times = append(b.times, t)
 	b.latency = append(b.latency, latency)
 	b.pinned = append(b.pinned, pinned)
+	b.scrapes++
 	b.width = 0
 	for _, s := range b.order {
 		s.grow()
@@ -217,7 +222,9 @@ func finite(v float64) float64 {
 
 // seriesFor returns the series of fam with labels, creating it (absent
 // from every earlier scrape) when new, or nil when it is new and the
-// endpoint holds maxSeries values a scrape.
+// endpoint holds maxSeries values a scrape, or when this scrape gave it a
+// sample already (a duplicate: the series is flagged, the first sample
+// kept).
 func (b *endpointBuf) seriesFor(fam *family, labels []*dto.LabelPair) *seriesBuf {
 	if !slices.IsSortedFunc(labels, byName) {
 		slices.SortFunc(labels, byName) // the parsed sample is ours
@@ -231,6 +238,11 @@ func (b *endpointBuf) seriesFor(fam *family, labels []*dto.LabelPair) *seriesBuf
 	}
 	b.key = k
 	if s := b.series[string(k)]; s != nil {
+		if s.seen == b.scrapes {
+			s.flag(duplicated)
+			return nil
+		}
+		s.seen = b.scrapes
 		s.fam = fam
 		if s.typ != fam.typ {
 			s.reset(fam.typ, len(b.times))
@@ -242,7 +254,7 @@ func (b *endpointBuf) seriesFor(fam *family, labels []*dto.LabelPair) *seriesBuf
 		return nil
 	}
 	b.width++
-	s := &seriesBuf{fam: fam, key: string(k)}
+	s := &seriesBuf{fam: fam, key: string(k), seen: b.scrapes}
 	if len(labels) > 0 {
 		s.labels = make(map[string]string, len(labels))
 		for _, l := range labels {
@@ -302,6 +314,9 @@ func (s *seriesBuf) setHistogram(i int, h *dto.Histogram) {
 		bounds = append(bounds, math.Inf(1)) // +Inf is implied: the count
 		values = append(values, count)
 	}
+	if s.repeats(bounds) {
+		return
+	}
 	sum := h.GetSampleSum()
 	s.noteHistogram(bounds, values, count, sum)
 	if !allFinite(values) || !allFinite([]float64{count, sum}) || slices.ContainsFunc(bounds, math.IsNaN) || !s.layout(bounds, i) {
@@ -328,7 +343,7 @@ func (s *seriesBuf) setSummary(i int, sm *dto.Summary) {
 	for j, q := range qs {
 		bounds[j] = q.GetQuantile()
 	}
-	if !s.layout(bounds, i) {
+	if s.repeats(bounds) || !s.layout(bounds, i) {
 		return
 	}
 	count, sum := float64(sm.GetSampleCount()), sm.GetSampleSum()
