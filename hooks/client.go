@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -193,6 +194,10 @@ func (c *Client) send(ctx context.Context, t target, deadline time.Time, redact 
 		call.Attempts++
 		var err error
 		call.Status, call.Warning, err = c.attempt(ctx, base+t.path, t.timeout, redact)
+		if err != nil && call.Status == 0 && !unsent(err) {
+			call.Unanswered++
+			call.UnansweredAt = c.now().UnixNano()
+		}
 		if err == nil || !t.retry || !retryable(call.Status) || errors.Is(err, errNotSent) || ctx.Err() != nil {
 			return err
 		}
@@ -285,6 +290,13 @@ func escapeControls(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// unsent reports whether a failed attempt's request cannot have reached
+// the server: it could not be built, or its connection was never opened.
+func unsent(err error) bool {
+	var oerr *net.OpError
+	return errors.Is(err, errNotSent) || (errors.As(err, &oerr) && oerr.Op == "dial")
 }
 
 // retryable reports whether a failed reset attempt may be repeated: no

@@ -394,3 +394,50 @@ func TestProfilerCallsRecordEveryPOST(t *testing.T) {
 	}
 	assert.Equal(t, []string{"profiler_start profiling " + srv.URL + "/start", "profiler_stop profiling " + srv.URL + "/stop"}, got)
 }
+
+// TestResetUnansweredAttemptRemembered: an attempt that was sent and got no
+// answer is remembered in the call even when a retry was answered (the
+// server may still run it); an answered one, or one never connected, is not.
+func TestResetUnansweredAttemptRemembered(t *testing.T) {
+	t.Parallel()
+	h := plan.ResetHook{Enabled: true, Paths: []string{"/r"}, Timeout: 200 * time.Millisecond, MaxRetry: time.Minute}
+	t.Run("a timed-out attempt, then an answer", func(t *testing.T) {
+		t.Parallel()
+		var rec recorder
+		srv := rec.serve(t, "a", func(n int, w http.ResponseWriter, req *http.Request) {
+			if n == 0 {
+				hang(n, w, req)
+			}
+		})
+		clock := newFakeClock()
+		c := newTestClient(nil, clock)
+		gaveUp := clock.now() // the fake clock only moves when the client sleeps
+
+		calls, err := c.Reset(context.Background(), []string{srv.URL}, h)
+		require.NoError(t, err)
+		require.Len(t, calls, 1)
+		assert.True(t, calls[0].OK)
+		assert.Equal(t, 200, calls[0].Status)
+		assert.Equal(t, 1, calls[0].Unanswered)
+		assert.Equal(t, gaveUp.UnixNano(), calls[0].UnansweredAt)
+		assert.Equal(t, gaveUp.Add(LateResetGrace), calls[0].LateUntil(h.Timeout))
+		assert.Equal(t, gaveUp.Add(time.Minute), calls[0].LateUntil(time.Minute), "a longer timeout is waited as long")
+	})
+	t.Run("a busy answer, then success", func(t *testing.T) {
+		t.Parallel()
+		var rec recorder
+		srv := rec.serve(t, "a", statuses(503, 200))
+		calls, err := newTestClient(nil, newFakeClock()).Reset(context.Background(), []string{srv.URL}, h)
+		require.NoError(t, err)
+		assert.Zero(t, calls[0].Unanswered)
+		assert.True(t, calls[0].LateUntil(h.Timeout).IsZero())
+	})
+	t.Run("a connection never opened", func(t *testing.T) {
+		t.Parallel()
+		calls, err := newTestClient(nil, newFakeClock()).Reset(context.Background(), []string{closedOrigin(t)},
+			plan.ResetHook{Enabled: true, Paths: []string{"/r"}, Timeout: time.Second, MaxRetry: 3 * time.Second})
+		require.Error(t, err)
+		assert.Equal(t, 2, calls[0].Attempts)
+		assert.Zero(t, calls[0].Unanswered)
+	})
+}

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -11,20 +10,17 @@ import (
 )
 
 // LateResetGrace is the least a lane waits, after a trial's KV-cache reset
-// got no answer, before its next trial on that server starts: a server
-// finishes a reset whose client left (vLLM's handler does), and that reset
-// would empty the next trial's cache in the middle of its load. The wait is
-// the reset's own timeout when that is longer: the server was given that
-// long to answer, and gets as long again to finish.
-const LateResetGrace = 10 * time.Second
+// got no answer, before its next trial on that server starts
+// (hooks.LateResetGrace).
+const LateResetGrace = hooks.LateResetGrace
 
-// lateReset is a reset call that got no answer: it may still run on its
-// server.
+// lateReset is a reset call with an attempt that got no answer: it may
+// still run on its server.
 type lateReset struct {
 	origin  string
 	servers []string // its normalised server (plan.Profile.Servers)
 	timeout time.Duration
-	gaveUp  time.Time // when its client gave up on it
+	gaveUp  time.Time // when its client gave up on its last unanswered attempt
 	trial   string    // "cell trial N" that sent it
 }
 
@@ -45,9 +41,10 @@ func graceLeft(resets []lateReset) time.Duration {
 	return left
 }
 
-// unanswered are the reset calls of t's run that got no answer (a timeout
-// or a connection dropped after it was sent; a connection never opened
-// carried nothing).
+// unanswered are the reset calls of t's run with an attempt that got no
+// answer (a timeout or a connection dropped after it was sent; a
+// connection never opened carried nothing), whether the call failed or a
+// retry was answered: the attempt left unanswered may still run.
 func (s *sweepRun) unanswered(t plan.Trial, run *result.Run) []lateReset {
 	if run == nil {
 		return nil
@@ -55,13 +52,12 @@ func (s *sweepRun) unanswered(t plan.Trial, run *result.Run) []lateReset {
 	timeout := t.Cell.Profile.ResetHook().Timeout
 	var out []lateReset
 	for _, c := range run.ControlHooks {
-		if c.Hook != hooks.HookReset || c.OK || c.Status != 0 || strings.HasPrefix(c.Error, "dial ") {
+		if c.Hook != hooks.HookReset || c.Unanswered == 0 {
 			continue
 		}
 		p := plan.Profile{URL: []string{c.Origin}}
 		out = append(out, lateReset{origin: c.Origin, servers: p.Servers(), timeout: timeout,
-			gaveUp: time.Unix(0, c.StartedAt).Add(time.Duration(c.DurationMs * float64(time.Millisecond))),
-			trial:  fmt.Sprintf("%s trial %d", t.Cell.Label, t.Number)})
+			gaveUp: time.Unix(0, c.UnansweredAt), trial: fmt.Sprintf("%s trial %d", t.Cell.Label, t.Number)})
 	}
 	return out
 }

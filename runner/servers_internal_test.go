@@ -124,14 +124,20 @@ func TestUnansweredResets(t *testing.T) {
 	tr := plan.Trial{Cell: sw.Cells[0], Number: 1}
 	tr.Cell.Profile.ResetKVCacheTimeoutSeconds = plan.Ptr(1.0)
 	run := &result.Run{ControlHooks: []hooks.Call{
-		{Hook: hooks.HookReset, Origin: "http://0.0.0.0:8000", Error: "no answer within 1s: context deadline exceeded", StartedAt: time.Now().UnixNano(), DurationMs: 1000},
+		{Hook: hooks.HookReset, Origin: "http://0.0.0.0:8000", Error: "no answer within 1s: context deadline exceeded",
+			StartedAt: time.Now().UnixNano(), DurationMs: 1000, Unanswered: 1, UnansweredAt: time.Now().UnixNano()},
 		{Hook: hooks.HookReset, Origin: "http://0.0.0.0:8000", Status: 503, Error: "status 503"},
+		// Its first attempt got no answer, its second a 500: the first may still run.
+		{Hook: hooks.HookReset, Origin: "http://127.0.0.1:9000", Status: 500, Error: "status 500", Attempts: 2,
+			Unanswered: 1, UnansweredAt: time.Now().UnixNano()},
 		{Hook: hooks.HookReset, Origin: "http://0.0.0.0:8000", Error: "dial tcp 0.0.0.0:8000: connect: connection refused"},
 		{Hook: hooks.HookReset, Origin: "http://0.0.0.0:8000", Status: 200, OK: true},
 		{Hook: hooks.HookProfilerStart, Origin: "http://0.0.0.0:8000", Error: "no answer within 1s"},
 	}}
 	late := s.unanswered(tr, run)
-	require.Len(t, late, 1)
+	require.Len(t, late, 2)
+	assert.Equal(t, "http://127.0.0.1:9000", late[1].origin, "an earlier attempt left unanswered counts, not only the last")
+	late = late[:1]
 	assert.Equal(t, time.Second, late[0].timeout)
 	assert.Equal(t, LateResetGrace, late[0].grace())
 	assert.Greater(t, graceLeft(late), LateResetGrace/2)

@@ -346,9 +346,11 @@ func insertErrors(ctx context.Context, tx *sql.Tx, runID int64, errs []metrics.E
 func insertCalls(ctx context.Context, tx *sql.Tx, runID int64, calls []hooks.Call) error {
 	for i, c := range calls {
 		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO control_calls (run_id, seq, hook, phase, origin, path, status, attempts, duration_ms, ok, error, warning, started_at_ns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, i, c.Hook, c.Phase, c.Origin, c.Path, c.Status, c.Attempts, c.DurationMs, c.OK, c.Error, c.Warning, c.StartedAt); err != nil {
+			INSERT INTO control_calls (run_id, seq, hook, phase, origin, path, status, attempts, duration_ms, ok, error, warning,
+				started_at_ns, unanswered, unanswered_at_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, i, c.Hook, c.Phase, c.Origin, c.Path, c.Status, c.Attempts, c.DurationMs, c.OK, c.Error, c.Warning,
+			c.StartedAt, c.Unanswered, c.UnansweredAt); err != nil {
 			return err
 		}
 	}

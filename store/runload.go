@@ -218,7 +218,8 @@ func loadErrors(ctx context.Context, q querier, id int64, r *result.Run) error {
 
 func loadCalls(ctx context.Context, q querier, id int64, r *result.Run) error {
 	rows, err := q.QueryContext(ctx, `
-		SELECT hook, phase, origin, path, status, attempts, duration_ms, ok, error, warning, started_at_ns
+		SELECT hook, phase, origin, path, status, attempts, duration_ms, ok, error, warning, started_at_ns,
+			unanswered, unanswered_at_ns
 		FROM control_calls WHERE run_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return err
@@ -228,7 +229,7 @@ func loadCalls(ctx context.Context, q querier, id int64, r *result.Run) error {
 	for rows.Next() {
 		var c hooks.Call
 		if err := rows.Scan(&c.Hook, &c.Phase, &c.Origin, &c.Path, &c.Status, &c.Attempts, &c.DurationMs, &c.OK,
-			&c.Error, &c.Warning, &c.StartedAt); err != nil {
+			&c.Error, &c.Warning, &c.StartedAt, &c.Unanswered, &c.UnansweredAt); err != nil {
 			return err
 		}
 		r.ControlHooks = append(r.ControlHooks, c)

@@ -108,7 +108,8 @@ func newRun(o runOpts) *result.Run {
 		}},
 		ErrorSummary: []metrics.ErrorCount{{Error: metrics.Error{Code: 500, Type: "HTTPError", Message: "internal error"}, Count: 1}},
 		ControlHooks: []hooks.Call{
-			{Hook: "reset_kv_cache", Origin: "http://127.0.0.1:8000", Path: "/reset_prefix_cache", Status: 200, Attempts: 1, DurationMs: 1.5, OK: true, StartedAt: start.UnixNano()},
+			{Hook: "reset_kv_cache", Origin: "http://127.0.0.1:8000", Path: "/reset_prefix_cache", Status: 200, Attempts: 2, DurationMs: 1.5, OK: true, StartedAt: start.UnixNano(),
+				Unanswered: 1, UnansweredAt: start.UnixNano() + 1e6},
 			{Hook: "profiler_start", Phase: "profiling", Origin: "http://127.0.0.1:8000", Path: "/start_profile", Status: 503, Attempts: 3, DurationMs: 12, Error: "status 503", StartedAt: start.UnixNano() + 1},
 		},
 		Audit: result.Audit{Mode: "concurrency", AchievedRate: o.reqPerS, SendLagMs: &metrics.Stats{Avg: 0.1, P50: 0.05, P99: 0.9, Count: o.records},

@@ -459,6 +459,9 @@ func (c *cell) reset(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w (no load was sent)", err) // err says "reset kv cache: …"
 	}
+	if !c.holdLateReset(ctx, calls, h.Timeout) {
+		return fmt.Errorf("interrupted while waiting for a KV-cache reset left unanswered (no load was sent): %w", ctx.Err())
+	}
 	return nil
 }
 
