@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,6 +37,15 @@ func resetVerdict(f firsts, independent bool, hint, server string) (verdict, det
 		return result.ResetUnverifiable, fmt.Sprintf("each of the %d prompts had its next request sent before the reply to its "+
 			"first request after the reset began, so either may have reached the server first: cached_tokens cannot check the reset",
 			f.overlapped)
+	case f.checked == 0 && f.failed > 0 && f.failed == f.firsts:
+		return result.ResetUnverifiable, fmt.Sprintf("no request succeeded after the reset (the first request of each of the %d "+
+			"prompts failed), so the reset could not be checked", f.firsts)
+	case f.checked == 0 && f.dropped != "":
+		return result.ResetUnverifiable, "the server's cached_tokens values were invalid and dropped (" + f.dropped +
+			"), so the reset could not be checked"
+	case f.checked == 0 && f.untrusted != "":
+		return result.ResetUnverifiable, "the server's usage counts were invalid and not used (" + f.untrusted +
+			"), so the reset could not be checked"
 	case f.checked == 0:
 		return result.ResetUnverifiable, "the server reports no prompt_tokens_details.cached_tokens (" + cachedTokensHint(server) +
 			"), so the reset could not be checked"
@@ -85,7 +95,14 @@ func cachedTokensHint(server string) string {
 // the second was sent before its reply began (it may have reached the
 // server first and cached the shared prefix). The other hits are
 // unambiguous: nothing the run sent could have put them in the cache.
-type firsts struct{ checked, hits, overlapped, contested int }
+// Of the first requests not judged, failed counted those that failed (of
+// firsts, the prompts), and dropped and untrusted say why the server's
+// counts of the first one that could not be read were not used (its
+// cached tokens invalid, its usage invalid), "" when none.
+type firsts struct {
+	checked, hits, overlapped, contested, failed, firsts int
+	dropped, untrusted                                   string
+}
 
 // firstHits judges each prompt's first request (when the prompts are not
 // independent, only the very first request of the run). The first is the
@@ -118,9 +135,10 @@ func firstHits(records []metrics.Record, independent bool) (f firsts) {
 		}
 		order[key] = p
 	}
+	f.firsts = len(order)
 	for _, p := range order {
 		r := &records[p.first]
-		if !r.OK() || !r.Usage.Trusted() || r.Usage.CachedTokens == nil {
+		if !f.readable(r) {
 			continue
 		}
 		if independent && p.next >= 0 && overlaps(r, &records[p.next]) {
@@ -140,6 +158,22 @@ func firstHits(records []metrics.Record, independent bool) (f firsts) {
 		}
 	}
 	return f
+}
+
+// readable reports whether r, a prompt's first request, carries a cached
+// token count it can be judged by; when not, it counts why in f.
+func (f *firsts) readable(r *metrics.Record) bool {
+	switch {
+	case !r.OK():
+		f.failed++
+	case r.Usage != nil && !r.Usage.Trusted():
+		f.untrusted = cmp.Or(f.untrusted, r.Usage.Untrusted)
+	case r.Usage != nil && r.Usage.CachedTokens == nil && r.Usage.CacheDropped != "":
+		f.dropped = cmp.Or(f.dropped, r.Usage.CacheDropped)
+	default:
+		return r.Usage != nil && r.Usage.CachedTokens != nil
+	}
+	return false
 }
 
 // sentEarlier orders records by send stamp, then issue index; a record

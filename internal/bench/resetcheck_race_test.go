@@ -80,7 +80,7 @@ func TestVerifyResetCountersDecide(t *testing.T) {
 	// at 900: it may have reached the server first.
 	recs := []metrics.Record{timed(0, 0, n(96), 100, 900), timed(1, 1, n(0), 150, 800)}
 	contested := firstHits(recs, false)
-	assert.Equal(t, firsts{checked: 1, hits: 1, contested: 1}, contested)
+	assert.Equal(t, firsts{checked: 1, hits: 1, contested: 1, firsts: 1}, contested)
 	newCell := func(f firsts) *cell {
 		c := &cell{p: plan.NewProfile(), run: &result.Run{}}
 		a := &c.run.Audit

@@ -80,3 +80,40 @@ func TestWarmCache(t *testing.T) {
 	warm[0] = req(0, 0, n(90))
 	assert.Contains(t, warmCache(warm, false), "the run's first request was served from the prefix cache")
 }
+
+// TestCheckResetUnverifiableSaysWhy: the verdict names the real reason a
+// reset could not be checked, not a server flag that was never missing.
+func TestCheckResetUnverifiableSaysWhy(t *testing.T) {
+	failed := func(i int) metrics.Record {
+		r := req(i, i, nil)
+		r.Error = &metrics.Error{Type: "HTTPError", Code: 500}
+		return r
+	}
+	dropped := func(i int, why string) metrics.Record {
+		r := req(i, i, nil)
+		r.Usage.CacheDropped = why
+		return r
+	}
+	untrusted := req(0, 0, n(0))
+	untrusted.Usage.Untrusted = "prompt_tokens is negative"
+	for name, tc := range map[string]struct {
+		recs []metrics.Record
+		want string
+	}{
+		"every request failed": {[]metrics.Record{failed(0), failed(1), failed(2)},
+			"no request succeeded after the reset (the first request of each of the 3 prompts failed), so the reset could not be checked"},
+		"cached_tokens out of range": {[]metrics.Record{dropped(0, "1000 cached tokens, more than the 100 prompt tokens"), failed(1)},
+			"the server's cached_tokens values were invalid and dropped (1000 cached tokens, more than the 100 prompt tokens), so the reset could not be checked"},
+		"cached_tokens not a count": {[]metrics.Record{dropped(0, "a cached token count that is negative")},
+			"the server's cached_tokens values were invalid and dropped (a cached token count that is negative)"},
+		"usage invalid": {[]metrics.Record{untrusted},
+			"the server's usage counts were invalid and not used (prompt_tokens is negative), so the reset could not be checked"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			verdict, detail := checkReset(tc.recs, true, "a hint")
+			assert.Equal(t, result.ResetUnverifiable, verdict)
+			assert.Contains(t, detail, tc.want)
+			assert.NotContains(t, detail, "--enable-prompt-tokens-details", "no server flag is missing")
+		})
+	}
+}
