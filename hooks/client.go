@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,10 @@ type Client struct {
 	http    *http.Client
 	headers http.Header
 	redact  *plan.Redactor // the secrets among headers, never recorded
+	// users are the credentials of the --urls that carry them, by origin
+	// (scheme://host[:port] as plan.Profile.Origins spells it): sent as
+	// Basic auth to that origin, as the inference requests send them.
+	users map[string]*url.Userinfo
 
 	// now and sleep are the clock; tests replace them to skip real backoff.
 	now   func() time.Time
@@ -60,6 +65,53 @@ func New(headers http.Header) *Client {
 		now:     time.Now,
 		sleep:   sleepContext,
 	}
+}
+
+// WithURLCredentials makes c send, to the origin of each of urls that
+// carries a user (http://user:pass@host), that user as Basic auth, as the
+// inference requests and the readiness probes send it, unless an
+// Authorization header is already sent (an API key's Bearer wins, as it
+// does for them). The user and password are secrets: never recorded,
+// logged or put into an error. It returns c.
+func (c *Client) WithURLCredentials(urls []string) *Client {
+	for _, raw := range urls {
+		u, err := url.Parse(plan.NormalizeURL(raw))
+		if err != nil || u.User == nil {
+			continue
+		}
+		if c.users == nil {
+			c.users = map[string]*url.Userinfo{}
+		}
+		if key := u.Scheme + "://" + u.Host; c.users[key] == nil {
+			c.users[key] = u.User
+		}
+	}
+	if len(c.users) > 0 {
+		c.redact = plan.NewRedactor(c.secrets()...)
+	}
+	return c
+}
+
+// secrets are c's secrets: those of its headers and its URL credentials
+// (see plan.Profile.Secrets).
+func (c *Client) secrets() []string {
+	out := plan.HeaderSecrets(c.headers)
+	for _, u := range c.users {
+		pw, _ := u.Password()
+		out = append(out, u.Username(), pw, base64.StdEncoding.EncodeToString([]byte(u.String())))
+	}
+	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
+}
+
+// do sends req with c's headers and, to an origin with credentials, its
+// Basic auth.
+func (c *Client) do(req *http.Request) (*http.Response, error) {
+	req.Header = c.headers.Clone()
+	if u := c.users[req.URL.Scheme+"://"+req.URL.Host]; u != nil && req.Header.Get("Authorization") == "" {
+		pw, _ := u.Password()
+		req.SetBasicAuth(u.Username(), pw)
+	}
+	return c.http.Do(req)
 }
 
 // Headers are the headers control calls send for p: its --header values
@@ -161,7 +213,7 @@ func (c *Client) post(ctx context.Context, t target) (Call, error) {
 	// as the origin, and redacted where a reply or an error quotes it.
 	redact := c.redact
 	if qs := plan.QuerySecrets(t.path); len(qs) > 0 {
-		redact = plan.NewRedactor(slices.Concat(plan.HeaderSecrets(c.headers), qs)...)
+		redact = plan.NewRedactor(slices.Concat(c.secrets(), qs)...)
 	}
 	call := Call{Hook: t.hook, Phase: t.phase, Origin: escapeControls(plan.RedactURL(base)),
 		Path: escapeControls(plan.RedactURL(t.path)), StartedAt: start.UnixNano()}
@@ -229,8 +281,7 @@ func (c *Client) attempt(ctx context.Context, rawURL string, timeout time.Durati
 		}
 		return 0, "", fmt.Errorf("%w: the request cannot be built: %w", errNotSent, err)
 	}
-	req.Header = c.headers.Clone()
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			return 0, "", fmt.Errorf("no answer within %s: %w", timeout, context.DeadlineExceeded)

@@ -48,8 +48,7 @@ func (c *Client) answers(ctx context.Context, rawURL string, timeout time.Durati
 	if err != nil {
 		return false
 	}
-	req.Header = c.headers.Clone()
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return false
 	}

@@ -53,8 +53,7 @@ func (c *Client) listSlots(ctx context.Context, base string, h plan.ResetHook) (
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
-	req.Header = c.headers.Clone()
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -319,7 +319,7 @@ func stopEarlierProfiler(ctx context.Context, spec Spec, dir string) ([]hooks.Ca
 			}
 		}
 	}
-	c := hooks.New(hooks.Headers(spec.Profile))
+	c := hooks.New(hooks.Headers(spec.Profile)).WithURLCredentials(spec.Profile.URL)
 	return c.StopMarked(context.WithoutCancel(ctx), spec.ProfilerMark, spec.Profile.Origins(), h, earlierNote)
 }
 
@@ -335,7 +335,7 @@ func stopOrphanedProfiler(ctx context.Context, spec Spec) ([]hooks.Call, error) 
 	if _, err := os.Stat(spec.ProfilerMark); err != nil {
 		return nil, nil
 	}
-	c := hooks.New(hooks.Headers(spec.Profile))
+	c := hooks.New(hooks.Headers(spec.Profile)).WithURLCredentials(spec.Profile.URL)
 	return c.StopMarked(context.WithoutCancel(ctx), spec.ProfilerMark, spec.Profile.Origins(),
 		spec.Profile.ProfilerHook(), orphanNote)
 }

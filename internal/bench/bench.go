@@ -201,7 +201,7 @@ func newCell(o Options) *cell {
 	clock := load.NewClock()
 	return &cell{
 		o: o, p: o.Profile, log: log, clock: clock,
-		control: hooks.New(controlHeaders(o.Profile)),
+		control: hooks.New(controlHeaders(o.Profile)).WithURLCredentials(o.Profile.URL),
 		run: &result.Run{
 			BenchmarkID:  cmp.Or(o.BenchmarkID, NewID()),
 			ToolVersion:  o.Version,
