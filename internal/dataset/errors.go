@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -85,6 +87,23 @@ func (ps *problems) addAll(line int, list []problem) {
 }
 
 func (ps *problems) empty() bool { return len(ps.list) == 0 }
+
+// sortByLine orders the problems by their line, those of a line in the
+// order they were found.
+func (ps *problems) sortByLine() {
+	slices.SortStableFunc(ps.list, func(a, b error) int {
+		return cmp.Compare(lineOf(a), lineOf(b))
+	})
+}
+
+// lineOf is err's line (0: none).
+func lineOf(err error) int {
+	var le *LineError
+	if errors.As(err, &le) {
+		return le.Line
+	}
+	return 0
+}
 
 // err joins the problems (nil for none), saying how many were not listed.
 func (ps *problems) err() error {

@@ -115,8 +115,10 @@ func newIndexer(d *fileDataset) *indexer {
 // was added, or reports the problems found.
 func (ix *indexer) finish() error {
 	d := ix.d
-	if err := ix.ps.err(); err != nil {
-		return err
+	if !ix.ps.empty() { // the conversations that cannot start too, in line order, as ScanTrace lists them
+		ix.unstarted()
+		ix.ps.sortByLine()
+		return ix.ps.err()
 	}
 	switch {
 	case ix.lines == 0:
@@ -272,7 +274,7 @@ func (ix *indexer) joinSession(no int, info rowInfo) (int32, bool) {
 		ix.d.ts[st.conv] = min(ix.d.ts[st.conv], info.ts)
 		return st.conv, true
 	}
-	where := fmt.Sprintf("session %s (first row at line %d)", brief(id), st.line)
+	where := sessionAt(id, int(st.line))
 	if !math.IsNaN(info.first) && info.first < st.last {
 		ix.ps.add(no, backwards(info.first, where, st.last, int(st.lastLine)))
 		return 0, false
@@ -369,16 +371,14 @@ func (ix *indexer) group() {
 func (ix *indexer) schedule() error {
 	d := ix.d
 	missing, low := 0, math.Inf(1)
-	for c, ts := range d.ts {
+	for _, ts := range d.ts {
 		if math.IsNaN(ts) {
 			missing++
-			if d.o.FixedSchedule {
-				ix.ps.add(int(d.line[c]), noStartTime())
-			}
 			continue
 		}
 		low = min(low, ts)
 	}
+	ix.unstarted()
 	if d.o.FixedSchedule && missing == len(d.ts) {
 		return &LineError{Path: d.path, Msg: "no conversations with valid first-turn timestamps found: a fixed schedule needs a timestamp on every conversation's first turn"}
 	}
@@ -462,10 +462,18 @@ func ceil3(x float64) float64 {
 	return math.Ceil(x/unit) * unit
 }
 
-// noStartTime is the problem of a conversation a fixed schedule cannot
-// start: its first turn has no timestamp.
-func noStartTime() problem {
-	return problemf("timestamp", "the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn")
+// unstarted reports, on a fixed schedule, each conversation whose first
+// turn has no timestamp, at its first line.
+func (ix *indexer) unstarted() {
+	d := ix.d
+	if !d.o.FixedSchedule {
+		return
+	}
+	for c, ts := range d.ts {
+		if math.IsNaN(ts) {
+			ix.ps.add(int(d.line[c]), noStartTime())
+		}
+	}
 }
 
 // days says how long ms milliseconds are: as a duration under two days,

@@ -159,8 +159,8 @@ type traceScan struct {
 // sessionLast is a session's latest timestamp (NaN: none yet) and its
 // line.
 type sessionLast struct {
-	ts   float64
-	line int
+	ts          float64
+	line, first int
 }
 
 // checkRow checks a row against the rows before it: a conversation's
@@ -175,15 +175,21 @@ func (s *traceScan) checkRow(row TraceRow) bool {
 	last, seen := s.last[key]
 	switch {
 	case !seen && !s.starts(row.Line, untimed):
-		s.last[key] = sessionLast{math.NaN(), row.Line} // its first row is the one reported
+		s.last[key] = sessionLast{math.NaN(), row.Line, row.Line} // its first row is the one reported
 		return false
 	case untimed:
+		if !seen {
+			s.last[key] = sessionLast{math.NaN(), row.Line, row.Line}
+		}
 		return true
 	case seen && row.Timestamp < last.ts:
-		s.ps.add(row.Line, backwards(row.Timestamp, "session "+brief(*row.SessionID), last.ts, last.line))
+		s.ps.add(row.Line, backwards(row.Timestamp, sessionAt(*row.SessionID, last.first), last.ts, last.line))
 		return false
 	}
-	s.last[key] = sessionLast{row.Timestamp, row.Line}
+	if !seen {
+		last.first = row.Line
+	}
+	s.last[key] = sessionLast{row.Timestamp, row.Line, last.first}
 	return true
 }
 
@@ -210,4 +216,16 @@ func rowOf(r mooncakeRecord) TraceRow {
 		row.HashIDs = *r.HashIDs
 	}
 	return row
+}
+
+// noStartTime is the problem of a conversation a fixed schedule cannot
+// start: its first turn has no timestamp.
+func noStartTime() problem {
+	return problemf("timestamp", "the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn")
+}
+
+// sessionAt names session id, whose first row is at line first, in a
+// problem.
+func sessionAt(id string, first int) string {
+	return fmt.Sprintf("session %s (first row at line %d)", brief(id), first)
 }

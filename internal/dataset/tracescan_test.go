@@ -68,7 +68,7 @@ func TestScanTraceProblems(t *testing.T) {
 		path + ":1: hash_ids: input length: 600, hash ids: [1 2 3], block size: 512 are not compatible",
 		path + ":2:15: timestamp: expected a number",
 		path + ":3:1: expected a JSON object, got something that is not JSON",
-		path + `:5: timestamp: timestamp 4 goes backwards: session "a" was at 5 on line 4`,
+		path + `:5: timestamp: timestamp 4 goes backwards: session "a" (first row at line 4) was at 5 on line 4`,
 		path + ":6: timestamp: the simulator needs one",
 	} {
 		assert.Contains(t, msg, want)
@@ -162,4 +162,25 @@ func TestScanTraceAsProfile(t *testing.T) {
 		assert.Contains(t, err.Error(), bailian+line)
 	}
 	assert.Contains(t, err.Error(), "--custom-dataset-type bailian_trace")
+}
+
+// A trace with a problem in its rows lists the conversations a fixed
+// schedule cannot start too, at their lines and in line order, as the
+// scan does (profile listed only the row's problem).
+func TestOpenListsEveryProblemAsTheScan(t *testing.T) {
+	path := writeLines(t,
+		`{"session_id":"a","timestamp":5,"input_length":8}`,
+		`{"session_id":"a","timestamp":4,"input_length":8}`,
+		`{"session_id":"b","input_length":8}`,
+		`{"input_length":8}`)
+	err := ScanTraceWith(context.Background(), path, ScanOptions{BlockSize: 4, AsProfile: true}, func(TraceRow) error { return nil })
+	require.Error(t, err)
+	_, perr := Open(context.Background(), o200k(t), Options{InputFile: path, FixedSchedule: true, BlockSize: 4})
+	require.Error(t, perr)
+	assert.Equal(t, "mooncake_trace dataset: 3 problems:\n"+
+		path+`:2: timestamp: timestamp 4 goes backwards: session "a" (first row at line 1) was at 5 on line 1`+"\n"+
+		path+":3: timestamp: the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn\n"+
+		path+":4: timestamp: the first turn of this conversation has no timestamp: a fixed schedule needs one on every conversation's first turn",
+		perr.Error())
+	assert.Equal(t, perr.Error(), "mooncake_trace dataset: "+err.Error(), "the problems profile reports, with the same messages")
 }
