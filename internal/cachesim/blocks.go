@@ -1,8 +1,15 @@
 package cachesim
 
 import (
+	"context"
+
 	"github.com/aiperf-go/aiperf/internal/kvcache"
 )
+
+// checkPieces is how many pieces of a message add cuts between looks at
+// its context: a message may be 2^24 tokens, a piece each at a block size
+// of 1.
+const checkPieces = 1 << 16
 
 // Marks folded into the first piece of a message, as the mock folds a chat
 // message's role into its first token.
@@ -23,16 +30,23 @@ type stream struct {
 	tokens int    // tokens so far
 }
 
-// newStream returns an empty stream.
-func (s *Simulator) newStream() *stream {
-	return &stream{seq: kvcache.NewSequence(s.seed, 1, 0)}
+// newStream returns an empty stream sized for e's prompt and reply (its
+// first turn's), so that a long one is one allocation, not a growing one.
+func (s *Simulator) newStream(e *entry) *stream {
+	return &stream{seq: kvcache.NewSequence(s.seed, 1, (e.isl+e.osl)/s.cfg.CacheBlockSize)}
 }
 
 // add appends the tokens [0, n) of a message to st, cut at the cache
-// blocks' boundaries; name names a piece [lo, hi) of them.
-func (s *Simulator) add(st *stream, n int, name func(lo, hi int) uint64) {
+// blocks' boundaries; name names a piece [lo, hi) of them. It stops with
+// ctx's error when ctx ends (it looks every checkPieces pieces).
+func (s *Simulator) add(ctx context.Context, st *stream, n int, name func(lo, hi int) uint64) error {
 	b := s.cfg.CacheBlockSize
-	for lo := 0; lo < n; {
+	for k, lo := 0, 0; lo < n; k++ {
+		if k%checkPieces == checkPieces-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		hi := lo + min(n-lo, b-st.fill)
 		st.word = kvcache.Mix(st.word ^ name(lo, hi))
 		st.fill += hi - lo
@@ -43,6 +57,7 @@ func (s *Simulator) add(st *stream, n int, name func(lo, hi int) uint64) {
 			st.fill, st.word = 0, 0
 		}
 	}
+	return nil
 }
 
 // names are st's full blocks so far, a slice later blocks never write.
@@ -52,8 +67,8 @@ func (st *stream) names() []uint64 {
 }
 
 // addPrompt appends e's prompt to st.
-func (s *Simulator) addPrompt(st *stream, e *entry) {
-	s.add(st, e.isl, func(lo, hi int) uint64 {
+func (s *Simulator) addPrompt(ctx context.Context, st *stream, e *entry) error {
+	return s.add(ctx, st, e.isl, func(lo, hi int) uint64 {
 		w := s.content(e, lo, hi)
 		if lo == 0 {
 			w ^= userMark
@@ -65,8 +80,8 @@ func (s *Simulator) addPrompt(st *stream, e *entry) {
 // addReply appends a reply of osl tokens to st. The mock's output token k
 // is always the same word, so a piece of a reply is named by where in the
 // reply it starts and ends.
-func (s *Simulator) addReply(st *stream, osl int) {
-	s.add(st, osl, func(lo, hi int) uint64 {
+func (s *Simulator) addReply(ctx context.Context, st *stream, osl int) error {
+	return s.add(ctx, st, osl, func(lo, hi int) uint64 {
 		w := kvcache.Mix(uint64(lo)<<32 | uint64(hi-lo))
 		if lo == 0 {
 			w ^= replyMark

@@ -25,7 +25,8 @@
 // (kvcache.Cache.Serve). It completes ttft + (output_length-1) × itl later
 // (at once by default, like the mock under --fast), when its prompt's and
 // its reply's blocks are cached again (Cache.Store). The rows are kept
-// (memory linear in the trace) and replayed in arrival order, file order
+// (memory linear in the trace; a request's block names, 8 bytes a block,
+// while it runs) and replayed in arrival order, file order
 // at equal times, with the completions in time order, a completion first
 // at equal times; the cache evicts the least recently used blocks beyond its
 // capacity, whole blocks only, and does not pin the blocks of a running

@@ -172,7 +172,7 @@ func (s *Simulator) replay(ctx context.Context) error {
 	for i := range s.entries {
 		if i%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("the KV-cache simulation stopped at request %d of %d: %w", i, len(s.entries), err)
+				return s.stopped(i, err)
 			}
 		}
 		e := &s.entries[i]
@@ -181,10 +181,15 @@ func (s *Simulator) replay(ctx context.Context) error {
 		}
 		st := open[e.session]
 		if st == nil {
-			st = s.newStream()
+			st = s.newStream(e)
 		}
-		s.addPrompt(st, e)
-		hit := s.serve(st)
+		if err := s.addPrompt(ctx, st, e); err != nil {
+			return s.stopped(i, err)
+		}
+		hit, err := s.serve(ctx, st)
+		if err != nil {
+			return s.stopped(i, err)
+		}
 		s.res.Requests++
 		s.res.PromptTokens += int64(st.tokens)
 		s.res.HitTokens += int64(hit * s.cfg.CacheBlockSize)
@@ -192,7 +197,9 @@ func (s *Simulator) replay(ctx context.Context) error {
 			s.res.RequestsWithHits++
 		}
 		s.peak()
-		s.addReply(st, e.osl)
+		if err := s.addReply(ctx, st, e.osl); err != nil {
+			return s.stopped(i, err)
+		}
 		heap.Push(&s.pending, completion{at: e.at + s.duration(e.osl), seq: s.res.Requests, names: st.names()})
 		if e.session >= 0 {
 			if s.turns[e.session].n--; s.turns[e.session].n > 0 {
@@ -207,6 +214,11 @@ func (s *Simulator) replay(ctx context.Context) error {
 	return nil
 }
 
+// stopped is the error of a replay that stopped at request i.
+func (s *Simulator) stopped(i int, err error) error {
+	return fmt.Errorf("the KV-cache simulation stopped at request %d of %d: %w", i, len(s.entries), err)
+}
+
 // duration is how long a request of osl output tokens runs, in ms.
 func (s *Simulator) duration(osl int) float64 {
 	if osl < 1 {
@@ -219,30 +231,32 @@ func (s *Simulator) duration(osl int) float64 {
 // they complete, until ctx ends.
 func (s *Simulator) completeUntil(ctx context.Context, t float64) error {
 	for len(s.pending) > 0 && s.pending[0].at <= t {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("the KV-cache simulation stopped with %d requests to complete: %w", len(s.pending), err)
+		if err := s.complete(ctx); err != nil {
+			return err
 		}
-		s.complete()
 	}
 	return nil
 }
 
-// complete stores the blocks of the next request to complete.
-func (s *Simulator) complete() {
-	c := heap.Pop(&s.pending).(completion)
-	s.cache.Store(c.names)
-	s.peak()
+// complete stores the blocks of the next request to complete, until ctx
+// ends.
+func (s *Simulator) complete(ctx context.Context) error {
+	if err := ctx.Err(); err == nil {
+		c := heap.Pop(&s.pending).(completion)
+		if err = s.cache.StoreContext(ctx, c.names); err == nil {
+			s.peak()
+			return nil
+		}
+	}
+	return fmt.Errorf("the KV-cache simulation stopped with %d requests to complete: %w", len(s.pending), ctx.Err())
 }
 
 // drain completes every request still running.
 func (s *Simulator) drain(ctx context.Context) error {
-	for n := 0; len(s.pending) > 0; n++ {
-		if n%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("the KV-cache simulation stopped with %d requests to complete: %w", len(s.pending), err)
-			}
+	for len(s.pending) > 0 {
+		if err := s.complete(ctx); err != nil {
+			return err
 		}
-		s.complete()
 	}
 	return nil
 }
@@ -306,12 +320,12 @@ func (h *completions) Pop() any {
 // recomputed for its logits), so a prompt of exactly whole blocks found
 // whole in the cache still prefills its last block. It returns the blocks
 // served from the cache.
-func (s *Simulator) serve(st *stream) int {
+func (s *Simulator) serve(ctx context.Context, st *stream) (int, error) {
 	names := st.names()
 	usable := min(len(names), max(st.tokens-1, 0)/s.cfg.CacheBlockSize)
-	hit := s.cache.Serve(names[:usable])
-	if usable < len(names) { // the whole prompt again, so its blocks keep the mock's eviction order
-		s.cache.Store(names)
+	hit, err := s.cache.ServeContext(ctx, names[:usable])
+	if err == nil && usable < len(names) { // the whole prompt again, so its blocks keep the mock's eviction order
+		err = s.cache.StoreContext(ctx, names)
 	}
-	return hit
+	return hit, err
 }

@@ -207,3 +207,29 @@ func TestReplayStopsWhenCancelled(t *testing.T) {
 		})
 	}
 }
+
+// A Ctrl-C inside one huge request stops it there: the replay looks at its
+// context while it cuts a prompt into blocks and while it caches them, not
+// only between requests (a 2^24-token prompt at a block size of 1 ran to
+// its end, about a minute).
+func TestReplayStopsInsideARequest(t *testing.T) {
+	s, err := New(Config{HashBlockSize: 512, CacheBlockSize: 1, CapacityTokens: 64})
+	require.NoError(t, err)
+	s.Add(row(1, 0, 1<<20, 1))
+	ctx := &cancelledAfter{Context: context.Background(), n: 2} // the look before the request passes
+	_, err = s.Result(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.EqualError(t, err, "the KV-cache simulation stopped at request 0 of 1: context canceled")
+}
+
+// BenchmarkHugeRequest: a prompt of 2^24 tokens (input_length's bound) at
+// a block size of 1, through a cache of 64 blocks.
+func BenchmarkHugeRequest(b *testing.B) {
+	for b.Loop() {
+		s, err := New(Config{HashBlockSize: 512, CacheBlockSize: 1, CapacityTokens: 64})
+		require.NoError(b, err)
+		s.Add(row(1, 0, 1<<24, 1))
+		_, err = s.Result(context.Background())
+		require.NoError(b, err)
+	}
+}

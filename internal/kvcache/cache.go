@@ -1,6 +1,9 @@
 package kvcache
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // MaxBlocks bounds a cache: about 40 bytes a block, so some 80 MB when
 // full. It is the capacity Blocks gives for 0 tokens.
@@ -45,13 +48,29 @@ func New(capacity int) *Cache {
 	return &Cache{capacity: max(1, capacity), index: make(map[uint64]int32), head: -1, tail: -1, free: -1}
 }
 
+// checkEvery is how many blocks a touch handles between looks at its
+// context: a prompt may be 2^24 blocks.
+const checkEvery = 1 << 16
+
 // Serve admits a request: it looks up its prompt's block names and returns
 // how many leading blocks were already cached (vLLM's longest cached
 // prefix), then caches them all.
 func (c *Cache) Serve(hashes []uint64) (hitBlocks int) {
+	hitBlocks, _ = c.ServeContext(context.Background(), hashes)
+	return hitBlocks
+}
+
+// ServeContext is Serve, stopping with ctx's error when ctx ends (it looks
+// every checkEvery blocks); the cache is then left part way.
+func (c *Cache) ServeContext(ctx context.Context, hashes []uint64) (hitBlocks int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for hitBlocks < len(hashes) {
+		if hitBlocks%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
 		if _, ok := c.index[hashes[hitBlocks]]; !ok {
 			break
 		}
@@ -60,24 +79,37 @@ func (c *Cache) Serve(hashes []uint64) (hitBlocks int) {
 	if hitBlocks > 0 {
 		c.hits++
 	}
-	c.touchLocked(hashes)
-	return hitBlocks
+	return hitBlocks, c.touchLocked(ctx, hashes)
 }
 
 // Store caches the blocks of a completed request (its prompt's and its
 // reply's).
 func (c *Cache) Store(hashes []uint64) {
+	_ = c.StoreContext(context.Background(), hashes)
+}
+
+// StoreContext is Store, stopping with ctx's error when ctx ends (it looks
+// every checkEvery blocks); the cache is then left part way.
+func (c *Cache) StoreContext(ctx context.Context, hashes []uint64) error {
 	c.mu.Lock()
-	c.touchLocked(hashes)
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	return c.touchLocked(ctx, hashes)
 }
 
 // touchLocked makes hashes the most recently used blocks, adding those
 // missing, then evicts down to the capacity. They are touched last block
 // first, as vLLM frees a request's blocks, so a prefix outlives its
 // extensions and a prompt larger than the whole cache keeps its head.
-func (c *Cache) touchLocked(hashes []uint64) {
+func (c *Cache) touchLocked(ctx context.Context, hashes []uint64) error {
+	if len(hashes) > c.capacity {
+		return c.replaceLocked(ctx, hashes)
+	}
 	for i := len(hashes) - 1; i >= 0; i-- {
+		if (len(hashes)-i)%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		h := hashes[i]
 		n, ok := c.index[h]
 		if ok {
@@ -96,6 +128,43 @@ func (c *Cache) touchLocked(hashes []uint64) {
 		c.free = n
 		c.evictions++
 	}
+	return nil
+}
+
+// replaceLocked touches more blocks than the cache holds. Touching them
+// one by one would leave their first capacity blocks, the first most
+// recent, having evicted every other block, those cached before and the
+// new ones past the capacity (names of one request are distinct: each is
+// chained to the ones before it). So it counts the new blocks and caches
+// the first capacity blocks alone, its memory the cache's whatever the
+// request's length.
+func (c *Cache) replaceLocked(ctx context.Context, hashes []uint64) error {
+	added := 0
+	for i, h := range hashes {
+		if i%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if _, ok := c.index[h]; !ok {
+			added++
+		}
+	}
+	c.evictions += uint64(len(c.index) + added - c.capacity)
+	clear(c.index)
+	c.nodes = c.nodes[:0]
+	c.head, c.tail, c.free = -1, -1, -1
+	for i := c.capacity - 1; i >= 0; i-- {
+		if (c.capacity-i)%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		n := c.alloc(hashes[i])
+		c.index[hashes[i]] = n
+		c.pushFront(n)
+	}
+	return nil
 }
 
 // alloc returns a node for h, reusing an evicted one when it can.
