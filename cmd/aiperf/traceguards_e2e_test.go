@@ -202,3 +202,39 @@ func TestAnalyzeTraceSimulationFlags(t *testing.T) {
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
 	assert.Contains(t, inv.stdout, "KV cache:            512 tokens (1 block of 512 tokens)")
 }
+
+// profile's --synthesis-* rewrite and its replay read the hash ids at one
+// block size: --synthesis-block-size 4 rewrote a trace of 4-token blocks
+// that the replay then refused at 512 (naming the temporary copy's line 1);
+// both block sizes given differently are refused; a problem the replay
+// finds in the rewritten trace is placed at the input file's line.
+func TestSynthesisReplaysAtItsBlockSize(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "s.jsonl", `{"timestamp":0,"input_length":8,"hash_ids":[1,2],"output_length":2}
+{"timestamp":500,"input_length":12,"hash_ids":[1,2,3],"output_length":2}
+{"timestamp":1000,"input_length":8,"hash_ids":[1,4],"output_length":2}
+{"timestamp":1500,"input_length":4,"hash_ids":[5],"output_length":2}
+`)
+	m := startMock(t, mock.Config{Fast: true})
+	profile := func(args ...string) invocation {
+		return cli(t, dir, append([]string{"profile", "-m", "mock-model", "--url", m.URL, "--ui", "none", "--replay-speedup", "100"}, args...)...)
+	}
+	inv := profile("--input-file", "s.jsonl", "--synthesis-block-size", "4", "--synthesis-prefix-len-multiplier", "2")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Equal(t, 4, m.control().InferenceRequests)
+
+	inv = profile("--input-file", "s.jsonl", "--synthesis-block-size", "4", "--prompt-input-tokens-block-size", "8", "--synthesis-speedup-ratio", "2")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "--synthesis-block-size 4 and --prompt-input-tokens-block-size 8 differ")
+
+	writeFile(t, dir, "nt.jsonl", `{"timestamp":0,"input_length":8,"hash_ids":[1,2],"output_length":2}
+
+{"input_length":8,"hash_ids":[1,3],"output_length":2}
+`)
+	inv = profile("--input-file", "nt.jsonl", "--synthesis-block-size", "4", "--synthesis-speedup-ratio", "2")
+	assert.Equal(t, ExitUsage, inv.code)
+	assert.Contains(t, inv.stderr, "nt.jsonl:3: timestamp: the first turn of this conversation has no timestamp")
+	assert.Contains(t, inv.stderr, "(in the trace as the --synthesis-* flags rewrote it)")
+	assert.NotContains(t, inv.stderr, "aiperf-synthesis-", "the input file's line, not the temporary copy's")
+	assert.Equal(t, 4, m.control().InferenceRequests)
+}

@@ -173,6 +173,9 @@ type cell struct {
 	// sign signs each request (--auth-type sigv4; nil for none; sign.go).
 	sign func(*http.Request, []byte) error
 	tmp  string // a directory of temporary files, removed when the cell ends
+	// synthesized places a problem of the trace --synthesis-* rewrote at
+	// the input file's lines (nil: not rewritten).
+	synthesized func(error) error
 	// warnings found before the load, for the audit.
 	warnings []string
 	phases   []plan.Phase // the profile's, with a trace promoted to its fixed schedule
@@ -321,6 +324,9 @@ func (c *cell) prepare(ctx context.Context) error {
 	if c.ds, err = dataset.Open(ctx, tok, o); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("open the dataset: %w", err)
+		}
+		if c.synthesized != nil {
+			err = c.synthesized(err)
 		}
 		return &InputError{fmt.Errorf("%w (nothing was sent)", err)}
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/dataset"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -54,14 +57,39 @@ func (c *cell) synthesize(ctx context.Context, o *dataset.Options) error {
 	if c.tmp, err = os.MkdirTemp("", "aiperf-synthesis-"); err != nil {
 		return fmt.Errorf("synthesize the trace: %w", err)
 	}
+	params := synthesisParams(c.p)
+	if b := c.p.PromptInputTokensBlockSize; b > 0 && c.p.SynthesisBlockSize == nil {
+		params.BlockSize = b // as AIPerf: the trace is rewritten at the block size it is read with
+	} else if b > 0 && b != params.BlockSize {
+		return fmt.Errorf("--synthesis-block-size %d and --prompt-input-tokens-block-size %d differ: the rewritten trace "+
+			"is replayed at the block size it was rewritten with: give one of them", params.BlockSize, b)
+	}
 	out := filepath.Join(c.tmp, filepath.Base(c.p.InputFile))
-	st, err := tracesynth.WriteFile(ctx, c.p.InputFile, out, synthesisParams(c.p))
+	st, err := tracesynth.WriteFile(ctx, c.p.InputFile, out, params)
 	if err != nil {
 		return fmt.Errorf("synthesize the trace: %w", err)
 	}
 	fmt.Fprintf(c.log, "%s: synthesized as aiperf synthesize-trace does (%d lines from %d)\n", c.p.InputFile, st.Written, st.Rows)
-	o.InputFile = out
+	o.InputFile, o.BlockSize = out, params.BlockSize
+	c.synthesized = func(err error) error { return atInputLines(err, out, c.p.InputFile, st, params.PrefixRootMultiplier) }
 	return nil
+}
+
+// atInputLines places the problems err finds in the rewritten trace out at
+// the lines of the input file in they were rewritten from.
+func atInputLines(err error, out, in string, st tracesynth.Stats, roots int) error {
+	if err == nil || !strings.Contains(err.Error(), out) {
+		return err
+	}
+	at := regexp.MustCompile(regexp.QuoteMeta(out) + `(?::(\d+))?`)
+	text := at.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(m[len(out):], ":"))
+		if line := st.InputLine(n, roots); line > 0 {
+			return fmt.Sprintf("%s:%d", in, line)
+		}
+		return in
+	})
+	return tracesynth.Reworded(err, text+" (in the trace as the --synthesis-* flags rewrote it)")
 }
 
 // traceFilters applies --synthesis-max-isl and --synthesis-max-osl to a

@@ -20,6 +20,18 @@ type Stats struct {
 	HashIDs       int // distinct hash ids of the input
 	SharedIDs     int // of them, occurring more than once
 	MaxDepth      int // the most hash ids of a row (the prefix tree's depth)
+	// Lines are the input lines of the rows written, in order: each is
+	// written PrefixRootMultiplier times, one line after another.
+	Lines []int32
+}
+
+// InputLine is the input line of line n of the synthesis (1-based) with
+// roots copies of each row; 0 past its end.
+func (st Stats) InputLine(n, roots int) int {
+	if k := (n - 1) / max(roots, 1); n >= 1 && k < len(st.Lines) {
+		return int(st.Lines[k])
+	}
+	return 0
 }
 
 // Synthesize reads the mooncake trace at in twice and writes its synthesis
@@ -56,6 +68,7 @@ func Synthesize(ctx context.Context, in string, out io.Writer, p Params) (Stats,
 	s.start()
 	w := bufio.NewWriterSize(out, 1<<20)
 	err = dataset.ScanTraceWith(ctx, in, so, func(row dataset.TraceRow) error {
+		st.Lines = append(st.Lines, int32(min(row.Line, math.MaxInt32)))
 		for c := range p.PrefixRootMultiplier {
 			if err := s.write(w, row, c); err != nil {
 				return err
@@ -84,6 +97,9 @@ func NameBlockSizeFlag(err error, flag string) error {
 	}
 	return renamed{err, strings.ReplaceAll(err.Error(), profileBlockSizeFlag, flag)}
 }
+
+// Reworded is err shown with text.
+func Reworded(err error, text string) error { return renamed{err, text} }
 
 // renamed is an error shown with another text.
 type renamed struct {

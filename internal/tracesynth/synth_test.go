@@ -101,6 +101,9 @@ func TestRootMultiplierTriplesThePrefixes(t *testing.T) {
 	p.PrefixRootMultiplier = 3
 	st, err := WriteFile(context.Background(), in, out, p)
 	require.NoError(t, err)
+	assert.Equal(t, 3, st.InputLine(7, 3), "line 7 of the synthesis is a copy of row 3")
+	assert.Zero(t, st.InputLine(601, 3))
+	st.Lines = nil
 	assert.Equal(t, Stats{Rows: 200, Written: 600, HashIDs: 5215, SharedIDs: 124, MaxDepth: 236}, st)
 	info, err := os.Stat(out)
 	require.NoError(t, err)
