@@ -140,11 +140,16 @@ func (s *sweepRun) take() int {
 // cooldowns between those it runs. A trial whose KV-cache reset got no
 // answer may see that reset run on its server later (a server finishes a
 // call whose client left): the lane's next trial on that server waits for
-// it (lateResetGrace, with the cooldown) and is stored with a warning.
+// it (lateResetGrace, with the cooldown) and is stored with a warning. A
+// trial whose profiler stop failed leaves the profiler possibly running:
+// every later trial on that server is stored with a warning, until a stop
+// there succeeds (latestop.go).
 func (s *sweepRun) runLane(ctx context.Context, l int) {
 	var prev plan.Trial // the lane's last trial run
 	ran := false
 	var late []lateReset // resets that may still run on a server of the lane
+	// left are the profilers that may still run on a server of the lane.
+	var left []leftProfiler
 	for _, t := range s.lanes[l].Trials {
 		if s.done[t.Key()] {
 			s.skipped(l, t)
@@ -186,6 +191,7 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 			s.progress(t, "an earlier run of this trial died with its server profiler possibly running: stopping it first")
 		}
 		s.progress(t, "running")
+		running := s.profilersUnder(left, t)
 		start := time.Now()
 		noteStop := context.AfterFunc(ctx, func() { s.profilerNote(t) })
 		run, err := s.o.Executor.Launch(ctx, spec, s.o.TrialDir(t))
@@ -203,6 +209,8 @@ func (s *sweepRun) runLane(ctx context.Context, l int) {
 				run.Audit.Warnings = append(slices.Clone(run.Audit.Warnings), r.describe()+" and may have run during this trial")
 			}
 		}
+		run = withWarnings(run, spec, err, running)
+		left = s.profilersLeft(left, t, run)
 		if !s.ended(ctx, l, t, spec, run, err, time.Since(start)) {
 			return
 		}

@@ -238,6 +238,9 @@ func headline(run *result.Run) string {
 	if run.Audit.KVReset == result.ResetNotCleared {
 		s += ", KV cache NOT cleared by the reset"
 	}
+	if flags := result.HookFlags(run.Audit.Warnings); len(flags) > 0 {
+		s += ", warning: " + strings.Join(flags, ", ")
+	}
 	return s
 }
 

@@ -54,6 +54,10 @@ type RunRow struct {
 	// KVReset is the verdict of the run's KV-cache reset check
 	// (result.ResetVerified, ...; "" without a reset).
 	KVReset string `json:"kv_reset,omitempty"`
+	// HookWarnings are the run's warnings that say the server was not in the
+	// state its numbers assume (result.HookFlag: a profiler stop that
+	// failed, a prefix cache warm at the start, ...).
+	HookWarnings []string `json:"hook_warnings,omitempty"`
 	// Config is the run's stored configuration (plan.Profile, secrets
 	// redacted), key by key; nil when it cannot be read.
 	Config map[string]json.RawMessage `json:"-"`
@@ -363,7 +367,7 @@ const runSelect = `
 	SELECT r.id, r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 		r.model, r.url, r.endpoint_type, r.streaming, r.mode, r.concurrency, r.request_rate, r.isl, r.osl, r.seed,
 		r.started_at, r.ended_at, r.artifact_dir, r.record_count, r.client_bound, r.rx_coalesce_usecs,
-		COALESCE(r.kv_reset, ''), r.config, COALESCE(l.pid, 0), COALESCE(l.host, '')
+		COALESCE(r.kv_reset, ''), COALESCE(r.warnings, '[]'), r.config, COALESCE(l.pid, 0), COALESCE(l.host, '')
 	FROM runs r
 	LEFT JOIN sweeps s ON s.id = r.sweep_id
 	LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -384,11 +388,12 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 			sweep, cellID, label, params   sql.NullString
 			rate                           sql.NullFloat64
 			start, end, config, claimHost  string
+			warnings                       string
 			claimPID                       int
 		)
 		if err := rows.Scan(&r.ID, &sweepID, &sweep, &cellID, &label, &params, &trial, &r.Name, &r.BenchmarkID,
 			&r.Status, &r.Error, &r.Model, &r.URL, &r.EndpointType, &r.Streaming, &r.Mode, &conc, &rate, &isl, &osl,
-			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs, &r.KVReset, &config,
+			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs, &r.KVReset, &warnings, &config,
 			&claimPID, &claimHost); err != nil {
 			return nil, err
 		}
@@ -413,6 +418,10 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 			r.Seed = &seed.Int64
 		}
 		r.StartedAt, r.EndedAt = parseTime(start), parseTime(end)
+		var ws []string
+		if json.Unmarshal([]byte(warnings), &ws) == nil { // unreadable: no flags, as before they were read
+			r.HookWarnings = result.HookWarnings(ws)
+		}
 		if json.Unmarshal([]byte(config), &r.Config) != nil {
 			r.Config = nil // a comparison then shows no configuration difference, not an error
 		}

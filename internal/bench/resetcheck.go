@@ -215,10 +215,10 @@ func warmCache(records []metrics.Record, independent bool) string {
 	case f.hits == 0:
 		return ""
 	case !independent:
-		return "prefix cache warm at the start: the run's first request was served from the prefix cache" + why
+		return result.WarnCacheWarm + ": the run's first request was served from the prefix cache" + why
 	}
-	return fmt.Sprintf("prefix cache warm at the start: %d of %d prompts were served from the prefix cache on their "+
-		"first request%s", f.hits, f.checked, why)
+	return fmt.Sprintf("%s: %d of %d prompts were served from the prefix cache on their first request%s",
+		result.WarnCacheWarm, f.hits, f.checked, why)
 }
 
 // verifyReset joins the two kinds of evidence about the KV-cache reset: the

@@ -38,11 +38,12 @@ func openStore(tb testing.TB, path string) *store.DB {
 
 // trial is one synthetic run's headline values.
 type trial struct {
-	ttft   float64 // time_to_first_token avg (ms); p99 = ttft + 10
-	rps    float64 // request_throughput
-	status string  // complete when empty
-	bound  bool    // CLIENT-BOUND
-	warm   bool    // its KV-cache reset did not clear the cache
+	ttft   float64  // time_to_first_token avg (ms); p99 = ttft + 10
+	rps    float64  // request_throughput
+	status string   // complete when empty
+	bound  bool     // CLIENT-BOUND
+	warm   bool     // its KV-cache reset did not clear the cache
+	warns  []string // its warnings
 }
 
 // setup shapes a synthetic run's configuration and placement.
@@ -95,6 +96,7 @@ func makeRun(s setup, number int, tr trial) *result.Run {
 			{Tag: metrics.TagErrorRequestCount, Header: "Error Request Count", Unit: "requests", Value: 0},
 		}},
 	}
+	r.Audit.Warnings = tr.warns
 	if tr.warm {
 		r.Audit.KVReset = result.ResetNotCleared
 	}
@@ -284,6 +286,13 @@ func TestGroupsNotes(t *testing.T) {
 	assert.Contains(t, strings.Join(rep.Notes, "\n"), "warning: warm: in 1 of 2 runs [",
 		"a side whose reset left the cache warm is called out")
 	assert.Contains(t, strings.Join(rep.Notes, "\n"), "the KV-cache reset did not clear the cache")
+
+	stopped := []string{"the client process stalled", "server profiler stop failed for 1 origin(s): status 500"}
+	saveGroup(t, db, setup{name: "hooked"}, trial{ttft: 20, rps: 30, warns: stopped}, trial{ttft: 21, rps: 30, warns: stopped[:1]})
+	rep = groups(t, db, opt, "base", "hooked")
+	assert.Contains(t, strings.Join(rep.Notes, "\n"), "warning: hooked: server profiler stop failed in 1 of 2 runs [",
+		"a side with a hook warning is called out")
+	assert.NotContains(t, strings.Join(rep.Notes, "\n"), "stalled", "other warnings are not")
 }
 
 func TestGroupsTableNamesLongReferences(t *testing.T) {

@@ -227,10 +227,15 @@ func (r *GroupsReport) Table() Table {
 
 // runNotes warns about a side's complete runs whose numbers are not the
 // server's alone: CLIENT-BOUND runs (the client shaped them, so a
-// difference may be the client's too), and runs whose KV-cache reset did
-// not clear the cache (their prefix-cache hits may be an earlier run's).
+// difference may be the client's too), runs whose KV-cache reset did
+// not clear the cache (their prefix-cache hits may be an earlier run's),
+// and runs with a warning that the server was not in the state their
+// numbers assume (result.HookFlag: a profiler stop that failed, and may
+// have left it running; a prefix cache warm at the start), one note a flag.
 func runNotes(label string, runs []store.RunRow) []string {
 	var bound, warm []int64
+	var flags []string // the hook flags, in the order they first appear
+	flagged := map[string][]int64{}
 	complete := 0
 	for _, r := range runs {
 		if r.Status != result.StatusComplete {
@@ -243,6 +248,12 @@ func runNotes(label string, runs []store.RunRow) []string {
 		if r.KVReset == result.ResetNotCleared {
 			warm = append(warm, r.ID)
 		}
+		for _, f := range result.HookFlags(r.HookWarnings) {
+			if _, ok := flagged[f]; !ok {
+				flags = append(flags, f)
+			}
+			flagged[f] = append(flagged[f], r.ID)
+		}
 	}
 	var notes []string
 	if len(bound) > 0 {
@@ -252,6 +263,10 @@ func runNotes(label string, runs []store.RunRow) []string {
 	if len(warm) > 0 {
 		notes = append(notes, fmt.Sprintf("warning: %s: in %d of %d runs %v the KV-cache reset did not clear the cache (see `aiperf runs show`): "+
 			"their prefix-cache hits may be an earlier run's", label, len(warm), complete, warm))
+	}
+	for _, f := range flags {
+		notes = append(notes, fmt.Sprintf("warning: %s: %s in %d of %d runs %v (see `aiperf runs show`)",
+			label, f, len(flagged[f]), complete, flagged[f]))
 	}
 	return notes
 }
