@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"slices"
+
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
@@ -9,7 +11,9 @@ import (
 // phaseResults summarises each phase's requests on their own, warmups
 // included, when the profile names its phases (a config file's phases
 // list): AIPerf's phase-scoped artifacts (phases/<name>/). nil otherwise.
-func (c *cell) phaseResults(records []metrics.Record) []result.PhaseResult {
+// A phase that is not among began (the phases that began sending) and
+// has no record never began: it is marked so, with no figures.
+func (c *cell) phaseResults(records []metrics.Record, began []plan.Phase) []result.PhaseResult {
 	if len(c.p.Phases) == 0 {
 		return nil
 	}
@@ -25,6 +29,11 @@ func (c *cell) phaseResults(records []metrics.Record) []result.PhaseResult {
 		}
 		var recs []metrics.Record
 		recs, buf = phaseRecords(records, ph.Name, buf)
+		if len(recs) == 0 && !slices.ContainsFunc(began, func(b plan.Phase) bool { return b.Name == ph.Name }) {
+			pr.NeverBegan, pr.ErrorSummary = true, []metrics.ErrorCount{}
+			out = append(out, pr)
+			continue
+		}
 		pr.Summary = metrics.Summarize(recs, c.p.Streaming, slos...)
 		pr.ErrorSummary = metrics.Errors(recs)
 		out = append(out, pr)

@@ -46,7 +46,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 		run.Warmup = &s
 	}
 	run.ErrorSummary = metrics.Errors(prof)
-	run.Phases = c.phaseResults(records)
+	run.Phases = c.phaseResults(records, out.reached.sending)
 	run.Audit = audit(c.p, out.reports, prof, out.stallP99, out.stallMax)
 	run.Audit.TokensCountedWith = c.counted
 	if out.measured {

@@ -30,7 +30,11 @@ const SchemaVersion = "1.5"
 //
 // Our extensions, which AIPerf readers ignore: control_hooks (every
 // control-plane call, hooks.Call) and client_audit (result.Audit).
-func WriteJSON(w io.Writer, run *result.Run) error {
+func WriteJSON(w io.Writer, run *result.Run) error { return writeJSON(w, run, nil) }
+
+// writeJSON is WriteJSON with fields of ours added after run_info (which
+// AIPerf's parser ignores).
+func writeJSON(w io.Writer, run *result.Run, ours object) error {
 	doc := object{
 		{"schema_version", SchemaVersion},
 		{"aiperf_version", run.ToolVersion},
@@ -40,6 +44,7 @@ func WriteJSON(w io.Writer, run *result.Run) error {
 		{"was_cancelled", run.WasCancelled},
 		{"run_info", runInfo(run)},
 	}
+	doc = append(doc, ours...)
 	doc = append(doc, metricBlocks(run.Profiling)...)
 	if h := run.Profiling.SpecDecodeHistogram; h != nil {
 		doc = append(doc, field{"pooled_spec_decode_acceptance_histogram", histogramObject(h)})

@@ -27,15 +27,21 @@ type phaseEntry struct {
 	MetricsJSON       string `json:"metrics_json"`
 	MetricsCSV        string `json:"metrics_csv,omitempty"`
 	ServerMetricsJSON string `json:"server_metrics_json,omitempty"`
-	RequestCount      int    `json:"request_count"`
-	ErrorRequestCount int    `json:"error_request_count"`
+	// The counts are absent for a phase that never began, which says so
+	// and why instead.
+	RequestCount      *int   `json:"request_count,omitempty"`
+	ErrorRequestCount *int   `json:"error_request_count,omitempty"`
+	NeverBegan        bool   `json:"never_began,omitempty"`
+	NeverBeganReason  string `json:"never_began_reason,omitempty"`
 }
 
 // writePhases writes, for a run whose phases are named, each phase's own
 // summary under phases/<name>/ (the JSON and CSV named as the root's, and
 // the server's metrics over that phase when it scraped any), then
 // phase_manifest.json listing them. The root exports stay the aggregate of
-// the profiling phases.
+// the profiling phases. A phase that never began gets its JSON alone, with
+// no figures and never_began (and why) in their place, as its manifest
+// entry has.
 func writePhases(dir string, run *result.Run, names Names) ([]string, error) {
 	if len(run.Phases) == 0 {
 		return nil, nil
@@ -50,15 +56,21 @@ func writePhases(dir string, run *result.Run, names Names) ([]string, error) {
 		if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
 			return paths, fmt.Errorf("create %s: %w", rel, err)
 		}
-		e := phaseEntry{PhaseIndex: ph.Index, PhaseName: ph.Name, PhaseKind: ph.Kind,
-			RequestCount: count(ph, "request_count"), ErrorRequestCount: count(ph, "error_request_count")}
+		e := phaseEntry{PhaseIndex: ph.Index, PhaseName: ph.Name, PhaseKind: ph.Kind}
 		if ph.ProfilingIndex >= 0 {
 			e.ProfilingIndex = &ph.ProfilingIndex
 		}
 		own := phaseRun(run, ph)
 		files := []export{{names.JSON, WriteJSON}}
-		if names.csv {
-			files = append(files, export{names.CSV, WriteCSV})
+		if ph.NeverBegan {
+			e.NeverBegan, e.NeverBeganReason = true, neverBegan(run)
+			ours := object{{"never_began", true}, {"never_began_reason", e.NeverBeganReason}}
+			files = []export{{names.JSON, func(w io.Writer, run *result.Run) error { return writeJSON(w, run, ours) }}}
+		} else {
+			e.RequestCount, e.ErrorRequestCount = count(ph, "request_count"), count(ph, "error_request_count")
+			if names.csv {
+				files = append(files, export{names.CSV, WriteCSV})
+			}
 		}
 		for _, f := range files {
 			path := filepath.Join(dir, rel, f.name)
@@ -68,6 +80,10 @@ func writePhases(dir string, run *result.Run, names Names) ([]string, error) {
 			paths = append(paths, path)
 		}
 		e.MetricsJSON = filepath.ToSlash(filepath.Join(rel, names.JSON))
+		if ph.NeverBegan {
+			entries = append(entries, e)
+			continue
+		}
 		if names.csv {
 			e.MetricsCSV = filepath.ToSlash(filepath.Join(rel, names.CSV))
 		}
@@ -103,11 +119,23 @@ func phaseRun(run *result.Run, ph result.PhaseResult) *result.Run {
 }
 
 // count is a count metric of ph's summary (0 when absent).
-func count(ph result.PhaseResult, tag string) int {
+func count(ph result.PhaseResult, tag string) *int {
+	n := 0
 	if m, ok := ph.Summary.Get(tag); ok {
-		return int(m.Value)
+		n = int(m.Value)
 	}
-	return 0
+	return &n
+}
+
+// neverBegan says why a phase of run never began: the run ended before it.
+func neverBegan(run *result.Run) string {
+	switch {
+	case run.Status == result.StatusInterrupted:
+		return "the run was interrupted before it began"
+	case run.Status == result.StatusFailed && run.Error != "":
+		return "the run failed before it began: " + run.Error
+	}
+	return "the run ended before it began"
 }
 
 // phaseServerMetrics writes the server's metrics over phase into dir as

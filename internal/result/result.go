@@ -90,6 +90,10 @@ type PhaseResult struct {
 	Kind           string               `json:"phase_kind"`
 	Summary        metrics.Summary      `json:"summary"`
 	ErrorSummary   []metrics.ErrorCount `json:"error_summary"`
+	// NeverBegan says the phase sent nothing because the run ended before
+	// it began (its profiler start failed, an earlier phase failed, a
+	// Ctrl-C): it has no figures, not zero ones.
+	NeverBegan bool `json:"never_began,omitempty"`
 }
 
 // Export is one place a run was sent: Kind is otel, mlflow or prometheus;
