@@ -32,8 +32,12 @@ const maxMessage = 160
 func Console(w io.Writer, run *result.Run) {
 	p := &printer{w: w}
 	p.line(Title)
-	p.table(statsHeader, metricRows(run.Profiling.InGroup(metrics.GroupDefault)), "lrrrrrrr")
-	if spec := run.Config.Spec(); spec.Streams && spec.Tokens && !run.Config.Streaming {
+	if why := unprofiled(run); why != "" {
+		p.line("No profiling figures: %s.", why)
+	} else {
+		p.table(statsHeader, metricRows(run.Profiling.InGroup(metrics.GroupDefault)), "lrrrrrrr")
+	}
+	if spec := run.Config.Spec(); spec.Streams && spec.Tokens && !run.Config.Streaming && unprofiled(run) == "" {
 		p.line("No time to first token nor inter-token latency: the replies were not streamed (add --streaming).")
 	}
 	p.httpTrace(run)
@@ -58,6 +62,28 @@ func Console(w io.Writer, run *result.Run) {
 	if run.Status == result.StatusFailed && run.Error != "" {
 		p.line("Run failed: %s", run.Error)
 	}
+}
+
+// unprofiled says why run has no profiling figures, "" when it has: a run
+// that failed or was interrupted before any profiling request was sent (a
+// refused profiler start or KV-cache reset, a Ctrl-C during warmup) has
+// only zeros, of phases that never ran, and a server scraped outside them.
+func unprofiled(run *result.Run) string {
+	if run.Status != result.StatusFailed && run.Status != result.StatusInterrupted {
+		return ""
+	}
+	for _, tag := range []string{metrics.TagRequestCount, metrics.TagErrorRequestCount, metrics.TagCancelledRequestCount} {
+		if m, ok := run.Profiling.Get(tag); ok && m.Value > 0 {
+			return ""
+		}
+	}
+	if run.Audit.Cut > 0 {
+		return ""
+	}
+	if run.Status == result.StatusInterrupted {
+		return "no profiling request was sent: the run was interrupted before its profiling began"
+	}
+	return "no profiling request was sent: the run failed before its profiling began (see below)"
 }
 
 // warmup says how many warmup requests were sent (successful, failed and
@@ -303,9 +329,11 @@ func (p *printer) audit(run *result.Run) {
 		return
 	}
 	p.section("")
-	p.line("%s", clientLoad(&a))
-	p.line("  (send rate: requests started per second, first to last send;")
-	p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	if unprofiled(run) == "" { // else there was no load to describe
+		p.line("%s", clientLoad(&a))
+		p.line("  (send rate: requests started per second, first to last send;")
+		p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")
+	}
 	if a.TokensCountedWith != "" {
 		p.line("Tokens counted with %s", a.TokensCountedWith)
 	}

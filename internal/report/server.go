@@ -105,7 +105,10 @@ func (p *printer) server(run *result.Run) {
 	if run.Server == nil {
 		return
 	}
-	rows := servermetrics.Headline(run.Server)
+	var rows []servermetrics.Row
+	if unprofiled(run) == "" { // else no profiling phase was scraped: the rows would be of another window
+		rows = servermetrics.Headline(run.Server)
+	}
 	var notes []string
 	for _, section := range []string{servermetrics.SectionServer, servermetrics.SectionGPU} {
 		var table [][]string
