@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
+	"github.com/aiperf-go/aiperf/internal/result"
 )
 
 // holdLateReset waits, before any load, for the reset attempts of calls
@@ -29,7 +30,7 @@ func (c *cell) holdLateReset(ctx context.Context, calls []hooks.Call, timeout ti
 	if until.IsZero() {
 		return true
 	}
-	why := fmt.Sprintf("the KV-cache reset of %s had %d of its %d attempts get no answer within %s (a retry was answered)",
+	why := fmt.Sprintf(result.WarnOwnLateReset+"%s had %d of its %d attempts get no answer within %s (a retry was answered)",
 		late.Origin, late.Unanswered, late.Attempts, timeout)
 	wait := time.Until(until)
 	if wait > 0 {

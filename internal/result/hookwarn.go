@@ -28,6 +28,10 @@ const (
 	// whose KV-cache reset got no answer (runner's lateReset): that reset
 	// may have emptied the cache during it.
 	warnLateReset = "the previous trial's reset of "
+	// WarnOwnLateReset begins the warning of a run whose own KV-cache reset
+	// had an attempt that got no answer before a retry was answered: that
+	// attempt may have emptied the cache during the run.
+	WarnOwnLateReset = "the KV-cache reset of "
 )
 
 // hookFlags are the short names of those warnings, by their beginnings.
@@ -36,6 +40,7 @@ var hookFlags = []struct{ prefix, flag string }{
 	{WarnCacheWarm, "prefix cache warm at the start"},
 	{WarnProfilerMayRun, "server profiler possibly running"},
 	{warnLateReset, "a KV-cache reset that got no answer may have run during it"},
+	{WarnOwnLateReset, "a KV-cache reset that got no answer may have run during it"},
 }
 
 // HookFlag is the short name of a warning that says the server was not in

@@ -29,4 +29,6 @@ func TestHookFlagNamesTheHookWarnings(t *testing.T) {
 	assert.Equal(t, []string{"server profiler stop failed", "prefix cache warm at the start", "server profiler possibly running"},
 		HookFlags(ws), "each flag once, in order")
 	assert.Empty(t, HookFlags(ws[:1]))
+	own := WarnOwnLateReset + "http://h:1 had 1 of its 2 attempts get no answer within 1s (a retry was answered) and may have run during this run"
+	assert.Equal(t, "a KV-cache reset that got no answer may have run during it", HookFlag(own))
 }
