@@ -35,6 +35,11 @@ const (
 	// may be running: left behind by a child that died, it makes the parent
 	// send the stop on its behalf.
 	ProfilerMarkFile = "profiler_running.json"
+	// ResetMarkFile is the child's mark of a KV-cache reset from before it
+	// is sent until it was answered or waited for: left by a run
+	// interrupted in between, it makes the trial's next run wait for that
+	// reset, which its server may still run (bench.Options.ResetMark).
+	ResetMarkFile = "reset_pending.json"
 )
 
 // Spec is everything a child `aiperf profile` needs to run one trial.
@@ -43,6 +48,7 @@ type Spec struct {
 	Info         result.TrialInfo `json:"info"`
 	Name         string           `json:"name,omitempty"`
 	ProfilerMark string           `json:"profiler_mark,omitempty"` // where the child's profiler leaves its mark
+	ResetMark    string           `json:"reset_mark,omitempty"`    // where the child's KV-cache reset leaves its mark
 	// CLICommand is the user's command line that launched the sweep,
 	// redacted: the child exports it as run_info.cli_command.
 	CLICommand string `json:"cli_command,omitempty"`
@@ -190,7 +196,7 @@ func (p Local) Launch(ctx context.Context, spec Spec, dir string) (*result.Run, 
 	specPath := filepath.Join(dir, SpecFile)
 	resultPath := filepath.Join(dir, ResultFile)
 	logPath := filepath.Join(dir, LogFile)
-	spec.ProfilerMark = filepath.Join(dir, ProfilerMarkFile)
+	spec.ProfilerMark, spec.ResetMark = filepath.Join(dir, ProfilerMarkFile), filepath.Join(dir, ResetMarkFile)
 	// A previous run's mark: its process died (a second Ctrl-C, a crash)
 	// with its profiler possibly running. Stop it before this run starts
 	// its own, and record the stop on this run.

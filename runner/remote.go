@@ -21,7 +21,7 @@ const APIKeyEnv = "AIPERF_API_KEY"
 func RemoteSpec(spec Spec) (Spec, string, error) {
 	key := spec.Profile.APIKey
 	spec.Profile.APIKey = ""
-	spec.ProfilerMark = ""
+	spec.ProfilerMark, spec.ResetMark = "", ""
 	if HoldsOtherSecret(spec.Profile) {
 		return spec, "", fmt.Errorf("cell %s: a secret in --header, --url, --server-metrics, --gpu-telemetry or --extra-inputs "+
 			"cannot be passed to a remote trial without writing it into its spec; only the API key (--api-key) "+

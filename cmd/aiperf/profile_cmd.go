@@ -266,6 +266,7 @@ func (c *ProfileCmd) single(ctx context.Context, g *Globals, spec runner.Spec, d
 		CLICommand:   cliCommand(g.Args, spec, redact),
 		Version:      version,
 		ProfilerMark: spec.ProfilerMark,
+		ResetMark:    spec.ResetMark,
 		InputsFile:   filepath.Join(dir, bench.InputsFile),
 		JSONLFile:    jsonlFile(dir, spec.Profile),
 		Redact:       redact.Redact,

@@ -62,6 +62,10 @@ type Options struct {
 	// ProfilerMark is where the profiler leaves its hooks.Mark while it may
 	// be running (a sweep child's trial dir); "" for none.
 	ProfilerMark string
+	// ResetMark is where the KV-cache reset leaves its mark from before it
+	// is sent until it was answered or waited for (a sweep child's trial
+	// dir), and where an earlier run's is waited for; "" for none.
+	ResetMark string
 	// InputsFile, when set, is where the payloads of the dataset are
 	// written once the load sent anything (AIPerf's inputs.json).
 	InputsFile string
@@ -448,27 +452,6 @@ func CheckWorkers(p plan.Profile, n int) error {
 	}
 	_, err = shard.Split(phasesOf(p, p.FixedSchedule || detected), n)
 	return err
-}
-
-// reset resets the KV cache of every origin once, before any load.
-func (c *cell) reset(ctx context.Context) error {
-	h := c.p.ResetHook()
-	if !h.Enabled {
-		return nil
-	}
-	calls, err := c.control.Reset(ctx, c.p.Origins(), h)
-	c.run.ControlHooks = append(c.run.ControlHooks, calls...)
-	logCalls(c.log, calls)
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("interrupted during the KV-cache reset call (no load was sent): %w", err)
-	}
-	if err != nil {
-		return fmt.Errorf("%w (no load was sent)", err) // err says "reset kv cache: …"
-	}
-	if !c.holdLateReset(ctx, calls, h.Timeout) {
-		return fmt.Errorf("interrupted while waiting for a KV-cache reset left unanswered (no load was sent): %w", ctx.Err())
-	}
-	return nil
 }
 
 // InputError is a failure of the user's input found before any traffic (a
