@@ -329,7 +329,8 @@ sweep(name = "leak", base = leaky, scenarios = [
 	inv := cli(t, dir, "sweep", script, "--set", "url="+e.fullURL+leakQuery, "--set", "tok="+tinyTokenizer(t))
 	require.Equal(t, ExitSomeFailed, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	assert.Contains(t, inv.stderr, "reset-fails trial 1: reset kv cache", "the failed reset is reported")
-	assert.Contains(t, inv.stderr, "status 500 Internal Server Error: Cookie: "+plan.Redacted, "with the server's words, redacted")
+	assert.Contains(t, inv.stderr, "status 500 Internal Server Error: Authorization: Basic "+plan.Redacted+"; Cookie: "+plan.Redacted,
+		"with the server's words, redacted (the hook sends the URL's user as the inference requests do)")
 
 	trial := filepath.Join(dir, "artifacts", "leak", "stop-fails", "trial_0001")
 	log, err := os.ReadFile(filepath.Join(trial, runner.LogFile))
