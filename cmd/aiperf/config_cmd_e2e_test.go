@@ -208,6 +208,7 @@ func TestConfigInitRefusals(t *testing.T) {
 		{[]string{"-o", "c.yaml", "-u", "http://a:1, http://b:2"}, `--url is not a URL: "http://a:1, http://b:2": config init writes one url; list the servers under benchmark.endpoint.urls`},
 		{[]string{"-o", "c.yaml", "-u", "http://perf:" + plotSecret + "@a:99999"}, `--url has port 99999, not one from 1 to 65535: "http://<redacted>@a:99999": config validate would refuse the file, so nothing was written`},
 		{[]string{"-u", "ftp://a"}, `--url must use http or https, got "ftp"`},
+		{[]string{"-o", "c.yaml", "-u", "http://a:1", "-u", "http://b:2"}, `--url given 2 times: config init writes one url; list the servers under benchmark.endpoint.urls`},
 	} {
 		inv := cli(t, dir, append([]string{"config", "init"}, c.args...)...)
 		assert.Equal(t, ExitUsage, inv.code, "%v: %s", c.args, inv.stderr)

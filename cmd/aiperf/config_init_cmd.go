@@ -18,14 +18,14 @@ import (
 
 // ConfigInitCmd is `aiperf config init`, with AIPerf's flags.
 type ConfigInitCmd struct {
-	Template string `name:"template" short:"t" default:"minimal" placeholder:"NAME" help:"The template to write (default ${default}; --list shows them)."`
-	List     bool   `name:"list" short:"l" negatable:"" help:"List the templates by category and exit."`
-	Search   string `name:"search" short:"s" placeholder:"KEYWORD" help:"List the templates whose name, title, description, tags or features hold KEYWORD."`
-	Category string `name:"category" short:"c" placeholder:"NAME" help:"List only this category's templates."`
-	Verbose  bool   `name:"verbose" short:"v" negatable:"" help:"With a list: show tags and difficulty too."`
-	Model    string `name:"model" short:"m" placeholder:"NAME" help:"Put this model name in the file."`
-	URL      string `name:"url" short:"u" placeholder:"URL" help:"Put this endpoint URL in the file."`
-	Output   string `name:"output" short:"o" placeholder:"FILE" help:"Write the file here instead of printing it (an existing file is never overwritten)."`
+	Template string   `name:"template" short:"t" default:"minimal" placeholder:"NAME" help:"The template to write (default ${default}; --list shows them)."`
+	List     bool     `name:"list" short:"l" negatable:"" help:"List the templates by category and exit."`
+	Search   string   `name:"search" short:"s" placeholder:"KEYWORD" help:"List the templates whose name, title, description, tags or features hold KEYWORD."`
+	Category string   `name:"category" short:"c" placeholder:"NAME" help:"List only this category's templates."`
+	Verbose  bool     `name:"verbose" short:"v" negatable:"" help:"With a list: show tags and difficulty too."`
+	Model    string   `name:"model" short:"m" placeholder:"NAME" help:"Put this model name in the file."`
+	URL      []string `name:"url" short:"u" sep:"none" placeholder:"URL" help:"Put this endpoint URL in the file (one: list more servers under benchmark.endpoint.urls in it)."`
+	Output   string   `name:"output" short:"o" placeholder:"FILE" help:"Write the file here instead of printing it (an existing file is never overwritten)."`
 }
 
 // Run lists templates, or writes one.
@@ -37,10 +37,15 @@ func (c *ConfigInitCmd) Run(g *Globals) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := checkInitURL(c.URL); err != nil {
+	if len(c.URL) > 1 {
+		return usageErr(fmt.Errorf("--url given %d times: config init writes one url; list the servers under "+
+			"benchmark.endpoint.urls in the file it writes, one item each; nothing was written", len(c.URL)))
+	}
+	url := strings.Join(c.URL, "")
+	if err := checkInitURL(url); err != nil {
 		return usageErr(err)
 	}
-	text, err := t.With(c.Model, c.URL)
+	text, err := t.With(c.Model, url)
 	if err != nil {
 		return err
 	}
