@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +39,8 @@ type Client struct {
 	// (scheme://host[:port] as plan.Profile.Origins spells it): sent as
 	// Basic auth to that origin, as the inference requests send them.
 	users map[string]*url.Userinfo
+	// userSecrets are those credentials as plan.URLSecrets spells them.
+	userSecrets []string
 
 	// now and sleep are the clock; tests replace them to skip real backoff.
 	now   func() time.Time
@@ -85,6 +86,7 @@ func (c *Client) WithURLCredentials(urls []string) *Client {
 		if key := u.Scheme + "://" + u.Host; c.users[key] == nil {
 			c.users[key] = u.User
 		}
+		c.userSecrets = append(c.userSecrets, plan.URLSecrets(raw)...)
 	}
 	if len(c.users) > 0 {
 		c.redact = plan.NewRedactor(c.secrets()...)
@@ -95,12 +97,7 @@ func (c *Client) WithURLCredentials(urls []string) *Client {
 // secrets are c's secrets: those of its headers and its URL credentials
 // (see plan.Profile.Secrets).
 func (c *Client) secrets() []string {
-	out := plan.HeaderSecrets(c.headers)
-	for _, u := range c.users {
-		pw, _ := u.Password()
-		out = append(out, u.Username(), pw, base64.StdEncoding.EncodeToString([]byte(u.String())))
-	}
-	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
+	return slices.Concat(plan.HeaderSecrets(c.headers), c.userSecrets)
 }
 
 // do sends req with c's headers and, to an origin with credentials, its

@@ -178,7 +178,7 @@ func (p Profile) Secrets() []string {
 		}
 	}
 	for _, raw := range slices.Concat(p.URL, p.ServerMetrics, p.GPUTelemetry, p.integrationURLs()) {
-		out = append(out, urlSecrets(raw)...)
+		out = append(out, URLSecrets(raw)...)
 		out = append(out, querySecrets(raw, p.RedactParam)...)
 	}
 	for _, path := range append(p.hookPaths(), p.Endpoint) {
@@ -236,14 +236,14 @@ func headerSecrets(name, value string) []string {
 	return out
 }
 
-// urlSecrets are the secrets of a URL's userinfo as written: its password
+// URLSecrets are the secrets of a URL's userinfo as written: its password
 // (as written and unescaped) with the userinfo that holds it, and the Basic
 // credential Go's HTTP client sends for them. The user name alone is not
 // one, with a password or without (http://user@host): replaced wherever it
 // occurs, it would shred every word it spells ("user", the chat role, in
 // every export). It is hidden wherever a URL carries it instead: RedactURL,
 // and the userinfo pass of Redactor.Redact over any text.
-func urlSecrets(raw string) []string {
+func URLSecrets(raw string) []string {
 	start, end, ok := userinfoSpan(raw)
 	if !ok {
 		return nil
