@@ -319,7 +319,9 @@ func TestSearchInterruptedPrintsItsTable(t *testing.T) {
 	dir := t.TempDir()
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "sla_search.star"))
 	require.NoError(t, err)
-	cmd := newAiperfCmd(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "requests=16", "--set", "sla_ms="+strconv.Itoa(slaMs),
+	// An SLA no probe can miss, however stalled the machine: the search must
+	// reach its third probe (a first probe that failed would end it there).
+	cmd := newAiperfCmd(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "requests=16", "--set", "sla_ms=600000",
 		"--set", "tok="+tinyTokenizer(t), "--ui", "none")
 	require.NoError(t, cmd.Start())
 	cmd.await(t, g.held, "the third probe's request")
