@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"image"
 	pngpkg "image/png"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -444,9 +448,10 @@ func TestVLMExampleSweep(t *testing.T) {
 	subprocesses(t)
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "vlm.star"))
 	require.NoError(t, err)
-	m := startMock(t, mock.Config{TTFT: 2, ITL: 0.05, Prefill: 20})
+	g := &sweepOnly{prefix: fmt.Sprintf("/vlm-%x", rand.Uint64())}
+	m := startMockBehind(t, mock.Config{TTFT: 2, ITL: 0.05, Prefill: 20}, g.wrap)
 	dir := t.TempDir()
-	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL, "--set", "entries=2", "--set", "per_slot=0",
+	inv := cli(t, dir, "sweep", script, "--set", "url="+m.URL+g.prefix, "--set", "entries=2", "--set", "per_slot=0",
 		"--set", "min_requests=2", "--ui", "none")
 	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	found := 0
@@ -469,6 +474,45 @@ func TestVLMExampleSweep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6, found, "one export per cell")
 	first := m.srv.Timing().Schedule.First
-	assert.InDelta(t, 2000+20*float64(100+mock.ImageTokens(256, 256)), first.MinUS, 1, "the smallest image's prefill")
+	require.Equal(t, uint64(12), first.Count, "two requests a cell reached the mock; all it was sent:\n%s", g.log())
+	assert.InDelta(t, 2000+20*float64(100+mock.ImageTokens(256, 256)), first.MinUS, 1, "the smallest image's prefill; all the mock was sent:\n%s", g.log())
 	assert.InDelta(t, 2000+20*float64(100+mock.ImageTokens(1024, 1024)), first.MaxUS, 1, "the largest image's prefill, nothing cached")
+}
+
+// sweepOnly lets through to a test's mock only the inference requests sent
+// under its URL's path prefix (the sweep's), and the control calls: an
+// inference request of another process (one that outlived its test and
+// meets this mock on its recycled port) would move the mock's timing. It
+// logs every request, for a failure's message.
+type sweepOnly struct {
+	prefix string
+	mu     sync.Mutex
+	seen   []string
+}
+
+func (g *sweepOnly) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sum := sha256.Sum256(body)
+		g.mu.Lock()
+		g.seen = append(g.seen, fmt.Sprintf("%s %s from %s: %d bytes, sha256 %x", r.Method, r.URL.Path, r.RemoteAddr, len(body), sum[:6]))
+		g.mu.Unlock()
+		rest, ours := strings.CutPrefix(r.URL.Path, g.prefix)
+		switch {
+		case ours:
+			r.URL.Path = rest
+		case !strings.HasPrefix(r.URL.Path, "/v1/"):
+		default:
+			http.Error(w, "not this test's request", http.StatusNotFound)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (g *sweepOnly) log() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return strings.Join(g.seen, "\n")
 }
