@@ -34,6 +34,8 @@ type phaseRun struct {
 	cancelled    atomic.Int64
 	prefill      chan struct{} // the prefill cap's slots (nil: no cap)
 
+	// starts orders the concurrency slots' session starts (begin).
+	starts   sync.Mutex
 	mu       sync.Mutex // guards the budgets and the report's counters
 	requests int
 	sessions int
@@ -208,18 +210,13 @@ func (p *phaseRun) issueConcurrency() {
 				return
 			}
 			for {
-				sid, ok := p.startSession()
+				s, sid, c, ok := p.begin()
 				if !ok {
 					return
 				}
-				s := p.e.Source.Next()
 				if b, ok := s.(Brancher); ok {
 					p.runTree(b, sid)
 					continue
-				}
-				c, ok := p.claim(p.e.Clock.Now(), sid, 0)
-				if !ok {
-					return
 				}
 				p.continueSession(s, sid, p.send(s, 0, c), timer)
 			}
@@ -232,6 +229,27 @@ func (p *phaseRun) issueConcurrency() {
 	case <-p.issueCtx.Done():
 	case <-stopped:
 	}
+}
+
+// begin starts a concurrency slot's next session: its number, its
+// conversation (the source's next) and, unless it is a Brancher, the
+// credit of its first turn, as one step among the slots. Apart, every slot
+// could start a session while none had claimed yet, so more conversations
+// were drawn than the count had requests for, and the ones sent were those
+// whose slots claimed first: with --request-count 2 at concurrency 8 over
+// two entries, one entry twice (the next pass's first) and the other never.
+func (p *phaseRun) begin() (s Session, sid int, c Credit, ok bool) {
+	p.starts.Lock()
+	defer p.starts.Unlock()
+	if sid, ok = p.startSession(); !ok {
+		return nil, 0, Credit{}, false
+	}
+	s = p.e.Source.Next()
+	if _, tree := s.(Brancher); tree {
+		return s, sid, Credit{}, true
+	}
+	c, ok = p.claim(p.e.Clock.Now(), sid, 0)
+	return s, sid, c, ok
 }
 
 // issueRate sends on an absolute open-loop schedule from one start: at each
