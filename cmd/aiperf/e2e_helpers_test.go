@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -250,4 +253,42 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	return path
+}
+
+// sweepOnly lets through to a test's mock only the inference requests sent
+// under its URL's path prefix (the sweep's), and the control calls: an
+// inference request of another process (one that outlived its test and
+// meets this mock on its recycled port) would move the mock's timing. It
+// logs every request, for a failure's message.
+type sweepOnly struct {
+	prefix string
+	mu     sync.Mutex
+	seen   []string
+}
+
+func (g *sweepOnly) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sum := sha256.Sum256(body)
+		g.mu.Lock()
+		g.seen = append(g.seen, fmt.Sprintf("%s %s from %s: %d bytes, sha256 %x", r.Method, r.URL.Path, r.RemoteAddr, len(body), sum[:6]))
+		g.mu.Unlock()
+		rest, ours := strings.CutPrefix(r.URL.Path, g.prefix)
+		switch {
+		case ours:
+			r.URL.Path = rest
+		case !strings.HasPrefix(r.URL.Path, "/v1/"):
+		default:
+			http.Error(w, "not this test's request", http.StatusNotFound)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (g *sweepOnly) log() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return strings.Join(g.seen, "\n")
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"image"
 	pngpkg "image/png"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -477,42 +473,4 @@ func TestVLMExampleSweep(t *testing.T) {
 	require.Equal(t, uint64(12), first.Count, "two requests a cell reached the mock; all it was sent:\n%s", g.log())
 	assert.InDelta(t, 2000+20*float64(100+mock.ImageTokens(256, 256)), first.MinUS, 1, "the smallest image's prefill; all the mock was sent:\n%s", g.log())
 	assert.InDelta(t, 2000+20*float64(100+mock.ImageTokens(1024, 1024)), first.MaxUS, 1, "the largest image's prefill, nothing cached")
-}
-
-// sweepOnly lets through to a test's mock only the inference requests sent
-// under its URL's path prefix (the sweep's), and the control calls: an
-// inference request of another process (one that outlived its test and
-// meets this mock on its recycled port) would move the mock's timing. It
-// logs every request, for a failure's message.
-type sweepOnly struct {
-	prefix string
-	mu     sync.Mutex
-	seen   []string
-}
-
-func (g *sweepOnly) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		sum := sha256.Sum256(body)
-		g.mu.Lock()
-		g.seen = append(g.seen, fmt.Sprintf("%s %s from %s: %d bytes, sha256 %x", r.Method, r.URL.Path, r.RemoteAddr, len(body), sum[:6]))
-		g.mu.Unlock()
-		rest, ours := strings.CutPrefix(r.URL.Path, g.prefix)
-		switch {
-		case ours:
-			r.URL.Path = rest
-		case !strings.HasPrefix(r.URL.Path, "/v1/"):
-		default:
-			http.Error(w, "not this test's request", http.StatusNotFound)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	})
-}
-
-func (g *sweepOnly) log() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return strings.Join(g.seen, "\n")
 }
