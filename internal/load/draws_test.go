@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -24,6 +25,7 @@ type drawSource struct {
 	draws atomic.Int64
 	mu    sync.Mutex
 	sent  []int
+	at    map[int64]int // a first turn's scheduled time → its conversation
 }
 
 func (d *drawSource) Next() Session {
@@ -44,6 +46,9 @@ func (drawn) Due(int) (time.Duration, int64, bool) { return 0, 0, false }
 func (s drawn) Send(_ context.Context, _ int, c Credit) metrics.Record {
 	s.d.mu.Lock()
 	s.d.sent = append(s.d.sent, s.conv)
+	if s.d.at != nil {
+		s.d.at[c.ScheduledNs] = s.conv
+	}
 	s.d.mu.Unlock()
 	now := s.d.clock.Now()
 	return metrics.Record{Index: c.Index, Phase: c.Phase.Name, PhaseKind: c.Phase.Kind, ScheduledNs: c.ScheduledNs, SentNs: now, EndNs: now}
@@ -66,5 +71,23 @@ func TestConcurrencySendsEveryConversationItDraws(t *testing.T) {
 		assert.EqualValues(t, 2, d.draws.Load(), "conversations drawn")
 		require.Len(t, reps, 1)
 		assert.Equal(t, 2, reps[0].Sessions)
+	}
+}
+
+// TestUsersDrawInTheirOrder: user-centric mode gives its users the
+// sampler's conversations in the order they start, whatever order their
+// goroutines run in, so a seed sends each conversation at the same time
+// run after run.
+func TestUsersDrawInTheirOrder(t *testing.T) {
+	for range 10 {
+		d := &drawSource{clock: NewClock(), at: map[int64]int{}}
+		_, err := (&Engine{Clock: d.clock, Source: d}).Run(context.Background(),
+			[]plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Rate: 1000, Users: 16, Requests: 16}})
+		require.NoError(t, err)
+		times := slices.Sorted(maps.Keys(d.at))
+		require.Len(t, times, 16, "a first turn each, at its own time")
+		for i, at := range times {
+			assert.Equal(t, i, d.at[at], "the user starting %dth", i)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package load
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -115,8 +117,12 @@ func (p *phaseRun) issueUsers() {
 	var running sync.WaitGroup
 	start := p.r.StartNs
 	gapNs := secondsNs(gap)
+	// Each user's conversation is drawn here, in the order the users start,
+	// not by its goroutine: a seed gives each start time its conversation.
+	slices.SortStableFunc(initial, func(a, b userPlan) int { return cmp.Compare(a.at, b.at) })
 	for _, u := range initial {
-		running.Go(func() { p.runUser(users, p.e.Source.Next(), u.maxTurns, start+u.at, gapNs, slots) })
+		s := p.e.Source.Next()
+		running.Go(func() { p.runUser(users, s, u.maxTurns, start+u.at, gapNs, slots) })
 	}
 	stopped := make(chan struct{})
 	go func() {
@@ -130,7 +136,8 @@ func (p *phaseRun) issueUsers() {
 			if !p.e.waitUntil(users, timer, at) || !p.canStartSession() {
 				return
 			}
-			running.Go(func() { p.runUser(users, p.e.Source.Next(), 0, at, gapNs, slots) })
+			s := p.e.Source.Next()
+			running.Go(func() { p.runUser(users, s, 0, at, gapNs, slots) })
 			heap.Push(&q, at-start+secondsNs(float64(turns)*gap))
 		}
 	}()
