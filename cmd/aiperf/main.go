@@ -192,6 +192,18 @@ func (s signalled) Error() string {
 // Is makes a signalled match context.Canceled.
 func (s signalled) Is(target error) bool { return target == context.Canceled }
 
+// interruptedWhile is err, unless err is ctx's cancellation (a Ctrl-C):
+// then it says what was being done and why it stopped ("interrupted while
+// reading the runs: SIGINT (Ctrl-C)"), in place of the step that saw it
+// ("get run 22: control-hook calls: context canceled"). Still
+// context.Canceled: exit 130.
+func interruptedWhile(ctx context.Context, what string, err error) error {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("interrupted while %s: %w", what, context.Cause(ctx))
+}
+
 // run parses args, runs the command and maps its error to an exit code.
 // Everything printed goes through termsafe: control characters a server,
 // an error body or a stored name carries are shown escaped, never acted on

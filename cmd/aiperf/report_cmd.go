@@ -30,18 +30,19 @@ func (c *ReportCmd) Validate() error {
 
 // Run loads the selection and writes the report.
 func (c *ReportCmd) Run(ctx context.Context, g *Globals) error {
+	const reading = "reading the runs to report on (nothing was written)"
 	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {
-		return err
+		return interruptedWhile(ctx, reading, err)
 	}
 	defer db.Close()
 	d, err := plot.Load(ctx, db, plot.Selection{Sweeps: c.Sweep, Refs: c.Refs}, c.ConfidenceLevel)
 	if err != nil {
-		return refErr(err)
+		return interruptedWhile(ctx, reading, refErr(err))
 	}
 	searches, err := storedSearches(ctx, db, c.Sweep)
 	if err != nil {
-		return err
+		return interruptedWhile(ctx, reading, err)
 	}
 	var buf bytes.Buffer
 	if err := htmlreport.Write(&buf, d, htmlreport.Options{Store: g.Store, Version: version, Generated: time.Now(), Searches: searches}); err != nil {
