@@ -171,11 +171,12 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	figs, notes, err := src()
 	if err != nil {
-		return err
+		return interruptedWhile(ctx, "reading the runs to draw (nothing was written)", err)
 	}
-	paths, err := plot.Write(out, plot.Themed(figs, theme), c.Format, c.Width, c.Height)
+	paths, err := plot.Write(ctx, out, plot.Themed(figs, theme), c.Format, c.Width, c.Height)
 	if err != nil {
-		return err
+		return interruptedWhile(ctx, fmt.Sprintf("drawing the figures (%d of %d files written to %s, each whole)",
+			len(paths), len(figs)*len(c.Format), out), err)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(g.Stderr, "note: %s\n", n)
@@ -321,7 +322,7 @@ func writePlots(ctx context.Context, db *store.DB, sel plot.Selection, keep func
 	if err != nil {
 		return nil, notes, err
 	}
-	paths, err = plot.Write(dir, figs, formats, w, h)
+	paths, err = plot.Write(ctx, dir, figs, formats, w, h)
 	return paths, notes, err
 }
 

@@ -1,7 +1,9 @@
 package plot
 
 import (
+	"context"
 	"fmt"
+	"image"
 	"image/color"
 	"io"
 	"strconv"
@@ -26,6 +28,13 @@ const DPI = 96
 // Liberation fonts' family names, with the viewer's fallback; every text
 // shows as Label does, so the SVG is well-formed XML whatever the names.
 func (f Figure) Encode(out io.Writer, format string, w, h int) error {
+	return f.EncodeContext(context.Background(), out, format, w, h)
+}
+
+// EncodeContext is Encode that stops drawing once ctx is done (a Ctrl-C
+// in a figure of many long series): what is left is skipped, nothing is
+// written and the error wraps ctx's cause.
+func (f Figure) EncodeContext(ctx context.Context, out io.Writer, format string, w, h int) error {
 	if w < 64 || h < 64 || w > 16384 || h > 16384 {
 		return fmt.Errorf("figure size %d×%d pixels: each side must be 64 to 16384", w, h)
 	}
@@ -39,16 +48,51 @@ func (f Figure) Encode(out io.Writer, format string, w, h int) error {
 	default:
 		return fmt.Errorf("unknown figure format %q (want png or svg)", format)
 	}
-	dc := draw.New(themed(labelCanvas{c}, f.Theme))
+	dc := draw.New(themed(labelCanvas{cutCanvas{c, ctx}}, f.Theme))
 	dc.FillPolygon(color.White, []vg.Point{{X: dc.Min.X, Y: dc.Min.Y}, {X: dc.Max.X, Y: dc.Min.Y},
 		{X: dc.Max.X, Y: dc.Max.Y}, {X: dc.Min.X, Y: dc.Max.Y}})
 	if err := f.draw(dc); err != nil {
 		return fmt.Errorf("draw %s: %w", f.Name, err)
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("draw %s: %w", f.Name, context.Cause(ctx))
+	}
 	if _, err := c.WriteTo(out); err != nil {
 		return fmt.Errorf("write %s as %s: %w", f.Name, format, err)
 	}
 	return nil
+}
+
+// cutCanvas draws nothing once ctx is done: the rest of a figure cut by
+// an interrupt costs no rasterizing (the drawing code cannot be stopped,
+// its strokes and fills can).
+type cutCanvas struct {
+	vg.CanvasSizer
+	ctx context.Context
+}
+
+func (c cutCanvas) Stroke(p vg.Path) {
+	if c.ctx.Err() == nil {
+		c.CanvasSizer.Stroke(p)
+	}
+}
+
+func (c cutCanvas) Fill(p vg.Path) {
+	if c.ctx.Err() == nil {
+		c.CanvasSizer.Fill(p)
+	}
+}
+
+func (c cutCanvas) FillString(f font.Face, pt vg.Point, s string) {
+	if c.ctx.Err() == nil {
+		c.CanvasSizer.FillString(f, pt, s)
+	}
+}
+
+func (c cutCanvas) DrawImage(r vg.Rectangle, img image.Image) {
+	if c.ctx.Err() == nil {
+		c.CanvasSizer.DrawImage(r, img)
+	}
 }
 
 // palette is Okabe and Ito's colour-blind-safe set (yellow left out: it

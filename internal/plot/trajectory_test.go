@@ -2,6 +2,7 @@ package plot_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"image"
@@ -270,7 +271,7 @@ func TestTrajectoryEncode(t *testing.T) {
 
 	// The docs' figure: AIPERF_DOC_PLOTS=1 go test -run TestTrajectoryEncode ./internal/plot
 	if os.Getenv("AIPERF_DOC_PLOTS") != "" {
-		paths, err := plot.Write(filepath.Join("..", "..", "docs", "plots"), []plot.Figure{f}, []string{"png"}, 800, 450)
+		paths, err := plot.Write(context.Background(), filepath.Join("..", "..", "docs", "plots"), []plot.Figure{f}, []string{"png"}, 800, 450)
 		require.NoError(t, err)
 		t.Log(paths)
 	}
