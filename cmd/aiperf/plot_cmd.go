@@ -165,6 +165,13 @@ func (c *PlotCmd) Run(ctx context.Context, g *Globals) error {
 		return c.serve(ctx, g, src, theme)
 	}
 	c.noteMLflowFlags(g.Stderr)
+	what := "--output"
+	if c.Output == "" {
+		what = "the default --output"
+	}
+	if err := checkOutputDir(out, what); err != nil {
+		return usageErr(err) // before the runs are read
+	}
 	target, err := c.dirTarget() // refused before drawing: nothing is written
 	if err != nil {
 		return err

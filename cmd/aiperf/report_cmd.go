@@ -30,6 +30,9 @@ func (c *ReportCmd) Validate() error {
 
 // Run loads the selection and writes the report.
 func (c *ReportCmd) Run(ctx context.Context, g *Globals) error {
+	if err := checkOutputFile(c.Output, "--output"); err != nil { // before the store is read
+		return usageErr(err)
+	}
 	const reading = "reading the runs to report on (nothing was written)"
 	db, err := openStoreToRead(ctx, g.Store)
 	if err != nil {

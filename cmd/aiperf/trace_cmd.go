@@ -161,10 +161,29 @@ func checkOutputFile(path, what string, inputs ...string) error {
 		f.Close()
 		dir = filepath.Dir(target)
 	}
+	return checkWritableIn(path, what, dir, "a file path")
+}
+
+// checkOutputDir checks, before any work, that the files of a command
+// writing several (plot's figures) can be written in the directory path
+// (named by what in errors): a directory, or one that can be made, that is
+// writable (a probe file is made and removed there).
+func checkOutputDir(path, what string) error {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		return fmt.Errorf("%s %s is not a directory: give a directory for the figures", what, path)
+	}
+	return checkWritableIn(path, what, path, "a directory path for the figures")
+}
+
+// checkWritableIn checks that the output path (named by what) can be
+// written in dir: the nearest directory of dir that exists, in which a
+// probe file is made and removed. A file in dir's way is refused, saying
+// to give want instead.
+func checkWritableIn(path, what, dir, want string) error {
 	for { // the nearest directory that exists
 		st, err := os.Stat(dir)
 		if err == nil && !st.IsDir() {
-			return fmt.Errorf("%s %s: %s is not a directory", what, path, dir)
+			return fmt.Errorf("%s %s: %s is not a directory: give %s", what, path, dir, want)
 		}
 		if err == nil || filepath.Dir(dir) == dir {
 			break
