@@ -206,10 +206,7 @@ func (f *finisher) finish(r metrics.Record) {
 	switch {
 	case !ok:
 	case stopped:
-		if replied {
-			f.missed.Add(1)
-			r.Uncounted = true // its OSL is the server's, if trusted, else unknown: not 0
-		}
+		r.Uncounted = replied // its OSL is the server's, if trusted, else unknown: not 0
 	default:
 		if replied {
 			r.OutputTokens = f.tok.Count(o.text)
@@ -240,8 +237,14 @@ func (f *finisher) finish(r metrics.Record) {
 	case ok && o.req != nil && !tried && !stopped:
 		f.templated(&r, o.req) // no usage to take: the ISL as counted without the flag
 	}
-	if r.OK() && !metrics.OSLKnown(&r) {
-		st.noOSL++
+	// Only the replies the metrics hold are said to be uncounted: a cut
+	// or failed request, or a warmup's, has no OSL in them to be the
+	// server's or unknown.
+	if stopped && replied && r.OK() && r.PhaseKind == plan.KindProfiling {
+		f.missed.Add(1)
+		if !metrics.OSLKnown(&r) {
+			st.noOSL++
+		}
 	}
 	if r.OK() && r.History {
 		n := r.OutputTokens

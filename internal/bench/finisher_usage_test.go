@@ -142,3 +142,38 @@ func TestFinisherUncountedHasNoFakeOSL(t *testing.T) {
 		f.uncountedWarning(1))
 	_, _, _, _ = f.wait(context.Background())
 }
+
+// Interrupted while counting, a reply cut in flight (or failed, or a
+// warmup's) is no uncounted reply of the metrics: a run whose every reply
+// was cut warned "1 responses were not counted by the client (their OSL is
+// the server's usage)" beside a Request Count of 0, with no usage at all.
+// Only the profiling replies that returned are said to be uncounted.
+func TestFinisherCutRepliesNotUncounted(t *testing.T) {
+	f := finisherFor(t, nil)
+	f.stop.Store(true) // as wait does once ctx ends
+	cut := reply(f, 0, nil)
+	cut.Cancelled, cut.CutBy = true, metrics.CutInterrupt
+	f.push(cut)
+	failed := reply(f, 1, nil)
+	failed.Error = &metrics.Error{Type: "ServerError", Message: "500"}
+	f.push(failed)
+	warm := reply(f, 2, &metrics.Usage{PromptTokens: 16, CompletionTokens: 2})
+	warm.PhaseKind = plan.KindWarmup
+	f.push(warm)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, uncounted, _, err := f.wait(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, uncounted, "no reply of the metrics was left uncounted: no warning")
+
+	f = finisherFor(t, nil)
+	f.stop.Store(true)
+	f.text(0, "hello there", "", nil)
+	f.push(cut)
+	f.push(reply(f, 1, &metrics.Usage{PromptTokens: 16, CompletionTokens: 2}))
+	_, uncounted, _, err = f.wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, uncounted)
+	assert.Equal(t, "interrupted while counting output tokens: 1 responses were not counted by the client (their OSL is the server's usage)",
+		f.uncountedWarning(uncounted))
+}
