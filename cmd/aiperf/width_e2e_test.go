@@ -38,11 +38,7 @@ sweep(name = "s", base = base.replace(server_profiler = True),
 		require.Equal(t, ExitOK, inv.code, "%v: %s", args, inv.stderr)
 		outs = append(outs, inv.stdout)
 	}
-	for _, out := range outs {
-		for line := range strings.SplitSeq(out, "\n") {
-			assert.LessOrEqual(t, utf8.RuneCountInString(line), report.MaxWidth, "%q", line)
-		}
-	}
+	assertFits(t, outs...)
 	plan := cliRun(ctx, t, dir, "--wide", "plan", script, "--set", "url="+m.URL, "--set", "tok=unused")
 	require.Equal(t, ExitOK, plan.code, plan.stderr)
 	assert.Contains(t, plan.stdout, "s/concurrency_1__synthetic_input_tokens_mean_16/trial_0001", "--wide: labels whole")
@@ -67,11 +63,7 @@ search(name = "a_search_with_a_rather_long_name", base = base, space = {"concurr
 	require.Equal(t, ExitOK, inv.code, "stdout:\n%s\nstderr:\n%s", inv.stdout, inv.stderr)
 	assert.Contains(t, inv.stderr, "search a_search_with_a_rather_long_name probe 1: concurrency 2: pass")
 	assert.Contains(t, inv.stdout, "search a_search_with_a_rather_long_name: concurrency: 2 passed")
-	for _, out := range []string{inv.stdout, inv.stderr} {
-		for line := range strings.SplitSeq(out, "\n") {
-			assert.LessOrEqual(t, utf8.RuneCountInString(line), report.MaxWidth, "%q", line)
-		}
-	}
+	assertFits(t, inv.stdout, inv.stderr)
 
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "artifacts")))
 	wide := cliRun(context.Background(), t, dir, append([]string{"--wide"}, args...)...)
@@ -84,5 +76,38 @@ search(name = "a_search_with_a_rather_long_name", base = base, space = {"concurr
 		lineContaining(t, wide.stdout, "search a_search_with_a_rather_long_name: concurrency: 2 passed"),
 	} {
 		assert.Greater(t, utf8.RuneCountInString(line), report.MaxWidth, "--wide: whole, %q", line)
+	}
+}
+
+// localModel is a model served from a local path, as vLLM names it: its
+// 40-character snapshot hash has no place to break.
+const localModel = "/models/hub/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f249a16976918f6564b8830bc894c89659"
+
+// TestLocalPathModelFits: with a model served from a local path, the
+// tokenizer warning printed before the table was one 624-column line (the
+// one after the table was wrapped), and it said to run `huggingface-cli
+// download <the path>`, which cannot work: it is wrapped, and gives only
+// the --tokenizer advice.
+func TestLocalPathModelFits(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	inv := cliRun(context.Background(), t, dir, "profile", "-m", localModel, "-u", m.URL, "--streaming", "--ui", "none",
+		"--isl", "16", "--osl", "4", "--request-count", "2", "--artifact-dir", "out")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assertFits(t, inv.stdout, inv.stderr)
+	said := strings.Join(strings.Fields(inv.stderr), " ")
+	assert.Contains(t, said, "warning: ISL and OSL are counted with the built-in o200k_base encoding, not "+localModel+
+		"'s own tokenizer: pass --tokenizer "+localModel+" (the model's directory, holding its tokenizer.json) or the "+
+		"path of its tokenizer.json, for exact counts")
+	assert.NotContains(t, inv.stdout+inv.stderr, "huggingface-cli")
+}
+
+// assertFits asserts that every line of outs fits report.MaxWidth columns.
+func assertFits(t *testing.T, outs ...string) {
+	t.Helper()
+	for _, out := range outs {
+		for line := range strings.SplitSeq(out, "\n") {
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), report.MaxWidth, "%q", line)
+		}
 	}
 }

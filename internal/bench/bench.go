@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aiperf-go/aiperf/hooks"
@@ -31,6 +30,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/seqdist"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
@@ -238,30 +238,6 @@ func (c *cell) fail(err error) (*result.Run, error) {
 	return c.run, err
 }
 
-// foreignTokenizer warns when a model with a Hugging Face id is counted
-// with a built-in encoding, which is not its own tokenizer: ISL and OSL are
-// then approximate (the server's usage is still checked against them).
-func foreignTokenizer(p plan.Profile) string {
-	if tokenizer.IsBuiltin(p.Tokenizer) && len(p.Model) > 0 && strings.Contains(p.Model[0], "/") {
-		enc := p.Tokenizer
-		if enc == "" || enc == "builtin" { // AIPerf's name for the default encoding
-			enc = tokenizer.Default
-		}
-		how := fmt.Sprintf("pass --tokenizer %s (it is in the local Hugging Face cache)", p.Model[0])
-		if _, err := tokenizer.Locate(p.Model[0], p.TokenizerRevision); err != nil {
-			how = fmt.Sprintf("put it in the local Hugging Face cache (huggingface-cli download %s tokenizer.json) and pass "+
-				"--tokenizer %s, or pass the path of its tokenizer.json,", p.Model[0], p.Model[0])
-		}
-		alt := " (or --use-server-token-count to take the server's usage)"
-		if p.UseServerTokenCount {
-			alt = " (--use-server-token-count takes the server's usage where it is trusted)"
-		}
-		return fmt.Sprintf("ISL and OSL are counted with the built-in %s encoding, not %s's own tokenizer: %s for exact counts%s",
-			enc, p.Model[0], how, alt)
-	}
-	return ""
-}
-
 // prepare loads the tokenizer and opens the dataset (an input file, checked
 // whole, or synthetic conversations): the user's input, checked before any
 // traffic. A trace whose records carry timestamps is replayed on its fixed
@@ -366,8 +342,14 @@ func (c *cell) prepare(ctx context.Context) error {
 // warn logs w as a warning and keeps it with the run's (its console
 // summary, exports and store row).
 func (c *cell) warn(w string) {
-	fmt.Fprintf(c.log, "warning: %s\n", w)
+	c.logWarning(w)
 	c.warnings = append(c.warnings, w)
+}
+
+// logWarning logs w as a warning, broken at spaces to fit the console
+// (report.Fit), as the console's own lines.
+func (c *cell) logWarning(w string) {
+	fmt.Fprintln(c.log, report.Fit(c.log, "warning: "+w))
 }
 
 // Timestamped reports whether p's input file is a trace whose records

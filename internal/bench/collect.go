@@ -56,7 +56,7 @@ func (c *cell) collect(ctx context.Context) (*servermetrics.Collector, error) {
 		Origins:       c.p.URL, // the credentials go only to a target of the inference servers' origins
 		Now:           c.clock.Now,
 		Warmup:        warmups,
-		Warn:          func(msg string) { fmt.Fprintf(c.log, "warning: %s\n", msg) },
+		Warn:          c.logWarning,
 		Redact:        c.p.Redactor().Redact,
 	})
 	if err != nil {

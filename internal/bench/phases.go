@@ -173,7 +173,7 @@ func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out
 		}
 	}
 	for _, w := range out.warnings {
-		fmt.Fprintf(c.log, "warning: %s\n", w)
+		c.logWarning(w)
 	}
 }
 

@@ -22,7 +22,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.EndTime = time.Now()
 	records, uncounted, jsonl, err := c.fin.wait(ctx)
 	if err != nil { // the exports report the directory's trouble themselves
-		fmt.Fprintf(c.log, "warning: %s\n", err)
+		c.logWarning(err.Error())
 	}
 	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)

@@ -46,3 +46,25 @@ func TestForeignTokenizerWarning(t *testing.T) {
 	p.Tokenizer, p.Model = "", []string{"mock-model"}
 	assert.Empty(t, foreignTokenizer(p))
 }
+
+// A model served from a local path (vLLM's) gets only the --tokenizer
+// advice: no download fills a path (it said `huggingface-cli download
+// /models/…`), and it is not in the Hugging Face cache.
+func TestForeignTokenizerLocalPath(t *testing.T) {
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.MkdirAll(filepath.Join("org", "model"), 0o755))
+	p := plan.NewProfile()
+	for _, m := range []string{"/models/hub/models--org--m/snapshots/0e9e39f249a16976918f6564b8830bc894c89659", "./m",
+		"org/model", filepath.Join(dir, "org", "model")} {
+		p.Model = []string{m}
+		w := foreignTokenizer(p)
+		assert.Contains(t, w, "own tokenizer: pass --tokenizer "+m+" (the model's directory, holding its tokenizer.json) "+
+			"or the path of its tokenizer.json, for exact counts", m)
+		assert.NotContains(t, w, "huggingface-cli", m)
+		assert.NotContains(t, w, "Hugging Face cache", m)
+	}
+	p.Model = []string{"org/other"} // a model id, no directory here
+	assert.Contains(t, foreignTokenizer(p), "huggingface-cli download org/other tokenizer.json")
+}
