@@ -87,7 +87,7 @@ const localModel = "/models/hub/models--meta-llama--Llama-3.1-8B-Instruct/snapsh
 // tokenizer warning printed before the table was one 624-column line (the
 // one after the table was wrapped), and it said to run `huggingface-cli
 // download <the path>`, which cannot work: it is wrapped, and gives only
-// the --tokenizer advice.
+// the --tokenizer advice. runs list and runs show fit too.
 func TestLocalPathModelFits(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
 	dir := t.TempDir()
@@ -100,6 +100,13 @@ func TestLocalPathModelFits(t *testing.T) {
 		"'s own tokenizer: pass --tokenizer "+localModel+" (the model's directory, holding its tokenizer.json) or the "+
 		"path of its tokenizer.json, for exact counts")
 	assert.NotContains(t, inv.stdout+inv.stderr, "huggingface-cli")
+
+	// runs list was 139 columns wide: the hash is cut inside its cell.
+	for _, args := range [][]string{{"runs", "list"}, {"runs", "show", "1"}} {
+		inv := cliRun(context.Background(), t, dir, args...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		assertFits(t, inv.stdout, inv.stderr)
+	}
 }
 
 // assertFits asserts that every line of outs fits report.MaxWidth columns.

@@ -141,6 +141,43 @@ func TestTableTightensPaddingLast(t *testing.T) {
 	assert.Contains(t, buf.String(), "│ aaaaaaaaa │")
 }
 
+// TestTableCutsLongWords: a cell with a word longer than the table's room
+// (a local model path's 40-character snapshot hash, a 300-character name)
+// kept the table wider than 120 columns (139 and 480 in runs list): the
+// word is cut inside its cell once its breaks at separators are not
+// enough, and only as far as the table needs; numbers are never cut.
+func TestTableCutsLongWords(t *testing.T) {
+	header := []string{"id", "started", "sweep/cell/trial", "name", "model", "url", "load", "status", "req/s",
+		"ttft p99 (ms)", "latency p99 (ms)", "errors"}
+	for _, model := range []string{
+		"/models/hub/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f249a16976918f6564b8830bc894c89659",
+		strings.Repeat("x", 300),
+	} {
+		row := []string{"1", "2026-12-04 18:57:28", "-", "-", model, "http://127.0.0.1:22201", "concurrency 1", "complete",
+			"1,234,567.89", "1.00e+300", "36.08", "0"}
+		var buf bytes.Buffer
+		Table(&buf, header, [][]string{row}, "rrllllllrrrr")
+		out := buf.String()
+		cells, body := "", false
+		for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), MaxWidth, "%q", line)
+			body = body || strings.HasPrefix(line, "├")
+			if f := strings.Split(line, "│"); body && len(f) > 5 {
+				cells += strings.TrimSpace(f[5])
+			}
+		}
+		assert.Equal(t, model, cells, "the model whole, over the lines of its cell")
+		assert.Contains(t, out, "1,234,567.89")
+		assert.Contains(t, out, "1.00e+300")
+		assert.Contains(t, out, "2026-12-04", "cut only where needed")
+		assert.Contains(t, out, "concurrency")
+
+		buf.Reset()
+		Table(Wide(&buf), header, [][]string{row}, "rrllllllrrrr")
+		assert.Contains(t, buf.String(), model, "Wide: whole")
+	}
+}
+
 // TestConsoleNamesTheThresholdWhenMostFailed: a run most of whose requests
 // failed is still complete, and the console says how to make it fail.
 func TestConsoleNamesTheThresholdWhenMostFailed(t *testing.T) {

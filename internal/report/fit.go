@@ -3,6 +3,7 @@ package report
 import (
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -50,25 +51,40 @@ func Fit(w io.Writer, s string) string {
 	return wrapLine(s)
 }
 
+// breaks is where a cell's text may break, each level allowing the
+// breaks of those before it.
+type breaks int
+
+const (
+	atSpaces breaks = iota
+	// inWords: after the separators of labels, paths, addresses and keys
+	// (pieces).
+	inWords
+	// anywhere: also inside a piece with a letter that is still too long (a
+	// model directory's 40-character snapshot hash, a name with no
+	// separator), cut into lines of the column's width; never a number.
+	anywhere
+)
+
 // fitRows returns rows (and the header) with the text of the widest
 // breakable columns wrapped onto several lines, until a box table of them
 // fits MaxWidth columns or no column can narrow further. Cells break at
 // spaces first; only when that is not enough, also inside labels, paths,
-// addresses and keys (pieces); never inside a number nor between a '±' and
-// its value. pad is the columns a
-// cell takes beyond its text (its border and padding); fits reports
-// whether the table now fits.
-func fitRows(header []string, rows [][]string, pad int) (_ []string, _ [][]string, fits bool) {
+// addresses and keys (pieces), and then up to last, anywhere inside a word
+// with a letter; never inside a number nor between a '±' and its value.
+// pad is the columns a cell takes beyond its text (its border and
+// padding); fits reports whether the table now fits.
+func fitRows(header []string, rows [][]string, pad int, last breaks) (_ []string, _ [][]string, fits bool) {
 	all := append([][]string{header}, rows...)
 	orig := make([][]string, len(all))
 	for i, r := range all {
 		orig[i] = slices.Clone(r)
 	}
-	for _, split := range []bool{false, true} {
+	for level := atSpaces; level <= last; level++ {
 		for i, r := range orig { // each pass wraps the cells as given, afresh
 			copy(all[i], r)
 		}
-		if fits = narrow(orig, all, len(header), split, pad); fits {
+		if fits = narrow(orig, all, len(header), level, pad); fits {
 			break
 		}
 	}
@@ -76,11 +92,14 @@ func fitRows(header []string, rows [][]string, pad int) (_ []string, _ [][]strin
 }
 
 // narrow wraps the widest columns of orig into all until the table fits,
-// each time from the cell as given (so that no earlier, wider break stays);
-// split allows breaks inside words. It reports whether the table fits.
-func narrow(orig, all [][]string, cols int, split bool, pad int) bool {
+// each time from the cell as given (so that no earlier, wider break stays),
+// breaking where level allows. It reports whether the table fits.
+func narrow(orig, all [][]string, cols int, level breaks, pad int) bool {
 	widths := make([]int, cols)
-	floor := make([]int, cols) // the longest unbreakable piece of each column
+	// floor is the longest piece of each column, cut is its narrowest once
+	// words are cut (anywhere): the columns narrow to their pieces first,
+	// and words are cut only where that is not enough.
+	floor, cut := make([]int, cols), make([]int, cols)
 	for _, r := range all {
 		for i, c := range r {
 			if i >= cols {
@@ -89,8 +108,9 @@ func narrow(orig, all [][]string, cols int, split bool, pad int) bool {
 			for line := range strings.SplitSeq(c, "\n") {
 				widths[i] = max(widths[i], utf8.RuneCountInString(line))
 				for _, word := range words(line) {
-					for _, p := range pieces(word, split) {
+					for _, p := range pieces(word, level) {
 						floor[i] = max(floor[i], utf8.RuneCountInString(p))
+						cut[i] = max(cut[i], pieceFloor(p, level))
 					}
 				}
 			}
@@ -106,6 +126,10 @@ func narrow(orig, all [][]string, cols int, split bool, pad int) bool {
 			if w > floor[i] && (col < 0 || w > widths[col]) {
 				col = i
 			}
+		}
+		if col < 0 && !slices.Equal(floor, cut) {
+			floor = cut
+			continue
 		}
 		if col < 0 {
 			return false
@@ -125,7 +149,7 @@ func narrow(orig, all [][]string, cols int, split bool, pad int) bool {
 		got := 0
 		for i, r := range all {
 			if col < len(r) {
-				r[col] = wrapText(orig[i][col], target, split)
+				r[col] = wrapText(orig[i][col], target, level)
 				for line := range strings.SplitSeq(r[col], "\n") {
 					got = max(got, utf8.RuneCountInString(line))
 				}
@@ -161,9 +185,9 @@ func words(line string) []string {
 
 // pieces splits a word after each '/', '|', '_' and ':', and after a '.'
 // or '-' between letters: the places a label, path, address or key may wrap
-// (with split; else the word is one piece).
-func pieces(word string, split bool) []string {
-	if !split || strings.Contains(word, " ") {
+// (from level inWords; else the word is one piece).
+func pieces(word string, level breaks) []string {
+	if level < inWords || strings.Contains(word, " ") {
 		return []string{word}
 	}
 	var out []string
@@ -182,14 +206,54 @@ func pieces(word string, split bool) []string {
 	return append(out, string(rs[start:]))
 }
 
+// minCut is the narrowest a piece cut anywhere is left (pieceFloor).
+const minCut = 8
+
+// cuttable reports whether a piece may be cut anywhere: it has a letter,
+// is no number (1e300, 12.5%, 1,024) and holds no space ('± 0.2').
+func cuttable(p string) bool {
+	if strings.Contains(p, " ") || !strings.ContainsFunc(p, unicode.IsLetter) {
+		return false
+	}
+	_, err := strconv.ParseFloat(strings.NewReplacer(",", "", "%", "").Replace(p), 64)
+	return err != nil
+}
+
+// pieceFloor is the narrowest column that holds p at level.
+func pieceFloor(p string, level breaks) int {
+	n := utf8.RuneCountInString(p)
+	if level == anywhere && cuttable(p) {
+		return min(n, minCut)
+	}
+	return n
+}
+
+// cutPiece is p in lines of width runes when level allows cutting it
+// anywhere and it is longer, else p.
+func cutPiece(p string, width int, level breaks) []string {
+	rs := []rune(p)
+	if level < anywhere || len(rs) <= width || width < 1 || !cuttable(p) {
+		return []string{p}
+	}
+	var out []string
+	for len(rs) > width {
+		out, rs = append(out, string(rs[:width])), rs[width:]
+	}
+	return append(out, string(rs))
+}
+
 // wrapText breaks s into lines of at most width runes where pieces allow
-// (a piece longer than width stands alone).
-func wrapText(s string, width int, split bool) string {
+// (a piece longer than width stands alone, unless level cuts it).
+func wrapText(s string, width int, level breaks) string {
 	var out []string
 	for para := range strings.SplitSeq(s, "\n") {
 		line, n := "", 0
 		for _, word := range words(para) {
-			for j, p := range pieces(word, split) {
+			var ps []string
+			for _, p := range pieces(word, level) {
+				ps = append(ps, cutPiece(p, width, level)...)
+			}
+			for j, p := range ps {
 				sep := ""
 				if j == 0 && n > 0 {
 					sep = " "
