@@ -26,16 +26,17 @@ func checkMedia(p plan.Profile, ds dataset.Dataset) error {
 
 // checkAudio refuses, before any traffic, an input file an audio
 // transcription cannot be sent from: every turn uploads its first audio,
-// so each must have one (the readers refuse an audio given by URL).
-// Every conversation is looked at (one pass over the input, only for
-// audio_transcription).
+// so each must have one (the readers refuse an audio given by URL), unless
+// it is a payload sent as written (an inputs.json's, its audio a "file"
+// part). Every conversation is looked at (one pass over the input, only
+// for audio_transcription).
 func checkAudio(ctx context.Context, p plan.Profile, ds dataset.Dataset) error {
 	if p.EndpointType != plan.EndpointAudioTranscription || p.InputFile == "" {
 		return nil
 	}
 	return eachConversation(ctx, ds, func(c *dataset.Conversation) error {
 		for k := range c.Turns {
-			if !slices.ContainsFunc(c.Turns[k].Media, func(m media.Item) bool { return m.Kind == media.Audio }) {
+			if len(c.Turns[k].Payload) == 0 && !slices.ContainsFunc(c.Turns[k].Media, func(m media.Item) bool { return m.Kind == media.Audio }) {
 				return fmt.Errorf("%s: conversation %s, turn %d has no audio, and --endpoint-type audio_transcription uploads one "+
 					"a request: give each record an audio (nothing was sent)", p.InputFile, c.ID, k)
 			}

@@ -1,22 +1,20 @@
 package endpoint
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/textproto"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/media"
 )
 
-// audioTranscriptionBody is audio_transcription's multipart/form-data
-// body, AIPerf's: the model and the extras as fields (in key order), then
-// the turn's first audio as the "file" part, audio.<format> with its
-// format's Content-Type. A "file" extra is the endpoint's and is not sent
-// (plan.Check refuses it in --extra-inputs).
+// audioTranscriptionBody is audio_transcription's body, AIPerf's: a JSON
+// object of the model and the extras, and the turn's first audio as the
+// "file" formFile, audio.<format> with its format's Content-Type. The
+// client sends it as multipart/form-data (formBody); inputs.json shows it
+// as it is. A "file" extra is the endpoint's and is not sent (plan.Check
+// refuses it in --extra-inputs).
 func audioTranscriptionBody(req *Request) ([]byte, error) {
 	audio := firstAudio(req)
 	if audio == nil {
@@ -24,10 +22,6 @@ func audioTranscriptionBody(req *Request) ([]byte, error) {
 	}
 	if !strings.HasPrefix(audio.URL, "data:") {
 		return nil, fmt.Errorf("build request body: audio_transcription uploads the audio's bytes, and this turn's audio is a URL (%s): give a local file or a data URI", audio.URL)
-	}
-	raw, err := base64.StdEncoding.DecodeString(audio.Data())
-	if err != nil {
-		return nil, fmt.Errorf("build request body: the audio's data URI: %w", err)
 	}
 	fields := map[string]any{"model": req.Model}
 	for _, extra := range []map[string]any{req.Extra, req.TurnExtra} {
@@ -37,26 +31,9 @@ func audioTranscriptionBody(req *Request) ([]byte, error) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	w, err := newForm(&buf, fields)
-	if err != nil {
-		return nil, fmt.Errorf("build request body: %w", err)
-	}
 	format := audioFormat(audio)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename="audio.%s"`, format))
-	h.Set("Content-Type", audioMIME(format))
-	part, err := w.CreatePart(h)
-	if err == nil {
-		_, err = part.Write(raw)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("build request body: %w", err)
-	}
-	return buf.Bytes(), nil
+	fields["file"] = formFile{B64Data: audio.Data(), Filename: "audio." + format, ContentType: audioMIME(format)}
+	return encode(fields)
 }
 
 // firstAudio is the request's first audio: of its media (a single turn),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -16,11 +17,14 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
-// formParts reads a form body built with MultipartType's boundary: its
-// fields, and its file parts by name.
+// formParts sends a form endpoint's JSON body through formBody, as the
+// client does, and reads the form: its fields, and its file parts by name.
 func formParts(t *testing.T, body []byte) (map[string]string, map[string]*multipart.Part, map[string][]byte) {
 	t.Helper()
-	_, params, err := mime.ParseMediaType(MultipartType)
+	require.True(t, json.Valid(body), "the body is JSON (inputs.json shows it)")
+	body, ct, err := formBody(body)
+	require.NoError(t, err)
+	_, params, err := mime.ParseMediaType(ct)
 	require.NoError(t, err)
 	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
 	fields, parts, files := map[string]string{}, map[string]*multipart.Part{}, map[string][]byte{}

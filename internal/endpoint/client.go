@@ -56,7 +56,8 @@ type Options struct {
 	ConnectionReuse string
 	// Multipart sends each body as multipart/form-data, a field per key
 	// of its JSON object (AIPerf's --request-content-type
-	// multipart/form-data); else the JSON itself.
+	// multipart/form-data; a form endpoint type's bodies always are, its
+	// file a file part: formBody); else the JSON itself.
 	Multipart bool
 	// RxCoalesce is the receive coalescing window (--rx-coalesce-usecs;
 	// 0: off): see package rxcoalesce.
@@ -240,7 +241,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 		req.Raw.Payload = body
 	}
 	contentType := ""
-	if c.form && !plan.SpecOf(req.EndpointType).Form {
+	if c.form || plan.SpecOf(req.EndpointType).Form {
 		var err error
 		if body, contentType, err = formBody(body); err != nil {
 			return c.failed(err.Error())
@@ -452,9 +453,6 @@ func (c *Client) header(req Request) http.Header {
 		if c.sagemaker {
 			h[sageMakerInferenceID] = h["X-Request-Id"]
 		}
-	}
-	if plan.SpecOf(req.EndpointType).Form {
-		h["Content-Type"] = []string{MultipartType}
 	}
 	if req.SessionID != "" {
 		h[c.session] = []string{req.SessionID}

@@ -1,16 +1,11 @@
 package endpoint
 
 import (
-	"bytes"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
-	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,25 +24,15 @@ func imageGenBody(req *Request) map[string]any {
 	return m
 }
 
-// multipartBoundary separates the parts of every image_edit body: random
-// per process, so that no image's bytes hold it.
-var multipartBoundary = func() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return "aiperf-" + hex.EncodeToString(b)
-}()
-
-// MultipartType is the Content-Type of an image_edit body.
-var MultipartType = "multipart/form-data; boundary=" + multipartBoundary
-
 // imageEditReserved are the image_edit fields the endpoint manages: an
 // --extra-inputs or record extra of that name is ignored, as in AIPerf.
 var imageEditReserved = []string{"prompt", "image", "url", "mask"}
 
-// imageEditBody is image_edit's multipart/form-data body, AIPerf's: the
-// prompt, model, response_format b64_json, n 1, the extras as fields, and
-// the turn's first image as the "image" file (or, given by URL, as SGLang's
-// "url" field).
+// imageEditBody is image_edit's body, AIPerf's: a JSON object of the
+// prompt, model, response_format b64_json, n 1 and the extras, and the
+// turn's first image as the "image" formFile (or, given by URL, as
+// SGLang's "url" field). The client sends it as multipart/form-data
+// (formBody); inputs.json shows it as it is.
 func imageEditBody(req *Request) ([]byte, error) {
 	var ref *media.Item
 	for i := range req.Media {
@@ -67,60 +52,24 @@ func imageEditBody(req *Request) ([]byte, error) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	w, err := newForm(&buf, fields)
-	if err != nil {
-		return nil, fmt.Errorf("build request body: %w", err)
+	if strings.HasPrefix(ref.URL, "data:") {
+		fields["image"] = imageFile(ref)
+	} else {
+		fields["url"] = ref.URL
 	}
-	if err := imageField(w, ref); err != nil {
-		return nil, fmt.Errorf("build request body: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("build request body: %w", err)
-	}
-	return buf.Bytes(), nil
+	return encode(fields)
 }
 
-// imageField writes the reference image: a URL as the "url" field, a data
-// URI as the "image" file.
-func imageField(w *multipart.Writer, ref *media.Item) error {
-	if !strings.HasPrefix(ref.URL, "data:") {
-		return w.WriteField("url", ref.URL)
-	}
+// imageFile is the reference image of a data URI as the "image" file:
+// image.<type> (jpg for jpeg) with the URI's type.
+func imageFile(ref *media.Item) formFile {
 	head, _, _ := strings.Cut(ref.URL, ";")
 	mime := strings.TrimPrefix(head, "data:")
-	raw, err := base64.StdEncoding.DecodeString(ref.Data())
-	if err != nil {
-		return fmt.Errorf("the reference image's data URI: %w", err)
-	}
 	ext := strings.TrimPrefix(mime, "image/")
 	if ext == "jpeg" {
 		ext = "jpg"
 	}
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image"; filename="image.%s"`, ext))
-	h.Set("Content-Type", mime)
-	part, err := w.CreatePart(h)
-	if err != nil {
-		return err
-	}
-	_, err = part.Write(raw)
-	return err
-}
-
-// formValue is a form field's text: a string as it is, a number in its
-// shortest form, anything else as JSON.
-func formValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case int:
-		return strconv.Itoa(x)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return formFile{B64Data: ref.Data(), Filename: "image." + ext, ContentType: mime}
 }
 
 // imagesFormat reads an image generation or edit reply: OpenAI's (and

@@ -1,12 +1,9 @@
 package endpoint
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"io"
-	"mime"
-	"mime/multipart"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,38 +23,35 @@ func TestImageEditBody(t *testing.T) {
 		Extra: map[string]any{"size": "512x512", "guidance_scale": 1.5, "prompt": "ignored"}, TurnExtra: map[string]any{"num_inference_steps": 4.0}}
 	body, err := Body(req)
 	require.NoError(t, err)
-	_, params, err := mime.ParseMediaType(MultipartType)
-	require.NoError(t, err)
-	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-	fields := map[string]string{}
-	var file []byte
-	for {
-		p, err := r.NextPart()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		b, _ := io.ReadAll(p)
-		if p.FormName() == "image" {
-			assert.Equal(t, "image.jpg", p.FileName())
-			assert.Equal(t, "image/jpeg", p.Header.Get("Content-Type"))
-			file = b
-			continue
-		}
-		fields[p.FormName()] = string(b)
-	}
+	var payload map[string]any
+	require.NoError(t, json.Unmarshal(body, &payload))
+	assert.Equal(t, map[string]any{"b64_data": imgs[0].Data(), "filename": "image.jpg", "content_type": "image/jpeg"}, payload["image"],
+		"the image as AIPerf's payload holds it")
+	fields, parts, files := formParts(t, body)
 	assert.Equal(t, map[string]string{"prompt": "snow", "model": "flux", "response_format": "b64_json", "n": "1",
 		"size": "512x512", "guidance_scale": "1.5", "num_inference_steps": "4"}, fields)
-	want, _ := base64.StdEncoding.DecodeString(imgs[0].Data())
-	assert.Equal(t, want, file)
+	require.Contains(t, parts, "image")
+	assert.Equal(t, "image.jpg", parts["image"].FileName())
+	assert.Equal(t, "image/jpeg", parts["image"].Header.Get("Content-Type"))
+	assert.Equal(t, mustDecode(t, imgs[0].Data()), files["image"])
 
 	req.Media = []media.Item{media.PassThrough(media.Image, "https://example.com/ref.png")}
 	body, err = Body(req)
 	require.NoError(t, err)
-	assert.Contains(t, string(body), "name=\"url\"\r\n\r\nhttps://example.com/ref.png")
+	fields, parts, _ = formParts(t, body)
+	assert.Equal(t, "https://example.com/ref.png", fields["url"])
+	assert.Empty(t, parts)
 	req.Media = nil
 	_, err = Body(req)
 	assert.ErrorContains(t, err, "image_edit needs a reference image")
+}
+
+// mustDecode is standard base64 s decoded.
+func mustDecode(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	require.NoError(t, err)
+	return b
 }
 
 // TestImagesFormat: a reply is valid only when an image came back (OpenAI

@@ -104,8 +104,10 @@ type Message struct {
 }
 
 // Body returns the JSON request body of req's endpoint type, as AIPerf
-// builds it (chat and completions here, the other APIs in their files). A
-// Payload is the body as it is. Extra, then TurnExtra, are merged last
+// builds it (chat and completions here, the other APIs in their files): a
+// form endpoint type's (plan.EndpointSpec.Form) holds its file as a
+// formFile, and Client.Do sends it as multipart/form-data. A Payload is the
+// body as it is. Extra, then TurnExtra, are merged last
 // (shallow). Keys are sorted and HTML characters are not escaped.
 func Body(req Request) ([]byte, error) {
 	if len(req.Payload) > 0 {
