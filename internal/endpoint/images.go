@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/media"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 )
 
 // imageGenBody is image_generation's body, AIPerf's: the prompt, the
@@ -135,7 +136,7 @@ func (f imagesFormat) whole(b []byte, status int) (piece, string) {
 		Artifacts []struct {
 			Base64 string `json:"base64"`
 		} `json:"artifacts"`
-		Usage *wireUsage      `json:"usage"`
+		Usage *imagesUsage    `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	}
 	if why := decodeObject(b, &v); why != "" {
@@ -173,9 +174,33 @@ func (f imagesFormat) whole(b []byte, status int) (piece, string) {
 	}
 	p := piece{images: n}
 	if v.Usage != nil {
-		p.usage = promptUsage(v.Usage)
+		p.usage = v.Usage.metrics()
 	}
 	return p, ""
+}
+
+// imagesUsage is an images reply's usage: OpenAI's Images API
+// (gpt-image-1) counts input_tokens and output_tokens, the Responses API's
+// names, other servers chat's prompt_tokens and completion_tokens.
+type imagesUsage struct {
+	wireUsage
+	InputTokens  usageCount `json:"input_tokens"`
+	OutputTokens usageCount `json:"output_tokens"`
+}
+
+// metrics converts the usage, its output count 0 when absent (as
+// promptUsage's): by input_tokens and output_tokens when it has either
+// and neither of chat's names, its problems naming them.
+func (u *imagesUsage) metrics() *metrics.Usage {
+	if u.PromptTokens.Set || u.CompletionTokens.Set || !u.InputTokens.Set && !u.OutputTokens.Set {
+		return promptUsage(&u.wireUsage)
+	}
+	w := u.wireUsage
+	w.PromptTokens, w.CompletionTokens = u.InputTokens, u.OutputTokens
+	if !w.CompletionTokens.Set {
+		w.CompletionTokens = usageCount{Set: true}
+	}
+	return w.named("input_tokens", "output_tokens")
 }
 
 // imageMagics are the first bytes of the image formats a generation reply

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/internal/media"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -74,4 +75,26 @@ func TestImagesFormat(t *testing.T) {
 			assert.Positive(t, p.images)
 		}
 	}
+}
+
+// TestImagesUsage: OpenAI's Images API (gpt-image-1) counts input_tokens
+// and output_tokens, read as the prompt and completion counts, its
+// problems naming them; chat's names are read as before, a missing
+// completion count as 0.
+func TestImagesUsage(t *testing.T) {
+	usage := func(u string) *metrics.Usage {
+		t.Helper()
+		p, why := imagesFormat{}.whole([]byte(`{"data": [{"b64_json": "iVBORw0KGgo="}], "usage": `+u+`}`), 200)
+		require.Empty(t, why)
+		require.NotNil(t, p.usage)
+		return p.usage
+	}
+	total := 100
+	assert.Equal(t, &metrics.Usage{PromptTokens: 50, CompletionTokens: 50, TotalTokens: &total},
+		usage(`{"total_tokens": 100, "input_tokens": 50, "output_tokens": 50, "input_tokens_details": {"text_tokens": 10, "image_tokens": 40}}`))
+	assert.Equal(t, &metrics.Usage{PromptTokens: 7}, usage(`{"input_tokens": 7}`))
+	assert.Equal(t, "input_tokens is negative (-5)", usage(`{"input_tokens": -5, "output_tokens": 3}`).Untrusted)
+	assert.Equal(t, "input_tokens is missing", usage(`{"output_tokens": 3}`).Untrusted)
+	assert.Equal(t, &metrics.Usage{PromptTokens: 9}, usage(`{"prompt_tokens": 9}`))
+	assert.Equal(t, "prompt_tokens is missing", usage(`{"total_tokens": 9}`).Untrusted)
 }

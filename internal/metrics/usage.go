@@ -22,7 +22,9 @@ const (
 // worker's record) it judges the usage against the client's counts kept
 // in Client, never against itself. Usage already untrusted is left as it
 // is. A reply the client did not count (Uncounted) has its completion
-// count judged by max_tokens only.
+// count judged by max_tokens only; one of an endpoint that generates no
+// text (NoTokens: an image's output_tokens) by neither, as it sent no
+// max_tokens and brought no text to count.
 func CheckUsage(r *Record) {
 	u := r.Usage
 	if !u.Trusted() || !r.OK() {
@@ -37,11 +39,11 @@ func CheckUsage(r *Record) {
 	}
 	client := c.output()
 	switch req := r.RequestedOutputTokens; {
-	case req > 0 && u.CompletionTokens > req+req/10+maxTokensSlack:
+	case req > 0 && !r.NoTokens && u.CompletionTokens > req+req/10+maxTokensSlack:
 		u.Untrusted = fmt.Sprintf("completion_tokens %d exceeds the %d max tokens requested", u.CompletionTokens, req)
 	case u.ReasoningTokens > u.CompletionTokens:
 		u.Untrusted = fmt.Sprintf("reasoning_tokens %d exceeds completion_tokens %d", u.ReasoningTokens, u.CompletionTokens)
-	case !c.Uncounted && absurd(visible, client):
+	case !c.Uncounted && !r.NoTokens && absurd(visible, client):
 		u.Untrusted = fmt.Sprintf("completion_tokens %d is implausible beside the %d tokens the client counted", u.CompletionTokens, client)
 	case u.PromptTokens == 0 && c.InputTokens > 0:
 		u.Untrusted = fmt.Sprintf("prompt_tokens is 0 for a prompt the client counted %d tokens in", c.InputTokens)

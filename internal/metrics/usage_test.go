@@ -61,6 +61,19 @@ func TestCheckUsage(t *testing.T) {
 	assert.Equal(t, "completion_tokens 5000 exceeds the 500 max tokens requested", uncounted.Usage.Untrusted)
 }
 
+// TestCheckUsageOfAnImage: an image reply's output_tokens (gpt-image-1:
+// thousands for one image) are judged by neither the --osl the request did
+// not send as max_tokens nor the text it did not bring; its prompt count
+// is judged as any other.
+func TestCheckUsageOfAnImage(t *testing.T) {
+	img := Record{NoTokens: true, InputTokens: 16, RequestedOutputTokens: 8, Usage: &Usage{PromptTokens: 50, CompletionTokens: 4160}}
+	CheckUsage(&img)
+	assert.Empty(t, img.Usage.Untrusted)
+	img.Usage.PromptTokens = 0
+	CheckUsage(&img)
+	assert.Equal(t, "prompt_tokens is 0 for a prompt the client counted 16 tokens in", img.Usage.Untrusted)
+}
+
 // TestUncountedReplyHasNoOSL: a reply the client did not count (an
 // interrupted run) and no trusted usage gives an OSL of has no OSL, rather
 // than 0: it is left out of every metric made from the OSL, and keeps its
