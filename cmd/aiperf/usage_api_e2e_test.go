@@ -83,3 +83,40 @@ func TestOpenAIImagesUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageProblemsNameTheAPIsFields: a Messages or Responses stream
+// whose usage claims more output than max_tokens is refused naming
+// output_tokens, the field the server sent, as docs/response-checks.md
+// promises. It named chat's completion_tokens, which neither API has.
+func TestUsageProblemsNameTheAPIsFields(t *testing.T) {
+	sse := func(events ...string) string {
+		var b strings.Builder
+		for i := 0; i+1 < len(events); i += 2 {
+			b.WriteString("event: " + events[i] + "\ndata: " + events[i+1] + "\n\n")
+		}
+		return b.String()
+	}
+	for et, c := range map[string]struct{ path, body, want string }{
+		"messages": {"/v1/messages", sse(
+			"message_start", `{"type":"message_start","message":{"type":"message","role":"assistant","content":[],"usage":{"input_tokens":16,"output_tokens":1}}}`,
+			"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" hello"}}`,
+			"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7777}}`,
+			"message_stop", `{"type":"message_stop"}`),
+			"output_tokens 7777 exceeds the 8 max tokens requested"},
+		"responses": {"/v1/responses", sse(
+			"response.output_text.delta", `{"type":"response.output_text.delta","delta":" hello"}`,
+			"response.completed", `{"type":"response.completed","response":{"object":"response","status":"completed","output":[],`+
+				`"usage":{"input_tokens":16,"output_tokens":9999,"total_tokens":10015}}}`),
+			"output_tokens 9999 exceeds the 8 max tokens requested"},
+	} {
+		t.Run(et, func(t *testing.T) {
+			m := startMockBehind(t, mock.Config{Fast: true}, replying(c.path, "text/event-stream", c.body))
+			dir := t.TempDir()
+			inv := cli(t, dir, "profile", "-m", "m", "-u", m.URL, "--endpoint-type", et, "--streaming", "--request-count", "2",
+				"--isl", "16", "--osl", "8", "--artifact-dir", "out", "--no-store", "--ui", "none")
+			require.Equal(t, ExitOK, inv.code, inv.stderr)
+			untrusted, _ := usageVerdicts(t, filepath.Join(dir, "out"))
+			assert.Equal(t, []string{c.want, c.want}, untrusted)
+		})
+	}
+}

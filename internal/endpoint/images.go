@@ -200,7 +200,7 @@ func (u *imagesUsage) metrics() *metrics.Usage {
 	if !w.CompletionTokens.Set {
 		w.CompletionTokens = usageCount{Set: true}
 	}
-	return w.named("input_tokens", "output_tokens")
+	return w.named(metrics.InputOutputNames)
 }
 
 // imageMagics are the first bytes of the image formats a generation reply

@@ -90,9 +90,9 @@ func TestImagesUsage(t *testing.T) {
 		return p.usage
 	}
 	total := 100
-	assert.Equal(t, &metrics.Usage{PromptTokens: 50, CompletionTokens: 50, TotalTokens: &total},
+	assert.Equal(t, &metrics.Usage{PromptTokens: 50, CompletionTokens: 50, TotalTokens: &total, Names: metrics.InputOutputNames},
 		usage(`{"total_tokens": 100, "input_tokens": 50, "output_tokens": 50, "input_tokens_details": {"text_tokens": 10, "image_tokens": 40}}`))
-	assert.Equal(t, &metrics.Usage{PromptTokens: 7}, usage(`{"input_tokens": 7}`))
+	assert.Equal(t, &metrics.Usage{PromptTokens: 7, Names: metrics.InputOutputNames}, usage(`{"input_tokens": 7}`))
 	assert.Equal(t, "input_tokens is negative (-5)", usage(`{"input_tokens": -5, "output_tokens": 3}`).Untrusted)
 	assert.Equal(t, "input_tokens is missing", usage(`{"output_tokens": 3}`).Untrusted)
 	assert.Equal(t, &metrics.Usage{PromptTokens: 9}, usage(`{"prompt_tokens": 9}`))

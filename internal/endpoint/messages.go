@@ -139,7 +139,7 @@ func (m *messagesUsage) metrics() *metrics.Usage {
 			}
 		}
 	}
-	return w.named("input_tokens", "output_tokens")
+	return w.named(metrics.MessagesNames)
 }
 
 // messagesContent is a message's content blocks.

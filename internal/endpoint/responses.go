@@ -70,7 +70,7 @@ func (u *responsesUsage) metrics() *metrics.Usage {
 	}
 	w := wireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
 		InputTokensDetails: u.InputTokensDetails, CompletionTokensDetails: u.OutputTokensDetails}
-	return w.named("input_tokens", "output_tokens")
+	return w.named(metrics.InputOutputNames)
 }
 
 // responseObject is a Responses API response (a whole body, or the

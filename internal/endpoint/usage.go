@@ -101,19 +101,20 @@ func shortValue(s string) string {
 func (w *wireChunk) usage() *metrics.Usage { return w.Usage.metrics() }
 
 // metrics converts a usage object (nil: nil).
-func (u *wireUsage) metrics() *metrics.Usage { return u.named("prompt_tokens", "completion_tokens") }
+func (u *wireUsage) metrics() *metrics.Usage { return u.named(metrics.ChatNames) }
 
 // named is metrics for an API whose prompt and completion counts have
-// other names (input_tokens and output_tokens): its problems name the
-// fields the server sent.
-func (u *wireUsage) named(prompt, completion string) *metrics.Usage {
+// the names given (input_tokens and output_tokens, say): its problems,
+// and those CheckUsage finds later, name the fields the server sent.
+func (u *wireUsage) named(names metrics.UsageNames) *metrics.Usage {
 	if u == nil {
 		return nil
 	}
 	if u.malformed {
-		return &metrics.Usage{Untrusted: "usage is not an object of token counts"}
+		return &metrics.Usage{Untrusted: "usage is not an object of token counts", Names: names}
 	}
-	out := &metrics.Usage{PromptTokens: u.PromptTokens.N, CompletionTokens: u.CompletionTokens.N}
+	out := &metrics.Usage{PromptTokens: u.PromptTokens.N, CompletionTokens: u.CompletionTokens.N, Names: names}
+	prompt, completion := out.PromptField(), out.CompletionField()
 	if n := u.TotalTokens.count(); n != nil && *n == out.PromptTokens+out.CompletionTokens {
 		out.TotalTokens = n
 	}

@@ -57,7 +57,7 @@ func TestUsageCacheAndDetailSynonyms(t *testing.T) {
 // writes apart from input_tokens; the prompt tokens are the three together
 // (AIPerf's disjoint accounting), streamed or not.
 func TestAnthropicCacheUsage(t *testing.T) {
-	want := metrics.Usage{PromptTokens: 100, CompletionTokens: 5, CachedTokens: ptr(64), CacheWriteTokens: ptr(16)}
+	want := metrics.Usage{PromptTokens: 100, CompletionTokens: 5, CachedTokens: ptr(64), CacheWriteTokens: ptr(16), Names: metrics.MessagesNames}
 	body := `{"type":"message","content":[{"type":"text","text":"AB"}],` +
 		`"usage":{"input_tokens":20,"cache_read_input_tokens":64,"cache_creation_input_tokens":16,"output_tokens":5}}`
 	srv := newRawServer(t, respond(fixed(200, "application/json", body)))
@@ -89,5 +89,5 @@ func TestResponsesCacheUsage(t *testing.T) {
 	require.Nil(t, res.Err)
 	require.NotNil(t, res.Usage)
 	assert.Equal(t, metrics.Usage{PromptTokens: 40, CompletionTokens: 6, TotalTokens: new(46), CachedTokens: ptr(32),
-		ReasoningTokens: 4, ReasoningReported: true}, *res.Usage)
+		ReasoningTokens: 4, ReasoningReported: true, Names: metrics.InputOutputNames}, *res.Usage)
 }

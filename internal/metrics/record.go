@@ -211,6 +211,42 @@ type Usage struct {
 	// client's count); the client's counts stand in for them. Empty when
 	// the usage is trusted.
 	Untrusted string `json:"untrusted,omitempty"`
+	// Names are the names the server gave its counts, which a usage
+	// problem uses (PromptField, CompletionField).
+	Names UsageNames `json:"names,omitempty"`
+}
+
+// UsageNames says which names a server's usage object gives its prompt
+// and completion counts.
+type UsageNames uint8
+
+const (
+	// ChatNames are prompt_tokens and completion_tokens (chat, completions
+	// and the other OpenAI-shaped APIs).
+	ChatNames UsageNames = iota
+	// InputOutputNames are input_tokens and output_tokens (the Responses
+	// API, OpenAI's Images API).
+	InputOutputNames
+	// MessagesNames are the Messages API's input_tokens and output_tokens,
+	// its prompt count input_tokens with the cache's reads and writes.
+	MessagesNames
+)
+
+// PromptField is the name of the prompt count in the server's usage.
+func (u *Usage) PromptField() string {
+	if u.Names == InputOutputNames || u.Names == MessagesNames {
+		return "input_tokens"
+	}
+	return "prompt_tokens"
+}
+
+// CompletionField is the name of the completion count in the server's
+// usage.
+func (u *Usage) CompletionField() string {
+	if u.Names == InputOutputNames || u.Names == MessagesNames {
+		return "output_tokens"
+	}
+	return "completion_tokens"
 }
 
 // Trusted reports whether the server's counts can be used.

@@ -14,7 +14,8 @@ const (
 )
 
 // CheckUsage marks the record's server usage untrusted when its counts are
-// implausible beside the client's: more completion tokens than were
+// implausible beside the client's (its reason naming the fields the server
+// sent: Usage.Names): more completion tokens than were
 // requested, a prompt or completion count wildly off the client's count,
 // or no prompt tokens for a prompt the client counted tokens in. Call it
 // once the client counts (InputTokens, OutputTokens, ReasoningTokens) are
@@ -38,21 +39,25 @@ func CheckUsage(r *Record) {
 		visible -= u.ReasoningTokens
 	}
 	client := c.output()
+	prompt, completion := u.PromptField(), u.CompletionField()
 	switch req := r.RequestedOutputTokens; {
 	case req > 0 && !r.NoTokens && u.CompletionTokens > req+req/10+maxTokensSlack:
-		u.Untrusted = fmt.Sprintf("completion_tokens %d exceeds the %d max tokens requested", u.CompletionTokens, req)
+		u.Untrusted = fmt.Sprintf("%s %d exceeds the %d max tokens requested", completion, u.CompletionTokens, req)
 	case u.ReasoningTokens > u.CompletionTokens:
-		u.Untrusted = fmt.Sprintf("reasoning_tokens %d exceeds completion_tokens %d", u.ReasoningTokens, u.CompletionTokens)
+		u.Untrusted = fmt.Sprintf("reasoning_tokens %d exceeds %s %d", u.ReasoningTokens, completion, u.CompletionTokens)
 	case !c.Uncounted && !r.NoTokens && absurd(visible, client):
-		u.Untrusted = fmt.Sprintf("completion_tokens %d is implausible beside the %d tokens the client counted", u.CompletionTokens, client)
+		u.Untrusted = fmt.Sprintf("%s %d is implausible beside the %d tokens the client counted", completion, u.CompletionTokens, client)
 	case u.PromptTokens == 0 && c.InputTokens > 0:
-		u.Untrusted = fmt.Sprintf("prompt_tokens is 0 for a prompt the client counted %d tokens in", c.InputTokens)
+		u.Untrusted = fmt.Sprintf("%s is 0 for a prompt the client counted %d tokens in", prompt, c.InputTokens)
 	case absurd(u.PromptTokens, c.InputTokens) && !(r.Media != nil && u.PromptTokens > c.InputTokens):
 		// The client counts a prompt's text; the server also its images,
 		// audio and video (a short question about one image: 10 tokens
 		// of text, over 1,000 in all), so with media only a count below
 		// the text's is implausible.
-		u.Untrusted = fmt.Sprintf("prompt_tokens %d is implausible beside the %d tokens the client sent", u.PromptTokens, c.InputTokens)
+		if u.Names == MessagesNames {
+			prompt += " with the cache's reads and writes,"
+		}
+		u.Untrusted = fmt.Sprintf("%s %d is implausible beside the %d tokens the client sent", prompt, u.PromptTokens, c.InputTokens)
 	}
 }
 
@@ -96,13 +101,14 @@ func CheckReceived(r *Record, textBytes, reasoningBytes int) {
 }
 
 // streamedClaim names the completion tokens a server says it streamed:
-// its completion_tokens, less the hidden reasoning when there is some.
+// its completion count (by the name the server gave it), less the hidden
+// reasoning when there is some.
 func streamedClaim(u *Usage, visible int) string {
 	if visible == u.CompletionTokens {
-		return fmt.Sprintf("completion_tokens %d", u.CompletionTokens)
+		return fmt.Sprintf("%s %d", u.CompletionField(), u.CompletionTokens)
 	}
-	return fmt.Sprintf("completion_tokens %d (%d beside the %d hidden reasoning tokens)",
-		u.CompletionTokens, visible, u.CompletionTokens-visible)
+	return fmt.Sprintf("%s %d (%d beside the %d hidden reasoning tokens)",
+		u.CompletionField(), u.CompletionTokens, visible, u.CompletionTokens-visible)
 }
 
 // absurd reports a server count more than usageRatio times off the client's.

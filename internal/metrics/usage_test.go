@@ -150,3 +150,38 @@ func TestMalformedChunksSummed(t *testing.T) {
 	_, ok = Summarize(recs[2:], true).Get(TagMalformedChunkCount)
 	assert.False(t, ok)
 }
+
+// TestUsageProblemsNameTheAPIsFields: a usage problem names the counts as
+// the server sent them: input_tokens and output_tokens for the Responses
+// and Messages APIs (whose prompt count holds the cache's reads and
+// writes), prompt_tokens and completion_tokens for chat's.
+func TestUsageProblemsNameTheAPIsFields(t *testing.T) {
+	check := func(names UsageNames, in, out, maxTokens int, u Usage, text int) string {
+		u.Names = names
+		r := Record{InputTokens: in, OutputTokens: out, RequestedOutputTokens: maxTokens, Usage: &u}
+		CheckUsage(&r)
+		CheckReceived(&r, text, 0)
+		return r.Usage.Untrusted
+	}
+	for _, tc := range []struct {
+		names                   UsageNames
+		over, prompt0, absurdIn string
+		reasoning, textTooShort string
+	}{
+		{ChatNames, "completion_tokens 7777 exceeds the 8 max tokens requested", "prompt_tokens is 0 for a prompt the client counted 16 tokens in",
+			"prompt_tokens 3 is implausible beside the 50000 tokens the client sent", "reasoning_tokens 50 exceeds completion_tokens 10",
+			"completion_tokens 590, more than the 30 byte(s) of generated text that arrived could hold"},
+		{InputOutputNames, "output_tokens 7777 exceeds the 8 max tokens requested", "input_tokens is 0 for a prompt the client counted 16 tokens in",
+			"input_tokens 3 is implausible beside the 50000 tokens the client sent", "reasoning_tokens 50 exceeds output_tokens 10",
+			"output_tokens 590, more than the 30 byte(s) of generated text that arrived could hold"},
+		{MessagesNames, "output_tokens 7777 exceeds the 8 max tokens requested", "input_tokens is 0 for a prompt the client counted 16 tokens in",
+			"input_tokens with the cache's reads and writes, 3 is implausible beside the 50000 tokens the client sent",
+			"reasoning_tokens 50 exceeds output_tokens 10", "output_tokens 590, more than the 30 byte(s) of generated text that arrived could hold"},
+	} {
+		assert.Equal(t, tc.over, check(tc.names, 16, 8, 8, Usage{PromptTokens: 16, CompletionTokens: 7777}, 40))
+		assert.Equal(t, tc.prompt0, check(tc.names, 16, 8, 0, Usage{CompletionTokens: 8}, 40))
+		assert.Equal(t, tc.absurdIn, check(tc.names, 50_000, 8, 0, Usage{PromptTokens: 3, CompletionTokens: 8}, 40))
+		assert.Equal(t, tc.reasoning, check(tc.names, 550, 10, 0, Usage{PromptTokens: 550, CompletionTokens: 10, ReasoningTokens: 50}, 40))
+		assert.Equal(t, tc.textTooShort, check(tc.names, 16, 590, 0, Usage{PromptTokens: 16, CompletionTokens: 590}, 30))
+	}
+}
