@@ -86,7 +86,8 @@ func TestStoppedWorkerEndsTheCell(t *testing.T) {
 }
 
 // TestMisbehavingWorkerFailsTheCell: a worker that sends an impossible
-// record, or never says its phase drained while the other did, is killed
+// record, reports less than its share of a phase nothing cut short, or
+// never says its phase drained while the other did, is killed
 // and named (exit 1); the other is stopped, the profiler bracket balanced,
 // no process left.
 func TestMisbehavingWorkerFailsTheCell(t *testing.T) {
@@ -99,6 +100,10 @@ func TestMisbehavingWorkerFailsTheCell(t *testing.T) {
 	}{
 		{fakeworker.Impossible, []string{"--request-count", "100000"},
 			`worker 1 \(pid \d+\) sent an impossible record: record 0: a negative duration: end_ns is [\d.]+ ms before sent_ns; it was killed`},
+		{fakeworker.Short, []string{"--request-count", "8"},
+			`worker 1 \(pid \d+\) sent an impossible done report: it reported sending 1 requests of the profiling phase ` +
+				`\(1 records of it arrived\), short of its share of 4, though nothing cut the phase short \(no interrupt, halt, ` +
+				`failure or duration\); it was killed \(1 records received from it are kept\)`},
 		{fakeworker.NeverDrained, []string{"--request-count", "8", "--worker-drain-timeout", "1s"},
 			`worker 1 \(pid \d+\) did not report the end of the profiling phase within 1s of another worker's, nor sent a record ` +
 				`\(--worker-drain-timeout 1s\); it was killed \(1 records received from it are kept\)`},
@@ -167,4 +172,43 @@ func TestWorkerProtocolStaysRaw(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "out", "profile_export.jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "overloaded\u007fnow", "the server's text, whole")
+}
+
+// TestWorkersShareCutShortPasses: real workers whose shares of a counted
+// phase end short because something cut the phase pass the check of
+// their accounts: --benchmark-duration ends a count far beyond it, and the
+// failed-request threshold halts them (the cell fails for that, not for a
+// worker's shortfall). Shares sent whole pass with requests cancelled on
+// purpose (each counts as sent) and with multi-turn sessions
+// (--conversation-num).
+func TestWorkersShareCutShortPasses(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	for _, c := range []struct {
+		name   string
+		errors float64
+		args   []string
+		code   int
+		want   string
+	}{
+		{"duration", 0, []string{"--request-count", "100000", "--benchmark-duration", "1"}, 0, ""},
+		{"cancelled", 0, []string{"--request-count", "40", "--request-cancellation-rate", "50"}, 0, ""},
+		{"sessions", 0, []string{"--conversation-num", "6", "--conversation-turn-mean", "3"}, 0, ""},
+		{"halted", 50, []string{"--request-count", "100000", "--failed-request-threshold", "0.1"}, ExitFailure,
+			"--failed-request-threshold 0.1 exceeded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := startMock(t, mock.Config{TTFT: 2, ITL: 1, ErrorRate: c.errors})
+			fw := watchWorkers(t, -1)
+			dir := t.TempDir()
+			inv := cliGuarded(t, fw, dir, quick(m.URL, append([]string{"--tokenizer", tok, "--concurrency", "4",
+				"--workers", "2", "--artifact-dir", filepath.Join(dir, "out"), "--no-store"}, c.args...)...)...)
+			assert.Equal(t, c.code, inv.code, inv.stderr)
+			out := inv.stdout + inv.stderr
+			assert.True(t, strings.Contains(out, c.want), "want %q in:\n%s", c.want, inv.stderr)
+			assert.False(t, strings.Contains(out, "short of its share") || strings.Contains(out, "impossible"),
+				"no worker's account refused:\n%s", inv.stderr)
+			assertGone(t, fw.pids)
+		})
+	}
 }

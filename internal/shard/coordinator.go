@@ -65,6 +65,10 @@ type Coordinator struct {
 	// interrupt (CutWorkerFailed, CutHookFailed; nil: not told, or
 	// interrupted): their requests cut by the stop are marked with it.
 	cut atomic.Pointer[string]
+	// cutShort is set once the workers were told to halt or stop (before
+	// the message goes): a phase bounded by its counts may then end short
+	// of a worker's share (tally.go).
+	cutShort atomic.Bool
 }
 
 // peerState is what the coordinator holds of one worker while it runs.
@@ -133,7 +137,10 @@ func (c *Coordinator) Progress() *load.Progress {
 }
 
 // Halt makes every worker stop issuing; the requests in flight finish.
-func (c *Coordinator) Halt() { c.broadcast(&Msg{Type: TypeHalt}) }
+func (c *Coordinator) Halt() {
+	c.cutShort.Store(true)
+	c.broadcast(&Msg{Type: TypeHalt})
+}
 
 func (c *Coordinator) broadcast(m *Msg) {
 	for i, p := range c.Peers {

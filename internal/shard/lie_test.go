@@ -47,6 +47,13 @@ func TestLyingWorkerFailsTheCell(t *testing.T) {
 			`sent an impossible done report: it reported sending 1000000 requests of the profiling phase, but 1 records of it arrived`},
 		{"done negative", fakeworker.DoneNegative, profiling(2),
 			`sent an impossible done report: its report of the profiling phase has sessions -5, out of range`},
+		{"short of its share", fakeworker.Short, profiling(4),
+			`sent an impossible done report: it reported sending 1 requests of the profiling phase \(1 records of it ` +
+				`arrived\), short of its share of 2, though nothing cut the phase short \(no interrupt, halt, failure or duration\)`},
+		{"short of its sessions", fakeworker.Short,
+			[]plan.Phase{{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 2, Sessions: 4}},
+			`sent an impossible done report: it reported starting 1 sessions of the profiling phase \(1 records of it ` +
+				`arrived\), short of its share of 2, though nothing cut the phase short \(no interrupt, halt, failure or duration\)`},
 		{"progress inflated", fakeworker.ProgressInflated, profiling(2),
 			`sent an impossible progress report: 1000000000000000 requests of the profiling phase sent, out of range`},
 	} {
@@ -78,19 +85,48 @@ func TestLyingWorkerFailsTheCell(t *testing.T) {
 	}
 }
 
-// TestHonestWorkersPassTheChecks: workers that tell the truth over two
-// phases, counted or not, pass the checks of their records and accounts.
+// TestHonestWorkersPassTheChecks: workers that tell the truth over three
+// phases, counted by requests, by sessions or not at all, pass the checks
+// of their records and accounts.
 func TestHonestWorkersPassTheChecks(t *testing.T) {
 	c := newCell(t, shard.Deadlines{}, fakeworker.Good, fakeworker.Good, fakeworker.Good)
 	out, err := c.runPhases(context.Background(), []plan.Phase{
-		{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 3, Requests: 3},
+		{Name: "warmup", Kind: plan.KindWarmup, Concurrency: 3, Requests: 7},
+		{Name: "sessions", Kind: plan.KindProfiling, Concurrency: 3, Sessions: 5},
 		{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 3}})
 	require.NoError(t, err)
-	require.Len(t, out.Reports, 2)
-	assert.Equal(t, 3, out.Reports[0].Sent)
-	assert.Equal(t, 3, out.Reports[1].Sent)
-	assert.Equal(t, 6, c.kept())
+	require.Len(t, out.Reports, 3)
+	assert.Equal(t, 7, out.Reports[0].Sent)
+	assert.Equal(t, 5, out.Reports[1].Sessions)
+	assert.Equal(t, 3, out.Reports[2].Sent)
+	assert.Equal(t, 15, c.kept())
 	c.gone()
+}
+
+// TestShortWorkerOfACutPhase: a worker's share of a counted phase may end
+// short when the phase was cut: by its duration, or by the coordinator's
+// halt (the failed-request threshold, here on the first record of each
+// worker, before its done report). The cell passes.
+func TestShortWorkerOfACutPhase(t *testing.T) {
+	counted := plan.Phase{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 2, Requests: 8}
+	timed := counted
+	timed.Duration = 60
+	t.Run("a duration", func(t *testing.T) {
+		c := newCell(t, shard.Deadlines{}, fakeworker.Short, fakeworker.Short)
+		out, err := c.runPhases(context.Background(), []plan.Phase{timed})
+		require.NoError(t, err)
+		assert.Equal(t, 2, out.Reports[0].Sent)
+		c.gone()
+	})
+	t.Run("halted", func(t *testing.T) {
+		c := newCell(t, shard.Deadlines{}, fakeworker.Short, fakeworker.Short)
+		take := c.co.OnRecord
+		c.co.OnRecord = func(r metrics.Record) { take(r); c.co.Halt() }
+		out, err := c.runPhases(context.Background(), []plan.Phase{counted})
+		require.NoError(t, err)
+		assert.Equal(t, 2, out.Reports[0].Sent)
+		c.gone()
+	})
 }
 
 // TestStopCauseMarksTheCut: a worker's request cut because the

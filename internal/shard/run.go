@@ -392,6 +392,7 @@ func (r *run) any(ok func(*peerState) bool) bool {
 func (r *run) stop(cut, why string) {
 	if !r.stopping {
 		r.stopping = true
+		r.c.cutShort.Store(true)
 		if cut != "" {
 			r.c.cut.Store(&cut) // before the stop: every request it cuts is marked
 		}
@@ -407,6 +408,7 @@ func (r *run) stopFor(w int) {
 // kill ends every worker still running at once, failing each for why.
 func (r *run) kill(why string) {
 	r.stopping = true
+	r.c.cutShort.Store(true)
 	for i, p := range r.c.Peers {
 		switch {
 		case r.c.peersExited(i):

@@ -16,7 +16,9 @@ import (
 // twice, or a request_num beyond the worker's share of a count-bounded
 // phase (a request never assigned to it), fails the cell at once. Its done
 // report must then account for every record: per phase, as many requests
-// sent and cancelled as arrived, none beyond its share, no count negative.
+// sent and cancelled as arrived, none beyond its share, no count negative;
+// and none short of it in a phase bounded by its counts alone that nothing
+// cut short (checkShortfall).
 
 // Why the coordinator stopped the workers, when not an interrupt: the
 // cause a worker's request cut by that stop is marked with
@@ -134,7 +136,8 @@ func (c *Coordinator) drainedPhase(w int, name string) {
 
 // checkDone reports why worker w's done report is impossible, nil when it
 // is not: per phase, its counts must be non-negative and in range, the
-// requests it sent within its share and equal to the records of that phase
+// requests it sent within its share (and all of it when nothing cut the
+// phase short: checkShortfall) and equal to the records of that phase
 // that arrived, its cancelled ones too, and its stamps within the phase's
 // window on the coordinator's clock.
 func (c *Coordinator) checkDone(w int, d *Done) error {
@@ -178,6 +181,11 @@ func (c *Coordinator) checkDone(w int, d *Done) error {
 			return fmt.Errorf("it reported %d requests of the %s phase cancelled, but %d cancelled records of it arrived",
 				rep.Cancelled, ph.Name, t.cancelled)
 		}
+		if st.share != nil {
+			if err := c.checkShortfall(ph, &st.share[k], &rep, d.Err); err != nil {
+				return err
+			}
+		}
 		if rep.StartNs == 0 && rep.Sent == 0 {
 			continue // the phase did not start there
 		}
@@ -202,6 +210,38 @@ func (c *Coordinator) checkDone(w int, d *Done) error {
 		if rep.Sent > 0 && rep.FirstSchedNs > rep.LastSchedNs {
 			return fmt.Errorf("its report of the %s phase has its first send scheduled after its last", ph.Name)
 		}
+	}
+	return nil
+}
+
+// checkShortfall reports why a worker's report rep of phase ph, whose
+// share is s, is short of that share, nil when it is not. A phase bounded
+// by its counts alone (no duration, not a fixed schedule, whose trace
+// decides what is sent) ends only once its requests are sent or its
+// sessions started: neither a failed nor a cancelled request ends it
+// early, as each counts as sent. It ends short only when it is cut: the
+// workers were told to halt (--failed-request-threshold) or stop (Ctrl-C,
+// a failed worker or hook), or the worker's own run failed or was stopped
+// by a signal (runErr, which fails or interrupts the cell anyway).
+func (c *Coordinator) checkShortfall(ph, s *plan.Phase, rep *load.PhaseReport, runErr string) error {
+	if ph.Duration > 0 || ph.Fixed || runErr != "" || c.cutShort.Load() {
+		return nil
+	}
+	if s.Requests > 0 && rep.Sent == s.Requests || s.Sessions > 0 && rep.Sessions == s.Sessions {
+		return nil
+	}
+	const uncut = "though nothing cut the phase short (no interrupt, halt, failure or duration)"
+	switch {
+	case s.Requests > 0 && s.Sessions > 0:
+		return fmt.Errorf("it reported sending %d requests and starting %d sessions of the %s phase (%d records of it "+
+			"arrived), short of both its share of %d requests and its share of %d sessions, %s",
+			rep.Sent, rep.Sessions, ph.Name, rep.Sent, s.Requests, s.Sessions, uncut)
+	case s.Requests > 0:
+		return fmt.Errorf("it reported sending %d requests of the %s phase (%d records of it arrived), short of its "+
+			"share of %d, %s", rep.Sent, ph.Name, rep.Sent, s.Requests, uncut)
+	case s.Sessions > 0:
+		return fmt.Errorf("it reported starting %d sessions of the %s phase (%d records of it arrived), short of its "+
+			"share of %d, %s", rep.Sessions, ph.Name, rep.Sent, s.Sessions, uncut)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@
 package fakeworker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +30,14 @@ type Mode string
 // The modes. Every mode beats as the spec asks, unless the process is
 // stopped (SIGSTOP).
 const (
-	// Good sends one well-formed record per phase, drains it and ends.
+	// Good sends its share of each phase, well-formed records (its share
+	// of the request count, else of the sessions, one request each, else
+	// one record), drains it and ends.
 	Good Mode = "good"
+	// Short sends one record of each phase whatever its share, drains it
+	// and ends, its done report true to what it sent: short of a share of
+	// more than one request, as if it had stopped sending unasked.
+	Short Mode = "short"
 	// NoHello reads its spec and never says it is prepared.
 	NoHello Mode = "no-hello"
 	// NeverDrained sends its record and never says the phase drained;
@@ -89,6 +96,7 @@ type fake struct {
 	once   sync.Once
 	phases []string // the spec's phase names
 	kinds  []string // and kinds
+	shares []int    // and the records an honest worker sends of each (Good)
 	index  int      // its next record's index
 	// reports is its account, what an honest done reports.
 	reports []load.PhaseReport
@@ -110,6 +118,7 @@ func Run(r io.Reader, w io.Writer, mode Mode) error {
 		stop: make(chan struct{}), reports: make([]load.PhaseReport, len(spec.Phases))}
 	for _, ph := range spec.Phases {
 		f.phases, f.kinds = append(f.phases, ph.Name), append(f.kinds, ph.Kind)
+		f.shares = append(f.shares, max(1, cmp.Or(ph.Requests, ph.Sessions)))
 	}
 	if spec.HeartbeatNs > 0 {
 		go f.beat(time.Duration(spec.HeartbeatNs))
@@ -165,8 +174,9 @@ func (f *fake) record(k int, kind string, begun int64) metrics.Record {
 	now := f.clock.Now()
 	r := &f.reports[k]
 	if r.Sent == 0 {
-		r.Sessions, r.FirstSchedNs = 1, begun
+		r.FirstSchedNs = begun
 	}
+	r.Sessions++ // each request a session of its own
 	r.LastSchedNs = begun
 	rec := metrics.Record{Index: f.index, RequestNum: r.Sent, Phase: f.phases[k], PhaseKind: kind,
 		RequestID: fmt.Sprintf("fake-%06d", f.index), Model: "mock-model",
@@ -188,7 +198,8 @@ func (f *fake) cut(k int, kind string) error {
 }
 
 // phase says it is ready for phase k, waits for the start instant and
-// sends its one record (or what its mode sends instead).
+// sends its record (Good: its share of them), or what its mode sends
+// instead.
 func (f *fake) phase(k int, kind string) error {
 	name := f.phases[k]
 	if err := f.conn.Send(&shard.Msg{Type: shard.TypeReady, Phase: name}); err != nil {
@@ -216,6 +227,10 @@ func (f *fake) phase(k int, kind string) error {
 	rec := f.record(k, kind, begun)
 	now := rec.EndNs
 	msgs := []*shard.Msg{{Type: shard.TypeRecord, Record: &rec}}
+	for f.mode == Good && f.reports[k].Sent < f.shares[k] {
+		more := f.record(k, kind, begun)
+		msgs = append(msgs, &shard.Msg{Type: shard.TypeRecord, Record: &more})
+	}
 	switch f.mode {
 	case Impossible:
 		rec.SentNs, rec.EndNs = now, begun-1 // ends before it was sent
