@@ -31,14 +31,33 @@ const (
 	cpuLimit   = 90.0 // % of the process's cores
 )
 
-// audit is the client's verdict on itself over the profiling phases.
+// audit is the client's verdict on itself over the profiling phases, with
+// the notes of what their records and reports say beside it: turns that
+// waited for their reply, the replies' tallies (bursts, malformed chunks,
+// untrusted usage or video figures) and the cap's skips and delays.
 func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration) result.Audit {
+	return judgeClient(p, reports, prof, stallP99, stallMax, true)
+}
+
+// workerAudit is a worker's verdict on itself over its share of a sharded
+// cell (--workers): only whether it kept up (each warning one that flags it
+// client-bound). The notes audit adds are facts of the cell, which the
+// coordinator states over the merged records and reports: from one
+// worker's part they would be said twice, and filed under the worker that
+// could not keep up when it fell behind.
+func workerAudit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration) result.Audit {
+	return judgeClient(p, reports, prof, stallP99, stallMax, false)
+}
+
+// judgeClient is audit, with its notes only when notes is set.
+func judgeClient(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, stallP99, stallMax time.Duration,
+	notes bool) result.Audit {
 	a := result.Audit{Mode: "concurrency", PrecisePacing: p.PrecisePacing, RxCoalesceUsecs: int(p.RxCoalesce().Microseconds())}
 	firstSched, lastSched, gated := auditPhases(&a, reports)
 	if len(prof) == 0 {
 		return a
 	}
-	if gated > 0 {
+	if gated > 0 && notes {
 		a.Warnings = append(a.Warnings, gatedNote(gated, len(prof)))
 	}
 	lags := make([]float64, len(prof))
@@ -52,7 +71,7 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 		}
 		tally(&a, r, p.Streaming)
 	}
-	a.Warnings = append(a.Warnings, tallyWarnings(&a)...)
+	a.Warnings = append(a.Warnings, tallyWarnings(&a, notes)...)
 	s := metrics.Compute(lags)
 	a.SendLagMs = &s
 	n := float64(len(prof))
@@ -69,7 +88,7 @@ func audit(p plan.Profile, reports []load.PhaseReport, prof []metrics.Record, st
 			a.SendLagMs.P99, lagLimit))
 	}
 	if (a.Mode == "rate" || a.Mode == "user_centric" || a.Mode == "fixed") && n >= 2 && lastSched > firstSched {
-		scheduleVerdicts(&a, p, len(prof), lastSent-firstSent, lastSched-firstSched)
+		scheduleVerdicts(&a, p, len(prof), lastSent-firstSent, lastSched-firstSched, notes)
 	}
 	if a.ClientErrors > 0 {
 		a.ClientBound = true
@@ -138,9 +157,9 @@ func gatedNote(gated, sent int) string {
 
 // scheduleVerdicts judges a scheduled load (rate, user-centric, fixed) of
 // sent requests: whether the client kept its schedule (sentNs and schedNs
-// the spans of the actual and the scheduled sends), and what the
-// --concurrency cap skipped or delayed.
-func scheduleVerdicts(a *result.Audit, p plan.Profile, sent int, sentNs, schedNs int64) {
+// the spans of the actual and the scheduled sends), and, with notes, what
+// the --concurrency cap skipped or delayed.
+func scheduleVerdicts(a *result.Audit, p plan.Profile, sent int, sentNs, schedNs int64, notes bool) {
 	scheduled := float64(sent-1) / (float64(schedNs) / 1e9)
 	a.ScheduledRate = scheduled
 	// Behind by a share of the rate and by more than lagLimit in all: on
@@ -160,6 +179,14 @@ func scheduleVerdicts(a *result.Audit, p plan.Profile, sent int, sentNs, schedNs
 			"send lag p99 %.2f ms exceeds %v: sends left later than scheduled; the client host could not keep up with this rate",
 			a.SendLagMs.P99, lagLimit))
 	}
+	if notes {
+		capNotes(a, p, sent, scheduled)
+	}
+}
+
+// capNotes words what the --concurrency cap skipped or delayed of a
+// scheduled load of sent requests, whose schedule ran at scheduled req/s.
+func capNotes(a *result.Audit, p plan.Profile, sent int, scheduled float64) {
 	// The rate the cap held back: the target of one --request-rate, else
 	// (a fixed schedule, phases at several rates) the schedule's own.
 	rate, target := fmt.Sprintf("%.1f req/s", a.TargetRate), fmt.Sprintf("the target %.1f req/s", a.TargetRate)
@@ -221,12 +248,17 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 	}
 }
 
-// tallyWarnings words the counts of tally.
-func tallyWarnings(a *result.Audit) []string {
+// tallyWarnings words the counts of tally: the requests the client's own
+// limits failed (it could not keep up), and with notes what the replies
+// said.
+func tallyWarnings(a *result.Audit, notes bool) []string {
 	var out []string
 	if a.ClientErrors > 0 {
 		out = append(out, fmt.Sprintf("%d requests failed for the client host's own limits (ClientError in the error summary): "+
 			"the client, not the server, failed them", a.ClientErrors))
+	}
+	if !notes {
+		return out
 	}
 	if a.Bursts > 0 {
 		out = append(out, fmt.Sprintf("%d streamed requests delivered all their tokens in one read (inter-token latency 0, "+

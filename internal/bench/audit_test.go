@@ -224,3 +224,28 @@ func TestAuditReplyGatedTurnsAreNotClientBound(t *testing.T) {
 	assert.Contains(t, w, "4 of 8 sends were later turns that waited for their previous reply past their timestamp")
 	assert.NotContains(t, w, "the client fell behind")
 }
+
+// TestWorkerAuditKeepsItsVerdictsOnly: a worker's audit of its share
+// (--workers) keeps the verdicts that it could not keep up (requests its
+// own host failed, a send lag beyond the limit) and none of the notes of
+// the cell, which the coordinator states over the merged records: the
+// replies' tallies, the cap's delays, turns gated by their replies.
+func TestWorkerAuditKeepsItsVerdictsOnly(t *testing.T) {
+	reports, recs := rateRun(4, 10*time.Millisecond, 15*time.Millisecond, 0, 0)
+	recs[0].Error = &metrics.Error{Type: "ClientError", Message: "the client ran out of file descriptors"}
+	recs[1].MalformedChunks = 2
+	recs[2].Usage = &metrics.Usage{CompletionTokens: -1, Untrusted: "completion_tokens is negative (-1)"}
+	reports[0].ReplyGated = 1
+	full := audit(plan.Profile{}, reports, recs, 0, 0)
+	w := workerAudit(plan.Profile{}, reports, recs, 0, 0)
+	assert.True(t, w.ClientBound)
+	assert.Equal(t, 2, w.Malformed, "its counts stay")
+	assert.Len(t, full.Warnings, 5, "%v", full.Warnings)
+	assert.Len(t, w.Warnings, 2, "%v", w.Warnings)
+	assert.Contains(t, w.Warnings[0], "1 requests failed for the client host's own limits")
+	assert.Contains(t, w.Warnings[1], "send lag p99 15.00 ms exceeds 10ms")
+
+	reports, recs = rateRun(100, 10*time.Millisecond, 0, 0, 40)
+	assert.Contains(t, strings.Join(audit(plan.Profile{}, reports, recs, 0, 0).Warnings, "\n"), "40 of 100 sends waited")
+	assert.Empty(t, workerAudit(plan.Profile{}, reports, recs, 0, 0).Warnings, "the cap's delays are the cell's")
+}

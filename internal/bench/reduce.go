@@ -16,7 +16,7 @@ import (
 // reduce turns the finished records into the run's result: summaries per
 // phase kind (the profiling one with the GPUs' power efficiency when their
 // telemetry was scraped), the error summary, the client's audit and the
-// reset check.
+// reset check; a worker's, its audit of its share alone (judgeShare).
 func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run := c.run
 	run.EndTime = time.Now()
@@ -27,6 +27,10 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	run.Records, run.StreamedJSONL = records, jsonl
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming, c.slos()...)
+	if c.worker != nil {
+		c.judgeShare(prof, out)
+		return
+	}
 	if c.p.PerChunkUsage {
 		if w := metrics.ChunkUsageWarning(prof, c.p.Streaming); w != "" {
 			c.warn(w)
@@ -71,6 +75,23 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	}
 	if uncounted > 0 {
 		run.Audit.Warnings = append(run.Audit.Warnings, c.fin.uncountedWarning(uncounted))
+	}
+}
+
+// judgeShare is a worker's audit of its share of a sharded cell (prof its
+// profiling records): whether it kept up (workerAudit, its own health),
+// nothing more. Every judgement of the cell (the prefix cache warm at the
+// start, the KV reset's verification, the notes of the replies and of
+// the cap, the tokens' and the chat template's warnings) is the
+// coordinator's, over the merged records: made on one worker's part it can
+// be false (another worker sent a prompt first, so its first request here
+// hit the cache) and would be filed under the worker that could not keep
+// up.
+func (c *cell) judgeShare(prof []metrics.Record, out phasesOutcome) {
+	run := c.run
+	run.Audit = workerAudit(c.p, out.reports, prof, out.stallP99, out.stallMax)
+	if out.measured {
+		judgeHealth(&run.Audit, out.health, run.Profiling, c.p.Streaming)
 	}
 }
 
