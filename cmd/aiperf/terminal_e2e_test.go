@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -107,5 +108,35 @@ func TestConsoleNeverCarriesControlCharacters(t *testing.T) {
 	for i, inv := range outputs {
 		assertNoControls(t, fmt.Sprintf("stdout %d", i), inv.stdout)
 		assertNoControls(t, fmt.Sprintf("stderr %d", i), inv.stderr)
+	}
+}
+
+// TestServerLineBreaksStayInTheErrorLine: a server whose error message
+// carries a line break (and a carriage return) cannot print a line of its
+// own after `aiperf: error:`: the final error of a profile whose every
+// request failed, of its --wait-for-model inference probe and of `aiperf
+// chat --quick` show the server's words escaped, on the error's one line.
+func TestServerLineBreaksStayInTheErrorLine(t *testing.T) {
+	const forged = "Run succeeded: 0 errors"
+	body, err := json.Marshal(map[string]any{"error": map[string]any{"message": "boom\r\n" + forged + "\n", "code": 503}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	shown := `boom\r\n` + forged
+	base := []string{"profile", "-m", "m", "-u", srv.URL, "--ui", "none", "--request-count", "2"}
+	for name, inv := range map[string]invocation{
+		"profile":        cli(t, t.TempDir(), append(base, "--artifact-dir", "out")...),
+		"wait-for-model": cli(t, t.TempDir(), append(base, "--artifact-dir", "out", "--wait-for-model-timeout", "1")...),
+		"chat":           runChat(t, "", nil, "-m", "m", "-u", srv.URL, "-q", "hi"),
+	} {
+		assert.Equal(t, ExitFailure, inv.code, "%s: %s", name, inv.stderr)
+		assert.Contains(t, inv.stderr, shown, "%s: the server's words, escaped", name)
+		for _, line := range strings.Split(inv.stderr, "\n") {
+			assert.False(t, strings.HasPrefix(line, forged), "%s: the server printed a line of its own:\n%s", name, inv.stderr)
+		}
+		assertNoControls(t, name+" stderr", inv.stderr)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/redirect"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // ready is the stage between prepare and the first control call: with
@@ -152,7 +153,7 @@ func (c *cell) probeModels(ctx context.Context, url string) error {
 	}
 	for _, m := range c.p.Model {
 		if !slices.Contains(ids, m) {
-			return fmt.Errorf("%s: %q is not listed (listed: %s)", shown, m, strings.Join(ids, ", "))
+			return fmt.Errorf("%s: %q is not listed (listed: %s)", shown, m, termsafe.Text(strings.Join(ids, ", ")))
 		}
 	}
 	return nil
@@ -207,7 +208,7 @@ func (c *cell) probeInference(ctx context.Context, client *endpoint.Client, url 
 		req.Media = []media.Item{probeImage}
 	}
 	if resp := client.Do(ctx, req); resp.Err != nil {
-		return fmt.Errorf("a one-token %s request to %s failed: %s", c.p.EndpointType, plan.RedactURL(url), resp.Err.Message)
+		return fmt.Errorf("a one-token %s request to %s failed: %s", c.p.EndpointType, plan.RedactURL(url), termsafe.Text(resp.Err.Message))
 	}
 	return nil
 }

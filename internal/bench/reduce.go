@@ -11,6 +11,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // reduce turns the finished records into the run's result: summaries per
@@ -296,7 +297,7 @@ func allFailed(run *result.Run, prof []metrics.Record) error {
 	}
 	if len(run.ErrorSummary) > 0 {
 		e := run.ErrorSummary[0].Error
-		msg += fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, e.Message)
+		msg += fmt.Sprintf(" (e.g. %s %d: %s)", e.Type, e.Code, termsafe.Text(e.Message))
 	}
 	return noSuccess(msg)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/sse"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -199,7 +200,7 @@ func (s *Session) failure(rctx context.Context, e *metrics.Error) error {
 	case cause != nil:
 		return cause
 	}
-	msg := s.red.Redact(strings.TrimSpace(e.Message))
+	msg := termsafe.Text(s.red.Redact(strings.TrimSpace(e.Message)))
 	switch {
 	case e.Type == endpoint.ErrTypeTooLarge:
 		msg = fmt.Sprintf("the reply is larger than aiperf chat reads: over %d MiB (a response body, one SSE line or event, "+

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/redirect"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // Client speaks MLflow's REST API.
@@ -101,10 +102,11 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
+	msg := termsafe.Text(e.Message) // the server's words, on the error's one line
 	if e.Code != "" {
-		return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+		return fmt.Sprintf("%d %s: %s", e.Status, termsafe.Text(e.Code), msg)
 	}
-	return fmt.Sprintf("%d: %s", e.Status, e.Message)
+	return fmt.Sprintf("%d: %s", e.Status, msg)
 }
 
 // NoAnswerError is a call the tracking server did not answer: refused,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -158,6 +160,21 @@ func TestErrorsRedactCredentials(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "401 UNAUTHENTICATED")
 	assert.NotContains(t, err.Error(), "wrong-t0ken")
+}
+
+// TestServerErrorStaysOnOneLine: a tracking server's error code and message
+// carrying line breaks and escapes are shown escaped, so the error (printed
+// after `aiperf: error:`) stays on its one line.
+func TestServerErrorStaysOnOneLine(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"error_code": "BAD\nCODE", "message": "refused\r\nStored: run 1\u001b[2K"}`))
+	}))
+	t.Cleanup(srv.Close)
+	_, err := Start(context.Background(), Options{TrackingURI: srv.URL, BenchmarkID: "b"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `400 BAD\nCODE: refused\r\nStored: run 1\x1b[2K`)
+	assert.NotContains(t, err.Error(), "\n")
 }
 
 // TestEnvSecretsHoldTheBasicCredential: with $MLFLOW_TRACKING_USERNAME and
