@@ -65,7 +65,9 @@ func TestChatAndCompletionsRepliesMustHaveTheirShape(t *testing.T) {
 
 // TestStreamChunksOfAnotherAPIAreNotChunks: a chat stream's chunks carry
 // a delta; a completions stream's, text. Chunks of the other API are
-// malformed lines, so a stream of only them fails, naming why.
+// malformed lines, so a stream of only them fails, naming why; so does
+// one of them and the usage chunk (its choices list empty), which is not
+// the cause.
 func TestStreamChunksOfAnotherAPIAreNotChunks(t *testing.T) {
 	cmplChunk := func(s string) string {
 		return `data: {"object":"text_completion","choices":[{"index":0,"text":"` + s + `"}]}` + "\n\n"
@@ -83,6 +85,12 @@ func TestStreamChunksOfAnotherAPIAreNotChunks(t *testing.T) {
 			`data: {"object":"chat.completion","choices":[{"index":0,"delta":{"content":"A"}}]}` + "\n\n", done}, ""},
 		{"completions chunks on chat", plan.EndpointChat, []string{cmplChunk("A"), cmplChunk("B"), done},
 			`data: [DONE] arrived before any response chunk: 2 data line(s) were not one (first: "{\"object\":\"text_completion\"`},
+		{"completions chunks and the usage chunk on chat", plan.EndpointChat, []string{cmplChunk("A"), cmplChunk("B"), usage, done},
+			`data: [DONE] arrived before any chunk carried choice 0: 2 data line(s) were not response chunks (first: "{\"object\":\"text_completion\"`},
+		{"chat chunks and the usage chunk on completions", plan.EndpointCompletions, []string{role, tokA, fin, usage, done},
+			`data: [DONE] arrived before any chunk carried choice 0: 3 data line(s) were not response chunks (first: "{\"id\":\"c1\"`},
+		{"completions chunks and the usage chunk on chat, no [DONE]", plan.EndpointChat, []string{cmplChunk("A"), usage},
+			`the stream ended before any chunk carried choice 0: 1 data line(s) were not response chunks (first: "{\"object\"`},
 		{"completions chunks without object on chat", plan.EndpointChat, []string{`data: {"choices":[{"index":0,"text":"A"}]}` + "\n\n", done},
 			"choices[0] has no delta object"},
 		{"whole chat replies in a chat stream", plan.EndpointChat, []string{

@@ -126,12 +126,12 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			continue
 		case kindEnd:
 			res.EndNs = ev.At
-			if valid == 0 {
-				when := "data: [DONE] arrived"
-				if !isDone(data) {
-					when = endMarker(f) + " arrived"
-				}
-				res.Err = c.invalid(res.Status, h, f, noChunk(when, res.MalformedChunks, bad))
+			when := "data: [DONE] arrived"
+			if !isDone(data) {
+				when = endMarker(f) + " arrived"
+			}
+			if why := noneCounted(when, valid, dec, res, bad); why != "" {
+				res.Err = c.invalid(res.Status, h, f, why)
 			} else if why := noChoice(dec); why != "" && res.others.chunks == 0 { // else the other choices' check says more
 				res.Err = c.invalid(res.Status, h, f, why)
 			} else if strict {
@@ -187,9 +187,13 @@ type streamSoFar struct {
 // incomplete stream; a read failure is described as what it was.
 func (c *Client) streamStopped(ctx, rctx context.Context, err error, dec streamDecoder, h http.Header, f format, res *Response, so streamSoFar) {
 	res.EndNs = c.now()
+	var none string // why no chunk counted, at a clean end
+	if errors.Is(err, io.EOF) {
+		none = noneCounted("the stream ended", so.valid, dec, res, so.bad)
+	}
 	switch {
-	case errors.Is(err, io.EOF) && so.valid == 0:
-		res.Err = c.invalid(res.Status, h, f, noChunk("the stream ended", res.MalformedChunks, so.bad))
+	case none != "":
+		res.Err = c.invalid(res.Status, h, f, none)
 	case errors.Is(err, io.EOF) && dec.eofEnds():
 	case errors.Is(err, io.EOF):
 		msg := "stream ended before " + endMarker(f)
@@ -247,6 +251,24 @@ func (c *Client) textless(res *Response, h http.Header, f format, first string) 
 	res.Err = c.invalid(res.Status, h, f, fmt.Sprintf(
 		"no response chunk carried generated text: %d data line(s) were not response chunks (first: %s)",
 		res.MalformedChunks, first))
+}
+
+// noneCounted says why a stream that ended (when: "data: [DONE] arrived",
+// "the stream ended") holds no chunk that counts, "" when it holds one: it
+// read no response chunk (valid is 0), or, on an OpenAI stream, none of
+// its chunks carried choice 0 nor text on another choice while data lines
+// were skipped as malformed (chunks of the other API beside the usage
+// chunk, whose choices list is empty): those lines are the cause then, the
+// first quoted.
+func noneCounted(when string, valid int, dec streamDecoder, res *Response, first string) string {
+	switch {
+	case valid == 0:
+		return noChunk(when, res.MalformedChunks, first)
+	case res.MalformedChunks > 0 && res.others.chunks == 0 && noChoice(dec) != "":
+		return fmt.Sprintf("%s before any chunk carried choice 0: %d data line(s) were not response chunks (first: %s)",
+			when, res.MalformedChunks, first)
+	}
+	return ""
 }
 
 // noChunk words a stream that held no response chunk.
