@@ -92,16 +92,15 @@ func (transcriptionFormat) label() string { return "audio transcription" }
 func (transcriptionFormat) stream() streamDecoder { return nonStreaming{} }
 
 func (transcriptionFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var v struct {
 		Text  *string         `json:"text"`
 		Usage json.RawMessage `json:"usage"`
-		Error json.RawMessage `json:"error"`
 	}
 	if why := decodeObject(b, &v); why != "" {
 		return piece{}, why
-	}
-	if e := errorField(v.Error, status); e != nil {
-		return piece{err: e}, ""
 	}
 	if v.Text == nil {
 		return piece{}, `no "text" in the reply (a transcription is {"text": ...})`

@@ -42,20 +42,19 @@ func (embeddingsFormat) label() string { return "embeddings" }
 func (embeddingsFormat) stream() streamDecoder { return nonStreaming{} }
 
 func (f embeddingsFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var v struct {
 		Data []struct {
 			Object    string          `json:"object"`
 			Index     json.RawMessage `json:"index"`
 			Embedding json.RawMessage `json:"embedding"`
 		} `json:"data"`
-		Usage *wireUsage      `json:"usage"`
-		Error json.RawMessage `json:"error"`
+		Usage *wireUsage `json:"usage"`
 	}
 	if why := decodeObject(b, &v); why != "" {
 		return piece{}, why
-	}
-	if e := errorField(v.Error, status); e != nil {
-		return piece{err: e}, ""
 	}
 	if len(v.Data) == 0 {
 		return piece{}, "the JSON body has no data"

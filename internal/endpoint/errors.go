@@ -151,22 +151,57 @@ func flatError(w *wireChunk, data []byte, status int) *metrics.Error {
 	if !w.errorObject && (w.hasChoices || w.hasUsage() || len(w.Error) > 0 && !isNull(w.Error)) {
 		return nil
 	}
-	var e struct {
-		Message json.RawMessage `json:"message"`
-		Type    json.RawMessage `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	}
-	if json.Unmarshal(data, &e) != nil {
+	message, typ, code, err := errorMembers(data)
+	if err != nil {
 		return nil
 	}
-	msg := errorText(e.Message)
-	if !w.errorObject && (!isText(e.Message) || !isInteger(e.Code) && !isText(e.Type)) {
+	msg := errorText(message)
+	if !w.errorObject && (!isText(message) || !isInteger(code) && !isText(typ)) {
 		return nil
 	}
 	if msg == "" {
 		msg = "the server sent an error object without a message"
 	}
 	return &metrics.Error{Code: errorCode(data, status), Type: ErrTypeStream, Message: msg}
+}
+
+// errorMembers reads the "message", "type" and "code" members of the JSON
+// object data, matched as encoding/json matches a struct's fields (the
+// last of a repeated key wins), with the scanner, which skips the rest
+// unread: a reply of megabytes (an image's base64) costs a scan, not a
+// decode.
+func errorMembers(data []byte) (message, typ, code json.RawMessage, err error) {
+	s := scanner{b: data}
+	err = s.object(func(key []byte) error {
+		raw, err := s.skip()
+		switch {
+		case keyIs(key, "message"):
+			message = raw
+		case keyIs(key, "type"):
+			typ = raw
+		case keyIs(key, "code"):
+			code = raw
+		}
+		return err
+	})
+	return message, typ, code, err
+}
+
+// wholeError is the failure that the whole reply b of an API other than
+// chat and completions (embeddings, rankings, images, audio transcription,
+// Responses, Messages, ...) reports, judged before its shape: its "error"
+// member (errorField), or vLLM's unwrapped error object, recognised as in
+// a chat reply (flatError). nil for any other reply, and for one that is
+// not a JSON object.
+func wholeError(b []byte, status int) *metrics.Error {
+	var w wireChunk
+	if decodeChunk(b, &w) != nil {
+		return nil
+	}
+	if e := errorField(w.Error, status); e != nil {
+		return e
+	}
+	return flatError(&w, b, status)
 }
 
 // isText reports a JSON string that is not empty.

@@ -139,11 +139,11 @@ func (f imagesFormat) whole(b []byte, status int) (piece, string) {
 		Usage *imagesUsage    `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	}
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	if why := decodeObject(b, &v); why != "" {
 		return piece{}, why
-	}
-	if e := errorField(v.Error, status); e != nil {
-		return piece{err: e}, ""
 	}
 	n := 0
 	for i, d := range v.Data {

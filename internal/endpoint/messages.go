@@ -197,12 +197,12 @@ func (messagesFormat) label() string { return "Anthropic Messages" }
 func (messagesFormat) stream() streamDecoder { return &messagesStream{} }
 
 func (messagesFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var ev messagesEvent
 	if why := decodeObject(b, &ev); why != "" {
 		return piece{}, why
-	}
-	if e := errorField(ev.Error, status); e != nil {
-		return piece{err: e}, ""
 	}
 	if ev.Type != "message" {
 		return piece{}, `the JSON body is not a message ("type": "message")`

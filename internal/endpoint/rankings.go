@@ -51,12 +51,14 @@ func (rankingsFormat) label() string { return "rankings" }
 func (rankingsFormat) stream() streamDecoder { return nonStreaming{} }
 
 func (f rankingsFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var list []json.RawMessage
 	var v struct {
 		Rankings []json.RawMessage `json:"rankings"`
 		Results  []json.RawMessage `json:"results"`
 		Usage    *wireUsage        `json:"usage"`
-		Error    json.RawMessage   `json:"error"`
 	}
 	switch {
 	case b[0] == '[' && f.typ == plan.EndpointHFTEIRankings:
@@ -64,9 +66,6 @@ func (f rankingsFormat) whole(b []byte, status int) (piece, string) {
 			return piece{}, "the body is not a JSON list"
 		}
 	case b[0] == '{' && json.Unmarshal(b, &v) == nil:
-		if e := errorField(v.Error, status); e != nil {
-			return piece{err: e}, ""
-		}
 		list = v.Results
 		if f.typ == plan.EndpointNIMRankings {
 			list = v.Rankings

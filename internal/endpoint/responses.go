@@ -145,12 +145,12 @@ func (responsesFormat) label() string { return "OpenAI Responses" }
 func (responsesFormat) stream() streamDecoder { return &responsesStream{streamed: map[[2]int]bool{}} }
 
 func (responsesFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var r responseObject
 	if why := decodeObject(b, &r); why != "" {
 		return piece{}, why
-	}
-	if e := errorField(r.Error, status); e != nil {
-		return piece{err: e}, ""
 	}
 	if r.Object != "response" {
 		return piece{}, `the JSON body is not a response object ("object": "response")`

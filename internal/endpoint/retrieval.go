@@ -53,15 +53,14 @@ func (retrievalFormat) label() string { return "image retrieval" }
 func (retrievalFormat) stream() streamDecoder { return nonStreaming{} }
 
 func (f retrievalFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var v struct {
-		Data  []json.RawMessage `json:"data"`
-		Error json.RawMessage   `json:"error"`
+		Data []json.RawMessage `json:"data"`
 	}
 	if why := decodeObject(b, &v); why != "" {
 		return piece{}, why
-	}
-	if e := errorField(v.Error, status); e != nil {
-		return piece{err: e}, ""
 	}
 	if len(v.Data) == 0 {
 		return piece{}, "the JSON body has no data"
@@ -105,15 +104,14 @@ func (solidoFormat) label() string { return "SOLIDO RAG" }
 func (solidoFormat) stream() streamDecoder { return nonStreaming{} }
 
 func (solidoFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var v struct {
-		Content *string         `json:"content"`
-		Error   json.RawMessage `json:"error"`
+		Content *string `json:"content"`
 	}
 	if why := decodeObject(b, &v); why != "" {
 		return piece{}, why
-	}
-	if e := errorField(v.Error, status); e != nil {
-		return piece{err: e}, ""
 	}
 	if v.Content == nil || *v.Content == "" {
 		return piece{}, fmt.Sprintf("no %q in the reply", "content")

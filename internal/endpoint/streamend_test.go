@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/media"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/payload"
 	"github.com/aiperf-go/aiperf/internal/plan"
@@ -189,6 +190,41 @@ func TestUnwrappedErrorFrameFailsTheRequest(t *testing.T) {
 			require.Nil(t, res.Err)
 			assert.Equal(t, 1, res.MalformedChunks)
 		})
+	}
+}
+
+// TestWholeRepliesOfEveryAPIFailOnTheUnwrappedError: vLLM's unwrapped
+// error object sent with HTTP 200 as the whole reply of embeddings,
+// rankings, images, audio transcription and the other APIs read whole
+// fails the request with StreamError and the body's code, as a chat reply
+// does, not as a reply of the wrong shape (InvalidResponse 200); a code
+// that is no HTTP error status leaves the reply's.
+func TestWholeRepliesOfEveryAPIFailOnTheUnwrappedError(t *testing.T) {
+	auds, err := media.Audios(context.Background(), media.AudioOptions{LengthMean: 0.05, Batch: 1, Format: media.FormatWAV}, 1, 1)
+	require.NoError(t, err)
+	imgs, err := media.Images(context.Background(), media.ImageOptions{WidthMean: 8, HeightMean: 8, Batch: 1, Format: media.FormatPNG}, 1, 1)
+	require.NoError(t, err)
+	uploads := map[string][]media.Item{plan.EndpointAudioTranscription: auds, plan.EndpointImageEdit: imgs, plan.EndpointImageRetrieval: imgs}
+	for _, tc := range []struct {
+		body string
+		code int
+	}{
+		{`{"object":"error","message":"auth failed","type":"BadRequestError","param":null,"code":400}`, 400},
+		{`{"message":"auth failed","type":"BadRequestError","code":-1}`, 200},
+	} {
+		srv := newRawServer(t, respond(fixed(200, "application/json", tc.body)))
+		for _, typ := range []string{plan.EndpointEmbeddings, plan.EndpointNIMRankings, plan.EndpointHFTEIRankings,
+			plan.EndpointCohereRankings, plan.EndpointImageGeneration, plan.EndpointImageEdit, plan.EndpointAudioTranscription,
+			plan.EndpointImageRetrieval, plan.EndpointSolidoRAG, plan.EndpointResponses, plan.EndpointMessages,
+			plan.EndpointHuggingFaceGenerate} {
+			t.Run(typ+" "+tc.body, func(t *testing.T) {
+				req := apiReq(srv.url("/"), typ, false)
+				req.Media = uploads[typ]
+				res := newTestClient(t, Options{}).Do(context.Background(), req)
+				require.NotNil(t, res.Err)
+				assert.Equal(t, metrics.Error{Code: tc.code, Type: ErrTypeStream, Message: "auth failed"}, *res.Err)
+			})
+		}
 	}
 }
 

@@ -39,6 +39,9 @@ func (tgiFormat) label() string { return "TGI" }
 func (tgiFormat) stream() streamDecoder { return tgiStream{} }
 
 func (tgiFormat) whole(b []byte, status int) (piece, string) {
+	if e := wholeError(b, status); e != nil {
+		return piece{err: e}, ""
+	}
 	var ev tgiEvent
 	switch b[0] {
 	case '[':
@@ -54,7 +57,7 @@ func (tgiFormat) whole(b []byte, status int) (piece, string) {
 	default:
 		return piece{}, "the body is not a JSON object"
 	}
-	if e := errorField(ev.Error, status); e != nil {
+	if e := errorField(ev.Error, status); e != nil { // a list's first generation's
 		return piece{err: e}, ""
 	}
 	if ev.GeneratedText == nil {
