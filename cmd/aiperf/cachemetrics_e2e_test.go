@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/mock"
 	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/result"
 )
 
 // jsonlMetricSum sums a metric's per-request values over the records of
@@ -119,4 +123,39 @@ func TestNoCacheReportGivesTheHint(t *testing.T) {
 		"overall_usage_prompt_cache_read_pct"} {
 		assert.NotContains(t, doc, absent)
 	}
+}
+
+// TestImpossibleCacheCountIsNamedNotHinted: a server whose cached_tokens
+// exceed its prompt_tokens reported a count, which is dropped: the console
+// says so and why (a warning, in runs show too) instead of AIPerf's hint
+// that it reports none, and each record says why in profile_export.jsonl
+// (usage_cache_dropped), a worker's (--workers) as a local one's.
+func TestImpossibleCacheCountIsNamedNotHinted(t *testing.T) {
+	subprocesses(t)
+	tok := tinyTokenizer(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hello there"},`+
+			`"finish_reason":"stop"}],"usage":{"prompt_tokens":16,"completion_tokens":2,"total_tokens":18,`+
+			`"prompt_tokens_details":{"cached_tokens":1000}}}`)
+	}))
+	t.Cleanup(srv.Close)
+	const why = "1000 cached tokens, more than the 16 prompt tokens"
+	dir := t.TempDir()
+	for _, workers := range []string{"1", "2"} {
+		name := "w" + workers
+		inv := cli(t, dir, "profile", "-m", "m", "-u", srv.URL, "--ui", "none", "--tokenizer", tok, "--isl", "16", "--osl", "2",
+			"--request-count", "4", "--concurrency", "2", "--workers", workers, "--name", name, "--artifact-dir", name)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		assert.NotContains(t, inv.stdout, report.CacheReportingHint, "%s: the server reported a count", name)
+		assert.Contains(t, inv.stdout, result.WarnCacheDropped+" on 4 requests (the first: "+why+")", name)
+		b, err := os.ReadFile(filepath.Join(dir, name, report.JSONLFile))
+		require.NoError(t, err)
+		assert.Equal(t, 4, strings.Count(string(b), `"usage_cache_dropped":"`+why+`"`), "%s: every record says why:\n%s", name, b)
+	}
+	show := cli(t, dir, "runs", "show", "1")
+	require.Equal(t, ExitOK, show.code, show.stderr)
+	assert.NotContains(t, show.stdout, report.CacheReportingHint)
+	assert.Contains(t, show.stdout, result.WarnCacheDropped)
 }

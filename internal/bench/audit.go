@@ -236,6 +236,11 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 		if r.Usage != nil && !r.Usage.Trusted() {
 			a.UsageUntrusted++
 		}
+		if r.Usage != nil && r.Usage.CacheDropped != "" {
+			if a.CacheDropped++; a.CacheDroppedFirst == "" {
+				a.CacheDroppedFirst = r.Usage.CacheDropped
+			}
+		}
 		if r.Media != nil && r.Media.VideoUntrusted != "" {
 			if a.VideoUntrusted++; a.VideoUntrustedFirst == "" {
 				a.VideoUntrustedFirst = r.Media.VideoUntrusted
@@ -276,6 +281,11 @@ func tallyWarnings(a *result.Audit, notes bool) []string {
 	if a.UsageUntrusted > 0 {
 		out = append(out, fmt.Sprintf("%d requests reported implausible token usage (usage_untrusted in "+
 			"profile_export.jsonl): the client's token counts were used for them", a.UsageUntrusted))
+	}
+	if a.CacheDropped > 0 {
+		out = append(out, fmt.Sprintf("%s on %d requests (the first: %s): dropped as if not reported (usage_cache_dropped "+
+			"in profile_export.jsonl), the prompt-cache metrics leave those requests out", result.WarnCacheDropped,
+			a.CacheDropped, a.CacheDroppedFirst))
 	}
 	return out
 }

@@ -192,9 +192,10 @@ type Usage struct {
 	// CacheDropped says why the cache reads the server reported are not
 	// in CachedTokens (a count above the prompt tokens, or a value that
 	// is not a count), "" when it reported none or a valid one. The reads
-	// are dropped as if not reported, and this is not exported: aiperf
-	// chat names it on its Usage line.
-	CacheDropped string `json:"-"`
+	// are dropped as if not reported; profile_export.jsonl's
+	// usage_cache_dropped, the console's Usage note and aiperf chat's
+	// Usage line name it (a worker's record carries it).
+	CacheDropped string `json:"cache_dropped,omitempty"`
 	// AcceptedPredictionTokens and RejectedPredictionTokens are
 	// completion_tokens_details' counts of a predicted output (OpenAI).
 	AcceptedPredictionTokens *int `json:"accepted_prediction_tokens,omitempty"`

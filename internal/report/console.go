@@ -41,7 +41,7 @@ func Console(w io.Writer, run *result.Run) {
 		p.line("No time to first token nor inter-token latency: the replies were not streamed (add --streaming).")
 	}
 	p.httpTrace(run)
-	p.usage(run.Profiling)
+	p.usage(run.Profiling, run.Audit.Warnings)
 	p.specDecode(run.Profiling)
 	p.turns(run)
 	p.server(run)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,14 +30,17 @@ const CacheReportingHint = "Token usage is reported but no prompt-cache read tok
 
 // usage prints AIPerf's "LLM Metrics: Usage" table (the server's token
 // counts, its prompt cache's included), and the cache-reporting hint when
-// the server reported usage but no cache reads.
-func (p *printer) usage(s metrics.Summary) {
+// the server reported usage but no cache reads. A server that reported
+// cache reads that cannot be true, dropped, is not told to report them:
+// the run's warnings (result.WarnCacheDropped) say what it sent instead.
+func (p *printer) usage(s metrics.Summary, warnings []string) {
 	if !p.groupTable(s, metrics.GroupUsage, UsageTitle) {
 		return
 	}
 	_, prompt := s.Get(metrics.TagUsagePromptTokens)
 	_, cached := s.Get(metrics.TagUsageCacheReadTokens)
-	if prompt && !cached {
+	dropped := slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, result.WarnCacheDropped) })
+	if prompt && !cached && !dropped {
 		p.line("Note: %s", CacheReportingHint)
 	}
 }

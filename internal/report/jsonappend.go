@@ -127,6 +127,9 @@ func appendMetadata(b []byte, md *jsonlMetadata) []byte {
 	if md.UsageUntrusted != "" {
 		b = str(b, `,"usage_untrusted":`, md.UsageUntrusted)
 	}
+	if md.UsageCacheDropped != "" {
+		b = str(b, `,"usage_cache_dropped":`, md.UsageCacheDropped)
+	}
 	return append(b, '}')
 }
 

@@ -35,7 +35,7 @@ func TestAppendersMatchEncodingJSON(t *testing.T) {
 		{SessionNum: 3, XRequestID: "r\"1", XCorrelationID: "c", ConversationID: "conv\n", TurnIndex: 2, RequestStartNs: 1,
 			RequestAckNs: &ack, RequestEndNs: 7, WorkerID: "w", RecordProcessorID: "p", BenchmarkPhase: "profiling",
 			WasCancelled: true, CancellationTimeNs: &cut, Phase: "profiling", ScheduledNs: -4, SendLagNs: 2, HTTPStatus: 200,
-			Retried: true, MalformedChunks: 1, UsageUntrusted: "negative"},
+			Retried: true, MalformedChunks: 1, UsageUntrusted: "negative", UsageCacheDropped: "1000 cached tokens, more than the 16 prompt tokens"},
 	} {
 		assert.Equal(t, marshal(t, md), string(appendMetadata(nil, &md)))
 	}

@@ -18,7 +18,7 @@ var cancelledError = metrics.Error{Code: 499, Type: "RequestCancellationError",
 
 // jsonlMetadata is AIPerf's per-request metadata plus our extensions
 // (phase, scheduled_ns, send_lag_ns, http_status, retried, malformed_chunks,
-// usage_untrusted). An optional time that is unset (nil) is left out of the
+// usage_untrusted, usage_cache_dropped). An optional time that is unset (nil) is left out of the
 // line, not written null: AIPerf's JSONL writers dump with exclude_none.
 type jsonlMetadata struct {
 	RequestNum         int    `json:"request_num"`
@@ -53,6 +53,9 @@ type jsonlMetadata struct {
 	Retried         bool   `json:"retried"`
 	MalformedChunks int    `json:"malformed_chunks"`          // stream lines that were not response chunks, skipped
 	UsageUntrusted  string `json:"usage_untrusted,omitempty"` // why the server's usage was not used
+	// UsageCacheDropped says why the server's prompt-cache read count was
+	// dropped (the rest of its usage kept).
+	UsageCacheDropped string `json:"usage_cache_dropped,omitempty"`
 }
 
 // WriteJSONL writes profile_export.jsonl: one line per profiling request
@@ -220,7 +223,7 @@ func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.
 		md.AgentDepth = &r.AgentDepth
 	}
 	if r.Usage != nil {
-		md.UsageUntrusted = r.Usage.Untrusted
+		md.UsageUntrusted, md.UsageCacheDropped = r.Usage.Untrusted, r.Usage.CacheDropped
 	}
 	if r.IssuedNs != 0 {
 		issued := wall(r.IssuedNs)

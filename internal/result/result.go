@@ -38,6 +38,12 @@ const (
 	EvidenceServerCounters = "server_counters" // the scraped prefix-cache hit and query counters
 )
 
+// WarnCacheDropped begins the warning of a run whose server reported
+// prompt-cache read counts that could not be true (above the prompt tokens,
+// negative), dropped as if not reported (Audit.CacheDropped): the console
+// then does not give AIPerf's hint that the server reports none.
+const WarnCacheDropped = "the server's prompt-cache read count could not be true"
+
 // Run is one benchmark cell run (a standalone profile or one sweep trial).
 type Run struct {
 	BenchmarkID string       `json:"benchmark_id"`
@@ -201,6 +207,12 @@ type Audit struct {
 	// implausible and left out; VideoUntrustedFirst is the first's reason.
 	VideoUntrusted      int    `json:"video_untrusted,omitempty"`
 	VideoUntrustedFirst string `json:"video_untrusted_first,omitempty"`
+	// CacheDropped counts the successful requests whose prompt-cache read
+	// count could not be true and was dropped (metrics.Usage.CacheDropped);
+	// CacheDroppedFirst is the first's reason. A warning beginning with
+	// WarnCacheDropped words them.
+	CacheDropped      int    `json:"cache_dropped,omitempty"`
+	CacheDroppedFirst string `json:"cache_dropped_first,omitempty"`
 }
 
 // CutWhy says why the Cut requests were cut, by cause ("2 still in flight
