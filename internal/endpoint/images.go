@@ -136,8 +136,7 @@ func (f imagesFormat) whole(b []byte, status int) (piece, string) {
 		Artifacts []struct {
 			Base64 string `json:"base64"`
 		} `json:"artifacts"`
-		Usage *imagesUsage    `json:"usage"`
-		Error json.RawMessage `json:"error"`
+		Usage *imagesUsage `json:"usage"`
 	}
 	if e := wholeError(b, status); e != nil {
 		return piece{err: e}, ""
