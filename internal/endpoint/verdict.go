@@ -40,16 +40,6 @@ func (c *Client) verdict(res *Response, h http.Header, f format) {
 		return
 	}
 	if u := res.Usage; u.Trusted() && u.CompletionTokens < len(res.Chunks) {
-		u.Untrusted = fmt.Sprintf("%s is %d, fewer than the %d chunk(s) of generated text that arrived", completionField(f), u.CompletionTokens, len(res.Chunks))
+		u.Untrusted = fmt.Sprintf("%s is %d, fewer than the %d chunk(s) of generated text that arrived", u.CompletionField(), u.CompletionTokens, len(res.Chunks))
 	}
-}
-
-// completionField names the usage field of the completion tokens as the
-// API's replies do.
-func completionField(f format) string {
-	switch f.(type) {
-	case messagesFormat, responsesFormat:
-		return "output_tokens"
-	}
-	return "completion_tokens"
 }
