@@ -108,12 +108,19 @@ func TestStreamQuirks(t *testing.T) {
 			texts: []string{"", "", "A"}, reasonings: []string{"think", "more", ""}},
 		{name: "role-only and finish chunks do not count", wire: []string{role, fin, tokA, fin, done},
 			texts: []string{"A"}, reasonings: []string{""}},
-		{name: "tool-call arguments count as content", wire: []string{role,
-			`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":""}}]}}]}` + "\n\n",
+		// The name is generated text (AIPerf counts name + arguments): its
+		// chunk is the first token's, and its text is in the OSL.
+		{name: "tool-call name and arguments count as content", wire: []string{role,
+			`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"get_weather","arguments":""}}]}}]}` + "\n\n",
 			`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]}}]}` + "\n\n",
 			`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}` + "\n\n",
 			done},
-			texts: []string{`{"a":`, `1}`}, reasonings: []string{"", ""}},
+			texts: []string{"get_weather", `{"a":`, `1}`}, reasonings: []string{"", "", ""}},
+		{name: "content, then two tool calls whole in one chunk", wire: []string{
+			`data: {"choices":[{"delta":{"content":"ok ","tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}},` +
+				`{"index":1,"function":{"name":"g","arguments":"[1]"}}]}}]}` + "\n\n",
+			done},
+			texts: []string{"ok f{}g[1]"}, reasonings: []string{""}},
 		{name: "unknown objects are ignored", wire: []string{`data: {"object":"ping"}` + "\n\n", "data: not json\n\n", `data: {"choices":"odd"}` + "\n\n", tokA, done},
 			texts: []string{"A"}, reasonings: []string{""}},
 		{name: "escaped text", wire: []string{`data: {"choices":[{"delta":{"content":"line\n\"q\" \u00e9"}}]}` + "\n\n", done},
@@ -215,6 +222,12 @@ func TestNonStreaming(t *testing.T) {
 			text: "hello", usage: &metrics.Usage{PromptTokens: 3, CompletionTokens: 1, TotalTokens: new(4)}},
 		{name: "chat reasoning_content", body: `{"choices":[{"message":{"content":"ok","reasoning_content":"why"}}]}`, text: "ok", reasoning: "why"},
 		{name: "chat reasoning", body: `{"choices":[{"message":{"content":"ok","reasoning":"why"}}]}`, text: "ok", reasoning: "why"},
+		{name: "chat tool call: name and arguments", body: `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,` +
+			`"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_current_weather_in_city","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
+			text: "get_current_weather_in_city{}"},
+		{name: "chat content and tool calls", body: `{"choices":[{"message":{"content":"Sure. ","tool_calls":[` +
+			`{"function":{"arguments":"{\"x\":1}","name":"f"}},{"function":{"name":"g"}}]}}]}`,
+			text: `Sure. f{"x":1}g`},
 		{name: "completions", completion: true, body: `{"object":"text_completion","choices":[{"text":"abc","index":0}],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}`,
 			text: "abc", usage: &metrics.Usage{PromptTokens: 2, CompletionTokens: 3, TotalTokens: new(5)}},
 	}

@@ -194,7 +194,10 @@ func (s *scanner) toolCalls(m *wireMessage) error {
 				return nil
 			}
 			return s.object(func(key []byte) error {
-				if keyIs(key, "arguments") {
+				switch {
+				case keyIs(key, "name"):
+					return s.text(&tc.Function.Name)
+				case keyIs(key, "arguments"):
 					return s.text(&tc.Function.Arguments)
 				}
 				_, err := s.skip()

@@ -51,7 +51,7 @@ const maxMessage = 200
 // Chunk is one response that carried generated text.
 type Chunk struct {
 	At        int64  // sse.Event.At of the chunk's event, or when a non-streaming body was fully read
-	Text      string // content, including tool-call argument text
+	Text      string // content, including tool calls' function names and arguments
 	Reasoning string // reasoning_content or reasoning
 }
 
@@ -215,8 +215,12 @@ type wireMessage struct {
 	ToolCalls        []toolCall `json:"tool_calls"`
 }
 
+// toolCall is a tool call of a chat reply: the function's name and its
+// arguments are both generated text (AIPerf's extract_chat_response_data
+// counts name + arguments).
 type toolCall struct {
 	Function struct {
+		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
 }
@@ -318,7 +322,9 @@ func (w *wireChunk) output() (text, reasoning string) {
 }
 
 // output returns the generated text of the choice: its text, content and
-// tool-call arguments, and its reasoning.
+// each tool call's function name and arguments, and its reasoning. A piece
+// that is alone non-empty (a stream chunk's usual case) is returned as it
+// is, not copied.
 func (c *wireChoice) output() (text, reasoning string) {
 	m := &c.Delta
 	if m.Content == "" && m.ReasoningContent == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
@@ -326,6 +332,7 @@ func (c *wireChoice) output() (text, reasoning string) {
 	}
 	text = c.Text + m.Content
 	for _, tc := range m.ToolCalls {
+		text += tc.Function.Name
 		text += tc.Function.Arguments
 	}
 	reasoning = m.ReasoningContent
