@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/mock"
 	"github.com/aiperf-go/aiperf/internal/report"
 )
@@ -259,6 +261,42 @@ func TestProfileRequestCancellation(t *testing.T) {
 	inv = cli(t, t.TempDir(), "profile", "-m", "mock-model", "--url", m.URL, "--request-cancellation-delay", "1")
 	assert.Equal(t, ExitUsage, inv.code)
 	assert.Contains(t, inv.stderr, "--request-cancellation-delay needs --request-cancellation-rate")
+}
+
+// TestCancelledRecordsAreAIPerfs: a request cancelled on purpose is in
+// profile_export.jsonl as AIPerf's error record, code 499 and type
+// RequestCancellationError (not the HTTP status of the reply it cut, nor 0
+// before one), with aiperf's message: cut before the reply's headers
+// (delay 0) and while it streams (the mock's 100 ms gaps outlast the 50 ms
+// delay; whichever it is, the record is the same).
+func TestCancelledRecordsAreAIPerfs(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 10, ITL: 100})
+	for _, delay := range []string{"0", "0.05"} {
+		dir := t.TempDir()
+		inv := cli(t, dir, quick(m.URL, "--request-count", "8", "--concurrency", "2", "--request-cancellation-rate", "50",
+			"--random-seed", "1", "--request-cancellation-delay", delay, "--artifact-dir", "out", "--no-store")...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		b, err := os.ReadFile(filepath.Join(dir, "out", "profile_export.jsonl"))
+		require.NoError(t, err)
+		cancelled := 0
+		for line := range strings.Lines(string(b)) {
+			var rec struct {
+				Metadata struct {
+					WasCancelled bool `json:"was_cancelled"`
+				} `json:"metadata"`
+				Error *metrics.Error `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(line), &rec))
+			if rec.Metadata.WasCancelled {
+				cancelled++
+				assert.Equal(t, &metrics.Error{Code: 499, Type: "RequestCancellationError",
+					Message: "request cancelled on purpose (--request-cancellation-rate)"}, rec.Error, "delay %s", delay)
+			}
+		}
+		export := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))
+		assert.Equal(t, metricAvg(t, export, "cancelled_request_count"), float64(cancelled), "delay %s", delay)
+		assert.Positive(t, cancelled, "delay %s: half of 8 are picked", delay)
+	}
 }
 
 // TestProfileExportNames: --profile-export-prefix names every export

@@ -533,6 +533,7 @@ func TestCancelled(t *testing.T) {
 	res := newTestClient(t, Options{Timeout: time.Hour}).Do(ctx, chatReq(srv.url("/"), true))
 	require.NotNil(t, res.Err)
 	assert.Equal(t, ErrTypeCancelled, res.Err.Type)
+	assert.Equal(t, metrics.CancelledCode, res.Err.Code, "AIPerf's code, not the status of a reply cut (nor 0 before one)")
 }
 
 func TestConnectionRefused(t *testing.T) {

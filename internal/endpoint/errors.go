@@ -21,7 +21,9 @@ import (
 // cancellation, the per-request timeout, or typ (the connection broke).
 func (c *Client) readError(ctx, rctx context.Context, status int, typ string, err error) *metrics.Error {
 	if e := c.contextError(ctx, rctx); e != nil {
-		e.Code = status
+		if e.Type != ErrTypeCancelled {
+			e.Code = status
+		}
 		return e
 	}
 	if e := clientError(err); e != nil {
@@ -35,9 +37,11 @@ func (c *Client) readError(ctx, rctx context.Context, status int, typ string, er
 func (c *Client) contextError(ctx, rctx context.Context) *metrics.Error {
 	switch {
 	case ctx.Err() != nil:
-		return &metrics.Error{Type: ErrTypeCancelled, Message: "request cancelled: " + context.Cause(ctx).Error()}
+		return &metrics.Error{Code: metrics.CancelledCode, Type: ErrTypeCancelled,
+			Message: "request cancelled: " + context.Cause(ctx).Error()}
 	case errors.Is(context.Cause(rctx), errDeliberate):
-		return &metrics.Error{Type: ErrTypeCancelled, Message: "request cancelled on purpose (--request-cancellation-rate)"}
+		return &metrics.Error{Code: metrics.CancelledCode, Type: ErrTypeCancelled,
+			Message: "request cancelled on purpose (--request-cancellation-rate)"}
 	case rctx.Err() != nil:
 		return &metrics.Error{Type: ErrTypeTimeout, Message: fmt.Sprintf("request timed out after %s", c.timeout)}
 	}

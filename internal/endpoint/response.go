@@ -28,8 +28,10 @@ const (
 	ErrTypeConnection = "ConnectionError"
 	// ErrTypeTimeout is a request that hit the per-request timeout.
 	ErrTypeTimeout = "Timeout"
-	// ErrTypeCancelled is a request whose context the caller cancelled.
-	ErrTypeCancelled = "Cancelled"
+	// ErrTypeCancelled is a request cancelled on purpose
+	// (--request-cancellation-rate) or by the caller (its context); its
+	// Code is metrics.CancelledCode, not the status.
+	ErrTypeCancelled = metrics.CancelledType
 	// ErrTypeRequest is a request that could not be built (bad URL, body).
 	ErrTypeRequest = "RequestError"
 	// ErrTypeInvalidResponse is a 2xx whose body is not an API response:

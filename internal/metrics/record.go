@@ -254,13 +254,22 @@ func (u *Usage) CompletionField() string {
 func (u *Usage) Trusted() bool { return u != nil && u.Untrusted == "" }
 
 // Error describes a failed request. Code is the HTTP status when the server
-// answered, else 0; Type is a short class ("HTTPError", "StreamError",
-// "IncompleteStream", "Timeout", "ConnectionError", "Cancelled", ...).
+// answered, else 0 (CancelledCode for a cancelled request); Type is a short
+// class ("HTTPError", "StreamError", "IncompleteStream", "Timeout",
+// "ConnectionError", CancelledType, ...).
 type Error struct {
 	Code    int    `json:"code"`
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
+
+// A cancelled request's error code and type are AIPerf's, whatever the HTTP
+// status of a reply it cut: 499 (a client that closed the request) and
+// RequestCancellationError.
+const (
+	CancelledCode = 499
+	CancelledType = "RequestCancellationError"
+)
 
 // Why a request was cut (Record.CutBy).
 const (

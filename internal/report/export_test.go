@@ -258,6 +258,30 @@ func TestWriteJSONL(t *testing.T) {
 	assert.NotContains(t, cancelled.Metrics, "request_latency")
 }
 
+// TestWriteJSONLCancelled: a cancelled request is AIPerf's error record,
+// code 499 and type RequestCancellationError, whatever error it ended with
+// (a reply cut mid-stream, a request the phase's end cut that then failed
+// otherwise); its own message is kept, a stand-in given when it has none.
+func TestWriteJSONLCancelled(t *testing.T) {
+	run := minimalRun()
+	run.Records = append(run.Records, run.Records[0], run.Records[0])
+	run.Records[0].Error = &metrics.Error{Code: 200, Type: "StreamError", Message: "request cancelled: still in flight at the end of the grace period"}
+	run.Records[1].Error = &metrics.Error{Type: "ConnectionError", Message: "connection reset by peer"}
+	for i := range run.Records[:3] {
+		run.Records[i].Cancelled = true
+	}
+	var buf bytes.Buffer
+	require.NoError(t, WriteJSONL(&buf, run))
+	lines := readJSONL(t, buf.Bytes())
+	require.Len(t, lines, 4)
+	for i, msg := range []string{"request cancelled: still in flight at the end of the grace period", "connection reset by peer",
+		"request still in flight when the run stopped"} {
+		assert.Equal(t, &metrics.Error{Code: 499, Type: "RequestCancellationError", Message: msg}, lines[i].Error)
+		assert.Equal(t, true, lines[i].Metadata["was_cancelled"])
+	}
+	assert.Nil(t, lines[3].Error)
+}
+
 func TestWriteJSONLNonStreaming(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteJSONL(&buf, minimalRun()))

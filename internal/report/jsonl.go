@@ -11,10 +11,9 @@ import (
 	"github.com/aiperf-go/aiperf/internal/result"
 )
 
-// cancelledError stands in for a cancelled request that carries no error of
-// its own; the code and type are AIPerf's.
-var cancelledError = metrics.Error{Code: 499, Type: "RequestCancellationError",
-	Message: "request still in flight when the run stopped"}
+// cancelledMessage stands in for the message of a cancelled request that
+// carries no error of its own.
+const cancelledMessage = "request still in flight when the run stopped"
 
 // jsonlMetadata is AIPerf's per-request metadata plus our extensions
 // (phase, scheduled_ns, send_lag_ns, http_status, retried, malformed_chunks,
@@ -241,9 +240,14 @@ func recordMetadata(r *metrics.Record, streaming bool) (jsonlMetadata, *metrics.
 	if r.Cancelled {
 		end := md.RequestEndNs
 		md.CancellationTimeNs = &end
-		if errDetails == nil {
-			errDetails = &cancelledError
+		// AIPerf's error record of a cancellation, whatever error the cut
+		// request ended with (the phase's end can cut one that then fails
+		// otherwise), with our message.
+		cancelled := metrics.Error{Code: metrics.CancelledCode, Type: metrics.CancelledType, Message: cancelledMessage}
+		if errDetails != nil && errDetails.Message != "" {
+			cancelled.Message = errDetails.Message
 		}
+		errDetails = &cancelled
 	}
 	return md, errDetails
 }

@@ -192,7 +192,7 @@ func (f *fake) record(k int, kind string, begun int64) metrics.Record {
 func (f *fake) cut(k int, kind string) error {
 	rec := f.record(k, kind, f.reports[k].StartNs)
 	rec.Cancelled, rec.CutBy, rec.OutputTokens, rec.ResponseNs = true, metrics.CutInterrupt, 0, metrics.Stamps{}
-	rec.Error = &metrics.Error{Type: "Cancelled", Message: "context canceled"}
+	rec.Error = &metrics.Error{Code: metrics.CancelledCode, Type: metrics.CancelledType, Message: "context canceled"}
 	f.reports[k].Cancelled++
 	return f.conn.Send(&shard.Msg{Type: shard.TypeRecord, Record: &rec})
 }
