@@ -63,21 +63,29 @@ func TestFirstChunkTokensRoundTrip(t *testing.T) {
 	assert.Equal(t, 1, count(t, db, `SELECT count(*) FROM records WHERE first_chunk_tokens IS NOT NULL`))
 }
 
+// upgradedRun is the one run of a store that stmts took back to before a
+// migration, opened again (which applies it anew): the store, and the run
+// as it loads (with its records when withRecords).
+func upgradedRun(t *testing.T, withRecords bool, stmts ...string) (*store.DB, *result.Run) {
+	t.Helper()
+	db := openAt(t, execOn(t, storeWithRuns(t, 1), stmts...))
+	assert.Equal(t, store.MigrationCount(), count(t, db, `SELECT count(*) FROM migrations`))
+	runs, err := db.ListRuns(context.Background(), store.RunFilter{})
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	run, err := db.GetRun(context.Background(), runs[0].ID, withRecords)
+	require.NoError(t, err)
+	return db, run
+}
+
 // TestFirstChunkTokensMigration: records stored before first_chunk_tokens
 // existed (schema 12) load as they did, without usage, once the upgrade
 // has added the column; a run stored after it keeps its counts.
 func TestFirstChunkTokensMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := execOn(t, storeWithRuns(t, 1), `ALTER TABLE records DROP COLUMN first_chunk_tokens`,
+	db, old := upgradedRun(t, true, `ALTER TABLE records DROP COLUMN first_chunk_tokens`,
 		`DELETE FROM migrations WHERE name = 'migration/0013_first_chunk_tokens.sql'`)
-	db := openAt(t, path)
-	assert.Equal(t, store.MigrationCount(), count(t, db, `SELECT count(*) FROM migrations`))
-	runs, err := db.ListRuns(ctx, store.RunFilter{})
-	require.NoError(t, err)
-	require.Len(t, runs, 1)
-	old, err := db.GetRun(ctx, runs[0].ID, true)
-	require.NoError(t, err)
 	require.Len(t, old.Records, 200)
 	for i := range old.Records {
 		require.Nil(t, old.Records[i].Usage, "record %d", i)

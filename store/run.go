@@ -97,6 +97,10 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 	if err != nil {
 		return 0, fmt.Errorf("encode exports: %w", err)
 	}
+	tallies, err := encodeTallies(&r.Audit)
+	if err != nil {
+		return 0, err
+	}
 
 	var sweepID, trial sql.NullInt64
 	var cellID, trialKey sql.NullString
@@ -135,7 +139,7 @@ func saveRun(ctx context.Context, tx *sql.Tx, r *result.Run, artifactDir string,
 		nullIfZero(r.Audit.TargetRate), r.Audit.AchievedRate, r.Audit.CapDelayed, r.Audit.Retried,
 		r.Audit.PrecisePacing, r.Audit.ClientBound, string(warnings), r.Audit.KVReset, r.Audit.KVResetDetail,
 		strings.Join(r.Audit.KVResetEvidence, ","), r.Audit.CapSkipped, string(workers), string(exports),
-		r.Audit.RxCoalesceUsecs, r.Audit.TokensCountedWith, nullIfZero(r.Audit.ScheduledRate),
+		r.Audit.RxCoalesceUsecs, r.Audit.TokensCountedWith, nullIfZero(r.Audit.ScheduledRate), tallies,
 	})
 	if err != nil {
 		return 0, err
@@ -166,7 +170,7 @@ var runColumns = []string{"sweep_id", "cell_id", "trial", "trial_key", "name", "
 	"seed", "config", "cli_command", "tool_version", "host", "started_at", "ended_at", "artifact_dir", "record_count",
 	"target_rate", "achieved_rate", "cap_delayed", "retried", "precise_pacing", "client_bound", "warnings",
 	"kv_reset", "kv_reset_detail", "kv_reset_evidence", "cap_skipped", "workers", "exports",
-	"rx_coalesce_usecs", "tokens_counted_with", "scheduled_rate"}
+	"rx_coalesce_usecs", "tokens_counted_with", "scheduled_rate", "audit_tallies"}
 
 // runRow is the values of runColumns.
 type runRow []any

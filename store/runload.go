@@ -62,7 +62,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		params                           sql.NullString
 		trial                            sql.NullInt64
 		mode, cfgJSON, start, end, warns string
-		workers, exports                 string
+		workers, exports, tallies        string
 		evidence                         string
 		targetRate, achievedRate         sql.NullFloat64
 		scheduledRate                    sql.NullFloat64
@@ -74,7 +74,8 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 			r.was_cancelled, r.mode, r.config, r.cli_command, r.tool_version, r.host, r.started_at, r.ended_at,
 			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings,
 			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence, r.cap_skipped, r.workers,
-			r.exports, r.rx_coalesce_usecs, r.tokens_counted_with, r.scheduled_rate, COALESCE(l.pid, 0), COALESCE(l.host, '')
+			r.exports, r.rx_coalesce_usecs, r.tokens_counted_with, r.scheduled_rate, r.audit_tallies,
+			COALESCE(l.pid, 0), COALESCE(l.host, '')
 		FROM runs r
 		LEFT JOIN sweeps s ON s.id = r.sweep_id
 		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -84,7 +85,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
 		&targetRate, &achievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
 		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers,
-		&exports, &r.Audit.RxCoalesceUsecs, &r.Audit.TokensCountedWith, &scheduledRate, &claimPID, &claimHost)
+		&exports, &r.Audit.RxCoalesceUsecs, &r.Audit.TokensCountedWith, &scheduledRate, &tallies, &claimPID, &claimHost)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
 	}
@@ -108,6 +109,9 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 	}
 	if len(r.Audit.Workers) == 0 {
 		r.Audit.Workers = nil
+	}
+	if err := decodeTallies(&r.Audit, tallies); err != nil {
+		return nil, err
 	}
 	if err := json.Unmarshal([]byte(exports), &r.Exports); err != nil {
 		return nil, fmt.Errorf("decode exports: %w", err)

@@ -102,6 +102,26 @@ func TestRunsExportKeepsGPUTelemetry(t *testing.T) {
 	assert.Greater(t, strings.Count(section, "\n"), 10, "a row per GPU and metric")
 }
 
+// TestRunsExportKeepsClientAudit: a run exported from the store carries
+// the client audit its own export had, the requests cut on purpose
+// (cut, cut_on_purpose) included.
+func TestRunsExportKeepsClientAudit(t *testing.T) {
+	m := startMock(t, mock.Config{TTFT: 10, ITL: 100})
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(m.URL, "--concurrency", "2", "--request-count", "8", "--request-cancellation-rate", "50",
+		"--random-seed", "1", "--request-cancellation-delay", "0.05", "--artifact-dir", "out")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	ran := readJSON(t, filepath.Join(dir, "out", report.JSONFile))["client_audit"].(map[string]any)
+	require.Positive(t, ran["cut_on_purpose"], "half of 8 are picked")
+	require.Equal(t, ran["cut"], ran["cut_on_purpose"])
+
+	inv = cli(t, dir, "runs", "export", "1", "--format", "json")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(inv.stdout), &doc))
+	assert.Equal(t, ran, doc["client_audit"])
+}
+
 // TestSpecDecodeAcceptanceMetrics: a server reporting each request's
 // speculative-decoding acceptance (vLLM's metrics.speculative_decoding,
 // the mock's --spec-decode-stats) gets AIPerf's Spec Decode section, its
