@@ -38,10 +38,7 @@ func (s *Server) promptSegments(ep endpoint, req *completionRequest) ([]segment,
 			}
 		}
 	}
-	n := 0
-	for _, sg := range segs {
-		n += len(sg.ids)
-	}
+	n := segmentTokens(segs)
 	if n == 0 && !ep.chat { // a chat prompt always has its template's tokens in vLLM
 		return nil, 0, vllmError("The decoder prompt cannot be empty")
 	}

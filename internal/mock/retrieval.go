@@ -87,10 +87,7 @@ func (s *Server) solido(w http.ResponseWriter, r *http.Request) {
 // prefillGeneration is the generation of a request that only prefills
 // segs.
 func (s *Server) prefillGeneration(prefix string, segs []segment) *generation {
-	n := 0
-	for _, sg := range segs {
-		n += len(sg.ids)
-	}
+	n := segmentTokens(segs)
 	g := &generation{ep: endpoint{idPrefix: prefix}, model: s.cfg.Model, finish: "stop",
 		blocks: newBlockHasher(s.blockSeed, s.blockSize, n), usage: usage{PromptTokens: n, TotalTokens: n}}
 	for _, sg := range segs {
