@@ -1,8 +1,11 @@
 package mock
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -227,4 +230,36 @@ func TestAccessLogs(t *testing.T) {
 		assert.Contains(c, lines[3], "POST /v1/completions 401 ")
 	}, 5*time.Second, 10*time.Millisecond)
 	assert.NotContains(t, out.String(), "sk-hidden")
+}
+
+// TestAccessLogEscapesPaths: a request path is logged as sent, percent-
+// encoded and escaped: a decoded %1b]0;…%07 set the terminal's title and
+// %1b[2J cleared it, and a %0a wrote a second, forged line.
+func TestAccessLogEscapesPaths(t *testing.T) {
+	var out syncBuffer
+	_, base := start(t, Config{Fast: true, AccessLogs: true, AccessLog: &out})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	for _, path := range []string{"/%1b]0;PWNED%07%1b[2J", "/x%0a2026/12/04%2021:20:53.920545%20POST%20/reset_prefix_cache%20200%20149us",
+		"/%c2%9b2J%e2%80%ae"} {
+		_, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: mock\r\n\r\n", path)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(rd, nil) // the line is logged before the reply is sent
+		require.NoError(t, err)
+		readAll(t, resp)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	}
+	log := out.String()
+	lines := strings.Split(strings.TrimSuffix(log, "\n"), "\n")
+	require.Len(t, lines, 3, log)
+	assert.Contains(t, lines[0], " GET /%1b]0;PWNED%07%1b[2J 404 ")
+	assert.Contains(t, lines[1], " GET /x%0a2026/12/04%2021:20:53.920545%20POST%20/reset_prefix_cache%20200%20149us 404 ")
+	assert.Contains(t, lines[2], " GET /%c2%9b2J%e2%80%ae 404 ")
+	for i, c := range log {
+		if c != '\n' && (c < 0x20 || c >= 0x7f && c <= 0x9f || c == 0x202e) {
+			t.Fatalf("control character %U at byte %d of the log %q", c, i, log)
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aiperf-go/aiperf/internal/kvcache"
+	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
 
 // shutdownGrace is how long in-flight requests may finish after the serving
@@ -245,7 +246,9 @@ func writeText(w http.ResponseWriter, body string) {
 }
 
 // logRequests writes one access-log line per request: method, path, status
-// and duration.
+// and duration. The path is the client's, still percent-encoded as sent
+// (EscapedPath) and escaped by termsafe, so no control byte, line break
+// or space of a decoded path reaches the terminal or forges a line.
 func logRequests(logger *log.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		began := time.Now()
@@ -254,7 +257,7 @@ func logRequests(logger *log.Logger, next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		logger.Printf("%s %s %d %s", r.Method, r.URL.Path, sw.status, time.Since(began).Round(time.Microsecond))
+		logger.Printf("%s %s %d %s", termsafe.Text(r.Method), termsafe.Text(r.URL.EscapedPath()), sw.status, time.Since(began).Round(time.Microsecond))
 	})
 }
 
