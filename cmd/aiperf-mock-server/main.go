@@ -1,8 +1,11 @@
 // Command aiperf-mock-server runs the OpenAI-compatible mock inference
 // server of package mock until SIGINT or SIGTERM.
 //
-// Exit codes: 0 after a clean shutdown, 1 on a runtime failure (such as the
-// port being in use), 2 on invalid flags.
+// The first signal stops it (the requests in flight get a few seconds to
+// finish, as the mock says); a second one, more than a second after the
+// first, exits at once. Exit codes: 130 once stopped by a signal (as
+// aiperf's), 1 on a runtime failure (such as the port being in use), 2 on
+// invalid flags, 0 after --help.
 package main
 
 import (
@@ -13,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -20,21 +24,73 @@ import (
 )
 
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
 )
 
 const name = "aiperf-mock-server"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// run parses args, serves until ctx is cancelled and returns the exit code.
+// sameSignal is how soon after the first a second signal is taken as the
+// same one delivered twice (`timeout -s INT` signals its command and then
+// the command's process group), as aiperf takes it (docs/interrupts.md).
+const sameSignal = time.Second
+
+// interruptContext returns a context cancelled by the first SIGINT or
+// SIGTERM, saying so on notes; a later signal, past sameSignal, exits at
+// once with exitInterrupted.
+func interruptContext(notes io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		var first time.Time
+		for {
+			select {
+			case s := <-sigs:
+				switch {
+				case first.IsZero():
+					first = time.Now()
+					fmt.Fprintf(notes, "%s: %s: stopping; a second one exits at once\n", name, signalName(s))
+					cancel()
+				case time.Since(first) < sameSignal:
+					fmt.Fprintf(notes, "%s: a second signal within %v of the first is taken as the same one; send another to exit at once\n",
+						name, sameSignal)
+				default:
+					fmt.Fprintf(notes, "%s: interrupted again: exiting now (the requests in flight are cut)\n", name)
+					os.Exit(exitInterrupted)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
+}
+
+// signalName names a signal as aiperf does.
+func signalName(s os.Signal) string {
+	if s == os.Interrupt {
+		return "SIGINT (Ctrl-C)"
+	}
+	return s.String()
+}
+
+// run parses args, serves until ctx is cancelled and returns the exit code:
+// exitInterrupted once ctx is cancelled (a signal stopped the mock).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cfg mock.Config
 	exit := -1 // set by kong after --help
@@ -63,5 +119,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
-	return exitOK
+	return exitInterrupted // Serve returns nil once ctx is cancelled: a signal stopped the mock
 }

@@ -124,7 +124,7 @@ func TestServeAndShutdown(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		assert.Equal(t, exitOK, code)
+		assert.Equal(t, exitInterrupted, code, "stopped as by a signal")
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not stop after cancel")
 	}

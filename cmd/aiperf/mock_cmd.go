@@ -11,7 +11,11 @@ type MockServerCmd struct {
 	mock.Config `embed:""`
 }
 
-// Run serves until ctx is cancelled (Ctrl-C).
+// Run serves until ctx is cancelled (Ctrl-C), then says so and exits 130
+// as every interrupted command does.
 func (c *MockServerCmd) Run(ctx context.Context, g *Globals) error {
-	return mock.Serve(ctx, c.Config, g.Stderr)
+	if err := mock.Serve(ctx, c.Config, g.Stderr); err != nil {
+		return err
+	}
+	return interruptedWhile(ctx, "serving", ctx.Err()) // Serve returns nil once ctx is cancelled
 }

@@ -18,7 +18,8 @@ var ErrInvalidConfig = errors.New("invalid mock server flags")
 // tokenizer (o200k_base, offline) unless cfg has its own, validate cfg,
 // announce the address on logw ("aiperf-mock-server listening on
 // http://ADDR"), send access logs there too unless cfg says otherwise, and
-// serve until ctx is cancelled. When tokens are paced it first gives the
+// serve until ctx is cancelled (what the stop then waits for is said
+// there too). When tokens are paced it first gives the
 // process one more P (GOMAXPROCS) for the timing thread.
 func Serve(ctx context.Context, cfg Config, logw io.Writer) error {
 	if err := cfg.Validate(); err != nil {
@@ -41,6 +42,7 @@ func Serve(ctx context.Context, cfg Config, logw io.Writer) error {
 	if srv.paced() {
 		addClockP()
 	}
+	srv.notes = logw
 	return srv.ListenAndServe(ctx, func(addr string) {
 		fmt.Fprintf(logw, "aiperf-mock-server listening on http://%s\n", addr)
 	})

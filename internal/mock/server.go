@@ -2,18 +2,13 @@ package mock
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"hash/maphash"
 	"io"
 	"log"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,10 +16,6 @@ import (
 	"github.com/aiperf-go/aiperf/internal/kvcache"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
 )
-
-// shutdownGrace is how long in-flight requests may finish after the serving
-// context is cancelled before connections are closed.
-const shutdownGrace = 5 * time.Second
 
 // Server is the mock inference server. It is safe for concurrent use.
 type Server struct {
@@ -47,7 +38,13 @@ type Server struct {
 	hostname   string
 	energy     gpuMeter // the synthetic GPUs' energy counter (--gpu-metrics)
 	handler    http.Handler
-	nextID     atomic.Uint64
+	// active counts the requests being served, grace is how long they may
+	// finish once serving stops, and notes (nil: none) hears what the
+	// stop waits for and cuts (shutdown.go).
+	active atomic.Int64
+	grace  time.Duration
+	notes  io.Writer
+	nextID atomic.Uint64
 	// bodyTimeout bounds reading a request's body (bodyReadTimeout).
 	bodyTimeout time.Duration
 
@@ -121,6 +118,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.handler = logRequests(log.New(out, "", log.LstdFlags|log.Lmicroseconds), s.handler)
 	}
+	s.handler = s.countActive(s.handler)
+	s.grace = shutdownGrace
 	return s, nil
 }
 
@@ -165,39 +164,6 @@ func (s *Server) routes() http.Handler {
 // Handler returns the server's HTTP handler (access logging included when
 // --access-logs is set).
 func (s *Server) Handler() http.Handler { return s.handler }
-
-// ListenAndServe listens on --host:--port, calls ready (if not nil) with the
-// bound address once connections are accepted, and serves until ctx is
-// cancelled; it then lets in-flight requests finish for a few seconds and
-// returns nil.
-func (s *Server) ListenAndServe(ctx context.Context, ready func(addr string)) error {
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port))
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("start mock server: %w", err)
-	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve mock server: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve mock server: %w", err)
-	}
-	return nil
-}
 
 // models answers GET /v1/models in OpenAI's list shape.
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"math"
@@ -147,4 +148,28 @@ func BenchmarkFastStream(b *testing.B) {
 	secs := b.Elapsed().Seconds()
 	b.ReportMetric(float64(b.N)/secs, "req/s")
 	b.ReportMetric(float64(b.N)*(1+64+1)/secs, "chunks/s")
+}
+
+// TestShutdownSaysWhatItWaitsFor: a stop with a request in flight says
+// what it waits for and, once the grace is over, how many it cut (it
+// waited five seconds in silence, and cut streams were not reported).
+func TestShutdownSaysWhatItWaitsFor(t *testing.T) {
+	s, err := New(Config{TTFT: 1, ITL: 100}) // 2,000 tokens: 200 s, far past the grace
+	require.NoError(t, err)
+	var notes syncBuffer
+	s.notes, s.grace = &notes, 50*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- s.ListenAndServe(ctx, func(addr string) { addrs <- addr }) }()
+	resp, err := http.Post("http://"+<-addrs+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":2000,"stream":true}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	_, err = bufio.NewReader(resp.Body).ReadString('\n') // the role chunk: the request is in flight
+	require.NoError(t, err)
+	cancel()
+	require.NoError(t, <-served)
+	assert.Equal(t, "aiperf-mock-server: stopping: waiting up to 50ms for 1 request in flight to finish, then cutting them\n"+
+		"aiperf-mock-server: stopped: 1 request still in flight after 50ms cut\n", notes.String())
 }
