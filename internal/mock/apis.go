@@ -136,9 +136,16 @@ func (responsesWire) start(*generation) {}
 func (responsesWire) release()          {}
 func (responsesWire) end() []byte       { return nil }
 
+// usage is the Responses API's usage: input_tokens counts the cached ones,
+// also reported in input_tokens_details.cached_tokens (unless
+// --no-cache-report), as OpenAI does.
 func (responsesWire) usage(g *generation) map[string]any {
-	return map[string]any{"input_tokens": g.usage.PromptTokens, "output_tokens": g.usage.CompletionTokens,
+	u := map[string]any{"input_tokens": g.usage.PromptTokens, "output_tokens": g.usage.CompletionTokens,
 		"total_tokens": g.usage.TotalTokens}
+	if d := g.usage.PromptDetails; d != nil {
+		u["input_tokens_details"] = map[string]int{"cached_tokens": d.CachedTokens}
+	}
+	return u
 }
 
 func (w responsesWire) object(g *generation, status string, done bool) map[string]any {
@@ -186,7 +193,7 @@ func (messagesWire) stopReason(g *generation) string {
 
 func (messagesWire) open(g *generation) []byte {
 	msg := map[string]any{"id": g.id, "type": "message", "role": "assistant", "model": g.model, "content": []any{},
-		"stop_reason": nil, "usage": map[string]int{"input_tokens": g.usage.PromptTokens, "output_tokens": 1}}
+		"stop_reason": nil, "usage": messagesUsage(g, 1)}
 	b := sseFrame("message_start", map[string]any{"type": "message_start", "message": msg})
 	return append(b, sseFrame("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 		"content_block": map[string]string{"type": "text", "text": ""}})...)
@@ -210,7 +217,20 @@ func (messagesWire) end() []byte {
 func (w messagesWire) whole(g *generation) any {
 	return map[string]any{"id": g.id, "type": "message", "role": "assistant", "model": g.model,
 		"content":     []any{map[string]string{"type": "text", "text": g.text(0, g.tokens)}},
-		"stop_reason": w.stopReason(g), "usage": map[string]int{"input_tokens": g.usage.PromptTokens, "output_tokens": g.usage.CompletionTokens}}
+		"stop_reason": w.stopReason(g), "usage": messagesUsage(g, g.usage.CompletionTokens)}
+}
+
+// messagesUsage is the Messages API's usage with output tokens: as
+// Anthropic counts them, the prompt tokens read from the cache are
+// cache_read_input_tokens and input_tokens the rest (unless
+// --no-cache-report: then all are input_tokens).
+func messagesUsage(g *generation, output int) map[string]int {
+	u := map[string]int{"input_tokens": g.usage.PromptTokens, "output_tokens": output}
+	if d := g.usage.PromptDetails; d != nil {
+		u["input_tokens"] -= d.CachedTokens
+		u["cache_read_input_tokens"] = d.CachedTokens
+	}
+	return u
 }
 
 // tgiWire writes TGI: a token event per token, the last one carrying

@@ -38,7 +38,7 @@ type Config struct {
 	AdminLatencyMS    float64 `name:"admin-latency-ms" placeholder:"MS" help:"Delay before answering each admin call, in milliseconds."`
 	ResetSuccessFalse bool    `name:"reset-success-false" help:"Answer /reset_prefix_cache with 200 {\"success\": false} and keep the prefix cache, as vLLM does when blocks are busy."`
 	ResetNoop         bool    `name:"reset-noop" help:"Answer /reset_prefix_cache and /flush_cache as usual but keep the prefix cache (a reset that reports success without resetting, vllm#57727)."`
-	NoCacheReport     bool    `name:"no-cache-report" help:"Leave usage.prompt_tokens_details.cached_tokens out of replies, like vLLM without --enable-prompt-tokens-details."`
+	NoCacheReport     bool    `name:"no-cache-report" help:"Leave the cached-token counts (usage.prompt_tokens_details.cached_tokens, and the Responses and Messages fields) out of replies, like vLLM without --enable-prompt-tokens-details."`
 	SpecDecodeStats   bool    `name:"spec-decode-stats" help:"Report each chat and completions reply's speculative-decoding acceptance at the response root, metrics.speculative_decoding (on a stream's usage frame), like vLLM with --per-request-spec-decode-metrics summary."`
 	FirstChunkTokens  int     `name:"first-chunk-tokens" default:"1" placeholder:"N" help:"Output tokens the first content chunk of a streamed chat or completions reply carries, as a server that streams several tokens at a time (TRT-LLM's stream_interval) bundles them; it goes out when its last token is due, every later chunk carries one (default ${default})."`
 
