@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,22 +209,11 @@ func encoderPassages(api int, req *encoderRequest) (string, []string, error) {
 }
 
 // checkInputCount refuses a JSON list of more than maxEncoderInputs items,
-// reading no further than one item past the bound. A value that is not a
-// list passes: its decoding says what is wrong with it.
+// reading no further than one item past the bound.
 func checkInputCount(field string, raw json.RawMessage) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil
-	}
-	for n := 1; dec.More(); n++ {
-		if n > maxEncoderInputs {
-			return fmt.Errorf("%s holds more than %d items: the mock takes at most %d a request (OpenAI's limit on an embeddings input list)",
-				field, maxEncoderInputs, maxEncoderInputs)
-		}
-		var item json.RawMessage
-		if dec.Decode(&item) != nil {
-			return nil
-		}
+	if listLen(raw, maxEncoderInputs) > maxEncoderInputs {
+		return fmt.Errorf("%s holds more than %d items: the mock takes at most %d a request (OpenAI's limit on an embeddings input list)",
+			field, maxEncoderInputs, maxEncoderInputs)
 	}
 	return nil
 }

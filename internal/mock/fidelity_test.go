@@ -214,7 +214,7 @@ func TestEmptyPromptAndTokenIDs(t *testing.T) {
 		{"/v1/completions", `{"prompt":[[]]}`, "The decoder prompt cannot be empty"},
 		{"/generate", `{"inputs":""}`, "The decoder prompt cannot be empty"},
 		{"/v1/completions", `{"prompt":[5,-2]}`, "Token id -2 is out of vocabulary"},
-		{"/v1/completions", `{"prompt":[[1],[-7]]}`, "Token id -7 is out of vocabulary"},
+		{"/v1/completions", `{"prompt":[[1,-7]]}`, "Token id -7 is out of vocabulary"},
 		{"/v1/completions", `{"prompt":[4294967296]}`, "Token id 4294967296 is out of vocabulary"},
 	} {
 		status, raw := postRaw(t, base+tc.path, tc.body)

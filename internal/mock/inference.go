@@ -56,8 +56,12 @@ type completionRequest struct {
 	MaxCompletionTokens *intParam       `json:"max_completion_tokens"`
 	MinTokens           *intParam       `json:"min_tokens"` // vLLM's extra parameter
 	N                   *intParam       `json:"n"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
+	// Logprobs (chat: a boolean; completions: a count) and TopLogprobs
+	// ask for log probabilities, which the mock does not compute: refused.
+	Logprobs      json.RawMessage `json:"logprobs"`
+	TopLogprobs   *intParam       `json:"top_logprobs"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 		// ContinuousUsageStats asks for the cumulative usage on every
 		// chunk, as vLLM: honoured with IncludeUsage (chunkusage.go).
@@ -264,6 +268,9 @@ func (s *Server) plan(ep endpoint, req *completionRequest) (*generation, error) 
 			return nil, vllmError(fmt.Sprintf("n must be at least 1, got %d.", *req.N))
 		}
 		return nil, fmt.Errorf("n must be 1: the mock returns one choice per request, got n=%d", *req.N)
+	}
+	if err := checkLogprobs(req); err != nil {
+		return nil, err
 	}
 	segs, prompt, err := s.promptSegments(ep, req)
 	if err != nil {

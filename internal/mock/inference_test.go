@@ -168,9 +168,9 @@ func TestPromptShapes(t *testing.T) {
 			{"role": "system", "content": "be brief"},
 			{"role": "user", "content": []map[string]any{{"type": "text", "text": "one two three"}}},
 		}}, 5},
-		{"prompt strings", "/v1/completions", map[string]any{"prompt": []string{"a b", "c"}}, 3},
+		{"prompt strings", "/v1/completions", map[string]any{"prompt": []string{"a b c"}}, 3}, // one prompt: several are refused
 		{"prompt ids", "/v1/completions", map[string]any{"prompt": []int{1, 2, 3, 4}}, 4},
-		{"prompt id batches", "/v1/completions", map[string]any{"prompt": [][]int{{1, 2}, {3}}}, 3},
+		{"prompt id batches", "/v1/completions", map[string]any{"prompt": [][]int{{1, 2, 3}}}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.body["max_tokens"] = 2

@@ -21,6 +21,10 @@ func (s *Server) promptSegments(ep endpoint, req *completionRequest) ([]segment,
 		if len(req.Prompt) == 0 {
 			return nil, 0, errors.New("prompt is required")
 		}
+		if sh := shape(req.Prompt); (sh == shapeStrings || sh == shapeBatches) && listLen(req.Prompt, 1) > 1 {
+			return nil, 0, errors.New("prompt must be one prompt: the mock returns one choice per request, got a list of several " +
+				"(a string or token-id list each; send them as requests of their own)")
+		}
 		if segs, err = s.rawSegments(req.Prompt, 0, nil); err != nil {
 			var re *requestError
 			if errors.As(err, &re) {
@@ -168,4 +172,22 @@ func shape(raw []byte) int {
 		}
 	}
 	return shapeOther
+}
+
+// listLen is the number of items of a JSON list, counted no further than
+// limit+1, so a long list costs no more than its first items; a value
+// that is not a list has none.
+func listLen(raw json.RawMessage, limit int) int {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return 0
+	}
+	n := 0
+	for ; n <= limit && dec.More(); n++ {
+		var item json.RawMessage
+		if dec.Decode(&item) != nil {
+			break
+		}
+	}
+	return n
 }

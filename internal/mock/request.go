@@ -99,3 +99,17 @@ func postOnly(h http.HandlerFunc) http.HandlerFunc {
 		h(w, r)
 	}
 }
+
+// checkLogprobs refuses a request for log probabilities (chat's logprobs
+// true or top_logprobs above 0, completions' logprobs as any count): the
+// mock computes none, and a reply without what was asked would differ
+// from the real one in shape and size unnoticed.
+func checkLogprobs(req *completionRequest) error {
+	asked := bytes.TrimSpace(req.Logprobs)
+	if len(asked) > 0 && !bytes.Equal(asked, []byte("null")) && !bytes.Equal(asked, []byte("false")) ||
+		req.TopLogprobs != nil && *req.TopLogprobs > 0 {
+		return errors.New("logprobs: the mock computes no log probabilities, so a request for them is refused rather than " +
+			"answered with logprobs null; leave logprobs and top_logprobs out")
+	}
+	return nil
+}
