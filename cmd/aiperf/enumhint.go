@@ -11,10 +11,15 @@ import (
 // kongEnum is kong's message for a value outside a flag's enum.
 var kongEnum = regexp.MustCompile(`^(--[\w-]+) must be one of (.*) but got ("(?:[^"\\]|\\.)*")$`)
 
-// parseMessage words a parse error for the console: a value outside a
-// flag's choices is listed as the other choices are (the empty default
-// left out, no quotes) with the closest choices proposed.
+// parseMessage words a parse error for the console: an AIPerf option or
+// command not built here says why and what to use instead
+// (notBuiltMessage), and a value outside a flag's choices is listed as the
+// other choices are (the empty default left out, no quotes) with the
+// closest choices proposed.
 func parseMessage(err error) string {
+	if msg, ok := notBuiltMessage(err); ok {
+		return msg
+	}
 	msg := err.Error()
 	m := kongEnum.FindStringSubmatch(msg)
 	if m == nil {

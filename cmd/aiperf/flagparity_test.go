@@ -11,17 +11,19 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/aiperf-go/aiperf/internal/notbuilt"
 )
 
 // The flag-parity test holds `aiperf profile` to AIPerf's documented option
 // list (testdata/aiperf_profile_options.txt, a snapshot of AIPerf's
 // docs/cli-options.md): every name AIPerf documents is accepted by our
-// command line, or is on testdata/aiperf_profile_unsupported.txt with the
-// issue that covers it, why it never will be, or what building it would
-// take when no issue covers it yet.
+// command line, or is on the not-built list (package notbuilt, whose
+// reasons the command line gives) with the issue that covers it, why it
+// never will be, or what it is when no issue covers it yet.
 const (
 	parityOptionsFile     = "testdata/aiperf_profile_options.txt"
-	parityUnsupportedFile = "testdata/aiperf_profile_unsupported.txt"
+	parityUnsupportedFile = notbuilt.File
 )
 
 // aiperfOption is one documented option: its section and its names (the
@@ -37,9 +39,9 @@ type unsupportedEntry struct {
 	reason string
 }
 
-// reasonRe is what a not-supported entry's reason must start with: the
-// issue that covers the option, n/a with a one-line justification, or not
-// built with what the option would take (no issue covers it yet).
+// reasonRe is how a not-built entry's reason starts (notbuilt.Entry's
+// Status, then its why): the issue that covers the option, n/a, or not
+// built.
 var reasonRe = regexp.MustCompile(`^(issue (\d+)|n/a|not built): \S`)
 
 func readAIPerfOptions(t *testing.T) []aiperfOption {
@@ -58,21 +60,20 @@ func readAIPerfOptions(t *testing.T) []aiperfOption {
 	return opts
 }
 
+// readUnsupported is the not-built list's options (its commands are held
+// to being refused by TestNotBuiltOptionsAndCommandsSayWhy).
 func readUnsupported(t *testing.T) map[string]unsupportedEntry {
 	t.Helper()
+	entries, err := notbuilt.All()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]unsupportedEntry{}
-	eachDataLine(t, parityUnsupportedFile, func(n int, line string) {
-		name, reason, _ := strings.Cut(line, "\t")
-		reason = strings.TrimSpace(reason)
-		if !reasonRe.MatchString(reason) {
-			t.Errorf("%s:%d: %s: the reason must read \"issue N: ...\", \"n/a: why\" or \"not built: what it takes\", got %q",
-				parityUnsupportedFile, n, name, reason)
+	for _, e := range entries {
+		if e.Option() {
+			out[e.Name] = unsupportedEntry{line: e.Line, reason: e.Status + ": " + e.Why}
 		}
-		if prev, dup := out[name]; dup {
-			t.Errorf("%s:%d: %s is listed again (first on line %d)", parityUnsupportedFile, n, name, prev.line)
-		}
-		out[name] = unsupportedEntry{line: n, reason: reason}
-	})
+	}
 	return out
 }
 

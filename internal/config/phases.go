@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aiperf-go/aiperf/internal/notbuilt"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -184,12 +185,12 @@ func (d *decoder) phaseFields(s *phaseState) []field {
 		{keys("adaptive_scale"), d.notYetUnless("false", "adaptive_scale: (single-run boundary discovery)", "use a sweep")},
 		{keys("rate_series"), d.notYet("rate_series: (a piecewise request-rate schedule)", "")},
 		{keys("timing_mode"), d.notYet("timing_mode:", "")},
-		{keys("trajectory_start_min_ratio"), d.notYet("agentic replay (trajectory_start_min_ratio)", "")},
-		{keys("trajectory_start_max_ratio"), d.notYet("agentic replay (trajectory_start_max_ratio)", "")},
-		{keys("burst_phase_starts"), d.notYetUnless("false", "agentic replay (burst_phase_starts)", "")},
-		{keys("system_idle_gap_cap_seconds"), d.notYet("agentic replay (system_idle_gap_cap_seconds)", "")},
-		{keys("agentic_cache_warmup_duration"), d.notYet("agentic replay (agentic_cache_warmup_duration)", "")},
-		{keys("agentic_warmup_grace_period"), d.notYet("agentic replay (agentic_warmup_grace_period)", "")},
+		{keys("trajectory_start_min_ratio"), d.notYet("agentic replay (trajectory_start_min_ratio)", notbuilt.Explain("--trajectory-start-min-ratio"))},
+		{keys("trajectory_start_max_ratio"), d.notYet("agentic replay (trajectory_start_max_ratio)", notbuilt.Explain("--trajectory-start-max-ratio"))},
+		{keys("burst_phase_starts"), d.notYetUnless("false", "agentic replay (burst_phase_starts)", notbuilt.Explain("--burst-phase-starts"))},
+		{keys("system_idle_gap_cap_seconds"), d.notYet("agentic replay (system_idle_gap_cap_seconds)", notbuilt.Explain("--system-idle-gap-cap-seconds"))},
+		{keys("agentic_cache_warmup_duration"), d.notYet("agentic replay (agentic_cache_warmup_duration)", notbuilt.Explain("--agentic-cache-warmup-duration"))},
+		{keys("agentic_warmup_grace_period"), d.notYet("agentic replay (agentic_warmup_grace_period)", notbuilt.Explain("--agentic-warmup-grace-period"))},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/notbuilt"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -116,7 +117,6 @@ func TestNotSupportedYet(t *testing.T) {
 			`bench.yaml:1: sweep.optuna_sampler: optuna_sampler: (AIPerf's Optuna stack) is not supported yet: use planner: bayesian`},
 		{[]string{"benchmark: {runtime: {api_port: 9090}}"}, `bench.yaml:1: benchmark.runtime.api_port: api_port: (AIPerf's HTTP and WebSocket service API) is not supported yet: serve live metrics with aiperf profile --metrics-listen`},
 		{[]string{"benchmark: {logging: {level: DEBUG}}"}, `bench.yaml:1: benchmark.logging: logging: is not supported yet: use aiperf profile -v or --log-level`},
-		{[]string{"benchmark: {accuracy: {benchmark: mmlu}}"}, `bench.yaml:1: benchmark.accuracy: accuracy: (accuracy benchmarks) is not supported yet`},
 		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
 		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: weighted (a weight per model) is not supported yet: use round_robin or random`},
 		{[]string{"benchmark: {dataset: {prompts: {isl: {type: lognormal, mean: 5}}}}"}, `bench.yaml:1: benchmark.dataset.prompts.isl.type: a lognormal distribution is not supported yet: use a number or {mean, stddev}`},
@@ -136,6 +136,38 @@ func TestNotSupportedYet(t *testing.T) {
 	}
 	_, err := parse("random_seed: 3", "multi_run: {num_runs: 2, set_consistent_seed: false}")
 	require.NoError(t, err, "with a seed, every trial draws the same workload anyway")
+}
+
+// A key that stands for an AIPerf option the command line does not build
+// is refused with that option's reason and alternative, the command
+// line's (package notbuilt), not a copy of them.
+func TestNotBuiltKeysGiveTheOptionsReason(t *testing.T) {
+	tests := []struct{ yaml, want, option string }{
+		{"benchmark: {accuracy: {benchmark: mmlu}}", "bench.yaml:1: benchmark.accuracy: accuracy: (accuracy benchmarks) is not supported yet: ", "--accuracy-benchmark"},
+		{"benchmark: {wandb: {project: p}}", "bench.yaml:1: benchmark.wandb: wandb: (Weights & Biases upload) is not supported yet: ", "--wandb-project"},
+		{"benchmark: {scenario: inferencex-agentx-mvp}", "bench.yaml:1: benchmark.scenario: scenario: (benchmark invariant locks) is not supported yet: ", "--scenario"},
+		{"benchmark: {unsafe_override: true}", "bench.yaml:1: benchmark.unsafe_override: unsafe_override: is not supported yet: ", "--unsafe-override"},
+		{"benchmark: {phases: {requests: 8, trajectory_start_min_ratio: 0.1}}",
+			"bench.yaml:1: benchmark.phases.trajectory_start_min_ratio: agentic replay (trajectory_start_min_ratio) is not supported yet: ", "--trajectory-start-min-ratio"},
+		{"benchmark: {phases: {requests: 8, trajectory_start_max_ratio: 0.9}}",
+			"bench.yaml:1: benchmark.phases.trajectory_start_max_ratio: agentic replay (trajectory_start_max_ratio) is not supported yet: ", "--trajectory-start-max-ratio"},
+		{"benchmark: {phases: {requests: 8, burst_phase_starts: true}}",
+			"bench.yaml:1: benchmark.phases.burst_phase_starts: agentic replay (burst_phase_starts) is not supported yet: ", "--burst-phase-starts"},
+		{"benchmark: {phases: {requests: 8, system_idle_gap_cap_seconds: 5}}",
+			"bench.yaml:1: benchmark.phases.system_idle_gap_cap_seconds: agentic replay (system_idle_gap_cap_seconds) is not supported yet: ", "--system-idle-gap-cap-seconds"},
+		{"benchmark: {phases: {requests: 8, agentic_cache_warmup_duration: 5}}",
+			"bench.yaml:1: benchmark.phases.agentic_cache_warmup_duration: agentic replay (agentic_cache_warmup_duration) is not supported yet: ", "--agentic-cache-warmup-duration"},
+		{"benchmark: {phases: {requests: 8, agentic_warmup_grace_period: 5}}",
+			"bench.yaml:1: benchmark.phases.agentic_warmup_grace_period: agentic replay (agentic_warmup_grace_period) is not supported yet: ", "--agentic-warmup-grace-period"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.yaml, func(t *testing.T) {
+			e, ok := notbuilt.Lookup(tt.option)
+			require.True(t, ok, "%s is not in %s", tt.option, notbuilt.File)
+			_, err := parse(tt.yaml)
+			require.EqualError(t, err, tt.want+e.Why+"; instead, "+e.Instead)
+		})
+	}
 }
 
 // Phases: AIPerf's rules on names, kinds and the deprecated

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aiperf-go/aiperf/internal/notbuilt"
 )
 
 // keys lists a field's snake_case name and its aliases.
@@ -50,17 +52,19 @@ func (d *decoder) notYetUnless(def, what, hint string) func(string, *yaml.Node) 
 }
 
 // notYetSections are the benchmark body's AIPerf sections this reader
-// does not implement, each with what to do instead.
-var notYetSections = map[string][2]string{
-	"logging":           {"logging:", "use aiperf profile -v or --log-level"},
-	"metrics":           {"metrics: (AIPerf's metric aggregation settings)", ""},
-	"accuracy":          {"accuracy: (accuracy benchmarks)", ""},
-	"wandb":             {"wandb: (Weights & Biases upload)", ""},
-	"network_latency":   {"network_latency: (network-adjusted latencies)", ""},
-	"endpoint_profiles": {"endpoint_profiles: (named extra endpoints)", ""},
-	"failure_policy":    {"failure_policy:", "a failed request is recorded and the run goes on; use --failed-request-threshold to end it early"},
-	"scenario":          {"scenario: (benchmark invariant locks)", ""},
-	"unsafe_override":   {"unsafe_override:", ""},
+// does not implement: what each is, what to do instead, or the AIPerf
+// option it stands for, whose reason and alternative are the command
+// line's (package notbuilt).
+var notYetSections = map[string]struct{ what, hint, option string }{
+	"logging":           {"logging:", "use aiperf profile -v or --log-level", ""},
+	"metrics":           {"metrics: (AIPerf's metric aggregation settings)", "", ""},
+	"accuracy":          {"accuracy: (accuracy benchmarks)", "", "--accuracy-benchmark"},
+	"wandb":             {"wandb: (Weights & Biases upload)", "", "--wandb-project"},
+	"network_latency":   {"network_latency: (network-adjusted latencies)", "", ""},
+	"endpoint_profiles": {"endpoint_profiles: (named extra endpoints)", "", ""},
+	"failure_policy":    {"failure_policy:", "a failed request is recorded and the run goes on; use --failed-request-threshold to end it early", ""},
+	"scenario":          {"scenario: (benchmark invariant locks)", "", "--scenario"},
+	"unsafe_override":   {"unsafe_override:", "", "--unsafe-override"},
 }
 
 // notYetFields are the body's unsupported sections as fields.
@@ -68,11 +72,15 @@ func (d *decoder) notYetFields() []field {
 	var fs []field
 	for _, key := range slices.Sorted(maps.Keys(notYetSections)) {
 		m := notYetSections[key]
+		hint := m.hint
+		if m.option != "" {
+			hint = notbuilt.Explain(m.option)
+		}
 		if key == "unsafe_override" {
-			fs = append(fs, field{keys(key), d.notYetUnless("false", m[0], m[1])})
+			fs = append(fs, field{keys(key), d.notYetUnless("false", m.what, hint)})
 			continue
 		}
-		fs = append(fs, field{keys(key), d.notYet(m[0], m[1])})
+		fs = append(fs, field{keys(key), d.notYet(m.what, hint)})
 	}
 	return fs
 }
