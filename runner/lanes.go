@@ -308,14 +308,52 @@ func (s *sweepRun) cellEndedLocked(t plan.Trial) {
 	if s.last[t.Cell.ID] != t.Number {
 		return
 	}
-	runs := s.results[t.Cell.ID]
-	for _, b := range s.beyond[t.Cell.ID] {
+	runs, trials := s.cellRunsLocked(t.Cell.ID)
+	s.o.aggregate(s.sw, t, runs, trials)
+	s.o.warnUnverifiable(s.sw, t.Cell, runs)
+}
+
+// cellRunsLocked is every ended trial of a cell, those an earlier run
+// stored past the plan's trials too, and how many trials it ran in all.
+func (s *sweepRun) cellRunsLocked(id string) ([]*result.Run, int) {
+	runs := slices.Clone(s.results[id])
+	for _, b := range s.beyond[id] {
 		if r, err := ReadResult(filepath.Join(s.o.TrialDir(b), ResultFile)); err == nil {
 			runs = append(runs, r)
 		}
 	}
-	s.o.aggregate(s.sw, t, runs, s.sw.Trials+len(s.beyond[t.Cell.ID])-s.notRun[t.Cell.ID])
-	s.o.warnUnverifiable(s.sw, t.Cell, runs)
+	return runs, s.sw.Trials + len(s.beyond[id]) - s.notRun[id]
+}
+
+// sweepAggregate writes AIPerf's sweep aggregate over every cell's trials
+// into Options.SweepAggregateDir (none when it is ""); a failure is a
+// warning, as a cell's aggregate's.
+func (s *sweepRun) sweepAggregate() {
+	if s.o.SweepAggregateDir == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var cells []plan.Cell
+	var aggs []Aggregate
+	for _, c := range s.sw.Cells {
+		runs, trials := s.cellRunsLocked(c.ID)
+		if len(runs) == 0 {
+			continue
+		}
+		cells = append(cells, c)
+		aggs = append(aggs, Aggregates(c, runs, trials, s.o.Confidence))
+	}
+	sa, ok := SweepAggregates(cells, aggs)
+	if !ok {
+		s.o.warn("warning: sweep %q: no sweep aggregate: no cell has a successful trial\n", s.sw.Name)
+		return
+	}
+	if err := writeSweepAggregate(s.o.SweepAggregateDir, sa); err != nil {
+		s.o.warn("warning: sweep %q: write the sweep aggregate: %v\n", s.sw.Name, err)
+		return
+	}
+	s.o.progress("sweep %s: sweep aggregate in %s\n", s.sw.Name, filepath.Join(s.o.SweepAggregateDir, SweepFile))
 }
 
 // etaLocked estimates the time left (see estimate), each trial left

@@ -4,7 +4,8 @@
 // local subprocess, or a Kubernetes Job with runner/kube), one at a time or
 // several at once on different servers (Lanes); the parent ingests each
 // finished trial into the store in one transaction, one trial at a time,
-// and writes a per-cell aggregate over the trials.
+// and writes a per-cell aggregate over the trials and, once every trial
+// ended, AIPerf's sweep aggregate over the cells (Options.SweepAggregateDir).
 package runner
 
 import (
@@ -61,6 +62,10 @@ type Options struct {
 	// Parallel is how many server lanes may run at once (see Lanes); 0 or
 	// 1 runs one trial at a time in plan order.
 	Parallel int
+	// SweepAggregateDir is where AIPerf's sweep aggregate
+	// (profile_export_aiperf_sweep.json and .csv) is written once every
+	// trial has ended ("": none; see SweepAggregates).
+	SweepAggregateDir string
 }
 
 // Outcome summarises a sweep run.
@@ -124,6 +129,9 @@ func Run(ctx context.Context, sw plan.Sweep, o Options) (Outcome, error) {
 	s.ids = ids
 	s.keepBeyond(done)
 	out, storeErr := s.run(ctx)
+	if storeErr == nil && !out.Interrupted && ctx.Err() == nil {
+		s.sweepAggregate()
+	}
 	switch {
 	case storeErr != nil:
 		return out, storeErr

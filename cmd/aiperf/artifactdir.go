@@ -281,3 +281,15 @@ func runLayout(dir string, sw plan.Sweep, swept bool) (trialDir func(plan.Trial)
 	}
 	return trialDir, cellDir
 }
+
+// sweepAggregateDir is where a sweep run in AIPerf's layout (runLayout's
+// swept) writes AIPerf's sweep aggregate (runner.SweepFile and
+// runner.SweepCSVFile), as its _sweep_aggregate_dir: dir/aggregate/sweep_aggregate/
+// with several trials in repeated order, beside the cells' aggregates;
+// else dir/sweep_aggregate/.
+func sweepAggregateDir(dir string, sw plan.Sweep) string {
+	if sw.Trials > 1 && sw.Order == plan.OrderRepeated {
+		return filepath.Join(dir, "aggregate", runner.AggregateDir)
+	}
+	return filepath.Join(dir, runner.AggregateDir)
+}

@@ -199,6 +199,9 @@ type sweepOptions struct {
 	name        string                  // --name of every trial (profile --num-profile-runs)
 	trialDir    func(plan.Trial) string // default <artifactDir>/<sweep>/<cell>/trial_NNNN
 	cellDir     func(plan.Cell) string  // default <artifactDir>/<sweep>/<cell>
+	// sweepAggregateDir is where AIPerf's sweep aggregate goes ("": none;
+	// profile's sweeps, see sweepAggregateDir).
+	sweepAggregateDir string
 	// overwrite lets a new sweep write over trial directories that hold
 	// files (profile --num-profile-runs, which overwrites its artifact
 	// directory as a single profile does).
@@ -301,6 +304,7 @@ func runSweep(ctx context.Context, g *Globals, sw plan.Sweep, o sweepOptions) er
 		Parallel:   o.parallel,
 		Warnings:   g.Stderr,
 	}
+	opts.SweepAggregateDir = o.sweepAggregateDir
 	if o.ui != "none" {
 		if !o.quietTrials {
 			opts.Progress = g.Stderr

@@ -224,6 +224,7 @@ func (c *ProfileCmd) runCells(ctx context.Context, g *Globals, spec runner.Spec,
 		cliCommand: redactedCommand(g.Args, spec.Profile.URL, spec.Profile.Redactor()),
 	}
 	o.trialDir, o.cellDir = runLayout(dir, sw, true) // what aiperf config expand prints
+	o.sweepAggregateDir = sweepAggregateDir(dir, sw)
 	return runSweep(ctx, g, sw, o)
 }
 
