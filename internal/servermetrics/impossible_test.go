@@ -109,8 +109,9 @@ func ttft(b1, b2, b3, inf, sum, count string) string {
 }
 
 // A histogram that contradicts itself — cumulative counts that fall, a
-// bucket above _count, a negative or non-finite sum — is impossible: no
-// average or percentile estimate is reported as true.
+// bucket above _count or a +Inf bucket below it, a negative or non-finite
+// sum — is impossible: no average or percentile estimate is reported as
+// true. A difference of float rounding between +Inf and _count is none.
 func TestContradictoryHistogramIsImpossible(t *testing.T) {
 	good := ttft("1", "2", "3", "3", "0.5", "3")
 	for _, tc := range []struct {
@@ -118,6 +119,9 @@ func TestContradictoryHistogramIsImpossible(t *testing.T) {
 	}{
 		{"falling buckets", ttft("200", "20", "2", "", "1", "2"), "cumulative bucket counts that fall (le=0.01 holds 200, le=0.1 20)"},
 		{"bucket above count", ttft("5", "6", "8", "8", "1", "7"), "a bucket above the histogram's count (le=1 holds 8, _count is 7)"},
+		{"+Inf below count", ttft("5", "6", "8", "8", "1", "16"), "a +Inf bucket below the histogram's count (le=+Inf holds 8, _count is 16)"},
+		{"+Inf below count, fractional", ttft("0", "50.67", "101.34", "101.34", "2.53", "202.68"),
+			"a +Inf bucket below the histogram's count (le=+Inf holds 101.34, _count is 202.68)"},
 		{"negative sum", ttft("5", "6", "8", "8", "-10", "8"), "a negative histogram sum (-10)"},
 		{"NaN sum", ttft("5", "6", "8", "8", "NaN", "8"), "a histogram sum of NaN"},
 	} {
@@ -140,7 +144,8 @@ func TestContradictoryHistogramIsImpossible(t *testing.T) {
 			}
 		})
 	}
-	r := scrapeEach(t, good, ttft("2", "4", "6", "6", "1.5", "6"), ttft("3", "6", "9", "9", "2", "9"))
+	r := scrapeEach(t, good, ttft("2", "4", "6", "6", "1.5", "6"), ttft("3", "6", "9", "9", "2", "9"),
+		ttft("3", "6", "9.1", "9.1", "2", "9.100000000000001"), ttft("3", "6", "9.3", "9.300000000000001", "2", "9.3"))
 	assert.Empty(t, r.Warnings, "a plausible histogram")
 	s := find(t, r, "vllm:time_to_first_token_seconds", "profiling")
 	assert.Empty(t, s.Impossible)

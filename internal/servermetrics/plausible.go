@@ -37,9 +37,9 @@ func impossible(r Row) string {
 // a restart of its server, counted from 0; a server that restarts twice
 // while it is benchmarked is not the benchmark's server any more), or
 // below 0; a histogram sample whose cumulative bucket counts fall, with a
-// bucket above its _count, or with a sum that is negative or not finite
-// (OpenMetrics: a histogram's sum is a counter, left out when observations
-// may be negative). The samples are checked as they are stored, so that
+// bucket above its _count or a +Inf bucket below it, or with a sum that is
+// negative or not finite (OpenMetrics: a histogram's sum is a counter, left
+// out when observations may be negative). The samples are checked as they are stored, so that
 // thinning cannot hide one.
 
 // flag keeps the first reason a sample of s could not be.
@@ -62,8 +62,14 @@ func (s *seriesBuf) noteCounter(v float64) {
 	s.last = v
 }
 
+// countNoise is the relative difference between a histogram's bucket and
+// its _count that is float rounding, not a contradiction.
+const countNoise = 1e-9
+
 // noteHistogram checks a histogram sample: its cumulative counts for the
-// upper bounds (the last +Inf), its count and its sum.
+// upper bounds (the last +Inf), its count and its sum. The +Inf bucket is
+// the count (Prometheus defines it so): one below the count, as one above
+// it, says the buckets or the count are not the server's observations.
 func (s *seriesBuf) noteHistogram(bounds, cum []float64, count, sum float64) {
 	for j := 1; j < len(cum); j++ {
 		if cum[j] < cum[j-1] {
@@ -72,9 +78,14 @@ func (s *seriesBuf) noteHistogram(bounds, cum []float64, count, sum float64) {
 			return
 		}
 	}
+	tol := countNoise * max(math.Abs(count), 1)
 	for j, c := range cum {
-		if c > count {
+		switch {
+		case c > count+tol:
 			s.flag(fmt.Sprintf("a bucket above the histogram's count (le=%s holds %g, _count is %g)", formatLE(bounds[j]), c, count))
+			return
+		case math.IsInf(bounds[j], 1) && c < count-tol:
+			s.flag(fmt.Sprintf("a +Inf bucket below the histogram's count (le=+Inf holds %g, _count is %g)", c, count))
 			return
 		}
 	}
