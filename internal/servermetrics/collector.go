@@ -410,11 +410,7 @@ func (c *Collector) capped(ep *endpoint, series, churned int) {
 
 // warning is the line that says an endpoint failed.
 func warning(ep *endpoint, first string, failures, total int) string {
-	what := "server metrics"
-	if ep.Source == SourceGPU {
-		what = "GPU telemetry"
-	}
-	msg := fmt.Sprintf("%s: scrape %s: %s", what, ep.display, first)
+	msg := fmt.Sprintf("%s: scrape %s: %s", sourceName(ep.Source), ep.display, first)
 	if total > 0 {
 		msg += fmt.Sprintf(" (%d of %d scrapes failed)", failures, total)
 	}

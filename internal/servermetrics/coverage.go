@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -20,7 +21,7 @@ func (b *endpointBuf) uncovered(w window, ep int, sp span, interval time.Duratio
 	if w.endMark[ep] < 0 {
 		after = max(0, w.end-b.times[sp.hi])
 	}
-	if before+after <= max(2*int64(interval), (w.end-w.begin)/10) {
+	if before+after <= w.slack(interval) {
 		return ""
 	}
 	secs := func(ns int64) float64 { return float64(ns) / 1e9 }
@@ -30,6 +31,68 @@ func (b *endpointBuf) uncovered(w window, ep int, sp span, interval time.Duratio
 			secs(w.end-w.begin))
 	}
 	return fmt.Sprintf("the endpoint gave no answer at the beginning of phase %s: the delta counts %.1f s before it", w.name, secs(before))
+}
+
+// slack is how far from w's edges a delta's scrapes may lie and still
+// stand for them: two intervals, or a tenth of the window.
+func (w window) slack(interval time.Duration) int64 {
+	return max(2*int64(interval), (w.end-w.begin)/10)
+}
+
+// seriesRef is sp for the deltas of series s (a counter, histogram or
+// summary) that has no sample at sp's reference scrape (a scrape that left
+// it out, or a sample the timeline refused) but has one before: its
+// reference is its last sample before, never 0 (which would count its
+// value since its server started as the window's). A series first seen
+// after the reference starts from 0. The string says why the delta
+// misstates w when that sample is further before w than the slack allows
+// ("" when it does not).
+func (b *endpointBuf) seriesRef(s *seriesBuf, w window, sp span, interval time.Duration) (span, string) {
+	if (s.typ != TypeCounter && s.count == nil) || s.sampled(sp.ref) {
+		return sp, ""
+	}
+	j := s.lastSampled(sp.ref, 0)
+	if j < 0 {
+		return sp, ""
+	}
+	sp.ref = j
+	before := w.begin - b.times[j]
+	if before <= w.slack(interval) {
+		return sp, ""
+	}
+	return sp, fmt.Sprintf("absent from the endpoint's scrape at the beginning of phase %s, its last sample before it "+
+		"%.1f s earlier: the delta counts that time as the phase's", w.name, float64(before)/1e9)
+}
+
+// sampled reports whether s has a sample at scrape i: a value, or a
+// histogram's or summary's count and cells.
+func (s *seriesBuf) sampled(i int) bool {
+	if s.count == nil {
+		return i >= 0 && i < len(s.vals) && !math.IsNaN(s.vals[i])
+	}
+	return i >= 0 && i < len(s.count) && !math.IsNaN(s.count[i]) && len(s.cells) >= (i+1)*s.stride()
+}
+
+// lastSampled is the last scrape from floor to i where s has a sample, or
+// −1.
+func (s *seriesBuf) lastSampled(i, floor int) int {
+	for ; i >= max(floor, 0); i-- {
+		if s.sampled(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// absentWarning is the console's line for the series of an endpoint whose
+// deltas over a window were refused (seriesRef): the first one's name and
+// why, and how many others.
+func absentWarning(ep Endpoint, first *seriesBuf, why string, others int) string {
+	name := first.display()
+	if others > 0 {
+		name += fmt.Sprintf(" (and %d other series)", others)
+	}
+	return fmt.Sprintf("%s: %s: %s was %s; left out, marked impossible", sourceName(ep.Source), ep.URL, name, why)
 }
 
 // refuseAll takes every statistic of a delta that misstates its phase out
@@ -49,9 +112,14 @@ func refuseAll(out *Series, why string) {
 // uncoveredWarning is the console's line for an endpoint whose deltas over
 // a phase were refused (uncovered).
 func uncoveredWarning(ep Endpoint, why string) string {
-	what := "server metrics"
-	if ep.Source == SourceGPU {
-		what = "GPU telemetry"
+	return fmt.Sprintf("%s: %s: %s; its counters and histograms over that phase are left out, marked impossible",
+		sourceName(ep.Source), ep.URL, why)
+}
+
+// sourceName is what a warning calls a source's scrapes.
+func sourceName(source string) string {
+	if source == SourceGPU {
+		return "GPU telemetry"
 	}
-	return fmt.Sprintf("%s: %s: %s; its counters and histograms over that phase are left out, marked impossible", what, ep.URL, why)
+	return "server metrics"
 }

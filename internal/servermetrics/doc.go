@@ -72,8 +72,11 @@
 //   - counter: total = its increase from the begin mark's scrape to the end
 //     mark's (without a mark: the last scrape before the window, the last in
 //     it), a fall being a reset from 0 as in Prometheus's increase(); a
-//     series absent from the reference scrape starts from 0; rate = total
-//     per second between those scrapes;
+//     series absent from the reference scrape starts from its last sample
+//     before it (refused, impossible, when that is further before the
+//     window than two intervals or a tenth of it), or from 0 when it had
+//     none (first seen in the window); rate = total per second between
+//     those scrapes;
 //   - histogram: count, sum, avg and their rates from the same deltas, and
 //     p*_estimate by linear interpolation inside the bucket that holds the
 //     rank (Prometheus's histogram_quantile), with the bucket deltas;

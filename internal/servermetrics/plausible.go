@@ -157,16 +157,20 @@ func refuse(out *Series, why string) {
 
 // impossibleWarning is the line that says a series cannot be.
 func impossibleWarning(ep Endpoint, s *seriesBuf) string {
-	what, untrue := "server metrics", "total and rate"
-	if ep.Source == SourceGPU {
-		what = "GPU telemetry"
-	}
+	untrue := "total and rate"
 	switch s.typ {
 	case TypeHistogram:
 		untrue = "sum, average and percentile estimates"
 	case TypeGauge:
 		untrue = "statistics"
 	}
+	return fmt.Sprintf("%s: %s: %s cannot be what the server measured (%s): its exporter is wrong; "+
+		"its %s are left out of the exports and the store, and marked (!) on the console",
+		sourceName(ep.Source), ep.URL, s.display(), s.impossible(), untrue)
+}
+
+// display names s in a warning: its family and labels, as exposed.
+func (s *seriesBuf) display() string {
 	name := s.fam.name
 	if len(s.labels) > 0 {
 		pairs := make([]string, 0, len(s.labels))
@@ -176,8 +180,7 @@ func impossibleWarning(ep Endpoint, s *seriesBuf) string {
 		slices.Sort(pairs)
 		name += "{" + strings.Join(pairs, ",") + "}"
 	}
-	return fmt.Sprintf("%s: %s: %s cannot be what the server measured (%s): its exporter is wrong; "+
-		"its %s are left out of the exports and the store, and marked (!) on the console", what, ep.URL, name, s.impossible(), untrue)
+	return name
 }
 
 // shown is s as the headline reads it: its refused stats back, to be

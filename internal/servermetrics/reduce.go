@@ -153,8 +153,12 @@ func reduce(r *Result, marks []mark, o Options) {
 				continue
 			}
 			short, shortSaid := b.uncovered(w, ei, sp, o.Interval), false
+			var absent *seriesBuf // the first series refused for want of a reference (seriesRef)
+			var absentWhy string
+			absentOthers := 0
 			for _, s := range b.order {
-				out, ok := reduceSeries(s, sp, o.SliceDuration)
+				ssp, gap := b.seriesRef(s, w, sp, o.Interval)
+				out, ok := reduceSeries(s, ssp, o.SliceDuration)
 				if !ok {
 					if s.impossible() != "" && !warned[s] { // every sample refused: a histogram held twice each scrape
 						warned[s] = true
@@ -177,8 +181,18 @@ func reduce(r *Result, marks []mark, o Options) {
 						shortSaid = true
 						r.Warnings = append(r.Warnings, uncoveredWarning(ep, short))
 					}
+				} else if gap != "" {
+					refuseAll(&out, gap)
+					if absent == nil {
+						absent, absentWhy = s, gap
+					} else {
+						absentOthers++
+					}
 				}
 				r.Series = append(r.Series, out)
+			}
+			if absent != nil {
+				r.Warnings = append(r.Warnings, absentWarning(ep, absent, absentWhy, absentOthers))
 			}
 		}
 	}
@@ -285,8 +299,9 @@ func gaugeStats(vals []float64, lo, hi int, full bool) (map[string]float64, bool
 }
 
 // increase is a counter's rise over vals[from..to]: a fall is a reset (the
-// counter restarted from 0), and a counter absent at from starts from 0.
-// seen reports whether it has a sample there.
+// counter restarted from 0), and a counter absent at from starts from 0
+// (callers take from at its last sample when it has one: seriesRef,
+// span.from). seen reports whether it has a sample there.
 func increase(vals []float64, from, to int) (total float64, seen bool) {
 	prev := 0.0
 	for i := from; i <= to; i++ {
@@ -328,7 +343,7 @@ func counterStats(vals []float64, sp span, from, to int) (map[string]float64, bo
 
 // histDelta is a histogram's or summary's count, sum and cell deltas (a
 // histogram's buckets; meaningless for a summary's quantiles) from scrape from to scrape to, resets handled; a series
-// absent at from starts from 0.
+// absent at from starts from 0 (as increase).
 func histDelta(s *seriesBuf, from, to int) (count, sum float64, cells []float64, seen bool) {
 	k := s.stride()
 	cells = make([]float64, k)

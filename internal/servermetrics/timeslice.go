@@ -26,7 +26,7 @@ func timeslices(s *seriesBuf, sp span, size int64) []Timeslice {
 	cs := cuts(sp.begin, sp.end, size)
 	out := cs[:0]
 	for k, c := range cs {
-		from, to := sp.atOrBefore(c.StartNs), sp.atOrBefore(c.EndNs)
+		from, to := sp.from(s, c.StartNs), sp.atOrBefore(c.EndNs)
 		switch s.typ {
 		case TypeCounter:
 			total, _ := increase(s.vals, from, to)
@@ -63,6 +63,17 @@ func timeslices(s *seriesBuf, sp span, size int64) []Timeslice {
 func (sp span) atOrBefore(t int64) int {
 	i := sort.Search(len(sp.times), func(i int) bool { return sp.times[i] > t }) - 1
 	return min(max(i, sp.ref), sp.hi)
+}
+
+// from is where a delta of s from t starts: its last sample at or before
+// t within the span's counter range (atOrBefore), never a scrape that
+// left it out, which would count its value since its server started.
+func (sp span) from(s *seriesBuf, t int64) int {
+	i := sp.atOrBefore(t)
+	if j := s.lastSampled(i, sp.ref); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // rateStats adds a counter's rate_avg, rate_min, rate_max and rate_std
