@@ -380,9 +380,6 @@ var slowParse = 20 * time.Millisecond
 func (c *Collector) slow(ep *endpoint, f fetched) {
 	msg := fmt.Sprintf("parsing its %d KiB body took %d ms, more than a quarter of the %d ms interval",
 		len(f.body)>>10, f.parse.Milliseconds(), c.o.Interval.Milliseconds())
-	if f.om {
-		msg += " (OpenMetrics: expfmt's parser is slow; have the server answer text/plain)"
-	}
 	ep.mu.Lock()
 	first := ep.slowNote == ""
 	if first {

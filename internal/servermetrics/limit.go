@@ -34,15 +34,10 @@ func capSeries(body []byte, max int, seed maphash.Seed) (kept []byte, total int)
 	h.SetSeed(seed)
 	kept = body
 	for off := 0; off < len(body); {
-		end := bytes.IndexByte(body[off:], '\n')
-		if end < 0 {
-			end = len(body)
-		} else {
-			end += off
-		}
-		line := bytes.TrimSpace(body[off:end])
 		start := off
-		off = end + 1
+		var line []byte
+		line, off = nextLine(body, off)
+		line = bytes.TrimSpace(line)
 		switch {
 		case len(line) == 0:
 			continue
@@ -71,6 +66,16 @@ func capSeries(body []byte, max int, seed maphash.Seed) (kept []byte, total int)
 		total = 0
 	}
 	return kept, total
+}
+
+// nextLine is the line of body that begins at off, without its newline,
+// and where the next one begins.
+func nextLine(body []byte, off int) (line []byte, next int) {
+	end := bytes.IndexByte(body[off:], '\n')
+	if end < 0 {
+		return body[off:], len(body)
+	}
+	return body[off : off+end], off + end + 1
 }
 
 // groupedSuffixes are the lines of a histogram's or summary's family.

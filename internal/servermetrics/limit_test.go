@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"strings"
@@ -43,7 +44,7 @@ func TestCapSeries(t *testing.T) {
 		assert.Equal(t, tt.kept, string(kept), "max %d", tt.max)
 		assert.Equal(t, tt.total, total, "max %d", tt.max)
 		if tt.total > 0 {
-			fams, err := parse(kept, nil)
+			fams, err := parse(context.Background(), kept, nil)
 			require.NoError(t, err, "max %d: what is kept parses", tt.max)
 			assert.NotEmpty(t, fams)
 		}

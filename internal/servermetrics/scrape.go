@@ -17,15 +17,13 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/aiperf-go/aiperf/internal/ctxio"
 	"github.com/aiperf-go/aiperf/internal/redirect"
 )
 
-// accept asks for the classic text format only. expfmt's OpenMetrics
-// parser (a generic ABNF parser) is hundreds of times slower than its text
-// parser — 20 ms for a 1.5 KB vLLM-like body, 50 ms for one line with a
-// 200-byte label, against 60 µs — and it rejects families Python clients
-// write only in OpenMetrics (info, stateset). prometheus_client and
-// client_golang answer OpenMetrics only when asked for it.
+// accept asks for the classic text format, which every Prometheus client
+// serves; a server that answers OpenMetrics anyway is rewritten as text
+// (omText) and parsed as the text is.
 const accept = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
 // maxBody bounds a scrape's body.
@@ -51,7 +49,6 @@ type fetched struct {
 	fams   []*dto.MetricFamily
 	body   []byte
 	parse  time.Duration // how long parsing took
-	om     bool          // the body was OpenMetrics
 	series int           // the body's series when more than the cap (0: within it)
 }
 
@@ -91,13 +88,13 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, header http.
 		return fetched{}, fmt.Errorf("body larger than %d MiB", maxBody>>20)
 	}
 	t0 := time.Now()
-	f := fetched{body: body, om: expfmt.ResponseFormat(resp.Header).FormatType() == expfmt.TypeOpenMetrics}
+	f := fetched{body: body}
 	kept, series := capSeries(body, maxSeries, seed)
-	if series > 0 && f.om {
-		kept = append(kept[:len(kept):len(kept)], "# EOF\n"...) // OpenMetrics ends so
-	}
-	f.fams, err = parse(kept, resp.Header)
+	f.fams, err = parse(ctx, kept, resp.Header)
 	f.parse, f.series = time.Since(t0), series
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = errTimeout
+	}
 	return f, err
 }
 
@@ -113,25 +110,45 @@ func unwrapURL(err error) error {
 	return err
 }
 
-// parse reads an exposition with the Prometheus project's parsers, chosen
-// by Content-Type: OpenMetrics 1.0 (falling back to the text parser when
-// the OpenMetrics parser refuses it, as AIPerf does), else the text format
-// (version 0.0.4, also when the type is missing or unknown). JSON is
-// refused: TensorRT-LLM serves iteration statistics as JSON at /metrics.
-func parse(body []byte, h http.Header) ([]*dto.MetricFamily, error) {
+// parse reads an exposition with the Prometheus project's text parser,
+// which is linear in the body: OpenMetrics 1.0, by its Content-Type,
+// rewritten as text (omText; the body as it is when that is refused, as
+// AIPerf falls back to the text parser), else the text format (version
+// 0.0.4, also when the type is missing or unknown). JSON is refused:
+// TensorRT-LLM serves iteration statistics as JSON at /metrics. The parse
+// ends with ctx's error once ctx ends (the scrape's timeout, or the run's
+// end).
+func parse(ctx context.Context, body []byte, h http.Header) ([]*dto.MetricFamily, error) {
 	ct := h.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	if mt == "application/json" {
 		return nil, errors.New("answered application/json, not Prometheus text " +
 			"(TensorRT-LLM serves Prometheus at /prometheus/metrics with return_perf_metrics: true)")
 	}
-	if f := expfmt.ResponseFormat(h); f.FormatType() == expfmt.TypeOpenMetrics {
-		if fams, err := decodeOpenMetrics(body, f); err == nil {
-			return fams, nil
+	if expfmt.ResponseFormat(h).FormatType() == expfmt.TypeOpenMetrics {
+		text, totals := omText(body)
+		fams, err := parseText(ctx, text)
+		if err == nil || ctx.Err() != nil {
+			for _, mf := range fams {
+				if mf.GetType() == dto.MetricType_COUNTER && totals[mf.GetName()] {
+					name := mf.GetName() + "_total" // as expfmt's OpenMetrics parser names it
+					mf.Name = &name
+				}
+			}
+			return fams, err
 		}
 	}
+	return parseText(ctx, body)
+}
+
+// parseText reads a text exposition, stopping with ctx's error once ctx
+// ends.
+func parseText(ctx context.Context, body []byte) ([]*dto.MetricFamily, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	m, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	m, err := p.TextToMetricFamilies(ctxio.Reader(ctx, bytes.NewReader(body))) // it reads 4 KiB at a time
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("parse the body: %w", ctx.Err())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("not Prometheus text: %w", err)
 	}
@@ -141,27 +158,6 @@ func parse(body []byte, h http.Header) ([]*dto.MetricFamily, error) {
 	fams := make([]*dto.MetricFamily, 0, len(m))
 	for _, f := range m {
 		fams = append(fams, f)
-	}
-	return fams, nil
-}
-
-// decodeOpenMetrics reads every family of an OpenMetrics exposition.
-func decodeOpenMetrics(body []byte, f expfmt.Format) ([]*dto.MetricFamily, error) {
-	d := expfmt.NewDecoder(bytes.NewReader(body), f)
-	var fams []*dto.MetricFamily
-	for {
-		mf := &dto.MetricFamily{}
-		err := d.Decode(mf)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		fams = append(fams, mf)
-	}
-	if len(fams) == 0 {
-		return nil, errors.New("no metric families in the body")
 	}
 	return fams, nil
 }

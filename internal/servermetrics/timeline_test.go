@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // families parses a text exposition.
 func families(t testing.TB, text string) []*dto.MetricFamily {
 	t.Helper()
-	fams, err := parse([]byte(text), http.Header{"Content-Type": {"text/plain; version=0.0.4"}})
+	fams, err := parse(context.Background(), []byte(text), http.Header{"Content-Type": {"text/plain; version=0.0.4"}})
 	require.NoError(t, err)
 	return fams
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/aiperf-go/aiperf/internal/ctxio"
 )
 
 // maxDepth bounds the nesting of a JSON value, as encoding/json does: a
@@ -34,20 +36,8 @@ type scanner struct {
 }
 
 func newScanner(ctx context.Context, r io.Reader, name string) *scanner {
-	return &scanner{r: bufio.NewReaderSize(ctxReader{ctx, r}, readBuffer), name: name, line: 1}
-}
-
-// ctxReader stops a read once ctx is done: Ctrl-C stops a long line too.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	// Ctrl-C stops a long line too.
+	return &scanner{r: bufio.NewReaderSize(ctxio.Reader(ctx, r), readBuffer), name: name, line: 1}
 }
 
 // errorf is an error at the line being read.
