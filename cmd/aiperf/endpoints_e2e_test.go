@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,8 +107,11 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 				url += "/v1/chat/completions" // the template endpoint appends no path
 			}
 			args := []string{"profile", "-m", "mock-model", "-u", url, "--endpoint-type", tc.typ, "--ui", "none",
-				"--isl", "16", "--osl", "4", "--request-count", "6", "--num-dataset-entries", "3", "--api-key", "sk-test-secret",
+				"--osl", "4", "--request-count", "6", "--num-dataset-entries", "3", "--api-key", "sk-test-secret",
 				"--artifact-dir", "out", "--no-store"}
+			if !strings.HasSuffix(tc.typ, "_rankings") { // a rankings request has lengths of its own
+				args = append(args, "--isl", "16")
+			}
 			if tc.streaming {
 				args = append(args, "--streaming")
 			}
@@ -198,6 +202,13 @@ func TestEndpointFlagsRefusedBeforeTraffic(t *testing.T) {
 		{"turns with tgi", []string{"--endpoint-type", "huggingface_generate", "--conversation-turn-mean", "3"},
 			"--conversation-turn-mean needs --endpoint-type chat, responses or messages"},
 		{"rankings with a file", []string{"--endpoint-type", "cohere_rankings", "--input-file", "x.jsonl"}, "--input-file is not read by --endpoint-type cohere_rankings"},
+		{"isl with rankings", []string{"--endpoint-type", "hf_tei_rankings", "--synthetic-input-tokens-mean", "100"},
+			"--synthetic-input-tokens-mean (--isl, --prompt-input-tokens-mean) does not apply to --endpoint-type hf_tei_rankings, " +
+				"whose query and passages have lengths of their own: give --rankings-query-prompt-token-mean and --rankings-passages-prompt-token-mean"},
+		{"aiperf's isl alias beside the rankings lengths", []string{"--endpoint-type", "nim_rankings", "--rankings-passages-mean", "5",
+			"--prompt-input-tokens-mean", "100"}, "--synthetic-input-tokens-mean (--isl, --prompt-input-tokens-mean) does not apply to --endpoint-type nim_rankings"},
+		{"isl stddev with rankings", []string{"--endpoint-type", "cohere_rankings", "--prompt-input-tokens-stddev", "10"},
+			"--synthetic-input-tokens-stddev (--isl-stddev, --prompt-input-tokens-stddev) does not apply to --endpoint-type cohere_rankings"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -206,6 +217,33 @@ func TestEndpointFlagsRefusedBeforeTraffic(t *testing.T) {
 			assert.Contains(t, inv.stderr, tc.want)
 		})
 	}
+	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
+}
+
+// TestRankingsISLKeyRefusedBeforeTraffic: a config file's prompt length
+// with a rankings endpoint is refused at its line, as the flag is.
+func TestRankingsISLKeyRefusedBeforeTraffic(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "rankings.yaml", `benchmark:
+  models: [mock-model]
+  endpoint:
+    urls: [`+m.URL+`]
+    type: hf_tei_rankings
+  datasets:
+    default:
+      type: synthetic
+      prompts:
+        isl: 100
+  phases:
+    - name: profiling
+      type: concurrency
+      requests: 3
+`)
+	inv := cli(t, dir, "profile", "--config", cfg, "--ui", "none", "--no-store")
+	assert.Equal(t, ExitUsage, inv.code, inv.stdout+inv.stderr)
+	assert.Contains(t, inv.stderr, "rankings.yaml:10: benchmark.datasets.default.prompts.isl (--isl, --prompt-input-tokens-mean) "+
+		"does not apply to --endpoint-type hf_tei_rankings")
 	assert.Zero(t, m.control().InferenceRequests, "nothing was sent")
 }
 

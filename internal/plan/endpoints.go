@@ -155,6 +155,9 @@ func (v *validator) checkEndpoint(p *Profile) {
 			v.check(!o.set, o.name, fmt.Sprintf("needs an endpoint type whose body carries messages (chat, responses, messages, chat_embeddings), not %s", p.EndpointType))
 		}
 	}
+	if spec.Rankings {
+		v.rankingsISL(p)
+	}
 	if spec.Rankings || p.PromptBatchSize > 1 {
 		v.check(p.PromptPrefixPoolSize == 0, "prompt_prefix_pool_size", fmt.Sprintf("does not apply to the synthesised %s requests: remove it", p.EndpointType))
 		v.check(!p.Multi(), "conversation_turn_mean", fmt.Sprintf("does not apply to %s requests, which are single-turn: remove it", p.EndpointType))
@@ -164,6 +167,21 @@ func (v *validator) checkEndpoint(p *Profile) {
 	if p.EndpointType == EndpointRaw && p.InputFile == "" {
 		v.add("endpoint_type", "raw sends each record's payload as it is: give --input-file with mooncake_trace payload rows")
 	}
+}
+
+// rankingsISL refuses the synthetic prompt length (--isl, alias
+// --synthetic-input-tokens-mean and --prompt-input-tokens-mean, and its
+// stddev) with a rankings endpoint, as AIPerf does: its query and passages
+// have lengths of their own, and the synthetic one would be dropped
+// silently. The default 550 cannot be told from a given 550, which is the
+// rankings lengths' default too.
+func (v *validator) rankingsISL(p *Profile) {
+	const use = "does not apply to --endpoint-type %s, whose query and passages have lengths of their own: " +
+		"give --rankings-query-prompt-token-mean and --rankings-passages-prompt-token-mean (and their -stddev) instead"
+	v.check(p.SyntheticInputTokensMean == NewProfile().SyntheticInputTokensMean, "synthetic_input_tokens_mean",
+		"(--isl, --prompt-input-tokens-mean) "+fmt.Sprintf(use, p.EndpointType))
+	v.check(p.SyntheticInputTokensStddev == 0, "synthetic_input_tokens_stddev",
+		"(--isl-stddev, --prompt-input-tokens-stddev) "+fmt.Sprintf(use, p.EndpointType))
 }
 
 // Extras is the parsed --extra-inputs, merged in order (validated by Check).
