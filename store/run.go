@@ -373,7 +373,8 @@ func insertRecords(ctx context.Context, tx *sql.Tx, runID int64, records []metri
 		rec := &records[i]
 		var ttft, latency sql.NullInt64
 		if rec.ResponseNs.Len() > 0 {
-			ttft = sql.NullInt64{Int64: rec.ResponseNs.First() - rec.SentNs, Valid: true}
+			// A reply that was not streamed has a latency and no TTFT (NULL).
+			ttft = sql.NullInt64{Int64: rec.ResponseNs.First() - rec.SentNs, Valid: !rec.NotStreamed}
 			latency = sql.NullInt64{Int64: rec.ResponseNs.Last() - rec.SentNs, Valid: true}
 		}
 		var errType sql.NullString

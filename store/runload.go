@@ -18,7 +18,8 @@ import (
 // control-hook calls, audit and server metrics, plus its records when
 // withRecords is set.
 // Records come back compact: no request id, model or error message,
-// ResponseNs holds only the first and last response stamps, and Usage is
+// ResponseNs holds only the first and last response stamps (the last
+// alone for a reply that was not streamed: NotStreamed), and Usage is
 // nil but for a record stored with its first content chunk's count
 // (--per-chunk-usage), whose Usage holds that count alone
 // (FirstChunkTokens), so that metrics.Times gives the run's own ITL.
@@ -267,11 +268,14 @@ func loadRecords(ctx context.Context, q querier, id int64, r *result.Run) error 
 			n := int(firstChunk.Int64)
 			rec.Usage = &metrics.Usage{FirstChunkTokens: &n}
 		}
-		if ttft.Valid {
+		switch {
+		case ttft.Valid:
 			rec.ResponseNs = metrics.StampsOf(rec.SentNs + ttft.Int64)
 			if latency.Int64 != ttft.Int64 {
 				rec.ResponseNs = metrics.StampsOf(rec.SentNs+ttft.Int64, rec.SentNs+latency.Int64)
 			}
+		case latency.Valid: // a reply under --streaming that was not streamed (stored without a TTFT)
+			rec.ResponseNs, rec.NotStreamed = metrics.StampsOf(rec.SentNs+latency.Int64), true
 		}
 		if errType.Valid {
 			rec.Error = &metrics.Error{Code: rec.Status, Type: errType.String}

@@ -246,8 +246,11 @@ func tally(a *result.Audit, r *metrics.Record, streaming bool) {
 				a.VideoUntrustedFirst = r.Media.VideoUntrusted
 			}
 		}
-		if streaming && r.ResponseNs.Len() > 0 && r.ResponseNs.First() == r.ResponseNs.Last() &&
-			metrics.OutputSequenceLength(r) >= 2 {
+		switch {
+		case r.NotStreamed:
+			a.NotStreamed++
+		case streaming && r.ResponseNs.Len() > 0 && r.ResponseNs.First() == r.ResponseNs.Last() &&
+			metrics.OutputSequenceLength(r) >= 2:
 			a.Bursts++
 		}
 	}
@@ -264,6 +267,12 @@ func tallyWarnings(a *result.Audit, notes bool) []string {
 	}
 	if !notes {
 		return out
+	}
+	if a.NotStreamed > 0 {
+		out = append(out, fmt.Sprintf("%d replies under --streaming were not streamed: each arrived as one JSON body, its "+
+			"request's payload not asking for a stream (\"stream\": true missing from an inputs_json payload, or "+
+			"--extra-inputs stream:false), so they have no TTFT, ITL or decode time, and --goodput counts none of them "+
+			"good against an SLO on such a metric", a.NotStreamed))
 	}
 	if a.Bursts > 0 {
 		out = append(out, fmt.Sprintf("%d streamed requests delivered all their tokens in one read (inter-token latency 0, "+

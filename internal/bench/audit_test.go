@@ -125,6 +125,22 @@ func TestAuditTalliesWhatTheRequestsSay(t *testing.T) {
 	assert.False(t, quiet.ClientBound)
 }
 
+// TestAuditCountsRepliesNotStreamed: a reply under --streaming that
+// arrived as one whole body is counted and warned of as not streamed,
+// not as a stream whose tokens came in one read.
+func TestAuditCountsRepliesNotStreamed(t *testing.T) {
+	reports, recs := rateRun(3, 10*time.Millisecond, 0, 0, 0)
+	for i := range recs {
+		recs[i].ResponseNs, recs[i].OutputTokens, recs[i].Streaming = metrics.StampsOf(recs[i].SentNs+40), 3, true
+	}
+	recs[0].NotStreamed, recs[1].NotStreamed = true, true
+	a := audit(plan.Profile{Streaming: true}, reports, recs, 0, 0)
+	assert.Equal(t, 2, a.NotStreamed)
+	assert.Equal(t, 1, a.Bursts, "the one streamed reply of one read")
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "2 replies under --streaming were not streamed: each arrived as one JSON body")
+	assert.False(t, a.ClientBound, "the server's replies, not the client's doing")
+}
+
 // The client's scheduling delay flags a run when it is a visible share of
 // the smaller of the typical TTFT and ITL (at least 2 ms), as does a client
 // that used nearly all its cores; the figures land on the audit.

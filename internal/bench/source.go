@@ -391,14 +391,16 @@ func (s *source) cachedBody(conv, model int, req endpoint.Request) []byte {
 	return b
 }
 
-// fillChunks stamps the record with its response times and returns the
-// output text and reasoning, for counting.
+// fillChunks stamps the record with its response times, and whether a
+// reply asked to stream arrived whole, and returns the output text and
+// reasoning, for counting.
 func fillChunks(rec *metrics.Record, resp *endpoint.Response) (text, reasoning string) {
 	chunks := resp.Chunks
 	if len(chunks) == 0 {
 		return "", ""
 	}
 	rec.ResponseNs = metrics.StampsFrom(len(chunks), func(i int) int64 { return chunks[i].At })
+	rec.NotStreamed = rec.Streaming && resp.Whole
 	for _, ch := range chunks {
 		if ch.Text != "" {
 			rec.FirstOutputNs = ch.At

@@ -381,6 +381,7 @@ func (c *Client) readReply(ctx, rctx context.Context, req *Request, resp *http.R
 		// the run's streaming-only metrics stay off.
 		c.readStream(ctx, rctx, in, resp.Header, f, res, hooksOf(req))
 	default:
+		res.Whole = true
 		c.readWhole(ctx, rctx, in, resp.Header, f, res)
 	}
 }

@@ -87,6 +87,9 @@ type Response struct {
 	Retried bool
 	// Cancelled reports a request aborted on purpose (Request.Cancel).
 	Cancelled bool
+	// Whole reports a reply read as one body, not as a stream: a JSON
+	// reply to a request that asked to stream (Request.Streaming) is one.
+	Whole bool
 	// HTTP is the exchange's trace (Options.Trace), nil untraced.
 	HTTP *metrics.HTTPTrace
 

@@ -63,6 +63,12 @@ type Record struct {
 	// response has one. Stamps are taken when the SSE event is read, before
 	// JSON decoding.
 	ResponseNs Stamps `json:"response_ns,omitzero"`
+	// NotStreamed marks a reply to a streaming request (Streaming) that
+	// arrived as one whole body, not as a stream: the payload did not ask
+	// for one (an inputs_json payload without "stream": true, --extra-inputs
+	// stream:false). Its one stamp is the body's end, which times no first
+	// token: it has no streaming-only metric (Times), as in AIPerf.
+	NotStreamed bool `json:"not_streamed,omitempty"`
 	// FirstOutputNs is the first response with non-reasoning content (0: none).
 	FirstOutputNs int64 `json:"first_output_ns,omitempty"`
 

@@ -83,7 +83,7 @@ func LatencyNs(r *Record) int64 {
 type TokenTimes struct {
 	LatencyNs int64
 	OSL       int
-	Streamed  bool // a streamed response arrived: TTFTNs holds time_to_first_token
+	Streamed  bool // a streamed response arrived (not a whole reply, NotStreamed): TTFTNs holds time_to_first_token
 	TTFTNs    int64
 	HasITL    bool // streamed with an OSL of at least 2: ITLNs holds inter_token_latency
 	ITLNs     float64
@@ -94,8 +94,8 @@ type TokenTimes struct {
 // Times returns a successful request's latency, OSL, TTFT and ITL; cheap,
 // for live views (the metrics are computed from the same).
 func Times(r *Record, streaming bool) TokenTimes {
-	t := TokenTimes{LatencyNs: LatencyNs(r), OSL: OutputSequenceLength(r), Streamed: streaming && r.ResponseNs.Len() > 0,
-		NoOSL: !OSLKnown(r)}
+	t := TokenTimes{LatencyNs: LatencyNs(r), OSL: OutputSequenceLength(r),
+		Streamed: streaming && !r.NotStreamed && r.ResponseNs.Len() > 0, NoOSL: !OSLKnown(r)}
 	if t.Streamed {
 		t.TTFTNs = r.ResponseNs.First() - r.SentNs
 		if t.HasITL = t.OSL >= 2 && !t.NoOSL; t.HasITL {

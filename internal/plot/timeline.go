@@ -66,7 +66,9 @@ func TimelineOf(name, title string, r *result.Run) Timeline {
 			phase: rec.Phase, kind: rec.PhaseKind}
 		end := rec.EndNs
 		if rec.ResponseNs.Len() > 0 {
-			f.ttftMs = float64(rec.ResponseNs.First()-rec.SentNs) / 1e6
+			if !rec.NotStreamed {
+				f.ttftMs = float64(rec.ResponseNs.First()-rec.SentNs) / 1e6
+			}
 			if !f.failed {
 				end = rec.ResponseNs.Last()
 			}

@@ -24,7 +24,7 @@ func (p *printer) turns(run *result.Run) {
 	multi := false
 	for i := range run.Records {
 		r := &run.Records[i]
-		if r.PhaseKind != plan.KindProfiling || !r.OK() || r.ResponseNs.Len() == 0 {
+		if r.PhaseKind != plan.KindProfiling || !r.OK() || r.ResponseNs.Len() == 0 || r.NotStreamed {
 			continue
 		}
 		multi = multi || r.Turn > 0

@@ -180,6 +180,7 @@ type Audit struct {
 	CutStopped     int    `json:"cut_stopped,omitempty"`
 	ClientErrors   int    `json:"client_errors,omitempty"`    // requests failed for the client host's own limits (file descriptors, ports)
 	Bursts         int    `json:"bursts,omitempty"`           // streamed requests whose tokens all arrived in one read (ITL 0)
+	NotStreamed    int    `json:"not_streamed,omitempty"`     // replies under --streaming that arrived as one whole body (metrics.Record.NotStreamed)
 	Malformed      int    `json:"malformed_chunks,omitempty"` // stream lines that were not response chunks, skipped
 	UsageUntrusted int    `json:"usage_untrusted,omitempty"`  // requests whose server usage was implausible: client counts used
 	ClientBound    bool   `json:"client_bound"`               // the client could not keep up
