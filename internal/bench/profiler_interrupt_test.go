@@ -83,6 +83,19 @@ func runAsync(ctx context.Context, o Options) <-chan runResult {
 	return done
 }
 
+// awaitRun is the outcome of the run runAsync started; failing says why
+// the test expected it to end.
+func awaitRun(t *testing.T, done <-chan runResult, failing string) runResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(hangGuard):
+		t.Fatal(failing)
+	}
+	return runResult{}
+}
+
 func await(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {
@@ -119,12 +132,7 @@ func TestRunInterruptedDuringProfilerStop(t *testing.T) {
 	assert.Contains(t, ProfilersLeftRunning(), "the server profiler was started and may still be running "+
 		"(its stop call had not returned): stop it with a POST to "+url+"/stop_profile")
 	release()
-	var r runResult
-	select {
-	case r = <-done:
-	case <-time.After(hangGuard):
-		t.Fatal("the run did not end once the stop was answered")
-	}
+	r := awaitRun(t, done, "the run did not end once the stop was answered")
 	require.ErrorIs(t, r.err, context.Canceled)
 	assert.Contains(t, r.err.Error(), "interrupted (after the load: all 12 profiling requests had returned) while stopping the server profiler: ")
 	assert.Equal(t, result.StatusInterrupted, r.run.Status)

@@ -68,7 +68,11 @@ func (c *cell) waitForModel(ctx context.Context, timeout time.Duration) error {
 	defer timer.Stop()
 	var last error // the last probe's failure, if not cut by the deadline
 	for attempt := 1; ; attempt++ {
-		<-timer.C
+		select {
+		case <-timer.C:
+		case <-ctx.Done(): // a Ctrl-C between probes stops the wait at once
+			return fmt.Errorf("wait for the model: %w", ctx.Err())
+		}
 		err := c.probe(pctx, client, mode)
 		if err != nil && (pctx.Err() == nil || last == nil) {
 			last = err

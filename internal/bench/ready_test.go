@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,12 +21,13 @@ import (
 // `loading` requests (any route), as a server still loading its model, and
 // records every path it was asked for.
 type loadingServer struct {
-	mock    *mock.Server
-	url     string
-	loading int64
-	hits    atomic.Int64
-	mu      sync.Mutex
-	paths   []string
+	mock     *mock.Server
+	url      string
+	loading  int64
+	hits     atomic.Int64
+	answered atomic.Int64 // requests whose answer was written
+	mu       sync.Mutex
+	paths    []string
 }
 
 func startLoading(t *testing.T, loading int64) *loadingServer {
@@ -40,6 +42,7 @@ func startLoading(t *testing.T, loading int64) *loadingServer {
 		s.mu.Lock()
 		s.paths = append(s.paths, r.Method+" "+r.URL.Path)
 		s.mu.Unlock()
+		defer s.answered.Add(1)
 		if s.hits.Add(1) <= s.loading {
 			http.Error(w, `{"error":{"message":"model loading"}}`, http.StatusServiceUnavailable)
 			return
@@ -122,4 +125,24 @@ func TestWaitForModelTimesOut(t *testing.T) {
 	_, err = Run(context.Background(), Options{Profile: p, Version: "test"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"other-model" is not listed (listed: mock-model)`)
+}
+
+// TestWaitForModelInterruptedBetweenProbes: a Ctrl-C (the run's context
+// cancelled) after a probe was refused stops the wait at once, not at the
+// next probe an hour later, and says the run was waiting for the server.
+func TestWaitForModelInterruptedBetweenProbes(t *testing.T) {
+	s := startLoading(t, 1<<40)
+	p := profile(s.url)
+	p.WaitForModelTimeout, p.WaitForModelInterval = plan.Ptr(7200.0), plan.Ptr(3600.0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, Options{Profile: p, Version: "test"})
+	require.Eventually(t, func() bool { return s.answered.Load() >= 1 }, hangGuard, 5*time.Millisecond,
+		"the first probe is refused")
+	cancel() // the wait for the next probe is an hour
+	o := awaitRun(t, done, "the run still waits for its next probe after the Ctrl-C")
+	require.ErrorIs(t, o.err, context.Canceled)
+	assert.Contains(t, o.err.Error(), "waiting for the server (no load was sent)")
+	assert.Equal(t, int64(1), s.hits.Load(), "no probe after the Ctrl-C")
+	assert.Empty(t, o.run.Records)
 }
