@@ -37,9 +37,11 @@ func (term *terminal) shown() string {
 	return term.String()
 }
 
-// openPTY opens a pseudo-terminal (the test is skipped where there is none).
+// openPTY opens a pseudo-terminal (the test is skipped where there is none),
+// of a type that the dashboard draws on whatever the environment's $TERM.
 func openPTY(t *testing.T) *terminal {
 	t.Helper()
+	t.Setenv("TERM", "xterm-256color")
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
@@ -116,6 +118,30 @@ func TestProfileDashboardFallsBackWhenNotATerminal(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	assert.NotContains(t, out, "aiperf dashboard")
 	assert.Contains(t, out, "[profiling] 20/20 done", "the simple progress line on the terminal")
+}
+
+// TestProfileDashboardFallsBackOnADumbTerminal: a terminal that cannot
+// move the cursor (TERM=dumb, or no TERM: Emacs' shell, a CI log viewer on
+// a pty) gets the simple progress line, no drawing.
+func TestProfileDashboardFallsBackOnADumbTerminal(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	for _, kind := range []string{"dumb", ""} {
+		dir := t.TempDir()
+		t.Chdir(dir)
+		term := openPTY(t)
+		t.Setenv("TERM", kind)
+		if kind == "" {
+			require.NoError(t, os.Unsetenv("TERM"))
+		}
+		code := run(context.Background(), append([]string{"--store", filepath.Join(dir, "aiperf.db")},
+			append(quick(m.URL, "--request-count", "20", "--artifact-dir", "out"), "--ui", "dashboard")...), term.tty, term.tty)
+		out := term.shown()
+		require.Equal(t, 0, code, out)
+		assert.NotContains(t, out, "aiperf dashboard", "TERM=%q", kind)
+		assert.NotContains(t, out, "\x1b[", "TERM=%q: no cursor movement, no sequence at all", kind)
+		assert.Contains(t, out, "[profiling] 20/20 done", "TERM=%q: the simple progress line", kind)
+		assert.Contains(t, out, "LLM Metrics", "TERM=%q", kind)
+	}
 }
 
 // TestProfileDashboardSecondInterruptRestoresTheTerminal: a second Ctrl-C

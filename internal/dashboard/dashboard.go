@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,8 +26,15 @@ const closeWait = 10 * time.Second
 
 // Usable reports whether the dashboard can be drawn: both stdout and
 // stderr are terminals (it draws on stderr; a captured stdout means a
-// script is reading, so the plain progress line is kept).
-func Usable(stdout, stderr io.Writer) bool { return isTerminal(stdout) && isTerminal(stderr) }
+// script is reading, so the plain progress line is kept), and $TERM names
+// one that moves the cursor: a dumb terminal (TERM=dumb or unset: Emacs'
+// shell, a CI log viewer on a pty) would print the drawing as garbage.
+func Usable(stdout, stderr io.Writer) bool {
+	return drawable(os.Getenv("TERM")) && isTerminal(stdout) && isTerminal(stderr)
+}
+
+// drawable reports whether a terminal of type term can be drawn on.
+func drawable(term string) bool { return term != "" && term != "dumb" }
 
 func isTerminal(w io.Writer) bool {
 	f := termsafe.File(w) // through the writers that lock, redact or mark it
