@@ -26,10 +26,9 @@ func (c *ProfileCmd) dashboard(g *Globals, spec runner.Spec, opts *bench.Options
 	d := dashboard.Start(term, dashboard.Options{Title: title, Streaming: spec.Profile.Streams(), Fallback: g.Stderr})
 	opts.Watch, opts.Progress = d, nil
 	opts.Log = spec.Profile.Redactor().Writer(d.Log())
-	abort := d.Abort
-	beforeHardExit.Store(&abort)
+	onTerminal.Store(&liveView{notes: d.Log(), restore: d.Abort})
 	return func() {
-		beforeHardExit.Store(nil)
+		onTerminal.Store(nil)
 		if err := d.Close(); err != nil {
 			fmt.Fprintf(g.Stderr, "warning: %s\n", err)
 		}

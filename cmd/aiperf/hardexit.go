@@ -14,12 +14,10 @@ import (
 var leftRunning = bench.ProfilersLeftRunning
 
 // hardExit is a second signal's exit: the dashboard gives back the
-// terminal (beforeHardExit), then it says that it exits at once and what
+// terminal (restoreTerminal), then it says that it exits at once and what
 // that may leave running, and exits with ExitInterrupted.
 func hardExit() {
-	if f := beforeHardExit.Load(); f != nil {
-		(*f)()
-	}
+	restoreTerminal()
 	fmt.Fprint(signalNotes, hardExitMessage())
 	os.Exit(ExitInterrupted)
 }

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -114,12 +113,9 @@ func main() {
 // same one delivered twice (a variable for the test that holds it open).
 var sameSignal = time.Second
 
-// signalNotes is where interruptContext says what it does with a signal.
+// signalNotes is where interruptContext says what it does with a signal
+// (signalNote: above the dashboard while it draws).
 var signalNotes io.Writer = os.Stderr
-
-// beforeHardExit, when set, runs before a second signal exits at once
-// (hardExit): the dashboard restores the terminal it draws on.
-var beforeHardExit atomic.Pointer[func()]
 
 // interruptContext returns a context cancelled by the first SIGINT or
 // SIGTERM (its cause: signalled): the run stops cleanly (in-flight requests
@@ -142,8 +138,8 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 			first = time.Now()
 			// Said before the run is cancelled: before what the run then
 			// says of its clean stop (a profiler call it waits for).
-			if exitOnSecond && beforeHardExit.Load() == nil { // not over the dashboard, which owns the terminal
-				fmt.Fprintf(signalNotes, "aiperf: %v: stopping cleanly; a second one exits at once\n", signalled{s})
+			if exitOnSecond {
+				fmt.Fprintf(signalNote(), "aiperf: %v: stopping cleanly; a second one exits at once\n", signalled{s})
 			}
 			cancel(signalled{s})
 		case <-done:
@@ -156,10 +152,8 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 			select {
 			case <-sigs:
 				if time.Since(first) < sameSignal {
-					if beforeHardExit.Load() == nil { // not over the dashboard, which owns the terminal
-						fmt.Fprintf(signalNotes, "aiperf: a second signal within %v of the first is taken as the same one; "+
-							"send another to exit at once\n", sameSignal)
-					}
+					fmt.Fprintf(signalNote(), "aiperf: a second signal within %v of the first is taken as the same one; "+
+						"send another to exit at once\n", sameSignal)
 					continue
 				}
 				hardExit()

@@ -27,6 +27,7 @@ type Snapshot struct {
 type Finished struct {
 	Phase     string
 	Cancelled bool
+	Stopped   bool   // cut by a Ctrl-C: the phase was stopped before its end
 	Error     string // the failure's kind, with its HTTP status ("" when it succeeded)
 	TTFTMs    float64
 	ITLMs     float64
@@ -36,7 +37,7 @@ type Finished struct {
 
 // FinishedOf takes what the dashboard shows of a finished record.
 func FinishedOf(r *metrics.Record, streaming bool) Finished {
-	f := Finished{Phase: r.Phase, Cancelled: r.Cancelled}
+	f := Finished{Phase: r.Phase, Cancelled: r.Cancelled, Stopped: r.Cancelled && r.CutBy == metrics.CutInterrupt}
 	switch {
 	case r.Cancelled:
 	case r.Error != nil:
@@ -81,6 +82,7 @@ type phaseStats struct {
 	errors    map[string]int
 	errOrder  []string // error kinds in first-seen order
 	cut       int64    // requests cut before they ended (on purpose, or by a Ctrl-C)
+	stopped   bool     // a Ctrl-C cut one of them
 }
 
 type sample struct {
@@ -176,6 +178,7 @@ func (m *Model) add(f *Finished) {
 	switch {
 	case f.Cancelled:
 		ps.cut++
+		ps.stopped = ps.stopped || f.Stopped
 	case f.Error != "":
 		if ps.errors[f.Error] == 0 {
 			ps.errOrder = append(ps.errOrder, f.Error)
@@ -244,9 +247,14 @@ func (m Model) cut() int64 {
 }
 
 // short reports whether the phase ended before any of its stops (its
-// requests all returned, its duration passed): the run was interrupted.
+// requests all returned, its duration passed and its grace period's
+// requests returned): the run was interrupted, or a Ctrl-C cut requests
+// of it (in its grace period, past its duration).
 func (m Model) short() bool {
 	ph := m.now.Phase
+	if ps := m.phases[ph.Name]; ps != nil && ps.stopped {
+		return true
+	}
 	if ph.Requests == 0 && ph.Duration == 0 {
 		return false
 	}

@@ -309,6 +309,25 @@ func TestFinalFrameOfAnInterruptedPhase(t *testing.T) {
 	assert.Contains(t, m.Render(), "· done", "its duration, the first of its two stops, ended it")
 }
 
+// TestFinalFrameOfAPhaseStoppedInItsGracePeriod: a Ctrl-C past a phase's
+// duration, in its grace period, cuts the requests still in flight: the
+// phase stopped before its end (its grace period's), not "done"; the grace
+// period's own cut, with no Ctrl-C, is the phase's end.
+func TestFinalFrameOfAPhaseStoppedInItsGracePeriod(t *testing.T) {
+	ph := &plan.Phase{Name: "profiling", Kind: plan.KindProfiling, Concurrency: 4, Duration: 2}
+	done := streamed("profiling", 0, 30*ms, 2*ms, 4)
+	for _, c := range []struct {
+		by, want string
+	}{{metrics.CutInterrupt, "3.8 s elapsed · stopped before its end"}, {metrics.CutGracePeriod, "3.8 s elapsed · done"}} {
+		cut := metrics.Record{Phase: "profiling", PhaseKind: plan.KindProfiling, Cancelled: true, CutBy: c.by}
+		m := feed(t, NewModel("run", true, Interval, nil),
+			Snapshot{Phase: ph, ElapsedS: 3.8, Sent: 4, Done: 4, Finished: finished(done, done, cut, cut), Final: true})
+		out := m.Render()
+		assert.Contains(t, out, c.want, c.by)
+		assert.Contains(t, out, "3.8/2 s, 4 requests done (2 of them cut)", c.by)
+	}
+}
+
 // A percentile is never outside the values seen: with few values the
 // bucket's middle could pass the largest.
 func TestHistQuantileWithinTheValuesSeen(t *testing.T) {
