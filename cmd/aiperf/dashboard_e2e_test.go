@@ -26,9 +26,14 @@ import (
 // and stderr); what it shows (String) is read from the other side.
 type terminal struct {
 	lockedBuffer
-	tty    *os.File
-	copied chan struct{}
+	tty, ptmx *os.File
+	copied    chan struct{}
 }
+
+// hangUp closes the terminal's other side, as a terminal window closed or
+// an ssh session dropped: the kernel sends SIGHUP to the program whose
+// controlling terminal it is, and its writes to it fail from then on.
+func (term *terminal) hangUp() error { return term.ptmx.Close() }
 
 // shown closes the program's side and returns all the terminal showed.
 func (term *terminal) shown() string {
@@ -49,7 +54,7 @@ func openPTY(t *testing.T) *terminal {
 	require.NoError(t, unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0))
 	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
 	require.NoError(t, err)
-	term := &terminal{copied: make(chan struct{})}
+	term := &terminal{ptmx: ptmx, copied: make(chan struct{})}
 	term.tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(t, err)
 	go func() { io.Copy(term, ptmx); close(term.copied) }() // until the terminal side closes

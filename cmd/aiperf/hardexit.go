@@ -18,13 +18,14 @@ var leftRunning = bench.ProfilersLeftRunning
 // that may leave running, and exits with ExitInterrupted.
 func hardExit() {
 	restoreTerminal()
-	fmt.Fprint(signalNotes, hardExitMessage())
+	fmt.Fprint(signalNotes, exitNowMessage("interrupted again: exiting now"))
 	os.Exit(ExitInterrupted)
 }
 
-// hardExitMessage is what hardExit says.
-func hardExitMessage() string {
-	msg := "aiperf: interrupted again: exiting now (what the run in progress had not yet summarised, exported " +
+// exitNowMessage is what an exit at once says, after what: what it loses
+// and what it may leave running.
+func exitNowMessage(what string) string {
+	msg := "aiperf: " + what + " (what the run in progress had not yet summarised, exported " +
 		"or stored is lost; records it already stored stay in the store as an interrupted run)\n"
 	for _, note := range leftRunning() {
 		msg += "aiperf: " + termsafe.Text(note) + "\n"

@@ -103,9 +103,11 @@ func main() {
 	// on, is exported and stored. (Notify, not Ignore: a process this one
 	// starts gets SIGPIPE's default back.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	stopQuit := quitOnSIGQUIT()
 	ctx, stop := interruptContext(os.Getenv(runner.ChildEnv) == "")
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopQuit()
 	os.Exit(code)
 }
 
@@ -117,8 +119,8 @@ var sameSignal = time.Second
 // (signalNote: above the dashboard while it draws).
 var signalNotes io.Writer = os.Stderr
 
-// interruptContext returns a context cancelled by the first SIGINT or
-// SIGTERM (its cause: signalled): the run stops cleanly (in-flight requests
+// interruptContext returns a context cancelled by the first SIGINT,
+// SIGTERM or SIGHUP (stopSignals; its cause: signalled): the run stops cleanly (in-flight requests
 // cut, profiler stopped, results written). With exitOnSecond, it says so at
 // once, and a second signal exits at once with ExitInterrupted, unless it
 // came within sameSignal of the first: that is one signal delivered twice
@@ -129,7 +131,7 @@ var signalNotes io.Writer = os.Stderr
 func interruptContext(exitOnSecond bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals()...)
 	done := make(chan struct{})
 	go func() {
 		var first time.Time
@@ -173,15 +175,7 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 // context.Canceled, and its message names the signal.
 type signalled struct{ sig os.Signal }
 
-func (s signalled) Error() string {
-	if s.sig == os.Interrupt {
-		return "SIGINT (Ctrl-C)"
-	}
-	if sig, ok := s.sig.(syscall.Signal); ok && sig == syscall.SIGTERM {
-		return "SIGTERM"
-	}
-	return s.sig.String()
-}
+func (s signalled) Error() string { return signalName(s.sig) }
 
 // Is makes a signalled match context.Canceled.
 func (s signalled) Is(target error) bool { return target == context.Canceled }
