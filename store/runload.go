@@ -30,6 +30,12 @@ func (db *DB) GetRun(ctx context.Context, id int64, withRecords bool) (*result.R
 		if r, err = getRun(ctx, q, id); err != nil {
 			return err
 		}
+		if r.EndTime.IsZero() { // never summarised: what it has is its records
+			if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE run_id = ? AND phase_kind = ?`,
+				id, phaseProfiling).Scan(&r.StoredProfiling); err != nil {
+				return fmt.Errorf("count the records: %w", err)
+			}
+		}
 		if err := loadRunStats(ctx, q, id, r); err != nil {
 			return fmt.Errorf("statistics: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,6 +234,12 @@ func TestProfileKilledKeepsItsRecords(t *testing.T) {
 	for _, r := range run.Records {
 		require.Equal(t, 200, r.Status)
 	}
+	// runs show says why there are no figures: not that nothing was sent.
+	show := cli(t, dir, "runs", "show", strconv.FormatInt(row.ID, 10))
+	require.Equal(t, ExitOK, show.code, show.stderr)
+	lineContaining(t, show.stdout, fmt.Sprintf("No profiling figures: the run's process exited before it summarised its records "+
+		"(%d profiling records stored).", row.RecordCount))
+	assert.NotContains(t, show.stdout, "no profiling request was sent")
 	for _, f := range []string{path, path + "-wal"} {
 		b, err := os.ReadFile(f)
 		if !errors.Is(err, fs.ErrNotExist) {

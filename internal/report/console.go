@@ -67,10 +67,16 @@ func Console(w io.Writer, run *result.Run) {
 // unprofiled says why run has no profiling figures, "" when it has: a run
 // that failed or was interrupted before any profiling request was sent (a
 // refused profiler start or KV-cache reset, a Ctrl-C during warmup) has
-// only zeros, of phases that never ran, and a server scraped outside them.
+// only zeros, of phases that never ran, and a server scraped outside them;
+// a run whose process exited before it summarised its records (a second
+// Ctrl-C, SIGKILL; read back from the store with no end time) has none.
 func unprofiled(run *result.Run) string {
 	if run.Status != result.StatusFailed && run.Status != result.StatusInterrupted {
 		return ""
+	}
+	if run.Status == result.StatusInterrupted && run.EndTime.IsZero() {
+		return fmt.Sprintf("the run's process exited before it summarised its records (%d profiling records stored)",
+			run.StoredProfiling)
 	}
 	for _, tag := range []string{metrics.TagRequestCount, metrics.TagErrorRequestCount, metrics.TagCancelledRequestCount} {
 		if m, ok := run.Profiling.Get(tag); ok && m.Value > 0 {

@@ -81,6 +81,10 @@ type Run struct {
 	// Exports say where the run was streamed or logged beyond its files
 	// (OpenTelemetry, MLflow, the live Prometheus endpoint).
 	Exports []Export `json:"exports,omitempty"`
+	// StoredProfiling is, for a run read back from the store that was never
+	// summarised (its process ended before it finished: no end time), how
+	// many profiling records the store holds of it.
+	StoredProfiling int `json:"-"`
 	// StreamedJSONL is the partial file the run wrote profile_export.jsonl
 	// to while it went ("" for none); the exports rename it into place.
 	StreamedJSONL string `json:"-"`
