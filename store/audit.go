@@ -19,6 +19,7 @@ type auditTallies struct {
 	CutStopped          *int                  `json:"cut_stopped"`
 	ClientErrors        *int                  `json:"client_errors"`
 	Bursts              *int                  `json:"bursts"`
+	NotStreamed         *int                  `json:"not_streamed"`
 	Malformed           *int                  `json:"malformed_chunks"`
 	UsageUntrusted      *int                  `json:"usage_untrusted"`
 	VideoUntrusted      *int                  `json:"video_untrusted"`
@@ -31,7 +32,7 @@ type auditTallies struct {
 // talliesOf is the tallies of a.
 func talliesOf(a *result.Audit) auditTallies {
 	return auditTallies{&a.Cut, &a.CutGracePeriod, &a.CutInterrupt, &a.CutOnPurpose, &a.CutStopped,
-		&a.ClientErrors, &a.Bursts, &a.Malformed, &a.UsageUntrusted, &a.VideoUntrusted, &a.VideoUntrustedFirst,
+		&a.ClientErrors, &a.Bursts, &a.NotStreamed, &a.Malformed, &a.UsageUntrusted, &a.VideoUntrusted, &a.VideoUntrustedFirst,
 		&a.CacheDropped, &a.CacheDroppedFirst, &a.Branches}
 }
 

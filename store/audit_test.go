@@ -11,8 +11,8 @@ import (
 )
 
 // TestAuditTalliesRoundTrip: the client audit's tallies without a column
-// of their own (the requests cut and why, client errors, bursts, malformed
-// chunks, untrusted usage and video, dropped cache counts, a DAG run's
+// of their own (the requests cut and why, client errors, bursts, replies
+// not streamed, malformed chunks, untrusted usage and video, dropped cache counts, a DAG run's
 // branches) come back from the store as the run had them, so runs export
 // writes its client_audit whole.
 func TestAuditTalliesRoundTrip(t *testing.T) {
@@ -22,7 +22,7 @@ func TestAuditTalliesRoundTrip(t *testing.T) {
 	in := newRun(runOpts{name: "tallies", records: 3})
 	a := &in.Audit
 	a.Cut, a.CutGracePeriod, a.CutInterrupt, a.CutOnPurpose, a.CutStopped = 10, 1, 2, 3, 4
-	a.ClientErrors, a.Bursts, a.Malformed, a.UsageUntrusted = 5, 6, 7, 8
+	a.ClientErrors, a.Bursts, a.Malformed, a.UsageUntrusted, a.NotStreamed = 5, 6, 7, 8, 12
 	a.VideoUntrusted, a.VideoUntrustedFirst, a.CacheDropped, a.CacheDroppedFirst = 9, "seconds 0", 11, "cached_tokens 9 > prompt_tokens 5"
 	a.Branches = &metrics.BranchStats{ChildrenSpawned: 4, ChildrenCompleted: 3, ParentsSuspended: 2}
 	id, err := db.SaveRun(ctx, in, "")
