@@ -83,8 +83,11 @@ func interruptContext(notes io.Writer) (context.Context, func()) {
 
 // signalName names a signal as aiperf does.
 func signalName(s os.Signal) string {
-	if s == os.Interrupt {
+	switch s {
+	case os.Interrupt:
 		return "SIGINT (Ctrl-C)"
+	case syscall.SIGTERM:
+		return "SIGTERM"
 	}
 	return s.String()
 }
