@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -314,7 +315,9 @@ func (s *sweepRun) cellEndedLocked(t plan.Trial) {
 }
 
 // cellRunsLocked is every ended trial of a cell, those an earlier run
-// stored past the plan's trials too, and how many trials it ran in all.
+// stored past the plan's trials too, in trial order (lanes end them in any
+// order), and how many trials it ran in all: what both the cell's
+// aggregate and the sweep aggregate are computed from.
 func (s *sweepRun) cellRunsLocked(id string) ([]*result.Run, int) {
 	runs := slices.Clone(s.results[id])
 	for _, b := range s.beyond[id] {
@@ -322,6 +325,7 @@ func (s *sweepRun) cellRunsLocked(id string) ([]*result.Run, int) {
 			runs = append(runs, r)
 		}
 	}
+	slices.SortStableFunc(runs, func(a, b *result.Run) int { return cmp.Compare(a.Info.Trial, b.Info.Trial) })
 	return runs, s.sw.Trials + len(s.beyond[id]) - s.notRun[id]
 }
 

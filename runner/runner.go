@@ -9,7 +9,6 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -17,7 +16,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -185,8 +183,8 @@ func (e *interrupted) Unwrap() error {
 	return e.cause
 }
 
-// aggregate writes the aggregate of t's cell over runs, trials in all
-// (called when t is the cell's last trial, whether it ran now or was stored
+// aggregate writes the aggregate of t's cell over runs (in trial order),
+// trials in all (called when t is the cell's last trial, whether it ran now or was stored
 // by an earlier run).
 func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run, trials int) {
 	if o.CellDir == nil {
@@ -196,8 +194,6 @@ func (o Options) aggregate(sw plan.Sweep, t plan.Trial, runs []*result.Run, tria
 	if o.TrialDir == nil {
 		trialDir = nil
 	}
-	runs = slices.Clone(runs)
-	slices.SortStableFunc(runs, func(a, b *result.Run) int { return cmp.Compare(a.Info.Trial, b.Info.Trial) })
 	if err := writeAggregate(o.CellDir(t.Cell), t.Cell, runs, trials, o.Confidence, trialDir, sw.CooldownSeconds); err != nil {
 		o.progress("warning: write aggregate for %s: %v\n", t.Cell.Label, err)
 	}

@@ -183,13 +183,8 @@ func labelsEnd(line []byte, open int) int {
 // quoteEnd is the index after the quote that closes the quoted string
 // opening at line[open] (escapes skipped), or −1 when none does.
 func quoteEnd(line []byte, open int) int {
-	for i := open + 1; i < len(line); i++ {
-		switch line[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
+	if _, n := quoted(line[open:]); n >= 0 {
+		return open + n
 	}
 	return -1
 }

@@ -128,14 +128,17 @@ func parse(ctx context.Context, body []byte, h http.Header) ([]*dto.MetricFamily
 	if expfmt.ResponseFormat(h).FormatType() == expfmt.TypeOpenMetrics {
 		text, totals := omText(body)
 		fams, err := parseText(ctx, text)
-		if err == nil || ctx.Err() != nil {
+		if err == nil {
 			for _, mf := range fams {
 				if mf.GetType() == dto.MetricType_COUNTER && totals[mf.GetName()] {
 					name := mf.GetName() + "_total" // as expfmt's OpenMetrics parser names it
 					mf.Name = &name
 				}
 			}
-			return fams, err
+			return fams, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
 		}
 	}
 	return parseText(ctx, body)
