@@ -10,6 +10,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/load"
 	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/tokenizer"
 )
 
@@ -176,4 +177,17 @@ func TestFinisherCutRepliesNotUncounted(t *testing.T) {
 	assert.Equal(t, 1, uncounted)
 	assert.Equal(t, "interrupted while counting output tokens: 1 responses were not counted by the client (their OSL is the server's usage)",
 		f.uncountedWarning(uncounted))
+}
+
+// A worker interrupted while counting says so in its own audit: the
+// coordinator, judging the merged records, cannot see which of a worker's
+// replies went uncounted.
+func TestWorkerSaysItsUncountedReplies(t *testing.T) {
+	f := finisherFor(t, nil)
+	c := &cell{run: &result.Run{}, fin: f}
+	c.judgeShare(nil, phasesOutcome{}, 2)
+	assert.Contains(t, c.run.Audit.Warnings, f.uncountedWarning(2))
+	c.judgeShare(nil, phasesOutcome{}, 0)
+	assert.Empty(t, c.run.Audit.Warnings, "nothing uncounted, nothing said")
+	_, _, _, _ = f.wait(context.Background())
 }

@@ -29,7 +29,7 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	prof, warm := byKind(records)
 	run.Profiling = metrics.Summarize(prof, c.p.Streaming, c.slos()...)
 	if c.worker != nil {
-		c.judgeShare(prof, out)
+		c.judgeShare(prof, out, uncounted)
 		return
 	}
 	if c.p.PerChunkUsage {
@@ -87,12 +87,17 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 // coordinator's, over the merged records: made on one worker's part it can
 // be false (another worker sent a prompt first, so its first request here
 // hit the cache) and would be filed under the worker that could not keep
-// up.
-func (c *cell) judgeShare(prof []metrics.Record, out phasesOutcome) {
+// up. What is the worker's own is said: the replies it left uncounted
+// (counting interrupted), which the coordinator cannot see in the merged
+// records.
+func (c *cell) judgeShare(prof []metrics.Record, out phasesOutcome, uncounted int) {
 	run := c.run
 	run.Audit = workerAudit(c.p, out.reports, prof, out.stallP99, out.stallMax)
 	if out.measured {
 		judgeHealth(&run.Audit, out.health, run.Profiling, c.p.Streaming)
+	}
+	if uncounted > 0 {
+		run.Audit.Warnings = append(run.Audit.Warnings, c.fin.uncountedWarning(uncounted))
 	}
 }
 
