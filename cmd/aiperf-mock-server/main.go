@@ -1,5 +1,5 @@
 // Command aiperf-mock-server runs the OpenAI-compatible mock inference
-// server of package mock until SIGINT or SIGTERM.
+// server of package mock until SIGINT, SIGTERM or SIGHUP.
 //
 // The first signal stops it (the requests in flight get a few seconds to
 // finish, as the mock says); a second one, more than a second after the
@@ -15,12 +15,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/mock"
+	"github.com/aiperf-go/aiperf/internal/stopsignal"
 )
 
 const (
@@ -44,13 +44,14 @@ func main() {
 // the command's process group), as aiperf takes it (docs/interrupts.md).
 const sameSignal = time.Second
 
-// interruptContext returns a context cancelled by the first SIGINT or
-// SIGTERM, saying so on notes; a later signal, past sameSignal, exits at
+// interruptContext returns a context cancelled by the first signal that
+// stops a command (stopsignal: SIGINT, SIGTERM, SIGHUP), saying so on
+// notes; a later signal, past sameSignal, exits at
 // once with exitInterrupted.
 func interruptContext(notes io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopsignal.Signals()...)
 	done := make(chan struct{})
 	go func() {
 		var first time.Time
@@ -60,7 +61,7 @@ func interruptContext(notes io.Writer) (context.Context, func()) {
 				switch {
 				case first.IsZero():
 					first = time.Now()
-					fmt.Fprintf(notes, "%s: %s: stopping; a second one exits at once\n", name, signalName(s))
+					fmt.Fprintf(notes, "%s: %s: stopping; a second one exits at once\n", name, stopsignal.Name(s))
 					cancel()
 				case time.Since(first) < sameSignal:
 					fmt.Fprintf(notes, "%s: a second signal within %v of the first is taken as the same one; send another to exit at once\n",
@@ -79,17 +80,6 @@ func interruptContext(notes io.Writer) (context.Context, func()) {
 		close(done)
 		cancel()
 	}
-}
-
-// signalName names a signal as aiperf does.
-func signalName(s os.Signal) string {
-	switch s {
-	case os.Interrupt:
-		return "SIGINT (Ctrl-C)"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	}
-	return s.String()
 }
 
 // run parses args, serves until ctx is cancelled and returns the exit code:

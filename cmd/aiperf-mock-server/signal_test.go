@@ -112,10 +112,3 @@ func TestCtrlC(t *testing.T) {
 		assert.NotContains(t, p.stderr.String(), "still in flight after", "it did not wait for the grace to end")
 	})
 }
-
-// TestSignalNames: the mock names the signals that stop it as aiperf does
-// (SIGTERM, not Go's "terminated").
-func TestSignalNames(t *testing.T) {
-	assert.Equal(t, "SIGINT (Ctrl-C)", signalName(os.Interrupt))
-	assert.Equal(t, "SIGTERM", signalName(syscall.SIGTERM))
-}

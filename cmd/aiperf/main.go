@@ -21,6 +21,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
+	"github.com/aiperf-go/aiperf/internal/stopsignal"
 	"github.com/aiperf-go/aiperf/internal/termsafe"
 	"github.com/aiperf-go/aiperf/runner"
 )
@@ -120,7 +121,7 @@ var sameSignal = time.Second
 var signalNotes io.Writer = os.Stderr
 
 // interruptContext returns a context cancelled by the first SIGINT,
-// SIGTERM or SIGHUP (stopSignals; its cause: signalled): the run stops cleanly (in-flight requests
+// SIGTERM or SIGHUP (stopsignal.Signals; its cause: signalled): the run stops cleanly (in-flight requests
 // cut, profiler stopped, results written). With exitOnSecond, it says so at
 // once, and a second signal exits at once with ExitInterrupted, unless it
 // came within sameSignal of the first: that is one signal delivered twice
@@ -131,7 +132,7 @@ var signalNotes io.Writer = os.Stderr
 func interruptContext(exitOnSecond bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, stopSignals()...)
+	signal.Notify(sigs, stopsignal.Signals()...)
 	done := make(chan struct{})
 	go func() {
 		var first time.Time
@@ -175,7 +176,7 @@ func interruptContext(exitOnSecond bool) (context.Context, func()) {
 // context.Canceled, and its message names the signal.
 type signalled struct{ sig os.Signal }
 
-func (s signalled) Error() string { return signalName(s.sig) }
+func (s signalled) Error() string { return stopsignal.Name(s.sig) }
 
 // Is makes a signalled match context.Canceled.
 func (s signalled) Is(target error) bool { return target == context.Canceled }

@@ -8,32 +8,6 @@ import (
 	"syscall"
 )
 
-// stopSignals are the signals that stop a run cleanly (interruptContext):
-// SIGINT (Ctrl-C), SIGTERM, and SIGHUP, the terminal closed (an ssh
-// session dropped), unless the process was started with SIGHUP ignored
-// (nohup): Notify would catch it again, and a hang-up would stop a run
-// meant to outlive its terminal.
-func stopSignals() []os.Signal {
-	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
-	}
-	return sigs
-}
-
-// signalName names a signal that stops a run.
-func signalName(sig os.Signal) string {
-	switch sig {
-	case os.Interrupt:
-		return "SIGINT (Ctrl-C)"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP (hang-up: the terminal was closed)"
-	}
-	return sig.String()
-}
-
 // quitOnSIGQUIT makes SIGQUIT (Ctrl-\) exit at once with ExitQuit, as a
 // second Ctrl-C does, in place of Go's default (the goroutines' stacks
 // drawn over the dashboard, the terminal left as it drew it, exit 2): the
