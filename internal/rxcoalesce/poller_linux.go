@@ -31,8 +31,7 @@ const unusual = uint32(unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR | unix.EP
 // poller is one epoll set read by one goroutine.
 type poller struct {
 	cfg  Config
-	epfd int
-	wait syscall.RawConn // the epoll set's descriptor in the runtime's poller
+	epfd int // non-blocking, so that the runtime's poller can wait on a duplicate
 
 	mu    sync.RWMutex
 	conns map[int32]*conn // by file descriptor
@@ -45,19 +44,26 @@ func pollerFor(cfg Config) (*poller, error) {
 	if p := pollers[cfg]; p != nil {
 		return p, nil
 	}
+	p, err := newPoller(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pollers[cfg] = p
+	go p.run()
+	return p, nil
+}
+
+// newPoller makes the epoll set of a poller; run reads it.
+func newPoller(cfg Config) (*poller, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	wait, err := runtimeWait(epfd)
-	if err != nil {
+	if err := syscall.SetNonblock(epfd, true); err != nil {
 		syscall.Close(epfd)
-		return nil, err
+		return nil, os.NewSyscallError("fcntl", err)
 	}
-	p := &poller{cfg: cfg, epfd: epfd, wait: wait, conns: map[int32]*conn{}}
-	pollers[cfg] = p
-	go p.run()
-	return p, nil
+	return &poller{cfg: cfg, epfd: epfd, conns: map[int32]*conn{}}, nil
 }
 
 // add registers c for read readiness (known first, so that no event of
@@ -171,31 +177,38 @@ func (p *poller) poll(events []syscall.EpollEvent) int {
 }
 
 // block waits in the runtime's poller until the epoll set has an event and
-// signals its connections. The set's descriptor is registered there for
-// good: while the poller coalesces it does not wait in epoll, and with one
-// P (a client on a core of its own) no other thread does either.
+// signals its connections. The set is registered there for the wait only:
+// an epoll set watched by another passes each of its events on, and on
+// loopback that second wake-up callback runs in the sender's context, once
+// for every segment the server writes (about 1.4% of the kernel's cost of
+// a small write, docs/performance.md). Registering costs the client a few
+// system calls a wait; while events are dense the poller seldom waits.
+// Where the registration fails (no descriptor left), it looks again a
+// millisecond later.
 func (p *poller) block(events []syscall.EpollEvent) {
-	_ = p.wait.Read(func(uintptr) bool { return p.poll(events) > 0 })
+	f, err := p.runtimeWait()
+	if err == nil {
+		defer f.Close() // out of the runtime's poller
+		var rc syscall.RawConn
+		if rc, err = f.SyscallConn(); err == nil {
+			err = rc.Read(func(uintptr) bool { return p.poll(events) > 0 })
+		}
+	}
+	if err != nil {
+		time.Sleep(time.Millisecond)
+		p.poll(events)
+	}
 }
 
-// runtimeWait registers a duplicate of the epoll set's descriptor epfd in
-// the runtime's poller, for block.
-func runtimeWait(epfd int) (syscall.RawConn, error) {
-	fd, err := dupCloexec(epfd)
+// runtimeWait registers a duplicate of the epoll set's descriptor in the
+// runtime's poller (os.NewFile does, the descriptor being non-blocking);
+// closing the file takes it out.
+func (p *poller) runtimeWait() (*os.File, error) {
+	fd, err := dupCloexec(p.epfd)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return nil, os.NewSyscallError("fcntl", err)
-	}
-	f := os.NewFile(uintptr(fd), "rxcoalesce")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return rc, nil
+	return os.NewFile(uintptr(fd), "rxcoalesce"), nil
 }
 
 // signal wakes a connection's waiter, if any, without blocking.
@@ -239,12 +252,8 @@ func adopt(c net.Conn, cfg Config) net.Conn {
 	if err != nil {
 		return c
 	}
-	rc, err := tc.SyscallConn()
+	fd, err := dupOf(tc)
 	if err != nil {
-		return c
-	}
-	fd := -1
-	if cerr := rc.Control(func(s uintptr) { fd, err = dupCloexec(int(s)) }); cerr != nil || err != nil {
 		return c
 	}
 	pc := newConn(fd, p, tc.LocalAddr(), tc.RemoteAddr()) // non-blocking: it shares the original's file status
@@ -255,4 +264,17 @@ func adopt(c net.Conn, cfg Config) net.Conn {
 	tc.Close()
 	adopted.Add(1)
 	return pc
+}
+
+// dupOf duplicates tc's descriptor (close-on-exec), leaving tc open.
+func dupOf(tc *net.TCPConn) (int, error) {
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if cerr := rc.Control(func(s uintptr) { fd, err = dupCloexec(int(s)) }); cerr != nil {
+		return -1, cerr
+	}
+	return fd, err
 }

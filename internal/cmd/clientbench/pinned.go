@@ -52,7 +52,7 @@ func pinnedFlags() (role *string, c, n *int) {
 	flag.StringVar(&pinnedCC, "pinned-cc", "cubic", "the pinned neutral server's TCP congestion control (TCP_CONGESTION on its listener; "+
 		"system: the system's, net.ipv4.tcp_congestion_control). Linux's default, cubic, by default: under bbr, whose window on "+
 		"loopback is about 16 segments, a client that acknowledges late makes the server's writes merge and cost it less")
-	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: aiperf-rxN (aiperf with --rx-coalesce-usecs N, e.g. aiperf-rx0), "+
+	flag.Func("pinned-extra", "more clients of the pinned measurement, comma-separated: aiperf-rxN (aiperf with --rx-coalesce-usecs N, e.g. aiperf-rx0), aiperf@BINARY (another build of aiperf), "+
 		"endpoint (aiperf's HTTP client alone), "+
 		"minimal-nojson (the minimal client without decoding), minimal-32k (with a 32 KiB transport read buffer), "+
 		"minimal-headers (sending aiperf's headers)",
@@ -180,8 +180,11 @@ func measuredClients() (self string, clients []pinnedClient, err error) {
 				cl, ok = aiperfClient(name, aiperf, rx), true
 			}
 		}
+		if bin, found := strings.CutPrefix(name, "aiperf@"); !ok && found && bin != "" {
+			cl, ok = aiperfClient("aiperf@"+filepath.Base(bin), bin, rxUsecs), true
+		}
 		if !ok {
-			return "", nil, fmt.Errorf("-pinned-extra: no client %q (aiperf-rxN, endpoint, minimal-nojson, minimal-32k or minimal-headers)", name)
+			return "", nil, fmt.Errorf("-pinned-extra: no client %q (aiperf-rxN, aiperf@BINARY, endpoint, minimal-nojson, minimal-32k or minimal-headers)", name)
 		}
 		clients = append(clients, cl)
 	}
