@@ -326,23 +326,20 @@ func TestOpenReadOnlyOnAFullDisk(t *testing.T) {
 	}
 }
 
-// A Ctrl-C that ended a batch's wait for a lock (the batch the load's end
-// flushes, say) came while the store was waited for: the run's Complete
-// does not wait for that lock again (it used to, up to 30 s and then two
-// minutes of retries), and the records its batches stored stay. Once the
-// lock is gone, it stores the run whole.
+// A Ctrl-C that ended a batch's wait for a lock came while the store was
+// waited for: the run's Complete does not wait for that lock again (it used
+// to, up to 30 s and then two minutes of retries), and the records its
+// batches stored stay. Once the lock is gone, it stores the run whole.
 func TestCompleteAfterACutLockWait(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "aiperf.db")
 	db := openAt(t, path)
 	db.Retry = store.Retry{For: time.Hour, Every: time.Hour}
 	in := newRun(runOpts{name: "cut", records: 8, status: result.StatusInterrupted})
-	ctx, cancel := context.WithCancel(context.Background())
 	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
-	require.NoError(t, p.Add(ctx, in.Records[:4]))
+	require.NoError(t, p.Add(context.Background(), in.Records[:4]))
 	release := holdLock(t, path)
-	cancel() // the Ctrl-C, while the next batch waits (ctx is seen after its first wait)
-	require.ErrorContains(t, p.Add(ctx, in.Records[4:]), "interrupted while waiting for another process's lock")
+	ctx := cutAdd(t, path, p, in.Records[4:])
 	_, err := p.Complete(ctx, in, "")
 	require.ErrorIs(t, err, context.Canceled, "no second wait for the lock")
 	release()
@@ -353,11 +350,26 @@ func TestCompleteAfterACutLockWait(t *testing.T) {
 
 	q := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
 	release = holdLock(t, path)
-	require.Error(t, q.Add(ctx, in.Records[:4]))
+	ctx = cutAdd(t, path, q, in.Records[:4])
 	release()
 	id, err := q.Complete(ctx, in, "")
 	require.NoError(t, err, "the lock is gone: stored at once")
 	got, err := db.GetRun(context.Background(), id, true)
 	require.NoError(t, err)
 	assert.Len(t, got.Records, 8)
+}
+
+// cutAdd adds records to p while another connection holds the store at
+// path locked, and cancels the batch's context (a Ctrl-C) once it waits
+// for that lock; it returns the cancelled context.
+func cutAdd(t *testing.T, path string, p *store.Pending, records []metrics.Record) context.Context {
+	t.Helper()
+	waiting := store.OnLockWaitForTest(path)
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan error, 1)
+	go func() { ended <- p.Add(ctx, records) }()
+	<-waiting
+	cancel()
+	require.ErrorContains(t, <-ended, "interrupted while waiting for another process's lock")
+	return ctx
 }

@@ -45,16 +45,19 @@ func (db *DB) BeginRun(r *result.Run) *Pending {
 
 // Add stores a batch of finished records (in any order); it adds the run's
 // row with the first. A wait for another process's lock on the store ends
-// when ctx is cancelled (a Ctrl-C of the run): the batch then fails, and
-// Complete does not wait for that lock again. Nothing of a batch that fails
-// is kept, in the file or here: after a failure Add does nothing and
-// returns that failure, and Complete stores every record itself.
+// when ctx is cancelled during it (a Ctrl-C of the run): the batch then
+// fails, and Complete does not wait for that lock again. A batch begun
+// after ctx ended (the last one, flushed once the interrupted load closed)
+// waits as Complete would: that Ctrl-C came while nothing was waited for.
+// Nothing of a batch that fails is kept, in the file or here: after a
+// failure Add does nothing and returns that failure, and Complete stores
+// every record itself.
 func (p *Pending) Add(ctx context.Context, records []metrics.Record) error {
 	if p.err != nil || len(records) == 0 {
 		return p.err
 	}
 	id := p.id
-	err := p.db.inTxInterruptible(ctx, func(wctx context.Context, tx *sql.Tx) error { // only the wait for a lock is cut
+	err := p.db.inTxInterruptible(waitContext(ctx, false), func(wctx context.Context, tx *sql.Tx) error { // only the wait for a lock is cut
 		if id == 0 {
 			var err error
 			if id, err = saveRun(wctx, tx, p.skel, "", 0, nil); err != nil {

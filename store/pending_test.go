@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -92,35 +91,59 @@ func TestPendingRunFallsBack(t *testing.T) {
 
 // TestPendingAddStopsWaitingWhenInterrupted: a batch waiting for another
 // process's write lock on the store gives up when the run is interrupted
-// (SQLite's own busy wait would hold it for 30 s, whatever the context
-// says), and says why; once the lock is gone a batch goes in even from an
-// interrupted run.
+// during that wait (SQLite's own busy wait would hold it for 30 s, whatever
+// the context says), and says why; once the lock is gone a batch goes in
+// even from an interrupted run.
 func TestPendingAddStopsWaitingWhenInterrupted(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "aiperf.db")
 	db := openAt(t, path)
-	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
-	require.NoError(t, err)
-	defer other.Close()
-	lock, err := other.Begin() // another process's writer, holding the lock
-	require.NoError(t, err)
-	_, err = lock.Exec(`CREATE TABLE held (x)`)
-	require.NoError(t, err)
-
+	release := holdLock(t, path)
 	in := newRun(runOpts{name: "big", records: 4})
 	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
-	interrupted, cancel := context.WithCancel(context.Background())
-	cancel()
-	err = p.Add(interrupted, in.Records[:2])
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "interrupted while waiting for another process's lock on the store (context canceled)")
+	interrupted := cutAdd(t, path, p, in.Records[:2])
+	assert.ErrorContains(t, p.Add(interrupted, in.Records[2:]),
+		"interrupted while waiting for another process's lock on the store (context canceled)")
 
-	require.NoError(t, lock.Rollback())
+	release()
 	q := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
 	require.NoError(t, q.Add(interrupted, in.Records[2:]), "no wait: the Ctrl-C has nothing to cut")
 	id, n := q.Stored()
 	assert.NotZero(t, id)
 	assert.Equal(t, 2, n)
+}
+
+// TestPendingAddAfterInterruptWaits: a batch begun after the run was
+// interrupted (the last one, flushed once the load closed) finding the
+// store locked waits for the lock, as the final save does: that Ctrl-C did
+// not come during a wait. It gave up on the first busy reply, and the run,
+// taken for one cut during a wait, was then not stored complete.
+func TestPendingAddAfterInterruptWaits(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db := openAt(t, path)
+	in := newRun(runOpts{name: "big", records: 4})
+	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
+	require.NoError(t, p.Add(context.Background(), in.Records[:1]), "the first record, stored at once")
+
+	release := holdLock(t, path)
+	waiting := store.OnLockWaitForTest(path)
+	interrupted, cancel := context.WithCancel(context.Background())
+	cancel() // the Ctrl-C, before the batch
+	ended := make(chan error, 1)
+	go func() { ended <- p.Add(interrupted, in.Records[1:]) }()
+	<-waiting
+	release()
+	require.NoError(t, <-ended, "it waited for the lock")
+	_, n := p.Stored()
+	assert.Equal(t, 4, n)
+
+	id, err := p.Complete(interrupted, in, "")
+	require.NoError(t, err)
+	got, err := db.GetRun(context.Background(), id, true)
+	require.NoError(t, err)
+	assert.Equal(t, result.StatusComplete, got.Status)
+	assert.Len(t, got.Records, 4)
 }
 
 // TestRunRowLoadFromConfigPhases: a run whose load a config file gave as a

@@ -87,10 +87,7 @@ var DefaultRetry = Retry{For: 2 * time.Minute, Every: time.Second}
 // was waited for, so this write waits no more either — it is tried once
 // (and succeeds if the lock is gone by then).
 func (db *DB) retry(ctx context.Context, what string, cut bool, write func(wait context.Context) error) error {
-	wait := ctx
-	if ctx.Err() != nil && !cut {
-		wait = context.WithoutCancel(ctx)
-	}
+	wait := waitContext(ctx, cut)
 	err := write(wait)
 	r := db.Retry
 	if err == nil || r.For <= 0 || !transient(err) {
@@ -130,6 +127,18 @@ func (db *DB) retry(ctx context.Context, what string, cut bool, write func(wait 
 		}
 		timer.Reset(min(every, left))
 	}
+}
+
+// waitContext is the context a write's wait for a lock ends with: ctx, or,
+// when ctx has already ended before the write began, one that never ends —
+// that cancellation did not come during a wait, so the write still waits
+// (a second Ctrl-C exits) — unless cut says a wait of the same run's was
+// already ended by it.
+func waitContext(ctx context.Context, cut bool) context.Context {
+	if ctx.Err() != nil && !cut {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // interrupted is the error of a write given up on after attempts because
