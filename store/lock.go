@@ -26,6 +26,9 @@ type LockOwner struct {
 	PID   int
 	Host  string
 	Since time.Time
+	// Start is the process's instance (processStart): "" in a claim written
+	// before it was kept, or where /proc cannot tell.
+	Start string
 }
 
 // LockedError is what LockSweep returns when a claim is held by a process
@@ -76,16 +79,16 @@ func (db *DB) LockSweep(ctx context.Context, c SweepClaim) (*SweepLock, error) {
 			case errors.Is(err, sql.ErrNoRows):
 			case err != nil:
 				return err
-			case !ownerGone(o.Host, host, o.PID):
+			case !o.gone(host):
 				return &LockedError{Store: db.path, Owner: o, token: token}
 			default:
 				lock.TookOver = append(lock.TookOver, o)
 			}
 			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO sweep_locks (key, what, pid, host, started_at, token) VALUES (?, ?, ?, ?, ?, ?)
+				INSERT INTO sweep_locks (key, what, pid, host, started_at, token, process) VALUES (?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (key) DO UPDATE SET what = excluded.what, pid = excluded.pid, host = excluded.host,
-					started_at = excluded.started_at, token = excluded.token`,
-				k.key, k.what, pid, host, formatTime(now), lock.token); err != nil {
+					started_at = excluded.started_at, token = excluded.token, process = excluded.process`,
+				k.key, k.what, pid, host, formatTime(now), lock.token, selfStart()); err != nil {
 				return err
 			}
 		}
@@ -114,9 +117,15 @@ func (l *SweepLock) Release(ctx context.Context) error {
 	return nil
 }
 
-// ownerGone reports whether a claim's owner, on host, is known to have
-// exited: only a process of this host (here) can be looked at.
-func ownerGone(host, here string, pid int) bool { return host == here && !processAlive(pid) }
+// ownerGone reports whether a claim's owner, process start with pid on
+// host, is known to have exited: only a process of this host (here) can be
+// looked at.
+func ownerGone(host, here string, pid int, start string) bool {
+	return host == here && !processAlive(pid, start)
+}
+
+// gone reports whether o, seen from host here, is known to have exited.
+func (o LockOwner) gone(here string) bool { return ownerGone(o.Host, here, o.PID, o.Start) }
 
 // hostname is this machine's name as claims record it ("" when unknown).
 func hostname() string {
@@ -131,8 +140,8 @@ func sweepKey(name, planSHA string) string { return "sweep " + name + " " + plan
 // its token.
 func claimOwner(ctx context.Context, tx *sql.Tx, key string) (o LockOwner, token string, err error) {
 	var since string
-	err = tx.QueryRowContext(ctx, `SELECT what, pid, host, started_at, token FROM sweep_locks WHERE key = ?`, key).
-		Scan(&o.What, &o.PID, &o.Host, &since, &token)
+	err = tx.QueryRowContext(ctx, `SELECT what, pid, host, started_at, token, process FROM sweep_locks WHERE key = ?`, key).
+		Scan(&o.What, &o.PID, &o.Host, &since, &token, &o.Start)
 	o.Since = parseTime(since)
 	return o, token, err
 }
@@ -141,7 +150,7 @@ func claimOwner(ctx context.Context, tx *sql.Tx, key string) (o LockOwner, token
 // live aiperf is running (its claim held): that process would read its
 // trials back as never run, and answer from what is left.
 func (db *DB) notRunning(ctx context.Context, tx *sql.Tx, id int64) error {
-	if o, token, err := claimOwner(ctx, tx, runKey(id)); err == nil && !ownerGone(o.Host, hostname(), o.PID) {
+	if o, token, err := claimOwner(ctx, tx, runKey(id)); err == nil && !o.gone(hostname()) {
 		return fmt.Errorf("run %d is still going: %w", id, &LockedError{Store: db.path, Owner: o, token: token})
 	} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
@@ -157,7 +166,7 @@ func (db *DB) notRunning(ctx context.Context, tx *sql.Tx, id int64) error {
 	}
 	o, token, err := claimOwner(ctx, tx, sweepKey(name, plan))
 	switch {
-	case errors.Is(err, sql.ErrNoRows) || err == nil && ownerGone(o.Host, hostname(), o.PID):
+	case errors.Is(err, sql.ErrNoRows) || err == nil && o.gone(hostname()):
 		return nil
 	case err != nil:
 		return err

@@ -113,7 +113,8 @@ func snapshot(t *testing.T, path string) string {
 func olderStore(t *testing.T) string {
 	t.Helper()
 	return execOn(t, storeWithRuns(t, 1),
-		`DROP TABLE sweep_locks`, `DELETE FROM migrations WHERE name = 'migration/0004_sweep_locks.sql'`)
+		`DROP TABLE sweep_locks`, `DELETE FROM migrations WHERE name IN ('migration/0004_sweep_locks.sql',
+		'migration/0019_claim_process.sql')`) // the later one alters its table
 }
 
 // execOn opens (creating) the store at path, runs statements on it, closes

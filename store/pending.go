@@ -128,8 +128,9 @@ func (p *Pending) Complete(ctx context.Context, r *result.Run, artifactDir strin
 // from one whose process ended before Complete (the claim outlives it).
 func (p *Pending) claim(ctx context.Context, tx *sql.Tx, id int64) error {
 	p.token = rand.Text()
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sweep_locks (key, what, pid, host, started_at, token)
-		VALUES (?, ?, ?, ?, ?, ?)`, runKey(id), fmt.Sprintf("run %d", id), os.Getpid(), hostname(), formatTime(time.Now()), p.token)
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sweep_locks (key, what, pid, host, started_at, token, process)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, runKey(id), fmt.Sprintf("run %d", id), os.Getpid(), hostname(), formatTime(time.Now()), p.token,
+		selfStart())
 	return err
 }
 
@@ -137,12 +138,12 @@ func (p *Pending) claim(ctx context.Context, tx *sql.Tx, id int64) error {
 func runKey(id int64) string { return "run " + strconv.FormatInt(id, 10) }
 
 // stillGoing reports whether a run stored as interrupted is a pending run
-// whose process is still writing it: its claim (pid on host, "" when it has
-// none) is held by a live process, or by one on another host, where that
-// cannot be checked.
-func stillGoing(status string, pid int, host string) bool {
+// whose process is still writing it: its claim (pid on host, started at
+// start; host "" when it has none) is held by a live process, or by one on
+// another host, where that cannot be checked.
+func stillGoing(status string, pid int, host, start string) bool {
 	if status != result.StatusInterrupted || host == "" {
 		return false
 	}
-	return !ownerGone(host, hostname(), pid)
+	return !ownerGone(host, hostname(), pid, start)
 }

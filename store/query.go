@@ -367,7 +367,7 @@ const runSelect = `
 	SELECT r.id, r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
 		r.model, r.url, r.endpoint_type, r.streaming, r.mode, r.concurrency, r.request_rate, r.isl, r.osl, r.seed,
 		r.started_at, r.ended_at, r.artifact_dir, r.record_count, r.client_bound, r.rx_coalesce_usecs,
-		COALESCE(r.kv_reset, ''), COALESCE(r.warnings, '[]'), r.config, COALESCE(l.pid, 0), COALESCE(l.host, '')
+		COALESCE(r.kv_reset, ''), COALESCE(r.warnings, '[]'), r.config, COALESCE(l.pid, 0), COALESCE(l.host, ''), COALESCE(l.process, '')
 	FROM runs r
 	LEFT JOIN sweeps s ON s.id = r.sweep_id
 	LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -388,16 +388,17 @@ func queryRuns(ctx context.Context, q querier, query string, args ...any) ([]Run
 			sweep, cellID, label, params   sql.NullString
 			rate                           sql.NullFloat64
 			start, end, config, claimHost  string
+			claimStart                     string
 			warnings                       string
 			claimPID                       int
 		)
 		if err := rows.Scan(&r.ID, &sweepID, &sweep, &cellID, &label, &params, &trial, &r.Name, &r.BenchmarkID,
 			&r.Status, &r.Error, &r.Model, &r.URL, &r.EndpointType, &r.Streaming, &r.Mode, &conc, &rate, &isl, &osl,
 			&seed, &start, &end, &r.ArtifactDir, &r.RecordCount, &r.ClientBound, &r.RxCoalesceUsecs, &r.KVReset, &warnings, &config,
-			&claimPID, &claimHost); err != nil {
+			&claimPID, &claimHost, &claimStart); err != nil {
 			return nil, err
 		}
-		if stillGoing(r.Status, claimPID, claimHost) {
+		if stillGoing(r.Status, claimPID, claimHost, claimStart) {
 			r.Status = result.StatusRunning
 		}
 		r.SweepID, r.Sweep, r.CellID, r.CellLabel, r.Trial = sweepID.Int64, sweep.String, cellID.String, label.String, int(trial.Int64)

@@ -75,6 +75,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		scheduledRate                    sql.NullFloat64
 		claimPID                         int
 		claimHost                        string
+		claimStart                       string
 	)
 	err := q.QueryRowContext(ctx, `
 		SELECT r.sweep_id, s.name, r.cell_id, c.label, c.params, r.trial, r.name, r.benchmark_id, r.status, r.error,
@@ -82,7 +83,7 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 			r.target_rate, r.achieved_rate, r.cap_delayed, r.retried, r.precise_pacing, r.client_bound, r.warnings,
 			r.kv_reset, r.kv_reset_detail, r.kv_reset_evidence, r.cap_skipped, r.workers,
 			r.exports, r.rx_coalesce_usecs, r.tokens_counted_with, r.scheduled_rate, r.audit_tallies,
-			COALESCE(l.pid, 0), COALESCE(l.host, '')
+			COALESCE(l.pid, 0), COALESCE(l.host, ''), COALESCE(l.process, '')
 		FROM runs r
 		LEFT JOIN sweeps s ON s.id = r.sweep_id
 		LEFT JOIN cells c ON c.sweep_id = r.sweep_id AND c.id = r.cell_id
@@ -92,14 +93,14 @@ func getRun(ctx context.Context, q querier, id int64) (*result.Run, error) {
 		&r.WasCancelled, &mode, &cfgJSON, &r.CLICommand, &r.ToolVersion, &r.Host, &start, &end,
 		&targetRate, &achievedRate, &r.Audit.CapDelayed, &r.Audit.Retried, &r.Audit.PrecisePacing,
 		&r.Audit.ClientBound, &warns, &r.Audit.KVReset, &r.Audit.KVResetDetail, &evidence, &r.Audit.CapSkipped, &workers,
-		&exports, &r.Audit.RxCoalesceUsecs, &r.Audit.TokensCountedWith, &scheduledRate, &tallies, &claimPID, &claimHost)
+		&exports, &r.Audit.RxCoalesceUsecs, &r.Audit.TokensCountedWith, &scheduledRate, &tallies, &claimPID, &claimHost, &claimStart)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if stillGoing(r.Status, claimPID, claimHost) {
+	if stillGoing(r.Status, claimPID, claimHost, claimStart) {
 		r.Status = result.StatusRunning
 	}
 	if err := json.Unmarshal([]byte(cfgJSON), &r.Config); err != nil {

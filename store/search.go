@@ -204,7 +204,7 @@ func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 	query := `
 		SELECT s.id, s.name, s.script_path, s.trials, s.started_at, s.ended_at, s.status, s.kind, coalesce(s.search_answer, ''),
 			(SELECT count(*) FROM cells c WHERE c.sweep_id = s.id), (SELECT count(*) FROM runs r WHERE r.sweep_id = s.id),
-			l.pid, coalesce(l.host, ''), coalesce(s.plan_sha256, '')
+			l.pid, coalesce(l.host, ''), coalesce(s.plan_sha256, ''), coalesce(l.process, '')
 		FROM sweeps s LEFT JOIN sweep_locks l ON l.key = 'sweep ' || s.name || ' ' || s.plan_sha256 -- LockSweep's key
 		ORDER BY s.id DESC`
 	if limit > 0 {
@@ -225,13 +225,14 @@ func (db *DB) ListSweeps(ctx context.Context, limit int) ([]SweepRow, error) {
 			pid   sql.NullInt64
 			host  string
 			plan  string
+			proc  string
 		)
 		if err := rows.Scan(&r.ID, &r.Name, &r.ScriptPath, &r.Trials, &start, &end, &r.Status, &r.Kind, &r.Answer,
-			&r.Cells, &r.Runs, &pid, &host, &plan); err != nil {
+			&r.Cells, &r.Runs, &pid, &host, &plan, &proc); err != nil {
 			return nil, fmt.Errorf("list sweeps: %w", err)
 		}
 		if r.Status == sweepRunning && plan != "" { // without its plan's digest its claim cannot be found
-			r.Abandoned = !pid.Valid || ownerGone(host, thisHost, int(pid.Int64))
+			r.Abandoned = !pid.Valid || ownerGone(host, thisHost, int(pid.Int64), proc)
 		}
 		r.StartedAt, r.EndedAt = parseTime(start), nullTime(end)
 		out = append(out, r)
