@@ -155,7 +155,8 @@ func busy(err error) bool {
 }
 
 // prepare checks that db holds an aiperf store this binary understands,
-// applies pending migrations and proves that it can write. A failure once
+// applies pending migrations, checks that it has every table and column
+// they create and proves that it can write. A failure once
 // ctx is cancelled is the interruption's, not the store's: it wraps ctx's
 // cause and is no *UnusableError.
 func (db *DB) prepare(ctx context.Context) error {
@@ -177,6 +178,9 @@ func (db *DB) prepare(ctx context.Context) error {
 		return err
 	}
 	if err := db.migrate(ctx, pending); err != nil {
+		return fail(err)
+	}
+	if err := db.checkSchema(ctx); err != nil {
 		return fail(err)
 	}
 	if err := db.probeWrite(ctx); err != nil {
@@ -374,7 +378,7 @@ func (db *DB) unusable(err error) error {
 	case se.Code == sqlite3.ErrNotADB:
 		problem = "is not an SQLite database"
 	case se.Code == sqlite3.ErrCorrupt:
-		problem, remedy = "is damaged", "restore it from a backup, or move it aside to start a new store"
+		problem, remedy = "is damaged", damagedRemedy
 	case se.Code == sqlite3.ErrReadonly && !writable(db.path):
 		problem, remedy = "is read-only", "make the file writable"
 	case se.Code == sqlite3.ErrReadonly && side != "":

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sync"
+)
+
+// damagedRemedy is what to do about a damaged store.
+const damagedRemedy = "restore it from a backup, or move it aside to start a new store"
+
+// checkSchema refuses a store missing a table or a column that its
+// migrations, all applied by now, create: one dropped by hand, or lost
+// with its migration's row kept. Such a store opened, and the run was lost
+// after its traffic, when its save reached that table (or was reported
+// stored and could not be read back).
+func (db *DB) checkSchema(ctx context.Context) error {
+	want, err := migratedSchema()
+	if err != nil {
+		return fmt.Errorf("read the schema the migrations create: %w", err)
+	}
+	have, err := tableColumns(ctx, db.db)
+	if err != nil {
+		return err
+	}
+	for _, t := range want {
+		i := slices.IndexFunc(have, func(h table) bool { return h.name == t.name })
+		missing := "table " + t.name
+		if i >= 0 {
+			missing = ""
+			for _, c := range t.columns {
+				if !slices.Contains(have[i].columns, c) {
+					missing = "column " + t.name + "." + c
+					break
+				}
+			}
+		}
+		if missing != "" {
+			return &UnusableError{Path: db.path, Reason: fmt.Sprintf("is damaged (%s is missing): %s", missing, damagedRemedy)}
+		}
+	}
+	return nil
+}
+
+// table is a table's name and its columns.
+type table struct {
+	name    string
+	columns []string
+}
+
+// migratedSchema is every table and column the embedded migrations create,
+// read once from an empty in-memory database they are applied to.
+var migratedSchema = sync.OnceValues(func() ([]table, error) {
+	ctx := context.Background()
+	mem, err := sql.Open("sqlite3", ":memory:")
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	mem.SetMaxOpenConns(1) // every connection to :memory: is a database of its own
+	for _, name := range embedded() {
+		body, err := fs.ReadFile(migrationFS, name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := mem.ExecContext(ctx, string(body)); err != nil {
+			return nil, fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return tableColumns(ctx, mem)
+})
+
+// tableColumns lists the tables of q's database with their columns (read
+// from its schema alone: no table's pages).
+func tableColumns(ctx context.Context, q querier) ([]table, error) {
+	rows, err := q.QueryContext(ctx, `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
+		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []table
+	for rows.Next() {
+		var name, column string
+		if err := rows.Scan(&name, &column); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].name != name {
+			out = append(out, table{name: name})
+		}
+		out[len(out)-1].columns = append(out[len(out)-1].columns, column)
+	}
+	return out, rows.Err()
+}
