@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // appliedMigrations lists the migrations recorded in the store (none in a
@@ -102,10 +104,17 @@ func schemaVersion(names []string) int {
 // migrate applies the pending migrations in name order, each in its own
 // immediate transaction that skips it if the migrations table records it
 // by then (so two processes opening a new file at once apply each
-// migration once).
+// migration once). A migration whose SQL fails on the store's tables (a
+// column it adds is there, with its row lost) finds the store damaged.
 func (db *DB) migrate(ctx context.Context, pending []string) error {
 	for _, name := range pending {
-		if err := db.applyMigration(ctx, name); err != nil {
+		err := db.applyMigration(ctx, name)
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.Code == sqlite3.ErrError { // its table or column there already, or one it alters gone
+			return db.damaged(fmt.Sprintf("migration %s cannot be applied: %v; its tables do not match the migrations it records",
+				path.Base(name), err), err)
+		}
+		if err != nil {
 			return fmt.Errorf("migration %s: %w", name, err)
 		}
 	}

@@ -84,7 +84,7 @@ func OpenContext(ctx context.Context, path string) (*DB, error) {
 			return nil, err
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, fmt.Errorf("open store %q: %w", path, err)
+			return nil, noDirectory(path, err)
 		}
 	}
 	dsn := ":memory:?" + dsnOptions
@@ -118,6 +118,19 @@ func OpenContext(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// noDirectory is the refusal of a store at path whose directory could not
+// be made (err, MkdirAll's): a file stands in its way, or a parent may not
+// be written.
+func noDirectory(path string, err error) *UnusableError {
+	dir, cause := filepath.Dir(path), err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		dir, cause = pe.Path, pe.Err
+	}
+	return &UnusableError{Path: path, Err: err, Reason: fmt.Sprintf(
+		"cannot be created: its directory %s cannot be made (%v): give a path in a directory that exists or can be made", dir, cause)}
 }
 
 // refuseReadOnlyFile refuses an existing store file the process may not
@@ -246,7 +259,7 @@ func OpenReadOnlyContext(ctx context.Context, path string) (*DB, error) {
 	db.db.Close()
 	rw, err := OpenContext(ctx, path)
 	var ue *UnusableError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) && !strings.HasPrefix(ue.Reason, damagedReason) { // damage is said as it is
 		return nil, &UnusableError{Path: path, Err: err, Reason: fmt.Sprintf(
 			"has schema %d and this aiperf needs schema %d, but it cannot be upgraded: %s",
 			schemaVersion(applied), schemaVersion(embedded()), ue.Reason)}
@@ -378,7 +391,7 @@ func (db *DB) unusable(err error) error {
 	case se.Code == sqlite3.ErrNotADB:
 		problem = "is not an SQLite database"
 	case se.Code == sqlite3.ErrCorrupt:
-		problem, remedy = "is damaged", damagedRemedy
+		problem, remedy = damagedReason, damagedRemedy
 	case se.Code == sqlite3.ErrReadonly && !writable(db.path):
 		problem, remedy = "is read-only", "make the file writable"
 	case se.Code == sqlite3.ErrReadonly && side != "":

@@ -9,8 +9,18 @@ import (
 	"sync"
 )
 
-// damagedRemedy is what to do about a damaged store.
-const damagedRemedy = "restore it from a backup, or move it aside to start a new store"
+// damagedReason begins the reason of a damaged store's refusal, and
+// damagedRemedy is what to do about it.
+const (
+	damagedReason = "is damaged"
+	damagedRemedy = "restore it from a backup, or move it aside to start a new store"
+)
+
+// damaged is the refusal of the store as damaged: what says how (and err,
+// if any, is the failure that found it).
+func (db *DB) damaged(what string, err error) *UnusableError {
+	return &UnusableError{Path: db.path, Err: err, Reason: fmt.Sprintf("%s (%s): %s", damagedReason, what, damagedRemedy)}
+}
 
 // checkSchema refuses a store missing a table or a column that its
 // migrations, all applied by now, create: one dropped by hand, or lost
@@ -39,7 +49,7 @@ func (db *DB) checkSchema(ctx context.Context) error {
 			}
 		}
 		if missing != "" {
-			return &UnusableError{Path: db.path, Reason: fmt.Sprintf("is damaged (%s is missing): %s", missing, damagedRemedy)}
+			return db.damaged(missing+" is missing", nil)
 		}
 	}
 	return nil

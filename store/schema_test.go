@@ -3,6 +3,7 @@ package store_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aiperf-go/aiperf/store"
@@ -35,4 +36,20 @@ func TestOpenFindsMissingTablesAndColumns(t *testing.T) {
 			unusable(t, err, path, want+": restore it from a backup, or move it aside to start a new store")
 		})
 	}
+}
+
+// A store whose migration's row is lost (the column it adds kept) cannot
+// take that migration again: it is refused as damaged, for writing and for
+// reading (which would upgrade it), saying what to do. The migration's raw
+// error ("duplicate column name") used to pass through, exit 1.
+func TestOpenRefusesAMigrationThatCannotApply(t *testing.T) {
+	t.Parallel()
+	path := execOn(t, storeWithRuns(t, 1), `DELETE FROM migrations WHERE name = 'migration/0018_audit_tallies.sql'`)
+	want := "is damaged (migration 0018_audit_tallies.sql cannot be applied: duplicate column name: audit_tallies; " +
+		"its tables do not match the migrations it records): restore it from a backup"
+	_, err := store.Open(path)
+	unusable(t, err, path, want)
+	_, err = store.OpenReadOnly(path)
+	unusable(t, err, path, want)
+	assert.NotContains(t, err.Error(), "cannot be upgraded", "no upgrade would help")
 }

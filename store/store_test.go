@@ -196,12 +196,14 @@ func TestOpen(t *testing.T) {
 		_, err = store.Open("")
 		require.ErrorContains(t, err, "the path is empty")
 	})
-	t.Run("wraps errors with the path", func(t *testing.T) {
+	t.Run("a directory that cannot be made is refused, saying what to do", func(t *testing.T) {
+		// It was MkdirAll's bare error, exit 1.
 		blocker := filepath.Join(t.TempDir(), "file")
 		require.NoError(t, os.WriteFile(blocker, nil, 0o644))
-		_, err := store.Open(filepath.Join(blocker, "aiperf.db"))
-		require.ErrorContains(t, err, "open store")
-		require.ErrorContains(t, err, blocker)
+		path := filepath.Join(blocker, "sub", "aiperf.db")
+		_, err := store.Open(path)
+		unusable(t, err, path, "cannot be created: its directory "+blocker+" cannot be made (not a directory): "+
+			"give a path in a directory that exists or can be made")
 	})
 }
 

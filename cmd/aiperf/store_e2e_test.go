@@ -72,6 +72,14 @@ func badStores(t *testing.T) []badStore {
 			newStore(t, path)
 			execSQL(t, path, `INSERT INTO migrations (name, applied_at) VALUES ('migration/0042_future.sql', '')`)
 		}, "was written by a newer aiperf (schema 42 > "},
+		{name: "a migration's row lost", setup: func(t *testing.T, path string) {
+			newStore(t, path)
+			execSQL(t, path, `DELETE FROM migrations WHERE name = 'migration/0018_audit_tallies.sql'`)
+		}, want: "is damaged (migration 0018_audit_tallies.sql cannot be applied: duplicate column name: audit_tallies; " +
+			"its tables do not match the migrations it records): restore it from a backup"},
+		{name: "its directory is a file", setup: func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(filepath.Dir(path), []byte("hello\n"), 0o644))
+		}, want: "cannot be created: its directory "},
 	}
 	return append(cases,
 		badStore{"read-only file", func(t *testing.T, path string) {
@@ -114,7 +122,7 @@ func TestUnusableStoreRefusedBeforeTraffic(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			path := filepath.Join(root, "store", "aiperf.db")
-			if tc.name != "read-only directory" {
+			if tc.name != "read-only directory" && tc.name != "its directory is a file" { // those make it
 				require.NoError(t, os.Mkdir(filepath.Dir(path), 0o755))
 			}
 			tc.setup(t, path)
