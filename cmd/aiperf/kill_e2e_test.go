@@ -240,6 +240,11 @@ func TestProfileKilledKeepsItsRecords(t *testing.T) {
 	lineContaining(t, show.stdout, fmt.Sprintf("No profiling figures: the run's process exited before it summarised its records "+
 		"(%d profiling records stored).", row.RecordCount))
 	assert.NotContains(t, show.stdout, "no profiling request was sent")
+	// runs export refuses it: no figures, and AIPerf's shape would pass it for a run that ran whole.
+	export := cli(t, dir, "runs", "export", strconv.FormatInt(row.ID, 10), "--format", "csv")
+	assert.Equal(t, ExitUsage, export.code, export.stderr)
+	assert.Contains(t, export.stderr, fmt.Sprintf("run %d did not finish: the run's process exited before it summarised", row.ID))
+	assert.Empty(t, export.stdout)
 	for _, f := range []string{path, path + "-wal"} {
 		b, err := os.ReadFile(f)
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -247,9 +247,20 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// Run exports the run.
+// Run exports the run. A run that has not finished (still going, or whose
+// process exited before it summarised its records) is refused: it has no
+// figures, and AIPerf's export of it would pass for a benchmark that ran
+// whole (was_cancelled false, no metrics, an empty CSV).
 func (c *RunsExportCmd) Run(ctx context.Context, g *Globals) error {
 	return withStoredRun(ctx, g, c.ID, func(_ *store.DB, run *result.Run) error {
+		if run.Status == result.StatusRunning {
+			return usageErr(fmt.Errorf("run %d is still going: its figures are summarised when it ends; export it then "+
+				"(nothing was written)", c.ID))
+		}
+		if why := report.Unsummarised(run); why != "" {
+			return usageErr(fmt.Errorf("run %d did not finish: %s, so it has no figures to export; aiperf runs show %d "+
+				"says what it holds (nothing was written)", c.ID, why, c.ID))
+		}
 		write, name := report.WriteJSON, report.JSONFile
 		if c.Format == "csv" {
 			write, name = report.WriteCSV, report.CSVFile

@@ -171,6 +171,47 @@ func TestRunsDelete(t *testing.T) {
 	assert.Len(t, rows, 4)
 }
 
+// TestRunsExportRefusesAnUnfinishedRun: a run still going, or one whose
+// process exited before it summarised its records, is not exported: its
+// AIPerf export passed for a run that ran whole (was_cancelled false, no
+// metric, an empty CSV), exit 0. It is refused, saying why and writing
+// nothing; once summarised, the run exports.
+func TestRunsExportRefusesAnUnfinishedRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "aiperf.db")
+	db, err := store.Open(path)
+	require.NoError(t, err)
+	defer db.Close()
+	in := storedRun("big", 20)
+	p := db.BeginRun(&result.Run{Name: in.Name, Config: in.Config, StartTime: in.StartTime})
+	require.NoError(t, p.Add(ctx, in.Records[:5]))
+	out := filepath.Join(t.TempDir(), "out")
+
+	for _, format := range []string{"json", "csv"} {
+		code, stdout, errOut := aiperf(t, "--store", path, "runs", "export", "1", "--format", format)
+		assert.Equal(t, ExitUsage, code, errOut)
+		assert.Contains(t, errOut, "aiperf: error: run 1 is still going: its figures are summarised when it ends; export it then (nothing was written)")
+		assert.Empty(t, stdout)
+	}
+	// Its process gone (this test's pid stands for a live one): a killed run.
+	execSQL(t, path, `DELETE FROM sweep_locks`)
+	for _, format := range []string{"json", "csv"} {
+		code, stdout, errOut := aiperf(t, "--store", path, "runs", "export", "1", "--format", format, "-o", out)
+		assert.Equal(t, ExitUsage, code, errOut)
+		assert.Contains(t, errOut, "aiperf: error: run 1 did not finish: the run's process exited before it summarised its "+
+			"records (5 profiling records stored), so it has no figures to export; aiperf runs show 1 says what it holds (nothing was written)")
+		assert.Empty(t, stdout)
+		assert.NoDirExists(t, out)
+	}
+
+	_, err = p.Complete(ctx, in, "")
+	require.NoError(t, err)
+	code, stdout, errOut := aiperf(t, "--store", path, "runs", "export", "1", "--format", "json")
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, stdout, `"was_cancelled": false`)
+}
+
 func TestCompareCommand(t *testing.T) {
 	t.Parallel()
 	path := seededStore(t)

@@ -74,9 +74,8 @@ func unprofiled(run *result.Run) string {
 	if run.Status != result.StatusFailed && run.Status != result.StatusInterrupted {
 		return ""
 	}
-	if run.Status == result.StatusInterrupted && run.EndTime.IsZero() {
-		return fmt.Sprintf("the run's process exited before it summarised its records (%d profiling records stored)",
-			run.StoredProfiling)
+	if why := Unsummarised(run); why != "" {
+		return why
 	}
 	for _, tag := range []string{metrics.TagRequestCount, metrics.TagErrorRequestCount, metrics.TagCancelledRequestCount} {
 		if m, ok := run.Profiling.Get(tag); ok && m.Value > 0 {
@@ -90,6 +89,18 @@ func unprofiled(run *result.Run) string {
 		return "no profiling request was sent: the run was interrupted before its profiling began"
 	}
 	return "no profiling request was sent: the run failed before its profiling began (see below)"
+}
+
+// Unsummarised says that run, read back from the store as interrupted with
+// no end time, was never summarised: its process exited first (a second
+// Ctrl-C, SIGKILL), leaving only the records it had stored; "" for a run
+// that was.
+func Unsummarised(run *result.Run) string {
+	if run.Status != result.StatusInterrupted || !run.EndTime.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("the run's process exited before it summarised its records (%d profiling records stored)",
+		run.StoredProfiling)
 }
 
 // warmup says how many warmup requests were sent (successful, failed and
