@@ -49,10 +49,12 @@ func transient(err error) bool {
 	return errors.As(err, &se) && (se.Code == sqlite3.ErrIoErr || se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }
 
-// named turns a write error caused by a full disk into one that says so.
+// named turns a write error caused by a full disk into one that says so,
+// and one that found the store damaged into one that names it and says
+// what to do (namedDamage).
 func (db *DB) named(err error) error {
 	if err == nil || errors.Is(err, ErrDiskFull) || !diskFull(err) {
-		return err
+		return db.namedDamage(err)
 	}
 	return &fullError{path: db.path, err: err}
 }

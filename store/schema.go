@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // damagedReason begins the reason of a damaged store's refusal, and
@@ -20,6 +24,39 @@ const (
 // if any, is the failure that found it).
 func (db *DB) damaged(what string, err error) *UnusableError {
 	return &UnusableError{Path: db.path, Err: err, Reason: fmt.Sprintf("%s (%s): %s", damagedReason, what, damagedRemedy)}
+}
+
+// damageError is a read or write that found the store's file damaged: deep
+// inside it, where opening does not look (it reads the header, the schema
+// and the first pages of the tables a run goes into).
+type damageError struct {
+	err  error          // what was being done, down to SQLite's error
+	said *UnusableError // the damage, named, with what to do
+}
+
+// Error is err's text with SQLite's error in it replaced by the store's
+// damage and what to do ("get run 2: count the records: store s.db is
+// damaged (database disk image is malformed): restore it ...").
+func (e *damageError) Error() string {
+	msg, cause := e.err.Error(), e.said.Err.Error()
+	if i := strings.LastIndex(msg, cause); i >= 0 {
+		return msg[:i] + e.said.Error() + msg[i+len(cause):]
+	}
+	return msg + ": " + e.said.Error()
+}
+
+// Unwrap returns the failure.
+func (e *damageError) Unwrap() error { return e.err }
+
+// namedDamage turns err, when SQLite found the store damaged
+// (SQLITE_CORRUPT, SQLITE_NOTADB), into a *damageError; others pass as
+// they are.
+func (db *DB) namedDamage(err error) error {
+	var se sqlite3.Error
+	if !errors.As(err, &se) || se.Code != sqlite3.ErrCorrupt && se.Code != sqlite3.ErrNotADB || errors.As(err, new(*damageError)) {
+		return err
+	}
+	return &damageError{err: err, said: db.damaged(se.Error(), se)}
 }
 
 // checkSchema refuses a store missing a table or a column that its

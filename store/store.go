@@ -118,7 +118,8 @@ type querier interface {
 }
 
 // inSnapshot runs fn inside a deferred (read) transaction on one connection,
-// so several queries see one consistent state without blocking writers.
+// so several queries see one consistent state without blocking writers. A
+// failure that found the store damaged names it (namedDamage).
 // (database/sql's transactions all use the DSN's BEGIN IMMEDIATE.)
 func (db *DB) inSnapshot(ctx context.Context, fn func(q querier) error) error {
 	conn, err := db.db.Conn(ctx)
@@ -130,7 +131,7 @@ func (db *DB) inSnapshot(ctx context.Context, fn func(q querier) error) error {
 		return err
 	}
 	end := "COMMIT"
-	err = fn(conn)
+	err = db.namedDamage(fn(conn))
 	if err != nil {
 		end = "ROLLBACK"
 	}
