@@ -21,18 +21,11 @@ import (
 // internal/load.)
 func TestUserCentricRateAgainstMock(t *testing.T) {
 	m := startMock(t, mock.Config{Fast: true})
-	dir := t.TempDir()
-	inv := cli(t, dir, quick(m.URL, "--user-centric-rate", "40", "--num-users", "4", "--session-turns-mean", "4",
-		"--benchmark-duration", "1.2", "--artifact-dir", "out", "--no-store")...)
-	require.Equal(t, ExitOK, inv.code, inv.stderr)
-	lines := jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
-	require.NotEmpty(t, lines)
+	lines, first := userCentricRun(t, m.URL, "40", "4", "1.2")
 	const gap, stagger = int64(100e6), int64(25e6)
 	byUser := map[string][]jsonlLine{}
-	first := lines[0].Metadata.ScheduledNs
 	for _, l := range lines {
 		byUser[l.Metadata.XCorrelationID] = append(byUser[l.Metadata.XCorrelationID], l)
-		first = min(first, l.Metadata.ScheduledNs)
 	}
 	late := 0
 	for id, turns := range byUser {
@@ -66,4 +59,40 @@ func TestUserCentricRateAgainstMock(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, 40, window, 6, "40 sends a second over the steady second")
+}
+
+// TestUserCentricSendsNothingAtTheDurationsEnd: user-centric turns fall on
+// a 1/QPS grid from the phase's start, so one is due exactly when a 0.5 s
+// --benchmark-duration ends. As in rate mode it is never sent: it went out
+// or not as the turn's timer or the duration's fired first, so the same run
+// sent 10 or 11 requests. Each of several runs (the race went either way)
+// sends only turns due before the end.
+func TestUserCentricSendsNothingAtTheDurationsEnd(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	const end = int64(500e6)
+	for run := range 8 {
+		lines, first := userCentricRun(t, m.URL, "20", "2", "0.5")
+		for _, l := range lines {
+			assert.Less(t, l.Metadata.ScheduledNs-first, end, "run %d: a turn due at or after the 0.5 s duration was sent", run)
+		}
+	}
+}
+
+// userCentricRun profiles url in user-centric mode (rate, users, 4-turn
+// sessions, a duration in seconds) and returns its profiling records and
+// the earliest one's schedule: the phase's start, where a user's first
+// turn is due.
+func userCentricRun(t *testing.T, url, rate, users, duration string) (lines []jsonlLine, first int64) {
+	t.Helper()
+	dir := t.TempDir()
+	inv := cli(t, dir, quick(url, "--user-centric-rate", rate, "--num-users", users, "--session-turns-mean", "4",
+		"--benchmark-duration", duration, "--artifact-dir", "out", "--no-store")...)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	lines = jsonlLines(t, filepath.Join(dir, "out", "profile_export.jsonl"))
+	require.NotEmpty(t, lines)
+	first = lines[0].Metadata.ScheduledNs
+	for _, l := range lines {
+		first = min(first, l.Metadata.ScheduledNs)
+	}
+	return lines, first
 }

@@ -202,6 +202,9 @@ func (e *Engine) runPhase(ctx, issuing context.Context, ph *plan.Phase, r *Phase
 	e.current.Store(progress)
 
 	p := &phaseRun{e: e, ph: ph, r: r, n: n, issueCtx: issueCtx, phaseCtx: phaseCtx, progress: progress, full: make(chan struct{})}
+	if ph.Duration > 0 {
+		p.durationEnd = r.StartNs + int64(seconds(ph.Duration))
+	}
 	p.branchCtx, p.stopBranches = context.WithCancel(issueCtx)
 	if ph.PrefillConcurrency > 0 {
 		p.prefill = make(chan struct{}, ph.PrefillConcurrency)

@@ -21,7 +21,10 @@ type phaseRun struct {
 	n        int64
 	issueCtx context.Context // ends when the phase must stop issuing
 	phaseCtx context.Context // ends when in-flight requests are cut
-	progress *Progress
+	// durationEnd is the end of the phase's duration (clock ns; 0: none): no
+	// send is due at or after it (pastEnd).
+	durationEnd int64
+	progress    *Progress
 
 	inflight sync.WaitGroup // requests claimed and not yet returned
 	branches sync.WaitGroup // sessions a Brancher started, running (branch.go)
@@ -79,6 +82,10 @@ func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 	return Credit{Index: int(p.e.index.Add(1) - 1), Phase: p.ph, ScheduledNs: sched, Session: sid, Turn: turn,
 		PhaseNum: p.requests - 1, IssuedNs: issued}, true
 }
+
+// pastEnd says whether a send due at t (clock ns) falls at or after the end
+// of the phase's duration, so is not sent, whichever timer fires first.
+func (p *phaseRun) pastEnd(t int64) bool { return p.durationEnd > 0 && t >= p.durationEnd }
 
 // startSession takes a session from the phase's budget and returns its
 // number, or false when the phase may start no more sessions.
@@ -266,12 +273,11 @@ func (p *phaseRun) issueRate() {
 	sched := NewSchedule(*p.ph, p.e.Seed+p.n)
 	q := newTurnQueue(p.ph.Concurrency, p.ph.ConcurrencyRamp)
 	start := p.r.StartNs
-	end := start + int64(seconds(p.ph.Duration))
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		target := start + sched.Next()
-		if p.ph.Duration > 0 && target >= end {
+		if p.pastEnd(target) {
 			<-p.issueCtx.Done()
 			return
 		}

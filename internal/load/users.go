@@ -133,6 +133,10 @@ func (p *phaseRun) issueUsers() {
 		defer timer.Stop()
 		for q.Len() > 0 {
 			at := start + heap.Pop(&q).(int64)
+			if p.pastEnd(at) { // as rate mode: no user joins at or after the end
+				<-users.Done()
+				return
+			}
 			if !p.e.waitUntil(users, timer, at) || !p.canStartSession() {
 				return
 			}
@@ -150,11 +154,13 @@ func (p *phaseRun) issueUsers() {
 
 // runUser sends the turns of user s (at most maxTurns; 0: all), the first
 // at at, each next one gap after the previous one was due or at its reply,
-// whichever is later.
+// whichever is later. A turn due at or after the end of the phase's
+// duration is not sent, as in rate mode: which timer fired first, the
+// turn's or the duration's, does not decide it.
 func (p *phaseRun) runUser(ctx context.Context, s Session, maxTurns int, at, gap int64, slots chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	if !p.e.waitUntil(ctx, timer, at) || !p.takeSlot(slots) {
+	if p.pastEnd(at) || !p.e.waitUntil(ctx, timer, at) || !p.takeSlot(slots) {
 		return
 	}
 	defer releaseSlot(slots)
@@ -173,7 +179,7 @@ func (p *phaseRun) runUser(ctx context.Context, s Session, maxTurns int, at, gap
 			return
 		}
 		due = max(p.e.Clock.Now(), due+gap)
-		if !p.e.waitUntil(ctx, timer, due) {
+		if p.pastEnd(due) || !p.e.waitUntil(ctx, timer, due) {
 			return
 		}
 	}
