@@ -60,6 +60,9 @@ func judgeClient(p plan.Profile, reports []load.PhaseReport, prof []metrics.Reco
 	if gated > 0 && notes {
 		a.Warnings = append(a.Warnings, gatedNote(gated, len(prof)))
 	}
+	if w := notSentNote(reports); w != "" && notes {
+		a.Warnings = append(a.Warnings, w)
+	}
 	lags := make([]float64, len(prof))
 	firstSent, lastSent := prof[0].SentNs, prof[0].SentNs
 	for i := range prof {
@@ -153,6 +156,24 @@ func gatedNote(gated, sent int) string {
 		"(open-loop replay): the server's replies, not the client, paced them, so the trace's own rate was not "+
 		"reached; each is scheduled at the end of the reply it waited for (send lag and the schedule's rate count from there)",
 		gated, sent)
+}
+
+// notSentNote words the profiling requests that came due before their
+// phase's duration ended but could not go out before that end
+// (load.PhaseReport.NotSent): "" when there were none.
+func notSentNote(reports []load.PhaseReport) string {
+	n := 0
+	for _, r := range reports {
+		if r.Phase.Kind == plan.KindProfiling {
+			n += r.NotSent
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d requests came due before the --benchmark-duration ended but were not sent: they could not "+
+		"go out before its end (the client fell behind its schedule, or a cap held them back) "+
+		"and, as in AIPerf, nothing is sent once the duration has ended: only the requests sent before it are profiled", n)
 }
 
 // scheduleVerdicts judges a scheduled load (rate, user-centric, fixed) of

@@ -248,11 +248,17 @@ func (s *session) Send(ctx context.Context, i int, c load.Credit) metrics.Record
 	req.LastTurn = i == len(s.c.Turns)-1
 	req.Cancel, req.CancelAfter = src.cancel.picks(c.Phase, rec.Index)
 	req.FirstToken = c.FirstToken
+	req.SendBy = c.SendBy
 	if src.raw && rec.PhaseKind == plan.KindProfiling {
 		req.Raw = &metrics.Raw{}
 		rec.Raw = req.Raw
 	}
 	resp := src.client.Do(ctx, req.Request)
+	if resp.NotSent {
+		src.joins.finish(c.Phase.Name, s.conv)
+		rec.NotSent = true
+		return rec
+	}
 	rec.SentNs, rec.EndNs = resp.SentNs, resp.EndNs
 	rec.Usage, rec.SpecDecode, rec.Status, rec.Error = resp.Usage, resp.SpecDecode, resp.Status, resp.Err
 	rec.Retried, rec.MalformedChunks, rec.Cancelled = resp.Retried, resp.MalformedChunks, resp.Cancelled

@@ -284,7 +284,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	}
 	hc, last := c.pool(&req)
 	hr.Close = last // the connection closes once the response is read
-	resp, res := c.send(ctx, rctx, hr, hc)
+	resp, res := c.send(ctx, rctx, hr, hc, req.SendBy)
 	res.SentBytes = len(body)
 	if resp == nil {
 		done()
@@ -340,14 +340,21 @@ func (c *Client) failed(msg string) Response {
 // it, and the caller waited through both attempts (a dead connection costs
 // a round trip; a stalling server its stall, which is not the client's send
 // lag).
-func (c *Client) send(ctx, rctx context.Context, hr *http.Request, hc *http.Client) (*http.Response, Response) {
+//
+// A first attempt at or after by (> 0) is not made: the response is
+// NotSent, with no error.
+func (c *Client) send(ctx, rctx context.Context, hr *http.Request, hc *http.Client, by int64) (*http.Response, Response) {
 	var res Response
-	resp, t, err := c.attempt(hc, hr, hr.Body, &res)
+	resp, t, err := c.attempt(hc, hr, hr.Body, &res, by)
+	if errors.Is(err, errNotSent) {
+		res.NotSent, res.EndNs = true, res.SentNs
+		return nil, res
+	}
 	if err != nil && t.reused.Load() && !t.gotByte.Load() && rctx.Err() == nil {
 		res.Retried = true
 		first := res.SentNs
 		body, _ := hr.GetBody() // a bytes.Reader: never fails
-		resp, _, err = c.attempt(c.fresh, hr, body, &res)
+		resp, _, err = c.attempt(c.fresh, hr, body, &res, 0)
 		res.SentNs = first
 	}
 	if err != nil {
@@ -414,9 +421,14 @@ type connTrace struct {
 	reused, gotByte atomic.Bool
 }
 
+// errNotSent is an attempt not made: its send time came at or after the
+// request's Request.SendBy.
+var errNotSent = errors.New("not sent: its time to be sent has passed")
+
 // attempt sends hr with body through hc, stamping res.SentNs right
-// before; a traced client's attempt is traced in res.tracer.
-func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, res *Response) (*http.Response, *connTrace, error) {
+// before; a traced client's attempt is traced in res.tracer. When that
+// stamp is at or after by (> 0), nothing is sent: errNotSent.
+func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, res *Response, by int64) (*http.Response, *connTrace, error) {
 	t := &connTrace{}
 	var ctx context.Context
 	if c.trace {
@@ -429,7 +441,9 @@ func (c *Client) attempt(hc *http.Client, hr *http.Request, body io.ReadCloser, 
 	}
 	r := hr.WithContext(ctx)
 	r.Body = body
-	res.SentNs = c.now()
+	if res.SentNs = c.now(); by > 0 && res.SentNs >= by {
+		return nil, t, errNotSent
+	}
 	resp, err := hc.Do(r)
 	if res.tracer != nil && err == nil {
 		res.tracer.headers = c.now()

@@ -16,7 +16,11 @@ import (
 
 // Request is one inference request to send.
 type Request struct {
-	URL          string // full URL including the path
+	URL string // full URL including the path
+	// SendBy, when above 0, is when (on the client's clock) the request
+	// must be on its way: one handed to the transport at or after it is
+	// not sent (Response.NotSent), as at the end of a phase's duration.
+	SendBy       int64
 	EndpointType string // plan.EndpointChat or plan.EndpointCompletions
 	Model        string // "model" field
 	Prompt       string // the user message (chat) or the bare prompt (completions)

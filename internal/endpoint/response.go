@@ -87,6 +87,9 @@ type Response struct {
 	Retried bool
 	// Cancelled reports a request aborted on purpose (Request.Cancel).
 	Cancelled bool
+	// NotSent reports a request that reached the transport at or after
+	// its Request.SendBy: it was not sent.
+	NotSent bool
 	// Whole reports a reply read as one body, not as a stream: a JSON
 	// reply to a request that asked to stream (Request.Streaming) is one.
 	Whole bool

@@ -85,7 +85,11 @@ func (p *phaseRun) sendQueued(q *turnQueue, w turnWork, c Credit) {
 		p.branch(b, -1, metrics.Record{}, w.gates)
 	}
 	for {
-		rec := p.send(w.s, w.turn, c)
+		rec, ok := p.send(w.s, w.turn, c)
+		if !ok {
+			q.end()
+			return
+		}
 		p.branch(b, w.turn, rec, w.gates)
 		w.turn++
 		if w.turn >= w.s.Turns() {
@@ -160,8 +164,8 @@ func (p *phaseRun) runNode(s Session, sid int, startNs int64, root bool) (sent, 
 		}
 		if silent {
 			last = metrics.Record{SentNs: sched, EndNs: sched}
-		} else {
-			last = p.send(s, i, c)
+		} else if last, ok = p.send(s, i, c); !ok {
+			return false, false
 		}
 		p.branch(b, i, last, gates)
 	}

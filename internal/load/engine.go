@@ -28,6 +28,10 @@ type Credit struct {
 	// its time came, and ReceivedNs when the sender took it up (clock ns).
 	PhaseNum             int
 	IssuedNs, ReceivedNs int64
+	// SendBy is the end of the phase's duration (clock ns; 0: none): a
+	// request that would go out at or after it is not sent
+	// (metrics.Record.NotSent).
+	SendBy int64
 	// FirstToken, set under a prefill cap, releases the request's prefill
 	// slot: the session calls it when the first token arrives (the engine
 	// does when the request ends, if it was not called).
@@ -92,6 +96,7 @@ type PhaseReport struct {
 	CapDelayed                int                  // rate and fixed modes: sends that waited for a free in-flight slot
 	CapSkipped                int                  // rate mode: sends dropped because the in-flight cap was full (CapSkip)
 	ReplyGated                int                  // later turns whose absolute time passed while they waited for the previous reply
+	NotSent                   int                  // credits claimed in time whose send came at or after the duration's end: not sent, not in Sent
 	Branches                  *metrics.BranchStats // the branches of a Brancher's sessions (nil: none started)
 	StartNs                   int64                // when the phase began sending
 	FirstSchedNs, LastSchedNs int64                // the earliest and the latest scheduled send

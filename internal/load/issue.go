@@ -42,6 +42,7 @@ type phaseRun struct {
 	mu       sync.Mutex // guards the budgets and the report's counters
 	requests int
 	sessions int
+	spanned  bool          // the report's schedule span holds a send (sent)
 	full     chan struct{} // closed when the request count is reached
 	closed   bool          // the issuer returned: no claim succeeds any more
 }
@@ -55,12 +56,13 @@ func (p *phaseRun) close() {
 }
 
 // claim issues the credit of turn turn of session sid, scheduled at sched,
-// unless the phase stopped issuing or its request count is reached.
+// unless the phase stopped issuing (its duration ended, though the
+// deadline's timer has yet to fire) or its request count is reached.
 func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 	issued := p.e.Clock.Now() // read before the lock every sender contends for
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.issueCtx.Err() != nil || p.ph.Requests > 0 && p.requests == p.ph.Requests {
+	if p.closed || p.issueCtx.Err() != nil || p.pastEnd(issued) || p.ph.Requests > 0 && p.requests == p.ph.Requests {
 		return Credit{}, false
 	}
 	// Counted in flight from the claim, before the phase can be seen to
@@ -70,17 +72,10 @@ func (p *phaseRun) claim(sched int64, sid, turn int) (Credit, bool) {
 		close(p.full)
 		p.stopBranches() // no branch waiting for its time can send any more
 	}
-	// The schedule's span, earliest to latest: senders claim in parallel,
-	// so the last claim need not be the latest time.
-	r := p.r
-	if r.Sent == 0 {
-		r.FirstSchedNs, r.LastSchedNs = sched, sched
-	}
-	r.FirstSchedNs, r.LastSchedNs = min(r.FirstSchedNs, sched), max(r.LastSchedNs, sched)
-	r.Sent++
+	p.r.Sent++
 	p.progress.Sent.Add(1)
 	return Credit{Index: int(p.e.index.Add(1) - 1), Phase: p.ph, ScheduledNs: sched, Session: sid, Turn: turn,
-		PhaseNum: p.requests - 1, IssuedNs: issued}, true
+		PhaseNum: p.requests - 1, IssuedNs: issued, SendBy: p.durationEnd}, true
 }
 
 // pastEnd says whether a send due at t (clock ns) falls at or after the end
@@ -138,7 +133,11 @@ func (p *phaseRun) emit(rec metrics.Record) metrics.Record {
 
 // send sends turn turn of s under credit c (claimed, so counted in flight),
 // once the prefill cap has a slot for it: until its first token, or its end.
-func (p *phaseRun) send(s Session, turn int, c Credit) metrics.Record {
+// A credit claimed in time whose send comes at or after the end of the
+// phase's duration (its sender fell behind, or it waited for the prefill
+// cap) is not sent: false, with no record, counted as not sent
+// (PhaseReport.NotSent), as AIPerf sends nothing once a duration ended.
+func (p *phaseRun) send(s Session, turn int, c Credit) (metrics.Record, bool) {
 	defer p.inflight.Done()
 	c.ReceivedNs = p.e.Clock.Now()
 	if p.prefill != nil {
@@ -146,7 +145,36 @@ func (p *phaseRun) send(s Session, turn int, c Credit) metrics.Record {
 		c.FirstToken = release
 		defer release()
 	}
-	return p.emit(s.Send(p.phaseCtx, turn, c))
+	if p.pastEnd(p.e.Clock.Now()) { // before the request is built
+		p.sent(c.ScheduledNs, false)
+		return metrics.Record{}, false
+	}
+	rec := s.Send(p.phaseCtx, turn, c)
+	if p.sent(c.ScheduledNs, !rec.NotSent); rec.NotSent {
+		return rec, false
+	}
+	return p.emit(rec), true
+}
+
+// sent counts a claimed send scheduled at sched as gone out, in the
+// schedule's span, or as not sent (ok false: the duration ended first).
+func (p *phaseRun) sent(sched int64, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.r
+	if !ok {
+		r.Sent--
+		r.NotSent++
+		p.progress.Sent.Add(-1)
+		return
+	}
+	// The span, earliest to latest, of what went out: senders claim and
+	// send in parallel, so the last send need not be the latest time.
+	if !p.spanned {
+		p.spanned = true
+		r.FirstSchedNs, r.LastSchedNs = sched, sched
+	}
+	r.FirstSchedNs, r.LastSchedNs = min(r.FirstSchedNs, sched), max(r.LastSchedNs, sched)
 }
 
 // due is when turn i ≥ 1 of s may be sent, turn i-1 having ended at endNs:
@@ -194,7 +222,9 @@ func (p *phaseRun) continueSession(s Session, sid int, last metrics.Record, time
 		if gated {
 			p.countGated()
 		}
-		last = p.send(s, i, c)
+		if last, ok = p.send(s, i, c); !ok {
+			return
+		}
 	}
 }
 
@@ -225,7 +255,9 @@ func (p *phaseRun) issueConcurrency() {
 					p.runTree(b, sid)
 					continue
 				}
-				p.continueSession(s, sid, p.send(s, 0, c), timer)
+				if rec, ok := p.send(s, 0, c); ok {
+					p.continueSession(s, sid, rec, timer)
+				}
 			}
 		})
 	}
@@ -370,7 +402,9 @@ func (p *phaseRun) issueFixed() {
 			defer releaseSlot(slots)
 			t := time.NewTimer(time.Hour)
 			defer t.Stop()
-			p.continueSession(st.s, sid, p.send(st.s, 0, c), t)
+			if rec, ok := p.send(st.s, 0, c); ok {
+				p.continueSession(st.s, sid, rec, t)
+			}
 		})
 	}
 	sessions.Wait()

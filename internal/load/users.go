@@ -174,7 +174,9 @@ func (p *phaseRun) runUser(ctx context.Context, s Session, maxTurns int, at, gap
 		if !ok {
 			return
 		}
-		p.send(s, i, c)
+		if _, ok := p.send(s, i, c); !ok {
+			return
+		}
 		if i+1 >= s.Turns() || maxTurns > 0 && i+1 >= maxTurns {
 			return
 		}

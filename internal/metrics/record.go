@@ -103,6 +103,10 @@ type Record struct {
 	Retried   bool   `json:"retried,omitempty"`   // failed on a reused connection before any byte; retried once on a fresh one
 	Cancelled bool   `json:"cancelled,omitempty"` // cut before it ended (excluded from metrics); CutBy says why
 	CutBy     string `json:"cut_by,omitempty"`    // CutGracePeriod, CutInterrupt, CutOnPurpose, CutWorkerFailed or CutHookFailed ("" unknown)
+	// NotSent marks a request that reached the transport at or after its
+	// credit's SendBy, so was not sent: the engine counts it as not sent
+	// and hands no record on.
+	NotSent bool `json:"-"`
 	// MalformedChunks counts the stream's data lines that were not a
 	// response chunk (unparseable, or JSON of another shape); they were
 	// skipped.

@@ -365,6 +365,7 @@ func (c *Coordinator) outcome(phases []plan.Phase) Outcome {
 			m.CapDelayed += w.CapDelayed
 			m.ReplyGated += w.ReplyGated
 			m.CapSkipped += w.CapSkipped
+			m.NotSent += w.NotSent
 			if w.Branches != nil {
 				m.Branches = cmp.Or(m.Branches, &metrics.BranchStats{})
 				m.Branches.Add(*w.Branches)

@@ -159,7 +159,7 @@ func (c *Coordinator) checkDone(w int, d *Done) error {
 			name string
 			v    int
 		}{{"sent", rep.Sent}, {"sessions", rep.Sessions}, {"cancelled", rep.Cancelled},
-			{"cap_delayed", rep.CapDelayed}, {"cap_skipped", rep.CapSkipped}} {
+			{"cap_delayed", rep.CapDelayed}, {"cap_skipped", rep.CapSkipped}, {"not_sent", rep.NotSent}} {
 			if n.v < 0 || n.v > maxNumber {
 				return fmt.Errorf("its report of the %s phase has %s %d, out of range", ph.Name, n.name, n.v)
 			}
