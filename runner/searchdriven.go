@@ -80,6 +80,8 @@ func (r *searchRun) stopUndriven(next search.Point, cell plan.Cell) {
 	phases := cell.Profile.PhaseList()
 	if i := slices.IndexFunc(phases, func(ph plan.Phase) bool { return ph.Kind == plan.KindProfiling && ph.Undriven() != "" }); i >= 0 {
 		why = fmt.Sprintf("--request-count %d cannot drive them", phases[i].Requests)
+	} else if _, w := plan.Undriven(phases); w != "" {
+		why = w // a ramp that cannot reach them (plan.Phase.RampShort)
 	}
 	last := r.h.Probes[len(r.h.Probes)-1].Point
 	r.srch.StopUndriven(search.Undriven{Next: next, Why: why, Driven: r.s.Config.Space.DrivenBox(last, r.driven)})

@@ -451,3 +451,36 @@ func TestConcurrencyAboveRequestCountWarns(t *testing.T) {
 		assert.Equal(t, c.warn, strings.Contains(inv.stderr, warning), inv.stderr)
 	}
 }
+
+// TestRampLongerThanTheRunWarns: a ramp that cannot reach its target before
+// the duration ends is flagged, on the console and in client_audit, with
+// the load it reached: 4 slots ramped over 3 s open one a second, so 1 s
+// of sending holds 1; a rate ramped to 40 req/s over 10 s is at 4 req/s
+// after 1 s. A ramp that ends within the duration says nothing.
+func TestRampLongerThanTheRunWarns(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	for _, c := range []struct {
+		args []string
+		warn string
+	}{
+		{[]string{"--concurrency", "4", "--concurrency-ramp-duration", "3"},
+			"only 1 are open before its 1 s duration ends: at most 1 are ever in flight, never 4"},
+		{[]string{"--request-rate", "40", "--request-rate-ramp-duration", "10"},
+			"has reached only 4 req/s of its 40 req/s when its 1 s duration ends"},
+		{[]string{"--concurrency", "4", "--concurrency-ramp-duration", "0.5"}, ""},
+	} {
+		dir := t.TempDir()
+		inv := cli(t, dir, quick(m.URL, append(c.args, "--benchmark-duration", "1", "--artifact-dir", "out", "--no-store")...)...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		audit := readJSON(t, filepath.Join(dir, "out", "profile_export_aiperf.json"))["client_audit"].(map[string]any)
+		warnings := fmt.Sprint(audit["warnings"])
+		if c.warn == "" {
+			assert.NotContains(t, inv.stderr, "ramp", c.args)
+			assert.NotContains(t, warnings, "ramp", c.args)
+			continue
+		}
+		assert.Contains(t, inv.stderr, "warning: phase profiling: its ", c.args)
+		assert.Contains(t, strings.Join(strings.Fields(inv.stderr), " "), c.warn, c.args)
+		assert.Contains(t, warnings, c.warn, c.args)
+	}
+}

@@ -25,7 +25,7 @@ func (c *cell) checkPhases(fixed bool) error {
 		c.warn(w)
 	}
 	if name, why := plan.Undriven(c.phases); why != "" {
-		c.warn(fmt.Sprintf("phase %s: %s (raise --request-count, or lower --concurrency)", name, why))
+		c.warn(fmt.Sprintf("phase %s: %s", name, why))
 	}
 	return nil
 }

@@ -243,7 +243,7 @@ func (p *phaseRun) issueConcurrency() {
 		slots.Go(func() {
 			timer := time.NewTimer(time.Hour)
 			defer timer.Stop()
-			if at := slotOpens(k, p.ph.Concurrency, p.ph.ConcurrencyRamp); at > 0 && !p.e.waitUntil(opening, timer, p.r.StartNs+at) {
+			if at := plan.SlotOpens(k, p.ph.Concurrency, p.ph.ConcurrencyRamp); at > 0 && !p.e.waitUntil(opening, timer, p.r.StartNs+at) {
 				return
 			}
 			for {

@@ -16,7 +16,7 @@ import (
 func TestConcurrencyRampSteps(t *testing.T) {
 	var opens []int64
 	for k := range 5 {
-		opens = append(opens, slotOpens(k, 5, 4))
+		opens = append(opens, plan.SlotOpens(k, 5, 4))
 	}
 	assert.Equal(t, []int64{0, 1e9, 2e9, 3e9, 4e9}, opens)
 	for _, c := range []struct {

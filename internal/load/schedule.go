@@ -84,7 +84,7 @@ func (s *Schedule) Next() int64 {
 	if s.series != nil {
 		return int64(math.Round(min(s.series.at(t*s.rate), plan.MaxSeconds) * 1e9))
 	}
-	return int64(math.Round(warp(t, s.ramp) * 1e9))
+	return int64(math.Round(plan.RampWarp(t, s.ramp) * 1e9))
 }
 
 // gamma draws from Gamma(shape, 1) by Marsaglia and Tsang's method (2000);

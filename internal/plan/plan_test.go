@@ -419,3 +419,32 @@ func TestPhaseUndriven(t *testing.T) {
 	assert.Empty(t, Phase{Concurrency: 8, Rate: 5, Requests: 4}.Undriven(), "a rate phase's concurrency is a cap")
 	assert.Empty(t, Phase{Concurrency: 8, Requests: 4, Sessions: 2}.Undriven())
 }
+
+// TestPhaseRampShort: a ramp that cannot reach its target before the phase
+// stops sending is flagged with the load it reaches: a concurrency ramp
+// whose last slot opens at or after the duration's end (8 slots over 10 s,
+// one every 1.43 s: 2 open in 2 s), a rate ramp still rising at the end of
+// the duration (40 req/s over 10 s: 12 req/s at 3 s) or once its count has
+// come due. A count under a concurrency ramp may end before the ramp opens
+// the slots it could fill, which the count's message says.
+func TestPhaseRampShort(t *testing.T) {
+	assert.Equal(t, "its 10 s concurrency ramp opens one more of its 8 slots every 1.43 s, so only 2 are open before its "+
+		"2 s duration ends: at most 2 are ever in flight, never 8", Phase{Concurrency: 8, ConcurrencyRamp: 10, Duration: 2}.RampShort())
+	assert.NotEmpty(t, Phase{Concurrency: 8, ConcurrencyRamp: 10, Duration: 10}.RampShort(), "the last slot opens as it ends")
+	assert.Empty(t, Phase{Concurrency: 8, ConcurrencyRamp: 10, Duration: 10.5}.RampShort())
+	assert.Empty(t, Phase{Concurrency: 8, ConcurrencyRamp: 10, Requests: 6}.RampShort(), "no duration: the count's (Undriven)")
+	assert.Empty(t, Phase{Concurrency: 8, Rate: 5, ConcurrencyRamp: 10, Duration: 2}.RampShort(), "a rate phase's cap")
+	assert.Equal(t, "its 10 s rate ramp has reached only 12 req/s of its 40 req/s when its 3 s duration ends: it never "+
+		"sends at its rate", Phase{Rate: 40, RateRamp: 10, Duration: 3}.RampShort())
+	assert.Empty(t, Phase{Rate: 40, RateRamp: 10, Duration: 11}.RampShort())
+	// 40 req/s over 10 s: ∫ rate ≈ 200 requests before the ramp ends.
+	assert.Contains(t, Phase{Rate: 40, RateRamp: 10, Requests: 50}.RampShort(), "when its 50 requests have come due (about 5 s in)")
+	assert.Empty(t, Phase{Rate: 40, RateRamp: 10, Requests: 250}.RampShort())
+
+	assert.Equal(t, "its concurrency 8 is more than the 6 requests it sends: at most 6 are ever in flight, fewer if they "+
+		"end before its 20 s concurrency ramp opens 6 slots (one every 2.86 s)", Phase{Concurrency: 8, ConcurrencyRamp: 20, Requests: 6}.Undriven())
+	name, why := Undriven([]Phase{{Name: "warmup", Kind: KindWarmup, Concurrency: 8, ConcurrencyRamp: 10, Duration: 2},
+		{Name: "profiling", Kind: KindProfiling, Rate: 40, RateRamp: 10, Duration: 3}})
+	assert.Equal(t, "profiling", name)
+	assert.Contains(t, why, "12 req/s of its 40 req/s")
+}

@@ -351,22 +351,72 @@ type Phase struct {
 
 // Undriven says why a concurrency phase cannot hold the requests in flight
 // it names: it sends fewer requests than its concurrency (no more than it
-// sends can ever be in flight). "" when it can, or when it is not bounded
-// by a request count alone.
+// sends can ever be in flight; under a concurrency ramp, fewer if they end
+// before the ramp opens that many slots). "" when it can, or when it is not
+// bounded by a request count alone.
 func (ph Phase) Undriven() string {
 	if ph.Rate > 0 || ph.Users > 0 || ph.Duration > 0 || ph.Sessions > 0 || ph.Fixed || ph.Requests <= 0 || ph.Concurrency <= ph.Requests {
 		return ""
 	}
-	return fmt.Sprintf("its concurrency %d is more than the %d requests it sends: at most %d are ever in flight",
+	why := fmt.Sprintf("its concurrency %d is more than the %d requests it sends: at most %d are ever in flight",
 		ph.Concurrency, ph.Requests, ph.Requests)
+	if ph.ConcurrencyRamp > 0 && ph.Requests > 1 {
+		why += fmt.Sprintf(", fewer if they end before its %g s concurrency ramp opens %d slots (one every %.3g s)",
+			ph.ConcurrencyRamp, ph.Requests, ph.ConcurrencyRamp/float64(ph.Concurrency-1))
+	}
+	return why
 }
 
-// Undriven is the first profiling phase of phases that cannot hold its
-// load in flight (Phase.Undriven), its name and why; "" and "" when none.
+// RampShort says why a phase's ramp cannot reach its target before the
+// phase stops sending, and the load it reaches: a concurrency ramp whose
+// last slot opens at or after the end of the duration (the in-flight cap's
+// ramp of a rate phase is a cap, not a load), a rate ramp still rising when
+// the duration ends or when the requests of its count have come due (on
+// the schedule of its arrival pattern's mean). "" when it can, or it has
+// no ramp.
+func (ph Phase) RampShort() string {
+	if ph.Users > 0 || ph.Fixed {
+		return ""
+	}
+	n, ramp, dur := ph.Concurrency, ph.ConcurrencyRamp, ph.Duration
+	if ph.Rate == 0 && n > 1 && ramp > 0 && dur > 0 {
+		if k := slotsBefore(n, ramp, dur); k < n {
+			return fmt.Sprintf("its %g s concurrency ramp opens one more of its %d slots every %.3g s, so only %d are open "+
+				"before its %g s duration ends: at most %d are ever in flight, never %d", ramp, n, ramp/float64(n-1), k, dur, k, n)
+		}
+	}
+	if ph.Rate <= 0 || ph.RateRamp <= 0 {
+		return ""
+	}
+	at, until := 0.0, ""
+	if dur > 0 && dur < ph.RateRamp {
+		at, until = dur, fmt.Sprintf("its %g s duration ends", dur)
+	}
+	if ph.Requests > 0 && ph.Sessions == 0 {
+		if t := RampWarp(float64(ph.Requests)/ph.Rate, ph.RateRamp); t < ph.RateRamp && (at == 0 || t < at) {
+			at, until = t, fmt.Sprintf("its %d requests have come due (about %.3g s in)", ph.Requests, t)
+		}
+	}
+	if at == 0 {
+		return ""
+	}
+	return fmt.Sprintf("its %g s rate ramp has reached only %.3g req/s of its %g req/s when %s: it never sends at its rate",
+		ph.RateRamp, rampedRate(ph.Rate, ph.RateRamp, at), ph.Rate, until)
+}
+
+// Undriven is the first profiling phase of phases that cannot drive its
+// load (Phase.Undriven, Phase.RampShort), its name and why, with what to
+// change; "" and "" when none.
 func Undriven(phases []Phase) (name, why string) {
 	for _, ph := range phases {
-		if why := ph.Undriven(); why != "" && ph.Kind == KindProfiling {
-			return ph.Name, why
+		if ph.Kind != KindProfiling {
+			continue
+		}
+		if why := ph.Undriven(); why != "" {
+			return ph.Name, why + " (raise --request-count, or lower --concurrency)"
+		}
+		if why := ph.RampShort(); why != "" {
+			return ph.Name, why + " (shorten the ramp, or send for longer)"
 		}
 	}
 	return "", ""
