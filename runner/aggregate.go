@@ -45,7 +45,8 @@ type Aggregate struct {
 }
 
 // AggregateMetadata is AIPerf's aggregate metadata; Cell, CellID and Params
-// are ours (which sweep cell the trials ran), which AIPerf readers ignore.
+// (which sweep cell the trials ran) and ClientBoundRuns are ours, which
+// AIPerf readers ignore.
 type AggregateMetadata struct {
 	AggregationType   string       `json:"aggregation_type"` // "confidence", as AIPerf
 	NumProfileRuns    int          `json:"num_profile_runs"`
@@ -56,6 +57,9 @@ type AggregateMetadata struct {
 	Cell              string       `json:"cell"`
 	CellID            string       `json:"cell_id"`
 	Params            []plan.Param `json:"parameters,omitempty"`
+	// ClientBoundRuns are the labels of the aggregated trials that were
+	// CLIENT-BOUND (the client, not the server, shaped their numbers); ours.
+	ClientBoundRuns []string `json:"client_bound_runs,omitempty"`
 }
 
 // FailedRun is a trial left out of the aggregate, as the collated file
@@ -95,6 +99,9 @@ func Aggregates(cell plan.Cell, runs []*result.Run, trials int, confidence float
 		}
 		agg.Metadata.NumSuccessfulRuns++
 		agg.Metadata.RunLabels = append(agg.Metadata.RunLabels, result.RunLabel(r.Info.Trial))
+		if r.Audit.ClientBound {
+			agg.Metadata.ClientBoundRuns = append(agg.Metadata.ClientBoundRuns, result.RunLabel(r.Info.Trial))
+		}
 		for _, m := range r.Profiling.Metrics {
 			if !report.Exported(m) {
 				continue // AIPerf's INTERNAL metrics: not in its aggregate either

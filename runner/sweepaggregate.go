@@ -60,15 +60,20 @@ type SweepParameter struct {
 }
 
 // Combination is one cell with a successful trial: its parameters and its
-// statistics. Cell (its directory's name) is ours.
+// statistics. Cell (its directory's name) and ClientBound are ours:
+// ClientBound marks a cell with a CLIENT-BOUND trial (the client, not the
+// server, shaped its numbers), which is neither a best configuration nor
+// Pareto-optimal, as in `aiperf compare --sweep`.
 type Combination struct {
-	Parameters map[string]any           `json:"parameters"`
-	Metrics    map[string]AggregateStat `json:"metrics"`
-	Cell       string                   `json:"cell"`
+	Parameters  map[string]any           `json:"parameters"`
+	Metrics     map[string]AggregateStat `json:"metrics"`
+	Cell        string                   `json:"cell"`
+	ClientBound bool                     `json:"client_bound,omitempty"`
 }
 
 // BestConfigurations are the cells of the highest mean throughput and of
-// the lowest mean latency p99 (each left out unless every cell has it).
+// the lowest mean latency p99 (each left out unless every cell has it), of
+// the cells that are not client-bound.
 type BestConfigurations struct {
 	Throughput *BestConfiguration `json:"best_throughput,omitempty"`
 	Latency    *BestConfiguration `json:"best_latency_p99,omitempty"`
@@ -84,7 +89,9 @@ type BestConfiguration struct {
 // SweepAggregates computes the sweep aggregate from its cells' aggregates
 // (aggs[i] is cells[i]'s, in sweep order). A cell none of whose trials
 // succeeded is counted and its failures listed, but it has no combination,
-// as AIPerf drops it; ok is false when no cell has one.
+// as AIPerf drops it; ok is false when no cell has one. A client-bound cell
+// is listed, marked, and left out of the best configurations and the
+// Pareto front (it pushes no other cell off it).
 func SweepAggregates(cells []plan.Cell, aggs []Aggregate) (sa SweepAggregate, ok bool) {
 	sa = SweepAggregate{AggregationType: "sweep", FailedRuns: []FailedRun{}, PerCombinationMetrics: []Combination{},
 		ParetoOptimal: []map[string]any{}, Metadata: SweepMetadata{NumCombinations: len(cells)}}
@@ -105,7 +112,8 @@ func SweepAggregates(cells []plan.Cell, aggs []Aggregate) (sa SweepAggregate, ok
 			sa.FailedRuns = append(sa.FailedRuns, FailedRun{Label: c.Label + "/" + f.Label, Error: f.Error})
 		}
 		if m.NumSuccessfulRuns > 0 {
-			sa.PerCombinationMetrics = append(sa.PerCombinationMetrics, Combination{Parameters: params, Metrics: aggs[i].Metrics, Cell: c.Label})
+			sa.PerCombinationMetrics = append(sa.PerCombinationMetrics, Combination{Parameters: params, Metrics: aggs[i].Metrics, Cell: c.Label,
+				ClientBound: len(m.ClientBoundRuns) > 0})
 		}
 	}
 	full := make([]string, 0, len(values))
@@ -116,7 +124,7 @@ func SweepAggregates(cells []plan.Cell, aggs []Aggregate) (sa SweepAggregate, ok
 	for _, name := range full {
 		sa.Metadata.SweepParameters = append(sa.Metadata.SweepParameters, SweepParameter{Name: names[name], Values: values[name]})
 	}
-	combos := sa.PerCombinationMetrics
+	combos := slices.DeleteFunc(slices.Clone(sa.PerCombinationMetrics), func(c Combination) bool { return c.ClientBound })
 	if best, ok := bestOf(combos, throughputKey, 1); ok {
 		sa.BestConfigurations.Throughput = &best
 	}
@@ -125,7 +133,7 @@ func SweepAggregates(cells []plan.Cell, aggs []Aggregate) (sa SweepAggregate, ok
 		sa.BestConfigurations.Latency = &best
 		sa.ParetoOptimal = pareto(combos, key)
 	}
-	return sa, len(combos) > 0
+	return sa, len(sa.PerCombinationMetrics) > 0
 }
 
 // paramNames names each swept parameter as AIPerf's sweep aggregate does:

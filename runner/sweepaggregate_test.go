@@ -1,11 +1,15 @@
 package runner_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
+	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -70,4 +74,54 @@ func TestSweepAggregates(t *testing.T) {
 	twin := []plan.Cell{{Label: "a", Params: []plan.Param{{Name: "a.isl", Value: 1}, {Name: "b.isl", Value: 2}}}}
 	sa, _ = runner.SweepAggregates(twin, aggs[:1])
 	assert.Equal(t, map[string]any{"a.isl": 1, "b.isl": 2}, sa.PerCombinationMetrics[0].Parameters)
+}
+
+// trialRun is a complete trial of a cell with the given request
+// throughput and TTFT p99, CLIENT-BOUND when bound.
+func trialRun(trial int, rps, ttftP99 float64, bound bool) *result.Run {
+	return &result.Run{Status: result.StatusComplete, Info: result.TrialInfo{Trial: trial}, Audit: result.Audit{ClientBound: bound},
+		Profiling: metrics.Summary{Metrics: []metrics.Metric{
+			{Tag: metrics.TagRequestThroughput, Unit: "requests/sec", Value: rps},
+			{Tag: metrics.TagTTFT, Unit: "ms", Stats: &metrics.Stats{Avg: ttftP99 / 2, P99: ttftP99}},
+		}}}
+}
+
+// TestSweepAggregateLeavesOutClientBoundCells: a cell with a CLIENT-BOUND
+// trial (the client could not drive its load) had the highest throughput
+// and was named best_throughput and Pareto-optimal, unflagged, where
+// `aiperf compare --sweep` calls it client-bound. Its aggregate lists the
+// trial, its combination is marked client_bound, and it is neither best nor
+// on the front, which it no longer pushes another cell off.
+func TestSweepAggregateLeavesOutClientBoundCells(t *testing.T) {
+	cells := []plan.Cell{gridCell("c8", 8, 64), gridCell("c64", 64, 64), gridCell("c16", 16, 64)}
+	aggs := []runner.Aggregate{
+		runner.Aggregates(cells[0], []*result.Run{trialRun(1, 270, 26, false), trialRun(2, 271, 27, false)}, 2, 0.95),
+		runner.Aggregates(cells[1], []*result.Run{trialRun(1, 775, 20, true), trialRun(2, 776, 21, false)}, 2, 0.95),
+		runner.Aggregates(cells[2], []*result.Run{trialRun(1, 400, 40, false), trialRun(2, 401, 41, false)}, 2, 0.95),
+	}
+	assert.Equal(t, []string{"run_0001"}, aggs[1].Metadata.ClientBoundRuns)
+	assert.Empty(t, aggs[0].Metadata.ClientBoundRuns)
+	sa, ok := runner.SweepAggregates(cells, aggs)
+	assert.True(t, ok)
+	require.Len(t, sa.PerCombinationMetrics, 3, "a client-bound cell is still listed")
+	assert.True(t, sa.PerCombinationMetrics[1].ClientBound)
+	assert.False(t, sa.PerCombinationMetrics[0].ClientBound)
+	require.NotNil(t, sa.BestConfigurations.Throughput)
+	assert.Equal(t, map[string]any{"concurrency": 16, "isl": 64}, sa.BestConfigurations.Throughput.Parameters)
+	require.NotNil(t, sa.BestConfigurations.Latency)
+	assert.Equal(t, map[string]any{"concurrency": 8, "isl": 64}, sa.BestConfigurations.Latency.Parameters)
+	assert.Equal(t, []map[string]any{{"concurrency": 8, "isl": 64}, {"concurrency": 16, "isl": 64}}, sa.ParetoOptimal,
+		"c64 dominates both on paper, but its numbers are the client's")
+
+	b, err := json.Marshal(sa.PerCombinationMetrics[1])
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"client_bound":true`)
+
+	// Every cell client-bound: nothing is best, the front is empty, the cells
+	// are still written.
+	sa, ok = runner.SweepAggregates(cells[1:2], aggs[1:2])
+	assert.True(t, ok)
+	assert.Nil(t, sa.BestConfigurations.Throughput)
+	assert.Nil(t, sa.BestConfigurations.Latency)
+	assert.Empty(t, sa.ParetoOptimal)
 }
