@@ -210,16 +210,16 @@ func (r *GroupsReport) Table() Table {
 		"verdicts need ≥ 2 trials per side.")
 	var keys []string
 	var pcts []float64
-	heldBack := false
+	var seen shown
 	for _, m := range r.Metrics {
 		if len(m.Versus) > 0 {
 			keys, pcts = append(keys, m.Metric), append(pcts, float64(m.Versus[0].ThresholdPct))
 		}
 		for _, v := range m.Versus {
-			heldBack = heldBack || v.heldBack(r.ConfidenceLevel)
+			seen.see(v)
 		}
 	}
-	t.Notes = append(t.Notes, verdictNotes(keys, pcts, heldBack)...)
+	t.Notes = append(t.Notes, verdictNotes(keys, pcts, seen)...)
 	t.Notes = append(t.Notes, configNotes(r.ConfigDifferences)...)
 	t.Notes = append(t.Notes, r.Notes...)
 	return t

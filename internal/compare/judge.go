@@ -24,6 +24,11 @@ const (
 	NoDifference = "no significant difference" // threshold 0: not significant
 	Unreplicated = "unreplicated"              // a side has a single trial: no test possible
 	NoData       = "n/a"                       // a side has no value
+	// Identical and Differs: neither side's trials spread (each side's
+	// agree exactly: a count, a token length), so there is no variance to
+	// test against and no p-value; the means are equal, or not.
+	Identical = "identical, no spread"
+	Differs   = "differs, no spread"
 )
 
 // Num is a float64 that marshals NaN and ±Inf as JSON null.
@@ -112,18 +117,20 @@ type Versus struct {
 	// when not tested (threshold 0, baseline mean 0, fewer than 2 trials).
 	ThresholdPct Num `json:"threshold_pct"`
 	TOSTP        Num `json:"tost_p_value"`
+
+	held bool // judgeKey made an interpolated quantile's equivalence, or exact agreement, inconclusive
 }
 
 // judgeKey is judge for statistic k. A server's quantile is interpolated
 // inside a histogram bucket, so a run's value does not move until the
 // quantile crosses into another bucket, and its trials may agree to the
 // digit: equivalence shown from that spread is the interpolation's, not the
-// server's, and is called inconclusive (a difference beyond the threshold
-// still stands).
+// server's, and is called inconclusive, as trials that agree exactly on
+// both sides are (a difference beyond the threshold still stands).
 func judgeKey(k Key, base, other Estimate, dir Direction, confidence, thresholdPct float64) Versus {
 	v := judge(base, other, dir, confidence, thresholdPct)
-	if v.Verdict == Equivalent && interpolated(k) {
-		v.Verdict = Inconclusive
+	if (v.Verdict == Equivalent || v.Verdict == Identical) && interpolated(k) {
+		v.Verdict, v.held = Inconclusive, true
 	}
 	return v
 }
@@ -161,7 +168,9 @@ func interpolated(k Key) bool {
 //
 // A threshold of 0, or a baseline mean of 0 (no relative margin), gives
 // the plain test: better or worse when significant, else no significant
-// difference.
+// difference. When neither side's trials spread at all, the t model has no
+// variance: no test is run and no p-value is claimed (identical, or
+// differs, no spread), where Welch's limit would be p = 0 or 1.
 func judge(base, other Estimate, dir Direction, confidence, thresholdPct float64) Versus {
 	a, b := base.agg, other.agg
 	v := Versus{DeltaPct: Num(deltaPct(a.Mean, b.Mean)), P: Num(math.NaN()), ThresholdPct: Num(thresholdPct), TOSTP: Num(math.NaN())}
@@ -171,6 +180,12 @@ func judge(base, other Estimate, dir Direction, confidence, thresholdPct float64
 		return v
 	case a.N < 2 || b.N < 2:
 		v.Verdict = Unreplicated
+		return v
+	case a.Std == 0 && b.Std == 0:
+		v.Verdict = Differs
+		if a.Mean == b.Mean {
+			v.Verdict = Identical
+		}
 		return v
 	}
 	alpha := 1 - confidence
@@ -211,28 +226,43 @@ func judge(base, other Estimate, dir Direction, confidence, thresholdPct float64
 }
 
 // heldBack reports whether v is a server histogram quantile's verdict that
-// TOST showed equivalent and judgeKey made inconclusive: its TOST p is below
-// α = 1 − confidence, which for any other statistic is equivalent.
-func (v Versus) heldBack(confidence float64) bool {
-	return v.Verdict == Inconclusive && float64(v.TOSTP) < 1-confidence
+// TOST showed equivalent (its TOST p below α, which for any other statistic
+// is equivalent), or whose trials agreed exactly, and judgeKey made
+// inconclusive.
+func (v Versus) heldBack() bool { return v.held }
+
+// shown is what a table's verdicts need explained beyond the legend.
+type shown struct {
+	heldBack bool // a server histogram quantile TOST put within the threshold, held inconclusive
+	noSpread bool // a comparison of two sides whose trials do not spread
+}
+
+// see notes v, a verdict of the table.
+func (s *shown) see(v Versus) {
+	s.heldBack = s.heldBack || v.heldBack()
+	s.noSpread = s.noSpread || v.Verdict == Identical || v.Verdict == Differs
 }
 
 // verdictNotes explain the verdicts under a table of judged statistics
 // (metric.stat and its threshold, in order): what each verdict means, and
-// the thresholds; heldBack adds why a server histogram quantile is
-// inconclusive where TOST put it within the threshold (some row is). None
-// when nothing was judged.
-func verdictNotes(metrics []string, pcts []float64, heldBack bool) []string {
+// the thresholds; why a server histogram quantile is inconclusive where
+// TOST put it within the threshold, and what no spread means, when some row
+// is so. None when nothing was judged.
+func verdictNotes(metrics []string, pcts []float64, s shown) []string {
 	if len(metrics) == 0 {
 		return nil
 	}
 	legend := "better/worse: Welch's t-test significant (its p shown) and |Δ| beyond the threshold; " +
 		"equivalent ±T%: two one-sided tests (TOST) put the difference within ±T%; " +
 		"inconclusive: neither (for both, the TOST p is shown); threshold 0: the plain test (better/worse or no significant difference)."
-	if heldBack {
+	if s.noSpread {
+		legend += " identical / differs, no spread: every trial of each side has the same value, so there is no " +
+			"variance to test against and no p-value; Δ is the difference."
+	}
+	if s.heldBack {
 		legend += " A server histogram quantile (server.ttft.p50, …) is never called equivalent: it is interpolated " +
 			"inside one bucket, so its trials can agree to the digit while the server moved by up to the bucket's width; " +
-			"it is inconclusive even with a small TOST p."
+			"it is inconclusive even with a small TOST p, or trials that agree exactly."
 	}
 	return []string{legend, thresholdNote(metrics, pcts)}
 }

@@ -78,6 +78,18 @@ func TestJudgeVerdicts(t *testing.T) {
 			want: compare.NoDifference, cell: "no significant difference (p=1.000)"},
 		{name: "identical without a direction are equivalent too",
 			base: base, other: base, dir: compare.Neutral, threshold: 2, want: compare.Equivalent},
+		{name: "trials that agree exactly on both sides have no spread: identical, no p-value (was equivalent, TOST p<0.001)",
+			base: []float64{16, 16, 16}, other: []float64{16, 16}, dir: compare.HigherIsBetter, threshold: 2,
+			want: compare.Identical, cell: "identical, no spread"},
+		{name: "the same at threshold 0 (was no significant difference, p=1.000)",
+			base: []float64{0, 0, 0}, other: []float64{0, 0}, dir: compare.LowerIsBetter, threshold: 0,
+			want: compare.Identical, cell: "identical, no spread"},
+		{name: "sides that differ without spread are not tested (was worse, p<0.001)",
+			base: []float64{0, 0}, other: []float64{1, 1}, dir: compare.LowerIsBetter, threshold: 0,
+			want: compare.Differs, cell: "differs, no spread"},
+		{name: "a difference within the threshold without spread is not shown equivalent (was TOST p<0.001)",
+			base: []float64{100, 100, 100}, other: []float64{100.5, 100.5, 100.5}, dir: compare.LowerIsBetter, threshold: 2,
+			want: compare.Differs, cell: "differs, no spread"},
 		{name: "a zero baseline has no relative margin: the plain test",
 			base: []float64{0, 0, 0}, other: []float64{2, 2, 3, 2}, dir: compare.LowerIsBetter, threshold: 2,
 			want: compare.Worse, significant: true},
@@ -99,8 +111,12 @@ func TestJudgeVerdicts(t *testing.T) {
 			assert.Equal(t, tc.want, v.Verdict)
 			assert.Equal(t, tc.significant, v.Significant, "Welch's test alone")
 			assert.InDelta(t, tc.threshold, float64(v.ThresholdPct), 0)
-			tested := tc.threshold > 0 && len(tc.base) > 1 && len(tc.other) > 1 && istats.Mean(tc.base) != 0
+			spread := istats.StdDev(tc.base) != 0 || istats.StdDev(tc.other) != 0
+			tested := tc.threshold > 0 && len(tc.base) > 1 && len(tc.other) > 1 && istats.Mean(tc.base) != 0 && spread
 			assert.Equal(t, tested, !math.IsNaN(float64(v.TOSTP)), "a TOST p-value exactly when tested")
+			if len(tc.base) > 1 && len(tc.other) > 1 && !spread {
+				assert.True(t, math.IsNaN(float64(v.P)), "no Welch p-value without spread")
+			}
 			if tc.cell != "" {
 				assert.Equal(t, tc.cell, cell)
 			}
@@ -208,7 +224,7 @@ func TestGroupsThreshold(t *testing.T) {
 	assert.Equal(t, compare.Worse, metric(t, strict, key).Versus[0].Verdict, "0.9% is beyond ±0.5%")
 	errs := metric(t, strict, "error_request_count.avg").Versus[0]
 	assert.InDelta(t, 0.5, float64(errs.ThresholdPct), 0, "--threshold applies to every statistic")
-	assert.Equal(t, compare.NoDifference, errs.Verdict, "0 errors on both sides: no relative margin, the plain test")
+	assert.Equal(t, compare.Identical, errs.Verdict, "0 errors in every trial of both sides: nothing to test")
 	assert.Contains(t, strict.Table().Notes, "threshold: ±0.5% of the baseline mean")
 	plain := groups(t, db, compare.Options{Threshold: ptr(0.0)}, "base", "shifted")
 	assert.Equal(t, compare.Worse, metric(t, plain, key).Versus[0].Verdict, "Welch alone: significant is worse")
@@ -245,17 +261,25 @@ func TestFormatFloatShowsSmallValues(t *testing.T) {
 	assert.NotEqual(t, compare.FormatFloat(0.0025), compare.FormatFloat(0.01), "the +300% of a 0.0025 → 0.01 change shows in the values")
 }
 
-// A server quantile interpolated inside one histogram bucket agrees to the
-// digit across trials; TOST would show equivalence from that spread although
-// the server may differ by up to the bucket's width (here one side is 20%
-// slower, inside the 20–40 ms bucket). The verdict is inconclusive; the
-// client's own percentile of the same trials is equivalent.
+// A server quantile interpolated inside one histogram bucket agrees almost
+// to the digit across trials; TOST would show equivalence from that spread
+// although the server may differ by up to the bucket's width (here one side
+// is 20% slower, inside the 20–40 ms bucket). The verdict is inconclusive;
+// the client's own percentile of the same trials is equivalent. Trials
+// that agree exactly on both sides are not identical for such a quantile
+// either: inconclusive.
 func TestServerQuantileEquivalenceIsInconclusive(t *testing.T) {
-	base, other := []float64{30.00, 30.00, 30.00}, []float64{30.03, 30.03, 30.03}
+	base, other := []float64{30.00, 30.00, 30.01}, []float64{30.03, 30.03, 30.02}
 	v := compare.JudgeKeyForTest(compare.Key{Metric: "server.ttft", Stat: "p50"}, base, other, compare.LowerIsBetter, 0.95, 5)
 	assert.Equal(t, compare.Inconclusive, v.Verdict)
 	v = compare.JudgeKeyForTest(compare.Key{Metric: "time_to_first_token", Stat: "p50"}, base, other, compare.LowerIsBetter, 0.95, 5)
 	assert.Equal(t, compare.Equivalent, v.Verdict)
+
+	same := []float64{30, 30, 30}
+	v = compare.JudgeKeyForTest(compare.Key{Metric: "server.ttft", Stat: "p50"}, same, same, compare.LowerIsBetter, 0.95, 5)
+	assert.Equal(t, compare.Inconclusive, v.Verdict)
+	v = compare.JudgeKeyForTest(compare.Key{Metric: "time_to_first_token", Stat: "p50"}, same, same, compare.LowerIsBetter, 0.95, 5)
+	assert.Equal(t, compare.Identical, v.Verdict)
 }
 
 // A gauge's percentile is taken over its samples, not interpolated: an

@@ -421,7 +421,6 @@ func TestLegendExplainsHeldBackServerQuantile(t *testing.T) {
 	rep := groups(t, db, compare.Options{Keys: keys(t, "time_to_first_token.avg,server.ttft.p50")}, "one", "four")
 	v := metric(t, rep, "server.ttft.p50").Versus[0]
 	require.Equal(t, compare.Inconclusive, v.Verdict, "trials agreeing to the digit")
-	require.Less(t, float64(v.TOSTP), 0.05)
 	assert.Contains(t, table(rep), why)
 
 	rep = groups(t, db, compare.Options{Keys: keys(t, "time_to_first_token.avg,server.kv_cache_usage.max")}, "one", "four")

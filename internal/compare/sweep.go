@@ -465,15 +465,15 @@ func (r *SweepDiffReport) Table() Table {
 	}
 	var keys []string
 	var pcts []float64
-	heldBack := false
+	var seen shown
 	for _, c := range r.Cells {
 		for _, m := range c.Metrics {
 			keys, pcts = append(keys, m.Metric), append(pcts, float64(m.Versus.ThresholdPct))
-			heldBack = heldBack || m.Versus.heldBack(r.ConfidenceLevel)
+			seen.see(m.Versus)
 		}
 	}
 	t.Notes = append(t.Notes, "cells are matched by their parameters; ± is the confidence half width over complete trials")
-	t.Notes = append(t.Notes, verdictNotes(keys, pcts, heldBack)...)
+	t.Notes = append(t.Notes, verdictNotes(keys, pcts, seen)...)
 	if len(r.OnlyA) > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("only in %s: %s", na, strings.Join(r.OnlyA, ", ")))
 	}
