@@ -77,12 +77,13 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 		rep.Groups = append(rep.Groups, info)
 		names[i], sides[i] = info.Label, g.Runs
 	}
-	for _, k := range opt.withServerRows(DefaultServerKeys, sides...) {
+	keys := opt.withServerRows(DefaultServerKeys, sides...)
+	for _, k := range keys {
 		m := GroupsMetric{Metric: k.String(), Unit: unitOf(k, sides...), Better: DirectionOf(k)}
 		found := false
 		for i := range groups {
 			e := estimateOf(sides[i], k, opt.ConfidenceLevel)
-			found = found || e.N > 0
+			found = found || hasValue(sides[i], k)
 			m.Values = append(m.Values, e)
 			if i > 0 {
 				m.Versus = append(m.Versus, judgeKey(k, m.Values[0], e, m.Better, opt.ConfidenceLevel, opt.thresholdOf(k)))
@@ -96,6 +97,9 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %s has this statistic", k, what))
 		}
 		rep.Metrics = append(rep.Metrics, m)
+	}
+	for i := range groups {
+		rep.Notes = append(rep.Notes, leftOutNotes(names[i], sides[i], keys)...)
 	}
 	if len(groups) > 1 {
 		rep.ConfigDifferences = configDifferences(names, sides)

@@ -60,14 +60,16 @@ func newEstimate(values []float64, confidence float64) Estimate {
 	return Estimate{N: a.N, Mean: Num(a.Mean), Std: Num(a.Std), CILow: Num(a.CILow), CIHigh: Num(a.CIHigh), agg: a}
 }
 
-// estimateOf aggregates k over the complete runs that have it.
+// estimateOf aggregates k over the complete runs that have it, but for
+// those whose value the comparison leaves out (runValue; leftOutNotes
+// says which).
 func estimateOf(runs []store.RunRow, k Key, confidence float64) Estimate {
 	var values []float64
 	for i := range runs {
 		if runs[i].Status != result.StatusComplete {
 			continue
 		}
-		if v, ok := valueOf(&runs[i], k); ok {
+		if v, why, ok := runValue(&runs[i], k); ok && why == "" {
 			values = append(values, v)
 		}
 	}

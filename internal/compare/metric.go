@@ -261,5 +261,5 @@ func (o Options) withServerRows(candidates []Key, sides ...[]store.RunRow) []Key
 	if slices.ContainsFunc(sides, func(runs []store.RunRow) bool { return estimateOf(runs, goodputKey, o.ConfidenceLevel).N > 0 }) {
 		keys = append(keys, goodputKey)
 	}
-	return append(keys, serverRows(candidates, o.ConfidenceLevel, sides...)...)
+	return append(keys, serverRows(candidates, sides...)...)
 }

@@ -166,7 +166,7 @@ func hasServer(runs []store.RunRow) bool {
 
 // serverRows picks, of candidate server keys, those to add to a default
 // view: none unless every side has server metrics, then those some run has.
-func serverRows(candidates []Key, confidence float64, sides ...[]store.RunRow) []Key {
+func serverRows(candidates []Key, sides ...[]store.RunRow) []Key {
 	for _, runs := range sides {
 		if !hasServer(runs) {
 			return nil
@@ -174,7 +174,7 @@ func serverRows(candidates []Key, confidence float64, sides ...[]store.RunRow) [
 	}
 	var out []Key
 	for _, k := range candidates {
-		if slices.ContainsFunc(sides, func(runs []store.RunRow) bool { return estimateOf(runs, k, confidence).N > 0 }) {
+		if slices.ContainsFunc(sides, func(runs []store.RunRow) bool { return hasValue(runs, k) }) {
 			out = append(out, k)
 		}
 	}

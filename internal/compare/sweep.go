@@ -103,6 +103,7 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 		}
 		rep.Cells = append(rep.Cells, row)
 		rep.Notes = append(rep.Notes, runNotes(c.Label, c.Runs)...)
+		rep.Notes = append(rep.Notes, leftOutNotes(c.Label, c.Runs, keys)...)
 		if c.Converged != "" {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("converged: %s after %d of %d trials (%s)", c.Label, c.ConvergedAfter, s.Sweep.Trials, c.Converged))
 		}
@@ -425,6 +426,7 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 		runs []store.RunRow
 	}{{na, allA}, {nb, allB}} {
 		rep.Notes = append(rep.Notes, runNotes(side.name, side.runs)...)
+		rep.Notes = append(rep.Notes, leftOutNotes(side.name, side.runs, keys)...)
 	}
 	return rep
 }

@@ -15,18 +15,23 @@ const (
 	maxGPUMiB   = 1 << 30 // per GPU: a pebibyte
 )
 
-// impossible says why a headline row's value cannot be (negative, a
-// percentage above 100, a GPU's power or memory beyond any GPU's), or ""
-// when it can.
-func impossible(r Row) string {
+// impossible says why a headline row's value cannot be, or "" when it can
+// (ImpossibleValue).
+func impossible(r Row) string { return ImpossibleValue(r.Value, r.Unit) }
+
+// ImpossibleValue says why a figure of a count, a percentage, a duration or
+// a GPU's power or memory, in unit (as the headline rows name them:
+// requests, %, ms, W, MiB, ...), cannot be: negative, a percentage above
+// 100, a GPU's power or memory beyond any GPU's; "" when it can.
+func ImpossibleValue(v float64, unit string) string {
 	switch {
-	case r.Value < 0:
+	case v < 0:
 		return "it is negative"
-	case r.Unit == "%" && r.Value > 100:
+	case unit == "%" && v > 100:
 		return "a percentage above 100"
-	case r.Unit == "W" && r.Value > maxGPUWatts:
+	case unit == "W" && v > maxGPUWatts:
 		return fmt.Sprintf("above %d W for one GPU", maxGPUWatts)
-	case r.Unit == "MiB" && r.Value > maxGPUMiB:
+	case unit == "MiB" && v > maxGPUMiB:
 		return fmt.Sprintf("above %d MiB for one GPU", maxGPUMiB)
 	}
 	return ""
