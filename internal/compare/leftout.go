@@ -6,24 +6,57 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/result"
 	"github.com/aiperf-go/aiperf/internal/servermetrics"
 	"github.com/aiperf-go/aiperf/store"
 )
 
 // runValue is a complete run's value of k for a comparison, and why the
-// comparison leaves it out ("" to keep it): a server figure that cannot be
-// (servermetrics.ImpossibleValue: a negative count, a percentage above
-// 100), which `aiperf runs show` warns of. ok is false when the run has no
-// value of k.
+// comparison leaves it out ("" to keep it), for what the run's own checks
+// warn of: a server figure that cannot be (servermetrics.ImpossibleValue: a
+// negative count, a percentage above 100), or an inter-token latency or
+// per-user throughput of a run whose streams arrived whole (bursts). ok is
+// false when the run has no value of k.
 func runValue(r *store.RunRow, k Key) (v float64, why string, ok bool) {
 	if v, ok = valueOf(r, k); !ok {
 		return 0, "", false
 	}
-	if isServerKey(k) {
+	switch {
+	case isServerKey(k):
 		why = impossibleServer(k, v)
+	case slices.Contains(untimed, k.Metric):
+		if n, of := bursts(r); n > 0 {
+			why = fmt.Sprintf("%d of %d streamed requests delivered all their tokens in one read (the server or a proxy "+
+				"buffered the stream: ITL 0, per-user throughput unbounded), so their ITL and per-user throughput are not "+
+				"token timings: see `aiperf runs show`", n, of)
+		}
 	}
 	return v, why, true
+}
+
+// untimed are the metrics a stream that arrived in one read makes untrue:
+// its inter-token latency is 0, its per-user throughput unbounded (and left
+// out, so the run's is that of its other requests).
+var untimed = []string{metrics.TagITL, metrics.TagPerUserThroughput, metrics.TagFullITL, metrics.TagFullPerUser}
+
+// burstKeys are the statistics bursts reads: a run's smallest ITL, its
+// requests with an ITL, and those of them with a per-user throughput (an
+// ITL above 0).
+var burstKeys = []Key{{metrics.TagITL, "min"}, {metrics.TagITL, "count"}, {metrics.TagPerUserThroughput, "count"}}
+
+// bursts is how many of a run's streamed requests with an ITL had all their
+// tokens in one read (ITL 0, so no per-user throughput: the run's audit
+// counts them, Audit.Bursts), of how many; none when its smallest ITL is
+// above 0.
+func bursts(r *store.RunRow) (n, of int) {
+	low, ok := r.Stat(burstKeys[0].Metric, burstKeys[0].Stat)
+	count, ok2 := r.Stat(burstKeys[1].Metric, burstKeys[1].Stat)
+	if !ok || !ok2 || low > 0 {
+		return 0, int(count)
+	}
+	timed, _ := r.Stat(burstKeys[2].Metric, burstKeys[2].Stat) // none when every request burst
+	return int(count - timed), int(count)
 }
 
 // impossibleServer says why v, a run's value of server key k, cannot be
@@ -69,28 +102,38 @@ func aliasReading(k Key) (*alias, *family) {
 	return nil, nil
 }
 
-// leftOutNotes warn, per statistic of keys, of the complete runs of a
-// side (labelled label) whose value of it the comparison leaves out, and
-// why (the first run's reason).
+// leftOutNotes warn of the complete runs of a side (labelled label) whose
+// value of a statistic of keys the comparison leaves out, and why (the
+// first run's reason): one note for the statistics left out of the same
+// runs for the same reason.
 func leftOutNotes(label string, runs []store.RunRow, keys []Key) []string {
-	var notes []string
+	type leftOut struct {
+		keys []string
+		ids  []int64
+		why  string
+	}
+	var outs []leftOut
+	complete := completeRuns(runs)
 	for _, k := range keys {
-		var ids []int64
-		first, complete := "", 0
+		cur := leftOut{keys: []string{k.String()}}
 		for i := range runs {
-			if runs[i].Status != result.StatusComplete {
-				continue
-			}
-			complete++
-			if _, why, ok := runValue(&runs[i], k); ok && why != "" {
-				ids = append(ids, runs[i].ID)
-				first = cmp.Or(first, why)
+			if _, why, ok := runValue(&runs[i], k); ok && why != "" && runs[i].Status == result.StatusComplete {
+				cur.ids, cur.why = append(cur.ids, runs[i].ID), cmp.Or(cur.why, why)
 			}
 		}
-		if len(ids) > 0 {
-			notes = append(notes, fmt.Sprintf("warning: %s: %s left out (n/a) of %d of %d runs %v: %s",
-				label, k, len(ids), complete, ids, strings.TrimSpace(first)))
+		if len(cur.ids) == 0 {
+			continue
 		}
+		if j := slices.IndexFunc(outs, func(o leftOut) bool { return o.why == cur.why && slices.Equal(o.ids, cur.ids) }); j >= 0 {
+			outs[j].keys = append(outs[j].keys, cur.keys...)
+			continue
+		}
+		outs = append(outs, cur)
+	}
+	notes := make([]string, 0, len(outs))
+	for _, o := range outs {
+		notes = append(notes, fmt.Sprintf("warning: %s: %s left out (n/a) of %d of %d runs %v: %s",
+			label, strings.Join(o.keys, ", "), len(o.ids), complete, o.ids, o.why))
 	}
 	return notes
 }

@@ -222,12 +222,12 @@ func (o Options) Validate() error {
 }
 
 // StatKeys lists the "metric.stat" keys to load from the store for these
-// options: the shown statistics, the Pareto axes, the default server rows
-// and the client-minus-server TTFT line's, a server key as the families it
-// may read.
+// options: the shown statistics, the Pareto axes, the default server rows,
+// the client-minus-server TTFT line's and those that count a run's bursts,
+// a server key as the families it may read.
 func (o Options) StatKeys() []string {
 	o = o.withDefaults()
-	keys := append(slices.Clone(o.Keys), paretoThroughput, paretoLatency, paretoLatencyElse, clientTTFTp50, serverTTFTp50)
+	keys := slices.Concat(o.Keys, []Key{paretoThroughput, paretoLatency, paretoLatencyElse, clientTTFTp50, serverTTFTp50}, burstKeys)
 	if o.defaulted {
 		keys = append(append(keys, goodputKey), DefaultServerKeys...)
 	}
