@@ -100,6 +100,7 @@ func Groups(groups []*store.Group, opt Options) *GroupsReport {
 	}
 	for i := range groups {
 		rep.Notes = append(rep.Notes, leftOutNotes(names[i], sides[i], keys)...)
+		rep.Notes = append(rep.Notes, failedCountNotes(names[i], sides[i], keys)...)
 	}
 	if len(groups) > 1 {
 		rep.ConfigDifferences = configDifferences(names, sides)

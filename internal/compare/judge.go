@@ -62,11 +62,12 @@ func newEstimate(values []float64, confidence float64) Estimate {
 
 // estimateOf aggregates k over the complete runs that have it, but for
 // those whose value the comparison leaves out (runValue; leftOutNotes
-// says which).
+// says which), and for a count of requests' outcomes over the failed runs
+// that stored it too (counted).
 func estimateOf(runs []store.RunRow, k Key, confidence float64) Estimate {
 	var values []float64
 	for i := range runs {
-		if runs[i].Status != result.StatusComplete {
+		if !counted(&runs[i], k) {
 			continue
 		}
 		if v, why, ok := runValue(&runs[i], k); ok && why == "" {

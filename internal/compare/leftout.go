@@ -146,3 +146,42 @@ func hasValue(runs []store.RunRow, k Key) bool {
 		return ok && r.Status == result.StatusComplete
 	})
 }
+
+// outcomes are the metrics that count what became of a run's requests: a
+// run that failed because its requests failed (every one an HTTP error)
+// stored them, and is an observation of them (16 errors of 16), not a
+// missing value.
+var outcomes = []string{metrics.TagRequestCount, metrics.TagErrorRequestCount, metrics.TagRequestErrorRate}
+
+// counted reports whether r's value of k, when it has one, is part of its
+// side's: a complete run's, or a failed run's count of its requests'
+// outcomes (an interrupted run's counts stop where it was stopped).
+func counted(r *store.RunRow, k Key) bool {
+	return r.Status == result.StatusComplete || r.Status == result.StatusFailed && slices.Contains(outcomes, k.Metric)
+}
+
+// failedCountNotes say which failed runs of a side count in which of keys
+// (counted), where the other statistics leave them out.
+func failedCountNotes(label string, runs []store.RunRow, keys []Key) []string {
+	var ids []int64
+	var names []string
+	for _, k := range keys {
+		for i := range runs {
+			if _, ok := valueOf(&runs[i], k); ok && runs[i].Status == result.StatusFailed && counted(&runs[i], k) {
+				if !slices.Contains(ids, runs[i].ID) {
+					ids = append(ids, runs[i].ID)
+				}
+				if !slices.Contains(names, k.String()) {
+					names = append(names, k.String())
+				}
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	return []string{fmt.Sprintf("%s: the failed run(s) %v count in %s with what their requests did (a run whose requests "+
+		"all failed is an observation of its errors, not a missing one); the other statistics leave them out",
+		label, ids, strings.Join(names, ", "))}
+}

@@ -104,6 +104,7 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 		rep.Cells = append(rep.Cells, row)
 		rep.Notes = append(rep.Notes, runNotes(c.Label, c.Runs)...)
 		rep.Notes = append(rep.Notes, leftOutNotes(c.Label, c.Runs, keys)...)
+		rep.Notes = append(rep.Notes, failedCountNotes(c.Label, c.Runs, keys)...)
 		if c.Converged != "" {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("converged: %s after %d of %d trials (%s)", c.Label, c.ConvergedAfter, s.Sweep.Trials, c.Converged))
 		}
@@ -428,6 +429,8 @@ func SweepDiff(a, b *store.SweepRuns, opt Options) *SweepDiffReport {
 		rep.Notes = append(rep.Notes, runNotes(side.name, side.runs)...)
 		rep.Notes = append(rep.Notes, leftOutNotes(side.name, side.runs, keys)...)
 	}
+	rep.Notes = append(rep.Notes, failedCountNotes(na, sideA, keys)...) // of the matched cells, those compared
+	rep.Notes = append(rep.Notes, failedCountNotes(nb, sideB, keys)...)
 	return rep
 }
 
