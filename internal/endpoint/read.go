@@ -94,19 +94,23 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			c.streamStopped(ctx, rctx, err, dec, h, f, res, streamSoFar{valid: valid, bad: bad, lastAt: lastAt})
 			return
 		}
+		res.charge(&ev)
 		data := bytes.TrimSpace(ev.Data)
-		if len(data) == 0 && ev.Name != "error" {
+		alive := len(data) == 0 && ev.Name != "error" // a keep-alive
+		if !alive {
+			lastAt = ev.At
+			res.keep(ev.At, ev.Name, data, false)
+		}
+		if c.overBound(res) { // what was read so far, this event's data (or raw event): at most one event over
+			res.EndNs, res.Err = ev.At, c.replyTooLarge(res)
+			return
+		}
+		if alive {
 			if strict && ev.Name == "" { // a data: line with nothing in it
 				res.EndNs, res.Err = ev.At, c.invalid(res.Status, h, f, strictEmpty)
 				return
 			}
-			continue // a keep-alive
-		}
-		lastAt = ev.At
-		res.keep(ev.At, ev.Name, data, false)
-		if res.kept > c.maxReply(res) { // the chunks kept so far, this event's raw data: at most one event over
-			res.EndNs, res.Err = ev.At, c.replyTooLarge(res)
-			return
+			continue
 		}
 		p, kind := dec.event(ev.Name, data, res.Status)
 		switch kind {
@@ -153,6 +157,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 		}
 		res.take(&p)
 		if p.text != "" || p.reasoning != "" {
+			res.refund(&ev)
 			first := len(res.Chunks) == 0
 			res.appendChunk(ev.At, p.text, p.reasoning)
 			on.read(first, p.text, p.reasoning)
@@ -207,7 +212,7 @@ func (c *Client) streamStopped(ctx, rctx context.Context, err error, dec streamD
 		}
 		res.Err = &metrics.Error{Code: res.Status, Type: ErrTypeIncompleteStream, Message: msg}
 	case errors.Is(err, sse.ErrTooLarge):
-		res.Err = c.tooLarge(res.Status, "an SSE line or event")
+		res.Err = c.tooLarge(res.Status, "an SSE line, event or run of comments between events")
 	case errors.Is(err, errEncoding):
 		res.Err = c.invalid(res.Status, h, f, err.Error())
 	default:

@@ -156,10 +156,11 @@ func endless(piece string) rawHandler {
 	}
 }
 
-// A stream that never ends keeps at most 16 MiB (its text and chunks), or
-// --max-event-bytes, four times that with its raw events, and then
-// fails as too large, instead of growing the client's memory until the
-// request timeout.
+// A stream that never ends keeps and drops at most 16 MiB (its text and
+// chunks, and what it read and kept nothing of), or --max-event-bytes,
+// four times that with its raw events, and then fails as too large,
+// instead of growing the client's memory (or reading junk at full CPU)
+// until the request timeout.
 func TestEndlessStreamIsBounded(t *testing.T) {
 	cases := []struct {
 		name, piece string
@@ -167,6 +168,15 @@ func TestEndlessStreamIsBounded(t *testing.T) {
 	}{
 		{"text", `data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("x", 8000) + `"}}]}` + "\n\n", false},
 		{"raw events without text", `data: {"choices":[{"index":0,"delta":{}}],"pad":"` + strings.Repeat("x", 8000) + `"}` + "\n\n", true},
+		// What is read and dropped costs what it sends: comments, chunks
+		// without text, malformed lines, usage chunks again and again.
+		{"comments", ": ping " + strings.Repeat("x", 64) + "\n\n", false},
+		{"keep-alives", "data:" + strings.Repeat(" ", 64) + "\n\n", false},
+		{"empty deltas", `data: {"choices":[{"index":0,"delta":{"content":""}}]}` + "\n\n", false},
+		{"comments between empty events", ": " + strings.Repeat("x", 64) + "\nevent: ping\n\n", false},
+		{"malformed lines", `data: {"foo": "` + strings.Repeat("x", 64) + `"}` + "\n\n", false},
+		{"usage chunks", `data: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}` + "\n\n", false},
+		{"ignored fields", "id: " + strings.Repeat("1", 64) + "\nretry: 5\n\n", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,7 +189,7 @@ func TestEndlessStreamIsBounded(t *testing.T) {
 			res := c.Do(context.Background(), req)
 			require.NotNil(t, res.Err)
 			assert.Equal(t, ErrTypeTooLarge, res.Err.Type, res.Err.Message)
-			assert.LessOrEqual(t, res.kept, c.maxReply(&res)+2*len(tc.piece), "at most one event over")
+			assert.LessOrEqual(t, res.kept+res.dropped, c.maxReply(&res)+2*len(tc.piece), "at most one event over")
 		})
 	}
 }

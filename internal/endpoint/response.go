@@ -106,8 +106,10 @@ type Response struct {
 	text, reasoning []byte
 	textHint        int
 	// kept is the bytes a stream has kept so far: its chunks (their text,
-	// reasoning and record) and its raw events; readStream bounds it.
-	kept int
+	// reasoning and record) and its raw events; dropped is the bytes it
+	// read and kept nothing of (comments, events without text, malformed
+	// lines). readStream bounds the two together.
+	kept, dropped int
 }
 
 // appendChunk keeps a chunk read at at, copying its text and reasoning (the

@@ -34,6 +34,12 @@ type Event struct {
 	// At is the clock reading taken right after the read that completed the
 	// event's first line returned, before any further parsing.
 	At int64
+	// Skipped is the bytes read since the previous event that are not the
+	// event's name or data: the field names, terminators and trimmed
+	// spaces of its lines, comments, "id:", "retry:" and unknown fields,
+	// blank lines that dispatched nothing. Read and dropped, for a caller
+	// that bounds what a stream costs it.
+	Skipped int
 }
 
 // Reader splits a byte stream into events. It is not safe for concurrent use.
@@ -52,6 +58,7 @@ type Reader struct {
 	at      int64
 	started bool // a field line of the current event was read
 	hasData bool // a data line of the current event was read
+	wire    int  // bytes read since the last event was dispatched
 	err     error
 	max     int // largest line or event data accepted, in bytes
 }
@@ -105,6 +112,7 @@ func (r *Reader) Reset(src io.Reader, now func() int64) {
 		r.data = nil
 	}
 	r.rest, r.more, r.read, r.err = nil, false, false, nil
+	r.wire = 0
 	r.clear()
 }
 
@@ -117,12 +125,16 @@ func (r *Reader) clear() {
 // has a data or event line; a pending event at the end of the stream is
 // dispatched too. Next returns io.EOF after the last event, or the read error
 // that stopped the stream. Comment, "id:" and "retry:" lines are ignored, and
-// trailing spaces and tabs are trimmed from every line.
+// trailing spaces and tabs are trimmed from every line. What is read besides
+// an event's name and data (Event.Skipped) counts toward the same limit as
+// its data: more than that between two events (an endless run of comments)
+// fails with ErrTooLarge too.
 func (r *Reader) Next() (Event, error) {
 	if r.err != nil {
 		return Event{}, r.err
 	}
 	r.clear()
+	r.wire = 0
 	for {
 		line, err := r.line()
 		if err != nil {
@@ -136,26 +148,32 @@ func (r *Reader) Next() (Event, error) {
 			}
 			return Event{}, r.err
 		}
-		if len(line) == 0 {
-			if r.hasData || r.name != "" {
-				return r.event(), nil
-			}
+		switch {
+		case len(line) == 0 && (r.hasData || r.name != ""):
+			return r.event(), nil
+		case len(line) == 0:
 			r.clear()
-			continue
+		case line[0] == ':': // a comment, counted in skipped()
+		default:
+			r.field(line)
 		}
-		if line[0] == ':' {
-			continue
-		}
-		r.field(line)
-		if len(r.data) > r.max {
+		switch {
+		case len(r.data) > r.max:
 			r.err = fmt.Errorf("%w: event data exceeds %d bytes", ErrTooLarge, r.max)
+			return Event{}, r.err
+		case r.skipped() > r.max:
+			r.err = fmt.Errorf("%w: more than %d bytes of comments and ignored lines without an event", ErrTooLarge, r.max)
 			return Event{}, r.err
 		}
 	}
 }
 
+// skipped is the bytes read since the last event that are not the name or
+// data of the event being built.
+func (r *Reader) skipped() int { return r.wire - len(r.name) - len(r.data) }
+
 func (r *Reader) event() Event {
-	return Event{Name: r.name, Data: r.data, At: r.at}
+	return Event{Name: r.name, Data: r.data, At: r.at, Skipped: r.skipped()}
 }
 
 // field applies one "name: value" line to the event being built.
@@ -227,6 +245,7 @@ func (r *Reader) line() ([]byte, error) {
 // the stream. The result is valid until the next read.
 func (r *Reader) segment() ([]byte, error) {
 	seg, err := r.br.ReadSlice('\n')
+	r.wire += len(seg)
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], seg...)
 		for err == bufio.ErrBufferFull {
@@ -234,6 +253,7 @@ func (r *Reader) segment() ([]byte, error) {
 				return nil, fmt.Errorf("%w: a line exceeds %d bytes", ErrTooLarge, r.max)
 			}
 			seg, err = r.br.ReadSlice('\n')
+			r.wire += len(seg)
 			r.long = append(r.long, seg...)
 		}
 		seg = r.long

@@ -318,3 +318,34 @@ func TestReaderEventOverLimit(t *testing.T) {
 	require.NoError(t, err, "an event exactly at the limit is accepted")
 	assert.Len(t, e.Data, len(longLine))
 }
+
+// An event says how many bytes were read besides its name and data (its
+// lines' field names and terminators, comments, ignored fields, trimmed
+// spaces), so that a caller can bound what a stream of junk costs it.
+func TestReaderCountsSkippedBytes(t *testing.T) {
+	in := ": ping\n\nid: 7\nretry: 5\nevent: x\ndata: ab  \n\ndata: c\n\n"
+	r := NewReader(strings.NewReader(in), counter())
+	first, err := r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, len(": ping\n\nid: 7\nretry: 5\nevent: x\ndata: ab  \n\n")-len("x")-len("ab"), first.Skipped)
+	second, err := r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, len("data: \n\n"), second.Skipped)
+}
+
+// Comments without an event between them count toward the limit an
+// event's data does: an endless run of them fails instead of being read
+// until the stream's deadline.
+func TestReaderCommentsOverLimit(t *testing.T) {
+	src := strings.NewReader(strings.Repeat(": keep-alive\n\n", 10) + "data: late\n\n")
+	r := NewReader(src, counter())
+	r.SetMax(64)
+	_, err := r.Next()
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorContains(t, err, "comments")
+	r = NewReader(strings.NewReader(strings.Repeat(": keep-alive\n\n", 4)+"data: soon\n\n"), counter())
+	r.SetMax(64)
+	e, err := r.Next()
+	require.NoError(t, err, "comments within the limit are skipped")
+	assert.Equal(t, "soon", string(e.Data))
+}
