@@ -78,8 +78,8 @@ func judgeClient(p plan.Profile, reports []load.PhaseReport, prof []metrics.Reco
 	s := metrics.Compute(lags)
 	a.SendLagMs = &s
 	n := float64(len(prof))
-	if n >= 2 && lastSent > firstSent {
-		a.AchievedRate = (n - 1) / (float64(lastSent-firstSent) / 1e9)
+	if span := sendSpan(&a, lastSent-firstSent, lastSched-firstSched); n >= 2 && span > 0 {
+		a.AchievedRate = (n - 1) / (float64(span) / 1e9)
 	}
 
 	if a.Mode == "concurrency" && a.SendLagMs.P99 > float64(lagLimit)/1e6 {
@@ -103,6 +103,19 @@ func judgeClient(p plan.Profile, reports []load.PhaseReport, prof []metrics.Reco
 			float64(stallP99)/1e6, float64(stallMax)/1e6))
 	}
 	return a
+}
+
+// sendSpan is the span the send rate is taken over (sentNs and schedNs the
+// spans of the actual sends and of the schedule): first to last send, or
+// the schedule's span when the cap skipped sends of it and that is longer,
+// so that the sends that went out are measured against the whole schedule,
+// not the window they happened to fill (4 sends in the first 70 ms of a
+// 5 s schedule are 0.6 req/s, not 43).
+func sendSpan(a *result.Audit, sentNs, schedNs int64) int64 {
+	if a.CapSkipped > 0 {
+		return max(sentNs, schedNs)
+	}
+	return sentNs
 }
 
 // auditPhases reads the profiling phases' reports into a: the load mode,
@@ -178,10 +191,11 @@ func notSentNote(reports []load.PhaseReport) string {
 
 // scheduleVerdicts judges a scheduled load (rate, user-centric, fixed) of
 // sent requests: whether the client kept its schedule (sentNs and schedNs
-// the spans of the actual and the scheduled sends), and, with notes, what
-// the --concurrency cap skipped or delayed.
+// the spans of the actual and the scheduled sends, skipped ones included),
+// and, with notes, what the --concurrency cap skipped or delayed. The
+// schedule's rate counts every send that came due, sent or skipped.
 func scheduleVerdicts(a *result.Audit, p plan.Profile, sent int, sentNs, schedNs int64, notes bool) {
-	scheduled := float64(sent-1) / (float64(schedNs) / 1e9)
+	scheduled := float64(sent+a.CapSkipped-1) / (float64(schedNs) / 1e9)
 	a.ScheduledRate = scheduled
 	// Behind by a share of the rate and by more than lagLimit in all: on
 	// a schedule of a few ms, a millisecond late is not falling behind.
@@ -217,9 +231,10 @@ func capNotes(a *result.Audit, p plan.Profile, sent int, scheduled float64) {
 	}
 	if a.CapSkipped > 0 {
 		a.Warnings = append(a.Warnings, fmt.Sprintf(
-			"%d sends of the schedule were skipped because the --concurrency cap was full when they came due "+
-				"(AIPerf's policy; --cap-policy delay waits for a slot instead): %d were sent, below %s",
-			a.CapSkipped, sent, target))
+			"%d of the schedule's %d sends were skipped because the --concurrency cap was full when they came due "+
+				"(AIPerf's policy; --cap-policy delay waits for a slot instead): %d were sent, %.2f req/s over the "+
+				"schedule's span, below %s",
+			a.CapSkipped, sent+a.CapSkipped, sent, a.AchievedRate, target))
 	}
 	if a.CapDelayed > 0 {
 		why := "the server did not keep up with " + rate + " at this cap"

@@ -99,7 +99,7 @@ type PhaseReport struct {
 	NotSent                   int                  // credits claimed in time whose send came at or after the duration's end: not sent, not in Sent
 	Branches                  *metrics.BranchStats // the branches of a Brancher's sessions (nil: none started)
 	StartNs                   int64                // when the phase began sending
-	FirstSchedNs, LastSchedNs int64                // the earliest and the latest scheduled send
+	FirstSchedNs, LastSchedNs int64                // the earliest and the latest scheduled send, a CapSkipped one included
 }
 
 // Progress counts the requests of one phase, for the progress display.

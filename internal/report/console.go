@@ -348,7 +348,11 @@ func (p *printer) audit(run *result.Run) {
 	p.section("")
 	if unprofiled(run) == "" { // else there was no load to describe
 		p.line("%s", clientLoad(&a))
-		p.line("  (send rate: requests started per second, first to last send;")
+		span := "first to last send"
+		if a.CapSkipped > 0 {
+			span = "over the schedule's span, its skipped sends included"
+		}
+		p.line("  (send rate: requests started per second, %s;", span)
 		p.line("  Request Throughput: successful requests per second of benchmark duration, first send to last response)")
 	}
 	if a.TokensCountedWith != "" {
