@@ -167,6 +167,7 @@ type cell struct {
 	clock   load.Clock
 	run     *result.Run
 	control *hooks.Client
+	guard   *failGuard // --failed-request-threshold's (nil: none), set before the phases send
 
 	tok tokenizer.Tokenizer
 	// counted names the tokenizer (and chat template) for the audit.

@@ -30,6 +30,9 @@ type phasesOutcome struct {
 	// a worker's uncounted responses are in its own audit's warnings.
 	workers []shard.WorkerOutcome
 	reached reached // how far the phases got, for an interrupted run's message
+	// stoppedBy is why --failed-request-threshold stopped the sending
+	// ("": it did not), kept when an interrupt ends the drain after it.
+	stoppedBy string
 }
 
 // runPhases drives the phases: in this process (runEngine), or from the
@@ -83,7 +86,7 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 		OnRecord: c.fin.push,
 	}
 	var verdict func()
-	engine.OnRecord, verdict = c.recordSink(engine.Stop, &out.err)
+	engine.OnRecord, verdict = c.recordSink(engine.Stop, engine.Progress, &out)
 	defer verdict()
 	prof := c.bracket(ctx, col)
 	engine.Hooks = prof.hooks()
@@ -105,18 +108,31 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 
 // recordSink is where the phases' records go: the finisher (the record's
 // conversation noted as sent, for inputs.json) and, with
-// --failed-request-threshold, the guard that calls stop once it trips.
-// The deferred verdict puts the guard's error in *errp when the phases
-// ended without one of their own.
-func (c *cell) recordSink(stop func(), errp *error) (push func(metrics.Record), verdict func()) {
-	guard := newFailGuard(c.p, c.phases, stop)
+// --failed-request-threshold, the guard that calls stop once it trips and
+// says so at once, with how many requests in flight (progress) the run
+// waits for. The deferred verdict notes why the sending stopped on out,
+// and puts the guard's error in out.err when the phases ended without one
+// of their own.
+func (c *cell) recordSink(stop func(), progress func() *load.Progress, out *phasesOutcome) (push func(metrics.Record), verdict func()) {
+	guard := newFailGuard(c.p, c.phases, func(verdict string) {
+		stop()
+		inFlight := int64(0)
+		if pr := progress(); pr != nil {
+			inFlight = pr.Sent.Load() - pr.Done.Load()
+		}
+		c.logWarning(fmt.Sprintf("%s: sending stopped; waiting for the requests in flight (%d now), each up to "+
+			"--request-timeout-seconds (%gs) (Ctrl-C ends the run now, keeping this verdict)", verdict, inFlight,
+			c.p.RequestTimeoutSeconds))
+	})
+	c.guard = guard
 	sink := func(r metrics.Record) { c.sent.mark(r.Prompt); c.fin.push(r) }
 	if guard == nil {
 		return sink, func() {}
 	}
 	return func(r metrics.Record) { sink(r); guard.observe(r) }, func() {
-		if *errp == nil {
-			*errp = guard.err()
+		out.stoppedBy = guard.tripped()
+		if out.err == nil {
+			out.err = guard.err()
 		}
 	}
 }
@@ -134,7 +150,16 @@ func (c *cell) showProgress(progress func() *load.Progress) (stop func()) {
 	}
 	per := float64(dataset.Turns(c.ds)) / float64(max(1, c.ds.Len()))
 	exact := c.p.InputFile == "" && c.p.ConversationTurnStddev == 0 // synthetic sessions of one length
-	return startProgress(lines, progress, c.clock, per, exact)
+	return startProgress(lines, progress, c.clock, per, exact, c.stopNote)
+}
+
+// stopNote is what the progress line adds while the sending is stopped
+// and the requests in flight drain, "" otherwise.
+func (c *cell) stopNote() string {
+	if c.guard.tripped() == "" {
+		return ""
+	}
+	return "--failed-request-threshold exceeded: sending stopped, draining"
 }
 
 // endPhases ends the stage: the profiler's last stop, inputs.json from src

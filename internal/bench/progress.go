@@ -19,8 +19,10 @@ import (
 // A phase of N sessions shows its total as N × perSession requests.
 // perSession is the requests a session sends (its conversation's turns),
 // for a phase that counts sessions; exact says every session sends that
-// many, else the total shown is an estimate ("~").
-func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock, perSession float64, exact bool) (stop func()) {
+// many, else the total shown is an estimate ("~"). note is added to the
+// line when it says something (the sending stopped early).
+func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock, perSession float64, exact bool,
+	note func() string) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -40,14 +42,14 @@ func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock
 			select {
 			case <-done:
 				if tty {
-					fmt.Fprintf(w, "\r%s\n", line(progress, clock, perSession, exact))
+					fmt.Fprintf(w, "\r%s\n", line(progress, clock, perSession, exact, note))
 				}
 				return
 			case <-t.C:
 				if tty {
-					fmt.Fprintf(w, "\r%s", line(progress, clock, perSession, exact))
+					fmt.Fprintf(w, "\r%s", line(progress, clock, perSession, exact, note))
 				} else {
-					fmt.Fprintln(w, line(progress, clock, perSession, exact))
+					fmt.Fprintln(w, line(progress, clock, perSession, exact, note))
 				}
 			}
 		}
@@ -55,7 +57,7 @@ func startProgress(w io.Writer, progress func() *load.Progress, clock load.Clock
 	return func() { close(done); wg.Wait() }
 }
 
-func line(progress func() *load.Progress, clock load.Clock, perSession float64, exact bool) string {
+func line(progress func() *load.Progress, clock load.Clock, perSession float64, exact bool, note func() string) string {
 	pr := progress()
 	if pr == nil {
 		return "starting..."
@@ -78,8 +80,12 @@ func line(progress func() *load.Progress, clock load.Clock, perSession float64, 
 	if elapsed > 0 {
 		rate = float64(done) / elapsed
 	}
-	return fmt.Sprintf("[%s] %d/%s done, %d in flight, %.1f req/s, %d errors, %.1fs elapsed   ",
-		termsafe.Text(ph.Name), done, total, pr.Sent.Load()-done, rate, pr.Errors.Load(), elapsed)
+	stopped := ""
+	if n := note(); n != "" {
+		stopped = ", " + n
+	}
+	return fmt.Sprintf("[%s] %d/%s done, %d in flight, %.1f req/s, %d errors, %.1fs elapsed%s   ",
+		termsafe.Text(ph.Name), done, total, pr.Sent.Load()-done, rate, pr.Errors.Load(), elapsed, stopped)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -18,8 +18,11 @@ func TestProgressTotalOfSessions(t *testing.T) {
 	pr := &load.Progress{Phase: &plan.Phase{Name: "profiling", Sessions: 128}, StartNs: clock.Now()}
 	pr.Done.Store(7)
 	get := func() *load.Progress { return pr }
-	assert.True(t, strings.HasPrefix(line(get, clock, 4, true), "[profiling] 7/512 done"), line(get, clock, 4, true))
-	assert.True(t, strings.HasPrefix(line(get, clock, 3.5, false), "[profiling] 7/~448 done"), line(get, clock, 3.5, false))
+	assert.True(t, strings.HasPrefix(line(get, clock, 4, true, noNote), "[profiling] 7/512 done"), line(get, clock, 4, true, noNote))
+	assert.True(t, strings.HasPrefix(line(get, clock, 3.5, false, noNote), "[profiling] 7/~448 done"), line(get, clock, 3.5, false, noNote))
 	pr.Phase = &plan.Phase{Name: "profiling", Requests: 40}
-	assert.True(t, strings.HasPrefix(line(get, clock, 4, true), "[profiling] 7/40 done"), "a request count wins")
+	assert.True(t, strings.HasPrefix(line(get, clock, 4, true, noNote), "[profiling] 7/40 done"), "a request count wins")
 }
+
+// noNote is a progress line's note when the sending was not stopped.
+func noNote() string { return "" }

@@ -65,6 +65,9 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	} else if w := warmCache(records, c.independentPrompts()); w != "" {
 		run.Audit.Warnings = append(run.Audit.Warnings, w)
 	}
+	if out.stoppedBy != "" {
+		run.Audit.Warnings = append(run.Audit.Warnings, c.stoppedNote(out.stoppedBy, len(prof)))
+	}
 	run.Audit.Warnings = append(append(run.Audit.Warnings, c.warnings...), out.warnings...)
 	for _, tag := range run.Profiling.Dropped {
 		run.Audit.Warnings = append(run.Audit.Warnings, fmt.Sprintf(
@@ -77,6 +80,17 @@ func (c *cell) reduce(ctx context.Context, out phasesOutcome) {
 	if uncounted > 0 {
 		run.Audit.Warnings = append(run.Audit.Warnings, c.fin.uncountedWarning(uncounted))
 	}
+}
+
+// stoppedNote words why the sending stopped early (stoppedBy, the
+// --failed-request-threshold verdict) and what it left unsent of the sent
+// profiling requests planned.
+func (c *cell) stoppedNote(stoppedBy string, sent int) string {
+	w := stoppedBy + ": the sending stopped there"
+	if planned := c.plannedProfiling(); planned > sent {
+		w += fmt.Sprintf(", so %d of %d profiling requests were never sent", planned-sent, planned)
+	}
+	return w
 }
 
 // judgeShare is a worker's audit of its share of a sharded cell (prof its
@@ -161,7 +175,11 @@ func (c *cell) finish(ctx context.Context, out phasesOutcome) (*result.Run, erro
 		}
 		r := out.reached
 		r.planned = c.plannedProfiling()
-		return c.fail(fmt.Errorf("interrupted %s: %w", r.where(len(c.phases), prof, warm), cause))
+		draining := ""
+		if out.stoppedBy != "" {
+			draining = " while the requests in flight drained after " + out.stoppedBy + ", which stopped the sending"
+		}
+		return c.fail(fmt.Errorf("interrupted %s%s: %w", r.where(len(c.phases), prof, warm), draining, cause))
 	case out.err != nil:
 		return c.fail(out.err)
 	}

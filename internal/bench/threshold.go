@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -10,20 +11,21 @@ import (
 
 // failGuard is AIPerf's --failed-request-threshold: once at least arm
 // profiling requests have finished and more than limit of them failed, it
-// stops the engine's issuing (once); the requests in flight drain.
+// stops the engine's issuing (once, calling stop with its verdict); the
+// requests in flight drain.
 type failGuard struct {
 	limit float64
 	arm   int
-	stop  func()
+	stop  func(verdict string)
 
 	mu               sync.Mutex
 	finished, failed int
-	tripped          error
+	verdict          string // why it tripped; "" until it did
 }
 
 // newFailGuard returns the guard of the profile, or nil when the threshold
 // is unset. It is armed after max(concurrency, 10) finished requests.
-func newFailGuard(p plan.Profile, phases []plan.Phase, stop func()) *failGuard {
+func newFailGuard(p plan.Profile, phases []plan.Phase, stop func(verdict string)) *failGuard {
 	if p.FailedRequestThreshold == nil {
 		return nil
 	}
@@ -42,27 +44,44 @@ func (g *failGuard) observe(r metrics.Record) {
 	if r.PhaseKind != plan.KindProfiling || r.Cancelled {
 		return
 	}
+	if verdict := g.count(r.Error != nil); verdict != "" {
+		g.stop(verdict)
+	}
+}
+
+// count counts a finished profiling request and returns the verdict when
+// it is the one that trips the guard, "" otherwise.
+func (g *failGuard) count(failed bool) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.finished++
-	if r.Error != nil {
+	if failed {
 		g.failed++
 	}
-	if g.tripped != nil || g.finished < g.arm || float64(g.failed)/float64(g.finished) <= g.limit {
-		return
+	if g.verdict != "" || g.finished < g.arm || float64(g.failed)/float64(g.finished) <= g.limit {
+		return ""
 	}
-	g.tripped = fmt.Errorf("--failed-request-threshold %g exceeded: %d of %d finished profiling requests failed (%.1f%%); "+
-		"the profiling was ended early, the requests in flight drained and the results cover what was sent",
+	g.verdict = fmt.Sprintf("--failed-request-threshold %g exceeded: %d of %d finished profiling requests failed (%.1f%%)",
 		g.limit, g.failed, g.finished, 100*float64(g.failed)/float64(g.finished))
-	g.stop()
+	return g.verdict
 }
 
-// err is the guard's verdict: nil unless the threshold was exceeded.
-func (g *failGuard) err() error {
+// tripped is why the guard stopped the sending, "" while it has not (or
+// for a nil guard).
+func (g *failGuard) tripped() string {
 	if g == nil {
-		return nil
+		return ""
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.tripped
+	return g.verdict
+}
+
+// err is the guard's verdict as the run's error: nil unless the threshold
+// was exceeded.
+func (g *failGuard) err() error {
+	if v := g.tripped(); v != "" {
+		return errors.New(v + "; the profiling was ended early, the requests in flight drained and the results cover what was sent")
+	}
+	return nil
 }

@@ -75,6 +75,6 @@ func TestZeroCompletionUsageIsNotTrusted(t *testing.T) {
 // escape sequences does not drive the terminal the progress line is drawn on.
 func TestProgressLineEscapesPhaseName(t *testing.T) {
 	pr := &load.Progress{Phase: &plan.Phase{Name: "p\x1b[2J\r\u009b1A"}}
-	got := line(func() *load.Progress { return pr }, load.NewClock(), 0, false)
+	got := line(func() *load.Progress { return pr }, load.NewClock(), 0, false, noNote)
 	assert.True(t, strings.HasPrefix(got, `[p\x1b[2J\r\u009b1A] 0/? done`), got)
 }

@@ -78,7 +78,7 @@ func (c *cell) runWorkers(ctx context.Context, col *servermetrics.Collector) (ou
 	prof := c.bracket(ctx, col)
 	co.Hooks = prof.hooks()
 	var verdict func()
-	co.OnRecord, verdict = c.recordSink(co.Halt, &out.err)
+	co.OnRecord, verdict = c.recordSink(co.Halt, co.Progress, &out)
 	defer verdict()
 	stopProgress := c.showProgress(co.Progress)
 	so, err := co.Run(ctx, c.phases, specs)
