@@ -102,8 +102,20 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 	stopProgress()
 	out.health, out.measured = prof.health()
 	client.Close() // its idle connections' descriptors, which writing inputs.json may need
+	if n := client.HeldOpen(); n > 0 {
+		out.warnings = append(out.warnings, heldOpenNote(n, maxInFlight(phases)))
+	}
 	c.endPhases(ctx, prof, src, &out)
 	return out
+}
+
+// heldOpenNote words the replies whose connection the server held open
+// after they had ended (endpoint.Client.HeldOpen), of a client that
+// drained at most drains of them at once.
+func heldOpenNote(n int64, drains int) string {
+	return fmt.Sprintf("%d replies had ended (data: [DONE] or their whole body) while the server held their connection "+
+		"open without ending the body: the client closed each after waiting for that end (up to 2 s, for at most %d "+
+		"connections at once), so those connections were not reused; the server, not the client, kept them open", n, drains)
 }
 
 // recordSink is where the phases' records go: the finisher (the record's
@@ -165,9 +177,10 @@ func (c *cell) stopNote() string {
 // endPhases ends the stage: the profiler's last stop, inputs.json from src
 // (nil: a source of its own) once anything was sent, as AIPerf the run
 // going on without it (an interrupted run's: the conversations it sent,
-// written whatever the interrupt), and the warnings logged.
+// written whatever the interrupt), and the warnings logged (the phases'
+// own, already on out, with the profiler's).
 func (c *cell) endPhases(ctx context.Context, prof *bracketing, src *source, out *phasesOutcome) {
-	out.warnings = prof.finish()
+	out.warnings = append(out.warnings, prof.finish()...)
 	prof.mu.Lock()
 	out.reached = prof.reached
 	prof.mu.Unlock()

@@ -5,11 +5,14 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,24 +75,73 @@ func (d *decoded) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// drains is a client's background drains of bodies left unread after
+// their response ended: at most one per connection of its idle pool at
+// once (a body drained goes back to that pool), and how many a server
+// held open until the client gave up (HeldOpen).
+type drains struct {
+	slots    chan struct{}
+	heldOpen atomic.Int64
+	// closed ends every drain under way (Client.Close), which then waits
+	// for them: pending counts them.
+	closed  context.Context
+	close   context.CancelFunc
+	mu      sync.Mutex
+	pending int
+	idle    *sync.Cond
+}
+
+func newDrains(maxConns int) *drains {
+	d := &drains{slots: make(chan struct{}, maxConns)}
+	d.closed, d.close = context.WithCancel(context.Background())
+	d.idle = sync.NewCond(&d.mu)
+	return d
+}
+
 // release hands the connection of a finished request back: at once when the
 // body was read to its end, else after draining what is left in the
 // background, waiting releaseWait for it at most. done (cancelling the
-// request's context, which closes a connection not yet drained) runs last.
-func release(body io.ReadCloser, rest *tracked, done func()) {
+// request's context rctx, which closes a connection not yet drained) runs
+// last. A drain waits drainFor for the body's end, or only releaseWait when
+// every slot is taken: servers holding bodies open would otherwise keep a
+// connection each for drainFor, hundreds at a high rate, until the client
+// ran out of descriptors.
+func (d *drains) release(rctx context.Context, body io.ReadCloser, rest *tracked, done func()) {
 	if rest.eof {
 		_ = body.Close()
 		done()
 		return
 	}
+	wait, slot := releaseWait, false
+	select {
+	case d.slots <- struct{}{}:
+		wait, slot = drainFor, true
+	default:
+	}
+	d.mu.Lock()
+	d.pending++
+	d.mu.Unlock()
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		stop := time.AfterFunc(drainFor, done) // a body held open is abandoned
+		stop := time.AfterFunc(wait, done) // a body held open is abandoned
+		unclosed := context.AfterFunc(d.closed, done)
 		_, _ = io.CopyN(io.Discard, rest, maxDrain)
 		stop.Stop()
+		unclosed()
+		if rctx.Err() != nil && !rest.eof { // given up on (by these waits, the run's end, its timeout)
+			d.heldOpen.Add(1)
+		}
 		_ = body.Close()
 		done()
+		if slot {
+			<-d.slots
+		}
+		d.mu.Lock()
+		if d.pending--; d.pending == 0 {
+			d.idle.Broadcast()
+		}
+		d.mu.Unlock()
 	}()
 	t := time.NewTimer(releaseWait)
 	select {
@@ -98,6 +150,23 @@ func release(body io.ReadCloser, rest *tracked, done func()) {
 	}
 	t.Stop()
 }
+
+// end abandons the drains under way (their bodies held open so far) and
+// waits for them.
+func (d *drains) end() {
+	d.close()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.pending > 0 {
+		d.idle.Wait()
+	}
+}
+
+// HeldOpen is how many responses' connections the server held open after
+// the response had ended (its end marker or whole body read, the body not
+// ended), until the client gave up waiting and closed them: after drainFor,
+// releaseWait when every drain slot was taken, or at Close.
+func (c *Client) HeldOpen() int64 { return c.drains.heldOpen.Load() }
 
 // errEncoding wraps the failures of decodeBody.
 var errEncoding = errors.New("Content-Encoding")

@@ -117,6 +117,7 @@ type Client struct {
 	strict           bool                              // Options.RequireStreamCompletion
 	sign             func(*http.Request, []byte) error // Options.Sign
 	sagemaker        bool                              // Options.SageMaker set
+	drains           *drains                           // bodies left unread, drained in the background
 	// sticky holds each session's own client under ReuseSticky, until
 	// its last turn.
 	stickyMu sync.Mutex
@@ -178,11 +179,14 @@ func New(o Options) *Client {
 		sign:          o.Sign,
 		sagemaker:     o.SageMaker != nil,
 		sticky:        map[string]*http.Client{},
+		drains:        newDrains(o.MaxConns),
 	}
 }
 
-// Close closes idle connections.
+// Close ends the drains of bodies still held open (counted in HeldOpen)
+// and closes idle connections.
 func (c *Client) Close() {
+	c.drains.end()
 	c.keep.CloseIdleConnections()
 	c.fresh.CloseIdleConnections()
 	c.stickyMu.Lock()
@@ -296,7 +300,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	res.Status = resp.StatusCode
 	res.raw = req.Raw
 	rest := &tracked{r: resp.Body, trace: res.tracer, onRead: req.OnRead}
-	defer func() { release(resp.Body, rest, done) }()
+	defer func() { c.drains.release(rctx, resp.Body, rest, done) }()
 	// Before release: what is drained after the response is not part of it.
 	defer func() { rest.onRead = nil }()
 	if tr := res.tracer; tr != nil { // first: what is drained after the response is not part of it

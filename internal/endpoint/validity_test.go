@@ -378,3 +378,26 @@ func TestHTMLErrorPageIsReadAsText(t *testing.T) {
 	assert.Equal(t, strings.Repeat("\u212a", 10)+" x", htmlText([]byte("<html>"+strings.Repeat("\u212a", 10)+"<p>x</p>")))
 	assert.Equal(t, "\xff\xff visible ok", htmlText([]byte("<html>\xff\xff<p>visible</p><style>p{}</style>ok")))
 }
+
+// TestHeldOpenAfterDoneIsCounted: replies whose server held the body open
+// after [DONE] are counted once the client gave up waiting for its end and
+// closed their connection, with as many draining at once as the idle pool
+// holds (MaxConns, here 1): the others are closed at once, instead of
+// each holding a descriptor for the drain's whole wait.
+func TestHeldOpenAfterDoneIsCounted(t *testing.T) {
+	srv := newRawServer(t, func(s *rawServer, conn net.Conn, _ int, _ *http.Request, _ []byte) bool {
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		fmt.Fprintf(conn, "%x\r\n%s\r\n", len(tokA+done), tokA+done)
+		_, _ = conn.Read(make([]byte, 1)) // never the terminating chunk: until the client hangs up
+		return false
+	})
+	c := newTestClient(t, Options{Timeout: time.Hour, MaxConns: 1})
+	const n = 5
+	for range n {
+		res := c.Do(context.Background(), chatReq(srv.url("/"), true))
+		require.Nil(t, res.Err)
+	}
+	c.Close() // ends the one drain that may still wait for its body's end
+	assert.EqualValues(t, n, c.HeldOpen(), "every connection held open after [DONE] is closed and counted")
+	assert.EqualValues(t, n, srv.conns.Load(), "none was reused")
+}
