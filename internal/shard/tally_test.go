@@ -53,6 +53,7 @@ func TestCheckDone(t *testing.T) {
 	c.setup(phases, []Spec{{Phases: phases}})
 	c.startNs[0].Store(1_000)
 	c.peers[0].slack.Store(100)
+	afterStamps(c)
 	for i := range 3 {
 		rec := metrics.Record{Index: i, RequestNum: i, Cancelled: i == 2}
 		require.NoError(t, c.tallyRecord(0, 0, &rec))
@@ -85,6 +86,14 @@ func TestCheckDone(t *testing.T) {
 	assert.EqualError(t, c.checkDone(0, &Done{Reports: make([]load.PhaseReport, 2)}), "it reported 2 phases; the cell has 1")
 }
 
+// afterStamps waits until c's clock is past the stamps these tests'
+// reports carry (1,000–1,010 ns), which a report must not have from the
+// future: however fast the machine sets up, they are in the past.
+func afterStamps(c *Coordinator) {
+	for c.Clock.Now() < 2_000 {
+	}
+}
+
 // TestCheckDoneShortfall: in a phase bounded by its counts alone that
 // nothing cut short, a worker's report must reach its share, of requests
 // or of sessions (whichever ends the phase first): one short of it fails,
@@ -98,6 +107,7 @@ func TestCheckDoneShortfall(t *testing.T) {
 		c.setup(phases, []Spec{{Phases: phases}})
 		c.startNs[0].Store(1_000)
 		c.peers[0].slack.Store(100)
+		afterStamps(c)
 		c.cutShort.Store(cut)
 		for i := range sent {
 			rec := metrics.Record{Index: i, RequestNum: i}
