@@ -41,6 +41,9 @@ type Globals struct {
 	// sweepLists are the profile command line's comma lists
 	// (--concurrency 8,16,32), each parsed as its first value.
 	sweepLists []sweepList
+	// bareStore is the store a command given no --store opens
+	// (AIPERF_STORE, else the default), set by checkStoreFlags.
+	bareStore string
 	// scratch says Store is a temporary file dropped at exit (profile
 	// --no-store with several trials): nothing of the run is kept.
 	scratch bool

@@ -357,7 +357,7 @@ func (c *ProfileCmd) deliver(ctx context.Context, g *Globals, run *result.Run, r
 		if err != nil {
 			errs = append(errs, err)
 		} else {
-			stored = fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)\n", id, g.Store, id)
+			stored = storedLine(g, id)
 			if c.AutoPlot && dir != "" {
 				sel, plots := plot.Selection{Refs: []string{strconv.FormatInt(id, 10)}}, filepath.Join(dir, "plots")
 				drawPlots = func() error { return autoPlot(ctx, g, sel, plots, c.PlotRequired) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,4 +99,33 @@ func TestStoreReadOnAFullDisk(t *testing.T) {
 			assert.NoFileExists(t, side, args)
 		}
 	}
+}
+
+// TestStoredLineNamesItsStore: the "Stored: run N" line's command shows the
+// run just stored: with --store when the run went to a store that a bare
+// `aiperf runs show N` would not open (it named the default store's run 1,
+// another run, after a --store run).
+func TestStoredLineNamesItsStore(t *testing.T) {
+	m := startMock(t, mock.Config{Fast: true})
+	dir := t.TempDir()
+	t.Setenv("AIPERF_STORE", "")
+	profile := func(name string, flags ...string) string {
+		args := append(flags, quick(m.URL, "--request-count", "2", "--name", name, "--artifact-dir", name)...)
+		inv := runIn(t, dir, args...)
+		require.Equal(t, ExitOK, inv.code, inv.stderr)
+		_, line, _ := strings.Cut(inv.stdout, "Stored: ")
+		return "Stored: " + line
+	}
+	assert.Equal(t, "Stored: run 1 in artifacts/aiperf.db (aiperf runs show 1)\n", profile("default-run"))
+	assert.Equal(t, "Stored: run 1 in other dir/o.db (aiperf runs show 1 --store 'other dir/o.db')\n",
+		profile("mine", "--store", "other dir/o.db"))
+	inv := runIn(t, dir, "runs", "show", "1", "--store", "other dir/o.db") // as printed
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "mine")
+	assert.NotContains(t, inv.stdout, "default-run")
+
+	t.Setenv("AIPERF_STORE", "env.db") // a bare runs show opens env.db
+	assert.Equal(t, "Stored: run 1 in env.db (aiperf runs show 1)\n", profile("from-env"))
+	assert.Equal(t, "Stored: run 2 in artifacts/aiperf.db (aiperf runs show 2 --store artifacts/aiperf.db)\n",
+		profile("default-again", "--store", "artifacts/aiperf.db"))
 }

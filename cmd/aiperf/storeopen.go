@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/starter"
 	"github.com/aiperf-go/aiperf/store"
 )
 
@@ -33,12 +34,16 @@ func checkStoreFlags(kctx *kong.Context, g *Globals, noStore bool) error {
 	for _, p := range kctx.Path {
 		given = given || p.Flag != nil && p.Flag.Name == "store"
 	}
-	if !given && strings.TrimSpace(g.Store) == "" {
+	g.bareStore = os.Getenv("AIPERF_STORE")
+	if strings.TrimSpace(g.bareStore) == "" {
 		for _, f := range kctx.Flags() {
 			if f.Name == "store" {
-				g.Store = f.Default
+				g.bareStore = f.Default
 			}
 		}
+	}
+	if !given && strings.TrimSpace(g.Store) == "" {
+		g.Store = g.bareStore
 	}
 	if cmd, _, _ := strings.Cut(kctx.Command(), " "); noStoreCommands[cmd] {
 		return nil
@@ -79,6 +84,18 @@ func openStoreToWrite(ctx context.Context, path, instead string) (*store.DB, err
 		return nil, fmt.Errorf("%w; nothing was sent or changed", err)
 	}
 	return db, storeErr(err, instead)
+}
+
+// storedLine is the line naming the run id that profile stored in g.Store
+// and the command that shows it: with --store when the store is not the one
+// that command would open by itself (AIPERF_STORE, else the default), so
+// following it shows this run, not another store's run of the same id.
+func storedLine(g *Globals, id int64) string {
+	show := fmt.Sprintf("aiperf runs show %d", id)
+	if g.Store != g.bareStore {
+		show += " --store " + starter.ShellQuote(g.Store)
+	}
+	return fmt.Sprintf("Stored: run %d in %s (%s)\n", id, g.Store, show)
 }
 
 // openExistingStore opens an existing store for writing (`runs delete`);
