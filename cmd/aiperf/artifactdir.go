@@ -85,23 +85,42 @@ func joinStimulus(parts []stimPart) string {
 }
 
 // stimulusParts name p's load (stimulus); with YAML phases, the load of
-// each profiling phase, so that two files with different loads do not
-// share a directory.
+// each profiling phase (phaseStimulus), so that two files with different
+// loads do not share a directory.
 func stimulusParts(p plan.Profile) []stimPart {
+	if len(p.Phases) == 0 {
+		return stimulus(p)
+	}
+	fixed, _ := bench.Timestamped(p) // a trace's profiling phases replay its schedule (bench's phasesOf)
 	var phases []stimPart
 	for _, ph := range p.Phases {
-		switch {
-		case ph.Kind != plan.KindProfiling:
-		case ph.Rate > 0:
-			phases = append(phases, stimPart{"request_rate", fmt.Sprintf("%g", ph.Rate)})
-		default:
-			phases = append(phases, stimPart{"concurrency", fmt.Sprint(max(ph.Concurrency, 1))})
+		if ph.Kind == plan.KindProfiling {
+			phases = append(phases, phaseStimulus(ph, fixed)...)
 		}
 	}
 	if len(phases) > 0 {
 		return phases
 	}
 	return stimulus(p)
+}
+
+// phaseStimulus names a profiling phase's load as stimulus names the same
+// load given by flags: fixed_schedule for a replayed trace (fixed: the
+// dataset's timestamps set the pace), user_centric-users<N>-qps<Q>,
+// concurrency<C>-request_rate<R> (the cap when given), else concurrency<C>,
+// the rates written as Python writes a float (10.0).
+func phaseStimulus(ph plan.Phase, fixed bool) []stimPart {
+	switch {
+	case ph.Fixed || fixed:
+		return []stimPart{{name: "fixed_schedule"}}
+	case ph.Users > 0:
+		return []stimPart{{name: "user_centric"}, {"users", fmt.Sprint(ph.Users)}, {"qps", pyFloat(ph.Rate)}}
+	case ph.Rate > 0 && ph.Concurrency > 0:
+		return []stimPart{{"concurrency", fmt.Sprint(ph.Concurrency)}, {"request_rate", pyFloat(ph.Rate)}}
+	case ph.Rate > 0:
+		return []stimPart{{"request_rate", pyFloat(ph.Rate)}}
+	}
+	return []stimPart{{"concurrency", fmt.Sprint(max(ph.Concurrency, 1))}}
 }
 
 // stimulus names p's load as AIPerf's UserConfig._get_artifact_stimulus

@@ -38,7 +38,8 @@ func TestCellsStimulusNamesEverySweptValue(t *testing.T) {
 	assert.Equal(t, "concurrency_sweep_1_2", cellsStimulus(phaseCells(false, 1, 1, 2, 2), "sweep"),
 		"a grid with another dimension: each value once, in the cells' order")
 	assert.Equal(t, "concurrency8", cellsStimulus(phaseCells(false, 8, 8), "sweep"), "an isl sweep at one concurrency")
-	assert.Equal(t, "request_rate_sweep_10_20.5", cellsStimulus(phaseCells(true, 10, 20.5), "sweep"))
+	assert.Equal(t, "request_rate_sweep_10.0_20.5", cellsStimulus(phaseCells(true, 10, 20.5), "sweep"),
+		"rates as AIPerf writes them, as a --request-rate list's")
 	assert.Equal(t, "concurrency_search_1_1000", cellsStimulus(phaseCells(false, 1, 1000), "search"))
 	assert.Equal(t, "sweep_mixed_loads", cellsStimulus(append(phaseCells(false, 4), phaseCells(true, 10)...), "sweep"))
 	many := make([]float64, 20)
