@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/aiperf-go/aiperf/internal/bench"
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/runner"
@@ -169,18 +171,48 @@ func redactedSweeps(sweeps []plan.Sweep) []plan.Sweep {
 	return out
 }
 
-// describeLoad renders a cell's phases in one line.
+// describeLoad renders a cell's phases in one line, and its dataset: the
+// input file or public dataset it reads, else the synthetic prompts' ISL.
 func describeLoad(p plan.Profile) string {
 	var parts []string
-	for _, ph := range p.PhaseList() {
+	for _, ph := range plannedPhases(p) {
 		parts = append(parts, ph.String())
 	}
 	s := strings.Join(parts, " → ")
-	s += fmt.Sprintf("; isl %d", p.SyntheticInputTokensMean)
+	switch {
+	case p.PublicDataset != "":
+		s += fmt.Sprintf("; %s from %s", p.PublicDataset, p.InputFile)
+	case p.InputFile != "":
+		s += "; input " + p.InputFile
+	default:
+		s += fmt.Sprintf("; isl %d", p.SyntheticInputTokensMean)
+	}
 	if p.OutputTokensMean != nil {
 		s += fmt.Sprintf(", osl %d", *p.OutputTokensMean)
 	}
 	return s
+}
+
+// plannedPhases is the phases a cell of p runs: its profiling phases replay
+// the dataset's fixed schedule, every record of it unless a count or
+// duration bounds them, when its records carry timestamps, as the run
+// promotes them (bench.Timestamped) though no flag asked for it.
+func plannedPhases(p plan.Profile) []plan.Phase {
+	fixed, _ := bench.Timestamped(p)
+	if !fixed || len(p.Phases) == 0 {
+		p.FixedSchedule = p.FixedSchedule || fixed
+		return p.PhaseList()
+	}
+	phases := slices.Clone(p.Phases)
+	for i := range phases {
+		if ph := &phases[i]; ph.Kind == plan.KindProfiling && !ph.Fixed {
+			p.FixSchedule(ph)
+			if p.RequestCount == nil && p.BenchmarkDuration == nil {
+				ph.Requests = 0
+			}
+		}
+	}
+	return phases
 }
 
 // hooksOf lists the control calls each trial of p will make: the routes of

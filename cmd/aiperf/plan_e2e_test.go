@@ -123,3 +123,37 @@ sweep(name = "alike", base = base, matrix = {"extra_inputs": [["tag:a/b"], ["tag
 	require.NoError(t, err)
 	assert.Len(t, entries, 2, "one directory per sweep")
 }
+
+// TestPlanDescribesATraceReplay: plan and config expand name a trace
+// replayed on its fixed schedule, its speed-up and its file, where they
+// said "profiling(concurrency 0); isl 550" (a load the CLI refuses and a
+// synthetic ISL no request has); a trace whose timestamps the run replays
+// unasked is named so too.
+func TestPlanDescribesATraceReplay(t *testing.T) {
+	dir := t.TempDir()
+	example, err := filepath.Abs(filepath.Join("..", "..", "examples", "trace_replay.star"))
+	require.NoError(t, err)
+	inv := cli(t, dir, "plan", example, "--set", "speedup=2")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "│ profiling(fixed schedule, speed-up 2); input "+
+		filepath.Join(filepath.Dir(example), "data", "chat_trace.jsonl"))
+	assert.Contains(t, inv.stdout, "│ warmup(concurrency 4, 48 requests) → profiling(fixed schedule, speed-up 2, cap 4); input ")
+
+	writeFile(t, dir, "t.jsonl", `{"timestamp": 0, "input_length": 20, "output_length": 4}`+"\n")
+	script := writeFile(t, dir, "unasked.star", `
+base = profile(model = "m", url = "http://127.0.0.1:8000", input_file = "t.jsonl", custom_dataset_type = "mooncake_trace")
+sweep(name = "unasked", base = base)
+`)
+	inv = cli(t, dir, "plan", script)
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "│ profiling(fixed schedule); input "+filepath.Join(dir, "t.jsonl")+" ")
+
+	inv = cli(t, dir, "config", "init", "--template", "trace_replay", "--output", "trace.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	inv = cli(t, dir, "config", "expand", "trace.yaml")
+	require.Equal(t, ExitOK, inv.code, inv.stderr)
+	assert.Contains(t, inv.stdout, "into "+filepath.Join("artifacts", "Qwen_Qwen3-0.6B-openai-chat-fixed_schedule")+"\n")
+	assert.Contains(t, inv.stdout, "│ profiling(fixed schedule); input traces/mooncake_trace.jsonl ")
+	assert.NotContains(t, inv.stdout, "concurrency 0")
+	assert.NotContains(t, inv.stdout, "isl 550")
+}

@@ -392,13 +392,22 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func Ptr[T any](v T) *T { return &v }
 
 // String renders a phase for plans, e.g. "profiling(poisson 20 req/s, cap
-// 16, 90s)"; the kind is shown when the name does not say it.
+// 16, 90s)" or "profiling(fixed schedule, speed-up 2)"; the kind is shown
+// when the name does not say it.
 func (ph Phase) String() string {
 	var parts []string
 	if ph.Name != ph.Kind {
 		parts = append(parts, ph.Kind)
 	}
-	if ph.Users > 0 {
+	if ph.Fixed {
+		parts = append(parts, "fixed schedule")
+		if ph.Speedup > 0 && ph.Speedup != 1 {
+			parts = append(parts, fmt.Sprintf("speed-up %g", ph.Speedup))
+		}
+		if ph.Concurrency > 0 {
+			parts = append(parts, fmt.Sprintf("cap %d", ph.Concurrency))
+		}
+	} else if ph.Users > 0 {
 		parts = append(parts, fmt.Sprintf("user-centric %g req/s, %d users", ph.Rate, ph.Users))
 		if ph.Concurrency > 0 {
 			parts = append(parts, fmt.Sprintf("cap %d", ph.Concurrency))
