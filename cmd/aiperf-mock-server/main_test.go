@@ -76,6 +76,10 @@ func TestHelp(t *testing.T) {
 		"--itl-concurrency-lin-ms", "--itl-per-osl-token-ms", "--trial-jitter-cv", "--max-num-batched-tokens"} {
 		assert.Contains(t, stdout.String(), flag)
 	}
+	// --max-model-len refuses a prompt of exactly the context, as vLLM
+	// (internal/mock's TestMaxModelLen); the help said "longer than it".
+	help := strings.Join(strings.Fields(stdout.String()), " ")
+	assert.Contains(t, help, "a prompt that fills it (as many tokens or more), or a max_tokens past what it leaves, is refused with 400")
 }
 
 func TestServeAndShutdown(t *testing.T) {

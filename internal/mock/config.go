@@ -46,7 +46,7 @@ type Config struct {
 	KVCacheTokens    int  `name:"kv-cache-tokens" default:"0" placeholder:"TOKENS" help:"KV-cache capacity in tokens; cached blocks beyond it are evicted least recently used first (default 0: the largest the mock allows, 2,097,152 blocks)."`
 	MaxNumSeqs       int  `name:"max-num-seqs" default:"0" placeholder:"N" help:"At most N requests generate at once; later ones wait in a FIFO queue and their time to first token includes the wait (default 0: no limit)."`
 	MaxBatchedTokens int  `name:"max-num-batched-tokens" default:"0" placeholder:"TOKENS" help:"Per-step token budget, as vLLM's: an uncached prompt longer than it is prefilled in chunks, one engine step each (default 0: no limit, one step)."`
-	MaxModelLen      int  `name:"max-model-len" default:"1048576" placeholder:"TOKENS" help:"The model's context length, as vLLM's: a prompt longer than it, or a max_tokens past what it leaves, is refused with 400; without max_tokens the output stops there (default ${default}; 0: the default)."`
+	MaxModelLen      int  `name:"max-model-len" default:"1048576" placeholder:"TOKENS" help:"The model's context length, as vLLM's: a prompt that fills it (as many tokens or more), or a max_tokens past what it leaves, is refused with 400; without max_tokens the output stops there (default ${default}; 0: the default)."`
 	GPUMetrics       bool `name:"gpu-metrics" help:"Serve DCGM-exporter-like metrics of synthetic GPUs, loaded by the running requests, at GET /dcgm/metrics."`
 	GPUs             int  `name:"gpus" default:"1" placeholder:"N" help:"Number of synthetic GPUs under --gpu-metrics (default ${default})."`
 
