@@ -1,0 +1,46 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDocsNameTestsThatExist: every test or fuzz target the README and the
+// docs cite by name (`TestX`, `FuzzX`) is a function of a _test.go file in
+// the repository, so a renamed test does not leave the docs pointing at
+// nothing (response-checks.md cited TestZeroCompletionUsageBesideTextIsUntrusted,
+// renamed TestTooFewCompletionTokensAreUntrusted).
+func TestDocsNameTestsThatExist(t *testing.T) {
+	root := filepath.Join("..", "..")
+	funcs := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz)[A-Z]\w*)\(`)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			funcs[m[1]] = true
+		}
+		return err
+	})
+	require.NoError(t, err)
+	cited := regexp.MustCompile("`((?:Test|Fuzz)[A-Z]\\w*)`")
+	for _, page := range docPages(t) {
+		b, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, m := range cited.FindAllStringSubmatch(string(b), -1) {
+			assert.True(t, funcs[m[1]], "%s cites %s, which no _test.go file declares", page, m[1])
+		}
+	}
+}
