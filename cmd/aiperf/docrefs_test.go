@@ -44,3 +44,23 @@ func TestDocsNameTestsThatExist(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsFuzzTimeDefault: where the docs give `make fuzz`'s default
+// FUZZTIME, it is scripts/fuzz.sh's (development.md said 10s of a 1m default).
+func TestDocsFuzzTimeDefault(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join("..", "..", "scripts", "fuzz.sh"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`\$\{FUZZTIME:-([^}]+)\}`).FindSubmatch(script)
+	require.NotNil(t, m, "scripts/fuzz.sh sets no FUZZTIME default")
+	given := regexp.MustCompile("FUZZTIME`?\\s+\\(default ([^)]+)\\)")
+	found := 0
+	for _, page := range docPages(t) {
+		b, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, d := range given.FindAllSubmatch(b, -1) {
+			found++
+			assert.Equal(t, string(m[1]), string(d[1]), "%s gives FUZZTIME's default", page)
+		}
+	}
+	assert.NotZero(t, found, "development.md gives the default")
+}
