@@ -194,8 +194,8 @@ func Table(w io.Writer, header []string, rows [][]string, aligns string) {
 	rows = escaped
 	if !isWide(w) { // fitted once escaped: the columns are measured as shown
 		h, r, fits := fitRows(slices.Clone(header), cloneRows(rows), 3, inWords)
-		if !fits { // the last resort: one space between a cell and its border instead of two, words cut
-			h, r, _ = fitRows(header, rows, 2, anywhere)
+		if !fits { // the last resort: one space between a cell and its border instead of two, words cut, marks moved
+			h, r, _ = fitRows(header, rows, 2, marks)
 			opts = append(opts, tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}))
 		}
 		header, rows = h, r

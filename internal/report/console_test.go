@@ -228,3 +228,33 @@ func TestClientLoadJudgesTheSendRateByTheSchedule(t *testing.T) {
 	assert.Equal(t, "Client: fixed mode, schedule 4.00 req/s, send rate 4.00 req/s (100.00% of the schedule), precise pacing",
 		clientLoad(&fixed))
 }
+
+// TestTableMovesBestMarksLast: a sweep table of two scenario parameters and
+// nine metric columns whose "± 0.0080 *" cells could not break printed 122
+// columns (examples/trace_replay.star's, in compare and sweep); a best-cell
+// mark takes a line of its own below its value where nothing else fits,
+// every mark kept, no value nor '±' split.
+func TestTableMovesBestMarksLast(t *testing.T) {
+	header := []string{"cell", "warmup_request_count", "concurrency", "trials", "TTFT avg (ms)", "TTFT p99 (ms)",
+		"ITL avg (ms)", "latency p99 (ms)", "output tok/s", "req/s", "errors", "prefix cache hit %", "pareto"}
+	rows := [][]string{
+		{"cold", "", "", "3", "21.89 ± 0.12", "27.87 ± 0.69", "2.00 ± 0.0090", "152.60 ± 0.67", "1090.97 ± 2.85",
+			"23.55 ± 0.062", "0.00 ± 0.00", "78.42 ± 0.00", ""},
+		{"warm", "48", "4", "3", "10.82 ± 0.37 *", "13.19 ± 3.11 *", "2.00 ± 0.0080 *", "138.91 ± 0.69 *",
+			"1096.35 ± 1.17 *", "23.66 ± 0.025 *", "0.00 ± 0.00", "99.71 ± 0.00", "yes"},
+	}
+	var buf bytes.Buffer
+	Table(&buf, header, rows, "lrrrrrrrrrrrl")
+	out := buf.String()
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), MaxWidth, "%q", line)
+	}
+	assert.Equal(t, 6, strings.Count(out, "*"), "every mark kept")
+	for _, v := range []string{"± 0.0090", "± 0.0080", "± 0.025", "1096.35", "± 0.062"} {
+		assert.Contains(t, out, v)
+	}
+
+	buf.Reset()
+	Table(Wide(&buf), header, rows, "lrrrrrrrrrrrl")
+	assert.Contains(t, buf.String(), "± 0.0080 *", "Wide: the mark beside its value")
+}

@@ -64,6 +64,10 @@ const (
 	// model directory's 40-character snapshot hash, a name with no
 	// separator), cut into lines of the column's width; never a number.
 	anywhere
+	// marks: also before a best-cell mark "*", which then may take a line
+	// of its own below its value (a sweep table of many metric columns
+	// whose "± 0.0043 *" cells are wider than their room).
+	marks
 )
 
 // fitRows returns rows (and the header) with the text of the widest
@@ -71,7 +75,8 @@ const (
 // fits MaxWidth columns or no column can narrow further. Cells break at
 // spaces first; only when that is not enough, also inside labels, paths,
 // addresses and keys (pieces), and then up to last, anywhere inside a word
-// with a letter; never inside a number nor between a '±' and its value.
+// with a letter, then before a best-cell mark; never inside a number nor
+// between a '±' and its value.
 // pad is the columns a cell takes beyond its text (its border and
 // padding); fits reports whether the table now fits.
 func fitRows(header []string, rows [][]string, pad int, last breaks) (_ []string, _ [][]string, fits bool) {
@@ -107,7 +112,7 @@ func narrow(orig, all [][]string, cols int, level breaks, pad int) bool {
 			}
 			for line := range strings.SplitSeq(c, "\n") {
 				widths[i] = max(widths[i], utf8.RuneCountInString(line))
-				for _, word := range words(line) {
+				for _, word := range words(line, level) {
 					for _, p := range pieces(word, level) {
 						floor[i] = max(floor[i], utf8.RuneCountInString(p))
 						cut[i] = max(cut[i], pieceFloor(p, level))
@@ -164,9 +169,9 @@ func narrow(orig, all [][]string, cols int, level breaks, pad int) bool {
 	return true
 }
 
-// words splits a line at spaces, keeping "±" with the value after it and
-// a lone "*" (a best-cell mark) with the word before it.
-func words(line string) []string {
+// words splits a line at spaces, keeping "±" with the value after it and,
+// below level marks, a lone "*" (a best-cell mark) with the word before it.
+func words(line string, level breaks) []string {
 	fields := strings.Fields(line)
 	var out []string
 	for i := 0; i < len(fields); i++ {
@@ -174,7 +179,7 @@ func words(line string) []string {
 		case fields[i] == "±" && i+1 < len(fields):
 			out = append(out, "± "+fields[i+1])
 			i++
-		case fields[i] == "*" && len(out) > 0:
+		case fields[i] == "*" && len(out) > 0 && level < marks:
 			out[len(out)-1] += " *"
 		default:
 			out = append(out, fields[i])
@@ -222,7 +227,7 @@ func cuttable(p string) bool {
 // pieceFloor is the narrowest column that holds p at level.
 func pieceFloor(p string, level breaks) int {
 	n := utf8.RuneCountInString(p)
-	if level == anywhere && cuttable(p) {
+	if level >= anywhere && cuttable(p) {
 		return min(n, minCut)
 	}
 	return n
@@ -248,7 +253,7 @@ func wrapText(s string, width int, level breaks) string {
 	var out []string
 	for para := range strings.SplitSeq(s, "\n") {
 		line, n := "", 0
-		for _, word := range words(para) {
+		for _, word := range words(para, level) {
 			var ps []string
 			for _, p := range pieces(word, level) {
 				ps = append(ps, cutPiece(p, width, level)...)
