@@ -27,7 +27,7 @@ func (d *decoder) topFields() []field {
 			}
 		}},
 		{keys("plot"), d.notYet("plot: (figures drawn from the config)", "run aiperf plot after the run, or aiperf profile --auto-plot")},
-		{keys("no_sweep_table"), d.notYetUnless("false", "no_sweep_table: true", "")},
+		{keys("no_sweep_table"), d.notYetUnless("false", "no_sweep_table: true", "use aiperf profile --no-sweep-table")},
 	}
 	for _, ek := range envelopeKeys {
 		fs = append(fs, field{keys(ek.name), func(string, *yaml.Node) {}}) // read by takeEnvelope
@@ -182,7 +182,7 @@ func (d *decoder) artifactsFields() []field {
 		{keys("show_trace_timing"), d.opt("show_trace_timing")}, // --show-trace-timing
 		{keys("user_files"), d.notYet("user_files:", "")},
 		{keys("auto_plot"), d.notYetUnless("false", "auto_plot: true", "use aiperf profile --auto-plot")},
-		{keys("plot_required"), d.notYetUnless("false", "plot_required: true", "")},
+		{keys("plot_required"), d.notYetUnless("false", "plot_required: true", "use aiperf profile --auto-plot --plot-required")},
 		{keys("export_outputs_json"), func(path string, v *yaml.Node) {
 			if on, ok := d.bool(path, v); ok {
 				p.ExportOutputsJSON = &on

@@ -150,7 +150,7 @@ func (d *decoder) fileFields() []field {
 		}},
 		{keys("records"), d.records},
 		{keys("entries"), d.notYet("entries: on a file dataset (a limit on the records used)", "")},
-		{keys("synthesis"), d.notYet("synthesis: (trace transformation)", "")},
+		{keys("synthesis"), d.notYet("synthesis: (trace transformation)", "use aiperf profile --input-file with the --synthesis-* flags")},
 		{keys("prompts"), d.notYet("prompts: on a file dataset", "")},
 		{keys("trace_session_sample_ratio"), d.opt("trace_session_sample_ratio")},
 		{keys("inter_turn_delay_cap_seconds"), d.opt("inter_turn_delay_cap_seconds")},

@@ -183,7 +183,7 @@ func (d *decoder) phaseFields(s *phaseState) []field {
 		{keys("users"), func(_ string, n *yaml.Node) { s.users = n }},
 		{keys("sla"), d.notYet("sla: (adaptive scale)", "")},
 		{keys("adaptive_scale"), d.notYetUnless("false", "adaptive_scale: (single-run boundary discovery)", "use a sweep")},
-		{keys("rate_series"), d.notYet("rate_series: (a piecewise request-rate schedule)", "")},
+		{keys("rate_series"), d.notYet("rate_series: (a piecewise request-rate schedule)", "use aiperf profile --request-rate-series FILE")},
 		{keys("timing_mode"), d.notYet("timing_mode:", "")},
 		{keys("trajectory_start_min_ratio"), d.notYet("agentic replay (trajectory_start_min_ratio)", notbuilt.Explain("--trajectory-start-min-ratio"))},
 		{keys("trajectory_start_max_ratio"), d.notYet("agentic replay (trajectory_start_max_ratio)", notbuilt.Explain("--trajectory-start-max-ratio"))},

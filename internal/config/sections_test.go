@@ -100,14 +100,15 @@ func TestSectionsMapToOptions(t *testing.T) {
 }
 
 // Each AIPerf key this reader does not implement is refused, naming the
-// key and what to do instead, never ignored; a default value is accepted.
+// key and what to do instead (the flag that does it, else to remove it),
+// never ignored; a default value is accepted.
 func TestNotSupportedYet(t *testing.T) {
 	tests := []struct {
 		yaml []string
 		want string
 	}{
 		{[]string{"plot: {}"}, `bench.yaml:1: plot: plot: (figures drawn from the config) is not supported yet: run aiperf plot after the run, or aiperf profile --auto-plot`},
-		{[]string{"no_sweep_table: true"}, `bench.yaml:1: no_sweep_table: no_sweep_table: true is not supported yet`},
+		{[]string{"no_sweep_table: true"}, `bench.yaml:1: no_sweep_table: no_sweep_table: true is not supported yet: use aiperf profile --no-sweep-table`},
 		{[]string{"sweep: {type: sobol, samples: 8}"}, `bench.yaml:1: sweep.type: sweep type sobol is not supported yet: use grid, zip, scenarios or adaptive_search`},
 		{[]string{"sweep: {type: latin_hypercube, samples: 8}"}, `bench.yaml:1: sweep.type: sweep type latin_hypercube is not supported yet: use grid, zip, scenarios or adaptive_search`},
 		{[]string{"sweep: {type: adaptive_search, search_space: [{path: concurrency, lo: 1, hi: 9, kind: int}], max_iterations: 5,",
@@ -117,13 +118,15 @@ func TestNotSupportedYet(t *testing.T) {
 			`bench.yaml:1: sweep.optuna_sampler: optuna_sampler: (AIPerf's Optuna stack) is not supported yet: use planner: bayesian`},
 		{[]string{"benchmark: {runtime: {api_port: 9090}}"}, `bench.yaml:1: benchmark.runtime.api_port: api_port: (AIPerf's HTTP and WebSocket service API) is not supported yet: serve live metrics with aiperf profile --metrics-listen`},
 		{[]string{"benchmark: {logging: {level: DEBUG}}"}, `bench.yaml:1: benchmark.logging: logging: is not supported yet: use aiperf profile -v or --log-level`},
-		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet`},
+		{[]string{"benchmark: {endpoint: {http2: true}}"}, `bench.yaml:1: benchmark.endpoint.http2: http2: true is not supported yet: remove it from the file`},
+		{[]string{"benchmark: {endpoint: {connection_limit: 8}}"}, `bench.yaml:1: benchmark.endpoint.connection_limit: connection_limit: is not supported yet: remove it from the file`},
+		{[]string{"benchmark: {artifacts: {plot_required: true}}"}, `bench.yaml:1: benchmark.artifacts.plot_required: plot_required: true is not supported yet: use aiperf profile --auto-plot --plot-required`},
 		{[]string{"benchmark: {models: {strategy: weighted, items: [a]}}"}, `bench.yaml:1: benchmark.models.strategy: weighted (a weight per model) is not supported yet: use round_robin or random`},
 		{[]string{"benchmark: {dataset: {prompts: {isl: {type: lognormal, mean: 5}}}}"}, `bench.yaml:1: benchmark.dataset.prompts.isl.type: a lognormal distribution is not supported yet: use a number or {mean, stddev}`},
 		{[]string{"benchmark: {dataset: {type: file, path: x.jsonl, format: dag_json}}"}, `bench.yaml:1: benchmark.dataset.format: format "dag_json" is not a format: use one of single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, inputs_json, raw_payload, sagemaker_data_capture, baseten_trace, weka_trace, tracelab, dag_jsonl, or speed_bench_<config> (aiperf profile --help lists them)`},
 		{[]string{"benchmark: {dataset: {type: file, path: x.jsonl, format: speed_bench_Coding}}"}, `bench.yaml:1: benchmark.dataset.format: format "speed_bench_Coding" is not a format: use one of single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, inputs_json, raw_payload, sagemaker_data_capture, baseten_trace, weka_trace, tracelab, dag_jsonl, or speed_bench_<config> (aiperf profile --help lists them)`},
 		{[]string{"benchmark: {phases: {type: user_centric, rate: 1, users: 4, requests: 8}}"}, `bench.yaml:1: benchmark.phases.type: user_centric phases in a config file are not supported yet: use aiperf profile --user-centric-rate and --num-users`},
-		{[]string{"benchmark: {phases: {type: poisson, rate: 1, requests: 8, rate_series: {points: []}}}"}, `bench.yaml:1: benchmark.phases.rate_series: rate_series: (a piecewise request-rate schedule) is not supported yet`},
+		{[]string{"benchmark: {phases: {type: poisson, rate: 1, requests: 8, rate_series: {points: []}}}"}, `bench.yaml:1: benchmark.phases.rate_series: rate_series: (a piecewise request-rate schedule) is not supported yet: use aiperf profile --request-rate-series FILE`},
 		{[]string{"benchmark: {phases: {requests: 8, adaptive_scale: true}}"}, `bench.yaml:1: benchmark.phases.adaptive_scale: adaptive_scale: (single-run boundary discovery) is not supported yet: use a sweep`},
 		{[]string{"benchmark: {dataset: {type: file, format: random_pool, records: {a: [{text: x}]}}}"}, `bench.yaml:1: benchmark.dataset.records: records: as {pool: [records]} (several random pools) is not supported yet: write each pool to a JSONL file in one directory and give the directory as path:`},
 		{[]string{"multi_run: {num_runs: 2, set_consistent_seed: false}"}, `bench.yaml:1: multi_run.set_consistent_seed: false without a random_seed is not supported yet: every trial here draws the same workload; set random_seed`},
@@ -134,7 +137,9 @@ func TestNotSupportedYet(t *testing.T) {
 			require.EqualError(t, err, tt.want)
 		})
 	}
-	_, err := parse("random_seed: 3", "multi_run: {num_runs: 2, set_consistent_seed: false}")
+	_, err := parse("sweep: {recipe_name: max-goodput-under-slo}")
+	require.ErrorContains(t, err, "bench.yaml:1: sweep.recipe_name: search recipes is not supported yet: use aiperf profile --search-recipe NAME\n")
+	_, err = parse("random_seed: 3", "multi_run: {num_runs: 2, set_consistent_seed: false}")
 	require.NoError(t, err, "with a seed, every trial draws the same workload anyway")
 }
 

@@ -192,7 +192,7 @@ func (d *decoder) sweepPoints(v *yaml.Node) []point {
 		}},
 		{keys("sla_filters"), d.notYet("SLA filters on a sweep", "")},
 		{keys("post_process"), d.notYet("a sweep's post-processing", "")},
-		{keys("recipe_name"), d.notYet("search recipes", "")},
+		{keys("recipe_name"), d.notYet("search recipes", "use aiperf profile --search-recipe NAME")},
 	})
 	d.sweepType = cmp.Or(typ, "grid")
 	switch {

@@ -25,16 +25,20 @@ func (d *decoder) section(fs func() []field) func(string, *yaml.Node) {
 	}
 }
 
+// removeIt is what to do about an unsupported key that nothing else here
+// does the work of.
+const removeIt = "remove it from the file"
+
 // notYet is the handler of an AIPerf key this reader knows but does not
 // implement: it is refused, naming what it does and what to do instead
-// (hint, when there is one), never ignored.
+// (hint: the flag that does it, else removeIt when hint is ""), never
+// ignored.
 func (d *decoder) notYet(what, hint string) func(string, *yaml.Node) {
+	if hint == "" {
+		hint = removeIt
+	}
 	return func(path string, v *yaml.Node) {
-		msg := what + " is not supported yet"
-		if hint != "" {
-			msg += ": " + hint
-		}
-		d.errorf(v, path, "%s", msg)
+		d.errorf(v, path, "%s is not supported yet: %s", what, hint)
 	}
 }
 
@@ -60,7 +64,7 @@ var notYetSections = map[string]struct{ what, hint, option string }{
 	"metrics":           {"metrics: (AIPerf's metric aggregation settings)", "", ""},
 	"accuracy":          {"accuracy: (accuracy benchmarks)", "", "--accuracy-benchmark"},
 	"wandb":             {"wandb: (Weights & Biases upload)", "", "--wandb-project"},
-	"network_latency":   {"network_latency: (network-adjusted latencies)", "", ""},
+	"network_latency":   {"network_latency: (network-adjusted latencies)", "use aiperf profile --network-latency-mean or --network-latency-automatic", ""},
 	"endpoint_profiles": {"endpoint_profiles: (named extra endpoints)", "", ""},
 	"failure_policy":    {"failure_policy:", "a failed request is recorded and the run goes on; use --failed-request-threshold to end it early", ""},
 	"scenario":          {"scenario: (benchmark invariant locks)", "", "--scenario"},
