@@ -130,17 +130,7 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			continue
 		case kindEnd:
 			res.EndNs = ev.At
-			when := "data: [DONE] arrived"
-			if !isDone(data) {
-				when = endMarker(f) + " arrived"
-			}
-			if why := noneCounted(when, valid, dec, res, bad); why != "" {
-				res.Err = c.invalid(res.Status, h, f, why)
-			} else if why := noChoice(dec); why != "" && res.others.chunks == 0 { // else the other choices' check says more
-				res.Err = c.invalid(res.Status, h, f, why)
-			} else if strict {
-				c.afterDone(ctx, rctx, rd, h, f, res)
-			}
+			c.endMarked(ctx, rctx, rd, data, h, f, res, dec, streamSoFar{valid: valid, bad: bad})
 			return
 		}
 		valid++
@@ -166,6 +156,24 @@ func (c *Client) readStream(ctx, rctx context.Context, body io.Reader, h http.He
 			res.EndNs = ev.At
 			return
 		}
+	}
+}
+
+// endMarked judges a stream whose end marker (data, [DONE] for OpenAI)
+// arrived after so far: an invalid response if no event counted or no
+// choice 0 came; under a strict format, what follows the marker is read.
+func (c *Client) endMarked(ctx, rctx context.Context, rd *sse.Reader, data []byte, h http.Header, f format, res *Response,
+	dec streamDecoder, so streamSoFar) {
+	when := "data: [DONE] arrived"
+	if !isDone(data) {
+		when = endMarker(f) + " arrived"
+	}
+	if why := noneCounted(when, so.valid, dec, res, so.bad); why != "" {
+		res.Err = c.invalid(res.Status, h, f, why)
+	} else if why := noChoice(dec); why != "" && res.others.chunks == 0 { // else the other choices' check says more
+		res.Err = c.invalid(res.Status, h, f, why)
+	} else if isStrict(f) {
+		c.afterDone(ctx, rctx, rd, h, f, res)
 	}
 }
 
