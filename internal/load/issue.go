@@ -42,7 +42,7 @@ type phaseRun struct {
 	mu       sync.Mutex // guards the budgets and the report's counters
 	requests int
 	sessions int
-	spanned  bool          // the report's schedule span holds a send (sent)
+	spanned  bool          // the report's schedule span holds a send (span)
 	full     chan struct{} // closed when the request count is reached
 	closed   bool          // the issuer returned: no claim succeeds any more
 }
@@ -170,11 +170,18 @@ func (p *phaseRun) sent(sched int64, ok bool) {
 	}
 	// The span, earliest to latest, of what went out: senders claim and
 	// send in parallel, so the last send need not be the latest time.
+	p.span(sched)
+}
+
+// span takes the time t of a send that went out, or that the in-flight cap
+// skipped, into the schedule's span (under p.mu).
+func (p *phaseRun) span(t int64) {
+	r := p.r
 	if !p.spanned {
 		p.spanned = true
-		r.FirstSchedNs, r.LastSchedNs = sched, sched
+		r.FirstSchedNs, r.LastSchedNs = t, t
 	}
-	r.FirstSchedNs, r.LastSchedNs = min(r.FirstSchedNs, sched), max(r.LastSchedNs, sched)
+	r.FirstSchedNs, r.LastSchedNs = min(r.FirstSchedNs, t), max(r.LastSchedNs, t)
 }
 
 // due is when turn i ≥ 1 of s may be sent, turn i-1 having ended at endNs:

@@ -84,9 +84,7 @@ func (q *turnQueue) pick(p *phaseRun, target int64) (w turnWork, skipped, ok boo
 		if capFull && p.ph.CapPolicy != plan.CapDelay {
 			p.mu.Lock()
 			p.r.CapSkipped++
-			if p.r.Sent > 0 { // the schedule's span takes in the sends it skipped (claim starts it)
-				p.r.FirstSchedNs, p.r.LastSchedNs = min(p.r.FirstSchedNs, target), max(p.r.LastSchedNs, target)
-			}
+			p.span(target) // the schedule's span takes in the sends it skipped
 			p.mu.Unlock()
 			return turnWork{}, true, true
 		}
