@@ -467,7 +467,7 @@ func TestProfileNamesKeepTheirExportsApart(t *testing.T) {
 		out := filepath.Join("artifacts", "mock-model-openai-chat-concurrency1-"+name)
 		assert.Contains(t, inv.stdout, "Export: "+filepath.Join(out, "profile_export_aiperf.json"))
 		store := filepath.Join(dir, "aiperf.db") // cli's --store
-		assert.Contains(t, inv.stdout, fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d --store %s)", i+1, store, i+1, store))
+		assert.Contains(t, inv.stdout, fmt.Sprintf("Stored: run %d in %s\n  aiperf runs show %d --store %s\n", i+1, store, i+1, store))
 		assert.Contains(t, inv.stdout, "Tokens counted with o200k_base", "--ui none still names the tokenizer")
 	}
 	for _, name := range []string{"before", "after"} {

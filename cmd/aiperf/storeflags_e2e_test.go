@@ -117,7 +117,7 @@ func TestStoredLineNamesItsStore(t *testing.T) {
 		return "Stored: " + line
 	}
 	assert.Equal(t, "Stored: run 1 in artifacts/aiperf.db (aiperf runs show 1)\n", profile("default-run"))
-	assert.Equal(t, "Stored: run 1 in other dir/o.db (aiperf runs show 1 --store 'other dir/o.db')\n",
+	assert.Equal(t, "Stored: run 1 in other dir/o.db\n  aiperf runs show 1 --store 'other dir/o.db'\n",
 		profile("mine", "--store", "other dir/o.db"))
 	inv := runIn(t, dir, "runs", "show", "1", "--store", "other dir/o.db") // as printed
 	require.Equal(t, ExitOK, inv.code, inv.stderr)
@@ -126,6 +126,6 @@ func TestStoredLineNamesItsStore(t *testing.T) {
 
 	t.Setenv("AIPERF_STORE", "env.db") // a bare runs show opens env.db
 	assert.Equal(t, "Stored: run 1 in env.db (aiperf runs show 1)\n", profile("from-env"))
-	assert.Equal(t, "Stored: run 2 in artifacts/aiperf.db (aiperf runs show 2 --store artifacts/aiperf.db)\n",
+	assert.Equal(t, "Stored: run 2 in artifacts/aiperf.db\n  aiperf runs show 2 --store artifacts/aiperf.db\n",
 		profile("default-again", "--store", "artifacts/aiperf.db"))
 }

@@ -87,15 +87,15 @@ func openStoreToWrite(ctx context.Context, path, instead string) (*store.DB, err
 }
 
 // storedLine is the line naming the run id that profile stored in g.Store
-// and the command that shows it: with --store when the store is not the one
-// that command would open by itself (AIPERF_STORE, else the default), so
-// following it shows this run, not another store's run of the same id.
+// and the command that shows it: with --store, on a line of its own, when
+// the store is not the one that command would open by itself (AIPERF_STORE,
+// else the default), so following it shows this run, not another store's
+// run of the same id.
 func storedLine(g *Globals, id int64) string {
-	show := fmt.Sprintf("aiperf runs show %d", id)
-	if g.Store != g.bareStore {
-		show += " --store " + starter.ShellQuote(g.Store)
+	if g.Store != g.bareStore { // the command on a line of its own: the path twice on one would not fit 120 columns
+		return fmt.Sprintf("Stored: run %d in %s\n  aiperf runs show %d --store %s\n", id, g.Store, id, starter.ShellQuote(g.Store))
 	}
-	return fmt.Sprintf("Stored: run %d in %s (%s)\n", id, g.Store, show)
+	return fmt.Sprintf("Stored: run %d in %s (aiperf runs show %d)\n", id, g.Store, id)
 }
 
 // openExistingStore opens an existing store for writing (`runs delete`);
