@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/aiperf-go/aiperf/internal/bench"
@@ -175,7 +174,7 @@ func redactedSweeps(sweeps []plan.Sweep) []plan.Sweep {
 // input file or public dataset it reads, else the synthetic prompts' ISL.
 func describeLoad(p plan.Profile) string {
 	var parts []string
-	for _, ph := range plannedPhases(p) {
+	for _, ph := range bench.PlannedPhases(p) {
 		parts = append(parts, ph.String())
 	}
 	s := strings.Join(parts, " → ")
@@ -191,28 +190,6 @@ func describeLoad(p plan.Profile) string {
 		s += fmt.Sprintf(", osl %d", *p.OutputTokensMean)
 	}
 	return s
-}
-
-// plannedPhases is the phases a cell of p runs: its profiling phases replay
-// the dataset's fixed schedule, every record of it unless a count or
-// duration bounds them, when its records carry timestamps, as the run
-// promotes them (bench.Timestamped) though no flag asked for it.
-func plannedPhases(p plan.Profile) []plan.Phase {
-	fixed, _ := bench.Timestamped(p)
-	if !fixed || len(p.Phases) == 0 {
-		p.FixedSchedule = p.FixedSchedule || fixed
-		return p.PhaseList()
-	}
-	phases := slices.Clone(p.Phases)
-	for i := range phases {
-		if ph := &phases[i]; ph.Kind == plan.KindProfiling && !ph.Fixed {
-			p.FixSchedule(ph)
-			if p.RequestCount == nil && p.BenchmarkDuration == nil {
-				ph.Requests = 0
-			}
-		}
-	}
-	return phases
 }
 
 // hooksOf lists the control calls each trial of p will make: the routes of

@@ -374,6 +374,13 @@ func timestamped(ctx context.Context, p plan.Profile) (bool, error) {
 
 // phasesOf is the phases the cell runs: the profile's, its profiling
 // phases promoted to the dataset's fixed schedule when fixed.
+// PlannedPhases are the phases a trial of p runs: on a fixed schedule when
+// p asks for one or its input is a timestamped trace (as Run decides).
+func PlannedPhases(p plan.Profile) []plan.Phase {
+	fixed, _ := Timestamped(p)
+	return phasesOf(p, p.FixedSchedule || fixed)
+}
+
 func phasesOf(p plan.Profile, fixed bool) []plan.Phase {
 	phases := p.PhaseList()
 	if !fixed {
