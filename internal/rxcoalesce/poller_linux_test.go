@@ -53,6 +53,69 @@ func TestTheSetIsWatchedOnlyWhileWaiting(t *testing.T) {
 	within(t, func() { <-c.rd })
 }
 
+// TestDenseLooksAreAWindowApart: while events are dense, after a look
+// that found some the poller holds the thread for what is left of the
+// Window since that look began, so that the next look (and the reads it
+// wakes) takes what arrived meanwhile in one go instead of a segment or
+// two; readers that took longer than a Window are not held. The clock is
+// a fake: what is asserted is the hold the loop asks for. (It holds only
+// with one P, as under taskset, where coalescing is on by default.)
+func TestDenseLooksAreAWindowApart(t *testing.T) {
+	p, err := newPoller(cfg)
+	require.NoError(t, err)
+	p.pace = true
+	t.Cleanup(func() { syscall.Close(p.epfd) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	tc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	peer, err := ln.Accept()
+	require.NoError(t, err)
+	defer peer.Close()
+	c := adoptOnto(t, tc, p)
+	defer c.Close()
+
+	events := make([]syscall.EpollEvent, 8)
+	for _, tc := range []struct {
+		readers time.Duration // what the readers woken by a look take
+		want    []time.Duration
+	}{
+		{5 * time.Microsecond, []time.Duration{cfg.Window - 5*time.Microsecond}},
+		{cfg.Window + time.Microsecond, nil},
+	} {
+		_, err = peer.Write([]byte("x"))
+		require.NoError(t, err)
+		d := density(256)
+		clk := &fakeClock{t: time.Unix(0, 0), tick: tc.readers}
+		within(t, func() { p.step(events, &d, clk) })
+		require.Equal(t, tc.want, clk.slept, "readers taking %v", tc.readers)
+		within(t, func() { <-c.rd })
+	}
+}
+
+// fakeClock advances by tick at each reading after the first, and by
+// what it is asked to sleep, which it records.
+type fakeClock struct {
+	t     time.Time
+	tick  time.Duration
+	read  bool
+	slept []time.Duration
+}
+
+func (f *fakeClock) now() time.Time {
+	if f.read {
+		f.t = f.t.Add(f.tick)
+	}
+	f.read = true
+	return f.t
+}
+
+func (f *fakeClock) sleep(d time.Duration) {
+	f.slept = append(f.slept, d)
+	f.t = f.t.Add(d)
+}
+
 // adoptOnto moves tc onto p, as adopt does onto the process's poller.
 func adoptOnto(t *testing.T, tc net.Conn, p *poller) *conn {
 	t.Helper()
