@@ -14,7 +14,7 @@ const (
 // ClientIO holds how the client reads its connections, an extension of
 // AIPerf's options embedded in Profile like TraceReplay.
 type ClientIO struct {
-	RxCoalesceUsecs *int `json:"rx_coalesce_usecs,omitempty" name:"rx-coalesce-usecs" group:"Endpoint" placeholder:"US" help:"Coalesce receive wake-ups as a network card's rx-usecs does (Linux): while events are dense, read every connection at most US µs after its data lands instead of waking at each segment, so a busy server is not made to wake the client for every write; 0: a read per wake-up. Default: 20 when the client runs on one CPU (GOMAXPROCS 1, e.g. under taskset), else 0. Stamps are still taken when each event is read."`
+	RxCoalesceUsecs *int `json:"rx_coalesce_usecs,omitempty" name:"rx-coalesce-usecs" group:"Endpoint" placeholder:"US" help:"Coalesce receive wake-ups as a network card's rx-usecs does (Linux): while events are dense, look at the connections once every US µs and read what landed meanwhile (at most US µs late) instead of waking at each segment, so a busy server is not made to wake the client for every write; 0: a read per wake-up. Default: 20 when the client runs on one CPU (GOMAXPROCS 1, e.g. under taskset), else 0. Stamps are still taken when each event is read."`
 }
 
 // RxCoalesce is the client's receive coalescing window (0: off). Unset, it

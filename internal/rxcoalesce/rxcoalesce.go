@@ -8,10 +8,11 @@
 // the acknowledgements that the client's many small reads send back. While
 // events are dense (most recent waits found one within two windows), the
 // poller takes the ready connections without waiting, lets the readers it
-// woke run, and when it finds none sleeps Window and looks again, twice,
-// before it waits in epoll (the runtime's poller): a busy server is never
-// asked to wake the client, and a read takes whatever arrived meanwhile in
-// one go. While they are sparse, the poller waits in epoll, and an event is
+// woke run and (with one P) looks again a Window after its last look; when
+// it finds none it sleeps Window and looks again, twice, before it waits
+// in epoll (the runtime's poller): a busy server is never asked to wake the
+// client, and a read takes whatever arrived meanwhile in one go, which
+// also means fewer acknowledgements back. While they are sparse, the poller waits in epoll, and an event is
 // read as soon as it lands, as with a plain net.Conn.
 //
 // A reader still stamps what it reads when it reads it. What coalescing
