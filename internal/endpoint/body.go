@@ -107,7 +107,10 @@ func newDrains(maxConns int) *drains {
 // connection each for drainFor, hundreds at a high rate, until the client
 // ran out of descriptors.
 func (d *drains) release(rctx context.Context, body io.ReadCloser, rest *tracked, done func()) {
-	if rest.eof {
+	// A reply cut before it ended (cancelled on purpose, interrupted, timed
+	// out) is the client's doing: its connection is closed at once, and it
+	// is no reply a server held open.
+	if rest.eof || rctx.Err() != nil {
 		_ = body.Close()
 		done()
 		return
