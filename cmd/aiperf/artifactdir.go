@@ -14,6 +14,7 @@ import (
 	"github.com/aiperf-go/aiperf/internal/plan"
 	"github.com/aiperf-go/aiperf/internal/report"
 	"github.com/aiperf-go/aiperf/internal/result"
+	"github.com/aiperf-go/aiperf/internal/starter"
 	"github.com/aiperf-go/aiperf/runner"
 )
 
@@ -169,6 +170,8 @@ func pyFloat(f float64) string {
 // than the flags catches every spelling (--api-key=K, -HName:V, -vH Name:V,
 // --url=http://user:pw@host, ...); a URL's userinfo is also replaced as
 // written, so no escaping of the password (p%61ss for pass) lets it through.
+// Each argument is one shell word (quoted when it must be, as AIPerf quotes
+// its values: --api-key '<redacted>'), so the command runs again as given.
 func redactedCommand(args []string, urls []string, redact *plan.Redactor) string {
 	out := make([]string, len(args))
 	for i, a := range args {
@@ -177,7 +180,7 @@ func redactedCommand(args []string, urls []string, redact *plan.Redactor) string
 				a = strings.ReplaceAll(a, raw, red)
 			}
 		}
-		out[i] = redact.Redact(a)
+		out[i] = starter.ShellQuote(redact.Redact(a))
 	}
 	return "aiperf " + strings.Join(out, " ")
 }

@@ -55,14 +55,19 @@ func TestRedactedCommand(t *testing.T) {
 		want string
 	}{
 		{"separate values", []string{"profile", "--api-key", "sk-key", "-H", "Authorization: Bearer tok-1", "-H", "X-Trace:keep-me"},
-			"aiperf profile --api-key <redacted> -H Authorization: <redacted> -H X-Trace:keep-me"},
+			"aiperf profile --api-key '<redacted>' -H 'Authorization: <redacted>' -H X-Trace:keep-me"},
 		{"inline values", []string{"profile", "--api-key=sk-key", "--header=Authorization: Bearer tok-1"},
-			"aiperf profile --api-key=<redacted> --header=Authorization: <redacted>"},
+			"aiperf profile '--api-key=<redacted>' '--header=Authorization: <redacted>'"},
 		{"attached short flag", []string{"profile", "-HAuthorization: Bearer tok-1", "-vH", "Authorization: Bearer tok-1"},
-			"aiperf profile -HAuthorization: <redacted> -vH Authorization: <redacted>"},
+			"aiperf profile '-HAuthorization: <redacted>' -vH 'Authorization: <redacted>'"},
 		{"URL credentials", []string{"profile", "-u", "http://user:pw@h:1", "--url=http://user:pw@h:1", "-uhttp://user:pw@h:1"},
-			"aiperf profile -u http://<redacted>@h:1 --url=http://<redacted>@h:1 -uhttp://<redacted>@h:1"},
-		{"escaped URL password", []string{"profile", "-u", "http://u2:hunt%65r2@h:2"}, "aiperf profile -u http://<redacted>@h:2"},
+			"aiperf profile -u 'http://<redacted>@h:1' '--url=http://<redacted>@h:1' '-uhttp://<redacted>@h:1'"},
+		{"escaped URL password", []string{"profile", "-u", "http://u2:hunt%65r2@h:2"}, "aiperf profile -u 'http://<redacted>@h:2'"},
+		// Each argument is one word of the shell, so the command runs again
+		// as it was given: a value with spaces or quotes is quoted.
+		{"shell words", []string{"profile", "--goodput", "time_to_first_token:200 inter_token_latency:20", "--extra-inputs",
+			`{"stop": "it's"}`, "--isl", "32"},
+			`aiperf profile --goodput 'time_to_first_token:200 inter_token_latency:20' --extra-inputs '{"stop": "it'\''s"}' --isl 32`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
