@@ -260,6 +260,9 @@ func (p *printer) errors(run *result.Run) {
 			"--endpoint-type (or --endpoint) one it serves, and that it is an inference server, not a plain web server "+
 			"(requests went to %s).", strings.Join(urls, ", "))
 	}
+	if hint := credentialsHint(run.Config, run.ErrorSummary, total); hint != "" {
+		p.line("%s", hint)
+	}
 }
 
 // noRoute counts the failures that say the server does not serve the
