@@ -40,3 +40,22 @@ func TestRefusedCredentialsSayWhatToDo(t *testing.T) {
 	require.Equal(t, 0, ok.code, ok.stderr)
 	assert.NotContains(t, ok.stdout, "refused")
 }
+
+// TestChatRefusedCredentialsSayWhatToDo: aiperf chat, the sanity check of
+// an endpoint's API key, says what to do about a 401 as profile does: give
+// the key when none was sent ($OPENAI_API_KEY unset), check it when one was.
+func TestChatRefusedCredentialsSayWhatToDo(t *testing.T) {
+	m := startMock(t, mock.Config{APIKey: "sk-right-key"})
+	none := runChat(t, "hi\n", nil, "-m", "m", "--url", m.URL)
+	assert.Equal(t, ExitFailure, none.code, none.stderr)
+	assert.Contains(t, none.stderr, "HTTPError (HTTP 401)")
+	assert.Contains(t, none.stderr, "): the server wants credentials and none were sent: give "+
+		"its API key with --api-key KEY (or $OPENAI_API_KEY)")
+	wrong := runChat(t, "hi\n", []string{"OPENAI_API_KEY=sk-wrong-key"}, "-m", "m", "--url", m.URL)
+	assert.Equal(t, ExitFailure, wrong.code, wrong.stderr)
+	assert.Contains(t, wrong.stderr, "): the server refused the credentials sent: check the key "+
+		"given with --api-key (or $OPENAI_API_KEY, or the URL's user and password)")
+	assert.NotContains(t, wrong.stdout+wrong.stderr, "sk-wrong-key")
+	right := runChat(t, "hi\n", []string{"OPENAI_API_KEY=sk-right-key"}, "-m", "m", "--url", m.URL)
+	assert.Equal(t, 0, right.code, right.stderr)
+}

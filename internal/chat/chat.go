@@ -205,10 +205,23 @@ func (s *Session) failure(rctx context.Context, e *metrics.Error) error {
 	case e.Type == endpoint.ErrTypeTooLarge:
 		msg = fmt.Sprintf("the reply is larger than aiperf chat reads: over %d MiB (a response body, one SSE line or event, "+
 			"or a stream's text in all), a bound chat does not change: an endless stream?", MaxReply>>20)
+	case e.Code == 401 || e.Code == 403:
+		return fmt.Errorf("%s (HTTP %d): %s: %s", e.Type, e.Code, msg, s.refusedHint())
 	case e.Code != 0:
 		return fmt.Errorf("%s (HTTP %d): %s", e.Type, e.Code, msg)
 	}
 	return fmt.Errorf("%s: %s", e.Type, msg)
+}
+
+// refusedHint is what to do about a request the server refused for its
+// credentials (HTTP 401 or 403): give a key when none was sent, else check
+// the one that was.
+func (s *Session) refusedHint() string {
+	if !profileOf(s.cfg.URL, s.cfg.APIKey).CredentialsSent() {
+		return "the server wants credentials and none were sent: give its API key with --api-key KEY (or $OPENAI_API_KEY)"
+	}
+	return "the server refused the credentials sent: check the key given with --api-key (or $OPENAI_API_KEY, " +
+		"or the URL's user and password)"
 }
 
 // measure makes the turn's record as aiperf profile does: the reply's
