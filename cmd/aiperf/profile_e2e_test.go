@@ -138,7 +138,8 @@ func TestProfileUnreachableServerIsOneLine(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(inv.stderr), "\n")
 	require.Len(t, lines, 1, inv.stderr)
 	assert.Contains(t, lines[0], "is unreachable")
-	assert.Contains(t, lines[0], "connection refused")
+	assert.Contains(t, lines[0], "connection refused: check that it is running and that --url (a config file's "+
+		"endpoint.url) names its host and port (nothing was sent)", "what to do about it")
 }
 
 func TestProfileSecretsNeverStoredOrExported(t *testing.T) {

@@ -34,7 +34,8 @@ func preflight(ctx context.Context, origins []string) error {
 			return fmt.Errorf("connect to server %s: %s (the server was not reached, nothing was sent): %w", o, msg, err)
 		}
 		if err != nil {
-			return fmt.Errorf("server %s is unreachable: %w", o, err)
+			return fmt.Errorf("server %s is unreachable: %w: check that it is running and that --url (a config "+
+				"file's endpoint.url) names its host and port (nothing was sent)", o, err)
 		}
 		conn.Close()
 	}
