@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/aiperf-go/aiperf/internal/metrics"
@@ -61,7 +62,11 @@ func (c *Client) transportError(ctx, rctx context.Context, err error) *metrics.E
 		return e
 	}
 	msg := connMessage(err)
-	if hint := certHint(err); hint != "" {
+	hint := certHint(err)
+	if hint == "" {
+		hint = schemeHint(err)
+	}
+	if hint != "" {
 		msg += "; " + hint
 	}
 	return &metrics.Error{Type: ErrTypeConnection, Message: c.redact(msg)}
@@ -82,6 +87,16 @@ func certHint(err error) string {
 		return "trust the server's CA with SSL_CERT_FILE=ca.pem (Linux; on macOS, add it to the keychain)"
 	case errors.As(err, &hostname):
 		return "the server's certificate does not name this host: use a host it names, or a certificate with a subject alternative name for it"
+	}
+	return ""
+}
+
+// schemeHint is the fix of an https:// URL whose server speaks plain HTTP:
+// net/http's "server gave HTTP response to HTTPS client" is a plain error,
+// known by its text. "" for any other error.
+func schemeHint(err error) string {
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return "the server speaks plain HTTP: give --url with http://, not https://"
 	}
 	return ""
 }

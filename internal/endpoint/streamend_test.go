@@ -351,3 +351,21 @@ func TestCertificateFailureNamesTheFix(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSToAPlainServerSaysUseHTTP: an https:// URL at a server that
+// speaks plain HTTP (a newcomer's wrong scheme) fails each request with
+// what to do about it, not net/http's words alone.
+func TestHTTPSToAPlainServerSaysUseHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, tokA+done)
+	}))
+	t.Cleanup(srv.Close)
+	res := newTestClient(t, Options{}).Do(context.Background(), chatReq("https://"+srv.Listener.Addr().String()+"/v1/chat/completions", true))
+	require.NotNil(t, res.Err)
+	assert.Equal(t, ErrTypeConnection, res.Err.Type)
+	assert.True(t, strings.HasSuffix(res.Err.Message, "server gave HTTP response to HTTPS client; the server speaks plain "+
+		"HTTP: give --url with http://, not https://"), res.Err.Message)
+	res = newTestClient(t, Options{}).Do(context.Background(), chatReq(srv.URL+"/v1/chat/completions", true))
+	require.Nil(t, res.Err, "the same server by http://")
+}
