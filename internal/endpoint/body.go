@@ -105,11 +105,12 @@ func newDrains(maxConns int) *drains {
 // last. A drain waits drainFor for the body's end, or only releaseWait when
 // every slot is taken: servers holding bodies open would otherwise keep a
 // connection each for drainFor, hundreds at a high rate, until the client
-// ran out of descriptors.
-func (d *drains) release(rctx context.Context, body io.ReadCloser, rest *tracked, done func()) {
-	// A reply cut before it ended (cancelled on purpose, interrupted, timed
-	// out) is the client's doing: its connection is closed at once, and it
-	// is no reply a server held open.
+// ran out of descriptors. ended says the response had ended (read whole,
+// or to its end marker, without an error): only such a body's connection
+// can be one the server held open. A reply cut before it ended (cancelled
+// on purpose, interrupted, timed out: rctx already done) is the client's
+// doing: its connection is closed at once.
+func (d *drains) release(rctx context.Context, body io.ReadCloser, rest *tracked, ended bool, done func()) {
 	if rest.eof || rctx.Err() != nil {
 		_ = body.Close()
 		done()
@@ -132,7 +133,7 @@ func (d *drains) release(rctx context.Context, body io.ReadCloser, rest *tracked
 		_, _ = io.CopyN(io.Discard, rest, maxDrain)
 		stop.Stop()
 		unclosed()
-		if rctx.Err() != nil && !rest.eof { // given up on (by these waits, the run's end, its timeout)
+		if ended && rctx.Err() != nil && !rest.eof { // given up on (by these waits, the run's end, its timeout)
 			d.heldOpen.Add(1)
 		}
 		_ = body.Close()

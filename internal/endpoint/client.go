@@ -300,7 +300,7 @@ func (c *Client) Do(ctx context.Context, req Request) (out Response) {
 	res.Status = resp.StatusCode
 	res.raw = req.Raw
 	rest := &tracked{r: resp.Body, trace: res.tracer, onRead: req.OnRead}
-	defer func() { c.drains.release(rctx, resp.Body, rest, done) }()
+	defer func() { c.drains.release(rctx, resp.Body, rest, out.Err == nil, done) }()
 	// Before release: what is drained after the response is not part of it.
 	defer func() { rest.onRead = nil }()
 	if tr := res.tracer; tr != nil { // first: what is drained after the response is not part of it

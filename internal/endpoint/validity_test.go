@@ -401,3 +401,43 @@ func TestHeldOpenAfterDoneIsCounted(t *testing.T) {
 	assert.EqualValues(t, n, c.HeldOpen(), "every connection held open after [DONE] is closed and counted")
 	assert.EqualValues(t, n, srv.conns.Load(), "none was reused")
 }
+
+// TestCutRepliesAreNotHeldOpen: a request the client gave up on mid-stream
+// (its timeout, or the caller's cancel: an interrupt) had not ended, so its
+// connection is not one the server held open after the reply, however the
+// drain of its body ends.
+func TestCutRepliesAreNotHeldOpen(t *testing.T) {
+	srv := newRawServer(t, func(s *rawServer, conn net.Conn, _ int, _ *http.Request, _ []byte) bool {
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		fmt.Fprintf(conn, "%x\r\n%s\r\n", len(tokA), tokA)
+		_, _ = conn.Read(make([]byte, 1)) // the rest never comes: until the client hangs up
+		return false
+	})
+	t.Run("timeout", func(t *testing.T) {
+		c := newTestClient(t, Options{Timeout: 50 * time.Millisecond, MaxConns: 4})
+		res := c.Do(context.Background(), chatReq(srv.url("/"), true))
+		require.NotNil(t, res.Err, "the request timed out")
+		c.Close()
+		assert.Zero(t, c.HeldOpen(), "a request that timed out is not a reply the server held open")
+	})
+	t.Run("cancel", func(t *testing.T) {
+		c := newTestClient(t, Options{Timeout: time.Hour, MaxConns: 4})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req := chatReq(srv.url("/"), true)
+		req.OnRead = cancel // cut once the first token was read, as an interrupt does
+		res := c.Do(ctx, req)
+		require.NotNil(t, res.Err, "the request was cut")
+		c.Close()
+		assert.Zero(t, c.HeldOpen(), "a request cut by its caller is not a reply the server held open")
+	})
+	t.Run("request cancellation", func(t *testing.T) {
+		c := newTestClient(t, Options{Timeout: time.Hour, MaxConns: 4})
+		req := chatReq(srv.url("/"), true)
+		req.Cancel, req.CancelAfter = true, time.Millisecond // AIPerf's --request-cancellation-rate
+		res := c.Do(context.Background(), req)
+		require.True(t, res.Cancelled, "the request was cancelled")
+		c.Close()
+		assert.Zero(t, c.HeldOpen(), "a request cancelled on purpose is not a reply the server held open")
+	})
+}
