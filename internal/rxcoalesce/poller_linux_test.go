@@ -23,17 +23,7 @@ import (
 func TestTheSetIsWatchedOnlyWhileWaiting(t *testing.T) {
 	p, err := newPoller(cfg)
 	require.NoError(t, err)
-	t.Cleanup(func() { syscall.Close(p.epfd) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	tc, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	peer, err := ln.Accept()
-	require.NoError(t, err)
-	defer peer.Close()
-	c := adoptOnto(t, tc, p)
-	defer c.Close()
+	c, peer := loopbackOnto(t, p)
 
 	require.False(t, watched(t, p.epfd), "the set is not in the runtime's poller before any wait")
 	done := make(chan struct{})
@@ -64,17 +54,7 @@ func TestDenseLooksAreAWindowApart(t *testing.T) {
 	p, err := newPoller(cfg)
 	require.NoError(t, err)
 	p.pace = true
-	t.Cleanup(func() { syscall.Close(p.epfd) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	tc, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	peer, err := ln.Accept()
-	require.NoError(t, err)
-	defer peer.Close()
-	c := adoptOnto(t, tc, p)
-	defer c.Close()
+	c, peer := loopbackOnto(t, p)
 
 	events := make([]syscall.EpollEvent, 8)
 	for _, tc := range []struct {
@@ -114,6 +94,24 @@ func (f *fakeClock) now() time.Time {
 func (f *fakeClock) sleep(d time.Duration) {
 	f.slept = append(f.slept, d)
 	f.t = f.t.Add(d)
+}
+
+// loopbackOnto dials a loopback connection and moves it onto p, returning
+// it and its peer; the test's end closes both and p's set.
+func loopbackOnto(t *testing.T, p *poller) (*conn, net.Conn) {
+	t.Helper()
+	t.Cleanup(func() { syscall.Close(p.epfd) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	tc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	peer, err := ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { peer.Close() })
+	c := adoptOnto(t, tc, p)
+	t.Cleanup(func() { c.Close() })
+	return c, peer
 }
 
 // adoptOnto moves tc onto p, as adopt does onto the process's poller.
