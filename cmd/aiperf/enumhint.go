@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
@@ -60,4 +63,16 @@ func suggestChoice(got string, choices []string) string {
 		return " (did you mean " + quoted[0] + "?)"
 	}
 	return " (did you mean " + strings.Join(quoted[:last], ", ") + " or " + quoted[last] + "?)"
+}
+
+// groupWithoutCommand reports whether err is kong's refusal of a command
+// group given without one of its commands ("aiperf runs": expected one of
+// "list", "show", ...), whose help then lists them with what each does.
+func groupWithoutCommand(err error) bool {
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil {
+		return false
+	}
+	sel := pe.Context.Selected()
+	return sel != nil && len(sel.Children) > 0 && strings.HasPrefix(err.Error(), "expected ")
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -237,6 +238,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if errors.Is(err, syscall.EPIPE) { // the help's reader went away (aiperf profile --help | head)
 		return ExitOK
+	}
+	if groupWithoutCommand(err) { // aiperf runs: its commands, as aiperf runs --help lists them
+		_, _ = parser.Parse(append(slices.Clone(parsed), "--help"))
+		return ExitUsage
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "aiperf: error: %s\n", parseMessage(err))
