@@ -114,8 +114,9 @@ func (c *cell) runEngine(ctx context.Context, col *servermetrics.Collector) (out
 // drained at most drains of them at once.
 func heldOpenNote(n int64, drains int) string {
 	return fmt.Sprintf("%d replies had ended (data: [DONE] or their whole body) while the server held their connection "+
-		"open without ending the body: the client closed each after waiting for that end (up to 2 s, for at most %d "+
-		"connections at once), so those connections were not reused; the server, not the client, kept them open", n, drains)
+		"open without ending the body: the client closed each after waiting for that end (up to %v, for at most %d "+
+		"connections at once), so those connections were not reused; the server, not the client, kept them open",
+		n, endpoint.DrainFor, drains)
 }
 
 // recordSink is where the phases' records go: the finisher (the record's

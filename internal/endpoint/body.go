@@ -22,9 +22,9 @@ const (
 	// remainder of a well-behaved server is already there, so the
 	// connection goes back to the pool before the next request needs it.
 	releaseWait = time.Millisecond
-	// drainFor bounds the background wait for that remainder; a server
+	// DrainFor bounds the background wait for that remainder; a server
 	// still holding the body open then loses the connection.
-	drainFor = 2 * time.Second
+	DrainFor = 2 * time.Second
 	// maxDrain bounds what is read after a response is decided, to reuse
 	// the connection; a longer remainder closes it instead.
 	maxDrain = 256 << 10
@@ -102,9 +102,9 @@ func newDrains(maxConns int) *drains {
 // body was read to its end, else after draining what is left in the
 // background, waiting releaseWait for it at most. done (cancelling the
 // request's context rctx, which closes a connection not yet drained) runs
-// last. A drain waits drainFor for the body's end, or only releaseWait when
+// last. A drain waits DrainFor for the body's end, or only releaseWait when
 // every slot is taken: servers holding bodies open would otherwise keep a
-// connection each for drainFor, hundreds at a high rate, until the client
+// connection each for DrainFor, hundreds at a high rate, until the client
 // ran out of descriptors. ended says the response had ended (read whole,
 // or to its end marker, without an error): only such a body's connection
 // can be one the server held open. A reply cut before it ended (cancelled
@@ -119,7 +119,7 @@ func (d *drains) release(rctx context.Context, body io.ReadCloser, rest *tracked
 	wait, slot := releaseWait, false
 	select {
 	case d.slots <- struct{}{}:
-		wait, slot = drainFor, true
+		wait, slot = DrainFor, true
 	default:
 	}
 	d.mu.Lock()
@@ -168,7 +168,7 @@ func (d *drains) end() {
 
 // HeldOpen is how many responses' connections the server held open after
 // the response had ended (its end marker or whole body read, the body not
-// ended), until the client gave up waiting and closed them: after drainFor,
+// ended), until the client gave up waiting and closed them: after DrainFor,
 // releaseWait when every drain slot was taken, or at Close.
 func (c *Client) HeldOpen() int64 { return c.drains.heldOpen.Load() }
 
