@@ -239,6 +239,11 @@ func TestGroupsNotes(t *testing.T) {
 	saveGroup(t, db, setup{name: "broken2"}, trial{ttft: 1, rps: 1, status: result.StatusFailed})
 	rep = groups(t, db, compare.Options{Keys: opt.Keys[:1]}, "broken", "broken2")
 	assert.Contains(t, rep.Notes, "time_to_first_token.avg: no complete run (runs that did not complete are left out, above) has this statistic")
+	errs := compare.Key{Metric: "error_request_count", Stat: "avg"}
+	rep = groups(t, db, compare.Options{Keys: []compare.Key{errs}}, "broken", "broken2")
+	assert.Equal(t, 1, metric(t, rep, "error_request_count.avg").Values[0].N, "a failed run's count of its outcomes counts")
+	assert.NotContains(t, rep.Notes, "error_request_count.avg: no complete run (runs that did not complete are left out, above) has this statistic",
+		"the row has the failed runs' counts: no note may say it has none")
 
 	saveGroup(t, db, setup{name: "gpu2", url: "http://gpu2:8000"}, ttfts(20, 21)...)
 	rep = groups(t, db, opt, "base", "gpu2")

@@ -138,12 +138,13 @@ func leftOutNotes(label string, runs []store.RunRow, keys []Key) []string {
 	return notes
 }
 
-// hasValue reports whether a complete run of runs has a value of k, kept
-// or left out.
+// hasValue reports whether a run of runs whose value of k counts (a
+// complete run's, or a failed run's count of its requests' outcomes:
+// counted) has one, kept or left out.
 func hasValue(runs []store.RunRow, k Key) bool {
 	return slices.ContainsFunc(runs, func(r store.RunRow) bool {
 		_, _, ok := runValue(&r, k)
-		return ok && r.Status == result.StatusComplete
+		return ok && counted(&r, k)
 	})
 }
 
