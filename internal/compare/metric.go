@@ -258,7 +258,7 @@ func (o Options) withServerRows(candidates []Key, sides ...[]store.RunRow) []Key
 		return o.Keys
 	}
 	keys := slices.Clone(o.Keys)
-	if slices.ContainsFunc(sides, func(runs []store.RunRow) bool { return estimateOf(runs, goodputKey, o.ConfidenceLevel).N > 0 }) {
+	if slices.ContainsFunc(sides, func(runs []store.RunRow) bool { return hasValue(runs, goodputKey) }) {
 		keys = append(keys, goodputKey)
 	}
 	return append(keys, serverRows(candidates, sides...)...)

@@ -85,9 +85,7 @@ func Sweep(s *store.SweepRuns, opt Options) *SweepReport {
 	// have them.
 	keys := slices.Clone(opt.Keys)
 	for _, k := range []Key{goodputKey, prefixHitRate} {
-		if opt.defaulted && slices.ContainsFunc(s.Cells, func(c store.Cell) bool {
-			return estimateOf(c.Runs, k, opt.ConfidenceLevel).N > 0
-		}) {
+		if opt.defaulted && slices.ContainsFunc(s.Cells, func(c store.Cell) bool { return hasValue(c.Runs, k) }) {
 			keys = append(keys, k)
 		}
 	}
