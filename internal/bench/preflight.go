@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/aiperf-go/aiperf/hooks"
 	"github.com/aiperf-go/aiperf/internal/endpoint"
+	"github.com/aiperf-go/aiperf/internal/metrics"
 	"github.com/aiperf-go/aiperf/internal/plan"
 )
 
@@ -40,6 +43,42 @@ func preflight(ctx context.Context, origins []string) error {
 		conn.Close()
 	}
 	return nil
+}
+
+// tlsProbeTimeout bounds tlsHint's handshake with a server.
+const tlsProbeTimeout = 2 * time.Second
+
+// tlsHint is what to do about a run whose every request failed on its
+// connection (ConnectionError: reset, closed, a reply that is not HTTP) at
+// an http:// origin that completes a TLS handshake: that server speaks
+// HTTPS, and the plain requests it dropped said nothing of it (a Go server
+// answers them with a 400, uvicorn and most others reset the connection).
+// The probe is a handshake only: nothing is sent over it, and the
+// certificate is not checked (it is not trusted with anything). "" when
+// the failures were others, or no such origin answered TLS.
+func tlsHint(ctx context.Context, errs []metrics.ErrorCount, origins []string) string {
+	for _, e := range errs {
+		if e.Error.Type != endpoint.ErrTypeConnection {
+			return ""
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, tlsProbeTimeout)
+	defer cancel()
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} // a handshake that sends nothing
+	for _, o := range origins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme != "http" {
+			continue
+		}
+		port := cmp.Or(u.Port(), "80")
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+		if err != nil {
+			continue
+		}
+		conn.Close()
+		return fmt.Sprintf("the server at %s speaks TLS (HTTPS): give --url with https://", net.JoinHostPort(u.Hostname(), port))
+	}
+	return ""
 }
 
 // requestHeaders are the inference headers: user headers, auth, user agent.

@@ -187,6 +187,9 @@ func (c *cell) finish(ctx context.Context, out phasesOutcome) (*result.Run, erro
 		return c.fail(err)
 	}
 	if err := allFailed(c.run, prof); err != nil {
+		if hint := tlsHint(ctx, c.run.ErrorSummary, c.p.Origins()); hint != "" {
+			err = noSuccess(err.Error() + "; " + hint)
+		}
 		return c.fail(err)
 	}
 	c.run.Status = result.StatusComplete
