@@ -18,10 +18,13 @@ const (
 	GroupSpecDecode  Group = "spec_decode"      // "Spec Decode"
 	GroupPowerNVIDIA Group = "gpu_power_nvidia" // "GPU Power Efficiency (NVIDIA)"
 	GroupHTTPTrace   Group = "http_trace"       // "HTTP Trace Timing", with --show-trace-timing
+	GroupEffective   Group = "effective"        // "LLM Metrics: Effective"
+	GroupActive      Group = "active"           // "LLM Metrics: Active"
 )
 
 // ConsoleGroups are the groups with a console table, in print order.
-var ConsoleGroups = []Group{GroupDefault, GroupUsage, GroupSpecDecode, GroupPowerNVIDIA, GroupHTTPTrace}
+var ConsoleGroups = []Group{GroupDefault, GroupEffective, GroupActive, GroupUsage, GroupSpecDecode, GroupPowerNVIDIA,
+	GroupHTTPTrace}
 
 // Better says which way a metric is better, as AIPerf's LARGER_IS_BETTER
 // flag (and its default, smaller is better) where it decides, else neither.
@@ -75,6 +78,9 @@ var catalog = map[string]info{
 
 	TagPrefillPerUser:         {GroupNone, 0, Higher},
 	TagTotalTokenThroughput:   {GroupNone, 0, Higher},
+	TagInputTokenThroughput:   {GroupNone, 805, Higher},
+	TagE2EInteractivityP75:    {GroupNone, 0, Higher},
+	TagE2EInteractivityP90:    {GroupNone, 0, Higher},
 	TagBenchmarkDuration:      {GroupNone, 0, Lower},
 	TagSendLag:                {GroupNone, 0, Lower},
 	TagErrorISL:               {GroupNone, 0, Lower},
@@ -87,6 +93,26 @@ var catalog = map[string]info{
 	TagUsagePromptDiffPct:     {GroupNone, 0, Lower},
 	TagUsageCompletionDiffPct: {GroupNone, 0, Lower},
 	TagUsageReasoningDiffPct:  {GroupNone, 0, Lower},
+
+	// The time-weighted views and the coordinated-omission-aware latency:
+	// AIPerf's "LLM Metrics: Effective" and "LLM Metrics: Active" tables,
+	// in its order.
+	TagEffectiveLatency:            {GroupEffective, 1, Lower},
+	TagEffectiveConcurrency:        {GroupEffective, 2, Neither},
+	TagEffectiveDecodeThroughput:   {GroupEffective, 3, Higher},
+	TagEffectivePrefillThroughput:  {GroupEffective, 4, Higher},
+	TagEffectiveDecodeConcurrency:  {GroupEffective, 5, Neither},
+	TagEffectivePrefillConcurrency: {GroupEffective, 6, Neither},
+	TagEffectiveTotalThroughput:    {GroupEffective, 7, Higher},
+	TagEffectiveDecodePerUser:      {GroupEffective, 8, Higher},
+	TagEffectivePrefillPerUser:     {GroupEffective, 9, Higher},
+	TagTokensInFlight:              {GroupEffective, 10, Neither},
+	TagActiveDecodeThroughput:      {GroupActive, 1, Higher},
+	TagActivePrefillThroughput:     {GroupActive, 2, Higher},
+	TagActiveDecodePerUser:         {GroupActive, 3, Higher},
+	TagActivePrefillPerUser:        {GroupActive, 4, Higher},
+	TagActiveTotalThroughput:       {GroupActive, 5, Higher},
+	TagCreditToStartLatency:        {GroupNone, 0, Lower},
 
 	// The server's usage: AIPerf's "LLM Metrics: Usage" table.
 	TagUsagePromptTokens:         {GroupUsage, 1000, Neither},

@@ -213,7 +213,8 @@ var (
 // scalarDefs are the derived and aggregate metrics, in display order; the
 // GPU power-efficiency ones come from AddEnergy, network_rtt from
 // AdjustForNetwork, not from Summarize.
-var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRate, defRequestCount, defErrorCount,
+var scalarDefs = [...]def{defOutputThroughput, defInputThroughput, defTotalThroughput, defRequestRate,
+	defE2EInteractivityP[0].def, defE2EInteractivityP[1].def, defRequestCount, defErrorCount,
 	defTotalISL, defTotalOSL, defTotalErrorISL, defDuration, defUsageDiscrepancy, defOSLMismatch, defMalformedChunks,
 	defCancelledCount, defTotalOutputTokens, defTotalReasoning,
 	defTotalUsagePrompt, defTotalUsageCacheRead, defOverallCacheRead, defTotalUsageCacheWrite, defTotalUsageCacheMiss,
@@ -227,14 +228,30 @@ var scalarDefs = [...]def{defOutputThroughput, defTotalThroughput, defRequestRat
 
 // RecordTags lists the tags of the metrics that summarise to a
 // distribution (Stats): the record metrics in display order, then the
-// network-adjusted latencies (derived from them by AdjustForNetwork).
+// derived distributions (derivedDistributions).
 func RecordTags() []string {
-	out := make([]string, 0, len(recordDefs)+len(networkAdjusted))
+	derived := derivedDistributions()
+	out := make([]string, 0, len(recordDefs)+len(derived))
 	for _, d := range recordDefs {
 		out = append(out, d.tag)
 	}
+	for _, d := range derived {
+		out = append(out, d.tag)
+	}
+	return out
+}
+
+// derivedDistributions are the distributions that are no record metric:
+// the network-adjusted latencies (AdjustForNetwork), the credit-issue
+// latencies (effective.go) and the time-weighted sweep metrics (sweep.go).
+func derivedDistributions() []def {
+	out := make([]def, 0, len(networkAdjusted)+len(issuedDefs)+len(sweepDefs))
 	for _, a := range networkAdjusted {
-		out = append(out, a.tag)
+		out = append(out, a.def)
+	}
+	out = append(out, issuedDefs[:]...)
+	for _, d := range sweepDefs {
+		out = append(out, d.def)
 	}
 	return out
 }
@@ -252,19 +269,11 @@ func ScalarTags() []string {
 // UnitOf is the display unit of the metric tag ("ms" for
 // time_to_first_token), "" for a tag this package does not define.
 func UnitOf(tag string) string {
-	for _, d := range recordDefs {
-		if d.tag == tag {
-			return d.unit
-		}
-	}
-	for _, d := range scalarDefs {
-		if d.tag == tag {
-			return d.unit
-		}
-	}
-	for _, a := range networkAdjusted {
-		if a.tag == tag {
-			return a.unit
+	for _, defs := range [][]def{recordDefs[:], scalarDefs[:], derivedDistributions()} {
+		for _, d := range defs {
+			if d.tag == tag {
+				return d.unit
+			}
 		}
 	}
 	return ""

@@ -99,6 +99,9 @@ func TestLargerIsBetterIsAIPerfsFlag(t *testing.T) {
 	}
 	assert.ElementsMatch(t, want, got)
 	notFlagged := map[string]bool{TagHTTPConnectionReused: true, TagSpecAcceptedDraftTokens: true}
+	for _, d := range sweepDefs { // AIPerf's sweep results, no registry metric: no flags
+		notFlagged[d.tag] = true
+	}
 	for _, tag := range RecordTags() {
 		if BetterOf(tag) == Higher && !notFlagged[tag] {
 			assert.True(t, LargerIsBetter(tag), "%s: higher is better in compare but not a goodput floor", tag)
@@ -118,6 +121,13 @@ func TestGoodputTags(t *testing.T) {
 		switch tag {
 		case TagICL, TagErrorISL, TagNetworkAdjustedTTFT, TagNetworkAdjustedTTFO, TagNetworkAdjustedLatency:
 			assert.NotContains(t, tags, tag)
+		case TagEffectiveLatency, TagCreditToStartLatency: // run-level results, as AIPerf's (no registry metric)
+			assert.NotContains(t, tags, tag)
+		case TagEffectiveConcurrency, TagEffectiveDecodeThroughput, TagEffectivePrefillThroughput,
+			TagEffectiveDecodeConcurrency, TagEffectivePrefillConcurrency, TagEffectiveTotalThroughput,
+			TagEffectiveDecodePerUser, TagEffectivePrefillPerUser, TagTokensInFlight, TagActiveDecodeThroughput,
+			TagActivePrefillThroughput, TagActiveDecodePerUser, TagActivePrefillPerUser, TagActiveTotalThroughput:
+			assert.NotContains(t, tags, tag, "time-weighted over the run, no request's value")
 		default:
 			assert.Contains(t, tags, tag)
 		}

@@ -317,6 +317,8 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 			s.Metrics = append(s.Metrics, Metric{Tag: d.tag, Header: d.header, Unit: d.unit, Stats: st})
 		}
 	}
+	s.Metrics = append(s.Metrics, issuedLatencies(records)...)
+	s.Metrics = append(s.Metrics, sweepMetrics(records, streaming)...)
 	duration := t.scalars(&s, ok)
 	if len(slos) > 0 {
 		addGoodput(&s, goodRequests(records, streaming, slos), ok+t.failed, duration)
@@ -334,6 +336,7 @@ type tally struct {
 	tokens                                      bool // a successful request generated tokens
 	hasICL                                      bool
 	tot                                         totals
+	inter                                       interactivity
 }
 
 // add counts r, a record that was not cancelled.
@@ -361,6 +364,7 @@ func (t *tally) add(r *Record, streaming bool) {
 		}
 	}
 	t.okSpan.cover(r.SentNs, r.SentNs+LatencyNs(r))
+	t.inter.add(r, streaming)
 }
 
 // scalars appends the derived and aggregate metrics of ok successful
@@ -380,10 +384,16 @@ func (t *tally) scalars(s *Summary, ok int) float64 {
 	if window.set && duration > 0 {
 		if t.tokens {
 			scalar(defOutputThroughput, t.totalOSL/duration)
+		}
+		if ok > 0 { // AIPerf's input_token_throughput: total_isl over the duration
+			scalar(defInputThroughput, t.totalISL/duration)
+		}
+		if t.tokens {
 			scalar(defTotalThroughput, (t.totalISL+t.totalOSL)/duration)
 		}
 		scalar(defRequestRate, float64(ok)/duration)
 	}
+	t.inter.scalars(scalar)
 	scalar(defRequestCount, float64(ok))
 	scalar(defErrorCount, float64(t.failed))
 	if ok > 0 {

@@ -205,7 +205,12 @@ func TestSummarizeStreaming(t *testing.T) {
 		TagTTFT, TagTTST, TagRequestLatency, TagDecodeDuration, TagFullDecodeDuration, TagITL, TagFullITL, TagICL,
 		TagPerUserThroughput, TagFullPerUser, TagE2EOutputThroughput, TagPrefillPerUser, TagOSL, TagISL,
 		TagOutputTokenCount, TagSendLag, TagErrorISL,
-		TagOutputTokenThroughput, TagTotalTokenThroughput, TagRequestThroughput, TagRequestCount,
+		TagEffectiveConcurrency, TagEffectiveDecodeThroughput, TagEffectivePrefillThroughput,
+		TagEffectiveDecodeConcurrency, TagEffectivePrefillConcurrency, TagEffectiveTotalThroughput,
+		TagEffectiveDecodePerUser, TagEffectivePrefillPerUser, TagTokensInFlight, TagActiveDecodeThroughput,
+		TagActivePrefillThroughput, TagActiveDecodePerUser, TagActivePrefillPerUser, TagActiveTotalThroughput,
+		TagOutputTokenThroughput, TagInputTokenThroughput, TagTotalTokenThroughput, TagRequestThroughput,
+		TagE2EInteractivityP75, TagE2EInteractivityP90, TagRequestCount,
 		TagErrorRequestCount, TagTotalISL, TagTotalOSL, TagTotalErrorISL, TagBenchmarkDuration, TagCancelledRequestCount,
 		TagTotalOutputTokens, TagRequestErrorRate,
 	}, tags)

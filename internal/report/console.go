@@ -40,6 +40,10 @@ func Console(w io.Writer, run *result.Run) {
 	if spec := run.Config.Spec(); spec.Streams && spec.Tokens && !run.Config.Streaming && unprofiled(run) == "" {
 		p.line("No time to first token nor inter-token latency: the replies were not streamed (add --streaming).")
 	}
+	if unprofiled(run) == "" {
+		p.groupTable(run.Profiling, metrics.GroupEffective, EffectiveTitle)
+		p.groupTable(run.Profiling, metrics.GroupActive, ActiveTitle)
+	}
 	p.httpTrace(run)
 	p.usage(run.Profiling, run.Audit.Warnings)
 	p.specDecode(run.Profiling)

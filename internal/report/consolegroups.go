@@ -15,6 +15,8 @@ import (
 // Titles of the console tables beside the main one, after AIPerf's.
 const (
 	UsageTitle      = Title + ": Usage"
+	EffectiveTitle  = Title + ": Effective"
+	ActiveTitle     = Title + ": Active"
 	SpecDecodeTitle = "aiperf | Spec Decode"
 	PowerTitle      = "GPU Power Efficiency (NVIDIA)"
 	OSLTitle        = "Output Sequence Length Mismatch Warning"

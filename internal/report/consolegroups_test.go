@@ -57,7 +57,7 @@ func TestConsoleGroupTables(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "no prompt-cache read tokens were seen")
-	main := out[:strings.Index(out, UsageTitle)]
+	main := out[:strings.Index(out, EffectiveTitle)]
 	for _, hidden := range []string{"Usage Prompt Tokens", "OSL Mismatch Diff", "Draft Tokens", "Prefill Throughput"} {
 		assert.NotContains(t, main, hidden, "exported, not in the main table")
 	}

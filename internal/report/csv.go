@@ -47,6 +47,10 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 		for _, m := range records {
 			row := []string{csvName(m)}
 			for _, v := range statValues(m.Stats) {
+				if !hasStat(m, v.stat) {
+					row = append(row, "") // AIPerf's empty cell for a statistic the metric lacks
+					continue
+				}
 				row = append(row, csvNumber(v.x))
 			}
 			_ = cw.Write(row)
@@ -85,6 +89,18 @@ type statValue struct {
 func statValues(s *metrics.Stats) []statValue {
 	return []statValue{{"avg", s.Avg}, {"min", s.Min}, {"max", s.Max}, {"sum", s.Sum}, {"p1", s.P1}, {"p5", s.P5}, {"p10", s.P10},
 		{"p25", s.P25}, {"p50", s.P50}, {"p75", s.P75}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"std", s.Std}}
+}
+
+// weightedStats are the statistics a time-weighted metric has
+// (metrics.TimeWeighted): AIPerf's sweep-line results carry no p1…p25,
+// p75, count nor sum.
+var weightedStats = map[string]bool{"avg": true, "min": true, "max": true, "p50": true, "p90": true, "p95": true,
+	"p99": true, "std": true, "unit": true}
+
+// hasStat reports whether the distribution m has the statistic stat (a
+// time-weighted one has only weightedStats).
+func hasStat(m metrics.Metric, stat string) bool {
+	return !metrics.TimeWeighted(m.Tag) || weightedStats[stat]
 }
 
 // internalTags are the metrics AIPerf flags INTERNAL (MetricFlags.INTERNAL):

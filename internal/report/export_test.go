@@ -50,7 +50,13 @@ func TestWriteJSON(t *testing.T) {
 		"output_sequence_length", "input_sequence_length", "output_token_count",
 		"usage_prompt_tokens", "usage_completion_tokens", "usage_total_tokens", "usage_prompt_tokens_diff_pct",
 		"usage_completion_tokens_diff_pct", "osl_mismatch_diff_pct", "send_lag", "error_isl",
-		"output_token_throughput", "total_token_throughput", "request_throughput", "request_count",
+		"effective_concurrency", "effective_decode_throughput", "effective_prefill_throughput",
+		"effective_decode_concurrency", "effective_prefill_concurrency", "effective_total_throughput",
+		"effective_decode_throughput_per_user", "effective_prefill_throughput_per_user", "tokens_in_flight",
+		"active_decode_throughput", "active_prefill_throughput", "active_decode_throughput_per_user",
+		"active_prefill_throughput_per_user", "active_total_throughput",
+		"output_token_throughput", "input_token_throughput", "total_token_throughput", "request_throughput",
+		"e2e_normalized_interactivity_p75", "e2e_normalized_interactivity_p90", "request_count",
 		"error_request_count", "total_isl", "total_osl", "total_error_isl", "benchmark_duration", "usage_discrepancy_count",
 		"osl_mismatch_count", "cancelled_request_count", "total_output_tokens", "total_usage_prompt_tokens", "total_usage_completion_tokens",
 		"total_usage_total_tokens", "request_error_rate", "warmup_metrics", "error_summary", "runtime_submission_invalid_reasons", "control_hooks",
@@ -316,7 +322,10 @@ func TestWriteCSV(t *testing.T) {
 		rows[row[0]] = row[1:]
 	}
 	assert.Equal(t, []string{"43.00", "40.00", "48.00", "172.00"}, rows["Time to First Token (ms)"][:4], "avg, min, max, sum")
-	assert.Equal(t, "Decode Duration (ms)", stats[1][0], "rows sorted by tag (decode_duration first), as AIPerf writes them")
+	assert.Equal(t, "Active Decode Throughput (tokens/sec)", stats[1][0],
+		"rows sorted by tag (active_decode_throughput first), as AIPerf writes them")
+	assert.Equal(t, []string{"", "", "", ""}, rows["Effective Concurrency"][3:7],
+		"a time-weighted metric has no sum, p1, p5 nor p10: empty cells")
 	scalars, err := csv.NewReader(strings.NewReader(sections[1])).ReadAll()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Metric", "Value"}, scalars[0])

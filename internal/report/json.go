@@ -115,7 +115,9 @@ func metricBlocks(s metrics.Summary) object {
 			continue
 		}
 		if m.Stats != nil {
-			out = append(out, field{m.Tag, recordBlock(m.Unit, m.Stats)})
+			block := recordBlock(m.Unit, m.Stats)
+			block = slices.DeleteFunc(block, func(f field) bool { return !hasStat(m, f.key) })
+			out = append(out, field{m.Tag, block})
 			continue
 		}
 		out = append(out, field{m.Tag, scalarBlock(m.Unit, m.Value)})

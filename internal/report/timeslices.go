@@ -55,7 +55,9 @@ func WriteTimeslicesCSV(w io.Writer, run *result.Run) error {
 				continue
 			}
 			for _, v := range statValues(m.Stats) {
-				row(v.stat, csvNumber(v.x))
+				if hasStat(m, v.stat) {
+					row(v.stat, csvNumber(v.x))
+				}
 			}
 		}
 	}
