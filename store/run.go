@@ -281,11 +281,13 @@ func insertStats(ctx context.Context, tx *sql.Tx, runID int64, r *result.Run) er
 // statMap flattens a metric into stat name → value: the Stats fields under
 // their JSON (AIPerf) names, or the single statValue of a scalar metric. A
 // statistic that is not a finite number (NaN, ±Inf: no JSON number can
-// carry it, and SQLite stores NaN as NULL) is left out, the others kept.
+// carry it, and SQLite stores NaN as NULL) is left out, and so is one the
+// metric does not have (metrics.HasStat: a time-weighted metric's p75 is
+// not 0), the others kept.
 func statMap(m metrics.Metric) map[string]float64 {
 	out := map[string]float64{}
 	put := func(name string, v float64) {
-		if isFinite(v) {
+		if isFinite(v) && (m.Stats == nil || metrics.HasStat(m.Tag, name)) {
 			out[name] = v
 		}
 	}

@@ -474,6 +474,11 @@ func TestParseKeys(t *testing.T) {
 	_, err = compare.ParseKeys([]string{"time_to_frst_token.p99"})
 	assert.EqualError(t, err, `time_to_frst_token.p99: unknown metric "time_to_frst_token" (did you mean "time_to_first_token"?)`,
 		"a near miss gets the name, not the whole list")
+	_, err = compare.ParseKeys([]string{"effective_concurrency.p75"})
+	assert.EqualError(t, err, "effective_concurrency.p75: effective_concurrency is time-weighted and has no p75: "+
+		"use one of avg, min, max, p50, p90, p95, p99, std", "a statistic the metric does not have is not compared as 0")
+	_, err = compare.ParseKeys([]string{"effective_concurrency.p95"})
+	assert.NoError(t, err)
 }
 
 func TestDirectionOf(t *testing.T) {

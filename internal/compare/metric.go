@@ -80,6 +80,10 @@ func parseKey(s string) (Key, error) {
 		if k.Stat == statValue {
 			return k, fmt.Errorf("%s is a distribution: use one of %s", k.Metric, strings.Join(statNames, ", "))
 		}
+		if !metrics.HasStat(k.Metric, k.Stat) {
+			has := slices.DeleteFunc(slices.Clone(statNames), func(st string) bool { return !metrics.HasStat(k.Metric, st) })
+			return k, fmt.Errorf("%s is time-weighted and has no %s: use one of %s", k.Metric, k.Stat, strings.Join(has, ", "))
+		}
 	case slices.Contains(scalars, k.Metric):
 		if k.Stat != "avg" && k.Stat != statValue {
 			return k, fmt.Errorf("%s has a single value: use %s.avg", k.Metric, k.Metric)

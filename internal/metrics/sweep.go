@@ -73,12 +73,26 @@ func TimeWeighted(tag string) bool {
 	return false
 }
 
-// sweepRequest is one request as the curves see it (ns): sent, first
-// token (0: none measured) and end; its ISL and OSL, -1 when it has none
-// (a failed request's are its error_isl and nothing).
+// weightedStats are the statistics a time-weighted metric has: AIPerf's
+// sweep-line results carry no p1…p25, p75, count nor sum ("unit" is the
+// exports' field beside them).
+var weightedStats = map[string]bool{"avg": true, "min": true, "max": true, "p50": true, "p90": true, "p95": true,
+	"p99": true, "std": true, "unit": true}
+
+// HasStat reports whether the distribution tag has the statistic stat
+// under its JSON (AIPerf) name: every one, except that a time-weighted
+// metric has only those AIPerf's sweep-line results carry. The exports,
+// the store and compare ask it, so none shows, keeps or compares a
+// statistic the metric does not have.
+func HasStat(tag, stat string) bool { return !TimeWeighted(tag) || weightedStats[stat] }
+
+// sweepRequest is one request as the curves see it (ns): its credit
+// issued (its send when not known), sent, first token (0: none measured)
+// and end; its ISL and OSL, -1 when it has none (a failed request's are
+// its error_isl and nothing).
 type sweepRequest struct {
-	start, first, end float64
-	isl, osl          float64
+	issued, start, first, end float64
+	isl, osl                  float64
 }
 
 // sweepRequests are the requests of records that were not cancelled, a
@@ -90,7 +104,10 @@ func sweepRequests(records []Record, streaming bool) []sweepRequest {
 		if r.Cancelled || r.EndNs == 0 {
 			continue
 		}
-		q := sweepRequest{start: float64(r.SentNs), end: float64(r.EndNs), isl: -1, osl: -1}
+		q := sweepRequest{issued: float64(r.SentNs), start: float64(r.SentNs), end: float64(r.EndNs), isl: -1, osl: -1}
+		if r.IssuedNs != 0 {
+			q.issued = float64(min(r.IssuedNs, r.SentNs))
+		}
 		if r.OK() {
 			t := Times(r, streaming)
 			if t.Streamed {
@@ -119,7 +136,7 @@ func sweepCurves(reqs []sweepRequest) [numCurves]step {
 		}
 		add(curveDecodeConc, q.first, q.end, 1)
 		add(curvePrefillConc, q.start, q.first, 1)
-		if d := q.end - q.first; q.osl >= 0 && d > 0 { // the first token came with TTFT
+		if d := q.end - q.first; q.osl >= 1 && d > 0 { // the first token came with TTFT; none: no decode
 			add(curveDecode, q.first, q.end, (q.osl-1)/d)
 			add(curveTotal, q.first, q.end, (q.osl-1)/d)
 		}
@@ -158,20 +175,33 @@ func tokensInFlight(ev *[]event, q sweepRequest) {
 	}
 }
 
-// sweepMetrics returns the sweep metrics of records over the window from
-// the first send to the last end of the requests not cancelled; none when
-// there is no such request. Every one is there then, at 0 when its curve
-// never moved (a run without streaming has no prefill nor decode).
+// sweepMetrics returns the sweep metrics of records over AIPerf's
+// window: from the first credit issued (the first send when none is known)
+// to the last end of the requests not cancelled; none when there is no
+// such request. Every one is there then, at 0 when its curve never moved
+// (a run without streaming has no prefill nor decode).
 func sweepMetrics(records []Record, streaming bool) []Metric {
 	reqs := sweepRequests(records, streaming)
 	if len(reqs) == 0 {
 		return nil
 	}
-	from, to := reqs[0].start, reqs[0].end
+	from, to := sweepWindow(reqs)
+	return sweepStats(sweepCurves(reqs), from, to)
+}
+
+// sweepWindow is the window of reqs (at least one): its first credit to
+// its last end.
+func sweepWindow(reqs []sweepRequest) (from, to float64) {
+	from, to = reqs[0].issued, reqs[0].end
 	for _, q := range reqs {
-		from, to = min(from, q.start), max(to, q.end)
+		from, to = min(from, q.issued), max(to, q.end)
 	}
-	curves := sweepCurves(reqs)
+	return from, to
+}
+
+// sweepStats summarises curves (sweepCurves) over [from, to], as
+// sweepDefs says.
+func sweepStats(curves [numCurves]step, from, to float64) []Metric {
 	out := make([]Metric, 0, len(sweepDefs))
 	for _, d := range sweepDefs {
 		var st Stats

@@ -122,3 +122,35 @@ func TestTimeWeightedPartialWindow(t *testing.T) {
 	assert.Equal(t, Stats{Avg: 6, Min: 6, Max: 6, P50: 6, P90: 6, P95: 6, P99: 6}, activeWeighted(s, mask, 2, 6))
 	assert.Equal(t, Stats{}, activeWeighted(s, step{}, 2, 6), "never active")
 }
+
+// TestSweepDecodeNeedsAToken: a streamed reply counted at OSL 0 has no
+// token after its first chunk, so no decode rate: (0−1)/2 s would be −0.5
+// tok/s (AIPerf counts a request's decode only from 1 output token).
+func TestSweepDecodeNeedsAToken(t *testing.T) {
+	r := Record{SentNs: 0, ResponseNs: StampsOf(1*sNs, 3*sNs), EndNs: 3 * sNs, InputTokens: 10, OutputTokens: 0}
+	got := sweepByTag(t, sweepMetrics([]Record{r}, true))
+	for _, tag := range []string{TagEffectiveDecodeThroughput, TagActiveDecodeThroughput, TagActiveDecodePerUser} {
+		assert.Equal(t, Stats{}, got[tag], tag)
+	}
+	assert.GreaterOrEqual(t, got[TagEffectiveTotalThroughput].Min, 0.0, "the prefill's 10 tok/s, then 0")
+}
+
+// TestSweepWindowFromTheFirstCredit: AIPerf's window opens at the first
+// credit issued, not at the first send. A alone, its credit issued 1 s
+// before its send: in flight 3 s of a 4 s window, avg 0.75.
+func TestSweepWindowFromTheFirstCredit(t *testing.T) {
+	records := sweepRecords()[:1]
+	records[0].SentNs, records[0].ResponseNs, records[0].EndNs = 1*sNs, StampsOf(2*sNs, 4*sNs), 4*sNs
+	records[0].IssuedNs = 1 // the credit at 1 ns on the run's clock (0 reads "not known")
+	got := sweepByTag(t, sweepMetrics(records, true))
+	assert.InDelta(t, 0.75, got[TagEffectiveConcurrency].Avg, 1e-9)
+}
+
+// TestHasStat: a time-weighted metric has AIPerf's eight statistics only.
+func TestHasStat(t *testing.T) {
+	assert.True(t, HasStat(TagEffectiveConcurrency, "p99"))
+	for _, st := range []string{"p1", "p25", "p75", "count", "sum"} {
+		assert.False(t, HasStat(TagEffectiveConcurrency, st), st)
+		assert.True(t, HasStat(TagTTFT, st), st)
+	}
+}

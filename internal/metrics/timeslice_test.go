@@ -29,3 +29,34 @@ func TestTimeslicesByStart(t *testing.T) {
 	assert.InDelta(t, 400, lat.Stats.Avg, 1e-9)
 	assert.Nil(t, Timeslices(records, 0, true))
 }
+
+// TestTimeslicesWindowTheRunsCurves: A runs 0–10 s, B 1.5–1.6 s, in 1 s
+// slices. The slice [1, 2) holds B's start, and A is in flight all of it:
+// concurrency 1 for 0.9 s and 2 for 0.1 s, avg 1.1 (B's records alone over
+// B's span would say 1). The slice [0, 1) is A alone over its own second,
+// avg 1 (not over A's 10 s). The run-scoped metrics (credit latencies,
+// normalized interactivity) are not in any slice.
+func TestTimeslicesWindowTheRunsCurves(t *testing.T) {
+	const s = int64(1e9)
+	wall := 100 * s
+	a := Record{WallStartNs: wall, SentNs: 0, IssuedNs: 1, EndNs: 10 * s, ResponseNs: StampsOf(s/2, 10*s),
+		InputTokens: 10, OutputTokens: 20}
+	b := Record{WallStartNs: wall + 3*s/2, SentNs: 3 * s / 2, IssuedNs: 3 * s / 2, EndNs: 16 * s / 10,
+		ResponseNs: StampsOf(155*s/100, 16*s/10), InputTokens: 10, OutputTokens: 2}
+	got := Timeslices([]Record{a, b}, s, true)
+	require.Len(t, got, 2)
+	c, ok := got[1].Summary.Get(TagEffectiveConcurrency)
+	require.True(t, ok)
+	assert.InDelta(t, 1.1, c.Stats.Avg, 1e-9)
+	c, _ = got[0].Summary.Get(TagEffectiveConcurrency)
+	assert.InDelta(t, 1.0, c.Stats.Avg, 1e-9)
+	for _, sl := range got {
+		for _, tag := range []string{TagEffectiveLatency, TagCreditToStartLatency, TagE2EInteractivityP75, TagE2EInteractivityP90} {
+			_, ok := sl.Summary.Get(tag)
+			assert.False(t, ok, tag)
+		}
+	}
+	run := Summarize([]Record{a, b}, true)
+	_, ok = run.Get(TagEffectiveLatency)
+	assert.True(t, ok, "the run has them")
+}

@@ -91,17 +91,9 @@ func statValues(s *metrics.Stats) []statValue {
 		{"p25", s.P25}, {"p50", s.P50}, {"p75", s.P75}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"std", s.Std}}
 }
 
-// weightedStats are the statistics a time-weighted metric has
-// (metrics.TimeWeighted): AIPerf's sweep-line results carry no p1…p25,
-// p75, count nor sum.
-var weightedStats = map[string]bool{"avg": true, "min": true, "max": true, "p50": true, "p90": true, "p95": true,
-	"p99": true, "std": true, "unit": true}
-
-// hasStat reports whether the distribution m has the statistic stat (a
-// time-weighted one has only weightedStats).
-func hasStat(m metrics.Metric, stat string) bool {
-	return !metrics.TimeWeighted(m.Tag) || weightedStats[stat]
-}
+// hasStat reports whether the distribution m has the statistic stat
+// (metrics.HasStat).
+func hasStat(m metrics.Metric, stat string) bool { return metrics.HasStat(m.Tag, stat) }
 
 // internalTags are the metrics AIPerf flags INTERNAL (MetricFlags.INTERNAL):
 // computed, but left out of its JSON and CSV summaries and time slices
