@@ -117,10 +117,9 @@ func activeWeighted(rate, mask step, from, to float64) Stats {
 	if to-from <= 0 || len(rate.ts) == 0 {
 		return Stats{}
 	}
-	grid := slices.Concat([]float64{from, to}, rate.ts, mask.ts)
+	grid := slices.Concat([]float64{from, to}, within(rate.ts, from, to), within(mask.ts, from, to))
 	slices.Sort(grid)
 	grid = slices.Compact(grid)
-	grid = slices.DeleteFunc(grid, func(t float64) bool { return t < from || t > to })
 	var (
 		segs   []segment
 		active float64
@@ -135,6 +134,15 @@ func activeWeighted(rate, mask step, from, to float64) Stats {
 		return Stats{}
 	}
 	return weighted(segs, active)
+}
+
+// within is the part of ts (sorted) in [from, to], found by binary
+// search: a time slice reads the run's curves in time of its own length,
+// not of the run's.
+func within(ts []float64, from, to float64) []float64 {
+	lo := sort.SearchFloat64s(ts, from)
+	hi := sort.Search(len(ts), func(i int) bool { return ts[i] > to })
+	return ts[lo:max(lo, hi)]
 }
 
 // weighted is the statistics of segs, each value weighing its duration,
