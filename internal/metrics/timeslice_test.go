@@ -65,7 +65,9 @@ func TestTimeslicesWindowTheRunsCurves(t *testing.T) {
 // slices of 100 each: each slice reads the run's curves over its own
 // window, so the curves' part grows with the records, not records × slices
 // (100,000 requests in 1,000 slices: 12.4 s an op, against 125 s when each
-// slice sorted the whole run's change times).
+// slice sorted the whole run's change times), and a slice's few hundred
+// chunk gaps are sorted in memory, not counted in 4 MiB bucket arrays (this
+// benchmark: 0.31 s an op, against 5.0 s).
 func BenchmarkTimeslicesSweep(b *testing.B) {
 	const n, ms = 20_000, int64(1e6)
 	records := make([]Record, n)
