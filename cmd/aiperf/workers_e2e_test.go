@@ -117,10 +117,13 @@ func TestWorkersShardOneCell(t *testing.T) {
 		assert.Regexp(t, regexp.MustCompile(`^worker \d \(pid \d+\)$`), w.Name)
 		assert.Contains(t, w.Name, "worker "+string(rune('0'+i)))
 		assert.Positive(t, w.ClockRTTNs)
-		// One machine, one clock: the offset is the estimate's error, at
-		// most half the round trip it rests on (and the wall clock's
-		// adjustments between the processes' starts, well under 1 ms).
-		assert.LessOrEqual(t, abs(w.ClockOffsetNs), w.ClockRTTNs/2+int64(time.Millisecond), "one machine, one clock")
+		// One machine, one clock, but each process anchors its clock to
+		// the wall clock at its start, and a process descheduled between
+		// the two readings (a loaded machine: 4 ms seen beside CPU
+		// burners) starts with an offset, which the coordinator measures
+		// and corrects. What must hold whatever the load: an offset of
+		// that size, not a unit's error (seconds, or ns read as µs).
+		assert.Less(t, abs(w.ClockOffsetNs), int64(time.Second), "one machine: an offset of scheduling delays, not of units")
 		records += w.Records
 	}
 	assert.Equal(t, 103, records)
