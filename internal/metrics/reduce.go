@@ -296,10 +296,18 @@ func diffPct(server, client int) float64 {
 // throughput. With SLOs (--goodput) it adds goodput, good_request_count
 // and good_request_fraction.
 func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
+	return summarize(records, streaming, true, slos...)
+}
+
+// summarize is Summarize; a part of a run (whole false: a time slice)
+// leaves out the metrics AIPerf reports of the whole run only (the
+// credit-issue latencies, the normalized interactivity) and the
+// time-weighted ones, which Timeslices reads from the run's curves.
+func summarize(records []Record, streaming, whole bool, slos ...SLO) Summary {
 	var (
 		vals [numRecordMetrics][]float64
 		ok   int
-		t    tally
+		t    = tally{part: !whole}
 	)
 	for i := range records {
 		if records[i].OK() {
@@ -344,8 +352,10 @@ func Summarize(records []Record, streaming bool, slos ...SLO) Summary {
 			s.Metrics = append(s.Metrics, Metric{Tag: d.tag, Header: d.header, Unit: d.unit, Stats: st})
 		}
 	}
-	s.Metrics = append(s.Metrics, issuedLatencies(records)...)
-	s.Metrics = append(s.Metrics, sweepMetrics(records, streaming)...)
+	if whole {
+		s.Metrics = append(s.Metrics, issuedLatencies(records)...)
+		s.Metrics = append(s.Metrics, sweepMetrics(records, streaming)...)
+	}
 	duration := t.scalars(&s, ok)
 	if len(slos) > 0 {
 		addGoodput(&s, goodRequests(records, streaming, slos), ok+t.failed, duration)
@@ -364,6 +374,7 @@ type tally struct {
 	hasICL                                      bool
 	tot                                         totals
 	inter                                       interactivity
+	part                                        bool // a time slice: no run-scoped interactivity
 }
 
 // add counts r, a record that was not cancelled.
@@ -391,7 +402,9 @@ func (t *tally) add(r *Record, streaming bool) {
 		}
 	}
 	t.okSpan.cover(r.SentNs, r.SentNs+LatencyNs(r))
-	t.inter.add(r, streaming)
+	if !t.part {
+		t.inter.add(r, streaming)
+	}
 }
 
 // scalars appends the derived and aggregate metrics of ok successful
@@ -420,7 +433,9 @@ func (t *tally) scalars(s *Summary, ok int) float64 {
 		}
 		scalar(defRequestRate, float64(ok)/duration)
 	}
-	t.inter.scalars(scalar)
+	if !t.part {
+		t.inter.scalars(scalar)
+	}
 	scalar(defRequestCount, float64(ok))
 	scalar(defErrorCount, float64(t.failed))
 	if ok > 0 {

@@ -41,18 +41,12 @@ func Timeslices(records []Record, sliceNs int64, streaming bool, slos ...SLO) []
 	out := make([]Slice, len(keys))
 	for i, k := range keys {
 		start, end := k*sliceNs, (k+1)*sliceNs
-		sum := Summarize(groups[k], streaming, slos...)
+		sum := summarize(groups[k], streaming, false, slos...)
 		sum.Metrics = run.sliceMetrics(sum.Metrics, start, end)
 		out[i] = Slice{StartNs: start, EndNs: end, Complete: start >= first && end <= last, Summary: sum}
 	}
 	return out
 }
-
-// runScoped are the metrics AIPerf reports of the whole run only, never of
-// a time slice: the credit-issue latencies (added to the run's results
-// alone) and the normalized interactivity (not derivable per slice).
-var runScoped = map[string]bool{TagEffectiveLatency: true, TagCreditToStartLatency: true,
-	TagE2EInteractivityP75: true, TagE2EInteractivityP90: true}
 
 // sweepRun is a run's time-weighted curves, for its slices: built once
 // from every request, each slice reads them over its own window.
@@ -73,12 +67,11 @@ func newSweepRun(records []Record, streaming bool) sweepRun {
 	return r
 }
 
-// sliceMetrics is a slice's metrics ms without the run-scoped ones, its
-// time-weighted ones those of the run's curves over the slice's wall-clock
+// sliceMetrics is a slice's metrics ms (summarize's of a part) with the
+// time-weighted ones, those of the run's curves over the slice's wall-clock
 // window [start, end) within the run's window: a request still in flight
 // from an earlier slice counts in this one's concurrency, as AIPerf's do.
 func (r sweepRun) sliceMetrics(ms []Metric, start, end int64) []Metric {
-	ms = slices.DeleteFunc(ms, func(m Metric) bool { return runScoped[m.Tag] || TimeWeighted(m.Tag) })
 	if !r.ok {
 		return ms
 	}

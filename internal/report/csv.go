@@ -47,7 +47,7 @@ func WriteCSV(w io.Writer, run *result.Run) error {
 		for _, m := range records {
 			row := []string{csvName(m)}
 			for _, v := range statValues(m.Stats) {
-				if !hasStat(m, v.stat) {
+				if !metrics.HasStat(m.Tag, v.stat) {
 					row = append(row, "") // AIPerf's empty cell for a statistic the metric lacks
 					continue
 				}
@@ -90,10 +90,6 @@ func statValues(s *metrics.Stats) []statValue {
 	return []statValue{{"avg", s.Avg}, {"min", s.Min}, {"max", s.Max}, {"sum", s.Sum}, {"p1", s.P1}, {"p5", s.P5}, {"p10", s.P10},
 		{"p25", s.P25}, {"p50", s.P50}, {"p75", s.P75}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"std", s.Std}}
 }
-
-// hasStat reports whether the distribution m has the statistic stat
-// (metrics.HasStat).
-func hasStat(m metrics.Metric, stat string) bool { return metrics.HasStat(m.Tag, stat) }
 
 // internalTags are the metrics AIPerf flags INTERNAL (MetricFlags.INTERNAL):
 // computed, but left out of its JSON and CSV summaries and time slices

@@ -116,7 +116,7 @@ func metricBlocks(s metrics.Summary) object {
 		}
 		if m.Stats != nil {
 			block := recordBlock(m.Unit, m.Stats)
-			block = slices.DeleteFunc(block, func(f field) bool { return !hasStat(m, f.key) })
+			block = slices.DeleteFunc(block, func(f field) bool { return !metrics.HasStat(m.Tag, f.key) })
 			out = append(out, field{m.Tag, block})
 			continue
 		}

@@ -55,7 +55,7 @@ func WriteTimeslicesCSV(w io.Writer, run *result.Run) error {
 				continue
 			}
 			for _, v := range statValues(m.Stats) {
-				if hasStat(m, v.stat) {
+				if metrics.HasStat(m.Tag, v.stat) {
 					row(v.stat, csvNumber(v.x))
 				}
 			}
