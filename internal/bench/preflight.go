@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -25,14 +24,7 @@ func preflight(ctx context.Context, origins []string) error {
 		if err != nil {
 			return fmt.Errorf("parse server url %q: %w", o, err)
 		}
-		port := u.Port()
-		if port == "" {
-			port = "80"
-			if u.Scheme == "https" {
-				port = "443"
-			}
-		}
-		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+		conn, err := d.DialContext(ctx, "tcp", hostPort(u))
 		if msg := endpoint.ClientLimit(err); msg != "" {
 			return fmt.Errorf("connect to server %s: %s (the server was not reached, nothing was sent): %w", o, msg, err)
 		}
@@ -43,6 +35,18 @@ func preflight(ctx context.Context, origins []string) error {
 		conn.Close()
 	}
 	return nil
+}
+
+// hostPort is u's host and port, the scheme's default port when u has none.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // tlsProbeTimeout bounds tlsHint's handshake with a server.
@@ -70,13 +74,12 @@ func tlsHint(ctx context.Context, errs []metrics.ErrorCount, origins []string) s
 		if err != nil || u.Scheme != "http" {
 			continue
 		}
-		port := cmp.Or(u.Port(), "80")
-		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+		conn, err := d.DialContext(ctx, "tcp", hostPort(u))
 		if err != nil {
 			continue
 		}
 		conn.Close()
-		return fmt.Sprintf("the server at %s speaks TLS (HTTPS): give --url with https://", net.JoinHostPort(u.Hostname(), port))
+		return fmt.Sprintf("the server at %s speaks TLS (HTTPS): give --url with https://", hostPort(u))
 	}
 	return ""
 }
